@@ -1,0 +1,63 @@
+# ferry — make help lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+NPM       ?= npm
+BIN       := bin
+BUILD     := build
+NODE_BIN  := infra/node_modules/.bin
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+# The thin binaries: they must never link the CDK.
+THIN_PKGS := ./lambdas/... ./client/...
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/ferry (the CLI) and build/lambda/bootstrap (the Lambda, linux/arm64)
+	$(GO) build -trimpath -o $(BIN)/ferry ./client
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc \
+		-ldflags='-s -w' -o $(BUILD)/lambda/bootstrap ./lambdas
+
+.PHONY: tools
+tools: $(NODE_BIN)/.installed ## Install the pinned npm tools (CDK CLI, validators) with npm ci
+
+$(NODE_BIN)/.installed: infra/package.json infra/package-lock.json
+	$(NPM) ci --prefix infra --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: test
+test: tools lint thin ## Run every test (what CI runs)
+	$(GO) test -count=1 ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/node_modules/*')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: thin
+thin: ## Check that the Lambda and the CLI do not link the CDK
+	@if $(GO) list -deps $(THIN_PKGS) | grep -E 'aws-cdk-go|jsii-runtime-go|constructs-go'; then \
+		echo "thin: the Lambda or the CLI links the CDK"; exit 1; fi; echo "thin: ok"
+
+.PHONY: synth
+synth: tools ## Regenerate the state machine definition and synthesize the CDK app into build/cdk.out
+	$(GO) run ./statemachine/gen
+	CDK_OUTDIR=$(BUILD)/cdk.out $(GO) run ./infra
+
+.PHONY: demo
+demo: build ## Run the demo on the local region
+	./scripts-placeholder
+
+.PHONY: bench
+bench: ## Run the deploy benchmark and write build/bench.json
+	@mkdir -p $(BUILD)
+	$(GO) run ./internal/bench/cmd -out $(BUILD)/bench.json
+
+.PHONY: clean
+clean: ## Remove build outputs
+	rm -rf $(BIN) $(BUILD)

@@ -1,0 +1,24 @@
+// Package execution owns the contract between the deploy state machine and
+// the deployer's handlers: the task names, the request each task invocation
+// carries, and the state document that flows from state to state.
+//
+// The execution's input is the release as the client uploaded it. Validate
+// replaces it with a compact State that names the release (by id and
+// canonical hash) instead of carrying it, so every later payload stays small
+// whatever the release holds (no user data or asset bodies). Later handlers
+// read the release from the deployer bucket and check its hash against the
+// State.
+//
+// Every task state invokes the one deployer Lambda with a Request:
+//
+//	{"task": "<Task>", "input.$": "$", "execution": {"id.$": "$$.Execution.Id",
+//	 "name.$": "$$.Execution.Name", "start_time.$": "$$.Execution.StartTime"}}
+//
+// Validate's result replaces the state (ResultPath "$"). CheckHealthy's
+// result is stored at $.health (Health), which the Healthy? choice reads at
+// $.health.healthy and the wait reads at $.health.wait_seconds. Lock,
+// ValidateResources, Publish, Deploy, CleanUp* and ReleaseLock return the
+// State they were given, updated. A Catch stores the error at $.error
+// ({"Error": name, "Cause": message}) so CleanUpFailure and ReleaseLock can
+// record why the release failed.
+package execution

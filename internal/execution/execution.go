@@ -1,0 +1,100 @@
+package execution
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+)
+
+// Task names: the deploy state machine's task states, and the names the
+// Lambda dispatches on.
+const (
+	TaskValidate          = "Validate"
+	TaskLock              = "Lock"
+	TaskValidateResources = "ValidateResources"
+	TaskPublish           = "Publish"
+	TaskDeploy            = "Deploy"
+	TaskCheckHealthy      = "CheckHealthy"
+	TaskCleanUpSuccess    = "CleanUpSuccess"
+	TaskCleanUpFailure    = "CleanUpFailure"
+	TaskReleaseLock       = "ReleaseLock"
+)
+
+// Tasks returns every task name in the order a successful deploy runs them,
+// then the failure tasks.
+func Tasks() []string {
+	return []string{
+		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
+		TaskCheckHealthy, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
+	}
+}
+
+// End states of the deploy state machine.
+const (
+	EndSuccess      = "Success"
+	EndFailureClean = "FailureClean"
+	EndFailureDirty = "FailureDirty"
+)
+
+// Request is what every task invocation of the deployer Lambda carries.
+type Request struct {
+	Task      string          `json:"task"`
+	Input     json.RawMessage `json:"input"`
+	Execution Context         `json:"execution"`
+}
+
+// Context is the part of the Step Functions context object the handlers use.
+// StartTime is the execution's start, from which the timeout is measured and
+// against which halt markers are judged fresh.
+type Context struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	StartTime time.Time `json:"start_time"`
+}
+
+// State is the state document after Validate. It names the release and
+// its target; it never carries the release's body.
+type State struct {
+	ProjectName string `json:"project_name"`
+	ConfigName  string `json:"config_name"`
+	ReleaseID   string `json:"release_id"`
+	// ReleaseSHA256 is the canonical hash of the release Validate accepted.
+	ReleaseSHA256 string       `json:"release_sha256"`
+	Target        cloud.Target `json:"target"`
+	// Timeout in seconds, measured from Context.StartTime.
+	Timeout int `json:"timeout"`
+	// Services are the names of the release's services, sorted.
+	Services []string `json:"services"`
+	// Deployed is set by Deploy before it creates anything, so the failure
+	// path knows there may be something to clean up.
+	Deployed bool `json:"deployed,omitempty"`
+
+	Health *Health `json:"health,omitempty"`
+	Error  *Error  `json:"error,omitempty"`
+}
+
+// Health is CheckHealthy's result.
+type Health struct {
+	Healthy bool `json:"healthy"`
+	// WaitSeconds is how long the state machine waits before the next check.
+	WaitSeconds int `json:"wait_seconds"`
+	// Services is the per-service report the client shows, keyed by
+	// service name.
+	Services map[string]ServiceHealth `json:"services"`
+}
+
+// ServiceHealth is one service's instance counts at a health check.
+type ServiceHealth struct {
+	Launched    int `json:"launched"`
+	Healthy     int `json:"healthy"`
+	Terminating int `json:"terminating"`
+	// Target is how many healthy instances make the service healthy.
+	Target int `json:"target"`
+}
+
+// Error is what a Catch stores at $.error.
+type Error struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}

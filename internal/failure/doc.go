@@ -1,0 +1,12 @@
+// Package failure owns ferry's error names: the typed errors the deployer's
+// handlers return and the names the state machine catches.
+//
+// Every error type here is named after the error it is in Step Functions
+// (BadReleaseError, LockExistsError, ...). The registry (Names) is the one
+// list both sides are built from: the state machine definition catches these
+// names, and the Lambda runtime reports the name of the error a handler
+// returned. A test fails when the two drift apart.
+//
+// Messages are shown in execution history. They name what went wrong and
+// where, and never carry credentials, user data or asset bodies.
+package failure

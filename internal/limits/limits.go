@@ -1,0 +1,53 @@
+package limits
+
+import "time"
+
+const (
+	// MaxReleaseBytes is the largest release file ferry reads. Step
+	// Functions refuses execution input over 256 KiB.
+	MaxReleaseBytes = 256 << 10
+	// MaxJSONDepth is the deepest nesting a release may have.
+	MaxJSONDepth = 16
+	// MaxServices is the most services one release may have.
+	MaxServices = 50
+	// MaxTags is the most tags a service may set (AWS allows 50 per
+	// resource; ferry reserves 6).
+	MaxTags = 40
+	// MaxListLen bounds subnets, security groups, ELBs and target groups.
+	MaxListLen = 16
+	// MaxPolicies is the most scaling policies a service may have.
+	MaxPolicies = 4
+	// MaxLifecycleHooks is the most lifecycle hooks a release may have.
+	MaxLifecycleHooks = 4
+	// MaxAssets is the most assets a release may have.
+	MaxAssets = 20
+	// MaxAssetBytes is the largest asset ferry publishes.
+	MaxAssetBytes = 64 << 20
+	// MaxUserDataBytes is EC2's limit on user data (before base64).
+	MaxUserDataBytes = 16 << 10
+	// MaxInstances is the largest max_size of a service.
+	MaxInstances = 1000
+	// MaxStatePayloadBytes is the largest state document ferry passes
+	// between states (Step Functions allows 256 KiB; ferry keeps 32 KiB).
+	MaxStatePayloadBytes = 32 << 10
+
+	// DefaultTimeout and MaxTimeout bound a release's timeout.
+	DefaultTimeout = 600 * time.Second
+	MaxTimeout     = 172800 * time.Second
+
+	// CreatedAtMaxAge and CreatedAtMaxSkew are the default window of a
+	// release's created_at at Validate: at most this old, at most this far
+	// in the future.
+	CreatedAtMaxAge  = 10 * time.Minute
+	CreatedAtMaxSkew = 2 * time.Minute
+
+	// Name lengths.
+	MaxProjectLen   = 64
+	MaxConfigLen    = 32
+	MaxServiceLen   = 32
+	MaxReleaseIDLen = 64
+	MaxQualifierLen = 10
+	MaxTagKeyLen    = 128
+	MaxTagValueLen  = 256
+	MaxResourceRef  = 255
+)

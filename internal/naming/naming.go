@@ -1,0 +1,142 @@
+package naming
+
+import "strings"
+
+// Tag names. ProjectName, ConfigName and ServiceName scope a resource to one
+// project-config-service; DeployWith opts a resource in to ferry; ReleaseID
+// marks what a release created.
+const (
+	TagProjectName = "ProjectName"
+	TagConfigName  = "ConfigName"
+	TagServiceName = "ServiceName"
+	TagReleaseID   = "ReleaseID"
+	TagDeployWith  = "DeployWith"
+	TagName        = "Name"
+
+	// DeployWithValue is the value of the DeployWith tag on every resource
+	// ferry may use or manage.
+	DeployWithValue = "ferry"
+)
+
+// ReservedTags are the tag keys ferry sets itself; a service's own tags may
+// not use them.
+func ReservedTags() []string {
+	return []string{TagProjectName, TagConfigName, TagServiceName, TagReleaseID, TagDeployWith, TagName}
+}
+
+// Deployer bucket key layout. Every key of a project-config lives under
+// Prefix(project, config), so an S3 policy on that prefix controls who can
+// deploy or halt it.
+//
+//	<project>/<config>/lock                          the project-config lock
+//	<project>/<config>/halt                          a halt marker
+//	<project>/<config>/current                       what is deployed now
+//	<project>/<config>/<release_id>/release.json     the release as uploaded
+//	<project>/<config>/<release_id>/started          run-once marker, written at Lock
+//	<project>/<config>/<release_id>/userdata/<service>  rendered user data
+//	<project>/<config>/<release_id>/outcome.json     how the execution ended
+//	<project>/<config>/assets/<sha256>               content-addressed assets
+func Prefix(project, config string) string { return project + "/" + config + "/" }
+
+// LockKey is the key of a project-config's lock.
+func LockKey(project, config string) string { return Prefix(project, config) + "lock" }
+
+// HaltKey is the key of a project-config's halt marker.
+func HaltKey(project, config string) string { return Prefix(project, config) + "halt" }
+
+// CurrentKey is the key of the record of what is deployed now.
+func CurrentKey(project, config string) string { return Prefix(project, config) + "current" }
+
+// ReleasePrefix is the prefix of everything stored for one release.
+func ReleasePrefix(project, config, releaseID string) string {
+	return Prefix(project, config) + releaseID + "/"
+}
+
+// ReleaseKey is the key of the release as the client uploaded it.
+func ReleaseKey(project, config, releaseID string) string {
+	return ReleasePrefix(project, config, releaseID) + "release.json"
+}
+
+// StartedKey is the key of the run-once marker of a release.
+func StartedKey(project, config, releaseID string) string {
+	return ReleasePrefix(project, config, releaseID) + "started"
+}
+
+// UserDataKey is the key of a service's rendered user data.
+func UserDataKey(project, config, releaseID, service string) string {
+	return ReleasePrefix(project, config, releaseID) + "userdata/" + service
+}
+
+// OutcomeKey is the key of the record of how a release's execution ended.
+func OutcomeKey(project, config, releaseID string) string {
+	return ReleasePrefix(project, config, releaseID) + "outcome.json"
+}
+
+// AssetKey is the key of an asset in the deployer bucket, by the hex SHA-256
+// of its content.
+func AssetKey(project, config, sha256 string) string {
+	return Prefix(project, config) + "assets/" + sha256
+}
+
+// TargetAssetKey is the key of an asset in a target environment's asset
+// bucket.
+func TargetAssetKey(sha256 string) string { return "assets/" + sha256 }
+
+// Environment names. Bootstrap resources have conventional physical names
+// built from account, region and an optional qualifier, so a release names
+// its target without looking anything up (the CDK bootstrap convention).
+
+func qualified(q string) string {
+	if q == "" {
+		return "ferry"
+	}
+	return "ferry-" + q
+}
+
+// DeployRoleName is the role the deployer assumes to deploy into a target.
+func DeployRoleName(account, region, qualifier string) string {
+	return qualified(qualifier) + "-deploy-" + account + "-" + region
+}
+
+// PublishRoleName is the role the deployer assumes to publish assets.
+func PublishRoleName(account, region, qualifier string) string {
+	return qualified(qualifier) + "-publish-" + account + "-" + region
+}
+
+// AssetBucketName is the bucket that holds a target environment's assets.
+func AssetBucketName(account, region, qualifier string) string {
+	return qualified(qualifier) + "-assets-" + account + "-" + region
+}
+
+// DeployerBucketName is the deployer's own bucket.
+func DeployerBucketName(account, region string) string {
+	return "ferry-deployer-" + account + "-" + region
+}
+
+// RoleARN is the ARN of a role by name in an account (partition aws).
+func RoleARN(account, roleName string) string {
+	return "arn:aws:iam::" + account + ":role/" + roleName
+}
+
+// InstanceProfilePath is the IAM path an instance profile must have to be
+// used by a service.
+func InstanceProfilePath(project, config, service string) string {
+	return "/" + project + "/" + config + "/" + service + "/"
+}
+
+// InstanceRolePathPrefix is the IAM path under which every instance role
+// ferry may pass lives (iam:PassRole is scoped to it).
+const InstanceRolePathPrefix = "/"
+
+// GroupName is the deterministic name of the ASG (and its launch template)
+// of one service of one release, so a retry finds what it made.
+func GroupName(project, config, service, releaseID string) string {
+	return strings.Join([]string{project, config, service, releaseID}, "/")
+}
+
+// AlarmName is the name of the CloudWatch alarm of one scaling policy of a
+// group.
+func AlarmName(group, policyType string) string { return group + "/" + policyType }
+
+// PolicyName is the name of one scaling policy of a group.
+func PolicyName(policyType string) string { return policyType }

@@ -1,0 +1,89 @@
+package release
+
+import "time"
+
+// Release is one deploy of one project into one config. ReleaseID and
+// CreatedAt are set by the client; a release file written by a person must
+// leave them out.
+type Release struct {
+	ProjectName string    `json:"project_name"`
+	ConfigName  string    `json:"config_name"`
+	ReleaseID   string    `json:"release_id,omitempty"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+
+	// AccountID and Region name the target environment; empty means the
+	// deployer's own. Qualifier selects a bootstrap of that environment.
+	AccountID string `json:"account_id,omitempty"`
+	Region    string `json:"region,omitempty"`
+	Qualifier string `json:"qualifier,omitempty"`
+
+	Subnets  []string `json:"subnets"`
+	AMI      string   `json:"ami"`
+	UserData string   `json:"user_data,omitempty"`
+	// Timeout is how long, in seconds from the execution's start, the
+	// release may take to become healthy.
+	Timeout int `json:"timeout,omitempty"`
+
+	Lifecycle map[string]*LifecycleHook `json:"lifecycle,omitempty"`
+	Assets    map[string]*Asset         `json:"assets,omitempty"`
+	Services  map[string]*Service       `json:"services"`
+}
+
+// LifecycleHook is an Auto Scaling lifecycle hook added to every ASG of the
+// release at creation.
+type LifecycleHook struct {
+	Transition       string `json:"transition"`
+	Role             string `json:"role"`
+	SNS              string `json:"sns"`
+	HeartbeatTimeout int    `json:"heartbeat_timeout,omitempty"`
+}
+
+// Asset is a named file the instances need. The client reads Path, hashes
+// it and uploads it; SHA256 and Size are set by the client.
+type Asset struct {
+	Path   string `json:"path,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// Service is a logical group of servers that maps to one ASG per release.
+type Service struct {
+	InstanceType   string   `json:"instance_type"`
+	SecurityGroups []string `json:"security_groups,omitempty"`
+	ELBs           []string `json:"elbs,omitempty"`
+	TargetGroups   []string `json:"target_groups,omitempty"`
+	Profile        string   `json:"profile,omitempty"`
+
+	EBSVolumeSize int    `json:"ebs_volume_size,omitempty"`
+	EBSVolumeType string `json:"ebs_volume_type,omitempty"`
+	EBSDeviceName string `json:"ebs_device_name,omitempty"`
+
+	Autoscaling *Autoscaling      `json:"autoscaling,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+
+	// Per-service overrides of the release's AMI, subnets and user data.
+	AMI      string   `json:"ami,omitempty"`
+	Subnets  []string `json:"subnets,omitempty"`
+	UserData string   `json:"user_data,omitempty"`
+}
+
+// Autoscaling is a service's horizontal scale. All arithmetic is bounded
+// by MinSize and MaxSize (see package capacity).
+type Autoscaling struct {
+	MinSize  int      `json:"min_size"`
+	MaxSize  int      `json:"max_size"`
+	Spread   float64  `json:"spread"`
+	MaxTerms int      `json:"max_terms"`
+	Policies []Policy `json:"policies,omitempty"`
+}
+
+// Policy is a CPU scaling policy with its CloudWatch alarm.
+type Policy struct {
+	Type              string  `json:"type"` // cpu_scale_up or cpu_scale_down
+	Threshold         float64 `json:"threshold"`
+	ScalingAdjustment int     `json:"scaling_adjustment"`
+	// EvaluationPeriods and Period (seconds) of the alarm.
+	EvaluationPeriods int `json:"evaluation_periods,omitempty"`
+	Period            int `json:"period,omitempty"`
+	Cooldown          int `json:"cooldown,omitempty"`
+}
