@@ -10,6 +10,9 @@ type Release struct {
 	ConfigName  string    `json:"config_name"`
 	ReleaseID   string    `json:"release_id,omitempty"`
 	CreatedAt   time.Time `json:"created_at,omitzero"`
+	// CreatedBy names who asked for the release (the caller's identity), set
+	// by the client.
+	CreatedBy string `json:"created_by,omitempty"`
 
 	// AccountID and Region name the target environment; empty means the
 	// deployer's own. Qualifier selects a bootstrap of that environment.

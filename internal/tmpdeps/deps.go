@@ -33,3 +33,8 @@ import (
 	_ "github.com/stretchr/testify/assert"
 	_ "github.com/stretchr/testify/require"
 )
+
+import (
+	_ "github.com/santhosh-tekuri/jsonschema/v6"
+	_ "golang.org/x/term"
+)
