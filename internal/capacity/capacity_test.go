@@ -1,0 +1,102 @@
+package capacity
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ptr(v int) *int { return &v }
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name     string
+		bounds   Bounds
+		previous *int
+		want     Plan
+	}{
+		// The seed's example: min 3, max 5, spread 0.2.
+		{"seed new service", Bounds{MinSize: 3, MaxSize: 5, Spread: 0.2}, nil, Plan{Desired: 3, Launch: 4, Healthy: 3}},
+		{"seed previous at max", Bounds{MinSize: 3, MaxSize: 5, Spread: 0.2}, ptr(5), Plan{Desired: 5, Launch: 5, Healthy: 4}},
+		{"seed previous at 4", Bounds{MinSize: 3, MaxSize: 5, Spread: 0.2}, ptr(4), Plan{Desired: 4, Launch: 5, Healthy: 4}},
+		{"previous above max is bounded", Bounds{MinSize: 3, MaxSize: 5, Spread: 0.2}, ptr(9), Plan{Desired: 5, Launch: 5, Healthy: 4}},
+		{"previous below min is bounded", Bounds{MinSize: 3, MaxSize: 5, Spread: 0.2}, ptr(1), Plan{Desired: 3, Launch: 4, Healthy: 3}},
+		{"previous scaled to zero", Bounds{MinSize: 0, MaxSize: 5, Spread: 0.2}, ptr(0), Plan{Desired: 0, Launch: 0, Healthy: 0}},
+		{"defaults one instance", Bounds{MinSize: 1, MaxSize: 1}, nil, Plan{Desired: 1, Launch: 1, Healthy: 1}},
+		{"spread zero requires all", Bounds{MinSize: 1, MaxSize: 20}, ptr(10), Plan{Desired: 10, Launch: 10, Healthy: 10}},
+		{"spread rounds launch up", Bounds{MinSize: 1, MaxSize: 100, Spread: 0.1}, ptr(11), Plan{Desired: 11, Launch: 13, Healthy: 10}},
+		{"float error 5*0.8", Bounds{MinSize: 1, MaxSize: 10, Spread: 0.2}, ptr(5), Plan{Desired: 5, Launch: 6, Healthy: 4}},
+		{"float error 10*1.1", Bounds{MinSize: 1, MaxSize: 100, Spread: 0.1}, ptr(10), Plan{Desired: 10, Launch: 11, Healthy: 9}},
+		{"healthy never below min", Bounds{MinSize: 4, MaxSize: 10, Spread: 0.5}, ptr(5), Plan{Desired: 5, Launch: 8, Healthy: 4}},
+		{"large spread", Bounds{MinSize: 1, MaxSize: 1000, Spread: 0.9}, ptr(100), Plan{Desired: 100, Launch: 190, Healthy: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Compute(tt.bounds, tt.previous)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.LessOrEqual(t, got.Healthy, got.Desired)
+			assert.LessOrEqual(t, got.Desired, got.Launch)
+			assert.LessOrEqual(t, got.Launch, tt.bounds.MaxSize)
+			assert.GreaterOrEqual(t, got.Healthy, tt.bounds.MinSize)
+		})
+	}
+}
+
+func TestComputeInvalid(t *testing.T) {
+	tests := []struct {
+		name   string
+		bounds Bounds
+		want   string
+	}{
+		{"negative min", Bounds{MinSize: -1, MaxSize: 1}, "min_size -1 is negative"},
+		{"max below min", Bounds{MinSize: 3, MaxSize: 2}, "max_size 2 is below min_size 3"},
+		{"spread one", Bounds{MinSize: 1, MaxSize: 2, Spread: 1}, "spread 1 is outside [0, 1)"},
+		{"negative spread", Bounds{MinSize: 1, MaxSize: 2, Spread: -0.1}, "spread -0.1 is outside [0, 1)"},
+		{"negative max_terms", Bounds{MinSize: 1, MaxSize: 2, MaxTerms: -1}, "max_terms -1 is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Compute(tt.bounds, nil)
+			require.Error(t, err)
+			assert.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+func TestShouldHalt(t *testing.T) {
+	tests := []struct {
+		maxTerms, terminating int
+		want                  bool
+	}{
+		{0, 0, false},
+		{0, 1, true},
+		{1, 1, false},
+		{1, 2, true},
+		{3, 2, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Bounds{MinSize: 1, MaxSize: 1, MaxTerms: tt.maxTerms}.ShouldHalt(tt.terminating),
+			"max_terms %d terminating %d", tt.maxTerms, tt.terminating)
+	}
+}
+
+func FuzzCompute(f *testing.F) {
+	f.Add(3, 5, 0.2, 4, true)
+	f.Add(0, 0, 0.0, 0, false)
+	f.Fuzz(func(t *testing.T, minSize, maxSize int, spread float64, previous int, hasPrevious bool) {
+		b := Bounds{MinSize: minSize % 2000, MaxSize: maxSize % 2000, Spread: spread}
+		var prev *int
+		if hasPrevious {
+			prev = &previous
+		}
+		got, err := Compute(b, prev)
+		if err != nil {
+			return
+		}
+		if got.Healthy > got.Desired || got.Desired > got.Launch || got.Launch > b.MaxSize || got.Healthy < b.MinSize {
+			t.Fatalf("bounds %+v previous %v: plan %+v breaks the invariants", b, prev, got)
+		}
+	})
+}
