@@ -1,0 +1,67 @@
+package cloud
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// BuilderOptions tune the SDK clients AWSBuilder makes.
+type BuilderOptions struct {
+	// MaxAttempts per call, the first included (default
+	// limits.AWSMaxAttempts).
+	MaxAttempts int
+	// RetryTokens is the retry budget shared by every client of one target
+	// (default limits.AWSRetryTokens).
+	RetryTokens uint
+}
+
+// AWSBuilder returns a build function for NewConnector that makes real SDK
+// clients from cfg for the target's region: every client but Assets signs
+// with the deploy role's credentials, Assets (S3) with the publish role's.
+// Each client uses the SDK's standard retryer, which retries throttling,
+// 5xx and timeouts (never validation or access errors), with at most
+// MaxAttempts attempts and a token bucket shared by the target's clients,
+// so a failing target soon stops retrying.
+func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t Target, deploy, publish aws.CredentialsProvider) *Clients {
+	o := BuilderOptions{MaxAttempts: limits.AWSMaxAttempts, RetryTokens: limits.AWSRetryTokens}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return func(t Target, deploy, publish aws.CredentialsProvider) *Clients {
+		budget := ratelimit.NewTokenRateLimit(o.RetryTokens)
+		retryer := func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = o.MaxAttempts
+				so.RateLimiter = budget
+			})
+		}
+		dc := cfg.Copy()
+		dc.Region = t.Region
+		dc.Credentials = deploy
+		dc.Retryer = retryer
+		pc := dc.Copy()
+		pc.Credentials = publish
+		return &Clients{
+			Target:      t,
+			EC2:         ec2.NewFromConfig(dc),
+			AutoScaling: autoscaling.NewFromConfig(dc),
+			ELB:         elb.NewFromConfig(dc),
+			ELBv2:       elbv2.NewFromConfig(dc),
+			IAM:         iam.NewFromConfig(dc),
+			SNS:         sns.NewFromConfig(dc),
+			CloudWatch:  cloudwatch.NewFromConfig(dc),
+			Assets:      s3.NewFromConfig(pc),
+		}
+	}
+}

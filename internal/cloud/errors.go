@@ -1,0 +1,149 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/ferryhq/ferry/internal/failure"
+)
+
+// AWS error codes ferry (and the simulated AWS) rely on. They are the codes
+// of the AWS APIs, as smithy.APIError.ErrorCode() returns them.
+const (
+	// Not found.
+	CodeAMINotFound                = "InvalidAMIID.NotFound"
+	CodeSubnetNotFound             = "InvalidSubnetID.NotFound"
+	CodeGroupNotFound              = "InvalidGroup.NotFound"
+	CodeLaunchTemplateNameNotFound = "InvalidLaunchTemplateName.NotFoundException"
+	CodeLaunchTemplateIDNotFound   = "InvalidLaunchTemplateId.NotFound"
+	CodeLoadBalancerNotFound       = "LoadBalancerNotFound"
+	CodeTargetGroupNotFound        = "TargetGroupNotFound"
+	CodeNoSuchEntity               = "NoSuchEntity"
+	CodeNotFound                   = "NotFound"
+	CodeResourceNotFound           = "ResourceNotFound"
+
+	// Already exists.
+	CodeAlreadyExists                   = "AlreadyExists"
+	CodeLaunchTemplateNameAlreadyExists = "InvalidLaunchTemplateName.AlreadyExistsException"
+
+	// Refused.
+	CodeValidation                = "ValidationError"
+	CodeAccessDenied              = "AccessDenied"
+	CodeResourceInUse             = "ResourceInUse"
+	CodeScalingActivityInProgress = "ScalingActivityInProgress"
+	CodeLimitExceeded             = "LimitExceeded"
+	CodeExpiredToken              = "ExpiredToken"
+	CodeInvalidClientTokenID      = "InvalidClientTokenId"
+	CodeInternalError             = "InternalError"
+	CodeThrottling                = "Throttling"
+)
+
+// NotFoundCodes are the "does not exist" codes of the APIs ferry calls.
+// IsNotFoundCode uses them when it is given no codes.
+var NotFoundCodes = []string{
+	CodeAMINotFound, CodeSubnetNotFound, CodeGroupNotFound,
+	CodeLaunchTemplateNameNotFound, CodeLaunchTemplateIDNotFound,
+	CodeLoadBalancerNotFound, CodeTargetGroupNotFound,
+	CodeNoSuchEntity, CodeNotFound, CodeResourceNotFound,
+}
+
+// throttlingCodes are the codes AWS APIs use to say "slow down".
+var throttlingCodes = []string{
+	"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottled",
+	"RequestThrottledException", "RequestLimitExceeded", "TooManyRequestsException",
+	"ProvisionedThroughputExceededException", "SlowDown", "BandwidthLimitExceeded",
+	"EC2ThrottledException", "PriorRequestNotComplete",
+}
+
+// serverCodes are codes of transient failures on AWS's side that some APIs
+// return without a 5xx status.
+var serverCodes = []string{
+	"InternalError", "InternalFailure", "InternalServerError", "ServiceUnavailable",
+	"ServiceUnavailableException", "Unavailable", "RequestTimeout", "RequestTimeoutException",
+	"IDPCommunicationError",
+}
+
+// ErrorCode returns the AWS error code in err's chain ("" when err carries
+// none).
+func ErrorCode(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode()
+	}
+	return ""
+}
+
+// IsNotFoundCode reports whether err carries one of the given AWS error
+// codes, or one of NotFoundCodes when none is given. Only a definite "does
+// not exist" answer from AWS counts: a throttled, refused or failed call is
+// never "not found".
+func IsNotFoundCode(err error, codes ...string) bool {
+	code := ErrorCode(err)
+	if code == "" {
+		return false
+	}
+	if len(codes) == 0 {
+		codes = NotFoundCodes
+	}
+	return slices.Contains(codes, code)
+}
+
+// IsTransient reports whether err is a failure that the same call may not
+// have if it is made again: throttling, a 5xx or a server-side fault, a
+// request or connection timeout, a connection that could not be made. A
+// cancelled context is not transient.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		code := apiErr.ErrorCode()
+		if slices.Contains(throttlingCodes, code) || slices.Contains(serverCodes, code) {
+			return true
+		}
+		if apiErr.ErrorFault() == smithy.FaultServer {
+			return true
+		}
+	}
+	var respErr *awshttp.ResponseError
+	if errors.As(err, &respErr) {
+		if s := respErr.HTTPStatusCode(); s >= 500 || s == 429 {
+			return true
+		}
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var sendErr *smithyhttp.RequestSendError
+	return errors.As(err, &sendErr)
+}
+
+// Classify maps an error of an AWS call named op to ferry's errors: a
+// transient failure (see IsTransient) becomes a *failure.RetryableError so
+// the state machine retries the task; anything else is returned as is for
+// the caller to wrap (DeployError, BadReleaseError, ...). An error that is
+// already a RetryableError, and nil, are returned unchanged.
+func Classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var retryable *failure.RetryableError
+	if errors.As(err, &retryable) {
+		return err
+	}
+	if IsTransient(err) {
+		return &failure.RetryableError{Op: op, Err: err}
+	}
+	return err
+}
