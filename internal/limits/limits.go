@@ -27,6 +27,11 @@ const (
 	MaxUserDataBytes = 16 << 10
 	// MaxInstances is the largest max_size of a service.
 	MaxInstances = 1000
+	// MaxStateObjectBytes is the largest small state object ferry reads
+	// from the deployer bucket: a lock, a halt marker, a run-once marker, an
+	// outcome or the current record. Anything larger is garbage and is
+	// refused without being read in full.
+	MaxStateObjectBytes = 64 << 10
 	// MaxStatePayloadBytes is the largest state document ferry passes
 	// between states (Step Functions allows 256 KiB; ferry keeps 32 KiB).
 	MaxStatePayloadBytes = 32 << 10

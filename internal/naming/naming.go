@@ -36,7 +36,15 @@ func ReservedTags() []string {
 //	<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	<project>/<config>/<release_id>/outcome.json     how the execution ended
 //	<project>/<config>/assets/<sha256>               content-addressed assets
+//
+// A target environment's asset bucket holds published assets:
+//
+//	assets/<sha256>                                  a published asset
 func Prefix(project, config string) string { return project + "/" + config + "/" }
+
+// ProjectPrefix is the prefix of every key of a project; the configs of a
+// project are the next path segment under it.
+func ProjectPrefix(project string) string { return project + "/" }
 
 // LockKey is the key of a project-config's lock.
 func LockKey(project, config string) string { return Prefix(project, config) + "lock" }

@@ -1,0 +1,93 @@
+package cloud
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go"
+)
+
+// S3 error codes ferry tells apart.
+const (
+	s3CodeNoSuchKey                  = "NoSuchKey"
+	s3CodeNotFound                   = "NotFound"
+	s3CodeNoSuchBucket               = "NoSuchBucket"
+	s3CodePreconditionFailed         = "PreconditionFailed"
+	s3CodeConditionalRequestConflict = "ConditionalRequestConflict"
+)
+
+// IsNotFound reports whether err says an S3 object does not exist: the API
+// error codes NoSuchKey or NotFound (HeadObject has no body, so the SDK
+// names its 404 NotFound), or a 404 response with no more specific code. A
+// missing bucket (NoSuchBucket) is not "not found": it means ferry is
+// misconfigured, and reads of locks and halts fail closed on it.
+func IsNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case s3CodeNoSuchKey, s3CodeNotFound:
+			return true
+		case s3CodeNoSuchBucket:
+			return false
+		}
+	}
+	return httpStatus(err) == http.StatusNotFound && !hasCode(err, s3CodeNoSuchBucket)
+}
+
+// IsPreconditionFailed reports whether err says a conditional S3 write lost:
+// PreconditionFailed or a 412 response (If-None-Match: * found an object,
+// or If-Match found another ETag), or ConditionalRequestConflict or a 409
+// response (another conditional write to the same key was in progress).
+// Either way the caller must re-read the object to learn who won.
+func IsPreconditionFailed(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case s3CodePreconditionFailed, s3CodeConditionalRequestConflict:
+			return true
+		}
+	}
+	switch httpStatus(err) {
+	case http.StatusPreconditionFailed, http.StatusConflict:
+		return true
+	}
+	return false
+}
+
+// IsS3Transient reports whether err is an S3 failure that may succeed if
+// the same call is made again: throttling (SlowDown), a 5xx response, a
+// broken connection or a timeout, as the SDK's standard retryer judges
+// them. A cancelled context is not transient.
+func IsS3Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
+		return true
+	}
+	if retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) == aws.TrueTernary {
+		return true
+	}
+	return httpStatus(err) >= 500
+}
+
+func httpStatus(err error) int {
+	var withStatus interface{ HTTPStatusCode() int }
+	if errors.As(err, &withStatus) {
+		return withStatus.HTTPStatusCode()
+	}
+	return 0
+}
+
+func hasCode(err error, code string) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
+}

@@ -1,0 +1,13 @@
+// Package ledger owns the records of releases in the deployer bucket: the
+// release exactly as the client uploaded it, the user data rendered for each
+// service, how each execution ended (the outcome), and what is deployed now
+// (the current record). It also lists the configs of a project and the
+// releases of a project-config.
+//
+// Every key comes from package naming; the layout is documented there and
+// in the README's "How ferry keeps state".
+//
+// A release object is written once (If-None-Match: *) and never replaced.
+// User data, outcomes and the current record are overwritten by the
+// execution that owns them, so writing them again is safe.
+package ledger

@@ -1,0 +1,345 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// S3 is the S3 API the ledger calls.
+type S3 interface {
+	PutObject(ctx context.Context, params *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+var _ S3 = (*s3.Client)(nil)
+
+// ErrNotFound is in the chain of the error GetUserData returns when the
+// object does not exist.
+var ErrNotFound = errors.New("not found in the deployer bucket")
+
+// Outcome records how the execution of a release ended.
+type Outcome struct {
+	ReleaseID string `json:"release_id"`
+	Execution string `json:"execution"`
+	// End is the end state (see package execution).
+	End string `json:"end"`
+	// Error and Cause are the state machine error name and message that
+	// ended a failed execution.
+	Error string `json:"error,omitempty"`
+	Cause string `json:"cause,omitempty"`
+	// Leftovers names resources a failed clean up left behind.
+	Leftovers []string  `json:"leftovers,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	CreatedBy string    `json:"created_by,omitempty"`
+}
+
+// Current records what is deployed now in a project-config: written when a
+// release succeeds, read by `ferry status`.
+type Current struct {
+	ReleaseID     string    `json:"release_id"`
+	Execution     string    `json:"execution"`
+	ReleaseSHA256 string    `json:"release_sha256"`
+	CreatedBy     string    `json:"created_by,omitempty"`
+	DeployedAt    time.Time `json:"deployed_at"`
+	// UserDataSHA256 is the hex SHA-256 of each service's rendered user
+	// data, by service name.
+	UserDataSHA256 map[string]string `json:"user_data_sha256,omitempty"`
+	Services       []string          `json:"services"`
+}
+
+// Ledger reads and writes release records in one deployer bucket. It is
+// safe for concurrent use.
+type Ledger struct {
+	client S3
+	bucket string
+}
+
+// New returns the ledger of bucket.
+func New(client S3, bucket string) *Ledger {
+	return &Ledger{client: client, bucket: bucket}
+}
+
+// PutRelease stores raw, the release exactly as the client uploaded it, at
+// naming.ReleaseKey. It writes once (If-None-Match: *): storing the same
+// bytes again succeeds, storing different bytes under an existing release
+// id is a *failure.BadReleaseError, as is raw larger than
+// limits.MaxReleaseBytes.
+func (l *Ledger) PutRelease(ctx context.Context, project, config, releaseID string, raw []byte) error {
+	key := naming.ReleaseKey(project, config, releaseID)
+	if len(raw) > limits.MaxReleaseBytes {
+		return failure.BadRelease(fmt.Sprintf("release is %d bytes, over the limit of %d", len(raw), limits.MaxReleaseBytes))
+	}
+	err := l.put(ctx, key, raw, "application/json", true)
+	if err == nil || !cloud.IsPreconditionFailed(err) {
+		return err
+	}
+	existing, found, err := l.read(ctx, key, limits.MaxReleaseBytes)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return &failure.RetryableError{Op: "ledger: write " + key, Err: errors.New("the release changed while being written")}
+	case !bytes.Equal(existing, raw):
+		return failure.BadRelease(fmt.Sprintf("release_id: release %s is already stored with different content", releaseID))
+	}
+	return nil
+}
+
+// GetReleaseRaw returns the release bytes as stored. A release that does
+// not exist, or is larger than limits.MaxReleaseBytes, is a
+// *failure.BadReleaseError.
+func (l *Ledger) GetReleaseRaw(ctx context.Context, project, config, releaseID string) ([]byte, error) {
+	key := naming.ReleaseKey(project, config, releaseID)
+	raw, found, err := l.read(ctx, key, limits.MaxReleaseBytes)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, failure.BadRelease(fmt.Sprintf("release %s in the deployer bucket is larger than %d bytes", releaseID, limits.MaxReleaseBytes))
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, failure.BadRelease(fmt.Sprintf("release %s not found in the deployer bucket", releaseID))
+	}
+	return raw, nil
+}
+
+// GetRelease reads the stored release and decodes it with release.Decode.
+// Errors are those of GetReleaseRaw, and release.Decode's
+// *failure.BadReleaseError for a stored release that does not decode.
+func (l *Ledger) GetRelease(ctx context.Context, project, config, releaseID string) (*release.Release, error) {
+	raw, err := l.GetReleaseRaw(ctx, project, config, releaseID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := release.Decode(raw)
+	if err != nil {
+		var named failure.Named
+		if errors.As(err, &named) {
+			return nil, err
+		}
+		return nil, failure.BadRelease(fmt.Sprintf("stored release %s: %v", releaseID, err))
+	}
+	return r, nil
+}
+
+// PutUserData stores the rendered user data of one service of a release,
+// replacing what was there (rendering is deterministic, so a retry writes
+// the same bytes). Data larger than limits.MaxUserDataBytes is a
+// *failure.BadReleaseError.
+func (l *Ledger) PutUserData(ctx context.Context, project, config, releaseID, service string, data []byte) error {
+	if len(data) > limits.MaxUserDataBytes {
+		return failure.BadRelease(fmt.Sprintf("services.%s.user_data: rendered user data is %d bytes, over the EC2 limit of %d", service, len(data), limits.MaxUserDataBytes))
+	}
+	return l.put(ctx, naming.UserDataKey(project, config, releaseID, service), data, "application/octet-stream", false)
+}
+
+// GetUserData returns the rendered user data of one service of a release.
+// An object that does not exist is an error wrapping ErrNotFound.
+func (l *Ledger) GetUserData(ctx context.Context, project, config, releaseID, service string) ([]byte, error) {
+	key := naming.UserDataKey(project, config, releaseID, service)
+	data, found, err := l.read(ctx, key, limits.MaxUserDataBytes)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, fmt.Errorf("ledger: user data of service %s of release %s: %w", service, releaseID, ErrNotFound)
+	}
+	return data, nil
+}
+
+// PutOutcome stores how the execution of o.ReleaseID ended, replacing any
+// earlier outcome of that release.
+func (l *Ledger) PutOutcome(ctx context.Context, project, config string, o Outcome) error {
+	if o.ReleaseID == "" {
+		return errors.New("ledger: outcome needs a release id")
+	}
+	return l.putJSON(ctx, naming.OutcomeKey(project, config, o.ReleaseID), o)
+}
+
+// GetOutcome reads the outcome of a release; found is false only when none
+// was written.
+func (l *Ledger) GetOutcome(ctx context.Context, project, config, releaseID string) (Outcome, bool, error) {
+	var o Outcome
+	found, err := l.getJSON(ctx, naming.OutcomeKey(project, config, releaseID), &o)
+	return o, found, err
+}
+
+// PutCurrent stores what is deployed now in project/config, replacing the
+// previous record.
+func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Current) error {
+	if c.ReleaseID == "" {
+		return errors.New("ledger: current record needs a release id")
+	}
+	return l.putJSON(ctx, naming.CurrentKey(project, config), c)
+}
+
+// GetCurrent reads what is deployed now in project/config; found is false
+// only when nothing was ever recorded.
+func (l *Ledger) GetCurrent(ctx context.Context, project, config string) (Current, bool, error) {
+	var c Current
+	found, err := l.getJSON(ctx, naming.CurrentKey(project, config), &c)
+	return c, found, err
+}
+
+// Configs lists the configs of project that have any object, sorted by
+// name, following every page of the listing.
+func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) {
+	prefix := naming.ProjectPrefix(project)
+	var configs []string
+	p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
+		Bucket:    aws.String(l.bucket),
+		Prefix:    aws.String(prefix),
+		Delimiter: aws.String("/"),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, classify("list "+prefix, err)
+		}
+		for _, cp := range page.CommonPrefixes {
+			config := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/")
+			if config != "" {
+				configs = append(configs, config)
+			}
+		}
+	}
+	sort.Strings(configs)
+	return configs, nil
+}
+
+// Releases lists the ids of the releases stored for project/config (those
+// with a release object), newest first by when S3 created the release
+// object, ties by id descending, following every page of the listing.
+func (l *Ledger) Releases(ctx context.Context, project, config string) ([]string, error) {
+	prefix := naming.Prefix(project, config)
+	type stored struct {
+		id string
+		at time.Time
+	}
+	var found []stored
+	p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(l.bucket),
+		Prefix: aws.String(prefix),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, classify("list "+prefix, err)
+		}
+		for _, obj := range page.Contents {
+			key := aws.ToString(obj.Key)
+			id, _, ok := strings.Cut(strings.TrimPrefix(key, prefix), "/")
+			if ok && id != "" && key == naming.ReleaseKey(project, config, id) {
+				found = append(found, stored{id: id, at: aws.ToTime(obj.LastModified)})
+			}
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if !found[i].at.Equal(found[j].at) {
+			return found[i].at.After(found[j].at)
+		}
+		return found[i].id > found[j].id
+	})
+	ids := make([]string, len(found))
+	for i, s := range found {
+		ids[i] = s.id
+	}
+	return ids, nil
+}
+
+func (l *Ledger) putJSON(ctx context.Context, key string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("ledger: encode %s: %w", key, err)
+	}
+	if len(body) > limits.MaxStateObjectBytes {
+		return fmt.Errorf("ledger: %s would be %d bytes, over the limit of %d", key, len(body), limits.MaxStateObjectBytes)
+	}
+	return l.put(ctx, key, body, "application/json", false)
+}
+
+func (l *Ledger) getJSON(ctx context.Context, key string, v any) (bool, error) {
+	body, found, err := l.read(ctx, key, limits.MaxStateObjectBytes)
+	if err != nil || !found {
+		return false, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return false, fmt.Errorf("ledger: read %s: unreadable record: empty object", key)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return false, fmt.Errorf("ledger: read %s: unreadable record: not JSON: %w", key, err)
+	}
+	if dec.More() {
+		return false, fmt.Errorf("ledger: read %s: unreadable record: data after the object", key)
+	}
+	return true, nil
+}
+
+func (l *Ledger) put(ctx context.Context, key string, body []byte, contentType string, once bool) error {
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(l.bucket),
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))),
+		ContentType:   aws.String(contentType),
+	}
+	if once {
+		in.IfNoneMatch = aws.String("*")
+	}
+	_, err := l.client.PutObject(ctx, in)
+	if err != nil {
+		if once && cloud.IsPreconditionFailed(err) {
+			return err
+		}
+		return classify("write "+key, err)
+	}
+	return nil
+}
+
+var errTooLarge = errors.New("object too large")
+
+// read gets an object, reading at most limit bytes: a larger object is an
+// error wrapping errTooLarge. found is false only when it does not exist.
+func (l *Ledger) read(ctx context.Context, key string, limit int) ([]byte, bool, error) {
+	out, err := l.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)})
+	if err != nil {
+		if cloud.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, classify("read "+key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(out.Body, int64(limit)+1))
+	if err != nil {
+		return nil, false, classify("read "+key, err)
+	}
+	if len(body) > limit {
+		return nil, false, fmt.Errorf("ledger: read %s: %w: larger than %d bytes", key, errTooLarge, limit)
+	}
+	return body, true, nil
+}
+
+func classify(op string, err error) error {
+	if cloud.IsS3Transient(err) {
+		return &failure.RetryableError{Op: "ledger: " + op, Err: err}
+	}
+	return fmt.Errorf("ledger: %s: %w", op, err)
+}

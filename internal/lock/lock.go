@@ -1,0 +1,311 @@
+package lock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// S3 is the S3 API the lock calls.
+type S3 interface {
+	PutObject(ctx context.Context, params *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	DeleteObject(ctx context.Context, params *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+var _ S3 = (*s3.Client)(nil)
+
+// Holder is the body of a lock: which release holds it, the execution that
+// took it and since when.
+type Holder struct {
+	ReleaseID string    `json:"release_id"`
+	Execution string    `json:"execution"`
+	Since     time.Time `json:"since"`
+}
+
+// started is the body of a release's run-once marker.
+type started struct {
+	ReleaseID string    `json:"release_id"`
+	Execution string    `json:"execution"`
+	At        time.Time `json:"at"`
+}
+
+// Locks takes, reads and releases the project-config locks and run-once
+// markers of one deployer bucket. It is safe for concurrent use.
+type Locks struct {
+	client S3
+	bucket string
+	clk    clock.Clock
+}
+
+// New returns the locks of bucket. clk stamps Holder.Since when the caller
+// leaves it zero, and the run-once marker.
+func New(client S3, bucket string, clk clock.Clock) *Locks {
+	return &Locks{client: client, bucket: bucket, clk: clk}
+}
+
+// Acquire takes the lock of project/config for h.ReleaseID with one
+// PutObject If-None-Match: *, then writes the release's run-once marker the
+// same way. A zero h.Since is set from the clock.
+//
+// It is idempotent for one execution: if the lock is already held by
+// h.ReleaseID under h.Execution, and the marker names h.Execution, Acquire
+// succeeds without writing (a retried Lambda).
+//
+// Errors:
+//   - the lock is held by another release: *failure.LockExistsError naming
+//     the holder, its execution and since when;
+//   - the release already ran or runs under another execution (the marker,
+//     or the lock, names a different execution): *failure.BadReleaseError;
+//     a lock this call took is released again first;
+//   - the lock or marker object is unreadable: *failure.LockError;
+//   - throttling, a 5xx or a broken connection: *failure.RetryableError
+//     (running Acquire again is safe).
+func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) error {
+	if h.ReleaseID == "" || h.Execution == "" {
+		return &failure.LockError{Op: "acquire", Err: errors.New("holder needs a release id and an execution")}
+	}
+	if h.Since.IsZero() {
+		h.Since = l.clk.Now().UTC()
+	}
+
+	// Refuse a replay before touching the lock, so a replayed input never
+	// holds the lock, even briefly, against a legitimate deploy.
+	if exec, ok, err := l.Started(ctx, project, config, h.ReleaseID); err != nil {
+		return err
+	} else if ok && exec != h.Execution {
+		return alreadyRan(h.ReleaseID, exec)
+	}
+
+	took, err := l.take(ctx, project, config, h)
+	if err != nil {
+		return err
+	}
+	if err := l.markStarted(ctx, project, config, h); err != nil {
+		var bad *failure.BadReleaseError
+		if took && errors.As(err, &bad) {
+			if rerr := l.Release(ctx, project, config, h.ReleaseID); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// take writes the lock; took says whether this call wrote it (false when
+// h's release and execution already held it).
+func (l *Locks) take(ctx context.Context, project, config string, h Holder) (took bool, err error) {
+	key := naming.LockKey(project, config)
+	body, err := json.Marshal(h)
+	if err != nil {
+		return false, &failure.LockError{Op: "encode " + key, Err: err}
+	}
+	_, err = l.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(l.bucket),
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))),
+		ContentType:   aws.String("application/json"),
+		IfNoneMatch:   aws.String("*"),
+	})
+	if err == nil {
+		return true, nil
+	}
+	if !cloud.IsPreconditionFailed(err) {
+		return false, classify("take "+key, err)
+	}
+	cur, found, err := l.Get(ctx, project, config)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case !found:
+		// The holder released it between our write and our read: the
+		// state moved under us, try again.
+		return false, &failure.RetryableError{Op: "take " + key, Err: errors.New("the lock changed while being taken")}
+	case cur.ReleaseID != h.ReleaseID:
+		return false, &failure.LockExistsError{
+			Project: project, Config: config,
+			Holder: cur.ReleaseID, Execution: cur.Execution, Since: cur.Since,
+		}
+	case cur.Execution != h.Execution:
+		return false, alreadyRan(h.ReleaseID, cur.Execution)
+	}
+	return false, nil
+}
+
+// markStarted writes the run-once marker, or accepts one that names h's
+// execution.
+func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder) error {
+	key := naming.StartedKey(project, config, h.ReleaseID)
+	body, err := json.Marshal(started{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC()})
+	if err != nil {
+		return &failure.LockError{Op: "encode " + key, Err: err}
+	}
+	_, err = l.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(l.bucket),
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))),
+		ContentType:   aws.String("application/json"),
+		IfNoneMatch:   aws.String("*"),
+	})
+	if err == nil {
+		return nil
+	}
+	if !cloud.IsPreconditionFailed(err) {
+		return classify("write "+key, err)
+	}
+	exec, ok, err := l.Started(ctx, project, config, h.ReleaseID)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return &failure.RetryableError{Op: "write " + key, Err: errors.New("the run-once marker changed while being written")}
+	case exec != h.Execution:
+		return alreadyRan(h.ReleaseID, exec)
+	}
+	return nil
+}
+
+// Release removes the lock of project/config if releaseID holds it. It reads
+// the lock, compares the holder, then deletes it with If-Match on the ETag
+// it read, so a lock replaced in between is not deleted where S3 honours
+// conditional deletes (AWS S3 does; the local server ignores the condition,
+// which leaves a window between the read and the delete in which another
+// release's lock could be removed; only the holder and a person running
+// `ferry unlock` for that holder ever release, so the window needs two
+// releases of one lock at once).
+//
+// A lock that does not exist is not an error. A lock held by another
+// release is a *failure.LockError naming the holder; an unreadable lock is a
+// *failure.LockError; transient failures are *failure.RetryableError.
+func (l *Locks) Release(ctx context.Context, project, config, releaseID string) error {
+	key := naming.LockKey(project, config)
+	cur, etag, found, err := l.get(ctx, project, config)
+	if err != nil || !found {
+		return err
+	}
+	if cur.ReleaseID != releaseID {
+		return &failure.LockError{
+			Op:  "release " + key,
+			Err: fmt.Errorf("held by release %s (execution %s) since %s, not by %s", cur.ReleaseID, cur.Execution, cur.Since.UTC().Format(time.RFC3339), releaseID),
+		}
+	}
+	in := &s3.DeleteObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)}
+	if etag != "" {
+		in.IfMatch = aws.String(etag)
+	}
+	_, err = l.client.DeleteObject(ctx, in)
+	switch {
+	case err == nil, cloud.IsNotFound(err):
+		return nil
+	case cloud.IsPreconditionFailed(err):
+		return &failure.RetryableError{Op: "release " + key, Err: errors.New("the lock changed while being released")}
+	}
+	return classify("release "+key, err)
+}
+
+// Get reads the lock of project/config. found is false only when the lock
+// object does not exist. An unreadable lock (not JSON, empty, too large, no
+// release id) is a *failure.LockError; a transient failure a
+// *failure.RetryableError; any other read failure a *failure.LockError.
+func (l *Locks) Get(ctx context.Context, project, config string) (h Holder, found bool, err error) {
+	h, _, found, err = l.get(ctx, project, config)
+	return h, found, err
+}
+
+func (l *Locks) get(ctx context.Context, project, config string) (h Holder, etag string, found bool, err error) {
+	key := naming.LockKey(project, config)
+	body, etag, found, err := l.read(ctx, key)
+	if err != nil || !found {
+		return Holder{}, "", found, err
+	}
+	if err := decode(body, &h); err != nil {
+		return Holder{}, "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable lock: %w", err)}
+	}
+	if h.ReleaseID == "" {
+		return Holder{}, "", false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable lock: no release_id")}
+	}
+	return h, etag, true, nil
+}
+
+// Started reports whether the run-once marker of releaseID exists and which
+// execution wrote it. started is false only when the marker does not exist;
+// an unreadable marker is a *failure.LockError.
+func (l *Locks) Started(ctx context.Context, project, config, releaseID string) (execution string, ok bool, err error) {
+	key := naming.StartedKey(project, config, releaseID)
+	body, _, found, err := l.read(ctx, key)
+	if err != nil || !found {
+		return "", false, err
+	}
+	var m started
+	if err := decode(body, &m); err != nil {
+		return "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable run-once marker: %w", err)}
+	}
+	if m.Execution == "" {
+		return "", false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable run-once marker: no execution")}
+	}
+	return m.Execution, true, nil
+}
+
+// read gets a small object, reading at most limits.MaxStateObjectBytes.
+func (l *Locks) read(ctx context.Context, key string) (body []byte, etag string, found bool, err error) {
+	out, err := l.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)})
+	if err != nil {
+		if cloud.IsNotFound(err) {
+			return nil, "", false, nil
+		}
+		return nil, "", false, classify("read "+key, err)
+	}
+	defer out.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(out.Body, limits.MaxStateObjectBytes+1))
+	if err != nil {
+		return nil, "", false, classify("read "+key, err)
+	}
+	if len(body) > limits.MaxStateObjectBytes {
+		return nil, "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("object is larger than %d bytes", limits.MaxStateObjectBytes)}
+	}
+	return body, aws.ToString(out.ETag), true, nil
+}
+
+func decode(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errors.New("empty object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if dec.More() {
+		return errors.New("not JSON: data after the object")
+	}
+	return nil
+}
+
+func alreadyRan(releaseID, execution string) error {
+	return failure.BadRelease(fmt.Sprintf("release_id: release %s already ran (execution %s)", releaseID, execution))
+}
+
+// classify wraps an S3 failure: transient ones are retryable, the rest are
+// lock errors.
+func classify(op string, err error) error {
+	if cloud.IsS3Transient(err) {
+		return &failure.RetryableError{Op: op, Err: err}
+	}
+	return &failure.LockError{Op: op, Err: err}
+}
