@@ -1,0 +1,122 @@
+package release
+
+import (
+	"maps"
+	"slices"
+)
+
+// ServiceNames returns the names of the release's services, sorted.
+func (r *Release) ServiceNames() []string {
+	return slices.Sorted(maps.Keys(r.Services))
+}
+
+// ServiceAMI returns the AMI of service name: its own override, else the
+// release's. An unknown service gets the release's.
+func (r *Release) ServiceAMI(name string) string {
+	if s := r.Services[name]; s != nil && s.AMI != "" {
+		return s.AMI
+	}
+	return r.AMI
+}
+
+// ServiceSubnets returns the subnets of service name: its own override when
+// it has one, else the release's. The result is a copy.
+func (r *Release) ServiceSubnets(name string) []string {
+	if s := r.Services[name]; s != nil && len(s.Subnets) > 0 {
+		return slices.Clone(s.Subnets)
+	}
+	return slices.Clone(r.Subnets)
+}
+
+// ServiceUserData returns the user data template of service name: its own
+// override, else the release's.
+func (r *Release) ServiceUserData(name string) string {
+	if s := r.Services[name]; s != nil && s.UserData != "" {
+		return s.UserData
+	}
+	return r.UserData
+}
+
+// UsesUserDataFile reports whether the release or one of its services has
+// a user_data equal to UserDataFileMarker.
+func (r *Release) UsesUserDataFile() bool {
+	if r.UserData == UserDataFileMarker {
+		return true
+	}
+	for _, s := range r.Services {
+		if s != nil && s.UserData == UserDataFileMarker {
+			return true
+		}
+	}
+	return false
+}
+
+// ReplaceUserDataFile sets every user_data equal to UserDataFileMarker (the
+// release's and the services') to content. Idempotent when content is not
+// itself the marker.
+func (r *Release) ReplaceUserDataFile(content string) {
+	if r.UserData == UserDataFileMarker {
+		r.UserData = content
+	}
+	for _, s := range r.Services {
+		if s != nil && s.UserData == UserDataFileMarker {
+			s.UserData = content
+		}
+	}
+}
+
+// Clone returns a deep copy of r.
+func (r *Release) Clone() *Release {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Subnets = slices.Clone(r.Subnets)
+	if r.Lifecycle != nil {
+		c.Lifecycle = make(map[string]*LifecycleHook, len(r.Lifecycle))
+		for k, h := range r.Lifecycle {
+			if h != nil {
+				h2 := *h
+				h = &h2
+			}
+			c.Lifecycle[k] = h
+		}
+	}
+	if r.Assets != nil {
+		c.Assets = make(map[string]*Asset, len(r.Assets))
+		for k, a := range r.Assets {
+			if a != nil {
+				a2 := *a
+				a = &a2
+			}
+			c.Assets[k] = a
+		}
+	}
+	if r.Services != nil {
+		c.Services = make(map[string]*Service, len(r.Services))
+		for k, s := range r.Services {
+			if s != nil {
+				s = s.clone()
+			}
+			c.Services[k] = s
+		}
+	}
+	return &c
+}
+
+func (s *Service) clone() *Service {
+	c := *s
+	c.SecurityGroups = slices.Clone(s.SecurityGroups)
+	c.ELBs = slices.Clone(s.ELBs)
+	c.TargetGroups = slices.Clone(s.TargetGroups)
+	c.Subnets = slices.Clone(s.Subnets)
+	c.Tags = maps.Clone(s.Tags)
+	if s.Autoscaling != nil {
+		a := *s.Autoscaling
+		a.Policies = slices.Clone(s.Autoscaling.Policies)
+		c.Autoscaling = &a
+	}
+	return &c
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,418 @@
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// DecodeFile decodes a release file: a release as a person writes it. It is
+// strict: an unknown key, a duplicate key, a value of the wrong type, a
+// nesting deeper than limits.MaxJSONDepth, a file larger than
+// limits.MaxReleaseBytes or a field only the client may set (release_id,
+// created_at, created_by, assets.*.sha256, assets.*.size) is a problem
+// naming its JSON path. Malformed JSON is reported with its line and
+// column. The error is a *failure.BadReleaseError listing every problem
+// found. DecodeFile does not apply defaults and does not validate values.
+func DecodeFile(data []byte) (*Release, error) { return decode(data, true) }
+
+// Decode decodes a release as the client uploaded it: like DecodeFile, but
+// the fields the client sets are allowed (Validate with uploaded=true then
+// requires them).
+func Decode(data []byte) (*Release, error) { return decode(data, false) }
+
+// clientSet lists, per struct type, the JSON fields that only the client
+// may set; a release file must leave them out.
+var clientSet = map[reflect.Type]map[string]bool{
+	reflect.TypeFor[Release](): {"release_id": true, "created_at": true, "created_by": true},
+	reflect.TypeFor[Asset]():   {"sha256": true, "size": true},
+}
+
+var (
+	timeType    = reflect.TypeFor[time.Time]()
+	releaseType = reflect.TypeFor[Release]()
+)
+
+// errStop ends decoding at the first syntax error or excessive nesting;
+// the problem is already recorded.
+var errStop = errors.New("stop")
+
+type decoder struct {
+	data  []byte
+	dec   *json.Decoder
+	file  bool
+	probs *problems
+}
+
+func decode(data []byte, file bool) (*Release, error) {
+	p := &problems{}
+	if len(data) > limits.MaxReleaseBytes {
+		p.add("", "%d bytes, more than the limit of %d", len(data), limits.MaxReleaseBytes)
+		return nil, p.err()
+	}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return nil, failure.BadRelease("line 1, column 1: starts with a byte order mark; save the file as UTF-8 without one")
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, n := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return nil, failure.BadRelease(position(data, int64(off)) + ": invalid UTF-8")
+	}
+	d := &decoder{data: data, dec: json.NewDecoder(bytes.NewReader(data)), file: file, probs: p}
+	d.dec.UseNumber()
+	tok, err := d.dec.Token()
+	if err == nil {
+		err = d.value(releaseType, "", 1, tok, false)
+	} else {
+		err = d.syntax(err)
+	}
+	if err == nil {
+		off := d.dec.InputOffset()
+		if _, terr := d.dec.Token(); terr != io.EOF {
+			for off < int64(len(data)) && isSpace(data[off]) {
+				off++
+			}
+			p.list = append(p.list, position(data, off)+": unexpected data after the release")
+			err = errStop
+		}
+	}
+	if errors.Is(err, errStop) {
+		// A syntax error or a too deep nesting makes everything after it
+		// meaningless: report only that.
+		return nil, failure.BadRelease(p.list[len(p.list)-1])
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	var r Release
+	if err := json.Unmarshal(data, &r); err != nil {
+		// The walk above accepts only what Unmarshal accepts; this is a
+		// safety net, not a path users should see.
+		return nil, failure.BadRelease("release: " + err.Error())
+	}
+	return &r, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// position returns "line L, column C" (both from 1, columns in characters)
+// of byte offset off of data.
+func position(data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// syntax records a malformed-JSON error with its position and returns
+// errStop.
+func (d *decoder) syntax(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		d.probs.list = append(d.probs.list, position(d.data, se.Offset)+": "+strings.TrimPrefix(se.Error(), "json: "))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		d.probs.list = append(d.probs.list, position(d.data, int64(len(d.data)))+": unexpected end of JSON input")
+	default:
+		d.probs.list = append(d.probs.list, position(d.data, d.dec.InputOffset())+": "+err.Error())
+	}
+	return errStop
+}
+
+// next reads the next token.
+func (d *decoder) next() (json.Token, error) {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return nil, d.syntax(err)
+	}
+	return tok, nil
+}
+
+// value checks the JSON value starting with tok against Go type t,
+// recording every problem at path. inMap says the value is an element of
+// a map, where null is refused.
+func (d *decoder) value(t reflect.Type, path string, depth int, tok json.Token, inMap bool) error {
+	if tok == nil {
+		switch {
+		case t.Kind() == reflect.Slice, t.Kind() == reflect.Map, t.Kind() == reflect.Pointer && !inMap:
+			return nil
+		}
+		d.probs.add(path, "must be %s, not null", describeType(t))
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if _, ok := tok.(json.Delim); ok && depth > limits.MaxJSONDepth {
+		d.probs.add(path, "nested too deeply (at most %d levels)", limits.MaxJSONDepth)
+		return errStop
+	}
+	if t == timeType {
+		s, ok := tok.(string)
+		if !ok {
+			return d.mismatch(t, path, depth, tok)
+		}
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			d.probs.add(path, "must be %s", describeType(t))
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return d.object(path, depth, tok, t, func(key, kpath string, vtok json.Token) error {
+			ft, ok := structFields(t)[key]
+			if !ok {
+				d.probs.add(kpath, "unknown field%s", suggest(key, t))
+				return d.skip(kpath, depth+1, vtok)
+			}
+			if d.file && clientSet[t][key] {
+				d.probs.add(kpath, "set by the client; a release file must not set it")
+				return d.skip(kpath, depth+1, vtok)
+			}
+			return d.value(ft, kpath, depth+1, vtok, false)
+		})
+	case reflect.Map:
+		return d.object(path, depth, tok, t, func(key, kpath string, vtok json.Token) error {
+			return d.value(t.Elem(), kpath, depth+1, vtok, true)
+		})
+	case reflect.Slice:
+		if tok != json.Delim('[') {
+			return d.mismatch(t, path, depth, tok)
+		}
+		for i := 0; d.dec.More(); i++ {
+			vtok, err := d.next()
+			if err != nil {
+				return err
+			}
+			if err := d.value(t.Elem(), index(path, i), depth+1, vtok, false); err != nil {
+				return err
+			}
+		}
+		_, err := d.next()
+		return err
+	case reflect.String:
+		if _, ok := tok.(string); !ok {
+			return d.mismatch(t, path, depth, tok)
+		}
+		return nil
+	case reflect.Bool:
+		if _, ok := tok.(bool); !ok {
+			return d.mismatch(t, path, depth, tok)
+		}
+		return nil
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, ok := tok.(json.Number)
+		if !ok {
+			return d.mismatch(t, path, depth, tok)
+		}
+		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				d.probs.add(path, "integer out of range")
+			} else {
+				d.probs.add(path, "must be an integer, not %s", string(n))
+			}
+		}
+		return nil
+	case reflect.Float64:
+		n, ok := tok.(json.Number)
+		if !ok {
+			return d.mismatch(t, path, depth, tok)
+		}
+		if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			d.probs.add(path, "number out of range")
+		}
+		return nil
+	}
+	d.probs.add(path, "cannot be decoded")
+	return d.skip(path, depth, tok)
+}
+
+// object walks the members of the object starting with tok, calling member
+// for each key after refusing duplicates.
+func (d *decoder) object(path string, depth int, tok json.Token, t reflect.Type, member func(key, kpath string, vtok json.Token) error) error {
+	if tok != json.Delim('{') {
+		return d.mismatch(t, path, depth, tok)
+	}
+	seen := map[string]bool{}
+	for d.dec.More() {
+		ktok, err := d.next()
+		if err != nil {
+			return err
+		}
+		key, _ := ktok.(string) // the decoder guarantees a string key
+		kpath := field(path, key)
+		vtok, err := d.next()
+		if err != nil {
+			return err
+		}
+		if seen[key] {
+			d.probs.add(kpath, "duplicate key")
+			if err := d.skip(kpath, depth+1, vtok); err != nil {
+				return err
+			}
+			continue
+		}
+		seen[key] = true
+		if err := member(key, kpath, vtok); err != nil {
+			return err
+		}
+	}
+	_, err := d.next()
+	return err
+}
+
+// mismatch records a type mismatch and skips the value.
+func (d *decoder) mismatch(t reflect.Type, path string, depth int, tok json.Token) error {
+	d.probs.add(path, "must be %s, not %s", describeType(t), describeToken(tok))
+	return d.skip(path, depth, tok)
+}
+
+// skip consumes the rest of the value starting with tok, refusing nesting
+// deeper than limits.MaxJSONDepth.
+func (d *decoder) skip(path string, depth int, tok json.Token) error {
+	open := 0
+	for {
+		if delim, ok := tok.(json.Delim); ok {
+			switch delim {
+			case '{', '[':
+				open++
+				if depth+open-1 > limits.MaxJSONDepth {
+					d.probs.add(path, "nested too deeply (at most %d levels)", limits.MaxJSONDepth)
+					return errStop
+				}
+			default:
+				open--
+			}
+		}
+		if open == 0 {
+			return nil
+		}
+		var err error
+		if tok, err = d.next(); err != nil {
+			return err
+		}
+	}
+}
+
+func describeType(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == timeType {
+		return "a time in RFC 3339 format (e.g. 2006-01-02T15:04:05Z)"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
+func describeToken(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return "an object"
+		}
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a value"
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// structFields maps the JSON names of t's fields to their types.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f.Type
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+// suggest returns " (did you mean x?)" when key is a near miss of one of
+// t's fields.
+func suggest(key string, t reflect.Type) string {
+	best, bestDist := "", 3
+	for name := range structFields(t) {
+		if d := editDistance(key, name); d < bestDist || (d == bestDist && best != "" && name < best) {
+			best, bestDist = name, d
+		}
+	}
+	if best == "" || bestDist > 2 || len(key) < 3 {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,75 @@
+package release
+
+import "github.com/ferryhq/ferry/internal/limits"
+
+// Defaults, applied by ApplyDefaults.
+const (
+	DefaultTimeout           = int(limits.DefaultTimeout / 1e9)
+	DefaultMinSize           = 1
+	DefaultEBSVolumeType     = "gp3"
+	DefaultEBSDeviceName     = "/dev/xvda"
+	DefaultHeartbeatTimeout  = 300
+	DefaultEvaluationPeriods = 1
+	DefaultPeriod            = 300
+	DefaultCooldown          = 300
+)
+
+// ApplyDefaults fills in every default, in this one place:
+//   - timeout: 600 seconds;
+//   - a service without autoscaling: min_size 1, max_size 1, spread 0,
+//     max_terms 0; a min_size of 0 means 1 and a max_size of 0 means
+//     min_size;
+//   - policies: evaluation_periods 1, period 300, cooldown 300;
+//   - ebs_volume_type gp3 and ebs_device_name /dev/xvda, only when
+//     ebs_volume_size is set;
+//   - lifecycle heartbeat_timeout: 300.
+//
+// It never overwrites a value that is set. Idempotent.
+func (r *Release) ApplyDefaults() {
+	if r == nil {
+		return
+	}
+	if r.Timeout == 0 {
+		r.Timeout = DefaultTimeout
+	}
+	for _, h := range r.Lifecycle {
+		if h != nil && h.HeartbeatTimeout == 0 {
+			h.HeartbeatTimeout = DefaultHeartbeatTimeout
+		}
+	}
+	for _, s := range r.Services {
+		if s == nil {
+			continue
+		}
+		if s.EBSVolumeSize != 0 {
+			if s.EBSVolumeType == "" {
+				s.EBSVolumeType = DefaultEBSVolumeType
+			}
+			if s.EBSDeviceName == "" {
+				s.EBSDeviceName = DefaultEBSDeviceName
+			}
+		}
+		if s.Autoscaling == nil {
+			s.Autoscaling = &Autoscaling{}
+		}
+		a := s.Autoscaling
+		if a.MinSize == 0 {
+			a.MinSize = DefaultMinSize
+		}
+		if a.MaxSize == 0 && a.MinSize > 0 {
+			a.MaxSize = a.MinSize
+		}
+		for i := range a.Policies {
+			p := &a.Policies[i]
+			if p.EvaluationPeriods == 0 {
+				p.EvaluationPeriods = DefaultEvaluationPeriods
+			}
+			if p.Period == 0 {
+				p.Period = DefaultPeriod
+			}
+			if p.Cooldown == 0 {
+				p.Cooldown = DefaultCooldown
+			}
+		}
+	}
+}

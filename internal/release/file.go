@@ -1,0 +1,127 @@
+package release
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// UserDataFile returns the path of the user data file of the release file
+// at releasePath: releasePath + ".userdata".
+func UserDataFile(releasePath string) string { return releasePath + ".userdata" }
+
+// AssetPath returns where the file of asset a of the release file at
+// releasePath is: a.Path is relative to the release file's directory.
+func AssetPath(releasePath string, a *Asset) string {
+	return filepath.Join(filepath.Dir(releasePath), filepath.FromSlash(a.Path))
+}
+
+// ReadFile reads the release file at path the way every ferry command
+// does: it decodes it strictly (DecodeFile), replaces a user_data of
+// UserDataFileMarker with the contents of UserDataFile(path), checks that
+// every asset's file is a readable regular file of at most
+// limits.MaxAssetBytes, applies defaults and validates it as a release
+// file (Validate(false)).
+//
+// It returns the release and nil, or nil and an error: a
+// *failure.BadReleaseError listing every problem (including an unreadable
+// user data or asset file), or another error when the release file itself
+// cannot be read. Error messages name files as given, never their contents.
+func ReadFile(path string) (*Release, error) {
+	data, err := readBounded(path, limits.MaxReleaseBytes)
+	if err != nil {
+		return nil, err
+	}
+	r, err := DecodeFile(data)
+	if err != nil {
+		return nil, err
+	}
+	p := &problems{}
+	if r.UsesUserDataFile() {
+		udPath := UserDataFile(path)
+		ud, err := readBounded(udPath, limits.MaxUserDataBytes)
+		if err != nil {
+			p.add("user_data", "%s needs the user data file: %v", UserDataFileMarker, err)
+		} else {
+			r.ReplaceUserDataFile(string(ud))
+		}
+	}
+	for _, name := range sortedKeys(r.Assets) {
+		a := r.Assets[name]
+		if a == nil || checkAssetPath(a.Path) != "" {
+			continue // Validate reports it
+		}
+		if err := checkAssetFile(AssetPath(path, a)); err != nil {
+			p.add(field(field("assets", name), "path"), "%v", err)
+		}
+	}
+	r.ApplyDefaults()
+	if err := r.Validate(false); err != nil {
+		var bad *failure.BadReleaseError
+		if errors.As(err, &bad) {
+			p.list = append(p.list, bad.Problems...)
+		} else {
+			return nil, err
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readBounded reads at most max bytes of the file at path; a larger file is
+// an error.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, plainPathError(path, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, plainPathError(path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
+}
+
+func checkAssetFile(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return plainPathError(path, err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case fi.Size() == 0:
+		return fmt.Errorf("%s is empty", path)
+	case fi.Size() > limits.MaxAssetBytes:
+		return fmt.Errorf("%s is larger than %d bytes", path, int64(limits.MaxAssetBytes))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return plainPathError(path, err)
+	}
+	return f.Close()
+}
+
+// plainPathError turns "open x: no such file or directory" into
+// "cannot read x: no such file or directory".
+func plainPathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}

@@ -1,0 +1,98 @@
+package release
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// Canonical returns the canonical encoding of r: defaults applied (on a
+// copy; r is not changed), created_at in UTC, then JSON with object keys
+// sorted, no insignificant whitespace, no HTML escaping, and null, empty
+// strings, empty arrays and empty objects left out (they all mean
+// "absent"). Two releases that ferry would run the same way have the same
+// canonical encoding.
+func Canonical(r *Release) ([]byte, error) {
+	if r == nil {
+		return nil, fmt.Errorf("canonical encoding: no release")
+	}
+	c := r.Clone()
+	c.ApplyDefaults()
+	if !c.CreatedAt.IsZero() {
+		c.CreatedAt = c.CreatedAt.UTC()
+	}
+	raw, err := marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("canonical encoding: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, fmt.Errorf("canonical encoding: %w", err)
+	}
+	out, err := marshal(prune(tree))
+	if err != nil {
+		return nil, fmt.Errorf("canonical encoding: %w", err)
+	}
+	return out, nil
+}
+
+// Hash returns the hex SHA-256 of Canonical(r). hash(file) equals
+// hash(file with defaults applied).
+func Hash(r *Release) (string, error) {
+	b, err := Canonical(r)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// marshal encodes v as compact JSON without HTML escaping (maps have their
+// keys sorted by encoding/json).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// prune drops null, "", [] and {} members of objects, recursively.
+func prune(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			e = prune(e)
+			if isEmpty(e) {
+				delete(t, k)
+				continue
+			}
+			t[k] = e
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = prune(e)
+		}
+	}
+	return v
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case string:
+		return t == ""
+	case []any:
+		return len(t) == 0
+	case map[string]any:
+		return len(t) == 0
+	}
+	return false
+}

@@ -1,0 +1,163 @@
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// SchemaID is the $id of the release file schema.
+const SchemaID = "https://github.com/ferryhq/ferry/schema/release.json"
+
+type obj = map[string]any
+
+// Schema returns the JSON Schema (draft 2020-12) of a release file, for
+// editors. It is generated from the same patterns, enumerations and limits
+// as Validate. It describes a release file, so the fields only the client
+// sets are absent (additionalProperties refuses them). Rules across
+// fields (e.g. max_size >= min_size, rendered user data size) are only in
+// Validate. The result is indented JSON ending with a newline.
+func Schema() []byte {
+	pattern := func(desc, pat string, maxLen int) obj {
+		return obj{"type": "string", "description": desc, "pattern": pat, "minLength": 1, "maxLength": maxLen}
+	}
+	intRange := func(desc string, lo, hi int) obj {
+		return obj{"type": "integer", "description": desc, "minimum": lo, "maximum": hi}
+	}
+	list := func(desc string, item obj) obj {
+		return obj{"type": []string{"array", "null"}, "description": desc, "items": item,
+			"maxItems": limits.MaxListLen, "uniqueItems": true}
+	}
+	object := func(desc string, props obj, required ...string) obj {
+		o := obj{"type": "object", "description": desc, "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			o["required"] = required
+		}
+		return o
+	}
+	ref := func(desc string) obj { return pattern(desc, refPattern, limits.MaxResourceRef) }
+	userData := obj{"type": "string", "maxLength": limits.MaxUserDataBytes, "description": "User data template (cloud-init). Variables: " +
+		strings.Join(Variables(), ", ") + ". " + UserDataFileMarker + " is replaced by the contents of <release file>.userdata."}
+
+	policy := object("A CPU scaling policy with its CloudWatch alarm.", obj{
+		"type":               obj{"enum": PolicyTypes, "description": "cpu_scale_up (positive scaling_adjustment) or cpu_scale_down (negative)."},
+		"threshold":          obj{"type": "number", "minimum": 0, "maximum": maxThreshold, "description": "CPU utilization percent."},
+		"scaling_adjustment": intRange("Instances to add (cpu_scale_up, > 0) or remove (cpu_scale_down, < 0).", -limits.MaxInstances, limits.MaxInstances),
+		"evaluation_periods": intRange("Alarm evaluation periods (default 1).", 0, maxPolicyWindow/10),
+		"period":             intRange("Alarm period in seconds: 10, 30 or a multiple of 60 (default 300).", 0, maxPolicyWindow),
+		"cooldown":           intRange("Seconds between scaling activities (default 300).", 0, maxCooldown),
+	}, "type", "threshold", "scaling_adjustment")
+
+	autoscaling := object("Horizontal scale of the service (default min_size 1, max_size 1).", obj{
+		"min_size":  intRange("Fewest instances; 0 or absent means 1.", 0, limits.MaxInstances),
+		"max_size":  intRange("Most instances, at least min_size; 0 or absent means min_size.", 0, limits.MaxInstances),
+		"spread":    obj{"type": "number", "minimum": 0, "exclusiveMaximum": 1, "description": "Launch desired*(1+spread); healthy at desired*(1-spread)."},
+		"max_terms": intRange("Halt the release when this many instances terminate (default 0).", 0, limits.MaxInstances),
+		"policies":  obj{"type": []string{"array", "null"}, "items": policy, "maxItems": limits.MaxPolicies},
+	})
+
+	tags := obj{
+		"type": []string{"object", "null"}, "description": "Tags of the service's instances. Keys ferry sets and aws: keys are reserved.",
+		"maxProperties": limits.MaxTags,
+		"propertyNames": obj{"pattern": tagPattern, "minLength": 1, "maxLength": limits.MaxTagKeyLen,
+			"not": obj{"anyOf": append([]any{obj{"pattern": "^[Aa][Ww][Ss]:"}}, reservedTagSchemas()...)}},
+		"additionalProperties": obj{"type": "string", "pattern": tagPattern, "maxLength": limits.MaxTagValueLen},
+	}
+
+	service := object("A service: one ASG per release.", obj{
+		"instance_type":   pattern("EC2 instance type, e.g. t3.micro.", instanceTypePattern, 32),
+		"security_groups": list("Security group Name tags or IDs.", ref("A security group Name tag or ID.")),
+		"elbs":            list("Classic load balancer names.", pattern("A classic load balancer name.", elbPattern, maxELBLen)),
+		"target_groups":   list("Target group Name tags.", ref("A target group Name tag.")),
+		"profile":         pattern("Instance profile name.", iamNamePattern, maxIAMNameLen),
+		"ebs_volume_size": intRange("EBS volume size in GiB.", 1, maxEBSVolumeSize),
+		"ebs_volume_type": obj{"enum": EBSVolumeTypes, "description": "EBS volume type (default " + DefaultEBSVolumeType + ")."},
+		"ebs_device_name": obj{"type": "string", "pattern": deviceNamePattern, "description": "Device name (default " + DefaultEBSDeviceName + ")."},
+		"autoscaling":     autoscaling,
+		"tags":            tags,
+		"ami":             ref("Overrides the release's ami."),
+		"subnets":         list("Overrides the release's subnets.", ref("A subnet Name tag or ID.")),
+		"user_data":       userData,
+	}, "instance_type")
+
+	hook := object("An Auto Scaling lifecycle hook.", obj{
+		"transition":        obj{"enum": Transitions},
+		"role":              pattern("IAM role name the hook uses to publish.", iamNamePattern, maxRoleNameLen),
+		"sns":               pattern("SNS topic name.", snsTopicPattern, maxSNSTopicLen),
+		"heartbeat_timeout": intRange("Seconds (default 300).", minHeartbeat, maxHeartbeat),
+	}, "transition", "role", "sns")
+
+	asset := object("A file the instances need, published by its SHA-256.", obj{
+		"path": obj{"type": "string", "minLength": 1, "maxLength": maxAssetPathLen,
+			"pattern": `^[^/\\]`, "not": obj{"pattern": `(^|/)\.\.(/|$)`},
+			"description": "Path relative to the release file, '/' separators, no \"..\"."},
+	}, "path")
+
+	s := obj{
+		"$schema":     "https://json-schema.org/draft/2020-12/schema",
+		"$id":         SchemaID,
+		"title":       "ferry release file",
+		"description": "A release: what ferry deploys for one project into one config.",
+		"type":        "object",
+		"properties": obj{
+			"project_name": obj{"type": "string", "pattern": projectPattern, "maxLength": limits.MaxProjectLen,
+				"not": obj{"pattern": `\.\.`}, "description": "org/name"},
+			"config_name": pattern("The environment, e.g. development.", simpleNamePattern, limits.MaxConfigLen),
+			"account_id":  obj{"type": "string", "pattern": accountIDPattern, "description": "Target account (default: the deployer's)."},
+			"region":      obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "Target region (default: the deployer's)."},
+			"qualifier":   obj{"type": "string", "pattern": qualifierPattern, "description": "Selects a bootstrap of the target."},
+			"subnets":     list("Subnet Name tags or IDs (or set subnets on every service).", ref("A subnet Name tag or ID.")),
+			"ami":         ref("AMI Name tag or ID (or set ami on every service)."),
+			"user_data":   userData,
+			"timeout":     intRange("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
+			"lifecycle": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxLifecycleHooks,
+				"propertyNames": obj{"pattern": hookNamePattern, "maxLength": maxHookNameLen}, "additionalProperties": hook},
+			"assets": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxAssets,
+				"propertyNames":        obj{"pattern": assetNamePattern, "maxLength": maxAssetNameLen, "not": obj{"pattern": `\.\.`}},
+				"additionalProperties": asset},
+			"services": obj{"type": "object", "minProperties": 1, "maxProperties": limits.MaxServices,
+				"propertyNames": obj{"pattern": simpleNamePattern, "maxLength": limits.MaxServiceLen}, "additionalProperties": service},
+		},
+		"required":             []string{"project_name", "config_name", "services"},
+		"additionalProperties": false,
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		panic("release schema: " + err.Error()) // static data; covered by tests
+	}
+	return buf.Bytes()
+}
+
+// reservedTagSchemas matches the reserved tag keys, case-insensitively.
+func reservedTagSchemas() []any {
+	var out []any
+	for _, k := range reservedTagsPattern() {
+		out = append(out, obj{"pattern": k})
+	}
+	return out
+}
+
+func reservedTagsPattern() []string {
+	var out []string
+	for _, k := range naming.ReservedTags() {
+		var b strings.Builder
+		b.WriteString("^")
+		for _, c := range k {
+			lo, up := strings.ToLower(string(c)), strings.ToUpper(string(c))
+			if lo == up {
+				b.WriteString(lo)
+			} else {
+				b.WriteString("[" + up + lo + "]")
+			}
+		}
+		b.WriteString("$")
+		out = append(out, b.String())
+	}
+	return out
+}

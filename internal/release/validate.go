@@ -1,0 +1,488 @@
+package release
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// Enumerations.
+var (
+	// PolicyTypes are the scaling policy types.
+	PolicyTypes = []string{"cpu_scale_up", "cpu_scale_down"}
+	// Transitions are the lifecycle hook transitions.
+	Transitions = []string{"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING"}
+	// EBSVolumeTypes are the EBS volume types.
+	EBSVolumeTypes = []string{"gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"}
+)
+
+// Bounds of numeric fields not in package limits because they are AWS's.
+const (
+	minHeartbeat       = 30
+	maxHeartbeat       = 7200
+	maxEBSVolumeSize   = 16384
+	maxPolicyWindow    = 86400 // evaluation_periods * period, seconds
+	maxCooldown        = 86400
+	maxThreshold       = 100
+	maxCreatedByLength = 512
+)
+
+// Validate checks the release with defaults applied (on a copy; r is not
+// changed) and returns nil or a *failure.BadReleaseError listing every
+// problem, each "path: message", sorted.
+//
+// uploaded=false checks a release file: assets need a path, and a
+// user_data of UserDataFileMarker is accepted (the client replaces it).
+// uploaded=true checks a release as the client uploaded it: release_id,
+// created_at and every asset's sha256 and size must be set and well
+// formed, and no user_data may still be the marker.
+func (r *Release) Validate(uploaded bool) error {
+	p := &problems{}
+	if r == nil {
+		p.add("", "missing")
+		return p.err()
+	}
+	c := r.Clone()
+	c.ApplyDefaults()
+	v := validator{r: c, p: p, uploaded: uploaded}
+	v.release()
+	return p.err()
+}
+
+type validator struct {
+	r        *Release
+	p        *problems
+	uploaded bool
+}
+
+func (v *validator) release() {
+	r, p := v.r, v.p
+	if why := checkProject(r.ProjectName); why != "" {
+		p.add("project_name", "%s", why)
+	}
+	if why := checkSimple(r.ConfigName, limits.MaxConfigLen); why != "" {
+		p.add("config_name", "%s", why)
+	}
+	if r.ReleaseID != "" || v.uploaded {
+		if why := checkReleaseID(r.ReleaseID); why != "" {
+			p.add("release_id", "%s", why)
+		}
+	}
+	if v.uploaded && r.CreatedAt.IsZero() {
+		p.add("created_at", "required")
+	}
+	if r.CreatedBy != "" {
+		switch {
+		case len(r.CreatedBy) > maxCreatedByLength:
+			p.add("created_by", "must be at most %d characters", maxCreatedByLength)
+		case !createdByRe.MatchString(r.CreatedBy):
+			p.add("created_by", "must be printable ASCII without leading or trailing spaces")
+		}
+	}
+	if r.AccountID != "" && !accountIDRe.MatchString(r.AccountID) {
+		p.add("account_id", "must be 12 digits")
+	}
+	if r.Region != "" && (len(r.Region) > 32 || !regionRe.MatchString(r.Region)) {
+		p.add("region", "must be an AWS region like us-east-1")
+	}
+	if r.Qualifier != "" && !qualifierRe.MatchString(r.Qualifier) {
+		p.add("qualifier", "must be 1 to %d lowercase letters and digits", limits.MaxQualifierLen)
+	}
+	v.refs("subnets", r.Subnets, checkRef)
+	if r.AMI != "" {
+		v.ref("ami", r.AMI, checkRef)
+	}
+	if r.Timeout < 1 || r.Timeout > int(limits.MaxTimeout.Seconds()) {
+		p.add("timeout", "must be between 1 and %d seconds", int(limits.MaxTimeout.Seconds()))
+	}
+	v.lifecycle()
+	v.assets()
+
+	switch n := len(r.Services); {
+	case n == 0:
+		p.add("services", "at least one service is required")
+	case n > limits.MaxServices:
+		p.add("services", "at most %d services, not %d", limits.MaxServices, n)
+	}
+	for _, name := range r.ServiceNames() {
+		v.service(name)
+	}
+	v.userData()
+}
+
+func (v *validator) lifecycle() {
+	if n := len(v.r.Lifecycle); n > limits.MaxLifecycleHooks {
+		v.p.add("lifecycle", "at most %d hooks, not %d", limits.MaxLifecycleHooks, n)
+	}
+	for name, h := range v.r.Lifecycle {
+		path := field("lifecycle", name)
+		switch {
+		case len(name) > maxHookNameLen:
+			v.p.add(path, "hook name must be at most %d characters", maxHookNameLen)
+		case !hookNameRe.MatchString(name):
+			v.p.add(path, "hook name must be letters, digits, '_' and '-', starting with a letter or digit")
+		}
+		if h == nil {
+			v.p.add(path, "must be an object")
+			continue
+		}
+		if !slices.Contains(Transitions, h.Transition) {
+			v.p.add(field(path, "transition"), "must be one of %s", strings.Join(Transitions, ", "))
+		}
+		v.ref(field(path, "role"), h.Role, checkRoleName)
+		v.ref(field(path, "sns"), h.SNS, checkSNSTopic)
+		if h.HeartbeatTimeout < minHeartbeat || h.HeartbeatTimeout > maxHeartbeat {
+			v.p.add(field(path, "heartbeat_timeout"), "must be between %d and %d seconds", minHeartbeat, maxHeartbeat)
+		}
+	}
+}
+
+func (v *validator) assets() {
+	if n := len(v.r.Assets); n > limits.MaxAssets {
+		v.p.add("assets", "at most %d assets, not %d", limits.MaxAssets, n)
+	}
+	for name, a := range v.r.Assets {
+		apath := field("assets", name)
+		switch {
+		case len(name) > maxAssetNameLen:
+			v.p.add(apath, "asset name must be at most %d characters", maxAssetNameLen)
+		case !assetNameRe.MatchString(name) || strings.Contains(name, ".."):
+			v.p.add(apath, "asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without \"..\"")
+		}
+		if a == nil {
+			v.p.add(apath, "must be an object")
+			continue
+		}
+		if a.Path != "" || !v.uploaded {
+			if why := checkAssetPath(a.Path); why != "" {
+				v.p.add(field(apath, "path"), "%s", why)
+			}
+		}
+		switch {
+		case a.SHA256 == "" && v.uploaded:
+			v.p.add(field(apath, "sha256"), "required")
+		case a.SHA256 != "" && !sha256Re.MatchString(a.SHA256):
+			v.p.add(field(apath, "sha256"), "must be 64 lowercase hex digits")
+		}
+		switch {
+		case a.Size == 0 && v.uploaded:
+			v.p.add(field(apath, "size"), "required (an asset may not be empty)")
+		case a.Size < 0 || a.Size > limits.MaxAssetBytes:
+			v.p.add(field(apath, "size"), "must be between 1 and %d bytes", limits.MaxAssetBytes)
+		}
+	}
+}
+
+// checkAssetPath returns why p is not a safe relative asset path, or "".
+func checkAssetPath(p string) string {
+	switch {
+	case p == "":
+		return "required"
+	case len(p) > maxAssetPathLen:
+		return fmt.Sprintf("must be at most %d characters", maxAssetPathLen)
+	case strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || (len(p) > 1 && p[1] == ':'):
+		return "must be a relative path with '/' separators"
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return `must not contain ".."`
+	case hasControl(p):
+		return "must not contain control characters"
+	case path.Clean(p) != p:
+		return fmt.Sprintf("must be a clean path (%s)", path.Clean(p))
+	}
+	return ""
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func (v *validator) service(name string) {
+	r, p := v.r, v.p
+	spath := field("services", name)
+	if why := checkSimple(name, limits.MaxServiceLen); why != "" {
+		p.add(spath, "service name %s", why)
+	}
+	s := r.Services[name]
+	if s == nil {
+		p.add(spath, "must be an object")
+		return
+	}
+	switch {
+	case s.InstanceType == "":
+		p.add(field(spath, "instance_type"), "required")
+	case len(s.InstanceType) > 32 || !instanceTypeRe.MatchString(s.InstanceType):
+		p.add(field(spath, "instance_type"), "must be an EC2 instance type like t3.micro")
+	}
+	v.refs(field(spath, "security_groups"), s.SecurityGroups, checkRef)
+	v.refs(field(spath, "elbs"), s.ELBs, checkELB)
+	v.refs(field(spath, "target_groups"), s.TargetGroups, checkRef)
+	if s.Profile != "" {
+		v.ref(field(spath, "profile"), s.Profile, checkIAMName)
+	}
+	if s.AMI != "" {
+		v.ref(field(spath, "ami"), s.AMI, checkRef)
+	} else if r.AMI == "" {
+		p.add(field(spath, "ami"), "required because the release sets no ami")
+	}
+	v.refs(field(spath, "subnets"), s.Subnets, checkRef)
+	if len(s.Subnets) == 0 && len(r.Subnets) == 0 {
+		p.add(field(spath, "subnets"), "required because the release sets no subnets")
+	}
+	v.ebs(spath, s)
+	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
+	v.tags(field(spath, "tags"), s.Tags)
+}
+
+func (v *validator) ebs(spath string, s *Service) {
+	switch {
+	case s.EBSVolumeSize == 0:
+		if s.EBSVolumeType != "" || s.EBSDeviceName != "" {
+			v.p.add(field(spath, "ebs_volume_size"), "required when ebs_volume_type or ebs_device_name is set")
+		}
+		return
+	case s.EBSVolumeSize < 1 || s.EBSVolumeSize > maxEBSVolumeSize:
+		v.p.add(field(spath, "ebs_volume_size"), "must be between 1 and %d GiB", maxEBSVolumeSize)
+	}
+	if !slices.Contains(EBSVolumeTypes, s.EBSVolumeType) {
+		v.p.add(field(spath, "ebs_volume_type"), "must be one of %s", strings.Join(EBSVolumeTypes, ", "))
+	}
+	if !deviceNameRe.MatchString(s.EBSDeviceName) {
+		v.p.add(field(spath, "ebs_device_name"), "must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1")
+	}
+}
+
+func (v *validator) autoscaling(apath string, a *Autoscaling) {
+	p := v.p
+	if a.MinSize < 1 {
+		p.add(field(apath, "min_size"), "must be at least 1")
+	}
+	switch {
+	case a.MaxSize < a.MinSize:
+		p.add(field(apath, "max_size"), "must be at least min_size (%d)", a.MinSize)
+	case a.MaxSize > limits.MaxInstances:
+		p.add(field(apath, "max_size"), "must be at most %d", limits.MaxInstances)
+	}
+	if math.IsNaN(a.Spread) || a.Spread < 0 || a.Spread >= 1 {
+		p.add(field(apath, "spread"), "must be between 0 and 1")
+	}
+	if a.MaxTerms < 0 || a.MaxTerms > limits.MaxInstances {
+		p.add(field(apath, "max_terms"), "must be between 0 and %d", limits.MaxInstances)
+	}
+	ppath := field(apath, "policies")
+	if n := len(a.Policies); n > limits.MaxPolicies {
+		p.add(ppath, "at most %d policies, not %d", limits.MaxPolicies, n)
+	}
+	thresholds := map[string]float64{}
+	for i, pol := range a.Policies {
+		ip := index(ppath, i)
+		okType := slices.Contains(PolicyTypes, pol.Type)
+		if !okType {
+			p.add(field(ip, "type"), "must be one of %s", strings.Join(PolicyTypes, ", "))
+		} else if _, dup := thresholds[pol.Type]; dup {
+			p.add(field(ip, "type"), "duplicate policy type %s", pol.Type)
+		} else {
+			thresholds[pol.Type] = pol.Threshold
+		}
+		if math.IsNaN(pol.Threshold) || pol.Threshold < 0 || pol.Threshold > maxThreshold {
+			p.add(field(ip, "threshold"), "must be between 0 and %d", maxThreshold)
+		}
+		switch {
+		case pol.ScalingAdjustment < -limits.MaxInstances || pol.ScalingAdjustment > limits.MaxInstances:
+			p.add(field(ip, "scaling_adjustment"), "must be between -%d and %d", limits.MaxInstances, limits.MaxInstances)
+		case pol.Type == "cpu_scale_up" && pol.ScalingAdjustment <= 0:
+			p.add(field(ip, "scaling_adjustment"), "must be positive for cpu_scale_up")
+		case pol.Type == "cpu_scale_down" && pol.ScalingAdjustment >= 0:
+			p.add(field(ip, "scaling_adjustment"), "must be negative for cpu_scale_down")
+		}
+		if pol.Period != 10 && pol.Period != 30 && (pol.Period < 60 || pol.Period%60 != 0 || pol.Period > maxPolicyWindow) {
+			p.add(field(ip, "period"), "must be 10, 30 or a multiple of 60 up to %d seconds", maxPolicyWindow)
+		} else if pol.EvaluationPeriods < 1 || pol.EvaluationPeriods > maxPolicyWindow/pol.Period {
+			p.add(field(ip, "evaluation_periods"), "must be at least 1, with evaluation_periods * period at most %d seconds", maxPolicyWindow)
+		}
+		if pol.Cooldown < 0 || pol.Cooldown > maxCooldown {
+			p.add(field(ip, "cooldown"), "must be between 0 and %d seconds", maxCooldown)
+		}
+	}
+	up, hasUp := thresholds["cpu_scale_up"]
+	down, hasDown := thresholds["cpu_scale_down"]
+	if hasUp && hasDown && up <= down {
+		p.add(ppath, "the cpu_scale_up threshold (%g) must be above the cpu_scale_down threshold (%g)", up, down)
+	}
+}
+
+func (v *validator) tags(tpath string, tags map[string]string) {
+	if n := len(tags); n > limits.MaxTags {
+		v.p.add(tpath, "at most %d tags, not %d", limits.MaxTags, n)
+	}
+	reserved := naming.ReservedTags()
+	for k, val := range tags {
+		kp := field(tpath, k)
+		switch {
+		case k == "":
+			v.p.add(kp, "tag key must not be empty")
+		case len(k) > limits.MaxTagKeyLen:
+			v.p.add(kp, "tag key must be at most %d characters", limits.MaxTagKeyLen)
+		case !tagRe.MatchString(k):
+			v.p.add(kp, "tag key must be letters, digits, spaces and + - = . _ : / @")
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			v.p.add(kp, `tag keys starting with "aws:" are reserved by AWS`)
+		case slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(r, k) }):
+			v.p.add(kp, "tag key is reserved: ferry sets %s itself", canonicalReserved(k))
+		}
+		switch {
+		case len(val) > limits.MaxTagValueLen:
+			v.p.add(kp, "tag value must be at most %d characters", limits.MaxTagValueLen)
+		case !tagRe.MatchString(val):
+			v.p.add(kp, "tag value must be letters, digits, spaces and + - = . _ : / @")
+		}
+	}
+}
+
+func canonicalReserved(k string) string {
+	for _, r := range naming.ReservedTags() {
+		if strings.EqualFold(r, k) {
+			return r
+		}
+	}
+	return k
+}
+
+// refs checks a list of resource references: bounded, no duplicates, each
+// well formed.
+func (v *validator) refs(lpath string, list []string, check func(string) string) {
+	if len(list) > limits.MaxListLen {
+		v.p.add(lpath, "at most %d entries, not %d", limits.MaxListLen, len(list))
+	}
+	seen := map[string]bool{}
+	for i, s := range list {
+		if seen[s] {
+			v.p.add(index(lpath, i), "duplicate %q", s)
+			continue
+		}
+		seen[s] = true
+		v.ref(index(lpath, i), s, check)
+	}
+}
+
+func (v *validator) ref(rpath, s string, check func(string) string) {
+	if why := check(s); why != "" {
+		v.p.add(rpath, "%s", why)
+	}
+}
+
+func checkPattern(s string, max int, re *regexp.Regexp, shape string) string {
+	switch {
+	case s == "":
+		return "required"
+	case len(s) > max:
+		return fmt.Sprintf("must be at most %d characters", max)
+	case !re.MatchString(s):
+		return "must be " + shape
+	}
+	return ""
+}
+
+// checkRef checks a Name tag or resource ID (subnet, AMI, security group,
+// target group).
+func checkRef(s string) string {
+	return checkPattern(s, limits.MaxResourceRef, refRe,
+		"a name or ID of letters, digits, spaces and ._:/()#,@[]+=&;{}!$*- without leading or trailing spaces")
+}
+
+func checkELB(s string) string {
+	return checkPattern(s, maxELBLen, elbRe, "a load balancer name of letters, digits and '-', not starting or ending with '-'")
+}
+
+func checkIAMName(s string) string {
+	return checkPattern(s, maxIAMNameLen, iamNameRe, "an IAM name of letters, digits and +=,.@_-")
+}
+
+func checkRoleName(s string) string {
+	return checkPattern(s, maxRoleNameLen, iamNameRe, "an IAM role name of letters, digits and +=,.@_-")
+}
+
+func checkSNSTopic(s string) string {
+	return checkPattern(s, maxSNSTopicLen, snsTopicRe, "an SNS topic name of letters, digits, '_' and '-'")
+}
+
+// userData renders the user data of every service with placeholder values:
+// it must use only known variables and assets and fit the EC2 limit.
+func (v *validator) userData() {
+	r := v.r
+	if v.uploaded {
+		if r.UserData == UserDataFileMarker {
+			v.p.add("user_data", "%s must be replaced by the client with the user data file", UserDataFileMarker)
+		}
+	}
+	for _, name := range r.ServiceNames() {
+		s := r.Services[name]
+		if s == nil {
+			continue
+		}
+		upath, tmpl := "user_data", r.UserData
+		if s.UserData != "" {
+			upath, tmpl = field(field("services", name), "user_data"), s.UserData
+			if v.uploaded && tmpl == UserDataFileMarker {
+				v.p.add(upath, "%s must be replaced by the client with the user data file", UserDataFileMarker)
+			}
+		}
+		if tmpl == UserDataFileMarker {
+			continue
+		}
+		_, msgs := render(tmpl, v.placeholders(name))
+		for _, m := range msgs {
+			if strings.HasPrefix(m, "rendered") && upath == "user_data" {
+				m = strings.Replace(m, "rendered user data", "rendered user data of service "+name, 1)
+			}
+			v.p.add(upath, "%s", m)
+		}
+	}
+}
+
+// placeholders are the template values used to validate user data: the
+// real names, and for what is not known before the deploy the longest
+// value it can have, so a release that validates also fits when deployed.
+func (v *validator) placeholders(service string) Vars {
+	r := v.r
+	vars := Vars{
+		ReleaseID:   r.ReleaseID,
+		ProjectName: r.ProjectName,
+		ConfigName:  r.ConfigName,
+		ServiceName: service,
+		Assets:      map[string]AssetRef{},
+	}
+	if vars.ReleaseID == "" {
+		vars.ReleaseID = strings.Repeat("r", limits.MaxReleaseIDLen)
+	}
+	for name, a := range r.Assets {
+		sum := strings.Repeat("0", 64)
+		if a != nil && sha256Re.MatchString(a.SHA256) {
+			sum = a.SHA256
+		}
+		vars.Assets[name] = AssetRef{URL: placeholderAssetURL(r, sum), SHA256: sum}
+	}
+	return vars
+}
+
+// placeholderAssetURL is an upper bound of an asset's URL: the virtual-host
+// style HTTPS URL of its key in the target's asset bucket.
+func placeholderAssetURL(r *Release, sum string) string {
+	account, region, qualifier := r.AccountID, r.Region, r.Qualifier
+	if account == "" {
+		account = strings.Repeat("0", 12)
+	}
+	if region == "" {
+		region = "ap-southeast-1"
+	}
+	if qualifier == "" {
+		qualifier = strings.Repeat("q", limits.MaxQualifierLen)
+	}
+	return "https://" + naming.AssetBucketName(account, region, qualifier) + ".s3." + region +
+		".amazonaws.com/" + naming.TargetAssetKey(sum)
+}
