@@ -1,0 +1,46 @@
+package naming
+
+// Names of the deployer's own resources (the DeployerStack of infra/) and of
+// the stack outputs the client reads. Binaries that must not link the CDK
+// import them from here.
+const (
+	// DeployerStackName is the CloudFormation stack of the deployer.
+	DeployerStackName = "ferry-deployer"
+	// BootstrapStackName is the stack (or StackSet) that bootstraps a
+	// target environment.
+	BootstrapStackName = "ferry-bootstrap"
+	// StateMachineName is the physical name of the deploy state machine, so
+	// its ARN is conventional: arn:aws:states:REGION:ACCOUNT:stateMachine:ferry-deployer.
+	StateMachineName = "ferry-deployer"
+	// DeployerFunctionName is the physical name of the deployer Lambda.
+	DeployerFunctionName = "ferry-deployer"
+
+	// OutputStateMachineArn and OutputBucketName are the DeployerStack's
+	// outputs: the state machine's ARN and the deployer bucket's name.
+	OutputStateMachineArn = "StateMachineArn"
+	OutputBucketName      = "BucketName"
+
+	// EnvDeployerBucket is the environment variable that gives the deployer
+	// Lambda the name of its bucket (parsed by the Lambda's main only).
+	EnvDeployerBucket = "FERRY_DEPLOYER_BUCKET"
+
+	// ObjectTagExpire is the S3 object tag whose value
+	// ObjectTagExpireRelease marks an object of one release (release.json,
+	// rendered user data, outcome, run-once marker): the deployer bucket's
+	// lifecycle rule expires tagged objects after limits.ReleaseObjectRetention.
+	// Untagged objects (locks, halt markers, current records, assets) are
+	// kept.
+	ObjectTagExpire        = "ferry-expire"
+	ObjectTagExpireRelease = "release"
+)
+
+// AssumableRoleNamePatterns are the IAM role name patterns (with `*`
+// wildcards) of every role the deployer may assume in a target account: the
+// deploy and publish roles with and without a qualifier, derived from
+// DeployRoleName and PublishRoleName.
+func AssumableRoleNamePatterns() []string {
+	return []string{
+		DeployRoleName("*", "*", ""), DeployRoleName("*", "*", "*"),
+		PublishRoleName("*", "*", ""), PublishRoleName("*", "*", "*"),
+	}
+}
