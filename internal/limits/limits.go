@@ -56,3 +56,13 @@ const (
 	MaxTagValueLen  = 256
 	MaxResourceRef  = 255
 )
+
+// The Step Functions quotas the local interpreter enforces as AWS does.
+const (
+	// StepFunctionsPayloadBytes is the largest execution input, task input
+	// or task result Step Functions accepts.
+	StepFunctionsPayloadBytes = 256 << 10
+	// StepFunctionsHistoryEvents is the most events one execution's history
+	// may hold; an execution that would exceed it fails.
+	StepFunctionsHistoryEvents = 25000
+)

@@ -1,0 +1,114 @@
+package asl
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/clock"
+)
+
+// Waiter lets execution time pass: Wait states and the intervals between
+// retries go through it, so an execution never sleeps on the wall clock
+// unless its Waiter does.
+type Waiter interface {
+	// Wait returns once d of execution time has passed, or with ctx's error
+	// when ctx is done first.
+	Wait(ctx context.Context, d time.Duration) error
+	// Bound returns a context that is also done once d of execution time
+	// has passed, for Task TimeoutSeconds. A waiter whose time does not
+	// pass on its own may return ctx unchanged: the interpreter also
+	// checks the elapsed time on its clock when a task returns.
+	Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+}
+
+// VirtualWaiter passes time on a virtual clock: Wait moves the clock to the
+// waiter's deadline at once (the clock never goes back) and never blocks.
+// Executions sharing one clock each jump it to their own deadline, so every
+// wait lasts at least as long as asked.
+type VirtualWaiter struct {
+	Clock *clock.Virtual
+}
+
+// Wait moves the clock forward by d and returns; it fails only when ctx is
+// already done.
+func (w VirtualWaiter) Wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.Clock.Set(w.Clock.Now().Add(d))
+	return nil
+}
+
+// Bound returns a cancellable copy of ctx: virtual time passes only
+// through Wait, and the interpreter checks task timeouts on the clock.
+func (w VirtualWaiter) Bound(ctx context.Context, _ time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+
+// Scaled is a clock and a Waiter whose time runs Speed times faster than
+// the wall clock, starting at Origin: with Speed 60 a ten-minute wait takes
+// ten seconds. It is safe for concurrent use; the local region gives one
+// Scaled to the simulated AWS (as its clock) and to every execution.
+type Scaled struct {
+	origin    time.Time
+	realStart time.Time
+	speed     float64
+}
+
+// NewScaled returns Scaled time that reads origin now and runs speed times
+// faster than the wall clock. speed must be positive.
+func NewScaled(origin time.Time, speed float64) (*Scaled, error) {
+	if !(speed > 0) {
+		return nil, errors.New("scaled time: speed must be positive")
+	}
+	return &Scaled{origin: origin, realStart: time.Now(), speed: speed}, nil
+}
+
+// Now returns the scaled time.
+func (s *Scaled) Now() time.Time {
+	return s.origin.Add(time.Duration(float64(time.Since(s.realStart)) * s.speed))
+}
+
+func (s *Scaled) real(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / s.speed)
+}
+
+// Wait sleeps d/Speed of wall time, or until ctx is done.
+func (s *Scaled) Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(s.real(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Bound returns ctx with a deadline d/Speed of wall time away.
+func (s *Scaled) Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.real(d))
+}
+
+// wallWaiter is the default for the system clock: real sleeps.
+type wallWaiter struct{}
+
+func (wallWaiter) Wait(ctx context.Context, d time.Duration) error {
+	s := Scaled{speed: 1}
+	return s.Wait(ctx, d)
+}
+
+func (wallWaiter) Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+var (
+	_ Waiter      = VirtualWaiter{}
+	_ Waiter      = (*Scaled)(nil)
+	_ clock.Clock = (*Scaled)(nil)
+	_ Waiter      = wallWaiter{}
+)
