@@ -73,7 +73,7 @@ type Event struct {
 	TaskFailed    *TaskErrorDetails     `json:"taskFailedEventDetails,omitempty"`
 	TaskTimedOut  *TaskErrorDetails     `json:"taskTimedOutEventDetails,omitempty"`
 
-	LambdaFunctionScheduled *LambdaScheduledDetails   `json:"lambdaFunctionScheduledEventDetails,omitempty"`
+	LambdaFunctionScheduled *LambdaScheduledDetails    `json:"lambdaFunctionScheduledEventDetails,omitempty"`
 	LambdaFunctionSucceeded *ExecutionSucceededDetails `json:"lambdaFunctionSucceededEventDetails,omitempty"`
 	LambdaFunctionFailed    *ErrorDetails              `json:"lambdaFunctionFailedEventDetails,omitempty"`
 	LambdaFunctionTimedOut  *ErrorDetails              `json:"lambdaFunctionTimedOutEventDetails,omitempty"`

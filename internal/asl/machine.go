@@ -102,7 +102,7 @@ type state struct {
 	timestamp     *time.Time
 	timestampPath *path
 
-	errorName, cause    string
+	errorName, cause     string
 	errorPath, causePath *path
 }
 
