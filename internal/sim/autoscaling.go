@@ -1,0 +1,553 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+)
+
+// AutoScaling is the simulated Auto Scaling API of one account-region.
+type AutoScaling struct{ view }
+
+var _ cloud.AutoScaling = (*AutoScaling)(nil)
+
+const serviceAutoScaling = "Auto Scaling"
+
+type group struct {
+	name, arn   string
+	created     time.Time
+	lt          *launchTemplate
+	ltSpec      astypes.LaunchTemplateSpecification
+	ltVersion   int64
+	min, max    int32
+	desired     int32
+	subnets     []*subnet
+	lbs         []*classicLB
+	tgs         []*targetGroup
+	healthCheck string
+	grace       int32
+	tags        []astypes.TagDescription
+	hooks       []astypes.LifecycleHookSpecification
+	termHook    bool
+	instances   []*instance
+	nextSubnet  int
+	deleting    bool
+	hiddenFor   int
+	policies    map[string]*policy
+}
+
+type policy struct {
+	name, arn string
+	input     autoscaling.PutScalingPolicyInput
+}
+
+// live counts the instances that are not terminating.
+func (g *group) live() int {
+	n := 0
+	for _, i := range g.instances {
+		if i.terminating.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// CreateAutoScalingGroup creates a group from a launch template and
+// launches its desired capacity.
+func (c *AutoScaling) CreateAutoScalingGroup(ctx context.Context, in *autoscaling.CreateAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.CreateAutoScalingGroupOutput, error) {
+	const op = "CreateAutoScalingGroup"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &autoscaling.CreateAutoScalingGroupOutput{}, c.end(op, r.createGroup(in))
+}
+
+func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error {
+	name := deref(in.AutoScalingGroupName)
+	if name == "" || len(name) > 255 {
+		return apiErrf(cloud.CodeValidation, "1 validation error detected: Value '%s' at 'autoScalingGroupName' failed to satisfy constraint: Member must have length between 1 and 255", name)
+	}
+	if in.MinSize == nil || in.MaxSize == nil {
+		return apiErr(cloud.CodeValidation, "MinSize and MaxSize are required")
+	}
+	if _, ok := r.groups[name]; ok {
+		return apiErrf(cloud.CodeAlreadyExists, "AutoScalingGroup by this name already exists - A group with the name %s already exists", name)
+	}
+	if len(r.groups) >= r.w.quotas.AutoScalingGroups {
+		return apiErrf(cloud.CodeLimitExceeded, "You have reached your quota of %d Auto Scaling groups in this Region", r.w.quotas.AutoScalingGroups)
+	}
+	minSize, maxSize := *in.MinSize, *in.MaxSize
+	desired := minSize
+	if in.DesiredCapacity != nil {
+		desired = *in.DesiredCapacity
+	}
+	switch {
+	case minSize < 0 || maxSize < 0:
+		return apiErr(cloud.CodeValidation, "MinSize and MaxSize must not be negative")
+	case maxSize < minSize:
+		return apiErrf(cloud.CodeValidation, "Max bound, %d, must be greater than or equal to min bound, %d", maxSize, minSize)
+	case desired < minSize || desired > maxSize:
+		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
+	}
+	if in.LaunchConfigurationName != nil || in.MixedInstancesPolicy != nil || in.InstanceId != nil {
+		return apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate (launch configurations are deprecated)")
+	}
+	if in.LaunchTemplate == nil {
+		return apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
+	}
+	lt, version, err := r.resolveLaunchTemplate(*in.LaunchTemplate)
+	if err != nil {
+		return err
+	}
+	data := lt.versions[version-1]
+	if _, ok := r.amis[deref(data.ImageId)]; !ok {
+		return apiErrf(cloud.CodeValidation, "You must use a valid fully-formed launch template. The image id '[%s]' does not exist", deref(data.ImageId))
+	}
+	if deref(in.VPCZoneIdentifier) == "" {
+		return apiErr(cloud.CodeValidation, "At least one Availability Zone or VPC Subnet is required.")
+	}
+	g := &group{
+		name: name, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate, ltVersion: version,
+		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
+		policies: map[string]*policy{},
+	}
+	g.arn = fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
+		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
+	for _, id := range strings.Split(*in.VPCZoneIdentifier, ",") {
+		id = strings.TrimSpace(id)
+		s := r.subnets[id]
+		if s == nil {
+			return apiErrf(cloud.CodeValidation, "The subnet ID '%s' does not exist", id)
+		}
+		g.subnets = append(g.subnets, s)
+	}
+	for _, n := range in.LoadBalancerNames {
+		lb := r.elbs[n]
+		if lb == nil {
+			return apiErr(cloud.CodeValidation, "Provided Load Balancers may not be valid. Please ensure they exist and try again.")
+		}
+		g.lbs = append(g.lbs, lb)
+	}
+	for _, a := range in.TargetGroupARNs {
+		tg := r.tgARNs[a]
+		if tg == nil {
+			return apiErr(cloud.CodeValidation, "Provided Target Groups may not be valid. Please ensure they exist and try again.")
+		}
+		g.tgs = append(g.tgs, tg)
+	}
+	if in.HealthCheckType != nil {
+		switch *in.HealthCheckType {
+		case "EC2", "ELB":
+			g.healthCheck = *in.HealthCheckType
+		default:
+			return apiErrf(cloud.CodeValidation, "Invalid health check type: %s", *in.HealthCheckType)
+		}
+	}
+	if len(in.Tags) > 50 {
+		return apiErr(cloud.CodeValidation, "The number of tags exceeds the limit of 50")
+	}
+	seen := map[string]bool{}
+	for _, t := range in.Tags {
+		k := deref(t.Key)
+		if k == "" || len(k) > 128 || len(deref(t.Value)) > 256 {
+			return apiErrf(cloud.CodeValidation, "Invalid tag key or value: %q", k)
+		}
+		if t.ResourceId != nil && *t.ResourceId != name {
+			return apiErrf(cloud.CodeValidation, "Tag ResourceId %q does not match the group name %q", *t.ResourceId, name)
+		}
+		if t.ResourceType != nil && *t.ResourceType != "auto-scaling-group" {
+			return apiErrf(cloud.CodeValidation, "Tag ResourceType %q is not auto-scaling-group", *t.ResourceType)
+		}
+		if seen[k] {
+			return apiErrf(cloud.CodeValidation, "Duplicate tag key: %s", k)
+		}
+		seen[k] = true
+		g.tags = append(g.tags, astypes.TagDescription{
+			Key: aws.String(k), Value: aws.String(deref(t.Value)), PropagateAtLaunch: aws.Bool(deref(t.PropagateAtLaunch)),
+			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
+		})
+	}
+	sort.Slice(g.tags, func(a, b int) bool { return *g.tags[a].Key < *g.tags[b].Key })
+	for _, h := range in.LifecycleHookSpecificationList {
+		if err := r.checkHook(h); err != nil {
+			return err
+		}
+		if deref(h.LifecycleTransition) == "autoscaling:EC2_INSTANCE_TERMINATING" {
+			g.termHook = true
+		}
+		g.hooks = append(g.hooks, h)
+	}
+	r.groups[name] = g
+	if k := r.w.faults.hide; k > 0 {
+		g.hiddenFor = k
+		r.hidden = append(r.hidden, g)
+	}
+	for range int(desired) {
+		r.launch(g, r.w.now)
+	}
+	return nil
+}
+
+func (r *region) checkHook(h astypes.LifecycleHookSpecification) error {
+	name := deref(h.LifecycleHookName)
+	if name == "" || len(name) > 255 {
+		return apiErr(cloud.CodeValidation, "LifecycleHookName must have length between 1 and 255")
+	}
+	switch deref(h.LifecycleTransition) {
+	case "autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING":
+	default:
+		return apiErrf(cloud.CodeValidation, "Invalid Lifecycle Transition: %s", deref(h.LifecycleTransition))
+	}
+	if t := h.HeartbeatTimeout; t != nil && (*t < 30 || *t > 7200) {
+		return apiErrf(cloud.CodeValidation, "HeartbeatTimeout %d must be between 30 and 7200", *t)
+	}
+	if d := deref(h.DefaultResult); d != "" && d != "CONTINUE" && d != "ABANDON" {
+		return apiErrf(cloud.CodeValidation, "DefaultResult %s must be CONTINUE or ABANDON", d)
+	}
+	if arn := deref(h.NotificationTargetARN); arn != "" {
+		if _, ok := r.topics[arn]; !ok {
+			return apiErrf(cloud.CodeValidation, "Unable to publish test message to notification target %s using IAM role %s. Please check your target and role configuration and try to put lifecycle hook again.", arn, deref(h.RoleARN))
+		}
+		if deref(h.RoleARN) == "" {
+			return apiErr(cloud.CodeValidation, "RoleARN is required with a NotificationTargetARN")
+		}
+	}
+	if arn := deref(h.RoleARN); arn != "" {
+		acct, name, ok := parseRoleARN(arn)
+		if !ok || acct != r.account.id || r.account.roles[name] == nil {
+			return apiErrf(cloud.CodeValidation, "Unable to publish test message to notification target %s using IAM role %s. Please check your target and role configuration and try to put lifecycle hook again.", deref(h.NotificationTargetARN), arn)
+		}
+	}
+	return nil
+}
+
+// resolveLaunchTemplate finds the template and version a group uses.
+func (r *region) resolveLaunchTemplate(spec astypes.LaunchTemplateSpecification) (*launchTemplate, int64, error) {
+	var lt *launchTemplate
+	switch {
+	case spec.LaunchTemplateId != nil && spec.LaunchTemplateName != nil:
+		return nil, 0, apiErr(cloud.CodeValidation, "Specify either LaunchTemplateId or LaunchTemplateName, not both")
+	case spec.LaunchTemplateId != nil:
+		lt = r.ltIDs[*spec.LaunchTemplateId]
+	case spec.LaunchTemplateName != nil:
+		lt = r.lts[*spec.LaunchTemplateName]
+	default:
+		return nil, 0, apiErr(cloud.CodeValidation, "A launch template needs a LaunchTemplateId or LaunchTemplateName")
+	}
+	if lt == nil {
+		return nil, 0, apiErrf(cloud.CodeValidation, "The specified launch template, with template name %s and id %s, does not exist.", deref(spec.LaunchTemplateName), deref(spec.LaunchTemplateId))
+	}
+	switch v := deref(spec.Version); v {
+	case "", "$Default":
+		return lt, lt.deflt, nil
+	case "$Latest":
+		return lt, int64(len(lt.versions)), nil
+	default:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > int64(len(lt.versions)) {
+			return nil, 0, apiErrf(cloud.CodeValidation, "The specified launch template version %s of %s does not exist.", v, lt.name)
+		}
+		return lt, n, nil
+	}
+}
+
+// DescribeAutoScalingGroups returns groups by name (a map lookup) or by
+// tag filters, sorted by name, paginated by MaxRecords (default 50, at most
+// 100) and NextToken. Names that do not exist are left out, not an error.
+func (c *AutoScaling) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	const op = "DescribeAutoScalingGroups"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeGroups(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	limit := int(deref(in.MaxRecords))
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > 100 {
+		return nil, apiErr(cloud.CodeValidation, "MaxRecords must be between 1 and 100")
+	}
+	hidden := map[*group]bool{}
+	kept := r.hidden[:0]
+	for _, g := range r.hidden {
+		if g.hiddenFor > 0 {
+			hidden[g] = true
+			g.hiddenFor--
+		}
+		if g.hiddenFor > 0 {
+			kept = append(kept, g)
+		}
+	}
+	r.hidden = kept
+	var names []string
+	if len(in.AutoScalingGroupNames) > 0 {
+		names = append(names, in.AutoScalingGroupNames...)
+		sort.Strings(names)
+		names = dedupe(names)
+	} else {
+		names = sortedKeys(r.groups)
+	}
+	var filters []tagFilter
+	for _, f := range in.Filters {
+		tf, err := newTagFilter(deref(f.Name), f.Values)
+		if err != nil {
+			return nil, err
+		}
+		filters = append(filters, tf)
+	}
+	start := 0
+	if tok := deref(in.NextToken); tok != "" {
+		after, ok := strings.CutPrefix(tok, "after:")
+		if !ok {
+			return nil, apiErr("InvalidNextToken", "The token is not valid")
+		}
+		start = sort.SearchStrings(names, after)
+		if start < len(names) && names[start] == after {
+			start++
+		}
+	}
+	out := &autoscaling.DescribeAutoScalingGroupsOutput{AutoScalingGroups: []astypes.AutoScalingGroup{}}
+	for _, n := range names[start:] {
+		g := r.groups[n]
+		if g == nil || hidden[g] || !matchGroup(g, filters) {
+			continue
+		}
+		if len(out.AutoScalingGroups) == limit {
+			out.NextToken = aws.String("after:" + *out.AutoScalingGroups[limit-1].AutoScalingGroupName)
+			break
+		}
+		out.AutoScalingGroups = append(out.AutoScalingGroups, r.describeGroup(g))
+	}
+	return out, nil
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type tagFilter struct {
+	kind   string // "tag", "tag-key", "tag-value"
+	key    string
+	values map[string]bool
+}
+
+func newTagFilter(name string, values []string) (tagFilter, error) {
+	f := tagFilter{values: map[string]bool{}}
+	for _, v := range values {
+		f.values[v] = true
+	}
+	switch {
+	case strings.HasPrefix(name, "tag:"):
+		f.kind, f.key = "tag", strings.TrimPrefix(name, "tag:")
+	case name == "tag-key" || name == "tag-value":
+		f.kind = name
+	default:
+		return f, apiErrf(cloud.CodeValidation, "Filter name %q is not valid", name)
+	}
+	return f, nil
+}
+
+func matchGroup(g *group, filters []tagFilter) bool {
+	for _, f := range filters {
+		ok := false
+		for _, t := range g.tags {
+			switch f.kind {
+			case "tag":
+				ok = *t.Key == f.key && f.values[*t.Value]
+			case "tag-key":
+				ok = f.values[*t.Key]
+			case "tag-value":
+				ok = f.values[*t.Value]
+			}
+			if ok {
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
+	now := r.w.now
+	lt := g.ltSpec
+	lt.LaunchTemplateId, lt.LaunchTemplateName = aws.String(g.lt.id), aws.String(g.lt.name)
+	if lt.Version == nil {
+		lt.Version = aws.String("$Default")
+	}
+	out := astypes.AutoScalingGroup{
+		AutoScalingGroupName: aws.String(g.name), AutoScalingGroupARN: aws.String(g.arn),
+		CreatedTime: aws.Time(g.created), LaunchTemplate: &lt,
+		MinSize: aws.Int32(g.min), MaxSize: aws.Int32(g.max), DesiredCapacity: aws.Int32(g.desired),
+		DefaultCooldown: aws.Int32(300), HealthCheckType: aws.String(g.healthCheck),
+		HealthCheckGracePeriod: aws.Int32(g.grace), Tags: append([]astypes.TagDescription(nil), g.tags...),
+		LoadBalancerNames: []string{}, TargetGroupARNs: []string{},
+		NewInstancesProtectedFromScaleIn: aws.Bool(false), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
+		Instances: make([]astypes.Instance, 0, len(g.instances)),
+	}
+	var subnetIDs []string
+	zones := map[string]bool{}
+	for _, s := range g.subnets {
+		subnetIDs = append(subnetIDs, s.id)
+		if !zones[s.az] {
+			zones[s.az] = true
+			out.AvailabilityZones = append(out.AvailabilityZones, s.az)
+		}
+	}
+	out.VPCZoneIdentifier = aws.String(strings.Join(subnetIDs, ","))
+	for _, lb := range g.lbs {
+		out.LoadBalancerNames = append(out.LoadBalancerNames, lb.name)
+	}
+	for _, tg := range g.tgs {
+		out.TargetGroupARNs = append(out.TargetGroupARNs, tg.arn)
+	}
+	if g.deleting {
+		out.Status = aws.String("Delete in progress")
+	}
+	ltRef := &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(g.lt.id), LaunchTemplateName: aws.String(g.lt.name), Version: aws.String(strconv.FormatInt(g.ltVersion, 10))}
+	for _, i := range g.instances {
+		out.Instances = append(out.Instances, astypes.Instance{
+			InstanceId: aws.String(i.id), AvailabilityZone: aws.String(i.subnet.az),
+			LifecycleState: i.lifecycle(now), HealthStatus: aws.String(i.healthStatus(now)),
+			InstanceType: aws.String(i.instanceType), ImageId: aws.String(i.imageID),
+			LaunchTemplate: ltRef, ProtectedFromScaleIn: aws.Bool(false),
+		})
+	}
+	return out
+}
+
+// DeleteAutoScalingGroup deletes a group. Without ForceDelete a group that
+// still has instances is refused (ResourceInUse); with it, its instances
+// are terminated and deregistered from their load balancers. The group
+// shows Status "Delete in progress" until its instances are gone, then
+// vanishes. Its scaling policies are deleted at once, with every alarm
+// whose actions were only those policies. Deleting a group already being
+// deleted succeeds; a group that does not exist is a ValidationError.
+func (c *AutoScaling) DeleteAutoScalingGroup(ctx context.Context, in *autoscaling.DeleteAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.DeleteAutoScalingGroupOutput, error) {
+	const op = "DeleteAutoScalingGroup"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &autoscaling.DeleteAutoScalingGroupOutput{}, c.end(op, r.deleteGroup(deref(in.AutoScalingGroupName), deref(in.ForceDelete)))
+}
+
+func (r *region) deleteGroup(name string, force bool) error {
+	g := r.groups[name]
+	if g == nil {
+		return apiErrf(cloud.CodeValidation, "AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
+	}
+	if len(g.instances) > 0 && !force {
+		if g.deleting {
+			return apiErr(cloud.CodeScalingActivityInProgress, "An activity is currently in progress. Wait for the activity to complete.")
+		}
+		return apiErr(cloud.CodeResourceInUse, "You cannot delete an AutoScalingGroup while there are instances or pending Spot instance request(s) still in the group.")
+	}
+	if g.deleting {
+		return nil
+	}
+	now := r.w.now
+	g.deleting = true
+	g.desired, g.min = 0, 0
+	policyARNs := map[string]bool{}
+	for _, p := range g.policies {
+		policyARNs[p.arn] = true
+	}
+	g.policies = map[string]*policy{}
+	for name, a := range r.alarms {
+		in := a.input
+		if len(in.AlarmActions) == 0 {
+			continue
+		}
+		onlyGroup := true
+		for _, act := range in.AlarmActions {
+			if !policyARNs[act] {
+				onlyGroup = false
+			}
+		}
+		if onlyGroup {
+			delete(r.alarms, name)
+		}
+	}
+	for _, i := range append([]*instance(nil), g.instances...) {
+		r.terminate(i, now, false)
+	}
+	if len(g.instances) == 0 {
+		r.scheduleGroupGone(g, now)
+	}
+	return nil
+}
+
+// PutScalingPolicy creates or replaces a scaling policy of a group and
+// returns its ARN (the same ARN when it replaces one).
+func (c *AutoScaling) PutScalingPolicy(ctx context.Context, in *autoscaling.PutScalingPolicyInput, _ ...func(*autoscaling.Options)) (*autoscaling.PutScalingPolicyOutput, error) {
+	const op = "PutScalingPolicy"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.putPolicy(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) putPolicy(in *autoscaling.PutScalingPolicyInput) (*autoscaling.PutScalingPolicyOutput, error) {
+	gname, pname := deref(in.AutoScalingGroupName), deref(in.PolicyName)
+	g := r.groups[gname]
+	if g == nil || g.deleting {
+		return nil, apiErrf(cloud.CodeValidation, "Group %s not found", gname)
+	}
+	if pname == "" || len(pname) > 255 {
+		return nil, apiErr(cloud.CodeValidation, "PolicyName must have length between 1 and 255")
+	}
+	switch pt := deref(in.PolicyType); pt {
+	case "", "SimpleScaling":
+		switch deref(in.AdjustmentType) {
+		case "ChangeInCapacity", "ExactCapacity", "PercentChangeInCapacity":
+		default:
+			return nil, apiErrf(cloud.CodeValidation, "Invalid adjustment type %q", deref(in.AdjustmentType))
+		}
+		if in.ScalingAdjustment == nil {
+			return nil, apiErr(cloud.CodeValidation, "ScalingAdjustment is required for a SimpleScaling policy")
+		}
+	case "StepScaling", "TargetTrackingScaling", "PredictiveScaling":
+	default:
+		return nil, apiErrf(cloud.CodeValidation, "Invalid policy type %q", pt)
+	}
+	p := g.policies[pname]
+	if p == nil {
+		p = &policy{name: pname, arn: fmt.Sprintf("arn:aws:autoscaling:%s:%s:scalingPolicy:%s:autoScalingGroupName/%s:policyName/%s",
+			r.name, r.account.id, uuidFrom(seed(g.arn, pname)), gname, pname)}
+		g.policies[pname] = p
+	}
+	p.input = *in
+	return &autoscaling.PutScalingPolicyOutput{PolicyARN: aws.String(p.arn), Alarms: []astypes.Alarm{}}, nil
+}
+
+// uuidFrom formats a number as a UUID-shaped id.
+func uuidFrom(n uint64) string {
+	m := n*0x9e3779b97f4a7c15 + 1
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", uint32(n>>32), uint16(n>>16), uint16(n), uint16(m>>48), m&0xffffffffffff)
+}

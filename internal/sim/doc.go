@@ -1,0 +1,125 @@
+// Package sim is a simulated AWS: a stateful, deterministic model of the
+// parts of EC2, Auto Scaling, Elastic Load Balancing (classic and v2), IAM,
+// SNS, CloudWatch and STS that ferry calls, per account and region. It
+// satisfies the interfaces of package cloud with the SDK's own signatures,
+// so the deploy handlers run over it exactly as over AWS; the tests, the
+// local region and the benchmarks use it.
+//
+// # Driving it
+//
+//	spec, err := sim.Load("testdata/worlds/deploy-test.json")
+//	clk := clock.NewVirtual(start)
+//	world, err := sim.New(clk, spec)
+//	conn := world.Connector("111111111111", assets, cloud.ConnectorOptions{})
+//	clients, err := conn.Connect(ctx, cloud.Target{AccountID: "111111111111", Region: "us-east-1"})
+//
+// The world owns no goroutine and never sleeps. Every call first brings the
+// world up to clock.Now() by running the events due (instances dying, being
+// gone, targets draining, deleted groups vanishing) in time order; states
+// that are a function of time (Pending -> InService, health checks passing)
+// are computed when asked. Ids are counters, so the same calls give the
+// same ids and golden files are stable.
+//
+// Errors look like the SDK's: a *smithy.OperationError around an HTTP
+// response error around a smithy.GenericAPIError carrying AWS's error code
+// (AlreadyExists, ValidationError, InvalidAMIID.NotFound, ...; the codes
+// are constants in package cloud). Use errors.As with smithy.APIError.
+//
+// # Instances
+//
+// CreateAutoScalingGroup launches DesiredCapacity instances round-robin
+// over the group's subnets, registers them with the group's classic load
+// balancers and target groups, and keeps the group at desired capacity by
+// replacing instances that die. An instance's behavior comes from its AMI
+// and can be overridden by a line "#ferry-sim: <behavior>" in the launch
+// template's (base64) user data:
+//
+//   - healthy: Pending for boot_seconds, then InService; the load balancer
+//     health check passes health_seconds later.
+//   - never-healthy: boots, but the health check never passes (classic ELB
+//     OutOfService reason Instance, target unhealthy).
+//   - crash-loop: dies crash_after_seconds after booting; it is Terminating
+//     (Terminating:Wait with a termination lifecycle hook) for
+//     terminate_seconds, then gone, and the group launches a replacement.
+//   - slow-boot: like healthy with slow_boot_seconds instead of boot_seconds.
+//
+// Each duration is a range; the value of one instance is picked from it
+// deterministically from the instance id. A terminating instance leaves
+// its classic load balancers at once and drains from its target groups for
+// deregistration_seconds.
+//
+// DeleteAutoScalingGroup without ForceDelete refuses a group with instances
+// (ResourceInUse); with it, the instances terminate, the group shows Status
+// "Delete in progress" until they are gone plus group_delete_seconds, then
+// vanishes. The group's scaling policies go at once, with the alarms whose
+// only actions were those policies.
+//
+// # Faults, counters, snapshot
+//
+// world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err:
+// sim.Throttling()}) fails the second call; Nth 0 fails every matching call
+// (up to Times). Helpers: Throttling, InternalError (500), AccessDenied,
+// Timeout (a send error around context.DeadlineExceeded, as the SDK reports
+// a deadline). world.Faults().HideNewGroups(k) makes each new ASG invisible
+// to the next k DescribeAutoScalingGroups calls of its region.
+//
+// world.Calls() counts calls per operation, CallsByAccount per account,
+// CallLog lists them in order; ResetCalls clears them. world.Snapshot() is
+// a JSON-serialisable picture of every group, instance, registration,
+// launch template and alarm.
+//
+// # Credentials
+//
+// STS(caller).AssumeRole checks that the role exists in the target account
+// and trusts the caller's account (AccessDenied otherwise, for both, as in
+// AWS) and issues credentials whose access key names a session the world
+// remembers. The clients of Build check on every call that their
+// credentials are a live session of their account. Clients(account, region)
+// gives unauthenticated clients for tests and tools.
+//
+// # World file reference
+//
+// A world file is JSON, decoded strictly (unknown fields are errors). All
+// fields but ids and names are optional.
+//
+//	{
+//	  "defaults": {                         // instance timings, seconds: N or [min, max]
+//	    "boot_seconds": [60, 120],          // launch -> InService
+//	    "slow_boot_seconds": [300, 600],    // the same, for slow-boot
+//	    "health_seconds": [20, 40],         // InService -> health check passes
+//	    "crash_after_seconds": [30, 90],    // InService -> dies, for crash-loop
+//	    "terminate_seconds": [20, 40],      // Terminating -> gone
+//	    "deregistration_seconds": 30,       // target group draining
+//	    "group_delete_seconds": [10, 30]    // last instance gone -> group gone
+//	  },
+//	  "limits": {                           // per account-region quotas
+//	    "auto_scaling_groups": 500, "launch_templates": 5000, "alarms": 10000
+//	  },
+//	  "accounts": [{
+//	    "id": "111111111111",
+//	    "bootstrap": [                      // ferry's deploy and publish roles
+//	      {"region": "us-east-1", "qualifier": "", "trust": ["111111111111"]}
+//	    ],
+//	    "roles": [{"name": "asg_lifecycle_hooks", "path": "/", "trust": []}],
+//	    "instance_profiles": [
+//	      {"name": "p", "path": "/project/config/service/", "roles": ["role-name"]}
+//	    ],
+//	    "regions": [{
+//	      "name": "us-east-1",
+//	      "amis": [{"id": "ami-...", "name": "ubuntu", "tags": {"DeployWith": "ferry"},
+//	                "behavior": "healthy", "timings": {"boot_seconds": 30}}],
+//	      "subnets": [{"id": "subnet-...", "availability_zone": "us-east-1a",
+//	                   "vpc_id": "vpc-...", "tags": {"Name": "a"}}],
+//	      "security_groups": [{"id": "sg-...", "name": "web", "tags": {}}],
+//	      "elbs": [{"name": "web-elb", "tags": {}}],
+//	      "target_groups": [{"name": "web-tg", "port": 80, "tags": {}}],
+//	      "topics": [{"name": "asg_lifecycle_hooks"}]
+//	    }]
+//	  }]
+//	}
+//
+// An AMI's Name tag defaults to its name; behavior defaults to healthy.
+// Target group ARNs are derived from account, region and name; topic ARNs
+// are arn:aws:sns:<region>:<account>:<name>. A region used but not listed
+// exists and is empty.
+package sim

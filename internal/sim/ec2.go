@@ -1,0 +1,422 @@
+package sim
+
+import (
+	"context"
+	"encoding/base64"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// EC2 is the simulated EC2 API of one account-region.
+type EC2 struct{ view }
+
+var _ cloud.EC2 = (*EC2)(nil)
+
+const serviceEC2 = "EC2"
+
+// ec2Filter is one EC2 filter: the resource matches when one of its values
+// for Name is among Values.
+type ec2Filter struct {
+	name   string
+	values map[string]bool
+}
+
+func newEC2Filters(in []ec2types.Filter, allowed ...string) ([]ec2Filter, error) {
+	var out []ec2Filter
+	for _, f := range in {
+		name := deref(f.Name)
+		ok := strings.HasPrefix(name, "tag:") || name == "tag-key" || name == "tag-value"
+		for _, a := range allowed {
+			ok = ok || name == a
+		}
+		if !ok {
+			return nil, apiErrf("InvalidParameterValue", "The filter '%s' is invalid", name)
+		}
+		vals := map[string]bool{}
+		for _, v := range f.Values {
+			vals[v] = true
+		}
+		out = append(out, ec2Filter{name: name, values: vals})
+	}
+	return out, nil
+}
+
+// matchEC2 applies filters to a resource with tags and attributes.
+func matchEC2(filters []ec2Filter, tags map[string]string, attrs map[string]string) bool {
+	for _, f := range filters {
+		ok := false
+		switch {
+		case strings.HasPrefix(f.name, "tag:"):
+			v, has := tags[strings.TrimPrefix(f.name, "tag:")]
+			ok = has && f.values[v]
+		case f.name == "tag-key":
+			for k := range tags {
+				ok = ok || f.values[k]
+			}
+		case f.name == "tag-value":
+			for _, v := range tags {
+				ok = ok || f.values[v]
+			}
+		default:
+			ok = f.values[attrs[f.name]]
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func ec2Tags(m map[string]string) []ec2types.Tag {
+	out := make([]ec2types.Tag, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
+	}
+	return out
+}
+
+// DescribeImages returns images by id (an unknown id is
+// InvalidAMIID.NotFound) and filters (name, image-id, state, tag:K,
+// tag-key, tag-value). Owners "self" or the account id match every image
+// of the region.
+func (c *EC2) DescribeImages(ctx context.Context, in *ec2.DescribeImagesInput, _ ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
+	const op = "DescribeImages"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeImages(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeImages(in *ec2.DescribeImagesInput) (*ec2.DescribeImagesOutput, error) {
+	filters, err := newEC2Filters(in.Filters, "name", "image-id", "state", "owner-id")
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range in.Owners {
+		if o != "self" && o != r.account.id {
+			return &ec2.DescribeImagesOutput{Images: []ec2types.Image{}}, nil
+		}
+	}
+	ids := in.ImageIds
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "ami-") {
+			return nil, apiErrf("InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+		}
+		if r.amis[id] == nil {
+			return nil, apiErrf(cloud.CodeAMINotFound, "The image id '[%s]' does not exist", id)
+		}
+	}
+	if len(ids) == 0 {
+		ids = sortedKeys(r.amis)
+	}
+	out := &ec2.DescribeImagesOutput{Images: []ec2types.Image{}}
+	for _, id := range ids {
+		a := r.amis[id]
+		if !matchEC2(filters, a.tags, map[string]string{"name": a.name, "image-id": a.id, "state": "available", "owner-id": r.account.id}) {
+			continue
+		}
+		out.Images = append(out.Images, ec2types.Image{
+			ImageId: aws.String(a.id), Name: aws.String(a.name), State: ec2types.ImageStateAvailable,
+			OwnerId: aws.String(r.account.id), Tags: ec2Tags(a.tags), Architecture: ec2types.ArchitectureValuesX8664,
+			RootDeviceName: aws.String("/dev/sda1"), RootDeviceType: ec2types.DeviceTypeEbs,
+			VirtualizationType: ec2types.VirtualizationTypeHvm, CreationDate: aws.String("2024-01-01T00:00:00.000Z"),
+		})
+	}
+	return out, nil
+}
+
+// DescribeSubnets returns subnets by id (an unknown id is
+// InvalidSubnetID.NotFound) and filters (subnet-id, vpc-id,
+// availability-zone, tag:K, tag-key, tag-value).
+func (c *EC2) DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
+	const op = "DescribeSubnets"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeSubnets(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeSubnets(in *ec2.DescribeSubnetsInput) (*ec2.DescribeSubnetsOutput, error) {
+	filters, err := newEC2Filters(in.Filters, "subnet-id", "vpc-id", "availability-zone", "state")
+	if err != nil {
+		return nil, err
+	}
+	ids := in.SubnetIds
+	for _, id := range ids {
+		if r.subnets[id] == nil {
+			return nil, apiErrf(cloud.CodeSubnetNotFound, "The subnet ID '%s' does not exist", id)
+		}
+	}
+	if len(ids) == 0 {
+		ids = sortedKeys(r.subnets)
+	}
+	out := &ec2.DescribeSubnetsOutput{Subnets: []ec2types.Subnet{}}
+	for _, id := range ids {
+		s := r.subnets[id]
+		if !matchEC2(filters, s.tags, map[string]string{"subnet-id": s.id, "vpc-id": s.vpc, "availability-zone": s.az, "state": "available"}) {
+			continue
+		}
+		out.Subnets = append(out.Subnets, ec2types.Subnet{
+			SubnetId: aws.String(s.id), VpcId: aws.String(s.vpc), AvailabilityZone: aws.String(s.az),
+			State: ec2types.SubnetStateAvailable, Tags: ec2Tags(s.tags), OwnerId: aws.String(r.account.id),
+			AvailableIpAddressCount: aws.Int32(4091),
+		})
+	}
+	return out, nil
+}
+
+// DescribeSecurityGroups returns groups by id or name (an unknown one is
+// InvalidGroup.NotFound) and filters (group-id, group-name, vpc-id, tag:K,
+// tag-key, tag-value).
+func (c *EC2) DescribeSecurityGroups(ctx context.Context, in *ec2.DescribeSecurityGroupsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error) {
+	const op = "DescribeSecurityGroups"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeSecurityGroups(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeSecurityGroups(in *ec2.DescribeSecurityGroupsInput) (*ec2.DescribeSecurityGroupsOutput, error) {
+	filters, err := newEC2Filters(in.Filters, "group-id", "group-name", "vpc-id")
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, id := range in.GroupIds {
+		if r.sgs[id] == nil {
+			return nil, apiErrf(cloud.CodeGroupNotFound, "The security group '%s' does not exist", id)
+		}
+		want[id] = true
+	}
+	for _, n := range in.GroupNames {
+		found := false
+		for _, g := range r.sgs {
+			if g.name == n {
+				want[g.id], found = true, true
+			}
+		}
+		if !found {
+			return nil, apiErrf(cloud.CodeGroupNotFound, "The security group '%s' does not exist in default VPC", n)
+		}
+	}
+	out := &ec2.DescribeSecurityGroupsOutput{SecurityGroups: []ec2types.SecurityGroup{}}
+	for _, id := range sortedKeys(r.sgs) {
+		g := r.sgs[id]
+		if len(want) > 0 && !want[id] {
+			continue
+		}
+		if !matchEC2(filters, g.tags, map[string]string{"group-id": g.id, "group-name": g.name, "vpc-id": g.vpc}) {
+			continue
+		}
+		out.SecurityGroups = append(out.SecurityGroups, ec2types.SecurityGroup{
+			GroupId: aws.String(g.id), GroupName: aws.String(g.name), VpcId: aws.String(g.vpc),
+			Tags: ec2Tags(g.tags), OwnerId: aws.String(r.account.id), Description: aws.String(g.name),
+		})
+	}
+	return out, nil
+}
+
+var launchTemplateNameRE = regexp.MustCompile(`^[a-zA-Z0-9().\-/_]{3,128}$`)
+
+// CreateLaunchTemplate creates a launch template (version 1). Its name is
+// unique per region (InvalidLaunchTemplateName.AlreadyExistsException);
+// tags on create come from TagSpecifications of type launch-template. A
+// repeat with the ClientToken of an existing template returns that
+// template (AWS's idempotency).
+func (c *EC2) CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, _ ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error) {
+	const op = "CreateLaunchTemplate"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.createLaunchTemplate(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput) (*ec2.CreateLaunchTemplateOutput, error) {
+	name := deref(in.LaunchTemplateName)
+	if tok := deref(in.ClientToken); tok != "" {
+		for _, lt := range r.lts {
+			if lt.token == tok {
+				if lt.name != name {
+					return nil, apiErr("IdempotentParameterMismatch", "The client token was already used with different parameters")
+				}
+				return &ec2.CreateLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
+			}
+		}
+	}
+	if !launchTemplateNameRE.MatchString(name) {
+		return nil, apiErrf("InvalidLaunchTemplateName.MalformedException", "A launch template name must be between 3 and 128 characters, and may contain letters, numbers, and the following characters: - ( ) . / _.' (got %q)", name)
+	}
+	if r.lts[name] != nil {
+		return nil, apiErrf(cloud.CodeLaunchTemplateNameAlreadyExists, "Launch template name already in use.")
+	}
+	if in.LaunchTemplateData == nil {
+		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateData")
+	}
+	if len(r.lts) >= r.w.quotas.LaunchTemplates {
+		return nil, apiErrf("LaunchTemplateLimitExceeded", "You've reached the maximum number of launch templates (%d)", r.w.quotas.LaunchTemplates)
+	}
+	data := *in.LaunchTemplateData
+	if ud := deref(data.UserData); ud != "" {
+		raw, err := base64.StdEncoding.DecodeString(ud)
+		if err != nil {
+			return nil, apiErr("InvalidUserData.Malformed", "Invalid BASE64 encoding of user data.")
+		}
+		if len(raw) > limits.MaxUserDataBytes {
+			return nil, apiErrf("InvalidParameterValue", "User data is limited to %d bytes", limits.MaxUserDataBytes)
+		}
+	}
+	if id := deref(data.ImageId); id != "" && !strings.HasPrefix(id, "ami-") {
+		return nil, apiErrf("InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+	}
+	var tags []ec2types.Tag
+	for _, ts := range in.TagSpecifications {
+		if ts.ResourceType != ec2types.ResourceTypeLaunchTemplate {
+			return nil, apiErrf("InvalidParameterValue", "'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
+		}
+		tags = append(tags, ts.Tags...)
+	}
+	sort.Slice(tags, func(a, b int) bool { return deref(tags[a].Key) < deref(tags[b].Key) })
+	lt := &launchTemplate{
+		id: r.w.newID("lt-", 17), name: name, created: r.w.now, tags: tags,
+		versions: []*ec2types.RequestLaunchTemplateData{&data}, deflt: 1, token: deref(in.ClientToken),
+		createdBy: "arn:aws:sts::" + r.account.id + ":assumed-role/ferry",
+	}
+	r.lts[name] = lt
+	r.ltIDs[lt.id] = lt
+	return &ec2.CreateLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
+}
+
+func (lt *launchTemplate) describe() *ec2types.LaunchTemplate {
+	return &ec2types.LaunchTemplate{
+		LaunchTemplateId: aws.String(lt.id), LaunchTemplateName: aws.String(lt.name),
+		CreateTime: aws.Time(lt.created), CreatedBy: aws.String(lt.createdBy),
+		DefaultVersionNumber: aws.Int64(lt.deflt), LatestVersionNumber: aws.Int64(int64(len(lt.versions))),
+		Tags: append([]ec2types.Tag(nil), lt.tags...),
+	}
+}
+
+// DescribeLaunchTemplates returns templates by name or id (an unknown one
+// is InvalidLaunchTemplateName.NotFoundException or
+// InvalidLaunchTemplateId.NotFound) or by filters (launch-template-name,
+// tag:K, tag-key, tag-value), sorted by name, paginated by MaxResults
+// (5-200) and NextToken.
+func (c *EC2) DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, _ ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error) {
+	const op = "DescribeLaunchTemplates"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeLaunchTemplates(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (*ec2.DescribeLaunchTemplatesOutput, error) {
+	filters, err := newEC2Filters(in.Filters, "launch-template-name")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range in.LaunchTemplateNames {
+		if r.lts[n] == nil {
+			return nil, apiErr(cloud.CodeLaunchTemplateNameNotFound, "At least one of the launch templates specified in the request does not exist.")
+		}
+		names = append(names, n)
+	}
+	for _, id := range in.LaunchTemplateIds {
+		lt := r.ltIDs[id]
+		if lt == nil {
+			return nil, apiErrf(cloud.CodeLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
+		}
+		names = append(names, lt.name)
+	}
+	explicit := len(names) > 0
+	if explicit {
+		sort.Strings(names)
+		names = dedupe(names)
+	} else {
+		names = sortedKeys(r.lts)
+	}
+	limit := int(deref(in.MaxResults))
+	if limit == 0 {
+		limit = 200
+	}
+	if limit < 1 || limit > 200 {
+		return nil, apiErr("InvalidParameterValue", "MaxResults must be between 1 and 200")
+	}
+	start := 0
+	if tok := deref(in.NextToken); tok != "" {
+		after, ok := strings.CutPrefix(tok, "after:")
+		if !ok {
+			return nil, apiErr("InvalidNextToken", "The specified token is invalid")
+		}
+		start = sort.SearchStrings(names, after)
+		if start < len(names) && names[start] == after {
+			start++
+		}
+	}
+	out := &ec2.DescribeLaunchTemplatesOutput{LaunchTemplates: []ec2types.LaunchTemplate{}}
+	for _, n := range names[start:] {
+		lt := r.lts[n]
+		tags := map[string]string{}
+		for _, t := range lt.tags {
+			tags[deref(t.Key)] = deref(t.Value)
+		}
+		if !matchEC2(filters, tags, map[string]string{"launch-template-name": lt.name}) {
+			continue
+		}
+		if len(out.LaunchTemplates) == limit {
+			out.NextToken = aws.String("after:" + *out.LaunchTemplates[limit-1].LaunchTemplateName)
+			break
+		}
+		out.LaunchTemplates = append(out.LaunchTemplates, *lt.describe())
+	}
+	return out, nil
+}
+
+// DeleteLaunchTemplate deletes a template by name or id (an unknown one is
+// a not-found error). A template in use by a group may be deleted, as in
+// AWS.
+func (c *EC2) DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, _ ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error) {
+	const op = "DeleteLaunchTemplate"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.deleteLaunchTemplate(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) deleteLaunchTemplate(in *ec2.DeleteLaunchTemplateInput) (*ec2.DeleteLaunchTemplateOutput, error) {
+	var lt *launchTemplate
+	switch {
+	case in.LaunchTemplateId != nil:
+		if lt = r.ltIDs[*in.LaunchTemplateId]; lt == nil {
+			return nil, apiErrf(cloud.CodeLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", *in.LaunchTemplateId)
+		}
+	case in.LaunchTemplateName != nil:
+		if lt = r.lts[*in.LaunchTemplateName]; lt == nil {
+			return nil, apiErrf(cloud.CodeLaunchTemplateNameNotFound, "The specified launch template, with template name %s, does not exist.", *in.LaunchTemplateName)
+		}
+	default:
+		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
+	}
+	delete(r.lts, lt.name)
+	delete(r.ltIDs, lt.id)
+	return &ec2.DeleteLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
+}

@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// apiErr is an AWS API error with a client fault.
+func apiErr(code, msg string) error {
+	return &smithy.GenericAPIError{Code: code, Message: msg, Fault: smithy.FaultClient}
+}
+
+func apiErrf(code, format string, args ...any) error {
+	return apiErr(code, fmt.Sprintf(format, args...))
+}
+
+// opError wraps an error the way the SDK does: an OperationError around an
+// HTTP response error (with the status AWS would send) around the API
+// error; a send failure (a timeout) is wrapped without a response.
+func opError(service, op string, err error) error {
+	var sendErr *smithyhttp.RequestSendError
+	var apiE smithy.APIError
+	if !errors.As(err, &sendErr) && errors.As(err, &apiE) {
+		status := http.StatusBadRequest
+		switch {
+		case apiE.ErrorFault() == smithy.FaultServer:
+			status = http.StatusInternalServerError
+		case apiE.ErrorCode() == "AccessDenied" || apiE.ErrorCode() == "ExpiredToken" || apiE.ErrorCode() == "InvalidClientTokenId":
+			status = http.StatusForbidden
+		case apiE.ErrorCode() == "NoSuchEntity" || apiE.ErrorCode() == "NotFound" || apiE.ErrorCode() == "ResourceNotFound":
+			status = http.StatusNotFound
+		}
+		err = &awshttp.ResponseError{
+			ResponseError: &smithyhttp.ResponseError{
+				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status, Header: http.Header{}}},
+				Err:      err,
+			},
+			RequestID: "sim-request",
+		}
+	}
+	return &smithy.OperationError{ServiceID: service, OperationName: op, Err: err}
+}
+
+// sendError wraps a context error as the SDK does when a request cannot be
+// sent or its deadline passes.
+func sendError(err error) error {
+	return &smithyhttp.RequestSendError{Err: fmt.Errorf("request canceled or timed out: %w", err)}
+}
+
+// Throttling returns the error AWS returns when it throttles a call.
+func Throttling() error {
+	return &smithy.GenericAPIError{Code: "Throttling", Message: "Rate exceeded", Fault: smithy.FaultClient}
+}
+
+// InternalError returns an AWS 500 error.
+func InternalError() error {
+	return &smithy.GenericAPIError{Code: "InternalError", Message: "An internal error has occurred", Fault: smithy.FaultServer}
+}
+
+// AccessDenied returns the error AWS returns when IAM denies a call.
+func AccessDenied() error {
+	return &smithy.GenericAPIError{Code: "AccessDenied", Message: "User is not authorized to perform this action", Fault: smithy.FaultClient}
+}
+
+// Timeout returns a call that timed out, as the SDK reports it: a send
+// error around context.DeadlineExceeded.
+func Timeout() error { return sendError(context.DeadlineExceeded) }
+
+// Rule is a fault injection rule: calls matching Op (and Service and
+// Account when set) fail with Err instead of running.
+type Rule struct {
+	// Op is the operation name, e.g. "CreateAutoScalingGroup". Required.
+	Op string
+	// Service narrows Op to one service (a ServiceID such as
+	// "Elastic Load Balancing v2"); empty matches every service.
+	Service string
+	// Account narrows the rule to one account; empty matches every account.
+	Account string
+	// Nth makes the rule fail only the Nth matching call (1-based),
+	// counted from when the rule was added. Zero fails every matching
+	// call, up to Times.
+	Nth int
+	// Times bounds how many calls an every-call rule fails (0: no bound).
+	Times int
+	// Err is the error returned (Throttling(), InternalError(),
+	// AccessDenied(), Timeout() or any smithy.APIError).
+	Err error
+}
+
+// Faults holds the fault injection rules of a world and its eventual
+// consistency setting.
+type Faults struct {
+	w      *World
+	rules  []*ruleState
+	nextID int
+	hide   int
+}
+
+type ruleState struct {
+	id      int
+	rule    Rule
+	seen    int
+	applied int
+}
+
+// Add adds a rule and returns its id (for Remove). A rule without Op or Err
+// is refused.
+func (f *Faults) Add(r Rule) (int, error) {
+	if r.Op == "" || r.Err == nil {
+		return 0, errors.New("fault rule needs an Op and an Err")
+	}
+	if r.Nth < 0 || r.Times < 0 {
+		return 0, errors.New("fault rule Nth and Times must not be negative")
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.nextID++
+	f.rules = append(f.rules, &ruleState{id: f.nextID, rule: r})
+	return f.nextID, nil
+}
+
+// Remove removes a rule by id.
+func (f *Faults) Remove(id int) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	for i, r := range f.rules {
+		if r.id == id {
+			f.rules = append(f.rules[:i], f.rules[i+1:]...)
+			return
+		}
+	}
+}
+
+// Clear removes every rule and the eventual consistency setting.
+func (f *Faults) Clear() {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.rules = nil
+	f.hide = 0
+}
+
+// Applied returns how many calls rule id has failed.
+func (f *Faults) Applied(id int) int {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	for _, r := range f.rules {
+		if r.id == id {
+			return r.applied
+		}
+	}
+	return 0
+}
+
+// HideNewGroups makes every ASG created from now on invisible to the next
+// k DescribeAutoScalingGroups calls of its account-region (AWS's eventual
+// consistency). Zero turns it off.
+func (f *Faults) HideNewGroups(k int) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.hide = max(k, 0)
+}
+
+// match returns the error of the first rule matching a call. The caller
+// holds w.mu.
+func (f *Faults) match(service, op, accountID string) error {
+	for _, r := range f.rules {
+		if r.rule.Op != op || (r.rule.Service != "" && r.rule.Service != service) || (r.rule.Account != "" && r.rule.Account != accountID) {
+			continue
+		}
+		r.seen++
+		fire := false
+		if r.rule.Nth > 0 {
+			fire = r.seen == r.rule.Nth
+		} else {
+			fire = r.rule.Times == 0 || r.applied < r.rule.Times
+		}
+		if fire {
+			r.applied++
+			return r.rule.Err
+		}
+	}
+	return nil
+}
+
+// Call is one API call the world received.
+type Call struct {
+	Service string    `json:"service"`
+	Op      string    `json:"op"`
+	Account string    `json:"account"`
+	Region  string    `json:"region"`
+	At      time.Time `json:"at"`
+}
+
+type callLog struct {
+	byOp      map[string]int
+	byAccount map[string]map[string]int
+	log       []Call
+}
+
+func (c *callLog) record(call Call) {
+	if c.byOp == nil {
+		c.byOp = map[string]int{}
+		c.byAccount = map[string]map[string]int{}
+	}
+	c.byOp[call.Op]++
+	if c.byAccount[call.Account] == nil {
+		c.byAccount[call.Account] = map[string]int{}
+	}
+	c.byAccount[call.Account][call.Op]++
+	c.log = append(c.log, call)
+}
+
+// Calls returns how many calls of each operation the world received since
+// it was made or ResetCalls, faulted calls included.
+func (w *World) Calls() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.calls.byOp))
+	for k, v := range w.calls.byOp {
+		out[k] = v
+	}
+	return out
+}
+
+// CallsByAccount returns Calls per account.
+func (w *World) CallsByAccount() map[string]map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]map[string]int{}
+	for a, m := range w.calls.byAccount {
+		out[a] = map[string]int{}
+		for k, v := range m {
+			out[a][k] = v
+		}
+	}
+	return out
+}
+
+// CallLog returns every call in the order received.
+func (w *World) CallLog() []Call {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Call(nil), w.calls.log...)
+}
+
+// TotalCalls returns how many calls the world received.
+func (w *World) TotalCalls() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.calls.log)
+}
+
+// ResetCalls forgets the counters and the call log.
+func (w *World) ResetCalls() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = callLog{}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

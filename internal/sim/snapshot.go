@@ -1,0 +1,190 @@
+package sim
+
+import (
+	"time"
+)
+
+// Snapshot is a read-only, JSON-serialisable picture of the world at one
+// moment, for people and scripts (the local region serves it; tests
+// compare it with golden files).
+type Snapshot struct {
+	Time     time.Time         `json:"time"`
+	Accounts []AccountSnapshot `json:"accounts"`
+}
+
+// AccountSnapshot is one account-region of a Snapshot.
+type AccountSnapshot struct {
+	Account         string                   `json:"account"`
+	Region          string                   `json:"region"`
+	Groups          []GroupSnapshot          `json:"groups"`
+	LaunchTemplates []LaunchTemplateSnapshot `json:"launch_templates"`
+	LoadBalancers   []RegistrationSnapshot   `json:"load_balancers"`
+	TargetGroups    []RegistrationSnapshot   `json:"target_groups"`
+	Alarms          []AlarmSnapshot          `json:"alarms"`
+}
+
+// GroupSnapshot is one ASG.
+type GroupSnapshot struct {
+	Name           string             `json:"name"`
+	Status         string             `json:"status,omitempty"`
+	Tags           map[string]string  `json:"tags"`
+	Min            int32              `json:"min"`
+	Max            int32              `json:"max"`
+	Desired        int32              `json:"desired"`
+	LaunchTemplate string             `json:"launch_template"`
+	LoadBalancers  []string           `json:"load_balancers,omitempty"`
+	TargetGroups   []string           `json:"target_groups,omitempty"`
+	Policies       []string           `json:"policies,omitempty"`
+	Instances      []InstanceSnapshot `json:"instances"`
+}
+
+// InstanceSnapshot is one instance of a group. Health maps each load
+// balancer or target group name to the instance's state there.
+type InstanceSnapshot struct {
+	ID        string            `json:"id"`
+	Lifecycle string            `json:"lifecycle"`
+	Health    string            `json:"health"`
+	Behavior  Behavior          `json:"behavior"`
+	Zone      string            `json:"zone"`
+	LB        map[string]string `json:"lb,omitempty"`
+}
+
+// LaunchTemplateSnapshot is one launch template.
+type LaunchTemplateSnapshot struct {
+	ID      string            `json:"id"`
+	Name    string            `json:"name"`
+	ImageID string            `json:"image_id"`
+	Tags    map[string]string `json:"tags,omitempty"`
+}
+
+// RegistrationSnapshot is a load balancer or target group and the state of
+// each registered instance.
+type RegistrationSnapshot struct {
+	Name      string            `json:"name"`
+	Instances map[string]string `json:"instances"`
+}
+
+// AlarmSnapshot is one CloudWatch alarm.
+type AlarmSnapshot struct {
+	Name    string            `json:"name"`
+	Actions []string          `json:"actions,omitempty"`
+	Tags    map[string]string `json:"tags,omitempty"`
+}
+
+// Snapshot brings the world up to the clock's now and returns its picture:
+// every account-region with something ferry made or registered, in sorted
+// order. It does not count as an API call.
+func (w *World) Snapshot() Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.advance(w.clk.Now())
+	now := w.now
+	snap := Snapshot{Time: now, Accounts: []AccountSnapshot{}}
+	for _, aid := range sortedKeys(w.accounts) {
+		a := w.accounts[aid]
+		for _, rname := range sortedKeys(a.regions) {
+			r := a.regions[rname]
+			as := AccountSnapshot{
+				Account: aid, Region: rname, Groups: []GroupSnapshot{}, LaunchTemplates: []LaunchTemplateSnapshot{},
+				LoadBalancers: []RegistrationSnapshot{}, TargetGroups: []RegistrationSnapshot{}, Alarms: []AlarmSnapshot{},
+			}
+			for _, gname := range sortedKeys(r.groups) {
+				as.Groups = append(as.Groups, r.snapGroup(r.groups[gname], now))
+			}
+			for _, n := range sortedKeys(r.lts) {
+				lt := r.lts[n]
+				tags := map[string]string{}
+				for _, t := range lt.tags {
+					tags[deref(t.Key)] = deref(t.Value)
+				}
+				as.LaunchTemplates = append(as.LaunchTemplates, LaunchTemplateSnapshot{
+					ID: lt.id, Name: lt.name, ImageID: deref(lt.versions[lt.deflt-1].ImageId), Tags: tags,
+				})
+			}
+			for _, n := range sortedKeys(r.elbs) {
+				lb := r.elbs[n]
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
+				for id, i := range lb.instances {
+					rs.Instances[id] = i.lbHealth(now)
+				}
+				as.LoadBalancers = append(as.LoadBalancers, rs)
+			}
+			for _, n := range sortedKeys(r.tgs) {
+				tg := r.tgs[n]
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
+				for id, t := range tg.targets {
+					if !t.drainingAt.IsZero() {
+						rs.Instances[id] = "draining"
+					} else {
+						rs.Instances[id] = t.inst.lbHealth(now)
+					}
+				}
+				as.TargetGroups = append(as.TargetGroups, rs)
+			}
+			for _, n := range sortedKeys(r.alarms) {
+				al := r.alarms[n]
+				tags := map[string]string{}
+				for _, t := range al.tags {
+					tags[deref(t.Key)] = deref(t.Value)
+				}
+				as.Alarms = append(as.Alarms, AlarmSnapshot{Name: n, Actions: al.input.AlarmActions, Tags: tags})
+			}
+			if len(as.Groups)+len(as.LaunchTemplates)+len(as.Alarms) == 0 && !registered(as) {
+				continue
+			}
+			snap.Accounts = append(snap.Accounts, as)
+		}
+	}
+	return snap
+}
+
+func registered(as AccountSnapshot) bool {
+	for _, rs := range append(append([]RegistrationSnapshot(nil), as.LoadBalancers...), as.TargetGroups...) {
+		if len(rs.Instances) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
+	gs := GroupSnapshot{
+		Name: g.name, Tags: map[string]string{}, Min: g.min, Max: g.max, Desired: g.desired,
+		LaunchTemplate: g.lt.name, Instances: []InstanceSnapshot{},
+	}
+	if g.deleting {
+		gs.Status = "Delete in progress"
+	}
+	for _, t := range g.tags {
+		gs.Tags[*t.Key] = *t.Value
+	}
+	for _, lb := range g.lbs {
+		gs.LoadBalancers = append(gs.LoadBalancers, lb.name)
+	}
+	for _, tg := range g.tgs {
+		gs.TargetGroups = append(gs.TargetGroups, tg.name)
+	}
+	gs.Policies = sortedKeys(g.policies)
+	for _, i := range g.instances {
+		is := InstanceSnapshot{
+			ID: i.id, Lifecycle: string(i.lifecycle(now)), Health: i.healthStatus(now),
+			Behavior: i.behavior, Zone: i.subnet.az, LB: map[string]string{},
+		}
+		for _, lb := range i.lbs {
+			if _, ok := lb.instances[i.id]; ok {
+				is.LB[lb.name] = i.lbHealth(now)
+			}
+		}
+		for _, tg := range i.tgs {
+			if t := tg.targets[i.id]; t != nil {
+				if !t.drainingAt.IsZero() {
+					is.LB[tg.name] = "draining"
+				} else {
+					is.LB[tg.name] = i.lbHealth(now)
+				}
+			}
+		}
+		gs.Instances = append(gs.Instances, is)
+	}
+	return gs
+}

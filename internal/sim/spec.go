@@ -1,0 +1,437 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// WorldSpec is the starting contents of a simulated AWS: a world file. See
+// the package documentation for the field reference.
+type WorldSpec struct {
+	// Defaults are the instance timings of every AMI that does not
+	// override them.
+	Defaults Timings `json:"defaults"`
+	// Limits are the quotas the simulation enforces, per account-region.
+	Limits   Quotas        `json:"limits"`
+	Accounts []AccountSpec `json:"accounts"`
+}
+
+// Quotas are per account-region service quotas. Zero means the AWS default.
+type Quotas struct {
+	// AutoScalingGroups is the most ASGs of a region (AWS default 500).
+	AutoScalingGroups int `json:"auto_scaling_groups,omitempty"`
+	// LaunchTemplates is the most launch templates of a region (AWS
+	// default 5000).
+	LaunchTemplates int `json:"launch_templates,omitempty"`
+	// Alarms is the most CloudWatch alarms of a region.
+	Alarms int `json:"alarms,omitempty"`
+}
+
+// AccountSpec is one AWS account.
+type AccountSpec struct {
+	ID string `json:"id"`
+	// Bootstrap creates ferry's deploy and publish roles of an environment
+	// (names from package naming), trusting the listed accounts.
+	Bootstrap        []BootstrapSpec       `json:"bootstrap,omitempty"`
+	Roles            []RoleSpec            `json:"roles,omitempty"`
+	InstanceProfiles []InstanceProfileSpec `json:"instance_profiles,omitempty"`
+	Regions          []RegionSpec          `json:"regions"`
+}
+
+// BootstrapSpec is one bootstrapped environment of an account.
+type BootstrapSpec struct {
+	Region    string   `json:"region"`
+	Qualifier string   `json:"qualifier,omitempty"`
+	Trust     []string `json:"trust"`
+}
+
+// RoleSpec is an IAM role. Trust lists the accounts allowed to assume it.
+type RoleSpec struct {
+	Name  string   `json:"name"`
+	Path  string   `json:"path,omitempty"`
+	Trust []string `json:"trust,omitempty"`
+}
+
+// InstanceProfileSpec is an IAM instance profile and the roles in it.
+type InstanceProfileSpec struct {
+	Name  string   `json:"name"`
+	Path  string   `json:"path,omitempty"`
+	Roles []string `json:"roles,omitempty"`
+}
+
+// RegionSpec is what exists in one region of an account.
+type RegionSpec struct {
+	Name           string              `json:"name"`
+	AMIs           []AMISpec           `json:"amis,omitempty"`
+	Subnets        []SubnetSpec        `json:"subnets,omitempty"`
+	SecurityGroups []SecurityGroupSpec `json:"security_groups,omitempty"`
+	ELBs           []ELBSpec           `json:"elbs,omitempty"`
+	TargetGroups   []TargetGroupSpec   `json:"target_groups,omitempty"`
+	Topics         []TopicSpec         `json:"topics,omitempty"`
+}
+
+// AMISpec is a machine image and how instances launched from it behave.
+type AMISpec struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Tags of the image (a Name tag defaults to Name).
+	Tags     map[string]string `json:"tags,omitempty"`
+	Behavior Behavior          `json:"behavior,omitempty"`
+	// Timings override the world's defaults for this image.
+	Timings *Timings `json:"timings,omitempty"`
+}
+
+// SubnetSpec is a VPC subnet.
+type SubnetSpec struct {
+	ID               string            `json:"id"`
+	AvailabilityZone string            `json:"availability_zone"`
+	VPCID            string            `json:"vpc_id,omitempty"`
+	Tags             map[string]string `json:"tags,omitempty"`
+}
+
+// SecurityGroupSpec is a VPC security group.
+type SecurityGroupSpec struct {
+	ID    string            `json:"id"`
+	Name  string            `json:"name"`
+	VPCID string            `json:"vpc_id,omitempty"`
+	Tags  map[string]string `json:"tags,omitempty"`
+}
+
+// ELBSpec is a classic load balancer.
+type ELBSpec struct {
+	Name string            `json:"name"`
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// TargetGroupSpec is an ELBv2 target group (instance targets).
+type TargetGroupSpec struct {
+	Name string            `json:"name"`
+	Port int32             `json:"port,omitempty"`
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// TopicSpec is an SNS topic.
+type TopicSpec struct {
+	Name string `json:"name"`
+}
+
+// Behavior is how the instances of an AMI behave.
+type Behavior string
+
+// Behaviors.
+const (
+	// Healthy instances boot, then pass their health checks.
+	Healthy Behavior = "healthy"
+	// NeverHealthy instances boot and never pass a load balancer health
+	// check.
+	NeverHealthy Behavior = "never-healthy"
+	// CrashLoop instances die a while after booting; the ASG replaces
+	// them, so terminating instances show up.
+	CrashLoop Behavior = "crash-loop"
+	// SlowBoot instances are healthy but take SlowBoot to boot.
+	SlowBoot Behavior = "slow-boot"
+)
+
+// Behaviors returns every behavior.
+func Behaviors() []Behavior { return []Behavior{Healthy, NeverHealthy, CrashLoop, SlowBoot} }
+
+func (b Behavior) valid() bool {
+	for _, v := range Behaviors() {
+		if b == v {
+			return true
+		}
+	}
+	return false
+}
+
+// UserDataMarker, on a line of its own in an instance's user data followed
+// by a behavior ("#ferry-sim: never-healthy"), overrides its AMI's behavior.
+const UserDataMarker = "#ferry-sim:"
+
+// Timings are how long things take, each a Range of seconds.
+type Timings struct {
+	// Boot is from launch to InService.
+	Boot *Range `json:"boot_seconds,omitempty"`
+	// SlowBoot replaces Boot for the slow-boot behavior.
+	SlowBoot *Range `json:"slow_boot_seconds,omitempty"`
+	// Health is from InService to passing the load balancer health check.
+	Health *Range `json:"health_seconds,omitempty"`
+	// CrashAfter is from InService to dying, for the crash-loop behavior.
+	CrashAfter *Range `json:"crash_after_seconds,omitempty"`
+	// Terminate is how long an instance stays Terminating.
+	Terminate *Range `json:"terminate_seconds,omitempty"`
+	// Deregistration is how long a target drains in a target group.
+	Deregistration *Range `json:"deregistration_seconds,omitempty"`
+	// GroupDelete is how long a deleted ASG stays "Delete in progress"
+	// after its last instance is gone.
+	GroupDelete *Range `json:"group_delete_seconds,omitempty"`
+}
+
+// DefaultTimings are the timings of a world file that sets none.
+func DefaultTimings() Timings {
+	return Timings{
+		Boot:           &Range{60, 120},
+		SlowBoot:       &Range{300, 600},
+		Health:         &Range{20, 40},
+		CrashAfter:     &Range{30, 90},
+		Terminate:      &Range{20, 40},
+		Deregistration: &Range{30, 30},
+		GroupDelete:    &Range{10, 30},
+	}
+}
+
+// over returns t with every field o sets replaced.
+func (t Timings) over(o *Timings) Timings {
+	if o == nil {
+		return t
+	}
+	pick := func(a, b *Range) *Range {
+		if b != nil {
+			return b
+		}
+		return a
+	}
+	return Timings{
+		Boot: pick(t.Boot, o.Boot), SlowBoot: pick(t.SlowBoot, o.SlowBoot),
+		Health: pick(t.Health, o.Health), CrashAfter: pick(t.CrashAfter, o.CrashAfter),
+		Terminate: pick(t.Terminate, o.Terminate), Deregistration: pick(t.Deregistration, o.Deregistration),
+		GroupDelete: pick(t.GroupDelete, o.GroupDelete),
+	}
+}
+
+func (t Timings) validate(where string) []string {
+	var problems []string
+	for name, r := range map[string]*Range{
+		"boot_seconds": t.Boot, "slow_boot_seconds": t.SlowBoot, "health_seconds": t.Health,
+		"crash_after_seconds": t.CrashAfter, "terminate_seconds": t.Terminate,
+		"deregistration_seconds": t.Deregistration, "group_delete_seconds": t.GroupDelete,
+	} {
+		if r != nil && (r.Min < 0 || r.Max < r.Min) {
+			problems = append(problems, fmt.Sprintf("%s.%s: range [%d, %d] must have 0 <= min <= max", where, name, r.Min, r.Max))
+		}
+	}
+	return problems
+}
+
+// Range is a duration range in whole seconds. In JSON it is a number (a
+// fixed duration) or [min, max]. A value in the range is picked per
+// instance, deterministically from the instance id.
+type Range struct {
+	Min, Max int
+}
+
+// UnmarshalJSON reads 90 or [60, 120].
+func (r *Range) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*r = Range{n, n}
+		return nil
+	}
+	var pair []int
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("a duration range is a number of seconds or [min, max], not %s", b)
+	}
+	*r = Range{pair[0], pair[1]}
+	return nil
+}
+
+// MarshalJSON writes [min, max].
+func (r Range) MarshalJSON() ([]byte, error) { return json.Marshal([]int{r.Min, r.Max}) }
+
+// pick returns a duration in the range chosen by seed.
+func (r Range) pick(seed uint64) time.Duration {
+	n := r.Min
+	if r.Max > r.Min {
+		n += int(seed % uint64(r.Max-r.Min+1))
+	}
+	return time.Duration(n) * time.Second
+}
+
+// Load reads and checks a world file.
+func Load(path string) (WorldSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return WorldSpec{}, fmt.Errorf("world file: %w", err)
+	}
+	spec, err := ParseWorld(b)
+	if err != nil {
+		return WorldSpec{}, fmt.Errorf("world file %s: %w", path, err)
+	}
+	return spec, nil
+}
+
+// ParseWorld decodes and checks a world file. Unknown fields, trailing
+// data, duplicate ids or names and references to things that do not exist
+// are errors naming where they are.
+func ParseWorld(b []byte) (WorldSpec, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var spec WorldSpec
+	if err := dec.Decode(&spec); err != nil {
+		return WorldSpec{}, fmt.Errorf("decode: %w", err)
+	}
+	if dec.More() {
+		return WorldSpec{}, errors.New("decode: trailing data after the world object")
+	}
+	if problems := spec.Validate(); len(problems) > 0 {
+		return WorldSpec{}, fmt.Errorf("%d problem(s): %s", len(problems), strings.Join(problems, "; "))
+	}
+	return spec, nil
+}
+
+var (
+	accountRE = regexp.MustCompile(`^[0-9]{12}$`)
+	regionRE  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	pathRE    = regexp.MustCompile(`^/([\x21-\x7e]+/)*$`)
+)
+
+// Validate lists every problem of the spec, each as "where: what".
+func (s WorldSpec) Validate() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	p = append(p, s.Defaults.validate("defaults")...)
+	accounts := map[string]bool{}
+	for i, a := range s.Accounts {
+		where := fmt.Sprintf("accounts[%d]", i)
+		if !accountRE.MatchString(a.ID) {
+			add("%s.id: %q is not a 12-digit account id", where, a.ID)
+		}
+		if accounts[a.ID] {
+			add("%s.id: account %s appears twice", where, a.ID)
+		}
+		accounts[a.ID] = true
+		roles := map[string]bool{}
+		addRole := func(where, name, path string, trust []string) {
+			if name == "" {
+				add("%s.name: missing", where)
+			}
+			if roles[name] {
+				add("%s.name: role %q appears twice", where, name)
+			}
+			roles[name] = true
+			if path != "" && !pathRE.MatchString(path) {
+				add("%s.path: %q must start and end with /", where, path)
+			}
+			for k, t := range trust {
+				if !accountRE.MatchString(t) {
+					add("%s.trust[%d]: %q is not a 12-digit account id", where, k, t)
+				}
+			}
+		}
+		for j, b := range a.Bootstrap {
+			w := fmt.Sprintf("%s.bootstrap[%d]", where, j)
+			if !regionRE.MatchString(b.Region) {
+				add("%s.region: %q is not a region name", w, b.Region)
+			}
+			addRole(w, naming.DeployRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
+			addRole(w, naming.PublishRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
+		}
+		for j, r := range a.Roles {
+			addRole(fmt.Sprintf("%s.roles[%d]", where, j), r.Name, r.Path, r.Trust)
+		}
+		profiles := map[string]bool{}
+		for j, ip := range a.InstanceProfiles {
+			w := fmt.Sprintf("%s.instance_profiles[%d]", where, j)
+			if ip.Name == "" {
+				add("%s.name: missing", w)
+			}
+			if profiles[ip.Name] {
+				add("%s.name: instance profile %q appears twice", w, ip.Name)
+			}
+			profiles[ip.Name] = true
+			if ip.Path != "" && !pathRE.MatchString(ip.Path) {
+				add("%s.path: %q must start and end with /", w, ip.Path)
+			}
+			for k, r := range ip.Roles {
+				if !roles[r] {
+					add("%s.roles[%d]: role %q is not defined in account %s", w, k, r, a.ID)
+				}
+			}
+		}
+		regions := map[string]bool{}
+		for j, r := range a.Regions {
+			w := fmt.Sprintf("%s.regions[%d]", where, j)
+			if !regionRE.MatchString(r.Name) {
+				add("%s.name: %q is not a region name", w, r.Name)
+			}
+			if regions[r.Name] {
+				add("%s.name: region %s appears twice", w, r.Name)
+			}
+			regions[r.Name] = true
+			p = append(p, r.validate(w)...)
+		}
+	}
+	return p
+}
+
+func (r RegionSpec) validate(where string) []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	seen := map[string]string{}
+	unique := func(w, kind, id string) {
+		if id == "" {
+			add("%s: missing %s", w, kind)
+			return
+		}
+		if prev, ok := seen[kind+"\x00"+id]; ok {
+			add("%s: %s %q already defined at %s", w, kind, id, prev)
+		}
+		seen[kind+"\x00"+id] = w
+	}
+	for i, a := range r.AMIs {
+		w := fmt.Sprintf("%s.amis[%d]", where, i)
+		unique(w+".id", "AMI id", a.ID)
+		if !strings.HasPrefix(a.ID, "ami-") {
+			add("%s.id: %q must start with ami-", w, a.ID)
+		}
+		if a.Name == "" {
+			add("%s.name: missing", w)
+		}
+		if a.Behavior != "" && !a.Behavior.valid() {
+			add("%s.behavior: %q is not one of %v", w, a.Behavior, Behaviors())
+		}
+		if a.Timings != nil {
+			p = append(p, a.Timings.validate(w+".timings")...)
+		}
+	}
+	for i, s := range r.Subnets {
+		w := fmt.Sprintf("%s.subnets[%d]", where, i)
+		unique(w+".id", "subnet id", s.ID)
+		if !strings.HasPrefix(s.ID, "subnet-") {
+			add("%s.id: %q must start with subnet-", w, s.ID)
+		}
+		if !strings.HasPrefix(s.AvailabilityZone, r.Name) {
+			add("%s.availability_zone: %q is not a zone of %s", w, s.AvailabilityZone, r.Name)
+		}
+	}
+	for i, g := range r.SecurityGroups {
+		w := fmt.Sprintf("%s.security_groups[%d]", where, i)
+		unique(w+".id", "security group id", g.ID)
+		unique(w+".name", "security group name", g.Name)
+		if !strings.HasPrefix(g.ID, "sg-") {
+			add("%s.id: %q must start with sg-", w, g.ID)
+		}
+	}
+	for i, e := range r.ELBs {
+		unique(fmt.Sprintf("%s.elbs[%d].name", where, i), "load balancer", e.Name)
+	}
+	for i, t := range r.TargetGroups {
+		w := fmt.Sprintf("%s.target_groups[%d]", where, i)
+		unique(w+".name", "target group", t.Name)
+		if len(t.Name) > 32 {
+			add("%s.name: %q is longer than 32 characters", w, t.Name)
+		}
+	}
+	for i, t := range r.Topics {
+		unique(fmt.Sprintf("%s.topics[%d].name", where, i), "topic", t.Name)
+	}
+	return p
+}

@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// World is a whole simulated AWS: every account and region of a world file,
+// driven by a clock. It is safe for concurrent use. Nothing runs in the
+// background: every call first brings the world up to the clock's now, so
+// a virtual clock moves instances through their lives as fast as a test
+// advances it.
+type World struct {
+	clk     clock.Clock
+	timings Timings
+	quotas  Quotas
+
+	mu       sync.Mutex
+	now      time.Time
+	accounts map[string]*account
+	events   eventQueue
+	seq      uint64
+	ids      map[string]uint64
+	sessions map[string]*session
+
+	faults *Faults
+	calls  callLog
+}
+
+type account struct {
+	id       string
+	roles    map[string]*role
+	profiles map[string]*instanceProfile
+	regions  map[string]*region
+}
+
+type role struct {
+	name, path string
+	id         string
+	trust      map[string]bool
+	created    time.Time
+}
+
+type instanceProfile struct {
+	name, path, id string
+	roles          []string
+	created        time.Time
+}
+
+type session struct {
+	account, role string
+	expires       time.Time
+}
+
+// New builds a world from spec, checked as ParseWorld does. The clock is
+// shared with whoever drives the simulation.
+func New(clk clock.Clock, spec WorldSpec) (*World, error) {
+	if problems := spec.Validate(); len(problems) > 0 {
+		return nil, fmt.Errorf("world: %d problem(s): %v", len(problems), problems)
+	}
+	w := &World{
+		clk:      clk,
+		timings:  DefaultTimings().over(&spec.Defaults),
+		quotas:   spec.Limits,
+		now:      clk.Now(),
+		accounts: map[string]*account{},
+		ids:      map[string]uint64{},
+		sessions: map[string]*session{},
+	}
+	if w.quotas.AutoScalingGroups == 0 {
+		w.quotas.AutoScalingGroups = 500
+	}
+	if w.quotas.LaunchTemplates == 0 {
+		w.quotas.LaunchTemplates = 5000
+	}
+	if w.quotas.Alarms == 0 {
+		w.quotas.Alarms = 10000
+	}
+	w.faults = &Faults{w: w}
+	for _, as := range spec.Accounts {
+		a := &account{id: as.ID, roles: map[string]*role{}, profiles: map[string]*instanceProfile{}, regions: map[string]*region{}}
+		w.accounts[as.ID] = a
+		addRole := func(name, path string, trust []string) {
+			if path == "" {
+				path = "/"
+			}
+			r := &role{name: name, path: path, id: w.newID("AROA", 17), trust: map[string]bool{}, created: w.now}
+			for _, t := range trust {
+				r.trust[t] = true
+			}
+			a.roles[name] = r
+		}
+		for _, b := range as.Bootstrap {
+			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust)
+			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust)
+		}
+		for _, r := range as.Roles {
+			addRole(r.Name, r.Path, r.Trust)
+		}
+		for _, ip := range as.InstanceProfiles {
+			path := ip.Path
+			if path == "" {
+				path = "/"
+			}
+			a.profiles[ip.Name] = &instanceProfile{name: ip.Name, path: path, id: w.newID("AIPA", 17), roles: ip.Roles, created: w.now}
+		}
+		for _, rs := range as.Regions {
+			a.regions[rs.Name] = w.newRegion(a, rs)
+		}
+	}
+	return w, nil
+}
+
+// Clock returns the world's clock.
+func (w *World) Clock() clock.Clock { return w.clk }
+
+// Faults returns the world's fault injection rules.
+func (w *World) Faults() *Faults { return w.faults }
+
+// Accounts returns the ids of the world's accounts.
+func (w *World) Accounts() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return sortedKeys(w.accounts)
+}
+
+// newID returns a deterministic id: prefix and a counter per prefix, hex
+// padded to width.
+func (w *World) newID(prefix string, width int) string {
+	w.ids[prefix]++
+	return fmt.Sprintf("%s%0*x", prefix, width, w.ids[prefix])
+}
+
+// region returns the state of an account-region, creating an empty region
+// of a known account on first use (every AWS region exists). It returns
+// nil for an account the world does not have.
+func (w *World) region(accountID, name string) *region {
+	a := w.accounts[accountID]
+	if a == nil {
+		return nil
+	}
+	r := a.regions[name]
+	if r == nil {
+		r = w.newRegion(a, RegionSpec{Name: name})
+		a.regions[name] = r
+	}
+	return r
+}
+
+// seed returns a deterministic number from an id and a purpose.
+func seed(id, purpose string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(purpose))
+	return h.Sum64()
+}
+
+// advance brings the world to now: it runs every event due by now, in time
+// order. The caller holds w.mu.
+func (w *World) advance(now time.Time) {
+	if now.Before(w.now) {
+		now = w.now
+	}
+	for w.events.Len() > 0 && !w.events[0].at.After(now) {
+		ev := heap.Pop(&w.events).(*event)
+		w.now = ev.at
+		ev.run(ev.at)
+	}
+	w.now = now
+}
+
+// at schedules fn to run at t.
+func (w *World) at(t time.Time, fn func(time.Time)) {
+	w.seq++
+	heap.Push(&w.events, &event{at: t, seq: w.seq, run: fn})
+}
+
+type event struct {
+	at  time.Time
+	seq uint64
+	run func(time.Time)
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at.Equal(q[j].at) {
+		return q[i].seq < q[j].seq
+	}
+	return q[i].at.Before(q[j].at)
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	n := len(old)
+	ev := old[n-1]
+	old[n-1] = nil
+	*q = old[:n-1]
+	return ev
+}
+
+// view is one client's binding: the service, the account-region it acts
+// in, and (unless it is a direct view) the credentials it signs with.
+type view struct {
+	w       *World
+	service string
+	account string
+	region  string
+	creds   aws.CredentialsProvider
+}
+
+// begin starts a call: it checks the context, resolves the credentials,
+// records the call, applies fault rules and authentication, and advances
+// the world. On success the world is locked and the caller must call
+// w.mu.Unlock (end does).
+func (v view) begin(ctx context.Context, op string) (*region, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, opError(v.service, op, sendError(err))
+	}
+	var key string
+	if v.creds != nil {
+		c, err := v.creds.Retrieve(ctx)
+		if err != nil {
+			return nil, opError(v.service, op, fmt.Errorf("failed to retrieve credentials: %w", err))
+		}
+		key = c.AccessKeyID
+	}
+	w := v.w
+	w.mu.Lock()
+	w.advance(w.clk.Now())
+	w.calls.record(Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now})
+	if err := w.faults.match(v.service, op, v.account); err != nil {
+		w.mu.Unlock()
+		return nil, opError(v.service, op, err)
+	}
+	if v.creds != nil {
+		if err := w.authenticate(key, v.account); err != nil {
+			w.mu.Unlock()
+			return nil, opError(v.service, op, err)
+		}
+	}
+	r := w.region(v.account, v.region)
+	if r == nil {
+		w.mu.Unlock()
+		return nil, opError(v.service, op, apiErr(codeAuthFailure, "AWS was not able to validate the provided access credentials (account "+v.account+" does not exist)"))
+	}
+	return r, nil
+}
+
+const codeAuthFailure = "AuthFailure"
+
+// authenticate checks that an access key is a live session of an account.
+func (w *World) authenticate(key, accountID string) error {
+	s := w.sessions[key]
+	switch {
+	case s == nil:
+		return apiErr("InvalidClientTokenId", "The security token included in the request is invalid.")
+	case !w.now.Before(s.expires):
+		return apiErr("ExpiredToken", "The security token included in the request is expired")
+	case s.account != accountID:
+		return apiErr("AccessDenied", fmt.Sprintf("User: arn:aws:sts::%s:assumed-role/%s/ferry is not authorized to act in account %s", s.account, s.role, accountID))
+	}
+	return nil
+}
+
+// end finishes a call: it unlocks the world and wraps an API error the way
+// the SDK does.
+func (v view) end(op string, err error) error {
+	v.w.mu.Unlock()
+	if err != nil {
+		return opError(v.service, op, err)
+	}
+	return nil
+}
