@@ -1,0 +1,29 @@
+package naming
+
+import "strings"
+
+// TopicARN is the ARN of an SNS topic named ref in an account and region
+// (partition aws); a ref that is already an ARN is returned as is.
+func TopicARN(region, account, ref string) string {
+	if strings.HasPrefix(ref, "arn:") {
+		return ref
+	}
+	return "arn:aws:sns:" + region + ":" + account + ":" + ref
+}
+
+// RoleNameOf is the name of the IAM role a release names by name or ARN
+// (the last path segment of an ARN).
+func RoleNameOf(ref string) string {
+	if strings.HasPrefix(ref, "arn:") {
+		return ref[strings.LastIndex(ref, "/")+1:]
+	}
+	return ref
+}
+
+// S3URL is the s3:// URL of an object, as user data names a published
+// asset ({{ASSET_URL:name}}).
+func S3URL(bucket, key string) string { return "s3://" + bucket + "/" + key }
+
+// GroupPrefix is the prefix of the name of every ASG, launch template and
+// alarm of a project-config (see GroupName and AlarmName).
+func GroupPrefix(project, config string) string { return project + "/" + config + "/" }
