@@ -384,7 +384,7 @@ func structFields(t reflect.Type) map[string]reflect.Type {
 func suggest(key string, t reflect.Type) string {
 	best, bestDist := "", 3
 	for name := range structFields(t) {
-		if d := editDistance(key, name); d < bestDist || (d == bestDist && best != "" && name < best) {
+		if d := editDistance(strings.ToLower(key), name); d < bestDist || (d == bestDist && best != "" && name < best) {
 			best, bestDist = name, d
 		}
 	}

@@ -47,7 +47,7 @@ func ReadFile(path string) (*Release, error) {
 		udPath := UserDataFile(path)
 		ud, err := readBounded(udPath, limits.MaxUserDataBytes)
 		if err != nil {
-			p.add("user_data", "%s needs the user data file: %v", UserDataFileMarker, err)
+			p.add("user_data", "%s needs %s next to the release file: %v", UserDataFileMarker, filepath.Base(udPath), errors.Unwrap(err))
 		} else {
 			r.ReplaceUserDataFile(string(ud))
 		}
@@ -57,8 +57,8 @@ func ReadFile(path string) (*Release, error) {
 		if a == nil || checkAssetPath(a.Path) != "" {
 			continue // Validate reports it
 		}
-		if err := checkAssetFile(AssetPath(path, a)); err != nil {
-			p.add(field(field("assets", name), "path"), "%v", err)
+		if why := checkAssetFile(AssetPath(path, a)); why != "" {
+			p.add(field(field("assets", name), "path"), "cannot use %s (relative to the release file): %s", a.Path, why)
 		}
 	}
 	r.ApplyDefaults()
@@ -97,23 +97,26 @@ func readBounded(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-func checkAssetFile(path string) error {
+// checkAssetFile returns why the asset file at path cannot be published,
+// or "".
+func checkAssetFile(path string) string {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return plainPathError(path, err)
+		return errors.Unwrap(plainPathError(path, err)).Error()
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file", path)
+		return "not a regular file"
 	case fi.Size() == 0:
-		return fmt.Errorf("%s is empty", path)
+		return "empty file"
 	case fi.Size() > limits.MaxAssetBytes:
-		return fmt.Errorf("%s is larger than %d bytes", path, int64(limits.MaxAssetBytes))
+		return fmt.Sprintf("larger than %d bytes", int64(limits.MaxAssetBytes))
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return plainPathError(path, err)
+		return errors.Unwrap(plainPathError(path, err)).Error()
 	}
-	return f.Close()
+	f.Close()
+	return ""
 }
 
 // plainPathError turns "open x: no such file or directory" into

@@ -1,0 +1,440 @@
+package release
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidateValid(t *testing.T) {
+	require.NoError(t, valid().Validate(false))
+	r := valid()
+	makeUploaded(r)
+	require.NoError(t, r.Validate(true))
+	assert.Equal(t, []string{"release: missing"}, problemsOf(t, (*Release)(nil).Validate(false)))
+}
+
+func TestValidateDoesNotChangeRelease(t *testing.T) {
+	r := valid()
+	before := r.Clone()
+	require.NoError(t, r.Validate(false))
+	assert.Equal(t, before, r)
+}
+
+func TestRuleProjectName(t *testing.T) {
+	set := func(v string) func(*Release) { return func(r *Release) { r.ProjectName = v } }
+	runRuleCases(t, []ruleCase{
+		{"org/name", set("coinbase/deploy-test"), false, nil},
+		{"dots and underscores", set("my.org/my_app.v2"), false, nil},
+		{"at the length limit", set("o/" + strings.Repeat("n", 62)), false, nil},
+		{"empty", set(""), false, []string{"project_name: required"}},
+		{"no slash", set("deploy-test"), false, []string{`project_name: must be "org/name" with exactly one '/'`}},
+		{"two slashes", set("a/b/c"), false, []string{`project_name: must be "org/name" with exactly one '/'`}},
+		{"empty org", set("/name"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"empty name", set("org/"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"dot dot", set("org/a..b"), false, []string{`project_name: must not contain ".."`}},
+		{"dot dot segment", set("../name"), false, []string{`project_name: must not contain ".."`}},
+		{"dot segment", set("./name"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"uppercase", set("Coinbase/deploy"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"space", set("org/my app"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"control character", set("org/na\x00me"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"cyrillic look-alike", set("org/n\u0430me"), false, []string{`project_name: must be "org/name", each part lowercase letters, digits, '.', '_' and '-', starting with a letter or digit`}},
+		{"too long", set("o/" + strings.Repeat("n", 63)), false, []string{"project_name: must be at most 64 characters"}},
+	})
+}
+
+func TestRuleConfigName(t *testing.T) {
+	set := func(v string) func(*Release) { return func(r *Release) { r.ConfigName = v } }
+	const shape = "config_name: must be lowercase letters, digits and '-', starting with a letter or digit"
+	runRuleCases(t, []ruleCase{
+		{"simple", set("production"), false, nil},
+		{"digits and dashes", set("us-1-blue"), false, nil},
+		{"at the limit", set(strings.Repeat("c", 32)), false, nil},
+		{"empty", set(""), false, []string{"config_name: required"}},
+		{"too long", set(strings.Repeat("c", 33)), false, []string{"config_name: must be at most 32 characters"}},
+		{"uppercase", set("Prod"), false, []string{shape}},
+		{"leading dash", set("-prod"), false, []string{shape}},
+		{"slash", set("prod/x"), false, []string{shape}},
+		{"dot", set("prod.x"), false, []string{shape}},
+		{"underscore", set("prod_x"), false, []string{shape}},
+		{"newline", set("prod\n"), false, []string{shape}},
+	})
+}
+
+func TestRuleServiceName(t *testing.T) {
+	rename := func(name string) func(*Release) {
+		return func(r *Release) { r.Services = map[string]*Service{name: r.Services["web"]} }
+	}
+	const shape = "service name must be lowercase letters, digits and '-', starting with a letter or digit"
+	runRuleCases(t, []ruleCase{
+		{"simple", rename("worker-2"), false, nil},
+		{"uppercase", rename("Web"), false, []string{"services.Web: " + shape}},
+		{"empty", rename(""), false, []string{`services[""]: service name required`}},
+		{"dot", rename("a.b"), false, []string{`services["a.b"]: ` + shape}},
+		{"too long", rename(strings.Repeat("s", 33)), false, []string{"services." + strings.Repeat("s", 33) + ": service name must be at most 32 characters"}},
+	})
+}
+
+func TestRuleReleaseID(t *testing.T) {
+	set := func(v string) func(*Release) { return func(r *Release) { r.ReleaseID = v } }
+	const shape = "release_id: must be letters, digits and '-', starting with a letter or digit"
+	runRuleCases(t, []ruleCase{
+		{"uploaded", set("1715000000-AbC"), true, nil},
+		{"missing when uploaded", set(""), true, []string{"release_id: required"}},
+		{"absent from a file", set(""), false, nil},
+		{"underscore", set("a_b"), true, []string{shape}},
+		{"leading dash", set("-a"), true, []string{shape}},
+		{"slash", set("a/b"), true, []string{shape}},
+		{"too long", set(strings.Repeat("r", 65)), true, []string{"release_id: must be at most 64 characters"}},
+		{"checked in a file too", set("a/b"), false, []string{shape}},
+	})
+}
+
+func TestRuleUploadedFields(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"complete", func(r *Release) {}, true, nil},
+		{"created_at missing", func(r *Release) { r.CreatedAt = time.Time{} }, true, []string{"created_at: required"}},
+		{"created_by optional", func(r *Release) { r.CreatedBy = "" }, true, nil},
+		{"created_by control", func(r *Release) { r.CreatedBy = "alice\nbob" }, true, []string{"created_by: must be printable ASCII without leading or trailing spaces"}},
+		{"created_by too long", func(r *Release) { r.CreatedBy = strings.Repeat("a", 513) }, true, []string{"created_by: must be at most 512 characters"}},
+		{"user data file not replaced", func(r *Release) { r.UserData = UserDataFileMarker }, true,
+			[]string{"user_data: {{USER_DATA_FILE}} must be replaced by the client with the user data file"}},
+		{"service user data file not replaced", func(r *Release) { r.Services["web"].UserData = UserDataFileMarker }, true,
+			[]string{"services.web.user_data: {{USER_DATA_FILE}} must be replaced by the client with the user data file"}},
+		{"user data file allowed in a file", func(r *Release) { r.UserData = UserDataFileMarker }, false, nil},
+	})
+}
+
+func TestRuleTarget(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"all set", func(r *Release) { r.AccountID, r.Region, r.Qualifier = "123456789012", "us-gov-west-1", "blue1" }, false, nil},
+		{"all defaulted", func(r *Release) {}, false, nil},
+		{"account short", func(r *Release) { r.AccountID = "12345678901" }, false, []string{"account_id: must be 12 digits"}},
+		{"account letters", func(r *Release) { r.AccountID = "12345678901a" }, false, []string{"account_id: must be 12 digits"}},
+		{"region uppercase", func(r *Release) { r.Region = "US-EAST-1" }, false, []string{"region: must be an AWS region like us-east-1"}},
+		{"region no number", func(r *Release) { r.Region = "us-east" }, false, []string{"region: must be an AWS region like us-east-1"}},
+		{"region path", func(r *Release) { r.Region = "us-east-1/../x" }, false, []string{"region: must be an AWS region like us-east-1"}},
+		{"qualifier too long", func(r *Release) { r.Qualifier = "abcdefghijk" }, false, []string{"qualifier: must be 1 to 10 lowercase letters and digits"}},
+		{"qualifier dash", func(r *Release) { r.Qualifier = "a-b" }, false, []string{"qualifier: must be 1 to 10 lowercase letters and digits"}},
+	})
+}
+
+func TestRuleSubnetsAndAMI(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"release subnets", func(r *Release) {}, false, nil},
+		{"every service overrides", func(r *Release) {
+			r.Subnets, r.AMI = nil, ""
+			r.Services["web"].Subnets, r.Services["web"].AMI = []string{"a"}, "ami-1"
+		}, false, nil},
+		{"no subnets anywhere", func(r *Release) { r.Subnets = nil }, false, []string{"services.web.subnets: required because the release sets no subnets"}},
+		{"one service lacks subnets", func(r *Release) {
+			r.Subnets = nil
+			r.Services["web"].Subnets = []string{"a"}
+			r.Services["api"] = &Service{InstanceType: "t2.nano"}
+		}, false, []string{"services.api.subnets: required because the release sets no subnets"}},
+		{"no ami anywhere", func(r *Release) { r.AMI = "" }, false, []string{"services.web.ami: required because the release sets no ami"}},
+		{"bad ami", func(r *Release) { r.AMI = "ubuntu\n" }, false, []string{"ami: must be a name or ID of letters, digits, spaces and ._:/()#,@[]+=&;{}!$*- without leading or trailing spaces"}},
+		{"bad service ami", func(r *Release) { r.Services["web"].AMI = " ubuntu" }, false, []string{"services.web.ami: must be a name or ID of letters, digits, spaces and ._:/()#,@[]+=&;{}!$*- without leading or trailing spaces"}},
+	})
+}
+
+func TestRuleInstanceType(t *testing.T) {
+	set := func(v string) func(*Release) { return func(r *Release) { r.Services["web"].InstanceType = v } }
+	const shape = "services.web.instance_type: must be an EC2 instance type like t3.micro"
+	runRuleCases(t, []ruleCase{
+		{"t2.nano", set("t2.nano"), false, nil},
+		{"c6gn.16xlarge", set("c6gn.16xlarge"), false, nil},
+		{"u-6tb1.metal", set("u-6tb1.metal"), false, nil},
+		{"m7i.metal-48xl", set("m7i.metal-48xl"), false, nil},
+		{"empty", set(""), false, []string{"services.web.instance_type: required"}},
+		{"no dot", set("t2nano"), false, []string{shape}},
+		{"uppercase", set("T2.nano"), false, []string{shape}},
+		{"space", set("t2 .nano"), false, []string{shape}},
+		{"too long", set("t2." + strings.Repeat("x", 30)), false, []string{shape}},
+	})
+}
+
+func TestRuleLists(t *testing.T) {
+	many := make([]string, 17)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	const refShape = "must be a name or ID of letters, digits, spaces and ._:/()#,@[]+=&;{}!$*- without leading or trailing spaces"
+	runRuleCases(t, []ruleCase{
+		{"seed security group with colons and slash", func(r *Release) {
+			r.Services["web"].SecurityGroups = []string{"ec2::coinbase/deploy-test::development", "sg-0123456789abcdef0"}
+		}, false, nil},
+		{"too many subnets", func(r *Release) { r.Subnets = many }, false, []string{"subnets: at most 16 entries, not 17"}},
+		{"duplicate subnet", func(r *Release) { r.Subnets = []string{"a", "b", "a"} }, false, []string{`subnets[2]: duplicate "a"`}},
+		{"empty subnet", func(r *Release) { r.Subnets = []string{""} }, false, []string{"subnets[0]: required"}},
+		{"too many security groups", func(r *Release) { r.Services["web"].SecurityGroups = many }, false, []string{"services.web.security_groups: at most 16 entries, not 17"}},
+		{"duplicate target group", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg", "tg"} }, false, []string{`services.web.target_groups[1]: duplicate "tg"`}},
+		{"tab in security group", func(r *Release) { r.Services["web"].SecurityGroups = []string{"a\tb"} }, false, []string{"services.web.security_groups[0]: " + refShape}},
+		{"trailing space", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg "} }, false, []string{"services.web.target_groups[0]: " + refShape}},
+		{"reference too long", func(r *Release) { r.Subnets = []string{strings.Repeat("s", 256)} }, false, []string{"subnets[0]: must be at most 255 characters"}},
+		{"non-ASCII", func(r *Release) { r.Subnets = []string{"subnet-\u00e9"} }, false, []string{"subnets[0]: " + refShape}},
+		{"elb name", func(r *Release) { r.Services["web"].ELBs = []string{"coinbase-deploy-test-web-elb"} }, false, nil},
+		{"elb underscore", func(r *Release) { r.Services["web"].ELBs = []string{"a_b"} }, false, []string{"services.web.elbs[0]: must be a load balancer name of letters, digits and '-', not starting or ending with '-'"}},
+		{"elb trailing dash", func(r *Release) { r.Services["web"].ELBs = []string{"ab-"} }, false, []string{"services.web.elbs[0]: must be a load balancer name of letters, digits and '-', not starting or ending with '-'"}},
+		{"elb too long", func(r *Release) { r.Services["web"].ELBs = []string{strings.Repeat("e", 33)} }, false, []string{"services.web.elbs[0]: must be at most 32 characters"}},
+		{"profile", func(r *Release) { r.Services["web"].Profile = "coinbase-deploy-test" }, false, nil},
+		{"profile with slash", func(r *Release) { r.Services["web"].Profile = "a/b" }, false, []string{"services.web.profile: must be an IAM name of letters, digits and +=,.@_-"}},
+		{"profile too long", func(r *Release) { r.Services["web"].Profile = strings.Repeat("p", 129) }, false, []string{"services.web.profile: must be at most 128 characters"}},
+	})
+}
+
+func TestRuleTimeout(t *testing.T) {
+	set := func(v int) func(*Release) { return func(r *Release) { r.Timeout = v } }
+	runRuleCases(t, []ruleCase{
+		{"default", set(0), false, nil},
+		{"one second", set(1), false, nil},
+		{"two days", set(172800), false, nil},
+		{"too long", set(172801), false, []string{"timeout: must be between 1 and 172800 seconds"}},
+		{"negative", set(-1), false, []string{"timeout: must be between 1 and 172800 seconds"}},
+	})
+}
+
+func TestRuleAutoscaling(t *testing.T) {
+	set := func(a Autoscaling) func(*Release) { return func(r *Release) { r.Services["web"].Autoscaling = &a } }
+	runRuleCases(t, []ruleCase{
+		{"absent", func(r *Release) {}, false, nil},
+		{"seed", set(Autoscaling{MinSize: 3, MaxSize: 5, Spread: 0.2, MaxTerms: 1}), false, nil},
+		{"zero sizes are defaults", set(Autoscaling{}), false, nil},
+		{"spread one", set(Autoscaling{Spread: 1}), false, []string{"services.web.autoscaling.spread: must be between 0 and 1"}},
+		{"spread negative", set(Autoscaling{Spread: -0.1}), false, []string{"services.web.autoscaling.spread: must be between 0 and 1"}},
+		{"spread NaN", set(Autoscaling{Spread: math.NaN()}), false, []string{"services.web.autoscaling.spread: must be between 0 and 1"}},
+		{"spread just below one", set(Autoscaling{Spread: 0.999}), false, nil},
+		{"min negative", set(Autoscaling{MinSize: -1, MaxSize: 1}), false, []string{"services.web.autoscaling.min_size: must be at least 1"}},
+		{"max below min", set(Autoscaling{MinSize: 3, MaxSize: 2}), false, []string{"services.web.autoscaling.max_size: must be at least min_size (3)"}},
+		{"max above the limit", set(Autoscaling{MinSize: 1, MaxSize: 1001}), false, []string{"services.web.autoscaling.max_size: must be at most 1000"}},
+		{"max at the limit", set(Autoscaling{MinSize: 1000, MaxSize: 1000}), false, nil},
+		{"max_terms negative", set(Autoscaling{MaxTerms: -1}), false, []string{"services.web.autoscaling.max_terms: must be between 0 and 1000"}},
+	})
+}
+
+func TestRulePolicies(t *testing.T) {
+	set := func(ps ...Policy) func(*Release) {
+		return func(r *Release) { r.Services["web"].Autoscaling = &Autoscaling{MinSize: 1, MaxSize: 5, Policies: ps} }
+	}
+	up := Policy{Type: "cpu_scale_up", Threshold: 25, ScalingAdjustment: 2}
+	down := Policy{Type: "cpu_scale_down", Threshold: 15, ScalingAdjustment: -1}
+	with := func(p Policy, f func(*Policy)) Policy { f(&p); return p }
+	const pp = "services.web.autoscaling.policies"
+	runRuleCases(t, []ruleCase{
+		{"seed", set(up, down), false, nil},
+		{"unknown type", set(with(up, func(p *Policy) { p.Type = "memory" })), false, []string{pp + "[0].type: must be one of cpu_scale_up, cpu_scale_down"}},
+		{"threshold above 100", set(with(up, func(p *Policy) { p.Threshold = 100.5 })), false, []string{pp + "[0].threshold: must be between 0 and 100"}},
+		{"threshold negative", set(with(down, func(p *Policy) { p.Threshold = -1 })), false, []string{pp + "[0].threshold: must be between 0 and 100"}},
+		{"scale up must add", set(with(up, func(p *Policy) { p.ScalingAdjustment = -1 })), false, []string{pp + "[0].scaling_adjustment: must be positive for cpu_scale_up"}},
+		{"scale up zero", set(with(up, func(p *Policy) { p.ScalingAdjustment = 0 })), false, []string{pp + "[0].scaling_adjustment: must be positive for cpu_scale_up"}},
+		{"scale down must remove", set(with(down, func(p *Policy) { p.ScalingAdjustment = 1 })), false, []string{pp + "[0].scaling_adjustment: must be negative for cpu_scale_down"}},
+		{"adjustment too large", set(with(up, func(p *Policy) { p.ScalingAdjustment = 1001 })), false, []string{pp + "[0].scaling_adjustment: must be between -1000 and 1000"}},
+		{"duplicate type", set(up, with(up, func(p *Policy) { p.Threshold = 30 })), false, []string{pp + "[1].type: duplicate policy type cpu_scale_up"}},
+		{"too many", set(up, down, up, down, up), false, []string{
+			pp + ": at most 4 policies, not 5", pp + "[2].type: duplicate policy type cpu_scale_up",
+			pp + "[3].type: duplicate policy type cpu_scale_down", pp + "[4].type: duplicate policy type cpu_scale_up"}},
+		{"thresholds crossed", set(with(up, func(p *Policy) { p.Threshold = 10 }), down), false, []string{pp + ": the cpu_scale_up threshold (10) must be above the cpu_scale_down threshold (15)"}},
+		{"period 60", set(with(up, func(p *Policy) { p.Period = 60; p.EvaluationPeriods = 3 })), false, nil},
+		{"period 10", set(with(up, func(p *Policy) { p.Period = 10 })), false, nil},
+		{"period 45", set(with(up, func(p *Policy) { p.Period = 45 })), false, []string{pp + "[0].period: must be 10, 30 or a multiple of 60 up to 86400 seconds"}},
+		{"window too long", set(with(up, func(p *Policy) { p.Period = 3600; p.EvaluationPeriods = 25 })), false, []string{pp + "[0].evaluation_periods: must be at least 1, with evaluation_periods * period at most 86400 seconds"}},
+		{"cooldown negative", set(with(up, func(p *Policy) { p.Cooldown = -1 })), false, []string{pp + "[0].cooldown: must be between 0 and 86400 seconds"}},
+	})
+}
+
+func TestRuleLifecycle(t *testing.T) {
+	hook := func() *LifecycleHook {
+		return &LifecycleHook{Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 300}
+	}
+	set := func(name string, f func(*LifecycleHook)) func(*Release) {
+		return func(r *Release) {
+			h := hook()
+			f(h)
+			r.Lifecycle = map[string]*LifecycleHook{name: h}
+		}
+	}
+	same := func(*LifecycleHook) {}
+	runRuleCases(t, []ruleCase{
+		{"seed", set("termhook", same), false, nil},
+		{"launching", set("launch", func(h *LifecycleHook) { h.Transition = "autoscaling:EC2_INSTANCE_LAUNCHING" }), false, nil},
+		{"heartbeat defaulted", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 0 }), false, nil},
+		{"bad transition", set("h", func(h *LifecycleHook) { h.Transition = "autoscaling:EC2_INSTANCE_TERMINATED" }), false,
+			[]string{"lifecycle.h.transition: must be one of autoscaling:EC2_INSTANCE_LAUNCHING, autoscaling:EC2_INSTANCE_TERMINATING"}},
+		{"heartbeat too short", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 29 }), false, []string{"lifecycle.h.heartbeat_timeout: must be between 30 and 7200 seconds"}},
+		{"heartbeat too long", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 7201 }), false, []string{"lifecycle.h.heartbeat_timeout: must be between 30 and 7200 seconds"}},
+		{"role required", set("h", func(h *LifecycleHook) { h.Role = "" }), false, []string{"lifecycle.h.role: required"}},
+		{"role bad", set("h", func(h *LifecycleHook) { h.Role = "a/b" }), false, []string{"lifecycle.h.role: must be an IAM role name of letters, digits and +=,.@_-"}},
+		{"sns required", set("h", func(h *LifecycleHook) { h.SNS = "" }), false, []string{"lifecycle.h.sns: required"}},
+		{"sns fifo", set("h", func(h *LifecycleHook) { h.SNS = "hooks.fifo" }), false, nil},
+		{"sns bad", set("h", func(h *LifecycleHook) { h.SNS = "a:b" }), false, []string{"lifecycle.h.sns: must be an SNS topic name of letters, digits, '_' and '-'"}},
+		{"hook name bad", set("a b", same), false, []string{`lifecycle["a b"]: hook name must be letters, digits, '_' and '-', starting with a letter or digit`}},
+		{"nil hook", func(r *Release) { r.Lifecycle = map[string]*LifecycleHook{"h": nil} }, false, []string{"lifecycle.h: must be an object"}},
+		{"too many", func(r *Release) {
+			r.Lifecycle = map[string]*LifecycleHook{}
+			for i := range 5 {
+				r.Lifecycle[fmt.Sprint("h", i)] = hook()
+			}
+		}, false, []string{"lifecycle: at most 4 hooks, not 5"}},
+	})
+}
+
+func TestRuleTags(t *testing.T) {
+	set := func(k, v string) func(*Release) { return func(r *Release) { r.Services["web"].Tags = map[string]string{k: v} } }
+	runRuleCases(t, []ruleCase{
+		{"plain", set("Team", "storefront"), false, nil},
+		{"allowed characters", set("a b+c=d.e_f:g/h@i-j", "k l+m=n.o_p:q/r@s-t"), false, nil},
+		{"empty value", set("Team", ""), false, nil},
+		{"reserved Name", set("Name", "x"), false, []string{"services.web.tags.Name: tag key is reserved: ferry sets Name itself"}},
+		{"reserved any case", set("deploywith", "x"), false, []string{"services.web.tags.deploywith: tag key is reserved: ferry sets DeployWith itself"}},
+		{"reserved ReleaseID", set("ReleaseID", "x"), false, []string{"services.web.tags.ReleaseID: tag key is reserved: ferry sets ReleaseID itself"}},
+		{"aws prefix", set("aws:foo", "x"), false, []string{`services.web.tags["aws:foo"]: tag keys starting with "aws:" are reserved by AWS`}},
+		{"AWS prefix", set("AWS:foo", "x"), false, []string{`services.web.tags["AWS:foo"]: tag keys starting with "aws:" are reserved by AWS`}},
+		{"empty key", set("", "x"), false, []string{`services.web.tags[""]: tag key must not be empty`}},
+		{"key too long", set(strings.Repeat("k", 129), "x"), false, []string{"services.web.tags." + strings.Repeat("k", 129) + ": tag key must be at most 128 characters"}},
+		{"value too long", set("k", strings.Repeat("v", 257)), false, []string{"services.web.tags.k: tag value must be at most 256 characters"}},
+		{"key control", set("a\tb", "x"), false, []string{`services.web.tags["a\tb"]: tag key must be letters, digits, spaces and + - = . _ : / @`}},
+		{"value newline", set("k", "a\nb"), false, []string{"services.web.tags.k: tag value must be letters, digits, spaces and + - = . _ : / @"}},
+		{"too many", func(r *Release) {
+			r.Services["web"].Tags = map[string]string{}
+			for i := range 41 {
+				r.Services["web"].Tags[fmt.Sprint("t", i)] = "v"
+			}
+		}, false, []string{"services.web.tags: at most 40 tags, not 41"}},
+	})
+}
+
+func TestRuleEBS(t *testing.T) {
+	set := func(size int, typ, dev string) func(*Release) {
+		return func(r *Release) {
+			s := r.Services["web"]
+			s.EBSVolumeSize, s.EBSVolumeType, s.EBSDeviceName = size, typ, dev
+		}
+	}
+	runRuleCases(t, []ruleCase{
+		{"none", set(0, "", ""), false, nil},
+		{"seed", set(20, "gp2", "/dev/sda1"), false, nil},
+		{"size only", set(20, "", ""), false, nil},
+		{"xvd", set(20, "io2", "/dev/xvdb"), false, nil},
+		{"every type", func(r *Release) {
+			for i, typ := range EBSVolumeTypes {
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", EBSVolumeSize: 1, EBSVolumeType: typ}
+			}
+		}, false, nil},
+		{"type without size", set(0, "gp3", ""), false, []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}},
+		{"device without size", set(0, "", "/dev/sdb"), false, []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}},
+		{"size too large", set(16385, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB"}},
+		{"size negative", set(-1, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB"}},
+		{"unknown type", set(20, "gp9", ""), false, []string{"services.web.ebs_volume_type: must be one of gp2, gp3, io1, io2, st1, sc1, standard"}},
+		{"hd device", set(20, "", "/dev/hda"), false, []string{"services.web.ebs_device_name: must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1"}},
+		{"device traversal", set(20, "", "/dev/../sda"), false, []string{"services.web.ebs_device_name: must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1"}},
+	})
+}
+
+func TestRuleUserData(t *testing.T) {
+	big := strings.Repeat("x", 16384)
+	runRuleCases(t, []ruleCase{
+		{"all variables", func(r *Release) {
+			r.Assets = map[string]*Asset{"app": {Path: "app.tar"}}
+			r.UserData = "{{RELEASE_ID}} {{PROJECT_NAME}} {{CONFIG_NAME}} {{SERVICE_NAME}} {{ASSET_URL:app}} {{ASSET_SHA256:app}}"
+		}, false, nil},
+		{"jinja is left alone", func(r *Release) { r.UserData = "## template: jinja\n{{ v1.region }}" }, false, nil},
+		{"unknown variable", func(r *Release) { r.UserData = "{{BUILD}}" }, false, []string{"user_data: unknown variable {{BUILD}}"}},
+		{"unknown asset", func(r *Release) { r.UserData = "{{ASSET_URL:app}}" }, false, []string{`user_data: {{ASSET_URL:app}} names unknown asset "app"`}},
+		{"asset without name", func(r *Release) { r.UserData = "{{ASSET_SHA256}}" }, false, []string{"user_data: {{ASSET_SHA256}} needs an asset name, e.g. {{ASSET_SHA256:app}}"}},
+		{"argument to a plain variable", func(r *Release) { r.UserData = "{{RELEASE_ID:x}}" }, false, []string{"user_data: {{RELEASE_ID:x}} takes no argument"}},
+		{"marker inside text", func(r *Release) { r.UserData = "a {{USER_DATA_FILE}}" }, false, []string{"user_data: {{USER_DATA_FILE}} must be the whole user_data, not part of it"}},
+		{"service override checked", func(r *Release) { r.Services["web"].UserData = "{{NOPE}}" }, false, []string{"services.web.user_data: unknown variable {{NOPE}}"}},
+		{"exactly the limit", func(r *Release) { r.UserData = big }, false, nil},
+		{"over the limit", func(r *Release) { r.UserData = big + "x" }, false, []string{"user_data: rendered user data of service web is 16385 bytes, more than the EC2 limit of 16384"}},
+		{"over the limit after rendering", func(r *Release) { r.UserData = big[:16384-16] + "{{RELEASE_ID}}" }, false,
+			[]string{"user_data: rendered user data of service web is 16432 bytes, more than the EC2 limit of 16384"}},
+		{"real release id used when uploaded", func(r *Release) { r.UserData = big[:16384-17] + "{{RELEASE_ID}}" }, true, nil},
+		{"per service name length", func(r *Release) {
+			r.UserData = big[:16384-5] + "{{SERVICE_NAME}}"
+			r.Services["api"] = &Service{InstanceType: "t2.nano"}
+			r.Services["worker-long"] = &Service{InstanceType: "t2.nano"}
+		}, false, []string{"user_data: rendered user data of service worker-long is 16390 bytes, more than the EC2 limit of 16384"}},
+	})
+}
+
+func TestRuleAssets(t *testing.T) {
+	set := func(name string, a *Asset) func(*Release) {
+		return func(r *Release) { r.Assets = map[string]*Asset{name: a} }
+	}
+	const nameShape = `asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without ".."`
+	runRuleCases(t, []ruleCase{
+		{"file", set("app", &Asset{Path: "assets/app.tar.gz"}), false, nil},
+		{"uploaded", set("app", &Asset{Path: "assets/app.tar.gz", SHA256: strings.Repeat("a", 64), Size: 1}), true, nil},
+		{"uploaded without path", set("app", &Asset{SHA256: strings.Repeat("a", 64), Size: 1}), true, nil},
+		{"path required in a file", set("app", &Asset{}), false, []string{"assets.app.path: required"}},
+		{"absolute", set("app", &Asset{Path: "/etc/passwd"}), false, []string{"assets.app.path: must be a relative path with '/' separators"}},
+		{"windows", set("app", &Asset{Path: `a\b`}), false, []string{"assets.app.path: must be a relative path with '/' separators"}},
+		{"drive", set("app", &Asset{Path: "C:x"}), false, []string{"assets.app.path: must be a relative path with '/' separators"}},
+		{"dot dot", set("app", &Asset{Path: "a/../../b"}), false, []string{`assets.app.path: must not contain ".."`}},
+		{"not clean", set("app", &Asset{Path: "a//b"}), false, []string{"assets.app.path: must be a clean path (a/b)"}},
+		{"control", set("app", &Asset{Path: "a\x01"}), false, []string{"assets.app.path: must not contain control characters"}},
+		{"bad name", set("a/b", &Asset{Path: "x"}), false, []string{`assets["a/b"]: ` + nameShape}},
+		{"dot dot name", set("a..b", &Asset{Path: "x"}), false, []string{`assets["a..b"]: ` + nameShape}},
+		{"name too long", set(strings.Repeat("a", 65), &Asset{Path: "x"}), false, []string{"assets." + strings.Repeat("a", 65) + ": asset name must be at most 64 characters"}},
+		{"sha256 required when uploaded", func(r *Release) { r.Assets = map[string]*Asset{"app": {Path: "x", Size: 3}} }, true, []string{"assets.app.sha256: required"}},
+		{"size required when uploaded", func(r *Release) { r.Assets = map[string]*Asset{"app": {Path: "x", SHA256: strings.Repeat("a", 64)}} }, true, []string{"assets.app.size: required (an asset may not be empty)"}},
+		{"sha256 uppercase", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("A", 64), Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
+		{"sha256 short", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: "abc", Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
+		{"size too large", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("a", 64), Size: 64<<20 + 1}} }, true, []string{"assets.app.size: must be between 1 and 67108864 bytes"}},
+		{"nil asset", set("app", nil), false, []string{"assets.app: must be an object"}},
+		{"too many", func(r *Release) {
+			r.Assets = map[string]*Asset{}
+			for i := range 21 {
+				r.Assets[fmt.Sprint("a", i)] = &Asset{Path: "x"}
+			}
+		}, false, []string{"assets: at most 20 assets, not 21"}},
+	})
+}
+
+func TestRuleServices(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"one", func(r *Release) {}, false, nil},
+		{"fifty", func(r *Release) {
+			for i := range 49 {
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano"}
+			}
+		}, false, nil},
+		{"none", func(r *Release) { r.Services = nil }, false, []string{"services: at least one service is required"}},
+		{"fifty-one", func(r *Release) {
+			for i := range 50 {
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano"}
+			}
+		}, false, []string{"services: at most 50 services, not 51"}},
+		{"nil service", func(r *Release) { r.Services["api"] = nil }, false, []string{"services.api: must be an object"}},
+	})
+}
+
+func TestValidateReportsEveryProblemSorted(t *testing.T) {
+	r := valid()
+	r.ProjectName = "Bad"
+	r.Timeout = -1
+	r.Services["web"].Autoscaling = &Autoscaling{Spread: 2}
+	r.Services["web"].InstanceType = ""
+	assert.Equal(t, []string{
+		`project_name: must be "org/name" with exactly one '/'`,
+		"services.web.autoscaling.spread: must be between 0 and 1",
+		"services.web.instance_type: required",
+		"timeout: must be between 1 and 172800 seconds",
+	}, problemsOf(t, r.Validate(false)))
+}
+
+func TestValidateNames(t *testing.T) {
+	assert.NoError(t, ValidateProjectName("coinbase/deploy-test"))
+	assert.EqualError(t, ValidateProjectName("a/../b"), `project name "a/../b": must be "org/name" with exactly one '/'`)
+	assert.NoError(t, ValidateConfigName("development"))
+	assert.EqualError(t, ValidateConfigName("Dev"), `config name "Dev": must be lowercase letters, digits and '-', starting with a letter or digit`)
+	assert.NoError(t, ValidateServiceName("web"))
+	assert.EqualError(t, ValidateServiceName(""), `service name "": required`)
+	assert.NoError(t, ValidateReleaseID("1715000000-abc"))
+	assert.EqualError(t, ValidateReleaseID("a/b"), `release id "a/b": must be letters, digits and '-', starting with a letter or digit`)
+}
