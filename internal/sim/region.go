@@ -71,9 +71,9 @@ type target struct {
 }
 
 type launchTemplate struct {
-	id, name string
-	created  time.Time
-	tags     []ec2types.Tag
+	id, name  string
+	created   time.Time
+	tags      []ec2types.Tag
 	versions  []*ec2types.RequestLaunchTemplateData
 	deflt     int64
 	token     string
