@@ -1,0 +1,350 @@
+package deployer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// maxDeleteAlarms is how many alarms one DeleteAlarms call takes.
+const maxDeleteAlarms = 100
+
+// cleanUpSuccess is the CleanUpSuccess task. It re-checks that every new
+// service is healthy (else a *failure.HaltError, and nothing is deleted),
+// then deletes every other ASG of the project-config that ferry manages
+// (found by tags, each re-verified: project, config, DeployWith and a
+// release id other than this one), including those of services the
+// release no longer has, with their alarms and launch templates. Then it
+// writes the current record and the outcome, releases the lock and removes
+// the halt marker.
+//
+// Something it could not delete is a *failure.CleanUpError listing the
+// leftovers (the outcome records them; the lock is kept); when every
+// failure was transient it is a *failure.RetryableError instead.
+// Idempotent: a retry finds what is already gone gone.
+func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	report, err := d.healthReport(ctx, c, st, r)
+	if err != nil {
+		return nil, err
+	}
+	if bad := health.Unhealthy(report); len(bad) > 0 {
+		return nil, &failure.HaltError{Reason: "no longer healthy before deleting the previous groups: " + joinNames(bad)}
+	}
+	removed, err := d.removeGroups(ctx, c, st, func(tags map[string]string) bool {
+		return tags[naming.TagReleaseID] != st.ReleaseID
+	}, nil)
+	if err != nil {
+		d.recordDirty(ctx, st, req, err)
+		return nil, err
+	}
+
+	now := d.now()
+	sums := map[string]string{}
+	for _, svc := range st.Services {
+		data, err := d.ledger.GetUserData(ctx, st.ProjectName, st.ConfigName, st.ReleaseID, svc)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		sums[svc] = hex.EncodeToString(sum[:])
+	}
+	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
+		CreatedBy: r.CreatedBy, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
+	}); err != nil {
+		return nil, err
+	}
+	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
+		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: r.CreatedBy,
+	}); err != nil {
+		return nil, err
+	}
+	if err := d.finish(ctx, st); err != nil {
+		return nil, err
+	}
+	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removed)
+	return st, nil
+}
+
+// cleanUpFailure is the CleanUpFailure task: it deletes what this release
+// created (ASGs and launch templates found by their ReleaseID tag and
+// re-verified, and their alarms). Anything it could not delete is a
+// *failure.CleanUpError listing the leftovers, recorded in the outcome as
+// FailureDirty (the lock is kept); when every failure was transient it is a
+// *failure.RetryableError instead. On success it writes nothing: ReleaseLock
+// records the outcome. Idempotent.
+func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		if failure.NameOf(err) != failure.NameRetryable {
+			err = &failure.CleanUpError{
+				Leftovers: []string{"whatever release " + st.ReleaseID + " created in " + st.Target.AccountID + "/" + st.Target.Region},
+				Err:       err,
+			}
+			d.recordDirty(ctx, st, req, err)
+		}
+		return nil, err
+	}
+	names := make([]string, len(st.Services))
+	for i, svc := range st.Services {
+		names[i] = naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+	}
+	removed, err := d.removeGroups(ctx, c, st, func(tags map[string]string) bool {
+		return tags[naming.TagReleaseID] == st.ReleaseID
+	}, names)
+	if err != nil {
+		d.recordDirty(ctx, st, req, err)
+		return nil, err
+	}
+	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
+	return st, nil
+}
+
+// releaseLock is the ReleaseLock task: it records the outcome
+// FailureClean with the error the State carries, releases the lock and
+// removes the halt marker. It never touches the target. Idempotent.
+func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	o := ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureClean,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
+	}
+	if st.Error != nil {
+		o.Error, o.Cause = st.Error.Error, st.Error.Cause
+	}
+	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); err != nil {
+		return nil, err
+	}
+	if err := d.finish(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// finish releases the lock and removes the halt marker.
+func (d *Deployer) finish(ctx context.Context, st *execution.State) error {
+	if err := d.locks.Release(ctx, st.ProjectName, st.ConfigName, st.ReleaseID); err != nil {
+		return err
+	}
+	return d.halts.Clear(ctx, st.ProjectName, st.ConfigName)
+}
+
+// createdBy is who asked for the release, for the outcome record; ""
+// when the release cannot be read (the outcome is still written).
+func (d *Deployer) createdBy(ctx context.Context, st *execution.State) string {
+	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		d.log.Warn("cannot read the release for its outcome", "release_id", st.ReleaseID, "error", err.Error())
+		return ""
+	}
+	return r.CreatedBy
+}
+
+// recordDirty records the outcome FailureDirty for a clean up that left
+// resources behind (not for a transient failure, which the state machine
+// retries). A failure to record it is logged: the error itself is what
+// the state machine acts on.
+func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req execution.Request, err error) {
+	var ce *failure.CleanUpError
+	if failure.NameOf(err) != failure.NameCleanUp || !errors.As(err, &ce) {
+		return
+	}
+	o := ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureDirty,
+		Error: failure.NameCleanUp, Cause: err.Error(), Leftovers: ce.Leftovers,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
+	}
+	if st.Error != nil {
+		o.Error, o.Cause = st.Error.Error, st.Error.Cause+"; then "+err.Error()
+	}
+	if perr := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); perr != nil {
+		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
+	}
+}
+
+// removeGroups deletes the ASGs and launch templates of the project-config
+// whose tags doomed accepts (after the project, config and DeployWith tags
+// are checked), with the alarms of those groups, and the alarms of the
+// groups named in extra. For each group: alarms, then the ASG (with its
+// instances, ForceDelete), then the launch template, so a retry after a
+// partial failure still finds what is left by its tags and name. It
+// returns the names of the groups removed; a failure is a
+// *failure.CleanUpError listing the leftovers, or a
+// *failure.RetryableError wrapping it when every failure was transient.
+func (d *Deployer) removeGroups(ctx context.Context, c *cloud.Clients, st *execution.State, doomed func(map[string]string) bool, extra []string) ([]string, error) {
+	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	templates, err := projectTemplates(ctx, c.EC2, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	deleteGroup := map[string]bool{}
+	for _, g := range groups {
+		name := aws.ToString(g.AutoScalingGroupName)
+		if doomed(asgTags(g.Tags)) {
+			names[name] = true
+			deleteGroup[name] = !deleting(g)
+		}
+	}
+	deleteTemplate := map[string]bool{}
+	for name, tags := range templates {
+		if doomed(tags) {
+			names[name] = true
+			deleteTemplate[name] = true
+		}
+	}
+	for _, name := range extra {
+		names[name] = true
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	alarms, err := d.groupAlarms(ctx, c.CloudWatch, st, names)
+	if err != nil {
+		return nil, err
+	}
+
+	var leftovers []string
+	var errs []error
+	transient := true
+	fail := func(what string, err error) {
+		err = cloud.Classify(what, err)
+		if failure.NameOf(err) != failure.NameRetryable {
+			transient = false
+		}
+		leftovers = append(leftovers, what)
+		errs = append(errs, err)
+	}
+	var removed []string
+	for _, name := range sortedSet(names) {
+		if as := alarms[name]; len(as) > 0 {
+			failed := false
+			for batch := range slices.Chunk(as, maxDeleteAlarms) {
+				if _, err := c.CloudWatch.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: batch}); err != nil && !cloud.IsNotFoundCode(err) {
+					fail("alarms "+strings.Join(batch, ", "), err)
+					failed = true
+				}
+			}
+			if failed {
+				d.leftBehind(&leftovers, name, deleteGroup[name], deleteTemplate[name])
+				continue
+			}
+		}
+		if deleteGroup[name] {
+			_, err := c.AutoScaling.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
+				AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true),
+			})
+			if err != nil && !groupGone(err) {
+				fail("auto scaling group "+name, err)
+				d.leftBehind(&leftovers, name, false, deleteTemplate[name])
+				continue
+			}
+		}
+		if deleteTemplate[name] {
+			_, err := c.EC2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)})
+			if err != nil && !cloud.IsNotFoundCode(err, cloud.CodeLaunchTemplateNameNotFound, cloud.CodeLaunchTemplateIDNotFound) {
+				fail("launch template "+name, err)
+				continue
+			}
+		}
+		if deleteGroup[name] || deleteTemplate[name] {
+			removed = append(removed, name)
+		}
+	}
+	if len(errs) == 0 {
+		return removed, nil
+	}
+	ce := &failure.CleanUpError{Leftovers: leftovers, Err: errors.Join(errs...)}
+	if transient {
+		return removed, &failure.RetryableError{Op: "clean up", Err: ce}
+	}
+	return removed, ce
+}
+
+// leftBehind adds a group's ASG and launch template to the leftovers when
+// they were not deleted because an earlier step for that group failed.
+func (d *Deployer) leftBehind(leftovers *[]string, name string, group, template bool) {
+	if group {
+		*leftovers = append(*leftovers, "auto scaling group "+name)
+	}
+	if template {
+		*leftovers = append(*leftovers, "launch template "+name)
+	}
+}
+
+// groupGone reports whether a DeleteAutoScalingGroup error says the group
+// is already gone or already being deleted.
+func groupGone(err error) bool {
+	if cloud.IsNotFoundCode(err) {
+		return true
+	}
+	if isCode(err, cloud.CodeValidation) && strings.Contains(strings.ToLower(err.Error()), "not found") {
+		return true
+	}
+	return isCode(err, cloud.CodeScalingActivityInProgress) && strings.Contains(strings.ToLower(err.Error()), "delete")
+}
+
+// groupAlarms returns the alarms of the named groups, by group: the alarms
+// of the project-config whose name is naming.AlarmName(group, ...) and
+// whose AutoScalingGroupName dimension is that group.
+func (d *Deployer) groupAlarms(ctx context.Context, api cloud.CloudWatch, st *execution.State, names map[string]bool) (map[string][]string, error) {
+	in := &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String(naming.GroupPrefix(st.ProjectName, st.ConfigName))}
+	out := map[string][]string{}
+	for {
+		page, err := api.DescribeAlarms(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("cloudwatch:DescribeAlarms", err)
+		}
+		for _, a := range page.MetricAlarms {
+			alarm := aws.ToString(a.AlarmName)
+			for _, dim := range a.Dimensions {
+				group := aws.ToString(dim.Value)
+				if aws.ToString(dim.Name) == "AutoScalingGroupName" && names[group] && strings.HasPrefix(alarm, naming.AlarmName(group, "")) {
+					out[group] = append(out[group], alarm)
+				}
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}

@@ -1,0 +1,467 @@
+package deployer
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/ferryhq/ferry/internal/capacity"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// Scaling policy types a release may use.
+const (
+	policyCPUScaleUp   = "cpu_scale_up"
+	policyCPUScaleDown = "cpu_scale_down"
+)
+
+// deploy is the Deploy task. It refuses to start when a fresh halt marker
+// exists (*failure.HaltError). It re-resolves the release's resources (a
+// problem is a *failure.BadReleaseError, before anything is created), then
+// for each service creates a launch template and an ASG, both named
+// naming.GroupName, tagged with the service's tags and the reserved ones,
+// sized by package capacity from the previous ASG, with the release's load
+// balancers, target groups and lifecycle hooks; then its scaling policies
+// and their CloudWatch alarms.
+//
+// Idempotent: what this release already made is found by its name and
+// tags and left as it is (a name taken by anything else is a
+// *failure.DeployError); policies and alarms are upserts.
+//
+// It returns the State with Deployed set and Health holding each service's
+// healthy target and the wait before the first health check.
+func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkHalt(ctx, st, req); err != nil {
+		return nil, err
+	}
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.resolve(ctx, c, st, r)
+	if err != nil {
+		return nil, err
+	}
+	templates, err := d.releaseTemplates(ctx, c.EC2, st)
+	if err != nil {
+		return nil, deployErr("ec2:DescribeLaunchTemplates", err)
+	}
+	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	made := map[string]bool{}
+	for _, g := range groups {
+		if asgTags(g.Tags)[naming.TagReleaseID] == st.ReleaseID {
+			made[aws.ToString(g.AutoScalingGroupName)] = true
+		}
+	}
+
+	report := map[string]execution.ServiceHealth{}
+	for _, svc := range r.ServiceNames() {
+		plan, err := servicePlan(r, svc, res)
+		if err != nil {
+			return nil, err
+		}
+		name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+		log := d.log.With("release_id", r.ReleaseID, "asg", name)
+		if !templates[name] {
+			if err := d.createTemplate(ctx, c.EC2, r, svc, res); err != nil {
+				return nil, err
+			}
+			log.Info("launch template created")
+		}
+		if !made[name] {
+			if err := d.createGroup(ctx, c, r, svc, res, plan); err != nil {
+				return nil, err
+			}
+			log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
+		}
+		if err := d.putPolicies(ctx, c, r, svc); err != nil {
+			return nil, err
+		}
+		report[svc] = execution.ServiceHealth{Target: plan.Healthy}
+	}
+	st.Deployed = true
+	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
+	return st, nil
+}
+
+// checkHalt fails with a *failure.HaltError when a halt marker was written
+// after the execution started.
+func (d *Deployer) checkHalt(ctx context.Context, st *execution.State, req execution.Request) error {
+	m, err := d.halts.Check(ctx, st.ProjectName, st.ConfigName, req.Execution.StartTime)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return nil
+	}
+	reason := "halt marker"
+	if m.By != "" {
+		reason += " by " + m.By
+	}
+	if m.Reason != "" {
+		reason += ": " + m.Reason
+	}
+	return &failure.HaltError{Reason: reason}
+}
+
+// bounds are a service's autoscaling settings (defaults applied).
+func bounds(s *release.Service) capacity.Bounds {
+	a := s.Autoscaling
+	if a == nil {
+		a = &release.Autoscaling{MinSize: release.DefaultMinSize, MaxSize: release.DefaultMinSize}
+	}
+	return capacity.Bounds{MinSize: a.MinSize, MaxSize: a.MaxSize, Spread: a.Spread, MaxTerms: a.MaxTerms}
+}
+
+// servicePlan is the capacity of a service's new ASG given its previous
+// ASG (if any).
+func servicePlan(r *release.Release, svc string, res *resources) (capacity.Plan, error) {
+	var previous *int
+	if g, ok := res.previous[svc]; ok && g.DesiredCapacity != nil {
+		v := int(*g.DesiredCapacity)
+		previous = &v
+	}
+	plan, err := capacity.Compute(bounds(r.Services[svc]), previous)
+	if err != nil {
+		return capacity.Plan{}, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling: %v", svc, err))
+	}
+	return plan, nil
+}
+
+// groupTags are the tags of everything made for one service of a release:
+// the service's own tags, then the reserved ones (which win).
+func groupTags(r *release.Release, svc string) map[string]string {
+	tags := map[string]string{}
+	for k, v := range r.Services[svc].Tags {
+		tags[k] = v
+	}
+	tags[naming.TagProjectName] = r.ProjectName
+	tags[naming.TagConfigName] = r.ConfigName
+	tags[naming.TagServiceName] = svc
+	tags[naming.TagReleaseID] = r.ReleaseID
+	tags[naming.TagDeployWith] = naming.DeployWithValue
+	tags[naming.TagName] = naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	return tags
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ec2TagList(m map[string]string) []ec2types.Tag {
+	var out []ec2types.Tag
+	for _, k := range sortedKeys(m) {
+		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
+	}
+	return out
+}
+
+// ours reports whether tags mark a resource of this release.
+func ours(tags map[string]string, st *execution.State) bool {
+	return tags[naming.TagProjectName] == st.ProjectName && tags[naming.TagConfigName] == st.ConfigName &&
+		tags[naming.TagDeployWith] == naming.DeployWithValue && tags[naming.TagReleaseID] == st.ReleaseID
+}
+
+// projectTemplates returns the launch templates of the project-config
+// that ferry manages, by name, with their tags (filters, re-checked).
+func projectTemplates(ctx context.Context, api cloud.EC2, project, config string) (map[string]map[string]string, error) {
+	in := &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+		filter("tag:"+naming.TagProjectName, project),
+		filter("tag:"+naming.TagConfigName, config),
+		filter("tag:"+naming.TagDeployWith, naming.DeployWithValue),
+	}}
+	out := map[string]map[string]string{}
+	for {
+		page, err := api.DescribeLaunchTemplates(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("ec2:DescribeLaunchTemplates", err)
+		}
+		for _, lt := range page.LaunchTemplates {
+			tags := ec2Tags(lt.Tags)
+			if tags[naming.TagProjectName] == project && tags[naming.TagConfigName] == config && tags[naming.TagDeployWith] == naming.DeployWithValue {
+				out[aws.ToString(lt.LaunchTemplateName)] = tags
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// releaseTemplates returns the names of the launch templates this release
+// made.
+func (d *Deployer) releaseTemplates(ctx context.Context, api cloud.EC2, st *execution.State) (map[string]bool, error) {
+	all, err := projectTemplates(ctx, api, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for name, tags := range all {
+		if tags[naming.TagReleaseID] == st.ReleaseID {
+			out[name] = true
+		}
+	}
+	return out, nil
+}
+
+// createTemplate creates the launch template of one service. A template of
+// that name that already exists must be this release's.
+func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release.Release, svc string, res *resources) error {
+	s := r.Services[svc]
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	userData, err := d.ledger.GetUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc)
+	if err != nil {
+		return err
+	}
+	tags := groupTags(r, svc)
+	data := &ec2types.RequestLaunchTemplateData{
+		ImageId:      aws.String(res.images[r.ServiceAMI(svc)]),
+		InstanceType: ec2types.InstanceType(s.InstanceType),
+		UserData:     aws.String(base64.StdEncoding.EncodeToString(userData)),
+		MetadataOptions: &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
+			HttpTokens:   ec2types.LaunchTemplateHttpTokensStateRequired,
+			HttpEndpoint: ec2types.LaunchTemplateInstanceMetadataEndpointStateEnabled,
+		},
+		TagSpecifications: []ec2types.LaunchTemplateTagSpecificationRequest{
+			{ResourceType: ec2types.ResourceTypeVolume, Tags: ec2TagList(tags)},
+		},
+	}
+	for _, ref := range s.SecurityGroups {
+		data.SecurityGroupIds = append(data.SecurityGroupIds, res.groups[ref])
+	}
+	if s.Profile != "" {
+		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(s.Profile)}
+	}
+	if s.EBSVolumeSize > 0 {
+		data.BlockDeviceMappings = []ec2types.LaunchTemplateBlockDeviceMappingRequest{{
+			DeviceName: aws.String(s.EBSDeviceName),
+			Ebs: &ec2types.LaunchTemplateEbsBlockDeviceRequest{
+				VolumeSize:          aws.Int32(int32(s.EBSVolumeSize)),
+				VolumeType:          ec2types.VolumeType(s.EBSVolumeType),
+				DeleteOnTermination: aws.Bool(true),
+				Encrypted:           aws.Bool(true),
+			},
+		}}
+	}
+	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name),
+		LaunchTemplateData: data,
+		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2TagList(tags)}},
+	})
+	if err == nil {
+		return nil
+	}
+	if !isCode(err, cloud.CodeLaunchTemplateNameAlreadyExists, cloud.CodeAlreadyExists) {
+		return deployErr("ec2:CreateLaunchTemplate "+name, err)
+	}
+	out, derr := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	if derr != nil {
+		return deployErr("ec2:DescribeLaunchTemplates "+name, derr)
+	}
+	for _, lt := range out.LaunchTemplates {
+		if aws.ToString(lt.LaunchTemplateName) == name && ours(ec2Tags(lt.Tags), stateOf(r)) {
+			return nil
+		}
+	}
+	return &failure.DeployError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("a launch template of that name exists and was not made by this release")}
+}
+
+// stateOf names a release as a State does, for ownership checks.
+func stateOf(r *release.Release) *execution.State {
+	return &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID}
+}
+
+// createGroup creates the ASG of one service. A group of that name that
+// already exists must be this release's.
+func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, res *resources, plan capacity.Plan) error {
+	s := r.Services[svc]
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	var subnets []string
+	for _, ref := range r.ServiceSubnets(svc) {
+		subnets = append(subnets, res.subnets[ref])
+	}
+	var tgs []string
+	for _, ref := range s.TargetGroups {
+		tgs = append(tgs, res.targetGroups[ref])
+	}
+	checkType := "EC2"
+	if len(s.ELBs) > 0 || len(tgs) > 0 {
+		checkType = "ELB"
+	}
+	tags := groupTags(r, svc)
+	var asgTagList []asgtypes.Tag
+	for _, k := range sortedKeys(tags) {
+		asgTagList = append(asgTagList, asgtypes.Tag{
+			Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true),
+			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
+		})
+	}
+	var hooks []asgtypes.LifecycleHookSpecification
+	hookNames := make([]string, 0, len(r.Lifecycle))
+	for n := range r.Lifecycle {
+		hookNames = append(hookNames, n)
+	}
+	sort.Strings(hookNames)
+	for _, n := range hookNames {
+		h := r.Lifecycle[n]
+		if h == nil {
+			continue
+		}
+		hooks = append(hooks, asgtypes.LifecycleHookSpecification{
+			LifecycleHookName:     aws.String(n),
+			LifecycleTransition:   aws.String(h.Transition),
+			RoleARN:               aws.String(res.hookRoles[h.Role]),
+			NotificationTargetARN: aws.String(res.hookTopics[h.SNS]),
+			HeartbeatTimeout:      aws.Int32(int32(h.HeartbeatTimeout)),
+			DefaultResult:         aws.String("CONTINUE"),
+		})
+	}
+	_, err := c.AutoScaling.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name),
+		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
+			LaunchTemplateName: aws.String(name),
+			Version:            aws.String("$Latest"),
+		},
+		MinSize:                        aws.Int32(int32(bounds(s).MinSize)),
+		MaxSize:                        aws.Int32(int32(bounds(s).MaxSize)),
+		DesiredCapacity:                aws.Int32(int32(plan.Launch)),
+		VPCZoneIdentifier:              aws.String(strings.Join(subnets, ",")),
+		LoadBalancerNames:              s.ELBs,
+		TargetGroupARNs:                tgs,
+		HealthCheckType:                aws.String(checkType),
+		HealthCheckGracePeriod:         aws.Int32(int32(d.cfg.HealthCheckGracePeriod / time.Second)),
+		LifecycleHookSpecificationList: hooks,
+		Tags:                           asgTagList,
+	})
+	if err == nil {
+		return nil
+	}
+	if !isCode(err, cloud.CodeAlreadyExists) {
+		return deployErr("autoscaling:CreateAutoScalingGroup "+name, err)
+	}
+	out, derr := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
+	if derr != nil {
+		return deployErr("autoscaling:DescribeAutoScalingGroups "+name, derr)
+	}
+	for _, g := range out.AutoScalingGroups {
+		if aws.ToString(g.AutoScalingGroupName) == name && ours(asgTags(g.Tags), stateOf(r)) {
+			return nil
+		}
+	}
+	if len(out.AutoScalingGroups) == 0 {
+		// AWS says it exists but does not show it yet (eventual
+		// consistency): a retry will find it.
+		return &failure.RetryableError{Op: "autoscaling:CreateAutoScalingGroup " + name, Err: errors.New("the group exists but is not visible yet")}
+	}
+	return &failure.DeployError{Op: "autoscaling:CreateAutoScalingGroup " + name, Err: errors.New("an Auto Scaling group of that name exists and was not made by this release")}
+}
+
+// putPolicies puts the service's scaling policies and their alarms
+// (upserts: a retry rewrites the same).
+func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release.Release, svc string) error {
+	s := r.Services[svc]
+	if s.Autoscaling == nil {
+		return nil
+	}
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	tags := groupTags(r, svc)
+	var cwTags []cwtypes.Tag
+	for _, k := range sortedKeys(tags) {
+		cwTags = append(cwTags, cwtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	for _, p := range s.Autoscaling.Policies {
+		var cmp cwtypes.ComparisonOperator
+		switch p.Type {
+		case policyCPUScaleUp:
+			cmp = cwtypes.ComparisonOperatorGreaterThanThreshold
+		case policyCPUScaleDown:
+			cmp = cwtypes.ComparisonOperatorLessThanThreshold
+		default:
+			return failure.BadRelease(fmt.Sprintf("services.%s.autoscaling.policies: unknown type %q", svc, p.Type))
+		}
+		out, err := c.AutoScaling.PutScalingPolicy(ctx, &autoscaling.PutScalingPolicyInput{
+			AutoScalingGroupName: aws.String(name),
+			PolicyName:           aws.String(naming.PolicyName(p.Type)),
+			PolicyType:           aws.String("SimpleScaling"),
+			AdjustmentType:       aws.String("ChangeInCapacity"),
+			ScalingAdjustment:    aws.Int32(int32(p.ScalingAdjustment)),
+			Cooldown:             aws.Int32(int32(p.Cooldown)),
+		})
+		if err != nil {
+			return deployErr("autoscaling:PutScalingPolicy "+name, err)
+		}
+		_, err = c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
+			AlarmName:          aws.String(naming.AlarmName(name, p.Type)),
+			AlarmDescription:   aws.String(fmt.Sprintf("%s of %s", p.Type, name)),
+			Namespace:          aws.String("AWS/EC2"),
+			MetricName:         aws.String("CPUUtilization"),
+			Statistic:          cwtypes.StatisticAverage,
+			Dimensions:         []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(name)}},
+			Period:             aws.Int32(int32(p.Period)),
+			EvaluationPeriods:  aws.Int32(int32(p.EvaluationPeriods)),
+			Threshold:          aws.Float64(p.Threshold),
+			ComparisonOperator: cmp,
+			AlarmActions:       []string{aws.ToString(out.PolicyARN)},
+			Tags:               cwTags,
+		})
+		if err != nil {
+			return deployErr("cloudwatch:PutMetricAlarm "+name, err)
+		}
+	}
+	return nil
+}
+
+// waitSeconds is how long the state machine waits before the next health
+// check: the configured interval, never past the release's timeout, at
+// least one second.
+func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
+	wait := d.cfg.HealthCheckInterval
+	if !req.Execution.StartTime.IsZero() && st.Timeout > 0 {
+		deadline := req.Execution.StartTime.Add(time.Duration(st.Timeout) * time.Second)
+		if left := deadline.Sub(d.now()); left < wait {
+			wait = left
+		}
+	}
+	return max(1, int(math.Ceil(wait.Seconds())))
+}
+
+// isCode reports whether err carries one of the AWS error codes.
+func isCode(err error, codes ...string) bool {
+	code := cloud.ErrorCode(err)
+	return code != "" && slices.Contains(codes, code)
+}

@@ -1,0 +1,289 @@
+package deployer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+const (
+	account = "111111111111"
+	region  = "us-east-1"
+	project = "coinbase/deploy-test"
+	config  = "development"
+)
+
+var (
+	bucket      = naming.DeployerBucketName(account, region)
+	assetBucket = naming.AssetBucketName(account, region, "")
+	epoch       = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+)
+
+// harness is one deployer over a simulated AWS (the deploy-test world) and
+// an in-process S3 server, sharing a virtual clock.
+type harness struct {
+	t      *testing.T
+	clk    *clock.Virtual
+	world  *sim.World
+	s3     *s3.Client
+	d      *Deployer
+	ledger *ledger.Ledger
+	locks  *lock.Locks
+	halts  *halt.Halts
+	n      int
+}
+
+func worldSpec(t *testing.T) sim.WorldSpec {
+	_, file, _, _ := runtime.Caller(0)
+	spec, err := sim.Load(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	return spec
+}
+
+func newHarness(t *testing.T, mutate ...func(*sim.WorldSpec)) *harness {
+	t.Helper()
+	clk := clock.NewVirtual(epoch)
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket, assetBucket}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	spec := worldSpec(t)
+	for _, m := range mutate {
+		m(&spec)
+	}
+	world, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	client := srv.Client()
+	conn := world.Connector(account, func(cloud.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
+	d, err := New(Config{
+		Bucket:        bucket,
+		DefaultTarget: cloud.Target{AccountID: account, Region: region},
+		Clock:         clk,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, client, conn)
+	require.NoError(t, err)
+	return &harness{
+		t: t, clk: clk, world: world, s3: client, d: d,
+		ledger: ledger.New(client, bucket), locks: lock.New(client, bucket, clk), halts: halt.New(client, bucket),
+	}
+}
+
+// baseRelease is the seed's deploy-test release, as the client uploads it.
+func (h *harness) baseRelease() *release.Release {
+	h.n++
+	return &release.Release{
+		ProjectName: project,
+		ConfigName:  config,
+		ReleaseID:   fmt.Sprintf("r%d-%s", h.n, h.clk.Now().Format("150405")),
+		CreatedAt:   h.clk.Now().Add(-time.Minute),
+		CreatedBy:   "arn:aws:iam::111111111111:user/alice",
+		Subnets:     []string{"test_private_subnet_a", "test_private_subnet_b"},
+		AMI:         "ubuntu",
+		UserData:    "#cloud-config\n# {{RELEASE_ID}} {{PROJECT_NAME}} {{CONFIG_NAME}} {{SERVICE_NAME}}\n",
+		Timeout:     600,
+		Services: map[string]*release.Service{
+			"web": {
+				InstanceType:   "t2.nano",
+				SecurityGroups: []string{"ec2::coinbase/deploy-test::development"},
+				ELBs:           []string{"coinbase-deploy-test-web-elb"},
+				TargetGroups:   []string{"coinbase-deploy-test-web-tg"},
+				Profile:        "coinbase-deploy-test",
+				EBSVolumeSize:  20,
+				Autoscaling: &release.Autoscaling{
+					MinSize: 2, MaxSize: 4, Spread: 0.5,
+					Policies: []release.Policy{
+						{Type: "cpu_scale_up", Threshold: 25, ScalingAdjustment: 2},
+						{Type: "cpu_scale_down", Threshold: 15, ScalingAdjustment: -1},
+					},
+				},
+				Tags: map[string]string{"Team": "infra"},
+			},
+		},
+	}
+}
+
+// addAsset uploads content to the deployer bucket and names it in r.
+func (h *harness) addAsset(r *release.Release, name string, content []byte) {
+	sum := sha256.Sum256(content)
+	hexSum := hex.EncodeToString(sum[:])
+	_, err := h.s3.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(r.ProjectName, r.ConfigName, hexSum)),
+		Body: bytes.NewReader(content), ContentLength: aws.Int64(int64(len(content))),
+	})
+	require.NoError(h.t, err)
+	if r.Assets == nil {
+		r.Assets = map[string]*release.Asset{}
+	}
+	r.Assets[name] = &release.Asset{SHA256: hexSum, Size: int64(len(content))}
+}
+
+// upload stores r in the deployer bucket as the client does and returns
+// the execution input.
+func (h *harness) upload(r *release.Release) json.RawMessage {
+	raw, err := json.Marshal(r)
+	require.NoError(h.t, err)
+	require.NoError(h.t, h.ledger.PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
+	return raw
+}
+
+// execution is one execution of the state machine, driven by hand.
+type run struct {
+	h     *harness
+	ctx   execution.Context
+	input json.RawMessage
+	state *execution.State
+}
+
+func (h *harness) start(r *release.Release) *run {
+	input := h.upload(r)
+	return &run{h: h, input: input, ctx: execution.Context{
+		ID:        "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:" + r.ReleaseID,
+		Name:      r.ReleaseID,
+		StartTime: h.clk.Now(),
+	}}
+}
+
+// invoke runs one task with the given input.
+func (x *run) invoke(task string, input any) (json.RawMessage, error) {
+	raw, ok := input.(json.RawMessage)
+	if !ok {
+		var err error
+		raw, err = json.Marshal(input)
+		require.NoError(x.h.t, err)
+	}
+	out, err := x.h.d.Invoke(context.Background(), execution.Request{Task: task, Input: raw, Execution: x.ctx})
+	if err != nil {
+		var n failure.Named
+		require.ErrorAs(x.h.t, err, &n, "every error is named")
+	}
+	return out, err
+}
+
+// step runs a task as the state machine does: Validate's input is the
+// release, the others' the State; CheckHealthy's result goes to
+// $.health, every other result replaces the State.
+func (x *run) step(task string) error {
+	var input any = x.state
+	if task == execution.TaskValidate {
+		input = x.input
+	}
+	out, err := x.invoke(task, input)
+	if err != nil {
+		return err
+	}
+	if task == execution.TaskCheckHealthy {
+		var hl execution.Health
+		require.NoError(x.h.t, json.Unmarshal(out, &hl))
+		x.state.Health = &hl
+		return nil
+	}
+	var st execution.State
+	require.NoError(x.h.t, json.Unmarshal(out, &st))
+	x.state = &st
+	return nil
+}
+
+// steps runs tasks in order and stops at the first error.
+func (x *run) steps(tasks ...string) error {
+	for _, task := range tasks {
+		if err := x.step(task); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var upToDeploy = []string{
+	execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources,
+	execution.TaskPublish, execution.TaskDeploy,
+}
+
+// untilHealthy waits as the state machine does (the wait CheckHealthy
+// asks for) and checks until healthy, an error, or limit checks.
+func (x *run) untilHealthy(limit int) (checks int, err error) {
+	for checks = 1; checks <= limit; checks++ {
+		x.h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		if err := x.step(execution.TaskCheckHealthy); err != nil {
+			return checks, err
+		}
+		if x.state.Health.Healthy {
+			return checks, nil
+		}
+	}
+	x.h.t.Fatalf("not healthy after %d checks: %+v", limit, x.state.Health)
+	return checks, nil
+}
+
+// succeed runs a whole successful execution.
+func (x *run) succeed() {
+	x.h.t.Helper()
+	require.NoError(x.h.t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(200)
+	require.NoError(x.h.t, err)
+	require.NoError(x.h.t, x.step(execution.TaskCleanUpSuccess))
+}
+
+// fail runs the failure path after err, as the state machine's Catch does.
+func (x *run) fail(err error) error {
+	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: err.Error()}
+	if err := x.step(execution.TaskCleanUpFailure); err != nil {
+		return err
+	}
+	return x.step(execution.TaskReleaseLock)
+}
+
+// snapshot is the world's picture as JSON, for comparisons.
+func (h *harness) snapshot() string {
+	b, err := json.Marshal(h.world.Snapshot())
+	require.NoError(h.t, err)
+	return string(b)
+}
+
+// groups returns the ASGs of the world's first account-region by name.
+func (h *harness) groups() map[string]sim.GroupSnapshot {
+	out := map[string]sim.GroupSnapshot{}
+	for _, a := range h.world.Snapshot().Accounts {
+		if a.Account == account && a.Region == region {
+			for _, g := range a.Groups {
+				out[g.Name] = g
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) account() sim.AccountSnapshot {
+	for _, a := range h.world.Snapshot().Accounts {
+		if a.Account == account && a.Region == region {
+			return a
+		}
+	}
+	return sim.AccountSnapshot{}
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

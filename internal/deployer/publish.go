@@ -1,0 +1,150 @@
+package deployer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// assetSHA256Meta is the metadata key under which a published asset
+// records its hex SHA-256 (S3 returns metadata keys in lower case).
+const assetSHA256Meta = "sha256"
+
+// publish is the Publish task. For each asset of the release it copies the
+// content the client uploaded to the deployer bucket
+// (naming.AssetKey) into the target's asset bucket
+// (naming.AssetBucketName, naming.TargetAssetKey) as the target's publish
+// role, unless an object is already there with the same size and SHA-256
+// metadata. What it reads is hashed and must be the asset's SHA-256 (else a
+// *failure.DeployError; nothing is deleted, keys are content-addressed);
+// the write carries the SHA-256 so S3 checks what it stores. Then it
+// renders each service's user data with the published assets' URLs and
+// stores it with the release (ledger.PutUserData). Idempotent: a retry
+// skips what is published and rewrites the same user data.
+func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
+	refs := map[string]release.AssetRef{}
+	if len(r.Assets) > 0 {
+		clients, err := d.connect(ctx, st, false)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(r.Assets))
+		for n := range r.Assets {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			a := r.Assets[n]
+			if a == nil {
+				continue
+			}
+			if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
+				return nil, err
+			}
+			refs[n] = release.AssetRef{URL: naming.S3URL(bucket, naming.TargetAssetKey(a.SHA256)), SHA256: a.SHA256}
+		}
+	}
+	for _, svc := range r.ServiceNames() {
+		data, err := release.RenderUserData(r.ServiceUserData(svc), release.Vars{
+			ReleaseID: r.ReleaseID, ProjectName: r.ProjectName, ConfigName: r.ConfigName, ServiceName: svc,
+			Assets: refs,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := d.ledger.PutUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc, []byte(data)); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// publishAsset publishes one asset (see publish).
+func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *execution.State, bucket, name string, a *release.Asset) error {
+	key := naming.TargetAssetKey(a.SHA256)
+	head, err := dst.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	switch {
+	case err == nil:
+		if aws.ToInt64(head.ContentLength) == a.Size && head.Metadata[assetSHA256Meta] == a.SHA256 {
+			d.log.Debug("asset already published", "asset", name, "sha256", a.SHA256)
+			return nil
+		}
+	case !cloud.IsNotFound(err):
+		return deployErr("s3:HeadObject "+bucket+"/"+key, err)
+	}
+
+	src := naming.AssetKey(st.ProjectName, st.ConfigName, a.SHA256)
+	obj, err := d.store.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(d.cfg.Bucket), Key: aws.String(src)})
+	if cloud.IsNotFound(err) {
+		return failure.BadRelease(fmt.Sprintf("assets.%s: not uploaded to the deployer bucket (%s)", name, src))
+	}
+	if err != nil {
+		return deployErr("s3:GetObject "+src, err)
+	}
+	defer obj.Body.Close()
+	// The asset is held in memory (at most limits.MaxAssetBytes) so the
+	// write has a seekable body whose checksum S3 verifies.
+	h := sha256.New()
+	var buf bytes.Buffer
+	n, err := io.Copy(io.MultiWriter(&buf, h), io.LimitReader(obj.Body, limits.MaxAssetBytes+1))
+	if err != nil {
+		return &failure.RetryableError{Op: "read asset " + src, Err: err}
+	}
+	if n > limits.MaxAssetBytes {
+		return failure.BadRelease(fmt.Sprintf("assets.%s: larger than %d bytes", name, limits.MaxAssetBytes))
+	}
+	sum := h.Sum(nil)
+	if got := hex.EncodeToString(sum); got != a.SHA256 || n != a.Size {
+		return &failure.DeployError{Op: "publish asset " + name, Err: fmt.Errorf(
+			"the deployer bucket's %s holds %d bytes with SHA-256 %s, not the release's %d bytes with SHA-256 %s",
+			src, n, got, a.Size, a.SHA256)}
+	}
+	_, err = dst.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:         aws.String(bucket),
+		Key:            aws.String(key),
+		Body:           bytes.NewReader(buf.Bytes()),
+		ContentLength:  aws.Int64(n),
+		ContentType:    aws.String("application/octet-stream"),
+		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum)),
+		Metadata:       map[string]string{assetSHA256Meta: a.SHA256},
+	})
+	if err != nil {
+		return deployErr("s3:PutObject "+bucket+"/"+key, err)
+	}
+	d.log.Info("asset published", "asset", name, "sha256", a.SHA256, "bytes", n, "bucket", bucket)
+	return nil
+}
+
+// deployErr classifies an AWS error of op: transient ones are retryable,
+// the rest a *failure.DeployError.
+func deployErr(op string, err error) error {
+	err = cloud.Classify(op, err)
+	if failure.NameOf(err) == failure.NameRetryable {
+		return err
+	}
+	return &failure.DeployError{Op: op, Err: err}
+}

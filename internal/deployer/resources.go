@@ -1,0 +1,673 @@
+package deployer
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// resources is everything a release names, resolved in its target.
+type resources struct {
+	// images, subnets and groups map a reference (ID or name) to its ID.
+	images  map[string]string
+	subnets map[string]string
+	groups  map[string]string
+	// targetGroups maps a target group name to its ARN.
+	targetGroups map[string]string
+	// hookRoles maps a lifecycle hook's role reference to the role's ARN;
+	// hookTopics a hook's topic reference to the topic's ARN.
+	hookRoles  map[string]string
+	hookTopics map[string]string
+	// previous maps a service to its previous ASG (absent: a new service).
+	previous map[string]asgtypes.AutoScalingGroup
+}
+
+// validateResources is the ValidateResources task: it resolves every
+// resource the release names in its target and checks that the release may
+// use it, and reports every problem at once as a *failure.BadReleaseError.
+// It creates nothing.
+func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := d.connect(ctx, st, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.resolve(ctx, clients, st, r); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// connect returns the clients of the State's target. A target that cannot
+// be reached because its roles are missing is a bad release when
+// badRelease is set (the release names the target), else a deploy error.
+func (d *Deployer) connect(ctx context.Context, st *execution.State, badRelease bool) (*cloud.Clients, error) {
+	clients, err := d.connector.Connect(ctx, st.Target)
+	if err == nil {
+		return clients, nil
+	}
+	err = cloud.Classify("connect", err)
+	if failure.NameOf(err) == failure.NameRetryable {
+		return nil, err
+	}
+	if badRelease {
+		return nil, failure.BadRelease(fmt.Sprintf("target %s/%s: %v", st.Target.AccountID, st.Target.Region, err))
+	}
+	return nil, &failure.DeployError{Op: "connect to " + st.Target.AccountID + "/" + st.Target.Region, Err: err}
+}
+
+// problems collects "path: message" problems without duplicates.
+type problems struct {
+	list []string
+	seen map[string]bool
+}
+
+func (p *problems) add(path, format string, args ...any) {
+	msg := path + ": " + fmt.Sprintf(format, args...)
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	if !p.seen[msg] {
+		p.seen[msg] = true
+		p.list = append(p.list, msg)
+	}
+}
+
+// use is one place a release names a resource.
+type use struct {
+	path    string
+	ref     string
+	service string // "" for release-level references
+}
+
+// launchTemplateNameRe is what EC2 allows in a launch template name.
+var launchTemplateNameRe = regexp.MustCompile(`^[a-zA-Z0-9().\-/_]+$`)
+
+// resolve resolves and checks every resource of r in the target. AWS
+// failures are returned as errors (transient ones retryable); problems with
+// the resources as one *failure.BadReleaseError.
+func (d *Deployer) resolve(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (*resources, error) {
+	res := &resources{}
+	p := &problems{}
+	services := r.ServiceNames()
+
+	var amiUses, subnetUses, sgUses, elbUses, tgUses []use
+	profiles := map[string][]string{} // profile -> services
+	for _, name := range services {
+		s := r.Services[name]
+		sp := "services." + name
+		group := naming.GroupName(r.ProjectName, r.ConfigName, name, r.ReleaseID)
+		if len(group) > limits.LaunchTemplateNameLen || !launchTemplateNameRe.MatchString(group) {
+			p.add(sp, "the group name %q is not a valid launch template name (at most %d of a-z A-Z 0-9 ( ) . - / _)", group, limits.LaunchTemplateNameLen)
+		}
+		amiPath := "ami"
+		if s.AMI != "" {
+			amiPath = sp + ".ami"
+		}
+		amiUses = append(amiUses, use{amiPath, r.ServiceAMI(name), name})
+		subnetPath := "subnets"
+		if len(s.Subnets) > 0 {
+			subnetPath = sp + ".subnets"
+		}
+		for i, ref := range r.ServiceSubnets(name) {
+			subnetUses = append(subnetUses, use{fmt.Sprintf("%s[%d]", subnetPath, i), ref, name})
+		}
+		for i, ref := range s.SecurityGroups {
+			sgUses = append(sgUses, use{fmt.Sprintf("%s.security_groups[%d]", sp, i), ref, name})
+		}
+		for i, ref := range s.ELBs {
+			elbUses = append(elbUses, use{fmt.Sprintf("%s.elbs[%d]", sp, i), ref, name})
+		}
+		for i, ref := range s.TargetGroups {
+			tgUses = append(tgUses, use{fmt.Sprintf("%s.target_groups[%d]", sp, i), ref, name})
+		}
+		if s.Profile != "" {
+			profiles[s.Profile] = append(profiles[s.Profile], name)
+		}
+	}
+
+	var err error
+	if res.images, err = d.resolveImages(ctx, c.EC2, amiUses, p); err != nil {
+		return nil, err
+	}
+	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, subnetUses, p); err != nil {
+		return nil, err
+	}
+	if res.groups, err = d.resolveSecurityGroups(ctx, c.EC2, r, sgUses, p); err != nil {
+		return nil, err
+	}
+	if err = d.checkLoadBalancers(ctx, c.ELB, r, elbUses, p); err != nil {
+		return nil, err
+	}
+	if res.targetGroups, err = d.resolveTargetGroups(ctx, c.ELBv2, r, tgUses, p); err != nil {
+		return nil, err
+	}
+	if err = d.checkProfiles(ctx, c.IAM, r, profiles, p); err != nil {
+		return nil, err
+	}
+	if res.hookRoles, res.hookTopics, err = d.checkHooks(ctx, c, r, p); err != nil {
+		return nil, err
+	}
+	if res.previous, err = d.previousGroups(ctx, c.AutoScaling, st, p); err != nil {
+		return nil, err
+	}
+	if len(p.list) > 0 {
+		return nil, failure.BadRelease(p.list...)
+	}
+	return res, nil
+}
+
+// tagged is a resource found by a describe call.
+type tagged struct {
+	id   string
+	name string // the name a reference may use besides the id
+	tags map[string]string
+}
+
+// match returns the resources a reference names: by ID when isID, else by
+// name.
+func match(ref string, isID bool, found []tagged) []tagged {
+	var out []tagged
+	for _, f := range found {
+		if (isID && f.id == ref) || (!isID && (f.name == ref || f.tags[naming.TagName] == ref)) {
+			if !slices.ContainsFunc(out, func(o tagged) bool { return o.id == f.id }) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// one checks that a reference names exactly one resource and returns it.
+func one(p *problems, u use, kind string, matches []tagged) (tagged, bool) {
+	switch len(matches) {
+	case 0:
+		p.add(u.path, "%s %q not found", kind, u.ref)
+		return tagged{}, false
+	case 1:
+		return matches[0], true
+	}
+	ids := make([]string, len(matches))
+	for i, m := range matches {
+		ids[i] = m.id
+	}
+	sort.Strings(ids)
+	p.add(u.path, "%s %q matches %d resources (%s); it must match exactly one", kind, u.ref, len(ids), strings.Join(ids, ", "))
+	return tagged{}, false
+}
+
+// checkDeployWith checks the DeployWith opt-in tag.
+func checkDeployWith(p *problems, u use, kind string, t tagged) bool {
+	if t.tags[naming.TagDeployWith] != naming.DeployWithValue {
+		p.add(u.path, "%s %q (%s) is not tagged %s=%s", kind, u.ref, t.id, naming.TagDeployWith, naming.DeployWithValue)
+		return false
+	}
+	return true
+}
+
+// checkOwner checks the ProjectName, ConfigName and ServiceName tags of a
+// service's resource.
+func checkOwner(p *problems, r *release.Release, u use, kind string, t tagged) bool {
+	ok := true
+	want := [][2]string{
+		{naming.TagProjectName, r.ProjectName},
+		{naming.TagConfigName, r.ConfigName},
+		{naming.TagServiceName, u.service},
+	}
+	for _, w := range want {
+		got, has := t.tags[w[0]]
+		switch {
+		case !has:
+			p.add(u.path, "%s %q (%s) has no %s tag (it must be %q)", kind, u.ref, t.id, w[0], w[1])
+			ok = false
+		case got != w[1]:
+			p.add(u.path, "%s %q (%s) is tagged %s=%q, not %q", kind, u.ref, t.id, w[0], got, w[1])
+			ok = false
+		}
+	}
+	return ok
+}
+
+// split separates references by ID (with prefix) from references by name.
+func split(uses []use, prefix string) (ids, names []string) {
+	for _, u := range uses {
+		if strings.HasPrefix(u.ref, prefix) {
+			if !slices.Contains(ids, u.ref) {
+				ids = append(ids, u.ref)
+			}
+		} else if !slices.Contains(names, u.ref) {
+			names = append(names, u.ref)
+		}
+	}
+	sort.Strings(ids)
+	sort.Strings(names)
+	return ids, names
+}
+
+func ec2Tags(tags []ec2types.Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+func filter(name string, values ...string) ec2types.Filter {
+	return ec2types.Filter{Name: aws.String(name), Values: values}
+}
+
+// resolveImages resolves AMIs by ID or Name tag: exactly one image each,
+// tagged DeployWith=ferry. At most two DescribeImages calls (IDs, names).
+// Filters are used rather than ImageIds so that a missing image is a
+// problem to report, not an error for the whole call.
+func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, p *problems) (map[string]string, error) {
+	ids, names := split(uses, "ami-")
+	var found []tagged
+	for _, f := range []ec2types.Filter{filter("image-id", ids...), filter("tag:Name", names...)} {
+		if len(f.Values) == 0 {
+			continue
+		}
+		in := &ec2.DescribeImagesInput{Filters: []ec2types.Filter{f}}
+		for {
+			out, err := api.DescribeImages(ctx, in)
+			if err != nil {
+				return nil, cloud.Classify("ec2:DescribeImages", err)
+			}
+			for _, img := range out.Images {
+				tags := ec2Tags(img.Tags)
+				found = append(found, tagged{id: aws.ToString(img.ImageId), name: tags[naming.TagName], tags: tags})
+			}
+			if aws.ToString(out.NextToken) == "" {
+				break
+			}
+			in.NextToken = out.NextToken
+		}
+	}
+	out := map[string]string{}
+	for _, u := range uses {
+		t, ok := one(p, u, "image", match(u.ref, strings.HasPrefix(u.ref, "ami-"), found))
+		if ok && checkDeployWith(p, u, "image", t) {
+			out[u.ref] = t.id
+		}
+	}
+	return out, nil
+}
+
+// resolveSubnets resolves subnets by ID or Name tag: each found once,
+// tagged DeployWith=ferry. At most two DescribeSubnets calls.
+func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use, p *problems) (map[string]string, error) {
+	ids, names := split(uses, "subnet-")
+	var found []tagged
+	for _, f := range []ec2types.Filter{filter("subnet-id", ids...), filter("tag:Name", names...)} {
+		if len(f.Values) == 0 {
+			continue
+		}
+		in := &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{f}}
+		for {
+			out, err := api.DescribeSubnets(ctx, in)
+			if err != nil {
+				return nil, cloud.Classify("ec2:DescribeSubnets", err)
+			}
+			for _, s := range out.Subnets {
+				tags := ec2Tags(s.Tags)
+				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: tags[naming.TagName], tags: tags})
+			}
+			if aws.ToString(out.NextToken) == "" {
+				break
+			}
+			in.NextToken = out.NextToken
+		}
+	}
+	out := map[string]string{}
+	for _, u := range uses {
+		t, ok := one(p, u, "subnet", match(u.ref, strings.HasPrefix(u.ref, "subnet-"), found))
+		if ok && checkDeployWith(p, u, "subnet", t) {
+			out[u.ref] = t.id
+		}
+	}
+	return out, nil
+}
+
+// resolveSecurityGroups resolves security groups by ID, group name or Name
+// tag: each found once, tagged with the release's project, config and the
+// using service. At most three DescribeSecurityGroups calls.
+func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, p *problems) (map[string]string, error) {
+	if len(uses) == 0 {
+		return map[string]string{}, nil
+	}
+	ids, names := split(uses, "sg-")
+	var found []tagged
+	for _, f := range []ec2types.Filter{filter("group-id", ids...), filter("group-name", names...), filter("tag:Name", names...)} {
+		if len(f.Values) == 0 {
+			continue
+		}
+		in := &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{f}}
+		for {
+			out, err := api.DescribeSecurityGroups(ctx, in)
+			if err != nil {
+				return nil, cloud.Classify("ec2:DescribeSecurityGroups", err)
+			}
+			for _, g := range out.SecurityGroups {
+				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: ec2Tags(g.Tags)})
+			}
+			if aws.ToString(out.NextToken) == "" {
+				break
+			}
+			in.NextToken = out.NextToken
+		}
+	}
+	out := map[string]string{}
+	for _, u := range uses {
+		t, ok := one(p, u, "security group", match(u.ref, strings.HasPrefix(u.ref, "sg-"), found))
+		if ok && checkOwner(p, r, u, "security group", t) {
+			out[u.ref] = t.id
+		}
+	}
+	return out, nil
+}
+
+// checkLoadBalancers checks classic load balancers by name: each exists
+// and is tagged with the release's project, config and the using service.
+// One DescribeLoadBalancers call for all (per name only to find which are
+// missing when some are), and DescribeTags in batches.
+func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, uses []use, p *problems) error {
+	if len(uses) == 0 {
+		return nil
+	}
+	_, names := split(uses, "\x00")
+	exists := map[string]bool{}
+	out, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: names})
+	switch {
+	case err == nil:
+		for _, lb := range out.LoadBalancerDescriptions {
+			exists[aws.ToString(lb.LoadBalancerName)] = true
+		}
+	case cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
+		for _, name := range names {
+			one, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: []string{name}})
+			switch {
+			case err == nil:
+				exists[name] = len(one.LoadBalancerDescriptions) > 0
+			case !cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
+				return cloud.Classify("elb:DescribeLoadBalancers", err)
+			}
+		}
+	default:
+		return cloud.Classify("elb:DescribeLoadBalancers", err)
+	}
+	var present []string
+	for _, n := range names {
+		if exists[n] {
+			present = append(present, n)
+		}
+	}
+	tags := map[string]map[string]string{}
+	for batch := range slices.Chunk(present, limits.DescribeBatch) {
+		out, err := api.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: batch})
+		if err != nil {
+			return cloud.Classify("elb:DescribeTags", err)
+		}
+		for _, td := range out.TagDescriptions {
+			m := map[string]string{}
+			for _, t := range td.Tags {
+				m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+			}
+			tags[aws.ToString(td.LoadBalancerName)] = m
+		}
+	}
+	for _, u := range uses {
+		if !exists[u.ref] {
+			p.add(u.path, "load balancer %q not found", u.ref)
+			continue
+		}
+		checkOwner(p, r, u, "load balancer", tagged{id: u.ref, tags: tags[u.ref]})
+	}
+	return nil
+}
+
+// resolveTargetGroups resolves target groups by name to their ARNs: each
+// exists and is tagged with the release's project, config and the using
+// service. One DescribeTargetGroups call for all (per name only to find
+// which are missing when some are), and DescribeTags in batches.
+func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Release, uses []use, p *problems) (map[string]string, error) {
+	arns := map[string]string{}
+	if len(uses) == 0 {
+		return arns, nil
+	}
+	_, names := split(uses, "\x00")
+	collect := func(out *elbv2.DescribeTargetGroupsOutput) {
+		for _, tg := range out.TargetGroups {
+			arns[aws.ToString(tg.TargetGroupName)] = aws.ToString(tg.TargetGroupArn)
+		}
+	}
+	out, err := api.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: names})
+	switch {
+	case err == nil:
+		collect(out)
+	case cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
+		for _, name := range names {
+			one, err := api.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{name}})
+			switch {
+			case err == nil:
+				collect(one)
+			case !cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
+				return nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
+			}
+		}
+	default:
+		return nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
+	}
+	var present []string
+	byARN := map[string]string{}
+	for _, n := range names {
+		if arn, ok := arns[n]; ok {
+			present = append(present, arn)
+			byARN[arn] = n
+		}
+	}
+	tags := map[string]map[string]string{}
+	for batch := range slices.Chunk(present, limits.DescribeBatch) {
+		out, err := api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: batch})
+		if err != nil {
+			return nil, cloud.Classify("elbv2:DescribeTags", err)
+		}
+		for _, td := range out.TagDescriptions {
+			m := map[string]string{}
+			for _, t := range td.Tags {
+				m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+			}
+			tags[byARN[aws.ToString(td.ResourceArn)]] = m
+		}
+	}
+	for _, u := range uses {
+		arn, ok := arns[u.ref]
+		if !ok {
+			p.add(u.path, "target group %q not found", u.ref)
+			continue
+		}
+		checkOwner(p, r, u, "target group", tagged{id: arn, tags: tags[u.ref]})
+	}
+	return arns, nil
+}
+
+// checkProfiles checks that each instance profile exists and that its path
+// is the using service's /<project>/<config>/<service>/. One
+// GetInstanceProfile per distinct profile.
+func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profiles map[string][]string, p *problems) error {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out, err := api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
+		if cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity) {
+			for _, svc := range profiles[name] {
+				p.add("services."+svc+".profile", "instance profile %q not found", name)
+			}
+			continue
+		}
+		if err != nil {
+			return cloud.Classify("iam:GetInstanceProfile", err)
+		}
+		path := ""
+		if out.InstanceProfile != nil {
+			path = aws.ToString(out.InstanceProfile.Path)
+		}
+		for _, svc := range profiles[name] {
+			if want := naming.InstanceProfilePath(r.ProjectName, r.ConfigName, svc); path != want {
+				p.add("services."+svc+".profile", "instance profile %q has path %q, not %q", name, path, want)
+			}
+		}
+	}
+	return nil
+}
+
+// checkHooks checks that the role and topic of every lifecycle hook exist
+// and returns their ARNs.
+func (d *Deployer) checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *problems) (roles, topics map[string]string, err error) {
+	roles, topics = map[string]string{}, map[string]string{}
+	names := make([]string, 0, len(r.Lifecycle))
+	for n := range r.Lifecycle {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		h := r.Lifecycle[n]
+		if h == nil {
+			continue
+		}
+		path := "lifecycle." + n
+		if _, done := roles[h.Role]; !done {
+			out, err := c.IAM.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(naming.RoleNameOf(h.Role))})
+			switch {
+			case cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity):
+				p.add(path+".role", "role %q not found", h.Role)
+			case err != nil:
+				return nil, nil, cloud.Classify("iam:GetRole", err)
+			case out.Role != nil:
+				roles[h.Role] = aws.ToString(out.Role.Arn)
+			}
+		}
+		if _, done := topics[h.SNS]; !done {
+			arn := naming.TopicARN(c.Target.Region, c.Target.AccountID, h.SNS)
+			_, err := c.SNS.GetTopicAttributes(ctx, &sns.GetTopicAttributesInput{TopicArn: aws.String(arn)})
+			switch {
+			case cloud.IsNotFoundCode(err):
+				p.add(path+".sns", "topic %q not found", h.SNS)
+			case err != nil:
+				return nil, nil, cloud.Classify("sns:GetTopicAttributes", err)
+			default:
+				topics[h.SNS] = arn
+			}
+		}
+	}
+	return roles, topics, nil
+}
+
+// groupFilters select every ASG of a project-config that ferry manages.
+func groupFilters(project, config string) []asgtypes.Filter {
+	return []asgtypes.Filter{
+		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{project}},
+		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{config}},
+		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},
+	}
+}
+
+// projectGroups returns every ASG of the project-config found by its tags
+// (filters, re-checked here on every group), paginated.
+func projectGroups(ctx context.Context, api cloud.AutoScaling, project, config string) ([]asgtypes.AutoScalingGroup, error) {
+	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: groupFilters(project, config)}
+	var groups []asgtypes.AutoScalingGroup
+	for {
+		out, err := api.DescribeAutoScalingGroups(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
+		}
+		for _, g := range out.AutoScalingGroups {
+			t := asgTags(g.Tags)
+			if t[naming.TagProjectName] == project && t[naming.TagConfigName] == config && t[naming.TagDeployWith] == naming.DeployWithValue {
+				groups = append(groups, g)
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			return groups, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+func asgTags(tags []asgtypes.TagDescription) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+// deleting reports whether an ASG is being deleted.
+func deleting(g asgtypes.AutoScalingGroup) bool {
+	return strings.HasPrefix(aws.ToString(g.Status), "Delete")
+}
+
+// previousGroups finds the previous ASG of each service: the groups of the
+// project-config made by another release and not being deleted. More than
+// one for a service is a problem naming them.
+func (d *Deployer) previousGroups(ctx context.Context, api cloud.AutoScaling, st *execution.State, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
+	groups, err := projectGroups(ctx, api, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	byService := map[string][]asgtypes.AutoScalingGroup{}
+	for _, g := range groups {
+		t := asgTags(g.Tags)
+		if t[naming.TagReleaseID] == st.ReleaseID || deleting(g) {
+			continue
+		}
+		svc := t[naming.TagServiceName]
+		byService[svc] = append(byService[svc], g)
+	}
+	out := map[string]asgtypes.AutoScalingGroup{}
+	for svc, gs := range byService {
+		if len(gs) == 1 {
+			out[svc] = gs[0]
+			continue
+		}
+		names := make([]string, len(gs))
+		for i, g := range gs {
+			names[i] = aws.ToString(g.AutoScalingGroupName)
+		}
+		sort.Strings(names)
+		if slices.Contains(st.Services, svc) {
+			p.add("services."+svc, "%d previous Auto Scaling groups found (%s); there must be at most one", len(gs), strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package deployer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// validate is the Validate task. Its input is the release as the client
+// uploaded it (the execution's input). It refuses, with a
+// *failure.BadReleaseError:
+//   - a release that does not decode or validate (release.Validate with
+//     uploaded=true);
+//   - a release whose canonical hash differs from the copy in the deployer
+//     bucket (or that has no copy there);
+//   - a created_at older than CreatedAtMaxAge or further than
+//     CreatedAtMaxSkew in the future, measured against the deployer's
+//     clock, or later than the execution's start plus CreatedAtMaxSkew (a
+//     release cannot be created after the execution that runs it started);
+//   - a release id that already ran (its run-once marker exists, written by
+//     another execution).
+//
+// It returns the State that every later task gets. It changes nothing, so
+// a retry is harmless.
+func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
+	r, err := release.Decode(req.Input)
+	if err != nil {
+		return nil, err
+	}
+	r.ApplyDefaults()
+	if err := r.Validate(true); err != nil {
+		return nil, err
+	}
+	sum, err := release.Hash(r)
+	if err != nil {
+		return nil, failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+
+	var problems []string
+	copyOf, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	copySum, err := release.Hash(copyOf)
+	if err != nil {
+		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
+	}
+	if copySum != sum {
+		problems = append(problems, "release differs from the copy in the deployer bucket")
+	}
+
+	now := d.now()
+	created := r.CreatedAt.UTC()
+	switch {
+	case now.Sub(created) > d.cfg.CreatedAtMaxAge:
+		problems = append(problems, fmt.Sprintf("created_at: %s is %s old, older than the %s the deployer accepts",
+			created.Format(time.RFC3339), now.Sub(created).Round(time.Second), d.cfg.CreatedAtMaxAge))
+	case created.Sub(now) > d.cfg.CreatedAtMaxSkew:
+		problems = append(problems, fmt.Sprintf("created_at: %s is %s in the future, more than the %s the deployer accepts",
+			created.Format(time.RFC3339), created.Sub(now).Round(time.Second), d.cfg.CreatedAtMaxSkew))
+	case !req.Execution.StartTime.IsZero() && created.Sub(req.Execution.StartTime) > d.cfg.CreatedAtMaxSkew:
+		problems = append(problems, fmt.Sprintf("created_at: %s is after the execution started (%s)",
+			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339)))
+	}
+
+	ranBy, started, err := d.locks.Started(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	if started && ranBy != req.Execution.ID {
+		problems = append(problems, fmt.Sprintf("release_id: release %s already ran (execution %s)", r.ReleaseID, ranBy))
+	}
+	if len(problems) > 0 {
+		return nil, failure.BadRelease(problems...)
+	}
+
+	return &execution.State{
+		ProjectName:   r.ProjectName,
+		ConfigName:    r.ConfigName,
+		ReleaseID:     r.ReleaseID,
+		ReleaseSHA256: sum,
+		Target:        d.target(r),
+		Timeout:       r.Timeout,
+		Services:      r.ServiceNames(),
+	}, nil
+}
+
+// target is the environment r deploys into: the release's account, region
+// and qualifier, each defaulting to the deployer's own.
+func (d *Deployer) target(r *release.Release) cloud.Target {
+	t := d.cfg.DefaultTarget
+	if r.AccountID != "" {
+		t.AccountID = r.AccountID
+	}
+	if r.Region != "" {
+		t.Region = r.Region
+	}
+	if r.Qualifier != "" || r.AccountID != "" || r.Region != "" {
+		t.Qualifier = r.Qualifier
+	}
+	return t
+}
+
+// lock is the Lock task: it takes the project-config lock for the release
+// (re-entrant, so a retry succeeds) and writes its run-once marker. Another
+// holder is a *failure.LockExistsError; a replayed release a
+// *failure.BadReleaseError.
+func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	h := lock.Holder{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now()}
+	if err := d.locks.Acquire(ctx, st.ProjectName, st.ConfigName, h); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// loadRelease reads the release a State names from the deployer bucket,
+// applies defaults and checks that it is the release Validate accepted.
+func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
+	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	r.ApplyDefaults()
+	sum, err := release.Hash(r)
+	if err != nil {
+		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
+	}
+	if sum != st.ReleaseSHA256 {
+		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
+	}
+	return r, nil
+}
