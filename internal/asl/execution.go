@@ -28,6 +28,24 @@ type Invoker interface {
 	Invoke(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error)
 }
 
+// TaskInfo tells an Invoker which task it runs: TaskFromContext reads it
+// from the ctx of Invoke.
+type TaskInfo struct {
+	ExecutionARN string
+	State        string
+	// RetryCount is 0 on the first attempt, n on the n-th retry.
+	RetryCount int
+}
+
+type taskInfoKey struct{}
+
+// TaskFromContext returns the TaskInfo the interpreter put in the ctx of
+// Invoke, and false for any other context.
+func TaskFromContext(ctx context.Context) (TaskInfo, bool) {
+	ti, ok := ctx.Value(taskInfoKey{}).(TaskInfo)
+	return ti, ok
+}
+
 // InvokerFunc adapts a function to Invoker.
 type InvokerFunc func(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error)
 
@@ -608,7 +626,7 @@ func (x *Execution) runTask(ctx context.Context, s *state, raw any, entered time
 	attempts := make([]int, len(s.retry))
 	retryCount := 0
 	for {
-		out, err := x.attemptTask(ctx, s, raw, x.contextObject(s, entered, retryCount))
+		out, err := x.attemptTask(ctx, s, raw, retryCount, x.contextObject(s, entered, retryCount))
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
@@ -658,7 +676,7 @@ func findRetrier(rs []retrier, name string) int {
 
 // attemptTask runs one attempt of a Task state: input processing, the
 // invocation and its events, and result processing.
-func (x *Execution) attemptTask(ctx context.Context, s *state, raw, ctxObj any) (any, error) {
+func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCount int, ctxObj any) (any, error) {
 	eff, err := applyInputPath(s.inputPath, raw, ctxObj)
 	if err != nil {
 		return nil, err
@@ -692,7 +710,8 @@ func (x *Execution) attemptTask(ctx context.Context, s *state, raw, ctxObj any) 
 		callCtx, cancel = x.waiter.Bound(ctx, time.Duration(s.timeoutSeconds)*time.Second)
 	}
 	began := x.clock.Now()
-	res, callErr := x.invoker.Invoke(callCtx, s.resource, json.RawMessage(payload))
+	info := TaskInfo{ExecutionARN: x.arn, State: s.name, RetryCount: retryCount}
+	res, callErr := x.invoker.Invoke(context.WithValue(callCtx, taskInfoKey{}, info), s.resource, json.RawMessage(payload))
 	timedOut := s.timeoutSeconds > 0 && ctx.Err() == nil &&
 		(errors.Is(callCtx.Err(), context.DeadlineExceeded) ||
 			x.clock.Now().Sub(began) > time.Duration(s.timeoutSeconds)*time.Second)
