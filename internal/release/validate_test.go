@@ -284,7 +284,9 @@ func TestRuleLifecycle(t *testing.T) {
 }
 
 func TestRuleTags(t *testing.T) {
-	set := func(k, v string) func(*Release) { return func(r *Release) { r.Services["web"].Tags = map[string]string{k: v} } }
+	set := func(k, v string) func(*Release) {
+		return func(r *Release) { r.Services["web"].Tags = map[string]string{k: v} }
+	}
 	runRuleCases(t, []ruleCase{
 		{"plain", set("Team", "storefront"), false, nil},
 		{"allowed characters", set("a b+c=d.e_f:g/h@i-j", "k l+m=n.o_p:q/r@s-t"), false, nil},
@@ -385,7 +387,9 @@ func TestRuleAssets(t *testing.T) {
 		{"size required when uploaded", func(r *Release) { r.Assets = map[string]*Asset{"app": {Path: "x", SHA256: strings.Repeat("a", 64)}} }, true, []string{"assets.app.size: required (an asset may not be empty)"}},
 		{"sha256 uppercase", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("A", 64), Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
 		{"sha256 short", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: "abc", Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
-		{"size too large", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("a", 64), Size: 64<<20 + 1}} }, true, []string{"assets.app.size: must be between 1 and 67108864 bytes"}},
+		{"size too large", func(r *Release) {
+			r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("a", 64), Size: 64<<20 + 1}}
+		}, true, []string{"assets.app.size: must be between 1 and 67108864 bytes"}},
 		{"nil asset", set("app", nil), false, []string{"assets.app: must be an object"}},
 		{"too many", func(r *Release) {
 			r.Assets = map[string]*Asset{}
