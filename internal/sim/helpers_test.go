@@ -71,12 +71,12 @@ func (f *fixture) tgARN(t *testing.T) string {
 	return *out.TargetGroups[0].TargetGroupArn
 }
 
-// groupInput is a valid CreateAutoScalingGroup input for a group and
-// template of the same name, attached to the ELB and target group.
+// groupInput is a valid CreateAutoScalingGroup input for a group using
+// template "lt-<name>", attached to the ELB and target group.
 func (f *fixture) groupInput(t *testing.T, name string, desired int32) *autoscaling.CreateAutoScalingGroupInput {
 	return &autoscaling.CreateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name),
-		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String(name), Version: aws.String("$Latest")},
+		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String("lt-" + name), Version: aws.String("$Latest")},
 		MinSize:              aws.Int32(0), MaxSize: aws.Int32(desired + 2), DesiredCapacity: aws.Int32(desired),
 		VPCZoneIdentifier: aws.String(subnetA + "," + subnetB),
 		LoadBalancerNames: []string{elbName}, TargetGroupARNs: []string{f.tgARN(t)},
@@ -91,7 +91,7 @@ func (f *fixture) groupInput(t *testing.T, name string, desired int32) *autoscal
 // group creates a template and a group of desired instances from image.
 func (f *fixture) group(t *testing.T, name, image string, desired int32) {
 	t.Helper()
-	f.template(t, name, image, "")
+	f.template(t, "lt-"+name, image, "")
 	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, f.groupInput(t, name, desired))
 	require.NoError(t, err)
 }
