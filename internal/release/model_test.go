@@ -37,7 +37,9 @@ func TestApplyDefaults(t *testing.T) {
 			r.Services["web"].EBSVolumeSize, r.Services["web"].EBSVolumeType, r.Services["web"].EBSDeviceName = 20, "gp2", "/dev/sda1"
 		}},
 		{"lifecycle heartbeat", func(r *Release) { r.Lifecycle = map[string]*LifecycleHook{"h": {Transition: "t"}} },
-			func(r *Release) { r.Lifecycle = map[string]*LifecycleHook{"h": {Transition: "t", HeartbeatTimeout: 300}} }},
+			func(r *Release) {
+				r.Lifecycle = map[string]*LifecycleHook{"h": {Transition: "t", HeartbeatTimeout: 300}}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

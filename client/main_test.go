@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+var update = flag.Bool("update", false, "rewrite client/testdata/golden/*.golden")
+
+// runFerry runs the CLI in-process and returns its exit code and output.
+func runFerry(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}, args)
+	return code, out.String(), errOut.String()
+}
+
+// TestGolden compares the whole output of ferry commands with
+// testdata/golden/<name>.golden (refreshed with -update).
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"validate-seed", []string{"validate", "../testdata/deploy-test-release.json"}},
+		{"validate-valid-files", []string{"validate", "../testdata/deploy-test-release.json", "../testdata/multi-service-release.json"}},
+		{"validate-invalid", []string{"validate", "../testdata/invalid/autoscaling.json", "../testdata/invalid/unknown-fields.json", "../testdata/deploy-test-release.json"}},
+		{"validate-malformed", []string{"validate", "../testdata/invalid/malformed-json.json"}},
+		{"validate-missing-file", []string{"validate", "testdata/no-such-release.json"}},
+		{"validate-directory", []string{"validate", "testdata"}},
+		{"validate-missing-userdata", []string{"validate", "../testdata/invalid/user-data-file-missing.json"}},
+		{"validate-json", []string{"validate", "--json", "../testdata/deploy-test-release.json", "../testdata/invalid/tags.json", "testdata/no-such-release.json"}},
+		{"validate-print", []string{"validate", "--print", "../testdata/multi-service-release.json"}},
+		{"validate-json-print", []string{"validate", "../testdata/deploy-test-release.json", "--json", "--print"}},
+		{"validate-no-files", []string{"validate"}},
+		{"validate-bad-flag", []string{"validate", "--jsn", "x.json"}},
+		{"validate-help", []string{"validate", "-h"}},
+		{"schema", []string{"schema"}},
+		{"schema-args", []string{"schema", "x"}},
+		{"help", []string{"help"}},
+		{"help-validate", []string{"help", "validate"}},
+		{"help-unknown", []string{"help", "nope"}},
+		{"dash-h", []string{"-h"}},
+		{"no-args", nil},
+		{"unknown-command", []string{"deploi"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runFerry(t, tc.args...)
+			got := fmt.Sprintf("$ ferry %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(tc.args, " "), code, stdout, stderr)
+			golden := filepath.Join("testdata", "golden", tc.name+".golden")
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing %s (run go test -update)", golden)
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"validate", "../testdata/deploy-test-release.json"}, exitOK},
+		{[]string{"validate", "../testdata/invalid/tags.json"}, exitFailure},
+		{[]string{"validate", "nope.json"}, exitFailure},
+		{[]string{"validate"}, exitUsage},
+		{[]string{"validate", "--nope"}, exitUsage},
+		{[]string{"schema"}, exitOK},
+		{[]string{"schema", "extra"}, exitUsage},
+		{[]string{"help"}, exitOK},
+		{[]string{"--help"}, exitOK},
+		{nil, exitUsage},
+		{[]string{"bogus"}, exitUsage},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, _ := runFerry(t, tc.args...)
+			assert.Equal(t, tc.code, code)
+		})
+	}
+}
+
+// TestValidateEveryTestdataRelease: the CLI agrees with the release package
+// on every release in testdata.
+func TestValidateEveryTestdataRelease(t *testing.T) {
+	valid, _ := filepath.Glob("../testdata/*.json")
+	invalid, _ := filepath.Glob("../testdata/invalid/*.json")
+	require.NotEmpty(t, valid)
+	require.NotEmpty(t, invalid)
+	for _, f := range valid {
+		code, stdout, _ := runFerry(t, "validate", f)
+		assert.Equal(t, exitOK, code, f)
+		assert.Equal(t, f+": ok\n", stdout)
+	}
+	for _, f := range invalid {
+		code, stdout, _ := runFerry(t, "validate", f)
+		assert.Equal(t, exitFailure, code, f)
+		want, err := os.ReadFile(f + ".problems")
+		require.NoError(t, err)
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(want), "\n"), "\n") {
+			lines = append(lines, f+": "+l)
+		}
+		assert.Equal(t, strings.Join(lines, "\n")+"\n", stdout, f)
+	}
+}
+
+func TestValidateJSONShape(t *testing.T) {
+	code, stdout, _ := runFerry(t, "validate", "--json", "../testdata/invalid/tags.json", "../testdata/deploy-test-release.json")
+	require.Equal(t, exitFailure, code)
+	var out struct {
+		Valid bool `json:"valid"`
+		Files []struct {
+			File     string `json:"file"`
+			Valid    bool   `json:"valid"`
+			SHA256   string `json:"sha256"`
+			Problems []struct {
+				Path    string `json:"path"`
+				Message string `json:"message"`
+			} `json:"problems"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.False(t, out.Valid)
+	require.Len(t, out.Files, 2)
+	assert.False(t, out.Files[0].Valid)
+	assert.Equal(t, `services.web.tags["aws:cloudformation:stack"]`, out.Files[0].Problems[5].Path)
+	assert.True(t, out.Files[1].Valid)
+	r, err := release.ReadFile("../testdata/deploy-test-release.json")
+	require.NoError(t, err)
+	h, err := release.Hash(r)
+	require.NoError(t, err)
+	assert.Equal(t, h, out.Files[1].SHA256)
+}
+
+func TestSchemaCommandPrintsSchema(t *testing.T) {
+	code, stdout, stderr := runFerry(t, "schema")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	assert.Equal(t, string(release.Schema()), stdout)
+}
+
+func TestParseInterspersed(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+		json bool
+	}{
+		{[]string{"a", "--json", "b"}, []string{"a", "b"}, true},
+		{[]string{"--json", "a"}, []string{"a"}, true},
+		{[]string{"a", "--", "--json"}, []string{"a", "--json"}, false},
+		{nil, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("x", flag.ContinueOnError)
+			j := fs.Bool("json", false, "")
+			got, err := parseInterspersed(fs, tc.args)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.json, *j)
+		})
+	}
+}
