@@ -89,14 +89,18 @@ func TestDescribeSubnetsAndSecurityGroups(t *testing.T) {
 			return subnets(&ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:Name"), Values: []string{"test_private_subnet_a", "test_private_subnet_b"}}}})
 		}, []string{subnetA, subnetB}, ""},
 		{"subnets by id", func() ([]string, error) { return subnets(&ec2.DescribeSubnetsInput{SubnetIds: []string{subnetB}}) }, []string{subnetB}, ""},
-		{"unknown subnet id", func() ([]string, error) { return subnets(&ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0000000000000dead"}}) }, nil, cloud.CodeSubnetNotFound},
+		{"unknown subnet id", func() ([]string, error) {
+			return subnets(&ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0000000000000dead"}})
+		}, nil, cloud.CodeSubnetNotFound},
 		{"security group by Name tag", func() ([]string, error) {
 			return groups(&ec2.DescribeSecurityGroupsInput{Filters: tagFilter("Name", "ec2::coinbase/deploy-test::development")})
 		}, []string{"sg-000000000000d0001"}, ""},
 		{"security group by group-name", func() ([]string, error) {
 			return groups(&ec2.DescribeSecurityGroupsInput{GroupNames: []string{"ec2::other/project::development"}})
 		}, []string{"sg-000000000000d0002"}, ""},
-		{"unknown security group id", func() ([]string, error) { return groups(&ec2.DescribeSecurityGroupsInput{GroupIds: []string{"sg-0000000000000dead"}}) }, nil, cloud.CodeGroupNotFound},
+		{"unknown security group id", func() ([]string, error) {
+			return groups(&ec2.DescribeSecurityGroupsInput{GroupIds: []string{"sg-0000000000000dead"}})
+		}, nil, cloud.CodeGroupNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,147 @@
+package cloud_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+var start = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func newWorld(t *testing.T) (*clock.Virtual, *sim.World) {
+	t.Helper()
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	return clk, w
+}
+
+// The deploy role's credentials are assumed once and reused by every
+// Connect and every call until ExpiryWindow before they expire; then the
+// next use assumes the role again.
+func TestConnectorCachesCredentials(t *testing.T) {
+	clk, w := newWorld(t)
+	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
+	ctx := context.Background()
+	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
+
+	steps := []struct {
+		name        string
+		advance     time.Duration
+		wantAssumes int
+	}{
+		{"first connect assumes the deploy role", 0, 1},
+		{"later connects reuse it", 10 * time.Minute, 1},
+		{"just before the expiry window", 44*time.Minute + 59*time.Second, 1},
+		{"inside the 5 minute window: refreshed", 2 * time.Second, 2},
+		{"the refreshed credentials are reused", 30 * time.Minute, 2},
+	}
+	var first *cloud.Clients
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			clk.Advance(s.advance)
+			for range 5 {
+				c, err := conn.Connect(ctx, target)
+				require.NoError(t, err)
+				if first == nil {
+					first = c
+				}
+				assert.Same(t, first, c, "clients are built once per target")
+				_, err = c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{"ami-0000000000000ab01"}})
+				require.NoError(t, err)
+			}
+			assert.Equal(t, s.wantAssumes, w.Calls()["AssumeRole"])
+		})
+	}
+	// Another target has its own role and its own cache.
+	_, err := conn.Connect(ctx, cloud.Target{AccountID: "222222222222", Region: "us-east-1"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, w.Calls()["AssumeRole"])
+	assert.Equal(t, 3, w.CallsByAccount()["111111111111"]["AssumeRole"], "AssumeRole is counted against the caller")
+}
+
+// A target whose role is missing, or does not trust the deployer, fails at
+// Connect with a RoleError naming the role ARN and the account; nothing is
+// cached, so fixing the account makes the next Connect work.
+func TestConnectorRoleErrors(t *testing.T) {
+	_, w := newWorld(t)
+	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
+	tests := []struct {
+		name    string
+		target  cloud.Target
+		wantErr string
+	}{
+		{"account not in the world", cloud.Target{AccountID: "444444444444", Region: "us-east-1"}, ""},
+		{"region not bootstrapped", cloud.Target{AccountID: "222222222222", Region: "ap-south-1"}, ""},
+		{"qualifier not bootstrapped", cloud.Target{AccountID: "111111111111", Region: "us-east-1", Qualifier: "blue"}, ""},
+		{"role does not trust the deployer", cloud.Target{AccountID: "333333333333", Region: "us-east-1"}, ""},
+		{"not an account id", cloud.Target{AccountID: "12", Region: "us-east-1"}, "12-digit"},
+		{"not a region", cloud.Target{AccountID: "222222222222", Region: "mars"}, "region"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := conn.Connect(context.Background(), tt.target)
+			require.Error(t, err)
+			if tt.wantErr != "" {
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			var roleErr *cloud.RoleError
+			require.True(t, errors.As(err, &roleErr), "%v", err)
+			arn := naming.RoleARN(tt.target.AccountID, naming.DeployRoleName(tt.target.AccountID, tt.target.Region, tt.target.Qualifier))
+			assert.Equal(t, arn, roleErr.RoleARN)
+			assert.Equal(t, tt.target.AccountID, roleErr.Account)
+			assert.Contains(t, err.Error(), arn)
+			assert.Contains(t, err.Error(), "account "+tt.target.AccountID)
+			assert.Equal(t, cloud.CodeAccessDenied, cloud.ErrorCode(err))
+			assert.NotContains(t, err.Error(), "sim-secret")
+		})
+	}
+}
+
+// Credentials are checked by the simulated services: the clients of one
+// target cannot act with another account's session, and unknown keys are
+// refused.
+func TestBuildRefusesForeignCredentials(t *testing.T) {
+	_, w := newWorld(t)
+	ctx := context.Background()
+	out, err := w.STS("111111111111").AssumeRole(ctx, stsInput{}.forRole("222222222222", "us-east-1"))
+	require.NoError(t, err)
+	creds := aws.NewCredentialsCache(staticCreds(*out.Credentials.AccessKeyId))
+	build := w.Build(nil)
+	tests := []struct {
+		name    string
+		target  cloud.Target
+		creds   aws.CredentialsProvider
+		errCode string
+	}{
+		{"own account", cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, creds, ""},
+		{"another account", cloud.Target{AccountID: "111111111111", Region: "us-east-1"}, creds, cloud.CodeAccessDenied},
+		{"unknown key", cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, staticCreds("AKIAFORGED"), cloud.CodeInvalidClientTokenID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := build(tt.target, tt.creds, tt.creds)
+			_, err := c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+			if tt.errCode == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.Equal(t, tt.errCode, cloud.ErrorCode(err))
+		})
+	}
+}

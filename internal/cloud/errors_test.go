@@ -1,0 +1,96 @@
+package cloud_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+func api(code string, fault smithy.ErrorFault) error {
+	return &smithy.OperationError{ServiceID: "Auto Scaling", OperationName: "CreateAutoScalingGroup",
+		Err: &smithy.GenericAPIError{Code: code, Message: "m", Fault: fault}}
+}
+
+func withStatus(status int, err error) error {
+	return &smithy.OperationError{ServiceID: "EC2", OperationName: "DescribeImages", Err: &awshttp.ResponseError{
+		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}}, Err: err},
+	}}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		retryable bool
+	}{
+		{"Throttling", api("Throttling", smithy.FaultClient), true},
+		{"ThrottlingException", api("ThrottlingException", smithy.FaultClient), true},
+		{"RequestLimitExceeded", api("RequestLimitExceeded", smithy.FaultClient), true},
+		{"TooManyRequestsException", api("TooManyRequestsException", smithy.FaultClient), true},
+		{"SlowDown", api("SlowDown", smithy.FaultClient), true},
+		{"server fault", api("Whatever", smithy.FaultServer), true},
+		{"503 without a code", withStatus(503, errors.New("unavailable")), true},
+		{"sim InternalError", sim.InternalError(), true},
+		{"sim Timeout", sim.Timeout(), true},
+		{"deadline on the call", fmt.Errorf("op: %w", context.DeadlineExceeded), true},
+		{"connection failure", &smithyhttp.RequestSendError{Err: errors.New("connection refused")}, true},
+		{"ValidationError", withStatus(400, &smithy.GenericAPIError{Code: "ValidationError", Fault: smithy.FaultClient}), false},
+		{"AccessDenied", api("AccessDenied", smithy.FaultClient), false},
+		{"AlreadyExists", api("AlreadyExists", smithy.FaultClient), false},
+		{"not found", api("InvalidAMIID.NotFound", smithy.FaultClient), false},
+		{"cancelled", fmt.Errorf("op: %w", context.Canceled), false},
+		{"plain error", errors.New("boom"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cloud.Classify("CreateAutoScalingGroup", tt.err)
+			var r *failure.RetryableError
+			assert.Equal(t, tt.retryable, errors.As(got, &r))
+			assert.ErrorIs(t, got, tt.err, "the cause stays in the chain")
+			if tt.retryable {
+				assert.Equal(t, failure.NameRetryable, failure.NameOf(got))
+				assert.Equal(t, "CreateAutoScalingGroup", r.Op)
+				assert.Same(t, got, cloud.Classify("again", got), "classifying twice wraps once")
+			} else {
+				assert.Equal(t, tt.err, got)
+			}
+		})
+	}
+	assert.NoError(t, cloud.Classify("x", nil))
+}
+
+func TestIsNotFoundCode(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   error
+		codes []string
+		want  bool
+	}{
+		{"AMI", api(cloud.CodeAMINotFound, smithy.FaultClient), nil, true},
+		{"NoSuchEntity", withStatus(404, &smithy.GenericAPIError{Code: "NoSuchEntity"}), nil, true},
+		{"LoadBalancerNotFound", api("LoadBalancerNotFound", smithy.FaultClient), nil, true},
+		{"TargetGroupNotFound", api("TargetGroupNotFound", smithy.FaultClient), nil, true},
+		{"explicit code", api("ValidationError", smithy.FaultClient), []string{"ValidationError"}, true},
+		{"explicit codes exclude others", api(cloud.CodeAMINotFound, smithy.FaultClient), []string{"NoSuchEntity"}, false},
+		{"throttled is not not-found", sim.Throttling(), nil, false},
+		{"access denied is not not-found", sim.AccessDenied(), nil, false},
+		{"no code", errors.New("not found"), nil, false},
+		{"nil", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, cloud.IsNotFoundCode(tt.err, tt.codes...))
+		})
+	}
+}
