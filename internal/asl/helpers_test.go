@@ -126,5 +126,3 @@ func runDef(t *testing.T, def, input string, inv Invoker, c *clock.Virtual) *Exe
 	require.NoError(t, err)
 	return x
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -48,28 +48,28 @@ for (const scenario of scenarios) {
 process.stdout.write(JSON.stringify(reports) + '\n');
 
 async function runScenario(scenario) {
-const calls = {};
-function outcome(stateName, payload) {
-  const list = scenario.outcomes?.[stateName];
-  if (!list || list.length === 0) {
-    throw new Error(`scenario has no outcome for task state ${stateName}`);
-  }
-  const n = calls[stateName] ?? 0;
-  calls[stateName] = n + 1;
-  const o = list[Math.min(n, list.length - 1)];
-  if (o.error !== undefined) {
-    const err = new Error(o.cause ?? '');
-    err.name = o.error;
-    throw err;
-  }
-  if (o.echo !== undefined) {
-    const base = o.echo === '' ? payload : payload?.[o.echo];
-    if (o.merge !== undefined) {
-      return { ...base, ...o.merge };
+  const calls = {};
+  function outcome(stateName, payload) {
+    const list = scenario.outcomes?.[stateName];
+    if (!list || list.length === 0) {
+      throw new Error(`scenario has no outcome for task state ${stateName}`);
     }
-    return base;
-  }
-  return o.result;
+    const n = calls[stateName] ?? 0;
+    calls[stateName] = n + 1;
+    const o = list[Math.min(n, list.length - 1)];
+    if (o.error !== undefined) {
+      const err = new Error(o.cause ?? '');
+      err.name = o.error;
+      throw err;
+    }
+    if (o.echo !== undefined) {
+      const base = o.echo === '' ? payload : payload?.[o.echo];
+      if (o.merge !== undefined) {
+        return { ...base, ...o.merge };
+      }
+      return base;
+    }
+    return o.result;
 }
 
 const taskResourceLocalHandlers = {};
