@@ -116,7 +116,7 @@ func tooLarge(path string, size int64) error {
 }
 
 func classify(op string, err error) error {
-	if cloud.IsS3Transient(err) {
+	if cloud.IsTransient(err) {
 		return &failure.RetryableError{Op: "asset: " + op, Err: err}
 	}
 	return fmt.Errorf("asset: %s: %w", op, err)

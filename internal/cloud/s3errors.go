@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 )
 
@@ -60,23 +58,6 @@ func IsPreconditionFailed(err error) bool {
 		return true
 	}
 	return false
-}
-
-// IsS3Transient reports whether err is an S3 failure that may succeed if
-// the same call is made again: throttling (SlowDown), a 5xx response, a
-// broken connection or a timeout, as the SDK's standard retryer judges
-// them. A cancelled context is not transient.
-func IsS3Transient(err error) bool {
-	if err == nil {
-		return false
-	}
-	if retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
-		return true
-	}
-	if retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) == aws.TrueTernary {
-		return true
-	}
-	return httpStatus(err) >= 500
 }
 
 func httpStatus(err error) int {

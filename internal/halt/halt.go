@@ -163,7 +163,7 @@ func decode(body []byte, m *Marker) error {
 }
 
 func classify(op string, err error) error {
-	if cloud.IsS3Transient(err) {
+	if cloud.IsTransient(err) {
 		return &failure.RetryableError{Op: "halt: " + op, Err: err}
 	}
 	return fmt.Errorf("halt: %s: %w", op, err)

@@ -338,7 +338,7 @@ func (l *Ledger) read(ctx context.Context, key string, limit int) ([]byte, bool,
 }
 
 func classify(op string, err error) error {
-	if cloud.IsS3Transient(err) {
+	if cloud.IsTransient(err) {
 		return &failure.RetryableError{Op: "ledger: " + op, Err: err}
 	}
 	return fmt.Errorf("ledger: %s: %w", op, err)

@@ -304,7 +304,7 @@ func alreadyRan(releaseID, execution string) error {
 // classify wraps an S3 failure: transient ones are retryable, the rest are
 // lock errors.
 func classify(op string, err error) error {
-	if cloud.IsS3Transient(err) {
+	if cloud.IsTransient(err) {
 		return &failure.RetryableError{Op: op, Err: err}
 	}
 	return &failure.LockError{Op: op, Err: err}

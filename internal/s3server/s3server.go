@@ -56,6 +56,9 @@ func Start(opts Options) (*Server, error) {
 	ts := timeSource{clk: clk}
 	backend := s3mem.New(s3mem.WithTimeSource(ts))
 	for _, b := range opts.Buckets {
+		if err := gofakes3.ValidateBucketName(b); err != nil {
+			return nil, fmt.Errorf("s3server: create bucket %q: %w", b, err)
+		}
 		if err := backend.CreateBucket(b); err != nil {
 			return nil, fmt.Errorf("s3server: create bucket %q: %w", b, err)
 		}
@@ -115,8 +118,9 @@ func (s *Server) Close() error {
 // NewClient returns an S3 client for an S3-compatible endpoint such as this
 // server: path-style addressing, static dummy credentials, region
 // us-east-1, BaseEndpoint endpoint. It reads no environment or shared
-// configuration.
-func NewClient(endpoint string) *s3.Client {
+// configuration. optFns adjust the options further (tests use them to turn
+// off retries).
+func NewClient(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
 	return s3.New(s3.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
@@ -126,7 +130,7 @@ func NewClient(endpoint string) *s3.Client {
 		// send and check them when an operation requires it.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
+	}, optFns...)
 }
 
 // timeSource adapts a clock.Clock to gofakes3's TimeSource. S3 reports

@@ -1,0 +1,410 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/s3server"
+)
+
+const (
+	bucket  = "ferry-deployer-123456789012-us-east-1"
+	project = "coinbase-deploy-test"
+	config  = "development"
+)
+
+var t0 = time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+
+type env struct {
+	client *s3.Client
+	clk    *clock.Virtual
+	locks  *lock.Locks
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	clk := clock.NewVirtual(t0)
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	c := srv.Client()
+	return env{client: c, clk: clk, locks: lock.New(c, bucket, clk)}
+}
+
+func (e env) put(t *testing.T, key, body string) {
+	t.Helper()
+	_, err := e.client.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body),
+	})
+	require.NoError(t, err)
+}
+
+func holder(release, execution string) lock.Holder {
+	return lock.Holder{ReleaseID: release, Execution: execution}
+}
+
+func TestRaceExactlyOneWinner(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const racers, rounds = 32, 50
+	for round := range rounds {
+		cfg := fmt.Sprintf("race%02d", round)
+		errs := make([]error, racers)
+		var wg sync.WaitGroup
+		startLine := make(chan struct{})
+		for i := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-startLine
+				errs[i] = e.locks.Acquire(ctx, project, cfg, holder(fmt.Sprintf("r%02d-%02d", round, i), fmt.Sprintf("exec-%02d", i)))
+			}()
+		}
+		close(startLine)
+		wg.Wait()
+
+		winners := 0
+		winner := ""
+		for i, err := range errs {
+			if err == nil {
+				winners++
+				winner = fmt.Sprintf("r%02d-%02d", round, i)
+				continue
+			}
+			var exists *failure.LockExistsError
+			require.ErrorAs(t, err, &exists, "round %d racer %d", round, i)
+		}
+		require.Equal(t, 1, winners, "round %d", round)
+		h, found, err := e.locks.Get(ctx, project, cfg)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, winner, h.ReleaseID, "round %d", round)
+		for _, err := range errs {
+			var exists *failure.LockExistsError
+			if errors.As(err, &exists) {
+				assert.Equal(t, winner, exists.Holder, "round %d: losers name the winner", round)
+			}
+		}
+	}
+}
+
+func TestAcquire(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, e env)
+		h     lock.Holder
+		check func(t *testing.T, e env, err error)
+	}{
+		{
+			name: "free lock is taken, since from the clock",
+			h:    holder("r1", "e1"),
+			check: func(t *testing.T, e env, err error) {
+				require.NoError(t, err)
+				h, found, err := e.locks.Get(context.Background(), project, config)
+				require.NoError(t, err)
+				require.True(t, found)
+				assert.Equal(t, lock.Holder{ReleaseID: "r1", Execution: "e1", Since: t0}, h)
+				exec, started, err := e.locks.Started(context.Background(), project, config, "r1")
+				require.NoError(t, err)
+				assert.True(t, started)
+				assert.Equal(t, "e1", exec)
+			},
+		},
+		{
+			name: "re-entrant for the same release and execution, since kept",
+			setup: func(t *testing.T, e env) {
+				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				e.clk.Advance(time.Minute)
+			},
+			h: holder("r1", "e1"),
+			check: func(t *testing.T, e env, err error) {
+				require.NoError(t, err)
+				h, _, err := e.locks.Get(context.Background(), project, config)
+				require.NoError(t, err)
+				assert.Equal(t, t0, h.Since)
+			},
+		},
+		{
+			name: "held by another release",
+			setup: func(t *testing.T, e env) {
+				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+			},
+			h: holder("r2", "e2"),
+			check: func(t *testing.T, e env, err error) {
+				var exists *failure.LockExistsError
+				require.ErrorAs(t, err, &exists)
+				assert.Equal(t, failure.LockExistsError{Project: project, Config: config, Holder: "r1", Execution: "e1", Since: t0}, *exists)
+				assert.Equal(t, failure.NameLockExists, failure.NameOf(err))
+				_, started, err := e.locks.Started(context.Background(), project, config, "r2")
+				require.NoError(t, err)
+				assert.False(t, started, "a refused release leaves no run-once marker")
+			},
+		},
+		{
+			name: "the same release under another execution while it holds the lock",
+			setup: func(t *testing.T, e env) {
+				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+			},
+			h: holder("r1", "e2"),
+			check: func(t *testing.T, e env, err error) {
+				var bad *failure.BadReleaseError
+				require.ErrorAs(t, err, &bad)
+				assert.Equal(t, []string{"release_id: release r1 already ran (execution e1)"}, bad.Problems)
+				h, found, err := e.locks.Get(context.Background(), project, config)
+				require.NoError(t, err)
+				require.True(t, found, "the running execution keeps its lock")
+				assert.Equal(t, "e1", h.Execution)
+			},
+		},
+		{
+			name: "replay of a finished release is refused and leaves the lock free",
+			setup: func(t *testing.T, e env) {
+				ctx := context.Background()
+				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
+			},
+			h: holder("r1", "e2"),
+			check: func(t *testing.T, e env, err error) {
+				var bad *failure.BadReleaseError
+				require.ErrorAs(t, err, &bad)
+				assert.Contains(t, err.Error(), "release r1 already ran (execution e1)")
+				_, found, err := e.locks.Get(context.Background(), project, config)
+				require.NoError(t, err)
+				assert.False(t, found)
+			},
+		},
+		{
+			name: "the same execution after its own release (a retried Lock task) is allowed",
+			setup: func(t *testing.T, e env) {
+				ctx := context.Background()
+				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
+			},
+			h: holder("r1", "e1"),
+			check: func(t *testing.T, e env, err error) { require.NoError(t, err) },
+		},
+		{
+			name: "holder without an execution",
+			h:    holder("r1", ""),
+			check: func(t *testing.T, e env, err error) {
+				var le *failure.LockError
+				require.ErrorAs(t, err, &le)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.setup != nil {
+				tc.setup(t, e)
+			}
+			tc.check(t, e, e.locks.Acquire(context.Background(), project, config, tc.h))
+		})
+	}
+}
+
+// markerRacer writes the run-once marker of a release for another execution
+// just after the lock is taken: the replay race the atomic marker closes.
+type markerRacer struct {
+	*s3.Client
+	release, execution string
+	once               sync.Once
+}
+
+func (m *markerRacer) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	out, err := m.Client.PutObject(ctx, in, optFns...)
+	if err == nil && aws.ToString(in.Key) == naming.LockKey(project, config) {
+		m.once.Do(func() {
+			body := fmt.Sprintf(`{"release_id":%q,"execution":%q}`, m.release, m.execution)
+			_, err = m.Client.PutObject(ctx, &s3.PutObjectInput{
+				Bucket: in.Bucket, Key: aws.String(naming.StartedKey(project, config, m.release)),
+				Body: strings.NewReader(body), IfNoneMatch: aws.String("*"),
+			})
+		})
+	}
+	return out, err
+}
+
+func TestAcquireLosesTheMarkerRaceAndReleasesTheLock(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	racer := &markerRacer{Client: e.client, release: "r1", execution: "other"}
+	locks := lock.New(racer, bucket, e.clk)
+
+	err := locks.Acquire(ctx, project, config, holder("r1", "e1"))
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "release r1 already ran (execution other)")
+	_, found, err := locks.Get(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, found, "the lock taken for the replay is released again")
+}
+
+func TestRelease(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, e env)
+		release  string
+		wantErr  string
+		wantHeld string
+	}{
+		{name: "absent lock", release: "r1"},
+		{
+			name:    "by the holder",
+			setup:   func(t *testing.T, e env) { require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1"))) },
+			release: "r1",
+		},
+		{
+			name:     "by another release is refused",
+			setup:    func(t *testing.T, e env) { require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1"))) },
+			release:  "r2",
+			wantErr:  "held by release r1 (execution e1) since 2030-05-06T07:08:09Z, not by r2",
+			wantHeld: "r1",
+		},
+		{
+			name:     "unreadable lock is not removed",
+			setup:    func(t *testing.T, e env) { e.put(t, naming.LockKey(project, config), "garbage") },
+			release:  "r1",
+			wantErr:  "unreadable lock",
+			wantHeld: "",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			if tc.setup != nil {
+				tc.setup(t, e)
+			}
+			err := e.locks.Release(ctx, project, config, tc.release)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				_, found, err := e.locks.Get(ctx, project, config)
+				require.NoError(t, err)
+				assert.False(t, found)
+				return
+			}
+			var le *failure.LockError
+			require.ErrorAs(t, err, &le)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			if tc.wantHeld != "" {
+				h, found, err := e.locks.Get(ctx, project, config)
+				require.NoError(t, err)
+				require.True(t, found)
+				assert.Equal(t, tc.wantHeld, h.ReleaseID)
+			}
+		})
+	}
+}
+
+func TestGarbage(t *testing.T) {
+	huge := `{"release_id":"r1","execution":"e1","pad":"` + strings.Repeat("x", limits.MaxStateObjectBytes) + `"}`
+	tests := []struct {
+		name string
+		key  string
+		body string
+		want string
+	}{
+		{"lock not JSON", naming.LockKey(project, config), "not json at all", "unreadable lock: not JSON"},
+		{"lock empty", naming.LockKey(project, config), "", "unreadable lock: empty object"},
+		{"lock whitespace", naming.LockKey(project, config), " \n\t", "unreadable lock: empty object"},
+		{"lock null", naming.LockKey(project, config), "null", "unreadable lock: no release_id"},
+		{"lock array", naming.LockKey(project, config), "[1,2]", "unreadable lock: not JSON"},
+		{"lock wrong types", naming.LockKey(project, config), `{"release_id":7}`, "unreadable lock: not JSON"},
+		{"lock bad since", naming.LockKey(project, config), `{"release_id":"r","since":"yesterday"}`, "unreadable lock: not JSON"},
+		{"lock trailing data", naming.LockKey(project, config), `{"release_id":"r"} {}`, "data after the object"},
+		{"lock huge", naming.LockKey(project, config), huge, fmt.Sprintf("object is larger than %d bytes", limits.MaxStateObjectBytes)},
+		{"marker not JSON", naming.StartedKey(project, config, "r1"), "{", "unreadable run-once marker: not JSON"},
+		{"marker empty", naming.StartedKey(project, config, "r1"), "", "unreadable run-once marker: empty object"},
+		{"marker without execution", naming.StartedKey(project, config, "r1"), `{"release_id":"r1"}`, "unreadable run-once marker: no execution"},
+		{"marker huge", naming.StartedKey(project, config, "r1"), huge, "larger than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			e.put(t, tc.key, tc.body)
+
+			err := e.locks.Acquire(ctx, project, config, holder("r1", "e1"))
+			var le *failure.LockError
+			require.ErrorAs(t, err, &le)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, failure.NameLock, failure.NameOf(err))
+
+			if tc.key == naming.LockKey(project, config) {
+				_, found, err := e.locks.Get(ctx, project, config)
+				require.ErrorAs(t, err, &le)
+				assert.False(t, found)
+			} else {
+				_, started, err := e.locks.Started(ctx, project, config, "r1")
+				require.ErrorAs(t, err, &le)
+				assert.False(t, started)
+			}
+		})
+	}
+}
+
+// A server that answers every request with one S3 error, to check how
+// failures other than "not found" are classified. The client does not
+// retry, so nothing sleeps.
+func failingLocks(t *testing.T, status int, code string) *lock.Locks {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, code)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+	return lock.New(c, bucket, clock.NewVirtual(t0))
+}
+
+func TestFailuresFailClosed(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		code   string
+		want   string
+	}{
+		{"throttled", http.StatusServiceUnavailable, "SlowDown", failure.NameRetryable},
+		{"server error", http.StatusInternalServerError, "InternalError", failure.NameRetryable},
+		{"access denied", http.StatusForbidden, "AccessDenied", failure.NameLock},
+		{"missing bucket", http.StatusNotFound, "NoSuchBucket", failure.NameLock},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			locks := failingLocks(t, tc.status, tc.code)
+			ctx := context.Background()
+
+			_, found, err := locks.Get(ctx, project, config)
+			assert.False(t, found)
+			assert.Equal(t, tc.want, failure.NameOf(err), "get: %v", err)
+
+			_, started, err := locks.Started(ctx, project, config, "r1")
+			assert.False(t, started)
+			assert.Equal(t, tc.want, failure.NameOf(err), "started: %v", err)
+
+			assert.Equal(t, tc.want, failure.NameOf(locks.Acquire(ctx, project, config, holder("r1", "e1"))))
+			assert.Equal(t, tc.want, failure.NameOf(locks.Release(ctx, project, config, "r1")))
+		})
+	}
+}
