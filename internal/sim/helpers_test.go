@@ -43,7 +43,7 @@ type fixture struct {
 	ctx   context.Context
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // template creates a launch template for image with optional user data.
-func (f *fixture) template(t *testing.T, name, image, userData string) {
+func (f *fixture) template(t testing.TB, name, image, userData string) {
 	t.Helper()
 	data := &ec2types.RequestLaunchTemplateData{ImageId: aws.String(image), InstanceType: ec2types.InstanceTypeT2Nano}
 	if userData != "" {
@@ -64,7 +64,7 @@ func (f *fixture) template(t *testing.T, name, image, userData string) {
 	require.NoError(t, err)
 }
 
-func (f *fixture) tgARN(t *testing.T) string {
+func (f *fixture) tgARN(t testing.TB) string {
 	t.Helper()
 	out, err := f.c.ELBv2.DescribeTargetGroups(f.ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{tgName}})
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func (f *fixture) tgARN(t *testing.T) string {
 
 // groupInput is a valid CreateAutoScalingGroup input for a group using
 // template "lt-<name>", attached to the ELB and target group.
-func (f *fixture) groupInput(t *testing.T, name string, desired int32) *autoscaling.CreateAutoScalingGroupInput {
+func (f *fixture) groupInput(t testing.TB, name string, desired int32) *autoscaling.CreateAutoScalingGroupInput {
 	return &autoscaling.CreateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name),
 		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String("lt-" + name), Version: aws.String("$Latest")},
@@ -89,14 +89,14 @@ func (f *fixture) groupInput(t *testing.T, name string, desired int32) *autoscal
 }
 
 // group creates a template and a group of desired instances from image.
-func (f *fixture) group(t *testing.T, name, image string, desired int32) {
+func (f *fixture) group(t testing.TB, name, image string, desired int32) {
 	t.Helper()
 	f.template(t, "lt-"+name, image, "")
 	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, f.groupInput(t, name, desired))
 	require.NoError(t, err)
 }
 
-func (f *fixture) describe(t *testing.T, name string) *astypes.AutoScalingGroup {
+func (f *fixture) describe(t testing.TB, name string) *astypes.AutoScalingGroup {
 	t.Helper()
 	out, err := f.c.AutoScaling.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
 	require.NoError(t, err)
