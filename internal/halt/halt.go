@@ -156,7 +156,7 @@ func decode(body []byte, m *Marker) error {
 	if err := dec.Decode(m); err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("not JSON: data after the object")
 	}
 	return nil

@@ -287,7 +287,7 @@ func (l *Ledger) getJSON(ctx context.Context, key string, v any) (bool, error) {
 	if err := dec.Decode(v); err != nil {
 		return false, fmt.Errorf("ledger: read %s: unreadable record: not JSON: %w", key, err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return false, fmt.Errorf("ledger: read %s: unreadable record: data after the object", key)
 	}
 	return true, nil

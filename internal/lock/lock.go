@@ -291,7 +291,7 @@ func decode(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("not JSON: data after the object")
 	}
 	return nil

@@ -197,7 +197,7 @@ func TestAcquire(t *testing.T) {
 				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
 				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
 			},
-			h: holder("r1", "e1"),
+			h:     holder("r1", "e1"),
 			check: func(t *testing.T, e env, err error) { require.NoError(t, err) },
 		},
 		{
@@ -267,13 +267,17 @@ func TestRelease(t *testing.T) {
 	}{
 		{name: "absent lock", release: "r1"},
 		{
-			name:    "by the holder",
-			setup:   func(t *testing.T, e env) { require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1"))) },
+			name: "by the holder",
+			setup: func(t *testing.T, e env) {
+				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+			},
 			release: "r1",
 		},
 		{
-			name:     "by another release is refused",
-			setup:    func(t *testing.T, e env) { require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1"))) },
+			name: "by another release is refused",
+			setup: func(t *testing.T, e env) {
+				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+			},
 			release:  "r2",
 			wantErr:  "held by release r1 (execution e1) since 2030-05-06T07:08:09Z, not by r2",
 			wantHeld: "r1",
@@ -330,6 +334,7 @@ func TestGarbage(t *testing.T) {
 		{"lock wrong types", naming.LockKey(project, config), `{"release_id":7}`, "unreadable lock: not JSON"},
 		{"lock bad since", naming.LockKey(project, config), `{"release_id":"r","since":"yesterday"}`, "unreadable lock: not JSON"},
 		{"lock trailing data", naming.LockKey(project, config), `{"release_id":"r"} {}`, "data after the object"},
+		{"lock trailing bracket", naming.LockKey(project, config), `{"release_id":"r"}]`, "data after the object"},
 		{"lock huge", naming.LockKey(project, config), huge, fmt.Sprintf("object is larger than %d bytes", limits.MaxStateObjectBytes)},
 		{"marker not JSON", naming.StartedKey(project, config, "r1"), "{", "unreadable run-once marker: not JSON"},
 		{"marker empty", naming.StartedKey(project, config, "r1"), "", "unreadable run-once marker: empty object"},

@@ -1,0 +1,305 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/s3server"
+)
+
+const (
+	bucket  = "ferry-deployer-123456789012-us-east-1"
+	project = "coinbase/deploy-test"
+	config  = "development"
+)
+
+var t0 = time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+
+func releaseJSON(id string) []byte {
+	return []byte(fmt.Sprintf(`{"project_name":%q,"config_name":%q,"release_id":%q,"created_at":"2030-05-06T07:08:09Z","subnets":["a"],"ami":"ubuntu","services":{"web":{"instance_type":"t2.nano"}}}`,
+		project, config, id))
+}
+
+type env struct {
+	client *s3.Client
+	clk    *clock.Virtual
+	ledger *ledger.Ledger
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	clk := clock.NewVirtual(t0)
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	return env{client: srv.Client(), clk: clk, ledger: ledger.New(srv.Client(), bucket)}
+}
+
+func (e env) putRaw(t *testing.T, key string, body string) {
+	t.Helper()
+	_, err := e.client.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body),
+	})
+	require.NoError(t, err)
+}
+
+func problems(t *testing.T, err error) []string {
+	t.Helper()
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	return bad.Problems
+}
+
+func TestRelease(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	raw := releaseJSON("r1")
+
+	_, err := e.ledger.GetRelease(ctx, project, config, "r1")
+	assert.Equal(t, []string{"release r1 not found in the deployer bucket"}, problems(t, err))
+
+	require.NoError(t, e.ledger.PutRelease(ctx, project, config, "r1", raw))
+	require.NoError(t, e.ledger.PutRelease(ctx, project, config, "r1", raw), "the same bytes again")
+	err = e.ledger.PutRelease(ctx, project, config, "r1", releaseJSON("other"))
+	assert.Equal(t, []string{"release_id: release r1 is already stored with different content"}, problems(t, err))
+
+	got, err := e.ledger.GetReleaseRaw(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, raw, got, "stored exactly as uploaded")
+	r, err := e.ledger.GetRelease(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, "r1", r.ReleaseID)
+	assert.Equal(t, project, r.ProjectName)
+	assert.Equal(t, t0, r.CreatedAt.UTC())
+
+	err = e.ledger.PutRelease(ctx, project, config, "big", make([]byte, limits.MaxReleaseBytes+1))
+	assert.Contains(t, problems(t, err)[0], "over the limit of")
+}
+
+func TestGetReleaseGarbage(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"not JSON", "garbage", ""},
+		{"empty", "", ""},
+		{"unknown field", `{"autoscalng":1}`, "autoscalng: unknown field"},
+		{"huge", strings.Repeat(" ", limits.MaxReleaseBytes+1), "larger than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.putRaw(t, naming.ReleaseKey(project, config, "r1"), tc.body)
+			_, err := e.ledger.GetRelease(context.Background(), project, config, "r1")
+			ps := problems(t, err)
+			require.NotEmpty(t, ps)
+			assert.Contains(t, strings.Join(ps, "\n"), tc.want)
+		})
+	}
+}
+
+func TestUserData(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	data := []byte("#cloud-config\nruncmd: [echo hi]\n")
+
+	_, err := e.ledger.GetUserData(ctx, project, config, "r1", "web")
+	require.ErrorIs(t, err, ledger.ErrNotFound)
+
+	require.NoError(t, e.ledger.PutUserData(ctx, project, config, "r1", "web", data))
+	require.NoError(t, e.ledger.PutUserData(ctx, project, config, "r1", "web", data), "a retry rewrites")
+	got, err := e.ledger.GetUserData(ctx, project, config, "r1", "web")
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+
+	err = e.ledger.PutUserData(ctx, project, config, "r1", "web", make([]byte, limits.MaxUserDataBytes+1))
+	assert.Contains(t, problems(t, err)[0], "services.web.user_data: rendered user data is")
+
+	e.putRaw(t, naming.UserDataKey(project, config, "r1", "huge"), strings.Repeat("x", limits.MaxUserDataBytes+1))
+	_, err = e.ledger.GetUserData(ctx, project, config, "r1", "huge")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "larger than")
+}
+
+func TestOutcomeAndCurrentRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+
+	_, found, err := e.ledger.GetOutcome(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.False(t, found)
+	_, found, err = e.ledger.GetCurrent(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, found)
+
+	o := ledger.Outcome{
+		ReleaseID: "r1", Execution: "arn:aws:states:us-east-1:123456789012:execution:ferry:r1",
+		End: "FailureDirty", Error: failure.NameCleanUp, Cause: "clean up: boom",
+		Leftovers: []string{"asg coinbase/deploy-test/development/web/r1"},
+		StartedAt: t0, EndedAt: t0.Add(5 * time.Minute), CreatedBy: "alice",
+	}
+	require.NoError(t, e.ledger.PutOutcome(ctx, project, config, o))
+	gotO, found, err := e.ledger.GetOutcome(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, o, gotO)
+
+	c := ledger.Current{
+		ReleaseID: "r1", Execution: o.Execution, ReleaseSHA256: strings.Repeat("ab", 32), CreatedBy: "alice",
+		DeployedAt: t0, UserDataSHA256: map[string]string{"web": strings.Repeat("cd", 32)}, Services: []string{"web"},
+	}
+	require.NoError(t, e.ledger.PutCurrent(ctx, project, config, c))
+	gotC, found, err := e.ledger.GetCurrent(ctx, project, config)
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, c, gotC)
+
+	// JSON field names are the contract with `ferry status` and people.
+	out, err := e.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.CurrentKey(project, config))})
+	require.NoError(t, err)
+	defer out.Body.Close()
+	stored, err := io.ReadAll(out.Body)
+	require.NoError(t, err)
+	for _, field := range []string{`"release_id"`, `"execution"`, `"release_sha256"`, `"created_by"`, `"deployed_at"`, `"user_data_sha256"`, `"services"`} {
+		assert.Contains(t, string(stored), field)
+	}
+
+	assert.Error(t, e.ledger.PutOutcome(ctx, project, config, ledger.Outcome{}), "an outcome needs a release id")
+	assert.Error(t, e.ledger.PutCurrent(ctx, project, config, ledger.Current{}), "a current record needs a release id")
+}
+
+func TestRecordGarbage(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"not JSON", "<xml/>", "not JSON"},
+		{"empty", "", "empty object"},
+		{"wrong type", `{"release_id":1}`, "not JSON"},
+		{"trailing data", `{"release_id":"r1"} x`, "data after the object"},
+		{"huge", `{"release_id":"` + strings.Repeat("x", limits.MaxStateObjectBytes) + `"}`, "larger than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			e.putRaw(t, naming.OutcomeKey(project, config, "r1"), tc.body)
+			e.putRaw(t, naming.CurrentKey(project, config), tc.body)
+
+			_, found, err := e.ledger.GetOutcome(ctx, project, config, "r1")
+			require.Error(t, err)
+			assert.False(t, found)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), naming.OutcomeKey(project, config, "r1"))
+
+			_, found, err = e.ledger.GetCurrent(ctx, project, config)
+			require.Error(t, err)
+			assert.False(t, found)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestListing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+
+	configs, err := e.ledger.Configs(ctx, project)
+	require.NoError(t, err)
+	assert.Empty(t, configs)
+	ids, err := e.ledger.Releases(ctx, project, config)
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+
+	// More releases than one listing page holds (1000 keys), each with a
+	// few objects beside it, in three configs, and another project.
+	const n = 700
+	for i := range n {
+		e.clk.Advance(time.Second)
+		id := fmt.Sprintf("r%04d", i)
+		require.NoError(t, e.ledger.PutRelease(ctx, project, config, id, releaseJSON(id)))
+		require.NoError(t, e.ledger.PutUserData(ctx, project, config, id, "web", []byte("x")))
+	}
+	// Two releases written in the same second: ties by id, descending.
+	require.NoError(t, e.ledger.PutRelease(ctx, project, config, "tie-a", releaseJSON("tie-a")))
+	require.NoError(t, e.ledger.PutRelease(ctx, project, config, "tie-b", releaseJSON("tie-b")))
+	e.putRaw(t, naming.AssetKey(project, config, strings.Repeat("ef", 32)), "asset")
+	e.putRaw(t, naming.LockKey(project, config), `{"release_id":"r0001"}`)
+	e.putRaw(t, naming.HaltKey(project, "staging"), `{}`)
+	e.putRaw(t, naming.CurrentKey(project, "production"), `{}`)
+	e.putRaw(t, naming.CurrentKey("coinbase/other", "qa"), `{}`)
+
+	configs, err = e.ledger.Configs(ctx, project)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"development", "production", "staging"}, configs)
+
+	ids, err = e.ledger.Releases(ctx, project, config)
+	require.NoError(t, err)
+	require.Len(t, ids, n+2)
+	assert.Equal(t, []string{"tie-b", "tie-a", "r0699", "r0698"}, ids[:4])
+	assert.Equal(t, "r0000", ids[len(ids)-1])
+
+	ids, err = e.ledger.Releases(ctx, project, "staging")
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+}
+
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name          string
+		status        int
+		code          string
+		wantRetryable bool
+	}{
+		{"throttled", http.StatusServiceUnavailable, "SlowDown", true},
+		{"access denied", http.StatusForbidden, "AccessDenied", false},
+		{"missing bucket", http.StatusNotFound, "NoSuchBucket", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(tc.status)
+				fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, tc.code)
+			}))
+			defer srv.Close()
+			l := ledger.New(s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 }), bucket)
+			ctx := context.Background()
+
+			_, err := l.GetRelease(ctx, project, config, "r1")
+			_, _, errO := l.GetOutcome(ctx, project, config, "r1")
+			_, _, errC := l.GetCurrent(ctx, project, config)
+			_, errU := l.GetUserData(ctx, project, config, "r1", "web")
+			_, errL := l.Configs(ctx, project)
+			_, errR := l.Releases(ctx, project, config)
+			for i, err := range []error{
+				err, errO, errC, errU, errL, errR,
+				l.PutRelease(ctx, project, config, "r1", releaseJSON("r1")),
+				l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: "r1"}),
+			} {
+				require.Error(t, err, "call %d", i)
+				assert.False(t, errors.Is(err, ledger.ErrNotFound), "call %d: a failed read is not \"not found\"", i)
+				var bad *failure.BadReleaseError
+				assert.False(t, errors.As(err, &bad), "call %d: a failed read is not a bad release: %v", i, err)
+				assert.Equal(t, tc.wantRetryable, failure.NameOf(err) == failure.NameRetryable, "call %d: %v", i, err)
+			}
+		})
+	}
+}
