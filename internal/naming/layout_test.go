@@ -1,0 +1,131 @@
+package naming_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// keyFuncs renders every S3 key function of the package with the
+// placeholders the layout comment uses. A new *Key function must be added
+// here, and so to the layout comment (TestLayoutCommentListsEveryKey).
+var keyFuncs = map[string]func() string{
+	"LockKey":        func() string { return naming.LockKey("<project>", "<config>") },
+	"HaltKey":        func() string { return naming.HaltKey("<project>", "<config>") },
+	"CurrentKey":     func() string { return naming.CurrentKey("<project>", "<config>") },
+	"ReleaseKey":     func() string { return naming.ReleaseKey("<project>", "<config>", "<release_id>") },
+	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
+	"UserDataKey":    func() string { return naming.UserDataKey("<project>", "<config>", "<release_id>", "<service>") },
+	"OutcomeKey":     func() string { return naming.OutcomeKey("<project>", "<config>", "<release_id>") },
+	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
+	"TargetAssetKey": func() string { return naming.TargetAssetKey("<sha256>") },
+}
+
+// parsePackage returns the package's non-test files.
+func parsePackage(t *testing.T) (*token.FileSet, []*ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	require.NoError(t, err)
+	pkg, ok := pkgs["naming"]
+	require.True(t, ok, "package naming not found")
+	var files []*ast.File
+	for _, f := range pkg.Files {
+		files = append(files, f)
+	}
+	return fset, files
+}
+
+func TestEveryKeyFunctionIsChecked(t *testing.T) {
+	_, files := parsePackage(t)
+	var found []string
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if ok && fn.Recv == nil && fn.Name.IsExported() && strings.HasSuffix(fn.Name.Name, "Key") {
+				found = append(found, fn.Name.Name)
+			}
+		}
+	}
+	var want []string
+	for name := range keyFuncs {
+		want = append(want, name)
+	}
+	sort.Strings(found)
+	sort.Strings(want)
+	assert.Equal(t, want, found, "every exported *Key function is in keyFuncs, and only those")
+}
+
+// layout returns the first field of each indented line of the layout
+// comment (the doc comment of Prefix in naming.go).
+func layout(t *testing.T) []string {
+	t.Helper()
+	fset, files := parsePackage(t)
+	for _, f := range files {
+		if !strings.HasSuffix(fset.Position(f.Pos()).Filename, "naming.go") {
+			continue
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.Name != "Prefix" || fn.Doc == nil {
+				continue
+			}
+			var keys []string
+			for _, line := range strings.Split(fn.Doc.Text(), "\n") {
+				if strings.HasPrefix(line, "\t") {
+					keys = append(keys, strings.Fields(line)[0])
+				}
+			}
+			return keys
+		}
+	}
+	t.Fatal("naming.go has no documented func Prefix")
+	return nil
+}
+
+func TestLayoutCommentListsEveryKey(t *testing.T) {
+	documented := layout(t)
+	require.NotEmpty(t, documented)
+	var rendered []string
+	for name, render := range keyFuncs {
+		key := render()
+		rendered = append(rendered, key)
+		assert.Contains(t, documented, key, "%s is missing from the layout comment", name)
+	}
+	for _, key := range documented {
+		assert.Contains(t, rendered, key, "the layout comment lists %s, which no key function makes", key)
+	}
+}
+
+func TestKeysStayUnderTheirPrefixes(t *testing.T) {
+	tests := []struct {
+		name, key, prefix string
+	}{
+		{"lock", naming.LockKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"halt", naming.HaltKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"current", naming.CurrentKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"asset", naming.AssetKey("org/app", "prod", "ab"), naming.Prefix("org/app", "prod")},
+		{"release", naming.ReleaseKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
+		{"started", naming.StartedKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
+		{"user data", naming.UserDataKey("org/app", "prod", "r1", "web"), naming.ReleasePrefix("org/app", "prod", "r1")},
+		{"outcome", naming.OutcomeKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
+		{"project-config under project", naming.Prefix("org/app", "prod"), naming.ProjectPrefix("org/app")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.True(t, strings.HasPrefix(tc.key, tc.prefix), "%s not under %s", tc.key, tc.prefix)
+			assert.NotEqual(t, tc.prefix, tc.key)
+		})
+	}
+}
