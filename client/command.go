@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Exit codes of every command.
@@ -15,6 +16,19 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+)
+
+// Exit codes of the commands that follow an execution (deploy, halt): the
+// outcome of the execution, or why there is none.
+const (
+	exitFailureClean = 1
+	exitFailureDirty = 2
+	// exitNotStarted: nothing was started (an invalid release, no deployer
+	// found, no credentials, a wrong use of the command).
+	exitNotStarted = 3
+	// exitDetached: the client stopped following (Ctrl-C, lost contact);
+	// the execution goes on.
+	exitDetached = 4
 )
 
 // Env is what a command may touch of its process: the standard streams and
@@ -25,6 +39,12 @@ type Env struct {
 	Stderr io.Writer
 	// Getenv returns the value of an environment variable, "" when unset.
 	Getenv func(key string) string
+	// Sleep waits for d or until ctx is done (then it returns ctx's error).
+	// nil means the wall clock; tests pass a function that does not sleep.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the client's clock (release ids, created_at against AWS, halt
+	// markers); nil means the wall clock.
+	Now func() time.Time
 }
 
 // command is one ferry subcommand.
@@ -37,6 +57,10 @@ type command struct {
 	summary string
 	// help is the longer description shown by ferry help <name>.
 	help string
+	// usageExit, when not zero, is the exit code of a wrong use of the
+	// command instead of exitUsage (deploy and halt keep exitUsage's 2 for
+	// FailureDirty).
+	usageExit int
 	// flags declares the command's flags on fs and returns a function that
 	// runs the command with the parsed flags and the positional arguments.
 	// It is called once per invocation, so flag values never leak between
@@ -62,6 +86,12 @@ func register(c *command) {
 func run(ctx context.Context, env Env, args []string) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
+	}
+	if env.Sleep == nil {
+		env.Sleep = sleep
+	}
+	if env.Now == nil {
+		env.Now = time.Now
 	}
 	if len(args) == 0 {
 		usage(env.Stderr)
@@ -101,6 +131,9 @@ func (c *command) run(ctx context.Context, env Env, args []string) int {
 func (c *command) usageError(env Env, format string, args ...any) int {
 	fmt.Fprintf(env.Stderr, "ferry %s: %s\n", c.name, fmt.Sprintf(format, args...))
 	fmt.Fprintf(env.Stderr, "usage: ferry %s (run 'ferry help %s' for details)\n", c.synopsis(), c.name)
+	if c.usageExit != 0 {
+		return c.usageExit
+	}
 	return exitUsage
 }
 
@@ -182,4 +215,16 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
 	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command.\n")
+}
+
+// sleep waits for d on the wall clock, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

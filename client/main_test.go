@@ -55,6 +55,18 @@ func TestGolden(t *testing.T) {
 		{"dash-h", []string{"-h"}},
 		{"no-args", nil},
 		{"unknown-command", []string{"deploi"}},
+		{"help-deploy", []string{"help", "deploy"}},
+		{"help-halt", []string{"help", "halt"}},
+		{"help-status", []string{"help", "status"}},
+		{"help-unlock", []string{"help", "unlock"}},
+		{"deploy-invalid", []string{"deploy", "../testdata/invalid/autoscaling.json"}},
+		{"deploy-missing-file", []string{"deploy", "testdata/no-such-release.json"}},
+		{"deploy-no-file", []string{"deploy"}},
+		{"deploy-bad-flag", []string{"deploy", "--wait", "../testdata/deploy-test-release.json"}},
+		{"halt-no-args", []string{"halt"}},
+		{"halt-bad-project", []string{"halt", "Coinbase", "development"}},
+		{"status-no-args", []string{"status"}},
+		{"unlock-no-release", []string{"unlock", "coinbase/deploy-test", "development"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// Environment variables the client reads (through Env.Getenv). The AWS SDK
+// reads its own (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL, ...) from the
+// process environment.
+const (
+	// envStateMachine and envBucket name the deployer when --state-machine
+	// and --bucket are not given.
+	envStateMachine = "FERRY_STATE_MACHINE_ARN"
+	envBucket       = "FERRY_BUCKET"
+	// envLocalEndpoint is where --local finds the local region.
+	envLocalEndpoint = "FERRY_LOCAL_ENDPOINT"
+	// envCreatedBy overrides who the client says asked for a release or a
+	// halt; otherwise USER (or LOGNAME).
+	envCreatedBy = "FERRY_CREATED_BY"
+)
+
+// Defaults of the local region (ferry local).
+const (
+	defaultLocalEndpoint = "http://127.0.0.1:4566"
+	localRegion          = "us-east-1"
+	// localInfoPath is the local region's description of itself: the
+	// deployer's state machine ARN and bucket.
+	localInfoPath = "/_ferry/info"
+)
+
+// defaultPollInterval is how often the client reads an execution's history
+// while following it.
+const defaultPollInterval = time.Second
+
+// deployerFlags are the flags of every command that talks to the deployer.
+type deployerFlags struct {
+	stateMachine string
+	bucket       string
+	local        bool
+}
+
+// addDeployerFlags declares --state-machine, --bucket and --local on fs.
+func addDeployerFlags(fs *flag.FlagSet) *deployerFlags {
+	f := &deployerFlags{}
+	fs.StringVar(&f.stateMachine, "state-machine", "", "ARN of the deployer's state machine (default $"+envStateMachine+", else ferry-deployer in the caller's account and region)")
+	fs.StringVar(&f.bucket, "bucket", "", "the deployer's bucket (default $"+envBucket+", else ferry-deployer-ACCOUNT-REGION)")
+	fs.BoolVar(&f.local, "local", false, "use the local region (ferry local) at $"+envLocalEndpoint+" or "+defaultLocalEndpoint)
+	return f
+}
+
+// deployerConfig is the typed configuration of the client's connection to
+// a deployer.
+type deployerConfig struct {
+	// StateMachineARN and Bucket name the deployer.
+	StateMachineARN string
+	Bucket          string
+	// Endpoint, when set, is the one endpoint of every AWS API (the local
+	// region); the client then uses static dummy credentials, Region and
+	// path-style S3 addressing.
+	Endpoint string
+	Region   string
+}
+
+// bucketAPI is the S3 API the client calls on the deployer's bucket.
+type bucketAPI interface {
+	PutObject(ctx context.Context, params *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	HeadObject(ctx context.Context, params *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	DeleteObject(ctx context.Context, params *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+// stepFunctions is the Step Functions API the client calls.
+type stepFunctions interface {
+	StartExecution(ctx context.Context, params *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	DescribeExecution(ctx context.Context, params *sfn.DescribeExecutionInput, optFns ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	GetExecutionHistory(ctx context.Context, params *sfn.GetExecutionHistoryInput, optFns ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
+	ListExecutions(ctx context.Context, params *sfn.ListExecutionsInput, optFns ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
+}
+
+var (
+	_ bucketAPI     = (*s3.Client)(nil)
+	_ stepFunctions = (*sfn.Client)(nil)
+)
+
+// deployer is a connection to one deployer: its state machine and bucket,
+// and the clients that reach them.
+type deployer struct {
+	cfg deployerConfig
+	s3  bucketAPI
+	sfn stepFunctions
+	// now is the time a release's created_at is set from: the wall clock,
+	// or the local region's clock (which may run faster).
+	now func(ctx context.Context) (time.Time, error)
+}
+
+// errNoDeployer is in the chain of every error that says which deployer to
+// use could not be found.
+var errNoDeployer = errors.New("no deployer found")
+
+// connect resolves the deployer configuration (flags, then environment,
+// then the local region's description or the conventional names in the
+// caller's account) and builds the clients. Errors say what to set.
+func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) {
+	cfg := deployerConfig{
+		StateMachineARN: firstNonEmpty(f.stateMachine, env.Getenv(envStateMachine)),
+		Bucket:          firstNonEmpty(f.bucket, env.Getenv(envBucket)),
+	}
+	if f.local {
+		return connectLocal(ctx, env, cfg)
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	cfg.Region = awsCfg.Region
+	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
+		if cfg.Region == "" {
+			return nil, fmt.Errorf("%w: no AWS region (set AWS_REGION or AWS_PROFILE), and no --state-machine and --bucket (or $%s and $%s)", errNoDeployer, envStateMachine, envBucket)
+		}
+		id, err := sts.NewFromConfig(awsCfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		if err != nil {
+			return nil, fmt.Errorf("%w: finding the caller's account to name the deployer (or set --state-machine and --bucket): %w", errNoDeployer, err)
+		}
+		account := aws.ToString(id.Account)
+		if cfg.StateMachineARN == "" {
+			cfg.StateMachineARN = "arn:aws:states:" + cfg.Region + ":" + account + ":stateMachine:" + naming.StateMachineName
+		}
+		if cfg.Bucket == "" {
+			cfg.Bucket = naming.DeployerBucketName(account, cfg.Region)
+		}
+	}
+	// A custom endpoint (AWS_ENDPOINT_URL[_S3]) is rarely virtual-host
+	// capable: address buckets by path there.
+	pathStyle := env.Getenv("AWS_ENDPOINT_URL") != "" || env.Getenv("AWS_ENDPOINT_URL_S3") != ""
+	return &deployer{
+		cfg: cfg,
+		s3:  s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }),
+		sfn: sfn.NewFromConfig(awsCfg),
+		now: func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
+	}, nil
+}
+
+// localInfo is what the local region says about itself at localInfoPath.
+type localInfo struct {
+	StateMachineARN string `json:"state_machine_arn"`
+	Bucket          string `json:"bucket"`
+	// Now is the region's simulated time, which runs faster than the wall
+	// clock under --speed.
+	Now time.Time `json:"now"`
+}
+
+// connectLocal connects to the local region: static dummy credentials, one
+// endpoint, path-style S3, and the deployer named by the region itself
+// unless cfg already names it.
+func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, error) {
+	cfg.Endpoint = strings.TrimRight(firstNonEmpty(env.Getenv(envLocalEndpoint), defaultLocalEndpoint), "/")
+	cfg.Region = localRegion
+	info, err := fetchLocalInfo(ctx, cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the local region at %s does not answer (start it with 'ferry local'): %w", errNoDeployer, cfg.Endpoint, err)
+	}
+	cfg.StateMachineARN = firstNonEmpty(cfg.StateMachineARN, info.StateMachineARN)
+	cfg.Bucket = firstNonEmpty(cfg.Bucket, info.Bucket)
+	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
+		return nil, fmt.Errorf("%w: the local region at %s names no state machine or bucket", errNoDeployer, cfg.Endpoint)
+	}
+	awsCfg := aws.Config{
+		Region:      cfg.Region,
+		Credentials: credentials.NewStaticCredentialsProvider("ferry-local", "ferry-local", ""),
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
+		},
+	}
+	endpoint := cfg.Endpoint
+	return &deployer{
+		cfg: cfg,
+		s3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}),
+		sfn: sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
+		now: func(ctx context.Context) (time.Time, error) {
+			info, err := fetchLocalInfo(ctx, endpoint)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("reading the local region's time: %w", err)
+			}
+			if info.Now.IsZero() {
+				return env.Now().UTC(), nil
+			}
+			return info.Now.UTC(), nil
+		},
+	}, nil
+}
+
+// fetchLocalInfo reads the local region's description.
+func fetchLocalInfo(ctx context.Context, endpoint string) (localInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+localInfoPath, nil)
+	if err != nil {
+		return localInfo{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return localInfo{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return localInfo{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return localInfo{}, fmt.Errorf("GET %s: %s", localInfoPath, resp.Status)
+	}
+	var info localInfo
+	if err := json.Unmarshal(body, &info); err != nil {
+		return localInfo{}, fmt.Errorf("GET %s: not a local region description: %w", localInfoPath, err)
+	}
+	return info, nil
+}
+
+// identity is who the client says is asking (a release's created_by, a
+// halt marker's by): $FERRY_CREATED_BY, else the login name, else
+// "unknown". It is trimmed to printable ASCII.
+func identity(env Env) string {
+	who := firstNonEmpty(env.Getenv(envCreatedBy), env.Getenv("USER"), env.Getenv("LOGNAME"))
+	var b strings.Builder
+	for _, r := range who {
+		if r >= 0x21 && r <= 0x7e && b.Len() < 128 {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "unknown"
+	}
+	return b.String()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

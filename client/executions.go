@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// maxExecutionNameLen is Step Functions' limit on an execution name.
+const maxExecutionNameLen = 80
+
+// historyPageSize is how many events one GetExecutionHistory call asks for
+// (Step Functions' maximum).
+const historyPageSize = 1000
+
+// executionName is the name of the execution of a release:
+// project-config-release_id with every character outside [A-Za-z0-9-_]
+// replaced by '-'. A name longer than Step Functions' 80 characters is cut
+// and ends with a hash of the whole, so distinct releases keep distinct
+// names. The same release always gets the same name, so a retried
+// StartExecution never starts a second deploy.
+func executionName(project, config, releaseID string) string {
+	full := project + "-" + config + "-" + releaseID
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '-'
+	}, full)
+	if len(name) <= maxExecutionNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(full))
+	suffix := hex.EncodeToString(sum[:])[:12]
+	return name[:maxExecutionNameLen-len(suffix)-1] + "-" + suffix
+}
+
+// executionARN is the ARN of the execution called name of the state
+// machine stateMachineARN (arn:...:stateMachine:M becomes
+// arn:...:execution:M:name).
+func executionARN(stateMachineARN, name string) string {
+	return strings.Replace(stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
+}
+
+// runningExecution is a running execution of the deployer and the release
+// it deploys.
+type runningExecution struct {
+	ARN     string
+	Name    string
+	Started time.Time
+	Release *release.Release
+}
+
+// findRunning lists the running executions of the deployer that deploy
+// project/config, oldest first. It reads every running execution's input;
+// an input that is not a release is skipped (it is not a deploy ferry can
+// follow).
+func findRunning(ctx context.Context, d *deployer, project, config string) ([]runningExecution, error) {
+	var found []runningExecution
+	p := sfn.NewListExecutionsPaginator(d.sfn, &sfn.ListExecutionsInput{
+		StateMachineArn: aws.String(d.cfg.StateMachineARN),
+		StatusFilter:    sfntypes.ExecutionStatusRunning,
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the running deploys: %w", err)
+		}
+		for _, item := range page.Executions {
+			arn := aws.ToString(item.ExecutionArn)
+			desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+			if err != nil {
+				var gone *sfntypes.ExecutionDoesNotExist
+				if errors.As(err, &gone) {
+					continue
+				}
+				return nil, fmt.Errorf("reading running execution %s: %w", aws.ToString(item.Name), err)
+			}
+			if desc.Status != sfntypes.ExecutionStatusRunning {
+				continue
+			}
+			r, err := release.Decode([]byte(aws.ToString(desc.Input)))
+			if err != nil || r.ProjectName != project || r.ConfigName != config {
+				continue
+			}
+			found = append(found, runningExecution{ARN: arn, Name: aws.ToString(item.Name), Started: aws.ToTime(desc.StartDate), Release: r})
+		}
+	}
+	slices.SortStableFunc(found, func(a, b runningExecution) int { return a.Started.Compare(b.Started) })
+	return found, nil
+}
+
+// contentHash is the canonical hash of what a release deploys: its hash
+// with the fields that differ between two runs of the same file
+// (release_id, created_at, created_by) cleared.
+func contentHash(r *release.Release) (string, error) {
+	c := r.Clone()
+	c.ReleaseID, c.CreatedAt, c.CreatedBy = "", time.Time{}, ""
+	return release.Hash(c)
+}
+
+// followOptions say how often to read the history and how to wait.
+type followOptions struct {
+	Interval time.Duration
+	Sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// followExecution reads the history of the execution arn until it ends,
+// showing every update on out, and returns the outcome. It returns an
+// error only when it cannot go on reading (ctx done, the history
+// unreadable); the execution is not affected either way.
+func followExecution(ctx context.Context, api stepFunctions, arn string, out *display, opts followOptions) (progress, error) {
+	var r historyReader
+	for {
+		events, err := executionHistory(ctx, api, arn)
+		if err != nil {
+			if ctx.Err() != nil {
+				return progress{}, ctx.Err()
+			}
+			return progress{}, err
+		}
+		for _, u := range r.read(events) {
+			out.show(u)
+			if u.Event == updateOutcome {
+				return u, nil
+			}
+		}
+		if err := opts.Sleep(ctx, opts.Interval); err != nil {
+			return progress{}, err
+		}
+	}
+}
+
+// executionHistory reads the whole history of an execution, every page.
+func executionHistory(ctx context.Context, api stepFunctions, arn string) ([]sfntypes.HistoryEvent, error) {
+	var events []sfntypes.HistoryEvent
+	in := &sfn.GetExecutionHistoryInput{
+		ExecutionArn:         aws.String(arn),
+		MaxResults:           historyPageSize,
+		IncludeExecutionData: aws.Bool(true),
+	}
+	for {
+		out, err := api.GetExecutionHistory(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("reading the history of %s: %w", arn, err)
+		}
+		events = append(events, out.Events...)
+		if out.NextToken == nil || aws.ToString(out.NextToken) == aws.ToString(in.NextToken) {
+			return events, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}

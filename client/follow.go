@@ -1,0 +1,324 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/execution"
+)
+
+// The kinds of update a follower shows.
+const (
+	// updateStarted: the execution started.
+	updateStarted = "started"
+	// updateState: the execution entered a state (Choice and Wait states,
+	// and re-entering the state last shown, are not updates).
+	updateState = "state"
+	// updateHealth: a health check reported counts that differ from the
+	// last report.
+	updateHealth = "health"
+	// updateError: a task failed with an error (it may be retried or
+	// caught).
+	updateError = "error"
+	// updateOutcome: the execution ended; always the last update.
+	updateOutcome = "outcome"
+)
+
+// Execution statuses as Step Functions reports them.
+const (
+	statusSucceeded = "SUCCEEDED"
+	statusFailed    = "FAILED"
+	statusAborted   = "ABORTED"
+	statusTimedOut  = "TIMED_OUT"
+)
+
+// update is one thing worth showing about a followed execution. It is also
+// the --json form of an event: one object per line.
+type progress struct {
+	Event string `json:"event"`
+	// ID is the id of the history event that caused the update.
+	ID int64 `json:"id"`
+	// At is when it happened (the history event's timestamp) and Elapsed
+	// how long after the execution started.
+	At      time.Time     `json:"at,omitzero"`
+	Elapsed time.Duration `json:"-"`
+
+	// State is the state entered (updateState) or the state whose task
+	// failed (updateError).
+	State string `json:"state,omitempty"`
+	// Services are the health counts per service (updateHealth), sorted by
+	// name; Healthy says whether every service reached its target.
+	Services []serviceCounts `json:"services,omitempty"`
+	Healthy  bool            `json:"healthy,omitempty"`
+
+	// Status (updateOutcome) is the execution's final status; End the end
+	// state it reached (Success, FailureClean, FailureDirty), "" when it
+	// ended without reaching one.
+	Status string `json:"status,omitempty"`
+	End    string `json:"end,omitempty"`
+	// Error and Cause are the error of a failed task or execution.
+	Error string `json:"error,omitempty"`
+	Cause string `json:"cause,omitempty"`
+}
+
+// serviceCounts is one service's line of a health report.
+type serviceCounts struct {
+	Name string `json:"name"`
+	execution.ServiceHealth
+}
+
+// historyReader turns Step Functions execution history events into
+// updates. It remembers what it has seen, so it can be fed the history in
+// pieces (or whole, again and again: events it has seen are skipped by
+// id). It never fails: events it does not understand are skipped, and
+// outputs that do not parse show nothing.
+type historyReader struct {
+	lastID    int64
+	started   time.Time
+	shown     string // the last state shown
+	failState string // the last Fail or Succeed state entered
+	health    []serviceCounts
+	healthy   bool
+	done      bool
+}
+
+// renderHistory is the updates a whole history gives. It is pure: the same
+// events always give the same updates.
+func renderHistory(events []sfntypes.HistoryEvent) []progress {
+	var r historyReader
+	return r.read(events)
+}
+
+// finished reports whether the reader has seen the execution end.
+func (r *historyReader) finished() bool { return r.done }
+
+// read returns the updates of the events not seen before, in id order.
+func (r *historyReader) read(events []sfntypes.HistoryEvent) []progress {
+	sorted := slices.Clone(events)
+	slices.SortStableFunc(sorted, func(a, b sfntypes.HistoryEvent) int {
+		switch {
+		case a.Id < b.Id:
+			return -1
+		case a.Id > b.Id:
+			return 1
+		}
+		return 0
+	})
+	var out []progress
+	for _, ev := range sorted {
+		if ev.Id <= r.lastID || r.done {
+			continue
+		}
+		r.lastID = ev.Id
+		if u, ok := r.event(ev); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// event interprets one event.
+func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
+	at := aws.ToTime(ev.Timestamp)
+	if r.started.IsZero() && !at.IsZero() {
+		r.started = at
+	}
+	u := progress{ID: ev.Id, At: at}
+	if !at.IsZero() && !r.started.IsZero() && at.After(r.started) {
+		u.Elapsed = at.Sub(r.started)
+	}
+	switch ev.Type {
+	case sfntypes.HistoryEventTypeExecutionStarted:
+		if !at.IsZero() {
+			r.started = at
+		}
+		u.Event = updateStarted
+		return u, true
+
+	case sfntypes.HistoryEventTypeTaskStateEntered, sfntypes.HistoryEventTypePassStateEntered,
+		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
+		name := enteredName(ev)
+		if name == "" || name == r.shown {
+			return u, false
+		}
+		r.shown = name
+		u.Event, u.State = updateState, name
+		return u, true
+
+	case sfntypes.HistoryEventTypeSucceedStateEntered, sfntypes.HistoryEventTypeFailStateEntered:
+		r.failState = enteredName(ev)
+		return u, false
+
+	case sfntypes.HistoryEventTypeTaskStateExited:
+		if ev.StateExitedEventDetails == nil || aws.ToString(ev.StateExitedEventDetails.Name) != execution.TaskCheckHealthy {
+			return u, false
+		}
+		return r.healthReport(u, aws.ToString(ev.StateExitedEventDetails.Output))
+
+	case sfntypes.HistoryEventTypeLambdaFunctionFailed:
+		if d := ev.LambdaFunctionFailedEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+	case sfntypes.HistoryEventTypeLambdaFunctionTimedOut:
+		if d := ev.LambdaFunctionTimedOutEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+	case sfntypes.HistoryEventTypeLambdaFunctionStartFailed:
+		if d := ev.LambdaFunctionStartFailedEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+	case sfntypes.HistoryEventTypeLambdaFunctionScheduleFailed:
+		if d := ev.LambdaFunctionScheduleFailedEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+	case sfntypes.HistoryEventTypeTaskFailed:
+		if d := ev.TaskFailedEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+	case sfntypes.HistoryEventTypeTaskTimedOut:
+		if d := ev.TaskTimedOutEventDetails; d != nil {
+			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+
+	case sfntypes.HistoryEventTypeExecutionSucceeded:
+		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
+	case sfntypes.HistoryEventTypeExecutionFailed:
+		var errName, cause string
+		if d := ev.ExecutionFailedEventDetails; d != nil {
+			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
+		}
+		return r.outcome(u, statusFailed, r.failState, errName, cause)
+	case sfntypes.HistoryEventTypeExecutionAborted:
+		var errName, cause string
+		if d := ev.ExecutionAbortedEventDetails; d != nil {
+			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
+		}
+		return r.outcome(u, statusAborted, "", errName, cause)
+	case sfntypes.HistoryEventTypeExecutionTimedOut:
+		var errName, cause string
+		if d := ev.ExecutionTimedOutEventDetails; d != nil {
+			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
+		}
+		return r.outcome(u, statusTimedOut, "", errName, cause)
+	}
+	return u, false
+}
+
+func enteredName(ev sfntypes.HistoryEvent) string {
+	if ev.StateEnteredEventDetails == nil {
+		return ""
+	}
+	return aws.ToString(ev.StateEnteredEventDetails.Name)
+}
+
+// healthReport reads CheckHealthy's result at $.health of its output and
+// returns an update when the counts changed.
+func (r *historyReader) healthReport(u progress, output string) (progress, bool) {
+	var st struct {
+		Health *execution.Health `json:"health"`
+	}
+	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Health == nil {
+		return u, false
+	}
+	counts := make([]serviceCounts, 0, len(st.Health.Services))
+	for _, name := range slices.Sorted(maps.Keys(st.Health.Services)) {
+		counts = append(counts, serviceCounts{Name: name, ServiceHealth: st.Health.Services[name]})
+	}
+	if slices.Equal(counts, r.health) && st.Health.Healthy == r.healthy {
+		return u, false
+	}
+	r.health, r.healthy = counts, st.Health.Healthy
+	u.Event, u.State = updateHealth, execution.TaskCheckHealthy
+	u.Services, u.Healthy = slices.Clone(counts), st.Health.Healthy
+	return u, true
+}
+
+func (r *historyReader) taskError(u progress, errName, cause string) (progress, bool) {
+	u.Event, u.State, u.Error, u.Cause = updateError, r.shown, errName, cause
+	return u, true
+}
+
+func (r *historyReader) outcome(u progress, status, end, errName, cause string) (progress, bool) {
+	switch end {
+	case execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty:
+	default:
+		end = ""
+	}
+	if status == statusSucceeded && end != execution.EndSuccess {
+		end = ""
+	}
+	r.done = true
+	u.Event, u.Status, u.End, u.Error, u.Cause = updateOutcome, status, end, errName, cause
+	return u, true
+}
+
+// exitCodeOf is the exit code of ferry deploy (and of the executions ferry
+// follows) for an outcome: 0 Success, 1 FailureClean, 2 FailureDirty or an
+// execution that ended without reaching an end state (stopped, timed out:
+// AWS may be left in a bad state).
+func exitCodeOf(u progress) int {
+	switch u.End {
+	case execution.EndSuccess:
+		return exitOK
+	case execution.EndFailureClean:
+		return exitFailureClean
+	}
+	return exitFailureDirty
+}
+
+// describeOutcome is the one-line description of an outcome for people.
+func describeOutcome(u progress) string {
+	var b strings.Builder
+	switch {
+	case u.End != "":
+		b.WriteString(u.End)
+	case u.Status != "":
+		b.WriteString("execution " + strings.ToLower(strings.ReplaceAll(u.Status, "_", " ")) + " without reaching an end state")
+	default:
+		b.WriteString("unknown")
+	}
+	if msg := describeError(u.Error, u.Cause); msg != "" {
+		b.WriteString(": " + msg)
+	}
+	return b.String()
+}
+
+// describeError joins an error name and its cause, dropping a cause that
+// only repeats the name, and keeps it to one line.
+func describeError(errName, cause string) string {
+	cause = oneLine(cause)
+	switch {
+	case errName == "" && cause == "":
+		return ""
+	case errName == "":
+		return cause
+	case cause == "" || cause == errName:
+		return errName
+	}
+	return errName + ": " + cause
+}
+
+// oneLine collapses whitespace runs (newlines included) to one space,
+// drops other control characters (a cause could carry terminal escapes)
+// and cuts very long text.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
+	const max = 400
+	if runes := []rune(s); len(runes) > max {
+		s = string(runes[:max]) + "..."
+	}
+	return s
+}

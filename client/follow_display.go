@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/ferryhq/ferry/internal/execution"
+)
+
+// displayMode is how a follower shows updates.
+type displayMode int
+
+const (
+	// modePlain prints one line per change: for logs and pipes.
+	modePlain displayMode = iota
+	// modeLive is for a terminal: the health report is one block redrawn
+	// in place.
+	modeLive
+	// modeJSON prints one JSON object per update.
+	modeJSON
+)
+
+// ANSI sequences used in modeLive.
+const (
+	ansiReset   = "\x1b[0m"
+	ansiBold    = "\x1b[1m"
+	ansiRed     = "\x1b[31m"
+	ansiGreen   = "\x1b[32m"
+	ansiYellow  = "\x1b[33m"
+	ansiUpClear = "\x1b[%dA\x1b[J" // cursor up n lines, clear to the end of the screen
+)
+
+// display writes updates for a person or a program.
+type display struct {
+	w     io.Writer
+	mode  displayMode
+	color bool
+	// block is how many lines the last health block took, when it was the
+	// last thing written (modeLive redraws it in place).
+	block int
+}
+
+// newDisplay picks the mode: JSON when asked, live on a terminal, plain
+// otherwise. Colour only on a terminal, and never when NO_COLOR is set or
+// TERM is dumb.
+func newDisplay(env Env, asJSON bool) *display {
+	d := &display{w: env.Stdout, mode: modePlain}
+	if asJSON {
+		d.mode = modeJSON
+		return d
+	}
+	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		d.mode = modeLive
+		d.color = env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+	}
+	return d
+}
+
+// jsonUpdate is the --json form of an update.
+type jsonUpdate struct {
+	progress
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// ExitCode is set on the outcome: the exit code ferry deploy returns.
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// show writes one update.
+func (d *display) show(u progress) {
+	if d.mode == modeJSON {
+		j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
+		if u.Event == updateOutcome {
+			code := exitCodeOf(u)
+			j.ExitCode = &code
+		}
+		d.json(j)
+		return
+	}
+	switch u.Event {
+	case updateState:
+		d.line(u.Elapsed, d.paint(ansiBold, oneLine(u.State)))
+	case updateHealth:
+		lines := healthLines(u)
+		if d.mode == modeLive && d.block > 0 {
+			fmt.Fprintf(d.w, ansiUpClear, d.block)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(d.w, "%6s    %s\n", formatElapsed(u.Elapsed), l)
+		}
+		if d.mode == modeLive {
+			d.block = len(lines)
+		}
+		return
+	case updateError:
+		msg := "error: " + describeError(u.Error, u.Cause)
+		if u.State != "" {
+			msg = oneLine(u.State) + " " + msg
+		}
+		d.line(u.Elapsed, d.paint(ansiYellow, msg))
+	case updateOutcome:
+		colour := ansiRed
+		if u.End == execution.EndSuccess {
+			colour = ansiGreen
+		}
+		d.line(u.Elapsed, d.paint(colour, describeOutcome(u)))
+	default:
+		return
+	}
+	d.block = 0
+}
+
+// message writes a line that is not an update (what the command is doing).
+// In JSON mode it is an object {"event":"message","message":...}.
+func (d *display) message(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if d.mode == modeJSON {
+		d.json(struct {
+			Event   string `json:"event"`
+			Message string `json:"message"`
+		}{"message", msg})
+		return
+	}
+	fmt.Fprintln(d.w, msg)
+	d.block = 0
+}
+
+func (d *display) json(v any) {
+	enc := json.NewEncoder(d.w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // a write error on stdout has nowhere better to go
+}
+
+func (d *display) line(elapsed time.Duration, text string) {
+	fmt.Fprintf(d.w, "%6s  %s\n", formatElapsed(elapsed), text)
+}
+
+func (d *display) paint(colour, text string) string {
+	if !d.color {
+		return text
+	}
+	return colour + text + ansiReset
+}
+
+// healthLines formats a health report, one aligned line per service:
+// "web  launched 3  healthy 2  terminating 0  target 2".
+func healthLines(u progress) []string {
+	nameW, launchedW, healthyW, termW, targetW := 0, 1, 1, 1, 1
+	for _, s := range u.Services {
+		nameW = max(nameW, len(oneLine(s.Name)))
+		launchedW = max(launchedW, len(strconv.Itoa(s.Launched)))
+		healthyW = max(healthyW, len(strconv.Itoa(s.Healthy)))
+		termW = max(termW, len(strconv.Itoa(s.Terminating)))
+		targetW = max(targetW, len(strconv.Itoa(s.Target)))
+	}
+	lines := make([]string, 0, len(u.Services))
+	for _, s := range u.Services {
+		lines = append(lines, strings.TrimRight(fmt.Sprintf("%-*s  launched %*d  healthy %*d  terminating %*d  target %*d",
+			nameW, oneLine(s.Name), launchedW, s.Launched, healthyW, s.Healthy, termW, s.Terminating, targetW, s.Target), " "))
+	}
+	return lines
+}
+
+// formatElapsed is m:ss, or h:mm:ss from an hour on.
+func formatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+)
+
+// historyBuilder writes execution histories the way Step Functions records
+// a run of ferry's definition (a Lambda function ARN as Resource).
+type historyBuilder struct {
+	t      time.Time
+	events []sfntypes.HistoryEvent
+}
+
+var historyStart = time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
+
+func newHistory() *historyBuilder { return &historyBuilder{t: historyStart} }
+
+func (h *historyBuilder) add(after time.Duration, ev sfntypes.HistoryEvent) *historyBuilder {
+	h.t = h.t.Add(after)
+	ts := h.t
+	ev.Id = int64(len(h.events) + 1)
+	ev.PreviousEventId = int64(len(h.events))
+	ev.Timestamp = &ts
+	h.events = append(h.events, ev)
+	return h
+}
+
+func (h *historyBuilder) started() *historyBuilder {
+	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionStarted,
+		ExecutionStartedEventDetails: &sfntypes.ExecutionStartedEventDetails{Input: aws.String(`{"project_name":"coinbase/deploy-test"}`)}})
+}
+
+func (h *historyBuilder) entered(after time.Duration, typ sfntypes.HistoryEventType, name string) *historyBuilder {
+	return h.add(after, sfntypes.HistoryEvent{Type: typ, StateEnteredEventDetails: &sfntypes.StateEnteredEventDetails{Name: aws.String(name), Input: aws.String("{}")}})
+}
+
+// task runs a task state that succeeds with output.
+func (h *historyBuilder) task(after time.Duration, name, output string) *historyBuilder {
+	h.entered(after, sfntypes.HistoryEventTypeTaskStateEntered, name)
+	h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionScheduled})
+	h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionStarted})
+	h.add(time.Second, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionSucceeded,
+		LambdaFunctionSucceededEventDetails: &sfntypes.LambdaFunctionSucceededEventDetails{Output: aws.String(output)}})
+	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeTaskStateExited,
+		StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}})
+}
+
+// failedTask runs a task state whose Lambda fails with errName and cause.
+func (h *historyBuilder) failedTask(after time.Duration, name, errName, cause string) *historyBuilder {
+	h.entered(after, sfntypes.HistoryEventTypeTaskStateEntered, name)
+	h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionScheduled})
+	return h.add(time.Second, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionFailed,
+		LambdaFunctionFailedEventDetails: &sfntypes.LambdaFunctionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}})
+}
+
+// health runs one CheckHealthy round, then the Choice and (unless healthy)
+// the Wait state.
+func (h *historyBuilder) health(after time.Duration, healthy bool, services map[string]execution.ServiceHealth) *historyBuilder {
+	out, _ := json.Marshal(execution.State{ProjectName: "coinbase/deploy-test", Health: &execution.Health{Healthy: healthy, WaitSeconds: 15, Services: services}})
+	h.task(after, execution.TaskCheckHealthy, string(out))
+	h.entered(0, sfntypes.HistoryEventTypeChoiceStateEntered, "Healthy?")
+	if !healthy {
+		h.entered(0, sfntypes.HistoryEventTypeWaitStateEntered, "WaitForHealthy")
+	}
+	return h
+}
+
+func (h *historyBuilder) succeeded(after time.Duration) *historyBuilder {
+	h.entered(after, sfntypes.HistoryEventTypeSucceedStateEntered, execution.EndSuccess)
+	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionSucceeded,
+		ExecutionSucceededEventDetails: &sfntypes.ExecutionSucceededEventDetails{Output: aws.String("{}")}})
+}
+
+func (h *historyBuilder) failed(after time.Duration, end, errName, cause string) *historyBuilder {
+	h.entered(after, sfntypes.HistoryEventTypeFailStateEntered, end)
+	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionFailed,
+		ExecutionFailedEventDetails: &sfntypes.ExecutionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}})
+}
+
+func counts(launched, healthy, terminating, target int) execution.ServiceHealth {
+	return execution.ServiceHealth{Launched: launched, Healthy: healthy, Terminating: terminating, Target: target}
+}
+
+// goldenHistories are the histories of the follow golden tests.
+func goldenHistories() map[string][]sfntypes.HistoryEvent {
+	state := `{"project_name":"coinbase/deploy-test","config_name":"development","release_id":"r1"}`
+	begin := func() *historyBuilder {
+		return newHistory().started().
+			task(0, "Validate", state).task(0, "Lock", state).task(0, "ValidateResources", state).
+			task(0, "Publish", state).task(time.Second, "Deploy", state)
+	}
+	return map[string][]sfntypes.HistoryEvent{
+		"success": begin().
+			health(time.Second, false, map[string]execution.ServiceHealth{"web": counts(3, 0, 0, 2), "worker": counts(2, 0, 0, 1)}).
+			health(15*time.Second, false, map[string]execution.ServiceHealth{"web": counts(3, 0, 0, 2), "worker": counts(2, 0, 0, 1)}).
+			health(15*time.Second, false, map[string]execution.ServiceHealth{"web": counts(3, 1, 0, 2), "worker": counts(2, 1, 0, 1)}).
+			health(15*time.Second, true, map[string]execution.ServiceHealth{"web": counts(3, 3, 0, 2), "worker": counts(2, 2, 0, 1)}).
+			task(0, "CleanUpSuccess", state).succeeded(0).events,
+		"halted": begin().
+			health(time.Second, false, map[string]execution.ServiceHealth{"web": counts(1, 0, 0, 1)}).
+			failedTask(15*time.Second, "CheckHealthy", "HaltError", "halted: by alice: bad build").
+			task(0, "CleanUpFailure", state).task(0, "ReleaseLock", state).
+			failed(0, execution.EndFailureClean, "HaltError", "halted: by alice: bad build").events,
+		"lock-exists": newHistory().started().task(0, "Validate", state).
+			failedTask(0, "Lock", "LockExistsError", "lock on coinbase/deploy-test/development is held by release r0 (execution x) since 2025-03-04T09:59:00Z").
+			failed(0, execution.EndFailureClean, "LockExistsError", "lock on coinbase/deploy-test/development is held by release r0 (execution x) since 2025-03-04T09:59:00Z").events,
+		"retried-then-dirty": begin().
+			failedTask(time.Second, "CheckHealthy", "RetryableError", "throttled\nby\tthe\x1b[31m API").
+			task(2*time.Second, "CheckHealthy", `not json`).
+			failedTask(time.Hour, "CheckHealthy", "TimeoutError", "timed out").
+			failedTask(0, "CleanUpFailure", "CleanUpError", "clean up: left behind: asg x").
+			failed(0, execution.EndFailureDirty, "CleanUpError", "clean up: left behind: asg x").events,
+		"aborted": begin().
+			add(time.Minute, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionAborted,
+				ExecutionAbortedEventDetails: &sfntypes.ExecutionAbortedEventDetails{Error: aws.String("Stopped"), Cause: aws.String("someone stopped it")}}).events,
+		"invalid": newHistory().started().
+			failedTask(0, "Validate", "BadReleaseError", "bad release: release differs from the copy in the deployer bucket").
+			failed(0, execution.EndFailureClean, "BadReleaseError", "bad release: release differs from the copy in the deployer bucket").events,
+	}
+}
+
+// TestFollowGolden renders each history in the plain, live and JSON modes
+// and compares with testdata/golden/follow-<name>-<mode>.golden.
+func TestFollowGolden(t *testing.T) {
+	for name, events := range goldenHistories() {
+		for _, mode := range []struct {
+			name  string
+			mode  displayMode
+			color bool
+		}{{"plain", modePlain, false}, {"live", modeLive, true}, {"json", modeJSON, false}} {
+			t.Run(name+"-"+mode.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				d := &display{w: &buf, mode: mode.mode, color: mode.color}
+				for _, u := range renderHistory(events) {
+					d.show(u)
+				}
+				checkGolden(t, "follow-"+name+"-"+mode.name, buf.String())
+			})
+		}
+	}
+}
+
+// checkGolden compares got with testdata/golden/<name>.golden, rewriting
+// it under -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "golden", name+".golden")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "missing %s (run go test -update)", golden)
+	assert.Equal(t, string(want), got)
+}
+
+func TestRenderHistoryOutcome(t *testing.T) {
+	cases := []struct {
+		name              string
+		end, status, errN string
+		code              int
+	}{
+		{"success", execution.EndSuccess, statusSucceeded, "", exitOK},
+		{"halted", execution.EndFailureClean, statusFailed, "HaltError", exitFailureClean},
+		{"lock-exists", execution.EndFailureClean, statusFailed, "LockExistsError", exitFailureClean},
+		{"retried-then-dirty", execution.EndFailureDirty, statusFailed, "CleanUpError", exitFailureDirty},
+		{"aborted", "", statusAborted, "Stopped", exitFailureDirty},
+		{"invalid", execution.EndFailureClean, statusFailed, "BadReleaseError", exitFailureClean},
+	}
+	histories := goldenHistories()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			us := renderHistory(histories[tc.name])
+			require.NotEmpty(t, us)
+			last := us[len(us)-1]
+			assert.Equal(t, updateOutcome, last.Event)
+			assert.Equal(t, tc.end, last.End)
+			assert.Equal(t, tc.status, last.Status)
+			assert.Equal(t, tc.errN, last.Error)
+			assert.Equal(t, tc.code, exitCodeOf(last))
+		})
+	}
+}
+
+// TestHistoryReaderIncremental: feeding the history in pieces, or whole
+// again and again (as polling does), gives the same updates as reading it
+// once.
+func TestHistoryReaderIncremental(t *testing.T) {
+	for name, events := range goldenHistories() {
+		t.Run(name, func(t *testing.T) {
+			want := renderHistory(events)
+			var r historyReader
+			var got []progress
+			for i := 1; i <= len(events); i++ {
+				got = append(got, r.read(events[:i])...)
+			}
+			assert.Equal(t, want, got)
+			assert.True(t, r.finished())
+
+			var rev historyReader
+			reversed := make([]sfntypes.HistoryEvent, len(events))
+			for i, ev := range events {
+				reversed[len(events)-1-i] = ev
+			}
+			assert.Equal(t, want, rev.read(reversed), "events out of order are read in id order")
+		})
+	}
+}
+
+func TestExecutionName(t *testing.T) {
+	cases := []struct {
+		project, config, id, want string
+	}{
+		{"coinbase/deploy-test", "development", "20250304T100000Z-a1b2c3", "coinbase-deploy-test-development-20250304T100000Z-a1b2c3"},
+		{"acme/shop.web", "prod", "r1", "acme-shop-web-prod-r1"},
+		{"a_b/c", "d", "e", "a_b-c-d-e"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, executionName(tc.project, tc.config, tc.id))
+	}
+	long := executionName(strings.Repeat("p", 30)+"/"+strings.Repeat("q", 33), strings.Repeat("c", 32), strings.Repeat("r", 64))
+	assert.Len(t, long, maxExecutionNameLen)
+	other := executionName(strings.Repeat("p", 30)+"/"+strings.Repeat("q", 33), strings.Repeat("c", 32), strings.Repeat("r", 63)+"s")
+	assert.Len(t, other, maxExecutionNameLen)
+	assert.NotEqual(t, long, other, "truncated names keep a hash of the whole")
+	assert.Equal(t, long, executionName(strings.Repeat("p", 30)+"/"+strings.Repeat("q", 33), strings.Repeat("c", 32), strings.Repeat("r", 64)), "the same release always gets the same name")
+	assert.Equal(t, "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:x",
+		executionARN("arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "x"))
+}
+
+func TestFormatElapsed(t *testing.T) {
+	assert.Equal(t, "0:00", formatElapsed(-time.Second))
+	assert.Equal(t, "0:59", formatElapsed(59*time.Second+900*time.Millisecond))
+	assert.Equal(t, "12:05", formatElapsed(12*time.Minute+5*time.Second))
+	assert.Equal(t, "1:02:03", formatElapsed(time.Hour+2*time.Minute+3*time.Second))
+}
+
+// pagedHistory serves a fixed history through GetExecutionHistory in
+// pages of two, growing by one event per call, to test the poll loop.
+type pagedHistory struct {
+	stepFunctions
+	events []sfntypes.HistoryEvent
+	shown  int
+	calls  int
+}
+
+func (p *pagedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecutionHistoryInput, _ ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
+	p.calls++
+	if in.NextToken == nil && p.shown < len(p.events) {
+		p.shown++
+	}
+	from := 0
+	if in.NextToken != nil {
+		from, _ = strconv.Atoi(aws.ToString(in.NextToken))
+	}
+	to := min(from+2, p.shown)
+	out := &sfn.GetExecutionHistoryOutput{Events: p.events[from:to]}
+	if to < p.shown {
+		out.NextToken = aws.String(strconv.Itoa(to))
+	}
+	return out, nil
+}
+
+func TestFollowExecutionPolls(t *testing.T) {
+	events := goldenHistories()["halted"]
+	api := &pagedHistory{events: events}
+	var buf bytes.Buffer
+	sleeps := 0
+	u, err := followExecution(context.Background(), api, "arn", &display{w: &buf, mode: modePlain},
+		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+			assert.Equal(t, time.Second, d)
+			sleeps++
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, execution.EndFailureClean, u.End)
+	assert.Equal(t, len(events)-1, sleeps, "one poll per new event, no sleep after the end")
+
+	var want bytes.Buffer
+	d := &display{w: &want, mode: modePlain}
+	for _, u := range renderHistory(events) {
+		d.show(u)
+	}
+	assert.Equal(t, want.String(), buf.String())
+}
+
+func TestFollowExecutionStopsOnContext(t *testing.T) {
+	api := &pagedHistory{events: goldenHistories()["success"][:5]}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := followExecution(ctx, api, "arn", &display{w: &bytes.Buffer{}, mode: modePlain},
+		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+			cancel()
+			return ctx.Err()
+		}})
+	assert.True(t, errors.Is(err, context.Canceled))
+}
+
+// FuzzFollowHistory: any sequence of history events with any names and
+// outputs is read and displayed in every mode without panicking, and the
+// reader's updates keep their invariants.
+func FuzzFollowHistory(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6}, "CheckHealthy", `{"health":{"healthy":false,"services":{"web":{"launched":3,"healthy":1,"terminating":0,"target":2}}}}`, "HaltError", "x")
+	f.Add([]byte{9, 9, 9, 200, 7}, "", `{"health":null}`, "", "")
+	f.Add([]byte{3, 3, 3, 3}, "Healthy?", `{"health":{"services":{"":{"launched":-1}}}}`, "States.ALL", "\x1b[2J")
+	f.Add([]byte{8, 1, 8, 1}, "FailureDirty", `[]`, "CleanUpError", strings.Repeat("é", 500))
+	types := []sfntypes.HistoryEventType{
+		sfntypes.HistoryEventTypeExecutionStarted, sfntypes.HistoryEventTypeTaskStateEntered,
+		sfntypes.HistoryEventTypeTaskStateExited, sfntypes.HistoryEventTypeLambdaFunctionFailed,
+		sfntypes.HistoryEventTypeChoiceStateEntered, sfntypes.HistoryEventTypeWaitStateEntered,
+		sfntypes.HistoryEventTypePassStateEntered, sfntypes.HistoryEventTypeFailStateEntered,
+		sfntypes.HistoryEventTypeExecutionFailed, sfntypes.HistoryEventTypeExecutionSucceeded,
+		sfntypes.HistoryEventTypeSucceedStateEntered, sfntypes.HistoryEventTypeExecutionAborted,
+		sfntypes.HistoryEventTypeExecutionTimedOut, sfntypes.HistoryEventTypeTaskFailed,
+		sfntypes.HistoryEventTypeTaskTimedOut, sfntypes.HistoryEventTypeLambdaFunctionTimedOut,
+		sfntypes.HistoryEventTypeLambdaFunctionStartFailed, sfntypes.HistoryEventTypeLambdaFunctionScheduleFailed,
+		sfntypes.HistoryEventTypeMapStateEntered, "Bogus",
+	}
+	f.Fuzz(func(t *testing.T, plan []byte, name, output, errName, cause string) {
+		var events []sfntypes.HistoryEvent
+		for i, b := range plan {
+			ev := sfntypes.HistoryEvent{Type: types[int(b)%len(types)], Id: int64(b>>3) - 3 + int64(i)}
+			if b%5 != 0 {
+				ts := historyStart.Add(time.Duration(int8(b)) * time.Second)
+				ev.Timestamp = &ts
+			}
+			if b%7 != 0 {
+				ev.StateEnteredEventDetails = &sfntypes.StateEnteredEventDetails{Name: aws.String(name)}
+				ev.StateExitedEventDetails = &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}
+				ev.LambdaFunctionFailedEventDetails = &sfntypes.LambdaFunctionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}
+				ev.TaskFailedEventDetails = &sfntypes.TaskFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}
+				ev.ExecutionFailedEventDetails = &sfntypes.ExecutionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}
+				ev.ExecutionAbortedEventDetails = &sfntypes.ExecutionAbortedEventDetails{Error: aws.String(errName)}
+			}
+			events = append(events, ev)
+		}
+		us := renderHistory(events)
+		for i, u := range us {
+			if u.Event == updateOutcome {
+				assert.Equal(t, len(us)-1, i, "the outcome is the last update")
+			}
+			assert.GreaterOrEqual(t, u.Elapsed, time.Duration(0))
+		}
+		for _, mode := range []displayMode{modePlain, modeLive, modeJSON} {
+			var buf bytes.Buffer
+			d := &display{w: &buf, mode: mode, color: mode == modeLive}
+			for _, u := range us {
+				d.show(u)
+			}
+			if mode != modeLive {
+				assert.NotContains(t, buf.String(), "\x1b", "no escape sequence from the history reaches the output")
+			}
+		}
+	})
+}

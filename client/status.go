@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// statusRecent is how many of the latest releases of a config status shows.
+const statusRecent = 5
+
+func init() {
+	register(&command{
+		name:    "status",
+		args:    "PROJECT [CONFIG]",
+		summary: "Show what is deployed, what is running and the last outcomes",
+		help: `Status shows, for each config of PROJECT (or just CONFIG): the release
+deployed now (when, by whom), the release holding the lock (a deploy
+running, or a lock left behind by a failed clean up), and the latest
+releases with their outcome and error, newest first. --json prints the
+same as one JSON object.
+
+It exits 0, 1 when the deployer knows nothing of the project or config, or
+cannot be read.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
+			df := addDeployerFlags(fs)
+			asJSON := fs.Bool("json", false, "print the status as JSON")
+			return func(ctx context.Context, env Env, args []string) int {
+				c := commands["status"]
+				if len(args) < 1 || len(args) > 2 {
+					return c.usageError(env, "status takes a project and optionally a config")
+				}
+				if err := release.ValidateProjectName(args[0]); err != nil {
+					return c.usageError(env, "%v", err)
+				}
+				if len(args) == 2 {
+					if err := release.ValidateConfigName(args[1]); err != nil {
+						return c.usageError(env, "%v", err)
+					}
+				}
+				return status(ctx, env, df, args, *asJSON)
+			}
+		},
+	})
+}
+
+// projectStatus is the --json form of ferry status.
+type projectStatus struct {
+	Project string         `json:"project"`
+	Configs []configStatus `json:"configs"`
+}
+
+// configStatus is one config's status.
+type configStatus struct {
+	Config string `json:"config"`
+	// Current is what is deployed now; nil when nothing ever succeeded.
+	Current *ledger.Current `json:"current"`
+	// Lock is who holds the lock: a running deploy, or one left behind.
+	Lock *lock.Holder `json:"lock"`
+	// Releases are the latest releases, newest first.
+	Releases []releaseStatus `json:"releases"`
+}
+
+// releaseStatus is one release and how it ended.
+type releaseStatus struct {
+	ReleaseID string `json:"release_id"`
+	// End is the end state, "running" for the lock holder without an
+	// outcome, "" when no outcome was recorded.
+	End       string    `json:"end"`
+	Error     string    `json:"error,omitempty"`
+	Cause     string    `json:"cause,omitempty"`
+	Leftovers []string  `json:"leftovers,omitempty"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	CreatedBy string    `json:"created_by,omitempty"`
+}
+
+func status(ctx context.Context, env Env, df *deployerFlags, args []string, asJSON bool) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "ferry status: "+format+"\n", a...)
+		return exitFailure
+	}
+	d, err := connect(ctx, env, df)
+	if err != nil {
+		return fail("%v", err)
+	}
+	project := args[0]
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	var configs []string
+	if len(args) == 2 {
+		configs = []string{args[1]}
+	} else if configs, err = l.Configs(ctx, project); err != nil {
+		return fail("%v", err)
+	}
+	ps := projectStatus{Project: project, Configs: []configStatus{}}
+	for _, config := range configs {
+		cs, err := readConfigStatus(ctx, d, l, project, config)
+		if err != nil {
+			return fail("%s %s: %v", project, config, err)
+		}
+		if len(args) == 2 && cs.Current == nil && cs.Lock == nil && len(cs.Releases) == 0 {
+			return fail("the deployer knows nothing of %s %s", project, config)
+		}
+		ps.Configs = append(ps.Configs, cs)
+	}
+	if len(ps.Configs) == 0 {
+		return fail("the deployer knows nothing of %s", project)
+	}
+	if asJSON {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(ps); err != nil {
+			return fail("%v", err)
+		}
+		env.Stdout.Write(buf.Bytes())
+		return exitOK
+	}
+	writeStatus(env.Stdout, ps)
+	return exitOK
+}
+
+func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (configStatus, error) {
+	cs := configStatus{Config: config, Releases: []releaseStatus{}}
+	cur, found, err := l.GetCurrent(ctx, project, config)
+	if err != nil {
+		return cs, err
+	}
+	if found {
+		cs.Current = &cur
+	}
+	h, found, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
+	if err != nil {
+		return cs, err
+	}
+	if found {
+		cs.Lock = &h
+	}
+	ids, err := l.Releases(ctx, project, config)
+	if err != nil {
+		return cs, err
+	}
+	if len(ids) > statusRecent {
+		ids = ids[:statusRecent]
+	}
+	for _, id := range ids {
+		o, found, err := l.GetOutcome(ctx, project, config, id)
+		if err != nil {
+			return cs, err
+		}
+		rs := releaseStatus{ReleaseID: id}
+		switch {
+		case found:
+			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt, rs.CreatedBy = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt, o.CreatedBy
+		case cs.Lock != nil && cs.Lock.ReleaseID == id:
+			rs.End = "running"
+		}
+		cs.Releases = append(cs.Releases, rs)
+	}
+	return cs, nil
+}
+
+// writeStatus prints the status for people: a block per config, aligned.
+func writeStatus(w io.Writer, ps projectStatus) {
+	for i, cs := range ps.Configs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		if c := cs.Current; c != nil {
+			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy))
+		} else {
+			row(tw, "  deployed", "nothing yet")
+		}
+		if h := cs.Lock; h != nil {
+			row(tw, "  locked by", h.ReleaseID, "since "+formatTime(h.Since), lastSegment(h.Execution))
+		}
+		tw.Flush()
+		if len(cs.Releases) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  latest releases\n")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, rs := range cs.Releases {
+			end := firstNonEmpty(rs.End, "no outcome")
+			when := ""
+			if !rs.EndedAt.IsZero() {
+				when = formatTime(rs.EndedAt)
+			}
+			detail := describeError(rs.Error, rs.Cause)
+			if len(rs.Leftovers) > 0 {
+				detail = strings.TrimPrefix(detail+"; left behind: "+strings.Join(rs.Leftovers, ", "), "; ")
+			}
+			row(tw, "    "+rs.ReleaseID, end, when, oneLine(detail))
+		}
+		tw.Flush()
+	}
+}
+
+// formatTime is a UTC time to the second: 2025-01-02 15:04:05Z.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+func byWhom(who string) string {
+	if who == "" {
+		return ""
+	}
+	return "by " + oneLine(who)
+}
+
+// lastSegment is the part of an ARN after its last ':' (an execution's
+// name).
+func lastSegment(arn string) string {
+	if i := strings.LastIndexByte(arn, ':'); i >= 0 {
+		return arn[i+1:]
+	}
+	return arn
+}
+
+// row writes one tabwriter row, leaving out empty trailing cells so no
+// line ends in padding.
+func row(w io.Writer, cells ...string) {
+	for len(cells) > 0 && cells[len(cells)-1] == "" {
+		cells = cells[:len(cells)-1]
+	}
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
