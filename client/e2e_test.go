@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// e2eStart is the virtual time every end-to-end region starts at.
+var e2eStart = time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
+
+// testRegion is a local region started in-process on a free port, on
+// discrete-event time, for driving the client's commands end to end.
+type testRegion struct {
+	*region.Region
+	url string
+	clk *clock.Virtual
+
+	// changes is closed and replaced whenever any execution records an
+	// event: the followers' Sleep waits on it instead of sleeping.
+	mu      sync.Mutex
+	gen     uint64
+	changes chan struct{}
+
+	// observer, when set, sees every history event (see
+	// region.Options.Observer).
+	observer atomic.Pointer[func(arn string, ev asl.Event)]
+}
+
+// startRegion starts a region on the world file (relative to the repo's
+// testdata/worlds) and stops it when the test ends.
+func startRegion(t *testing.T, world string, opts ...func(*region.Options)) *testRegion {
+	t.Helper()
+	spec, err := sim.Load(filepath.Join("..", "testdata", "worlds", world))
+	require.NoError(t, err)
+	tr := &testRegion{clk: clock.NewVirtual(e2eStart), changes: make(chan struct{})}
+	o := region.Options{
+		World: spec,
+		Clock: tr.clk,
+		Observer: func(arn string, ev asl.Event) {
+			if f := tr.observer.Load(); f != nil {
+				(*f)(arn, ev)
+			}
+			tr.bump()
+		},
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := region.New(ctx, o)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, r.Close())
+		require.NoError(t, <-served)
+	})
+	tr.Region, tr.url = r, "http://"+ln.Addr().String()
+	return tr
+}
+
+func (tr *testRegion) bump() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.gen++
+	close(tr.changes)
+	tr.changes = make(chan struct{})
+}
+
+// observe sets the observer of history events for the rest of the test.
+func (tr *testRegion) observe(f func(arn string, ev asl.Event)) { tr.observer.Store(&f) }
+
+// sleeper is an Env.Sleep that returns as soon as any execution of the
+// region has recorded an event since it last returned: no wall-clock
+// sleeping, no busy loop. A long wall-clock bound only keeps a broken test
+// from hanging.
+func (tr *testRegion) sleeper() func(ctx context.Context, d time.Duration) error {
+	var seen uint64
+	return func(ctx context.Context, _ time.Duration) error {
+		tr.mu.Lock()
+		gen, ch := tr.gen, tr.changes
+		tr.mu.Unlock()
+		if gen == seen {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(30 * time.Second):
+			}
+		}
+		tr.mu.Lock()
+		seen = tr.gen
+		tr.mu.Unlock()
+		return nil
+	}
+}
+
+// env is the Env of one command run against the region.
+func (tr *testRegion) env(stdout, stderr *bytes.Buffer, vars ...string) Env {
+	m := map[string]string{envLocalEndpoint: tr.url, "USER": "tester"}
+	for i := 0; i+1 < len(vars); i += 2 {
+		m[vars[i]] = vars[i+1]
+	}
+	return Env{
+		Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr,
+		Getenv: func(k string) string { return m[k] },
+		Sleep:  tr.sleeper(),
+		Now:    tr.clk.Now,
+	}
+}
+
+// result is what one command run printed and returned.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// ferry runs one command against the region.
+func (tr *testRegion) ferry(t *testing.T, args ...string) result {
+	t.Helper()
+	return tr.ferryCtx(context.Background(), args...)
+}
+
+func (tr *testRegion) ferryCtx(ctx context.Context, args ...string) result {
+	var out, errOut bytes.Buffer
+	code := run(ctx, tr.env(&out, &errOut), args)
+	return result{code, out.String(), errOut.String()}
+}
+
+// releaseIDRe matches the release ids ferry deploy makes.
+var releaseIDRe = regexp.MustCompile(`[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}`)
+
+// releaseIDOf is the release id a deploy's output names.
+func releaseIDOf(t *testing.T, output string) string {
+	t.Helper()
+	id := releaseIDRe.FindString(output)
+	require.NotEmpty(t, id, "no release id in:\n%s", output)
+	return id
+}
+
+// stable replaces what differs between runs (release ids) for golden
+// comparison.
+func stable(s string) string { return releaseIDRe.ReplaceAllString(s, "RELEASE") }
+
+// groups lists the live ASGs of the world in account/region (not those
+// being deleted), by name, with their instance counts.
+func (tr *testRegion) groups(account, awsRegion string) map[string]int {
+	out := map[string]int{}
+	for _, a := range tr.World().Snapshot().Accounts {
+		if a.Account != account || a.Region != awsRegion {
+			continue
+		}
+		for _, g := range a.Groups {
+			if g.Status != "" {
+				continue // "Delete in progress"
+			}
+			out[g.Name] = len(g.Instances)
+		}
+	}
+	return out
+}
