@@ -27,3 +27,24 @@ func S3URL(bucket, key string) string { return "s3://" + bucket + "/" + key }
 // GroupPrefix is the prefix of the name of every ASG, launch template and
 // alarm of a project-config (see GroupName and AlarmName).
 func GroupPrefix(project, config string) string { return project + "/" + config + "/" }
+
+// Environment variables of the deployer Lambda besides EnvDeployerBucket
+// (parsed by the Lambda's main only). Durations are Go durations ("10m").
+const (
+	// EnvAccountID is the deployer's own account id (the default target);
+	// when unset the Lambda asks STS.
+	EnvAccountID = "FERRY_ACCOUNT_ID"
+	// EnvRegion is the deployer's own region (the default target); when
+	// unset, AWS_REGION.
+	EnvRegion = "FERRY_REGION"
+	// EnvQualifier is the bootstrap qualifier of the default target.
+	EnvQualifier = "FERRY_QUALIFIER"
+	// EnvCreatedAtMaxAge and EnvCreatedAtMaxSkew override the created_at
+	// window Validate accepts.
+	EnvCreatedAtMaxAge  = "FERRY_CREATED_AT_MAX_AGE"
+	EnvCreatedAtMaxSkew = "FERRY_CREATED_AT_MAX_SKEW"
+	// EnvHealthCheckInterval overrides the wait between health checks.
+	EnvHealthCheckInterval = "FERRY_HEALTH_CHECK_INTERVAL"
+	// EnvLogLevel is the Lambda's log level (debug, info, warn, error).
+	EnvLogLevel = "FERRY_LOG_LEVEL"
+)

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/deployer"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv(naming.EnvLogLevel))}))
+	if err := run(context.Background(), log); err != nil {
+		log.Error("deployer cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger) error {
+	cfg, err := parseConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("aws config: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = awsCfg.Region
+	}
+	stsClient := sts.NewFromConfig(awsCfg)
+	if cfg.AccountID == "" {
+		id, err := stsClient.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		if err != nil {
+			return fmt.Errorf("finding the deployer's account (set %s): %w", naming.EnvAccountID, err)
+		}
+		cfg.AccountID = aws.ToString(id.Account)
+	}
+	connector := cloud.NewConnector(stsClient, cloud.AWSBuilder(awsCfg), cloud.ConnectorOptions{})
+	d, err := deployer.New(cfg.deployerConfig(log), s3.NewFromConfig(awsCfg), connector)
+	if err != nil {
+		return err
+	}
+	lambda.StartWithOptions(handler(d), lambda.WithEnableSIGTERM())
+	return nil
+}
+
+// config is the Lambda's typed configuration, from the environment.
+type config struct {
+	Bucket              string
+	AccountID           string
+	Region              string
+	Qualifier           string
+	CreatedAtMaxAge     time.Duration
+	CreatedAtMaxSkew    time.Duration
+	HealthCheckInterval time.Duration
+}
+
+// parseConfig reads the configuration through getenv. The bucket is
+// required; durations must parse; zero durations mean the defaults.
+func parseConfig(getenv func(string) string) (config, error) {
+	c := config{
+		Bucket:    getenv(naming.EnvDeployerBucket),
+		AccountID: getenv(naming.EnvAccountID),
+		Region:    getenv(naming.EnvRegion),
+		Qualifier: getenv(naming.EnvQualifier),
+	}
+	if c.Region == "" {
+		c.Region = getenv("AWS_REGION")
+	}
+	var errs []error
+	if c.Bucket == "" {
+		errs = append(errs, fmt.Errorf("%s is required", naming.EnvDeployerBucket))
+	}
+	for _, d := range []struct {
+		env string
+		dst *time.Duration
+	}{
+		{naming.EnvCreatedAtMaxAge, &c.CreatedAtMaxAge},
+		{naming.EnvCreatedAtMaxSkew, &c.CreatedAtMaxSkew},
+		{naming.EnvHealthCheckInterval, &c.HealthCheckInterval},
+	} {
+		v := getenv(d.env)
+		if v == "" {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q is not a positive duration (like 10m)", d.env, v))
+			continue
+		}
+		*d.dst = dur
+	}
+	return c, errors.Join(errs...)
+}
+
+func (c config) deployerConfig(log *slog.Logger) deployer.Config {
+	return deployer.Config{
+		Bucket:              c.Bucket,
+		DefaultTarget:       cloud.Target{AccountID: c.AccountID, Region: c.Region, Qualifier: c.Qualifier},
+		CreatedAtMaxAge:     c.CreatedAtMaxAge,
+		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
+		HealthCheckInterval: c.HealthCheckInterval,
+		Clock:               clock.System{},
+		Logger:              log,
+	}
+}
+
+// invoker runs a task (*deployer.Deployer).
+type invoker interface {
+	Invoke(ctx context.Context, req execution.Request) (json.RawMessage, error)
+}
+
+// handler adapts a Deployer to aws-lambda-go. A returned error becomes a
+// messages.InvokeResponse_Error (a value: that is what aws-lambda-go
+// passes through unchanged) whose Type is the error's registry name, which
+// Step Functions reports as the error name.
+func handler(d invoker) func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+	return func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+		out, err := d.Invoke(ctx, req)
+		if err != nil {
+			return nil, messages.InvokeResponse_Error{Type: failure.NameOf(err), Message: err.Error()}
+		}
+		return out, nil
+	}
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
