@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -50,4 +58,121 @@ func TestDeployBlueGreen(t *testing.T) {
 	assert.Contains(t, st.stdout, "deployed  "+id2)
 	assert.Contains(t, st.stdout, id1)
 	assert.NotContains(t, st.stdout, "locked by")
+}
+
+// TestDeployNeverHealthy is the demo's third step: instances that never
+// become healthy end in FailureClean at the release's timeout, and nothing
+// of the release is left.
+func TestDeployNeverHealthy(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "deploy", "--local", demoBroken)
+	require.Equal(t, exitFailureClean, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	id := releaseIDOf(t, res.stdout)
+	assert.Contains(t, res.stdout, "FailureClean: TimeoutError")
+	checkGolden(t, "e2e-deploy-never-healthy", stable(res.stdout))
+	assert.Empty(t, tr.groups(devAccount, usEast1), "nothing of the release is left")
+
+	st := tr.ferry(t, "status", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "deployed  nothing yet")
+	assert.Contains(t, st.stdout, id+"  FailureClean")
+	assert.NotContains(t, st.stdout, "locked by", "the lock is released")
+}
+
+// TestDeployJSON: --json prints one JSON object per line, ending with the
+// outcome and its exit code.
+func TestDeployJSON(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "deploy", "--local", "--json", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	require.Greater(t, len(lines), 3)
+	var events []map[string]any
+	for _, l := range lines {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		events = append(events, ev)
+	}
+	last := events[len(events)-1]
+	assert.Equal(t, "outcome", last["event"])
+	assert.Equal(t, "Success", last["end"])
+	assert.Equal(t, float64(0), last["exit_code"])
+	var kinds []string
+	for _, ev := range events {
+		kinds = append(kinds, ev["event"].(string))
+	}
+	assert.Contains(t, kinds, "release")
+	assert.Contains(t, kinds, "health")
+}
+
+// TestDeployNoWaitThenHaltNothing: --no-wait returns once started; halt of
+// a project-config with nothing running says so and succeeds.
+func TestDeployNoWaitThenHaltNothing(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "started execution arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase-deploy-test-development-")
+	for _, x := range tr.Executions("") {
+		_, err := tr.Wait(context.Background(), x.ARN())
+		require.NoError(t, err)
+	}
+	h := tr.ferry(t, "halt", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	assert.Contains(t, h.stdout, "no deploy of coinbase/deploy-test development is running")
+}
+
+// TestHaltDuringDeploy is the demo's fourth step: ferry halt during a
+// deploy's health checks ends it in FailureClean with HaltError, and both
+// the deploy and the halt command follow it to that end.
+func TestHaltDuringDeploy(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	held := make(chan func(), 1)
+	var once sync.Once
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == execution.TaskCheckHealthy {
+			once.Do(func() { held <- tr.Hold() })
+		}
+	})
+	deployed := make(chan result, 1)
+	go func() { deployed <- tr.ferryCtx(context.Background(), "deploy", "--local", demoSlow) }()
+
+	release := <-held // time stands still in the first health check
+	var out, errOut bytes.Buffer
+	env := tr.env(&out, &errOut)
+	follow := env.Sleep
+	env.Sleep = func(ctx context.Context, d time.Duration) error {
+		release() // the marker is written: let time run again
+		return follow(ctx, d)
+	}
+	code := run(context.Background(), env, []string{"halt", "--local", "--reason", "bad build", demoSlow})
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	assert.Contains(t, out.String(), "halt marker written for coinbase/deploy-test development (by tester: bad build)")
+	assert.Contains(t, out.String(), "FailureClean: HaltError")
+
+	res := <-deployed
+	assert.Equal(t, exitFailureClean, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "FailureClean: HaltError")
+	assert.Empty(t, tr.groups(devAccount, usEast1))
+}
+
+// TestDeployInterrupted: Ctrl-C while following stops following, not the
+// deploy, and says how to halt it.
+func TestDeployInterrupted(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	env := tr.env(&out, &errOut)
+	env.Sleep = func(ctx context.Context, _ time.Duration) error {
+		cancel() // Ctrl-C at the first wait
+		return ctx.Err()
+	}
+	code := run(ctx, env, []string{"deploy", "--local", deployTestRelease})
+	assert.Equal(t, exitDetached, code)
+	assert.Contains(t, errOut.String(), "the deploy goes on")
+	assert.Contains(t, errOut.String(), "ferry halt --local "+deployTestRelease)
+	xs := tr.Executions("")
+	require.Len(t, xs, 1)
+	d, err := tr.Wait(context.Background(), xs[0].ARN())
+	require.NoError(t, err)
+	assert.Equal(t, asl.StatusSucceeded, d.Status, "the deploy went on")
 }
