@@ -1,0 +1,305 @@
+package deployer
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+func TestValidateRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		// prepare returns the execution input.
+		prepare func(h *harness, x *run, r *release.Release) json.RawMessage
+		want    string
+	}{
+		{
+			name: "input differs from the S3 copy",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				r.Services["web"].InstanceType = "c4.8xlarge"
+				b, _ := json.Marshal(r)
+				return b
+			},
+			want: "release differs from the copy in the deployer bucket",
+		},
+		{
+			name: "no S3 copy",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				r.ReleaseID = "never-uploaded"
+				b, _ := json.Marshal(r)
+				return b
+			},
+			want: "release never-uploaded not found in the deployer bucket",
+		},
+		{
+			name: "created_at too old",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				h.clk.Advance(11 * time.Minute)
+				return x.input
+			},
+			want: "created_at: 2026-03-01T11:59:00Z is 12m0s old, older than the 10m0s the deployer accepts",
+		},
+		{
+			name: "created_at in the future",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				r.ReleaseID = "future"
+				r.CreatedAt = h.clk.Now().Add(3 * time.Minute)
+				return h.upload(r)
+			},
+			want: "is 3m0s in the future",
+		},
+		{
+			name: "release already ran",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				require.NoError(t, h.locks.Acquire(context.Background(), project, config,
+					lock.Holder{ReleaseID: r.ReleaseID, Execution: "an-earlier-execution", Since: h.clk.Now()}))
+				require.NoError(t, h.locks.Release(context.Background(), project, config, r.ReleaseID))
+				return x.input
+			},
+			want: "already ran (execution an-earlier-execution)",
+		},
+		{
+			name: "invalid release",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				r.ReleaseID = "invalid"
+				r.Services["web"].InstanceType = ""
+				return h.upload(r)
+			},
+			want: "services.web.instance_type",
+		},
+		{
+			name: "not a release",
+			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
+				return json.RawMessage(`{"project_name": 7}`)
+			},
+			want: "project_name",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			x := h.start(r)
+			x.input = tt.prepare(h, x, r)
+			err := x.step(execution.TaskValidate)
+			require.Error(t, err)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad, "%v", err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestValidateOutput(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+	x := h.start(r)
+	require.NoError(t, x.step(execution.TaskValidate))
+	sum, err := release.Hash(r)
+	require.NoError(t, err)
+	assert.Equal(t, &execution.State{
+		ProjectName: project, ConfigName: config, ReleaseID: r.ReleaseID, ReleaseSHA256: sum,
+		Target: x.state.Target, Timeout: 600, Services: []string{"web", "worker"},
+	}, x.state)
+	assert.Equal(t, account, x.state.Target.AccountID)
+	assert.Equal(t, region, x.state.Target.Region)
+	// Validate is read-only: running it again gives the same.
+	first := *x.state
+	require.NoError(t, x.step(execution.TaskValidate))
+	assert.Equal(t, &first, x.state)
+}
+
+// createForeignGroup makes an ASG tagged as a group of the project-config's
+// service web, as an earlier release would have.
+func createForeignGroup(t *testing.T, h *harness, releaseID string) {
+	c := h.world.Clients(account, region)
+	name := naming.GroupName(project, config, "web", releaseID)
+	_, err := c.EC2.CreateLaunchTemplate(context.Background(), &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0000000000000ab01"), InstanceType: "t2.nano"},
+	})
+	require.NoError(t, err)
+	tags := map[string]string{
+		naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: "web",
+		naming.TagReleaseID: releaseID, naming.TagDeployWith: naming.DeployWithValue,
+	}
+	var list []astypes.Tag
+	for _, k := range sortedKeys(tags) {
+		list = append(list, astypes.Tag{Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true)})
+	}
+	_, err = c.AutoScaling.CreateAutoScalingGroup(context.Background(), &autoscaling.CreateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name),
+		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String(name)},
+		MinSize:              aws.Int32(1), MaxSize: aws.Int32(1), DesiredCapacity: aws.Int32(1),
+		VPCZoneIdentifier: aws.String("subnet-00000000000000a01"),
+		Tags:              list,
+	})
+	require.NoError(t, err)
+}
+
+func TestValidateResourcesRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		world   func(*sim.WorldSpec)
+		release func(*release.Release)
+		before  func(*testing.T, *harness)
+		want    []string
+	}{
+		{
+			name:    "AMI not tagged DeployWith",
+			release: func(r *release.Release) { r.AMI = "ubuntu-untagged" },
+			want:    []string{`ami: image "ubuntu-untagged" (ami-0000000000000ab04) is not tagged DeployWith=ferry`},
+		},
+		{
+			name:    "AMI not found",
+			release: func(r *release.Release) { r.AMI = "ami-00000000000000fff" },
+			want:    []string{`ami: image "ami-00000000000000fff" not found`},
+		},
+		{
+			name:    "subnet not tagged",
+			release: func(r *release.Release) { r.Subnets = []string{"test_private_subnet_a", "test_private_subnet_untagged"} },
+			want:    []string{`subnets[1]: subnet "test_private_subnet_untagged" (subnet-00000000000000c01) is not tagged DeployWith=ferry`},
+		},
+		{
+			name:    "subnet not found",
+			release: func(r *release.Release) { r.Subnets = []string{"subnet-00000000000000fff"} },
+			want:    []string{`subnets[0]: subnet "subnet-00000000000000fff" not found`},
+		},
+		{
+			name:    "security group of another project",
+			release: func(r *release.Release) { r.Services["web"].SecurityGroups = []string{"ec2::other/project::development"} },
+			want:    []string{`services.web.security_groups[0]: security group "ec2::other/project::development" (sg-000000000000d0002) is tagged ProjectName="other/project", not "coinbase/deploy-test"`},
+		},
+		{
+			name:    "load balancer of another project and one missing",
+			release: func(r *release.Release) { r.Services["web"].ELBs = []string{"other-project-web-elb", "missing-elb"} },
+			want: []string{
+				`services.web.elbs[0]: load balancer "other-project-web-elb" (other-project-web-elb) is tagged ProjectName="other/project", not "coinbase/deploy-test"`,
+				`services.web.elbs[1]: load balancer "missing-elb" not found`,
+			},
+		},
+		{
+			name:    "target group missing",
+			release: func(r *release.Release) { r.Services["web"].TargetGroups = []string{"coinbase-deploy-test-web-tg", "missing-tg"} },
+			want:    []string{`services.web.target_groups[1]: target group "missing-tg" not found`},
+		},
+		{
+			name:    "target group of another project",
+			release: func(r *release.Release) { r.Services["web"].TargetGroups = []string{"other-project-web-tg"} },
+			want:    []string{`services.web.target_groups[0]: target group "other-project-web-tg"`},
+		},
+		{
+			name:    "instance profile path",
+			world:   func(w *sim.WorldSpec) { w.Accounts[0].InstanceProfiles[0].Path = "/" },
+			release: func(*release.Release) {},
+			want:    []string{`services.web.profile: instance profile "coinbase-deploy-test" has path "/", not "/coinbase/deploy-test/development/web/"`},
+		},
+		{
+			name:    "instance profile missing",
+			release: func(r *release.Release) { r.Services["web"].Profile = "nobody" },
+			want:    []string{`services.web.profile: instance profile "nobody" not found`},
+		},
+		{
+			name: "lifecycle role and topic missing",
+			release: func(r *release.Release) {
+				r.Lifecycle = map[string]*release.LifecycleHook{
+					"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "missing-role", SNS: "missing-topic"},
+				}
+			},
+			want: []string{`lifecycle.termhook.role: role "missing-role" not found`, `lifecycle.termhook.sns: topic "missing-topic" not found`},
+		},
+		{
+			name:    "two previous groups",
+			release: func(*release.Release) {},
+			before: func(t *testing.T, h *harness) {
+				createForeignGroup(t, h, "old-a")
+				createForeignGroup(t, h, "old-b")
+			},
+			want: []string{"services.web: 2 previous Auto Scaling groups found (coinbase/deploy-test/development/web/old-a, coinbase/deploy-test/development/web/old-b); there must be at most one"},
+		},
+		{
+			name:    "target account does not trust the deployer",
+			release: func(r *release.Release) { r.AccountID = "333333333333" },
+			want:    []string{"target 333333333333/us-east-1: cannot assume role"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mutate []func(*sim.WorldSpec)
+			if tt.world != nil {
+				mutate = append(mutate, tt.world)
+			}
+			h := newHarness(t, mutate...)
+			if tt.before != nil {
+				tt.before(t, h)
+			}
+			r := h.baseRelease()
+			tt.release(r)
+			x := h.start(r)
+			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+			before := h.snapshot()
+			err := x.step(execution.TaskValidateResources)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad, "%v", err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Len(t, bad.Problems, len(tt.want), "%q", bad.Problems)
+			assert.Equal(t, before, h.snapshot(), "ValidateResources creates nothing")
+		})
+	}
+}
+
+func TestValidateResourcesReportsEveryProblem(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.AMI = "ubuntu-untagged"
+	r.Subnets = []string{"test_private_subnet_untagged"}
+	r.Services["web"].SecurityGroups = []string{"ec2::other/project::development"}
+	r.Services["web"].ELBs = []string{"missing-elb"}
+	r.Services["web"].TargetGroups = []string{"missing-tg"}
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+	h.world.ResetCalls()
+	err := x.step(execution.TaskValidateResources)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Len(t, bad.Problems, 5, "%q", bad.Problems)
+}
+
+func TestValidateResourcesCallsDoNotGrowWithServices(t *testing.T) {
+	calls := func(services int) map[string]int {
+		h := newHarness(t)
+		r := h.baseRelease()
+		web := r.Services["web"]
+		r.Services = map[string]*release.Service{}
+		for i := range services {
+			s := *web
+			s.SecurityGroups, s.ELBs, s.TargetGroups, s.Profile = nil, nil, nil, ""
+			r.Services[string(rune('a'+i))+"svc"] = &s
+		}
+		x := h.start(r)
+		require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+		h.world.ResetCalls()
+		require.NoError(t, x.step(execution.TaskValidateResources))
+		return h.world.Calls()
+	}
+	assert.Equal(t, calls(1), calls(10))
+}
