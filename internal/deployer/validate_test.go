@@ -173,9 +173,11 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			want:    []string{`ami: image "ami-00000000000000fff" not found`},
 		},
 		{
-			name:    "subnet not tagged",
-			release: func(r *release.Release) { r.Subnets = []string{"test_private_subnet_a", "test_private_subnet_untagged"} },
-			want:    []string{`subnets[1]: subnet "test_private_subnet_untagged" (subnet-00000000000000c01) is not tagged DeployWith=ferry`},
+			name: "subnet not tagged",
+			release: func(r *release.Release) {
+				r.Subnets = []string{"test_private_subnet_a", "test_private_subnet_untagged"}
+			},
+			want: []string{`subnets[1]: subnet "test_private_subnet_untagged" (subnet-00000000000000c01) is not tagged DeployWith=ferry`},
 		},
 		{
 			name:    "subnet not found",
@@ -183,9 +185,11 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			want:    []string{`subnets[0]: subnet "subnet-00000000000000fff" not found`},
 		},
 		{
-			name:    "security group of another project",
-			release: func(r *release.Release) { r.Services["web"].SecurityGroups = []string{"ec2::other/project::development"} },
-			want:    []string{`services.web.security_groups[0]: security group "ec2::other/project::development" (sg-000000000000d0002) is tagged ProjectName="other/project", not "coinbase/deploy-test"`},
+			name: "security group of another project",
+			release: func(r *release.Release) {
+				r.Services["web"].SecurityGroups = []string{"ec2::other/project::development"}
+			},
+			want: []string{`services.web.security_groups[0]: security group "ec2::other/project::development" (sg-000000000000d0002) is tagged ProjectName="other/project", not "coinbase/deploy-test"`},
 		},
 		{
 			name:    "load balancer of another project and one missing",
@@ -196,9 +200,11 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			},
 		},
 		{
-			name:    "target group missing",
-			release: func(r *release.Release) { r.Services["web"].TargetGroups = []string{"coinbase-deploy-test-web-tg", "missing-tg"} },
-			want:    []string{`services.web.target_groups[1]: target group "missing-tg" not found`},
+			name: "target group missing",
+			release: func(r *release.Release) {
+				r.Services["web"].TargetGroups = []string{"coinbase-deploy-test-web-tg", "missing-tg"}
+			},
+			want: []string{`services.web.target_groups[1]: target group "missing-tg" not found`},
 		},
 		{
 			name:    "target group of another project",
