@@ -1,0 +1,255 @@
+package deployer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// assertFailedClean checks what a failure path must leave: nothing of the
+// release in the target, the outcome FailureClean with the error, the lock
+// released and no halt marker.
+func assertFailedClean(t *testing.T, h *harness, r *release.Release, errName string) {
+	t.Helper()
+	ctx := context.Background()
+	h.clk.Advance(10 * time.Minute) // deleted groups vanish
+	for name, g := range h.groups() {
+		assert.NotEqual(t, r.ReleaseID, g.Tags[naming.TagReleaseID], "group %s of the release is left", name)
+	}
+	for _, lt := range h.account().LaunchTemplates {
+		assert.NotEqual(t, r.ReleaseID, lt.Tags[naming.TagReleaseID], "launch template %s is left", lt.Name)
+	}
+	for _, a := range h.account().Alarms {
+		assert.NotContains(t, a.Name, r.ReleaseID, "alarm %s is left", a.Name)
+	}
+	o, found, err := h.ledger.GetOutcome(ctx, project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureClean, o.End)
+	assert.Equal(t, errName, o.Error)
+	assert.Equal(t, r.CreatedBy, o.CreatedBy)
+	_, held, err := h.locks.Get(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, held, "the lock is released")
+	_, _, found, err = h.halts.Get(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, found, "the halt marker is removed")
+}
+
+func TestHalt(t *testing.T) {
+	ctx := context.Background()
+	marker := halt.Marker{By: "bob", Reason: "bad build"}
+
+	t.Run("fresh marker before Deploy: nothing is created", func(t *testing.T) {
+		h := newHarness(t)
+		r := h.baseRelease()
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		require.NoError(t, h.halts.Put(ctx, project, config, marker))
+		before := h.snapshot()
+		err := x.step(execution.TaskDeploy)
+		var he *failure.HaltError
+		require.ErrorAs(t, err, &he)
+		assert.Equal(t, "halted: halt marker by bob: bad build", err.Error())
+		assert.Equal(t, before, h.snapshot())
+		require.NoError(t, x.fail(err))
+		assertFailedClean(t, h, r, failure.NameHalt)
+	})
+
+	t.Run("stale marker is ignored", func(t *testing.T) {
+		h := newHarness(t)
+		require.NoError(t, h.halts.Put(ctx, project, config, marker))
+		h.clk.Advance(time.Minute)
+		x := h.start(h.baseRelease())
+		x.succeed()
+		_, _, found, err := h.halts.Get(ctx, project, config)
+		require.NoError(t, err)
+		assert.False(t, found, "success removes the marker")
+	})
+
+	t.Run("fresh marker during health checks", func(t *testing.T) {
+		h := newHarness(t)
+		r := h.baseRelease()
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy...))
+		h.clk.Advance(5 * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		require.NoError(t, h.halts.Put(ctx, project, config, marker))
+		h.clk.Advance(5 * time.Second)
+		err := x.step(execution.TaskCheckHealthy)
+		var he *failure.HaltError
+		require.ErrorAs(t, err, &he)
+		require.NoError(t, x.fail(err))
+		assertFailedClean(t, h, r, failure.NameHalt)
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.AMI = "ubuntu-broken"
+	r.Timeout = 180
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	var err error
+	for range 100 {
+		assert.LessOrEqual(t, h.clk.Now().Add(time.Duration(x.state.Health.WaitSeconds)*time.Second),
+			x.ctx.StartTime.Add(181*time.Second), "the wait never passes the timeout by more than a second")
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		if err = x.step(execution.TaskCheckHealthy); err != nil {
+			break
+		}
+		require.False(t, x.state.Health.Healthy)
+	}
+	var te *failure.TimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, 180*time.Second, te.Timeout)
+	assert.Greater(t, x.state.Health.Services["web"].Launched, 0)
+	require.NoError(t, x.fail(err))
+	assertFailedClean(t, h, r, failure.NameTimeout)
+}
+
+func TestCrashLoopHalts(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.AMI = "ubuntu-crashing"
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	var err error
+	for range 200 {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		if err = x.step(execution.TaskCheckHealthy); err != nil {
+			break
+		}
+	}
+	var he *failure.HaltError
+	require.ErrorAs(t, err, &he)
+	assert.Contains(t, err.Error(), "service web has 1 terminating instances, more than its max_terms of 0")
+	require.NoError(t, x.fail(err))
+	assertFailedClean(t, h, r, failure.NameHalt)
+}
+
+func TestCrashLoopWithinMaxTerms(t *testing.T) {
+	// A user data marker makes the instances crash; max_terms tolerates
+	// some terminating instances, then the timeout ends the deploy.
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.UserData = "#ferry-sim: crash-loop\n"
+	r.Timeout = 300
+	r.Services["web"].Autoscaling.MaxTerms = 100
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	var err error
+	terminating := 0
+	for range 200 {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		if err = x.step(execution.TaskCheckHealthy); err != nil {
+			break
+		}
+		terminating = max(terminating, x.state.Health.Services["web"].Terminating)
+	}
+	var te *failure.TimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Positive(t, terminating, "terminating instances were seen")
+}
+
+func TestServiceRemovedFromRelease(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+	h.start(r1).succeed()
+	worker1 := naming.GroupName(project, config, "worker", r1.ReleaseID)
+	require.Contains(t, h.groups(), worker1)
+
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	x2 := h.start(r2)
+	x2.succeed()
+	assert.Equal(t, []string{"web"}, x2.state.Services)
+	h.clk.Advance(10 * time.Minute)
+	groups := h.groups()
+	assert.NotContains(t, groups, worker1, "the removed service's group is deleted")
+	assert.NotContains(t, groups, naming.GroupName(project, config, "web", r1.ReleaseID))
+	assert.Len(t, groups, 1)
+	assert.Len(t, h.account().LaunchTemplates, 1)
+}
+
+func TestCleanUpSuccessRefusesUnhealthy(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	r2.AMI = "ubuntu-broken"
+	x := h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(5 * time.Minute)
+	before := h.snapshot()
+	err := x.step(execution.TaskCleanUpSuccess)
+	var he *failure.HaltError
+	require.ErrorAs(t, err, &he)
+	assert.Contains(t, err.Error(), "no longer healthy before deleting the previous groups: web")
+	assert.Equal(t, before, h.snapshot(), "nothing is deleted")
+	require.NoError(t, x.fail(err))
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r1.ReleaseID), "the previous release stays")
+	assertFailedClean(t, h, r2, failure.NameHalt)
+}
+
+func TestDeployErrorThenCleanUp(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	_, err := h.world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Err: sim.AccessDenied()})
+	require.NoError(t, err)
+	err = x.step(execution.TaskDeploy)
+	var de *failure.DeployError
+	require.ErrorAs(t, err, &de)
+	require.Len(t, h.account().LaunchTemplates, 1, "the launch template was made before the group failed")
+	h.world.Faults().Clear()
+	require.NoError(t, x.fail(err))
+	assertFailedClean(t, h, r, failure.NameDeploy)
+}
+
+func TestCleanUpFailureLeftovers(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.AccessDenied()})
+	require.NoError(t, err)
+	x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: "timed out"}
+	err = x.step(execution.TaskCleanUpFailure)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	assert.Equal(t, []string{"auto scaling group " + name, "launch template " + name}, ce.Leftovers)
+	o, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, o.End)
+	assert.Equal(t, ce.Leftovers, o.Leftovers)
+	assert.Equal(t, failure.NameTimeout, o.Error)
+	_, held, err := h.locks.Get(context.Background(), project, config)
+	require.NoError(t, err)
+	assert.True(t, held, "a dirty failure keeps the lock")
+
+	// Transient failures are retryable, not dirty.
+	h.world.Faults().Clear()
+	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
+	require.NoError(t, err)
+	err = x.step(execution.TaskCleanUpFailure)
+	var re *failure.RetryableError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, failure.NameRetryable, failure.NameOf(err))
+}
