@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
+)
+
+// TestRemovedServiceDeleted: a release that drops a service deletes that
+// service's old ASG when it succeeds.
+func TestRemovedServiceDeleted(t *testing.T) {
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
+	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	group := func(service, id string) string { return naming.GroupName("acme/shop", "staging", service, id) }
+	groups := tr.groups("111111111111", "us-west-2")
+	require.Contains(t, groups, group("web", id1))
+	require.Contains(t, groups, group("worker", id1))
+
+	second := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-web-only.json")
+	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
+	id2 := releaseIDOf(t, second.stdout)
+	groups = tr.groups("111111111111", "us-west-2")
+	assert.Contains(t, groups, group("web", id2))
+	assert.NotContains(t, groups, group("web", id1))
+	assert.NotContains(t, groups, group("worker", id1), "the removed service's old ASG is deleted")
+	assert.Len(t, groups, 1)
+}
+
+// TestUnlock: unlock removes a lock left behind only for the release that
+// holds it, never while that release's execution runs, and says what it
+// did.
+func TestUnlock(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	locks := lock.New(tr.S3(), tr.Bucket(), tr.Clock())
+	gone := "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase-deploy-test-development-r-left"
+	require.NoError(t, locks.Acquire(context.Background(), "coinbase/deploy-test", "development",
+		lock.Holder{ReleaseID: "r-left", Execution: gone}))
+
+	st := tr.ferry(t, "status", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	checkGolden(t, "e2e-status-locked", st.stdout)
+
+	other := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", "r-other")
+	assert.Equal(t, exitFailure, other.code)
+	assert.Contains(t, other.stderr, "not removed: the lock of coinbase/deploy-test development is held by release r-left")
+
+	ok := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", "r-left")
+	assert.Equal(t, exitOK, ok.code, ok.stderr)
+	assert.Equal(t, "removed the lock of coinbase/deploy-test development held by release r-left since 2025-03-04 10:00:00Z\n", ok.stdout)
+	_, found, err := locks.Get(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+	assert.False(t, found)
+
+	none := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", "r-left")
+	assert.Equal(t, exitOK, none.code)
+	assert.Equal(t, "no lock on coinbase/deploy-test development: nothing to do\n", none.stdout)
+}
+
+// TestUnlockRefusedWhileRunning: the lock of a running deploy is not
+// removed, even for its own release.
+func TestUnlockRefusedWhileRunning(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	hold := tr.Hold()
+	defer hold()
+	started := tr.ferry(t, "deploy", "--local", "--no-wait", demoSlow)
+	require.Equal(t, exitOK, started.code, started.stderr)
+	id := releaseIDOf(t, started.stdout)
+	wait := tr.sleeper()
+	locks := lock.New(tr.S3(), tr.Bucket(), tr.Clock())
+	for {
+		_, found, err := locks.Get(context.Background(), "coinbase/deploy-test", "development")
+		require.NoError(t, err)
+		if found {
+			break
+		}
+		require.NoError(t, wait(context.Background(), 0))
+	}
+	res := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", id)
+	assert.Equal(t, exitFailure, res.code)
+	assert.Contains(t, res.stderr, "not removed: release "+id+" is still deploying")
+	_, found, err := locks.Get(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+	assert.True(t, found)
+}
+
+// TestStatusUnknown: status of a project the deployer knows nothing of
+// fails and says so.
+func TestStatusUnknown(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "status", "--local", "nobody/nothing")
+	assert.Equal(t, exitFailure, res.code)
+	assert.Equal(t, "ferry status: the deployer knows nothing of nobody/nothing\n", res.stderr)
+}
+
+// TestNoDeployer: with no local region answering, deploy and halt start
+// nothing and exit 3.
+func TestNoDeployer(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	tr.url = "http://127.0.0.1:1"
+	for _, args := range [][]string{
+		{"deploy", "--local", deployTestRelease},
+		{"halt", "--local", deployTestRelease},
+	} {
+		res := tr.ferry(t, args...)
+		assert.Equal(t, exitNotStarted, res.code)
+		assert.Contains(t, res.stderr, "no deployer found: the local region at http://127.0.0.1:1 does not answer")
+	}
+}
