@@ -258,7 +258,7 @@ func (d *Deployer) removeGroups(ctx context.Context, c *cloud.Clients, st *execu
 		if as := alarms[name]; len(as) > 0 {
 			failed := false
 			for batch := range slices.Chunk(as, maxDeleteAlarms) {
-				if _, err := c.CloudWatch.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: batch}); err != nil && !cloud.IsNotFoundCode(err) {
+				if err := deleteAlarms(ctx, c.CloudWatch, batch); err != nil {
 					fail("alarms "+strings.Join(batch, ", "), err)
 					failed = true
 				}
@@ -272,6 +272,10 @@ func (d *Deployer) removeGroups(ctx context.Context, c *cloud.Clients, st *execu
 			_, err := c.AutoScaling.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
 				AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true),
 			})
+			if isCode(err, cloud.CodeScalingActivityInProgress, cloud.CodeResourceInUse) && !groupGone(err) {
+				// The group is busy; the same delete can succeed later.
+				err = &failure.RetryableError{Op: "autoscaling:DeleteAutoScalingGroup " + name, Err: err}
+			}
 			if err != nil && !groupGone(err) {
 				fail("auto scaling group "+name, err)
 				d.leftBehind(&leftovers, name, false, deleteTemplate[name])
@@ -347,4 +351,20 @@ func (d *Deployer) groupAlarms(ctx context.Context, api cloud.CloudWatch, st *ex
 		}
 		in.NextToken = page.NextToken
 	}
+}
+
+// deleteAlarms deletes alarms; one that is already gone is not an error.
+// When a batch fails because some alarm is gone (some API versions then
+// delete none of them), the alarms are deleted one at a time.
+func deleteAlarms(ctx context.Context, api cloud.CloudWatch, names []string) error {
+	_, err := api.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: names})
+	if err == nil || !cloud.IsNotFoundCode(err) {
+		return err
+	}
+	for _, n := range names {
+		if _, err := api.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: []string{n}}); err != nil && !cloud.IsNotFoundCode(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -323,3 +323,65 @@ func TestUnclassifiedErrorsAreNamed(t *testing.T) {
 		assert.Same(t, already, named(tt.task, already))
 	}
 }
+
+func TestCleanUpSuccessRetriesAfterPartialDelete(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(100)
+	require.NoError(t, err)
+	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Err: sim.Throttling()})
+	require.NoError(t, err)
+	err = x.step(execution.TaskCleanUpSuccess)
+	var re *failure.RetryableError
+	require.ErrorAs(t, err, &re)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	assert.Equal(t, []string{"launch template " + old}, ce.Leftovers)
+	_, held, err := h.locks.Get(context.Background(), project, config)
+	require.NoError(t, err)
+	assert.True(t, held, "the lock is kept until clean up succeeds")
+
+	h.world.Faults().Clear()
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	for _, lt := range h.account().LaunchTemplates {
+		assert.NotEqual(t, old, lt.Name)
+	}
+	_, held, err = h.locks.Get(context.Background(), project, config)
+	require.NoError(t, err)
+	assert.False(t, held)
+}
+
+func TestDeleteAlarmsFallsBackOneByOne(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	alarms := h.account().Alarms
+	require.Len(t, alarms, 2)
+	c := h.world.Clients(account, region)
+	err := deleteAlarms(context.Background(), c.CloudWatch, []string{alarms[0].Name, "no-such-alarm", alarms[1].Name})
+	require.NoError(t, err)
+	assert.Empty(t, h.account().Alarms)
+}
+
+func TestTarget(t *testing.T) {
+	d := &Deployer{cfg: Config{DefaultTarget: cloud.Target{AccountID: account, Region: region, Qualifier: "q1"}}}
+	tests := []struct {
+		name string
+		r    release.Release
+		want cloud.Target
+	}{
+		{"default", release.Release{}, cloud.Target{AccountID: account, Region: region, Qualifier: "q1"}},
+		{"other account", release.Release{AccountID: "222222222222"}, cloud.Target{AccountID: "222222222222", Region: region}},
+		{"other region", release.Release{Region: "eu-west-1"}, cloud.Target{AccountID: account, Region: "eu-west-1"}},
+		{"qualifier", release.Release{Qualifier: "q2"}, cloud.Target{AccountID: account, Region: region, Qualifier: "q2"}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, d.target(&tt.r), tt.name)
+	}
+}

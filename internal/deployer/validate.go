@@ -91,8 +91,11 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	}, nil
 }
 
-// target is the environment r deploys into: the release's account, region
-// and qualifier, each defaulting to the deployer's own.
+// target is the environment r deploys into. A release that names none of
+// account, region and qualifier deploys into the deployer's default target
+// (with its qualifier); otherwise account and region default to the
+// deployer's own and the qualifier is the release's (a default qualifier
+// belongs to the default environment only).
 func (d *Deployer) target(r *release.Release) cloud.Target {
 	t := d.cfg.DefaultTarget
 	if r.AccountID != "" {
