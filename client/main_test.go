@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/infra/bootstrap"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -56,6 +57,10 @@ func TestGolden(t *testing.T) {
 		{"no-args", nil},
 		{"unknown-command", []string{"deploi"}},
 		{"help-deploy", []string{"help", "deploy"}},
+		{"help-bootstrap", []string{"help", "bootstrap"}},
+		{"bootstrap-no-account", []string{"bootstrap"}},
+		{"bootstrap-bad-account", []string{"bootstrap", "--trust-account", "1234"}},
+		{"bootstrap-bad-qualifier", []string{"bootstrap", "--trust-account", "111111111111", "--qualifier", "Blue"}},
 		{"help-halt", []string{"help", "halt"}},
 		{"help-status", []string{"help", "status"}},
 		{"help-unlock", []string{"help", "unlock"}},
@@ -190,4 +195,20 @@ func TestParseInterspersed(t *testing.T) {
 			assert.Equal(t, tc.json, *j)
 		})
 	}
+}
+
+// TestBootstrapTemplate: ferry bootstrap prints the embedded template with
+// the trusted accounts and qualifier as parameter defaults.
+func TestBootstrapTemplate(t *testing.T) {
+	code, stdout, stderr := runFerry(t, "bootstrap", "--trust-account", "111111111111,222222222222", "--trust-account", "333333333333", "--qualifier", "blue1")
+	require.Equal(t, exitOK, code, stderr)
+	var tmpl struct {
+		Parameters map[string]struct {
+			Default string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &tmpl))
+	assert.Equal(t, "111111111111,222222222222,333333333333", tmpl.Parameters[bootstrap.ParamTrustedAccounts].Default)
+	assert.Equal(t, "blue1", tmpl.Parameters[bootstrap.ParamQualifier].Default)
+	assert.Contains(t, stderr, "ferry bootstrap: deploy this template")
 }
