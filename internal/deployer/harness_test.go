@@ -48,7 +48,7 @@ var (
 // harness is one deployer over a simulated AWS (the deploy-test world) and
 // an in-process S3 server, sharing a virtual clock.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	clk    *clock.Virtual
 	world  *sim.World
 	s3     *s3.Client
@@ -59,14 +59,14 @@ type harness struct {
 	n      int
 }
 
-func worldSpec(t *testing.T) sim.WorldSpec {
+func worldSpec(t testing.TB) sim.WorldSpec {
 	_, file, _, _ := runtime.Caller(0)
 	spec, err := sim.Load(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(t, err)
 	return spec
 }
 
-func newHarness(t *testing.T, mutate ...func(*sim.WorldSpec)) *harness {
+func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	t.Helper()
 	clk := clock.NewVirtual(epoch)
 	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket, assetBucket}})
