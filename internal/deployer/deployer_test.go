@@ -115,3 +115,21 @@ func TestStatePayload50Services(t *testing.T) {
 	assert.LessOrEqual(t, len(b), limits.MaxStatePayloadBytes, "state of a 50-service release")
 	assert.Len(t, x.state.Services, 50)
 }
+
+func TestHealthTargetsWithoutDeployReport(t *testing.T) {
+	// A State that lost Deploy's health report (or a tampered one) still
+	// gets the capacity targets: recomputed from the previous group, and
+	// never below min_size.
+	h := newHarness(t)
+	h.start(h.baseRelease()).succeed()
+	h.clk.Advance(time.Hour)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(10 * time.Minute)
+	x.state.Health = nil
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	assert.Equal(t, 2, x.state.Health.Services["web"].Target, "max(2, ceil(3*0.5))")
+	x.state.Health = &execution.Health{Services: map[string]execution.ServiceHealth{"web": {Target: -5}}}
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	assert.Equal(t, 2, x.state.Health.Services["web"].Target, "min_size")
+}

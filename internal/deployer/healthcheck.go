@@ -176,15 +176,17 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 }
 
 // healthyTargets returns each service's healthy target: from the State's
-// last health report (Deploy computed it from the previous groups), or,
-// when the State has none, computed again from the previous groups.
+// last health report (Deploy computed it from the previous groups, which
+// clean up later deletes), or, when the State has none, computed again
+// from the previous groups.
 func (d *Deployer) healthyTargets(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]int, error) {
 	targets := map[string]int{}
 	missing := false
 	for _, svc := range r.ServiceNames() {
 		if st.Health != nil {
 			if s, ok := st.Health.Services[svc]; ok {
-				targets[svc] = s.Target
+				// A target is never below min_size (package capacity).
+				targets[svc] = max(s.Target, bounds(r.Services[svc]).MinSize)
 				continue
 			}
 		}

@@ -271,6 +271,18 @@ func split(uses []use, prefix string) (ids, names []string) {
 	return ids, names
 }
 
+// refs returns the distinct references of uses, sorted.
+func refs(uses []use) []string {
+	var out []string
+	for _, u := range uses {
+		if !slices.Contains(out, u.ref) {
+			out = append(out, u.ref)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func ec2Tags(tags []ec2types.Tag) map[string]string {
 	m := make(map[string]string, len(tags))
 	for _, t := range tags {
@@ -401,7 +413,7 @@ func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *rel
 	if len(uses) == 0 {
 		return nil
 	}
-	_, names := split(uses, "\x00")
+	names := refs(uses)
 	exists := map[string]bool{}
 	out, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: names})
 	switch {
@@ -461,7 +473,7 @@ func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *
 	if len(uses) == 0 {
 		return arns, nil
 	}
-	_, names := split(uses, "\x00")
+	names := refs(uses)
 	collect := func(out *elbv2.DescribeTargetGroupsOutput) {
 		for _, tg := range out.TargetGroups {
 			arns[aws.ToString(tg.TargetGroupName)] = aws.ToString(tg.TargetGroupArn)
