@@ -51,7 +51,7 @@ synth: tools ## Regenerate the state machine definition and synthesize the CDK a
 
 .PHONY: demo
 demo: build ## Run the demo on the local region
-	./scripts-placeholder
+	./client/demo.sh
 
 .PHONY: bench
 bench: ## Run the deploy benchmark and write build/bench.json

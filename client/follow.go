@@ -87,6 +87,9 @@ type historyReader struct {
 	health    []serviceCounts
 	healthy   bool
 	done      bool
+	// taskFailed says the last task attempt failed: a state that exits
+	// after that was caught, and its output's $.health is stale.
+	taskFailed bool
 }
 
 // renderHistory is the updates a whole history gives. It is pure: the same
@@ -144,6 +147,7 @@ func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
 
 	case sfntypes.HistoryEventTypeTaskStateEntered, sfntypes.HistoryEventTypePassStateEntered,
 		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
+		r.taskFailed = false
 		name := enteredName(ev)
 		if name == "" || name == r.shown {
 			return u, false
@@ -156,8 +160,11 @@ func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
 		r.failState = enteredName(ev)
 		return u, false
 
+	case sfntypes.HistoryEventTypeLambdaFunctionSucceeded, sfntypes.HistoryEventTypeTaskSucceeded:
+		r.taskFailed = false
+		return u, false
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		if ev.StateExitedEventDetails == nil || aws.ToString(ev.StateExitedEventDetails.Name) != execution.TaskCheckHealthy {
+		if ev.StateExitedEventDetails == nil || aws.ToString(ev.StateExitedEventDetails.Name) != execution.TaskCheckHealthy || r.taskFailed {
 			return u, false
 		}
 		return r.healthReport(u, aws.ToString(ev.StateExitedEventDetails.Output))
@@ -241,6 +248,7 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 }
 
 func (r *historyReader) taskError(u progress, errName, cause string) (progress, bool) {
+	r.taskFailed = true
 	u.Event, u.State, u.Error, u.Cause = updateError, r.shown, errName, cause
 	return u, true
 }

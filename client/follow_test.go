@@ -62,12 +62,20 @@ func (h *historyBuilder) task(after time.Duration, name, output string) *history
 		StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}})
 }
 
-// failedTask runs a task state whose Lambda fails with errName and cause.
+// failedTask runs a task state whose Lambda fails with errName and cause;
+// a Catch then exits the state with its input (here carrying a stale
+// health report) and the error.
 func (h *historyBuilder) failedTask(after time.Duration, name, errName, cause string) *historyBuilder {
 	h.entered(after, sfntypes.HistoryEventTypeTaskStateEntered, name)
 	h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionScheduled})
-	return h.add(time.Second, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionFailed,
+	h.add(time.Second, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionFailed,
 		LambdaFunctionFailedEventDetails: &sfntypes.LambdaFunctionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}})
+	caught, _ := json.Marshal(execution.State{
+		Health: &execution.Health{Services: map[string]execution.ServiceHealth{"web": counts(0, 0, 0, 1)}},
+		Error:  &execution.Error{Error: errName, Cause: cause},
+	})
+	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeTaskStateExited,
+		StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(string(caught))}})
 }
 
 // health runs one CheckHealthy round, then the Choice and (unless healthy)

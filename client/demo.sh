@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The ferry demo (make demo): start a local region in the background, then
+# deploy, swap, fail, halt and inspect coinbase/deploy-test. Each step
+# checks its outcome; the demo exits non-zero at the first surprise and
+# always stops the region.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+FERRY=${FERRY:-bin/ferry}
+SPEED=${FERRY_DEMO_SPEED:-120}
+POLL=${FERRY_DEMO_POLL:-200ms}
+PROJECT=coinbase/deploy-test
+
+[[ -x $FERRY ]] || { echo "demo: $FERRY is missing; run make build" >&2; exit 1; }
+
+# A free-ish port: a random one nothing listens on.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	candidate=$((20000 + RANDOM % 20000))
+	if port_free "$candidate"; then PORT=$candidate; break; fi
+done
+[[ -n $PORT ]] || { echo "demo: no free port found" >&2; exit 1; }
+export FERRY_LOCAL_ENDPOINT="http://127.0.0.1:$PORT"
+export USER=${USER:-demo}
+
+LOG=$(mktemp -t ferry-local.XXXXXX)
+REGION_PID=
+stop_region() {
+	if [[ -n $REGION_PID ]] && kill -0 "$REGION_PID" 2>/dev/null; then
+		kill "$REGION_PID" 2>/dev/null || true
+		wait "$REGION_PID" 2>/dev/null || true
+	fi
+	rm -f "$LOG"
+}
+trap stop_region EXIT
+
+bold=$'\e[1m' dim=$'\e[2m' reset=$'\e[0m'
+if [[ ! -t 1 || -n ${NO_COLOR:-} ]]; then bold='' dim='' reset=''; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$reset"; }
+note() { printf '%s%s%s\n' "$dim" "$*" "$reset"; }
+die() {
+	printf '\ndemo: FAILED: %s\n' "$*" >&2
+	if [[ -s $LOG ]]; then printf '\nlast lines of the region log:\n' >&2; tail -n 20 "$LOG" >&2; fi
+	exit 1
+}
+
+# expect CODE CMD...: run a ferry command, showing its output, and check
+# its exit code.
+expect() {
+	local want=$1 got=0
+	shift
+	printf '%s$ ferry %s%s\n' "$dim" "$*" "$reset"
+	"$FERRY" "$@" || got=$?
+	[[ $got == "$want" ]] || die "ferry $* exited $got, expected $want"
+}
+
+# world: the simulated world's Auto Scaling groups of the project.
+world() { "$FERRY" local world; }
+
+step "Starting the local region on 127.0.0.1:$PORT (speed ${SPEED}x)"
+"$FERRY" local --listen "127.0.0.1:$PORT" --speed "$SPEED" >"$LOG" 2>&1 &
+REGION_PID=$!
+for _ in $(seq 100); do
+	if "$FERRY" local world >/dev/null 2>&1; then break; fi
+	kill -0 "$REGION_PID" 2>/dev/null || die "the local region did not start"
+	sleep 0.1
+done
+"$FERRY" local world >/dev/null 2>&1 || die "the local region does not answer on $FERRY_LOCAL_ENDPOINT"
+note "ready: every AWS call below goes to the local region through the AWS SDK"
+
+step "1. First deploy of testdata/deploy-test-release.json"
+expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
+world
+
+step "2. A changed release (min_size 2, new user data): blue/green swap"
+expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-v2.json
+note "the new group serves; the old one is being deleted:"
+world
+
+step "3. A release whose instances never become healthy (AMI ubuntu-broken, timeout 5m)"
+expect 1 deploy --local --poll "$POLL" testdata/demo/deploy-test-broken.json
+note "nothing of it is left; the v2 group still serves:"
+world
+
+step "4. A halt during a deploy"
+expect 0 deploy --local --no-wait testdata/demo/deploy-test-slow.json
+expect 0 halt --local --poll "$POLL" --reason "demo: stop this one" testdata/demo/deploy-test-slow.json
+
+step "5. Status of $PROJECT"
+expect 0 status --local "$PROJECT"
+
+printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"
