@@ -70,7 +70,8 @@ type Props struct {
 
 // Deployer is the deploy state machine construct.
 type Deployer struct {
-	constructs.Construct
+	// Construct is the scope holding every state and the state machine.
+	Construct constructs.Construct
 	// StateMachine is the Step Functions state machine. Its role may invoke
 	// Props.Function and nothing else the machine adds.
 	StateMachine sfn.StateMachine

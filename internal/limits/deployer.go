@@ -10,4 +10,12 @@ const (
 	// NoncurrentVersionRetention is how long the deployer bucket keeps an
 	// overwritten or deleted object version.
 	NoncurrentVersionRetention = 30 * 24 * time.Hour
+	// DeployerLambdaTimeout bounds one invocation of the deployer Lambda
+	// (Publish copies up to MaxAssets assets of MaxAssetBytes).
+	DeployerLambdaTimeout = 10 * time.Minute
+	// DeployerLambdaMemoryMB is the deployer Lambda's memory size.
+	DeployerLambdaMemoryMB = 1024
+	// LogRetention is how long the deployer's logs (Lambda and state
+	// machine) are kept, for audit.
+	LogRetention = 365 * 24 * time.Hour
 )

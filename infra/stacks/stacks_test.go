@@ -1,0 +1,459 @@
+package stacks
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/infra/bootstrap"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/statemachine"
+	"github.com/ferryhq/ferry/statemachine/definition"
+)
+
+var update = flag.Bool("update", false, "rewrite infra/bootstrap/template.json from the stack")
+
+type obj = map[string]interface{}
+
+// lambdaDir is a directory holding a stand-in bootstrap executable.
+func lambdaDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bootstrap"), []byte("#!/bin/sh\n"), 0o755))
+	return dir
+}
+
+// deployerTemplate synthesizes the DeployerStack once per test binary.
+var deployerCache struct {
+	stack *Deployer
+	tmpl  assertions.Template
+}
+
+func deployer(t *testing.T) (*Deployer, assertions.Template, obj) {
+	t.Helper()
+	if deployerCache.stack == nil {
+		d, err := NewDeployerStack(NewApp(), naming.DeployerStackName, &DeployerProps{LambdaDir: lambdaDir(t)})
+		require.NoError(t, err)
+		deployerCache.stack, deployerCache.tmpl = d, assertions.Template_FromStack(d.Stack, nil)
+	}
+	return deployerCache.stack, deployerCache.tmpl, *deployerCache.tmpl.ToJSON()
+}
+
+
+func resourcesOfType(tmpl obj, typ string) map[string]obj {
+	out := map[string]obj{}
+	for id, r := range tmpl["Resources"].(obj) {
+		if r.(obj)["Type"] == typ {
+			out[id] = r.(obj)
+		}
+	}
+	return out
+}
+
+// statements returns every statement of every AWS::IAM::Policy of tmpl.
+func statements(tmpl obj) []obj {
+	var out []obj
+	for _, p := range resourcesOfType(tmpl, "AWS::IAM::Policy") {
+		for _, s := range p["Properties"].(obj)["PolicyDocument"].(obj)["Statement"].([]interface{}) {
+			out = append(out, s.(obj))
+		}
+	}
+	return out
+}
+
+func strs(v interface{}) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []interface{}:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func list(v interface{}) []interface{} {
+	if l, ok := v.([]interface{}); ok {
+		return l
+	}
+	return []interface{}{v}
+}
+
+func mustJSON(t *testing.T, v interface{}) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestDeployerStackRequiresTheLambda(t *testing.T) {
+	_, err := NewDeployerStack(NewApp(), "x", &DeployerProps{LambdaDir: t.TempDir()})
+	assert.ErrorContains(t, err, "make build")
+	_, err = NewDeployerStack(NewApp(), "x", &DeployerProps{})
+	assert.ErrorContains(t, err, "LambdaDir is required")
+}
+
+func TestDeployerBucket(t *testing.T) {
+	_, tmpl, _ := deployer(t)
+	tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(1))
+	tmpl.HasResource(jsii.String("AWS::S3::Bucket"), obj{"DeletionPolicy": "Retain"})
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), obj{
+		"BucketName": obj{"Fn::Join": []interface{}{"", []interface{}{
+			"ferry-deployer-", obj{"Ref": "AWS::AccountId"}, "-", obj{"Ref": "AWS::Region"}}}},
+		"BucketEncryption": obj{"ServerSideEncryptionConfiguration": []interface{}{
+			obj{"ServerSideEncryptionByDefault": obj{"SSEAlgorithm": "AES256"}}}},
+		"VersioningConfiguration": obj{"Status": "Enabled"},
+		"PublicAccessBlockConfiguration": obj{
+			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true},
+		"LifecycleConfiguration": obj{"Rules": assertions.Match_ArrayWith(&[]interface{}{
+			assertions.Match_ObjectLike(&obj{
+				"Status":           "Enabled",
+				"TagFilters":       []interface{}{obj{"Key": naming.ObjectTagExpire, "Value": naming.ObjectTagExpireRelease}},
+				"ExpirationInDays": 365,
+			}),
+			assertions.Match_ObjectLike(&obj{
+				"Status":                      "Enabled",
+				"NoncurrentVersionExpiration": obj{"NoncurrentDays": 30},
+			}),
+		})},
+	})
+	// TLS only.
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&obj{
+			"Effect":    "Deny",
+			"Action":    "s3:*",
+			"Condition": obj{"Bool": obj{"aws:SecureTransport": "false"}},
+		})})},
+	})
+}
+
+func TestDeployerFunction(t *testing.T) {
+	_, tmpl, raw := deployer(t)
+	bucketID := onlyID(t, raw, "AWS::S3::Bucket")
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+		"FunctionName":  naming.DeployerFunctionName,
+		"Runtime":       "provided.al2023",
+		"Architectures": []interface{}{"arm64"},
+		"Handler":       "bootstrap",
+		"Environment":   obj{"Variables": obj{naming.EnvDeployerBucket: obj{"Ref": bucketID}}},
+	})
+}
+
+func onlyID(t *testing.T, tmpl obj, typ string) string {
+	t.Helper()
+	rs := resourcesOfType(tmpl, typ)
+	require.Len(t, rs, 1, typ)
+	for id := range rs {
+		return id
+	}
+	return ""
+}
+
+// The Lambda may use S3 only on its own bucket, with an explicit deny
+// elsewhere, and may assume only ferry's deploy and publish roles.
+func TestDeployerLambdaPolicy(t *testing.T) {
+	d, _, raw := deployer(t)
+	bucketID := onlyID(t, raw, "AWS::S3::Bucket")
+	bucketArn := obj{"Fn::GetAtt": []interface{}{bucketID, "Arn"}}
+	bucketObjects := obj{"Fn::Join": []interface{}{"", []interface{}{bucketArn, "/*"}}}
+	ownBucket := mustJSON(t, []interface{}{bucketArn, bucketObjects})
+
+	roleID := *d.Stack.GetLogicalId(d.Function.Role().Node().DefaultChild().(awscdk.CfnElement))
+	var fnStatements []obj
+	for _, p := range resourcesOfType(raw, "AWS::IAM::Policy") {
+		props := p["Properties"].(obj)
+		if mustJSON(t, props["Roles"]) != mustJSON(t, []interface{}{obj{"Ref": roleID}}) {
+			continue
+		}
+		for _, s := range props["PolicyDocument"].(obj)["Statement"].([]interface{}) {
+			fnStatements = append(fnStatements, s.(obj))
+		}
+	}
+	require.NotEmpty(t, fnStatements)
+
+	var sids []string
+	for _, s := range fnStatements {
+		actions := strs(s["Action"])
+		assert.NotContains(t, actions, "*", "no wildcard action")
+		if sid, ok := s["Sid"].(string); ok {
+			sids = append(sids, sid)
+		}
+		for _, a := range actions {
+			switch {
+			case strings.HasPrefix(a, "s3:") && s["Effect"] == "Allow":
+				assert.Equal(t, ownBucket, mustJSON(t, s["Resource"]), "S3 action %s is allowed on the deployer bucket only", a)
+			case a == "sts:AssumeRole":
+				assert.Equal(t, "Allow", s["Effect"])
+				assert.Len(t, list(s["Resource"]), len(naming.AssumableRoleNamePatterns()))
+				for _, r := range list(s["Resource"]) {
+					j := mustJSON(t, r)
+					assert.Contains(t, j, `:iam::*:role/ferry-`, "AssumeRole on %s", j)
+					assert.Regexp(t, `role/ferry-(\*-)?(deploy|publish)-\*-\*`, j)
+				}
+			}
+		}
+	}
+	sort.Strings(sids)
+	assert.Equal(t, []string{"AssumeFerryRoles", "DenyOtherBuckets", "DeployerBucketOnly"}, sids)
+	for _, s := range fnStatements {
+		switch s["Sid"] {
+		case "DeployerBucketOnly":
+			assert.ElementsMatch(t, []string{"s3:GetObject*", "s3:PutObject*", "s3:List*", "s3:DeleteObject*"}, strs(s["Action"]))
+		case "DenyOtherBuckets":
+			assert.Equal(t, "Deny", s["Effect"])
+			assert.Equal(t, "s3:*", s["Action"])
+			assert.Equal(t, ownBucket, mustJSON(t, s["NotResource"]))
+			assert.Nil(t, s["Resource"])
+		}
+	}
+}
+
+func TestDeployerStateMachine(t *testing.T) {
+	d, tmpl, raw := deployer(t)
+	tmpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), obj{
+		"StateMachineName":     naming.StateMachineName,
+		"StateMachineType":     "STANDARD",
+		"LoggingConfiguration": assertions.Match_ObjectLike(&obj{"Level": "ALL", "IncludeExecutionData": true}),
+	})
+	// The deployed definition is the committed one, invoking this function.
+	fnID := *d.Stack.GetLogicalId(d.Function.Node().DefaultChild().(awscdk.CfnElement))
+	got, err := statemachine.ExtractDefinition(raw, obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}})
+	require.NoError(t, err)
+	assert.Equal(t, string(definition.JSON()), string(got))
+
+	outputs := raw["Outputs"].(obj)
+	require.Contains(t, outputs, naming.OutputStateMachineArn)
+	require.Contains(t, outputs, naming.OutputBucketName)
+	assert.Equal(t, obj{"Ref": onlyID(t, raw, "AWS::S3::Bucket")}, outputs[naming.OutputBucketName].(obj)["Value"])
+	assert.Equal(t, obj{"Ref": onlyID(t, raw, "AWS::StepFunctions::StateMachine")}, outputs[naming.OutputStateMachineArn].(obj)["Value"])
+}
+
+// TestBootstrapTemplateIsUpToDate fails when infra/bootstrap/template.json
+// differs from what the stack synthesizes. Refresh with `make synth` or
+// `go test ./infra/stacks -update`.
+func TestBootstrapTemplateIsUpToDate(t *testing.T) {
+	got, err := BootstrapTemplate()
+	require.NoError(t, err)
+	path := filepath.Join("..", "bootstrap", "template.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	committed, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(committed), string(got), "infra/bootstrap/template.json is stale: run `make synth` or `go test ./infra/stacks -update`")
+	assert.Equal(t, string(bootstrap.Template()), string(committed))
+}
+
+func bootstrapJSON(t *testing.T) obj {
+	t.Helper()
+	var tmpl obj
+	require.NoError(t, json.Unmarshal(bootstrap.Template(), &tmpl))
+	return tmpl
+}
+
+func TestBootstrapTemplateIsSelfContained(t *testing.T) {
+	raw := bootstrap.Template()
+	assert.Less(t, len(raw), bootstrap.MaxTemplateBytes, "a StackSet TemplateBody is at most 50 KiB")
+	tmpl := bootstrapJSON(t)
+	var params []string
+	for p := range tmpl["Parameters"].(obj) {
+		params = append(params, p)
+	}
+	sort.Strings(params)
+	assert.Equal(t, []string{ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
+	assert.Equal(t, ParamQualifier, bootstrap.ParamQualifier)
+	assert.Equal(t, ParamTrustedAccounts, bootstrap.ParamTrustedAccounts)
+	assert.NotContains(t, tmpl, "Rules", "no CheckBootstrapVersion rule")
+	assert.NotContains(t, string(raw), "AWS::CDK::Metadata")
+	assert.NotContains(t, string(raw), "aws:cdk:path")
+	assert.NotContains(t, string(raw), "cdk-", "nothing refers to the CDK's own bootstrap")
+	assert.NotContains(t, string(raw), "AssetParameters")
+}
+
+func TestBootstrapRoles(t *testing.T) {
+	tmpl := bootstrapJSON(t)
+	roles := resourcesOfType(tmpl, "AWS::IAM::Role")
+	require.Len(t, roles, 2)
+	tests := []struct {
+		id, kind string
+		policy   string
+	}{
+		{"DeployRole", "deploy", "deploy"},
+		{"PublishRole", "publish", "publish"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			props := roles[tt.id]["Properties"].(obj)
+			// Conventional names, qualified or not, from naming.
+			name := mustJSON(t, props["RoleName"])
+			assert.Contains(t, name, `"HasQualifier"`)
+			assert.Contains(t, name, `"ferry-`+tt.kind+`-"`)
+			assert.Contains(t, name, `"-`+tt.kind+`-"`)
+			// Trusts the deployer accounts given as the parameter only.
+			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:AssumeRole","Principal":{"AWS":{"Ref":"TrustedAccounts"}}}]}`,
+				mustJSON(t, props["AssumeRolePolicyDocument"]))
+			require.Len(t, props["Policies"], 1)
+			assert.Equal(t, tt.policy, props["Policies"].([]interface{})[0].(obj)["PolicyName"])
+		})
+	}
+}
+
+func roleStatements(t *testing.T, role string) []obj {
+	t.Helper()
+	props := resourcesOfType(bootstrapJSON(t), "AWS::IAM::Role")[role]["Properties"].(obj)
+	var out []obj
+	for _, s := range props["Policies"].([]interface{})[0].(obj)["PolicyDocument"].(obj)["Statement"].([]interface{}) {
+		out = append(out, s.(obj))
+	}
+	return out
+}
+
+// The deploy role manages only what ferry manages: every action that
+// creates, changes or deletes is scoped by the DeployWith tag, a resource
+// pattern in this account, or a condition.
+func TestBootstrapDeployRoleIsScoped(t *testing.T) {
+	mutating := []string{"Create", "Delete", "Put", "Update", "Run", "Pass", "Attach", "Detach", "Set", "Terminate"}
+	for _, s := range roleStatements(t, "DeployRole") {
+		sid := s["Sid"].(string)
+		assert.Equal(t, "Allow", s["Effect"], sid)
+		for _, a := range strs(s["Action"]) {
+			assert.NotEqual(t, "*", a, sid)
+			assert.False(t, strings.HasSuffix(a, ":*"), "%s: %s is a service wildcard", sid, a)
+			verb := a[strings.Index(a, ":")+1:]
+			isMutating := false
+			for _, m := range mutating {
+				isMutating = isMutating || strings.HasPrefix(verb, m)
+			}
+			if !isMutating {
+				continue
+			}
+			if s["Resource"] == "*" {
+				assert.NotNil(t, s["Condition"], "%s: %s on every resource needs a condition", sid, a)
+			}
+			if strings.HasPrefix(a, "autoscaling:") {
+				assert.Contains(t, mustJSON(t, s["Condition"]), `/DeployWith":"ferry"`, "%s: %s is scoped by the DeployWith tag", sid, a)
+			}
+		}
+	}
+	byID := map[string]obj{}
+	for _, s := range roleStatements(t, "DeployRole") {
+		byID[s["Sid"].(string)] = s
+	}
+	pass := byID["PassPathScopedRoles"]
+	require.NotNil(t, pass)
+	assert.Equal(t, "iam:PassRole", pass["Action"])
+	assert.Contains(t, mustJSON(t, pass["Resource"]), `:role/*/*"`, "PassRole only for roles under a path")
+	assert.Contains(t, mustJSON(t, byID["CreateFerryLaunchTemplates"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
+	assert.Contains(t, mustJSON(t, byID["UseFerryLaunchTemplates"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
+	assert.Contains(t, mustJSON(t, byID["CreateFerryGroups"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
+	assert.Contains(t, mustJSON(t, byID["ManageFerryGroups"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
+	assert.Contains(t, strs(byID["ReadProfilesAndRoles"]["Action"]), "iam:GetInstanceProfile")
+	assert.Equal(t, "sns:GetTopicAttributes", byID["LifecycleTopics"]["Action"])
+}
+
+func TestBootstrapPublishRoleIsScoped(t *testing.T) {
+	for _, s := range roleStatements(t, "PublishRole") {
+		for _, a := range strs(s["Action"]) {
+			assert.True(t, strings.HasPrefix(a, "s3:"), a)
+		}
+		assert.Contains(t, mustJSON(t, s["Resource"]), `"AssetBucket`, "publishing only into the asset bucket")
+	}
+}
+
+func TestBootstrapAssetBucket(t *testing.T) {
+	stack := NewBootstrapStack(NewApp(), "b")
+	tmpl := assertions.Template_FromStack(stack.Stack, nil)
+	tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(1))
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), obj{
+		"BucketEncryption": obj{"ServerSideEncryptionConfiguration": []interface{}{
+			obj{"ServerSideEncryptionByDefault": obj{"SSEAlgorithm": "AES256"}}}},
+		"PublicAccessBlockConfiguration": obj{
+			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true},
+		"BucketName": obj{"Fn::If": assertions.Match_ArrayWith(&[]interface{}{"HasQualifier"})},
+	})
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&obj{
+			"Effect": "Deny", "Condition": obj{"Bool": obj{"aws:SecureTransport": "false"}},
+		})})},
+	})
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(dir, "go.mod"))
+	return dir
+}
+
+func nodeTool(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot(t), "infra", "node_modules", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s is not installed: run `make tools` (npm ci --prefix infra)", p)
+	}
+	return p
+}
+
+// Both templates pass AWS's offline CloudFormation validator, and the
+// validator can fail.
+func TestCloudFormationValidate(t *testing.T) {
+	nodeTool(t, "@aws/cloudformation-validate/package.json")
+	_, _, deployerTmpl := deployer(t)
+	dir := t.TempDir()
+	write := func(name string, v interface{}) string {
+		p := filepath.Join(dir, name)
+		b, ok := v.([]byte)
+		if !ok {
+			b = []byte(mustJSON(t, v))
+		}
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+		return p
+	}
+	broken := bootstrapJSON(t)
+	broken["Resources"].(obj)["DeployRole"].(obj)["Properties"].(obj)["NotAProperty"] = true
+	tests := []struct {
+		name  string
+		path  string
+		valid bool
+	}{
+		{"deployer", write("deployer.json", deployerTmpl), true},
+		{"bootstrap", write("bootstrap.json", bootstrap.Template()), true},
+		{"rendered bootstrap", write("rendered.json", mustRender(t)), true},
+		{"broken (the validator can fail)", write("broken.json", broken), false},
+	}
+	script := filepath.Join(repoRoot(t), "infra", "cfn-validate.mjs")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := exec.Command("node", script, tt.path).CombinedOutput()
+			if tt.valid {
+				assert.NoError(t, err, "cfn-validate: %s", out)
+			} else {
+				assert.Error(t, err, "cfn-validate accepted a broken template: %s", out)
+			}
+		})
+	}
+}
+
+func mustRender(t *testing.T) []byte {
+	t.Helper()
+	b, err := bootstrap.Render([]string{"111111111111", "222222222222"}, "blue")
+	require.NoError(t, err)
+	return b
+}
