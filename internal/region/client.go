@@ -1,0 +1,49 @@
+package region
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+)
+
+// maxBufferedBody is the largest request body HTTPClient buffers; larger
+// ones are sent as they are.
+const maxBufferedBody = 8 << 20
+
+// HTTPClient returns an HTTP client for AWS SDK clients pointed at a local
+// region (sfn.Options.HTTPClient, s3.Options.HTTPClient). It sends every
+// request body of up to 8 MiB from a private in-memory copy.
+//
+// Why: the SDK (smithy-go) closes a request's body as soon as the response
+// headers arrive, and its body's WriteTo then returns io.EOF. net/http
+// writes a body that is not a known in-memory reader straight to the
+// connection and afterwards checks it for extra bytes; when the server
+// answers before that check (a server on the same machine does, in
+// microseconds), the check fails with EOF and net/http closes the
+// connection under the response being read: "use of closed network
+// connection". With a private copy the SDK's close cannot reach the body
+// net/http reads. Against AWS the latency hides the race; the client is
+// harmless there too.
+func HTTPClient() *http.Client {
+	return &http.Client{Transport: bufferedBodies{next: http.DefaultTransport.(*http.Transport).Clone()}}
+}
+
+// bufferedBodies is a RoundTripper that sends small request bodies from a
+// private copy.
+type bufferedBodies struct{ next http.RoundTripper }
+
+func (b bufferedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 || req.ContentLength > maxBufferedBody {
+		return b.next.RoundTrip(req)
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, req.ContentLength))
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(data))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	out.ContentLength = int64(len(data))
+	return b.next.RoundTrip(out)
+}

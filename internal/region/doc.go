@@ -1,0 +1,44 @@
+// Package region owns ferry's local region: everything the client talks to
+// in AWS, composed in one process so a deploy runs end to end on one
+// machine. A Region holds
+//
+//   - the simulated AWS (package sim) seeded from a world spec;
+//   - an S3-compatible store (package s3server) with the deployer bucket and
+//     every bootstrapped environment's asset bucket already created;
+//   - the deployer (package deployer), reaching the simulated accounts
+//     through a cloud.Connector, so role assumption takes the real path;
+//   - the deploy state machine (the generated definition, package
+//     definition) run by the States Language interpreter (package asl),
+//     whose Task states invoke the deployer in-process;
+//   - the executions, with Step Functions' semantics (a name is unique per
+//     state machine; StartExecution is idempotent for the same name and
+//     input while the execution runs).
+//
+// Handler serves it all on one port: the Step Functions JSON 1.0 API
+// (requests carrying X-Amz-Target: AWSStepFunctions.<Op>), a read-only view
+// of the simulated world at GET /_ferry/world, the region's coordinates at
+// GET /_ferry/info, and the S3 API (path-style) for everything else. The
+// same things are available in-process (Start, Wait, World, S3, ...) for
+// tests, the reliability matrix and the benchmarks.
+//
+// # Time
+//
+// One clock drives the simulated AWS, the S3 server's LastModified, the
+// deployer and every execution. It is one of:
+//
+//   - Options.Clock (a *clock.Virtual): discrete-event time, for
+//     deterministic tests. Virtual time moves only when every execution of
+//     the region is waiting (in a Wait state or between retries) and no one
+//     holds the region (Hold): it then jumps to the earliest wake-up and
+//     wakes the executions due. A running task, an Observer call and a Hold
+//     all keep time still, so what a test sees does not depend on
+//     scheduling, and a ten-minute deploy takes milliseconds.
+//   - Options.Speed > 0: scaled real time (asl.Scaled) starting at the wall
+//     clock's now; with Speed 60 a ten-minute deploy takes ten seconds.
+//   - neither: discrete-event time on a virtual clock the region makes,
+//     starting at the wall clock's now (as fast as possible).
+//
+// A region that makes its own clock (the last two) runs ahead of the wall
+// clock the client stamps a release's created_at with, so unless Options
+// set them, its deployer accepts created_at within OwnClockCreatedAtWindow.
+package region

@@ -1,0 +1,563 @@
+package region
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/deployer"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/statemachine/definition"
+)
+
+// DefaultRegion is the AWS region of a region whose Options name none.
+const DefaultRegion = s3server.Region
+
+// OwnClockCreatedAtWindow is the created_at window (both its maximum age
+// and its maximum skew) of the deployer of a region that makes its own
+// clock (Options.Clock nil) and whose Options set none: such a clock runs
+// ahead of the wall clock that clients stamp created_at with, by
+// (Speed-1) times the region's uptime or by every wait of discrete-event
+// time, so the deployer's production window would soon refuse every
+// release.
+const OwnClockCreatedAtWindow = 100 * 365 * 24 * time.Hour
+
+// Invoke runs one task of the deployer: the deployer's own Invoke, or the
+// next step of an Options.Intercept.
+type Invoke func(ctx context.Context, req execution.Request) (json.RawMessage, error)
+
+// Options configure a Region. World is required; every other zero field
+// takes its default.
+type Options struct {
+	// World is the simulated AWS's starting contents (sim.Load or
+	// sim.ParseWorld). It must have at least one account.
+	World sim.WorldSpec
+	// Account is the deployer's own account (default: the world's first
+	// account). It must be an account of World.
+	Account string
+	// Region is the deployer's own region (default DefaultRegion).
+	Region string
+
+	// Clock, when set, makes the region run on discrete-event time over
+	// this virtual clock (see the package documentation). Speed must then
+	// be zero.
+	Clock *clock.Virtual
+	// Speed > 0 runs the region on scaled real time: Speed simulated
+	// seconds per wall second. Zero (with no Clock) is discrete-event time
+	// on the region's own virtual clock, started at the wall clock's now.
+	Speed float64
+
+	// CreatedAtMaxAge and CreatedAtMaxSkew are the deployer's created_at
+	// window; zero means the deployer's defaults with Clock, and
+	// OwnClockCreatedAtWindow without.
+	CreatedAtMaxAge  time.Duration
+	CreatedAtMaxSkew time.Duration
+	// HealthCheckInterval is the deployer's wait between health checks
+	// (zero: the deployer's default).
+	HealthCheckInterval time.Duration
+
+	// Logger receives the region's logs (default: none). At Debug it shows
+	// every state entered and every AWS and S3 call; at Info executions
+	// starting and ending; at Warn what went wrong.
+	Logger *slog.Logger
+	// Observer, when set, is called with every history event of every
+	// execution, in order, as it is recorded, from the execution's
+	// goroutine: discrete-event time stands still while it runs, so a test
+	// may act "during" a state (write a halt marker, add a fault). It must
+	// not start or stop executions.
+	Observer func(executionARN string, ev asl.Event)
+	// Intercept, when set, runs every task invocation instead of the
+	// deployer: it calls next to run the task (or not), and may change
+	// what the state machine sees (a Lambda that dies after its work is
+	// done, a retry after success).
+	Intercept func(ctx context.Context, req execution.Request, next Invoke) (json.RawMessage, error)
+	// Store, when set, wraps the S3 client the deployer uses for its bucket
+	// (fault injection and call recording on S3).
+	Store func(deployer.Store) deployer.Store
+}
+
+// Info are a region's coordinates: what a client needs to deploy to it.
+// GET /_ferry/info serves it as JSON.
+type Info struct {
+	StateMachineARN string `json:"state_machine_arn"`
+	FunctionARN     string `json:"function_arn"`
+	// Bucket is the deployer bucket.
+	Bucket string `json:"bucket"`
+	// AssetBuckets are the asset buckets of every bootstrapped environment
+	// of the world.
+	AssetBuckets []string `json:"asset_buckets"`
+	Account      string   `json:"account"`
+	Region       string   `json:"region"`
+	// Speed is simulated seconds per wall second; 0 for discrete-event
+	// time.
+	Speed float64 `json:"speed"`
+	// Now is the region's time.
+	Now time.Time `json:"now"`
+}
+
+// Region is a running local region. It is safe for concurrent use.
+type Region struct {
+	info    Info
+	logger  *slog.Logger
+	opts    Options
+	clk     clock.Clock
+	waiter  asl.Waiter
+	sched   *scheduler // nil on scaled time
+	world   *sim.World
+	s3srv   *s3server.Server
+	s3      *s3.Client
+	dep     *deployer.Deployer
+	machine *asl.Machine
+	def     []byte
+	created time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	startMu sync.Mutex // serialises StartExecution
+	mu      sync.Mutex
+	byName  map[string]*entry
+	order   []*entry // by start, oldest first
+	seq     int64
+
+	callMu  sync.Mutex
+	callIdx int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// entry is one execution of the region.
+type entry struct {
+	x     *asl.Execution
+	input string // as given to StartExecution, for idempotency
+	seq   int64
+}
+
+// New builds a region and starts nothing but its in-process S3 server (on a
+// loopback port of its own, which the deployer uses). ctx bounds the
+// region's life: when it is done, running executions are aborted. Close
+// releases everything.
+func New(ctx context.Context, opts Options) (*Region, error) {
+	if len(opts.World.Accounts) == 0 {
+		return nil, errors.New("region: the world has no account")
+	}
+	if opts.Account == "" {
+		opts.Account = opts.World.Accounts[0].ID
+	}
+	if !slices.ContainsFunc(opts.World.Accounts, func(a sim.AccountSpec) bool { return a.ID == opts.Account }) {
+		return nil, fmt.Errorf("region: account %s is not an account of the world", opts.Account)
+	}
+	if opts.Region == "" {
+		opts.Region = DefaultRegion
+	}
+	if opts.Speed < 0 {
+		return nil, fmt.Errorf("region: speed %v must not be negative", opts.Speed)
+	}
+	if opts.Clock != nil && opts.Speed != 0 {
+		return nil, errors.New("region: set Clock or Speed, not both")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	r := &Region{opts: opts, logger: logger, byName: map[string]*entry{}}
+
+	maxAge, maxSkew := opts.CreatedAtMaxAge, opts.CreatedAtMaxSkew
+	switch {
+	case opts.Clock != nil:
+		r.sched = newScheduler(opts.Clock)
+		r.clk, r.waiter = opts.Clock, r.sched
+	case opts.Speed > 0:
+		scaled, err := asl.NewScaled(time.Now().UTC().Truncate(time.Second), opts.Speed)
+		if err != nil {
+			return nil, fmt.Errorf("region: %w", err)
+		}
+		r.clk, r.waiter = scaled, scaled
+	default:
+		v := clock.NewVirtual(time.Now().UTC().Truncate(time.Second))
+		r.sched = newScheduler(v)
+		r.clk, r.waiter = v, r.sched
+	}
+	if opts.Clock == nil {
+		if maxAge == 0 {
+			maxAge = OwnClockCreatedAtWindow
+		}
+		if maxSkew == 0 {
+			maxSkew = OwnClockCreatedAtWindow
+		}
+	}
+	r.created = r.clk.Now()
+
+	account, awsRegion := opts.Account, opts.Region
+	r.info = Info{
+		StateMachineARN: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", awsRegion, account, naming.StateMachineName),
+		FunctionARN:     fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", awsRegion, account, naming.DeployerFunctionName),
+		Bucket:          naming.DeployerBucketName(account, awsRegion),
+		Account:         account,
+		Region:          awsRegion,
+		Speed:           opts.Speed,
+	}
+	buckets := []string{r.info.Bucket}
+	for _, a := range opts.World.Accounts {
+		for _, b := range a.Bootstrap {
+			name := naming.AssetBucketName(a.ID, b.Region, b.Qualifier)
+			if !slices.Contains(r.info.AssetBuckets, name) {
+				r.info.AssetBuckets = append(r.info.AssetBuckets, name)
+			}
+		}
+	}
+	slices.Sort(r.info.AssetBuckets)
+	for _, b := range r.info.AssetBuckets {
+		if !slices.Contains(buckets, b) {
+			buckets = append(buckets, b)
+		}
+	}
+
+	world, err := sim.New(r.clk, opts.World)
+	if err != nil {
+		return nil, fmt.Errorf("region: %w", err)
+	}
+	r.world = world
+	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: buckets})
+	if err != nil {
+		return nil, fmt.Errorf("region: %w", err)
+	}
+	r.s3srv, r.s3 = srv, srv.Client()
+
+	var store deployer.Store = loggingStore{next: r.s3, logger: logger}
+	if opts.Store != nil {
+		store = opts.Store(store)
+	}
+	assets := func(cloud.Target) cloud.AssetStore { return r.s3 }
+	connector := cloud.NewConnector(world.STS(account), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk, SessionName: "local"})
+	r.dep, err = deployer.New(deployer.Config{
+		Bucket:              r.info.Bucket,
+		DefaultTarget:       cloud.Target{AccountID: account, Region: awsRegion},
+		CreatedAtMaxAge:     maxAge,
+		CreatedAtMaxSkew:    maxSkew,
+		HealthCheckInterval: opts.HealthCheckInterval,
+		Clock:               r.clk,
+		Logger:              logger.With("component", "deployer"),
+	}, store, connector)
+	if err != nil {
+		_ = srv.Close()
+		return nil, fmt.Errorf("region: %w", err)
+	}
+	r.def = definition.Render(r.info.FunctionARN)
+	r.machine, err = asl.Parse(r.def)
+	if err != nil {
+		_ = srv.Close()
+		return nil, fmt.Errorf("region: the deploy state machine's definition: %w", err)
+	}
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.cancel()
+		case <-r.ctx.Done():
+		}
+	}()
+	logger.Info("region ready", "state_machine", r.info.StateMachineARN, "bucket", r.info.Bucket,
+		"account", account, "region", awsRegion, "speed", opts.Speed)
+	return r, nil
+}
+
+// Close aborts the running executions, waits for them to end and stops the
+// S3 server. Closing twice is not an error.
+func (r *Region) Close() error {
+	r.closeOnce.Do(func() {
+		r.cancel()
+		r.mu.Lock()
+		running := slices.Clone(r.order)
+		r.mu.Unlock()
+		for _, e := range running {
+			<-e.x.Done()
+		}
+		r.closeErr = r.s3srv.Close()
+	})
+	return r.closeErr
+}
+
+// Info returns the region's coordinates, with Now the region's time.
+func (r *Region) Info() Info {
+	info := r.info
+	info.AssetBuckets = slices.Clone(info.AssetBuckets)
+	info.Now = r.clk.Now().UTC()
+	return info
+}
+
+// StateMachineARN is the ARN of the deploy state machine.
+func (r *Region) StateMachineARN() string { return r.info.StateMachineARN }
+
+// Bucket is the deployer bucket.
+func (r *Region) Bucket() string { return r.info.Bucket }
+
+// Clock is the region's clock (the *clock.Virtual of Options.Clock, an
+// *asl.Scaled, or the region's own *clock.Virtual).
+func (r *Region) Clock() clock.Clock { return r.clk }
+
+// World is the simulated AWS: Snapshot, Faults, Calls, CallLog, Clients.
+func (r *Region) World() *sim.World { return r.world }
+
+// S3 is an SDK client of the region's S3 store (path-style, over its
+// own loopback listener): the deployer bucket and the asset buckets.
+func (r *Region) S3() *s3.Client { return r.s3 }
+
+// S3URL is the base URL of the region's S3 store's own listener.
+func (r *Region) S3URL() string { return r.s3srv.URL() }
+
+// Definition is the state machine definition the region runs (the
+// generated definition with the local function ARN).
+func (r *Region) Definition() []byte { return slices.Clone(r.def) }
+
+// Hold keeps discrete-event time still until release is called (release is
+// idempotent): while a test prepares something between two states, no
+// execution's wait can end. On scaled time it does nothing.
+func (r *Region) Hold() (release func()) {
+	if r.sched == nil {
+		return func() {}
+	}
+	r.sched.join()
+	var once sync.Once
+	return func() { once.Do(r.sched.leave) }
+}
+
+// Start starts an execution of the deploy state machine, as StartExecution
+// does: name must be 1 to 80 characters without whitespace, brackets,
+// wildcards, control or special characters (InvalidName); input must be
+// JSON of at most 256 KiB (InvalidExecutionInput), empty meaning {}. A name
+// is unique among the region's executions: a second Start with the name
+// and the same input while the execution runs returns it (idempotent,
+// existed true); otherwise it is ExecutionAlreadyExists. Errors are
+// *APIError.
+func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, existed bool, err error) {
+	if err := validateName(name); err != nil {
+		return nil, false, err
+	}
+	in := string(input)
+	if len(input) == 0 {
+		in = "{}"
+	}
+	if err := validateInput(in); err != nil {
+		return nil, false, err
+	}
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	r.mu.Lock()
+	e, dup := r.byName[name]
+	r.mu.Unlock()
+	if dup {
+		if e.input == in && e.x.Describe().Status == asl.StatusRunning {
+			return e.x, true, nil
+		}
+		return nil, false, apiErrorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", e.x.ARN())
+	}
+	if err := r.ctx.Err(); err != nil {
+		return nil, false, apiErrorf(CodeInternal, "the region is shutting down")
+	}
+	arn := asl.ExecutionARN(r.info.StateMachineARN, name)
+	if r.sched != nil {
+		r.sched.join()
+	}
+	x, err = asl.Start(r.ctx, r.machine, asl.RunOptions{
+		Input:           json.RawMessage(in),
+		Name:            name,
+		StateMachineARN: r.info.StateMachineARN,
+		ExecutionARN:    arn,
+		Clock:           r.clk,
+		Waiter:          r.waiter,
+		Invoker:         asl.InvokerFunc(r.invoke),
+		Observer:        func(ev asl.Event) { r.observe(arn, ev) },
+	})
+	if err != nil {
+		if r.sched != nil {
+			r.sched.leave()
+		}
+		return nil, false, apiErrorf(CodeInvalidExecutionInput, "%v", err)
+	}
+	r.mu.Lock()
+	r.seq++
+	e = &entry{x: x, input: in, seq: r.seq}
+	r.byName[name] = e
+	r.order = append(r.order, e)
+	r.mu.Unlock()
+	r.logger.Info("execution started", "execution", arn)
+	go func() {
+		<-x.Done()
+		d := x.Describe()
+		level := slog.LevelInfo
+		if d.Status != asl.StatusSucceeded {
+			level = slog.LevelWarn
+		}
+		r.logger.Log(context.Background(), level, "execution ended", "execution", arn,
+			"status", string(d.Status), "error", d.Error, "cause", d.Cause)
+		if r.sched != nil {
+			r.sched.leave()
+		}
+	}()
+	return x, false, nil
+}
+
+// StartRelease stores raw (a release as the client uploads it, with
+// release_id and created_at set) at its naming.ReleaseKey in the deployer
+// bucket and starts an execution named by its release id with raw as
+// input. Assets the release names must already be in the bucket. It is
+// for in-process callers (tests, benchmarks); the client uploads and starts
+// through the APIs.
+func (r *Region) StartRelease(ctx context.Context, raw json.RawMessage) (*asl.Execution, error) {
+	rel, err := release.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("region: start release: %w", err)
+	}
+	if err := release.ValidateReleaseID(rel.ReleaseID); err != nil {
+		return nil, fmt.Errorf("region: start release: release_id: %w", err)
+	}
+	if err := ledger.New(r.s3, r.info.Bucket).PutRelease(ctx, rel.ProjectName, rel.ConfigName, rel.ReleaseID, raw); err != nil {
+		return nil, fmt.Errorf("region: start release: %w", err)
+	}
+	x, _, err := r.Start(rel.ReleaseID, raw)
+	return x, err
+}
+
+// Execution returns the execution with the given ARN: InvalidArn when arn
+// is not an execution ARN, ExecutionDoesNotExist when the region has no
+// such execution.
+func (r *Region) Execution(arn string) (*asl.Execution, error) {
+	sm, name, ok := splitExecutionARN(arn)
+	if !ok {
+		return nil, apiErrorf(CodeInvalidArn, "Invalid Arn: '%s'", arn)
+	}
+	r.mu.Lock()
+	e, found := r.byName[name]
+	r.mu.Unlock()
+	if !found || sm != r.info.StateMachineARN {
+		return nil, apiErrorf(CodeExecutionDoesNotExist, "Execution Does Not Exist: '%s'", arn)
+	}
+	return e.x, nil
+}
+
+// Executions returns the region's executions with the given status (every
+// one when status is empty), newest first.
+func (r *Region) Executions(status asl.Status) []*asl.Execution {
+	r.mu.Lock()
+	all := slices.Clone(r.order)
+	r.mu.Unlock()
+	var out []*asl.Execution
+	for i := len(all) - 1; i >= 0; i-- {
+		if status == "" || all[i].x.Describe().Status == status {
+			out = append(out, all[i].x)
+		}
+	}
+	return out
+}
+
+// Wait waits for the execution arn to end (or ctx to be done) and returns
+// its description.
+func (r *Region) Wait(ctx context.Context, arn string) (asl.Description, error) {
+	x, err := r.Execution(arn)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	if err := x.Wait(ctx); err != nil {
+		return asl.Description{}, err
+	}
+	return x.Describe(), nil
+}
+
+// Stop stops the execution arn as StopExecution does: a running execution
+// becomes ABORTED with errName and cause; one that has already ended is
+// left as it is. It returns the execution's description.
+func (r *Region) Stop(arn, errName, cause string) (asl.Description, error) {
+	x, err := r.Execution(arn)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	if x.Stop(errName, cause) {
+		r.logger.Info("execution stopped", "execution", arn, "error", errName)
+	}
+	return x.Describe(), nil
+}
+
+// invoke is the Invoker of every execution: it runs the deployer's task
+// the Lambda request names, in-process. Its errors are the deployer's
+// failure.Named errors, so the state machine sees their names.
+func (r *Region) invoke(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
+	if resource != r.info.FunctionARN {
+		return nil, &lambdaError{name: "Lambda.ResourceNotFoundException",
+			msg: fmt.Sprintf("Function not found: %s", resource)}
+	}
+	var req execution.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}
+	}
+	next := Invoke(r.dep.Invoke)
+	var out json.RawMessage
+	var err error
+	if r.opts.Intercept != nil {
+		out, err = r.opts.Intercept(ctx, req, next)
+	} else {
+		out, err = next(ctx, req)
+	}
+	r.logCalls(ctx)
+	if err != nil {
+		r.logger.Debug("task failed", "execution", req.Execution.ID, "task", req.Task,
+			"error", failure.NameOf(err), "cause", err.Error())
+	}
+	return out, err
+}
+
+// lambdaError is an error of the Lambda service itself.
+type lambdaError struct{ name, msg string }
+
+func (e *lambdaError) Error() string     { return e.msg }
+func (e *lambdaError) ErrorName() string { return e.name }
+
+// observe logs an execution's event and passes it to Options.Observer.
+func (r *Region) observe(arn string, ev asl.Event) {
+	if r.logger.Enabled(context.Background(), slog.LevelDebug) {
+		switch {
+		case ev.StateEntered != nil:
+			r.logger.Debug("state entered", "execution", arn, "state", ev.StateEntered.Name)
+		case ev.LambdaFunctionFailed != nil:
+			r.logger.Debug("task error", "execution", arn, "error", ev.LambdaFunctionFailed.Error)
+		}
+	}
+	if r.opts.Observer != nil {
+		r.opts.Observer(arn, ev)
+	}
+}
+
+// logCalls logs at Debug the simulated AWS calls made since the last time.
+func (r *Region) logCalls(ctx context.Context) {
+	if !r.logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	r.callMu.Lock()
+	defer r.callMu.Unlock()
+	calls := r.world.CallLog()
+	if len(calls) < r.callIdx { // someone reset the log
+		r.callIdx = 0
+	}
+	for _, c := range calls[r.callIdx:] {
+		r.logger.Debug("aws call", "service", c.Service, "op", c.Op, "account", c.Account, "region", c.Region)
+	}
+	r.callIdx = len(calls)
+}

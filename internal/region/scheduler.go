@@ -1,0 +1,137 @@
+package region
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
+)
+
+// scheduler is discrete-event time on a virtual clock: an asl.Waiter shared
+// by every execution of a region. It counts the participants that are busy
+// (running executions not waiting, holds); when none is, it moves the clock
+// to the earliest wake-up and wakes every sleeper due then. A participant
+// is counted busy from join until it leaves, except while it sleeps in
+// Wait.
+type scheduler struct {
+	clk *clock.Virtual
+
+	mu       sync.Mutex
+	busy     int
+	sleepers sleeperHeap
+	seq      uint64
+}
+
+var _ asl.Waiter = (*scheduler)(nil)
+
+type sleeper struct {
+	at    time.Time
+	seq   uint64 // ties broken by arrival, so wake order is deterministic
+	woken chan struct{}
+	index int
+}
+
+func newScheduler(clk *clock.Virtual) *scheduler { return &scheduler{clk: clk} }
+
+// join adds a busy participant (an execution about to start, a hold).
+func (s *scheduler) join() {
+	s.mu.Lock()
+	s.busy++
+	s.mu.Unlock()
+}
+
+// leave removes a busy participant and lets time pass if no one else is
+// busy.
+func (s *scheduler) leave() {
+	s.mu.Lock()
+	s.busy--
+	s.advanceLocked()
+	s.mu.Unlock()
+}
+
+// Wait sleeps until the clock reaches now+d: the caller stops being busy,
+// and time jumps once every participant sleeps. It returns ctx's error when
+// ctx is done first; the caller is then busy again.
+func (s *scheduler) Wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	s.mu.Lock()
+	s.seq++
+	sl := &sleeper{at: s.clk.Now().Add(d), seq: s.seq, woken: make(chan struct{})}
+	heap.Push(&s.sleepers, sl)
+	s.busy--
+	s.advanceLocked()
+	s.mu.Unlock()
+	select {
+	case <-sl.woken:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-sl.woken: // woken meanwhile: already counted busy
+		default:
+			heap.Remove(&s.sleepers, sl.index)
+			s.busy++
+		}
+		return ctx.Err()
+	}
+}
+
+// Bound returns a cancellable copy of ctx: virtual time does not pass
+// during a task (its participant is busy), and the interpreter checks task
+// timeouts on the clock when the task returns.
+func (s *scheduler) Bound(ctx context.Context, _ time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+
+// advanceLocked moves the clock to the earliest wake-up and wakes the
+// sleepers due, when no participant is busy.
+func (s *scheduler) advanceLocked() {
+	if s.busy > 0 || len(s.sleepers) == 0 {
+		return
+	}
+	s.clk.Set(s.sleepers[0].at)
+	now := s.clk.Now()
+	for len(s.sleepers) > 0 && !s.sleepers[0].at.After(now) {
+		sl := heap.Pop(&s.sleepers).(*sleeper)
+		s.busy++
+		close(sl.woken)
+	}
+}
+
+// sleeperHeap orders sleepers by wake-up time, then arrival.
+type sleeperHeap []*sleeper
+
+func (h sleeperHeap) Len() int { return len(h) }
+func (h sleeperHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h sleeperHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *sleeperHeap) Push(x any) {
+	sl := x.(*sleeper)
+	sl.index = len(*h)
+	*h = append(*h, sl)
+}
+func (h *sleeperHeap) Pop() any {
+	old := *h
+	n := len(old)
+	sl := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	sl.index = -1
+	return sl
+}

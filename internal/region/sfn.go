@@ -1,0 +1,490 @@
+package region
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// The Step Functions API's page sizes.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+	// maxRequestBytes bounds a request body: a 256 KiB input, escaped.
+	maxRequestBytes = 2 << 20
+	jsonContentType = "application/x-amz-json-1.0"
+)
+
+// epoch is a time as the AWS JSON protocols write timestamps: seconds since
+// the Unix epoch, with milliseconds.
+type epoch time.Time
+
+func (e epoch) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(float64(time.Time(e).UnixMilli())/1000, 'f', -1, 64)), nil
+}
+
+func epochOf(t time.Time) *epoch {
+	if t.IsZero() {
+		return nil
+	}
+	e := epoch(t)
+	return &e
+}
+
+type dataDetails struct {
+	Included bool `json:"included"`
+}
+
+type executionDescription struct {
+	ExecutionArn    string       `json:"executionArn"`
+	StateMachineArn string       `json:"stateMachineArn"`
+	Name            string       `json:"name"`
+	Status          string       `json:"status"`
+	StartDate       *epoch       `json:"startDate"`
+	StopDate        *epoch       `json:"stopDate,omitempty"`
+	Input           string       `json:"input"`
+	InputDetails    dataDetails  `json:"inputDetails"`
+	Output          *string      `json:"output,omitempty"`
+	OutputDetails   *dataDetails `json:"outputDetails,omitempty"`
+	Error           *string      `json:"error,omitempty"`
+	Cause           *string      `json:"cause,omitempty"`
+}
+
+type executionListItem struct {
+	ExecutionArn    string `json:"executionArn"`
+	StateMachineArn string `json:"stateMachineArn"`
+	Name            string `json:"name"`
+	Status          string `json:"status"`
+	StartDate       *epoch `json:"startDate"`
+	StopDate        *epoch `json:"stopDate,omitempty"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func describe(d asl.Description) executionDescription {
+	out := executionDescription{
+		ExecutionArn: d.ExecutionARN, StateMachineArn: d.StateMachineARN, Name: d.Name,
+		Status: string(d.Status), StartDate: epochOf(d.StartDate), StopDate: epochOf(d.StopDate),
+		Input: d.Input, InputDetails: dataDetails{Included: true},
+		Error: optional(d.Error), Cause: optional(d.Cause),
+	}
+	if d.Status == asl.StatusSucceeded {
+		out.Output = &d.Output
+		out.OutputDetails = &dataDetails{Included: true}
+	}
+	return out
+}
+
+// serveSFN serves one Step Functions API call.
+func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
+	if req.Method != http.MethodPost {
+		writeAPIError(w, apiErrorf(CodeSerialization, "the Step Functions API takes POST requests, not %s", req.Method))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxRequestBytes))
+	if err != nil {
+		writeAPIError(w, apiErrorf(CodeSerialization, "reading the request: %v", err))
+		return
+	}
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	var out any
+	var apiErr *APIError
+	switch op {
+	case "StartExecution":
+		out, apiErr = decodeAnd(body, r.apiStartExecution)
+	case "DescribeExecution":
+		out, apiErr = decodeAnd(body, r.apiDescribeExecution)
+	case "GetExecutionHistory":
+		out, apiErr = decodeAnd(body, r.apiGetExecutionHistory)
+	case "ListExecutions":
+		out, apiErr = decodeAnd(body, r.apiListExecutions)
+	case "StopExecution":
+		out, apiErr = decodeAnd(body, r.apiStopExecution)
+	case "DescribeStateMachine":
+		out, apiErr = decodeAnd(body, r.apiDescribeStateMachine)
+	default:
+		apiErr = apiErrorf(CodeUnknownOperation, "the local region does not serve %s%s", sfnTargetPrefix, op)
+	}
+	if apiErr != nil {
+		writeAPIError(w, apiErr)
+		return
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		writeAPIError(w, apiErrorf(CodeInternal, "encoding the response: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("X-Amzn-Requestid", requestID())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// decodeAnd decodes a request body into In and calls fn.
+func decodeAnd[In any](body []byte, fn func(In) (any, *APIError)) (any, *APIError) {
+	var in In
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, apiErrorf(CodeSerialization, "the request body does not decode: %v", err)
+	}
+	return fn(in)
+}
+
+// writeAPIError writes an error in the AWS JSON protocol's shape.
+func writeAPIError(w http.ResponseWriter, e *APIError) {
+	b, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}{e.Code, e.Message})
+	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("X-Amzn-Requestid", requestID())
+	w.WriteHeader(e.status())
+	_, _ = w.Write(b)
+}
+
+func requestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// checkStateMachine checks a state machine ARN of a request.
+func (r *Region) checkStateMachine(arn string) *APIError {
+	if !validStateMachineARN(arn) {
+		return apiErrorf(CodeInvalidArn, "Invalid Arn: '%s'", arn)
+	}
+	if arn != r.info.StateMachineARN {
+		return apiErrorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", arn)
+	}
+	return nil
+}
+
+func asAPIError(err error) *APIError {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*APIError); ok {
+		return e
+	}
+	return apiErrorf(CodeInternal, "%v", err)
+}
+
+func checkPageSize(n int32) (int, *APIError) {
+	switch {
+	case n < 0 || n > maxPageSize:
+		return 0, apiErrorf(CodeValidation, "1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value between 0 and %d", n, maxPageSize)
+	case n == 0:
+		return defaultPageSize, nil
+	}
+	return int(n), nil
+}
+
+// Page tokens name the request they continue and the position after the
+// last item returned; a token of another request is InvalidToken.
+func encodeToken(parts ...string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join(parts, "\n")))
+}
+
+func decodeToken(token string, want ...string) (int64, *APIError) {
+	bad := apiErrorf(CodeInvalidToken, "Invalid Token: '%s'", token)
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, bad
+	}
+	parts := strings.Split(string(b), "\n")
+	if len(parts) != len(want)+1 {
+		return 0, bad
+	}
+	for i, w := range want {
+		if parts[i] != w {
+			return 0, bad
+		}
+	}
+	pos, err := strconv.ParseInt(parts[len(want)], 10, 64)
+	if err != nil {
+		return 0, bad
+	}
+	return pos, nil
+}
+
+type startExecutionInput struct {
+	StateMachineArn string  `json:"stateMachineArn"`
+	Name            *string `json:"name"`
+	Input           *string `json:"input"`
+}
+
+func (r *Region) apiStartExecution(in startExecutionInput) (any, *APIError) {
+	if e := r.checkStateMachine(in.StateMachineArn); e != nil {
+		return nil, e
+	}
+	name := requestID()
+	if in.Name != nil {
+		name = *in.Name
+	}
+	var input []byte
+	if in.Input != nil {
+		input = []byte(*in.Input)
+	}
+	x, _, err := r.Start(name, input)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return struct {
+		ExecutionArn string `json:"executionArn"`
+		StartDate    *epoch `json:"startDate"`
+	}{x.ARN(), epochOf(x.Describe().StartDate)}, nil
+}
+
+type executionArnInput struct {
+	ExecutionArn string `json:"executionArn"`
+}
+
+func (r *Region) apiDescribeExecution(in executionArnInput) (any, *APIError) {
+	x, err := r.Execution(in.ExecutionArn)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return describe(x.Describe()), nil
+}
+
+type getExecutionHistoryInput struct {
+	ExecutionArn         string `json:"executionArn"`
+	MaxResults           int32  `json:"maxResults"`
+	NextToken            string `json:"nextToken"`
+	ReverseOrder         bool   `json:"reverseOrder"`
+	IncludeExecutionData *bool  `json:"includeExecutionData"`
+}
+
+func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIError) {
+	x, err := r.Execution(in.ExecutionArn)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	size, e := checkPageSize(in.MaxResults)
+	if e != nil {
+		return nil, e
+	}
+	order := strconv.FormatBool(in.ReverseOrder)
+	events := x.History()
+	// after is the id of the last event returned before: 0 (forward) or
+	// past the end (reverse) on the first page.
+	after := int64(0)
+	if in.ReverseOrder {
+		after = int64(len(events)) + 1
+	}
+	if in.NextToken != "" {
+		if after, e = decodeToken(in.NextToken, "history", x.ARN(), order); e != nil {
+			return nil, e
+		}
+	}
+	page := make([]asl.Event, 0, size)
+	if in.ReverseOrder {
+		for i := min(after-1, int64(len(events))); i >= 1 && len(page) < size; i-- {
+			page = append(page, events[i-1])
+		}
+	} else {
+		for i := max(after+1, 1); i <= int64(len(events)) && len(page) < size; i++ {
+			page = append(page, events[i-1])
+		}
+	}
+	out := struct {
+		Events    []asl.Event `json:"events"`
+		NextToken string      `json:"nextToken,omitempty"`
+	}{Events: page}
+	if len(page) == size && len(page) > 0 {
+		last := page[len(page)-1].ID
+		more := last < int64(len(events))
+		if in.ReverseOrder {
+			more = last > 1
+		}
+		if more {
+			out.NextToken = encodeToken("history", x.ARN(), order, strconv.FormatInt(last, 10))
+		}
+	}
+	if in.IncludeExecutionData != nil && !*in.IncludeExecutionData {
+		for i := range out.Events {
+			out.Events[i] = withoutData(out.Events[i])
+		}
+	}
+	return out, nil
+}
+
+// withoutData returns ev without the execution's data (inputs, outputs,
+// parameters), as GetExecutionHistory with includeExecutionData false.
+func withoutData(ev asl.Event) asl.Event {
+	if d := ev.ExecutionStarted; d != nil {
+		c := *d
+		c.Input = ""
+		ev.ExecutionStarted = &c
+	}
+	if d := ev.ExecutionSucceeded; d != nil {
+		c := *d
+		c.Output = ""
+		ev.ExecutionSucceeded = &c
+	}
+	if d := ev.StateEntered; d != nil {
+		c := *d
+		c.Input = ""
+		ev.StateEntered = &c
+	}
+	if d := ev.StateExited; d != nil {
+		c := *d
+		c.Output = ""
+		ev.StateExited = &c
+	}
+	if d := ev.TaskScheduled; d != nil {
+		c := *d
+		c.Parameters = ""
+		ev.TaskScheduled = &c
+	}
+	if d := ev.TaskSucceeded; d != nil {
+		c := *d
+		c.Output = ""
+		ev.TaskSucceeded = &c
+	}
+	if d := ev.LambdaFunctionScheduled; d != nil {
+		c := *d
+		c.Input = ""
+		ev.LambdaFunctionScheduled = &c
+	}
+	if d := ev.LambdaFunctionSucceeded; d != nil {
+		c := *d
+		c.Output = ""
+		ev.LambdaFunctionSucceeded = &c
+	}
+	return ev
+}
+
+type listExecutionsInput struct {
+	StateMachineArn string `json:"stateMachineArn"`
+	StatusFilter    string `json:"statusFilter"`
+	MaxResults      int32  `json:"maxResults"`
+	NextToken       string `json:"nextToken"`
+}
+
+func (r *Region) apiListExecutions(in listExecutionsInput) (any, *APIError) {
+	if e := r.checkStateMachine(in.StateMachineArn); e != nil {
+		return nil, e
+	}
+	switch asl.Status(in.StatusFilter) {
+	case "", asl.StatusRunning, asl.StatusSucceeded, asl.StatusFailed, asl.StatusTimedOut, asl.StatusAborted, "PENDING_REDRIVE":
+	default:
+		return nil, apiErrorf(CodeValidation, "1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [SUCCEEDED, TIMED_OUT, PENDING_REDRIVE, FAILED, RUNNING, ABORTED]", in.StatusFilter)
+	}
+	size, e := checkPageSize(in.MaxResults)
+	if e != nil {
+		return nil, e
+	}
+	// before is the sequence number of the last execution returned: the
+	// page goes on with older ones.
+	before := int64(1<<63 - 1)
+	if in.NextToken != "" {
+		if before, e = decodeToken(in.NextToken, "executions", in.StatusFilter); e != nil {
+			return nil, e
+		}
+	}
+	r.mu.Lock()
+	all := make([]*entry, len(r.order))
+	copy(all, r.order)
+	r.mu.Unlock()
+	items := []executionListItem{}
+	var last int64
+	more := false
+	for i := len(all) - 1; i >= 0; i-- {
+		e := all[i]
+		if e.seq >= before {
+			continue
+		}
+		d := e.x.Describe()
+		if in.StatusFilter != "" && string(d.Status) != in.StatusFilter {
+			continue
+		}
+		if len(items) == size {
+			more = true
+			break
+		}
+		items = append(items, executionListItem{
+			ExecutionArn: d.ExecutionARN, StateMachineArn: d.StateMachineARN, Name: d.Name,
+			Status: string(d.Status), StartDate: epochOf(d.StartDate), StopDate: epochOf(d.StopDate),
+		})
+		last = e.seq
+	}
+	out := struct {
+		Executions []executionListItem `json:"executions"`
+		NextToken  string              `json:"nextToken,omitempty"`
+	}{Executions: items}
+	if more {
+		out.NextToken = encodeToken("executions", in.StatusFilter, strconv.FormatInt(last, 10))
+	}
+	return out, nil
+}
+
+type stopExecutionInput struct {
+	ExecutionArn string `json:"executionArn"`
+	Error        string `json:"error"`
+	Cause        string `json:"cause"`
+}
+
+func (r *Region) apiStopExecution(in stopExecutionInput) (any, *APIError) {
+	if len(in.Error) > 256 || len(in.Cause) > 32768 {
+		return nil, apiErrorf(CodeValidation, "1 validation error detected: error must have at most 256 characters and cause at most 32768")
+	}
+	d, err := r.Stop(in.ExecutionArn, in.Error, in.Cause)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return struct {
+		StopDate *epoch `json:"stopDate"`
+	}{epochOf(d.StopDate)}, nil
+}
+
+type describeStateMachineInput struct {
+	StateMachineArn string `json:"stateMachineArn"`
+}
+
+func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *APIError) {
+	if e := r.checkStateMachine(in.StateMachineArn); e != nil {
+		return nil, e
+	}
+	type logging struct {
+		Level                string `json:"level"`
+		IncludeExecutionData bool   `json:"includeExecutionData"`
+	}
+	type tracing struct {
+		Enabled bool `json:"enabled"`
+	}
+	return struct {
+		StateMachineArn      string  `json:"stateMachineArn"`
+		Name                 string  `json:"name"`
+		Status               string  `json:"status"`
+		Definition           string  `json:"definition"`
+		RoleArn              string  `json:"roleArn"`
+		Type                 string  `json:"type"`
+		CreationDate         *epoch  `json:"creationDate"`
+		LoggingConfiguration logging `json:"loggingConfiguration"`
+		TracingConfiguration tracing `json:"tracingConfiguration"`
+	}{
+		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName, Status: "ACTIVE",
+		Definition: string(r.def), RoleArn: naming.RoleARN(r.info.Account, naming.StateMachineName),
+		Type: "STANDARD", CreationDate: epochOf(r.created),
+		LoggingConfiguration: logging{Level: "OFF"},
+	}, nil
+}
