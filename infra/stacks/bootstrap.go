@@ -33,7 +33,7 @@ const (
 
 // Bootstrap is the BootstrapStack and its resources.
 type Bootstrap struct {
-	Stack awscdk.Stack
+	Stack       awscdk.Stack
 	DeployRole  awsiam.CfnRole
 	PublishRole awsiam.CfnRole
 	AssetBucket awss3.Bucket

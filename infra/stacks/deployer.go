@@ -30,7 +30,7 @@ type DeployerProps struct {
 
 // Deployer is the DeployerStack and the resources other code refers to.
 type Deployer struct {
-	Stack awscdk.Stack
+	Stack        awscdk.Stack
 	Bucket       awss3.Bucket
 	Function     awslambda.Function
 	StateMachine *statemachine.Deployer

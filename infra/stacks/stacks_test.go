@@ -50,7 +50,6 @@ func deployer(t *testing.T) (*Deployer, assertions.Template, obj) {
 	return deployerCache.stack, deployerCache.tmpl, *deployerCache.tmpl.ToJSON()
 }
 
-
 func resourcesOfType(tmpl obj, typ string) map[string]obj {
 	out := map[string]obj{}
 	for id, r := range tmpl["Resources"].(obj) {
