@@ -45,9 +45,11 @@ thin: ## Check that the Lambda and the CLI do not link the CDK
 		echo "thin: the Lambda or the CLI links the CDK"; exit 1; fi; echo "thin: ok"
 
 .PHONY: synth
-synth: tools ## Regenerate the state machine definition and synthesize the CDK app into build/cdk.out
+synth: tools build ## Regenerate the state machine definition and bootstrap template; synthesize the CDK app into build/cdk.out
 	$(GO) run ./statemachine/gen
+	$(GO) run ./infra/gen
 	CDK_OUTDIR=$(BUILD)/cdk.out $(GO) run ./infra
+	node infra/cfn-validate.mjs $(BUILD)/cdk.out/ferry-deployer.template.json $(BUILD)/cdk.out/ferry-bootstrap.template.json
 
 .PHONY: demo
 demo: build ## Run the demo on the local region
