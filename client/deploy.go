@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
@@ -189,29 +188,9 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 // and created_by, and every asset's sha256 and size (read from its file
 // next to the release file). It returns the bytes to upload and start the
 // execution with: the canonical encoding, checked as the deployer will
-// check it.
+// check it (asset.PrepareRelease).
 func prepare(r *release.Release, file string, now time.Time, by, id string) ([]byte, error) {
-	r.ReleaseID = id
-	r.CreatedAt = now.UTC().Truncate(time.Millisecond)
-	r.CreatedBy = by
-	for _, name := range sortedAssetNames(r) {
-		a := r.Assets[name]
-		f, err := os.Open(release.AssetPath(file, a))
-		if err != nil {
-			return nil, fmt.Errorf("asset %s: %w", name, err)
-		}
-		sum, size, err := asset.Hash(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("asset %s: %w", name, err)
-		}
-		a.SHA256, a.Size = sum, size
-	}
-	r.ApplyDefaults()
-	if err := r.Validate(true); err != nil {
-		return nil, err
-	}
-	return release.Canonical(r)
+	return asset.PrepareRelease(r, file, now, by, id)
 }
 
 // newReleaseID is a release id: the UTC time to the second and 6 random
