@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -64,6 +65,12 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		d.recordDirty(ctx, st, req, err)
 		return nil, err
 	}
+	if err := d.settle(ctx, c, st, report); err != nil {
+		if failure.NameOf(err) == failure.NameCleanUp {
+			d.recordDirty(ctx, st, req, err)
+		}
+		return nil, err
+	}
 
 	now := d.now()
 	sums := map[string]string{}
@@ -92,6 +99,38 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	}
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removed)
 	return st, nil
+}
+
+// settle scales each new group from its launch count down to the service's
+// desired capacity, now that the previous groups are gone: the spread is
+// extra capacity for the deploy only, and a next release sizes itself from
+// this group's desired capacity. Groups already at or below it are left
+// alone (a retry, or a scale-up by the service's own policies since). A
+// refused update is a *failure.CleanUpError naming the group and the
+// capacity it kept.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, report map[string]execution.ServiceHealth) error {
+	for _, svc := range st.Services {
+		s := report[svc]
+		if s.Desired <= 0 || s.Launched <= s.Desired {
+			continue
+		}
+		name := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+		_, err := c.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+			AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(s.Desired)),
+		})
+		if err != nil {
+			err = cloud.Classify("autoscaling:UpdateAutoScalingGroup "+name, err)
+			if failure.NameOf(err) == failure.NameRetryable {
+				return err
+			}
+			return &failure.CleanUpError{
+				Leftovers: []string{fmt.Sprintf("%s: %d instances, desired %d", name, s.Launched, s.Desired)},
+				Err:       err,
+			}
+		}
+		d.log.Info("scaled to desired capacity", "release_id", st.ReleaseID, "asg", name, "desired", s.Desired)
+	}
+	return nil
 }
 
 // cleanUpFailure is the CleanUpFailure task: it deletes what this release

@@ -106,7 +106,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		if err := d.putPolicies(ctx, c, r, svc); err != nil {
 			return nil, err
 		}
-		report[svc] = execution.ServiceHealth{Target: plan.Healthy}
+		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired}
 	}
 	st.Deployed = true
 	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}

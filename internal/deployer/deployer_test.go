@@ -28,7 +28,7 @@ func TestHappyPath(t *testing.T) {
 	assert.True(t, x1.state.Deployed)
 	require.NotNil(t, x1.state.Health)
 	assert.Equal(t, 5, x1.state.Health.WaitSeconds)
-	assert.Equal(t, execution.ServiceHealth{Target: 2}, x1.state.Health.Services["web"])
+	assert.Equal(t, execution.ServiceHealth{Target: 2, Desired: 2}, x1.state.Health.Services["web"])
 
 	name1 := naming.GroupName(project, config, "web", r1.ReleaseID)
 	g := h.groups()[name1]
@@ -49,6 +49,7 @@ func TestHappyPath(t *testing.T) {
 	web := x1.state.Health.Services["web"]
 	assert.GreaterOrEqual(t, web.Healthy, 2)
 	require.NoError(t, x1.step(execution.TaskCleanUpSuccess))
+	assert.Equal(t, int32(2), h.groups()[name1].Desired, "the spread is for the deploy only: back to desired")
 
 	cur, found, err := h.ledger.GetCurrent(ctx, project, config)
 	require.NoError(t, err)
@@ -64,15 +65,16 @@ func TestHappyPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, held, "the lock is released")
 
-	// Second release: desired comes from the previous group (3, bounded
-	// by max 4), launch is capped at max_size; the previous group goes.
+	// Second release: desired comes from the previous group (2, settled
+	// back from its launch count, so capacity does not creep up from one
+	// release to the next); the previous group goes.
 	h.clk.Advance(time.Hour)
 	r2 := h.baseRelease()
 	x2 := h.start(r2)
 	require.NoError(t, x2.steps(upToDeploy...))
 	name2 := naming.GroupName(project, config, "web", r2.ReleaseID)
-	assert.Equal(t, int32(4), h.groups()[name2].Desired, "launch = min(4, ceil(3*1.5))")
-	assert.Equal(t, 2, x2.state.Health.Services["web"].Target, "healthy = max(2, ceil(3*0.5))")
+	assert.Equal(t, int32(3), h.groups()[name2].Desired, "launch = min(4, ceil(2*1.5))")
+	assert.Equal(t, 2, x2.state.Health.Services["web"].Target, "healthy = max(2, ceil(2*0.5))")
 	_, err = x2.untilHealthy(100)
 	require.NoError(t, err)
 	require.NoError(t, x2.step(execution.TaskCleanUpSuccess))

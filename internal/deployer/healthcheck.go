@@ -101,7 +101,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return nil, err
 	}
-	targets, err := d.healthyTargets(ctx, c, st, r)
+	capacities, err := d.capacities(ctx, c, st, r)
 	if err != nil {
 		return nil, err
 	}
@@ -170,30 +170,33 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 				view.TargetGroups[tg] = tgStates[tg]
 			}
 		}
-		report[svc] = health.Assess(view, targets[svc])
+		sh := health.Assess(view, capacities[svc].Target)
+		sh.Desired = capacities[svc].Desired
+		report[svc] = sh
 	}
 	return report, nil
 }
 
-// healthyTargets returns each service's healthy target: from the State's
-// last health report (Deploy computed it from the previous groups, which
-// clean up later deletes), or, when the State has none, computed again
-// from the previous groups.
-func (d *Deployer) healthyTargets(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]int, error) {
-	targets := map[string]int{}
+// capacities returns each service's healthy target and desired capacity:
+// from the State's last health report (Deploy computed them from the
+// previous groups, which clean up later deletes), or, when the State has
+// none, computed again from the previous groups. A target is never below
+// min_size (package capacity).
+func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]execution.ServiceHealth, error) {
+	out := map[string]execution.ServiceHealth{}
 	missing := false
 	for _, svc := range r.ServiceNames() {
 		if st.Health != nil {
 			if s, ok := st.Health.Services[svc]; ok {
-				// A target is never below min_size (package capacity).
-				targets[svc] = max(s.Target, bounds(r.Services[svc]).MinSize)
+				target := max(s.Target, bounds(r.Services[svc]).MinSize)
+				out[svc] = execution.ServiceHealth{Target: target, Desired: max(s.Desired, target)}
 				continue
 			}
 		}
 		missing = true
 	}
 	if !missing {
-		return targets, nil
+		return out, nil
 	}
 	p := &problems{}
 	previous, err := d.previousGroups(ctx, c.AutoScaling, st, p)
@@ -205,16 +208,16 @@ func (d *Deployer) healthyTargets(ctx context.Context, c *cloud.Clients, st *exe
 	}
 	res := &resources{previous: previous}
 	for _, svc := range r.ServiceNames() {
-		if _, ok := targets[svc]; ok {
+		if _, ok := out[svc]; ok {
 			continue
 		}
 		plan, err := servicePlan(r, svc, res)
 		if err != nil {
 			return nil, err
 		}
-		targets[svc] = plan.Healthy
+		out[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired}
 	}
-	return targets, nil
+	return out, nil
 }
 
 // describeGroups describes ASGs by name, in batches, and returns those

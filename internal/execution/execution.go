@@ -91,6 +91,11 @@ type ServiceHealth struct {
 	Terminating int `json:"terminating"`
 	// Target is how many healthy instances make the service healthy.
 	Target int `json:"target"`
+	// Desired is the capacity the service runs once the release is
+	// healthy. The new ASG launches more (the spread); CleanUpSuccess
+	// scales it back to Desired, so capacity does not creep up from one
+	// release to the next.
+	Desired int `json:"desired,omitempty"`
 }
 
 // Error is what a Catch stores at $.error.

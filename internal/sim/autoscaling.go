@@ -501,6 +501,67 @@ func (r *region) deleteGroup(name string, force bool) error {
 	return nil
 }
 
+// UpdateAutoScalingGroup changes a group's size. MinSize, MaxSize and
+// DesiredCapacity are optional; the result must keep min <= desired <= max
+// (ValidationError otherwise, with nothing changed). A lower desired
+// capacity terminates the surplus, choosing instances that are not yet
+// healthy first, then the newest (the sim's stand-in for the default
+// termination policy); a higher one launches instances. Other fields of
+// the input are ignored. A group that does not exist, or is being
+// deleted, is a ValidationError.
+func (c *AutoScaling) UpdateAutoScalingGroup(ctx context.Context, in *autoscaling.UpdateAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.UpdateAutoScalingGroupOutput, error) {
+	const op = "UpdateAutoScalingGroup"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &autoscaling.UpdateAutoScalingGroupOutput{}, c.end(op, r.updateGroup(in))
+}
+
+func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error {
+	name := deref(in.AutoScalingGroupName)
+	g := r.groups[name]
+	if g == nil || g.deleting {
+		return apiErrf(cloud.CodeValidation, "AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
+	}
+	minSize, maxSize, desired := g.min, g.max, g.desired
+	if in.MinSize != nil {
+		minSize = *in.MinSize
+	}
+	if in.MaxSize != nil {
+		maxSize = *in.MaxSize
+	}
+	if in.DesiredCapacity != nil {
+		desired = *in.DesiredCapacity
+	}
+	if minSize < 0 || maxSize < minSize || desired < minSize || desired > maxSize {
+		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
+	}
+	g.min, g.max, g.desired = minSize, maxSize, desired
+	now := r.w.now
+	live := make([]*instance, 0, len(g.instances))
+	for _, i := range g.instances {
+		if i.terminating.IsZero() {
+			live = append(live, i)
+		}
+	}
+	// Not yet healthy first, then newest first.
+	sort.SliceStable(live, func(a, b int) bool {
+		ha, hb := !now.Before(live[a].healthyAt), !now.Before(live[b].healthyAt)
+		if ha != hb {
+			return !ha
+		}
+		return live[a].launched.After(live[b].launched)
+	})
+	for n := len(live); n > int(desired); n-- {
+		r.terminate(live[len(live)-n], now, false)
+	}
+	for n := len(live); n < int(desired); n++ {
+		r.launch(g, now)
+	}
+	return nil
+}
+
 // PutScalingPolicy creates or replaces a scaling policy of a group and
 // returns its ARN (the same ARN when it replaces one).
 func (c *AutoScaling) PutScalingPolicy(ctx context.Context, in *autoscaling.PutScalingPolicyInput, _ ...func(*autoscaling.Options)) (*autoscaling.PutScalingPolicyOutput, error) {

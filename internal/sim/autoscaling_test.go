@@ -373,3 +373,49 @@ func TestPutScalingPolicy(t *testing.T) {
 	require.Len(t, arns, 2)
 	assert.Equal(t, arns[0], arns[1])
 }
+
+// https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_UpdateAutoScalingGroup.html
+// A lower desired capacity terminates the surplus, a higher one launches
+// more; sizes that break min <= desired <= max are a ValidationError and
+// change nothing.
+func TestUpdateAutoScalingGroup(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        autoscaling.UpdateAutoScalingGroupInput
+		errCode   string
+		desired   int32
+		lifecycle map[string]int
+	}{
+		{name: "scale in", in: autoscaling.UpdateAutoScalingGroupInput{DesiredCapacity: aws.Int32(2)},
+			desired: 2, lifecycle: map[string]int{"InService": 2, "Terminating": 2}},
+		{name: "scale out", in: autoscaling.UpdateAutoScalingGroupInput{MaxSize: aws.Int32(6), DesiredCapacity: aws.Int32(6)},
+			desired: 6, lifecycle: map[string]int{"InService": 4, "Pending": 2}},
+		{name: "unchanged", in: autoscaling.UpdateAutoScalingGroupInput{},
+			desired: 4, lifecycle: map[string]int{"InService": 4}},
+		{name: "desired above max", in: autoscaling.UpdateAutoScalingGroupInput{DesiredCapacity: aws.Int32(50)},
+			errCode: cloud.CodeValidation, desired: 4, lifecycle: map[string]int{"InService": 4}},
+		{name: "missing group", in: autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("nope"), DesiredCapacity: aws.Int32(1)},
+			errCode: cloud.CodeValidation, desired: 4, lifecycle: map[string]int{"InService": 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.group(t, "g", amiOK, 4)
+			f.clk.Advance(5 * time.Minute)
+			in := tt.in
+			if in.AutoScalingGroupName == nil {
+				in.AutoScalingGroupName = aws.String("g")
+			}
+			_, err := f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &in)
+			if tt.errCode != "" {
+				assert.Equal(t, tt.errCode, cloud.ErrorCode(err))
+			} else {
+				require.NoError(t, err)
+			}
+			g := f.describe(t, "g")
+			require.NotNil(t, g)
+			assert.Equal(t, tt.desired, aws.ToInt32(g.DesiredCapacity))
+			assert.Equal(t, tt.lifecycle, lifecycles(g))
+		})
+	}
+}
