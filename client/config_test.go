@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// infoServer serves body at the local region's info path.
+func infoServer(t *testing.T, status int, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != localInfoPath {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func envOf(vars map[string]string) Env {
+	return Env{Getenv: func(k string) string { return vars[k] }, Now: time.Now}
+}
+
+func TestConnectLocal(t *testing.T) {
+	info := `{"state_machine_arn":"arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer","bucket":"ferry-deployer-111111111111-us-east-1","now":"2030-01-02T03:04:05Z"}`
+	url := infoServer(t, http.StatusOK, info)
+	cases := []struct {
+		name       string
+		flags      deployerFlags
+		env        map[string]string
+		sm, bucket string
+	}{
+		{"from the region", deployerFlags{local: true}, nil,
+			"arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "ferry-deployer-111111111111-us-east-1"},
+		{"environment first", deployerFlags{local: true}, map[string]string{envStateMachine: "arn:env", envBucket: "env-bucket"},
+			"arn:env", "env-bucket"},
+		{"flags before environment", deployerFlags{local: true, stateMachine: "arn:flag", bucket: "flag-bucket"}, map[string]string{envStateMachine: "arn:env", envBucket: "env-bucket"},
+			"arn:flag", "flag-bucket"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{envLocalEndpoint: url + "/"}
+			for k, v := range tc.env {
+				vars[k] = v
+			}
+			d, err := connect(context.Background(), envOf(vars), &tc.flags)
+			require.NoError(t, err)
+			assert.Equal(t, tc.sm, d.cfg.StateMachineARN)
+			assert.Equal(t, tc.bucket, d.cfg.Bucket)
+			assert.Equal(t, url, d.cfg.Endpoint, "trailing slash trimmed")
+			assert.Equal(t, localRegion, d.cfg.Region)
+			now, err := d.now(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), now, "created_at comes from the region's clock")
+		})
+	}
+}
+
+func TestConnectLocalFails(t *testing.T) {
+	cases := []struct {
+		name, url, want string
+	}{
+		{"not answering", "http://127.0.0.1:1", "does not answer"},
+		{"error status", infoServer(t, http.StatusInternalServerError, "{}"), "500"},
+		{"not JSON", infoServer(t, http.StatusOK, "<html>"), "not a local region description"},
+		{"no names", infoServer(t, http.StatusOK, `{"bucket":""}`), "names no state machine or bucket"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := connect(context.Background(), envOf(map[string]string{envLocalEndpoint: tc.url}), &deployerFlags{local: true})
+			require.ErrorIs(t, err, errNoDeployer)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"USER": "alice"}, "alice"},
+		{map[string]string{"USER": "alice", envCreatedBy: "ci@build-42"}, "ci@build-42"},
+		{map[string]string{"LOGNAME": "bob"}, "bob"},
+		{map[string]string{"USER": "a l\x1bice\n"}, "alice"},
+		{map[string]string{"USER": "日本"}, "unknown"},
+		{nil, "unknown"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, identity(envOf(tc.env)))
+	}
+}
