@@ -66,7 +66,9 @@
 // world.Calls() counts calls per operation, CallsByAccount per account,
 // CallLog lists them in order; ResetCalls clears them. world.Snapshot() is
 // a JSON-serialisable picture of every group, instance, registration,
-// launch template and alarm.
+// launch template and alarm. world.InstanceTimes(account, region, group)
+// tells when each instance of a group was launched, booted, passes its
+// health checks and started terminating (benchmarks measure from it).
 //
 // # Credentials
 //
