@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// Defaults of ferry local.
+const (
+	// localAddr is where ferry local listens, and where ferry deploy
+	// --local and ferry local world look for it.
+	localAddr = "127.0.0.1:4566"
+	// localSpeed is simulated seconds per wall second: a ten-minute deploy
+	// in ten seconds.
+	localSpeed = 60
+	// worldTimeout bounds ferry local world's request, in wall time.
+	worldTimeout = 10 * time.Second
+)
+
+// defaultWorld is the world of the deploy-test example, a copy of
+// testdata/worlds/deploy-test.json (a test keeps the two equal), embedded
+// so that ferry local runs from any directory.
+//
+//go:embed local_world.json
+var defaultWorld []byte
+
+func init() {
+	register(&command{
+		name:    "local",
+		args:    "[world]",
+		summary: "Run a local region (Step Functions, S3 and a simulated AWS), or show its world",
+		help: `Local runs an embedded region on this machine until Ctrl-C: the deployer's
+state machine and handlers, an S3-compatible store with the deployer bucket,
+and a simulated AWS seeded from a world file, all on one port (--listen).
+It prints the endpoint, the state machine ARN and the bucket. Point the
+client at it with AWS_ENDPOINT_URL=http://ADDR, or use ferry deploy --local
+for the default address.
+
+--world names a world file (see internal/sim); without it, the world of the
+deploy-test example (testdata/worlds/deploy-test.json), built into ferry.
+--speed scales simulated time: with 60 a ten-minute deploy takes ten
+seconds; 0 runs as fast as possible (time jumps whenever every deploy
+waits). Logs go to stderr: warnings only, or every state and API call
+with --verbose.
+
+"ferry local world" asks a running region (--endpoint, default
+AWS_ENDPOINT_URL or http://127.0.0.1:4566) for its simulated world and
+prints every Auto Scaling group with its tags, desired capacity and
+instances, and the load balancers' registrations; --json prints the raw
+snapshot.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
+			listen := fs.String("listen", localAddr, "`ADDR` (host:port) to serve on")
+			world := fs.String("world", "", "world `FILE` of the simulated AWS (default: the deploy-test world)")
+			speed := fs.Float64("speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
+			verbose := fs.Bool("verbose", false, "log every state and API call")
+			endpoint := fs.String("endpoint", "", "`URL` of the running region, for ferry local world")
+			asJSON := fs.Bool("json", false, "print the world as JSON, for ferry local world")
+			return func(ctx context.Context, env Env, args []string) int {
+				switch {
+				case len(args) == 0:
+					return runLocal(ctx, env, *listen, *world, *speed, *verbose)
+				case len(args) == 1 && args[0] == "world":
+					url := *endpoint
+					if url == "" {
+						url = env.Getenv("AWS_ENDPOINT_URL")
+					}
+					if url == "" {
+						url = "http://" + localAddr
+					}
+					return localWorld(ctx, env, url, *asJSON)
+				}
+				return commands["local"].usageError(env, "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
+			}
+		},
+	})
+}
+
+// runLocal runs the local region until ctx is done.
+func runLocal(ctx context.Context, env Env, listen, worldFile string, speed float64, verbose bool) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "ferry local: "+format+"\n", args...)
+		return exitFailure
+	}
+	if speed < 0 {
+		return commands["local"].usageError(env, "--speed %v must not be negative", speed)
+	}
+	var spec sim.WorldSpec
+	var err error
+	if worldFile != "" {
+		spec, err = sim.Load(worldFile)
+	} else {
+		spec, err = sim.ParseWorld(defaultWorld)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	r, err := region.New(ctx, region.Options{World: spec, Speed: speed, Logger: logger})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fail("listen on %s: %v", listen, err)
+	}
+	url := "http://" + ln.Addr().String()
+	how := "AWS_ENDPOINT_URL=" + url
+	if ln.Addr().String() == localAddr {
+		how += " or ferry deploy --local"
+	}
+	fmt.Fprintf(env.Stdout, "ferry local: %s  state machine %s  bucket %s  (use %s; Ctrl-C stops)\n",
+		url, r.StateMachineARN(), r.Bucket(), how)
+	if err := r.Serve(ctx, ln); err != nil {
+		return fail("%v", err)
+	}
+	if err := r.Close(); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintln(env.Stdout, "ferry local: stopped")
+	return exitOK
+}
+
+// localWorld prints the world of the region at endpoint.
+func localWorld(ctx context.Context, env Env, endpoint string, asJSON bool) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "ferry local world: "+format+"\n", args...)
+		return exitFailure
+	}
+	body, err := fetchWorld(ctx, strings.TrimSuffix(endpoint, "/")+region.WorldPath)
+	if err != nil {
+		return fail("%v (is ferry local running?)", err)
+	}
+	if asJSON {
+		_, _ = env.Stdout.Write(body)
+		return exitOK
+	}
+	var snap sim.Snapshot
+	if err := json.Unmarshal(body, &snap); err != nil {
+		return fail("the region's world does not decode: %v", err)
+	}
+	printWorld(env.Stdout, snap)
+	return exitOK
+}
+
+func fetchWorld(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, worldTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New("GET " + url + ": " + resp.Status)
+	}
+	return body, nil
+}
+
+// printWorld writes a snapshot for people: per account-region, every ASG
+// with its tags, capacity and instances, then the load balancers' and
+// target groups' registrations.
+func printWorld(w io.Writer, snap sim.Snapshot) {
+	fmt.Fprintf(w, "world at %s\n", snap.Time.UTC().Format(time.RFC3339))
+	if len(snap.Accounts) == 0 {
+		fmt.Fprintln(w, "\nnothing deployed or registered")
+		return
+	}
+	for _, a := range snap.Accounts {
+		fmt.Fprintf(w, "\naccount %s  %s\n", a.Account, a.Region)
+		if len(a.Groups) == 0 {
+			fmt.Fprintln(w, "  no Auto Scaling groups")
+		}
+		for _, g := range a.Groups {
+			status := ""
+			if g.Status != "" {
+				status = "  (" + g.Status + ")"
+			}
+			fmt.Fprintf(w, "  ASG %s%s\n", g.Name, status)
+			fmt.Fprintf(w, "    desired %d  min %d  max %d  instances %d\n", g.Desired, g.Min, g.Max, len(g.Instances))
+			fmt.Fprintf(w, "    tags    %s\n", joinMap(g.Tags, " "))
+			if len(g.Instances) > 0 {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				for _, i := range g.Instances {
+					fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", i.ID, i.Zone, i.Lifecycle, i.Health, joinMap(i.LB, " "))
+				}
+				_ = tw.Flush()
+			}
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		printRegistrations(tw, "load balancer", a.LoadBalancers)
+		printRegistrations(tw, "target group", a.TargetGroups)
+		_ = tw.Flush()
+	}
+}
+
+func printRegistrations(tw io.Writer, kind string, regs []sim.RegistrationSnapshot) {
+	for _, r := range regs {
+		registered := joinMap(r.Instances, " ")
+		if registered == "" {
+			registered = "(no instances)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kind, r.Name, registered)
+	}
+}
+
+// joinMap renders a map as sorted key=value pairs.
+func joinMap(m map[string]string, sep string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, sep)
+}

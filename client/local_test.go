@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// TestLocalEmbeddedWorld: the world built into ferry local is the
+// deploy-test world of testdata, byte for byte.
+func TestLocalEmbeddedWorld(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(defaultWorld),
+		"client/local_world.json must be a copy of testdata/worlds/deploy-test.json")
+	_, err = sim.ParseWorld(defaultWorld)
+	assert.NoError(t, err)
+}
+
+// TestLocalServesUntilCancelled starts ferry local on a free port, reads
+// its banner, talks to it, and stops it as Ctrl-C does.
+func TestLocalServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &stderr},
+			[]string{"local", "--listen", "127.0.0.1:0", "--speed", "0"})
+		pw.Close()
+	}()
+	out := bufio.NewReader(pr)
+	banner, err := out.ReadString('\n')
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	url := regexp.MustCompile(`^ferry local: (http://127\.0\.0\.1:\d+)  `).FindStringSubmatch(banner)
+	require.Len(t, url, 2, banner)
+	assert.Contains(t, banner, "state machine arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer")
+	assert.Contains(t, banner, "bucket ")
+	assert.Contains(t, banner, "AWS_ENDPOINT_URL="+url[1])
+
+	resp, err := http.Get(url[1] + region.InfoPath)
+	require.NoError(t, err)
+	var info region.Info
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&info))
+	resp.Body.Close()
+	assert.Contains(t, banner, "bucket "+info.Bucket)
+	assert.Zero(t, info.Speed)
+
+	c, stdout, errOut := runFerry(t, "local", "world", "--endpoint", url[1])
+	assert.Equal(t, exitOK, c, errOut)
+	assert.Contains(t, stdout, "nothing deployed or registered")
+
+	cancel()
+	rest, err := io.ReadAll(out)
+	require.NoError(t, err)
+	assert.Equal(t, exitOK, <-code, stderr.String())
+	assert.Equal(t, "ferry local: stopped\n", string(rest))
+	assert.Empty(t, stderr.String(), "quiet by default")
+}
+
+// TestLocalWorldView prints the world of a region after a deploy, for
+// people (golden) and as JSON.
+func TestLocalWorldView(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	spec, err := sim.ParseWorld(defaultWorld)
+	require.NoError(t, err)
+	r, err := region.New(ctx, region.Options{World: spec, Clock: clk})
+	require.NoError(t, err)
+	defer r.Close()
+	srv := httptest.NewServer(r.Handler())
+	defer srv.Close()
+
+	rel, err := release.ReadFile(filepath.Join("..", "testdata", "deploy-test-release.json"))
+	require.NoError(t, err)
+	rel.ReleaseID = "r20260301-1"
+	rel.CreatedAt = clk.Now().Add(-time.Minute)
+	raw, err := json.Marshal(rel)
+	require.NoError(t, err)
+	x, err := r.StartRelease(ctx, raw)
+	require.NoError(t, err)
+	require.NoError(t, x.Wait(ctx))
+	require.Equal(t, asl.StatusSucceeded, x.Describe().Status, x.Describe().Cause)
+
+	code, stdout, stderr := runFerry(t, "local", "world", "--endpoint", srv.URL+"/")
+	require.Equal(t, exitOK, code, stderr)
+	got := "$ ferry local world\n" + stdout
+	golden := filepath.Join("testdata", "golden", "local-world.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "missing %s (run go test -update)", golden)
+	assert.Equal(t, string(want), got)
+	assert.Contains(t, stdout, "ASG "+naming.GroupName(rel.ProjectName, rel.ConfigName, "web", rel.ReleaseID))
+
+	code, stdout, stderr = runFerry(t, "local", "world", "--json", "--endpoint", srv.URL)
+	require.Equal(t, exitOK, code, stderr)
+	want, err = json.Marshal(r.World().Snapshot())
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), stdout)
+}
+
+func TestLocalErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	tests := []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		code   int
+		stderr string
+	}{
+		{"no region", []string{"local", "world", "--endpoint", closed}, nil, exitFailure, "is ferry local running?"},
+		{"endpoint from the environment", []string{"local", "world"}, map[string]string{"AWS_ENDPOINT_URL": closed}, exitFailure, ln.Addr().String()},
+		{"unknown subcommand", []string{"local", "status"}, nil, exitUsage, `unexpected argument "status"`},
+		{"negative speed", []string{"local", "--speed", "-1"}, nil, exitUsage, "--speed -1 must not be negative"},
+		{"missing world", []string{"local", "--world", "testdata/no-such-world.json"}, nil, exitFailure, "no-such-world.json"},
+		{"bad listen address", []string{"local", "--listen", "256.0.0.1:1"}, nil, exitFailure, "listen on 256.0.0.1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return tt.env[k] }}
+			code := run(context.Background(), env, tt.args)
+			assert.Equal(t, tt.code, code, errOut.String())
+			assert.Contains(t, errOut.String(), tt.stderr)
+		})
+	}
+}
