@@ -91,6 +91,10 @@ type Options struct {
 	// Store, when set, wraps the S3 client the deployer uses for its bucket
 	// (fault injection and call recording on S3).
 	Store func(deployer.Store) deployer.Store
+	// Assets, when set, wraps the S3 client Publish uses for the target
+	// environments' asset buckets (call recording on S3, as Store does
+	// for the deployer bucket).
+	Assets func(cloud.AssetStore) cloud.AssetStore
 }
 
 // Info are a region's coordinates: what a client needs to deploy to it.
@@ -246,7 +250,11 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	if opts.Store != nil {
 		store = opts.Store(store)
 	}
-	assets := func(cloud.Target) cloud.AssetStore { return r.s3 }
+	var assetStore cloud.AssetStore = r.s3
+	if opts.Assets != nil {
+		assetStore = opts.Assets(assetStore)
+	}
+	assets := func(cloud.Target) cloud.AssetStore { return assetStore }
 	connector := cloud.NewConnector(world.STS(account), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk, SessionName: "local"})
 	r.dep, err = deployer.New(deployer.Config{
 		Bucket:              r.info.Bucket,

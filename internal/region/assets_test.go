@@ -1,0 +1,76 @@
+package region
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// recordingAssets records the calls made through it.
+type recordingAssets struct {
+	next  cloud.AssetStore
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recordingAssets) record(op string, bucket, key *string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, op+" "+aws.ToString(bucket)+"/"+aws.ToString(key))
+}
+
+func (r *recordingAssets) HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
+	r.record("HeadObject", in.Bucket, in.Key)
+	return r.next.HeadObject(ctx, in, optFns...)
+}
+
+func (r *recordingAssets) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	r.record("PutObject", in.Bucket, in.Key)
+	return r.next.PutObject(ctx, in, optFns...)
+}
+
+func (r *recordingAssets) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	r.record("GetObject", in.Bucket, in.Key)
+	return r.next.GetObject(ctx, in, optFns...)
+}
+
+// TestLocalAssetsOption: Options.Assets wraps the asset store Publish
+// writes the target's assets through.
+func TestLocalAssetsOption(t *testing.T) {
+	rec := &recordingAssets{}
+	r, clk := newTestRegion(t, Options{Assets: func(next cloud.AssetStore) cloud.AssetStore {
+		rec.next = next
+		return rec
+	}})
+	path := filepath.Join(t.TempDir(), "app.conf")
+	require.NoError(t, os.WriteFile(path, []byte("listen 8000\n"), 0o644))
+	ctx := context.Background()
+	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), testProject, testConfig, path)
+	require.NoError(t, err)
+
+	raw := releaseJSON(t, clk, "20260301T120000Z-a55e75", func(rel *release.Release) {
+		rel.Assets = map[string]*release.Asset{"conf": {Path: "app.conf", SHA256: sum, Size: size}}
+	})
+	x, err := r.StartRelease(ctx, raw)
+	require.NoError(t, err)
+	require.NoError(t, x.Wait(ctx))
+	require.Equal(t, asl.StatusSucceeded, x.Describe().Status, x.Describe().Cause)
+
+	target := naming.AssetBucketName("111111111111", DefaultRegion, "") + "/" + naming.TargetAssetKey(sum)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, []string{"HeadObject " + target, "PutObject " + target}, rec.calls)
+}
