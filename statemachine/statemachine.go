@@ -43,10 +43,13 @@ const (
 )
 
 // RetriedErrors are the error names every task retries: ferry's retryable
-// error and the Lambda service's transient errors.
+// error and the Lambda service's transient errors, including Lambda.Unknown
+// (an invocation that died, e.g. out of memory or time, possibly after its
+// work was done: every handler is idempotent, so running it again is safe).
 func RetriedErrors() []string {
 	return []string{
 		failure.NameRetryable,
+		"Lambda.Unknown",
 		"Lambda.ServiceException",
 		"Lambda.AWSLambdaException",
 		"Lambda.SdkClientException",
@@ -224,13 +227,15 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 
 	all := []string{ErrorAll}
 	// Nothing is touched before the lock is held: a bad release or a held
-	// lock ends clean. Lock releases a lock it took when it fails itself.
+	// lock ends clean (Lock releases a lock it took when it refuses a
+	// replayed release). Any other failure of Lock may have left the lock
+	// written: ReleaseLock releases it if this release holds it.
 	catches(validate,
 		catch{[]string{failure.NameBadRelease}, failureClean},
 		catch{all, failureClean})
 	catches(lock,
-		catch{[]string{failure.NameLockExists, failure.NameLock, failure.NameBadRelease}, failureClean},
-		catch{all, failureClean})
+		catch{[]string{failure.NameLockExists, failure.NameBadRelease}, failureClean},
+		catch{all, releaseLock})
 	// The lock is held, nothing is created yet.
 	catches(validateResources,
 		catch{[]string{failure.NameBadRelease}, releaseLock},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -55,7 +57,18 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	if bad := health.Unhealthy(report); len(bad) > 0 {
+	// The health gate protects the previous groups. Once none is left
+	// standing (a first release, or a retry after they were deleted),
+	// failing here would make CleanUpFailure delete the only serving
+	// groups: the release is past its point of no return.
+	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	standing := slices.ContainsFunc(groups, func(g asgtypes.AutoScalingGroup) bool {
+		return asgTags(g.Tags)[naming.TagReleaseID] != st.ReleaseID && !deleting(g)
+	})
+	if bad := health.Unhealthy(report); len(bad) > 0 && standing {
 		return nil, &failure.HaltError{Reason: "no longer healthy before deleting the previous groups: " + joinNames(bad)}
 	}
 	removed, err := d.removeGroups(ctx, c, st, func(tags map[string]string) bool {
@@ -195,9 +208,18 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	return st, nil
 }
 
-// finish releases the lock and removes the halt marker.
+// finish releases the lock and removes the halt marker. A lock held by
+// another release is not this release's to release: it is left alone, and
+// so is the halt marker, which then belongs to that release's execution
+// (this happens when Lock itself failed, for example a Lambda that died
+// before or after writing the lock).
 func (d *Deployer) finish(ctx context.Context, st *execution.State) error {
-	if err := d.locks.Release(ctx, st.ProjectName, st.ConfigName, st.ReleaseID); err != nil {
+	err := d.locks.Release(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if errors.Is(err, lock.ErrNotHolder) {
+		d.log.Warn("lock held by another release: left alone", "release_id", st.ReleaseID, "error", err.Error())
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	return d.halts.Clear(ctx, st.ProjectName, st.ConfigName)

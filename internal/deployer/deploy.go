@@ -23,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -447,14 +448,19 @@ func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release
 }
 
 // waitSeconds is how long the state machine waits before the next health
-// check: the configured interval, never past the release's timeout, at
-// least one second.
+// check: the configured interval, stretched for long timeouts so the
+// execution stays within limits.MaxHealthChecks, never past the release's
+// timeout, at least one second.
 func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
 	wait := d.cfg.HealthCheckInterval
-	if !req.Execution.StartTime.IsZero() && st.Timeout > 0 {
-		deadline := req.Execution.StartTime.Add(time.Duration(st.Timeout) * time.Second)
-		if left := deadline.Sub(d.now()); left < wait {
-			wait = left
+	if st.Timeout > 0 {
+		// Keep the whole timeout within Step Functions' history limit.
+		timeout := time.Duration(st.Timeout) * time.Second
+		wait = max(wait, (timeout+limits.MaxHealthChecks-1)/limits.MaxHealthChecks)
+		if !req.Execution.StartTime.IsZero() {
+			if left := req.Execution.StartTime.Add(timeout).Sub(d.now()); left < wait {
+				wait = left
+			}
 		}
 	}
 	return max(1, int(math.Ceil(wait.Seconds())))

@@ -205,6 +205,26 @@ func TestCleanUpSuccessRefusesUnhealthy(t *testing.T) {
 	assertFailedClean(t, h, r2, failure.NameHalt)
 }
 
+// With no previous group left standing (here a first release), the health
+// gate of CleanUpSuccess has nothing to protect: it finishes rather than
+// fail into CleanUpFailure, which would delete the only serving groups.
+// This is also what a retry of CleanUpSuccess after it deleted the previous
+// groups sees.
+func TestCleanUpSuccessPastPointOfNoReturn(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.AMI = "ubuntu-broken"
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(5 * time.Minute)
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r.ReleaseID))
+	out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndSuccess, out.End)
+}
+
 func TestDeployErrorThenCleanUp(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()

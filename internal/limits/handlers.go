@@ -9,6 +9,12 @@ const (
 	// the first. It bounds the latency ferry adds once the last needed
 	// instance is healthy.
 	HealthCheckInterval = 5 * time.Second
+	// MaxHealthChecks bounds the health checks of one execution: a round
+	// (Choice, Wait, CheckHealthy) records about 9 history events, and Step
+	// Functions ends an execution at StepFunctionsHistoryEvents. So the
+	// wait between checks is at least a release's timeout divided by this
+	// (5 s for the default 600 s timeout, 87 s for the 48 h maximum).
+	MaxHealthChecks = 2000
 	// HealthCheckGracePeriod is the new ASGs' health check grace period: how
 	// long after launch an instance failing its load balancer's health
 	// check is left alone.

@@ -28,6 +28,10 @@ type S3 interface {
 
 var _ S3 = (*s3.Client)(nil)
 
+// ErrNotHolder is wrapped by the *failure.LockError Release returns when
+// another release holds the lock (errors.Is finds it).
+var ErrNotHolder = errors.New("not the holder")
+
 // Holder is the body of a lock: which release holds it, the execution that
 // took it and since when.
 type Holder struct {
@@ -203,7 +207,7 @@ func (l *Locks) Release(ctx context.Context, project, config, releaseID string) 
 	if cur.ReleaseID != releaseID {
 		return &failure.LockError{
 			Op:  "release " + key,
-			Err: fmt.Errorf("held by release %s (execution %s) since %s, not by %s", cur.ReleaseID, cur.Execution, cur.Since.UTC().Format(time.RFC3339), releaseID),
+			Err: fmt.Errorf("%w: held by release %s (execution %s) since %s, not by %s", ErrNotHolder, cur.ReleaseID, cur.Execution, cur.Since.UTC().Format(time.RFC3339), releaseID),
 		}
 	}
 	in := &s3.DeleteObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)}

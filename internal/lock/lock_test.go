@@ -264,6 +264,8 @@ func TestRelease(t *testing.T) {
 		release  string
 		wantErr  string
 		wantHeld string
+		// notHolder: the error wraps ErrNotHolder.
+		notHolder bool
 	}{
 		{name: "absent lock", release: "r1"},
 		{
@@ -278,9 +280,10 @@ func TestRelease(t *testing.T) {
 			setup: func(t *testing.T, e env) {
 				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
 			},
-			release:  "r2",
-			wantErr:  "held by release r1 (execution e1) since 2030-05-06T07:08:09Z, not by r2",
-			wantHeld: "r1",
+			release:   "r2",
+			wantErr:   "held by release r1 (execution e1) since 2030-05-06T07:08:09Z, not by r2",
+			wantHeld:  "r1",
+			notHolder: true,
 		},
 		{
 			name:     "unreadable lock is not removed",
@@ -308,6 +311,7 @@ func TestRelease(t *testing.T) {
 			var le *failure.LockError
 			require.ErrorAs(t, err, &le)
 			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.Equal(t, tc.notHolder, errors.Is(err, lock.ErrNotHolder))
 			if tc.wantHeld != "" {
 				h, found, err := e.locks.Get(ctx, project, config)
 				require.NoError(t, err)

@@ -127,7 +127,7 @@ func TestFailurePaths(t *testing.T) {
 	// Where each task's errors go.
 	catchTargets := map[string][]string{
 		execution.TaskValidate:          {execution.EndFailureClean},
-		execution.TaskLock:              {execution.EndFailureClean},
+		execution.TaskLock:              {execution.EndFailureClean, execution.TaskReleaseLock},
 		execution.TaskValidateResources: {execution.TaskReleaseLock},
 		execution.TaskPublish:           {execution.TaskReleaseLock},
 		execution.TaskDeploy:            {execution.TaskCleanUpFailure},
