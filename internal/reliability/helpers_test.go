@@ -1,0 +1,55 @@
+package reliability
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	cleanOnce sync.Once
+	cleanRes  *Result
+	cleanErr  error
+)
+
+// reference returns the reference scenario of this repository.
+func reference(t *testing.T) *Scenario {
+	t.Helper()
+	sc, err := Reference("../..")
+	require.NoError(t, err)
+	return sc
+}
+
+// clean returns the reference scenario's clean run (made once per test
+// binary).
+func clean(t *testing.T) *Result {
+	t.Helper()
+	cleanOnce.Do(func() {
+		sc, err := Reference("../..")
+		if err != nil {
+			cleanErr = err
+			return
+		}
+		cleanRes, cleanErr = sc.Run(context.Background(), RunOptions{})
+	})
+	require.NoError(t, cleanErr)
+	return cleanRes
+}
+
+// callIndex returns the index of the n-th (1-based) call of the clean run
+// that made op in task (with key when not empty).
+func callIndex(t *testing.T, res *Result, task, op, key string, n int) int {
+	t.Helper()
+	for i, c := range res.Calls {
+		if c.Task == task && c.Op == op && (key == "" || c.Key == key) {
+			n--
+			if n == 0 {
+				return i
+			}
+		}
+	}
+	require.Failf(t, "no such call", "the clean run has no call %s %s %s in %s", op, key, "", task)
+	return -1
+}
