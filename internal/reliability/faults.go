@@ -180,7 +180,7 @@ func (s *faultStore) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Inpu
 // s3Record is one S3 call of the deployer and how many simulated AWS calls
 // came before it.
 type s3Record struct {
-	op, key string
+	op, key   string
 	awsBefore int
 }
 
