@@ -30,8 +30,21 @@ $(NODE_BIN)/.installed: infra/package.json infra/package-lock.json
 	@touch $@
 
 .PHONY: test
-test: tools lint thin ## Run every test (what CI runs)
+test: tools lint thin fuzz ## Run every test (what CI runs)
 	$(GO) test -count=1 ./...
+
+# The fuzz targets CI runs for FUZZTIME each: the release decoder and the
+# client's reading of execution history.
+FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each, default 10s)
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeValidate$$' -fuzztime=$(FUZZTIME) ./internal/release
+	$(GO) test -run='^$$' -fuzz='^FuzzFollowHistory$$' -fuzztime=$(FUZZTIME) ./client
+
+.PHONY: reliability
+reliability: ## Run the full fault-injection matrix (every call index x every fault kind); fails on a violation
+	$(GO) run ./internal/reliability/cmd
 
 .PHONY: lint
 lint: ## gofmt and go vet
