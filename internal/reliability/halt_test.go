@@ -1,0 +1,107 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/region"
+)
+
+// TestHaltDuringEachState writes a halt marker as the new release's
+// execution enters each state. A halt before Deploy creates anything ends
+// in FailureClean with nothing created; a later one ends in FailureClean
+// within one health-check interval; during CleanUpSuccess (past the point
+// of no return) the release may still succeed. Every run keeps the
+// invariants and the halted execution removes the marker.
+func TestHaltDuringEachState(t *testing.T) {
+	sc := reference(t)
+	states := []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
+		execution.TaskDeploy, "Healthy?", "WaitForHealthy", execution.TaskCheckHealthy, execution.TaskCleanUpSuccess}
+	beforeDeploy := []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish, execution.TaskDeploy}
+	for _, state := range states {
+		t.Run(state, func(t *testing.T) {
+			var once sync.Once
+			var haltedAt time.Time
+			res, err := sc.Run(context.Background(), RunOptions{OnState: func(reg *region.Region, s string) {
+				if s != state {
+					return
+				}
+				once.Do(func() {
+					haltedAt = reg.Clock().Now()
+					err := halt.New(reg.S3(), reg.Bucket()).Put(context.Background(), "acme/shop", "production",
+						halt.Marker{By: "reliability", Reason: "halt during " + state, At: haltedAt})
+					require.NoError(t, err)
+				})
+			}})
+			require.NoError(t, err)
+			require.False(t, haltedAt.IsZero(), "the execution never entered %s", state)
+			assert.Empty(t, res.Violations)
+			assert.False(t, res.HaltMarker, "the halted execution removes the marker")
+			if state == execution.TaskCleanUpSuccess {
+				assert.Contains(t, []string{execution.EndSuccess, execution.EndFailureClean}, res.End, "%s: %s", res.Error, res.Cause)
+				return
+			}
+			require.Equal(t, execution.EndFailureClean, res.End, "%s: %s", res.Error, res.Cause)
+			assert.Equal(t, "HaltError", res.Error)
+			if slices.Contains(beforeDeploy, state) {
+				for _, c := range res.Calls {
+					assert.NotContains(t, []string{"CreateAutoScalingGroup", "CreateLaunchTemplate", "PutScalingPolicy", "PutMetricAlarm"}, c.Op,
+						"a halt before Deploy creates anything: %s was called", c)
+				}
+				return
+			}
+			assert.LessOrEqual(t, res.EndedAt.Sub(haltedAt), sc.Interval,
+				"halted at %s, ended at %s: more than one health-check interval", haltedAt, res.EndedAt)
+		})
+	}
+}
+
+// TestEveryTaskTwice: every task invoked twice (a retry after success,
+// the second result given to the state machine) leaves the same world and
+// the same records as once.
+func TestEveryTaskTwice(t *testing.T) {
+	once := clean(t)
+	twice, err := reference(t).Run(context.Background(), RunOptions{Twice: true})
+	require.NoError(t, err)
+	require.Equal(t, execution.EndSuccess, twice.End, "%s: %s", twice.Error, twice.Cause)
+	assert.Empty(t, twice.Violations)
+	assert.JSONEq(t, mustJSON(t, once.After), mustJSON(t, twice.After), "the world after the deploy")
+	assert.Equal(t, once.Objects, twice.Objects, "the deployer bucket's records")
+	assert.Equal(t, once.EndedAt, twice.EndedAt)
+	for _, inv := range twice.Invocations {
+		assert.Empty(t, inv.Err, "%s failed on its second invocation", inv.Task)
+	}
+}
+
+// TestNeverHealthyTimesOut: a release that never becomes healthy ends in
+// FailureClean (TimeoutError) within one health-check interval after its
+// timeout, with the previous release still serving.
+func TestNeverHealthyTimesOut(t *testing.T) {
+	sc := reference(t)
+	res, err := sc.Run(context.Background(), RunOptions{Next: filepath.Join("..", "..", "testdata", "reliability", "v2-never-healthy.json")})
+	require.NoError(t, err)
+	require.Equal(t, execution.EndFailureClean, res.End, "%s: %s", res.Error, res.Cause)
+	assert.Equal(t, "TimeoutError", res.Error)
+	assert.Empty(t, res.Violations)
+	const timeout = 120 * time.Second // the release's timeout
+	took := res.EndedAt.Sub(res.StartedAt)
+	assert.GreaterOrEqual(t, took, timeout)
+	assert.LessOrEqual(t, took, timeout+sc.Interval, "ended %s after the start", took)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
