@@ -25,13 +25,14 @@ export FERRY_LOCAL_ENDPOINT="http://127.0.0.1:$PORT"
 export USER=${USER:-demo}
 
 LOG=$(mktemp -t ferry-local.XXXXXX)
+OUT=$(mktemp -t ferry-demo.XXXXXX)
 REGION_PID=
 stop_region() {
 	if [[ -n $REGION_PID ]] && kill -0 "$REGION_PID" 2>/dev/null; then
 		kill "$REGION_PID" 2>/dev/null || true
 		wait "$REGION_PID" 2>/dev/null || true
 	fi
-	rm -f "$LOG"
+	rm -f "$LOG" "$OUT"
 }
 trap stop_region EXIT
 
@@ -45,47 +46,88 @@ die() {
 	exit 1
 }
 
-# expect CODE CMD...: run a ferry command, showing its output, and check
-# its exit code.
+# expect CODE CMD...: run a ferry command, showing its output (kept in
+# $OUT), and check its exit code.
 expect() {
-	local want=$1 got=0
+	local want=$1 got
 	shift
 	printf '%s$ ferry %s%s\n' "$dim" "$*" "$reset"
-	"$FERRY" "$@" || got=$?
+	set +e
+	"$FERRY" "$@" | tee "$OUT"
+	got=${PIPESTATUS[0]}
+	set -e
 	[[ $got == "$want" ]] || die "ferry $* exited $got, expected $want"
 }
 
-# world: the simulated world's Auto Scaling groups of the project.
-world() { "$FERRY" local world; }
+# released: the release id the last deploy started.
+released() { sed -n 's/^ferry deploy: .* release \([^ ]*\)$/\1/p' "$OUT" | head -n 1; }
+
+# world: the simulated world as ferry local world prints it.
+world() { "$FERRY" local world --endpoint "$FERRY_LOCAL_ENDPOINT"; }
+
+# show_world: the world's groups and instances, without tags and other
+# projects' load balancers.
+show_world() {
+	local w
+	w=$(world) || die "ferry local world failed"
+	printf '%s\n' "$w" | grep -v -e '^ *tags ' -e 'other-project' -e '^world at' -e '^$' || true
+}
+
+# in_world ID: whether a group of release ID is in the world.
+in_world() {
+	local w
+	w=$(world) || die "ferry local world failed"
+	[[ $w == *"$1"* ]]
+}
+
+# gone ID: wait until no group of release ID is left in the world (its
+# deletion takes a little simulated time), or fail.
+gone() {
+	for _ in $(seq 100); do
+		if ! in_world "$1"; then return 0; fi
+		sleep 0.1
+	done
+	die "the group of release $1 is still in the world"
+}
 
 step "Starting the local region on 127.0.0.1:$PORT (speed ${SPEED}x)"
 "$FERRY" local --listen "127.0.0.1:$PORT" --speed "$SPEED" >"$LOG" 2>&1 &
 REGION_PID=$!
 for _ in $(seq 100); do
-	if "$FERRY" local world >/dev/null 2>&1; then break; fi
+	if world >/dev/null 2>&1; then break; fi
 	kill -0 "$REGION_PID" 2>/dev/null || die "the local region did not start"
 	sleep 0.1
 done
-"$FERRY" local world >/dev/null 2>&1 || die "the local region does not answer on $FERRY_LOCAL_ENDPOINT"
+world >/dev/null 2>&1 || die "the local region does not answer on $FERRY_LOCAL_ENDPOINT"
 note "ready: every AWS call below goes to the local region through the AWS SDK"
 
 step "1. First deploy of testdata/deploy-test-release.json"
 expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
-world
+first=$(released)
+note "the world now:"
+show_world
 
 step "2. A changed release (min_size 2, new user data): blue/green swap"
 expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-v2.json
-note "the new group serves; the old one is being deleted:"
-world
+second=$(released)
+in_world "$second" || die "no group of release $second in the world"
+gone "$first"
+note "the new group serves; the old one ($first) is deleted:"
+show_world
 
 step "3. A release whose instances never become healthy (AMI ubuntu-broken, timeout 5m)"
 expect 1 deploy --local --poll "$POLL" testdata/demo/deploy-test-broken.json
-note "nothing of it is left; the v2 group still serves:"
-world
+broken=$(released)
+gone "$broken"
+in_world "$second" || die "the group of release $second is gone"
+note "nothing of $broken is left; $second still serves:"
+show_world
 
 step "4. A halt during a deploy"
 expect 0 deploy --local --no-wait testdata/demo/deploy-test-slow.json
-expect 0 halt --local --poll "$POLL" --reason "demo: stop this one" testdata/demo/deploy-test-slow.json
+slow=$(released)
+expect 0 halt --local --poll "$POLL" --reason "bad build" testdata/demo/deploy-test-slow.json
+gone "$slow"
 
 step "5. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
