@@ -1,0 +1,135 @@
+// Command cmd runs ferry's deploy benchmark (make bench): every cell of the
+// grid with ferry's timing and the reference model's, the Lambda binary's
+// size and the asset uploads of a repeated deploy. It prints the table and
+// the targets, and writes the report as JSON.
+//
+//	go run ./internal/bench/cmd -out build/bench.json \
+//	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
+//	    [-readme FILE] [-check]
+//
+// Without -lambda the Lambda is built (as make build does) into a temporary
+// directory; without -ferry the asset uploads run in-process. -check exits
+// with status 1 when a target fails.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "build/bench.json", "where to write the JSON report")
+	lambda := fs.String("lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
+	ferry := fs.String("ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
+	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
+	readme := fs.String("readme", "", "also write the README section (markdown) to this file")
+	check := fs.Bool("check", false, "exit with status 1 when a target fails")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	cells, err := parseCells(*cellsFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: -cells: %v\n", err)
+		return 2
+	}
+
+	results, err := bench.RunGrid(ctx, cells, func(c bench.CellResult) {
+		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
+	bin, err := bench.LambdaBinary(ctx, *lambda)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
+	up, err := bench.AssetUploads(ctx, *ferry)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
+	report := bench.NewReport(results, bin, up)
+
+	if err := report.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if err := writeFile(*out, report.JSON); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "\nwrote %s\n", *out)
+	if *readme != "" {
+		if err := writeFile(*readme, report.Markdown); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *readme)
+	}
+	if *check && !report.Passed() {
+		fmt.Fprintln(stderr, "bench: a target failed")
+		return 1
+	}
+	return 0
+}
+
+// parseCells reads "1x1,50x100"; empty is the whole grid.
+func parseCells(s string) ([]bench.Cell, error) {
+	if strings.TrimSpace(s) == "" {
+		return bench.Grid(), nil
+	}
+	var cells []bench.Cell
+	for _, part := range strings.Split(s, ",") {
+		var c bench.Cell
+		var rest string
+		n, _ := fmt.Sscanf(strings.TrimSpace(part)+" end", "%dx%d %s", &c.Services, &c.Instances, &rest)
+		if n != 3 || rest != "end" || c.Services < 1 || c.Instances < 1 {
+			return nil, fmt.Errorf("%q is not SxN with S, N >= 1", part)
+		}
+		cells = append(cells, c)
+	}
+	return cells, nil
+}
+
+// writeFile writes path (creating its directory) with write.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	if path == "" {
+		return errors.New("no output path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
+}

@@ -1,0 +1,448 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// Start is the simulated time every run starts at.
+var Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// Model is a deployer timing: the waits the same state machine and
+// handlers run with.
+type Model struct {
+	Name string
+	// HealthCheckInterval is the wait between health checks (zero: the
+	// deployer's default, limits.HealthCheckInterval).
+	HealthCheckInterval time.Duration
+	// FirstWait is the wait after Deploy before the first health check
+	// (zero: the deployer's own, its HealthCheckInterval). The deployer has
+	// no setting for it, so a run sets it in the wait_seconds of Deploy's
+	// result, which the state machine's WaitForHealthy reads.
+	FirstWait time.Duration
+}
+
+var (
+	// Ferry is ferry's own timing: the deployer's defaults.
+	Ferry = Model{Name: "ferry"}
+	// Reference models the design's reference deployer: a fixed 30 s wait
+	// after Deploy, then a health check every 15 s.
+	Reference = Model{Name: "reference", HealthCheckInterval: 15 * time.Second, FirstWait: 30 * time.Second}
+)
+
+// Measurement is what one model's measured release cost in one cell.
+type Measurement struct {
+	Cell  Cell
+	Model string
+
+	// AWSCalls and S3Calls are the calls the handlers made; ByOp both,
+	// keyed "service:Operation" (autoscaling, ec2, elb, elbv2, iam, sns,
+	// cloudwatch, sts, s3).
+	AWSCalls, S3Calls int
+	ByOp              map[string]int
+	// CheckCalls are the calls of each CheckHealthy invocation, in order;
+	// CheckByOp sums them by operation; FullCheckByOp is the costliest
+	// check (the first of them) by operation.
+	CheckCalls    []int
+	CheckByOp     map[string]int
+	FullCheckByOp map[string]int
+
+	// Transitions are the states entered (StateEntered events).
+	Transitions int
+	// Invocations are the Lambda invocations (tasks run).
+	Invocations int
+	// HandlerTime is the handlers' total real run time, HandlerTimeByTask
+	// per task, HandlerMax the longest invocation (of HandlerMaxTask).
+	HandlerTime       time.Duration
+	HandlerTimeByTask map[string]time.Duration
+	HandlerMax        time.Duration
+	HandlerMaxTask    string
+	// HandlerPeakHeap bounds the heap one invocation needs above the
+	// process's resting heap: the most bytes allocated during one
+	// invocation (runtime/metrics /gc/heap/allocs:bytes before and after;
+	// the collector may free some of it during the call, never more is
+	// live). It counts what the in-process simulated AWS and S3 server
+	// allocate to answer the handler too, so it is an upper bound.
+	HandlerPeakHeap     uint64
+	HandlerPeakHeapTask string
+
+	// MaxPayload is the largest payload passed between states: state
+	// inputs and outputs and Lambda requests and results, but for the
+	// execution's input as it enters the first state (the release itself,
+	// ExecutionInput bytes, which Validate replaces by the State).
+	MaxPayload     int
+	MaxPayloadAt   string
+	ExecutionInput int
+
+	// LastHealthy is when the last instance the release needed became
+	// healthy, CleanUpSuccess when CleanUpSuccess was entered, both after
+	// the execution's start; AddedLatency = CleanUpSuccess - LastHealthy.
+	// Duration is the execution's, start to end (simulated).
+	LastHealthy    time.Duration
+	CleanUpSuccess time.Duration
+	AddedLatency   time.Duration
+	Duration       time.Duration
+
+	// Wall is the real time the run took (both releases).
+	Wall time.Duration
+}
+
+// APICalls is every call the handlers made, AWS and S3.
+func (m *Measurement) APICalls() int { return m.AWSCalls + m.S3Calls }
+
+// CallsPerCheck is the mean number of calls of one health check.
+func (m *Measurement) CallsPerCheck() float64 {
+	if len(m.CheckCalls) == 0 {
+		return 0
+	}
+	return float64(sum(m.CheckCalls)) / float64(len(m.CheckCalls))
+}
+
+// CallsPerCheckMax is the most calls one health check made.
+func (m *Measurement) CallsPerCheckMax() int {
+	if len(m.CheckCalls) == 0 {
+		return 0
+	}
+	return slices.Max(m.CheckCalls)
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// Run deploys two releases of cell c with model m's timing on a fresh
+// local region on virtual time (the previous release, then the measured
+// one) and measures the second. Either release not succeeding is an error
+// naming the states it went through.
+func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
+	if c.Services < 1 || c.Instances < 1 {
+		return nil, fmt.Errorf("bench: cell %s: services and instances must be at least 1", c)
+	}
+	began := time.Now()
+	rec := &recorder{model: m, s3: newS3Calls()}
+	clk := clock.NewVirtual(Start)
+	r, err := region.New(ctx, region.Options{
+		World:               World(c),
+		Clock:               clk,
+		HealthCheckInterval: m.HealthCheckInterval,
+		Observer:            rec.observe,
+		Intercept:           rec.intercept,
+		Store:               rec.s3.store,
+		Assets:              rec.s3.assets,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", c, err)
+	}
+	defer r.Close()
+	machine, err := asl.Parse(r.Definition())
+	if err != nil {
+		return nil, fmt.Errorf("bench: the region's definition: %w", err)
+	}
+	rec.world, rec.startAt = r.World(), machine.StartAt()
+
+	sum, size, err := uploadAsset(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", c, err)
+	}
+	if _, err := deployRelease(ctx, r, c, 0, sum, size); err != nil {
+		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
+	}
+	r.World().ResetCalls()
+	rec.begin(c)
+	if _, err := deployRelease(ctx, r, c, 1, sum, size); err != nil {
+		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
+	}
+	out, err := rec.finish()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
+	}
+	out.Wall = time.Since(began)
+	return out, nil
+}
+
+// uploadAsset uploads AssetContent to the deployer bucket as the client
+// does (asset.Upload) and returns its SHA-256 and size.
+func uploadAsset(ctx context.Context, r *region.Region) (string, int64, error) {
+	dir, err := os.MkdirTemp("", "ferry-bench-")
+	if err != nil {
+		return "", 0, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "app.conf")
+	if err := os.WriteFile(path, AssetContent, 0o600); err != nil {
+		return "", 0, err
+	}
+	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), Project, Config, path)
+	return sum, size, err
+}
+
+// deployRelease starts the k-th release of the cell at the region's now and
+// waits for it to succeed.
+func deployRelease(ctx context.Context, r *region.Region, c Cell, k int, sum string, size int64) (asl.Description, error) {
+	now := r.Clock().Now()
+	raw, err := Release(c, ReleaseID(now, k), now, k+1, sum, size)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	x, err := r.StartRelease(ctx, raw)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	if err := x.Wait(ctx); err != nil {
+		return asl.Description{}, err
+	}
+	d := x.Describe()
+	if d.Status != asl.StatusSucceeded {
+		return d, fmt.Errorf("execution %s ended %s (%s: %s) after %v", d.Name, d.Status, d.Error, d.Cause, x.Path())
+	}
+	return d, nil
+}
+
+// recorder measures the executions of one region: the region's Intercept
+// and Observer. Between begin and finish it records; before, it only
+// applies the model.
+type recorder struct {
+	model   Model
+	s3      *s3Calls
+	world   *sim.World
+	startAt string
+
+	mu      sync.Mutex
+	on      bool
+	m       *Measurement
+	state   string // the state the execution is in
+	inFirst bool   // in the first state's first entry
+	started time.Time
+	cleanup time.Time
+	healthy time.Time
+	err     error
+}
+
+// begin starts measuring.
+func (rec *recorder) begin(c Cell) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.on = true
+	rec.m = &Measurement{
+		Cell: c, Model: rec.model.Name,
+		ByOp: map[string]int{}, CheckByOp: map[string]int{}, HandlerTimeByTask: map[string]time.Duration{},
+	}
+}
+
+// finish stops measuring and returns the measurement.
+func (rec *recorder) finish() (*Measurement, error) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.on = false
+	if rec.err != nil {
+		return nil, rec.err
+	}
+	m := rec.m
+	if rec.cleanup.IsZero() {
+		return nil, errors.New("the measured release never entered " + execution.TaskCleanUpSuccess)
+	}
+	m.CleanUpSuccess = rec.cleanup.Sub(rec.started)
+	m.LastHealthy = rec.healthy.Sub(rec.started)
+	m.AddedLatency = rec.cleanup.Sub(rec.healthy)
+	return m, nil
+}
+
+func (rec *recorder) recording() bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.on
+}
+
+// intercept runs one task: timed, its allocations and calls counted, and
+// Deploy's first wait set to the model's.
+func (rec *recorder) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+	if !rec.recording() {
+		out, err := next(ctx, req)
+		return rec.firstWait(req, out, err)
+	}
+	awsBefore := rec.world.TotalCalls()
+	s3Before := rec.s3.snapshot()
+	allocBefore := heapAllocs()
+	began := time.Now()
+	out, err := next(ctx, req)
+	took := time.Since(began)
+	alloc := heapAllocs() - allocBefore
+
+	log := rec.world.CallLog()
+	ops := map[string]int{}
+	for _, c := range log[min(awsBefore, len(log)):] {
+		ops[opKey(c.Service, c.Op)]++
+	}
+	aws := total(ops)
+	s3 := diff(s3Before, rec.s3.snapshot())
+	addTo(ops, s3)
+
+	rec.mu.Lock()
+	m := rec.m
+	m.Invocations++
+	m.AWSCalls += aws
+	m.S3Calls += total(s3)
+	addTo(m.ByOp, ops)
+	if req.Task == execution.TaskCheckHealthy {
+		if n := total(ops); len(m.CheckCalls) == 0 || n > slices.Max(m.CheckCalls) {
+			m.FullCheckByOp = ops
+		}
+		m.CheckCalls = append(m.CheckCalls, total(ops))
+		addTo(m.CheckByOp, ops)
+	}
+	m.HandlerTime += took
+	m.HandlerTimeByTask[req.Task] += took
+	if took > m.HandlerMax {
+		m.HandlerMax, m.HandlerMaxTask = took, req.Task
+	}
+	if alloc > m.HandlerPeakHeap {
+		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, req.Task
+	}
+	rec.mu.Unlock()
+	return rec.firstWait(req, out, err)
+}
+
+// firstWait sets the wait_seconds of a Deploy result to the model's
+// FirstWait.
+func (rec *recorder) firstWait(req execution.Request, out json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil || rec.model.FirstWait <= 0 || req.Task != execution.TaskDeploy {
+		return out, err
+	}
+	var st execution.State
+	if err := json.Unmarshal(out, &st); err != nil {
+		return nil, fmt.Errorf("bench: Deploy's result is not a State: %w", err)
+	}
+	if st.Health == nil {
+		return out, nil
+	}
+	st.Health.WaitSeconds = int(rec.model.FirstWait / time.Second)
+	return json.Marshal(&st)
+}
+
+// observe counts transitions and payloads, and at CleanUpSuccess works out
+// when the last needed instance became healthy.
+func (rec *recorder) observe(_ string, ev asl.Event) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.on {
+		return
+	}
+	m := rec.m
+	payload := func(n int, at string) {
+		if n > m.MaxPayload {
+			m.MaxPayload, m.MaxPayloadAt = n, at
+		}
+	}
+	switch {
+	case ev.ExecutionStarted != nil:
+		rec.started = ev.Timestamp
+		m.ExecutionInput = len(ev.ExecutionStarted.Input)
+	case ev.StateEntered != nil:
+		m.Transitions++
+		name := ev.StateEntered.Name
+		first := rec.state == "" && name == rec.startAt
+		rec.state, rec.inFirst = name, first
+		if !first {
+			payload(len(ev.StateEntered.Input), name+" input")
+		}
+		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
+			rec.cleanup = ev.Timestamp
+			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
+		}
+	case ev.StateExited != nil:
+		rec.inFirst = false
+		payload(len(ev.StateExited.Output), ev.StateExited.Name+" output")
+	case ev.LambdaFunctionScheduled != nil:
+		if !rec.inFirst {
+			payload(len(ev.LambdaFunctionScheduled.Input), rec.state+" Lambda request")
+		}
+	case ev.LambdaFunctionSucceeded != nil:
+		payload(len(ev.LambdaFunctionSucceeded.Output), rec.state+" Lambda result")
+	case ev.ExecutionSucceeded != nil, ev.ExecutionFailed != nil, ev.ExecutionAborted != nil, ev.ExecutionTimedOut != nil:
+		m.Duration = ev.Timestamp.Sub(rec.started)
+	}
+}
+
+// lastNeededHealthy is when the last instance the release needed became
+// healthy: per service, the moment its target-th instance (the health
+// report's target) was both InService and passing its target group's
+// health check, from the simulation's instance times; the latest over the
+// services. input is CleanUpSuccess's input (the State with the last
+// health report); now is when CleanUpSuccess was entered.
+func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, error) {
+	var st execution.State
+	if err := json.Unmarshal([]byte(input), &st); err != nil {
+		return time.Time{}, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
+	}
+	if st.Health == nil || len(st.Health.Services) == 0 {
+		return time.Time{}, errors.New("CleanUpSuccess's input has no health report")
+	}
+	var last time.Time
+	for svc, sh := range st.Health.Services {
+		if sh.Target <= 0 {
+			continue
+		}
+		group := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+		times, found := w.InstanceTimes(st.Target.AccountID, st.Target.Region, group)
+		if !found {
+			return time.Time{}, fmt.Errorf("service %s: no group %s", svc, group)
+		}
+		var healthy []time.Time
+		for _, it := range times {
+			if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
+				continue
+			}
+			at := it.HealthyAt
+			if it.InService.After(at) {
+				at = it.InService
+			}
+			healthy = append(healthy, at)
+		}
+		if len(healthy) < sh.Target {
+			return time.Time{}, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
+		}
+		sort.Slice(healthy, func(a, b int) bool { return healthy[a].Before(healthy[b]) })
+		needed := healthy[sh.Target-1]
+		if needed.After(now) {
+			return time.Time{}, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
+		}
+		if needed.After(last) {
+			last = needed
+		}
+	}
+	if last.IsZero() {
+		return time.Time{}, errors.New("no service needed a healthy instance")
+	}
+	return last, nil
+}
+
+// heapAllocs is the process's cumulative heap allocation in bytes.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

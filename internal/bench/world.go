@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// The benchmark's world: one account and region, bootstrapped for itself.
+const (
+	Account = "111111111111"
+	Region  = "us-east-1"
+	Project = "ferry/bench"
+	Config  = "grid"
+
+	amiID     = "ami-00000000000be0001"
+	amiName   = "bench-base"
+	hooksName = "bench_lifecycle_hooks"
+)
+
+// subnetNames are the Name tags of the world's subnets, one per zone.
+var subnetNames = []string{"bench_subnet_a", "bench_subnet_b", "bench_subnet_c"}
+
+// Timings are the instances' timings: healthy (booted and passing the
+// target group's health check) 60 to 120 simulated seconds after launch,
+// picked per instance, deterministically from its id.
+var Timings = sim.Timings{
+	Boot:           &sim.Range{Min: 50, Max: 100},
+	Health:         &sim.Range{Min: 10, Max: 20},
+	Terminate:      &sim.Range{Min: 20, Max: 40},
+	Deregistration: &sim.Range{Min: 30, Max: 30},
+	GroupDelete:    &sim.Range{Min: 10, Max: 30},
+}
+
+// Cell is one cell of the grid: Services services of Instances instances
+// each.
+type Cell struct {
+	Services  int `json:"services"`
+	Instances int `json:"instances"`
+}
+
+func (c Cell) String() string { return fmt.Sprintf("S=%d,N=%d", c.Services, c.Instances) }
+
+// Grid is the benchmark's grid: S in {1, 10, 50} x N in {1, 10, 100}.
+func Grid() []Cell {
+	var cells []Cell
+	for _, s := range []int{1, 10, 50} {
+		for _, n := range []int{1, 10, 100} {
+			cells = append(cells, Cell{Services: s, Instances: n})
+		}
+	}
+	return cells
+}
+
+// ServiceName is the name of service i (0-based) of a cell.
+func ServiceName(i int) string { return fmt.Sprintf("svc%02d", i) }
+
+func securityGroupName(svc string) string { return "ec2::" + Project + "::" + Config + "::" + svc }
+func targetGroupName(svc string) string   { return "bench-" + svc + "-tg" }
+func profileName(svc string) string       { return "bench-" + svc }
+
+// ownerTags are the tags that let a release of the project-config use a
+// load balancer or security group of service svc.
+func ownerTags(svc string, extra map[string]string) map[string]string {
+	tags := map[string]string{
+		naming.TagProjectName: Project,
+		naming.TagConfigName:  Config,
+		naming.TagServiceName: svc,
+	}
+	for k, v := range extra {
+		tags[k] = v
+	}
+	return tags
+}
+
+// World is the simulated AWS of a cell with c.Services services: for each
+// service a security group, a target group and an instance profile (with
+// its role) owned by the service; an AMI and three subnets tagged for
+// ferry; the lifecycle hooks' role and topic; the bootstrap roles. Every
+// instance boots healthy after Timings.
+func World(c Cell) sim.WorldSpec {
+	acct := sim.AccountSpec{
+		ID:        Account,
+		Bootstrap: []sim.BootstrapSpec{{Region: Region, Trust: []string{Account}}},
+		Roles:     []sim.RoleSpec{{Name: hooksName, Path: "/"}},
+	}
+	reg := sim.RegionSpec{
+		Name: Region,
+		AMIs: []sim.AMISpec{{ID: amiID, Name: amiName,
+			Tags: map[string]string{naming.TagName: amiName, naming.TagDeployWith: naming.DeployWithValue}, Behavior: sim.Healthy}},
+		Topics: []sim.TopicSpec{{Name: hooksName}},
+	}
+	for i, name := range subnetNames {
+		reg.Subnets = append(reg.Subnets, sim.SubnetSpec{
+			ID:               fmt.Sprintf("subnet-%017x", 0xa01+i),
+			AvailabilityZone: Region + string(rune('a'+i)),
+			VPCID:            "vpc-00000000000000be0",
+			Tags:             map[string]string{naming.TagName: name, naming.TagDeployWith: naming.DeployWithValue},
+		})
+	}
+	for i := range c.Services {
+		svc := ServiceName(i)
+		path := naming.InstanceProfilePath(Project, Config, svc)
+		acct.Roles = append(acct.Roles, sim.RoleSpec{Name: profileName(svc), Path: path})
+		acct.InstanceProfiles = append(acct.InstanceProfiles, sim.InstanceProfileSpec{
+			Name: profileName(svc), Path: path, Roles: []string{profileName(svc)}})
+		reg.SecurityGroups = append(reg.SecurityGroups, sim.SecurityGroupSpec{
+			ID: fmt.Sprintf("sg-%017x", 0xd000+i), Name: securityGroupName(svc), VPCID: "vpc-00000000000000be0",
+			Tags: ownerTags(svc, map[string]string{naming.TagName: securityGroupName(svc)}),
+		})
+		reg.TargetGroups = append(reg.TargetGroups, sim.TargetGroupSpec{
+			Name: targetGroupName(svc), Port: 8000, Tags: ownerTags(svc, nil)})
+	}
+	acct.Regions = []sim.RegionSpec{reg}
+	return sim.WorldSpec{Defaults: Timings, Accounts: []sim.AccountSpec{acct}}
+}
+
+// AssetName is the one asset of the benchmark's releases.
+const AssetName = "app-config"
+
+// AssetContent is its content.
+var AssetContent = []byte("# the benchmark's application configuration\nlisten = 8000\nworkers = 8\n")
+
+// Release is the release of a cell with id and created_at set, as the
+// client uploads it (defaults applied, checked, canonical JSON), with the
+// asset's SHA-256 and size (sum, size) filled in. See ReleaseFile for what
+// it holds; version makes two releases' user data differ.
+func Release(c Cell, id string, createdAt time.Time, version int, sum string, size int64) ([]byte, error) {
+	r := newRelease(c, version)
+	r.ReleaseID = id
+	r.CreatedAt = createdAt.UTC().Truncate(time.Millisecond)
+	r.CreatedBy = "bench"
+	r.Assets[AssetName].SHA256, r.Assets[AssetName].Size = sum, size
+	r.ApplyDefaults()
+	if err := r.Validate(true); err != nil {
+		return nil, fmt.Errorf("bench: the release of %s: %w", c, err)
+	}
+	return release.Canonical(r)
+}
+
+// ReleaseFile is the release file of a cell, as a person writes it (no id,
+// no created_at, the asset named by its path, AssetFile next to the
+// release file): every service with c.Instances instances (min_size N,
+// max_size 2N, spread 0.1, so the new group launches ceil(1.1 N) and needs
+// N healthy), its security group and target group, CPU scaling policies,
+// tags, a termination lifecycle hook, and user data naming the asset.
+func ReleaseFile(c Cell, version int) ([]byte, error) {
+	return json.MarshalIndent(newRelease(c, version), "", "  ")
+}
+
+// AssetFile is the path of the asset's file, relative to the release file.
+const AssetFile = "app.conf"
+
+func newRelease(c Cell, version int) *release.Release {
+	r := &release.Release{
+		ProjectName: Project,
+		ConfigName:  Config,
+		AccountID:   Account,
+		Region:      Region,
+		Subnets:     subnetNames,
+		AMI:         amiName,
+		Timeout:     1800,
+		UserData: fmt.Sprintf("#cloud-config\nwrite_files:\n  - path: /etc/app/release\n    content: |\n      {{RELEASE_ID}} {{SERVICE_NAME}} v%d\n"+
+			"runcmd:\n  - curl -fsS -o /etc/app/app.conf '{{ASSET_URL:%s}}'\n  - echo '{{ASSET_SHA256:%s}}  /etc/app/app.conf' | sha256sum -c\n  - systemctl start app-{{SERVICE_NAME}}\n",
+			version, AssetName, AssetName),
+		Lifecycle: map[string]*release.LifecycleHook{
+			"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: hooksName, SNS: hooksName, HeartbeatTimeout: 300},
+		},
+		Assets:   map[string]*release.Asset{AssetName: {Path: AssetFile}},
+		Services: map[string]*release.Service{},
+	}
+	for i := range c.Services {
+		svc := ServiceName(i)
+		r.Services[svc] = &release.Service{
+			InstanceType:   "c5.large",
+			SecurityGroups: []string{securityGroupName(svc)},
+			TargetGroups:   []string{targetGroupName(svc)},
+			Profile:        profileName(svc),
+			EBSVolumeSize:  20,
+			Autoscaling: &release.Autoscaling{
+				MinSize: c.Instances, MaxSize: 2 * c.Instances, Spread: 0.1, MaxTerms: 1,
+				Policies: []release.Policy{
+					{Type: "cpu_scale_up", Threshold: 60, ScalingAdjustment: 2},
+					{Type: "cpu_scale_down", Threshold: 20, ScalingAdjustment: -1, EvaluationPeriods: 5, Period: 60, Cooldown: 600},
+				},
+			},
+			Tags: map[string]string{"Team": "bench", "CostCenter": "cc-0000"},
+		}
+	}
+	return r
+}
+
+// ReleaseID is the id of the k-th release made at t (the client's format:
+// UTC time to the second and six hex digits).
+func ReleaseID(t time.Time, k int) string {
+	return fmt.Sprintf("%s-%06x", t.UTC().Format("20060102T150405Z"), 0xbe0000+k)
+}
