@@ -122,7 +122,7 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	raw, err := prepare(r, req.file, now, identity(env), newReleaseID(now))
+	raw, err := asset.PrepareRelease(r, req.file, now, identity(env), newReleaseID(now))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -182,15 +182,6 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		return exitOK
 	}
 	return followToEnd(ctx, env, d, out, arn, req, haltHint(req.flags, req.file))
-}
-
-// prepare makes the release file r ready to deploy: its id, created_at
-// and created_by, and every asset's sha256 and size (read from its file
-// next to the release file). It returns the bytes to upload and start the
-// execution with: the canonical encoding, checked as the deployer will
-// check it (asset.PrepareRelease).
-func prepare(r *release.Release, file string, now time.Time, by, id string) ([]byte, error) {
-	return asset.PrepareRelease(r, file, now, by, id)
 }
 
 // newReleaseID is a release id: the UTC time to the second and 6 random

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
@@ -117,7 +118,7 @@ func uploadRelease(t *testing.T, tr *testRegion, file string) (*deployer, *relea
 	r, err := release.ReadFile(file)
 	require.NoError(t, err)
 	now := tr.Clock().Now()
-	raw, err := prepare(r, file, now, "tester", newReleaseID(now))
+	raw, err := asset.PrepareRelease(r, file, now, "tester", newReleaseID(now))
 	require.NoError(t, err)
 	require.NoError(t, ledger.New(d.s3, d.cfg.Bucket).PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
 	return d, r, raw
