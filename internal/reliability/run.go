@@ -110,9 +110,10 @@ type Result struct {
 	// Before is the world when the new release started, After a while
 	// after it ended (deletions done).
 	Before, After sim.Snapshot
-	// Objects are the deployer bucket's keys under the project-config's
-	// prefix after the run, with their bytes.
-	Objects map[string]string
+	// Objects are the deployer bucket's objects under the project-config's
+	// prefix after the run (key to bytes); ObjectsBefore when the new
+	// release started.
+	Objects, ObjectsBefore map[string]string
 	// LockHolder is the release holding the lock after the run ("": free).
 	LockHolder string
 	// HaltMarker says whether a halt marker is left after the run.
@@ -214,6 +215,9 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 
+	if res.ObjectsBefore, err = objects(ctx, reg, naming.Prefix(next.rel.ProjectName, next.rel.ConfigName)); err != nil {
+		return nil, err
+	}
 	// Arm: from here on the calls are the next release's.
 	reg.World().ResetCalls()
 	if rule := opts.Fault.rule; rule != nil {
