@@ -82,6 +82,12 @@ type RunOptions struct {
 	OnState func(reg *region.Region, state string)
 	// Next replaces the scenario's next release file.
 	Next string
+	// CreatedAtSkew moves the next release's created_at away from the
+	// region's now (a replayed or forged release).
+	CreatedAtSkew time.Duration
+	// BeforeStart, when set, runs once the previous release is deployed,
+	// before the next one is prepared (to leave a stale halt marker).
+	BeforeStart func(reg *region.Region, clk *clock.Virtual) error
 	// Wall bounds the run in wall time (default 2 minutes).
 	Wall time.Duration
 }
@@ -205,7 +211,12 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, fmt.Errorf("reliability: the previous release did not deploy: %s %s: %s", d.Status, d.Error, d.Cause)
 	}
 
-	next, err := prepare(opts.Next, clk.Now(), sc.By, "b00002")
+	if opts.BeforeStart != nil {
+		if err := opts.BeforeStart(reg, clk); err != nil {
+			return nil, err
+		}
+	}
+	next, err := prepare(opts.Next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002")
 	if err != nil {
 		return nil, fmt.Errorf("reliability: next release: %w", err)
 	}
