@@ -99,6 +99,11 @@ type Measurement struct {
 	CleanUpSuccess time.Duration
 	AddedLatency   time.Duration
 	Duration       time.Duration
+	// Deployed is when Deploy ended and Checks when each CheckHealthy
+	// started, after the execution's start (the model's waits between
+	// them).
+	Deployed time.Duration
+	Checks   []time.Duration
 
 	// Wall is the real time the run took (both releases).
 	Wall time.Duration
@@ -366,12 +371,18 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		if !first {
 			payload(len(ev.StateEntered.Input), name+" input")
 		}
+		if name == execution.TaskCheckHealthy {
+			m.Checks = append(m.Checks, ev.Timestamp.Sub(rec.started))
+		}
 		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
 			rec.cleanup = ev.Timestamp
 			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
 		}
 	case ev.StateExited != nil:
 		rec.inFirst = false
+		if ev.StateExited.Name == execution.TaskDeploy {
+			m.Deployed = ev.Timestamp.Sub(rec.started)
+		}
 		payload(len(ev.StateExited.Output), ev.StateExited.Name+" output")
 	case ev.LambdaFunctionScheduled != nil:
 		if !rec.inFirst {

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/bench"
@@ -103,13 +104,13 @@ func parseCells(s string) ([]bench.Cell, error) {
 	}
 	var cells []bench.Cell
 	for _, part := range strings.Split(s, ",") {
-		var c bench.Cell
-		var rest string
-		n, _ := fmt.Sscanf(strings.TrimSpace(part)+" end", "%dx%d %s", &c.Services, &c.Instances, &rest)
-		if n != 3 || rest != "end" || c.Services < 1 || c.Instances < 1 {
+		ss, ns, ok := strings.Cut(strings.TrimSpace(part), "x")
+		sv, serr := strconv.Atoi(ss)
+		nv, nerr := strconv.Atoi(ns)
+		if !ok || serr != nil || nerr != nil || sv < 1 || nv < 1 {
 			return nil, fmt.Errorf("%q is not SxN with S, N >= 1", part)
 		}
-		cells = append(cells, c)
+		cells = append(cells, bench.Cell{Services: sv, Instances: nv})
 	}
 	return cells, nil
 }

@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cellKeys are the stable names of a cell in build/bench.json.
+var cellKeys = []string{
+	"services", "instances",
+	"api_calls_total", "aws_calls_total", "s3_calls_total", "api_calls_by_op",
+	"health_checks", "api_calls_per_check", "api_calls_per_check_mean", "api_calls_per_check_by_op",
+	"transitions", "lambda_invocations",
+	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task",
+	"handler_peak_heap_bytes", "handler_peak_heap_task",
+	"max_payload_bytes", "max_payload_at", "execution_input_bytes",
+	"added_latency_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
+	"reference_added_latency_s", "reference_health_checks", "reference_api_calls_total",
+	"reference_api_calls_per_check", "reference_transitions", "reference_lambda_invocations",
+	"reference_deploy_s", "latency_ratio", "wall_s",
+}
+
+// TestSmallestCell runs the S=1, N=1 cell with both models and checks the
+// report's JSON shape, what the figures must agree on, and the targets.
+func TestSmallestCell(t *testing.T) {
+	ctx := context.Background()
+	cells, err := RunGrid(ctx, []Cell{{Services: 1, Instances: 1}}, nil)
+	require.NoError(t, err)
+	require.Len(t, cells, 1)
+	up, err := AssetUploads(ctx, "")
+	require.NoError(t, err)
+	report := NewReport(cells, &Binary{Path: "bootstrap", Bytes: 10 << 20, Build: LambdaBuild}, up)
+
+	var buf bytes.Buffer
+	require.NoError(t, report.JSON(&buf))
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "cells", "lambda_binary", "asset_uploads", "targets"},
+		slices.Collect(maps.Keys(doc)))
+	var jcells []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(doc["cells"], &jcells))
+	require.Len(t, jcells, 1)
+	assert.ElementsMatch(t, cellKeys, slices.Collect(maps.Keys(jcells[0])))
+
+	c := cells[0]
+	assert.Equal(t, 1, c.Services)
+	assert.Equal(t, 1, c.Instances)
+	assert.Equal(t, c.AWSCallsTotal+c.S3CallsTotal, c.APICallsTotal)
+	assert.Equal(t, c.APICallsTotal, total(c.APICallsByOp), "the by-operation counts add up")
+	assert.Equal(t, c.APICallsPerCheck, total(c.APICallsPerCheckByOp), "the full check by operation adds up")
+	assert.LessOrEqual(t, c.APICallsPerCheckMean, float64(c.APICallsPerCheck))
+	assert.Positive(t, c.APICallsByOp["autoscaling:CreateAutoScalingGroup"])
+	assert.Positive(t, c.APICallsByOp["s3:GetObject"])
+	assert.Positive(t, c.HealthChecks)
+	assert.GreaterOrEqual(t, c.LambdaInvocations, c.HealthChecks+6, "Validate, Lock, ValidateResources, Publish, Deploy, CleanUpSuccess")
+	assert.Greater(t, c.Transitions, c.LambdaInvocations, "Choice and Wait states are transitions too")
+	assert.Positive(t, c.MaxPayloadBytes)
+	assert.Positive(t, c.ExecutionInputBytes)
+	assert.LessOrEqual(t, c.HandlerMaxMS, c.HandlerTimeMS)
+	assert.Positive(t, c.HandlerPeakHeapBytes)
+	// Simulated time: a check every 5 s for ferry, every 15 s for the
+	// reference, and the release is never judged healthy before it is.
+	assert.GreaterOrEqual(t, c.AddedLatencyS, 0.0)
+	assert.Less(t, c.AddedLatencyS, 5.0)
+	assert.GreaterOrEqual(t, c.ReferenceAddedLatencyS, 0.0)
+	assert.Less(t, c.ReferenceAddedLatencyS, 15.0)
+	assert.GreaterOrEqual(t, c.LastHealthyS, 60.0, "instances take 60 s at least")
+	assert.Equal(t, c.LastHealthyS+c.AddedLatencyS, c.CleanUpSuccessS)
+	assert.Less(t, c.ReferenceHealthChecks, c.HealthChecks)
+
+	assert.Equal(t, int64(0), up.SecondAssetBytes)
+	assert.Positive(t, up.FirstAssetBytes)
+	statuses := map[string]Status{}
+	for _, tg := range report.Targets {
+		statuses[tg.Name] = tg.Status
+	}
+	assert.Equal(t, map[string]Status{
+		"calls_per_check_flat":  Skip, // no N=100
+		"added_latency_median":  Pass,
+		"payload_s50":           Skip, // no S=50
+		"lambda_binary":         Pass,
+		"handler_memory":        Pass,
+		"handler_time_s50_n100": Skip,
+		"unchanged_assets":      Pass,
+	}, statuses)
+
+	var table, md bytes.Buffer
+	require.NoError(t, report.WriteTable(&table))
+	assert.Contains(t, table.String(), "ref latency s")
+	assert.Contains(t, table.String(), "unchanged_assets")
+	require.NoError(t, report.Markdown(&md))
+	assert.Contains(t, md.String(), "| 1 | 1 | ")
+}
+
+// TestModels: the reference model waits 30 s after Deploy, then 15 s
+// between checks; ferry waits its interval (5 s) throughout.
+func TestModels(t *testing.T) {
+	tests := []struct {
+		model       Model
+		first, next time.Duration
+	}{
+		{Ferry, 5 * time.Second, 5 * time.Second},
+		{Reference, 30 * time.Second, 15 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model.Name, func(t *testing.T) {
+			m, err := Run(context.Background(), Cell{Services: 1, Instances: 10}, tt.model)
+			require.NoError(t, err)
+			require.NotEmpty(t, m.Checks)
+			assert.Equal(t, tt.first, m.Checks[0]-m.Deployed)
+			for k := 1; k < len(m.Checks); k++ {
+				assert.Equal(t, tt.next, m.Checks[k]-m.Checks[k-1], "check %d", k)
+			}
+			assert.Equal(t, m.Checks[len(m.Checks)-1], m.CleanUpSuccess, "healthy at the last check")
+			assert.Len(t, m.CheckCalls, len(m.Checks))
+		})
+	}
+}
+
+// cell is a synthetic cell result that meets every target.
+func cell(s, n int) CellResult {
+	return CellResult{Services: s, Instances: n, APICallsPerCheck: 3 + s, AddedLatencyS: 2,
+		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy"}
+}
+
+func grid(mutate func(*CellResult)) []CellResult {
+	var cells []CellResult
+	for _, c := range Grid() {
+		r := cell(c.Services, c.Instances)
+		if mutate != nil {
+			mutate(&r)
+		}
+		cells = append(cells, r)
+	}
+	return cells
+}
+
+func TestTargets(t *testing.T) {
+	bin := &Binary{Bytes: 13 << 20}
+	up := &Uploads{FirstAssetBytes: 70}
+	tests := []struct {
+		name  string
+		cells []CellResult
+		bin   *Binary
+		up    *Uploads
+		want  map[string]Status // targets not listed pass
+	}{
+		{name: "all pass", cells: grid(nil), bin: bin, up: up},
+		{name: "calls per check grow with instances", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 10 && c.Instances == 100 {
+					c.APICallsPerCheck++
+				}
+			}),
+			want: map[string]Status{"calls_per_check_flat": Fail}},
+		{name: "median latency above 5 s", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Instances > 1 {
+					c.AddedLatencyS = 5.5
+				}
+			}),
+			want: map[string]Status{"added_latency_median": Fail}},
+		{name: "median latency at most 5 s though some cells are slower", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Instances == 100 {
+					c.AddedLatencyS = 14
+				}
+			})},
+		{name: "payload over 32 KiB at S=50", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 50 && c.Instances == 10 {
+					c.MaxPayloadBytes = 32<<10 + 1
+				}
+			}),
+			want: map[string]Status{"payload_s50": Fail}},
+		{name: "large payload below S=50 is not the target", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 10 {
+					c.MaxPayloadBytes = 40 << 10
+				}
+			})},
+		{name: "binary over 20 MB", cells: grid(nil), bin: &Binary{Bytes: MaxLambdaBinaryBytes + 1}, up: up,
+			want: map[string]Status{"lambda_binary": Fail}},
+		{name: "heap over 128 MiB", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 1 && c.Instances == 10 {
+					c.HandlerPeakHeapBytes = 128<<20 + 1
+				}
+			}),
+			want: map[string]Status{"handler_memory": Fail}},
+		{name: "a handler takes 1 s at S=50,N=100", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 50 && c.Instances == 100 {
+					c.HandlerMaxMS = 1000
+				}
+			}),
+			want: map[string]Status{"handler_time_s50_n100": Fail}},
+		{name: "a slow handler elsewhere is not the target", bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 10 {
+					c.HandlerMaxMS = 5000
+				}
+			})},
+		{name: "second deploy uploads asset bytes", cells: grid(nil), bin: bin, up: &Uploads{FirstAssetBytes: 70, SecondAssetBytes: 70},
+			want: map[string]Status{"unchanged_assets": Fail}},
+		{name: "nothing uploaded at all proves nothing", cells: grid(nil), bin: bin, up: &Uploads{},
+			want: map[string]Status{"unchanged_assets": Fail}},
+		{name: "nothing measured", want: map[string]Status{
+			"calls_per_check_flat": Skip, "added_latency_median": Skip, "payload_s50": Skip, "lambda_binary": Skip,
+			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
+		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up,
+			want: map[string]Status{"calls_per_check_flat": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]Status{}
+			for _, tg := range Targets(tt.cells, tt.bin, tt.up) {
+				got[tg.Name] = tg.Status
+				assert.NotEmpty(t, tg.Want, tg.Name)
+				if tg.Status != Skip {
+					assert.NotEmpty(t, tg.Measured, tg.Name)
+				}
+			}
+			want := map[string]Status{}
+			for name := range got {
+				want[name] = Pass
+			}
+			maps.Copy(want, tt.want)
+			assert.Equal(t, want, got)
+			r := &Report{Targets: Targets(tt.cells, tt.bin, tt.up)}
+			assert.Equal(t, !slices.Contains(slices.Collect(maps.Values(want)), Fail), r.Passed())
+		})
+	}
+}
+
+func TestReleaseFileIsValid(t *testing.T) {
+	for _, c := range Grid() {
+		raw, err := ReleaseFile(c, 1)
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), "release_id", "the client sets it")
+		_, err = Release(c, ReleaseID(Start, 0), Start, 1, strings.Repeat("a", 64), int64(len(AssetContent)))
+		require.NoError(t, err, c.String())
+	}
+}
+
+func TestGrid(t *testing.T) {
+	assert.Len(t, Grid(), 9)
+	assert.Equal(t, Cell{Services: 50, Instances: 100}, Grid()[8])
+}
+
+// BenchmarkDeploySmallCell deploys the S=1, N=10 cell (a previous release,
+// then the measured one) per iteration and reports what the measured
+// release cost.
+func BenchmarkDeploySmallCell(b *testing.B) {
+	ctx := context.Background()
+	var last *Measurement
+	for b.Loop() {
+		m, err := Run(ctx, Cell{Services: 1, Instances: 10}, Ferry)
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = m
+	}
+	b.ReportMetric(float64(last.APICalls()), "api_calls/deploy")
+	b.ReportMetric(float64(last.CallsPerCheckMax()), "api_calls/check")
+	b.ReportMetric(float64(last.Transitions), "transitions/deploy")
+	b.ReportMetric(last.AddedLatency.Seconds(), "added_latency_s")
+	b.ReportMetric(float64(last.HandlerTime.Microseconds())/1000, "handler_ms/deploy")
+}
