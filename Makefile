@@ -69,9 +69,10 @@ demo: build ## Run the demo on the local region
 	./client/demo.sh
 
 .PHONY: bench
-bench: ## Run the deploy benchmark and write build/bench.json
+bench: build ## Run the deploy benchmark and write build/bench.json
 	@mkdir -p $(BUILD)
-	$(GO) run ./internal/bench/cmd -out $(BUILD)/bench.json
+	$(GO) run ./internal/bench/cmd -out $(BUILD)/bench.json \
+		-lambda $(BUILD)/lambda/bootstrap -ferry $(BIN)/ferry
 
 .PHONY: clean
 clean: ## Remove build outputs
