@@ -395,9 +395,12 @@ func (r *Report) Markdown(w io.Writer) error {
 		"timing: a fixed 30 s wait after Deploy and a health check every 15 s.\n\n")
 	b.WriteString("- **calls**: AWS and S3 calls of the measured release's handlers. **calls/check**: the calls of a full health " +
 		"check (once instances are in service: one DescribeAutoScalingGroups per 50 services, one DescribeTargetHealth per " +
-		"target group, the halt marker and the release from S3); earlier checks skip the load balancers and cost 3.\n")
+		"target group, the halt marker and the release from S3). Checks made before any instance is in service skip the " +
+		"load balancers and cost ceil(S/50)+2, so the mean over a deploy's checks (`api_calls_per_check_mean` in " +
+		"build/bench.json) depends on how early the first instance boots, not on what a check costs.\n")
 	b.WriteString("- **latency**: deploy-added latency, simulated seconds from the moment the last needed instance became healthy " +
-		"to the start of CleanUpSuccess.\n")
+		"to the start of CleanUpSuccess (the simulation's times are whole seconds, so ferry's is 0-4 s with a 5 s " +
+		"interval).\n")
 	b.WriteString("- **handler ms**: the handlers' real run time in total and the longest invocation (on the simulation, " +
 		"no network latency). **peak heap**: the most bytes one invocation allocated (an upper bound of its heap; it " +
 		"includes what the in-process simulated AWS and S3 allocate to answer it). **max payload**: the largest state " +

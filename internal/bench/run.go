@@ -249,6 +249,8 @@ func (rec *recorder) begin(c Cell) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.on = true
+	rec.state, rec.inFirst = "", false
+	rec.started, rec.cleanup, rec.healthy, rec.err = time.Time{}, time.Time{}, time.Time{}, nil
 	rec.m = &Measurement{
 		Cell: c, Model: rec.model.Name,
 		ByOp: map[string]int{}, CheckByOp: map[string]int{}, HandlerTimeByTask: map[string]time.Duration{},

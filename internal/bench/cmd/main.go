@@ -5,7 +5,7 @@
 //
 //	go run ./internal/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-readme FILE] [-check]
+//	    [-readme FILE] [-check] [-cpuprofile FILE]
 //
 // Without -lambda the Lambda is built (as make build does) into a temporary
 // directory; without -ferry the asset uploads run in-process. -check exits
@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
 	readme := fs.String("readme", "", "also write the README section (markdown) to this file")
 	check := fs.Bool("check", false, "exit with status 1 when a target fails")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -55,12 +57,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+	}
 	results, err := bench.RunGrid(ctx, cells, func(c bench.CellResult) {
 		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return 1
+	}
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
 	}
 	bin, err := bench.LambdaBinary(ctx, *lambda)
 	if err != nil {
