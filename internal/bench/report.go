@@ -404,7 +404,12 @@ func (r *Report) Markdown(w io.Writer) error {
 	b.WriteString("- **handler ms**: the handlers' real run time in total and the longest invocation (on the simulation, " +
 		"no network latency). **peak heap**: the most bytes one invocation allocated (an upper bound of its heap; it " +
 		"includes what the in-process simulated AWS and S3 allocate to answer it). **max payload**: the largest state " +
-		"input or output and Lambda request or result, but for the release itself entering Validate.\n\n")
+		"input or output and Lambda request or result, but for the release itself entering Validate")
+	maxInput := 0
+	for _, c := range r.Cells {
+		maxInput = max(maxInput, c.ExecutionInputBytes)
+	}
+	fmt.Fprintf(&b, " (the execution's input, at most %d bytes here), which Validate replaces by the small State.\n\n", maxInput)
 	fmt.Fprintf(&b, "Last run: %s, %s, %d CPUs.\n\n", r.GoVersion, r.Platform, r.CPUs)
 	b.WriteString("| S | N | calls | calls/check | ref calls/check | checks | ref checks | transitions | lambdas | handler ms | max handler ms | max payload B | peak heap MiB | latency s | ref latency s | ref/ferry |\n")
 	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
