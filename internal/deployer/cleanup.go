@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,6 +46,84 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
+	p := &cleanUpProgress{}
+	out, err := d.doCleanUpSuccess(ctx, req, st, p)
+	if err == nil {
+		return out, nil
+	}
+	switch name := failure.NameOf(err); {
+	case name == failure.NameRetryable:
+		return nil, err
+	case !p.deleting && (name == failure.NameHalt || name == failure.NameDeploy):
+		// Nothing deleted yet: a failed release, cleaned up as one.
+		return nil, err
+	}
+	// Anything else leaves AWS, the records or the lock needing a person:
+	// say what is left, in the outcome too.
+	var ce *failure.CleanUpError
+	if !errors.As(err, &ce) {
+		ce = &failure.CleanUpError{Err: err}
+	}
+	var previous []string
+	if !p.deleted {
+		for _, g := range d.standingPrevious(ctx, st) {
+			if !slices.ContainsFunc(ce.Leftovers, func(l string) bool { return strings.Contains(l, g) }) {
+				previous = append(previous, g)
+			}
+		}
+	}
+	ce = &failure.CleanUpError{Leftovers: append(ce.Leftovers, p.leftovers(st, previous)...), Err: ce.Err}
+	d.recordDirty(ctx, st, req, ce)
+	return nil, ce
+}
+
+// standingPrevious names the previous groups (and so their launch
+// templates, which share their names) still standing, for an outcome;
+// nil when they cannot be listed.
+func (d *Deployer) standingPrevious(ctx context.Context, st *execution.State) []string {
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil
+	}
+	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, g := range groups {
+		if asgTags(g.Tags)[naming.TagReleaseID] != st.ReleaseID && !deleting(g) {
+			names = append(names, aws.ToString(g.AutoScalingGroupName))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// cleanUpProgress is how far CleanUpSuccess got, to name what a failure
+// leaves behind.
+type cleanUpProgress struct {
+	deleting bool // deleting the previous groups started
+	deleted  bool // the previous groups are gone and the new ones settled
+}
+
+// leftovers names what a CleanUpSuccess that failed at p leaves behind,
+// besides the groups a CleanUpError already lists; previous are the other
+// previous groups still standing, as far as they could be listed.
+func (p *cleanUpProgress) leftovers(st *execution.State, previous []string) []string {
+	var out []string
+	for _, g := range previous {
+		out = append(out, "previous group and launch template "+g+" (not deleted)")
+	}
+	if len(previous) == 0 && !p.deleting {
+		out = append(out, "the previous groups of "+st.ProjectName+"/"+st.ConfigName+" (not deleted: both releases run)")
+	}
+	if !p.deleted {
+		out = append(out, "the current record of "+st.ProjectName+"/"+st.ConfigName+" (still names the previous release)")
+	}
+	return append(out, "the lock "+naming.LockKey(st.ProjectName, st.ConfigName)+" (kept)")
+}
+
+func (d *Deployer) doCleanUpSuccess(ctx context.Context, req execution.Request, st *execution.State, p *cleanUpProgress) (any, error) {
 	r, err := d.loadRelease(ctx, st)
 	if err != nil {
 		return nil, err
@@ -71,19 +150,17 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if bad := health.Unhealthy(report); len(bad) > 0 && standing {
 		return nil, &failure.HaltError{Reason: "no longer healthy before deleting the previous groups: " + joinNames(bad)}
 	}
+	p.deleting = true
 	removed, err := d.removeGroups(ctx, c, st, func(tags map[string]string) bool {
 		return tags[naming.TagReleaseID] != st.ReleaseID
 	}, nil)
 	if err != nil {
-		d.recordDirty(ctx, st, req, err)
 		return nil, err
 	}
 	if err := d.settle(ctx, c, st, report); err != nil {
-		if failure.NameOf(err) == failure.NameCleanUp {
-			d.recordDirty(ctx, st, req, err)
-		}
 		return nil, err
 	}
+	p.deleted = true
 
 	now := d.now()
 	sums := map[string]string{}
@@ -101,6 +178,8 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	}); err != nil {
 		return nil, err
 	}
+	// The outcome is written before the lock is released: a failure
+	// releasing it overwrites the outcome with FailureDirty.
 	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
 		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: r.CreatedBy,
@@ -208,21 +287,38 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	return st, nil
 }
 
-// finish releases the lock and removes the halt marker. A lock held by
-// another release is not this release's to release: it is left alone, and
-// so is the halt marker, which then belongs to that release's execution
-// (this happens when Lock itself failed, for example a Lambda that died
-// before or after writing the lock).
+// finish removes the halt marker, then releases the lock, last, so a
+// failure anywhere before keeps the lock. A lock held by another release is
+// not this release's to release: it is left alone, and so is the halt
+// marker, which then belongs to that release's execution (this happens when
+// Lock itself failed, for example a Lambda that died before or after
+// writing the lock). A halt marker that cannot be removed for a reason other
+// than a transient one is left, with a warning: it is harmless, since an
+// execution only heeds markers written after it started.
 func (d *Deployer) finish(ctx context.Context, st *execution.State) error {
-	err := d.locks.Release(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-	if errors.Is(err, lock.ErrNotHolder) {
-		d.log.Warn("lock held by another release: left alone", "release_id", st.ReleaseID, "error", err.Error())
-		return nil
-	}
+	h, held, err := d.locks.Get(ctx, st.ProjectName, st.ConfigName)
 	if err != nil {
 		return err
 	}
-	return d.halts.Clear(ctx, st.ProjectName, st.ConfigName)
+	if held && h.ReleaseID != st.ReleaseID {
+		d.log.Warn("lock held by another release: left alone", "release_id", st.ReleaseID, "holder", h.ReleaseID)
+		return nil
+	}
+	if err := d.halts.Clear(ctx, st.ProjectName, st.ConfigName); err != nil {
+		if failure.NameOf(err) == failure.NameRetryable {
+			return err
+		}
+		d.log.Warn("halt marker left behind (harmless: later executions ignore it)", "release_id", st.ReleaseID, "error", err.Error())
+	}
+	if !held {
+		return nil
+	}
+	err = d.locks.Release(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if errors.Is(err, lock.ErrNotHolder) {
+		d.log.Warn("lock taken by another release meanwhile: left alone", "release_id", st.ReleaseID, "error", err.Error())
+		return nil
+	}
+	return err
 }
 
 // createdBy is who asked for the release, for the outcome record; ""
