@@ -150,7 +150,11 @@ func TestDeployerFunction(t *testing.T) {
 		"Runtime":       "provided.al2023",
 		"Architectures": []interface{}{"arm64"},
 		"Handler":       "bootstrap",
-		"Environment":   obj{"Variables": obj{naming.EnvDeployerBucket: obj{"Ref": bucketID}}},
+		"Environment": obj{"Variables": obj{
+			naming.EnvDeployerBucket: obj{"Ref": bucketID},
+			naming.EnvAccountID:      obj{"Ref": "AWS::AccountId"},
+			naming.EnvRegion:         obj{"Ref": "AWS::Region"},
+		}},
 	})
 }
 
