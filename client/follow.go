@@ -299,9 +299,10 @@ func describeOutcome(u progress) string {
 }
 
 // describeError joins an error name and its cause, dropping a cause that
-// only repeats the name, and keeps it to one line.
+// only repeats the name, and keeps it to one line. Both come from the
+// execution's history, so both are cleaned of control characters.
 func describeError(errName, cause string) string {
-	cause = oneLine(cause)
+	errName, cause = oneLine(errName), oneLine(cause)
 	switch {
 	case errName == "" && cause == "":
 		return ""
