@@ -16,6 +16,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitInternal: ferry itself failed (a bug). Never a stack trace.
+	exitInternal = 70
 )
 
 // Exit codes of the commands that follow an execution (deploy, halt): the
@@ -83,7 +85,15 @@ func register(c *command) {
 
 // run dispatches args (without the program name) to a command and returns
 // the exit code.
-func run(ctx context.Context, env Env, args []string) int {
+func run(ctx context.Context, env Env, args []string) (code int) {
+	defer func() {
+		// A panic is a bug in ferry: say so in one line, never with a
+		// stack trace.
+		if p := recover(); p != nil {
+			fmt.Fprintf(env.Stderr, "ferry: internal error: %v\nThis is a bug in ferry; please report it with the command you ran.\n", p)
+			code = exitInternal
+		}
+	}()
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}

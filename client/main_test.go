@@ -212,3 +212,18 @@ func TestBootstrapTemplate(t *testing.T) {
 	assert.Equal(t, "blue1", tmpl.Parameters[bootstrap.ParamQualifier].Default)
 	assert.Contains(t, stderr, "ferry bootstrap: deploy this template")
 }
+
+// A panic in a command is a bug, reported in one line with exitInternal:
+// never a stack trace.
+func TestPanicIsOneLine(t *testing.T) {
+	const name = "test-panic"
+	register(&command{name: name, summary: "panics", flags: func(*flag.FlagSet) func(context.Context, Env, []string) int {
+		return func(context.Context, Env, []string) int { panic("boom") }
+	}})
+	t.Cleanup(func() { delete(commands, name) })
+	code, stdout, stderr := runFerry(t, name)
+	assert.Equal(t, exitInternal, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ferry: internal error: boom\nThis is a bug in ferry; please report it with the command you ran.\n", stderr)
+	assert.NotContains(t, stderr, "goroutine")
+}
