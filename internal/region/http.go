@@ -42,6 +42,14 @@ func (r *Region) Handler() http.Handler {
 	s3h := r.s3srv.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			// A panic serving one request is a bug: log it in one line and
+			// answer 500, rather than net/http's stack trace on stderr.
+			if p := recover(); p != nil {
+				r.logger.Error("internal error serving a request", "method", req.Method, "path", req.URL.Path, "panic", fmt.Sprint(p))
+				http.Error(rec, "internal error", http.StatusInternalServerError)
+			}
+		}()
 		kind := "s3"
 		switch target := req.Header.Get("X-Amz-Target"); {
 		case strings.HasPrefix(target, sfnTargetPrefix):
