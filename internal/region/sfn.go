@@ -330,47 +330,27 @@ func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIE
 // withoutData returns ev without the execution's data (inputs, outputs,
 // parameters), as GetExecutionHistory with includeExecutionData false.
 func withoutData(ev asl.Event) asl.Event {
-	if d := ev.ExecutionStarted; d != nil {
-		c := *d
-		c.Input = ""
-		ev.ExecutionStarted = &c
-	}
-	if d := ev.ExecutionSucceeded; d != nil {
-		c := *d
-		c.Output = ""
-		ev.ExecutionSucceeded = &c
-	}
-	if d := ev.StateEntered; d != nil {
-		c := *d
-		c.Input = ""
-		ev.StateEntered = &c
-	}
-	if d := ev.StateExited; d != nil {
-		c := *d
-		c.Output = ""
-		ev.StateExited = &c
-	}
-	if d := ev.TaskScheduled; d != nil {
-		c := *d
-		c.Parameters = ""
-		ev.TaskScheduled = &c
-	}
-	if d := ev.TaskSucceeded; d != nil {
-		c := *d
-		c.Output = ""
-		ev.TaskSucceeded = &c
-	}
-	if d := ev.LambdaFunctionScheduled; d != nil {
-		c := *d
-		c.Input = ""
-		ev.LambdaFunctionScheduled = &c
-	}
-	if d := ev.LambdaFunctionSucceeded; d != nil {
-		c := *d
-		c.Output = ""
-		ev.LambdaFunctionSucceeded = &c
-	}
+	ev.ExecutionStarted = cleared(ev.ExecutionStarted, func(d *asl.ExecutionStartedDetails) *string { return &d.Input })
+	ev.ExecutionSucceeded = cleared(ev.ExecutionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
+	ev.StateEntered = cleared(ev.StateEntered, func(d *asl.StateEnteredDetails) *string { return &d.Input })
+	ev.StateExited = cleared(ev.StateExited, func(d *asl.StateExitedDetails) *string { return &d.Output })
+	ev.TaskScheduled = cleared(ev.TaskScheduled, func(d *asl.TaskScheduledDetails) *string { return &d.Parameters })
+	ev.TaskSucceeded = cleared(ev.TaskSucceeded, func(d *asl.TaskSucceededDetails) *string { return &d.Output })
+	ev.LambdaFunctionScheduled = cleared(ev.LambdaFunctionScheduled, func(d *asl.LambdaScheduledDetails) *string { return &d.Input })
+	ev.LambdaFunctionSucceeded = cleared(ev.LambdaFunctionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
 	return ev
+}
+
+// cleared returns a copy of *d with the payload field that data points at
+// emptied, or nil for nil; *d itself is left as it was (the history's
+// events are shared).
+func cleared[T any](d *T, data func(*T) *string) *T {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	*data(&c) = ""
+	return &c
 }
 
 type listExecutionsInput struct {
