@@ -44,21 +44,7 @@ type dataDetails struct {
 	Included bool `json:"included"`
 }
 
-type executionDescription struct {
-	ExecutionArn    string       `json:"executionArn"`
-	StateMachineArn string       `json:"stateMachineArn"`
-	Name            string       `json:"name"`
-	Status          string       `json:"status"`
-	StartDate       *epoch       `json:"startDate"`
-	StopDate        *epoch       `json:"stopDate,omitempty"`
-	Input           string       `json:"input"`
-	InputDetails    dataDetails  `json:"inputDetails"`
-	Output          *string      `json:"output,omitempty"`
-	OutputDetails   *dataDetails `json:"outputDetails,omitempty"`
-	Error           *string      `json:"error,omitempty"`
-	Cause           *string      `json:"cause,omitempty"`
-}
-
+// executionListItem is an execution as ListExecutions lists it.
 type executionListItem struct {
 	ExecutionArn    string `json:"executionArn"`
 	StateMachineArn string `json:"stateMachineArn"`
@@ -68,6 +54,18 @@ type executionListItem struct {
 	StopDate        *epoch `json:"stopDate,omitempty"`
 }
 
+// executionDescription is an execution as DescribeExecution describes it:
+// the list item's fields (inlined, first) and the data.
+type executionDescription struct {
+	executionListItem
+	Input         string       `json:"input"`
+	InputDetails  dataDetails  `json:"inputDetails"`
+	Output        *string      `json:"output,omitempty"`
+	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
+	Error         *string      `json:"error,omitempty"`
+	Cause         *string      `json:"cause,omitempty"`
+}
+
 func optional(s string) *string {
 	if s == "" {
 		return nil
@@ -75,11 +73,16 @@ func optional(s string) *string {
 	return &s
 }
 
-func describe(d asl.Description) executionDescription {
-	out := executionDescription{
+func listItem(d asl.Description) executionListItem {
+	return executionListItem{
 		ExecutionArn: d.ExecutionARN, StateMachineArn: d.StateMachineARN, Name: d.Name,
 		Status: string(d.Status), StartDate: epochOf(d.StartDate), StopDate: epochOf(d.StopDate),
-		Input: d.Input, InputDetails: dataDetails{Included: true},
+	}
+}
+
+func describe(d asl.Description) executionDescription {
+	out := executionDescription{
+		executionListItem: listItem(d), Input: d.Input, InputDetails: dataDetails{Included: true},
 		Error: optional(d.Error), Cause: optional(d.Cause),
 	}
 	if d.Status == asl.StatusSucceeded {
@@ -130,11 +133,7 @@ func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
 		writeAPIError(w, apiErrorf(CodeInternal, "encoding the response: %v", err))
 		return
 	}
-	w.Header().Set("Content-Type", jsonContentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Header().Set("X-Amzn-Requestid", requestID())
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeJSON(w, http.StatusOK, b)
 }
 
 // decodeAnd decodes a request body into In and calls fn.
@@ -152,10 +151,16 @@ func writeAPIError(w http.ResponseWriter, e *APIError) {
 		Type    string `json:"__type"`
 		Message string `json:"message"`
 	}{e.Code, e.Message})
+	writeJSON(w, e.status(), b)
+}
+
+// writeJSON writes a response of the AWS JSON protocol: status and body b,
+// with a fresh request id.
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", jsonContentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Header().Set("X-Amzn-Requestid", requestID())
-	w.WriteHeader(e.status())
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
@@ -401,10 +406,7 @@ func (r *Region) apiListExecutions(in listExecutionsInput) (any, *APIError) {
 			more = true
 			break
 		}
-		items = append(items, executionListItem{
-			ExecutionArn: d.ExecutionARN, StateMachineArn: d.StateMachineARN, Name: d.Name,
-			Status: string(d.Status), StartDate: epochOf(d.StartDate), StopDate: epochOf(d.StopDate),
-		})
+		items = append(items, listItem(d))
 		last = e.seq
 	}
 	out := struct {
