@@ -24,7 +24,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
 const (
@@ -115,9 +115,7 @@ func TestUpload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := s3server.Start(s3server.Options{Clock: clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), Buckets: []string{bucket}})
-			require.NoError(t, err)
-			defer func() { require.NoError(t, srv.Close()) }()
+			srv := s3test.Start(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), bucket)
 			client := &countingS3{Client: srv.Client()}
 			if tc.setup != nil {
 				tc.setup(t, client.Client)
@@ -173,9 +171,7 @@ func TestUploadRefusesBadFiles(t *testing.T) {
 		{name: "missing", path: filepath.Join(dir, "missing"), want: "no such file"},
 		{name: "a directory", path: dir, want: "is not a regular file"},
 	}
-	srv, err := s3server.Start(s3server.Options{Buckets: []string{bucket}})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, srv.Close()) }()
+	srv := s3test.Start(t, nil, bucket)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, uploaded, err := asset.Upload(context.Background(), srv.Client(), bucket, project, config, tc.path)

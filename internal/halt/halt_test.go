@@ -2,14 +2,11 @@ package halt_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
 const (
@@ -40,18 +37,13 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	srv := s3test.Start(t, clk, bucket)
 	return env{client: srv.Client(), clk: clk, halts: halt.New(srv.Client(), bucket)}
 }
 
 func (e env) putRaw(t *testing.T, body string) {
 	t.Helper()
-	_, err := e.client.PutObject(context.Background(), &s3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(naming.HaltKey(project, config)), Body: strings.NewReader(body),
-	})
-	require.NoError(t, err)
+	s3test.Put(t, e.client, bucket, naming.HaltKey(project, config), body)
 }
 
 func TestPutGetClear(t *testing.T) {
@@ -104,9 +96,7 @@ func TestCheckFreshness(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewVirtual(t0.Add(-2 * time.Hour))
-			srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
-			require.NoError(t, err)
-			defer func() { require.NoError(t, srv.Close()) }()
+			srv := s3test.Start(t, clk, bucket)
 			e := env{client: srv.Client(), clk: clk, halts: halt.New(srv.Client(), bucket)}
 			ctx := context.Background()
 
@@ -167,13 +157,7 @@ func TestFailuresFailClosed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/xml")
-				w.WriteHeader(tc.status)
-				fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, tc.code)
-			}))
-			defer srv.Close()
-			h := halt.New(s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 }), bucket)
+			h := halt.New(s3test.Failing(t, tc.status, tc.code), bucket)
 			ctx := context.Background()
 
 			got, err := h.Check(ctx, project, config, t0)

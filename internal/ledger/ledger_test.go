@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
 const (
@@ -46,18 +45,13 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	srv := s3test.Start(t, clk, bucket)
 	return env{client: srv.Client(), clk: clk, ledger: ledger.New(srv.Client(), bucket)}
 }
 
 func (e env) putRaw(t *testing.T, key string, body string) {
 	t.Helper()
-	_, err := e.client.PutObject(context.Background(), &s3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body),
-	})
-	require.NoError(t, err)
+	s3test.Put(t, e.client, bucket, key, body)
 }
 
 func problems(t *testing.T, err error) []string {
@@ -274,13 +268,7 @@ func TestFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/xml")
-				w.WriteHeader(tc.status)
-				fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, tc.code)
-			}))
-			defer srv.Close()
-			l := ledger.New(s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 }), bucket)
+			l := ledger.New(s3test.Failing(t, tc.status, tc.code), bucket)
 			ctx := context.Background()
 
 			_, err := l.GetRelease(ctx, project, config, "r1")

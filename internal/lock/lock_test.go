@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
 const (
@@ -41,19 +40,13 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, srv.Close()) })
-	c := srv.Client()
+	c := s3test.Start(t, clk, bucket).Client()
 	return env{client: c, clk: clk, locks: lock.New(c, bucket, clk)}
 }
 
 func (e env) put(t *testing.T, key, body string) {
 	t.Helper()
-	_, err := e.client.PutObject(context.Background(), &s3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body),
-	})
-	require.NoError(t, err)
+	s3test.Put(t, e.client, bucket, key, body)
 }
 
 func holder(release, execution string) lock.Holder {
@@ -370,21 +363,11 @@ func TestGarbage(t *testing.T) {
 	}
 }
 
-// A server that answers every request with one S3 error, to check how
-// failures other than "not found" are classified. The client does not
-// retry, so nothing sleeps.
+// failingLocks are locks in a bucket whose every request fails with one S3
+// error, to check how failures other than "not found" are classified.
 func failingLocks(t *testing.T, status int, code string) *lock.Locks {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(status)
-		if r.Method != http.MethodHead {
-			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, code)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	c := s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
-	return lock.New(c, bucket, clock.NewVirtual(t0))
+	return lock.New(s3test.Failing(t, status, code), bucket, clock.NewVirtual(t0))
 }
 
 func TestFailuresFailClosed(t *testing.T) {

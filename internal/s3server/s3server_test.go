@@ -17,17 +17,10 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
 const bucket = "ferry-deployer-123456789012-us-east-1"
-
-func start(t *testing.T, clk clock.Clock) *s3server.Server {
-	t.Helper()
-	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, srv.Close()) })
-	return srv
-}
 
 func put(ctx context.Context, c *s3.Client, key, body string, ifNoneMatch bool) error {
 	in := &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body)}
@@ -41,7 +34,7 @@ func put(ctx context.Context, c *s3.Client, key, body string, ifNoneMatch bool) 
 func TestRoundTripAndVirtualLastModified(t *testing.T) {
 	start0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := clock.NewVirtual(start0)
-	srv := start(t, clk)
+	srv := s3test.Start(t, clk, bucket)
 	c := srv.Client()
 	ctx := context.Background()
 
@@ -72,7 +65,7 @@ func TestRoundTripAndVirtualLastModified(t *testing.T) {
 }
 
 func TestIfNoneMatchAndErrorClassification(t *testing.T) {
-	srv := start(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))
+	srv := s3test.Start(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), bucket)
 	c := srv.Client()
 	ctx := context.Background()
 
@@ -94,7 +87,7 @@ func TestIfNoneMatchAndErrorClassification(t *testing.T) {
 }
 
 func TestHandlerServesTheSameBackend(t *testing.T) {
-	srv := start(t, nil)
+	srv := s3test.Start(t, nil, bucket)
 	ctx := context.Background()
 	require.NoError(t, put(ctx, srv.Client(), "shared", "bytes", false))
 

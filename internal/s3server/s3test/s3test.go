@@ -1,0 +1,56 @@
+package s3test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/s3server"
+)
+
+// Start starts an in-memory S3 server on clk (nil means the system clock)
+// with buckets created, and closes it when t ends; a failure to start or to
+// close fails t. Its Client talks to it.
+func Start(t testing.TB, clk clock.Clock, buckets ...string) *s3server.Server {
+	t.Helper()
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: buckets})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	return srv
+}
+
+// Put writes body at key in bucket as it is, with no condition, bypassing
+// the code under test (a test's setup of a bucket's contents). A failure
+// fails t.
+func Put(t testing.TB, c *s3.Client, bucket, key, body string) {
+	t.Helper()
+	_, err := c.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body),
+	})
+	require.NoError(t, err)
+}
+
+// Failing returns a client of a server that answers every request with
+// status and the S3 error code (the error document is left out of answers
+// to HEAD, as S3 does), closed when t ends. The client does not retry, so
+// nothing sleeps.
+func Failing(t testing.TB, status int, code string) *s3.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, code)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+}
