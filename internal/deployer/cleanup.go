@@ -124,11 +124,7 @@ func (p *cleanUpProgress) leftovers(st *execution.State, previous []string) []st
 }
 
 func (d *Deployer) doCleanUpSuccess(ctx context.Context, req execution.Request, st *execution.State, p *cleanUpProgress) (any, error) {
-	r, err := d.loadRelease(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.connect(ctx, st, false)
+	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return nil, err
 	}

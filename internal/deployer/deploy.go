@@ -57,11 +57,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err := d.checkHalt(ctx, st, req); err != nil {
 		return nil, err
 	}
-	r, err := d.loadRelease(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.connect(ctx, st, false)
+	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return nil, err
 	}

@@ -48,11 +48,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err := d.checkTimeout(st, req); err != nil {
 		return nil, err
 	}
-	r, err := d.loadRelease(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.connect(ctx, st, false)
+	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return nil, err
 	}

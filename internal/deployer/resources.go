@@ -51,11 +51,7 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.loadRelease(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	clients, err := d.connect(ctx, st, true)
+	r, clients, err := d.loadAndConnect(ctx, st, true)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +59,21 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadAndConnect is how a task that works in the target starts: the
+// release the State names (loadRelease) and the clients of its target
+// (connect, with badRelease), the first error as it is.
+func (d *Deployer) loadAndConnect(ctx context.Context, st *execution.State, badRelease bool) (*release.Release, *cloud.Clients, error) {
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := d.connect(ctx, st, badRelease)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, c, nil
 }
 
 // connect returns the clients of the State's target. A target that cannot
