@@ -407,7 +407,7 @@ func (d *Deployer) removeGroups(ctx context.Context, c *cloud.Clients, st *execu
 		errs = append(errs, err)
 	}
 	var removed []string
-	for _, name := range sortedSet(names) {
+	for _, name := range sortedKeys(names) {
 		if as := alarms[name]; len(as) > 0 {
 			failed := false
 			for batch := range slices.Chunk(as, maxDeleteAlarms) {

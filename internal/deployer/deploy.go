@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -170,14 +170,8 @@ func groupTags(r *release.Release, svc string) map[string]string {
 	return tags
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func ec2TagList(m map[string]string) []ec2types.Tag {
 	var out []ec2types.Tag
@@ -329,12 +323,7 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 		})
 	}
 	var hooks []asgtypes.LifecycleHookSpecification
-	hookNames := make([]string, 0, len(r.Lifecycle))
-	for n := range r.Lifecycle {
-		hookNames = append(hookNames, n)
-	}
-	sort.Strings(hookNames)
-	for _, n := range hookNames {
+	for _, n := range sortedKeys(r.Lifecycle) {
 		h := r.Lifecycle[n]
 		if h == nil {
 			continue

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -119,7 +118,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 			tgStates[tg] = nil
 		}
 	}
-	for _, lb := range sortedSet(elbStates) {
+	for _, lb := range sortedKeys(elbStates) {
 		out, err := c.ELB.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
 		if err != nil {
 			return nil, deployErr("elb:DescribeInstanceHealth "+lb, err)
@@ -130,7 +129,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		}
 		elbStates[lb] = m
 	}
-	for _, tg := range sortedSet(tgStates) {
+	for _, tg := range sortedKeys(tgStates) {
 		out, err := c.ELBv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
 		if err != nil {
 			return nil, deployErr("elbv2:DescribeTargetHealth "+tg, err)
@@ -237,15 +236,6 @@ func describeGroups(ctx context.Context, api cloud.AutoScaling, names []string) 
 		}
 	}
 	return out, nil
-}
-
-func sortedSet[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // joinNames formats names for a message.

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -52,12 +51,7 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 		if err != nil {
 			return nil, err
 		}
-		names := make([]string, 0, len(r.Assets))
-		for n := range r.Assets {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range sortedKeys(r.Assets) {
 			a := r.Assets[n]
 			if a == nil {
 				continue

@@ -544,12 +544,7 @@ func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *
 // is the using service's /<project>/<config>/<service>/. One
 // GetInstanceProfile per distinct profile.
 func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profiles map[string][]string, p *problems) error {
-	names := make([]string, 0, len(profiles))
-	for n := range profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedKeys(profiles) {
 		out, err := api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 		if cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity) {
 			for _, svc := range profiles[name] {
@@ -577,12 +572,7 @@ func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.
 // and returns their ARNs.
 func (d *Deployer) checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *problems) (roles, topics map[string]string, err error) {
 	roles, topics = map[string]string{}, map[string]string{}
-	names := make([]string, 0, len(r.Lifecycle))
-	for n := range r.Lifecycle {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(r.Lifecycle) {
 		h := r.Lifecycle[n]
 		if h == nil {
 			continue
