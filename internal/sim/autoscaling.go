@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,8 +298,8 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 	var names []string
 	if len(in.AutoScalingGroupNames) > 0 {
 		names = append(names, in.AutoScalingGroupNames...)
-		sort.Strings(names)
-		names = dedupe(names)
+		slices.Sort(names)
+		names = slices.Compact(names)
 	} else {
 		names = sortedKeys(r.groups)
 	}
@@ -310,16 +311,9 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 		}
 		filters = append(filters, tf)
 	}
-	start := 0
-	if tok := deref(in.NextToken); tok != "" {
-		after, ok := strings.CutPrefix(tok, "after:")
-		if !ok {
-			return nil, apiErr("InvalidNextToken", "The token is not valid")
-		}
-		start = sort.SearchStrings(names, after)
-		if start < len(names) && names[start] == after {
-			start++
-		}
+	start, ok := pageStart(names, deref(in.NextToken))
+	if !ok {
+		return nil, apiErr("InvalidNextToken", "The token is not valid")
 	}
 	out := &autoscaling.DescribeAutoScalingGroupsOutput{AutoScalingGroups: []astypes.AutoScalingGroup{}}
 	for _, n := range names[start:] {
@@ -328,7 +322,7 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 			continue
 		}
 		if len(out.AutoScalingGroups) == limit {
-			out.NextToken = aws.String("after:" + *out.AutoScalingGroups[limit-1].AutoScalingGroupName)
+			out.NextToken = pageToken(*out.AutoScalingGroups[limit-1].AutoScalingGroupName)
 			break
 		}
 		out.AutoScalingGroups = append(out.AutoScalingGroups, r.describeGroup(g))
@@ -336,15 +330,29 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 	return out, nil
 }
 
-func dedupe(sorted []string) []string {
-	out := sorted[:0]
-	for i, s := range sorted {
-		if i == 0 || s != sorted[i-1] {
-			out = append(out, s)
-		}
+// The simulated Describe calls page through names in order: a page's
+// token is "after:" and the last name on it.
+
+// pageStart returns where in sorted names the page that token continues
+// starts: 0 for no token, else just after the token's name (or where it
+// would be, if it is gone). ok is false for a token of another form.
+func pageStart(names []string, token string) (start int, ok bool) {
+	if token == "" {
+		return 0, true
 	}
-	return out
+	after, ok := strings.CutPrefix(token, "after:")
+	if !ok {
+		return 0, false
+	}
+	start = sort.SearchStrings(names, after)
+	if start < len(names) && names[start] == after {
+		start++
+	}
+	return start, true
 }
+
+// pageToken is the token of the page after the one that ends with name.
+func pageToken(name string) *string { return aws.String("after:" + name) }
 
 type tagFilter struct {
 	kind   string // "tag", "tag-key", "tag-value"

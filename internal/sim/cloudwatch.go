@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -92,8 +92,8 @@ func (r *region) describeAlarms(in *cloudwatch.DescribeAlarmsInput) (*cloudwatch
 	var names []string
 	if len(in.AlarmNames) > 0 {
 		names = append(names, in.AlarmNames...)
-		sort.Strings(names)
-		names = dedupe(names)
+		slices.Sort(names)
+		names = slices.Compact(names)
 	} else {
 		for _, n := range sortedKeys(r.alarms) {
 			if strings.HasPrefix(n, deref(in.AlarmNamePrefix)) {
@@ -101,16 +101,9 @@ func (r *region) describeAlarms(in *cloudwatch.DescribeAlarmsInput) (*cloudwatch
 			}
 		}
 	}
-	start := 0
-	if tok := deref(in.NextToken); tok != "" {
-		after, ok := strings.CutPrefix(tok, "after:")
-		if !ok {
-			return nil, apiErr("InvalidNextToken", "The specified token is invalid")
-		}
-		start = sort.SearchStrings(names, after)
-		if start < len(names) && names[start] == after {
-			start++
-		}
+	start, ok := pageStart(names, deref(in.NextToken))
+	if !ok {
+		return nil, apiErr("InvalidNextToken", "The specified token is invalid")
 	}
 	out := &cloudwatch.DescribeAlarmsOutput{MetricAlarms: []cwtypes.MetricAlarm{}}
 	for _, n := range names[start:] {
@@ -119,7 +112,7 @@ func (r *region) describeAlarms(in *cloudwatch.DescribeAlarmsInput) (*cloudwatch
 			continue
 		}
 		if len(out.MetricAlarms) == limit {
-			out.NextToken = aws.String("after:" + *out.MetricAlarms[limit-1].AlarmName)
+			out.NextToken = pageToken(*out.MetricAlarms[limit-1].AlarmName)
 			break
 		}
 		out.MetricAlarms = append(out.MetricAlarms, a.describe())

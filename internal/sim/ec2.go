@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -347,8 +348,8 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 	}
 	explicit := len(names) > 0
 	if explicit {
-		sort.Strings(names)
-		names = dedupe(names)
+		slices.Sort(names)
+		names = slices.Compact(names)
 	} else {
 		names = sortedKeys(r.lts)
 	}
@@ -359,16 +360,9 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 	if limit < 1 || limit > 200 {
 		return nil, apiErr("InvalidParameterValue", "MaxResults must be between 1 and 200")
 	}
-	start := 0
-	if tok := deref(in.NextToken); tok != "" {
-		after, ok := strings.CutPrefix(tok, "after:")
-		if !ok {
-			return nil, apiErr("InvalidNextToken", "The specified token is invalid")
-		}
-		start = sort.SearchStrings(names, after)
-		if start < len(names) && names[start] == after {
-			start++
-		}
+	start, ok := pageStart(names, deref(in.NextToken))
+	if !ok {
+		return nil, apiErr("InvalidNextToken", "The specified token is invalid")
 	}
 	out := &ec2.DescribeLaunchTemplatesOutput{LaunchTemplates: []ec2types.LaunchTemplate{}}
 	for _, n := range names[start:] {
@@ -381,7 +375,7 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 			continue
 		}
 		if len(out.LaunchTemplates) == limit {
-			out.NextToken = aws.String("after:" + *out.LaunchTemplates[limit-1].LaunchTemplateName)
+			out.NextToken = pageToken(*out.LaunchTemplates[limit-1].LaunchTemplateName)
 			break
 		}
 		out.LaunchTemplates = append(out.LaunchTemplates, *lt.describe())
