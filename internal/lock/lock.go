@@ -110,11 +110,11 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 	return nil
 }
 
-// take writes the lock; took says whether this call wrote it (false when
-// h's release and execution already held it).
-func (l *Locks) take(ctx context.Context, project, config string, h Holder) (took bool, err error) {
-	key := naming.LockKey(project, config)
-	body, err := json.Marshal(h)
+// create writes v as JSON at key unless an object is there already
+// (If-None-Match: *): wrote is false, with no error, when one is. op names
+// the write in errors ("take", "write").
+func (l *Locks) create(ctx context.Context, op, key string, v any) (wrote bool, err error) {
+	body, err := json.Marshal(v)
 	if err != nil {
 		return false, &failure.LockError{Op: "encode " + key, Err: err}
 	}
@@ -126,11 +126,21 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 		ContentType:   aws.String("application/json"),
 		IfNoneMatch:   aws.String("*"),
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		return true, nil
+	case cloud.IsPreconditionFailed(err):
+		return false, nil
 	}
-	if !cloud.IsPreconditionFailed(err) {
-		return false, classify("take "+key, err)
+	return false, classify(op+" "+key, err)
+}
+
+// take writes the lock; took says whether this call wrote it (false when
+// h's release and execution already held it).
+func (l *Locks) take(ctx context.Context, project, config string, h Holder) (took bool, err error) {
+	key := naming.LockKey(project, config)
+	if took, err := l.create(ctx, "take", key, h); took || err != nil {
+		return took, err
 	}
 	cur, found, err := l.Get(ctx, project, config)
 	if err != nil {
@@ -156,23 +166,9 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 // execution.
 func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder) error {
 	key := naming.StartedKey(project, config, h.ReleaseID)
-	body, err := json.Marshal(started{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC()})
-	if err != nil {
-		return &failure.LockError{Op: "encode " + key, Err: err}
-	}
-	_, err = l.client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(l.bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String("application/json"),
-		IfNoneMatch:   aws.String("*"),
-	})
-	if err == nil {
-		return nil
-	}
-	if !cloud.IsPreconditionFailed(err) {
-		return classify("write "+key, err)
+	m := started{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC()}
+	if wrote, err := l.create(ctx, "write", key, m); wrote || err != nil {
+		return err
 	}
 	exec, ok, err := l.Started(ctx, project, config, h.ReleaseID)
 	switch {
