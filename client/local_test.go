@@ -107,18 +107,12 @@ func TestLocalWorldView(t *testing.T) {
 	code, stdout, stderr := runFerry(t, "local", "world", "--endpoint", srv.URL+"/")
 	require.Equal(t, exitOK, code, stderr)
 	got := "$ ferry local world\n" + stdout
-	golden := filepath.Join("testdata", "golden", "local-world.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "missing %s (run go test -update)", golden)
-	assert.Equal(t, string(want), got)
+	checkGolden(t, "local-world", got)
 	assert.Contains(t, stdout, "ASG "+naming.GroupName(rel.ProjectName, rel.ConfigName, "web", rel.ReleaseID))
 
 	code, stdout, stderr = runFerry(t, "local", "world", "--json", "--endpoint", srv.URL)
 	require.Equal(t, exitOK, code, stderr)
-	want, err = json.Marshal(r.World().Snapshot())
+	want, err := json.Marshal(r.World().Snapshot())
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), stdout)
 }

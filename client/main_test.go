@@ -77,14 +77,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runFerry(t, tc.args...)
 			got := fmt.Sprintf("$ ferry %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(tc.args, " "), code, stdout, stderr)
-			golden := filepath.Join("testdata", "golden", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "missing %s (run go test -update)", golden)
-			assert.Equal(t, string(want), got)
+			checkGolden(t, tc.name, got)
 		})
 	}
 }
