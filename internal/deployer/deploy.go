@@ -183,8 +183,14 @@ func ec2TagList(m map[string]string) []ec2types.Tag {
 
 // ours reports whether tags mark a resource of this release.
 func ours(tags map[string]string, st *execution.State) bool {
-	return tags[naming.TagProjectName] == st.ProjectName && tags[naming.TagConfigName] == st.ConfigName &&
-		tags[naming.TagDeployWith] == naming.DeployWithValue && tags[naming.TagReleaseID] == st.ReleaseID
+	return projectTagged(tags, st.ProjectName, st.ConfigName) && tags[naming.TagReleaseID] == st.ReleaseID
+}
+
+// projectTagged reports whether tags mark a resource ferry manages for the
+// project-config (of any release).
+func projectTagged(tags map[string]string, project, config string) bool {
+	return tags[naming.TagProjectName] == project && tags[naming.TagConfigName] == config &&
+		tags[naming.TagDeployWith] == naming.DeployWithValue
 }
 
 // projectTemplates returns the launch templates of the project-config
@@ -202,8 +208,7 @@ func projectTemplates(ctx context.Context, api cloud.EC2, project, config string
 			return nil, cloud.Classify("ec2:DescribeLaunchTemplates", err)
 		}
 		for _, lt := range page.LaunchTemplates {
-			tags := ec2Tags(lt.Tags)
-			if tags[naming.TagProjectName] == project && tags[naming.TagConfigName] == config && tags[naming.TagDeployWith] == naming.DeployWithValue {
+			if tags := ec2Tags(lt.Tags); projectTagged(tags, project, config) {
 				out[aws.ToString(lt.LaunchTemplateName)] = tags
 			}
 		}

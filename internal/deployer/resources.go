@@ -625,8 +625,7 @@ func projectGroups(ctx context.Context, api cloud.AutoScaling, project, config s
 			return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
 		}
 		for _, g := range out.AutoScalingGroups {
-			t := asgTags(g.Tags)
-			if t[naming.TagProjectName] == project && t[naming.TagConfigName] == config && t[naming.TagDeployWith] == naming.DeployWithValue {
+			if projectTagged(asgTags(g.Tags), project, config) {
 				groups = append(groups, g)
 			}
 		}
