@@ -66,3 +66,10 @@ const (
 	// may hold; an execution that would exceed it fails.
 	StepFunctionsHistoryEvents = 25000
 )
+
+// GeneratedReleaseIDLen is the length of the release ids the client
+// generates (UTC time to the second and 6 hex digits,
+// 20060102T150405Z-3f9a1c). A release file has no release id yet, so its
+// validation assumes one of this length where the id's length matters (the
+// ASG and launch template name); the deployer checks the real one.
+const GeneratedReleaseIDLen = len("20060102T150405Z-000000")

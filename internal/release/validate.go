@@ -208,6 +208,7 @@ func (v *validator) service(name string) {
 	if why := checkSimple(name, limits.MaxServiceLen); why != "" {
 		p.add(spath, "service name %s", why)
 	}
+	v.groupName(spath, name)
 	s := r.Services[name]
 	if s == nil {
 		p.add(spath, "must be an object")
@@ -237,6 +238,29 @@ func (v *validator) service(name string) {
 	v.ebs(spath, s)
 	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
 	v.tags(field(spath, "tags"), s.Tags)
+}
+
+// groupName checks that the name of the service's ASG and launch template
+// (naming.GroupName) fits EC2's limit on launch template names (the ASG's
+// limit, 255, is larger). The release id is the release's own when set;
+// a release file has none yet, so one as long as those the client
+// generates stands in (the deployer's Validate checks the real one). It
+// says nothing when a part of the name is already wrong.
+func (v *validator) groupName(spath, service string) {
+	r := v.r
+	if checkProject(r.ProjectName) != "" || checkSimple(r.ConfigName, limits.MaxConfigLen) != "" ||
+		checkSimple(service, limits.MaxServiceLen) != "" || (r.ReleaseID != "" && checkReleaseID(r.ReleaseID) != "") {
+		return
+	}
+	rid, with := r.ReleaseID, fmt.Sprintf(" with its release id of %d characters", len(r.ReleaseID))
+	if rid == "" {
+		rid = strings.Repeat("r", limits.GeneratedReleaseIDLen)
+		with = fmt.Sprintf(" with a generated release id of %d characters", limits.GeneratedReleaseIDLen)
+	}
+	if n := len(naming.GroupName(r.ProjectName, r.ConfigName, service, rid)); n > limits.LaunchTemplateNameLen {
+		v.p.add(spath, "the Auto Scaling group and launch template name %q would be %d characters%s, more than EC2's limit of %d for launch template names; shorten project_name, config_name or the service name",
+			naming.GroupName(r.ProjectName, r.ConfigName, service, "<release_id>"), n, with, limits.LaunchTemplateNameLen)
+	}
 }
 
 func (v *validator) ebs(spath string, s *Service) {

@@ -442,3 +442,38 @@ func TestValidateNames(t *testing.T) {
 	assert.NoError(t, ValidateReleaseID("1715000000-abc"))
 	assert.EqualError(t, ValidateReleaseID("a/b"), `release id "a/b": must be letters, digits and '-', starting with a letter or digit`)
 }
+
+// TestRuleGroupName: the name of a service's ASG and launch template
+// (naming.GroupName) must fit EC2's 128 characters for launch template
+// names, with the release id when it is set, else with one as long as
+// those the client generates.
+func TestRuleGroupName(t *testing.T) {
+	names := func(project, config, service, releaseID string) func(*Release) {
+		return func(r *Release) {
+			r.ProjectName, r.ConfigName, r.ReleaseID = project, config, releaseID
+			r.Services = map[string]*Service{service: r.Services["web"]}
+		}
+	}
+	project := strings.Repeat("p", 31) + "/" + strings.Repeat("q", 32) // 64
+	config := strings.Repeat("c", 32)
+	long := func(n int) string { return strings.Repeat("s", n) }
+	rid := func(n int) string { return strings.Repeat("r", n) }
+	tooLong := func(service string, n int, with string) string {
+		return fmt.Sprintf("services.%s: the Auto Scaling group and launch template name %q would be %d characters%s, more than EC2's limit of 128 for launch template names; shorten project_name, config_name or the service name",
+			service, project+"/"+config+"/"+service+"/<release_id>", n, with)
+	}
+	runRuleCases(t, []ruleCase{
+		{"uploaded, exactly 128", names(project, config, long(1), rid(28)), true, nil},
+		{"uploaded, 129", names(project, config, long(2), rid(28)), true,
+			[]string{tooLong(long(2), 129, " with its release id of 28 characters")}},
+		{"uploaded, every part at its maximum", names(project, config, long(32), rid(64)), true,
+			[]string{tooLong(long(32), 195, " with its release id of 64 characters")}},
+		{"file, fits with a generated release id", names(project, config, long(6), ""), false, nil},
+		{"file, too long with a generated release id", names(project, config, long(7), ""), false,
+			[]string{tooLong(long(7), 129, " with a generated release id of 23 characters")}},
+		{"file, every part at its maximum", names(project, config, long(32), ""), false,
+			[]string{tooLong(long(32), 154, " with a generated release id of 23 characters")}},
+		{"not checked when a name is already wrong", names(project, config, long(33), rid(64)), true,
+			[]string{"services." + long(33) + ": service name must be at most 32 characters"}},
+	})
+}
