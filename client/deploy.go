@@ -30,7 +30,8 @@ those already in the bucket), uploads the release and starts the deployer's
 execution under a name derived from the release, so a retried start never
 starts two deploys. If the same release (same content, whatever its id) is
 already being deployed to that project-config, deploy follows that
-execution instead of starting another.
+execution instead of starting another (with --no-wait, it names that
+execution and returns).
 
 It then follows the execution to its end: each state as it is entered and,
 during CheckHealthy, a line per service with its launched, healthy and
@@ -140,7 +141,13 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 	}
 	for _, x := range running {
 		if other, err := contentHash(x.Release); err == nil && other == sum {
+			if req.noWait {
+				out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, x.Release.ReleaseID, x.ARN)
+				announce(out, req, project, config, x.Release.ReleaseID, x.ARN)
+				return exitOK
+			}
 			out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, x.Release.ReleaseID)
+			announce(out, req, project, config, x.Release.ReleaseID, x.ARN)
 			return followToEnd(ctx, env, d, out, x.ARN, req, haltHint(req.flags, req.file))
 		}
 	}
@@ -168,20 +175,27 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		return fail("starting the deploy: %v", err)
 	}
 	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
-	if req.asJSON {
-		out.json(struct {
-			Event     string `json:"event"`
-			Project   string `json:"project"`
-			Config    string `json:"config"`
-			ReleaseID string `json:"release_id"`
-			Execution string `json:"execution_arn"`
-		}{"release", project, config, r.ReleaseID, arn})
-	}
+	announce(out, req, project, config, r.ReleaseID, arn)
 	if req.noWait {
 		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, haltHint(req.flags, req.file))
 		return exitOK
 	}
 	return followToEnd(ctx, env, d, out, arn, req, haltHint(req.flags, req.file))
+}
+
+// announce prints, with --json, the release event: which release and
+// execution the command is about.
+func announce(out *display, req deployRequest, project, config, releaseID, arn string) {
+	if !req.asJSON {
+		return
+	}
+	out.json(struct {
+		Event     string `json:"event"`
+		Project   string `json:"project"`
+		Config    string `json:"config"`
+		ReleaseID string `json:"release_id"`
+		Execution string `json:"execution_arn"`
+	}{"release", project, config, releaseID, arn})
 }
 
 // newReleaseID is a release id: the UTC time to the second and 6 random

@@ -178,3 +178,28 @@ func TestReleaseReplayed(t *testing.T) {
 	assert.Contains(t, replay.Cause, "already ran")
 	assert.Len(t, tr.groups(devAccount, usEast1), 1, "the replay made nothing")
 }
+
+// TestSameReleaseTwiceNoWait: --no-wait returns at once when the same
+// release is already being deployed, naming that execution; it does not
+// follow it.
+func TestSameReleaseTwiceNoWait(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	hold := tr.Hold()
+	defer hold()
+	first := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	require.Len(t, tr.Executions(""), 1)
+
+	var out, errOut bytes.Buffer
+	env := tr.env(&out, &errOut)
+	env.Sleep = func(context.Context, time.Duration) error {
+		t.Error("ferry deploy --no-wait followed the running execution")
+		return context.Canceled
+	}
+	code := run(context.Background(), env, []string{"deploy", "--local", "--no-wait", deployTestRelease})
+	assert.Equal(t, exitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "already deploying this release to coinbase/deploy-test development (release "+releaseIDOf(t, first.stdout)+")")
+	assert.Contains(t, out.String(), "execution "+tr.Executions("")[0].ARN())
+	assert.NotContains(t, out.String(), "following it")
+	assert.Len(t, tr.Executions(""), 1)
+}
