@@ -1,9 +1,11 @@
 package deployer
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -128,14 +131,23 @@ func (d *Deployer) doCleanUpSuccess(ctx context.Context, req execution.Request, 
 	if err != nil {
 		return nil, err
 	}
+	// A retry of a clean up that already deleted some previous groups is
+	// past its point of no return: from here on a failure must not send
+	// the release to CleanUpFailure, which would delete the new groups of
+	// services whose previous group is gone.
+	started, err := d.deletingStarted(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	p.deleting = started
 	report, err := d.healthReport(ctx, c, st, r)
 	if err != nil {
 		return nil, err
 	}
 	// The health gate protects the previous groups. Once none is left
-	// standing (a first release, or a retry after they were deleted),
-	// failing here would make CleanUpFailure delete the only serving
-	// groups: the release is past its point of no return.
+	// standing (a first release, or a retry after they were deleted) or
+	// deleting has started, failing here would make CleanUpFailure delete
+	// the only serving groups: the release is past its point of no return.
 	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
 	if err != nil {
 		return nil, err
@@ -143,10 +155,15 @@ func (d *Deployer) doCleanUpSuccess(ctx context.Context, req execution.Request, 
 	standing := slices.ContainsFunc(groups, func(g asgtypes.AutoScalingGroup) bool {
 		return asgTags(g.Tags)[naming.TagReleaseID] != st.ReleaseID && !deleting(g)
 	})
-	if bad := health.Unhealthy(report); len(bad) > 0 && standing {
+	if bad := health.Unhealthy(report); len(bad) > 0 && standing && !started {
 		return nil, &failure.HaltError{Reason: "no longer healthy before deleting the previous groups: " + joinNames(bad)}
 	}
-	p.deleting = true
+	if !started {
+		if err := d.markDeleting(ctx, st, req); err != nil {
+			return nil, err
+		}
+		p.deleting = true
+	}
 	removed, err := d.removeGroups(ctx, c, st, func(tags map[string]string) bool {
 		return tags[naming.TagReleaseID] != st.ReleaseID
 	}, nil)
@@ -187,6 +204,47 @@ func (d *Deployer) doCleanUpSuccess(ctx context.Context, req execution.Request, 
 	}
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removed)
 	return st, nil
+}
+
+// deletingStarted reports whether this release's CleanUpSuccess has
+// started deleting the previous groups: its marker (naming.DeletingKey)
+// exists. Only "not found" means it has not; any other failure to read
+// the marker is a *failure.CleanUpError (a person decides: it may be a
+// retry past the point of no return), or retryable when transient.
+func (d *Deployer) deletingStarted(ctx context.Context, st *execution.State) (bool, error) {
+	key := naming.DeletingKey(st.ProjectName, st.ConfigName, st.ReleaseID)
+	_, err := d.store.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(d.cfg.Bucket), Key: aws.String(key)})
+	switch {
+	case err == nil:
+		return true, nil
+	case cloud.IsNotFound(err):
+		return false, nil
+	}
+	err = cloud.Classify("s3:HeadObject "+key, err)
+	if failure.NameOf(err) == failure.NameRetryable {
+		return false, err
+	}
+	return false, &failure.CleanUpError{Err: err}
+}
+
+// markDeleting writes this release's deleting marker (naming.DeletingKey)
+// before the first previous group is deleted. Overwriting it is harmless.
+// A failure is a *failure.DeployError (nothing is deleted yet), or
+// retryable when transient.
+func (d *Deployer) markDeleting(ctx context.Context, st *execution.State, req execution.Request) error {
+	key := naming.DeletingKey(st.ProjectName, st.ConfigName, st.ReleaseID)
+	body, err := json.Marshal(map[string]any{"release_id": st.ReleaseID, "execution": req.Execution.ID, "since": d.now()})
+	if err != nil {
+		return &failure.InternalError{Msg: fmt.Sprintf("encoding the deleting marker: %v", err)}
+	}
+	_, err = d.store.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(d.cfg.Bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json"),
+	})
+	if err != nil {
+		return deployErr("s3:PutObject "+key, err)
+	}
+	return nil
 }
 
 // settle scales each new group from its launch count down to the service's

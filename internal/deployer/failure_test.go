@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -272,4 +274,64 @@ func TestCleanUpFailureLeftovers(t *testing.T) {
 	var re *failure.RetryableError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, failure.NameRetryable, failure.NameOf(err))
+}
+
+// A CleanUpSuccess that deleted some previous groups and then failed
+// transiently is past its point of no return: when its retry finds a new
+// group no longer healthy, it must not fail into CleanUpFailure (which
+// would delete the new groups too, leaving a service with no group at
+// all). The health gate only protects a release whose clean up has not
+// started deleting.
+func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault sim.Rule
+	}{
+		{"second group delete throttled", sim.Rule{Op: "DeleteAutoScalingGroup", Nth: 2, Err: sim.Throttling()}},
+		{"second group delete failed with a 5xx", sim.Rule{Op: "DeleteAutoScalingGroup", Nth: 2, Err: sim.InternalError()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			withWorker := func(r *release.Release) *release.Release {
+				r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+				return r
+			}
+			r1 := withWorker(h.baseRelease())
+			h.start(r1).succeed()
+			h.clk.Advance(time.Hour)
+			r2 := withWorker(h.baseRelease())
+			x := h.start(r2)
+			require.NoError(t, x.steps(upToDeploy...))
+			_, err := x.untilHealthy(100)
+			require.NoError(t, err)
+
+			_, err = h.world.Faults().Add(tt.fault)
+			require.NoError(t, err)
+			err = x.step(execution.TaskCleanUpSuccess)
+			require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+			h.world.Faults().Clear()
+			webOld := naming.GroupName(project, config, "web", r1.ReleaseID)
+			h.clk.Advance(10 * time.Minute) // the deleted group vanishes
+			require.NotContains(t, h.groups(), webOld, "the first previous group was deleted")
+
+			// The new web group loses its instances before the retry.
+			webNew := naming.GroupName(project, config, "web", r2.ReleaseID)
+			_, err = h.world.Clients(account, region).AutoScaling.UpdateAutoScalingGroup(context.Background(), &autoscaling.UpdateAutoScalingGroupInput{
+				AutoScalingGroupName: aws.String(webNew), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0),
+			})
+			require.NoError(t, err)
+			h.clk.Advance(10 * time.Minute)
+
+			require.NoError(t, x.step(execution.TaskCleanUpSuccess), "the retry finishes the clean up")
+			h.clk.Advance(10 * time.Minute)
+			groups := h.groups()
+			assert.Contains(t, groups, webNew, "the new web group is kept: it is the only one left")
+			assert.NotContains(t, groups, naming.GroupName(project, config, "worker", r1.ReleaseID))
+			o, found, err := h.ledger.GetOutcome(context.Background(), project, config, r2.ReleaseID)
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, execution.EndSuccess, o.End)
+		})
+	}
 }

@@ -35,6 +35,7 @@ func ReservedTags() []string {
 //	<project>/<config>/<release_id>/started          run-once marker, written at Lock
 //	<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	<project>/<config>/<release_id>/outcome.json     how the execution ended
+//	<project>/<config>/<release_id>/deleting         clean up deleting the previous groups, written by CleanUpSuccess
 //	<project>/<config>/assets/<sha256>               content-addressed assets
 //
 // A target environment's asset bucket holds published assets:
@@ -78,6 +79,13 @@ func UserDataKey(project, config, releaseID, service string) string {
 // OutcomeKey is the key of the record of how a release's execution ended.
 func OutcomeKey(project, config, releaseID string) string {
 	return ReleasePrefix(project, config, releaseID) + "outcome.json"
+}
+
+// DeletingKey is the key of the marker CleanUpSuccess writes before it
+// deletes the first previous group: from then on the release is past its
+// point of no return.
+func DeletingKey(project, config, releaseID string) string {
+	return ReleasePrefix(project, config, releaseID) + "deleting"
 }
 
 // AssetKey is the key of an asset in the deployer bucket, by the hex SHA-256
