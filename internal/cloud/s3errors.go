@@ -11,16 +11,17 @@ import (
 const (
 	s3CodeNoSuchKey                  = "NoSuchKey"
 	s3CodeNotFound                   = "NotFound"
-	s3CodeNoSuchBucket               = "NoSuchBucket"
 	s3CodePreconditionFailed         = "PreconditionFailed"
 	s3CodeConditionalRequestConflict = "ConditionalRequestConflict"
 )
 
 // IsNotFound reports whether err says an S3 object does not exist: the API
 // error codes NoSuchKey or NotFound (HeadObject has no body, so the SDK
-// names its 404 NotFound), or a 404 response with no more specific code. A
-// missing bucket (NoSuchBucket) is not "not found": it means ferry is
-// misconfigured, and reads of locks and halts fail closed on it.
+// names its 404 NotFound), or a 404 response with no API error code at all.
+// A 404 with any other code is not "not found": a missing bucket
+// (NoSuchBucket) means ferry is misconfigured, a missing version or upload
+// is not a missing object, and reads of locks and halts fail closed on
+// them.
 func IsNotFound(err error) bool {
 	if err == nil {
 		return false
@@ -30,11 +31,12 @@ func IsNotFound(err error) bool {
 		switch apiErr.ErrorCode() {
 		case s3CodeNoSuchKey, s3CodeNotFound:
 			return true
-		case s3CodeNoSuchBucket:
+		case "":
+		default:
 			return false
 		}
 	}
-	return httpStatus(err) == http.StatusNotFound && !hasCode(err, s3CodeNoSuchBucket)
+	return httpStatus(err) == http.StatusNotFound
 }
 
 // IsPreconditionFailed reports whether err says a conditional S3 write lost:
@@ -66,9 +68,4 @@ func httpStatus(err error) int {
 		return withStatus.HTTPStatusCode()
 	}
 	return 0
-}
-
-func hasCode(err error, code string) bool {
-	var apiErr smithy.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
 }
