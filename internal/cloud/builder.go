@@ -24,13 +24,26 @@ type BuilderOptions struct {
 	// RetryTokens is the retry budget shared by every client of one target
 	// (default limits.AWSRetryTokens).
 	RetryTokens uint
+	// Backoff decides the delay before each retry (default: the standard
+	// retryer's exponential backoff with jitter).
+	Backoff retry.BackoffDelayer
 }
+
+// throttles are ferry's throttling codes as the standard retryer takes them.
+var throttles = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, c := range throttlingCodes {
+		m[c] = struct{}{}
+	}
+	return m
+}()
 
 // AWSBuilder returns a build function for NewConnector that makes real SDK
 // clients from cfg for the target's region: every client but Assets signs
 // with the deploy role's credentials, Assets (S3) with the publish role's.
-// Each client uses the SDK's standard retryer, which retries throttling,
-// 5xx and timeouts (never validation or access errors), with at most
+// Each client uses the SDK's standard retryer, which retries throttling
+// (its own codes and every code IsTransient counts as throttling), 5xx and
+// timeouts (never validation or access errors), with at most
 // MaxAttempts attempts and a token bucket shared by the target's clients,
 // so a failing target soon stops retrying.
 func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t Target, deploy, publish aws.CredentialsProvider) *Clients {
@@ -44,6 +57,11 @@ func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t Target, de
 			return retry.NewStandard(func(so *retry.StandardOptions) {
 				so.MaxAttempts = o.MaxAttempts
 				so.RateLimiter = budget
+				so.Retryables = append(so.Retryables, retry.RetryableErrorCode{Codes: throttles})
+				so.Throttles = append(so.Throttles, retry.ThrottleErrorCode{Codes: throttles})
+				if o.Backoff != nil {
+					so.Backoff = o.Backoff
+				}
 			})
 		}
 		dc := cfg.Copy()

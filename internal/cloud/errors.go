@@ -53,9 +53,11 @@ var NotFoundCodes = []string{
 	CodeNoSuchEntity, CodeNotFound, CodeResourceNotFound,
 }
 
-// throttlingCodes are the codes AWS APIs use to say "slow down".
+// throttlingCodes are the codes AWS APIs use to say "slow down" (SNS says
+// Throttled, a code the SDK's standard retryer does not know; AWSBuilder
+// adds these to it).
 var throttlingCodes = []string{
-	"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottled",
+	"Throttling", "ThrottlingException", "Throttled", "ThrottledException", "RequestThrottled",
 	"RequestThrottledException", "RequestLimitExceeded", "TooManyRequestsException",
 	"ProvisionedThroughputExceededException", "SlowDown", "BandwidthLimitExceeded",
 	"EC2ThrottledException", "PriorRequestNotComplete",

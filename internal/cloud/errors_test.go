@@ -39,6 +39,7 @@ func TestClassify(t *testing.T) {
 		{"RequestLimitExceeded", api("RequestLimitExceeded", smithy.FaultClient), true},
 		{"TooManyRequestsException", api("TooManyRequestsException", smithy.FaultClient), true},
 		{"SlowDown", api("SlowDown", smithy.FaultClient), true},
+		{"SNS Throttled", api("Throttled", smithy.FaultClient), true},
 		{"server fault", api("Whatever", smithy.FaultServer), true},
 		{"503 without a code", withStatus(503, errors.New("unavailable")), true},
 		{"sim InternalError", sim.InternalError(), true},
