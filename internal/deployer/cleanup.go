@@ -411,7 +411,8 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 // removeGroups deletes the ASGs and launch templates of the project-config
 // whose tags doomed accepts (after the project, config and DeployWith tags
 // are checked), with the alarms of those groups, and the alarms of the
-// groups named in extra. For each group: alarms, then the ASG (with its
+// groups named in extra (groups named in extra that the tag-filtered
+// listing misses are also described by name). For each group: alarms, then the ASG (with its
 // instances, ForceDelete), then the launch template, so a retry after a
 // partial failure still finds what is left by its tags and name. It
 // returns the names of the groups removed; a failure is a
@@ -421,6 +422,26 @@ func (d *Deployer) removeGroups(ctx context.Context, c *cloud.Clients, st *execu
 	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
 	if err != nil {
 		return nil, err
+	}
+	// A tag-filtered describe may not show a group created moments ago
+	// (eventual consistency): the groups named in extra that it missed are
+	// described by name, and re-checked the same way.
+	var missing []string
+	for _, name := range extra {
+		if !slices.ContainsFunc(groups, func(g asgtypes.AutoScalingGroup) bool { return aws.ToString(g.AutoScalingGroupName) == name }) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		byName, err := describeGroups(ctx, c.AutoScaling, missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range sortedKeys(byName) {
+			if g := byName[name]; projectTagged(asgTags(g.Tags), st.ProjectName, st.ConfigName) {
+				groups = append(groups, g)
+			}
+		}
 	}
 	templates, err := projectTemplates(ctx, c.EC2, st.ProjectName, st.ConfigName)
 	if err != nil {

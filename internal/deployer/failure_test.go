@@ -335,3 +335,33 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 		})
 	}
 }
+
+// A group Deploy created that a tag-filtered describe does not show yet
+// (eventual consistency) is still found by its name and deleted: a
+// FailureClean never leaves a fleet of the release running.
+func TestCleanUpFailureFindsGroupsHiddenFromTagListing(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault sim.Rule
+	}{
+		{"alarm refused", sim.Rule{Op: "PutMetricAlarm", Err: sim.AccessDenied()}},
+		{"policy refused", sim.Rule{Op: "PutScalingPolicy", Err: sim.AccessDenied()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy[:4]...))
+			h.world.Faults().HideNewGroups(1)
+			_, err := h.world.Faults().Add(tt.fault)
+			require.NoError(t, err)
+			err = x.step(execution.TaskDeploy)
+			var de *failure.DeployError
+			require.ErrorAs(t, err, &de)
+			h.world.Faults().Clear()
+			require.NoError(t, x.fail(err))
+			assertFailedClean(t, h, r, failure.NameDeploy)
+		})
+	}
+}
