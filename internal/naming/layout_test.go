@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -129,4 +130,34 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 			assert.NotEqual(t, tc.prefix, tc.key)
 		})
 	}
+}
+
+// TestReadmeLayoutMatches keeps the README's key layout ("How ferry keeps
+// state") and the layout comment in naming.go one list: the same keys with
+// the same descriptions, in the same order.
+func TestReadmeLayoutMatches(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	section := string(readme)
+	start := strings.Index(section, "### Key layout")
+	require.GreaterOrEqual(t, start, 0, "README has no Key layout section")
+	section = section[start:]
+	open := strings.Index(section, "```\n")
+	require.GreaterOrEqual(t, open, 0)
+	section = section[open+4:]
+	section = section[:strings.Index(section, "```")]
+
+	src, err := os.ReadFile("naming.go")
+	require.NoError(t, err)
+	var comment []string
+	for _, line := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(line, "//\t<project>/"); ok {
+			comment = append(comment, strings.Join(strings.Fields("<project>/"+rest), " "))
+		}
+	}
+	var doc []string
+	for _, line := range strings.Split(strings.TrimSpace(section), "\n") {
+		doc = append(doc, strings.Join(strings.Fields(line), " "))
+	}
+	assert.Equal(t, comment, doc, "README.md's key layout and naming.go's layout comment differ")
 }
