@@ -181,6 +181,14 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			Resources: &[]*string{arn("cloudwatch", "alarm:*")},
 		}),
 		statement(awsiam.PolicyStatementProps{
+			// PutMetricAlarm with Tags needs TagResource too; only the
+			// DeployWith=ferry tags ferry sets on create.
+			Sid:        str("TagFerryAlarms"),
+			Actions:    jsii.Strings("cloudwatch:TagResource"),
+			Resources:  &[]*string{arn("cloudwatch", "alarm:*")},
+			Conditions: &deployWith,
+		}),
+		statement(awsiam.PolicyStatementProps{
 			Sid:       str("LifecycleTopics"),
 			Actions:   jsii.Strings("sns:GetTopicAttributes"),
 			Resources: &[]*string{arn("sns", "*")},

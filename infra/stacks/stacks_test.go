@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/infra/bootstrap"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/statemachine"
 	"github.com/ferryhq/ferry/statemachine/definition"
@@ -368,6 +370,61 @@ func TestBootstrapDeployRoleIsScoped(t *testing.T) {
 	assert.Contains(t, mustJSON(t, byID["ManageFerryGroups"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
 	assert.Contains(t, strs(byID["ReadProfilesAndRoles"]["Action"]), "iam:GetInstanceProfile")
 	assert.Equal(t, "sns:GetTopicAttributes", byID["LifecycleTopics"]["Action"])
+}
+
+// grants reports whether one of statements allows action (IAM action
+// patterns: case-insensitive, '*' matches any run of characters).
+func grants(statements []obj, action string) bool {
+	for _, s := range statements {
+		if s["Effect"] != "Allow" {
+			continue
+		}
+		for _, pat := range strs(s["Action"]) {
+			if ok, _ := filepath.Match(strings.ToLower(pat), strings.ToLower(action)); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestBootstrapDeployRoleGrantsWhatFerryCalls: every call the deployer makes
+// in a target (the methods of the cloud interfaces it signs with the deploy
+// role) is allowed by the deploy role, and so are the permissions AWS checks
+// besides the call's own (tags on create, launching from a template).
+func TestBootstrapDeployRoleGrantsWhatFerryCalls(t *testing.T) {
+	st := roleStatements(t, "DeployRole")
+	services := map[reflect.Type]string{
+		reflect.TypeFor[cloud.EC2]():         "ec2",
+		reflect.TypeFor[cloud.AutoScaling](): "autoscaling",
+		reflect.TypeFor[cloud.ELB]():         "elasticloadbalancing",
+		reflect.TypeFor[cloud.ELBv2]():       "elasticloadbalancing",
+		reflect.TypeFor[cloud.IAM]():         "iam",
+		reflect.TypeFor[cloud.SNS]():         "sns",
+		reflect.TypeFor[cloud.CloudWatch]():  "cloudwatch",
+	}
+	var actions []string
+	for typ, prefix := range services {
+		for i := range typ.NumMethod() {
+			actions = append(actions, prefix+":"+typ.Method(i).Name)
+		}
+	}
+	actions = append(actions,
+		// PutMetricAlarm with Tags: "you must be signed on with both the
+		// cloudwatch:PutMetricAlarm and cloudwatch:TagResource permissions".
+		"cloudwatch:TagResource",
+		// CreateAutoScalingGroup with Tags.
+		"autoscaling:CreateOrUpdateTags",
+		// CreateLaunchTemplate with TagSpecifications.
+		"ec2:CreateTags",
+		// CreateAutoScalingGroup with a launch template and an instance
+		// profile.
+		"ec2:RunInstances", "iam:PassRole",
+	)
+	sort.Strings(actions)
+	for _, a := range actions {
+		assert.True(t, grants(st, a), "the deploy role does not allow %s", a)
+	}
 }
 
 func TestBootstrapPublishRoleIsScoped(t *testing.T) {
