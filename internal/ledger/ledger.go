@@ -87,7 +87,7 @@ func (l *Ledger) PutRelease(ctx context.Context, project, config, releaseID stri
 	if len(raw) > limits.MaxReleaseBytes {
 		return failure.BadRelease(fmt.Sprintf("release is %d bytes, over the limit of %d", len(raw), limits.MaxReleaseBytes))
 	}
-	err := l.put(ctx, key, raw, "application/json", true)
+	err := l.put(ctx, key, raw, "application/json", once|expires)
 	if err == nil || !cloud.IsPreconditionFailed(err) {
 		return err
 	}
@@ -147,7 +147,7 @@ func (l *Ledger) PutUserData(ctx context.Context, project, config, releaseID, se
 	if len(data) > limits.MaxUserDataBytes {
 		return failure.BadRelease(fmt.Sprintf("services.%s.user_data: rendered user data is %d bytes, over the EC2 limit of %d", service, len(data), limits.MaxUserDataBytes))
 	}
-	return l.put(ctx, naming.UserDataKey(project, config, releaseID, service), data, "application/octet-stream", false)
+	return l.put(ctx, naming.UserDataKey(project, config, releaseID, service), data, "application/octet-stream", expires)
 }
 
 // GetUserData returns the rendered user data of one service of a release.
@@ -170,7 +170,7 @@ func (l *Ledger) PutOutcome(ctx context.Context, project, config string, o Outco
 	if o.ReleaseID == "" {
 		return errors.New("ledger: outcome needs a release id")
 	}
-	return l.putJSON(ctx, naming.OutcomeKey(project, config, o.ReleaseID), o)
+	return l.putJSON(ctx, naming.OutcomeKey(project, config, o.ReleaseID), o, expires)
 }
 
 // GetOutcome reads the outcome of a release; found is false only when none
@@ -187,7 +187,7 @@ func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Curre
 	if c.ReleaseID == "" {
 		return errors.New("ledger: current record needs a release id")
 	}
-	return l.putJSON(ctx, naming.CurrentKey(project, config), c)
+	return l.putJSON(ctx, naming.CurrentKey(project, config), c, 0)
 }
 
 // GetCurrent reads what is deployed now in project/config; found is false
@@ -264,7 +264,7 @@ func (l *Ledger) Releases(ctx context.Context, project, config string) ([]string
 	return ids, nil
 }
 
-func (l *Ledger) putJSON(ctx context.Context, key string, v any) error {
+func (l *Ledger) putJSON(ctx context.Context, key string, v any, how putFlags) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("ledger: encode %s: %w", key, err)
@@ -272,7 +272,7 @@ func (l *Ledger) putJSON(ctx context.Context, key string, v any) error {
 	if len(body) > limits.MaxStateObjectBytes {
 		return fmt.Errorf("ledger: %s would be %d bytes, over the limit of %d", key, len(body), limits.MaxStateObjectBytes)
 	}
-	return l.put(ctx, key, body, "application/json", false)
+	return l.put(ctx, key, body, "application/json", how)
 }
 
 func (l *Ledger) getJSON(ctx context.Context, key string, v any) (bool, error) {
@@ -293,7 +293,19 @@ func (l *Ledger) getJSON(ctx context.Context, key string, v any) (bool, error) {
 	return true, nil
 }
 
-func (l *Ledger) put(ctx context.Context, key string, body []byte, contentType string, once bool) error {
+// putFlags say how put writes an object.
+type putFlags int
+
+const (
+	// once writes only if no object is there (If-None-Match: *).
+	once putFlags = 1 << iota
+	// expires tags the object as one of a release's
+	// (naming.ReleaseObjectTagging), so the bucket's lifecycle rule
+	// expires it.
+	expires
+)
+
+func (l *Ledger) put(ctx context.Context, key string, body []byte, contentType string, how putFlags) error {
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(l.bucket),
 		Key:           aws.String(key),
@@ -301,12 +313,15 @@ func (l *Ledger) put(ctx context.Context, key string, body []byte, contentType s
 		ContentLength: aws.Int64(int64(len(body))),
 		ContentType:   aws.String(contentType),
 	}
-	if once {
+	if how&once != 0 {
 		in.IfNoneMatch = aws.String("*")
+	}
+	if how&expires != 0 {
+		in.Tagging = aws.String(naming.ReleaseObjectTagging())
 	}
 	_, err := l.client.PutObject(ctx, in)
 	if err != nil {
-		if once && cloud.IsPreconditionFailed(err) {
+		if how&once != 0 && cloud.IsPreconditionFailed(err) {
 			return err
 		}
 		return classify("write "+key, err)

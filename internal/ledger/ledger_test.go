@@ -291,3 +291,41 @@ func TestFailures(t *testing.T) {
 		})
 	}
 }
+
+// taggingRecorder passes every call to the real S3 client and records the
+// Tagging of each PutObject by key (the local S3 server does not keep
+// tags sent with PutObject).
+type taggingRecorder struct {
+	ledger.S3
+	tagging map[string]string
+}
+
+func (r *taggingRecorder) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	r.tagging[aws.ToString(in.Key)] = aws.ToString(in.Tagging)
+	return r.S3.PutObject(ctx, in, optFns...)
+}
+
+// TestReleaseObjectsExpire: the objects of one release (release.json,
+// rendered user data, outcome) are written with the tag the deployer
+// bucket's lifecycle rule expires; what must stay (the current record) is
+// not.
+func TestReleaseObjectsExpire(t *testing.T) {
+	e := newEnv(t)
+	rec := &taggingRecorder{S3: e.client, tagging: map[string]string{}}
+	l := ledger.New(rec, bucket)
+	ctx := context.Background()
+	const id = "r-1"
+	require.NoError(t, l.PutRelease(ctx, project, config, id, releaseJSON(id)))
+	require.NoError(t, l.PutRelease(ctx, project, config, id, releaseJSON(id)), "storing the same bytes again")
+	require.NoError(t, l.PutUserData(ctx, project, config, id, "web", []byte("#!/bin/sh\n")))
+	require.NoError(t, l.PutOutcome(ctx, project, config, ledger.Outcome{ReleaseID: id, End: "Success"}))
+	require.NoError(t, l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: id}))
+
+	const expire = naming.ObjectTagExpire + "=" + naming.ObjectTagExpireRelease
+	assert.Equal(t, map[string]string{
+		naming.ReleaseKey(project, config, id):         expire,
+		naming.UserDataKey(project, config, id, "web"): expire,
+		naming.OutcomeKey(project, config, id):         expire,
+		naming.CurrentKey(project, config):             "",
+	}, rec.tagging)
+}

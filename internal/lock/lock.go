@@ -112,11 +112,16 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 
 // create writes v as JSON at key unless an object is there already
 // (If-None-Match: *): wrote is false, with no error, when one is. op names
-// the write in errors ("take", "write").
-func (l *Locks) create(ctx context.Context, op, key string, v any) (wrote bool, err error) {
+// the write in errors ("take", "write"); tagging, when not empty, is the
+// object's tags (x-amz-tagging).
+func (l *Locks) create(ctx context.Context, op, key, tagging string, v any) (wrote bool, err error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return false, &failure.LockError{Op: "encode " + key, Err: err}
+	}
+	var tags *string
+	if tagging != "" {
+		tags = aws.String(tagging)
 	}
 	_, err = l.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(l.bucket),
@@ -125,6 +130,7 @@ func (l *Locks) create(ctx context.Context, op, key string, v any) (wrote bool, 
 		ContentLength: aws.Int64(int64(len(body))),
 		ContentType:   aws.String("application/json"),
 		IfNoneMatch:   aws.String("*"),
+		Tagging:       tags,
 	})
 	switch {
 	case err == nil:
@@ -139,7 +145,7 @@ func (l *Locks) create(ctx context.Context, op, key string, v any) (wrote bool, 
 // h's release and execution already held it).
 func (l *Locks) take(ctx context.Context, project, config string, h Holder) (took bool, err error) {
 	key := naming.LockKey(project, config)
-	if took, err := l.create(ctx, "take", key, h); took || err != nil {
+	if took, err := l.create(ctx, "take", key, "", h); took || err != nil {
 		return took, err
 	}
 	cur, found, err := l.Get(ctx, project, config)
@@ -167,7 +173,10 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder) error {
 	key := naming.StartedKey(project, config, h.ReleaseID)
 	m := started{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC()}
-	if wrote, err := l.create(ctx, "write", key, m); wrote || err != nil {
+	// The marker is one of the release's objects: the bucket's lifecycle
+	// rule expires it with them (a replay that late fails Validate's
+	// created_at window anyway).
+	if wrote, err := l.create(ctx, "write", key, naming.ReleaseObjectTagging(), m); wrote || err != nil {
 		return err
 	}
 	exec, ok, err := l.Started(ctx, project, config, h.ReleaseID)

@@ -34,6 +34,10 @@ const (
 	ObjectTagExpireRelease = "release"
 )
 
+// ReleaseObjectTagging is the x-amz-tagging value (PutObjectInput.Tagging)
+// of every object of one release: ObjectTagExpire=ObjectTagExpireRelease.
+func ReleaseObjectTagging() string { return ObjectTagExpire + "=" + ObjectTagExpireRelease }
+
 // AssumableRoleNamePatterns are the IAM role name patterns (with `*`
 // wildcards) of every role the deployer may assume in a target account: the
 // deploy and publish roles with and without a qualifier, derived from
