@@ -1,6 +1,7 @@
 package release
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestDecodeFile(t *testing.T) {
 func TestDecodeFileTooLarge(t *testing.T) {
 	data := []byte(`{"user_data":"` + strings.Repeat("x", limits.MaxReleaseBytes) + `"}`)
 	_, err := DecodeFile(data)
-	assert.Equal(t, []string{"release: 262160 bytes, more than the limit of 262144"}, problemsOf(t, err))
+	assert.Equal(t, []string{fmt.Sprintf("release: %d bytes, more than the limit of %d", len(data), limits.MaxReleaseBytes)}, problemsOf(t, err))
 }
 
 func TestDecodeAllowsClientFields(t *testing.T) {
