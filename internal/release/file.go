@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -57,7 +58,7 @@ func ReadFile(path string) (*Release, error) {
 		if a == nil || checkAssetPath(a.Path) != "" {
 			continue // Validate reports it
 		}
-		if why := checkAssetFile(AssetPath(path, a)); why != "" {
+		if why := checkAssetFile(filepath.Dir(path), AssetPath(path, a)); why != "" {
 			p.add(field(field("assets", name), "path"), "cannot use %s (relative to the release file): %s", a.Path, why)
 		}
 	}
@@ -98,12 +99,16 @@ func readBounded(path string, max int64) ([]byte, error) {
 }
 
 // checkAssetFile returns why the asset file at path cannot be published,
-// or "".
-func checkAssetFile(path string) string {
+// or "". The file must resolve, symlinks followed, to a place inside dir
+// (the release file's directory): a link out of it could publish a file
+// nobody meant to ship (a CI credential in a pull request, say).
+func checkAssetFile(dir, path string) string {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
 		return errors.Unwrap(plainPathError(path, err)).Error()
+	case !within(dir, path):
+		return "resolves (through a symbolic link) outside the release file's directory"
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
 	case fi.Size() == 0:
@@ -117,6 +122,21 @@ func checkAssetFile(path string) string {
 	}
 	f.Close()
 	return ""
+}
+
+// within reports whether path, symlinks resolved, lies inside dir, symlinks
+// resolved.
+func within(dir, path string) bool {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	realPath, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(realDir, realPath)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // plainPathError turns "open x: no such file or directory" into
