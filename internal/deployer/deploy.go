@@ -264,8 +264,14 @@ func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release
 		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(s.Profile)}
 	}
 	if s.EBSVolumeSize > 0 {
+		// Without a device name the volume is the image's root device, so
+		// ebs_volume_size resizes the root volume rather than adding one.
+		device := s.EBSDeviceName
+		if device == "" {
+			device = res.rootDevices[aws.ToString(data.ImageId)]
+		}
 		data.BlockDeviceMappings = []ec2types.LaunchTemplateBlockDeviceMappingRequest{{
-			DeviceName: aws.String(s.EBSDeviceName),
+			DeviceName: aws.String(device),
 			Ebs: &ec2types.LaunchTemplateEbsBlockDeviceRequest{
 				VolumeSize:          aws.Int32(int32(s.EBSVolumeSize)),
 				VolumeType:          ec2types.VolumeType(s.EBSVolumeType),

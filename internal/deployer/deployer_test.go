@@ -135,3 +135,28 @@ func TestHealthTargetsWithoutDeployReport(t *testing.T) {
 	require.NoError(t, x.step(execution.TaskCheckHealthy))
 	assert.Equal(t, 2, x.state.Health.Services["web"].Target, "min_size")
 }
+
+// ebs_volume_size without a device name resizes the AMI's root device
+// (the seed's ubuntu AMI has /dev/sda1); a device name is used as given.
+func TestEBSVolumeDevice(t *testing.T) {
+	tests := []struct {
+		name   string
+		device string
+		want   map[string]int32
+	}{
+		{"the image's root device", "", map[string]int32{"/dev/sda1": 20}},
+		{"as given", "/dev/xvdb", map[string]int32{"/dev/xvdb": 20}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			r.Services["web"].EBSDeviceName = tt.device
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy...))
+			lts := h.account().LaunchTemplates
+			require.Len(t, lts, 1)
+			assert.Equal(t, tt.want, lts[0].Volumes)
+		})
+	}
+}

@@ -29,7 +29,9 @@ import (
 // resources is everything a release names, resolved in its target.
 type resources struct {
 	// images, subnets and groups map a reference (ID or name) to its ID.
-	images  map[string]string
+	images map[string]string
+	// rootDevices maps an image ID to its root device name.
+	rootDevices map[string]string
 	subnets map[string]string
 	groups  map[string]string
 	// targetGroups maps a target group name to its ARN.
@@ -165,7 +167,7 @@ func (d *Deployer) resolve(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 
 	var err error
-	if res.images, err = d.resolveImages(ctx, c.EC2, amiUses, p); err != nil {
+	if res.images, res.rootDevices, err = d.resolveImages(ctx, c.EC2, amiUses, p); err != nil {
 		return nil, err
 	}
 	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, subnetUses, p); err != nil {
@@ -307,12 +309,14 @@ func filter(name string, values ...string) ec2types.Filter {
 }
 
 // resolveImages resolves AMIs by ID or Name tag: exactly one image each,
-// tagged DeployWith=ferry. At most two DescribeImages calls (IDs, names).
+// tagged DeployWith=ferry, and returns each found image's root device name.
+// At most two DescribeImages calls (IDs, names).
 // Filters are used rather than ImageIds so that a missing image is a
 // problem to report, not an error for the whole call.
-func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, p *problems) (map[string]string, error) {
+func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, p *problems) (images, rootDevices map[string]string, err error) {
 	ids, names := split(uses, "ami-")
 	var found []tagged
+	rootDevices = map[string]string{}
 	for _, f := range []ec2types.Filter{filter("image-id", ids...), filter("tag:Name", names...)} {
 		if len(f.Values) == 0 {
 			continue
@@ -321,11 +325,12 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 		for {
 			out, err := api.DescribeImages(ctx, in)
 			if err != nil {
-				return nil, cloud.Classify("ec2:DescribeImages", err)
+				return nil, nil, cloud.Classify("ec2:DescribeImages", err)
 			}
 			for _, img := range out.Images {
 				tags := ec2Tags(img.Tags)
 				found = append(found, tagged{id: aws.ToString(img.ImageId), name: tags[naming.TagName], tags: tags})
+				rootDevices[aws.ToString(img.ImageId)] = aws.ToString(img.RootDeviceName)
 			}
 			if aws.ToString(out.NextToken) == "" {
 				break
@@ -340,7 +345,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 			out[u.ref] = t.id
 		}
 	}
-	return out, nil
+	return out, rootDevices, nil
 }
 
 // resolveSubnets resolves subnets by ID or Name tag: each found once,

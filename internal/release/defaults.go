@@ -7,7 +7,6 @@ const (
 	DefaultTimeout           = int(limits.DefaultTimeout / 1e9)
 	DefaultMinSize           = 1
 	DefaultEBSVolumeType     = "gp3"
-	DefaultEBSDeviceName     = "/dev/xvda"
 	DefaultHeartbeatTimeout  = 300
 	DefaultEvaluationPeriods = 1
 	DefaultPeriod            = 300
@@ -20,8 +19,9 @@ const (
 //     max_terms 0; a min_size of 0 means 1 and a max_size of 0 means
 //     min_size;
 //   - policies: evaluation_periods 1, period 300, cooldown 300;
-//   - ebs_volume_type gp3 and ebs_device_name /dev/xvda, only when
-//     ebs_volume_size is set;
+//   - ebs_volume_type gp3, only when ebs_volume_size is set (an unset
+//     ebs_device_name means the AMI's root device: the size then resizes
+//     the root volume; the deployer reads it from the image);
 //   - lifecycle heartbeat_timeout: 300.
 //
 // It never overwrites a value that is set. Idempotent.
@@ -44,9 +44,6 @@ func (r *Release) ApplyDefaults() {
 		if s.EBSVolumeSize != 0 {
 			if s.EBSVolumeType == "" {
 				s.EBSVolumeType = DefaultEBSVolumeType
-			}
-			if s.EBSDeviceName == "" {
-				s.EBSDeviceName = DefaultEBSDeviceName
 			}
 		}
 		if s.Autoscaling == nil {

@@ -29,7 +29,7 @@ func TestApplyDefaults(t *testing.T) {
 			r.Services["web"].Autoscaling = &Autoscaling{MinSize: 1, MaxSize: 2, Policies: []Policy{{Type: "cpu_scale_up", Threshold: 20, ScalingAdjustment: 1, Period: 60, EvaluationPeriods: 1, Cooldown: 300}}}
 		}},
 		{"ebs only with a size", func(r *Release) { r.Services["web"].EBSVolumeSize = 20 }, func(r *Release) {
-			r.Services["web"].EBSVolumeSize, r.Services["web"].EBSVolumeType, r.Services["web"].EBSDeviceName = 20, "gp3", "/dev/xvda"
+			r.Services["web"].EBSVolumeSize, r.Services["web"].EBSVolumeType = 20, "gp3"
 		}},
 		{"ebs set kept", func(r *Release) {
 			r.Services["web"].EBSVolumeSize, r.Services["web"].EBSVolumeType, r.Services["web"].EBSDeviceName = 20, "gp2", "/dev/sda1"

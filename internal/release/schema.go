@@ -75,7 +75,7 @@ func Schema() []byte {
 		"profile":         pattern("Instance profile name.", iamNamePattern, maxIAMNameLen),
 		"ebs_volume_size": intRange("EBS volume size in GiB.", 1, maxEBSVolumeSize),
 		"ebs_volume_type": obj{"enum": EBSVolumeTypes, "description": "EBS volume type (default " + DefaultEBSVolumeType + ")."},
-		"ebs_device_name": obj{"type": "string", "pattern": deviceNamePattern, "description": "Device name (default " + DefaultEBSDeviceName + ")."},
+		"ebs_device_name": obj{"type": "string", "pattern": deviceNamePattern, "description": "Device name (default: the AMI's root device, so the size resizes the root volume)."},
 		"autoscaling":     autoscaling,
 		"tags":            tags,
 		"ami":             ref("Overrides the release's ami."),

@@ -276,7 +276,7 @@ func (v *validator) ebs(spath string, s *Service) {
 	if !slices.Contains(EBSVolumeTypes, s.EBSVolumeType) {
 		v.p.add(field(spath, "ebs_volume_type"), "must be one of %s", strings.Join(EBSVolumeTypes, ", "))
 	}
-	if !deviceNameRe.MatchString(s.EBSDeviceName) {
+	if s.EBSDeviceName != "" && !deviceNameRe.MatchString(s.EBSDeviceName) {
 		v.p.add(field(spath, "ebs_device_name"), "must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1")
 	}
 }

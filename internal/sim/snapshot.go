@@ -55,6 +55,9 @@ type LaunchTemplateSnapshot struct {
 	Name    string            `json:"name"`
 	ImageID string            `json:"image_id"`
 	Tags    map[string]string `json:"tags,omitempty"`
+	// Volumes maps the device name of each EBS block device mapping of the
+	// default version to its size in GiB.
+	Volumes map[string]int32 `json:"volumes,omitempty"`
 }
 
 // RegistrationSnapshot is a load balancer or target group and the state of
@@ -97,8 +100,18 @@ func (w *World) Snapshot() Snapshot {
 				for _, t := range lt.tags {
 					tags[deref(t.Key)] = deref(t.Value)
 				}
+				data := lt.versions[lt.deflt-1]
+				var volumes map[string]int32
+				for _, m := range data.BlockDeviceMappings {
+					if m.Ebs != nil {
+						if volumes == nil {
+							volumes = map[string]int32{}
+						}
+						volumes[deref(m.DeviceName)] = deref(m.Ebs.VolumeSize)
+					}
+				}
 				as.LaunchTemplates = append(as.LaunchTemplates, LaunchTemplateSnapshot{
-					ID: lt.id, Name: lt.name, ImageID: deref(lt.versions[lt.deflt-1].ImageId), Tags: tags,
+					ID: lt.id, Name: lt.name, ImageID: deref(data.ImageId), Tags: tags, Volumes: volumes,
 				})
 			}
 			for _, n := range sortedKeys(r.elbs) {
