@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/sim"
 )
@@ -59,7 +60,8 @@ waits). Logs go to stderr: warnings only, or every state and API call
 with --verbose.
 
 "ferry local world" asks a running region (--endpoint, default
-AWS_ENDPOINT_URL or http://127.0.0.1:4566) for its simulated world and
+$FERRY_LOCAL_ENDPOINT, else $AWS_ENDPOINT_URL, else http://127.0.0.1:4566,
+as for --local) for its simulated world and
 prints every Auto Scaling group with its tags, desired capacity and
 instances, and the load balancers' registrations; --json prints the raw
 snapshot.`,
@@ -75,13 +77,7 @@ snapshot.`,
 				case len(args) == 0:
 					return runLocal(ctx, env, *listen, *world, *speed, *verbose)
 				case len(args) == 1 && args[0] == "world":
-					url := *endpoint
-					if url == "" {
-						url = env.Getenv("AWS_ENDPOINT_URL")
-					}
-					if url == "" {
-						url = "http://" + localAddr
-					}
+					url := firstNonEmpty(*endpoint, env.Getenv(envLocalEndpoint), env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
 					return localWorld(ctx, env, url, *asJSON)
 				}
 				return commands["local"].usageError(env, "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
@@ -98,6 +94,9 @@ func runLocal(ctx context.Context, env Env, listen, worldFile string, speed floa
 	}
 	if speed < 0 {
 		return commands["local"].usageError(env, "--speed %v must not be negative", speed)
+	}
+	if !(speed <= limits.MaxLocalSpeed) { // NaN too
+		return commands["local"].usageError(env, "--speed %v must be a number from 0 to %d", speed, limits.MaxLocalSpeed)
 	}
 	var spec sim.WorldSpec
 	var err error

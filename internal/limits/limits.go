@@ -40,6 +40,12 @@ const (
 	// between states (Step Functions allows 256 KiB; ferry keeps 32 KiB).
 	MaxStatePayloadBytes = 32 << 10
 
+	// MaxLocalSpeed is the fastest a local region's scaled time may run,
+	// in simulated seconds per wall second (ferry local --speed): a
+	// two-hour deploy in under a second, and simulated time stays within
+	// time.Duration's range for days of wall time.
+	MaxLocalSpeed = 10000
+
 	// DefaultTimeout and MaxTimeout bound a release's timeout.
 	DefaultTimeout = 600 * time.Second
 	MaxTimeout     = 172800 * time.Second

@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/s3server"
@@ -174,6 +175,9 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	}
 	if opts.Speed < 0 {
 		return nil, fmt.Errorf("region: speed %v must not be negative", opts.Speed)
+	}
+	if !(opts.Speed <= limits.MaxLocalSpeed) { // NaN too
+		return nil, fmt.Errorf("region: speed %v must be a number from 0 to %d", opts.Speed, limits.MaxLocalSpeed)
 	}
 	if opts.Clock != nil && opts.Speed != 0 {
 		return nil, errors.New("region: set Clock or Speed, not both")

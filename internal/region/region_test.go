@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -489,6 +490,9 @@ func TestLocalNewOptions(t *testing.T) {
 		{"unknown account", Options{World: world, Account: "999999999999"}, "account 999999999999 is not an account of the world"},
 		{"clock and speed", Options{World: world, Clock: clock.NewVirtual(epoch0), Speed: 2}, "set Clock or Speed, not both"},
 		{"negative speed", Options{World: world, Speed: -1}, "must not be negative"},
+		{"NaN speed", Options{World: world, Speed: math.NaN()}, "speed NaN must be a number from 0 to 10000"},
+		{"infinite speed", Options{World: world, Speed: math.Inf(1)}, "speed +Inf must be a number from 0 to 10000"},
+		{"huge speed", Options{World: world, Speed: 1e300}, "speed 1e+300 must be a number from 0 to 10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
