@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -132,9 +133,48 @@ func (c *command) run(ctx context.Context, env Env, args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		return c.usageError(env, "%v", err)
+		return c.usageError(env, "%s", flagError(fs, err))
 	}
 	return body(ctx, env, positional)
+}
+
+// The messages of the flag package that flagError rewrites.
+var (
+	flagUnknownRe = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
+	flagNoValueRe = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
+	flagBadRe     = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-+(\S+): `)
+)
+
+// flagError says what is wrong with a flag in ferry's terms: flags spelled
+// with "--", as the help shows them, and what a bad value should look
+// like (the flag package says only "parse error").
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := flagUnknownRe.FindStringSubmatch(msg); m != nil {
+		return "unknown flag --" + m[1]
+	}
+	if m := flagNoValueRe.FindStringSubmatch(msg); m != nil {
+		return "--" + m[1] + " needs a value"
+	}
+	if m := flagBadRe.FindStringSubmatch(msg); m != nil {
+		want := msg[len(m[0]):]
+		if f := fs.Lookup(m[2]); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case time.Duration:
+					want = "want a duration such as 500ms, 2s or 1m"
+				case float64:
+					want = "want a number"
+				case bool:
+					want = "want true or false"
+				case int, int64, uint, uint64:
+					want = "want a whole number"
+				}
+			}
+		}
+		return "invalid value " + m[1] + " for --" + m[2] + ": " + want
+	}
+	return msg
 }
 
 // usageError reports a wrong use of c and returns exitUsage.

@@ -191,8 +191,15 @@ func readSmall(file string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", file, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("cannot read %s: it is a directory", file)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limits.MaxReleaseBytes+1))
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("cannot read %s: %w", file, err)
 	}
 	if len(data) > limits.MaxReleaseBytes {

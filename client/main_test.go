@@ -70,6 +70,13 @@ func TestGolden(t *testing.T) {
 		{"deploy-bad-flag", []string{"deploy", "--wait", "../testdata/deploy-test-release.json"}},
 		{"halt-no-args", []string{"halt"}},
 		{"halt-bad-project", []string{"halt", "Coinbase", "development"}},
+		{"halt-directory", []string{"halt", "testdata"}},
+		{"halt-missing-file", []string{"halt", "testdata/no-such-release.json"}},
+		{"deploy-bad-poll", []string{"deploy", "--poll", "abc", "../testdata/deploy-test-release.json"}},
+		{"deploy-poll-no-value", []string{"deploy", "../testdata/deploy-test-release.json", "--poll"}},
+		{"help-local", []string{"help", "local"}},
+		{"validate-bad-bool", []string{"validate", "--json=maybe", "x.json"}},
+		{"local-bad-speed", []string{"local", "--speed", "fast"}},
 		{"status-no-args", []string{"status"}},
 		{"unlock-no-release", []string{"unlock", "coinbase/deploy-test", "development"}},
 	}
