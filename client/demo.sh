@@ -46,17 +46,37 @@ die() {
 	exit 1
 }
 
+# shown ARGS...: the arguments as a shell would read them back (quoted
+# where needed), so a command the demo shows can be pasted.
+shown() {
+	local a out=
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_./:=@%+-]+$ ]]; then
+			out+=" $a"
+		else
+			out+=" '${a//\'/\'\\\'\'}'"
+		fi
+	done
+	printf '%s' "${out# }"
+}
+
 # expect CODE CMD...: run a ferry command, showing its output (kept in
 # $OUT), and check its exit code.
 expect() {
 	local want=$1 got
 	shift
-	printf '%s$ ferry %s%s\n' "$dim" "$*" "$reset"
+	printf '%s$ ferry %s%s\n' "$dim" "$(shown "$@")" "$reset"
 	set +e
 	"$FERRY" "$@" | tee "$OUT"
 	got=${PIPESTATUS[0]}
 	set -e
-	[[ $got == "$want" ]] || die "ferry $* exited $got, expected $want"
+	[[ $got == "$want" ]] || die "ferry $(shown "$@") exited $got, expected $want"
+}
+
+# ended WHAT: the last command's output says it ended in WHAT (an exit
+# code alone does not say why: halt exits 0 when nothing was running).
+ended() {
+	grep -qF -- "$1" "$OUT" || die "the last command did not end in $1"
 }
 
 # released: the release id the last deploy started.
@@ -117,6 +137,7 @@ show_world
 
 step "3. A release whose instances never become healthy (AMI ubuntu-broken, timeout 5m)"
 expect 1 deploy --local --poll "$POLL" testdata/demo/deploy-test-broken.json
+ended "FailureClean: TimeoutError"
 broken=$(released)
 gone "$broken"
 in_world "$second" || die "the group of release $second is gone"
@@ -127,9 +148,11 @@ step "4. A halt during a deploy"
 expect 0 deploy --local --no-wait testdata/demo/deploy-test-slow.json
 slow=$(released)
 expect 0 halt --local --poll "$POLL" --reason "bad build" testdata/demo/deploy-test-slow.json
+ended "FailureClean: HaltError"
 gone "$slow"
 
 step "5. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
+grep -qE "^  deployed  $second " "$OUT" || die "ferry status does not show release $second deployed"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

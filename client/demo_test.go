@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// demoAnswers are what the fake ferry (testdata/demo/fake-ferry.sh) answers
+// when every step of the demo ends as expected: "EXIT CODE" then the
+// output; ID is the release id of the last deploy.
+var demoAnswers = map[string]string{
+	"world-deploy-test-release": "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
+	"world-deploy-test-v2":      "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
+	"deploy-deploy-test-release": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
+	"deploy-deploy-test-v2":      "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
+	"deploy-deploy-test-broken":  "1\nferry deploy: coinbase/deploy-test development release ID\n  5:01  FailureClean: TimeoutError: timed out: not healthy 5m1s after the execution started (timeout 5m0s)\n",
+	"deploy-deploy-test-slow":    "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
+	"halt":                       "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
+	"status":                     "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n",
+}
+
+// TestDemo runs demo.sh against a fake ferry that answers at once: the demo
+// passes when every step ends as the demo says, and fails, naming the step,
+// when one ends otherwise, even with the exit code it expects.
+func TestDemo(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("demo.sh needs bash")
+	}
+	fake, err := filepath.Abs("testdata/demo/fake-ferry.sh")
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		answers map[string]string
+		ok      bool
+		stderr  string
+	}{
+		{"every step as expected", nil, true, ""},
+		{"the halt found nothing running", map[string]string{
+			"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\nno deploy of coinbase/deploy-test development is running.\n",
+		}, false, "did not end in FailureClean: HaltError"},
+		{"the broken release failed for another reason", map[string]string{
+			"deploy-deploy-test-broken": "1\nferry deploy: coinbase/deploy-test development release ID\n  0:01  FailureClean: LockExistsError: lock held\n",
+		}, false, "did not end in FailureClean: TimeoutError"},
+		{"status does not show the second release deployed", map[string]string{
+			"status": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
+		}, false, "does not show release 20250101T000002Z-abcdef deployed"},
+		{"a deploy exits with the wrong code", map[string]string{
+			"deploy-deploy-test-v2": "2\nferry deploy: coinbase/deploy-test development release ID\n  FailureDirty\n",
+		}, false, "exited 2, expected 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range demoAnswers {
+				if over, ok := tt.answers[name]; ok {
+					body = over
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
+			}
+			cmd := exec.Command("bash", "demo.sh")
+			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1")
+			var out, errOut strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			err := cmd.Run()
+			if tt.ok {
+				require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+				assert.Contains(t, out.String(), "demo: every step ended as expected")
+				assert.Contains(t, out.String(), `$ ferry halt --local --poll 200ms --reason 'bad build' testdata/demo/deploy-test-slow.json`, "the commands shown can be pasted")
+				return
+			}
+			require.Error(t, err, "stdout:\n%s", out.String())
+			assert.Contains(t, errOut.String(), "demo: FAILED: ")
+			assert.Contains(t, errOut.String(), tt.stderr)
+			assert.NotContains(t, out.String(), "every step ended as expected")
+		})
+	}
+}
