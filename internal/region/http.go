@@ -34,6 +34,8 @@ const shutdownTimeout = 5 * time.Second
 //     Functions JSON 1.0 API (StartExecution, DescribeExecution,
 //     GetExecutionHistory, ListExecutions, StopExecution,
 //     DescribeStateMachine);
+//   - a form POSTed to "/" to STS (GetCallerIdentity only, answered with
+//     the region's account);
 //   - GET /_ferry/world and GET /_ferry/info to the read-only views;
 //   - everything else to the S3 API (path-style addressing).
 //
@@ -55,6 +57,9 @@ func (r *Region) Handler() http.Handler {
 		case strings.HasPrefix(target, sfnTargetPrefix):
 			kind = "sfn"
 			r.serveSFN(rec, req, strings.TrimPrefix(target, sfnTargetPrefix))
+		case isSTS(req):
+			kind = "sts"
+			r.serveSTS(rec, req)
 		case strings.HasPrefix(req.URL.Path, "/_ferry/"):
 			kind = "ferry"
 			r.serveView(rec, req)

@@ -1,0 +1,79 @@
+package region
+
+import (
+	"encoding/xml"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// stsContentType is the content type of an STS request (the AWS Query
+// protocol): a form with Action and Version.
+const stsContentType = "application/x-www-form-urlencoded"
+
+// isSTS reports whether req is an STS Query request: a form POSTed to the
+// root path. S3 never POSTs a form to "/".
+func isSTS(req *http.Request) bool {
+	return req.Method == http.MethodPost && req.URL.Path == "/" &&
+		strings.HasPrefix(req.Header.Get("Content-Type"), stsContentType)
+}
+
+// serveSTS serves the one STS call a client makes against the region:
+// GetCallerIdentity, answered with the region's account, so that a client
+// pointed at the region by AWS_ENDPOINT_URL alone names the deployer as it
+// would in that account. Any other action is InvalidAction.
+func (r *Region) serveSTS(w http.ResponseWriter, req *http.Request) {
+	req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
+	if err := req.ParseForm(); err != nil {
+		writeSTSError(w, "MalformedQueryString", "the request body does not decode: "+err.Error())
+		return
+	}
+	switch action := req.PostForm.Get("Action"); action {
+	case "GetCallerIdentity":
+		account := r.info.Account
+		type result struct {
+			Arn     string `xml:"Arn"`
+			UserID  string `xml:"UserId"`
+			Account string `xml:"Account"`
+		}
+		writeSTS(w, http.StatusOK, struct {
+			XMLName  xml.Name `xml:"https://sts.amazonaws.com/doc/2011-06-15/ GetCallerIdentityResponse"`
+			Result   result   `xml:"GetCallerIdentityResult"`
+			Metadata struct {
+				RequestID string `xml:"RequestId"`
+			} `xml:"ResponseMetadata"`
+		}{Result: result{Arn: "arn:aws:iam::" + account + ":user/ferry-local", UserID: "AIDAFERRYLOCAL" + account, Account: account}})
+	case "":
+		writeSTSError(w, "MissingAction", "the request names no Action")
+	default:
+		writeSTSError(w, "InvalidAction", "the local region serves only the STS action GetCallerIdentity, not "+action)
+	}
+}
+
+// writeSTSError writes an error of the AWS Query protocol.
+func writeSTSError(w http.ResponseWriter, code, msg string) {
+	type detail struct {
+		Type    string `xml:"Type"`
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	writeSTS(w, http.StatusBadRequest, struct {
+		XMLName   xml.Name `xml:"https://sts.amazonaws.com/doc/2011-06-15/ ErrorResponse"`
+		Error     detail   `xml:"Error"`
+		RequestID string   `xml:"RequestId"`
+	}{Error: detail{Type: "Sender", Code: code, Message: msg}, RequestID: requestID()})
+}
+
+func writeSTS(w http.ResponseWriter, status int, v any) {
+	b, err := xml.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	b = append([]byte(xml.Header), b...)
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("X-Amzn-Requestid", requestID())
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
