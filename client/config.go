@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -129,7 +130,7 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
-	}))
+	}), awsconfig.WithLogger(logging.NewStandardLogger(env.Stderr)))
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
@@ -152,10 +153,16 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 	}
 	// A custom endpoint (AWS_ENDPOINT_URL[_S3]) is rarely virtual-host
 	// capable: address buckets by path there.
-	pathStyle := env.Getenv("AWS_ENDPOINT_URL") != "" || env.Getenv("AWS_ENDPOINT_URL_S3") != ""
+	// Such an endpoint (ferry local, say) may not send the response
+	// checksums the SDK would validate: the SDK must not warn about each
+	// response it could not check.
+	custom := env.Getenv("AWS_ENDPOINT_URL") != "" || env.Getenv("AWS_ENDPOINT_URL_S3") != ""
 	return &deployer{
 		cfg: cfg,
-		s3:  s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }),
+		s3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			o.UsePathStyle = custom
+			o.DisableLogOutputChecksumValidationSkipped = custom
+		}),
 		sfn: sfn.NewFromConfig(awsCfg),
 		now: func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil

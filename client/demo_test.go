@@ -15,8 +15,8 @@ import (
 // when every step of the demo ends as expected: "EXIT CODE" then the
 // output; ID is the release id of the last deploy.
 var demoAnswers = map[string]string{
-	"world-deploy-test-release": "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
-	"world-deploy-test-v2":      "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
+	"world-deploy-test-release":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
+	"world-deploy-test-v2":       "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"deploy-deploy-test-release": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
 	"deploy-deploy-test-v2":      "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
 	"deploy-deploy-test-broken":  "1\nferry deploy: coinbase/deploy-test development release ID\n  5:01  FailureClean: TimeoutError: timed out: not healthy 5m1s after the execution started (timeout 5m0s)\n",

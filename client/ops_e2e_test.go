@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,3 +116,40 @@ func TestNoDeployer(t *testing.T) {
 		assert.Contains(t, res.stderr, "no deployer found: the local region at http://127.0.0.1:1 does not answer")
 	}
 }
+
+// TestThroughEndpointURL: AWS_ENDPOINT_URL alone (what ferry local tells
+// people to set) reaches the region: the deployer is named from the
+// caller's account, as against AWS, and nothing but ferry's own output is
+// printed (no SDK warnings about checksums the local S3 does not send).
+func TestThroughEndpointURL(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	vars := map[string]string{
+		"AWS_ENDPOINT_URL": tr.url, "AWS_REGION": usEast1,
+		"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local-secret",
+		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
+		"AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true",
+	}
+	var list []string
+	for k, v := range vars {
+		t.Setenv(k, v)
+		list = append(list, k, v)
+	}
+	run := func(args ...string) result {
+		var out, errOut bytes.Buffer
+		env := tr.env(&out, &errOut, append([]string{envLocalEndpoint, ""}, list...)...)
+		return result{runCmd(env, args), out.String(), errOut.String()}
+	}
+	d := run("deploy", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, d.code, d.stderr)
+	assert.Empty(t, d.stderr)
+	for _, x := range tr.Executions("") {
+		_, err := tr.Wait(context.Background(), x.ARN())
+		require.NoError(t, err)
+	}
+	st := run("status", "coinbase/deploy-test")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "deployed  "+releaseIDOf(t, d.stdout))
+	assert.Empty(t, st.stderr)
+}
+
+func runCmd(env Env, args []string) int { return run(context.Background(), env, args) }
