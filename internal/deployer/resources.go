@@ -32,8 +32,8 @@ type resources struct {
 	images map[string]string
 	// rootDevices maps an image ID to its root device name.
 	rootDevices map[string]string
-	subnets map[string]string
-	groups  map[string]string
+	subnets     map[string]string
+	groups      map[string]string
 	// targetGroups maps a target group name to its ARN.
 	targetGroups map[string]string
 	// hookRoles maps a lifecycle hook's role reference to the role's ARN;
