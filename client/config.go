@@ -118,15 +118,19 @@ type deployer struct {
 var errNoDeployer = errors.New("no deployer found")
 
 // connect resolves the deployer configuration (flags, then environment,
-// then the local region's description or the conventional names in the
-// caller's account) and builds the clients. Errors say what to set.
+// then the conventional names in the caller's account; with --local,
+// flags, then the local region's description) and builds the clients.
+// Errors say what to set.
 func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) {
+	if f.local {
+		// $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET name a deployer in
+		// AWS: --local means the local region's own, unless flags say
+		// otherwise.
+		return connectLocal(ctx, env, deployerConfig{StateMachineARN: f.stateMachine, Bucket: f.bucket})
+	}
 	cfg := deployerConfig{
 		StateMachineARN: firstNonEmpty(f.stateMachine, env.Getenv(envStateMachine)),
 		Bucket:          firstNonEmpty(f.bucket, env.Getenv(envBucket)),
-	}
-	if f.local {
-		return connectLocal(ctx, env, cfg)
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })

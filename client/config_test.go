@@ -41,8 +41,8 @@ func TestConnectLocal(t *testing.T) {
 	}{
 		{"from the region", deployerFlags{local: true}, nil,
 			"arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "ferry-deployer-111111111111-us-east-1"},
-		{"environment first", deployerFlags{local: true}, map[string]string{envStateMachine: "arn:env", envBucket: "env-bucket"},
-			"arn:env", "env-bucket"},
+		{"the environment names a deployer in AWS: ignored", deployerFlags{local: true}, map[string]string{envStateMachine: "arn:env", envBucket: "env-bucket"},
+			"arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "ferry-deployer-111111111111-us-east-1"},
 		{"flags before environment", deployerFlags{local: true, stateMachine: "arn:flag", bucket: "flag-bucket"}, map[string]string{envStateMachine: "arn:env", envBucket: "env-bucket"},
 			"arn:flag", "flag-bucket"},
 	}

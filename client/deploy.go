@@ -48,7 +48,8 @@ The deployer is named by --state-machine and --bucket, else
 $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET, else the conventional
 ferry-deployer names in the caller's account and region (AWS credentials
 and settings come from the standard chain: AWS_PROFILE, AWS_REGION,
-AWS_ENDPOINT_URL, ...). --local uses the local region (ferry local).
+AWS_ENDPOINT_URL, ...). --local uses the local region (ferry local) and
+its deployer, whatever $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET say.
 
 Exit codes:
   0  Success: the release is deployed and the old instances are gone
