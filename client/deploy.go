@@ -112,7 +112,11 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 			for _, line := range bad.Problems {
 				fmt.Fprintf(env.Stderr, "%s: %s\n", req.file, line)
 			}
-			return fail("%s is not a valid release (%d problems); nothing was uploaded", req.file, len(bad.Problems))
+			noun := "problems"
+			if len(bad.Problems) == 1 {
+				noun = "problem"
+			}
+			return fail("%s is not a valid release (%d %s); nothing was uploaded", req.file, len(bad.Problems), noun)
 		}
 		return fail("%v", err)
 	}
