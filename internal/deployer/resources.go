@@ -16,6 +16,7 @@ import (
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -545,9 +546,10 @@ func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *
 	return arns, nil
 }
 
-// checkProfiles checks that each instance profile exists and that its path
-// is the using service's /<project>/<config>/<service>/. One
-// GetInstanceProfile per distinct profile.
+// checkProfiles checks that each instance profile exists and that its path,
+// and the path of each of its roles, is the using service's
+// /<project>/<config>/<service>/. One GetInstanceProfile per distinct
+// profile.
 func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profiles map[string][]string, p *problems) error {
 	for _, name := range sortedKeys(profiles) {
 		out, err := api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
@@ -561,12 +563,22 @@ func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.
 			return cloud.Classify("iam:GetInstanceProfile", err)
 		}
 		path := ""
+		var roles []iamtypes.Role
 		if out.InstanceProfile != nil {
 			path = aws.ToString(out.InstanceProfile.Path)
+			roles = out.InstanceProfile.Roles
 		}
 		for _, svc := range profiles[name] {
-			if want := naming.InstanceProfilePath(r.ProjectName, r.ConfigName, svc); path != want {
+			want := naming.InstanceProfilePath(r.ProjectName, r.ConfigName, svc)
+			if path != want {
 				p.add("services."+svc+".profile", "instance profile %q has path %q, not %q", name, path, want)
+			}
+			// The role is what the instances act as: its path scopes it to
+			// the service too (the design's rule).
+			for _, role := range roles {
+				if rp := aws.ToString(role.Path); rp != want {
+					p.add("services."+svc+".profile", "role %q of instance profile %q has path %q, not %q", aws.ToString(role.RoleName), name, rp, want)
+				}
 			}
 		}
 	}

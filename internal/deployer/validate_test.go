@@ -218,6 +218,18 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			want:    []string{`services.web.profile: instance profile "coinbase-deploy-test" has path "/", not "/coinbase/deploy-test/development/web/"`},
 		},
 		{
+			name: "instance profile's role path",
+			world: func(w *sim.WorldSpec) {
+				for i := range w.Accounts[0].Roles {
+					if w.Accounts[0].Roles[i].Name == "coinbase-deploy-test" {
+						w.Accounts[0].Roles[i].Path = "/"
+					}
+				}
+			},
+			release: func(*release.Release) {},
+			want:    []string{`services.web.profile: role "coinbase-deploy-test" of instance profile "coinbase-deploy-test" has path "/", not "/coinbase/deploy-test/development/web/"`},
+		},
+		{
 			name:    "instance profile missing",
 			release: func(r *release.Release) { r.Services["web"].Profile = "nobody" },
 			want:    []string{`services.web.profile: instance profile "nobody" not found`},
