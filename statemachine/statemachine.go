@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
 )
 
 // State names that are not tasks (the tasks are named by execution.Tasks).
@@ -31,10 +32,10 @@ const (
 // Retry policy of every task: transient errors are retried with exponential
 // backoff, bounded in attempts and in delay.
 const (
-	RetryIntervalSeconds = 2
-	RetryBackoffRate     = 2.0
-	RetryMaxAttempts     = 6
-	RetryMaxDelaySeconds = 30
+	RetryIntervalSeconds = limits.TaskRetryIntervalSeconds
+	RetryBackoffRate     = limits.TaskRetryBackoffRate
+	RetryMaxAttempts     = limits.TaskRetryMaxAttempts
+	RetryMaxDelaySeconds = limits.TaskRetryMaxDelaySeconds
 )
 
 // Error names the machine uses besides failure.Names.
@@ -141,9 +142,10 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 				"task":  name,
 				"input": sfn.JsonPath_EntirePayload(),
 				"execution": map[string]interface{}{
-					"id":         sfn.JsonPath_StringAt(str("$$.Execution.Id")),
-					"name":       sfn.JsonPath_StringAt(str("$$.Execution.Name")),
-					"start_time": sfn.JsonPath_StringAt(str("$$.Execution.StartTime")),
+					"id":          sfn.JsonPath_StringAt(str("$$.Execution.Id")),
+					"name":        sfn.JsonPath_StringAt(str("$$.Execution.Name")),
+					"start_time":  sfn.JsonPath_StringAt(str("$$.Execution.StartTime")),
+					"retry_count": sfn.JsonPath_NumberAt(str("$$.State.RetryCount")),
 				},
 			}),
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -54,6 +55,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if err == nil {
 		return out, nil
 	}
+	err = exhausted(req, err)
 	switch name := failure.NameOf(err); {
 	case name == failure.NameRetryable:
 		return nil, err
@@ -100,6 +102,23 @@ func (d *Deployer) standingPrevious(ctx context.Context, st *execution.State) []
 	}
 	sort.Strings(names)
 	return names
+}
+
+// exhausted turns a transient error of the last attempt the state machine
+// allows a task (limits.TaskRetryMaxAttempts retries behind it) into a
+// *failure.CleanUpError, keeping the leftovers it names, so the clean-up
+// records the FailureDirty outcome it is heading for. Earlier attempts,
+// and errors that are not transient, are returned as they are.
+func exhausted(req execution.Request, err error) error {
+	if req.Execution.RetryCount < limits.TaskRetryMaxAttempts || failure.NameOf(err) != failure.NameRetryable {
+		return err
+	}
+	cause := fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)
+	var ce *failure.CleanUpError
+	if errors.As(err, &ce) {
+		return &failure.CleanUpError{Leftovers: ce.Leftovers, Err: cause}
+	}
+	return &failure.CleanUpError{Err: cause}
 }
 
 // cleanUpProgress is how far CleanUpSuccess got, to name what a failure
@@ -291,13 +310,11 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
+	whatever := "whatever release " + st.ReleaseID + " created in " + st.Target.AccountID + "/" + st.Target.Region
 	c, err := d.connect(ctx, st, false)
 	if err != nil {
-		if failure.NameOf(err) != failure.NameRetryable {
-			err = &failure.CleanUpError{
-				Leftovers: []string{"whatever release " + st.ReleaseID + " created in " + st.Target.AccountID + "/" + st.Target.Region},
-				Err:       err,
-			}
+		if err = exhausted(req, err); failure.NameOf(err) != failure.NameRetryable {
+			err = &failure.CleanUpError{Leftovers: []string{whatever}, Err: err}
 			d.recordDirty(ctx, st, req, err)
 		}
 		return nil, err
@@ -310,6 +327,10 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		return tags[naming.TagReleaseID] == st.ReleaseID
 	}, names)
 	if err != nil {
+		var ce *failure.CleanUpError
+		if err = exhausted(req, err); errors.As(err, &ce) && len(ce.Leftovers) == 0 && failure.NameOf(err) == failure.NameCleanUp {
+			err = &failure.CleanUpError{Leftovers: []string{whatever}, Err: ce.Err}
+		}
 		d.recordDirty(ctx, st, req, err)
 		return nil, err
 	}
@@ -332,13 +353,22 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, st.Error.Cause
 	}
-	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); err != nil {
-		return nil, err
+	err = d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
+	if err == nil {
+		err = d.finish(ctx, st)
 	}
-	if err := d.finish(ctx, st); err != nil {
-		return nil, err
+	if err == nil {
+		return st, nil
 	}
-	return st, nil
+	// On the last attempt, say in the outcome (if S3 takes it) that the
+	// lock is kept: the execution ends FailureDirty.
+	if err = exhausted(req, err); failure.NameOf(err) != failure.NameRetryable {
+		err = &failure.LockError{Op: "release", Err: err}
+		d.recordDirty(ctx, st, req, &failure.CleanUpError{
+			Leftovers: []string{"the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"}, Err: err,
+		})
+	}
+	return nil, err
 }
 
 // finish removes the halt marker, then releases the lock, last, so a

@@ -2,6 +2,8 @@ package deployer
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
@@ -362,6 +365,62 @@ func TestCleanUpFailureFindsGroupsHiddenFromTagListing(t *testing.T) {
 			h.world.Faults().Clear()
 			require.NoError(t, x.fail(err))
 			assertFailedClean(t, h, r, failure.NameDeploy)
+		})
+	}
+}
+
+// A clean-up that is still failing transiently on its last attempt
+// (limits.TaskRetryMaxAttempts retries behind it) records the FailureDirty
+// outcome the execution is heading for, naming what is left; earlier
+// attempts just ask to be retried.
+func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
+	tests := []struct {
+		name    string
+		task    string
+		retries int
+		// wantErr is the error name; dirty whether a FailureDirty outcome
+		// is recorded naming the group.
+		wantErr string
+		dirty   bool
+	}{
+		{"clean up success, retries left", execution.TaskCleanUpSuccess, limits.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
+		{"clean up success, last attempt", execution.TaskCleanUpSuccess, limits.TaskRetryMaxAttempts, failure.NameCleanUp, true},
+		{"clean up failure, retries left", execution.TaskCleanUpFailure, limits.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
+		{"clean up failure, last attempt", execution.TaskCleanUpFailure, limits.TaskRetryMaxAttempts, failure.NameCleanUp, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			ctx := context.Background()
+			r1 := h.baseRelease()
+			h.start(r1).succeed()
+			h.clk.Advance(time.Hour)
+			r2 := h.baseRelease()
+			x := h.start(r2)
+			require.NoError(t, x.steps(upToDeploy...))
+			_, err := x.untilHealthy(200)
+			require.NoError(t, err)
+			_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
+			require.NoError(t, err)
+			doomed := naming.GroupName(project, config, "web", r1.ReleaseID)
+			if tt.task == execution.TaskCleanUpFailure {
+				doomed = naming.GroupName(project, config, "web", r2.ReleaseID)
+				x.state.Error = &execution.Error{Error: failure.NameHalt, Cause: "halted"}
+			}
+			x.ctx.RetryCount = tt.retries
+			err = x.step(tt.task)
+			require.Error(t, err)
+			assert.Equal(t, tt.wantErr, failure.NameOf(err))
+			out, found, gerr := h.ledger.GetOutcome(ctx, project, config, r2.ReleaseID)
+			require.NoError(t, gerr)
+			if !tt.dirty {
+				assert.False(t, found, "no outcome while retries are left")
+				return
+			}
+			require.True(t, found)
+			assert.Equal(t, execution.EndFailureDirty, out.End)
+			assert.True(t, slices.ContainsFunc(out.Leftovers, func(l string) bool { return strings.Contains(l, doomed) }),
+				"leftovers %q name %s", out.Leftovers, doomed)
 		})
 	}
 }

@@ -12,7 +12,8 @@
 // Every task state invokes the one deployer Lambda with a Request:
 //
 //	{"task": "<Task>", "input.$": "$", "execution": {"id.$": "$$.Execution.Id",
-//	 "name.$": "$$.Execution.Name", "start_time.$": "$$.Execution.StartTime"}}
+//	 "name.$": "$$.Execution.Name", "start_time.$": "$$.Execution.StartTime",
+//	 "retry_count.$": "$$.State.RetryCount"}}
 //
 // Validate's result replaces the state (ResultPath "$"). CheckHealthy's
 // result is stored at $.health (Health), which the Healthy? choice reads at

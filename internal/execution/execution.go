@@ -51,6 +51,10 @@ type Context struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	StartTime time.Time `json:"start_time"`
+	// RetryCount is 0 on a task's first attempt and n on its n-th retry
+	// ($$.State.RetryCount): the attempt with limits.TaskRetryMaxAttempts
+	// retries behind it is the last.
+	RetryCount int `json:"retry_count"`
 }
 
 // State is the state document after Validate. It names the release and

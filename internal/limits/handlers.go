@@ -29,3 +29,13 @@ const (
 // DescribeGroupsBatch is how many ASG names ferry passes to one
 // DescribeAutoScalingGroups call (AWS accepts up to 100 records a page).
 const DescribeGroupsBatch = 50
+
+// The retry policy of every task of the deploy state machine, for
+// transient errors. The state machine is generated from these, and the
+// clean-up handlers read from the retry count when an attempt is the last.
+const (
+	TaskRetryIntervalSeconds = 2
+	TaskRetryBackoffRate     = 2.0
+	TaskRetryMaxAttempts     = 6
+	TaskRetryMaxDelaySeconds = 30
+)

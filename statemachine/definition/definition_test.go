@@ -213,13 +213,15 @@ func TestTasksMatchExecution(t *testing.T) {
 		assert.Equal(t, FunctionARNPlaceholder, s.Resource, n)
 		assert.JSONEq(t, `"`+n+`"`, string(s.Parameters["task"]), "%s invokes the Lambda with its own name", n)
 		assert.JSONEq(t, `"$"`, string(s.Parameters["input.$"]), n)
-		assert.JSONEq(t, `{"id.$": "$$.Execution.Id", "name.$": "$$.Execution.Name", "start_time.$": "$$.Execution.StartTime"}`,
+		assert.JSONEq(t, `{"id.$": "$$.Execution.Id", "name.$": "$$.Execution.Name", "start_time.$": "$$.Execution.StartTime",
+			"retry_count.$": "$$.State.RetryCount"}`,
 			string(s.Parameters["execution"]), n)
 		assert.Len(t, s.Parameters, 3, n)
 		// The payload decodes as the execution.Request the Lambda reads.
 		var req execution.Request
-		require.NoError(t, json.Unmarshal([]byte(`{"task":"`+n+`","input":{},"execution":{"id":"i","name":"n","start_time":"2024-01-02T03:04:05Z"}}`), &req))
+		require.NoError(t, json.Unmarshal([]byte(`{"task":"`+n+`","input":{},"execution":{"id":"i","name":"n","start_time":"2024-01-02T03:04:05Z","retry_count":2}}`), &req))
 		assert.Equal(t, n, req.Task)
+		assert.Equal(t, 2, req.Execution.RetryCount)
 	}
 }
 

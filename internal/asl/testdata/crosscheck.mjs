@@ -89,6 +89,10 @@ const execution = machine.run(scenario.input ?? {}, {
   overrides: { taskResourceLocalHandlers, waitTimeOverrides, retryIntervalOverrides },
   context: {
     Execution: { Id: 'arn:aws:states:us-east-1:123456789012:execution:ferry:crosscheck', Name: 'crosscheck' },
+    // aws-local-stepfunctions 3.0.0 does not fill $$.State.RetryCount, which
+    // every ferry task passes to the deployer: a fixed 0 stands in (the
+    // scripted outcomes do not depend on it).
+    State: { RetryCount: 0 },
   },
 });
 
