@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -423,4 +424,26 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 				"leftovers %q name %s", out.Leftovers, doomed)
 		})
 	}
+}
+
+// ReleaseLock that cannot release the lock (here: an unreadable lock
+// object) fails with LockError, which ends FailureDirty, and says so in
+// the outcome instead of leaving the FailureClean it wrote first.
+func TestReleaseLockFailureRecordsDirtyOutcome(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+	_, err := h.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.LockKey(project, config)),
+		Body: strings.NewReader("not a lock")})
+	require.NoError(t, err)
+	x.state.Error = &execution.Error{Error: failure.NameBadRelease, Cause: "bad"}
+	err = x.step(execution.TaskReleaseLock)
+	assert.Equal(t, failure.NameLock, failure.NameOf(err))
+	out, found, err := h.ledger.GetOutcome(ctx, project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, out.End)
+	assert.Equal(t, []string{"the lock " + naming.LockKey(project, config) + " (kept)"}, out.Leftovers)
 }
