@@ -292,26 +292,13 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// taggingRecorder passes every call to the real S3 client and records the
-// Tagging of each PutObject by key (the local S3 server does not keep
-// tags sent with PutObject).
-type taggingRecorder struct {
-	ledger.S3
-	tagging map[string]string
-}
-
-func (r *taggingRecorder) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	r.tagging[aws.ToString(in.Key)] = aws.ToString(in.Tagging)
-	return r.S3.PutObject(ctx, in, optFns...)
-}
-
 // TestReleaseObjectsExpire: the objects of one release (release.json,
 // rendered user data, outcome) are written with the tag the deployer
 // bucket's lifecycle rule expires; what must stay (the current record) is
 // not.
 func TestReleaseObjectsExpire(t *testing.T) {
 	e := newEnv(t)
-	rec := &taggingRecorder{S3: e.client, tagging: map[string]string{}}
+	rec := s3test.NewTaggingRecorder(e.client)
 	l := ledger.New(rec, bucket)
 	ctx := context.Background()
 	const id = "r-1"
@@ -327,5 +314,5 @@ func TestReleaseObjectsExpire(t *testing.T) {
 		naming.UserDataKey(project, config, id, "web"): expire,
 		naming.OutcomeKey(project, config, id):         expire,
 		naming.CurrentKey(project, config):             "",
-	}, rec.tagging)
+	}, rec.Tagging)
 }

@@ -401,29 +401,16 @@ func TestFailuresFailClosed(t *testing.T) {
 	}
 }
 
-// taggingRecorder passes every call to the real S3 client and records the
-// Tagging of each PutObject by key (the local S3 server does not keep
-// tags sent with PutObject).
-type taggingRecorder struct {
-	lock.S3
-	tagging map[string]string
-}
-
-func (r *taggingRecorder) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	r.tagging[aws.ToString(in.Key)] = aws.ToString(in.Tagging)
-	return r.S3.PutObject(ctx, in, optFns...)
-}
-
 // TestRunOnceMarkerExpires: the run-once marker is one of the release's
 // objects, written with the tag the deployer bucket's lifecycle rule
 // expires; the lock is not (a lock left by a dirty failure stays until a
 // person removes it).
 func TestRunOnceMarkerExpires(t *testing.T) {
 	e := newEnv(t)
-	rec := &taggingRecorder{S3: e.client, tagging: map[string]string{}}
+	rec := s3test.NewTaggingRecorder(e.client)
 	require.NoError(t, lock.New(rec, bucket, e.clk).Acquire(context.Background(), project, config, holder("r-1", "exec-1")))
 	assert.Equal(t, map[string]string{
 		naming.LockKey(project, config):           "",
 		naming.StartedKey(project, config, "r-1"): naming.ObjectTagExpire + "=" + naming.ObjectTagExpireRelease,
-	}, rec.tagging)
+	}, rec.Tagging)
 }

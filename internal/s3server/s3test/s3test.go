@@ -54,3 +54,23 @@ func Failing(t testing.TB, status int, code string) *s3.Client {
 	t.Cleanup(srv.Close)
 	return s3server.NewClient(srv.URL, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 }
+
+// TaggingRecorder passes every call to the S3 client it wraps and records
+// the Tagging of each PutObject by key (the local S3 server does not keep
+// tags sent with PutObject). It is not safe for concurrent use.
+type TaggingRecorder struct {
+	*s3.Client
+	// Tagging maps each key written to the Tagging it was written with.
+	Tagging map[string]string
+}
+
+// NewTaggingRecorder wraps c.
+func NewTaggingRecorder(c *s3.Client) *TaggingRecorder {
+	return &TaggingRecorder{Client: c, Tagging: map[string]string{}}
+}
+
+// PutObject records in.Tagging, then writes through the wrapped client.
+func (r *TaggingRecorder) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	r.Tagging[aws.ToString(in.Key)] = aws.ToString(in.Tagging)
+	return r.Client.PutObject(ctx, in, optFns...)
+}
