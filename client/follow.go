@@ -74,6 +74,20 @@ type serviceCounts struct {
 	execution.ServiceHealth
 }
 
+// sameCounts reports whether two lines of a health report show the same:
+// the counts, and the stability window (when it started, not how much of
+// it is left).
+func sameCounts(a, b serviceCounts) bool {
+	since := func(s serviceCounts) time.Time {
+		if s.HealthySince == nil {
+			return time.Time{}
+		}
+		return *s.HealthySince
+	}
+	return a.Name == b.Name && a.Launched == b.Launched && a.Healthy == b.Healthy && a.Terminating == b.Terminating &&
+		a.Target == b.Target && a.Terminated == b.Terminated && a.Missing == b.Missing && since(a).Equal(since(b))
+}
+
 // historyReader turns Step Functions execution history events into
 // updates. It remembers what it has seen, so it can be fed the history in
 // pieces (or whole, again and again: events it has seen are skipped by
@@ -238,7 +252,7 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 	for _, name := range slices.Sorted(maps.Keys(st.Health.Services)) {
 		counts = append(counts, serviceCounts{Name: name, ServiceHealth: st.Health.Services[name]})
 	}
-	if slices.Equal(counts, r.health) && st.Health.Healthy == r.healthy {
+	if slices.EqualFunc(counts, r.health, sameCounts) && st.Health.Healthy == r.healthy {
 		return u, false
 	}
 	r.health, r.healthy = counts, st.Health.Healthy

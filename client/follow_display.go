@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/health"
 )
 
 // displayMode is how a follower shows updates.
@@ -148,7 +150,10 @@ func (d *display) paint(colour, text string) string {
 }
 
 // healthLines formats a health report, one aligned line per service:
-// "web  launched 3  healthy 2  terminating 0  target 2".
+// "web  launched 3  healthy 2  terminating 0  target 2", then how the
+// service stands against its stability window at the report's time
+// ("stable in 45s", "stable"), the instances of its new group that
+// terminated during the deploy, or that AWS does not show the group yet.
 func healthLines(u progress) []string {
 	nameW, launchedW, healthyW, termW, targetW := 0, 1, 1, 1, 1
 	for _, s := range u.Services {
@@ -160,10 +165,41 @@ func healthLines(u progress) []string {
 	}
 	lines := make([]string, 0, len(u.Services))
 	for _, s := range u.Services {
-		lines = append(lines, strings.TrimRight(fmt.Sprintf("%-*s  launched %*d  healthy %*d  terminating %*d  target %*d",
-			nameW, oneLine(s.Name), launchedW, s.Launched, healthyW, s.Healthy, termW, s.Terminating, targetW, s.Target), " "))
+		line := fmt.Sprintf("%-*s  launched %*d  healthy %*d  terminating %*d  target %*d",
+			nameW, oneLine(s.Name), launchedW, s.Launched, healthyW, s.Healthy, termW, s.Terminating, targetW, s.Target)
+		if note := windowNote(s.ServiceHealth, u.At); note != "" {
+			line += "  " + note
+		}
+		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	return lines
+}
+
+// windowNote says how a service stands against its stability window at
+// t: "" below its target.
+func windowNote(s execution.ServiceHealth, t time.Time) string {
+	var notes []string
+	switch {
+	case s.Missing:
+		notes = append(notes, "group not visible yet")
+	case health.Stable(s, t):
+		notes = append(notes, "stable")
+	case health.Healthy(s) && s.HealthySince != nil:
+		notes = append(notes, "stable in "+formatSeconds(health.StableIn(s, t)))
+	}
+	if s.Terminated > 0 {
+		notes = append(notes, fmt.Sprintf("terminated %d", s.Terminated))
+	}
+	return strings.Join(notes, "  ")
+}
+
+// formatSeconds is a short wait: "45s" under ten minutes, else rounded to
+// the minute ("1h5m0s").
+func formatSeconds(d time.Duration) string {
+	if s := int(math.Ceil(d.Seconds())); s < 600 {
+		return strconv.Itoa(s) + "s"
+	}
+	return d.Round(time.Minute).String()
 }
 
 // formatElapsed is m:ss, or h:mm:ss from an hour on.

@@ -150,7 +150,7 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			Sid: str("ManageFerryGroups"),
 			Actions: jsii.Strings("autoscaling:DeleteAutoScalingGroup", "autoscaling:UpdateAutoScalingGroup",
 				"autoscaling:PutScalingPolicy", "autoscaling:DeletePolicy", "autoscaling:PutLifecycleHook",
-				"autoscaling:DeleteLifecycleHook"),
+				"autoscaling:DeleteLifecycleHook", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses"),
 			Resources:  jsii.Strings("*"),
 			Conditions: &taggedFerry,
 		}),
@@ -171,7 +171,7 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			// (/<project>/<config>/<service>/): never a role at the root path.
 			Sid:       str("PassPathScopedRoles"),
 			Actions:   jsii.Strings("iam:PassRole"),
-			Resources: &[]*string{iamARN("role/*/*")},
+			Resources: &[]*string{iamARN(naming.PassRoleResource)},
 			Conditions: &map[string]interface{}{"StringEquals": map[string]interface{}{
 				"iam:PassedToService": []string{"ec2.amazonaws.com", "autoscaling.amazonaws.com"}}},
 		}),
@@ -190,7 +190,7 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 		}),
 		statement(awsiam.PolicyStatementProps{
 			Sid:       str("LifecycleTopics"),
-			Actions:   jsii.Strings("sns:GetTopicAttributes"),
+			Actions:   jsii.Strings("sns:GetTopicAttributes", "sns:ListTagsForResource"),
 			Resources: &[]*string{arn("sns", "*")},
 		}),
 	}})

@@ -369,7 +369,7 @@ func TestBootstrapDeployRoleIsScoped(t *testing.T) {
 	assert.Contains(t, mustJSON(t, byID["CreateFerryGroups"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
 	assert.Contains(t, mustJSON(t, byID["ManageFerryGroups"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
 	assert.Contains(t, strs(byID["ReadProfilesAndRoles"]["Action"]), "iam:GetInstanceProfile")
-	assert.Equal(t, "sns:GetTopicAttributes", byID["LifecycleTopics"]["Action"])
+	assert.Equal(t, []interface{}{"sns:GetTopicAttributes", "sns:ListTagsForResource"}, byID["LifecycleTopics"]["Action"])
 }
 
 // grants reports whether one of statements allows action (IAM action

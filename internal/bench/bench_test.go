@@ -74,7 +74,7 @@ func TestSmallestCell(t *testing.T) {
 	assert.GreaterOrEqual(t, c.ReferenceAddedLatencyS, 0.0)
 	assert.Less(t, c.ReferenceAddedLatencyS, 15.0)
 	assert.GreaterOrEqual(t, c.LastHealthyS, 60.0, "instances take 60 s at least")
-	assert.Equal(t, c.LastHealthyS+c.AddedLatencyS, c.CleanUpSuccessS)
+	assert.Equal(t, c.LastHealthyS+StableWindow.Seconds()+c.AddedLatencyS, c.CleanUpSuccessS)
 	assert.Less(t, c.ReferenceHealthChecks, c.HealthChecks)
 
 	assert.Equal(t, int64(0), up.SecondAssetBytes)

@@ -56,7 +56,8 @@ type CellResult struct {
 	MaxPayloadAt        string `json:"max_payload_at"`
 	ExecutionInputBytes int    `json:"execution_input_bytes"`
 
-	// AddedLatencyS is the simulated seconds from the last needed instance
+	// AddedLatencyS is the simulated seconds, beyond the release's
+	// stability window (StableWindow), from the last needed instance
 	// becoming healthy to CleanUpSuccess; LastHealthyS and CleanUpSuccessS
 	// are both from the execution's start, DeployS the execution's length.
 	AddedLatencyS   float64 `json:"added_latency_s"`
@@ -398,9 +399,10 @@ func (r *Report) Markdown(w io.Writer) error {
 		"target group, the halt marker and the release from S3). Checks made before any instance is in service skip the " +
 		"load balancers and cost ceil(S/50)+2, so the mean over a deploy's checks (`api_calls_per_check_mean` in " +
 		"build/bench.json) depends on how early the first instance boots, not on what a check costs.\n")
-	b.WriteString("- **latency**: deploy-added latency, simulated seconds from the moment the last needed instance became healthy " +
-		"to the start of CleanUpSuccess (the simulation's times are whole seconds, so ferry's is 0-4 s with a 5 s " +
-		"interval).\n")
+	b.WriteString(fmt.Sprintf("- **latency**: deploy-added latency, simulated seconds from the moment the last needed instance became healthy "+
+		"to the start of CleanUpSuccess, beyond the release's %d s stability window (every service must hold its target that "+
+		"long before the previous release is retired; the simulation's times are whole seconds, so ferry's is 0-4 s with a 5 s "+
+		"interval).\n", int(StableWindow/time.Second)))
 	b.WriteString("- **handler ms**: the handlers' real run time in total and the longest invocation (on the simulation, " +
 		"no network latency). **peak heap**: the most bytes one invocation allocated (an upper bound of its heap; it " +
 		"includes what the in-process simulated AWS and S3 allocate to answer it). **max payload**: the largest state " +

@@ -61,6 +61,7 @@ func ServiceName(i int) string { return fmt.Sprintf("svc%02d", i) }
 
 func securityGroupName(svc string) string { return "ec2::" + Project + "::" + Config + "::" + svc }
 func targetGroupName(svc string) string   { return "bench-" + svc + "-tg" }
+func loadBalancerName(svc string) string  { return "bench-" + svc + "-alb" }
 func profileName(svc string) string       { return "bench-" + svc }
 
 // ownerTags are the tags that let a release of the project-config use a
@@ -78,21 +79,22 @@ func ownerTags(svc string, extra map[string]string) map[string]string {
 }
 
 // World is the simulated AWS of a cell with c.Services services: for each
-// service a security group, a target group and an instance profile (with
-// its role) owned by the service; an AMI and three subnets tagged for
+// service a security group, a target group routed by an application load
+// balancer, and an instance profile (with its role) owned by the service; an AMI and three subnets tagged for
 // ferry; the lifecycle hooks' role and topic; the bootstrap roles. Every
 // instance boots healthy after Timings.
 func World(c Cell) sim.WorldSpec {
 	acct := sim.AccountSpec{
 		ID:        Account,
 		Bootstrap: []sim.BootstrapSpec{{Region: Region, Trust: []string{Account}}},
-		Roles:     []sim.RoleSpec{{Name: hooksName, Path: "/"}},
+		Roles: []sim.RoleSpec{{Name: hooksName, Path: naming.ProjectConfigPath(Project, Config),
+			TrustServices: []string{naming.HookRoleTrust}}},
 	}
 	reg := sim.RegionSpec{
 		Name: Region,
 		AMIs: []sim.AMISpec{{ID: amiID, Name: amiName,
 			Tags: map[string]string{naming.TagName: amiName, naming.TagDeployWith: naming.DeployWithValue}, Behavior: sim.Healthy}},
-		Topics: []sim.TopicSpec{{Name: hooksName}},
+		Topics: []sim.TopicSpec{{Name: hooksName, Tags: map[string]string{naming.TagProjectName: Project, naming.TagConfigName: Config}}},
 	}
 	for i, name := range subnetNames {
 		reg.Subnets = append(reg.Subnets, sim.SubnetSpec{
@@ -112,12 +114,17 @@ func World(c Cell) sim.WorldSpec {
 			ID: fmt.Sprintf("sg-%017x", 0xd000+i), Name: securityGroupName(svc), VPCID: "vpc-00000000000000be0",
 			Tags: ownerTags(svc, map[string]string{naming.TagName: securityGroupName(svc)}),
 		})
+		reg.LoadBalancers = append(reg.LoadBalancers, sim.LoadBalancerSpec{Name: loadBalancerName(svc), Tags: ownerTags(svc, nil)})
 		reg.TargetGroups = append(reg.TargetGroups, sim.TargetGroupSpec{
-			Name: targetGroupName(svc), Port: 8000, Tags: ownerTags(svc, nil)})
+			Name: targetGroupName(svc), Port: 8000, LoadBalancers: []string{loadBalancerName(svc)}, Tags: ownerTags(svc, nil)})
 	}
 	acct.Regions = []sim.RegionSpec{reg}
 	return sim.WorldSpec{Defaults: Timings, Accounts: []sim.AccountSpec{acct}}
 }
+
+// StableWindow is the stability window of the benchmark's releases
+// (stable_seconds): the deploy-added latency is measured beyond it.
+const StableWindow = 60 * time.Second
 
 // AssetName is the one asset of the benchmark's releases.
 const AssetName = "app-config"
@@ -157,13 +164,14 @@ const AssetFile = "app.conf"
 
 func newRelease(c Cell, version int) *release.Release {
 	r := &release.Release{
-		ProjectName: Project,
-		ConfigName:  Config,
-		AccountID:   Account,
-		Region:      Region,
-		Subnets:     subnetNames,
-		AMI:         amiName,
-		Timeout:     1800,
+		ProjectName:   Project,
+		ConfigName:    Config,
+		AccountID:     Account,
+		Region:        Region,
+		Subnets:       subnetNames,
+		AMI:           amiName,
+		Timeout:       1800,
+		StableSeconds: ptrTo(int(StableWindow / time.Second)),
 		UserData: fmt.Sprintf("#cloud-config\nwrite_files:\n  - path: /etc/app/release\n    content: |\n      {{RELEASE_ID}} {{SERVICE_NAME}} v%d\n"+
 			"runcmd:\n  - curl -fsS -o /etc/app/app.conf '{{ASSET_URL:%s}}'\n  - echo '{{ASSET_SHA256:%s}}  /etc/app/app.conf' | sha256sum -c\n  - systemctl start app-{{SERVICE_NAME}}\n",
 			version, AssetName, AssetName),
@@ -199,3 +207,5 @@ func newRelease(c Cell, version int) *release.Release {
 func ReleaseID(t time.Time, k int) string {
 	return fmt.Sprintf("%s-%06x", t.UTC().Format("20060102T150405Z"), 0xbe0000+k)
 }
+
+func ptrTo[T any](v T) *T { return &v }

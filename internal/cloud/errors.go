@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -44,6 +45,11 @@ const (
 	CodeThrottling                = "Throttling"
 )
 
+// ELBZoneNotRouted is the Description a classic load balancer gives (with
+// State OutOfService, ReasonCode ELB) for an instance in an Availability
+// Zone it does not route to: the instance never serves through it.
+const ELBZoneNotRouted = "Instance is in the EC2 Availability Zone for which LoadBalancer is not configured to route traffic to."
+
 // NotFoundCodes are the "does not exist" codes of the APIs ferry calls.
 // IsNotFoundCode uses them when it is given no codes.
 var NotFoundCodes = []string{
@@ -79,6 +85,12 @@ func ErrorCode(err error) string {
 		return apiErr.ErrorCode()
 	}
 	return ""
+}
+
+// IsCode reports whether err carries one of the given AWS error codes.
+func IsCode(err error, codes ...string) bool {
+	code := ErrorCode(err)
+	return code != "" && slices.Contains(codes, code)
 }
 
 // IsNotFoundCode reports whether err carries one of the given AWS error
@@ -148,4 +160,20 @@ func Classify(op string, err error) error {
 		return &failure.RetryableError{Op: op, Err: err}
 	}
 	return err
+}
+
+// IsCapacityShortage reports whether the StatusMessage of a failed Auto
+// Scaling launch says a zone was short of capacity (EC2's
+// InsufficientInstanceCapacity: "We currently do not have sufficient
+// <type> capacity in the Availability Zone you requested ..."). Auto
+// Scaling keeps trying in the group's other zones and later, so such a
+// failure is not the release's fault; any other failed launch (an image,
+// instance type, security group or instance profile EC2 refuses) fails the
+// same way every time. AWS gives the reason only as text, so this is the
+// one place ferry reads it.
+func IsCapacityShortage(statusMessage string) bool {
+	m := strings.ToLower(statusMessage)
+	return strings.Contains(m, "insufficientinstancecapacity") ||
+		(strings.Contains(m, "do not have sufficient") && strings.Contains(m, "capacity")) ||
+		strings.Contains(m, "no spot capacity available")
 }

@@ -95,3 +95,21 @@ func TestIsNotFoundCode(t *testing.T) {
 		})
 	}
 }
+
+// TestIsCapacityShortage: the messages of the user guide's "Troubleshoot
+// Amazon EC2 Auto Scaling: EC2 instance launch failures": capacity
+// shortages are waited out, everything else is the release's fault.
+func TestIsCapacityShortage(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"We currently do not have sufficient m5.large capacity in the Availability Zone you requested (us-east-1a). Our system will be working on provisioning additional capacity. Launching EC2 instance failed.": true,
+		"InsufficientInstanceCapacity: insufficient capacity":                                                                    true,
+		"There is no Spot capacity available that matches your request. Launching EC2 instance failed.":                          true,
+		"The image id '[ami-1234]' does not exist. Launching EC2 instance failed.":                                               false,
+		"The architecture 'arm64' of the specified instance type does not match the architecture 'x86_64' of the specified AMI.": false,
+		"Security group sg-1 and subnet subnet-1 belong to different networks. Launching EC2 instance failed.":                   false,
+		"Value (p) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name":                          false,
+		"You have requested more instances (21) than your current instance limit of 20 allows":                                   false,
+	} {
+		assert.Equal(t, want, cloud.IsCapacityShortage(msg), msg)
+	}
+}

@@ -2,11 +2,12 @@ package deployer
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +24,8 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -36,19 +38,28 @@ const (
 
 // deploy is the Deploy task. It refuses to start when a fresh halt marker
 // exists (*failure.HaltError). It re-resolves the release's resources (a
-// problem is a *failure.BadReleaseError, before anything is created), then
-// for each service creates a launch template and an ASG, both named
+// problem is a *failure.BadReleaseError, before anything is created),
+// records the groups it may create (ledger.PutDeploying: CleanUpFailure
+// deletes them by name even when AWS does not show them yet), then for
+// each service creates a launch template and an ASG, both named
 // naming.GroupName, tagged with the service's tags and the reserved ones,
 // sized by package capacity from the previous ASG, with the release's load
-// balancers, target groups and lifecycle hooks; then its scaling policies
-// and their CloudWatch alarms.
+// balancers, target groups and lifecycle hooks; suspends the group's
+// AlarmNotification and AZRebalance processes, so that neither its scaling
+// policies nor a rebalance terminates a new instance during the deploy
+// (CleanUpSuccess resumes them after the swap); then puts its scaling
+// policies and their CloudWatch alarms.
 //
 // Idempotent: what this release already made is found by its name and
 // tags and left as it is (a name taken by anything else is a
-// *failure.DeployError); policies and alarms are upserts.
+// *failure.DeployError); the launch template is created with a
+// deterministic client token, so a retry gets the template it made;
+// policies and alarms are upserts. Something this release made moments ago
+// that AWS does not show yet is a *failure.RetryableError.
 //
 // It returns the State with Deployed set and Health holding each service's
-// healthy target and the wait before the first health check.
+// healthy target, desired capacity, launch count and stability window, and
+// the wait before the first health check.
 func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := decodeState(req)
 	if err != nil {
@@ -65,18 +76,24 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	templates, err := d.releaseTemplates(ctx, c.EC2, st)
+	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
+	}); err != nil {
+		return nil, err
+	}
+	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
+	templates, err := fleet.Templates(ctx, c.EC2, owner)
 	if err != nil {
 		return nil, deployErr("ec2:DescribeLaunchTemplates", err)
 	}
-	groups, err := projectGroups(ctx, c.AutoScaling, st.ProjectName, st.ConfigName)
+	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
 	if err != nil {
 		return nil, err
 	}
-	made := map[string]bool{}
-	for _, g := range groups {
-		if asgTags(g.Tags)[naming.TagReleaseID] == st.ReleaseID {
-			made[aws.ToString(g.AutoScalingGroupName)] = true
+	made := map[string]*asgtypes.AutoScalingGroup{}
+	for i, g := range groups {
+		if fleet.ReleaseOf(g) == st.ReleaseID {
+			made[aws.ToString(g.AutoScalingGroupName)] = &groups[i]
 		}
 	}
 
@@ -88,26 +105,79 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		}
 		name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 		log := d.log.With("release_id", r.ReleaseID, "asg", name)
-		if !templates[name] {
-			if err := d.createTemplate(ctx, c.EC2, r, svc, res); err != nil {
+		if tags, ok := templates[name]; !ok || tags[naming.TagReleaseID] != r.ReleaseID {
+			if err := d.createTemplate(ctx, c.EC2, r, st, svc, res); err != nil {
 				return nil, err
 			}
 			log.Info("launch template created")
 		}
-		if !made[name] {
+		g := made[name]
+		if g == nil {
 			if err := d.createGroup(ctx, c, r, svc, res, plan); err != nil {
 				return nil, err
 			}
 			log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
 		}
+		if err := suspendScaling(ctx, c.AutoScaling, name, g); err != nil {
+			return nil, err
+		}
 		if err := d.putPolicies(ctx, c, r, svc); err != nil {
 			return nil, err
 		}
-		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired}
+		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
 	}
 	st.Deployed = true
 	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
 	return st, nil
+}
+
+// groupNames are the names of the groups (and launch templates) of a
+// release's services.
+func groupNames(st *execution.State) []string {
+	names := make([]string, len(st.Services))
+	for i, svc := range st.Services {
+		names[i] = naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+	}
+	return names
+}
+
+// deployProcesses are the processes a new group has suspended from its
+// creation to the swap: its scaling policies must not scale it in (an idle
+// fresh fleet is what a cpu_scale_down alarm fires on), nor a rebalance
+// terminate one of its instances, while it is being judged.
+var deployProcesses = []string{"AlarmNotification", "AZRebalance"}
+
+// suspendScaling suspends deployProcesses of the group name, unless g (the
+// group as last described) shows them suspended already. A group AWS does
+// not show yet is a *failure.RetryableError.
+func suspendScaling(ctx context.Context, api cloud.AutoScaling, name string, g *asgtypes.AutoScalingGroup) error {
+	if g != nil && !slices.ContainsFunc(deployProcesses, func(p string) bool {
+		return !slices.ContainsFunc(g.SuspendedProcesses, func(s asgtypes.SuspendedProcess) bool { return aws.ToString(s.ProcessName) == p })
+	}) {
+		return nil
+	}
+	_, err := api.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses})
+	return groupCallErr(ctx, api, "autoscaling:SuspendProcesses "+name, name, err)
+}
+
+// groupCallErr classifies the error of a call that acts on a group this
+// release made: a ValidationError while AWS does not show the group is
+// "not visible yet" (a *failure.RetryableError: eventual consistency after
+// the create), any other failure a *failure.DeployError unless transient.
+func groupCallErr(ctx context.Context, api cloud.AutoScaling, op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cloud.IsCode(err, cloud.CodeValidation) {
+		found, derr := fleet.Describe(ctx, api, []string{name})
+		if derr != nil {
+			return deployErr(op, derr)
+		}
+		if _, ok := found[name]; !ok {
+			return &failure.RetryableError{Op: op, Err: fmt.Errorf("the group was created moments ago and is not visible yet: %w", err)}
+		}
+	}
+	return deployErr(op, err)
 }
 
 // checkHalt fails with a *failure.HaltError when a halt marker was written
@@ -183,61 +253,15 @@ func ec2TagList(m map[string]string) []ec2types.Tag {
 
 // ours reports whether tags mark a resource of this release.
 func ours(tags map[string]string, st *execution.State) bool {
-	return projectTagged(tags, st.ProjectName, st.ConfigName) && tags[naming.TagReleaseID] == st.ReleaseID
+	return fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}.Marks(tags) && tags[naming.TagReleaseID] == st.ReleaseID
 }
 
-// projectTagged reports whether tags mark a resource ferry manages for the
-// project-config (of any release).
-func projectTagged(tags map[string]string, project, config string) bool {
-	return tags[naming.TagProjectName] == project && tags[naming.TagConfigName] == config &&
-		tags[naming.TagDeployWith] == naming.DeployWithValue
-}
-
-// projectTemplates returns the launch templates of the project-config
-// that ferry manages, by name, with their tags (filters, re-checked).
-func projectTemplates(ctx context.Context, api cloud.EC2, project, config string) (map[string]map[string]string, error) {
-	in := &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
-		filter("tag:"+naming.TagProjectName, project),
-		filter("tag:"+naming.TagConfigName, config),
-		filter("tag:"+naming.TagDeployWith, naming.DeployWithValue),
-	}}
-	out := map[string]map[string]string{}
-	for {
-		page, err := api.DescribeLaunchTemplates(ctx, in)
-		if err != nil {
-			return nil, cloud.Classify("ec2:DescribeLaunchTemplates", err)
-		}
-		for _, lt := range page.LaunchTemplates {
-			if tags := ec2Tags(lt.Tags); projectTagged(tags, project, config) {
-				out[aws.ToString(lt.LaunchTemplateName)] = tags
-			}
-		}
-		if aws.ToString(page.NextToken) == "" {
-			return out, nil
-		}
-		in.NextToken = page.NextToken
-	}
-}
-
-// releaseTemplates returns the names of the launch templates this release
-// made.
-func (d *Deployer) releaseTemplates(ctx context.Context, api cloud.EC2, st *execution.State) (map[string]bool, error) {
-	all, err := projectTemplates(ctx, api, st.ProjectName, st.ConfigName)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for name, tags := range all {
-		if tags[naming.TagReleaseID] == st.ReleaseID {
-			out[name] = true
-		}
-	}
-	return out, nil
-}
-
-// createTemplate creates the launch template of one service. A template of
-// that name that already exists must be this release's.
-func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release.Release, svc string, res *resources) error {
+// createTemplate creates the launch template of one service, with a client
+// token made of its name and the release's hash: a retry of the same
+// request gets the template it made, as EC2's idempotency promises. A
+// template of that name that already exists must be this release's; one
+// AWS says exists but does not show yet is a *failure.RetryableError.
+func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release.Release, st *execution.State, svc string, res *resources) error {
 	s := r.Services[svc]
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	userData, err := d.ledger.GetUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc)
@@ -283,29 +307,36 @@ func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release
 	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: data,
+		ClientToken:        aws.String(clientToken(name, st.ReleaseSHA256)),
 		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2TagList(tags)}},
 	})
 	if err == nil {
 		return nil
 	}
-	if !isCode(err, cloud.CodeLaunchTemplateNameAlreadyExists, cloud.CodeAlreadyExists) {
+	if !cloud.IsCode(err, cloud.CodeLaunchTemplateNameAlreadyExists, cloud.CodeAlreadyExists) {
 		return deployErr("ec2:CreateLaunchTemplate "+name, err)
 	}
 	out, derr := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
-	if derr != nil {
+	switch {
+	case cloud.IsNotFoundCode(derr, cloud.CodeLaunchTemplateNameNotFound):
+		return &failure.RetryableError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("the launch template exists but is not visible yet")}
+	case derr != nil:
 		return deployErr("ec2:DescribeLaunchTemplates "+name, derr)
 	}
 	for _, lt := range out.LaunchTemplates {
-		if aws.ToString(lt.LaunchTemplateName) == name && ours(ec2Tags(lt.Tags), stateOf(r)) {
+		if aws.ToString(lt.LaunchTemplateName) == name && ours(fleet.EC2Tags(lt.Tags), st) {
 			return nil
 		}
 	}
 	return &failure.DeployError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("a launch template of that name exists and was not made by this release")}
 }
 
-// stateOf names a release as a State does, for ownership checks.
-func stateOf(r *release.Release) *execution.State {
-	return &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID}
+// clientToken is the CreateLaunchTemplate client token of a template of a
+// release: the same for every attempt of the same request, different for
+// another release (EC2 allows 64 ASCII characters; this is 32).
+func clientToken(name, releaseSHA256 string) string {
+	sum := sha256.Sum256([]byte("ferry launch template\x00" + name + "\x00" + releaseSHA256))
+	return hex.EncodeToString(sum[:16])
 }
 
 // createGroup creates the ASG of one service. A group of that name that
@@ -368,15 +399,26 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 	if err == nil {
 		return nil
 	}
-	if !isCode(err, cloud.CodeAlreadyExists) {
+	if cloud.IsCode(err, cloud.CodeValidation) {
+		// A launch template made moments ago may not be visible to Auto
+		// Scaling yet (EC2's eventual consistency): then the same create
+		// succeeds later.
+		lt, derr := c.EC2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+		if cloud.IsNotFoundCode(derr, cloud.CodeLaunchTemplateNameNotFound) || (derr == nil && len(lt.LaunchTemplates) == 0) {
+			return &failure.RetryableError{Op: "autoscaling:CreateAutoScalingGroup " + name,
+				Err: fmt.Errorf("its launch template was created moments ago and is not visible yet: %w", err)}
+		}
+	}
+	if !cloud.IsCode(err, cloud.CodeAlreadyExists) {
 		return deployErr("autoscaling:CreateAutoScalingGroup "+name, err)
 	}
 	out, derr := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
 	if derr != nil {
 		return deployErr("autoscaling:DescribeAutoScalingGroups "+name, derr)
 	}
+	st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID}
 	for _, g := range out.AutoScalingGroups {
-		if aws.ToString(g.AutoScalingGroupName) == name && ours(asgTags(g.Tags), stateOf(r)) {
+		if aws.ToString(g.AutoScalingGroupName) == name && ours(fleet.ASGTags(g.Tags), st) {
 			return nil
 		}
 	}
@@ -420,7 +462,7 @@ func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release
 			Cooldown:             aws.Int32(int32(p.Cooldown)),
 		})
 		if err != nil {
-			return deployErr("autoscaling:PutScalingPolicy "+name, err)
+			return groupCallErr(ctx, c.AutoScaling, "autoscaling:PutScalingPolicy "+name, name, err)
 		}
 		_, err = c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
 			AlarmName:          aws.String(naming.AlarmName(name, p.Type)),
@@ -441,29 +483,4 @@ func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release
 		}
 	}
 	return nil
-}
-
-// waitSeconds is how long the state machine waits before the next health
-// check: the configured interval, stretched for long timeouts so the
-// execution stays within limits.MaxHealthChecks, never past the release's
-// timeout, at least one second.
-func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
-	wait := d.cfg.HealthCheckInterval
-	if st.Timeout > 0 {
-		// Keep the whole timeout within Step Functions' history limit.
-		timeout := time.Duration(st.Timeout) * time.Second
-		wait = max(wait, (timeout+limits.MaxHealthChecks-1)/limits.MaxHealthChecks)
-		if !req.Execution.StartTime.IsZero() {
-			if left := req.Execution.StartTime.Add(timeout).Sub(d.now()); left < wait {
-				wait = left
-			}
-		}
-	}
-	return max(1, int(math.Ceil(wait.Seconds())))
-}
-
-// isCode reports whether err carries one of the AWS error codes.
-func isCode(err error, codes ...string) bool {
-	code := cloud.ErrorCode(err)
-	return code != "" && slices.Contains(codes, code)
 }

@@ -28,7 +28,7 @@ func TestHappyPath(t *testing.T) {
 	assert.True(t, x1.state.Deployed)
 	require.NotNil(t, x1.state.Health)
 	assert.Equal(t, 5, x1.state.Health.WaitSeconds)
-	assert.Equal(t, execution.ServiceHealth{Target: 2, Desired: 2}, x1.state.Health.Services["web"])
+	assert.Equal(t, execution.ServiceHealth{Target: 2, Desired: 2, Launch: 3, StableSeconds: 60}, x1.state.Health.Services["web"])
 
 	name1 := naming.GroupName(project, config, "web", r1.ReleaseID)
 	g := h.groups()[name1]

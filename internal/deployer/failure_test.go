@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -140,7 +141,7 @@ func TestCrashLoopHalts(t *testing.T) {
 	}
 	var he *failure.HaltError
 	require.ErrorAs(t, err, &he)
-	assert.Contains(t, err.Error(), "service web has 1 terminating instances, more than its max_terms of 0")
+	assert.Contains(t, err.Error(), "service web: 1 instance of its new group terminated during the deploy, more than its max_terms of 0")
 	require.NoError(t, x.fail(err))
 	assertFailedClean(t, h, r, failure.NameHalt)
 }
@@ -204,31 +205,45 @@ func TestCleanUpSuccessRefusesUnhealthy(t *testing.T) {
 	err := x.step(execution.TaskCleanUpSuccess)
 	var he *failure.HaltError
 	require.ErrorAs(t, err, &he)
-	assert.Contains(t, err.Error(), "no longer healthy before deleting the previous groups: web")
+	assert.Contains(t, err.Error(), "no longer stable before retiring the previous groups: web")
 	assert.Equal(t, before, h.snapshot(), "nothing is deleted")
 	require.NoError(t, x.fail(err))
 	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r1.ReleaseID), "the previous release stays")
 	assertFailedClean(t, h, r2, failure.NameHalt)
 }
 
-// With no previous group left standing (here a first release), the health
-// gate of CleanUpSuccess has nothing to protect: it finishes rather than
-// fail into CleanUpFailure, which would delete the only serving groups.
-// This is also what a retry of CleanUpSuccess after it deleted the previous
-// groups sees.
+// TestCleanUpSuccessPastPointOfNoReturn: once CleanUpSuccess recorded the
+// groups it retires, a retry finishes the swap whatever the new groups
+// look like now: failing into CleanUpFailure would delete the only groups
+// left serving. Without the record, the same unhealthy release is refused
+// before anything is deleted.
 func TestCleanUpSuccessPastPointOfNoReturn(t *testing.T) {
-	h := newHarness(t)
-	r := h.baseRelease()
-	r.AMI = "ubuntu-broken"
-	x := h.start(r)
-	require.NoError(t, x.steps(upToDeploy...))
-	h.clk.Advance(5 * time.Minute)
-	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
-	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r.ReleaseID))
-	out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
-	require.NoError(t, err)
-	require.True(t, found)
-	assert.Equal(t, execution.EndSuccess, out.End)
+	for _, past := range []bool{false, true} {
+		t.Run(map[bool]string{false: "gate", true: "past the point of no return"}[past], func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			r.AMI = "ubuntu-broken"
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy...))
+			h.clk.Advance(5 * time.Minute)
+			if past {
+				_, _, err := h.ledger.CreateDeleting(context.Background(), project, config, ledger.Intent{ReleaseID: r.ReleaseID, Execution: x.ctx.ID})
+				require.NoError(t, err)
+			}
+			err := x.step(execution.TaskCleanUpSuccess)
+			if !past {
+				var halt *failure.HaltError
+				require.ErrorAs(t, err, &halt)
+				assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r.ReleaseID))
+				return
+			}
+			require.NoError(t, err)
+			out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, execution.EndSuccess, out.End)
+		})
+	}
 }
 
 func TestDeployErrorThenCleanUp(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -208,6 +209,24 @@ func (x *run) step(task string) error {
 	return nil
 }
 
+// stepRetrying runs a task as the state machine does with its retry
+// policy: a RetryableError is retried after the backoff (on the virtual
+// clock), with $$.State.RetryCount counting the retries, up to
+// limits.TaskRetryMaxAttempts; it returns the last error.
+func (x *run) stepRetrying(task string) error {
+	defer func() { x.ctx.RetryCount = 0 }()
+	delay := time.Duration(limits.TaskRetryIntervalSeconds) * time.Second
+	for retry := 0; ; retry++ {
+		x.ctx.RetryCount = retry
+		err := x.step(task)
+		if failure.NameOf(err) != failure.NameRetryable || retry == limits.TaskRetryMaxAttempts {
+			return err
+		}
+		x.h.clk.Advance(delay)
+		delay = min(time.Duration(float64(delay)*limits.TaskRetryBackoffRate), time.Duration(limits.TaskRetryMaxDelaySeconds)*time.Second)
+	}
+}
+
 // steps runs tasks in order and stops at the first error.
 func (x *run) steps(tasks ...string) error {
 	for _, task := range tasks {
@@ -239,22 +258,26 @@ func (x *run) untilHealthy(limit int) (checks int, err error) {
 	return checks, nil
 }
 
-// succeed runs a whole successful execution.
+// succeed runs a whole successful execution, with the state machine's
+// retries.
 func (x *run) succeed() {
 	x.h.t.Helper()
-	require.NoError(x.h.t, x.steps(upToDeploy...))
+	for _, task := range upToDeploy {
+		require.NoError(x.h.t, x.stepRetrying(task), task)
+	}
 	_, err := x.untilHealthy(200)
 	require.NoError(x.h.t, err)
-	require.NoError(x.h.t, x.step(execution.TaskCleanUpSuccess))
+	require.NoError(x.h.t, x.stepRetrying(execution.TaskCleanUpSuccess))
 }
 
-// fail runs the failure path after err, as the state machine's Catch does.
+// fail runs the failure path after err, as the state machine's Catch and
+// Retry do.
 func (x *run) fail(err error) error {
 	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: err.Error()}
-	if err := x.step(execution.TaskCleanUpFailure); err != nil {
+	if err := x.stepRetrying(execution.TaskCleanUpFailure); err != nil {
 		return err
 	}
-	return x.step(execution.TaskReleaseLock)
+	return x.stepRetrying(execution.TaskReleaseLock)
 }
 
 // snapshot is the world's picture as JSON, for comparisons.

@@ -2,7 +2,9 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,10 +14,12 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -27,15 +31,24 @@ import (
 //     execution started;
 //   - a *failure.TimeoutError when more than the release's timeout has
 //     passed since the execution started;
-//   - a *failure.HaltError when a service has more terminating instances
-//     than its max_terms tolerates (see capacity.Bounds.ShouldHalt).
+//   - a *failure.DeployError when a new group can never become healthy:
+//     Auto Scaling reports a failed launch that is not a capacity shortage
+//     (an image, instance type, security group or instance profile EC2
+//     refuses), or a load balancer does not route to an instance's zone
+//     (a target unused with Target.NotInUse, a classic load balancer
+//     OutOfService for the zone);
+//   - a *failure.HaltError when more instances of a service's new group
+//     terminated during the deploy than its max_terms tolerates.
 //
-// Otherwise it returns the Health: whether every service has at least its
-// healthy target of healthy instances, the per-service counts, and the
-// wait before the next check. The AWS calls of one check are one
-// DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth per
-// classic load balancer and one DescribeTargetHealth per target group in
-// use: they never grow with instances. It changes nothing.
+// Otherwise it returns the Health: whether every service is stable (it has
+// held its healthy target for its stability window, with no instance
+// terminated or replaced, see package health), the per-service report,
+// and the wait before the next check. The AWS calls of one check are one
+// DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
+// per classic load balancer and one DescribeTargetHealth per target group
+// in use, and a DescribeScalingActivities for a group only when its
+// instances changed since the previous check or it is short of its launch
+// count: they never grow with instances. It changes nothing.
 func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := decodeState(req)
 	if err != nil {
@@ -51,24 +64,40 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err != nil {
 		return nil, err
 	}
-	report, err := d.healthReport(ctx, c, st, r)
+	now := d.now()
+	report, err := d.healthReport(ctx, c, st, r, now)
 	if err != nil {
 		return nil, err
 	}
-	for _, svc := range r.ServiceNames() {
-		b := bounds(r.Services[svc])
-		if n := report[svc].Terminating; b.ShouldHalt(n) {
-			return nil, &failure.HaltError{Reason: fmt.Sprintf("service %s has %d terminating instances, more than its max_terms of %d",
-				svc, n, b.MaxTerms)}
-		}
+	if err := checkTerminations(r, report); err != nil {
+		return nil, err
 	}
 	h := &execution.Health{
-		Healthy:     health.AllHealthy(report),
+		Healthy:     health.AllStable(report, now),
 		WaitSeconds: d.waitSeconds(st, req),
 		Services:    report,
 	}
-	d.log.Info("health checked", "release_id", st.ReleaseID, "healthy", h.Healthy, "unhealthy_services", health.Unhealthy(report))
+	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "unstable_services", health.Unstable(report, now))
 	return h, nil
+}
+
+// checkTerminations fails with a *failure.HaltError when a service's new
+// group lost more instances during the deploy than its max_terms
+// tolerates (see capacity.Bounds.ShouldHalt).
+func checkTerminations(r *release.Release, report map[string]execution.ServiceHealth) error {
+	for _, svc := range r.ServiceNames() {
+		b := bounds(r.Services[svc])
+		s := report[svc]
+		if n := max(s.Terminating, s.Terminated); b.ShouldHalt(n) {
+			what := "instances of its new group terminated"
+			if n == 1 {
+				what = "instance of its new group terminated"
+			}
+			return &failure.HaltError{Reason: fmt.Sprintf("service %s: %d %s during the deploy, more than its max_terms of %d",
+				svc, n, what, b.MaxTerms)}
+		}
+	}
+	return nil
 }
 
 // checkTimeout fails with a *failure.TimeoutError when the release's
@@ -85,14 +114,16 @@ func (d *Deployer) checkTimeout(st *execution.State, req execution.Request) erro
 }
 
 // healthReport merges the views of every new group, its load balancers and
-// target groups into one report per service.
-func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]execution.ServiceHealth, error) {
+// target groups into one report per service at now, and carries each
+// service's stability window on from the State's last report (see
+// health.Track). A new group AWS does not show is reported Missing.
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time) (map[string]execution.ServiceHealth, error) {
 	services := r.ServiceNames()
 	names := make([]string, len(services))
 	for i, svc := range services {
 		names[i] = naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	}
-	groups, err := describeGroups(ctx, c.AutoScaling, names)
+	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
 		return nil, err
 	}
@@ -100,82 +131,178 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return nil, err
 	}
+	states, err := loadBalancerStates(ctx, c, st, groups)
+	if err != nil {
+		return nil, err
+	}
 
-	// Load balancers and target groups are asked only when some instance
-	// of a group using them is InService: before that, none is healthy.
-	elbStates := map[string]map[string]string{}
-	tgStates := map[string]map[string]string{}
+	report := map[string]execution.ServiceHealth{}
+	for i, svc := range services {
+		prev := capacities[svc]
+		g, found := groups[names[i]]
+		if !found || !ours(fleet.ASGTags(g.Tags), st) {
+			cur := prev
+			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
+			report[svc] = health.Track(prev, cur, now)
+			continue
+		}
+		view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
+		var live []string
+		for _, inst := range g.Instances {
+			hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
+			view.Instances = append(view.Instances, hi)
+			if !hi.Terminating() {
+				live = append(live, hi.ID)
+			}
+		}
+		for _, lb := range g.LoadBalancerNames {
+			view.LoadBalancers[lb] = states.elb[lb]
+		}
+		for _, tg := range g.TargetGroupARNs {
+			view.TargetGroups[tg] = states.tg[tg]
+		}
+		cur := health.Assess(view, prev.Target)
+		cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
+		cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
+		if cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < prev.Launch {
+			acts, err := scalingActivities(ctx, c.AutoScaling, names[i])
+			if err != nil {
+				return nil, err
+			}
+			if acts.failed != "" {
+				return nil, &failure.DeployError{Op: "launch instances of " + names[i],
+					Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.failed)}
+			}
+			cur.Terminated = max(prev.Terminated, acts.terminated)
+		}
+		if reason := states.unrouted(g); reason != "" {
+			return nil, &failure.DeployError{Op: "route to " + names[i], Err: errors.New(reason)}
+		}
+		report[svc] = health.Track(prev, cur, now)
+	}
+	return report, nil
+}
+
+// lbStates are the states of the instances in the load balancers and
+// target groups of the new groups: classic load balancer name, or target
+// group ARN, to instance id to state; and why an instance cannot be
+// served, by instance id.
+type lbStates struct {
+	elb, tg  map[string]map[string]string
+	notInUse map[string]string
+}
+
+// unrouted is why some instance of g is never served (a load balancer
+// that does not route to its zone), or "".
+func (s lbStates) unrouted(g asgtypes.AutoScalingGroup) string {
+	for _, inst := range g.Instances {
+		if why := s.notInUse[aws.ToString(inst.InstanceId)]; why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// loadBalancerStates asks the classic load balancers and target groups of
+// the new groups for their instances' states. They are asked only when
+// some instance of a group using them is InService: before that, none is
+// healthy.
+func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (lbStates, error) {
+	s := lbStates{elb: map[string]map[string]string{}, tg: map[string]map[string]string{}, notInUse: map[string]string{}}
 	for _, g := range groups {
-		if !ours(asgTags(g.Tags), st) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
+		if !ours(fleet.ASGTags(g.Tags), st) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
 			return i.LifecycleState == asgtypes.LifecycleStateInService
 		}) {
 			continue
 		}
 		for _, lb := range g.LoadBalancerNames {
-			elbStates[lb] = nil
+			s.elb[lb] = nil
 		}
 		for _, tg := range g.TargetGroupARNs {
-			tgStates[tg] = nil
+			s.tg[tg] = nil
 		}
 	}
-	for _, lb := range sortedKeys(elbStates) {
+	for _, lb := range sortedKeys(s.elb) {
 		out, err := c.ELB.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
 		if err != nil {
-			return nil, deployErr("elb:DescribeInstanceHealth "+lb, err)
+			return lbStates{}, deployErr("elb:DescribeInstanceHealth "+lb, err)
 		}
 		m := map[string]string{}
-		for _, s := range out.InstanceStates {
-			m[aws.ToString(s.InstanceId)] = aws.ToString(s.State)
+		for _, is := range out.InstanceStates {
+			id := aws.ToString(is.InstanceId)
+			m[id] = aws.ToString(is.State)
+			if aws.ToString(is.Description) == cloud.ELBZoneNotRouted {
+				s.notInUse[id] = fmt.Sprintf("classic load balancer %s does not route to the zone of instance %s: %s", lb, id, cloud.ELBZoneNotRouted)
+			}
 		}
-		elbStates[lb] = m
+		s.elb[lb] = m
 	}
-	for _, tg := range sortedKeys(tgStates) {
+	for _, tg := range sortedKeys(s.tg) {
 		out, err := c.ELBv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
 		if err != nil {
-			return nil, deployErr("elbv2:DescribeTargetHealth "+tg, err)
+			return lbStates{}, deployErr("elbv2:DescribeTargetHealth "+tg, err)
 		}
 		m := map[string]string{}
 		for _, t := range out.TargetHealthDescriptions {
 			if t.Target == nil || t.TargetHealth == nil {
 				continue
 			}
-			m[aws.ToString(t.Target.Id)] = string(t.TargetHealth.State)
-		}
-		tgStates[tg] = m
-	}
-
-	report := map[string]execution.ServiceHealth{}
-	for i, svc := range services {
-		view := health.View{}
-		if g, ok := groups[names[i]]; ok && ours(asgTags(g.Tags), st) {
-			view.Found = true
-			for _, inst := range g.Instances {
-				view.Instances = append(view.Instances, health.Instance{
-					ID:             aws.ToString(inst.InstanceId),
-					LifecycleState: string(inst.LifecycleState),
-					HealthStatus:   aws.ToString(inst.HealthStatus),
-				})
-			}
-			view.LoadBalancers = map[string]map[string]string{}
-			for _, lb := range g.LoadBalancerNames {
-				view.LoadBalancers[lb] = elbStates[lb]
-			}
-			view.TargetGroups = map[string]map[string]string{}
-			for _, tg := range g.TargetGroupARNs {
-				view.TargetGroups[tg] = tgStates[tg]
+			id := aws.ToString(t.Target.Id)
+			m[id] = string(t.TargetHealth.State)
+			if t.TargetHealth.State == elbv2types.TargetHealthStateEnumUnused && t.TargetHealth.Reason == elbv2types.TargetHealthReasonEnumNotInUse {
+				s.notInUse[id] = fmt.Sprintf("target group %s does not send traffic to instance %s (%s: %s)", tg, id,
+					t.TargetHealth.Reason, aws.ToString(t.TargetHealth.Description))
 			}
 		}
-		sh := health.Assess(view, capacities[svc].Target)
-		sh.Desired = capacities[svc].Desired
-		report[svc] = sh
+		s.tg[tg] = m
 	}
-	return report, nil
+	return s, nil
 }
 
-// capacities returns each service's healthy target and desired capacity:
-// from the State's last health report (Deploy computed them from the
-// previous groups, which clean up later deletes), or, when the State has
-// none, computed again from the previous groups. A target is never below
+// activities is what a group's scaling activities say: how many of its
+// instances terminated, and the StatusMessage of a failed launch that
+// will fail again ("" when none).
+type activities struct {
+	terminated int
+	failed     string
+}
+
+// terminatingPrefix begins the Description of the scaling activity that
+// terminates an instance ("Terminating EC2 instance: i-...").
+const terminatingPrefix = "Terminating EC2 instance"
+
+// scalingActivities reads a group's scaling activities, every page (at
+// most a few per instance the group ever had). A failed launch that is a
+// capacity shortage is Auto Scaling's to retry and is not reported.
+func scalingActivities(ctx context.Context, api cloud.AutoScaling, group string) (activities, error) {
+	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(group), MaxRecords: aws.Int32(100)}
+	var out activities
+	for {
+		page, err := api.DescribeScalingActivities(ctx, in)
+		if err != nil {
+			return activities{}, deployErr("autoscaling:DescribeScalingActivities "+group, err)
+		}
+		for _, a := range page.Activities {
+			switch {
+			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix):
+				out.terminated++
+			case (a.StatusCode == asgtypes.ScalingActivityStatusCodeFailed || a.StatusCode == asgtypes.ScalingActivityStatusCodeCancelled) &&
+				out.failed == "" && !cloud.IsCapacityShortage(aws.ToString(a.StatusMessage)):
+				out.failed = aws.ToString(a.StatusMessage)
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// capacities returns what each service's report starts from: its healthy
+// target, desired capacity, launch count and stability window, with the
+// State's last report (Deploy computed the capacities from the previous
+// groups, which clean up later deletes), or, when the State has none,
+// computed again from the previous groups. A target is never below
 // min_size (package capacity).
 func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]execution.ServiceHealth, error) {
 	out := map[string]execution.ServiceHealth{}
@@ -183,8 +310,11 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 	for _, svc := range r.ServiceNames() {
 		if st.Health != nil {
 			if s, ok := st.Health.Services[svc]; ok {
-				target := max(s.Target, bounds(r.Services[svc]).MinSize)
-				out[svc] = execution.ServiceHealth{Target: target, Desired: max(s.Desired, target)}
+				s.Target = max(s.Target, bounds(r.Services[svc]).MinSize)
+				s.Desired = max(s.Desired, s.Target)
+				s.Launch = max(s.Launch, s.Desired)
+				s.StableSeconds = r.ServiceStableSeconds(svc)
+				out[svc] = s
 				continue
 			}
 		}
@@ -210,32 +340,30 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 		if err != nil {
 			return nil, err
 		}
-		out[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired}
+		out[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
 	}
 	return out, nil
 }
 
-// describeGroups describes ASGs by name, in batches, and returns those
-// found by name.
-func describeGroups(ctx context.Context, api cloud.AutoScaling, names []string) (map[string]asgtypes.AutoScalingGroup, error) {
-	out := map[string]asgtypes.AutoScalingGroup{}
-	for batch := range slices.Chunk(names, limits.DescribeGroupsBatch) {
-		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(100)}
-		for {
-			page, err := api.DescribeAutoScalingGroups(ctx, in)
-			if err != nil {
-				return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
+// waitSeconds is how long the state machine waits before the next health
+// check: the configured interval, stretched for long timeouts so the
+// execution stays within limits.MaxHealthChecks, never past the release's
+// timeout, at least one second. (It is not shortened to the moment a
+// service becomes stable: a service whose window keeps restarting would
+// then be checked more often than the history allows.)
+func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
+	wait := d.cfg.HealthCheckInterval
+	if st.Timeout > 0 {
+		// Keep the whole timeout within Step Functions' history limit.
+		timeout := time.Duration(st.Timeout) * time.Second
+		wait = max(wait, (timeout+limits.MaxHealthChecks-1)/limits.MaxHealthChecks)
+		if !req.Execution.StartTime.IsZero() {
+			if left := req.Execution.StartTime.Add(timeout).Sub(d.now()); left < wait {
+				wait = left
 			}
-			for _, g := range page.AutoScalingGroups {
-				out[aws.ToString(g.AutoScalingGroupName)] = g
-			}
-			if aws.ToString(page.NextToken) == "" {
-				break
-			}
-			in.NextToken = page.NextToken
 		}
 	}
-	return out, nil
+	return max(1, int(math.Ceil(wait.Seconds())))
 }
 
 // joinNames formats names for a message.

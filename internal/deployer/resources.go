@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -22,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -297,14 +297,6 @@ func refs(uses []use) []string {
 	return out
 }
 
-func ec2Tags(tags []ec2types.Tag) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
 func filter(name string, values ...string) ec2types.Filter {
 	return ec2types.Filter{Name: aws.String(name), Values: values}
 }
@@ -329,7 +321,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 				return nil, nil, cloud.Classify("ec2:DescribeImages", err)
 			}
 			for _, img := range out.Images {
-				tags := ec2Tags(img.Tags)
+				tags := fleet.EC2Tags(img.Tags)
 				found = append(found, tagged{id: aws.ToString(img.ImageId), name: tags[naming.TagName], tags: tags})
 				rootDevices[aws.ToString(img.ImageId)] = aws.ToString(img.RootDeviceName)
 			}
@@ -365,7 +357,7 @@ func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use
 				return nil, cloud.Classify("ec2:DescribeSubnets", err)
 			}
 			for _, s := range out.Subnets {
-				tags := ec2Tags(s.Tags)
+				tags := fleet.EC2Tags(s.Tags)
 				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: tags[naming.TagName], tags: tags})
 			}
 			if aws.ToString(out.NextToken) == "" {
@@ -404,7 +396,7 @@ func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *
 				return nil, cloud.Classify("ec2:DescribeSecurityGroups", err)
 			}
 			for _, g := range out.SecurityGroups {
-				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: ec2Tags(g.Tags)})
+				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: fleet.EC2Tags(g.Tags)})
 			}
 			if aws.ToString(out.NextToken) == "" {
 				break
@@ -622,62 +614,18 @@ func (d *Deployer) checkHooks(ctx context.Context, c *cloud.Clients, r *release.
 	return roles, topics, nil
 }
 
-// groupFilters select every ASG of a project-config that ferry manages.
-func groupFilters(project, config string) []asgtypes.Filter {
-	return []asgtypes.Filter{
-		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{project}},
-		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{config}},
-		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},
-	}
-}
-
-// projectGroups returns every ASG of the project-config found by its tags
-// (filters, re-checked here on every group), paginated.
-func projectGroups(ctx context.Context, api cloud.AutoScaling, project, config string) ([]asgtypes.AutoScalingGroup, error) {
-	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: groupFilters(project, config)}
-	var groups []asgtypes.AutoScalingGroup
-	for {
-		out, err := api.DescribeAutoScalingGroups(ctx, in)
-		if err != nil {
-			return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
-		}
-		for _, g := range out.AutoScalingGroups {
-			if projectTagged(asgTags(g.Tags), project, config) {
-				groups = append(groups, g)
-			}
-		}
-		if aws.ToString(out.NextToken) == "" {
-			return groups, nil
-		}
-		in.NextToken = out.NextToken
-	}
-}
-
-func asgTags(tags []asgtypes.TagDescription) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
-// deleting reports whether an ASG is being deleted.
-func deleting(g asgtypes.AutoScalingGroup) bool {
-	return strings.HasPrefix(aws.ToString(g.Status), "Delete")
-}
-
 // previousGroups finds the previous ASG of each service: the groups of the
 // project-config made by another release and not being deleted. More than
 // one for a service is a problem naming them.
 func (d *Deployer) previousGroups(ctx context.Context, api cloud.AutoScaling, st *execution.State, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
-	groups, err := projectGroups(ctx, api, st.ProjectName, st.ConfigName)
+	groups, err := fleet.Groups(ctx, api, fleet.Owner{Project: st.ProjectName, Config: st.ConfigName})
 	if err != nil {
 		return nil, err
 	}
 	byService := map[string][]asgtypes.AutoScalingGroup{}
 	for _, g := range groups {
-		t := asgTags(g.Tags)
-		if t[naming.TagReleaseID] == st.ReleaseID || deleting(g) {
+		t := fleet.ASGTags(g.Tags)
+		if t[naming.TagReleaseID] == st.ReleaseID || fleet.Deleting(g) {
 			continue
 		}
 		svc := t[naming.TagServiceName]

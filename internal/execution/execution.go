@@ -88,7 +88,8 @@ type Health struct {
 	Services map[string]ServiceHealth `json:"services"`
 }
 
-// ServiceHealth is one service's instance counts at a health check.
+// ServiceHealth is one service's new group at a health check: its
+// instance counts, and how long it has held its healthy target.
 type ServiceHealth struct {
 	Launched    int `json:"launched"`
 	Healthy     int `json:"healthy"`
@@ -100,6 +101,27 @@ type ServiceHealth struct {
 	// scales it back to Desired, so capacity does not creep up from one
 	// release to the next.
 	Desired int `json:"desired,omitempty"`
+	// Launch is the new group's capacity as Deploy created it (ferry's own
+	// launch count): CleanUpSuccess scales back from it.
+	Launch int `json:"launch,omitempty"`
+	// Terminated counts the new group's instances that terminated since
+	// it was created, from its scaling activities: max_terms applies to
+	// it.
+	Terminated int `json:"terminated,omitempty"`
+	// StableSeconds is the service's stability window: how long it must
+	// hold its target, with no instance terminated or replaced, before
+	// the previous release is retired.
+	StableSeconds int `json:"stable_seconds,omitempty"`
+	// HealthySince is when the service last reached its target with
+	// nothing terminated or replaced since; nil while below it.
+	HealthySince *time.Time `json:"healthy_since,omitempty"`
+	// Instances is a digest of the ids of the new group's instances that
+	// are not terminating, to notice a change between two checks.
+	Instances string `json:"instances,omitempty"`
+	// Missing says AWS did not show the new group at this check (it is
+	// eventually consistent after a create): the counts are unknown, not
+	// zero, and the stability window neither advances nor restarts.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // Error is what a Catch stores at $.error.

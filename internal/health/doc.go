@@ -1,7 +1,12 @@
 // Package health owns the judgement of whether a service's new instances
-// are healthy. It merges the per-instance views of the Auto Scaling group,
-// of every classic load balancer and of every target group the service uses
-// into one per-service report: an instance is healthy only if every source
-// says so. It is pure: callers fetch the views (one call per group batch,
-// load balancer and target group, never per instance) and pass them in.
+// are healthy, and stable. It merges the per-instance views of the Auto
+// Scaling group, of every classic load balancer and of every target group
+// the service uses into one per-service report: an instance is healthy
+// only if every source says so (Assess). It carries each service's
+// stability window from one check to the next (Track): a service is
+// stable once it has held its healthy target without a break, with no
+// instance of its new group terminated or replaced, for its
+// stable_seconds (Stable). It is pure: callers fetch the views (one call
+// per group batch, load balancer and target group, never per instance)
+// and the clock's time, and pass them in.
 package health

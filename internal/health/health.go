@@ -1,8 +1,11 @@
 package health
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
 )
@@ -100,28 +103,84 @@ func healthy(inst Instance, v View) bool {
 }
 
 // Healthy reports whether a service's counts make it healthy: at least
-// Target healthy instances. A service whose target is 0 is healthy at once.
+// Target healthy instances, seen at this check. A service whose target is
+// 0 is healthy at once; one whose group was not visible is not.
 func Healthy(s execution.ServiceHealth) bool {
-	return s.Healthy >= s.Target
+	return !s.Missing && s.Healthy >= s.Target
 }
 
-// AllHealthy reports whether every service in report is healthy. An empty
-// report is healthy.
-func AllHealthy(report map[string]execution.ServiceHealth) bool {
-	for _, s := range report {
-		if !Healthy(s) {
-			return false
-		}
+// Stable reports whether a service is healthy at now and has been for its
+// stability window without a break: at its target since HealthySince,
+// at least StableSeconds ago.
+func Stable(s execution.ServiceHealth, now time.Time) bool {
+	return Healthy(s) && s.HealthySince != nil && !now.Before(s.HealthySince.Add(time.Duration(s.StableSeconds)*time.Second))
+}
+
+// Track carries a service's stability window from its previous check
+// (prev) to this one (cur, whose counts, Terminated and Instances are
+// this check's), at now:
+//
+//   - below its target, the window is closed (HealthySince nil);
+//   - an instance terminating, or one more terminated since the previous
+//     check, restarts it at now (an instance replaced, a crash, a
+//     scale-in);
+//   - otherwise it goes on from the previous check, or starts at now.
+//
+// A check that could not see the group (Missing) keeps the previous
+// window as it was: it is no evidence either way.
+func Track(prev, cur execution.ServiceHealth, now time.Time) execution.ServiceHealth {
+	if cur.Missing {
+		cur.HealthySince, cur.Terminated, cur.Instances = prev.HealthySince, prev.Terminated, prev.Instances
+		return cur
 	}
-	return true
+	disturbed := cur.Terminating > 0 || cur.Terminated > prev.Terminated
+	switch {
+	case !Healthy(cur):
+		cur.HealthySince = nil
+	case disturbed || prev.HealthySince == nil:
+		at := now.UTC()
+		cur.HealthySince = &at
+	default:
+		cur.HealthySince = prev.HealthySince
+	}
+	return cur
 }
 
-// Unhealthy returns the sorted names of the services in report that are
-// not healthy.
-func Unhealthy(report map[string]execution.ServiceHealth) []string {
+// StableIn is how long a service must still hold its target to be
+// stable at now: 0 when it is stable, its whole window when it is not
+// healthy.
+func StableIn(s execution.ServiceHealth, now time.Time) time.Duration {
+	window := time.Duration(s.StableSeconds) * time.Second
+	switch {
+	case !Healthy(s) || s.HealthySince == nil:
+		return window
+	case Stable(s, now):
+		return 0
+	}
+	return s.HealthySince.Add(window).Sub(now)
+}
+
+// Digest is a short digest of a set of instance ids, whatever their
+// order: equal digests mean (all but surely) the same instances.
+func Digest(ids []string) string {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// AllStable reports whether every service in report is stable at now. An
+// empty report is.
+func AllStable(report map[string]execution.ServiceHealth, now time.Time) bool {
+	return len(Unstable(report, now)) == 0
+}
+
+// Unstable returns the sorted names of the services in report that are
+// not stable at now.
+func Unstable(report map[string]execution.ServiceHealth, now time.Time) []string {
 	var names []string
 	for name, s := range report {
-		if !Healthy(s) {
+		if !Stable(s, now) {
 			names = append(names, name)
 		}
 	}

@@ -2,6 +2,7 @@ package health
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -99,20 +100,65 @@ func TestAssess(t *testing.T) {
 }
 
 func TestHealthy(t *testing.T) {
-	report := map[string]execution.ServiceHealth{
-		"web":    {Healthy: 3, Target: 3},
-		"worker": {Healthy: 1, Target: 2},
-		"cron":   {Healthy: 0, Target: 0},
-		"api":    {Healthy: 0, Target: 1},
+	assert.True(t, Healthy(execution.ServiceHealth{Healthy: 3, Target: 3}))
+	assert.True(t, Healthy(execution.ServiceHealth{Healthy: 0, Target: 0}))
+	assert.False(t, Healthy(execution.ServiceHealth{Healthy: 1, Target: 2}))
+	assert.False(t, Healthy(execution.ServiceHealth{Missing: true}), "a group not seen is not healthy")
+}
+
+// TestTrack walks a service through the checks of a deploy: the window
+// opens when it reaches its target, goes on while nothing changes,
+// restarts when an instance terminates (or one more has terminated since
+// the last check, even if gone already), closes below the target, and
+// neither advances nor restarts when the group is not visible.
+func TestTrack(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	since := func(s int) *time.Time { v := at(s); return &v }
+	steps := []struct {
+		name     string
+		now      int
+		cur      execution.ServiceHealth
+		since    *time.Time
+		stable   bool
+		stableIn time.Duration
+	}{
+		{"booting", 0, execution.ServiceHealth{Launched: 2, Healthy: 0}, nil, false, 60 * time.Second},
+		{"at target", 10, execution.ServiceHealth{Launched: 2, Healthy: 2}, since(10), false, 60 * time.Second},
+		{"holding", 40, execution.ServiceHealth{Launched: 2, Healthy: 2}, since(10), false, 30 * time.Second},
+		{"group not visible", 50, execution.ServiceHealth{Missing: true}, since(10), false, 60 * time.Second},
+		{"one terminating", 60, execution.ServiceHealth{Launched: 2, Healthy: 2, Terminating: 1, Terminated: 1}, since(60), false, 60 * time.Second},
+		{"replaced", 70, execution.ServiceHealth{Launched: 2, Healthy: 2, Terminated: 1}, since(60), false, 50 * time.Second},
+		{"another gone between checks", 80, execution.ServiceHealth{Launched: 2, Healthy: 2, Terminated: 2}, since(80), false, 60 * time.Second},
+		{"below target", 90, execution.ServiceHealth{Launched: 2, Healthy: 1, Terminated: 2}, nil, false, 60 * time.Second},
+		{"back", 100, execution.ServiceHealth{Launched: 2, Healthy: 2, Terminated: 2}, since(100), false, 60 * time.Second},
+		{"stable", 160, execution.ServiceHealth{Launched: 2, Healthy: 2, Terminated: 2}, since(100), true, 0},
 	}
-	assert.True(t, Healthy(report["web"]))
-	assert.True(t, Healthy(report["cron"]))
-	assert.False(t, Healthy(report["worker"]))
-	assert.False(t, AllHealthy(report))
-	assert.Equal(t, []string{"api", "worker"}, Unhealthy(report))
-	delete(report, "worker")
+	prev := execution.ServiceHealth{Target: 2, StableSeconds: 60}
+	for _, st := range steps {
+		cur := st.cur
+		cur.Target, cur.StableSeconds = 2, 60
+		got := Track(prev, cur, at(st.now))
+		assert.Equal(t, st.since, got.HealthySince, st.name)
+		assert.Equal(t, st.stable, Stable(got, at(st.now)), st.name)
+		assert.Equal(t, st.stableIn, StableIn(got, at(st.now)), st.name)
+		if st.cur.Missing {
+			assert.Equal(t, prev.Terminated, got.Terminated, "%s: what was seen before is kept", st.name)
+		}
+		prev = got
+	}
+	report := map[string]execution.ServiceHealth{
+		"web": prev, "cron": {Target: 0, HealthySince: since(0)}, "api": {Healthy: 1, Target: 1},
+	}
+	assert.Equal(t, []string{"api"}, Unstable(report, at(160)))
+	assert.False(t, AllStable(report, at(160)))
 	delete(report, "api")
-	assert.True(t, AllHealthy(report))
-	assert.Empty(t, Unhealthy(report))
-	assert.True(t, AllHealthy(nil))
+	assert.True(t, AllStable(report, at(160)))
+	assert.True(t, AllStable(nil, at(0)))
+}
+
+func TestDigest(t *testing.T) {
+	assert.Equal(t, Digest([]string{"i-2", "i-1"}), Digest([]string{"i-1", "i-2"}))
+	assert.NotEqual(t, Digest([]string{"i-1", "i-2"}), Digest([]string{"i-1", "i-3"}))
+	assert.Len(t, Digest(nil), 16)
 }

@@ -65,6 +65,21 @@ type Current struct {
 	Services       []string          `json:"services"`
 }
 
+// Intent is a write-ahead record of a task about to change what runs: the
+// Auto Scaling groups (and the launch templates and alarms named after
+// them) it acts on, written before it acts, so a retry, or the clean-up
+// after a failure, knows exactly what may exist or what was being
+// retired, whatever AWS shows at that moment.
+type Intent struct {
+	ReleaseID string    `json:"release_id"`
+	Execution string    `json:"execution"`
+	Since     time.Time `json:"since"`
+	Groups    []string  `json:"groups"`
+	// Removed are the Groups a clean-up has removed since (so a retry
+	// knows them gone, not merely invisible).
+	Removed []string `json:"removed,omitempty"`
+}
+
 // Ledger reads and writes release records in one deployer bucket. It is
 // safe for concurrent use.
 type Ledger struct {
@@ -179,6 +194,62 @@ func (l *Ledger) GetOutcome(ctx context.Context, project, config, releaseID stri
 	var o Outcome
 	found, err := l.getJSON(ctx, naming.OutcomeKey(project, config, releaseID), &o)
 	return o, found, err
+}
+
+// PutDeploying records the groups Deploy of release i.ReleaseID may
+// create (naming.DeployingKey), replacing an earlier record: a retry of
+// Deploy plans the same groups; CleanUpFailure adds the groups it removed.
+func (l *Ledger) PutDeploying(ctx context.Context, project, config string, i Intent) error {
+	if i.ReleaseID == "" {
+		return errors.New("ledger: deploying record needs a release id")
+	}
+	return l.putJSON(ctx, naming.DeployingKey(project, config, i.ReleaseID), i, expires)
+}
+
+// GetDeploying reads the groups Deploy of a release may have created;
+// found is false only when Deploy never recorded any (it created nothing).
+// Any other failure to read it is an error (fail closed).
+func (l *Ledger) GetDeploying(ctx context.Context, project, config, releaseID string) (Intent, bool, error) {
+	var i Intent
+	found, err := l.getJSON(ctx, naming.DeployingKey(project, config, releaseID), &i)
+	return i, found, err
+}
+
+// CreateDeleting records, once, the previous groups CleanUpSuccess of
+// release i.ReleaseID retires (naming.DeletingKey): its point of no
+// return. When a record is already there (an earlier attempt wrote it) it
+// is left as it is and returned, so every attempt retires the same
+// groups; wrote says whether this call wrote it.
+func (l *Ledger) CreateDeleting(ctx context.Context, project, config string, i Intent) (got Intent, wrote bool, err error) {
+	if i.ReleaseID == "" {
+		return Intent{}, false, errors.New("ledger: deleting record needs a release id")
+	}
+	err = l.putJSON(ctx, naming.DeletingKey(project, config, i.ReleaseID), i, once|expires)
+	switch {
+	case err == nil:
+		return i, true, nil
+	case !cloud.IsPreconditionFailed(err):
+		return Intent{}, false, err
+	}
+	got, found, err := l.GetDeleting(ctx, project, config, i.ReleaseID)
+	if err != nil {
+		return Intent{}, false, err
+	}
+	if !found {
+		return Intent{}, false, &failure.RetryableError{Op: "ledger: write " + naming.DeletingKey(project, config, i.ReleaseID),
+			Err: errors.New("the record exists but cannot be read yet")}
+	}
+	return got, false, nil
+}
+
+// GetDeleting reads the previous groups CleanUpSuccess of a release
+// retires; found is false only when it has not started retiring them.
+// Any other failure to read it is an error (fail closed: it may be past
+// its point of no return).
+func (l *Ledger) GetDeleting(ctx context.Context, project, config, releaseID string) (Intent, bool, error) {
+	var i Intent
+	found, err := l.getJSON(ctx, naming.DeletingKey(project, config, releaseID), &i)
+	return i, found, err
 }
 
 // PutCurrent stores what is deployed now in project/config, replacing the

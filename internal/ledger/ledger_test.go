@@ -180,6 +180,53 @@ func TestOutcomeAndCurrentRoundTrip(t *testing.T) {
 	assert.Error(t, e.ledger.PutCurrent(ctx, project, config, ledger.Current{}), "a current record needs a release id")
 }
 
+// TestIntents: Deploy's record of the groups it may create is replaced by
+// a retry; CleanUpSuccess's record of the groups it retires is written
+// once, and a second attempt gets the first attempt's groups back, so
+// every attempt retires exactly the same groups. "Not found" is the only
+// absence; garbage fails closed.
+func TestIntents(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, found, err := e.ledger.GetDeploying(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.False(t, found)
+	_, found, err = e.ledger.GetDeleting(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.False(t, found)
+
+	deploying := ledger.Intent{ReleaseID: "r1", Execution: "x1", Since: t0, Groups: []string{"p/c/web/r1"}}
+	require.NoError(t, e.ledger.PutDeploying(ctx, project, config, deploying))
+	deploying.Groups = append(deploying.Groups, "p/c/worker/r1")
+	require.NoError(t, e.ledger.PutDeploying(ctx, project, config, deploying))
+	got, found, err := e.ledger.GetDeploying(ctx, project, config, "r1")
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, deploying, got)
+
+	first := ledger.Intent{ReleaseID: "r1", Execution: "x1", Since: t0, Groups: []string{"p/c/web/r0"}}
+	kept, wrote, err := e.ledger.CreateDeleting(ctx, project, config, first)
+	require.NoError(t, err)
+	assert.True(t, wrote)
+	assert.Equal(t, first, kept)
+	second := ledger.Intent{ReleaseID: "r1", Execution: "x1", Since: t0.Add(time.Minute), Groups: []string{"p/c/web/r0", "p/c/web/r9"}}
+	kept, wrote, err = e.ledger.CreateDeleting(ctx, project, config, second)
+	require.NoError(t, err)
+	assert.False(t, wrote, "the first attempt's record stays")
+	assert.Equal(t, first, kept)
+
+	e.putRaw(t, naming.DeletingKey(project, config, "r2"), "garbage")
+	_, found, err = e.ledger.GetDeleting(ctx, project, config, "r2")
+	require.Error(t, err, "an unreadable record is not an absent one")
+	assert.False(t, found)
+	_, _, err = e.ledger.CreateDeleting(ctx, project, config, ledger.Intent{ReleaseID: "r2"})
+	require.Error(t, err)
+
+	assert.Error(t, e.ledger.PutDeploying(ctx, project, config, ledger.Intent{}))
+	_, _, err = e.ledger.CreateDeleting(ctx, project, config, ledger.Intent{})
+	assert.Error(t, err)
+}
+
 func TestRecordGarbage(t *testing.T) {
 	tests := []struct {
 		name, body, want string
@@ -272,13 +319,16 @@ func TestFailures(t *testing.T) {
 			ctx := context.Background()
 
 			_, err := l.GetRelease(ctx, project, config, "r1")
+			_, _, errD := l.GetDeploying(ctx, project, config, "r1")
+			_, _, errX := l.GetDeleting(ctx, project, config, "r1")
+			_, _, errW := l.CreateDeleting(ctx, project, config, ledger.Intent{ReleaseID: "r1"})
 			_, _, errO := l.GetOutcome(ctx, project, config, "r1")
 			_, _, errC := l.GetCurrent(ctx, project, config)
 			_, errU := l.GetUserData(ctx, project, config, "r1", "web")
 			_, errL := l.Configs(ctx, project)
 			_, errR := l.Releases(ctx, project, config)
 			for i, err := range []error{
-				err, errO, errC, errU, errL, errR,
+				err, errD, errX, errW, errO, errC, errU, errL, errR,
 				l.PutRelease(ctx, project, config, "r1", releaseJSON("r1")),
 				l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: "r1"}),
 			} {
@@ -307,12 +357,17 @@ func TestReleaseObjectsExpire(t *testing.T) {
 	require.NoError(t, l.PutUserData(ctx, project, config, id, "web", []byte("#!/bin/sh\n")))
 	require.NoError(t, l.PutOutcome(ctx, project, config, ledger.Outcome{ReleaseID: id, End: "Success"}))
 	require.NoError(t, l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: id}))
+	require.NoError(t, l.PutDeploying(ctx, project, config, ledger.Intent{ReleaseID: id}))
+	_, _, err := l.CreateDeleting(ctx, project, config, ledger.Intent{ReleaseID: id})
+	require.NoError(t, err)
 
 	const expire = naming.ObjectTagExpire + "=" + naming.ObjectTagExpireRelease
 	assert.Equal(t, map[string]string{
 		naming.ReleaseKey(project, config, id):         expire,
 		naming.UserDataKey(project, config, id, "web"): expire,
 		naming.OutcomeKey(project, config, id):         expire,
+		naming.DeployingKey(project, config, id):       expire,
+		naming.DeletingKey(project, config, id):        expire,
 		naming.CurrentKey(project, config):             "",
 	}, rec.Tagging)
 }

@@ -30,6 +30,15 @@ const (
 // DescribeAutoScalingGroups call (AWS accepts up to 100 records a page).
 const DescribeGroupsBatch = 50
 
+// DescribeTemplatesBatch is how many launch template names ferry passes
+// in one launch-template-name filter of DescribeLaunchTemplates (a
+// release has at most MaxServices).
+const DescribeTemplatesBatch = MaxServices
+
+// MaxDeleteAlarms is how many alarms one CloudWatch DeleteAlarms call
+// takes.
+const MaxDeleteAlarms = 100
+
 // The retry policy of every task of the deploy state machine, for
 // transient errors. The state machine is generated from these, and the
 // clean-up handlers read from the retry count when an attempt is the last.

@@ -46,6 +46,9 @@ const (
 	// time.Duration's range for days of wall time.
 	MaxLocalSpeed = 10000
 
+	// MaxStableSeconds bounds a stability window (stable_seconds).
+	MaxStableSeconds = 3600
+
 	// DefaultTimeout and MaxTimeout bound a release's timeout.
 	DefaultTimeout = 600 * time.Second
 	MaxTimeout     = 172800 * time.Second

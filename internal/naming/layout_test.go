@@ -27,6 +27,7 @@ var keyFuncs = map[string]func() string{
 	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
 	"UserDataKey":    func() string { return naming.UserDataKey("<project>", "<config>", "<release_id>", "<service>") },
 	"OutcomeKey":     func() string { return naming.OutcomeKey("<project>", "<config>", "<release_id>") },
+	"DeployingKey":   func() string { return naming.DeployingKey("<project>", "<config>", "<release_id>") },
 	"DeletingKey":    func() string { return naming.DeletingKey("<project>", "<config>", "<release_id>") },
 	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
 	"TargetAssetKey": func() string { return naming.TargetAssetKey("<sha256>") },

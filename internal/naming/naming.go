@@ -35,7 +35,8 @@ func ReservedTags() []string {
 //	<project>/<config>/<release_id>/started          run-once marker, written at Lock
 //	<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	<project>/<config>/<release_id>/outcome.json     how the execution ended
-//	<project>/<config>/<release_id>/deleting         clean up deleting the previous groups, written by CleanUpSuccess
+//	<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
+//	<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
 //	<project>/<config>/assets/<sha256>               content-addressed assets
 //
 // A target environment's asset bucket holds published assets:
@@ -81,9 +82,17 @@ func OutcomeKey(project, config, releaseID string) string {
 	return ReleasePrefix(project, config, releaseID) + "outcome.json"
 }
 
-// DeletingKey is the key of the marker CleanUpSuccess writes before it
-// deletes the first previous group: from then on the release is past its
-// point of no return.
+// DeployingKey is the key of the record Deploy writes before it creates
+// anything: the groups (and launch templates) it may create, so
+// CleanUpFailure deletes them by name even when AWS does not show them
+// yet.
+func DeployingKey(project, config, releaseID string) string {
+	return ReleasePrefix(project, config, releaseID) + "deploying"
+}
+
+// DeletingKey is the key of the record CleanUpSuccess writes before it
+// deletes the first previous group, naming exactly the groups it retires:
+// from then on the release is past its point of no return.
 func DeletingKey(project, config, releaseID string) string {
 	return ReleasePrefix(project, config, releaseID) + "deleting"
 }
@@ -134,15 +143,16 @@ func RoleARN(account, roleName string) string {
 	return "arn:aws:iam::" + account + ":role/" + roleName
 }
 
-// InstanceProfilePath is the IAM path an instance profile must have to be
-// used by a service.
-func InstanceProfilePath(project, config, service string) string {
-	return "/" + project + "/" + config + "/" + service + "/"
-}
+// ProjectConfigPath is the IAM path of a project-config: a lifecycle
+// hook's role must be under it (the hook serves every group of the
+// project-config).
+func ProjectConfigPath(project, config string) string { return "/" + project + "/" + config + "/" }
 
-// InstanceRolePathPrefix is the IAM path under which every instance role
-// ferry may pass lives (iam:PassRole is scoped to it).
-const InstanceRolePathPrefix = "/"
+// InstanceProfilePath is the IAM path an instance profile, and each role
+// in it, must have to be used by a service.
+func InstanceProfilePath(project, config, service string) string {
+	return ProjectConfigPath(project, config) + service + "/"
+}
 
 // GroupName is the deterministic name of the ASG (and its launch template)
 // of one service of one release, so a retry finds what it made.

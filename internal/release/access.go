@@ -37,6 +37,19 @@ func (r *Release) ServiceUserData(name string) string {
 	return r.UserData
 }
 
+// ServiceStableSeconds returns the stability window of service name, in
+// seconds: its own override, else the release's, else the default
+// ApplyDefaults gives it.
+func (r *Release) ServiceStableSeconds(name string) int {
+	if s := r.Services[name]; s != nil && s.StableSeconds != nil {
+		return *s.StableSeconds
+	}
+	if r.StableSeconds != nil {
+		return *r.StableSeconds
+	}
+	return defaultStableSeconds(r.Timeout)
+}
+
 // UsesUserDataFile reports whether the release or one of its services has
 // a user_data equal to UserDataFileMarker.
 func (r *Release) UsesUserDataFile() bool {
@@ -72,6 +85,7 @@ func (r *Release) Clone() *Release {
 	}
 	c := *r
 	c.Subnets = slices.Clone(r.Subnets)
+	c.StableSeconds = clonePtr(r.StableSeconds)
 	if r.Lifecycle != nil {
 		c.Lifecycle = make(map[string]*LifecycleHook, len(r.Lifecycle))
 		for k, h := range r.Lifecycle {
@@ -111,6 +125,7 @@ func (s *Service) clone() *Service {
 	c.TargetGroups = slices.Clone(s.TargetGroups)
 	c.Subnets = slices.Clone(s.Subnets)
 	c.Tags = maps.Clone(s.Tags)
+	c.StableSeconds = clonePtr(s.StableSeconds)
 	if s.Autoscaling != nil {
 		a := *s.Autoscaling
 		a.Policies = slices.Clone(s.Autoscaling.Policies)
@@ -120,3 +135,11 @@ func (s *Service) clone() *Service {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

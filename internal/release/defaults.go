@@ -11,10 +11,16 @@ const (
 	DefaultEvaluationPeriods = 1
 	DefaultPeriod            = 300
 	DefaultCooldown          = 300
+	// DefaultStableSeconds is the stability window of a release that sets
+	// none: a minute of holding its healthy target without a break (at
+	// most half the release's timeout, so that the window fits in it).
+	DefaultStableSeconds = 60
 )
 
 // ApplyDefaults fills in every default, in this one place:
 //   - timeout: 600 seconds;
+//   - stable_seconds: 60, or half the timeout when that is less (a
+//     service's own, when unset, is the release's);
 //   - a service without autoscaling: min_size 1, max_size 1, spread 0,
 //     max_terms 0; a min_size of 0 means 1 and a max_size of 0 means
 //     min_size;
@@ -31,6 +37,10 @@ func (r *Release) ApplyDefaults() {
 	}
 	if r.Timeout == 0 {
 		r.Timeout = DefaultTimeout
+	}
+	if r.StableSeconds == nil {
+		stable := defaultStableSeconds(r.Timeout)
+		r.StableSeconds = &stable
 	}
 	for _, h := range r.Lifecycle {
 		if h != nil && h.HeartbeatTimeout == 0 {
@@ -70,3 +80,7 @@ func (r *Release) ApplyDefaults() {
 		}
 	}
 }
+
+// defaultStableSeconds is the stability window of a release with timeout
+// that sets none: DefaultStableSeconds, at most half the timeout.
+func defaultStableSeconds(timeout int) int { return max(0, min(DefaultStableSeconds, timeout/2)) }

@@ -17,7 +17,8 @@ func TestApplyDefaults(t *testing.T) {
 		want func(r *Release)
 	}{
 		{"timeout", func(r *Release) {}, func(r *Release) { r.Timeout = 600 }},
-		{"timeout kept", func(r *Release) { r.Timeout = 30 }, func(r *Release) { r.Timeout = 30 }},
+		{"timeout kept", func(r *Release) { r.Timeout = 30 }, func(r *Release) { r.Timeout, r.StableSeconds = 30, ptr(15) }},
+		{"stable seconds kept", func(r *Release) { r.StableSeconds = ptr(0) }, func(r *Release) { r.StableSeconds = ptr(0) }},
 		{"autoscaling absent", func(r *Release) {}, func(r *Release) {}},
 		{"autoscaling zero sizes", func(r *Release) { r.Services["web"].Autoscaling = &Autoscaling{Spread: 0.5} },
 			func(r *Release) { r.Services["web"].Autoscaling = &Autoscaling{MinSize: 1, MaxSize: 1, Spread: 0.5} }},
@@ -47,7 +48,7 @@ func TestApplyDefaults(t *testing.T) {
 			tc.in(got)
 			got.ApplyDefaults()
 			want := valid()
-			want.Timeout = 600
+			want.Timeout, want.StableSeconds = 600, ptr(DefaultStableSeconds)
 			want.Services["web"].Autoscaling = &Autoscaling{MinSize: 1, MaxSize: 1}
 			tc.want(want)
 			assert.Equal(t, want, got)
@@ -58,6 +59,26 @@ func TestApplyDefaults(t *testing.T) {
 	}
 	var nilRelease *Release
 	assert.NotPanics(t, nilRelease.ApplyDefaults)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestServiceStableSeconds: a service's own window, else the release's,
+// else the default (at most half the timeout).
+func TestServiceStableSeconds(t *testing.T) {
+	r := valid()
+	r.Timeout = 600
+	assert.Equal(t, DefaultStableSeconds, r.ServiceStableSeconds("web"))
+	r.Timeout = 90
+	assert.Equal(t, 45, r.ServiceStableSeconds("web"))
+	r.StableSeconds = ptr(30)
+	assert.Equal(t, 30, r.ServiceStableSeconds("web"))
+	r.Services["web"].StableSeconds = ptr(0)
+	assert.Equal(t, 0, r.ServiceStableSeconds("web"))
+	c := r.Clone()
+	*c.Services["web"].StableSeconds, *c.StableSeconds = 5, 6
+	assert.Equal(t, 0, *r.Services["web"].StableSeconds, "Clone copies the windows")
+	assert.Equal(t, 30, *r.StableSeconds)
 }
 
 func TestRenderUserData(t *testing.T) {
@@ -140,7 +161,7 @@ func TestHash(t *testing.T) {
 
 	canon, err := Canonical(file)
 	require.NoError(t, err)
-	assert.Equal(t, `{"ami":"ubuntu","config_name":"development","project_name":"coinbase/deploy-test","services":{"web":{"autoscaling":{"max_size":1,"max_terms":0,"min_size":1,"spread":0},"instance_type":"t2.nano"}},"subnets":["a"],"timeout":600}`, string(canon))
+	assert.Equal(t, `{"ami":"ubuntu","config_name":"development","project_name":"coinbase/deploy-test","services":{"web":{"autoscaling":{"max_size":1,"max_terms":0,"min_size":1,"spread":0},"instance_type":"t2.nano"}},"stable_seconds":60,"subnets":["a"],"timeout":600}`, string(canon))
 
 	html := file.Clone()
 	html.UserData = "<a & b>"

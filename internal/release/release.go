@@ -26,6 +26,11 @@ type Release struct {
 	// Timeout is how long, in seconds from the execution's start, the
 	// release may take to become healthy.
 	Timeout int `json:"timeout,omitempty"`
+	// StableSeconds is how long each service must hold its healthy
+	// target without a break, with no instance of its new group
+	// terminated or replaced, before the previous release is retired (the
+	// stability window; a service may override it).
+	StableSeconds *int `json:"stable_seconds,omitempty"`
 
 	Lifecycle map[string]*LifecycleHook `json:"lifecycle,omitempty"`
 	Assets    map[string]*Asset         `json:"assets,omitempty"`
@@ -64,10 +69,12 @@ type Service struct {
 	Autoscaling *Autoscaling      `json:"autoscaling,omitempty"`
 	Tags        map[string]string `json:"tags,omitempty"`
 
-	// Per-service overrides of the release's AMI, subnets and user data.
-	AMI      string   `json:"ami,omitempty"`
-	Subnets  []string `json:"subnets,omitempty"`
-	UserData string   `json:"user_data,omitempty"`
+	// Per-service overrides of the release's AMI, subnets, user data and
+	// stability window.
+	AMI           string   `json:"ami,omitempty"`
+	Subnets       []string `json:"subnets,omitempty"`
+	UserData      string   `json:"user_data,omitempty"`
+	StableSeconds *int     `json:"stable_seconds,omitempty"`
 }
 
 // Autoscaling is a service's horizontal scale. All arithmetic is bounded

@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/limits"
@@ -39,6 +40,7 @@ func Schema() []byte {
 		return o
 	}
 	ref := func(desc string) obj { return pattern(desc, refPattern, limits.MaxResourceRef) }
+	stable := func(desc string) obj { return intRange(desc, 0, limits.MaxStableSeconds) }
 	userData := obj{"type": "string", "maxLength": limits.MaxUserDataBytes, "description": "User data template (cloud-init). Variables: " +
 		strings.Join(Variables(), ", ") + ". " + UserDataFileMarker + " is replaced by the contents of <release file>.userdata."}
 
@@ -55,7 +57,7 @@ func Schema() []byte {
 		"min_size":  intRange("Fewest instances; 0 or absent means 1.", 0, limits.MaxInstances),
 		"max_size":  intRange("Most instances, at least min_size; 0 or absent means min_size.", 0, limits.MaxInstances),
 		"spread":    obj{"type": "number", "minimum": 0, "exclusiveMaximum": 1, "description": "Launch desired*(1+spread); healthy at desired*(1-spread)."},
-		"max_terms": intRange("Halt the release when this many instances terminate (default 0).", 0, limits.MaxInstances),
+		"max_terms": intRange("How many instances of the new group may terminate during the deploy; one more halts it (default 0).", 0, limits.MaxInstances),
 		"policies":  obj{"type": []string{"array", "null"}, "items": policy, "maxItems": limits.MaxPolicies},
 	})
 
@@ -81,6 +83,7 @@ func Schema() []byte {
 		"ami":             ref("Overrides the release's ami."),
 		"subnets":         list("Overrides the release's subnets.", ref("A subnet Name tag or ID.")),
 		"user_data":       userData,
+		"stable_seconds":  stable("Overrides the release's stable_seconds."),
 	}, "instance_type")
 
 	hook := object("An Auto Scaling lifecycle hook.", obj{
@@ -105,14 +108,15 @@ func Schema() []byte {
 		"properties": obj{
 			"project_name": obj{"type": "string", "pattern": projectPattern, "maxLength": limits.MaxProjectLen,
 				"not": obj{"pattern": `\.\.`}, "description": "org/name"},
-			"config_name": pattern("The environment, e.g. development.", simpleNamePattern, limits.MaxConfigLen),
-			"account_id":  obj{"type": "string", "pattern": accountIDPattern, "description": "Target account (default: the deployer's)."},
-			"region":      obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "Target region (default: the deployer's)."},
-			"qualifier":   obj{"type": "string", "pattern": qualifierPattern, "description": "Selects a bootstrap of the target."},
-			"subnets":     list("Subnet Name tags or IDs (or set subnets on every service).", ref("A subnet Name tag or ID.")),
-			"ami":         ref("AMI Name tag or ID (or set ami on every service)."),
-			"user_data":   userData,
-			"timeout":     intRange("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
+			"config_name":    pattern("The environment, e.g. development.", simpleNamePattern, limits.MaxConfigLen),
+			"account_id":     obj{"type": "string", "pattern": accountIDPattern, "description": "Target account (default: the deployer's)."},
+			"region":         obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "Target region (default: the deployer's)."},
+			"qualifier":      obj{"type": "string", "pattern": qualifierPattern, "description": "Selects a bootstrap of the target."},
+			"subnets":        list("Subnet Name tags or IDs (or set subnets on every service).", ref("A subnet Name tag or ID.")),
+			"ami":            ref("AMI Name tag or ID (or set ami on every service)."),
+			"user_data":      userData,
+			"timeout":        intRange("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
+			"stable_seconds": stable(fmt.Sprintf("Seconds each service must hold its healthy target without a break before the previous release is retired (default %d, at most half the timeout).", DefaultStableSeconds)),
 			"lifecycle": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxLifecycleHooks,
 				"propertyNames": obj{"pattern": hookNamePattern, "maxLength": maxHookNameLen}, "additionalProperties": hook},
 			"assets": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxAssets,

@@ -101,6 +101,7 @@ func (v *validator) release() {
 	if r.Timeout < 1 || r.Timeout > int(limits.MaxTimeout.Seconds()) {
 		p.add("timeout", "must be between 1 and %d seconds", int(limits.MaxTimeout.Seconds()))
 	}
+	v.stableSeconds("stable_seconds", r.StableSeconds)
 	v.lifecycle()
 	v.assets()
 
@@ -236,6 +237,7 @@ func (v *validator) service(name string) {
 		p.add(field(spath, "subnets"), "required because the release sets no subnets")
 	}
 	v.ebs(spath, s)
+	v.stableSeconds(field(spath, "stable_seconds"), s.StableSeconds)
 	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
 	v.tags(field(spath, "tags"), s.Tags)
 }
@@ -260,6 +262,19 @@ func (v *validator) groupName(spath, service string) {
 	if n := len(naming.GroupName(r.ProjectName, r.ConfigName, service, rid)); n > limits.LaunchTemplateNameLen {
 		v.p.add(spath, "the Auto Scaling group and launch template name %q would be %d characters%s, more than EC2's limit of %d for launch template names; shorten project_name, config_name or the service name",
 			naming.GroupName(r.ProjectName, r.ConfigName, service, "<release_id>"), n, with, limits.LaunchTemplateNameLen)
+	}
+}
+
+// stableSeconds checks a stability window: 0 to limits.MaxStableSeconds,
+// and shorter than the release's timeout (a window that cannot fit in it
+// could never let the release succeed).
+func (v *validator) stableSeconds(path string, s *int) {
+	switch {
+	case s == nil:
+	case *s < 0 || *s > limits.MaxStableSeconds:
+		v.p.add(path, "must be between 0 and %d seconds", limits.MaxStableSeconds)
+	case v.r.Timeout > 0 && *s >= v.r.Timeout:
+		v.p.add(path, "must be shorter than the timeout (%d seconds): the window has to fit in it", v.r.Timeout)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/naming"
 )
 
 // AutoScaling is the simulated Auto Scaling API of one account-region.
@@ -42,8 +43,21 @@ type group struct {
 	instances   []*instance
 	nextSubnet  int
 	deleting    bool
-	hiddenFor   int
 	policies    map[string]*policy
+	// suspended are the suspended processes, suspendedAt when each was.
+	suspended   map[string]bool
+	suspendedAt map[string]time.Time
+	activities  []*activity
+	// lastScaling is when a policy or a user last changed the desired
+	// capacity (simple scaling's cooldown runs from it).
+	lastScaling time.Time
+	// retryAt is when a fill after a failed launch is due (zero: none).
+	retryAt     time.Time
+	rebalancing bool
+	vis         visibility
+	// deleteRequested is when DeleteAutoScalingGroup was accepted, goneAt
+	// when the group vanished.
+	deleteRequested, goneAt time.Time
 }
 
 type policy struct {
@@ -110,6 +124,9 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	if err != nil {
 		return err
 	}
+	if err := r.checkPassRole(lt.versions[version-1], in.LifecycleHookSpecificationList); err != nil {
+		return err
+	}
 	data := lt.versions[version-1]
 	if _, ok := r.amis[deref(data.ImageId)]; !ok {
 		return apiErrf(cloud.CodeValidation, "You must use a valid fully-formed launch template. The image id '[%s]' does not exist", deref(data.ImageId))
@@ -120,7 +137,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	g := &group{
 		name: name, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate, ltVersion: version,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
-		policies: map[string]*policy{},
+		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
 	}
 	g.arn = fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
 		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
@@ -189,13 +206,8 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		g.hooks = append(g.hooks, h)
 	}
 	r.groups[name] = g
-	if k := r.w.faults.hide; k > 0 {
-		g.hiddenFor = k
-		r.hidden = append(r.hidden, g)
-	}
-	for range int(desired) {
-		r.launch(g, r.w.now)
-	}
+	g.vis = r.w.faults.visibilityOf(HideGroups, name)
+	r.fill(g, r.w.now, fmt.Sprintf("At %s a user request created an AutoScalingGroup changing the desired capacity from 0 to %d.  ", stamp(r.w.now), desired))
 	return nil
 }
 
@@ -224,8 +236,11 @@ func (r *region) checkHook(h astypes.LifecycleHookSpecification) error {
 		}
 	}
 	if arn := deref(h.RoleARN); arn != "" {
+		// Auto Scaling publishes a test message as the role when the
+		// hook is put: a role it cannot assume fails the same way as a
+		// missing one.
 		acct, name, ok := parseRoleARN(arn)
-		if !ok || acct != r.account.id || r.account.roles[name] == nil {
+		if !ok || acct != r.account.id || r.account.roles[name] == nil || !r.account.roles[name].services[naming.HookRoleTrust] {
 			return apiErrf(cloud.CodeValidation, "Unable to publish test message to notification target %s using IAM role %s. Please check your target and role configuration and try to put lifecycle hook again.", deref(h.NotificationTargetARN), arn)
 		}
 	}
@@ -245,7 +260,7 @@ func (r *region) resolveLaunchTemplate(spec astypes.LaunchTemplateSpecification)
 	default:
 		return nil, 0, apiErr(cloud.CodeValidation, "A launch template needs a LaunchTemplateId or LaunchTemplateName")
 	}
-	if lt == nil {
+	if lt == nil || !r.ltVisible(lt) {
 		return nil, 0, apiErrf(cloud.CodeValidation, "The specified launch template, with template name %s and id %s, does not exist.", deref(spec.LaunchTemplateName), deref(spec.LaunchTemplateId))
 	}
 	switch v := deref(spec.Version); v {
@@ -283,18 +298,6 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 	if limit < 1 || limit > 100 {
 		return nil, apiErr(cloud.CodeValidation, "MaxRecords must be between 1 and 100")
 	}
-	hidden := map[*group]bool{}
-	kept := r.hidden[:0]
-	for _, g := range r.hidden {
-		if g.hiddenFor > 0 {
-			hidden[g] = true
-			g.hiddenFor--
-		}
-		if g.hiddenFor > 0 {
-			kept = append(kept, g)
-		}
-	}
-	r.hidden = kept
 	var names []string
 	if len(in.AutoScalingGroupNames) > 0 {
 		names = append(names, in.AutoScalingGroupNames...)
@@ -318,7 +321,7 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 	out := &autoscaling.DescribeAutoScalingGroupsOutput{AutoScalingGroups: []astypes.AutoScalingGroup{}}
 	for _, n := range names[start:] {
 		g := r.groups[n]
-		if g == nil || hidden[g] || !matchGroup(g, filters) {
+		if g == nil || !matchGroup(g, filters) || !r.visible(g) {
 			continue
 		}
 		if len(out.AutoScalingGroups) == limit {
@@ -413,6 +416,7 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 		DefaultCooldown: aws.Int32(300), HealthCheckType: aws.String(g.healthCheck),
 		HealthCheckGracePeriod: aws.Int32(g.grace), Tags: append([]astypes.TagDescription(nil), g.tags...),
 		LoadBalancerNames: []string{}, TargetGroupARNs: []string{},
+		SuspendedProcesses:               g.suspendedProcesses(),
 		NewInstancesProtectedFromScaleIn: aws.Bool(false), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
 		Instances: make([]astypes.Instance, 0, len(g.instances)),
 	}
@@ -465,7 +469,7 @@ func (c *AutoScaling) DeleteAutoScalingGroup(ctx context.Context, in *autoscalin
 
 func (r *region) deleteGroup(name string, force bool) error {
 	g := r.groups[name]
-	if g == nil {
+	if g == nil || !r.visible(g) {
 		return apiErrf(cloud.CodeValidation, "AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
 	}
 	if len(g.instances) > 0 && !force {
@@ -478,7 +482,7 @@ func (r *region) deleteGroup(name string, force bool) error {
 		return nil
 	}
 	now := r.w.now
-	g.deleting = true
+	g.deleting, g.deleteRequested = true, now
 	g.desired, g.min = 0, 0
 	policyARNs := map[string]bool{}
 	for _, p := range g.policies {
@@ -501,7 +505,7 @@ func (r *region) deleteGroup(name string, force bool) error {
 		}
 	}
 	for _, i := range append([]*instance(nil), g.instances...) {
-		r.terminate(i, now, false)
+		r.terminate(i, now, false, fmt.Sprintf("At %s a user request deleted the AutoScalingGroup %s (ForceDelete).  At %s an instance was taken out of service in response to a user request.", stamp(now), g.name, stamp(now)))
 	}
 	if len(g.instances) == 0 {
 		r.scheduleGroupGone(g, now)
@@ -527,10 +531,9 @@ func (c *AutoScaling) UpdateAutoScalingGroup(ctx context.Context, in *autoscalin
 }
 
 func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error {
-	name := deref(in.AutoScalingGroupName)
-	g := r.groups[name]
-	if g == nil || g.deleting {
-		return apiErrf(cloud.CodeValidation, "AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
+	g, err := r.lookupGroup(deref(in.AutoScalingGroupName))
+	if err != nil {
+		return err
 	}
 	minSize, maxSize, desired := g.min, g.max, g.desired
 	if in.MinSize != nil {
@@ -545,29 +548,52 @@ func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error 
 	if minSize < 0 || maxSize < minSize || desired < minSize || desired > maxSize {
 		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
-	g.min, g.max, g.desired = minSize, maxSize, desired
+	g.min, g.max = minSize, maxSize
 	now := r.w.now
+	why := ""
+	if desired != g.desired {
+		why = fmt.Sprintf("At %s a user request explicitly set group desired capacity changing the desired capacity from %d to %d.  ", stamp(now), g.desired, desired)
+	}
+	r.setDesired(g, desired, now, why)
+	return nil
+}
+
+// setDesired sets g's desired capacity at t and acts on it: a lower one
+// terminates the surplus, choosing instances that are not yet healthy
+// first, then the newest (the sim's stand-in for the default termination
+// policy), unless Terminate is suspended; a higher one launches instances.
+// why begins the activities' cause.
+func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
+	if desired != g.desired {
+		g.lastScaling = t
+	}
+	g.desired = desired
 	live := make([]*instance, 0, len(g.instances))
 	for _, i := range g.instances {
 		if i.terminating.IsZero() {
 			live = append(live, i)
 		}
 	}
+	if len(live) <= int(desired) {
+		r.fill(g, t, why)
+		return
+	}
+	if g.suspended[ProcessTerminate] {
+		return
+	}
 	// Not yet healthy first, then newest first.
 	sort.SliceStable(live, func(a, b int) bool {
-		ha, hb := !now.Before(live[a].healthyAt), !now.Before(live[b].healthyAt)
+		ha, hb := !t.Before(live[a].healthyAt), !t.Before(live[b].healthyAt)
 		if ha != hb {
 			return !ha
 		}
 		return live[a].launched.After(live[b].launched)
 	})
-	for n := len(live); n > int(desired); n-- {
-		r.terminate(live[len(live)-n], now, false)
+	n := len(live)
+	for k, victim := range live[:n-int(desired)] {
+		r.terminate(victim, t, false, fmt.Sprintf("%sAt %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
+			why, stamp(t), n-k, n-k-1, stamp(t), victim.id))
 	}
-	for n := len(live); n < int(desired); n++ {
-		r.launch(g, now)
-	}
-	return nil
 }
 
 // PutScalingPolicy creates or replaces a scaling policy of a group and
@@ -584,9 +610,9 @@ func (c *AutoScaling) PutScalingPolicy(ctx context.Context, in *autoscaling.PutS
 
 func (r *region) putPolicy(in *autoscaling.PutScalingPolicyInput) (*autoscaling.PutScalingPolicyOutput, error) {
 	gname, pname := deref(in.AutoScalingGroupName), deref(in.PolicyName)
-	g := r.groups[gname]
-	if g == nil || g.deleting {
-		return nil, apiErrf(cloud.CodeValidation, "Group %s not found", gname)
+	g, err := r.lookupGroup(gname)
+	if err != nil {
+		return nil, err
 	}
 	if pname == "" || len(pname) > 255 {
 		return nil, apiErr(cloud.CodeValidation, "PolicyName must have length between 1 and 255")

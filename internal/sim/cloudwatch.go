@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -21,7 +22,9 @@ var _ cloud.CloudWatch = (*CloudWatch)(nil)
 const serviceCloudWatch = "CloudWatch"
 
 // PutMetricAlarm creates or replaces an alarm. Tags are set when the alarm
-// is created and ignored when it is replaced, as in AWS.
+// is created and ignored when it is replaced, as in AWS. From then on the
+// alarm is evaluated on the world's clock (see evaluate), and while it is
+// in ALARM it invokes its actions that are scaling policies.
 func (c *CloudWatch) PutMetricAlarm(ctx context.Context, in *cloudwatch.PutMetricAlarmInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricAlarmOutput, error) {
 	const op = "PutMetricAlarm"
 	r, err := c.begin(ctx, op)
@@ -55,10 +58,13 @@ func (r *region) putAlarm(in *cloudwatch.PutMetricAlarmInput) error {
 			return apiErr(cloud.CodeLimitExceeded, "The maximum number of alarms has been reached")
 		}
 		a = &alarm{arn: "arn:aws:cloudwatch:" + r.name + ":" + r.account.id + ":alarm:" + name, tags: append([]cwtypes.Tag(nil), in.Tags...)}
+		a.state = alarmState{value: cwtypes.StateValueInsufficientData, reason: "Unchecked: Initial alarm creation", since: r.w.now}
 		r.alarms[name] = a
 	}
 	a.input = *in
 	a.updated = r.w.now
+	a.state.breaching = time.Time{}
+	r.scheduleAlarm(a, r.w.now)
 	return nil
 }
 
@@ -127,7 +133,8 @@ func (a *alarm) describe() cwtypes.MetricAlarm {
 		AlarmActions: in.AlarmActions, OKActions: in.OKActions, ActionsEnabled: aws.Bool(in.ActionsEnabled == nil || *in.ActionsEnabled),
 		MetricName: in.MetricName, Namespace: in.Namespace, Statistic: in.Statistic, Dimensions: in.Dimensions,
 		Period: in.Period, EvaluationPeriods: in.EvaluationPeriods, Threshold: in.Threshold,
-		ComparisonOperator: in.ComparisonOperator, StateValue: cwtypes.StateValueInsufficientData,
+		ComparisonOperator: in.ComparisonOperator, StateValue: a.state.value, StateReason: aws.String(a.state.reason),
+		StateUpdatedTimestamp:              aws.Time(a.state.since),
 		AlarmConfigurationUpdatedTimestamp: aws.Time(a.updated), Unit: in.Unit,
 	}
 }

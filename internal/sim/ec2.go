@@ -128,7 +128,7 @@ func (r *region) describeImages(in *ec2.DescribeImagesInput) (*ec2.DescribeImage
 		}
 		out.Images = append(out.Images, ec2types.Image{
 			ImageId: aws.String(a.id), Name: aws.String(a.name), State: ec2types.ImageStateAvailable,
-			OwnerId: aws.String(r.account.id), Tags: ec2Tags(a.tags), Architecture: ec2types.ArchitectureValuesX8664,
+			OwnerId: aws.String(r.account.id), Tags: ec2Tags(a.tags), Architecture: ec2types.ArchitectureValues(a.arch),
 			RootDeviceName: aws.String("/dev/sda1"), RootDeviceType: ec2types.DeviceTypeEbs,
 			VirtualizationType: ec2types.VirtualizationTypeHvm, CreationDate: aws.String("2024-01-01T00:00:00.000Z"),
 		})
@@ -298,6 +298,7 @@ func (r *region) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput) (*ec2.C
 		versions: []*ec2types.RequestLaunchTemplateData{&data}, deflt: 1, token: deref(in.ClientToken),
 		createdBy: "arn:aws:sts::" + r.account.id + ":assumed-role/ferry",
 	}
+	lt.vis = r.w.faults.visibilityOf(HideLaunchTemplates, name)
 	r.lts[name] = lt
 	r.ltIDs[lt.id] = lt
 	return &ec2.CreateLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
@@ -334,14 +335,14 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 	}
 	var names []string
 	for _, n := range in.LaunchTemplateNames {
-		if r.lts[n] == nil {
+		if lt := r.lts[n]; lt == nil || !r.ltVisible(lt) {
 			return nil, apiErr(cloud.CodeLaunchTemplateNameNotFound, "At least one of the launch templates specified in the request does not exist.")
 		}
 		names = append(names, n)
 	}
 	for _, id := range in.LaunchTemplateIds {
 		lt := r.ltIDs[id]
-		if lt == nil {
+		if lt == nil || !r.ltVisible(lt) {
 			return nil, apiErrf(cloud.CodeLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 		}
 		names = append(names, lt.name)
@@ -371,7 +372,7 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 		for _, t := range lt.tags {
 			tags[deref(t.Key)] = deref(t.Value)
 		}
-		if !matchEC2(filters, tags, map[string]string{"launch-template-name": lt.name}) {
+		if !matchEC2(filters, tags, map[string]string{"launch-template-name": lt.name}) || (!explicit && !r.ltVisible(lt)) {
 			continue
 		}
 		if len(out.LaunchTemplates) == limit {
@@ -400,11 +401,11 @@ func (r *region) deleteLaunchTemplate(in *ec2.DeleteLaunchTemplateInput) (*ec2.D
 	var lt *launchTemplate
 	switch {
 	case in.LaunchTemplateId != nil:
-		if lt = r.ltIDs[*in.LaunchTemplateId]; lt == nil {
+		if lt = r.ltIDs[*in.LaunchTemplateId]; lt == nil || !r.ltVisible(lt) {
 			return nil, apiErrf(cloud.CodeLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", *in.LaunchTemplateId)
 		}
 	case in.LaunchTemplateName != nil:
-		if lt = r.lts[*in.LaunchTemplateName]; lt == nil {
+		if lt = r.lts[*in.LaunchTemplateName]; lt == nil || !r.ltVisible(lt) {
 			return nil, apiErrf(cloud.CodeLaunchTemplateNameNotFound, "The specified launch template, with template name %s, does not exist.", *in.LaunchTemplateName)
 		}
 	default:
@@ -412,5 +413,6 @@ func (r *region) deleteLaunchTemplate(in *ec2.DeleteLaunchTemplateInput) (*ec2.D
 	}
 	delete(r.lts, lt.name)
 	delete(r.ltIDs, lt.id)
+	r.deletedLTs = append(r.deletedLTs, lt)
 	return &ec2.DeleteLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -66,7 +67,8 @@ func (r *region) describeLoadBalancers(in *elb.DescribeLoadBalancersInput) (*elb
 		}
 		d := elbtypes.LoadBalancerDescription{
 			LoadBalancerName: aws.String(lb.name), CreatedTime: aws.Time(lb.created), Scheme: aws.String("internal"),
-			DNSName:   aws.String(fmt.Sprintf("internal-%s-%d.%s.elb.amazonaws.com", lb.name, seed(lb.name, "dns")%1e9, r.name)),
+			DNSName:           aws.String(fmt.Sprintf("internal-%s-%d.%s.elb.amazonaws.com", lb.name, seed(lb.name, "dns")%1e9, r.name)),
+			AvailabilityZones: slices.Clone(lb.zones), Subnets: r.subnetsIn(lb.zones),
 			Instances: []elbtypes.Instance{},
 		}
 		for _, i := range sortedInstances(lb.instances) {
@@ -112,7 +114,9 @@ func (r *region) describeELBTags(in *elb.DescribeTagsInput) (*elb.DescribeTagsOu
 // a load balancer (or of the listed ones, which must be registered:
 // InvalidInstance otherwise): InService once the health check passes,
 // OutOfService before (reason ELB: registration in progress) and when it
-// fails (reason Instance).
+// fails (reason Instance), and OutOfService (reason ELB) whatever its
+// health when the instance is in a zone the load balancer does not route
+// to, with the description AWS gives.
 func (c *ELB) DescribeInstanceHealth(ctx context.Context, in *elb.DescribeInstanceHealthInput, _ ...func(*elb.Options)) (*elb.DescribeInstanceHealthOutput, error) {
 	const op = "DescribeInstanceHealth"
 	r, err := c.begin(ctx, op)
@@ -143,15 +147,86 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 	out := &elb.DescribeInstanceHealthOutput{InstanceStates: make([]elbtypes.InstanceState, 0, len(insts))}
 	for _, i := range insts {
 		s := elbtypes.InstanceState{InstanceId: aws.String(i.id)}
-		switch i.lbHealth(now) {
-		case "healthy":
+		switch health := i.lbHealth(now); {
+		case !lb.routes(i):
+			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(cloud.ELBZoneNotRouted)
+		case health == "healthy":
 			s.State, s.ReasonCode, s.Description = aws.String("InService"), aws.String("N/A"), aws.String("N/A")
-		case "initial":
+		case health == "initial":
 			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String("Instance registration is still in progress.")
 		default:
 			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("Instance"), aws.String("Instance has failed at least the UnhealthyThreshold number of health checks consecutively.")
 		}
 		out.InstanceStates = append(out.InstanceStates, s)
+	}
+	return out, nil
+}
+
+// subnetsIn returns the region's subnets in the given zones, sorted.
+func (r *region) subnetsIn(zones []string) []string {
+	var out []string
+	for _, id := range sortedKeys(r.subnets) {
+		if slices.Contains(zones, r.subnets[id].az) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// DescribeLoadBalancers returns v2 load balancers by name or ARN (an
+// unknown one is LoadBalancerNotFound), or all of them, sorted by name,
+// with their enabled zones.
+func (c *ELBv2) DescribeLoadBalancers(ctx context.Context, in *elbv2.DescribeLoadBalancersInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeLoadBalancersOutput, error) {
+	const op = "DescribeLoadBalancers"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.describeV2LoadBalancers(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) describeV2LoadBalancers(in *elbv2.DescribeLoadBalancersInput) (*elbv2.DescribeLoadBalancersOutput, error) {
+	if len(in.Names) > 0 && len(in.LoadBalancerArns) > 0 {
+		return nil, apiErr(cloud.CodeValidation, "Load balancer names and load balancer ARNs cannot be specified at the same time")
+	}
+	var lbs []*loadBalancer
+	notFound := apiErr(cloud.CodeLoadBalancerNotFound, "One or more load balancers not found")
+	switch {
+	case len(in.Names) > 0:
+		for _, n := range in.Names {
+			if r.lbs[n] == nil {
+				return nil, notFound
+			}
+			lbs = append(lbs, r.lbs[n])
+		}
+	case len(in.LoadBalancerArns) > 0:
+		for _, a := range in.LoadBalancerArns {
+			if r.lbARNs[a] == nil {
+				return nil, notFound
+			}
+			lbs = append(lbs, r.lbARNs[a])
+		}
+	default:
+		for _, n := range sortedKeys(r.lbs) {
+			lbs = append(lbs, r.lbs[n])
+		}
+	}
+	out := &elbv2.DescribeLoadBalancersOutput{LoadBalancers: []elbv2types.LoadBalancer{}}
+	for _, lb := range lbs {
+		d := elbv2types.LoadBalancer{
+			LoadBalancerArn: aws.String(lb.arn), LoadBalancerName: aws.String(lb.name), CreatedTime: aws.Time(lb.created),
+			Type: elbv2types.LoadBalancerTypeEnum(lb.typ), Scheme: elbv2types.LoadBalancerSchemeEnumInternal,
+			State: &elbv2types.LoadBalancerState{Code: elbv2types.LoadBalancerStateEnumActive},
+		}
+		for _, z := range lb.zones {
+			az := elbv2types.AvailabilityZone{ZoneName: aws.String(z)}
+			if ids := r.subnetsIn([]string{z}); len(ids) > 0 {
+				az.SubnetId = aws.String(ids[0])
+			}
+			d.AvailabilityZones = append(d.AvailabilityZones, az)
+		}
+		out.LoadBalancers = append(out.LoadBalancers, d)
 	}
 	return out, nil
 }
@@ -205,8 +280,12 @@ func (r *region) describeTargetGroups(in *elbv2.DescribeTargetGroupsInput) (*elb
 	}
 	out := &elbv2.DescribeTargetGroupsOutput{TargetGroups: []elbv2types.TargetGroup{}}
 	for _, tg := range tgs {
+		lbs := []string{}
+		for _, lb := range tg.lbs {
+			lbs = append(lbs, lb.arn)
+		}
 		out.TargetGroups = append(out.TargetGroups, elbv2types.TargetGroup{
-			TargetGroupArn: aws.String(tg.arn), TargetGroupName: aws.String(tg.name),
+			TargetGroupArn: aws.String(tg.arn), TargetGroupName: aws.String(tg.name), LoadBalancerArns: lbs,
 			Port: aws.Int32(tg.port), Protocol: elbv2types.ProtocolEnumHttp, TargetType: elbv2types.TargetTypeEnumInstance,
 			HealthCheckPath: aws.String("/"), HealthCheckProtocol: elbv2types.ProtocolEnumHttp,
 			HealthyThresholdCount: aws.Int32(5), UnhealthyThresholdCount: aws.Int32(2),
@@ -251,7 +330,8 @@ func (r *region) describeTGTags(in *elbv2.DescribeTagsInput) (*elbv2.DescribeTag
 // of the listed ones; an unregistered one is "unused"): initial while it
 // registers and is first checked, healthy once the check passes, unhealthy
 // when it fails, draining after deregistration until the deregistration
-// delay has passed.
+// delay has passed, and unused (Target.NotInUse) when no load balancer
+// routes to the target group, or none of them to the target's zone.
 func (c *ELBv2) DescribeTargetHealth(ctx context.Context, in *elbv2.DescribeTargetHealthInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error) {
 	const op = "DescribeTargetHealth"
 	r, err := c.begin(ctx, op)
@@ -290,6 +370,8 @@ func (r *region) describeTargetHealth(in *elbv2.DescribeTargetHealthInput) (*elb
 			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumUnused, elbv2types.TargetHealthReasonEnumNotRegistered, aws.String("Target is not registered to the target group")
 		case !t.drainingAt.IsZero():
 			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumDraining, elbv2types.TargetHealthReasonEnumDeregistrationInProgress, aws.String("Target deregistration is in progress")
+		case tg.notInUse(t.inst) != "":
+			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumUnused, elbv2types.TargetHealthReasonEnumNotInUse, aws.String(tg.notInUse(t.inst))
 		default:
 			switch t.inst.lbHealth(now) {
 			case "healthy":

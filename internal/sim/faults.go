@@ -101,7 +101,7 @@ type Faults struct {
 	w      *World
 	rules  []*ruleState
 	nextID int
-	hide   int
+	hide   map[HiddenKind]Hiding
 }
 
 type ruleState struct {
@@ -144,7 +144,7 @@ func (f *Faults) Clear() {
 	f.w.mu.Lock()
 	defer f.w.mu.Unlock()
 	f.rules = nil
-	f.hide = 0
+	f.hide = nil
 }
 
 // Applied returns how many calls rule id has failed.
@@ -159,13 +159,50 @@ func (f *Faults) Applied(id int) int {
 	return 0
 }
 
-// HideNewGroups makes every ASG created from now on invisible to the next
-// k DescribeAutoScalingGroups calls of its account-region (AWS's eventual
-// consistency). Zero turns it off.
-func (f *Faults) HideNewGroups(k int) {
-	f.w.mu.Lock()
-	defer f.w.mu.Unlock()
-	f.hide = max(k, 0)
+// ImpairZone makes an availability zone of an account-region short of
+// capacity until until: a launch there fails (a Failed activity with
+// EC2's InsufficientInstanceCapacity message) and the group launches in
+// its other zones instead, as Auto Scaling does. When the zone recovers,
+// every group of the region that is unbalanced between its zones
+// rebalances (AZRebalance: it launches in the zone with the fewest
+// instances, then terminates one in the zone with the most), unless that
+// process is suspended.
+func (f *Faults) ImpairZone(account, regionName, zone string, until time.Time) error {
+	w := f.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.advance(w.clk.Now())
+	r := w.region(account, regionName)
+	if r == nil {
+		return fmt.Errorf("sim: no account %s", account)
+	}
+	r.impaired[zone] = until
+	w.at(until, func(at time.Time) {
+		if r.impaired[zone] != until {
+			return
+		}
+		delete(r.impaired, zone)
+		for _, n := range sortedKeys(r.groups) {
+			r.rebalance(r.groups[n], at)
+		}
+	})
+	return nil
+}
+
+// FailLaunches makes the next n instance launches of an account-region
+// fail with message (a Failed scaling activity whose StatusMessage is
+// message), as when an instance profile or image goes away after the
+// group was created.
+func (f *Faults) FailLaunches(account, regionName string, n int, message string) error {
+	w := f.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.region(account, regionName)
+	if r == nil {
+		return fmt.Errorf("sim: no account %s", account)
+	}
+	r.failLaunches, r.failMessage = max(n, 0), message
+	return nil
 }
 
 // match returns the error of the first rule matching a call. The caller

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -113,4 +114,12 @@ func lifecycles(g *astypes.AutoScalingGroup) map[string]int {
 		m[string(i.LifecycleState)]++
 	}
 	return m
+}
+
+// assertCode asserts that err carries the AWS error code.
+func assertCode(t testing.TB, err error, code string) {
+	t.Helper()
+	if assert.Error(t, err, "want %s", code) {
+		assert.Equal(t, code, cloud.ErrorCode(err), err.Error())
+	}
 }

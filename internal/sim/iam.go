@@ -6,11 +6,15 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/naming"
 )
 
 // IAM is the simulated IAM API of one account (IAM is global; the region
@@ -48,14 +52,14 @@ func parseRoleARN(arn string) (accountID, name string, ok bool) {
 }
 
 func (a *account) roleType(r *role) iamtypes.Role {
-	doc := `{"Version":"2012-10-17","Statement":[`
-	for i, t := range sortedKeys(r.trust) {
-		if i > 0 {
-			doc += ","
-		}
-		doc += `{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::` + t + `:root"},"Action":"sts:AssumeRole"}`
+	var statements []string
+	for _, t := range sortedKeys(r.trust) {
+		statements = append(statements, `{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::`+t+`:root"},"Action":"sts:AssumeRole"}`)
 	}
-	doc += "]}"
+	for _, s := range sortedKeys(r.services) {
+		statements = append(statements, `{"Effect":"Allow","Principal":{"Service":"`+s+`"},"Action":"sts:AssumeRole"}`)
+	}
+	doc := `{"Version":"2012-10-17","Statement":[` + strings.Join(statements, ",") + "]}"
 	return iamtypes.Role{
 		RoleName: aws.String(r.name), RoleId: aws.String(r.id), Path: aws.String(r.path),
 		Arn: aws.String("arn:aws:iam::" + a.id + ":role" + r.path + r.name), CreateDate: aws.Time(r.created),
@@ -113,12 +117,69 @@ func (c *SNS) GetTopicAttributes(ctx context.Context, in *sns.GetTopicAttributes
 		return nil, err
 	}
 	arn := deref(in.TopicArn)
-	name, ok := r.topics[arn]
+	t, ok := r.topics[arn]
 	if !ok {
 		return nil, c.end(op, apiErr(cloud.CodeNotFound, "Topic does not exist"))
 	}
 	return &sns.GetTopicAttributesOutput{Attributes: map[string]string{
-		"TopicArn": arn, "Owner": r.account.id, "DisplayName": name,
+		"TopicArn": arn, "Owner": r.account.id, "DisplayName": t.name,
 		"SubscriptionsConfirmed": "0", "SubscriptionsPending": "0", "SubscriptionsDeleted": "0",
 	}}, c.end(op, nil)
+}
+
+// ListTagsForResource returns a topic's tags; an unknown ARN is
+// ResourceNotFound.
+func (c *SNS) ListTagsForResource(ctx context.Context, in *sns.ListTagsForResourceInput, _ ...func(*sns.Options)) (*sns.ListTagsForResourceOutput, error) {
+	const op = "ListTagsForResource"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := r.topics[deref(in.ResourceArn)]
+	if !ok {
+		return nil, c.end(op, apiErr(cloud.CodeResourceNotFound, "Resource does not exist"))
+	}
+	out := &sns.ListTagsForResourceOutput{Tags: []snstypes.Tag{}}
+	for _, k := range sortedKeys(t.tags) {
+		out.Tags = append(out.Tags, snstypes.Tag{Key: aws.String(k), Value: aws.String(t.tags[k])})
+	}
+	return out, c.end(op, nil)
+}
+
+// checkPassRole is IAM's iam:PassRole check of a CreateAutoScalingGroup
+// made by a role session (AWS's "Amazon EC2 Auto Scaling API permissions":
+// creating a group needs iam:PassRole for a lifecycle hook's role and for
+// the roles of the launch template's instance profile). The roles a
+// ferry deploy role may pass are those naming.Passable accepts, the
+// bootstrap template's statement. Unauthenticated clients are not checked.
+func (r *region) checkPassRole(data *ec2types.RequestLaunchTemplateData, hooks []astypes.LifecycleHookSpecification) error {
+	caller := r.w.caller
+	if caller == nil {
+		return nil
+	}
+	a := r.account
+	var roles []*role
+	if p := data.IamInstanceProfile; p != nil {
+		if ip := a.profiles[deref(p.Name)]; ip != nil {
+			for _, n := range ip.roles {
+				if rl := a.roles[n]; rl != nil {
+					roles = append(roles, rl)
+				}
+			}
+		}
+	}
+	for _, h := range hooks {
+		if _, name, ok := parseRoleARN(deref(h.RoleARN)); ok {
+			if rl := a.roles[name]; rl != nil {
+				roles = append(roles, rl)
+			}
+		}
+	}
+	for _, rl := range roles {
+		if !naming.Passable(rl.path, rl.name) {
+			return apiErrf(cloud.CodeAccessDenied, "User: %s is not authorized to perform: iam:PassRole on resource: arn:aws:iam::%s:role%s%s",
+				caller.arn(), a.id, rl.path, rl.name)
+		}
+	}
+	return nil
 }

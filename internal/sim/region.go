@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,22 +24,44 @@ type region struct {
 	subnets map[string]*subnet
 	sgs     map[string]*securityGroup
 	elbs    map[string]*classicLB
+	lbs     map[string]*loadBalancer // ELBv2, by name
+	lbARNs  map[string]*loadBalancer
 	tgs     map[string]*targetGroup // by name
 	tgARNs  map[string]*targetGroup
-	topics  map[string]string // ARN -> name
+	topics  map[string]*topic // by ARN
+	// impaired maps a zone short of capacity to when it recovers
+	// (Faults.ImpairZone).
+	impaired map[string]time.Time
+	// failLaunches is how many launches still fail with failMessage
+	// (Faults.FailLaunches).
+	failLaunches int
+	failMessage  string
 
 	lts    map[string]*launchTemplate // by name
 	ltIDs  map[string]*launchTemplate
 	groups map[string]*group
-	hidden []*group
 	alarms map[string]*alarm
+	// history is every instance ever launched in the region, in launch
+	// order (World.Fleet).
+	history []*instance
+	// retired are the groups that are gone, for World.Fleet;
+	// deletedLTs the launch templates deleted, for World.Lookups.
+	retired    []*group
+	deletedLTs []*launchTemplate
 }
 
 type ami struct {
 	id, name string
 	tags     map[string]string
 	behavior Behavior
+	arch     string
+	cpu      float64
 	timings  Timings
+}
+
+type topic struct {
+	name string
+	tags map[string]string
 }
 
 type subnet struct {
@@ -54,15 +77,64 @@ type securityGroup struct {
 type classicLB struct {
 	name      string
 	tags      map[string]string
+	zones     []string // enabled availability zones, sorted
 	created   time.Time
 	instances map[string]*instance
+}
+
+// routes reports whether the load balancer routes to inst's zone.
+func (lb *classicLB) routes(inst *instance) bool { return slices.Contains(lb.zones, inst.subnet.az) }
+
+// state is a registered instance's state in the load balancer, for
+// snapshots: unused when the load balancer does not route to its zone,
+// else its health check's answer.
+func (lb *classicLB) state(inst *instance, now time.Time) string {
+	if !lb.routes(inst) {
+		return "unused"
+	}
+	return inst.lbHealth(now)
+}
+
+// state is a registered target's state, for snapshots: draining, unused
+// (Target.NotInUse), or its health check's answer.
+func (tg *targetGroup) state(t *target, now time.Time) string {
+	switch {
+	case !t.drainingAt.IsZero():
+		return "draining"
+	case tg.notInUse(t.inst) != "":
+		return "unused"
+	}
+	return t.inst.lbHealth(now)
+}
+
+// loadBalancer is an ELBv2 load balancer.
+type loadBalancer struct {
+	name, arn, typ string
+	zones          []string // enabled availability zones, sorted
+	tags           map[string]string
+	created        time.Time
 }
 
 type targetGroup struct {
 	name, arn string
 	port      int32
+	lbs       []*loadBalancer
 	tags      map[string]string
 	targets   map[string]*target
+}
+
+// notInUse says why a registered target of tg gets no traffic
+// (Target.NotInUse), or "" when a load balancer routes to its zone.
+func (tg *targetGroup) notInUse(inst *instance) string {
+	if len(tg.lbs) == 0 {
+		return "Target group is not configured to receive traffic from the load balancer"
+	}
+	for _, lb := range tg.lbs {
+		if slices.Contains(lb.zones, inst.subnet.az) {
+			return ""
+		}
+	}
+	return "Target is in an Availability Zone that is not enabled for the load balancer"
 }
 
 type target struct {
@@ -78,6 +150,7 @@ type launchTemplate struct {
 	deflt     int64
 	token     string
 	createdBy string
+	vis       visibility
 }
 
 type alarm struct {
@@ -85,15 +158,32 @@ type alarm struct {
 	arn     string
 	updated time.Time
 	tags    []cwtypes.Tag
+	state   alarmState
 }
 
 func (w *World) newRegion(a *account, rs RegionSpec) *region {
 	r := &region{
 		w: w, account: a, name: rs.Name,
 		amis: map[string]*ami{}, subnets: map[string]*subnet{}, sgs: map[string]*securityGroup{},
-		elbs: map[string]*classicLB{}, tgs: map[string]*targetGroup{}, tgARNs: map[string]*targetGroup{},
-		topics: map[string]string{}, lts: map[string]*launchTemplate{}, ltIDs: map[string]*launchTemplate{},
-		groups: map[string]*group{}, alarms: map[string]*alarm{},
+		elbs: map[string]*classicLB{}, lbs: map[string]*loadBalancer{}, lbARNs: map[string]*loadBalancer{},
+		tgs: map[string]*targetGroup{}, tgARNs: map[string]*targetGroup{},
+		topics: map[string]*topic{}, lts: map[string]*launchTemplate{}, ltIDs: map[string]*launchTemplate{},
+		groups: map[string]*group{}, alarms: map[string]*alarm{}, impaired: map[string]time.Time{},
+	}
+	var allZones []string
+	for _, s := range rs.Subnets {
+		if !slices.Contains(allZones, s.AvailabilityZone) {
+			allZones = append(allZones, s.AvailabilityZone)
+		}
+	}
+	slices.Sort(allZones)
+	zonesOr := func(azs []string) []string {
+		if len(azs) == 0 {
+			return slices.Clone(allZones)
+		}
+		out := slices.Clone(azs)
+		slices.Sort(out)
+		return slices.Compact(out)
 	}
 	for _, s := range rs.AMIs {
 		tags := copyTags(s.Tags)
@@ -104,7 +194,15 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		if b == "" {
 			b = Healthy
 		}
-		r.amis[s.ID] = &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, timings: w.timings.over(s.Timings)}
+		arch := s.Architecture
+		if arch == "" {
+			arch = "x86_64"
+		}
+		cpu := DefaultCPUPercent
+		if s.CPUPercent != nil {
+			cpu = *s.CPUPercent
+		}
+		r.amis[s.ID] = &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, timings: w.timings.over(s.Timings)}
 	}
 	for _, s := range rs.Subnets {
 		vpc := s.VPCID
@@ -121,7 +219,20 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		r.sgs[s.ID] = &securityGroup{id: s.ID, name: s.Name, vpc: vpc, tags: copyTags(s.Tags)}
 	}
 	for _, s := range rs.ELBs {
-		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), created: w.now, instances: map[string]*instance{}}
+		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: w.now, instances: map[string]*instance{}}
+	}
+	for _, s := range rs.LoadBalancers {
+		typ, kind := s.Type, "app"
+		if typ == "" {
+			typ = "application"
+		}
+		if typ == "network" {
+			kind = "net"
+		}
+		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:loadbalancer/%s/%s/%016x", rs.Name, a.id, kind, s.Name, seed(a.id+rs.Name, "lb/"+s.Name))
+		lb := &loadBalancer{name: s.Name, arn: arn, typ: typ, zones: zonesOr(s.AvailabilityZones), tags: copyTags(s.Tags), created: w.now}
+		r.lbs[s.Name] = lb
+		r.lbARNs[arn] = lb
 	}
 	for _, s := range rs.TargetGroups {
 		port := s.Port
@@ -130,11 +241,14 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		}
 		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:targetgroup/%s/%016x", rs.Name, a.id, s.Name, seed(a.id+rs.Name, s.Name))
 		tg := &targetGroup{name: s.Name, arn: arn, port: port, tags: copyTags(s.Tags), targets: map[string]*target{}}
+		for _, n := range s.LoadBalancers {
+			tg.lbs = append(tg.lbs, r.lbs[n])
+		}
 		r.tgs[s.Name] = tg
 		r.tgARNs[arn] = tg
 	}
 	for _, s := range rs.Topics {
-		r.topics[r.topicARN(s.Name)] = s.Name
+		r.topics[r.topicARN(s.Name)] = &topic{name: s.Name, tags: copyTags(s.Tags)}
 	}
 	return r
 }
@@ -159,10 +273,12 @@ type instance struct {
 	imageID      string
 	instanceType string
 	behavior     Behavior
+	cpu          float64
 	launched     time.Time
 	bootAt       time.Time
 	healthyAt    time.Time // when it passes LB health checks (never for never-healthy)
 	terminating  time.Time // zero while alive
+	gone         time.Time // when it left its group; zero while in it
 	lbs          []*classicLB
 	tgs          []*targetGroup
 }
@@ -194,7 +310,9 @@ func (i *instance) healthStatus(now time.Time) string {
 }
 
 // lbHealth is what a load balancer health check says at now: "healthy",
-// "initial" (still registering or checking) or "unhealthy".
+// "initial" (still registering or checking) or "unhealthy". Whether the
+// load balancer routes to the instance's zone at all is the load
+// balancer's to say (classicLB.routes, targetGroup.notInUse).
 func (i *instance) lbHealth(now time.Time) string {
 	switch {
 	case i.dying(now):
@@ -226,17 +344,122 @@ func behaviorOf(a *ami, userData string) Behavior {
 	return b
 }
 
-// launch starts one instance of g at t and schedules its life.
-func (r *region) launch(g *group, t time.Time) {
+// InsufficientCapacityMessage is the StatusMessage of a launch that failed
+// because a zone is short of capacity (EC2's InsufficientInstanceCapacity).
+func InsufficientCapacityMessage(instanceType, zone string) string {
+	return fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). "+
+		"Our system will be working on provisioning additional capacity. Launching EC2 instance failed.", instanceType, zone)
+}
+
+// launchRetry is how long a group waits after a failed launch before it
+// tries again to reach its desired capacity. AWS retries failed launches
+// with a backoff of its own that it does not document; a fixed minute
+// keeps the simulation deterministic.
+const launchRetry = time.Minute
+
+// stamp formats a time as Auto Scaling's activity causes do.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// fill launches instances until g runs its desired capacity, unless the
+// group is being deleted or its Launch process is suspended. why begins
+// each launch activity's cause ("At ... a user request created an
+// AutoScalingGroup ..."). A launch that fails records a Failed activity
+// and the group tries again launchRetry later.
+func (r *region) fill(g *group, t time.Time, why string) {
+	if g.deleting || g.suspended[ProcessLaunch] {
+		return
+	}
+	from := g.live()
+	for n := from; n < int(g.desired); n++ {
+		cause := fmt.Sprintf("%sAt %s an instance was started in response to a difference between desired and actual capacity, increasing the capacity from %d to %d.",
+			why, stamp(t), n, g.desired)
+		if !r.launch(g, t, cause) {
+			r.retryFill(g, t)
+			return
+		}
+	}
+}
+
+// retryFill schedules one more fill of g launchRetry after t, unless one
+// is already due.
+func (r *region) retryFill(g *group, t time.Time) {
+	if !g.retryAt.IsZero() {
+		return
+	}
+	g.retryAt = t.Add(launchRetry)
+	r.w.at(g.retryAt, func(at time.Time) {
+		g.retryAt = time.Time{}
+		if r.groups[g.name] == g {
+			r.fill(g, at, "")
+		}
+	})
+}
+
+// placement returns the subnets a launch of g may use, best first: the
+// zones with the fewest live instances of the group first (Auto Scaling
+// keeps a group balanced across its zones), ties in the group's subnet
+// order rotated by its launch count.
+func (r *region) placement(g *group) []*subnet {
+	count := map[string]int{}
+	for _, i := range g.instances {
+		if i.terminating.IsZero() {
+			count[i.subnet.az]++
+		}
+	}
+	n := len(g.subnets)
+	order := make([]*subnet, n)
+	for k := range n {
+		order[k] = g.subnets[(g.nextSubnet+k)%n]
+	}
+	slices.SortStableFunc(order, func(a, b *subnet) int { return count[a.az] - count[b.az] })
+	return order
+}
+
+// launch starts one instance of g at t in the best zone that has
+// capacity, or records why it cannot: a Failed launch activity with
+// EC2's message (the image's architecture does not match the instance
+// type, a security group is not in the subnet's VPC, the instance
+// profile does not exist, no zone of the group has capacity, or a fault).
+// It reports whether an instance was launched.
+func (r *region) launch(g *group, t time.Time, cause string) bool {
 	w := r.w
 	data := g.lt.versions[g.ltVersion-1]
 	a := r.amis[deref(data.ImageId)]
-	id := w.newID("i-", 17)
-	sn := g.subnets[g.nextSubnet%len(g.subnets)]
+	fail := func(sn *subnet, msg string) bool {
+		g.record(&activity{
+			id: w.newActivityID(), description: "Launching a new EC2 instance.  Status Reason: " + msg,
+			cause: cause, details: activityDetails(sn), start: t, end: t, failed: true, message: msg,
+		})
+		return false
+	}
+	// A zone short of capacity fails the launch there (a Failed activity)
+	// and the group tries its next zone, as Auto Scaling does.
+	var sn *subnet
+	for _, c := range r.placement(g) {
+		if until, ok := r.impaired[c.az]; ok && t.Before(until) {
+			fail(c, InsufficientCapacityMessage(string(data.InstanceType), c.az))
+			continue
+		}
+		sn = c
+		break
+	}
+	switch {
+	case sn == nil:
+		return false
+	case a == nil:
+		return fail(sn, fmt.Sprintf("The image id '[%s]' does not exist. Launching EC2 instance failed.", deref(data.ImageId)))
+	case r.failLaunches > 0:
+		r.failLaunches--
+		return fail(sn, r.failMessage)
+	}
+	if msg := r.launchProblem(data, a, sn); msg != "" {
+		return fail(sn, msg)
+	}
 	g.nextSubnet++
+	id := w.newID("i-", 17)
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
-		behavior: behaviorOf(a, deref(data.UserData)), launched: t,
+		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, launched: t,
 	}
 	tm := a.timings
 	boot := tm.Boot
@@ -246,6 +469,7 @@ func (r *region) launch(g *group, t time.Time) {
 	inst.bootAt = t.Add(boot.pick(seed(id, "boot")))
 	inst.healthyAt = inst.bootAt.Add(tm.Health.pick(seed(id, "health")))
 	g.instances = append(g.instances, inst)
+	r.history = append(r.history, inst)
 	for _, lb := range g.lbs {
 		lb.instances[id] = inst
 		inst.lbs = append(inst.lbs, lb)
@@ -254,16 +478,60 @@ func (r *region) launch(g *group, t time.Time) {
 		tg.targets[id] = &target{inst: inst}
 		inst.tgs = append(inst.tgs, tg)
 	}
-	if inst.behavior == CrashLoop {
-		dieAt := inst.bootAt.Add(tm.CrashAfter.pick(seed(id, "crash")))
-		w.at(dieAt, func(at time.Time) { r.terminate(inst, at, true) })
+	g.record(&activity{
+		id: w.newActivityID(), description: "Launching a new EC2 instance: " + id, cause: cause,
+		details: activityDetails(sn), start: t, end: inst.bootAt,
+	})
+	var dieAt time.Time
+	switch inst.behavior {
+	case CrashLoop:
+		dieAt = inst.bootAt.Add(tm.CrashAfter.pick(seed(id, "crash")))
+	case CrashAfterHealthy:
+		dieAt = inst.healthyAt.Add(tm.HealthyFor.pick(seed(id, "crash")))
 	}
+	if !dieAt.IsZero() {
+		w.at(dieAt, func(at time.Time) {
+			r.terminate(inst, at, true, fmt.Sprintf("At %s an instance was taken out of service in response to an EC2 instance status checks failure.", stamp(at)))
+		})
+	}
+	return true
+}
+
+// launchProblem is EC2's reason an instance of data cannot launch in sn
+// ("" when it can): what RunInstances checks that CreateLaunchTemplate
+// does not.
+func (r *region) launchProblem(data *ec2types.RequestLaunchTemplateData, a *ami, sn *subnet) string {
+	if arch := instanceTypeArch(string(data.InstanceType)); arch != nil && !slices.Contains(arch, a.arch) {
+		return fmt.Sprintf("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. "+
+			"Specify an instance type and an AMI that have matching architectures, and try again. Launching EC2 instance failed.", arch[len(arch)-1], a.arch)
+	}
+	for _, id := range data.SecurityGroupIds {
+		sg := r.sgs[id]
+		switch {
+		case sg == nil:
+			return fmt.Sprintf("The security group '%s' does not exist in VPC '%s'. Launching EC2 instance failed.", id, sn.vpc)
+		case sg.vpc != sn.vpc:
+			return fmt.Sprintf("Security group %s and subnet %s belong to different networks. Launching EC2 instance failed.", id, sn.id)
+		}
+	}
+	if p := data.IamInstanceProfile; p != nil {
+		name := deref(p.Name)
+		if name == "" {
+			name = deref(p.Arn)[strings.LastIndex(deref(p.Arn), "/")+1:]
+		}
+		if r.account.profiles[name] == nil {
+			return fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name. Launching EC2 instance failed.", name)
+		}
+	}
+	return ""
 }
 
 // terminate starts terminating inst at t: it leaves its load balancers,
 // drains from its target groups and is gone after the terminate time. With
-// replace, the group launches a replacement to stay at desired capacity.
-func (r *region) terminate(inst *instance, t time.Time, replace bool) {
+// replace, the group launches a replacement to stay at desired capacity
+// (unless ReplaceUnhealthy or Launch is suspended). cause is the
+// activity's.
+func (r *region) terminate(inst *instance, t time.Time, replace bool, cause string) {
 	if !inst.terminating.IsZero() {
 		return
 	}
@@ -288,15 +556,21 @@ func (r *region) terminate(inst *instance, t time.Time, replace bool) {
 		}
 	}
 	g := inst.g
-	w.at(t.Add(tm.Terminate.pick(seed(inst.id, "terminate"))), func(at time.Time) { r.gone(inst, at) })
-	if replace && !g.deleting && g.live() < int(g.desired) {
-		r.launch(g, t)
+	goneAt := t.Add(tm.Terminate.pick(seed(inst.id, "terminate")))
+	g.record(&activity{
+		id: w.newActivityID(), description: "Terminating EC2 instance: " + inst.id, cause: cause,
+		details: activityDetails(inst.subnet), start: t, end: goneAt,
+	})
+	w.at(goneAt, func(at time.Time) { r.gone(inst, at) })
+	if replace && !g.suspended[ProcessReplaceUnhealthy] {
+		r.fill(g, t, "")
 	}
 }
 
 // gone removes a terminated instance from its group.
 func (r *region) gone(inst *instance, t time.Time) {
 	g := inst.g
+	inst.gone = t
 	for k, i := range g.instances {
 		if i == inst {
 			g.instances = append(g.instances[:k], g.instances[k+1:]...)
@@ -310,9 +584,11 @@ func (r *region) gone(inst *instance, t time.Time) {
 
 func (r *region) scheduleGroupGone(g *group, t time.Time) {
 	d := r.w.timings.GroupDelete.pick(seed(g.name, "delete"))
-	r.w.at(t.Add(d), func(time.Time) {
+	r.w.at(t.Add(d), func(at time.Time) {
 		if r.groups[g.name] == g {
 			delete(r.groups, g.name)
+			g.goneAt = at
+			r.retired = append(r.retired, g)
 		}
 	})
 }

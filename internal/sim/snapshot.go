@@ -25,21 +25,25 @@ type AccountSnapshot struct {
 
 // GroupSnapshot is one ASG.
 type GroupSnapshot struct {
-	Name           string             `json:"name"`
-	Status         string             `json:"status,omitempty"`
-	Tags           map[string]string  `json:"tags"`
-	Min            int32              `json:"min"`
-	Max            int32              `json:"max"`
-	Desired        int32              `json:"desired"`
-	LaunchTemplate string             `json:"launch_template"`
-	LoadBalancers  []string           `json:"load_balancers,omitempty"`
-	TargetGroups   []string           `json:"target_groups,omitempty"`
-	Policies       []string           `json:"policies,omitempty"`
-	Instances      []InstanceSnapshot `json:"instances"`
+	Name           string            `json:"name"`
+	Status         string            `json:"status,omitempty"`
+	Tags           map[string]string `json:"tags"`
+	Min            int32             `json:"min"`
+	Max            int32             `json:"max"`
+	Desired        int32             `json:"desired"`
+	LaunchTemplate string            `json:"launch_template"`
+	LoadBalancers  []string          `json:"load_balancers,omitempty"`
+	TargetGroups   []string          `json:"target_groups,omitempty"`
+	Policies       []string          `json:"policies,omitempty"`
+	// Suspended are the group's suspended processes.
+	Suspended []string           `json:"suspended,omitempty"`
+	Instances []InstanceSnapshot `json:"instances"`
 }
 
-// InstanceSnapshot is one instance of a group. Health maps each load
-// balancer or target group name to the instance's state there.
+// InstanceSnapshot is one instance of a group. LB maps each load balancer
+// or target group name to the instance's state there: healthy, initial,
+// unhealthy, draining, or unused (the load balancer does not route to the
+// instance's zone, or no load balancer uses the target group).
 type InstanceSnapshot struct {
 	ID        string            `json:"id"`
 	Lifecycle string            `json:"lifecycle"`
@@ -67,9 +71,11 @@ type RegistrationSnapshot struct {
 	Instances map[string]string `json:"instances"`
 }
 
-// AlarmSnapshot is one CloudWatch alarm.
+// AlarmSnapshot is one CloudWatch alarm and its state (OK, ALARM,
+// INSUFFICIENT_DATA).
 type AlarmSnapshot struct {
 	Name    string            `json:"name"`
+	State   string            `json:"state"`
 	Actions []string          `json:"actions,omitempty"`
 	Tags    map[string]string `json:"tags,omitempty"`
 }
@@ -118,7 +124,7 @@ func (w *World) Snapshot() Snapshot {
 				lb := r.elbs[n]
 				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
 				for id, i := range lb.instances {
-					rs.Instances[id] = i.lbHealth(now)
+					rs.Instances[id] = lb.state(i, now)
 				}
 				as.LoadBalancers = append(as.LoadBalancers, rs)
 			}
@@ -126,11 +132,7 @@ func (w *World) Snapshot() Snapshot {
 				tg := r.tgs[n]
 				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
 				for id, t := range tg.targets {
-					if !t.drainingAt.IsZero() {
-						rs.Instances[id] = "draining"
-					} else {
-						rs.Instances[id] = t.inst.lbHealth(now)
-					}
+					rs.Instances[id] = tg.state(t, now)
 				}
 				as.TargetGroups = append(as.TargetGroups, rs)
 			}
@@ -140,7 +142,7 @@ func (w *World) Snapshot() Snapshot {
 				for _, t := range al.tags {
 					tags[deref(t.Key)] = deref(t.Value)
 				}
-				as.Alarms = append(as.Alarms, AlarmSnapshot{Name: n, Actions: al.input.AlarmActions, Tags: tags})
+				as.Alarms = append(as.Alarms, AlarmSnapshot{Name: n, State: string(al.state.value), Actions: al.input.AlarmActions, Tags: tags})
 			}
 			if len(as.Groups)+len(as.LaunchTemplates)+len(as.Alarms) == 0 && !registered(as) {
 				continue
@@ -178,6 +180,9 @@ func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
 		gs.TargetGroups = append(gs.TargetGroups, tg.name)
 	}
 	gs.Policies = sortedKeys(g.policies)
+	for _, p := range g.suspendedProcesses() {
+		gs.Suspended = append(gs.Suspended, deref(p.ProcessName))
+	}
 	for _, i := range g.instances {
 		is := InstanceSnapshot{
 			ID: i.id, Lifecycle: string(i.lifecycle(now)), Health: i.healthStatus(now),
@@ -185,16 +190,12 @@ func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
 		}
 		for _, lb := range i.lbs {
 			if _, ok := lb.instances[i.id]; ok {
-				is.LB[lb.name] = i.lbHealth(now)
+				is.LB[lb.name] = lb.state(i, now)
 			}
 		}
 		for _, tg := range i.tgs {
 			if t := tg.targets[i.id]; t != nil {
-				if !t.drainingAt.IsZero() {
-					is.LB[tg.name] = "draining"
-				} else {
-					is.LB[tg.name] = i.lbHealth(now)
-				}
+				is.LB[tg.name] = tg.state(t, now)
 			}
 		}
 		gs.Instances = append(gs.Instances, is)

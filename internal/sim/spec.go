@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,11 +54,14 @@ type BootstrapSpec struct {
 	Trust     []string `json:"trust"`
 }
 
-// RoleSpec is an IAM role. Trust lists the accounts allowed to assume it.
+// RoleSpec is an IAM role. Trust lists the accounts allowed to assume it,
+// TrustServices the AWS service principals ("autoscaling.amazonaws.com"
+// for a lifecycle hook's role).
 type RoleSpec struct {
-	Name  string   `json:"name"`
-	Path  string   `json:"path,omitempty"`
-	Trust []string `json:"trust,omitempty"`
+	Name          string   `json:"name"`
+	Path          string   `json:"path,omitempty"`
+	Trust         []string `json:"trust,omitempty"`
+	TrustServices []string `json:"trust_services,omitempty"`
 }
 
 // InstanceProfileSpec is an IAM instance profile and the roles in it.
@@ -74,8 +78,11 @@ type RegionSpec struct {
 	Subnets        []SubnetSpec        `json:"subnets,omitempty"`
 	SecurityGroups []SecurityGroupSpec `json:"security_groups,omitempty"`
 	ELBs           []ELBSpec           `json:"elbs,omitempty"`
-	TargetGroups   []TargetGroupSpec   `json:"target_groups,omitempty"`
-	Topics         []TopicSpec         `json:"topics,omitempty"`
+	// LoadBalancers are Elastic Load Balancing v2 load balancers
+	// (application or network), which target groups route from.
+	LoadBalancers []LoadBalancerSpec `json:"load_balancers,omitempty"`
+	TargetGroups  []TargetGroupSpec  `json:"target_groups,omitempty"`
+	Topics        []TopicSpec        `json:"topics,omitempty"`
 }
 
 // AMISpec is a machine image and how instances launched from it behave.
@@ -85,9 +92,18 @@ type AMISpec struct {
 	// Tags of the image (a Name tag defaults to Name).
 	Tags     map[string]string `json:"tags,omitempty"`
 	Behavior Behavior          `json:"behavior,omitempty"`
+	// Architecture of the image: x86_64 (the default), arm64 or i386. An
+	// instance type that cannot run it fails to launch.
+	Architecture string `json:"architecture,omitempty"`
+	// CPUPercent is the average CPUUtilization its instances report once
+	// in service (default DefaultCPUPercent): what CPU alarms see.
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
 	// Timings override the world's defaults for this image.
 	Timings *Timings `json:"timings,omitempty"`
 }
+
+// DefaultCPUPercent is the CPUUtilization of an image that sets none.
+const DefaultCPUPercent = 40.0
 
 // SubnetSpec is a VPC subnet.
 type SubnetSpec struct {
@@ -105,22 +121,41 @@ type SecurityGroupSpec struct {
 	Tags  map[string]string `json:"tags,omitempty"`
 }
 
-// ELBSpec is a classic load balancer.
+// ELBSpec is a classic load balancer. AvailabilityZones are the zones it
+// routes to (default: every zone of the region's subnets); an instance in
+// another zone stays OutOfService.
 type ELBSpec struct {
-	Name string            `json:"name"`
-	Tags map[string]string `json:"tags,omitempty"`
+	Name              string            `json:"name"`
+	AvailabilityZones []string          `json:"availability_zones,omitempty"`
+	Tags              map[string]string `json:"tags,omitempty"`
+}
+
+// LoadBalancerSpec is an Elastic Load Balancing v2 load balancer.
+// AvailabilityZones are its enabled zones (default: every zone of the
+// region's subnets); a target in another zone is unused
+// (Target.NotInUse).
+type LoadBalancerSpec struct {
+	Name              string            `json:"name"`
+	Type              string            `json:"type,omitempty"` // application (default) or network
+	AvailabilityZones []string          `json:"availability_zones,omitempty"`
+	Tags              map[string]string `json:"tags,omitempty"`
 }
 
 // TargetGroupSpec is an ELBv2 target group (instance targets).
+// LoadBalancers names the v2 load balancers that route to it (through
+// their listeners); a target group no load balancer uses has every target
+// unused (Target.NotInUse), as in AWS.
 type TargetGroupSpec struct {
-	Name string            `json:"name"`
-	Port int32             `json:"port,omitempty"`
-	Tags map[string]string `json:"tags,omitempty"`
+	Name          string            `json:"name"`
+	Port          int32             `json:"port,omitempty"`
+	LoadBalancers []string          `json:"load_balancers,omitempty"`
+	Tags          map[string]string `json:"tags,omitempty"`
 }
 
-// TopicSpec is an SNS topic.
+// TopicSpec is an SNS topic and its tags.
 type TopicSpec struct {
-	Name string `json:"name"`
+	Name string            `json:"name"`
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // Behavior is how the instances of an AMI behave.
@@ -138,10 +173,16 @@ const (
 	CrashLoop Behavior = "crash-loop"
 	// SlowBoot instances are healthy but take SlowBoot to boot.
 	SlowBoot Behavior = "slow-boot"
+	// CrashAfterHealthy instances pass their health checks, serve for
+	// HealthyFor, then die; the ASG replaces them with instances that do
+	// the same (an application that starts, then crashes under load).
+	CrashAfterHealthy Behavior = "crash-after-healthy"
 )
 
 // Behaviors returns every behavior.
-func Behaviors() []Behavior { return []Behavior{Healthy, NeverHealthy, CrashLoop, SlowBoot} }
+func Behaviors() []Behavior {
+	return []Behavior{Healthy, NeverHealthy, CrashLoop, SlowBoot, CrashAfterHealthy}
+}
 
 func (b Behavior) valid() bool {
 	for _, v := range Behaviors() {
@@ -166,6 +207,9 @@ type Timings struct {
 	Health *Range `json:"health_seconds,omitempty"`
 	// CrashAfter is from InService to dying, for the crash-loop behavior.
 	CrashAfter *Range `json:"crash_after_seconds,omitempty"`
+	// HealthyFor is from passing the health checks to dying, for the
+	// crash-after-healthy behavior.
+	HealthyFor *Range `json:"healthy_for_seconds,omitempty"`
 	// Terminate is how long an instance stays Terminating.
 	Terminate *Range `json:"terminate_seconds,omitempty"`
 	// Deregistration is how long a target drains in a target group.
@@ -182,6 +226,7 @@ func DefaultTimings() Timings {
 		SlowBoot:       &Range{300, 600},
 		Health:         &Range{20, 40},
 		CrashAfter:     &Range{30, 90},
+		HealthyFor:     &Range{10, 50},
 		Terminate:      &Range{20, 40},
 		Deregistration: &Range{30, 30},
 		GroupDelete:    &Range{10, 30},
@@ -201,7 +246,7 @@ func (t Timings) over(o *Timings) Timings {
 	}
 	return Timings{
 		Boot: pick(t.Boot, o.Boot), SlowBoot: pick(t.SlowBoot, o.SlowBoot),
-		Health: pick(t.Health, o.Health), CrashAfter: pick(t.CrashAfter, o.CrashAfter),
+		Health: pick(t.Health, o.Health), CrashAfter: pick(t.CrashAfter, o.CrashAfter), HealthyFor: pick(t.HealthyFor, o.HealthyFor),
 		Terminate: pick(t.Terminate, o.Terminate), Deregistration: pick(t.Deregistration, o.Deregistration),
 		GroupDelete: pick(t.GroupDelete, o.GroupDelete),
 	}
@@ -211,7 +256,7 @@ func (t Timings) validate(where string) []string {
 	var problems []string
 	for name, r := range map[string]*Range{
 		"boot_seconds": t.Boot, "slow_boot_seconds": t.SlowBoot, "health_seconds": t.Health,
-		"crash_after_seconds": t.CrashAfter, "terminate_seconds": t.Terminate,
+		"crash_after_seconds": t.CrashAfter, "healthy_for_seconds": t.HealthyFor, "terminate_seconds": t.Terminate,
 		"deregistration_seconds": t.Deregistration, "group_delete_seconds": t.GroupDelete,
 	} {
 		if r != nil && (r.Min < 0 || r.Max < r.Min) {
@@ -291,7 +336,13 @@ var (
 	accountRE = regexp.MustCompile(`^[0-9]{12}$`)
 	regionRE  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 	pathRE    = regexp.MustCompile(`^/([\x21-\x7e]+/)*$`)
+	// servicePrincipalRE is an AWS service principal.
+	servicePrincipalRE = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)*\.amazonaws\.com$`)
 )
+
+// Architectures an image may have (EC2's ArchitectureValues a launch can
+// use).
+var architectures = []string{"x86_64", "arm64", "i386"}
 
 // Validate lists every problem of the spec, each as "where: what".
 func (s WorldSpec) Validate() []string {
@@ -335,7 +386,13 @@ func (s WorldSpec) Validate() []string {
 			addRole(w, naming.PublishRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
 		}
 		for j, r := range a.Roles {
-			addRole(fmt.Sprintf("%s.roles[%d]", where, j), r.Name, r.Path, r.Trust)
+			w := fmt.Sprintf("%s.roles[%d]", where, j)
+			addRole(w, r.Name, r.Path, r.Trust)
+			for k, svc := range r.TrustServices {
+				if !servicePrincipalRE.MatchString(svc) {
+					add("%s.trust_services[%d]: %q is not an AWS service principal (name.amazonaws.com)", w, k, svc)
+				}
+			}
 		}
 		profiles := map[string]bool{}
 		for j, ip := range a.InstanceProfiles {
@@ -398,6 +455,12 @@ func (r RegionSpec) validate(where string) []string {
 		if a.Behavior != "" && !a.Behavior.valid() {
 			add("%s.behavior: %q is not one of %v", w, a.Behavior, Behaviors())
 		}
+		if a.Architecture != "" && !slices.Contains(architectures, a.Architecture) {
+			add("%s.architecture: %q is not one of %v", w, a.Architecture, architectures)
+		}
+		if c := a.CPUPercent; c != nil && !(*c >= 0 && *c <= 100) {
+			add("%s.cpu_percent: %v must be between 0 and 100", w, *c)
+		}
 		if a.Timings != nil {
 			p = append(p, a.Timings.validate(w+".timings")...)
 		}
@@ -420,14 +483,38 @@ func (r RegionSpec) validate(where string) []string {
 			add("%s.id: %q must start with sg-", w, g.ID)
 		}
 	}
+	zones := func(w string, azs []string) {
+		for k, az := range azs {
+			if !strings.HasPrefix(az, r.Name) {
+				add("%s.availability_zones[%d]: %q is not a zone of %s", w, k, az, r.Name)
+			}
+		}
+	}
 	for i, e := range r.ELBs {
-		unique(fmt.Sprintf("%s.elbs[%d].name", where, i), "load balancer", e.Name)
+		w := fmt.Sprintf("%s.elbs[%d]", where, i)
+		unique(w+".name", "load balancer", e.Name)
+		zones(w, e.AvailabilityZones)
+	}
+	v2 := map[string]bool{}
+	for i, lb := range r.LoadBalancers {
+		w := fmt.Sprintf("%s.load_balancers[%d]", where, i)
+		unique(w+".name", "v2 load balancer", lb.Name)
+		v2[lb.Name] = true
+		if lb.Type != "" && lb.Type != "application" && lb.Type != "network" {
+			add("%s.type: %q is not application or network", w, lb.Type)
+		}
+		zones(w, lb.AvailabilityZones)
 	}
 	for i, t := range r.TargetGroups {
 		w := fmt.Sprintf("%s.target_groups[%d]", where, i)
 		unique(w+".name", "target group", t.Name)
 		if len(t.Name) > 32 {
 			add("%s.name: %q is longer than 32 characters", w, t.Name)
+		}
+		for k, lb := range t.LoadBalancers {
+			if !v2[lb] {
+				add("%s.load_balancers[%d]: v2 load balancer %q is not defined in this region", w, k, lb)
+			}
 		}
 	}
 	for i, t := range r.Topics {

@@ -80,7 +80,7 @@ func (w *World) assumeRole(caller string, in *sts.AssumeRoleInput) (*sts.AssumeR
 	}
 	key := w.newID("ASIASIM", 13)
 	expires := w.now.Add(time.Duration(dur) * time.Second)
-	w.sessions[key] = &session{account: accountID, role: roleName, expires: expires}
+	w.sessions[key] = &session{account: accountID, role: roleName, name: name, expires: expires}
 	return &sts.AssumeRoleOutput{
 		Credentials: &ststypes.Credentials{
 			AccessKeyId: aws.String(key), SecretAccessKey: aws.String("sim-secret-" + key),

@@ -34,6 +34,10 @@ type World struct {
 
 	faults *Faults
 	calls  callLog
+	// caller is the role session making the call in progress (nil for
+	// the unauthenticated clients of Clients): what IAM checks beyond the
+	// call's own action apply to.
+	caller *session
 }
 
 type account struct {
@@ -46,7 +50,8 @@ type account struct {
 type role struct {
 	name, path string
 	id         string
-	trust      map[string]bool
+	trust      map[string]bool // accounts
+	services   map[string]bool // service principals
 	created    time.Time
 }
 
@@ -57,8 +62,13 @@ type instanceProfile struct {
 }
 
 type session struct {
-	account, role string
-	expires       time.Time
+	account, role, name string
+	expires             time.Time
+}
+
+// arn is the session's assumed-role ARN, as IAM's errors name the caller.
+func (s *session) arn() string {
+	return "arn:aws:sts::" + s.account + ":assumed-role/" + s.role + "/" + s.name
 }
 
 // New builds a world from spec, checked as ParseWorld does. The clock is
@@ -89,22 +99,25 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 	for _, as := range spec.Accounts {
 		a := &account{id: as.ID, roles: map[string]*role{}, profiles: map[string]*instanceProfile{}, regions: map[string]*region{}}
 		w.accounts[as.ID] = a
-		addRole := func(name, path string, trust []string) {
+		addRole := func(name, path string, trust, services []string) {
 			if path == "" {
 				path = "/"
 			}
-			r := &role{name: name, path: path, id: w.newID("AROA", 17), trust: map[string]bool{}, created: w.now}
+			r := &role{name: name, path: path, id: w.newID("AROA", 17), trust: map[string]bool{}, services: map[string]bool{}, created: w.now}
 			for _, t := range trust {
 				r.trust[t] = true
+			}
+			for _, s := range services {
+				r.services[s] = true
 			}
 			a.roles[name] = r
 		}
 		for _, b := range as.Bootstrap {
-			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust)
-			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust)
+			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust, nil)
+			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust, nil)
 		}
 		for _, r := range as.Roles {
-			addRole(r.Name, r.Path, r.Trust)
+			addRole(r.Name, r.Path, r.Trust, r.TrustServices)
 		}
 		for _, ip := range as.InstanceProfiles {
 			path := ip.Path
@@ -245,11 +258,13 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, err)
 	}
+	w.caller = nil
 	if v.creds != nil {
 		if err := w.authenticate(key, v.account); err != nil {
 			w.mu.Unlock()
 			return nil, opError(v.service, op, err)
 		}
+		w.caller = w.sessions[key]
 	}
 	r := w.region(v.account, v.region)
 	if r == nil {

@@ -113,7 +113,7 @@ func TestLookups(t *testing.T) {
 				return "", err
 			}
 			return *out.Role.Arn, nil
-		}, "arn:aws:iam::111111111111:role/asg_lifecycle_hooks", ""},
+		}, "arn:aws:iam::111111111111:role/coinbase/deploy-test/development/asg_lifecycle_hooks", ""},
 		{"unknown role", func() (string, error) {
 			_, err := f.c.IAM.GetRole(f.ctx, &iam.GetRoleInput{RoleName: aws.String("nope")})
 			return "", err

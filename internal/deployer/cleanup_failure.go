@@ -1,0 +1,116 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// cleanUpFailure is the CleanUpFailure task: it removes what this release
+// created. What it removes: the groups Deploy recorded before it created
+// anything (ledger.GetDeploying; without that record Deploy created
+// nothing), and every group and launch template AWS shows tagged with the
+// release id. Each is removed by name (fleet.Remover: its alarms, the
+// group with its instances, its launch template), a visible one only when
+// its tags are this release's. A recorded group AWS does not show is
+// retryable, never taken for gone, until the last attempt: AWS is
+// eventually consistent after a create, so FailureClean never leaves the
+// release's fleet running. What it removed is added to Deploy's record,
+// so a retry knows it gone rather than not visible yet.
+//
+// Anything it could not remove is a *failure.CleanUpError listing the
+// leftovers, recorded in the outcome as FailureDirty (the lock is kept);
+// when every failure was transient it is a *failure.RetryableError
+// instead. On success it writes nothing: ReleaseLock records the outcome.
+// Idempotent.
+func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) error {
+		err = exhausted(req, err)
+		if failure.NameOf(err) == failure.NameRetryable {
+			return err
+		}
+		var ce *failure.CleanUpError
+		if !errors.As(err, &ce) {
+			ce = &failure.CleanUpError{Err: err}
+		}
+		if len(ce.Leftovers) == 0 {
+			ce = &failure.CleanUpError{Leftovers: []string{"whatever release " + st.ReleaseID + " created in " + st.Target.AccountID + "/" + st.Target.Region}, Err: ce.Err}
+		}
+		d.recordDirty(ctx, st, req, ce)
+		return ce
+	}
+	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	switch {
+	case err != nil:
+		return nil, fail(err)
+	case !found && !st.Deployed:
+		d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
+		return st, nil
+	case !found:
+		// Deploy finished without its record (someone removed it): its
+		// groups have their deterministic names all the same.
+		intent.Groups = groupNames(st)
+	}
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil, fail(err)
+	}
+	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
+	names := slices.Clone(intent.Groups)
+	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
+	if err != nil {
+		return nil, fail(err)
+	}
+	for _, g := range groups {
+		if fleet.ReleaseOf(g) == st.ReleaseID {
+			names = append(names, aws.ToString(g.AutoScalingGroupName))
+		}
+	}
+	templates, err := fleet.Templates(ctx, c.EC2, owner)
+	if err != nil {
+		return nil, fail(err)
+	}
+	for name, tags := range templates {
+		if tags[naming.TagReleaseID] == st.ReleaseID {
+			names = append(names, name)
+		}
+	}
+	created := map[string]bool{}
+	for _, n := range intent.Groups {
+		created[n] = !slices.Contains(intent.Removed, n)
+	}
+	remover := &fleet.Remover{
+		Clients: c, Owner: owner, Created: created,
+		Owns:        func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID },
+		LastAttempt: req.Execution.RetryCount >= limits.TaskRetryMaxAttempts,
+		Log:         d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure),
+	}
+	removal, err := remover.Remove(ctx, names)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if found {
+		// Remember what is gone, so a retry does not take it for a group
+		// AWS does not show yet.
+		intent.Removed = append(intent.Removed, removal.Removed...)
+		slices.Sort(intent.Removed)
+		intent.Removed = slices.Compact(intent.Removed)
+		if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, intent); err != nil {
+			return nil, fail(err)
+		}
+	}
+	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
+	return st, nil
+}

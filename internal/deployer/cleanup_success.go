@@ -1,0 +1,396 @@
+package deployer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// cleanUpSuccess is the CleanUpSuccess task: the swap. Its steps:
+//
+//  1. Done already? When this execution's outcome records Success (an
+//     earlier attempt got that far; its response may have been lost), it
+//     only finishes (clears the halt marker and releases the lock if this
+//     release still holds it) and touches nothing in AWS.
+//  2. Past the point of no return? It reads its deleting record
+//     (ledger.GetDeleting) before anything that can fail for good. Without
+//     one it gates the swap (gate): the lock must be held by this release
+//     and every service must still be stable by CheckHealthy's rule; then
+//     it lists the previous groups and records exactly them
+//     (ledger.CreateDeleting): the point of no return. A failure of the
+//     gate is a failed release (a *failure.HaltError or
+//     *failure.DeployError, so CleanUpFailure follows and the previous
+//     release keeps serving), or retryable.
+//  3. Retire (retire): it retires exactly the groups the record names, and
+//     only while the lock is this release's; scales each new group back
+//     from ferry's launch count to its desired capacity; resumes the
+//     scaling processes Deploy suspended; records the current release and
+//     the outcome; clears the halt marker and releases the lock, last.
+//
+// Once the record exists it ends only in Success or FailureDirty: every
+// failure is a *failure.CleanUpError naming what is left (recorded in a
+// FailureDirty outcome; the lock is kept), or a *failure.RetryableError
+// while retries remain. It never fails into CleanUpFailure, which would
+// delete the only groups left serving. A record that cannot be read
+// fails closed the same way: it may be past its point of no return.
+func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	done, err := d.succeeded(ctx, st, req)
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		d.log.Info("release already succeeded", "release_id", st.ReleaseID)
+		if err := d.finish(ctx, st); err != nil {
+			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{retired: true, settled: true}, err)
+		}
+		return st, nil
+	}
+	plan, found, err := d.ledger.GetDeleting(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, d.pastNoReturn(ctx, st, req, nil, err)
+	}
+	if !found {
+		if plan, err = d.gate(ctx, st, req); err != nil {
+			return nil, err
+		}
+	}
+	return st, d.retire(ctx, st, req, plan)
+}
+
+// succeeded reports whether this execution's outcome already records
+// Success. An outcome that cannot be read for a transient reason is
+// retryable; for another reason it is taken as "not known to be done":
+// the steps that follow fail closed.
+func (d *Deployer) succeeded(ctx context.Context, st *execution.State, req execution.Request) (bool, error) {
+	o, found, err := d.ledger.GetOutcome(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	switch {
+	case err != nil && failure.NameOf(err) == failure.NameRetryable:
+		return false, exhausted(req, err)
+	case err != nil:
+		d.log.Warn("cannot read the outcome", "release_id", st.ReleaseID, "error", err.Error())
+		return false, nil
+	}
+	return found && o.End == execution.EndSuccess && o.Execution == req.Execution.ID, nil
+}
+
+// gate decides, before the point of no return, whether the swap may go
+// ahead, and records what it retires. See cleanUpSuccess.
+func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.Request) (ledger.Intent, error) {
+	r, c, err := d.loadAndConnect(ctx, st, false)
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
+	}
+	if err := d.holdsLock(ctx, st); err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
+	}
+	now := d.now()
+	report, err := d.healthReport(ctx, c, st, r, now)
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
+	}
+	if err := checkTerminations(r, report); err != nil {
+		return ledger.Intent{}, err
+	}
+	if bad := health.Unstable(report, now); len(bad) > 0 {
+		for _, svc := range bad {
+			if report[svc].Missing && req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
+				return ledger.Intent{}, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
+			}
+		}
+		return ledger.Intent{}, &failure.HaltError{Reason: "no longer stable before retiring the previous groups: " + joinNames(bad)}
+	}
+	previous, err := d.previousNames(ctx, c, st)
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
+	}
+	plan, wrote, err := d.ledger.CreateDeleting(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous,
+	})
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
+	}
+	if wrote {
+		d.log.Info("retiring the previous groups", "release_id", st.ReleaseID, "groups", plan.Groups)
+	}
+	return plan, nil
+}
+
+// previousNames are the names of what the swap retires: every group of the
+// project-config another release made that is not being deleted already,
+// and every launch template of another release (one whose group is gone
+// is an orphan to remove too).
+func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, error) {
+	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
+	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
+	if err != nil {
+		return nil, err
+	}
+	templates, err := fleet.Templates(ctx, c.EC2, owner)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, g := range groups {
+		if fleet.ReleaseOf(g) != st.ReleaseID && !fleet.Deleting(g) {
+			names = append(names, aws.ToString(g.AutoScalingGroupName))
+		}
+	}
+	for name, tags := range templates {
+		if tags[naming.TagReleaseID] != st.ReleaseID {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// beforeNoReturn is how the gate fails: a failed release. A transient
+// failure is retried while retries remain, then fails the release like
+// any other; a failure that names no state machine error is a
+// *failure.DeployError.
+func beforeNoReturn(req execution.Request, err error) error {
+	if failure.NameOf(err) == failure.NameRetryable {
+		if req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
+			return err
+		}
+		return &failure.DeployError{Op: "re-check before retiring the previous groups",
+			Err: fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)}
+	}
+	if name := failure.NameOf(err); name == failure.NameHalt || name == failure.NameDeploy {
+		return err
+	}
+	return &failure.DeployError{Op: "re-check before retiring the previous groups", Err: err}
+}
+
+// holdsLock fails unless the project-config's lock is held by this
+// release.
+func (d *Deployer) holdsLock(ctx context.Context, st *execution.State) error {
+	h, held, err := d.locks.Get(ctx, st.ProjectName, st.ConfigName)
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return &failure.LockError{Op: "check", Err: fmt.Errorf("release %s no longer holds the lock %s", st.ReleaseID, naming.LockKey(st.ProjectName, st.ConfigName))}
+	case h.ReleaseID != st.ReleaseID:
+		return &failure.LockError{Op: "check", Err: fmt.Errorf("the lock %s is held by release %s (execution %s), not %s",
+			naming.LockKey(st.ProjectName, st.ConfigName), h.ReleaseID, h.Execution, st.ReleaseID)}
+	}
+	return nil
+}
+
+// retire does the swap past its point of no return (see cleanUpSuccess):
+// every failure goes through pastNoReturn.
+func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) error {
+	p := &retireProgress{plan: plan}
+	fail := func(err error) error { return d.pastNoReturn(ctx, st, req, p, err) }
+	r, c, err := d.loadAndConnect(ctx, st, false)
+	if err != nil {
+		return fail(err)
+	}
+	p.clients = c
+	if err := d.holdsLock(ctx, st); err != nil {
+		return fail(err)
+	}
+	remover := &fleet.Remover{
+		Clients: c, Owner: fleet.Owner{Project: st.ProjectName, Config: st.ConfigName},
+		Owns: func(tags map[string]string) bool { return tags[naming.TagReleaseID] != st.ReleaseID },
+		Log:  d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess),
+	}
+	removal, err := remover.Remove(ctx, plan.Groups)
+	if err != nil {
+		return fail(err)
+	}
+	p.retired = true
+	if err := d.settle(ctx, c, st); err != nil {
+		return fail(err)
+	}
+	p.settled = true
+	if err := d.record(ctx, st, req, r); err != nil {
+		return fail(err)
+	}
+	if err := d.finish(ctx, st); err != nil {
+		return fail(err)
+	}
+	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
+	return nil
+}
+
+// record writes the current record and the Success outcome, before the
+// lock is released: a failure releasing it overwrites the outcome with
+// FailureDirty.
+func (d *Deployer) record(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
+	now := d.now()
+	sums := map[string]string{}
+	for _, svc := range st.Services {
+		data, err := d.ledger.GetUserData(ctx, st.ProjectName, st.ConfigName, st.ReleaseID, svc)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		sums[svc] = hex.EncodeToString(sum[:])
+	}
+	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
+		CreatedBy: r.CreatedBy, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
+	}); err != nil {
+		return err
+	}
+	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
+		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: r.CreatedBy,
+	})
+}
+
+// settle readies each new group for life after the swap: it scales it
+// from ferry's launch count down to the service's desired capacity (the
+// spread is extra capacity for the deploy only, and a next release sizes
+// itself from this group's desired capacity) and resumes the scaling
+// processes Deploy suspended. A group whose desired capacity is no longer
+// ferry's launch count (a person changed it, or an earlier attempt
+// settled it) keeps its capacity. A refusal is a *failure.CleanUpError
+// naming the group and what it kept.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State) error {
+	names := groupNames(st)
+	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	if err != nil {
+		return err
+	}
+	for i, svc := range st.Services {
+		name := names[i]
+		g, ok := groups[name]
+		if !ok {
+			return &failure.RetryableError{Op: "settle " + name, Err: errors.New("the new group is not visible (eventual consistency)")}
+		}
+		var s execution.ServiceHealth
+		if st.Health != nil {
+			s = st.Health.Services[svc]
+		}
+		if s.Desired > 0 && s.Launch > s.Desired && int(aws.ToInt32(g.DesiredCapacity)) == s.Launch {
+			_, err := c.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+				AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(s.Desired)),
+			})
+			if err != nil {
+				return settleErr("autoscaling:UpdateAutoScalingGroup "+name, fmt.Sprintf("%s: %d instances, desired %d", name, s.Launch, s.Desired), err)
+			}
+			d.log.Info("scaled to desired capacity", "release_id", st.ReleaseID, "asg", name, "desired", s.Desired)
+		}
+		if slices.ContainsFunc(g.SuspendedProcesses, func(p asgtypes.SuspendedProcess) bool {
+			return slices.Contains(deployProcesses, aws.ToString(p.ProcessName))
+		}) {
+			_, err := c.AutoScaling.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{
+				AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses,
+			})
+			if err != nil {
+				return settleErr("autoscaling:ResumeProcesses "+name, fmt.Sprintf("%s: scaling processes %s still suspended", name, joinNames(deployProcesses)), err)
+			}
+		}
+	}
+	return nil
+}
+
+// settleErr is a failure of settle: retryable when transient, else a
+// *failure.CleanUpError naming what was left as it was.
+func settleErr(op, left string, err error) error {
+	err = cloud.Classify(op, err)
+	if failure.NameOf(err) == failure.NameRetryable {
+		return err
+	}
+	return &failure.CleanUpError{Leftovers: []string{left}, Err: err}
+}
+
+// retireProgress is how far retire got, to name what a failure leaves.
+type retireProgress struct {
+	plan    ledger.Intent
+	clients *cloud.Clients
+	retired bool // the previous groups are gone
+	settled bool // the new groups are settled
+}
+
+// pastNoReturn is how CleanUpSuccess fails past its point of no return
+// (or when it cannot tell whether it is): retryable while retries remain
+// and the failure is transient; else a *failure.CleanUpError naming what
+// is left, recorded in a FailureDirty outcome (p nil: it does not know
+// how far it got, and names what of the previous release AWS shows).
+func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req execution.Request, p *retireProgress, err error) error {
+	err = exhausted(req, err)
+	if failure.NameOf(err) == failure.NameRetryable {
+		return err
+	}
+	var ce *failure.CleanUpError
+	if !errors.As(err, &ce) {
+		ce = &failure.CleanUpError{Err: err}
+	}
+	left := slices.Clone(ce.Leftovers)
+	lock := "the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"
+	if p == nil {
+		// How far it got is unknown: what stands of the previous release
+		// is what AWS shows now.
+		p = &retireProgress{}
+		if c, err := d.connect(ctx, st, false); err == nil {
+			if names, err := d.previousNames(ctx, c, st); err == nil {
+				p.plan.Groups, p.clients = names, c
+			}
+		}
+		if p.clients == nil {
+			left = append(left, "the previous groups of "+st.ProjectName+"/"+st.ConfigName+" (whether they were being retired is unknown)")
+		}
+	}
+	switch {
+	case !p.retired:
+		names, known := d.standing(ctx, p)
+		for _, name := range names {
+			if slices.Contains(left, "auto scaling group "+name) {
+				continue // the removal named it already
+			}
+			if known {
+				left = append(left, "previous group and launch template "+name+" (not deleted)")
+			} else {
+				left = append(left, "previous group and launch template "+name+" (may remain)")
+			}
+		}
+	}
+	if !p.settled {
+		left = append(left, "the current record of "+st.ProjectName+"/"+st.ConfigName+" (still names the previous release)")
+	}
+	ce = &failure.CleanUpError{Leftovers: append(left, lock), Err: ce.Err}
+	d.recordDirty(ctx, st, req, ce)
+	return ce
+}
+
+// standing names the groups of the plan that still stand: those AWS shows
+// (not being deleted), known true; or, when it cannot tell, every one of
+// them, known false.
+func (d *Deployer) standing(ctx context.Context, p *retireProgress) (names []string, known bool) {
+	if p.clients != nil {
+		if groups, err := fleet.Describe(ctx, p.clients.AutoScaling, p.plan.Groups); err == nil {
+			for _, name := range p.plan.Groups {
+				if g, ok := groups[name]; ok && !fleet.Deleting(g) {
+					names = append(names, name)
+				}
+			}
+			return names, true
+		}
+	}
+	return p.plan.Groups, false
+}

@@ -1,0 +1,41 @@
+package fleet
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// TestDeleteAlarmsFallsBackOneByOne: CloudWatch's DeleteAlarms fails the
+// whole call (ResourceNotFound) when one name is missing; the alarms that
+// exist are then deleted one at a time and the missing one counts as gone.
+func TestDeleteAlarmsFallsBackOneByOne(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	c := w.Clients("111111111111", "us-east-1")
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		_, err := c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
+			AlarmName: aws.String(name), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
+			Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(1),
+			ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, deleteAlarms(ctx, c.CloudWatch, []string{"a", "no-such-alarm", "b"}))
+	out, err := c.CloudWatch.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{})
+	require.NoError(t, err)
+	assert.Empty(t, out.MetricAlarms)
+}

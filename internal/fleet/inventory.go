@@ -1,0 +1,194 @@
+package fleet
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// Owner is a project-config: what ferry manages for it carries its
+// ProjectName and ConfigName tags and DeployWith=ferry.
+type Owner struct {
+	Project, Config string
+}
+
+// Marks reports whether tags mark a resource ferry manages for the
+// project-config (of any release).
+func (o Owner) Marks(tags map[string]string) bool {
+	return tags[naming.TagProjectName] == o.Project && tags[naming.TagConfigName] == o.Config &&
+		tags[naming.TagDeployWith] == naming.DeployWithValue
+}
+
+// ASGTags returns an Auto Scaling group's tags as a map.
+func ASGTags(tags []asgtypes.TagDescription) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+// EC2Tags returns EC2 tags as a map.
+func EC2Tags(tags []ec2types.Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+// Deleting reports whether an Auto Scaling group is being deleted.
+func Deleting(g asgtypes.AutoScalingGroup) bool {
+	return strings.HasPrefix(aws.ToString(g.Status), "Delete")
+}
+
+// ReleaseOf is the release a group of ferry's belongs to (its ReleaseID
+// tag).
+func ReleaseOf(g asgtypes.AutoScalingGroup) string { return ASGTags(g.Tags)[naming.TagReleaseID] }
+
+// Groups returns every Auto Scaling group of the project-config ferry
+// manages, found by its tags (filters, re-checked on every group here),
+// every page. Groups being deleted are included (see Deleting). A failure
+// is classified (cloud.Classify).
+func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.AutoScalingGroup, error) {
+	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: []asgtypes.Filter{
+		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{o.Project}},
+		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{o.Config}},
+		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},
+	}}
+	var groups []asgtypes.AutoScalingGroup
+	for {
+		out, err := api.DescribeAutoScalingGroups(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
+		}
+		for _, g := range out.AutoScalingGroups {
+			if o.Marks(ASGTags(g.Tags)) {
+				groups = append(groups, g)
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			return groups, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// Describe describes Auto Scaling groups by name, in batches of
+// limits.DescribeGroupsBatch, and returns those AWS shows, by name. A
+// name missing from the result does not exist, or is not visible yet. A
+// failure is classified (cloud.Classify).
+func Describe(ctx context.Context, api cloud.AutoScaling, names []string) (map[string]asgtypes.AutoScalingGroup, error) {
+	out := map[string]asgtypes.AutoScalingGroup{}
+	for batch := range slices.Chunk(names, limits.DescribeGroupsBatch) {
+		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(100)}
+		for {
+			page, err := api.DescribeAutoScalingGroups(ctx, in)
+			if err != nil {
+				return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
+			}
+			for _, g := range page.AutoScalingGroups {
+				out[aws.ToString(g.AutoScalingGroupName)] = g
+			}
+			if aws.ToString(page.NextToken) == "" {
+				break
+			}
+			in.NextToken = page.NextToken
+		}
+	}
+	return out, nil
+}
+
+// Templates returns the launch templates of the project-config ferry
+// manages, by name, with their tags (tag filters, re-checked here), every
+// page. A failure is classified (cloud.Classify).
+func Templates(ctx context.Context, api cloud.EC2, o Owner) (map[string]map[string]string, error) {
+	return templates(ctx, api, o, &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{o.Project}},
+		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{o.Config}},
+		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},
+	}})
+}
+
+// templatesNamed returns the launch templates of the given names that AWS
+// shows, by name, with their tags, whoever's they are (a name filter, so
+// a missing name is no error).
+func templatesNamed(ctx context.Context, api cloud.EC2, names []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for batch := range slices.Chunk(names, limits.DescribeTemplatesBatch) {
+		page, err := templates(ctx, api, Owner{}, &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+			{Name: aws.String("launch-template-name"), Values: batch},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		for name, tags := range page {
+			out[name] = tags
+		}
+	}
+	return out, nil
+}
+
+// templates pages through a DescribeLaunchTemplates; with an Owner it
+// keeps only the owner's.
+func templates(ctx context.Context, api cloud.EC2, o Owner, in *ec2.DescribeLaunchTemplatesInput) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for {
+		page, err := api.DescribeLaunchTemplates(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("ec2:DescribeLaunchTemplates", err)
+		}
+		for _, lt := range page.LaunchTemplates {
+			if tags := EC2Tags(lt.Tags); o == (Owner{}) || o.Marks(tags) {
+				out[aws.ToString(lt.LaunchTemplateName)] = tags
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// Alarms returns the alarms ferry named after the given groups, by group:
+// the project-config's alarms whose name is naming.AlarmName(group, ...)
+// and whose AutoScalingGroupName dimension is that group (one describe by
+// the project-config's prefix, every page). A failure is classified.
+func Alarms(ctx context.Context, api cloud.CloudWatch, o Owner, groups []string) (map[string][]string, error) {
+	want := map[string]bool{}
+	for _, g := range groups {
+		want[g] = true
+	}
+	in := &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String(naming.GroupPrefix(o.Project, o.Config))}
+	out := map[string][]string{}
+	for {
+		page, err := api.DescribeAlarms(ctx, in)
+		if err != nil {
+			return nil, cloud.Classify("cloudwatch:DescribeAlarms", err)
+		}
+		for _, a := range page.MetricAlarms {
+			alarm := aws.ToString(a.AlarmName)
+			for _, dim := range a.Dimensions {
+				group := aws.ToString(dim.Value)
+				if aws.ToString(dim.Name) == "AutoScalingGroupName" && want[group] && strings.HasPrefix(alarm, naming.AlarmName(group, "")) {
+					out[group] = append(out[group], alarm)
+				}
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}

@@ -1,0 +1,247 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// Remover removes named groups of one project-config, with their alarms
+// and launch templates. See the package documentation.
+type Remover struct {
+	// Clients are the target's.
+	Clients *cloud.Clients
+	// Owner is the project-config; a visible group or template must
+	// carry its tags.
+	Owner Owner
+	// Owns says, of a visible group or template of the Owner, whether it
+	// may be removed (for example: made by this release, or by another).
+	// One it refuses is left alone and reported as Skipped.
+	Owns func(tags map[string]string) bool
+	// Created are names made moments ago (by this release): for them
+	// "not found" may mean "not visible yet", which is retryable unless
+	// LastAttempt.
+	Created map[string]bool
+	// LastAttempt says no retry follows: "not found" means gone for every
+	// name.
+	LastAttempt bool
+	// Log receives what is removed and what is left alone.
+	Log *slog.Logger
+}
+
+// Removal is what Remove did.
+type Removal struct {
+	// Removed are the names whose group and launch template are gone
+	// (deleted now, being deleted, or never there).
+	Removed []string
+	// Skipped are the names of groups or templates that are not the
+	// Remover's to remove (another owner's tags): left alone.
+	Skipped []string
+}
+
+// Remove removes the groups, launch templates and alarms of names (see
+// the package documentation). Idempotent: what is gone stays gone.
+func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var res Removal
+	if len(names) == 0 {
+		return res, nil
+	}
+	c := r.Clients
+	groups, err := Describe(ctx, c.AutoScaling, names)
+	if err != nil {
+		return res, r.failed("describe groups", names, err)
+	}
+	templates, err := templatesNamed(ctx, c.EC2, names)
+	if err != nil {
+		return res, r.failed("describe launch templates", names, err)
+	}
+	alarms, err := Alarms(ctx, c.CloudWatch, r.Owner, names)
+	if err != nil {
+		return res, r.failed("describe alarms", names, err)
+	}
+
+	p := &progress{}
+	for _, name := range names {
+		g, groupVisible := groups[name]
+		ltTags, ltVisible := templates[name]
+		if groupVisible && !r.mine(ASGTags(g.Tags)) || ltVisible && !r.mine(ltTags) {
+			r.log().Warn("not removed: not ours", "name", name)
+			res.Skipped = append(res.Skipped, name)
+			continue
+		}
+		if !r.removeAlarms(ctx, p, name, alarms[name]) {
+			continue
+		}
+		if !groupVisible || !Deleting(g) {
+			if !r.removeGroup(ctx, p, name) {
+				continue
+			}
+		}
+		if !r.removeTemplate(ctx, p, name) {
+			continue
+		}
+		r.log().Info("removed", "name", name)
+		res.Removed = append(res.Removed, name)
+	}
+	return res, p.err()
+}
+
+func (r *Remover) mine(tags map[string]string) bool {
+	return r.Owner.Marks(tags) && (r.Owns == nil || r.Owns(tags))
+}
+
+func (r *Remover) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// failed is a failure before anything was removed: every name is left.
+func (r *Remover) failed(what string, names []string, err error) error {
+	p := &progress{}
+	p.fail(what, err)
+	for _, n := range names {
+		p.leftovers = append(p.leftovers, "auto scaling group "+n, "launch template "+n)
+	}
+	return p.err()
+}
+
+// removeAlarms deletes a group's alarms; false when some could not be
+// (the group and template are then left, and named).
+func (r *Remover) removeAlarms(ctx context.Context, p *progress, name string, alarms []string) bool {
+	ok := true
+	for batch := range slices.Chunk(alarms, limits.MaxDeleteAlarms) {
+		if err := deleteAlarms(ctx, r.Clients.CloudWatch, batch); err != nil {
+			p.fail("alarms "+strings.Join(batch, ", "), err)
+			ok = false
+		}
+	}
+	if !ok {
+		p.leftovers = append(p.leftovers, "auto scaling group "+name, "launch template "+name)
+	}
+	return ok
+}
+
+// removeGroup deletes a group with its instances (ForceDelete); false when
+// it may still be there. An error that may mean "gone" or "already being
+// deleted" is settled by describing the group.
+func (r *Remover) removeGroup(ctx context.Context, p *progress, name string) bool {
+	api := r.Clients.AutoScaling
+	_, err := api.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true),
+	})
+	what := "auto scaling group " + name
+	if err == nil {
+		return true
+	}
+	if !cloud.IsCode(err, cloud.CodeValidation, cloud.CodeScalingActivityInProgress, cloud.CodeResourceInUse) {
+		p.fail(what, err)
+		p.leftovers = append(p.leftovers, "launch template "+name)
+		return false
+	}
+	found, derr := Describe(ctx, api, []string{name})
+	if derr != nil {
+		p.fail(what, derr)
+		p.leftovers = append(p.leftovers, "launch template "+name)
+		return false
+	}
+	g, visible := found[name]
+	switch {
+	case visible && Deleting(g):
+		return true
+	case visible:
+		// Busy, or "not found" from a delete that a describe contradicts
+		// (eventual consistency): the same delete can succeed later.
+		p.fail(what, &failure.RetryableError{Op: "autoscaling:DeleteAutoScalingGroup " + name, Err: err})
+	case r.Created[name] && !r.LastAttempt:
+		p.fail(what, notVisibleYet("autoscaling:DeleteAutoScalingGroup "+name))
+	default:
+		return true // gone
+	}
+	p.leftovers = append(p.leftovers, "launch template "+name)
+	return false
+}
+
+// removeTemplate deletes a launch template; false when it may still be
+// there.
+func (r *Remover) removeTemplate(ctx context.Context, p *progress, name string) bool {
+	_, err := r.Clients.EC2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)})
+	switch {
+	case err == nil:
+		return true
+	case !cloud.IsNotFoundCode(err, cloud.CodeLaunchTemplateNameNotFound, cloud.CodeLaunchTemplateIDNotFound):
+		p.fail("launch template "+name, err)
+	case r.Created[name] && !r.LastAttempt:
+		p.fail("launch template "+name, notVisibleYet("ec2:DeleteLaunchTemplate "+name))
+	default:
+		return true // gone
+	}
+	return false
+}
+
+// notVisibleYet is the retryable error of a name this release created
+// that AWS does not show yet (eventual consistency).
+func notVisibleYet(op string) error {
+	return &failure.RetryableError{Op: op, Err: errors.New("created moments ago and not visible yet (eventual consistency)")}
+}
+
+// deleteAlarms deletes alarms; one that is already gone is not an error.
+// When a batch fails because some alarm is gone (some API versions then
+// delete none of them), the alarms are deleted one at a time.
+func deleteAlarms(ctx context.Context, api cloud.CloudWatch, names []string) error {
+	_, err := api.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: names})
+	if err == nil || !cloud.IsNotFoundCode(err) {
+		return err
+	}
+	for _, n := range names {
+		if _, err := api.DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: []string{n}}); err != nil && !cloud.IsNotFoundCode(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// progress collects a removal's failures and leftovers.
+type progress struct {
+	leftovers []string
+	errs      []error
+	permanent bool
+}
+
+// fail records that what could not be removed, with the error.
+func (p *progress) fail(what string, err error) {
+	err = cloud.Classify(what, err)
+	if failure.NameOf(err) != failure.NameRetryable {
+		p.permanent = true
+	}
+	p.leftovers = append(p.leftovers, what)
+	p.errs = append(p.errs, err)
+}
+
+// err is the removal's error: nil, a CleanUpError naming the leftovers, or
+// a RetryableError around it when every failure was transient.
+func (p *progress) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	ce := &failure.CleanUpError{Leftovers: p.leftovers, Err: errors.Join(p.errs...)}
+	if !p.permanent {
+		return &failure.RetryableError{Op: "clean up", Err: ce}
+	}
+	return ce
+}

@@ -1,0 +1,41 @@
+package naming
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestWildcardMatch follows IAM's documented wildcard semantics for ARNs:
+// "*" matches any combination of characters and "?" any single character,
+// across "/" too (IAM JSON policy elements: Resource).
+func TestWildcardMatch(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"role/*/*", "role/acme/shop/web", true},
+		{"role/*/*", "role/a/b", true},
+		{"role/*/*", "role/root-role", false},
+		{"role/*/*", "role//x", true},
+		{"*", "", true},
+		{"a?c", "abc", true},
+		{"a?c", "ac", false},
+		{"a*b*c", "a-b-b-c", true},
+		{"a*b*c", "a-c-b", false},
+		{"abc", "ABC", false},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, WildcardMatch(tt.pattern, tt.s), "%q ~ %q", tt.pattern, tt.s)
+	}
+}
+
+// TestPassable: roles at the root path are never passable; every role
+// under a path is.
+func TestPassable(t *testing.T) {
+	assert.False(t, Passable("/", "asg_lifecycle_hooks"))
+	assert.True(t, Passable("/acme/shop/production/", "hooks"))
+	assert.True(t, Passable(InstanceProfilePath("acme/shop", "production", "web"), "web"))
+}

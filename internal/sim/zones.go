@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// zoneCounts counts g's live instances per zone of the group, every zone
+// of its subnets listed (zero when empty).
+func (g *group) zoneCounts() map[string]int {
+	counts := map[string]int{}
+	for _, s := range g.subnets {
+		counts[s.az] += 0
+	}
+	for _, i := range g.instances {
+		if i.terminating.IsZero() {
+			counts[i.subnet.az]++
+		}
+	}
+	return counts
+}
+
+// rebalance evens g out between its zones, as Auto Scaling's AZRebalance
+// does when a group is unbalanced (a zone that was short of capacity
+// recovered, say): it launches an instance in the zone with the fewest
+// (one that has capacity) before it terminates one in the zone with the
+// most, once the new instance is in service, and goes on until no two
+// zones differ by more than one. Nothing happens while AZRebalance,
+// Launch or Terminate is suspended, or while a rebalance step is under
+// way.
+func (r *region) rebalance(g *group, t time.Time) {
+	if g.deleting || g.rebalancing || g.suspended[ProcessAZRebalance] || g.suspended[ProcessLaunch] || g.suspended[ProcessTerminate] {
+		return
+	}
+	counts := g.zoneCounts()
+	zones := sortedKeys(counts)
+	var low, high string
+	for _, z := range zones {
+		if until, ok := r.impaired[z]; ok && t.Before(until) {
+			continue
+		}
+		if low == "" || counts[z] < counts[low] {
+			low = z
+		}
+	}
+	for _, z := range zones {
+		if high == "" || counts[z] > counts[high] {
+			high = z
+		}
+	}
+	if low == "" || counts[high]-counts[low] <= 1 {
+		return
+	}
+	live := g.live()
+	cause := fmt.Sprintf("At %s instances were launched to balance instances in zones %s %s with other zones resulting in more than desired number of instances in the group.  "+
+		"At %s an instance was started in response to a difference between desired and actual capacity, increasing the capacity from %d to %d.",
+		stamp(t), low, high, stamp(t), live, live+1)
+	if !r.launch(g, t, cause) {
+		return
+	}
+	fresh := g.instances[len(g.instances)-1]
+	g.rebalancing = true
+	r.w.at(fresh.bootAt, func(at time.Time) {
+		g.rebalancing = false
+		if r.groups[g.name] != g || g.deleting {
+			return
+		}
+		var victim *instance
+		for _, i := range g.instances {
+			if i.terminating.IsZero() && i.subnet.az == high && i != fresh && (victim == nil || i.launched.Before(victim.launched)) {
+				victim = i
+			}
+		}
+		if victim != nil && !g.suspended[ProcessTerminate] && !g.suspended[ProcessAZRebalance] {
+			n := g.live()
+			r.terminate(victim, at, false, fmt.Sprintf("At %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
+				stamp(at), n, n-1, stamp(at), victim.id))
+		}
+		r.rebalance(g, at)
+	})
+}
+
+// zonesOf returns the distinct zones of subnets, sorted.
+func zonesOf(subnets []*subnet) []string {
+	var out []string
+	for _, s := range subnets {
+		if !slices.Contains(out, s.az) {
+			out = append(out, s.az)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
