@@ -43,6 +43,7 @@ const (
 	CodeInvalidClientTokenID      = "InvalidClientTokenId"
 	CodeInternalError             = "InternalError"
 	CodeThrottling                = "Throttling"
+	CodeInvalidInstanceType       = "InvalidInstanceType"
 )
 
 // ELBZoneNotRouted is the Description a classic load balancer gives (with

@@ -26,6 +26,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -97,6 +98,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		}
 	}
 
+	last := req.Execution.RetryCount >= limits.TaskRetryMaxAttempts
 	report := map[string]execution.ServiceHealth{}
 	for _, svc := range r.ServiceNames() {
 		plan, err := servicePlan(r, svc, res)
@@ -113,15 +115,15 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		}
 		g := made[name]
 		if g == nil {
-			if err := d.createGroup(ctx, c, r, svc, res, plan); err != nil {
+			if err := d.createGroup(ctx, c, r, svc, res, plan, last); err != nil {
 				return nil, err
 			}
 			log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
 		}
-		if err := suspendScaling(ctx, c.AutoScaling, name, g); err != nil {
+		if err := suspendScaling(ctx, c.AutoScaling, name, g, last); err != nil {
 			return nil, err
 		}
-		if err := d.putPolicies(ctx, c, r, svc); err != nil {
+		if err := d.putPolicies(ctx, c, r, svc, last); err != nil {
 			return nil, err
 		}
 		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
@@ -149,33 +151,34 @@ var deployProcesses = []string{"AlarmNotification", "AZRebalance"}
 
 // suspendScaling suspends deployProcesses of the group name, unless g (the
 // group as last described) shows them suspended already. A group AWS does
-// not show yet is a *failure.RetryableError.
-func suspendScaling(ctx context.Context, api cloud.AutoScaling, name string, g *asgtypes.AutoScalingGroup) error {
+// not show yet is a *failure.RetryableError (see notVisibleYet).
+func suspendScaling(ctx context.Context, api cloud.AutoScaling, name string, g *asgtypes.AutoScalingGroup, last bool) error {
 	if g != nil && !slices.ContainsFunc(deployProcesses, func(p string) bool {
 		return !slices.ContainsFunc(g.SuspendedProcesses, func(s asgtypes.SuspendedProcess) bool { return aws.ToString(s.ProcessName) == p })
 	}) {
 		return nil
 	}
 	_, err := api.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses})
-	return groupCallErr(ctx, api, "autoscaling:SuspendProcesses "+name, name, err)
+	return notVisibleYet("autoscaling:SuspendProcesses "+name, err, last)
 }
 
-// groupCallErr classifies the error of a call that acts on a group this
-// release made: a ValidationError while AWS does not show the group is
-// "not visible yet" (a *failure.RetryableError: eventual consistency after
-// the create), any other failure a *failure.DeployError unless transient.
-func groupCallErr(ctx context.Context, api cloud.AutoScaling, op, name string, err error) error {
+// notVisibleYet classifies the error of a call that names what this
+// release made moments ago (a group, the launch template of a group): a
+// ValidationError is how Auto Scaling says "not found" (the group, or the
+// launch template, "does not exist"), which is what AWS answers while it
+// does not show a new resource yet (eventual consistency: "if you run a
+// command to modify or describe the resource that you just created ... you
+// will get an error responding that the resource does not exist"). It is
+// a *failure.RetryableError until the last attempt (ferry checked every
+// parameter it sends before, so a ValidationError is almost always that);
+// then, and for any other failure, a *failure.DeployError unless
+// transient.
+func notVisibleYet(op string, err error, last bool) error {
 	if err == nil {
 		return nil
 	}
-	if cloud.IsCode(err, cloud.CodeValidation) {
-		found, derr := fleet.Describe(ctx, api, []string{name})
-		if derr != nil {
-			return deployErr(op, derr)
-		}
-		if _, ok := found[name]; !ok {
-			return &failure.RetryableError{Op: op, Err: fmt.Errorf("the group was created moments ago and is not visible yet: %w", err)}
-		}
+	if cloud.IsCode(err, cloud.CodeValidation) && !last {
+		return &failure.RetryableError{Op: op, Err: fmt.Errorf("what it names was created moments ago and may not be visible yet: %w", err)}
 	}
 	return deployErr(op, err)
 }
@@ -340,8 +343,9 @@ func clientToken(name, releaseSHA256 string) string {
 }
 
 // createGroup creates the ASG of one service. A group of that name that
-// already exists must be this release's.
-func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, res *resources, plan capacity.Plan) error {
+// already exists must be this release's; a launch template or group AWS
+// does not show yet is retryable (see notVisibleYet).
+func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, res *resources, plan capacity.Plan, last bool) error {
 	s := r.Services[svc]
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	var subnets []string
@@ -399,18 +403,8 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 	if err == nil {
 		return nil
 	}
-	if cloud.IsCode(err, cloud.CodeValidation) {
-		// A launch template made moments ago may not be visible to Auto
-		// Scaling yet (EC2's eventual consistency): then the same create
-		// succeeds later.
-		lt, derr := c.EC2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
-		if cloud.IsNotFoundCode(derr, cloud.CodeLaunchTemplateNameNotFound) || (derr == nil && len(lt.LaunchTemplates) == 0) {
-			return &failure.RetryableError{Op: "autoscaling:CreateAutoScalingGroup " + name,
-				Err: fmt.Errorf("its launch template was created moments ago and is not visible yet: %w", err)}
-		}
-	}
 	if !cloud.IsCode(err, cloud.CodeAlreadyExists) {
-		return deployErr("autoscaling:CreateAutoScalingGroup "+name, err)
+		return notVisibleYet("autoscaling:CreateAutoScalingGroup "+name, err, last)
 	}
 	out, derr := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
 	if derr != nil {
@@ -431,8 +425,9 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 }
 
 // putPolicies puts the service's scaling policies and their alarms
-// (upserts: a retry rewrites the same).
-func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release.Release, svc string) error {
+// (upserts: a retry rewrites the same). A group AWS does not show yet is
+// retryable (see notVisibleYet).
+func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, last bool) error {
 	s := r.Services[svc]
 	if s.Autoscaling == nil {
 		return nil
@@ -462,7 +457,7 @@ func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release
 			Cooldown:             aws.Int32(int32(p.Cooldown)),
 		})
 		if err != nil {
-			return groupCallErr(ctx, c.AutoScaling, "autoscaling:PutScalingPolicy "+name, name, err)
+			return notVisibleYet("autoscaling:PutScalingPolicy "+name, err, last)
 		}
 		_, err = c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
 			AlarmName:          aws.String(naming.AlarmName(name, p.Type)),

@@ -375,7 +375,7 @@ func TestCleanUpFailureFindsGroupsHiddenFromTagListing(t *testing.T) {
 			h.world.Faults().HideNewGroups(1)
 			_, err := h.world.Faults().Add(tt.fault)
 			require.NoError(t, err)
-			err = x.step(execution.TaskDeploy)
+			err = x.stepRetrying(execution.TaskDeploy)
 			var de *failure.DeployError
 			require.ErrorAs(t, err, &de)
 			h.world.Faults().Clear()

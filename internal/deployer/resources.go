@@ -43,6 +43,16 @@ type resources struct {
 	hookTopics map[string]string
 	// previous maps a service to its previous ASG (absent: a new service).
 	previous map[string]asgtypes.AutoScalingGroup
+
+	// Where things are, for the placement checks (placement.go): the
+	// zone of each subnet, the VPC of each subnet and security group, by
+	// id; each image's architecture; the zones each classic load balancer
+	// routes to, by name; the zones the load balancers of each target
+	// group enable, by ARN (none: no load balancer uses it).
+	zoneOf, vpcOf map[string]string
+	archOf        map[string]string
+	elbZones      map[string][]string
+	tgZones       map[string][]string
 }
 
 // validateResources is the ValidateResources task: it resolves every
@@ -128,7 +138,10 @@ var launchTemplateNameRe = regexp.MustCompile(`^[a-zA-Z0-9().\-/_]+$`)
 // failures are returned as errors (transient ones retryable); problems with
 // the resources as one *failure.BadReleaseError.
 func (d *Deployer) resolve(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (*resources, error) {
-	res := &resources{}
+	res := &resources{
+		zoneOf: map[string]string{}, vpcOf: map[string]string{}, archOf: map[string]string{},
+		elbZones: map[string][]string{}, tgZones: map[string][]string{},
+	}
 	p := &problems{}
 	services := r.ServiceNames()
 
@@ -168,19 +181,22 @@ func (d *Deployer) resolve(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 
 	var err error
-	if res.images, res.rootDevices, err = d.resolveImages(ctx, c.EC2, amiUses, p); err != nil {
+	if res.images, res.rootDevices, err = d.resolveImages(ctx, c.EC2, amiUses, res, p); err != nil {
 		return nil, err
 	}
-	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, subnetUses, p); err != nil {
+	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, subnetUses, res, p); err != nil {
 		return nil, err
 	}
-	if res.groups, err = d.resolveSecurityGroups(ctx, c.EC2, r, sgUses, p); err != nil {
+	if res.groups, err = d.resolveSecurityGroups(ctx, c.EC2, r, sgUses, res, p); err != nil {
 		return nil, err
 	}
-	if err = d.checkLoadBalancers(ctx, c.ELB, r, elbUses, p); err != nil {
+	if err = d.checkLoadBalancers(ctx, c.ELB, r, elbUses, res, p); err != nil {
 		return nil, err
 	}
-	if res.targetGroups, err = d.resolveTargetGroups(ctx, c.ELBv2, r, tgUses, p); err != nil {
+	if res.targetGroups, err = d.resolveTargetGroups(ctx, c.ELBv2, r, tgUses, res, p); err != nil {
+		return nil, err
+	}
+	if err = d.checkPlacement(ctx, c.EC2, r, placementUses{subnets: subnetUses, groups: sgUses, elbs: elbUses, targetGroups: tgUses}, res, p); err != nil {
 		return nil, err
 	}
 	if err = d.checkProfiles(ctx, c.IAM, r, profiles, p); err != nil {
@@ -306,7 +322,7 @@ func filter(name string, values ...string) ec2types.Filter {
 // At most two DescribeImages calls (IDs, names).
 // Filters are used rather than ImageIds so that a missing image is a
 // problem to report, not an error for the whole call.
-func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, p *problems) (images, rootDevices map[string]string, err error) {
+func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, res *resources, p *problems) (images, rootDevices map[string]string, err error) {
 	ids, names := split(uses, "ami-")
 	var found []tagged
 	rootDevices = map[string]string{}
@@ -324,6 +340,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 				tags := fleet.EC2Tags(img.Tags)
 				found = append(found, tagged{id: aws.ToString(img.ImageId), name: tags[naming.TagName], tags: tags})
 				rootDevices[aws.ToString(img.ImageId)] = aws.ToString(img.RootDeviceName)
+				res.archOf[aws.ToString(img.ImageId)] = string(img.Architecture)
 			}
 			if aws.ToString(out.NextToken) == "" {
 				break
@@ -343,7 +360,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 
 // resolveSubnets resolves subnets by ID or Name tag: each found once,
 // tagged DeployWith=ferry. At most two DescribeSubnets calls.
-func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use, p *problems) (map[string]string, error) {
+func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use, res *resources, p *problems) (map[string]string, error) {
 	ids, names := split(uses, "subnet-")
 	var found []tagged
 	for _, f := range []ec2types.Filter{filter("subnet-id", ids...), filter("tag:Name", names...)} {
@@ -359,6 +376,8 @@ func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use
 			for _, s := range out.Subnets {
 				tags := fleet.EC2Tags(s.Tags)
 				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: tags[naming.TagName], tags: tags})
+				res.zoneOf[aws.ToString(s.SubnetId)] = aws.ToString(s.AvailabilityZone)
+				res.vpcOf[aws.ToString(s.SubnetId)] = aws.ToString(s.VpcId)
 			}
 			if aws.ToString(out.NextToken) == "" {
 				break
@@ -379,7 +398,7 @@ func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use
 // resolveSecurityGroups resolves security groups by ID, group name or Name
 // tag: each found once, tagged with the release's project, config and the
 // using service. At most three DescribeSecurityGroups calls.
-func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, p *problems) (map[string]string, error) {
+func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *resources, p *problems) (map[string]string, error) {
 	if len(uses) == 0 {
 		return map[string]string{}, nil
 	}
@@ -397,6 +416,7 @@ func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *
 			}
 			for _, g := range out.SecurityGroups {
 				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: fleet.EC2Tags(g.Tags)})
+				res.vpcOf[aws.ToString(g.GroupId)] = aws.ToString(g.VpcId)
 			}
 			if aws.ToString(out.NextToken) == "" {
 				break
@@ -418,7 +438,7 @@ func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *
 // and is tagged with the release's project, config and the using service.
 // One DescribeLoadBalancers call for all (per name only to find which are
 // missing when some are), and DescribeTags in batches.
-func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, uses []use, p *problems) error {
+func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, uses []use, res *resources, p *problems) error {
 	if len(uses) == 0 {
 		return nil
 	}
@@ -429,6 +449,7 @@ func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *rel
 	case err == nil:
 		for _, lb := range out.LoadBalancerDescriptions {
 			exists[aws.ToString(lb.LoadBalancerName)] = true
+			res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
 		}
 	case cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
 		for _, name := range names {
@@ -436,6 +457,9 @@ func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *rel
 			switch {
 			case err == nil:
 				exists[name] = len(one.LoadBalancerDescriptions) > 0
+				for _, lb := range one.LoadBalancerDescriptions {
+					res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
+				}
 			case !cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
 				return cloud.Classify("elb:DescribeLoadBalancers", err)
 			}
@@ -477,15 +501,17 @@ func (d *Deployer) checkLoadBalancers(ctx context.Context, api cloud.ELB, r *rel
 // exists and is tagged with the release's project, config and the using
 // service. One DescribeTargetGroups call for all (per name only to find
 // which are missing when some are), and DescribeTags in batches.
-func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Release, uses []use, p *problems) (map[string]string, error) {
+func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Release, uses []use, res *resources, p *problems) (map[string]string, error) {
 	arns := map[string]string{}
 	if len(uses) == 0 {
 		return arns, nil
 	}
 	names := refs(uses)
+	lbsOf := map[string][]string{} // target group ARN -> load balancer ARNs
 	collect := func(out *elbv2.DescribeTargetGroupsOutput) {
 		for _, tg := range out.TargetGroups {
 			arns[aws.ToString(tg.TargetGroupName)] = aws.ToString(tg.TargetGroupArn)
+			lbsOf[aws.ToString(tg.TargetGroupArn)] = tg.LoadBalancerArns
 		}
 	}
 	out, err := api.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: names})
@@ -535,7 +561,40 @@ func (d *Deployer) resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *
 		}
 		checkOwner(p, r, u, "target group", tagged{id: arn, tags: tags[u.ref]})
 	}
-	return arns, nil
+	return arns, d.targetGroupZones(ctx, api, lbsOf, res)
+}
+
+// targetGroupZones records, for each target group, the zones its load
+// balancers enable (res.tgZones; none for a target group no load balancer
+// uses). DescribeLoadBalancers in batches of 20 load balancers.
+func (d *Deployer) targetGroupZones(ctx context.Context, api cloud.ELBv2, lbsOf map[string][]string, res *resources) error {
+	var all []string
+	for _, lbs := range lbsOf {
+		all = append(all, lbs...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	zones := map[string][]string{}
+	for batch := range slices.Chunk(all, limits.DescribeLoadBalancersBatch) {
+		out, err := api.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: batch})
+		if err != nil {
+			return cloud.Classify("elbv2:DescribeLoadBalancers", err)
+		}
+		for _, lb := range out.LoadBalancers {
+			for _, az := range lb.AvailabilityZones {
+				zones[aws.ToString(lb.LoadBalancerArn)] = append(zones[aws.ToString(lb.LoadBalancerArn)], aws.ToString(az.ZoneName))
+			}
+		}
+	}
+	for tg, lbs := range lbsOf {
+		var z []string
+		for _, lb := range lbs {
+			z = append(z, zones[lb]...)
+		}
+		slices.Sort(z)
+		res.tgZones[tg] = slices.Compact(z)
+	}
+	return nil
 }
 
 // checkProfiles checks that each instance profile exists and that its path,
@@ -577,41 +636,108 @@ func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.
 	return nil
 }
 
-// checkHooks checks that the role and topic of every lifecycle hook exist
-// and returns their ARNs.
+// checkHooks checks the role and topic of every lifecycle hook, and
+// returns their ARNs. The role must exist, be under the project-config's
+// path (/<project>/<config>/, naming.ProjectConfigPath: the hook serves
+// every group of the project-config, and the deploy role passes only
+// roles under a path) and trust Auto Scaling (naming.HookRoleTrust), which
+// assumes it to publish the hook's notifications; the topic must exist
+// and carry the project-config's ProjectName and ConfigName tags. One
+// GetRole per distinct role, one GetTopicAttributes and
+// ListTagsForResource per distinct topic.
 func (d *Deployer) checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *problems) (roles, topics map[string]string, err error) {
 	roles, topics = map[string]string{}, map[string]string{}
+	checked := map[string]bool{}
 	for _, n := range sortedKeys(r.Lifecycle) {
 		h := r.Lifecycle[n]
 		if h == nil {
 			continue
 		}
 		path := "lifecycle." + n
-		if _, done := roles[h.Role]; !done {
-			out, err := c.IAM.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(naming.RoleNameOf(h.Role))})
-			switch {
-			case cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity):
-				p.add(path+".role", "role %q not found", h.Role)
-			case err != nil:
-				return nil, nil, cloud.Classify("iam:GetRole", err)
-			case out.Role != nil:
-				roles[h.Role] = aws.ToString(out.Role.Arn)
+		if !checked["role "+h.Role] {
+			checked["role "+h.Role] = true
+			arn, err := d.checkHookRole(ctx, c.IAM, r, path+".role", h.Role, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if arn != "" {
+				roles[h.Role] = arn
 			}
 		}
-		if _, done := topics[h.SNS]; !done {
-			arn := naming.TopicARN(c.Target.Region, c.Target.AccountID, h.SNS)
-			_, err := c.SNS.GetTopicAttributes(ctx, &sns.GetTopicAttributesInput{TopicArn: aws.String(arn)})
-			switch {
-			case cloud.IsNotFoundCode(err):
-				p.add(path+".sns", "topic %q not found", h.SNS)
-			case err != nil:
-				return nil, nil, cloud.Classify("sns:GetTopicAttributes", err)
-			default:
+		if !checked["topic "+h.SNS] {
+			checked["topic "+h.SNS] = true
+			arn, err := d.checkHookTopic(ctx, c, r, path+".sns", h.SNS, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if arn != "" {
 				topics[h.SNS] = arn
 			}
 		}
 	}
 	return roles, topics, nil
+}
+
+// checkHookRole checks a lifecycle hook's role (see checkHooks) and
+// returns its ARN ("" when it is not usable).
+func (d *Deployer) checkHookRole(ctx context.Context, api cloud.IAM, r *release.Release, path, ref string, p *problems) (string, error) {
+	out, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(naming.RoleNameOf(ref))})
+	switch {
+	case cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity):
+		p.add(path, "role %q not found", ref)
+		return "", nil
+	case err != nil:
+		return "", cloud.Classify("iam:GetRole", err)
+	case out.Role == nil:
+		p.add(path, "role %q not found", ref)
+		return "", nil
+	}
+	ok := true
+	if want, got := naming.ProjectConfigPath(r.ProjectName, r.ConfigName), aws.ToString(out.Role.Path); !strings.HasPrefix(got, want) {
+		p.add(path, "role %q has path %q, not one under %q: a hook's role serves every group of the project-config", ref, got, want)
+		ok = false
+	}
+	if !trusts(aws.ToString(out.Role.AssumeRolePolicyDocument), naming.HookRoleTrust) {
+		p.add(path, "role %q does not trust %s, which assumes it to publish the hook's notifications", ref, naming.HookRoleTrust)
+		ok = false
+	}
+	if !ok {
+		return "", nil
+	}
+	return aws.ToString(out.Role.Arn), nil
+}
+
+// checkHookTopic checks a lifecycle hook's topic (see checkHooks) and
+// returns its ARN ("" when it is not usable).
+func (d *Deployer) checkHookTopic(ctx context.Context, c *cloud.Clients, r *release.Release, path, ref string, p *problems) (string, error) {
+	arn := naming.TopicARN(c.Target.Region, c.Target.AccountID, ref)
+	_, err := c.SNS.GetTopicAttributes(ctx, &sns.GetTopicAttributesInput{TopicArn: aws.String(arn)})
+	switch {
+	case cloud.IsNotFoundCode(err):
+		p.add(path, "topic %q not found", ref)
+		return "", nil
+	case err != nil:
+		return "", cloud.Classify("sns:GetTopicAttributes", err)
+	}
+	out, err := c.SNS.ListTagsForResource(ctx, &sns.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+	if err != nil {
+		return "", cloud.Classify("sns:ListTagsForResource", err)
+	}
+	tags := map[string]string{}
+	for _, t := range out.Tags {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	ok := true
+	for _, w := range [][2]string{{naming.TagProjectName, r.ProjectName}, {naming.TagConfigName, r.ConfigName}} {
+		if tags[w[0]] != w[1] {
+			p.add(path, "topic %q is tagged %s=%q, not %q", ref, w[0], tags[w[0]], w[1])
+			ok = false
+		}
+	}
+	if !ok {
+		return "", nil
+	}
+	return arn, nil
 }
 
 // previousGroups finds the previous ASG of each service: the groups of the

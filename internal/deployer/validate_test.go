@@ -244,6 +244,74 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			want: []string{`lifecycle.termhook.role: role "missing-role" not found`, `lifecycle.termhook.sns: topic "missing-topic" not found`},
 		},
 		{
+			// Fail fast rather than wait out the timeout: instances in a
+			// zone the load balancers do not route to never serve.
+			name: "subnet in a zone the load balancers do not route to",
+			world: func(w *sim.WorldSpec) {
+				r := &w.Accounts[0].Regions[0]
+				r.ELBs[0].AvailabilityZones = []string{"us-east-1a"}
+				r.LoadBalancers[0].AvailabilityZones = []string{"us-east-1a"}
+			},
+			release: func(*release.Release) {},
+			want: []string{
+				`subnets[1]: subnet "test_private_subnet_b" is in us-east-1b, which load balancer "coinbase-deploy-test-web-elb" does not route to (it routes to us-east-1a)`,
+				`subnets[1]: subnet "test_private_subnet_b" is in us-east-1b, which no load balancer of target group "coinbase-deploy-test-web-tg" enables (they enable us-east-1a)`,
+			},
+		},
+		{
+			name:    "target group no load balancer uses",
+			world:   func(w *sim.WorldSpec) { w.Accounts[0].Regions[0].TargetGroups[0].LoadBalancers = nil },
+			release: func(*release.Release) {},
+			want:    []string{`services.web.target_groups[0]: target group "coinbase-deploy-test-web-tg" is used by no load balancer: its targets would stay unused (Target.NotInUse)`},
+		},
+		{
+			name: "security group of another VPC",
+			release: func(r *release.Release) {
+				r.Services["web"].SecurityGroups = []string{"ec2::coinbase/deploy-test::other-vpc"}
+			},
+			want: []string{`services.web.security_groups[0]: security group "ec2::coinbase/deploy-test::other-vpc" (sg-000000000000d0003) is in vpc-0000000000000c002, not in vpc-0000000000000c001, the VPC of the service's subnets`},
+		},
+		{
+			name: "subnets in two VPCs",
+			world: func(w *sim.WorldSpec) {
+				w.Accounts[0].Regions[0].Subnets[1].VPCID = "vpc-0000000000000c002"
+			},
+			release: func(r *release.Release) { r.Services["web"].SecurityGroups = nil },
+			want:    []string{`subnets: the subnets of service web are in 2 VPCs (vpc-0000000000000c001, vpc-0000000000000c002); an Auto Scaling group's subnets must be in one`},
+		},
+		{
+			name:    "image architecture the instance type cannot run",
+			release: func(r *release.Release) { r.Services["web"].InstanceType = "t4g.nano" },
+			want:    []string{`services.web.instance_type: instance type "t4g.nano" runs arm64, but image "ubuntu" (ami-0000000000000ab01) is x86_64: no instance could launch`},
+		},
+		{
+			name:    "instance type that does not exist",
+			release: func(r *release.Release) { r.Services["web"].InstanceType = "t9.enormous" },
+			want:    []string{`services.web.instance_type: instance type "t9.enormous" does not exist in the target region`},
+		},
+		{
+			// AWS refuses CreateAutoScalingGroup with a hook role the deploy
+			// role may not pass (a root-path role), and one Auto Scaling
+			// cannot assume; the topic must be the project-config's.
+			name: "lifecycle role at the root path, not trusting Auto Scaling, and a topic of another project",
+			world: func(w *sim.WorldSpec) {
+				a := &w.Accounts[0]
+				a.Roles = append(a.Roles, sim.RoleSpec{Name: "root-hooks", Path: "/"})
+				a.Regions[0].Topics = append(a.Regions[0].Topics, sim.TopicSpec{Name: "their-topic",
+					Tags: map[string]string{"ProjectName": "other/project", "ConfigName": "development"}})
+			},
+			release: func(r *release.Release) {
+				r.Lifecycle = map[string]*release.LifecycleHook{
+					"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "root-hooks", SNS: "their-topic"},
+				}
+			},
+			want: []string{
+				`lifecycle.termhook.role: role "root-hooks" has path "/", not one under "/coinbase/deploy-test/development/": a hook's role serves every group of the project-config`,
+				`lifecycle.termhook.role: role "root-hooks" does not trust autoscaling.amazonaws.com, which assumes it to publish the hook's notifications`,
+				`lifecycle.termhook.sns: topic "their-topic" is tagged ProjectName="other/project", not "coinbase/deploy-test"`,
+			},
+		},
+		{
 			name:    "two previous groups",
 			release: func(*release.Release) {},
 			before: func(t *testing.T, h *harness) {

@@ -35,6 +35,10 @@ const DescribeGroupsBatch = 50
 // release has at most MaxServices).
 const DescribeTemplatesBatch = MaxServices
 
+// DescribeLoadBalancersBatch is how many load balancer ARNs one Elastic
+// Load Balancing v2 DescribeLoadBalancers call takes.
+const DescribeLoadBalancersBatch = 20
+
 // MaxDeleteAlarms is how many alarms one CloudWatch DeleteAlarms call
 // takes.
 const MaxDeleteAlarms = 100

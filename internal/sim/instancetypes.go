@@ -11,12 +11,14 @@ import (
 )
 
 // instanceTypeRE is an instance type's form: family (letters, a
-// generation digit, attribute letters, maybe "-flex") and size.
-var instanceTypeRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)\.([a-z0-9]+)$`)
+// generation digit, attribute letters, maybe "-flex") and one of EC2's
+// sizes.
+var instanceTypeRE = regexp.MustCompile(`^([a-z]+)([1-8])([a-z-]*)\.(nano|micro|small|medium|large|xlarge|[0-9]+xlarge|metal(-[0-9]+xl)?)$`)
 
 // instanceTypeArch returns the architectures an instance type supports,
 // nil for a name that is not an instance type. The simulation knows the
-// rule EC2's families follow rather than the whole catalogue: Graviton
+// rule EC2's names follow rather than the whole catalogue (generations 1
+// to 8, the sizes EC2 has): Graviton
 // families (a1, and a "g" among the attribute letters after the
 // generation, as in t4g, m7g, c7gn, r8g) run arm64; the first-generation
 // families and t2 also run i386; the rest x86_64. An Apple mac family is

@@ -496,8 +496,10 @@ func TestDescribeInstanceTypes(t *testing.T) {
 		"t3.small": {"x86_64"}, "t4g.small": {"arm64"}, "m7gd.large": {"arm64"}, "c7gn.xlarge": {"arm64"},
 		"a1.medium": {"arm64"}, "t2.nano": {"i386", "x86_64"}, "m5.large": {"x86_64"},
 	}, got)
-	_, err = f.c.EC2.DescribeInstanceTypes(f.ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{"t3.small", "huge"}})
-	assertCode(t, err, "InvalidInstanceType")
+	for _, bad := range []ec2types.InstanceType{"huge", "t9.large", "t3.enormous"} {
+		_, err = f.c.EC2.DescribeInstanceTypes(f.ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{"t3.small", bad}})
+		assertCode(t, err, "InvalidInstanceType")
+	}
 }
 
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-api-permissions.html:

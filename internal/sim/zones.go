@@ -92,3 +92,28 @@ func zonesOf(subnets []*subnet) []string {
 	slices.Sort(out)
 	return out
 }
+
+// SetLoadBalancerZones changes the zones a load balancer of an
+// account-region routes to (a classic load balancer, or a v2 one, by name),
+// as a person changing it in the console would: instances already
+// registered in other zones stop being served. It is not an API call.
+func (w *World) SetLoadBalancerZones(account, regionName, name string, zones []string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.advance(w.clk.Now())
+	r := w.region(account, regionName)
+	if r == nil {
+		return fmt.Errorf("sim: no account %s", account)
+	}
+	zones = slices.Clone(zones)
+	slices.Sort(zones)
+	switch {
+	case r.elbs[name] != nil:
+		r.elbs[name].zones = zones
+	case r.lbs[name] != nil:
+		r.lbs[name].zones = zones
+	default:
+		return fmt.Errorf("sim: no load balancer %s in %s/%s", name, account, regionName)
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package deployer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// The tests of this file are the deploy-safety defects of issue #13, each
+// produced on the simulation as AWS documents the behaviour behind it.
+
+// crashAfterHealthy makes a release's instances pass their health checks,
+// serve for 10-50 s and die (sim.CrashAfterHealthy).
+func crashAfterHealthy(r *release.Release) {
+	r.UserData = "#cloud-config\n" + sim.UserDataMarker + " " + string(sim.CrashAfterHealthy) + "\n"
+}
+
+// TestStabilityWindow: a fleet that is healthy for a moment and then
+// crashes is never judged healthy. With the default max_terms of 0 the
+// first termination halts the release; with a tolerance the window
+// restarts at every termination, so the release times out rather than
+// succeed. A fleet that holds its target for the window is judged healthy
+// once the window has passed, not before.
+func TestStabilityWindow(t *testing.T) {
+	t.Run("crash after healthy halts", func(t *testing.T) {
+		h := newHarness(t)
+		r := h.baseRelease()
+		crashAfterHealthy(r)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy...))
+		_, err := x.untilHealthy(100)
+		var halt *failure.HaltError
+		require.ErrorAs(t, err, &halt)
+		assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
+	})
+	t.Run("crash after healthy within max_terms times out", func(t *testing.T) {
+		h := newHarness(t)
+		r := h.baseRelease()
+		crashAfterHealthy(r)
+		r.Services["web"].Autoscaling.MaxTerms = 1000
+		r.Timeout = 900
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy...))
+		_, err := x.untilHealthy(1000)
+		var timeout *failure.TimeoutError
+		require.ErrorAs(t, err, &timeout, "never stable: the window restarts with every crash")
+		assert.Positive(t, x.state.Health.Services["web"].Terminated)
+	})
+	t.Run("holding the target", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy...))
+		var firstAtTarget time.Time
+		for range 100 {
+			h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+			require.NoError(t, x.step(execution.TaskCheckHealthy))
+			web := x.state.Health.Services["web"]
+			if web.Healthy >= web.Target && firstAtTarget.IsZero() {
+				firstAtTarget = h.clk.Now()
+				assert.False(t, x.state.Health.Healthy, "at its target, not yet stable")
+			}
+			if x.state.Health.Healthy {
+				break
+			}
+		}
+		require.True(t, x.state.Health.Healthy)
+		assert.Equal(t, 60*time.Second, h.clk.Now().Sub(firstAtTarget), "healthy exactly one window after it reached its target")
+	})
+}
+
+// TestFailFast: a release that can never become healthy fails at the next
+// check, naming the resource and the reason, instead of waiting out its
+// timeout: a launch Auto Scaling reports failed for a reason that will not
+// go away, and a load balancer that does not route to an instance's zone.
+// A zone short of capacity is Auto Scaling's to work around: it does not
+// fail the release.
+func TestFailFast(t *testing.T) {
+	t.Run("failed launch", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		require.NoError(t, h.world.Faults().FailLaunches(account, region, 100,
+			"Value (coinbase-deploy-test) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name. Launching EC2 instance failed."))
+		require.NoError(t, x.step(execution.TaskDeploy))
+		h.clk.Advance(5 * time.Second)
+		err := x.step(execution.TaskCheckHealthy)
+		var de *failure.DeployError
+		require.ErrorAs(t, err, &de)
+		assert.Contains(t, err.Error(), "Auto Scaling reports a failed launch that will fail again")
+		assert.Contains(t, err.Error(), "Invalid IAM Instance Profile name")
+	})
+	t.Run("zones short of capacity", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		for _, zone := range []string{"us-east-1a", "us-east-1b"} {
+			require.NoError(t, h.world.Faults().ImpairZone(account, region, zone, h.clk.Now().Add(3*time.Minute)))
+		}
+		require.NoError(t, x.step(execution.TaskDeploy))
+		_, err := x.untilHealthy(200)
+		require.NoError(t, err, "the group launched once the zones had capacity again")
+	})
+	t.Run("load balancer stops routing to a zone", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy...))
+		require.NoError(t, h.world.SetLoadBalancerZones(account, region, "coinbase-deploy-test-web-alb", []string{"us-east-1a"}))
+		_, err := x.untilHealthy(100)
+		var de *failure.DeployError
+		require.ErrorAs(t, err, &de)
+		assert.Contains(t, err.Error(), "does not send traffic to instance")
+		assert.Contains(t, err.Error(), "Target.NotInUse")
+	})
+}
+
+// TestCleanUpSuccessPastPointOfNoReturnNeverRollsBack: CleanUpSuccess
+// deletes the previous groups, then a call fails transiently; its retry
+// cannot assume the deploy role any more (cached credentials due for
+// refresh, AccessDenied). That retry must end FailureDirty (a CleanUpError
+// naming what is left), never a DeployError that sends the release to
+// CleanUpFailure, which would delete the new groups: the only ones left.
+func TestCleanUpSuccessPastPointOfNoReturnNeverRollsBack(t *testing.T) {
+	h := newHarness(t)
+	h.start(h.baseRelease()).succeed()
+	h.clk.Advance(time.Hour)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(100)
+	require.NoError(t, err)
+	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Nth: 1, Err: sim.Throttling()})
+	require.NoError(t, err)
+	err = x.step(execution.TaskCleanUpSuccess)
+	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+
+	h.clk.Advance(time.Hour) // the role's credentials are due for refresh
+	_, err = h.world.Faults().Add(sim.Rule{Op: "AssumeRole", Err: sim.AccessDenied()})
+	require.NoError(t, err)
+	x.ctx.RetryCount = 1
+	err = x.step(execution.TaskCleanUpSuccess)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce, "%v", err)
+	assert.Equal(t, failure.NameCleanUp, failure.NameOf(err))
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r.ReleaseID), "the new group serves")
+	out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, out.End)
+	assert.Contains(t, out.Leftovers, "the lock "+naming.LockKey(project, config)+" (kept)")
+}
+
+// TestCleanUpSuccessRetriedAfterItFinished: CleanUpSuccess finishes (the
+// lock released last) and its response is lost; release B takes the lock
+// and deploys; then the retry of the first CleanUpSuccess runs. It must
+// touch nothing: its outcome already says Success.
+func TestCleanUpSuccessRetriedAfterItFinished(t *testing.T) {
+	h := newHarness(t)
+	h.start(h.baseRelease()).succeed()
+	h.clk.Advance(time.Hour)
+	a := h.start(h.baseRelease())
+	require.NoError(t, a.steps(upToDeploy...))
+	_, err := a.untilHealthy(100)
+	require.NoError(t, err)
+	require.NoError(t, a.step(execution.TaskCleanUpSuccess))
+	doneState := *a.state
+
+	h.clk.Advance(time.Minute)
+	rb := h.baseRelease()
+	b := h.start(rb)
+	require.NoError(t, b.steps(upToDeploy...))
+	before := h.snapshot()
+
+	a.state = &doneState
+	require.NoError(t, a.step(execution.TaskCleanUpSuccess))
+	assert.Equal(t, before, h.snapshot(), "the late retry touched nothing")
+	holder, held, err := h.locks.Get(context.Background(), project, config)
+	require.NoError(t, err)
+	require.True(t, held)
+	assert.Equal(t, rb.ReleaseID, holder.ReleaseID, "B keeps its lock")
+}
+
+// TestCleanUpSuccessRequiresTheLock: a CleanUpSuccess whose lock was
+// taken away (someone ran ferry unlock, another release took it) deletes
+// nothing: before its point of no return it fails the release (the
+// previous release keeps serving); after it, it ends FailureDirty.
+func TestCleanUpSuccessRequiresTheLock(t *testing.T) {
+	h := newHarness(t)
+	prev := h.baseRelease()
+	h.start(prev).succeed()
+	h.clk.Advance(time.Hour)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(100)
+	require.NoError(t, err)
+	require.NoError(t, h.locks.Release(context.Background(), project, config, r.ReleaseID))
+	before := h.snapshot()
+	err = x.step(execution.TaskCleanUpSuccess)
+	var de *failure.DeployError
+	require.ErrorAs(t, err, &de, "%v", err)
+	assert.Contains(t, err.Error(), "no longer holds the lock")
+	assert.Equal(t, before, h.snapshot())
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+}
+
+// TestCleanUpFailureFindsInvisibleGroups: Deploy created a group, then
+// failed; AWS shows the group to no describe and answers "not found" to
+// its delete for a while (eventual consistency). CleanUpFailure must not
+// call that "gone": it retries until AWS shows the group, deletes it, and
+// only then ends clean.
+func TestCleanUpFailureFindsInvisibleGroups(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	require.NoError(t, h.world.Faults().Hide(sim.Hiding{Kind: sim.HideGroups, Calls: 6}))
+	_, err := h.world.Faults().Add(sim.Rule{Op: "SuspendProcesses", Err: sim.AccessDenied()})
+	require.NoError(t, err)
+	err = x.step(execution.TaskDeploy)
+	require.Error(t, err)
+	h.world.Faults().Clear()
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	require.Contains(t, h.groups(), name, "the group exists, though AWS does not show it yet")
+
+	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: err.Error()}
+	err = x.step(execution.TaskCleanUpFailure)
+	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "not visible yet is not gone: %v", err)
+	require.NoError(t, x.stepRetrying(execution.TaskCleanUpFailure))
+	require.NoError(t, x.stepRetrying(execution.TaskReleaseLock))
+	if g, ok := h.groups()[name]; ok {
+		assert.Equal(t, "Delete in progress", g.Status)
+	}
+	assert.Empty(t, h.account().LaunchTemplates)
+}
+
+// TestDeployRetryFindsItsLaunchTemplate: Deploy creates a launch template,
+// which EC2 does not show for a while; the group's create then fails
+// ("launch template does not exist"), and so does a describe of the
+// template after the retry's create answers AlreadyExists. The retry is
+// retryable, and the client token gets the retry its own template: one
+// template, one group.
+func TestDeployRetryFindsItsLaunchTemplate(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	require.NoError(t, h.world.Faults().Hide(sim.Hiding{Kind: sim.HideLaunchTemplates, Calls: 4}))
+	err := x.step(execution.TaskDeploy)
+	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+	require.NoError(t, x.stepRetrying(execution.TaskDeploy))
+	assert.Len(t, h.account().LaunchTemplates, 1)
+	assert.Len(t, h.groups(), 1)
+	_, err = x.untilHealthy(100)
+	require.NoError(t, err)
+}
+
+// TestScalingSuspendedDuringDeploy: the new group's own policies and AZ
+// rebalancing cannot terminate its instances while it is being judged.
+// An idle fleet (5% CPU) with a cpu_scale_down alarm on a one-minute
+// period, and a zone short of capacity that recovers mid-deploy, would
+// each terminate an instance and halt a good release; with AlarmNotification
+// and AZRebalance suspended until the swap, the release succeeds, and
+// after the swap the group is back at its desired capacity from ferry's
+// launch count and its processes are resumed.
+func TestScalingSuspendedDuringDeploy(t *testing.T) {
+	h := newHarness(t, func(w *sim.WorldSpec) {
+		// Idle, and slow to pass the load balancers' checks: the alarm
+		// fires while the release is judged.
+		idle := 5.0
+		w.Accounts[0].Regions[0].AMIs[0].CPUPercent = &idle
+		w.Accounts[0].Regions[0].AMIs[0].Timings = &sim.Timings{Health: &sim.Range{Min: 150, Max: 150}}
+	})
+	r := h.baseRelease()
+	r.Services["web"].Autoscaling.Policies = []release.Policy{
+		{Type: "cpu_scale_down", Threshold: 15, ScalingAdjustment: -1, Period: 60, EvaluationPeriods: 1, Cooldown: 60},
+	}
+	r.Services["web"].Autoscaling.MinSize = 1
+	r.Services["web"].Autoscaling.MaxSize = 4
+	r.Services["web"].Autoscaling.Spread = 0.5
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	require.NoError(t, h.world.Faults().ImpairZone(account, region, "us-east-1b", h.clk.Now().Add(90*time.Second)))
+	require.NoError(t, x.step(execution.TaskDeploy))
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	g := h.groups()[name]
+	assert.ElementsMatch(t, []string{"AZRebalance", "AlarmNotification"}, g.Suspended)
+	_, err := x.untilHealthy(100)
+	require.NoError(t, err, "no policy or rebalance terminated an instance")
+	for _, al := range h.account().Alarms {
+		if al.Name == naming.AlarmName(name, "cpu_scale_down") {
+			assert.Equal(t, "ALARM", al.State, "the alarm fired, and did nothing")
+		}
+	}
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	g = h.groups()[name]
+	assert.Empty(t, g.Suspended, "resumed after the swap")
+	assert.Equal(t, int32(x.state.Health.Services["web"].Desired), g.Desired, "scaled back from ferry's launch count")
+}
