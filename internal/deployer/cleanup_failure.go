@@ -46,7 +46,9 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 			ce = &failure.CleanUpError{Err: err}
 		}
 		if len(ce.Leftovers) == 0 {
-			ce = &failure.CleanUpError{Leftovers: []string{"whatever release " + st.ReleaseID + " created in " + st.Target.AccountID + "/" + st.Target.Region}, Err: ce.Err}
+			// Failed before it knew what Deploy made: whatever of the
+			// release's deterministic names may be left.
+			ce = &failure.CleanUpError{Leftovers: fleet.Leftovers(groupNames(st)...), Err: ce.Err}
 		}
 		d.recordDirty(ctx, st, req, ce)
 		return ce

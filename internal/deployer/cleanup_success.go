@@ -150,19 +150,25 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 	if err != nil {
 		return nil, err
 	}
+	return othersOf(st.ReleaseID, groups, templates), nil
+}
+
+// othersOf are the names of the groups (not being deleted) and launch
+// templates of releases other than releaseID, sorted.
+func othersOf(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
 	var names []string
 	for _, g := range groups {
-		if fleet.ReleaseOf(g) != st.ReleaseID && !fleet.Deleting(g) {
+		if fleet.ReleaseOf(g) != releaseID && !fleet.Deleting(g) {
 			names = append(names, aws.ToString(g.AutoScalingGroupName))
 		}
 	}
 	for name, tags := range templates {
-		if tags[naming.TagReleaseID] != st.ReleaseID {
+		if tags[naming.TagReleaseID] != releaseID {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
-	return slices.Compact(names), nil
+	return slices.Compact(names)
 }
 
 // beforeNoReturn is how the gate fails: a failed release. A transient
@@ -222,7 +228,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	p.retired = true
-	if err := d.settle(ctx, c, st); err != nil {
+	if err := d.settle(ctx, c, st, req.Execution.RetryCount >= limits.TaskRetryMaxAttempts); err != nil {
 		return fail(err)
 	}
 	p.settled = true
@@ -269,8 +275,10 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 // processes Deploy suspended. A group whose desired capacity is no longer
 // ferry's launch count (a person changed it, or an earlier attempt
 // settled it) keeps its capacity. A refusal is a *failure.CleanUpError
-// naming the group and what it kept.
-func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State) error {
+// naming the group and what it kept; a group AWS does not show (not in a
+// describe, or "not found" from a call) is retryable until the last
+// attempt (last): AWS is eventually consistent.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, last bool) error {
 	names := groupNames(st)
 	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
@@ -291,7 +299,7 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 				AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(s.Desired)),
 			})
 			if err != nil {
-				return settleErr("autoscaling:UpdateAutoScalingGroup "+name, fmt.Sprintf("%s: %d instances, desired %d", name, s.Launch, s.Desired), err)
+				return settleErr("autoscaling:UpdateAutoScalingGroup "+name, fmt.Sprintf("%s: %d instances, desired %d", name, s.Launch, s.Desired), err, last)
 			}
 			d.log.Info("scaled to desired capacity", "release_id", st.ReleaseID, "asg", name, "desired", s.Desired)
 		}
@@ -302,16 +310,21 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 				AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses,
 			})
 			if err != nil {
-				return settleErr("autoscaling:ResumeProcesses "+name, fmt.Sprintf("%s: scaling processes %s still suspended", name, joinNames(deployProcesses)), err)
+				return settleErr("autoscaling:ResumeProcesses "+name, fmt.Sprintf("%s: scaling processes %s still suspended", name, joinNames(deployProcesses)), err, last)
 			}
 		}
 	}
 	return nil
 }
 
-// settleErr is a failure of settle: retryable when transient, else a
+// settleErr is a failure of settle: retryable when transient or, until
+// the last attempt, a ValidationError (Auto Scaling's "not found", which
+// it answers for a group it does not show for a moment); else a
 // *failure.CleanUpError naming what was left as it was.
-func settleErr(op, left string, err error) error {
+func settleErr(op, left string, err error, last bool) error {
+	if cloud.IsCode(err, cloud.CodeValidation) && !last {
+		return &failure.RetryableError{Op: op, Err: fmt.Errorf("the new group is not visible (eventual consistency): %w", err)}
+	}
 	err = cloud.Classify(op, err)
 	if failure.NameOf(err) == failure.NameRetryable {
 		return err
@@ -345,15 +358,14 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 	lock := "the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"
 	if p == nil {
 		// How far it got is unknown: what stands of the previous release
-		// is what AWS shows now.
-		p = &retireProgress{}
+		// is what AWS shows now, or, when AWS cannot tell, what Deploy
+		// saw.
+		p = &retireProgress{plan: ledger.Intent{Groups: st.Previous}}
 		if c, err := d.connect(ctx, st, false); err == nil {
+			p.clients = c
 			if names, err := d.previousNames(ctx, c, st); err == nil {
-				p.plan.Groups, p.clients = names, c
+				p.plan.Groups = names
 			}
-		}
-		if p.clients == nil {
-			left = append(left, "the previous groups of "+st.ProjectName+"/"+st.ConfigName+" (whether they were being retired is unknown)")
 		}
 	}
 	switch {

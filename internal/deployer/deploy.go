@@ -129,6 +129,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
 	}
 	st.Deployed = true
+	st.Previous = othersOf(st.ReleaseID, groups, templates)
 	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
 	return st, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/s3server"
+	"github.com/ferryhq/ferry/internal/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/sim"
 )
 
@@ -49,10 +50,12 @@ var (
 // harness is one deployer over a simulated AWS (the deploy-test world) and
 // an in-process S3 server, sharing a virtual clock.
 type harness struct {
-	t      testing.TB
-	clk    *clock.Virtual
-	world  *sim.World
-	s3     *s3.Client
+	t     testing.TB
+	clk   *clock.Virtual
+	world *sim.World
+	s3    *s3.Client
+	// store is the deployer's S3 client: it refuses what a test denies.
+	store  *s3test.Denying
 	d      *Deployer
 	ledger *ledger.Ledger
 	locks  *lock.Locks
@@ -81,15 +84,16 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	require.NoError(t, err)
 	client := srv.Client()
 	conn := world.Connector(account, func(cloud.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
+	store := s3test.NewDenying(t, client)
 	d, err := New(Config{
 		Bucket:        bucket,
 		DefaultTarget: cloud.Target{AccountID: account, Region: region},
 		Clock:         clk,
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, client, conn)
+	}, store, conn)
 	require.NoError(t, err)
 	return &harness{
-		t: t, clk: clk, world: world, s3: client, d: d,
+		t: t, clk: clk, world: world, s3: client, store: store, d: d,
 		ledger: ledger.New(client, bucket), locks: lock.New(client, bucket, clk), halts: halt.New(client, bucket),
 	}
 }

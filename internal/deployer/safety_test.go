@@ -304,3 +304,114 @@ func TestScalingSuspendedDuringDeploy(t *testing.T) {
 	assert.Empty(t, g.Suspended, "resumed after the swap")
 	assert.Equal(t, int32(x.state.Health.Services["web"].Desired), g.Desired, "scaled back from ferry's launch count")
 }
+
+// TestFailureDirtyNamesWhatIsLeft: when a clean-up cannot finish, its
+// FailureDirty outcome names every group, launch template and alarm that
+// may be left, by name, even when S3 or AWS refuses the reads that would
+// say what the release made or what it was retiring.
+func TestFailureDirtyNamesWhatIsLeft(t *testing.T) {
+	outcome := func(t *testing.T, h *harness, releaseID string) []string {
+		o, found, err := h.ledger.GetOutcome(context.Background(), project, config, releaseID)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, execution.EndFailureDirty, o.End)
+		return o.Leftovers
+	}
+	// failedDeploy runs a release to a failed Deploy that made its group,
+	// its launch template and its alarms.
+	failedDeploy := func(t *testing.T, h *harness) (*run, string, error) {
+		r := h.baseRelease()
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy...))
+		name := naming.GroupName(project, config, "web", r.ReleaseID)
+		require.Len(t, h.account().Alarms, 2)
+		return x, name, &failure.HaltError{Reason: "halted by a test"}
+	}
+	t.Run("CleanUpFailure cannot read what Deploy made", func(t *testing.T) {
+		h := newHarness(t)
+		x, name, cause := failedDeploy(t, h)
+		deploying := naming.DeployingKey(project, config, x.state.ReleaseID)
+		h.store.Deny = func(op, key string) bool { return op == "GetObject" && key == deploying }
+		var ce *failure.CleanUpError
+		require.ErrorAs(t, x.fail(cause), &ce)
+		assert.Subset(t, outcome(t, h, x.state.ReleaseID), []string{"auto scaling group " + name, "launch template " + name, "alarms " + name + "/*"})
+	})
+	t.Run("CleanUpFailure cannot describe the groups it removes", func(t *testing.T) {
+		h := newHarness(t)
+		x, name, cause := failedDeploy(t, h)
+		// The first describe lists the release's groups; the second is
+		// the removal's own.
+		_, err := h.world.Faults().Add(sim.Rule{Op: "DescribeAutoScalingGroups", Nth: 2, Err: sim.AccessDenied()})
+		require.NoError(t, err)
+		var ce *failure.CleanUpError
+		require.ErrorAs(t, x.fail(cause), &ce)
+		assert.Len(t, h.account().Alarms, 2, "the alarms are left")
+		assert.Contains(t, outcome(t, h, x.state.ReleaseID), "alarms "+name+"/*")
+	})
+	t.Run("CleanUpSuccess cannot read its record nor describe the previous groups", func(t *testing.T) {
+		h := newHarness(t)
+		prev := h.baseRelease()
+		h.start(prev).succeed()
+		h.clk.Advance(time.Hour)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy...))
+		_, err := x.untilHealthy(100)
+		require.NoError(t, err)
+		deleting := naming.DeletingKey(project, config, x.state.ReleaseID)
+		h.store.Deny = func(op, key string) bool { return op == "GetObject" && key == deleting }
+		_, err = h.world.Faults().Add(sim.Rule{Op: "DescribeAutoScalingGroups", Err: sim.AccessDenied()})
+		require.NoError(t, err)
+		err = x.step(execution.TaskCleanUpSuccess)
+		var ce *failure.CleanUpError
+		require.ErrorAs(t, err, &ce, "%v", err)
+		previous := naming.GroupName(project, config, "web", prev.ReleaseID)
+		assert.Contains(t, h.groups(), previous, "nothing was retired")
+		assert.Contains(t, outcome(t, h, x.state.ReleaseID), "previous group and launch template "+previous+" (may remain)",
+			"named from what Deploy saw")
+	})
+}
+
+// TestCleanUpSuccessSettleWaitsForTheNewGroup: past the point of no return,
+// AWS answers "not found" for a moment to the new group it showed a call
+// before (eventual consistency: a read may hit a replica that has not seen
+// the group). Settling it is retried, not given up as FailureDirty.
+func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
+	// lookups runs a release to CleanUpSuccess and returns the new group's
+	// lookups before it, with the group's name, hiding hide (when set).
+	lookups := func(hide *sim.Hiding) (*harness, *run, string, int) {
+		h := newHarness(t)
+		h.start(h.baseRelease()).succeed()
+		h.clk.Advance(time.Hour)
+		r := h.baseRelease()
+		name := naming.GroupName(project, config, "web", r.ReleaseID)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		if hide != nil {
+			hide.Prefix = name
+			require.NoError(t, h.world.Faults().Hide(*hide))
+		}
+		require.NoError(t, x.step(execution.TaskDeploy))
+		_, err := x.untilHealthy(100)
+		require.NoError(t, err)
+		return h, x, name, h.world.Lookups(sim.HideGroups)[name]
+	}
+	_, _, _, before := lookups(nil)
+	// The swap's lookups of the new group: its health re-check, the
+	// listing of the previous groups, the settle's describe, then its
+	// UpdateAutoScalingGroup and its ResumeProcesses.
+	for _, tc := range []struct {
+		call   string
+		lookup int
+	}{{"UpdateAutoScalingGroup", 4}, {"ResumeProcesses", 5}} {
+		t.Run(tc.call, func(t *testing.T) {
+			h, x, name, _ := lookups(&sim.Hiding{Kind: sim.HideGroups, From: before + tc.lookup, Calls: 1})
+			err := x.step(execution.TaskCleanUpSuccess)
+			require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+			assert.Contains(t, err.Error(), tc.call)
+			require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
+			g := h.groups()[name]
+			assert.Equal(t, int32(x.state.Health.Services["web"].Desired), g.Desired, "settled on the retry")
+			assert.Empty(t, g.Suspended)
+		})
+	}
+}

@@ -73,6 +73,11 @@ type State struct {
 	// Deployed is set by Deploy before it creates anything, so the failure
 	// path knows there may be something to clean up.
 	Deployed bool `json:"deployed,omitempty"`
+	// Previous are the names of the project-config's groups and launch
+	// templates of other releases when Deploy ran, sorted: what the swap
+	// is to retire, named in a FailureDirty outcome when CleanUpSuccess
+	// cannot tell what it retired.
+	Previous []string `json:"previous,omitempty"`
 
 	Health *Health `json:"health,omitempty"`
 	Error  *Error  `json:"error,omitempty"`

@@ -115,10 +115,19 @@ func (r *Remover) log() *slog.Logger {
 func (r *Remover) failed(what string, names []string, err error) error {
 	p := &progress{}
 	p.fail(what, err)
-	for _, n := range names {
-		p.leftovers = append(p.leftovers, "auto scaling group "+n, "launch template "+n)
-	}
+	p.leftovers = append(p.leftovers, Leftovers(names...)...)
 	return p.err()
+}
+
+// Leftovers names, for a record of what may be left, everything a removal
+// of the named groups removes: each group (with its instances), its launch
+// template and its alarms (named "<group>/*": naming.AlarmName).
+func Leftovers(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, "auto scaling group "+n, "launch template "+n, "alarms "+n+"/*")
+	}
+	return out
 }
 
 // removeAlarms deletes a group's alarms; false when some could not be
