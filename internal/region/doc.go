@@ -19,7 +19,10 @@
 // of the simulated world at GET /_ferry/world, the region's coordinates at
 // GET /_ferry/info, and the S3 API (path-style) for everything else. The
 // same things are available in-process (Start, Wait, World, S3, ...) for
-// tests, the reliability matrix and the benchmarks.
+// tests, the reliability matrix and the benchmarks. Options.Intercept sees
+// every task invocation (to fail it, or lose its response); ColdStart
+// makes the next invocations run in a new Lambda container, with no role
+// credentials cached.
 //
 // # Time
 //

@@ -119,19 +119,23 @@ type Info struct {
 
 // Region is a running local region. It is safe for concurrent use.
 type Region struct {
-	info    Info
-	logger  *slog.Logger
-	opts    Options
-	clk     clock.Clock
-	waiter  asl.Waiter
-	sched   *scheduler // nil on scaled time
-	world   *sim.World
-	s3srv   *s3server.Server
-	s3      *s3.Client
-	dep     *deployer.Deployer
-	machine *asl.Machine
-	def     []byte
-	created time.Time
+	info   Info
+	logger *slog.Logger
+	opts   Options
+	clk    clock.Clock
+	waiter asl.Waiter
+	sched  *scheduler // nil on scaled time
+	world  *sim.World
+	s3srv  *s3server.Server
+	s3     *s3.Client
+	// newDeployer builds the deployer as a new Lambda container would:
+	// with a connector that has no credentials cached. depMu guards dep.
+	newDeployer func() (*deployer.Deployer, error)
+	depMu       sync.Mutex
+	dep         *deployer.Deployer
+	machine     *asl.Machine
+	def         []byte
+	created     time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -259,16 +263,19 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		assetStore = opts.Assets(assetStore)
 	}
 	assets := func(cloud.Target) cloud.AssetStore { return assetStore }
-	connector := cloud.NewConnector(world.STS(account), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk, SessionName: "local"})
-	r.dep, err = deployer.New(deployer.Config{
-		Bucket:              r.info.Bucket,
-		DefaultTarget:       cloud.Target{AccountID: account, Region: awsRegion},
-		CreatedAtMaxAge:     maxAge,
-		CreatedAtMaxSkew:    maxSkew,
-		HealthCheckInterval: opts.HealthCheckInterval,
-		Clock:               r.clk,
-		Logger:              logger.With("component", "deployer"),
-	}, store, connector)
+	r.newDeployer = func() (*deployer.Deployer, error) {
+		connector := cloud.NewConnector(world.STS(account), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk, SessionName: "local"})
+		return deployer.New(deployer.Config{
+			Bucket:              r.info.Bucket,
+			DefaultTarget:       cloud.Target{AccountID: account, Region: awsRegion},
+			CreatedAtMaxAge:     maxAge,
+			CreatedAtMaxSkew:    maxSkew,
+			HealthCheckInterval: opts.HealthCheckInterval,
+			Clock:               r.clk,
+			Logger:              logger.With("component", "deployer"),
+		}, store, connector)
+	}
+	r.dep, err = r.newDeployer()
 	if err != nil {
 		_ = srv.Close()
 		return nil, fmt.Errorf("region: %w", err)
@@ -335,6 +342,21 @@ func (r *Region) S3() *s3.Client { return r.s3 }
 
 // S3URL is the base URL of the region's S3 store's own listener.
 func (r *Region) S3URL() string { return r.s3srv.URL() }
+
+// ColdStart makes the next task invocations run in a new Lambda
+// container: a deployer whose connector has no role credentials cached,
+// so the next task that works in a target assumes its roles again. (An
+// Options.Intercept may call it before it runs the task.)
+func (r *Region) ColdStart() error {
+	d, err := r.newDeployer()
+	if err != nil {
+		return fmt.Errorf("region: cold start: %w", err)
+	}
+	r.depMu.Lock()
+	r.dep = d
+	r.depMu.Unlock()
+	return nil
+}
 
 // Definition is the state machine definition the region runs (the
 // generated definition with the local function ARN).
@@ -520,7 +542,12 @@ func (r *Region) invoke(ctx context.Context, resource string, payload json.RawMe
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}
 	}
-	next := Invoke(r.dep.Invoke)
+	next := Invoke(func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+		r.depMu.Lock()
+		d := r.dep
+		r.depMu.Unlock()
+		return d.Invoke(ctx, req)
+	})
 	var out json.RawMessage
 	var err error
 	if r.opts.Intercept != nil {

@@ -571,3 +571,30 @@ func TestAPIErrorShape(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, apiErr.status())
 	assert.Equal(t, http.StatusInternalServerError, apiErrorf(CodeInternal, "x").status())
 }
+
+// TestColdStart: after ColdStart the next task that works in the target
+// runs as in a new Lambda container, with no role credentials cached: it
+// assumes the deploy role again. Without it, one session serves them all.
+func TestColdStart(t *testing.T) {
+	var r *Region
+	cold := false
+	r, clk := newTestRegion(t, Options{Intercept: func(ctx context.Context, req execution.Request, next Invoke) (json.RawMessage, error) {
+		if cold && req.Task == execution.TaskCheckHealthy {
+			require.NoError(t, r.ColdStart())
+		}
+		return next(ctx, req)
+	}})
+	run := func(id string) int {
+		before := r.World().Sessions()
+		x, err := r.StartRelease(context.Background(), releaseJSON(t, clk, id))
+		require.NoError(t, err)
+		d, err := r.Wait(context.Background(), x.ARN())
+		require.NoError(t, err)
+		require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+		return r.World().Sessions() - before
+	}
+	warm := run("r20260301-1")
+	cold = true
+	clk.Advance(time.Hour)
+	assert.Greater(t, run("r20260301-2"), warm+10, "every health check assumed the role again")
+}

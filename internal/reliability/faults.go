@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -32,26 +33,52 @@ const (
 	// LambdaDied is the task invocation that made the call running to its
 	// end, then dying before its result reaches the state machine
 	// (Lambda.Unknown): the work is done, the state machine does not know.
+	// The response is lost after the invocation's last call.
 	LambdaDied Kind = "lambda-died"
+	// DiedMidway is the invocation that made the call dying right after
+	// it: none of its later calls happens, and the state machine sees
+	// Lambda.Unknown.
+	DiedMidway Kind = "died-midway"
+	// RoleDenied is the invocation that made the call starting in a new
+	// Lambda container (no credentials cached) whose role assumption is
+	// refused (AccessDenied).
+	RoleDenied Kind = "role-denied"
+	// RoleExpired is the same with the deployer's own credentials expired
+	// (STS answers ExpiredToken).
+	RoleExpired Kind = "role-expired"
 )
 
+// CallKinds are the faults of one AWS or S3 call.
+func CallKinds() []Kind { return []Kind{Throttling, ServerError, AccessDenied, Timeout} }
+
 // Kinds returns every fault kind, in the order the report shows them.
-func Kinds() []Kind { return []Kind{Throttling, ServerError, AccessDenied, Timeout, LambdaDied} }
+func Kinds() []Kind {
+	return append(CallKinds(), LambdaDied, DiedMidway, RoleDenied, RoleExpired)
+}
+
+// invocationLevel says whether a kind acts on the invocation that made
+// the call rather than on the call.
+func (k Kind) invocationLevel() bool {
+	return k == LambdaDied || k == DiedMidway || k == RoleDenied || k == RoleExpired
+}
 
 // Fault is one fault to inject into a run: Kind at the call of index Index
-// of the clean run's call sequence. The zero Fault injects nothing.
+// of a base run's call sequence (Target). The zero Fault injects nothing.
 type Fault struct {
 	Kind  Kind
 	Index int
-	// Call is the clean run's call at Index.
+	// Call is the base run's call at Index.
 	Call Call
 
-	// Where to inject, derived from the clean sequence (Target): the
-	// Nth matching simulated AWS call, the S3Nth call of the deployer's
-	// S3 store, or the Invocation-th task invocation (1-based each).
+	// Where to inject, derived from the base sequence (Target): the Nth
+	// matching simulated AWS call, the s3Nth call of the deployer's S3
+	// store, or the invocation-th task invocation of the release (1-based
+	// each); for DiedMidway, position is how many calls that invocation
+	// made before the call (the invocation dies after call position+1).
 	rule       *sim.Rule
 	s3Nth      int
 	invocation int
+	position   int
 }
 
 // String names the fault for people: "throttling@17 (AutoScaling
@@ -63,17 +90,20 @@ func (f Fault) String() string {
 	return fmt.Sprintf("%s@%d (%s in %s)", f.Kind, f.Index, f.Call, f.Call.Task)
 }
 
-// awsError is the simulated AWS's error for a kind.
+// awsError is the simulated AWS's error for a kind: for the role kinds,
+// STS's answer to the role assumption.
 func awsError(k Kind) error {
 	switch k {
 	case Throttling:
 		return sim.Throttling()
 	case ServerError:
 		return sim.InternalError()
-	case AccessDenied:
+	case AccessDenied, RoleDenied:
 		return sim.AccessDenied()
 	case Timeout:
 		return sim.Timeout()
+	case RoleExpired:
+		return sim.ExpiredToken()
 	}
 	return nil
 }
@@ -119,7 +149,8 @@ func (e *lambdaDied) Error() string {
 func (e *lambdaDied) ErrorName() string { return asl.ErrorLambdaUnknown }
 
 // faultStore wraps the deployer's S3 store: it records every call (in the
-// recorder) and fails the one the fault names.
+// recorder) and fails the ones the schedule names (and every call of an
+// invocation after it died).
 type faultStore struct {
 	next deployer.Store
 	rec  *recorder
@@ -184,30 +215,111 @@ type s3Record struct {
 	awsBefore int
 }
 
-// recorder records the calls and invocations of the armed execution and
-// injects its fault.
-type recorder struct {
-	mu    sync.Mutex
-	armed bool
-	world *sim.World
-	fault Fault
-	s3    []s3Record
-	fired bool
-	// firedIn is the invocation (1-based) the fault fired in.
+// armed is one fault of the schedule being injected, and whether it fired
+// and in which invocation.
+type armed struct {
+	Fault
+	ruleID  int // the sim rule of an AWS call fault
+	fired   bool
 	firedIn int
-	current int // the invocation running, 1-based
+	// hit is the S3 call an S3 fault failed ("PutObject <key>"): the
+	// n-th S3 call of a faulted run need not be the base run's.
+	hit string
 }
 
+// recorder records the calls and invocations of the release under test
+// and injects its schedule's faults.
+type recorder struct {
+	mu     sync.Mutex
+	on     bool // armed: the release under test runs
+	world  *sim.World
+	faults []*armed
+	s3     []s3Record
+	// invocations counts the release's invocations; current is the one
+	// running (1-based; 0 between invocations), callsIn the calls it made
+	// so far; dead says it died (DiedMidway) and every later call of it
+	// fails.
+	invocations int
+	current     int
+	callsIn     int
+	dead        bool
+	// s3Seen counts the deployer's S3 calls while armed.
+	s3Seen int
+}
+
+// errDead is the error of a call of an invocation that died.
+var errDead = errors.New("the invocation died before this call (injected)")
+
+// gate is every call of the release's current invocation, before it runs:
+// it counts it and refuses it (errDead) once the invocation died.
+func (r *recorder) gate() error {
+	if !r.on || r.current == 0 {
+		return nil
+	}
+	r.callsIn++
+	for _, f := range r.faults {
+		if f.Kind == DiedMidway && f.invocation == r.current && r.callsIn > f.position+1 {
+			f.fired, f.firedIn = true, r.current
+			r.dead = true
+		}
+	}
+	if r.dead {
+		return errDead
+	}
+	return nil
+}
+
+// awsCall is the sim's hook: every AWS call of the world.
+func (r *recorder) awsCall(sim.Call) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gate() != nil {
+		return sim.Timeout()
+	}
+	return nil
+}
+
+// s3Call records an S3 call of the deployer and returns the error to fail
+// it with, if the schedule says so.
 func (r *recorder) s3Call(op, key string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.armed {
+	if !r.on {
 		return nil
 	}
 	r.s3 = append(r.s3, s3Record{op: op, key: key, awsBefore: r.world.TotalCalls()})
-	if r.fault.s3Nth > 0 && len(r.s3) == r.fault.s3Nth && !r.fired {
-		r.fired, r.firedIn = true, r.current
-		return s3Error(r.fault.Kind, op)
+	r.s3Seen++
+	if r.gate() != nil {
+		return s3Error(Timeout, op)
+	}
+	for _, f := range r.faults {
+		if f.s3Nth > 0 && r.s3Seen == f.s3Nth && !f.fired {
+			f.fired, f.firedIn, f.hit = true, r.current, op+" "+key
+			return s3Error(f.Kind, op)
+		}
 	}
 	return nil
+}
+
+// startInvocation begins the release's next invocation and returns its
+// number and the fault of the schedule at that invocation's level, if any.
+func (r *recorder) startInvocation() (n int, f *armed) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.invocations++
+	r.current, r.callsIn, r.dead = r.invocations, 0, false
+	for _, a := range r.faults {
+		if a.Kind.invocationLevel() && a.invocation == r.current {
+			f = a
+		}
+	}
+	return r.current, f
+}
+
+// endInvocation ends the release's invocation: afterwards calls are not
+// counted against it.
+func (r *recorder) endInvocation() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.current, r.callsIn, r.dead = 0, 0, false
 }

@@ -9,9 +9,12 @@ import (
 )
 
 var (
-	cleanOnce sync.Once
-	cleanRes  *Result
-	cleanErr  error
+	cleanOnce  sync.Once
+	cleanRes   *Result
+	cleanErr   error
+	failedOnce sync.Once
+	failedRes  *Result
+	failedErr  error
 )
 
 // reference returns the reference scenario of this repository.
@@ -52,4 +55,20 @@ func callIndex(t *testing.T, res *Result, task, op, key string, n int) int {
 	}
 	require.Failf(t, "no such call", "the clean run has no call %s %s %s in %s", op, key, "", task)
 	return -1
+}
+
+// failed returns the reference scenario's failure base run: halted at its
+// first health check (made once per test binary).
+func failed(t *testing.T) *Result {
+	t.Helper()
+	failedOnce.Do(func() {
+		sc, err := Reference("../..")
+		if err != nil {
+			failedErr = err
+			return
+		}
+		failedRes, failedErr = sc.Run(context.Background(), RunOptions{Schedule: Schedule{Base: BaseFailure}})
+	})
+	require.NoError(t, failedErr)
+	return failedRes
 }

@@ -9,36 +9,39 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/sim"
 )
 
-// Target returns the fault of kind k at index i of the clean run's calls:
-// for an AWS call the Nth call of the same service, operation and account;
-// for an S3 call the Nth call of the deployer's store; for LambdaDied the
-// invocation that made the call.
-func Target(clean *Result, i int, k Kind) (Fault, error) {
-	if i < 0 || i >= len(clean.Calls) {
-		return Fault{}, fmt.Errorf("reliability: call index %d outside the clean run's %d calls", i, len(clean.Calls))
+// Target returns the fault of kind k at index i of a base run's calls: for
+// an AWS call the Nth call of the same service, operation and account; for
+// an S3 call the Nth call of the deployer's store; for the invocation
+// kinds (LambdaDied, DiedMidway, RoleDenied, RoleExpired) the invocation
+// that made the call (and, for DiedMidway, the call's place in it).
+func Target(base *Result, i int, k Kind) (Fault, error) {
+	if i < 0 || i >= len(base.Calls) {
+		return Fault{}, fmt.Errorf("reliability: call index %d outside the base run's %d calls", i, len(base.Calls))
 	}
-	c := clean.Calls[i]
+	c := base.Calls[i]
 	f := Fault{Kind: k, Index: i, Call: c}
 	switch {
-	case k == LambdaDied:
+	case k.invocationLevel():
 		if c.Invocation == 0 {
 			return Fault{}, fmt.Errorf("reliability: call %d (%s) belongs to no invocation", i, c)
 		}
 		f.invocation = c.Invocation
+		f.position = i - base.Invocations[c.Invocation-1].First
 	case c.S3:
-		for _, d := range clean.Calls[:i+1] {
+		for _, d := range base.Calls[:i+1] {
 			if d.S3 {
 				f.s3Nth++
 			}
 		}
 	default:
 		n := 0
-		for _, d := range clean.Calls[:i+1] {
+		for _, d := range base.Calls[:i+1] {
 			if !d.S3 && d.Service == c.Service && d.Op == c.Op && d.Account == c.Account {
 				n++
 			}
@@ -48,87 +51,86 @@ func Target(clean *Result, i int, k Kind) (Fault, error) {
 	return f, nil
 }
 
-// Entry is one cell of the matrix: a fault and what its run did.
+// Entry is one cell of the matrix: a schedule and what its run did.
 type Entry struct {
-	Fault  Fault
-	Result *Result
+	Schedule Schedule
+	Result   *Result
 	// Err is set when the run could not be made.
 	Err error
 }
 
 // Matrix is the fault-injection matrix of a scenario.
 type Matrix struct {
-	Clean   *Result
+	Bases   Bases
 	Entries []Entry
-	// Runs is how many deploys ran (LambdaDied faults of one invocation
-	// share a run).
-	Runs int
+	Elapsed time.Duration
 }
 
-// MatrixOptions select the cells of a matrix.
+// MatrixOptions select the schedules of a matrix.
 type MatrixOptions struct {
-	// Every runs every Every-th call index (1 or 0: all), starting at
-	// Offset.
+	// Families are the families run (default Families()).
+	Families []Family
+	// Every runs every Every-th schedule of each family (1 or 0: all),
+	// starting at Offset: a deterministic sample.
 	Every, Offset int
-	// Kinds are the fault kinds (default Kinds()).
-	Kinds []Kind
 	// Workers bound the runs in parallel (default 2).
 	Workers int
 	// Progress, when set, is called after each run.
 	Progress func(done, total int)
 }
 
-// RunMatrix runs the scenario clean, then once per selected call index and
-// fault kind with that fault injected. A clean run with violations or
-// without Success is an error: there is nothing to compare with.
+// Bases runs the scenario's two base runs: the clean deploy, and the same
+// deploy halted at its first health check. Either must keep every
+// invariant: there is nothing to compare with otherwise.
+func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
+	var b Bases
+	var err error
+	if b.Success, err = sc.Run(ctx, RunOptions{}); err != nil {
+		return Bases{}, err
+	}
+	if b.Success.End != execution.EndSuccess || len(b.Success.Violations) > 0 {
+		return Bases{}, fmt.Errorf("reliability: the clean run ended %q (%s: %s) with violations %q", b.Success.End, b.Success.Error, b.Success.Cause, b.Success.Violations)
+	}
+	if b.Failure, err = sc.Run(ctx, RunOptions{Schedule: Schedule{Base: BaseFailure}}); err != nil {
+		return Bases{}, err
+	}
+	if b.Failure.End != execution.EndFailureClean || len(b.Failure.Violations) > 0 {
+		return Bases{}, fmt.Errorf("reliability: the halted run ended %q (%s: %s) with violations %q", b.Failure.End, b.Failure.Error, b.Failure.Cause, b.Failure.Violations)
+	}
+	return b, nil
+}
+
+// RunMatrix runs the bases, then every selected schedule (Bases.Schedules)
+// on a bounded pool of workers.
 func (sc *Scenario) RunMatrix(ctx context.Context, opts MatrixOptions) (*Matrix, error) {
 	if opts.Every < 1 {
 		opts.Every = 1
 	}
-	if len(opts.Kinds) == 0 {
-		opts.Kinds = Kinds()
+	if len(opts.Families) == 0 {
+		opts.Families = Families()
 	}
 	if opts.Workers < 1 {
 		opts.Workers = 2
 	}
-	clean, err := sc.Run(ctx, RunOptions{})
+	started := time.Now()
+	bases, err := sc.Bases(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if clean.End != execution.EndSuccess || len(clean.Violations) > 0 {
-		return nil, fmt.Errorf("reliability: the clean run ended %q (%s: %s) with violations %q", clean.End, clean.Error, clean.Cause, clean.Violations)
-	}
-	m := &Matrix{Clean: clean}
-	type job struct {
-		key     string
-		fault   Fault
-		entries []int
-	}
-	var jobs []*job
-	byKey := map[string]*job{}
-	for i := opts.Offset; i < len(clean.Calls); i += opts.Every {
-		for _, k := range opts.Kinds {
-			f, err := Target(clean, i, k)
-			if err != nil {
-				return nil, err
-			}
-			key := fmt.Sprintf("%s@%d", k, i)
-			if k == LambdaDied {
-				key = fmt.Sprintf("%s#%d", k, f.invocation)
-			}
-			m.Entries = append(m.Entries, Entry{Fault: f})
-			j := byKey[key]
-			if j == nil {
-				j = &job{key: key, fault: f}
-				byKey[key] = j
-				jobs = append(jobs, j)
-			}
-			j.entries = append(j.entries, len(m.Entries)-1)
+	m := &Matrix{Bases: bases}
+	seen := map[Family]int{}
+	for _, s := range bases.Schedules() {
+		if !slices.Contains(opts.Families, s.Family) {
+			continue
+		}
+		n := seen[s.Family]
+		seen[s.Family]++
+		if n >= opts.Offset && (n-opts.Offset)%opts.Every == 0 {
+			m.Entries = append(m.Entries, Entry{Schedule: s})
 		}
 	}
-	m.Runs = len(jobs)
 
-	work := make(chan *job)
+	work := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -136,23 +138,21 @@ func (sc *Scenario) RunMatrix(ctx context.Context, opts MatrixOptions) (*Matrix,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range work {
-				res, err := sc.Run(ctx, RunOptions{Fault: j.fault})
+			for i := range work {
+				res, err := sc.Run(ctx, RunOptions{Schedule: m.Entries[i].Schedule})
 				mu.Lock()
-				for _, e := range j.entries {
-					m.Entries[e].Result, m.Entries[e].Err = res, err
-				}
+				m.Entries[i].Result, m.Entries[i].Err = res, err
 				done++
 				if opts.Progress != nil {
-					opts.Progress(done, len(jobs))
+					opts.Progress(done, len(m.Entries))
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for i := range m.Entries {
 		select {
-		case work <- j:
+		case work <- i:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
@@ -161,13 +161,14 @@ func (sc *Scenario) RunMatrix(ctx context.Context, opts MatrixOptions) (*Matrix,
 	}
 	close(work)
 	wg.Wait()
+	m.Elapsed = time.Since(started)
 	return m, ctx.Err()
 }
 
 // Violation is one broken invariant of one cell.
 type Violation struct {
-	Fault   Fault
-	Message string
+	Schedule Schedule
+	Message  string
 }
 
 // Violations lists every broken invariant of the matrix (a run that could
@@ -177,89 +178,127 @@ func (m *Matrix) Violations() []Violation {
 	for _, e := range m.Entries {
 		switch {
 		case e.Err != nil:
-			out = append(out, Violation{e.Fault, "the run failed: " + e.Err.Error()})
+			out = append(out, Violation{e.Schedule, "the run failed: " + e.Err.Error()})
 		case e.Result == nil:
-			out = append(out, Violation{e.Fault, "the run did not happen"})
+			out = append(out, Violation{e.Schedule, "the run did not happen"})
 		default:
 			for _, v := range e.Result.Violations {
-				out = append(out, Violation{e.Fault, v})
+				out = append(out, Violation{e.Schedule, v})
 			}
 		}
 	}
 	return out
 }
 
-// Report writes the matrix's table: the clean run's calls per task, the
-// outcomes per fault kind, and every violation; then the summary line
-// "reliability: F faults injected, V violations".
-func (m *Matrix) Report(w io.Writer) {
-	fmt.Fprintf(w, "clean run: %d calls (%d AWS, %d S3) in %d task invocations, ended %s\n",
-		len(m.Clean.Calls), countAWS(m.Clean.Calls), len(m.Clean.Calls)-countAWS(m.Clean.Calls), len(m.Clean.Invocations), m.Clean.End)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\tinjected\tSuccess\tFailureClean\tFailureDirty\tother\tviolations\t")
-	kinds := []Kind{}
+// Counts are the schedules of a matrix per family.
+func (m *Matrix) Counts() map[Family]int {
+	out := map[Family]int{}
 	for _, e := range m.Entries {
-		if !slices.Contains(kinds, e.Fault.Kind) {
-			kinds = append(kinds, e.Fault.Kind)
+		out[e.Schedule.Family]++
+	}
+	return out
+}
+
+// Summary is the matrix's line: "reliability: F schedules injected (S
+// single, P pairs, C consistency, R races), V violations".
+func (m *Matrix) Summary() string {
+	c := m.Counts()
+	return fmt.Sprintf("reliability: %d schedules injected (%d single, %d pairs, %d consistency, %d races), %d violations",
+		len(m.Entries), c[Single], c[Pair], c[Consistency], c[Race], len(m.Violations()))
+}
+
+// Report writes the matrix's table: the base runs, then per family and
+// kind the schedules and how they ended, then every violation, then the
+// summary line.
+func (m *Matrix) Report(w io.Writer) {
+	for _, b := range []struct {
+		name string
+		res  *Result
+	}{{"success", m.Bases.Success}, {"failure (halted at the first health check)", m.Bases.Failure}} {
+		fmt.Fprintf(w, "base %s: %d calls (%d AWS, %d S3) in %d task invocations, ended %s\n",
+			b.name, len(b.res.Calls), countAWS(b.res.Calls), len(b.res.Calls)-countAWS(b.res.Calls), len(b.res.Invocations), b.res.End)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "family\tkind\tschedules\tSuccess\tFailureClean\tFailureDirty\tother\tviolations\t")
+	type row struct{ family, kind string }
+	var order []row
+	rows := map[row]map[string]int{}
+	total := map[string]int{}
+	for _, e := range m.Entries {
+		k := row{string(e.Schedule.Family), scheduleKind(e.Schedule)}
+		if rows[k] == nil {
+			rows[k] = map[string]int{}
+			order = append(order, k)
+		}
+		cell := rows[k]
+		cell["schedules"]++
+		switch {
+		case e.Result == nil || e.Result.End == "":
+			cell["other"]++
+		default:
+			cell[e.Result.End]++
+		}
+		if e.Err != nil {
+			cell["violations"]++
+		} else if e.Result != nil {
+			cell["violations"] += len(e.Result.Violations)
 		}
 	}
-	total := map[string]int{}
-	for _, k := range kinds {
-		row := map[string]int{}
-		for _, e := range m.Entries {
-			if e.Fault.Kind != k {
-				continue
-			}
-			row["injected"]++
-			switch {
-			case e.Result == nil:
-				row["other"]++
-			case e.Result.End == "":
-				row["other"]++
-			default:
-				row[e.Result.End]++
-			}
-			if e.Err != nil {
-				row["violations"]++
-			} else if e.Result != nil {
-				row["violations"] += len(e.Result.Violations)
-			}
-		}
-		for key, v := range row {
+	for _, k := range order {
+		cell := rows[k]
+		for key, v := range cell {
 			total[key] += v
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", k, row["injected"], row[execution.EndSuccess],
-			row[execution.EndFailureClean], row[execution.EndFailureDirty], row["other"], row["violations"])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", k.family, k.kind, cell["schedules"], cell[execution.EndSuccess],
+			cell[execution.EndFailureClean], cell[execution.EndFailureDirty], cell["other"], cell["violations"])
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t\n", total["injected"], total[execution.EndSuccess],
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%d\t%d\t%d\t\n", total["schedules"], total[execution.EndSuccess],
 		total[execution.EndFailureClean], total[execution.EndFailureDirty], total["other"], total["violations"])
 	tw.Flush()
 
 	dirty := map[string]int{}
 	for _, e := range m.Entries {
 		if e.Result != nil && e.Result.End == execution.EndFailureDirty {
-			dirty[string(e.Fault.Kind)+" in "+e.Result.FiredIn]++
+			dirty[scheduleKind(e.Schedule)+" in "+strings.Join(slices.Compact(slices.Clone(e.Result.FiredTasks)), "+")]++
 		}
 	}
 	if len(dirty) > 0 {
-		keys := make([]string, 0, len(dirty))
-		for k := range dirty {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Fprintln(w, "FailureDirty (a fault in a clean-up):")
-		for _, k := range keys {
-			fmt.Fprintf(w, "  %-40s %d\n", k, dirty[k])
+		fmt.Fprintln(w, "FailureDirty (faults in a clean-up past its point of no return):")
+		for _, k := range sortedKeys(dirty) {
+			fmt.Fprintf(w, "  %-50s %d\n", k, dirty[k])
 		}
 	}
 	vs := m.Violations()
 	if len(vs) > 0 {
 		fmt.Fprintln(w, "violations:")
 		for _, v := range vs {
-			fmt.Fprintf(w, "  %s: %s\n", v.Fault, v.Message)
+			fmt.Fprintf(w, "  %s: %s\n", v.Schedule, v.Message)
 		}
 	}
-	fmt.Fprintf(w, "reliability: %d faults injected, %d violations\n", len(m.Entries), len(vs))
+	fmt.Fprintln(w, m.Summary())
+}
+
+// scheduleKind names a schedule's kind for the report's rows.
+func scheduleKind(s Schedule) string {
+	var k string
+	switch {
+	case s.Behaviour != "":
+		k = "behaviour " + string(s.Behaviour)
+	case s.Hide != nil:
+		k = string(s.Hide.Kind)
+	case s.RaceAfterLost:
+		k = "after a lost response"
+	case s.RaceAt != "":
+		k = "at a state"
+	case len(s.Faults) > 0:
+		k = string(s.Faults[0].Kind)
+	default:
+		k = "none"
+	}
+	if s.Base == BaseFailure {
+		k += " (failure base)"
+	}
+	return k
 }
 
 func countAWS(calls []Call) int {
@@ -272,10 +311,19 @@ func countAWS(calls []Call) int {
 	return n
 }
 
-// CallTable writes the clean run's calls, one a line, with their index and
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// CallTable writes a base run's calls, one a line, with their index and
 // task (for -calls).
-func (m *Matrix) CallTable(w io.Writer) {
-	for i, c := range m.Clean.Calls {
+func CallTable(w io.Writer, base *Result) {
+	for i, c := range base.Calls {
 		fmt.Fprintf(w, "%4d  %-18s %s\n", i, c.Task, strings.TrimSpace(c.String()))
 	}
 }

@@ -33,20 +33,54 @@ func TestCleanRun(t *testing.T) {
 	assert.Greater(t, len(res.Calls)-countAWS(res.Calls), 0, "S3 calls are recorded")
 }
 
-// TestMatrixSample runs a deterministic sample of the matrix (every 7th
-// call index times every fault kind) and asserts zero violations. The full
-// matrix is make reliability.
+// TestMatrixSample runs a deterministic sample of every family of the
+// matrix and asserts zero violations. The full matrix is make reliability.
 func TestMatrixSample(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the matrix sample deploys dozens of times")
+		t.Skip("the matrix sample deploys hundreds of times")
 	}
-	m, err := reference(t).RunMatrix(context.Background(), MatrixOptions{Every: 7, Offset: 3, Workers: 2})
+	m, err := reference(t).RunMatrix(context.Background(), MatrixOptions{Every: sampleEvery, Offset: 3, Workers: 2})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	m.Report(&out)
 	t.Log("\n" + out.String())
 	assert.Empty(t, m.Violations())
-	assert.Len(t, m.Entries, ((len(m.Clean.Calls)-3+6)/7)*len(Kinds()))
+	for _, f := range Families() {
+		assert.Positive(t, m.Counts()[f], "the sample has %s schedules", f)
+	}
+}
+
+// sampleEvery is the sample's stride: every 23rd schedule of each family.
+const sampleEvery = 23
+
+// TestSchedules: the matrix has every family the safety issue asks for,
+// and more than 3000 schedules.
+func TestSchedules(t *testing.T) {
+	b := Bases{Success: clean(t), Failure: failed(t)}
+	counts := map[Family]int{}
+	kinds := map[Kind]bool{}
+	behaviours := map[Behaviour]bool{}
+	for _, s := range b.Schedules() {
+		counts[s.Family]++
+		for _, f := range s.Faults {
+			kinds[f.Kind] = true
+		}
+		if s.Behaviour != "" {
+			behaviours[s.Behaviour] = true
+		}
+	}
+	total := 0
+	for _, f := range Families() {
+		assert.Positive(t, counts[f], f)
+		total += counts[f]
+	}
+	assert.GreaterOrEqual(t, total, 3000)
+	for _, k := range Kinds() {
+		assert.True(t, kinds[k], "kind %s", k)
+	}
+	for _, bh := range Behaviours() {
+		assert.True(t, behaviours[bh], "behaviour %s", bh)
+	}
 }
 
 // TestTargetsTheCall: a fault made from index i fails exactly the clean
@@ -57,7 +91,7 @@ func TestTargetsTheCall(t *testing.T) {
 	for _, i := range []int{0, callIndex(t, res, execution.TaskDeploy, "CreateAutoScalingGroup", "", 1), len(res.Calls) - 1} {
 		f, err := Target(res, i, Throttling)
 		require.NoError(t, err)
-		got, err := sc.Run(context.Background(), RunOptions{Fault: f})
+		got, err := sc.Run(context.Background(), RunOptions{Schedule: One(f)})
 		require.NoError(t, err)
 		assert.True(t, got.Fired, "fault %s", f)
 		assert.Equal(t, res.Calls[i].Task, got.FiredIn)
@@ -116,10 +150,55 @@ func TestFaultsFound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := Target(res, tt.idx, tt.kind)
 			require.NoError(t, err)
-			got, err := sc.Run(context.Background(), RunOptions{Fault: f})
+			got, err := sc.Run(context.Background(), RunOptions{Schedule: One(f)})
 			require.NoError(t, err)
 			assert.True(t, got.Fired)
 			assert.Empty(t, got.Violations, "fault %s ended %s (%s: %s); the matrix found: %s", f, got.End, got.Error, got.Cause, tt.found)
+		})
+	}
+}
+
+// TestSchedulesFound are schedules of the families beyond single faults
+// that showed bugs or checker errors: each must end without a violation.
+func TestSchedulesFound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("deploys several times")
+	}
+	res, fail := clean(t), failed(t)
+	sc := reference(t)
+	id := res.ReleaseID
+	const p, c = "acme/shop", "production"
+	target := func(base *Result, task, op, key string, n int, k Kind) Fault {
+		f, err := Target(base, callIndex(t, base, task, op, key, n), k)
+		require.NoError(t, err)
+		return f
+	}
+	tests := []struct {
+		name     string
+		schedule Schedule
+		found    string
+	}{
+		{"clean-up success: its record and the listing of the previous groups denied", Schedule{Family: Pair, Base: BaseSuccess, Faults: []Fault{
+			target(res, execution.TaskCleanUpSuccess, "GetObject", naming.DeletingKey(p, c, id), 1, AccessDenied),
+			target(res, execution.TaskCleanUpSuccess, "DescribeAutoScalingGroups", "", 1, AccessDenied),
+		}}, "fixed (Deploy records the previous groups it saw): FailureDirty naming \"the previous groups (whether they were being retired is unknown)\", not the groups"},
+		{"clean-up failure: its role's credentials expired", Schedule{Family: Single, Base: BaseFailure, Faults: []Fault{
+			target(fail, execution.TaskCleanUpFailure, "GetObject", naming.DeployingKey(p, c, id), 1, RoleExpired),
+		}}, "fixed (fleet.Leftovers): FailureDirty naming \"whatever the release created\", not its groups, templates and alarms"},
+		{"clean-up failure: the removal's describe of the groups denied", Schedule{Family: Single, Base: BaseFailure, Faults: []Fault{
+			// The second describe is the removal's own.
+			target(fail, execution.TaskCleanUpFailure, "DescribeAutoScalingGroups", "", 2, AccessDenied),
+		}}, "fixed (fleet.Leftovers): FailureDirty naming the groups and templates left, not their alarms"},
+		{"race: a second release starts while Validate's response is lost", Schedule{Family: Race, Base: BaseSuccess, RaceAfterLost: true, Faults: []Fault{
+			target(res, execution.TaskValidate, "GetObject", naming.StartedKey(p, c, id), 1, LambdaDied),
+		}}, "checker fixed: the second release holding the lock before Lock, and its retiring the previous groups, were taken for violations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sc.Run(context.Background(), RunOptions{Schedule: tt.schedule})
+			require.NoError(t, err)
+			assert.True(t, got.Fired)
+			assert.Empty(t, got.Violations, "%s ended %s (%s: %s); the matrix found: %s", tt.schedule, got.End, got.Error, got.Cause, tt.found)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -71,8 +72,8 @@ type Visit struct {
 
 // RunOptions change one run.
 type RunOptions struct {
-	// Fault is injected (the zero Fault: none).
-	Fault Fault
+	// Schedule is injected (the zero Schedule: nothing).
+	Schedule Schedule
 	// Twice invokes every task of the new release twice (a retry after
 	// success) and gives the state machine the second result.
 	Twice bool
@@ -94,21 +95,32 @@ type RunOptions struct {
 
 // Result is what one run did and every invariant it broke.
 type Result struct {
-	Fault Fault
+	Schedule Schedule
 	// End is Success, FailureClean or FailureDirty; empty when the
 	// execution ended elsewhere (Status says how).
 	End    string
 	Status asl.Status
 	// Error and Cause are the failed execution's.
 	Error, Cause string
-	// ReleaseID is the new release's id.
+	// ReleaseID is the new release's id; NewGroups the names of its groups
+	// (and launch templates).
 	ReleaseID   string
+	NewGroups   []string
 	Calls       []Call
 	Invocations []Invocation
 	Visits      []Visit
-	// Fired says whether the fault was injected, FiredIn in which task.
-	Fired   bool
-	FiredIn string
+	// Fired says whether every fault of the schedule was injected;
+	// FiredIn is the task the first fault fired in, FiredTasks every
+	// fault's ("" for one that did not fire).
+	Fired      bool
+	FiredIn    string
+	FiredTasks []string
+	// S3Hits are the S3 calls each fault failed ("PutObject <key>"; ""
+	// for a fault of another kind or one that did not fire).
+	S3Hits []string
+	// Lookups are the lookups of each new group and launch template, by
+	// kind and name (the consistency schedules' windows come from them).
+	Lookups map[sim.HiddenKind]map[string]int
 	// Outcome is the ledger's outcome of the new release (nil: none).
 	Outcome   *ledger.Outcome
 	StartedAt time.Time
@@ -124,15 +136,21 @@ type Result struct {
 	LockHolder string
 	// HaltMarker says whether a halt marker is left after the run.
 	HaltMarker bool
+	// Second is the race's second release (nil when none started).
+	Second     *Second
 	Violations []string
+}
+
+// Second is how the second release of a race ended.
+type Second struct {
+	ReleaseID    string
+	End          string
+	Error, Cause string
 }
 
 // settle is how long virtual time runs on after the execution ends, so
 // deleted groups are gone and instances settled before the final checks.
 const settle = 15 * time.Minute
-
-// cleanupTasks are the tasks whose failure may end in FailureDirty.
-var cleanupTasks = []string{execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure, execution.TaskReleaseLock}
 
 // run is the state of one run shared by the region's hooks.
 type run struct {
@@ -140,17 +158,25 @@ type run struct {
 	opts  RunOptions
 	rec   *recorder
 	reg   *region.Region
+	clk   *clock.Virtual
 	locks *lock.Locks
 	next  *prepared
-	// plans are the next release's healthy targets per service.
-	plans map[string]capacity.Plan
+	// second is the race's second release; secondARN is set once it
+	// started, secondErr when it could not start.
+	second    *prepared
+	secondARN string
+	secondErr error
+	// plans are the next release's healthy targets per service;
+	// previousTargets the previous release's, by group name.
+	plans           map[string]capacity.Plan
+	previousTargets map[string]int
 
 	mu          sync.Mutex
 	invocations []Invocation
 	visits      []Visit
 	lockTaken   bool
+	raced       bool
 	violations  []string
-	ruleID      int
 }
 
 func (r *run) violate(format string, args ...any) {
@@ -170,15 +196,30 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if opts.Wall == 0 {
 		opts.Wall = 2 * time.Minute
 	}
-	if opts.Next == "" {
-		opts.Next = sc.Next
+	sched := opts.Schedule
+	if sched.Base == BaseFailure {
+		opts.OnState = haltAtFirstCheck(opts.OnState)
+	}
+	world, next := sc.World, opts.Next
+	switch sched.Behaviour {
+	case CrashAfterHealthy:
+		next = filepath.Join(filepath.Dir(sc.Next), "v2-crash-after-healthy.json")
+	case IdleScaleIn:
+		next = filepath.Join(filepath.Dir(sc.Next), "v2-idle.json")
+		world = idleWorld(world)
+	}
+	if next == "" {
+		next = sc.Next
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Wall)
 	defer cancel()
 	clk := clock.NewVirtual(sc.Start)
-	r := &run{sc: sc, opts: opts, rec: &recorder{fault: opts.Fault}}
+	r := &run{sc: sc, opts: opts, clk: clk, rec: &recorder{}}
+	for _, f := range sched.Faults {
+		r.rec.faults = append(r.rec.faults, &armed{Fault: f})
+	}
 	reg, err := region.New(ctx, region.Options{
-		World:               sc.World,
+		World:               world,
 		Clock:               clk,
 		HealthCheckInterval: sc.Interval,
 		Store:               func(s deployer.Store) deployer.Store { return &faultStore{next: s, rec: r.rec} },
@@ -199,75 +240,182 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reliability: previous release: %w", err)
 	}
-	arn, err := prev.start(ctx, reg)
-	if err != nil {
+	if err := deployAndWait(ctx, reg, prev); err != nil {
 		return nil, fmt.Errorf("reliability: previous release: %w", err)
 	}
-	d, err := reg.Wait(ctx, arn)
-	if err != nil {
-		return nil, fmt.Errorf("reliability: previous release: %w", err)
-	}
-	if d.Status != asl.StatusSucceeded {
-		return nil, fmt.Errorf("reliability: the previous release did not deploy: %s %s: %s", d.Status, d.Error, d.Cause)
-	}
-
 	if opts.BeforeStart != nil {
 		if err := opts.BeforeStart(reg, clk); err != nil {
 			return nil, err
 		}
 	}
-	next, err := prepare(opts.Next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002")
-	if err != nil {
+	if r.next, err = prepare(next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002"); err != nil {
 		return nil, fmt.Errorf("reliability: next release: %w", err)
 	}
-	r.next = next
-	res := &Result{Fault: opts.Fault, ReleaseID: next.rel.ReleaseID, Before: reg.World().Snapshot()}
-	if r.plans, err = plans(next, res.Before); err != nil {
-		return nil, err
-	}
-
-	if res.ObjectsBefore, err = objects(ctx, reg, naming.Prefix(next.rel.ProjectName, next.rel.ConfigName)); err != nil {
-		return nil, err
-	}
-	// Arm: from here on the calls are the next release's.
-	reg.World().ResetCalls()
-	if rule := opts.Fault.rule; rule != nil {
-		rl := *rule
-		rl.Err = awsError(opts.Fault.Kind)
-		if r.ruleID, err = reg.World().Faults().Add(rl); err != nil {
-			return nil, err
+	if sched.RaceAt != "" || sched.RaceAfterLost {
+		if r.second, err = prepare(sc.Next, clk.Now(), sc.By, "c00003"); err != nil {
+			return nil, fmt.Errorf("reliability: second release: %w", err)
 		}
 	}
-	r.rec.mu.Lock()
-	r.rec.armed = true
-	r.rec.mu.Unlock()
+	rel := r.next.rel
+	res := &Result{Schedule: sched, ReleaseID: rel.ReleaseID, Before: reg.World().Snapshot()}
+	res.NewGroups = newGroups(rel.ProjectName, rel.ConfigName, rel.ReleaseID, rel.ServiceNames())
+	if r.plans, err = plans(r.next, res.Before); err != nil {
+		return nil, err
+	}
+	if r.previousTargets, err = previousTargets(prev, res.Before); err != nil {
+		return nil, err
+	}
+	if res.ObjectsBefore, err = objects(ctx, reg, naming.Prefix(rel.ProjectName, rel.ConfigName)); err != nil {
+		return nil, err
+	}
+	if err := r.arm(); err != nil {
+		return nil, err
+	}
 
 	res.StartedAt = clk.Now()
-	arn, err = next.start(ctx, reg)
+	arn, err := r.next.start(ctx, reg)
 	if err != nil {
 		return nil, fmt.Errorf("reliability: next release: %w", err)
 	}
-	d, err = reg.Wait(ctx, arn)
+	d, err := reg.Wait(ctx, arn)
 	if err != nil {
-		return nil, fmt.Errorf("reliability: next release (fault %s): %w", opts.Fault, err)
+		return nil, fmt.Errorf("reliability: next release (%s): %w", sched, err)
 	}
-	r.rec.mu.Lock()
-	r.rec.armed = false
-	r.rec.mu.Unlock()
+	r.disarm()
 	res.EndedAt = d.StopDate
 	res.Status, res.Error, res.Cause = d.Status, d.Error, d.Cause
+	if res.Second, err = r.waitSecond(ctx); err != nil {
+		return nil, err
+	}
 
 	r.collect(res)
+	res.Lookups = map[sim.HiddenKind]map[string]int{}
+	for _, kind := range []sim.HiddenKind{sim.HideGroups, sim.HideLaunchTemplates} {
+		res.Lookups[kind] = map[string]int{}
+		all := reg.World().Lookups(kind)
+		for _, name := range res.NewGroups {
+			res.Lookups[kind][name] = all[name]
+		}
+	}
 	clk.Advance(settle)
 	res.After = reg.World().Snapshot()
 	if err := r.readState(ctx, res); err != nil {
 		return nil, err
 	}
 	r.checkEnd(res)
+	r.checkServing(res, reg.World().Fleet())
 	r.mu.Lock()
 	res.Violations = append(res.Violations, r.violations...)
 	r.mu.Unlock()
 	return res, nil
+}
+
+// haltAtFirstCheck is the failure base: a halt marker written when the
+// release first enters CheckHealthy, so it fails through CleanUpFailure
+// with its groups made (then on as onState).
+func haltAtFirstCheck(onState func(*region.Region, string)) func(*region.Region, string) {
+	var once sync.Once
+	return func(reg *region.Region, state string) {
+		if state == execution.TaskCheckHealthy {
+			once.Do(func() {
+				_ = halt.New(reg.S3(), reg.Bucket()).Put(context.Background(), "acme/shop", "production",
+					halt.Marker{By: "reliability", Reason: "the failure base", At: reg.Clock().Now()})
+			})
+		}
+		if onState != nil {
+			onState(reg, state)
+		}
+	}
+}
+
+// deployAndWait starts a release and waits for its Success.
+func deployAndWait(ctx context.Context, reg *region.Region, p *prepared) error {
+	arn, err := p.start(ctx, reg)
+	if err != nil {
+		return err
+	}
+	d, err := reg.Wait(ctx, arn)
+	if err != nil {
+		return err
+	}
+	if d.Status != asl.StatusSucceeded {
+		return fmt.Errorf("it did not deploy: %s %s: %s", d.Status, d.Error, d.Cause)
+	}
+	return nil
+}
+
+// arm injects the schedule's world-level faults and starts recording the
+// next release's calls.
+func (r *run) arm() error {
+	w := r.reg.World()
+	w.ResetCalls()
+	sched := r.opts.Schedule
+	for _, f := range r.rec.faults {
+		if f.rule == nil {
+			continue
+		}
+		rl := *f.rule
+		rl.Err = awsError(f.Kind)
+		id, err := w.Faults().Add(rl)
+		if err != nil {
+			return err
+		}
+		f.ruleID = id
+	}
+	if sched.Hide != nil {
+		if err := w.Faults().Hide(*sched.Hide); err != nil {
+			return err
+		}
+	}
+	if sched.Behaviour == ZoneRecovers {
+		info := r.reg.Info()
+		if err := w.Faults().ImpairZone(info.Account, info.Region, zoneRecovering, r.clk.Now().Add(zoneRecoversAfter)); err != nil {
+			return err
+		}
+	}
+	w.Faults().SetHook(r.rec.awsCall)
+	r.rec.mu.Lock()
+	r.rec.on = true
+	r.rec.mu.Unlock()
+	return nil
+}
+
+// disarm stops recording.
+func (r *run) disarm() {
+	r.rec.mu.Lock()
+	r.rec.on = false
+	r.rec.mu.Unlock()
+	r.reg.World().Faults().SetHook(nil)
+}
+
+// The zone of the ZoneRecovers behaviour, and how long after the release
+// starts it has capacity again.
+const (
+	zoneRecovering    = "us-east-1b"
+	zoneRecoversAfter = 150 * time.Second
+)
+
+// idleWorld is the world of the IdleScaleIn behaviour: its images report
+// 5% CPU and pass their load balancers' health checks 150 s after they
+// boot, so a one-minute cpu_scale_down alarm fires during the deploy.
+func idleWorld(w sim.WorldSpec) sim.WorldSpec {
+	var out sim.WorldSpec
+	b, _ := json.Marshal(w) // a WorldSpec always encodes
+	_ = json.Unmarshal(b, &out)
+	idle := 5.0
+	for i := range out.Accounts {
+		for j := range out.Accounts[i].Regions {
+			for k := range out.Accounts[i].Regions[j].AMIs {
+				a := &out.Accounts[i].Regions[j].AMIs[k]
+				a.CPUPercent = &idle
+				if a.Timings == nil {
+					a.Timings = &sim.Timings{}
+				}
+				a.Timings.Health = &sim.Range{Min: 150, Max: 150}
+			}
+		}
+	}
+	return out
 }
 
 // plans computes the healthy target of each service of the next release,
@@ -294,62 +442,164 @@ func plans(next *prepared, snap sim.Snapshot) (map[string]capacity.Plan, error) 
 	return out, nil
 }
 
-// observe follows the next release's execution: the states it enters.
+// previousTargets computes the healthy target of each group of the
+// previous release in snap: what its release needs of it to serve.
+func previousTargets(prev *prepared, snap sim.Snapshot) (map[string]int, error) {
+	rel := prev.rel.Clone()
+	rel.ApplyDefaults()
+	out := map[string]int{}
+	for _, g := range groupsOf(snap, rel.ProjectName, rel.ConfigName) {
+		svc := rel.Services[g.Tags[naming.TagServiceName]]
+		if svc == nil || g.Status != "" {
+			continue
+		}
+		as := svc.Autoscaling
+		desired := int(g.Desired)
+		p, err := capacity.Compute(capacity.Bounds{MinSize: as.MinSize, MaxSize: as.MaxSize, Spread: as.Spread, MaxTerms: as.MaxTerms}, &desired)
+		if err != nil {
+			return nil, fmt.Errorf("reliability: capacity of %s: %w", g.Name, err)
+		}
+		out[g.Name] = p.Healthy
+	}
+	return out, nil
+}
+
+// observe follows the next release's execution: the states it enters. A
+// race's second release starts when it enters the schedule's state.
 func (r *run) observe(arn string, ev asl.Event) {
 	if r.next == nil || !strings.HasSuffix(arn, ":"+r.next.rel.ReleaseID) || ev.StateEntered == nil {
 		return
 	}
+	state := ev.StateEntered.Name
 	r.mu.Lock()
-	r.visits = append(r.visits, Visit{State: ev.StateEntered.Name, At: r.reg.Clock().Now()})
+	r.visits = append(r.visits, Visit{State: state, At: r.reg.Clock().Now()})
 	r.mu.Unlock()
-	if r.opts.OnState != nil {
-		r.opts.OnState(r.reg, ev.StateEntered.Name)
+	if r.opts.Schedule.RaceAt == state {
+		r.startSecond()
 	}
+	if r.opts.OnState != nil {
+		r.opts.OnState(r.reg, state)
+	}
+}
+
+// startSecond starts the race's second release, once, at this very
+// instant: time stands still until it has started.
+func (r *run) startSecond() {
+	r.mu.Lock()
+	if r.second == nil || r.raced {
+		r.mu.Unlock()
+		return
+	}
+	r.raced = true
+	r.mu.Unlock()
+	release := r.reg.Hold()
+	started := make(chan struct{})
+	go func() {
+		defer release()
+		arn, err := r.second.start(context.Background(), r.reg)
+		r.mu.Lock()
+		r.secondARN, r.secondErr = arn, err
+		r.mu.Unlock()
+		close(started)
+	}()
+	<-started
+}
+
+// waitSecond waits for the race's second release to end.
+func (r *run) waitSecond(ctx context.Context) (*Second, error) {
+	r.mu.Lock()
+	arn, err := r.secondARN, r.secondErr
+	r.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("reliability: second release: %w", err)
+	}
+	if arn == "" {
+		return nil, nil
+	}
+	d, err := r.reg.Wait(ctx, arn)
+	if err != nil {
+		return nil, fmt.Errorf("reliability: second release: %w", err)
+	}
+	s := &Second{ReleaseID: r.second.rel.ReleaseID, End: endOf(r.reg, arn), Error: d.Error, Cause: d.Cause}
+	return s, nil
+}
+
+// endOf is the end state an execution reached: the last state it entered
+// when that is Success, FailureClean or FailureDirty, else "".
+func endOf(reg *region.Region, arn string) string {
+	x, err := reg.Execution(arn)
+	if err != nil {
+		return ""
+	}
+	path := x.Path()
+	if len(path) == 0 {
+		return ""
+	}
+	switch end := path[len(path)-1]; end {
+	case execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty:
+		return end
+	}
+	return ""
 }
 
 // intercept runs every task invocation: it records the next release's
 // invocations, checks the invariants around each, invokes twice when asked
-// and kills the invocation the fault names.
+// and injects the schedule's invocation-level faults (a cold Lambda whose
+// role assumption fails, an invocation that dies part way, a response
+// lost), starting a race's second release when the schedule says so.
 func (r *run) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
 	if r.next == nil || req.Execution.Name != r.next.rel.ReleaseID {
 		return next(ctx, req)
 	}
-	world := r.reg.World()
 	r.rec.mu.Lock()
-	armed := r.rec.armed
-	r.rec.current++
-	n := r.rec.current
-	inv := Invocation{Task: req.Task, At: r.reg.Clock().Now(), awsFrom: world.TotalCalls(), s3From: len(r.rec.s3)}
+	on := r.rec.on
 	r.rec.mu.Unlock()
-	if !armed {
+	if !on {
 		return next(ctx, req)
 	}
+	world := r.reg.World()
+	n, f := r.rec.startInvocation()
+	r.rec.mu.Lock()
+	inv := Invocation{Task: req.Task, At: r.reg.Clock().Now(), awsFrom: world.TotalCalls(), s3From: len(r.rec.s3)}
+	r.rec.mu.Unlock()
 	r.checkLock(ctx, req.Task)
-	appliedBefore := 0
-	if r.ruleID != 0 {
-		appliedBefore = world.Faults().Applied(r.ruleID)
+	applied := map[int]int{}
+	for _, a := range r.rec.faults {
+		if a.ruleID != 0 {
+			applied[a.ruleID] = world.Faults().Applied(a.ruleID)
+		}
 	}
 	before := world.Snapshot()
 
+	roleRule := 0
+	if f != nil && (f.Kind == RoleDenied || f.Kind == RoleExpired) {
+		if err := r.reg.ColdStart(); err != nil {
+			r.violate("cannot cold-start the Lambda: %v", err)
+		}
+		roleRule, _ = world.Faults().Add(sim.Rule{Op: "AssumeRole", Service: "STS", Nth: 1, Err: awsError(f.Kind)})
+	}
 	out, err := next(ctx, req)
 	if r.opts.Twice {
 		out, err = next(ctx, req)
 	}
-	if r.opts.Fault.Kind == LambdaDied && r.opts.Fault.invocation == n {
-		r.rec.mu.Lock()
-		r.rec.fired, r.rec.firedIn = true, n
-		r.rec.mu.Unlock()
+	if roleRule != 0 {
+		if world.Faults().Applied(roleRule) > 0 {
+			r.fire(f, n)
+		}
+		world.Faults().Remove(roleRule)
+	}
+	if f != nil && (f.Kind == LambdaDied || f.Kind == DiedMidway) {
+		r.fire(f, n)
 		out, err = nil, &lambdaDied{task: req.Task}
 	}
+	r.rec.endInvocation()
 
 	after := world.Snapshot()
 	r.checkTask(req.Task, before, after)
-	if r.ruleID != 0 && world.Faults().Applied(r.ruleID) > appliedBefore {
-		r.rec.mu.Lock()
-		if !r.rec.fired {
-			r.rec.fired, r.rec.firedIn = true, n
+	for _, a := range r.rec.faults {
+		if a.ruleID != 0 && world.Faults().Applied(a.ruleID) > applied[a.ruleID] {
+			r.fire(a, n)
 		}
-		r.rec.mu.Unlock()
 	}
 	if req.Task == execution.TaskLock && err == nil {
 		r.mu.Lock()
@@ -365,7 +615,19 @@ func (r *run) intercept(ctx context.Context, req execution.Request, next region.
 	r.mu.Lock()
 	r.invocations = append(r.invocations, inv)
 	r.mu.Unlock()
+	if f != nil && f.Kind == LambdaDied && r.opts.Schedule.RaceAfterLost {
+		r.startSecond()
+	}
 	return out, err
+}
+
+// fire marks a fault injected, in invocation n.
+func (r *run) fire(f *armed, n int) {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	if !f.fired {
+		f.fired, f.firedIn = true, n
+	}
 }
 
 // errorName is the state machine's name of a task error.
@@ -377,10 +639,12 @@ func errorName(err error) string {
 	return asl.ErrorLambdaUnknown
 }
 
-// checkLock checks, before a task of the next release, that no other
-// release holds the lock and, once Lock succeeded, that the release holds
-// it before the first invocation of every later task (a retry of a
-// clean-up may find the lock released by its earlier attempt).
+// checkLock checks, before a task of the next release once Lock
+// succeeded, that no other release holds the lock and that the release
+// holds it before the first invocation of every later task (a retry of a
+// clean-up may find the lock released by its earlier attempt, and, once
+// the release succeeded, taken by the next release). Before Lock another
+// release may hold it: Lock then fails, LockHeld.
 func (r *run) checkLock(ctx context.Context, task string) {
 	h, found, err := r.locks.Get(ctx, r.next.rel.ProjectName, r.next.rel.ConfigName)
 	if err != nil {
@@ -392,161 +656,54 @@ func (r *run) checkLock(ctx context.Context, task string) {
 	retry := len(r.invocations) > 0 && r.invocations[len(r.invocations)-1].Task == task
 	r.mu.Unlock()
 	switch {
-	case found && h.ReleaseID != r.next.rel.ReleaseID:
+	case found && h.ReleaseID != r.next.rel.ReleaseID && taken:
+		if retry && r.succeeded(ctx) {
+			return // it finished; its response was lost; the next release took the lock
+		}
 		r.violate("before %s: release %s holds the lock while %s runs", task, h.ReleaseID, r.next.rel.ReleaseID)
 	case taken && !found && !retry:
 		r.violate("before %s: the lock was taken by Lock and is no longer held", task)
 	}
 }
 
-// resource is a group, launch template or alarm of a snapshot, for diffs.
-type resource struct {
-	kind, key string
-	tags      map[string]string
-	body      string
+// succeeded says whether the next release's outcome records Success.
+func (r *run) succeeded(ctx context.Context) bool {
+	o, found, err := ledger.New(r.reg.S3(), r.reg.Bucket()).GetOutcome(ctx, r.next.rel.ProjectName, r.next.rel.ConfigName, r.next.rel.ReleaseID)
+	return err == nil && found && o.End == execution.EndSuccess
 }
 
-func resources(s sim.Snapshot) map[string]resource {
-	out := map[string]resource{}
-	add := func(kind, acct, name string, tags map[string]string, v any) {
-		b, _ := json.Marshal(v)
-		key := kind + " " + acct + " " + name
-		out[key] = resource{kind: kind, key: key, tags: tags, body: string(b)}
-	}
-	for _, a := range s.Accounts {
-		acct := a.Account + "/" + a.Region
-		for _, g := range a.Groups {
-			add("group", acct, g.Name, g.Tags, g)
-		}
-		for _, lt := range a.LaunchTemplates {
-			add("launch-template", acct, lt.Name, lt.Tags, lt)
-		}
-		for _, al := range a.Alarms {
-			add("alarm", acct, al.Name, al.Tags, al)
-		}
-	}
-	return out
-}
-
-// ours says whether tags are those of a resource ferry made for the
-// project-config.
-func (r *run) ours(tags map[string]string) bool {
-	return tags[naming.TagDeployWith] == "ferry" && tags[naming.TagProjectName] == r.next.rel.ProjectName &&
-		tags[naming.TagConfigName] == r.next.rel.ConfigName
-}
-
-// checkTask checks what one task changed: only resources of the
-// project-config, and the previous groups deleted only while the new ones
-// are healthy.
-func (r *run) checkTask(task string, before, after sim.Snapshot) {
-	b, a := resources(before), resources(after)
-	keys := map[string]bool{}
-	for k := range b {
-		keys[k] = true
-	}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range keys {
-		rb, inB := b[k]
-		ra, inA := a[k]
-		if inB && inA && rb.body == ra.body {
-			continue
-		}
-		res := ra
-		if !inA {
-			res = rb
-		}
-		if !r.ours(res.tags) {
-			r.violate("%s touched %s, which is not tagged DeployWith=ferry of %s %s", task, k, r.next.rel.ProjectName, r.next.rel.ConfigName)
-		}
-	}
-	// Previous groups deleted by this task.
-	for _, g := range groupsOf(before, r.next.rel.ProjectName, r.next.rel.ConfigName) {
-		if g.Status != "" || g.Tags[naming.TagReleaseID] == r.next.rel.ReleaseID {
-			continue
-		}
-		still := false
-		for _, h := range groupsOf(after, r.next.rel.ProjectName, r.next.rel.ConfigName) {
-			if h.Name == g.Name && h.Status == "" {
-				still = true
-			}
-		}
-		if still {
-			continue
-		}
-		for svc, p := range r.plans {
-			ng, ok := findGroup(before, naming.GroupName(r.next.rel.ProjectName, r.next.rel.ConfigName, svc, r.next.rel.ReleaseID))
-			switch {
-			case !ok || ng.Status != "":
-				r.violate("%s deleted the previous group %s while the new group of %s did not exist", task, g.Name, svc)
-			case healthyCount(ng) < p.Healthy:
-				r.violate("%s deleted the previous group %s while the new group of %s had %d healthy instances of %d needed", task, g.Name, svc, healthyCount(ng), p.Healthy)
-			}
-		}
-	}
-}
-
-// groupsOf returns the ferry groups of a project-config in a snapshot.
-func groupsOf(s sim.Snapshot, project, config string) []sim.GroupSnapshot {
-	var out []sim.GroupSnapshot
-	for _, a := range s.Accounts {
-		for _, g := range a.Groups {
-			if g.Tags[naming.TagDeployWith] == "ferry" && g.Tags[naming.TagProjectName] == project && g.Tags[naming.TagConfigName] == config {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
-}
-
-func findGroup(s sim.Snapshot, name string) (sim.GroupSnapshot, bool) {
-	for _, a := range s.Accounts {
-		for _, g := range a.Groups {
-			if g.Name == name {
-				return g, true
-			}
-		}
-	}
-	return sim.GroupSnapshot{}, false
-}
-
-// healthyCount counts a group's instances that are InService and healthy
-// in every load balancer and target group of the group.
-func healthyCount(g sim.GroupSnapshot) int {
-	n := 0
-	for _, in := range g.Instances {
-		if in.Lifecycle != "InService" || in.Health != "Healthy" || len(in.LB) < len(g.LoadBalancers)+len(g.TargetGroups) {
-			continue
-		}
-		ok := true
-		for _, h := range in.LB {
-			if h != "InService" && h != "healthy" {
-				ok = false
-			}
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
-// collect fills the calls, invocations and visits of the run into res.
+// collect fills the calls, invocations, visits and fired faults of the
+// run into res.
 func (r *run) collect(res *Result) {
 	aws := r.reg.World().CallLog()
 	r.rec.mu.Lock()
 	s3s := slices.Clone(r.rec.s3)
-	res.Fired = r.rec.fired
-	firedIn := r.rec.firedIn
+	res.Fired = true
+	for _, f := range r.rec.faults {
+		res.Fired = res.Fired && f.fired
+	}
+	firedIn := make([]int, len(r.rec.faults))
+	for i, f := range r.rec.faults {
+		if f.fired {
+			firedIn[i] = f.firedIn
+		}
+		res.S3Hits = append(res.S3Hits, f.hit)
+	}
 	r.rec.mu.Unlock()
 	r.mu.Lock()
 	invs := slices.Clone(r.invocations)
 	res.Visits = slices.Clone(r.visits)
 	r.mu.Unlock()
 	sort.SliceStable(invs, func(i, j int) bool { return invs[i].awsFrom+invs[i].s3From < invs[j].awsFrom+invs[j].s3From })
-	if firedIn > 0 && firedIn <= len(invs) {
-		res.FiredIn = invs[firedIn-1].Task
+	for _, n := range firedIn {
+		task := ""
+		if n > 0 && n <= len(invs) {
+			task = invs[n-1].Task
+		}
+		res.FiredTasks = append(res.FiredTasks, task)
+	}
+	if len(res.FiredTasks) > 0 {
+		res.FiredIn = res.FiredTasks[0]
 	}
 
 	owner := func(aws bool, idx int) (string, int) {
@@ -654,185 +811,5 @@ func objects(ctx context.Context, reg *region.Region, prefix string) (map[string
 			return out, nil
 		}
 		token = page.NextContinuationToken
-	}
-}
-
-// releaseResources lists what is left in snap of the release id: groups
-// (not being deleted), launch templates and alarms, by name.
-func releaseResources(s sim.Snapshot, project, config, releaseID string, services []string) []string {
-	var out []string
-	prefixes := make([]string, 0, len(services))
-	for _, svc := range services {
-		prefixes = append(prefixes, naming.GroupName(project, config, svc, releaseID))
-	}
-	mine := func(name string, tags map[string]string) bool {
-		if tags[naming.TagReleaseID] == releaseID {
-			return true
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range s.Accounts {
-		for _, g := range a.Groups {
-			if mine(g.Name, g.Tags) {
-				out = append(out, "group "+g.Name)
-			}
-		}
-		for _, lt := range a.LaunchTemplates {
-			if mine(lt.Name, lt.Tags) {
-				out = append(out, "launch template "+lt.Name)
-			}
-		}
-		for _, al := range a.Alarms {
-			if mine(al.Name, al.Tags) {
-				out = append(out, "alarm "+al.Name)
-			}
-		}
-	}
-	return out
-}
-
-// checkEnd checks the end state and what it promises.
-func (r *run) checkEnd(res *Result) {
-	rel := r.next.rel
-	p, c, id := rel.ProjectName, rel.ConfigName, rel.ReleaseID
-	services := make([]string, 0, len(rel.Services))
-	for s := range rel.Services {
-		services = append(services, s)
-	}
-	sort.Strings(services)
-	left := releaseResources(res.After, p, c, id, services)
-	fault := ""
-	if res.Fault.Kind != "" {
-		if !res.Fired {
-			r.violate("the fault was never injected: the run did not follow the clean run's calls")
-		}
-		fault = " (fault in " + res.FiredIn + ")"
-	}
-	switch res.End {
-	case execution.EndSuccess:
-		for _, svc := range services {
-			g, ok := findGroup(res.After, naming.GroupName(p, c, svc, id))
-			if !ok || g.Status != "" || healthyCount(g) < r.plans[svc].Healthy {
-				r.violate("Success, but the new group of %s is not serving", svc)
-			}
-		}
-		for _, g := range groupsOf(res.After, p, c) {
-			if g.Tags[naming.TagReleaseID] != id {
-				r.violate("Success, but the previous group %s is still there", g.Name)
-			}
-		}
-		if res.LockHolder != "" {
-			r.violate("Success, but release %s still holds the lock", res.LockHolder)
-		}
-	case execution.EndFailureClean:
-		if len(left) > 0 {
-			r.violate("FailureClean%s, but the release left %s", fault, strings.Join(left, ", "))
-		}
-		if res.LockHolder != "" {
-			r.violate("FailureClean%s, but release %s still holds the lock", fault, res.LockHolder)
-		}
-		r.checkPreviousServes(res, "FailureClean"+fault)
-		if res.Outcome != nil && res.Outcome.End != res.End {
-			r.violate("FailureClean%s, but the outcome says %s", fault, res.Outcome.End)
-		}
-	case execution.EndFailureDirty:
-		if !slices.Contains(cleanupTasks, res.FiredIn) {
-			r.violate("FailureDirty, but the fault hit %q, not a clean-up (error %s: %s)", res.FiredIn, res.Error, res.Cause)
-		}
-		if res.LockHolder != id {
-			r.violate("FailureDirty%s, but the lock is not kept (holder %q)", fault, res.LockHolder)
-		}
-		// What a clean end would not have: the release's resources when
-		// it failed (CleanUpFailure ran), else the previous release's
-		// groups and launch templates still there.
-		if !visited(res, execution.TaskCleanUpFailure) {
-			left = previousResources(res.Before, res.After, p, c, id)
-		}
-		var named []string
-		switch {
-		case res.Outcome != nil:
-			named = res.Outcome.Leftovers
-			if res.Outcome.End != res.End {
-				r.violate("FailureDirty%s, but the outcome says %s", fault, res.Outcome.End)
-			}
-		case res.Fault.Call.S3 && res.Fault.Call.Op == "PutObject" && res.Fault.Call.Key == naming.OutcomeKey(p, c, id) && res.Fault.Kind != LambdaDied:
-			// The fault hit the outcome's own write.
-		default:
-			r.violate("FailureDirty%s without an outcome", fault)
-		}
-		for _, l := range left {
-			name := l[strings.LastIndex(l, " ")+1:]
-			if res.Outcome != nil && !slices.ContainsFunc(named, func(s string) bool { return strings.Contains(s, name) }) {
-				r.violate("FailureDirty%s: %s is left but not named in the outcome's leftovers %q", fault, l, named)
-			}
-		}
-	default:
-		r.violate("the execution ended %s without an end state (last state %s): %s %s", res.Status, lastVisit(res), res.Error, res.Cause)
-	}
-}
-
-// visited says whether the execution entered state.
-func visited(res *Result, state string) bool {
-	return slices.ContainsFunc(res.Visits, func(v Visit) bool { return v.State == state })
-}
-
-// previousResources lists the ferry groups and launch templates of the
-// project-config in after that are not the release's and that before had.
-func previousResources(before, after sim.Snapshot, project, config, releaseID string) []string {
-	had := map[string]bool{}
-	for _, a := range before.Accounts {
-		for _, g := range a.Groups {
-			had["group "+g.Name] = true
-		}
-		for _, lt := range a.LaunchTemplates {
-			had["launch template "+lt.Name] = true
-		}
-	}
-	var out []string
-	for _, a := range after.Accounts {
-		for _, g := range a.Groups {
-			if g.Tags[naming.TagDeployWith] == "ferry" && g.Tags[naming.TagProjectName] == project && g.Tags[naming.TagConfigName] == config &&
-				g.Tags[naming.TagReleaseID] != releaseID && had["group "+g.Name] {
-				out = append(out, "group "+g.Name)
-			}
-		}
-		for _, lt := range a.LaunchTemplates {
-			t := lt.Tags
-			if t[naming.TagDeployWith] == "ferry" && t[naming.TagProjectName] == project && t[naming.TagConfigName] == config &&
-				t[naming.TagReleaseID] != releaseID && had["launch template "+lt.Name] {
-				out = append(out, "launch template "+lt.Name)
-			}
-		}
-	}
-	return out
-}
-
-func lastVisit(res *Result) string {
-	if len(res.Visits) == 0 {
-		return "none"
-	}
-	return res.Visits[len(res.Visits)-1].State
-}
-
-// checkPreviousServes checks that every group the previous release had is
-// live with all its instances healthy.
-func (r *run) checkPreviousServes(res *Result, end string) {
-	rel := r.next.rel
-	for _, g := range groupsOf(res.Before, rel.ProjectName, rel.ConfigName) {
-		if g.Status != "" {
-			continue
-		}
-		now, ok := findGroup(res.After, g.Name)
-		switch {
-		case !ok || now.Status != "":
-			r.violate("%s, but the previous group %s is gone", end, g.Name)
-		case healthyCount(now) < int(now.Desired):
-			r.violate("%s, but the previous group %s serves with %d healthy instances of %d", end, g.Name, healthyCount(now), now.Desired)
-		}
 	}
 }

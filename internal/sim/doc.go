@@ -42,11 +42,30 @@
 //     (Terminating:Wait with a termination lifecycle hook) for
 //     terminate_seconds, then gone, and the group launches a replacement.
 //   - slow-boot: like healthy with slow_boot_seconds instead of boot_seconds.
+//   - crash-after-healthy: like healthy, then dies healthy_for_seconds after
+//     passing its health checks (a fleet that looks good for a moment).
 //
 // Each duration is a range; the value of one instance is picked from it
 // deterministically from the instance id. A terminating instance leaves
 // its classic load balancers at once and drains from its target groups for
-// deregistration_seconds.
+// deregistration_seconds. An instance type that cannot run its AMI's
+// architecture fails to launch, as does every launch of FailLaunches; a
+// failed launch is a Failed scaling activity with EC2's message.
+//
+// # Scaling, zones, processes
+//
+// Each launch and termination is a scaling activity
+// (DescribeScalingActivities). Alarms are evaluated every minute (or their
+// period, when shorter) against the CPUUtilization the group's AMI reports
+// (cpu_percent) and, while in ALARM, execute their Auto Scaling actions
+// once a minute, as CloudWatch documents. A zone impaired by ImpairZone
+// has no capacity until a time: launches there fail (the group launches in
+// its other zones) and, once it recovers, AZRebalance evens the group out
+// (launch first, then terminate). SuspendProcesses honours Launch,
+// Terminate, AlarmNotification, AZRebalance and ReplaceUnhealthy. A classic
+// ELB routes only to its availability_zones, a v2 load balancer only to its
+// enabled zones, and a target group only when a load balancer uses it;
+// SetLoadBalancerZones changes a load balancer's zones.
 //
 // DeleteAutoScalingGroup without ForceDelete refuses a group with instances
 // (ResourceInUse); with it, the instances terminate, the group shows Status
@@ -59,16 +78,21 @@
 // world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err:
 // sim.Throttling()}) fails the second call; Nth 0 fails every matching call
 // (up to Times). Helpers: Throttling, InternalError (500), AccessDenied,
-// Timeout (a send error around context.DeadlineExceeded, as the SDK reports
-// a deadline). world.Faults().HideNewGroups(k) makes each new ASG invisible
-// to the next k DescribeAutoScalingGroups calls of its region.
+// ExpiredToken, Timeout (a send error around context.DeadlineExceeded, as
+// the SDK reports a deadline). SetHook sees every call before it runs and
+// may fail it. Hide makes new groups or launch templates invisible to a
+// window of their lookups (eventual consistency after a create; Lookups
+// counts them); HideNewGroups(k) to their first k. ImpairZone and
+// FailLaunches are above.
 //
 // world.Calls() counts calls per operation, CallsByAccount per account,
 // CallLog lists them in order; ResetCalls clears them. world.Snapshot() is
 // a JSON-serialisable picture of every group, instance, registration,
 // launch template and alarm. world.InstanceTimes(account, region, group)
 // tells when each instance of a group was launched, booted, passes its
-// health checks and started terminating (benchmarks measure from it).
+// health checks and started terminating (benchmarks measure from it);
+// world.Fleet() is every group's history of instances serving, to check a
+// property at every instant.
 //
 // # Credentials
 //
@@ -90,6 +114,7 @@
 //	    "slow_boot_seconds": [300, 600],    // the same, for slow-boot
 //	    "health_seconds": [20, 40],         // InService -> health check passes
 //	    "crash_after_seconds": [30, 90],    // InService -> dies, for crash-loop
+//	    "healthy_for_seconds": [10, 50],    // healthy -> dies, for crash-after-healthy
 //	    "terminate_seconds": [20, 40],      // Terminating -> gone
 //	    "deregistration_seconds": 30,       // target group draining
 //	    "group_delete_seconds": [10, 30]    // last instance gone -> group gone
@@ -102,20 +127,25 @@
 //	    "bootstrap": [                      // ferry's deploy and publish roles
 //	      {"region": "us-east-1", "qualifier": "", "trust": ["111111111111"]}
 //	    ],
-//	    "roles": [{"name": "asg_lifecycle_hooks", "path": "/", "trust": []}],
+//	    "roles": [{"name": "asg_lifecycle_hooks", "path": "/", "trust": [],
+//	               "trust_services": ["autoscaling.amazonaws.com"]}],
 //	    "instance_profiles": [
 //	      {"name": "p", "path": "/project/config/service/", "roles": ["role-name"]}
 //	    ],
 //	    "regions": [{
 //	      "name": "us-east-1",
 //	      "amis": [{"id": "ami-...", "name": "ubuntu", "tags": {"DeployWith": "ferry"},
-//	                "behavior": "healthy", "timings": {"boot_seconds": 30}}],
+//	                "behavior": "healthy", "architecture": "x86_64",
+//	                "cpu_percent": 40, "timings": {"boot_seconds": 30}}],
 //	      "subnets": [{"id": "subnet-...", "availability_zone": "us-east-1a",
 //	                   "vpc_id": "vpc-...", "tags": {"Name": "a"}}],
 //	      "security_groups": [{"id": "sg-...", "name": "web", "tags": {}}],
-//	      "elbs": [{"name": "web-elb", "tags": {}}],
-//	      "target_groups": [{"name": "web-tg", "port": 80, "tags": {}}],
-//	      "topics": [{"name": "asg_lifecycle_hooks"}]
+//	      "elbs": [{"name": "web-elb", "availability_zones": ["us-east-1a"], "tags": {}}],
+//	      "load_balancers": [{"name": "web-alb", "type": "application",
+//	                          "availability_zones": ["us-east-1a"], "tags": {}}],
+//	      "target_groups": [{"name": "web-tg", "port": 80,
+//	                         "load_balancers": ["web-alb"], "tags": {}}],
+//	      "topics": [{"name": "asg_lifecycle_hooks", "tags": {}}]
 //	    }]
 //	  }]
 //	}

@@ -70,6 +70,12 @@ func AccessDenied() error {
 	return &smithy.GenericAPIError{Code: "AccessDenied", Message: "User is not authorized to perform this action", Fault: smithy.FaultClient}
 }
 
+// ExpiredToken returns the error AWS returns for a request signed with
+// expired credentials.
+func ExpiredToken() error {
+	return &smithy.GenericAPIError{Code: "ExpiredToken", Message: "The security token included in the request is expired", Fault: smithy.FaultClient}
+}
+
 // Timeout returns a call that timed out, as the SDK reports it: a send
 // error around context.DeadlineExceeded.
 func Timeout() error { return sendError(context.DeadlineExceeded) }
@@ -102,6 +108,7 @@ type Faults struct {
 	rules  []*ruleState
 	nextID int
 	hide   map[HiddenKind]Hiding
+	hook   func(Call) error
 }
 
 type ruleState struct {
@@ -205,9 +212,31 @@ func (f *Faults) FailLaunches(account, regionName string, n int, message string)
 	return nil
 }
 
-// match returns the error of the first rule matching a call. The caller
-// holds w.mu.
-func (f *Faults) match(service, op, accountID string) error {
+// SetHook sets a function every call is given, once recorded and before it
+// runs: an error it returns fails the call with no effect, as a rule does
+// (nil removes it). It runs while the world is locked and must not call
+// the world. A test uses it to stop an invocation between two calls (a
+// Lambda that dies part way through its work).
+func (f *Faults) SetHook(hook func(Call) error) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.hook = hook
+}
+
+// match returns the error of the hook or of the first rule matching a
+// call. The caller holds w.mu.
+func (f *Faults) match(call Call) error {
+	if f.hook != nil {
+		if err := f.hook(call); err != nil {
+			return err
+		}
+	}
+	return f.matchRule(call.Service, call.Op, call.Account)
+}
+
+// matchRule returns the error of the first rule matching a call. The
+// caller holds w.mu.
+func (f *Faults) matchRule(service, op, accountID string) error {
 	for _, r := range f.rules {
 		if r.rule.Op != op || (r.rule.Service != "" && r.rule.Service != service) || (r.rule.Account != "" && r.rule.Account != accountID) {
 			continue

@@ -592,3 +592,27 @@ func loadWorld(t testing.TB, name string) sim.WorldSpec {
 	require.NoError(t, err)
 	return spec
 }
+
+// SetHook sees every call once recorded, and fails those it returns an
+// error for, with no effect; nil removes it.
+func TestFaultHook(t *testing.T) {
+	f := newFixture(t)
+	var seen []string
+	f.world.Faults().SetHook(func(c sim.Call) error {
+		seen = append(seen, c.Op)
+		if c.Op == "CreateLaunchTemplate" {
+			return sim.Timeout()
+		}
+		return nil
+	})
+	_, err := f.c.EC2.CreateLaunchTemplate(f.ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("lt-x"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(amiOK), InstanceType: "t2.nano"}})
+	require.Error(t, err)
+	assert.True(t, cloud.IsTransient(err))
+	f.world.Faults().SetHook(nil)
+	out, err := f.c.EC2.DescribeLaunchTemplates(f.ctx, &ec2.DescribeLaunchTemplatesInput{})
+	require.NoError(t, err)
+	assert.Empty(t, out.LaunchTemplates, "the failed call had no effect")
+	assert.Equal(t, []string{"CreateLaunchTemplate"}, seen)
+	assert.Equal(t, 2, f.world.TotalCalls(), "failed calls are counted too")
+}

@@ -44,8 +44,9 @@ func (s *STS) AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, _ ...func
 	w := s.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	w.calls.record(Call{Service: serviceSTS, Op: op, Account: s.caller, At: w.now})
-	if err := w.faults.match(serviceSTS, op, s.caller); err != nil {
+	call := Call{Service: serviceSTS, Op: op, Account: s.caller, At: w.now}
+	w.calls.record(call)
+	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
 		return nil, opError(serviceSTS, op, err)
 	}

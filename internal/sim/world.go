@@ -253,8 +253,9 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 	w := v.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	w.calls.record(Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now})
-	if err := w.faults.match(v.service, op, v.account); err != nil {
+	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now}
+	w.calls.record(call)
+	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, err)
 	}

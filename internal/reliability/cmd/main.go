@@ -1,7 +1,8 @@
 // Command reliability runs the fault-injection matrix of the reference
-// deploy (make reliability): every call index of a clean run times every
-// fault kind, and prints the outcomes and every violated invariant. It
-// exits 1 when there is a violation, 2 when the matrix could not run.
+// deploy (make reliability): every schedule of every family (Families)
+// over the two base runs, and prints the outcomes, every violated
+// invariant and the summary line. It exits 1 when there is a violation, 2
+// when the matrix could not run.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/reliability"
@@ -17,10 +19,11 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "a directory inside the ferry repository")
-	every := flag.Int("every", 1, "run every N-th call index")
+	every := flag.Int("every", 1, "run every N-th schedule of each family")
 	workers := flag.Int("workers", 2, "runs in parallel")
-	calls := flag.Bool("calls", false, "also print the clean run's calls")
-	timeout := flag.Duration("timeout", 30*time.Minute, "bound on the whole matrix")
+	families := flag.String("families", "", "comma-separated families to run (default: all of single, pair, consistency, race)")
+	calls := flag.Bool("calls", false, "also print the base runs' calls")
+	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole matrix")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -38,15 +41,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	started := time.Now()
+	opts := reliability.MatrixOptions{Every: *every, Workers: *workers}
+	for _, f := range strings.Split(*families, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			opts.Families = append(opts.Families, reliability.Family(f))
+		}
+	}
 	last := time.Now()
-	m, err := sc.RunMatrix(ctx, reliability.MatrixOptions{Every: *every, Workers: *workers,
-		Progress: func(done, total int) {
-			if time.Since(last) > 10*time.Second || done == total {
-				last = time.Now()
-				fmt.Fprintf(os.Stderr, "reliability: %d/%d runs\n", done, total)
-			}
-		}})
+	opts.Progress = func(done, total int) {
+		if time.Since(last) > 10*time.Second || done == total {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "reliability: %d/%d runs\n", done, total)
+		}
+	}
+	m, err := sc.RunMatrix(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		if m == nil {
@@ -54,10 +62,13 @@ func main() {
 		}
 	}
 	if *calls {
-		m.CallTable(os.Stdout)
+		fmt.Println("base success:")
+		reliability.CallTable(os.Stdout, m.Bases.Success)
+		fmt.Println("base failure:")
+		reliability.CallTable(os.Stdout, m.Bases.Failure)
 	}
-	fmt.Printf("reference deploy: %s over %s; %d runs in %s\n", reliability.ReferenceNext, reliability.ReferencePrevious,
-		m.Runs, time.Since(started).Round(time.Second))
+	fmt.Printf("reference deploy: %s over %s; %d runs in %s on %d workers\n", reliability.ReferenceNext, reliability.ReferencePrevious,
+		len(m.Entries)+2, m.Elapsed.Round(time.Second), *workers)
 	m.Report(os.Stdout)
 	if len(m.Violations()) > 0 || err != nil {
 		os.Exit(1)
