@@ -32,7 +32,9 @@ import (
 //  2. Past the point of no return? It reads its deleting record
 //     (ledger.GetDeleting) before anything that can fail for good. Without
 //     one it gates the swap (gate): the lock must be held by this release
-//     and every service must still be stable by CheckHealthy's rule; then
+//     and every service must still be stable by CheckHealthy's rule, its
+//     new group's terminations counted from all of its scaling
+//     activities (activitiesAlways); then
 //     it lists the previous groups and records exactly them
 //     (ledger.CreateDeleting): the point of no return. A failure of the
 //     gate is a failed release (a *failure.HaltError or
@@ -105,7 +107,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		return ledger.Intent{}, beforeNoReturn(req, err)
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now)
+	report, err := d.healthReport(ctx, c, st, r, now, activitiesAlways)
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, err)
 	}

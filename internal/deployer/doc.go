@@ -20,5 +20,9 @@
 //     machine's (CheckHealthy says how long).
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
-//     with instances.
+//     with instances (a group's scaling activities are read only when its
+//     instances changed, and by the swap's gate).
+//   - Honest records: a clean-up that cannot finish records a FailureDirty
+//     outcome naming every group, launch template and alarm that may be
+//     left (fleet.Leftovers), whatever read failed.
 package deployer

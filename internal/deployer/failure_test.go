@@ -316,16 +316,10 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 				r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
 				return r
 			}
-			r1 := withWorker(h.baseRelease())
-			h.start(r1).succeed()
-			h.clk.Advance(time.Hour)
-			r2 := withWorker(h.baseRelease())
-			x := h.start(r2)
-			require.NoError(t, x.steps(upToDeploy...))
-			_, err := x.untilHealthy(100)
-			require.NoError(t, err)
+			r1, r2 := withWorker(h.baseRelease()), withWorker(h.baseRelease())
+			x := h.atSwap(r1, r2)
 
-			_, err = h.world.Faults().Add(tt.fault)
+			_, err := h.world.Faults().Add(tt.fault)
 			require.NoError(t, err)
 			err = x.step(execution.TaskCleanUpSuccess)
 			require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
@@ -408,15 +402,9 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			ctx := context.Background()
-			r1 := h.baseRelease()
-			h.start(r1).succeed()
-			h.clk.Advance(time.Hour)
-			r2 := h.baseRelease()
-			x := h.start(r2)
-			require.NoError(t, x.steps(upToDeploy...))
-			_, err := x.untilHealthy(200)
-			require.NoError(t, err)
-			_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
+			r1, r2 := h.baseRelease(), h.baseRelease()
+			x := h.atSwap(r1, r2)
+			_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
 			require.NoError(t, err)
 			doomed := naming.GroupName(project, config, "web", r1.ReleaseID)
 			if tt.task == execution.TaskCleanUpFailure {

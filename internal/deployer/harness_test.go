@@ -262,6 +262,21 @@ func (x *run) untilHealthy(limit int) (checks int, err error) {
 	return checks, nil
 }
 
+// atSwap deploys prev to Success, lets an hour pass, and runs next up to
+// its swap: healthy, with CleanUpSuccess to run. next is stamped created a
+// minute before it starts, as the client does. It returns next's run.
+func (h *harness) atSwap(prev, next *release.Release) *run {
+	h.t.Helper()
+	h.start(prev).succeed()
+	h.clk.Advance(time.Hour)
+	next.CreatedAt = h.clk.Now().Add(-time.Minute)
+	x := h.start(next)
+	require.NoError(h.t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(200)
+	require.NoError(h.t, err)
+	return x
+}
+
 // succeed runs a whole successful execution, with the state machine's
 // retries.
 func (x *run) succeed() {

@@ -46,9 +46,10 @@ import (
 // and the wait before the next check. The AWS calls of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
-// in use, and a DescribeScalingActivities for a group only when its
-// instances changed since the previous check or it is short of its launch
-// count: they never grow with instances. It changes nothing.
+// in use: they never grow with instances. A group's scaling activities (a
+// DescribeScalingActivities page per 100) are read only when its
+// instances changed since the previous check, one is terminating, or it
+// is short of its launch count (activitiesOnChange). It changes nothing.
 func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := decodeState(req)
 	if err != nil {
@@ -65,7 +66,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		return nil, err
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now)
+	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +114,31 @@ func (d *Deployer) checkTimeout(st *execution.State, req execution.Request) erro
 	return nil
 }
 
+// activityReads says when healthReport reads a group's scaling
+// activities.
+type activityReads bool
+
+// The activity reads.
+const (
+	// activitiesOnChange reads them when something suggests an instance
+	// terminated or failed to launch since the previous check: the
+	// group's instances changed, one is terminating, or it is short of
+	// its launch count. A health check's cost then does not grow with a
+	// group's history.
+	activitiesOnChange activityReads = false
+	// activitiesAlways reads every group's: the exact count of its
+	// terminations, for the swap's gate (an instance replaced before the
+	// first check changed nothing a check saw).
+	activitiesAlways activityReads = true
+)
+
 // healthReport merges the views of every new group, its load balancers and
 // target groups into one report per service at now, and carries each
 // service's stability window on from the State's last report (see
-// health.Track). A new group AWS does not show is reported Missing.
-func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time) (map[string]execution.ServiceHealth, error) {
+// health.Track). A new group AWS does not show is reported Missing. It
+// reads a group's scaling activities (how many of its instances
+// terminated, whether a launch failed for good) as reads says.
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads) (map[string]execution.ServiceHealth, error) {
 	services := r.ServiceNames()
 	names := make([]string, len(services))
 	for i, svc := range services {
@@ -164,7 +185,8 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		cur := health.Assess(view, prev.Target)
 		cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 		cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
-		if cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < prev.Launch {
+		changed := prev.Instances != "" && cur.Instances != prev.Instances
+		if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
 			acts, err := scalingActivities(ctx, c.AutoScaling, names[i])
 			if err != nil {
 				return nil, err

@@ -330,13 +330,8 @@ func TestUnclassifiedErrorsAreNamed(t *testing.T) {
 func TestCleanUpSuccessRetriesAfterPartialDelete(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	h.start(r1).succeed()
-	h.clk.Advance(time.Hour)
-	x := h.start(h.baseRelease())
-	require.NoError(t, x.steps(upToDeploy...))
-	_, err := x.untilHealthy(100)
-	require.NoError(t, err)
-	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Err: sim.Throttling()})
+	x := h.atSwap(r1, h.baseRelease())
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Err: sim.Throttling()})
 	require.NoError(t, err)
 	err = x.step(execution.TaskCleanUpSuccess)
 	var re *failure.RetryableError

@@ -2,9 +2,12 @@ package deployer
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -130,14 +133,9 @@ func TestFailFast(t *testing.T) {
 // CleanUpFailure, which would delete the new groups: the only ones left.
 func TestCleanUpSuccessPastPointOfNoReturnNeverRollsBack(t *testing.T) {
 	h := newHarness(t)
-	h.start(h.baseRelease()).succeed()
-	h.clk.Advance(time.Hour)
 	r := h.baseRelease()
-	x := h.start(r)
-	require.NoError(t, x.steps(upToDeploy...))
-	_, err := x.untilHealthy(100)
-	require.NoError(t, err)
-	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Nth: 1, Err: sim.Throttling()})
+	x := h.atSwap(h.baseRelease(), r)
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Nth: 1, Err: sim.Throttling()})
 	require.NoError(t, err)
 	err = x.step(execution.TaskCleanUpSuccess)
 	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
@@ -194,17 +192,11 @@ func TestCleanUpSuccessRetriedAfterItFinished(t *testing.T) {
 // previous release keeps serving); after it, it ends FailureDirty.
 func TestCleanUpSuccessRequiresTheLock(t *testing.T) {
 	h := newHarness(t)
-	prev := h.baseRelease()
-	h.start(prev).succeed()
-	h.clk.Advance(time.Hour)
-	r := h.baseRelease()
-	x := h.start(r)
-	require.NoError(t, x.steps(upToDeploy...))
-	_, err := x.untilHealthy(100)
-	require.NoError(t, err)
+	prev, r := h.baseRelease(), h.baseRelease()
+	x := h.atSwap(prev, r)
 	require.NoError(t, h.locks.Release(context.Background(), project, config, r.ReleaseID))
 	before := h.snapshot()
-	err = x.step(execution.TaskCleanUpSuccess)
+	err := x.step(execution.TaskCleanUpSuccess)
 	var de *failure.DeployError
 	require.ErrorAs(t, err, &de, "%v", err)
 	assert.Contains(t, err.Error(), "no longer holds the lock")
@@ -351,15 +343,10 @@ func TestFailureDirtyNamesWhatIsLeft(t *testing.T) {
 	t.Run("CleanUpSuccess cannot read its record nor describe the previous groups", func(t *testing.T) {
 		h := newHarness(t)
 		prev := h.baseRelease()
-		h.start(prev).succeed()
-		h.clk.Advance(time.Hour)
-		x := h.start(h.baseRelease())
-		require.NoError(t, x.steps(upToDeploy...))
-		_, err := x.untilHealthy(100)
-		require.NoError(t, err)
+		x := h.atSwap(prev, h.baseRelease())
 		deleting := naming.DeletingKey(project, config, x.state.ReleaseID)
 		h.store.Deny = func(op, key string) bool { return op == "GetObject" && key == deleting }
-		_, err = h.world.Faults().Add(sim.Rule{Op: "DescribeAutoScalingGroups", Err: sim.AccessDenied()})
+		_, err := h.world.Faults().Add(sim.Rule{Op: "DescribeAutoScalingGroups", Err: sim.AccessDenied()})
 		require.NoError(t, err)
 		err = x.step(execution.TaskCleanUpSuccess)
 		var ce *failure.CleanUpError
@@ -374,11 +361,13 @@ func TestFailureDirtyNamesWhatIsLeft(t *testing.T) {
 // TestCleanUpSuccessSettleWaitsForTheNewGroup: past the point of no return,
 // AWS answers "not found" for a moment to the new group it showed a call
 // before (eventual consistency: a read may hit a replica that has not seen
-// the group). Settling it is retried, not given up as FailureDirty.
+// the group). Whichever of the swap's lookups of the group it hides, the
+// swap is retried and succeeds, never given up as FailureDirty; among
+// them are settling the group (UpdateAutoScalingGroup, ResumeProcesses).
 func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
-	// lookups runs a release to CleanUpSuccess and returns the new group's
-	// lookups before it, with the group's name, hiding hide (when set).
-	lookups := func(hide *sim.Hiding) (*harness, *run, string, int) {
+	// toSwap runs a release to CleanUpSuccess, hiding hide (when set), and
+	// returns the new group's name and lookups so far.
+	toSwap := func(hide *sim.Hiding) (*harness, *run, string, int) {
 		h := newHarness(t)
 		h.start(h.baseRelease()).succeed()
 		h.clk.Advance(time.Hour)
@@ -395,23 +384,56 @@ func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
 		require.NoError(t, err)
 		return h, x, name, h.world.Lookups(sim.HideGroups)[name]
 	}
-	_, _, _, before := lookups(nil)
-	// The swap's lookups of the new group: its health re-check, the
-	// listing of the previous groups, the settle's describe, then its
-	// UpdateAutoScalingGroup and its ResumeProcesses.
-	for _, tc := range []struct {
-		call   string
-		lookup int
-	}{{"UpdateAutoScalingGroup", 4}, {"ResumeProcesses", 5}} {
-		t.Run(tc.call, func(t *testing.T) {
-			h, x, name, _ := lookups(&sim.Hiding{Kind: sim.HideGroups, From: before + tc.lookup, Calls: 1})
-			err := x.step(execution.TaskCleanUpSuccess)
-			require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
-			assert.Contains(t, err.Error(), tc.call)
-			require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
-			g := h.groups()[name]
-			assert.Equal(t, int32(x.state.Health.Services["web"].Desired), g.Desired, "settled on the retry")
-			assert.Empty(t, g.Suspended)
-		})
+	h, x, name, before := toSwap(nil)
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	swap := h.world.Lookups(sim.HideGroups)[name] - before
+	require.Positive(t, swap)
+
+	retried := map[string]bool{}
+	for lookup := 1; lookup <= swap; lookup++ {
+		h, x, name, _ := toSwap(&sim.Hiding{Kind: sim.HideGroups, From: before + lookup, Calls: 1})
+		err := x.step(execution.TaskCleanUpSuccess)
+		if err != nil {
+			require.Equal(t, failure.NameRetryable, failure.NameOf(err), "lookup %d: %v", lookup, err)
+			for _, op := range []string{"UpdateAutoScalingGroup", "ResumeProcesses"} {
+				retried[op] = retried[op] || strings.Contains(err.Error(), op)
+			}
+			require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess), "lookup %d", lookup)
+		}
+		g := h.groups()[name]
+		assert.Equal(t, int32(x.state.Health.Services["web"].Desired), g.Desired, "lookup %d: settled", lookup)
+		assert.Empty(t, g.Suspended, "lookup %d: resumed", lookup)
 	}
+	assert.True(t, retried["UpdateAutoScalingGroup"] && retried["ResumeProcesses"], "settling was hidden from: %v", retried)
+}
+
+// TestSwapCountsEveryTermination: an instance of the new group is
+// terminated and replaced before the first health check (a person ran
+// TerminateInstanceInAutoScalingGroup), so no check sees anything change.
+// The swap's gate counts the group's terminations from all of its scaling
+// activities, and with max_terms 0 the release fails before the point of
+// no return: the previous release keeps serving.
+func TestSwapCountsEveryTermination(t *testing.T) {
+	h := newHarness(t)
+	prev := h.baseRelease()
+	h.start(prev).succeed()
+	h.clk.Advance(time.Hour)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	victim := h.groups()[name].Instances[0].ID
+	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(context.Background(),
+		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+	h.clk.Advance(2 * time.Minute) // gone and replaced before the first check
+
+	_, err = x.untilHealthy(100)
+	require.NoError(t, err, "no check saw the termination")
+	assert.Zero(t, x.state.Health.Services["web"].Terminated)
+	err = x.step(execution.TaskCleanUpSuccess)
+	var halt *failure.HaltError
+	require.ErrorAs(t, err, &halt, "%v", err)
+	assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -264,7 +264,7 @@ func (m *Matrix) Report(w io.Writer) {
 	}
 	if len(dirty) > 0 {
 		fmt.Fprintln(w, "FailureDirty (faults in a clean-up past its point of no return):")
-		for _, k := range sortedKeys(dirty) {
+		for _, k := range slices.Sorted(maps.Keys(dirty)) {
 			fmt.Fprintf(w, "  %-50s %d\n", k, dirty[k])
 		}
 	}
@@ -309,15 +309,6 @@ func countAWS(calls []Call) int {
 		}
 	}
 	return n
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // CallTable writes a base run's calls, one a line, with their index and

@@ -596,6 +596,51 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	}
 }
 
+// TerminateInstanceInAutoScalingGroup terminates one instance of a group,
+// as a person or another tool may: with ShouldDecrementDesiredCapacity the
+// group's desired capacity drops by one (refused below its minimum size),
+// else the group launches a replacement (unless ReplaceUnhealthy is
+// suspended). The termination is a scaling activity, returned. An
+// instance no group manages (or one already terminating) is a
+// ValidationError, as Auto Scaling answers.
+func (c *AutoScaling) TerminateInstanceInAutoScalingGroup(ctx context.Context, in *autoscaling.TerminateInstanceInAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
+	const op = "TerminateInstanceInAutoScalingGroup"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.terminateInGroup(deref(in.InstanceId), deref(in.ShouldDecrementDesiredCapacity))
+	return out, c.end(op, err)
+}
+
+func (r *region) terminateInGroup(id string, decrement bool) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
+	var inst *instance
+	for _, g := range r.liveGroups() {
+		for _, i := range g.instances {
+			if i.id == id && i.terminating.IsZero() && !g.deleting {
+				inst = i
+			}
+		}
+	}
+	if inst == nil {
+		return nil, apiErrf(cloud.CodeValidation, "Instance Id not found - No managed instance found for instance ID: %s", id)
+	}
+	g, now := inst.g, r.w.now
+	cause := fmt.Sprintf("At %s instance %s was taken out of service in response to a user request.", stamp(now), id)
+	if decrement {
+		if g.desired <= g.min {
+			return nil, apiErrf(cloud.CodeValidation, "Currently, desiredSize equals minSize (%d). Terminating instance without replacement will violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false or lower group's min size.", g.min)
+		}
+		cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request, shrinking the capacity from %d to %d.", stamp(now), id, g.desired, g.desired-1)
+		g.desired--
+		g.lastScaling = now
+	}
+	n := len(g.activities)
+	r.terminate(inst, now, !decrement, cause) // records the termination, then any replacement
+	act := g.activities[n].describe(g, now)
+	return &autoscaling.TerminateInstanceInAutoScalingGroupOutput{Activity: &act}, nil
+}
+
 // PutScalingPolicy creates or replaces a scaling policy of a group and
 // returns its ARN (the same ARN when it replaces one).
 func (c *AutoScaling) PutScalingPolicy(ctx context.Context, in *autoscaling.PutScalingPolicyInput, _ ...func(*autoscaling.Options)) (*autoscaling.PutScalingPolicyOutput, error) {

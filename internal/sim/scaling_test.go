@@ -616,3 +616,57 @@ func TestFaultHook(t *testing.T) {
 	assert.Equal(t, []string{"CreateLaunchTemplate"}, seen)
 	assert.Equal(t, 2, f.world.TotalCalls(), "failed calls are counted too")
 }
+
+// https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_TerminateInstanceInAutoScalingGroup.html:
+// "Terminates the specified instance and optionally adjusts the desired
+// group size"; without the decrement the group launches a replacement.
+// Decrementing below the minimum size is a ValidationError ("Currently,
+// desiredSize equals minSize (N). Terminating instance without replacement
+// will violate group's min size constraint", as AWS answers), and so is an
+// instance no group manages.
+func TestTerminateInstanceInAutoScalingGroup(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "grp", amiOK, 2)
+	f.clk.Advance(3 * time.Minute)
+	g := f.describe(t, "grp")
+	require.Len(t, g.Instances, 2)
+	victim := aws.ToString(g.Instances[0].InstanceId)
+
+	out, err := f.c.AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(f.ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "Terminating EC2 instance: "+victim, aws.ToString(out.Activity.Description))
+	assert.Contains(t, aws.ToString(out.Activity.Cause), "was taken out of service in response to a user request")
+	g = f.describe(t, "grp")
+	assert.Equal(t, int32(2), aws.ToInt32(g.DesiredCapacity))
+	assert.Equal(t, map[string]int{"Terminating": 1, "Pending": 1, "InService": 1}, lifecycles(g), "replaced at once")
+	assert.Equal(t, 1, count(f.activities(t, "grp"), "Terminating EC2 instance: "+victim, ""))
+
+	_, err = f.c.AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(f.ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false),
+	})
+	assertCode(t, err, cloud.CodeValidation)
+
+	for _, i := range g.Instances {
+		if id := aws.ToString(i.InstanceId); id != victim && i.LifecycleState == astypes.LifecycleStateInService {
+			out, err = f.c.AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(f.ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+				InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(true),
+			})
+			require.NoError(t, err)
+			assert.Contains(t, aws.ToString(out.Activity.Cause), "shrinking the capacity from 2 to 1")
+		}
+	}
+	assert.Equal(t, int32(1), aws.ToInt32(f.describe(t, "grp").DesiredCapacity))
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("grp"), MinSize: aws.Int32(1)})
+	require.NoError(t, err)
+	for _, i := range f.describe(t, "grp").Instances {
+		if i.LifecycleState != astypes.LifecycleStateTerminating {
+			_, err = f.c.AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(f.ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+				InstanceId: i.InstanceId, ShouldDecrementDesiredCapacity: aws.Bool(true),
+			})
+			assertCode(t, err, cloud.CodeValidation)
+			assert.Contains(t, err.Error(), "Currently, desiredSize equals minSize (1)")
+		}
+	}
+}
