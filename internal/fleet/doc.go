@@ -21,6 +21,9 @@
 // delete was "not found" or "already being deleted" is asked of the
 // world (a describe by name), never read from an error's text.
 //
+// Leftovers names, for a record of what may be left, everything a
+// removal of named groups would remove.
+//
 // Every error is a failure.Named error: transient AWS failures are
 // *failure.RetryableError; what could not be removed is a
 // *failure.CleanUpError naming each leftover (wrapped in a RetryableError
