@@ -598,3 +598,49 @@ func TestColdStart(t *testing.T) {
 	clk.Advance(time.Hour)
 	assert.Greater(t, run("r20260301-2"), warm+10, "every health check assumed the role again")
 }
+
+// TestCrashingFleetIsNeverDeployed is issue #13's first defect as it was
+// found: testdata/deploy-test-release.json deployed with the built-in
+// world's ubuntu-crashing image (its instances pass their health checks,
+// then die) and min_size 1 or 2. One healthy reading once ended Success
+// and retired the previous release; with the stability window the
+// release halts at the first termination (max_terms 0), ends FailureClean
+// through CleanUpFailure, and the previous release still serves.
+func TestCrashingFleetIsNeverDeployed(t *testing.T) {
+	for _, minSize := range []int{1, 2} {
+		t.Run(fmt.Sprintf("min_size %d", minSize), func(t *testing.T) {
+			ctx := context.Background()
+			r, clk := newTestRegion(t, Options{})
+			deploy := func(id string, mutate ...func(*release.Release)) *asl.Execution {
+				x, err := r.StartRelease(ctx, releaseJSON(t, clk, id, mutate...))
+				require.NoError(t, err)
+				require.NoError(t, x.Wait(ctx))
+				return x
+			}
+			good := deploy("r-good")
+			require.Equal(t, execution.EndSuccess, last(good.Path()))
+			clk.Advance(time.Hour)
+			bad := deploy("r-crashing", func(rel *release.Release) {
+				rel.AMI = "ubuntu-crashing"
+				rel.Services["web"].Autoscaling = &release.Autoscaling{MinSize: minSize, MaxSize: minSize + 2}
+			})
+			d := bad.Describe()
+			assert.Equal(t, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock, execution.EndFailureClean}, bad.Path()[len(bad.Path())-3:])
+			assert.Equal(t, "HaltError", d.Error)
+			assert.Contains(t, d.Cause, "terminated during the deploy")
+
+			groups := map[string]sim.GroupSnapshot{}
+			for _, a := range r.World().Snapshot().Accounts {
+				for _, g := range a.Groups {
+					groups[g.Name] = g
+				}
+			}
+			serving := groups[naming.GroupName(testProject, testConfig, "web", "r-good")]
+			assert.Empty(t, serving.Status, "the previous group is not being deleted")
+			assert.NotEmpty(t, serving.Instances)
+			if g, ok := groups[naming.GroupName(testProject, testConfig, "web", "r-crashing")]; ok {
+				assert.Equal(t, "Delete in progress", g.Status)
+			}
+		})
+	}
+}

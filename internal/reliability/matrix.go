@@ -70,8 +70,9 @@ type Matrix struct {
 type MatrixOptions struct {
 	// Families are the families run (default Families()).
 	Families []Family
-	// Every runs every Every-th schedule of each family (1 or 0: all),
-	// starting at Offset: a deterministic sample.
+	// Every runs every Every-th schedule of each family and kind (1 or
+	// 0: all), starting at Offset: a deterministic sample with every kind
+	// in it.
 	Every, Offset int
 	// Workers bound the runs in parallel (default 2).
 	Workers int
@@ -118,15 +119,29 @@ func (sc *Scenario) RunMatrix(ctx context.Context, opts MatrixOptions) (*Matrix,
 		return nil, err
 	}
 	m := &Matrix{Bases: bases}
-	seen := map[Family]int{}
+	// The sample is taken per row of the report (family and kind), so
+	// every kind is in it: a kind with fewer than Offset+1 schedules
+	// contributes its last.
+	type row struct {
+		family Family
+		kind   string
+	}
+	var rows []row
+	byRow := map[row][]Schedule{}
 	for _, s := range bases.Schedules() {
 		if !slices.Contains(opts.Families, s.Family) {
 			continue
 		}
-		n := seen[s.Family]
-		seen[s.Family]++
-		if n >= opts.Offset && (n-opts.Offset)%opts.Every == 0 {
-			m.Entries = append(m.Entries, Entry{Schedule: s})
+		r := row{s.Family, scheduleKind(s)}
+		if byRow[r] == nil {
+			rows = append(rows, r)
+		}
+		byRow[r] = append(byRow[r], s)
+	}
+	for _, r := range rows {
+		ss := byRow[r]
+		for i := min(opts.Offset, len(ss)-1); i < len(ss); i += opts.Every {
+			m.Entries = append(m.Entries, Entry{Schedule: ss[i]})
 		}
 	}
 

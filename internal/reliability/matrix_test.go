@@ -48,9 +48,22 @@ func TestMatrixSample(t *testing.T) {
 	for _, f := range Families() {
 		assert.Positive(t, m.Counts()[f], "the sample has %s schedules", f)
 	}
+	kinds := map[Kind]bool{}
+	behaviours := map[Behaviour]bool{}
+	for _, e := range m.Entries {
+		for _, f := range e.Schedule.Faults {
+			kinds[f.Kind] = true
+		}
+		if e.Schedule.Behaviour != "" {
+			behaviours[e.Schedule.Behaviour] = true
+		}
+	}
+	assert.Len(t, kinds, len(Kinds()), "the sample has every fault kind: %v", kinds)
+	assert.Len(t, behaviours, len(Behaviours()), "the sample has every behaviour: %v", behaviours)
 }
 
-// sampleEvery is the sample's stride: every 23rd schedule of each family.
+// sampleEvery is the sample's stride: every 23rd schedule of each family
+// and kind.
 const sampleEvery = 23
 
 // TestSchedules: the matrix has every family the safety issue asks for,

@@ -19,7 +19,7 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "a directory inside the ferry repository")
-	every := flag.Int("every", 1, "run every N-th schedule of each family")
+	every := flag.Int("every", 1, "run every N-th schedule of each family and kind")
 	workers := flag.Int("workers", 2, "runs in parallel")
 	families := flag.String("families", "", "comma-separated families to run (default: all of single, pair, consistency, race)")
 	calls := flag.Bool("calls", false, "also print the base runs' calls")
