@@ -176,6 +176,7 @@ type run struct {
 	visits      []Visit
 	lockTaken   bool
 	raced       bool
+	halted      bool // the failure base's halt marker is written
 	violations  []string
 }
 
@@ -197,9 +198,6 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		opts.Wall = 2 * time.Minute
 	}
 	sched := opts.Schedule
-	if sched.Base == BaseFailure {
-		opts.OnState = haltAtFirstCheck(opts.OnState)
-	}
 	world, next := sc.World, opts.Next
 	switch sched.Behaviour {
 	case CrashAfterHealthy:
@@ -308,24 +306,6 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	res.Violations = append(res.Violations, r.violations...)
 	r.mu.Unlock()
 	return res, nil
-}
-
-// haltAtFirstCheck is the failure base: a halt marker written when the
-// release first enters CheckHealthy, so it fails through CleanUpFailure
-// with its groups made (then on as onState).
-func haltAtFirstCheck(onState func(*region.Region, string)) func(*region.Region, string) {
-	var once sync.Once
-	return func(reg *region.Region, state string) {
-		if state == execution.TaskCheckHealthy {
-			once.Do(func() {
-				_ = halt.New(reg.S3(), reg.Bucket()).Put(context.Background(), "acme/shop", "production",
-					halt.Marker{By: "reliability", Reason: "the failure base", At: reg.Clock().Now()})
-			})
-		}
-		if onState != nil {
-			onState(reg, state)
-		}
-	}
 }
 
 // deployAndWait starts a release and waits for its Success.
@@ -477,8 +457,30 @@ func (r *run) observe(arn string, ev asl.Event) {
 	if r.opts.Schedule.RaceAt == state {
 		r.startSecond()
 	}
+	if r.opts.Schedule.Base == BaseFailure && state == execution.TaskCheckHealthy {
+		r.haltOnce()
+	}
 	if r.opts.OnState != nil {
 		r.opts.OnState(r.reg, state)
+	}
+}
+
+// haltOnce writes, the first time, the halt marker that makes the failure
+// base fail: at the first health check, so it fails through
+// CleanUpFailure.
+func (r *run) haltOnce() {
+	r.mu.Lock()
+	done := r.halted
+	r.halted = true
+	r.mu.Unlock()
+	if done {
+		return
+	}
+	rel := r.next.rel
+	err := halt.New(r.reg.S3(), r.reg.Bucket()).Put(context.Background(), rel.ProjectName, rel.ConfigName,
+		halt.Marker{By: "reliability", Reason: "the failure base", At: r.reg.Clock().Now()})
+	if err != nil {
+		r.violate("the failure base's halt marker cannot be written: %v", err)
 	}
 }
 
@@ -576,7 +578,10 @@ func (r *run) intercept(ctx context.Context, req execution.Request, next region.
 		if err := r.reg.ColdStart(); err != nil {
 			r.violate("cannot cold-start the Lambda: %v", err)
 		}
-		roleRule, _ = world.Faults().Add(sim.Rule{Op: "AssumeRole", Service: "STS", Nth: 1, Err: awsError(f.Kind)})
+		var err error
+		if roleRule, err = world.Faults().Add(sim.Rule{Op: "AssumeRole", Service: "STS", Nth: 1, Err: awsError(f.Kind)}); err != nil {
+			r.violate("cannot refuse the role: %v", err)
+		}
 	}
 	out, err := next(ctx, req)
 	if r.opts.Twice {
