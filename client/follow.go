@@ -12,6 +12,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 )
 
 // The kinds of update a follower shows.
@@ -63,7 +64,8 @@ type progress struct {
 	// ended without reaching one.
 	Status string `json:"status,omitempty"`
 	End    string `json:"end,omitempty"`
-	// Error and Cause are the error of a failed task or execution.
+	// Error and Cause are the error of a failed task or execution; Cause
+	// is the message (failure.Message), not the JSON payload AWS reports.
 	Error string `json:"error,omitempty"`
 	Cause string `json:"cause,omitempty"`
 }
@@ -263,7 +265,7 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 
 func (r *historyReader) taskError(u progress, errName, cause string) (progress, bool) {
 	r.taskFailed = true
-	u.Event, u.State, u.Error, u.Cause = updateError, r.shown, errName, cause
+	u.Event, u.State, u.Error, u.Cause = updateError, r.shown, errName, failure.Message(cause)
 	return u, true
 }
 
@@ -277,7 +279,7 @@ func (r *historyReader) outcome(u progress, status, end, errName, cause string) 
 		end = ""
 	}
 	r.done = true
-	u.Event, u.Status, u.End, u.Error, u.Cause = updateOutcome, status, end, errName, cause
+	u.Event, u.Status, u.End, u.Error, u.Cause = updateOutcome, status, end, errName, failure.Message(cause)
 	return u, true
 }
 

@@ -62,10 +62,20 @@ func (h *historyBuilder) task(after time.Duration, name, output string) *history
 		StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}})
 }
 
-// failedTask runs a task state whose Lambda fails with errName and cause;
-// a Catch then exits the state with its input (here carrying a stale
+// functionCause is the cause AWS records for a Lambda function error: the
+// function's error payload as JSON ("Handling error conditions using a
+// Step Functions state machine", AWS Step Functions Developer Guide). The
+// histories carry it, so the goldens show that ferry prints the message.
+func functionCause(errName, msg string) string {
+	data, _ := json.Marshal(map[string]string{"errorMessage": msg, "errorType": errName})
+	return string(data)
+}
+
+// failedTask runs a task state whose Lambda fails with errName and message
+// msg; a Catch then exits the state with its input (here carrying a stale
 // health report) and the error.
-func (h *historyBuilder) failedTask(after time.Duration, name, errName, cause string) *historyBuilder {
+func (h *historyBuilder) failedTask(after time.Duration, name, errName, msg string) *historyBuilder {
+	cause := functionCause(errName, msg)
 	h.entered(after, sfntypes.HistoryEventTypeTaskStateEntered, name)
 	h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionScheduled})
 	h.add(time.Second, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeLambdaFunctionFailed,
@@ -96,7 +106,10 @@ func (h *historyBuilder) succeeded(after time.Duration) *historyBuilder {
 		ExecutionSucceededEventDetails: &sfntypes.ExecutionSucceededEventDetails{Output: aws.String("{}")}})
 }
 
-func (h *historyBuilder) failed(after time.Duration, end, errName, cause string) *historyBuilder {
+// failed ends the execution in the Fail state end, whose CausePath is the
+// caught error's cause: a function error payload.
+func (h *historyBuilder) failed(after time.Duration, end, errName, msg string) *historyBuilder {
+	cause := functionCause(errName, msg)
 	h.entered(after, sfntypes.HistoryEventTypeFailStateEntered, end)
 	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionFailed,
 		ExecutionFailedEventDetails: &sfntypes.ExecutionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}})

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -135,7 +134,7 @@ func handler(d invoker) func(ctx context.Context, req execution.Request) (json.R
 	return func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
 		out, err := d.Invoke(ctx, req)
 		if err != nil {
-			return nil, messages.InvokeResponse_Error{Type: failure.NameOf(err), Message: err.Error()}
+			return nil, failure.Payload(err)
 		}
 		return out, nil
 	}

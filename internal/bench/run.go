@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/sim"
@@ -222,7 +223,7 @@ func deployRelease(ctx context.Context, r *region.Region, c Cell, k int, sum str
 	}
 	d := x.Describe()
 	if d.Status != asl.StatusSucceeded {
-		return d, fmt.Errorf("execution %s ended %s (%s: %s) after %v", d.Name, d.Status, d.Error, d.Cause, x.Path())
+		return d, fmt.Errorf("execution %s ended %s (%s: %s) after %v", d.Name, d.Status, d.Error, failure.Message(d.Cause), x.Path())
 	}
 	return d, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/s3server"
@@ -124,7 +125,7 @@ func ferryDeploy(ctx context.Context, r *region.Region, ferry, url, file string)
 		return err
 	}
 	if d := x.Describe(); d.Status != asl.StatusSucceeded {
-		return errors.New("the deploy ended " + string(d.Status) + ": " + d.Error + ": " + d.Cause)
+		return errors.New("the deploy ended " + string(d.Status) + ": " + d.Error + ": " + failure.Message(d.Cause))
 	}
 	return nil
 }

@@ -269,7 +269,8 @@ func TestCleanUpFailureLeftovers(t *testing.T) {
 	require.NoError(t, x.steps(upToDeploy...))
 	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.AccessDenied()})
 	require.NoError(t, err)
-	x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: "timed out"}
+	// What the Catch stores: the function error payload, as AWS reports it.
+	x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: `{"errorMessage":"timed out","errorType":"TimeoutError"}`}
 	err = x.step(execution.TaskCleanUpFailure)
 	var ce *failure.CleanUpError
 	require.ErrorAs(t, err, &ce)
@@ -281,6 +282,7 @@ func TestCleanUpFailureLeftovers(t *testing.T) {
 	assert.Equal(t, execution.EndFailureDirty, o.End)
 	assert.Equal(t, ce.Leftovers, o.Leftovers)
 	assert.Equal(t, failure.NameTimeout, o.Error)
+	assert.Equal(t, "timed out; then "+ce.Error(), o.Cause, "the outcome reads as text, not JSON")
 	_, held, err := h.locks.Get(context.Background(), project, config)
 	require.NoError(t, err)
 	assert.True(t, held, "a dirty failure keeps the lock")

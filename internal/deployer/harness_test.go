@@ -292,7 +292,7 @@ func (x *run) succeed() {
 // fail runs the failure path after err, as the state machine's Catch and
 // Retry do.
 func (x *run) fail(err error) error {
-	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: err.Error()}
+	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: failure.Cause(err)}
 	if err := x.stepRetrying(execution.TaskCleanUpFailure); err != nil {
 		return err
 	}

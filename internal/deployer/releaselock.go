@@ -26,7 +26,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
 	}
 	if st.Error != nil {
-		o.Error, o.Cause = st.Error.Error, st.Error.Cause
+		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
 	err = d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
 	if err == nil {
@@ -106,7 +106,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
 	}
 	if st.Error != nil {
-		o.Error, o.Cause = st.Error.Error, st.Error.Cause+"; then "+err.Error()
+		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}
 	if perr := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); perr != nil {
 		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())

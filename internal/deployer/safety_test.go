@@ -223,7 +223,7 @@ func TestCleanUpFailureFindsInvisibleGroups(t *testing.T) {
 	name := naming.GroupName(project, config, "web", r.ReleaseID)
 	require.Contains(t, h.groups(), name, "the group exists, though AWS does not show it yet")
 
-	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: err.Error()}
+	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: failure.Cause(err)}
 	err = x.step(execution.TaskCleanUpFailure)
 	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "not visible yet is not gone: %v", err)
 	require.NoError(t, x.stepRetrying(execution.TaskCleanUpFailure))

@@ -20,6 +20,6 @@
 // $.health.healthy and the wait reads at $.health.wait_seconds. Lock,
 // ValidateResources, Publish, Deploy, CleanUp* and ReleaseLock return the
 // State they were given, updated. A Catch stores the error at $.error
-// ({"Error": name, "Cause": message}) so CleanUpFailure and ReleaseLock can
-// record why the release failed.
+// ({"Error": name, "Cause": the function error payload}) so CleanUpFailure
+// and ReleaseLock can record why the release failed.
 package execution

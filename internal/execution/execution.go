@@ -129,7 +129,10 @@ type ServiceHealth struct {
 	Missing bool `json:"missing,omitempty"`
 }
 
-// Error is what a Catch stores at $.error.
+// Error is what a Catch stores at $.error. For a handler's error, Error
+// is its registry name and Cause the Lambda function error payload as JSON
+// ({"errorMessage": ..., "errorType": ...}), as AWS reports it; read the
+// message with failure.Message.
 type Error struct {
 	Error string `json:"Error"`
 	Cause string `json:"Cause"`

@@ -43,3 +43,33 @@ func TestNameOf(t *testing.T) {
 		})
 	}
 }
+
+// A handler's error reaches Step Functions as the Lambda runtime's error
+// payload: Cause is {"errorMessage": ..., "errorType": ...} ("Handling
+// error conditions using a Step Functions state machine", AWS Step
+// Functions Developer Guide), and Message reads the message back.
+func TestCauseAndMessage(t *testing.T) {
+	held := &LockExistsError{Project: "p", Config: "c", Holder: "r0", Execution: "x"}
+	assert.JSONEq(t, `{"errorMessage": "`+held.Error()+`", "errorType": "LockExistsError"}`, Cause(held))
+	assert.JSONEq(t, `{"errorMessage": "boom", "errorType": "InternalError"}`, Cause(errors.New("boom")))
+
+	tests := []struct {
+		name, cause, want string
+	}{
+		{"function error", Cause(held), held.Error()},
+		{"quotes and newlines", Cause(errors.New("a \"b\"\nc")), "a \"b\"\nc"},
+		{"with a stack trace", `{"errorMessage":"m","errorType":"E","stackTrace":[{"path":"x"}]}`, "m"},
+		{"empty message", `{"errorMessage":"","errorType":"E"}`, ""},
+		{"States error", "An error occurred while executing the state 'Deploy'", "An error occurred while executing the state 'Deploy'"},
+		{"Lambda service error", "Function not found: arn:aws:lambda:us-east-1:1:function:x", "Function not found: arn:aws:lambda:us-east-1:1:function:x"},
+		{"JSON without errorMessage", `{"a": 1}`, `{"a": 1}`},
+		{"errorMessage not a string", `{"errorMessage": 3}`, `{"errorMessage": 3}`},
+		{"broken JSON", `{"errorMessage": "x`, `{"errorMessage": "x`},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Message(tt.cause))
+		})
+	}
+}

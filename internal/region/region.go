@@ -442,7 +442,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 			level = slog.LevelWarn
 		}
 		r.logger.Log(context.Background(), level, "execution ended", "execution", arn,
-			"status", string(d.Status), "error", d.Error, "cause", d.Cause)
+			"status", string(d.Status), "error", d.Error, "cause", failure.Message(d.Cause))
 		if r.sched != nil {
 			r.sched.leave()
 		}
@@ -546,7 +546,11 @@ func (r *Region) invoke(ctx context.Context, resource string, payload json.RawMe
 		r.depMu.Lock()
 		d := r.dep
 		r.depMu.Unlock()
-		return d.Invoke(ctx, req)
+		out, err := d.Invoke(ctx, req)
+		if err != nil {
+			return nil, &functionError{err: err}
+		}
+		return out, nil
 	})
 	var out json.RawMessage
 	var err error
@@ -558,10 +562,20 @@ func (r *Region) invoke(ctx context.Context, resource string, payload json.RawMe
 	r.logCalls(ctx)
 	if err != nil {
 		r.logger.Debug("task failed", "execution", req.Execution.ID, "task", req.Task,
-			"error", failure.NameOf(err), "cause", err.Error())
+			"error", failure.NameOf(err), "cause", failure.Message(err.Error()))
 	}
 	return out, err
 }
+
+// functionError is a function error as the Lambda service reports it to
+// Step Functions: the name is the payload's errorType, the cause the whole
+// payload as JSON (failure.Cause), as on AWS. It wraps the handler's error,
+// so an Intercept still sees the deployer's typed error with errors.As.
+type functionError struct{ err error }
+
+func (e *functionError) Error() string     { return failure.Cause(e.err) }
+func (e *functionError) ErrorName() string { return failure.NameOf(e.err) }
+func (e *functionError) Unwrap() error     { return e.err }
 
 // lambdaError is an error of the Lambda service itself.
 type lambdaError struct{ name, msg string }

@@ -27,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/s3server"
@@ -374,6 +375,17 @@ func TestLocalConcurrentSameConfig(t *testing.T) {
 	assert.Equal(t, []string{execution.TaskValidate, execution.TaskLock, execution.EndFailureClean}, lost.Path())
 	assert.Equal(t, "LockExistsError", lost.Describe().Error)
 
+	// The cause is the function's error payload, as AWS's Lambda service
+	// reports a function error to Step Functions ("Handling error
+	// conditions using a Step Functions state machine").
+	var payload struct {
+		Message string `json:"errorMessage"`
+		Type    string `json:"errorType"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lost.Describe().Cause), &payload), "cause %q", lost.Describe().Cause)
+	assert.Equal(t, "LockExistsError", payload.Type)
+	assert.Contains(t, payload.Message, "is held by release")
+
 	assert.Len(t, r.Executions(""), 2)
 	assert.Equal(t, []*asl.Execution{lost}, r.Executions(asl.StatusFailed))
 	assert.Equal(t, []*asl.Execution{b, a}, r.Executions(""), "newest first")
@@ -628,6 +640,14 @@ func TestCrashingFleetIsNeverDeployed(t *testing.T) {
 			assert.Equal(t, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock, execution.EndFailureClean}, bad.Path()[len(bad.Path())-3:])
 			assert.Equal(t, "HaltError", d.Error)
 			assert.Contains(t, d.Cause, "terminated during the deploy")
+			// The execution's cause is the function error payload; the
+			// outcome ferry records is the message people read.
+			o, found, err := ledger.New(r.S3(), r.Bucket()).GetOutcome(ctx, testProject, testConfig, "r-crashing")
+			require.NoError(t, err)
+			require.True(t, found)
+			want, err := json.Marshal(map[string]string{"errorType": "HaltError", "errorMessage": o.Cause})
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), d.Cause)
 
 			groups := map[string]sim.GroupSnapshot{}
 			for _, a := range r.World().Snapshot().Accounts {

@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
@@ -281,7 +282,7 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	}
 	r.disarm()
 	res.EndedAt = d.StopDate
-	res.Status, res.Error, res.Cause = d.Status, d.Error, d.Cause
+	res.Status, res.Error, res.Cause = d.Status, d.Error, failure.Message(d.Cause)
 	if res.Second, err = r.waitSecond(ctx); err != nil {
 		return nil, err
 	}
@@ -522,7 +523,7 @@ func (r *run) waitSecond(ctx context.Context) (*Second, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reliability: second release: %w", err)
 	}
-	s := &Second{ReleaseID: r.second.rel.ReleaseID, End: endOf(r.reg, arn), Error: d.Error, Cause: d.Cause}
+	s := &Second{ReleaseID: r.second.rel.ReleaseID, End: endOf(r.reg, arn), Error: d.Error, Cause: failure.Message(d.Cause)}
 	return s, nil
 }
 
