@@ -335,6 +335,14 @@ func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release
 	return &failure.DeployError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("a launch template of that name exists and was not made by this release")}
 }
 
+// launchTemplateVersion pins a group to the version of its launch
+// template that ferry created: CreateLaunchTemplate makes version 1, and
+// ferry never adds one. "$Latest" or "$Default" would let anyone allowed
+// CreateLaunchTemplateVersion (or ModifyLaunchTemplate) change what the
+// group's next launch runs, since Auto Scaling resolves them at each
+// launch (LaunchTemplateSpecification, Auto Scaling API Reference).
+const launchTemplateVersion = "1"
+
 // clientToken is the CreateLaunchTemplate client token of a template of a
 // release: the same for every attempt of the same request, different for
 // another release (EC2 allows 64 ASCII characters; this is 32).
@@ -388,7 +396,7 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 		AutoScalingGroupName: aws.String(name),
 		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
 			LaunchTemplateName: aws.String(name),
-			Version:            aws.String("$Latest"),
+			Version:            aws.String(launchTemplateVersion),
 		},
 		MinSize:                        aws.Int32(int32(bounds(s).MinSize)),
 		MaxSize:                        aws.Int32(int32(bounds(s).MaxSize)),

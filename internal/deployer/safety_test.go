@@ -2,12 +2,16 @@ package deployer
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -436,4 +440,56 @@ func TestSwapCountsEveryTermination(t *testing.T) {
 	require.ErrorAs(t, err, &halt, "%v", err)
 	assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
 	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+}
+
+// TestGroupsLaunchOnlyWhatFerryCreated: after a deploy, someone allowed
+// ec2:CreateLaunchTemplateVersion and ec2:ModifyLaunchTemplate adds a
+// version of the group's template with other user data and makes it the
+// default. Auto Scaling resolves "$Latest" and "$Default" at each launch
+// (LaunchTemplateSpecification, Auto Scaling API Reference), so a group
+// using either would launch it at the next replacement. ferry pins its
+// groups to the version it created: the replacement runs the release.
+func TestGroupsLaunchOnlyWhatFerryCreated(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	h.start(r).succeed()
+	ctx := context.Background()
+	clients := h.world.Clients(account, region)
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	forged := base64.StdEncoding.EncodeToString([]byte("#!/bin/sh\n" + sim.UserDataMarker + " " + string(sim.NeverHealthy) + "\n"))
+	ec2c := clients.EC2.(*sim.EC2)
+	_, err := ec2c.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
+		LaunchTemplateName: aws.String(name), SourceVersion: aws.String("1"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{UserData: aws.String(forged)},
+	})
+	require.NoError(t, err)
+	_, err = ec2c.ModifyLaunchTemplate(ctx, &ec2.ModifyLaunchTemplateInput{LaunchTemplateName: aws.String(name), DefaultVersion: aws.String("2")})
+	require.NoError(t, err)
+
+	var victim string
+	for _, i := range h.groups()[name].Instances {
+		if i.Lifecycle == "InService" {
+			victim = i.ID
+		}
+	}
+	_, err = clients.AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(ctx,
+		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+	h.clk.Advance(10 * time.Minute)
+
+	out, err := clients.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, out.AutoScalingGroups, 1)
+	replaced := false
+	for _, i := range out.AutoScalingGroups[0].Instances {
+		if i.LifecycleState != astypes.LifecycleStateInService {
+			continue
+		}
+		replaced = replaced || aws.ToString(i.InstanceId) > victim // ids grow with each launch
+		assert.Equal(t, "1", aws.ToString(i.LaunchTemplate.Version), "instance %s", aws.ToString(i.InstanceId))
+	}
+	assert.True(t, replaced, "the terminated instance was replaced")
+	for _, i := range h.groups()[name].Instances {
+		assert.NotEqual(t, sim.NeverHealthy, i.Behavior, "instance %s runs the forged user data", i.ID)
+	}
 }

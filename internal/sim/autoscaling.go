@@ -29,7 +29,6 @@ type group struct {
 	created     time.Time
 	lt          *launchTemplate
 	ltSpec      astypes.LaunchTemplateSpecification
-	ltVersion   int64
 	min, max    int32
 	desired     int32
 	subnets     []*subnet
@@ -135,7 +134,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		return apiErr(cloud.CodeValidation, "At least one Availability Zone or VPC Subnet is required.")
 	}
 	g := &group{
-		name: name, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate, ltVersion: version,
+		name: name, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
 		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
 	}
@@ -245,6 +244,25 @@ func (r *region) checkHook(h astypes.LifecycleHookSpecification) error {
 		}
 	}
 	return nil
+}
+
+// launchVersion is the version of its launch template a group launches
+// from now. "$Latest" and "$Default" are resolved at each launch, not when
+// the group is made: "If you specify $Latest, Amazon EC2 Auto Scaling
+// selects the latest version of the launch template when launching
+// instances" (LaunchTemplateSpecification, Auto Scaling API Reference).
+// The version was checked when the group was made, and versions are never
+// deleted here.
+func (g *group) launchVersion() int64 {
+	switch v := deref(g.ltSpec.Version); v {
+	case "", "$Default":
+		return g.lt.deflt
+	case "$Latest":
+		return int64(len(g.lt.versions))
+	default:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
 }
 
 // resolveLaunchTemplate finds the template and version a group uses.
@@ -439,8 +457,9 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 	if g.deleting {
 		out.Status = aws.String("Delete in progress")
 	}
-	ltRef := &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(g.lt.id), LaunchTemplateName: aws.String(g.lt.name), Version: aws.String(strconv.FormatInt(g.ltVersion, 10))}
 	for _, i := range g.instances {
+		// An instance shows the version it was launched from.
+		ltRef := &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(g.lt.id), LaunchTemplateName: aws.String(g.lt.name), Version: aws.String(strconv.FormatInt(i.ltVersion, 10))}
 		out.Instances = append(out.Instances, astypes.Instance{
 			InstanceId: aws.String(i.id), AvailabilityZone: aws.String(i.subnet.az),
 			LifecycleState: i.lifecycle(now), HealthStatus: aws.String(i.healthStatus(now)),

@@ -10,6 +10,8 @@ import (
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_CreateAutoScalingGroup.html
@@ -417,5 +420,60 @@ func TestUpdateAutoScalingGroup(t *testing.T) {
 			assert.Equal(t, tt.desired, aws.ToInt32(g.DesiredCapacity))
 			assert.Equal(t, tt.lifecycle, lifecycles(g))
 		})
+	}
+}
+
+// https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_LaunchTemplateSpecification.html
+// "$Latest" and "$Default" are resolved when Auto Scaling launches, not
+// when the group is made: a version added later (CreateLaunchTemplateVersion)
+// or a new default (ModifyLaunchTemplate) changes what the next launch
+// runs, while a group pinned to a version number keeps launching it.
+// https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateLaunchTemplateVersion.html
+// A new version with SourceVersion inherits what it does not set.
+func TestLaunchTemplateVersionResolvedAtLaunch(t *testing.T) {
+	f := newFixture(t)
+	ec2c := f.c.EC2.(*sim.EC2) // ferry never changes a template: only the simulation has these
+	versions := map[string]string{"latest": "$Latest", "default": "$Default", "pinned": "1"}
+	for name, v := range versions {
+		f.template(t, "lt-"+name, amiOK, "")
+		in := f.groupInput(t, name, 1)
+		in.LaunchTemplate.Version = aws.String(v)
+		_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+		require.NoError(t, err)
+	}
+	for name := range versions {
+		out, err := ec2c.CreateLaunchTemplateVersion(f.ctx, &ec2.CreateLaunchTemplateVersionInput{
+			LaunchTemplateName: aws.String("lt-" + name), SourceVersion: aws.String("1"),
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(amiBad)},
+		})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), *out.LaunchTemplateVersion.VersionNumber)
+	}
+	_, err := ec2c.ModifyLaunchTemplate(f.ctx, &ec2.ModifyLaunchTemplateInput{LaunchTemplateName: aws.String("lt-default"), DefaultVersion: aws.String("2")})
+	require.NoError(t, err)
+	_, err = ec2c.ModifyLaunchTemplate(f.ctx, &ec2.ModifyLaunchTemplateInput{LaunchTemplateName: aws.String("lt-pinned"), DefaultVersion: aws.String("9")})
+	assertCode(t, err, "InvalidLaunchTemplateId.VersionNotFound")
+	_, err = ec2c.CreateLaunchTemplateVersion(f.ctx, &ec2.CreateLaunchTemplateVersionInput{
+		LaunchTemplateName: aws.String("lt-nope"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{}})
+	assertCode(t, err, "InvalidLaunchTemplateName.NotFoundException")
+
+	for name := range versions {
+		_, err := f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(2)})
+		require.NoError(t, err)
+	}
+	f.clk.Set(start.Add(time.Minute))
+	want := map[string]map[string]string{
+		"latest":  {"1": amiOK, "2": amiBad},
+		"default": {"1": amiOK, "2": amiBad},
+		"pinned":  {"1": amiOK},
+	}
+	for name, v := range versions {
+		g := f.describe(t, name)
+		assert.Equal(t, v, *g.LaunchTemplate.Version, "%s: the group shows the version as given", name)
+		got := map[string]string{}
+		for _, i := range g.Instances {
+			got[*i.LaunchTemplate.Version] = *i.ImageId
+		}
+		assert.Equal(t, want[name], got, "%s: each instance shows the version it was launched from", name)
 	}
 }

@@ -3,9 +3,11 @@ package sim
 import (
 	"context"
 	"encoding/base64"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -273,17 +275,8 @@ func (r *region) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput) (*ec2.C
 		return nil, apiErrf("LaunchTemplateLimitExceeded", "You've reached the maximum number of launch templates (%d)", r.w.quotas.LaunchTemplates)
 	}
 	data := *in.LaunchTemplateData
-	if ud := deref(data.UserData); ud != "" {
-		raw, err := base64.StdEncoding.DecodeString(ud)
-		if err != nil {
-			return nil, apiErr("InvalidUserData.Malformed", "Invalid BASE64 encoding of user data.")
-		}
-		if len(raw) > limits.MaxUserDataBytes {
-			return nil, apiErrf("InvalidParameterValue", "User data is limited to %d bytes", limits.MaxUserDataBytes)
-		}
-	}
-	if id := deref(data.ImageId); id != "" && !strings.HasPrefix(id, "ami-") {
-		return nil, apiErrf("InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+	if err := checkLaunchTemplateData(&data); err != nil {
+		return nil, err
 	}
 	var tags []ec2types.Tag
 	for _, ts := range in.TagSpecifications {
@@ -302,6 +295,125 @@ func (r *region) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput) (*ec2.C
 	r.lts[name] = lt
 	r.ltIDs[lt.id] = lt
 	return &ec2.CreateLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
+}
+
+// checkLaunchTemplateData refuses what EC2 refuses in a launch template's
+// data: user data that is not base64 or is too long, a malformed AMI id.
+func checkLaunchTemplateData(data *ec2types.RequestLaunchTemplateData) error {
+	if ud := deref(data.UserData); ud != "" {
+		raw, err := base64.StdEncoding.DecodeString(ud)
+		if err != nil {
+			return apiErr("InvalidUserData.Malformed", "Invalid BASE64 encoding of user data.")
+		}
+		if len(raw) > limits.MaxUserDataBytes {
+			return apiErrf("InvalidParameterValue", "User data is limited to %d bytes", limits.MaxUserDataBytes)
+		}
+	}
+	if id := deref(data.ImageId); id != "" && !strings.HasPrefix(id, "ami-") {
+		return apiErrf("InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+	}
+	return nil
+}
+
+// CreateLaunchTemplateVersion adds a version to a template (by name or id).
+// With SourceVersion the new version "inherits the launch parameters of
+// the source version, except for parameters that you specify in
+// LaunchTemplateData" (CreateLaunchTemplateVersion, EC2 API Reference);
+// here a parameter is a top-level field of the data. The default version
+// does not change. ferry never calls it: it is what someone else may do to
+// a template ferry made.
+func (c *EC2) CreateLaunchTemplateVersion(ctx context.Context, in *ec2.CreateLaunchTemplateVersionInput, _ ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error) {
+	const op = "CreateLaunchTemplateVersion"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.createLaunchTemplateVersion(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) createLaunchTemplateVersion(in *ec2.CreateLaunchTemplateVersionInput) (*ec2.CreateLaunchTemplateVersionOutput, error) {
+	lt, err := r.launchTemplateOf(in.LaunchTemplateName, in.LaunchTemplateId)
+	if err != nil {
+		return nil, err
+	}
+	if in.LaunchTemplateData == nil {
+		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateData")
+	}
+	data := *in.LaunchTemplateData
+	if src := deref(in.SourceVersion); src != "" {
+		n, err := strconv.ParseInt(src, 10, 64)
+		if err != nil || n < 1 || n > int64(len(lt.versions)) {
+			return nil, apiErrf("InvalidLaunchTemplateId.VersionNotFound", "Could not find launch template version %s for template %s", src, lt.id)
+		}
+		data = inherit(*lt.versions[n-1], data)
+	}
+	if err := checkLaunchTemplateData(&data); err != nil {
+		return nil, err
+	}
+	lt.versions = append(lt.versions, &data)
+	return &ec2.CreateLaunchTemplateVersionOutput{LaunchTemplateVersion: &ec2types.LaunchTemplateVersion{
+		LaunchTemplateId: aws.String(lt.id), LaunchTemplateName: aws.String(lt.name),
+		VersionNumber: aws.Int64(int64(len(lt.versions))), DefaultVersion: aws.Bool(false),
+		CreateTime: aws.Time(r.w.now),
+	}}, nil
+}
+
+// inherit returns src with every top-level field that over sets replaced.
+func inherit(src, over ec2types.RequestLaunchTemplateData) ec2types.RequestLaunchTemplateData {
+	s, o := reflect.ValueOf(&src).Elem(), reflect.ValueOf(over)
+	for i := range o.NumField() {
+		if f := o.Field(i); s.Type().Field(i).IsExported() && !f.IsZero() {
+			s.Field(i).Set(f)
+		}
+	}
+	return src
+}
+
+// ModifyLaunchTemplate sets a template's default version.
+func (c *EC2) ModifyLaunchTemplate(ctx context.Context, in *ec2.ModifyLaunchTemplateInput, _ ...func(*ec2.Options)) (*ec2.ModifyLaunchTemplateOutput, error) {
+	const op = "ModifyLaunchTemplate"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.modifyLaunchTemplate(in)
+	return out, c.end(op, err)
+}
+
+func (r *region) modifyLaunchTemplate(in *ec2.ModifyLaunchTemplateInput) (*ec2.ModifyLaunchTemplateOutput, error) {
+	lt, err := r.launchTemplateOf(in.LaunchTemplateName, in.LaunchTemplateId)
+	if err != nil {
+		return nil, err
+	}
+	if v := deref(in.DefaultVersion); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > int64(len(lt.versions)) {
+			return nil, apiErrf("InvalidLaunchTemplateId.VersionNotFound", "Could not find launch template version %s for template %s", v, lt.id)
+		}
+		lt.deflt = n
+	}
+	return &ec2.ModifyLaunchTemplateOutput{LaunchTemplate: lt.describe()}, nil
+}
+
+// launchTemplateOf finds a visible template by name or id.
+func (r *region) launchTemplateOf(name, id *string) (*launchTemplate, error) {
+	var lt *launchTemplate
+	switch {
+	case id != nil:
+		lt = r.ltIDs[*id]
+		if lt == nil || !r.ltVisible(lt) {
+			return nil, apiErrf("InvalidLaunchTemplateId.NotFound", "The specified launch template, with template ID %s, does not exist.", *id)
+		}
+	case name != nil:
+		lt = r.lts[*name]
+		if lt == nil || !r.ltVisible(lt) {
+			return nil, apiErrf("InvalidLaunchTemplateName.NotFoundException", "The specified launch template, with template name %s, does not exist.", *name)
+		}
+	default:
+		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
+	}
+	return lt, nil
 }
 
 func (lt *launchTemplate) describe() *ec2types.LaunchTemplate {

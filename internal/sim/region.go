@@ -272,6 +272,7 @@ type instance struct {
 	subnet       *subnet
 	imageID      string
 	instanceType string
+	ltVersion    int64 // the launch template version it was launched from
 	behavior     Behavior
 	cpu          float64
 	launched     time.Time
@@ -423,7 +424,8 @@ func (r *region) placement(g *group) []*subnet {
 // It reports whether an instance was launched.
 func (r *region) launch(g *group, t time.Time, cause string) bool {
 	w := r.w
-	data := g.lt.versions[g.ltVersion-1]
+	version := g.launchVersion()
+	data := g.lt.versions[version-1]
 	a := r.amis[deref(data.ImageId)]
 	fail := func(sn *subnet, msg string) bool {
 		g.record(&activity{
@@ -459,7 +461,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	id := w.newID("i-", 17)
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
-		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, launched: t,
+		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, launched: t, ltVersion: version,
 	}
 	tm := a.timings
 	boot := tm.Boot
