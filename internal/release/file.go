@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -46,11 +47,11 @@ func ReadFile(path string) (*Release, error) {
 	p := &problems{}
 	if r.UsesUserDataFile() {
 		udPath := UserDataFile(path)
-		ud, err := readBounded(udPath, limits.MaxUserDataBytes)
-		if err != nil {
-			p.add("user_data", "%s needs %s next to the release file: %v", UserDataFileMarker, filepath.Base(udPath), errors.Unwrap(err))
+		ud, why := readUserDataFile(filepath.Dir(path), udPath)
+		if why != "" {
+			p.add("user_data", "%s needs %s next to the release file: %s", UserDataFileMarker, filepath.Base(udPath), why)
 		} else {
-			r.ReplaceUserDataFile(string(ud))
+			r.ReplaceUserDataFile(ud)
 		}
 	}
 	for _, name := range sortedKeys(r.Assets) {
@@ -99,22 +100,53 @@ func readBounded(path string, max int64) ([]byte, error) {
 }
 
 // checkAssetFile returns why the asset file at path cannot be published,
-// or "". The file must resolve, symlinks followed, to a place inside dir
-// (the release file's directory): a link out of it could publish a file
-// nobody meant to ship (a CI credential in a pull request, say).
+// or "" (see checkContained).
 func checkAssetFile(dir, path string) string {
+	if why := checkContained(dir, path, limits.MaxAssetBytes); why != "" {
+		return why
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		return "empty file"
+	}
+	return ""
+}
+
+// readUserDataFile reads the user data file at path, or says why it
+// cannot: besides checkContained's rules, user data must be UTF-8 text,
+// because a release carries it as a JSON string (binary user data, such
+// as gzip'd cloud-init, would be changed on the way, never silently).
+func readUserDataFile(dir, path string) (string, string) {
+	if why := checkContained(dir, path, limits.MaxUserDataBytes); why != "" {
+		return "", why
+	}
+	data, err := readBounded(path, limits.MaxUserDataBytes)
+	if err != nil { // it changed since it was checked
+		return "", err.Error()
+	}
+	if !utf8.Valid(data) {
+		return "", "is not UTF-8 text (binary user data, such as gzip'd cloud-init, is not supported)"
+	}
+	return string(data), ""
+}
+
+// checkContained returns why the file at path cannot be read as part of
+// the release, or "". It must resolve, symlinks followed, to a place
+// inside dir (the release file's directory): a link out of it could ship
+// a file nobody meant to (a CI credential in a pull request, say). It must
+// be a readable regular file of at most max bytes.
+func checkContained(dir, path string, max int64) string {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
 		return errors.Unwrap(plainPathError(path, err)).Error()
 	case !within(dir, path):
 		return "resolves (through a symbolic link) outside the release file's directory"
+	case fi.IsDir():
+		return "is a directory, not a regular file"
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
-	case fi.Size() == 0:
-		return "empty file"
-	case fi.Size() > limits.MaxAssetBytes:
-		return fmt.Sprintf("larger than %d bytes", int64(limits.MaxAssetBytes))
+	case fi.Size() > max:
+		return fmt.Sprintf("is %d bytes, at most %d", fi.Size(), max)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,12 +1,17 @@
 package release
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/limits"
 )
 
 // An asset file must be a non-empty regular file that resolves, symlinks
@@ -36,7 +41,7 @@ func TestReadFileAssetFiles(t *testing.T) {
 		}, "assets.conf.path: cannot use conf (relative to the release file): empty file"},
 		{"directory", func(t *testing.T, dir string) {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, "conf"), 0o755))
-		}, "assets.conf.path: cannot use conf (relative to the release file): not a regular file"},
+		}, "assets.conf.path: cannot use conf (relative to the release file): is a directory, not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,6 +56,56 @@ func TestReadFileAssetFiles(t *testing.T) {
 				return
 			}
 			assert.Contains(t, problemsOf(t, err), tt.want)
+		})
+	}
+}
+
+// The user data file follows the asset files' rules (inside the release
+// file's directory, symlinks followed; a regular file; bounded) and must
+// be UTF-8 text: a release carries user data as a JSON string, so binary
+// user data would be changed on the way. Every refusal says why, never
+// "<nil>".
+func TestReadFileUserDataFile(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("#!/bin/sh\necho token\n"), 0o600))
+	const prefix = "user_data: " + UserDataFileMarker + " needs release.json.userdata next to the release file: "
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, ud string)
+		want  string // "" means accepted
+	}{
+		{"text", func(t *testing.T, ud string) {
+			require.NoError(t, os.WriteFile(ud, []byte("#!/bin/sh\necho héllo\n"), 0o644))
+		}, ""},
+		{"link out of the directory", func(t *testing.T, ud string) {
+			require.NoError(t, os.Symlink(outside, ud))
+		}, prefix + "resolves (through a symbolic link) outside the release file's directory"},
+		{"missing", func(t *testing.T, ud string) {}, prefix + "no such file or directory"},
+		{"directory", func(t *testing.T, ud string) {
+			require.NoError(t, os.MkdirAll(ud, 0o755))
+		}, prefix + "is a directory, not a regular file"},
+		{"too large", func(t *testing.T, ud string) {
+			require.NoError(t, os.WriteFile(ud, bytes.Repeat([]byte("x"), limits.MaxUserDataBytes+1), 0o644))
+		}, prefix + fmt.Sprintf("is %d bytes, at most %d", limits.MaxUserDataBytes+1, limits.MaxUserDataBytes)},
+		{"binary (gzip)", func(t *testing.T, ud string) {
+			require.NoError(t, os.WriteFile(ud, []byte{0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe}, 0o644))
+		}, prefix + "is not UTF-8 text (binary user data, such as gzip'd cloud-init, is not supported)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "release.json")
+			tt.setup(t, UserDataFile(file))
+			require.NoError(t, os.WriteFile(file, []byte(`{"project_name":"acme/shop","config_name":"dev","subnets":["s"],"ami":"a",
+				"user_data":"`+UserDataFileMarker+`","services":{"web":{"instance_type":"t3.micro"}}}`), 0o644))
+			r, err := ReadFile(file)
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "#!/bin/sh\necho héllo\n", r.UserData)
+				return
+			}
+			assert.Contains(t, problemsOf(t, err), tt.want)
+			assert.NotContains(t, strings.Join(problemsOf(t, err), "\n"), "<nil>")
 		})
 	}
 }
