@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -213,8 +215,9 @@ func newReleaseID(now time.Time) string {
 
 // start starts the execution name with input raw and returns its ARN. A
 // retried start of the same name and input returns the same execution
-// (Step Functions' idempotency); a name already used by an execution that
-// ended is that execution.
+// (Step Functions' idempotency). A name already used is that execution
+// only when its input is raw: an execution of another input under the
+// name is an error, never followed as this release's.
 func start(ctx context.Context, d *deployer, name string, raw []byte) (string, error) {
 	out, err := d.sfn.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(d.cfg.StateMachineARN),
@@ -222,13 +225,29 @@ func start(ctx context.Context, d *deployer, name string, raw []byte) (string, e
 		Input:           aws.String(string(raw)),
 	})
 	var exists *sfntypes.ExecutionAlreadyExists
-	switch {
-	case err == nil:
+	if err == nil {
 		return aws.ToString(out.ExecutionArn), nil
-	case errors.As(err, &exists):
-		return executionARN(d.cfg.StateMachineARN, name), nil
 	}
-	return "", err
+	if !errors.As(err, &exists) {
+		return "", err
+	}
+	arn := executionARN(d.cfg.StateMachineARN, name)
+	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return "", fmt.Errorf("execution %s already exists, and reading it failed: %w", name, err)
+	}
+	if !sameJSON(aws.ToString(desc.Input), raw) {
+		return "", fmt.Errorf("execution %s already exists and deploys another release (started %s); nothing was started",
+			name, aws.ToTime(desc.StartDate).UTC().Format(time.RFC3339))
+	}
+	return arn, nil
+}
+
+// sameJSON reports whether text and raw hold the same JSON value (an
+// execution's input may come back re-encoded).
+func sameJSON(text string, raw []byte) bool {
+	var a, b any
+	return json.Unmarshal([]byte(text), &a) == nil && json.Unmarshal(raw, &b) == nil && reflect.DeepEqual(a, b)
 }
 
 // followToEnd follows an execution and turns its outcome into the exit

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +177,27 @@ func TestDeployInterrupted(t *testing.T) {
 	d, err := tr.Wait(context.Background(), xs[0].ARN())
 	require.NoError(t, err)
 	assert.Equal(t, asl.StatusSucceeded, d.Status, "the deploy went on")
+}
+
+// A name already taken is followed only when it runs the same release:
+// StartExecution answers ExecutionAlreadyExists for a name used with
+// another input, or by a closed execution (StartExecution, Step Functions
+// API Reference), and following that execution as this release's would
+// report another deploy's outcome.
+func TestStartOnlyFollowsItsOwnExecution(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	d, err := connectLocal(ctx, tr.env(&stdout, &stderr), deployerConfig{})
+	require.NoError(t, err)
+	mine, theirs := []byte(`{"release_id":"r1","note":"mine"}`), []byte(`{"release_id":"r1","note":"theirs"}`)
+	_, err = d.sfn.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(d.cfg.StateMachineARN),
+		Name: aws.String("taken"), Input: aws.String(string(theirs))})
+	require.NoError(t, err)
+
+	_, err = start(ctx, d, "taken", mine)
+	require.ErrorContains(t, err, "execution taken already exists and deploys another release")
+	arn, err := start(ctx, d, "taken", theirs)
+	require.NoError(t, err, "the same input is the same execution")
+	assert.Equal(t, executionARN(d.cfg.StateMachineARN, "taken"), arn)
 }
