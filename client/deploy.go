@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -176,7 +177,7 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		return fail("uploading the release: %v", err)
 	}
 
-	name := executionName(project, config, r.ReleaseID)
+	name := naming.ExecutionName(project, config, r.ReleaseID)
 	arn, err := start(ctx, d, name, raw)
 	if err != nil {
 		return fail("starting the deploy: %v", err)

@@ -113,7 +113,7 @@ func TestDeployNoWaitThenHaltNothing(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	res := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Contains(t, res.stdout, "started execution arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase-deploy-test-development-")
+	assert.Contains(t, res.stdout, "started execution arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase_deploy-test_development_")
 	for _, x := range tr.Executions("") {
 		_, err := tr.Wait(context.Background(), x.ARN())
 		require.NoError(t, err)

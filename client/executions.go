@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,35 +15,9 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-// maxExecutionNameLen is Step Functions' limit on an execution name.
-const maxExecutionNameLen = 80
-
 // historyPageSize is how many events one GetExecutionHistory call asks for
 // (Step Functions' maximum).
 const historyPageSize = 1000
-
-// executionName is the name of the execution of a release:
-// project-config-release_id with every character outside [A-Za-z0-9-_]
-// replaced by '-'. A name longer than Step Functions' 80 characters is cut
-// and ends with a hash of the whole, so distinct releases keep distinct
-// names. The same release always gets the same name, so a retried
-// StartExecution never starts a second deploy.
-func executionName(project, config, releaseID string) string {
-	full := project + "-" + config + "-" + releaseID
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			return r
-		}
-		return '-'
-	}, full)
-	if len(name) <= maxExecutionNameLen {
-		return name
-	}
-	sum := sha256.Sum256([]byte(full))
-	suffix := hex.EncodeToString(sum[:])[:12]
-	return name[:maxExecutionNameLen-len(suffix)-1] + "-" + suffix
-}
 
 // executionARN is the ARN of the execution called name of the state
 // machine stateMachineARN (arn:...:stateMachine:M becomes

@@ -42,7 +42,7 @@ func TestRemovedServiceDeleted(t *testing.T) {
 func TestUnlock(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	locks := lock.New(tr.S3(), tr.Bucket(), tr.Clock())
-	gone := "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase-deploy-test-development-r-left"
+	gone := "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase_deploy-test_development_r-left"
 	require.NoError(t, locks.Acquire(context.Background(), "coinbase/deploy-test", "development",
 		lock.Holder{ReleaseID: "r-left", Execution: gone}))
 

@@ -149,7 +149,7 @@ func TestReleaseAlteredInS3(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	u := runExecution(t, tr, d, executionName(r.ProjectName, r.ConfigName, r.ReleaseID), raw)
+	u := runExecution(t, tr, d, naming.ExecutionName(r.ProjectName, r.ConfigName, r.ReleaseID), raw)
 	assert.Equal(t, execution.EndFailureClean, u.End)
 	assert.Equal(t, "BadReleaseError", u.Error)
 	assert.Contains(t, u.Cause, "release differs from the copy in the deployer bucket")
@@ -164,7 +164,7 @@ func TestReleaseAlteredInS3(t *testing.T) {
 func TestReleaseReplayed(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	d, r, raw := uploadRelease(t, tr, deployTestRelease)
-	name := executionName(r.ProjectName, r.ConfigName, r.ReleaseID)
+	name := naming.ExecutionName(r.ProjectName, r.ConfigName, r.ReleaseID)
 	first := runExecution(t, tr, d, name, raw)
 	require.Equal(t, execution.EndSuccess, first.End)
 

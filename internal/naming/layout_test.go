@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -161,4 +162,45 @@ func TestReadmeLayoutMatches(t *testing.T) {
 		doc = append(doc, strings.Join(strings.Fields(line), " "))
 	}
 	assert.Equal(t, comment, doc, "README.md's key layout and naming.go's layout comment differ")
+}
+
+// Execution names are injective on valid coordinates, stay within Step
+// Functions' 80 characters of [A-Za-z0-9_-] (StartExecution, Step
+// Functions API Reference: names used with CloudWatch Logs), and the same
+// release always gets the same name.
+func TestExecutionName(t *testing.T) {
+	assert.Equal(t, "coinbase_deploy-test_development_20250304T100000Z-a1b2c3",
+		naming.ExecutionName("coinbase/deploy-test", "development", "20250304T100000Z-a1b2c3"))
+	// Pairs the old name ('/', '.', '_' and '-' all '-') could not tell apart.
+	pairs := [][2][3]string{
+		{{"a/b-c", "d", "r"}, {"a/b", "c-d", "r"}},
+		{{"a/b.c", "d", "r"}, {"a/b-c", "d", "r"}},
+		{{"a/b_c", "d", "r"}, {"a/b.c", "d", "r"}},
+		{{"a.b/c", "d", "r"}, {"a/b.c", "d", "r"}},
+		{{"a/b", "c", "d-r"}, {"a/b", "c-d", "r"}},
+		{{"a/b", "c", "r"}, {"a-b/c", "x", "r"}},
+	}
+	for _, p := range pairs {
+		assert.NotEqual(t, naming.ExecutionName(p[0][0], p[0][1], p[0][2]), naming.ExecutionName(p[1][0], p[1][1], p[1][2]), "%v", p)
+	}
+	allowed := regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+	seen := map[string][3]string{}
+	orgs := []string{"a", "a.b", "a_b", "a-b", strings.Repeat("o", 31)}
+	names := []string{"x", "x.y", "x_y", "x-y", strings.Repeat("n", 32)}
+	for _, org := range orgs {
+		for _, n := range names {
+			for _, config := range []string{"c", "c-d", strings.Repeat("c", 32)} {
+				for _, id := range []string{"r", "R-1", strings.Repeat("r", 64), strings.Repeat("r", 63) + "s"} {
+					coords := [3]string{org + "/" + n, config, id}
+					name := naming.ExecutionName(coords[0], coords[1], coords[2])
+					require.Regexp(t, allowed, name)
+					if other, dup := seen[name]; dup {
+						t.Fatalf("%v and %v share the name %s", other, coords, name)
+					}
+					seen[name] = coords
+					assert.Equal(t, name, naming.ExecutionName(coords[0], coords[1], coords[2]))
+				}
+			}
+		}
+	}
 }
