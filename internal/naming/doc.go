@@ -1,8 +1,8 @@
 // Package naming is the one place of truth for the names ferry gives things:
 // the S3 key layout of the deployer bucket, the tags ferry reads and writes,
 // the conventional names of the roles and buckets the bootstrap template
-// creates in each target environment, and the names of the resources a
-// release creates.
+// creates in each target environment, the names of the resources a
+// release creates, and the names of the executions that deploy releases.
 //
 // Nothing else in ferry builds a key, a tag name, a role name or a bucket
 // name by hand. The README's "How ferry keeps state" section documents the
