@@ -75,6 +75,13 @@ func runOne(ctx context.Context, m *Moto, opts Options, sc Scenario) error {
 func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "first-deploy", What: "a first release deploys and succeeds", run: firstDeploy},
+		{Name: "swap", What: "a second release replaces the first, old groups deleted", run: swap},
+		{Name: "removed-service", What: "a service the new release drops is retired", run: removedService},
+		{Name: "bad-ami", What: "an unknown image is refused: FailureClean, previous serving", run: badAMI},
+		{Name: "held-lock", What: "a held lock refuses the release: LockExistsError", run: heldLock},
+		{Name: "halt", What: "a halt marker stops it: HaltError, FailureClean, previous serving", run: haltScenario},
+		{Name: "asset", What: "an asset is published to the target's asset bucket", run: assetPublished},
+		{Name: "second-account", What: "a release for another account deploys through AssumeRole", run: secondAccount},
 	}
 }
 
@@ -131,7 +138,7 @@ func Line(r Result) string {
 	if r.Err != nil {
 		status = "FAIL"
 	}
-	s := fmt.Sprintf("%s %-16s %-55s %5.1fs", status, r.Scenario, r.What, r.Elapsed.Seconds())
+	s := fmt.Sprintf("%s %-16s %-66s %5.1fs", status, r.Scenario, r.What, r.Elapsed.Seconds())
 	if r.Err != nil {
 		s += "\n     " + r.Err.Error()
 	}

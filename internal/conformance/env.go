@@ -104,6 +104,9 @@ func newEnv(ctx context.Context, m *Moto, root string, logger *slog.Logger) (*en
 	return e, nil
 }
 
+// bucket is the deployer bucket.
+func (e *env) bucket() string { return naming.DeployerBucketName(DeployerAccount, Region) }
+
 // motoConfig is an aws.Config as the Lambda's LoadDefaultConfig makes it
 // (region, credentials, the SDK's defaults) with moto's endpoint. account,
 // when set, adds moto's x-moto-account-id header so the harness seeds
@@ -150,16 +153,16 @@ type prepared struct {
 }
 
 // prepare reads testdata/conformance/<name> and prepares it as ferry deploy
-// does, with a release id unique in the scenario. account, when set, is
-// the release's target account.
-func (e *env) prepare(name, account string) (*prepared, error) {
+// does, with a release id unique in the scenario. edit, when set, changes
+// the release first (its target account, its image).
+func (e *env) prepare(name string, edit func(*release.Release)) (*prepared, error) {
 	file := e.root + "/testdata/conformance/" + name
 	r, err := release.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	if account != "" {
-		r.AccountID = account
+	if edit != nil {
+		edit(r)
 	}
 	e.seq++
 	now := e.clk.Now()
