@@ -46,6 +46,12 @@
 //     (Elastic Load Balancing User Guide, "Health checks for your target
 //     groups", Target health status). The suite therefore shows the calls
 //     and the happy path, not health timing (the simulation models that).
+//   - moto's PutScalingPolicy answer has no PolicyARN (moto names the
+//     field PolicyArn and its query serializer drops it), where AWS returns
+//     it (Amazon EC2 Auto Scaling API Reference, PutScalingPolicy, Response
+//     Elements: PolicyARN); ferry's alarm would then have an empty action.
+//     The harness wraps only that call (policyARNFix) and reads the ARN
+//     back with DescribePolicies.
 //   - The harness seeds a second account with moto's x-moto-account-id
 //     header, which AWS does not have; the deployer reaches that account
 //     only through AssumeRole.

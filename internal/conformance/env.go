@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
@@ -141,8 +142,49 @@ func (e *env) build() func(t cloud.Target, deploy, publish aws.CredentialsProvid
 	return func(t cloud.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 		c := real(t, deploy, publish)
 		c.CloudWatch = e.world.Clients(t.AccountID, t.Region).CloudWatch
+		c.AutoScaling = policyARNFix{AutoScaling: c.AutoScaling}
 		return c
 	}
+}
+
+// policyARNFix works around moto 5.2.1's PutScalingPolicy answer, which
+// lacks the PolicyARN element AWS returns (Amazon EC2 Auto Scaling API
+// Reference, PutScalingPolicy, Response Elements: PolicyARN): moto names
+// the field PolicyArn, so the query serializer drops it. When the answer
+// has none, it reads the policy's ARN back with DescribePolicies (which
+// moto answers as AWS does), so the deployer sees AWS's answer.
+type policyARNFix struct{ cloud.AutoScaling }
+
+var _ cloud.AutoScaling = policyARNFix{}
+
+func (f policyARNFix) PutScalingPolicy(ctx context.Context, in *autoscaling.PutScalingPolicyInput, optFns ...func(*autoscaling.Options)) (*autoscaling.PutScalingPolicyOutput, error) {
+	out, err := f.AutoScaling.PutScalingPolicy(ctx, in, optFns...)
+	if err != nil || out.PolicyARN != nil {
+		return out, err
+	}
+	d, err := f.DescribePolicies(ctx, &autoscaling.DescribePoliciesInput{
+		AutoScalingGroupName: in.AutoScalingGroupName, PolicyNames: []string{aws.ToString(in.PolicyName)},
+	}, optFns...)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.ScalingPolicies) != 1 {
+		return nil, fmt.Errorf("conformance: moto has %d policies %s of group %s after PutScalingPolicy, want 1",
+			len(d.ScalingPolicies), aws.ToString(in.PolicyName), aws.ToString(in.AutoScalingGroupName))
+	}
+	out.PolicyARN = d.ScalingPolicies[0].PolicyARN
+	return out, nil
+}
+
+// DescribePolicies is the part of moto's Auto Scaling API policyARNFix
+// reads; it is not in cloud.AutoScaling, so it goes through the SDK
+// client.
+func (f policyARNFix) DescribePolicies(ctx context.Context, in *autoscaling.DescribePoliciesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribePoliciesOutput, error) {
+	c, ok := f.AutoScaling.(*autoscaling.Client)
+	if !ok {
+		return nil, fmt.Errorf("conformance: the Auto Scaling client is a %T, not the SDK's", f.AutoScaling)
+	}
+	return c.DescribePolicies(ctx, in, optFns...)
 }
 
 // prepared is a release ready to upload, as ferry deploy makes it.

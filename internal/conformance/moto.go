@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,8 +44,8 @@ func StartMoto(ctx context.Context) (*Moto, error) {
 		return nil, fmt.Errorf("conformance: finding a free port for moto: %w", err)
 	}
 	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = nil, &limited{w: &out, left: 8 << 10}
+	out := &limited{left: 8 << 10}
+	cmd.Stdout, cmd.Stderr = nil, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("conformance: starting %s: %w", MotoCommand, err)
 	}
@@ -129,13 +130,23 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// limited keeps at most left bytes of what is written to it.
+// limited keeps at most left bytes of what is written to it; String may
+// be called while the process still writes.
 type limited struct {
-	w    *strings.Builder
+	mu   sync.Mutex
+	w    strings.Builder
 	left int
 }
 
+func (l *limited) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+
 func (l *limited) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n := len(p)
 	if l.left > 0 {
 		q := p

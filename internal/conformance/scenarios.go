@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/asl"
@@ -84,20 +85,36 @@ func (e *env) expectGroups(ctx context.Context, account, release string, svcs ..
 }
 
 // firstDeploy: the first release of a project deploys and succeeds,
-// leaving one group per service, serving.
+// leaving one group per service, serving, with its scaling policy in moto
+// (PutScalingPolicy) and the policy's alarm in the simulation's
+// CloudWatch, whose action is the policy's ARN moto gave.
 func firstDeploy(ctx context.Context, e *env) error {
-	p, err := e.prepare("web.json", nil)
+	p, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
 	if err != nil {
 		return err
 	}
-	x, err := e.run(ctx, p, nil)
+	if err := e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web"); err != nil {
+		return err
+	}
+	grp := naming.GroupName(Project, Config, "web", p.rel.ReleaseID)
+	pols, err := autoscaling.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount)).DescribePolicies(ctx,
+		&autoscaling.DescribePoliciesInput{AutoScalingGroupName: aws.String(grp)})
 	if err != nil {
-		return err
+		return fmt.Errorf("the group's scaling policies: %w", err)
 	}
-	if err := expectEnd(x, "Success", ""); err != nil {
-		return err
+	if len(pols.ScalingPolicies) != 1 {
+		return fmt.Errorf("group %s has %d scaling policies in moto, want 1", grp, len(pols.ScalingPolicies))
 	}
-	return e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web")
+	alarm := naming.AlarmName(grp, "cpu_scale_up")
+	out, err := e.world.Clients(DeployerAccount, Region).CloudWatch.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{alarm}})
+	if err != nil {
+		return fmt.Errorf("the alarm %s: %w", alarm, err)
+	}
+	if len(out.MetricAlarms) != 1 || !slices.Equal(out.MetricAlarms[0].AlarmActions, []string{aws.ToString(pols.ScalingPolicies[0].PolicyARN)}) {
+		return fmt.Errorf("alarm %s in the simulation's CloudWatch is %+v, want one whose action is moto's policy %s",
+			alarm, out.MetricAlarms, aws.ToString(pols.ScalingPolicies[0].PolicyARN))
+	}
+	return nil
 }
 
 // deploy prepares and runs a release file and checks where it ended.
