@@ -46,6 +46,10 @@ fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each
 reliability: ## Run the full fault-injection matrix (every call index x every fault kind); fails on a violation
 	$(GO) run ./internal/reliability/cmd
 
+.PHONY: conformance
+conformance: ## Run the conformance suite: the real deployer and state machine against moto_server over HTTP (skipped without moto)
+	$(GO) run ./internal/conformance/cmd
+
 .PHONY: lint
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/node_modules/*')); \

@@ -418,7 +418,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		ExecutionARN:    arn,
 		Clock:           r.clk,
 		Waiter:          r.waiter,
-		Invoker:         asl.InvokerFunc(r.invoke),
+		Invoker:         TaskInvoker(r.info.FunctionARN, r.invoke),
 		Observer:        func(ev asl.Event) { r.observe(arn, ev) },
 	})
 	if err != nil {
@@ -530,18 +530,30 @@ func (r *Region) Stop(arn, errName, cause string) (asl.Description, error) {
 	return x.Describe(), nil
 }
 
-// invoke is the Invoker of every execution: it runs the deployer's task
-// the Lambda request names, in-process. Its errors are the deployer's
-// failure.Named errors, so the state machine sees their names.
-func (r *Region) invoke(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
-	if resource != r.info.FunctionARN {
-		return nil, &lambdaError{name: "Lambda.ResourceNotFoundException",
-			msg: fmt.Sprintf("Function not found: %s", resource)}
-	}
-	var req execution.Request
-	if err := json.Unmarshal(payload, &req); err != nil {
-		return nil, &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}
-	}
+// TaskInvoker returns the asl.Invoker of the deploy state machine's Task
+// states as Step Functions and Lambda run them: a task whose resource is
+// not functionARN fails with Lambda.ResourceNotFoundException; otherwise
+// the Lambda request (an execution.Request) is decoded and run in-process
+// by run, whose errors are the deployer's failure.Named errors, so the
+// state machine sees their names. The region runs its executions through
+// it; package conformance runs the real deployer against moto through it.
+func TaskInvoker(functionARN string, run Invoke) asl.Invoker {
+	return asl.InvokerFunc(func(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
+		if resource != functionARN {
+			return nil, &lambdaError{name: "Lambda.ResourceNotFoundException",
+				msg: fmt.Sprintf("Function not found: %s", resource)}
+		}
+		var req execution.Request
+		if err := json.Unmarshal(payload, &req); err != nil {
+			return nil, &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}
+		}
+		return run(ctx, req)
+	})
+}
+
+// invoke is the Invoker of every execution (through TaskInvoker): it runs
+// the deployer's task in-process, through Options.Intercept when set.
+func (r *Region) invoke(ctx context.Context, req execution.Request) (json.RawMessage, error) {
 	next := Invoke(func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
 		r.depMu.Lock()
 		d := r.dep

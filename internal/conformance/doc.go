@@ -1,0 +1,58 @@
+// Package conformance owns ferry's conformance suite on moto: ferry's real
+// deployer (package deployer, built as lambdas/main.go builds it: real SDK
+// v2 clients, a cloud.Connector that assumes the target's roles through
+// STS, cloud.AWSBuilder) and the real deploy state machine (the generated
+// definition, run by package asl, whose Task states invoke the deployer
+// in-process through region.TaskInvoker) run against one moto_server
+// (moto 5.2.1) over HTTP. The SDK's serialization of every call ferry
+// makes, and moto's answers, are exercised; only the endpoint differs from
+// the Lambda (aws.Config.BaseEndpoint), with static credentials for the
+// deployer's own account.
+//
+// Run starts moto_server on a free loopback port, resets it (POST
+// /moto-api/reset) before each scenario, seeds both accounts over the wire
+// (seed.go) and kills it at the end. Scenarios are in scenarios.go.
+//
+// # What does not go to moto
+//
+// CloudWatch goes to the simulation (package sim): the SDK's CloudWatch
+// client (service/cloudwatch v1.75.5) speaks Smithy RPC v2 CBOR
+// (api_client.go: rpcv2.NewCBOR; CHANGELOG v1.53.0 "introduces two
+// additional protocols AWS JSON 1.1 and Smithy RPC v2 CBOR, replacing ...
+// AWSQuery"), and moto 5.2.1 serves CloudWatch in the query protocol only.
+// env.build substitutes only Clients.CloudWatch of cloud.AWSBuilder.
+//
+// # Time
+//
+// The deployer and the executions run on a virtual clock (Waits complete
+// at once, asl.VirtualWaiter); moto runs on the wall clock. The virtual
+// clock starts a day behind the wall clock, so every moto timestamp a
+// scenario makes (a halt marker's LastModified) is later than every
+// virtual instant of it, as the clocks of AWS and of the Lambda agree.
+//
+// # Where moto differs from AWS
+//
+// ferry is not bent to moto; the harness works around, and says here:
+//
+//   - moto's AssumeRole does not require the role to exist nor check its
+//     trust policy ("Note that the role does not need to exist", moto
+//     sts/models.py assume_role); AWS refuses (AssumeRole, "Errors":
+//     AccessDenied). The harness still creates the deploy and publish roles
+//     as the bootstrap template does. moto switches accounts by the role
+//     ARN's account, as AWS does.
+//   - moto answers "healthy" (DescribeTargetHealth) and "InService"
+//     (DescribeInstanceHealth) for a registered running instance at once,
+//     where AWS reports "initial" until HealthyThresholdCount checks pass
+//     (Elastic Load Balancing User Guide, "Health checks for your target
+//     groups", Target health status). The suite therefore shows the calls
+//     and the happy path, not health timing (the simulation models that).
+//   - moto's PutScalingPolicy answer has no PolicyARN (moto names the
+//     field PolicyArn and its query serializer drops it), where AWS returns
+//     it (Amazon EC2 Auto Scaling API Reference, PutScalingPolicy, Response
+//     Elements: PolicyARN); ferry's alarm would then have an empty action.
+//     The harness wraps only that call (policyARNFix) and reads the ARN
+//     back with DescribePolicies.
+//   - The harness seeds a second account with moto's x-moto-account-id
+//     header, which AWS does not have; the deployer reaches that account
+//     only through AssumeRole.
+package conformance

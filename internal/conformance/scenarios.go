@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// group is what moto says of one Auto Scaling group of the project.
+type group struct {
+	name, release, service string
+	instances              int
+}
+
+// groups lists the project's Auto Scaling groups in account, as moto has
+// them.
+func (e *env) groups(ctx context.Context, account string) ([]group, error) {
+	c := autoscaling.NewFromConfig(motoConfig(e.moto.URL, account))
+	var out []group
+	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(c, &autoscaling.DescribeAutoScalingGroupsInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing groups: %w", err)
+		}
+		for _, g := range page.AutoScalingGroups {
+			t := fleet.ASGTags(g.Tags)
+			if t[naming.TagProjectName] != Project {
+				continue
+			}
+			out = append(out, group{name: aws.ToString(g.AutoScalingGroupName), release: t[naming.TagReleaseID],
+				service: t[naming.TagServiceName], instances: len(g.Instances)})
+		}
+	}
+	slices.SortFunc(out, func(a, b group) int {
+		if a.service != b.service {
+			if a.service < b.service {
+				return -1
+			}
+			return 1
+		}
+		if a.release < b.release {
+			return -1
+		}
+		return 1
+	})
+	return out, nil
+}
+
+// expectGroups checks that the project's groups in account are exactly one
+// per listed service, of release, each with instances.
+func (e *env) expectGroups(ctx context.Context, account, release string, svcs ...string) error {
+	gs, err := e.groups(ctx, account)
+	if err != nil {
+		return err
+	}
+	var got []string
+	ok := len(gs) == len(svcs)
+	for i, g := range gs {
+		got = append(got, fmt.Sprintf("%s(%s, %d instances)", g.service, g.release, g.instances))
+		if ok && (g.service != svcs[i] || g.release != release || g.instances == 0) {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("account %s has groups %v, want one serving group of release %s for each of %v", account, got, release, svcs)
+	}
+	return nil
+}
+
+// firstDeploy: the first release of a project deploys and succeeds,
+// leaving one group per service, serving, with its scaling policy in moto
+// (PutScalingPolicy) and the policy's alarm in the simulation's
+// CloudWatch, whose action is the policy's ARN moto gave.
+func firstDeploy(ctx context.Context, e *env) error {
+	p, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	if err := e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web"); err != nil {
+		return err
+	}
+	grp := naming.GroupName(Project, Config, "web", p.rel.ReleaseID)
+	pols, err := autoscaling.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount)).DescribePolicies(ctx,
+		&autoscaling.DescribePoliciesInput{AutoScalingGroupName: aws.String(grp)})
+	if err != nil {
+		return fmt.Errorf("the group's scaling policies: %w", err)
+	}
+	if len(pols.ScalingPolicies) != 1 {
+		return fmt.Errorf("group %s has %d scaling policies in moto, want 1", grp, len(pols.ScalingPolicies))
+	}
+	alarm := naming.AlarmName(grp, "cpu_scale_up")
+	out, err := e.world.Clients(DeployerAccount, Region).CloudWatch.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{alarm}})
+	if err != nil {
+		return fmt.Errorf("the alarm %s: %w", alarm, err)
+	}
+	if len(out.MetricAlarms) != 1 || !slices.Equal(out.MetricAlarms[0].AlarmActions, []string{aws.ToString(pols.ScalingPolicies[0].PolicyARN)}) {
+		return fmt.Errorf("alarm %s in the simulation's CloudWatch is %+v, want one whose action is moto's policy %s",
+			alarm, out.MetricAlarms, aws.ToString(pols.ScalingPolicies[0].PolicyARN))
+	}
+	return nil
+}
+
+// deploy prepares and runs a release file and checks where it ended.
+func (e *env) deploy(ctx context.Context, file string, edit func(*release.Release), final, errName string, observe func(asl.Event)) (*prepared, error) {
+	p, err := e.prepare(file, edit)
+	if err != nil {
+		return nil, err
+	}
+	x, err := e.run(ctx, p, observe)
+	if err != nil {
+		return nil, err
+	}
+	return p, expectEnd(x, final, errName)
+}
+
+// swap: a second release replaces the first; the first release's groups
+// are deleted (CleanUpSuccess, DeleteAutoScalingGroup with ForceDelete,
+// Amazon EC2 Auto Scaling API Reference, DeleteAutoScalingGroup).
+func swap(ctx context.Context, e *env) error {
+	if _, err := e.deploy(ctx, "web.json", nil, "Success", "", nil); err != nil {
+		return err
+	}
+	p2, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	return e.expectGroups(ctx, DeployerAccount, p2.rel.ReleaseID, "web")
+}
+
+// removedService: a release without a service the previous one had
+// retires that service's group too.
+func removedService(ctx context.Context, e *env) error {
+	p1, err := e.deploy(ctx, "web-worker.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	if err := e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web", "worker"); err != nil {
+		return err
+	}
+	p2, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	return e.expectGroups(ctx, DeployerAccount, p2.rel.ReleaseID, "web")
+}
+
+// badAMI: a release naming an image moto does not have is refused at
+// ValidateResources (DescribeImages with a tag:Name filter answers an
+// empty list, Amazon EC2 API Reference, DescribeImages: "If you specify
+// ... filters, ... only the images that match"), ends FailureClean with
+// BadReleaseError, and the previous release keeps serving.
+func badAMI(ctx context.Context, e *env) error {
+	p1, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	if _, err := e.deploy(ctx, "web.json", func(r *release.Release) { r.AMI = "no-such-image" },
+		"FailureClean", failure.NameBadRelease, nil); err != nil {
+		return err
+	}
+	return e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web")
+}
+
+// heldLock: while another release holds the project-config lock (an
+// object written with If-None-Match: *, Amazon S3 User Guide,
+// "Conditional writes": a second write of the key is 412
+// PreconditionFailed), a release ends with LockExistsError and creates
+// nothing.
+func heldLock(ctx context.Context, e *env) error {
+	if err := lock.New(e.s3, e.bucket(), e.clk).Acquire(ctx, Project, Config, lock.Holder{
+		ReleaseID: "20000101T000000Z-other", Execution: e.smARN + ":other",
+	}); err != nil {
+		return fmt.Errorf("holding the lock: %w", err)
+	}
+	if _, err := e.deploy(ctx, "web.json", nil, "FailureClean", failure.NameLockExists, nil); err != nil {
+		return err
+	}
+	gs, err := e.groups(ctx, DeployerAccount)
+	if err != nil {
+		return err
+	}
+	if len(gs) != 0 {
+		return fmt.Errorf("a refused release left %d groups", len(gs))
+	}
+	return nil
+}
+
+// halt: a halt marker written while the second release waits for health
+// (moto stamps its LastModified, Amazon S3 API Reference, HeadObject:
+// Last-Modified) stops it with HaltError; it cleans up (FailureClean) and
+// the previous release keeps serving.
+func haltScenario(ctx context.Context, e *env) error {
+	p1, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	var haltErr error
+	written := false
+	observe := func(ev asl.Event) {
+		if written || ev.StateEntered == nil || ev.StateEntered.Name != "WaitForHealthy" {
+			return
+		}
+		written = true
+		haltErr = halt.New(e.s3, e.bucket()).Put(ctx, Project, Config, halt.Marker{By: "conformance", Reason: "halt scenario", At: e.clk.Now()})
+	}
+	_, err = e.deploy(ctx, "web.json", nil, "FailureClean", failure.NameHalt, observe)
+	if haltErr != nil {
+		return fmt.Errorf("writing the halt marker: %w", haltErr)
+	}
+	if !written {
+		return fmt.Errorf("the second release never waited for health, so no halt marker was written")
+	}
+	if err != nil {
+		return err
+	}
+	return e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web")
+}
+
+// assetPublished: a release's asset, uploaded to the deployer bucket, is
+// published to the target's asset bucket under naming.TargetAssetKey with
+// its bytes.
+func assetPublished(ctx context.Context, e *env) error {
+	p, err := e.deploy(ctx, "assets.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	a := p.rel.Assets["app-config"]
+	c := s3.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount))
+	bucket := naming.AssetBucketName(DeployerAccount, Region, "")
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(a.SHA256))})
+	if err != nil {
+		return fmt.Errorf("the published asset s3://%s/%s: %w", bucket, naming.TargetAssetKey(a.SHA256), err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
+		return fmt.Errorf("the published asset has SHA-256 %s, want %s", got, a.SHA256)
+	}
+	return e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web")
+}
+
+// secondAccount: a release for another account deploys there through
+// AssumeRole of that account's deploy role (moto switches accounts by the
+// role ARN's account, as AWS STS does: AssumeRole returns credentials of
+// the role's account), and nothing is made in the deployer's account.
+func secondAccount(ctx context.Context, e *env) error {
+	p, err := e.deploy(ctx, "web.json", func(r *release.Release) { r.AccountID = SecondAccount }, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	if err := e.expectGroups(ctx, SecondAccount, p.rel.ReleaseID, "web"); err != nil {
+		return err
+	}
+	return e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID)
+}
