@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -105,7 +106,8 @@ func (e *EndError) Error() string {
 }
 
 // expectEnd checks that x ended in state final, with error errName when
-// errName is set.
+// errName is set, whose cause is the function error payload AWS's Lambda
+// service reports ({"errorMessage": ..., "errorType": errName}).
 func expectEnd(x *asl.Execution, final, errName string) error {
 	d := x.Describe()
 	path := x.Path()
@@ -113,12 +115,15 @@ func expectEnd(x *asl.Execution, final, errName string) error {
 	if len(path) > 0 {
 		last = path[len(path)-1]
 	}
-	if last == final && (errName == "" || d.Error == errName) {
+	var payload struct {
+		Type string `json:"errorType"`
+	}
+	if last == final && (errName == "" || d.Error == errName && json.Unmarshal([]byte(d.Cause), &payload) == nil && payload.Type == errName) {
 		return nil
 	}
 	want := final
 	if errName != "" {
-		want += " with " + errName
+		want += " with " + errName + " and its function error payload as the cause"
 	}
 	return &EndError{Execution: d.Name, Path: path, Status: d.Status, ErrorName: d.Error, Cause: d.Cause, Want: want}
 }

@@ -534,9 +534,12 @@ func (r *Region) Stop(arn, errName, cause string) (asl.Description, error) {
 // states as Step Functions and Lambda run them: a task whose resource is
 // not functionARN fails with Lambda.ResourceNotFoundException; otherwise
 // the Lambda request (an execution.Request) is decoded and run in-process
-// by run, whose errors are the deployer's failure.Named errors, so the
-// state machine sees their names. The region runs its executions through
-// it; package conformance runs the real deployer against moto through it.
+// by run. An error of run is a function error, reported as AWS's Lambda
+// service reports one (see functionError), unless it is already an error
+// of the Lambda service itself (it names itself, with a name outside
+// ferry's registry: Lambda.Unknown for an invocation that died, say). The
+// region runs its executions through it; package conformance runs the
+// real deployer against moto through it.
 func TaskInvoker(functionARN string, run Invoke) asl.Invoker {
 	return asl.InvokerFunc(func(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
 		if resource != functionARN {
@@ -545,10 +548,22 @@ func TaskInvoker(functionARN string, run Invoke) asl.Invoker {
 		}
 		var req execution.Request
 		if err := json.Unmarshal(payload, &req); err != nil {
-			return nil, &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}
+			return nil, &functionError{err: &failure.InternalError{Msg: fmt.Sprintf("the deployer's request does not decode: %v", err)}}
 		}
-		return run(ctx, req)
+		out, err := run(ctx, req)
+		if err != nil && !isServiceError(err) {
+			return nil, &functionError{err: err}
+		}
+		return out, err
 	})
+}
+
+// isServiceError reports whether err is an error of the Lambda service
+// (or of Step Functions), not of the function: it names itself with a
+// name that is not one of the function's (failure.Names).
+func isServiceError(err error) bool {
+	var named interface{ ErrorName() string }
+	return errors.As(err, &named) && !slices.Contains(failure.Names(), named.ErrorName())
 }
 
 // invoke is the Invoker of every execution (through TaskInvoker): it runs
@@ -558,11 +573,7 @@ func (r *Region) invoke(ctx context.Context, req execution.Request) (json.RawMes
 		r.depMu.Lock()
 		d := r.dep
 		r.depMu.Unlock()
-		out, err := d.Invoke(ctx, req)
-		if err != nil {
-			return nil, &functionError{err: err}
-		}
-		return out, nil
+		return d.Invoke(ctx, req)
 	})
 	var out json.RawMessage
 	var err error
