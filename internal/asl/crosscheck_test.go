@@ -42,7 +42,9 @@ type endReport struct {
 // invocation with the payload the Lambda function received, every state's
 // output as it left it (a Task's result after ResultSelector, ResultPath
 // and OutputPath, or a Catch's error output where the Catch stored it), and
-// how many times each Task was invoked (1 + its retries).
+// how many times each Task was invoked (1 + its retries). Both run on
+// virtual time, so each invocation's time shows the Waits and retry
+// intervals (IntervalSeconds, BackoffRate, MaxDelaySeconds) before it.
 type crossReport struct {
 	Path     []string       `json:"path"`
 	Status   string         `json:"status"`
@@ -57,6 +59,9 @@ type crossReport struct {
 type crossCall struct {
 	State   string `json:"state"`
 	Payload any    `json:"payload"`
+	// At is when the call started, in milliseconds since the execution
+	// started: it shows every Wait and retry interval before it.
+	At int64 `json:"at"`
 }
 
 type crossExit struct {
@@ -269,20 +274,9 @@ func ferryScenarios() []ferryScenario {
 		// integer"; "Handling errors in Step Functions workflows",
 		// States.Runtime is not retriable and always fails the execution).
 		// The health report's wait_seconds must therefore be an integer.
-		{fractionalWait(base),
+		{base("fractional wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": 2.5, "services": {}}`)}}}),
 			endReport{path(start, check, []string{"WaitForHealthy"}), "FAILED", "States.Runtime"}, ""},
 	}
-}
-
-// fractionalWait is a scenario whose health report asks for a 2.5 second
-// wait after a first wait of 0 (crosscheck.mjs runs both Waits as written).
-func fractionalWait(base func(string, map[string][]outcome) scenario) scenario {
-	sc := base("fractional wait", map[string][]outcome{
-		"Deploy":       {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": raw(`{"healthy": false, "wait_seconds": 0, "services": {}}`)})},
-		"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": 2.5, "services": {}}`)}},
-	})
-	sc.RealWaits = true
-	return sc
 }
 
 // crossExecutionName names every cross-check execution on both sides.
@@ -301,7 +295,7 @@ func runOurs(t *testing.T, m *Machine, sc scenario) crossReport {
 		r.Output = decode(t, d.Output)
 	}
 	for _, call := range inv.invocations() {
-		r.Calls = append(r.Calls, crossCall{call.State, decode(t, call.Payload)})
+		r.Calls = append(r.Calls, crossCall{call.State, decode(t, call.Payload), call.At.Sub(t0).Milliseconds()})
 		r.Attempts[call.State]++
 	}
 	for _, ev := range x.History() {

@@ -47,9 +47,6 @@ type scenario struct {
 	Name     string               `json:"name"`
 	Input    json.RawMessage      `json:"input"`
 	Outcomes map[string][]outcome `json:"outcomes"`
-	// RealWaits makes testdata/crosscheck.mjs run Wait states as written
-	// instead of overriding their time, so they evaluate their SecondsPath.
-	RealWaits bool `json:"real_waits,omitempty"`
 }
 
 // invocation is one recorded call of a scripted invoker.

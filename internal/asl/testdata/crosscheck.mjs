@@ -8,21 +8,19 @@
 // run.json is {"context": {"Execution": {"Id": ..., "Name": ...},
 // "StartTime": "<RFC 3339>"}, "scenarios": [...]}; the scenarios run one
 // after the other. A scenario is {"input": <execution input>, "outcomes":
-// {"<Task state>": [<outcome>, ...]}, "real_waits": bool}. Each invocation of
+// {"<Task state>": [<outcome>, ...]}}. Each invocation of
 // a Task state takes the next outcome of its list (the last one repeats):
 // {"result": <json>} returns the value, {"echo": "<field>", "merge": {...}}
 // returns the payload's field merged with "merge", {"error": "<name>",
 // "cause": "<message>"} fails with that error, {"hang": true} never returns
-// (the state's TimeoutSeconds ends it). Retry intervals take no time; Wait
-// states take none either unless real_waits is set (for a Wait that must
-// evaluate its SecondsPath: aws-local-stepfunctions skips it when its time
-// is overridden).
+// (the state's TimeoutSeconds ends it). Time is virtual (see below).
 //
 // Output (stdout): a JSON array with one report per scenario, {"path":
 // [state names entered, in order], "status": "SUCCEEDED" | "FAILED",
-// "error", "cause", "output": <final output>, "calls": [{"state", "payload"}
-// per invocation, in order], "exits": [{"state", "output"} per state left,
-// in order], "attempts": {"<Task state>": invocations}}.
+// "error", "cause", "output": <final output>, "calls": [{"state",
+// "payload", "at": milliseconds since the execution started} per
+// invocation, in order], "exits": [{"state", "output"} per state left, in
+// order], "attempts": {"<Task state>": invocations}}.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -46,21 +44,34 @@ if (!entry || !definitionFile || !runFile) {
 }
 const run = JSON.parse(readFileSync(runFile, 'utf8'));
 
-// aws-local-stepfunctions sets $$.Execution.StartTime to `new Date()`: the
-// execution starts at the same instant as on the Go side's virtual clock.
-// Timers (setTimeout) still run on real time.
+// Virtual time, as the Go side's virtual clock: every timer fires as soon
+// as the event loop reaches it and moves the clock forward by its delay,
+// and Date reads that clock. So Wait states, retry intervals (IntervalSeconds,
+// BackoffRate, MaxDelaySeconds) and TimeoutSeconds run as
+// aws-local-stepfunctions computes them, without sleeping, and each call's
+// time shows them. A timer that is cleared before it fires (a Task's
+// timeout when the task returns first: a scripted handler settles within
+// microtasks, before any timer runs) moves nothing. The execution starts at
+// the Go side's start time, which becomes $$.Execution.StartTime.
+const startMillis = Date.parse(run.context.StartTime);
+let elapsedMillis = 0;
+globalThis.setTimeout = (fn, ms = 0, ...args) =>
+  setImmediate(() => {
+    elapsedMillis += Math.max(0, ms);
+    fn(...args);
+  });
+globalThis.clearTimeout = (handle) => clearImmediate(handle);
 const RealDate = Date;
-const startMillis = RealDate.parse(run.context.StartTime);
 globalThis.Date = class extends RealDate {
   constructor(...args) {
     if (args.length === 0) {
-      super(startMillis);
+      super(startMillis + elapsedMillis);
     } else {
       super(...args);
     }
   }
   static now() {
-    return startMillis;
+    return startMillis + elapsedMillis;
   }
 };
 
@@ -121,10 +132,12 @@ async function runScenario(scenario) {
   let last = { state: '', failed: false };
   let retryCount = 0;
 
+  elapsedMillis = 0;
+
   function outcome(stateName, rawPayload) {
     retryCount = last.state === stateName && last.failed ? retryCount + 1 : 0;
     const payload = replaceMarker(rawPayload, retryCount);
-    calls.push({ state: stateName, payload });
+    calls.push({ state: stateName, payload, at: elapsedMillis });
     const list = scenario.outcomes?.[stateName];
     if (!list || list.length === 0) {
       throw new Error(`scenario has no outcome for task state ${stateName}`);
@@ -152,20 +165,14 @@ async function runScenario(scenario) {
   }
 
   const taskResourceLocalHandlers = {};
-  const waitTimeOverrides = {};
-  const retryIntervalOverrides = {};
   for (const [name, state] of Object.entries(definition.States)) {
     if (state.Type === 'Task') {
       taskResourceLocalHandlers[name] = async (payload) => outcome(name, payload);
-      retryIntervalOverrides[name] = 0;
-    }
-    if (state.Type === 'Wait' && !scenario.real_waits) {
-      waitTimeOverrides[name] = 0;
     }
   }
 
   const execution = machine.run(scenario.input ?? {}, {
-    overrides: { taskResourceLocalHandlers, waitTimeOverrides, retryIntervalOverrides },
+    overrides: { taskResourceLocalHandlers },
     context: {
       Execution: run.context.Execution,
       State: { RetryCount: RETRY_COUNT_MARKER },
