@@ -178,24 +178,28 @@ func lambdaTimedOut() outcome {
 }
 
 // ferryScenarios script the deployer's handlers through every path of the
-// definition; want is the path and end both interpreters must take.
+// definition; want is the path and end this interpreter must take, and the
+// cross-check compares everything else with aws-local-stepfunctions.
 //
-// diverges names a known bug of aws-local-stepfunctions 3.0.0 that makes it
-// end such a scenario differently: its IsPresent/IsBoolean/IsNumeric/...
-// operators never match when their operand is false (it tests
-// `operand && typeof value === ...`), where the specification says
-// "IsBoolean": false matches any value that is not a boolean.
+// diverges names a known divergence of aws-local-stepfunctions 3.0.0 that
+// makes it show such a scenario differently (one of the constants below).
 type ferryScenario struct {
 	sc       scenario
 	want     endReport
 	diverges string
 }
 
+// isFalseBug: aws-local-stepfunctions' IsPresent/IsBoolean/IsNumeric/...
+// operators never match when their operand is false (it tests `operand &&
+// typeof value === ...`), where the specification says "IsBoolean": false
+// matches any value that is not a boolean.
 const isFalseBug = "aws-local-stepfunctions never matches an Is* operator whose operand is false"
 
-// parameterPathRuntime: aws-local-stepfunctions 3.0.0 raises States.Runtime
+// parameterPathRuntime: aws-local-stepfunctions raises States.Runtime
 // (which no Catch catches) for a Parameters path that matches nothing, where
-// the specification names that error States.ParameterPathFailure.
+// the specification ("Errors") and the Step Functions Developer Guide's list
+// of error names call that error States.ParameterPathFailure. This
+// interpreter follows them.
 const parameterPathRuntime = "aws-local-stepfunctions raises States.Runtime for a Parameters path failure"
 
 func ferryScenarios() []ferryScenario {
