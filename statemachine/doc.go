@@ -20,7 +20,8 @@
 //	ReleaseLock                    [LockError, States.ALL] -> FailureDirty
 //
 // Every Catch stores the error at $.error. Every task retries RetriedErrors
-// (RetryableError and the Lambda service's transient errors) with backoff.
+// (RetryableError, the Lambda service's transient errors and the function's
+// own timeout, Sandbox.Timedout) with backoff.
 // Lock's handler releases a lock it took when it fails itself, so a Lock
 // failure ends clean without ReleaseLock (which could otherwise release the
 // lock of an earlier execution of the same release).

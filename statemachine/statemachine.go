@@ -46,11 +46,20 @@ const (
 // RetriedErrors are the error names every task retries: ferry's retryable
 // error and the Lambda service's transient errors, including Lambda.Unknown
 // (an invocation that died, e.g. out of memory or time, possibly after its
-// work was done: every handler is idempotent, so running it again is safe).
+// work was done: every handler is idempotent, so running it again is safe)
+// and Sandbox.Timedout, the deployer function running out of its own
+// timeout. AWS's "Handle Lambda service exceptions" (Step Functions
+// Developer Guide) reports function timeouts as Lambda.Unknown; Lambda now
+// answers a timed-out invocation with the error payload {"errorType":
+// "Sandbox.Timedout", "errorMessage": "RequestId: ... Error: Task timed out
+// after N seconds"} (Lambda Developer Guide, "Troubleshoot invocation issues
+// in Lambda"), and Step Functions names a task's error after the payload's
+// errorType, so the same timeout reaches the Retry as Sandbox.Timedout.
 func RetriedErrors() []string {
 	return []string{
 		failure.NameRetryable,
 		"Lambda.Unknown",
+		"Sandbox.Timedout",
 		"Lambda.ServiceException",
 		"Lambda.AWSLambdaException",
 		"Lambda.SdkClientException",

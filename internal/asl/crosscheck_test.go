@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,11 +28,111 @@ func ferryDefinition(t *testing.T) []byte {
 	return data
 }
 
-// crossReport is what both interpreters report for a scenario.
-type crossReport struct {
+// endReport is how an execution ends: the states it entered and its
+// status and error.
+type endReport struct {
 	Path   []string `json:"path"`
 	Status string   `json:"status"`
 	Error  string   `json:"error,omitempty"`
+}
+
+// crossReport is everything an execution shows, as both interpreters
+// report it (testdata/crosscheck.mjs prints the same JSON shape): the
+// states entered, how it ended (error and cause, or output), every task
+// invocation with the payload the Lambda function received, every state's
+// output as it left it (a Task's result after ResultSelector, ResultPath
+// and OutputPath, or a Catch's error output where the Catch stored it), and
+// how many times each Task was invoked (1 + its retries). Both run on
+// virtual time, so each invocation's time shows the Waits and retry
+// intervals (IntervalSeconds, BackoffRate, MaxDelaySeconds) before it.
+type crossReport struct {
+	Path     []string       `json:"path"`
+	Status   string         `json:"status"`
+	Error    string         `json:"error,omitempty"`
+	Cause    string         `json:"cause,omitempty"`
+	Output   any            `json:"output,omitempty"`
+	Calls    []crossCall    `json:"calls"`
+	Exits    []crossExit    `json:"exits"`
+	Attempts map[string]int `json:"attempts"`
+}
+
+type crossCall struct {
+	State   string `json:"state"`
+	Payload any    `json:"payload"`
+	// At is when the call started, in milliseconds since the execution
+	// started: it shows every Wait and retry interval before it.
+	At int64 `json:"at"`
+}
+
+type crossExit struct {
+	State  string `json:"state"`
+	Output any    `json:"output"`
+}
+
+func (r crossReport) end() endReport { return endReport{r.Path, r.Status, r.Error} }
+
+// statesCause stands for the cause of an error the interpreter raised
+// itself (a States.* name): the States Language leaves that cause free text
+// and each interpreter words it its own way, so the comparison keeps the
+// error's name and where it is stored, not its wording. A task's error
+// keeps its cause, which comes from the Lambda function.
+const statesCause = "(the interpreter's own words)"
+
+// normalize masks the causes of States.* errors, in the end of the
+// execution and in every error output a Catch stored, and makes empty lists
+// nil so that both sides' JSON compares equal.
+func (r crossReport) normalize() crossReport {
+	if strings.HasPrefix(r.Error, "States.") {
+		r.Cause = statesCause
+	}
+	r.Output = maskStatesCauses(r.Output)
+	var exits []crossExit
+	for _, e := range r.Exits {
+		exits = append(exits, crossExit{e.State, maskStatesCauses(e.Output)})
+	}
+	r.Exits = exits
+	if len(r.Calls) == 0 {
+		r.Calls = nil
+	}
+	if len(r.Attempts) == 0 {
+		r.Attempts = nil
+	}
+	return r
+}
+
+func maskStatesCauses(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = maskStatesCauses(x)
+		}
+		if name, ok := v["Error"].(string); ok && strings.HasPrefix(name, "States.") {
+			if _, ok := v["Cause"]; ok {
+				out["Cause"] = statesCause
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = maskStatesCauses(x)
+		}
+		return out
+	}
+	return v
+}
+
+// decode parses JSON for a report; a value ferry's interpreter produced is
+// always valid JSON.
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "%s", s)
+	return v
 }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
@@ -41,23 +142,65 @@ func echo(merge map[string]json.RawMessage) outcome {
 	return outcome{Echo: &in, Merge: merge}
 }
 
-func failWith(name string) outcome { return outcome{Error: name, Cause: name + " from the scenario"} }
+// lambdaError is a Lambda function's error as Step Functions reports it for
+// a Task that invokes the function: the error name is the function's
+// errorType and the cause is the function's error payload,
+// {"errorMessage": ..., "errorType": ...}, as the Go runtime writes it
+// (AWS Step Functions Developer Guide, "Handling errors in Step Functions
+// workflows" and the tutorial "Handling error conditions using a Step
+// Functions state machine", whose caught error has the function's payload as
+// its Cause). Both interpreters get the same payload, so the comparison
+// covers where each stores it.
+func lambdaError(name, message string) outcome {
+	cause, err := json.Marshal(struct {
+		ErrorMessage string `json:"errorMessage"`
+		ErrorType    string `json:"errorType"`
+	}{message, name})
+	if err != nil {
+		panic(err)
+	}
+	return outcome{Error: name, Cause: string(cause)}
+}
+
+func failWith(name string) outcome { return lambdaError(name, name+" from the scenario") }
+
+// lambdaTimedOut is the error of a Lambda function that ran out of its own
+// timeout: Lambda's Invoke answers FunctionError "Unhandled" with the
+// payload {"errorMessage": "RequestId: <id> Error: Task timed out after
+// <n> seconds", "errorType": "Sandbox.Timedout"} (AWS Lambda Developer
+// Guide, "Troubleshoot invocation issues in Lambda", "Function times out
+// during Init phase (Sandbox.Timedout)"), and Step Functions names the error
+// after its errorType. Before Lambda named it, Step Functions reported a
+// function timeout as Lambda.Unknown (AWS Step Functions Developer Guide,
+// "Handle Lambda service exceptions"): ferry's definition retries both.
+func lambdaTimedOut() outcome {
+	return lambdaError("Sandbox.Timedout", "RequestId: 6c1b2a3e-0000-4000-8000-000000000000 Error: Task timed out after 900.00 seconds")
+}
 
 // ferryScenarios script the deployer's handlers through every path of the
-// definition; want is the path and end both interpreters must take.
+// definition; want is the path and end this interpreter must take, and the
+// cross-check compares everything else with aws-local-stepfunctions.
 //
-// diverges names a known bug of aws-local-stepfunctions 3.0.0 that makes it
-// end such a scenario differently: its IsPresent/IsBoolean/IsNumeric/...
-// operators never match when their operand is false (it tests
-// `operand && typeof value === ...`), where the specification says
-// "IsBoolean": false matches any value that is not a boolean.
+// diverges names a known divergence of aws-local-stepfunctions 3.0.0 that
+// makes it show such a scenario differently (one of the constants below).
 type ferryScenario struct {
 	sc       scenario
-	want     crossReport
+	want     endReport
 	diverges string
 }
 
+// isFalseBug: aws-local-stepfunctions' IsPresent/IsBoolean/IsNumeric/...
+// operators never match when their operand is false (it tests `operand &&
+// typeof value === ...`), where the specification says "IsBoolean": false
+// matches any value that is not a boolean.
 const isFalseBug = "aws-local-stepfunctions never matches an Is* operator whose operand is false"
+
+// parameterPathRuntime: aws-local-stepfunctions raises States.Runtime
+// (which no Catch catches) for a Parameters path that matches nothing, where
+// the specification ("Errors") and the Step Functions Developer Guide's list
+// of error names call that error States.ParameterPathFailure. This
+// interpreter follows them.
+const parameterPathRuntime = "aws-local-stepfunctions raises States.Runtime for a Parameters path failure"
 
 func ferryScenarios() []ferryScenario {
 	unhealthy := raw(`{"healthy": false, "wait_seconds": 5, "services": {}}`)
@@ -92,48 +235,79 @@ func ferryScenarios() []ferryScenario {
 	cleanFail := []string{"CleanUpFailure", "ReleaseLock", "FailureClean"}
 	return []ferryScenario{
 		{base("success first try", nil),
-			crossReport{path(start, check, success), "SUCCEEDED", ""}, ""},
+			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
 		{base("health needs 3 checks", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, {Result: unhealthy}, {Result: healthy}}}),
-			crossReport{path(start, check, check, check, success), "SUCCEEDED", ""}, ""},
+			endReport{path(start, check, check, check, success), "SUCCEEDED", ""}, ""},
 		{base("bad release", map[string][]outcome{"Validate": {failWith("BadReleaseError")}}),
-			crossReport{[]string{"Validate", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
+			endReport{[]string{"Validate", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
 		{base("lock exists", map[string][]outcome{"Lock": {failWith("LockExistsError")}}),
-			crossReport{[]string{"Validate", "Lock", "FailureClean"}, "FAILED", "LockExistsError"}, ""},
+			endReport{[]string{"Validate", "Lock", "FailureClean"}, "FAILED", "LockExistsError"}, ""},
 		{base("bad resources", map[string][]outcome{"ValidateResources": {failWith("BadReleaseError")}}),
-			crossReport{[]string{"Validate", "Lock", "ValidateResources", "ReleaseLock", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
+			endReport{[]string{"Validate", "Lock", "ValidateResources", "ReleaseLock", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
 		{base("deploy error", map[string][]outcome{"Deploy": {failWith("DeployError")}}),
-			crossReport{path(start[:5], cleanFail), "FAILED", "DeployError"}, ""},
+			endReport{path(start[:5], cleanFail), "FAILED", "DeployError"}, ""},
 		{base("halt during health", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, failWith("HaltError")}}),
-			crossReport{path(start, check, check[:2], cleanFail), "FAILED", "HaltError"}, ""},
+			endReport{path(start, check, check[:2], cleanFail), "FAILED", "HaltError"}, ""},
 		{base("timeout during health", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, failWith("TimeoutError")}}),
-			crossReport{path(start, check, check[:2], cleanFail), "FAILED", "TimeoutError"}, ""},
+			endReport{path(start, check, check[:2], cleanFail), "FAILED", "TimeoutError"}, ""},
 		{base("cleanup failure is dirty", map[string][]outcome{"Deploy": {failWith("DeployError")}, "CleanUpFailure": {failWith("CleanUpError")}}),
-			crossReport{path(start[:5], []string{"CleanUpFailure", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
+			endReport{path(start[:5], []string{"CleanUpFailure", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		{base("lock release failure is dirty", map[string][]outcome{"Publish": {failWith("DeployError")}, "ReleaseLock": {failWith("LockError")}}),
-			crossReport{path(start[:4], []string{"ReleaseLock", "FailureDirty"}), "FAILED", "LockError"}, ""},
+			endReport{path(start[:4], []string{"ReleaseLock", "FailureDirty"}), "FAILED", "LockError"}, ""},
 		{base("retryable error then success", map[string][]outcome{"Lock": {failWith("RetryableError"), failWith("Lambda.ServiceException"), echo(nil)}}),
-			crossReport{path(start, check, success), "SUCCEEDED", ""}, ""},
+			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
 		{base("retries exhausted", map[string][]outcome{"Publish": {failWith("RetryableError")}}),
-			crossReport{path(start[:4], []string{"ReleaseLock", "FailureClean"}), "FAILED", "RetryableError"}, ""},
+			endReport{path(start[:4], []string{"ReleaseLock", "FailureClean"}), "FAILED", "RetryableError"}, ""},
 		{base("unexpected error is caught", map[string][]outcome{"CleanUpSuccess": {failWith("InternalError")}}),
-			crossReport{path(start, check, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "InternalError"}, ""},
+			endReport{path(start, check, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "InternalError"}, ""},
 		{base("halt at clean up success", map[string][]outcome{"CleanUpSuccess": {failWith("HaltError")}}),
-			crossReport{path(start, check, []string{"CleanUpSuccess"}, cleanFail), "FAILED", "HaltError"}, ""},
+			endReport{path(start, check, []string{"CleanUpSuccess"}, cleanFail), "FAILED", "HaltError"}, ""},
 		{base("bad health report", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": "yes"}`)}}}),
-			crossReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
+			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		{base("negative wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": -1}`)}}}),
-			crossReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, ""},
+			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, ""},
+		// A Lambda function that runs out of its own timeout is retried
+		// like the other transient Lambda errors.
+		{base("lambda timeout is retried", map[string][]outcome{"Lock": {lambdaTimedOut(), lambdaTimedOut(), echo(nil)}}),
+			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
+		{base("lambda timeouts exhaust the retries", map[string][]outcome{"CheckHealthy": {lambdaTimedOut()}}),
+			endReport{path(start, check[:2], cleanFail), "FAILED", "Sandbox.Timedout"}, ""},
+		// A Wait's SecondsPath must point to an integer: 2.5 is
+		// States.Runtime, which no Catch catches (AWS Step Functions
+		// Developer Guide, "Wait workflow state": SecondsPath "must be an
+		// integer"; "Handling errors in Step Functions workflows",
+		// States.Runtime is not retriable and always fails the execution).
+		// The health report's wait_seconds must therefore be an integer.
+		{base("fractional wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": 2.5, "services": {}}`)}}}),
+			endReport{path(start, check, []string{"WaitForHealthy"}), "FAILED", "States.Runtime"}, ""},
 	}
 }
+
+// crossExecutionName names every cross-check execution on both sides.
+const crossExecutionName = "crosscheck"
 
 // runOurs runs a scenario on this package's interpreter.
 func runOurs(t *testing.T, m *Machine, sc scenario) crossReport {
 	t.Helper()
 	c := clock.NewVirtual(t0)
-	x, err := Run(context.Background(), m, RunOptions{Input: sc.Input, Name: "crosscheck", Clock: c, Invoker: newScripted(sc, c)})
+	inv := newScripted(sc, c)
+	x, err := Run(context.Background(), m, RunOptions{Input: sc.Input, Name: crossExecutionName, Clock: c, Invoker: inv})
 	require.NoError(t, err)
 	d := x.Describe()
-	return crossReport{Path: x.Path(), Status: string(d.Status), Error: d.Error}
+	r := crossReport{Path: x.Path(), Status: string(d.Status), Error: d.Error, Cause: d.Cause, Attempts: map[string]int{}}
+	if d.Status == StatusSucceeded {
+		r.Output = decode(t, d.Output)
+	}
+	for _, call := range inv.invocations() {
+		r.Calls = append(r.Calls, crossCall{call.State, decode(t, call.Payload), call.At.Sub(t0).Milliseconds()})
+		r.Attempts[call.State]++
+	}
+	for _, ev := range x.History() {
+		if ev.StateExited != nil {
+			r.Exits = append(r.Exits, crossExit{ev.StateExited.Name, decode(t, ev.StateExited.Output)})
+		}
+	}
+	return r.normalize()
 }
 
 func TestFerryDefinitionPaths(t *testing.T) {
@@ -141,15 +315,16 @@ func TestFerryDefinitionPaths(t *testing.T) {
 	require.NoError(t, err)
 	for _, tt := range ferryScenarios() {
 		t.Run(tt.sc.Name, func(t *testing.T) {
-			assert.Equal(t, tt.want, runOurs(t, m, tt.sc))
+			assert.Equal(t, tt.want, runOurs(t, m, tt.sc).end())
 		})
 	}
 }
 
 // TestCrossCheck runs ferry's definition and the package's own test
 // machines on aws-local-stepfunctions (testdata/crosscheck.mjs) and on this
-// interpreter with the same scripted task outcomes: both must take the same
-// path and end the same way. It needs node and `make tools`.
+// interpreter with the same scripted task outcomes: both must show the same
+// execution (crossReport: path, every payload and state output, attempts,
+// the end). It needs node and `make tools`.
 func TestCrossCheck(t *testing.T) {
 	entry, err := filepath.Abs(filepath.Join("..", "..", "infra", "node_modules", "aws-local-stepfunctions", "build", "main.node.esm.js"))
 	require.NoError(t, err)
@@ -162,7 +337,7 @@ func TestCrossCheck(t *testing.T) {
 	}
 
 	var scs []scenario
-	var want []crossReport
+	var want []endReport
 	var diverges []string
 	for _, tt := range ferryScenarios() {
 		scs = append(scs, tt.sc)
@@ -177,7 +352,7 @@ func TestCrossCheck(t *testing.T) {
 	for i, sc := range scs {
 		t.Run("ferry/"+sc.Name, func(t *testing.T) {
 			ours := runOurs(t, m, sc)
-			assert.Equal(t, want[i], ours, "this interpreter")
+			assert.Equal(t, want[i], ours.end(), "this interpreter")
 			if diverges[i] != "" {
 				// Keep the known divergence visible: when a new version fixes
 				// it, this fails and the scenario joins the others.
@@ -216,23 +391,130 @@ func TestCrossCheck(t *testing.T) {
 			assert.Equal(t, runOurs(t, lm, sc), gotLoop[i])
 		})
 	}
+
+	// Errors the interpreter raises itself, on a small machine that reaches
+	// each: its Choice picks the case named by the input.
+	errs := []byte(`{"StartAt": "Case?", "States": {
+	  "Case?": {"Type": "Choice", "Choices": [
+	      {"Variable": "$.case", "StringEquals": "InputPath", "Next": "InputPath"},
+	      {"Variable": "$.case", "StringEquals": "OutputPath", "Next": "OutputPath"},
+	      {"Variable": "$.case", "StringEquals": "Parameters", "Next": "Parameters"},
+	      {"Variable": "$.case", "StringEquals": "ResultPath", "Next": "MakeString"},
+	      {"Variable": "$.case", "StringEquals": "Timeout", "Next": "Timeout"}]},
+	  "InputPath": {"Type": "Task", "Resource": "` + lambdaARN + `", "InputPath": "$.missing", ` + retryCatchAll + `, "Next": "Done"},
+	  "OutputPath": {"Type": "Task", "Resource": "` + lambdaARN + `", "OutputPath": "$.missing", ` + retryCatchAll + `, "Next": "Done"},
+	  "Parameters": {"Type": "Task", "Resource": "` + lambdaARN + `", "Parameters": {"a.$": "$.missing"}, ` + retryCatchAll + `, "Next": "Done"},
+	  "MakeString": {"Type": "Pass", "Result": "not an object", "ResultPath": "$", "Next": "ResultPath"},
+	  "ResultPath": {"Type": "Task", "Resource": "` + lambdaARN + `", "ResultPath": "$.result",
+	           "Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 1, "MaxAttempts": 1}],
+	           "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}], "Next": "Done"},
+	  "Timeout": {"Type": "Task", "Resource": "` + lambdaARN + `", "TimeoutSeconds": 1,
+	           "Retry": [{"ErrorEquals": ["Sandbox.Timedout"], "IntervalSeconds": 1, "MaxAttempts": 1}],
+	           "Catch": [{"ErrorEquals": ["States.TaskFailed"], "ResultPath": "$.error", "Next": "CaughtTaskFailed"},
+	                     {"ErrorEquals": ["States.Timeout"], "ResultPath": "$.error", "Next": "CaughtTimeout"}],
+	           "Next": "Done"},
+	  "Caught": {"Type": "Succeed"},
+	  "CaughtTaskFailed": {"Type": "Succeed"},
+	  "CaughtTimeout": {"Type": "Succeed"},
+	  "Done": {"Type": "Succeed"}}}`)
+	ok := []outcome{{Result: raw(`{"r": 1}`)}}
+	errScs := []struct {
+		sc       scenario
+		want     endReport
+		diverges string
+	}{
+		// States.Runtime: "attempting to apply InputPath or OutputPath on
+		// a null JSON payload" (States Language specification, "Errors";
+		// AWS Step Functions Developer Guide, "Handling errors in Step
+		// Functions workflows": not retriable, not caught by States.ALL).
+		{scenario{Name: "InputPath matches nothing", Input: raw(`{"case": "InputPath"}`), Outcomes: map[string][]outcome{"InputPath": ok}},
+			endReport{[]string{"Case?", "InputPath"}, "FAILED", ErrorRuntime}, ""},
+		{scenario{Name: "OutputPath matches nothing", Input: raw(`{"case": "OutputPath"}`), Outcomes: map[string][]outcome{"OutputPath": ok}},
+			endReport{[]string{"Case?", "OutputPath"}, "FAILED", ErrorRuntime}, ""},
+		// A Parameters path that matches nothing is
+		// States.ParameterPathFailure (States Language specification,
+		// "Errors"), which States.ALL catches.
+		{scenario{Name: "Parameters path matches nothing", Input: raw(`{"case": "Parameters"}`), Outcomes: map[string][]outcome{"Parameters": ok}},
+			endReport{[]string{"Case?", "Parameters", "Caught"}, "SUCCEEDED", ""}, parameterPathRuntime},
+		// A ResultPath into a value that is not an object is
+		// States.ResultPathMatchFailure, which States.ALL retries and
+		// catches.
+		{scenario{Name: "ResultPath into a string", Input: raw(`{"case": "ResultPath"}`), Outcomes: map[string][]outcome{"ResultPath": ok}},
+			endReport{[]string{"Case?", "MakeString", "ResultPath", "Caught"}, "SUCCEEDED", ""}, ""},
+		// The Lambda function's own timeout is a task error
+		// (Sandbox.Timedout, matched by States.TaskFailed); the state's
+		// TimeoutSeconds passing is States.Timeout, which
+		// States.TaskFailed does not match (AWS Step Functions Developer
+		// Guide, "Handling errors in Step Functions workflows":
+		// States.TaskFailed "matches any known error name except for
+		// States.Timeout").
+		{scenario{Name: "the function times out", Input: raw(`{"case": "Timeout"}`), Outcomes: map[string][]outcome{"Timeout": {lambdaTimedOut()}}},
+			endReport{[]string{"Case?", "Timeout", "CaughtTaskFailed"}, "SUCCEEDED", ""}, ""},
+		{scenario{Name: "the state times out", Input: raw(`{"case": "Timeout"}`), Outcomes: map[string][]outcome{"Timeout": {{Hang: true}}}},
+			endReport{[]string{"Case?", "Timeout", "CaughtTimeout"}, "SUCCEEDED", ""}, ""},
+	}
+	var errScenarios []scenario
+	for _, tt := range errScs {
+		errScenarios = append(errScenarios, tt.sc)
+	}
+	gotErrs := runNode(t, nodeBin, entry, errs, errScenarios)
+	require.Len(t, gotErrs, len(errScs))
+	em, err := Parse(errs)
+	require.NoError(t, err)
+	for i, tt := range errScs {
+		t.Run("errors/"+tt.sc.Name, func(t *testing.T) {
+			ours := runOurs(t, em, tt.sc)
+			assert.Equal(t, tt.want, ours.end(), "this interpreter")
+			if tt.diverges != "" {
+				assert.NotEqual(t, ours, gotErrs[i], "aws-local-stepfunctions no longer diverges (%s): remove the note", tt.diverges)
+				return
+			}
+			assert.Equal(t, ours, gotErrs[i], "aws-local-stepfunctions")
+		})
+	}
 }
 
-// runNode runs testdata/crosscheck.mjs on a definition and scenarios.
+// retryCatchAll retries and catches every error, for the states of
+// TestCrossCheck's errors machine.
+const retryCatchAll = `"Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 1, "MaxAttempts": 2}],
+	  "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Caught"}]`
+
+// runNode runs testdata/crosscheck.mjs on a definition and scenarios, with
+// the context runOurs gives its executions, and returns its reports
+// normalized.
 func runNode(t *testing.T, nodeBin, entry string, def []byte, scs []scenario) []crossReport {
 	t.Helper()
 	dir := t.TempDir()
 	defFile := filepath.Join(dir, "definition.json")
-	scFile := filepath.Join(dir, "scenarios.json")
+	runFile := filepath.Join(dir, "run.json")
 	require.NoError(t, os.WriteFile(defFile, def, 0o644))
-	data, err := json.Marshal(scs)
+	type execution struct {
+		ID   string `json:"Id"`
+		Name string `json:"Name"`
+	}
+	data, err := json.Marshal(struct {
+		Context struct {
+			Execution execution
+			StartTime string
+		} `json:"context"`
+		Scenarios []scenario `json:"scenarios"`
+	}{
+		Context: struct {
+			Execution execution
+			StartTime string
+		}{execution{ExecutionARN(DefaultStateMachineARN, crossExecutionName), crossExecutionName}, formatTime(t0)},
+		Scenarios: scs,
+	})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(scFile, data, 0o644))
+	require.NoError(t, os.WriteFile(runFile, data, 0o644))
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(nodeBin, filepath.Join("testdata", "crosscheck.mjs"), entry, defFile, scFile)
+	cmd := exec.Command(nodeBin, filepath.Join("testdata", "crosscheck.mjs"), entry, defFile, runFile)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "node crosscheck.mjs: %s", stderr.String())
 	var reports []crossReport
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &reports), "node output: %s", stdout.String())
+	for i := range reports {
+		reports[i] = reports[i].normalize()
+	}
 	return reports
 }

@@ -738,7 +738,8 @@ func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCou
 	}
 	switch {
 	case timedOut:
-		return fail(EventTaskTimedOut, stateErr(ErrorTimeout, "task '%s' did not finish within %d seconds", s.name, s.timeoutSeconds))
+		// Step Functions records a task's own timeout with no cause.
+		return fail(EventTaskTimedOut, &StateError{Name: ErrorTimeout})
 	case callErr != nil:
 		return fail(EventTaskFailed, taskError(callErr))
 	}

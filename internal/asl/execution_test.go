@@ -110,7 +110,22 @@ func TestTaskTimeout(t *testing.T) {
 			d := x.Describe()
 			assert.Equal(t, tt.status, d.Status)
 			assert.Equal(t, tt.errName, d.Error)
-			assert.Contains(t, eventTypes(x.History()), EventLambdaFunctionTimedOut)
+			// AWS records the timeout as error States.Timeout with no cause,
+			// in LambdaFunctionTimedOut and in ExecutionFailed: localstack's
+			// snapshot of test_fixed_timeout_lambda, recorded against AWS
+			// (localstack/localstack,
+			// tests/aws/services/stepfunctions/v2/timeouts/test_timeouts.snapshot.json).
+			assert.Empty(t, d.Cause)
+			var timedOut []ErrorDetails
+			for _, ev := range x.History() {
+				if ev.LambdaFunctionTimedOut != nil {
+					timedOut = append(timedOut, *ev.LambdaFunctionTimedOut)
+				}
+			}
+			require.NotEmpty(t, timedOut)
+			for _, d := range timedOut {
+				assert.Equal(t, ErrorDetails{Error: ErrorTimeout}, d)
+			}
 		})
 	}
 }

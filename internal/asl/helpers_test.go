@@ -30,9 +30,16 @@ type outcome struct {
 	Merge  map[string]json.RawMessage `json:"merge,omitempty"`
 	Error  string                     `json:"error,omitempty"`
 	Cause  string                     `json:"cause,omitempty"`
+	// Hang never returns: the state's TimeoutSeconds ends the attempt. On
+	// the virtual clock the task runs for hangFor.
+	Hang bool `json:"hang,omitempty"`
 	// Advance moves the virtual clock while the task runs (Go only).
 	Advance time.Duration `json:"-"`
 }
+
+// hangFor is how long a hanging task runs on the virtual clock: longer than
+// any TimeoutSeconds a test sets.
+const hangFor = 24 * time.Hour
 
 // scenario scripts every Task state's outcomes by state name; the last
 // outcome of a list repeats.
@@ -81,6 +88,9 @@ func (s *scripted) Invoke(ctx context.Context, _ string, payload json.RawMessage
 		s.clock.Advance(o.Advance)
 	}
 	switch {
+	case o.Hang:
+		s.clock.Advance(hangFor)
+		return json.RawMessage(`null`), nil
 	case o.Error != "":
 		return nil, namedErr{o.Error, o.Cause}
 	case o.Echo != nil:

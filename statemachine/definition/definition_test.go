@@ -170,6 +170,11 @@ func TestEveryTaskCatchesAndRetries(t *testing.T) {
 		assert.Contains(t, r.ErrorEquals, failure.NameRetryable, n)
 		assert.Contains(t, r.ErrorEquals, "Lambda.TooManyRequestsException", n)
 		assert.Contains(t, r.ErrorEquals, "Lambda.ServiceException", n)
+		// A function that dies or runs out of its own timeout is retried:
+		// Step Functions reports it as Lambda.Unknown or, named by Lambda's
+		// error payload, Sandbox.Timedout.
+		assert.Contains(t, r.ErrorEquals, "Lambda.Unknown", n)
+		assert.Contains(t, r.ErrorEquals, lambdaTimedOut, n)
 		assert.NotContains(t, r.ErrorEquals, "States.ALL", "%s retries only transient errors", n)
 		require.NotNil(t, r.MaxAttempts, n)
 		assert.True(t, *r.MaxAttempts >= 1 && *r.MaxAttempts <= 10, "%s MaxAttempts %d is bounded", n, *r.MaxAttempts)
@@ -178,6 +183,11 @@ func TestEveryTaskCatchesAndRetries(t *testing.T) {
 		assert.True(t, r.MaxDelaySeconds > 0 && r.MaxDelaySeconds <= 300, "%s MaxDelaySeconds %d is bounded", n, r.MaxDelaySeconds)
 	}
 }
+
+// lambdaTimedOut is the errorType Lambda gives an invocation that ran out
+// of the function's own timeout (AWS Lambda Developer Guide, "Troubleshoot
+// invocation issues in Lambda"): a Lambda name without the Lambda. prefix.
+const lambdaTimedOut = "Sandbox.Timedout"
 
 func TestErrorNamesAreKnown(t *testing.T) {
 	m := parse(t)
@@ -192,8 +202,8 @@ func TestErrorNamesAreKnown(t *testing.T) {
 			names = append(names, r.ErrorEquals...)
 		}
 		for _, e := range names {
-			ok := slices.Contains(known, e) || strings.HasPrefix(e, "States.") || strings.HasPrefix(e, "Lambda.")
-			assert.True(t, ok, "state %s names error %q, which is not in failure.Names() nor a States.*/Lambda.* name", n, e)
+			ok := slices.Contains(known, e) || strings.HasPrefix(e, "States.") || strings.HasPrefix(e, "Lambda.") || e == lambdaTimedOut
+			assert.True(t, ok, "state %s names error %q, which is not in failure.Names() nor a States.*/Lambda.* name nor %s", n, e, lambdaTimedOut)
 		}
 	}
 	// A Pass state that records an error uses a known name too.
