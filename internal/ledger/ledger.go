@@ -269,27 +269,32 @@ func (l *Ledger) GetCurrent(ctx context.Context, project, config string) (Curren
 	return c, found, err
 }
 
-// Configs lists the configs of project that have any object, sorted by
-// name, following every page of the listing.
+// Configs lists the configs of project that have any object, the
+// clients' or the deployer's, sorted by name, following every page of the
+// listings.
 func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) {
-	prefix := naming.ProjectPrefix(project)
-	var configs []string
-	p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
-		Bucket:    aws.String(l.bucket),
-		Prefix:    aws.String(prefix),
-		Delimiter: aws.String("/"),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, classify("list "+prefix, err)
-		}
-		for _, cp := range page.CommonPrefixes {
-			config := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/")
-			if config != "" {
-				configs = append(configs, config)
+	seen := map[string]bool{}
+	for _, prefix := range []string{naming.ProjectPrefix(project), naming.StatePrefix + naming.ProjectPrefix(project)} {
+		p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
+			Bucket:    aws.String(l.bucket),
+			Prefix:    aws.String(prefix),
+			Delimiter: aws.String("/"),
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, classify("list "+prefix, err)
+			}
+			for _, cp := range page.CommonPrefixes {
+				if config := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/"); config != "" {
+					seen[config] = true
+				}
 			}
 		}
+	}
+	configs := make([]string, 0, len(seen))
+	for c := range seen {
+		configs = append(configs, c)
 	}
 	sort.Strings(configs)
 	return configs, nil

@@ -112,18 +112,31 @@ func TestLayoutCommentListsEveryKey(t *testing.T) {
 	}
 }
 
+// No client key is a deployer-only key: whatever a project's name, its
+// prefix (what a client may write) never holds a key under StatePrefix (what
+// only the deployer writes).
+func TestClientPrefixesNeverHoldState(t *testing.T) {
+	for _, project := range []string{"a/b", "state/x", "0/_state", "a.b/c-d"} {
+		assert.False(t, strings.HasPrefix(naming.Prefix(project, "c"), naming.StatePrefix), project)
+		assert.False(t, strings.HasPrefix(naming.ProjectPrefix(project), naming.StatePrefix), project)
+	}
+}
+
 func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 	tests := []struct {
 		name, key, prefix string
 	}{
-		{"lock", naming.LockKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"lock", naming.LockKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"halt", naming.HaltKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
-		{"current", naming.CurrentKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"current", naming.CurrentKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"asset", naming.AssetKey("org/app", "prod", "ab"), naming.Prefix("org/app", "prod")},
 		{"release", naming.ReleaseKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
-		{"started", naming.StartedKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
-		{"user data", naming.UserDataKey("org/app", "prod", "r1", "web"), naming.ReleasePrefix("org/app", "prod", "r1")},
-		{"outcome", naming.OutcomeKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
+		{"started", naming.StartedKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},
+		{"user data", naming.UserDataKey("org/app", "prod", "r1", "web"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},
+		{"outcome", naming.OutcomeKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},
+		{"deploying", naming.DeployingKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},
+		{"deleting", naming.DeletingKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},
+		{"state under the state prefix", naming.StateConfigPrefix("org/app", "prod"), naming.StatePrefix},
 		{"project-config under project", naming.Prefix("org/app", "prod"), naming.ProjectPrefix("org/app")},
 	}
 	for _, tc := range tests {
@@ -153,8 +166,8 @@ func TestReadmeLayoutMatches(t *testing.T) {
 	require.NoError(t, err)
 	var comment []string
 	for _, line := range strings.Split(string(src), "\n") {
-		if rest, ok := strings.CutPrefix(line, "//\t<project>/"); ok {
-			comment = append(comment, strings.Join(strings.Fields("<project>/"+rest), " "))
+		if rest, ok := strings.CutPrefix(line, "//\t"); ok && (strings.HasPrefix(rest, "<project>/") || strings.HasPrefix(rest, naming.StatePrefix)) {
+			comment = append(comment, strings.Join(strings.Fields(rest), " "))
 		}
 	}
 	var doc []string

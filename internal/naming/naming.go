@@ -24,38 +24,57 @@ func ReservedTags() []string {
 	return []string{TagProjectName, TagConfigName, TagServiceName, TagReleaseID, TagDeployWith, TagName}
 }
 
-// Deployer bucket key layout. Every key of a project-config lives under
-// Prefix(project, config), so an S3 policy on that prefix controls who can
-// deploy or halt it.
+// Deployer bucket key layout. What clients write (releases, assets, halt
+// markers) lives under Prefix(project, config), so an S3 policy on that
+// prefix controls who can deploy or halt a project-config. What only the
+// deployer writes lives under StatePrefix (StateConfigPrefix(project,
+// config)), which the deployer bucket's policy closes to everyone but the
+// deployer: a client that may write its project's prefix can neither forge
+// a record nor take, move or drop a lock.
 //
-//	<project>/<config>/lock                          the project-config lock
-//	<project>/<config>/halt                          a halt marker
-//	<project>/<config>/current                       what is deployed now
-//	<project>/<config>/<release_id>/release.json     the release as uploaded
-//	<project>/<config>/<release_id>/started          run-once marker, written at Lock
-//	<project>/<config>/<release_id>/userdata/<service>  rendered user data
-//	<project>/<config>/<release_id>/outcome.json     how the execution ended
-//	<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
-//	<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
-//	<project>/<config>/assets/<sha256>               content-addressed assets
+//	<project>/<config>/halt                                 a halt marker
+//	<project>/<config>/<release_id>/release.json            the release as uploaded
+//	<project>/<config>/assets/<sha256>                      content-addressed assets
+//	_state/<project>/<config>/lock                          the project-config lock
+//	_state/<project>/<config>/current                       what is deployed now
+//	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
+//	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
+//	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
+//	_state/<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
+//	_state/<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
 //
 // A target environment's asset bucket holds published assets:
 //
 //	assets/<sha256>                                  a published asset
 func Prefix(project, config string) string { return project + "/" + config + "/" }
 
+// StatePrefix is the prefix of every deployer-only record. A project's
+// first segment starts with a lowercase letter or digit, so no project's
+// prefix is under it.
+const StatePrefix = "_state/"
+
+// StateConfigPrefix is the prefix of the deployer-only records of a
+// project-config.
+func StateConfigPrefix(project, config string) string { return StatePrefix + Prefix(project, config) }
+
+// stateReleasePrefix is the prefix of the deployer-only records of one
+// release.
+func stateReleasePrefix(project, config, releaseID string) string {
+	return StateConfigPrefix(project, config) + releaseID + "/"
+}
+
 // ProjectPrefix is the prefix of every key of a project; the configs of a
 // project are the next path segment under it.
 func ProjectPrefix(project string) string { return project + "/" }
 
 // LockKey is the key of a project-config's lock.
-func LockKey(project, config string) string { return Prefix(project, config) + "lock" }
+func LockKey(project, config string) string { return StateConfigPrefix(project, config) + "lock" }
 
 // HaltKey is the key of a project-config's halt marker.
 func HaltKey(project, config string) string { return Prefix(project, config) + "halt" }
 
 // CurrentKey is the key of the record of what is deployed now.
-func CurrentKey(project, config string) string { return Prefix(project, config) + "current" }
+func CurrentKey(project, config string) string { return StateConfigPrefix(project, config) + "current" }
 
 // ReleasePrefix is the prefix of everything stored for one release.
 func ReleasePrefix(project, config, releaseID string) string {
@@ -69,17 +88,17 @@ func ReleaseKey(project, config, releaseID string) string {
 
 // StartedKey is the key of the run-once marker of a release.
 func StartedKey(project, config, releaseID string) string {
-	return ReleasePrefix(project, config, releaseID) + "started"
+	return stateReleasePrefix(project, config, releaseID) + "started"
 }
 
 // UserDataKey is the key of a service's rendered user data.
 func UserDataKey(project, config, releaseID, service string) string {
-	return ReleasePrefix(project, config, releaseID) + "userdata/" + service
+	return stateReleasePrefix(project, config, releaseID) + "userdata/" + service
 }
 
 // OutcomeKey is the key of the record of how a release's execution ended.
 func OutcomeKey(project, config, releaseID string) string {
-	return ReleasePrefix(project, config, releaseID) + "outcome.json"
+	return stateReleasePrefix(project, config, releaseID) + "outcome.json"
 }
 
 // DeployingKey is the key of the record Deploy writes before it creates
@@ -87,14 +106,14 @@ func OutcomeKey(project, config, releaseID string) string {
 // CleanUpFailure deletes them by name even when AWS does not show them
 // yet.
 func DeployingKey(project, config, releaseID string) string {
-	return ReleasePrefix(project, config, releaseID) + "deploying"
+	return stateReleasePrefix(project, config, releaseID) + "deploying"
 }
 
 // DeletingKey is the key of the record CleanUpSuccess writes before it
 // deletes the first previous group, naming exactly the groups it retires:
 // from then on the release is past its point of no return.
 func DeletingKey(project, config, releaseID string) string {
-	return ReleasePrefix(project, config, releaseID) + "deleting"
+	return stateReleasePrefix(project, config, releaseID) + "deleting"
 }
 
 // AssetKey is the key of an asset in the deployer bucket, by the hex SHA-256

@@ -264,7 +264,7 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if r.previousTargets, err = previousTargets(prev, res.Before); err != nil {
 		return nil, err
 	}
-	if res.ObjectsBefore, err = objects(ctx, reg, naming.Prefix(rel.ProjectName, rel.ConfigName)); err != nil {
+	if res.ObjectsBefore, err = objects(ctx, reg, rel.ProjectName, rel.ConfigName); err != nil {
 		return nil, err
 	}
 	if err := r.arm(); err != nil {
@@ -788,33 +788,45 @@ func (r *run) readState(ctx context.Context, res *Result) error {
 	if found {
 		res.Outcome = &o
 	}
-	res.Objects, err = objects(ctx, r.reg, naming.Prefix(p, c))
+	res.Objects, err = objects(ctx, r.reg, p, c)
 	return err
 }
 
-// objects lists the deployer bucket's objects under prefix, with bodies.
-func objects(ctx context.Context, reg *region.Region, prefix string) (map[string]string, error) {
+// objects lists the deployer bucket's objects of project/config, the
+// clients' and the deployer's, with bodies.
+func objects(ctx context.Context, reg *region.Region, project, config string) (map[string]string, error) {
 	out := map[string]string{}
+	for _, prefix := range []string{naming.Prefix(project, config), naming.StateConfigPrefix(project, config)} {
+		if err := listObjects(ctx, reg, prefix, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// listObjects adds the deployer bucket's objects under prefix, with
+// bodies, to out.
+func listObjects(ctx context.Context, reg *region.Region, prefix string, out map[string]string) error {
 	var token *string
 	for {
 		page, err := reg.S3().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(reg.Bucket()), Prefix: aws.String(prefix), ContinuationToken: token})
 		if err != nil {
-			return nil, fmt.Errorf("reliability: listing %s: %w", prefix, err)
+			return fmt.Errorf("reliability: listing %s: %w", prefix, err)
 		}
 		for _, o := range page.Contents {
 			obj, err := reg.S3().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(reg.Bucket()), Key: o.Key})
 			if err != nil {
-				return nil, fmt.Errorf("reliability: reading %s: %w", aws.ToString(o.Key), err)
+				return fmt.Errorf("reliability: reading %s: %w", aws.ToString(o.Key), err)
 			}
 			var b strings.Builder
 			_, err = copyBody(&b, obj)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out[aws.ToString(o.Key)] = b.String()
 		}
 		if !aws.ToBool(page.IsTruncated) {
-			return out, nil
+			return nil
 		}
 		token = page.NextContinuationToken
 	}
