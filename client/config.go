@@ -149,7 +149,7 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		}
 		account := aws.ToString(id.Account)
 		if cfg.StateMachineARN == "" {
-			cfg.StateMachineARN = "arn:aws:states:" + cfg.Region + ":" + account + ":stateMachine:" + naming.StateMachineName
+			cfg.StateMachineARN = naming.StateMachineARN(account, cfg.Region)
 		}
 		if cfg.Bucket == "" {
 			cfg.Bucket = naming.DeployerBucketName(account, cfg.Region)

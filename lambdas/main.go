@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -52,7 +53,9 @@ func run(ctx context.Context, log *slog.Logger) error {
 		cfg.AccountID = aws.ToString(id.Account)
 	}
 	connector := cloud.NewConnector(stsClient, cloud.AWSBuilder(awsCfg), cloud.ConnectorOptions{})
-	d, err := deployer.New(cfg.deployerConfig(log), s3.NewFromConfig(awsCfg), connector)
+	dc := cfg.deployerConfig(log)
+	dc.Executions = sfn.NewFromConfig(awsCfg)
+	d, err := deployer.New(dc, s3.NewFromConfig(awsCfg), connector)
 	if err != nil {
 		return err
 	}
@@ -116,6 +119,7 @@ func (c config) deployerConfig(log *slog.Logger) deployer.Config {
 		CreatedAtMaxAge:     c.CreatedAtMaxAge,
 		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
 		HealthCheckInterval: c.HealthCheckInterval,
+		StateMachineARN:     naming.StateMachineARN(c.AccountID, c.Region),
 		Clock:               clock.System{},
 		Logger:              log,
 	}

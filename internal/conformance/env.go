@@ -73,7 +73,7 @@ func newEnv(ctx context.Context, m *Moto, root string, logger *slog.Logger) (*en
 		moto: m, root: root, logger: logger,
 		clk:   clock.NewVirtual(time.Now().UTC().Add(-clockLag).Truncate(time.Second)),
 		fnARN: fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, DeployerAccount, naming.DeployerFunctionName),
-		smARN: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", Region, DeployerAccount, naming.StateMachineName),
+		smARN: naming.StateMachineARN(DeployerAccount, Region),
 	}
 	e.awsCfg = motoConfig(m.URL, "")
 	world, err := sim.New(e.clk, sim.WorldSpec{Accounts: []sim.AccountSpec{
@@ -89,6 +89,9 @@ func newEnv(ctx context.Context, m *Moto, root string, logger *slog.Logger) (*en
 	}
 	e.s3 = s3.NewFromConfig(e.awsCfg)
 	connector := cloud.NewConnector(sts.NewFromConfig(e.awsCfg), e.build(), cloud.ConnectorOptions{Clock: e.clk})
+	// The executions run in ferry's interpreter, not in moto: the
+	// deployer's confirmation of them is left out here and checked by the
+	// local region's suites.
 	e.dep, err = deployer.New(deployer.Config{
 		Bucket:        naming.DeployerBucketName(DeployerAccount, Region),
 		DefaultTarget: cloud.Target{AccountID: DeployerAccount, Region: Region},

@@ -15,7 +15,8 @@ import (
 )
 
 // cleanUpFailure is the CleanUpFailure task: it removes what this release
-// created. What it removes: the groups Deploy recorded before it created
+// created, in the verified release's target, and only while the release
+// holds the lock. What it removes: the groups Deploy recorded before it created
 // anything (ledger.GetDeploying; without that record Deploy created
 // nothing), and every group and launch template AWS shows tagged with the
 // release id. Each is removed by name (fleet.Remover: its alarms, the
@@ -32,7 +33,7 @@ import (
 // instead. On success it writes nothing: ReleaseLock records the outcome.
 // Idempotent.
 func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +65,14 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		// Deploy finished without its record (someone removed it): its
 		// groups have their deterministic names all the same.
 		intent.Groups = groupNames(st)
+	}
+	// Nothing is deleted for a release that is not verified, or that does
+	// not hold the lock: the target is the verified release's.
+	if _, err := d.loadRelease(ctx, st); err != nil {
+		return nil, fail(err)
+	}
+	if err := d.holdsLock(ctx, st); err != nil {
+		return nil, fail(err)
 	}
 	c, err := d.connect(ctx, st, false)
 	if err != nil {

@@ -53,7 +53,7 @@ import (
 // delete the only groups left serving. A record that cannot be read
 // fails closed the same way: it may be past its point of no return.
 func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 	now := d.now()
 	sums := map[string]string{}
 	for _, svc := range st.Services {
-		data, err := d.ledger.GetUserData(ctx, st.ProjectName, st.ConfigName, st.ReleaseID, svc)
+		data, err := userData(r, st.Target, svc)
 		if err != nil {
 			return err
 		}

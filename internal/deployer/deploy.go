@@ -62,7 +62,7 @@ const (
 // healthy target, desired capacity, launch count and stability window, and
 // the wait before the first health check.
 func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func ours(tags map[string]string, st *execution.State) bool {
 func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release.Release, st *execution.State, svc string, res *resources) error {
 	s := r.Services[svc]
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-	userData, err := d.ledger.GetUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc)
+	script, err := userData(r, st.Target, svc)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release
 	data := &ec2types.RequestLaunchTemplateData{
 		ImageId:      aws.String(res.images[r.ServiceAMI(svc)]),
 		InstanceType: ec2types.InstanceType(s.InstanceType),
-		UserData:     aws.String(base64.StdEncoding.EncodeToString(userData)),
+		UserData:     aws.String(base64.StdEncoding.EncodeToString(script)),
 		MetadataOptions: &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
 			HttpTokens:   ec2types.LaunchTemplateHttpTokensStateRequired,
 			HttpEndpoint: ec2types.LaunchTemplateInstanceMetadataEndpointStateEnabled,

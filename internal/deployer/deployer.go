@@ -61,6 +61,12 @@ type Config struct {
 	// HealthCheckGracePeriod of the new ASGs (default
 	// limits.HealthCheckGracePeriod).
 	HealthCheckGracePeriod time.Duration
+	// Executions and StateMachineARN confirm that each task runs for a
+	// RUNNING execution of the deployer's state machine with the release it
+	// names (see confirmExecution). The Lambda always sets both; nil
+	// Executions skips the check (tests of single handlers).
+	Executions      Executions
+	StateMachineARN string
 	// Clock tells the time (default clock.System).
 	Clock clock.Clock
 	// Logger receives the handlers' logs (default slog.Default()).
@@ -110,6 +116,9 @@ func New(cfg Config, store Store, connector Connector) (*Deployer, error) {
 	}
 	if err := cfg.DefaultTarget.Validate(); err != nil {
 		return nil, fmt.Errorf("deployer: config: default target: %w", err)
+	}
+	if cfg.Executions != nil && cfg.StateMachineARN == "" {
+		return nil, errors.New("deployer: config: the state machine's ARN is required to confirm executions")
 	}
 	if store == nil || connector == nil {
 		return nil, errors.New("deployer: a store and a connector are required")

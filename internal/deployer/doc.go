@@ -14,8 +14,14 @@
 //     *failure.RetryableError (cloud.Classify); a panic becomes a
 //     *failure.InternalError.
 //   - Small state: the State passed between states names the release (id
-//     and canonical hash); handlers read the release, rendered user data and
-//     assets from the deployer bucket.
+//     and canonical hash); handlers read the release and assets from the
+//     deployer bucket.
+//   - Trust nothing handed over: every task but CheckHealthy confirms that
+//     its execution is a RUNNING, never redriven execution of the
+//     deployer's state machine whose input is the release the State names
+//     (confirmExecution); the target, services, timeout and user data come
+//     from the verified release, never from the State or the bucket's
+//     records; the first execution that validates a release consumes it.
 //   - No sleeping: time comes from the injected clock; waiting is the state
 //     machine's (CheckHealthy says how long).
 //   - Batched AWS calls: describes are batched per resource kind, and the

@@ -17,8 +17,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -60,7 +63,41 @@ type harness struct {
 	ledger *ledger.Ledger
 	locks  *lock.Locks
 	halts  *halt.Halts
-	n      int
+	// executions are the state machine's executions the deployer
+	// confirms each task against; start registers each one RUNNING.
+	executions *fakeExecutions
+	n          int
+}
+
+// fakeExecutions is Step Functions' DescribeExecution over executions a
+// test registers. An unknown ARN is ExecutionDoesNotExist, as AWS answers
+// (DescribeExecution, AWS Step Functions API Reference: Errors).
+type fakeExecutions struct {
+	byARN map[string]*sfn.DescribeExecutionOutput
+}
+
+var _ Executions = (*fakeExecutions)(nil)
+
+func (f *fakeExecutions) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
+	out, ok := f.byARN[aws.ToString(in.ExecutionArn)]
+	if !ok {
+		return nil, &sfntypes.ExecutionDoesNotExist{Message: aws.String("Execution Does Not Exist: '" + aws.ToString(in.ExecutionArn) + "'")}
+	}
+	c := *out
+	return &c, nil
+}
+
+// register records a RUNNING execution of the deployer's state machine
+// with input, started at start, and returns its description for a test
+// to change.
+func (f *fakeExecutions) register(arn string, input json.RawMessage, start time.Time) *sfn.DescribeExecutionOutput {
+	out := &sfn.DescribeExecutionOutput{
+		ExecutionArn: aws.String(arn), StateMachineArn: aws.String(naming.StateMachineARN(account, region)),
+		Status: sfntypes.ExecutionStatusRunning, Input: aws.String(string(input)), StartDate: aws.Time(start),
+		RedriveCount: aws.Int32(0),
+	}
+	f.byARN[arn] = out
+	return out
 }
 
 func worldSpec(t testing.TB) sim.WorldSpec {
@@ -85,16 +122,20 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	client := srv.Client()
 	conn := world.Connector(account, func(cloud.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
 	store := s3test.NewDenying(t, client)
+	executions := &fakeExecutions{byARN: map[string]*sfn.DescribeExecutionOutput{}}
 	d, err := New(Config{
-		Bucket:        bucket,
-		DefaultTarget: cloud.Target{AccountID: account, Region: region},
-		Clock:         clk,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Bucket:          bucket,
+		DefaultTarget:   cloud.Target{AccountID: account, Region: region},
+		Executions:      executions,
+		StateMachineARN: naming.StateMachineARN(account, region),
+		Clock:           clk,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, store, conn)
 	require.NoError(t, err)
 	return &harness{
 		t: t, clk: clk, world: world, s3: client, store: store, d: d,
 		ledger: ledger.New(client, bucket), locks: lock.New(client, bucket, clk), halts: halt.New(client, bucket),
+		executions: executions,
 	}
 }
 
@@ -165,12 +206,15 @@ type run struct {
 }
 
 func (h *harness) start(r *release.Release) *run {
+	return h.startAs(r, naming.ExecutionName(r.ProjectName, r.ConfigName, r.ReleaseID))
+}
+
+// startAs starts an execution of r named name, registered RUNNING.
+func (h *harness) startAs(r *release.Release, name string) *run {
 	input := h.upload(r)
-	return &run{h: h, input: input, ctx: execution.Context{
-		ID:        "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:" + r.ReleaseID,
-		Name:      r.ReleaseID,
-		StartTime: h.clk.Now(),
-	}}
+	arn := asl.ExecutionARN(naming.StateMachineARN(account, region), name)
+	h.executions.register(arn, input, h.clk.Now())
+	return &run{h: h, input: input, ctx: execution.Context{ID: arn, Name: name, StartTime: h.clk.Now()}}
 }
 
 // invoke runs one task with the given input.

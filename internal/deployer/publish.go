@@ -36,7 +36,7 @@ const assetSHA256Meta = "sha256"
 // stores it with the release (ledger.PutUserData). Idempotent: a retry
 // skips what is published and rewrites the same user data.
 func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -45,36 +45,52 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 		return nil, err
 	}
 	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
-	refs := map[string]release.AssetRef{}
 	if len(r.Assets) > 0 {
 		clients, err := d.connect(ctx, st, false)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range sortedKeys(r.Assets) {
-			a := r.Assets[n]
-			if a == nil {
-				continue
+			if a := r.Assets[n]; a != nil {
+				if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
+					return nil, err
+				}
 			}
-			if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
-				return nil, err
-			}
-			refs[n] = release.AssetRef{URL: naming.S3URL(bucket, naming.TargetAssetKey(a.SHA256)), SHA256: a.SHA256}
 		}
 	}
 	for _, svc := range r.ServiceNames() {
-		data, err := release.RenderUserData(r.ServiceUserData(svc), release.Vars{
-			ReleaseID: r.ReleaseID, ProjectName: r.ProjectName, ConfigName: r.ConfigName, ServiceName: svc,
-			Assets: refs,
-		})
+		data, err := userData(r, st.Target, svc)
 		if err != nil {
 			return nil, err
 		}
-		if err := d.ledger.PutUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc, []byte(data)); err != nil {
+		if err := d.ledger.PutUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc, data); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// userData renders the user data of service svc of the verified release r
+// for target t, with the URLs Publish publishes r's assets under. It reads
+// nothing: Deploy launches what the release says, never what is stored,
+// and the copy Publish stores is a record of it. Errors are
+// release.RenderUserData's.
+func userData(r *release.Release, t cloud.Target, svc string) ([]byte, error) {
+	bucket := naming.AssetBucketName(t.AccountID, t.Region, t.Qualifier)
+	refs := map[string]release.AssetRef{}
+	for n, a := range r.Assets {
+		if a != nil {
+			refs[n] = release.AssetRef{URL: naming.S3URL(bucket, naming.TargetAssetKey(a.SHA256)), SHA256: a.SHA256}
+		}
+	}
+	data, err := release.RenderUserData(r.ServiceUserData(svc), release.Vars{
+		ReleaseID: r.ReleaseID, ProjectName: r.ProjectName, ConfigName: r.ConfigName, ServiceName: svc,
+		Assets: refs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []byte(data), nil
 }
 
 // publishAsset publishes one asset (see publish).

@@ -17,7 +17,7 @@ import (
 // FailureClean with the error the State carries, releases the lock and
 // removes the halt marker. It never touches the target. Idempotent.
 func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ type resources struct {
 // use it, and reports every problem at once as a *failure.BadReleaseError.
 // It creates nothing.
 func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -23,11 +23,14 @@ import (
 //     CreatedAtMaxSkew in the future, measured against the deployer's
 //     clock, or later than the execution's start plus CreatedAtMaxSkew (a
 //     release cannot be created after the execution that runs it started);
-//   - a release id that already ran (its run-once marker exists, written by
-//     another execution).
+//   - a release id another execution consumed (its run-once marker names
+//     that execution).
 //
-// It returns the State that every later task gets. It changes nothing, so
-// a retry is harmless.
+// Before those checks, once the release decodes and validates, it
+// confirms its execution (confirmExecution) and consumes the release id
+// for it (lock.Consume): whatever the outcome, no other execution runs
+// this release. It returns the State that every later task gets. The
+// marker is its only write, and a retry of the same execution accepts it.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, err := release.Decode(req.Input)
 	if err != nil {
@@ -40,6 +43,15 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	sum, err := release.Hash(r)
 	if err != nil {
 		return nil, failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
+		return nil, err
+	}
+	// The first execution that sees a valid release consumes its id,
+	// whatever happens next: a release refused below, or failing later,
+	// is never run again under another execution name.
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID); err != nil {
+		return nil, err
 	}
 
 	var problems []string
@@ -69,13 +81,6 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339)))
 	}
 
-	ranBy, started, err := d.locks.Started(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
-	if err != nil {
-		return nil, err
-	}
-	if started && ranBy != req.Execution.ID {
-		problems = append(problems, fmt.Sprintf("release_id: release %s already ran (execution %s)", r.ReleaseID, ranBy))
-	}
 	if len(problems) > 0 {
 		return nil, failure.BadRelease(problems...)
 	}
@@ -115,7 +120,7 @@ func (d *Deployer) target(r *release.Release) cloud.Target {
 // holder is a *failure.LockExistsError; a replayed release a
 // *failure.BadReleaseError.
 func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error) {
-	st, err := decodeState(req)
+	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,8 @@ func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error)
 }
 
 // loadRelease reads the release a State names from the deployer bucket,
-// applies defaults and checks that it is the release Validate accepted.
+// applies defaults, checks that it is the release Validate accepted and
+// sets the State's target, services and timeout from it.
 func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
 	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
@@ -141,5 +147,8 @@ func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*relea
 	if sum != st.ReleaseSHA256 {
 		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
 	}
+	// What the State says of the release is re-derived from it, never
+	// trusted: a task reaches only the verified release's target.
+	st.Target, st.Services, st.Timeout = d.target(r), r.ServiceNames(), r.Timeout
 	return r, nil
 }

@@ -97,6 +97,9 @@ func TestValidateRefuses(t *testing.T) {
 			r := h.baseRelease()
 			x := h.start(r)
 			x.input = tt.prepare(h, x, r)
+			// The execution runs what Validate is given: Step Functions
+			// passes the execution's input to its first state.
+			h.executions.register(x.ctx.ID, x.input, x.ctx.StartTime)
 			err := x.step(execution.TaskValidate)
 			require.Error(t, err)
 			var bad *failure.BadReleaseError

@@ -63,7 +63,8 @@ func New(client S3, bucket string, clk clock.Clock) *Locks {
 
 // Acquire takes the lock of project/config for h.ReleaseID with one
 // PutObject If-None-Match: *, then writes the release's run-once marker the
-// same way. A zero h.Since is set from the clock.
+// same way unless h.Execution consumed the release already (Consume). A
+// zero h.Since is set from the clock.
 //
 // It is idempotent for one execution: if the lock is already held by
 // h.ReleaseID under h.Execution, and the marker names h.Execution, Acquire
@@ -88,14 +89,16 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 
 	// Refuse a replay before touching the lock, so a replayed input never
 	// holds the lock, even briefly, against a legitimate deploy.
-	if exec, ok, err := l.Started(ctx, project, config, h.ReleaseID); err != nil {
+	exec, consumed, err := l.Started(ctx, project, config, h.ReleaseID)
+	switch {
+	case err != nil:
 		return err
-	} else if ok && exec != h.Execution {
+	case consumed && exec != h.Execution:
 		return alreadyRan(h.ReleaseID, exec)
 	}
 
 	took, err := l.take(ctx, project, config, h)
-	if err != nil {
+	if err != nil || consumed {
 		return err
 	}
 	if err := l.markStarted(ctx, project, config, h); err != nil {
@@ -166,6 +169,22 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 		return false, alreadyRan(h.ReleaseID, cur.Execution)
 	}
 	return false, nil
+}
+
+// Consume writes the run-once marker of releaseID for execution with one
+// PutObject If-None-Match: *, or accepts a marker that names execution
+// already: the first execution that consumes a release is the only one
+// that ever runs it, whatever its outcome. It is idempotent for one
+// execution (a retried Lambda).
+//
+// Errors: a marker naming another execution is a *failure.BadReleaseError
+// (the release already ran); an unreadable marker a *failure.LockError;
+// throttling, a 5xx or a broken connection a *failure.RetryableError.
+func (l *Locks) Consume(ctx context.Context, project, config, releaseID, execution string) error {
+	if releaseID == "" || execution == "" {
+		return &failure.LockError{Op: "consume", Err: errors.New("a release id and an execution are required")}
+	}
+	return l.markStarted(ctx, project, config, Holder{ReleaseID: releaseID, Execution: execution})
 }
 
 // markStarted writes the run-once marker, or accepts one that names h's

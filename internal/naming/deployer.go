@@ -34,6 +34,12 @@ const (
 	ObjectTagExpireRelease = "release"
 )
 
+// StateMachineARN is the ARN of the deploy state machine in an account and
+// region (partition aws).
+func StateMachineARN(account, region string) string {
+	return "arn:aws:states:" + region + ":" + account + ":stateMachine:" + StateMachineName
+}
+
 // ReleaseObjectTagging is the x-amz-tagging value (PutObjectInput.Tagging)
 // of every object of one release: ObjectTagExpire=ObjectTagExpireRelease.
 func ReleaseObjectTagging() string { return ObjectTagExpire + "=" + ObjectTagExpireRelease }

@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 )
 
 // maxBufferedBody is the largest request body HTTPClient buffers; larger
@@ -46,4 +51,27 @@ func (b bufferedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	out.ContentLength = int64(len(data))
 	return b.next.RoundTrip(out)
+}
+
+// SFN returns a Step Functions client of the region that calls its API in
+// process, through the same handler as `ferry local`'s listener, without
+// a socket: the deployer's own client, which confirms each task's
+// execution (deployer.Executions) as the Lambda does on AWS.
+func (r *Region) SFN() *sfn.Client {
+	return sfn.New(sfn.Options{
+		Region:       r.info.Region,
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String("http://region.local"),
+		HTTPClient:   &http.Client{Transport: inProcess{handler: r.Handler()}},
+	})
+}
+
+// inProcess is a RoundTripper that serves each request with a handler of
+// the same process.
+type inProcess struct{ handler http.Handler }
+
+func (p inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	p.handler.ServeHTTP(rec, req)
+	return rec.Result(), nil
 }

@@ -220,7 +220,7 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 
 	account, awsRegion := opts.Account, opts.Region
 	r.info = Info{
-		StateMachineARN: fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", awsRegion, account, naming.StateMachineName),
+		StateMachineARN: naming.StateMachineARN(account, awsRegion),
 		FunctionARN:     fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", awsRegion, account, naming.DeployerFunctionName),
 		Bucket:          naming.DeployerBucketName(account, awsRegion),
 		Account:         account,
@@ -271,6 +271,8 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 			CreatedAtMaxAge:     maxAge,
 			CreatedAtMaxSkew:    maxSkew,
 			HealthCheckInterval: opts.HealthCheckInterval,
+			Executions:          r.SFN(),
+			StateMachineARN:     r.info.StateMachineARN,
 			Clock:               r.clk,
 			Logger:              logger.With("component", "deployer"),
 		}, store, connector)
@@ -411,6 +413,18 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 	if r.sched != nil {
 		r.sched.join()
 	}
+	// No task runs before the execution is registered: a task's first
+	// call describes its own execution (deployer.Executions), and on AWS
+	// StartExecution has returned by then.
+	registered := make(chan struct{})
+	invoke := func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+		select {
+		case <-registered:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return r.invoke(ctx, req)
+	}
 	x, err = asl.Start(r.ctx, r.machine, asl.RunOptions{
 		Input:           json.RawMessage(in),
 		Name:            name,
@@ -418,7 +432,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		ExecutionARN:    arn,
 		Clock:           r.clk,
 		Waiter:          r.waiter,
-		Invoker:         TaskInvoker(r.info.FunctionARN, r.invoke),
+		Invoker:         TaskInvoker(r.info.FunctionARN, invoke),
 		Observer:        func(ev asl.Event) { r.observe(arn, ev) },
 	})
 	if err != nil {
@@ -433,6 +447,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 	r.byName[name] = e
 	r.order = append(r.order, e)
 	r.mu.Unlock()
+	close(registered)
 	r.logger.Info("execution started", "execution", arn)
 	go func() {
 		<-x.Done()

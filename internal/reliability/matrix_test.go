@@ -134,9 +134,9 @@ func TestFaultsFound(t *testing.T) {
 		{"lock: invocation dies after taking the lock", LambdaDied,
 			callIndex(t, res, execution.TaskLock, "PutObject", naming.LockKey(p, c), 1),
 			"fixed in 263973a: FailureClean with the lock still held (Lock's catch skipped ReleaseLock; Lambda.Unknown not retried)"},
-		{"lock: run-once marker write denied after the lock was taken", AccessDenied,
-			callIndex(t, res, execution.TaskLock, "PutObject", naming.StartedKey(p, c, id), 1),
-			"fixed in 263973a: FailureClean with the lock still held"},
+		{"validate: run-once marker write denied", AccessDenied,
+			callIndex(t, res, execution.TaskValidate, "PutObject", naming.StartedKey(p, c, id), 1),
+			"fixed in 263973a, when Lock wrote the marker after taking the lock: FailureClean with the lock still held"},
 		{"clean-up success: invocation dies after its work", LambdaDied,
 			callIndex(t, res, execution.TaskCleanUpSuccess, "DeleteObject", naming.LockKey(p, c), 1),
 			"fixed in 263973a: FailureDirty with the lock released and the outcome Success"},
@@ -146,9 +146,6 @@ func TestFaultsFound(t *testing.T) {
 		{"clean-up success: describing the groups denied", AccessDenied,
 			callIndex(t, res, execution.TaskCleanUpSuccess, "DescribeAutoScalingGroups", "", 1),
 			"fixed (CleanUpSuccess names what it leaves in a FailureDirty outcome; the lock is released last): FailureDirty without an outcome"},
-		{"clean-up success: reading the user data denied", AccessDenied,
-			callIndex(t, res, execution.TaskCleanUpSuccess, "GetObject", naming.UserDataKey(p, c, id, "web"), 1),
-			"fixed (CleanUpSuccess names what it leaves in a FailureDirty outcome; the lock is released last): FailureDirty without an outcome (after the previous groups were deleted)"},
 		{"clean-up success: writing the current record denied", AccessDenied,
 			callIndex(t, res, execution.TaskCleanUpSuccess, "PutObject", naming.CurrentKey(p, c), 1),
 			"fixed (CleanUpSuccess names what it leaves in a FailureDirty outcome; the lock is released last): FailureDirty without an outcome"},
@@ -203,7 +200,7 @@ func TestSchedulesFound(t *testing.T) {
 			target(fail, execution.TaskCleanUpFailure, "DescribeAutoScalingGroups", "", 2, AccessDenied),
 		}}, "fixed (fleet.Leftovers): FailureDirty naming the groups and templates left, not their alarms"},
 		{"race: a second release starts while Validate's response is lost", Schedule{Family: Race, Base: BaseSuccess, RaceAfterLost: true, Faults: []Fault{
-			target(res, execution.TaskValidate, "GetObject", naming.StartedKey(p, c, id), 1, LambdaDied),
+			target(res, execution.TaskValidate, "GetObject", naming.ReleaseKey(p, c, id), 1, LambdaDied),
 		}}, "checker fixed: the second release holding the lock before Lock, and its retiring the previous groups, were taken for violations"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,89 @@
+package deployer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// Executions is the Step Functions API the deployer calls to confirm that a
+// task runs for the execution it names (*sfn.Client).
+type Executions interface {
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, optFns ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+}
+
+var _ Executions = (*sfn.Client)(nil)
+
+// confirmExecution checks that req runs for a RUNNING execution of the
+// deployer's state machine, never redriven, whose input is the release
+// named by project, config, release id and canonical hash sum. It is what
+// makes a forged request harmless: the Lambda may be invoked by anyone
+// its resource policy and their IAM allow, with any input, but only Step
+// Functions runs an execution, and an execution's input cannot change.
+//
+// A request that fails the check is a *failure.InternalError: nothing a
+// state machine execution sends fails it. A transient failure to describe
+// the execution is a *failure.RetryableError. Without Config.Executions the
+// check is skipped (tests of single handlers); the deployer's Lambda
+// always has it.
+func (d *Deployer) confirmExecution(ctx context.Context, req execution.Request, project, config, releaseID, sum string) error {
+	if d.cfg.Executions == nil {
+		return nil
+	}
+	refuse := func(format string, a ...any) error {
+		return &failure.InternalError{Msg: fmt.Sprintf("task %s: execution %s: %s", req.Task, req.Execution.ID, fmt.Sprintf(format, a...))}
+	}
+	out, err := d.cfg.Executions.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(req.Execution.ID)})
+	if err != nil {
+		if err := cloud.Classify("describe execution "+req.Execution.ID, err); failure.NameOf(err) == failure.NameRetryable {
+			return err
+		}
+		return refuse("cannot be described (%v)", err)
+	}
+	switch {
+	case aws.ToString(out.StateMachineArn) != d.cfg.StateMachineARN:
+		return refuse("belongs to %s, not to the deployer's state machine %s", aws.ToString(out.StateMachineArn), d.cfg.StateMachineARN)
+	case out.Status != sfntypes.ExecutionStatusRunning:
+		return refuse("is %s, not RUNNING", out.Status)
+	case aws.ToInt32(out.RedriveCount) > 0:
+		return refuse("was redriven (%d times); a release runs once", aws.ToInt32(out.RedriveCount))
+	}
+	r, err := release.Decode([]byte(aws.ToString(out.Input)))
+	if err != nil {
+		return refuse("its input is not a release: %v", err)
+	}
+	r.ApplyDefaults()
+	got, err := release.Hash(r)
+	if err != nil {
+		return refuse("its input is not a release: %v", err)
+	}
+	if r.ProjectName != project || r.ConfigName != config || r.ReleaseID != releaseID || got != sum {
+		return refuse("runs release %s/%s/%s (sha256 %s), not %s/%s/%s (sha256 %s)",
+			r.ProjectName, r.ConfigName, r.ReleaseID, got, project, config, releaseID, sum)
+	}
+	return nil
+}
+
+// verify is how every task after Validate starts: the State it is given
+// (decodeState), confirmed to be its execution's (confirmExecution).
+// Fields the State carries for the release (target, services, timeout)
+// are not trusted from it: loadRelease re-derives them from the verified
+// release before anything reaches the target.
+func (d *Deployer) verify(ctx context.Context, req execution.Request) (*execution.State, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.confirmExecution(ctx, req, st.ProjectName, st.ConfigName, st.ReleaseID, st.ReleaseSHA256); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
