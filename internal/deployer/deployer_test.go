@@ -101,7 +101,7 @@ func TestStatePayload50Services(t *testing.T) {
 	r.Services = map[string]*release.Service{}
 	for i := range 50 {
 		s := *web
-		s.SecurityGroups, s.ELBs, s.TargetGroups, s.Profile = nil, nil, nil, ""
+		s.ELBs, s.TargetGroups, s.Profile = nil, nil, ""
 		r.Services[fmt.Sprintf("service-with-a-long-name-%02d", i)] = &s
 	}
 	x := h.start(r)

@@ -173,7 +173,7 @@ func TestCrashLoopWithinMaxTerms(t *testing.T) {
 func TestServiceRemovedFromRelease(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	r1.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+	r1.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 	h.start(r1).succeed()
 	worker1 := naming.GroupName(project, config, "worker", r1.ReleaseID)
 	require.Contains(t, h.groups(), worker1)
@@ -315,7 +315,7 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			withWorker := func(r *release.Release) *release.Release {
-				r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+				r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 				return r
 			}
 			r1, r2 := withWorker(h.baseRelease()), withWorker(h.baseRelease())

@@ -181,10 +181,10 @@ func (d *Deployer) resolve(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 
 	var err error
-	if res.images, res.rootDevices, err = d.resolveImages(ctx, c.EC2, amiUses, res, p); err != nil {
+	if res.images, res.rootDevices, err = d.resolveImages(ctx, c.EC2, r, amiUses, res, p); err != nil {
 		return nil, err
 	}
-	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, subnetUses, res, p); err != nil {
+	if res.subnets, err = d.resolveSubnets(ctx, c.EC2, r, subnetUses, res, p); err != nil {
 		return nil, err
 	}
 	if res.groups, err = d.resolveSecurityGroups(ctx, c.EC2, r, sgUses, res, p); err != nil {
@@ -253,10 +253,15 @@ func one(p *problems, u use, kind string, matches []tagged) (tagged, bool) {
 	return tagged{}, false
 }
 
-// checkDeployWith checks the DeployWith opt-in tag.
-func checkDeployWith(p *problems, u use, kind string, t tagged) bool {
+// checkDeployWith checks the DeployWith opt-in tag, and the projects a
+// DeployProjects tag restricts the resource to (naming.ProjectListed).
+func checkDeployWith(p *problems, r *release.Release, u use, kind string, t tagged) bool {
 	if t.tags[naming.TagDeployWith] != naming.DeployWithValue {
 		p.add(u.path, "%s %q (%s) is not tagged %s=%s", kind, u.ref, t.id, naming.TagDeployWith, naming.DeployWithValue)
+		return false
+	}
+	if listed, restricted := t.tags[naming.TagDeployProjects]; restricted && !naming.ProjectListed(listed, r.ProjectName) {
+		p.add(u.path, "%s %q (%s) is tagged %s=%q, which does not list project %s", kind, u.ref, t.id, naming.TagDeployProjects, listed, r.ProjectName)
 		return false
 	}
 	return true
@@ -322,7 +327,7 @@ func filter(name string, values ...string) ec2types.Filter {
 // At most two DescribeImages calls (IDs, names).
 // Filters are used rather than ImageIds so that a missing image is a
 // problem to report, not an error for the whole call.
-func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use, res *resources, p *problems) (images, rootDevices map[string]string, err error) {
+func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *resources, p *problems) (images, rootDevices map[string]string, err error) {
 	ids, names := split(uses, "ami-")
 	var found []tagged
 	rootDevices = map[string]string{}
@@ -351,7 +356,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 	out := map[string]string{}
 	for _, u := range uses {
 		t, ok := one(p, u, "image", match(u.ref, strings.HasPrefix(u.ref, "ami-"), found))
-		if ok && checkDeployWith(p, u, "image", t) {
+		if ok && checkDeployWith(p, r, u, "image", t) {
 			out[u.ref] = t.id
 		}
 	}
@@ -360,7 +365,7 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, uses []use,
 
 // resolveSubnets resolves subnets by ID or Name tag: each found once,
 // tagged DeployWith=ferry. At most two DescribeSubnets calls.
-func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use, res *resources, p *problems) (map[string]string, error) {
+func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *resources, p *problems) (map[string]string, error) {
 	ids, names := split(uses, "subnet-")
 	var found []tagged
 	for _, f := range []ec2types.Filter{filter("subnet-id", ids...), filter("tag:Name", names...)} {
@@ -388,7 +393,7 @@ func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, uses []use
 	out := map[string]string{}
 	for _, u := range uses {
 		t, ok := one(p, u, "subnet", match(u.ref, strings.HasPrefix(u.ref, "subnet-"), found))
-		if ok && checkDeployWith(p, u, "subnet", t) {
+		if ok && checkDeployWith(p, r, u, "subnet", t) {
 			out[u.ref] = t.id
 		}
 	}

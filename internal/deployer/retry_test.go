@@ -78,7 +78,7 @@ func TestEveryHandlerIsIdempotent(t *testing.T) {
 func TestRetryAfterPartialDeploy(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
-	r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+	r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
 	_, err := h.world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err: sim.Throttling()})

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ func TestValidateRefuses(t *testing.T) {
 func TestValidateOutput(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
-	r.Services["worker"] = &release.Service{InstanceType: "t3.small"}
+	r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 	x := h.start(r)
 	require.NoError(t, x.step(execution.TaskValidate))
 	sum, err := release.Hash(r)
@@ -215,6 +216,18 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			want:    []string{`services.web.target_groups[0]: target group "other-project-web-tg"`},
 		},
 		{
+			name:    "AMI restricted to other projects",
+			world:   restrict("ubuntu", "other/project acme/"),
+			release: func(*release.Release) {},
+			want:    []string{`ami: image "ubuntu" (ami-0000000000000ab01) is tagged DeployProjects="other/project acme/", which does not list project coinbase/deploy-test`},
+		},
+		{
+			name:    "subnet restricted to no project",
+			world:   restrict("test_private_subnet_b", ""),
+			release: func(*release.Release) {},
+			want:    []string{`subnets[1]: subnet "test_private_subnet_b" (subnet-00000000000000b01) is tagged DeployProjects="", which does not list project coinbase/deploy-test`},
+		},
+		{
 			name:    "instance profile path",
 			world:   func(w *sim.WorldSpec) { w.Accounts[0].InstanceProfiles[0].Path = "/" },
 			release: func(*release.Release) {},
@@ -279,7 +292,7 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			world: func(w *sim.WorldSpec) {
 				w.Accounts[0].Regions[0].Subnets[1].VPCID = "vpc-0000000000000c002"
 			},
-			release: func(r *release.Release) { r.Services["web"].SecurityGroups = nil },
+			release: func(*release.Release) {},
 			want:    []string{`subnets: the subnets of service web are in 2 VPCs (vpc-0000000000000c001, vpc-0000000000000c002); an Auto Scaling group's subnets must be in one`},
 		},
 		{
@@ -375,14 +388,27 @@ func TestValidateResourcesReportsEveryProblem(t *testing.T) {
 
 func TestValidateResourcesCallsDoNotGrowWithServices(t *testing.T) {
 	calls := func(services int) map[string]int {
-		h := newHarness(t)
+		names := make([]string, services)
+		for i := range names {
+			names[i] = string(rune('a'+i)) + "svc"
+		}
+		// Each service's own security group, as every service needs one.
+		h := newHarness(t, func(w *sim.WorldSpec) {
+			reg := &w.Accounts[0].Regions[0]
+			for i, n := range names {
+				reg.SecurityGroups = append(reg.SecurityGroups, sim.SecurityGroupSpec{
+					ID: fmt.Sprintf("sg-00000000000%06d", i), Name: "group-" + n, VPCID: "vpc-0000000000000c001",
+					Tags: map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: n},
+				})
+			}
+		})
 		r := h.baseRelease()
 		web := r.Services["web"]
 		r.Services = map[string]*release.Service{}
-		for i := range services {
+		for _, n := range names {
 			s := *web
-			s.SecurityGroups, s.ELBs, s.TargetGroups, s.Profile = nil, nil, nil, ""
-			r.Services[string(rune('a'+i))+"svc"] = &s
+			s.SecurityGroups, s.ELBs, s.TargetGroups, s.Profile = []string{"group-" + n}, nil, nil, ""
+			r.Services[n] = &s
 		}
 		x := h.start(r)
 		require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
@@ -391,4 +417,30 @@ func TestValidateResourcesCallsDoNotGrowWithServices(t *testing.T) {
 		return h.world.Calls()
 	}
 	assert.Equal(t, calls(1), calls(10))
+}
+
+// restrict tags the deploy-test region's image or subnet named name with
+// DeployProjects=value.
+func restrict(name, value string) func(*sim.WorldSpec) {
+	return func(w *sim.WorldSpec) {
+		reg := &w.Accounts[0].Regions[0]
+		for i := range reg.AMIs {
+			if reg.AMIs[i].Name == name {
+				reg.AMIs[i].Tags[naming.TagDeployProjects] = value
+			}
+		}
+		for i := range reg.Subnets {
+			if reg.Subnets[i].Tags[naming.TagName] == name {
+				reg.Subnets[i].Tags[naming.TagDeployProjects] = value
+			}
+		}
+	}
+}
+
+// TestDeployProjectsAllowsListedProjects: an image and subnets restricted
+// to the project, or to its organization's prefix, serve a deploy.
+func TestDeployProjectsAllowsListedProjects(t *testing.T) {
+	h := newHarness(t, restrict("ubuntu", "other/project coinbase/deploy-test"),
+		restrict("test_private_subnet_a", "coinbase/"), restrict("test_private_subnet_b", "acme/x coinbase/"))
+	h.start(h.baseRelease()).succeed()
 }

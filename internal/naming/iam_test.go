@@ -39,3 +39,24 @@ func TestPassable(t *testing.T) {
 	assert.True(t, Passable("/acme/shop/production/", "hooks"))
 	assert.True(t, Passable(InstanceProfilePath("acme/shop", "production", "web"), "web"))
 }
+
+func TestProjectListed(t *testing.T) {
+	tests := []struct {
+		value, project string
+		want           bool
+	}{
+		{"coinbase/deploy-test", "coinbase/deploy-test", true},
+		{"acme/x coinbase/deploy-test", "coinbase/deploy-test", true},
+		{"coinbase/", "coinbase/deploy-test", true},
+		{"  coinbase/  ", "coinbase/deploy-test", true},
+		{"coinbase", "coinbase/deploy-test", false},
+		{"coinbase/deploy", "coinbase/deploy-test", false},
+		{"coin/", "coinbase/deploy-test", false},
+		{"coinbase/deploy-test-2", "coinbase/deploy-test", false},
+		{"", "coinbase/deploy-test", false},
+		{"/", "coinbase/deploy-test", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ProjectListed(tt.value, tt.project), "%q lists %q", tt.value, tt.project)
+	}
+}

@@ -12,11 +12,29 @@ const (
 	TagReleaseID   = "ReleaseID"
 	TagDeployWith  = "DeployWith"
 	TagName        = "Name"
+	// TagDeployProjects, on an image or a subnet that opts in with
+	// DeployWith, restricts it to some projects (see ProjectListed);
+	// without it, any project may use it.
+	TagDeployProjects = "DeployProjects"
 
 	// DeployWithValue is the value of the DeployWith tag on every resource
 	// ferry may use or manage.
 	DeployWithValue = "ferry"
 )
+
+// ProjectListed reports whether a DeployProjects tag value lists project:
+// the value is a space-separated list of entries, each a project
+// ("coinbase/deploy-test") or an organization's prefix ending in '/'
+// ("coinbase/"), since tag values cannot hold '*'. An empty value lists no
+// project.
+func ProjectListed(value, project string) bool {
+	for _, entry := range strings.Fields(value) {
+		if entry == project || (strings.HasSuffix(entry, "/") && strings.HasPrefix(project, entry)) {
+			return true
+		}
+	}
+	return false
+}
 
 // ReservedTags are the tag keys ferry sets itself; a service's own tags may
 // not use them.

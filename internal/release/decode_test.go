@@ -12,7 +12,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 )
 
-const minimalFile = `{"project_name":"coinbase/deploy-test","config_name":"development","subnets":["a"],"ami":"ubuntu","services":{"web":{"instance_type":"t2.nano"}}}`
+const minimalFile = `{"project_name":"coinbase/deploy-test","config_name":"development","subnets":["a"],"ami":"ubuntu","services":{"web":{"instance_type":"t2.nano","security_groups":["sg-web"]}}}`
 
 func TestDecodeFile(t *testing.T) {
 	cases := []struct {

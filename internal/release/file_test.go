@@ -49,7 +49,7 @@ func TestReadFileAssetFiles(t *testing.T) {
 			tt.setup(t, dir)
 			file := filepath.Join(dir, "release.json")
 			require.NoError(t, os.WriteFile(file, []byte(`{"project_name":"acme/shop","config_name":"dev","subnets":["s"],"ami":"a",
-				"assets":{"conf":{"path":"conf"}},"services":{"web":{"instance_type":"t3.micro"}}}`), 0o644))
+				"assets":{"conf":{"path":"conf"}},"services":{"web":{"instance_type":"t3.micro","security_groups":["sg-web"]}}}`), 0o644))
 			_, err := ReadFile(file)
 			if tt.want == "" {
 				assert.NoError(t, err)
@@ -97,7 +97,7 @@ func TestReadFileUserDataFile(t *testing.T) {
 			file := filepath.Join(dir, "release.json")
 			tt.setup(t, UserDataFile(file))
 			require.NoError(t, os.WriteFile(file, []byte(`{"project_name":"acme/shop","config_name":"dev","subnets":["s"],"ami":"a",
-				"user_data":"`+UserDataFileMarker+`","services":{"web":{"instance_type":"t3.micro"}}}`), 0o644))
+				"user_data":"`+UserDataFileMarker+`","services":{"web":{"instance_type":"t3.micro","security_groups":["sg-web"]}}}`), 0o644))
 			r, err := ReadFile(file)
 			if tt.want == "" {
 				require.NoError(t, err)

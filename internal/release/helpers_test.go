@@ -37,7 +37,7 @@ func valid() *Release {
 		AMI:         "ubuntu",
 		UserData:    "#cloud-config\n",
 		Services: map[string]*Service{
-			"web": {InstanceType: "t2.nano"},
+			"web": {InstanceType: "t2.nano", SecurityGroups: []string{"sg-web"}},
 		},
 	}
 }

@@ -126,7 +126,7 @@ func TestHash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, h1, h2, "hash(file) == hash(defaulted)")
 
-	reordered, err := DecodeFile([]byte(`{"services":{"web":{"instance_type":"t2.nano"}},"ami":"ubuntu","subnets":["a"],"config_name":"development","project_name":"coinbase/deploy-test","timeout":600}`))
+	reordered, err := DecodeFile([]byte(`{"services":{"web":{"security_groups":["sg-web"],"instance_type":"t2.nano"}},"ami":"ubuntu","subnets":["a"],"config_name":"development","project_name":"coinbase/deploy-test","timeout":600}`))
 	require.NoError(t, err)
 	h3, err := Hash(reordered)
 	require.NoError(t, err)
@@ -135,7 +135,7 @@ func TestHash(t *testing.T) {
 	empties := file.Clone()
 	empties.Lifecycle = map[string]*LifecycleHook{}
 	empties.Services["web"].Tags = map[string]string{}
-	empties.Services["web"].SecurityGroups = []string{}
+	empties.Services["web"].ELBs = []string{}
 	h4, err := Hash(empties)
 	require.NoError(t, err)
 	assert.Equal(t, h1, h4, "empty and absent are the same")
@@ -161,7 +161,7 @@ func TestHash(t *testing.T) {
 
 	canon, err := Canonical(file)
 	require.NoError(t, err)
-	assert.Equal(t, `{"ami":"ubuntu","config_name":"development","project_name":"coinbase/deploy-test","services":{"web":{"autoscaling":{"max_size":1,"max_terms":0,"min_size":1,"spread":0},"instance_type":"t2.nano"}},"stable_seconds":60,"subnets":["a"],"timeout":600}`, string(canon))
+	assert.Equal(t, `{"ami":"ubuntu","config_name":"development","project_name":"coinbase/deploy-test","services":{"web":{"autoscaling":{"max_size":1,"max_terms":0,"min_size":1,"spread":0},"instance_type":"t2.nano","security_groups":["sg-web"]}},"stable_seconds":60,"subnets":["a"],"timeout":600}`, string(canon))
 
 	html := file.Clone()
 	html.UserData = "<a & b>"
@@ -188,8 +188,8 @@ func TestHashSurvivesUploadRoundTrip(t *testing.T) {
 
 func TestServiceAccessors(t *testing.T) {
 	r := valid()
-	r.Services["api"] = &Service{InstanceType: "t2.nano", AMI: "ami-1", Subnets: []string{"x"}, UserData: "api"}
-	r.Services["cron"] = &Service{InstanceType: "t2.nano"}
+	r.Services["api"] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}, AMI: "ami-1", Subnets: []string{"x"}, UserData: "api"}
+	r.Services["cron"] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
 	assert.Equal(t, []string{"api", "cron", "web"}, r.ServiceNames())
 	assert.Equal(t, "ami-1", r.ServiceAMI("api"))
 	assert.Equal(t, "ubuntu", r.ServiceAMI("web"))

@@ -39,6 +39,11 @@ func Schema() []byte {
 		}
 		return o
 	}
+	// required makes a list hold at least one item.
+	required := func(l obj) obj {
+		l["type"], l["minItems"] = "array", 1
+		return l
+	}
 	ref := func(desc string) obj { return pattern(desc, refPattern, limits.MaxResourceRef) }
 	stable := func(desc string) obj { return intRange(desc, 0, limits.MaxStableSeconds) }
 	userData := obj{"type": "string", "maxLength": limits.MaxUserDataBytes, "description": "User data template (cloud-init). Variables: " +
@@ -71,7 +76,7 @@ func Schema() []byte {
 
 	service := object("A service: one ASG per release.", obj{
 		"instance_type":   pattern("EC2 instance type, e.g. t3.micro.", instanceTypePattern, 32),
-		"security_groups": list("Security group Name tags or IDs.", ref("A security group Name tag or ID.")),
+		"security_groups": required(list("Security group Name tags or IDs: at least one (without one, instances get the VPC's default group).", ref("A security group Name tag or ID."))),
 		"elbs":            list("Classic load balancer names.", pattern("A classic load balancer name.", elbPattern, maxELBLen)),
 		"target_groups":   list("Target group Name tags.", ref("A target group Name tag.")),
 		"profile":         pattern("Instance profile name.", iamNamePattern, maxIAMNameLen),
@@ -84,7 +89,7 @@ func Schema() []byte {
 		"subnets":         list("Overrides the release's subnets.", ref("A subnet Name tag or ID.")),
 		"user_data":       userData,
 		"stable_seconds":  stable("Overrides the release's stable_seconds."),
-	}, "instance_type")
+	}, "instance_type", "security_groups")
 
 	hook := object("An Auto Scaling lifecycle hook.", obj{
 		"transition":        obj{"enum": Transitions},

@@ -91,7 +91,7 @@ func TestSchemaRefusesWhatDecodeRefuses(t *testing.T) {
 		"spread 1":            strings.Replace(minimalFile, `"instance_type"`, `"autoscaling":{"spread":1},"instance_type"`, 1),
 		"reserved tag":        strings.Replace(minimalFile, `"instance_type"`, `"tags":{"name":"x"},"instance_type"`, 1),
 		"aws tag":             strings.Replace(minimalFile, `"instance_type"`, `"tags":{"aws:x":"x"},"instance_type"`, 1),
-		"no services":         strings.Replace(minimalFile, `{"web":{"instance_type":"t2.nano"}}`, `{}`, 1),
+		"no services":         strings.Replace(minimalFile, `{"web":{"instance_type":"t2.nano","security_groups":["sg-web"]}}`, `{}`, 1),
 		"null ami":            strings.Replace(minimalFile, `"ubuntu"`, `null`, 1),
 		"asset path dot dot":  strings.Replace(minimalFile, `{`, `{"assets":{"a":{"path":"x/../y"}},`, 1),
 		"bad ebs volume type": strings.Replace(minimalFile, `"instance_type"`, `"ebs_volume_size":1,"ebs_volume_type":"gp9","instance_type"`, 1),

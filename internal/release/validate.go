@@ -221,6 +221,9 @@ func (v *validator) service(name string) {
 	case len(s.InstanceType) > 32 || !instanceTypeRe.MatchString(s.InstanceType):
 		p.add(field(spath, "instance_type"), "must be an EC2 instance type like t3.micro")
 	}
+	if len(s.SecurityGroups) == 0 {
+		p.add(field(spath, "security_groups"), "required: at least one security group (without one, instances get the VPC's default group)")
+	}
 	v.refs(field(spath, "security_groups"), s.SecurityGroups, checkRef)
 	v.refs(field(spath, "elbs"), s.ELBs, checkELB)
 	v.refs(field(spath, "target_groups"), s.TargetGroups, checkRef)

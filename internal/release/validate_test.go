@@ -135,7 +135,7 @@ func TestRuleSubnetsAndAMI(t *testing.T) {
 		{"one service lacks subnets", func(r *Release) {
 			r.Subnets = nil
 			r.Services["web"].Subnets = []string{"a"}
-			r.Services["api"] = &Service{InstanceType: "t2.nano"}
+			r.Services["api"] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
 		}, false, []string{"services.api.subnets: required because the release sets no subnets"}},
 		{"no ami anywhere", func(r *Release) { r.AMI = "" }, false, []string{"services.web.ami: required because the release sets no ami"}},
 		{"bad ami", func(r *Release) { r.AMI = "ubuntu\n" }, false, []string{"ami: must be a name or ID of letters, digits, spaces and ._:/()#,@[]+=&;{}!$*- without leading or trailing spaces"}},
@@ -173,6 +173,12 @@ func TestRuleLists(t *testing.T) {
 		{"duplicate subnet", func(r *Release) { r.Subnets = []string{"a", "b", "a"} }, false, []string{`subnets[2]: duplicate "a"`}},
 		{"empty subnet", func(r *Release) { r.Subnets = []string{""} }, false, []string{"subnets[0]: required"}},
 		{"too many security groups", func(r *Release) { r.Services["web"].SecurityGroups = many }, false, []string{"services.web.security_groups: at most 16 entries, not 17"}},
+		// Without a security group, EC2 puts the instances in the VPC's
+		// default security group (Amazon EC2 User Guide: "If you don't
+		// specify a security group, Amazon EC2 uses the default security
+		// group for the VPC"), which the project does not control.
+		{"no security group", func(r *Release) { r.Services["web"].SecurityGroups = nil }, false, []string{"services.web.security_groups: required: at least one security group (without one, instances get the VPC's default group)"}},
+		{"empty security groups", func(r *Release) { r.Services["web"].SecurityGroups = []string{} }, false, []string{"services.web.security_groups: required: at least one security group (without one, instances get the VPC's default group)"}},
 		{"duplicate target group", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg", "tg"} }, false, []string{`services.web.target_groups[1]: duplicate "tg"`}},
 		{"tab in security group", func(r *Release) { r.Services["web"].SecurityGroups = []string{"a\tb"} }, false, []string{"services.web.security_groups[0]: " + refShape}},
 		{"trailing space", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg "} }, false, []string{"services.web.target_groups[0]: " + refShape}},
@@ -324,7 +330,7 @@ func TestRuleEBS(t *testing.T) {
 		{"xvd", set(20, "io2", "/dev/xvdb"), false, nil},
 		{"every type", func(r *Release) {
 			for i, typ := range EBSVolumeTypes {
-				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", EBSVolumeSize: 1, EBSVolumeType: typ}
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}, EBSVolumeSize: 1, EBSVolumeType: typ}
 			}
 		}, false, nil},
 		{"type without size", set(0, "gp3", ""), false, []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}},
@@ -358,8 +364,8 @@ func TestRuleUserData(t *testing.T) {
 		{"real release id used when uploaded", func(r *Release) { r.UserData = big[:16384-17] + "{{RELEASE_ID}}" }, true, nil},
 		{"per service name length", func(r *Release) {
 			r.UserData = big[:16384-5] + "{{SERVICE_NAME}}"
-			r.Services["api"] = &Service{InstanceType: "t2.nano"}
-			r.Services["worker-long"] = &Service{InstanceType: "t2.nano"}
+			r.Services["api"] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
+			r.Services["worker-long"] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
 		}, false, []string{"user_data: rendered user data of service worker-long is 16390 bytes, more than the EC2 limit of 16384"}},
 	})
 }
@@ -405,13 +411,13 @@ func TestRuleServices(t *testing.T) {
 		{"one", func(r *Release) {}, false, nil},
 		{"fifty", func(r *Release) {
 			for i := range 49 {
-				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano"}
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
 			}
 		}, false, nil},
 		{"none", func(r *Release) { r.Services = nil }, false, []string{"services: at least one service is required"}},
 		{"fifty-one", func(r *Release) {
 			for i := range 50 {
-				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano"}
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}}
 			}
 		}, false, []string{"services: at most 50 services, not 51"}},
 		{"nil service", func(r *Release) { r.Services["api"] = nil }, false, []string{"services.api: must be an object"}},
