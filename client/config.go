@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/logging"
 
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -108,6 +109,9 @@ type deployer struct {
 	cfg deployerConfig
 	s3  bucketAPI
 	sfn stepFunctions
+	// presign signs the identity proof of each release (identity.Prove)
+	// with the caller's credentials.
+	presign identity.Presigner
 	// now is the time a release's created_at is set from: the wall clock,
 	// or the local region's clock (which may run faster).
 	now func(ctx context.Context) (time.Time, error)
@@ -167,8 +171,9 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 			o.UsePathStyle = custom
 			o.DisableLogOutputChecksumValidationSkipped = custom
 		}),
-		sfn: sfn.NewFromConfig(awsCfg),
-		now: func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
+		sfn:     sfn.NewFromConfig(awsCfg),
+		presign: sts.NewPresignClient(sts.NewFromConfig(awsCfg)),
+		now:     func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil
 }
 
@@ -210,7 +215,8 @@ func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, 
 			o.BaseEndpoint = aws.String(endpoint)
 			o.UsePathStyle = true
 		}),
-		sfn: sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
+		sfn:     sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
+		presign: sts.NewPresignClient(sts.NewFromConfig(awsCfg, func(o *sts.Options) { o.BaseEndpoint = aws.String(endpoint) })),
 		now: func(ctx context.Context) (time.Time, error) {
 			info, err := fetchLocalInfo(ctx, endpoint)
 			if err != nil {
@@ -251,10 +257,10 @@ func fetchLocalInfo(ctx context.Context, endpoint string) (localInfo, error) {
 	return info, nil
 }
 
-// identity is who the client says is asking (a release's created_by, a
+// displayName is who the client says is asking (a release's created_by, a
 // halt marker's by): $FERRY_CREATED_BY, else the login name, else
 // "unknown". It is trimmed to printable ASCII.
-func identity(env Env) string {
+func displayName(env Env) string {
 	who := firstNonEmpty(env.Getenv(envCreatedBy), env.Getenv("USER"), env.Getenv("LOGNAME"))
 	var b strings.Builder
 	for _, r := range who {

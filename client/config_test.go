@@ -96,6 +96,6 @@ func TestIdentity(t *testing.T) {
 		{nil, "unknown"},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, identity(envOf(tc.env)))
+		assert.Equal(t, tc.want, displayName(envOf(tc.env)))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -131,7 +132,7 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	raw, err := asset.PrepareRelease(r, req.file, now, identity(env), newReleaseID(now))
+	raw, err := prepare(ctx, d, r, req.file, now, displayName(env))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -189,6 +190,24 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		return exitOK
 	}
 	return followToEnd(ctx, env, d, out, arn, req, haltHint(req.flags, req.file))
+}
+
+// prepare readies r, read from file, for upload as the client uploads every
+// release (asset.PrepareRelease: id, created_at and created_by set, assets
+// hashed, validated) and adds its identity proof, pre-signed with the
+// caller's credentials; it returns the release's canonical encoding.
+func prepare(ctx context.Context, d *deployer, r *release.Release, file string, now time.Time, by string) ([]byte, error) {
+	if _, err := asset.PrepareRelease(r, file, now, by, newReleaseID(now)); err != nil {
+		return nil, err
+	}
+	sum, err := release.IdentityHash(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.Identity, err = identity.Prove(ctx, d.presign, sum); err != nil {
+		return nil, fmt.Errorf("proving who asks (sts:GetCallerIdentity with your credentials): %w", err)
+	}
+	return release.Canonical(r)
 }
 
 // announce prints, with --json, the release event: which release and

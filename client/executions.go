@@ -79,7 +79,7 @@ func findRunning(ctx context.Context, d *deployer, project, config string) ([]ru
 // (release_id, created_at, created_by) cleared.
 func contentHash(r *release.Release) (string, error) {
 	c := r.Clone()
-	c.ReleaseID, c.CreatedAt, c.CreatedBy = "", time.Time{}, ""
+	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity = "", time.Time{}, "", nil
 	return release.Hash(c)
 }
 

@@ -110,7 +110,7 @@ func haltDeploy(ctx context.Context, env Env, req haltRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	m := halt.Marker{By: identity(env), Reason: firstNonEmpty(oneLine(req.reason), defaultHaltReason), At: now}
+	m := halt.Marker{By: displayName(env), Reason: firstNonEmpty(oneLine(req.reason), defaultHaltReason), At: now}
 	if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, req.project, req.config, m); err != nil {
 		return fail("writing the halt marker: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
@@ -118,7 +117,7 @@ func uploadRelease(t *testing.T, tr *testRegion, file string) (*deployer, *relea
 	r, err := release.ReadFile(file)
 	require.NoError(t, err)
 	now := tr.Clock().Now()
-	raw, err := asset.PrepareRelease(r, file, now, "tester", newReleaseID(now))
+	raw, err := prepare(context.Background(), d, r, file, now, "tester")
 	require.NoError(t, err)
 	require.NoError(t, ledger.New(d.s3, d.cfg.Bucket).PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
 	return d, r, raw

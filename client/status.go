@@ -82,7 +82,10 @@ type releaseStatus struct {
 	Cause     string    `json:"cause,omitempty"`
 	Leftovers []string  `json:"leftovers,omitempty"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
-	CreatedBy string    `json:"created_by,omitempty"`
+	// CreatedBy is who asked for the release as the deployer verified it
+	// (an IAM ARN), CreatedByName the name the client gave itself.
+	CreatedBy     string `json:"created_by,omitempty"`
+	CreatedByName string `json:"created_by_name,omitempty"`
 }
 
 func status(ctx context.Context, env Env, df *deployerFlags, args []string, asJSON bool) int {
@@ -162,7 +165,8 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		rs := releaseStatus{ReleaseID: id}
 		switch {
 		case found:
-			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt, rs.CreatedBy = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt, o.CreatedBy
+			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt
+			rs.CreatedBy, rs.CreatedByName = o.CreatedBy, o.CreatedByName
 		case cs.Lock != nil && cs.Lock.ReleaseID == id:
 			rs.End = "running"
 		}
@@ -180,7 +184,7 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		if c := cs.Current; c != nil {
-			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy))
+			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName))
 		} else {
 			row(tw, "  deployed", "nothing yet")
 		}
@@ -212,11 +216,14 @@ func writeStatus(w io.Writer, ps projectStatus) {
 // formatTime is a UTC time to the second: 2025-01-02 15:04:05Z.
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
-func byWhom(who string) string {
-	if who == "" {
+func byWhom(who, name string) string {
+	switch {
+	case who == "":
 		return ""
+	case name == "" || name == who:
+		return "by " + oneLine(who)
 	}
-	return "by " + oneLine(who)
+	return "by " + oneLine(who) + " (" + oneLine(name) + ")"
 }
 
 // lastSegment is the part of an ARN after its last ':' (an execution's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -55,6 +57,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	connector := cloud.NewConnector(stsClient, cloud.AWSBuilder(awsCfg), cloud.ConnectorOptions{})
 	dc := cfg.deployerConfig(log)
 	dc.Executions = sfn.NewFromConfig(awsCfg)
+	dc.Identities = identity.Verifier{Client: &http.Client{Timeout: identityTimeout}}
 	d, err := deployer.New(dc, s3.NewFromConfig(awsCfg), connector)
 	if err != nil {
 		return err
@@ -62,6 +65,10 @@ func run(ctx context.Context, log *slog.Logger) error {
 	lambda.StartWithOptions(handler(d), lambda.WithEnableSIGTERM())
 	return nil
 }
+
+// identityTimeout bounds one replay of a release's identity proof to STS;
+// a timeout is retried by the state machine.
+const identityTimeout = 10 * time.Second
 
 // config is the Lambda's typed configuration, from the environment.
 type config struct {

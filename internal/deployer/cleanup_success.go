@@ -258,15 +258,16 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 		sum := sha256.Sum256(data)
 		sums[svc] = hex.EncodeToString(sum[:])
 	}
+	by, name := d.author(ctx, st, r.CreatedBy)
 	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
-		CreatedBy: r.CreatedBy, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
+		CreatedBy: by, CreatedByName: name, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
 	}); err != nil {
 		return err
 	}
 	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
-		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: r.CreatedBy,
+		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: by, CreatedByName: name,
 	})
 }
 

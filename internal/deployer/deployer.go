@@ -67,6 +67,12 @@ type Config struct {
 	// Executions skips the check (tests of single handlers).
 	Executions      Executions
 	StateMachineARN string
+	// Identities verifies the identity proof of each release at Validate
+	// (identity.Verifier): a release without a valid one is refused, and
+	// the caller it proves is what the records name as created_by. The
+	// Lambda always sets it; nil takes created_by as the release claims it
+	// (tests of single handlers).
+	Identities Identities
 	// Clock tells the time (default clock.System).
 	Clock clock.Clock
 	// Logger receives the handlers' logs (default slog.Default()).

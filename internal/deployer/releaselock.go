@@ -23,8 +23,9 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	}
 	o := ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureClean,
-		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 	}
+	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
@@ -80,15 +81,18 @@ func (d *Deployer) finish(ctx context.Context, st *execution.State) error {
 	return err
 }
 
-// createdBy is who asked for the release, for the outcome record; ""
-// when the release cannot be read (the outcome is still written).
-func (d *Deployer) createdBy(ctx context.Context, st *execution.State) string {
+// createdBy is who asked for the release, for the outcome record
+// (author); the name it claims is "" when the release cannot be read (the
+// outcome is still written).
+func (d *Deployer) createdBy(ctx context.Context, st *execution.State) (by, name string) {
 	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	claimed := ""
 	if err != nil {
 		d.log.Warn("cannot read the release for its outcome", "release_id", st.ReleaseID, "error", err.Error())
-		return ""
+	} else {
+		claimed = r.CreatedBy
 	}
-	return r.CreatedBy
+	return d.author(ctx, st, claimed)
 }
 
 // recordDirty records the outcome FailureDirty for a clean up that left
@@ -103,8 +107,9 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 	o := ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureDirty,
 		Error: failure.NameCleanUp, Cause: err.Error(), Leftovers: ce.Leftovers,
-		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: d.createdBy(ctx, st),
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 	}
+	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}

@@ -24,7 +24,9 @@ import (
 //     clock, or later than the execution's start plus CreatedAtMaxSkew (a
 //     release cannot be created after the execution that runs it started);
 //   - a release id another execution consumed (its run-once marker names
-//     that execution).
+//     that execution);
+//   - with Config.Identities, a release whose identity proof is missing or
+//     does not verify (identity.Verifier).
 //
 // Before those checks, once the release decodes and validates, it
 // confirms its execution (confirmExecution) and consumes the release id
@@ -47,11 +49,19 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
 		return nil, err
 	}
+	caller, idErr := d.verifyIdentity(ctx, r)
+	if failure.NameOf(idErr) == failure.NameRetryable {
+		return nil, idErr
+	}
 	// The first execution that sees a valid release consumes its id,
 	// whatever happens next: a release refused below, or failing later,
-	// is never run again under another execution name.
-	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID); err != nil {
+	// is never run again under another execution name. The marker names
+	// the verified caller, for the records.
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
 		return nil, err
+	}
+	if idErr != nil {
+		return nil, idErr
 	}
 
 	var problems []string

@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -20,7 +21,49 @@ type Executions interface {
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, optFns ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 }
 
-var _ Executions = (*sfn.Client)(nil)
+// Identities verifies a release's identity proof (identity.Verifier).
+type Identities interface {
+	Verify(ctx context.Context, proof *release.Identity, contentHash string) (identity.Caller, error)
+}
+
+var (
+	_ Executions = (*sfn.Client)(nil)
+	_ Identities = identity.Verifier{}
+)
+
+// verifyIdentity returns the caller r's identity proof names, "" when the
+// deployer verifies no proofs. A missing or invalid proof is a
+// *failure.BadReleaseError; a transient failure a *failure.RetryableError.
+func (d *Deployer) verifyIdentity(ctx context.Context, r *release.Release) (string, error) {
+	if d.cfg.Identities == nil {
+		return "", nil
+	}
+	sum, err := release.IdentityHash(r)
+	if err != nil {
+		return "", failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+	caller, err := d.cfg.Identities.Verify(ctx, r.Identity, sum)
+	if err != nil {
+		return "", err
+	}
+	return caller.ARN, nil
+}
+
+// author is who asked for the release, for the records: the caller its
+// identity proof names, as Validate verified it and wrote it in the
+// run-once marker, with the name the client gave itself (created_by);
+// without a verified caller, that name alone. A marker that cannot be
+// read leaves the name alone, with a warning: the record is still written.
+func (d *Deployer) author(ctx context.Context, st *execution.State, claimed string) (createdBy, name string) {
+	run, found, err := d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		d.log.Warn("cannot read the run-once marker for the record", "release_id", st.ReleaseID, "error", err.Error())
+	}
+	if !found || run.CreatedBy == "" {
+		return claimed, ""
+	}
+	return run.CreatedBy, claimed
+}
 
 // confirmExecution checks that req runs for a RUNNING execution of the
 // deployer's state machine, never redriven, whose input is the release

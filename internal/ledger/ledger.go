@@ -48,16 +48,22 @@ type Outcome struct {
 	Leftovers []string  `json:"leftovers,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
-	CreatedBy string    `json:"created_by,omitempty"`
+	// CreatedBy is who asked for the release: the caller its identity
+	// proof names (verified by the deployer) with CreatedByName the name
+	// the client gave itself; without a verified caller, that name.
+	CreatedBy     string `json:"created_by,omitempty"`
+	CreatedByName string `json:"created_by_name,omitempty"`
 }
 
 // Current records what is deployed now in a project-config: written when a
 // release succeeds, read by `ferry status`.
 type Current struct {
-	ReleaseID     string    `json:"release_id"`
-	Execution     string    `json:"execution"`
-	ReleaseSHA256 string    `json:"release_sha256"`
+	ReleaseID     string `json:"release_id"`
+	Execution     string `json:"execution"`
+	ReleaseSHA256 string `json:"release_sha256"`
+	// CreatedBy and CreatedByName are as in Outcome.
 	CreatedBy     string    `json:"created_by,omitempty"`
+	CreatedByName string    `json:"created_by_name,omitempty"`
 	DeployedAt    time.Time `json:"deployed_at"`
 	// UserDataSHA256 is the hex SHA-256 of each service's rendered user
 	// data, by service name.

@@ -86,3 +86,11 @@ const (
 // validation assumes one of this length where the id's length matters (the
 // ASG and launch template name); the deployer checks the real one.
 const GeneratedReleaseIDLen = len("20060102T150405Z-000000")
+
+// Bounds of a release's identity proof (a pre-signed sts:GetCallerIdentity
+// request): a SigV4 query-signed URL with a session token is about 1.5 KB.
+const (
+	MaxIdentityURLLen    = 4096
+	MaxIdentityHeaders   = 8
+	MaxIdentityHeaderLen = 1024
+)

@@ -40,11 +40,16 @@ type Holder struct {
 	Since     time.Time `json:"since"`
 }
 
-// started is the body of a release's run-once marker.
-type started struct {
+// Run is the body of a release's run-once marker: the execution that
+// consumed the release, when, and who asked for it as the deployer
+// verified it.
+type Run struct {
 	ReleaseID string    `json:"release_id"`
 	Execution string    `json:"execution"`
 	At        time.Time `json:"at"`
+	// CreatedBy is the caller the release's identity proof names (an IAM
+	// ARN); empty when the deployer verifies no proofs.
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 // Locks takes, reads and releases the project-config locks and run-once
@@ -101,7 +106,7 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 	if err != nil || consumed {
 		return err
 	}
-	if err := l.markStarted(ctx, project, config, h); err != nil {
+	if err := l.markStarted(ctx, project, config, h, ""); err != nil {
 		var bad *failure.BadReleaseError
 		if took && errors.As(err, &bad) {
 			if rerr := l.Release(ctx, project, config, h.ReleaseID); rerr != nil {
@@ -171,7 +176,8 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 	return false, nil
 }
 
-// Consume writes the run-once marker of releaseID for execution with one
+// Consume writes the run-once marker of releaseID for execution (and the
+// verified caller createdBy, "" for none) with one
 // PutObject If-None-Match: *, or accepts a marker that names execution
 // already: the first execution that consumes a release is the only one
 // that ever runs it, whatever its outcome. It is idempotent for one
@@ -180,18 +186,18 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 // Errors: a marker naming another execution is a *failure.BadReleaseError
 // (the release already ran); an unreadable marker a *failure.LockError;
 // throttling, a 5xx or a broken connection a *failure.RetryableError.
-func (l *Locks) Consume(ctx context.Context, project, config, releaseID, execution string) error {
+func (l *Locks) Consume(ctx context.Context, project, config, releaseID, execution, createdBy string) error {
 	if releaseID == "" || execution == "" {
 		return &failure.LockError{Op: "consume", Err: errors.New("a release id and an execution are required")}
 	}
-	return l.markStarted(ctx, project, config, Holder{ReleaseID: releaseID, Execution: execution})
+	return l.markStarted(ctx, project, config, Holder{ReleaseID: releaseID, Execution: execution}, createdBy)
 }
 
 // markStarted writes the run-once marker, or accepts one that names h's
 // execution.
-func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder) error {
+func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder, createdBy string) error {
 	key := naming.StartedKey(project, config, h.ReleaseID)
-	m := started{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC()}
+	m := Run{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC(), CreatedBy: createdBy}
 	// The marker is one of the release's objects: the bucket's lifecycle
 	// rule expires it with them (a replay that late fails Validate's
 	// created_at window anyway).
@@ -276,19 +282,25 @@ func (l *Locks) get(ctx context.Context, project, config string) (h Holder, etag
 // execution wrote it. started is false only when the marker does not exist;
 // an unreadable marker is a *failure.LockError.
 func (l *Locks) Started(ctx context.Context, project, config, releaseID string) (execution string, ok bool, err error) {
+	m, ok, err := l.RunOf(ctx, project, config, releaseID)
+	return m.Execution, ok, err
+}
+
+// RunOf reads the run-once marker of releaseID. found is false only when
+// the marker does not exist; an unreadable marker is a *failure.LockError.
+func (l *Locks) RunOf(ctx context.Context, project, config, releaseID string) (m Run, found bool, err error) {
 	key := naming.StartedKey(project, config, releaseID)
 	body, _, found, err := l.read(ctx, key)
 	if err != nil || !found {
-		return "", false, err
+		return Run{}, false, err
 	}
-	var m started
 	if err := decode(body, &m); err != nil {
-		return "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable run-once marker: %w", err)}
+		return Run{}, false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable run-once marker: %w", err)}
 	}
 	if m.Execution == "" {
-		return "", false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable run-once marker: no execution")}
+		return Run{}, false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable run-once marker: no execution")}
 	}
-	return m.Execution, true, nil
+	return m, true, nil
 }
 
 // read gets a small object, reading at most limits.MaxStateObjectBytes.

@@ -414,3 +414,36 @@ func TestRunOnceMarkerExpires(t *testing.T) {
 		naming.StartedKey(project, config, "r-1"): naming.ObjectTagExpire + "=" + naming.ObjectTagExpireRelease,
 	}, rec.Tagging)
 }
+
+// TestConsume: the first execution that consumes a release is the only
+// one that ever runs it; a retry of that execution is accepted; the marker
+// names the verified caller; Acquire then takes the lock for that
+// execution only.
+func TestConsume(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const caller = "arn:aws:sts::111111111111:assumed-role/Deployers/alice"
+	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller))
+	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller), "a retry")
+
+	run, found, err := e.locks.RunOf(ctx, project, config, "r1")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, lock.Run{ReleaseID: "r1", Execution: "x1", At: t0, CreatedBy: caller}, run)
+
+	err = e.locks.Consume(ctx, project, config, "r1", "x2", caller)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "already ran (execution x1)")
+
+	err = e.locks.Acquire(ctx, project, config, holder("r1", "x2"))
+	require.ErrorAs(t, err, &bad, "another execution never takes the lock for a consumed release")
+	_, held, err := e.locks.Get(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, held)
+	require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "x1")))
+
+	_, found, err = e.locks.RunOf(ctx, project, config, "never")
+	require.NoError(t, err)
+	assert.False(t, found)
+}

@@ -5,10 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/ferryhq/ferry/internal/identity"
 )
 
 // maxBufferedBody is the largest request body HTTPClient buffers; larger
@@ -53,17 +57,45 @@ func (b bufferedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(out)
 }
 
+// inProcessEndpoint is the endpoint of the region's in-process clients:
+// their requests never leave the process, whatever the URL says.
+const inProcessEndpoint = "http://region.local"
+
 // SFN returns a Step Functions client of the region that calls its API in
 // process, through the same handler as `ferry local`'s listener, without
 // a socket: the deployer's own client, which confirms each task's
 // execution (deployer.Executions) as the Lambda does on AWS.
 func (r *Region) SFN() *sfn.Client {
-	return sfn.New(sfn.Options{
+	return sfn.NewFromConfig(r.inProcessConfig())
+}
+
+// STS returns an STS client of the region that calls it in process (see
+// SFN): what in-process callers pre-sign identity proofs with.
+func (r *Region) STS() *sts.Client {
+	return sts.NewFromConfig(r.inProcessConfig())
+}
+
+// inProcessConfig is the AWS configuration of the region's in-process
+// clients.
+func (r *Region) inProcessConfig() aws.Config {
+	return aws.Config{
 		Region:       r.info.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String("http://region.local"),
-		HTTPClient:   &http.Client{Transport: inProcess{handler: r.Handler()}},
-	})
+		BaseEndpoint: aws.String(inProcessEndpoint),
+		HTTPClient:   r.inProcessClient(),
+	}
+}
+
+// verifier is the deployer's identity.Verifier in the region: it replays
+// proofs in process, so it accepts a proof naming any URL (the client's
+// names the region's listener) without ever calling that URL.
+func (r *Region) verifier() identity.Verifier {
+	return identity.Verifier{Client: r.inProcessClient(), Endpoint: func(*url.URL) bool { return true }}
+}
+
+// inProcessClient is an HTTP client whose requests r.Handler() serves.
+func (r *Region) inProcessClient() *http.Client {
+	return &http.Client{Transport: inProcess{handler: r.Handler()}}
 }
 
 // inProcess is a RoundTripper that serves each request with a handler of

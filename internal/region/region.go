@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
@@ -19,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -273,6 +275,7 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 			HealthCheckInterval: opts.HealthCheckInterval,
 			Executions:          r.SFN(),
 			StateMachineARN:     r.info.StateMachineARN,
+			Identities:          r.verifier(),
 			Clock:               r.clk,
 			Logger:              logger.With("component", "deployer"),
 		}, store, connector)
@@ -466,9 +469,10 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 }
 
 // StartRelease stores raw (a release as the client uploads it, with
-// release_id and created_at set) at its naming.ReleaseKey in the deployer
-// bucket and starts an execution named by its release id with raw as
-// input. Assets the release names must already be in the bucket. It is
+// release_id and created_at set, and an identity proof unless it has one
+// already, made as the client makes it) at its naming.ReleaseKey in the
+// deployer bucket and starts an execution named by its release id with raw
+// as input. Assets the release names must already be in the bucket. It is
 // for in-process callers (tests, benchmarks); the client uploads and starts
 // through the APIs.
 func (r *Region) StartRelease(ctx context.Context, raw json.RawMessage) (*asl.Execution, error) {
@@ -479,11 +483,46 @@ func (r *Region) StartRelease(ctx context.Context, raw json.RawMessage) (*asl.Ex
 	if err := release.ValidateReleaseID(rel.ReleaseID); err != nil {
 		return nil, fmt.Errorf("region: start release: release_id: %w", err)
 	}
+	if rel.Identity == nil {
+		if raw, err = r.prove(ctx, rel); err != nil {
+			return nil, fmt.Errorf("region: start release: %w", err)
+		}
+	}
+	return r.startProved(ctx, rel, raw)
+}
+
+// Prove returns raw (a release as the client uploads it) with an identity
+// proof, pre-signed in process as the local caller, as the client adds
+// one: for in-process callers that start releases through the APIs.
+func (r *Region) Prove(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	rel, err := release.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("region: prove: %w", err)
+	}
+	return r.prove(ctx, rel)
+}
+
+// startProved stores raw, the encoding of rel, and starts it (see
+// StartRelease).
+func (r *Region) startProved(ctx context.Context, rel *release.Release, raw json.RawMessage) (*asl.Execution, error) {
 	if err := ledger.New(r.s3, r.info.Bucket).PutRelease(ctx, rel.ProjectName, rel.ConfigName, rel.ReleaseID, raw); err != nil {
 		return nil, fmt.Errorf("region: start release: %w", err)
 	}
 	x, _, err := r.Start(rel.ReleaseID, raw)
 	return x, err
+}
+
+// prove adds an identity proof to rel, pre-signed in process as the local
+// caller, and returns its canonical encoding.
+func (r *Region) prove(ctx context.Context, rel *release.Release) (json.RawMessage, error) {
+	sum, err := release.IdentityHash(rel)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Identity, err = identity.Prove(ctx, sts.NewPresignClient(r.STS()), sum); err != nil {
+		return nil, err
+	}
+	return release.Canonical(rel)
 }
 
 // Execution returns the execution with the given ARN: InvalidArn when arn

@@ -27,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -78,6 +79,14 @@ func releaseJSON(t *testing.T, clk clock.Clock, id string, mutate ...func(*relea
 	raw, err := json.Marshal(rel)
 	require.NoError(t, err)
 	return raw
+}
+
+// proved is raw with an identity proof, as a client uploads it.
+func proved(t *testing.T, r *Region, raw []byte) []byte {
+	t.Helper()
+	p, err := r.Prove(context.Background(), raw)
+	require.NoError(t, err)
+	return p
 }
 
 // serve serves r on a free loopback port until the test ends and returns
@@ -144,7 +153,7 @@ func TestLocalDeployOverAPIs(t *testing.T) {
 	sfc := sfnClient(url)
 
 	const id = "r20260301-1"
-	raw := releaseJSON(t, clk, id)
+	raw := proved(t, r, releaseJSON(t, clk, id))
 	_, err := s3c.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(r.Bucket()), Key: aws.String(naming.ReleaseKey(testProject, testConfig, id)),
 		Body: bytes.NewReader(raw), ContentLength: aws.Int64(int64(len(raw))),
@@ -267,7 +276,7 @@ func TestLocalAPIErrors(t *testing.T) {
 	release := r.Hold()
 	defer release()
 	smARN := aws.String(r.StateMachineARN())
-	raw := releaseJSON(t, clk, "r1")
+	raw := proved(t, r, releaseJSON(t, clk, "r1"))
 	x, err := r.StartRelease(ctx, raw)
 	require.NoError(t, err)
 
@@ -405,7 +414,7 @@ func TestLocalStartIdempotent(t *testing.T) {
 	ctx := context.Background()
 	r, clk := newTestRegion(t, Options{})
 	hold := r.Hold()
-	raw := releaseJSON(t, clk, "r1")
+	raw := proved(t, r, releaseJSON(t, clk, "r1"))
 	x, err := r.StartRelease(ctx, raw)
 	require.NoError(t, err)
 	y, existed, err := r.Start("r1", raw)
@@ -661,6 +670,57 @@ func TestCrashingFleetIsNeverDeployed(t *testing.T) {
 			if g, ok := groups[naming.GroupName(testProject, testConfig, "web", "r-crashing")]; ok {
 				assert.Equal(t, "Delete in progress", g.Status)
 			}
+		})
+	}
+}
+
+// TestIdentityIsVerified: the region's deployer verifies every release's
+// identity proof as the Lambda does, by replaying it to the region's STS,
+// and records the caller STS names, with the name the client gave itself.
+func TestIdentityIsVerified(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		raw   func(r *Region, clk clock.Clock) []byte
+		cause string // "" for Success
+	}{
+		{name: "proved", raw: func(r *Region, clk clock.Clock) []byte { return proved(t, r, releaseJSON(t, clk, "r1")) }},
+		{name: "no proof", raw: func(r *Region, clk clock.Clock) []byte { return releaseJSON(t, clk, "r1") },
+			cause: "identity: required"},
+		{name: "a proof of another release", raw: func(r *Region, clk clock.Clock) []byte {
+			var other, mine release.Release
+			require.NoError(t, json.Unmarshal(proved(t, r, releaseJSON(t, clk, "r0")), &other))
+			require.NoError(t, json.Unmarshal(releaseJSON(t, clk, "r1"), &mine))
+			mine.Identity = other.Identity
+			raw, err := json.Marshal(&mine)
+			require.NoError(t, err)
+			return raw
+		}, cause: "identity: the proof is bound to release"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, clk := newTestRegion(t, Options{})
+			raw := tt.raw(r, clk)
+			require.NoError(t, ledger.New(r.S3(), r.Bucket()).PutRelease(ctx, testProject, testConfig, "r1", raw))
+			x, _, err := r.Start("r1", raw)
+			require.NoError(t, err)
+			require.NoError(t, x.Wait(ctx))
+			d := x.Describe()
+			if tt.cause != "" {
+				assert.Equal(t, asl.StatusFailed, d.Status)
+				assert.Equal(t, "BadReleaseError", d.Error)
+				assert.Contains(t, failure.Message(d.Cause), tt.cause)
+				for _, a := range r.World().Snapshot().Accounts {
+					assert.Empty(t, a.Groups, "nothing was deployed")
+				}
+				return
+			}
+			require.Equal(t, asl.StatusSucceeded, d.Status, d.Cause)
+			o, found, err := ledger.New(r.S3(), r.Bucket()).GetOutcome(ctx, testProject, testConfig, "r1")
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, "arn:aws:iam::111111111111:user/ferry-local", o.CreatedBy, "the caller the region's STS names")
+			assert.Equal(t, "arn:aws:iam::111111111111:user/alice", o.CreatedByName, "the name the client gave itself")
 		})
 	}
 }

@@ -12,23 +12,36 @@ import (
 const stsContentType = "application/x-www-form-urlencoded"
 
 // isSTS reports whether req is an STS Query request: a form POSTed to the
-// root path. S3 never POSTs a form to "/".
+// root path, or a query-signed GET of the root path naming an STS Action
+// (a pre-signed GetCallerIdentity, an identity proof). S3 never POSTs a
+// form to "/", and its GET "/" (ListBuckets) has no Action.
 func isSTS(req *http.Request) bool {
-	return req.Method == http.MethodPost && req.URL.Path == "/" &&
-		strings.HasPrefix(req.Header.Get("Content-Type"), stsContentType)
+	if req.URL.Path != "/" {
+		return false
+	}
+	switch req.Method {
+	case http.MethodPost:
+		return strings.HasPrefix(req.Header.Get("Content-Type"), stsContentType)
+	case http.MethodGet:
+		return req.URL.Query().Has("Action")
+	}
+	return false
 }
 
 // serveSTS serves the one STS call a client makes against the region:
 // GetCallerIdentity, answered with the region's account, so that a client
 // pointed at the region by AWS_ENDPOINT_URL alone names the deployer as it
-// would in that account. Any other action is InvalidAction.
+// would in that account, and so that the deployer can replay an identity
+// proof (package identity). Like every request to the region it is not
+// authenticated: any signature names the one local caller. Any other
+// action is InvalidAction.
 func (r *Region) serveSTS(w http.ResponseWriter, req *http.Request) {
 	req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
 	if err := req.ParseForm(); err != nil {
 		writeSTSError(w, "MalformedQueryString", "the request body does not decode: "+err.Error())
 		return
 	}
-	switch action := req.PostForm.Get("Action"); action {
+	switch action := req.Form.Get("Action"); action {
 	case "GetCallerIdentity":
 		account := r.info.Account
 		type result struct {

@@ -85,6 +85,11 @@ func (r *Release) Clone() *Release {
 	}
 	c := *r
 	c.Subnets = slices.Clone(r.Subnets)
+	if r.Identity != nil {
+		id := *r.Identity
+		id.Headers = maps.Clone(r.Identity.Headers)
+		c.Identity = &id
+	}
 	c.StableSeconds = clonePtr(r.StableSeconds)
 	if r.Lifecycle != nil {
 		c.Lifecycle = make(map[string]*LifecycleHook, len(r.Lifecycle))

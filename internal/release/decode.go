@@ -35,7 +35,7 @@ func Decode(data []byte) (*Release, error) { return decode(data, false) }
 // clientSet lists, per struct type, the JSON fields that only the client
 // may set; a release file must leave them out.
 var clientSet = map[reflect.Type]map[string]bool{
-	reflect.TypeFor[Release](): {"release_id": true, "created_at": true, "created_by": true},
+	reflect.TypeFor[Release](): {"release_id": true, "created_at": true, "created_by": true, "identity": true},
 	reflect.TypeFor[Asset]():   {"sha256": true, "size": true},
 }
 

@@ -51,6 +51,18 @@ func Hash(r *Release) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// IdentityHash is the hex SHA-256 of the canonical encoding of r without
+// its identity proof: what the proof is bound to (a proof cannot sign a
+// hash of itself).
+func IdentityHash(r *Release) (string, error) {
+	if r == nil {
+		return "", fmt.Errorf("canonical encoding: no release")
+	}
+	c := r.Clone()
+	c.Identity = nil
+	return Hash(c)
+}
+
 // marshal encodes v as compact JSON without HTML escaping (maps have their
 // keys sorted by encoding/json).
 func marshal(v any) ([]byte, error) {

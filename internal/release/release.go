@@ -13,6 +13,10 @@ type Release struct {
 	// CreatedBy names who asked for the release (the caller's identity), set
 	// by the client.
 	CreatedBy string `json:"created_by,omitempty"`
+	// Identity proves who asked for the release, set by the client; the
+	// deployer verifies it and records the caller it proves, so CreatedBy
+	// is only the name the caller gave itself.
+	Identity *Identity `json:"identity,omitempty"`
 
 	// AccountID and Region name the target environment; empty means the
 	// deployer's own. Qualifier selects a bootstrap of that environment.
@@ -96,4 +100,15 @@ type Policy struct {
 	EvaluationPeriods int `json:"evaluation_periods,omitempty"`
 	Period            int `json:"period,omitempty"`
 	Cooldown          int `json:"cooldown,omitempty"`
+}
+
+// Identity is a pre-signed sts:GetCallerIdentity request (the method, URL
+// and signed headers of a SigV4 query-signed request) whose signed
+// headers bind it to one release's IdentityHash (package identity makes
+// and checks it). Replayed by the deployer, it tells who signed it, and
+// STS refuses it once it expires or if anything signed was changed.
+type Identity struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
 }

@@ -85,6 +85,7 @@ func (v *validator) release() {
 			p.add("created_by", "must be printable ASCII without leading or trailing spaces")
 		}
 	}
+	v.identity()
 	if r.AccountID != "" && !accountIDRe.MatchString(r.AccountID) {
 		p.add("account_id", "must be 12 digits")
 	}
@@ -115,6 +116,35 @@ func (v *validator) release() {
 		v.service(name)
 	}
 	v.userData()
+}
+
+// identity bounds the identity proof's shape; what it proves is package
+// identity's to check.
+func (v *validator) identity() {
+	id := v.r.Identity
+	if id == nil {
+		return
+	}
+	switch {
+	case id.Method == "":
+		v.p.add("identity.method", "required")
+	case len(id.Method) > 16:
+		v.p.add("identity.method", "must be at most 16 characters")
+	}
+	switch {
+	case id.URL == "":
+		v.p.add("identity.url", "required")
+	case len(id.URL) > limits.MaxIdentityURLLen:
+		v.p.add("identity.url", "must be at most %d characters", limits.MaxIdentityURLLen)
+	}
+	if len(id.Headers) > limits.MaxIdentityHeaders {
+		v.p.add("identity.headers", "at most %d headers, not %d", limits.MaxIdentityHeaders, len(id.Headers))
+	}
+	for k, val := range id.Headers {
+		if len(k) > limits.MaxIdentityHeaderLen || len(val) > limits.MaxIdentityHeaderLen || !createdByRe.MatchString(k) || (val != "" && !createdByRe.MatchString(val)) {
+			v.p.add(field("identity.headers", k), "header names and values are printable ASCII of at most %d characters", limits.MaxIdentityHeaderLen)
+		}
+	}
 }
 
 func (v *validator) lifecycle() {

@@ -1,0 +1,199 @@
+package identity
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// BindingHeader is the signed header that binds a proof to one release: its
+// value is the release's release.IdentityHash.
+const BindingHeader = "X-Ferry-Release-Sha256"
+
+// Presigner pre-signs sts:GetCallerIdentity (*sts.PresignClient).
+type Presigner interface {
+	PresignGetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.PresignOptions)) (*v4.PresignedHTTPRequest, error)
+}
+
+var _ Presigner = (*sts.PresignClient)(nil)
+
+// Prove pre-signs sts:GetCallerIdentity with the caller's credentials,
+// with BindingHeader set to contentHash among the signed headers. The
+// proof holds no credentials: a signature, valid for one request, until
+// it expires (15 minutes, the SDK's default for pre-signed STS requests).
+func Prove(ctx context.Context, p Presigner, contentHash string) (*release.Identity, error) {
+	req, err := p.PresignGetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}, func(o *sts.PresignOptions) {
+		o.ClientOptions = append(o.ClientOptions, func(o *sts.Options) {
+			o.APIOptions = append(o.APIOptions, smithyhttp.SetHeaderValue(BindingHeader, contentHash))
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("identity: pre-signing sts:GetCallerIdentity: %w", err)
+	}
+	headers := map[string]string{}
+	for k, vs := range req.SignedHeader {
+		if strings.EqualFold(k, "Host") || len(vs) == 0 {
+			continue // net/http sets Host from the URL
+		}
+		headers[http.CanonicalHeaderKey(k)] = strings.Join(vs, ",")
+	}
+	return &release.Identity{Method: req.Method, URL: req.URL, Headers: headers}, nil
+}
+
+// Caller is who a verified proof names, as GetCallerIdentity answers.
+type Caller struct {
+	// ARN is the caller's ARN: an IAM user, an assumed-role session
+	// (arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION) or the account's
+	// root.
+	ARN     string
+	Account string
+	UserID  string
+}
+
+// Doer sends an HTTP request (*http.Client).
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Verifier checks proofs by replaying them. Client sends them (default
+// http.DefaultClient: set one with a timeout); Endpoint decides which URLs
+// a proof may name (default AWSEndpoint).
+type Verifier struct {
+	Client   Doer
+	Endpoint func(u *url.URL) bool
+}
+
+// stsHost is the host of an STS endpoint of AWS: global, regional, China.
+var stsHost = regexp.MustCompile(`^sts(\.[a-z]{2}(-[a-z]+)+-[0-9]{1,2})?\.amazonaws\.com(\.cn)?$`)
+
+// AWSEndpoint reports whether u is an STS endpoint of AWS over https with
+// the root path and no user, fragment or explicit port.
+func AWSEndpoint(u *url.URL) bool {
+	return u.Scheme == "https" && u.User == nil && u.Port() == "" && u.Fragment == "" &&
+		(u.Path == "" || u.Path == "/") && stsHost.MatchString(u.Hostname())
+}
+
+// maxResponseBytes bounds what Verify reads of STS's answer.
+const maxResponseBytes = 64 << 10
+
+// Verify replays proof and returns the caller STS names. The proof must
+// be a GetCallerIdentity request to an endpoint Endpoint accepts, with
+// BindingHeader among its signed headers and equal to contentHash.
+//
+// Errors: a proof that is missing, malformed, bound to another release or
+// that STS refuses (expired, a signature that does not match) is a
+// *failure.BadReleaseError naming why; STS throttling, a 5xx or a broken
+// connection is a *failure.RetryableError.
+func (v Verifier) Verify(ctx context.Context, proof *release.Identity, contentHash string) (Caller, error) {
+	bad := func(format string, a ...any) (Caller, error) {
+		return Caller{}, failure.BadRelease("identity: " + fmt.Sprintf(format, a...))
+	}
+	if proof == nil {
+		return bad("required: the client proves who asks with a pre-signed sts:GetCallerIdentity request (ferry deploy does)")
+	}
+	u, err := url.Parse(proof.URL)
+	if err != nil {
+		return bad("url does not parse")
+	}
+	endpoint := v.Endpoint
+	if endpoint == nil {
+		endpoint = AWSEndpoint
+	}
+	if !endpoint(u) {
+		return bad("url %s://%s is not an STS endpoint the deployer calls", u.Scheme, u.Host)
+	}
+	q := u.Query()
+	switch {
+	case proof.Method != http.MethodGet:
+		return bad("method %q: a pre-signed GetCallerIdentity request is a GET", proof.Method)
+	case q.Get("Action") != "GetCallerIdentity" || len(q["Action"]) != 1:
+		return bad("the request is not sts:GetCallerIdentity")
+	case !slices.Contains(strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), strings.ToLower(BindingHeader)):
+		return bad("the request does not sign %s", BindingHeader)
+	}
+	var bound string
+	for k, val := range proof.Headers {
+		if strings.EqualFold(k, BindingHeader) {
+			bound = val
+		}
+	}
+	if bound != contentHash {
+		return bad("the proof is bound to release %q, not to this release (%s)", bound, contentHash)
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return bad("the request cannot be made: %v", err)
+	}
+	for k, val := range proof.Headers {
+		req.Header.Set(k, val)
+	}
+	client := v.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
+	}
+	if len(body) > maxResponseBytes {
+		return bad("STS answered more than %d bytes", maxResponseBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		code, msg := stsError(body)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || code == "Throttling" {
+			return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity",
+				Err: fmt.Errorf("HTTP %d %s", resp.StatusCode, code)}
+		}
+		return bad("STS refused the proof (HTTP %d %s: %s)", resp.StatusCode, code, msg)
+	}
+	var out struct {
+		Result struct {
+			Arn     string `xml:"Arn"`
+			UserID  string `xml:"UserId"`
+			Account string `xml:"Account"`
+		} `xml:"GetCallerIdentityResult"`
+	}
+	if err := xml.NewDecoder(bytes.NewReader(body)).Decode(&out); err != nil || out.Result.Arn == "" {
+		return bad("STS's answer names no caller")
+	}
+	return Caller{ARN: out.Result.Arn, Account: out.Result.Account, UserID: out.Result.UserID}, nil
+}
+
+// stsError reads the code and message of an STS error document; empty
+// when the body is not one. The message is cut: it is shown to people.
+func stsError(body []byte) (code, msg string) {
+	var e struct {
+		Error struct {
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		} `xml:"Error"`
+	}
+	if xml.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	msg = e.Error.Message
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return e.Error.Code, msg
+}
