@@ -22,6 +22,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // Environment variables the client reads (through Env.Getenv). The AWS SDK
@@ -109,12 +110,17 @@ type deployer struct {
 	cfg deployerConfig
 	s3  bucketAPI
 	sfn stepFunctions
-	// presign signs the identity proof of each release (identity.Prove)
-	// with the caller's credentials.
-	presign identity.Presigner
+	// prover makes the identity proof of each release with the caller's
+	// credentials.
+	prover identity.Signer
 	// now is the time a release's created_at is set from: the wall clock,
 	// or the local region's clock (which may run faster).
 	now func(ctx context.Context) (time.Time, error)
+}
+
+// submitter is the deployer as releases are submitted to it.
+func (d *deployer) submitter() submit.Deployer {
+	return submit.Deployer{Bucket: d.cfg.Bucket, StateMachineARN: d.cfg.StateMachineARN, S3: d.s3, SFN: d.sfn}
 }
 
 // errNoDeployer is in the chain of every error that says which deployer to
@@ -172,7 +178,7 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 			o.DisableLogOutputChecksumValidationSkipped = custom
 		}),
 		sfn:     sfn.NewFromConfig(awsCfg),
-		presign: sts.NewPresignClient(sts.NewFromConfig(awsCfg)),
+		prover:  identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: aws.ToString(awsCfg.BaseEndpoint)},
 		now:     func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil
 }
@@ -216,7 +222,7 @@ func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, 
 			o.UsePathStyle = true
 		}),
 		sfn:     sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
-		presign: sts.NewPresignClient(sts.NewFromConfig(awsCfg, func(o *sts.Options) { o.BaseEndpoint = aws.String(endpoint) })),
+		prover:  identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: endpoint},
 		now: func(ctx context.Context) (time.Time, error) {
 			info, err := fetchLocalInfo(ctx, endpoint)
 			if err != nil {

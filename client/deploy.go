@@ -2,28 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
-
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/identity"
-	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 const deployHelp = `Deploy reads the release file and checks it as ferry validate does
@@ -132,7 +118,7 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	raw, err := prepare(ctx, d, r, req.file, now, displayName(env))
+	p, err := submit.Prepare(ctx, d.prover, r, req.file, now, displayName(env), submit.NewReleaseID(now))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -164,22 +150,11 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		out.message("ferry deploy: note: release %s of %s %s is being deployed (execution %s); this deploy fails at Lock unless it ends first", x.Release.ReleaseID, project, config, x.Name)
 	}
 
-	for _, name := range sortedAssetNames(r) {
-		a := r.Assets[name]
-		got, _, _, err := asset.Upload(ctx, d.s3, d.cfg.Bucket, project, config, release.AssetPath(req.file, a))
-		if err != nil {
-			return fail("uploading asset %s: %v", name, err)
-		}
-		if got != a.SHA256 {
-			return fail("asset %s (%s) changed while ferry was reading it; run ferry deploy again", name, a.Path)
-		}
+	sub := d.submitter()
+	if err := sub.Upload(ctx, p); err != nil {
+		return fail("%v", err)
 	}
-	if err := ledger.New(d.s3, d.cfg.Bucket).PutRelease(ctx, project, config, r.ReleaseID, raw); err != nil {
-		return fail("uploading the release: %v", err)
-	}
-
-	name := naming.ExecutionName(project, config, r.ReleaseID)
-	arn, err := start(ctx, d, name, raw)
+	arn, err := sub.Start(ctx, p)
 	if err != nil {
 		return fail("starting the deploy: %v", err)
 	}
@@ -190,24 +165,6 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 		return exitOK
 	}
 	return followToEnd(ctx, env, d, out, arn, req, haltHint(req.flags, req.file))
-}
-
-// prepare readies r, read from file, for upload as the client uploads every
-// release (asset.PrepareRelease: id, created_at and created_by set, assets
-// hashed, validated) and adds its identity proof, pre-signed with the
-// caller's credentials; it returns the release's canonical encoding.
-func prepare(ctx context.Context, d *deployer, r *release.Release, file string, now time.Time, by string) ([]byte, error) {
-	if _, err := asset.PrepareRelease(r, file, now, by, newReleaseID(now)); err != nil {
-		return nil, err
-	}
-	sum, err := release.IdentityHash(r)
-	if err != nil {
-		return nil, err
-	}
-	if r.Identity, err = identity.Prove(ctx, d.presign, sum); err != nil {
-		return nil, fmt.Errorf("proving who asks (sts:GetCallerIdentity with your credentials): %w", err)
-	}
-	return release.Canonical(r)
 }
 
 // announce prints, with --json, the release event: which release and
@@ -223,51 +180,6 @@ func announce(out *display, req deployRequest, project, config, releaseID, arn s
 		ReleaseID string `json:"release_id"`
 		Execution string `json:"execution_arn"`
 	}{"release", project, config, releaseID, arn})
-}
-
-// newReleaseID is a release id: the UTC time to the second and 6 random
-// hex digits, e.g. 20250102T150405Z-3f9a1c.
-func newReleaseID(now time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
-
-// start starts the execution name with input raw and returns its ARN. A
-// retried start of the same name and input returns the same execution
-// (Step Functions' idempotency). A name already used is that execution
-// only when its input is raw: an execution of another input under the
-// name is an error, never followed as this release's.
-func start(ctx context.Context, d *deployer, name string, raw []byte) (string, error) {
-	out, err := d.sfn.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(d.cfg.StateMachineARN),
-		Name:            aws.String(name),
-		Input:           aws.String(string(raw)),
-	})
-	var exists *sfntypes.ExecutionAlreadyExists
-	if err == nil {
-		return aws.ToString(out.ExecutionArn), nil
-	}
-	if !errors.As(err, &exists) {
-		return "", err
-	}
-	arn := executionARN(d.cfg.StateMachineARN, name)
-	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-	if err != nil {
-		return "", fmt.Errorf("execution %s already exists, and reading it failed: %w", name, err)
-	}
-	if !sameJSON(aws.ToString(desc.Input), raw) {
-		return "", fmt.Errorf("execution %s already exists and deploys another release (started %s); nothing was started",
-			name, aws.ToTime(desc.StartDate).UTC().Format(time.RFC3339))
-	}
-	return arn, nil
-}
-
-// sameJSON reports whether text and raw hold the same JSON value (an
-// execution's input may come back re-encoded).
-func sameJSON(text string, raw []byte) bool {
-	var a, b any
-	return json.Unmarshal([]byte(text), &a) == nil && json.Unmarshal(raw, &b) == nil && reflect.DeepEqual(a, b)
 }
 
 // followToEnd follows an execution and turns its outcome into the exit
@@ -299,5 +211,3 @@ func haltHint(f *deployerFlags, file string) string {
 	}
 	return cmd + file
 }
-
-func sortedAssetNames(r *release.Release) []string { return slices.Sorted(maps.Keys(r.Assets)) }

@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 const (
@@ -195,9 +196,9 @@ func TestStartOnlyFollowsItsOwnExecution(t *testing.T) {
 		Name: aws.String("taken"), Input: aws.String(string(theirs))})
 	require.NoError(t, err)
 
-	_, err = start(ctx, d, "taken", mine)
-	require.ErrorContains(t, err, "execution taken already exists and deploys another release")
-	arn, err := start(ctx, d, "taken", theirs)
+	_, err = d.submitter().StartNamed(ctx, "taken", mine)
+	require.ErrorIs(t, err, submit.ErrNameTaken)
+	arn, err := d.submitter().StartNamed(ctx, "taken", theirs)
 	require.NoError(t, err, "the same input is the same execution")
-	assert.Equal(t, executionARN(d.cfg.StateMachineARN, "taken"), arn)
+	assert.Equal(t, asl.ExecutionARN(d.cfg.StateMachineARN, "taken"), arn)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,13 +17,6 @@ import (
 // historyPageSize is how many events one GetExecutionHistory call asks for
 // (Step Functions' maximum).
 const historyPageSize = 1000
-
-// executionARN is the ARN of the execution called name of the state
-// machine stateMachineARN (arn:...:stateMachine:M becomes
-// arn:...:execution:M:name).
-func executionARN(stateMachineARN, name string) string {
-	return strings.Replace(stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
-}
 
 // runningExecution is a running execution of the deployer and the release
 // it deploys.

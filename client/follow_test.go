@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
 )
 
@@ -247,7 +248,7 @@ func TestHistoryReaderIncremental(t *testing.T) {
 
 func TestExecutionARN(t *testing.T) {
 	assert.Equal(t, "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:x",
-		executionARN("arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "x"))
+		asl.ExecutionARN("arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", "x"))
 }
 
 func TestFormatElapsed(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // whileHeld runs the commands concurrently while the region's time stands
@@ -117,8 +118,9 @@ func uploadRelease(t *testing.T, tr *testRegion, file string) (*deployer, *relea
 	r, err := release.ReadFile(file)
 	require.NoError(t, err)
 	now := tr.Clock().Now()
-	raw, err := prepare(context.Background(), d, r, file, now, "tester")
+	p, err := submit.Prepare(context.Background(), d.prover, r, file, now, "tester", submit.NewReleaseID(now))
 	require.NoError(t, err)
+	raw := p.Raw
 	require.NoError(t, ledger.New(d.s3, d.cfg.Bucket).PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
 	return d, r, raw
 }
@@ -127,7 +129,7 @@ func uploadRelease(t *testing.T, tr *testRegion, file string) (*deployer, *relea
 // it to its end.
 func runExecution(t *testing.T, tr *testRegion, d *deployer, name string, raw []byte) progress {
 	t.Helper()
-	arn, err := start(context.Background(), d, name, raw)
+	arn, err := d.submitter().StartNamed(context.Background(), name, raw)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	u, err := followExecution(context.Background(), d.sfn, arn, &display{w: &buf, mode: modePlain}, followOptions{Sleep: tr.sleeper()})

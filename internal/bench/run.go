@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/asl"
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // Start is the simulated time every run starts at.
@@ -170,16 +171,17 @@ func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
 	}
 	rec.world, rec.startAt = r.World(), machine.StartAt()
 
-	sum, size, err := uploadAsset(ctx, r)
+	sub, err := newSubmitter(r)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s: %w", c, err)
 	}
-	if _, err := deployRelease(ctx, r, c, 0, sum, size); err != nil {
+	defer sub.close()
+	if _, err := sub.deploy(ctx, c, 0); err != nil {
 		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
 	}
 	r.World().ResetCalls()
 	rec.begin(c)
-	if _, err := deployRelease(ctx, r, c, 1, sum, size); err != nil {
+	if _, err := sub.deploy(ctx, c, 1); err != nil {
 		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
 	}
 	out, err := rec.finish()
@@ -190,40 +192,65 @@ func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
 	return out, nil
 }
 
-// uploadAsset uploads AssetContent to the deployer bucket as the client
-// does (asset.Upload) and returns its SHA-256 and size.
-func uploadAsset(ctx context.Context, r *region.Region) (string, int64, error) {
-	dir, err := os.MkdirTemp("", "ferry-bench-")
-	if err != nil {
-		return "", 0, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "app.conf")
-	if err := os.WriteFile(path, AssetContent, 0o600); err != nil {
-		return "", 0, err
-	}
-	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), Project, Config, path)
-	return sum, size, err
+// submitter submits a cell's releases to the region as ferry deploy does
+// (package submit): from release files written next to the asset's file,
+// each prepared with its identity proof, uploaded with the asset, and
+// started under its execution name.
+type submitter struct {
+	r   *region.Region
+	dir string
+	d   submit.Deployer
 }
 
-// deployRelease starts the k-th release of the cell at the region's now and
+// newSubmitter writes AssetContent to a new directory; close removes it.
+func newSubmitter(r *region.Region) (*submitter, error) {
+	dir, err := os.MkdirTemp("", "ferry-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, AssetFile), AssetContent, 0o600); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	d := submit.Deployer{Bucket: r.Bucket(), StateMachineARN: r.StateMachineARN(), S3: r.S3(), SFN: r.SFN()}
+	return &submitter{r: r, dir: dir, d: d}, nil
+}
+
+func (s *submitter) close() { _ = os.RemoveAll(s.dir) }
+
+// deploy submits the k-th release of the cell at the region's now and
 // waits for it to succeed.
-func deployRelease(ctx context.Context, r *region.Region, c Cell, k int, sum string, size int64) (asl.Description, error) {
-	now := r.Clock().Now()
-	raw, err := Release(c, ReleaseID(now, k), now, k+1, sum, size)
+func (s *submitter) deploy(ctx context.Context, c Cell, k int) (asl.Description, error) {
+	raw, err := ReleaseFile(c, k+1)
 	if err != nil {
 		return asl.Description{}, err
 	}
-	x, err := r.StartRelease(ctx, raw)
+	file := filepath.Join(s.dir, fmt.Sprintf("release-%d.json", k))
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		return asl.Description{}, err
+	}
+	rel, err := release.ReadFile(file)
 	if err != nil {
 		return asl.Description{}, err
 	}
-	if err := x.Wait(ctx); err != nil {
+	now := s.r.Clock().Now()
+	p, err := submit.Prepare(ctx, s.r.Signer(), rel, file, now, "bench", ReleaseID(now, k))
+	if err != nil {
 		return asl.Description{}, err
 	}
-	d := x.Describe()
+	if err := s.d.Upload(ctx, p); err != nil {
+		return asl.Description{}, err
+	}
+	arn, err := s.d.Start(ctx, p)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	d, err := s.r.Wait(ctx, arn)
+	if err != nil {
+		return asl.Description{}, err
+	}
 	if d.Status != asl.StatusSucceeded {
-		return d, fmt.Errorf("execution %s ended %s (%s: %s) after %v", d.Name, d.Status, d.Error, failure.Message(d.Cause), x.Path())
+		return d, fmt.Errorf("execution %s ended %s (%s: %s)", d.Name, d.Status, d.Error, failure.Message(d.Cause))
 	}
 	return d, nil
 }

@@ -132,26 +132,9 @@ const AssetName = "app-config"
 // AssetContent is its content.
 var AssetContent = []byte("# the benchmark's application configuration\nlisten = 8000\nworkers = 8\n")
 
-// Release is the release of a cell with id and created_at set, as the
-// client uploads it (defaults applied, checked, canonical JSON), with the
-// asset's SHA-256 and size (sum, size) filled in. See ReleaseFile for what
-// it holds; version makes two releases' user data differ.
-func Release(c Cell, id string, createdAt time.Time, version int, sum string, size int64) ([]byte, error) {
-	r := newRelease(c, version)
-	r.ReleaseID = id
-	r.CreatedAt = createdAt.UTC().Truncate(time.Millisecond)
-	r.CreatedBy = "bench"
-	r.Assets[AssetName].SHA256, r.Assets[AssetName].Size = sum, size
-	r.ApplyDefaults()
-	if err := r.Validate(true); err != nil {
-		return nil, fmt.Errorf("bench: the release of %s: %w", c, err)
-	}
-	return release.Canonical(r)
-}
-
 // ReleaseFile is the release file of a cell, as a person writes it (no id,
 // no created_at, the asset named by its path, AssetFile next to the
-// release file): every service with c.Instances instances (min_size N,
+// release file; the benchmark submits it as ferry deploy does): every service with c.Instances instances (min_size N,
 // max_size 2N, spread 0.1, so the new group launches ceil(1.1 N) and needs
 // N healthy), its security group and target group, CPU scaling policies,
 // tags, a termination lifecycle hook, and user data naming the asset.

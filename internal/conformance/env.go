@@ -16,16 +16,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/ferryhq/ferry/internal/asl"
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
-	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/submit"
 	"github.com/ferryhq/ferry/statemachine/definition"
 )
 
@@ -190,17 +190,11 @@ func (f policyARNFix) DescribePolicies(ctx context.Context, in *autoscaling.Desc
 	return c.DescribePolicies(ctx, in, optFns...)
 }
 
-// prepared is a release ready to upload, as ferry deploy makes it.
-type prepared struct {
-	file string
-	rel  *release.Release
-	raw  []byte
-}
-
 // prepare reads testdata/conformance/<name> and prepares it as ferry deploy
-// does, with a release id unique in the scenario. edit, when set, changes
-// the release first (its target account, its image).
-func (e *env) prepare(name string, edit func(*release.Release)) (*prepared, error) {
+// does (submit.Prepare, its identity proof pre-signed with the harness's
+// credentials), with a release id unique in the scenario. edit, when set,
+// changes the release first (its target account, its image).
+func (e *env) prepare(ctx context.Context, name string, edit func(*release.Release)) (*submit.Prepared, error) {
 	file := e.root + "/testdata/conformance/" + name
 	r, err := release.ReadFile(file)
 	if err != nil {
@@ -212,30 +206,27 @@ func (e *env) prepare(name string, edit func(*release.Release)) (*prepared, erro
 	e.seq++
 	now := e.clk.Now()
 	id := fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405Z"), e.seq)
-	raw, err := asset.PrepareRelease(r, file, now, "conformance", id)
+	signer := identity.Signer{Credentials: e.awsCfg.Credentials, Region: Region, Endpoint: e.moto.URL, Clock: e.clk}
+	p, err := submit.Prepare(ctx, signer, r, file, now, "conformance", id)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: preparing %s: %w", name, err)
 	}
-	return &prepared{file: file, rel: r, raw: raw}, nil
+	return p, nil
 }
 
-// run uploads the release's assets and the release as ferry deploy does,
-// then runs its execution of the deploy state machine to the end, its Task
-// states invoking the deployer in-process. observe, when set, sees every
-// history event.
-func (e *env) run(ctx context.Context, p *prepared, observe func(asl.Event)) (*asl.Execution, error) {
-	bucket := naming.DeployerBucketName(DeployerAccount, Region)
-	for name, a := range p.rel.Assets {
-		if _, _, _, err := asset.Upload(ctx, e.s3, bucket, p.rel.ProjectName, p.rel.ConfigName, release.AssetPath(p.file, a)); err != nil {
-			return nil, fmt.Errorf("conformance: uploading asset %s: %w", name, err)
-		}
-	}
-	if err := ledger.New(e.s3, bucket).PutRelease(ctx, p.rel.ProjectName, p.rel.ConfigName, p.rel.ReleaseID, p.raw); err != nil {
-		return nil, fmt.Errorf("conformance: uploading the release: %w", err)
+// run uploads the release's assets and the release as ferry deploy does
+// (submit.Deployer), then runs its execution of the deploy state machine
+// to the end in ferry's interpreter (moto has no Step Functions that
+// invokes a function in process), its Task states invoking the deployer
+// in-process. observe, when set, sees every history event.
+func (e *env) run(ctx context.Context, p *submit.Prepared, observe func(asl.Event)) (*asl.Execution, error) {
+	d := submit.Deployer{Bucket: e.bucket(), StateMachineARN: e.smARN, S3: e.s3}
+	if err := d.Upload(ctx, p); err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
 	}
 	x, err := asl.Run(ctx, e.machine, asl.RunOptions{
-		Input:           p.raw,
-		Name:            p.rel.ReleaseID,
+		Input:           p.Raw,
+		Name:            p.ExecutionName(),
 		StateMachineARN: e.smARN,
 		Clock:           e.clk,
 		Waiter:          asl.VirtualWaiter{Clock: e.clk},
@@ -245,7 +236,7 @@ func (e *env) run(ctx context.Context, p *prepared, observe func(asl.Event)) (*a
 		Observer: observe,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("conformance: running %s: %w", p.rel.ReleaseID, err)
+		return nil, fmt.Errorf("conformance: running %s: %w", p.Release.ReleaseID, err)
 	}
 	return x, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // group is what moto says of one Auto Scaling group of the project.
@@ -93,10 +94,10 @@ func firstDeploy(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web"); err != nil {
+	if err := e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID, "web"); err != nil {
 		return err
 	}
-	grp := naming.GroupName(Project, Config, "web", p.rel.ReleaseID)
+	grp := naming.GroupName(Project, Config, "web", p.Release.ReleaseID)
 	pols, err := autoscaling.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount)).DescribePolicies(ctx,
 		&autoscaling.DescribePoliciesInput{AutoScalingGroupName: aws.String(grp)})
 	if err != nil {
@@ -118,8 +119,8 @@ func firstDeploy(ctx context.Context, e *env) error {
 }
 
 // deploy prepares and runs a release file and checks where it ended.
-func (e *env) deploy(ctx context.Context, file string, edit func(*release.Release), final, errName string, observe func(asl.Event)) (*prepared, error) {
-	p, err := e.prepare(file, edit)
+func (e *env) deploy(ctx context.Context, file string, edit func(*release.Release), final, errName string, observe func(asl.Event)) (*submit.Prepared, error) {
+	p, err := e.prepare(ctx, file, edit)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func swap(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.expectGroups(ctx, DeployerAccount, p2.rel.ReleaseID, "web")
+	return e.expectGroups(ctx, DeployerAccount, p2.Release.ReleaseID, "web")
 }
 
 // removedService: a release without a service the previous one had
@@ -151,14 +152,14 @@ func removedService(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web", "worker"); err != nil {
+	if err := e.expectGroups(ctx, DeployerAccount, p1.Release.ReleaseID, "web", "worker"); err != nil {
 		return err
 	}
 	p2, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
 	if err != nil {
 		return err
 	}
-	return e.expectGroups(ctx, DeployerAccount, p2.rel.ReleaseID, "web")
+	return e.expectGroups(ctx, DeployerAccount, p2.Release.ReleaseID, "web")
 }
 
 // badAMI: a release naming an image moto does not have is refused at
@@ -175,7 +176,7 @@ func badAMI(ctx context.Context, e *env) error {
 		"FailureClean", failure.NameBadRelease, nil); err != nil {
 		return err
 	}
-	return e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web")
+	return e.expectGroups(ctx, DeployerAccount, p1.Release.ReleaseID, "web")
 }
 
 // heldLock: while another release holds the project-config lock (an
@@ -230,7 +231,7 @@ func haltScenario(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.expectGroups(ctx, DeployerAccount, p1.rel.ReleaseID, "web")
+	return e.expectGroups(ctx, DeployerAccount, p1.Release.ReleaseID, "web")
 }
 
 // assetPublished: a release's asset, uploaded to the deployer bucket, is
@@ -241,7 +242,7 @@ func assetPublished(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	a := p.rel.Assets["app-config"]
+	a := p.Release.Assets["app-config"]
 	c := s3.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount))
 	bucket := naming.AssetBucketName(DeployerAccount, Region, "")
 	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(a.SHA256))})
@@ -257,7 +258,7 @@ func assetPublished(ctx context.Context, e *env) error {
 	if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
 		return fmt.Errorf("the published asset has SHA-256 %s, want %s", got, a.SHA256)
 	}
-	return e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID, "web")
+	return e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID, "web")
 }
 
 // secondAccount: a release for another account deploys there through
@@ -269,8 +270,8 @@ func secondAccount(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.expectGroups(ctx, SecondAccount, p.rel.ReleaseID, "web"); err != nil {
+	if err := e.expectGroups(ctx, SecondAccount, p.Release.ReleaseID, "web"); err != nil {
 		return err
 	}
-	return e.expectGroups(ctx, DeployerAccount, p.rel.ReleaseID)
+	return e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID)
 }

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -24,34 +27,75 @@ import (
 // value is the release's release.IdentityHash.
 const BindingHeader = "X-Ferry-Release-Sha256"
 
-// Presigner pre-signs sts:GetCallerIdentity (*sts.PresignClient).
-type Presigner interface {
-	PresignGetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.PresignOptions)) (*v4.PresignedHTTPRequest, error)
+// Signer makes identity proofs with the submitter's credentials.
+type Signer struct {
+	// Credentials are the submitter's (aws.Config.Credentials).
+	Credentials aws.CredentialsProvider
+	// Region is the STS region signed for; its regional endpoint is the
+	// default Endpoint.
+	Region string
+	// Endpoint is the STS endpoint the proof names (default
+	// https://sts.REGION.amazonaws.com; a local region's address).
+	Endpoint string
+	// Clock tells the signing time (default the system clock); a proof
+	// expires ProofLifetime after it.
+	Clock clock.Clock
 }
 
-var _ Presigner = (*sts.PresignClient)(nil)
+// ProofLifetime is how long after its signing time STS accepts a proof
+// (X-Amz-Expires): long enough for the upload before the execution's
+// Validate, short enough that a leaked proof is soon worthless.
+const ProofLifetime = 15 * time.Minute
 
-// Prove pre-signs sts:GetCallerIdentity with the caller's credentials,
-// with BindingHeader set to contentHash among the signed headers. The
-// proof holds no credentials: a signature, valid for one request, until
-// it expires (15 minutes, the SDK's default for pre-signed STS requests).
-func Prove(ctx context.Context, p Presigner, contentHash string) (*release.Identity, error) {
-	req, err := p.PresignGetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}, func(o *sts.PresignOptions) {
-		o.ClientOptions = append(o.ClientOptions, func(o *sts.Options) {
-			o.APIOptions = append(o.APIOptions, smithyhttp.SetHeaderValue(BindingHeader, contentHash))
-		})
-	})
+// emptySHA256 is the hex SHA-256 of an empty payload: a GET's.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// Prove pre-signs sts:GetCallerIdentity (a SigV4 query-signed GET) with
+// BindingHeader set to contentHash among the signed headers. The proof
+// holds no credentials: a signature valid for one request until it
+// expires.
+func (s Signer) Prove(ctx context.Context, contentHash string) (*release.Identity, error) {
+	if s.Credentials == nil || s.Region == "" {
+		return nil, errors.New("identity: no credentials or region to sign with")
+	}
+	creds, err := s.Credentials.Retrieve(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("identity: the submitter's credentials: %w", err)
+	}
+	endpoint := s.Endpoint
+	if endpoint == "" {
+		endpoint = "https://sts." + s.Region + ".amazonaws.com"
+	}
+	u, err := url.Parse(strings.TrimRight(endpoint, "/") + "/")
+	if err != nil {
+		return nil, fmt.Errorf("identity: STS endpoint %q: %w", endpoint, err)
+	}
+	u.RawQuery = url.Values{
+		"Action":        {"GetCallerIdentity"},
+		"Version":       {"2011-06-15"},
+		"X-Amz-Expires": {strconv.Itoa(int(ProofLifetime / time.Second))},
+	}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
+	}
+	req.Header.Set(BindingHeader, contentHash)
+	clk := s.Clock
+	if clk == nil {
+		clk = clock.System{}
+	}
+	signed, headers, err := v4.NewSigner().PresignHTTP(ctx, creds, req, emptySHA256, "sts", s.Region, clk.Now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("identity: pre-signing sts:GetCallerIdentity: %w", err)
 	}
-	headers := map[string]string{}
-	for k, vs := range req.SignedHeader {
+	out := map[string]string{}
+	for k, vs := range headers {
 		if strings.EqualFold(k, "Host") || len(vs) == 0 {
 			continue // net/http sets Host from the URL
 		}
-		headers[http.CanonicalHeaderKey(k)] = strings.Join(vs, ",")
+		out[http.CanonicalHeaderKey(k)] = strings.Join(vs, ",")
 	}
-	return &release.Identity{Method: req.Method, URL: req.URL, Headers: headers}, nil
+	return &release.Identity{Method: http.MethodGet, URL: signed, Headers: out}, nil
 }
 
 // Caller is who a verified proof names, as GetCallerIdentity answers.

@@ -8,13 +8,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
@@ -22,18 +22,14 @@ import (
 
 const sum = "3ab0be4c64572ee155d186bffff923a979f8e418eb932c41f62bc0cf7773bb81"
 
-// presigner is an STS pre-sign client with fixed credentials, as the
-// client's would be.
-func presigner(endpoint string) *sts.PresignClient {
-	c := sts.New(sts.Options{
-		Region:      "us-east-1",
+// signer signs with fixed credentials at a fixed time, as the client's
+// would.
+func signer(endpoint string) identity.Signer {
+	return identity.Signer{
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "session-token"),
-	}, func(o *sts.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	})
-	return sts.NewPresignClient(c)
+		Region:      "us-east-1", Endpoint: endpoint,
+		Clock: clock.NewVirtual(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
+	}
 }
 
 // TestProve: the proof is a SigV4 query-signed GetCallerIdentity GET
@@ -41,7 +37,7 @@ func presigner(endpoint string) *sts.PresignClient {
 // 4, "Create a signed request": every header in SignedHeaders is part of
 // the signature), and it holds no secret.
 func TestProve(t *testing.T) {
-	proof, err := identity.Prove(context.Background(), presigner(""), sum)
+	proof, err := signer("").Prove(context.Background(), sum)
 	require.NoError(t, err)
 	assert.Equal(t, http.MethodGet, proof.Method)
 	u, err := url.Parse(proof.URL)
@@ -49,6 +45,9 @@ func TestProve(t *testing.T) {
 	assert.True(t, identity.AWSEndpoint(u), proof.URL)
 	q := u.Query()
 	assert.Equal(t, "GetCallerIdentity", q.Get("Action"))
+	assert.Equal(t, "900", q.Get("X-Amz-Expires"), "STS refuses it 15 minutes after signing")
+	assert.Equal(t, "20261122T120000Z", q.Get("X-Amz-Date"), "signed at the signer's clock")
+	assert.Equal(t, "sts.us-east-1.amazonaws.com", u.Host)
 	assert.Contains(t, strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), "x-ferry-release-sha256")
 	assert.Equal(t, sum, proof.Headers[identity.BindingHeader])
 	assert.NotContains(t, proof.URL, "secret")
@@ -82,7 +81,7 @@ const callerXML = `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/d
 // SignatureDoesNotMatch, ExpiredToken are 403s, Throttling a 400, and
 // ServiceUnavailable a 503).
 func TestVerify(t *testing.T) {
-	good, err := identity.Prove(context.Background(), presigner(""), sum)
+	good, err := signer("").Prove(context.Background(), sum)
 	require.NoError(t, err)
 	with := func(edit func(p *release.Identity)) *release.Identity {
 		c := *good

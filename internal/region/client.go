@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/ferryhq/ferry/internal/identity"
 )
@@ -69,10 +68,14 @@ func (r *Region) SFN() *sfn.Client {
 	return sfn.NewFromConfig(r.inProcessConfig())
 }
 
-// STS returns an STS client of the region that calls it in process (see
-// SFN): what in-process callers pre-sign identity proofs with.
-func (r *Region) STS() *sts.Client {
-	return sts.NewFromConfig(r.inProcessConfig())
+// Signer makes identity proofs as the region's one local caller, signed
+// at the region's time and naming its in-process endpoint: what in-process
+// callers (the benchmark, the reliability matrix) submit releases with.
+func (r *Region) Signer() identity.Signer {
+	return identity.Signer{
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Region:      r.info.Region, Endpoint: inProcessEndpoint, Clock: r.clk,
+	}
 }
 
 // inProcessConfig is the AWS configuration of the region's in-process

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
@@ -20,7 +19,6 @@ import (
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -519,7 +517,7 @@ func (r *Region) prove(ctx context.Context, rel *release.Release) (json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	if rel.Identity, err = identity.Prove(ctx, sts.NewPresignClient(r.STS()), sum); err != nil {
+	if rel.Identity, err = r.Signer().Prove(ctx, sum); err != nil {
 		return nil, err
 	}
 	return release.Canonical(rel)

@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // hostileDir holds the hostile corpus: each NAME.json with, in
@@ -28,7 +30,7 @@ var mutatingPrefixes = []string{"Create", "Delete", "Put", "Update", "Attach", "
 
 // TestHostileCorpus runs each hostile release through the client's deploy
 // path: read and prepared as ferry deploy does (release.ReadFile,
-// asset.PrepareRelease), and, when that accepts it, uploaded and deployed on
+// submit.Prepare), and, when that accepts it, uploaded and deployed on
 // the region over the reference's previous release. Each is refused with a
 // message naming what and where; a release refused before upload writes
 // nothing; one refused by the deployer ends in FailureClean with no
@@ -50,7 +52,7 @@ func TestHostileCorpus(t *testing.T) {
 
 			r, err := release.ReadFile(file)
 			if err == nil {
-				_, err = asset.PrepareRelease(r, file, sc.Start, sc.By, "20250101T000000Z-0000aa")
+				_, err = submit.Prepare(context.Background(), offlinePresigner(), r, file, sc.Start, sc.By, "20250101T000000Z-0000aa")
 			}
 			if err != nil {
 				assert.Contains(t, err.Error(), want)
@@ -91,4 +93,10 @@ func TestHostileCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("%d hostile releases, %d refused by the deployer", len(files), deployed)
+}
+
+// offlinePresigner signs identity proofs without calling anything: a
+// refusal must come before any proof matters.
+func offlinePresigner() identity.Signer {
+	return identity.Signer{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDHOSTILE", "hostile", "")}
 }

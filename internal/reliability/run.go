@@ -235,7 +235,7 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := seedOutsiders(ctx, reg.World()); err != nil {
 		return nil, err
 	}
-	prev, err := prepare(sc.Previous, clk.Now(), sc.By, "a00001")
+	prev, err := prepare(ctx, reg, sc.Previous, clk.Now(), sc.By, "a00001")
 	if err != nil {
 		return nil, fmt.Errorf("reliability: previous release: %w", err)
 	}
@@ -247,11 +247,11 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	if r.next, err = prepare(next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002"); err != nil {
+	if r.next, err = prepare(ctx, reg, next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002"); err != nil {
 		return nil, fmt.Errorf("reliability: next release: %w", err)
 	}
 	if sched.RaceAt != "" || sched.RaceAfterLost {
-		if r.second, err = prepare(sc.Next, clk.Now(), sc.By, "c00003"); err != nil {
+		if r.second, err = prepare(ctx, reg, sc.Next, clk.Now(), sc.By, "c00003"); err != nil {
 			return nil, fmt.Errorf("reliability: second release: %w", err)
 		}
 	}
@@ -448,7 +448,7 @@ func previousTargets(prev *prepared, snap sim.Snapshot) (map[string]int, error) 
 // observe follows the next release's execution: the states it enters. A
 // race's second release starts when it enters the schedule's state.
 func (r *run) observe(arn string, ev asl.Event) {
-	if r.next == nil || !strings.HasSuffix(arn, ":"+r.next.rel.ReleaseID) || ev.StateEntered == nil {
+	if r.next == nil || !strings.HasSuffix(arn, ":"+r.next.ExecutionName()) || ev.StateEntered == nil {
 		return
 	}
 	state := ev.StateEntered.Name
@@ -551,7 +551,7 @@ func endOf(reg *region.Region, arn string) string {
 // role assumption fails, an invocation that dies part way, a response
 // lost), starting a race's second release when the schedule says so.
 func (r *run) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
-	if r.next == nil || req.Execution.Name != r.next.rel.ReleaseID {
+	if r.next == nil || req.Execution.Name != r.next.ExecutionName() {
 		return next(ctx, req)
 	}
 	r.rec.mu.Lock()

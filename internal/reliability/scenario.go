@@ -17,11 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/submit"
 )
 
 // Scenario is a reference deploy: a world, the release already deployed
@@ -139,45 +139,37 @@ func seedOutsiders(ctx context.Context, world *sim.World) error {
 	return nil
 }
 
-// prepared is a release ready to upload.
+// prepared is a release ready to upload, as ferry deploy prepares it.
 type prepared struct {
-	file string
-	rel  *release.Release
-	raw  []byte
+	*submit.Prepared
+	rel *release.Release
 }
 
-// prepare reads a release file and prepares it as ferry deploy does, with
-// a deterministic release id made from now and suffix.
-func prepare(file string, now time.Time, by, suffix string) (*prepared, error) {
+// prepare reads a release file and prepares it as ferry deploy does
+// (submit.Prepare, its identity proof signed as reg's local caller), with a
+// deterministic release id made from now and suffix.
+func prepare(ctx context.Context, reg *region.Region, file string, now time.Time, by, suffix string) (*prepared, error) {
 	r, err := release.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
 	id := now.UTC().Format("20060102T150405Z") + "-" + suffix
-	raw, err := asset.PrepareRelease(r, file, now, by, id)
+	p, err := submit.Prepare(ctx, reg.Signer(), r, file, now, by, id)
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{file: file, rel: r, raw: raw}, nil
+	return &prepared{Prepared: p, rel: p.Release}, nil
 }
 
-// upload uploads the release's assets and the release, as ferry deploy
-// does, and starts its execution (named by its release id).
+// start uploads the release's assets and the release, and starts its
+// execution, as ferry deploy does (submit.Deployer), through the region's
+// APIs.
 func (p *prepared) start(ctx context.Context, reg *region.Region) (string, error) {
-	for name, a := range p.rel.Assets {
-		sum, _, _, err := asset.Upload(ctx, reg.S3(), reg.Bucket(), p.rel.ProjectName, p.rel.ConfigName, release.AssetPath(p.file, a))
-		if err != nil {
-			return "", fmt.Errorf("uploading asset %s: %w", name, err)
-		}
-		if sum != a.SHA256 {
-			return "", fmt.Errorf("asset %s changed while it was read", name)
-		}
-	}
-	x, err := reg.StartRelease(ctx, p.raw)
-	if err != nil {
+	d := submit.Deployer{Bucket: reg.Bucket(), StateMachineARN: reg.StateMachineARN(), S3: reg.S3(), SFN: reg.SFN()}
+	if err := d.Upload(ctx, p.Prepared); err != nil {
 		return "", err
 	}
-	return x.ARN(), nil
+	return d.Start(ctx, p.Prepared)
 }
 
 // errNoRepo is returned by FindRoot when no go.mod of ferry is found.

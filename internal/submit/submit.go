@@ -1,0 +1,204 @@
+package submit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/identity"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// S3 is the S3 API submitting calls on the deployer bucket (*s3.Client).
+type S3 interface {
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+// StepFunctions is the Step Functions API submitting calls (*sfn.Client).
+type StepFunctions interface {
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, optFns ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+}
+
+var (
+	_ S3            = (*s3.Client)(nil)
+	_ StepFunctions = (*sfn.Client)(nil)
+)
+
+// Prover makes a release's identity proof (identity.Signer).
+type Prover interface {
+	Prove(ctx context.Context, contentHash string) (*release.Identity, error)
+}
+
+var _ Prover = identity.Signer{}
+
+// Deployer is a deployer releases are submitted to: its bucket and state
+// machine, and the clients that reach them.
+type Deployer struct {
+	Bucket          string
+	StateMachineARN string
+	S3              S3
+	SFN             StepFunctions
+}
+
+// Prepared is a release ready to upload.
+type Prepared struct {
+	// File is the release file it was read from; assets are next to it.
+	File    string
+	Release *release.Release
+	// Raw is its canonical encoding: what is uploaded and started.
+	Raw []byte
+}
+
+// ExecutionName is the name its execution starts under.
+func (p *Prepared) ExecutionName() string {
+	return naming.ExecutionName(p.Release.ProjectName, p.Release.ConfigName, p.Release.ReleaseID)
+}
+
+// NewReleaseID is a release id: the UTC time to the second and 6 random
+// hex digits, e.g. 20250102T150405Z-3f9a1c.
+func NewReleaseID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Prepare readies r, read from the release file at file, to be uploaded:
+// it sets its id, created_at (now, to the millisecond, UTC) and
+// created_by, hashes every asset (read from its file next to the release
+// file) into its sha256 and size, applies the defaults, checks the release
+// as the deployer will (Validate(true)) and adds its identity proof,
+// made by prover. r is modified. An asset that cannot be read is
+// an error naming it; an invalid release is the *failure.BadReleaseError
+// of Validate.
+func Prepare(ctx context.Context, prover Prover, r *release.Release, file string, now time.Time, by, id string) (*Prepared, error) {
+	r.ReleaseID = id
+	r.CreatedAt = now.UTC().Truncate(time.Millisecond)
+	r.CreatedBy = by
+	names := make([]string, 0, len(r.Assets))
+	for name := range r.Assets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := r.Assets[name]
+		f, err := os.Open(release.AssetPath(file, a))
+		if err != nil {
+			return nil, fmt.Errorf("asset %s: %w", name, err)
+		}
+		sum, size, err := asset.Hash(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("asset %s: %w", name, err)
+		}
+		a.SHA256, a.Size = sum, size
+	}
+	r.ApplyDefaults()
+	if err := r.Validate(true); err != nil {
+		return nil, err
+	}
+	sum, err := release.IdentityHash(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.Identity, err = prover.Prove(ctx, sum); err != nil {
+		return nil, fmt.Errorf("proving who asks (sts:GetCallerIdentity with the submitter's credentials): %w", err)
+	}
+	raw, err := release.Canonical(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{File: file, Release: r, Raw: raw}, nil
+}
+
+// Upload puts p's assets in the deployer bucket (only those absent; an
+// asset whose file changed since Prepare hashed it is an error) and then
+// p itself (ledger.PutRelease: once; the same bytes again are fine).
+func (d Deployer) Upload(ctx context.Context, p *Prepared) error {
+	r := p.Release
+	names := make([]string, 0, len(r.Assets))
+	for name := range r.Assets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := r.Assets[name]
+		got, _, _, err := asset.Upload(ctx, d.S3, d.Bucket, r.ProjectName, r.ConfigName, release.AssetPath(p.File, a))
+		if err != nil {
+			return fmt.Errorf("uploading asset %s: %w", name, err)
+		}
+		if got != a.SHA256 {
+			return fmt.Errorf("asset %s (%s) changed while it was read; submit the release again", name, a.Path)
+		}
+	}
+	if err := ledger.New(d.S3, d.Bucket).PutRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, p.Raw); err != nil {
+		return fmt.Errorf("uploading the release: %w", err)
+	}
+	return nil
+}
+
+// ErrNameTaken is in the chain of the error Start returns when the
+// release's execution name is taken by an execution of another input.
+var ErrNameTaken = errors.New("the execution name is taken by another release")
+
+// Start starts p's execution under p.ExecutionName and returns its ARN
+// (StartNamed).
+func (d Deployer) Start(ctx context.Context, p *Prepared) (string, error) {
+	return d.StartNamed(ctx, p.ExecutionName(), p.Raw)
+}
+
+// StartNamed starts the execution name with input raw and returns its
+// ARN. A retried start of the same name and input returns the same
+// execution (Step Functions' idempotency for a running execution); a name
+// already used is that execution only when its input is raw: an execution
+// of another input under the name is ErrNameTaken, never taken for this
+// release's.
+func (d Deployer) StartNamed(ctx context.Context, name string, raw []byte) (string, error) {
+	out, err := d.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(d.StateMachineARN),
+		Name:            aws.String(name),
+		Input:           aws.String(string(raw)),
+	})
+	if err == nil {
+		return aws.ToString(out.ExecutionArn), nil
+	}
+	var exists *sfntypes.ExecutionAlreadyExists
+	if !errors.As(err, &exists) {
+		return "", err
+	}
+	arn := asl.ExecutionARN(d.StateMachineARN, name)
+	desc, err := d.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return "", fmt.Errorf("execution %s already exists, and reading it failed: %w", name, err)
+	}
+	if !sameJSON(aws.ToString(desc.Input), raw) {
+		return "", fmt.Errorf("execution %s (started %s): %w; nothing was started",
+			name, aws.ToTime(desc.StartDate).UTC().Format(time.RFC3339), ErrNameTaken)
+	}
+	return arn, nil
+}
+
+// sameJSON reports whether text and raw hold the same JSON value.
+func sameJSON(text string, raw []byte) bool {
+	var a, b any
+	return json.Unmarshal([]byte(text), &a) == nil && json.Unmarshal(raw, &b) == nil && reflect.DeepEqual(a, b)
+}
