@@ -177,9 +177,9 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 			o.UsePathStyle = custom
 			o.DisableLogOutputChecksumValidationSkipped = custom
 		}),
-		sfn:     sfn.NewFromConfig(awsCfg),
-		prover:  identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: aws.ToString(awsCfg.BaseEndpoint)},
-		now:     func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
+		sfn:    sfn.NewFromConfig(awsCfg),
+		prover: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: aws.ToString(awsCfg.BaseEndpoint)},
+		now:    func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil
 }
 
@@ -221,8 +221,8 @@ func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, 
 			o.BaseEndpoint = aws.String(endpoint)
 			o.UsePathStyle = true
 		}),
-		sfn:     sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
-		prover:  identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: endpoint},
+		sfn:    sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
+		prover: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: endpoint},
 		now: func(ctx context.Context) (time.Time, error) {
 			info, err := fetchLocalInfo(ctx, endpoint)
 			if err != nil {
