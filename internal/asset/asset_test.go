@@ -115,7 +115,7 @@ func TestUpload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := s3test.Start(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), bucket)
+			srv := s3test.StartVersioned(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), bucket)
 			client := &countingS3{Client: srv.Client()}
 			if tc.setup != nil {
 				tc.setup(t, client.Client)
@@ -171,7 +171,7 @@ func TestUploadRefusesBadFiles(t *testing.T) {
 		{name: "missing", path: filepath.Join(dir, "missing"), want: "no such file"},
 		{name: "a directory", path: dir, want: "is not a regular file"},
 	}
-	srv := s3test.Start(t, nil, bucket)
+	srv := s3test.StartVersioned(t, nil, bucket)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, uploaded, err := asset.Upload(context.Background(), srv.Client(), bucket, project, config, tc.path)

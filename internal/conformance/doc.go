@@ -55,4 +55,12 @@
 //   - The harness seeds a second account with moto's x-moto-account-id
 //     header, which AWS does not have; the deployer reaches that account
 //     only through AssumeRole.
+//   - moto 5.2.1 verifies neither x-amz-checksum-* nor Content-MD5 on
+//     PutObject (AWS refuses a mismatch with 400 BadDigest and stores
+//     nothing), and keeps a checksum only when x-amz-sdk-checksum-algorithm
+//     names it. TestS3FidelityAgainstMoto runs one S3 script (checksums,
+//     conditional deletes, a versioned bucket's delete markers) against
+//     moto and against ferry's local server (internal/s3server) and records
+//     each place moto differs from AWS's documentation; the local server
+//     answers as AWS documents at every step.
 package conformance

@@ -110,7 +110,7 @@ func worldSpec(t testing.TB) sim.WorldSpec {
 func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	t.Helper()
 	clk := clock.NewVirtual(epoch)
-	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{bucket, assetBucket}})
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Buckets: []string{assetBucket}, Versioned: []string{bucket}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	spec := worldSpec(t)

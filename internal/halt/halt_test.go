@@ -37,7 +37,7 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	srv := s3test.Start(t, clk, bucket)
+	srv := s3test.StartVersioned(t, clk, bucket)
 	return env{client: srv.Client(), clk: clk, halts: halt.New(srv.Client(), bucket)}
 }
 
@@ -96,7 +96,7 @@ func TestCheckFreshness(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewVirtual(t0.Add(-2 * time.Hour))
-			srv := s3test.Start(t, clk, bucket)
+			srv := s3test.StartVersioned(t, clk, bucket)
 			e := env{client: srv.Client(), clk: clk, halts: halt.New(srv.Client(), bucket)}
 			ctx := context.Background()
 

@@ -45,7 +45,7 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	srv := s3test.Start(t, clk, bucket)
+	srv := s3test.StartVersioned(t, clk, bucket)
 	return env{client: srv.Client(), clk: clk, ledger: ledger.New(srv.Client(), bucket)}
 }
 

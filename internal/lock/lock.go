@@ -218,12 +218,10 @@ func (l *Locks) markStarted(ctx context.Context, project, config string, h Holde
 
 // Release removes the lock of project/config if releaseID holds it. It reads
 // the lock, compares the holder, then deletes it with If-Match on the ETag
-// it read, so a lock replaced in between is not deleted where S3 honours
-// conditional deletes (AWS S3 does; the local server ignores the condition,
-// which leaves a window between the read and the delete in which another
-// release's lock could be removed; only the holder and a person running
-// `ferry unlock` for that holder ever release, so the window needs two
-// releases of one lock at once).
+// it read. S3 checks the condition and deletes as one step (AWS S3 does, and
+// so does the local server), so a lock replaced in between is never
+// deleted: the delete fails with 412 PreconditionFailed, returned as a
+// *failure.RetryableError whose retry reads the new holder.
 //
 // A lock that does not exist is not an error. A lock held by another
 // release is a *failure.LockError naming the holder; an unreadable lock is a

@@ -40,7 +40,7 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
-	c := s3test.Start(t, clk, bucket).Client()
+	c := s3test.StartVersioned(t, clk, bucket).Client()
 	return env{client: c, clk: clk, locks: lock.New(c, bucket, clk)}
 }
 
@@ -446,4 +446,58 @@ func TestConsume(t *testing.T) {
 	_, found, err = e.locks.RunOf(ctx, project, config, "never")
 	require.NoError(t, err)
 	assert.False(t, found)
+}
+
+// replacingClient replaces the lock with another release's just before
+// the first DeleteObject goes out: the lock changes between Release's read
+// and its delete.
+type replacingClient struct {
+	*s3.Client
+	t    *testing.T
+	done bool
+}
+
+func (c *replacingClient) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	if !c.done {
+		c.done = true
+		s3test.Put(c.t, c.Client, bucket, aws.ToString(in.Key), `{"release_id":"r2","execution":"e2","since":"2030-05-06T07:08:09Z"}`)
+	}
+	return c.Client.DeleteObject(ctx, in, optFns...)
+}
+
+// TestReleaseNeverRemovesAReplacedLock: a lock replaced between Release's
+// read and its delete stays; the release is retryable, and the retry reads
+// the new holder and refuses. The local server checks If-Match and deletes
+// as one step, as S3 does: "If the ETag doesn't match, the delete operation
+// fails with a 412 Precondition Failed response" ("How to perform
+// conditional deletes", Amazon S3 User Guide,
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html).
+// Once released, the lock can be taken again: in the versioned deployer
+// bucket the release left a delete marker, and "If the current version of
+// the object is a delete marker, Amazon S3 behaves as if the object was
+// deleted" (GetObject, https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
+func TestReleaseNeverRemovesAReplacedLock(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+
+	racing := lock.New(&replacingClient{Client: e.client, t: t}, bucket, e.clk)
+	err := racing.Release(ctx, project, config, "r1")
+	var retry *failure.RetryableError
+	require.ErrorAs(t, err, &retry)
+	assert.Contains(t, err.Error(), "the lock changed while being released")
+	h, found, err := e.locks.Get(ctx, project, config)
+	require.NoError(t, err)
+	require.True(t, found, "the replaced lock is not removed")
+	assert.Equal(t, "r2", h.ReleaseID)
+
+	err = racing.Release(ctx, project, config, "r1")
+	require.ErrorIs(t, err, lock.ErrNotHolder, "the retry reads the new holder")
+
+	require.NoError(t, e.locks.Release(ctx, project, config, "r2"))
+	require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r3", "e3")), "a released lock is taken again")
+	h, found, err = e.locks.Get(ctx, project, config)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "r3", h.ReleaseID)
 }

@@ -3,8 +3,9 @@
 // machine. A Region holds
 //
 //   - the simulated AWS (package sim) seeded from a world spec;
-//   - an S3-compatible store (package s3server) with the deployer bucket and
-//     every bootstrapped environment's asset bucket already created;
+//   - an S3-compatible store (package s3server) with the deployer bucket
+//     (versioned, as in AWS) and every bootstrapped environment's asset
+//     bucket already created;
 //   - the deployer (package deployer), reaching the simulated accounts
 //     through a cloud.Connector, so role assumption takes the real path;
 //   - the deploy state machine (the generated definition, package

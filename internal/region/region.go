@@ -248,7 +248,9 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		return nil, fmt.Errorf("region: %w", err)
 	}
 	r.world = world
-	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: buckets})
+	// The deployer bucket is versioned, as DeployerStack creates it in AWS;
+	// the asset buckets are not (BootstrapStack).
+	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: buckets, Versioned: []string{r.info.Bucket}})
 	if err != nil {
 		return nil, fmt.Errorf("region: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/assert"
@@ -247,6 +248,25 @@ func TestLocalDeployOverAPIs(t *testing.T) {
 	assert.Equal(t, id, found.Tags[naming.TagReleaseID])
 	assert.Positive(t, found.Desired)
 	assert.Len(t, found.Instances, int(found.Desired))
+
+	// The deployer bucket is versioned, as DeployerStack creates it; the
+	// asset buckets are not. Releasing the lock with a conditional delete
+	// left a delete marker over the lock's one version: in a versioned
+	// bucket a DeleteObject without a version "inserts a delete marker,
+	// which becomes the current version of the object" (DeleteObject,
+	// https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html).
+	versioning, err := s3c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(r.Bucket())})
+	require.NoError(t, err)
+	assert.Equal(t, s3types.BucketVersioningStatusEnabled, versioning.Status)
+	assets, err := s3c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(naming.AssetBucketName("222222222222", DefaultRegion, ""))})
+	require.NoError(t, err)
+	assert.Empty(t, assets.Status)
+	lockVersions, err := s3c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{
+		Bucket: aws.String(r.Bucket()), Prefix: aws.String(naming.LockKey(testProject, testConfig))})
+	require.NoError(t, err)
+	assert.Len(t, lockVersions.Versions, 1, "the lock was taken once")
+	require.Len(t, lockVersions.DeleteMarkers, 1, "and released once")
+	assert.True(t, aws.ToBool(lockVersions.DeleteMarkers[0].IsLatest))
 
 	var info Info
 	getJSON(t, url+InfoPath, &info)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ type Options struct {
 	Clock clock.Clock
 	// Buckets are created before Start returns.
 	Buckets []string
+	// Versioned are buckets created before Start returns with versioning
+	// enabled, as the deployer bucket is in AWS: every write keeps a new
+	// version and a DeleteObject without a version id adds a delete
+	// marker. A name in both lists is created once, versioned.
+	Versioned []string
 }
 
 // Server is a running in-process S3-compatible server. It is safe for
@@ -56,11 +62,16 @@ func Start(opts Options) (*Server, error) {
 	ts := timeSource{clk: clk}
 	backend := s3mem.New(s3mem.WithTimeSource(ts))
 	for _, b := range opts.Buckets {
-		if err := gofakes3.ValidateBucketName(b); err != nil {
-			return nil, fmt.Errorf("s3server: create bucket %q: %w", b, err)
+		if slices.Contains(opts.Versioned, b) {
+			continue
 		}
-		if err := backend.CreateBucket(b); err != nil {
-			return nil, fmt.Errorf("s3server: create bucket %q: %w", b, err)
+		if err := createBucket(backend, b, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range opts.Versioned {
+		if err := createBucket(backend, b, true); err != nil {
+			return nil, err
 		}
 	}
 	faker := gofakes3.New(backend,
@@ -78,7 +89,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("s3server: listen on %s: %w", addr, err)
 	}
 	s := &Server{
-		handler:  faker.Server(),
+		handler:  newFidelity(faker.Server(), backend),
 		listener: ln,
 		url:      "http://" + ln.Addr().String(),
 		served:   make(chan struct{}),
@@ -89,6 +100,24 @@ func Start(opts Options) (*Server, error) {
 		_ = s.http.Serve(ln) // returns http.ErrServerClosed after Close
 	}()
 	return s, nil
+}
+
+// createBucket creates bucket b in backend, with versioning enabled if
+// versioned.
+func createBucket(backend *s3mem.Backend, b string, versioned bool) error {
+	if err := gofakes3.ValidateBucketName(b); err != nil {
+		return fmt.Errorf("s3server: create bucket %q: %w", b, err)
+	}
+	if err := backend.CreateBucket(b); err != nil {
+		return fmt.Errorf("s3server: create bucket %q: %w", b, err)
+	}
+	if versioned {
+		cfg := gofakes3.VersioningConfiguration{Status: gofakes3.VersioningEnabled}
+		if err := backend.SetVersioningConfiguration(b, cfg); err != nil {
+			return fmt.Errorf("s3server: enable versioning of bucket %q: %w", b, err)
+		}
+	}
+	return nil
 }
 
 // URL is the server's base URL, http://host:port, usable as an S3

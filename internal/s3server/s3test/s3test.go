@@ -27,6 +27,17 @@ func Start(t testing.TB, clk clock.Clock, buckets ...string) *s3server.Server {
 	return srv
 }
 
+// StartVersioned is Start with every bucket's versioning enabled, as the
+// deployer bucket's is in AWS: tests of the deployer bucket's objects
+// (lock, halt marker, ledger, assets) use it.
+func StartVersioned(t testing.TB, clk clock.Clock, buckets ...string) *s3server.Server {
+	t.Helper()
+	srv, err := s3server.Start(s3server.Options{Clock: clk, Versioned: buckets})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	return srv
+}
+
 // Put writes body at key in bucket as it is, with no condition, bypassing
 // the code under test (a test's setup of a bucket's contents). A failure
 // fails t.

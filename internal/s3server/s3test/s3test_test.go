@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/s3server"
 	"github.com/ferryhq/ferry/internal/s3server/s3test"
 )
 
@@ -33,6 +35,31 @@ func TestStartAndPut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "body", string(got))
 	assert.Equal(t, at, aws.ToTime(out.LastModified).UTC(), "the server runs on the given clock")
+}
+
+// TestStartVersioned: StartVersioned's buckets keep versions, Start's do
+// not. AWS: with versioning enabled "Amazon S3 automatically generates a
+// unique version ID for the object being stored", returned as
+// x-amz-version-id (PutObject,
+// https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html).
+func TestStartVersioned(t *testing.T) {
+	tests := []struct {
+		name          string
+		start         func(testing.TB, clock.Clock, ...string) *s3server.Server
+		wantVersioned bool
+	}{
+		{"Start", s3test.Start, false},
+		{"StartVersioned", s3test.StartVersioned, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.start(t, nil, bucket).Client()
+			out, err := c.PutObject(context.Background(), &s3.PutObjectInput{
+				Bucket: aws.String(bucket), Key: aws.String("k"), Body: strings.NewReader("body")})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantVersioned, aws.ToString(out.VersionId) != "")
+		})
+	}
 }
 
 func TestFailing(t *testing.T) {
