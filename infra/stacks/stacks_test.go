@@ -283,7 +283,7 @@ func TestBootstrapTemplateIsSelfContained(t *testing.T) {
 		params = append(params, p)
 	}
 	sort.Strings(params)
-	assert.Equal(t, []string{ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
+	assert.Equal(t, []string{ParamOrganizationID, ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
 	assert.Equal(t, ParamQualifier, bootstrap.ParamQualifier)
 	assert.Equal(t, ParamTrustedAccounts, bootstrap.ParamTrustedAccounts)
 	assert.NotContains(t, tmpl, "Rules", "no CheckBootstrapVersion rule")
@@ -312,8 +312,20 @@ func TestBootstrapRoles(t *testing.T) {
 			assert.Contains(t, name, `"HasQualifier"`)
 			assert.Contains(t, name, `"ferry-`+tt.kind+`-"`)
 			assert.Contains(t, name, `"-`+tt.kind+`-"`)
-			// Trusts the deployer accounts given as the parameter only.
-			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:AssumeRole","Principal":{"AWS":{"Ref":"TrustedAccounts"}}}]}`,
+			// Trusts the deployer Lambda role of the accounts given as the
+			// parameter only, tagged with a project and config, and
+			// optionally only within an organization.
+			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{
+				"Sid":"DeployerLambdaRoleOnly","Effect":"Allow","Action":["sts:AssumeRole","sts:TagSession"],
+				"Principal":{"AWS":{"Ref":"TrustedAccounts"}},
+				"Condition":{
+					"ArnLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/ferry-deployer-*"]]}},
+					"ArnNotLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/*/*"]]}},
+					"StringLike":{"aws:RequestTag/ProjectName":"?*/?*","aws:RequestTag/ConfigName":"?*"},
+					"ForAllValues:StringEquals":{"aws:TagKeys":["ProjectName","ConfigName"]}}},
+				{"Fn::If":["HasOrganization",{"Sid":"OrganizationOnly","Effect":"Deny","Action":["sts:AssumeRole","sts:TagSession"],
+					"Principal":{"AWS":"*"},"Condition":{"StringNotEquals":{"aws:PrincipalOrgID":{"Ref":"OrganizationId"}}}},
+					{"Ref":"AWS::NoValue"}]}]}`,
 				mustJSON(t, props["AssumeRolePolicyDocument"]))
 			require.Len(t, props["Policies"], 1)
 			assert.Equal(t, tt.policy, props["Policies"].([]interface{})[0].(obj)["PolicyName"])
@@ -331,46 +343,52 @@ func roleStatements(t *testing.T, role string) []obj {
 	return out
 }
 
-// The deploy role manages only what ferry manages: every action that
-// creates, changes or deletes is scoped by the DeployWith tag, a resource
-// pattern in this account, or a condition.
+// The deploy role manages only what its session's project-config owns:
+// every allowed action that creates, changes or deletes is scoped by the
+// session's tags (aws:PrincipalTag), as a request or resource tag
+// condition or in the resource's name; nothing is a service wildcard; and
+// the denies no later grant can reopen are there.
 func TestBootstrapDeployRoleIsScoped(t *testing.T) {
-	mutating := []string{"Create", "Delete", "Put", "Update", "Run", "Pass", "Attach", "Detach", "Set", "Terminate"}
+	mutating := []string{"Create", "Delete", "Put", "Update", "Run", "Pass", "Attach", "Detach", "Set", "Terminate", "Suspend", "Resume", "Tag", "Modify"}
+	byID := map[string]obj{}
 	for _, s := range roleStatements(t, "DeployRole") {
 		sid := s["Sid"].(string)
-		assert.Equal(t, "Allow", s["Effect"], sid)
+		byID[sid] = s
 		for _, a := range strs(s["Action"]) {
 			assert.NotEqual(t, "*", a, sid)
-			assert.False(t, strings.HasSuffix(a, ":*"), "%s: %s is a service wildcard", sid, a)
+			assert.NotContains(t, a, "*", "%s: %s is a wildcard action", sid, a)
 			verb := a[strings.Index(a, ":")+1:]
 			isMutating := false
 			for _, m := range mutating {
 				isMutating = isMutating || strings.HasPrefix(verb, m)
 			}
-			if !isMutating {
+			if !isMutating || s["Effect"] != "Allow" || a == "iam:CreateServiceLinkedRole" {
 				continue
 			}
-			if s["Resource"] == "*" {
-				assert.NotNil(t, s["Condition"], "%s: %s on every resource needs a condition", sid, a)
+			scoped := mustJSON(t, s["Condition"]) + mustJSON(t, s["Resource"])
+			if strings.HasPrefix(verb, "Run") && !strings.Contains(scoped, "PrincipalTag") {
+				// Launching from images and subnets opted in with
+				// DeployWith, or from a launch template.
+				assert.Regexp(t, `ec2:ResourceTag/DeployWith":"ferry"|ec2:LaunchTemplate`, scoped, "%s: %s", sid, a)
+				continue
 			}
-			if strings.HasPrefix(a, "autoscaling:") {
-				assert.Contains(t, mustJSON(t, s["Condition"]), `/DeployWith":"ferry"`, "%s: %s is scoped by the DeployWith tag", sid, a)
-			}
+			assert.Contains(t, scoped, naming.PolicyVarProject, "%s: %s is scoped by the session's ProjectName", sid, a)
+			assert.Contains(t, scoped, naming.PolicyVarConfig, "%s: %s is scoped by the session's ConfigName", sid, a)
 		}
 	}
-	byID := map[string]obj{}
-	for _, s := range roleStatements(t, "DeployRole") {
-		byID[s["Sid"].(string)] = s
-	}
-	pass := byID["PassPathScopedRoles"]
+	pass := byID["PassProjectConfigRoles"]
 	require.NotNil(t, pass)
 	assert.Equal(t, "iam:PassRole", pass["Action"])
-	assert.Contains(t, mustJSON(t, pass["Resource"]), `:role/*/*"`, "PassRole only for roles under a path")
-	assert.Contains(t, mustJSON(t, byID["CreateFerryLaunchTemplates"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["UseFerryLaunchTemplates"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["CreateFerryGroups"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["ManageFerryGroups"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
-	assert.Contains(t, strs(byID["ReadProfilesAndRoles"]["Action"]), "iam:GetInstanceProfile")
+	assert.Contains(t, mustJSON(t, pass["Resource"]), `:role/${aws:PrincipalTag/ProjectName}/${aws:PrincipalTag/ConfigName}/*"`)
+	assert.Contains(t, mustJSON(t, byID["CreateProjectConfigGroups"]["Condition"]), `"aws:RequestTag/ProjectName":"${aws:PrincipalTag/ProjectName}"`)
+	assert.Contains(t, mustJSON(t, byID["ManageProjectConfigGroups"]["Condition"]), `"aws:ResourceTag/ConfigName":"${aws:PrincipalTag/ConfigName}"`)
+	assert.Contains(t, mustJSON(t, byID["PutProjectConfigAlarms"]["Resource"]), `:alarm:${aws:PrincipalTag/ProjectName}/${aws:PrincipalTag/ConfigName}/*`)
+	assert.ElementsMatch(t, DeployRoleReadActions, strs(byID["Read"]["Action"]))
+	for _, deny := range []string{"NeverRetagGroups", "NeverRetagEC2Resources", "NeverUntagEC2Resources", "NeverChangeLaunchTemplates", "NeverReadUserData"} {
+		require.Contains(t, byID, deny)
+		assert.Equal(t, "Deny", byID[deny]["Effect"], deny)
+	}
+	assert.ElementsMatch(t, naming.ReservedTags(), strs(byID["NeverRetagGroups"]["Condition"].(obj)["ForAnyValue:StringEquals"].(obj)["aws:TagKeys"]))
 	assert.Equal(t, []interface{}{"sns:GetTopicAttributes", "sns:ListTagsForResource"}, byID["LifecycleTopics"]["Action"])
 }
 
@@ -415,8 +433,6 @@ func TestBootstrapDeployRoleGrantsWhatFerryCalls(t *testing.T) {
 		// PutMetricAlarm with Tags: "you must be signed on with both the
 		// cloudwatch:PutMetricAlarm and cloudwatch:TagResource permissions".
 		"cloudwatch:TagResource",
-		// CreateAutoScalingGroup with Tags.
-		"autoscaling:CreateOrUpdateTags",
 		// CreateLaunchTemplate with TagSpecifications.
 		"ec2:CreateTags",
 		// CreateAutoScalingGroup with a launch template and an instance
@@ -435,6 +451,9 @@ func TestBootstrapPublishRoleIsScoped(t *testing.T) {
 			assert.True(t, strings.HasPrefix(a, "s3:"), a)
 		}
 		assert.Contains(t, mustJSON(t, s["Resource"]), `"AssetBucket`, "publishing only into the asset bucket")
+		if s["Sid"] == "AssetObjects" {
+			assert.Contains(t, mustJSON(t, s["Resource"]), `"/assets/*"`, "objects under assets/ only")
+		}
 	}
 }
 
@@ -453,6 +472,19 @@ func TestBootstrapAssetBucket(t *testing.T) {
 		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&obj{
 			"Effect": "Deny", "Condition": obj{"Bool": obj{"aws:SecureTransport": "false"}},
 		})})},
+	})
+	// Published assets are immutable, and only the publish role writes.
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "CreateOnly", "Effect": "Deny", "Action": "s3:PutObject", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"StringNotEquals": obj{"s3:if-none-match": "*"}},
+			}),
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "OnlyThePublishRoleWrites", "Effect": "Deny", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": obj{"Fn::GetAtt": []interface{}{"PublishRole", "Arn"}}}},
+			}),
+		})},
 	})
 }
 
