@@ -172,8 +172,11 @@ func onlyID(t *testing.T, tmpl obj, typ string) string {
 	return ""
 }
 
-// The Lambda may use S3 only on its own bucket, with an explicit deny
-// elsewhere, and may assume only ferry's deploy and publish roles.
+// The Lambda's role has its conventional name; it may use exactly the S3
+// actions its stores call, on its own bucket only, with explicit denies
+// elsewhere and on erasing history; may assume only ferry's deploy and
+// publish roles of its target accounts; and may describe only executions
+// of its own state machine.
 func TestDeployerLambdaPolicy(t *testing.T) {
 	d, _, raw := deployer(t)
 	bucketID := onlyID(t, raw, "AWS::S3::Bucket")
@@ -182,6 +185,8 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 	ownBucket := mustJSON(t, []interface{}{bucketArn, bucketObjects})
 
 	roleID := *d.Stack.GetLogicalId(d.Function.Role().Node().DefaultChild().(awscdk.CfnElement))
+	roleProps := raw["Resources"].(obj)[roleID].(obj)["Properties"].(obj)
+	assert.Equal(t, obj{"Fn::Join": []interface{}{"", []interface{}{"ferry-deployer-", obj{"Ref": "AWS::Region"}}}}, roleProps["RoleName"])
 	var fnStatements []obj
 	for _, p := range resourcesOfType(raw, "AWS::IAM::Policy") {
 		props := p["Properties"].(obj)
@@ -194,41 +199,77 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 	}
 	require.NotEmpty(t, fnStatements)
 
-	var sids []string
+	bySid := map[string]obj{}
 	for _, s := range fnStatements {
-		actions := strs(s["Action"])
-		assert.NotContains(t, actions, "*", "no wildcard action")
-		if sid, ok := s["Sid"].(string); ok {
-			sids = append(sids, sid)
-		}
-		for _, a := range actions {
-			switch {
-			case strings.HasPrefix(a, "s3:") && s["Effect"] == "Allow":
-				assert.Equal(t, ownBucket, mustJSON(t, s["Resource"]), "S3 action %s is allowed on the deployer bucket only", a)
-			case a == "sts:AssumeRole":
-				assert.Equal(t, "Allow", s["Effect"])
-				assert.Len(t, list(s["Resource"]), len(naming.AssumableRoleNamePatterns()))
-				for _, r := range list(s["Resource"]) {
-					j := mustJSON(t, r)
-					assert.Contains(t, j, `:iam::*:role/ferry-`, "AssumeRole on %s", j)
-					assert.Regexp(t, `role/ferry-(\*-)?(deploy|publish)-\*-\*`, j)
-				}
+		sid, _ := s["Sid"].(string)
+		bySid[sid] = s
+		if s["Effect"] == "Allow" {
+			for _, a := range strs(s["Action"]) {
+				assert.NotContains(t, a, "*", "%s: no wildcard action", sid)
 			}
 		}
 	}
-	sort.Strings(sids)
-	assert.Equal(t, []string{"AssumeFerryRoles", "DenyOtherBuckets", "DeployerBucketOnly"}, sids)
-	for _, s := range fnStatements {
-		switch s["Sid"] {
-		case "DeployerBucketOnly":
-			assert.ElementsMatch(t, []string{"s3:GetObject*", "s3:PutObject*", "s3:List*", "s3:DeleteObject*"}, strs(s["Action"]))
-		case "DenyOtherBuckets":
-			assert.Equal(t, "Deny", s["Effect"])
-			assert.Equal(t, "s3:*", s["Action"])
-			assert.Equal(t, ownBucket, mustJSON(t, s["NotResource"]))
-			assert.Nil(t, s["Resource"])
-		}
+	assert.ElementsMatch(t, []string{"DeployerBucketObjects", "DeployerBucketList", "DenyOtherBuckets", "NeverEraseHistory",
+		"AssumeFerryDeployRoles", "AssumeFerryPublishRoles", "DescribeOwnExecutions"}, keys(bySid))
+	assert.Equal(t, []string{"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"}, strs(bySid["DeployerBucketObjects"]["Action"]))
+	assert.Equal(t, mustJSON(t, bucketObjects), mustJSON(t, bySid["DeployerBucketObjects"]["Resource"]))
+	assert.Equal(t, "s3:ListBucket", bySid["DeployerBucketList"]["Action"])
+	assert.Equal(t, "Deny", bySid["DenyOtherBuckets"]["Effect"])
+	assert.Equal(t, "s3:*", bySid["DenyOtherBuckets"]["Action"])
+	assert.Equal(t, ownBucket, mustJSON(t, bySid["DenyOtherBuckets"]["NotResource"]))
+	assert.Equal(t, "Deny", bySid["NeverEraseHistory"]["Effect"])
+	assert.Contains(t, strs(bySid["NeverEraseHistory"]["Action"]), "s3:DeleteObjectVersion")
+	for _, kind := range []string{"deploy", "publish"} {
+		s := bySid["AssumeFerry"+strings.ToUpper(kind[:1])+kind[1:]+"Roles"]
+		assert.Equal(t, []string{"sts:AssumeRole", "sts:TagSession"}, strs(s["Action"]))
+		j := mustJSON(t, s["Resource"])
+		assert.Contains(t, j, `"Fn::If":["HasTargetAccounts"`, "the target accounts, or its own")
+		assert.Contains(t, j, `{"Ref":"TargetAccounts"}`)
+		assert.Contains(t, j, `:role/ferry-*`+kind+`-*-*`)
+		assert.NotContains(t, j, `:iam::*:`, "never every account")
 	}
+	assert.Contains(t, mustJSON(t, bySid["DescribeOwnExecutions"]["Resource"]), `:execution:`+naming.StateMachineName+`:*"`)
+}
+
+func keys(m map[string]obj) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// The deployer bucket's policy: nobody but the Lambda's role writes or
+// deletes under the state prefix, and UnlockPrincipals may delete locks
+// only. Only Step Functions, for this state machine, may invoke the
+// function by its resource policy.
+func TestDeployerBucketPolicyAndInvoke(t *testing.T) {
+	d, tmpl, raw := deployer(t)
+	roleID := *d.Stack.GetLogicalId(d.Function.Role().Node().DefaultChild().(awscdk.CfnElement))
+	lambdaRole := obj{"Fn::GetAtt": []interface{}{roleID, "Arn"}}
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "OnlyTheDeployerWritesState", "Effect": "Deny", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": lambdaRole}},
+			}),
+			assertions.Match_ObjectLike(&obj{"Sid": "OnlyTheDeployerAndUnlockersDeleteState", "Effect": "Deny", "Action": "s3:DeleteObject"}),
+			assertions.Match_ObjectLike(&obj{"Sid": "UnlockersDeleteOnlyLocks", "Effect": "Deny", "Action": "s3:DeleteObject",
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": lambdaRole}}}),
+		})},
+	})
+	params := raw["Parameters"].(obj)
+	assert.Equal(t, "CommaDelimitedList", params[ParamUnlockPrincipals].(obj)["Type"])
+	assert.Equal(t, "", params[ParamUnlockPrincipals].(obj)["Default"])
+	assert.Equal(t, "", params[ParamTargetAccounts].(obj)["Default"])
+	fnID := *d.Stack.GetLogicalId(d.Function.Node().DefaultChild().(awscdk.CfnElement))
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), obj{
+		"Action": "lambda:InvokeFunction", "Principal": "states.amazonaws.com",
+		"FunctionName": obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}},
+		"SourceArn":    obj{"Ref": onlyID(t, raw, "AWS::StepFunctions::StateMachine")},
+	})
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(1))
+	assert.NotContains(t, mustJSON(t, raw), "states:RedriveExecution", "nothing grants redrive")
 }
 
 func TestDeployerStateMachine(t *testing.T) {

@@ -118,3 +118,16 @@ func WildcardMatch(pattern, s string) bool {
 	}
 	return p == len(pattern)
 }
+
+// StateKeyPatterns are IAM resource patterns (after "<bucket ARN>/") of the
+// deployer-only records: lock matches every project-config's lock, others
+// every other record under StatePrefix, each by its key function with "*"
+// for every part. The deployer bucket's policy lets only the deployer's
+// Lambda role write or delete under StatePrefix, and an operator allowed to
+// `ferry unlock` delete the locks alone.
+func StateKeyPatterns() (lock string, others []string) {
+	return LockKey("*", "*"), []string{
+		CurrentKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"),
+	}
+}
