@@ -229,6 +229,11 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		},
 	})
 
+	// The state machine's role has a conventional name too, so a service
+	// control policy can name the one principal that may invoke the
+	// function.
+	sm.StateMachine.Role().Node().DefaultChild().(awsiam.CfnRole).SetRoleName(str(naming.StateMachineRoleName(*awscdk.Aws_REGION())))
+
 	// Only Step Functions, for this state machine, may invoke the function
 	// by its resource policy. Step Functions invokes it with the state
 	// machine's role (an identity-based grant), and an administrator of

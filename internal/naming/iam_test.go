@@ -81,3 +81,8 @@ func TestRoleSessionName(t *testing.T) {
 	assert.Len(t, long, MaxRoleSessionNameLen)
 	assert.Equal(t, 1, strings.Count(long, "="))
 }
+
+func TestStateMachineRoleName(t *testing.T) {
+	assert.Equal(t, "ferry-statemachine-eu-west-1", StateMachineRoleName("eu-west-1"))
+	assert.False(t, WildcardMatch(DeployerRoleNamePattern, StateMachineRoleName("eu-west-1")), "the bootstrap roles do not trust the state machine")
+}
