@@ -33,6 +33,10 @@ $(NODE_BIN)/.installed: infra/package.json infra/package-lock.json
 test: tools lint thin fuzz ## Run every test (what CI runs)
 	$(GO) test -count=1 ./...
 
+.PHONY: iam
+iam: tools ## Evaluate the synthesized IAM policies with an independent engine: every call allowed, every attack denied (also part of test)
+	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestREADMEListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
+
 # The fuzz targets CI runs for FUZZTIME each: the release decoder and the
 # client's reading of execution history.
 FUZZTIME ?= 10s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -81,6 +82,32 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		},
 	})
 
+	targets := awscdk.NewCfnParameter(stack, str(ParamTargetAccounts), &awscdk.CfnParameterProps{
+		Type:           str("CommaDelimitedList"),
+		Default:        str(""),
+		AllowedPattern: str("^([0-9]{12})?$"),
+		Description:    str("The accounts this deployer deploys into (12-digit account ids; empty: its own account only). It may assume ferry's deploy and publish roles there and nowhere else"),
+	})
+	unlockers := awscdk.NewCfnParameter(stack, str(ParamUnlockPrincipals), &awscdk.CfnParameterProps{
+		Type:        str("CommaDelimitedList"),
+		Default:     str(""),
+		Description: str("ARNs of the roles or users allowed to run `ferry unlock`: to delete a project-config's lock (" + naming.StatePrefix + "<project>/<config>/lock). Nobody else but the deployer may write or delete under " + naming.StatePrefix),
+	})
+	hasTargets := awscdk.NewCfnCondition(stack, str(ConditionHasTargetAccounts), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), targets.ValueAsList()), str(""))),
+	})
+
+	// The Lambda's role has a conventional name, which the bootstrap
+	// roles of every target trust (and nothing else of this account).
+	role := awsiam.NewRole(stack, str("FunctionRole"), &awsiam.RoleProps{
+		RoleName:    str(naming.DeployerRoleName(*awscdk.Aws_REGION())),
+		Description: str("ferry deployer: the Lambda's role, the only principal ferry's bootstrap roles trust"),
+		AssumedBy:   awsiam.NewServicePrincipal(str("lambda.amazonaws.com"), nil),
+		ManagedPolicies: &[]awsiam.IManagedPolicy{
+			awsiam.ManagedPolicy_FromAwsManagedPolicyName(str("service-role/AWSLambdaBasicExecutionRole")),
+		},
+	})
+
 	logRetention := awslogs.RetentionDays_ONE_YEAR
 	fnLogs := awslogs.NewLogGroup(stack, str("FunctionLogs"), &awslogs.LogGroupProps{
 		Retention:     logRetention,
@@ -97,6 +124,7 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Timeout:       awscdk.Duration_Seconds(jsii.Number(limits.DeployerLambdaTimeout.Seconds())),
 		LogGroup:      fnLogs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Role:          role,
 		// The deployer's own account and region are its default target;
 		// naming them here spares the Lambda an STS call at cold start.
 		Environment: &map[string]*string{
@@ -106,16 +134,21 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		},
 	})
 
-	// S3: its own bucket only, and an explicit deny everywhere else, so no
-	// grant added later can widen it. Publishing into target asset buckets
-	// goes through the assumed publish role, which this deny does not reach.
+	// S3: the exact actions the deployer's stores call on its own bucket
+	// (GetObject also authorizes HeadObject, ListBucket ListObjectsV2;
+	// PutObjectTagging is needed for a PutObject with x-amz-tagging, the
+	// release objects' expiry tag), and an explicit deny everywhere else,
+	// so no grant added later can widen it. Publishing into target asset
+	// buckets goes through the assumed publish role, which this deny does
+	// not reach.
 	bucketResources := &[]*string{bucket.BucketArn(), bucket.ArnForObjects(str("*"))}
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       str("DeployerBucketOnly"),
-		Effect:    awsiam.Effect_ALLOW,
-		Actions:   jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:List*", "s3:DeleteObject*"),
-		Resources: bucketResources,
-	}))
+	allow := func(sid string, actions []string, resources ...*string) {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: str(sid), Effect: awsiam.Effect_ALLOW, Actions: jsii.Strings(actions...), Resources: &resources,
+		}))
+	}
+	allow("DeployerBucketObjects", DeployerObjectActions, bucket.ArnForObjects(str("*")))
+	allow("DeployerBucketList", []string{"s3:ListBucket"}, bucket.BucketArn())
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:          str("DenyOtherBuckets"),
 		Effect:       awsiam.Effect_DENY,
@@ -123,10 +156,62 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		NotResources: bucketResources,
 	}))
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       str("AssumeFerryRoles"),
-		Effect:    awsiam.Effect_ALLOW,
-		Actions:   jsii.Strings("sts:AssumeRole"),
-		Resources: AssumableRoleARNs(),
+		// The deployer never erases history, changes ACLs or locks
+		// objects: the bucket is versioned so that nothing it does is lost.
+		Sid:    str("NeverEraseHistory"),
+		Effect: awsiam.Effect_DENY,
+		Actions: jsii.Strings("s3:DeleteObjectVersion", "s3:PutObjectAcl", "s3:PutObjectVersionAcl",
+			"s3:PutObjectRetention", "s3:PutObjectLegalHold", "s3:BypassGovernanceRetention", "s3:PutBucketPolicy",
+			"s3:DeleteBucketPolicy", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration"),
+		Resources: bucketResources,
+	}))
+	// STS: ferry's deploy and publish roles in the accounts it serves
+	// only, with the session tags the bootstrap roles require.
+	for _, kind := range []string{"Deploy", "Publish"} {
+		allow("AssumeFerry"+kind+"Roles", []string{"sts:AssumeRole", "sts:TagSession"}, TargetRoleARNs(targets, hasTargets, kind)...)
+	}
+	// Step Functions: the handlers confirm that they run for an execution
+	// of this state machine. The ARN is built from naming, not from the
+	// state machine, which depends on the function.
+	allow("DescribeOwnExecutions", []string{"states:DescribeExecution"},
+		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":execution:"+naming.StateMachineName+":*"))
+
+	// The deployer bucket: under naming.StatePrefix only the Lambda's role
+	// writes or deletes (a client that may write its project's prefix can
+	// neither forge a record nor take, move or drop a lock); the operators
+	// of UnlockPrincipals may delete locks, and nothing else there.
+	stateObjects := bucket.ArnForObjects(str(naming.StatePrefix + "*"))
+	lambdaRole := role.RoleArn()
+	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        str("OnlyTheDeployerWritesState"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions: jsii.Strings("s3:PutObject", "s3:PutObjectAcl", "s3:PutObjectTagging", "s3:DeleteObjectTagging",
+			"s3:PutObjectRetention", "s3:PutObjectLegalHold", "s3:DeleteObjectVersion", "s3:RestoreObject"),
+		Resources:  &[]*string{stateObjects},
+		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": lambdaRole}},
+	}))
+	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        str("OnlyTheDeployerAndUnlockersDeleteState"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:DeleteObject"),
+		Resources:  &[]*string{stateObjects},
+		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": awscdk.Fn_Split(str(","),
+			awscdk.Fn_Join(str(","), &[]*string{lambdaRole, awscdk.Fn_Join(str(","), unlockers.ValueAsList())}), nil)}},
+	}))
+	_, others := naming.StateKeyPatterns()
+	var otherRecords []*string
+	for _, p := range others {
+		otherRecords = append(otherRecords, bucket.ArnForObjects(str(p)))
+	}
+	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        str("UnlockersDeleteOnlyLocks"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:DeleteObject"),
+		Resources:  &otherRecords,
+		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": lambdaRole}},
 	}))
 
 	smLogs := awslogs.NewLogGroup(stack, str("StateMachineLogs"), &awslogs.LogGroupProps{
@@ -144,6 +229,24 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		},
 	})
 
+	// The state machine's role has a conventional name too, so a service
+	// control policy can name the one principal that may invoke the
+	// function.
+	sm.StateMachine.Role().Node().DefaultChild().(awsiam.CfnRole).SetRoleName(str(naming.StateMachineRoleName(*awscdk.Aws_REGION())))
+
+	// Only Step Functions, for this state machine, may invoke the function
+	// by its resource policy. Step Functions invokes it with the state
+	// machine's role (an identity-based grant), and an administrator of
+	// this account can too: the README's Security section gives the SCP
+	// that closes direct invokes.
+	awslambda.NewCfnPermission(stack, str("InvokedByTheStateMachineOnly"), &awslambda.CfnPermissionProps{
+		Action:        str("lambda:InvokeFunction"),
+		FunctionName:  fn.FunctionArn(),
+		Principal:     str("states.amazonaws.com"),
+		SourceArn:     sm.StateMachine.StateMachineArn(),
+		SourceAccount: awscdk.Aws_ACCOUNT_ID(),
+	})
+
 	awscdk.NewCfnOutput(stack, str(naming.OutputStateMachineArn), &awscdk.CfnOutputProps{
 		Value:       sm.StateMachine.StateMachineArn(),
 		Description: str("The deploy state machine (ferry deploy starts executions of it)"),
@@ -155,13 +258,44 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	return &Deployer{Stack: stack, Bucket: bucket, Function: fn, StateMachine: sm}, nil
 }
 
-// AssumableRoleARNs are the ARNs (with wildcards) of the roles the deployer
-// Lambda may assume: ferry's deploy and publish roles in any account,
-// from naming.AssumableRoleNamePatterns.
-func AssumableRoleARNs() *[]*string {
-	var out []*string
-	for _, p := range naming.AssumableRoleNamePatterns() {
-		out = append(out, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":iam::*:role/"+p))
+// Parameters and conditions of the DeployerStack.
+const (
+	// ParamTargetAccounts lists the accounts the deployer deploys into:
+	// its Lambda may assume ferry's roles there only (default: its own
+	// account).
+	ParamTargetAccounts = "TargetAccounts"
+	// ParamUnlockPrincipals lists the ARNs of the principals that may
+	// delete locks (`ferry unlock`).
+	ParamUnlockPrincipals = "UnlockPrincipals"
+	// ConditionHasTargetAccounts is true when TargetAccounts is not empty.
+	ConditionHasTargetAccounts = "HasTargetAccounts"
+)
+
+// DeployerObjectActions are the S3 object actions the deployer Lambda may
+// take on its own bucket: exactly what its stores call (HeadObject is
+// GetObject; a PutObject with x-amz-tagging also needs PutObjectTagging).
+// Never DeleteObjectVersion, ACLs or a wildcard.
+var DeployerObjectActions = []string{"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"}
+
+// TargetRoleARNs are the ARN patterns of ferry's bootstrap roles of one
+// kind ("Deploy" or "Publish": naming.DeployRoleName and PublishRoleName,
+// with and without a qualifier) in the target accounts: those of
+// TargetAccounts, or the deployer's own account when it is empty. An
+// Fn::Join delimiter must be a literal, so the partition is "*" (account
+// ids are unique across partitions).
+func TargetRoleARNs(targets awscdk.CfnParameter, hasTargets awscdk.CfnCondition, kind string) []*string {
+	pattern := naming.PublishRoleName("*", "*", "*")
+	if kind == "Deploy" {
+		pattern = naming.DeployRoleName("*", "*", "*")
 	}
-	return &out
+	// "ferry-*-deploy-*-*" matches unqualified names too once the
+	// qualifier's "*-" may be empty: "ferry-*deploy-*".
+	pattern = strings.Replace(pattern, "ferry-*-", "ferry-*", 1)
+	listed := awscdk.Fn_Split(jsii.String(","), awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("arn:*:iam::"),
+		awscdk.Fn_Join(jsii.String(":role/"+pattern+",arn:*:iam::"), targets.ValueAsList()),
+		jsii.String(":role/" + pattern),
+	}), nil)
+	own := "arn:" + *awscdk.Aws_PARTITION() + ":iam::" + *awscdk.Aws_ACCOUNT_ID() + ":role/" + pattern
+	return []*string{awscdk.Token_AsString(awscdk.Fn_ConditionIf(hasTargets.LogicalId(), listed, []string{own}), nil)}
 }

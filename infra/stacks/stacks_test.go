@@ -172,8 +172,11 @@ func onlyID(t *testing.T, tmpl obj, typ string) string {
 	return ""
 }
 
-// The Lambda may use S3 only on its own bucket, with an explicit deny
-// elsewhere, and may assume only ferry's deploy and publish roles.
+// The Lambda's role has its conventional name; it may use exactly the S3
+// actions its stores call, on its own bucket only, with explicit denies
+// elsewhere and on erasing history; may assume only ferry's deploy and
+// publish roles of its target accounts; and may describe only executions
+// of its own state machine.
 func TestDeployerLambdaPolicy(t *testing.T) {
 	d, _, raw := deployer(t)
 	bucketID := onlyID(t, raw, "AWS::S3::Bucket")
@@ -182,6 +185,8 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 	ownBucket := mustJSON(t, []interface{}{bucketArn, bucketObjects})
 
 	roleID := *d.Stack.GetLogicalId(d.Function.Role().Node().DefaultChild().(awscdk.CfnElement))
+	roleProps := raw["Resources"].(obj)[roleID].(obj)["Properties"].(obj)
+	assert.Equal(t, obj{"Fn::Join": []interface{}{"", []interface{}{"ferry-deployer-", obj{"Ref": "AWS::Region"}}}}, roleProps["RoleName"])
 	var fnStatements []obj
 	for _, p := range resourcesOfType(raw, "AWS::IAM::Policy") {
 		props := p["Properties"].(obj)
@@ -194,41 +199,77 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 	}
 	require.NotEmpty(t, fnStatements)
 
-	var sids []string
+	bySid := map[string]obj{}
 	for _, s := range fnStatements {
-		actions := strs(s["Action"])
-		assert.NotContains(t, actions, "*", "no wildcard action")
-		if sid, ok := s["Sid"].(string); ok {
-			sids = append(sids, sid)
-		}
-		for _, a := range actions {
-			switch {
-			case strings.HasPrefix(a, "s3:") && s["Effect"] == "Allow":
-				assert.Equal(t, ownBucket, mustJSON(t, s["Resource"]), "S3 action %s is allowed on the deployer bucket only", a)
-			case a == "sts:AssumeRole":
-				assert.Equal(t, "Allow", s["Effect"])
-				assert.Len(t, list(s["Resource"]), len(naming.AssumableRoleNamePatterns()))
-				for _, r := range list(s["Resource"]) {
-					j := mustJSON(t, r)
-					assert.Contains(t, j, `:iam::*:role/ferry-`, "AssumeRole on %s", j)
-					assert.Regexp(t, `role/ferry-(\*-)?(deploy|publish)-\*-\*`, j)
-				}
+		sid, _ := s["Sid"].(string)
+		bySid[sid] = s
+		if s["Effect"] == "Allow" {
+			for _, a := range strs(s["Action"]) {
+				assert.NotContains(t, a, "*", "%s: no wildcard action", sid)
 			}
 		}
 	}
-	sort.Strings(sids)
-	assert.Equal(t, []string{"AssumeFerryRoles", "DenyOtherBuckets", "DeployerBucketOnly"}, sids)
-	for _, s := range fnStatements {
-		switch s["Sid"] {
-		case "DeployerBucketOnly":
-			assert.ElementsMatch(t, []string{"s3:GetObject*", "s3:PutObject*", "s3:List*", "s3:DeleteObject*"}, strs(s["Action"]))
-		case "DenyOtherBuckets":
-			assert.Equal(t, "Deny", s["Effect"])
-			assert.Equal(t, "s3:*", s["Action"])
-			assert.Equal(t, ownBucket, mustJSON(t, s["NotResource"]))
-			assert.Nil(t, s["Resource"])
-		}
+	assert.ElementsMatch(t, []string{"DeployerBucketObjects", "DeployerBucketList", "DenyOtherBuckets", "NeverEraseHistory",
+		"AssumeFerryDeployRoles", "AssumeFerryPublishRoles", "DescribeOwnExecutions"}, keys(bySid))
+	assert.Equal(t, []string{"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"}, strs(bySid["DeployerBucketObjects"]["Action"]))
+	assert.Equal(t, mustJSON(t, bucketObjects), mustJSON(t, bySid["DeployerBucketObjects"]["Resource"]))
+	assert.Equal(t, "s3:ListBucket", bySid["DeployerBucketList"]["Action"])
+	assert.Equal(t, "Deny", bySid["DenyOtherBuckets"]["Effect"])
+	assert.Equal(t, "s3:*", bySid["DenyOtherBuckets"]["Action"])
+	assert.Equal(t, ownBucket, mustJSON(t, bySid["DenyOtherBuckets"]["NotResource"]))
+	assert.Equal(t, "Deny", bySid["NeverEraseHistory"]["Effect"])
+	assert.Contains(t, strs(bySid["NeverEraseHistory"]["Action"]), "s3:DeleteObjectVersion")
+	for _, kind := range []string{"deploy", "publish"} {
+		s := bySid["AssumeFerry"+strings.ToUpper(kind[:1])+kind[1:]+"Roles"]
+		assert.Equal(t, []string{"sts:AssumeRole", "sts:TagSession"}, strs(s["Action"]))
+		j := mustJSON(t, s["Resource"])
+		assert.Contains(t, j, `"Fn::If":["HasTargetAccounts"`, "the target accounts, or its own")
+		assert.Contains(t, j, `{"Ref":"TargetAccounts"}`)
+		assert.Contains(t, j, `:role/ferry-*`+kind+`-*-*`)
+		assert.NotContains(t, j, `:iam::*:`, "never every account")
 	}
+	assert.Contains(t, mustJSON(t, bySid["DescribeOwnExecutions"]["Resource"]), `:execution:`+naming.StateMachineName+`:*"`)
+}
+
+func keys(m map[string]obj) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// The deployer bucket's policy: nobody but the Lambda's role writes or
+// deletes under the state prefix, and UnlockPrincipals may delete locks
+// only. Only Step Functions, for this state machine, may invoke the
+// function by its resource policy.
+func TestDeployerBucketPolicyAndInvoke(t *testing.T) {
+	d, tmpl, raw := deployer(t)
+	roleID := *d.Stack.GetLogicalId(d.Function.Role().Node().DefaultChild().(awscdk.CfnElement))
+	lambdaRole := obj{"Fn::GetAtt": []interface{}{roleID, "Arn"}}
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "OnlyTheDeployerWritesState", "Effect": "Deny", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": lambdaRole}},
+			}),
+			assertions.Match_ObjectLike(&obj{"Sid": "OnlyTheDeployerAndUnlockersDeleteState", "Effect": "Deny", "Action": "s3:DeleteObject"}),
+			assertions.Match_ObjectLike(&obj{"Sid": "UnlockersDeleteOnlyLocks", "Effect": "Deny", "Action": "s3:DeleteObject",
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": lambdaRole}}}),
+		})},
+	})
+	params := raw["Parameters"].(obj)
+	assert.Equal(t, "CommaDelimitedList", params[ParamUnlockPrincipals].(obj)["Type"])
+	assert.Equal(t, "", params[ParamUnlockPrincipals].(obj)["Default"])
+	assert.Equal(t, "", params[ParamTargetAccounts].(obj)["Default"])
+	fnID := *d.Stack.GetLogicalId(d.Function.Node().DefaultChild().(awscdk.CfnElement))
+	tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), obj{
+		"Action": "lambda:InvokeFunction", "Principal": "states.amazonaws.com",
+		"FunctionName": obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}},
+		"SourceArn":    obj{"Ref": onlyID(t, raw, "AWS::StepFunctions::StateMachine")},
+	})
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Permission"), jsii.Number(1))
+	assert.NotContains(t, mustJSON(t, raw), "states:RedriveExecution", "nothing grants redrive")
 }
 
 func TestDeployerStateMachine(t *testing.T) {
@@ -243,6 +284,10 @@ func TestDeployerStateMachine(t *testing.T) {
 	got, err := statemachine.ExtractDefinition(raw, obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}})
 	require.NoError(t, err)
 	assert.Equal(t, string(definition.JSON()), string(got))
+
+	smRole := *d.Stack.GetLogicalId(d.StateMachine.StateMachine.Role().Node().DefaultChild().(awscdk.CfnElement))
+	assert.Equal(t, obj{"Fn::Join": []interface{}{"", []interface{}{"ferry-statemachine-", obj{"Ref": "AWS::Region"}}}},
+		raw["Resources"].(obj)[smRole].(obj)["Properties"].(obj)["RoleName"], "the one principal the README's SCP lets invoke the deployer")
 
 	outputs := raw["Outputs"].(obj)
 	require.Contains(t, outputs, naming.OutputStateMachineArn)
@@ -283,7 +328,7 @@ func TestBootstrapTemplateIsSelfContained(t *testing.T) {
 		params = append(params, p)
 	}
 	sort.Strings(params)
-	assert.Equal(t, []string{ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
+	assert.Equal(t, []string{ParamOrganizationID, ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
 	assert.Equal(t, ParamQualifier, bootstrap.ParamQualifier)
 	assert.Equal(t, ParamTrustedAccounts, bootstrap.ParamTrustedAccounts)
 	assert.NotContains(t, tmpl, "Rules", "no CheckBootstrapVersion rule")
@@ -312,8 +357,20 @@ func TestBootstrapRoles(t *testing.T) {
 			assert.Contains(t, name, `"HasQualifier"`)
 			assert.Contains(t, name, `"ferry-`+tt.kind+`-"`)
 			assert.Contains(t, name, `"-`+tt.kind+`-"`)
-			// Trusts the deployer accounts given as the parameter only.
-			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:AssumeRole","Principal":{"AWS":{"Ref":"TrustedAccounts"}}}]}`,
+			// Trusts the deployer Lambda role of the accounts given as the
+			// parameter only, tagged with a project and config, and
+			// optionally only within an organization.
+			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{
+				"Sid":"DeployerLambdaRoleOnly","Effect":"Allow","Action":["sts:AssumeRole","sts:TagSession"],
+				"Principal":{"AWS":{"Ref":"TrustedAccounts"}},
+				"Condition":{
+					"ArnLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/ferry-deployer-*"]]}},
+					"ArnNotLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/*/*"]]}},
+					"StringLike":{"aws:RequestTag/ProjectName":"?*/?*","aws:RequestTag/ConfigName":"?*"},
+					"ForAllValues:StringEquals":{"aws:TagKeys":["ProjectName","ConfigName"]}}},
+				{"Fn::If":["HasOrganization",{"Sid":"OrganizationOnly","Effect":"Deny","Action":["sts:AssumeRole","sts:TagSession"],
+					"Principal":{"AWS":"*"},"Condition":{"StringNotEquals":{"aws:PrincipalOrgID":{"Ref":"OrganizationId"}}}},
+					{"Ref":"AWS::NoValue"}]}]}`,
 				mustJSON(t, props["AssumeRolePolicyDocument"]))
 			require.Len(t, props["Policies"], 1)
 			assert.Equal(t, tt.policy, props["Policies"].([]interface{})[0].(obj)["PolicyName"])
@@ -331,46 +388,52 @@ func roleStatements(t *testing.T, role string) []obj {
 	return out
 }
 
-// The deploy role manages only what ferry manages: every action that
-// creates, changes or deletes is scoped by the DeployWith tag, a resource
-// pattern in this account, or a condition.
+// The deploy role manages only what its session's project-config owns:
+// every allowed action that creates, changes or deletes is scoped by the
+// session's tags (aws:PrincipalTag), as a request or resource tag
+// condition or in the resource's name; nothing is a service wildcard; and
+// the denies no later grant can reopen are there.
 func TestBootstrapDeployRoleIsScoped(t *testing.T) {
-	mutating := []string{"Create", "Delete", "Put", "Update", "Run", "Pass", "Attach", "Detach", "Set", "Terminate"}
+	mutating := []string{"Create", "Delete", "Put", "Update", "Run", "Pass", "Attach", "Detach", "Set", "Terminate", "Suspend", "Resume", "Tag", "Modify"}
+	byID := map[string]obj{}
 	for _, s := range roleStatements(t, "DeployRole") {
 		sid := s["Sid"].(string)
-		assert.Equal(t, "Allow", s["Effect"], sid)
+		byID[sid] = s
 		for _, a := range strs(s["Action"]) {
 			assert.NotEqual(t, "*", a, sid)
-			assert.False(t, strings.HasSuffix(a, ":*"), "%s: %s is a service wildcard", sid, a)
+			assert.NotContains(t, a, "*", "%s: %s is a wildcard action", sid, a)
 			verb := a[strings.Index(a, ":")+1:]
 			isMutating := false
 			for _, m := range mutating {
 				isMutating = isMutating || strings.HasPrefix(verb, m)
 			}
-			if !isMutating {
+			if !isMutating || s["Effect"] != "Allow" || a == "iam:CreateServiceLinkedRole" {
 				continue
 			}
-			if s["Resource"] == "*" {
-				assert.NotNil(t, s["Condition"], "%s: %s on every resource needs a condition", sid, a)
+			scoped := mustJSON(t, s["Condition"]) + mustJSON(t, s["Resource"])
+			if strings.HasPrefix(verb, "Run") && !strings.Contains(scoped, "PrincipalTag") {
+				// Launching from images and subnets opted in with
+				// DeployWith, or from a launch template.
+				assert.Regexp(t, `ec2:ResourceTag/DeployWith":"ferry"|ec2:LaunchTemplate`, scoped, "%s: %s", sid, a)
+				continue
 			}
-			if strings.HasPrefix(a, "autoscaling:") {
-				assert.Contains(t, mustJSON(t, s["Condition"]), `/DeployWith":"ferry"`, "%s: %s is scoped by the DeployWith tag", sid, a)
-			}
+			assert.Contains(t, scoped, naming.PolicyVarProject, "%s: %s is scoped by the session's ProjectName", sid, a)
+			assert.Contains(t, scoped, naming.PolicyVarConfig, "%s: %s is scoped by the session's ConfigName", sid, a)
 		}
 	}
-	byID := map[string]obj{}
-	for _, s := range roleStatements(t, "DeployRole") {
-		byID[s["Sid"].(string)] = s
-	}
-	pass := byID["PassPathScopedRoles"]
+	pass := byID["PassProjectConfigRoles"]
 	require.NotNil(t, pass)
 	assert.Equal(t, "iam:PassRole", pass["Action"])
-	assert.Contains(t, mustJSON(t, pass["Resource"]), `:role/*/*"`, "PassRole only for roles under a path")
-	assert.Contains(t, mustJSON(t, byID["CreateFerryLaunchTemplates"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["UseFerryLaunchTemplates"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["CreateFerryGroups"]["Condition"]), `"aws:RequestTag/DeployWith":"ferry"`)
-	assert.Contains(t, mustJSON(t, byID["ManageFerryGroups"]["Condition"]), `"aws:ResourceTag/DeployWith":"ferry"`)
-	assert.Contains(t, strs(byID["ReadProfilesAndRoles"]["Action"]), "iam:GetInstanceProfile")
+	assert.Contains(t, mustJSON(t, pass["Resource"]), `:role/${aws:PrincipalTag/ProjectName}/${aws:PrincipalTag/ConfigName}/*"`)
+	assert.Contains(t, mustJSON(t, byID["CreateProjectConfigGroups"]["Condition"]), `"aws:RequestTag/ProjectName":"${aws:PrincipalTag/ProjectName}"`)
+	assert.Contains(t, mustJSON(t, byID["ManageProjectConfigGroups"]["Condition"]), `"aws:ResourceTag/ConfigName":"${aws:PrincipalTag/ConfigName}"`)
+	assert.Contains(t, mustJSON(t, byID["PutProjectConfigAlarms"]["Resource"]), `:alarm:${aws:PrincipalTag/ProjectName}/${aws:PrincipalTag/ConfigName}/*`)
+	assert.ElementsMatch(t, DeployRoleReadActions, strs(byID["Read"]["Action"]))
+	for _, deny := range []string{"NeverRetagGroups", "NeverRetagEC2Resources", "NeverUntagEC2Resources", "NeverChangeLaunchTemplates", "NeverReadUserData"} {
+		require.Contains(t, byID, deny)
+		assert.Equal(t, "Deny", byID[deny]["Effect"], deny)
+	}
+	assert.ElementsMatch(t, naming.ReservedTags(), strs(byID["NeverRetagGroups"]["Condition"].(obj)["ForAnyValue:StringEquals"].(obj)["aws:TagKeys"]))
 	assert.Equal(t, []interface{}{"sns:GetTopicAttributes", "sns:ListTagsForResource"}, byID["LifecycleTopics"]["Action"])
 }
 
@@ -415,8 +478,6 @@ func TestBootstrapDeployRoleGrantsWhatFerryCalls(t *testing.T) {
 		// PutMetricAlarm with Tags: "you must be signed on with both the
 		// cloudwatch:PutMetricAlarm and cloudwatch:TagResource permissions".
 		"cloudwatch:TagResource",
-		// CreateAutoScalingGroup with Tags.
-		"autoscaling:CreateOrUpdateTags",
 		// CreateLaunchTemplate with TagSpecifications.
 		"ec2:CreateTags",
 		// CreateAutoScalingGroup with a launch template and an instance
@@ -435,6 +496,9 @@ func TestBootstrapPublishRoleIsScoped(t *testing.T) {
 			assert.True(t, strings.HasPrefix(a, "s3:"), a)
 		}
 		assert.Contains(t, mustJSON(t, s["Resource"]), `"AssetBucket`, "publishing only into the asset bucket")
+		if s["Sid"] == "AssetObjects" {
+			assert.Contains(t, mustJSON(t, s["Resource"]), `"/assets/*"`, "objects under assets/ only")
+		}
 	}
 }
 
@@ -453,6 +517,19 @@ func TestBootstrapAssetBucket(t *testing.T) {
 		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&obj{
 			"Effect": "Deny", "Condition": obj{"Bool": obj{"aws:SecureTransport": "false"}},
 		})})},
+	})
+	// Published assets are immutable, and only the publish role writes.
+	tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+		"PolicyDocument": obj{"Statement": assertions.Match_ArrayWith(&[]interface{}{
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "CreateOnly", "Effect": "Deny", "Action": "s3:PutObject", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"StringNotEquals": obj{"s3:if-none-match": "*"}},
+			}),
+			assertions.Match_ObjectLike(&obj{
+				"Sid": "OnlyThePublishRoleWrites", "Effect": "Deny", "Principal": obj{"AWS": "*"},
+				"Condition": obj{"ArnNotEquals": obj{"aws:PrincipalArn": obj{"Fn::GetAtt": []interface{}{"PublishRole", "Arn"}}}},
+			}),
+		})},
 	})
 }
 

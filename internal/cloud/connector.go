@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -21,39 +23,89 @@ type ConnectorOptions struct {
 	// Clock decides when cached credentials are due for a refresh
 	// (default clock.System). The simulated AWS shares its virtual clock.
 	Clock clock.Clock
-	// SessionName is appended to "ferry-" to name the role sessions
-	// (default "deployer"), so CloudTrail shows who acted.
-	SessionName string
 	// Duration of an assumed-role session (default
 	// limits.RoleSessionDuration).
 	Duration time.Duration
 	// ExpiryWindow is how long before expiry credentials are refreshed
 	// (default limits.CredentialsExpiryWindow).
 	ExpiryWindow time.Duration
+	// MaxConnections is how many (target, session) connections are kept,
+	// the least recently used dropped first (default
+	// limits.MaxCachedConnections).
+	MaxConnections int
 }
 
-// Connector turns a Target into the Clients of that environment by
-// assuming the target's conventional deploy role (naming.DeployRoleName)
-// for every client but Assets and its publish role (naming.PublishRoleName)
-// for Assets. The deployer's own account goes through the same path. It is
-// safe for concurrent use.
+// Session is the release a Connect acts for. It is not part of a target's
+// identity: the same target is reached with one Session per release. The
+// target's roles are assumed for that release alone, with
 //
-// The Clients of a target are built once and reused; their credentials are
-// cached and refreshed ExpiryWindow before they expire, so many Connects
-// cost one AssumeRole per role per session.
+//   - the session tags ProjectName and ConfigName (naming.SessionTagKeys),
+//     which the bootstrap roles' trust requires and their policies scope
+//     every resource by (aws:PrincipalTag), so a session can touch only
+//     its own project-config's groups, templates, alarms and roles;
+//   - the role session name naming.RoleSessionName(Project, Config,
+//     ReleaseID), so CloudTrail shows which release acted.
+type Session struct {
+	Project   string
+	Config    string
+	ReleaseID string
+}
+
+// sessionNamePattern is STS's pattern of a role session name, and
+// tagValuePattern that of a session tag value (AssumeRole, STS API
+// Reference).
+var (
+	sessionNamePattern = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	tagValuePattern    = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,256}$`)
+)
+
+// Validate reports what is wrong with a session (nil when STS accepts its
+// name and tags).
+func (s Session) Validate() error {
+	switch {
+	case !tagValuePattern.MatchString(s.Project):
+		return fmt.Errorf("session: project %q is not a session tag value", s.Project)
+	case !tagValuePattern.MatchString(s.Config):
+		return fmt.Errorf("session: config %q is not a session tag value", s.Config)
+	case s.ReleaseID == "":
+		return errors.New("session: the release id is empty")
+	case !sessionNamePattern.MatchString(naming.RoleSessionName(s.Project, s.Config, s.ReleaseID)):
+		return fmt.Errorf("session: %s/%s/%s makes no valid role session name", s.Project, s.Config, s.ReleaseID)
+	}
+	return nil
+}
+
+// Connector turns a Target and a Session into the Clients of that
+// environment by assuming the target's conventional deploy role
+// (naming.DeployRoleName) for every client but Assets and its publish role
+// (naming.PublishRoleName) for Assets, for that session (see Session). The
+// deployer's own account goes through the same path. It is safe for
+// concurrent use.
+//
+// The Clients of a (target, session) are built once and reused; their
+// credentials are cached and refreshed ExpiryWindow before they expire, so
+// the Connects of one release cost one AssumeRole per role per session
+// duration. At most MaxConnections are kept.
 type Connector struct {
 	sts   STS
 	build func(t Target, deploy, publish aws.CredentialsProvider) *Clients
 	opts  ConnectorOptions
 
-	mu      sync.Mutex
-	targets map[Target]*connection
+	mu    sync.Mutex
+	conns map[connKey]*connection
+	uses  uint64
+}
+
+type connKey struct {
+	target  Target
+	session Session
 }
 
 type connection struct {
 	clients *Clients
 	deploy  *CredentialsCache
 	publish *CredentialsCache
+	used    uint64
 }
 
 // NewConnector returns a Connector that assumes roles with stsClient (the
@@ -63,16 +115,16 @@ func NewConnector(stsClient STS, build func(t Target, deploy, publish aws.Creden
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
 	}
-	if opts.SessionName == "" {
-		opts.SessionName = "deployer"
-	}
 	if opts.Duration <= 0 {
 		opts.Duration = limits.RoleSessionDuration
 	}
 	if opts.ExpiryWindow <= 0 {
 		opts.ExpiryWindow = limits.CredentialsExpiryWindow
 	}
-	return &Connector{sts: stsClient, build: build, opts: opts, targets: map[Target]*connection{}}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = limits.MaxCachedConnections
+	}
+	return &Connector{sts: stsClient, build: build, opts: opts, conns: map[connKey]*connection{}}
 }
 
 var (
@@ -93,24 +145,31 @@ func (t Target) Validate() error {
 	return nil
 }
 
-// Connect returns the Clients of t. It assumes the deploy role at once (the
-// first time, and again when the cached credentials are near expiry), so a
-// target whose deploy role is missing or does not trust the deployer fails
-// here with a *RoleError naming the role and the account. The publish role
-// is assumed on the first Assets call. Connect never caches a failure: the
-// next Connect tries again.
-func (c *Connector) Connect(ctx context.Context, t Target) (*Clients, error) {
+// Connect returns the Clients of t for session s. It assumes the deploy
+// role at once (the first time, and again when the cached credentials are
+// near expiry), so a target whose deploy role is missing or does not trust
+// the deployer fails here with a *RoleError naming the role and the
+// account. The publish role is assumed on the first Assets call. Connect
+// never caches a failure: the next Connect tries again.
+func (c *Connector) Connect(ctx context.Context, t Target, s Session) (*Clients, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	conn, ok := c.targets[t]
-	if !ok {
-		deploy := c.cache(t, naming.DeployRoleName(t.AccountID, t.Region, t.Qualifier))
-		publish := c.cache(t, naming.PublishRoleName(t.AccountID, t.Region, t.Qualifier))
-		conn = &connection{clients: c.build(t, deploy, publish), deploy: deploy, publish: publish}
-		c.targets[t] = conn
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
+	key := connKey{target: t, session: s}
+	c.mu.Lock()
+	conn, ok := c.conns[key]
+	if !ok {
+		c.evict()
+		deploy := c.cache(t, s, naming.DeployRoleName(t.AccountID, t.Region, t.Qualifier))
+		publish := c.cache(t, s, naming.PublishRoleName(t.AccountID, t.Region, t.Qualifier))
+		conn = &connection{clients: c.build(t, deploy, publish), deploy: deploy, publish: publish}
+		c.conns[key] = conn
+	}
+	c.uses++
+	conn.used = c.uses
 	c.mu.Unlock()
 	if _, err := conn.deploy.Retrieve(ctx); err != nil {
 		return nil, err
@@ -118,11 +177,31 @@ func (c *Connector) Connect(ctx context.Context, t Target) (*Clients, error) {
 	return conn.clients, nil
 }
 
-func (c *Connector) cache(t Target, role string) *CredentialsCache {
+// evict drops the least recently used connection when the cache is full.
+// The caller holds c.mu.
+func (c *Connector) evict() {
+	if len(c.conns) < c.opts.MaxConnections {
+		return
+	}
+	var oldest connKey
+	first := true
+	for k, conn := range c.conns {
+		if first || conn.used < c.conns[oldest].used {
+			oldest, first = k, false
+		}
+	}
+	delete(c.conns, oldest)
+}
+
+func (c *Connector) cache(t Target, s Session, role string) *CredentialsCache {
 	arn := naming.RoleARN(t.AccountID, role)
 	provider := stscreds.NewAssumeRoleProvider(c.sts, arn, func(o *stscreds.AssumeRoleOptions) {
-		o.RoleSessionName = "ferry-" + c.opts.SessionName
+		o.RoleSessionName = naming.RoleSessionName(s.Project, s.Config, s.ReleaseID)
 		o.Duration = c.opts.Duration
+		o.Tags = []ststypes.Tag{
+			{Key: aws.String(naming.TagProjectName), Value: aws.String(s.Project)},
+			{Key: aws.String(naming.TagConfigName), Value: aws.String(s.Config)},
+		}
 	})
 	return &CredentialsCache{
 		provider: provider, clock: c.opts.Clock, window: c.opts.ExpiryWindow,
@@ -141,7 +220,7 @@ type RoleError struct {
 }
 
 func (e *RoleError) Error() string {
-	return fmt.Sprintf("cannot assume role %s in account %s (is the account bootstrapped, and does the role trust the deployer's account?): %v",
+	return fmt.Sprintf("cannot assume role %s in account %s (is the account bootstrapped, and does the role trust the deployer's role?): %v",
 		e.RoleARN, e.Account, e.Err)
 }
 

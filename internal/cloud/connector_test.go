@@ -20,6 +20,9 @@ import (
 
 var start = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
+// release is the Session of the tests' connects.
+var release = cloud.Session{Project: "coinbase/deploy-test", Config: "development", ReleaseID: "r1"}
+
 func newWorld(t *testing.T) (*clock.Virtual, *sim.World) {
 	t.Helper()
 	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
@@ -55,7 +58,7 @@ func TestConnectorCachesCredentials(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			clk.Advance(s.advance)
 			for range 5 {
-				c, err := conn.Connect(ctx, target)
+				c, err := conn.Connect(ctx, target, release)
 				require.NoError(t, err)
 				if first == nil {
 					first = c
@@ -68,10 +71,59 @@ func TestConnectorCachesCredentials(t *testing.T) {
 		})
 	}
 	// Another target has its own role and its own cache.
-	_, err := conn.Connect(ctx, cloud.Target{AccountID: "222222222222", Region: "us-east-1"})
+	_, err := conn.Connect(ctx, cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, release)
 	require.NoError(t, err)
 	assert.Equal(t, 3, w.Calls()["AssumeRole"])
 	assert.Equal(t, 3, w.CallsByAccount()["111111111111"]["AssumeRole"], "AssumeRole is counted against the caller")
+	// Another release of the same target has its own session.
+	other := release
+	other.ReleaseID = "r2"
+	c, err := conn.Connect(ctx, target, other)
+	require.NoError(t, err)
+	assert.NotSame(t, first, c)
+	assert.Equal(t, 4, w.Calls()["AssumeRole"])
+}
+
+// Each release's sessions carry its project and config as session tags and
+// are named after it (naming.RoleSessionName), so the target's policies
+// scope them and CloudTrail names the release.
+func TestConnectorTagsSessionsPerRelease(t *testing.T) {
+	_, w := newWorld(t)
+	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
+	ctx := context.Background()
+	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
+	c, err := conn.Connect(ctx, target, release)
+	require.NoError(t, err)
+	_, err = c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+	require.NoError(t, err)
+	log := w.CallLog()
+	require.Len(t, log, 2)
+	assert.Equal(t, "AssumeRole", log[0].Op)
+	assert.Equal(t, naming.RoleARN("111111111111", naming.DeployerRoleName(sim.CallerRegion)), log[0].Principal)
+	assert.Equal(t, map[string]string{"ProjectName": "coinbase/deploy-test", "ConfigName": "development"}, log[0].Auth[0].RequestTags)
+	assert.Equal(t, "arn:aws:sts::111111111111:assumed-role/"+naming.DeployRoleName("111111111111", "us-east-1", "")+"/coinbase+deploy-test@development@r1", log[1].Principal)
+	assert.Equal(t, map[string]string{"ProjectName": "coinbase/deploy-test", "ConfigName": "development"}, log[1].SessionTags)
+
+	for _, bad := range []cloud.Session{{}, {Project: "coinbase/deploy-test", Config: "development"}, {Project: "a\nb", Config: "c", ReleaseID: "r"}} {
+		_, err := conn.Connect(ctx, target, bad)
+		assert.ErrorContains(t, err, "session:", "%+v", bad)
+	}
+}
+
+// A Connector keeps at most MaxConnections, dropping the least recently
+// used: a dropped one is connected again (a new AssumeRole) when used.
+func TestConnectorBoundsItsCache(t *testing.T) {
+	_, w := newWorld(t)
+	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{MaxConnections: 2})
+	ctx := context.Background()
+	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
+	rel := func(id string) cloud.Session { s := release; s.ReleaseID = id; return s }
+	for _, id := range []string{"r1", "r2", "r1", "r3", "r1", "r2"} {
+		_, err := conn.Connect(ctx, target, rel(id))
+		require.NoError(t, err)
+	}
+	// r1, r2 | r1 reused | r3 drops r2 | r1 reused | r2 again drops r3.
+	assert.Equal(t, 4, w.Calls()["AssumeRole"])
 }
 
 // A target whose role is missing, or does not trust the deployer, fails at
@@ -94,7 +146,7 @@ func TestConnectorRoleErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := conn.Connect(context.Background(), tt.target)
+			_, err := conn.Connect(context.Background(), tt.target, release)
 			require.Error(t, err)
 			if tt.wantErr != "" {
 				assert.Contains(t, err.Error(), tt.wantErr)

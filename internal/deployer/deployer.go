@@ -31,10 +31,10 @@ type Store interface {
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 }
 
-// Connector turns a target environment into its AWS clients
-// (*cloud.Connector).
+// Connector turns a target environment into its AWS clients, acting for
+// one release (*cloud.Connector).
 type Connector interface {
-	Connect(ctx context.Context, t cloud.Target) (*cloud.Clients, error)
+	Connect(ctx context.Context, t cloud.Target, s cloud.Session) (*cloud.Clients, error)
 }
 
 var (

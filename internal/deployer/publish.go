@@ -141,7 +141,21 @@ func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *e
 		ContentType:    aws.String("application/octet-stream"),
 		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum)),
 		Metadata:       map[string]string{assetSHA256Meta: a.SHA256},
+		// Create-only: the asset bucket's policy refuses any other write,
+		// so a published asset never changes.
+		IfNoneMatch: aws.String("*"),
 	})
+	if cloud.IsPreconditionFailed(err) {
+		// Another publish of the same key won the race (or a different
+		// object is there, which only a person may remove): what is
+		// there is checked as above.
+		head, herr := dst.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if herr == nil && aws.ToInt64(head.ContentLength) == a.Size && head.Metadata[assetSHA256Meta] == a.SHA256 {
+			return nil
+		}
+		return &failure.DeployError{Op: "publish asset " + name, Err: fmt.Errorf(
+			"%s/%s exists and is not the asset's %d bytes with SHA-256 %s: published assets are never overwritten", bucket, key, a.Size, a.SHA256)}
+	}
 	if err != nil {
 		return deployErr("s3:PutObject "+bucket+"/"+key, err)
 	}

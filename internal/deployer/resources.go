@@ -93,7 +93,7 @@ func (d *Deployer) loadAndConnect(ctx context.Context, st *execution.State, badR
 // be reached because its roles are missing is a bad release when
 // badRelease is set (the release names the target), else a deploy error.
 func (d *Deployer) connect(ctx context.Context, st *execution.State, badRelease bool) (*cloud.Clients, error) {
-	clients, err := d.connector.Connect(ctx, st.Target)
+	clients, err := d.connector.Connect(ctx, st.Target, cloud.Session{Project: st.ProjectName, Config: st.ConfigName, ReleaseID: st.ReleaseID})
 	if err == nil {
 		return clients, nil
 	}

@@ -255,7 +255,7 @@ func TestPublishMissingAsset(t *testing.T) {
 
 type panicConnector struct{}
 
-func (panicConnector) Connect(context.Context, cloud.Target) (*cloud.Clients, error) {
+func (panicConnector) Connect(context.Context, cloud.Target, cloud.Session) (*cloud.Clients, error) {
 	panic("connector exploded")
 }
 

@@ -19,4 +19,9 @@ const (
 	// CredentialsExpiryWindow is how long before they expire assumed-role
 	// credentials are refreshed.
 	CredentialsExpiryWindow = 5 * time.Minute
+	// MaxCachedConnections is how many (target, release) connections a
+	// Connector keeps, the least recently used dropped first: a release's
+	// roles are assumed for it alone, so a long-lived Lambda container
+	// would otherwise keep every release's clients.
+	MaxCachedConnections = 64
 )

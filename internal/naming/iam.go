@@ -1,20 +1,92 @@
 package naming
 
-// PassRoleResource is the resource, after "arn:<partition>:iam::<account>:",
-// of the roles the deploy role may pass to EC2 and Auto Scaling (instance
-// profile roles and lifecycle hook roles): a role under a path, never one
-// at the root path. The bootstrap template's iam:PassRole statement and
-// the simulation's check of it are both made from it.
-const PassRoleResource = "role/*/*"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
 
-// Passable reports whether the deploy role may pass the role with this
-// path and name: whether "role"+path+name matches PassRoleResource with
-// IAM's wildcards.
-func Passable(path, name string) bool { return WildcardMatch(PassRoleResource, "role"+path+name) }
+// Policy variables of the session tags the deployer sets when it assumes a
+// target's roles (see RoleSessionName): the bootstrap template's policies
+// scope what a deploy role session may touch with them, and the
+// simulation's checks substitute the session's values for them.
+const (
+	PolicyVarProject = "${aws:PrincipalTag/" + TagProjectName + "}"
+	PolicyVarConfig  = "${aws:PrincipalTag/" + TagConfigName + "}"
+)
+
+// SessionTagKeys are the session tags every role session of a target's
+// deploy and publish roles carries: the project and config of the release
+// it acts for. The bootstrap roles' trust requires both.
+func SessionTagKeys() []string { return []string{TagProjectName, TagConfigName} }
+
+// PassRoleResource is the resource, after "arn:<partition>:iam::<account>:",
+// of the roles a deploy role session may pass to EC2 and Auto Scaling
+// (instance profile roles and lifecycle hook roles): roles under its own
+// project-config's path (ProjectConfigPath, which InstanceProfilePath
+// extends), never one at the root path or another project's. The bootstrap
+// template's iam:PassRole statement and the simulation's check of it are
+// both made from it.
+const PassRoleResource = "role" + "/" + PolicyVarProject + "/" + PolicyVarConfig + "/*"
+
+// Expand substitutes a session's project and config for PolicyVarProject
+// and PolicyVarConfig in an IAM pattern, as IAM does at evaluation time.
+func Expand(pattern, project, config string) string {
+	return strings.NewReplacer(PolicyVarProject, project, PolicyVarConfig, config).Replace(pattern)
+}
+
+// Passable reports whether a deploy role session of project/config may
+// pass the role with this path and name: whether "role"+path+name matches
+// PassRoleResource with the session's tags, with IAM's wildcards.
+func Passable(project, config, path, name string) bool {
+	return WildcardMatch(Expand(PassRoleResource, project, config), "role"+path+name)
+}
 
 // HookRoleTrust is the service principal a lifecycle hook's role must
 // trust: Auto Scaling assumes it to publish the hook's notifications.
 const HookRoleTrust = "autoscaling.amazonaws.com"
+
+// DeployerRoleName is the physical name of the deployer Lambda's execution
+// role in the deployer's account and region. IAM role names are global to
+// an account, so the region is part of it: at most 15 + 15 characters,
+// well under IAM's 64. The bootstrap roles trust only roles of this name
+// (DeployerRoleNamePattern) in the trusted accounts, so the name is
+// reserved: only an administrator of a deployer account should create
+// roles named ferry-deployer-*.
+func DeployerRoleName(region string) string { return "ferry-deployer-" + region }
+
+// DeployerRoleNamePattern matches DeployerRoleName of every region: what a
+// bootstrap role's trust policy accepts (aws:PrincipalArn), since a
+// trusted deployer may run in any region.
+var DeployerRoleNamePattern = DeployerRoleName("*")
+
+// MaxRoleSessionNameLen is STS's limit on a role session name.
+const MaxRoleSessionNameLen = 64
+
+// RoleSessionName is the name of the role sessions the deployer opens in a
+// target for one release, so CloudTrail tells which release acted. STS
+// allows [\w+=,.@-]{2,64}: the project's '/' becomes '+' (never in a name
+// otherwise) and the parts are joined with '@' (never in a part), so a name
+// of up to 64 characters reads back to one release:
+//
+//	coinbase/deploy-test, development, r1 -> coinbase+deploy-test@development@r1
+//
+// A longer name is cut to 47 characters and ends with "=" and 16 hex
+// digits of the SHA-256 of the release's coordinates: "=" never occurs in
+// an uncut name, so cut and uncut names never meet, and cut names differ
+// unless SHA-256 collides in 64 bits. Inputs are valid names (package
+// release): project "org/name" of lowercase letters, digits, '.', '_',
+// '-'; config of lowercase letters, digits, '-'; release id of letters,
+// digits, '-'.
+func RoleSessionName(project, config, releaseID string) string {
+	name := strings.ReplaceAll(project, "/", "+") + "@" + config + "@" + releaseID
+	if len(name) <= MaxRoleSessionNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(project + "\x00" + config + "\x00" + releaseID))
+	suffix := "=" + hex.EncodeToString(sum[:8])
+	return name[:MaxRoleSessionNameLen-len(suffix)] + suffix
+}
 
 // WildcardMatch reports whether s matches pattern with IAM's wildcards in
 // resource ARNs and condition values: * matches any run of characters
@@ -46,3 +118,23 @@ func WildcardMatch(pattern, s string) bool {
 	}
 	return p == len(pattern)
 }
+
+// StateKeyPatterns are IAM resource patterns (after "<bucket ARN>/") of the
+// deployer-only records: lock matches every project-config's lock, others
+// every other record under StatePrefix, each by its key function with "*"
+// for every part. The deployer bucket's policy lets only the deployer's
+// Lambda role write or delete under StatePrefix, and an operator allowed to
+// `ferry unlock` delete the locks alone.
+func StateKeyPatterns() (lock string, others []string) {
+	return LockKey("*", "*"), []string{
+		CurrentKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"),
+	}
+}
+
+// StateMachineRoleName is the physical name of the deploy state machine's
+// role in the deployer's account and region: the one principal that should
+// invoke the deployer Lambda (the README's service control policy denies
+// lambda:InvokeFunction on it to every other). It does not match
+// DeployerRoleNamePattern, so the bootstrap roles do not trust it.
+func StateMachineRoleName(region string) string { return "ferry-statemachine-" + region }

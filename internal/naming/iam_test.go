@@ -1,6 +1,8 @@
 package naming
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,12 +34,57 @@ func TestWildcardMatch(t *testing.T) {
 	}
 }
 
-// TestPassable: roles at the root path are never passable; every role
-// under a path is.
+// TestPassable: a deploy role session may pass only roles under its own
+// project-config's path: never a role at the root path, nor one of another
+// project or config.
 func TestPassable(t *testing.T) {
-	assert.False(t, Passable("/", "asg_lifecycle_hooks"))
-	assert.True(t, Passable("/acme/shop/production/", "hooks"))
-	assert.True(t, Passable(InstanceProfilePath("acme/shop", "production", "web"), "web"))
+	assert.Equal(t, "role/${aws:PrincipalTag/ProjectName}/${aws:PrincipalTag/ConfigName}/*", PassRoleResource)
+	assert.False(t, Passable("acme/shop", "production", "/", "asg_lifecycle_hooks"))
+	assert.True(t, Passable("acme/shop", "production", "/acme/shop/production/", "hooks"))
+	assert.True(t, Passable("acme/shop", "production", InstanceProfilePath("acme/shop", "production", "web"), "web"))
+	assert.False(t, Passable("acme/shop", "production", "/acme/shop/staging/", "hooks"), "another config")
+	assert.False(t, Passable("acme/shop", "production", "/acme/shop-two/production/", "hooks"), "another project sharing a prefix")
+	assert.False(t, Passable("acme/shop", "production", "/acme/other/production/web/", "web"), "another project")
+}
+
+func TestDeployerRoleName(t *testing.T) {
+	assert.Equal(t, "ferry-deployer-us-east-1", DeployerRoleName("us-east-1"))
+	assert.Equal(t, "ferry-deployer-*", DeployerRoleNamePattern)
+	assert.LessOrEqual(t, len(DeployerRoleName("ap-southeast-5")), 64)
+	assert.True(t, WildcardMatch(DeployerRoleNamePattern, DeployerRoleName("eu-west-3")))
+}
+
+// TestRoleSessionName: STS's pattern and length always hold, names are
+// injective on valid release coordinates, and long names are cut with a
+// hash.
+func TestRoleSessionName(t *testing.T) {
+	valid := regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	assert.Equal(t, "coinbase+deploy-test@development@r1", RoleSessionName("coinbase/deploy-test", "development", "r1"))
+	cases := [][3]string{
+		{"a/b", "c", "d"}, {"a/b.c", "d", "e"}, {"a.b/c", "d", "e"}, {"a_b/c", "d", "e"},
+		{"a/b", "c-d", "e"}, {"a/b-c", "d", "e"}, {"a/b", "c", "d-e"},
+		{"org/" + strings.Repeat("p", 60), "production", "20260301T120000Z-a55e75"},
+		{"org/" + strings.Repeat("p", 60), "production", "20260301T120000Z-a55e76"},
+		{"org/" + strings.Repeat("p", 61), "production", "20260301T120000Z-a55e75"},
+	}
+	seen := map[string][3]string{}
+	for _, c := range cases {
+		n := RoleSessionName(c[0], c[1], c[2])
+		assert.Regexp(t, valid, n, "%v", c)
+		assert.Equal(t, n, RoleSessionName(c[0], c[1], c[2]), "deterministic")
+		if prev, dup := seen[n]; dup {
+			t.Errorf("%v and %v share the session name %s", prev, c, n)
+		}
+		seen[n] = c
+	}
+	long := RoleSessionName("org/"+strings.Repeat("p", 60), "production", "r1")
+	assert.Len(t, long, MaxRoleSessionNameLen)
+	assert.Equal(t, 1, strings.Count(long, "="))
+}
+
+func TestStateMachineRoleName(t *testing.T) {
+	assert.Equal(t, "ferry-statemachine-eu-west-1", StateMachineRoleName("eu-west-1"))
+	assert.False(t, WildcardMatch(DeployerRoleNamePattern, StateMachineRoleName("eu-west-1")), "the bootstrap roles do not trust the state machine")
 }
 
 func TestProjectListed(t *testing.T) {

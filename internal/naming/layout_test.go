@@ -217,3 +217,31 @@ func TestExecutionName(t *testing.T) {
 		}
 	}
 }
+
+// TestStateKeyPatterns: every deployer-only record but the lock matches
+// one of the other patterns and not the lock's, and the lock matches only
+// its own, so the bucket policy that lets an operator delete locks lets
+// them delete nothing else under the state prefix.
+func TestStateKeyPatterns(t *testing.T) {
+	lock, others := naming.StateKeyPatterns()
+	matchesOther := func(key string) bool {
+		for _, p := range others {
+			if naming.WildcardMatch(p, key) {
+				return true
+			}
+		}
+		return false
+	}
+	for name, f := range keyFuncs {
+		key := strings.NewReplacer("<project>", "org/name", "<config>", "cfg", "<release_id>", "r1", "<service>", "lock", "<sha256>", "ab").Replace(f())
+		switch {
+		case !strings.HasPrefix(key, naming.StatePrefix):
+			assert.False(t, matchesOther(key) || naming.WildcardMatch(lock, key), "%s (%s) is not a state record", name, key)
+		case name == "LockKey":
+			assert.True(t, naming.WildcardMatch(lock, key), key)
+			assert.False(t, matchesOther(key), key)
+		default:
+			assert.True(t, matchesOther(key), "%s (%s) has no pattern in StateKeyPatterns", name, key)
+		}
+	}
+}

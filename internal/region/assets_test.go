@@ -2,8 +2,10 @@ package region
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -73,4 +75,33 @@ func TestLocalAssetsOption(t *testing.T) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	assert.Equal(t, []string{"HeadObject " + target, "PutObject " + target}, rec.calls)
+}
+
+// Published assets are create-only (If-None-Match: *, which the asset
+// bucket's policy requires): an object already at an asset's key that is
+// not the asset is never overwritten, and the release fails naming it.
+func TestPublishNeverOverwritesAnAsset(t *testing.T) {
+	r, clk := newTestRegion(t, Options{})
+	path := filepath.Join(t.TempDir(), "app.conf")
+	require.NoError(t, os.WriteFile(path, []byte("listen 8000\n"), 0o644))
+	ctx := context.Background()
+	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), testProject, testConfig, path)
+	require.NoError(t, err)
+	bucket := naming.AssetBucketName("111111111111", DefaultRegion, "")
+	_, err = r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(sum)),
+		Body: strings.NewReader("something else")})
+	require.NoError(t, err)
+
+	x, err := r.StartRelease(ctx, releaseJSON(t, clk, "20260301T120000Z-a55e76", func(rel *release.Release) {
+		rel.Assets = map[string]*release.Asset{"conf": {Path: "app.conf", SHA256: sum, Size: size}}
+	}))
+	require.NoError(t, err)
+	require.NoError(t, x.Wait(ctx))
+	assert.Equal(t, "FailureClean", last(x.Path()))
+	assert.Contains(t, x.Describe().Cause, "published assets are never overwritten")
+	obj, err := r.S3().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(sum))})
+	require.NoError(t, err)
+	defer obj.Body.Close()
+	got, _ := io.ReadAll(obj.Body)
+	assert.Equal(t, "something else", string(got), "the object there is untouched")
 }

@@ -266,7 +266,7 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	}
 	assets := func(cloud.Target) cloud.AssetStore { return assetStore }
 	r.newDeployer = func() (*deployer.Deployer, error) {
-		connector := cloud.NewConnector(world.STS(account), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk, SessionName: "local"})
+		connector := cloud.NewConnector(world.STSAs(naming.RoleARN(account, naming.DeployerRoleName(awsRegion))), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk})
 		return deployer.New(deployer.Config{
 			Bucket:              r.info.Bucket,
 			DefaultTarget:       cloud.Target{AccountID: account, Region: awsRegion},

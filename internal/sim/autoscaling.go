@@ -119,14 +119,26 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	if in.LaunchTemplate == nil {
 		return apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
 	}
+	arn := fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
+		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
+	req := &createGroupRequest{spec: *in.LaunchTemplate, tags: in.Tags, hooks: in.LifecycleHookSpecificationList}
+	if err := r.w.authorize(r.createGroupAuths(arn, req)...); err != nil {
+		return err
+	}
 	lt, version, err := r.resolveLaunchTemplate(*in.LaunchTemplate)
 	if err != nil {
 		return err
 	}
-	if err := r.checkPassRole(lt.versions[version-1], in.LifecycleHookSpecificationList); err != nil {
+	data := lt.versions[version-1]
+	req.lt, req.data = lt, data
+	for _, id := range strings.Split(deref(in.VPCZoneIdentifier), ",") {
+		if s := r.subnets[strings.TrimSpace(id)]; s != nil {
+			req.subnets = append(req.subnets, s)
+		}
+	}
+	if err := r.w.authorize(r.launchAuths(req)...); err != nil {
 		return err
 	}
-	data := lt.versions[version-1]
 	if _, ok := r.amis[deref(data.ImageId)]; !ok {
 		return apiErrf(cloud.CodeValidation, "You must use a valid fully-formed launch template. The image id '[%s]' does not exist", deref(data.ImageId))
 	}
@@ -138,8 +150,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
 		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
 	}
-	g.arn = fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
-		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
+	g.arn = arn
 	for _, id := range strings.Split(*in.VPCZoneIdentifier, ",") {
 		id = strings.TrimSpace(id)
 		s := r.subnets[id]
@@ -491,6 +502,9 @@ func (r *region) deleteGroup(name string, force bool) error {
 	if g == nil || !r.visible(g) {
 		return apiErrf(cloud.CodeValidation, "AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
 	}
+	if err := r.w.authorize(groupAuth("DeleteAutoScalingGroup", g)); err != nil {
+		return err
+	}
 	if len(g.instances) > 0 && !force {
 		if g.deleting {
 			return apiErr(cloud.CodeScalingActivityInProgress, "An activity is currently in progress. Wait for the activity to complete.")
@@ -552,6 +566,9 @@ func (c *AutoScaling) UpdateAutoScalingGroup(ctx context.Context, in *autoscalin
 func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error {
 	g, err := r.lookupGroup(deref(in.AutoScalingGroupName))
 	if err != nil {
+		return err
+	}
+	if err := r.w.authorize(groupAuth("UpdateAutoScalingGroup", g)); err != nil {
 		return err
 	}
 	minSize, maxSize, desired := g.min, g.max, g.desired
@@ -645,6 +662,9 @@ func (r *region) terminateInGroup(id string, decrement bool) (*autoscaling.Termi
 		return nil, apiErrf(cloud.CodeValidation, "Instance Id not found - No managed instance found for instance ID: %s", id)
 	}
 	g, now := inst.g, r.w.now
+	if err := r.w.authorize(groupAuth("TerminateInstanceInAutoScalingGroup", g)); err != nil {
+		return nil, err
+	}
 	cause := fmt.Sprintf("At %s instance %s was taken out of service in response to a user request.", stamp(now), id)
 	if decrement {
 		if g.desired <= g.min {
@@ -678,6 +698,9 @@ func (r *region) putPolicy(in *autoscaling.PutScalingPolicyInput) (*autoscaling.
 	if err != nil {
 		return nil, err
 	}
+	if err := r.w.authorize(groupAuth("PutScalingPolicy", g)); err != nil {
+		return nil, err
+	}
 	if pname == "" || len(pname) > 255 {
 		return nil, apiErr(cloud.CodeValidation, "PolicyName must have length between 1 and 255")
 	}
@@ -709,4 +732,61 @@ func (r *region) putPolicy(in *autoscaling.PutScalingPolicyInput) (*autoscaling.
 func uuidFrom(n uint64) string {
 	m := n*0x9e3779b97f4a7c15 + 1
 	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", uint32(n>>32), uint16(n>>16), uint16(n), uint16(m>>48), m&0xffffffffffff)
+}
+
+// CreateOrUpdateTags adds or overwrites tags of groups (each tag's
+// ResourceId, ResourceType auto-scaling-group). ferry never calls it: it
+// is what someone else, or a deploy role session trying to take over
+// another project's group, may do. Each group is authorized with its
+// current tags as resource tags and the request's as request tags; a
+// group that does not exist is a ValidationError.
+func (c *AutoScaling) CreateOrUpdateTags(ctx context.Context, in *autoscaling.CreateOrUpdateTagsInput, _ ...func(*autoscaling.Options)) (*autoscaling.CreateOrUpdateTagsOutput, error) {
+	const op = "CreateOrUpdateTags"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &autoscaling.CreateOrUpdateTagsOutput{}, c.end(op, r.tagGroups(in.Tags))
+}
+
+func (r *region) tagGroups(tags []astypes.Tag) error {
+	if len(tags) == 0 || len(tags) > 25 {
+		return apiErr(cloud.CodeValidation, "Tags must have between 1 and 25 members")
+	}
+	byGroup := map[string][]astypes.Tag{}
+	for _, t := range tags {
+		if deref(t.ResourceType) != "auto-scaling-group" || deref(t.Key) == "" {
+			return apiErrf(cloud.CodeValidation, "Invalid tag: ResourceType must be auto-scaling-group and Key must be set (key %q)", deref(t.Key))
+		}
+		byGroup[deref(t.ResourceId)] = append(byGroup[deref(t.ResourceId)], t)
+	}
+	var auths []Auth
+	groups := map[string]*group{}
+	for _, name := range sortedKeys(byGroup) {
+		g, err := r.lookupGroup(name)
+		if err != nil {
+			return err
+		}
+		groups[name] = g
+		a := groupAuth("CreateOrUpdateTags", g)
+		a.RequestTags = asgRequestTags(byGroup[name])
+		auths = append(auths, a)
+	}
+	if err := r.w.authorize(auths...); err != nil {
+		return err
+	}
+	for name, ts := range byGroup {
+		g := groups[name]
+		for _, t := range ts {
+			d := astypes.TagDescription{Key: t.Key, Value: aws.String(deref(t.Value)), PropagateAtLaunch: aws.Bool(deref(t.PropagateAtLaunch)),
+				ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group")}
+			if i := slices.IndexFunc(g.tags, func(x astypes.TagDescription) bool { return deref(x.Key) == deref(t.Key) }); i >= 0 {
+				g.tags[i] = d
+			} else {
+				g.tags = append(g.tags, d)
+			}
+		}
+		sort.Slice(g.tags, func(a, b int) bool { return *g.tags[a].Key < *g.tags[b].Key })
+	}
+	return nil
 }

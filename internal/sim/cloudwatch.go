@@ -52,6 +52,18 @@ func (r *region) putAlarm(in *cloudwatch.PutMetricAlarmInput) error {
 	case in.Threshold == nil && in.ThresholdMetricId == nil:
 		return apiErr("MissingParameter", "The parameter Threshold must be specified")
 	}
+	// "If you are using this operation to create an alarm with tags, you
+	// must have both the cloudwatch:PutMetricAlarm and
+	// cloudwatch:TagResource permissions" (PutMetricAlarm, CloudWatch API
+	// Reference).
+	auths := []Auth{{Action: "cloudwatch:PutMetricAlarm", Resource: r.alarmARN(name), RequestTags: cwTags(in.Tags),
+		Context: map[string][]string{"cloudwatch:AlarmActions": in.AlarmActions}}}
+	if len(in.Tags) > 0 {
+		auths = append(auths, Auth{Action: "cloudwatch:TagResource", Resource: r.alarmARN(name), RequestTags: cwTags(in.Tags)})
+	}
+	if err := r.w.authorize(auths...); err != nil {
+		return err
+	}
 	a := r.alarms[name]
 	if a == nil {
 		if len(r.alarms) >= r.w.quotas.Alarms {
@@ -151,6 +163,13 @@ func (c *CloudWatch) DeleteAlarms(ctx context.Context, in *cloudwatch.DeleteAlar
 	}
 	if len(in.AlarmNames) > 100 {
 		return nil, c.end(op, apiErr(cloud.CodeValidation, "AlarmNames must have at most 100 members"))
+	}
+	var auths []Auth
+	for _, n := range in.AlarmNames {
+		auths = append(auths, Auth{Action: "cloudwatch:DeleteAlarms", Resource: r.alarmARN(n)})
+	}
+	if err := r.w.authorize(auths...); err != nil {
+		return nil, c.end(op, err)
 	}
 	var missing error
 	for _, n := range in.AlarmNames {

@@ -96,12 +96,34 @@
 //
 // # Credentials
 //
-// STS(caller).AssumeRole checks that the role exists in the target account
-// and trusts the caller's account (AccessDenied otherwise, for both, as in
-// AWS) and issues credentials whose access key names a session the world
-// remembers. The clients of Build check on every call that their
+// STS(caller).AssumeRole, as the deployer's Lambda role of the caller's
+// account (STSAs for any other principal), checks that the role exists in
+// the target account and trusts the caller (AccessDenied otherwise, for
+// both, as in AWS): ferry's bootstrap roles trust only the deployer's
+// Lambda role (naming.DeployerRoleNamePattern) of the accounts their spec
+// lists, and only with the session tags ProjectName and ConfigName. It
+// issues credentials whose access key names a session the world remembers
+// with its tags. The clients of Build check on every call that their
 // credentials are a live session of their account. Clients(account, region)
 // gives unauthenticated clients for tests and tools.
+//
+// # Authorization
+//
+// Every call records the authorizations AWS makes for it (Call.Auth: the
+// IAM action, the resource's ARN and tags, the request's tags and
+// condition keys; CreateAutoScalingGroup is also ec2:RunInstances on its
+// template's image, subnets and security groups and iam:PassRole on its
+// roles), with the caller's session and session tags, so an IAM engine can
+// evaluate the real policies against what ferry did (the iam test of
+// infra/). For a session of a bootstrap deploy role the world enforces
+// that role's policy, attribute-based on the session's tags
+// (deployRoleAllows): it creates, changes and deletes only groups, launch
+// templates and alarms of its own project-config, never re-tags a group,
+// never adds a launch template version or changes a default version,
+// launches only opted-in images and subnets and its project's security
+// groups, and passes only roles under its project-config's path; anything
+// else is AccessDenied, as IAM words it. CreateOrUpdateTags is simulated
+// for that (ferry never calls it).
 //
 // # World file reference
 //

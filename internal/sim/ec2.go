@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -285,6 +286,18 @@ func (r *region) createLaunchTemplate(in *ec2.CreateLaunchTemplateInput) (*ec2.C
 		}
 		tags = append(tags, ts.Tags...)
 	}
+	// The id the template will get ("Grant permission to tag Amazon EC2
+	// resources during creation", EC2 User Guide: tags on create need
+	// ec2:CreateTags with ec2:CreateAction).
+	arn := r.ec2ARN("launch-template", fmt.Sprintf("lt-%017x", r.w.ids["lt-"]+1))
+	auths := []Auth{{Action: "ec2:CreateLaunchTemplate", Resource: arn, RequestTags: ec2TagMap(tags)}}
+	if len(tags) > 0 {
+		auths = append(auths, Auth{Action: "ec2:CreateTags", Resource: arn, RequestTags: ec2TagMap(tags),
+			Context: map[string][]string{"ec2:CreateAction": {"CreateLaunchTemplate"}}})
+	}
+	if err := r.w.authorize(auths...); err != nil {
+		return nil, err
+	}
 	sort.Slice(tags, func(a, b int) bool { return deref(tags[a].Key) < deref(tags[b].Key) })
 	lt := &launchTemplate{
 		id: r.w.newID("lt-", 17), name: name, created: r.w.now, tags: tags,
@@ -337,6 +350,9 @@ func (r *region) createLaunchTemplateVersion(in *ec2.CreateLaunchTemplateVersion
 	if err != nil {
 		return nil, err
 	}
+	if err := r.w.authorize(Auth{Action: "ec2:CreateLaunchTemplateVersion", Resource: r.ec2ARN("launch-template", lt.id), ResourceTags: ec2TagMap(lt.tags)}); err != nil {
+		return nil, err
+	}
 	if in.LaunchTemplateData == nil {
 		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateData")
 	}
@@ -384,6 +400,9 @@ func (c *EC2) ModifyLaunchTemplate(ctx context.Context, in *ec2.ModifyLaunchTemp
 func (r *region) modifyLaunchTemplate(in *ec2.ModifyLaunchTemplateInput) (*ec2.ModifyLaunchTemplateOutput, error) {
 	lt, err := r.launchTemplateOf(in.LaunchTemplateName, in.LaunchTemplateId)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.w.authorize(Auth{Action: "ec2:ModifyLaunchTemplate", Resource: r.ec2ARN("launch-template", lt.id), ResourceTags: ec2TagMap(lt.tags)}); err != nil {
 		return nil, err
 	}
 	if v := deref(in.DefaultVersion); v != "" {
@@ -522,6 +541,9 @@ func (r *region) deleteLaunchTemplate(in *ec2.DeleteLaunchTemplateInput) (*ec2.D
 		}
 	default:
 		return nil, apiErr("MissingParameter", "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
+	}
+	if err := r.w.authorize(Auth{Action: "ec2:DeleteLaunchTemplate", Resource: r.ec2ARN("launch-template", lt.id), ResourceTags: ec2TagMap(lt.tags)}); err != nil {
+		return nil, err
 	}
 	delete(r.lts, lt.name)
 	delete(r.ltIDs, lt.id)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -263,12 +265,27 @@ type Call struct {
 	Account string    `json:"account"`
 	Region  string    `json:"region"`
 	At      time.Time `json:"at"`
+	// Principal is who made the call: the assumed-role session ARN of
+	// the credentials it was signed with, or for AssumeRole the caller's
+	// role ARN; empty for the unauthenticated clients of Clients.
+	Principal string `json:"principal,omitempty"`
+	// SessionTags are the session tags of that session (the tags an
+	// AssumeRole asks for are its Auths' RequestTags).
+	SessionTags map[string]string `json:"session_tags,omitempty"`
+	// Auth are the authorizations AWS makes for the call, with the
+	// resources' ARNs and tags and the request's tags (see Auth). A call
+	// refused before its handler ran (a fault, an expired token) has its
+	// own action on "*".
+	Auth []Auth `json:"auth,omitempty"`
 }
 
 type callLog struct {
 	byOp      map[string]int
 	byAccount map[string]map[string]int
 	log       []Call
+	// authorized is set once the call in progress has named its
+	// authorizations (World.authorize), which then add to its Auth.
+	authorized bool
 }
 
 func (c *callLog) record(call Call) {
@@ -282,6 +299,16 @@ func (c *callLog) record(call Call) {
 	}
 	c.byAccount[call.Account][call.Op]++
 	c.log = append(c.log, call)
+	c.authorized = false
+}
+
+// current is the call in progress: the last one recorded (the world's
+// lock is held from a call's record to its end).
+func (c *callLog) current() *Call {
+	if len(c.log) == 0 {
+		return nil
+	}
+	return &c.log[len(c.log)-1]
 }
 
 // Calls returns how many calls of each operation the world received since
@@ -314,7 +341,13 @@ func (w *World) CallsByAccount() map[string]map[string]int {
 func (w *World) CallLog() []Call {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]Call(nil), w.calls.log...)
+	out := make([]Call, len(w.calls.log))
+	for i, c := range w.calls.log {
+		c.SessionTags = maps.Clone(c.SessionTags)
+		c.Auth = slices.Clone(c.Auth)
+		out[i] = c
+	}
+	return out
 }
 
 // TotalCalls returns how many calls the world received.

@@ -6,15 +6,12 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
-	"github.com/ferryhq/ferry/internal/naming"
 )
 
 // IAM is the simulated IAM API of one account (IAM is global; the region
@@ -77,6 +74,9 @@ func (c *IAM) GetInstanceProfile(ctx context.Context, in *iam.GetInstanceProfile
 	}
 	a := r.account
 	ip := a.profiles[deref(in.InstanceProfileName)]
+	if ip != nil {
+		_ = r.w.authorize(Auth{Action: "iam:GetInstanceProfile", Resource: "arn:aws:iam::" + a.id + ":instance-profile" + ip.path + ip.name})
+	}
 	if ip == nil {
 		return nil, c.end(op, apiErrf(cloud.CodeNoSuchEntity, "Instance Profile %s cannot be found.", deref(in.InstanceProfileName)))
 	}
@@ -101,6 +101,9 @@ func (c *IAM) GetRole(ctx context.Context, in *iam.GetRoleInput, _ ...func(*iam.
 		return nil, err
 	}
 	role := r.account.roles[deref(in.RoleName)]
+	if role != nil {
+		_ = r.w.authorize(Auth{Action: "iam:GetRole", Resource: r.roleARN(role)})
+	}
 	if role == nil {
 		return nil, c.end(op, apiErrf(cloud.CodeNoSuchEntity, "The role with name %s cannot be found.", deref(in.RoleName)))
 	}
@@ -117,6 +120,7 @@ func (c *SNS) GetTopicAttributes(ctx context.Context, in *sns.GetTopicAttributes
 		return nil, err
 	}
 	arn := deref(in.TopicArn)
+	_ = r.w.authorize(Auth{Action: "sns:GetTopicAttributes", Resource: arn})
 	t, ok := r.topics[arn]
 	if !ok {
 		return nil, c.end(op, apiErr(cloud.CodeNotFound, "Topic does not exist"))
@@ -135,6 +139,7 @@ func (c *SNS) ListTagsForResource(ctx context.Context, in *sns.ListTagsForResour
 	if err != nil {
 		return nil, err
 	}
+	_ = r.w.authorize(Auth{Action: "sns:ListTagsForResource", Resource: deref(in.ResourceArn)})
 	t, ok := r.topics[deref(in.ResourceArn)]
 	if !ok {
 		return nil, c.end(op, apiErr(cloud.CodeResourceNotFound, "Resource does not exist"))
@@ -144,42 +149,4 @@ func (c *SNS) ListTagsForResource(ctx context.Context, in *sns.ListTagsForResour
 		out.Tags = append(out.Tags, snstypes.Tag{Key: aws.String(k), Value: aws.String(t.tags[k])})
 	}
 	return out, c.end(op, nil)
-}
-
-// checkPassRole is IAM's iam:PassRole check of a CreateAutoScalingGroup
-// made by a role session (AWS's "Amazon EC2 Auto Scaling API permissions":
-// creating a group needs iam:PassRole for a lifecycle hook's role and for
-// the roles of the launch template's instance profile). The roles a
-// ferry deploy role may pass are those naming.Passable accepts, the
-// bootstrap template's statement. Unauthenticated clients are not checked.
-func (r *region) checkPassRole(data *ec2types.RequestLaunchTemplateData, hooks []astypes.LifecycleHookSpecification) error {
-	caller := r.w.caller
-	if caller == nil {
-		return nil
-	}
-	a := r.account
-	var roles []*role
-	if p := data.IamInstanceProfile; p != nil {
-		if ip := a.profiles[deref(p.Name)]; ip != nil {
-			for _, n := range ip.roles {
-				if rl := a.roles[n]; rl != nil {
-					roles = append(roles, rl)
-				}
-			}
-		}
-	}
-	for _, h := range hooks {
-		if _, name, ok := parseRoleARN(deref(h.RoleARN)); ok {
-			if rl := a.roles[name]; rl != nil {
-				roles = append(roles, rl)
-			}
-		}
-	}
-	for _, rl := range roles {
-		if !naming.Passable(rl.path, rl.name) {
-			return apiErrf(cloud.CodeAccessDenied, "User: %s is not authorized to perform: iam:PassRole on resource: arn:aws:iam::%s:role%s%s",
-				caller.arn(), a.id, rl.path, rl.name)
-		}
-	}
-	return nil
 }

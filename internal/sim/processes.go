@@ -66,6 +66,13 @@ func (r *region) setProcesses(name string, processes []string, suspend bool) err
 	if err != nil {
 		return err
 	}
+	action := "ResumeProcesses"
+	if suspend {
+		action = "SuspendProcesses"
+	}
+	if err := r.w.authorize(groupAuth(action, g)); err != nil {
+		return err
+	}
 	if len(processes) == 0 {
 		processes = Processes()
 	}

@@ -504,23 +504,25 @@ func TestDescribeInstanceTypes(t *testing.T) {
 
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-api-permissions.html:
 // creating a group needs iam:PassRole for a lifecycle hook's role and for
-// the role of the launch template's instance profile. The deploy role may
-// pass only roles naming.Passable accepts (its policy's resource), so a
-// root-path hook role is refused for a deploy role session (AccessDenied
-// naming iam:PassRole); a hook role Auto Scaling cannot assume fails the
-// hook's test notification
+// the role of the launch template's instance profile. A deploy role
+// session may pass only roles under its own project-config's path
+// (naming.Passable, its policy's resource), so a root-path hook role is
+// refused (AccessDenied naming iam:PassRole); a hook role Auto Scaling
+// cannot assume fails the hook's test notification
 // (https://docs.aws.amazon.com/autoscaling/ec2/userguide/prepare-for-lifecycle-notifications.html).
 func TestPassRoleAndHookTrust(t *testing.T) {
 	spec := loadWorld(t, "deploy-test.json")
 	acct := &spec.Accounts[0]
 	acct.Roles = append(acct.Roles,
 		sim.RoleSpec{Name: "root-hooks", Path: "/", TrustServices: []string{naming.HookRoleTrust}},
+		sim.RoleSpec{Name: "other-hooks", Path: "/other/project/development/", TrustServices: []string{naming.HookRoleTrust}},
 		sim.RoleSpec{Name: "untrusting-hooks", Path: "/coinbase/deploy-test/development/"})
 	clk := clock.NewVirtual(start)
 	w, err := sim.New(clk, spec)
 	require.NoError(t, err)
 	conn := w.Connector(deployer, nil, cloud.ConnectorOptions{})
-	c, err := conn.Connect(context.Background(), cloud.Target{AccountID: deployer, Region: region})
+	c, err := conn.Connect(context.Background(), cloud.Target{AccountID: deployer, Region: region},
+		cloud.Session{Project: "coinbase/deploy-test", Config: "development", ReleaseID: "r1"})
 	require.NoError(t, err)
 	f := &fixture{clk: clk, world: w, c: c, ctx: context.Background()}
 	topic := "arn:aws:sns:us-east-1:111111111111:asg_lifecycle_hooks"
@@ -529,27 +531,30 @@ func TestPassRoleAndHookTrust(t *testing.T) {
 			LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), NotificationTargetARN: aws.String(topic),
 			RoleARN: aws.String(role), HeartbeatTimeout: aws.Int32(300)}}
 	}
-	f.template(t, "lt-ok", amiOK, "")
+	own := map[string]string{"ProjectName": "coinbase/deploy-test", "ConfigName": "development", "DeployWith": "ferry"}
 	tests := []struct {
 		name, role, code string
 	}{
 		{"path-scoped role that trusts Auto Scaling", "arn:aws:iam::111111111111:role/coinbase/deploy-test/development/asg_lifecycle_hooks", ""},
 		{"root-path role", "arn:aws:iam::111111111111:role/root-hooks", cloud.CodeAccessDenied},
+		{"another project's role", "arn:aws:iam::111111111111:role/other/project/development/other-hooks", cloud.CodeAccessDenied},
 		{"role that does not trust Auto Scaling", "arn:aws:iam::111111111111:role/coinbase/deploy-test/development/untrusting-hooks", cloud.CodeValidation},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := f.groupInput(t, "ok", 1)
-			in.AutoScalingGroupName = aws.String("g" + string(rune('0'+i)))
+			name := "coinbase/deploy-test/development/g" + string(rune('0'+i))
+			_, err := f.c.EC2.CreateLaunchTemplate(f.ctx, templateInput(name, amiOK, nil, own))
+			require.NoError(t, err)
+			in := groupOf(name, subnetA, own)
 			in.LifecycleHookSpecificationList = hook(tt.role)
-			_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+			_, err = f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
 			if tt.code == "" {
 				require.NoError(t, err)
 				return
 			}
 			assertCode(t, err, tt.code)
 			if tt.code == cloud.CodeAccessDenied {
-				assert.Contains(t, err.Error(), "is not authorized to perform: iam:PassRole on resource: arn:aws:iam::111111111111:role/root-hooks")
+				assert.Contains(t, err.Error(), "is not authorized to perform: iam:PassRole on resource: "+tt.role)
 				assert.Contains(t, err.Error(), "assumed-role/"+naming.DeployRoleName(deployer, region, ""))
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,50 +12,109 @@ import (
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/naming"
 )
 
-// STS is the simulated STS of a caller: the deployer, acting in its own
-// account.
+// STS is the simulated STS of a caller: a principal (the deployer's Lambda
+// role, by default) acting in its own account.
 type STS struct {
-	w      *World
-	caller string
+	w       *World
+	caller  string // the caller's principal ARN
+	account string
 }
 
 var _ cloud.STS = (*STS)(nil)
 
 const serviceSTS = "STS"
 
-// STS returns the STS API as seen by a caller in callerAccount. Its
-// AssumeRole succeeds only for a role that exists in its account and trusts
-// callerAccount; otherwise it is AccessDenied, as in AWS, which does not
-// tell a missing role from one that does not trust the caller.
-func (w *World) STS(callerAccount string) *STS { return &STS{w: w, caller: callerAccount} }
+// CallerRegion is the region of the deployer's Lambda role STS(account)
+// acts as (naming.DeployerRoleName): STS is global, and a bootstrap role
+// trusts the deployer role of every region alike.
+const CallerRegion = "us-east-1"
 
-var sessionNameRE = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+// STS returns the STS API as seen by the deployer's Lambda role in
+// callerAccount (naming.DeployerRoleName(CallerRegion)); see STSAs.
+func (w *World) STS(callerAccount string) *STS {
+	return w.STSAs(naming.RoleARN(callerAccount, naming.DeployerRoleName(CallerRegion)))
+}
+
+// STSAs returns the STS API as seen by the principal callerARN (a role or
+// user ARN, arn:aws:iam::<account>:role/<name>). Its AssumeRole succeeds
+// only for a role that exists in its account and trusts the caller;
+// otherwise it is AccessDenied, as in AWS, which does not tell a missing
+// role from one that does not trust the caller. A bootstrap role (ferry's
+// deploy and publish roles) trusts, in each account its spec lists, only
+// the deployer's Lambda role (a role named naming.DeployerRoleNamePattern),
+// and only with the session tags ProjectName and ConfigName
+// (naming.SessionTagKeys), as the bootstrap template's trust policy says;
+// another role trusts every principal of the accounts it lists.
+func (w *World) STSAs(callerARN string) *STS {
+	account := ""
+	if rest, ok := strings.CutPrefix(callerARN, "arn:aws:iam::"); ok {
+		account, _, _ = strings.Cut(rest, ":")
+	}
+	return &STS{w: w, caller: callerARN, account: account}
+}
+
+var (
+	sessionNameRE = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	tagKeyRE      = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$`)
+	tagValueRE    = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{0,256}$`)
+)
 
 // AssumeRole issues credentials of a role. Their AccessKeyID names the
-// session, which the world remembers with the role and account, so the
-// clients Build makes act in that account until the credentials expire.
+// session, which the world remembers with the role, the account and the
+// session tags, so the clients Build makes act in that account, as that
+// session, until the credentials expire.
 func (s *STS) AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, _ ...func(*sts.Options)) (*sts.AssumeRoleOutput, error) {
 	const op = "AssumeRole"
-	v := view{w: s.w, service: serviceSTS, account: s.caller, region: "us-east-1"}
+	v := view{w: s.w, service: serviceSTS, account: s.account, region: CallerRegion}
 	if err := ctx.Err(); err != nil {
 		return nil, opError(serviceSTS, op, sendError(err))
 	}
 	w := s.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	call := Call{Service: serviceSTS, Op: op, Account: s.caller, At: w.now}
+	call := Call{Service: serviceSTS, Op: op, Account: s.account, At: w.now, Principal: s.caller, Auth: assumeAuths(in)}
 	w.calls.record(call)
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
 		return nil, opError(serviceSTS, op, err)
 	}
-	out, err := w.assumeRole(s.caller, in)
+	out, err := w.assumeRole(s.caller, s.account, in)
 	return out, v.end(op, err)
 }
 
-func (w *World) assumeRole(caller string, in *sts.AssumeRoleInput) (*sts.AssumeRoleOutput, error) {
+// assumeAuths are the authorizations of an AssumeRole: sts:AssumeRole on
+// the role, and sts:TagSession with the session tags when it has any
+// ("Passing session tags in AWS STS", IAM User Guide).
+func assumeAuths(in *sts.AssumeRoleInput) []Auth {
+	tags := map[string]string{}
+	for _, t := range in.Tags {
+		tags[deref(t.Key)] = deref(t.Value)
+	}
+	if len(tags) == 0 {
+		tags = nil
+	}
+	auths := []Auth{{Action: "sts:AssumeRole", Resource: deref(in.RoleArn), RequestTags: tags}}
+	if tags != nil {
+		auths = append(auths, Auth{Action: "sts:TagSession", Resource: deref(in.RoleArn), RequestTags: tags})
+	}
+	return auths
+}
+
+// callerSession is how IAM's errors name a caller: the Lambda's session
+// of a role, or the principal itself.
+func callerSession(callerARN string) string {
+	if rest, ok := strings.CutPrefix(callerARN, "arn:aws:iam::"); ok {
+		if account, role, ok := strings.Cut(rest, ":role/"); ok {
+			return "arn:aws:sts::" + account + ":assumed-role/" + role[strings.LastIndex(role, "/")+1:] + "/" + naming.DeployerFunctionName
+		}
+	}
+	return callerARN
+}
+
+func (w *World) assumeRole(caller, callerAccount string, in *sts.AssumeRoleInput) (*sts.AssumeRoleOutput, error) {
 	arn, name := deref(in.RoleArn), deref(in.RoleSessionName)
 	if !sessionNameRE.MatchString(name) {
 		return nil, apiErrf("ValidationError", "1 validation error detected: Value '%s' at 'roleSessionName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*", name)
@@ -66,22 +126,49 @@ func (w *World) assumeRole(caller string, in *sts.AssumeRoleInput) (*sts.AssumeR
 	if dur < 900 || dur > 43200 {
 		return nil, apiErrf("ValidationError", "The requested DurationSeconds %d must be between 900 and 43200 seconds", dur)
 	}
+	if len(in.Tags) > 50 {
+		return nil, apiErr("ValidationError", "1 validation error detected: Value at 'tags' failed to satisfy constraint: Member must have length less than or equal to 50")
+	}
+	tags := map[string]string{}
+	lower := map[string]bool{}
+	for _, t := range in.Tags {
+		k, v := deref(t.Key), deref(t.Value)
+		if !tagKeyRE.MatchString(k) || !tagValueRE.MatchString(v) {
+			return nil, apiErrf("ValidationError", "1 validation error detected: Value '%s' at 'tags' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]+", k)
+		}
+		if lower[strings.ToLower(k)] {
+			return nil, apiErrf("InvalidParameterValue", "Duplicate tag keys found. Please note that Tag keys are case insensitive.")
+		}
+		lower[strings.ToLower(k)] = true
+		tags[k] = v
+	}
 	accountID, roleName, ok := parseRoleARN(arn)
 	if !ok {
 		return nil, apiErrf("ValidationError", "%s is invalid", arn)
 	}
-	denied := apiErrf(cloud.CodeAccessDenied, "User: arn:aws:sts::%s:assumed-role/ferry-deployer/ferry is not authorized to perform: sts:AssumeRole on resource: %s", caller, arn)
+	denied := apiErrf(cloud.CodeAccessDenied, "User: %s is not authorized to perform: sts:AssumeRole on resource: %s", callerSession(caller), arn)
 	a := w.accounts[accountID]
 	if a == nil {
 		return nil, denied
 	}
 	r := a.roles[roleName]
-	if r == nil || !r.trust[caller] || "arn:aws:iam::"+accountID+":role"+r.path+r.name != arn {
+	if r == nil || !r.trust[callerAccount] || "arn:aws:iam::"+accountID+":role"+r.path+r.name != arn {
 		return nil, denied
+	}
+	if r.bootstrap != "" {
+		_, callerRole, isRole := strings.Cut(caller, ":role/")
+		if !isRole || !naming.WildcardMatch(naming.DeployerRoleNamePattern, callerRole) {
+			return nil, denied
+		}
+		for _, k := range naming.SessionTagKeys() {
+			if tags[k] == "" {
+				return nil, denied
+			}
+		}
 	}
 	key := w.newID("ASIASIM", 13)
 	expires := w.now.Add(time.Duration(dur) * time.Second)
-	w.sessions[key] = &session{account: accountID, role: roleName, name: name, expires: expires}
+	w.sessions[key] = &session{account: accountID, role: roleName, name: name, expires: expires, tags: tags, deploy: r.bootstrap == bootstrapDeploy}
 	return &sts.AssumeRoleOutput{
 		Credentials: &ststypes.Credentials{
 			AccessKeyId: aws.String(key), SecretAccessKey: aws.String("sim-secret-" + key),
@@ -91,6 +178,7 @@ func (w *World) assumeRole(caller string, in *sts.AssumeRoleInput) (*sts.AssumeR
 			Arn:           aws.String(fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", accountID, roleName, name)),
 			AssumedRoleId: aws.String(r.id + ":" + name),
 		},
+		PackedPolicySize: aws.Int32(int32(len(tags))),
 	}, nil
 }
 
@@ -143,7 +231,8 @@ func (w *World) clients(accountID, region string, creds aws.CredentialsProvider)
 }
 
 // Connector returns a cloud.Connector over the simulation for a deployer
-// in callerAccount: it assumes roles with STS(callerAccount) and builds
+// in callerAccount: it assumes roles with STS(callerAccount) (as the
+// deployer's Lambda role) and builds
 // clients with Build(assets). opts.Clock defaults to the world's clock.
 func (w *World) Connector(callerAccount string, assets func(cloud.Target) cloud.AssetStore, opts cloud.ConnectorOptions) *cloud.Connector {
 	if opts.Clock == nil {

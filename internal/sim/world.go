@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"sync"
 	"time"
 
@@ -50,9 +51,12 @@ type account struct {
 type role struct {
 	name, path string
 	id         string
-	trust      map[string]bool // accounts
-	services   map[string]bool // service principals
-	created    time.Time
+	// bootstrap is bootstrapDeploy or bootstrapPublish for ferry's roles
+	// of a bootstrapped environment, whose trust is narrower (STSAs).
+	bootstrap string
+	trust     map[string]bool // accounts
+	services  map[string]bool // service principals
+	created   time.Time
 }
 
 type instanceProfile struct {
@@ -64,7 +68,17 @@ type instanceProfile struct {
 type session struct {
 	account, role, name string
 	expires             time.Time
+	// tags are the session tags; deploy is set for a session of a
+	// bootstrap deploy role, whose policy the world enforces (authorize).
+	tags   map[string]string
+	deploy bool
 }
+
+// Kinds of bootstrap roles.
+const (
+	bootstrapDeploy  = "deploy"
+	bootstrapPublish = "publish"
+)
 
 // arn is the session's assumed-role ARN, as IAM's errors name the caller.
 func (s *session) arn() string {
@@ -99,11 +113,11 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 	for _, as := range spec.Accounts {
 		a := &account{id: as.ID, roles: map[string]*role{}, profiles: map[string]*instanceProfile{}, regions: map[string]*region{}}
 		w.accounts[as.ID] = a
-		addRole := func(name, path string, trust, services []string) {
+		addRole := func(name, path, bootstrap string, trust, services []string) {
 			if path == "" {
 				path = "/"
 			}
-			r := &role{name: name, path: path, id: w.newID("AROA", 17), trust: map[string]bool{}, services: map[string]bool{}, created: w.now}
+			r := &role{name: name, path: path, bootstrap: bootstrap, id: w.newID("AROA", 17), trust: map[string]bool{}, services: map[string]bool{}, created: w.now}
 			for _, t := range trust {
 				r.trust[t] = true
 			}
@@ -113,11 +127,11 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 			a.roles[name] = r
 		}
 		for _, b := range as.Bootstrap {
-			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust, nil)
-			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", b.Trust, nil)
+			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapDeploy, b.Trust, nil)
+			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapPublish, b.Trust, nil)
 		}
 		for _, r := range as.Roles {
-			addRole(r.Name, r.Path, r.Trust, r.TrustServices)
+			addRole(r.Name, r.Path, "", r.Trust, r.TrustServices)
 		}
 		for _, ip := range as.InstanceProfiles {
 			path := ip.Path
@@ -253,7 +267,10 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 	w := v.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now}
+	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now, Auth: defaultAuth(v.service, op)}
+	if s := w.sessions[key]; v.creds != nil && s != nil {
+		call.Principal, call.SessionTags = s.arn(), maps.Clone(s.tags)
+	}
 	w.calls.record(call)
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
