@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -22,6 +23,8 @@ const (
 	// maxRequestBytes bounds a request body: a 256 KiB input, escaped.
 	maxRequestBytes = 2 << 20
 	jsonContentType = "application/x-amz-json-1.0"
+	// stateMachineType is the deploy state machine's type.
+	stateMachineType = "STANDARD"
 )
 
 // epoch is a time as the AWS JSON protocols write timestamps: seconds since
@@ -440,33 +443,88 @@ func (r *Region) apiStopExecution(in stopExecutionInput) (any, *APIError) {
 
 type describeStateMachineInput struct {
 	StateMachineArn string `json:"stateMachineArn"`
+	IncludedData    string `json:"includedData"`
+}
+
+// Values of a request's includedData.
+const (
+	includedAllData      = "ALL_DATA"
+	includedMetadataOnly = "METADATA_ONLY"
+)
+
+// checkIncludedData checks a request's includedData (empty is ALL_DATA)
+// and reports whether it asks for the data.
+func checkIncludedData(v string) (bool, *APIError) {
+	switch v {
+	case "", includedAllData:
+		return true, nil
+	case includedMetadataOnly:
+		return false, nil
+	}
+	return false, apiErrorf(CodeValidation, "1 validation error detected: Value '%s' at 'includedData' failed to satisfy constraint: Member must satisfy enum value set: [%s, %s]", v, includedAllData, includedMetadataOnly)
+}
+
+// loggingConfiguration, logDestination and tracingConfiguration are the
+// state machine's LoggingConfiguration and TracingConfiguration.
+type loggingConfiguration struct {
+	Level                string           `json:"level"`
+	IncludeExecutionData bool             `json:"includeExecutionData"`
+	Destinations         []logDestination `json:"destinations,omitempty"`
+}
+
+type logDestination struct {
+	CloudWatchLogsLogGroup struct {
+		LogGroupArn string `json:"logGroupArn"`
+	} `json:"cloudWatchLogsLogGroup"`
+}
+
+type tracingConfiguration struct {
+	Enabled bool `json:"enabled"`
+}
+
+// logging is the state machine's logging as the DeployerStack configures
+// it (infra/stacks): limits.StateMachineLogLevel, with execution data as
+// limits.StateMachineLogExecutionData says, to the log group
+// naming.StateMachineLogGroupName of the region's account and region.
+func (r *Region) logging() loggingConfiguration {
+	var dest logDestination
+	dest.CloudWatchLogsLogGroup.LogGroupArn = naming.LogGroupARN(r.info.Account, r.info.Region, naming.StateMachineLogGroupName)
+	return loggingConfiguration{
+		Level:                limits.StateMachineLogLevel,
+		IncludeExecutionData: limits.StateMachineLogExecutionData,
+		Destinations:         []logDestination{dest},
+	}
 }
 
 func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *APIError) {
 	if e := r.checkStateMachine(in.StateMachineArn); e != nil {
 		return nil, e
 	}
-	type logging struct {
-		Level                string `json:"level"`
-		IncludeExecutionData bool   `json:"includeExecutionData"`
+	withData, e := checkIncludedData(in.IncludedData)
+	if e != nil {
+		return nil, e
 	}
-	type tracing struct {
-		Enabled bool `json:"enabled"`
+	def := string(r.def)
+	if !withData {
+		// "If called with includedData = METADATA_ONLY, the returned
+		// definition will be {}" (the API reference).
+		def = "{}"
 	}
 	return struct {
-		StateMachineArn      string  `json:"stateMachineArn"`
-		Name                 string  `json:"name"`
-		Status               string  `json:"status"`
-		Definition           string  `json:"definition"`
-		RoleArn              string  `json:"roleArn"`
-		Type                 string  `json:"type"`
-		CreationDate         *epoch  `json:"creationDate"`
-		LoggingConfiguration logging `json:"loggingConfiguration"`
-		TracingConfiguration tracing `json:"tracingConfiguration"`
+		StateMachineArn      string               `json:"stateMachineArn"`
+		Name                 string               `json:"name"`
+		Status               string               `json:"status"`
+		Definition           string               `json:"definition"`
+		RoleArn              string               `json:"roleArn"`
+		Type                 string               `json:"type"`
+		CreationDate         *epoch               `json:"creationDate"`
+		LoggingConfiguration loggingConfiguration `json:"loggingConfiguration"`
+		TracingConfiguration tracingConfiguration `json:"tracingConfiguration"`
 	}{
 		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName, Status: "ACTIVE",
-		Definition: string(r.def), RoleArn: naming.RoleARN(r.info.Account, naming.StateMachineName),
-		Type: "STANDARD", CreationDate: epochOf(r.created),
-		LoggingConfiguration: logging{Level: "OFF"},
+		Definition: def, RoleArn: naming.RoleARN(r.info.Account, naming.StateMachineName),
+		Type: stateMachineType, CreationDate: epochOf(r.created),
+		LoggingConfiguration: r.logging(),
+		TracingConfiguration: tracingConfiguration{Enabled: limits.StateMachineTracing},
 	}, nil
 }
