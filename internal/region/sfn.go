@@ -20,6 +20,9 @@ import (
 const (
 	defaultPageSize = 100
 	maxPageSize     = 1000
+	// maxTokenLength is the longest nextToken (PageToken) a request may
+	// carry.
+	maxTokenLength = 1024
 	// maxRequestBytes bounds a request body: a 256 KiB input, escaped.
 	maxRequestBytes = 2 << 20
 	jsonContentType = "application/x-amz-json-1.0"
@@ -124,6 +127,8 @@ func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
 		out, apiErr = decodeAnd(body, r.apiStopExecution)
 	case "DescribeStateMachine":
 		out, apiErr = decodeAnd(body, r.apiDescribeStateMachine)
+	case "ListStateMachines":
+		out, apiErr = decodeAnd(body, r.apiListStateMachines)
 	default:
 		apiErr = apiErrorf(CodeUnknownOperation, "the local region does not serve %s%s", sfnTargetPrefix, op)
 	}
@@ -212,6 +217,9 @@ func encodeToken(parts ...string) string {
 }
 
 func decodeToken(token string, want ...string) (int64, *APIError) {
+	if len(token) > maxTokenLength {
+		return 0, apiErrorf(CodeValidation, "1 validation error detected: Value at 'nextToken' failed to satisfy constraint: Member must have length less than or equal to %d", maxTokenLength)
+	}
 	bad := apiErrorf(CodeInvalidToken, "Invalid Token: '%s'", token)
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
@@ -439,6 +447,52 @@ func (r *Region) apiStopExecution(in stopExecutionInput) (any, *APIError) {
 	return struct {
 		StopDate *epoch `json:"stopDate"`
 	}{epochOf(d.StopDate)}, nil
+}
+
+type listStateMachinesInput struct {
+	MaxResults int32  `json:"maxResults"`
+	NextToken  string `json:"nextToken"`
+}
+
+// stateMachineListItem is a state machine as ListStateMachines lists it.
+type stateMachineListItem struct {
+	StateMachineArn string `json:"stateMachineArn"`
+	Name            string `json:"name"`
+	Type            string `json:"type"`
+	CreationDate    *epoch `json:"creationDate"`
+}
+
+// apiListStateMachines lists the region's one state machine, in pages as
+// ListExecutions does: maxResults 0 (the default page of 100) to 1000,
+// and a nextToken only when more machines follow the page.
+func (r *Region) apiListStateMachines(in listStateMachinesInput) (any, *APIError) {
+	size, e := checkPageSize(in.MaxResults)
+	if e != nil {
+		return nil, e
+	}
+	machines := []stateMachineListItem{{
+		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName,
+		Type: stateMachineType, CreationDate: epochOf(r.created),
+	}}
+	// from is the position of the first machine of the page.
+	from := int64(0)
+	if in.NextToken != "" {
+		if from, e = decodeToken(in.NextToken, "statemachines"); e != nil {
+			return nil, e
+		}
+		if from < 0 || from > int64(len(machines)) {
+			return nil, apiErrorf(CodeInvalidToken, "Invalid Token: '%s'", in.NextToken)
+		}
+	}
+	end := min(from+int64(size), int64(len(machines)))
+	out := struct {
+		StateMachines []stateMachineListItem `json:"stateMachines"`
+		NextToken     string                 `json:"nextToken,omitempty"`
+	}{StateMachines: machines[from:end]}
+	if end < int64(len(machines)) {
+		out.NextToken = encodeToken("statemachines", strconv.FormatInt(end, 10))
+	}
+	return out, nil
 }
 
 type describeStateMachineInput struct {

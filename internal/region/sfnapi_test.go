@@ -105,3 +105,66 @@ func TestDescribeStateMachine(t *testing.T) {
 	require.NotNil(t, sm.TracingConfiguration)
 	assert.False(t, sm.TracingConfiguration.Enabled)
 }
+
+// TestListStateMachines: the region lists its one state machine as
+// ListStateMachines does (API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListStateMachines.html):
+// stateMachines [{stateMachineArn, name, type, creationDate}] (all four
+// required, API_StateMachineListItem); maxResults "The default is 100 and
+// the maximum allowed page size is 1000. A value of 0 uses the default",
+// outside that a ValidationException; nextToken 1 to 1024 characters,
+// and a token the service did not give out is "an HTTP 400 InvalidToken
+// error".
+func TestListStateMachines(t *testing.T) {
+	r, _ := newTestRegion(t, Options{})
+	url := serve(t, r)
+	item := map[string]any{
+		"stateMachineArn": r.StateMachineARN(), "name": naming.StateMachineName, "type": "STANDARD",
+		"creationDate": float64(epoch0.Unix()),
+	}
+	tests := []struct {
+		name    string
+		body    string
+		errType string
+	}{
+		{"no parameters", `{}`, ""},
+		{"empty body", ``, ""},
+		{"maxResults 0 is the default", `{"maxResults": 0}`, ""},
+		{"maxResults 1", `{"maxResults": 1}`, ""},
+		{"maxResults 1000", `{"maxResults": 1000}`, ""},
+		{"maxResults 1001", `{"maxResults": 1001}`, CodeValidation},
+		{"maxResults -1", `{"maxResults": -1}`, CodeValidation},
+		{"maxResults not a number", `{"maxResults": "ten"}`, CodeSerialization},
+		{"garbage token", `{"nextToken": "garbage!"}`, CodeInvalidToken},
+		{"token of another list", `{"nextToken": "` + encodeToken("executions", "", "1") + `"}`, CodeInvalidToken},
+		{"token past the end", `{"nextToken": "` + encodeToken("statemachines", "7") + `"}`, CodeInvalidToken},
+		{"token too long", `{"nextToken": "` + strings.Repeat("a", 1025) + `"}`, CodeValidation},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, out := callSFN(t, url, "ListStateMachines", tt.body)
+			if tt.errType != "" {
+				assert.Equal(t, http.StatusBadRequest, status)
+				assert.Equal(t, tt.errType, out["__type"], "%v", out)
+				assert.NotEmpty(t, out["message"])
+				return
+			}
+			require.Equal(t, http.StatusOK, status, "%v", out)
+			assert.Equal(t, map[string]any{"stateMachines": []any{item}}, out, "one machine, no nextToken")
+		})
+	}
+
+	// The SDK's paginator reads it: one page, one machine.
+	p := sfn.NewListStateMachinesPaginator(sfnClient(url), &sfn.ListStateMachinesInput{MaxResults: 1})
+	var got []sfntypes.StateMachineListItem
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		require.NoError(t, err)
+		got = append(got, page.StateMachines...)
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, r.StateMachineARN(), aws.ToString(got[0].StateMachineArn))
+	assert.Equal(t, naming.StateMachineName, aws.ToString(got[0].Name))
+	assert.Equal(t, sfntypes.StateMachineTypeStandard, got[0].Type)
+	assert.Equal(t, epoch0, got[0].CreationDate.UTC())
+}
