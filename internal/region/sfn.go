@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -58,18 +59,23 @@ type executionListItem struct {
 	Status          string `json:"status"`
 	StartDate       *epoch `json:"startDate"`
 	StopDate        *epoch `json:"stopDate,omitempty"`
+	// RedriveCount is always 0: the region does not redrive executions.
+	RedriveCount int `json:"redriveCount"`
 }
 
 // executionDescription is an execution as DescribeExecution describes it:
-// the list item's fields (inlined, first) and the data.
+// the list item's fields (inlined, first), the data (absent when the
+// request asks for metadata only) and whether it could be redriven.
 type executionDescription struct {
 	executionListItem
-	Input         string       `json:"input"`
-	InputDetails  dataDetails  `json:"inputDetails"`
-	Output        *string      `json:"output,omitempty"`
-	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
-	Error         *string      `json:"error,omitempty"`
-	Cause         *string      `json:"cause,omitempty"`
+	Input               *string      `json:"input,omitempty"`
+	InputDetails        *dataDetails `json:"inputDetails,omitempty"`
+	Output              *string      `json:"output,omitempty"`
+	OutputDetails       *dataDetails `json:"outputDetails,omitempty"`
+	Error               *string      `json:"error,omitempty"`
+	Cause               *string      `json:"cause,omitempty"`
+	RedriveStatus       string       `json:"redriveStatus"`
+	RedriveStatusReason *string      `json:"redriveStatusReason,omitempty"`
 }
 
 func optional(s string) *string {
@@ -86,16 +92,53 @@ func listItem(d asl.Description) executionListItem {
 	}
 }
 
-func describe(d asl.Description) executionDescription {
+// describe is the DescribeExecution answer for the execution described by
+// d, with its history of events events, at now; withData false leaves out
+// its input and output.
+func describe(d asl.Description, events int, now time.Time, withData bool) executionDescription {
 	out := executionDescription{
-		executionListItem: listItem(d), Input: d.Input, InputDetails: dataDetails{Included: true},
-		Error: optional(d.Error), Cause: optional(d.Cause),
+		executionListItem: listItem(d), Error: optional(d.Error), Cause: optional(d.Cause),
 	}
-	if d.Status == asl.StatusSucceeded {
-		out.Output = &d.Output
-		out.OutputDetails = &dataDetails{Included: true}
+	if withData {
+		out.Input, out.InputDetails = &d.Input, &dataDetails{Included: true}
+		if d.Status == asl.StatusSucceeded {
+			out.Output, out.OutputDetails = &d.Output, &dataDetails{Included: true}
+		}
 	}
+	status, reason := redriveStatus(d, events, now)
+	out.RedriveStatus, out.RedriveStatusReason = status, optional(reason)
 	return out
+}
+
+// What RedriveExecution requires of an execution (the API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_RedriveExecution.html):
+// it ended less than redrivablePeriod ago, it started less than
+// maxExecutionTime ago, and its history has fewer than redriveEventLimit
+// events.
+const (
+	redrivablePeriod  = 14 * 24 * time.Hour
+	maxExecutionTime  = 365 * 24 * time.Hour
+	redriveEventLimit = limits.StepFunctionsHistoryEvents - 1
+)
+
+// redriveStatus is DescribeExecution's redriveStatus of the execution d,
+// with events history events, at now: NOT_REDRIVABLE with the reason AWS
+// gives when RedriveExecution would refuse it, else REDRIVABLE (AWS gives
+// a reason only with NOT_REDRIVABLE). The region itself does not serve
+// RedriveExecution.
+func redriveStatus(d asl.Description, events int, now time.Time) (status, reason string) {
+	const not = "NOT_REDRIVABLE"
+	switch {
+	case d.Status == asl.StatusRunning || d.Status == asl.StatusSucceeded:
+		return not, fmt.Sprintf("Execution is %s and cannot be redriven", d.Status)
+	case events >= redriveEventLimit:
+		return not, "Execution history event limit exceeded"
+	case now.Sub(d.StartDate) >= maxExecutionTime:
+		return not, "Execution has exceeded the max execution time"
+	case now.Sub(d.StopDate) >= redrivablePeriod:
+		return not, "Execution redrivable period exceeded"
+	}
+	return "REDRIVABLE", ""
 }
 
 // serveSFN serves one Step Functions API call.
@@ -269,16 +312,26 @@ func (r *Region) apiStartExecution(in startExecutionInput) (any, *APIError) {
 	}{x.ARN(), epochOf(x.Describe().StartDate)}, nil
 }
 
-type executionArnInput struct {
+type describeExecutionInput struct {
 	ExecutionArn string `json:"executionArn"`
+	IncludedData string `json:"includedData"`
 }
 
-func (r *Region) apiDescribeExecution(in executionArnInput) (any, *APIError) {
+func (r *Region) apiDescribeExecution(in describeExecutionInput) (any, *APIError) {
+	withData, e := checkIncludedData(in.IncludedData)
+	if e != nil {
+		return nil, e
+	}
 	x, err := r.Execution(in.ExecutionArn)
 	if err != nil {
 		return nil, asAPIError(err)
 	}
-	return describe(x.Describe()), nil
+	d := x.Describe()
+	events := 0
+	if d.Status != asl.StatusRunning {
+		events = len(x.History())
+	}
+	return describe(d, events, r.clk.Now(), withData), nil
 }
 
 type getExecutionHistoryInput struct {
@@ -344,7 +397,9 @@ func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIE
 }
 
 // withoutData returns ev without the execution's data (inputs, outputs,
-// parameters), as GetExecutionHistory with includeExecutionData false.
+// parameters), as GetExecutionHistory with includeExecutionData false: the
+// emptied payloads are left out of the answer (the *Details saying the
+// data was not truncated stay).
 func withoutData(ev asl.Event) asl.Event {
 	ev.ExecutionStarted = cleared(ev.ExecutionStarted, func(d *asl.ExecutionStartedDetails) *string { return &d.Input })
 	ev.ExecutionSucceeded = cleared(ev.ExecutionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -167,4 +169,224 @@ func TestListStateMachines(t *testing.T) {
 	assert.Equal(t, naming.StateMachineName, aws.ToString(got[0].Name))
 	assert.Equal(t, sfntypes.StateMachineTypeStandard, got[0].Type)
 	assert.Equal(t, epoch0, got[0].CreationDate.UTC())
+}
+
+// TestRedriveStatus: DescribeExecution's redriveStatus and
+// redriveStatusReason (API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html):
+// NOT_REDRIVABLE "if calling the RedriveExecution API action would return
+// the ExecutionNotRedrivable error", with one of the documented reasons;
+// RedriveExecution
+// (https://docs.aws.amazon.com/step-functions/latest/apireference/API_RedriveExecution.html)
+// takes an execution that is not SUCCEEDED, within "the redrivable period
+// of 14 days" from its end and "the maximum open time of one year", with
+// an event history count "less than 24,999".
+func TestRedriveStatus(t *testing.T) {
+	stop := epoch0.Add(time.Hour)
+	ended := func(status asl.Status) asl.Description {
+		return asl.Description{Status: status, StartDate: epoch0, StopDate: stop}
+	}
+	tests := []struct {
+		name       string
+		d          asl.Description
+		events     int
+		now        time.Time
+		wantStatus string
+		wantReason string
+	}{
+		{"running", asl.Description{Status: asl.StatusRunning, StartDate: epoch0}, 0, stop,
+			"NOT_REDRIVABLE", "Execution is RUNNING and cannot be redriven"},
+		{"succeeded", ended(asl.StatusSucceeded), 100, stop,
+			"NOT_REDRIVABLE", "Execution is SUCCEEDED and cannot be redriven"},
+		{"failed", ended(asl.StatusFailed), 100, stop, "REDRIVABLE", ""},
+		{"aborted", ended(asl.StatusAborted), 100, stop, "REDRIVABLE", ""},
+		{"timed out", ended(asl.StatusTimedOut), 100, stop, "REDRIVABLE", ""},
+		{"failed, nearly 14 days ago", ended(asl.StatusFailed), 100, stop.Add(14*24*time.Hour - time.Second), "REDRIVABLE", ""},
+		{"failed 14 days ago", ended(asl.StatusFailed), 100, stop.Add(14 * 24 * time.Hour),
+			"NOT_REDRIVABLE", "Execution redrivable period exceeded"},
+		{"started a year ago", asl.Description{Status: asl.StatusFailed, StartDate: epoch0, StopDate: epoch0.Add(364 * 24 * time.Hour)},
+			100, epoch0.Add(365 * 24 * time.Hour), "NOT_REDRIVABLE", "Execution has exceeded the max execution time"},
+		{"24998 events", ended(asl.StatusFailed), 24998, stop, "REDRIVABLE", ""},
+		{"24999 events", ended(asl.StatusFailed), 24999, stop,
+			"NOT_REDRIVABLE", "Execution history event limit exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, reason := redriveStatus(tt.d, tt.events, tt.now)
+			assert.Equal(t, tt.wantStatus, status)
+			assert.Equal(t, tt.wantReason, reason)
+		})
+	}
+}
+
+// TestDescribeExecutionOverHTTP: DescribeExecution's answer on the wire
+// (API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html):
+// startDate and stopDate are timestamps (epoch seconds); redriveCount is
+// 0 for an execution never redriven ("If you have not yet redriven an
+// execution, the redriveCount is 0"); redriveStatusReason comes only with
+// NOT_REDRIVABLE; output "is set only if the execution succeeds". The
+// request's includedData is ALL_DATA or METADATA_ONLY (API_IncludedData
+// values); with METADATA_ONLY the execution's data, its input and output,
+// is left out (absent, not empty); any other value is a
+// ValidationException. ListExecutions' items carry redriveCount too
+// (API_ExecutionListItem).
+func TestDescribeExecutionOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	r, clk := newTestRegion(t, Options{})
+	url := serve(t, r)
+	ok, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-ok"))
+	require.NoError(t, err)
+	require.NoError(t, ok.Wait(ctx))
+	require.Equal(t, asl.StatusSucceeded, ok.Describe().Status)
+	hold := r.Hold()
+	stopped, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-stopped"))
+	require.NoError(t, err)
+	running, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-running"))
+	require.NoError(t, err)
+	_, err = r.Stop(stopped.ARN(), "Operator", "stopped by the test")
+	require.NoError(t, err)
+	<-stopped.Done()
+	t.Cleanup(hold)
+
+	tests := []struct {
+		name         string
+		x            *asl.Execution
+		includedData string
+		status       string
+		withData     bool
+		redrive      string
+		reason       string
+	}{
+		{"succeeded", ok, "", "SUCCEEDED", true, "NOT_REDRIVABLE", "Execution is SUCCEEDED and cannot be redriven"},
+		{"succeeded ALL_DATA", ok, "ALL_DATA", "SUCCEEDED", true, "NOT_REDRIVABLE", "Execution is SUCCEEDED and cannot be redriven"},
+		{"succeeded METADATA_ONLY", ok, "METADATA_ONLY", "SUCCEEDED", false, "NOT_REDRIVABLE", "Execution is SUCCEEDED and cannot be redriven"},
+		{"aborted", stopped, "", "ABORTED", true, "REDRIVABLE", ""},
+		{"aborted METADATA_ONLY", stopped, "METADATA_ONLY", "ABORTED", false, "REDRIVABLE", ""},
+		{"running", running, "", "RUNNING", true, "NOT_REDRIVABLE", "Execution is RUNNING and cannot be redriven"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := map[string]any{"executionArn": tt.x.ARN()}
+			if tt.includedData != "" {
+				body["includedData"] = tt.includedData
+			}
+			status, out := callSFN(t, url, "DescribeExecution", mustJSON(t, body))
+			require.Equal(t, http.StatusOK, status, "%v", out)
+			d := tt.x.Describe()
+			assert.Equal(t, tt.status, out["status"])
+			assert.IsType(t, float64(0), out["startDate"])
+			assert.Equal(t, float64(0), out["redriveCount"])
+			assert.Equal(t, tt.redrive, out["redriveStatus"])
+			if tt.reason == "" {
+				assert.NotContains(t, out, "redriveStatusReason")
+			} else {
+				assert.Equal(t, tt.reason, out["redriveStatusReason"])
+			}
+			if tt.status == "RUNNING" {
+				assert.NotContains(t, out, "stopDate")
+			} else {
+				assert.IsType(t, float64(0), out["stopDate"])
+			}
+			if !tt.withData {
+				for _, k := range []string{"input", "inputDetails", "output", "outputDetails"} {
+					assert.NotContains(t, out, k)
+				}
+				return
+			}
+			assert.Equal(t, d.Input, out["input"])
+			assert.Equal(t, map[string]any{"included": true}, out["inputDetails"])
+			if tt.status == "SUCCEEDED" {
+				assert.Equal(t, d.Output, out["output"])
+				assert.Equal(t, map[string]any{"included": true}, out["outputDetails"])
+			} else {
+				assert.NotContains(t, out, "output")
+				assert.NotContains(t, out, "outputDetails")
+			}
+		})
+	}
+
+	status, out := callSFN(t, url, "DescribeExecution", mustJSON(t, map[string]any{"executionArn": ok.ARN(), "includedData": "EVERYTHING"}))
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, CodeValidation, out["__type"])
+
+	status, out = callSFN(t, url, "ListExecutions", mustJSON(t, map[string]any{"stateMachineArn": r.StateMachineARN()}))
+	require.Equal(t, http.StatusOK, status)
+	require.Len(t, out["executions"], 3)
+	for _, item := range out["executions"].([]any) {
+		assert.Equal(t, float64(0), item.(map[string]any)["redriveCount"])
+	}
+
+	// The SDK reads the redrive fields.
+	desc, err := sfnClient(url).DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(stopped.ARN())})
+	require.NoError(t, err)
+	assert.Equal(t, sfntypes.ExecutionRedriveStatusRedrivable, desc.RedriveStatus)
+	assert.Equal(t, int32(0), aws.ToInt32(desc.RedriveCount))
+	assert.Nil(t, desc.RedriveStatusReason)
+	meta, err := sfnClient(url).DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(ok.ARN()), IncludedData: sfntypes.IncludedDataMetadataOnly})
+	require.NoError(t, err)
+	assert.Nil(t, meta.Input)
+	assert.Nil(t, meta.Output)
+	assert.Equal(t, sfntypes.ExecutionRedriveStatusNotRedrivable, meta.RedriveStatus)
+}
+
+// TestHistoryWithoutData: GetExecutionHistory with includeExecutionData
+// false (API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetExecutionHistory.html:
+// "You can select whether execution data (input or output of a history
+// event) is returned. The default is true.") leaves every input, output
+// and task parameters out of the events, absent rather than empty, and
+// keeps everything else; with true, or by default, they are there.
+func TestHistoryWithoutData(t *testing.T) {
+	ctx := context.Background()
+	r, clk := newTestRegion(t, Options{})
+	url := serve(t, r)
+	x, err := r.StartRelease(ctx, releaseJSON(t, clk, "r1"))
+	require.NoError(t, err)
+	require.NoError(t, x.Wait(ctx))
+	payloads := func(events []any) int {
+		n := 0
+		for _, ev := range events {
+			for k, v := range ev.(map[string]any) {
+				if !strings.HasSuffix(k, "EventDetails") {
+					continue
+				}
+				for _, f := range []string{"input", "output", "parameters"} {
+					if _, ok := v.(map[string]any)[f]; ok {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		name        string
+		include     *bool
+		wantPayload bool
+	}{
+		{"default", nil, true},
+		{"true", aws.Bool(true), true},
+		{"false", aws.Bool(false), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := map[string]any{"executionArn": x.ARN(), "maxResults": 1000}
+			if tt.include != nil {
+				body["includeExecutionData"] = *tt.include
+			}
+			status, out := callSFN(t, url, "GetExecutionHistory", mustJSON(t, body))
+			require.Equal(t, http.StatusOK, status, "%v", out)
+			events := out["events"].([]any)
+			require.Len(t, events, len(x.History()))
+			if tt.wantPayload {
+				assert.Positive(t, payloads(events))
+				return
+			}
+			assert.Zero(t, payloads(events), "no input, output or parameters")
+			first := events[0].(map[string]any)
+			assert.Equal(t, "ExecutionStarted", first["type"])
+			assert.Equal(t, map[string]any{"inputDetails": map[string]any{"truncated": false}}, first["executionStartedEventDetails"])
+		})
+	}
 }
