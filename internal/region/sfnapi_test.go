@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -389,4 +390,43 @@ func TestHistoryWithoutData(t *testing.T) {
 			assert.Equal(t, map[string]any{"inputDetails": map[string]any{"truncated": false}}, first["executionStartedEventDetails"])
 		})
 	}
+}
+
+// TestStartExecutionInputVerbatim: DescribeExecution's input and the
+// ExecutionStarted event's input are the string StartExecution was given,
+// byte for byte (API reference, API_StartExecution: input is "The string
+// that contains the JSON input data for the execution",
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html;
+// API_DescribeExecution's input "The string that contains the JSON input
+// data of the execution"), however it is spelled; the deploy still runs.
+func TestStartExecutionInputVerbatim(t *testing.T) {
+	ctx := context.Background()
+	r, clk := newTestRegion(t, Options{})
+	url := serve(t, r)
+	sfc := sfnClient(url)
+	compact := releaseJSON(t, clk, "r1")
+	var v any
+	require.NoError(t, json.Unmarshal(compact, &v))
+	indented, err := json.MarshalIndent(v, "", "    ") // keys sorted, indented
+	require.NoError(t, err)
+	require.NotEqual(t, string(compact), string(indented))
+	require.NoError(t, ledger.New(r.S3(), r.Bucket()).PutRelease(ctx, testProject, testConfig, "r1", compact))
+
+	started, err := sfc.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(r.StateMachineARN()), Name: aws.String("r1"), Input: aws.String(string(indented)),
+	})
+	require.NoError(t, err)
+	arn := aws.ToString(started.ExecutionArn)
+	d, err := r.Wait(ctx, arn)
+	require.NoError(t, err)
+	require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+
+	desc, err := sfc.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	require.NoError(t, err)
+	assert.Equal(t, string(indented), aws.ToString(desc.Input))
+	h, err := sfc.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), MaxResults: 1})
+	require.NoError(t, err)
+	require.Len(t, h.Events, 1)
+	require.Equal(t, sfntypes.HistoryEventTypeExecutionStarted, h.Events[0].Type)
+	assert.Equal(t, string(indented), aws.ToString(h.Events[0].ExecutionStartedEventDetails.Input))
 }
