@@ -416,6 +416,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		Name:            name,
 		StateMachineARN: r.info.StateMachineARN,
 		ExecutionARN:    arn,
+		RoleARN:         r.roleARN(),
 		Clock:           r.clk,
 		Waiter:          r.waiter,
 		Invoker:         TaskInvoker(r.info.FunctionARN, r.invoke),

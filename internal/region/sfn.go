@@ -573,6 +573,10 @@ func checkIncludedData(v string) (bool, *APIError) {
 	return false, apiErrorf(CodeValidation, "1 validation error detected: Value '%s' at 'includedData' failed to satisfy constraint: Member must satisfy enum value set: [%s, %s]", v, includedAllData, includedMetadataOnly)
 }
 
+// roleARN is the state machine's role, as DescribeStateMachine and every
+// ExecutionStarted event name it.
+func (r *Region) roleARN() string { return naming.RoleARN(r.info.Account, naming.StateMachineName) }
+
 // loggingConfiguration, logDestination and tracingConfiguration are the
 // state machine's LoggingConfiguration and TracingConfiguration.
 type loggingConfiguration struct {
@@ -631,7 +635,7 @@ func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *AP
 		TracingConfiguration tracingConfiguration `json:"tracingConfiguration"`
 	}{
 		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName, Status: "ACTIVE",
-		Definition: def, RoleArn: naming.RoleARN(r.info.Account, naming.StateMachineName),
+		Definition: def, RoleArn: r.roleARN(),
 		Type: stateMachineType, CreationDate: epochOf(r.created),
 		LoggingConfiguration: r.logging(),
 		TracingConfiguration: tracingConfiguration{Enabled: limits.StateMachineTracing},

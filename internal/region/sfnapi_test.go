@@ -387,7 +387,8 @@ func TestHistoryWithoutData(t *testing.T) {
 			assert.Zero(t, payloads(events), "no input, output or parameters")
 			first := events[0].(map[string]any)
 			assert.Equal(t, "ExecutionStarted", first["type"])
-			assert.Equal(t, map[string]any{"inputDetails": map[string]any{"truncated": false}}, first["executionStartedEventDetails"])
+			assert.Equal(t, map[string]any{"inputDetails": map[string]any{"truncated": false}, "roleArn": r.roleARN()},
+				first["executionStartedEventDetails"])
 		})
 	}
 }
@@ -429,4 +430,8 @@ func TestStartExecutionInputVerbatim(t *testing.T) {
 	require.Len(t, h.Events, 1)
 	require.Equal(t, sfntypes.HistoryEventTypeExecutionStarted, h.Events[0].Type)
 	assert.Equal(t, string(indented), aws.ToString(h.Events[0].ExecutionStartedEventDetails.Input))
+	// ExecutionStartedEventDetails' roleArn: "The Amazon Resource Name
+	// (ARN) of the IAM role used for executing Lambda tasks"
+	// (API_ExecutionStartedEventDetails), the state machine's role.
+	assert.Equal(t, r.roleARN(), aws.ToString(h.Events[0].ExecutionStartedEventDetails.RoleArn))
 }
