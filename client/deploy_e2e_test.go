@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/submit"
 )
 
@@ -156,6 +158,27 @@ func TestHaltDuringDeploy(t *testing.T) {
 	assert.Equal(t, exitFailureClean, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	assert.Contains(t, res.stdout, "FailureClean: HaltError")
 	assert.Empty(t, tr.groups(devAccount, usEast1))
+}
+
+// TestLeftOverHaltOnIdleLocalRegion: on a region that runs its own
+// discrete-event clock (ferry local --speed 0), ferry halt with nothing
+// running leaves its marker; a deploy started after some wall time is not
+// halted by it, as the README promises ("A marker left over from an old
+// halt never stops a new deploy"): the idle region's clock passed with
+// the wall clock. (TestHaltDuringDeploy is the converse.)
+func TestLeftOverHaltOnIdleLocalRegion(t *testing.T) {
+	wall := clock.NewVirtual(e2eStart)
+	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
+		o.Clock, o.WallClock = nil, wall
+	})
+	h := tr.ferry(t, "halt", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	assert.Contains(t, h.stdout, "no deploy of coinbase/deploy-test development is running")
+
+	wall.Advance(5 * time.Second)
+	res := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	assert.Equal(t, exitOK, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "Success")
 }
 
 // TestDeployInterrupted: Ctrl-C while following stops following, not the

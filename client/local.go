@@ -56,8 +56,8 @@ for the default address.
 deploy-test example (testdata/worlds/deploy-test.json), built into ferry.
 --speed scales simulated time: with 60 a ten-minute deploy takes ten
 seconds; 0 runs as fast as possible (time jumps whenever every deploy
-waits). Logs go to stderr: warnings only, or every state and API call
-with --verbose.
+waits, and passes with the wall clock while no deploy runs). Logs go to
+stderr: warnings only, or every state and API call with --verbose.
 
 "ferry local world" asks a running region (--endpoint, default
 $FERRY_LOCAL_ENDPOINT, else $AWS_ENDPOINT_URL, else http://127.0.0.1:4566,

@@ -77,6 +77,8 @@ type Props struct {
 	StateMachineName string
 	// Logs configures execution logging; nil disables it.
 	Logs *sfn.LogOptions
+	// Tracing enables X-Ray tracing.
+	Tracing bool
 	// RemovalPolicy of the state machine; zero keeps the CDK default.
 	RemovalPolicy awscdk.RemovalPolicy
 }
@@ -104,6 +106,7 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 		StateMachineType: sfn.StateMachineType_STANDARD,
 		Comment:          jsii.String("ferry: blue/green deploy of a release's Auto Scaling groups"),
 		Logs:             props.Logs,
+		TracingEnabled:   jsii.Bool(props.Tracing),
 	}
 	if props.StateMachineName != "" {
 		smProps.StateMachineName = jsii.String(props.StateMachineName)

@@ -215,18 +215,21 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	}))
 
 	smLogs := awslogs.NewLogGroup(stack, str("StateMachineLogs"), &awslogs.LogGroupProps{
-		LogGroupName:  str("/aws/vendedlogs/states/" + naming.StateMachineName),
+		LogGroupName:  str(naming.StateMachineLogGroupName),
 		Retention:     logRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	sm := statemachine.New(stack, "Deployer", &statemachine.Props{
 		Function:         fn,
 		StateMachineName: naming.StateMachineName,
+		// The local region's DescribeStateMachine reports the same
+		// configuration, from the same constants.
 		Logs: &sfn.LogOptions{
 			Destination:          smLogs,
-			Level:                sfn.LogLevel_ALL,
-			IncludeExecutionData: jsii.Bool(true),
+			Level:                sfn.LogLevel(limits.StateMachineLogLevel),
+			IncludeExecutionData: jsii.Bool(limits.StateMachineLogExecutionData),
 		},
+		Tracing: limits.StateMachineTracing,
 	})
 
 	// The state machine's role has a conventional name too, so a service

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ferryhq/ferry/infra/bootstrap"
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/statemachine"
 	"github.com/ferryhq/ferry/statemachine/definition"
@@ -279,6 +280,26 @@ func TestDeployerStateMachine(t *testing.T) {
 		"StateMachineType":     "STANDARD",
 		"LoggingConfiguration": assertions.Match_ObjectLike(&obj{"Level": "ALL", "IncludeExecutionData": true}),
 	})
+	// The logging and tracing the local region's DescribeStateMachine
+	// reports (limits.StateMachine*, naming.StateMachineLogGroupName) are
+	// what the stack deploys: one log group, the state machine's, whose
+	// Arn (arn:aws:logs:REGION:ACCOUNT:log-group:NAME:*) is the
+	// destination.
+	var logGroupID string
+	for id, lg := range resourcesOfType(raw, "AWS::Logs::LogGroup") {
+		if lg["Properties"].(obj)["LogGroupName"] == naming.StateMachineLogGroupName {
+			logGroupID = id
+		}
+	}
+	require.NotEmpty(t, logGroupID, "a log group named %s", naming.StateMachineLogGroupName)
+	smProps := raw["Resources"].(obj)[onlyID(t, raw, "AWS::StepFunctions::StateMachine")].(obj)["Properties"].(obj)
+	assert.Equal(t, obj{
+		"Level":                limits.StateMachineLogLevel,
+		"IncludeExecutionData": limits.StateMachineLogExecutionData,
+		"Destinations": []interface{}{obj{"CloudWatchLogsLogGroup": obj{
+			"LogGroupArn": obj{"Fn::GetAtt": []interface{}{logGroupID, "Arn"}}}}},
+	}, smProps["LoggingConfiguration"])
+	assert.Equal(t, obj{"Enabled": limits.StateMachineTracing}, smProps["TracingConfiguration"])
 	// The deployed definition is the committed one, invoking this function.
 	fnID := *d.Stack.GetLogicalId(d.Function.Node().DefaultChild().(awscdk.CfnElement))
 	got, err := statemachine.ExtractDefinition(raw, obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}})

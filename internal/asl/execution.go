@@ -106,8 +106,10 @@ func ExecutionARN(stateMachineARN, name string) string {
 }
 
 // Description is a snapshot of an execution, as DescribeExecution reports
-// it. Output is set only when Status is SUCCEEDED; Error and Cause when it
-// failed, was aborted or timed out; StopDate once it is no longer running.
+// it. Input is the execution's input as given to Start (RunOptions.Input,
+// or {} when it was empty); Output is set only when Status is SUCCEEDED;
+// Error and Cause when it failed, was aborted or timed out; StopDate once
+// it is no longer running.
 type Description struct {
 	ExecutionARN    string
 	StateMachineARN string
@@ -214,9 +216,11 @@ func Start(ctx context.Context, m *Machine, opts RunOptions) (*Execution, error)
 		}
 	}
 	x.start = x.now()
+	// The execution's input is reported as it was given, byte for byte, as
+	// DescribeExecution and the ExecutionStarted event report it on AWS.
 	x.desc = Description{
 		ExecutionARN: x.arn, StateMachineARN: x.smARN, Name: x.name, Status: StatusRunning,
-		Input: encodeJSON(input), StartDate: x.start,
+		Input: string(in), StartDate: x.start,
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	x.cancel = cancel

@@ -470,3 +470,43 @@ func TestToSFN(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, tt.event) })
 	}
 }
+
+// TestInputVerbatim: an execution's input is reported exactly as it was
+// given to StartExecution, in DescribeExecution's input and in the
+// ExecutionStarted event's input (API reference: DescribeExecution's input
+// is "The string that contains the JSON input data of the execution",
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html;
+// ExecutionStartedEventDetails' input "The JSON data input to the
+// execution",
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_ExecutionStartedEventDetails.html):
+// key order, spacing, escapes and number spellings are kept. The states
+// still see the value: the first state's input is its JSON.
+func TestInputVerbatim(t *testing.T) {
+	def := `{"StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}}`
+	tests := []struct {
+		name      string
+		input     string
+		wantInput string
+		wantState string
+	}{
+		{"keys out of order, spaced", `{"b": 1, "a": [1, 2]}`, `{"b": 1, "a": [1, 2]}`, `{"a":[1,2],"b":1}`},
+		{"indented", "{\n  \"a\": true\n}\n", "{\n  \"a\": true\n}\n", `{"a":true}`},
+		{"escapes", `{"s":"\u003c\/x\u003e"}`, `{"s":"\u003c\/x\u003e"}`, `{"s":"</x>"}`},
+		{"number spellings", `{"n":1.0,"m":1e2}`, `{"n":1.0,"m":1e2}`, `{"m":1e2,"n":1.0}`},
+		{"not an object", `[1, "two"]`, `[1, "two"]`, `[1,"two"]`},
+		{"empty is {}", ``, `{}`, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := runDef(t, def, tt.input, nil, nil)
+			require.Equal(t, StatusSucceeded, x.Describe().Status)
+			assert.Equal(t, tt.wantInput, x.Describe().Input)
+			h := x.History()
+			require.Equal(t, EventExecutionStarted, h[0].Type)
+			assert.Equal(t, tt.wantInput, h[0].ExecutionStarted.Input)
+			assert.Equal(t, tt.wantInput, *h[0].ToSFN().ExecutionStartedEventDetails.Input)
+			require.Equal(t, EventPassStateEntered, h[1].Type)
+			assert.Equal(t, tt.wantState, h[1].StateEntered.Input)
+		})
+	}
+}

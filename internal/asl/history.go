@@ -49,7 +49,10 @@ const (
 )
 
 // Event is one history event, field for field Step Functions'
-// HistoryEvent. Exactly the details field that belongs to Type is set.
+// HistoryEvent. Exactly the details field that belongs to Type is set. A
+// payload (input, output, parameters) is JSON text, never empty: an empty
+// one is left out of the JSON and of ToSFN's event, as GetExecutionHistory
+// leaves out the data when asked to exclude it.
 // MarshalJSON renders it as the Step Functions JSON API does, and ToSFN
 // converts it to the SDK's type.
 type Event struct {
@@ -87,7 +90,7 @@ type DataDetails struct {
 
 // ExecutionStartedDetails are the details of ExecutionStarted.
 type ExecutionStartedDetails struct {
-	Input        string      `json:"input"`
+	Input        string      `json:"input,omitempty"`
 	InputDetails DataDetails `json:"inputDetails"`
 	RoleARN      string      `json:"roleArn,omitempty"`
 }
@@ -95,7 +98,7 @@ type ExecutionStartedDetails struct {
 // ExecutionSucceededDetails carry an output: ExecutionSucceeded and
 // LambdaFunctionSucceeded.
 type ExecutionSucceededDetails struct {
-	Output        string      `json:"output"`
+	Output        string      `json:"output,omitempty"`
 	OutputDetails DataDetails `json:"outputDetails"`
 }
 
@@ -109,7 +112,7 @@ type ErrorDetails struct {
 // state's raw input.
 type StateEnteredDetails struct {
 	Name         string      `json:"name"`
-	Input        string      `json:"input"`
+	Input        string      `json:"input,omitempty"`
 	InputDetails DataDetails `json:"inputDetails"`
 }
 
@@ -117,7 +120,7 @@ type StateEnteredDetails struct {
 // state's output.
 type StateExitedDetails struct {
 	Name          string      `json:"name"`
-	Output        string      `json:"output"`
+	Output        string      `json:"output,omitempty"`
 	OutputDetails DataDetails `json:"outputDetails"`
 }
 
@@ -133,7 +136,7 @@ type TaskScheduledDetails struct {
 	ResourceType     string `json:"resourceType"`
 	Resource         string `json:"resource"`
 	Region           string `json:"region"`
-	Parameters       string `json:"parameters"`
+	Parameters       string `json:"parameters,omitempty"`
 	TimeoutInSeconds *int64 `json:"timeoutInSeconds,omitempty"`
 }
 
@@ -141,7 +144,7 @@ type TaskScheduledDetails struct {
 type TaskSucceededDetails struct {
 	ResourceType  string      `json:"resourceType"`
 	Resource      string      `json:"resource"`
-	Output        string      `json:"output"`
+	Output        string      `json:"output,omitempty"`
 	OutputDetails DataDetails `json:"outputDetails"`
 }
 
@@ -156,7 +159,7 @@ type TaskErrorDetails struct {
 // LambdaScheduledDetails are the details of LambdaFunctionScheduled.
 type LambdaScheduledDetails struct {
 	Resource         string      `json:"resource"`
-	Input            string      `json:"input"`
+	Input            string      `json:"input,omitempty"`
 	InputDetails     DataDetails `json:"inputDetails"`
 	TimeoutInSeconds *int64      `json:"timeoutInSeconds,omitempty"`
 }
@@ -200,11 +203,11 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 	}
 	if d := e.ExecutionStarted; d != nil {
 		h.ExecutionStartedEventDetails = &sfntypes.ExecutionStartedEventDetails{
-			Input: aws.String(d.Input), InputDetails: data(), RoleArn: str(d.RoleARN)}
+			Input: str(d.Input), InputDetails: data(), RoleArn: str(d.RoleARN)}
 	}
 	if d := e.ExecutionSucceeded; d != nil {
 		h.ExecutionSucceededEventDetails = &sfntypes.ExecutionSucceededEventDetails{
-			Output: aws.String(d.Output), OutputDetails: data()}
+			Output: str(d.Output), OutputDetails: data()}
 	}
 	if d := e.ExecutionFailed; d != nil {
 		x := &sfntypes.ExecutionFailedEventDetails{}
@@ -223,16 +226,16 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 	}
 	if d := e.StateEntered; d != nil {
 		h.StateEnteredEventDetails = &sfntypes.StateEnteredEventDetails{
-			Name: aws.String(d.Name), Input: aws.String(d.Input), InputDetails: data()}
+			Name: aws.String(d.Name), Input: str(d.Input), InputDetails: data()}
 	}
 	if d := e.StateExited; d != nil {
 		h.StateExitedEventDetails = &sfntypes.StateExitedEventDetails{
-			Name: aws.String(d.Name), Output: aws.String(d.Output), OutputDetails: data()}
+			Name: aws.String(d.Name), Output: str(d.Output), OutputDetails: data()}
 	}
 	if d := e.TaskScheduled; d != nil {
 		h.TaskScheduledEventDetails = &sfntypes.TaskScheduledEventDetails{
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
-			Region: aws.String(d.Region), Parameters: aws.String(d.Parameters),
+			Region: aws.String(d.Region), Parameters: str(d.Parameters),
 			TimeoutInSeconds: d.TimeoutInSeconds}
 	}
 	if d := e.TaskStarted; d != nil {
@@ -242,7 +245,7 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 	if d := e.TaskSucceeded; d != nil {
 		h.TaskSucceededEventDetails = &sfntypes.TaskSucceededEventDetails{
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
-			Output: aws.String(d.Output), OutputDetails: data()}
+			Output: str(d.Output), OutputDetails: data()}
 	}
 	if d := e.TaskFailed; d != nil {
 		h.TaskFailedEventDetails = &sfntypes.TaskFailedEventDetails{
@@ -256,12 +259,12 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 	}
 	if d := e.LambdaFunctionScheduled; d != nil {
 		h.LambdaFunctionScheduledEventDetails = &sfntypes.LambdaFunctionScheduledEventDetails{
-			Resource: aws.String(d.Resource), Input: aws.String(d.Input), InputDetails: data(),
+			Resource: aws.String(d.Resource), Input: str(d.Input), InputDetails: data(),
 			TimeoutInSeconds: d.TimeoutInSeconds}
 	}
 	if d := e.LambdaFunctionSucceeded; d != nil {
 		h.LambdaFunctionSucceededEventDetails = &sfntypes.LambdaFunctionSucceededEventDetails{
-			Output: aws.String(d.Output), OutputDetails: data()}
+			Output: str(d.Output), OutputDetails: data()}
 	}
 	if d := e.LambdaFunctionFailed; d != nil {
 		x := &sfntypes.LambdaFunctionFailedEventDetails{}

@@ -19,3 +19,17 @@ const (
 	// machine) are kept, for audit.
 	LogRetention = 365 * 24 * time.Hour
 )
+
+// The deploy state machine's logging and tracing, as the DeployerStack
+// configures it and as the local region's DescribeStateMachine reports it.
+const (
+	// StateMachineLogLevel is the state machine's log level (Step
+	// Functions' LogLevel: ALL, ERROR, FATAL or OFF): every history event
+	// is logged, for audit.
+	StateMachineLogLevel = "ALL"
+	// StateMachineLogExecutionData says whether the logs carry execution
+	// data (inputs and outputs: releases and state documents).
+	StateMachineLogExecutionData = true
+	// StateMachineTracing says whether X-Ray tracing is enabled.
+	StateMachineTracing = false
+)

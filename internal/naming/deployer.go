@@ -14,6 +14,9 @@ const (
 	StateMachineName = "ferry-deployer"
 	// DeployerFunctionName is the physical name of the deployer Lambda.
 	DeployerFunctionName = "ferry-deployer"
+	// StateMachineLogGroupName is the CloudWatch Logs group the deploy
+	// state machine logs its executions to.
+	StateMachineLogGroupName = "/aws/vendedlogs/states/" + StateMachineName
 
 	// OutputStateMachineArn and OutputBucketName are the DeployerStack's
 	// outputs: the state machine's ARN and the deployer bucket's name.
@@ -43,6 +46,14 @@ func StateMachineARN(account, region string) string {
 // ReleaseObjectTagging is the x-amz-tagging value (PutObjectInput.Tagging)
 // of every object of one release: ObjectTagExpire=ObjectTagExpireRelease.
 func ReleaseObjectTagging() string { return ObjectTagExpire + "=" + ObjectTagExpireRelease }
+
+// LogGroupARN is the ARN of the CloudWatch Logs group name in an account
+// and region (partition aws) as CloudFormation's Fn::GetAtt Arn of an
+// AWS::Logs::LogGroup reports it, and as Step Functions takes a log
+// destination: ending in ":*" (all of the group's streams).
+func LogGroupARN(account, region, name string) string {
+	return "arn:aws:logs:" + region + ":" + account + ":log-group:" + name + ":*"
+}
 
 // AssumableRoleNamePatterns are the IAM role name patterns (with `*`
 // wildcards) of every role the deployer may assume in a target account: the

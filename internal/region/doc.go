@@ -40,7 +40,12 @@
 //   - Options.Speed > 0: scaled real time (asl.Scaled) starting at the wall
 //     clock's now; with Speed 60 a ten-minute deploy takes ten seconds.
 //   - neither: discrete-event time on a virtual clock the region makes,
-//     starting at the wall clock's now (as fast as possible).
+//     starting at the wall clock's now (as fast as possible). While no
+//     execution runs and no one holds the region, this clock follows the
+//     wall clock (Options.WallClock), so it never stands still between
+//     deploys: a halt marker written then is older than a deploy started
+//     later, as it would be on AWS, and does not halt it. Once executions
+//     run, discrete-event time goes on from there.
 //
 // A region that makes its own clock (the last two) runs ahead of the wall
 // clock the client stamps a release's created_at with, so unless Options

@@ -33,7 +33,7 @@ const shutdownTimeout = 5 * time.Second
 //   - POST requests with X-Amz-Target: AWSStepFunctions.<Op> go to the Step
 //     Functions JSON 1.0 API (StartExecution, DescribeExecution,
 //     GetExecutionHistory, ListExecutions, StopExecution,
-//     DescribeStateMachine);
+//     DescribeStateMachine, ListStateMachines);
 //   - a form POSTed to "/" to STS (GetCallerIdentity only, answered with
 //     the region's account);
 //   - GET /_ferry/world and GET /_ferry/info to the read-only views;

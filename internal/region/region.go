@@ -62,8 +62,14 @@ type Options struct {
 	Clock *clock.Virtual
 	// Speed > 0 runs the region on scaled real time: Speed simulated
 	// seconds per wall second. Zero (with no Clock) is discrete-event time
-	// on the region's own virtual clock, started at the wall clock's now.
+	// on the region's own virtual clock, started at the wall clock's now,
+	// which follows the wall clock while no execution runs.
 	Speed float64
+	// WallClock is the wall clock a region that makes its own clock starts
+	// at, and on discrete-event time follows while no execution runs
+	// (default clock.System). Scaled time passes with the system clock
+	// whatever it is. It must not be set with Clock.
+	WallClock clock.Clock
 
 	// CreatedAtMaxAge and CreatedAtMaxSkew are the deployer's created_at
 	// window; zero means the deployer's defaults with Clock, and
@@ -186,6 +192,13 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	if opts.Clock != nil && opts.Speed != 0 {
 		return nil, errors.New("region: set Clock or Speed, not both")
 	}
+	if opts.Clock != nil && opts.WallClock != nil {
+		return nil, errors.New("region: set Clock or WallClock, not both (a region on Clock never reads the wall clock)")
+	}
+	wall := opts.WallClock
+	if wall == nil {
+		wall = clock.System{}
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -195,18 +208,18 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	maxAge, maxSkew := opts.CreatedAtMaxAge, opts.CreatedAtMaxSkew
 	switch {
 	case opts.Clock != nil:
-		r.sched = newScheduler(opts.Clock)
+		r.sched = newScheduler(opts.Clock, nil)
 		r.clk, r.waiter = opts.Clock, r.sched
 	case opts.Speed > 0:
-		scaled, err := asl.NewScaled(time.Now().UTC().Truncate(time.Second), opts.Speed)
+		scaled, err := asl.NewScaled(wall.Now().UTC().Truncate(time.Second), opts.Speed)
 		if err != nil {
 			return nil, fmt.Errorf("region: %w", err)
 		}
 		r.clk, r.waiter = scaled, scaled
 	default:
-		v := clock.NewVirtual(time.Now().UTC().Truncate(time.Second))
-		r.sched = newScheduler(v)
-		r.clk, r.waiter = v, r.sched
+		v := clock.NewVirtual(wall.Now().UTC().Truncate(time.Second))
+		r.sched = newScheduler(v, wall)
+		r.clk, r.waiter = r.sched, r.sched
 	}
 	if opts.Clock == nil {
 		if maxAge == 0 {
@@ -334,8 +347,9 @@ func (r *Region) StateMachineARN() string { return r.info.StateMachineARN }
 // Bucket is the deployer bucket.
 func (r *Region) Bucket() string { return r.info.Bucket }
 
-// Clock is the region's clock (the *clock.Virtual of Options.Clock, an
-// *asl.Scaled, or the region's own *clock.Virtual).
+// Clock is the region's clock: the *clock.Virtual of Options.Clock, an
+// *asl.Scaled, or the region's own discrete-event clock (which follows
+// Options.WallClock while no execution runs).
 func (r *Region) Clock() clock.Clock { return r.clk }
 
 // World is the simulated AWS: Snapshot, Faults, Calls, CallLog, Clients.
@@ -433,6 +447,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		Name:            name,
 		StateMachineARN: r.info.StateMachineARN,
 		ExecutionARN:    arn,
+		RoleARN:         r.roleARN(),
 		Clock:           r.clk,
 		Waiter:          r.waiter,
 		Invoker:         TaskInvoker(r.info.FunctionARN, invoke),

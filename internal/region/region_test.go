@@ -182,7 +182,7 @@ func TestLocalDeployOverAPIs(t *testing.T) {
 	assert.Equal(t, sfntypes.ExecutionStatusSucceeded, desc.Status)
 	assert.Equal(t, id, aws.ToString(desc.Name))
 	assert.Equal(t, r.StateMachineARN(), aws.ToString(desc.StateMachineArn))
-	assert.JSONEq(t, string(raw), aws.ToString(desc.Input))
+	assert.Equal(t, string(raw), aws.ToString(desc.Input), "the input as given")
 	assert.Equal(t, d.Output, aws.ToString(desc.Output))
 	assert.Equal(t, d.StartDate, desc.StartDate.UTC())
 	assert.Equal(t, d.StopDate, desc.StopDate.UTC())

@@ -16,8 +16,22 @@ import (
 // to the earliest wake-up and wakes every sleeper due then. A participant
 // is counted busy from join until it leaves, except while it sleeps in
 // Wait.
+//
+// With a wall clock, the scheduler is also a clock.Clock whose time follows
+// the wall clock while it is idle (no participant and no sleeper: no
+// execution runs and no one holds the region): each reading of Now, and
+// each join, first moves the virtual clock on by the wall time passed
+// since the scheduler last followed it, or since it became idle. Between
+// deploys, time so passes as it does for the people who write halt markers
+// and start deploys; while executions run, it is discrete-event time from
+// there. The virtual clock never goes back: a wall clock that does is
+// followed again only once it is past where it was.
 type scheduler struct {
 	clk *clock.Virtual
+	// wall is the clock followed while idle (nil: time stands still then);
+	// wallAt is its reading up to which it has been followed.
+	wall   clock.Clock
+	wallAt time.Time
 
 	mu       sync.Mutex
 	busy     int
@@ -25,7 +39,10 @@ type scheduler struct {
 	seq      uint64
 }
 
-var _ asl.Waiter = (*scheduler)(nil)
+var (
+	_ asl.Waiter  = (*scheduler)(nil)
+	_ clock.Clock = (*scheduler)(nil)
+)
 
 type sleeper struct {
 	at    time.Time
@@ -34,21 +51,61 @@ type sleeper struct {
 	index int
 }
 
-func newScheduler(clk *clock.Virtual) *scheduler { return &scheduler{clk: clk} }
+// newScheduler returns discrete-event time on clk, following wall while
+// idle when wall is not nil.
+func newScheduler(clk *clock.Virtual, wall clock.Clock) *scheduler {
+	s := &scheduler{clk: clk, wall: wall}
+	if wall != nil {
+		s.wallAt = wall.Now()
+	}
+	return s
+}
 
-// join adds a busy participant (an execution about to start, a hold).
+// Now returns the virtual time, having first followed the wall clock if
+// the scheduler is idle.
+func (s *scheduler) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.followWallLocked()
+	return s.clk.Now()
+}
+
+// idleLocked reports whether no participant is busy or asleep.
+func (s *scheduler) idleLocked() bool { return s.busy == 0 && len(s.sleepers) == 0 }
+
+// followWallLocked moves the clock on by the wall time passed since wallAt,
+// when the scheduler is idle and has a wall clock.
+func (s *scheduler) followWallLocked() {
+	if s.wall == nil || !s.idleLocked() {
+		return
+	}
+	if w := s.wall.Now(); w.After(s.wallAt) {
+		s.clk.Advance(w.Sub(s.wallAt))
+		s.wallAt = w
+	}
+}
+
+// join adds a busy participant (an execution about to start, a hold); the
+// time it joins at includes the wall time passed while idle.
 func (s *scheduler) join() {
 	s.mu.Lock()
+	s.followWallLocked()
 	s.busy++
 	s.mu.Unlock()
 }
 
 // leave removes a busy participant and lets time pass if no one else is
-// busy.
+// busy. The last one to leave makes the scheduler idle: from then on the
+// wall clock's time passes.
 func (s *scheduler) leave() {
 	s.mu.Lock()
 	s.busy--
 	s.advanceLocked()
+	if s.wall != nil && s.idleLocked() {
+		if w := s.wall.Now(); w.After(s.wallAt) {
+			s.wallAt = w
+		}
+	}
 	s.mu.Unlock()
 }
 

@@ -16,7 +16,7 @@ import (
 // sleeps, to the earliest wake-up, and sleepers wake in deadline order.
 func TestSchedulerWakesInOrder(t *testing.T) {
 	clk := clock.NewVirtual(epoch0)
-	s := newScheduler(clk)
+	s := newScheduler(clk, nil)
 	var mu sync.Mutex
 	var woke []time.Duration
 	var wg sync.WaitGroup
@@ -44,7 +44,7 @@ func TestSchedulerWakesInOrder(t *testing.T) {
 // not move for the others until it leaves.
 func TestSchedulerCancel(t *testing.T) {
 	clk := clock.NewVirtual(epoch0)
-	s := newScheduler(clk)
+	s := newScheduler(clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.join() // the canceller
 	s.join() // the sleeper
@@ -68,4 +68,101 @@ func TestSchedulerCancel(t *testing.T) {
 	<-done
 	assert.Equal(t, epoch0.Add(time.Minute), clk.Now())
 	assert.NoError(t, s.Wait(context.Background(), 0), "a zero wait returns at once")
+}
+
+// fakeWall is a wall clock a test sets, backwards too.
+type fakeWall struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (w *fakeWall) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.t
+}
+
+func (w *fakeWall) add(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = w.t.Add(d)
+}
+
+// TestSchedulerFollowsWallWhileIdle: with a wall clock, the scheduler's
+// time follows it while no participant is busy or asleep, stands still
+// while one is (discrete-event time), goes on from where it was, and never
+// goes back.
+func TestSchedulerFollowsWallWhileIdle(t *testing.T) {
+	wallStart := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) // unrelated to the virtual clock's start
+	tests := []struct {
+		name  string
+		steps func(s *scheduler, w *fakeWall)
+		want  time.Duration // the virtual time passed
+	}{
+		{"idle, no wall time", func(*scheduler, *fakeWall) {}, 0},
+		{"idle: follows the wall", func(_ *scheduler, w *fakeWall) { w.add(90 * time.Second) }, 90 * time.Second},
+		{"reading again counts nothing twice", func(s *scheduler, w *fakeWall) {
+			w.add(90 * time.Second)
+			s.Now()
+			s.Now()
+			w.add(10 * time.Second)
+			s.Now()
+		}, 100 * time.Second},
+		{"busy: stands still", func(s *scheduler, w *fakeWall) {
+			s.join()
+			w.add(time.Hour)
+		}, 0},
+		{"the wall time before a join counts", func(s *scheduler, w *fakeWall) {
+			w.add(time.Minute)
+			s.join()
+			w.add(time.Hour)
+		}, time.Minute},
+		{"after the last leave, counts from the leave", func(s *scheduler, w *fakeWall) {
+			s.join()
+			s.join()
+			w.add(time.Hour)
+			s.leave()
+			w.add(time.Hour)
+			s.leave()
+			w.add(10 * time.Second)
+		}, 10 * time.Second},
+		{"a wall going back is not followed until it is past where it was", func(s *scheduler, w *fakeWall) {
+			w.add(time.Minute)
+			s.Now()
+			w.add(-time.Hour)
+			s.Now()
+			w.add(time.Hour + 30*time.Second)
+		}, time.Minute + 30*time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clock.NewVirtual(epoch0)
+			w := &fakeWall{t: wallStart}
+			s := newScheduler(clk, w)
+			tt.steps(s, w)
+			assert.Equal(t, epoch0.Add(tt.want), s.Now())
+			assert.Equal(t, clk.Now(), s.Now(), "one time")
+		})
+	}
+
+	// Without a wall clock, time stands still while idle.
+	s := newScheduler(clock.NewVirtual(epoch0), nil)
+	assert.Equal(t, epoch0, s.Now())
+}
+
+// TestSchedulerWallThenWaits: wall time passed while idle moves the clock,
+// then waits jump from there as discrete-event time.
+func TestSchedulerWallThenWaits(t *testing.T) {
+	clk := clock.NewVirtual(epoch0)
+	w := &fakeWall{t: epoch0}
+	s := newScheduler(clk, w)
+	w.add(5 * time.Second)
+	s.join() // an execution starts
+	require.NoError(t, s.Wait(context.Background(), time.Minute))
+	assert.Equal(t, epoch0.Add(5*time.Second+time.Minute), s.Now(), "the wait ended a minute after the start")
+	w.add(time.Hour) // wall time while it runs does not count
+	s.leave()
+	assert.Equal(t, epoch0.Add(5*time.Second+time.Minute), s.Now())
+	w.add(2 * time.Second)
+	assert.Equal(t, epoch0.Add(7*time.Second+time.Minute), s.Now())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -19,9 +21,14 @@ import (
 const (
 	defaultPageSize = 100
 	maxPageSize     = 1000
+	// maxTokenLength is the longest nextToken (PageToken) a request may
+	// carry.
+	maxTokenLength = 1024
 	// maxRequestBytes bounds a request body: a 256 KiB input, escaped.
 	maxRequestBytes = 2 << 20
 	jsonContentType = "application/x-amz-json-1.0"
+	// stateMachineType is the deploy state machine's type.
+	stateMachineType = "STANDARD"
 )
 
 // epoch is a time as the AWS JSON protocols write timestamps: seconds since
@@ -52,18 +59,23 @@ type executionListItem struct {
 	Status          string `json:"status"`
 	StartDate       *epoch `json:"startDate"`
 	StopDate        *epoch `json:"stopDate,omitempty"`
+	// RedriveCount is always 0: the region does not redrive executions.
+	RedriveCount int `json:"redriveCount"`
 }
 
 // executionDescription is an execution as DescribeExecution describes it:
-// the list item's fields (inlined, first) and the data.
+// the list item's fields (inlined, first), the data (absent when the
+// request asks for metadata only) and whether it could be redriven.
 type executionDescription struct {
 	executionListItem
-	Input         string       `json:"input"`
-	InputDetails  dataDetails  `json:"inputDetails"`
-	Output        *string      `json:"output,omitempty"`
-	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
-	Error         *string      `json:"error,omitempty"`
-	Cause         *string      `json:"cause,omitempty"`
+	Input               *string      `json:"input,omitempty"`
+	InputDetails        *dataDetails `json:"inputDetails,omitempty"`
+	Output              *string      `json:"output,omitempty"`
+	OutputDetails       *dataDetails `json:"outputDetails,omitempty"`
+	Error               *string      `json:"error,omitempty"`
+	Cause               *string      `json:"cause,omitempty"`
+	RedriveStatus       string       `json:"redriveStatus"`
+	RedriveStatusReason *string      `json:"redriveStatusReason,omitempty"`
 }
 
 func optional(s string) *string {
@@ -80,16 +92,53 @@ func listItem(d asl.Description) executionListItem {
 	}
 }
 
-func describe(d asl.Description) executionDescription {
+// describe is the DescribeExecution answer for the execution described by
+// d, with its history of events events, at now; withData false leaves out
+// its input and output.
+func describe(d asl.Description, events int, now time.Time, withData bool) executionDescription {
 	out := executionDescription{
-		executionListItem: listItem(d), Input: d.Input, InputDetails: dataDetails{Included: true},
-		Error: optional(d.Error), Cause: optional(d.Cause),
+		executionListItem: listItem(d), Error: optional(d.Error), Cause: optional(d.Cause),
 	}
-	if d.Status == asl.StatusSucceeded {
-		out.Output = &d.Output
-		out.OutputDetails = &dataDetails{Included: true}
+	if withData {
+		out.Input, out.InputDetails = &d.Input, &dataDetails{Included: true}
+		if d.Status == asl.StatusSucceeded {
+			out.Output, out.OutputDetails = &d.Output, &dataDetails{Included: true}
+		}
 	}
+	status, reason := redriveStatus(d, events, now)
+	out.RedriveStatus, out.RedriveStatusReason = status, optional(reason)
 	return out
+}
+
+// What RedriveExecution requires of an execution (the API reference,
+// https://docs.aws.amazon.com/step-functions/latest/apireference/API_RedriveExecution.html):
+// it ended less than redrivablePeriod ago, it started less than
+// maxExecutionTime ago, and its history has fewer than redriveEventLimit
+// events.
+const (
+	redrivablePeriod  = 14 * 24 * time.Hour
+	maxExecutionTime  = 365 * 24 * time.Hour
+	redriveEventLimit = limits.StepFunctionsHistoryEvents - 1
+)
+
+// redriveStatus is DescribeExecution's redriveStatus of the execution d,
+// with events history events, at now: NOT_REDRIVABLE with the reason AWS
+// gives when RedriveExecution would refuse it, else REDRIVABLE (AWS gives
+// a reason only with NOT_REDRIVABLE). The region itself does not serve
+// RedriveExecution.
+func redriveStatus(d asl.Description, events int, now time.Time) (status, reason string) {
+	const not = "NOT_REDRIVABLE"
+	switch {
+	case d.Status == asl.StatusRunning || d.Status == asl.StatusSucceeded:
+		return not, fmt.Sprintf("Execution is %s and cannot be redriven", d.Status)
+	case events >= redriveEventLimit:
+		return not, "Execution history event limit exceeded"
+	case now.Sub(d.StartDate) >= maxExecutionTime:
+		return not, "Execution has exceeded the max execution time"
+	case now.Sub(d.StopDate) >= redrivablePeriod:
+		return not, "Execution redrivable period exceeded"
+	}
+	return "REDRIVABLE", ""
 }
 
 // serveSFN serves one Step Functions API call.
@@ -121,6 +170,8 @@ func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
 		out, apiErr = decodeAnd(body, r.apiStopExecution)
 	case "DescribeStateMachine":
 		out, apiErr = decodeAnd(body, r.apiDescribeStateMachine)
+	case "ListStateMachines":
+		out, apiErr = decodeAnd(body, r.apiListStateMachines)
 	default:
 		apiErr = apiErrorf(CodeUnknownOperation, "the local region does not serve %s%s", sfnTargetPrefix, op)
 	}
@@ -209,6 +260,9 @@ func encodeToken(parts ...string) string {
 }
 
 func decodeToken(token string, want ...string) (int64, *APIError) {
+	if len(token) > maxTokenLength {
+		return 0, apiErrorf(CodeValidation, "1 validation error detected: Value at 'nextToken' failed to satisfy constraint: Member must have length less than or equal to %d", maxTokenLength)
+	}
 	bad := apiErrorf(CodeInvalidToken, "Invalid Token: '%s'", token)
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
@@ -258,16 +312,26 @@ func (r *Region) apiStartExecution(in startExecutionInput) (any, *APIError) {
 	}{x.ARN(), epochOf(x.Describe().StartDate)}, nil
 }
 
-type executionArnInput struct {
+type describeExecutionInput struct {
 	ExecutionArn string `json:"executionArn"`
+	IncludedData string `json:"includedData"`
 }
 
-func (r *Region) apiDescribeExecution(in executionArnInput) (any, *APIError) {
+func (r *Region) apiDescribeExecution(in describeExecutionInput) (any, *APIError) {
+	withData, e := checkIncludedData(in.IncludedData)
+	if e != nil {
+		return nil, e
+	}
 	x, err := r.Execution(in.ExecutionArn)
 	if err != nil {
 		return nil, asAPIError(err)
 	}
-	return describe(x.Describe()), nil
+	d := x.Describe()
+	events := 0
+	if d.Status != asl.StatusRunning {
+		events = len(x.History())
+	}
+	return describe(d, events, r.clk.Now(), withData), nil
 }
 
 type getExecutionHistoryInput struct {
@@ -333,7 +397,9 @@ func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIE
 }
 
 // withoutData returns ev without the execution's data (inputs, outputs,
-// parameters), as GetExecutionHistory with includeExecutionData false.
+// parameters), as GetExecutionHistory with includeExecutionData false: the
+// emptied payloads are left out of the answer (the *Details saying the
+// data was not truncated stay).
 func withoutData(ev asl.Event) asl.Event {
 	ev.ExecutionStarted = cleared(ev.ExecutionStarted, func(d *asl.ExecutionStartedDetails) *string { return &d.Input })
 	ev.ExecutionSucceeded = cleared(ev.ExecutionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
@@ -438,35 +504,140 @@ func (r *Region) apiStopExecution(in stopExecutionInput) (any, *APIError) {
 	}{epochOf(d.StopDate)}, nil
 }
 
+type listStateMachinesInput struct {
+	MaxResults int32  `json:"maxResults"`
+	NextToken  string `json:"nextToken"`
+}
+
+// stateMachineListItem is a state machine as ListStateMachines lists it.
+type stateMachineListItem struct {
+	StateMachineArn string `json:"stateMachineArn"`
+	Name            string `json:"name"`
+	Type            string `json:"type"`
+	CreationDate    *epoch `json:"creationDate"`
+}
+
+// apiListStateMachines lists the region's one state machine, in pages as
+// ListExecutions does: maxResults 0 (the default page of 100) to 1000,
+// and a nextToken only when more machines follow the page.
+func (r *Region) apiListStateMachines(in listStateMachinesInput) (any, *APIError) {
+	size, e := checkPageSize(in.MaxResults)
+	if e != nil {
+		return nil, e
+	}
+	machines := []stateMachineListItem{{
+		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName,
+		Type: stateMachineType, CreationDate: epochOf(r.created),
+	}}
+	// from is the position of the first machine of the page.
+	from := int64(0)
+	if in.NextToken != "" {
+		if from, e = decodeToken(in.NextToken, "statemachines"); e != nil {
+			return nil, e
+		}
+		if from < 0 || from > int64(len(machines)) {
+			return nil, apiErrorf(CodeInvalidToken, "Invalid Token: '%s'", in.NextToken)
+		}
+	}
+	end := min(from+int64(size), int64(len(machines)))
+	out := struct {
+		StateMachines []stateMachineListItem `json:"stateMachines"`
+		NextToken     string                 `json:"nextToken,omitempty"`
+	}{StateMachines: machines[from:end]}
+	if end < int64(len(machines)) {
+		out.NextToken = encodeToken("statemachines", strconv.FormatInt(end, 10))
+	}
+	return out, nil
+}
+
 type describeStateMachineInput struct {
 	StateMachineArn string `json:"stateMachineArn"`
+	IncludedData    string `json:"includedData"`
+}
+
+// Values of a request's includedData.
+const (
+	includedAllData      = "ALL_DATA"
+	includedMetadataOnly = "METADATA_ONLY"
+)
+
+// checkIncludedData checks a request's includedData (empty is ALL_DATA)
+// and reports whether it asks for the data.
+func checkIncludedData(v string) (bool, *APIError) {
+	switch v {
+	case "", includedAllData:
+		return true, nil
+	case includedMetadataOnly:
+		return false, nil
+	}
+	return false, apiErrorf(CodeValidation, "1 validation error detected: Value '%s' at 'includedData' failed to satisfy constraint: Member must satisfy enum value set: [%s, %s]", v, includedAllData, includedMetadataOnly)
+}
+
+// roleARN is the state machine's role, as DescribeStateMachine and every
+// ExecutionStarted event name it.
+func (r *Region) roleARN() string { return naming.RoleARN(r.info.Account, naming.StateMachineName) }
+
+// loggingConfiguration, logDestination and tracingConfiguration are the
+// state machine's LoggingConfiguration and TracingConfiguration.
+type loggingConfiguration struct {
+	Level                string           `json:"level"`
+	IncludeExecutionData bool             `json:"includeExecutionData"`
+	Destinations         []logDestination `json:"destinations,omitempty"`
+}
+
+type logDestination struct {
+	CloudWatchLogsLogGroup struct {
+		LogGroupArn string `json:"logGroupArn"`
+	} `json:"cloudWatchLogsLogGroup"`
+}
+
+type tracingConfiguration struct {
+	Enabled bool `json:"enabled"`
+}
+
+// logging is the state machine's logging as the DeployerStack configures
+// it (infra/stacks): limits.StateMachineLogLevel, with execution data as
+// limits.StateMachineLogExecutionData says, to the log group
+// naming.StateMachineLogGroupName of the region's account and region.
+func (r *Region) logging() loggingConfiguration {
+	var dest logDestination
+	dest.CloudWatchLogsLogGroup.LogGroupArn = naming.LogGroupARN(r.info.Account, r.info.Region, naming.StateMachineLogGroupName)
+	return loggingConfiguration{
+		Level:                limits.StateMachineLogLevel,
+		IncludeExecutionData: limits.StateMachineLogExecutionData,
+		Destinations:         []logDestination{dest},
+	}
 }
 
 func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *APIError) {
 	if e := r.checkStateMachine(in.StateMachineArn); e != nil {
 		return nil, e
 	}
-	type logging struct {
-		Level                string `json:"level"`
-		IncludeExecutionData bool   `json:"includeExecutionData"`
+	withData, e := checkIncludedData(in.IncludedData)
+	if e != nil {
+		return nil, e
 	}
-	type tracing struct {
-		Enabled bool `json:"enabled"`
+	def := string(r.def)
+	if !withData {
+		// "If called with includedData = METADATA_ONLY, the returned
+		// definition will be {}" (the API reference).
+		def = "{}"
 	}
 	return struct {
-		StateMachineArn      string  `json:"stateMachineArn"`
-		Name                 string  `json:"name"`
-		Status               string  `json:"status"`
-		Definition           string  `json:"definition"`
-		RoleArn              string  `json:"roleArn"`
-		Type                 string  `json:"type"`
-		CreationDate         *epoch  `json:"creationDate"`
-		LoggingConfiguration logging `json:"loggingConfiguration"`
-		TracingConfiguration tracing `json:"tracingConfiguration"`
+		StateMachineArn      string               `json:"stateMachineArn"`
+		Name                 string               `json:"name"`
+		Status               string               `json:"status"`
+		Definition           string               `json:"definition"`
+		RoleArn              string               `json:"roleArn"`
+		Type                 string               `json:"type"`
+		CreationDate         *epoch               `json:"creationDate"`
+		LoggingConfiguration loggingConfiguration `json:"loggingConfiguration"`
+		TracingConfiguration tracingConfiguration `json:"tracingConfiguration"`
 	}{
 		StateMachineArn: r.info.StateMachineARN, Name: naming.StateMachineName, Status: "ACTIVE",
-		Definition: string(r.def), RoleArn: naming.RoleARN(r.info.Account, naming.StateMachineName),
-		Type: "STANDARD", CreationDate: epochOf(r.created),
-		LoggingConfiguration: logging{Level: "OFF"},
+		Definition: def, RoleArn: r.roleARN(),
+		Type: stateMachineType, CreationDate: epochOf(r.created),
+		LoggingConfiguration: r.logging(),
+		TracingConfiguration: tracingConfiguration{Enabled: limits.StateMachineTracing},
 	}, nil
 }

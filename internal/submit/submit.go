@@ -197,7 +197,10 @@ func (d Deployer) StartNamed(ctx context.Context, name string, raw []byte) (stri
 	return arn, nil
 }
 
-// sameJSON reports whether text and raw hold the same JSON value.
+// sameJSON reports whether text and raw hold the same JSON value. Step
+// Functions (and the local region) report an execution's input as it was
+// given, so the bytes match; comparing values also accepts an input that
+// comes back re-encoded.
 func sameJSON(text string, raw []byte) bool {
 	var a, b any
 	return json.Unmarshal([]byte(text), &a) == nil && json.Unmarshal(raw, &b) == nil && reflect.DeepEqual(a, b)
