@@ -37,12 +37,16 @@ test: tools lint thin fuzz ## Run every test (what CI runs)
 iam: tools ## Evaluate the synthesized IAM policies with an independent engine: every call allowed, every attack denied (also part of test)
 	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestREADMEListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
 
-# The fuzz targets CI runs for FUZZTIME each: the release decoder and the
-# client's reading of execution history.
-FUZZTIME ?= 10s
+# The fuzz targets CI runs, each for FUZZTIME executions: the release
+# decoder and the client's reading of execution history. A count, not a
+# duration: Go 1.26's fuzz coordinator can fail a duration-bounded run
+# with "context deadline exceeded" and no crasher when a worker is still
+# busy as the deadline passes (go.dev/issue/75804, fixed in Go 1.27); a
+# count has no deadline to race.
+FUZZTIME ?= 100000x
 
 .PHONY: fuzz
-fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each, default 10s)
+fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each, default 100000x)
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeValidate$$' -fuzztime=$(FUZZTIME) ./internal/release
 	$(GO) test -run='^$$' -fuzz='^FuzzFollowHistory$$' -fuzztime=$(FUZZTIME) ./client
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -234,7 +235,16 @@ func TestRedriveStatus(t *testing.T) {
 // (API_ExecutionListItem).
 func TestDescribeExecutionOverHTTP(t *testing.T) {
 	ctx := context.Background()
-	r, clk := newTestRegion(t, Options{})
+	// r-stopped's first task waits until the test has stopped it, so it
+	// never takes the lock r-running needs, however the goroutines run.
+	unblock := make(chan struct{})
+	r, clk := newTestRegion(t, Options{Intercept: func(ctx context.Context, req execution.Request, next Invoke) (json.RawMessage, error) {
+		if strings.Contains(req.Execution.Name, "r-stopped") {
+			<-unblock
+			return nil, &lambdaError{name: "Lambda.ServiceException", msg: "stopped while it ran"}
+		}
+		return next(ctx, req)
+	}})
 	url := serve(t, r)
 	ok, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-ok"))
 	require.NoError(t, err)
@@ -243,11 +253,12 @@ func TestDescribeExecutionOverHTTP(t *testing.T) {
 	hold := r.Hold()
 	stopped, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-stopped"))
 	require.NoError(t, err)
-	running, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-running"))
-	require.NoError(t, err)
 	_, err = r.Stop(stopped.ARN(), "Operator", "stopped by the test")
 	require.NoError(t, err)
+	close(unblock)
 	<-stopped.Done()
+	running, err := r.StartRelease(ctx, releaseJSON(t, clk, "r-running"))
+	require.NoError(t, err)
 	t.Cleanup(hold)
 
 	tests := []struct {
