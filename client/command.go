@@ -12,28 +12,6 @@ import (
 	"time"
 )
 
-// Exit codes of every command.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-	// exitInternal: ferry itself failed (a bug). Never a stack trace.
-	exitInternal = 70
-)
-
-// Exit codes of the commands that follow an execution (deploy, halt): the
-// outcome of the execution, or why there is none.
-const (
-	exitFailureClean = 1
-	exitFailureDirty = 2
-	// exitNotStarted: nothing was started (an invalid release, no deployer
-	// found, no credentials, a wrong use of the command).
-	exitNotStarted = 3
-	// exitDetached: the client stopped following (Ctrl-C, lost contact);
-	// the execution goes on.
-	exitDetached = 4
-)
-
 // Env is what a command may touch of its process: the standard streams and
 // the environment. main passes the real ones; tests pass buffers and a map.
 type Env struct {

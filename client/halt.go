@@ -149,7 +149,7 @@ func haltDeploy(ctx context.Context, env Env, req haltRequest) int {
 	switch {
 	case u.End == execution.EndSuccess:
 		fmt.Fprintf(env.Stderr, "ferry halt: release %s succeeded before the deployer saw the halt\n", target.Release.ReleaseID)
-		return exitFailure
+		return exitTooLate
 	case u.End == execution.EndFailureClean:
 		if u.Error != failure.NameHalt {
 			out.message("the deploy ended clean, but not because of the halt: %s", describeError(u.Error, u.Cause))
