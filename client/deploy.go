@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
@@ -54,9 +53,7 @@ Exit codes:
 type deployCommand struct {
 	env      Env
 	deployer deployerFlags
-	noWait   bool
-	asJSON   bool
-	poll     time.Duration
+	follow   followFlags
 }
 
 func (c *deployCommand) spec() commandSpec {
@@ -71,9 +68,7 @@ func (c *deployCommand) spec() commandSpec {
 
 func (c *deployCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
-	fs.BoolVar(&c.noWait, "no-wait", false, "return once the execution has started")
-	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object per event and the outcome")
-	fs.DurationVar(&c.poll, "poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
+	c.follow.define(fs, "return once the execution has started")
 }
 
 // Run deploys the release file args[0] and follows its execution. Its
@@ -84,8 +79,8 @@ func (c *deployCommand) Run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf(c.spec(), "deploy takes one release file")
 	}
-	if c.poll <= 0 {
-		return usageErrorf(c.spec(), "--poll must be positive")
+	if err := c.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
 	}
 	return commandFailure("deploy", exitNotStarted, c.deploy(ctx, args[0]))
 }
@@ -93,7 +88,7 @@ func (c *deployCommand) Run(ctx context.Context, args []string) error {
 // deploy deploys file. An error without an exit code means nothing was
 // started.
 func (c *deployCommand) deploy(ctx context.Context, file string) error {
-	out := newDisplay(c.env, c.asJSON)
+	out := newDisplay(c.env, c.follow.asJSON)
 	r, err := c.readRelease(file)
 	if err != nil {
 		return err
@@ -141,7 +136,7 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	}
 	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
 	c.announce(out, project, config, r.ReleaseID, arn)
-	if c.noWait {
+	if c.follow.noWait {
 		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, c.haltHint(file))
 		return nil
 	}
@@ -171,7 +166,7 @@ func (c *deployCommand) readRelease(file string) (*release.Release, error) {
 // follows it to its end.
 func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *display, file string, x runningExecution) error {
 	project, config, id := x.Release.ProjectName, x.Release.ConfigName, x.Release.ReleaseID
-	if c.noWait {
+	if c.follow.noWait {
 		out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, id, x.ARN)
 		c.announce(out, project, config, id, x.ARN)
 		return nil
@@ -184,7 +179,7 @@ func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *dis
 // announce prints, with --json, the release event: which release and
 // execution the command is about.
 func (c *deployCommand) announce(out *display, project, config, releaseID, arn string) {
-	if !c.asJSON {
+	if !c.follow.asJSON {
 		return
 	}
 	out.json(struct {
@@ -200,14 +195,14 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 // exit code (nil for Success), with a word on what to do next when it
 // failed dirty or the client stopped following.
 func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, file, arn string) error {
-	u, err := followExecution(ctx, d.sfn, arn, out, followOptions{Interval: c.poll, Sleep: c.env.Sleep})
+	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitf(exitDetached, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
 		}
 		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(file))
 	}
-	if !c.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
+	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
 		return exitf(exitFailureDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
 	}
 	return exitSilently(exitCodeOf(u))

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -46,9 +45,7 @@ type haltCommand struct {
 	env      Env
 	deployer deployerFlags
 	reason   string
-	noWait   bool
-	asJSON   bool
-	poll     time.Duration
+	follow   followFlags
 }
 
 func (c *haltCommand) spec() commandSpec {
@@ -64,9 +61,7 @@ func (c *haltCommand) spec() commandSpec {
 func (c *haltCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.StringVar(&c.reason, "reason", "", "why, recorded in the marker (default \"halted by ferry halt\")")
-	fs.BoolVar(&c.noWait, "no-wait", false, "return once the marker is written")
-	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object per event and the outcome")
-	fs.DurationVar(&c.poll, "poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
+	c.follow.define(fs, "return once the marker is written")
 }
 
 // Run halts the deploy of the project-config named by a release file
@@ -89,8 +84,8 @@ func (c *haltCommand) Run(ctx context.Context, args []string) error {
 	if err := errors.Join(release.ValidateProjectName(project), release.ValidateConfigName(config)); err != nil {
 		return usageErrorf(c.spec(), "%v", err)
 	}
-	if c.poll <= 0 {
-		return usageErrorf(c.spec(), "--poll must be positive")
+	if err := c.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
 	}
 	return commandFailure("halt", exitNotStarted, c.halt(ctx, project, config))
 }
@@ -101,7 +96,7 @@ const defaultHaltReason = "halted by ferry halt"
 // halt writes the marker of project/config and follows the deploy it
 // halts. An error without an exit code means the marker was not written.
 func (c *haltCommand) halt(ctx context.Context, project, config string) error {
-	out := newDisplay(c.env, c.asJSON)
+	out := newDisplay(c.env, c.follow.asJSON)
 	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
 		return err
@@ -126,10 +121,10 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	}
 	target := haltTarget(ctx, d, project, config, running)
 	out.message("halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
-	if c.noWait {
+	if c.follow.noWait {
 		return nil
 	}
-	u, err := followExecution(ctx, d.sfn, target.ARN, out, followOptions{Interval: c.poll, Sleep: c.env.Sleep})
+	u, err := followExecution(ctx, d.sfn, target.ARN, out, c.follow.options(c.env))
 	if err != nil {
 		return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
 	}
