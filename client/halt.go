@@ -185,11 +185,7 @@ func projectConfigOfFile(file string) (project, config string, err error) {
 func readSmall(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", file, err)
+		return nil, cannotRead(file, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -197,14 +193,20 @@ func readSmall(file string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limits.MaxReleaseBytes+1))
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", file, err)
+		return nil, cannotRead(file, err)
 	}
 	if len(data) > limits.MaxReleaseBytes {
 		return nil, fmt.Errorf("%s is larger than %d bytes", file, limits.MaxReleaseBytes)
 	}
 	return data, nil
+}
+
+// cannotRead says file cannot be read because of err, without repeating
+// the path a *fs.PathError names.
+func cannotRead(file string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", file, err)
 }
