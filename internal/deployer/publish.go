@@ -21,7 +21,6 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-
 // publish is the Publish task. For each asset of the release it copies the
 // content the client uploaded to the deployer bucket
 // (naming.AssetKey) into the target's asset bucket
