@@ -1,0 +1,14 @@
+// Package shape owns the deploy state machine's shape as data: its tasks in
+// the order the README lists them, where each goes next, the errors each
+// retries and catches and where it sends them, the health-check loop
+// (a Choice, a Wait and a Pass for a bad health report) and the three end
+// states. Deploy returns it.
+//
+// It is the one place that says what the machine is. The statemachine
+// construct builds the machine from it (so the Amazon States Language in
+// statemachine/definition is synthesized from it); its tests check that
+// the committed definition routes as the shape says.
+//
+// It imports no CDK: the Lambda and the CLI may use it without linking the
+// CDK.
+package shape
