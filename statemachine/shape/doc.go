@@ -7,7 +7,9 @@
 // It is the one place that says what the machine is. The statemachine
 // construct builds the machine from it (so the Amazon States Language in
 // statemachine/definition is synthesized from it); its tests check that
-// the committed definition routes as the shape says.
+// the committed definition routes as the shape says, and that the diagram
+// in statemachine's package doc and the state table in README.md say what
+// the shape says (go test ./statemachine/shape -update rewrites them).
 //
 // It imports no CDK: the Lambda and the CLI may use it without linking the
 // CDK.
