@@ -89,7 +89,7 @@ type RunOptions struct {
 	Clock clock.Clock
 	// Waiter passes time for Wait states and retry intervals. When nil: a
 	// VirtualWaiter for a *clock.Virtual, the clock itself when it is a
-	// Waiter (Scaled), real sleeps for clock.System; any other clock needs
+	// Waiter (clock.Scaled), real sleeps for clock.System; any other clock needs
 	// a Waiter.
 	Waiter Waiter
 	// Invoker runs Task states. Required when the machine has a Task.
