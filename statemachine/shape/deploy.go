@@ -98,69 +98,56 @@ func retry() Retry {
 // them. Every task catches the errors it names, then everything else.
 func tasks() []Task {
 	clean, dirty := execution.EndFailureClean, execution.EndFailureDirty
+	releaseLock, cleanUpFailure := execution.TaskReleaseLock, execution.TaskCleanUpFailure
 	return []Task{
 		// Nothing is touched before the lock is held.
 		{
-			Name:       execution.TaskValidate,
-			Comment:    "Check the release and its integrity; the result (a compact State) replaces the release.",
-			ResultPath: "$",
-			Next:       execution.TaskLock,
-			Catch:      []Catch{{Errors: []string{failure.NameBadRelease}, Next: clean}},
-			Otherwise:  Catch{Next: clean},
+			Name: execution.TaskValidate, ResultPath: "$", Next: execution.TaskLock,
+			Comment: "Check the release and its integrity; the result (a compact State) replaces the release.",
+			Catch:   []Catch{catch(clean, failure.NameBadRelease)}, Otherwise: Catch{Next: clean},
 		},
 		// A bad release or a held lock ends clean (Lock releases a lock it
 		// took when it refuses a replayed release). Any other failure of
 		// Lock may have left the lock written: ReleaseLock releases it if
 		// this release holds it.
 		{
-			Name:    execution.TaskLock,
+			Name: execution.TaskLock, Next: execution.TaskValidateResources,
 			Comment: "Take the project-config lock and the release's run-once marker.",
-			Next:    execution.TaskValidateResources,
 			Catch: []Catch{{Errors: []string{failure.NameLockExists, failure.NameBadRelease}, Next: clean,
 				Note: "another release holds the lock, or the release is replayed"}},
-			Otherwise: Catch{Next: execution.TaskReleaseLock, Note: "the lock may be written"},
+			Otherwise: Catch{Next: releaseLock, Note: "the lock may be written"},
 		},
 		// The lock is held, nothing is created yet.
 		{
-			Name:      execution.TaskValidateResources,
-			Comment:   "Resolve and check every resource the release names in the target environment.",
-			Next:      execution.TaskPublish,
-			Catch:     []Catch{{Errors: []string{failure.NameBadRelease}, Next: execution.TaskReleaseLock}},
-			Otherwise: Catch{Next: execution.TaskReleaseLock},
+			Name: execution.TaskValidateResources, Next: execution.TaskPublish,
+			Comment: "Resolve and check every resource the release names in the target environment.",
+			Catch:   []Catch{catch(releaseLock, failure.NameBadRelease)}, Otherwise: Catch{Next: releaseLock},
 		},
 		{
-			Name:      execution.TaskPublish,
-			Comment:   "Copy the release's assets into the target's asset bucket and render user data.",
-			Next:      execution.TaskDeploy,
-			Catch:     []Catch{{Errors: []string{failure.NameBadRelease, failure.NameDeploy}, Next: execution.TaskReleaseLock}},
-			Otherwise: Catch{Next: execution.TaskReleaseLock},
+			Name: execution.TaskPublish, Next: execution.TaskDeploy,
+			Comment: "Copy the release's assets into the target's asset bucket and render user data.",
+			Catch:   []Catch{catch(releaseLock, failure.NameBadRelease, failure.NameDeploy)}, Otherwise: Catch{Next: releaseLock},
 		},
 		// Something may have been created.
 		{
-			Name:      execution.TaskDeploy,
-			Comment:   "Create a launch template and an Auto Scaling group per service; returns the first wait.",
-			Next:      StateHealthy,
-			Catch:     []Catch{{Errors: []string{failure.NameDeploy, failure.NameHalt}, Next: execution.TaskCleanUpFailure}},
-			Otherwise: Catch{Next: execution.TaskCleanUpFailure},
+			Name: execution.TaskDeploy, Next: StateHealthy,
+			Comment: "Create a launch template and an Auto Scaling group per service; returns the first wait.",
+			Catch:   []Catch{catch(cleanUpFailure, failure.NameDeploy, failure.NameHalt)}, Otherwise: Catch{Next: cleanUpFailure},
 		},
 		{
-			Name:       execution.TaskCheckHealthy,
-			Comment:    "Count healthy instances; halt on terminations, a fresh halt marker or the timeout.",
-			ResultPath: PathHealth,
-			Next:       StateHealthy,
-			Catch: []Catch{{Errors: []string{failure.NameHalt, failure.NameTimeout, failure.NameDeploy},
-				Next: execution.TaskCleanUpFailure}},
-			Otherwise: Catch{Next: execution.TaskCleanUpFailure},
+			Name: execution.TaskCheckHealthy, ResultPath: PathHealth, Next: StateHealthy,
+			Comment:   "Count healthy instances; halt on terminations, a fresh halt marker or the timeout.",
+			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameTimeout, failure.NameDeploy)},
+			Otherwise: Catch{Next: cleanUpFailure},
 		},
 		// CleanUpSuccess re-checks health before deleting anything: a halt
 		// or an unhealthy release found then is a failed release, cleaned up
 		// as one. Once it has started deleting, a failure leaves AWS dirty.
 		{
-			Name:    execution.TaskCleanUpSuccess,
+			Name: execution.TaskCleanUpSuccess, Next: execution.EndSuccess,
 			Comment: "Re-check health, delete the previous groups, record the outcome, release the lock.",
-			Next:    execution.EndSuccess,
 			Catch: []Catch{
-				{Errors: []string{failure.NameHalt, failure.NameDeploy}, Next: execution.TaskCleanUpFailure,
+				{Errors: []string{failure.NameHalt, failure.NameDeploy}, Next: cleanUpFailure,
 					Note: "the gate fails, nothing is deleted"},
 				{Errors: []string{failure.NameCleanUp}, Next: dirty,
 					Note: "past the point of no return, with an outcome naming what is left"},
@@ -168,18 +155,18 @@ func tasks() []Task {
 			Otherwise: Catch{Next: dirty, Note: "it may have deleted something"},
 		},
 		{
-			Name:      execution.TaskCleanUpFailure,
+			Name: execution.TaskCleanUpFailure, Next: releaseLock,
 			Comment:   "Delete what this release created and record the outcome.",
-			Next:      execution.TaskReleaseLock,
 			Catch:     []Catch{{Errors: []string{failure.NameCleanUp}, Next: dirty, Note: "leftovers named, lock kept"}},
 			Otherwise: Catch{Next: dirty},
 		},
 		{
-			Name:      execution.TaskReleaseLock,
-			Comment:   "Release the lock if this release holds it.",
-			Next:      clean,
-			Catch:     []Catch{{Errors: []string{failure.NameLock}, Next: dirty}},
-			Otherwise: Catch{Next: dirty},
+			Name: execution.TaskReleaseLock, Next: clean,
+			Comment: "Release the lock if this release holds it.",
+			Catch:   []Catch{catch(dirty, failure.NameLock)}, Otherwise: Catch{Next: dirty},
 		},
 	}
 }
+
+// catch is a Catch of errs to next, without a Note.
+func catch(next string, errs ...string) Catch { return Catch{Errors: errs, Next: next} }
