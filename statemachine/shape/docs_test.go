@@ -143,7 +143,7 @@ func (m Machine) successPath() string {
 	return strings.Join(path[:len(path)-1], " -> ") + " -> (" + strings.Join(loop[:len(loop)-1], " -> ") + ")* -> " + healthy
 }
 
-// retryWords is the README's summary of the retry policy.
+// words is the README's summary of the retry policy.
 func (r Retry) words() string {
 	return fmt.Sprintf("(%d s, x%g, at most %d s, up to %d retries)", r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds, r.MaxAttempts)
 }
