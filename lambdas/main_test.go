@@ -85,7 +85,7 @@ func TestHandlerErrorNames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := lambda.NewHandler(handler(fakeInvoker{err: tt.err}))
-			_, err := h.Invoke(context.Background(), []byte(`{"task":"Validate","input":{},"execution":{"id":"e"}}`))
+			_, err := h.Invoke(t.Context(), []byte(`{"task":"Validate","input":{},"execution":{"id":"e"}}`))
 			var ire messages.InvokeResponse_Error
 			require.ErrorAs(t, err, &ire)
 			assert.Equal(t, tt.wantType, ire.Type)
@@ -93,7 +93,7 @@ func TestHandlerErrorNames(t *testing.T) {
 		})
 	}
 	out, err := lambda.NewHandler(handler(fakeInvoker{out: json.RawMessage(`{"healthy":true}`)})).
-		Invoke(context.Background(), []byte(`{"task":"CheckHealthy","input":{},"execution":{"id":"e"}}`))
+		Invoke(t.Context(), []byte(`{"task":"CheckHealthy","input":{},"execution":{"id":"e"}}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"healthy":true}`, string(out))
 }

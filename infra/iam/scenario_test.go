@@ -114,7 +114,7 @@ const (
 // call the deployer made.
 func scenario(t *testing.T) ([]sim.Call, []s3Call) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(t, err)
 	clk := clock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))

@@ -36,22 +36,22 @@ func TestScaled(t *testing.T) {
 	require.Error(t, err)
 	s, err := NewScaled(t0, 1e6)
 	require.NoError(t, err)
-	require.NoError(t, s.Wait(context.Background(), time.Hour)) // 3.6 ms of wall time
+	require.NoError(t, s.Wait(t.Context(), time.Hour)) // 3.6 ms of wall time
 	assert.False(t, s.Now().Before(t0.Add(time.Hour)))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.ErrorIs(t, s.Wait(ctx, time.Hour), context.Canceled)
 	assert.ErrorIs(t, s.Wait(ctx, 0), context.Canceled)
-	assert.NoError(t, s.Wait(context.Background(), -time.Second))
-	bctx, bcancel := s.Bound(context.Background(), time.Second)
+	assert.NoError(t, s.Wait(t.Context(), -time.Second))
+	bctx, bcancel := s.Bound(t.Context(), time.Second)
 	defer bcancel()
 	<-bctx.Done()
 	assert.ErrorIs(t, bctx.Err(), context.DeadlineExceeded)
 }
 
 func TestSleep(t *testing.T) {
-	require.NoError(t, Sleep(context.Background(), time.Microsecond))
-	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, Sleep(t.Context(), time.Microsecond))
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.ErrorIs(t, Sleep(ctx, time.Hour), context.Canceled)
 }

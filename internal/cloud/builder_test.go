@@ -1,7 +1,6 @@
 package cloud_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -76,9 +75,9 @@ func TestAWSBuilderRetries(t *testing.T) {
 			c := builtClients(srv, 0)
 			var err error
 			if tt.sns {
-				_, err = c.SNS.GetTopicAttributes(context.Background(), &sns.GetTopicAttributesInput{TopicArn: aws.String("arn:aws:sns:us-east-1:111111111111:t")})
+				_, err = c.SNS.GetTopicAttributes(t.Context(), &sns.GetTopicAttributesInput{TopicArn: aws.String("arn:aws:sns:us-east-1:111111111111:t")})
 			} else {
-				_, err = c.AutoScaling.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{})
+				_, err = c.AutoScaling.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{})
 			}
 			require.Error(t, err)
 			assert.Equal(t, tt.code, cloud.ErrorCode(err))
@@ -94,7 +93,7 @@ func TestAWSBuilderRetries(t *testing.T) {
 func TestAWSBuilderRetryBudget(t *testing.T) {
 	srv, n := queryError(t, 400, "Throttling")
 	c := builtClients(srv, 10) // two retries at 5 tokens each
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
 	require.Error(t, err)

@@ -1,7 +1,6 @@
 package cloud_test
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -39,7 +38,7 @@ func newWorld(t *testing.T) (*clock.Virtual, *sim.World) {
 func TestConnectorCachesCredentials(t *testing.T) {
 	clk, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
-	ctx := context.Background()
+	ctx := t.Context()
 	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
 
 	steps := []struct {
@@ -90,7 +89,7 @@ func TestConnectorCachesCredentials(t *testing.T) {
 func TestConnectorTagsSessionsPerRelease(t *testing.T) {
 	_, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
-	ctx := context.Background()
+	ctx := t.Context()
 	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
 	c, err := conn.Connect(ctx, target, release)
 	require.NoError(t, err)
@@ -115,7 +114,7 @@ func TestConnectorTagsSessionsPerRelease(t *testing.T) {
 func TestConnectorBoundsItsCache(t *testing.T) {
 	_, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{MaxConnections: 2})
-	ctx := context.Background()
+	ctx := t.Context()
 	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
 	rel := func(id string) cloud.Session { s := release; s.ReleaseID = id; return s }
 	for _, id := range []string{"r1", "r2", "r1", "r3", "r1", "r2"} {
@@ -146,7 +145,7 @@ func TestConnectorRoleErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := conn.Connect(context.Background(), tt.target, release)
+			_, err := conn.Connect(t.Context(), tt.target, release)
 			require.Error(t, err)
 			if tt.wantErr != "" {
 				assert.Contains(t, err.Error(), tt.wantErr)
@@ -170,7 +169,7 @@ func TestConnectorRoleErrors(t *testing.T) {
 // refused.
 func TestBuildRefusesForeignCredentials(t *testing.T) {
 	_, w := newWorld(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	out, err := w.STS("111111111111").AssumeRole(ctx, stsInput{}.forRole("222222222222", "us-east-1"))
 	require.NoError(t, err)
 	creds := aws.NewCredentialsCache(staticCreds(*out.Credentials.AccessKeyId))
@@ -205,7 +204,7 @@ func TestBuildRefusesForeignCredentials(t *testing.T) {
 // roles", IAM User Guide): the bootstrap roles' trust does, another
 // role's does not. The session keeps it for every call it makes.
 func TestAssumeRoleSourceIdentity(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	// ops trusts the deployer's account, without sts:SetSourceIdentity.
 	other := naming.RoleARN("111111111111", "ops")
 	tests := []struct {
