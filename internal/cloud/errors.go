@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -161,6 +162,22 @@ func Classify(op string, err error) error {
 		return &failure.RetryableError{Op: op, Err: err}
 	}
 	return err
+}
+
+// ClassifyAs is Classify for a caller that names its own failures: a
+// transient failure of op is a *failure.RetryableError (an error that is
+// retryable already is returned as it is); any other is refuse(op, err),
+// or, with refuse nil, an error "op: err" that carries no name (the
+// handler's task names it). nil is nil.
+func ClassifyAs(op string, err error, refuse func(op string, err error) error) error {
+	err = Classify(op, err)
+	if err == nil || failure.IsRetryable(err) {
+		return err
+	}
+	if refuse == nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return refuse(op, err)
 }
 
 // IsCapacityShortage reports whether the StatusMessage of a failed Auto
