@@ -39,7 +39,7 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	}
 	fail := func(err error) error {
 		err = exhausted(req, err)
-		if failure.NameOf(err) == failure.NameRetryable {
+		if failure.IsRetryable(err) {
 			return err
 		}
 		var ce *failure.CleanUpError

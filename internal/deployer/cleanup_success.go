@@ -87,7 +87,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 func (d *Deployer) succeeded(ctx context.Context, st *execution.State, req execution.Request) (bool, error) {
 	o, found, err := d.ledger.GetOutcome(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
-	case err != nil && failure.NameOf(err) == failure.NameRetryable:
+	case err != nil && failure.IsRetryable(err):
 		return false, exhausted(req, err)
 	case err != nil:
 		d.log.Warn("cannot read the outcome", "release_id", st.ReleaseID, "error", err.Error())
@@ -178,7 +178,7 @@ func othersOf(releaseID string, groups []asgtypes.AutoScalingGroup, templates ma
 // any other; a failure that names no state machine error is a
 // *failure.DeployError.
 func beforeNoReturn(req execution.Request, err error) error {
-	if failure.NameOf(err) == failure.NameRetryable {
+	if failure.IsRetryable(err) {
 		if req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
 			return err
 		}
@@ -328,11 +328,9 @@ func settleErr(op, left string, err error, last bool) error {
 	if cloud.IsCode(err, cloud.CodeValidation) && !last {
 		return &failure.RetryableError{Op: op, Err: fmt.Errorf("the new group is not visible (eventual consistency): %w", err)}
 	}
-	err = cloud.Classify(op, err)
-	if failure.NameOf(err) == failure.NameRetryable {
-		return err
-	}
-	return &failure.CleanUpError{Leftovers: []string{left}, Err: err}
+	return cloud.ClassifyAs(op, err, func(_ string, err error) error {
+		return &failure.CleanUpError{Leftovers: []string{left}, Err: err}
+	})
 }
 
 // retireProgress is how far retire got, to name what a failure leaves.
@@ -350,7 +348,7 @@ type retireProgress struct {
 // how far it got, and names what of the previous release AWS shows).
 func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req execution.Request, p *retireProgress, err error) error {
 	err = exhausted(req, err)
-	if failure.NameOf(err) == failure.NameRetryable {
+	if failure.IsRetryable(err) {
 		return err
 	}
 	var ce *failure.CleanUpError

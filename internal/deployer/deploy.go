@@ -244,12 +244,9 @@ func groupTags(r *release.Release, svc string) map[string]string {
 	return tags
 }
 
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
 func ec2TagList(m map[string]string) []ec2types.Tag {
 	var out []ec2types.Tag
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
 	}
 	return out
@@ -371,14 +368,14 @@ func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release
 	}
 	tags := groupTags(r, svc)
 	var asgTagList []asgtypes.Tag
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		asgTagList = append(asgTagList, asgtypes.Tag{
 			Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true),
 			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
 		})
 	}
 	var hooks []asgtypes.LifecycleHookSpecification
-	for _, n := range sortedKeys(r.Lifecycle) {
+	for _, n := range slices.Sorted(maps.Keys(r.Lifecycle)) {
 		h := r.Lifecycle[n]
 		if h == nil {
 			continue
@@ -444,7 +441,7 @@ func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	tags := groupTags(r, svc)
 	var cwTags []cwtypes.Tag
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		cwTags = append(cwTags, cwtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	for _, p := range s.Autoscaling.Policies {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -244,7 +245,7 @@ func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.Sta
 			s.tg[tg] = nil
 		}
 	}
-	for _, lb := range sortedKeys(s.elb) {
+	for _, lb := range slices.Sorted(maps.Keys(s.elb)) {
 		out, err := c.ELB.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
 		if err != nil {
 			return lbStates{}, deployErr("elb:DescribeInstanceHealth "+lb, err)
@@ -259,7 +260,7 @@ func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.Sta
 		}
 		s.elb[lb] = m
 	}
-	for _, tg := range sortedKeys(s.tg) {
+	for _, tg := range slices.Sorted(maps.Keys(s.tg)) {
 		out, err := c.ELBv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
 		if err != nil {
 			return lbStates{}, deployErr("elbv2:DescribeTargetHealth "+tg, err)

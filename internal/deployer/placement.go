@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func (d *Deployer) checkPlacement(ctx context.Context, api cloud.EC2, r *release
 		}
 		if len(vpcs) > 1 {
 			p.add(subnets[0].path[:strings.LastIndex(subnets[0].path, "[")], "the subnets of service %s are in %d VPCs (%s); an Auto Scaling group's subnets must be in one",
-				svc, len(vpcs), joinNames(sortedKeys(vpcs)))
+				svc, len(vpcs), joinNames(slices.Sorted(maps.Keys(vpcs))))
 			continue
 		}
 		vpc := ""
@@ -112,7 +113,7 @@ func (d *Deployer) checkArchitectures(ctx context.Context, api cloud.EC2, r *rel
 			}
 		}
 	}
-	names := sortedKeys(types)
+	names := slices.Sorted(maps.Keys(types))
 	in := func(names ...string) *ec2.DescribeInstanceTypesInput {
 		out := &ec2.DescribeInstanceTypesInput{}
 		for _, n := range names {

@@ -38,7 +38,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	}
 	// On the last attempt, say in the outcome (if S3 takes it) that the
 	// lock is kept: the execution ends FailureDirty.
-	if err = exhausted(req, err); failure.NameOf(err) != failure.NameRetryable {
+	if err = exhausted(req, err); !failure.IsRetryable(err) {
 		err = &failure.LockError{Op: "release", Err: err}
 		d.recordDirty(ctx, st, req, &failure.CleanUpError{
 			Leftovers: []string{"the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"}, Err: err,
@@ -65,7 +65,7 @@ func (d *Deployer) finish(ctx context.Context, st *execution.State) error {
 		return nil
 	}
 	if err := d.halts.Clear(ctx, st.ProjectName, st.ConfigName); err != nil {
-		if failure.NameOf(err) == failure.NameRetryable {
+		if failure.IsRetryable(err) {
 			return err
 		}
 		d.log.Warn("halt marker left behind (harmless: later executions ignore it)", "release_id", st.ReleaseID, "error", err.Error())
@@ -124,7 +124,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 // records the FailureDirty outcome it is heading for. Earlier attempts,
 // and errors that are not transient, are returned as they are.
 func exhausted(req execution.Request, err error) error {
-	if req.Execution.RetryCount < limits.TaskRetryMaxAttempts || failure.NameOf(err) != failure.NameRetryable {
+	if req.Execution.RetryCount < limits.TaskRetryMaxAttempts || !failure.IsRetryable(err) {
 		return err
 	}
 	cause := fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -98,7 +99,7 @@ func (d *Deployer) connect(ctx context.Context, st *execution.State, badRelease 
 		return clients, nil
 	}
 	err = cloud.Classify("connect", err)
-	if failure.NameOf(err) == failure.NameRetryable {
+	if failure.IsRetryable(err) {
 		return nil, err
 	}
 	if badRelease {
@@ -607,7 +608,7 @@ func (d *Deployer) targetGroupZones(ctx context.Context, api cloud.ELBv2, lbsOf 
 // /<project>/<config>/<service>/. One GetInstanceProfile per distinct
 // profile.
 func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profiles map[string][]string, p *problems) error {
-	for _, name := range sortedKeys(profiles) {
+	for _, name := range slices.Sorted(maps.Keys(profiles)) {
 		out, err := api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 		if cloud.IsNotFoundCode(err, cloud.CodeNoSuchEntity) {
 			for _, svc := range profiles[name] {
@@ -653,7 +654,7 @@ func (d *Deployer) checkProfiles(ctx context.Context, api cloud.IAM, r *release.
 func (d *Deployer) checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *problems) (roles, topics map[string]string, err error) {
 	roles, topics = map[string]string{}, map[string]string{}
 	checked := map[string]bool{}
-	for _, n := range sortedKeys(r.Lifecycle) {
+	for _, n := range slices.Sorted(maps.Keys(r.Lifecycle)) {
 		h := r.Lifecycle[n]
 		if h == nil {
 			continue

@@ -50,7 +50,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		return nil, err
 	}
 	caller, idErr := d.verifyIdentity(ctx, r)
-	if failure.NameOf(idErr) == failure.NameRetryable {
+	if failure.IsRetryable(idErr) {
 		return nil, idErr
 	}
 	// The first execution that sees a valid release consumes its id,

@@ -86,10 +86,9 @@ func (d *Deployer) confirmExecution(ctx context.Context, req execution.Request, 
 	}
 	out, err := d.cfg.Executions.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(req.Execution.ID)})
 	if err != nil {
-		if err := cloud.Classify("describe execution "+req.Execution.ID, err); failure.NameOf(err) == failure.NameRetryable {
-			return err
-		}
-		return refuse("cannot be described (%v)", err)
+		return cloud.ClassifyAs("describe execution "+req.Execution.ID, err, func(_ string, err error) error {
+			return refuse("cannot be described (%v)", err)
+		})
 	}
 	switch {
 	case aws.ToString(out.StateMachineArn) != d.cfg.StateMachineARN:

@@ -235,7 +235,7 @@ type progress struct {
 // fail records that what could not be removed, with the error.
 func (p *progress) fail(what string, err error) {
 	err = cloud.Classify(what, err)
-	if failure.NameOf(err) != failure.NameRetryable {
+	if !failure.IsRetryable(err) {
 		p.permanent = true
 	}
 	p.leftovers = append(p.leftovers, what)

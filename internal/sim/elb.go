@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -57,7 +58,7 @@ func (c *ELB) DescribeLoadBalancers(ctx context.Context, in *elb.DescribeLoadBal
 func (r *region) describeLoadBalancers(in *elb.DescribeLoadBalancersInput) (*elb.DescribeLoadBalancersOutput, error) {
 	names := in.LoadBalancerNames
 	if len(names) == 0 {
-		names = sortedKeys(r.elbs)
+		names = slices.Sorted(maps.Keys(r.elbs))
 	}
 	out := &elb.DescribeLoadBalancersOutput{LoadBalancerDescriptions: []elbtypes.LoadBalancerDescription{}}
 	for _, n := range names {
@@ -102,7 +103,7 @@ func (r *region) describeELBTags(in *elb.DescribeTagsInput) (*elb.DescribeTagsOu
 			return nil, err
 		}
 		d := elbtypes.TagDescription{LoadBalancerName: aws.String(lb.name), Tags: []elbtypes.Tag{}}
-		for _, k := range sortedKeys(lb.tags) {
+		for _, k := range slices.Sorted(maps.Keys(lb.tags)) {
 			d.Tags = append(d.Tags, elbtypes.Tag{Key: aws.String(k), Value: aws.String(lb.tags[k])})
 		}
 		out.TagDescriptions = append(out.TagDescriptions, d)
@@ -165,7 +166,7 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 // subnetsIn returns the region's subnets in the given zones, sorted.
 func (r *region) subnetsIn(zones []string) []string {
 	var out []string
-	for _, id := range sortedKeys(r.subnets) {
+	for _, id := range slices.Sorted(maps.Keys(r.subnets)) {
 		if slices.Contains(zones, r.subnets[id].az) {
 			out = append(out, id)
 		}
@@ -208,7 +209,7 @@ func (r *region) describeV2LoadBalancers(in *elbv2.DescribeLoadBalancersInput) (
 			lbs = append(lbs, r.lbARNs[a])
 		}
 	default:
-		for _, n := range sortedKeys(r.lbs) {
+		for _, n := range slices.Sorted(maps.Keys(r.lbs)) {
 			lbs = append(lbs, r.lbs[n])
 		}
 	}
@@ -274,7 +275,7 @@ func (r *region) describeTargetGroups(in *elbv2.DescribeTargetGroupsInput) (*elb
 			tgs = append(tgs, tg)
 		}
 	default:
-		for _, n := range sortedKeys(r.tgs) {
+		for _, n := range slices.Sorted(maps.Keys(r.tgs)) {
 			tgs = append(tgs, r.tgs[n])
 		}
 	}
@@ -318,7 +319,7 @@ func (r *region) describeTGTags(in *elbv2.DescribeTagsInput) (*elbv2.DescribeTag
 			return nil, err
 		}
 		d := elbv2types.TagDescription{ResourceArn: aws.String(tg.arn), Tags: []elbv2types.Tag{}}
-		for _, k := range sortedKeys(tg.tags) {
+		for _, k := range slices.Sorted(maps.Keys(tg.tags)) {
 			d.Tags = append(d.Tags, elbv2types.Tag{Key: aws.String(k), Value: aws.String(tg.tags[k])})
 		}
 		out.TagDescriptions = append(out.TagDescriptions, d)
