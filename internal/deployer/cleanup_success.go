@@ -191,22 +191,6 @@ func beforeNoReturn(req execution.Request, err error) error {
 	return &failure.DeployError{Op: "re-check before retiring the previous groups", Err: err}
 }
 
-// holdsLock fails unless the project-config's lock is held by this
-// release.
-func (d *Deployer) holdsLock(ctx context.Context, st *execution.State) error {
-	h, held, err := d.locks.Get(ctx, st.ProjectName, st.ConfigName)
-	switch {
-	case err != nil:
-		return err
-	case !held:
-		return &failure.LockError{Op: "check", Err: fmt.Errorf("release %s no longer holds the lock %s", st.ReleaseID, naming.LockKey(st.ProjectName, st.ConfigName))}
-	case h.ReleaseID != st.ReleaseID:
-		return &failure.LockError{Op: "check", Err: fmt.Errorf("the lock %s is held by release %s (execution %s), not %s",
-			naming.LockKey(st.ProjectName, st.ConfigName), h.ReleaseID, h.Execution, st.ReleaseID)}
-	}
-	return nil
-}
-
 // retire does the swap past its point of no return (see cleanUpSuccess):
 // every failure goes through pastNoReturn.
 func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) error {

@@ -184,26 +184,6 @@ func notVisibleYet(op string, err error, last bool) error {
 	return deployErr(op, err)
 }
 
-// checkHalt fails with a *failure.HaltError when a halt marker was written
-// after the execution started.
-func (d *Deployer) checkHalt(ctx context.Context, st *execution.State, req execution.Request) error {
-	m, err := d.halts.Check(ctx, st.ProjectName, st.ConfigName, req.Execution.StartTime)
-	if err != nil {
-		return err
-	}
-	if m == nil {
-		return nil
-	}
-	reason := "halt marker"
-	if m.By != "" {
-		reason += " by " + m.By
-	}
-	if m.Reason != "" {
-		reason += ": " + m.Reason
-	}
-	return &failure.HaltError{Reason: reason}
-}
-
 // bounds are a service's autoscaling settings (defaults applied).
 func bounds(s *release.Service) capacity.Bounds {
 	a := s.Autoscaling

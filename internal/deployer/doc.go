@@ -2,6 +2,11 @@
 // deploy state machine (Validate, Lock, ValidateResources, Publish, Deploy,
 // CheckHealthy, CleanUpSuccess, CleanUpFailure, ReleaseLock) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
+// Each task has its file, named after it (validate.go, lock.go,
+// validate_resources.go, publish.go, deploy.go, check_healthy.go,
+// cleanup_success.go, cleanup_failure.go, release_lock.go); what several
+// share is in verify.go (what a task trusts), health_report.go (the
+// health of the new groups) and records.go (outcomes).
 //
 // Contracts every handler keeps:
 //

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -104,61 +102,4 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		Timeout:       r.Timeout,
 		Services:      r.ServiceNames(),
 	}, nil
-}
-
-// target is the environment r deploys into. A release that names none of
-// account, region and qualifier deploys into the deployer's default target
-// (with its qualifier); otherwise account and region default to the
-// deployer's own and the qualifier is the release's (a default qualifier
-// belongs to the default environment only).
-func (d *Deployer) target(r *release.Release) cloud.Target {
-	t := d.cfg.DefaultTarget
-	if r.AccountID != "" {
-		t.AccountID = r.AccountID
-	}
-	if r.Region != "" {
-		t.Region = r.Region
-	}
-	if r.Qualifier != "" || r.AccountID != "" || r.Region != "" {
-		t.Qualifier = r.Qualifier
-	}
-	return t
-}
-
-// lock is the Lock task: it takes the project-config lock for the release
-// (re-entrant, so a retry succeeds) and writes its run-once marker. Another
-// holder is a *failure.LockExistsError; a replayed release a
-// *failure.BadReleaseError.
-func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error) {
-	st, err := d.verify(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	h := lock.Holder{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now()}
-	if err := d.locks.Acquire(ctx, st.ProjectName, st.ConfigName, h); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// loadRelease reads the release a State names from the deployer bucket,
-// applies defaults, checks that it is the release Validate accepted and
-// sets the State's target, services and timeout from it.
-func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
-	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-	if err != nil {
-		return nil, err
-	}
-	r.ApplyDefaults()
-	sum, err := release.Hash(r)
-	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
-	}
-	if sum != st.ReleaseSHA256 {
-		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
-	}
-	// What the State says of the release is re-derived from it, never
-	// trusted: a task reaches only the verified release's target.
-	st.Target, st.Services, st.Timeout = d.target(r), r.ServiceNames(), r.Timeout
-	return r, nil
 }
