@@ -5,8 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -78,26 +76,16 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, fail(err)
 	}
-	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
-	names := slices.Clone(intent.Groups)
+	owner := ownerOf(st)
 	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
 	if err != nil {
 		return nil, fail(err)
-	}
-	for _, g := range groups {
-		if fleet.ReleaseOf(g) == st.ReleaseID {
-			names = append(names, aws.ToString(g.AutoScalingGroupName))
-		}
 	}
 	templates, err := fleet.Templates(ctx, c.EC2, owner)
 	if err != nil {
 		return nil, fail(err)
 	}
-	for name, tags := range templates {
-		if tags[naming.TagReleaseID] == st.ReleaseID {
-			names = append(names, name)
-		}
-	}
+	names := append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...)
 	created := map[string]bool{}
 	for _, n := range intent.Groups {
 		created[n] = !slices.Contains(intent.Removed, n)

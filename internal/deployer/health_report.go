@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -23,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // activityReads says when healthReport reads a group's scaling
@@ -72,7 +72,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	for i, svc := range services {
 		prev := capacities[svc]
 		g, found := groups[names[i]]
-		if !found || !ours(fleet.ASGTags(g.Tags), st) {
+		if !found || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) {
 			cur := prev
 			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
 			report[svc] = health.Track(prev, cur, now)
@@ -98,15 +98,15 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
 		changed := prev.Instances != "" && cur.Instances != prev.Instances
 		if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
-			acts, err := scalingActivities(ctx, c.AutoScaling, names[i])
+			acts, err := fleet.ReadActivities(ctx, c.AutoScaling, names[i])
 			if err != nil {
 				return nil, err
 			}
-			if acts.failed != "" {
+			if acts.Failed != "" {
 				return nil, &failure.DeployError{Op: "launch instances of " + names[i],
-					Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.failed)}
+					Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
 			}
-			cur.Terminated = max(prev.Terminated, acts.terminated)
+			cur.Terminated = max(prev.Terminated, acts.Terminated)
 		}
 		if reason := states.unrouted(g); reason != "" {
 			return nil, &failure.DeployError{Op: "route to " + names[i], Err: errors.New(reason)}
@@ -143,7 +143,7 @@ func (s lbStates) unrouted(g asgtypes.AutoScalingGroup) string {
 func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (lbStates, error) {
 	s := lbStates{elb: map[string]map[string]string{}, tg: map[string]map[string]string{}, notInUse: map[string]string{}}
 	for _, g := range groups {
-		if !ours(fleet.ASGTags(g.Tags), st) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
+		if !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
 			return i.LifecycleState == asgtypes.LifecycleStateInService
 		}) {
 			continue
@@ -190,45 +190,6 @@ func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.Sta
 		s.tg[tg] = m
 	}
 	return s, nil
-}
-
-// activities is what a group's scaling activities say: how many of its
-// instances terminated, and the StatusMessage of a failed launch that
-// will fail again ("" when none).
-type activities struct {
-	terminated int
-	failed     string
-}
-
-// terminatingPrefix begins the Description of the scaling activity that
-// terminates an instance ("Terminating EC2 instance: i-...").
-const terminatingPrefix = "Terminating EC2 instance"
-
-// scalingActivities reads a group's scaling activities, every page (at
-// most a few per instance the group ever had). A failed launch that is a
-// capacity shortage is Auto Scaling's to retry and is not reported.
-func scalingActivities(ctx context.Context, api cloud.AutoScaling, group string) (activities, error) {
-	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(group), MaxRecords: aws.Int32(100)}
-	var out activities
-	for {
-		page, err := api.DescribeScalingActivities(ctx, in)
-		if err != nil {
-			return activities{}, deployErr("autoscaling:DescribeScalingActivities "+group, err)
-		}
-		for _, a := range page.Activities {
-			switch {
-			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix):
-				out.terminated++
-			case (a.StatusCode == asgtypes.ScalingActivityStatusCodeFailed || a.StatusCode == asgtypes.ScalingActivityStatusCodeCancelled) &&
-				out.failed == "" && !cloud.IsCapacityShortage(aws.ToString(a.StatusMessage)):
-				out.failed = aws.ToString(a.StatusMessage)
-			}
-		}
-		if aws.ToString(page.NextToken) == "" {
-			return out, nil
-		}
-		in.NextToken = page.NextToken
-	}
 }
 
 // capacities returns what each service's report starts from: its healthy

@@ -26,6 +26,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // resources is everything a release names, resolved in its target.
@@ -324,8 +325,8 @@ func (d *Deployer) resolveImages(ctx context.Context, api cloud.EC2, r *release.
 				return nil, nil, cloud.Classify("ec2:DescribeImages", err)
 			}
 			for _, img := range out.Images {
-				tags := fleet.EC2Tags(img.Tags)
-				found = append(found, tagged{id: aws.ToString(img.ImageId), name: tags[naming.TagName], tags: tags})
+				t := tags.FromEC2(img.Tags)
+				found = append(found, tagged{id: aws.ToString(img.ImageId), name: t[naming.TagName], tags: t})
 				rootDevices[aws.ToString(img.ImageId)] = aws.ToString(img.RootDeviceName)
 				res.archOf[aws.ToString(img.ImageId)] = string(img.Architecture)
 			}
@@ -361,8 +362,8 @@ func (d *Deployer) resolveSubnets(ctx context.Context, api cloud.EC2, r *release
 				return nil, cloud.Classify("ec2:DescribeSubnets", err)
 			}
 			for _, s := range out.Subnets {
-				tags := fleet.EC2Tags(s.Tags)
-				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: tags[naming.TagName], tags: tags})
+				t := tags.FromEC2(s.Tags)
+				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: t[naming.TagName], tags: t})
 				res.zoneOf[aws.ToString(s.SubnetId)] = aws.ToString(s.AvailabilityZone)
 				res.vpcOf[aws.ToString(s.SubnetId)] = aws.ToString(s.VpcId)
 			}
@@ -402,7 +403,7 @@ func (d *Deployer) resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *
 				return nil, cloud.Classify("ec2:DescribeSecurityGroups", err)
 			}
 			for _, g := range out.SecurityGroups {
-				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: fleet.EC2Tags(g.Tags)})
+				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: tags.FromEC2(g.Tags)})
 				res.vpcOf[aws.ToString(g.GroupId)] = aws.ToString(g.VpcId)
 			}
 			if aws.ToString(out.NextToken) == "" {
@@ -731,18 +732,9 @@ func (d *Deployer) checkHookTopic(ctx context.Context, c *cloud.Clients, r *rele
 // project-config made by another release and not being deleted. More than
 // one for a service is a problem naming them.
 func (d *Deployer) previousGroups(ctx context.Context, api cloud.AutoScaling, st *execution.State, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
-	groups, err := fleet.Groups(ctx, api, fleet.Owner{Project: st.ProjectName, Config: st.ConfigName})
+	byService, err := fleet.Previous(ctx, api, fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}, st.ReleaseID)
 	if err != nil {
 		return nil, err
-	}
-	byService := map[string][]asgtypes.AutoScalingGroup{}
-	for _, g := range groups {
-		t := fleet.ASGTags(g.Tags)
-		if t[naming.TagReleaseID] == st.ReleaseID || fleet.Deleting(g) {
-			continue
-		}
-		svc := t[naming.TagServiceName]
-		byService[svc] = append(byService[svc], g)
 	}
 	out := map[string]asgtypes.AutoScalingGroup{}
 	for svc, gs := range byService {
