@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 )
 
 // Scaling policy types a release may use.
@@ -62,7 +63,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.resolve(ctx, c, st, r)
+	res, err := resources.Resolve(ctx, c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -95,9 +96,9 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 // deployService makes what the release deploys for service svc (see
 // deploy), skipping what AWS shows this release made already (templates,
 // groups: the project-config's), and returns the service's first report.
-func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources,
+func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources.Resolved,
 	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (execution.ServiceHealth, error) {
-	plan, err := servicePlan(r, svc, res)
+	plan, err := servicePlan(r, svc, res.Previous)
 	if err != nil {
 		return execution.ServiceHealth{}, err
 	}
@@ -177,15 +178,15 @@ func bounds(s *release.Service) capacity.Bounds {
 	return capacity.Bounds{MinSize: a.MinSize, MaxSize: a.MaxSize, Spread: a.Spread, MaxTerms: a.MaxTerms}
 }
 
-// servicePlan is the capacity of a service's new ASG given its previous
-// ASG (if any).
-func servicePlan(r *release.Release, svc string, res *resources) (capacity.Plan, error) {
-	var previous *int
-	if g, ok := res.previous[svc]; ok && g.DesiredCapacity != nil {
+// servicePlan is the capacity of a service's new ASG given the previous
+// group of each service (resources.Previous).
+func servicePlan(r *release.Release, svc string, previous map[string]asgtypes.AutoScalingGroup) (capacity.Plan, error) {
+	var desired *int
+	if g, ok := previous[svc]; ok && g.DesiredCapacity != nil {
 		v := int(*g.DesiredCapacity)
-		previous = &v
+		desired = &v
 	}
-	plan, err := capacity.Compute(bounds(r.Services[svc]), previous)
+	plan, err := capacity.Compute(bounds(r.Services[svc]), desired)
 	if err != nil {
 		return capacity.Plan{}, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling: %v", svc, err))
 	}
@@ -212,7 +213,7 @@ func groupTags(r *release.Release, svc string) map[string]string {
 // instance type and security groups as res resolved them, its instance
 // profile and volume, and the user data rendered from the verified
 // release (userData).
-func templateOf(r *release.Release, st *execution.State, svc string, res *resources) (fleet.Template, error) {
+func templateOf(r *release.Release, st *execution.State, svc string, res *resources.Resolved) (fleet.Template, error) {
 	s := r.Services[svc]
 	script, err := userData(r, st.Target, svc)
 	if err != nil {
@@ -220,21 +221,21 @@ func templateOf(r *release.Release, st *execution.State, svc string, res *resour
 	}
 	t := fleet.Template{
 		Name:         naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
-		ImageID:      res.images[r.ServiceAMI(svc)],
+		ImageID:      res.Images[r.ServiceAMI(svc)],
 		InstanceType: s.InstanceType,
 		UserData:     script,
 		Profile:      s.Profile,
 		Tags:         groupTags(r, svc),
 	}
 	for _, ref := range s.SecurityGroups {
-		t.SecurityGroups = append(t.SecurityGroups, res.groups[ref])
+		t.SecurityGroups = append(t.SecurityGroups, res.SecurityGroups[ref])
 	}
 	if s.EBSVolumeSize > 0 {
 		// Without a device name the volume is the image's root device, so
 		// ebs_volume_size resizes the root volume rather than adding one.
 		device := s.EBSDeviceName
 		if device == "" {
-			device = res.rootDevices[t.ImageID]
+			device = res.RootDevices[t.ImageID]
 		}
 		t.Volume = &fleet.Volume{Device: device, SizeGiB: s.EBSVolumeSize, Type: s.EBSVolumeType}
 	}
@@ -244,7 +245,7 @@ func templateOf(r *release.Release, st *execution.State, svc string, res *resour
 // groupOf is the group of service svc: its bounds, the launch count of
 // plan, its subnets and target groups as res resolved them, its classic
 // load balancers and the release's lifecycle hooks.
-func (d *Deployer) groupOf(r *release.Release, svc string, res *resources, plan capacity.Plan) fleet.Group {
+func (d *Deployer) groupOf(r *release.Release, svc string, res *resources.Resolved, plan capacity.Plan) fleet.Group {
 	s := r.Services[svc]
 	b := bounds(s)
 	g := fleet.Group{
@@ -255,15 +256,15 @@ func (d *Deployer) groupOf(r *release.Release, svc string, res *resources, plan 
 		Tags:                   groupTags(r, svc),
 	}
 	for _, ref := range r.ServiceSubnets(svc) {
-		g.Subnets = append(g.Subnets, res.subnets[ref])
+		g.Subnets = append(g.Subnets, res.Subnets[ref])
 	}
 	for _, ref := range s.TargetGroups {
-		g.TargetGroups = append(g.TargetGroups, res.targetGroups[ref])
+		g.TargetGroups = append(g.TargetGroups, res.TargetGroups[ref])
 	}
 	for _, n := range slices.Sorted(maps.Keys(r.Lifecycle)) {
 		if h := r.Lifecycle[n]; h != nil {
 			g.Hooks = append(g.Hooks, fleet.Hook{
-				Name: n, Transition: h.Transition, RoleARN: res.hookRoles[h.Role], TopicARN: res.hookTopics[h.SNS],
+				Name: n, Transition: h.Transition, RoleARN: res.HookRoles[h.Role], TopicARN: res.HookTopics[h.SNS],
 				HeartbeatTimeout: h.HeartbeatTimeout,
 			})
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tags"
 )
 
@@ -217,20 +218,18 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 	if !missing {
 		return out, nil
 	}
-	p := &problems{}
-	previous, err := d.previousGroups(ctx, c.AutoScaling, st, p)
+	previous, problems, err := resources.Previous(ctx, c.AutoScaling, r)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.list) > 0 {
-		return nil, &failure.DeployError{Op: "find previous groups", Err: failure.BadRelease(p.list...)}
+	if len(problems) > 0 {
+		return nil, &failure.DeployError{Op: "find previous groups", Err: failure.BadRelease(problems...)}
 	}
-	res := &resources{previous: previous}
 	for _, svc := range r.ServiceNames() {
 		if _, ok := out[svc]; ok {
 			continue
 		}
-		plan, err := servicePlan(r, svc, res)
+		plan, err := servicePlan(r, svc, previous)
 		if err != nil {
 			return nil, err
 		}

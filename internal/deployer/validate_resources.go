@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/resources"
 )
 
 // validateResources is the ValidateResources task: it resolves every
@@ -19,7 +20,7 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.resolve(ctx, clients, st, r); err != nil {
+	if _, err := resources.Resolve(ctx, clients, r); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -1,10 +1,8 @@
-package deployer
+package resources
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -14,12 +12,6 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/release"
 )
-
-// placementUses are the places a release names the resources whose
-// placement must fit together.
-type placementUses struct {
-	subnets, groups, elbs, targetGroups []use
-}
 
 // checkPlacement checks, before anything is created, that each service's
 // instances could ever serve, so that a release that cannot become healthy
@@ -37,47 +29,47 @@ type placementUses struct {
 //
 // Resources that did not resolve are not checked again (they are problems
 // already).
-func (d *Deployer) checkPlacement(ctx context.Context, api cloud.EC2, r *release.Release, uses placementUses, res *resources, p *problems) error {
+func checkPlacement(ctx context.Context, api cloud.EC2, r *release.Release, u uses, res *Resolved, p *problems) error {
 	for _, svc := range r.ServiceNames() {
 		var subnets []use
-		for _, u := range uses.subnets {
-			if u.service == svc && res.subnets[u.ref] != "" {
+		for _, u := range u.subnets {
+			if u.service == svc && res.Subnets[u.ref] != "" {
 				subnets = append(subnets, u)
 			}
 		}
 		vpcs := map[string]bool{}
 		for _, u := range subnets {
-			vpcs[res.vpcOf[res.subnets[u.ref]]] = true
+			vpcs[res.vpcOf[res.Subnets[u.ref]]] = true
 		}
 		if len(vpcs) > 1 {
 			p.add(subnets[0].path[:strings.LastIndex(subnets[0].path, "[")], "the subnets of service %s are in %d VPCs (%s); an Auto Scaling group's subnets must be in one",
-				svc, len(vpcs), joinNames(slices.Sorted(maps.Keys(vpcs))))
+				svc, len(vpcs), strings.Join(slices.Sorted(maps.Keys(vpcs)), ", "))
 			continue
 		}
 		vpc := ""
 		for v := range vpcs {
 			vpc = v
 		}
-		for _, u := range uses.groups {
-			id := res.groups[u.ref]
+		for _, u := range u.groups {
+			id := res.SecurityGroups[u.ref]
 			if u.service == svc && id != "" && vpc != "" && res.vpcOf[id] != vpc {
 				p.add(u.path, "security group %q (%s) is in %s, not in %s, the VPC of the service's subnets", u.ref, id, res.vpcOf[id], vpc)
 			}
 		}
-		for _, lb := range uses.elbs {
+		for _, lb := range u.elbs {
 			zones, ok := res.elbZones[lb.ref]
 			if lb.service != svc || !ok {
 				continue
 			}
 			for _, u := range subnets {
-				if zone := res.zoneOf[res.subnets[u.ref]]; !slices.Contains(zones, zone) {
+				if zone := res.zoneOf[res.Subnets[u.ref]]; !slices.Contains(zones, zone) {
 					p.add(u.path, "subnet %q is in %s, which load balancer %q does not route to (it routes to %s): instances there would never serve",
-						u.ref, zone, lb.ref, joinNames(zones))
+						u.ref, zone, lb.ref, strings.Join(zones, ", "))
 				}
 			}
 		}
-		for _, tg := range uses.targetGroups {
-			arn := res.targetGroups[tg.ref]
+		for _, tg := range u.targetGroups {
+			arn := res.TargetGroups[tg.ref]
 			if tg.service != svc || arn == "" {
 				continue
 			}
@@ -87,20 +79,20 @@ func (d *Deployer) checkPlacement(ctx context.Context, api cloud.EC2, r *release
 				continue
 			}
 			for _, u := range subnets {
-				if zone := res.zoneOf[res.subnets[u.ref]]; !slices.Contains(zones, zone) {
+				if zone := res.zoneOf[res.Subnets[u.ref]]; !slices.Contains(zones, zone) {
 					p.add(u.path, "subnet %q is in %s, which no load balancer of target group %q enables (they enable %s): instances there would never serve",
-						u.ref, zone, tg.ref, joinNames(zones))
+						u.ref, zone, tg.ref, strings.Join(zones, ", "))
 				}
 			}
 		}
 	}
-	return d.checkArchitectures(ctx, api, r, res, p)
+	return checkArchitectures(ctx, api, r, res, p)
 }
 
 // checkArchitectures checks that each service's image has an architecture
 // its instance type runs. An instance type EC2 does not know is a problem
 // too.
-func (d *Deployer) checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, res *resources, p *problems) error {
+func checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, res *Resolved, p *problems) error {
 	types := map[string]bool{}
 	for _, svc := range r.ServiceNames() {
 		types[r.Services[svc].InstanceType] = true
@@ -146,68 +138,11 @@ func (d *Deployer) checkArchitectures(ctx context.Context, api cloud.EC2, r *rel
 			p.add("services."+svc+".instance_type", "instance type %q does not exist in the target region", it)
 			continue
 		}
-		image := res.images[r.ServiceAMI(svc)]
+		image := res.Images[r.ServiceAMI(svc)]
 		if arch := res.archOf[image]; image != "" && arch != "" && !slices.Contains(supported, arch) {
 			p.add("services."+svc+".instance_type", "instance type %q runs %s, but image %q (%s) is %s: no instance could launch",
-				it, joinNames(supported), r.ServiceAMI(svc), image, arch)
+				it, strings.Join(supported, ", "), r.ServiceAMI(svc), image, arch)
 		}
 	}
 	return nil
-}
-
-// trusts reports whether an IAM role's trust policy (the
-// AssumeRolePolicyDocument GetRole returns, URL-encoded JSON) allows the
-// service principal to assume it: a statement with Effect Allow, an
-// Action of sts:AssumeRole (or sts:*, or *), and the service among its
-// Service principals. A policy that does not parse trusts nobody.
-func trusts(document, service string) bool {
-	raw, err := url.QueryUnescape(document)
-	if err != nil {
-		return false
-	}
-	var doc struct {
-		Statement json.RawMessage
-	}
-	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
-		return false
-	}
-	type statement struct {
-		Effect    string
-		Action    json.RawMessage
-		Principal json.RawMessage
-	}
-	var statements []statement
-	if err := json.Unmarshal(doc.Statement, &statements); err != nil {
-		var one statement
-		if err := json.Unmarshal(doc.Statement, &one); err != nil {
-			return false
-		}
-		statements = []statement{one}
-	}
-	for _, s := range statements {
-		var principal struct {
-			Service json.RawMessage
-		}
-		if s.Effect != "Allow" || json.Unmarshal(s.Principal, &principal) != nil {
-			continue
-		}
-		if slices.ContainsFunc(stringOrList(s.Action), func(a string) bool {
-			return strings.EqualFold(a, "sts:AssumeRole") || a == "sts:*" || a == "*"
-		}) && slices.Contains(stringOrList(principal.Service), service) {
-			return true
-		}
-	}
-	return false
-}
-
-// stringOrList reads an IAM policy element that is a string or a list of
-// strings.
-func stringOrList(raw json.RawMessage) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
-	}
-	var list []string
-	_ = json.Unmarshal(raw, &list) // anything else is no value
-	return list
 }
