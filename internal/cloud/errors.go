@@ -47,11 +47,6 @@ const (
 	CodeInvalidInstanceType       = "InvalidInstanceType"
 )
 
-// ELBZoneNotRouted is the Description a classic load balancer gives (with
-// State OutOfService, ReasonCode ELB) for an instance in an Availability
-// Zone it does not route to: the instance never serves through it.
-const ELBZoneNotRouted = "Instance is in the EC2 Availability Zone for which LoadBalancer is not configured to route traffic to."
-
 // NotFoundCodes are the "does not exist" codes of the APIs ferry calls.
 // IsNotFoundCode uses them when it is given no codes.
 var NotFoundCodes = []string{
@@ -187,8 +182,12 @@ func ClassifyAs(op string, err error, refuse func(op string, err error) error) e
 // Scaling keeps trying in the group's other zones and later, so such a
 // failure is not the release's fault; any other failed launch (an image,
 // instance type, security group or instance profile EC2 refuses) fails the
-// same way every time. AWS gives the reason only as text, so this is the
-// one place ferry reads it.
+// same way every time. AWS gives the reason only as text: an Activity has
+// no field for the error code of a failed launch, only its StatusMessage
+// ("A friendly, more verbose description of the activity status";
+// Activity, Auto Scaling API Reference), which quotes EC2's error (code
+// InsufficientInstanceCapacity, EC2 API Reference, Error codes). So this
+// is the one place ferry reads it.
 func IsCapacityShortage(statusMessage string) bool {
 	m := strings.ToLower(statusMessage)
 	return strings.Contains(m, "insufficientinstancecapacity") ||

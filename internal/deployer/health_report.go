@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
-	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
-	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
@@ -64,11 +61,10 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return nil, err
 	}
-	states, err := loadBalancerStates(ctx, c, st, groups)
+	views, err := balancerViews(ctx, c, st, groups)
 	if err != nil {
 		return nil, err
 	}
-
 	report := map[string]execution.ServiceHealth{}
 	for i, svc := range services {
 		prev := capacities[svc]
@@ -79,118 +75,75 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 			report[svc] = health.Track(prev, cur, now)
 			continue
 		}
-		view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
-		var live []string
-		for _, inst := range g.Instances {
-			hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
-			view.Instances = append(view.Instances, hi)
-			if !hi.Terminating() {
-				live = append(live, hi.ID)
-			}
-		}
-		for _, lb := range g.LoadBalancerNames {
-			view.LoadBalancers[lb] = states.elb[lb]
-		}
-		for _, tg := range g.TargetGroupARNs {
-			view.TargetGroups[tg] = states.tg[tg]
-		}
-		cur := health.Assess(view, prev.Target)
-		cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
-		cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
-		changed := prev.Instances != "" && cur.Instances != prev.Instances
-		if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
-			acts, err := fleet.ReadActivities(ctx, c.AutoScaling, names[i])
-			if err != nil {
-				return nil, err
-			}
-			if acts.Failed != "" {
-				return nil, &failure.DeployError{Op: "launch instances of " + names[i],
-					Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
-			}
-			cur.Terminated = max(prev.Terminated, acts.Terminated)
-		}
-		if reason := states.unrouted(g); reason != "" {
-			return nil, &failure.DeployError{Op: "route to " + names[i], Err: errors.New(reason)}
+		cur, err := assess(ctx, c.AutoScaling, g, prev, views, reads)
+		if err != nil {
+			return nil, err
 		}
 		report[svc] = health.Track(prev, cur, now)
 	}
 	return report, nil
 }
 
-// lbStates are the states of the instances in the load balancers and
-// target groups of the new groups: classic load balancer name, or target
-// group ARN, to instance id to state; and why an instance cannot be
-// served, by instance id.
-type lbStates struct {
-	elb, tg  map[string]map[string]string
-	notInUse map[string]string
-}
-
-// unrouted is why some instance of g is never served (a load balancer
-// that does not route to its zone), or "".
-func (s lbStates) unrouted(g asgtypes.AutoScalingGroup) string {
+// assess is what the new group g, its load balancers and target groups
+// (views) say of its service now, given the service's previous report.
+// It fails with a *failure.DeployError when the group can never become
+// healthy: a launch that will fail again, or a load balancer that never
+// sends one of its instances traffic.
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, views balancers.Views, reads activityReads) (execution.ServiceHealth, error) {
+	name := aws.ToString(g.AutoScalingGroupName)
+	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
+	var ids, live []string
 	for _, inst := range g.Instances {
-		if why := s.notInUse[aws.ToString(inst.InstanceId)]; why != "" {
-			return why
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
+		view.Instances = append(view.Instances, hi)
+		ids = append(ids, hi.ID)
+		if !hi.Terminating() {
+			live = append(live, hi.ID)
 		}
 	}
-	return ""
+	for _, lb := range g.LoadBalancerNames {
+		view.LoadBalancers[lb] = views.ELB[lb]
+	}
+	for _, tg := range g.TargetGroupARNs {
+		view.TargetGroups[tg] = views.TargetGroups[tg]
+	}
+	cur := health.Assess(view, prev.Target)
+	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
+	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
+	changed := prev.Instances != "" && cur.Instances != prev.Instances
+	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
+		acts, err := fleet.ReadActivities(ctx, api, name)
+		if err != nil {
+			return execution.ServiceHealth{}, err
+		}
+		if acts.Failed != "" {
+			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
+				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
+		}
+		cur.Terminated = max(prev.Terminated, acts.Terminated)
+	}
+	if reason := views.NotServed(ids...); reason != "" {
+		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
+	}
+	return cur, nil
 }
 
-// loadBalancerStates asks the classic load balancers and target groups of
-// the new groups for their instances' states. They are asked only when
-// some instance of a group using them is InService: before that, none is
-// healthy.
-func loadBalancerStates(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (lbStates, error) {
-	s := lbStates{elb: map[string]map[string]string{}, tg: map[string]map[string]string{}, notInUse: map[string]string{}}
+// balancerViews asks the classic load balancers and target groups of the
+// new groups (those this release made) for their instances' states
+// (balancers.Read). They are asked only when some instance of a group
+// using them is InService: before that, none is healthy.
+func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (balancers.Views, error) {
+	var elbs, tgs []string
 	for _, g := range groups {
 		if !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
 			return i.LifecycleState == asgtypes.LifecycleStateInService
 		}) {
 			continue
 		}
-		for _, lb := range g.LoadBalancerNames {
-			s.elb[lb] = nil
-		}
-		for _, tg := range g.TargetGroupARNs {
-			s.tg[tg] = nil
-		}
+		elbs = append(elbs, g.LoadBalancerNames...)
+		tgs = append(tgs, g.TargetGroupARNs...)
 	}
-	for _, lb := range slices.Sorted(maps.Keys(s.elb)) {
-		out, err := c.ELB.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
-		if err != nil {
-			return lbStates{}, deployErr("elb:DescribeInstanceHealth "+lb, err)
-		}
-		m := map[string]string{}
-		for _, is := range out.InstanceStates {
-			id := aws.ToString(is.InstanceId)
-			m[id] = aws.ToString(is.State)
-			if aws.ToString(is.Description) == cloud.ELBZoneNotRouted {
-				s.notInUse[id] = fmt.Sprintf("classic load balancer %s does not route to the zone of instance %s: %s", lb, id, cloud.ELBZoneNotRouted)
-			}
-		}
-		s.elb[lb] = m
-	}
-	for _, tg := range slices.Sorted(maps.Keys(s.tg)) {
-		out, err := c.ELBv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
-		if err != nil {
-			return lbStates{}, deployErr("elbv2:DescribeTargetHealth "+tg, err)
-		}
-		m := map[string]string{}
-		for _, t := range out.TargetHealthDescriptions {
-			if t.Target == nil || t.TargetHealth == nil {
-				continue
-			}
-			id := aws.ToString(t.Target.Id)
-			m[id] = string(t.TargetHealth.State)
-			if t.TargetHealth.State == elbv2types.TargetHealthStateEnumUnused && t.TargetHealth.Reason == elbv2types.TargetHealthReasonEnumNotInUse {
-				s.notInUse[id] = fmt.Sprintf("target group %s does not send traffic to instance %s (%s: %s)", tg, id,
-					t.TargetHealth.Reason, aws.ToString(t.TargetHealth.Description))
-			}
-		}
-		s.tg[tg] = m
-	}
-	return s, nil
+	return balancers.Read(ctx, c.ELB, c.ELBv2, elbs, tgs)
 }
 
 // capacities returns what each service's report starts from: its healthy

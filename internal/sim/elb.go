@@ -13,6 +13,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/cloud"
 )
 
@@ -150,7 +151,7 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 		s := elbtypes.InstanceState{InstanceId: aws.String(i.id)}
 		switch health := i.lbHealth(now); {
 		case !lb.routes(i):
-			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(cloud.ELBZoneNotRouted)
+			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(balancers.ZoneNotRouted)
 		case health == "healthy":
 			s.State, s.ReasonCode, s.Description = aws.String("InService"), aws.String("N/A"), aws.String("N/A")
 		case health == "initial":
