@@ -47,52 +47,23 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
 		return nil, err
 	}
-	caller, idErr := d.verifyIdentity(ctx, r)
-	if failure.IsRetryable(idErr) {
-		return nil, idErr
-	}
-	// The first execution that sees a valid release consumes its id,
-	// whatever happens next: a release refused below, or failing later,
-	// is never run again under another execution name. The marker names
-	// the verified caller, for the records.
-	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+	if err := d.consume(ctx, req, r); err != nil {
 		return nil, err
 	}
-	if idErr != nil {
-		return nil, idErr
-	}
-
 	var problems []string
-	copyOf, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
+	copySum, err := d.storedHash(ctx, r)
 	if err != nil {
 		return nil, err
-	}
-	copySum, err := release.Hash(copyOf)
-	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
 	}
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
 	}
-
-	now := d.now()
-	created := r.CreatedAt.UTC()
-	switch {
-	case now.Sub(created) > d.cfg.CreatedAtMaxAge:
-		problems = append(problems, fmt.Sprintf("created_at: %s is %s old, older than the %s the deployer accepts",
-			created.Format(time.RFC3339), now.Sub(created).Round(time.Second), d.cfg.CreatedAtMaxAge))
-	case created.Sub(now) > d.cfg.CreatedAtMaxSkew:
-		problems = append(problems, fmt.Sprintf("created_at: %s is %s in the future, more than the %s the deployer accepts",
-			created.Format(time.RFC3339), created.Sub(now).Round(time.Second), d.cfg.CreatedAtMaxSkew))
-	case !req.Execution.StartTime.IsZero() && created.Sub(req.Execution.StartTime) > d.cfg.CreatedAtMaxSkew:
-		problems = append(problems, fmt.Sprintf("created_at: %s is after the execution started (%s)",
-			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339)))
+	if p := d.checkCreatedAt(r, req); p != "" {
+		problems = append(problems, p)
 	}
-
 	if len(problems) > 0 {
 		return nil, failure.BadRelease(problems...)
 	}
-
 	return &execution.State{
 		ProjectName:   r.ProjectName,
 		ConfigName:    r.ConfigName,
@@ -102,4 +73,57 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		Timeout:       r.Timeout,
 		Services:      r.ServiceNames(),
 	}, nil
+}
+
+// consume verifies r's identity proof (verifyIdentity) and consumes its
+// release id for req's execution (lock.Consume). The first execution that
+// sees a valid release consumes its id, whatever happens next: a release
+// refused after, or failing later, is never run again under another
+// execution name. The marker names the verified caller, for the records.
+// An identity proof that does not verify is refused after the release is
+// consumed; a transient failure to verify it, before.
+func (d *Deployer) consume(ctx context.Context, req execution.Request, r *release.Release) error {
+	caller, idErr := d.verifyIdentity(ctx, r)
+	if failure.IsRetryable(idErr) {
+		return idErr
+	}
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+		return err
+	}
+	return idErr
+}
+
+// storedHash is the canonical hash of the copy of r the client stored in
+// the deployer bucket.
+func (d *Deployer) storedHash(ctx context.Context, r *release.Release) (string, error) {
+	copyOf, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
+	if err != nil {
+		return "", err
+	}
+	sum, err := release.Hash(copyOf)
+	if err != nil {
+		return "", failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
+	}
+	return sum, nil
+}
+
+// checkCreatedAt is the problem with r's created_at ("" for none): older
+// than CreatedAtMaxAge or further than CreatedAtMaxSkew in the future, by
+// the deployer's clock, or later than the execution's start plus
+// CreatedAtMaxSkew.
+func (d *Deployer) checkCreatedAt(r *release.Release, req execution.Request) string {
+	now := d.now()
+	created := r.CreatedAt.UTC()
+	switch {
+	case now.Sub(created) > d.cfg.CreatedAtMaxAge:
+		return fmt.Sprintf("created_at: %s is %s old, older than the %s the deployer accepts",
+			created.Format(time.RFC3339), now.Sub(created).Round(time.Second), d.cfg.CreatedAtMaxAge)
+	case created.Sub(now) > d.cfg.CreatedAtMaxSkew:
+		return fmt.Sprintf("created_at: %s is %s in the future, more than the %s the deployer accepts",
+			created.Format(time.RFC3339), created.Sub(now).Round(time.Second), d.cfg.CreatedAtMaxSkew)
+	case !req.Execution.StartTime.IsZero() && created.Sub(req.Execution.StartTime) > d.cfg.CreatedAtMaxSkew:
+		return fmt.Sprintf("created_at: %s is after the execution started (%s)",
+			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339))
+	}
+	return ""
 }
