@@ -2,7 +2,6 @@ package deployer
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/ferryhq/ferry/internal/execution"
@@ -107,13 +106,9 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 // remain and the failure is transient; else a *failure.CleanUpError
 // naming what may be left, recorded in a FailureDirty outcome.
 func (d *Deployer) cleanUpFailed(ctx context.Context, st *execution.State, req execution.Request, err error) error {
-	err = exhausted(req, err)
-	if failure.IsRetryable(err) {
-		return err
-	}
-	var ce *failure.CleanUpError
-	if !errors.As(err, &ce) {
-		ce = &failure.CleanUpError{Err: err}
+	ce, retry := asCleanUp(req, err)
+	if retry != nil {
+		return retry
 	}
 	if len(ce.Leftovers) == 0 {
 		// Failed before it knew what Deploy made: whatever of the

@@ -275,13 +275,9 @@ type retireProgress struct {
 // is left, recorded in a FailureDirty outcome (p nil: it does not know
 // how far it got, and names what of the previous release AWS shows).
 func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req execution.Request, p *retireProgress, err error) error {
-	err = exhausted(req, err)
-	if failure.IsRetryable(err) {
-		return err
-	}
-	var ce *failure.CleanUpError
-	if !errors.As(err, &ce) {
-		ce = &failure.CleanUpError{Err: err}
+	ce, retry := asCleanUp(req, err)
+	if retry != nil {
+		return retry
 	}
 	left := slices.Clone(ce.Leftovers)
 	lock := "the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"

@@ -80,3 +80,18 @@ func (d *Deployer) author(ctx context.Context, st *execution.State, claimed stri
 	}
 	return run.CreatedBy, claimed
 }
+
+// asCleanUp is where a clean-up's failure is headed: a transient one,
+// while retries remain, is returned as retry, to be retried; any other
+// (exhausted) becomes ce, a *failure.CleanUpError that keeps the
+// leftovers err names.
+func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retry error) {
+	err = exhausted(req, err)
+	if failure.IsRetryable(err) {
+		return nil, err
+	}
+	if !errors.As(err, &ce) {
+		ce = &failure.CleanUpError{Err: err}
+	}
+	return ce, nil
+}
