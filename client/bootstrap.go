@@ -10,8 +10,15 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
-func init() {
-	register(&command{
+// bootstrapCommand is ferry bootstrap.
+type bootstrapCommand struct {
+	env       Env
+	accounts  []string
+	qualifier string
+}
+
+func (c *bootstrapCommand) spec() commandSpec {
+	return commandSpec{
 		name:    "bootstrap",
 		summary: "Print the CloudFormation template that bootstraps a target environment",
 		help: `Bootstrap prints the CloudFormation template that prepares an account and
@@ -26,35 +33,38 @@ e.g.
     --template-file bootstrap.json --capabilities CAPABILITY_NAMED_IAM
 
 It exits 0, or 2 on a wrong account id or qualifier.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			var accounts []string
-			fs.Func("trust-account", "the deployer's `ACCOUNT` id, trusted to assume the roles (required; repeatable)", func(v string) error {
-				for _, a := range strings.Split(v, ",") {
-					if a = strings.TrimSpace(a); a != "" {
-						accounts = append(accounts, a)
-					}
-				}
-				return nil
-			})
-			qualifier := fs.String("qualifier", "", "the bootstrap's qualifier (lowercase letters and digits), for a second bootstrap of one account-region")
-			return func(ctx context.Context, env Env, args []string) int {
-				c := commands["bootstrap"]
-				if len(args) > 0 {
-					return c.usageError(env, "takes no arguments")
-				}
-				if len(accounts) == 0 {
-					return c.usageError(env, "--trust-account is required: the account id of the deployer")
-				}
-				tmpl, err := bootstrap.Render(accounts, *qualifier)
-				if err != nil {
-					return c.usageError(env, "%v", err)
-				}
-				if _, err := env.Stdout.Write(tmpl); err != nil {
-					return exitFailure
-				}
-				fmt.Fprintf(env.Stderr, "ferry bootstrap: deploy this template in each account and region ferry deploys to (e.g. as stack %s)\n", naming.BootstrapStackName)
-				return exitOK
+		usageCode: exitUsage,
+	}
+}
+
+func (c *bootstrapCommand) defineFlags(fs *flag.FlagSet) {
+	fs.Func("trust-account", "the deployer's `ACCOUNT` id, trusted to assume the roles (required; repeatable)", func(v string) error {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				c.accounts = append(c.accounts, a)
 			}
-		},
+		}
+		return nil
 	})
+	fs.StringVar(&c.qualifier, "qualifier", "", "the bootstrap's qualifier (lowercase letters and digits), for a second bootstrap of one account-region")
+}
+
+// Run prints the bootstrap template. A template that cannot be written
+// fails silently: stdout is where it would have been said.
+func (c *bootstrapCommand) Run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf(c.spec(), "takes no arguments")
+	}
+	if len(c.accounts) == 0 {
+		return usageErrorf(c.spec(), "--trust-account is required: the account id of the deployer")
+	}
+	tmpl, err := bootstrap.Render(c.accounts, c.qualifier)
+	if err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if _, err := c.env.Stdout.Write(tmpl); err != nil {
+		return exitSilently(exitFailure)
+	}
+	fmt.Fprintf(c.env.Stderr, "ferry bootstrap: deploy this template in each account and region ferry deploys to (e.g. as stack %s)\n", naming.BootstrapStackName)
+	return nil
 }

@@ -1,37 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
-)
-
-// Exit codes of every command.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-	// exitInternal: ferry itself failed (a bug). Never a stack trace.
-	exitInternal = 70
-)
-
-// Exit codes of the commands that follow an execution (deploy, halt): the
-// outcome of the execution, or why there is none.
-const (
-	exitFailureClean = 1
-	exitFailureDirty = 2
-	// exitNotStarted: nothing was started (an invalid release, no deployer
-	// found, no credentials, a wrong use of the command).
-	exitNotStarted = 3
-	// exitDetached: the client stopped following (Ctrl-C, lost contact);
-	// the execution goes on.
-	exitDetached = 4
 )
 
 // Env is what a command may touch of its process: the standard streams and
@@ -50,51 +29,9 @@ type Env struct {
 	Now func() time.Time
 }
 
-// command is one ferry subcommand.
-type command struct {
-	// name is what the user types: ferry <name>.
-	name string
-	// args is the synopsis of the arguments after the flags, e.g. "FILE...".
-	args string
-	// summary is one line for the command list.
-	summary string
-	// help is the longer description shown by ferry help <name>.
-	help string
-	// usageExit, when not zero, is the exit code of a wrong use of the
-	// command instead of exitUsage (deploy and halt keep exitUsage's 2 for
-	// FailureDirty).
-	usageExit int
-	// flags declares the command's flags on fs and returns a function that
-	// runs the command with the parsed flags and the positional arguments.
-	// It is called once per invocation, so flag values never leak between
-	// runs.
-	flags func(fs *flag.FlagSet) func(ctx context.Context, env Env, args []string) int
-}
-
-// commands is the command table, filled by register.
-var commands = map[string]*command{}
-
-// register adds c to the command table. Each command's file calls it from
-// init. It panics on a duplicate name: that is a programming error caught by
-// any test of the package.
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("ferry: command registered twice: " + c.name)
-	}
-	commands[c.name] = c
-}
-
-// run dispatches args (without the program name) to a command and returns
-// the exit code.
-func run(ctx context.Context, env Env, args []string) (code int) {
-	defer func() {
-		// A panic is a bug in ferry: say so in one line, never with a
-		// stack trace.
-		if p := recover(); p != nil {
-			fmt.Fprintf(env.Stderr, "ferry: internal error: %v\nThis is a bug in ferry; please report it with the command you ran.\n", p)
-			code = exitInternal
-		}
-	}()
+// withDefaults fills in what env leaves nil: no environment variables,
+// the wall clock.
+func (env Env) withDefaults() Env {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
@@ -104,38 +41,117 @@ func run(ctx context.Context, env Env, args []string) (code int) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	if len(args) == 0 {
-		usage(env.Stderr)
-		return exitUsage
-	}
-	switch name := args[0]; name {
-	case "help", "-h", "-help", "--help":
-		return help(env, args[1:])
-	default:
-		c, ok := commands[name]
-		if !ok {
-			fmt.Fprintf(env.Stderr, "ferry: unknown command %q; run 'ferry help' for the list\n", name)
-			return exitUsage
-		}
-		return c.run(ctx, env, args[1:])
+	return env
+}
+
+// command is one ferry subcommand: a struct holding what it needs (its
+// Env, the values of its flags). A fresh one is made for every command
+// line, so flag values never leak between runs.
+type command interface {
+	// spec says what the command is called and what ferry help says of it.
+	spec() commandSpec
+	// defineFlags declares the command's flags on fs, bound to its fields.
+	defineFlags(fs *flag.FlagSet)
+	// Run runs the command. args are its positional arguments: the
+	// caller has parsed the flags defineFlags declared. The error, when
+	// not nil, decides the exit status (see ExitError and exitStatus).
+	Run(ctx context.Context, args []string) error
+}
+
+// commandSpec names and describes a command.
+type commandSpec struct {
+	// name is what the user types: ferry <name>.
+	name string
+	// args is the synopsis of the arguments after the flags, e.g. "FILE...".
+	args string
+	// summary is one line for the command list.
+	summary string
+	// help is the longer description shown by ferry help <name>.
+	help string
+	// usageCode is the exit code of a wrong use of the command: exitUsage,
+	// or exitNotStarted for the commands whose 2 is FailureDirty.
+	usageCode int
+}
+
+// commands is the command table: every command, bound to env, in the
+// order ferry help lists them (by name).
+func commands(env Env) []command {
+	return []command{
+		&bootstrapCommand{env: env},
+		&deployCommand{env: env},
+		&haltCommand{env: env},
+		&localCommand{env: env},
+		&schemaCommand{env: env},
+		&statusCommand{env: env},
+		&unlockCommand{env: env},
+		&validateCommand{env: env},
 	}
 }
 
-// run parses the flags of c (anywhere among the arguments, until "--") and
-// runs it.
-func (c *command) run(ctx context.Context, env Env, args []string) int {
-	fs := flag.NewFlagSet("ferry "+c.name, flag.ContinueOnError)
+// cli is ferry's command line: the process's Env and the command table
+// bound to it. It runs one command line.
+type cli struct {
+	env      Env
+	commands []command
+}
+
+// newCLI returns the command line of a process with env.
+func newCLI(env Env) *cli {
+	env = env.withDefaults()
+	return &cli{env: env, commands: commands(env)}
+}
+
+// find returns the command the user called name, or nil.
+func (c *cli) find(name string) command {
+	for _, cmd := range c.commands {
+		if cmd.spec().name == name {
+			return cmd
+		}
+	}
+	return nil
+}
+
+// Run dispatches args (without the program name) to a command and returns
+// its error. A panic is a bug in ferry: it comes back as an exitInternal
+// error of one line and a plea, never a stack trace.
+func (c *cli) Run(ctx context.Context, args []string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = exitf(exitInternal, "ferry: internal error: %v\nThis is a bug in ferry; please report it with the command you ran.", p)
+		}
+	}()
+	if len(args) == 0 {
+		c.usage(c.env.Stderr)
+		return exitSilently(exitUsage)
+	}
+	switch name := args[0]; name {
+	case "help", "-h", "-help", "--help":
+		return c.help(args[1:])
+	default:
+		cmd := c.find(name)
+		if cmd == nil {
+			return exitf(exitUsage, "ferry: unknown command %q; run 'ferry help' for the list", name)
+		}
+		return c.run(ctx, cmd, args[1:])
+	}
+}
+
+// run parses the flags of cmd (anywhere among the arguments, until "--")
+// and runs it.
+func (c *cli) run(ctx context.Context, cmd command, args []string) error {
+	spec := cmd.spec()
+	fs := flag.NewFlagSet("ferry "+spec.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	body := c.flags(fs)
+	cmd.defineFlags(fs)
 	positional, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		c.usage(env.Stdout, fs)
-		return exitOK
+		spec.usage(c.env.Stdout, fs)
+		return nil
 	}
 	if err != nil {
-		return c.usageError(env, "%s", flagError(fs, err))
+		return usageErrorf(spec, "%s", flagError(fs, err))
 	}
-	return body(ctx, env, positional)
+	return cmd.Run(ctx, positional)
 }
 
 // The messages of the flag package that flagError rewrites.
@@ -177,22 +193,21 @@ func flagError(fs *flag.FlagSet, err error) string {
 	return msg
 }
 
-// usageError reports a wrong use of c and returns exitUsage.
-func (c *command) usageError(env Env, format string, args ...any) int {
-	fmt.Fprintf(env.Stderr, "ferry %s: %s\n", c.name, fmt.Sprintf(format, args...))
-	fmt.Fprintf(env.Stderr, "usage: ferry %s (run 'ferry help %s' for details)\n", c.synopsis(), c.name)
-	if c.usageExit != 0 {
-		return c.usageExit
-	}
-	return exitUsage
+// usageErrorf is the error of a wrong use of the command spec describes:
+// what is wrong and the command's synopsis, with its usageCode.
+func usageErrorf(spec commandSpec, format string, args ...any) error {
+	return exitf(spec.usageCode, "ferry %s: %s\nusage: ferry %s (run 'ferry help %s' for details)",
+		spec.name, fmt.Sprintf(format, args...), spec.synopsis(), spec.name)
 }
 
-func (c *command) synopsis() string {
-	return strings.TrimSpace(c.name + " [flags] " + c.args)
+func (spec commandSpec) synopsis() string {
+	return strings.TrimSpace(spec.name + " [flags] " + spec.args)
 }
 
-func (c *command) usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: ferry %s\n\n%s\n", c.synopsis(), strings.TrimSpace(c.help))
+// usage writes the command's usage: synopsis, help and the flags fs
+// declares.
+func (spec commandSpec) usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: ferry %s\n\n%s\n", spec.synopsis(), strings.TrimSpace(spec.help))
 	var flags strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
 		name, use := flag.UnquoteUsage(f)
@@ -228,43 +243,53 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // help prints the command list, or one command's usage.
-func help(env Env, args []string) int {
+func (c *cli) help(args []string) error {
 	switch len(args) {
 	case 0:
-		usage(env.Stdout)
-		return exitOK
+		c.usage(c.env.Stdout)
+		return nil
 	case 1:
-		c, ok := commands[args[0]]
-		if !ok {
-			fmt.Fprintf(env.Stderr, "ferry help: unknown command %q\n", args[0])
-			return exitUsage
+		cmd := c.find(args[0])
+		if cmd == nil {
+			return exitf(exitUsage, "ferry help: unknown command %q", args[0])
 		}
-		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-		c.flags(fs)
-		c.usage(env.Stdout, fs)
-		return exitOK
+		spec := cmd.spec()
+		fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)
+		cmd.defineFlags(fs)
+		spec.usage(c.env.Stdout, fs)
+		return nil
 	}
-	fmt.Fprintln(env.Stderr, "usage: ferry help [COMMAND]")
-	return exitUsage
+	return exitf(exitUsage, "usage: ferry help [COMMAND]")
 }
 
 // usage prints the command list.
-func usage(w io.Writer) {
+func (c *cli) usage(w io.Writer) {
 	fmt.Fprint(w, "ferry deploys releases to EC2 Auto Scaling Groups, blue/green.\n\nusage: ferry COMMAND [flags] [args]\n\ncommands:\n")
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	width := 4
-	for _, n := range names {
-		width = max(width, len(n))
+	for _, cmd := range c.commands {
+		width = max(width, len(cmd.spec().name))
 	}
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
+	for _, cmd := range c.commands {
+		spec := cmd.spec()
+		fmt.Fprintf(w, "  %-*s  %s\n", width, spec.name, spec.summary)
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
 	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command.\n")
+}
+
+// writeIndentedJSON writes v on w as JSON indented by two spaces, HTML
+// characters unescaped, and a newline, in one write. Its error is the
+// encoding's: a failed write on w has nowhere better to be reported.
+func writeIndentedJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, _ = w.Write(buf.Bytes())
+	return nil
 }
 
 // sleep waits for d on the wall clock, or until ctx is done.

@@ -60,13 +60,11 @@ type deployerFlags struct {
 	local        bool
 }
 
-// addDeployerFlags declares --state-machine, --bucket and --local on fs.
-func addDeployerFlags(fs *flag.FlagSet) *deployerFlags {
-	f := &deployerFlags{}
+// define declares --state-machine, --bucket and --local on fs, bound to f.
+func (f *deployerFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.stateMachine, "state-machine", "", "ARN of the deployer's state machine (default $"+envStateMachine+", else ferry-deployer in the caller's account and region)")
 	fs.StringVar(&f.bucket, "bucket", "", "the deployer's bucket (default $"+envBucket+", else ferry-deployer-ACCOUNT-REGION)")
 	fs.BoolVar(&f.local, "local", false, "use the local region (ferry local) at $"+envLocalEndpoint+" or "+defaultLocalEndpoint)
-	return f
 }
 
 // deployerConfig is the typed configuration of the client's connection to

@@ -49,78 +49,61 @@ Exit codes:
   3  nothing was started: invalid release, no deployer found, credentials
   4  stopped following (Ctrl-C, lost contact): the deploy goes on`
 
-func init() {
-	register(&command{
+// deployCommand is ferry deploy.
+type deployCommand struct {
+	env      Env
+	deployer deployerFlags
+	follow   followFlags
+}
+
+func (c *deployCommand) spec() commandSpec {
+	return commandSpec{
 		name:      "deploy",
 		args:      "FILE",
 		summary:   "Deploy a release and follow it to its end",
 		help:      deployHelp,
-		usageExit: exitNotStarted,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			df := addDeployerFlags(fs)
-			noWait := fs.Bool("no-wait", false, "return once the execution has started")
-			asJSON := fs.Bool("json", false, "print one JSON object per event and the outcome")
-			poll := fs.Duration("poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
-			return func(ctx context.Context, env Env, args []string) int {
-				c := commands["deploy"]
-				if len(args) != 1 {
-					return c.usageError(env, "deploy takes one release file")
-				}
-				if *poll <= 0 {
-					return c.usageError(env, "--poll must be positive")
-				}
-				return deploy(ctx, env, deployRequest{
-					file: args[0], flags: df, noWait: *noWait, asJSON: *asJSON,
-					follow: followOptions{Interval: *poll, Sleep: env.Sleep},
-				})
-			}
-		},
-	})
+		usageCode: exitNotStarted,
+	}
 }
 
-// deployRequest is one ferry deploy invocation.
-type deployRequest struct {
-	file   string
-	flags  *deployerFlags
-	noWait bool
-	asJSON bool
-	follow followOptions
+func (c *deployCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	c.follow.define(fs, "return once the execution has started")
 }
 
-// deploy runs ferry deploy and returns its exit code.
-func deploy(ctx context.Context, env Env, req deployRequest) int {
-	out := newDisplay(env, req.asJSON)
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry deploy: "+format+"\n", args...)
-		return exitNotStarted
+// Run deploys the release file args[0] and follows its execution. Its
+// error carries the execution's outcome (exitFailureClean,
+// exitFailureDirty), exitDetached, or exitNotStarted when nothing was
+// started.
+func (c *deployCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf(c.spec(), "deploy takes one release file")
 	}
+	if err := c.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("deploy", exitNotStarted, c.deploy(ctx, args[0]))
+}
 
-	r, err := release.ReadFile(req.file)
+// deploy deploys file. An error without an exit code means nothing was
+// started.
+func (c *deployCommand) deploy(ctx context.Context, file string) error {
+	out := newDisplay(c.env, c.follow.asJSON)
+	r, err := c.readRelease(file)
 	if err != nil {
-		var bad *failure.BadReleaseError
-		if errors.As(err, &bad) {
-			for _, line := range bad.Problems {
-				fmt.Fprintf(env.Stderr, "%s: %s\n", req.file, line)
-			}
-			noun := "problems"
-			if len(bad.Problems) == 1 {
-				noun = "problem"
-			}
-			return fail("%s is not a valid release (%d %s); nothing was uploaded", req.file, len(bad.Problems), noun)
-		}
-		return fail("%v", err)
+		return err
 	}
-	d, err := connect(ctx, env, req.flags)
+	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	now, err := d.now(ctx)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
-	p, err := submit.Prepare(ctx, d.prover, r, req.file, now, displayName(env), submit.NewReleaseID(now))
+	p, err := submit.Prepare(ctx, d.prover, r, file, now, displayName(c.env), submit.NewReleaseID(now))
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	project, config := r.ProjectName, r.ConfigName
 
@@ -128,22 +111,15 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 	// second execution that could only fail at Lock.
 	running, err := findRunning(ctx, d, project, config)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	sum, err := contentHash(r)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	for _, x := range running {
 		if other, err := contentHash(x.Release); err == nil && other == sum {
-			if req.noWait {
-				out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, x.Release.ReleaseID, x.ARN)
-				announce(out, req, project, config, x.Release.ReleaseID, x.ARN)
-				return exitOK
-			}
-			out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, x.Release.ReleaseID)
-			announce(out, req, project, config, x.Release.ReleaseID, x.ARN)
-			return followToEnd(ctx, env, d, out, x.ARN, req, haltHint(req.flags, req.file))
+			return c.followRunning(ctx, d, out, file, x)
 		}
 	}
 	for _, x := range running {
@@ -152,25 +128,58 @@ func deploy(ctx context.Context, env Env, req deployRequest) int {
 
 	sub := d.submitter()
 	if err := sub.Upload(ctx, p); err != nil {
-		return fail("%v", err)
+		return err
 	}
 	arn, err := sub.Start(ctx, p)
 	if err != nil {
-		return fail("starting the deploy: %v", err)
+		return fmt.Errorf("starting the deploy: %w", err)
 	}
 	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
-	announce(out, req, project, config, r.ReleaseID, arn)
-	if req.noWait {
-		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, haltHint(req.flags, req.file))
-		return exitOK
+	c.announce(out, project, config, r.ReleaseID, arn)
+	if c.follow.noWait {
+		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, c.haltHint(file))
+		return nil
 	}
-	return followToEnd(ctx, env, d, out, arn, req, haltHint(req.flags, req.file))
+	return c.followToEnd(ctx, d, out, file, arn)
+}
+
+// readRelease reads and validates the release file. An invalid release's
+// problems go to stderr, one line each, before the error that sums them up.
+func (c *deployCommand) readRelease(file string) (*release.Release, error) {
+	r, err := release.ReadFile(file)
+	var bad *failure.BadReleaseError
+	if !errors.As(err, &bad) {
+		return r, err
+	}
+	for _, line := range bad.Problems {
+		fmt.Fprintf(c.env.Stderr, "%s: %s\n", file, line)
+	}
+	noun := "problems"
+	if len(bad.Problems) == 1 {
+		noun = "problem"
+	}
+	return nil, fmt.Errorf("%s is not a valid release (%d %s); nothing was uploaded", file, len(bad.Problems), noun)
+}
+
+// followRunning takes over the running execution x of the same release
+// instead of starting another: it names it and, without --no-wait,
+// follows it to its end.
+func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *display, file string, x runningExecution) error {
+	project, config, id := x.Release.ProjectName, x.Release.ConfigName, x.Release.ReleaseID
+	if c.follow.noWait {
+		out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, id, x.ARN)
+		c.announce(out, project, config, id, x.ARN)
+		return nil
+	}
+	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
+	c.announce(out, project, config, id, x.ARN)
+	return c.followToEnd(ctx, d, out, file, x.ARN)
 }
 
 // announce prints, with --json, the release event: which release and
 // execution the command is about.
-func announce(out *display, req deployRequest, project, config, releaseID, arn string) {
-	if !req.asJSON {
+func (c *deployCommand) announce(out *display, project, config, releaseID, arn string) {
+	if !c.follow.asJSON {
 		return
 	}
 	out.json(struct {
@@ -182,31 +191,27 @@ func announce(out *display, req deployRequest, project, config, releaseID, arn s
 	}{"release", project, config, releaseID, arn})
 }
 
-// followToEnd follows an execution and turns its outcome into the exit
-// code, with a word on what to do next when it failed.
-func followToEnd(ctx context.Context, env Env, d *deployer, out *display, arn string, req deployRequest, halt string) int {
-	u, err := followExecution(ctx, d.sfn, arn, out, req.follow)
+// followToEnd follows the execution arn and returns its outcome as an
+// exit code (nil for Success), with a word on what to do next when it
+// failed dirty or the client stopped following.
+func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, file, arn string) error {
+	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s\n", halt)
-		} else {
-			fmt.Fprintf(env.Stderr, "ferry: stopped following: %v\nThe deploy goes on; to stop it: %s\n", err, halt)
+			return exitf(exitDetached, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
 		}
-		return exitDetached
+		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(file))
 	}
-	if req.asJSON {
-		return exitCodeOf(u)
+	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
+		return exitf(exitFailureDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
 	}
-	if u.End == execution.EndFailureDirty || u.End == "" {
-		fmt.Fprintf(env.Stderr, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.\n")
-	}
-	return exitCodeOf(u)
+	return exitSilently(exitCodeOf(u))
 }
 
 // haltHint is the command that halts the deploy of a release file.
-func haltHint(f *deployerFlags, file string) string {
+func (c *deployCommand) haltHint(file string) string {
 	cmd := "ferry halt "
-	if f != nil && f.local {
+	if c.deployer.local {
 		cmd += "--local "
 	}
 	return cmd + file

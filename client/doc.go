@@ -4,14 +4,24 @@
 // (unlock) and prints the bootstrap template of a target environment
 // (bootstrap).
 //
-// The command framework is small: each command is a *command registered
-// from its own file's init function (see register), with a name, a
-// synopsis, help text and a run function that takes a context, the
-// process's streams, environment and clock (Env) and its arguments, and
-// returns an exit code: 0 success, 1 failure, 2 usage error. The commands
-// that follow an execution (deploy, halt) return its outcome instead: 0
-// Success, 1 FailureClean, 2 FailureDirty, 3 nothing started (usage errors
-// included), 4 stopped following.
+// The command framework is small. Each command is a struct holding what
+// it needs: the process's streams, environment and clock (Env) and the
+// values of its flags. It says what it is called and what ferry help says
+// of it (spec), declares its flags (defineFlags) and runs with a context
+// and its positional arguments: Run(ctx, args) error. commands(env) is
+// the one command table; cli dispatches a command line to it, parses the
+// flags and turns a panic into an internal error.
+//
+// A command returns an error and only main turns it into the process
+// status (exitStatus, exit.go): nil is 0; an *ExitError gives its Code and
+// its message, printed once on stderr (a silent one, with no message, only
+// its code); any other error prints and exits 1. The codes are: 0 success,
+// 1 failure, 2 usage error, 70 a bug in ferry. The commands that follow an
+// execution exit with its outcome instead. deploy: 0 Success, 1
+// FailureClean, 2 FailureDirty, 3 nothing started (usage errors
+// included), 4 stopped following. halt: 0 when the deploy stopped clean
+// (or none was running), 1 when it succeeded before the halt was seen,
+// then 2, 3 and 4 as for deploy.
 //
 // The client talks to AWS only through aws-sdk-go-v2's S3 and Step
 // Functions clients (and STS to name the deployer by convention), built in

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"time"
@@ -79,6 +80,35 @@ func contentHash(r *release.Release) (string, error) {
 type followOptions struct {
 	Interval time.Duration
 	Sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// followFlags are the flags of the commands that follow an execution
+// (deploy, halt).
+type followFlags struct {
+	noWait bool
+	asJSON bool
+	poll   time.Duration
+}
+
+// define declares --no-wait (noWait says when the command then returns),
+// --json and --poll on fs, bound to f.
+func (f *followFlags) define(fs *flag.FlagSet, noWait string) {
+	fs.BoolVar(&f.noWait, "no-wait", false, noWait)
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per event and the outcome")
+	fs.DurationVar(&f.poll, "poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
+}
+
+// check says what is wrong with the flags' values, nil when nothing is.
+func (f *followFlags) check() error {
+	if f.poll <= 0 {
+		return errors.New("--poll must be positive")
+	}
+	return nil
+}
+
+// options are how to follow with these flags and env's clock.
+func (f *followFlags) options(env Env) followOptions {
+	return followOptions{Interval: f.poll, Sleep: env.Sleep}
 }
 
 // followExecution reads the history of the execution arn until it ends,

@@ -40,123 +40,124 @@ Exit codes:
   3  the halt marker could not be written (no deployer found, credentials)
   4  stopped following (Ctrl-C, lost contact): the marker is written`
 
-func init() {
-	register(&command{
+// haltCommand is ferry halt.
+type haltCommand struct {
+	env      Env
+	deployer deployerFlags
+	reason   string
+	follow   followFlags
+}
+
+func (c *haltCommand) spec() commandSpec {
+	return commandSpec{
 		name:      "halt",
 		args:      "FILE | PROJECT CONFIG",
 		summary:   "Halt the running deploy of a project-config",
 		help:      haltHelp,
-		usageExit: exitNotStarted,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			df := addDeployerFlags(fs)
-			reason := fs.String("reason", "", "why, recorded in the marker (default \"halted by ferry halt\")")
-			noWait := fs.Bool("no-wait", false, "return once the marker is written")
-			asJSON := fs.Bool("json", false, "print one JSON object per event and the outcome")
-			poll := fs.Duration("poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
-			return func(ctx context.Context, env Env, args []string) int {
-				c := commands["halt"]
-				var project, config string
-				switch len(args) {
-				case 1:
-					var err error
-					if project, config, err = projectConfigOfFile(args[0]); err != nil {
-						fmt.Fprintf(env.Stderr, "ferry halt: %v\n", err)
-						return exitNotStarted
-					}
-				case 2:
-					project, config = args[0], args[1]
-				default:
-					return c.usageError(env, "halt takes a release file, or a project and a config")
-				}
-				if err := errors.Join(release.ValidateProjectName(project), release.ValidateConfigName(config)); err != nil {
-					return c.usageError(env, "%v", err)
-				}
-				if *poll <= 0 {
-					return c.usageError(env, "--poll must be positive")
-				}
-				return haltDeploy(ctx, env, haltRequest{
-					project: project, config: config, reason: *reason, flags: df,
-					noWait: *noWait, asJSON: *asJSON,
-					follow: followOptions{Interval: *poll, Sleep: env.Sleep},
-				})
-			}
-		},
-	})
+		usageCode: exitNotStarted,
+	}
 }
 
-// haltRequest is one ferry halt invocation.
-type haltRequest struct {
-	project, config string
-	reason          string
-	flags           *deployerFlags
-	noWait, asJSON  bool
-	follow          followOptions
+func (c *haltCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.StringVar(&c.reason, "reason", "", "why, recorded in the marker (default \"halted by ferry halt\")")
+	c.follow.define(fs, "return once the marker is written")
+}
+
+// Run halts the deploy of the project-config named by a release file
+// (args[0]) or given as args[0] and args[1]. Its error carries how the
+// halted deploy ended (see haltHelp), exitDetached, or exitNotStarted when
+// the marker was not written.
+func (c *haltCommand) Run(ctx context.Context, args []string) error {
+	var project, config string
+	switch len(args) {
+	case 1:
+		var err error
+		if project, config, err = projectConfigOfFile(args[0]); err != nil {
+			return commandFailure("halt", exitNotStarted, err)
+		}
+	case 2:
+		project, config = args[0], args[1]
+	default:
+		return usageErrorf(c.spec(), "halt takes a release file, or a project and a config")
+	}
+	if err := errors.Join(release.ValidateProjectName(project), release.ValidateConfigName(config)); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if err := c.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("halt", exitNotStarted, c.halt(ctx, project, config))
 }
 
 // defaultHaltReason is the marker's reason when --reason is not given.
 const defaultHaltReason = "halted by ferry halt"
 
-func haltDeploy(ctx context.Context, env Env, req haltRequest) int {
-	out := newDisplay(env, req.asJSON)
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry halt: "+format+"\n", args...)
-		return exitNotStarted
-	}
-	d, err := connect(ctx, env, req.flags)
+// halt writes the marker of project/config and follows the deploy it
+// halts. An error without an exit code means the marker was not written.
+func (c *haltCommand) halt(ctx context.Context, project, config string) error {
+	out := newDisplay(c.env, c.follow.asJSON)
+	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	now, err := d.now(ctx)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
-	m := halt.Marker{By: displayName(env), Reason: firstNonEmpty(oneLine(req.reason), defaultHaltReason), At: now}
-	if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, req.project, req.config, m); err != nil {
-		return fail("writing the halt marker: %v", err)
+	m := halt.Marker{By: displayName(c.env), Reason: firstNonEmpty(oneLine(c.reason), defaultHaltReason), At: now}
+	if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, project, config, m); err != nil {
+		return fmt.Errorf("writing the halt marker: %w", err)
 	}
-	out.message("ferry halt: halt marker written for %s %s (by %s: %s)", req.project, req.config, m.By, m.Reason)
+	out.message("ferry halt: halt marker written for %s %s (by %s: %s)", project, config, m.By, m.Reason)
 
-	running, err := findRunning(ctx, d, req.project, req.config)
+	running, err := findRunning(ctx, d, project, config)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "ferry halt: the marker is written, but %v\n", err)
-		return exitDetached
+		return exitf(exitDetached, "ferry halt: the marker is written, but %w", err)
 	}
 	if len(running) == 0 {
-		out.message("no deploy of %s %s is running. The marker stays, harmless: it never stops a deploy that starts after it.", req.project, req.config)
-		return exitOK
+		out.message("no deploy of %s %s is running. The marker stays, harmless: it never stops a deploy that starts after it.", project, config)
+		return nil
 	}
-	target := running[0]
-	if len(running) > 1 {
-		// Several running: the one holding the lock is the one deploying;
-		// the others end at Lock.
-		if h, found, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, req.project, req.config); err == nil && found {
-			for _, x := range running {
-				if x.ARN == h.Execution {
-					target = x
-				}
-			}
-		}
-	}
+	target := haltTarget(ctx, d, project, config, running)
 	out.message("halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
-	if req.noWait {
-		return exitOK
+	if c.follow.noWait {
+		return nil
 	}
-	u, err := followExecution(ctx, d.sfn, target.ARN, out, req.follow)
+	u, err := followExecution(ctx, d.sfn, target.ARN, out, c.follow.options(c.env))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "ferry halt: stopped following (%v); the marker is written and the deployer will act on it\n", err)
-		return exitDetached
+		return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
 	}
-	switch {
-	case u.End == execution.EndSuccess:
-		fmt.Fprintf(env.Stderr, "ferry halt: release %s succeeded before the deployer saw the halt\n", target.Release.ReleaseID)
-		return exitFailure
-	case u.End == execution.EndFailureClean:
+	switch u.End {
+	case execution.EndSuccess:
+		return exitf(exitTooLate, "ferry halt: release %s succeeded before the deployer saw the halt", target.Release.ReleaseID)
+	case execution.EndFailureClean:
 		if u.Error != failure.NameHalt {
 			out.message("the deploy ended clean, but not because of the halt: %s", describeError(u.Error, u.Cause))
 		}
-		return exitOK
+		return nil
 	}
-	return exitFailureDirty
+	return exitSilently(exitFailureDirty)
+}
+
+// haltTarget is the running execution of project/config the halt is for:
+// of several, the one holding the lock is the one deploying (the others
+// end at Lock); else, or when the lock cannot be read, the oldest.
+func haltTarget(ctx context.Context, d *deployer, project, config string, running []runningExecution) runningExecution {
+	target := running[0]
+	if len(running) == 1 {
+		return target
+	}
+	h, found, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
+	if err != nil || !found {
+		return target
+	}
+	for _, x := range running {
+		if x.ARN == h.Execution {
+			target = x
+		}
+	}
+	return target
 }
 
 // projectConfigOfFile reads the project and config names of a release
@@ -184,11 +185,7 @@ func projectConfigOfFile(file string) (project, config string, err error) {
 func readSmall(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", file, err)
+		return nil, cannotRead(file, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -196,14 +193,20 @@ func readSmall(file string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limits.MaxReleaseBytes+1))
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", file, err)
+		return nil, cannotRead(file, err)
 	}
 	if len(data) > limits.MaxReleaseBytes {
 		return nil, fmt.Errorf("%s is larger than %d bytes", file, limits.MaxReleaseBytes)
 	}
 	return data, nil
+}
+
+// cannotRead says file cannot be read because of err, without repeating
+// the path a *fs.PathError names.
+func cannotRead(file string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", file, err)
 }

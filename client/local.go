@@ -40,8 +40,19 @@ const (
 //go:embed local_world.json
 var defaultWorld []byte
 
-func init() {
-	register(&command{
+// localCommand is ferry local, and ferry local world.
+type localCommand struct {
+	env      Env
+	listen   string
+	world    string
+	speed    float64
+	verbose  bool
+	endpoint string
+	asJSON   bool
+}
+
+func (c *localCommand) spec() commandSpec {
+	return commandSpec{
 		name:    "local",
 		args:    "[world]",
 		summary: "Run a local region (Step Functions, S3 and a simulated AWS), or show its world",
@@ -65,100 +76,97 @@ as for --local) for its simulated world and
 prints every Auto Scaling group with its tags, desired capacity and
 instances, and the load balancers' registrations; --json prints the raw
 snapshot.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			listen := fs.String("listen", localAddr, "`ADDR` (host:port) to serve on")
-			world := fs.String("world", "", "world `FILE` of the simulated AWS (default: the deploy-test world)")
-			speed := fs.Float64("speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
-			verbose := fs.Bool("verbose", false, "log every state and API call")
-			endpoint := fs.String("endpoint", "", "`URL` of the running region, for ferry local world")
-			asJSON := fs.Bool("json", false, "print the world as JSON, for ferry local world")
-			return func(ctx context.Context, env Env, args []string) int {
-				switch {
-				case len(args) == 0:
-					return runLocal(ctx, env, *listen, *world, *speed, *verbose)
-				case len(args) == 1 && args[0] == "world":
-					url := firstNonEmpty(*endpoint, env.Getenv(envLocalEndpoint), env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
-					return localWorld(ctx, env, url, *asJSON)
-				}
-				return commands["local"].usageError(env, "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
-			}
-		},
-	})
+		usageCode: exitUsage,
+	}
 }
 
-// runLocal runs the local region until ctx is done.
-func runLocal(ctx context.Context, env Env, listen, worldFile string, speed float64, verbose bool) int {
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry local: "+format+"\n", args...)
-		return exitFailure
+func (c *localCommand) defineFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.listen, "listen", localAddr, "`ADDR` (host:port) to serve on")
+	fs.StringVar(&c.world, "world", "", "world `FILE` of the simulated AWS (default: the deploy-test world)")
+	fs.Float64Var(&c.speed, "speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
+	fs.BoolVar(&c.verbose, "verbose", false, "log every state and API call")
+	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world")
+	fs.BoolVar(&c.asJSON, "json", false, "print the world as JSON, for ferry local world")
+}
+
+// Run runs the local region until ctx is done or, with the argument
+// world, prints the world of a running one.
+func (c *localCommand) Run(ctx context.Context, args []string) error {
+	switch {
+	case len(args) == 0:
+		if c.speed < 0 {
+			return usageErrorf(c.spec(), "--speed %v must not be negative", c.speed)
+		}
+		if !(c.speed <= limits.MaxLocalSpeed) { // NaN too
+			return usageErrorf(c.spec(), "--speed %v must be a number from 0 to %d", c.speed, limits.MaxLocalSpeed)
+		}
+		return commandFailure("local", exitFailure, c.serve(ctx))
+	case len(args) == 1 && args[0] == "world":
+		url := firstNonEmpty(c.endpoint, c.env.Getenv(envLocalEndpoint), c.env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
+		return commandFailure("local world", exitFailure, c.showWorld(ctx, url))
 	}
-	if speed < 0 {
-		return commands["local"].usageError(env, "--speed %v must not be negative", speed)
-	}
-	if !(speed <= limits.MaxLocalSpeed) { // NaN too
-		return commands["local"].usageError(env, "--speed %v must be a number from 0 to %d", speed, limits.MaxLocalSpeed)
-	}
+	return usageErrorf(c.spec(), "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
+}
+
+// serve runs the local region until ctx is done.
+func (c *localCommand) serve(ctx context.Context) error {
 	var spec sim.WorldSpec
 	var err error
-	if worldFile != "" {
-		spec, err = sim.Load(worldFile)
+	if c.world != "" {
+		spec, err = sim.Load(c.world)
 	} else {
 		spec, err = sim.ParseWorld(defaultWorld)
 	}
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	level := slog.LevelWarn
-	if verbose {
+	if c.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	r, err := region.New(ctx, region.Options{World: spec, Speed: speed, Logger: logger})
+	logger := slog.New(slog.NewTextHandler(c.env.Stderr, &slog.HandlerOptions{Level: level}))
+	r, err := region.New(ctx, region.Options{World: spec, Speed: c.speed, Logger: logger})
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	defer r.Close()
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
-		return fail("listen on %s: %v", listen, err)
+		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
 	url := "http://" + ln.Addr().String()
 	how := "AWS_ENDPOINT_URL=" + url
 	if ln.Addr().String() == localAddr {
 		how += " or ferry deploy --local"
 	}
-	fmt.Fprintf(env.Stdout, "ferry local: %s  state machine %s  bucket %s  (use %s; Ctrl-C stops)\n",
+	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (use %s; Ctrl-C stops)\n",
 		url, r.StateMachineARN(), r.Bucket(), how)
 	if err := r.Serve(ctx, ln); err != nil {
-		return fail("%v", err)
+		return err
 	}
 	if err := r.Close(); err != nil {
-		return fail("%v", err)
+		return err
 	}
-	fmt.Fprintln(env.Stdout, "ferry local: stopped")
-	return exitOK
+	fmt.Fprintln(c.env.Stdout, "ferry local: stopped")
+	return nil
 }
 
-// localWorld prints the world of the region at endpoint.
-func localWorld(ctx context.Context, env Env, endpoint string, asJSON bool) int {
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry local world: "+format+"\n", args...)
-		return exitFailure
-	}
+// showWorld prints the world of the region at endpoint.
+func (c *localCommand) showWorld(ctx context.Context, endpoint string) error {
 	body, err := fetchWorld(ctx, strings.TrimSuffix(endpoint, "/")+region.WorldPath)
 	if err != nil {
-		return fail("%v (is ferry local running?)", err)
+		return fmt.Errorf("%w (is ferry local running?)", err)
 	}
-	if asJSON {
-		_, _ = env.Stdout.Write(body)
-		return exitOK
+	if c.asJSON {
+		_, _ = c.env.Stdout.Write(body)
+		return nil
 	}
 	var snap sim.Snapshot
 	if err := json.Unmarshal(body, &snap); err != nil {
-		return fail("the region's world does not decode: %v", err)
+		return fmt.Errorf("the region's world does not decode: %w", err)
 	}
-	printWorld(env.Stdout, snap)
-	return exitOK
+	printWorld(c.env.Stdout, snap)
+	return nil
 }
 
 func fetchWorld(ctx context.Context, url string) ([]byte, error) {

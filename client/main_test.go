@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +21,13 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite client/testdata/golden/*.golden")
+
+// run does in-process what main does: it runs the command line args with
+// env and turns the error into the exit status, printing its message on
+// env.Stderr.
+func run(ctx context.Context, env Env, args []string) int {
+	return exitStatus(env.Stderr, newCLI(env).Run(ctx, args))
+}
 
 // runFerry runs the CLI in-process and returns its exit code and output.
 func runFerry(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -213,17 +222,72 @@ func TestBootstrapTemplate(t *testing.T) {
 	assert.Contains(t, stderr, "ferry bootstrap: deploy this template")
 }
 
+// panicCommand is a command with a bug.
+type panicCommand struct{}
+
+func (panicCommand) spec() commandSpec {
+	return commandSpec{name: "test-panic", summary: "panics", usageCode: exitUsage}
+}
+func (panicCommand) defineFlags(*flag.FlagSet)           {}
+func (panicCommand) Run(context.Context, []string) error { panic("boom") }
+
 // A panic in a command is a bug, reported in one line with exitInternal:
 // never a stack trace.
 func TestPanicIsOneLine(t *testing.T) {
-	const name = "test-panic"
-	register(&command{name: name, summary: "panics", flags: func(*flag.FlagSet) func(context.Context, Env, []string) int {
-		return func(context.Context, Env, []string) int { panic("boom") }
-	}})
-	t.Cleanup(func() { delete(commands, name) })
-	code, stdout, stderr := runFerry(t, name)
+	var out, errOut bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+	c := newCLI(env)
+	c.commands = append(c.commands, panicCommand{})
+	code := exitStatus(env.Stderr, c.Run(context.Background(), []string{"test-panic"}))
 	assert.Equal(t, exitInternal, code)
-	assert.Empty(t, stdout)
-	assert.Equal(t, "ferry: internal error: boom\nThis is a bug in ferry; please report it with the command you ran.\n", stderr)
-	assert.NotContains(t, stderr, "goroutine")
+	assert.Empty(t, out.String())
+	assert.Equal(t, "ferry: internal error: boom\nThis is a bug in ferry; please report it with the command you ran.\n", errOut.String())
+	assert.NotContains(t, errOut.String(), "goroutine")
+}
+
+// TestCommandTable: every command has its own name, the table lists them
+// by name (the order of ferry help), and each states its usage exit code.
+func TestCommandTable(t *testing.T) {
+	var names []string
+	for _, cmd := range commands(Env{}) {
+		spec := cmd.spec()
+		names = append(names, spec.name)
+		assert.Contains(t, []int{exitUsage, exitNotStarted}, spec.usageCode, spec.name)
+		assert.NotEmpty(t, spec.summary, spec.name)
+		assert.NotEmpty(t, spec.help, spec.name)
+	}
+	assert.True(t, slices.IsSorted(names), "commands out of order: %v", names)
+	assert.Len(t, names, len(slices.Compact(slices.Clone(names))), "a name twice: %v", names)
+	assert.NotContains(t, names, "help", "help is the dispatcher's")
+}
+
+// TestExitStatus: nil is 0, an error without a code exitFailure, and an
+// ExitError its code, printed once (silently when it has no message).
+func TestExitStatus(t *testing.T) {
+	cases := []struct {
+		name   string
+		err    error
+		code   int
+		stderr string
+	}{
+		{"nil", nil, exitOK, ""},
+		{"plain", errors.New("ferry x: broke"), exitFailure, "ferry x: broke\n"},
+		{"coded", exitf(exitDetached, "ferry x: %w", errors.New("lost")), exitDetached, "ferry x: lost\n"},
+		{"wrapped", fmt.Errorf("context: %w", exitf(exitNotStarted, "no deployer")), exitNotStarted, "context: no deployer\n"},
+		{"silent", exitSilently(exitFailureDirty), exitFailureDirty, ""},
+		{"silent ok", exitSilently(exitOK), exitOK, ""},
+		{"command failure", commandFailure("status", exitFailure, errors.New("no bucket")), exitFailure, "ferry status: no bucket\n"},
+		{"command failure keeps a code", commandFailure("deploy", exitNotStarted, exitSilently(exitFailureClean)), exitFailureClean, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var w bytes.Buffer
+			assert.Equal(t, tc.code, exitStatus(&w, tc.err))
+			assert.Equal(t, tc.stderr, w.String())
+		})
+	}
+	assert.NoError(t, commandFailure("status", exitFailure, nil))
+	var e *ExitError
+	require.ErrorAs(t, commandFailure("halt", exitNotStarted, os.ErrNotExist), &e)
+	assert.ErrorIs(t, e, os.ErrNotExist, "the cause stays in the chain")
 }

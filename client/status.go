@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -20,8 +18,15 @@ import (
 // statusRecent is how many of the latest releases of a config status shows.
 const statusRecent = 5
 
-func init() {
-	register(&command{
+// statusCommand is ferry status.
+type statusCommand struct {
+	env      Env
+	deployer deployerFlags
+	asJSON   bool
+}
+
+func (c *statusCommand) spec() commandSpec {
+	return commandSpec{
 		name:    "status",
 		args:    "PROJECT [CONFIG]",
 		summary: "Show what is deployed, what is running and the last outcomes",
@@ -33,26 +38,29 @@ same as one JSON object.
 
 It exits 0, 1 when the deployer knows nothing of the project or config, or
 cannot be read.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			df := addDeployerFlags(fs)
-			asJSON := fs.Bool("json", false, "print the status as JSON")
-			return func(ctx context.Context, env Env, args []string) int {
-				c := commands["status"]
-				if len(args) < 1 || len(args) > 2 {
-					return c.usageError(env, "status takes a project and optionally a config")
-				}
-				if err := release.ValidateProjectName(args[0]); err != nil {
-					return c.usageError(env, "%v", err)
-				}
-				if len(args) == 2 {
-					if err := release.ValidateConfigName(args[1]); err != nil {
-						return c.usageError(env, "%v", err)
-					}
-				}
-				return status(ctx, env, df, args, *asJSON)
-			}
-		},
-	})
+		usageCode: exitUsage,
+	}
+}
+
+func (c *statusCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.BoolVar(&c.asJSON, "json", false, "print the status as JSON")
+}
+
+// Run prints the status of project args[0], or of its config args[1].
+func (c *statusCommand) Run(ctx context.Context, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usageErrorf(c.spec(), "status takes a project and optionally a config")
+	}
+	if err := release.ValidateProjectName(args[0]); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if len(args) == 2 {
+		if err := release.ValidateConfigName(args[1]); err != nil {
+			return usageErrorf(c.spec(), "%v", err)
+		}
+	}
+	return commandFailure("status", exitFailure, c.status(ctx, args))
 }
 
 // projectStatus is the --json form of ferry status.
@@ -88,14 +96,12 @@ type releaseStatus struct {
 	CreatedByName string `json:"created_by_name,omitempty"`
 }
 
-func status(ctx context.Context, env Env, df *deployerFlags, args []string, asJSON bool) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry status: "+format+"\n", a...)
-		return exitFailure
-	}
-	d, err := connect(ctx, env, df)
+// status reads and prints the status of project args[0] (of its config
+// args[1] only, when given).
+func (c *statusCommand) status(ctx context.Context, args []string) error {
+	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	project := args[0]
 	l := ledger.New(d.s3, d.cfg.Bucket)
@@ -103,35 +109,27 @@ func status(ctx context.Context, env Env, df *deployerFlags, args []string, asJS
 	if len(args) == 2 {
 		configs = []string{args[1]}
 	} else if configs, err = l.Configs(ctx, project); err != nil {
-		return fail("%v", err)
+		return err
 	}
 	ps := projectStatus{Project: project, Configs: []configStatus{}}
 	for _, config := range configs {
 		cs, err := readConfigStatus(ctx, d, l, project, config)
 		if err != nil {
-			return fail("%s %s: %v", project, config, err)
+			return fmt.Errorf("%s %s: %w", project, config, err)
 		}
 		if len(args) == 2 && cs.Current == nil && cs.Lock == nil && len(cs.Releases) == 0 {
-			return fail("the deployer knows nothing of %s %s", project, config)
+			return fmt.Errorf("the deployer knows nothing of %s %s", project, config)
 		}
 		ps.Configs = append(ps.Configs, cs)
 	}
 	if len(ps.Configs) == 0 {
-		return fail("the deployer knows nothing of %s", project)
+		return fmt.Errorf("the deployer knows nothing of %s", project)
 	}
-	if asJSON {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(ps); err != nil {
-			return fail("%v", err)
-		}
-		env.Stdout.Write(buf.Bytes())
-		return exitOK
+	if c.asJSON {
+		return writeIndentedJSON(c.env.Stdout, ps)
 	}
-	writeStatus(env.Stdout, ps)
-	return exitOK
+	writeStatus(c.env.Stdout, ps)
+	return nil
 }
 
 func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (configStatus, error) {

@@ -15,8 +15,15 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-func init() {
-	register(&command{
+// unlockCommand is ferry unlock.
+type unlockCommand struct {
+	env       Env
+	deployer  deployerFlags
+	releaseID string
+}
+
+func (c *unlockCommand) spec() commandSpec {
+	return commandSpec{
 		name:    "unlock",
 		args:    "PROJECT CONFIG --release ID",
 		summary: "Remove a lock left behind, only if the given release holds it",
@@ -29,45 +36,48 @@ ID holds it, and refuses while that release's execution is still running
 It says what it did and exits 0 when the lock was removed or there was
 none, 1 when it was held by another release, its deploy is running, or
 the lock could not be read.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			df := addDeployerFlags(fs)
-			releaseID := fs.String("release", "", "the release that holds the lock (required)")
-			return func(ctx context.Context, env Env, args []string) int {
-				c := commands["unlock"]
-				if len(args) != 2 {
-					return c.usageError(env, "unlock takes a project and a config")
-				}
-				if *releaseID == "" {
-					return c.usageError(env, "--release is required: the release that holds the lock (see ferry status)")
-				}
-				if err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1]), release.ValidateReleaseID(*releaseID)); err != nil {
-					return c.usageError(env, "%v", err)
-				}
-				return unlock(ctx, env, df, args[0], args[1], *releaseID)
-			}
-		},
-	})
+		usageCode: exitUsage,
+	}
 }
 
-func unlock(ctx context.Context, env Env, df *deployerFlags, project, config, releaseID string) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(env.Stderr, "ferry unlock: "+format+"\n", a...)
-		return exitFailure
+func (c *unlockCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.StringVar(&c.releaseID, "release", "", "the release that holds the lock (required)")
+}
+
+// Run removes the lock of project args[0], config args[1], if --release
+// holds it and its deploy no longer runs.
+func (c *unlockCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return usageErrorf(c.spec(), "unlock takes a project and a config")
 	}
-	d, err := connect(ctx, env, df)
+	if c.releaseID == "" {
+		return usageErrorf(c.spec(), "--release is required: the release that holds the lock (see ferry status)")
+	}
+	if err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1]), release.ValidateReleaseID(c.releaseID)); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("unlock", exitFailure, c.unlock(ctx, args[0], args[1]))
+}
+
+// unlock removes the lock of project/config held by --release; its error
+// says why it did not.
+func (c *unlockCommand) unlock(ctx context.Context, project, config string) error {
+	releaseID := c.releaseID
+	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
 	locks := lock.New(d.s3, d.cfg.Bucket, clock.System{})
 	h, found, err := locks.Get(ctx, project, config)
 	switch {
 	case err != nil:
-		return fail("%v", err)
+		return err
 	case !found:
-		fmt.Fprintf(env.Stdout, "no lock on %s %s: nothing to do\n", project, config)
-		return exitOK
+		fmt.Fprintf(c.env.Stdout, "no lock on %s %s: nothing to do\n", project, config)
+		return nil
 	case h.ReleaseID != releaseID:
-		return fail("not removed: the lock of %s %s is held by release %s (execution %s) since %s, not by %s",
+		return fmt.Errorf("not removed: the lock of %s %s is held by release %s (execution %s) since %s, not by %s",
 			project, config, h.ReleaseID, lastSegment(h.Execution), formatTime(h.Since), releaseID)
 	}
 	if h.Execution != "" {
@@ -75,14 +85,14 @@ func unlock(ctx context.Context, env Env, df *deployerFlags, project, config, re
 		var gone *sfntypes.ExecutionDoesNotExist
 		switch {
 		case err == nil && desc.Status == sfntypes.ExecutionStatusRunning:
-			return fail("not removed: release %s is still deploying (execution %s); halt it with ferry halt %s %s", releaseID, lastSegment(h.Execution), project, config)
+			return fmt.Errorf("not removed: release %s is still deploying (execution %s); halt it with ferry halt %s %s", releaseID, lastSegment(h.Execution), project, config)
 		case err != nil && !errors.As(err, &gone):
-			return fail("not removed: cannot tell whether execution %s still runs: %v", lastSegment(h.Execution), err)
+			return fmt.Errorf("not removed: cannot tell whether execution %s still runs: %w", lastSegment(h.Execution), err)
 		}
 	}
 	if err := locks.Release(ctx, project, config, releaseID); err != nil {
-		return fail("%v", err)
+		return err
 	}
-	fmt.Fprintf(env.Stdout, "removed the lock of %s %s held by release %s since %s\n", project, config, releaseID, formatTime(h.Since))
-	return exitOK
+	fmt.Fprintf(c.env.Stdout, "removed the lock of %s %s held by release %s since %s\n", project, config, releaseID, formatTime(h.Since))
+	return nil
 }

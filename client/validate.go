@@ -12,8 +12,15 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-func init() {
-	register(&command{
+// validateCommand is ferry validate.
+type validateCommand struct {
+	env          Env
+	asJSON       bool
+	printRelease bool
+}
+
+func (c *validateCommand) spec() commandSpec {
+	return commandSpec{
 		name:    "validate",
 		args:    "FILE...",
 		summary: "Check release files offline",
@@ -22,17 +29,40 @@ touching AWS: strict decoding, every validation rule, the user data file
 (<FILE>.userdata, when user_data is {{USER_DATA_FILE}}) and the asset files.
 It prints one line per problem, "FILE: path: message", and exits 0 when
 every file is valid, 1 otherwise.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, Env, []string) int {
-			asJSON := fs.Bool("json", false, "print the results as JSON")
-			printRelease := fs.Bool("print", false, "print each valid release as ferry will run it (defaults applied, canonical JSON, indented)")
-			return func(ctx context.Context, env Env, files []string) int {
-				if len(files) == 0 {
-					return commands["validate"].usageError(env, "no release file given")
-				}
-				return validate(env, files, *asJSON, *printRelease)
-			}
-		},
-	})
+		usageCode: exitUsage,
+	}
+}
+
+func (c *validateCommand) defineFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.asJSON, "json", false, "print the results as JSON")
+	fs.BoolVar(&c.printRelease, "print", false, "print each valid release as ferry will run it (defaults applied, canonical JSON, indented)")
+}
+
+// Run validates the release files args and prints the results; its error
+// says how many are invalid.
+func (c *validateCommand) Run(ctx context.Context, files []string) error {
+	if len(files) == 0 {
+		return usageErrorf(c.spec(), "no release file given")
+	}
+	var results []validateResult
+	invalid := 0
+	for _, file := range files {
+		res := validateFile(file, c.printRelease || c.asJSON)
+		if !res.Valid {
+			invalid++
+		}
+		results = append(results, res)
+	}
+	var err error
+	if c.asJSON {
+		err = c.writeJSON(results, invalid == 0)
+	} else {
+		err = c.writeText(results)
+	}
+	if err == nil && invalid > 0 {
+		err = fmt.Errorf("%d of %d files invalid", invalid, len(files))
+	}
+	return commandFailure("validate", exitFailure, err)
 }
 
 // validateResult is the --json form of one file's result.
@@ -49,64 +79,45 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-func validate(env Env, files []string, asJSON, printRelease bool) int {
-	var results []validateResult
-	invalid := 0
-	for _, file := range files {
-		res := validateFile(file, printRelease || asJSON)
-		if !res.Valid {
-			invalid++
+// writeJSON prints the results as one JSON object, with the canonical
+// releases only under --print.
+func (c *validateCommand) writeJSON(results []validateResult, valid bool) error {
+	if !c.printRelease {
+		for i := range results {
+			results[i].Release = nil
 		}
-		results = append(results, res)
 	}
-	if asJSON {
-		out := struct {
-			Valid bool             `json:"valid"`
-			Files []validateResult `json:"files"`
-		}{invalid == 0, results}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if !printRelease {
-			for i := range out.Files {
-				out.Files[i].Release = nil
-			}
-		}
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(env.Stderr, "ferry validate: %v\n", err)
-			return exitFailure
-		}
-		env.Stdout.Write(buf.Bytes())
-	} else {
-		for _, res := range results {
-			switch {
-			case !res.Valid:
-				for _, p := range res.Problems {
-					if p.Path == "" {
-						fmt.Fprintf(env.Stdout, "%s: %s\n", res.File, p.Message)
-					} else {
-						fmt.Fprintf(env.Stdout, "%s: %s: %s\n", res.File, p.Path, p.Message)
-					}
+	return writeIndentedJSON(c.env.Stdout, struct {
+		Valid bool             `json:"valid"`
+		Files []validateResult `json:"files"`
+	}{valid, results})
+}
+
+// writeText prints the problems of each invalid file, one line each, and
+// for each valid file "FILE: ok" or, under --print, its canonical release.
+func (c *validateCommand) writeText(results []validateResult) error {
+	for _, res := range results {
+		switch {
+		case !res.Valid:
+			for _, p := range res.Problems {
+				if p.Path == "" {
+					fmt.Fprintf(c.env.Stdout, "%s: %s\n", res.File, p.Message)
+				} else {
+					fmt.Fprintf(c.env.Stdout, "%s: %s: %s\n", res.File, p.Path, p.Message)
 				}
-			case printRelease:
-				var buf bytes.Buffer
-				if err := json.Indent(&buf, res.Release, "", "  "); err != nil {
-					fmt.Fprintf(env.Stderr, "ferry validate: %v\n", err)
-					return exitFailure
-				}
-				buf.WriteByte('\n')
-				env.Stdout.Write(buf.Bytes())
-			default:
-				fmt.Fprintf(env.Stdout, "%s: ok\n", res.File)
 			}
+		case c.printRelease:
+			var buf bytes.Buffer
+			if err := json.Indent(&buf, res.Release, "", "  "); err != nil {
+				return err
+			}
+			buf.WriteByte('\n')
+			c.env.Stdout.Write(buf.Bytes())
+		default:
+			fmt.Fprintf(c.env.Stdout, "%s: ok\n", res.File)
 		}
 	}
-	if invalid > 0 {
-		fmt.Fprintf(env.Stderr, "ferry validate: %d of %d files invalid\n", invalid, len(files))
-		return exitFailure
-	}
-	return exitOK
+	return nil
 }
 
 // validateFile reads and validates one release file. With withRelease, a

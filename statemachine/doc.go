@@ -1,30 +1,38 @@
-// Package statemachine owns the deploy state machine as a CDK construct: the
-// states, the order they run in, what each catches and retries, and where
-// every failure path ends.
+// Package statemachine owns the deploy state machine as a CDK construct:
+// it builds the states package shape declares, each task invoking the
+// deployer function, into a Step Functions state machine.
 //
-// The machine (the arrows are Next, the brackets are Catch targets):
+// The machine, as package shape declares it (the arrows are Next, the
+// brackets the errors each Catch takes; go test ./statemachine/shape
+// -update rewrites this block):
 //
 //	Validate -> Lock -> ValidateResources -> Publish -> Deploy -> Healthy?
-//	Healthy? -> CleanUpSuccess -> Success        (health.healthy is true)
-//	Healthy? -> WaitForHealthy -> CheckHealthy -> Healthy?
-//	Healthy? -> BadHealthReport -> CleanUpFailure (no usable health report)
+//	Healthy?, the first rule that holds:
+//	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> ReleaseLock -> FailureClean
+//	    $.health.healthy is not a boolean     -> BadHealthReport
+//	    $.health.healthy is true              -> CleanUpSuccess -> Success
+//	    $.health.wait_seconds is not present  -> BadHealthReport
+//	    $.health.wait_seconds is not a number -> BadHealthReport
+//	    $.health.wait_seconds is negative     -> BadHealthReport
+//	    otherwise                             -> WaitForHealthy -> CheckHealthy -> Healthy?
 //
-//	Validate                       [BadReleaseError, States.ALL] -> FailureClean
-//	Lock                           [LockExistsError, LockError, BadReleaseError, States.ALL] -> FailureClean
-//	ValidateResources              [BadReleaseError, States.ALL] -> ReleaseLock
-//	Publish                        [BadReleaseError, DeployError, States.ALL] -> ReleaseLock
-//	Deploy                         [DeployError, HaltError, States.ALL] -> CleanUpFailure
-//	CheckHealthy                   [HaltError, TimeoutError, DeployError, States.ALL] -> CleanUpFailure
-//	CleanUpSuccess                 [HaltError, DeployError] -> CleanUpFailure; [CleanUpError, States.ALL] -> FailureDirty
-//	CleanUpFailure -> ReleaseLock -> FailureClean; [CleanUpError, States.ALL] -> FailureDirty
-//	ReleaseLock                    [LockError, States.ALL] -> FailureDirty
+//	Validate          [BadReleaseError, States.ALL] -> FailureClean
+//	Lock              [LockExistsError, BadReleaseError] -> FailureClean; [States.ALL] -> ReleaseLock
+//	ValidateResources [BadReleaseError, States.ALL] -> ReleaseLock
+//	Publish           [BadReleaseError, DeployError, States.ALL] -> ReleaseLock
+//	Deploy            [DeployError, HaltError, States.ALL] -> CleanUpFailure
+//	CheckHealthy      [HaltError, TimeoutError, DeployError, States.ALL] -> CleanUpFailure
+//	CleanUpSuccess    [HaltError, DeployError] -> CleanUpFailure; [CleanUpError, States.ALL] -> FailureDirty
+//	CleanUpFailure    [CleanUpError, States.ALL] -> FailureDirty
+//	ReleaseLock       [LockError, States.ALL] -> FailureDirty
 //
-// Every Catch stores the error at $.error. Every task retries RetriedErrors
-// (RetryableError, the Lambda service's transient errors and the function's
-// own timeout, Sandbox.Timedout) with backoff.
-// Lock's handler releases a lock it took when it fails itself, so a Lock
-// failure ends clean without ReleaseLock (which could otherwise release the
-// lock of an earlier execution of the same release).
+// Every Catch stores the error at $.error. Every task retries the errors
+// of shape's Retry (RetryableError, the Lambda service's transient errors
+// and the function's own timeout, Sandbox.Timedout) with backoff.
+// A bad release or a lock another release holds ends Lock clean, without
+// ReleaseLock; any other failure of Lock may have left the lock written,
+// so it goes through ReleaseLock, which releases the lock only if this
+// release holds it.
 //
 // Deploy returns the state with health set to {healthy: false, wait_seconds:
 // N}, so the first wait comes from Deploy and every later one from

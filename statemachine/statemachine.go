@@ -8,65 +8,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/ferryhq/ferry/internal/execution"
-	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/statemachine/shape"
 )
-
-// State names that are not tasks (the tasks are named by execution.Tasks).
-const (
-	StateHealthy         = "Healthy?"
-	StateWaitForHealthy  = "WaitForHealthy"
-	StateBadHealthReport = "BadHealthReport"
-)
-
-// Paths of the state document the machine reads and writes (see package
-// execution).
-const (
-	PathHealth      = "$.health"
-	PathHealthy     = "$.health.healthy"
-	PathWaitSeconds = "$.health.wait_seconds"
-	PathError       = "$.error"
-)
-
-// Retry policy of every task: transient errors are retried with exponential
-// backoff, bounded in attempts and in delay.
-const (
-	RetryIntervalSeconds = limits.TaskRetryIntervalSeconds
-	RetryBackoffRate     = limits.TaskRetryBackoffRate
-	RetryMaxAttempts     = limits.TaskRetryMaxAttempts
-	RetryMaxDelaySeconds = limits.TaskRetryMaxDelaySeconds
-)
-
-// Error names the machine uses besides failure.Names.
-const (
-	ErrorAll = "States.ALL"
-)
-
-// RetriedErrors are the error names every task retries: ferry's retryable
-// error and the Lambda service's transient errors, including Lambda.Unknown
-// (an invocation that died, e.g. out of memory or time, possibly after its
-// work was done: every handler is idempotent, so running it again is safe)
-// and Sandbox.Timedout, the deployer function running out of its own
-// timeout. AWS's "Handle Lambda service exceptions" (Step Functions
-// Developer Guide) reports function timeouts as Lambda.Unknown; Lambda now
-// answers a timed-out invocation with the error payload {"errorType":
-// "Sandbox.Timedout", "errorMessage": "RequestId: ... Error: Task timed out
-// after N seconds"} (Lambda Developer Guide, "Troubleshoot invocation issues
-// in Lambda"), and Step Functions names a task's error after the payload's
-// errorType, so the same timeout reaches the Retry as Sandbox.Timedout.
-func RetriedErrors() []string {
-	return []string{
-		failure.NameRetryable,
-		"Lambda.Unknown",
-		"Sandbox.Timedout",
-		"Lambda.ServiceException",
-		"Lambda.AWSLambdaException",
-		"Lambda.SdkClientException",
-		"Lambda.TooManyRequestsException",
-		"Lambda.ClientExecutionTimeoutException",
-	}
-}
 
 // Props configures the deploy state machine.
 type Props struct {
@@ -104,7 +47,7 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 	smProps := &sfn.StateMachineProps{
 		DefinitionBody:   sfn.DefinitionBody_FromChainable(start),
 		StateMachineType: sfn.StateMachineType_STANDARD,
-		Comment:          jsii.String("ferry: blue/green deploy of a release's Auto Scaling groups"),
+		Comment:          jsii.String(shape.Deploy().Comment),
 		Logs:             props.Logs,
 		TracingEnabled:   jsii.Bool(props.Tracing),
 	}
@@ -118,165 +61,122 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 	return &Deployer{Construct: c, StateMachine: sm}
 }
 
-// catch is one Catch of a task: the errors it catches and where it goes.
-type catch struct {
-	errors []string
-	next   sfn.IChainable
+// Chain defines every state of the deploy machine in scope, as
+// shape.Deploy declares it, each task invoking fn, and returns the start
+// state (Validate). New uses it (and so RenderDefinition does).
+func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
+	m := shape.Deploy()
+	states := map[string]sfn.IChainable{}
+	for _, e := range m.Ends {
+		states[e.Name] = newEnd(scope, e)
+	}
+	tasks := make([]awsstepfunctionstasks.LambdaInvoke, len(m.Tasks))
+	for i, t := range m.Tasks {
+		tasks[i] = newTask(scope, fn, t, m.Retry)
+		states[t.Name] = tasks[i]
+	}
+	wait := sfn.NewWait(scope, jsii.String(m.Wait.Name), &sfn.WaitProps{
+		Comment: jsii.String(m.Wait.Comment),
+		Time:    sfn.WaitTime_SecondsPath(jsii.String(m.Wait.SecondsPath)),
+	})
+	states[m.Wait.Name] = wait
+	p := m.BadHealthReport
+	pass := sfn.NewPass(scope, jsii.String(p.Name), &sfn.PassProps{
+		Comment:    jsii.String(p.Comment),
+		Result:     sfn.Result_FromObject(&map[string]interface{}{"Error": p.Error, "Cause": p.Cause}),
+		ResultPath: jsii.String(p.ResultPath),
+	})
+	states[p.Name] = pass
+	choice := sfn.NewChoice(scope, jsii.String(m.Healthy.Name), &sfn.ChoiceProps{
+		Comment: jsii.String(m.Healthy.Comment),
+	})
+	states[m.Healthy.Name] = choice
+
+	at := func(name string) sfn.IChainable {
+		st, ok := states[name]
+		if !ok {
+			panic("statemachine: the shape names no state " + name)
+		}
+		return st
+	}
+	for i, t := range m.Tasks {
+		tasks[i].Next(at(t.Next))
+		for _, c := range t.Catches() {
+			tasks[i].AddCatch(at(c.Next), &sfn.CatchProps{
+				Errors: jsii.Strings(c.Errors...), ResultPath: jsii.String(shape.PathError)})
+		}
+	}
+	wait.Next(at(m.Wait.Next))
+	pass.Next(at(p.Next))
+	for _, r := range m.Healthy.Rules {
+		choice.When(condition(r), at(r.Next), nil)
+	}
+	choice.Otherwise(at(m.Healthy.Default))
+	return at(m.StartAt())
 }
 
-// Chain defines every state of the deploy machine in scope, each task
-// invoking fn, and returns the start state (Validate). New uses it; so does
-// RenderDefinition.
-func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
+// newEnd defines an end state: Succeed, or Fail reading the error and its
+// cause where the Catches stored them.
+func newEnd(scope constructs.Construct, e shape.End) sfn.IChainable {
+	if !e.Fail {
+		return sfn.NewSucceed(scope, jsii.String(e.Name), &sfn.SucceedProps{Comment: jsii.String(e.Comment)})
+	}
+	return sfn.NewFail(scope, jsii.String(e.Name), &sfn.FailProps{
+		Comment:   jsii.String(e.Comment),
+		ErrorPath: jsii.String(shape.PathError + ".Error"),
+		CausePath: jsii.String(shape.PathError + ".Cause"),
+	})
+}
+
+// newTask defines a task invoking fn with the execution.Request of task t,
+// retrying as r says. Its Next and Catches are wired by Chain.
+func newTask(scope constructs.Construct, fn awslambda.IFunction, t shape.Task, r shape.Retry) awsstepfunctionstasks.LambdaInvoke {
 	str := jsii.String
-
-	success := sfn.NewSucceed(scope, str(execution.EndSuccess), &sfn.SucceedProps{
-		Comment: str("The release is deployed and healthy; the previous groups are deleted."),
-	})
-	failureClean := sfn.NewFail(scope, str(execution.EndFailureClean), &sfn.FailProps{
-		Comment:   str("The release failed; cleaning up succeeded, so AWS is as it was before the release."),
-		ErrorPath: str(PathError + ".Error"),
-		CausePath: str(PathError + ".Cause"),
-	})
-	failureDirty := sfn.NewFail(scope, str(execution.EndFailureDirty), &sfn.FailProps{
-		Comment:   str("The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."),
-		ErrorPath: str(PathError + ".Error"),
-		CausePath: str(PathError + ".Cause"),
-	})
-
-	task := func(name, resultPath, comment string) awsstepfunctionstasks.LambdaInvoke {
-		props := &awsstepfunctionstasks.LambdaInvokeProps{
-			LambdaFunction:           fn,
-			PayloadResponseOnly:      jsii.Bool(true),
-			RetryOnServiceExceptions: jsii.Bool(false),
-			Comment:                  str(comment),
-			Payload: sfn.TaskInput_FromObject(&map[string]interface{}{
-				"task":  name,
-				"input": sfn.JsonPath_EntirePayload(),
-				"execution": map[string]interface{}{
-					"id":          sfn.JsonPath_StringAt(str("$$.Execution.Id")),
-					"name":        sfn.JsonPath_StringAt(str("$$.Execution.Name")),
-					"start_time":  sfn.JsonPath_StringAt(str("$$.Execution.StartTime")),
-					"retry_count": sfn.JsonPath_NumberAt(str("$$.State.RetryCount")),
-				},
-			}),
-		}
-		if resultPath != "" {
-			props.ResultPath = str(resultPath)
-		}
-		t := awsstepfunctionstasks.NewLambdaInvoke(scope, str(name), props)
-		t.AddRetry(&sfn.RetryProps{
-			Errors:      jsii.Strings(RetriedErrors()...),
-			Interval:    awscdk.Duration_Seconds(jsii.Number(RetryIntervalSeconds)),
-			BackoffRate: jsii.Number(RetryBackoffRate),
-			MaxAttempts: jsii.Number(RetryMaxAttempts),
-			MaxDelay:    awscdk.Duration_Seconds(jsii.Number(RetryMaxDelaySeconds)),
-		})
-		return t
-	}
-	catches := func(t awsstepfunctionstasks.LambdaInvoke, cs ...catch) {
-		for _, c := range cs {
-			t.AddCatch(c.next, &sfn.CatchProps{Errors: jsii.Strings(c.errors...), ResultPath: str(PathError)})
-		}
-	}
-
-	validate := task(execution.TaskValidate, "$",
-		"Check the release and its integrity; the result (a compact State) replaces the release.")
-	lock := task(execution.TaskLock, "",
-		"Take the project-config lock and the release's run-once marker.")
-	validateResources := task(execution.TaskValidateResources, "",
-		"Resolve and check every resource the release names in the target environment.")
-	publish := task(execution.TaskPublish, "",
-		"Copy the release's assets into the target's asset bucket and render user data.")
-	deploy := task(execution.TaskDeploy, "",
-		"Create a launch template and an Auto Scaling group per service; returns the first wait.")
-	checkHealthy := task(execution.TaskCheckHealthy, PathHealth,
-		"Count healthy instances; halt on terminations, a fresh halt marker or the timeout.")
-	cleanUpSuccess := task(execution.TaskCleanUpSuccess, "",
-		"Re-check health, delete the previous groups, record the outcome, release the lock.")
-	cleanUpFailure := task(execution.TaskCleanUpFailure, "",
-		"Delete what this release created and record the outcome.")
-	releaseLock := task(execution.TaskReleaseLock, "",
-		"Release the lock if this release holds it.")
-
-	wait := sfn.NewWait(scope, str(StateWaitForHealthy), &sfn.WaitProps{
-		Comment: str("Wait as long as the last health report asks."),
-		Time:    sfn.WaitTime_SecondsPath(str(PathWaitSeconds)),
-	})
-	badHealth := sfn.NewPass(scope, str(StateBadHealthReport), &sfn.PassProps{
-		Comment: str("The state has no usable health report (a handler bug): fail through clean up."),
-		Result: sfn.Result_FromObject(&map[string]interface{}{
-			"Error": failure.NameInternal,
-			"Cause": "the state has no usable health report at " + PathHealth +
-				" (healthy must be a boolean, wait_seconds a number >= 0)",
+	props := &awsstepfunctionstasks.LambdaInvokeProps{
+		LambdaFunction:           fn,
+		PayloadResponseOnly:      jsii.Bool(true),
+		RetryOnServiceExceptions: jsii.Bool(false),
+		Comment:                  str(t.Comment),
+		Payload: sfn.TaskInput_FromObject(&map[string]interface{}{
+			"task":  t.Name,
+			"input": sfn.JsonPath_EntirePayload(),
+			"execution": map[string]interface{}{
+				"id":          sfn.JsonPath_StringAt(str("$$.Execution.Id")),
+				"name":        sfn.JsonPath_StringAt(str("$$.Execution.Name")),
+				"start_time":  sfn.JsonPath_StringAt(str("$$.Execution.StartTime")),
+				"retry_count": sfn.JsonPath_NumberAt(str("$$.State.RetryCount")),
+			},
 		}),
-		ResultPath: str(PathError),
+	}
+	if t.ResultPath != "" {
+		props.ResultPath = str(t.ResultPath)
+	}
+	task := awsstepfunctionstasks.NewLambdaInvoke(scope, str(t.Name), props)
+	task.AddRetry(&sfn.RetryProps{
+		Errors:      jsii.Strings(r.Errors...),
+		Interval:    awscdk.Duration_Seconds(jsii.Number(r.IntervalSeconds)),
+		BackoffRate: jsii.Number(r.BackoffRate),
+		MaxAttempts: jsii.Number(r.MaxAttempts),
+		MaxDelay:    awscdk.Duration_Seconds(jsii.Number(r.MaxDelaySeconds)),
 	})
-	healthy := sfn.NewChoice(scope, str(StateHealthy), &sfn.ChoiceProps{
-		Comment: str("Clean up the previous release when healthy, else wait and check again."),
-	})
+	return task
+}
 
-	// The success path.
-	validate.Next(lock)
-	lock.Next(validateResources)
-	validateResources.Next(publish)
-	publish.Next(deploy)
-	deploy.Next(healthy)
-	healthy.
-		When(sfn.Condition_IsNotPresent(str(PathHealthy)), badHealth, nil).
-		When(sfn.Condition_IsNotBoolean(str(PathHealthy)), badHealth, nil).
-		When(sfn.Condition_BooleanEquals(str(PathHealthy), jsii.Bool(true)), cleanUpSuccess, nil).
-		When(sfn.Condition_IsNotPresent(str(PathWaitSeconds)), badHealth, nil).
-		When(sfn.Condition_IsNotNumeric(str(PathWaitSeconds)), badHealth, nil).
-		When(sfn.Condition_NumberLessThan(str(PathWaitSeconds), jsii.Number(0)), badHealth, nil).
-		Otherwise(wait)
-	wait.Next(checkHealthy)
-	checkHealthy.Next(healthy)
-	cleanUpSuccess.Next(success)
+// conditions are the CDK's forms of the Choice tests shape declares.
+var conditions = map[shape.Test]func(variable *string) sfn.Condition{
+	shape.Absent:     sfn.Condition_IsNotPresent,
+	shape.NotBoolean: sfn.Condition_IsNotBoolean,
+	shape.True:       func(v *string) sfn.Condition { return sfn.Condition_BooleanEquals(v, jsii.Bool(true)) },
+	shape.NotNumeric: sfn.Condition_IsNotNumeric,
+	shape.Negative:   func(v *string) sfn.Condition { return sfn.Condition_NumberLessThan(v, jsii.Number(0)) },
+}
 
-	// The failure paths.
-	badHealth.Next(cleanUpFailure)
-	cleanUpFailure.Next(releaseLock)
-	releaseLock.Next(failureClean)
-
-	all := []string{ErrorAll}
-	// Nothing is touched before the lock is held: a bad release or a held
-	// lock ends clean (Lock releases a lock it took when it refuses a
-	// replayed release). Any other failure of Lock may have left the lock
-	// written: ReleaseLock releases it if this release holds it.
-	catches(validate,
-		catch{[]string{failure.NameBadRelease}, failureClean},
-		catch{all, failureClean})
-	catches(lock,
-		catch{[]string{failure.NameLockExists, failure.NameBadRelease}, failureClean},
-		catch{all, releaseLock})
-	// The lock is held, nothing is created yet.
-	catches(validateResources,
-		catch{[]string{failure.NameBadRelease}, releaseLock},
-		catch{all, releaseLock})
-	catches(publish,
-		catch{[]string{failure.NameBadRelease, failure.NameDeploy}, releaseLock},
-		catch{all, releaseLock})
-	// Something may have been created.
-	catches(deploy,
-		catch{[]string{failure.NameDeploy, failure.NameHalt}, cleanUpFailure},
-		catch{all, cleanUpFailure})
-	catches(checkHealthy,
-		catch{[]string{failure.NameHalt, failure.NameTimeout, failure.NameDeploy}, cleanUpFailure},
-		catch{all, cleanUpFailure})
-	// CleanUpSuccess re-checks health before deleting anything: a halt or an
-	// unhealthy release found then is a failed release, cleaned up as one.
-	// Once it has started deleting, a failure leaves AWS dirty.
-	catches(cleanUpSuccess,
-		catch{[]string{failure.NameHalt, failure.NameDeploy}, cleanUpFailure},
-		catch{[]string{failure.NameCleanUp}, failureDirty},
-		catch{all, failureDirty})
-	catches(cleanUpFailure,
-		catch{[]string{failure.NameCleanUp}, failureDirty},
-		catch{all, failureDirty})
-	catches(releaseLock,
-		catch{[]string{failure.NameLock}, failureDirty},
-		catch{all, failureDirty})
-
-	return validate
+// condition is the CDK's form of a Choice rule's test. It panics on a test
+// it does not know, as a CDK construct does on a misuse.
+func condition(r shape.Rule) sfn.Condition {
+	c, ok := conditions[r.Test]
+	if !ok {
+		panic("statemachine: no condition for the Choice test " + r.Test.String())
+	}
+	return c(jsii.String(r.Variable))
 }

@@ -133,6 +133,20 @@ func attacks() []attack {
 		a("the deployer assumes the deploy role with a project that is not org/name", func(*policies) evalCase {
 			return lambda.request("", "", "sts:AssumeRole", deployRole(targetAccount), "trust-"+targetAccount, assume(plus(sessionTags, naming.TagProjectName, "*")))
 		}),
+		a("the deployer assumes the deploy role for a project the environment does not accept", func(*policies) evalCase {
+			return lambda.request("", "", "sts:AssumeRole", deployRole(targetAccount), "trust-payments-"+targetAccount, assume(sessionTags))
+		}),
+		a("the deployer assumes the publish role for a project the environment does not accept", func(*policies) evalCase {
+			return lambda.request("", "", "sts:TagSession", publishRole, "trust-payments-"+targetAccount, assume(sessionTags))
+		}),
+		a("the deployer sets a source identity that names no account", func(*policies) evalCase {
+			return lambda.request("", "", "sts:SetSourceIdentity", deployRole(targetAccount), "trust-"+targetAccount,
+				with(nil, sessionTags, "", map[string]any{"sts:SourceIdentity": "admin"}))
+		}),
+		a("a role of the deployer account that is not the Lambda sets a source identity on the deploy role", func(*policies) evalCase {
+			return developer.request("", "", "sts:SetSourceIdentity", deployRole(targetAccount), "trust-"+targetAccount,
+				with(nil, sessionTags, "", map[string]any{"sts:SourceIdentity": "mallory@" + deployerAccount}))
+		}),
 		a("a principal outside the organization assumes the deploy role", func(*policies) evalCase {
 			return outsider.request("", "", "sts:AssumeRole", deployRole(targetAccount), "trust-org-"+targetAccount, assume(sessionTags))
 		}),

@@ -60,7 +60,8 @@ func lambdaDir(t *testing.T) string {
 
 // ferryPolicies synthesizes both stacks and resolves them: the bootstrap
 // template (the committed one) in deployerAccount and targetAccount, once
-// more with an OrganizationId, and the DeployerStack in deployerAccount
+// more with an OrganizationId, once more accepting only other projects
+// (Projects), and the DeployerStack in deployerAccount
 // with TargetAccounts both and an operator in UnlockPrincipals.
 func ferryPolicies(t *testing.T) *policies {
 	t.Helper()
@@ -68,10 +69,16 @@ func ferryPolicies(t *testing.T) *policies {
 	var boot obj
 	require.NoError(t, json.Unmarshal(bootstrap.Template(), &boot))
 	for _, v := range []struct {
-		name, account, org string
-	}{{deployerAccount, deployerAccount, ""}, {targetAccount, targetAccount, ""}, {"org-" + targetAccount, targetAccount, orgID}} {
+		name, account, org, projects string
+	}{
+		{deployerAccount, deployerAccount, "", naming.AllProjects},
+		{targetAccount, targetAccount, "", naming.AllProjects},
+		{"org-" + targetAccount, targetAccount, orgID, naming.AllProjects},
+		{"payments-" + targetAccount, targetAccount, "", "payments/*," + otherProject},
+	} {
 		s, err := newStack(boot, v.account, awsRegion, map[string]any{
 			stacks.ParamTrustedAccounts: deployerAccount, stacks.ParamQualifier: "", stacks.ParamOrganizationID: v.org,
+			stacks.ParamProjects: v.projects,
 		})
 		require.NoError(t, err)
 		deployRole, err := s.resource("DeployRole")

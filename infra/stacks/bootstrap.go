@@ -21,6 +21,14 @@ const (
 	// ParamOrganizationID optionally restricts the trust to principals of
 	// one AWS Organization (aws:PrincipalOrgID).
 	ParamOrganizationID = "OrganizationId"
+	// ParamProjects lists the patterns of the projects the environment
+	// accepts (default naming.AllProjects): the roles' trust requires the
+	// ProjectName session tag to match one (naming.ProjectAccepted).
+	ParamProjects = "Projects"
+	// ProjectsPattern is the AllowedPattern of each Projects value: a
+	// project name ("org/name" of lowercase letters, digits, '.', '_',
+	// '-'), with IAM's wildcards * and ?.
+	ProjectsPattern = "^[a-z0-9._*?-]+/[a-z0-9._*?-]+$"
 	// ConditionHasQualifier is true when Qualifier is not empty.
 	ConditionHasQualifier = "HasQualifier"
 	// ConditionHasOrganization is true when OrganizationId is not empty.
@@ -102,6 +110,12 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 		AllowedPattern: str(OrganizationPattern),
 		Description:    str("Optional AWS Organization id (o-...): the roles then trust only principals of that organization"),
 	})
+	projects := awscdk.NewCfnParameter(stack, str(ParamProjects), &awscdk.CfnParameterProps{
+		Type:           str("CommaDelimitedList"),
+		Default:        str(naming.AllProjects),
+		AllowedPattern: str(ProjectsPattern),
+		Description:    str("The projects this environment accepts: project names (org/name) or patterns with * and ?, e.g. acme/shop,payments/*; default every project"),
+	})
 	hasQualifier := awscdk.NewCfnCondition(stack, str(ConditionHasQualifier), &awscdk.CfnConditionProps{
 		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(qualifier.ValueAsString(), str(""))),
 	})
@@ -121,24 +135,43 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 	sessionPrefix := naming.GroupPrefix(project, config) // "<project>/<config>/" of the session
 
 	// Trust: the deployer Lambda role of each trusted account, only with
-	// the session tags every permission is scoped by. Principal is the
-	// accounts (their root), narrowed to the role by aws:PrincipalArn: a
-	// role ARN as Principal would fail while the deployer is not deployed.
-	// A role with a path never matches (role names cannot hold '/').
-	assume := []string{"sts:AssumeRole", "sts:TagSession"}
+	// the session tags every permission is scoped by, for a project the
+	// environment accepts. Principal is the accounts (their root),
+	// narrowed to the role by aws:PrincipalArn: a role ARN as Principal
+	// would fail while the deployer is not deployed. A role with a path
+	// never matches (role names cannot hold '/'). The deployer sets the
+	// source identity of who asked for the release (naming.SourceIdentity),
+	// which CloudTrail then records with every call of the session:
+	// sts:SetSourceIdentity supports no request tag keys, so it has a
+	// statement of its own, on the same principal.
+	assume := []string{"sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity"}
+	deployerRole := map[string]interface{}{
+		"ArnLike":    map[string]interface{}{"aws:PrincipalArn": "arn:" + partition + ":iam::*:role/" + naming.DeployerRoleNamePattern},
+		"ArnNotLike": map[string]interface{}{"aws:PrincipalArn": "arn:" + partition + ":iam::*:role/*/*"},
+	}
 	trustStatements := []interface{}{map[string]interface{}{
 		"Sid":       "DeployerLambdaRoleOnly",
 		"Effect":    "Allow",
-		"Action":    assume,
+		"Action":    assume[:2],
 		"Principal": map[string]interface{}{"AWS": trusted.ValueAsList()},
 		"Condition": map[string]interface{}{
-			"ArnLike":    map[string]interface{}{"aws:PrincipalArn": "arn:" + partition + ":iam::*:role/" + naming.DeployerRoleNamePattern},
-			"ArnNotLike": map[string]interface{}{"aws:PrincipalArn": "arn:" + partition + ":iam::*:role/*/*"},
+			"ArnLike":    deployerRole["ArnLike"],
+			"ArnNotLike": deployerRole["ArnNotLike"],
 			"StringLike": map[string]interface{}{
-				"aws:RequestTag/" + naming.TagProjectName: "?*/?*",
+				"aws:RequestTag/" + naming.TagProjectName: projects.ValueAsList(),
 				"aws:RequestTag/" + naming.TagConfigName:  "?*",
 			},
 			"ForAllValues:StringEquals": map[string]interface{}{"aws:TagKeys": naming.SessionTagKeys()},
+		},
+	}, map[string]interface{}{
+		"Sid":       "DeployerLambdaRoleSourceIdentity",
+		"Effect":    "Allow",
+		"Action":    assume[2],
+		"Principal": map[string]interface{}{"AWS": trusted.ValueAsList()},
+		"Condition": map[string]interface{}{
+			"ArnLike":    deployerRole["ArnLike"],
+			"ArnNotLike": deployerRole["ArnNotLike"],
+			"StringLike": map[string]interface{}{"sts:SourceIdentity": naming.SourceIdentityPattern},
 		},
 	}}
 	trustStatements = append(trustStatements, awscdk.Fn_ConditionIf(hasOrg.LogicalId(), map[string]interface{}{

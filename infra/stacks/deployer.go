@@ -166,9 +166,10 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Resources: bucketResources,
 	}))
 	// STS: ferry's deploy and publish roles in the accounts it serves
-	// only, with the session tags the bootstrap roles require.
+	// only, with the session tags the bootstrap roles require and the
+	// source identity of who asked for the release.
 	for _, kind := range []string{"Deploy", "Publish"} {
-		allow("AssumeFerry"+kind+"Roles", []string{"sts:AssumeRole", "sts:TagSession"}, TargetRoleARNs(targets, hasTargets, kind)...)
+		allow("AssumeFerry"+kind+"Roles", []string{"sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity"}, TargetRoleARNs(targets, hasTargets, kind)...)
 	}
 	// Step Functions: the handlers confirm that they run for an execution
 	// of this state machine. The ARN is built from naming, not from the

@@ -222,7 +222,7 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 	assert.Contains(t, strs(bySid["NeverEraseHistory"]["Action"]), "s3:DeleteObjectVersion")
 	for _, kind := range []string{"deploy", "publish"} {
 		s := bySid["AssumeFerry"+strings.ToUpper(kind[:1])+kind[1:]+"Roles"]
-		assert.Equal(t, []string{"sts:AssumeRole", "sts:TagSession"}, strs(s["Action"]))
+		assert.Equal(t, []string{"sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity"}, strs(s["Action"]))
 		j := mustJSON(t, s["Resource"])
 		assert.Contains(t, j, `"Fn::If":["HasTargetAccounts"`, "the target accounts, or its own")
 		assert.Contains(t, j, `{"Ref":"TargetAccounts"}`)
@@ -349,7 +349,7 @@ func TestBootstrapTemplateIsSelfContained(t *testing.T) {
 		params = append(params, p)
 	}
 	sort.Strings(params)
-	assert.Equal(t, []string{ParamOrganizationID, ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
+	assert.Equal(t, []string{ParamOrganizationID, ParamProjects, ParamQualifier, ParamTrustedAccounts}, params, "no asset or bootstrap version parameters")
 	assert.Equal(t, ParamQualifier, bootstrap.ParamQualifier)
 	assert.Equal(t, ParamTrustedAccounts, bootstrap.ParamTrustedAccounts)
 	assert.NotContains(t, tmpl, "Rules", "no CheckBootstrapVersion rule")
@@ -379,17 +379,25 @@ func TestBootstrapRoles(t *testing.T) {
 			assert.Contains(t, name, `"ferry-`+tt.kind+`-"`)
 			assert.Contains(t, name, `"-`+tt.kind+`-"`)
 			// Trusts the deployer Lambda role of the accounts given as the
-			// parameter only, tagged with a project and config, and
-			// optionally only within an organization.
+			// parameter only, tagged with a project the environment
+			// accepts and a config, setting a source identity of the
+			// form naming.SourceIdentity makes, and optionally only
+			// within an organization.
 			assert.JSONEq(t, `{"Version":"2012-10-17","Statement":[{
 				"Sid":"DeployerLambdaRoleOnly","Effect":"Allow","Action":["sts:AssumeRole","sts:TagSession"],
 				"Principal":{"AWS":{"Ref":"TrustedAccounts"}},
 				"Condition":{
 					"ArnLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/ferry-deployer-*"]]}},
 					"ArnNotLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/*/*"]]}},
-					"StringLike":{"aws:RequestTag/ProjectName":"?*/?*","aws:RequestTag/ConfigName":"?*"},
+					"StringLike":{"aws:RequestTag/ProjectName":{"Ref":"Projects"},"aws:RequestTag/ConfigName":"?*"},
 					"ForAllValues:StringEquals":{"aws:TagKeys":["ProjectName","ConfigName"]}}},
-				{"Fn::If":["HasOrganization",{"Sid":"OrganizationOnly","Effect":"Deny","Action":["sts:AssumeRole","sts:TagSession"],
+				{"Sid":"DeployerLambdaRoleSourceIdentity","Effect":"Allow","Action":"sts:SetSourceIdentity",
+				"Principal":{"AWS":{"Ref":"TrustedAccounts"}},
+				"Condition":{
+					"ArnLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/ferry-deployer-*"]]}},
+					"ArnNotLike":{"aws:PrincipalArn":{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::*:role/*/*"]]}},
+					"StringLike":{"sts:SourceIdentity":"?*@????????????"}}},
+				{"Fn::If":["HasOrganization",{"Sid":"OrganizationOnly","Effect":"Deny","Action":["sts:AssumeRole","sts:TagSession","sts:SetSourceIdentity"],
 					"Principal":{"AWS":"*"},"Condition":{"StringNotEquals":{"aws:PrincipalOrgID":{"Ref":"OrganizationId"}}}},
 					{"Ref":"AWS::NoValue"}]}]}`,
 				mustJSON(t, props["AssumeRolePolicyDocument"]))

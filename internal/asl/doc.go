@@ -14,6 +14,6 @@
 //
 // Time is injected: an execution reads the time from a clock.Clock and
 // passes time (Wait states, retry intervals) through a Waiter, so tests run
-// on a clock.Virtual without sleeping and the local region runs on Scaled
-// time.
+// on a clock.Virtual without sleeping and the local region runs on
+// clock.Scaled time.
 package asl

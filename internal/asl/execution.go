@@ -89,7 +89,7 @@ type RunOptions struct {
 	Clock clock.Clock
 	// Waiter passes time for Wait states and retry intervals. When nil: a
 	// VirtualWaiter for a *clock.Virtual, the clock itself when it is a
-	// Waiter (Scaled), real sleeps for clock.System; any other clock needs
+	// Waiter (clock.Scaled), real sleeps for clock.System; any other clock needs
 	// a Waiter.
 	Waiter Waiter
 	// Invoker runs Task states. Required when the machine has a Task.
@@ -609,23 +609,6 @@ func applyResultPath(rp ioPath, raw, result any) (any, error) {
 	return out, nil
 }
 
-// taskKind tells how a Task's events are named: service integrations
-// ("arn:aws:states:::lambda:invoke") get Task* events, Lambda functions
-// named directly get LambdaFunction* events.
-type taskKind struct {
-	integration  bool
-	resourceType string
-	resource     string
-}
-
-func classify(resource string) taskKind {
-	parts := strings.SplitN(resource, ":", 7)
-	if len(parts) == 7 && parts[0] == "arn" && parts[2] == "states" && parts[3] == "" && parts[4] == "" {
-		return taskKind{integration: true, resourceType: parts[5], resource: parts[6]}
-	}
-	return taskKind{resource: resource}
-}
-
 func (x *Execution) runTask(ctx context.Context, s *state, raw any, entered time.Time) (string, any, error) {
 	attempts := make([]int, len(s.retry))
 	retryCount := 0
@@ -681,89 +664,90 @@ func findRetrier(rs []retrier, name string) int {
 // attemptTask runs one attempt of a Task state: input processing, the
 // invocation and its events, and result processing.
 func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCount int, ctxObj any) (any, error) {
-	eff, err := applyInputPath(s.inputPath, raw, ctxObj)
+	payload, err := taskPayload(s, raw, ctxObj)
 	if err != nil {
 		return nil, err
 	}
-	if s.parameters != nil {
-		if eff, err = s.parameters.apply(eff, ctxObj); err != nil {
-			return nil, err
-		}
-	}
-	payload := encodeJSON(eff)
-	if len(payload) > limits.StepFunctionsPayloadBytes {
-		return nil, stateErr(ErrorDataLimitExceeded, "the input of task '%s' is %d bytes, over the limit of %d", s.name, len(payload), limits.StepFunctionsPayloadBytes)
-	}
-	k := classify(s.resource)
+	events := taskEventsOf(s.resource, x.region)
 	var timeout *int64
 	if s.timeoutSeconds > 0 {
 		timeout = &s.timeoutSeconds
 	}
-	if k.integration {
-		x.emit(Event{Type: EventTaskScheduled, TaskScheduled: &TaskScheduledDetails{
-			ResourceType: k.resourceType, Resource: k.resource, Region: x.region,
-			Parameters: payload, TimeoutInSeconds: timeout}})
-		x.emit(Event{Type: EventTaskStarted, TaskStarted: &TaskResource{ResourceType: k.resourceType, Resource: k.resource}})
-	} else {
-		x.emit(Event{Type: EventLambdaFunctionScheduled, LambdaFunctionScheduled: &LambdaScheduledDetails{
-			Resource: s.resource, Input: payload, TimeoutInSeconds: timeout}})
-		x.emit(Event{Type: EventLambdaFunctionStarted})
+	x.emit(events.scheduled(payload, timeout))
+	x.emit(events.started())
+	result, fail, timedOut := x.invoke(ctx, s, payload, retryCount)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case timedOut:
+		x.emit(events.timedOut(fail))
+		return nil, fail
+	case fail != nil:
+		x.emit(events.failed(fail))
+		return nil, fail
 	}
+	output := encodeJSON(result)
+	x.emit(events.succeeded(output))
+	if len(output) > limits.StepFunctionsPayloadBytes {
+		return nil, stateErr(ErrorDataLimitExceeded, "the result of task '%s' is %d bytes, over the limit of %d", s.name, len(output), limits.StepFunctionsPayloadBytes)
+	}
+	return taskOutput(s, raw, result, ctxObj)
+}
+
+// taskPayload is a Task's effective input, its InputPath and Parameters
+// applied, as the JSON text the resource is invoked with.
+func taskPayload(s *state, raw, ctxObj any) (string, error) {
+	eff, err := applyInputPath(s.inputPath, raw, ctxObj)
+	if err != nil {
+		return "", err
+	}
+	if s.parameters != nil {
+		if eff, err = s.parameters.apply(eff, ctxObj); err != nil {
+			return "", err
+		}
+	}
+	payload := encodeJSON(eff)
+	if len(payload) > limits.StepFunctionsPayloadBytes {
+		return "", stateErr(ErrorDataLimitExceeded, "the input of task '%s' is %d bytes, over the limit of %d", s.name, len(payload), limits.StepFunctionsPayloadBytes)
+	}
+	return payload, nil
+}
+
+// invoke invokes s's resource with payload and returns the result,
+// decoded, or what fails the attempt: the task's own TimeoutSeconds passed
+// (timedOut), the Invoker's error, or a result that is not JSON. When ctx
+// is done the caller ignores what it returns.
+func (x *Execution) invoke(ctx context.Context, s *state, payload string, retryCount int) (result any, fail *StateError, timedOut bool) {
+	limit := time.Duration(s.timeoutSeconds) * time.Second
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if s.timeoutSeconds > 0 {
-		callCtx, cancel = x.waiter.Bound(ctx, time.Duration(s.timeoutSeconds)*time.Second)
+		callCtx, cancel = x.waiter.Bound(ctx, limit)
 	}
+	defer cancel()
 	began := x.clock.Now()
 	info := TaskInfo{ExecutionARN: x.arn, State: s.name, RetryCount: retryCount}
-	res, callErr := x.invoker.Invoke(context.WithValue(callCtx, taskInfoKey{}, info), s.resource, json.RawMessage(payload))
-	timedOut := s.timeoutSeconds > 0 && ctx.Err() == nil &&
-		(errors.Is(callCtx.Err(), context.DeadlineExceeded) ||
-			x.clock.Now().Sub(began) > time.Duration(s.timeoutSeconds)*time.Second)
-	cancel()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	fail := func(typ EventType, se *StateError) (any, error) {
-		d := &ErrorDetails{Error: se.Name, Cause: se.Cause}
-		td := &TaskErrorDetails{ResourceType: k.resourceType, Resource: k.resource, Error: se.Name, Cause: se.Cause}
-		ev := Event{Type: typ}
-		switch {
-		case k.integration && typ == EventTaskTimedOut:
-			ev.TaskTimedOut = td
-		case k.integration:
-			ev.TaskFailed = td
-		case typ == EventTaskTimedOut:
-			ev.Type, ev.LambdaFunctionTimedOut = EventLambdaFunctionTimedOut, d
-		default:
-			ev.Type, ev.LambdaFunctionFailed = EventLambdaFunctionFailed, d
-		}
-		x.emit(ev)
-		return nil, se
-	}
-	switch {
-	case timedOut:
+	res, err := x.invoker.Invoke(context.WithValue(callCtx, taskInfoKey{}, info), s.resource, json.RawMessage(payload))
+	if s.timeoutSeconds > 0 && ctx.Err() == nil &&
+		(errors.Is(callCtx.Err(), context.DeadlineExceeded) || x.clock.Now().Sub(began) > limit) {
 		// Step Functions records a task's own timeout with no cause.
-		return fail(EventTaskTimedOut, &StateError{Name: ErrorTimeout})
-	case callErr != nil:
-		return fail(EventTaskFailed, taskError(callErr))
+		return nil, &StateError{Name: ErrorTimeout}, true
+	}
+	if err != nil {
+		return nil, taskError(err), false
 	}
 	if len(res) == 0 {
 		res = json.RawMessage("null")
 	}
-	result, err := decodeJSON(res)
-	if err != nil {
-		return fail(EventTaskFailed, stateErr(ErrorRuntime, "the result of task '%s' is not valid JSON: %v", s.name, err))
+	if result, err = decodeJSON(res); err != nil {
+		return nil, stateErr(ErrorRuntime, "the result of task '%s' is not valid JSON: %v", s.name, err), false
 	}
-	output := encodeJSON(result)
-	if k.integration {
-		x.emit(Event{Type: EventTaskSucceeded, TaskSucceeded: &TaskSucceededDetails{
-			ResourceType: k.resourceType, Resource: k.resource, Output: output}})
-	} else {
-		x.emit(Event{Type: EventLambdaFunctionSucceeded, LambdaFunctionSucceeded: &ExecutionSucceededDetails{Output: output}})
-	}
-	if len(output) > limits.StepFunctionsPayloadBytes {
-		return nil, stateErr(ErrorDataLimitExceeded, "the result of task '%s' is %d bytes, over the limit of %d", s.name, len(output), limits.StepFunctionsPayloadBytes)
-	}
+	return result, nil, false
+}
+
+// taskOutput applies a Task's ResultSelector, ResultPath and OutputPath to
+// its result.
+func taskOutput(s *state, raw, result, ctxObj any) (any, error) {
+	var err error
 	if s.resultSelector != nil {
 		if result, err = s.resultSelector.apply(result, ctxObj); err != nil {
 			return nil, err

@@ -351,22 +351,6 @@ func TestServiceIntegrationEvents(t *testing.T) {
 		Parameters: `{"FunctionName":"f","Payload":{"a":1}}`}, *h[2].TaskScheduled)
 }
 
-func TestScaledTime(t *testing.T) {
-	_, err := NewScaled(t0, 0)
-	require.Error(t, err)
-	s, err := NewScaled(t0, 1e6)
-	require.NoError(t, err)
-	require.NoError(t, s.Wait(context.Background(), time.Hour)) // 3.6 ms of wall time
-	assert.False(t, s.Now().Before(t0.Add(time.Hour)))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	assert.ErrorIs(t, s.Wait(ctx, time.Hour), context.Canceled)
-	bctx, bcancel := s.Bound(context.Background(), time.Second)
-	defer bcancel()
-	<-bctx.Done()
-	assert.ErrorIs(t, bctx.Err(), context.DeadlineExceeded)
-}
-
 func eventTypes(h []Event) []EventType {
 	out := make([]EventType, len(h))
 	for i, e := range h {

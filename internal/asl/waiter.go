@@ -2,7 +2,6 @@ package asl
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -46,60 +45,14 @@ func (w VirtualWaiter) Bound(ctx context.Context, _ time.Duration) (context.Cont
 	return context.WithCancel(ctx)
 }
 
-// Scaled is a clock and a Waiter whose time runs Speed times faster than
-// the wall clock, starting at Origin: with Speed 60 a ten-minute wait takes
-// ten seconds. It is safe for concurrent use; the local region gives one
-// Scaled to the simulated AWS (as its clock) and to every execution.
-type Scaled struct {
-	origin    time.Time
-	realStart time.Time
-	speed     float64
-}
-
-// NewScaled returns Scaled time that reads origin now and runs speed times
-// faster than the wall clock. speed must be positive.
-func NewScaled(origin time.Time, speed float64) (*Scaled, error) {
-	if !(speed > 0) {
-		return nil, errors.New("scaled time: speed must be positive")
-	}
-	return &Scaled{origin: origin, realStart: time.Now(), speed: speed}, nil
-}
-
-// Now returns the scaled time.
-func (s *Scaled) Now() time.Time {
-	return s.origin.Add(time.Duration(float64(time.Since(s.realStart)) * s.speed))
-}
-
-func (s *Scaled) real(d time.Duration) time.Duration {
-	return time.Duration(float64(d) / s.speed)
-}
-
-// Wait sleeps d/Speed of wall time, or until ctx is done.
-func (s *Scaled) Wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(s.real(d))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// Bound returns ctx with a deadline d/Speed of wall time away.
-func (s *Scaled) Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.real(d))
-}
-
 // wallWaiter is the default for the system clock: real sleeps.
 type wallWaiter struct{}
 
 func (wallWaiter) Wait(ctx context.Context, d time.Duration) error {
-	s := Scaled{speed: 1}
-	return s.Wait(ctx, d)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return clock.Sleep(ctx, d)
 }
 
 func (wallWaiter) Bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -107,8 +60,7 @@ func (wallWaiter) Bound(ctx context.Context, d time.Duration) (context.Context, 
 }
 
 var (
-	_ Waiter      = VirtualWaiter{}
-	_ Waiter      = (*Scaled)(nil)
-	_ clock.Clock = (*Scaled)(nil)
-	_ Waiter      = wallWaiter{}
+	_ Waiter = VirtualWaiter{}
+	_ Waiter = (*clock.Scaled)(nil)
+	_ Waiter = wallWaiter{}
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,16 +45,21 @@ type ConnectorOptions struct {
 //     every resource by (aws:PrincipalTag), so a session can touch only
 //     its own project-config's groups, templates, alarms and roles;
 //   - the role session name naming.RoleSessionName(Project, Config,
-//     ReleaseID), so CloudTrail shows which release acted.
+//     ReleaseID), so CloudTrail shows which release acted;
+//   - the source identity SourceIdentity, when set: who asked for the
+//     release (naming.SourceIdentity of the caller its identity proof
+//     names), which STS keeps with the session and CloudTrail records
+//     with every call it makes.
 type Session struct {
-	Project   string
-	Config    string
-	ReleaseID string
+	Project        string
+	Config         string
+	ReleaseID      string
+	SourceIdentity string
 }
 
-// sessionNamePattern is STS's pattern of a role session name, and
-// tagValuePattern that of a session tag value (AssumeRole, STS API
-// Reference).
+// sessionNamePattern is STS's pattern of a role session name and of a
+// source identity, and tagValuePattern that of a session tag value
+// (AssumeRole, STS API Reference).
 var (
 	sessionNamePattern = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
 	tagValuePattern    = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,256}$`)
@@ -71,6 +77,8 @@ func (s Session) Validate() error {
 		return errors.New("session: the release id is empty")
 	case !sessionNamePattern.MatchString(naming.RoleSessionName(s.Project, s.Config, s.ReleaseID)):
 		return fmt.Errorf("session: %s/%s/%s makes no valid role session name", s.Project, s.Config, s.ReleaseID)
+	case s.SourceIdentity != "" && (!sessionNamePattern.MatchString(s.SourceIdentity) || strings.HasPrefix(s.SourceIdentity, "aws:")):
+		return fmt.Errorf("session: %q is not a source identity", s.SourceIdentity)
 	}
 	return nil
 }
@@ -197,6 +205,9 @@ func (c *Connector) cache(t Target, s Session, role string) *CredentialsCache {
 	arn := naming.RoleARN(t.AccountID, role)
 	provider := stscreds.NewAssumeRoleProvider(c.sts, arn, func(o *stscreds.AssumeRoleOptions) {
 		o.RoleSessionName = naming.RoleSessionName(s.Project, s.Config, s.ReleaseID)
+		if s.SourceIdentity != "" {
+			o.SourceIdentity = aws.String(s.SourceIdentity)
+		}
 		o.Duration = c.opts.Duration
 		o.Tags = []ststypes.Tag{
 			{Key: aws.String(naming.TagProjectName), Value: aws.String(s.Project)},

@@ -197,3 +197,54 @@ func TestBuildRefusesForeignCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestAssumeRoleSourceIdentity: STS takes a source identity of
+// [\w+=,.@-]{2,64} not starting with "aws:" (AssumeRole, STS API
+// Reference), only from a principal the role's trust policy allows
+// sts:SetSourceIdentity ("Monitor and control actions taken with assumed
+// roles", IAM User Guide): the bootstrap roles' trust does, another
+// role's does not. The session keeps it for every call it makes.
+func TestAssumeRoleSourceIdentity(t *testing.T) {
+	ctx := context.Background()
+	// ops trusts the deployer's account, without sts:SetSourceIdentity.
+	other := naming.RoleARN("111111111111", "ops")
+	tests := []struct {
+		name, role, source, errCode string
+	}{
+		{"bootstrap role", "", "alice@111111111111", ""},
+		{"pattern", "", "alice/x", "ValidationError"},
+		{"too short", "", "a", "ValidationError"},
+		{"reserved prefix", "", "aws:alice", "ValidationError"},
+		{"another role, without one", other, "", ""},
+		{"another role, whose trust does not allow one", other, "alice@111111111111", cloud.CodeAccessDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+			require.NoError(t, err)
+			spec.Accounts[0].Roles = append(spec.Accounts[0].Roles, sim.RoleSpec{Name: "ops", Trust: []string{"111111111111"}})
+			w, err := sim.New(clock.NewVirtual(start), spec)
+			require.NoError(t, err)
+			in := stsInput{}.forRole("111111111111", "us-east-1")
+			if tt.role != "" {
+				in.RoleArn, in.Tags = aws.String(tt.role), nil
+			}
+			if tt.source != "" {
+				in.SourceIdentity = aws.String(tt.source)
+			}
+			out, err := w.STS("111111111111").AssumeRole(ctx, in)
+			if tt.errCode != "" {
+				assert.Equal(t, tt.errCode, cloud.ErrorCode(err), "%v", err)
+				return
+			}
+			require.NoError(t, err)
+			c := w.Build(nil)(cloud.Target{AccountID: "111111111111", Region: "us-east-1"},
+				aws.NewCredentialsCache(staticCreds(*out.Credentials.AccessKeyId)), nil)
+			_, err = c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+			require.NoError(t, err)
+			log := w.CallLog()
+			assert.Equal(t, tt.source, log[0].SourceIdentity)
+			assert.Equal(t, tt.source, log[len(log)-1].SourceIdentity)
+		})
+	}
+}

@@ -55,6 +55,13 @@
 //   - The harness seeds a second account with moto's x-moto-account-id
 //     header, which AWS does not have; the deployer reaches that account
 //     only through AssumeRole.
+//   - moto serves a pre-signed sts:GetCallerIdentity (a GET whose query
+//     string carries Action and the signature, as identity proofs are
+//     made; "Signing AWS API requests", query string) as an S3 request,
+//     since its single endpoint routes a signed GET by path, so the
+//     deployer here verifies no identity proofs (deployer.Config
+//     .Identities is unset); the local region and the identity package's
+//     tests verify them.
 //   - moto 5.2.1 verifies neither x-amz-checksum-* nor Content-MD5 on
 //     PutObject (AWS refuses a mismatch with 400 BadDigest and stores
 //     nothing), and keeps a checksum only when x-amz-sdk-checksum-algorithm

@@ -27,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
@@ -100,6 +101,20 @@ func (f *fakeExecutions) register(arn string, input json.RawMessage, start time.
 	return out
 }
 
+// caller is who asks for every release of the harness: the caller its
+// identity proof names, as fakeIdentities verifies it.
+const caller = "arn:aws:iam::" + account + ":user/alice"
+
+// fakeIdentities verifies every release's identity proof, present or
+// not, as naming caller (internal/identity verifies real ones).
+type fakeIdentities struct{}
+
+var _ Identities = fakeIdentities{}
+
+func (fakeIdentities) Verify(context.Context, *release.Identity, string) (identity.Caller, error) {
+	return identity.Caller{ARN: caller, Account: account}, nil
+}
+
 func worldSpec(t testing.TB) sim.WorldSpec {
 	_, file, _, _ := runtime.Caller(0)
 	spec, err := sim.Load(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "worlds", "deploy-test.json"))
@@ -128,6 +143,7 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 		DefaultTarget:   cloud.Target{AccountID: account, Region: region},
 		Executions:      executions,
 		StateMachineARN: naming.StateMachineARN(account, region),
+		Identities:      fakeIdentities{},
 		Clock:           clk,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, store, conn)
@@ -147,7 +163,7 @@ func (h *harness) baseRelease() *release.Release {
 		ConfigName:  config,
 		ReleaseID:   fmt.Sprintf("r%d-%s", h.n, h.clk.Now().Format("150405")),
 		CreatedAt:   h.clk.Now().Add(-time.Minute),
-		CreatedBy:   "arn:aws:iam::111111111111:user/alice",
+		CreatedBy:   caller,
 		Subnets:     []string{"test_private_subnet_a", "test_private_subnet_b"},
 		AMI:         "ubuntu",
 		UserData:    "#cloud-config\n# {{RELEASE_ID}} {{PROJECT_NAME}} {{CONFIG_NAME}} {{SERVICE_NAME}}\n",

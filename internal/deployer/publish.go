@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -21,10 +22,6 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
-
-// assetSHA256Meta is the metadata key under which a published asset
-// records its hex SHA-256 (S3 returns metadata keys in lower case).
-const assetSHA256Meta = "sha256"
 
 // publish is the Publish task. For each asset of the release it copies the
 // content the client uploaded to the deployer bucket
@@ -98,14 +95,12 @@ func userData(r *release.Release, t cloud.Target, svc string) ([]byte, error) {
 // publishAsset publishes one asset (see publish).
 func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *execution.State, bucket, name string, a *release.Asset) error {
 	key := naming.TargetAssetKey(a.SHA256)
-	head, err := dst.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	done, err := published(ctx, dst, bucket, key, a)
 	switch {
-	case err == nil:
-		if aws.ToInt64(head.ContentLength) == a.Size && head.Metadata[assetSHA256Meta] == a.SHA256 {
-			d.log.Debug("asset already published", "asset", name, "sha256", a.SHA256)
-			return nil
-		}
-	case !cloud.IsNotFound(err):
+	case done:
+		d.log.Debug("asset already published", "asset", name, "sha256", a.SHA256)
+		return nil
+	case err != nil && !cloud.IsNotFound(err):
 		return deployErr("s3:HeadObject "+bucket+"/"+key, err)
 	}
 
@@ -142,7 +137,6 @@ func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *e
 		ContentLength:  aws.Int64(n),
 		ContentType:    aws.String("application/octet-stream"),
 		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum)),
-		Metadata:       map[string]string{assetSHA256Meta: a.SHA256},
 		// Create-only: the asset bucket's policy refuses any other write,
 		// so a published asset never changes.
 		IfNoneMatch: aws.String("*"),
@@ -151,8 +145,7 @@ func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *e
 		// Another publish of the same key won the race (or a different
 		// object is there, which only a person may remove): what is
 		// there is checked as above.
-		head, herr := dst.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-		if herr == nil && aws.ToInt64(head.ContentLength) == a.Size && head.Metadata[assetSHA256Meta] == a.SHA256 {
+		if done, _ := published(ctx, dst, bucket, key, a); done {
 			return nil
 		}
 		return &failure.DeployError{Op: "publish asset " + name, Err: fmt.Errorf(
@@ -163,6 +156,27 @@ func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *e
 	}
 	d.log.Info("asset published", "asset", name, "sha256", a.SHA256, "bytes", n, "bucket", bucket)
 	return nil
+}
+
+// published reports whether bucket/key holds asset a, by S3's own record
+// of the object: its size, and the SHA-256 checksum S3 computed and
+// verified when the object was written (HeadObject with ChecksumMode
+// ENABLED returns it, "Checking object integrity", Amazon S3 User Guide),
+// never by metadata, which whoever writes an object sets as they please.
+// An object written without a SHA-256 checksum is not a published asset. A missing object is false with the HeadObject's not-found error.
+func published(ctx context.Context, dst cloud.AssetStore, bucket, key string, a *release.Asset) (bool, error) {
+	head, err := dst.HeadObject(ctx, &s3.HeadObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), ChecksumMode: s3types.ChecksumModeEnabled,
+	})
+	if err != nil {
+		return false, err
+	}
+	sum, err := hex.DecodeString(a.SHA256)
+	if err != nil {
+		return false, nil
+	}
+	return aws.ToInt64(head.ContentLength) == a.Size &&
+		aws.ToString(head.ChecksumSHA256) == base64.StdEncoding.EncodeToString(sum), nil
 }
 
 // deployErr classifies an AWS error of op: transient ones are retryable,

@@ -1,7 +1,11 @@
 package deployer
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -239,6 +243,63 @@ func TestPublishRefusesTamperedAsset(t *testing.T) {
 	assert.Contains(t, err.Error(), "not the release's 15 bytes with SHA-256 "+sum)
 	_, err = h.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(assetBucket), Key: aws.String(naming.TargetAssetKey(sum))})
 	assert.True(t, cloud.IsNotFound(err), "nothing was published")
+}
+
+// TestPublishTrustsOnlyS3sChecksum: an object already at an asset's key
+// in the target's asset bucket counts as the asset only when S3's own
+// record says so: its size and the SHA-256 checksum S3 verified when it
+// was written (HeadObject, ChecksumMode ENABLED). Metadata claiming the
+// asset's hash, or the right bytes written without a checksum, do not
+// count; and since published assets are never overwritten
+// (If-None-Match), Publish then stops with a DeployError naming the key.
+func TestPublishTrustsOnlyS3sChecksum(t *testing.T) {
+	content := []byte("the application")
+	forged := []byte("the applicatioN")
+	tests := []struct {
+		name      string
+		put       func(key string) *s3.PutObjectInput
+		published bool
+	}{
+		{"published by ferry", func(key string) *s3.PutObjectInput {
+			sum := sha256.Sum256(content)
+			return &s3.PutObjectInput{Key: aws.String(key), Body: bytes.NewReader(content),
+				ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum[:]))}
+		}, true},
+		{"other bytes, metadata claiming the hash", func(key string) *s3.PutObjectInput {
+			sum := sha256.Sum256(content)
+			return &s3.PutObjectInput{Key: aws.String(key), Body: bytes.NewReader(forged),
+				Metadata: map[string]string{"sha256": hex.EncodeToString(sum[:])}}
+		}, false},
+		{"the bytes, without a checksum", func(key string) *s3.PutObjectInput {
+			return &s3.PutObjectInput{Key: aws.String(key), Body: bytes.NewReader(content)}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHarness(t)
+			r := h.baseRelease()
+			h.addAsset(r, "app", content)
+			key := naming.TargetAssetKey(r.Assets["app"].SHA256)
+			in := tt.put(key)
+			in.Bucket = aws.String(assetBucket)
+			before, err := h.s3.PutObject(ctx, in)
+			require.NoError(t, err)
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy[:3]...))
+			err = x.step(execution.TaskPublish)
+			if tt.published {
+				require.NoError(t, err)
+			} else {
+				var de *failure.DeployError
+				require.ErrorAs(t, err, &de)
+				assert.Contains(t, err.Error(), key+" exists and is not the asset's")
+			}
+			head, err := h.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(assetBucket), Key: aws.String(key)})
+			require.NoError(t, err)
+			assert.Equal(t, aws.ToString(before.ETag), aws.ToString(head.ETag), "the object was never overwritten")
+		})
+	}
 }
 
 func TestPublishMissingAsset(t *testing.T) {

@@ -199,3 +199,39 @@ func (h *harness) objects(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// TestTargetCallsNameTheVerifiedCaller: every call the deployer makes in
+// the target account, from the role sessions of a release, carries the
+// source identity of the caller Validate verified (naming.SourceIdentity),
+// as CloudTrail records it (userIdentity.sessionContext.sourceIdentity,
+// "Monitor and control actions taken with assumed roles", IAM User
+// Guide).
+func TestTargetCallsNameTheVerifiedCaller(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish, execution.TaskDeploy))
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+
+	want := naming.SourceIdentity(caller)
+	require.Equal(t, "alice@"+account, want)
+	assumes, calls := 0, 0
+	for _, c := range h.world.CallLog() {
+		switch {
+		case c.Op == "AssumeRole":
+			assumes++
+			assert.Equal(t, want, c.SourceIdentity, "AssumeRole sets the source identity")
+			var actions []string
+			for _, a := range c.Auth {
+				actions = append(actions, a.Action)
+			}
+			assert.Contains(t, actions, "sts:SetSourceIdentity")
+		case c.Principal != "":
+			calls++
+			assert.Equal(t, want, c.SourceIdentity, "%s %s", c.Service, c.Op)
+		}
+	}
+	assert.Positive(t, assumes)
+	assert.Positive(t, calls)
+}

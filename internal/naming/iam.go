@@ -60,6 +60,30 @@ func DeployerRoleName(region string) string { return "ferry-deployer-" + region 
 // trusted deployer may run in any region.
 var DeployerRoleNamePattern = DeployerRoleName("*")
 
+// AllProjects is the IAM pattern of every project name ("org/name"): the
+// default of the bootstrap template's Projects parameter, which lists the
+// patterns of the projects a bootstrapped environment accepts. The deploy
+// and publish roles' trust requires the ProjectName session tag to match
+// one of them (StringLike), so an environment can refuse every project
+// but its own, whatever the deployer's Lambda asks.
+const AllProjects = "?*/?*"
+
+// ProjectAccepted reports whether a bootstrapped environment whose
+// Projects parameter lists patterns accepts project, as its roles' trust
+// decides (StringLike: any pattern matches, with IAM's wildcards). No
+// patterns means the default, AllProjects.
+func ProjectAccepted(patterns []string, project string) bool {
+	if len(patterns) == 0 {
+		patterns = []string{AllProjects}
+	}
+	for _, p := range patterns {
+		if WildcardMatch(p, project) {
+			return true
+		}
+	}
+	return false
+}
+
 // MaxRoleSessionNameLen is STS's limit on a role session name.
 const MaxRoleSessionNameLen = 64
 
@@ -86,6 +110,59 @@ func RoleSessionName(project, config, releaseID string) string {
 	sum := sha256.Sum256([]byte(project + "\x00" + config + "\x00" + releaseID))
 	suffix := "=" + hex.EncodeToString(sum[:8])
 	return name[:MaxRoleSessionNameLen-len(suffix)] + suffix
+}
+
+// MaxSourceIdentityLen is STS's limit on a source identity.
+const MaxSourceIdentityLen = 64
+
+// SourceIdentity is the source identity the deployer sets when it assumes
+// a target's roles for a release: who asked for the release, as its
+// identity proof named them (callerARN, verified by the deployer). STS
+// keeps a source identity with the session and every session chained
+// from it, and CloudTrail records it with each call the session makes
+// ("Monitor and control actions taken with assumed roles", IAM User
+// Guide), so the target account's own trail tells whose release launched
+// or deleted each group.
+//
+// STS allows [\w+=,.@-]{2,64}, never starting with "aws:" (AssumeRole,
+// STS API Reference), so an ARN cannot be used as it is: the name is the
+// last element of the ARN's resource (the user, the role session, or
+// "root"), with any other character as '_', then '@' and the account:
+//
+//	arn:aws:iam::111111111111:user/alice -> alice@111111111111
+//	arn:aws:sts::111111111111:assumed-role/Admin/bob@example.com -> bob@example.com@111111111111
+//
+// The name is cut to fit 64 characters. An ARN that is not one names
+// nobody: "".
+func SourceIdentity(callerARN string) string {
+	parts := strings.SplitN(callerARN, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || len(parts[4]) != 12 || parts[5] == "" {
+		return ""
+	}
+	account, resource := parts[4], parts[5]
+	name := []byte(resource[strings.LastIndex(resource, "/")+1:])
+	for i, c := range name {
+		if !sourceIdentityChar(c) {
+			name[i] = '_'
+		}
+	}
+	if room := MaxSourceIdentityLen - len("@") - len(account); len(name) > room {
+		name = name[:room]
+	}
+	if len(name) == 0 {
+		return ""
+	}
+	return string(name) + "@" + account
+}
+
+// SourceIdentityPattern matches every SourceIdentity (IAM's wildcards):
+// a name, '@', a 12-digit account. The bootstrap roles' trust allows the
+// deployer to set only such a source identity.
+const SourceIdentityPattern = "?*@????????????"
+
+// sourceIdentityChar reports whether STS allows c in a source identity.
+func sourceIdentityChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_+=,.@-", c) >= 0
 }
 
 // WildcardMatch reports whether s matches pattern with IAM's wildcards in

@@ -107,3 +107,36 @@ func TestProjectListed(t *testing.T) {
 		assert.Equal(t, tt.want, ProjectListed(tt.value, tt.project), "%q lists %q", tt.value, tt.project)
 	}
 }
+
+// TestSourceIdentity: the source identity names the verified caller
+// within STS's pattern and length ([\w+=,.@-]{2,64}, AssumeRole, STS API
+// Reference), for every kind of caller ARN GetCallerIdentity returns.
+func TestSourceIdentity(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	tests := []struct{ arn, want string }{
+		{"arn:aws:iam::111111111111:user/alice", "alice@111111111111"},
+		{"arn:aws:iam::111111111111:user/team/ops/alice", "alice@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/Admin/bob@example.com", "bob@example.com@111111111111"},
+		{"arn:aws-cn:sts::111111111111:assumed-role/Admin/i-0123456789abcdef0", "i-0123456789abcdef0@111111111111"},
+		{"arn:aws:iam::111111111111:root", "root@111111111111"},
+		{"arn:aws:sts::111111111111:federated-user/carol", "carol@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/Admin/" + long, strings.Repeat("a", 51) + "@111111111111"},
+		{"arn:aws:iam::111111111111:user/al ice", "al_ice@111111111111"},
+		{"arn:aws:iam::111111111111:user/", ""},
+		{"arn:aws:iam::11111:user/alice", ""},
+		{"alice", ""},
+		{"", ""},
+	}
+	valid := regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	for _, tt := range tests {
+		t.Run(tt.arn, func(t *testing.T) {
+			got := SourceIdentity(tt.arn)
+			assert.Equal(t, tt.want, got)
+			if got != "" {
+				assert.Regexp(t, valid, got)
+				assert.False(t, strings.HasPrefix(got, "aws:"))
+				assert.True(t, WildcardMatch(SourceIdentityPattern, got))
+			}
+		})
+	}
+}

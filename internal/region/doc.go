@@ -37,7 +37,7 @@
 //     wakes the executions due. A running task, an Observer call and a Hold
 //     all keep time still, so what a test sees does not depend on
 //     scheduling, and a ten-minute deploy takes milliseconds.
-//   - Options.Speed > 0: scaled real time (asl.Scaled) starting at the wall
+//   - Options.Speed > 0: scaled real time (clock.Scaled) starting at the wall
 //     clock's now; with Speed 60 a ten-minute deploy takes ten seconds.
 //   - neither: discrete-event time on a virtual clock the region makes,
 //     starting at the wall clock's now (as fast as possible). While no

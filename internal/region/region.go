@@ -211,7 +211,7 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		r.sched = newScheduler(opts.Clock, nil)
 		r.clk, r.waiter = opts.Clock, r.sched
 	case opts.Speed > 0:
-		scaled, err := asl.NewScaled(wall.Now().UTC().Truncate(time.Second), opts.Speed)
+		scaled, err := clock.NewScaled(wall.Now().UTC().Truncate(time.Second), opts.Speed)
 		if err != nil {
 			return nil, fmt.Errorf("region: %w", err)
 		}
@@ -348,7 +348,7 @@ func (r *Region) StateMachineARN() string { return r.info.StateMachineARN }
 func (r *Region) Bucket() string { return r.info.Bucket }
 
 // Clock is the region's clock: the *clock.Virtual of Options.Clock, an
-// *asl.Scaled, or the region's own discrete-event clock (which follows
+// *clock.Scaled, or the region's own discrete-event clock (which follows
 // Options.WallClock while no execution runs).
 func (r *Region) Clock() clock.Clock { return r.clk }
 

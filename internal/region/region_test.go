@@ -551,7 +551,7 @@ func TestLocalNewOptions(t *testing.T) {
 		assert.Equal(t, "arn:aws:states:us-west-2:222222222222:stateMachine:ferry-deployer", info.StateMachineARN)
 		assert.Equal(t, naming.DeployerBucketName("222222222222", "us-west-2"), info.Bucket)
 		assert.Equal(t, speed, info.Speed)
-		_, isScaled := r.Clock().(*asl.Scaled)
+		_, isScaled := r.Clock().(*clock.Scaled)
 		assert.Equal(t, speed > 0, isScaled)
 		assert.WithinDuration(t, time.Now(), info.Now, 24*time.Hour, "starts at the wall clock's now")
 		require.NoError(t, r.Close())

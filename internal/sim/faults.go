@@ -271,6 +271,10 @@ type Call struct {
 	// SessionTags are the session tags of that session (the tags an
 	// AssumeRole asks for are its Auths' RequestTags).
 	SessionTags map[string]string `json:"session_tags,omitempty"`
+	// SourceIdentity is that session's source identity, as CloudTrail
+	// records it with the call (userIdentity.sessionContext.sourceIdentity);
+	// for AssumeRole, the one it asks for.
+	SourceIdentity string `json:"source_identity,omitempty"`
 	// Auth are the authorizations AWS makes for the call, with the
 	// resources' ARNs and tags and the request's tags (see Auth). A call
 	// refused before its handler ran (a fault, an expired token) has its

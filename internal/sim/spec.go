@@ -52,6 +52,9 @@ type BootstrapSpec struct {
 	Region    string   `json:"region"`
 	Qualifier string   `json:"qualifier,omitempty"`
 	Trust     []string `json:"trust"`
+	// Projects are the patterns of the projects the environment accepts
+	// (the template's Projects parameter; default naming.AllProjects).
+	Projects []string `json:"projects,omitempty"`
 }
 
 // RoleSpec is an IAM role. Trust lists the accounts allowed to assume it,

@@ -46,8 +46,10 @@ func (w *World) STS(callerAccount string) *STS {
 // deploy and publish roles) trusts, in each account its spec lists, only
 // the deployer's Lambda role (a role named naming.DeployerRoleNamePattern),
 // and only with the session tags ProjectName and ConfigName
-// (naming.SessionTagKeys), as the bootstrap template's trust policy says;
-// another role trusts every principal of the accounts it lists.
+// (naming.SessionTagKeys), the project one of the patterns its Projects
+// accepts (naming.ProjectAccepted), as the bootstrap template's trust
+// policy says, which also allows it to set a source identity; another role trusts every
+// principal of the accounts it lists, without a source identity.
 func (w *World) STSAs(callerARN string) *STS {
 	account := ""
 	if rest, ok := strings.CutPrefix(callerARN, "arn:aws:iam::"); ok {
@@ -75,7 +77,7 @@ func (s *STS) AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, _ ...func
 	w := s.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	call := Call{Service: serviceSTS, Op: op, Account: s.account, At: w.now, Principal: s.caller, Auth: assumeAuths(in)}
+	call := Call{Service: serviceSTS, Op: op, Account: s.account, At: w.now, Principal: s.caller, Auth: assumeAuths(in), SourceIdentity: deref(in.SourceIdentity)}
 	w.calls.record(call)
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
@@ -86,8 +88,11 @@ func (s *STS) AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, _ ...func
 }
 
 // assumeAuths are the authorizations of an AssumeRole: sts:AssumeRole on
-// the role, and sts:TagSession with the session tags when it has any
-// ("Passing session tags in AWS STS", IAM User Guide).
+// the role, sts:TagSession with the session tags when it has any
+// ("Passing session tags in AWS STS", IAM User Guide), and
+// sts:SetSourceIdentity when it sets a source identity ("Monitor and
+// control actions taken with assumed roles": "the role trust policy must
+// allow the sts:SetSourceIdentity action").
 func assumeAuths(in *sts.AssumeRoleInput) []Auth {
 	tags := map[string]string{}
 	for _, t := range in.Tags {
@@ -96,9 +101,21 @@ func assumeAuths(in *sts.AssumeRoleInput) []Auth {
 	if len(tags) == 0 {
 		tags = nil
 	}
-	auths := []Auth{{Action: "sts:AssumeRole", Resource: deref(in.RoleArn), RequestTags: tags}}
+	// sts:SourceIdentity is in the request context of each of them
+	// ("Available keys for AWS STS": "sts:SourceIdentity").
+	var context map[string][]string
+	if in.SourceIdentity != nil {
+		context = map[string][]string{"sts:SourceIdentity": {deref(in.SourceIdentity)}}
+	}
+	auth := func(action string) Auth {
+		return Auth{Action: action, Resource: deref(in.RoleArn), RequestTags: tags, Context: context}
+	}
+	auths := []Auth{auth("sts:AssumeRole")}
 	if tags != nil {
-		auths = append(auths, Auth{Action: "sts:TagSession", Resource: deref(in.RoleArn), RequestTags: tags})
+		auths = append(auths, auth("sts:TagSession"))
+	}
+	if in.SourceIdentity != nil {
+		auths = append(auths, auth("sts:SetSourceIdentity"))
 	}
 	return auths
 }
@@ -129,6 +146,10 @@ func (w *World) assumeRole(caller, callerAccount string, in *sts.AssumeRoleInput
 	if len(in.Tags) > 50 {
 		return nil, apiErr("ValidationError", "1 validation error detected: Value at 'tags' failed to satisfy constraint: Member must have length less than or equal to 50")
 	}
+	source := deref(in.SourceIdentity)
+	if in.SourceIdentity != nil && (!sessionNameRE.MatchString(source) || strings.HasPrefix(source, "aws:")) {
+		return nil, apiErrf("ValidationError", "1 validation error detected: Value '%s' at 'sourceIdentity' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*", source)
+	}
 	tags := map[string]string{}
 	lower := map[string]bool{}
 	for _, t := range in.Tags {
@@ -155,6 +176,10 @@ func (w *World) assumeRole(caller, callerAccount string, in *sts.AssumeRoleInput
 	if r == nil || !r.trust[callerAccount] || "arn:aws:iam::"+accountID+":role"+r.path+r.name != arn {
 		return nil, denied
 	}
+	if in.SourceIdentity != nil && r.bootstrap == "" {
+		// Only the bootstrap roles' trust allows sts:SetSourceIdentity.
+		return nil, denied
+	}
 	if r.bootstrap != "" {
 		_, callerRole, isRole := strings.Cut(caller, ":role/")
 		if !isRole || !naming.WildcardMatch(naming.DeployerRoleNamePattern, callerRole) {
@@ -165,10 +190,14 @@ func (w *World) assumeRole(caller, callerAccount string, in *sts.AssumeRoleInput
 				return nil, denied
 			}
 		}
+		if !naming.ProjectAccepted(r.projects, tags[naming.TagProjectName]) {
+			return nil, denied
+		}
 	}
 	key := w.newID("ASIASIM", 13)
 	expires := w.now.Add(time.Duration(dur) * time.Second)
-	w.sessions[key] = &session{account: accountID, role: roleName, name: name, expires: expires, tags: tags, deploy: r.bootstrap == bootstrapDeploy}
+	w.sessions[key] = &session{account: accountID, role: roleName, name: name, expires: expires, tags: tags,
+		deploy: r.bootstrap == bootstrapDeploy, sourceIdentity: source}
 	return &sts.AssumeRoleOutput{
 		Credentials: &ststypes.Credentials{
 			AccessKeyId: aws.String(key), SecretAccessKey: aws.String("sim-secret-" + key),

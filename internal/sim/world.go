@@ -57,7 +57,10 @@ type role struct {
 	bootstrap string
 	trust     map[string]bool // accounts
 	services  map[string]bool // service principals
-	created   time.Time
+	// projects are the patterns of the projects a bootstrap role's trust
+	// accepts (BootstrapSpec.Projects).
+	projects []string
+	created  time.Time
 }
 
 type instanceProfile struct {
@@ -73,6 +76,9 @@ type session struct {
 	// bootstrap deploy role, whose policy the world enforces (authorize).
 	tags   map[string]string
 	deploy bool
+	// sourceIdentity is the source identity the session was opened
+	// with; STS keeps it for the session's life.
+	sourceIdentity string
 }
 
 // Kinds of bootstrap roles.
@@ -114,7 +120,7 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 	for _, as := range spec.Accounts {
 		a := &account{id: as.ID, roles: map[string]*role{}, profiles: map[string]*instanceProfile{}, regions: map[string]*region{}}
 		w.accounts[as.ID] = a
-		addRole := func(name, path, bootstrap string, trust, services []string) {
+		addRole := func(name, path, bootstrap string, trust, services []string) *role {
 			if path == "" {
 				path = "/"
 			}
@@ -126,10 +132,11 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 				r.services[s] = true
 			}
 			a.roles[name] = r
+			return r
 		}
 		for _, b := range as.Bootstrap {
-			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapDeploy, b.Trust, nil)
-			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapPublish, b.Trust, nil)
+			addRole(naming.DeployRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapDeploy, b.Trust, nil).projects = b.Projects
+			addRole(naming.PublishRoleName(as.ID, b.Region, b.Qualifier), "/", bootstrapPublish, b.Trust, nil).projects = b.Projects
 		}
 		for _, r := range as.Roles {
 			addRole(r.Name, r.Path, "", r.Trust, r.TrustServices)
@@ -270,7 +277,7 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 	w.advance(w.clk.Now())
 	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now, Auth: defaultAuth(v.service, op)}
 	if s := w.sessions[key]; v.creds != nil && s != nil {
-		call.Principal, call.SessionTags = s.arn(), maps.Clone(s.tags)
+		call.Principal, call.SessionTags, call.SourceIdentity = s.arn(), maps.Clone(s.tags), s.sourceIdentity
 	}
 	w.calls.record(call)
 	if err := w.faults.match(call); err != nil {

@@ -1,0 +1,74 @@
+package codestats
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMeasure: complexity is gocyclo's (1, plus one per if, for, case,
+// && and ||), length runs from "func" to the closing brace, test files,
+// testdata and node_modules are never read, and declarative files are
+// measured but not reported as long.
+func TestMeasure(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, src string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, path)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, path), []byte(src), 0o644))
+	}
+	write("a/a.go", `package a
+
+func simple() {}
+
+type T struct{}
+
+func (t *T) branchy(x int, ok bool) int {
+	if x > 0 && ok {
+		return 1
+	}
+	for i := 0; i < x; i++ {
+		switch i {
+		case 1:
+		case 2:
+		default:
+		}
+	}
+	return 0
+}
+`)
+	write("a/a_test.go", "package a\n\nfunc helper() {}\n")
+	write("a/testdata/x.go", "package x\n\nfunc hidden() {}\n")
+	write("infra/node_modules/n.go", "package n\n\nfunc hidden() {}\n")
+	write("internal/release/schema.go", "package release\n\nfunc schema() {\n\n\n}\n")
+
+	funcs, err := Measure(root)
+	require.NoError(t, err)
+	byName := map[string]Func{}
+	for _, f := range funcs {
+		byName[f.Name] = f
+	}
+	require.Len(t, byName, 3)
+	assert.Equal(t, Func{Name: "a.simple", Pos: "a/a.go:3", Complexity: 1, Lines: 1}, byName["a.simple"])
+	assert.Equal(t, Func{Name: "a.(*T).branchy", Pos: "a/a.go:7", Complexity: 6, Lines: 13}, byName["a.(*T).branchy"])
+	assert.True(t, byName["release.schema"].Declarative)
+
+	r := Summarize(funcs, 5, 4)
+	assert.Equal(t, []Func{byName["a.(*T).branchy"]}, r.Complex)
+	assert.Equal(t, []Func{byName["a.(*T).branchy"]}, r.Long, "the declarative schema is not reported as long")
+	assert.InDelta(t, 33.3, r.Percent(), 0.1)
+	var out bytes.Buffer
+	require.NoError(t, r.Write(&out))
+	assert.Contains(t, out.String(), "codestats: 3 functions; complexity > 5: 1 (33.3%); over 4 lines (not declarative): 1\n")
+}
+
+func TestMeasureReportsUnparsableFile(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "bad.go"), []byte("package x\nfunc {"), 0o644))
+	_, err := Measure(root)
+	assert.ErrorContains(t, err, "bad.go")
+}

@@ -1,0 +1,172 @@
+package shape
+
+import (
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// Names of the states that are not tasks or ends (the tasks and the ends
+// are named by package execution).
+const (
+	StateHealthy         = "Healthy?"
+	StateWaitForHealthy  = "WaitForHealthy"
+	StateBadHealthReport = "BadHealthReport"
+)
+
+// Deploy returns the shape of ferry's deploy state machine. Each call
+// returns a new value, which the caller may change.
+func Deploy() Machine {
+	return Machine{
+		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
+		Retry:   retry(),
+		Tasks:   tasks(),
+		Healthy: Choice{
+			Name:    StateHealthy,
+			Comment: "Clean up the previous release when healthy, else wait and check again.",
+			Rules: []Rule{
+				{PathHealthy, Absent, StateBadHealthReport},
+				{PathHealthy, NotBoolean, StateBadHealthReport},
+				{PathHealthy, True, execution.TaskCleanUpSuccess},
+				{PathWaitSeconds, Absent, StateBadHealthReport},
+				{PathWaitSeconds, NotNumeric, StateBadHealthReport},
+				{PathWaitSeconds, Negative, StateBadHealthReport},
+			},
+			Default: StateWaitForHealthy,
+		},
+		Wait: Wait{
+			Name:        StateWaitForHealthy,
+			Comment:     "Wait as long as the last health report asks.",
+			SecondsPath: PathWaitSeconds,
+			Next:        execution.TaskCheckHealthy,
+		},
+		// A state without a usable health report (a handler bug) is not
+		// left to a States.Runtime failure of the Choice or the Wait: it
+		// fails through clean up.
+		BadHealthReport: Pass{
+			Name:    StateBadHealthReport,
+			Comment: "The state has no usable health report (a handler bug): fail through clean up.",
+			Error:   failure.NameInternal,
+			Cause: "the state has no usable health report at " + PathHealth +
+				" (healthy must be a boolean, wait_seconds a number >= 0)",
+			ResultPath: PathError,
+			Next:       execution.TaskCleanUpFailure,
+		},
+		Ends: []End{
+			{Name: execution.EndSuccess,
+				Comment: "The release is deployed and healthy; the previous groups are deleted."},
+			{Name: execution.EndFailureClean, Fail: true,
+				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
+			{Name: execution.EndFailureDirty, Fail: true,
+				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
+		},
+	}
+}
+
+// retry is every task's retry policy. It retries ferry's retryable error
+// and the Lambda service's transient errors, including Lambda.Unknown (an
+// invocation that died, e.g. out of memory or time, possibly after its
+// work was done: every handler is idempotent, so running it again is safe)
+// and Sandbox.Timedout, the deployer function running out of its own
+// timeout. AWS's "Handle Lambda service exceptions" (Step Functions
+// Developer Guide) reports function timeouts as Lambda.Unknown; Lambda now
+// answers a timed-out invocation with the error payload {"errorType":
+// "Sandbox.Timedout", "errorMessage": "RequestId: ... Error: Task timed out
+// after N seconds"} (Lambda Developer Guide, "Troubleshoot invocation issues
+// in Lambda"), and Step Functions names a task's error after the payload's
+// errorType, so the same timeout reaches the Retry as Sandbox.Timedout.
+func retry() Retry {
+	return Retry{
+		Errors: []string{
+			failure.NameRetryable,
+			"Lambda.Unknown",
+			"Sandbox.Timedout",
+			"Lambda.ServiceException",
+			"Lambda.AWSLambdaException",
+			"Lambda.SdkClientException",
+			"Lambda.TooManyRequestsException",
+			"Lambda.ClientExecutionTimeoutException",
+		},
+		IntervalSeconds: limits.TaskRetryIntervalSeconds,
+		BackoffRate:     limits.TaskRetryBackoffRate,
+		MaxAttempts:     limits.TaskRetryMaxAttempts,
+		MaxDelaySeconds: limits.TaskRetryMaxDelaySeconds,
+	}
+}
+
+// tasks are the deploy machine's tasks, in the order the README lists
+// them. Every task catches the errors it names, then everything else.
+func tasks() []Task {
+	clean, dirty := execution.EndFailureClean, execution.EndFailureDirty
+	releaseLock, cleanUpFailure := execution.TaskReleaseLock, execution.TaskCleanUpFailure
+	return []Task{
+		// Nothing is touched before the lock is held.
+		{
+			Name: execution.TaskValidate, ResultPath: "$", Next: execution.TaskLock,
+			Comment: "Check the release and its integrity; the result (a compact State) replaces the release.",
+			Catch:   []Catch{catch(clean, failure.NameBadRelease)}, Otherwise: Catch{Next: clean},
+		},
+		// A bad release or a held lock ends clean (Lock releases a lock it
+		// took when it refuses a replayed release). Any other failure of
+		// Lock may have left the lock written: ReleaseLock releases it if
+		// this release holds it.
+		{
+			Name: execution.TaskLock, Next: execution.TaskValidateResources,
+			Comment: "Take the project-config lock and the release's run-once marker.",
+			Catch: []Catch{{Errors: []string{failure.NameLockExists, failure.NameBadRelease}, Next: clean,
+				Note: "another release holds the lock, or the release is replayed"}},
+			Otherwise: Catch{Next: releaseLock, Note: "the lock may be written"},
+		},
+		// The lock is held, nothing is created yet.
+		{
+			Name: execution.TaskValidateResources, Next: execution.TaskPublish,
+			Comment: "Resolve and check every resource the release names in the target environment.",
+			Catch:   []Catch{catch(releaseLock, failure.NameBadRelease)}, Otherwise: Catch{Next: releaseLock},
+		},
+		{
+			Name: execution.TaskPublish, Next: execution.TaskDeploy,
+			Comment: "Copy the release's assets into the target's asset bucket and render user data.",
+			Catch:   []Catch{catch(releaseLock, failure.NameBadRelease, failure.NameDeploy)}, Otherwise: Catch{Next: releaseLock},
+		},
+		// Something may have been created.
+		{
+			Name: execution.TaskDeploy, Next: StateHealthy,
+			Comment: "Create a launch template and an Auto Scaling group per service; returns the first wait.",
+			Catch:   []Catch{catch(cleanUpFailure, failure.NameDeploy, failure.NameHalt)}, Otherwise: Catch{Next: cleanUpFailure},
+		},
+		{
+			Name: execution.TaskCheckHealthy, ResultPath: PathHealth, Next: StateHealthy,
+			Comment:   "Count healthy instances; halt on terminations, a fresh halt marker or the timeout.",
+			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameTimeout, failure.NameDeploy)},
+			Otherwise: Catch{Next: cleanUpFailure},
+		},
+		// CleanUpSuccess re-checks health before deleting anything: a halt
+		// or an unhealthy release found then is a failed release, cleaned up
+		// as one. Once it has started deleting, a failure leaves AWS dirty.
+		{
+			Name: execution.TaskCleanUpSuccess, Next: execution.EndSuccess,
+			Comment: "Re-check health, delete the previous groups, record the outcome, release the lock.",
+			Catch: []Catch{
+				{Errors: []string{failure.NameHalt, failure.NameDeploy}, Next: cleanUpFailure,
+					Note: "the gate fails, nothing is deleted"},
+				{Errors: []string{failure.NameCleanUp}, Next: dirty,
+					Note: "past the point of no return, with an outcome naming what is left"},
+			},
+			Otherwise: Catch{Next: dirty, Note: "it may have deleted something"},
+		},
+		{
+			Name: execution.TaskCleanUpFailure, Next: releaseLock,
+			Comment:   "Delete what this release created and record the outcome.",
+			Catch:     []Catch{{Errors: []string{failure.NameCleanUp}, Next: dirty, Note: "leftovers named, lock kept"}},
+			Otherwise: Catch{Next: dirty},
+		},
+		{
+			Name: execution.TaskReleaseLock, Next: clean,
+			Comment: "Release the lock if this release holds it.",
+			Catch:   []Catch{catch(dirty, failure.NameLock)}, Otherwise: Catch{Next: dirty},
+		},
+	}
+}
+
+// catch is a Catch of errs to next, without a Note.
+func catch(next string, errs ...string) Catch { return Catch{Errors: errs, Next: next} }

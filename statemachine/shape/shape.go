@@ -1,0 +1,206 @@
+package shape
+
+import "fmt"
+
+// ErrorAll is the Amazon States Language's name for every error: a task's
+// Otherwise catches it.
+const ErrorAll = "States.ALL"
+
+// Paths of the state document the machine reads and writes (see package
+// execution).
+const (
+	// PathError is where every Catch stores the error it caught, and where
+	// the failure end states read the error and its cause.
+	PathError       = "$.error"
+	PathHealth      = "$.health"
+	PathHealthy     = "$.health.healthy"
+	PathWaitSeconds = "$.health.wait_seconds"
+)
+
+// Machine is the deploy state machine as data.
+type Machine struct {
+	// Comment is the definition's comment.
+	Comment string
+	// Retry is the retry policy of every task.
+	Retry Retry
+	// Tasks are the Task states, each invoking the deployer function with
+	// its own name; the first is where the machine starts.
+	Tasks []Task
+	// Healthy, Wait and BadHealthReport are the health-check loop: after
+	// Deploy and after every CheckHealthy, Healthy chooses between the swap,
+	// another wait (Wait, then CheckHealthy) and BadHealthReport, which
+	// records an error for a state without a usable health report.
+	Healthy         Choice
+	Wait            Wait
+	BadHealthReport Pass
+	// Ends are the terminal states; no path ends anywhere else.
+	Ends []End
+}
+
+// Task is a Task state.
+type Task struct {
+	Name    string
+	Comment string
+	// ResultPath is where the task's result goes in the state document;
+	// empty leaves the definition's default ("$", written nowhere).
+	ResultPath string
+	// Next is the state that follows a success.
+	Next string
+	// Catch routes the errors the task names, in order, before Otherwise.
+	Catch []Catch
+	// Otherwise routes every other error (States.ALL); its Errors are
+	// empty.
+	Otherwise Catch
+}
+
+// Catches returns every Catch of t as the definition lists them: Catch,
+// then Otherwise catching States.ALL.
+func (t Task) Catches() []Catch {
+	all := t.Otherwise
+	all.Errors = []string{ErrorAll}
+	return append(append([]Catch(nil), t.Catch...), all)
+}
+
+// Catch sends errors to a state; the error is stored at PathError.
+type Catch struct {
+	// Errors are the error names caught (failure's names).
+	Errors []string
+	// Next is the state the errors go to.
+	Next string
+	// Note says what the errors mean at this task, for the README's
+	// state table; empty when the route speaks for itself.
+	Note string
+}
+
+// Retry is a task's retry policy: the errors retried, with exponential
+// backoff bounded in attempts and in delay.
+type Retry struct {
+	Errors          []string
+	IntervalSeconds int
+	BackoffRate     float64
+	// MaxAttempts is how many times a task is retried after its first
+	// attempt.
+	MaxAttempts     int
+	MaxDelaySeconds int
+}
+
+// Choice is a Choice state: the first Rule that holds says the next
+// state, else Default.
+type Choice struct {
+	Name    string
+	Comment string
+	Rules   []Rule
+	Default string
+}
+
+// Rule is one rule of a Choice: when Variable passes Test, go to Next.
+type Rule struct {
+	Variable string
+	Test     Test
+	Next     string
+}
+
+// Test is what a Choice rule checks of its variable.
+type Test int
+
+// The tests the deploy machine's Choice uses.
+const (
+	// Absent holds when the variable is not present.
+	Absent Test = iota + 1
+	// NotBoolean holds when the variable is not a boolean.
+	NotBoolean
+	// True holds when the variable is the boolean true.
+	True
+	// NotNumeric holds when the variable is not a number.
+	NotNumeric
+	// Negative holds when the variable is a number below 0.
+	Negative
+)
+
+// testWords says each Test in words, for the docs.
+var testWords = map[Test]string{
+	Absent:     "is not present",
+	NotBoolean: "is not a boolean",
+	True:       "is true",
+	NotNumeric: "is not a number",
+	Negative:   "is negative",
+}
+
+// String says the test in words ("is not present").
+func (t Test) String() string {
+	if s, ok := testWords[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("Test(%d)", int(t))
+}
+
+// Wait is a Wait state that waits as many seconds as SecondsPath says.
+type Wait struct {
+	Name        string
+	Comment     string
+	SecondsPath string
+	Next        string
+}
+
+// Pass is a Pass state that stores an error (Error, Cause) at ResultPath.
+type Pass struct {
+	Name       string
+	Comment    string
+	Error      string
+	Cause      string
+	ResultPath string
+	Next       string
+}
+
+// End is a terminal state: Succeed, or Fail with the error and cause
+// stored at PathError.
+type End struct {
+	Name    string
+	Comment string
+	Fail    bool
+}
+
+// Task returns the task named name.
+func (m Machine) Task(name string) (Task, bool) {
+	for _, t := range m.Tasks {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+// StartAt is the state the machine starts in: the first task.
+func (m Machine) StartAt() string { return m.Tasks[0].Name }
+
+// Next returns the state that follows name when it succeeds: a task's,
+// the Wait's or the Pass's Next, the Choice's Default; "" for an end
+// state or a name that is not a state.
+func (m Machine) Next(name string) string {
+	if t, ok := m.Task(name); ok {
+		return t.Next
+	}
+	switch name {
+	case m.Healthy.Name:
+		return m.Healthy.Default
+	case m.Wait.Name:
+		return m.Wait.Next
+	case m.BadHealthReport.Name:
+		return m.BadHealthReport.Next
+	}
+	return ""
+}
+
+// States returns the name of every state: the tasks, the health-check
+// loop's states, the ends.
+func (m Machine) States() []string {
+	var out []string
+	for _, t := range m.Tasks {
+		out = append(out, t.Name)
+	}
+	out = append(out, m.Healthy.Name, m.Wait.Name, m.BadHealthReport.Name)
+	for _, e := range m.Ends {
+		out = append(out, e.Name)
+	}
+	return out
+}
