@@ -23,29 +23,9 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 		return nil
 	}
 	names := refs(uses)
-	exists := map[string]bool{}
-	out, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: names})
-	switch {
-	case err == nil:
-		for _, lb := range out.LoadBalancerDescriptions {
-			exists[aws.ToString(lb.LoadBalancerName)] = true
-			res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
-		}
-	case cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
-		for _, name := range names {
-			one, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: []string{name}})
-			switch {
-			case err == nil:
-				exists[name] = len(one.LoadBalancerDescriptions) > 0
-				for _, lb := range one.LoadBalancerDescriptions {
-					res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
-				}
-			case !cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
-				return cloud.Classify("elb:DescribeLoadBalancers", err)
-			}
-		}
-	default:
-		return cloud.Classify("elb:DescribeLoadBalancers", err)
+	exists, err := describeELBs(ctx, api, names, res)
+	if err != nil {
+		return err
 	}
 	var present []string
 	for _, n := range names {
@@ -53,15 +33,9 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 			present = append(present, n)
 		}
 	}
-	found := map[string]map[string]string{}
-	for batch := range slices.Chunk(present, limits.DescribeBatch) {
-		out, err := api.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: batch})
-		if err != nil {
-			return cloud.Classify("elb:DescribeTags", err)
-		}
-		for _, td := range out.TagDescriptions {
-			found[aws.ToString(td.LoadBalancerName)] = tags.FromELB(td.Tags)
-		}
+	found, err := elbTags(ctx, api, present)
+	if err != nil {
+		return err
 	}
 	for _, u := range uses {
 		if !exists[u.ref] {
@@ -73,17 +47,88 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 	return nil
 }
 
+// describeELBs reports which of the classic load balancers names exist,
+// recording the zones each routes to (res.elbZones): one
+// DescribeLoadBalancers call for all, and one per name only to find which
+// are missing when some are.
+func describeELBs(ctx context.Context, api cloud.ELB, names []string, res *Resolved) (map[string]bool, error) {
+	exists := map[string]bool{}
+	out, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: names})
+	switch {
+	case err == nil:
+		for _, lb := range out.LoadBalancerDescriptions {
+			exists[aws.ToString(lb.LoadBalancerName)] = true
+			res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
+		}
+		return exists, nil
+	case !cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
+		return nil, cloud.Classify("elb:DescribeLoadBalancers", err)
+	}
+	for _, name := range names {
+		one, err := api.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerNames: []string{name}})
+		switch {
+		case err == nil:
+			exists[name] = len(one.LoadBalancerDescriptions) > 0
+			for _, lb := range one.LoadBalancerDescriptions {
+				res.elbZones[aws.ToString(lb.LoadBalancerName)] = lb.AvailabilityZones
+			}
+		case !cloud.IsNotFoundCode(err, cloud.CodeLoadBalancerNotFound):
+			return nil, cloud.Classify("elb:DescribeLoadBalancers", err)
+		}
+	}
+	return exists, nil
+}
+
+// elbTags returns the tags of the classic load balancers names, by name
+// (DescribeTags in batches).
+func elbTags(ctx context.Context, api cloud.ELB, names []string) (map[string]map[string]string, error) {
+	found := map[string]map[string]string{}
+	for batch := range slices.Chunk(names, limits.DescribeBatch) {
+		out, err := api.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: batch})
+		if err != nil {
+			return nil, cloud.Classify("elb:DescribeTags", err)
+		}
+		for _, td := range out.TagDescriptions {
+			found[aws.ToString(td.LoadBalancerName)] = tags.FromELB(td.Tags)
+		}
+	}
+	return found, nil
+}
+
 // resolveTargetGroups resolves target groups by name to their ARNs: each
 // exists and is tagged with the release's project, config and the using
 // service. One DescribeTargetGroups call for all (per name only to find
 // which are missing when some are), and DescribeTags in batches.
 func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Release, uses []use, res *Resolved, p *problems) (map[string]string, error) {
-	arns := map[string]string{}
 	if len(uses) == 0 {
-		return arns, nil
+		return map[string]string{}, nil
 	}
 	names := refs(uses)
-	lbsOf := map[string][]string{} // target group ARN -> load balancer ARNs
+	arns, lbsOf, err := describeTargetGroups(ctx, api, names)
+	if err != nil {
+		return nil, err
+	}
+	found, err := targetGroupTags(ctx, api, names, arns)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range uses {
+		arn, ok := arns[u.ref]
+		if !ok {
+			p.add(u.path, "target group %q not found", u.ref)
+			continue
+		}
+		checkOwner(p, r, u, "target group", tagged{id: arn, tags: found[u.ref]})
+	}
+	return arns, targetGroupZones(ctx, api, lbsOf, res)
+}
+
+// describeTargetGroups returns the ARN of each of the target groups names
+// that exists, by name, and the load balancers that use each, by ARN: one
+// DescribeTargetGroups call for all, and one per name only to find which
+// are missing when some are.
+func describeTargetGroups(ctx context.Context, api cloud.ELBv2, names []string) (arns map[string]string, lbsOf map[string][]string, err error) {
+	arns, lbsOf = map[string]string{}, map[string][]string{}
 	collect := func(out *elbv2.DescribeTargetGroupsOutput) {
 		for _, tg := range out.TargetGroups {
 			arns[aws.ToString(tg.TargetGroupName)] = aws.ToString(tg.TargetGroupArn)
@@ -94,19 +139,25 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 	switch {
 	case err == nil:
 		collect(out)
-	case cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
-		for _, name := range names {
-			one, err := api.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{name}})
-			switch {
-			case err == nil:
-				collect(one)
-			case !cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
-				return nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
-			}
-		}
-	default:
-		return nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
+		return arns, lbsOf, nil
+	case !cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
+		return nil, nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
 	}
+	for _, name := range names {
+		one, err := api.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{name}})
+		switch {
+		case err == nil:
+			collect(one)
+		case !cloud.IsNotFoundCode(err, cloud.CodeTargetGroupNotFound):
+			return nil, nil, cloud.Classify("elbv2:DescribeTargetGroups", err)
+		}
+	}
+	return arns, lbsOf, nil
+}
+
+// targetGroupTags returns the tags of the target groups names that exist
+// (arns), by name (DescribeTags in batches).
+func targetGroupTags(ctx context.Context, api cloud.ELBv2, names []string, arns map[string]string) (map[string]map[string]string, error) {
 	var present []string
 	byARN := map[string]string{}
 	for _, n := range names {
@@ -125,15 +176,7 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 			found[byARN[aws.ToString(td.ResourceArn)]] = tags.FromELBv2(td.Tags)
 		}
 	}
-	for _, u := range uses {
-		arn, ok := arns[u.ref]
-		if !ok {
-			p.add(u.path, "target group %q not found", u.ref)
-			continue
-		}
-		checkOwner(p, r, u, "target group", tagged{id: arn, tags: found[u.ref]})
-	}
-	return arns, targetGroupZones(ctx, api, lbsOf, res)
+	return found, nil
 }
 
 // targetGroupZones records, for each target group, the zones its load
