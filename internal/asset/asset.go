@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/object"
 )
 
 // S3 is the S3 API Upload calls.
@@ -25,6 +26,9 @@ type S3 interface {
 }
 
 var _ S3 = (*s3.Client)(nil)
+
+// errs names the failures of the deployer bucket's asset calls.
+var errs = object.Errors{Prefix: "asset: "}
 
 // Hash returns the lowercase hex SHA-256 of everything r yields and how many
 // bytes that was.
@@ -85,7 +89,7 @@ func Upload(ctx context.Context, client S3, bucket, project, config, path string
 		}
 		return sum, size, false, nil
 	case !cloud.IsNotFound(err):
-		return sum, size, false, classify("head "+key, err)
+		return sum, size, false, errs.Classify("head "+key, err)
 	}
 
 	raw, err := hex.DecodeString(sum)
@@ -108,16 +112,9 @@ func Upload(ctx context.Context, client S3, bucket, project, config, path string
 		// Another upload of the same bytes won the race.
 		return sum, size, false, nil
 	}
-	return sum, size, false, classify("put "+key, err)
+	return sum, size, false, errs.Classify("put "+key, err)
 }
 
 func tooLarge(path string, size int64) error {
 	return failure.BadRelease(fmt.Sprintf("assets: %s is %d bytes, over the limit of %d", path, size, limits.MaxAssetBytes))
-}
-
-func classify(op string, err error) error {
-	if cloud.IsTransient(err) {
-		return &failure.RetryableError{Op: "asset: " + op, Err: err}
-	}
-	return fmt.Errorf("asset: %s: %w", op, err)
 }

@@ -11,4 +11,6 @@
 //
 // Errors from AWS are classified here (Classify, IsNotFound): throttling,
 // 5xx and timeouts are transient; validation and access errors are not.
+// ClassifyAs is the one place a failed call becomes ferry's typed error:
+// retryable when transient, else the error its caller names it.
 package cloud

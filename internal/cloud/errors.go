@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -45,11 +46,6 @@ const (
 	CodeThrottling                = "Throttling"
 	CodeInvalidInstanceType       = "InvalidInstanceType"
 )
-
-// ELBZoneNotRouted is the Description a classic load balancer gives (with
-// State OutOfService, ReasonCode ELB) for an instance in an Availability
-// Zone it does not route to: the instance never serves through it.
-const ELBZoneNotRouted = "Instance is in the EC2 Availability Zone for which LoadBalancer is not configured to route traffic to."
 
 // NotFoundCodes are the "does not exist" codes of the APIs ferry calls.
 // IsNotFoundCode uses them when it is given no codes.
@@ -163,6 +159,22 @@ func Classify(op string, err error) error {
 	return err
 }
 
+// ClassifyAs is Classify for a caller that names its own failures: a
+// transient failure of op is a *failure.RetryableError (an error that is
+// retryable already is returned as it is); any other is refuse(op, err),
+// or, with refuse nil, an error "op: err" that carries no name (the
+// handler's task names it). nil is nil.
+func ClassifyAs(op string, err error, refuse func(op string, err error) error) error {
+	err = Classify(op, err)
+	if err == nil || failure.IsRetryable(err) {
+		return err
+	}
+	if refuse == nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return refuse(op, err)
+}
+
 // IsCapacityShortage reports whether the StatusMessage of a failed Auto
 // Scaling launch says a zone was short of capacity (EC2's
 // InsufficientInstanceCapacity: "We currently do not have sufficient
@@ -170,8 +182,12 @@ func Classify(op string, err error) error {
 // Scaling keeps trying in the group's other zones and later, so such a
 // failure is not the release's fault; any other failed launch (an image,
 // instance type, security group or instance profile EC2 refuses) fails the
-// same way every time. AWS gives the reason only as text, so this is the
-// one place ferry reads it.
+// same way every time. AWS gives the reason only as text: an Activity has
+// no field for the error code of a failed launch, only its StatusMessage
+// ("A friendly, more verbose description of the activity status";
+// Activity, Auto Scaling API Reference), which quotes EC2's error (code
+// InsufficientInstanceCapacity, EC2 API Reference, Error codes). So this
+// is the one place ferry reads it.
 func IsCapacityShortage(statusMessage string) bool {
 	m := strings.ToLower(statusMessage)
 	return strings.Contains(m, "insufficientinstancecapacity") ||

@@ -71,6 +71,37 @@ func TestClassify(t *testing.T) {
 	assert.NoError(t, cloud.Classify("x", nil))
 }
 
+func TestClassifyAs(t *testing.T) {
+	retryable := &failure.RetryableError{Op: "earlier", Err: errors.New("throttled")}
+	tests := []struct {
+		name   string
+		err    error
+		refuse func(op string, err error) error
+		want   string // the error name, "" for nil
+		text   string
+	}{
+		{"nil", nil, failure.AsDeploy, "", ""},
+		{"transient", api("Throttling", smithy.FaultClient), failure.AsDeploy, failure.NameRetryable, "transient: op: "},
+		{"retryable already", retryable, failure.AsDeploy, failure.NameRetryable, "transient: earlier: throttled"},
+		{"refused", api("AccessDenied", smithy.FaultClient), failure.AsDeploy, failure.NameDeploy, "deploy: op: "},
+		{"refused as a lock error", api("AccessDenied", smithy.FaultClient), failure.AsLock, failure.NameLock, "lock: op: "},
+		{"refused, unnamed", api("AccessDenied", smithy.FaultClient), nil, failure.NameInternal, "op: "},
+		{"retryable inside another name", &failure.CleanUpError{Err: retryable}, failure.AsDeploy, failure.NameDeploy, "deploy: op: clean up: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cloud.ClassifyAs("op", tt.err, tt.refuse)
+			if tt.err == nil {
+				assert.NoError(t, got)
+				return
+			}
+			assert.Equal(t, tt.want, failure.NameOf(got))
+			assert.ErrorIs(t, got, tt.err, "the cause stays in the chain")
+			assert.Contains(t, got.Error(), tt.text)
+		})
+	}
+}
+
 func TestIsNotFoundCode(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -15,12 +15,12 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // group is what moto says of one Auto Scaling group of the project.
@@ -41,7 +41,7 @@ func (e *env) groups(ctx context.Context, account string) ([]group, error) {
 			return nil, fmt.Errorf("listing groups: %w", err)
 		}
 		for _, g := range page.AutoScalingGroups {
-			t := fleet.ASGTags(g.Tags)
+			t := tags.FromASG(g.Tags)
 			if t[naming.TagProjectName] != Project {
 				continue
 			}

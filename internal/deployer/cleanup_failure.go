@@ -2,14 +2,12 @@ package deployer
 
 import (
 	"context"
-	"errors"
 	"slices"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -37,27 +35,10 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) error {
-		err = exhausted(req, err)
-		if failure.NameOf(err) == failure.NameRetryable {
-			return err
-		}
-		var ce *failure.CleanUpError
-		if !errors.As(err, &ce) {
-			ce = &failure.CleanUpError{Err: err}
-		}
-		if len(ce.Leftovers) == 0 {
-			// Failed before it knew what Deploy made: whatever of the
-			// release's deterministic names may be left.
-			ce = &failure.CleanUpError{Leftovers: fleet.Leftovers(groupNames(st)...), Err: ce.Err}
-		}
-		d.recordDirty(ctx, st, req, ce)
-		return ce
-	}
 	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
 	case err != nil:
-		return nil, fail(err)
+		return nil, d.cleanUpFailed(ctx, st, req, err)
 	case !found && !st.Deployed:
 		d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
 		return st, nil
@@ -66,62 +47,74 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		// groups have their deterministic names all the same.
 		intent.Groups = groupNames(st)
 	}
-	// Nothing is deleted for a release that is not verified, or that does
-	// not hold the lock: the target is the verified release's.
+	removed, err := d.removeRelease(ctx, st, req, intent)
+	if err != nil {
+		return nil, d.cleanUpFailed(ctx, st, req, err)
+	}
+	if found {
+		// Remember what is gone, so a retry does not take it for a group
+		// AWS does not show yet.
+		intent.Removed = append(intent.Removed, removed...)
+		slices.Sort(intent.Removed)
+		intent.Removed = slices.Compact(intent.Removed)
+		if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, intent); err != nil {
+			return nil, d.cleanUpFailed(ctx, st, req, err)
+		}
+	}
+	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
+	return st, nil
+}
+
+// removeRelease removes what the release made (see cleanUpFailure): the
+// groups intent names, and every group and template AWS shows tagged with
+// the release, for the verified release only, in its target, and only
+// while it holds the lock. It returns the names it removed.
+func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent ledger.Intent) ([]string, error) {
 	if _, err := d.loadRelease(ctx, st); err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
 	if err := d.holdsLock(ctx, st); err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
 	c, err := d.connect(ctx, st, false)
 	if err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
-	names := slices.Clone(intent.Groups)
-	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	for _, g := range groups {
-		if fleet.ReleaseOf(g) == st.ReleaseID {
-			names = append(names, aws.ToString(g.AutoScalingGroupName))
-		}
-	}
-	templates, err := fleet.Templates(ctx, c.EC2, owner)
+	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
-		return nil, fail(err)
-	}
-	for name, tags := range templates {
-		if tags[naming.TagReleaseID] == st.ReleaseID {
-			names = append(names, name)
-		}
+		return nil, err
 	}
 	created := map[string]bool{}
 	for _, n := range intent.Groups {
 		created[n] = !slices.Contains(intent.Removed, n)
 	}
 	remover := &fleet.Remover{
-		Clients: c, Owner: owner, Created: created,
+		Clients: c, Owner: ownerOf(st), Created: created,
 		Owns:        func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID },
 		LastAttempt: req.Execution.RetryCount >= limits.TaskRetryMaxAttempts,
 		Log:         d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure),
 	}
-	removal, err := remover.Remove(ctx, names)
-	if err != nil {
-		return nil, fail(err)
+	removal, err := remover.Remove(ctx, append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...))
+	return removal.Removed, err
+}
+
+// cleanUpFailed is how CleanUpFailure fails: retryable while retries
+// remain and the failure is transient; else a *failure.CleanUpError
+// naming what may be left, recorded in a FailureDirty outcome.
+func (d *Deployer) cleanUpFailed(ctx context.Context, st *execution.State, req execution.Request, err error) error {
+	ce, retry := asCleanUp(req, err)
+	if retry != nil {
+		return retry
 	}
-	if found {
-		// Remember what is gone, so a retry does not take it for a group
-		// AWS does not show yet.
-		intent.Removed = append(intent.Removed, removal.Removed...)
-		slices.Sort(intent.Removed)
-		intent.Removed = slices.Compact(intent.Removed)
-		if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, intent); err != nil {
-			return nil, fail(err)
-		}
+	if len(ce.Leftovers) == 0 {
+		// Failed before it knew what Deploy made: whatever of the
+		// release's deterministic names may be left.
+		ce = &failure.CleanUpError{Leftovers: fleet.Leftovers(groupNames(st)...), Err: ce.Err}
 	}
-	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
-	return st, nil
+	d.recordDirty(ctx, st, req, ce)
+	return ce
 }

@@ -8,10 +8,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
@@ -87,7 +83,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 func (d *Deployer) succeeded(ctx context.Context, st *execution.State, req execution.Request) (bool, error) {
 	o, found, err := d.ledger.GetOutcome(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
-	case err != nil && failure.NameOf(err) == failure.NameRetryable:
+	case err != nil && failure.IsRetryable(err):
 		return false, exhausted(req, err)
 	case err != nil:
 		d.log.Warn("cannot read the outcome", "release_id", st.ReleaseID, "error", err.Error())
@@ -143,34 +139,15 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 // and every launch template of another release (one whose group is gone
 // is an orphan to remove too).
 func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, error) {
-	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
-	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return nil, err
 	}
-	templates, err := fleet.Templates(ctx, c.EC2, owner)
+	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
 		return nil, err
 	}
-	return othersOf(st.ReleaseID, groups, templates), nil
-}
-
-// othersOf are the names of the groups (not being deleted) and launch
-// templates of releases other than releaseID, sorted.
-func othersOf(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
-	var names []string
-	for _, g := range groups {
-		if fleet.ReleaseOf(g) != releaseID && !fleet.Deleting(g) {
-			names = append(names, aws.ToString(g.AutoScalingGroupName))
-		}
-	}
-	for name, tags := range templates {
-		if tags[naming.TagReleaseID] != releaseID {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return fleet.Others(st.ReleaseID, groups, templates), nil
 }
 
 // beforeNoReturn is how the gate fails: a failed release. A transient
@@ -178,7 +155,7 @@ func othersOf(releaseID string, groups []asgtypes.AutoScalingGroup, templates ma
 // any other; a failure that names no state machine error is a
 // *failure.DeployError.
 func beforeNoReturn(req execution.Request, err error) error {
-	if failure.NameOf(err) == failure.NameRetryable {
+	if failure.IsRetryable(err) {
 		if req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
 			return err
 		}
@@ -189,22 +166,6 @@ func beforeNoReturn(req execution.Request, err error) error {
 		return err
 	}
 	return &failure.DeployError{Op: "re-check before retiring the previous groups", Err: err}
-}
-
-// holdsLock fails unless the project-config's lock is held by this
-// release.
-func (d *Deployer) holdsLock(ctx context.Context, st *execution.State) error {
-	h, held, err := d.locks.Get(ctx, st.ProjectName, st.ConfigName)
-	switch {
-	case err != nil:
-		return err
-	case !held:
-		return &failure.LockError{Op: "check", Err: fmt.Errorf("release %s no longer holds the lock %s", st.ReleaseID, naming.LockKey(st.ProjectName, st.ConfigName))}
-	case h.ReleaseID != st.ReleaseID:
-		return &failure.LockError{Op: "check", Err: fmt.Errorf("the lock %s is held by release %s (execution %s), not %s",
-			naming.LockKey(st.ProjectName, st.ConfigName), h.ReleaseID, h.Execution, st.ReleaseID)}
-	}
-	return nil
 }
 
 // retire does the swap past its point of no return (see cleanUpSuccess):
@@ -221,7 +182,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	remover := &fleet.Remover{
-		Clients: c, Owner: fleet.Owner{Project: st.ProjectName, Config: st.ConfigName},
+		Clients: c, Owner: ownerOf(st),
 		Owns: func(tags map[string]string) bool { return tags[naming.TagReleaseID] != st.ReleaseID },
 		Log:  d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess),
 	}
@@ -230,7 +191,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	p.retired = true
-	if err := d.settle(ctx, c, st, req.Execution.RetryCount >= limits.TaskRetryMaxAttempts); err != nil {
+	if err := d.settle(ctx, c, st, req); err != nil {
 		return fail(err)
 	}
 	p.settled = true
@@ -271,68 +232,33 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 	})
 }
 
-// settle readies each new group for life after the swap: it scales it
-// from ferry's launch count down to the service's desired capacity (the
-// spread is extra capacity for the deploy only, and a next release sizes
-// itself from this group's desired capacity) and resumes the scaling
-// processes Deploy suspended. A group whose desired capacity is no longer
-// ferry's launch count (a person changed it, or an earlier attempt
-// settled it) keeps its capacity. A refusal is a *failure.CleanUpError
-// naming the group and what it kept; a group AWS does not show (not in a
-// describe, or "not found" from a call) is retryable until the last
-// attempt (last): AWS is eventually consistent.
-func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, last bool) error {
+// settle readies each new group for life after the swap (fleet.Settle:
+// scaled from ferry's launch count down to the service's desired
+// capacity, the scaling processes Deploy suspended resumed). A refusal is
+// a *failure.CleanUpError naming the group and what it kept; a group AWS
+// does not show (not in a describe, or "not found" from a call) is
+// retryable until the last attempt: AWS is eventually consistent.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request) error {
 	names := groupNames(st)
 	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
 		return err
 	}
+	rel := d.fleetRelease(c, st, req)
 	for i, svc := range st.Services {
-		name := names[i]
-		g, ok := groups[name]
+		g, ok := groups[names[i]]
 		if !ok {
-			return &failure.RetryableError{Op: "settle " + name, Err: errors.New("the new group is not visible (eventual consistency)")}
+			return &failure.RetryableError{Op: "settle " + names[i], Err: errors.New("the new group is not visible (eventual consistency)")}
 		}
 		var s execution.ServiceHealth
 		if st.Health != nil {
 			s = st.Health.Services[svc]
 		}
-		if s.Desired > 0 && s.Launch > s.Desired && int(aws.ToInt32(g.DesiredCapacity)) == s.Launch {
-			_, err := c.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
-				AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(s.Desired)),
-			})
-			if err != nil {
-				return settleErr("autoscaling:UpdateAutoScalingGroup "+name, fmt.Sprintf("%s: %d instances, desired %d", name, s.Launch, s.Desired), err, last)
-			}
-			d.log.Info("scaled to desired capacity", "release_id", st.ReleaseID, "asg", name, "desired", s.Desired)
-		}
-		if slices.ContainsFunc(g.SuspendedProcesses, func(p asgtypes.SuspendedProcess) bool {
-			return slices.Contains(deployProcesses, aws.ToString(p.ProcessName))
-		}) {
-			_, err := c.AutoScaling.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{
-				AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses,
-			})
-			if err != nil {
-				return settleErr("autoscaling:ResumeProcesses "+name, fmt.Sprintf("%s: scaling processes %s still suspended", name, joinNames(deployProcesses)), err, last)
-			}
+		if err := rel.Settle(ctx, g, s.Desired, s.Launch); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// settleErr is a failure of settle: retryable when transient or, until
-// the last attempt, a ValidationError (Auto Scaling's "not found", which
-// it answers for a group it does not show for a moment); else a
-// *failure.CleanUpError naming what was left as it was.
-func settleErr(op, left string, err error, last bool) error {
-	if cloud.IsCode(err, cloud.CodeValidation) && !last {
-		return &failure.RetryableError{Op: op, Err: fmt.Errorf("the new group is not visible (eventual consistency): %w", err)}
-	}
-	err = cloud.Classify(op, err)
-	if failure.NameOf(err) == failure.NameRetryable {
-		return err
-	}
-	return &failure.CleanUpError{Leftovers: []string{left}, Err: err}
 }
 
 // retireProgress is how far retire got, to name what a failure leaves.
@@ -349,13 +275,9 @@ type retireProgress struct {
 // is left, recorded in a FailureDirty outcome (p nil: it does not know
 // how far it got, and names what of the previous release AWS shows).
 func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req execution.Request, p *retireProgress, err error) error {
-	err = exhausted(req, err)
-	if failure.NameOf(err) == failure.NameRetryable {
-		return err
-	}
-	var ce *failure.CleanUpError
-	if !errors.As(err, &ce) {
-		ce = &failure.CleanUpError{Err: err}
+	ce, retry := asCleanUp(req, err)
+	if retry != nil {
+		return retry
 	}
 	left := slices.Clone(ce.Leftovers)
 	lock := "the lock " + naming.LockKey(st.ProjectName, st.ConfigName) + " (kept)"

@@ -2,23 +2,12 @@ package deployer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/ferryhq/ferry/internal/capacity"
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -29,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 )
 
 // Scaling policy types a release may use.
@@ -73,7 +63,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.resolve(ctx, c, st, r)
+	res, err := resources.Resolve(ctx, c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -82,56 +72,91 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	}); err != nil {
 		return nil, err
 	}
-	owner := fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
-	templates, err := fleet.Templates(ctx, c.EC2, owner)
+	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
 		return nil, deployErr("ec2:DescribeLaunchTemplates", err)
 	}
-	groups, err := fleet.Groups(ctx, c.AutoScaling, owner)
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return nil, err
 	}
-	made := map[string]*asgtypes.AutoScalingGroup{}
-	for i, g := range groups {
-		if fleet.ReleaseOf(g) == st.ReleaseID {
-			made[aws.ToString(g.AutoScalingGroupName)] = &groups[i]
-		}
-	}
-
-	last := req.Execution.RetryCount >= limits.TaskRetryMaxAttempts
+	rel := d.fleetRelease(c, st, req)
 	report := map[string]execution.ServiceHealth{}
 	for _, svc := range r.ServiceNames() {
-		plan, err := servicePlan(r, svc, res)
-		if err != nil {
+		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups); err != nil {
 			return nil, err
 		}
-		name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-		log := d.log.With("release_id", r.ReleaseID, "asg", name)
-		if tags, ok := templates[name]; !ok || tags[naming.TagReleaseID] != r.ReleaseID {
-			if err := d.createTemplate(ctx, c.EC2, r, st, svc, res); err != nil {
-				return nil, err
-			}
-			log.Info("launch template created")
-		}
-		g := made[name]
-		if g == nil {
-			if err := d.createGroup(ctx, c, r, svc, res, plan, last); err != nil {
-				return nil, err
-			}
-			log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
-		}
-		if err := suspendScaling(ctx, c.AutoScaling, name, g, last); err != nil {
-			return nil, err
-		}
-		if err := d.putPolicies(ctx, c, r, svc, last); err != nil {
-			return nil, err
-		}
-		report[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
 	}
 	st.Deployed = true
-	st.Previous = othersOf(st.ReleaseID, groups, templates)
+	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
 	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
 	return st, nil
+}
+
+// deployService makes what the release deploys for service svc (see
+// deploy), skipping what AWS shows this release made already (templates,
+// groups: the project-config's), and returns the service's first report.
+func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources.Resolved,
+	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (execution.ServiceHealth, error) {
+	plan, err := servicePlan(r, svc, res.Previous)
+	if err != nil {
+		return execution.ServiceHealth{}, err
+	}
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	log := d.log.With("release_id", r.ReleaseID, "asg", name)
+	if !rel.Owner.Made(templates[name], r.ReleaseID) {
+		t, err := templateOf(r, st, svc, res)
+		if err != nil {
+			return execution.ServiceHealth{}, err
+		}
+		if err := rel.CreateTemplate(ctx, t); err != nil {
+			return execution.ServiceHealth{}, err
+		}
+		log.Info("launch template created")
+	}
+	g := madeGroup(groups, name, r.ReleaseID)
+	if g == nil {
+		if err := rel.CreateGroup(ctx, d.groupOf(r, svc, res, plan)); err != nil {
+			return execution.ServiceHealth{}, err
+		}
+		log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
+	}
+	if err := rel.Suspend(ctx, name, g); err != nil {
+		return execution.ServiceHealth{}, err
+	}
+	policies, err := policiesOf(r, svc)
+	if err != nil {
+		return execution.ServiceHealth{}, err
+	}
+	if err := rel.PutPolicies(ctx, name, groupTags(r, svc), policies); err != nil {
+		return execution.ServiceHealth{}, err
+	}
+	return execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}, nil
+}
+
+// madeGroup is the group name among groups if release releaseID made
+// it, else nil.
+func madeGroup(groups []asgtypes.AutoScalingGroup, name, releaseID string) *asgtypes.AutoScalingGroup {
+	for i, g := range groups {
+		if aws.ToString(g.AutoScalingGroupName) == name && fleet.ReleaseOf(g) == releaseID {
+			return &groups[i]
+		}
+	}
+	return nil
+}
+
+// fleetRelease is what the State's release makes in its target.
+func (d *Deployer) fleetRelease(c *cloud.Clients, st *execution.State, req execution.Request) *fleet.Release {
+	return &fleet.Release{
+		Clients: c, Owner: ownerOf(st), ID: st.ReleaseID, SHA256: st.ReleaseSHA256,
+		LastAttempt: req.Execution.RetryCount >= limits.TaskRetryMaxAttempts,
+		Log:         d.log.With("release_id", st.ReleaseID),
+	}
+}
+
+// ownerOf is the State's project-config.
+func ownerOf(st *execution.State) fleet.Owner {
+	return fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}
 }
 
 // groupNames are the names of the groups (and launch templates) of a
@@ -144,66 +169,6 @@ func groupNames(st *execution.State) []string {
 	return names
 }
 
-// deployProcesses are the processes a new group has suspended from its
-// creation to the swap: its scaling policies must not scale it in (an idle
-// fresh fleet is what a cpu_scale_down alarm fires on), nor a rebalance
-// terminate one of its instances, while it is being judged.
-var deployProcesses = []string{"AlarmNotification", "AZRebalance"}
-
-// suspendScaling suspends deployProcesses of the group name, unless g (the
-// group as last described) shows them suspended already. A group AWS does
-// not show yet is a *failure.RetryableError (see notVisibleYet).
-func suspendScaling(ctx context.Context, api cloud.AutoScaling, name string, g *asgtypes.AutoScalingGroup, last bool) error {
-	if g != nil && !slices.ContainsFunc(deployProcesses, func(p string) bool {
-		return !slices.ContainsFunc(g.SuspendedProcesses, func(s asgtypes.SuspendedProcess) bool { return aws.ToString(s.ProcessName) == p })
-	}) {
-		return nil
-	}
-	_, err := api.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(name), ScalingProcesses: deployProcesses})
-	return notVisibleYet("autoscaling:SuspendProcesses "+name, err, last)
-}
-
-// notVisibleYet classifies the error of a call that names what this
-// release made moments ago (a group, the launch template of a group): a
-// ValidationError is how Auto Scaling says "not found" (the group, or the
-// launch template, "does not exist"), which is what AWS answers while it
-// does not show a new resource yet (eventual consistency: "if you run a
-// command to modify or describe the resource that you just created ... you
-// will get an error responding that the resource does not exist"). It is
-// a *failure.RetryableError until the last attempt (ferry checked every
-// parameter it sends before, so a ValidationError is almost always that);
-// then, and for any other failure, a *failure.DeployError unless
-// transient.
-func notVisibleYet(op string, err error, last bool) error {
-	if err == nil {
-		return nil
-	}
-	if cloud.IsCode(err, cloud.CodeValidation) && !last {
-		return &failure.RetryableError{Op: op, Err: fmt.Errorf("what it names was created moments ago and may not be visible yet: %w", err)}
-	}
-	return deployErr(op, err)
-}
-
-// checkHalt fails with a *failure.HaltError when a halt marker was written
-// after the execution started.
-func (d *Deployer) checkHalt(ctx context.Context, st *execution.State, req execution.Request) error {
-	m, err := d.halts.Check(ctx, st.ProjectName, st.ConfigName, req.Execution.StartTime)
-	if err != nil {
-		return err
-	}
-	if m == nil {
-		return nil
-	}
-	reason := "halt marker"
-	if m.By != "" {
-		reason += " by " + m.By
-	}
-	if m.Reason != "" {
-		reason += ": " + m.Reason
-	}
-	return &failure.HaltError{Reason: reason}
-}
-
 // bounds are a service's autoscaling settings (defaults applied).
 func bounds(s *release.Service) capacity.Bounds {
 	a := s.Autoscaling
@@ -213,15 +178,15 @@ func bounds(s *release.Service) capacity.Bounds {
 	return capacity.Bounds{MinSize: a.MinSize, MaxSize: a.MaxSize, Spread: a.Spread, MaxTerms: a.MaxTerms}
 }
 
-// servicePlan is the capacity of a service's new ASG given its previous
-// ASG (if any).
-func servicePlan(r *release.Release, svc string, res *resources) (capacity.Plan, error) {
-	var previous *int
-	if g, ok := res.previous[svc]; ok && g.DesiredCapacity != nil {
+// servicePlan is the capacity of a service's new ASG given the previous
+// group of each service (resources.Previous).
+func servicePlan(r *release.Release, svc string, previous map[string]asgtypes.AutoScalingGroup) (capacity.Plan, error) {
+	var desired *int
+	if g, ok := previous[svc]; ok && g.DesiredCapacity != nil {
 		v := int(*g.DesiredCapacity)
-		previous = &v
+		desired = &v
 	}
-	plan, err := capacity.Compute(bounds(r.Services[svc]), previous)
+	plan, err := capacity.Compute(bounds(r.Services[svc]), desired)
 	if err != nil {
 		return capacity.Plan{}, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling: %v", svc, err))
 	}
@@ -244,247 +209,85 @@ func groupTags(r *release.Release, svc string) map[string]string {
 	return tags
 }
 
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-func ec2TagList(m map[string]string) []ec2types.Tag {
-	var out []ec2types.Tag
-	for _, k := range sortedKeys(m) {
-		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
-	}
-	return out
-}
-
-// ours reports whether tags mark a resource of this release.
-func ours(tags map[string]string, st *execution.State) bool {
-	return fleet.Owner{Project: st.ProjectName, Config: st.ConfigName}.Marks(tags) && tags[naming.TagReleaseID] == st.ReleaseID
-}
-
-// createTemplate creates the launch template of one service, with a client
-// token made of its name and the release's hash: a retry of the same
-// request gets the template it made, as EC2's idempotency promises. A
-// template of that name that already exists must be this release's; one
-// AWS says exists but does not show yet is a *failure.RetryableError.
-func (d *Deployer) createTemplate(ctx context.Context, api cloud.EC2, r *release.Release, st *execution.State, svc string, res *resources) error {
+// templateOf is the launch template of service svc: the release's image,
+// instance type and security groups as res resolved them, its instance
+// profile and volume, and the user data rendered from the verified
+// release (userData).
+func templateOf(r *release.Release, st *execution.State, svc string, res *resources.Resolved) (fleet.Template, error) {
 	s := r.Services[svc]
-	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	script, err := userData(r, st.Target, svc)
 	if err != nil {
-		return err
+		return fleet.Template{}, err
 	}
-	tags := groupTags(r, svc)
-	data := &ec2types.RequestLaunchTemplateData{
-		ImageId:      aws.String(res.images[r.ServiceAMI(svc)]),
-		InstanceType: ec2types.InstanceType(s.InstanceType),
-		UserData:     aws.String(base64.StdEncoding.EncodeToString(script)),
-		MetadataOptions: &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
-			HttpTokens:   ec2types.LaunchTemplateHttpTokensStateRequired,
-			HttpEndpoint: ec2types.LaunchTemplateInstanceMetadataEndpointStateEnabled,
-		},
-		TagSpecifications: []ec2types.LaunchTemplateTagSpecificationRequest{
-			{ResourceType: ec2types.ResourceTypeVolume, Tags: ec2TagList(tags)},
-		},
+	t := fleet.Template{
+		Name:         naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
+		ImageID:      res.Images[r.ServiceAMI(svc)],
+		InstanceType: s.InstanceType,
+		UserData:     script,
+		Profile:      s.Profile,
+		Tags:         groupTags(r, svc),
 	}
 	for _, ref := range s.SecurityGroups {
-		data.SecurityGroupIds = append(data.SecurityGroupIds, res.groups[ref])
-	}
-	if s.Profile != "" {
-		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(s.Profile)}
+		t.SecurityGroups = append(t.SecurityGroups, res.SecurityGroups[ref])
 	}
 	if s.EBSVolumeSize > 0 {
 		// Without a device name the volume is the image's root device, so
 		// ebs_volume_size resizes the root volume rather than adding one.
 		device := s.EBSDeviceName
 		if device == "" {
-			device = res.rootDevices[aws.ToString(data.ImageId)]
+			device = res.RootDevices[t.ImageID]
 		}
-		data.BlockDeviceMappings = []ec2types.LaunchTemplateBlockDeviceMappingRequest{{
-			DeviceName: aws.String(device),
-			Ebs: &ec2types.LaunchTemplateEbsBlockDeviceRequest{
-				VolumeSize:          aws.Int32(int32(s.EBSVolumeSize)),
-				VolumeType:          ec2types.VolumeType(s.EBSVolumeType),
-				DeleteOnTermination: aws.Bool(true),
-				Encrypted:           aws.Bool(true),
-			},
-		}}
+		t.Volume = &fleet.Volume{Device: device, SizeGiB: s.EBSVolumeSize, Type: s.EBSVolumeType}
 	}
-	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String(name),
-		LaunchTemplateData: data,
-		ClientToken:        aws.String(clientToken(name, st.ReleaseSHA256)),
-		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2TagList(tags)}},
-	})
-	if err == nil {
-		return nil
-	}
-	if !cloud.IsCode(err, cloud.CodeLaunchTemplateNameAlreadyExists, cloud.CodeAlreadyExists) {
-		return deployErr("ec2:CreateLaunchTemplate "+name, err)
-	}
-	out, derr := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
-	switch {
-	case cloud.IsNotFoundCode(derr, cloud.CodeLaunchTemplateNameNotFound):
-		return &failure.RetryableError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("the launch template exists but is not visible yet")}
-	case derr != nil:
-		return deployErr("ec2:DescribeLaunchTemplates "+name, derr)
-	}
-	for _, lt := range out.LaunchTemplates {
-		if aws.ToString(lt.LaunchTemplateName) == name && ours(fleet.EC2Tags(lt.Tags), st) {
-			return nil
-		}
-	}
-	return &failure.DeployError{Op: "ec2:CreateLaunchTemplate " + name, Err: errors.New("a launch template of that name exists and was not made by this release")}
+	return t, nil
 }
 
-// launchTemplateVersion pins a group to the version of its launch
-// template that ferry created: CreateLaunchTemplate makes version 1, and
-// ferry never adds one. "$Latest" or "$Default" would let anyone allowed
-// CreateLaunchTemplateVersion (or ModifyLaunchTemplate) change what the
-// group's next launch runs, since Auto Scaling resolves them at each
-// launch (LaunchTemplateSpecification, Auto Scaling API Reference).
-const launchTemplateVersion = "1"
-
-// clientToken is the CreateLaunchTemplate client token of a template of a
-// release: the same for every attempt of the same request, different for
-// another release (EC2 allows 64 ASCII characters; this is 32).
-func clientToken(name, releaseSHA256 string) string {
-	sum := sha256.Sum256([]byte("ferry launch template\x00" + name + "\x00" + releaseSHA256))
-	return hex.EncodeToString(sum[:16])
-}
-
-// createGroup creates the ASG of one service. A group of that name that
-// already exists must be this release's; a launch template or group AWS
-// does not show yet is retryable (see notVisibleYet).
-func (d *Deployer) createGroup(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, res *resources, plan capacity.Plan, last bool) error {
+// groupOf is the group of service svc: its bounds, the launch count of
+// plan, its subnets and target groups as res resolved them, its classic
+// load balancers and the release's lifecycle hooks.
+func (d *Deployer) groupOf(r *release.Release, svc string, res *resources.Resolved, plan capacity.Plan) fleet.Group {
 	s := r.Services[svc]
-	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-	var subnets []string
+	b := bounds(s)
+	g := fleet.Group{
+		Name:    naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
+		MinSize: b.MinSize, MaxSize: b.MaxSize, Desired: plan.Launch,
+		LoadBalancers:          s.ELBs,
+		HealthCheckGracePeriod: d.cfg.HealthCheckGracePeriod,
+		Tags:                   groupTags(r, svc),
+	}
 	for _, ref := range r.ServiceSubnets(svc) {
-		subnets = append(subnets, res.subnets[ref])
+		g.Subnets = append(g.Subnets, res.Subnets[ref])
 	}
-	var tgs []string
 	for _, ref := range s.TargetGroups {
-		tgs = append(tgs, res.targetGroups[ref])
+		g.TargetGroups = append(g.TargetGroups, res.TargetGroups[ref])
 	}
-	checkType := "EC2"
-	if len(s.ELBs) > 0 || len(tgs) > 0 {
-		checkType = "ELB"
-	}
-	tags := groupTags(r, svc)
-	var asgTagList []asgtypes.Tag
-	for _, k := range sortedKeys(tags) {
-		asgTagList = append(asgTagList, asgtypes.Tag{
-			Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true),
-			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
-		})
-	}
-	var hooks []asgtypes.LifecycleHookSpecification
-	for _, n := range sortedKeys(r.Lifecycle) {
-		h := r.Lifecycle[n]
-		if h == nil {
-			continue
-		}
-		hooks = append(hooks, asgtypes.LifecycleHookSpecification{
-			LifecycleHookName:     aws.String(n),
-			LifecycleTransition:   aws.String(h.Transition),
-			RoleARN:               aws.String(res.hookRoles[h.Role]),
-			NotificationTargetARN: aws.String(res.hookTopics[h.SNS]),
-			HeartbeatTimeout:      aws.Int32(int32(h.HeartbeatTimeout)),
-			DefaultResult:         aws.String("CONTINUE"),
-		})
-	}
-	_, err := c.AutoScaling.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
-		AutoScalingGroupName: aws.String(name),
-		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
-			LaunchTemplateName: aws.String(name),
-			Version:            aws.String(launchTemplateVersion),
-		},
-		MinSize:                        aws.Int32(int32(bounds(s).MinSize)),
-		MaxSize:                        aws.Int32(int32(bounds(s).MaxSize)),
-		DesiredCapacity:                aws.Int32(int32(plan.Launch)),
-		VPCZoneIdentifier:              aws.String(strings.Join(subnets, ",")),
-		LoadBalancerNames:              s.ELBs,
-		TargetGroupARNs:                tgs,
-		HealthCheckType:                aws.String(checkType),
-		HealthCheckGracePeriod:         aws.Int32(int32(d.cfg.HealthCheckGracePeriod / time.Second)),
-		LifecycleHookSpecificationList: hooks,
-		Tags:                           asgTagList,
-	})
-	if err == nil {
-		return nil
-	}
-	if !cloud.IsCode(err, cloud.CodeAlreadyExists) {
-		return notVisibleYet("autoscaling:CreateAutoScalingGroup "+name, err, last)
-	}
-	out, derr := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
-	if derr != nil {
-		return deployErr("autoscaling:DescribeAutoScalingGroups "+name, derr)
-	}
-	st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID}
-	for _, g := range out.AutoScalingGroups {
-		if aws.ToString(g.AutoScalingGroupName) == name && ours(fleet.ASGTags(g.Tags), st) {
-			return nil
+	for _, n := range slices.Sorted(maps.Keys(r.Lifecycle)) {
+		if h := r.Lifecycle[n]; h != nil {
+			g.Hooks = append(g.Hooks, fleet.Hook{
+				Name: n, Transition: h.Transition, RoleARN: res.HookRoles[h.Role], TopicARN: res.HookTopics[h.SNS],
+				HeartbeatTimeout: h.HeartbeatTimeout,
+			})
 		}
 	}
-	if len(out.AutoScalingGroups) == 0 {
-		// AWS says it exists but does not show it yet (eventual
-		// consistency): a retry will find it.
-		return &failure.RetryableError{Op: "autoscaling:CreateAutoScalingGroup " + name, Err: errors.New("the group exists but is not visible yet")}
-	}
-	return &failure.DeployError{Op: "autoscaling:CreateAutoScalingGroup " + name, Err: errors.New("an Auto Scaling group of that name exists and was not made by this release")}
+	return g
 }
 
-// putPolicies puts the service's scaling policies and their alarms
-// (upserts: a retry rewrites the same). A group AWS does not show yet is
-// retryable (see notVisibleYet).
-func (d *Deployer) putPolicies(ctx context.Context, c *cloud.Clients, r *release.Release, svc string, last bool) error {
-	s := r.Services[svc]
-	if s.Autoscaling == nil {
-		return nil
+// policiesOf are the scaling policies of service svc. A type ferry does
+// not know is a *failure.BadReleaseError.
+func policiesOf(r *release.Release, svc string) ([]fleet.Policy, error) {
+	a := r.Services[svc].Autoscaling
+	if a == nil {
+		return nil, nil
 	}
-	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-	tags := groupTags(r, svc)
-	var cwTags []cwtypes.Tag
-	for _, k := range sortedKeys(tags) {
-		cwTags = append(cwTags, cwtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	for _, p := range s.Autoscaling.Policies {
-		var cmp cwtypes.ComparisonOperator
-		switch p.Type {
-		case policyCPUScaleUp:
-			cmp = cwtypes.ComparisonOperatorGreaterThanThreshold
-		case policyCPUScaleDown:
-			cmp = cwtypes.ComparisonOperatorLessThanThreshold
-		default:
-			return failure.BadRelease(fmt.Sprintf("services.%s.autoscaling.policies: unknown type %q", svc, p.Type))
+	var out []fleet.Policy
+	for _, p := range a.Policies {
+		if p.Type != policyCPUScaleUp && p.Type != policyCPUScaleDown {
+			return nil, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling.policies: unknown type %q", svc, p.Type))
 		}
-		out, err := c.AutoScaling.PutScalingPolicy(ctx, &autoscaling.PutScalingPolicyInput{
-			AutoScalingGroupName: aws.String(name),
-			PolicyName:           aws.String(naming.PolicyName(p.Type)),
-			PolicyType:           aws.String("SimpleScaling"),
-			AdjustmentType:       aws.String("ChangeInCapacity"),
-			ScalingAdjustment:    aws.Int32(int32(p.ScalingAdjustment)),
-			Cooldown:             aws.Int32(int32(p.Cooldown)),
+		out = append(out, fleet.Policy{
+			Type: p.Type, Above: p.Type == policyCPUScaleUp, Threshold: p.Threshold,
+			Adjustment: p.ScalingAdjustment, EvaluationPeriods: p.EvaluationPeriods, Period: p.Period, Cooldown: p.Cooldown,
 		})
-		if err != nil {
-			return notVisibleYet("autoscaling:PutScalingPolicy "+name, err, last)
-		}
-		_, err = c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
-			AlarmName:          aws.String(naming.AlarmName(name, p.Type)),
-			AlarmDescription:   aws.String(fmt.Sprintf("%s of %s", p.Type, name)),
-			Namespace:          aws.String("AWS/EC2"),
-			MetricName:         aws.String("CPUUtilization"),
-			Statistic:          cwtypes.StatisticAverage,
-			Dimensions:         []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(name)}},
-			Period:             aws.Int32(int32(p.Period)),
-			EvaluationPeriods:  aws.Int32(int32(p.EvaluationPeriods)),
-			Threshold:          aws.Float64(p.Threshold),
-			ComparisonOperator: cmp,
-			AlarmActions:       []string{aws.ToString(out.PolicyARN)},
-			Tags:               cwTags,
-		})
-		if err != nil {
-			return deployErr("cloudwatch:PutMetricAlarm "+name, err)
-		}
 	}
-	return nil
+	return out, nil
 }

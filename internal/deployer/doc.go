@@ -2,6 +2,19 @@
 // deploy state machine (Validate, Lock, ValidateResources, Publish, Deploy,
 // CheckHealthy, CleanUpSuccess, CleanUpFailure, ReleaseLock) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
+// Each task has its file, named after it (validate.go, lock.go,
+// validate_resources.go, publish.go, deploy.go, check_healthy.go,
+// cleanup_success.go, cleanup_failure.go, release_lock.go); what several
+// share is in verify.go (what a task trusts), resources.go (reaching the
+// target), health_report.go (the health of the new groups) and
+// records.go (outcomes).
+//
+// Handlers orchestrate: the deployer bucket's objects are package lock's,
+// halt's and ledger's; what a release names in its target is resolved by
+// package resources; groups, launch templates and alarms are made,
+// settled and removed by package fleet; load balancers are read by
+// package balancers. The handlers call AWS themselves only to confirm an
+// execution (Step Functions) and to publish assets (S3).
 //
 // Contracts every handler keeps:
 //

@@ -283,7 +283,7 @@ func (x *run) stepRetrying(task string) error {
 	for retry := 0; ; retry++ {
 		x.ctx.RetryCount = retry
 		err := x.step(task)
-		if failure.NameOf(err) != failure.NameRetryable || retry == limits.TaskRetryMaxAttempts {
+		if !failure.IsRetryable(err) || retry == limits.TaskRetryMaxAttempts {
 			return err
 		}
 		x.h.clk.Advance(delay)

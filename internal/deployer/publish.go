@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -47,7 +49,7 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 		if err != nil {
 			return nil, err
 		}
-		for _, n := range sortedKeys(r.Assets) {
+		for _, n := range slices.Sorted(maps.Keys(r.Assets)) {
 			if a := r.Assets[n]; a != nil {
 				if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
 					return nil, err
@@ -180,9 +182,5 @@ func published(ctx context.Context, dst cloud.AssetStore, bucket, key string, a 
 // deployErr classifies an AWS error of op: transient ones are retryable,
 // the rest a *failure.DeployError.
 func deployErr(op string, err error) error {
-	err = cloud.Classify(op, err)
-	if failure.NameOf(err) == failure.NameRetryable {
-		return err
-	}
-	return &failure.DeployError{Op: op, Err: err}
+	return cloud.ClassifyAs(op, err, failure.AsDeploy)
 }

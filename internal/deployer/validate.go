@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -49,52 +47,23 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
 		return nil, err
 	}
-	caller, idErr := d.verifyIdentity(ctx, r)
-	if failure.NameOf(idErr) == failure.NameRetryable {
-		return nil, idErr
-	}
-	// The first execution that sees a valid release consumes its id,
-	// whatever happens next: a release refused below, or failing later,
-	// is never run again under another execution name. The marker names
-	// the verified caller, for the records.
-	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+	if err := d.consume(ctx, req, r); err != nil {
 		return nil, err
 	}
-	if idErr != nil {
-		return nil, idErr
-	}
-
 	var problems []string
-	copyOf, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
+	copySum, err := d.storedHash(ctx, r)
 	if err != nil {
 		return nil, err
-	}
-	copySum, err := release.Hash(copyOf)
-	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
 	}
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
 	}
-
-	now := d.now()
-	created := r.CreatedAt.UTC()
-	switch {
-	case now.Sub(created) > d.cfg.CreatedAtMaxAge:
-		problems = append(problems, fmt.Sprintf("created_at: %s is %s old, older than the %s the deployer accepts",
-			created.Format(time.RFC3339), now.Sub(created).Round(time.Second), d.cfg.CreatedAtMaxAge))
-	case created.Sub(now) > d.cfg.CreatedAtMaxSkew:
-		problems = append(problems, fmt.Sprintf("created_at: %s is %s in the future, more than the %s the deployer accepts",
-			created.Format(time.RFC3339), created.Sub(now).Round(time.Second), d.cfg.CreatedAtMaxSkew))
-	case !req.Execution.StartTime.IsZero() && created.Sub(req.Execution.StartTime) > d.cfg.CreatedAtMaxSkew:
-		problems = append(problems, fmt.Sprintf("created_at: %s is after the execution started (%s)",
-			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339)))
+	if p := d.checkCreatedAt(r, req); p != "" {
+		problems = append(problems, p)
 	}
-
 	if len(problems) > 0 {
 		return nil, failure.BadRelease(problems...)
 	}
-
 	return &execution.State{
 		ProjectName:   r.ProjectName,
 		ConfigName:    r.ConfigName,
@@ -106,59 +75,55 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	}, nil
 }
 
-// target is the environment r deploys into. A release that names none of
-// account, region and qualifier deploys into the deployer's default target
-// (with its qualifier); otherwise account and region default to the
-// deployer's own and the qualifier is the release's (a default qualifier
-// belongs to the default environment only).
-func (d *Deployer) target(r *release.Release) cloud.Target {
-	t := d.cfg.DefaultTarget
-	if r.AccountID != "" {
-		t.AccountID = r.AccountID
+// consume verifies r's identity proof (verifyIdentity) and consumes its
+// release id for req's execution (lock.Consume). The first execution that
+// sees a valid release consumes its id, whatever happens next: a release
+// refused after, or failing later, is never run again under another
+// execution name. The marker names the verified caller, for the records.
+// An identity proof that does not verify is refused after the release is
+// consumed; a transient failure to verify it, before.
+func (d *Deployer) consume(ctx context.Context, req execution.Request, r *release.Release) error {
+	caller, idErr := d.verifyIdentity(ctx, r)
+	if failure.IsRetryable(idErr) {
+		return idErr
 	}
-	if r.Region != "" {
-		t.Region = r.Region
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+		return err
 	}
-	if r.Qualifier != "" || r.AccountID != "" || r.Region != "" {
-		t.Qualifier = r.Qualifier
-	}
-	return t
+	return idErr
 }
 
-// lock is the Lock task: it takes the project-config lock for the release
-// (re-entrant, so a retry succeeds) and writes its run-once marker. Another
-// holder is a *failure.LockExistsError; a replayed release a
-// *failure.BadReleaseError.
-func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error) {
-	st, err := d.verify(ctx, req)
+// storedHash is the canonical hash of the copy of r the client stored in
+// the deployer bucket.
+func (d *Deployer) storedHash(ctx context.Context, r *release.Release) (string, error) {
+	copyOf, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	h := lock.Holder{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now()}
-	if err := d.locks.Acquire(ctx, st.ProjectName, st.ConfigName, h); err != nil {
-		return nil, err
+	sum, err := release.Hash(copyOf)
+	if err != nil {
+		return "", failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
 	}
-	return st, nil
+	return sum, nil
 }
 
-// loadRelease reads the release a State names from the deployer bucket,
-// applies defaults, checks that it is the release Validate accepted and
-// sets the State's target, services and timeout from it.
-func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
-	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-	if err != nil {
-		return nil, err
+// checkCreatedAt is the problem with r's created_at ("" for none): older
+// than CreatedAtMaxAge or further than CreatedAtMaxSkew in the future, by
+// the deployer's clock, or later than the execution's start plus
+// CreatedAtMaxSkew.
+func (d *Deployer) checkCreatedAt(r *release.Release, req execution.Request) string {
+	now := d.now()
+	created := r.CreatedAt.UTC()
+	switch {
+	case now.Sub(created) > d.cfg.CreatedAtMaxAge:
+		return fmt.Sprintf("created_at: %s is %s old, older than the %s the deployer accepts",
+			created.Format(time.RFC3339), now.Sub(created).Round(time.Second), d.cfg.CreatedAtMaxAge)
+	case created.Sub(now) > d.cfg.CreatedAtMaxSkew:
+		return fmt.Sprintf("created_at: %s is %s in the future, more than the %s the deployer accepts",
+			created.Format(time.RFC3339), created.Sub(now).Round(time.Second), d.cfg.CreatedAtMaxSkew)
+	case !req.Execution.StartTime.IsZero() && created.Sub(req.Execution.StartTime) > d.cfg.CreatedAtMaxSkew:
+		return fmt.Sprintf("created_at: %s is after the execution started (%s)",
+			created.Format(time.RFC3339), req.Execution.StartTime.UTC().Format(time.RFC3339))
 	}
-	r.ApplyDefaults()
-	sum, err := release.Hash(r)
-	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
-	}
-	if sum != st.ReleaseSHA256 {
-		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
-	}
-	// What the State says of the release is re-derived from it, never
-	// trusted: a task reaches only the verified release's target.
-	st.Target, st.Services, st.Timeout = d.target(r), r.ServiceNames(), r.Timeout
-	return r, nil
+	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,7 +147,7 @@ func createForeignGroup(t *testing.T, h *harness, releaseID string) {
 		naming.TagReleaseID: releaseID, naming.TagDeployWith: naming.DeployWithValue,
 	}
 	var list []astypes.Tag
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		list = append(list, astypes.Tag{Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true)})
 	}
 	_, err = c.AutoScaling.CreateAutoScalingGroup(context.Background(), &autoscaling.CreateAutoScalingGroupInput{

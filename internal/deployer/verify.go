@@ -49,22 +49,6 @@ func (d *Deployer) verifyIdentity(ctx context.Context, r *release.Release) (stri
 	return caller.ARN, nil
 }
 
-// author is who asked for the release, for the records: the caller its
-// identity proof names, as Validate verified it and wrote it in the
-// run-once marker, with the name the client gave itself (created_by);
-// without a verified caller, that name alone. A marker that cannot be
-// read leaves the name alone, with a warning: the record is still written.
-func (d *Deployer) author(ctx context.Context, st *execution.State, claimed string) (createdBy, name string) {
-	run, found, err := d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-	if err != nil {
-		d.log.Warn("cannot read the run-once marker for the record", "release_id", st.ReleaseID, "error", err.Error())
-	}
-	if !found || run.CreatedBy == "" {
-		return claimed, ""
-	}
-	return run.CreatedBy, claimed
-}
-
 // confirmExecution checks that req runs for a RUNNING execution of the
 // deployer's state machine, never redriven, whose input is the release
 // named by project, config, release id and canonical hash sum. It is what
@@ -86,10 +70,9 @@ func (d *Deployer) confirmExecution(ctx context.Context, req execution.Request, 
 	}
 	out, err := d.cfg.Executions.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(req.Execution.ID)})
 	if err != nil {
-		if err := cloud.Classify("describe execution "+req.Execution.ID, err); failure.NameOf(err) == failure.NameRetryable {
-			return err
-		}
-		return refuse("cannot be described (%v)", err)
+		return cloud.ClassifyAs("describe execution "+req.Execution.ID, err, func(_ string, err error) error {
+			return refuse("cannot be described (%v)", err)
+		})
 	}
 	switch {
 	case aws.ToString(out.StateMachineArn) != d.cfg.StateMachineARN:
@@ -129,4 +112,45 @@ func (d *Deployer) verify(ctx context.Context, req execution.Request) (*executio
 		return nil, err
 	}
 	return st, nil
+}
+
+// target is the environment r deploys into. A release that names none of
+// account, region and qualifier deploys into the deployer's default target
+// (with its qualifier); otherwise account and region default to the
+// deployer's own and the qualifier is the release's (a default qualifier
+// belongs to the default environment only).
+func (d *Deployer) target(r *release.Release) cloud.Target {
+	t := d.cfg.DefaultTarget
+	if r.AccountID != "" {
+		t.AccountID = r.AccountID
+	}
+	if r.Region != "" {
+		t.Region = r.Region
+	}
+	if r.Qualifier != "" || r.AccountID != "" || r.Region != "" {
+		t.Qualifier = r.Qualifier
+	}
+	return t
+}
+
+// loadRelease reads the release a State names from the deployer bucket,
+// applies defaults, checks that it is the release Validate accepted and
+// sets the State's target, services and timeout from it.
+func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
+	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	r.ApplyDefaults()
+	sum, err := release.Hash(r)
+	if err != nil {
+		return nil, failure.BadRelease(fmt.Sprintf("release copy in the deployer bucket: %v", err))
+	}
+	if sum != st.ReleaseSHA256 {
+		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
+	}
+	// What the State says of the release is re-derived from it, never
+	// trusted: a task reaches only the verified release's target.
+	st.Target, st.Services, st.Timeout = d.target(r), r.ServiceNames(), r.Timeout
+	return r, nil
 }

@@ -5,7 +5,8 @@
 // (BadReleaseError, LockExistsError, ...). The registry (Names) is the one
 // list both sides are built from: the state machine definition catches these
 // names, and the Lambda runtime reports the name of the error a handler
-// returned. A test fails when the two drift apart.
+// returned. A test fails when the two drift apart. NameOf tells an error's
+// name, IsRetryable whether the state machine retries it.
 //
 // A handler's error reaches Step Functions as a Lambda function error
 // payload (Payload): its errorType is the error name, and the cause Step

@@ -52,6 +52,23 @@ func NameOf(err error) string {
 	return NameInternal
 }
 
+// IsRetryable reports whether err's state machine error name is
+// RetryableError (NameOf): the first Named error in its chain is a
+// *RetryableError, so the state machine retries the task. An error that
+// wraps a RetryableError inside another Named error (a CleanUpError
+// naming leftovers) is not retryable: the outer name is the one caught.
+func IsRetryable(err error) bool {
+	var n Named
+	return errors.As(err, &n) && n.ErrorName() == NameRetryable
+}
+
+// AsDeploy returns a *DeployError for op failing with err. Its signature
+// is the one cloud.ClassifyAs takes for the errors that are not transient.
+func AsDeploy(op string, err error) error { return &DeployError{Op: op, Err: err} }
+
+// AsLock returns a *LockError for op failing with err (see AsDeploy).
+func AsLock(op string, err error) error { return &LockError{Op: op, Err: err} }
+
 // BadReleaseError says the release cannot be deployed as written: its
 // structure, its values or the resources it names are wrong. Problems holds
 // every problem found, each as "path: message".

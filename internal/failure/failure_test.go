@@ -44,6 +44,47 @@ func TestNameOf(t *testing.T) {
 	}
 }
 
+func TestIsRetryable(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"plain", errors.New("boom"), false},
+		{"direct", &RetryableError{Op: "x"}, true},
+		{"wrapped", fmt.Errorf("ctx: %w", &RetryableError{Op: "x"}), true},
+		{"joined", errors.Join(errors.New("a"), &RetryableError{Op: "x"}), true},
+		{"inside another name", &CleanUpError{Err: &RetryableError{Op: "x"}}, false},
+		{"another name", &DeployError{Op: "x"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, IsRetryable(tt.err))
+			assert.Equal(t, tt.want, NameOf(tt.err) == NameRetryable, "agrees with NameOf")
+		})
+	}
+}
+
+func TestAs(t *testing.T) {
+	cause := errors.New("refused")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"deploy", AsDeploy("op", cause), NameDeploy},
+		{"lock", AsLock("op", cause), NameLock},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, NameOf(tt.err))
+			assert.ErrorIs(t, tt.err, cause)
+			assert.Contains(t, tt.err.Error(), "op: refused")
+		})
+	}
+}
+
 // A handler's error reaches Step Functions as the Lambda runtime's error
 // payload: Cause is {"errorMessage": ..., "errorType": ...} ("Handling
 // error conditions using a Step Functions state machine", AWS Step

@@ -1,13 +1,28 @@
 // Package fleet owns the Auto Scaling groups, launch templates and
-// CloudWatch alarms ferry makes for a project-config: finding them, and
-// removing them.
+// CloudWatch alarms ferry makes for a project-config: finding them,
+// making them, readying them for the swap, and removing them. Every AWS
+// call on them is made here.
 //
 // Finding: Groups and Templates list what the project-config's tags mark
 // as ferry's (every listing re-checks the tags, whatever filter AWS
 // applied); Describe finds groups by name; Alarms finds the alarms ferry
-// named after groups (naming.AlarmName). A group or template created moments
-// ago may be missing from every one of them: AWS is eventually consistent
-// after a create.
+// named after groups (naming.AlarmName). Of, Others and Previous tell a
+// release's own groups and templates from those of the releases before
+// it; ReadActivities reads what a group's scaling activities say (its
+// terminations, a launch that will fail again). A group or template
+// created moments ago may be missing from every one of them: AWS is
+// eventually consistent after a create.
+//
+// Making: a Release creates a service's launch template (a client token
+// of its name and the release's hash, so a retry gets the template it
+// made) and its group, pinned to version 1 of that template; suspends
+// the group's DeployProcesses until the swap; puts its scaling policies
+// and their alarms; and, at the swap, settles it (scaled from ferry's
+// launch count to desired, its processes resumed). What the release made
+// already is found by name and tags and left as it is; a name taken by
+// anyone else is a *failure.DeployError. A call naming what the release
+// made moments ago that AWS answers with ValidationError (Auto Scaling's
+// "does not exist") is retryable until the last attempt.
 //
 // Removing: a Remover deletes named groups with their alarms and launch
 // templates (naming.GroupName names both), in that order, so a retry after
@@ -25,7 +40,8 @@
 // removal of named groups would remove.
 //
 // Every error is a failure.Named error: transient AWS failures are
-// *failure.RetryableError; what could not be removed is a
-// *failure.CleanUpError naming each leftover (wrapped in a RetryableError
-// when every failure was transient).
+// *failure.RetryableError; what could not be made is a
+// *failure.DeployError; what could not be settled or removed is a
+// *failure.CleanUpError naming each leftover (a removal's wrapped in a
+// RetryableError when every failure was transient).
 package fleet

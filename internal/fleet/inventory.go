@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // Owner is a project-config: what ferry manages for it carries its
@@ -30,32 +31,17 @@ func (o Owner) Marks(tags map[string]string) bool {
 		tags[naming.TagDeployWith] == naming.DeployWithValue
 }
 
-// ASGTags returns an Auto Scaling group's tags as a map.
-func ASGTags(tags []asgtypes.TagDescription) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
-// EC2Tags returns EC2 tags as a map.
-func EC2Tags(tags []ec2types.Tag) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
-// Deleting reports whether an Auto Scaling group is being deleted.
+// Deleting reports whether an Auto Scaling group is being deleted: its
+// Status, which AWS sets only while DeleteAutoScalingGroup is in progress
+// ("Delete in progress"; AutoScalingGroup, Auto Scaling API Reference),
+// the one field that says so.
 func Deleting(g asgtypes.AutoScalingGroup) bool {
 	return strings.HasPrefix(aws.ToString(g.Status), "Delete")
 }
 
 // ReleaseOf is the release a group of ferry's belongs to (its ReleaseID
 // tag).
-func ReleaseOf(g asgtypes.AutoScalingGroup) string { return ASGTags(g.Tags)[naming.TagReleaseID] }
+func ReleaseOf(g asgtypes.AutoScalingGroup) string { return tags.FromASG(g.Tags)[naming.TagReleaseID] }
 
 // Groups returns every Auto Scaling group of the project-config ferry
 // manages, found by its tags (filters, re-checked on every group here),
@@ -74,7 +60,7 @@ func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.Aut
 			return nil, cloud.Classify("autoscaling:DescribeAutoScalingGroups", err)
 		}
 		for _, g := range out.AutoScalingGroups {
-			if o.Marks(ASGTags(g.Tags)) {
+			if o.Marks(tags.FromASG(g.Tags)) {
 				groups = append(groups, g)
 			}
 		}
@@ -150,8 +136,8 @@ func templates(ctx context.Context, api cloud.EC2, o Owner, in *ec2.DescribeLaun
 			return nil, cloud.Classify("ec2:DescribeLaunchTemplates", err)
 		}
 		for _, lt := range page.LaunchTemplates {
-			if tags := EC2Tags(lt.Tags); o == (Owner{}) || o.Marks(tags) {
-				out[aws.ToString(lt.LaunchTemplateName)] = tags
+			if t := tags.FromEC2(lt.Tags); o == (Owner{}) || o.Marks(t) {
+				out[aws.ToString(lt.LaunchTemplateName)] = t
 			}
 		}
 		if aws.ToString(page.NextToken) == "" {
@@ -184,6 +170,105 @@ func Alarms(ctx context.Context, api cloud.CloudWatch, o Owner, groups []string)
 				if aws.ToString(dim.Name) == "AutoScalingGroupName" && want[group] && strings.HasPrefix(alarm, naming.AlarmName(group, "")) {
 					out[group] = append(out[group], alarm)
 				}
+			}
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// Previous returns, by service (its ServiceName tag), the groups of the
+// project-config that releases other than releaseID made and that are not
+// being deleted (Groups): a service's previous group, or, when it has
+// more than one, every one of them.
+func Previous(ctx context.Context, api cloud.AutoScaling, o Owner, releaseID string) (map[string][]asgtypes.AutoScalingGroup, error) {
+	groups, err := Groups(ctx, api, o)
+	if err != nil {
+		return nil, err
+	}
+	byService := map[string][]asgtypes.AutoScalingGroup{}
+	for _, g := range groups {
+		t := tags.FromASG(g.Tags)
+		if t[naming.TagReleaseID] == releaseID || Deleting(g) {
+			continue
+		}
+		svc := t[naming.TagServiceName]
+		byService[svc] = append(byService[svc], g)
+	}
+	return byService, nil
+}
+
+// Of are the names of the groups and launch templates (Groups, Templates)
+// release releaseID made, sorted.
+func Of(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
+	return names(groups, templates, func(g asgtypes.AutoScalingGroup) bool { return ReleaseOf(g) == releaseID },
+		func(t map[string]string) bool { return t[naming.TagReleaseID] == releaseID })
+}
+
+// Others are the names of the groups not being deleted, and of the launch
+// templates (Groups, Templates), that releases other than releaseID made,
+// sorted: what a swap to releaseID retires (a template whose group is
+// gone is an orphan to remove too).
+func Others(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
+	return names(groups, templates, func(g asgtypes.AutoScalingGroup) bool { return ReleaseOf(g) != releaseID && !Deleting(g) },
+		func(t map[string]string) bool { return t[naming.TagReleaseID] != releaseID })
+}
+
+func names(groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string,
+	group func(asgtypes.AutoScalingGroup) bool, template func(map[string]string) bool) []string {
+	var out []string
+	for _, g := range groups {
+		if group(g) {
+			out = append(out, aws.ToString(g.AutoScalingGroupName))
+		}
+	}
+	for name, t := range templates {
+		if template(t) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Activities is what a group's scaling activities say.
+type Activities struct {
+	// Terminated counts the instances of the group that terminated.
+	Terminated int
+	// Failed is the StatusMessage of a failed launch that will fail again
+	// ("" when none).
+	Failed string
+}
+
+// terminatingPrefix begins the Description of the scaling activity that
+// terminates an instance ("Terminating EC2 instance: i-..."). An activity
+// carries no field that says what it does: its Description, Cause and
+// StatusMessage are text (Activity, Auto Scaling API Reference), so the
+// Description is read.
+const terminatingPrefix = "Terminating EC2 instance"
+
+// ReadActivities reads the scaling activities of the group name, every
+// page (at most a few per instance the group ever had). A failed launch
+// that is a capacity shortage (cloud.IsCapacityShortage) is Auto
+// Scaling's to retry and is not reported. A failure is a
+// *failure.RetryableError when transient, else a *failure.DeployError.
+func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Activities, error) {
+	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(100)}
+	var out Activities
+	for {
+		page, err := api.DescribeScalingActivities(ctx, in)
+		if err != nil {
+			return Activities{}, deployErr("autoscaling:DescribeScalingActivities "+name, err)
+		}
+		for _, a := range page.Activities {
+			switch {
+			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix):
+				out.Terminated++
+			case (a.StatusCode == asgtypes.ScalingActivityStatusCodeFailed || a.StatusCode == asgtypes.ScalingActivityStatusCodeCancelled) &&
+				out.Failed == "" && !cloud.IsCapacityShortage(aws.ToString(a.StatusMessage)):
+				out.Failed = aws.ToString(a.StatusMessage)
 			}
 		}
 		if aws.ToString(page.NextToken) == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // Remover removes named groups of one project-config, with their alarms
@@ -78,7 +79,7 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 	for _, name := range names {
 		g, groupVisible := groups[name]
 		ltTags, ltVisible := templates[name]
-		if groupVisible && !r.mine(ASGTags(g.Tags)) || ltVisible && !r.mine(ltTags) {
+		if groupVisible && !r.mine(tags.FromASG(g.Tags)) || ltVisible && !r.mine(ltTags) {
 			r.log().Warn("not removed: not ours", "name", name)
 			res.Skipped = append(res.Skipped, name)
 			continue
@@ -235,7 +236,7 @@ type progress struct {
 // fail records that what could not be removed, with the error.
 func (p *progress) fail(what string, err error) {
 	err = cloud.Classify(what, err)
-	if failure.NameOf(err) != failure.NameRetryable {
+	if !failure.IsRetryable(err) {
 		p.permanent = true
 	}
 	p.leftovers = append(p.leftovers, what)

@@ -223,7 +223,7 @@ func TestRemoveFailures(t *testing.T) {
 			var ce *failure.CleanUpError
 			require.ErrorAs(t, err, &ce)
 			assert.NotEmpty(t, ce.Leftovers)
-			assert.Equal(t, tc.retryable, failure.NameOf(err) == failure.NameRetryable, "%v", err)
+			assert.Equal(t, tc.retryable, failure.IsRetryable(err), "%v", err)
 			first := b // names are removed in order: r0 before r1
 			if tc.op == "DescribeAutoScalingGroups" {
 				assert.Empty(t, res.Removed)

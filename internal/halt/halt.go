@@ -1,21 +1,16 @@
 package halt
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/ferryhq/ferry/internal/cloud"
-	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/object"
 )
 
 // S3 is the S3 API the halt marker calls.
@@ -46,35 +41,20 @@ var ErrUnreadable = errors.New("unreadable halt marker")
 // Halts reads and writes the halt markers of one deployer bucket. It is safe
 // for concurrent use.
 type Halts struct {
-	client S3
-	bucket string
+	store *object.Deletable
 }
 
 // New returns the halt markers of bucket.
 func New(client S3, bucket string) *Halts {
-	return &Halts{client: client, bucket: bucket}
+	return &Halts{store: object.NewDeletable(client, bucket, object.Errors{Prefix: "halt: "})}
 }
 
 // Put writes the halt marker of project/config, replacing any older one
 // (writing again refreshes its LastModified, so halting twice is safe).
 // Transient failures are *failure.RetryableError.
 func (h *Halts) Put(ctx context.Context, project, config string, m Marker) error {
-	key := naming.HaltKey(project, config)
-	body, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("halt: encode %s: %w", key, err)
-	}
-	_, err = h.client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(h.bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String("application/json"),
-	})
-	if err != nil {
-		return classify("write "+key, err)
-	}
-	return nil
+	_, err := h.store.PutJSON(ctx, naming.HaltKey(project, config), m, object.Write{})
+	return err
 }
 
 // Get reads the halt marker of project/config and when S3 says it was
@@ -85,23 +65,18 @@ func (h *Halts) Put(ctx context.Context, project, config string, m Marker) error
 // *failure.RetryableError).
 func (h *Halts) Get(ctx context.Context, project, config string) (m Marker, written time.Time, found bool, err error) {
 	key := naming.HaltKey(project, config)
-	out, err := h.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(h.bucket), Key: aws.String(key)})
-	if err != nil {
-		if cloud.IsNotFound(err) {
-			return Marker{}, time.Time{}, false, nil
-		}
-		return Marker{}, time.Time{}, false, classify("read "+key, err)
+	obj, found, err := h.store.Get(ctx, key, limits.MaxStateObjectBytes)
+	var tooLarge *object.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return Marker{}, obj.LastModified, true, fmt.Errorf("halt: read %s: %w: %w", key, ErrUnreadable, tooLarge)
+	case err != nil || !found:
+		return Marker{}, time.Time{}, false, err
 	}
-	defer out.Body.Close()
-	written = aws.ToTime(out.LastModified)
-	body, err := io.ReadAll(io.LimitReader(out.Body, limits.MaxStateObjectBytes+1))
-	if err != nil {
-		return Marker{}, time.Time{}, false, classify("read "+key, err)
+	if err := object.Decode(obj.Body, &m); err != nil {
+		return Marker{}, obj.LastModified, true, fmt.Errorf("halt: read %s: %w: %w", key, ErrUnreadable, err)
 	}
-	if err := decode(body, &m); err != nil {
-		return Marker{}, written, true, fmt.Errorf("halt: read %s: %w: %w", key, ErrUnreadable, err)
-	}
-	return m, written, true, nil
+	return m, obj.LastModified, true, nil
 }
 
 // Check returns the halt marker of project/config if S3 says it was written
@@ -137,34 +112,6 @@ func (h *Halts) Check(ctx context.Context, project, config string, since time.Ti
 // Clear removes the halt marker of project/config. A marker that does not
 // exist is not an error. Transient failures are *failure.RetryableError.
 func (h *Halts) Clear(ctx context.Context, project, config string) error {
-	key := naming.HaltKey(project, config)
-	_, err := h.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(h.bucket), Key: aws.String(key)})
-	if err != nil && !cloud.IsNotFound(err) {
-		return classify("delete "+key, err)
-	}
-	return nil
-}
-
-func decode(body []byte, m *Marker) error {
-	if len(body) > limits.MaxStateObjectBytes {
-		return fmt.Errorf("larger than %d bytes", limits.MaxStateObjectBytes)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errors.New("empty object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(m); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("not JSON: data after the object")
-	}
-	return nil
-}
-
-func classify(op string, err error) error {
-	if cloud.IsTransient(err) {
-		return &failure.RetryableError{Op: "halt: " + op, Err: err}
-	}
-	return fmt.Errorf("halt: %s: %w", op, err)
+	_, err := h.store.Delete(ctx, "delete", naming.HaltKey(project, config), "")
+	return err
 }

@@ -163,14 +163,14 @@ func TestFailuresFailClosed(t *testing.T) {
 			got, err := h.Check(ctx, project, config, t0)
 			require.Error(t, err, "a failed read is never \"no halt\"")
 			assert.Nil(t, got)
-			assert.Equal(t, tc.wantRetryable, failure.NameOf(err) == failure.NameRetryable, "%v", err)
+			assert.Equal(t, tc.wantRetryable, failure.IsRetryable(err), "%v", err)
 
 			for _, err := range []error{
 				h.Put(ctx, project, config, halt.Marker{Reason: "x"}),
 				h.Clear(ctx, project, config),
 			} {
 				require.Error(t, err)
-				assert.Equal(t, tc.wantRetryable, failure.NameOf(err) == failure.NameRetryable, "%v", err)
+				assert.Equal(t, tc.wantRetryable, failure.IsRetryable(err), "%v", err)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -14,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/object"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -91,11 +90,12 @@ type Intent struct {
 type Ledger struct {
 	client S3
 	bucket string
+	store  *object.Store
 }
 
 // New returns the ledger of bucket.
 func New(client S3, bucket string) *Ledger {
-	return &Ledger{client: client, bucket: bucket}
+	return &Ledger{client: client, bucket: bucket, store: object.New(client, bucket, object.Errors{Prefix: "ledger: "})}
 }
 
 // PutRelease stores raw, the release exactly as the client uploaded it, at
@@ -108,17 +108,17 @@ func (l *Ledger) PutRelease(ctx context.Context, project, config, releaseID stri
 	if len(raw) > limits.MaxReleaseBytes {
 		return failure.BadRelease(fmt.Sprintf("release is %d bytes, over the limit of %d", len(raw), limits.MaxReleaseBytes))
 	}
-	err := l.put(ctx, key, raw, "application/json", once|expires)
-	if err == nil || !cloud.IsPreconditionFailed(err) {
+	wrote, err := l.store.Put(ctx, key, raw, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
+	if wrote || err != nil {
 		return err
 	}
-	existing, found, err := l.read(ctx, key, limits.MaxReleaseBytes)
+	existing, found, err := l.store.Get(ctx, key, limits.MaxReleaseBytes)
 	switch {
 	case err != nil:
 		return err
 	case !found:
 		return &failure.RetryableError{Op: "ledger: write " + key, Err: errors.New("the release changed while being written")}
-	case !bytes.Equal(existing, raw):
+	case !bytes.Equal(existing.Body, raw):
 		return failure.BadRelease(fmt.Sprintf("release_id: release %s is already stored with different content", releaseID))
 	}
 	return nil
@@ -129,16 +129,17 @@ func (l *Ledger) PutRelease(ctx context.Context, project, config, releaseID stri
 // *failure.BadReleaseError.
 func (l *Ledger) GetReleaseRaw(ctx context.Context, project, config, releaseID string) ([]byte, error) {
 	key := naming.ReleaseKey(project, config, releaseID)
-	raw, found, err := l.read(ctx, key, limits.MaxReleaseBytes)
+	raw, found, err := l.store.Get(ctx, key, limits.MaxReleaseBytes)
+	var tooLarge *object.TooLargeError
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.As(err, &tooLarge):
 		return nil, failure.BadRelease(fmt.Sprintf("release %s in the deployer bucket is larger than %d bytes", releaseID, limits.MaxReleaseBytes))
 	case err != nil:
 		return nil, err
 	case !found:
 		return nil, failure.BadRelease(fmt.Sprintf("release %s not found in the deployer bucket", releaseID))
 	}
-	return raw, nil
+	return raw.Body, nil
 }
 
 // GetRelease reads the stored release and decodes it with release.Decode.
@@ -168,21 +169,23 @@ func (l *Ledger) PutUserData(ctx context.Context, project, config, releaseID, se
 	if len(data) > limits.MaxUserDataBytes {
 		return failure.BadRelease(fmt.Sprintf("services.%s.user_data: rendered user data is %d bytes, over the EC2 limit of %d", service, len(data), limits.MaxUserDataBytes))
 	}
-	return l.put(ctx, naming.UserDataKey(project, config, releaseID, service), data, "application/octet-stream", expires)
+	_, err := l.store.Put(ctx, naming.UserDataKey(project, config, releaseID, service), data,
+		object.Write{ContentType: "application/octet-stream", Tagging: naming.ReleaseObjectTagging()})
+	return err
 }
 
 // GetUserData returns the rendered user data of one service of a release.
 // An object that does not exist is an error wrapping ErrNotFound.
 func (l *Ledger) GetUserData(ctx context.Context, project, config, releaseID, service string) ([]byte, error) {
 	key := naming.UserDataKey(project, config, releaseID, service)
-	data, found, err := l.read(ctx, key, limits.MaxUserDataBytes)
+	data, found, err := l.store.Get(ctx, key, limits.MaxUserDataBytes)
 	switch {
 	case err != nil:
 		return nil, err
 	case !found:
 		return nil, fmt.Errorf("ledger: user data of service %s of release %s: %w", service, releaseID, ErrNotFound)
 	}
-	return data, nil
+	return data.Body, nil
 }
 
 // PutOutcome stores how the execution of o.ReleaseID ended, replacing any
@@ -191,7 +194,8 @@ func (l *Ledger) PutOutcome(ctx context.Context, project, config string, o Outco
 	if o.ReleaseID == "" {
 		return errors.New("ledger: outcome needs a release id")
 	}
-	return l.putJSON(ctx, naming.OutcomeKey(project, config, o.ReleaseID), o, expires)
+	_, err := l.putJSON(ctx, naming.OutcomeKey(project, config, o.ReleaseID), o, expiring())
+	return err
 }
 
 // GetOutcome reads the outcome of a release; found is false only when none
@@ -209,7 +213,8 @@ func (l *Ledger) PutDeploying(ctx context.Context, project, config string, i Int
 	if i.ReleaseID == "" {
 		return errors.New("ledger: deploying record needs a release id")
 	}
-	return l.putJSON(ctx, naming.DeployingKey(project, config, i.ReleaseID), i, expires)
+	_, err := l.putJSON(ctx, naming.DeployingKey(project, config, i.ReleaseID), i, expiring())
+	return err
 }
 
 // GetDeploying reads the groups Deploy of a release may have created;
@@ -230,12 +235,12 @@ func (l *Ledger) CreateDeleting(ctx context.Context, project, config string, i I
 	if i.ReleaseID == "" {
 		return Intent{}, false, errors.New("ledger: deleting record needs a release id")
 	}
-	err = l.putJSON(ctx, naming.DeletingKey(project, config, i.ReleaseID), i, once|expires)
+	wrote, err = l.putJSON(ctx, naming.DeletingKey(project, config, i.ReleaseID), i, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
 	switch {
-	case err == nil:
-		return i, true, nil
-	case !cloud.IsPreconditionFailed(err):
+	case err != nil:
 		return Intent{}, false, err
+	case wrote:
+		return i, true, nil
 	}
 	got, found, err := l.GetDeleting(ctx, project, config, i.ReleaseID)
 	if err != nil {
@@ -264,7 +269,8 @@ func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Curre
 	if c.ReleaseID == "" {
 		return errors.New("ledger: current record needs a release id")
 	}
-	return l.putJSON(ctx, naming.CurrentKey(project, config), c, 0)
+	_, err := l.putJSON(ctx, naming.CurrentKey(project, config), c, object.Write{})
+	return err
 }
 
 // GetCurrent reads what is deployed now in project/config; found is false
@@ -289,7 +295,7 @@ func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) 
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
 			if err != nil {
-				return nil, classify("list "+prefix, err)
+				return nil, l.store.Classify("list "+prefix, err)
 			}
 			for _, cp := range page.CommonPrefixes {
 				if config := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/"); config != "" {
@@ -323,7 +329,7 @@ func (l *Ledger) Releases(ctx context.Context, project, config string) ([]string
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, classify("list "+prefix, err)
+			return nil, l.store.Classify("list "+prefix, err)
 		}
 		for _, obj := range page.Contents {
 			key := aws.ToString(obj.Key)
@@ -346,97 +352,25 @@ func (l *Ledger) Releases(ctx context.Context, project, config string) ([]string
 	return ids, nil
 }
 
-func (l *Ledger) putJSON(ctx context.Context, key string, v any, how putFlags) error {
+// putJSON writes v as JSON at key as w says; a record larger than
+// limits.MaxStateObjectBytes is refused before it is written.
+func (l *Ledger) putJSON(ctx context.Context, key string, v any, w object.Write) (wrote bool, err error) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("ledger: encode %s: %w", key, err)
+		return false, fmt.Errorf("ledger: encode %s: %w", key, err)
 	}
 	if len(body) > limits.MaxStateObjectBytes {
-		return fmt.Errorf("ledger: %s would be %d bytes, over the limit of %d", key, len(body), limits.MaxStateObjectBytes)
+		return false, fmt.Errorf("ledger: %s would be %d bytes, over the limit of %d", key, len(body), limits.MaxStateObjectBytes)
 	}
-	return l.put(ctx, key, body, "application/json", how)
+	return l.store.Put(ctx, key, body, w)
 }
 
 func (l *Ledger) getJSON(ctx context.Context, key string, v any) (bool, error) {
-	body, found, err := l.read(ctx, key, limits.MaxStateObjectBytes)
-	if err != nil || !found {
-		return false, err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return false, fmt.Errorf("ledger: read %s: unreadable record: empty object", key)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return false, fmt.Errorf("ledger: read %s: unreadable record: not JSON: %w", key, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return false, fmt.Errorf("ledger: read %s: unreadable record: data after the object", key)
-	}
-	return true, nil
+	_, found, err := l.store.GetJSON(ctx, key, limits.MaxStateObjectBytes, "unreadable record", v)
+	return found, err
 }
 
-// putFlags say how put writes an object.
-type putFlags int
-
-const (
-	// once writes only if no object is there (If-None-Match: *).
-	once putFlags = 1 << iota
-	// expires tags the object as one of a release's
-	// (naming.ReleaseObjectTagging), so the bucket's lifecycle rule
-	// expires it.
-	expires
-)
-
-func (l *Ledger) put(ctx context.Context, key string, body []byte, contentType string, how putFlags) error {
-	in := &s3.PutObjectInput{
-		Bucket:        aws.String(l.bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String(contentType),
-	}
-	if how&once != 0 {
-		in.IfNoneMatch = aws.String("*")
-	}
-	if how&expires != 0 {
-		in.Tagging = aws.String(naming.ReleaseObjectTagging())
-	}
-	_, err := l.client.PutObject(ctx, in)
-	if err != nil {
-		if how&once != 0 && cloud.IsPreconditionFailed(err) {
-			return err
-		}
-		return classify("write "+key, err)
-	}
-	return nil
-}
-
-var errTooLarge = errors.New("object too large")
-
-// read gets an object, reading at most limit bytes: a larger object is an
-// error wrapping errTooLarge. found is false only when it does not exist.
-func (l *Ledger) read(ctx context.Context, key string, limit int) ([]byte, bool, error) {
-	out, err := l.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)})
-	if err != nil {
-		if cloud.IsNotFound(err) {
-			return nil, false, nil
-		}
-		return nil, false, classify("read "+key, err)
-	}
-	defer out.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(out.Body, int64(limit)+1))
-	if err != nil {
-		return nil, false, classify("read "+key, err)
-	}
-	if len(body) > limit {
-		return nil, false, fmt.Errorf("ledger: read %s: %w: larger than %d bytes", key, errTooLarge, limit)
-	}
-	return body, true, nil
-}
-
-func classify(op string, err error) error {
-	if cloud.IsTransient(err) {
-		return &failure.RetryableError{Op: "ledger: " + op, Err: err}
-	}
-	return fmt.Errorf("ledger: %s: %w", op, err)
-}
+// expiring is how a release's own objects are written: tagged as the
+// release's (naming.ReleaseObjectTagging), so the bucket's lifecycle rule
+// expires them with it.
+func expiring() object.Write { return object.Write{Tagging: naming.ReleaseObjectTagging()} }

@@ -336,7 +336,7 @@ func TestFailures(t *testing.T) {
 				assert.False(t, errors.Is(err, ledger.ErrNotFound), "call %d: a failed read is not \"not found\"", i)
 				var bad *failure.BadReleaseError
 				assert.False(t, errors.As(err, &bad), "call %d: a failed read is not a bad release: %v", i, err)
-				assert.Equal(t, tc.wantRetryable, failure.NameOf(err) == failure.NameRetryable, "call %d: %v", i, err)
+				assert.Equal(t, tc.wantRetryable, failure.IsRetryable(err), "call %d: %v", i, err)
 			}
 		})
 	}

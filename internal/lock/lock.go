@@ -1,22 +1,18 @@
 package lock
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/clock"
-	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/object"
 )
 
 // S3 is the S3 API the lock calls.
@@ -55,15 +51,14 @@ type Run struct {
 // Locks takes, reads and releases the project-config locks and run-once
 // markers of one deployer bucket. It is safe for concurrent use.
 type Locks struct {
-	client S3
-	bucket string
-	clk    clock.Clock
+	store *object.Deletable
+	clk   clock.Clock
 }
 
 // New returns the locks of bucket. clk stamps Holder.Since when the caller
 // leaves it zero, and the run-once marker.
 func New(client S3, bucket string, clk clock.Clock) *Locks {
-	return &Locks{client: client, bucket: bucket, clk: clk}
+	return &Locks{store: object.NewDeletable(client, bucket, object.Errors{Refuse: failure.AsLock}), clk: clk}
 }
 
 // Acquire takes the lock of project/config for h.ReleaseID with one
@@ -123,30 +118,7 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 // the write in errors ("take", "write"); tagging, when not empty, is the
 // object's tags (x-amz-tagging).
 func (l *Locks) create(ctx context.Context, op, key, tagging string, v any) (wrote bool, err error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return false, &failure.LockError{Op: "encode " + key, Err: err}
-	}
-	var tags *string
-	if tagging != "" {
-		tags = aws.String(tagging)
-	}
-	_, err = l.client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(l.bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String("application/json"),
-		IfNoneMatch:   aws.String("*"),
-		Tagging:       tags,
-	})
-	switch {
-	case err == nil:
-		return true, nil
-	case cloud.IsPreconditionFailed(err):
-		return false, nil
-	}
-	return false, classify(op+" "+key, err)
+	return l.store.PutJSON(ctx, key, v, object.Write{Op: op, Once: true, Tagging: tagging})
 }
 
 // take writes the lock; took says whether this call wrote it (false when
@@ -238,18 +210,11 @@ func (l *Locks) Release(ctx context.Context, project, config, releaseID string) 
 			Err: fmt.Errorf("%w: held by release %s (execution %s) since %s, not by %s", ErrNotHolder, cur.ReleaseID, cur.Execution, cur.Since.UTC().Format(time.RFC3339), releaseID),
 		}
 	}
-	in := &s3.DeleteObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)}
-	if etag != "" {
-		in.IfMatch = aws.String(etag)
-	}
-	_, err = l.client.DeleteObject(ctx, in)
-	switch {
-	case err == nil, cloud.IsNotFound(err):
-		return nil
-	case cloud.IsPreconditionFailed(err):
+	deleted, err := l.store.Delete(ctx, "release", key, etag)
+	if err == nil && !deleted {
 		return &failure.RetryableError{Op: "release " + key, Err: errors.New("the lock changed while being released")}
 	}
-	return classify("release "+key, err)
+	return err
 }
 
 // Get reads the lock of project/config. found is false only when the lock
@@ -263,17 +228,14 @@ func (l *Locks) Get(ctx context.Context, project, config string) (h Holder, foun
 
 func (l *Locks) get(ctx context.Context, project, config string) (h Holder, etag string, found bool, err error) {
 	key := naming.LockKey(project, config)
-	body, etag, found, err := l.read(ctx, key)
+	obj, found, err := l.store.GetJSON(ctx, key, limits.MaxStateObjectBytes, "unreadable lock", &h)
 	if err != nil || !found {
-		return Holder{}, "", found, err
-	}
-	if err := decode(body, &h); err != nil {
-		return Holder{}, "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable lock: %w", err)}
+		return Holder{}, "", false, err
 	}
 	if h.ReleaseID == "" {
 		return Holder{}, "", false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable lock: no release_id")}
 	}
-	return h, etag, true, nil
+	return h, obj.ETag, true, nil
 }
 
 // Started reports whether the run-once marker of releaseID exists and which
@@ -288,12 +250,9 @@ func (l *Locks) Started(ctx context.Context, project, config, releaseID string) 
 // the marker does not exist; an unreadable marker is a *failure.LockError.
 func (l *Locks) RunOf(ctx context.Context, project, config, releaseID string) (m Run, found bool, err error) {
 	key := naming.StartedKey(project, config, releaseID)
-	body, _, found, err := l.read(ctx, key)
+	_, found, err = l.store.GetJSON(ctx, key, limits.MaxStateObjectBytes, "unreadable run-once marker", &m)
 	if err != nil || !found {
 		return Run{}, false, err
-	}
-	if err := decode(body, &m); err != nil {
-		return Run{}, false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("unreadable run-once marker: %w", err)}
 	}
 	if m.Execution == "" {
 		return Run{}, false, &failure.LockError{Op: "read " + key, Err: errors.New("unreadable run-once marker: no execution")}
@@ -301,49 +260,6 @@ func (l *Locks) RunOf(ctx context.Context, project, config, releaseID string) (m
 	return m, true, nil
 }
 
-// read gets a small object, reading at most limits.MaxStateObjectBytes.
-func (l *Locks) read(ctx context.Context, key string) (body []byte, etag string, found bool, err error) {
-	out, err := l.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(key)})
-	if err != nil {
-		if cloud.IsNotFound(err) {
-			return nil, "", false, nil
-		}
-		return nil, "", false, classify("read "+key, err)
-	}
-	defer out.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(out.Body, limits.MaxStateObjectBytes+1))
-	if err != nil {
-		return nil, "", false, classify("read "+key, err)
-	}
-	if len(body) > limits.MaxStateObjectBytes {
-		return nil, "", false, &failure.LockError{Op: "read " + key, Err: fmt.Errorf("object is larger than %d bytes", limits.MaxStateObjectBytes)}
-	}
-	return body, aws.ToString(out.ETag), true, nil
-}
-
-func decode(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errors.New("empty object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("not JSON: data after the object")
-	}
-	return nil
-}
-
 func alreadyRan(releaseID, execution string) error {
 	return failure.BadRelease(fmt.Sprintf("release_id: release %s already ran (execution %s)", releaseID, execution))
-}
-
-// classify wraps an S3 failure: transient ones are retryable, the rest are
-// lock errors.
-func classify(op string, err error) error {
-	if cloud.IsTransient(err) {
-		return &failure.RetryableError{Op: op, Err: err}
-	}
-	return &failure.LockError{Op: op, Err: err}
 }

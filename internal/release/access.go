@@ -139,8 +139,6 @@ func (s *Service) clone() *Service {
 	return &c
 }
 
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
 func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,7 +56,7 @@ func ReadFile(path string) (*Release, error) {
 			r.ReplaceUserDataFile(ud)
 		}
 	}
-	for _, name := range sortedKeys(r.Assets) {
+	for _, name := range slices.Sorted(maps.Keys(r.Assets)) {
 		a := r.Assets[name]
 		if a == nil || checkAssetPath(a.Path) != "" {
 			continue // Validate reports it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -93,7 +94,7 @@ func (r *region) describeActivities(in *autoscaling.DescribeScalingActivitiesInp
 			groups = append(groups, g)
 		}
 	} else {
-		for _, n := range sortedKeys(r.groups) {
+		for _, n := range slices.Sorted(maps.Keys(r.groups)) {
 			if g := r.groups[n]; r.visible(g) {
 				groups = append(groups, g)
 			}

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,7 +149,7 @@ func (r *region) policyByARN(arn string) (*group, *policy) {
 	if !strings.Contains(arn, ":scalingPolicy:") {
 		return nil, nil
 	}
-	for _, n := range sortedKeys(r.groups) {
+	for _, n := range slices.Sorted(maps.Keys(r.groups)) {
 		g := r.groups[n]
 		for _, p := range g.policies {
 			if p.arn == arn {

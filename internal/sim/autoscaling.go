@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -333,7 +334,7 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 		slices.Sort(names)
 		names = slices.Compact(names)
 	} else {
-		names = sortedKeys(r.groups)
+		names = slices.Sorted(maps.Keys(r.groups))
 	}
 	var filters []tagFilter
 	for _, f := range in.Filters {
@@ -762,7 +763,7 @@ func (r *region) tagGroups(tags []astypes.Tag) error {
 	}
 	var auths []Auth
 	groups := map[string]*group{}
-	for _, name := range sortedKeys(byGroup) {
+	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
 		g, err := r.lookupGroup(name)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (r *region) describeAlarms(in *cloudwatch.DescribeAlarmsInput) (*cloudwatch
 		slices.Sort(names)
 		names = slices.Compact(names)
 	} else {
-		for _, n := range sortedKeys(r.alarms) {
+		for _, n := range slices.Sorted(maps.Keys(r.alarms)) {
 			if strings.HasPrefix(n, deref(in.AlarmNamePrefix)) {
 				names = append(names, n)
 			}

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -124,7 +126,7 @@ func (r *region) retiredGroups() []*group { return r.retired }
 
 func (r *region) liveGroups() []*group {
 	out := make([]*group, 0, len(r.groups))
-	for _, n := range sortedKeys(r.groups) {
+	for _, n := range slices.Sorted(maps.Keys(r.groups)) {
 		out = append(out, r.groups[n])
 	}
 	return out
@@ -132,7 +134,7 @@ func (r *region) liveGroups() []*group {
 
 func (r *region) liveLTs() []*launchTemplate {
 	out := make([]*launchTemplate, 0, len(r.lts))
-	for _, n := range sortedKeys(r.lts) {
+	for _, n := range slices.Sorted(maps.Keys(r.lts)) {
 		out = append(out, r.lts[n])
 	}
 	return out

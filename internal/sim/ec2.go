@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -81,7 +82,7 @@ func matchEC2(filters []ec2Filter, tags map[string]string, attrs map[string]stri
 
 func ec2Tags(m map[string]string) []ec2types.Tag {
 	out := make([]ec2types.Tag, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
 	}
 	return out
@@ -121,7 +122,7 @@ func (r *region) describeImages(in *ec2.DescribeImagesInput) (*ec2.DescribeImage
 		}
 	}
 	if len(ids) == 0 {
-		ids = sortedKeys(r.amis)
+		ids = slices.Sorted(maps.Keys(r.amis))
 	}
 	out := &ec2.DescribeImagesOutput{Images: []ec2types.Image{}}
 	for _, id := range ids {
@@ -164,7 +165,7 @@ func (r *region) describeSubnets(in *ec2.DescribeSubnetsInput) (*ec2.DescribeSub
 		}
 	}
 	if len(ids) == 0 {
-		ids = sortedKeys(r.subnets)
+		ids = slices.Sorted(maps.Keys(r.subnets))
 	}
 	out := &ec2.DescribeSubnetsOutput{Subnets: []ec2types.Subnet{}}
 	for _, id := range ids {
@@ -218,7 +219,7 @@ func (r *region) describeSecurityGroups(in *ec2.DescribeSecurityGroupsInput) (*e
 		}
 	}
 	out := &ec2.DescribeSecurityGroupsOutput{SecurityGroups: []ec2types.SecurityGroup{}}
-	for _, id := range sortedKeys(r.sgs) {
+	for _, id := range slices.Sorted(maps.Keys(r.sgs)) {
 		g := r.sgs[id]
 		if len(want) > 0 && !want[id] {
 			continue
@@ -483,7 +484,7 @@ func (r *region) describeLaunchTemplates(in *ec2.DescribeLaunchTemplatesInput) (
 		slices.Sort(names)
 		names = slices.Compact(names)
 	} else {
-		names = sortedKeys(r.lts)
+		names = slices.Sorted(maps.Keys(r.lts))
 	}
 	limit := int(deref(in.MaxResults))
 	if limit == 0 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -12,6 +13,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/cloud"
 )
 
@@ -57,7 +59,7 @@ func (c *ELB) DescribeLoadBalancers(ctx context.Context, in *elb.DescribeLoadBal
 func (r *region) describeLoadBalancers(in *elb.DescribeLoadBalancersInput) (*elb.DescribeLoadBalancersOutput, error) {
 	names := in.LoadBalancerNames
 	if len(names) == 0 {
-		names = sortedKeys(r.elbs)
+		names = slices.Sorted(maps.Keys(r.elbs))
 	}
 	out := &elb.DescribeLoadBalancersOutput{LoadBalancerDescriptions: []elbtypes.LoadBalancerDescription{}}
 	for _, n := range names {
@@ -102,7 +104,7 @@ func (r *region) describeELBTags(in *elb.DescribeTagsInput) (*elb.DescribeTagsOu
 			return nil, err
 		}
 		d := elbtypes.TagDescription{LoadBalancerName: aws.String(lb.name), Tags: []elbtypes.Tag{}}
-		for _, k := range sortedKeys(lb.tags) {
+		for _, k := range slices.Sorted(maps.Keys(lb.tags)) {
 			d.Tags = append(d.Tags, elbtypes.Tag{Key: aws.String(k), Value: aws.String(lb.tags[k])})
 		}
 		out.TagDescriptions = append(out.TagDescriptions, d)
@@ -149,7 +151,7 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 		s := elbtypes.InstanceState{InstanceId: aws.String(i.id)}
 		switch health := i.lbHealth(now); {
 		case !lb.routes(i):
-			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(cloud.ELBZoneNotRouted)
+			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(balancers.ZoneNotRouted)
 		case health == "healthy":
 			s.State, s.ReasonCode, s.Description = aws.String("InService"), aws.String("N/A"), aws.String("N/A")
 		case health == "initial":
@@ -165,7 +167,7 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 // subnetsIn returns the region's subnets in the given zones, sorted.
 func (r *region) subnetsIn(zones []string) []string {
 	var out []string
-	for _, id := range sortedKeys(r.subnets) {
+	for _, id := range slices.Sorted(maps.Keys(r.subnets)) {
 		if slices.Contains(zones, r.subnets[id].az) {
 			out = append(out, id)
 		}
@@ -208,7 +210,7 @@ func (r *region) describeV2LoadBalancers(in *elbv2.DescribeLoadBalancersInput) (
 			lbs = append(lbs, r.lbARNs[a])
 		}
 	default:
-		for _, n := range sortedKeys(r.lbs) {
+		for _, n := range slices.Sorted(maps.Keys(r.lbs)) {
 			lbs = append(lbs, r.lbs[n])
 		}
 	}
@@ -274,7 +276,7 @@ func (r *region) describeTargetGroups(in *elbv2.DescribeTargetGroupsInput) (*elb
 			tgs = append(tgs, tg)
 		}
 	default:
-		for _, n := range sortedKeys(r.tgs) {
+		for _, n := range slices.Sorted(maps.Keys(r.tgs)) {
 			tgs = append(tgs, r.tgs[n])
 		}
 	}
@@ -318,7 +320,7 @@ func (r *region) describeTGTags(in *elbv2.DescribeTagsInput) (*elbv2.DescribeTag
 			return nil, err
 		}
 		d := elbv2types.TagDescription{ResourceArn: aws.String(tg.arn), Tags: []elbv2types.Tag{}}
-		for _, k := range sortedKeys(tg.tags) {
+		for _, k := range slices.Sorted(maps.Keys(tg.tags)) {
 			d.Tags = append(d.Tags, elbv2types.Tag{Key: aws.String(k), Value: aws.String(tg.tags[k])})
 		}
 		out.TagDescriptions = append(out.TagDescriptions, d)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -191,7 +190,7 @@ func (f *Faults) ImpairZone(account, regionName, zone string, until time.Time) e
 			return
 		}
 		delete(r.impaired, zone)
-		for _, n := range sortedKeys(r.groups) {
+		for _, n := range slices.Sorted(maps.Keys(r.groups)) {
 			r.rebalance(r.groups[n], at)
 		}
 	})
@@ -366,13 +365,4 @@ func (w *World) ResetCalls() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls = callLog{}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

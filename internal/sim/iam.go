@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,10 +52,10 @@ func parseRoleARN(arn string) (accountID, name string, ok bool) {
 
 func (a *account) roleType(r *role) iamtypes.Role {
 	var statements []string
-	for _, t := range sortedKeys(r.trust) {
+	for _, t := range slices.Sorted(maps.Keys(r.trust)) {
 		statements = append(statements, `{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::`+t+`:root"},"Action":"sts:AssumeRole"}`)
 	}
-	for _, s := range sortedKeys(r.services) {
+	for _, s := range slices.Sorted(maps.Keys(r.services)) {
 		statements = append(statements, `{"Effect":"Allow","Principal":{"Service":"`+s+`"},"Action":"sts:AssumeRole"}`)
 	}
 	doc := `{"Version":"2012-10-17","Statement":[` + strings.Join(statements, ",") + "]}"
@@ -145,7 +147,7 @@ func (c *SNS) ListTagsForResource(ctx context.Context, in *sns.ListTagsForResour
 		return nil, c.end(op, apiErr(cloud.CodeResourceNotFound, "Resource does not exist"))
 	}
 	out := &sns.ListTagsForResourceOutput{Tags: []snstypes.Tag{}}
-	for _, k := range sortedKeys(t.tags) {
+	for _, k := range slices.Sorted(maps.Keys(t.tags)) {
 		out.Tags = append(out.Tags, snstypes.Tag{Key: aws.String(k), Value: aws.String(t.tags[k])})
 	}
 	return out, c.end(op, nil)

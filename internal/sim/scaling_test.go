@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -471,7 +472,7 @@ func TestLoadBalancerZones(t *testing.T) {
 	for _, s := range ih.InstanceStates {
 		if zoneOf[aws.ToString(s.InstanceId)] == "us-east-1b" {
 			assert.Equal(t, "OutOfService", aws.ToString(s.State))
-			assert.Equal(t, cloud.ELBZoneNotRouted, aws.ToString(s.Description))
+			assert.Equal(t, balancers.ZoneNotRouted, aws.ToString(s.Description))
 		} else {
 			assert.Equal(t, "InService", aws.ToString(s.State))
 		}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -89,18 +91,18 @@ func (w *World) Snapshot() Snapshot {
 	w.advance(w.clk.Now())
 	now := w.now
 	snap := Snapshot{Time: now, Accounts: []AccountSnapshot{}}
-	for _, aid := range sortedKeys(w.accounts) {
+	for _, aid := range slices.Sorted(maps.Keys(w.accounts)) {
 		a := w.accounts[aid]
-		for _, rname := range sortedKeys(a.regions) {
+		for _, rname := range slices.Sorted(maps.Keys(a.regions)) {
 			r := a.regions[rname]
 			as := AccountSnapshot{
 				Account: aid, Region: rname, Groups: []GroupSnapshot{}, LaunchTemplates: []LaunchTemplateSnapshot{},
 				LoadBalancers: []RegistrationSnapshot{}, TargetGroups: []RegistrationSnapshot{}, Alarms: []AlarmSnapshot{},
 			}
-			for _, gname := range sortedKeys(r.groups) {
+			for _, gname := range slices.Sorted(maps.Keys(r.groups)) {
 				as.Groups = append(as.Groups, r.snapGroup(r.groups[gname], now))
 			}
-			for _, n := range sortedKeys(r.lts) {
+			for _, n := range slices.Sorted(maps.Keys(r.lts)) {
 				lt := r.lts[n]
 				tags := map[string]string{}
 				for _, t := range lt.tags {
@@ -120,7 +122,7 @@ func (w *World) Snapshot() Snapshot {
 					ID: lt.id, Name: lt.name, ImageID: deref(data.ImageId), Tags: tags, Volumes: volumes,
 				})
 			}
-			for _, n := range sortedKeys(r.elbs) {
+			for _, n := range slices.Sorted(maps.Keys(r.elbs)) {
 				lb := r.elbs[n]
 				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
 				for id, i := range lb.instances {
@@ -128,7 +130,7 @@ func (w *World) Snapshot() Snapshot {
 				}
 				as.LoadBalancers = append(as.LoadBalancers, rs)
 			}
-			for _, n := range sortedKeys(r.tgs) {
+			for _, n := range slices.Sorted(maps.Keys(r.tgs)) {
 				tg := r.tgs[n]
 				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
 				for id, t := range tg.targets {
@@ -136,7 +138,7 @@ func (w *World) Snapshot() Snapshot {
 				}
 				as.TargetGroups = append(as.TargetGroups, rs)
 			}
-			for _, n := range sortedKeys(r.alarms) {
+			for _, n := range slices.Sorted(maps.Keys(r.alarms)) {
 				al := r.alarms[n]
 				tags := map[string]string{}
 				for _, t := range al.tags {
@@ -179,7 +181,7 @@ func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
 	for _, tg := range g.tgs {
 		gs.TargetGroups = append(gs.TargetGroups, tg.name)
 	}
-	gs.Policies = sortedKeys(g.policies)
+	gs.Policies = slices.Sorted(maps.Keys(g.policies))
 	for _, p := range g.suspendedProcesses() {
 		gs.Suspended = append(gs.Suspended, deref(p.ProcessName))
 	}

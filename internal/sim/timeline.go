@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -103,9 +104,9 @@ func (w *World) Fleet() []GroupRecord {
 	defer w.mu.Unlock()
 	w.advance(w.clk.Now())
 	var out []GroupRecord
-	for _, aid := range sortedKeys(w.accounts) {
+	for _, aid := range slices.Sorted(maps.Keys(w.accounts)) {
 		a := w.accounts[aid]
-		for _, rname := range sortedKeys(a.regions) {
+		for _, rname := range slices.Sorted(maps.Keys(a.regions)) {
 			r := a.regions[rname]
 			groups := append(slices.Clone(r.retired), r.liveGroups()...)
 			byGroup := map[*group][]*instance{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -164,7 +165,7 @@ func (w *World) Faults() *Faults { return w.faults }
 func (w *World) Accounts() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return sortedKeys(w.accounts)
+	return slices.Sorted(maps.Keys(w.accounts))
 }
 
 // newID returns a deterministic id: prefix and a counter per prefix, hex

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -34,7 +35,7 @@ func (r *region) rebalance(g *group, t time.Time) {
 		return
 	}
 	counts := g.zoneCounts()
-	zones := sortedKeys(counts)
+	zones := slices.Sorted(maps.Keys(counts))
 	var low, high string
 	for _, z := range zones {
 		if until, ok := r.impaired[z]; ok && t.Before(until) {

@@ -1,4 +1,4 @@
-package deployer
+package resources
 
 import (
 	"net/url"

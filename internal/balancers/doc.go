@@ -1,0 +1,11 @@
+// Package balancers owns what the classic load balancers and target
+// groups of ferry's groups say of the instances registered with them:
+// each instance's state in each (Read), and whether one of them never
+// sends an instance traffic because it does not route to the instance's
+// zone (Views.NotServed). It reads; it changes nothing.
+//
+// One call per load balancer and per target group
+// (DescribeInstanceHealth, DescribeTargetHealth), never one per instance.
+// A failure is a *failure.RetryableError when transient, else a
+// *failure.DeployError.
+package balancers

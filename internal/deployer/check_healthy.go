@@ -1,0 +1,143 @@
+package deployer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// checkHealthy is the CheckHealthy task. In order it fails with:
+//   - a *failure.HaltError when a halt marker was written after the
+//     execution started;
+//   - a *failure.TimeoutError when more than the release's timeout has
+//     passed since the execution started;
+//   - a *failure.DeployError when a new group can never become healthy:
+//     Auto Scaling reports a failed launch that is not a capacity shortage
+//     (an image, instance type, security group or instance profile EC2
+//     refuses), or a load balancer does not route to an instance's zone
+//     (a target unused with Target.NotInUse, a classic load balancer
+//     OutOfService for the zone);
+//   - a *failure.HaltError when more instances of a service's new group
+//     terminated during the deploy than its max_terms tolerates.
+//
+// Otherwise it returns the Health: whether every service is stable (it has
+// held its healthy target for its stability window, with no instance
+// terminated or replaced, see package health), the per-service report,
+// and the wait before the next check. The AWS calls of one check are one
+// DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
+// per classic load balancer and one DescribeTargetHealth per target group
+// in use: they never grow with instances. A group's scaling activities (a
+// DescribeScalingActivities page per 100) are read only when its
+// instances changed since the previous check, one is terminating, or it
+// is short of its launch count (activitiesOnChange). It changes nothing.
+func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any, error) {
+	st, err := decodeState(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkHalt(ctx, st, req); err != nil {
+		return nil, err
+	}
+	if err := d.checkTimeout(st, req); err != nil {
+		return nil, err
+	}
+	r, c, err := d.loadAndConnect(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	now := d.now()
+	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTerminations(r, report); err != nil {
+		return nil, err
+	}
+	h := &execution.Health{
+		Healthy:     health.AllStable(report, now),
+		WaitSeconds: d.waitSeconds(st, req),
+		Services:    report,
+	}
+	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "unstable_services", health.Unstable(report, now))
+	return h, nil
+}
+
+// checkTerminations fails with a *failure.HaltError when a service's new
+// group lost more instances during the deploy than its max_terms
+// tolerates (see capacity.Bounds.ShouldHalt).
+func checkTerminations(r *release.Release, report map[string]execution.ServiceHealth) error {
+	for _, svc := range r.ServiceNames() {
+		b := bounds(r.Services[svc])
+		s := report[svc]
+		if n := max(s.Terminating, s.Terminated); b.ShouldHalt(n) {
+			what := "instances of its new group terminated"
+			if n == 1 {
+				what = "instance of its new group terminated"
+			}
+			return &failure.HaltError{Reason: fmt.Sprintf("service %s: %d %s during the deploy, more than its max_terms of %d",
+				svc, n, what, b.MaxTerms)}
+		}
+	}
+	return nil
+}
+
+// checkTimeout fails with a *failure.TimeoutError when the release's
+// timeout, measured from the execution's start, has passed.
+func (d *Deployer) checkTimeout(st *execution.State, req execution.Request) error {
+	if req.Execution.StartTime.IsZero() || st.Timeout <= 0 {
+		return nil
+	}
+	timeout := time.Duration(st.Timeout) * time.Second
+	if elapsed := d.now().Sub(req.Execution.StartTime); elapsed > timeout {
+		return &failure.TimeoutError{Timeout: timeout, Elapsed: elapsed}
+	}
+	return nil
+}
+
+// waitSeconds is how long the state machine waits before the next health
+// check: the configured interval, stretched for long timeouts so the
+// execution stays within limits.MaxHealthChecks, never past the release's
+// timeout, at least one second. (It is not shortened to the moment a
+// service becomes stable: a service whose window keeps restarting would
+// then be checked more often than the history allows.)
+func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
+	wait := d.cfg.HealthCheckInterval
+	if st.Timeout > 0 {
+		// Keep the whole timeout within Step Functions' history limit.
+		timeout := time.Duration(st.Timeout) * time.Second
+		wait = max(wait, (timeout+limits.MaxHealthChecks-1)/limits.MaxHealthChecks)
+		if !req.Execution.StartTime.IsZero() {
+			if left := req.Execution.StartTime.Add(timeout).Sub(d.now()); left < wait {
+				wait = left
+			}
+		}
+	}
+	return max(1, int(math.Ceil(wait.Seconds())))
+}
+
+// checkHalt fails with a *failure.HaltError when a halt marker was written
+// after the execution started.
+func (d *Deployer) checkHalt(ctx context.Context, st *execution.State, req execution.Request) error {
+	m, err := d.halts.Check(ctx, st.ProjectName, st.ConfigName, req.Execution.StartTime)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return nil
+	}
+	reason := "halt marker"
+	if m.By != "" {
+		reason += " by " + m.By
+	}
+	if m.Reason != "" {
+		reason += ": " + m.Reason
+	}
+	return &failure.HaltError{Reason: reason}
+}

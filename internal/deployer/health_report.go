@@ -1,0 +1,195 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/balancers"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/tags"
+)
+
+// activityReads says when healthReport reads a group's scaling
+// activities.
+type activityReads bool
+
+// The activity reads.
+const (
+	// activitiesOnChange reads them when something suggests an instance
+	// terminated or failed to launch since the previous check: the
+	// group's instances changed, one is terminating, or it is short of
+	// its launch count. A health check's cost then does not grow with a
+	// group's history.
+	activitiesOnChange activityReads = false
+	// activitiesAlways reads every group's: the exact count of its
+	// terminations, for the swap's gate (an instance replaced before the
+	// first check changed nothing a check saw).
+	activitiesAlways activityReads = true
+)
+
+// healthReport merges the views of every new group, its load balancers and
+// target groups into one report per service at now, and carries each
+// service's stability window on from the State's last report (see
+// health.Track). A new group AWS does not show is reported Missing. It
+// reads a group's scaling activities (how many of its instances
+// terminated, whether a launch failed for good) as reads says.
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads) (map[string]execution.ServiceHealth, error) {
+	services := r.ServiceNames()
+	names := make([]string, len(services))
+	for i, svc := range services {
+		names[i] = naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	}
+	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	if err != nil {
+		return nil, err
+	}
+	capacities, err := d.capacities(ctx, c, st, r)
+	if err != nil {
+		return nil, err
+	}
+	views, err := balancerViews(ctx, c, st, groups)
+	if err != nil {
+		return nil, err
+	}
+	report := map[string]execution.ServiceHealth{}
+	for i, svc := range services {
+		prev := capacities[svc]
+		g, found := groups[names[i]]
+		if !found || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) {
+			cur := prev
+			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
+			report[svc] = health.Track(prev, cur, now)
+			continue
+		}
+		cur, err := assess(ctx, c.AutoScaling, g, prev, views, reads)
+		if err != nil {
+			return nil, err
+		}
+		report[svc] = health.Track(prev, cur, now)
+	}
+	return report, nil
+}
+
+// assess is what the new group g, its load balancers and target groups
+// (views) say of its service now, given the service's previous report.
+// It fails with a *failure.DeployError when the group can never become
+// healthy: a launch that will fail again, or a load balancer that never
+// sends one of its instances traffic.
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, views balancers.Views, reads activityReads) (execution.ServiceHealth, error) {
+	name := aws.ToString(g.AutoScalingGroupName)
+	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
+	var ids, live []string
+	for _, inst := range g.Instances {
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
+		view.Instances = append(view.Instances, hi)
+		ids = append(ids, hi.ID)
+		if !hi.Terminating() {
+			live = append(live, hi.ID)
+		}
+	}
+	for _, lb := range g.LoadBalancerNames {
+		view.LoadBalancers[lb] = views.ELB[lb]
+	}
+	for _, tg := range g.TargetGroupARNs {
+		view.TargetGroups[tg] = views.TargetGroups[tg]
+	}
+	cur := health.Assess(view, prev.Target)
+	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
+	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
+	changed := prev.Instances != "" && cur.Instances != prev.Instances
+	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
+		acts, err := fleet.ReadActivities(ctx, api, name)
+		if err != nil {
+			return execution.ServiceHealth{}, err
+		}
+		if acts.Failed != "" {
+			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
+				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
+		}
+		cur.Terminated = max(prev.Terminated, acts.Terminated)
+	}
+	if reason := views.NotServed(ids...); reason != "" {
+		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
+	}
+	return cur, nil
+}
+
+// balancerViews asks the classic load balancers and target groups of the
+// new groups (those this release made) for their instances' states
+// (balancers.Read). They are asked only when some instance of a group
+// using them is InService: before that, none is healthy.
+func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (balancers.Views, error) {
+	var elbs, tgs []string
+	for _, g := range groups {
+		if !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
+			return i.LifecycleState == asgtypes.LifecycleStateInService
+		}) {
+			continue
+		}
+		elbs = append(elbs, g.LoadBalancerNames...)
+		tgs = append(tgs, g.TargetGroupARNs...)
+	}
+	return balancers.Read(ctx, c.ELB, c.ELBv2, elbs, tgs)
+}
+
+// capacities returns what each service's report starts from: its healthy
+// target, desired capacity, launch count and stability window, with the
+// State's last report (Deploy computed the capacities from the previous
+// groups, which clean up later deletes), or, when the State has none,
+// computed again from the previous groups. A target is never below
+// min_size (package capacity).
+func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) (map[string]execution.ServiceHealth, error) {
+	out := map[string]execution.ServiceHealth{}
+	missing := false
+	for _, svc := range r.ServiceNames() {
+		if st.Health != nil {
+			if s, ok := st.Health.Services[svc]; ok {
+				s.Target = max(s.Target, bounds(r.Services[svc]).MinSize)
+				s.Desired = max(s.Desired, s.Target)
+				s.Launch = max(s.Launch, s.Desired)
+				s.StableSeconds = r.ServiceStableSeconds(svc)
+				out[svc] = s
+				continue
+			}
+		}
+		missing = true
+	}
+	if !missing {
+		return out, nil
+	}
+	previous, problems, err := resources.Previous(ctx, c.AutoScaling, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &failure.DeployError{Op: "find previous groups", Err: failure.BadRelease(problems...)}
+	}
+	for _, svc := range r.ServiceNames() {
+		if _, ok := out[svc]; ok {
+			continue
+		}
+		plan, err := servicePlan(r, svc, previous)
+		if err != nil {
+			return nil, err
+		}
+		out[svc] = execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}
+	}
+	return out, nil
+}
+
+// joinNames formats names for a message.
+func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -1,0 +1,97 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+)
+
+// createdBy is who asked for the release, for the outcome record
+// (author); the name it claims is "" when the release cannot be read (the
+// outcome is still written).
+func (d *Deployer) createdBy(ctx context.Context, st *execution.State) (by, name string) {
+	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	claimed := ""
+	if err != nil {
+		d.log.Warn("cannot read the release for its outcome", "release_id", st.ReleaseID, "error", err.Error())
+	} else {
+		claimed = r.CreatedBy
+	}
+	return d.author(ctx, st, claimed)
+}
+
+// recordDirty records the outcome FailureDirty for a clean up that left
+// resources behind (not for a transient failure, which the state machine
+// retries). A failure to record it is logged: the error itself is what
+// the state machine acts on.
+func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req execution.Request, err error) {
+	var ce *failure.CleanUpError
+	if failure.NameOf(err) != failure.NameCleanUp || !errors.As(err, &ce) {
+		return
+	}
+	o := ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureDirty,
+		Error: failure.NameCleanUp, Cause: err.Error(), Leftovers: ce.Leftovers,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
+	}
+	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	if st.Error != nil {
+		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
+	}
+	if perr := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); perr != nil {
+		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
+	}
+}
+
+// exhausted turns a transient error of the last attempt the state machine
+// allows a task (limits.TaskRetryMaxAttempts retries behind it) into a
+// *failure.CleanUpError, keeping the leftovers it names, so the clean-up
+// records the FailureDirty outcome it is heading for. Earlier attempts,
+// and errors that are not transient, are returned as they are.
+func exhausted(req execution.Request, err error) error {
+	if req.Execution.RetryCount < limits.TaskRetryMaxAttempts || !failure.IsRetryable(err) {
+		return err
+	}
+	cause := fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)
+	var ce *failure.CleanUpError
+	if errors.As(err, &ce) {
+		return &failure.CleanUpError{Leftovers: ce.Leftovers, Err: cause}
+	}
+	return &failure.CleanUpError{Err: cause}
+}
+
+// author is who asked for the release, for the records: the caller its
+// identity proof names, as Validate verified it and wrote it in the
+// run-once marker, with the name the client gave itself (created_by);
+// without a verified caller, that name alone. A marker that cannot be
+// read leaves the name alone, with a warning: the record is still written.
+func (d *Deployer) author(ctx context.Context, st *execution.State, claimed string) (createdBy, name string) {
+	run, found, err := d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		d.log.Warn("cannot read the run-once marker for the record", "release_id", st.ReleaseID, "error", err.Error())
+	}
+	if !found || run.CreatedBy == "" {
+		return claimed, ""
+	}
+	return run.CreatedBy, claimed
+}
+
+// asCleanUp is where a clean-up's failure is headed: a transient one,
+// while retries remain, is returned as retry, to be retried; any other
+// (exhausted) becomes ce, a *failure.CleanUpError that keeps the
+// leftovers err names.
+func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retry error) {
+	err = exhausted(req, err)
+	if failure.IsRetryable(err) {
+		return nil, err
+	}
+	if !errors.As(err, &ce) {
+		ce = &failure.CleanUpError{Err: err}
+	}
+	return ce, nil
+}

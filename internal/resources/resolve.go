@@ -1,0 +1,202 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// Resolved is everything a release names, resolved in its target.
+type Resolved struct {
+	// Images, Subnets and SecurityGroups map a reference (ID or name) to
+	// its ID.
+	Images map[string]string
+	// RootDevices maps an image ID to its root device name.
+	RootDevices    map[string]string
+	Subnets        map[string]string
+	SecurityGroups map[string]string
+	// TargetGroups maps a target group name to its ARN.
+	TargetGroups map[string]string
+	// HookRoles maps a lifecycle hook's role reference to the role's ARN;
+	// HookTopics a hook's topic reference to the topic's ARN.
+	HookRoles  map[string]string
+	HookTopics map[string]string
+	// Previous maps a service to its previous group (absent: a new
+	// service).
+	Previous map[string]asgtypes.AutoScalingGroup
+
+	// Where things are, for the placement checks (placement.go): the
+	// zone of each subnet, the VPC of each subnet and security group, by
+	// id; each image's architecture; the zones each classic load balancer
+	// routes to, by name; the zones the load balancers of each target
+	// group enable, by ARN (none: no load balancer uses it).
+	zoneOf, vpcOf map[string]string
+	archOf        map[string]string
+	elbZones      map[string][]string
+	tgZones       map[string][]string
+}
+
+// Resolve resolves and checks every resource r names in the target c
+// reaches (see the package documentation). AWS failures are returned as
+// errors (transient ones *failure.RetryableError); problems with the
+// resources, every one found, as one *failure.BadReleaseError.
+func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolved, error) {
+	res := &Resolved{
+		zoneOf: map[string]string{}, vpcOf: map[string]string{}, archOf: map[string]string{},
+		elbZones: map[string][]string{}, tgZones: map[string][]string{},
+	}
+	p := &problems{}
+	u := usesOf(r, p)
+	var err error
+	if res.Images, res.RootDevices, err = resolveImages(ctx, c.EC2, r, u.amis, res, p); err != nil {
+		return nil, err
+	}
+	if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
+		return nil, err
+	}
+	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res, p); err != nil {
+		return nil, err
+	}
+	if err = checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
+		return nil, err
+	}
+	if res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p); err != nil {
+		return nil, err
+	}
+	if err = checkPlacement(ctx, c.EC2, r, u, res, p); err != nil {
+		return nil, err
+	}
+	if err = checkProfiles(ctx, c.IAM, r, u.profiles, p); err != nil {
+		return nil, err
+	}
+	if res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p); err != nil {
+		return nil, err
+	}
+	if res.Previous, err = previous(ctx, c.AutoScaling, r, p); err != nil {
+		return nil, err
+	}
+	if len(p.list) > 0 {
+		return nil, failure.BadRelease(p.list...)
+	}
+	return res, nil
+}
+
+// use is one place a release names a resource.
+type use struct {
+	path    string
+	ref     string
+	service string // "" for release-level references
+}
+
+// uses are the places a release names each kind of resource.
+type uses struct {
+	amis, subnets, groups, elbs, targetGroups []use
+	// profiles maps an instance profile to the services that use it.
+	profiles map[string][]string
+}
+
+// launchTemplateNameRe is what EC2 allows in a launch template name.
+var launchTemplateNameRe = regexp.MustCompile(`^[a-zA-Z0-9().\-/_]+$`)
+
+// usesOf lists where r names each resource, by service, and checks that
+// each service's group name can name a launch template too.
+func usesOf(r *release.Release, p *problems) uses {
+	u := uses{profiles: map[string][]string{}}
+	for _, name := range r.ServiceNames() {
+		s := r.Services[name]
+		sp := "services." + name
+		group := naming.GroupName(r.ProjectName, r.ConfigName, name, r.ReleaseID)
+		if len(group) > limits.LaunchTemplateNameLen || !launchTemplateNameRe.MatchString(group) {
+			p.add(sp, "the group name %q is not a valid launch template name (at most %d of a-z A-Z 0-9 ( ) . - / _)", group, limits.LaunchTemplateNameLen)
+		}
+		amiPath := "ami"
+		if s.AMI != "" {
+			amiPath = sp + ".ami"
+		}
+		u.amis = append(u.amis, use{amiPath, r.ServiceAMI(name), name})
+		subnetPath := "subnets"
+		if len(s.Subnets) > 0 {
+			subnetPath = sp + ".subnets"
+		}
+		u.subnets = appendUses(u.subnets, subnetPath, r.ServiceSubnets(name), name)
+		u.groups = appendUses(u.groups, sp+".security_groups", s.SecurityGroups, name)
+		u.elbs = appendUses(u.elbs, sp+".elbs", s.ELBs, name)
+		u.targetGroups = appendUses(u.targetGroups, sp+".target_groups", s.TargetGroups, name)
+		if s.Profile != "" {
+			u.profiles[s.Profile] = append(u.profiles[s.Profile], name)
+		}
+	}
+	return u
+}
+
+// appendUses appends a use of each of refs, at path[i], by service.
+func appendUses(to []use, path string, refs []string, service string) []use {
+	for i, ref := range refs {
+		to = append(to, use{fmt.Sprintf("%s[%d]", path, i), ref, service})
+	}
+	return to
+}
+
+// Previous finds the previous group of each service of r: the groups of
+// its project-config another release made, not being deleted
+// (fleet.Previous). More than one for a service of r is a problem naming
+// them, in the problems it returns.
+func Previous(ctx context.Context, api cloud.AutoScaling, r *release.Release) (map[string]asgtypes.AutoScalingGroup, []string, error) {
+	p := &problems{}
+	groups, err := previous(ctx, api, r, p)
+	return groups, p.list, err
+}
+
+func previous(ctx context.Context, api cloud.AutoScaling, r *release.Release, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
+	byService, err := fleet.Previous(ctx, api, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}, r.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]asgtypes.AutoScalingGroup{}
+	services := r.ServiceNames()
+	for svc, gs := range byService {
+		if len(gs) == 1 {
+			out[svc] = gs[0]
+			continue
+		}
+		names := make([]string, len(gs))
+		for i, g := range gs {
+			names[i] = aws.ToString(g.AutoScalingGroupName)
+		}
+		sort.Strings(names)
+		if slices.Contains(services, svc) {
+			p.add("services."+svc, "%d previous Auto Scaling groups found (%s); there must be at most one", len(gs), strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// problems collects "path: message" problems without duplicates.
+type problems struct {
+	list []string
+	seen map[string]bool
+}
+
+func (p *problems) add(path, format string, args ...any) {
+	msg := path + ": " + fmt.Sprintf(format, args...)
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	if !p.seen[msg] {
+		p.seen[msg] = true
+		p.list = append(p.list, msg)
+	}
+}

@@ -1,0 +1,88 @@
+package resources_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+func newRelease() *release.Release {
+	return &release.Release{
+		ProjectName: "coinbase/deploy-test", ConfigName: "development", ReleaseID: "r1",
+		Subnets: []string{"test_private_subnet_a", "subnet-00000000000000b01"},
+		AMI:     "ubuntu",
+		Services: map[string]*release.Service{
+			"web": {
+				InstanceType:   "t2.nano",
+				SecurityGroups: []string{"ec2::coinbase/deploy-test::development"},
+				ELBs:           []string{"coinbase-deploy-test-web-elb"},
+				TargetGroups:   []string{"coinbase-deploy-test-web-tg"},
+				Profile:        "coinbase-deploy-test",
+			},
+		},
+	}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*release.Release)
+		want   []string // problems, each a prefix; none: it resolves
+	}{
+		{"everything resolves", func(*release.Release) {}, nil},
+		{"an image not opted in", func(r *release.Release) { r.AMI = "ubuntu-untagged" }, []string{
+			`ami: image "ubuntu-untagged" (ami-0000000000000ab04) is not tagged DeployWith=ferry`,
+		}},
+		{"every problem at once", func(r *release.Release) {
+			r.Subnets = []string{"no-such-subnet"}
+			s := r.Services["web"]
+			s.ELBs = []string{"no-such-elb"}
+			s.TargetGroups = []string{"no-such-tg"}
+			s.Profile = "no-such-profile"
+		}, []string{
+			`subnets[0]: subnet "no-such-subnet" not found`,
+			`services.web.elbs[0]: load balancer "no-such-elb" not found`,
+			`services.web.target_groups[0]: target group "no-such-tg" not found`,
+			`services.web.profile: instance profile "no-such-profile" not found`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+			require.NoError(t, err)
+			w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+			require.NoError(t, err)
+			r := newRelease()
+			tt.mutate(r)
+
+			res, err := resources.Resolve(context.Background(), w.Clients("111111111111", "us-east-1"), r)
+			if tt.want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, "ami-0000000000000ab01", res.Images["ubuntu"])
+				assert.Equal(t, map[string]string{
+					"test_private_subnet_a": "subnet-00000000000000a01", "subnet-00000000000000b01": "subnet-00000000000000b01",
+				}, res.Subnets)
+				assert.Contains(t, res.TargetGroups["coinbase-deploy-test-web-tg"], "arn:")
+				assert.Len(t, res.SecurityGroups, 1)
+				assert.Empty(t, res.Previous, "a first deploy")
+				return
+			}
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			require.Len(t, bad.Problems, len(tt.want), "%q", bad.Problems)
+			for i, w := range tt.want {
+				assert.Contains(t, bad.Problems[i], w)
+			}
+		})
+	}
+}
