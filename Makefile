@@ -11,6 +11,9 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # The thin binaries: they must never link the CDK.
 THIN_PKGS := ./lambdas/... ./client/...
+# The pure packages: the state document, health, the state machine's
+# table and the names of environments need no AWS service client.
+PURE_PKGS := ./internal/execution ./internal/health ./internal/target ./statemachine/shape
 
 .PHONY: help
 help: ## List the targets
@@ -78,7 +81,9 @@ thin: ## Check that the Lambda links neither the CDK nor the simulation, and the
 	@if $(GO) list -deps ./lambdas/... | grep -E '$(LAMBDA_FORBIDDEN)'; then \
 		echo "thin: the Lambda links the packages above"; exit 1; fi
 	@if $(GO) list -deps $(THIN_PKGS) | grep -E 'aws-cdk-go|jsii-runtime-go|constructs-go'; then \
-		echo "thin: the CLI links the CDK"; exit 1; fi; echo "thin: ok"
+		echo "thin: the CLI links the CDK"; exit 1; fi
+	@if $(GO) list -deps $(PURE_PKGS) | grep -E 'aws-sdk-go-v2/service/'; then \
+		echo "thin: a pure package links an AWS service client"; exit 1; fi; echo "thin: ok"
 
 .PHONY: synth
 synth: tools build ## Regenerate the state machine definition and bootstrap template; synthesize the CDK app into build/cdk.out

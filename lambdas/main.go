@@ -24,6 +24,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 func main() {
@@ -122,7 +123,7 @@ func parseConfig(getenv func(string) string) (config, error) {
 func (c config) deployerConfig(log *slog.Logger) deployer.Config {
 	return deployer.Config{
 		Bucket:              c.Bucket,
-		DefaultTarget:       cloud.Target{AccountID: c.AccountID, Region: c.Region, Qualifier: c.Qualifier},
+		DefaultTarget:       target.Target{AccountID: c.AccountID, Region: c.Region, Qualifier: c.Qualifier},
 		CreatedAtMaxAge:     c.CreatedAtMaxAge,
 		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
 		HealthCheckInterval: c.HealthCheckInterval,

@@ -12,14 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-)
 
-// Target is one environment ferry deploys into.
-type Target struct {
-	AccountID string `json:"account_id"`
-	Region    string `json:"region"`
-	Qualifier string `json:"qualifier,omitempty"`
-}
+	"github.com/ferryhq/ferry/internal/target"
+)
 
 // EC2 is the EC2 API ferry calls.
 type EC2 interface {
@@ -93,7 +88,7 @@ type AssetStore interface {
 // Clients are the clients of one target environment. Everything but Assets
 // acts as the target's deploy role; Assets acts as its publish role.
 type Clients struct {
-	Target      Target
+	Target      target.Target
 	EC2         EC2
 	AutoScaling AutoScaling
 	ELB         ELB

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // BuilderOptions tune the SDK clients AWSBuilder makes.
@@ -46,12 +47,12 @@ var throttles = func() map[string]struct{} {
 // timeouts (never validation or access errors), with at most
 // MaxAttempts attempts and a token bucket shared by the target's clients,
 // so a failing target soon stops retrying.
-func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t Target, deploy, publish aws.CredentialsProvider) *Clients {
+func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t target.Target, deploy, publish aws.CredentialsProvider) *Clients {
 	o := BuilderOptions{MaxAttempts: limits.AWSMaxAttempts, RetryTokens: limits.AWSRetryTokens}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	return func(t Target, deploy, publish aws.CredentialsProvider) *Clients {
+	return func(t target.Target, deploy, publish aws.CredentialsProvider) *Clients {
 		budget := ratelimit.NewTokenRateLimit(o.RetryTokens)
 		retryer := func() aws.Retryer {
 			return retry.NewStandard(func(so *retry.StandardOptions) {

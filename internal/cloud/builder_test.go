@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // noBackoff retries at once, so the retryer tests never sleep.
@@ -46,7 +47,7 @@ func builtClients(srv *httptest.Server, tokens uint) *cloud.Clients {
 		}
 	})
 	creds := staticCreds("AKIATEST")
-	return build(cloud.Target{AccountID: "111111111111", Region: "us-east-1"}, creds, creds)
+	return build(target.Target{AccountID: "111111111111", Region: "us-east-1"}, creds, creds)
 }
 
 // TestAWSBuilderRetries: the SDK clients AWSBuilder makes retry throttling

@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // ConnectorOptions tune a Connector. The zero value is the production
@@ -96,7 +97,7 @@ func (s Session) Validate() error {
 // duration. At most MaxConnections are kept.
 type Connector struct {
 	sts   STS
-	build func(t Target, deploy, publish aws.CredentialsProvider) *Clients
+	build func(t target.Target, deploy, publish aws.CredentialsProvider) *Clients
 	opts  ConnectorOptions
 
 	mu    sync.Mutex
@@ -105,7 +106,7 @@ type Connector struct {
 }
 
 type connKey struct {
-	target  Target
+	target  target.Target
 	session Session
 }
 
@@ -119,7 +120,7 @@ type connection struct {
 // NewConnector returns a Connector that assumes roles with stsClient (the
 // deployer's own STS) and builds clients with build (AWSBuilder for AWS,
 // sim.World.Build for the simulation).
-func NewConnector(stsClient STS, build func(t Target, deploy, publish aws.CredentialsProvider) *Clients, opts ConnectorOptions) *Connector {
+func NewConnector(stsClient STS, build func(t target.Target, deploy, publish aws.CredentialsProvider) *Clients, opts ConnectorOptions) *Connector {
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
 	}
@@ -135,31 +136,13 @@ func NewConnector(stsClient STS, build func(t Target, deploy, publish aws.Creden
 	return &Connector{sts: stsClient, build: build, opts: opts, conns: map[connKey]*connection{}}
 }
 
-var (
-	accountPattern = regexp.MustCompile(`^[0-9]{12}$`)
-	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-)
-
-// Validate reports what is wrong with a target (nil when it is usable).
-func (t Target) Validate() error {
-	switch {
-	case !accountPattern.MatchString(t.AccountID):
-		return fmt.Errorf("target account %q is not a 12-digit AWS account id", t.AccountID)
-	case !regionPattern.MatchString(t.Region):
-		return fmt.Errorf("target region %q is not an AWS region name", t.Region)
-	case len(t.Qualifier) > limits.MaxQualifierLen:
-		return fmt.Errorf("target qualifier %q is longer than %d characters", t.Qualifier, limits.MaxQualifierLen)
-	}
-	return nil
-}
-
 // Connect returns the Clients of t for session s. It assumes the deploy
 // role at once (the first time, and again when the cached credentials are
 // near expiry), so a target whose deploy role is missing or does not trust
 // the deployer fails here with a *RoleError naming the role and the
 // account. The publish role is assumed on the first Assets call. Connect
 // never caches a failure: the next Connect tries again.
-func (c *Connector) Connect(ctx context.Context, t Target, s Session) (*Clients, error) {
+func (c *Connector) Connect(ctx context.Context, t target.Target, s Session) (*Clients, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
@@ -201,7 +184,7 @@ func (c *Connector) evict() {
 	delete(c.conns, oldest)
 }
 
-func (c *Connector) cache(t Target, s Session, role string) *CredentialsCache {
+func (c *Connector) cache(t target.Target, s Session, role string) *CredentialsCache {
 	arn := naming.RoleARN(t.AccountID, role)
 	provider := stscreds.NewAssumeRoleProvider(c.sts, arn, func(o *stscreds.AssumeRoleOptions) {
 		o.RoleSessionName = naming.RoleSessionName(s.Project, s.Config, s.ReleaseID)

@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 var start = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -39,7 +40,7 @@ func TestConnectorCachesCredentials(t *testing.T) {
 	clk, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
 	ctx := t.Context()
-	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
+	own := target.Target{AccountID: "111111111111", Region: "us-east-1"}
 
 	steps := []struct {
 		name        string
@@ -57,7 +58,7 @@ func TestConnectorCachesCredentials(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			clk.Advance(s.advance)
 			for range 5 {
-				c, err := conn.Connect(ctx, target, release)
+				c, err := conn.Connect(ctx, own, release)
 				require.NoError(t, err)
 				if first == nil {
 					first = c
@@ -70,14 +71,14 @@ func TestConnectorCachesCredentials(t *testing.T) {
 		})
 	}
 	// Another target has its own role and its own cache.
-	_, err := conn.Connect(ctx, cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, release)
+	_, err := conn.Connect(ctx, target.Target{AccountID: "222222222222", Region: "us-east-1"}, release)
 	require.NoError(t, err)
 	assert.Equal(t, 3, w.Calls()["AssumeRole"])
 	assert.Equal(t, 3, w.CallsByAccount()["111111111111"]["AssumeRole"], "AssumeRole is counted against the caller")
 	// Another release of the same target has its own session.
 	other := release
 	other.ReleaseID = "r2"
-	c, err := conn.Connect(ctx, target, other)
+	c, err := conn.Connect(ctx, own, other)
 	require.NoError(t, err)
 	assert.NotSame(t, first, c)
 	assert.Equal(t, 4, w.Calls()["AssumeRole"])
@@ -90,8 +91,8 @@ func TestConnectorTagsSessionsPerRelease(t *testing.T) {
 	_, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
 	ctx := t.Context()
-	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
-	c, err := conn.Connect(ctx, target, release)
+	own := target.Target{AccountID: "111111111111", Region: "us-east-1"}
+	c, err := conn.Connect(ctx, own, release)
 	require.NoError(t, err)
 	_, err = c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 	require.NoError(t, err)
@@ -104,7 +105,7 @@ func TestConnectorTagsSessionsPerRelease(t *testing.T) {
 	assert.Equal(t, map[string]string{"ProjectName": "coinbase/deploy-test", "ConfigName": "development"}, log[1].SessionTags)
 
 	for _, bad := range []cloud.Session{{}, {Project: "coinbase/deploy-test", Config: "development"}, {Project: "a\nb", Config: "c", ReleaseID: "r"}} {
-		_, err := conn.Connect(ctx, target, bad)
+		_, err := conn.Connect(ctx, own, bad)
 		assert.ErrorContains(t, err, "session:", "%+v", bad)
 	}
 }
@@ -115,10 +116,10 @@ func TestConnectorBoundsItsCache(t *testing.T) {
 	_, w := newWorld(t)
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{MaxConnections: 2})
 	ctx := t.Context()
-	target := cloud.Target{AccountID: "111111111111", Region: "us-east-1"}
+	own := target.Target{AccountID: "111111111111", Region: "us-east-1"}
 	rel := func(id string) cloud.Session { s := release; s.ReleaseID = id; return s }
 	for _, id := range []string{"r1", "r2", "r1", "r3", "r1", "r2"} {
-		_, err := conn.Connect(ctx, target, rel(id))
+		_, err := conn.Connect(ctx, own, rel(id))
 		require.NoError(t, err)
 	}
 	// r1, r2 | r1 reused | r3 drops r2 | r1 reused | r2 again drops r3.
@@ -133,15 +134,15 @@ func TestConnectorRoleErrors(t *testing.T) {
 	conn := w.Connector("111111111111", nil, cloud.ConnectorOptions{})
 	tests := []struct {
 		name    string
-		target  cloud.Target
+		target  target.Target
 		wantErr string
 	}{
-		{"account not in the world", cloud.Target{AccountID: "444444444444", Region: "us-east-1"}, ""},
-		{"region not bootstrapped", cloud.Target{AccountID: "222222222222", Region: "ap-south-1"}, ""},
-		{"qualifier not bootstrapped", cloud.Target{AccountID: "111111111111", Region: "us-east-1", Qualifier: "blue"}, ""},
-		{"role does not trust the deployer", cloud.Target{AccountID: "333333333333", Region: "us-east-1"}, ""},
-		{"not an account id", cloud.Target{AccountID: "12", Region: "us-east-1"}, "12-digit"},
-		{"not a region", cloud.Target{AccountID: "222222222222", Region: "mars"}, "region"},
+		{"account not in the world", target.Target{AccountID: "444444444444", Region: "us-east-1"}, ""},
+		{"region not bootstrapped", target.Target{AccountID: "222222222222", Region: "ap-south-1"}, ""},
+		{"qualifier not bootstrapped", target.Target{AccountID: "111111111111", Region: "us-east-1", Qualifier: "blue"}, ""},
+		{"role does not trust the deployer", target.Target{AccountID: "333333333333", Region: "us-east-1"}, ""},
+		{"not an account id", target.Target{AccountID: "12", Region: "us-east-1"}, "12-digit"},
+		{"not a region", target.Target{AccountID: "222222222222", Region: "mars"}, "region"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,13 +177,13 @@ func TestBuildRefusesForeignCredentials(t *testing.T) {
 	build := w.Build(nil)
 	tests := []struct {
 		name    string
-		target  cloud.Target
+		target  target.Target
 		creds   aws.CredentialsProvider
 		errCode string
 	}{
-		{"own account", cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, creds, ""},
-		{"another account", cloud.Target{AccountID: "111111111111", Region: "us-east-1"}, creds, cloud.CodeAccessDenied},
-		{"unknown key", cloud.Target{AccountID: "222222222222", Region: "us-east-1"}, staticCreds("AKIAFORGED"), cloud.CodeInvalidClientTokenID},
+		{"own account", target.Target{AccountID: "222222222222", Region: "us-east-1"}, creds, ""},
+		{"another account", target.Target{AccountID: "111111111111", Region: "us-east-1"}, creds, cloud.CodeAccessDenied},
+		{"unknown key", target.Target{AccountID: "222222222222", Region: "us-east-1"}, staticCreds("AKIAFORGED"), cloud.CodeInvalidClientTokenID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +238,7 @@ func TestAssumeRoleSourceIdentity(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			c := w.Build(nil)(cloud.Target{AccountID: "111111111111", Region: "us-east-1"},
+			c := w.Build(nil)(target.Target{AccountID: "111111111111", Region: "us-east-1"},
 				aws.NewCredentialsCache(staticCreds(*out.Credentials.AccessKeyId)), nil)
 			_, err = c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 			require.NoError(t, err)

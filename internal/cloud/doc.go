@@ -4,7 +4,7 @@
 // SDK clients and the simulated AWS (package sim) both satisfy them and the
 // SDK's paginators and waiters work with either.
 //
-// A Connector turns a Target (account, region, qualifier) into Clients by
+// A Connector turns a target.Target (account, region, qualifier) into Clients by
 // assuming the target's conventional deploy and publish roles, and caches
 // the credentials until shortly before they expire. The deployer's own
 // account goes through the same path.

@@ -26,6 +26,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/statemachine/definition"
 )
 
@@ -94,7 +95,7 @@ func newEnv(ctx context.Context, m *Moto, root string, logger *slog.Logger) (*en
 	// local region's suites.
 	e.dep, err = deployer.New(deployer.Config{
 		Bucket:        naming.DeployerBucketName(DeployerAccount, Region),
-		DefaultTarget: cloud.Target{AccountID: DeployerAccount, Region: Region},
+		DefaultTarget: target.Target{AccountID: DeployerAccount, Region: Region},
 		Clock:         e.clk,
 		Logger:        logger.With("component", "deployer"),
 	}, e.s3, connector)
@@ -140,9 +141,9 @@ func (a accountHeader) RoundTrip(req *http.Request) (*http.Response, error) {
 // build is cloud.AWSBuilder over moto with one substitution: CloudWatch
 // goes to the simulation, because the SDK's CloudWatch client speaks Smithy
 // RPC v2 CBOR and moto 5.2.1 speaks only the query protocol for it.
-func (e *env) build() func(t cloud.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
+func (e *env) build() func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 	real := cloud.AWSBuilder(e.awsCfg)
-	return func(t cloud.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
+	return func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 		c := real(t, deploy, publish)
 		c.CloudWatch = e.world.Clients(t.AccountID, t.Region).CloudWatch
 		c.AutoScaling = policyARNFix{AutoScaling: c.AutoScaling}

@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Store is the S3 API the deployer calls on its own bucket: the lock, halt
@@ -34,7 +35,7 @@ type Store interface {
 // Connector turns a target environment into its AWS clients, acting for
 // one release (*cloud.Connector).
 type Connector interface {
-	Connect(ctx context.Context, t cloud.Target, s cloud.Session) (*cloud.Clients, error)
+	Connect(ctx context.Context, t target.Target, s cloud.Session) (*cloud.Clients, error)
 }
 
 var (
@@ -49,7 +50,7 @@ type Config struct {
 	Bucket string
 	// DefaultTarget is the environment of a release that names no account
 	// or region: the deployer's own.
-	DefaultTarget cloud.Target
+	DefaultTarget target.Target
 	// CreatedAtMaxAge and CreatedAtMaxSkew are the window a release's
 	// created_at must fall in at Validate (defaults
 	// limits.CreatedAtMaxAge, limits.CreatedAtMaxSkew).

@@ -36,6 +36,7 @@ import (
 	"github.com/ferryhq/ferry/internal/s3server"
 	"github.com/ferryhq/ferry/internal/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 const (
@@ -135,12 +136,12 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	world, err := sim.New(clk, spec)
 	require.NoError(t, err)
 	client := srv.Client()
-	conn := world.Connector(account, func(cloud.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
+	conn := world.Connector(account, func(target.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
 	store := s3test.NewDenying(t, client)
 	executions := &fakeExecutions{byARN: map[string]*sfn.DescribeExecutionOutput{}}
 	d, err := New(Config{
 		Bucket:          bucket,
-		DefaultTarget:   cloud.Target{AccountID: account, Region: region},
+		DefaultTarget:   target.Target{AccountID: account, Region: region},
 		Executions:      executions,
 		StateMachineARN: naming.StateMachineARN(account, region),
 		Identities:      fakeIdentities{},

@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // publish is the Publish task. For each asset of the release it copies the
@@ -74,7 +75,7 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 // nothing: Deploy launches what the release says, never what is stored,
 // and the copy Publish stores is a record of it. Errors are
 // release.RenderUserData's.
-func userData(r *release.Release, t cloud.Target, svc string) ([]byte, error) {
+func userData(r *release.Release, t target.Target, svc string) ([]byte, error) {
 	bucket := naming.AssetBucketName(t.AccountID, t.Region, t.Qualifier)
 	refs := map[string]release.AssetRef{}
 	for n, a := range r.Assets {

@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // TestEveryHandlerIsIdempotent runs each task twice in a row (a Lambda or
@@ -316,7 +317,7 @@ func TestPublishMissingAsset(t *testing.T) {
 
 type panicConnector struct{}
 
-func (panicConnector) Connect(context.Context, cloud.Target, cloud.Session) (*cloud.Clients, error) {
+func (panicConnector) Connect(context.Context, target.Target, cloud.Session) (*cloud.Clients, error) {
 	panic("connector exploded")
 }
 
@@ -324,7 +325,7 @@ func TestInvokeDispatch(t *testing.T) {
 	h := newHarness(t)
 	var logs strings.Builder
 	d, err := New(Config{
-		Bucket: bucket, DefaultTarget: cloud.Target{AccountID: account, Region: region},
+		Bucket: bucket, DefaultTarget: target.Target{AccountID: account, Region: region},
 		Clock: h.clk, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	}, h.s3, panicConnector{})
 	require.NoError(t, err)
@@ -362,11 +363,11 @@ func TestInvokeDispatch(t *testing.T) {
 func TestNewRefusesBadConfig(t *testing.T) {
 	h := newHarness(t)
 	conn := h.world.Connector(account, nil, cloud.ConnectorOptions{})
-	_, err := New(Config{DefaultTarget: cloud.Target{AccountID: account, Region: region}}, h.s3, conn)
+	_, err := New(Config{DefaultTarget: target.Target{AccountID: account, Region: region}}, h.s3, conn)
 	assert.EqualError(t, err, "deployer: config: bucket is required")
-	_, err = New(Config{Bucket: bucket, DefaultTarget: cloud.Target{AccountID: "1", Region: region}}, h.s3, conn)
+	_, err = New(Config{Bucket: bucket, DefaultTarget: target.Target{AccountID: "1", Region: region}}, h.s3, conn)
 	assert.ErrorContains(t, err, "deployer: config: default target")
-	_, err = New(Config{Bucket: bucket, DefaultTarget: cloud.Target{AccountID: account, Region: region}}, nil, conn)
+	_, err = New(Config{Bucket: bucket, DefaultTarget: target.Target{AccountID: account, Region: region}}, nil, conn)
 	assert.Error(t, err)
 }
 
@@ -416,16 +417,16 @@ func TestCleanUpSuccessRetriesAfterPartialDelete(t *testing.T) {
 }
 
 func TestTarget(t *testing.T) {
-	d := &Deployer{cfg: Config{DefaultTarget: cloud.Target{AccountID: account, Region: region, Qualifier: "q1"}}}
+	d := &Deployer{cfg: Config{DefaultTarget: target.Target{AccountID: account, Region: region, Qualifier: "q1"}}}
 	tests := []struct {
 		name string
 		r    release.Release
-		want cloud.Target
+		want target.Target
 	}{
-		{"default", release.Release{}, cloud.Target{AccountID: account, Region: region, Qualifier: "q1"}},
-		{"other account", release.Release{AccountID: "222222222222"}, cloud.Target{AccountID: "222222222222", Region: region}},
-		{"other region", release.Release{Region: "eu-west-1"}, cloud.Target{AccountID: account, Region: "eu-west-1"}},
-		{"qualifier", release.Release{Qualifier: "q2"}, cloud.Target{AccountID: account, Region: region, Qualifier: "q2"}},
+		{"default", release.Release{}, target.Target{AccountID: account, Region: region, Qualifier: "q1"}},
+		{"other account", release.Release{AccountID: "222222222222"}, target.Target{AccountID: "222222222222", Region: region}},
+		{"other region", release.Release{Region: "eu-west-1"}, target.Target{AccountID: account, Region: "eu-west-1"}},
+		{"qualifier", release.Release{Qualifier: "q2"}, target.Target{AccountID: account, Region: region, Qualifier: "q2"}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, d.target(&tt.r), tt.name)

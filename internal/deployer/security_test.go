@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // TestForgedRequestsChangeNothing invokes the deployer directly, as anyone
@@ -126,10 +126,10 @@ func TestStateTargetIsNeverTrusted(t *testing.T) {
 	h := newHarness(t)
 	x := h.start(h.baseRelease())
 	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish))
-	x.state.Target = cloud.Target{AccountID: "222222222222", Region: region}
+	x.state.Target = target.Target{AccountID: "222222222222", Region: region}
 	x.state.Services = []string{"web", "db"}
 	require.NoError(t, x.step(execution.TaskDeploy))
-	assert.Equal(t, cloud.Target{AccountID: account, Region: region}, x.state.Target)
+	assert.Equal(t, target.Target{AccountID: account, Region: region}, x.state.Target)
 	assert.Equal(t, []string{"web"}, x.state.Services)
 	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", x.state.ReleaseID))
 	for _, a := range h.world.Snapshot().Accounts {

@@ -13,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Executions is the Step Functions API the deployer calls to confirm that a
@@ -119,7 +120,7 @@ func (d *Deployer) verify(ctx context.Context, req execution.Request) (*executio
 // (with its qualifier); otherwise account and region default to the
 // deployer's own and the qualifier is the release's (a default qualifier
 // belongs to the default environment only).
-func (d *Deployer) target(r *release.Release) cloud.Target {
+func (d *Deployer) target(r *release.Release) target.Target {
 	t := d.cfg.DefaultTarget
 	if r.AccountID != "" {
 		t.AccountID = r.AccountID

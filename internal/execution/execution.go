@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Task names: the deploy state machine's task states, and the names the
@@ -64,8 +64,8 @@ type State struct {
 	ConfigName  string `json:"config_name"`
 	ReleaseID   string `json:"release_id"`
 	// ReleaseSHA256 is the canonical hash of the release Validate accepted.
-	ReleaseSHA256 string       `json:"release_sha256"`
-	Target        cloud.Target `json:"target"`
+	ReleaseSHA256 string        `json:"release_sha256"`
+	Target        target.Target `json:"target"`
 	// Timeout in seconds, measured from Context.StartTime.
 	Timeout int `json:"timeout"`
 	// Services are the names of the release's services, sorted.

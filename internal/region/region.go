@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/s3server"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/statemachine/definition"
 )
 
@@ -277,12 +278,12 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	if opts.Assets != nil {
 		assetStore = opts.Assets(assetStore)
 	}
-	assets := func(cloud.Target) cloud.AssetStore { return assetStore }
+	assets := func(target.Target) cloud.AssetStore { return assetStore }
 	r.newDeployer = func() (*deployer.Deployer, error) {
 		connector := cloud.NewConnector(world.STSAs(naming.RoleARN(account, naming.DeployerRoleName(awsRegion))), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk})
 		return deployer.New(deployer.Config{
 			Bucket:              r.info.Bucket,
-			DefaultTarget:       cloud.Target{AccountID: account, Region: awsRegion},
+			DefaultTarget:       target.Target{AccountID: account, Region: awsRegion},
 			CreatedAtMaxAge:     maxAge,
 			CreatedAtMaxSkew:    maxSkew,
 			HealthCheckInterval: opts.HealthCheckInterval,

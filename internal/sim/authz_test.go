@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
+	environment "github.com/ferryhq/ferry/internal/target"
 )
 
 const (
@@ -45,7 +46,7 @@ func newABAC(t *testing.T) *abac {
 	t.Helper()
 	f := newFixture(t)
 	conn := f.world.Connector(deployer, nil, cloud.ConnectorOptions{})
-	c, err := conn.Connect(f.ctx, cloud.Target{AccountID: deployer, Region: region},
+	c, err := conn.Connect(f.ctx, environment.Target{AccountID: deployer, Region: region},
 		cloud.Session{Project: ownProject, Config: ownConfig, ReleaseID: "r1"})
 	require.NoError(t, err)
 	return &abac{fixture: f, session: c}

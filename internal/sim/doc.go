@@ -11,7 +11,7 @@
 //	clk := clock.NewVirtual(start)
 //	world, err := sim.New(clk, spec)
 //	conn := world.Connector("111111111111", assets, cloud.ConnectorOptions{})
-//	clients, err := conn.Connect(ctx, cloud.Target{AccountID: "111111111111", Region: "us-east-1"})
+//	clients, err := conn.Connect(ctx, target.Target{AccountID: "111111111111", Region: "us-east-1"})
 //
 // The world owns no goroutine and never sleeps. Every call first brings the
 // world up to clock.Now() by running the events due (instances dying, being

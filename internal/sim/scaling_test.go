@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
+	environment "github.com/ferryhq/ferry/internal/target"
 )
 
 // activities returns a group's scaling activities, every page.
@@ -522,7 +523,7 @@ func TestPassRoleAndHookTrust(t *testing.T) {
 	w, err := sim.New(clk, spec)
 	require.NoError(t, err)
 	conn := w.Connector(deployer, nil, cloud.ConnectorOptions{})
-	c, err := conn.Connect(context.Background(), cloud.Target{AccountID: deployer, Region: region},
+	c, err := conn.Connect(context.Background(), environment.Target{AccountID: deployer, Region: region},
 		cloud.Session{Project: "coinbase/deploy-test", Config: "development", ReleaseID: "r1"})
 	require.NoError(t, err)
 	f := &fixture{clk: clk, world: w, c: c, ctx: context.Background()}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
+	environment "github.com/ferryhq/ferry/internal/target"
 )
 
 // STS is the simulated STS of a caller: a principal (the deployer's Lambda
@@ -224,8 +225,8 @@ func (w *World) Sessions() int {
 // did not issue (InvalidClientTokenId), expired ones (ExpiredToken) and
 // sessions of another account (AccessDenied). Assets, when given, supplies
 // the target's asset store (the simulation has no S3).
-func (w *World) Build(assets func(cloud.Target) cloud.AssetStore) func(t cloud.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
-	return func(t cloud.Target, deploy, _ aws.CredentialsProvider) *cloud.Clients {
+func (w *World) Build(assets func(environment.Target) cloud.AssetStore) func(t environment.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
+	return func(t environment.Target, deploy, _ aws.CredentialsProvider) *cloud.Clients {
 		c := w.clients(t.AccountID, t.Region, deploy)
 		c.Target = t
 		if assets != nil {
@@ -240,7 +241,7 @@ func (w *World) Build(assets func(cloud.Target) cloud.AssetStore) func(t cloud.T
 // prepare the world). Assets is nil.
 func (w *World) Clients(accountID, region string) *cloud.Clients {
 	c := w.clients(accountID, region, nil)
-	c.Target = cloud.Target{AccountID: accountID, Region: region}
+	c.Target = environment.Target{AccountID: accountID, Region: region}
 	return c
 }
 
@@ -263,7 +264,7 @@ func (w *World) clients(accountID, region string, creds aws.CredentialsProvider)
 // in callerAccount: it assumes roles with STS(callerAccount) (as the
 // deployer's Lambda role) and builds
 // clients with Build(assets). opts.Clock defaults to the world's clock.
-func (w *World) Connector(callerAccount string, assets func(cloud.Target) cloud.AssetStore, opts cloud.ConnectorOptions) *cloud.Connector {
+func (w *World) Connector(callerAccount string, assets func(environment.Target) cloud.AssetStore, opts cloud.ConnectorOptions) *cloud.Connector {
 	if opts.Clock == nil {
 		opts.Clock = w.clk
 	}
