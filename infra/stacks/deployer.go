@@ -15,8 +15,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/statemachine"
 )
 
@@ -70,12 +70,12 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 			{
 				Id:                          str("expire-release-objects"),
 				TagFilters:                  &map[string]interface{}{naming.ObjectTagExpire: naming.ObjectTagExpireRelease},
-				Expiration:                  days(limits.ReleaseObjectRetention.Hours() / 24),
-				NoncurrentVersionExpiration: days(limits.NoncurrentVersionRetention.Hours() / 24),
+				Expiration:                  days(tuning.ReleaseObjectRetention.Hours() / 24),
+				NoncurrentVersionExpiration: days(tuning.NoncurrentVersionRetention.Hours() / 24),
 			},
 			{
 				Id:                                  str("expire-noncurrent-versions"),
-				NoncurrentVersionExpiration:         days(limits.NoncurrentVersionRetention.Hours() / 24),
+				NoncurrentVersionExpiration:         days(tuning.NoncurrentVersionRetention.Hours() / 24),
 				ExpiredObjectDeleteMarker:           jsii.Bool(true),
 				AbortIncompleteMultipartUploadAfter: days(1),
 			},
@@ -120,8 +120,8 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Architecture:  awslambda.Architecture_ARM_64(),
 		Handler:       str("bootstrap"),
 		Code:          awslambda.Code_FromAsset(str(props.LambdaDir), nil),
-		MemorySize:    jsii.Number(limits.DeployerLambdaMemoryMB),
-		Timeout:       awscdk.Duration_Seconds(jsii.Number(limits.DeployerLambdaTimeout.Seconds())),
+		MemorySize:    jsii.Number(tuning.DeployerLambdaMemoryMB),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(tuning.DeployerLambdaTimeout.Seconds())),
 		LogGroup:      fnLogs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		Role:          role,
@@ -227,10 +227,10 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		// configuration, from the same constants.
 		Logs: &sfn.LogOptions{
 			Destination:          smLogs,
-			Level:                sfn.LogLevel(limits.StateMachineLogLevel),
-			IncludeExecutionData: jsii.Bool(limits.StateMachineLogExecutionData),
+			Level:                sfn.LogLevel(tuning.StateMachineLogLevel),
+			IncludeExecutionData: jsii.Bool(tuning.StateMachineLogExecutionData),
 		},
-		Tracing: limits.StateMachineTracing,
+		Tracing: tuning.StateMachineTracing,
 	})
 
 	// The state machine's role has a conventional name too, so a service

@@ -21,8 +21,8 @@ import (
 
 	"github.com/ferryhq/ferry/infra/bootstrap"
 	"github.com/ferryhq/ferry/internal/cloud"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/statemachine"
 	"github.com/ferryhq/ferry/statemachine/definition"
 )
@@ -294,12 +294,12 @@ func TestDeployerStateMachine(t *testing.T) {
 	require.NotEmpty(t, logGroupID, "a log group named %s", naming.StateMachineLogGroupName)
 	smProps := raw["Resources"].(obj)[onlyID(t, raw, "AWS::StepFunctions::StateMachine")].(obj)["Properties"].(obj)
 	assert.Equal(t, obj{
-		"Level":                limits.StateMachineLogLevel,
-		"IncludeExecutionData": limits.StateMachineLogExecutionData,
+		"Level":                tuning.StateMachineLogLevel,
+		"IncludeExecutionData": tuning.StateMachineLogExecutionData,
 		"Destinations": []interface{}{obj{"CloudWatchLogsLogGroup": obj{
 			"LogGroupArn": obj{"Fn::GetAtt": []interface{}{logGroupID, "Arn"}}}}},
 	}, smProps["LoggingConfiguration"])
-	assert.Equal(t, obj{"Enabled": limits.StateMachineTracing}, smProps["TracingConfiguration"])
+	assert.Equal(t, obj{"Enabled": tuning.StateMachineTracing}, smProps["TracingConfiguration"])
 	// The deployed definition is the committed one, invoking this function.
 	fnID := *d.Stack.GetLogicalId(d.Function.Node().DefaultChild().(awscdk.CfnElement))
 	got, err := statemachine.ExtractDefinition(raw, obj{"Fn::GetAtt": []interface{}{fnID, "Arn"}})

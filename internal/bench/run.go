@@ -32,7 +32,7 @@ var Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 type Model struct {
 	Name string
 	// HealthCheckInterval is the wait between health checks (zero: the
-	// deployer's default, limits.HealthCheckInterval).
+	// deployer's default, tuning.HealthCheckInterval).
 	HealthCheckInterval time.Duration
 	// FirstWait is the wait after Deploy before the first health check
 	// (zero: the deployer's own, its HealthCheckInterval). The deployer has

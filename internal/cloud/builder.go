@@ -13,17 +13,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // BuilderOptions tune the SDK clients AWSBuilder makes.
 type BuilderOptions struct {
 	// MaxAttempts per call, the first included (default
-	// limits.AWSMaxAttempts).
+	// tuning.AWSMaxAttempts).
 	MaxAttempts int
 	// RetryTokens is the retry budget shared by every client of one target
-	// (default limits.AWSRetryTokens).
+	// (default tuning.AWSRetryTokens).
 	RetryTokens uint
 	// Backoff decides the delay before each retry (default: the standard
 	// retryer's exponential backoff with jitter).
@@ -48,7 +48,7 @@ var throttles = func() map[string]struct{} {
 // MaxAttempts attempts and a token bucket shared by the target's clients,
 // so a failing target soon stops retrying.
 func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t target.Target, deploy, publish aws.CredentialsProvider) *Clients {
-	o := BuilderOptions{MaxAttempts: limits.AWSMaxAttempts, RetryTokens: limits.AWSRetryTokens}
+	o := BuilderOptions{MaxAttempts: tuning.AWSMaxAttempts, RetryTokens: tuning.AWSRetryTokens}
 	for _, fn := range opts {
 		fn(&o)
 	}

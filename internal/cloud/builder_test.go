@@ -52,7 +52,7 @@ func builtClients(srv *httptest.Server, tokens uint) *cloud.Clients {
 
 // TestAWSBuilderRetries: the SDK clients AWSBuilder makes retry throttling
 // (every service's code, SNS's Throttled included) and 5xx up to
-// limits.AWSMaxAttempts, never validation or access errors, and what they
+// tuning.AWSMaxAttempts, never validation or access errors, and what they
 // finally return is still classified transient.
 func TestAWSBuilderRetries(t *testing.T) {
 	tests := []struct {

@@ -14,9 +14,9 @@ import (
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 
 	"github.com/ferryhq/ferry/internal/clock"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // ConnectorOptions tune a Connector. The zero value is the production
@@ -26,14 +26,14 @@ type ConnectorOptions struct {
 	// (default clock.System). The simulated AWS shares its virtual clock.
 	Clock clock.Clock
 	// Duration of an assumed-role session (default
-	// limits.RoleSessionDuration).
+	// tuning.RoleSessionDuration).
 	Duration time.Duration
 	// ExpiryWindow is how long before expiry credentials are refreshed
-	// (default limits.CredentialsExpiryWindow).
+	// (default tuning.CredentialsExpiryWindow).
 	ExpiryWindow time.Duration
 	// MaxConnections is how many (target, session) connections are kept,
 	// the least recently used dropped first (default
-	// limits.MaxCachedConnections).
+	// tuning.MaxCachedConnections).
 	MaxConnections int
 }
 
@@ -125,13 +125,13 @@ func NewConnector(stsClient STS, build func(t target.Target, deploy, publish aws
 		opts.Clock = clock.System{}
 	}
 	if opts.Duration <= 0 {
-		opts.Duration = limits.RoleSessionDuration
+		opts.Duration = tuning.RoleSessionDuration
 	}
 	if opts.ExpiryWindow <= 0 {
-		opts.ExpiryWindow = limits.CredentialsExpiryWindow
+		opts.ExpiryWindow = tuning.CredentialsExpiryWindow
 	}
 	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = limits.MaxCachedConnections
+		opts.MaxConnections = tuning.MaxCachedConnections
 	}
 	return &Connector{sts: stsClient, build: build, opts: opts, conns: map[connKey]*connection{}}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // cleanUpFailure is the CleanUpFailure task: it removes what this release
@@ -95,7 +95,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st), Created: created,
 		Owns:        func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID },
-		LastAttempt: req.Execution.RetryCount >= limits.TaskRetryMaxAttempts,
+		LastAttempt: req.Execution.RetryCount >= tuning.TaskRetryMaxAttempts,
 		Log:         d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure),
 	}
 	removal, err := remover.Remove(ctx, append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...))

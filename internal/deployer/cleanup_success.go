@@ -14,9 +14,9 @@ import (
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // cleanUpSuccess is the CleanUpSuccess task: the swap. Its steps:
@@ -112,7 +112,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	if bad := health.Unstable(report, now); len(bad) > 0 {
 		for _, svc := range bad {
-			if report[svc].Missing && req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
+			if report[svc].Missing && req.Execution.RetryCount < tuning.TaskRetryMaxAttempts {
 				return ledger.Intent{}, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
 			}
 		}
@@ -156,11 +156,11 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 // *failure.DeployError.
 func beforeNoReturn(req execution.Request, err error) error {
 	if failure.IsRetryable(err) {
-		if req.Execution.RetryCount < limits.TaskRetryMaxAttempts {
+		if req.Execution.RetryCount < tuning.TaskRetryMaxAttempts {
 			return err
 		}
 		return &failure.DeployError{Op: "re-check before retiring the previous groups",
-			Err: fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)}
+			Err: fmt.Errorf("still failing after %d retries: %w", tuning.TaskRetryMaxAttempts, err)}
 	}
 	if name := failure.NameOf(err); name == failure.NameHalt || name == failure.NameDeploy {
 		return err

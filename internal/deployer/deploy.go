@@ -15,10 +15,10 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Scaling policy types a release may use.
@@ -149,7 +149,7 @@ func madeGroup(groups []asgtypes.AutoScalingGroup, name, releaseID string) *asgt
 func (d *Deployer) fleetRelease(c *cloud.Clients, st *execution.State, req execution.Request) *fleet.Release {
 	return &fleet.Release{
 		Clients: c, Owner: ownerOf(st), ID: st.ReleaseID, SHA256: st.ReleaseSHA256,
-		LastAttempt: req.Execution.RetryCount >= limits.TaskRetryMaxAttempts,
+		LastAttempt: req.Execution.RetryCount >= tuning.TaskRetryMaxAttempts,
 		Log:         d.log.With("release_id", st.ReleaseID),
 	}
 }

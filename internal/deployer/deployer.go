@@ -17,9 +17,9 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Store is the S3 API the deployer calls on its own bucket: the lock, halt
@@ -53,14 +53,14 @@ type Config struct {
 	DefaultTarget target.Target
 	// CreatedAtMaxAge and CreatedAtMaxSkew are the window a release's
 	// created_at must fall in at Validate (defaults
-	// limits.CreatedAtMaxAge, limits.CreatedAtMaxSkew).
+	// tuning.CreatedAtMaxAge, tuning.CreatedAtMaxSkew).
 	CreatedAtMaxAge  time.Duration
 	CreatedAtMaxSkew time.Duration
 	// HealthCheckInterval is the wait before each health check (default
-	// limits.HealthCheckInterval). It is never past the release's timeout.
+	// tuning.HealthCheckInterval). It is never past the release's timeout.
 	HealthCheckInterval time.Duration
 	// HealthCheckGracePeriod of the new ASGs (default
-	// limits.HealthCheckGracePeriod).
+	// tuning.HealthCheckGracePeriod).
 	HealthCheckGracePeriod time.Duration
 	// Executions and StateMachineARN confirm that each task runs for a
 	// RUNNING execution of the deployer's state machine with the release it
@@ -82,16 +82,16 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.CreatedAtMaxAge <= 0 {
-		c.CreatedAtMaxAge = limits.CreatedAtMaxAge
+		c.CreatedAtMaxAge = tuning.CreatedAtMaxAge
 	}
 	if c.CreatedAtMaxSkew <= 0 {
-		c.CreatedAtMaxSkew = limits.CreatedAtMaxSkew
+		c.CreatedAtMaxSkew = tuning.CreatedAtMaxSkew
 	}
 	if c.HealthCheckInterval <= 0 {
-		c.HealthCheckInterval = limits.HealthCheckInterval
+		c.HealthCheckInterval = tuning.HealthCheckInterval
 	}
 	if c.HealthCheckGracePeriod <= 0 {
-		c.HealthCheckGracePeriod = limits.HealthCheckGracePeriod
+		c.HealthCheckGracePeriod = tuning.HealthCheckGracePeriod
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System{}

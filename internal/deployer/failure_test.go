@@ -17,10 +17,10 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // assertFailedClean checks what a failure path must leave: nothing of the
@@ -382,7 +382,7 @@ func TestCleanUpFailureFindsGroupsHiddenFromTagListing(t *testing.T) {
 }
 
 // A clean-up that is still failing transiently on its last attempt
-// (limits.TaskRetryMaxAttempts retries behind it) records the FailureDirty
+// (tuning.TaskRetryMaxAttempts retries behind it) records the FailureDirty
 // outcome the execution is heading for, naming what is left; earlier
 // attempts just ask to be retried.
 func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
@@ -395,10 +395,10 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 		wantErr string
 		dirty   bool
 	}{
-		{"clean up success, retries left", execution.TaskCleanUpSuccess, limits.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
-		{"clean up success, last attempt", execution.TaskCleanUpSuccess, limits.TaskRetryMaxAttempts, failure.NameCleanUp, true},
-		{"clean up failure, retries left", execution.TaskCleanUpFailure, limits.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
-		{"clean up failure, last attempt", execution.TaskCleanUpFailure, limits.TaskRetryMaxAttempts, failure.NameCleanUp, true},
+		{"clean up success, retries left", execution.TaskCleanUpSuccess, tuning.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
+		{"clean up success, last attempt", execution.TaskCleanUpSuccess, tuning.TaskRetryMaxAttempts, failure.NameCleanUp, true},
+		{"clean up failure, retries left", execution.TaskCleanUpFailure, tuning.TaskRetryMaxAttempts - 1, failure.NameRetryable, false},
+		{"clean up failure, last attempt", execution.TaskCleanUpFailure, tuning.TaskRetryMaxAttempts, failure.NameCleanUp, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

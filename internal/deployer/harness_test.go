@@ -29,7 +29,6 @@ import (
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -37,6 +36,7 @@ import (
 	"github.com/ferryhq/ferry/internal/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 const (
@@ -277,18 +277,18 @@ func (x *run) step(task string) error {
 // stepRetrying runs a task as the state machine does with its retry
 // policy: a RetryableError is retried after the backoff (on the virtual
 // clock), with $$.State.RetryCount counting the retries, up to
-// limits.TaskRetryMaxAttempts; it returns the last error.
+// tuning.TaskRetryMaxAttempts; it returns the last error.
 func (x *run) stepRetrying(task string) error {
 	defer func() { x.ctx.RetryCount = 0 }()
-	delay := time.Duration(limits.TaskRetryIntervalSeconds) * time.Second
+	delay := time.Duration(tuning.TaskRetryIntervalSeconds) * time.Second
 	for retry := 0; ; retry++ {
 		x.ctx.RetryCount = retry
 		err := x.step(task)
-		if !failure.IsRetryable(err) || retry == limits.TaskRetryMaxAttempts {
+		if !failure.IsRetryable(err) || retry == tuning.TaskRetryMaxAttempts {
 			return err
 		}
 		x.h.clk.Advance(delay)
-		delay = min(time.Duration(float64(delay)*limits.TaskRetryBackoffRate), time.Duration(limits.TaskRetryMaxDelaySeconds)*time.Second)
+		delay = min(time.Duration(float64(delay)*tuning.TaskRetryBackoffRate), time.Duration(tuning.TaskRetryMaxDelaySeconds)*time.Second)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // createdBy is who asked for the release, for the outcome record
@@ -49,15 +49,15 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 }
 
 // exhausted turns a transient error of the last attempt the state machine
-// allows a task (limits.TaskRetryMaxAttempts retries behind it) into a
+// allows a task (tuning.TaskRetryMaxAttempts retries behind it) into a
 // *failure.CleanUpError, keeping the leftovers it names, so the clean-up
 // records the FailureDirty outcome it is heading for. Earlier attempts,
 // and errors that are not transient, are returned as they are.
 func exhausted(req execution.Request, err error) error {
-	if req.Execution.RetryCount < limits.TaskRetryMaxAttempts || !failure.IsRetryable(err) {
+	if req.Execution.RetryCount < tuning.TaskRetryMaxAttempts || !failure.IsRetryable(err) {
 		return err
 	}
-	cause := fmt.Errorf("still failing after %d retries: %w", limits.TaskRetryMaxAttempts, err)
+	cause := fmt.Errorf("still failing after %d retries: %w", tuning.TaskRetryMaxAttempts, err)
 	var ce *failure.CleanUpError
 	if errors.As(err, &ce) {
 		return &failure.CleanUpError{Leftovers: ce.Leftovers, Err: cause}

@@ -9,6 +9,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // The wait between health checks: the interval, stretched for long
@@ -31,7 +32,7 @@ func TestWaitSeconds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := &Deployer{cfg: Config{HealthCheckInterval: limits.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
+			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
 			st := &execution.State{Timeout: tt.timeout}
 			req := execution.Request{Execution: execution.Context{StartTime: start}}
 			got := d.waitSeconds(st, req)

@@ -52,7 +52,7 @@ type Context struct {
 	Name      string    `json:"name"`
 	StartTime time.Time `json:"start_time"`
 	// RetryCount is 0 on a task's first attempt and n on its n-th retry
-	// ($$.State.RetryCount): the attempt with limits.TaskRetryMaxAttempts
+	// ($$.State.RetryCount): the attempt with tuning.TaskRetryMaxAttempts
 	// retries behind it is the last.
 	RetryCount int `json:"retry_count"`
 }

@@ -49,15 +49,8 @@ const (
 	// MaxStableSeconds bounds a stability window (stable_seconds).
 	MaxStableSeconds = 3600
 
-	// DefaultTimeout and MaxTimeout bound a release's timeout.
-	DefaultTimeout = 600 * time.Second
-	MaxTimeout     = 172800 * time.Second
-
-	// CreatedAtMaxAge and CreatedAtMaxSkew are the default window of a
-	// release's created_at at Validate: at most this old, at most this far
-	// in the future.
-	CreatedAtMaxAge  = 10 * time.Minute
-	CreatedAtMaxSkew = 2 * time.Minute
+	// MaxTimeout bounds a release's timeout.
+	MaxTimeout = 172800 * time.Second
 
 	// Name lengths.
 	MaxProjectLen   = 64

@@ -30,7 +30,7 @@ const (
 	// ObjectTagExpire is the S3 object tag whose value
 	// ObjectTagExpireRelease marks an object of one release (release.json,
 	// rendered user data, outcome, run-once marker): the deployer bucket's
-	// lifecycle rule expires tagged objects after limits.ReleaseObjectRetention.
+	// lifecycle rule expires tagged objects after tuning.ReleaseObjectRetention.
 	// Untagged objects (locks, halt markers, current records, assets) are
 	// kept.
 	ObjectTagExpire        = "ferry-expire"

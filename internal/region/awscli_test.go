@@ -16,8 +16,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // awsCLI runs the AWS CLI's `aws stepfunctions ARGS --endpoint-url URL
@@ -92,8 +92,8 @@ func TestAWSCLI(t *testing.T) {
 	assert.Equal(t, "ACTIVE", desc["status"])
 	isNumber(t, desc["creationDate"], "creationDate")
 	logging := desc["loggingConfiguration"].(map[string]any)
-	assert.Equal(t, limits.StateMachineLogLevel, logging["level"])
-	assert.Equal(t, limits.StateMachineLogExecutionData, logging["includeExecutionData"])
+	assert.Equal(t, tuning.StateMachineLogLevel, logging["level"])
+	assert.Equal(t, tuning.StateMachineLogExecutionData, logging["includeExecutionData"])
 	assert.Equal(t, []any{map[string]any{"cloudWatchLogsLogGroup": map[string]any{
 		"logGroupArn": naming.LogGroupARN("111111111111", DefaultRegion, naming.StateMachineLogGroupName)}}},
 		logging["destinations"])

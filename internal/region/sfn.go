@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // The Step Functions API's page sizes.
@@ -596,15 +597,15 @@ type tracingConfiguration struct {
 }
 
 // logging is the state machine's logging as the DeployerStack configures
-// it (infra/stacks): limits.StateMachineLogLevel, with execution data as
-// limits.StateMachineLogExecutionData says, to the log group
+// it (infra/stacks): tuning.StateMachineLogLevel, with execution data as
+// tuning.StateMachineLogExecutionData says, to the log group
 // naming.StateMachineLogGroupName of the region's account and region.
 func (r *Region) logging() loggingConfiguration {
 	var dest logDestination
 	dest.CloudWatchLogsLogGroup.LogGroupArn = naming.LogGroupARN(r.info.Account, r.info.Region, naming.StateMachineLogGroupName)
 	return loggingConfiguration{
-		Level:                limits.StateMachineLogLevel,
-		IncludeExecutionData: limits.StateMachineLogExecutionData,
+		Level:                tuning.StateMachineLogLevel,
+		IncludeExecutionData: tuning.StateMachineLogExecutionData,
 		Destinations:         []logDestination{dest},
 	}
 }
@@ -638,6 +639,6 @@ func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *AP
 		Definition: def, RoleArn: r.roleARN(),
 		Type: stateMachineType, CreationDate: epochOf(r.created),
 		LoggingConfiguration: r.logging(),
-		TracingConfiguration: tracingConfiguration{Enabled: limits.StateMachineTracing},
+		TracingConfiguration: tracingConfiguration{Enabled: tuning.StateMachineTracing},
 	}, nil
 }

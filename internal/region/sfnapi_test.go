@@ -17,8 +17,8 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // callSFN posts body to the Step Functions API operation op of the region
@@ -59,8 +59,8 @@ func TestDescribeStateMachine(t *testing.T) {
 	r, _ := newTestRegion(t, Options{})
 	url := serve(t, r)
 	wantLogging := map[string]any{
-		"level":                limits.StateMachineLogLevel,
-		"includeExecutionData": limits.StateMachineLogExecutionData,
+		"level":                tuning.StateMachineLogLevel,
+		"includeExecutionData": tuning.StateMachineLogExecutionData,
 		"destinations": []any{map[string]any{"cloudWatchLogsLogGroup": map[string]any{
 			"logGroupArn": "arn:aws:logs:us-east-1:111111111111:log-group:/aws/vendedlogs/states/ferry-deployer:*"}}},
 	}
@@ -93,7 +93,7 @@ func TestDescribeStateMachine(t *testing.T) {
 			assert.Equal(t, "STANDARD", out["type"])
 			assert.IsType(t, float64(0), out["creationDate"], "a timestamp is epoch seconds")
 			assert.Equal(t, wantLogging, out["loggingConfiguration"])
-			assert.Equal(t, map[string]any{"enabled": limits.StateMachineTracing}, out["tracingConfiguration"])
+			assert.Equal(t, map[string]any{"enabled": tuning.StateMachineTracing}, out["tracingConfiguration"])
 		})
 	}
 

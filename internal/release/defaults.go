@@ -1,10 +1,10 @@
 package release
 
-import "github.com/ferryhq/ferry/internal/limits"
+import "github.com/ferryhq/ferry/internal/tuning"
 
 // Defaults, applied by ApplyDefaults.
 const (
-	DefaultTimeout           = int(limits.DefaultTimeout / 1e9)
+	DefaultTimeout           = int(tuning.DefaultTimeout / 1e9)
 	DefaultMinSize           = 1
 	DefaultEBSVolumeType     = "gp3"
 	DefaultHeartbeatTimeout  = 300

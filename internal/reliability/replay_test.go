@@ -11,8 +11,8 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/halt"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // TestCreatedAtOutsideWindow: a release whose created_at is older than the
@@ -22,7 +22,7 @@ import (
 // copy changed after upload are client/security_e2e_test.go's.)
 func TestCreatedAtOutsideWindow(t *testing.T) {
 	sc := reference(t)
-	for _, skew := range []time.Duration{-limits.CreatedAtMaxAge - time.Minute, limits.CreatedAtMaxSkew + time.Minute} {
+	for _, skew := range []time.Duration{-tuning.CreatedAtMaxAge - time.Minute, tuning.CreatedAtMaxSkew + time.Minute} {
 		t.Run(skew.String(), func(t *testing.T) {
 			res, err := sc.Run(context.Background(), RunOptions{CreatedAtSkew: skew})
 			require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // checkLoadBalancers checks classic load balancers by name: each exists
@@ -83,7 +84,7 @@ func describeELBs(ctx context.Context, api cloud.ELB, names []string, res *Resol
 // (DescribeTags in batches).
 func elbTags(ctx context.Context, api cloud.ELB, names []string) (map[string]map[string]string, error) {
 	found := map[string]map[string]string{}
-	for batch := range slices.Chunk(names, limits.DescribeBatch) {
+	for batch := range slices.Chunk(names, tuning.DescribeBatch) {
 		out, err := api.DescribeTags(ctx, &elb.DescribeTagsInput{LoadBalancerNames: batch})
 		if err != nil {
 			return nil, cloud.Classify("elb:DescribeTags", err)
@@ -167,7 +168,7 @@ func targetGroupTags(ctx context.Context, api cloud.ELBv2, names []string, arns 
 		}
 	}
 	found := map[string]map[string]string{}
-	for batch := range slices.Chunk(present, limits.DescribeBatch) {
+	for batch := range slices.Chunk(present, tuning.DescribeBatch) {
 		out, err := api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: batch})
 		if err != nil {
 			return nil, cloud.Classify("elbv2:DescribeTags", err)

@@ -3,7 +3,7 @@ package shape
 import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Names of the states that are not tasks or ends (the tasks and the ends
@@ -87,10 +87,10 @@ func retry() Retry {
 			"Lambda.TooManyRequestsException",
 			"Lambda.ClientExecutionTimeoutException",
 		},
-		IntervalSeconds: limits.TaskRetryIntervalSeconds,
-		BackoffRate:     limits.TaskRetryBackoffRate,
-		MaxAttempts:     limits.TaskRetryMaxAttempts,
-		MaxDelaySeconds: limits.TaskRetryMaxDelaySeconds,
+		IntervalSeconds: tuning.TaskRetryIntervalSeconds,
+		BackoffRate:     tuning.TaskRetryBackoffRate,
+		MaxAttempts:     tuning.TaskRetryMaxAttempts,
+		MaxDelaySeconds: tuning.TaskRetryMaxDelaySeconds,
 	}
 }
 

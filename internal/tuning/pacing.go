@@ -1,0 +1,41 @@
+package tuning
+
+import "time"
+
+// The deployer's health-check pacing and the ASG settings it derives.
+const (
+	// HealthCheckInterval is how long the state machine waits between two
+	// health checks (CheckHealthy's wait_seconds), and after Deploy before
+	// the first. It bounds the latency ferry adds once the last needed
+	// instance is healthy.
+	HealthCheckInterval = 5 * time.Second
+	// HealthCheckGracePeriod is the new ASGs' health check grace period: how
+	// long after launch an instance failing its load balancer's health
+	// check is left alone.
+	HealthCheckGracePeriod = 300 * time.Second
+	// DescribeBatch is how many names ferry passes to one describe call
+	// that takes a list of names (Auto Scaling groups, load balancer tags).
+	DescribeBatch = 20
+)
+
+// The retry policy of every task of the deploy state machine, for
+// transient errors. The state machine is generated from these, and the
+// clean-up handlers read from the retry count when an attempt is the last.
+const (
+	TaskRetryIntervalSeconds = 2
+	TaskRetryBackoffRate     = 2.0
+	TaskRetryMaxAttempts     = 6
+	TaskRetryMaxDelaySeconds = 30
+)
+
+// Defaults of a release and of the deployer's checks of it.
+const (
+	// DefaultTimeout is a release's timeout when it names none (at most
+	// limits.MaxTimeout).
+	DefaultTimeout = 600 * time.Second
+	// CreatedAtMaxAge and CreatedAtMaxSkew are the default window of a
+	// release's created_at at Validate: at most this old, at most this far
+	// in the future.
+	CreatedAtMaxAge  = 10 * time.Minute
+	CreatedAtMaxSkew = 2 * time.Minute
+)
