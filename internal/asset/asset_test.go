@@ -93,7 +93,7 @@ func TestUpload(t *testing.T) {
 		{
 			name: "present: skipped",
 			setup: func(t *testing.T, c *s3.Client) {
-				_, err := c.PutObject(context.Background(), &s3.PutObjectInput{
+				_, err := c.PutObject(t.Context(), &s3.PutObjectInput{
 					Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(project, config, sum(content))),
 					Body: bytes.NewReader(content),
 				})
@@ -104,7 +104,7 @@ func TestUpload(t *testing.T) {
 		{
 			name: "present with another size: refused",
 			setup: func(t *testing.T, c *s3.Client) {
-				_, err := c.PutObject(context.Background(), &s3.PutObjectInput{
+				_, err := c.PutObject(t.Context(), &s3.PutObjectInput{
 					Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(project, config, sum(content))),
 					Body: strings.NewReader("tampered"),
 				})
@@ -123,7 +123,7 @@ func TestUpload(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "install.sh")
 			require.NoError(t, os.WriteFile(path, content, 0o600))
 
-			gotSum, size, uploaded, err := asset.Upload(context.Background(), client, bucket, project, config, path)
+			gotSum, size, uploaded, err := asset.Upload(t.Context(), client, bucket, project, config, path)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -135,7 +135,7 @@ func TestUpload(t *testing.T) {
 			assert.Equal(t, tc.wantUploaded, uploaded)
 			assert.Equal(t, tc.wantPuts, client.puts.Load())
 
-			out, err := srv.Client().GetObject(context.Background(), &s3.GetObjectInput{
+			out, err := srv.Client().GetObject(t.Context(), &s3.GetObjectInput{
 				Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(project, config, gotSum)),
 			})
 			require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestUpload(t *testing.T) {
 			assert.Equal(t, content, stored)
 
 			// Uploading again never sends bytes.
-			_, _, uploaded, err = asset.Upload(context.Background(), client, bucket, project, config, path)
+			_, _, uploaded, err = asset.Upload(t.Context(), client, bucket, project, config, path)
 			require.NoError(t, err)
 			assert.False(t, uploaded)
 			assert.Equal(t, tc.wantPuts, client.puts.Load())
@@ -174,7 +174,7 @@ func TestUploadRefusesBadFiles(t *testing.T) {
 	srv := s3test.StartVersioned(t, nil, bucket)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, uploaded, err := asset.Upload(context.Background(), srv.Client(), bucket, project, config, tc.path)
+			_, _, uploaded, err := asset.Upload(t.Context(), srv.Client(), bucket, project, config, tc.path)
 			require.Error(t, err)
 			assert.False(t, uploaded)
 			assert.Contains(t, err.Error(), tc.want)

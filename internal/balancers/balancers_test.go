@@ -95,7 +95,7 @@ func TestRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{instances: tt.instances, targets: tt.targets}
-			v, err := balancers.Read(context.Background(), f, f, []string{"lb", "lb"}, []string{"tg"})
+			v, err := balancers.Read(t.Context(), f, f, []string{"lb", "lb"}, []string{"tg"})
 			require.NoError(t, err)
 			assert.Equal(t, []string{"lb", "tg"}, f.asked, "each once")
 			assert.Equal(t, tt.wantELB, v.ELB)
@@ -122,7 +122,7 @@ func TestReadFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{err: tt.err}
-			_, err := balancers.Read(context.Background(), f, f, []string{"lb"}, nil)
+			_, err := balancers.Read(t.Context(), f, f, []string{"lb"}, nil)
 			assert.Equal(t, tt.want, failure.NameOf(err))
 			assert.True(t, errors.Is(err, tt.err))
 		})

@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,7 +18,7 @@ import (
 
 func TestHappyPath(t *testing.T) {
 	h := newHarness(t)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// First release: a new service launches min_size*(1+spread).
 	r1 := h.baseRelease()

@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ import (
 // released and no halt marker.
 func assertFailedClean(t *testing.T, h *harness, r *release.Release, errName string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	h.clk.Advance(10 * time.Minute) // deleted groups vanish
 	for name, g := range h.groups() {
 		assert.NotEqual(t, r.ReleaseID, g.Tags[naming.TagReleaseID], "group %s of the release is left", name)
@@ -54,7 +53,7 @@ func assertFailedClean(t *testing.T, h *harness, r *release.Release, errName str
 }
 
 func TestHalt(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	marker := halt.Marker{By: "bob", Reason: "bad build"}
 
 	t.Run("fresh marker before Deploy: nothing is created", func(t *testing.T) {
@@ -227,7 +226,7 @@ func TestCleanUpSuccessPastPointOfNoReturn(t *testing.T) {
 			require.NoError(t, x.steps(upToDeploy...))
 			h.clk.Advance(5 * time.Minute)
 			if past {
-				_, _, err := h.ledger.CreateDeleting(context.Background(), project, config, ledger.Intent{ReleaseID: r.ReleaseID, Execution: x.ctx.ID})
+				_, _, err := h.ledger.CreateDeleting(t.Context(), project, config, ledger.Intent{ReleaseID: r.ReleaseID, Execution: x.ctx.ID})
 				require.NoError(t, err)
 			}
 			err := x.step(execution.TaskCleanUpSuccess)
@@ -238,7 +237,7 @@ func TestCleanUpSuccessPastPointOfNoReturn(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+			out, found, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
 			require.NoError(t, err)
 			require.True(t, found)
 			assert.Equal(t, execution.EndSuccess, out.End)
@@ -276,14 +275,14 @@ func TestCleanUpFailureLeftovers(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	name := naming.GroupName(project, config, "web", r.ReleaseID)
 	assert.Equal(t, []string{"auto scaling group " + name, "launch template " + name}, ce.Leftovers)
-	o, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, execution.EndFailureDirty, o.End)
 	assert.Equal(t, ce.Leftovers, o.Leftovers)
 	assert.Equal(t, failure.NameTimeout, o.Error)
 	assert.Equal(t, "timed out; then "+ce.Error(), o.Cause, "the outcome reads as text, not JSON")
-	_, held, err := h.locks.Get(context.Background(), project, config)
+	_, held, err := h.locks.Get(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.True(t, held, "a dirty failure keeps the lock")
 
@@ -332,7 +331,7 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 
 			// The new web group loses its instances before the retry.
 			webNew := naming.GroupName(project, config, "web", r2.ReleaseID)
-			_, err = h.world.Clients(account, region).AutoScaling.UpdateAutoScalingGroup(context.Background(), &autoscaling.UpdateAutoScalingGroupInput{
+			_, err = h.world.Clients(account, region).AutoScaling.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{
 				AutoScalingGroupName: aws.String(webNew), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0),
 			})
 			require.NoError(t, err)
@@ -343,7 +342,7 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 			groups := h.groups()
 			assert.Contains(t, groups, webNew, "the new web group is kept: it is the only one left")
 			assert.NotContains(t, groups, naming.GroupName(project, config, "worker", r1.ReleaseID))
-			o, found, err := h.ledger.GetOutcome(context.Background(), project, config, r2.ReleaseID)
+			o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
 			require.NoError(t, err)
 			require.True(t, found)
 			assert.Equal(t, execution.EndSuccess, o.End)
@@ -403,7 +402,7 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			r1, r2 := h.baseRelease(), h.baseRelease()
 			x := h.atSwap(r1, r2)
 			_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
@@ -436,7 +435,7 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 // the outcome instead of leaving the FailureClean it wrote first.
 func TestReleaseLockFailureRecordsDirtyOutcome(t *testing.T) {
 	h := newHarness(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	r := h.baseRelease()
 	x := h.start(r)
 	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))

@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -30,7 +29,7 @@ func FuzzInvoke(f *testing.F) {
 			Task: tasks[int(task)%len(tasks)], Input: input,
 			Execution: execution.Context{ID: "fuzz", StartTime: epoch},
 		}
-		_, err := h.d.Invoke(context.Background(), req)
+		_, err := h.d.Invoke(t.Context(), req)
 		if err == nil {
 			return
 		}

@@ -194,7 +194,7 @@ func (h *harness) baseRelease() *release.Release {
 func (h *harness) addAsset(r *release.Release, name string, content []byte) {
 	sum := sha256.Sum256(content)
 	hexSum := hex.EncodeToString(sum[:])
-	_, err := h.s3.PutObject(context.Background(), &s3.PutObjectInput{
+	_, err := h.s3.PutObject(h.t.Context(), &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(r.ProjectName, r.ConfigName, hexSum)),
 		Body: bytes.NewReader(content), ContentLength: aws.Int64(int64(len(content))),
 	})
@@ -210,7 +210,7 @@ func (h *harness) addAsset(r *release.Release, name string, content []byte) {
 func (h *harness) upload(r *release.Release) json.RawMessage {
 	raw, err := json.Marshal(r)
 	require.NoError(h.t, err)
-	require.NoError(h.t, h.ledger.PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
+	require.NoError(h.t, h.ledger.PutRelease(h.t.Context(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))
 	return raw
 }
 
@@ -242,7 +242,7 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 		raw, err = json.Marshal(input)
 		require.NoError(x.h.t, err)
 	}
-	out, err := x.h.d.Invoke(context.Background(), execution.Request{Task: task, Input: raw, Execution: x.ctx})
+	out, err := x.h.d.Invoke(x.h.t.Context(), execution.Request{Task: task, Input: raw, Execution: x.ctx})
 	if err != nil {
 		var n failure.Named
 		require.ErrorAs(x.h.t, err, &n, "every error is named")

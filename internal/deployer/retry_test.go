@@ -191,7 +191,7 @@ func TestDeployAddedLatency(t *testing.T) {
 }
 
 func TestPublish(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	h := newHarness(t)
 	r := h.baseRelease()
 	h.addAsset(r, "app", []byte("the application, version 1"))
@@ -226,7 +226,7 @@ func TestPublish(t *testing.T) {
 }
 
 func TestPublishRefusesTamperedAsset(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	h := newHarness(t)
 	r := h.baseRelease()
 	h.addAsset(r, "app", []byte("the application"))
@@ -277,7 +277,7 @@ func TestPublishTrustsOnlyS3sChecksum(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			h := newHarness(t)
 			r := h.baseRelease()
 			h.addAsset(r, "app", content)
@@ -350,7 +350,7 @@ func TestInvokeDispatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := d.Invoke(context.Background(), tt.req)
+			_, err := d.Invoke(t.Context(), tt.req)
 			require.Error(t, err)
 			assert.Equal(t, tt.wantName, failure.NameOf(err))
 			assert.Contains(t, err.Error(), tt.wantMsg)
@@ -402,7 +402,7 @@ func TestCleanUpSuccessRetriesAfterPartialDelete(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	old := naming.GroupName(project, config, "web", r1.ReleaseID)
 	assert.Equal(t, []string{"launch template " + old}, ce.Leftovers)
-	_, held, err := h.locks.Get(context.Background(), project, config)
+	_, held, err := h.locks.Get(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.True(t, held, "the lock is kept until clean up succeeds")
 
@@ -411,7 +411,7 @@ func TestCleanUpSuccessRetriesAfterPartialDelete(t *testing.T) {
 	for _, lt := range h.account().LaunchTemplates {
 		assert.NotEqual(t, old, lt.Name)
 	}
-	_, held, err = h.locks.Get(context.Background(), project, config)
+	_, held, err = h.locks.Get(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.False(t, held)
 }

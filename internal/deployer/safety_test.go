@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -153,7 +152,7 @@ func TestCleanUpSuccessPastPointOfNoReturnNeverRollsBack(t *testing.T) {
 	require.ErrorAs(t, err, &ce, "%v", err)
 	assert.Equal(t, failure.NameCleanUp, failure.NameOf(err))
 	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", r.ReleaseID), "the new group serves")
-	out, found, err := h.ledger.GetOutcome(context.Background(), project, config, r.ReleaseID)
+	out, found, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, execution.EndFailureDirty, out.End)
@@ -184,7 +183,7 @@ func TestCleanUpSuccessRetriedAfterItFinished(t *testing.T) {
 	a.state = &doneState
 	require.NoError(t, a.step(execution.TaskCleanUpSuccess))
 	assert.Equal(t, before, h.snapshot(), "the late retry touched nothing")
-	holder, held, err := h.locks.Get(context.Background(), project, config)
+	holder, held, err := h.locks.Get(t.Context(), project, config)
 	require.NoError(t, err)
 	require.True(t, held)
 	assert.Equal(t, rb.ReleaseID, holder.ReleaseID, "B keeps its lock")
@@ -198,7 +197,7 @@ func TestCleanUpSuccessRequiresTheLock(t *testing.T) {
 	h := newHarness(t)
 	prev, r := h.baseRelease(), h.baseRelease()
 	x := h.atSwap(prev, r)
-	require.NoError(t, h.locks.Release(context.Background(), project, config, r.ReleaseID))
+	require.NoError(t, h.locks.Release(t.Context(), project, config, r.ReleaseID))
 	before := h.snapshot()
 	err := x.step(execution.TaskCleanUpSuccess)
 	var de *failure.DeployError
@@ -307,7 +306,7 @@ func TestScalingSuspendedDuringDeploy(t *testing.T) {
 // say what the release made or what it was retiring.
 func TestFailureDirtyNamesWhatIsLeft(t *testing.T) {
 	outcome := func(t *testing.T, h *harness, releaseID string) []string {
-		o, found, err := h.ledger.GetOutcome(context.Background(), project, config, releaseID)
+		o, found, err := h.ledger.GetOutcome(t.Context(), project, config, releaseID)
 		require.NoError(t, err)
 		require.True(t, found)
 		assert.Equal(t, execution.EndFailureDirty, o.End)
@@ -427,7 +426,7 @@ func TestSwapCountsEveryTermination(t *testing.T) {
 	require.NoError(t, x.steps(upToDeploy...))
 	name := naming.GroupName(project, config, "web", r.ReleaseID)
 	victim := h.groups()[name].Instances[0].ID
-	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(context.Background(),
+	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(t.Context(),
 		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
 	require.NoError(t, err)
 	h.clk.Advance(2 * time.Minute) // gone and replaced before the first check
@@ -453,7 +452,7 @@ func TestGroupsLaunchOnlyWhatFerryCreated(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
 	h.start(r).succeed()
-	ctx := context.Background()
+	ctx := t.Context()
 	clients := h.world.Clients(account, region)
 	name := naming.GroupName(project, config, "web", r.ReleaseID)
 	forged := base64.StdEncoding.EncodeToString([]byte("#!/bin/sh\n" + sim.UserDataMarker + " " + string(sim.NeverHealthy) + "\n"))

@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -107,7 +106,7 @@ func TestForgedRequestsChangeNothing(t *testing.T) {
 				st.Error = &execution.Error{Error: failure.NameDeploy, Cause: "forged"}
 				raw, err := json.Marshal(st)
 				require.NoError(t, err)
-				_, err = h.d.Invoke(context.Background(), execution.Request{Task: task, Input: raw, Execution: ctx})
+				_, err = h.d.Invoke(t.Context(), execution.Request{Task: task, Input: raw, Execution: ctx})
 
 				var internal *failure.InternalError
 				require.ErrorAs(t, err, &internal)
@@ -148,7 +147,7 @@ func TestUserDataSwappedAfterPublishIsNotLaunched(t *testing.T) {
 	r := h.baseRelease()
 	x := h.start(r)
 	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish))
-	_, err := h.s3.PutObject(context.Background(), &s3.PutObjectInput{
+	_, err := h.s3.PutObject(t.Context(), &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(naming.UserDataKey(project, config, r.ReleaseID, "web")),
 		Body: strings.NewReader("#!/bin/sh\n" + sim.UserDataMarker + " " + string(sim.NeverHealthy) + "\n"),
 	})
@@ -191,7 +190,7 @@ func (h *harness) objects(t *testing.T) map[string]string {
 	out := map[string]string{}
 	p := s3.NewListObjectsV2Paginator(h.s3, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
+		page, err := p.NextPage(t.Context())
 		require.NoError(t, err)
 		for _, o := range page.Contents {
 			out[aws.ToString(o.Key)] = aws.ToString(o.ETag)

@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -70,9 +69,9 @@ func TestValidateRefuses(t *testing.T) {
 		{
 			name: "release already ran",
 			prepare: func(h *harness, x *run, r *release.Release) json.RawMessage {
-				require.NoError(t, h.locks.Acquire(context.Background(), project, config,
+				require.NoError(t, h.locks.Acquire(t.Context(), project, config,
 					lock.Holder{ReleaseID: r.ReleaseID, Execution: "an-earlier-execution", Since: h.clk.Now()}))
-				require.NoError(t, h.locks.Release(context.Background(), project, config, r.ReleaseID))
+				require.NoError(t, h.locks.Release(t.Context(), project, config, r.ReleaseID))
 				return x.input
 			},
 			want: "already ran (execution an-earlier-execution)",
@@ -137,7 +136,7 @@ func TestValidateOutput(t *testing.T) {
 func createForeignGroup(t *testing.T, h *harness, releaseID string) {
 	c := h.world.Clients(account, region)
 	name := naming.GroupName(project, config, "web", releaseID)
-	_, err := c.EC2.CreateLaunchTemplate(context.Background(), &ec2.CreateLaunchTemplateInput{
+	_, err := c.EC2.CreateLaunchTemplate(t.Context(), &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0000000000000ab01"), InstanceType: "t2.nano"},
 	})
@@ -150,7 +149,7 @@ func createForeignGroup(t *testing.T, h *harness, releaseID string) {
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		list = append(list, astypes.Tag{Key: aws.String(k), Value: aws.String(tags[k]), PropagateAtLaunch: aws.Bool(true)})
 	}
-	_, err = c.AutoScaling.CreateAutoScalingGroup(context.Background(), &autoscaling.CreateAutoScalingGroupInput{
+	_, err = c.AutoScaling.CreateAutoScalingGroup(t.Context(), &autoscaling.CreateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name),
 		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String(name)},
 		MinSize:              aws.Int32(1), MaxSize: aws.Int32(1), DesiredCapacity: aws.Int32(1),

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ func TestDeleteAlarmsFallsBackOneByOne(t *testing.T) {
 	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)), spec)
 	require.NoError(t, err)
 	c := w.Clients("111111111111", "us-east-1")
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, name := range []string{"a", "b"} {
 		_, err := c.CloudWatch.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{
 			AlarmName: aws.String(name), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),

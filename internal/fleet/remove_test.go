@@ -47,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	clk := clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	w, err := sim.New(clk, spec)
 	require.NoError(t, err)
-	return &env{ctx: context.Background(), clk: clk, world: w, c: w.Clients(account, region)}
+	return &env{ctx: t.Context(), clk: clk, world: w, c: w.Clients(account, region)}
 }
 
 // make creates, for release id, the launch template, group and CPU alarm

@@ -1,7 +1,6 @@
 package halt_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,7 +47,7 @@ func (e env) putRaw(t *testing.T, body string) {
 
 func TestPutGetClear(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	m := halt.Marker{By: "arn:aws:iam::123456789012:user/alice", Reason: "bad build", At: t0}
 
 	_, _, found, err := e.halts.Get(ctx, project, config)
@@ -98,7 +97,7 @@ func TestCheckFreshness(t *testing.T) {
 			clk := clock.NewVirtual(t0.Add(-2 * time.Hour))
 			srv := s3test.StartVersioned(t, clk, bucket)
 			e := env{client: srv.Client(), clk: clk, halts: halt.New(srv.Client(), bucket)}
-			ctx := context.Background()
+			ctx := t.Context()
 
 			if tc.writtenAt != nil {
 				clk.Set(t0.Add(*tc.writtenAt))
@@ -133,7 +132,7 @@ func TestGetUnreadable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.putRaw(t, tc.body)
-			_, written, found, err := e.halts.Get(context.Background(), project, config)
+			_, written, found, err := e.halts.Get(t.Context(), project, config)
 			require.ErrorIs(t, err, halt.ErrUnreadable)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Contains(t, err.Error(), naming.HaltKey(project, config))
@@ -158,7 +157,7 @@ func TestFailuresFailClosed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := halt.New(s3test.Failing(t, tc.status, tc.code), bucket)
-			ctx := context.Background()
+			ctx := t.Context()
 
 			got, err := h.Check(ctx, project, config, t0)
 			require.Error(t, err, "a failed read is never \"no halt\"")

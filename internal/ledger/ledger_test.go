@@ -1,7 +1,6 @@
 package ledger_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +62,7 @@ func problems(t *testing.T, err error) []string {
 
 func TestRelease(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	raw := releaseJSON("r1")
 
 	_, err := e.ledger.GetRelease(ctx, project, config, "r1")
@@ -102,7 +101,7 @@ func TestGetReleaseGarbage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.putRaw(t, naming.ReleaseKey(project, config, "r1"), tc.body)
-			_, err := e.ledger.GetRelease(context.Background(), project, config, "r1")
+			_, err := e.ledger.GetRelease(t.Context(), project, config, "r1")
 			ps := problems(t, err)
 			require.NotEmpty(t, ps)
 			assert.Contains(t, strings.Join(ps, "\n"), tc.want)
@@ -112,7 +111,7 @@ func TestGetReleaseGarbage(t *testing.T) {
 
 func TestUserData(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	data := []byte("#cloud-config\nruncmd: [echo hi]\n")
 
 	_, err := e.ledger.GetUserData(ctx, project, config, "r1", "web")
@@ -135,7 +134,7 @@ func TestUserData(t *testing.T) {
 
 func TestOutcomeAndCurrentRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, found, err := e.ledger.GetOutcome(ctx, project, config, "r1")
 	require.NoError(t, err)
@@ -187,7 +186,7 @@ func TestOutcomeAndCurrentRoundTrip(t *testing.T) {
 // absence; garbage fails closed.
 func TestIntents(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, found, err := e.ledger.GetDeploying(ctx, project, config, "r1")
 	require.NoError(t, err)
 	assert.False(t, found)
@@ -240,7 +239,7 @@ func TestRecordGarbage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			e.putRaw(t, naming.OutcomeKey(project, config, "r1"), tc.body)
 			e.putRaw(t, naming.CurrentKey(project, config), tc.body)
 
@@ -260,7 +259,7 @@ func TestRecordGarbage(t *testing.T) {
 
 func TestListing(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	configs, err := e.ledger.Configs(ctx, project)
 	require.NoError(t, err)
@@ -316,7 +315,7 @@ func TestFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := ledger.New(s3test.Failing(t, tc.status, tc.code), bucket)
-			ctx := context.Background()
+			ctx := t.Context()
 
 			_, err := l.GetRelease(ctx, project, config, "r1")
 			_, _, errD := l.GetDeploying(ctx, project, config, "r1")
@@ -350,7 +349,7 @@ func TestReleaseObjectsExpire(t *testing.T) {
 	e := newEnv(t)
 	rec := s3test.NewTaggingRecorder(e.client)
 	l := ledger.New(rec, bucket)
-	ctx := context.Background()
+	ctx := t.Context()
 	const id = "r-1"
 	require.NoError(t, l.PutRelease(ctx, project, config, id, releaseJSON(id)))
 	require.NoError(t, l.PutRelease(ctx, project, config, id, releaseJSON(id)), "storing the same bytes again")

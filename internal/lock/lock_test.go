@@ -55,7 +55,7 @@ func holder(release, execution string) lock.Holder {
 
 func TestRaceExactlyOneWinner(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const racers, rounds = 32, 50
 	for round := range rounds {
 		cfg := fmt.Sprintf("race%02d", round)
@@ -110,11 +110,11 @@ func TestAcquire(t *testing.T) {
 			h:    holder("r1", "e1"),
 			check: func(t *testing.T, e env, err error) {
 				require.NoError(t, err)
-				h, found, err := e.locks.Get(context.Background(), project, config)
+				h, found, err := e.locks.Get(t.Context(), project, config)
 				require.NoError(t, err)
 				require.True(t, found)
 				assert.Equal(t, lock.Holder{ReleaseID: "r1", Execution: "e1", Since: t0}, h)
-				exec, started, err := e.locks.Started(context.Background(), project, config, "r1")
+				exec, started, err := e.locks.Started(t.Context(), project, config, "r1")
 				require.NoError(t, err)
 				assert.True(t, started)
 				assert.Equal(t, "e1", exec)
@@ -123,13 +123,13 @@ func TestAcquire(t *testing.T) {
 		{
 			name: "re-entrant for the same release and execution, since kept",
 			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
 				e.clk.Advance(time.Minute)
 			},
 			h: holder("r1", "e1"),
 			check: func(t *testing.T, e env, err error) {
 				require.NoError(t, err)
-				h, _, err := e.locks.Get(context.Background(), project, config)
+				h, _, err := e.locks.Get(t.Context(), project, config)
 				require.NoError(t, err)
 				assert.Equal(t, t0, h.Since)
 			},
@@ -137,7 +137,7 @@ func TestAcquire(t *testing.T) {
 		{
 			name: "held by another release",
 			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
 			},
 			h: holder("r2", "e2"),
 			check: func(t *testing.T, e env, err error) {
@@ -145,7 +145,7 @@ func TestAcquire(t *testing.T) {
 				require.ErrorAs(t, err, &exists)
 				assert.Equal(t, failure.LockExistsError{Project: project, Config: config, Holder: "r1", Execution: "e1", Since: t0}, *exists)
 				assert.Equal(t, failure.NameLockExists, failure.NameOf(err))
-				_, started, err := e.locks.Started(context.Background(), project, config, "r2")
+				_, started, err := e.locks.Started(t.Context(), project, config, "r2")
 				require.NoError(t, err)
 				assert.False(t, started, "a refused release leaves no run-once marker")
 			},
@@ -153,14 +153,14 @@ func TestAcquire(t *testing.T) {
 		{
 			name: "the same release under another execution while it holds the lock",
 			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
 			},
 			h: holder("r1", "e2"),
 			check: func(t *testing.T, e env, err error) {
 				var bad *failure.BadReleaseError
 				require.ErrorAs(t, err, &bad)
 				assert.Equal(t, []string{"release_id: release r1 already ran (execution e1)"}, bad.Problems)
-				h, found, err := e.locks.Get(context.Background(), project, config)
+				h, found, err := e.locks.Get(t.Context(), project, config)
 				require.NoError(t, err)
 				require.True(t, found, "the running execution keeps its lock")
 				assert.Equal(t, "e1", h.Execution)
@@ -169,7 +169,7 @@ func TestAcquire(t *testing.T) {
 		{
 			name: "replay of a finished release is refused and leaves the lock free",
 			setup: func(t *testing.T, e env) {
-				ctx := context.Background()
+				ctx := t.Context()
 				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
 				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
 			},
@@ -178,7 +178,7 @@ func TestAcquire(t *testing.T) {
 				var bad *failure.BadReleaseError
 				require.ErrorAs(t, err, &bad)
 				assert.Contains(t, err.Error(), "release r1 already ran (execution e1)")
-				_, found, err := e.locks.Get(context.Background(), project, config)
+				_, found, err := e.locks.Get(t.Context(), project, config)
 				require.NoError(t, err)
 				assert.False(t, found)
 			},
@@ -186,7 +186,7 @@ func TestAcquire(t *testing.T) {
 		{
 			name: "the same execution after its own release (a retried Lock task) is allowed",
 			setup: func(t *testing.T, e env) {
-				ctx := context.Background()
+				ctx := t.Context()
 				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
 				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
 			},
@@ -208,7 +208,7 @@ func TestAcquire(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, e)
 			}
-			tc.check(t, e, e.locks.Acquire(context.Background(), project, config, tc.h))
+			tc.check(t, e, e.locks.Acquire(t.Context(), project, config, tc.h))
 		})
 	}
 }
@@ -237,7 +237,7 @@ func (m *markerRacer) PutObject(ctx context.Context, in *s3.PutObjectInput, optF
 
 func TestAcquireLosesTheMarkerRaceAndReleasesTheLock(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	racer := &markerRacer{Client: e.client, release: "r1", execution: "other"}
 	locks := lock.New(racer, bucket, e.clk)
 
@@ -264,14 +264,14 @@ func TestRelease(t *testing.T) {
 		{
 			name: "by the holder",
 			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
 			},
 			release: "r1",
 		},
 		{
 			name: "by another release is refused",
 			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(context.Background(), project, config, holder("r1", "e1")))
+				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
 			},
 			release:   "r2",
 			wantErr:   "held by release r1 (execution e1) since 2030-05-06T07:08:09Z, not by r2",
@@ -289,7 +289,7 @@ func TestRelease(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			if tc.setup != nil {
 				tc.setup(t, e)
 			}
@@ -341,7 +341,7 @@ func TestGarbage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			e.put(t, tc.key, tc.body)
 
 			err := e.locks.Acquire(ctx, project, config, holder("r1", "e1"))
@@ -385,7 +385,7 @@ func TestFailuresFailClosed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			locks := failingLocks(t, tc.status, tc.code)
-			ctx := context.Background()
+			ctx := t.Context()
 
 			_, found, err := locks.Get(ctx, project, config)
 			assert.False(t, found)
@@ -408,7 +408,7 @@ func TestFailuresFailClosed(t *testing.T) {
 func TestRunOnceMarkerExpires(t *testing.T) {
 	e := newEnv(t)
 	rec := s3test.NewTaggingRecorder(e.client)
-	require.NoError(t, lock.New(rec, bucket, e.clk).Acquire(context.Background(), project, config, holder("r-1", "exec-1")))
+	require.NoError(t, lock.New(rec, bucket, e.clk).Acquire(t.Context(), project, config, holder("r-1", "exec-1")))
 	assert.Equal(t, map[string]string{
 		naming.LockKey(project, config):           "",
 		naming.StartedKey(project, config, "r-1"): naming.ObjectTagExpire + "=" + naming.ObjectTagExpireRelease,
@@ -421,7 +421,7 @@ func TestRunOnceMarkerExpires(t *testing.T) {
 // execution only.
 func TestConsume(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const caller = "arn:aws:sts::111111111111:assumed-role/Deployers/alice"
 	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller))
 	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller), "a retry")
@@ -478,7 +478,7 @@ func (c *replacingClient) DeleteObject(ctx context.Context, in *s3.DeleteObjectI
 // deleted" (GetObject, https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
 func TestReleaseNeverRemovesAReplacedLock(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
 
 	racing := lock.New(&replacingClient{Client: e.client, t: t}, bucket, e.clk)

@@ -1,7 +1,6 @@
 package object_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -33,7 +32,7 @@ func newStore(t *testing.T, errs object.Errors) *object.Deletable {
 
 func TestPutGetDelete(t *testing.T) {
 	s := newStore(t, object.Errors{})
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, found, err := s.Get(ctx, "k", 100)
 	require.NoError(t, err)
@@ -85,7 +84,7 @@ func TestGetRefusesWhatItCannotRead(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, object.Errors{Prefix: "thing: ", Refuse: failure.AsLock})
-			ctx := context.Background()
+			ctx := t.Context()
 			_, err := s.Put(ctx, "k", []byte(tc.body), object.Write{})
 			require.NoError(t, err)
 
@@ -124,7 +123,7 @@ func TestFailuresAreNamed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := object.NewDeletable(s3test.Failing(t, tc.status, tc.code), bucket, tc.errs)
-			ctx := context.Background()
+			ctx := t.Context()
 			_, found, errGet := s.Get(ctx, "k", 100)
 			assert.False(t, found)
 			_, errPut := s.Put(ctx, "k", []byte("{}"), object.Write{Once: true})

@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -65,7 +64,7 @@ func TestResolve(t *testing.T) {
 			r := newRelease()
 			tt.mutate(r)
 
-			res, err := resources.Resolve(context.Background(), w.Clients("111111111111", "us-east-1"), r)
+			res, err := resources.Resolve(t.Context(), w.Clients("111111111111", "us-east-1"), r)
 			if tt.want == nil {
 				require.NoError(t, err)
 				assert.Equal(t, "ami-0000000000000ab01", res.Images["ubuntu"])
