@@ -5,5 +5,6 @@
 // a gate.
 //
 // It reads the non-test Go files of the module (no vendored, generated
-// testdata or node_modules code) and owns nothing else.
+// testdata or node_modules code). Its tests also keep the README's code
+// map naming every package.
 package codestats
