@@ -29,6 +29,13 @@
 //   - Small state: the State passed between states names the release (id
 //     and canonical hash); handlers read the release and assets from the
 //     deployer bucket.
+//   - Release integrity: Validate compares the execution input with the
+//     release.json in the bucket (canonical hash) and refuses it when the
+//     two differ, when created_at is outside the allowed window (at most
+//     10 minutes old, at most 2 minutes ahead), or when the release id
+//     already ran. So a person who can start executions but cannot write
+//     the project's S3 prefix cannot deploy an old or altered release, and
+//     neither can a person who has only the S3 permission.
 //   - Trust nothing handed over: every task but CheckHealthy confirms that
 //     its execution is a RUNNING, never redriven execution of the
 //     deployer's state machine whose input is the release the State names

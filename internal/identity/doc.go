@@ -11,4 +11,15 @@
 // (https, sts[.REGION].amazonaws.com[.cn]) unless the verifier is given
 // another endpoint check (the local region), so a release can never make
 // the deployer call an address of the release's choosing.
+//
+// The proof is the method, URL and signed headers of the request, with the
+// header X-Ferry-Release-Sha256 (the release's canonical hash without the
+// proof) among the signed headers. It holds no secret and expires with the
+// signature (15 minutes). A release without a proof, with a proof bound to
+// another release, or one STS refuses, is a BadReleaseError. The verified
+// caller's ARN is written in the run-once marker and is the created_by of
+// the outcome and of the current record; the name the client gave itself
+// ($FERRY_CREATED_BY, else $USER) is created_by_name. The local region
+// verifies the same way against its own STS, which answers every signature
+// with its one local caller (arn:aws:iam::ACCOUNT:user/ferry-local).
 package identity

@@ -4,8 +4,8 @@
 // (the current record). It also lists the configs of a project and the
 // releases of a project-config.
 //
-// Every key comes from package naming; the layout is documented there and
-// in the README's "How ferry keeps state".
+// Every key comes from package naming, whose doc says who writes each
+// object, when and how.
 //
 // A release object is written once (If-None-Match: *) and never replaced.
 // User data, outcomes and the current record are overwritten by the

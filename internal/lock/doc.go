@@ -1,16 +1,40 @@
 // Package lock owns the project-config lock and the run-once marker of a
 // release, both objects in the deployer bucket.
 //
+// # The lock
+//
 // Taking the lock is one atomic conditional write (PutObject with
-// If-None-Match: *), so two executions can never both hold it. The lock is
-// re-entrant for the release that holds it, so a retried Lambda succeeds.
-// Only the holder releases it; a lock left behind after a dirty failure stays
-// until a person removes it.
+// If-None-Match: *), so two executions can never both hold it. Its body is
+// JSON: {"release_id", "execution", "since"}. The lock is re-entrant: when
+// the release and execution that hold it take it again (a retried Lambda),
+// that succeeds and since stays the same. When another release holds it,
+// taking it fails with LockExistsError naming the holder, its execution and
+// since when.
 //
-// A release runs at most once: when it takes the lock, Acquire also writes
-// the release's run-once marker atomically, and a second execution of the
-// same release is refused.
+// Only the holder releases the lock: Release reads it, compares the holder,
+// then deletes it with If-Match on the ETag it read. S3 checks If-Match and
+// deletes in one step (so does the local S3 server, package s3server), so a
+// lock replaced between the read and the delete is never removed: the delete
+// fails with 412, a RetryableError whose retry reads the new holder. A lock
+// already gone counts as released; one held by someone else is a LockError
+// naming the holder. A dirty failure leaves the lock in place until a person
+// removes it with `ferry unlock PROJECT CONFIG --release ID`, which removes
+// it only when that release holds it.
 //
-// Reads fail closed: only "not found" means absent; an unreadable lock or
-// marker is an error, never a free lock.
+// # Each release runs once
+//
+// The Validate state writes the run-once marker
+// (_state/.../<release_id>/started, If-None-Match: *) as soon as the
+// release decodes and validates, naming the execution (Consume), and
+// Acquire writes it too when no execution consumed the release before. The
+// first execution that sees a release consumes it, whatever becomes of that
+// execution; a second execution with the same release id (a replayed input
+// under a new name) is refused with BadReleaseError ("release X already ran
+// (execution Y)") before it takes the lock, so a replay never holds the
+// lock, even briefly. A retry by the same execution passes.
+//
+// Reads fail closed: only "not found" means absent. A lock or marker whose
+// body is not JSON, is empty, has no release id or is larger than 64 KiB
+// (at most that much is read) is a LockError, never a free lock; throttling
+// and 5xx responses are RetryableError, which the state machine retries.
 package lock

@@ -5,8 +5,56 @@
 // release creates, and the names of the executions that deploy releases.
 //
 // Nothing else in ferry builds a key, a tag name, a role name or a bucket
-// name by hand. The README's "How ferry keeps state" section documents the
-// layout below, and a test keeps the two in step.
+// name by hand. The layout comment in naming.go lists every key; a test
+// fails when a key function is missing from it.
+//
+// # The deployer bucket
+//
+// ferry has no database. What it must remember between states and between
+// executions is either in the Step Functions execution (its input and the
+// state document passed from state to state) or in one S3 bucket, the
+// deployer's (ferry-deployer-<account>-<region>).
+//
+// A project name is org/name, so every key a client writes for a
+// project-config sits under <org>/<name>/<config>/, and an IAM policy on
+// that prefix decides who can deploy or halt that project-config. What only
+// the deployer writes (the lock, the run-once markers, the records of a
+// deploy and what is deployed now) sits under _state/, which no project's
+// prefix can reach (a project starts with a lowercase letter or digit) and
+// which the deployer bucket's policy closes to everyone but the deployer's
+// role (the operators of UnlockPrincipals may delete locks).
+//
+// Who writes each object, when, and how:
+//
+//	release.json         the client, before it starts the execution; once
+//	                     (If-None-Match: *): the same bytes again are fine,
+//	                     other bytes under the same release id are refused
+//	lock                 the Lock state, at the start of a deploy; once
+//	started              the Validate state, when an execution first sees
+//	                     the release; once
+//	userdata/<service>   the Publish state, after publishing the assets;
+//	                     overwritten (rendering is deterministic). A record
+//	                     only: Deploy renders what it launches from the
+//	                     verified release
+//	outcome.json         the last state, success or failure; overwritten
+//	deploying            the Deploy state, before it creates the first
+//	                     group; overwritten: names the groups Deploy may
+//	                     create, and CleanUpFailure adds those it removed, so
+//	                     a retry knows them gone rather than not visible yet
+//	deleting             the CleanUpSuccess state, before it deletes the
+//	                     first previous group; once: from then on the
+//	                     release is past its point of no return
+//	current              the last state, only on success; overwritten
+//	halt                 ferry halt, whenever someone halts; overwritten
+//	assets/<sha256>      the client, before it uploads the release; only if
+//	                     absent, and the write carries the SHA-256
+//
+// A target environment's asset bucket holds published assets at
+// assets/<sha256>. Publish writes each with its SHA-256 checksum
+// (x-amz-checksum-sha256, which S3 verifies) and If-None-Match: *, and
+// counts an object already there as the asset only when S3's own record
+// says so (HeadObject with checksum mode: the size and the SHA-256 S3
+// verified), never by metadata anyone can set.
 //
 // Functions here are pure: they do no I/O and never fail. Their inputs are
 // validated elsewhere (package release), so they never see "..", empty

@@ -147,34 +147,21 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 	}
 }
 
-// TestReadmeLayoutMatches keeps the README's key layout ("How ferry keeps
-// state") and the layout comment in naming.go one list: the same keys with
-// the same descriptions, in the same order.
-func TestReadmeLayoutMatches(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocSaysWhoWritesEveryObject keeps the package doc's table (who
+// writes each object, when and how) naming every key the layout has.
+func TestDocSaysWhoWritesEveryObject(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
-	section := string(readme)
-	start := strings.Index(section, "### Key layout")
-	require.GreaterOrEqual(t, start, 0, "README has no Key layout section")
-	section = section[start:]
-	open := strings.Index(section, "```\n")
-	require.GreaterOrEqual(t, open, 0)
-	section = section[open+4:]
-	section = section[:strings.Index(section, "```")]
-
-	src, err := os.ReadFile("naming.go")
-	require.NoError(t, err)
-	var comment []string
-	for _, line := range strings.Split(string(src), "\n") {
-		if rest, ok := strings.CutPrefix(line, "//\t"); ok && (strings.HasPrefix(rest, "<project>/") || strings.HasPrefix(rest, naming.StatePrefix)) {
-			comment = append(comment, strings.Join(strings.Fields(rest), " "))
+	for name, key := range keyFuncs {
+		object := key()
+		for _, dir := range []string{"<release_id>/", "<config>/"} {
+			if i := strings.LastIndex(object, dir); i >= 0 {
+				object = object[i+len(dir):]
+				break
+			}
 		}
+		assert.Regexp(t, `(?m)^//\t`+regexp.QuoteMeta(object)+` `, string(doc), "%s: doc.go's table has no row for %s", name, object)
 	}
-	var doc []string
-	for _, line := range strings.Split(strings.TrimSpace(section), "\n") {
-		doc = append(doc, strings.Join(strings.Fields(line), " "))
-	}
-	assert.Equal(t, comment, doc, "README.md's key layout and naming.go's layout comment differ")
 }
 
 // Execution names are injective on valid coordinates, stay within Step
