@@ -153,11 +153,7 @@ func (d *decoder) next() (json.Token, error) {
 // a map, where null is refused.
 func (d *decoder) value(t reflect.Type, path string, depth int, tok json.Token, inMap bool) error {
 	if tok == nil {
-		switch {
-		case t.Kind() == reflect.Slice, t.Kind() == reflect.Map, t.Kind() == reflect.Pointer && !inMap:
-			return nil
-		}
-		d.probs.add(path, "must be %s, not null", describeType(t))
+		d.null(t, path, inMap)
 		return nil
 	}
 	if t.Kind() == reflect.Pointer {
@@ -167,84 +163,129 @@ func (d *decoder) value(t reflect.Type, path string, depth int, tok json.Token, 
 		d.probs.add(path, "nested too deeply (at most %d levels)", limits.MaxJSONDepth)
 		return errStop
 	}
-	if t == timeType {
-		s, ok := tok.(string)
-		if !ok {
-			return d.mismatch(t, path, depth, tok)
-		}
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			d.probs.add(path, "must be %s", describeType(t))
-		}
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
+	switch {
+	case t == timeType:
+		return d.timestamp(t, path, depth, tok)
+	case t.Kind() == reflect.Struct:
 		return d.object(path, depth, tok, t, func(key, kpath string, vtok json.Token) error {
-			ft, ok := structFields(t)[key]
-			if !ok {
-				d.probs.add(kpath, "unknown field%s", suggest(key, t))
-				return d.skip(kpath, depth+1, vtok)
-			}
-			if d.file && clientSet[t][key] {
-				d.probs.add(kpath, "set by the client; a release file must not set it")
-				return d.skip(kpath, depth+1, vtok)
-			}
-			return d.value(ft, kpath, depth+1, vtok, false)
+			return d.field(t, key, kpath, depth, vtok)
 		})
-	case reflect.Map:
+	case t.Kind() == reflect.Map:
 		return d.object(path, depth, tok, t, func(key, kpath string, vtok json.Token) error {
 			return d.value(t.Elem(), kpath, depth+1, vtok, true)
 		})
-	case reflect.Slice:
-		if tok != json.Delim('[') {
+	case t.Kind() == reflect.Slice:
+		return d.array(t, path, depth, tok)
+	}
+	if check, ok := scalars[t.Kind()]; ok {
+		if !check(d, t, path, tok) {
 			return d.mismatch(t, path, depth, tok)
-		}
-		for i := 0; d.dec.More(); i++ {
-			vtok, err := d.next()
-			if err != nil {
-				return err
-			}
-			if err := d.value(t.Elem(), index(path, i), depth+1, vtok, false); err != nil {
-				return err
-			}
-		}
-		_, err := d.next()
-		return err
-	case reflect.String:
-		if _, ok := tok.(string); !ok {
-			return d.mismatch(t, path, depth, tok)
-		}
-		return nil
-	case reflect.Bool:
-		if _, ok := tok.(bool); !ok {
-			return d.mismatch(t, path, depth, tok)
-		}
-		return nil
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		n, ok := tok.(json.Number)
-		if !ok {
-			return d.mismatch(t, path, depth, tok)
-		}
-		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
-			if errors.Is(err, strconv.ErrRange) {
-				d.probs.add(path, "integer out of range")
-			} else {
-				d.probs.add(path, "must be an integer, not %s", string(n))
-			}
-		}
-		return nil
-	case reflect.Float64:
-		n, ok := tok.(json.Number)
-		if !ok {
-			return d.mismatch(t, path, depth, tok)
-		}
-		if _, err := strconv.ParseFloat(string(n), 64); err != nil {
-			d.probs.add(path, "number out of range")
 		}
 		return nil
 	}
 	d.probs.add(path, "cannot be decoded")
 	return d.skip(path, depth, tok)
+}
+
+// null records a problem unless t may be null: slices and maps may, and
+// pointers (optional fields) may unless they are the elements of a map.
+func (d *decoder) null(t reflect.Type, path string, inMap bool) {
+	switch {
+	case t.Kind() == reflect.Slice, t.Kind() == reflect.Map, t.Kind() == reflect.Pointer && !inMap:
+		return
+	}
+	d.probs.add(path, "must be %s, not null", describeType(t))
+}
+
+// timestamp checks an RFC 3339 time.
+func (d *decoder) timestamp(t reflect.Type, path string, depth int, tok json.Token) error {
+	s, ok := tok.(string)
+	if !ok {
+		return d.mismatch(t, path, depth, tok)
+	}
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		d.probs.add(path, "must be %s", describeType(t))
+	}
+	return nil
+}
+
+// field checks the member key of a struct t: an unknown field, or one
+// only the client may set in a release file, is a problem and is skipped.
+func (d *decoder) field(t reflect.Type, key, kpath string, depth int, vtok json.Token) error {
+	ft, ok := structFields(t)[key]
+	if !ok {
+		d.probs.add(kpath, "unknown field%s", suggest(key, t))
+		return d.skip(kpath, depth+1, vtok)
+	}
+	if d.file && clientSet[t][key] {
+		d.probs.add(kpath, "set by the client; a release file must not set it")
+		return d.skip(kpath, depth+1, vtok)
+	}
+	return d.value(ft, kpath, depth+1, vtok, false)
+}
+
+// array checks every element of the array starting with tok.
+func (d *decoder) array(t reflect.Type, path string, depth int, tok json.Token) error {
+	if tok != json.Delim('[') {
+		return d.mismatch(t, path, depth, tok)
+	}
+	for i := 0; d.dec.More(); i++ {
+		vtok, err := d.next()
+		if err != nil {
+			return err
+		}
+		if err := d.value(t.Elem(), index(path, i), depth+1, vtok, false); err != nil {
+			return err
+		}
+	}
+	_, err := d.next()
+	return err
+}
+
+// scalars check a scalar token against a kind of Go value: false means the
+// token is of another JSON type (a mismatch); a token of the right type
+// whose value does not fit is recorded as a problem at path.
+var scalars = map[reflect.Kind]func(d *decoder, t reflect.Type, path string, tok json.Token) bool{
+	reflect.String: func(_ *decoder, _ reflect.Type, _ string, tok json.Token) bool {
+		_, ok := tok.(string)
+		return ok
+	},
+	reflect.Bool: func(_ *decoder, _ reflect.Type, _ string, tok json.Token) bool {
+		_, ok := tok.(bool)
+		return ok
+	},
+	reflect.Int:     (*decoder).integer,
+	reflect.Int64:   (*decoder).integer,
+	reflect.Int32:   (*decoder).integer,
+	reflect.Float64: (*decoder).float,
+}
+
+// integer checks a number token against an integer type of t's size.
+func (d *decoder) integer(t reflect.Type, path string, tok json.Token) bool {
+	n, ok := tok.(json.Number)
+	if !ok {
+		return false
+	}
+	if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			d.probs.add(path, "integer out of range")
+		} else {
+			d.probs.add(path, "must be an integer, not %s", string(n))
+		}
+	}
+	return true
+}
+
+// float checks a number token against float64.
+func (d *decoder) float(_ reflect.Type, path string, tok json.Token) bool {
+	n, ok := tok.(json.Number)
+	if !ok {
+		return false
+	}
+	if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+		d.probs.add(path, "number out of range")
+	}
+	return true
 }
 
 // object walks the members of the object starting with tok, calling member

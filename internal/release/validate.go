@@ -346,45 +346,63 @@ func (v *validator) autoscaling(apath string, a *Autoscaling) {
 	if a.MaxTerms < 0 || a.MaxTerms > limits.MaxInstances {
 		p.add(field(apath, "max_terms"), "must be between 0 and %d", limits.MaxInstances)
 	}
-	ppath := field(apath, "policies")
-	if n := len(a.Policies); n > limits.MaxPolicies {
-		p.add(ppath, "at most %d policies, not %d", limits.MaxPolicies, n)
+	v.policies(field(apath, "policies"), a.Policies)
+}
+
+// policies checks a service's CPU scaling policies: at most one of each
+// type, each within CloudWatch's and Auto Scaling's bounds, and the
+// scale-up threshold above the scale-down one.
+func (v *validator) policies(ppath string, policies []Policy) {
+	if n := len(policies); n > limits.MaxPolicies {
+		v.p.add(ppath, "at most %d policies, not %d", limits.MaxPolicies, n)
 	}
 	thresholds := map[string]float64{}
-	for i, pol := range a.Policies {
+	for i, pol := range policies {
 		ip := index(ppath, i)
-		okType := slices.Contains(PolicyTypes, pol.Type)
-		if !okType {
-			p.add(field(ip, "type"), "must be one of %s", strings.Join(PolicyTypes, ", "))
-		} else if _, dup := thresholds[pol.Type]; dup {
-			p.add(field(ip, "type"), "duplicate policy type %s", pol.Type)
-		} else {
+		switch {
+		case !slices.Contains(PolicyTypes, pol.Type):
+			v.p.add(field(ip, "type"), "must be one of %s", strings.Join(PolicyTypes, ", "))
+		case hasKey(thresholds, pol.Type):
+			v.p.add(field(ip, "type"), "duplicate policy type %s", pol.Type)
+		default:
 			thresholds[pol.Type] = pol.Threshold
 		}
-		if math.IsNaN(pol.Threshold) || pol.Threshold < 0 || pol.Threshold > maxThreshold {
-			p.add(field(ip, "threshold"), "must be between 0 and %d", maxThreshold)
-		}
-		switch {
-		case pol.ScalingAdjustment < -limits.MaxInstances || pol.ScalingAdjustment > limits.MaxInstances:
-			p.add(field(ip, "scaling_adjustment"), "must be between -%d and %d", limits.MaxInstances, limits.MaxInstances)
-		case pol.Type == "cpu_scale_up" && pol.ScalingAdjustment <= 0:
-			p.add(field(ip, "scaling_adjustment"), "must be positive for cpu_scale_up")
-		case pol.Type == "cpu_scale_down" && pol.ScalingAdjustment >= 0:
-			p.add(field(ip, "scaling_adjustment"), "must be negative for cpu_scale_down")
-		}
-		if pol.Period != 10 && pol.Period != 30 && (pol.Period < 60 || pol.Period%60 != 0 || pol.Period > maxPolicyWindow) {
-			p.add(field(ip, "period"), "must be 10, 30 or a multiple of 60 up to %d seconds", maxPolicyWindow)
-		} else if pol.EvaluationPeriods < 1 || pol.EvaluationPeriods > maxPolicyWindow/pol.Period {
-			p.add(field(ip, "evaluation_periods"), "must be at least 1, with evaluation_periods * period at most %d seconds", maxPolicyWindow)
-		}
-		if pol.Cooldown < 0 || pol.Cooldown > maxCooldown {
-			p.add(field(ip, "cooldown"), "must be between 0 and %d seconds", maxCooldown)
-		}
+		v.policy(ip, pol)
 	}
 	up, hasUp := thresholds["cpu_scale_up"]
 	down, hasDown := thresholds["cpu_scale_down"]
 	if hasUp && hasDown && up <= down {
-		p.add(ppath, "the cpu_scale_up threshold (%g) must be above the cpu_scale_down threshold (%g)", up, down)
+		v.p.add(ppath, "the cpu_scale_up threshold (%g) must be above the cpu_scale_down threshold (%g)", up, down)
+	}
+}
+
+// hasKey reports whether m has key k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// policy checks one scaling policy's numbers at path ip.
+func (v *validator) policy(ip string, pol Policy) {
+	p := v.p
+	if math.IsNaN(pol.Threshold) || pol.Threshold < 0 || pol.Threshold > maxThreshold {
+		p.add(field(ip, "threshold"), "must be between 0 and %d", maxThreshold)
+	}
+	switch {
+	case pol.ScalingAdjustment < -limits.MaxInstances || pol.ScalingAdjustment > limits.MaxInstances:
+		p.add(field(ip, "scaling_adjustment"), "must be between -%d and %d", limits.MaxInstances, limits.MaxInstances)
+	case pol.Type == "cpu_scale_up" && pol.ScalingAdjustment <= 0:
+		p.add(field(ip, "scaling_adjustment"), "must be positive for cpu_scale_up")
+	case pol.Type == "cpu_scale_down" && pol.ScalingAdjustment >= 0:
+		p.add(field(ip, "scaling_adjustment"), "must be negative for cpu_scale_down")
+	}
+	if pol.Period != 10 && pol.Period != 30 && (pol.Period < 60 || pol.Period%60 != 0 || pol.Period > maxPolicyWindow) {
+		p.add(field(ip, "period"), "must be 10, 30 or a multiple of 60 up to %d seconds", maxPolicyWindow)
+	} else if pol.EvaluationPeriods < 1 || pol.EvaluationPeriods > maxPolicyWindow/pol.Period {
+		p.add(field(ip, "evaluation_periods"), "must be at least 1, with evaluation_periods * period at most %d seconds", maxPolicyWindow)
+	}
+	if pol.Cooldown < 0 || pol.Cooldown > maxCooldown {
+		p.add(field(ip, "cooldown"), "must be between 0 and %d seconds", maxCooldown)
 	}
 }
 
