@@ -143,47 +143,76 @@ const maxResponseBytes = 64 << 10
 // *failure.BadReleaseError naming why; STS throttling, a 5xx or a broken
 // connection is a *failure.RetryableError.
 func (v Verifier) Verify(ctx context.Context, proof *release.Identity, contentHash string) (Caller, error) {
-	bad := func(format string, a ...any) (Caller, error) {
-		return Caller{}, failure.BadRelease("identity: " + fmt.Sprintf(format, a...))
+	u, err := v.check(proof, contentHash)
+	if err != nil {
+		return Caller{}, err
 	}
+	status, body, err := v.replay(ctx, u, proof.Headers)
+	if err != nil {
+		return Caller{}, err
+	}
+	return caller(status, body)
+}
+
+// bad is the BadReleaseError of a proof that cannot name the caller.
+func bad(format string, a ...any) error {
+	return failure.BadRelease("identity: " + fmt.Sprintf(format, a...))
+}
+
+// check is what Verify knows of a proof before replaying it: a GET of
+// sts:GetCallerIdentity to an endpoint v accepts, signing BindingHeader,
+// bound to contentHash. It returns the request's URL.
+func (v Verifier) check(proof *release.Identity, contentHash string) (*url.URL, error) {
 	if proof == nil {
-		return bad("required: the client proves who asks with a pre-signed sts:GetCallerIdentity request (ferry deploy does)")
+		return nil, bad("required: the client proves who asks with a pre-signed sts:GetCallerIdentity request (ferry deploy does)")
 	}
 	u, err := url.Parse(proof.URL)
 	if err != nil {
-		return bad("url does not parse")
+		return nil, bad("url does not parse")
 	}
 	endpoint := v.Endpoint
 	if endpoint == nil {
 		endpoint = AWSEndpoint
 	}
 	if !endpoint(u) {
-		return bad("url %s://%s is not an STS endpoint the deployer calls", u.Scheme, u.Host)
+		return nil, bad("url %s://%s is not an STS endpoint the deployer calls", u.Scheme, u.Host)
 	}
 	q := u.Query()
 	switch {
 	case proof.Method != http.MethodGet:
-		return bad("method %q: a pre-signed GetCallerIdentity request is a GET", proof.Method)
+		return nil, bad("method %q: a pre-signed GetCallerIdentity request is a GET", proof.Method)
 	case q.Get("Action") != "GetCallerIdentity" || len(q["Action"]) != 1:
-		return bad("the request is not sts:GetCallerIdentity")
+		return nil, bad("the request is not sts:GetCallerIdentity")
 	case !slices.Contains(strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), strings.ToLower(BindingHeader)):
-		return bad("the request does not sign %s", BindingHeader)
+		return nil, bad("the request does not sign %s", BindingHeader)
 	}
+	if bound := boundHash(proof.Headers); bound != contentHash {
+		return nil, bad("the proof is bound to release %q, not to this release (%s)", bound, contentHash)
+	}
+	return u, nil
+}
+
+// boundHash is the value of the binding header among headers, "" when
+// there is none.
+func boundHash(headers map[string]string) string {
 	var bound string
-	for k, val := range proof.Headers {
+	for k, val := range headers {
 		if strings.EqualFold(k, BindingHeader) {
 			bound = val
 		}
 	}
-	if bound != contentHash {
-		return bad("the proof is bound to release %q, not to this release (%s)", bound, contentHash)
-	}
+	return bound
+}
 
+// replay sends the pre-signed request to STS and returns its status and
+// at most maxResponseBytes of its body. A request that never got an answer
+// is a *failure.RetryableError.
+func (v Verifier) replay(ctx context.Context, u *url.URL, headers map[string]string) (status int, body []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return bad("the request cannot be made: %v", err)
+		return 0, nil, bad("the request cannot be made: %v", err)
 	}
-	for k, val := range proof.Headers {
+	for k, val := range headers {
 		req.Header.Set(k, val)
 	}
 	client := v.Client
@@ -192,23 +221,30 @@ func (v Verifier) Verify(ctx context.Context, proof *release.Identity, contentHa
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
+		return 0, nil, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
+		return 0, nil, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity", Err: err}
 	}
 	if len(body) > maxResponseBytes {
-		return bad("STS answered more than %d bytes", maxResponseBytes)
+		return 0, nil, bad("STS answered more than %d bytes", maxResponseBytes)
 	}
-	if resp.StatusCode != http.StatusOK {
+	return resp.StatusCode, body, nil
+}
+
+// caller reads STS's answer: the caller it names, a refusal
+// (*failure.BadReleaseError) or throttling and 5xx
+// (*failure.RetryableError).
+func caller(status int, body []byte) (Caller, error) {
+	if status != http.StatusOK {
 		code, msg := stsError(body)
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || code == "Throttling" {
+		if status >= 500 || status == http.StatusTooManyRequests || code == "Throttling" {
 			return Caller{}, &failure.RetryableError{Op: "identity: sts:GetCallerIdentity",
-				Err: fmt.Errorf("HTTP %d %s", resp.StatusCode, code)}
+				Err: fmt.Errorf("HTTP %d %s", status, code)}
 		}
-		return bad("STS refused the proof (HTTP %d %s: %s)", resp.StatusCode, code, msg)
+		return Caller{}, bad("STS refused the proof (HTTP %d %s: %s)", status, code, msg)
 	}
 	var out struct {
 		Result struct {
@@ -218,7 +254,7 @@ func (v Verifier) Verify(ctx context.Context, proof *release.Identity, contentHa
 		} `xml:"GetCallerIdentityResult"`
 	}
 	if err := xml.NewDecoder(bytes.NewReader(body)).Decode(&out); err != nil || out.Result.Arn == "" {
-		return bad("STS's answer names no caller")
+		return Caller{}, bad("STS's answer names no caller")
 	}
 	return Caller{ARN: out.Result.Arn, Account: out.Result.Account, UserID: out.Result.UserID}, nil
 }

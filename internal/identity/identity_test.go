@@ -1,7 +1,6 @@
 package identity_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -37,7 +36,7 @@ func signer(endpoint string) identity.Signer {
 // 4, "Create a signed request": every header in SignedHeaders is part of
 // the signature), and it holds no secret.
 func TestProve(t *testing.T) {
-	proof, err := signer("").Prove(context.Background(), sum)
+	proof, err := signer("").Prove(t.Context(), sum)
 	require.NoError(t, err)
 	assert.Equal(t, http.MethodGet, proof.Method)
 	u, err := url.Parse(proof.URL)
@@ -81,7 +80,7 @@ const callerXML = `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/d
 // SignatureDoesNotMatch, ExpiredToken are 403s, Throttling a 400, and
 // ServiceUnavailable a 503).
 func TestVerify(t *testing.T) {
-	good, err := signer("").Prove(context.Background(), sum)
+	good, err := signer("").Prove(t.Context(), sum)
 	require.NoError(t, err)
 	with := func(edit func(p *release.Identity)) *release.Identity {
 		c := *good
@@ -126,7 +125,7 @@ func TestVerify(t *testing.T) {
 				assert.Equal(t, sum, req.Header.Get(identity.BindingHeader), "the signed header is sent")
 				return tt.sts(req)
 			})}
-			caller, err := v.Verify(context.Background(), tt.proof, sum)
+			caller, err := v.Verify(t.Context(), tt.proof, sum)
 			switch {
 			case tt.retries:
 				assert.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)

@@ -1,7 +1,6 @@
 package s3server_test
 
 import (
-	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -140,7 +139,7 @@ func getBody(t *testing.T, c *s3.Client, bucket, key string, checksumMode bool) 
 	if checksumMode {
 		in.ChecksumMode = types.ChecksumModeEnabled
 	}
-	out, err := c.GetObject(context.Background(), in)
+	out, err := c.GetObject(t.Context(), in)
 	require.NoError(t, err)
 	defer out.Body.Close()
 	body, err := io.ReadAll(out.Body)
@@ -173,7 +172,7 @@ func getBody(t *testing.T, c *s3.Client, bucket, key string, checksumMode bool) 
 func TestPutObjectVerifiesChecksums(t *testing.T) {
 	srv := s3test.Start(t, nil, bucket)
 	c := s3server.NewClient(srv.URL(), noRetry)
-	ctx := context.Background()
+	ctx := t.Context()
 	const body, earlier = "release bytes", "earlier bytes"
 
 	for _, alg := range algorithmCases {
@@ -222,7 +221,7 @@ func TestPutObjectVerifiesChecksums(t *testing.T) {
 func TestWrongSHA256IsRefusedAndNothingWritten(t *testing.T) {
 	srv := s3test.Start(t, nil, bucket)
 	c := s3server.NewClient(srv.URL(), noRetry)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := c.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String("assets/abc"), Body: strings.NewReader("the asset"),
@@ -247,7 +246,7 @@ func TestWrongSHA256IsRefusedAndNothingWritten(t *testing.T) {
 func TestContentMD5(t *testing.T) {
 	srv := s3test.Start(t, nil, bucket)
 	c := s3server.NewClient(srv.URL(), noRetry)
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name, md5, wantCode string
 	}{
@@ -291,7 +290,7 @@ func TestContentMD5(t *testing.T) {
 func TestDefaultChecksum(t *testing.T) {
 	srv := s3test.Start(t, nil, bucket)
 	c := s3server.NewClient(srv.URL(), noRetry)
-	ctx := context.Background()
+	ctx := t.Context()
 	sha, crc := algorithmCases[4], algorithmCases[2]
 
 	in := &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: strings.NewReader("first")}
@@ -352,7 +351,7 @@ func TestChecksumRequestErrors(t *testing.T) {
 			status, code := rawPut(t, srv.URL()+"/"+bucket+"/"+key, body, tc.headers)
 			assert.Equal(t, http.StatusBadRequest, status)
 			assert.Equal(t, tc.wantCode, code)
-			_, err := c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+			_, err := c.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 			assert.True(t, cloud.IsNotFound(err), "nothing was written: %v", err)
 		})
 	}
@@ -420,7 +419,7 @@ func TestTrailingChecksumFromTheSDK(t *testing.T) {
 		o.HTTPClient = ts.Client()
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	body := strings.Repeat("ferry ", 20000) // 120 kB: more than one 64 KiB chunk
 
 	for _, alg := range algorithmCases {
@@ -528,7 +527,7 @@ func TestTrailingChecksumVerified(t *testing.T) {
 			assert.Equal(t, tc.wantStatus, status)
 			assert.Equal(t, tc.wantCode, code)
 			if tc.wantChecked == nil {
-				_, err := c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+				_, err := c.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 				assert.True(t, cloud.IsNotFound(err), "nothing was written: %v", err)
 				return
 			}

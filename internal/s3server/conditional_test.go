@@ -1,7 +1,6 @@
 package s3server_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -70,7 +69,7 @@ func TestConditionalDelete(t *testing.T) {
 	}
 	for _, versioned := range []bool{false, true} {
 		_, c := startServer(t, versioned)
-		ctx := context.Background()
+		ctx := t.Context()
 		for _, tc := range tests {
 			t.Run(fmt.Sprintf("%s versioned=%v", tc.name, versioned), func(t *testing.T) {
 				key := "p/c/" + strings.ReplaceAll(tc.name, " ", "-")
@@ -116,7 +115,7 @@ const etagV1 = `"6654c734ccab8f440ff0825eb443dc7f"`
 // the deployer bucket is a general purpose bucket.
 func TestDirectoryBucketConditionsRefused(t *testing.T) {
 	_, c := startServer(t, false)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, put(ctx, c, "k", "v1", false))
 	_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), IfMatchSize: aws.Int64(2)})
 	status, code, _ := apiError(t, err)
@@ -144,7 +143,7 @@ func TestDirectoryBucketConditionsRefused(t *testing.T) {
 // https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html).
 func TestConditionalDeleteRace(t *testing.T) {
 	_, c := startServer(t, true)
-	ctx := context.Background()
+	ctx := t.Context()
 	const key, writers, deleters, rounds = "p/c/lock", 3, 6, 50
 
 	var mu sync.Mutex

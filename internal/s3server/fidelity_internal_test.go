@@ -1,7 +1,6 @@
 package s3server
 
 import (
-	"context"
 	"io"
 	"runtime"
 	"strings"
@@ -38,7 +37,7 @@ func TestConditionalDeleteHoldsTheKey(t *testing.T) {
 			t.Cleanup(func() { require.NoError(t, srv.Close()) })
 			f := srv.handler.(*fidelity)
 			c := NewClient(srv.URL(), func(o *s3.Options) { o.RetryMaxAttempts = 1 })
-			ctx := context.Background()
+			ctx := t.Context()
 			putBody := func(body string) error {
 				_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body)})
 				return err

@@ -36,7 +36,7 @@ func TestRoundTripAndVirtualLastModified(t *testing.T) {
 	clk := clock.NewVirtual(start0)
 	srv := s3test.Start(t, clk, bucket)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	tests := []struct {
 		name    string
@@ -67,7 +67,7 @@ func TestRoundTripAndVirtualLastModified(t *testing.T) {
 func TestIfNoneMatchAndErrorClassification(t *testing.T) {
 	srv := s3test.Start(t, clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), bucket)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	require.NoError(t, put(ctx, c, "k", "first", true))
 	err := put(ctx, c, "k", "second", true)
@@ -88,7 +88,7 @@ func TestIfNoneMatchAndErrorClassification(t *testing.T) {
 
 func TestHandlerServesTheSameBackend(t *testing.T) {
 	srv := s3test.Start(t, nil, bucket)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, put(ctx, srv.Client(), "shared", "bytes", false))
 
 	mounted := httptest.NewServer(srv.Handler())
@@ -125,6 +125,6 @@ func TestCloseTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, srv.Close())
 	assert.NoError(t, srv.Close())
-	_, err = srv.Client().ListBuckets(context.Background(), &s3.ListBucketsInput{}, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+	_, err = srv.Client().ListBuckets(t.Context(), &s3.ListBucketsInput{}, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 	assert.Error(t, err, "a closed server answers nothing")
 }

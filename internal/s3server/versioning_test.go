@@ -1,7 +1,6 @@
 package s3server_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,7 +31,7 @@ func TestVersionedOption(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 	c := s3server.NewClient(srv.URL(), noRetry)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	tests := []struct {
 		bucket     string
@@ -85,7 +84,7 @@ func TestVersionedOption(t *testing.T) {
 // keeps its own checksum.
 func TestVersionedLifecycle(t *testing.T) {
 	_, c := startServer(t, true)
-	ctx := context.Background()
+	ctx := t.Context()
 	const key = "p/c/halt"
 	putVersion := func(body string, sha bool) string {
 		in := &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(body)}
@@ -167,7 +166,7 @@ func TestVersionedLifecycle(t *testing.T) {
 // which a delete of one version is not modelled against.
 func TestDeleteVersion(t *testing.T) {
 	_, c := startServer(t, true)
-	ctx := context.Background()
+	ctx := t.Context()
 	var ids []string
 	for _, body := range []string{"one", "two", "three"} {
 		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: strings.NewReader(body)})

@@ -1,7 +1,6 @@
 package s3test_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -28,7 +27,7 @@ func TestStartAndPut(t *testing.T) {
 	c := s3test.Start(t, clock.NewVirtual(at), bucket).Client()
 	s3test.Put(t, c, bucket, "p/c/k", "body")
 
-	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("p/c/k")})
+	out, err := c.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("p/c/k")})
 	require.NoError(t, err)
 	defer out.Body.Close()
 	got, err := io.ReadAll(out.Body)
@@ -54,7 +53,7 @@ func TestStartVersioned(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.start(t, nil, bucket).Client()
-			out, err := c.PutObject(context.Background(), &s3.PutObjectInput{
+			out, err := c.PutObject(t.Context(), &s3.PutObjectInput{
 				Bucket: aws.String(bucket), Key: aws.String("k"), Body: strings.NewReader("body")})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantVersioned, aws.ToString(out.VersionId) != "")
@@ -75,7 +74,7 @@ func TestFailing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := s3test.Failing(t, tc.status, tc.code)
-			ctx := context.Background()
+			ctx := t.Context()
 
 			_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
 			var apiErr smithy.APIError
