@@ -603,24 +603,52 @@ func readUpload(r *http.Request) (upload, *s3Error) {
 		return upload{}, errMissingLength
 	}
 	up := upload{chunked: awsChunked(r)}
-	trailers := http.Header{}
-	if up.chunked {
-		n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
-		if err != nil || n < 0 {
-			return upload{}, errMissingLength
+	body, trailers, serr := readPayload(r, up.chunked)
+	if serr != nil {
+		return upload{}, serr
+	}
+	up.body = body
+	sums, serr := uploadChecksums(r, trailers)
+	if serr != nil {
+		return upload{}, serr
+	}
+	if serr := checkSDKAlgorithm(r, sums); serr != nil {
+		return upload{}, serr
+	}
+	if len(sums) == 1 {
+		sum := sums[0]
+		if serr := verifyChecksum(sum, up.body); serr != nil {
+			return upload{}, serr
 		}
-		up.body, trailers, err = decodeAWSChunked(r.Body, n)
-		if err != nil {
-			return upload{}, errIncompleteBody
-		}
-	} else {
+		up.sum = &sum
+	}
+	return up, nil
+}
+
+// readPayload reads r's body: as sent, or decoded from aws-chunked
+// encoding with its trailers.
+func readPayload(r *http.Request, chunked bool) ([]byte, http.Header, *s3Error) {
+	if !chunked {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			return upload{}, errIncompleteBody
+			return nil, nil, errIncompleteBody
 		}
-		up.body = body
+		return body, http.Header{}, nil
 	}
+	n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		return nil, nil, errMissingLength
+	}
+	body, trailers, err := decodeAWSChunked(r.Body, n)
+	if err != nil {
+		return nil, nil, errIncompleteBody
+	}
+	return body, trailers, nil
+}
 
+// uploadChecksums gathers the checksums an upload carries, as headers or
+// as the trailers X-Amz-Trailer announces; S3 accepts at most one.
+func uploadChecksums(r *http.Request, trailers http.Header) ([]checksum, *s3Error) {
 	var sums []checksum
 	for name, values := range r.Header {
 		if alg, ok := algorithmOfHeader(name); ok {
@@ -637,44 +665,54 @@ func readUpload(r *http.Request) (upload, *s3Error) {
 			}
 			value := trailers.Get(alg.header())
 			if value == "" {
-				return upload{}, errMalformedTrailer
+				return nil, errMalformedTrailer
 			}
 			sums = append(sums, checksum{alg, value})
 		}
 	}
 	if len(sums) > 1 {
-		return upload{}, errMultipleChecksums
+		return nil, errMultipleChecksums
 	}
-	if name := r.Header.Get("X-Amz-Sdk-Checksum-Algorithm"); name != "" {
-		alg, ok := algorithmNamed(name)
-		switch {
-		case !ok:
-			return upload{}, errUnsupportedAlgorithm
-		case len(sums) == 0:
-			return upload{}, errNoChecksumValue
-		case alg.name != sums[0].alg.name:
-			// "If the individual checksum value you provide through
-			// x-amz-checksum-algorithm doesn't match the checksum
-			// algorithm you set through x-amz-sdk-checksum-algorithm,
-			// Amazon S3 fails the request with a BadDigest error"
-			// (PutObject, ChecksumAlgorithm, Amazon S3 API Reference).
-			return upload{}, &s3Error{http.StatusBadRequest, "BadDigest",
-				fmt.Sprintf("The %s checksum you specified does not match the x-amz-sdk-checksum-algorithm %s.", sums[0].alg.name, alg.name)}
-		}
+	return sums, nil
+}
+
+// checkSDKAlgorithm checks x-amz-sdk-checksum-algorithm, when set, against
+// the checksum the upload carries.
+func checkSDKAlgorithm(r *http.Request, sums []checksum) *s3Error {
+	name := r.Header.Get("X-Amz-Sdk-Checksum-Algorithm")
+	if name == "" {
+		return nil
 	}
-	if len(sums) == 1 {
-		sum := sums[0]
-		if !sum.alg.valid(sum.value) {
-			return upload{}, &s3Error{http.StatusBadRequest, "InvalidRequest",
-				fmt.Sprintf("Value for %s header is invalid.", strings.ToLower(sum.alg.header()))}
-		}
-		if got := sum.alg.sum(up.body); got != sum.value {
-			return upload{}, &s3Error{http.StatusBadRequest, "BadDigest",
-				fmt.Sprintf("The %s you specified did not match the calculated checksum.", sum.alg.name)}
-		}
-		up.sum = &sum
+	alg, ok := algorithmNamed(name)
+	switch {
+	case !ok:
+		return errUnsupportedAlgorithm
+	case len(sums) == 0:
+		return errNoChecksumValue
+	case alg.name != sums[0].alg.name:
+		// "If the individual checksum value you provide through
+		// x-amz-checksum-algorithm doesn't match the checksum
+		// algorithm you set through x-amz-sdk-checksum-algorithm,
+		// Amazon S3 fails the request with a BadDigest error"
+		// (PutObject, ChecksumAlgorithm, Amazon S3 API Reference).
+		return &s3Error{http.StatusBadRequest, "BadDigest",
+			fmt.Sprintf("The %s checksum you specified does not match the x-amz-sdk-checksum-algorithm %s.", sums[0].alg.name, alg.name)}
 	}
-	return up, nil
+	return nil
+}
+
+// verifyChecksum compares sum with the checksum of body, as S3 does before
+// it stores anything.
+func verifyChecksum(sum checksum, body []byte) *s3Error {
+	if !sum.alg.valid(sum.value) {
+		return &s3Error{http.StatusBadRequest, "InvalidRequest",
+			fmt.Sprintf("Value for %s header is invalid.", strings.ToLower(sum.alg.header()))}
+	}
+	if got := sum.alg.sum(body); got != sum.value {
+		return &s3Error{http.StatusBadRequest, "BadDigest",
+			fmt.Sprintf("The %s you specified did not match the calculated checksum.", sum.alg.name)}
+	}
+	return nil
 }
 
 // request is r carrying the bare payload for gofakes3: its length as
