@@ -58,54 +58,83 @@ const maxChunkLine = 4 << 10
 // errChunk.
 func decodeAWSChunked(body io.Reader, decodedLength int64) ([]byte, http.Header, error) {
 	br := bufio.NewReader(body)
+	payload, err := readChunks(br, decodedLength)
+	if err != nil {
+		return nil, nil, err
+	}
+	trailers, err := readTrailers(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, nil, fmt.Errorf("%w: data after the trailers", errChunk)
+	}
+	return payload, trailers, nil
+}
+
+// readChunks reads the chunks up to the zero-size one: exactly
+// decodedLength bytes of payload.
+func readChunks(br *bufio.Reader, decodedLength int64) ([]byte, error) {
 	var payload bytes.Buffer
 	for {
-		line, err := readLine(br)
+		size, err := readChunkSize(br)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: chunk header: %v", errChunk, err)
-		}
-		sizeText, _, _ := strings.Cut(line, ";")
-		size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
-		if err != nil || size < 0 {
-			return nil, nil, fmt.Errorf("%w: chunk size %q", errChunk, sizeText)
+			return nil, err
 		}
 		if size == 0 {
 			break
 		}
 		if int64(payload.Len())+size > decodedLength {
-			return nil, nil, fmt.Errorf("%w: more than the %d bytes x-amz-decoded-content-length declares", errChunk, decodedLength)
+			return nil, fmt.Errorf("%w: more than the %d bytes x-amz-decoded-content-length declares", errChunk, decodedLength)
 		}
 		if _, err := io.CopyN(&payload, br, size); err != nil {
-			return nil, nil, fmt.Errorf("%w: chunk data: %v", errChunk, err)
+			return nil, fmt.Errorf("%w: chunk data: %v", errChunk, err)
 		}
 		if end, err := readLine(br); err != nil || end != "" {
-			return nil, nil, fmt.Errorf("%w: chunk data not followed by CRLF", errChunk)
+			return nil, fmt.Errorf("%w: chunk data not followed by CRLF", errChunk)
 		}
 	}
 	if int64(payload.Len()) != decodedLength {
-		return nil, nil, fmt.Errorf("%w: %d bytes, but x-amz-decoded-content-length declares %d", errChunk, payload.Len(), decodedLength)
+		return nil, fmt.Errorf("%w: %d bytes, but x-amz-decoded-content-length declares %d", errChunk, payload.Len(), decodedLength)
 	}
+	return payload.Bytes(), nil
+}
+
+// readChunkSize reads a chunk header: a hexadecimal size, then optional
+// extensions (the chunk signature) after ';'.
+func readChunkSize(br *bufio.Reader) (int64, error) {
+	line, err := readLine(br)
+	if err != nil {
+		return 0, fmt.Errorf("%w: chunk header: %v", errChunk, err)
+	}
+	sizeText, _, _ := strings.Cut(line, ";")
+	size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
+	if err != nil || size < 0 {
+		return 0, fmt.Errorf("%w: chunk size %q", errChunk, sizeText)
+	}
+	return size, nil
+}
+
+// readTrailers reads the trailing headers up to the empty line, leaving
+// out x-amz-trailer-signature.
+func readTrailers(br *bufio.Reader) (http.Header, error) {
 	trailers := http.Header{}
 	for {
 		line, err := readLine(br)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: trailer: %v", errChunk, err)
+			return nil, fmt.Errorf("%w: trailer: %v", errChunk, err)
 		}
 		if line == "" {
-			break
+			return trailers, nil
 		}
 		name, value, ok := strings.Cut(line, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, nil, fmt.Errorf("%w: trailer line %q", errChunk, line)
+			return nil, fmt.Errorf("%w: trailer line %q", errChunk, line)
 		}
 		if name = http.CanonicalHeaderKey(strings.TrimSpace(name)); name != "X-Amz-Trailer-Signature" {
 			trailers.Add(name, strings.TrimSpace(value))
 		}
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, nil, fmt.Errorf("%w: data after the trailers", errChunk)
-	}
-	return payload.Bytes(), trailers, nil
 }
 
 // readLine reads one CRLF-terminated line of at most maxChunkLine bytes,
