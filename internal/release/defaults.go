@@ -48,36 +48,43 @@ func (r *Release) ApplyDefaults() {
 		}
 	}
 	for _, s := range r.Services {
-		if s == nil {
-			continue
+		if s != nil {
+			s.applyDefaults()
 		}
-		if s.EBSVolumeSize != 0 {
-			if s.EBSVolumeType == "" {
-				s.EBSVolumeType = DefaultEBSVolumeType
-			}
-		}
-		if s.Autoscaling == nil {
-			s.Autoscaling = &Autoscaling{}
-		}
-		a := s.Autoscaling
-		if a.MinSize == 0 {
-			a.MinSize = DefaultMinSize
-		}
-		if a.MaxSize == 0 && a.MinSize > 0 {
-			a.MaxSize = a.MinSize
-		}
-		for i := range a.Policies {
-			p := &a.Policies[i]
-			if p.EvaluationPeriods == 0 {
-				p.EvaluationPeriods = DefaultEvaluationPeriods
-			}
-			if p.Period == 0 {
-				p.Period = DefaultPeriod
-			}
-			if p.Cooldown == 0 {
-				p.Cooldown = DefaultCooldown
-			}
-		}
+	}
+}
+
+// applyDefaults fills in a service's unset EBS volume type and scaling.
+func (s *Service) applyDefaults() {
+	if s.EBSVolumeSize != 0 && s.EBSVolumeType == "" {
+		s.EBSVolumeType = DefaultEBSVolumeType
+	}
+	if s.Autoscaling == nil {
+		s.Autoscaling = &Autoscaling{}
+	}
+	a := s.Autoscaling
+	if a.MinSize == 0 {
+		a.MinSize = DefaultMinSize
+	}
+	if a.MaxSize == 0 && a.MinSize > 0 {
+		a.MaxSize = a.MinSize
+	}
+	for i := range a.Policies {
+		a.Policies[i].applyDefaults()
+	}
+}
+
+// applyDefaults fills in a scaling policy's unset alarm window and
+// cooldown.
+func (p *Policy) applyDefaults() {
+	if p.EvaluationPeriods == 0 {
+		p.EvaluationPeriods = DefaultEvaluationPeriods
+	}
+	if p.Period == 0 {
+		p.Period = DefaultPeriod
+	}
+	if p.Cooldown == 0 {
+		p.Cooldown = DefaultCooldown
 	}
 }
 

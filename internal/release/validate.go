@@ -179,34 +179,40 @@ func (v *validator) assets() {
 		v.p.add("assets", "at most %d assets, not %d", limits.MaxAssets, n)
 	}
 	for name, a := range v.r.Assets {
-		apath := field("assets", name)
-		switch {
-		case len(name) > maxAssetNameLen:
-			v.p.add(apath, "asset name must be at most %d characters", maxAssetNameLen)
-		case !assetNameRe.MatchString(name) || strings.Contains(name, ".."):
-			v.p.add(apath, "asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without \"..\"")
+		v.asset(name, a)
+	}
+}
+
+// asset checks one asset: its name, and its path (in a file) or the
+// digest and size the client filled in (once uploaded).
+func (v *validator) asset(name string, a *Asset) {
+	apath := field("assets", name)
+	switch {
+	case len(name) > maxAssetNameLen:
+		v.p.add(apath, "asset name must be at most %d characters", maxAssetNameLen)
+	case !assetNameRe.MatchString(name) || strings.Contains(name, ".."):
+		v.p.add(apath, "asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without \"..\"")
+	}
+	if a == nil {
+		v.p.add(apath, "must be an object")
+		return
+	}
+	if a.Path != "" || !v.uploaded {
+		if why := checkAssetPath(a.Path); why != "" {
+			v.p.add(field(apath, "path"), "%s", why)
 		}
-		if a == nil {
-			v.p.add(apath, "must be an object")
-			continue
-		}
-		if a.Path != "" || !v.uploaded {
-			if why := checkAssetPath(a.Path); why != "" {
-				v.p.add(field(apath, "path"), "%s", why)
-			}
-		}
-		switch {
-		case a.SHA256 == "" && v.uploaded:
-			v.p.add(field(apath, "sha256"), "required")
-		case a.SHA256 != "" && !sha256Re.MatchString(a.SHA256):
-			v.p.add(field(apath, "sha256"), "must be 64 lowercase hex digits")
-		}
-		switch {
-		case a.Size == 0 && v.uploaded:
-			v.p.add(field(apath, "size"), "required (an asset may not be empty)")
-		case a.Size < 0 || a.Size > limits.MaxAssetBytes:
-			v.p.add(field(apath, "size"), "must be between 1 and %d bytes", limits.MaxAssetBytes)
-		}
+	}
+	switch {
+	case a.SHA256 == "" && v.uploaded:
+		v.p.add(field(apath, "sha256"), "required")
+	case a.SHA256 != "" && !sha256Re.MatchString(a.SHA256):
+		v.p.add(field(apath, "sha256"), "must be 64 lowercase hex digits")
+	}
+	switch {
+	case a.Size == 0 && v.uploaded:
+		v.p.add(field(apath, "size"), "required (an asset may not be empty)")
+	case a.Size < 0 || a.Size > limits.MaxAssetBytes:
+		v.p.add(field(apath, "size"), "must be between 1 and %d bytes", limits.MaxAssetBytes)
 	}
 }
 
