@@ -98,119 +98,89 @@ func TestRaceExactlyOneWinner(t *testing.T) {
 	}
 }
 
+// TestAcquire: each case takes the lock from its own starting state and
+// checks what it needs to.
 func TestAcquire(t *testing.T) {
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, e env)
-		h     lock.Holder
-		check func(t *testing.T, e env, err error)
-	}{
-		{
-			name: "free lock is taken, since from the clock",
-			h:    holder("r1", "e1"),
-			check: func(t *testing.T, e env, err error) {
-				require.NoError(t, err)
-				h, found, err := e.locks.Get(t.Context(), project, config)
-				require.NoError(t, err)
-				require.True(t, found)
-				assert.Equal(t, lock.Holder{ReleaseID: "r1", Execution: "e1", Since: t0}, h)
-				exec, started, err := e.locks.Started(t.Context(), project, config, "r1")
-				require.NoError(t, err)
-				assert.True(t, started)
-				assert.Equal(t, "e1", exec)
-			},
-		},
-		{
-			name: "re-entrant for the same release and execution, since kept",
-			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
-				e.clk.Advance(time.Minute)
-			},
-			h: holder("r1", "e1"),
-			check: func(t *testing.T, e env, err error) {
-				require.NoError(t, err)
-				h, _, err := e.locks.Get(t.Context(), project, config)
-				require.NoError(t, err)
-				assert.Equal(t, t0, h.Since)
-			},
-		},
-		{
-			name: "held by another release",
-			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
-			},
-			h: holder("r2", "e2"),
-			check: func(t *testing.T, e env, err error) {
-				var exists *failure.LockExistsError
-				require.ErrorAs(t, err, &exists)
-				assert.Equal(t, failure.LockExistsError{Project: project, Config: config, Holder: "r1", Execution: "e1", Since: t0}, *exists)
-				assert.Equal(t, failure.NameLockExists, failure.NameOf(err))
-				_, started, err := e.locks.Started(t.Context(), project, config, "r2")
-				require.NoError(t, err)
-				assert.False(t, started, "a refused release leaves no run-once marker")
-			},
-		},
-		{
-			name: "the same release under another execution while it holds the lock",
-			setup: func(t *testing.T, e env) {
-				require.NoError(t, e.locks.Acquire(t.Context(), project, config, holder("r1", "e1")))
-			},
-			h: holder("r1", "e2"),
-			check: func(t *testing.T, e env, err error) {
-				var bad *failure.BadReleaseError
-				require.ErrorAs(t, err, &bad)
-				assert.Equal(t, []string{"release_id: release r1 already ran (execution e1)"}, bad.Problems)
-				h, found, err := e.locks.Get(t.Context(), project, config)
-				require.NoError(t, err)
-				require.True(t, found, "the running execution keeps its lock")
-				assert.Equal(t, "e1", h.Execution)
-			},
-		},
-		{
-			name: "replay of a finished release is refused and leaves the lock free",
-			setup: func(t *testing.T, e env) {
-				ctx := t.Context()
-				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
-				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
-			},
-			h: holder("r1", "e2"),
-			check: func(t *testing.T, e env, err error) {
-				var bad *failure.BadReleaseError
-				require.ErrorAs(t, err, &bad)
-				assert.Contains(t, err.Error(), "release r1 already ran (execution e1)")
-				_, found, err := e.locks.Get(t.Context(), project, config)
-				require.NoError(t, err)
-				assert.False(t, found)
-			},
-		},
-		{
-			name: "the same execution after its own release (a retried Lock task) is allowed",
-			setup: func(t *testing.T, e env) {
-				ctx := t.Context()
-				require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
-				require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
-			},
-			h:     holder("r1", "e1"),
-			check: func(t *testing.T, e env, err error) { require.NoError(t, err) },
-		},
-		{
-			name: "holder without an execution",
-			h:    holder("r1", ""),
-			check: func(t *testing.T, e env, err error) {
-				var le *failure.LockError
-				require.ErrorAs(t, err, &le)
-			},
-		},
+	// acquireAfter runs setup on a fresh bucket, then Acquire for h.
+	acquireAfter := func(t *testing.T, h lock.Holder, setup func(ctx context.Context, e env)) (env, error) {
+		e := newEnv(t)
+		if setup != nil {
+			setup(t.Context(), e)
+		}
+		return e, e.locks.Acquire(t.Context(), project, config, h)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			if tc.setup != nil {
-				tc.setup(t, e)
-			}
-			tc.check(t, e, e.locks.Acquire(t.Context(), project, config, tc.h))
+	takeAndRelease := func(t *testing.T) func(ctx context.Context, e env) {
+		return func(ctx context.Context, e env) {
+			require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+			require.NoError(t, e.locks.Release(ctx, project, config, "r1"))
+		}
+	}
+	held := func(t *testing.T) func(ctx context.Context, e env) {
+		return func(ctx context.Context, e env) {
+			require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+		}
+	}
+
+	t.Run("free lock is taken, since from the clock", func(t *testing.T) {
+		e, err := acquireAfter(t, holder("r1", "e1"), nil)
+		require.NoError(t, err)
+		h, found, err := e.locks.Get(t.Context(), project, config)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, lock.Holder{ReleaseID: "r1", Execution: "e1", Since: t0}, h)
+		exec, started, err := e.locks.Started(t.Context(), project, config, "r1")
+		require.NoError(t, err)
+		assert.True(t, started)
+		assert.Equal(t, "e1", exec)
+	})
+	t.Run("re-entrant for the same release and execution, since kept", func(t *testing.T) {
+		e, err := acquireAfter(t, holder("r1", "e1"), func(ctx context.Context, e env) {
+			require.NoError(t, e.locks.Acquire(ctx, project, config, holder("r1", "e1")))
+			e.clk.Advance(time.Minute)
 		})
-	}
+		require.NoError(t, err)
+		h, _, err := e.locks.Get(t.Context(), project, config)
+		require.NoError(t, err)
+		assert.Equal(t, t0, h.Since)
+	})
+	t.Run("held by another release", func(t *testing.T) {
+		e, err := acquireAfter(t, holder("r2", "e2"), held(t))
+		var exists *failure.LockExistsError
+		require.ErrorAs(t, err, &exists)
+		assert.Equal(t, failure.LockExistsError{Project: project, Config: config, Holder: "r1", Execution: "e1", Since: t0}, *exists)
+		assert.Equal(t, failure.NameLockExists, failure.NameOf(err))
+		_, started, err := e.locks.Started(t.Context(), project, config, "r2")
+		require.NoError(t, err)
+		assert.False(t, started, "a refused release leaves no run-once marker")
+	})
+	t.Run("the same release under another execution while it holds the lock", func(t *testing.T) {
+		e, err := acquireAfter(t, holder("r1", "e2"), held(t))
+		var bad *failure.BadReleaseError
+		require.ErrorAs(t, err, &bad)
+		assert.Equal(t, []string{"release_id: release r1 already ran (execution e1)"}, bad.Problems)
+		h, found, err := e.locks.Get(t.Context(), project, config)
+		require.NoError(t, err)
+		require.True(t, found, "the running execution keeps its lock")
+		assert.Equal(t, "e1", h.Execution)
+	})
+	t.Run("replay of a finished release is refused and leaves the lock free", func(t *testing.T) {
+		e, err := acquireAfter(t, holder("r1", "e2"), takeAndRelease(t))
+		var bad *failure.BadReleaseError
+		require.ErrorAs(t, err, &bad)
+		assert.Contains(t, err.Error(), "release r1 already ran (execution e1)")
+		_, found, err := e.locks.Get(t.Context(), project, config)
+		require.NoError(t, err)
+		assert.False(t, found)
+	})
+	t.Run("the same execution after its own release (a retried Lock task) is allowed", func(t *testing.T) {
+		_, err := acquireAfter(t, holder("r1", "e1"), takeAndRelease(t))
+		require.NoError(t, err)
+	})
+	t.Run("holder without an execution", func(t *testing.T) {
+		_, err := acquireAfter(t, holder("r1", ""), nil)
+		var le *failure.LockError
+		require.ErrorAs(t, err, &le)
+	})
 }
 
 // markerRacer writes the run-once marker of a release for another execution
