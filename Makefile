@@ -7,6 +7,10 @@ NPM       ?= npm
 BIN       := bin
 BUILD     := build
 NODE_BIN  := infra/node_modules/.bin
+# The build's version and commit, stamped into both binaries (internal/buildinfo).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILDINFO := -X github.com/ferryhq/ferry/internal/buildinfo.version=$(VERSION) -X github.com/ferryhq/ferry/internal/buildinfo.commit=$(COMMIT)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # The thin binaries: they must never link the CDK.
@@ -21,9 +25,9 @@ help: ## List the targets
 
 .PHONY: build
 build: ## Build bin/ferry (the CLI) and build/lambda/bootstrap (the Lambda, linux/arm64)
-	$(GO) build -trimpath -o $(BIN)/ferry ./client
+	$(GO) build -trimpath -ldflags='$(BUILDINFO)' -o $(BIN)/ferry ./client
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc \
-		-ldflags='-s -w' -o $(BUILD)/lambda/bootstrap ./lambdas
+		-ldflags='-s -w $(BUILDINFO)' -o $(BUILD)/lambda/bootstrap ./lambdas
 
 .PHONY: tools
 tools: $(NODE_BIN)/.installed ## Install the pinned npm tools (CDK CLI, validators) with npm ci

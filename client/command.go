@@ -85,6 +85,7 @@ func commands(env Env) []command {
 		&statusCommand{env: env},
 		&unlockCommand{env: env},
 		&validateCommand{env: env},
+		&versionCommand{env: env},
 	}
 }
 
@@ -127,6 +128,8 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 	switch name := args[0]; name {
 	case "help", "-h", "-help", "--help":
 		return c.help(args[1:])
+	case "-version", "--version":
+		return c.run(ctx, c.find("version"), args[1:])
 	default:
 		cmd := c.find(name)
 		if cmd == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/buildinfo"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -61,6 +62,7 @@ func TestDeployBlueGreen(t *testing.T) {
 	st := tr.ferry(t, "status", "--local", "coinbase/deploy-test")
 	require.Equal(t, exitOK, st.code, st.stderr)
 	assert.Contains(t, st.stdout, "deployed  "+id2)
+	assert.Contains(t, st.stdout, "deployer "+buildinfo.Get().String(), "which deployer deployed it")
 	assert.Contains(t, st.stdout, id1)
 	assert.NotContains(t, st.stdout, "locked by")
 }

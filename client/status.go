@@ -94,6 +94,9 @@ type releaseStatus struct {
 	// (an IAM ARN), CreatedByName the name the client gave itself.
 	CreatedBy     string `json:"created_by,omitempty"`
 	CreatedByName string `json:"created_by_name,omitempty"`
+	// DeployerVersion is the build of the deployer that recorded the
+	// outcome.
+	DeployerVersion string `json:"deployer_version,omitempty"`
 }
 
 // status reads and prints the status of project args[0] (of its config
@@ -164,7 +167,7 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		switch {
 		case found:
 			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt
-			rs.CreatedBy, rs.CreatedByName = o.CreatedBy, o.CreatedByName
+			rs.CreatedBy, rs.CreatedByName, rs.DeployerVersion = o.CreatedBy, o.CreatedByName, o.DeployerVersion
 		case cs.Lock != nil && cs.Lock.ReleaseID == id:
 			rs.End = "running"
 		}
@@ -182,7 +185,7 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		if c := cs.Current; c != nil {
-			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName))
+			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName), deployerVersion(c.DeployerVersion))
 		} else {
 			row(tw, "  deployed", "nothing yet")
 		}
@@ -240,4 +243,13 @@ func row(w io.Writer, cells ...string) {
 		cells = cells[:len(cells)-1]
 	}
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+// deployerVersion names the deployer build that recorded a release, ""
+// for records written before deployers said.
+func deployerVersion(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "deployer " + v
 }

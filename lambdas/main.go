@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/ferryhq/ferry/internal/buildinfo"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/deployer"
@@ -40,6 +41,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	cfg.Version = buildinfo.Get().String()
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
@@ -80,6 +82,9 @@ type config struct {
 	CreatedAtMaxAge     time.Duration
 	CreatedAtMaxSkew    time.Duration
 	HealthCheckInterval time.Duration
+	// Version is the Lambda's build (buildinfo.Get), set by run, not
+	// read from the environment.
+	Version string
 }
 
 // parseConfig reads the configuration through getenv. The bucket is
@@ -128,6 +133,7 @@ func (c config) deployerConfig(log *slog.Logger) deployer.Config {
 		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
 		HealthCheckInterval: c.HealthCheckInterval,
 		StateMachineARN:     naming.StateMachineARN(c.AccountID, c.Region),
+		Version:             c.Version,
 		Clock:               clock.System{},
 		Logger:              log,
 	}

@@ -97,3 +97,13 @@ func TestHandlerErrorNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"healthy":true}`, string(out))
 }
+
+// TestDeployerConfigCarriesTheVersion: the deployer records the Lambda's
+// build as deployer_version in every outcome, so it must be passed on.
+func TestDeployerConfigCarriesTheVersion(t *testing.T) {
+	c := config{Bucket: "b", AccountID: "111111111111", Region: "eu-west-1", Version: "v1.2.3 (commit abc, go1.26)"}
+	dc := c.deployerConfig(nil)
+	assert.Equal(t, c.Version, dc.Version)
+	assert.Equal(t, "b", dc.Bucket)
+	assert.Equal(t, naming.StateMachineARN(c.AccountID, c.Region), dc.StateMachineARN)
+}

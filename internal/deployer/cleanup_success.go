@@ -223,10 +223,11 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
 		CreatedBy: by, CreatedByName: name, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
+		DeployerVersion: d.cfg.Version,
 	}); err != nil {
 		return err
 	}
-	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, ledger.Outcome{
+	return d.putOutcome(ctx, st, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
 		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: by, CreatedByName: name,
 	})

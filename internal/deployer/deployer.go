@@ -74,6 +74,10 @@ type Config struct {
 	// Lambda always sets it; nil takes created_by as the release claims it
 	// (tests of single handlers).
 	Identities Identities
+	// Version is the deployer's build (buildinfo.Get().String(), passed
+	// in by its main), written as deployer_version into every outcome and
+	// current record.
+	Version string
 	// Clock tells the time (default clock.System).
 	Clock clock.Clock
 	// Logger receives the handlers' logs (default slog.Default()).

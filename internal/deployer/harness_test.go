@@ -145,6 +145,7 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 		Executions:      executions,
 		StateMachineARN: naming.StateMachineARN(account, region),
 		Identities:      fakeIdentities{},
+		Version:         harnessVersion,
 		Clock:           clk,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, store, conn)
@@ -155,6 +156,9 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 		executions: executions,
 	}
 }
+
+// harnessVersion is the deployer version the harness's deployer records.
+const harnessVersion = "v0.0.0-test (commit c0ffee, go1.26)"
 
 // baseRelease is the seed's deploy-test release, as the client uploads it.
 func (h *harness) baseRelease() *release.Release {

@@ -43,7 +43,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}
-	if perr := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); perr != nil {
+	if perr := d.putOutcome(ctx, st, o); perr != nil {
 		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
 	}
 }
@@ -94,4 +94,11 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 		ce = &failure.CleanUpError{Err: err}
 	}
 	return ce, nil
+}
+
+// putOutcome records o for st's project-config, stamped with the
+// deployer's version.
+func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, o ledger.Outcome) error {
+	o.DeployerVersion = d.cfg.Version
+	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
 }

@@ -27,7 +27,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
-	err = d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
+	err = d.putOutcome(ctx, st, o)
 	if err == nil {
 		err = d.finish(ctx, st)
 	}

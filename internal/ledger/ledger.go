@@ -52,6 +52,9 @@ type Outcome struct {
 	// the client gave itself; without a verified caller, that name.
 	CreatedBy     string `json:"created_by,omitempty"`
 	CreatedByName string `json:"created_by_name,omitempty"`
+	// DeployerVersion is the build of the deployer that recorded the
+	// outcome (buildinfo.Info.String).
+	DeployerVersion string `json:"deployer_version,omitempty"`
 }
 
 // Current records what is deployed now in a project-config: written when a
@@ -68,6 +71,9 @@ type Current struct {
 	// data, by service name.
 	UserDataSHA256 map[string]string `json:"user_data_sha256,omitempty"`
 	Services       []string          `json:"services"`
+	// DeployerVersion is the build of the deployer that deployed the
+	// release (buildinfo.Info.String).
+	DeployerVersion string `json:"deployer_version,omitempty"`
 }
 
 // Intent is a write-ahead record of a task about to change what runs: the

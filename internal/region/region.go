@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/buildinfo"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/deployer"
@@ -290,6 +291,7 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 			Executions:          r.SFN(),
 			StateMachineARN:     r.info.StateMachineARN,
 			Identities:          r.verifier(),
+			Version:             buildinfo.Get().String(),
 			Clock:               r.clk,
 			Logger:              logger.With("component", "deployer"),
 		}, store, connector)
