@@ -135,6 +135,9 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 		return fmt.Errorf("starting the deploy: %w", err)
 	}
 	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
+	if about := describeRelease(r); about != "" {
+		out.message("%s", about)
+	}
 	c.announce(out, project, config, r.ReleaseID, arn)
 	if c.follow.noWait {
 		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, c.haltHint(file))

@@ -54,6 +54,7 @@ func TestDeployBlueGreen(t *testing.T) {
 	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
 	id2 := releaseIDOf(t, second.stdout)
 	require.NotEqual(t, id1, id2)
+	assert.Contains(t, second.stdout, "release "+id2+"\n  version build-1042: Serve the new landing page.\n", "deploy shows the release's version and description")
 	groups := tr.groups(devAccount, usEast1)
 	assert.NotContains(t, groups, devGroup(id1), "the old ASG is deleted")
 	assert.Contains(t, groups, devGroup(id2))
@@ -63,6 +64,7 @@ func TestDeployBlueGreen(t *testing.T) {
 	require.Equal(t, exitOK, st.code, st.stderr)
 	assert.Contains(t, st.stdout, "deployed  "+id2)
 	assert.Contains(t, st.stdout, "deployer "+buildinfo.Get().String(), "which deployer deployed it")
+	assert.Regexp(t, `\n  release +build-1042 +Serve the new landing page\.\n`, st.stdout, "status shows the release's version and description")
 	assert.Contains(t, st.stdout, id1)
 	assert.NotContains(t, st.stdout, "locked by")
 }

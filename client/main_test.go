@@ -57,6 +57,7 @@ func TestGolden(t *testing.T) {
 		{"validate-no-files", []string{"validate"}},
 		{"validate-bad-flag", []string{"validate", "--jsn", "x.json"}},
 		{"validate-help", []string{"validate", "-h"}},
+		{"validate-description-version", []string{"validate", "../testdata/invalid/description-version.json", "../testdata/invalid/description-control-version-long.json", "../testdata/invalid/description-version-types.json"}},
 		{"schema", []string{"schema"}},
 		{"schema-args", []string{"schema", "x"}},
 		{"help", []string{"help"}},

@@ -186,6 +186,9 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		if c := cs.Current; c != nil {
 			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName), deployerVersion(c.DeployerVersion))
+			if c.ReleaseVersion != "" || c.Description != "" {
+				row(tw, "  release", firstNonEmpty(c.ReleaseVersion, "(no version)"), oneLine(c.Description))
+			}
 		} else {
 			row(tw, "  deployed", "nothing yet")
 		}
@@ -243,13 +246,4 @@ func row(w io.Writer, cells ...string) {
 		cells = cells[:len(cells)-1]
 	}
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
-}
-
-// deployerVersion names the deployer build that recorded a release, ""
-// for records written before deployers said.
-func deployerVersion(v string) string {
-	if v == "" {
-		return ""
-	}
-	return "deployer " + v
 }

@@ -223,7 +223,7 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
 		CreatedBy: by, CreatedByName: name, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
-		DeployerVersion: d.cfg.Version,
+		DeployerVersion: d.cfg.Version, ReleaseVersion: r.Version, Description: r.Description,
 	}); err != nil {
 		return err
 	}

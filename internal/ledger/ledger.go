@@ -71,6 +71,10 @@ type Current struct {
 	// data, by service name.
 	UserDataSHA256 map[string]string `json:"user_data_sha256,omitempty"`
 	Services       []string          `json:"services"`
+	// ReleaseVersion and Description are the release's version and
+	// description, as it gave them.
+	ReleaseVersion string `json:"release_version,omitempty"`
+	Description    string `json:"description,omitempty"`
 	// DeployerVersion is the build of the deployer that deployed the
 	// release (buildinfo.Info.String).
 	DeployerVersion string `json:"deployer_version,omitempty"`

@@ -61,6 +61,12 @@ const (
 	MaxTagKeyLen    = 128
 	MaxTagValueLen  = 256
 	MaxResourceRef  = 255
+
+	// MaxDescriptionLen bounds a release's description, in characters.
+	MaxDescriptionLen = 1024
+	// MaxVersionLen bounds a release's version (a build number, a git
+	// commit or describe).
+	MaxVersionLen = 128
 )
 
 // The Step Functions quotas the local interpreter enforces as AWS does.

@@ -40,6 +40,9 @@ const (
 	sha256Pattern     = `^[0-9a-f]{64}$`
 	deviceNamePattern = `^/dev/(sd|xvd)[a-z]([1-9][0-9]?)?$`
 	createdByPattern  = `^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$`
+	versionPattern    = `^[A-Za-z0-9][A-Za-z0-9._+-]*$`
+	// descriptionPattern is the description's rule: no control characters but newline and tab (in the syntax ECMA-262 and RE2 share).
+	descriptionPattern = `^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$`
 )
 
 // Lengths not in package limits because they are AWS's, not ferry's.
@@ -71,6 +74,8 @@ var (
 	sha256Re       = regexp.MustCompile(sha256Pattern)
 	deviceNameRe   = regexp.MustCompile(deviceNamePattern)
 	createdByRe    = regexp.MustCompile(createdByPattern)
+	versionRe      = regexp.MustCompile(versionPattern)
+	descriptionRe  = regexp.MustCompile(descriptionPattern)
 )
 
 // checkProject returns why s is not a safe project name, or "".

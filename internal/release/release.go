@@ -18,6 +18,13 @@ type Release struct {
 	// is only the name the caller gave itself.
 	Identity *Identity `json:"identity,omitempty"`
 
+	// Description says what the release is, for people (at most
+	// limits.MaxDescriptionLen characters). Version is the build it
+	// deploys: a build number, a git commit (at most limits.MaxVersionLen
+	// characters). Both are shown by deploy and status.
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+
 	// AccountID and Region name the target environment; empty means the
 	// deployer's own. Qualifier selects a bootstrap of that environment.
 	AccountID string `json:"account_id,omitempty"`

@@ -114,6 +114,8 @@ func Schema() []byte {
 			"project_name": obj{"type": "string", "pattern": projectPattern, "maxLength": limits.MaxProjectLen,
 				"not": obj{"pattern": `\.\.`}, "description": "org/name"},
 			"config_name":    pattern("The environment, e.g. development.", simpleNamePattern, limits.MaxConfigLen),
+			"description":    obj{"type": "string", "maxLength": limits.MaxDescriptionLen, "pattern": descriptionPattern, "description": "What the release is, for people: shown by deploy and status."},
+			"version":        pattern("The build the release deploys: a build number or a git commit; shown by deploy and status.", versionPattern, limits.MaxVersionLen),
 			"account_id":     obj{"type": "string", "pattern": accountIDPattern, "description": "Target account (default: the deployer's)."},
 			"region":         obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "Target region (default: the deployer's)."},
 			"qualifier":      obj{"type": "string", "pattern": qualifierPattern, "description": "Selects a bootstrap of the target."},

@@ -84,17 +84,21 @@ func TestInvalidCorpus(t *testing.T) {
 func TestSchemaRefusesWhatDecodeRefuses(t *testing.T) {
 	schema := compileSchema(t)
 	cases := map[string]string{
-		"unknown field":       strings.Replace(minimalFile, `"instance_type"`, `"autoscalng":{},"instance_type"`, 1),
-		"release_id":          strings.Replace(minimalFile, `{`, `{"release_id":"r1",`, 1),
-		"asset sha256":        strings.Replace(minimalFile, `{`, `{"assets":{"a":{"path":"a","sha256":"x"}},`, 1),
-		"bad project":         strings.Replace(minimalFile, `coinbase/deploy-test`, `coinbase/../x`, 1),
-		"spread 1":            strings.Replace(minimalFile, `"instance_type"`, `"autoscaling":{"spread":1},"instance_type"`, 1),
-		"reserved tag":        strings.Replace(minimalFile, `"instance_type"`, `"tags":{"name":"x"},"instance_type"`, 1),
-		"aws tag":             strings.Replace(minimalFile, `"instance_type"`, `"tags":{"aws:x":"x"},"instance_type"`, 1),
-		"no services":         strings.Replace(minimalFile, `{"web":{"instance_type":"t2.nano","security_groups":["sg-web"]}}`, `{}`, 1),
-		"null ami":            strings.Replace(minimalFile, `"ubuntu"`, `null`, 1),
-		"asset path dot dot":  strings.Replace(minimalFile, `{`, `{"assets":{"a":{"path":"x/../y"}},`, 1),
-		"bad ebs volume type": strings.Replace(minimalFile, `"instance_type"`, `"ebs_volume_size":1,"ebs_volume_type":"gp9","instance_type"`, 1),
+		"unknown field":          strings.Replace(minimalFile, `"instance_type"`, `"autoscalng":{},"instance_type"`, 1),
+		"release_id":             strings.Replace(minimalFile, `{`, `{"release_id":"r1",`, 1),
+		"asset sha256":           strings.Replace(minimalFile, `{`, `{"assets":{"a":{"path":"a","sha256":"x"}},`, 1),
+		"bad project":            strings.Replace(minimalFile, `coinbase/deploy-test`, `coinbase/../x`, 1),
+		"spread 1":               strings.Replace(minimalFile, `"instance_type"`, `"autoscaling":{"spread":1},"instance_type"`, 1),
+		"reserved tag":           strings.Replace(minimalFile, `"instance_type"`, `"tags":{"name":"x"},"instance_type"`, 1),
+		"aws tag":                strings.Replace(minimalFile, `"instance_type"`, `"tags":{"aws:x":"x"},"instance_type"`, 1),
+		"no services":            strings.Replace(minimalFile, `{"web":{"instance_type":"t2.nano","security_groups":["sg-web"]}}`, `{}`, 1),
+		"null ami":               strings.Replace(minimalFile, `"ubuntu"`, `null`, 1),
+		"asset path dot dot":     strings.Replace(minimalFile, `{`, `{"assets":{"a":{"path":"x/../y"}},`, 1),
+		"long description":       strings.Replace(minimalFile, `{`, `{"description":"`+strings.Repeat("é", 1025)+`",`, 1),
+		"control in description": strings.Replace(minimalFile, `{`, `{"description":"a\u0007b",`, 1),
+		"version with a space":   strings.Replace(minimalFile, `{`, `{"version":"1 2",`, 1),
+		"long version":           strings.Replace(minimalFile, `{`, `{"version":"`+strings.Repeat("a", 129)+`",`, 1),
+		"bad ebs volume type":    strings.Replace(minimalFile, `"instance_type"`, `"ebs_volume_size":1,"ebs_volume_type":"gp9","instance_type"`, 1),
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -86,6 +87,7 @@ func (v *validator) release() {
 		}
 	}
 	v.identity()
+	v.describedBy()
 	if r.AccountID != "" && !accountIDRe.MatchString(r.AccountID) {
 		p.add("account_id", "must be 12 digits")
 	}
@@ -116,6 +118,20 @@ func (v *validator) release() {
 		v.service(name)
 	}
 	v.userData()
+}
+
+// describedBy checks the release's description and version.
+func (v *validator) describedBy() {
+	r, p := v.r, v.p
+	switch d := r.Description; {
+	case utf8.RuneCountInString(d) > limits.MaxDescriptionLen:
+		p.add("description", "must be at most %d characters, not %d", limits.MaxDescriptionLen, utf8.RuneCountInString(d))
+	case !descriptionRe.MatchString(d):
+		p.add("description", "must not contain control characters other than newline and tab")
+	}
+	if r.Version != "" && (len(r.Version) > limits.MaxVersionLen || !versionRe.MatchString(r.Version)) {
+		p.add("version", "must be 1 to %d letters, digits, '.', '_', '+' and '-', starting with a letter or digit (a build number or a git commit)", limits.MaxVersionLen)
+	}
 }
 
 // identity bounds the identity proof's shape; what it proves is package
@@ -187,11 +203,8 @@ func (v *validator) assets() {
 // digest and size the client filled in (once uploaded).
 func (v *validator) asset(name string, a *Asset) {
 	apath := field("assets", name)
-	switch {
-	case len(name) > maxAssetNameLen:
-		v.p.add(apath, "asset name must be at most %d characters", maxAssetNameLen)
-	case !assetNameRe.MatchString(name) || strings.Contains(name, ".."):
-		v.p.add(apath, "asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without \"..\"")
+	if why := checkAssetName(name); why != "" {
+		v.p.add(apath, "%s", why)
 	}
 	if a == nil {
 		v.p.add(apath, "must be an object")
@@ -214,6 +227,17 @@ func (v *validator) asset(name string, a *Asset) {
 	case a.Size < 0 || a.Size > limits.MaxAssetBytes:
 		v.p.add(field(apath, "size"), "must be between 1 and %d bytes", limits.MaxAssetBytes)
 	}
+}
+
+// checkAssetName returns why name is not a valid asset name, or "".
+func checkAssetName(name string) string {
+	switch {
+	case len(name) > maxAssetNameLen:
+		return fmt.Sprintf("asset name must be at most %d characters", maxAssetNameLen)
+	case !assetNameRe.MatchString(name) || strings.Contains(name, ".."):
+		return "asset name must be letters, digits, '.', '_' and '-', starting with a letter or digit, without \"..\""
+	}
+	return ""
 }
 
 // checkAssetPath returns why p is not a safe relative asset path, or "".

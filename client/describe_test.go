@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+func TestDescribeRelease(t *testing.T) {
+	tests := []struct {
+		name                 string
+		version, description string
+		want                 string
+	}{
+		{"neither", "", "", ""},
+		{"version only", "1042", "", "  version 1042"},
+		{"description only", "", "Fix the\nlogin page", "  Fix the login page"},
+		{"both", "abc1234", "Fix it", "  version abc1234: Fix it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, describeRelease(&release.Release{Version: tt.version, Description: tt.description}))
+		})
+	}
+	assert.Empty(t, deployerVersion(""))
+	assert.Equal(t, "deployer v1 (commit c, go1.26)", deployerVersion("v1 (commit c, go1.26)"))
+}
