@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +66,8 @@ func TestDeployBlueGreen(t *testing.T) {
 	assert.Contains(t, st.stdout, "deployed  "+id2)
 	assert.Contains(t, st.stdout, "deployer "+buildinfo.Get().String(), "which deployer deployed it")
 	assert.Regexp(t, `\n  release +build-1042 +Serve the new landing page\.\n`, st.stdout, "status shows the release's version and description")
+	assert.Regexp(t, `\n  target +account `+devAccount+` +region `+usEast1+`\n`, st.stdout, "status shows the environment")
+	assert.Regexp(t, `\n  services \(desired instances, as deployed\)\n    web  `+regexp.QuoteMeta(devGroup(id2))+`  ami-[0-9a-f]+  desired 2\n`, st.stdout, "status shows each service's group, image and desired count")
 	assert.Contains(t, st.stdout, id1)
 	assert.NotContains(t, st.stdout, "locked by")
 }

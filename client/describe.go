@@ -1,6 +1,13 @@
 package main
 
-import "github.com/ferryhq/ferry/internal/release"
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/release"
+)
 
 // describeRelease is the line deploy prints under a release's id: its
 // version and description, "" when it gives neither.
@@ -24,4 +31,36 @@ func deployerVersion(v string) string {
 		return ""
 	}
 	return "deployer " + v
+}
+
+// currentRows are status's rows of what is deployed: the release, who
+// deployed it with which deployer, its version and description, and the
+// environment it runs in.
+func currentRows(tw io.Writer, c *ledger.Current) {
+	if c == nil {
+		row(tw, "  deployed", "nothing yet")
+		return
+	}
+	row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName), deployerVersion(c.DeployerVersion))
+	if c.ReleaseVersion != "" || c.Description != "" {
+		row(tw, "  release", firstNonEmpty(c.ReleaseVersion, "(no version)"), oneLine(c.Description))
+	}
+	if c.AccountID != "" || c.Region != "" {
+		row(tw, "  target", "account "+firstNonEmpty(c.AccountID, "?"), "region "+firstNonEmpty(c.Region, "?"))
+	}
+}
+
+// writeGroups lists the current release's groups, a line per service:
+// its group, AMI id and desired instance count (what the group was
+// settled to after the deploy; scaling policies may have moved it since).
+func writeGroups(w io.Writer, c *ledger.Current) {
+	if c == nil || len(c.Groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  services (desired instances, as deployed)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range c.Groups {
+		row(tw, "    "+g.Service, g.Group, firstNonEmpty(g.ImageID, "(image unknown)"), fmt.Sprintf("desired %d", g.Desired))
+	}
+	tw.Flush()
 }

@@ -184,18 +184,12 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		}
 		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		if c := cs.Current; c != nil {
-			row(tw, "  deployed", c.ReleaseID, formatTime(c.DeployedAt), byWhom(c.CreatedBy, c.CreatedByName), deployerVersion(c.DeployerVersion))
-			if c.ReleaseVersion != "" || c.Description != "" {
-				row(tw, "  release", firstNonEmpty(c.ReleaseVersion, "(no version)"), oneLine(c.Description))
-			}
-		} else {
-			row(tw, "  deployed", "nothing yet")
-		}
+		currentRows(tw, cs.Current)
 		if h := cs.Lock; h != nil {
 			row(tw, "  locked by", h.ReleaseID, "since "+formatTime(h.Since), lastSegment(h.Execution))
 		}
 		tw.Flush()
+		writeGroups(w, cs.Current)
 		if len(cs.Releases) == 0 {
 			continue
 		}

@@ -62,6 +62,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		if err := d.finish(ctx, st); err != nil {
 			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{retired: true, settled: true}, err)
 		}
+		d.retired(ctx, st)
 		return st, nil
 	}
 	plan, found, err := d.ledger.GetDeleting(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
@@ -74,6 +75,19 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		}
 	}
 	return st, d.retire(ctx, st, req, plan)
+}
+
+// retired sets st.Retired, for an execution that already succeeded, from
+// its deleting record: the groups the swap retired. It only informs the
+// client, so a record that cannot be read leaves it empty, with a warning.
+func (d *Deployer) retired(ctx context.Context, st *execution.State) {
+	plan, found, err := d.ledger.GetDeleting(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		d.log.Warn("cannot read which groups were retired", "release_id", st.ReleaseID, "error", err.Error())
+	}
+	if found {
+		st.Retired = plan.Groups
+	}
 }
 
 // succeeded reports whether this execution's outcome already records
@@ -191,6 +205,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	p.retired = true
+	st.Retired = plan.Groups
 	if err := d.settle(ctx, c, st, req); err != nil {
 		return fail(err)
 	}
@@ -224,6 +239,7 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
 		CreatedBy: by, CreatedByName: name, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
 		DeployerVersion: d.cfg.Version, ReleaseVersion: r.Version, Description: r.Description,
+		AccountID: st.Target.AccountID, Region: st.Target.Region, Groups: currentGroups(st),
 	}); err != nil {
 		return err
 	}
@@ -331,4 +347,18 @@ func (d *Deployer) standing(ctx context.Context, p *retireProgress) (names []str
 		}
 	}
 	return p.plan.Groups, false
+}
+
+// currentGroups are what the current record names of each service: its
+// group, image and desired capacity.
+func currentGroups(st *execution.State) []ledger.CurrentGroup {
+	out := make([]ledger.CurrentGroup, 0, len(st.Services))
+	for _, svc := range st.Services {
+		g := ledger.CurrentGroup{Service: svc, Group: naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID), ImageID: st.Images[svc]}
+		if st.Health != nil {
+			g.Desired = st.Health.Services[svc].Desired
+		}
+		out = append(out, g)
+	}
+	return out
 }

@@ -82,7 +82,9 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	}
 	rel := d.fleetRelease(c, st, req)
 	report := map[string]execution.ServiceHealth{}
+	st.Images = map[string]string{}
 	for _, svc := range r.ServiceNames() {
+		st.Images[svc] = res.Images[r.ServiceAMI(svc)]
 		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups); err != nil {
 			return nil, err
 		}

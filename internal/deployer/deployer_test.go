@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -57,6 +58,14 @@ func TestHappyPath(t *testing.T) {
 	assert.Equal(t, []string{"web"}, cur.Services)
 	assert.Len(t, cur.UserDataSHA256["web"], 64)
 	assert.Equal(t, harnessVersion, cur.DeployerVersion)
+	assert.Equal(t, account, cur.AccountID)
+	assert.Equal(t, region, cur.Region)
+	require.Len(t, cur.Groups, 1)
+	lts := h.account().LaunchTemplates
+	require.Len(t, lts, 1)
+	assert.Equal(t, ledger.CurrentGroup{Service: "web", Group: name1, ImageID: lts[0].ImageID, Desired: 2}, cur.Groups[0])
+	assert.Regexp(t, `^ami-[0-9a-f]+$`, cur.Groups[0].ImageID, "the AMI id, not the release's Name tag")
+	assert.Empty(t, x1.state.Retired, "nothing to retire on a first deploy")
 	out, found, err := h.ledger.GetOutcome(ctx, project, config, r1.ReleaseID)
 	require.NoError(t, err)
 	require.True(t, found)
@@ -79,6 +88,7 @@ func TestHappyPath(t *testing.T) {
 	_, err = x2.untilHealthy(100)
 	require.NoError(t, err)
 	require.NoError(t, x2.step(execution.TaskCleanUpSuccess))
+	assert.Equal(t, []string{name1}, x2.state.Retired, "CleanUpSuccess names what it retired")
 	groups := h.groups()
 	if old, ok := groups[name1]; ok {
 		assert.Equal(t, "Delete in progress", old.Status)
@@ -111,6 +121,11 @@ func TestStatePayload50Services(t *testing.T) {
 	x.state.Health = &execution.Health{WaitSeconds: 5, Services: map[string]execution.ServiceHealth{}}
 	for _, s := range x.state.Services {
 		x.state.Health.Services[s] = execution.ServiceHealth{Launched: 1000, Healthy: 1000, Terminating: 1000, Target: 1000}
+	}
+	x.state.Images = map[string]string{}
+	for _, s := range x.state.Services {
+		x.state.Images[s] = "ami-0123456789abcdef0"
+		x.state.Retired = append(x.state.Retired, naming.GroupName(r.ProjectName, r.ConfigName, s, "20250101T000000Z-abcdef"))
 	}
 	x.state.Error = &execution.Error{Error: "HaltError", Cause: strings.Repeat("x", 2000)}
 	b, err := json.Marshal(x.state)

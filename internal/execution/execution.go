@@ -78,6 +78,12 @@ type State struct {
 	// is to retire, named in a FailureDirty outcome when CleanUpSuccess
 	// cannot tell what it retired.
 	Previous []string `json:"previous,omitempty"`
+	// Images are the AMI ids Deploy resolved, by service name: what the
+	// current record names as each service's image.
+	Images map[string]string `json:"images,omitempty"`
+	// Retired are the groups CleanUpSuccess retired (with their launch
+	// templates and alarms), sorted: what the client names at the end.
+	Retired []string `json:"retired,omitempty"`
 
 	Health *Health `json:"health,omitempty"`
 	Error  *Error  `json:"error,omitempty"`

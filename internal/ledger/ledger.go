@@ -71,6 +71,11 @@ type Current struct {
 	// data, by service name.
 	UserDataSHA256 map[string]string `json:"user_data_sha256,omitempty"`
 	Services       []string          `json:"services"`
+	// AccountID and Region are the environment the release runs in.
+	AccountID string `json:"account_id,omitempty"`
+	Region    string `json:"region,omitempty"`
+	// Groups are the release's groups, one per service, in service order.
+	Groups []CurrentGroup `json:"groups,omitempty"`
 	// ReleaseVersion and Description are the release's version and
 	// description, as it gave them.
 	ReleaseVersion string `json:"release_version,omitempty"`
@@ -78,6 +83,16 @@ type Current struct {
 	// DeployerVersion is the build of the deployer that deployed the
 	// release (buildinfo.Info.String).
 	DeployerVersion string `json:"deployer_version,omitempty"`
+}
+
+// CurrentGroup is one service of the current release: its Auto Scaling
+// group, the AMI id its instances run and its desired capacity once the
+// deploy settled it.
+type CurrentGroup struct {
+	Service string `json:"service"`
+	Group   string `json:"group"`
+	ImageID string `json:"image_id,omitempty"`
+	Desired int    `json:"desired"`
 }
 
 // Intent is a write-ahead record of a task about to change what runs: the
