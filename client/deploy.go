@@ -208,6 +208,9 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
 		return exitf(exitFailureDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
 	}
+	if u.End == execution.EndSuccess && !c.follow.asJSON {
+		nameGroups(ctx, d, out, arn)
+	}
 	return exitSilently(exitCodeOf(u))
 }
 

@@ -55,6 +55,7 @@ func TestDeployBlueGreen(t *testing.T) {
 	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
 	id2 := releaseIDOf(t, second.stdout)
 	require.NotEqual(t, id1, id2)
+	assert.Contains(t, second.stdout, "\ncreated group "+devGroup(id2)+"\nretired group "+devGroup(id1)+"\n", "deploy names the groups it created and retired")
 	assert.Contains(t, second.stdout, "release "+id2+"\n  version build-1042: Serve the new landing page.\n", "deploy shows the release's version and description")
 	groups := tr.groups(devAccount, usEast1)
 	assert.NotContains(t, groups, devGroup(id1), "the old ASG is deleted")

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -63,4 +70,35 @@ func writeGroups(w io.Writer, c *ledger.Current) {
 		row(tw, "    "+g.Service, g.Group, firstNonEmpty(g.ImageID, "(image unknown)"), fmt.Sprintf("desired %d", g.Desired))
 	}
 	tw.Flush()
+}
+
+// nameGroups says, once a deploy succeeded, which groups it created and
+// which it retired, from the execution's output (the state document
+// CleanUpSuccess returned). It only informs: an output that cannot be
+// read says nothing.
+func nameGroups(ctx context.Context, d *deployer, out *display, arn string) {
+	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return
+	}
+	for _, line := range groupLines(aws.ToString(desc.Output)) {
+		out.message("%s", line)
+	}
+}
+
+// groupLines are the lines naming the groups a succeeded execution with
+// output created and retired.
+func groupLines(output string) []string {
+	var st execution.State
+	if err := json.Unmarshal([]byte(output), &st); err != nil || st.ReleaseID == "" {
+		return nil
+	}
+	var lines []string
+	for _, svc := range st.Services {
+		lines = append(lines, "created group "+naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID))
+	}
+	for _, g := range st.Retired {
+		lines = append(lines, "retired group "+g)
+	}
+	return lines
 }
