@@ -80,6 +80,7 @@ func commands(env Env) []command {
 		&bootstrapCommand{env: env},
 		&deployCommand{env: env},
 		&haltCommand{env: env},
+		&listCommand{env: env},
 		&localCommand{env: env},
 		&schemaCommand{env: env},
 		&statusCommand{env: env},

@@ -75,16 +75,7 @@ func TestUnlockRefusedWhileRunning(t *testing.T) {
 	started := tr.ferry(t, "deploy", "--local", "--no-wait", demoSlow)
 	require.Equal(t, exitOK, started.code, started.stderr)
 	id := releaseIDOf(t, started.stdout)
-	wait := tr.sleeper()
-	locks := lock.New(tr.S3(), tr.Bucket(), tr.Clock())
-	for {
-		_, found, err := locks.Get(context.Background(), "coinbase/deploy-test", "development")
-		require.NoError(t, err)
-		if found {
-			break
-		}
-		require.NoError(t, wait(context.Background(), 0))
-	}
+	locks := tr.untilLocked(t, "coinbase/deploy-test", "development")
 	res := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", id)
 	assert.Equal(t, exitFailure, res.code)
 	assert.Contains(t, res.stderr, "not removed: release "+id+" is still deploying")

@@ -312,21 +312,12 @@ func (l *Ledger) GetCurrent(ctx context.Context, project, config string) (Curren
 func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, prefix := range []string{naming.ProjectPrefix(project), naming.StatePrefix + naming.ProjectPrefix(project)} {
-		p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
-			Bucket:    aws.String(l.bucket),
-			Prefix:    aws.String(prefix),
-			Delimiter: aws.String("/"),
-		})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return nil, l.store.Classify("list "+prefix, err)
-			}
-			for _, cp := range page.CommonPrefixes {
-				if config := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/"); config != "" {
-					seen[config] = true
-				}
-			}
+		configs, err := l.children(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range configs {
+			seen[c] = true
 		}
 	}
 	configs := make([]string, 0, len(seen))
@@ -335,6 +326,66 @@ func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) 
 	}
 	sort.Strings(configs)
 	return configs, nil
+}
+
+// ProjectConfig names one project-config.
+type ProjectConfig struct {
+	Project string `json:"project"`
+	Config  string `json:"config"`
+}
+
+// ProjectConfigs lists every project-config the deployer keeps records of
+// (under naming.StatePrefix: a lock, a current record or a release's
+// records), sorted by project, then config, following every page of the
+// listings. What clients uploaded without the deployer ever seeing it is
+// not listed.
+func (l *Ledger) ProjectConfigs(ctx context.Context) ([]ProjectConfig, error) {
+	var out []ProjectConfig
+	orgs, err := l.children(ctx, naming.StatePrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, org := range orgs {
+		names, err := l.children(ctx, naming.StatePrefix+org+"/")
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			project := org + "/" + name
+			configs, err := l.children(ctx, naming.StatePrefix+naming.ProjectPrefix(project))
+			if err != nil {
+				return nil, err
+			}
+			for _, config := range configs {
+				out = append(out, ProjectConfig{Project: project, Config: config})
+			}
+		}
+	}
+	return out, nil
+}
+
+// children lists the next path segments under prefix (the common
+// prefixes of a "/"-delimited listing), sorted, following every page.
+func (l *Ledger) children(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{
+		Bucket:    aws.String(l.bucket),
+		Prefix:    aws.String(prefix),
+		Delimiter: aws.String("/"),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, l.store.Classify("list "+prefix, err)
+		}
+		for _, cp := range page.CommonPrefixes {
+			if seg := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/"); seg != "" {
+				out = append(out, seg)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Releases lists the ids of the releases stored for project/config (those

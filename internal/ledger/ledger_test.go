@@ -326,8 +326,9 @@ func TestFailures(t *testing.T) {
 			_, errU := l.GetUserData(ctx, project, config, "r1", "web")
 			_, errL := l.Configs(ctx, project)
 			_, errR := l.Releases(ctx, project, config)
+			_, errP := l.ProjectConfigs(ctx)
 			for i, err := range []error{
-				err, errD, errX, errW, errO, errC, errU, errL, errR,
+				err, errD, errX, errW, errO, errC, errU, errL, errR, errP,
 				l.PutRelease(ctx, project, config, "r1", releaseJSON("r1")),
 				l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: "r1"}),
 			} {
@@ -369,4 +370,29 @@ func TestReleaseObjectsExpire(t *testing.T) {
 		naming.DeletingKey(project, config, id):        expire,
 		naming.CurrentKey(project, config):             "",
 	}, rec.Tagging)
+}
+
+// TestProjectConfigs: every project-config with a deployer record is
+// listed, sorted; one only a client wrote to is not.
+func TestProjectConfigs(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	got, err := e.ledger.ProjectConfigs(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "an empty bucket")
+
+	require.NoError(t, e.ledger.PutCurrent(ctx, "coinbase/shop", "production", ledger.Current{ReleaseID: "r1"}))
+	require.NoError(t, e.ledger.PutCurrent(ctx, "coinbase/shop", "development", ledger.Current{ReleaseID: "r1"}))
+	require.NoError(t, e.ledger.PutOutcome(ctx, "acme/web", "staging", ledger.Outcome{ReleaseID: "r2", End: "FailureClean"}))
+	_, err = e.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket),
+		Key: aws.String(naming.ReleaseKey("other/never-run", "dev", "r3")), Body: strings.NewReader("{}")})
+	require.NoError(t, err)
+
+	got, err = e.ledger.ProjectConfigs(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []ledger.ProjectConfig{
+		{Project: "acme/web", Config: "staging"},
+		{Project: "coinbase/shop", Config: "development"},
+		{Project: "coinbase/shop", Config: "production"},
+	}, got)
 }
