@@ -3,6 +3,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -38,4 +39,17 @@ func ExecutionName(project, config, releaseID string) string {
 	sum := sha256.Sum256([]byte(project + "\x00" + config + "\x00" + releaseID))
 	suffix := "__" + hex.EncodeToString(sum[:8])
 	return name[:MaxExecutionNameLen-len(suffix)] + suffix
+}
+
+// ParseExecutionName reads an execution name back into the release it
+// deploys: the inverse of ExecutionName for the names it did not cut. ok
+// is false for a cut name (it ends in a hash; read the execution's input
+// instead) and for a name ExecutionName never makes.
+func ParseExecutionName(name string) (project, config, releaseID string, ok bool) {
+	parts := strings.Split(name, "_")
+	if len(parts) != 4 || slices.Contains(parts, "") {
+		return "", "", "", false
+	}
+	dec := strings.NewReplacer("D", ".", "U", "_")
+	return dec.Replace(parts[0]) + "/" + dec.Replace(parts[1]), parts[2], parts[3], true
 }

@@ -199,9 +199,23 @@ func TestExecutionName(t *testing.T) {
 					}
 					seen[name] = coords
 					assert.Equal(t, name, naming.ExecutionName(coords[0], coords[1], coords[2]))
+					project, config, id, ok := naming.ParseExecutionName(name)
+					if !strings.Contains(name, "__") {
+						require.True(t, ok, name)
+						assert.Equal(t, coords, [3]string{project, config, id}, "%s reads back", name)
+					} else {
+						assert.False(t, ok, "a cut name %s does not read back", name)
+					}
 				}
 			}
 		}
+	}
+}
+
+func TestParseExecutionNameRefuses(t *testing.T) {
+	for _, name := range []string{"", "a_b_c", "a_b_c_d_e", "a__b_c", "a_b__0123456789abcdef", "_b_c_d"} {
+		_, _, _, ok := naming.ParseExecutionName(name)
+		assert.False(t, ok, "%q", name)
 	}
 }
 
