@@ -79,6 +79,7 @@ func commands(env Env) []command {
 	return []command{
 		&bootstrapCommand{env: env},
 		&deployCommand{env: env},
+		&followCommand{env: env},
 		&haltCommand{env: env},
 		&listCommand{env: env},
 		&localCommand{env: env},

@@ -44,23 +44,13 @@ func findRunning(ctx context.Context, d *deployer, project, config string) ([]ru
 			return nil, fmt.Errorf("listing the running deploys: %w", err)
 		}
 		for _, item := range page.Executions {
-			arn := aws.ToString(item.ExecutionArn)
-			desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+			x, ok, err := describeRunning(ctx, d, item)
 			if err != nil {
-				var gone *sfntypes.ExecutionDoesNotExist
-				if errors.As(err, &gone) {
-					continue
-				}
-				return nil, fmt.Errorf("reading running execution %s: %w", aws.ToString(item.Name), err)
+				return nil, err
 			}
-			if desc.Status != sfntypes.ExecutionStatusRunning {
-				continue
+			if ok && x.Release.ProjectName == project && x.Release.ConfigName == config {
+				found = append(found, x)
 			}
-			r, err := release.Decode([]byte(aws.ToString(desc.Input)))
-			if err != nil || r.ProjectName != project || r.ConfigName != config {
-				continue
-			}
-			found = append(found, runningExecution{ARN: arn, Name: aws.ToString(item.Name), Started: aws.ToTime(desc.StartDate), Release: r})
 		}
 	}
 	slices.SortStableFunc(found, func(a, b runningExecution) int { return a.Started.Compare(b.Started) })

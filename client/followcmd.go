@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// followCommand is ferry follow.
+type followCommand struct {
+	env      Env
+	deployer deployerFlags
+	follow   followFlags
+}
+
+func (c *followCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "follow",
+		args:    "PROJECT CONFIG | RELEASE_ID",
+		summary: "Follow a running deploy to its end, without its release file",
+		help: `Follow attaches to the running deploy of PROJECT CONFIG, or of the release
+RELEASE_ID (as ferry deploy, ferry status and ferry list name it), and
+shows it as ferry deploy does, to its end. It exits as ferry deploy does
+once the deploy ends, and 1 when no such deploy is running.
+
+Ctrl-C stops following, not the deploy: ferry halt PROJECT CONFIG stops it.`,
+		usageCode: exitUsage,
+	}
+}
+
+func (c *followCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.BoolVar(&c.follow.asJSON, "json", false, "print one JSON object per event and the outcome")
+	fs.DurationVar(&c.follow.poll, "poll", defaultPollInterval, "how often to read the execution's history (default 1s)")
+}
+
+func (c *followCommand) Run(ctx context.Context, args []string) error {
+	var project, config, releaseID string
+	switch len(args) {
+	case 1:
+		releaseID = args[0]
+		if err := release.ValidateReleaseID(releaseID); err != nil {
+			return usageErrorf(c.spec(), "%v", err)
+		}
+	case 2:
+		project, config = args[0], args[1]
+		if err := errors.Join(release.ValidateProjectName(project), release.ValidateConfigName(config)); err != nil {
+			return usageErrorf(c.spec(), "%v", err)
+		}
+	default:
+		return usageErrorf(c.spec(), "follow takes a project and a config, or a release id")
+	}
+	if err := c.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("follow", exitFailure, c.run(ctx, project, config, releaseID))
+}
+
+// run finds the running deploy (of project/config, or of releaseID when
+// project is "") and follows it as deploy does.
+func (c *followCommand) run(ctx context.Context, project, config, releaseID string) error {
+	d, err := connect(ctx, c.env, &c.deployer)
+	if err != nil {
+		return err
+	}
+	var x runningExecution
+	if project != "" {
+		x, err = runningOf(ctx, d, project, config)
+	} else {
+		x, err = runningRelease(ctx, d, releaseID)
+	}
+	if err != nil {
+		return err
+	}
+	deploy := &deployCommand{env: c.env, deployer: c.deployer, follow: c.follow}
+	out := newDisplay(c.env, c.follow.asJSON)
+	r := x.Release
+	out.message("ferry follow: %s %s release %s", r.ProjectName, r.ConfigName, r.ReleaseID)
+	if about := describeRelease(r); about != "" {
+		out.message("%s", about)
+	}
+	deploy.announce(out, r.ProjectName, r.ConfigName, r.ReleaseID, x.ARN)
+	return deploy.followToEnd(ctx, d, out, r.ProjectName+" "+r.ConfigName, x.ARN)
+}
+
+// runningOf is the running deploy of project/config: the oldest, which
+// holds the lock when there are several.
+func runningOf(ctx context.Context, d *deployer, project, config string) (runningExecution, error) {
+	running, err := findRunning(ctx, d, project, config)
+	if err != nil {
+		return runningExecution{}, err
+	}
+	if len(running) == 0 {
+		return runningExecution{}, fmt.Errorf("no deploy of %s %s is running (see ferry status %s %s)", project, config, project, config)
+	}
+	return running[0], nil
+}
+
+// runningRelease is the running execution that deploys releaseID, found
+// by its name (naming.ExecutionName, read back); a cut name is matched by
+// reading the release in its input.
+func runningRelease(ctx context.Context, d *deployer, releaseID string) (runningExecution, error) {
+	p := sfn.NewListExecutionsPaginator(d.sfn, &sfn.ListExecutionsInput{
+		StateMachineArn: aws.String(d.cfg.StateMachineARN),
+		StatusFilter:    sfntypes.ExecutionStatusRunning,
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return runningExecution{}, fmt.Errorf("listing the running deploys: %w", err)
+		}
+		for _, item := range page.Executions {
+			if _, _, id, ok := naming.ParseExecutionName(aws.ToString(item.Name)); ok && id != releaseID {
+				continue
+			}
+			x, found, err := describeRunning(ctx, d, item)
+			if err != nil {
+				return runningExecution{}, err
+			}
+			if found && x.Release.ReleaseID == releaseID {
+				return x, nil
+			}
+		}
+	}
+	return runningExecution{}, fmt.Errorf("no deploy of release %s is running (see ferry list)", releaseID)
+}
+
+// describeRunning reads the release a running execution deploys; found is
+// false when it is no longer running or its input is not a release.
+func describeRunning(ctx context.Context, d *deployer, item sfntypes.ExecutionListItem) (runningExecution, bool, error) {
+	arn := aws.ToString(item.ExecutionArn)
+	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		var gone *sfntypes.ExecutionDoesNotExist
+		if errors.As(err, &gone) {
+			return runningExecution{}, false, nil
+		}
+		return runningExecution{}, false, fmt.Errorf("reading running execution %s: %w", aws.ToString(item.Name), err)
+	}
+	if desc.Status != sfntypes.ExecutionStatusRunning {
+		return runningExecution{}, false, nil
+	}
+	r, err := release.Decode([]byte(aws.ToString(desc.Input)))
+	if err != nil {
+		return runningExecution{}, false, nil
+	}
+	return runningExecution{ARN: arn, Name: aws.ToString(item.Name), Started: aws.ToTime(desc.StartDate), Release: r}, true, nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFollow: ferry follow attaches to a running deploy by its release id
+// or its project-config, shows it as deploy does and exits as deploy does.
+func TestFollow(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+
+	started := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, started.code, started.stderr)
+	id := releaseIDOf(t, started.stdout)
+	byID := tr.ferry(t, "follow", "--local", id)
+	require.Equal(t, exitOK, byID.code, "stdout:\n%s\nstderr:\n%s", byID.stdout, byID.stderr)
+	assert.Contains(t, byID.stdout, "ferry follow: coinbase/deploy-test development release "+id+"\n")
+	assert.Contains(t, byID.stdout, "  CleanUpSuccess\n")
+	assert.Contains(t, byID.stdout, "created group "+devGroup(id)+"\n")
+
+	broken := tr.ferry(t, "deploy", "--local", "--no-wait", demoBroken)
+	require.Equal(t, exitOK, broken.code, broken.stderr)
+	brokenID := releaseIDOf(t, broken.stdout)
+	byConfig := tr.ferry(t, "follow", "--local", "coinbase/deploy-test", "development")
+	assert.Equal(t, exitFailureClean, byConfig.code, "stdout:\n%s\nstderr:\n%s", byConfig.stdout, byConfig.stderr)
+	assert.Contains(t, byConfig.stdout, "release "+brokenID+"\n")
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"nothing running for the config", []string{"coinbase/deploy-test", "development"}, exitFailure, "ferry follow: no deploy of coinbase/deploy-test development is running"},
+		{"nothing running for the release", []string{id}, exitFailure, "ferry follow: no deploy of release " + id + " is running"},
+		{"no arguments", nil, exitUsage, "ferry follow: follow takes a project and a config, or a release id"},
+		{"three arguments", []string{"a/b", "c", "d"}, exitUsage, "follow takes a project and a config, or a release id"},
+		{"a bad release id", []string{"no_such id"}, exitUsage, "ferry follow: "},
+		{"a bad project", []string{"nope", "development"}, exitUsage, "ferry follow: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := tr.ferry(t, append([]string{"follow", "--local"}, tt.args...)...)
+			assert.Equal(t, tt.code, res.code, res.stderr)
+			assert.Contains(t, res.stderr, tt.want)
+		})
+	}
+}
