@@ -71,13 +71,18 @@ type commandSpec struct {
 	// usageCode is the exit code of a wrong use of the command: exitUsage,
 	// or exitNotStarted for the commands whose 2 is FailureDirty.
 	usageCode int
+	// hidden keeps the command out of ferry help and completion (the
+	// commands the completion scripts run).
+	hidden bool
 }
 
 // commands is the command table: every command, bound to env, in the
 // order ferry help lists them (by name).
 func commands(env Env) []command {
 	return []command{
+		&namesCommand{env: env},
 		&bootstrapCommand{env: env},
+		&completionCommand{env: env},
 		&deployCommand{env: env},
 		&followCommand{env: env},
 		&haltCommand{env: env},
@@ -272,10 +277,15 @@ func (c *cli) usage(w io.Writer) {
 	fmt.Fprint(w, "ferry deploys releases to EC2 Auto Scaling Groups, blue/green.\n\nusage: ferry COMMAND [flags] [args]\n\ncommands:\n")
 	width := 4
 	for _, cmd := range c.commands {
-		width = max(width, len(cmd.spec().name))
+		if !cmd.spec().hidden {
+			width = max(width, len(cmd.spec().name))
+		}
 	}
 	for _, cmd := range c.commands {
 		spec := cmd.spec()
+		if spec.hidden {
+			continue
+		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, spec.name, spec.summary)
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
