@@ -34,6 +34,23 @@ type runningExecution struct {
 // follow).
 func findRunning(ctx context.Context, d *deployer, project, config string) ([]runningExecution, error) {
 	var found []runningExecution
+	err := eachRunning(ctx, d, func(item sfntypes.ExecutionListItem) (bool, error) {
+		x, ok, err := describeRunning(ctx, d, item)
+		if ok && x.Release.ProjectName == project && x.Release.ConfigName == config {
+			found = append(found, x)
+		}
+		return false, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(found, func(a, b runningExecution) int { return a.Started.Compare(b.Started) })
+	return found, nil
+}
+
+// eachRunning calls visit with each running execution of the deployer,
+// following every page of the listing, until visit says stop or fails.
+func eachRunning(ctx context.Context, d *deployer, visit func(sfntypes.ExecutionListItem) (stop bool, err error)) error {
 	p := sfn.NewListExecutionsPaginator(d.sfn, &sfn.ListExecutionsInput{
 		StateMachineArn: aws.String(d.cfg.StateMachineARN),
 		StatusFilter:    sfntypes.ExecutionStatusRunning,
@@ -41,20 +58,15 @@ func findRunning(ctx context.Context, d *deployer, project, config string) ([]ru
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing the running deploys: %w", err)
+			return fmt.Errorf("listing the running deploys: %w", err)
 		}
 		for _, item := range page.Executions {
-			x, ok, err := describeRunning(ctx, d, item)
-			if err != nil {
-				return nil, err
-			}
-			if ok && x.Release.ProjectName == project && x.Release.ConfigName == config {
-				found = append(found, x)
+			if stop, err := visit(item); stop || err != nil {
+				return err
 			}
 		}
 	}
-	slices.SortStableFunc(found, func(a, b runningExecution) int { return a.Started.Compare(b.Started) })
-	return found, nil
+	return nil
 }
 
 // contentHash is the canonical hash of what a release deploys: its hash

@@ -108,29 +108,25 @@ func runningOf(ctx context.Context, d *deployer, project, config string) (runnin
 // by its name (naming.ExecutionName, read back); a cut name is matched by
 // reading the release in its input.
 func runningRelease(ctx context.Context, d *deployer, releaseID string) (runningExecution, error) {
-	p := sfn.NewListExecutionsPaginator(d.sfn, &sfn.ListExecutionsInput{
-		StateMachineArn: aws.String(d.cfg.StateMachineARN),
-		StatusFilter:    sfntypes.ExecutionStatusRunning,
+	var found runningExecution
+	err := eachRunning(ctx, d, func(item sfntypes.ExecutionListItem) (bool, error) {
+		if _, _, id, ok := naming.ParseExecutionName(aws.ToString(item.Name)); ok && id != releaseID {
+			return false, nil
+		}
+		x, ok, err := describeRunning(ctx, d, item)
+		if ok && x.Release.ReleaseID == releaseID {
+			found = x
+			return true, nil
+		}
+		return false, err
 	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return runningExecution{}, fmt.Errorf("listing the running deploys: %w", err)
-		}
-		for _, item := range page.Executions {
-			if _, _, id, ok := naming.ParseExecutionName(aws.ToString(item.Name)); ok && id != releaseID {
-				continue
-			}
-			x, found, err := describeRunning(ctx, d, item)
-			if err != nil {
-				return runningExecution{}, err
-			}
-			if found && x.Release.ReleaseID == releaseID {
-				return x, nil
-			}
-		}
+	switch {
+	case err != nil:
+		return runningExecution{}, err
+	case found.Release == nil:
+		return runningExecution{}, fmt.Errorf("no deploy of release %s is running (see ferry list)", releaseID)
 	}
-	return runningExecution{}, fmt.Errorf("no deploy of release %s is running (see ferry list)", releaseID)
+	return found, nil
 }
 
 // describeRunning reads the release a running execution deploys; found is
