@@ -1,8 +1,12 @@
 // Command ferry is the ferry client: it checks releases offline (validate,
 // schema), deploys them and follows their execution (deploy), halts them
-// (halt), reports what is deployed (status), removes locks left behind
-// (unlock) and prints the bootstrap template of a target environment
-// (bootstrap).
+// (halt), reports what is deployed (status) and what the deployer knows
+// (list), attaches to a running deploy (follow), removes locks left behind
+// (unlock), prints the bootstrap template of a target environment
+// (bootstrap), its own version (version) and shell completion scripts
+// (completion). The scripts are generated from the command table; they ask
+// the hidden __names command for project and config names. A command whose
+// spec is hidden is left out of ferry help and of completion.
 //
 // The command framework is small. Each command is a struct holding what
 // it needs: the process's streams, environment and clock (Env) and the

@@ -1,8 +1,10 @@
 // Package ledger owns the records of releases in the deployer bucket: the
 // release exactly as the client uploaded it, the user data rendered for each
 // service, how each execution ended (the outcome), and what is deployed now
-// (the current record). It also lists the configs of a project and the
-// releases of a project-config.
+// (the current record: the release, the deployer version that deployed it,
+// its environment and each service's group, image and desired count). It
+// also lists the project-configs the deployer keeps records of, the
+// configs of a project and the releases of a project-config.
 //
 // Every key comes from package naming, whose doc says who writes each
 // object, when and how.
