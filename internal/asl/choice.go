@@ -189,27 +189,38 @@ func (r *choiceRule) eval(input, ctxObj any) (bool, error) {
 		b, err := r.not.eval(input, ctxObj)
 		return !b, err
 	case r.and != nil:
-		for _, n := range r.and {
-			if b, err := n.eval(input, ctxObj); err != nil || !b {
-				return false, err
-			}
-		}
-		return true, nil
+		return evalAll(r.and, input, ctxObj, false)
 	case r.or != nil:
-		for _, n := range r.or {
-			if b, err := n.eval(input, ctxObj); err != nil || b {
-				return b, err
-			}
-		}
-		return false, nil
+		return evalAll(r.or, input, ctxObj, true)
 	}
+	return r.test(input, ctxObj)
+}
+
+// evalAll evaluates rules in order and stops at the first whose value is
+// stop (true for Or, false for And), returning it; otherwise !stop. An
+// error stops it too.
+func evalAll(rules []*choiceRule, input, ctxObj any, stop bool) (bool, error) {
+	for _, n := range rules {
+		b, err := n.eval(input, ctxObj)
+		if err != nil {
+			return false, err
+		}
+		if b == stop {
+			return stop, nil
+		}
+	}
+	return !stop, nil
+}
+
+// test evaluates a data-test expression: the Variable's value against the
+// literal, or against the value the operand path names.
+func (r *choiceRule) test(input, ctxObj any) (bool, error) {
 	v, found := r.variable.get(input, ctxObj)
 	if r.op == "IsPresent" {
 		return found == r.literal.(bool), nil
 	}
 	if !found {
-		return false, stateErr(ErrorRuntime,
-			"Invalid path '%s': The choice state's condition path references an invalid value.", r.variable.raw)
+		return false, invalidChoicePath(r.variable)
 	}
 	if r.kind == opType {
 		return isType(r.op, v) == r.literal.(bool), nil
@@ -218,34 +229,50 @@ func (r *choiceRule) eval(input, ctxObj any) (bool, error) {
 	if r.operand != nil {
 		w, ok := r.operand.get(input, ctxObj)
 		if !ok {
-			return false, stateErr(ErrorRuntime,
-				"Invalid path '%s': The choice state's condition path references an invalid value.", r.operand.raw)
+			return false, invalidChoicePath(r.operand)
 		}
 		want = w
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(r.op, "String"), "Numeric"), "Timestamp")
-	switch r.kind {
-	case opMatch:
+	return comparisons[r.kind](rel, v, want), nil
+}
+
+// invalidChoicePath is the States.Runtime error of a condition path that
+// names nothing.
+func invalidChoicePath(p *path) error {
+	return stateErr(ErrorRuntime,
+		"Invalid path '%s': The choice state's condition path references an invalid value.", p.raw)
+}
+
+// comparisons compares a value v with want by operand kind, for the
+// relation rel (Equals, LessThan, ...). A value of another type than the
+// operator's compares false, as the States Language says: "the
+// comparison evaluates to false" when the types differ.
+var comparisons = map[opKind]func(rel string, v, want any) bool{
+	opMatch: func(_ string, v, want any) bool {
 		s, ok := v.(string)
-		return ok && wildcardMatch(want.(string), s), nil
-	case opString:
+		return ok && wildcardMatch(want.(string), s)
+	},
+	opString: func(rel string, v, want any) bool {
 		a, ok1 := v.(string)
 		b, ok2 := want.(string)
-		return ok1 && ok2 && compare(rel, strings.Compare(a, b)), nil
-	case opNumeric:
+		return ok1 && ok2 && compare(rel, strings.Compare(a, b))
+	},
+	opNumeric: func(rel string, v, want any) bool {
 		a, ok1 := number(v)
 		b, ok2 := number(want)
-		return ok1 && ok2 && compare(rel, cmpFloat(a, b)), nil
-	case opBoolean:
+		return ok1 && ok2 && compare(rel, cmpFloat(a, b))
+	},
+	opBoolean: func(_ string, v, want any) bool {
 		a, ok1 := v.(bool)
 		b, ok2 := want.(bool)
-		return ok1 && ok2 && a == b, nil
-	case opTimestamp:
+		return ok1 && ok2 && a == b
+	},
+	opTimestamp: func(rel string, v, want any) bool {
 		a, ok1 := timestamp(v)
 		b, ok2 := timestamp(want)
-		return ok1 && ok2 && compare(rel, a.Compare(b)), nil
-	}
-	return false, nil
+		return ok1 && ok2 && compare(rel, a.Compare(b))
+	},
 }
 
 func compare(rel string, c int) bool {
