@@ -193,14 +193,46 @@ func (r *run) violate(format string, args ...any) {
 // Run deploys the scenario's next release over its previous one on a fresh
 // region, with opts, and checks the invariants. An error means the run
 // could not be set up (the starting state was not reached); a broken
-// invariant is a violation in the Result.
+// invariant is a violation in the Result. It is a list of steps: set up
+// the region, deploy the previous release, prepare the next, record the
+// state before, run the next release, then check the state after.
 func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if opts.Wall == 0 {
 		opts.Wall = 2 * time.Minute
 	}
-	sched := opts.Schedule
-	world, next := sc.World, opts.Next
-	switch sched.Behaviour {
+	ctx, cancel := context.WithTimeout(ctx, opts.Wall)
+	defer cancel()
+	world, next := sc.files(opts)
+	r, err := sc.newRun(ctx, opts, world)
+	if err != nil {
+		return nil, err
+	}
+	defer r.reg.Close()
+	prev, err := r.deployPrevious(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.prepareNext(ctx, next); err != nil {
+		return nil, err
+	}
+	res, err := r.before(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.execute(ctx, res); err != nil {
+		return nil, err
+	}
+	if err := r.after(ctx, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// files returns the world and the next release a run of opts deploys: the
+// scenario's, or the variants its schedule's behaviour asks for.
+func (sc *Scenario) files(opts RunOptions) (world sim.WorldSpec, next string) {
+	world, next = sc.World, opts.Next
+	switch opts.Schedule.Behaviour {
 	case CrashAfterHealthy:
 		next = filepath.Join(filepath.Dir(sc.Next), "v2-crash-after-healthy.json")
 	case IdleScaleIn:
@@ -210,11 +242,15 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if next == "" {
 		next = sc.Next
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Wall)
-	defer cancel()
+	return world, next
+}
+
+// newRun starts a region of world on a virtual clock, its store and calls
+// passing through the run's faults, with the outsiders' resources seeded.
+func (sc *Scenario) newRun(ctx context.Context, opts RunOptions, world sim.WorldSpec) (*run, error) {
 	clk := clock.NewVirtual(sc.Start)
 	r := &run{sc: sc, opts: opts, clk: clk, rec: &recorder{}}
-	for _, f := range sched.Faults {
+	for _, f := range opts.Schedule.Faults {
 		r.rec.faults = append(r.rec.faults, &armed{Fault: f})
 	}
 	reg, err := region.New(ctx, region.Options{
@@ -228,85 +264,110 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer reg.Close()
 	r.reg, r.rec.world = reg, reg.World()
 	r.locks = lock.New(reg.S3(), reg.Bucket(), clk)
-
 	if err := seedOutsiders(ctx, reg.World()); err != nil {
+		reg.Close()
 		return nil, err
 	}
-	prev, err := prepare(ctx, reg, sc.Previous, clk.Now(), sc.By, "a00001")
+	return r, nil
+}
+
+// deployPrevious deploys the scenario's previous release to Success, then
+// runs the options' BeforeStart.
+func (r *run) deployPrevious(ctx context.Context) (*prepared, error) {
+	prev, err := prepare(ctx, r.reg, r.sc.Previous, r.clk.Now(), r.sc.By, "a00001")
 	if err != nil {
 		return nil, fmt.Errorf("reliability: previous release: %w", err)
 	}
-	if err := deployAndWait(ctx, reg, prev); err != nil {
+	if err := deployAndWait(ctx, r.reg, prev); err != nil {
 		return nil, fmt.Errorf("reliability: previous release: %w", err)
 	}
-	if opts.BeforeStart != nil {
-		if err := opts.BeforeStart(reg, clk); err != nil {
+	if r.opts.BeforeStart != nil {
+		if err := r.opts.BeforeStart(r.reg, r.clk); err != nil {
 			return nil, err
 		}
 	}
-	if r.next, err = prepare(ctx, reg, next, clk.Now().Add(opts.CreatedAtSkew), sc.By, "b00002"); err != nil {
-		return nil, fmt.Errorf("reliability: next release: %w", err)
+	return prev, nil
+}
+
+// prepareNext prepares the next release (created at the options' skew)
+// and, when the schedule races it, the second release.
+func (r *run) prepareNext(ctx context.Context, next string) error {
+	var err error
+	if r.next, err = prepare(ctx, r.reg, next, r.clk.Now().Add(r.opts.CreatedAtSkew), r.sc.By, "b00002"); err != nil {
+		return fmt.Errorf("reliability: next release: %w", err)
 	}
-	if sched.RaceAt != "" || sched.RaceAfterLost {
-		if r.second, err = prepare(ctx, reg, sc.Next, clk.Now(), sc.By, "c00003"); err != nil {
-			return nil, fmt.Errorf("reliability: second release: %w", err)
+	if sched := r.opts.Schedule; sched.RaceAt != "" || sched.RaceAfterLost {
+		if r.second, err = prepare(ctx, r.reg, r.sc.Next, r.clk.Now(), r.sc.By, "c00003"); err != nil {
+			return fmt.Errorf("reliability: second release: %w", err)
 		}
 	}
+	return nil
+}
+
+// before records the state before the next release runs (the world, the
+// objects, what each service's plan and previous targets are) and arms
+// the faults.
+func (r *run) before(ctx context.Context, prev *prepared) (*Result, error) {
 	rel := r.next.rel
-	res := &Result{Schedule: sched, ReleaseID: rel.ReleaseID, Before: reg.World().Snapshot()}
+	res := &Result{Schedule: r.opts.Schedule, ReleaseID: rel.ReleaseID, Before: r.reg.World().Snapshot()}
 	res.NewGroups = newGroups(rel.ProjectName, rel.ConfigName, rel.ReleaseID, rel.ServiceNames())
+	var err error
 	if r.plans, err = plans(r.next, res.Before); err != nil {
 		return nil, err
 	}
 	if r.previousTargets, err = previousTargets(prev, res.Before); err != nil {
 		return nil, err
 	}
-	if res.ObjectsBefore, err = objects(ctx, reg, rel.ProjectName, rel.ConfigName); err != nil {
+	if res.ObjectsBefore, err = objects(ctx, r.reg, rel.ProjectName, rel.ConfigName); err != nil {
 		return nil, err
 	}
-	if err := r.arm(); err != nil {
-		return nil, err
-	}
+	return res, r.arm()
+}
 
-	res.StartedAt = clk.Now()
-	arn, err := r.next.start(ctx, reg)
+// execute starts the next release, waits for its end and disarms the
+// faults, then waits for the second release if there is one.
+func (r *run) execute(ctx context.Context, res *Result) error {
+	res.StartedAt = r.clk.Now()
+	arn, err := r.next.start(ctx, r.reg)
 	if err != nil {
-		return nil, fmt.Errorf("reliability: next release: %w", err)
+		return fmt.Errorf("reliability: next release: %w", err)
 	}
-	d, err := reg.Wait(ctx, arn)
+	d, err := r.reg.Wait(ctx, arn)
 	if err != nil {
-		return nil, fmt.Errorf("reliability: next release (%s): %w", sched, err)
+		return fmt.Errorf("reliability: next release (%s): %w", r.opts.Schedule, err)
 	}
 	r.disarm()
 	res.EndedAt = d.StopDate
 	res.Status, res.Error, res.Cause = d.Status, d.Error, failure.Message(d.Cause)
-	if res.Second, err = r.waitSecond(ctx); err != nil {
-		return nil, err
-	}
+	res.Second, err = r.waitSecond(ctx)
+	return err
+}
 
+// after collects what the run saw, lets the world settle, reads the state
+// after and checks the invariants, adding every violation to res.
+func (r *run) after(ctx context.Context, res *Result) error {
 	r.collect(res)
 	res.Lookups = map[sim.HiddenKind]map[string]int{}
 	for _, kind := range []sim.HiddenKind{sim.HideGroups, sim.HideLaunchTemplates} {
 		res.Lookups[kind] = map[string]int{}
-		all := reg.World().Lookups(kind)
+		all := r.reg.World().Lookups(kind)
 		for _, name := range res.NewGroups {
 			res.Lookups[kind][name] = all[name]
 		}
 	}
-	clk.Advance(settle)
-	res.After = reg.World().Snapshot()
+	r.clk.Advance(settle)
+	res.After = r.reg.World().Snapshot()
 	if err := r.readState(ctx, res); err != nil {
-		return nil, err
+		return err
 	}
 	r.checkEnd(res)
-	r.checkServing(res, reg.World().Fleet())
+	r.checkServing(res, r.reg.World().Fleet())
 	r.mu.Lock()
 	res.Violations = append(res.Violations, r.violations...)
 	r.mu.Unlock()
-	return res, nil
+	return nil
 }
 
 // deployAndWait starts a release and waits for its Success.
