@@ -308,10 +308,6 @@ func (r *run) pastNoReturn(res *Result) bool {
 
 // checkEnd checks the end state and what it promises.
 func (r *run) checkEnd(res *Result) {
-	rel := r.next.rel
-	p, c, id := rel.ProjectName, rel.ConfigName, rel.ReleaseID
-	services := rel.ServiceNames()
-	left := releaseResources(res.After, p, c, id, services)
 	fault := ""
 	if len(res.Schedule.Faults) > 0 {
 		if res.FiredIn == "" {
@@ -324,71 +320,100 @@ func (r *run) checkEnd(res *Result) {
 	}
 	switch res.End {
 	case execution.EndSuccess:
-		for _, svc := range services {
-			g, ok := findGroup(res.After, naming.GroupName(p, c, svc, id))
-			if !ok || g.Status != "" || healthyCount(g) < r.plans[svc].Healthy {
-				if res.Second == nil || res.Second.End != execution.EndSuccess {
-					r.violate("Success, but the new group of %s is not serving", svc)
-				}
-			}
-		}
-		for _, g := range groupsOf(res.After, p, c) {
-			if g.Tags[naming.TagReleaseID] != id && (r.second == nil || g.Tags[naming.TagReleaseID] != r.second.rel.ReleaseID) {
-				r.violate("Success, but the previous group %s is still there", g.Name)
-			}
-		}
-		if res.LockHolder != "" {
-			r.violate("Success, but release %s still holds the lock", res.LockHolder)
-		}
+		r.checkSuccess(res)
 	case execution.EndFailureClean:
-		if len(left) > 0 {
-			r.violate("FailureClean%s, but the release left %s", fault, strings.Join(left, ", "))
-		}
-		if res.LockHolder != "" {
-			r.violate("FailureClean%s, but release %s still holds the lock", fault, res.LockHolder)
-		}
-		r.checkPreviousServes(res, "FailureClean"+fault)
-		if res.Outcome != nil && res.Outcome.End != res.End {
-			r.violate("FailureClean%s, but the outcome says %s", fault, res.Outcome.End)
-		}
+		r.checkFailureClean(res, fault)
 	case execution.EndFailureDirty:
-		if !r.pastNoReturn(res) {
-			r.violate("FailureDirty, but no fault hit a clean-up past its point of no return (faults in %q; error %s: %s)", res.FiredTasks, res.Error, res.Cause)
-		}
-		if res.LockHolder != id {
-			r.violate("FailureDirty%s, but the lock is not kept (holder %q)", fault, res.LockHolder)
-		}
-		// What a clean end would not have: the release's resources when
-		// it failed (CleanUpFailure ran), else the previous release's
-		// groups and launch templates still there.
-		if !visited(res, execution.TaskCleanUpFailure) {
-			left = previousResources(res.Before, res.After, p, c, id)
-		}
-		var named []string
-		recorded := res.Outcome != nil && res.Outcome.End == res.End
-		switch {
-		case recorded:
-			named = res.Outcome.Leftovers
-		case r.faultedOutcomeWrite(res):
-			// A fault hit the outcome's own write: it is missing, or an
-			// earlier one stands (S3 refused the record; nothing else
-			// can hold it).
-		case res.Outcome != nil:
-			r.violate("FailureDirty%s, but the outcome says %s", fault, res.Outcome.End)
-		default:
-			r.violate("FailureDirty%s without an outcome", fault)
-		}
-		for _, l := range left {
-			if strings.HasPrefix(l, "registration of ") {
-				continue // instances of a group named below
-			}
-			if recorded && !namedIn(l, named) {
-				r.violate("FailureDirty%s: %s is left but not named in the outcome's leftovers %q", fault, l, named)
-			}
-		}
+		r.checkFailureDirty(res, fault)
 	default:
 		r.violate("the execution ended %s without an end state (last state %s): %s %s", res.Status, lastVisit(res), res.Error, res.Cause)
 	}
+}
+
+// checkSuccess: every new group serves (unless a second release took
+// over), no other release's group is left, and the lock is released.
+func (r *run) checkSuccess(res *Result) {
+	rel := r.next.rel
+	p, c, id := rel.ProjectName, rel.ConfigName, rel.ReleaseID
+	for _, svc := range rel.ServiceNames() {
+		g, ok := findGroup(res.After, naming.GroupName(p, c, svc, id))
+		if !ok || g.Status != "" || healthyCount(g) < r.plans[svc].Healthy {
+			if res.Second == nil || res.Second.End != execution.EndSuccess {
+				r.violate("Success, but the new group of %s is not serving", svc)
+			}
+		}
+	}
+	for _, g := range groupsOf(res.After, p, c) {
+		if g.Tags[naming.TagReleaseID] != id && (r.second == nil || g.Tags[naming.TagReleaseID] != r.second.rel.ReleaseID) {
+			r.violate("Success, but the previous group %s is still there", g.Name)
+		}
+	}
+	if res.LockHolder != "" {
+		r.violate("Success, but release %s still holds the lock", res.LockHolder)
+	}
+}
+
+// checkFailureClean: the release left nothing, the lock is released, the
+// previous release serves and the outcome says FailureClean.
+func (r *run) checkFailureClean(res *Result, fault string) {
+	rel := r.next.rel
+	if left := releaseResources(res.After, rel.ProjectName, rel.ConfigName, rel.ReleaseID, rel.ServiceNames()); len(left) > 0 {
+		r.violate("FailureClean%s, but the release left %s", fault, strings.Join(left, ", "))
+	}
+	if res.LockHolder != "" {
+		r.violate("FailureClean%s, but release %s still holds the lock", fault, res.LockHolder)
+	}
+	r.checkPreviousServes(res, "FailureClean"+fault)
+	if res.Outcome != nil && res.Outcome.End != res.End {
+		r.violate("FailureClean%s, but the outcome says %s", fault, res.Outcome.End)
+	}
+}
+
+// checkFailureDirty: only a fault past a clean-up's point of no return
+// ends dirty; the lock is kept, and the outcome names everything left.
+func (r *run) checkFailureDirty(res *Result, fault string) {
+	rel := r.next.rel
+	p, c, id := rel.ProjectName, rel.ConfigName, rel.ReleaseID
+	if !r.pastNoReturn(res) {
+		r.violate("FailureDirty, but no fault hit a clean-up past its point of no return (faults in %q; error %s: %s)", res.FiredTasks, res.Error, res.Cause)
+	}
+	if res.LockHolder != id {
+		r.violate("FailureDirty%s, but the lock is not kept (holder %q)", fault, res.LockHolder)
+	}
+	// What a clean end would not have: the release's resources when it
+	// failed (CleanUpFailure ran), else the previous release's groups and
+	// launch templates still there.
+	left := releaseResources(res.After, p, c, id, rel.ServiceNames())
+	if !visited(res, execution.TaskCleanUpFailure) {
+		left = previousResources(res.Before, res.After, p, c, id)
+	}
+	named, recorded := r.dirtyOutcome(res, fault)
+	for _, l := range left {
+		if strings.HasPrefix(l, "registration of ") {
+			continue // instances of a group named below
+		}
+		if recorded && !namedIn(l, named) {
+			r.violate("FailureDirty%s: %s is left but not named in the outcome's leftovers %q", fault, l, named)
+		}
+	}
+}
+
+// dirtyOutcome checks the outcome of a FailureDirty end and returns the
+// leftovers it names, and whether it was recorded.
+func (r *run) dirtyOutcome(res *Result, fault string) (named []string, recorded bool) {
+	switch {
+	case res.Outcome != nil && res.Outcome.End == res.End:
+		return res.Outcome.Leftovers, true
+	case r.faultedOutcomeWrite(res):
+		// A fault hit the outcome's own write: it is missing, or an
+		// earlier one stands (S3 refused the record; nothing else can
+		// hold it).
+	case res.Outcome != nil:
+		r.violate("FailureDirty%s, but the outcome says %s", fault, res.Outcome.End)
+	default:
+		r.violate("FailureDirty%s without an outcome", fault)
+	}
+	return nil, false
 }
 
 // faultedOutcomeWrite says whether a fault of the run hit the write of the
