@@ -742,20 +742,9 @@ func (r *run) succeeded(ctx context.Context) bool {
 // collect fills the calls, invocations, visits and fired faults of the
 // run into res.
 func (r *run) collect(res *Result) {
-	aws := r.reg.World().CallLog()
 	r.rec.mu.Lock()
 	s3s := slices.Clone(r.rec.s3)
-	res.Fired = true
-	for _, f := range r.rec.faults {
-		res.Fired = res.Fired && f.fired
-	}
-	firedIn := make([]int, len(r.rec.faults))
-	for i, f := range r.rec.faults {
-		if f.fired {
-			firedIn[i] = f.firedIn
-		}
-		res.S3Hits = append(res.S3Hits, f.hit)
-	}
+	firedIn := r.rec.firedIn(res)
 	r.rec.mu.Unlock()
 	r.mu.Lock()
 	invs := slices.Clone(r.invocations)
@@ -772,7 +761,30 @@ func (r *run) collect(res *Result) {
 	if len(res.FiredTasks) > 0 {
 		res.FiredIn = res.FiredTasks[0]
 	}
+	res.Calls, res.Invocations = interleave(r.reg.World().CallLog(), s3s, invs)
+	res.End = runEnd(res)
+}
 
+// firedIn sets res.Fired (every fault fired) and res.S3Hits, and returns
+// the invocation (1-based, 0 when it did not fire) each fault fired in.
+// The caller holds rec.mu.
+func (rec *recorder) firedIn(res *Result) []int {
+	res.Fired = true
+	in := make([]int, len(rec.faults))
+	for i, f := range rec.faults {
+		res.Fired = res.Fired && f.fired
+		if f.fired {
+			in[i] = f.firedIn
+		}
+		res.S3Hits = append(res.S3Hits, f.hit)
+	}
+	return in
+}
+
+// interleave merges the AWS call log and the S3 records in the order they
+// were made, naming each call's task and invocation, and returns the
+// calls and invs with each invocation's span of calls (First, End) set.
+func interleave(aws []sim.Call, s3s []s3Record, invs []Invocation) ([]Call, []Invocation) {
 	owner := func(aws bool, idx int) (string, int) {
 		for i, inv := range invs {
 			if aws && idx >= inv.awsFrom && idx < inv.awsTo || !aws && idx >= inv.s3From && idx < inv.s3To {
@@ -781,8 +793,8 @@ func (r *run) collect(res *Result) {
 		}
 		return "", 0
 	}
-	firsts := make([]int, len(invs))
-	ends := make([]int, len(invs))
+	var calls []Call
+	firsts, ends := make([]int, len(invs)), make([]int, len(invs))
 	for i := range firsts {
 		firsts[i] = -1
 	}
@@ -790,40 +802,48 @@ func (r *run) collect(res *Result) {
 		if c.Invocation > 0 {
 			i := c.Invocation - 1
 			if firsts[i] < 0 {
-				firsts[i] = len(res.Calls)
+				firsts[i] = len(calls)
 			}
-			ends[i] = len(res.Calls) + 1
+			ends[i] = len(calls) + 1
 		}
-		res.Calls = append(res.Calls, c)
+		calls = append(calls, c)
+	}
+	s3Call := func(j int) Call {
+		task, n := owner(false, j)
+		return Call{S3: true, Service: "S3", Op: s3s[j].op, Key: s3s[j].key, Task: task, Invocation: n}
 	}
 	j := 0
 	for i, c := range aws {
-		for j < len(s3s) && s3s[j].awsBefore <= i {
-			task, n := owner(false, j)
-			emit(Call{S3: true, Service: "S3", Op: s3s[j].op, Key: s3s[j].key, Task: task, Invocation: n})
-			j++
+		for ; j < len(s3s) && s3s[j].awsBefore <= i; j++ {
+			emit(s3Call(j))
 		}
 		task, n := owner(true, i)
 		emit(Call{Service: c.Service, Op: c.Op, Account: c.Account, Task: task, Invocation: n})
 	}
 	for ; j < len(s3s); j++ {
-		task, n := owner(false, j)
-		emit(Call{S3: true, Service: "S3", Op: s3s[j].op, Key: s3s[j].key, Task: task, Invocation: n})
+		emit(s3Call(j))
 	}
 	for i := range invs {
-		invs[i].First, invs[i].End = firsts[i], ends[i]
+		invs[i].First, invs[i].End = max(firsts[i], 0), ends[i]
 		if firsts[i] < 0 {
-			invs[i].First, invs[i].End = 0, 0
+			invs[i].End = 0
 		}
 	}
-	res.Invocations = invs
+	return calls, invs
+}
+
+// runEnd is the end state the run reached: Success when the execution
+// succeeded, else the failure end it last visited, or "" for none.
+func runEnd(res *Result) string {
 	if res.Status == asl.StatusSucceeded {
-		res.End = execution.EndSuccess
-	} else if len(res.Visits) > 0 {
+		return execution.EndSuccess
+	}
+	if len(res.Visits) > 0 {
 		if last := res.Visits[len(res.Visits)-1].State; last == execution.EndFailureClean || last == execution.EndFailureDirty {
-			res.End = last
+			return last
 		}
 	}
+	return ""
 }
 
 // readState reads the lock, the halt marker, the outcome and the
