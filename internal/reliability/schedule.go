@@ -140,7 +140,18 @@ type Bases struct {
 //     of the success base, and when each of its responses is lost.
 func (b Bases) Schedules() []Schedule {
 	var out []Schedule
-	add := func(s Schedule) { out = append(out, s) }
+	for _, family := range []func() []Schedule{b.singles, b.pairs, b.consistency, b.races} {
+		out = append(out, family()...)
+	}
+	return out
+}
+
+// singles: one fault at each call of each base (every kind, and a death
+// midway), the Lambda's death at each invocation's last call, a role
+// denied or expired at each connecting invocation's first; then each
+// behaviour on the success base.
+func (b Bases) singles() []Schedule {
+	var out []Schedule
 	for _, base := range []struct {
 		name Base
 		res  *Result
@@ -152,31 +163,37 @@ func (b Bases) Schedules() []Schedule {
 		{BaseFailure, b.Failure, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
 	} {
 		in := func(task string) bool { return base.tasks == nil || slices.Contains(base.tasks, task) }
+		single := func(i int, k Kind) Schedule {
+			return Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, i, k)}}
+		}
 		for i, c := range base.res.Calls {
 			if !in(c.Task) {
 				continue
 			}
-			for _, k := range CallKinds() {
-				add(Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, i, k)}})
+			for _, k := range append(CallKinds(), DiedMidway) {
+				out = append(out, single(i, k))
 			}
-			add(Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, i, DiedMidway)}})
 		}
 		for n, inv := range base.res.Invocations {
 			if !in(inv.Task) || inv.End == inv.First {
 				continue
 			}
-			add(Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, inv.End-1, LambdaDied)}})
+			out = append(out, single(inv.End-1, LambdaDied))
 			if connects(base.res, n) {
-				for _, k := range []Kind{RoleDenied, RoleExpired} {
-					add(Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, inv.First, k)}})
-				}
+				out = append(out, single(inv.First, RoleDenied), single(inv.First, RoleExpired))
 			}
 		}
 	}
 	for _, bh := range Behaviours() {
-		add(Schedule{Family: Single, Base: BaseSuccess, Behaviour: bh})
+		out = append(out, Schedule{Family: Single, Base: BaseSuccess, Behaviour: bh})
 	}
+	return out
+}
 
+// pairs: two faults of one kind at every pair of calls of one invocation
+// of Deploy, CleanUpSuccess and CleanUpFailure.
+func (b Bases) pairs() []Schedule {
+	var out []Schedule
 	for _, p := range []struct {
 		name Base
 		res  *Result
@@ -193,12 +210,18 @@ func (b Bases) Schedules() []Schedule {
 		for i := inv.First; i < inv.End; i++ {
 			for j := i + 1; j < inv.End; j++ {
 				for _, k := range CallKinds() {
-					add(Schedule{Family: Pair, Base: p.name, Faults: []Fault{mustTarget(p.res, i, k), mustTarget(p.res, j, k)}})
+					out = append(out, Schedule{Family: Pair, Base: p.name, Faults: []Fault{mustTarget(p.res, i, k), mustTarget(p.res, j, k)}})
 				}
 			}
 		}
 	}
+	return out
+}
 
+// consistency: each new group and launch template hidden from each of its
+// lookups on, for one to three calls (eventual consistency).
+func (b Bases) consistency() []Schedule {
+	var out []Schedule
 	for _, base := range []struct {
 		name Base
 		res  *Result
@@ -207,13 +230,19 @@ func (b Bases) Schedules() []Schedule {
 			for _, name := range base.res.NewGroups {
 				for from := 1; from <= base.res.Lookups[kind][name]; from++ {
 					for calls := 1; calls <= 3; calls++ {
-						add(Schedule{Family: Consistency, Base: base.name, Hide: &sim.Hiding{Kind: kind, From: from, Calls: calls, Prefix: name}})
+						out = append(out, Schedule{Family: Consistency, Base: base.name, Hide: &sim.Hiding{Kind: kind, From: from, Calls: calls, Prefix: name}})
 					}
 				}
 			}
 		}
 	}
+	return out
+}
 
+// races: a second release started at each state the success base visits,
+// and after each of its invocations lost its Lambda.
+func (b Bases) races() []Schedule {
+	var out []Schedule
 	var states []string
 	for _, v := range b.Success.Visits {
 		if !slices.Contains(states, v.State) {
@@ -221,11 +250,11 @@ func (b Bases) Schedules() []Schedule {
 		}
 	}
 	for _, s := range states {
-		add(Schedule{Family: Race, Base: BaseSuccess, RaceAt: s})
+		out = append(out, Schedule{Family: Race, Base: BaseSuccess, RaceAt: s})
 	}
 	for _, inv := range b.Success.Invocations {
 		if inv.End > inv.First {
-			add(Schedule{Family: Race, Base: BaseSuccess, RaceAfterLost: true, Faults: []Fault{mustTarget(b.Success, inv.End-1, LambdaDied)}})
+			out = append(out, Schedule{Family: Race, Base: BaseSuccess, RaceAfterLost: true, Faults: []Fault{mustTarget(b.Success, inv.End-1, LambdaDied)}})
 		}
 	}
 	return out
