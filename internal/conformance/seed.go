@@ -76,20 +76,58 @@ var trustPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Princ
 const ec2TrustPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 
 func seedAccount(ctx context.Context, cfg aws.Config, account string) error {
-	iamc := iam.NewFromConfig(cfg)
+	sd := &seeder{
+		iam: iam.NewFromConfig(cfg), s3: s3.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg),
+		elb: elb.NewFromConfig(cfg), elbv2: elbv2.NewFromConfig(cfg),
+	}
+	if err := sd.bootstrap(ctx, account); err != nil {
+		return err
+	}
+	if err := sd.image(ctx); err != nil {
+		return err
+	}
+	if err := sd.network(ctx); err != nil {
+		return err
+	}
+	for _, svc := range services {
+		if err := sd.service(ctx, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seeder creates one account's resources through moto's APIs. network
+// sets vpcID, subnetIDs and albARN for the services' resources.
+type seeder struct {
+	iam   *iam.Client
+	s3    *s3.Client
+	ec2   *ec2.Client
+	elb   *elb.Client
+	elbv2 *elbv2.Client
+
+	vpcID     *string
+	subnetIDs []string
+	albARN    *string
+}
+
+// bootstrap creates what ferry's bootstrap template would: the deploy and
+// publish roles and the asset bucket.
+func (sd *seeder) bootstrap(ctx context.Context, account string) error {
 	for _, role := range []string{naming.DeployRoleName(account, Region, ""), naming.PublishRoleName(account, Region, "")} {
-		if _, err := iamc.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(role), AssumeRolePolicyDocument: aws.String(trustPolicy)}); err != nil {
+		if _, err := sd.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(role), AssumeRolePolicyDocument: aws.String(trustPolicy)}); err != nil {
 			return fmt.Errorf("role %s: %w", role, err)
 		}
 	}
-	s3c := s3.NewFromConfig(cfg)
-	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(naming.AssetBucketName(account, Region, ""))}); err != nil {
+	if _, err := sd.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(naming.AssetBucketName(account, Region, ""))}); err != nil {
 		return fmt.Errorf("asset bucket: %w", err)
 	}
+	return nil
+}
 
-	ec2c := ec2.NewFromConfig(cfg)
-	// An image moto preloads, tagged as the releases name it.
-	imgs, err := ec2c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
+// image tags an image moto preloads as the releases name it.
+func (sd *seeder) image(ctx context.Context) error {
+	imgs, err := sd.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
 		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
 	if err != nil {
 		return fmt.Errorf("images: %w", err)
@@ -97,21 +135,26 @@ func seedAccount(ctx context.Context, cfg aws.Config, account string) error {
 	if len(imgs.Images) == 0 {
 		return fmt.Errorf("moto preloads no x86_64 image owned by amazon in %s", Region)
 	}
-	if _, err := ec2c.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{aws.ToString(imgs.Images[0].ImageId)}, Tags: []ec2types.Tag{
+	if _, err := sd.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{aws.ToString(imgs.Images[0].ImageId)}, Tags: []ec2types.Tag{
 		{Key: aws.String(naming.TagName), Value: aws.String(AMIName)},
 		{Key: aws.String(naming.TagDeployWith), Value: aws.String(naming.DeployWithValue)},
 	}}); err != nil {
 		return fmt.Errorf("tagging image: %w", err)
 	}
-	vpc, err := ec2c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.20.0.0/16")})
+	return nil
+}
+
+// network creates the VPC, a tagged subnet in each zone and the
+// application load balancer the services' listeners join.
+func (sd *seeder) network(ctx context.Context) error {
+	vpc, err := sd.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.20.0.0/16")})
 	if err != nil {
 		return fmt.Errorf("vpc: %w", err)
 	}
-	vpcID := vpc.Vpc.VpcId
-	var subnetIDs []string
+	sd.vpcID = vpc.Vpc.VpcId
 	for i, zone := range []string{"us-east-1a", "us-east-1b"} {
-		sn, err := ec2c.CreateSubnet(ctx, &ec2.CreateSubnetInput{
-			VpcId: vpcID, AvailabilityZone: aws.String(zone), CidrBlock: aws.String(fmt.Sprintf("10.20.%d.0/24", i)),
+		sn, err := sd.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{
+			VpcId: sd.vpcID, AvailabilityZone: aws.String(zone), CidrBlock: aws.String(fmt.Sprintf("10.20.%d.0/24", i)),
 			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSubnet, Tags: []ec2types.Tag{
 				{Key: aws.String(naming.TagName), Value: aws.String(subnetNames[zone])},
 				{Key: aws.String(naming.TagDeployWith), Value: aws.String(naming.DeployWithValue)},
@@ -120,65 +163,82 @@ func seedAccount(ctx context.Context, cfg aws.Config, account string) error {
 		if err != nil {
 			return fmt.Errorf("subnet in %s: %w", zone, err)
 		}
-		subnetIDs = append(subnetIDs, aws.ToString(sn.Subnet.SubnetId))
+		sd.subnetIDs = append(sd.subnetIDs, aws.ToString(sn.Subnet.SubnetId))
 	}
-
-	elbc := elb.NewFromConfig(cfg)
-	elbv2c := elbv2.NewFromConfig(cfg)
-	alb, err := elbv2c.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("conformance-shop-alb"), Subnets: subnetIDs})
+	alb, err := sd.elbv2.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("conformance-shop-alb"), Subnets: sd.subnetIDs})
 	if err != nil {
 		return fmt.Errorf("application load balancer: %w", err)
 	}
-	for _, svc := range services {
-		tags := map[string]string{naming.TagProjectName: Project, naming.TagConfigName: Config, naming.TagServiceName: svc}
-		var ec2Tags []ec2types.Tag
-		var elbTags []elbtypes.Tag
-		var elbv2Tags []elbv2types.Tag
-		for k, v := range tags {
-			ec2Tags = append(ec2Tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
-			elbTags = append(elbTags, elbtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
-			elbv2Tags = append(elbv2Tags, elbv2types.Tag{Key: aws.String(k), Value: aws.String(v)})
-		}
-		ec2Tags = append(ec2Tags, ec2types.Tag{Key: aws.String(naming.TagName), Value: aws.String(sgName(svc))})
-		if _, err := ec2c.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
-			GroupName: aws.String(sgName(svc)), Description: aws.String("conformance " + svc), VpcId: vpcID,
-			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSecurityGroup, Tags: ec2Tags}},
-		}); err != nil {
-			return fmt.Errorf("security group of %s: %w", svc, err)
-		}
-		if _, err := elbc.CreateLoadBalancer(ctx, &elb.CreateLoadBalancerInput{
-			LoadBalancerName:  aws.String(elbName(svc)),
-			Listeners:         []elbtypes.Listener{{Protocol: aws.String("HTTP"), LoadBalancerPort: 80, InstancePort: aws.Int32(8000)}},
-			AvailabilityZones: []string{"us-east-1a", "us-east-1b"},
-			Tags:              elbTags,
-		}); err != nil {
-			return fmt.Errorf("classic load balancer of %s: %w", svc, err)
-		}
-		tg, err := elbv2c.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{
-			Name: aws.String(tgName(svc)), Protocol: elbv2types.ProtocolEnumHttp, Port: aws.Int32(8000), VpcId: vpcID, Tags: elbv2Tags,
-		})
-		if err != nil {
-			return fmt.Errorf("target group of %s: %w", svc, err)
-		}
-		if _, err := elbv2c.CreateListener(ctx, &elbv2.CreateListenerInput{
-			LoadBalancerArn: alb.LoadBalancers[0].LoadBalancerArn, Protocol: elbv2types.ProtocolEnumHttp,
-			Port:           aws.Int32(int32(8000 + len(svc))),
-			DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: tg.TargetGroups[0].TargetGroupArn}},
-		}); err != nil {
-			return fmt.Errorf("listener of %s: %w", svc, err)
-		}
-		path := naming.InstanceProfilePath(Project, Config, svc)
-		if _, err := iamc.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(profileName(svc)), Path: aws.String(path),
-			AssumeRolePolicyDocument: aws.String(ec2TrustPolicy)}); err != nil {
-			return fmt.Errorf("instance role of %s: %w", svc, err)
-		}
-		if _, err := iamc.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(profileName(svc)), Path: aws.String(path)}); err != nil {
-			return fmt.Errorf("instance profile of %s: %w", svc, err)
-		}
-		if _, err := iamc.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{
-			InstanceProfileName: aws.String(profileName(svc)), RoleName: aws.String(profileName(svc))}); err != nil {
-			return fmt.Errorf("instance profile role of %s: %w", svc, err)
-		}
+	sd.albARN = alb.LoadBalancers[0].LoadBalancerArn
+	return nil
+}
+
+// service creates one service's security group, classic load balancer,
+// target group (with a listener on the application load balancer) and
+// instance profile, tagged with the project, config and service.
+func (sd *seeder) service(ctx context.Context, svc string) error {
+	tags := map[string]string{naming.TagProjectName: Project, naming.TagConfigName: Config, naming.TagServiceName: svc}
+	var ec2Tags []ec2types.Tag
+	var elbTags []elbtypes.Tag
+	var elbv2Tags []elbv2types.Tag
+	for k, v := range tags {
+		ec2Tags = append(ec2Tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+		elbTags = append(elbTags, elbtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		elbv2Tags = append(elbv2Tags, elbv2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	ec2Tags = append(ec2Tags, ec2types.Tag{Key: aws.String(naming.TagName), Value: aws.String(sgName(svc))})
+	if _, err := sd.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
+		GroupName: aws.String(sgName(svc)), Description: aws.String("conformance " + svc), VpcId: sd.vpcID,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSecurityGroup, Tags: ec2Tags}},
+	}); err != nil {
+		return fmt.Errorf("security group of %s: %w", svc, err)
+	}
+	if _, err := sd.elb.CreateLoadBalancer(ctx, &elb.CreateLoadBalancerInput{
+		LoadBalancerName:  aws.String(elbName(svc)),
+		Listeners:         []elbtypes.Listener{{Protocol: aws.String("HTTP"), LoadBalancerPort: 80, InstancePort: aws.Int32(8000)}},
+		AvailabilityZones: []string{"us-east-1a", "us-east-1b"},
+		Tags:              elbTags,
+	}); err != nil {
+		return fmt.Errorf("classic load balancer of %s: %w", svc, err)
+	}
+	if err := sd.targetGroup(ctx, svc, elbv2Tags); err != nil {
+		return err
+	}
+	return sd.instanceProfile(ctx, svc)
+}
+
+// targetGroup creates svc's target group and a listener forwarding to it.
+func (sd *seeder) targetGroup(ctx context.Context, svc string, tags []elbv2types.Tag) error {
+	tg, err := sd.elbv2.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{
+		Name: aws.String(tgName(svc)), Protocol: elbv2types.ProtocolEnumHttp, Port: aws.Int32(8000), VpcId: sd.vpcID, Tags: tags,
+	})
+	if err != nil {
+		return fmt.Errorf("target group of %s: %w", svc, err)
+	}
+	if _, err := sd.elbv2.CreateListener(ctx, &elbv2.CreateListenerInput{
+		LoadBalancerArn: sd.albARN, Protocol: elbv2types.ProtocolEnumHttp,
+		Port:           aws.Int32(int32(8000 + len(svc))),
+		DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: tg.TargetGroups[0].TargetGroupArn}},
+	}); err != nil {
+		return fmt.Errorf("listener of %s: %w", svc, err)
+	}
+	return nil
+}
+
+// instanceProfile creates svc's instance role and profile on the path
+// ferry's deploy role may pass.
+func (sd *seeder) instanceProfile(ctx context.Context, svc string) error {
+	path := naming.InstanceProfilePath(Project, Config, svc)
+	if _, err := sd.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(profileName(svc)), Path: aws.String(path),
+		AssumeRolePolicyDocument: aws.String(ec2TrustPolicy)}); err != nil {
+		return fmt.Errorf("instance role of %s: %w", svc, err)
+	}
+	if _, err := sd.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(profileName(svc)), Path: aws.String(path)}); err != nil {
+		return fmt.Errorf("instance profile of %s: %w", svc, err)
+	}
+	if _, err := sd.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{
+		InstanceProfileName: aws.String(profileName(svc)), RoleName: aws.String(profileName(svc))}); err != nil {
+		return fmt.Errorf("instance profile role of %s: %w", svc, err)
 	}
 	return nil
 }
