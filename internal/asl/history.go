@@ -201,6 +201,15 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 		Timestamp:       &ts,
 		Type:            sfntypes.HistoryEventType(e.Type),
 	}
+	e.executionDetails(&h)
+	e.stateDetails(&h)
+	e.taskDetails(&h)
+	e.lambdaDetails(&h)
+	return h
+}
+
+// executionDetails sets h's details of an execution's events.
+func (e Event) executionDetails(h *sfntypes.HistoryEvent) {
 	if d := e.ExecutionStarted; d != nil {
 		h.ExecutionStartedEventDetails = &sfntypes.ExecutionStartedEventDetails{
 			Input: str(d.Input), InputDetails: data(), RoleArn: str(d.RoleARN)}
@@ -224,6 +233,10 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 		x.Error, x.Cause = sfnError(d)
 		h.ExecutionTimedOutEventDetails = x
 	}
+}
+
+// stateDetails sets h's details of a state's events.
+func (e Event) stateDetails(h *sfntypes.HistoryEvent) {
 	if d := e.StateEntered; d != nil {
 		h.StateEnteredEventDetails = &sfntypes.StateEnteredEventDetails{
 			Name: aws.String(d.Name), Input: str(d.Input), InputDetails: data()}
@@ -232,6 +245,10 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 		h.StateExitedEventDetails = &sfntypes.StateExitedEventDetails{
 			Name: aws.String(d.Name), Output: str(d.Output), OutputDetails: data()}
 	}
+}
+
+// taskDetails sets h's details of a service integration's task events.
+func (e Event) taskDetails(h *sfntypes.HistoryEvent) {
 	if d := e.TaskScheduled; d != nil {
 		h.TaskScheduledEventDetails = &sfntypes.TaskScheduledEventDetails{
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
@@ -257,6 +274,10 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
 			Error: str(d.Error), Cause: str(d.Cause)}
 	}
+}
+
+// lambdaDetails sets h's details of a Lambda function's task events.
+func (e Event) lambdaDetails(h *sfntypes.HistoryEvent) {
 	if d := e.LambdaFunctionScheduled; d != nil {
 		h.LambdaFunctionScheduledEventDetails = &sfntypes.LambdaFunctionScheduledEventDetails{
 			Resource: aws.String(d.Resource), Input: str(d.Input), InputDetails: data(),
@@ -276,7 +297,6 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 		x.Error, x.Cause = sfnError(d)
 		h.LambdaFunctionTimedOutEventDetails = x
 	}
-	return h
 }
 
 // ToSFNHistory converts a history to the SDK's events.
