@@ -208,47 +208,61 @@ func (r *Report) Passed() bool {
 //   - unchanged_assets: a second deploy of unchanged assets uploads no asset
 //     bytes.
 func Targets(cells []CellResult, bin *Binary, up *Uploads) []Target {
-	find := func(s, n int) *CellResult {
-		for i := range cells {
-			if cells[i].Services == s && cells[i].Instances == n {
-				return &cells[i]
-			}
-		}
-		return nil
+	return []Target{
+		flatTarget(cells), latencyTarget(cells), payloadTarget(cells),
+		binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
 	}
-	var out []Target
+}
 
-	flat := Target{Name: "calls_per_check_flat", Want: "per full health check, N=100 <= N=1 for each S", Status: Skip}
+// findCell returns the cell of S=s, N=n, or nil.
+func findCell(cells []CellResult, s, n int) *CellResult {
+	for i := range cells {
+		if cells[i].Services == s && cells[i].Instances == n {
+			return &cells[i]
+		}
+	}
+	return nil
+}
+
+// flatTarget is calls_per_check_flat.
+func flatTarget(cells []CellResult) Target {
+	t := Target{Name: "calls_per_check_flat", Want: "per full health check, N=100 <= N=1 for each S", Status: Skip}
 	var parts []string
 	for _, s := range servicesOf(cells) {
-		one, hundred := find(s, 1), find(s, 100)
+		one, hundred := findCell(cells, s, 1), findCell(cells, s, 100)
 		if one == nil || hundred == nil {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("S=%d: %d vs %d", s, hundred.APICallsPerCheck, one.APICallsPerCheck))
-		if flat.Status != Fail {
-			flat.Status = Pass
+		if t.Status != Fail {
+			t.Status = Pass
 		}
 		if hundred.APICallsPerCheck > one.APICallsPerCheck {
-			flat.Status = Fail
+			t.Status = Fail
 		}
 	}
-	flat.Measured = strings.Join(parts, "; ")
-	out = append(out, flat)
+	t.Measured = strings.Join(parts, "; ")
+	return t
+}
 
-	lat := Target{Name: "added_latency_median", Want: fmt.Sprintf("median <= %gs", MaxAddedLatencyMedian.Seconds()), Status: Skip}
+// latencyTarget is added_latency_median.
+func latencyTarget(cells []CellResult) Target {
+	t := Target{Name: "added_latency_median", Want: fmt.Sprintf("median <= %gs", MaxAddedLatencyMedian.Seconds()), Status: Skip}
 	if len(cells) > 0 {
 		var xs []float64
 		for _, c := range cells {
 			xs = append(xs, c.AddedLatencyS)
 		}
 		m := median(xs)
-		lat.Measured = fmt.Sprintf("median %gs (max %gs)", m, slices.Max(xs))
-		lat.Status = status(m <= MaxAddedLatencyMedian.Seconds())
+		t.Measured = fmt.Sprintf("median %gs (max %gs)", m, slices.Max(xs))
+		t.Status = status(m <= MaxAddedLatencyMedian.Seconds())
 	}
-	out = append(out, lat)
+	return t
+}
 
-	pay := Target{Name: "payload_s50", Want: fmt.Sprintf("<= %d bytes at S=50", MaxPayloadBytesS50), Status: Skip}
+// payloadTarget is payload_s50.
+func payloadTarget(cells []CellResult) Target {
+	t := Target{Name: "payload_s50", Want: fmt.Sprintf("<= %d bytes at S=50", MaxPayloadBytesS50), Status: Skip}
 	most := -1
 	for _, c := range cells {
 		if c.Services == 50 && c.MaxPayloadBytes > most {
@@ -256,19 +270,25 @@ func Targets(cells []CellResult, bin *Binary, up *Uploads) []Target {
 		}
 	}
 	if most >= 0 {
-		pay.Measured = fmt.Sprintf("%d bytes", most)
-		pay.Status = status(most <= MaxPayloadBytesS50)
+		t.Measured = fmt.Sprintf("%d bytes", most)
+		t.Status = status(most <= MaxPayloadBytesS50)
 	}
-	out = append(out, pay)
+	return t
+}
 
-	lb := Target{Name: "lambda_binary", Want: fmt.Sprintf("<= %d bytes (stripped, linux/arm64)", MaxLambdaBinaryBytes), Status: Skip}
+// binaryTarget is lambda_binary.
+func binaryTarget(bin *Binary) Target {
+	t := Target{Name: "lambda_binary", Want: fmt.Sprintf("<= %d bytes (stripped, linux/arm64)", MaxLambdaBinaryBytes), Status: Skip}
 	if bin != nil {
-		lb.Measured = fmt.Sprintf("%d bytes", bin.Bytes)
-		lb.Status = status(bin.Bytes <= MaxLambdaBinaryBytes)
+		t.Measured = fmt.Sprintf("%d bytes", bin.Bytes)
+		t.Status = status(bin.Bytes <= MaxLambdaBinaryBytes)
 	}
-	out = append(out, lb)
+	return t
+}
 
-	mem := Target{Name: "handler_memory", Want: fmt.Sprintf("<= %d bytes of heap per invocation", MaxHandlerHeapBytes), Status: Skip}
+// memoryTarget is handler_memory.
+func memoryTarget(cells []CellResult) Target {
+	t := Target{Name: "handler_memory", Want: fmt.Sprintf("<= %d bytes of heap per invocation", MaxHandlerHeapBytes), Status: Skip}
 	if len(cells) > 0 {
 		var peak uint64
 		at := ""
@@ -277,25 +297,30 @@ func Targets(cells []CellResult, bin *Binary, up *Uploads) []Target {
 				peak, at = c.HandlerPeakHeapBytes, fmt.Sprintf("%s at S=%d,N=%d", c.HandlerPeakHeapTask, c.Services, c.Instances)
 			}
 		}
-		mem.Measured = fmt.Sprintf("%d bytes (%s)", peak, at)
-		mem.Status = status(peak <= MaxHandlerHeapBytes)
+		t.Measured = fmt.Sprintf("%d bytes (%s)", peak, at)
+		t.Status = status(peak <= MaxHandlerHeapBytes)
 	}
-	out = append(out, mem)
+	return t
+}
 
-	tm := Target{Name: "handler_time_s50_n100", Want: fmt.Sprintf("every invocation < %v at S=50,N=100", MaxHandlerTime), Status: Skip}
-	if c := find(50, 100); c != nil {
-		tm.Measured = fmt.Sprintf("max %gms (%s)", c.HandlerMaxMS, c.HandlerMaxTask)
-		tm.Status = status(c.HandlerMaxMS < float64(MaxHandlerTime/time.Millisecond))
+// timeTarget is handler_time_s50_n100.
+func timeTarget(cells []CellResult) Target {
+	t := Target{Name: "handler_time_s50_n100", Want: fmt.Sprintf("every invocation < %v at S=50,N=100", MaxHandlerTime), Status: Skip}
+	if c := findCell(cells, 50, 100); c != nil {
+		t.Measured = fmt.Sprintf("max %gms (%s)", c.HandlerMaxMS, c.HandlerMaxTask)
+		t.Status = status(c.HandlerMaxMS < float64(MaxHandlerTime/time.Millisecond))
 	}
-	out = append(out, tm)
+	return t
+}
 
-	as := Target{Name: "unchanged_assets", Want: "second deploy uploads 0 asset bytes", Status: Skip}
+// assetsTarget is unchanged_assets.
+func assetsTarget(up *Uploads) Target {
+	t := Target{Name: "unchanged_assets", Want: "second deploy uploads 0 asset bytes", Status: Skip}
 	if up != nil {
-		as.Measured = fmt.Sprintf("first %d bytes, second %d bytes (%s)", up.FirstAssetBytes, up.SecondAssetBytes, up.Method)
-		as.Status = status(up.SecondAssetBytes == 0 && up.FirstAssetBytes > 0)
+		t.Measured = fmt.Sprintf("first %d bytes, second %d bytes (%s)", up.FirstAssetBytes, up.SecondAssetBytes, up.Method)
+		t.Status = status(up.SecondAssetBytes == 0 && up.FirstAssetBytes > 0)
 	}
-	out = append(out, as)
-	return out
+	return t
 }
 
 func status(ok bool) Status {
