@@ -173,91 +173,18 @@ type entry struct {
 // region's life: when it is done, running executions are aborted. Close
 // releases everything.
 func New(ctx context.Context, opts Options) (*Region, error) {
-	if len(opts.World.Accounts) == 0 {
-		return nil, errors.New("region: the world has no account")
-	}
-	if opts.Account == "" {
-		opts.Account = opts.World.Accounts[0].ID
-	}
-	if !slices.ContainsFunc(opts.World.Accounts, func(a sim.AccountSpec) bool { return a.ID == opts.Account }) {
-		return nil, fmt.Errorf("region: account %s is not an account of the world", opts.Account)
-	}
-	if opts.Region == "" {
-		opts.Region = DefaultRegion
-	}
-	if opts.Speed < 0 {
-		return nil, fmt.Errorf("region: speed %v must not be negative", opts.Speed)
-	}
-	if !(opts.Speed <= limits.MaxLocalSpeed) { // NaN too
-		return nil, fmt.Errorf("region: speed %v must be a number from 0 to %d", opts.Speed, limits.MaxLocalSpeed)
-	}
-	if opts.Clock != nil && opts.Speed != 0 {
-		return nil, errors.New("region: set Clock or Speed, not both")
-	}
-	if opts.Clock != nil && opts.WallClock != nil {
-		return nil, errors.New("region: set Clock or WallClock, not both (a region on Clock never reads the wall clock)")
-	}
-	wall := opts.WallClock
-	if wall == nil {
-		wall = clock.System{}
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Region{opts: opts, logger: logger, byName: map[string]*entry{}}
-
-	maxAge, maxSkew := opts.CreatedAtMaxAge, opts.CreatedAtMaxSkew
-	switch {
-	case opts.Clock != nil:
-		r.sched = newScheduler(opts.Clock, nil)
-		r.clk, r.waiter = opts.Clock, r.sched
-	case opts.Speed > 0:
-		scaled, err := clock.NewScaled(wall.Now().UTC().Truncate(time.Second), opts.Speed)
-		if err != nil {
-			return nil, fmt.Errorf("region: %w", err)
-		}
-		r.clk, r.waiter = scaled, scaled
-	default:
-		v := clock.NewVirtual(wall.Now().UTC().Truncate(time.Second))
-		r.sched = newScheduler(v, wall)
-		r.clk, r.waiter = r.sched, r.sched
+	if err := r.startClock(); err != nil {
+		return nil, err
 	}
-	if opts.Clock == nil {
-		if maxAge == 0 {
-			maxAge = OwnClockCreatedAtWindow
-		}
-		if maxSkew == 0 {
-			maxSkew = OwnClockCreatedAtWindow
-		}
-	}
-	r.created = r.clk.Now()
-
-	account, awsRegion := opts.Account, opts.Region
-	r.info = Info{
-		StateMachineARN: naming.StateMachineARN(account, awsRegion),
-		FunctionARN:     fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", awsRegion, account, naming.DeployerFunctionName),
-		Bucket:          naming.DeployerBucketName(account, awsRegion),
-		Account:         account,
-		Region:          awsRegion,
-		Speed:           opts.Speed,
-	}
-	buckets := []string{r.info.Bucket}
-	for _, a := range opts.World.Accounts {
-		for _, b := range a.Bootstrap {
-			name := naming.AssetBucketName(a.ID, b.Region, b.Qualifier)
-			if !slices.Contains(r.info.AssetBuckets, name) {
-				r.info.AssetBuckets = append(r.info.AssetBuckets, name)
-			}
-		}
-	}
-	slices.Sort(r.info.AssetBuckets)
-	for _, b := range r.info.AssetBuckets {
-		if !slices.Contains(buckets, b) {
-			buckets = append(buckets, b)
-		}
-	}
-
+	r.info = newInfo(opts)
 	world, err := sim.New(r.clk, opts.World)
 	if err != nil {
 		return nil, fmt.Errorf("region: %w", err)
@@ -265,47 +192,14 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 	r.world = world
 	// The deployer bucket is versioned, as DeployerStack creates it in AWS;
 	// the asset buckets are not (BootstrapStack).
-	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: buckets, Versioned: []string{r.info.Bucket}})
+	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: r.info.buckets(), Versioned: []string{r.info.Bucket}})
 	if err != nil {
 		return nil, fmt.Errorf("region: %w", err)
 	}
 	r.s3srv, r.s3 = srv, srv.Client()
-
-	var store deployer.Store = loggingStore{next: r.s3, logger: logger}
-	if opts.Store != nil {
-		store = opts.Store(store)
-	}
-	var assetStore cloud.AssetStore = r.s3
-	if opts.Assets != nil {
-		assetStore = opts.Assets(assetStore)
-	}
-	assets := func(target.Target) cloud.AssetStore { return assetStore }
-	r.newDeployer = func() (*deployer.Deployer, error) {
-		connector := cloud.NewConnector(world.STSAs(naming.RoleARN(account, naming.DeployerRoleName(awsRegion))), world.Build(assets), cloud.ConnectorOptions{Clock: r.clk})
-		return deployer.New(deployer.Config{
-			Bucket:              r.info.Bucket,
-			DefaultTarget:       target.Target{AccountID: account, Region: awsRegion},
-			CreatedAtMaxAge:     maxAge,
-			CreatedAtMaxSkew:    maxSkew,
-			HealthCheckInterval: opts.HealthCheckInterval,
-			Executions:          r.SFN(),
-			StateMachineARN:     r.info.StateMachineARN,
-			Identities:          r.verifier(),
-			Version:             buildinfo.Get().String(),
-			Clock:               r.clk,
-			Logger:              logger.With("component", "deployer"),
-		}, store, connector)
-	}
-	r.dep, err = r.newDeployer()
-	if err != nil {
+	if err := r.startDeployer(); err != nil {
 		_ = srv.Close()
-		return nil, fmt.Errorf("region: %w", err)
-	}
-	r.def = definition.Render(r.info.FunctionARN)
-	r.machine, err = asl.Parse(r.def)
-	if err != nil {
-		_ = srv.Close()
-		return nil, fmt.Errorf("region: the deploy state machine's definition: %w", err)
+		return nil, err
 	}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
@@ -316,8 +210,153 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		}
 	}()
 	logger.Info("region ready", "state_machine", r.info.StateMachineARN, "bucket", r.info.Bucket,
-		"account", account, "region", awsRegion, "speed", opts.Speed)
+		"account", r.info.Account, "region", r.info.Region, "speed", opts.Speed)
 	return r, nil
+}
+
+// check fills in the defaults of opts (the world's first account, the
+// default region) and refuses options that cannot go together.
+func (opts *Options) check() error {
+	if len(opts.World.Accounts) == 0 {
+		return errors.New("region: the world has no account")
+	}
+	if opts.Account == "" {
+		opts.Account = opts.World.Accounts[0].ID
+	}
+	if !slices.ContainsFunc(opts.World.Accounts, func(a sim.AccountSpec) bool { return a.ID == opts.Account }) {
+		return fmt.Errorf("region: account %s is not an account of the world", opts.Account)
+	}
+	if opts.Region == "" {
+		opts.Region = DefaultRegion
+	}
+	if opts.Speed < 0 {
+		return fmt.Errorf("region: speed %v must not be negative", opts.Speed)
+	}
+	if !(opts.Speed <= limits.MaxLocalSpeed) { // NaN too
+		return fmt.Errorf("region: speed %v must be a number from 0 to %d", opts.Speed, limits.MaxLocalSpeed)
+	}
+	if opts.Clock != nil && opts.Speed != 0 {
+		return errors.New("region: set Clock or Speed, not both")
+	}
+	if opts.Clock != nil && opts.WallClock != nil {
+		return errors.New("region: set Clock or WallClock, not both (a region on Clock never reads the wall clock)")
+	}
+	return nil
+}
+
+// startClock sets the region's clock and waiter: the caller's Clock, a
+// clock scaled by Speed from the wall clock, or the region's own virtual
+// clock that skips idle waits. A region on its own clock accepts releases
+// created within OwnClockCreatedAtWindow unless the options say otherwise.
+func (r *Region) startClock() error {
+	opts := &r.opts
+	wall := opts.WallClock
+	if wall == nil {
+		wall = clock.System{}
+	}
+	switch {
+	case opts.Clock != nil:
+		r.sched = newScheduler(opts.Clock, nil)
+		r.clk, r.waiter = opts.Clock, r.sched
+	case opts.Speed > 0:
+		scaled, err := clock.NewScaled(wall.Now().UTC().Truncate(time.Second), opts.Speed)
+		if err != nil {
+			return fmt.Errorf("region: %w", err)
+		}
+		r.clk, r.waiter = scaled, scaled
+	default:
+		v := clock.NewVirtual(wall.Now().UTC().Truncate(time.Second))
+		r.sched = newScheduler(v, wall)
+		r.clk, r.waiter = r.sched, r.sched
+	}
+	if opts.Clock == nil {
+		if opts.CreatedAtMaxAge == 0 {
+			opts.CreatedAtMaxAge = OwnClockCreatedAtWindow
+		}
+		if opts.CreatedAtMaxSkew == 0 {
+			opts.CreatedAtMaxSkew = OwnClockCreatedAtWindow
+		}
+	}
+	r.created = r.clk.Now()
+	return nil
+}
+
+// newInfo names the region's state machine, function and buckets: the
+// deployer's, and the asset bucket of every bootstrap in the world.
+func newInfo(opts Options) Info {
+	account, awsRegion := opts.Account, opts.Region
+	info := Info{
+		StateMachineARN: naming.StateMachineARN(account, awsRegion),
+		FunctionARN:     fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", awsRegion, account, naming.DeployerFunctionName),
+		Bucket:          naming.DeployerBucketName(account, awsRegion),
+		Account:         account,
+		Region:          awsRegion,
+		Speed:           opts.Speed,
+	}
+	for _, a := range opts.World.Accounts {
+		for _, b := range a.Bootstrap {
+			name := naming.AssetBucketName(a.ID, b.Region, b.Qualifier)
+			if !slices.Contains(info.AssetBuckets, name) {
+				info.AssetBuckets = append(info.AssetBuckets, name)
+			}
+		}
+	}
+	slices.Sort(info.AssetBuckets)
+	return info
+}
+
+// buckets is every bucket of the region: the deployer's first, then the
+// asset buckets.
+func (info Info) buckets() []string {
+	buckets := []string{info.Bucket}
+	for _, b := range info.AssetBuckets {
+		if !slices.Contains(buckets, b) {
+			buckets = append(buckets, b)
+		}
+	}
+	return buckets
+}
+
+// startDeployer builds the deployer the region's Lambda runs (its store
+// and asset store wrapped as the options say), and parses the deploy
+// state machine's definition.
+func (r *Region) startDeployer() error {
+	opts, logger := r.opts, r.logger
+	var store deployer.Store = loggingStore{next: r.s3, logger: logger}
+	if opts.Store != nil {
+		store = opts.Store(store)
+	}
+	var assetStore cloud.AssetStore = r.s3
+	if opts.Assets != nil {
+		assetStore = opts.Assets(assetStore)
+	}
+	assets := func(target.Target) cloud.AssetStore { return assetStore }
+	account, awsRegion := r.info.Account, r.info.Region
+	r.newDeployer = func() (*deployer.Deployer, error) {
+		connector := cloud.NewConnector(r.world.STSAs(naming.RoleARN(account, naming.DeployerRoleName(awsRegion))), r.world.Build(assets), cloud.ConnectorOptions{Clock: r.clk})
+		return deployer.New(deployer.Config{
+			Bucket:              r.info.Bucket,
+			DefaultTarget:       target.Target{AccountID: account, Region: awsRegion},
+			CreatedAtMaxAge:     opts.CreatedAtMaxAge,
+			CreatedAtMaxSkew:    opts.CreatedAtMaxSkew,
+			HealthCheckInterval: opts.HealthCheckInterval,
+			Executions:          r.SFN(),
+			StateMachineARN:     r.info.StateMachineARN,
+			Identities:          r.verifier(),
+			Version:             buildinfo.Get().String(),
+			Clock:               r.clk,
+			Logger:              logger.With("component", "deployer"),
+		}, store, connector)
+	}
+	var err error
+	if r.dep, err = r.newDeployer(); err != nil {
+		return fmt.Errorf("region: %w", err)
+	}
+	r.def = definition.Render(r.info.FunctionARN)
+	if r.machine, err = asl.Parse(r.def); err != nil {
+		return fmt.Errorf("region: the deploy state machine's definition: %w", err)
+	}
+	return nil
 }
 
 // Close aborts the running executions, waits for them to end and stops the
@@ -417,25 +456,44 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 	}
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
-	r.mu.Lock()
-	e, dup := r.byName[name]
-	r.mu.Unlock()
-	if dup {
-		if e.input == in && e.x.Describe().Status == asl.StatusRunning {
-			return e.x, true, nil
-		}
-		return nil, false, apiErrorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", e.x.ARN())
+	if x, err := r.existing(name, in); x != nil || err != nil {
+		return x, x != nil, err
 	}
 	if err := r.ctx.Err(); err != nil {
 		return nil, false, apiErrorf(CodeInternal, "the region is shutting down")
 	}
+	x, err = r.run(name, in)
+	if err != nil {
+		return nil, false, err
+	}
+	return x, false, nil
+}
+
+// existing returns the running execution of name started with the same
+// input (StartExecution is idempotent for it), an ExecutionAlreadyExists
+// error for any other execution of name, or neither when name is new.
+func (r *Region) existing(name, in string) (*asl.Execution, error) {
+	r.mu.Lock()
+	e, dup := r.byName[name]
+	r.mu.Unlock()
+	if !dup {
+		return nil, nil
+	}
+	if e.input == in && e.x.Describe().Status == asl.StatusRunning {
+		return e.x, nil
+	}
+	return nil, apiErrorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", e.x.ARN())
+}
+
+// run starts execution name with input in on the interpreter, registers
+// it, and logs its end. No task runs before it is registered: a task's
+// first call describes its own execution (deployer.Executions), and on
+// AWS StartExecution has returned by then.
+func (r *Region) run(name, in string) (*asl.Execution, error) {
 	arn := asl.ExecutionARN(r.info.StateMachineARN, name)
 	if r.sched != nil {
 		r.sched.join()
 	}
-	// No task runs before the execution is registered: a task's first
-	// call describes its own execution (deployer.Executions), and on AWS
-	// StartExecution has returned by then.
 	registered := make(chan struct{})
 	invoke := func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
 		select {
@@ -445,7 +503,7 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		}
 		return r.invoke(ctx, req)
 	}
-	x, err = asl.Start(r.ctx, r.machine, asl.RunOptions{
+	x, err := asl.Start(r.ctx, r.machine, asl.RunOptions{
 		Input:           json.RawMessage(in),
 		Name:            name,
 		StateMachineARN: r.info.StateMachineARN,
@@ -460,30 +518,33 @@ func (r *Region) Start(name string, input json.RawMessage) (x *asl.Execution, ex
 		if r.sched != nil {
 			r.sched.leave()
 		}
-		return nil, false, apiErrorf(CodeInvalidExecutionInput, "%v", err)
+		return nil, apiErrorf(CodeInvalidExecutionInput, "%v", err)
 	}
 	r.mu.Lock()
 	r.seq++
-	e = &entry{x: x, input: in, seq: r.seq}
+	e := &entry{x: x, input: in, seq: r.seq}
 	r.byName[name] = e
 	r.order = append(r.order, e)
 	r.mu.Unlock()
 	close(registered)
 	r.logger.Info("execution started", "execution", arn)
-	go func() {
-		<-x.Done()
-		d := x.Describe()
-		level := slog.LevelInfo
-		if d.Status != asl.StatusSucceeded {
-			level = slog.LevelWarn
-		}
-		r.logger.Log(context.Background(), level, "execution ended", "execution", arn,
-			"status", string(d.Status), "error", d.Error, "cause", failure.Message(d.Cause))
-		if r.sched != nil {
-			r.sched.leave()
-		}
-	}()
-	return x, false, nil
+	go r.logEnd(x)
+	return x, nil
+}
+
+// logEnd waits for x to end, logs how, and leaves the scheduler.
+func (r *Region) logEnd(x *asl.Execution) {
+	<-x.Done()
+	d := x.Describe()
+	level := slog.LevelInfo
+	if d.Status != asl.StatusSucceeded {
+		level = slog.LevelWarn
+	}
+	r.logger.Log(context.Background(), level, "execution ended", "execution", x.ARN(),
+		"status", string(d.Status), "error", d.Error, "cause", failure.Message(d.Cause))
+	if r.sched != nil {
+		r.sched.leave()
+	}
 }
 
 // StartRelease stores raw (a release as the client uploads it, with
