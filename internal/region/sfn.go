@@ -365,29 +365,13 @@ func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIE
 			return nil, e
 		}
 	}
-	page := make([]asl.Event, 0, size)
-	if in.ReverseOrder {
-		for i := min(after-1, int64(len(events))); i >= 1 && len(page) < size; i-- {
-			page = append(page, events[i-1])
-		}
-	} else {
-		for i := max(after+1, 1); i <= int64(len(events)) && len(page) < size; i++ {
-			page = append(page, events[i-1])
-		}
-	}
+	page := historyPage(events, after, size, in.ReverseOrder)
 	out := struct {
 		Events    []asl.Event `json:"events"`
 		NextToken string      `json:"nextToken,omitempty"`
 	}{Events: page}
-	if len(page) == size && len(page) > 0 {
-		last := page[len(page)-1].ID
-		more := last < int64(len(events))
-		if in.ReverseOrder {
-			more = last > 1
-		}
-		if more {
-			out.NextToken = encodeToken("history", x.ARN(), order, strconv.FormatInt(last, 10))
-		}
+	if last, more := historyMore(events, page, size, in.ReverseOrder); more {
+		out.NextToken = encodeToken("history", x.ARN(), order, strconv.FormatInt(last, 10))
 	}
 	if in.IncludeExecutionData != nil && !*in.IncludeExecutionData {
 		for i := range out.Events {
@@ -395,6 +379,35 @@ func (r *Region) apiGetExecutionHistory(in getExecutionHistoryInput) (any, *APIE
 		}
 	}
 	return out, nil
+}
+
+// historyPage returns up to size events after the event of id after, in
+// the order asked (ids are 1-based positions in events).
+func historyPage(events []asl.Event, after int64, size int, reverse bool) []asl.Event {
+	page := make([]asl.Event, 0, size)
+	if reverse {
+		for i := min(after-1, int64(len(events))); i >= 1 && len(page) < size; i-- {
+			page = append(page, events[i-1])
+		}
+		return page
+	}
+	for i := max(after+1, 1); i <= int64(len(events)) && len(page) < size; i++ {
+		page = append(page, events[i-1])
+	}
+	return page
+}
+
+// historyMore says whether events remain after a full page, and the id of
+// the page's last event, which the next token carries.
+func historyMore(events, page []asl.Event, size int, reverse bool) (last int64, more bool) {
+	if len(page) != size || len(page) == 0 {
+		return 0, false
+	}
+	last = page[len(page)-1].ID
+	if reverse {
+		return last, last > 1
+	}
+	return last, last < int64(len(events))
 }
 
 // withoutData returns ev without the execution's data (inputs, outputs,
