@@ -87,48 +87,91 @@ func (c *AutoScaling) CreateAutoScalingGroup(ctx context.Context, in *autoscalin
 	return &autoscaling.CreateAutoScalingGroupOutput{}, c.end(op, r.createGroup(in))
 }
 
+// createGroup is CreateAutoScalingGroup as the API reference describes
+// it: the request's name and sizes are checked, the caller is authorized
+// for the group and for what its instances launch with, the group's
+// subnets, load balancers, health check, tags and hooks are checked in
+// turn, and the group launches its desired capacity.
 func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error {
 	name := deref(in.AutoScalingGroupName)
+	minSize, maxSize, desired, err := r.checkNewGroup(name, in)
+	if err != nil {
+		return err
+	}
+	arn := fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
+		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
+	lt, err := r.authorizeNewGroup(arn, in)
+	if err != nil {
+		return err
+	}
+	g := &group{
+		name: name, arn: arn, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
+		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
+		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
+	}
+	for _, step := range []func(*group, *autoscaling.CreateAutoScalingGroupInput) error{
+		r.placeGroup, r.balanceGroup, healthCheckOf, tagGroup, r.hookGroup,
+	} {
+		if err := step(g, in); err != nil {
+			return err
+		}
+	}
+	r.groups[name] = g
+	g.vis = r.w.faults.visibilityOf(HideGroups, name)
+	r.fill(g, r.w.now, fmt.Sprintf("At %s a user request created an AutoScalingGroup changing the desired capacity from 0 to %d.  ", stamp(r.w.now), desired))
+	return nil
+}
+
+// checkNewGroup checks a new group's name (unique, within the quota), its
+// sizes (min <= desired <= max, desired defaulting to min) and that it
+// launches from a launch template, and returns the sizes.
+func (r *region) checkNewGroup(name string, in *autoscaling.CreateAutoScalingGroupInput) (minSize, maxSize, desired int32, err error) {
 	if name == "" || len(name) > 255 {
-		return apiErrf(cloud.CodeValidation, "1 validation error detected: Value '%s' at 'autoScalingGroupName' failed to satisfy constraint: Member must have length between 1 and 255", name)
+		return 0, 0, 0, apiErrf(cloud.CodeValidation, "1 validation error detected: Value '%s' at 'autoScalingGroupName' failed to satisfy constraint: Member must have length between 1 and 255", name)
 	}
 	if in.MinSize == nil || in.MaxSize == nil {
-		return apiErr(cloud.CodeValidation, "MinSize and MaxSize are required")
+		return 0, 0, 0, apiErr(cloud.CodeValidation, "MinSize and MaxSize are required")
 	}
 	if _, ok := r.groups[name]; ok {
-		return apiErrf(cloud.CodeAlreadyExists, "AutoScalingGroup by this name already exists - A group with the name %s already exists", name)
+		return 0, 0, 0, apiErrf(cloud.CodeAlreadyExists, "AutoScalingGroup by this name already exists - A group with the name %s already exists", name)
 	}
 	if len(r.groups) >= r.w.quotas.AutoScalingGroups {
-		return apiErrf(cloud.CodeLimitExceeded, "You have reached your quota of %d Auto Scaling groups in this Region", r.w.quotas.AutoScalingGroups)
+		return 0, 0, 0, apiErrf(cloud.CodeLimitExceeded, "You have reached your quota of %d Auto Scaling groups in this Region", r.w.quotas.AutoScalingGroups)
 	}
-	minSize, maxSize := *in.MinSize, *in.MaxSize
-	desired := minSize
+	minSize, maxSize = *in.MinSize, *in.MaxSize
+	desired = minSize
 	if in.DesiredCapacity != nil {
 		desired = *in.DesiredCapacity
 	}
 	switch {
 	case minSize < 0 || maxSize < 0:
-		return apiErr(cloud.CodeValidation, "MinSize and MaxSize must not be negative")
+		return 0, 0, 0, apiErr(cloud.CodeValidation, "MinSize and MaxSize must not be negative")
 	case maxSize < minSize:
-		return apiErrf(cloud.CodeValidation, "Max bound, %d, must be greater than or equal to min bound, %d", maxSize, minSize)
+		return 0, 0, 0, apiErrf(cloud.CodeValidation, "Max bound, %d, must be greater than or equal to min bound, %d", maxSize, minSize)
 	case desired < minSize || desired > maxSize:
-		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
+		return 0, 0, 0, apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
 	if in.LaunchConfigurationName != nil || in.MixedInstancesPolicy != nil || in.InstanceId != nil {
-		return apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate (launch configurations are deprecated)")
+		return 0, 0, 0, apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate (launch configurations are deprecated)")
 	}
 	if in.LaunchTemplate == nil {
-		return apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
+		return 0, 0, 0, apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
 	}
-	arn := fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
-		r.name, r.account.id, uuidFrom(seed(r.account.id+r.name, name+r.w.now.String())), name)
+	return minSize, maxSize, desired, nil
+}
+
+// authorizeNewGroup authorizes the caller to create the group of arn with
+// its tags and hooks, resolves its launch template, authorizes what its
+// instances launch with, and checks the template's image exists and that
+// the group names a subnet. It returns the launch template.
+func (r *region) authorizeNewGroup(arn string, in *autoscaling.CreateAutoScalingGroupInput) (*launchTemplate, error) {
 	req := &createGroupRequest{spec: *in.LaunchTemplate, tags: in.Tags, hooks: in.LifecycleHookSpecificationList}
 	if err := r.w.authorize(r.createGroupAuths(arn, req)...); err != nil {
-		return err
+		return nil, err
 	}
 	lt, version, err := r.resolveLaunchTemplate(*in.LaunchTemplate)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data := lt.versions[version-1]
 	req.lt, req.data = lt, data
@@ -138,20 +181,20 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		}
 	}
 	if err := r.w.authorize(r.launchAuths(req)...); err != nil {
-		return err
+		return nil, err
 	}
 	if _, ok := r.amis[deref(data.ImageId)]; !ok {
-		return apiErrf(cloud.CodeValidation, "You must use a valid fully-formed launch template. The image id '[%s]' does not exist", deref(data.ImageId))
+		return nil, apiErrf(cloud.CodeValidation, "You must use a valid fully-formed launch template. The image id '[%s]' does not exist", deref(data.ImageId))
 	}
 	if deref(in.VPCZoneIdentifier) == "" {
-		return apiErr(cloud.CodeValidation, "At least one Availability Zone or VPC Subnet is required.")
+		return nil, apiErr(cloud.CodeValidation, "At least one Availability Zone or VPC Subnet is required.")
 	}
-	g := &group{
-		name: name, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
-		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
-		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
-	}
-	g.arn = arn
+	return lt, nil
+}
+
+// placeGroup sets g's subnets: every one VPCZoneIdentifier names must
+// exist.
+func (r *region) placeGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
 	for _, id := range strings.Split(*in.VPCZoneIdentifier, ",") {
 		id = strings.TrimSpace(id)
 		s := r.subnets[id]
@@ -160,6 +203,12 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		}
 		g.subnets = append(g.subnets, s)
 	}
+	return nil
+}
+
+// balanceGroup sets g's classic load balancers and target groups: every
+// one named must exist.
+func (r *region) balanceGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
 	for _, n := range in.LoadBalancerNames {
 		lb := r.elbs[n]
 		if lb == nil {
@@ -174,14 +223,26 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		}
 		g.tgs = append(g.tgs, tg)
 	}
-	if in.HealthCheckType != nil {
-		switch *in.HealthCheckType {
-		case "EC2", "ELB":
-			g.healthCheck = *in.HealthCheckType
-		default:
-			return apiErrf(cloud.CodeValidation, "Invalid health check type: %s", *in.HealthCheckType)
-		}
+	return nil
+}
+
+// healthCheckOf sets g's health check type: EC2 (the default) or ELB.
+func healthCheckOf(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
+	if in.HealthCheckType == nil {
+		return nil
 	}
+	switch *in.HealthCheckType {
+	case "EC2", "ELB":
+		g.healthCheck = *in.HealthCheckType
+		return nil
+	}
+	return apiErrf(cloud.CodeValidation, "Invalid health check type: %s", *in.HealthCheckType)
+}
+
+// tagGroup sets g's tags, sorted by key: at most 50, keys of 1 to 128
+// characters and values of at most 256, unique keys, each naming the
+// group as its resource.
+func tagGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
 	if len(in.Tags) > 50 {
 		return apiErr(cloud.CodeValidation, "The number of tags exceeds the limit of 50")
 	}
@@ -191,8 +252,8 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		if k == "" || len(k) > 128 || len(deref(t.Value)) > 256 {
 			return apiErrf(cloud.CodeValidation, "Invalid tag key or value: %q", k)
 		}
-		if t.ResourceId != nil && *t.ResourceId != name {
-			return apiErrf(cloud.CodeValidation, "Tag ResourceId %q does not match the group name %q", *t.ResourceId, name)
+		if t.ResourceId != nil && *t.ResourceId != g.name {
+			return apiErrf(cloud.CodeValidation, "Tag ResourceId %q does not match the group name %q", *t.ResourceId, g.name)
 		}
 		if t.ResourceType != nil && *t.ResourceType != "auto-scaling-group" {
 			return apiErrf(cloud.CodeValidation, "Tag ResourceType %q is not auto-scaling-group", *t.ResourceType)
@@ -203,10 +264,16 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		seen[k] = true
 		g.tags = append(g.tags, astypes.TagDescription{
 			Key: aws.String(k), Value: aws.String(deref(t.Value)), PropagateAtLaunch: aws.Bool(deref(t.PropagateAtLaunch)),
-			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
+			ResourceId: aws.String(g.name), ResourceType: aws.String("auto-scaling-group"),
 		})
 	}
 	sort.Slice(g.tags, func(a, b int) bool { return *g.tags[a].Key < *g.tags[b].Key })
+	return nil
+}
+
+// hookGroup checks and sets g's lifecycle hooks, noting a termination
+// hook.
+func (r *region) hookGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
 	for _, h := range in.LifecycleHookSpecificationList {
 		if err := r.checkHook(h); err != nil {
 			return err
@@ -216,9 +283,6 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		}
 		g.hooks = append(g.hooks, h)
 	}
-	r.groups[name] = g
-	g.vis = r.w.faults.visibilityOf(HideGroups, name)
-	r.fill(g, r.w.now, fmt.Sprintf("At %s a user request created an AutoScalingGroup changing the desired capacity from 0 to %d.  ", stamp(r.w.now), desired))
 	return nil
 }
 
