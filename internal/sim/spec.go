@@ -349,179 +349,220 @@ var architectures = []string{"x86_64", "arm64", "i386"}
 
 // Validate lists every problem of the spec, each as "where: what".
 func (s WorldSpec) Validate() []string {
-	var p []string
-	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
-	p = append(p, s.Defaults.validate("defaults")...)
+	p := &problems{}
+	p.list = append(p.list, s.Defaults.validate("defaults")...)
 	accounts := map[string]bool{}
 	for i, a := range s.Accounts {
 		where := fmt.Sprintf("accounts[%d]", i)
 		if !accountRE.MatchString(a.ID) {
-			add("%s.id: %q is not a 12-digit account id", where, a.ID)
+			p.add("%s.id: %q is not a 12-digit account id", where, a.ID)
 		}
 		if accounts[a.ID] {
-			add("%s.id: account %s appears twice", where, a.ID)
+			p.add("%s.id: account %s appears twice", where, a.ID)
 		}
 		accounts[a.ID] = true
-		roles := map[string]bool{}
-		addRole := func(where, name, path string, trust []string) {
-			if name == "" {
-				add("%s.name: missing", where)
-			}
-			if roles[name] {
-				add("%s.name: role %q appears twice", where, name)
-			}
-			roles[name] = true
-			if path != "" && !pathRE.MatchString(path) {
-				add("%s.path: %q must start and end with /", where, path)
-			}
-			for k, t := range trust {
-				if !accountRE.MatchString(t) {
-					add("%s.trust[%d]: %q is not a 12-digit account id", where, k, t)
-				}
-			}
-		}
-		for j, b := range a.Bootstrap {
-			w := fmt.Sprintf("%s.bootstrap[%d]", where, j)
-			if !regionRE.MatchString(b.Region) {
-				add("%s.region: %q is not a region name", w, b.Region)
-			}
-			addRole(w, naming.DeployRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
-			addRole(w, naming.PublishRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
-		}
-		for j, r := range a.Roles {
-			w := fmt.Sprintf("%s.roles[%d]", where, j)
-			addRole(w, r.Name, r.Path, r.Trust)
-			for k, svc := range r.TrustServices {
-				if !servicePrincipalRE.MatchString(svc) {
-					add("%s.trust_services[%d]: %q is not an AWS service principal (name.amazonaws.com)", w, k, svc)
-				}
-			}
-		}
-		profiles := map[string]bool{}
-		for j, ip := range a.InstanceProfiles {
-			w := fmt.Sprintf("%s.instance_profiles[%d]", where, j)
-			if ip.Name == "" {
-				add("%s.name: missing", w)
-			}
-			if profiles[ip.Name] {
-				add("%s.name: instance profile %q appears twice", w, ip.Name)
-			}
-			profiles[ip.Name] = true
-			if ip.Path != "" && !pathRE.MatchString(ip.Path) {
-				add("%s.path: %q must start and end with /", w, ip.Path)
-			}
-			for k, r := range ip.Roles {
-				if !roles[r] {
-					add("%s.roles[%d]: role %q is not defined in account %s", w, k, r, a.ID)
-				}
-			}
-		}
+		roles := a.validateRoles(p, where)
+		a.validateProfiles(p, where, roles)
 		regions := map[string]bool{}
 		for j, r := range a.Regions {
 			w := fmt.Sprintf("%s.regions[%d]", where, j)
 			if !regionRE.MatchString(r.Name) {
-				add("%s.name: %q is not a region name", w, r.Name)
+				p.add("%s.name: %q is not a region name", w, r.Name)
 			}
 			if regions[r.Name] {
-				add("%s.name: region %s appears twice", w, r.Name)
+				p.add("%s.name: region %s appears twice", w, r.Name)
 			}
 			regions[r.Name] = true
-			p = append(p, r.validate(w)...)
+			p.list = append(p.list, r.validate(w)...)
 		}
 	}
-	return p
+	return p.list
 }
 
-func (r RegionSpec) validate(where string) []string {
-	var p []string
-	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
-	seen := map[string]string{}
-	unique := func(w, kind, id string) {
-		if id == "" {
-			add("%s: missing %s", w, kind)
-			return
-		}
-		if prev, ok := seen[kind+"\x00"+id]; ok {
-			add("%s: %s %q already defined at %s", w, kind, id, prev)
-		}
-		seen[kind+"\x00"+id] = w
+// problems gathers a spec's problems, each as "where: what", and the ids
+// seen so far for unique.
+type problems struct {
+	list []string
+	seen map[string]string
+}
+
+func (p *problems) add(format string, args ...any) {
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+// unique adds a problem when id is missing, or was already defined as a
+// kind (recording where it is defined first).
+func (p *problems) unique(w, kind, id string) {
+	if id == "" {
+		p.add("%s: missing %s", w, kind)
+		return
 	}
+	if p.seen == nil {
+		p.seen = map[string]string{}
+	}
+	if prev, ok := p.seen[kind+"\x00"+id]; ok {
+		p.add("%s: %s %q already defined at %s", w, kind, id, prev)
+	}
+	p.seen[kind+"\x00"+id] = w
+}
+
+// validateRoles checks the account's roles, its bootstraps' deploy and
+// publish roles among them, and returns the names defined.
+func (a AccountSpec) validateRoles(p *problems, where string) map[string]bool {
+	roles := map[string]bool{}
+	role := func(where, name, path string, trust []string) {
+		if name == "" {
+			p.add("%s.name: missing", where)
+		}
+		if roles[name] {
+			p.add("%s.name: role %q appears twice", where, name)
+		}
+		roles[name] = true
+		if path != "" && !pathRE.MatchString(path) {
+			p.add("%s.path: %q must start and end with /", where, path)
+		}
+		for k, t := range trust {
+			if !accountRE.MatchString(t) {
+				p.add("%s.trust[%d]: %q is not a 12-digit account id", where, k, t)
+			}
+		}
+	}
+	for j, b := range a.Bootstrap {
+		w := fmt.Sprintf("%s.bootstrap[%d]", where, j)
+		if !regionRE.MatchString(b.Region) {
+			p.add("%s.region: %q is not a region name", w, b.Region)
+		}
+		role(w, naming.DeployRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
+		role(w, naming.PublishRoleName(a.ID, b.Region, b.Qualifier), "/", b.Trust)
+	}
+	for j, r := range a.Roles {
+		w := fmt.Sprintf("%s.roles[%d]", where, j)
+		role(w, r.Name, r.Path, r.Trust)
+		for k, svc := range r.TrustServices {
+			if !servicePrincipalRE.MatchString(svc) {
+				p.add("%s.trust_services[%d]: %q is not an AWS service principal (name.amazonaws.com)", w, k, svc)
+			}
+		}
+	}
+	return roles
+}
+
+// validateProfiles checks the account's instance profiles: named once,
+// on a path, holding roles the account defines.
+func (a AccountSpec) validateProfiles(p *problems, where string, roles map[string]bool) {
+	profiles := map[string]bool{}
+	for j, ip := range a.InstanceProfiles {
+		w := fmt.Sprintf("%s.instance_profiles[%d]", where, j)
+		if ip.Name == "" {
+			p.add("%s.name: missing", w)
+		}
+		if profiles[ip.Name] {
+			p.add("%s.name: instance profile %q appears twice", w, ip.Name)
+		}
+		profiles[ip.Name] = true
+		if ip.Path != "" && !pathRE.MatchString(ip.Path) {
+			p.add("%s.path: %q must start and end with /", w, ip.Path)
+		}
+		for k, r := range ip.Roles {
+			if !roles[r] {
+				p.add("%s.roles[%d]: role %q is not defined in account %s", w, k, r, a.ID)
+			}
+		}
+	}
+}
+
+// validate lists the region's problems: its images, network and load
+// balancers, and topics, every id defined once.
+func (r RegionSpec) validate(where string) []string {
+	p := &problems{}
+	r.validateAMIs(p, where)
+	r.validateNetwork(p, where)
+	r.validateBalancers(p, where)
+	for i, t := range r.Topics {
+		p.unique(fmt.Sprintf("%s.topics[%d].name", where, i), "topic", t.Name)
+	}
+	return p.list
+}
+
+func (r RegionSpec) validateAMIs(p *problems, where string) {
 	for i, a := range r.AMIs {
 		w := fmt.Sprintf("%s.amis[%d]", where, i)
-		unique(w+".id", "AMI id", a.ID)
+		p.unique(w+".id", "AMI id", a.ID)
 		if !strings.HasPrefix(a.ID, "ami-") {
-			add("%s.id: %q must start with ami-", w, a.ID)
+			p.add("%s.id: %q must start with ami-", w, a.ID)
 		}
 		if a.Name == "" {
-			add("%s.name: missing", w)
+			p.add("%s.name: missing", w)
 		}
 		if a.Behavior != "" && !a.Behavior.valid() {
-			add("%s.behavior: %q is not one of %v", w, a.Behavior, Behaviors())
+			p.add("%s.behavior: %q is not one of %v", w, a.Behavior, Behaviors())
 		}
 		if a.Architecture != "" && !slices.Contains(architectures, a.Architecture) {
-			add("%s.architecture: %q is not one of %v", w, a.Architecture, architectures)
+			p.add("%s.architecture: %q is not one of %v", w, a.Architecture, architectures)
 		}
 		if c := a.CPUPercent; c != nil && !(*c >= 0 && *c <= 100) {
-			add("%s.cpu_percent: %v must be between 0 and 100", w, *c)
+			p.add("%s.cpu_percent: %v must be between 0 and 100", w, *c)
 		}
 		if a.Timings != nil {
-			p = append(p, a.Timings.validate(w+".timings")...)
+			p.list = append(p.list, a.Timings.validate(w+".timings")...)
 		}
 	}
+}
+
+func (r RegionSpec) validateNetwork(p *problems, where string) {
 	for i, s := range r.Subnets {
 		w := fmt.Sprintf("%s.subnets[%d]", where, i)
-		unique(w+".id", "subnet id", s.ID)
+		p.unique(w+".id", "subnet id", s.ID)
 		if !strings.HasPrefix(s.ID, "subnet-") {
-			add("%s.id: %q must start with subnet-", w, s.ID)
+			p.add("%s.id: %q must start with subnet-", w, s.ID)
 		}
 		if !strings.HasPrefix(s.AvailabilityZone, r.Name) {
-			add("%s.availability_zone: %q is not a zone of %s", w, s.AvailabilityZone, r.Name)
+			p.add("%s.availability_zone: %q is not a zone of %s", w, s.AvailabilityZone, r.Name)
 		}
 	}
 	for i, g := range r.SecurityGroups {
 		w := fmt.Sprintf("%s.security_groups[%d]", where, i)
-		unique(w+".id", "security group id", g.ID)
-		unique(w+".name", "security group name", g.Name)
+		p.unique(w+".id", "security group id", g.ID)
+		p.unique(w+".name", "security group name", g.Name)
 		if !strings.HasPrefix(g.ID, "sg-") {
-			add("%s.id: %q must start with sg-", w, g.ID)
+			p.add("%s.id: %q must start with sg-", w, g.ID)
 		}
 	}
+}
+
+func (r RegionSpec) validateBalancers(p *problems, where string) {
 	zones := func(w string, azs []string) {
 		for k, az := range azs {
 			if !strings.HasPrefix(az, r.Name) {
-				add("%s.availability_zones[%d]: %q is not a zone of %s", w, k, az, r.Name)
+				p.add("%s.availability_zones[%d]: %q is not a zone of %s", w, k, az, r.Name)
 			}
 		}
 	}
 	for i, e := range r.ELBs {
 		w := fmt.Sprintf("%s.elbs[%d]", where, i)
-		unique(w+".name", "load balancer", e.Name)
+		p.unique(w+".name", "load balancer", e.Name)
 		zones(w, e.AvailabilityZones)
 	}
 	v2 := map[string]bool{}
 	for i, lb := range r.LoadBalancers {
 		w := fmt.Sprintf("%s.load_balancers[%d]", where, i)
-		unique(w+".name", "v2 load balancer", lb.Name)
+		p.unique(w+".name", "v2 load balancer", lb.Name)
 		v2[lb.Name] = true
 		if lb.Type != "" && lb.Type != "application" && lb.Type != "network" {
-			add("%s.type: %q is not application or network", w, lb.Type)
+			p.add("%s.type: %q is not application or network", w, lb.Type)
 		}
 		zones(w, lb.AvailabilityZones)
 	}
 	for i, t := range r.TargetGroups {
 		w := fmt.Sprintf("%s.target_groups[%d]", where, i)
-		unique(w+".name", "target group", t.Name)
+		p.unique(w+".name", "target group", t.Name)
 		if len(t.Name) > 32 {
-			add("%s.name: %q is longer than 32 characters", w, t.Name)
+			p.add("%s.name: %q is longer than 32 characters", w, t.Name)
 		}
 		for k, lb := range t.LoadBalancers {
 			if !v2[lb] {
-				add("%s.load_balancers[%d]: v2 load balancer %q is not defined in this region", w, k, lb)
+				p.add("%s.load_balancers[%d]: v2 load balancer %q is not defined in this region", w, k, lb)
 			}
 		}
 	}
-	for i, t := range r.Topics {
-		unique(fmt.Sprintf("%s.topics[%d].name", where, i), "topic", t.Name)
-	}
-	return p
 }
