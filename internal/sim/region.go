@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -170,6 +171,57 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		topics: map[string]*topic{}, lts: map[string]*launchTemplate{}, ltIDs: map[string]*launchTemplate{},
 		groups: map[string]*group{}, alarms: map[string]*alarm{}, impaired: map[string]time.Time{},
 	}
+	for _, s := range rs.AMIs {
+		r.amis[s.ID] = w.newAMI(s)
+	}
+	r.addNetwork(rs)
+	r.addBalancers(rs)
+	for _, s := range rs.Topics {
+		r.topics[r.topicARN(s.Name)] = &topic{name: s.Name, tags: copyTags(s.Tags)}
+	}
+	return r
+}
+
+// newAMI is the image of s with its defaults: named by a Name tag, Healthy,
+// x86_64, DefaultCPUPercent, the world's timings.
+func (w *World) newAMI(s AMISpec) *ami {
+	tags := copyTags(s.Tags)
+	if _, ok := tags["Name"]; !ok {
+		tags["Name"] = s.Name
+	}
+	b := s.Behavior
+	if b == "" {
+		b = Healthy
+	}
+	arch := s.Architecture
+	if arch == "" {
+		arch = "x86_64"
+	}
+	cpu := DefaultCPUPercent
+	if s.CPUPercent != nil {
+		cpu = *s.CPUPercent
+	}
+	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, timings: w.timings.over(s.Timings)}
+}
+
+// defaultVPC is the VPC of a subnet or security group whose spec names
+// none.
+const defaultVPC = "vpc-00000000000000001"
+
+// addNetwork adds the region's subnets and security groups.
+func (r *region) addNetwork(rs RegionSpec) {
+	for _, s := range rs.Subnets {
+		r.subnets[s.ID] = &subnet{id: s.ID, az: s.AvailabilityZone, vpc: cmp.Or(s.VPCID, defaultVPC), tags: copyTags(s.Tags)}
+	}
+	for _, s := range rs.SecurityGroups {
+		r.sgs[s.ID] = &securityGroup{id: s.ID, name: s.Name, vpc: cmp.Or(s.VPCID, defaultVPC), tags: copyTags(s.Tags)}
+	}
+}
+
+// addBalancers adds the region's classic load balancers, v2 load
+// balancers and target groups. A load balancer that names no zones routes
+// to every zone of the region's subnets.
+func (r *region) addBalancers(rs RegionSpec) {
 	var allZones []string
 	for _, s := range rs.Subnets {
 		if !slices.Contains(allZones, s.AvailabilityZone) {
@@ -185,72 +237,30 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		slices.Sort(out)
 		return slices.Compact(out)
 	}
-	for _, s := range rs.AMIs {
-		tags := copyTags(s.Tags)
-		if _, ok := tags["Name"]; !ok {
-			tags["Name"] = s.Name
-		}
-		b := s.Behavior
-		if b == "" {
-			b = Healthy
-		}
-		arch := s.Architecture
-		if arch == "" {
-			arch = "x86_64"
-		}
-		cpu := DefaultCPUPercent
-		if s.CPUPercent != nil {
-			cpu = *s.CPUPercent
-		}
-		r.amis[s.ID] = &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, timings: w.timings.over(s.Timings)}
-	}
-	for _, s := range rs.Subnets {
-		vpc := s.VPCID
-		if vpc == "" {
-			vpc = "vpc-00000000000000001"
-		}
-		r.subnets[s.ID] = &subnet{id: s.ID, az: s.AvailabilityZone, vpc: vpc, tags: copyTags(s.Tags)}
-	}
-	for _, s := range rs.SecurityGroups {
-		vpc := s.VPCID
-		if vpc == "" {
-			vpc = "vpc-00000000000000001"
-		}
-		r.sgs[s.ID] = &securityGroup{id: s.ID, name: s.Name, vpc: vpc, tags: copyTags(s.Tags)}
-	}
+	a, now := r.account, r.w.now
 	for _, s := range rs.ELBs {
-		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: w.now, instances: map[string]*instance{}}
+		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: now, instances: map[string]*instance{}}
 	}
 	for _, s := range rs.LoadBalancers {
-		typ, kind := s.Type, "app"
-		if typ == "" {
-			typ = "application"
-		}
+		typ := cmp.Or(s.Type, "application")
+		kind := "app"
 		if typ == "network" {
 			kind = "net"
 		}
 		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:loadbalancer/%s/%s/%016x", rs.Name, a.id, kind, s.Name, seed(a.id+rs.Name, "lb/"+s.Name))
-		lb := &loadBalancer{name: s.Name, arn: arn, typ: typ, zones: zonesOr(s.AvailabilityZones), tags: copyTags(s.Tags), created: w.now}
+		lb := &loadBalancer{name: s.Name, arn: arn, typ: typ, zones: zonesOr(s.AvailabilityZones), tags: copyTags(s.Tags), created: now}
 		r.lbs[s.Name] = lb
 		r.lbARNs[arn] = lb
 	}
 	for _, s := range rs.TargetGroups {
-		port := s.Port
-		if port == 0 {
-			port = 80
-		}
 		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:targetgroup/%s/%016x", rs.Name, a.id, s.Name, seed(a.id+rs.Name, s.Name))
-		tg := &targetGroup{name: s.Name, arn: arn, port: port, tags: copyTags(s.Tags), targets: map[string]*target{}}
+		tg := &targetGroup{name: s.Name, arn: arn, port: cmp.Or(s.Port, 80), tags: copyTags(s.Tags), targets: map[string]*target{}}
 		for _, n := range s.LoadBalancers {
 			tg.lbs = append(tg.lbs, r.lbs[n])
 		}
 		r.tgs[s.Name] = tg
 		r.tgARNs[arn] = tg
 	}
-	for _, s := range rs.Topics {
-		r.topics[r.topicARN(s.Name)] = &topic{name: s.Name, tags: copyTags(s.Tags)}
-	}
-	return r
 }
 
 func (r *region) topicARN(name string) string {
