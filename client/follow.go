@@ -143,8 +143,27 @@ func (r *historyReader) read(events []sfntypes.HistoryEvent) []progress {
 	return out
 }
 
-// event interprets one event.
+// event interprets one event: a task's failure, the execution's end, or
+// a step of its progress.
 func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
+	u := r.stamp(ev)
+	if errName, cause, ok := taskFailure(ev); ok {
+		return r.taskError(u, errName, cause)
+	}
+	if status, errName, cause, ok := executionFailure(ev); ok {
+		end := ""
+		if status == statusFailed {
+			end = r.failState
+		}
+		return r.outcome(u, status, end, errName, cause)
+	}
+	return r.step(ev, u)
+}
+
+// stamp is the update of ev without its news: its id, time and time since
+// the execution started (the first timestamp seen, until ExecutionStarted
+// says).
+func (r *historyReader) stamp(ev sfntypes.HistoryEvent) progress {
 	at := aws.ToTime(ev.Timestamp)
 	if r.started.IsZero() && !at.IsZero() {
 		r.started = at
@@ -153,14 +172,19 @@ func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
 	if !at.IsZero() && !r.started.IsZero() && at.After(r.started) {
 		u.Elapsed = at.Sub(r.started)
 	}
+	return u
+}
+
+// step interprets an event of the execution's progress: its start, a
+// state entered, a task that succeeded, CheckHealthy's report, success.
+func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bool) {
 	switch ev.Type {
 	case sfntypes.HistoryEventTypeExecutionStarted:
-		if !at.IsZero() {
-			r.started = at
+		if !u.At.IsZero() {
+			r.started = u.At
 		}
 		u.Event = updateStarted
 		return u, true
-
 	case sfntypes.HistoryEventTypeTaskStateEntered, sfntypes.HistoryEventTypePassStateEntered,
 		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
 		r.taskFailed = false
@@ -171,67 +195,75 @@ func (r *historyReader) event(ev sfntypes.HistoryEvent) (progress, bool) {
 		r.shown = name
 		u.Event, u.State = updateState, name
 		return u, true
-
 	case sfntypes.HistoryEventTypeSucceedStateEntered, sfntypes.HistoryEventTypeFailStateEntered:
 		r.failState = enteredName(ev)
-		return u, false
-
 	case sfntypes.HistoryEventTypeLambdaFunctionSucceeded, sfntypes.HistoryEventTypeTaskSucceeded:
 		r.taskFailed = false
-		return u, false
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		if ev.StateExitedEventDetails == nil || aws.ToString(ev.StateExitedEventDetails.Name) != execution.TaskCheckHealthy || r.taskFailed {
-			return u, false
+		if d := ev.StateExitedEventDetails; d != nil && aws.ToString(d.Name) == execution.TaskCheckHealthy && !r.taskFailed {
+			return r.healthReport(u, aws.ToString(d.Output))
 		}
-		return r.healthReport(u, aws.ToString(ev.StateExitedEventDetails.Output))
+	case sfntypes.HistoryEventTypeExecutionSucceeded:
+		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
+	}
+	return u, false
+}
 
+// taskFailure returns the error and cause of an event of a task attempt
+// that failed (a Lambda or an integration that failed, timed out or could
+// not start), and whether ev is one with its details.
+func taskFailure(ev sfntypes.HistoryEvent) (errName, cause string, ok bool) {
+	switch ev.Type {
 	case sfntypes.HistoryEventTypeLambdaFunctionFailed:
 		if d := ev.LambdaFunctionFailedEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
 	case sfntypes.HistoryEventTypeLambdaFunctionTimedOut:
 		if d := ev.LambdaFunctionTimedOutEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
 	case sfntypes.HistoryEventTypeLambdaFunctionStartFailed:
 		if d := ev.LambdaFunctionStartFailedEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
 	case sfntypes.HistoryEventTypeLambdaFunctionScheduleFailed:
 		if d := ev.LambdaFunctionScheduleFailedEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
 	case sfntypes.HistoryEventTypeTaskFailed:
 		if d := ev.TaskFailedEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
 	case sfntypes.HistoryEventTypeTaskTimedOut:
 		if d := ev.TaskTimedOutEventDetails; d != nil {
-			return r.taskError(u, aws.ToString(d.Error), aws.ToString(d.Cause))
+			return aws.ToString(d.Error), aws.ToString(d.Cause), true
 		}
+	}
+	return "", "", false
+}
 
-	case sfntypes.HistoryEventTypeExecutionSucceeded:
-		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
+// executionFailure returns the status, error and cause of an event that
+// ends the execution without success (failed, aborted, timed out), and
+// whether ev is one.
+func executionFailure(ev sfntypes.HistoryEvent) (status, errName, cause string, ok bool) {
+	switch ev.Type {
 	case sfntypes.HistoryEventTypeExecutionFailed:
-		var errName, cause string
 		if d := ev.ExecutionFailedEventDetails; d != nil {
 			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
 		}
-		return r.outcome(u, statusFailed, r.failState, errName, cause)
+		return statusFailed, errName, cause, true
 	case sfntypes.HistoryEventTypeExecutionAborted:
-		var errName, cause string
 		if d := ev.ExecutionAbortedEventDetails; d != nil {
 			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
 		}
-		return r.outcome(u, statusAborted, "", errName, cause)
+		return statusAborted, errName, cause, true
 	case sfntypes.HistoryEventTypeExecutionTimedOut:
-		var errName, cause string
 		if d := ev.ExecutionTimedOutEventDetails; d != nil {
 			errName, cause = aws.ToString(d.Error), aws.ToString(d.Cause)
 		}
-		return r.outcome(u, statusTimedOut, "", errName, cause)
+		return statusTimedOut, errName, cause, true
 	}
-	return u, false
+	return "", "", "", false
 }
 
 func enteredName(ev sfntypes.HistoryEvent) string {
