@@ -33,7 +33,7 @@ e.g.
     --template-file bootstrap.json --capabilities CAPABILITY_NAMED_IAM
 
 It exits 0, or 2 on a wrong account id or qualifier.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,9 +69,10 @@ type commandSpec struct {
 	summary string
 	// help is the longer description shown by ferry help <name>.
 	help string
-	// usageCode is the exit code of a wrong use of the command: exitUsage,
-	// or exitNotStarted for the commands whose 2 is FailureDirty.
-	usageCode int
+	// exits are the exit codes the command may end with besides those of
+	// every command (commonExits): ferry help lists them from the one
+	// table, exitCodes.
+	exits []int
 	// hidden keeps the command out of ferry help and completion (the
 	// commands the completion scripts run).
 	hidden bool
@@ -142,8 +144,25 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 		if cmd == nil {
 			return exitf(exitUsage, "ferry: unknown command %q; run 'ferry help' for the list", name)
 		}
-		return c.run(ctx, cmd, args[1:])
+		return interrupted(ctx, c.run(ctx, cmd, args[1:]))
 	}
+}
+
+// interrupted is err, exiting exitInterrupted when ctx was cancelled (the
+// process got Ctrl-C or SIGTERM) and the command failed for it, whatever
+// moment it came at: its message is kept.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	var e *ExitError
+	if errors.As(err, &e) && e.Code == exitInternal {
+		return err
+	}
+	if errors.As(err, &e) && e.Err == nil {
+		return exitSilently(exitInterrupted)
+	}
+	return &ExitError{Code: exitInterrupted, Err: err}
 }
 
 // run parses the flags of cmd (anywhere among the arguments, until "--")
@@ -204,9 +223,9 @@ func flagError(fs *flag.FlagSet, err error) string {
 }
 
 // usageErrorf is the error of a wrong use of the command spec describes:
-// what is wrong and the command's synopsis, with its usageCode.
+// what is wrong and the command's synopsis, exiting exitUsage.
 func usageErrorf(spec commandSpec, format string, args ...any) error {
-	return exitf(spec.usageCode, "ferry %s: %s\nusage: ferry %s (run 'ferry help %s' for details)",
+	return exitf(exitUsage, "ferry %s: %s\nusage: ferry %s (run 'ferry help %s' for details)",
 		spec.name, fmt.Sprintf(format, args...), spec.synopsis(), spec.name)
 }
 
@@ -230,6 +249,14 @@ func (spec commandSpec) usage(w io.Writer, fs *flag.FlagSet) {
 	if flags.Len() > 0 {
 		fmt.Fprintf(w, "\nflags:\n%s", flags.String())
 	}
+	fmt.Fprint(w, "\nexit codes (ferry help exit-codes lists every one):\n")
+	writeExitCodes(w, spec.exitCodes())
+}
+
+// exitCodes are the codes the command may exit with: those of every
+// command and its own.
+func (spec commandSpec) exitCodes() []int {
+	return append(slices.Clone(commonExits), spec.exits...)
 }
 
 // parseInterspersed parses flags wherever they are among args, so
@@ -252,6 +279,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// helpHelp is ferry help help.
+const helpHelp = `usage: ferry help [COMMAND | exit-codes]
+
+Without an argument, the list of commands. With a command, its usage,
+flags and exit codes. With exit-codes, what every exit status means.
+`
+
 // help prints the command list, or one command's usage.
 func (c *cli) help(args []string) error {
 	switch len(args) {
@@ -259,9 +293,18 @@ func (c *cli) help(args []string) error {
 		c.usage(c.env.Stdout)
 		return nil
 	case 1:
+		switch args[0] {
+		case "exit-codes":
+			fmt.Fprint(c.env.Stdout, "ferry exits with one of these codes, whatever the command:\n")
+			writeExitCodes(c.env.Stdout, nil)
+			return nil
+		case "help":
+			fmt.Fprint(c.env.Stdout, helpHelp)
+			return nil
+		}
 		cmd := c.find(args[0])
 		if cmd == nil {
-			return exitf(exitUsage, "ferry help: unknown command %q", args[0])
+			return exitf(exitUsage, "ferry help: unknown command %q; run 'ferry help' for the list", args[0])
 		}
 		spec := cmd.spec()
 		fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)
@@ -289,7 +332,7 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, spec.name, spec.summary)
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
-	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command.\n")
+	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command, 'ferry help exit-codes' for what its exit status means.\n")
 }
 
 // writeIndentedJSON writes v on w as JSON indented by two spaces, HTML

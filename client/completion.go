@@ -29,7 +29,7 @@ flags of the command line, e.g. --local). Load it with:
   bash: source <(ferry completion bash)   (or save it in bash-completion's directory)
   zsh:  source <(ferry completion zsh)
   fish: ferry completion fish | source`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 
@@ -165,8 +165,8 @@ func (c *namesCommand) spec() commandSpec {
 after help, the projects the deployer knows for a command that takes
 PROJECT, then the configs of that project. It prints nothing when it
 cannot tell or cannot reach the deployer: completion must stay quiet.`,
-		usageCode: exitUsage,
-		hidden:    true,
+		exits:  []int{exitFailure},
+		hidden: true,
 	}
 }
 

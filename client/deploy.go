@@ -39,15 +39,7 @@ $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET, else the conventional
 ferry-deployer names in the caller's account and region (AWS credentials
 and settings come from the standard chain: AWS_PROFILE, AWS_REGION,
 AWS_ENDPOINT_URL, ...). --local uses the local region (ferry local) and
-its deployer, whatever $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET say.
-
-Exit codes:
-  0  Success: the release is deployed and the old instances are gone
-  1  FailureClean: the release failed and everything it made was removed
-  2  FailureDirty: cleaning up failed, or the execution ended without
-     reaching an end state; AWS may need a person (see ferry status)
-  3  nothing was started: invalid release, no deployer found, credentials
-  4  stopped following (Ctrl-C, lost contact): the deploy goes on`
+its deployer, whatever $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET say.`
 
 // deployCommand is ferry deploy.
 type deployCommand struct {
@@ -58,11 +50,11 @@ type deployCommand struct {
 
 func (c *deployCommand) spec() commandSpec {
 	return commandSpec{
-		name:      "deploy",
-		args:      "FILE",
-		summary:   "Deploy a release and follow it to its end",
-		help:      deployHelp,
-		usageCode: exitNotStarted,
+		name:    "deploy",
+		args:    "FILE",
+		summary: "Deploy a release and follow it to its end",
+		help:    deployHelp,
+		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
 	}
 }
 
@@ -72,8 +64,8 @@ func (c *deployCommand) defineFlags(fs *flag.FlagSet) {
 }
 
 // Run deploys the release file args[0] and follows its execution. Its
-// error carries the execution's outcome (exitFailureClean,
-// exitFailureDirty), exitDetached, or exitNotStarted when nothing was
+// error carries the execution's outcome (exitFailure,
+// exitDirty), exitDetached, or exitNotStarted when nothing was
 // started.
 func (c *deployCommand) Run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
@@ -201,12 +193,12 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitf(exitDetached, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
+			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
 		}
 		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(file))
 	}
 	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
-		return exitf(exitFailureDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
+		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
 	}
 	if u.End == execution.EndSuccess && !c.follow.asJSON {
 		nameGroups(ctx, d, out, arn)

@@ -79,7 +79,7 @@ func TestDeployBlueGreen(t *testing.T) {
 func TestDeployNeverHealthy(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	res := tr.ferry(t, "deploy", "--local", demoBroken)
-	require.Equal(t, exitFailureClean, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	require.Equal(t, exitFailure, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	id := releaseIDOf(t, res.stdout)
 	assert.Contains(t, res.stdout, "FailureClean: TimeoutError")
 	checkGolden(t, "e2e-deploy-never-healthy", stable(res.stdout))
@@ -163,7 +163,7 @@ func TestHaltDuringDeploy(t *testing.T) {
 	assert.Contains(t, out.String(), "FailureClean: HaltError")
 
 	res := <-deployed
-	assert.Equal(t, exitFailureClean, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Equal(t, exitFailure, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	assert.Contains(t, res.stdout, "FailureClean: HaltError")
 	assert.Empty(t, tr.groups(devAccount, usEast1))
 }
@@ -201,7 +201,7 @@ func TestDeployInterrupted(t *testing.T) {
 		return ctx.Err()
 	}
 	code := run(ctx, env, []string{"deploy", "--local", deployTestRelease})
-	assert.Equal(t, exitDetached, code)
+	assert.Equal(t, exitInterrupted, code)
 	assert.Contains(t, errOut.String(), "the deploy goes on")
 	assert.Contains(t, errOut.String(), "ferry halt --local "+deployTestRelease)
 	xs := tr.Executions("")

@@ -19,13 +19,11 @@
 // A command returns an error and only main turns it into the process
 // status (exitStatus, exit.go): nil is 0; an *ExitError gives its Code and
 // its message, printed once on stderr (a silent one, with no message, only
-// its code); any other error prints and exits 1. The codes are: 0 success,
-// 1 failure, 2 usage error, 70 a bug in ferry. The commands that follow an
-// execution exit with its outcome instead. deploy: 0 Success, 1
-// FailureClean, 2 FailureDirty, 3 nothing started (usage errors
-// included), 4 stopped following. halt: 0 when the deploy stopped clean
-// (or none was running), 1 when it succeeded before the halt was seen,
-// then 2, 3 and 4 as for deploy.
+// its code); any other error prints and exits 1. The codes are one table
+// for every command, exitCodes in exit.go (ferry help exit-codes and the
+// README print it): 0 success, 1 failure (a deploy's FailureClean), 2
+// usage, 3 nothing started, 4 FailureDirty, 5 lost contact while
+// following, 6 a halt too late, 70 a bug in ferry, 130 interrupted.
 //
 // The client talks to AWS only through aws-sdk-go-v2's S3 and Step
 // Functions clients (and STS to name the deployer by convention), built in

@@ -4,35 +4,87 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
-// Exit codes of every command, except where the commands that follow an
-// execution (below) give a number another meaning.
+// The exit codes: one table for every command (exitCodes says what each
+// means; ferry help exit-codes and the README print it).
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
-	// exitInternal: ferry itself failed (a bug). Never a stack trace.
-	exitInternal = 70
-)
-
-// Exit codes of the commands that follow an execution (deploy, halt): the
-// outcome of the execution, or why there is none. They share 1 and 2 with
-// the codes above, so a wrong use of these commands exits exitNotStarted,
-// never exitUsage.
-const (
-	exitFailureClean = 1
-	exitFailureDirty = 2
 	// exitNotStarted: nothing was started (an invalid release, no deployer
-	// found, no credentials, a wrong use of the command).
+	// found, no credentials, the lock held by another release).
 	exitNotStarted = 3
-	// exitDetached: the client stopped following (Ctrl-C, lost contact);
-	// the execution goes on.
-	exitDetached = 4
+	// exitDirty: the deploy ended FailureDirty, or without reaching an end
+	// state.
+	exitDirty = 4
+	// exitDetached: the client lost contact while following; the execution
+	// goes on.
+	exitDetached = 5
 	// exitTooLate: ferry halt saw the deploy succeed before the deployer
 	// saw the halt.
-	exitTooLate = 1
+	exitTooLate = 6
+	// exitInternal: ferry itself failed (a bug). Never a stack trace.
+	exitInternal = 70
+	// exitInterrupted: Ctrl-C (SIGINT) or SIGTERM, at any moment: 128 + 2,
+	// as a shell reports a process its interrupt ended.
+	exitInterrupted = 130
 )
+
+// exitCode is one row of the exit-code table.
+type exitCode struct {
+	code    int
+	meaning string
+}
+
+// exitCodes is the table of every exit code, in order.
+var exitCodes = []exitCode{
+	{exitOK, "success: the command did what was asked (a deploy: Success, the old instances are gone)"},
+	{exitFailure, "failure: the command could not do what was asked (a deploy: FailureClean, everything it made was removed)"},
+	{exitUsage, "wrong use: an unknown command or flag, a missing or extra argument"},
+	{exitNotStarted, "nothing was started: an invalid release, no deployer found, no credentials, the lock held by another release (halt: the marker was not written)"},
+	{exitDirty, "FailureDirty, or an execution that ended without reaching an end state: AWS may need a person; the lock is kept"},
+	{exitDetached, "lost contact while following: the deploy goes on"},
+	{exitTooLate, "the halt came too late: the deploy succeeded before the deployer saw it"},
+	{exitInternal, "an internal error in ferry (a bug, reported in one line)"},
+	{exitInterrupted, "interrupted (Ctrl-C): ferry stopped; a deploy it followed goes on"},
+}
+
+// commonExits are the codes every command may exit with.
+var commonExits = []int{exitOK, exitUsage, exitInternal, exitInterrupted}
+
+// exitMeaning is what code means, from exitCodes.
+func exitMeaning(code int) string {
+	for _, c := range exitCodes {
+		if c.code == code {
+			return c.meaning
+		}
+	}
+	return ""
+}
+
+// writeExitCodes writes the rows of codes (every code when codes is nil)
+// as "  CODE  MEANING" lines, in the table's order.
+func writeExitCodes(w io.Writer, codes []int) {
+	for _, c := range exitCodes {
+		if codes == nil || slices.Contains(codes, c.code) {
+			fmt.Fprintf(w, "  %3d  %s\n", c.code, c.meaning)
+		}
+	}
+}
+
+// exitCodesMarkdown is the table of every exit code as a Markdown table,
+// as the README shows it.
+func exitCodesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n|------|---------|\n")
+	for _, c := range exitCodes {
+		fmt.Fprintf(&b, "| %d | %s |\n", c.code, c.meaning)
+	}
+	return b.String()
+}
 
 // ExitError is an error that decides ferry's exit status: Code, with Err
 // the message main prints on stderr. An ExitError without Err is silent:

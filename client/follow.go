@@ -324,9 +324,9 @@ func exitCodeOf(u progress) int {
 	case execution.EndSuccess:
 		return exitOK
 	case execution.EndFailureClean:
-		return exitFailureClean
+		return exitFailure
 	}
-	return exitFailureDirty
+	return exitDirty
 }
 
 // describeOutcome is the one-line description of an outcome for people.

@@ -200,11 +200,11 @@ func TestRenderHistoryOutcome(t *testing.T) {
 		code              int
 	}{
 		{"success", execution.EndSuccess, statusSucceeded, "", exitOK},
-		{"halted", execution.EndFailureClean, statusFailed, "HaltError", exitFailureClean},
-		{"lock-exists", execution.EndFailureClean, statusFailed, "LockExistsError", exitFailureClean},
-		{"retried-then-dirty", execution.EndFailureDirty, statusFailed, "CleanUpError", exitFailureDirty},
-		{"aborted", "", statusAborted, "Stopped", exitFailureDirty},
-		{"invalid", execution.EndFailureClean, statusFailed, "BadReleaseError", exitFailureClean},
+		{"halted", execution.EndFailureClean, statusFailed, "HaltError", exitFailure},
+		{"lock-exists", execution.EndFailureClean, statusFailed, "LockExistsError", exitFailure},
+		{"retried-then-dirty", execution.EndFailureDirty, statusFailed, "CleanUpError", exitDirty},
+		{"aborted", "", statusAborted, "Stopped", exitDirty},
+		{"invalid", execution.EndFailureClean, statusFailed, "BadReleaseError", exitFailure},
 	}
 	histories := goldenHistories()
 	for _, tc := range cases {

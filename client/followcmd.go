@@ -32,7 +32,7 @@ shows it as ferry deploy does, to its end. It exits as ferry deploy does
 once the deploy ends, and 1 when no such deploy is running.
 
 Ctrl-C stops following, not the deploy: ferry halt PROJECT CONFIG stops it.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure, exitDirty, exitDetached},
 	}
 }
 

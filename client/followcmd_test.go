@@ -25,7 +25,7 @@ func TestFollow(t *testing.T) {
 	require.Equal(t, exitOK, broken.code, broken.stderr)
 	brokenID := releaseIDOf(t, broken.stdout)
 	byConfig := tr.ferry(t, "follow", "--local", "coinbase/deploy-test", "development")
-	assert.Equal(t, exitFailureClean, byConfig.code, "stdout:\n%s\nstderr:\n%s", byConfig.stdout, byConfig.stderr)
+	assert.Equal(t, exitFailure, byConfig.code, "stdout:\n%s\nstderr:\n%s", byConfig.stdout, byConfig.stderr)
 	assert.Contains(t, byConfig.stdout, "release "+brokenID+"\n")
 
 	tests := []struct {

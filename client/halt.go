@@ -33,12 +33,9 @@ The marker only stops a deploy that started before it was written: a marker
 left behind never stops a later deploy, and the deployer removes it when
 the execution it halted ends.
 
-Exit codes:
-  0  the deploy stopped clean (FailureClean), or none was running
-  1  the deploy succeeded anyway: the halt came too late
-  2  the deploy ended FailureDirty, or without reaching an end state
-  3  the halt marker could not be written (no deployer found, credentials)
-  4  stopped following (Ctrl-C, lost contact): the marker is written`
+It exits 0 when the deploy stopped clean (FailureClean) or none was
+running, 3 when the marker could not be written, 4 when the deploy ended
+FailureDirty, 6 when it succeeded before the deployer saw the halt.`
 
 // haltCommand is ferry halt.
 type haltCommand struct {
@@ -50,11 +47,11 @@ type haltCommand struct {
 
 func (c *haltCommand) spec() commandSpec {
 	return commandSpec{
-		name:      "halt",
-		args:      "FILE | PROJECT CONFIG",
-		summary:   "Halt the running deploy of a project-config",
-		help:      haltHelp,
-		usageCode: exitNotStarted,
+		name:    "halt",
+		args:    "FILE | PROJECT CONFIG",
+		summary: "Halt the running deploy of a project-config",
+		help:    haltHelp,
+		exits:   []int{exitNotStarted, exitDirty, exitDetached, exitTooLate},
 	}
 }
 
@@ -137,7 +134,7 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 		}
 		return nil
 	}
-	return exitSilently(exitFailureDirty)
+	return exitSilently(exitDirty)
 }
 
 // haltTarget is the running execution of project/config the halt is for:

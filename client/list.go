@@ -26,7 +26,7 @@ func (c *listCommand) spec() commandSpec {
 deployed now, the latest release and how it ended, and whether a deploy
 runs (the release holding the lock). --json prints the same as a JSON
 array. ferry status PROJECT shows one project in detail.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

@@ -76,7 +76,7 @@ as for --local) for its simulated world and
 prints every Auto Scaling group with its tags, desired capacity and
 instances, and the load balancers' registrations; --json prints the raw
 snapshot.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,7 +228,7 @@ func TestBootstrapTemplate(t *testing.T) {
 type panicCommand struct{}
 
 func (panicCommand) spec() commandSpec {
-	return commandSpec{name: "test-panic", summary: "panics", usageCode: exitUsage}
+	return commandSpec{name: "test-panic", summary: "panics"}
 }
 func (panicCommand) defineFlags(*flag.FlagSet)           {}
 func (panicCommand) Run(context.Context, []string) error { panic("boom") }
@@ -247,13 +248,17 @@ func TestPanicIsOneLine(t *testing.T) {
 }
 
 // TestCommandTable: every command has its own name, the table lists them
-// by name (the order of ferry help), and each states its usage exit code.
+// by name (the order of ferry help), and each exit code it states is in the
+// one table.
 func TestCommandTable(t *testing.T) {
 	var names []string
 	for _, cmd := range commands(Env{}) {
 		spec := cmd.spec()
 		names = append(names, spec.name)
-		assert.Contains(t, []int{exitUsage, exitNotStarted}, spec.usageCode, spec.name)
+		for _, code := range spec.exits {
+			assert.NotEmpty(t, exitMeaning(code), "%s exits %d, which the table does not have", spec.name, code)
+			assert.NotContains(t, commonExits, code, "%s lists %d, common to every command", spec.name, code)
+		}
 		assert.NotEmpty(t, spec.summary, spec.name)
 		assert.NotEmpty(t, spec.help, spec.name)
 	}
@@ -275,10 +280,10 @@ func TestExitStatus(t *testing.T) {
 		{"plain", errors.New("ferry x: broke"), exitFailure, "ferry x: broke\n"},
 		{"coded", exitf(exitDetached, "ferry x: %w", errors.New("lost")), exitDetached, "ferry x: lost\n"},
 		{"wrapped", fmt.Errorf("context: %w", exitf(exitNotStarted, "no deployer")), exitNotStarted, "context: no deployer\n"},
-		{"silent", exitSilently(exitFailureDirty), exitFailureDirty, ""},
+		{"silent", exitSilently(exitDirty), exitDirty, ""},
 		{"silent ok", exitSilently(exitOK), exitOK, ""},
 		{"command failure", commandFailure("status", exitFailure, errors.New("no bucket")), exitFailure, "ferry status: no bucket\n"},
-		{"command failure keeps a code", commandFailure("deploy", exitNotStarted, exitSilently(exitFailureClean)), exitFailureClean, ""},
+		{"command failure keeps a code", commandFailure("deploy", exitNotStarted, exitSilently(exitFailure)), exitFailure, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,4 +296,77 @@ func TestExitStatus(t *testing.T) {
 	var e *ExitError
 	require.ErrorAs(t, commandFailure("halt", exitNotStarted, os.ErrNotExist), &e)
 	assert.ErrorIs(t, e, os.ErrNotExist, "the cause stays in the chain")
+}
+
+// TestExitCodesAreOneTable: every code is in the table once, in order,
+// with a meaning; the README's table is the same (it is printed from it);
+// ferry help exit-codes prints it and ferry help COMMAND lists the
+// command's codes from it.
+func TestExitCodesAreOneTable(t *testing.T) {
+	var codes []int
+	for _, c := range exitCodes {
+		codes = append(codes, c.code)
+		assert.NotEmpty(t, c.meaning, c.code)
+	}
+	assert.True(t, slices.IsSorted(codes), "codes out of order: %v", codes)
+	assert.Len(t, slices.Compact(slices.Clone(codes)), len(codes), "a code twice: %v", codes)
+
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(readme), "<!-- exit codes -->\n")
+	require.True(t, ok, "the README has no <!-- exit codes --> marker")
+	table, _, ok := strings.Cut(rest, "<!-- /exit codes -->")
+	require.True(t, ok, "the README has no <!-- /exit codes --> marker")
+	assert.Equal(t, exitCodesMarkdown(), table, "the README's exit codes differ from exitCodes: paste exitCodesMarkdown()")
+
+	var out bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard}
+	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "exit-codes"}))
+	for _, c := range exitCodes {
+		assert.Contains(t, out.String(), fmt.Sprintf("%3d  %s\n", c.code, c.meaning))
+	}
+
+	out.Reset()
+	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "deploy"}))
+	for _, code := range []int{exitOK, exitFailure, exitUsage, exitNotStarted, exitDirty, exitDetached, exitInternal, exitInterrupted} {
+		assert.Contains(t, out.String(), fmt.Sprintf("%3d  %s\n", code, exitMeaning(code)), "ferry help deploy omits %d", code)
+	}
+	assert.NotContains(t, out.String(), exitMeaning(exitTooLate), "deploy never exits %d", exitTooLate)
+
+	out.Reset()
+	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "help"}))
+	assert.Contains(t, out.String(), "usage: ferry help [COMMAND | exit-codes]")
+}
+
+// TestInterruptedExits130: a command that fails because the process was
+// interrupted (its context cancelled) exits exitInterrupted, its message
+// kept, however early; a bug stays a bug, and success stays success.
+func TestInterruptedExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int
+		msg  string
+	}{
+		{"plain", errors.New("ferry x: context canceled"), exitInterrupted, "ferry x: context canceled\n"},
+		{"coded", exitf(exitDetached, "ferry x: stopped"), exitInterrupted, "ferry x: stopped\n"},
+		{"silent", exitSilently(exitFailure), exitInterrupted, ""},
+		{"bug", exitf(exitInternal, "ferry: internal error"), exitInternal, "ferry: internal error\n"},
+		{"success", nil, exitOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w bytes.Buffer
+			assert.Equal(t, tc.code, exitStatus(&w, interrupted(ctx, tc.err)))
+			assert.Equal(t, tc.msg, w.String())
+		})
+	}
+	assert.Equal(t, exitDetached, exitStatus(io.Discard, interrupted(t.Context(), exitf(exitDetached, "lost"))), "not interrupted: the code stands")
+
+	// A deploy interrupted before it started anything.
+	var errOut bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errOut}
+	code := exitStatus(&errOut, newCLI(env).Run(ctx, []string{"deploy", "--local", "--endpoint", "http://127.0.0.1:1", "../testdata/deploy-test-release.json"}))
+	assert.Equal(t, exitInterrupted, code, errOut.String())
 }

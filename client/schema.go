@@ -20,7 +20,6 @@ func (c *schemaCommand) spec() commandSpec {
 editors: e.g. ferry schema > release.schema.json, then point your editor's
 JSON schema setting at it. Rules across fields are checked only by
 ferry validate.`,
-		usageCode: exitUsage,
 	}
 }
 

@@ -38,7 +38,7 @@ same as one JSON object.
 
 It exits 0, 1 when the deployer knows nothing of the project or config, or
 cannot be read.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

@@ -36,7 +36,7 @@ ID holds it, and refuses while that release's execution is still running
 It says what it did and exits 0 when the lock was removed or there was
 none, 1 when it was held by another release, its deploy is running, or
 the lock could not be read.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

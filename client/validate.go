@@ -29,7 +29,7 @@ touching AWS: strict decoding, every validation rule, the user data file
 (<FILE>.userdata, when user_data is {{USER_DATA_FILE}}) and the asset files.
 It prints one line per problem, "FILE: path: message", and exits 0 when
 every file is valid, 1 otherwise.`,
-		usageCode: exitUsage,
+		exits: []int{exitFailure},
 	}
 }
 

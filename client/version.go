@@ -21,7 +21,6 @@ func (c *versionCommand) spec() commandSpec {
 		help: `Version prints the version of this ferry binary, the commit it was built
 from and the Go version that built it. ferry --version does the same.
 ferry status shows the version of the deployer that deployed a release.`,
-		usageCode: exitUsage,
 	}
 }
 
