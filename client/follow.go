@@ -347,10 +347,19 @@ func describeOutcome(u progress) string {
 }
 
 // describeError joins an error name and its cause, dropping a cause that
-// only repeats the name, and keeps it to one line. Both come from the
-// execution's history, so both are cleaned of control characters.
+// only repeats the name. A cause of several lines (a bad release's
+// problems, one a line) keeps every line, each indented on its own: none
+// is cut. Both come from the execution's history, so each line is cleaned
+// of control characters.
 func describeError(errName, cause string) string {
-	errName, cause = oneLine(errName), oneLine(cause)
+	errName = oneLine(errName)
+	var lines []string
+	for l := range strings.Lines(cause) {
+		if l = oneLine(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	cause = strings.Join(lines, "\n    ")
 	switch {
 	case errName == "" && cause == "":
 		return ""

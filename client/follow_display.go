@@ -138,8 +138,10 @@ func (d *display) json(v any) {
 	_ = enc.Encode(v) // a write error on stdout has nowhere better to go
 }
 
+// line writes text after the elapsed time; a text of several lines has
+// its later lines aligned under its first.
 func (d *display) line(elapsed time.Duration, text string) {
-	fmt.Fprintf(d.w, "%6s  %s\n", formatElapsed(elapsed), text)
+	fmt.Fprintf(d.w, "%6s  %s\n", formatElapsed(elapsed), strings.ReplaceAll(text, "\n", "\n        "))
 }
 
 func (d *display) paint(colour, text string) string {

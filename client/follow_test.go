@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 )
 
 // historyBuilder writes execution histories the way Step Functions records
@@ -374,4 +376,30 @@ func FuzzFollowHistory(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEveryProblemShown: a bad release's cause keeps every problem, one a
+// line, however long the list: none is cut (issue #17, item 3), and each
+// line is still cleaned of control characters.
+func TestEveryProblemShown(t *testing.T) {
+	var problems []string
+	for i := range 6 {
+		problems = append(problems, fmt.Sprintf("services.web.target_groups[%d]: target group %s does not exist", i, strings.Repeat("x", 80)))
+	}
+	problems[5] += "\x1b[2J"
+	cause := failure.BadRelease(problems...).Error()
+	got := describeError(failure.NameBadRelease, cause)
+	lines := strings.Split(got, "\n")
+	require.Len(t, lines, 7, got)
+	assert.Equal(t, "BadReleaseError: bad release: 6 problems:", lines[0])
+	for i, p := range problems {
+		assert.Equal(t, "    "+strings.ReplaceAll(p, "\x1b", ""), lines[i+1])
+	}
+
+	var out bytes.Buffer
+	d := &display{w: &out, mode: modePlain}
+	d.show(progress{Event: updateOutcome, Status: statusFailed, End: execution.EndFailureClean, Error: failure.NameBadRelease, Cause: cause})
+	for _, p := range problems[:5] {
+		assert.Contains(t, out.String(), "\n            "+p+"\n")
+	}
 }

@@ -205,7 +205,11 @@ func writeStatus(w io.Writer, ps projectStatus) {
 			if len(rs.Leftovers) > 0 {
 				detail = strings.TrimPrefix(detail+"; left behind: "+strings.Join(rs.Leftovers, ", "), "; ")
 			}
-			row(tw, "    "+rs.ReleaseID, end, when, oneLine(detail))
+			first, more, _ := strings.Cut(detail, "\n")
+			row(tw, "    "+rs.ReleaseID, end, when, first)
+			for l := range strings.Lines(more) {
+				row(tw, "", "", "", strings.TrimRight(l, "\n"))
+			}
 		}
 		tw.Flush()
 	}

@@ -71,7 +71,8 @@ func AsLock(op string, err error) error { return &LockError{Op: op, Err: err} }
 
 // BadReleaseError says the release cannot be deployed as written: its
 // structure, its values or the resources it names are wrong. Problems holds
-// every problem found, each as "path: message".
+// every problem found, each as "path: message"; its message has one
+// problem a line, as ferry validate prints them.
 type BadReleaseError struct {
 	Problems []string
 }
@@ -89,7 +90,7 @@ func (e *BadReleaseError) Error() string {
 	case 1:
 		return "bad release: " + e.Problems[0]
 	}
-	return fmt.Sprintf("bad release: %d problems: %s", len(e.Problems), strings.Join(e.Problems, "; "))
+	return fmt.Sprintf("bad release: %d problems:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
 // LockExistsError says another release holds the project-config lock.
