@@ -125,10 +125,24 @@ func readUserDataFile(dir, path string) (string, string) {
 	if err != nil { // it changed since it was checked
 		return "", err.Error()
 	}
-	if !utf8.Valid(data) {
-		return "", "is not UTF-8 text (binary user data, such as gzip'd cloud-init, is not supported)"
+	if at := firstInvalidUTF8(data); at >= 0 {
+		return "", fmt.Sprintf("is not UTF-8 text: the byte at offset %d (%#02x) is invalid; "+
+			"binary user data, such as gzip'd cloud-init, is not supported yet", at, data[at])
 	}
 	return string(data), ""
+}
+
+// firstInvalidUTF8 returns the offset of the first byte of data that does
+// not begin a valid UTF-8 encoding, or -1 when data is valid UTF-8.
+func firstInvalidUTF8(data []byte) int {
+	for at := 0; at < len(data); {
+		r, size := utf8.DecodeRune(data[at:])
+		if r == utf8.RuneError && size <= 1 {
+			return at
+		}
+		at += size
+	}
+	return -1
 }
 
 // checkContained returns why the file at path cannot be read as part of

@@ -89,7 +89,10 @@ func TestReadFileUserDataFile(t *testing.T) {
 		}, prefix + fmt.Sprintf("is %d bytes, at most %d", limits.MaxUserDataBytes+1, limits.MaxUserDataBytes)},
 		{"binary (gzip)", func(t *testing.T, ud string) {
 			require.NoError(t, os.WriteFile(ud, []byte{0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe}, 0o644))
-		}, prefix + "is not UTF-8 text (binary user data, such as gzip'd cloud-init, is not supported)"},
+		}, prefix + "is not UTF-8 text: the byte at offset 1 (0x8b) is invalid; binary user data, such as gzip'd cloud-init, is not supported yet"},
+		{"text, then one bad byte", func(t *testing.T, ud string) {
+			require.NoError(t, os.WriteFile(ud, []byte("#!/bin/sh\necho h\xe9llo\n"), 0o644))
+		}, prefix + "is not UTF-8 text: the byte at offset 16 (0xe9) is invalid; binary user data, such as gzip'd cloud-init, is not supported yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
