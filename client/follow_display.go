@@ -47,6 +47,10 @@ type display struct {
 	// block is how many lines the last health block took, when it was the
 	// last thing written (modeLive redraws it in place).
 	block int
+	// exitCode is the exit code the command returns for an outcome, shown
+	// as the --json outcome's exit_code; nil means ferry deploy's
+	// (exitCodeOf).
+	exitCode func(progress) int
 }
 
 // newDisplay picks the mode: JSON when asked, live on a terminal, plain
@@ -69,7 +73,7 @@ func newDisplay(env Env, asJSON bool) *display {
 type jsonUpdate struct {
 	progress
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
-	// ExitCode is set on the outcome: the exit code ferry deploy returns.
+	// ExitCode is set on the outcome: the exit code the command returns.
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
@@ -79,6 +83,9 @@ func (d *display) show(u progress) {
 		j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
 		if u.Event == updateOutcome {
 			code := exitCodeOf(u)
+			if d.exitCode != nil {
+				code = d.exitCode(u)
+			}
 			j.ExitCode = &code
 		}
 		d.json(j)

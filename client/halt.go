@@ -94,6 +94,7 @@ const defaultHaltReason = "halted by ferry halt"
 // halts. An error without an exit code means the marker was not written.
 func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	out := newDisplay(c.env, c.follow.asJSON)
+	out.exitCode = haltExitCode
 	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
 		return err
@@ -125,16 +126,29 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	if err != nil {
 		return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
 	}
-	switch u.End {
-	case execution.EndSuccess:
+	switch code := haltExitCode(u); code {
+	case exitTooLate:
 		return exitf(exitTooLate, "ferry halt: release %s succeeded before the deployer saw the halt", target.Release.ReleaseID)
-	case execution.EndFailureClean:
+	case exitOK:
 		if u.Error != failure.NameHalt {
 			out.message("the deploy ended clean, but not because of the halt: %s", describeError(u.Error, u.Cause))
 		}
 		return nil
+	default:
+		return exitSilently(code)
 	}
-	return exitSilently(exitDirty)
+}
+
+// haltExitCode is ferry halt's exit code for the outcome u of the deploy
+// it halted: a clean end is what was asked, a success came too late.
+func haltExitCode(u progress) int {
+	switch u.End {
+	case execution.EndSuccess:
+		return exitTooLate
+	case execution.EndFailureClean:
+		return exitOK
+	}
+	return exitDirty
 }
 
 // haltTarget is the running execution of project/config the halt is for:
