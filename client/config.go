@@ -42,7 +42,7 @@ const (
 
 // Defaults of the local region (ferry local).
 const (
-	defaultLocalEndpoint = "http://127.0.0.1:4566"
+	defaultLocalEndpoint = "http://" + localAddr
 	localRegion          = "us-east-1"
 	// localInfoPath is the local region's description of itself: the
 	// deployer's state machine ARN and bucket.

@@ -24,8 +24,9 @@ import (
 // Defaults of ferry local.
 const (
 	// localAddr is where ferry local listens, and where ferry deploy
-	// --local and ferry local world look for it.
-	localAddr = "127.0.0.1:4566"
+	// --local and ferry local world look for it. Port 4590 is ferry's own:
+	// 4566 is LocalStack's, and a developer often runs both.
+	localAddr = "127.0.0.1:4590"
 	// localSpeed is simulated seconds per wall second: a ten-minute deploy
 	// in ten seconds.
 	localSpeed = 60
@@ -71,7 +72,7 @@ waits, and passes with the wall clock while no deploy runs). Logs go to
 stderr: warnings only, or every state and API call with --verbose.
 
 "ferry local world" asks a running region (--endpoint, default
-$FERRY_LOCAL_ENDPOINT, else $AWS_ENDPOINT_URL, else http://127.0.0.1:4566,
+$FERRY_LOCAL_ENDPOINT, else $AWS_ENDPOINT_URL, else http://127.0.0.1:4590,
 as for --local) for its simulated world and
 prints every Auto Scaling group with its tags, desired capacity and
 instances, and the load balancers' registrations; --json prints the raw
@@ -135,12 +136,8 @@ func (c *localCommand) serve(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
 	url := "http://" + ln.Addr().String()
-	how := "AWS_ENDPOINT_URL=" + url
-	if ln.Addr().String() == localAddr {
-		how += " or ferry deploy --local"
-	}
-	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (use %s; Ctrl-C stops)\n",
-		url, r.StateMachineARN(), r.Bucket(), how)
+	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (Ctrl-C stops)\n%s",
+		url, r.StateMachineARN(), r.Bucket(), localExports(url))
 	if err := r.Serve(ctx, ln); err != nil {
 		return err
 	}
@@ -250,4 +247,26 @@ func joinMap(m map[string]string, sep string) string {
 		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, sep)
+}
+
+// localExports is what the banner of ferry local at url offers to paste
+// in another shell: every variable ferry deploy --local and the AWS CLI
+// and SDKs need to reach it (the region's credentials are not checked;
+// AWS_EC2_METADATA_DISABLED keeps the SDKs from asking for instance
+// credentials and warning about it).
+func localExports(url string) string {
+	vars := [][2]string{
+		{envLocalEndpoint, url},
+		{"AWS_ENDPOINT_URL", url},
+		{"AWS_REGION", localRegion},
+		{"AWS_ACCESS_KEY_ID", "ferry-local"},
+		{"AWS_SECRET_ACCESS_KEY", "ferry-local"},
+		{"AWS_EC2_METADATA_DISABLED", "true"},
+	}
+	var b strings.Builder
+	b.WriteString("in another shell, paste these, then run ferry deploy --local FILE (or the AWS CLI):\n")
+	for _, v := range vars {
+		fmt.Fprintf(&b, "export %s=%s\n", v[0], shellQuote(v[1]))
+	}
+	return b.String()
 }

@@ -41,6 +41,8 @@ func TestLocalEmbeddedWorld(t *testing.T) {
 // TestLocalServesUntilCancelled starts ferry local on a free port, reads
 // its banner, talks to it, and stops it as Ctrl-C does.
 func TestLocalServesUntilCancelled(t *testing.T) {
+	assert.Equal(t, "127.0.0.1:4590", localAddr, "ferry's own port, not LocalStack's 4566")
+	assert.Equal(t, "http://"+localAddr, defaultLocalEndpoint)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -58,7 +60,20 @@ func TestLocalServesUntilCancelled(t *testing.T) {
 	require.Len(t, url, 2, banner)
 	assert.Contains(t, banner, "state machine arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer")
 	assert.Contains(t, banner, "bucket ")
-	assert.Contains(t, banner, "AWS_ENDPOINT_URL="+url[1])
+	exports := map[string]string{}
+	_, err = out.ReadString('\n') // what to do with the lines below
+	require.NoError(t, err)
+	for range 6 {
+		l, err := out.ReadString('\n')
+		require.NoError(t, err)
+		k, v, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(l, "export "), "\n"), "=")
+		require.True(t, ok, l)
+		exports[k] = v
+	}
+	assert.Equal(t, map[string]string{
+		envLocalEndpoint: url[1], "AWS_ENDPOINT_URL": url[1], "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "ferry-local", "AWS_SECRET_ACCESS_KEY": "ferry-local", "AWS_EC2_METADATA_DISABLED": "true",
+	}, exports, "the banner names every variable needed, as lines that paste")
 
 	resp, err := http.Get(url[1] + region.InfoPath)
 	require.NoError(t, err)
