@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ferryhq/ferry/infra/bootstrap"
@@ -40,7 +41,7 @@ It exits 0, or 2 on a wrong account id or qualifier.`,
 func (c *bootstrapCommand) defineFlags(fs *flag.FlagSet) {
 	fs.Func("trust-account", "the deployer's `ACCOUNT` id, trusted to assume the roles (required; repeatable)", func(v string) error {
 		for _, a := range strings.Split(v, ",") {
-			if a = strings.TrimSpace(a); a != "" {
+			if a = strings.TrimSpace(a); a != "" && !slices.Contains(c.accounts, a) {
 				c.accounts = append(c.accounts, a)
 			}
 		}

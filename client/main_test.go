@@ -209,9 +209,11 @@ func TestParseInterspersed(t *testing.T) {
 }
 
 // TestBootstrapTemplate: ferry bootstrap prints the embedded template with
-// the trusted accounts and qualifier as parameter defaults.
+// the trusted accounts (each once, however often given) and qualifier as
+// parameter defaults.
 func TestBootstrapTemplate(t *testing.T) {
-	code, stdout, stderr := runFerry(t, "bootstrap", "--trust-account", "111111111111,222222222222", "--trust-account", "333333333333", "--qualifier", "blue1")
+	code, stdout, stderr := runFerry(t, "bootstrap", "--trust-account", "111111111111,222222222222", "--trust-account", "333333333333",
+		"--trust-account", "222222222222", "--trust-account", "111111111111", "--qualifier", "blue1")
 	require.Equal(t, exitOK, code, stderr)
 	var tmpl struct {
 		Parameters map[string]struct {
