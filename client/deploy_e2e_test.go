@@ -179,7 +179,7 @@ func TestLeftOverHaltOnIdleLocalRegion(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
 		o.Clock, o.WallClock = nil, wall
 	})
-	h := tr.ferry(t, "halt", "--local", "--force", "coinbase/deploy-test", "development")
+	h := tr.ferry(t, "halt", "--local", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, h.code, h.stderr)
 	assert.Contains(t, h.stdout, "no deploy of coinbase/deploy-test development is running")
 
@@ -232,19 +232,4 @@ func TestStartOnlyFollowsItsOwnExecution(t *testing.T) {
 	arn, err := d.submitter().StartNamed(ctx, "taken", theirs)
 	require.NoError(t, err, "the same input is the same execution")
 	assert.Equal(t, asl.ExecutionARN(d.cfg.StateMachineARN, "taken"), arn)
-}
-
-// A halt of a project-config the deployer has never seen (a typo) writes
-// no marker and exits exitNotStarted, unless --force.
-func TestHaltOfAnUnknownConfig(t *testing.T) {
-	tr := startRegion(t, "deploy-test.json")
-	h := tr.ferry(t, "halt", "--local", "coinbase/nope", "development")
-	assert.Equal(t, exitNotStarted, h.code, h.stderr)
-	assert.Contains(t, h.stderr, "ferry halt: the deployer has never seen coinbase/nope development (no release of it, nothing deployed): a typo? The marker was not written; see ferry list --local, or halt it anyway with --force\n")
-
-	forced := tr.ferry(t, "halt", "--local", "--force", "coinbase/nope", "development")
-	assert.Equal(t, exitOK, forced.code, forced.stderr)
-	assert.Contains(t, forced.stdout, "halt marker written for coinbase/nope development")
-	again := tr.ferry(t, "halt", "--local", "coinbase/nope", "development")
-	assert.Equal(t, exitNotStarted, again.code, "a halt marker alone is not a sign the deployer knows it")
 }

@@ -10,16 +10,12 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
-	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -46,7 +42,6 @@ type haltCommand struct {
 	env      Env
 	deployer deployerFlags
 	reason   string
-	force    bool
 	follow   followFlags
 }
 
@@ -64,7 +59,6 @@ func (c *haltCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.StringVar(&c.reason, "reason", "", "why, recorded in the marker (default \"halted by ferry halt\")")
 	c.follow.define(fs, "return once the marker is written")
-	fs.BoolVar(&c.force, "force", false, "write the marker even for a project-config the deployer has never seen (a typo, or a first deploy yet to come)")
 }
 
 // Run halts the deploy of the project-config named by a release file
@@ -108,16 +102,6 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	now, err := d.now(ctx)
 	if err != nil {
 		return err
-	}
-	if !c.force {
-		known, err := knownConfig(ctx, d, project, config)
-		if err != nil {
-			return err
-		}
-		if !known {
-			return fmt.Errorf("the deployer has never seen %s %s (no release of it, nothing deployed): a typo? The marker was not written; see %s, or halt it anyway with --force",
-				project, config, c.deployer.hint("list"))
-		}
 	}
 	m := halt.Marker{By: displayName(c.env), Reason: firstNonEmpty(oneLine(c.reason), defaultHaltReason), At: now}
 	if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, project, config, m); err != nil {
@@ -236,22 +220,4 @@ func cannotRead(file string, err error) error {
 		err = pe.Err
 	}
 	return fmt.Errorf("cannot read %s: %w", file, err)
-}
-
-// knownConfig reports whether the deployer has any record of
-// project/config: a release uploaded to it, or deployer state, besides a
-// halt marker.
-func knownConfig(ctx context.Context, d *deployer, project, config string) (bool, error) {
-	for _, prefix := range []string{naming.Prefix(project, config), naming.StateConfigPrefix(project, config)} {
-		out, err := d.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(d.cfg.Bucket), Prefix: aws.String(prefix), MaxKeys: aws.Int32(2)})
-		if err != nil {
-			return false, fmt.Errorf("reading what the deployer knows of %s %s: %w", project, config, err)
-		}
-		for _, o := range out.Contents {
-			if aws.ToString(o.Key) != naming.HaltKey(project, config) {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
 }
