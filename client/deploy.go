@@ -21,9 +21,7 @@ execution under a name derived from the release, so a retried start never
 starts two deploys. If the same release (same content, whatever its id) is
 already being deployed to that project-config, deploy follows that
 execution instead of starting another (with --no-wait, it names that
-execution and returns). If another release holds the project-config's
-lock, or is being deployed, deploy starts nothing and exits 3 naming it
-(release, who, since) and what to run next; --wait-lock waits for it.
+execution and returns).
 
 It then follows the execution to its end: each state as it is entered and,
 during CheckHealthy, a line per service with its launched, healthy and
@@ -48,7 +46,6 @@ type deployCommand struct {
 	env      Env
 	deployer deployerFlags
 	follow   followFlags
-	waitLock lockWait
 }
 
 func (c *deployCommand) spec() commandSpec {
@@ -64,7 +61,6 @@ func (c *deployCommand) spec() commandSpec {
 func (c *deployCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	c.follow.define(fs, "return once the execution has started")
-	fs.Var(&c.waitLock, "wait-lock", "when another release holds the lock, wait for it up to `DURATION` (bare: 30m) instead of refusing")
 }
 
 // Run deploys the release file args[0] and follows its execution. Its
@@ -118,10 +114,8 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 			return c.followRunning(ctx, d, out, file, x)
 		}
 	}
-	// Another release holding the lock, or about to: refuse (or wait)
-	// rather than start an execution that could only fail at Lock.
-	if err := c.awaitLock(ctx, d, out, project, config, r.ReleaseID); err != nil {
-		return err
+	for _, x := range running {
+		out.message("ferry deploy: note: release %s of %s %s is being deployed (execution %s); this deploy fails at Lock unless it ends first", x.Release.ReleaseID, project, config, x.Name)
 	}
 
 	sub := d.submitter()
@@ -138,10 +132,10 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	}
 	c.announce(out, project, config, r.ReleaseID, arn)
 	if c.follow.noWait {
-		out.message("started execution %s\nfollow it with %s; halt it with %s", arn, c.deployer.hint("status", project, config), c.haltHint(file))
+		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, c.haltHint(file))
 		return nil
 	}
-	return c.followToEnd(ctx, d, out, []string{file}, r, arn)
+	return c.followToEnd(ctx, d, out, file, arn)
 }
 
 // readRelease reads and validates the release file. An invalid release's
@@ -174,7 +168,7 @@ func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *dis
 	}
 	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
 	c.announce(out, project, config, id, x.ARN)
-	return c.followToEnd(ctx, d, out, []string{file}, x.Release, x.ARN)
+	return c.followToEnd(ctx, d, out, file, x.ARN)
 }
 
 // announce prints, with --json, the release event: which release and
@@ -195,17 +189,16 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 // followToEnd follows the execution arn and returns its outcome as an
 // exit code (nil for Success), with a word on what to do next when it
 // failed dirty or the client stopped following.
-func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, haltArgs []string, r *release.Release, arn string) error {
-	project, config, releaseID := r.ProjectName, r.ConfigName, r.ReleaseID
+func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, file, arn string) error {
 	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(haltArgs...))
+			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
 		}
-		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(haltArgs...))
+		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(file))
 	}
 	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
-		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee %s, fix what is left, then %s.", c.deployer.hint("status", project, config), c.deployer.hint("unlock", "--release", releaseID, project, config))
+		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
 	}
 	if u.End == execution.EndSuccess && !c.follow.asJSON {
 		nameGroups(ctx, d, out, arn)
@@ -213,8 +206,11 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 	return exitSilently(exitCodeOf(u))
 }
 
-// haltHint is the command that halts the deploy of a release file (or
-// of a project and config).
-func (c *deployCommand) haltHint(args ...string) string {
-	return c.deployer.hint("halt", args...)
+// haltHint is the command that halts the deploy of a release file.
+func (c *deployCommand) haltHint(file string) string {
+	cmd := "ferry halt "
+	if c.deployer.local {
+		cmd += "--local "
+	}
+	return cmd + file
 }
