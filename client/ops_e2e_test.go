@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
