@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
@@ -199,4 +200,24 @@ func TestDeployRefusedWhileLocked(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	assert.Contains(t, out.String()+errOut.String(), "is locked by release r-left")
 	assert.Contains(t, out.String(), "Success")
+}
+
+// TestHaltUnknownRefused: a halt of a project-config the deployer knows
+// nothing of (a typo) writes nothing and exits 3, saying so; --force
+// writes the marker anyway (issue #17, item 11).
+func TestHaltUnknownRefused(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "halt", "--local", "coinbase/nope", "development")
+	assert.Equal(t, exitNotStarted, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "the deployer knows nothing of coinbase/nope development")
+	assert.Contains(t, res.stderr, "ferry list --local")
+	_, _, found, err := halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
+	require.NoError(t, err)
+	assert.False(t, found, "no marker written")
+
+	forced := tr.ferry(t, "halt", "--local", "--force", "coinbase/nope", "development")
+	assert.Equal(t, exitOK, forced.code, forced.stderr)
+	_, _, found, err = halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
+	require.NoError(t, err)
+	assert.True(t, found, "--force writes the marker")
 }
