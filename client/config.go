@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -58,6 +59,39 @@ type deployerFlags struct {
 	stateMachine string
 	bucket       string
 	local        bool
+}
+
+// command is the command line "ferry NAME" with the deployer flags given
+// and args, each word shell-quoted: a hint that pastes as is and reaches
+// the same deployer.
+func (f *deployerFlags) command(name string, args ...string) string {
+	words := []string{"ferry", name}
+	if f.local {
+		words = append(words, "--local")
+	}
+	if f.stateMachine != "" {
+		words = append(words, "--state-machine", f.stateMachine)
+	}
+	if f.bucket != "" {
+		words = append(words, "--bucket", f.bucket)
+	}
+	words = append(words, args...)
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellSafe is a word a POSIX shell reads as itself.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)
+
+// shellQuote is s as one word of a POSIX shell: as is when safe, else in
+// single quotes (a single quote inside written '\”).
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // define declares --state-machine, --bucket and --local on fs, bound to f.

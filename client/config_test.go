@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,64 @@ func TestIdentity(t *testing.T) {
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, displayName(envOf(tc.env)))
 	}
+}
+
+// TestHintsPaste: a hint names the deployer as the user did (--local,
+// --state-machine, --bucket) and quotes each word for the shell, so pasted
+// it parses back into the same command, flags and arguments (issue #17,
+// item 7).
+func TestHintsPaste(t *testing.T) {
+	f := deployerFlags{local: true, stateMachine: "arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer", bucket: "my bucket"}
+	hint := f.command("halt", "it's here/release.json")
+	assert.Equal(t, `ferry halt --local --state-machine arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer --bucket 'my bucket' 'it'\''s here/release.json'`, hint)
+
+	words := shellWords(t, hint)
+	require.Equal(t, []string{"ferry", "halt"}, words[:2])
+	var c haltCommand
+	fs := flag.NewFlagSet("halt", flag.ContinueOnError)
+	c.defineFlags(fs)
+	args, err := parseInterspersed(fs, words[2:])
+	require.NoError(t, err)
+	assert.Equal(t, f, c.deployer)
+	assert.Equal(t, []string{"it's here/release.json"}, args)
+
+	assert.Equal(t, "ferry status coinbase/deploy-test development", (&deployerFlags{}).command("status", "coinbase/deploy-test", "development"))
+}
+
+// shellWords splits s as a POSIX shell does words of plain and
+// single-quoted text and backslash escapes (what shellQuote writes).
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for _, r := range s {
+		switch {
+		case escaped:
+			w.WriteRune(r)
+			escaped = false
+		case !quoted && r == '\\':
+			escaped, inWord = true, true
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			w.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	require.False(t, quoted, "unterminated quote in %q", s)
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
+	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 const deployHelp = `Deploy reads the release file and checks it as ferry validate does
@@ -46,6 +50,7 @@ type deployCommand struct {
 	env      Env
 	deployer deployerFlags
 	follow   followFlags
+	waitLock waitLockFlag
 }
 
 func (c *deployCommand) spec() commandSpec {
@@ -60,6 +65,7 @@ func (c *deployCommand) spec() commandSpec {
 
 func (c *deployCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
+	fs.Var(&c.waitLock, "wait-lock", "when another release holds the lock, wait for it (up to DURATION, default "+defaultWaitLock.String()+") instead of refusing to start")
 	c.follow.define(fs, "return once the execution has started")
 }
 
@@ -114,8 +120,8 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 			return c.followRunning(ctx, d, out, file, x)
 		}
 	}
-	for _, x := range running {
-		out.message("ferry deploy: note: release %s of %s %s is being deployed (execution %s); this deploy fails at Lock unless it ends first", x.Release.ReleaseID, project, config, x.Name)
+	if err := c.awaitLock(ctx, d, out, project, config); err != nil {
+		return err
 	}
 
 	sub := d.submitter()
@@ -132,10 +138,10 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	}
 	c.announce(out, project, config, r.ReleaseID, arn)
 	if c.follow.noWait {
-		out.message("started execution %s\nfollow it with ferry status %s %s; halt it with %s", arn, project, config, c.haltHint(file))
+		out.message("started execution %s\nfollow it with %s; halt it with %s", arn, c.deployer.command("follow", r.ReleaseID), c.haltHint(r, file))
 		return nil
 	}
-	return c.followToEnd(ctx, d, out, file, arn)
+	return c.followToEnd(ctx, d, out, r, file, arn)
 }
 
 // readRelease reads and validates the release file. An invalid release's
@@ -168,7 +174,7 @@ func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *dis
 	}
 	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
 	c.announce(out, project, config, id, x.ARN)
-	return c.followToEnd(ctx, d, out, file, x.ARN)
+	return c.followToEnd(ctx, d, out, x.Release, file, x.ARN)
 }
 
 // announce prints, with --json, the release event: which release and
@@ -189,16 +195,17 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 // followToEnd follows the execution arn and returns its outcome as an
 // exit code (nil for Success), with a word on what to do next when it
 // failed dirty or the client stopped following.
-func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, file, arn string) error {
+func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, r *release.Release, file, arn string) error {
 	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(file))
+			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(r, file))
 		}
-		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(file))
+		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(r, file))
 	}
 	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
-		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee ferry status, fix what is left, then ferry unlock PROJECT CONFIG --release ID.")
+		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee %s, fix what is left, then %s.",
+			c.deployer.command("status", r.ProjectName, r.ConfigName), c.deployer.command("unlock", r.ProjectName, r.ConfigName, "--release", r.ReleaseID))
 	}
 	if u.End == execution.EndSuccess && !c.follow.asJSON {
 		nameGroups(ctx, d, out, arn)
@@ -206,11 +213,89 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 	return exitSilently(exitCodeOf(u))
 }
 
-// haltHint is the command that halts the deploy of a release file.
-func (c *deployCommand) haltHint(file string) string {
-	cmd := "ferry halt "
-	if c.deployer.local {
-		cmd += "--local "
+// haltHint is the command that halts the deploy of release r: by its
+// release file when there is one, else by its project and config.
+func (c *deployCommand) haltHint(r *release.Release, file string) string {
+	if file == "" {
+		return c.deployer.command("halt", r.ProjectName, r.ConfigName)
 	}
-	return cmd + file
+	return c.deployer.command("halt", file)
+}
+
+// awaitLock returns nil when no release holds the lock of project/config.
+// When one does, the deploy would only fail at Lock: without --wait-lock
+// it is refused (exitNotStarted) naming the holder; with it, the lock is
+// read again every poll interval until it is free or the wait is over.
+func (c *deployCommand) awaitLock(ctx context.Context, d *deployer, out *display, project, config string) error {
+	locks := lock.New(d.s3, d.cfg.Bucket, clock.System{})
+	var deadline time.Time
+	for {
+		h, found, err := locks.Get(ctx, project, config)
+		if err != nil {
+			return fmt.Errorf("reading the lock of %s %s: %w", project, config, err)
+		}
+		if !found {
+			return nil
+		}
+		now := c.env.Now()
+		if deadline.IsZero() && c.waitLock.set {
+			deadline = now.Add(c.waitLock.d)
+			out.message("ferry deploy: %s %s is locked by release %s (since %s); waiting up to %s for it", project, config, h.ReleaseID, formatTime(h.Since), c.waitLock.d)
+		}
+		if !c.waitLock.set || !now.Before(deadline) {
+			return c.lockHeld(project, config, h)
+		}
+		if err := c.env.Sleep(ctx, c.follow.poll); err != nil {
+			return err
+		}
+	}
+}
+
+// lockHeld is the refusal to start while release h holds the lock.
+func (c *deployCommand) lockHeld(project, config string, h lock.Holder) error {
+	wait := "wait for it with --wait-lock[=DURATION]"
+	if c.waitLock.set {
+		wait = fmt.Sprintf("still held after --wait-lock=%s", c.waitLock.d)
+	}
+	return exitf(exitNotStarted, "ferry deploy: %s %s is locked by release %s (execution %s, since %s); nothing was started.\n"+
+		"It is deploying, or was left behind: %s; see %s. A lock left behind: %s.",
+		project, config, h.ReleaseID, lastSegment(h.Execution), formatTime(h.Since), wait,
+		c.deployer.command("status", project, config), c.deployer.command("unlock", project, config, "--release", h.ReleaseID))
+}
+
+// waitLockFlag is --wait-lock[=DURATION]: unset, set alone (wait up to
+// defaultWaitLock), or set to a positive duration.
+type waitLockFlag struct {
+	set bool
+	d   time.Duration
+}
+
+// defaultWaitLock is how long --wait-lock alone waits: a deploy's default
+// timeout, the longest the holder usually runs.
+const defaultWaitLock = tuning.DefaultTimeout
+
+func (f *waitLockFlag) IsBoolFlag() bool { return true }
+
+func (f *waitLockFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f *waitLockFlag) Set(s string) error {
+	switch s {
+	case "true":
+		f.set, f.d = true, defaultWaitLock
+		return nil
+	case "false":
+		f.set, f.d = false, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as 90s or 10m")
+	}
+	f.set, f.d = true, d
+	return nil
 }

@@ -179,7 +179,7 @@ func TestLeftOverHaltOnIdleLocalRegion(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
 		o.Clock, o.WallClock = nil, wall
 	})
-	h := tr.ferry(t, "halt", "--local", "coinbase/deploy-test", "development")
+	h := tr.ferry(t, "halt", "--local", "--force", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, h.code, h.stderr)
 	assert.Contains(t, h.stdout, "no deploy of coinbase/deploy-test development is running")
 

@@ -73,7 +73,7 @@ func (c *followCommand) run(ctx context.Context, project, config, releaseID stri
 	}
 	var x runningExecution
 	if project != "" {
-		x, err = runningOf(ctx, d, project, config)
+		x, err = runningOf(ctx, d, project, config, c.deployer.command("status", project, config))
 	} else {
 		x, err = runningRelease(ctx, d, releaseID)
 	}
@@ -88,18 +88,18 @@ func (c *followCommand) run(ctx context.Context, project, config, releaseID stri
 		out.message("%s", about)
 	}
 	deploy.announce(out, r.ProjectName, r.ConfigName, r.ReleaseID, x.ARN)
-	return deploy.followToEnd(ctx, d, out, r.ProjectName+" "+r.ConfigName, x.ARN)
+	return deploy.followToEnd(ctx, d, out, r, "", x.ARN)
 }
 
 // runningOf is the running deploy of project/config: the oldest, which
 // holds the lock when there are several.
-func runningOf(ctx context.Context, d *deployer, project, config string) (runningExecution, error) {
+func runningOf(ctx context.Context, d *deployer, project, config, statusHint string) (runningExecution, error) {
 	running, err := findRunning(ctx, d, project, config)
 	if err != nil {
 		return runningExecution{}, err
 	}
 	if len(running) == 0 {
-		return runningExecution{}, fmt.Errorf("no deploy of %s %s is running (see ferry status %s %s)", project, config, project, config)
+		return runningExecution{}, fmt.Errorf("no deploy of %s %s is running (see %s)", project, config, statusHint)
 	}
 	return running[0], nil
 }

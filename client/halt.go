@@ -14,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
@@ -42,6 +43,7 @@ type haltCommand struct {
 	env      Env
 	deployer deployerFlags
 	reason   string
+	force    bool
 	follow   followFlags
 }
 
@@ -58,6 +60,7 @@ func (c *haltCommand) spec() commandSpec {
 func (c *haltCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.StringVar(&c.reason, "reason", "", "why, recorded in the marker (default \"halted by ferry halt\")")
+	fs.BoolVar(&c.force, "force", false, "write the marker even for a project-config the deployer knows nothing of")
 	c.follow.define(fs, "return once the marker is written")
 }
 
@@ -98,6 +101,16 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
 		return err
+	}
+	if !c.force {
+		known, err := ledger.New(d.s3, d.cfg.Bucket).Known(ctx, project, config)
+		if err != nil {
+			return fmt.Errorf("reading what the deployer knows of %s %s: %w", project, config, err)
+		}
+		if !known {
+			return fmt.Errorf("the deployer knows nothing of %s %s (no release of it was ever uploaded): check the names (%s lists what it knows), or write the marker anyway with --force",
+				project, config, c.deployer.command("list"))
+		}
 	}
 	now, err := d.now(ctx)
 	if err != nil {

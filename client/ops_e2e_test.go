@@ -5,10 +5,12 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
@@ -144,3 +146,78 @@ func TestThroughEndpointURL(t *testing.T) {
 }
 
 func runCmd(env Env, args []string) int { return run(context.Background(), env, args) }
+
+// TestDeployRefusedWhileLocked: with the lock held by another release (one
+// left behind here), deploy starts nothing and exits 3, naming the holder
+// and the exact commands that look and unlock; --wait-lock waits for the
+// lock and deploys once it is free, or gives up when its time is over
+// (issue #17, item 4).
+func TestDeployRefusedWhileLocked(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	locks := lock.New(tr.S3(), tr.Bucket(), tr.Clock())
+	const project, config = "coinbase/deploy-test", "development"
+	gone := "arn:aws:states:us-east-1:111111111111:execution:ferry-deployer:coinbase_deploy-test_development_r-left"
+	require.NoError(t, locks.Acquire(context.Background(), project, config, lock.Holder{ReleaseID: "r-left", Execution: gone}))
+
+	res := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	assert.Equal(t, exitNotStarted, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "coinbase/deploy-test development is locked by release r-left")
+	assert.Contains(t, res.stderr, "nothing was started")
+	assert.Contains(t, res.stderr, "ferry status --local coinbase/deploy-test development")
+	assert.Contains(t, res.stderr, "ferry unlock --local coinbase/deploy-test development --release r-left")
+	assert.Empty(t, tr.Executions(""), "nothing started")
+
+	// --wait-lock=1m, and the lock is never freed: refused after a minute
+	// of the client's clock.
+	var out, errOut bytes.Buffer
+	env := tr.env(&out, &errOut)
+	now := tr.Clock().Now()
+	sleeps := 0
+	env.Now = func() time.Time { return now }
+	env.Sleep = func(_ context.Context, d time.Duration) error { sleeps++; now = now.Add(d); return nil }
+	code := run(context.Background(), env, []string{"deploy", "--local", "--wait-lock=1m", deployTestRelease})
+	assert.Equal(t, exitNotStarted, code, errOut.String())
+	assert.Contains(t, errOut.String(), "still held after --wait-lock=1m0s")
+	assert.Equal(t, 60, sleeps, "one read a poll interval (1s) for a minute")
+	assert.Empty(t, tr.Executions(""), "nothing started")
+
+	// --wait-lock, and the holder's lock goes at the third look: deployed.
+	out.Reset()
+	errOut.Reset()
+	env = tr.env(&out, &errOut)
+	follow := env.Sleep
+	looks := 0
+	env.Sleep = func(ctx context.Context, d time.Duration) error {
+		if looks++; looks <= 2 {
+			if looks == 2 {
+				require.NoError(t, locks.Release(ctx, project, config, "r-left"))
+			}
+			return nil // waiting for the lock: nothing else happens
+		}
+		return follow(ctx, d)
+	}
+	code = run(context.Background(), env, []string{"deploy", "--local", "--wait-lock", deployTestRelease})
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	assert.Contains(t, out.String()+errOut.String(), "is locked by release r-left")
+	assert.Contains(t, out.String(), "Success")
+}
+
+// TestHaltUnknownRefused: a halt of a project-config the deployer knows
+// nothing of (a typo) writes nothing and exits 3, saying so; --force
+// writes the marker anyway (issue #17, item 11).
+func TestHaltUnknownRefused(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "halt", "--local", "coinbase/nope", "development")
+	assert.Equal(t, exitNotStarted, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "the deployer knows nothing of coinbase/nope development")
+	assert.Contains(t, res.stderr, "ferry list --local")
+	_, _, found, err := halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
+	require.NoError(t, err)
+	assert.False(t, found, "no marker written")
+
+	forced := tr.ferry(t, "halt", "--local", "--force", "coinbase/nope", "development")
+	assert.Equal(t, exitOK, forced.code, forced.stderr)
+	_, _, found, err = halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
+	require.NoError(t, err)
+	assert.True(t, found, "--force writes the marker")
+}

@@ -85,7 +85,7 @@ func (c *unlockCommand) unlock(ctx context.Context, project, config string) erro
 		var gone *sfntypes.ExecutionDoesNotExist
 		switch {
 		case err == nil && desc.Status == sfntypes.ExecutionStatusRunning:
-			return fmt.Errorf("not removed: release %s is still deploying (execution %s); halt it with ferry halt %s %s", releaseID, lastSegment(h.Execution), project, config)
+			return fmt.Errorf("not removed: release %s is still deploying (execution %s); halt it with %s", releaseID, lastSegment(h.Execution), c.deployer.command("halt", project, config))
 		case err != nil && !errors.As(err, &gone):
 			return fmt.Errorf("not removed: cannot tell whether execution %s still runs: %w", lastSegment(h.Execution), err)
 		}

@@ -2,18 +2,22 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
 // lock is the Lock task: it takes the project-config lock for the release
 // (re-entrant, so a retry succeeds) and writes its run-once marker. Another
-// holder is a *failure.LockExistsError; a replayed release a
-// *failure.BadReleaseError.
+// holder is a *failure.LockExistsError, after the release's FailureClean
+// outcome is recorded (the state machine then ends FailureClean with no
+// other task, and every release that ran has an outcome); a replayed
+// release a *failure.BadReleaseError (its outcome is the first run's).
 func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -21,9 +25,29 @@ func (d *Deployer) lock(ctx context.Context, req execution.Request) (any, error)
 	}
 	h := lock.Holder{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now()}
 	if err := d.locks.Acquire(ctx, st.ProjectName, st.ConfigName, h); err != nil {
+		var held *failure.LockExistsError
+		if errors.As(err, &held) {
+			if rerr := d.recordLockHeld(ctx, st, req, held); rerr != nil {
+				return nil, rerr
+			}
+		}
 		return nil, err
 	}
 	return st, nil
+}
+
+// recordLockHeld records the FailureClean outcome of a release that found
+// the lock held by another. Validate consumed the release id, so the
+// outcome is this execution's to write. A failed write is returned: Lock
+// is retried, or ReleaseLock records the outcome.
+func (d *Deployer) recordLockHeld(ctx context.Context, st *execution.State, req execution.Request, held *failure.LockExistsError) error {
+	o := ledger.Outcome{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureClean,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
+		Error: failure.NameLockExists, Cause: failure.Message(held.Error()),
+	}
+	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	return d.putOutcome(ctx, st, o)
 }
 
 // holdsLock fails unless the project-config's lock is held by this

@@ -388,6 +388,21 @@ func (l *Ledger) children(ctx context.Context, prefix string) ([]string, error) 
 	return out, nil
 }
 
+// Known reports whether the deployer has any object of project/config
+// (a release uploaded, a record written): one listing of at most one key.
+// A config nobody ever deployed is not known; a failed listing is an
+// error, never "unknown".
+func (l *Ledger) Known(ctx context.Context, project, config string) (bool, error) {
+	prefix := naming.Prefix(project, config)
+	out, err := l.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+		Bucket: aws.String(l.bucket), Prefix: aws.String(prefix), MaxKeys: aws.Int32(1),
+	})
+	if err != nil {
+		return false, l.store.Classify("list "+prefix, err)
+	}
+	return len(out.Contents) > 0, nil
+}
+
 // Releases lists the ids of the releases stored for project/config (those
 // with a release object), newest first by when S3 created the release
 // object, ties by id descending, following every page of the listing.

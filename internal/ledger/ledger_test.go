@@ -396,3 +396,32 @@ func TestProjectConfigs(t *testing.T) {
 		{Project: "coinbase/shop", Config: "production"},
 	}, got)
 }
+
+// TestKnown: a project-config is known once any object of it is stored
+// (an uploaded release here), and a neighbour whose name only starts the
+// same is not; a failed listing is an error, never "unknown".
+func TestKnown(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	known, err := e.ledger.Known(ctx, "coinbase/shop", "dev")
+	require.NoError(t, err)
+	assert.False(t, known, "an empty bucket")
+
+	require.NoError(t, e.ledger.PutRelease(ctx, "coinbase/shop", "development", "r1", []byte("{}")))
+	for _, tc := range []struct {
+		project, config string
+		want            bool
+	}{
+		{"coinbase/shop", "development", true},
+		{"coinbase/shop", "dev", false},
+		{"coinbase/sho", "development", false},
+		{"coinbase/shop", "production", false},
+	} {
+		known, err := e.ledger.Known(ctx, tc.project, tc.config)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, known, "%s %s", tc.project, tc.config)
+	}
+
+	_, err = ledger.New(e.client, "no-such-bucket").Known(ctx, "coinbase/shop", "development")
+	require.Error(t, err)
+}

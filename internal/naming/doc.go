@@ -36,7 +36,9 @@
 //	                     overwritten (rendering is deterministic). A record
 //	                     only: Deploy renders what it launches from the
 //	                     verified release
-//	outcome.json         the last state, success or failure; overwritten
+//	outcome.json         the last state, success or failure (Lock, when
+//	                     it finds the lock held by another release);
+//	                     overwritten
 //	deploying            the Deploy state, before it creates the first
 //	                     group; overwritten: names the groups Deploy may
 //	                     create, and CleanUpFailure adds those it removed, so

@@ -415,6 +415,17 @@ func TestLocalConcurrentSameConfig(t *testing.T) {
 	assert.Equal(t, "LockExistsError", payload.Type)
 	assert.Contains(t, payload.Message, "is held by release")
 
+	// The release that lost still has an outcome, written by Lock: ferry
+	// status never shows it as running or without an end (issue #17).
+	lostID := map[*asl.Execution]string{a: "r-a", b: "r-b"}[lost]
+	o, found, err := ledger.New(r.S3(), r.Bucket()).GetOutcome(ctx, "coinbase/deploy-test", "development", lostID)
+	require.NoError(t, err)
+	require.True(t, found, "no outcome for release %s", lostID)
+	assert.Equal(t, execution.EndFailureClean, o.End)
+	assert.Equal(t, failure.NameLockExists, o.Error)
+	assert.Contains(t, o.Cause, "is held by release")
+	assert.Equal(t, lost.ARN(), o.Execution)
+
 	assert.Len(t, r.Executions(""), 2)
 	assert.Equal(t, []*asl.Execution{lost}, r.Executions(asl.StatusFailed))
 	assert.Equal(t, []*asl.Execution{b, a}, r.Executions(""), "newest first")
