@@ -28,6 +28,10 @@ type Env struct {
 	// Now is the client's clock (release ids, created_at against AWS, halt
 	// markers); nil means the wall clock.
 	Now func() time.Time
+	// Whoami returns the operating system's user name and the host name,
+	// each "" when unknown: who is asking when the environment does not
+	// say (CI, containers). nil means the operating system's.
+	Whoami func() (user, host string)
 }
 
 // withDefaults fills in what env leaves nil: no environment variables,
@@ -41,6 +45,9 @@ func (env Env) withDefaults() Env {
 	}
 	if env.Now == nil {
 		env.Now = time.Now
+	}
+	if env.Whoami == nil {
+		env.Whoami = whoami
 	}
 	return env
 }

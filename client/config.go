@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	osuser "os/user"
 	"regexp"
 	"strings"
 	"time"
@@ -296,10 +298,23 @@ func fetchLocalInfo(ctx context.Context, endpoint string) (localInfo, error) {
 }
 
 // displayName is who the client says is asking (a release's created_by, a
-// halt marker's by): $FERRY_CREATED_BY, else the login name, else
-// "unknown". It is trimmed to printable ASCII.
+// halt marker's by): $FERRY_CREATED_BY, else the login name ($USER,
+// $LOGNAME), else the operating system's user at the host name, else
+// "unknown" only when none of these is known. It is trimmed to printable
+// ASCII, as a release's created_by must be.
 func displayName(env Env) string {
 	who := firstNonEmpty(env.Getenv(envCreatedBy), env.Getenv("USER"), env.Getenv("LOGNAME"))
+	if who == "" && env.Whoami != nil {
+		user, host := env.Whoami()
+		switch {
+		case user != "" && host != "":
+			who = user + "@" + host
+		case user != "":
+			who = user
+		case host != "":
+			who = "someone@" + host
+		}
+	}
 	var b strings.Builder
 	for _, r := range who {
 		if r >= 0x21 && r <= 0x7e && b.Len() < 128 {
@@ -310,6 +325,18 @@ func displayName(env Env) string {
 		return "unknown"
 	}
 	return b.String()
+}
+
+// whoami is the operating system's user name and host name, each "" when
+// unknown.
+func whoami() (user, host string) {
+	if u, err := osuser.Current(); err == nil {
+		user = u.Username
+	}
+	if h, err := os.Hostname(); err == nil {
+		host = h
+	}
+	return user, host
 }
 
 func firstNonEmpty(s ...string) string {

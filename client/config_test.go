@@ -161,3 +161,33 @@ func shellWords(t *testing.T, s string) []string {
 	}
 	return words
 }
+
+// Who is asking falls back from the environment to the operating system's
+// user at the host name: never "unknown" when anything is known (CI and
+// containers often leave USER unset).
+func TestDisplayName(t *testing.T) {
+	tests := []struct {
+		name       string
+		vars       map[string]string
+		user, host string
+		want       string
+	}{
+		{"FERRY_CREATED_BY first", map[string]string{envCreatedBy: "ci-bot", "USER": "jane"}, "root", "box", "ci-bot"},
+		{"then USER", map[string]string{"USER": "jane"}, "root", "box", "jane"},
+		{"then LOGNAME", map[string]string{"LOGNAME": "joe"}, "root", "box", "joe"},
+		{"then the OS user at the host", nil, "runner", "ci-7", "runner@ci-7"},
+		{"the OS user alone", nil, "runner", "", "runner"},
+		{"the host alone", nil, "", "ci-7", "someone@ci-7"},
+		{"nothing known", nil, "", "", "unknown"},
+		{"control characters dropped", map[string]string{"USER": "ja\x1b[2Jne"}, "", "", "ja[2Jne"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := Env{
+				Getenv: func(k string) string { return tt.vars[k] },
+				Whoami: func() (string, string) { return tt.user, tt.host },
+			}
+			assert.Equal(t, tt.want, displayName(env))
+		})
+	}
+}
