@@ -19,7 +19,8 @@ import (
 const deployHelp = `Deploy reads the release file and checks it as ferry validate does
 (nothing is uploaded when it is invalid), fills in {{USER_DATA_FILE}}, gives
 the release an id (UTC time and a random suffix), created_at and created_by
-($FERRY_CREATED_BY, else $USER), hashes and uploads its assets (skipping
+($FERRY_CREATED_BY, else $USER, else the OS user at the host name),
+hashes and uploads its assets (skipping
 those already in the bucket), uploads the release and starts the deployer's
 execution under a name derived from the release, so a retried start never
 starts two deploys. If the same release (same content, whatever its id) is
