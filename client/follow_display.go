@@ -47,6 +47,11 @@ type display struct {
 	// block is how many lines the last health block took, when it was the
 	// last thing written (modeLive redraws it in place).
 	block int
+	// width is the terminal's width in columns (modeLive; 0 when unknown).
+	// A live health line is cut to fit it: a line that wrapped would take
+	// two rows, and the redraw, moving up one row a line, would leave
+	// fragments.
+	width int
 	// exitCode is the exit code the command returns for an outcome, shown
 	// as the --json outcome's exit_code; nil means ferry deploy's
 	// (exitCodeOf).
@@ -65,6 +70,9 @@ func newDisplay(env Env, asJSON bool) *display {
 	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		d.mode = modeLive
 		d.color = env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			d.width = w
+		}
 	}
 	return d
 }
@@ -100,7 +108,7 @@ func (d *display) show(u progress) {
 			fmt.Fprintf(d.w, ansiUpClear, d.block)
 		}
 		for _, l := range lines {
-			fmt.Fprintf(d.w, "%6s    %s\n", formatElapsed(u.Elapsed), l)
+			fmt.Fprintln(d.w, fitWidth(fmt.Sprintf("%6s    %s", formatElapsed(u.Elapsed), l), d.width))
 		}
 		if d.mode == modeLive {
 			d.block = len(lines)
@@ -221,4 +229,21 @@ func formatElapsed(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// fitWidth cuts line to fewer than width columns (one a rune: health lines
+// are ASCII but for a service's name, which release validation keeps to
+// ASCII too), ending it with "…" when cut. The last column stays free, as
+// some terminals wrap a line that fills it. A width of 0 (unknown) or too
+// narrow to say anything leaves line whole.
+func fitWidth(line string, width int) string {
+	const narrowest = 12
+	if width < narrowest {
+		return line
+	}
+	runes := []rune(line)
+	if len(runes) < width {
+		return line
+	}
+	return string(runes[:width-2]) + "…"
 }

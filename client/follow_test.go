@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -402,4 +403,38 @@ func TestEveryProblemShown(t *testing.T) {
 	for _, p := range problems[:5] {
 		assert.Contains(t, out.String(), "\n            "+p+"\n")
 	}
+}
+
+// TestLiveLinesFitTheTerminal: on a terminal of 40 or 80 columns, a live
+// health line (a 32-character service name here) is cut to fit, so each
+// takes one row and the redraw, one row up a line, clears exactly the
+// block it wrote: no fragments (issue #17, item 6). Plain output (logs)
+// keeps lines whole.
+func TestLiveLinesFitTheTerminal(t *testing.T) {
+	long := strings.Repeat("s", 32)
+	u := progress{Event: updateHealth, Elapsed: 65 * time.Second, Services: []serviceCounts{
+		{Name: long, ServiceHealth: counts(12, 3, 1, 10)},
+		{Name: "web", ServiceHealth: counts(3, 3, 0, 2)},
+	}}
+	for _, width := range []int{40, 80} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			var buf bytes.Buffer
+			d := &display{w: &buf, mode: modeLive, width: width}
+			d.show(u)
+			d.show(u)
+			_, redraw, ok := strings.Cut(buf.String(), "\x1b[2A\x1b[J")
+			require.True(t, ok, "the second block moves up exactly its 2 rows: %q", buf.String())
+			lines := strings.Split(strings.TrimSuffix(redraw, "\n"), "\n")
+			require.Len(t, lines, 2)
+			for _, l := range lines {
+				assert.Less(t, utf8.RuneCountInString(l), width, "%q wraps at %d columns", l, width)
+			}
+			if width == 40 {
+				assert.True(t, strings.HasSuffix(lines[0], "…"), "cut lines say so: %q", lines[0])
+			}
+		})
+	}
+	var plain bytes.Buffer
+	(&display{w: &plain, mode: modePlain}).show(u)
+	assert.Contains(t, plain.String(), long+"  launched 12", "plain output keeps lines whole")
 }
