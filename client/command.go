@@ -151,7 +151,7 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 		if cmd == nil {
 			return exitf(exitUsage, "ferry: unknown command %q; run 'ferry help' for the list", name)
 		}
-		return interrupted(ctx, c.run(ctx, cmd, args[1:]))
+		return c.run(ctx, cmd, args[1:])
 	}
 }
 
@@ -173,12 +173,24 @@ func interrupted(ctx context.Context, err error) error {
 }
 
 // run parses the flags of cmd (anywhere among the arguments, until "--")
-// and runs it.
+// and runs it. Under --json, a failure with something to say is also
+// reported on stdout as one JSON object (jsonFailure), whatever it is: a
+// usage error, nothing started, Ctrl-C.
 func (c *cli) run(ctx context.Context, cmd command, args []string) error {
 	spec := cmd.spec()
 	fs := flag.NewFlagSet("ferry "+spec.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cmd.defineFlags(fs)
+	err := interrupted(ctx, c.parseAndRun(ctx, cmd, fs, args))
+	if err != nil && jsonAsked(fs, args) {
+		reportJSONFailure(c.env.Stdout, spec.name, err)
+	}
+	return err
+}
+
+// parseAndRun parses args with fs, the flags of cmd, and runs cmd.
+func (c *cli) parseAndRun(ctx context.Context, cmd command, fs *flag.FlagSet, args []string) error {
+	spec := cmd.spec()
 	positional, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		spec.usage(c.env.Stdout, fs)

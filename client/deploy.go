@@ -32,8 +32,11 @@ It then follows the execution to its end: each state as it is entered and,
 during CheckHealthy, a line per service with its launched, healthy and
 terminating instances against the healthy target. On a terminal the health
 lines are redrawn in place; elsewhere (CI logs) there is one line per
-change. NO_COLOR turns colour off. --json prints one JSON object per event
-and a final {"event":"outcome",...} object.
+change. NO_COLOR turns colour off. --json prints one JSON object per line:
+first {"event":"release",...} (which release and execution), then one per
+event, and last the outcome {"event":"outcome",...,"exit_code":N} or, when
+the command failed before or after, {"event":"error","exit_code":N,
+"exit":NAME,"message":...}.
 
 Ctrl-C stops following, not the deploy. To stop a deploy, run
 ferry halt FILE: the deployer notices the halt marker, cleans up and ends
@@ -133,11 +136,11 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	if err != nil {
 		return fmt.Errorf("starting the deploy: %w", err)
 	}
+	c.announce(out, project, config, r.ReleaseID, arn)
 	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
 	if about := describeRelease(r); about != "" {
 		out.message("%s", about)
 	}
-	c.announce(out, project, config, r.ReleaseID, arn)
 	if c.follow.noWait {
 		out.message("started execution %s\nfollow it with %s; halt it with %s", arn, c.deployer.command("follow", r.ReleaseID), c.haltHint(r, file))
 		return nil
@@ -156,12 +159,26 @@ func (c *deployCommand) readRelease(file string) (*release.Release, error) {
 	for _, line := range bad.Problems {
 		fmt.Fprintf(c.env.Stderr, "%s: %s\n", file, line)
 	}
+	return nil, &invalidReleaseError{file: file, bad: bad}
+}
+
+// invalidReleaseError is a release file that did not validate: its
+// message sums the problems up (they were printed one per line before);
+// it unwraps to them.
+type invalidReleaseError struct {
+	file string
+	bad  *failure.BadReleaseError
+}
+
+func (e *invalidReleaseError) Error() string {
 	noun := "problems"
-	if len(bad.Problems) == 1 {
+	if len(e.bad.Problems) == 1 {
 		noun = "problem"
 	}
-	return nil, fmt.Errorf("%s is not a valid release (%d %s); nothing was uploaded", file, len(bad.Problems), noun)
+	return fmt.Sprintf("%s is not a valid release (%d %s); nothing was uploaded", e.file, len(e.bad.Problems), noun)
 }
+
+func (e *invalidReleaseError) Unwrap() error { return e.bad }
 
 // followRunning takes over the running execution x of the same release
 // instead of starting another: it names it and, without --no-wait,
@@ -169,17 +186,17 @@ func (c *deployCommand) readRelease(file string) (*release.Release, error) {
 func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *display, file string, x runningExecution) error {
 	project, config, id := x.Release.ProjectName, x.Release.ConfigName, x.Release.ReleaseID
 	if c.follow.noWait {
-		out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, id, x.ARN)
 		c.announce(out, project, config, id, x.ARN)
+		out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, id, x.ARN)
 		return nil
 	}
-	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
 	c.announce(out, project, config, id, x.ARN)
+	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
 	return c.followToEnd(ctx, d, out, x.Release, file, x.ARN)
 }
 
 // announce prints, with --json, the release event: which release and
-// execution the command is about.
+// execution the command is about. It is the first event of a deploy.
 func (c *deployCommand) announce(out *display, project, config, releaseID, arn string) {
 	if !c.follow.asJSON {
 		return

@@ -92,8 +92,8 @@ func TestDeployNeverHealthy(t *testing.T) {
 	assert.NotContains(t, st.stdout, "locked by", "the lock is released")
 }
 
-// TestDeployJSON: --json prints one JSON object per line, ending with the
-// outcome and its exit code.
+// TestDeployJSON: --json prints one JSON object per line, the release
+// event first, ending with the outcome and its exit code.
 func TestDeployJSON(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	res := tr.ferry(t, "deploy", "--local", "--json", deployTestRelease)
@@ -114,7 +114,9 @@ func TestDeployJSON(t *testing.T) {
 	for _, ev := range events {
 		kinds = append(kinds, ev["event"].(string))
 	}
-	assert.Contains(t, kinds, "release")
+	assert.Equal(t, "release", kinds[0], "the first event names the release and its execution")
+	assert.NotEmpty(t, events[0]["release_id"])
+	assert.NotEmpty(t, events[0]["execution_arn"])
 	assert.Contains(t, kinds, "health")
 }
 

@@ -35,34 +35,37 @@ const (
 
 // exitCode is one row of the exit-code table.
 type exitCode struct {
-	code    int
+	code int
+	// name is the code's stable name: the "exit" field of a --json
+	// failure (see jsonFailure).
+	name    string
 	meaning string
 }
 
 // exitCodes is the table of every exit code, in order.
 var exitCodes = []exitCode{
-	{exitOK, "success: the command did what was asked (a deploy: Success, the old instances are gone)"},
-	{exitFailure, "failure: the command could not do what was asked (a deploy: FailureClean, everything it made was removed)"},
-	{exitUsage, "wrong use: an unknown command or flag, a missing or extra argument"},
-	{exitNotStarted, "nothing was started: an invalid release, no deployer found, no credentials, the lock held by another release (halt: the marker was not written)"},
-	{exitDirty, "FailureDirty, or an execution that ended without reaching an end state: AWS may need a person; the lock is kept"},
-	{exitDetached, "lost contact while following: the deploy goes on"},
-	{exitTooLate, "the halt came too late: the deploy succeeded before the deployer saw it"},
-	{exitInternal, "an internal error in ferry (a bug, reported in one line)"},
-	{exitInterrupted, "interrupted (Ctrl-C): ferry stopped; a deploy it followed goes on"},
+	{exitOK, "ok", "success: the command did what was asked (a deploy: Success, the old instances are gone)"},
+	{exitFailure, "failure", "failure: the command could not do what was asked (a deploy: FailureClean, everything it made was removed)"},
+	{exitUsage, "usage", "wrong use: an unknown command or flag, a missing or extra argument"},
+	{exitNotStarted, "not_started", "nothing was started: an invalid release, no deployer found, no credentials, the lock held by another release (halt: the marker was not written)"},
+	{exitDirty, "dirty", "FailureDirty, or an execution that ended without reaching an end state: AWS may need a person; the lock is kept"},
+	{exitDetached, "detached", "lost contact while following: the deploy goes on"},
+	{exitTooLate, "too_late", "the halt came too late: the deploy succeeded before the deployer saw it"},
+	{exitInternal, "internal", "an internal error in ferry (a bug, reported in one line)"},
+	{exitInterrupted, "interrupted", "interrupted (Ctrl-C): ferry stopped; a deploy it followed goes on"},
 }
 
 // commonExits are the codes every command may exit with.
 var commonExits = []int{exitOK, exitUsage, exitInternal, exitInterrupted}
 
-// exitMeaning is what code means, from exitCodes.
-func exitMeaning(code int) string {
+// exitRow is code's row of exitCodes; the zero row when there is none.
+func exitRow(code int) exitCode {
 	for _, c := range exitCodes {
 		if c.code == code {
-			return c.meaning
+			return c
 		}
 	}
-	return ""
+	return exitCode{}
 }
 
 // writeExitCodes writes the rows of codes (every code when codes is nil)
@@ -79,9 +82,9 @@ func writeExitCodes(w io.Writer, codes []int) {
 // as the README shows it.
 func exitCodesMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| code | meaning |\n|------|---------|\n")
+	b.WriteString("| code | name | meaning |\n|------|------|---------|\n")
 	for _, c := range exitCodes {
-		fmt.Fprintf(&b, "| %d | %s |\n", c.code, c.meaning)
+		fmt.Fprintf(&b, "| %d | `%s` | %s |\n", c.code, c.name, c.meaning)
 	}
 	return b.String()
 }
@@ -93,6 +96,9 @@ func exitCodesMarkdown() string {
 type ExitError struct {
 	Code int
 	Err  error
+	// Shown says the command has printed its outcome as JSON on stdout
+	// (--json), exit code included: Err goes to stderr only.
+	Shown bool
 }
 
 // Error is Err's message, or "exit status N" for a silent ExitError.

@@ -141,7 +141,8 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	}
 	switch code := haltExitCode(u); code {
 	case exitTooLate:
-		return exitf(exitTooLate, "ferry halt: release %s succeeded before the deployer saw the halt", target.Release.ReleaseID)
+		// Under --json, the outcome printed says so, with its exit code.
+		return &ExitError{Code: exitTooLate, Err: fmt.Errorf("ferry halt: release %s succeeded before the deployer saw the halt", target.Release.ReleaseID), Shown: c.follow.asJSON}
 	case exitOK:
 		if u.Error != failure.NameHalt {
 			out.message("the deploy ended clean, but not because of the halt: %s", describeError(u.Error, u.Cause))

@@ -90,6 +90,14 @@ func TestGolden(t *testing.T) {
 		{"local-bad-speed", []string{"local", "--speed", "fast"}},
 		{"status-no-args", []string{"status"}},
 		{"unlock-no-release", []string{"unlock", "coinbase/deploy-test", "development"}},
+		// Under --json every failure is one object on stdout too.
+		{"validate-json-malformed", []string{"validate", "--json", "../testdata/invalid/malformed-json.json"}},
+		{"validate-json-no-files", []string{"validate", "--json"}},
+		{"validate-json-bad-flag", []string{"validate", "--json", "--jsn", "x.json"}},
+		{"validate-json-bad-flag-first", []string{"validate", "--jsn", "--json", "x.json"}},
+		{"deploy-json-invalid", []string{"deploy", "--json", "../testdata/invalid/autoscaling.json"}},
+		{"deploy-json-missing-file", []string{"deploy", "--json", "testdata/no-such-release.json"}},
+		{"status-json-no-args", []string{"status", "--json"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,7 +266,7 @@ func TestCommandTable(t *testing.T) {
 		spec := cmd.spec()
 		names = append(names, spec.name)
 		for _, code := range spec.exits {
-			assert.NotEmpty(t, exitMeaning(code), "%s exits %d, which the table does not have", spec.name, code)
+			assert.NotEmpty(t, exitRow(code).meaning, "%s exits %d, which the table does not have", spec.name, code)
 			assert.NotContains(t, commonExits, code, "%s lists %d, common to every command", spec.name, code)
 		}
 		assert.NotEmpty(t, spec.summary, spec.name)
@@ -306,12 +314,17 @@ func TestExitStatus(t *testing.T) {
 // command's codes from it.
 func TestExitCodesAreOneTable(t *testing.T) {
 	var codes []int
+	var names []string
 	for _, c := range exitCodes {
 		codes = append(codes, c.code)
+		names = append(names, c.name)
 		assert.NotEmpty(t, c.meaning, c.code)
+		assert.Regexp(t, `^[a-z]+(_[a-z]+)*$`, c.name, "the name of %d is a stable snake_case word", c.code)
 	}
 	assert.True(t, slices.IsSorted(codes), "codes out of order: %v", codes)
 	assert.Len(t, slices.Compact(slices.Clone(codes)), len(codes), "a code twice: %v", codes)
+	slices.Sort(names)
+	assert.Len(t, slices.Compact(names), len(codes), "a name twice")
 
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
@@ -331,9 +344,9 @@ func TestExitCodesAreOneTable(t *testing.T) {
 	out.Reset()
 	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "deploy"}))
 	for _, code := range []int{exitOK, exitFailure, exitUsage, exitNotStarted, exitDirty, exitDetached, exitInternal, exitInterrupted} {
-		assert.Contains(t, out.String(), fmt.Sprintf("%3d  %s\n", code, exitMeaning(code)), "ferry help deploy omits %d", code)
+		assert.Contains(t, out.String(), fmt.Sprintf("%3d  %s\n", code, exitRow(code).meaning), "ferry help deploy omits %d", code)
 	}
-	assert.NotContains(t, out.String(), exitMeaning(exitTooLate), "deploy never exits %d", exitTooLate)
+	assert.NotContains(t, out.String(), exitRow(exitTooLate).meaning, "deploy never exits %d", exitTooLate)
 
 	out.Reset()
 	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "help"}))
@@ -366,9 +379,77 @@ func TestInterruptedExits130(t *testing.T) {
 	}
 	assert.Equal(t, exitDetached, exitStatus(io.Discard, interrupted(t.Context(), exitf(exitDetached, "lost"))), "not interrupted: the code stands")
 
-	// A deploy interrupted before it started anything.
-	var errOut bytes.Buffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errOut}
-	code := exitStatus(&errOut, newCLI(env).Run(ctx, []string{"deploy", "--local", "--endpoint", "http://127.0.0.1:1", "../testdata/deploy-test-release.json"}))
-	assert.Equal(t, exitInterrupted, code, errOut.String())
+	// A deploy interrupted before it started anything; under --json, the
+	// interruption is one object on stdout.
+	for _, asJSON := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion}
+		args := []string{"deploy", "--local", "../testdata/deploy-test-release.json"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code := exitStatus(&errOut, newCLI(env).Run(ctx, args))
+		assert.Equal(t, exitInterrupted, code, errOut.String())
+		if !asJSON {
+			assert.Empty(t, out.String())
+			continue
+		}
+		var f jsonFailure
+		require.NoError(t, json.Unmarshal(out.Bytes(), &f), "stdout is one JSON object: %q", out.String())
+		assert.Equal(t, jsonFailure{Event: "error", Command: "deploy", ExitCode: exitInterrupted, Exit: "interrupted", Message: f.Message}, f)
+		assert.NotEmpty(t, f.Message)
+	}
+}
+
+// noLocalRegion is an environment whose local region is at a port where
+// nothing listens.
+func noLocalRegion(key string) string {
+	if key == envLocalEndpoint {
+		return "http://127.0.0.1:1"
+	}
+	return ""
+}
+
+// TestJSONFailures: under --json, whatever goes wrong, stdout holds only
+// JSON, one object per line or one indented object, and a failure ends it
+// with one object that says the exit code, its name and the message.
+func TestJSONFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"deploy without a deployer", []string{"deploy", "--local", "--json", "../testdata/deploy-test-release.json"}, exitNotStarted},
+		{"status without a deployer", []string{"status", "--local", "--json", "coinbase/deploy-test"}, exitFailure},
+		{"list without a deployer", []string{"list", "--local", "--json"}, exitFailure},
+		{"follow without a deployer", []string{"follow", "--local", "--json", "coinbase/deploy-test", "development"}, exitFailure},
+		{"halt without a deployer", []string{"halt", "--local", "--json", "coinbase/deploy-test", "development"}, exitNotStarted},
+		{"unknown flag", []string{"status", "--json", "--nope", "p"}, exitUsage},
+		{"json=true", []string{"status", "--json=true", "--nope", "p"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion}
+			code := exitStatus(&errOut, newCLI(env).Run(t.Context(), tc.args))
+			require.Equal(t, tc.code, code, "stderr: %s", errOut.String())
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			var f jsonFailure
+			dec := json.NewDecoder(strings.NewReader(lines[len(lines)-1]))
+			dec.DisallowUnknownFields()
+			require.NoError(t, dec.Decode(&f), "the last line of stdout is a failure object: %q", out.String())
+			assert.Equal(t, "error", f.Event)
+			assert.Equal(t, tc.args[0], f.Command)
+			assert.Equal(t, code, f.ExitCode)
+			assert.Equal(t, exitRow(code).name, f.Exit)
+			assert.Equal(t, strings.TrimSuffix(errOut.String(), "\n"), f.Message, "the message is what stderr says")
+			for _, l := range lines {
+				assert.True(t, json.Valid([]byte(l)), "not JSON on stdout: %q", l)
+			}
+		})
+	}
+	// Without --json, stdout stays empty.
+	var out bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Getenv: noLocalRegion}
+	assert.Equal(t, exitFailure, exitStatus(io.Discard, newCLI(env).Run(t.Context(), []string{"list", "--local"})))
+	assert.Empty(t, out.String())
 }

@@ -60,23 +60,19 @@ func (c *validateCommand) Run(ctx context.Context, files []string) error {
 		err = c.writeText(results)
 	}
 	if err == nil && invalid > 0 {
-		err = fmt.Errorf("%d of %d files invalid", invalid, len(files))
+		// Under --json, the results say which files are invalid.
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("ferry validate: %d of %d files invalid", invalid, len(files)), Shown: c.asJSON}
 	}
 	return commandFailure("validate", exitFailure, err)
 }
 
 // validateResult is the --json form of one file's result.
 type validateResult struct {
-	File     string          `json:"file"`
-	Valid    bool            `json:"valid"`
-	Problems []problem       `json:"problems"`
-	SHA256   string          `json:"sha256,omitempty"`
-	Release  json.RawMessage `json:"release,omitempty"`
-}
-
-type problem struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
+	File     string            `json:"file"`
+	Valid    bool              `json:"valid"`
+	Problems []release.Problem `json:"problems"`
+	SHA256   string            `json:"sha256,omitempty"`
+	Release  json.RawMessage   `json:"release,omitempty"`
 }
 
 // writeJSON prints the results as one JSON object, with the canonical
@@ -100,11 +96,7 @@ func (c *validateCommand) writeText(results []validateResult) error {
 		switch {
 		case !res.Valid:
 			for _, p := range res.Problems {
-				if p.Path == "" {
-					fmt.Fprintf(c.env.Stdout, "%s: %s\n", res.File, p.Message)
-				} else {
-					fmt.Fprintf(c.env.Stdout, "%s: %s: %s\n", res.File, p.Path, p.Message)
-				}
+				fmt.Fprintf(c.env.Stdout, "%s: %s\n", res.File, p)
 			}
 		case c.printRelease:
 			var buf bytes.Buffer
@@ -123,7 +115,7 @@ func (c *validateCommand) writeText(results []validateResult) error {
 // validateFile reads and validates one release file. With withRelease, a
 // valid result carries the canonical release and its hash.
 func validateFile(file string, withRelease bool) validateResult {
-	res := validateResult{File: file, Problems: []problem{}}
+	res := validateResult{File: file, Problems: []release.Problem{}}
 	r, err := release.ReadFile(file)
 	if err == nil && withRelease {
 		var canon []byte
@@ -138,11 +130,10 @@ func validateFile(file string, withRelease bool) validateResult {
 		res.Valid = true
 	case errors.As(err, &bad):
 		for _, line := range bad.Problems {
-			path, msg := release.SplitProblem(line)
-			res.Problems = append(res.Problems, problem{Path: path, Message: msg})
+			res.Problems = append(res.Problems, release.ParseProblem(line))
 		}
 	default:
-		res.Problems = append(res.Problems, problem{Message: err.Error()})
+		res.Problems = append(res.Problems, release.Problem{Message: err.Error()})
 	}
 	return res
 }

@@ -121,7 +121,7 @@ func position(data []byte, off int64) string {
 	before := data[:off]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
-	return fmt.Sprintf("line %d, column %d", line, col)
+	return fmt.Sprintf(positionFormat, line, col)
 }
 
 // syntax records a malformed-JSON error with its position and returns

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 )
 
@@ -130,19 +131,35 @@ func TestDecodeFileFields(t *testing.T) {
 	assert.Equal(t, want, r)
 }
 
-func TestSplitProblem(t *testing.T) {
-	cases := []struct{ line, path, msg string }{
-		{"services.web.ami: required", "services.web.ami", "required"},
-		{`services.web.tags["a: b"]: tag key is reserved`, `services.web.tags["a: b"]`, "tag key is reserved"},
-		{`tags["q\": x"]: m: n`, `tags["q\": x"]`, "m: n"},
-		{"line 3, column 5: invalid character", "line 3, column 5", "invalid character"},
-		{"no path here", "", "no path here"},
+func TestParseProblem(t *testing.T) {
+	cases := []struct {
+		line string
+		want Problem
+	}{
+		{"services.web.ami: required", Problem{Path: "services.web.ami", Message: "required"}},
+		{`services.web.tags["a: b"]: tag key is reserved`, Problem{Path: `services.web.tags["a: b"]`, Message: "tag key is reserved"}},
+		{`tags["q\": x"]: m: n`, Problem{Path: `tags["q\": x"]`, Message: "m: n"}},
+		// A position is not a path: it has fields of its own.
+		{"line 3, column 5: invalid character", Problem{Line: 3, Column: 5, Message: "invalid character"}},
+		{"line 3, column 5x: odd", Problem{Path: "line 3, column 5x", Message: "odd"}},
+		{"no path here", Problem{Message: "no path here"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
-			path, msg := SplitProblem(tc.line)
-			assert.Equal(t, tc.path, path)
-			assert.Equal(t, tc.msg, msg)
+			assert.Equal(t, tc.want, ParseProblem(tc.line))
+			assert.Equal(t, tc.line, ParseProblem(tc.line).String(), "a problem prints as its line")
 		})
 	}
+}
+
+// TestProblemPositionIsParsed: the position a malformed file's problem
+// names comes back as its line and column.
+func TestProblemPositionIsParsed(t *testing.T) {
+	_, err := Decode([]byte("{\n  \"project_name\": ,\n}"))
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	require.Len(t, bad.Problems, 1)
+	p := ParseProblem(bad.Problems[0])
+	assert.Equal(t, Problem{Line: 2, Column: 19, Message: p.Message}, p)
+	assert.NotEmpty(t, p.Message)
 }

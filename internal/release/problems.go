@@ -53,11 +53,53 @@ func field(path, key string) string {
 // index returns the path of element i of the array at path.
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-// SplitProblem splits a problem line "path: message" into its path and
-// message. The path may contain quoted keys (`tags["a: b"]`); the split is
-// at the first ": " outside quotes. A line without a path returns "" and
-// the whole line.
-func SplitProblem(line string) (path, message string) {
+// Problem is one problem of a release, parsed from its line: where it is
+// (a path in the release, or for malformed JSON a position in the file)
+// and what is wrong.
+type Problem struct {
+	// Path is where in the release: "services.web.ami", `tags["a: b"]`,
+	// "release" for the whole release; "" when the problem has a Line
+	// instead, or no place at all.
+	Path string `json:"path"`
+	// Line and Column (both from 1, columns in characters) place a
+	// problem of the file's JSON syntax; 0 otherwise.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+	// Message says what is wrong.
+	Message string `json:"message"`
+}
+
+// String is the problem's line again: "path: message", "line L, column
+// C: message", or the message alone.
+func (p Problem) String() string {
+	switch {
+	case p.Line > 0:
+		return fmt.Sprintf(positionFormat, p.Line, p.Column) + ": " + p.Message
+	case p.Path != "":
+		return p.Path + ": " + p.Message
+	}
+	return p.Message
+}
+
+// positionFormat is how a problem line names a position in the file.
+const positionFormat = "line %d, column %d"
+
+// ParseProblem parses a problem line: "path: message" (the path may hold
+// quoted keys, `tags["a: b"]`; the split is at the first ": " outside
+// quotes), "line L, column C: message", or a message alone.
+func ParseProblem(line string) Problem {
+	path, msg := splitProblem(line)
+	var p Problem
+	if n, err := fmt.Sscanf(path, positionFormat, &p.Line, &p.Column); err == nil && n == 2 && fmt.Sprintf(positionFormat, p.Line, p.Column) == path {
+		p.Message = msg
+		return p
+	}
+	return Problem{Path: path, Message: msg}
+}
+
+// splitProblem splits a problem line at the first ": " outside quotes; a
+// line without one returns "" and the whole line.
+func splitProblem(line string) (path, message string) {
 	inQuote, escaped := false, false
 	for i := 0; i < len(line); i++ {
 		c := line[i]
