@@ -214,7 +214,8 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 // exit code (nil for Success), with a word on what to do next when it
 // failed dirty or the client stopped following.
 func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, r *release.Release, file, arn string) error {
-	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env))
+	out.timeout = r.TimeoutDuration()
+	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env, d))
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(r, file))

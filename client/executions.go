@@ -82,6 +82,9 @@ func contentHash(r *release.Release) (string, error) {
 type followOptions struct {
 	Interval time.Duration
 	Sleep    func(ctx context.Context, d time.Duration) error
+	// Now is the deployer's clock, read between polls for the ticking
+	// clock a terminal shows; nil shows none.
+	Now func(ctx context.Context) (time.Time, error)
 }
 
 // followFlags are the flags of the commands that follow an execution
@@ -108,9 +111,10 @@ func (f *followFlags) check() error {
 	return nil
 }
 
-// options are how to follow with these flags and env's clock.
-func (f *followFlags) options(env Env) followOptions {
-	return followOptions{Interval: f.poll, Sleep: env.Sleep}
+// options are how to follow with these flags, env's sleep and d's
+// clock.
+func (f *followFlags) options(env Env, d *deployer) followOptions {
+	return followOptions{Interval: f.poll, Sleep: env.Sleep, Now: d.now}
 }
 
 // followExecution reads the history of the execution arn until it ends,
@@ -131,6 +135,11 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 			out.show(u)
 			if u.Event == updateOutcome {
 				return u, nil
+			}
+		}
+		if opts.Now != nil && out.ticks() {
+			if now, err := opts.Now(ctx); err == nil {
+				out.tick(now)
 			}
 		}
 		if err := opts.Sleep(ctx, opts.Interval); err != nil {

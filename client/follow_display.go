@@ -36,7 +36,9 @@ const (
 	ansiRed     = "\x1b[31m"
 	ansiGreen   = "\x1b[32m"
 	ansiYellow  = "\x1b[33m"
+	ansiDim     = "\x1b[2m"
 	ansiUpClear = "\x1b[%dA\x1b[J" // cursor up n lines, clear to the end of the screen
+	ansiClearLn = "\r\x1b[2K"      // cursor to the start of the line, clear the line
 )
 
 // display writes updates for a person or a program.
@@ -52,6 +54,16 @@ type display struct {
 	// two rows, and the redraw, moving up one row a line, would leave
 	// fragments.
 	width int
+	// timeout is how long the followed execution may take, from its
+	// start (0: unknown); the ticking clock counts down to it.
+	timeout time.Duration
+	// started is when the execution started and state the state it is in,
+	// as the updates shown say.
+	started time.Time
+	state   string
+	// ticking says the last thing written is the clock line (modeLive),
+	// without a newline: the next write replaces it.
+	ticking bool
 	// exitCode is the exit code the command returns for an outcome, shown
 	// as the --json outcome's exit_code; nil means ferry deploy's
 	// (exitCodeOf).
@@ -87,6 +99,8 @@ type jsonUpdate struct {
 
 // show writes one update.
 func (d *display) show(u progress) {
+	d.follow(u)
+	d.untick()
 	if d.mode == modeJSON {
 		j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
 		if u.Event == updateOutcome {
@@ -135,6 +149,7 @@ func (d *display) show(u progress) {
 // message writes a line that is not an update (what the command is doing).
 // In JSON mode it is an object {"event":"message","message":...}.
 func (d *display) message(format string, args ...any) {
+	d.untick()
 	msg := fmt.Sprintf(format, args...)
 	if d.mode == modeJSON {
 		d.json(struct {
@@ -145,6 +160,59 @@ func (d *display) message(format string, args ...any) {
 	}
 	fmt.Fprintln(d.w, msg)
 	d.block = 0
+}
+
+// follow remembers of u what the clock line says: when the execution
+// started, the state it is in.
+func (d *display) follow(u progress) {
+	if d.started.IsZero() && !u.At.IsZero() {
+		d.started = u.At.Add(-u.Elapsed)
+	}
+	switch u.Event {
+	case updateStarted:
+		d.started = u.At
+	case updateState, updateHealth:
+		d.state = u.State
+	}
+}
+
+// tick shows, on a terminal, that the follower is alive while nothing
+// changes: the time since the execution started as of now, the state it
+// waits in, and how long until its timeout. The line is replaced by the
+// next tick or the next thing written. Elsewhere it writes nothing.
+func (d *display) tick(now time.Time) {
+	if d.mode != modeLive || d.started.IsZero() {
+		return
+	}
+	elapsed := now.Sub(d.started)
+	text := "waiting"
+	if d.state != "" {
+		text += " in " + oneLine(d.state)
+	}
+	switch left := d.timeout - elapsed; {
+	case d.timeout <= 0:
+	case left > 0:
+		text += "; timeout in " + formatElapsed(left)
+	default:
+		text += "; timeout passed"
+	}
+	if d.ticking {
+		fmt.Fprint(d.w, ansiClearLn)
+	}
+	fmt.Fprint(d.w, d.paint(ansiDim, fitWidth(fmt.Sprintf("%6s  %s", formatElapsed(elapsed), text), d.width)))
+	d.ticking = true
+}
+
+// ticks reports whether tick shows anything: on a terminal only.
+func (d *display) ticks() bool { return d.mode == modeLive }
+
+// untick clears the clock line, when it is the last thing written, so
+// what comes next takes its place.
+func (d *display) untick() {
+	if d.ticking {
+		fmt.Fprint(d.w, ansiClearLn)
+		d.ticking = false
+	}
 }
 
 func (d *display) json(v any) {

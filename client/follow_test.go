@@ -438,3 +438,64 @@ func TestLiveLinesFitTheTerminal(t *testing.T) {
 	(&display{w: &plain, mode: modePlain}).show(u)
 	assert.Contains(t, plain.String(), long+"  launched 12", "plain output keeps lines whole")
 }
+
+// TestTickingClock: on a terminal, while nothing changes, a clock line
+// says how long the execution has run, the state it waits in and the time
+// left to its timeout; whatever comes next replaces it. Elsewhere nothing
+// ticks.
+func TestTickingClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modeLive, timeout: 10 * time.Minute}
+	d.tick(t0) // the start not seen yet: nothing to count from
+	d.show(progress{Event: updateStarted, At: t0})
+	d.tick(t0.Add(5 * time.Second))
+	d.show(progress{Event: updateState, State: "Deploy", At: t0.Add(6 * time.Second), Elapsed: 6 * time.Second})
+	d.tick(t0.Add(7 * time.Second))
+	d.tick(t0.Add(8 * time.Second))
+	d.message("a message")
+	d.tick(t0.Add(11 * time.Minute))
+	want := "" +
+		"  0:05  waiting; timeout in 9:55" + ansiClearLn +
+		"  0:06  Deploy\n" +
+		"  0:07  waiting in Deploy; timeout in 9:53" + ansiClearLn +
+		"  0:08  waiting in Deploy; timeout in 9:52" + ansiClearLn +
+		"a message\n" +
+		" 11:00  waiting in Deploy; timeout passed"
+	assert.Equal(t, want, buf.String())
+
+	for _, mode := range []displayMode{modePlain, modeJSON} {
+		var out bytes.Buffer
+		d := &display{w: &out, mode: mode, timeout: time.Minute}
+		d.show(progress{Event: updateStarted, At: t0})
+		out.Reset()
+		assert.False(t, d.ticks())
+		d.tick(t0.Add(time.Second))
+		assert.Empty(t, out.String(), "mode %d", mode)
+	}
+}
+
+// TestFollowExecutionTicks: following on a terminal reads the deployer's
+// clock once per poll that shows nothing new, and ends with the outcome
+// on a line of its own, the clock line cleared.
+func TestFollowExecutionTicks(t *testing.T) {
+	events := goldenHistories()["success"]
+	api := &pagedHistory{events: events}
+	var buf bytes.Buffer
+	reads := 0
+	start := aws.ToTime(events[0].Timestamp)
+	_, err := followExecution(t.Context(), api, "arn", &display{w: &buf, mode: modeLive, timeout: time.Hour},
+		followOptions{
+			Interval: time.Second,
+			Sleep:    func(context.Context, time.Duration) error { return nil },
+			Now: func(context.Context) (time.Time, error) {
+				reads++
+				return start.Add(time.Duration(reads) * time.Second), nil
+			},
+		})
+	require.NoError(t, err)
+	assert.Equal(t, len(events)-1, reads, "one clock read per poll, none after the end")
+	assert.Equal(t, reads, strings.Count(buf.String(), "timeout in "))
+	assert.Equal(t, reads, strings.Count(buf.String(), ansiClearLn), "every clock line is replaced")
+	assert.True(t, strings.HasSuffix(buf.String(), "\n"), "the outcome ends the output on a line of its own")
+}

@@ -83,11 +83,11 @@ func (c *followCommand) run(ctx context.Context, project, config, releaseID stri
 	deploy := &deployCommand{env: c.env, deployer: c.deployer, follow: c.follow}
 	out := newDisplay(c.env, c.follow.asJSON)
 	r := x.Release
+	deploy.announce(out, r.ProjectName, r.ConfigName, r.ReleaseID, x.ARN)
 	out.message("ferry follow: %s %s release %s", r.ProjectName, r.ConfigName, r.ReleaseID)
 	if about := describeRelease(r); about != "" {
 		out.message("%s", about)
 	}
-	deploy.announce(out, r.ProjectName, r.ConfigName, r.ReleaseID, x.ARN)
 	return deploy.followToEnd(ctx, d, out, r, "", x.ARN)
 }
 

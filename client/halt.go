@@ -135,7 +135,7 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	if c.follow.noWait {
 		return nil
 	}
-	u, err := followExecution(ctx, d.sfn, target.ARN, out, c.follow.options(c.env))
+	u, err := followExecution(ctx, d.sfn, target.ARN, out, c.follow.options(c.env, d))
 	if err != nil {
 		return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
 	}

@@ -3,6 +3,7 @@ package release
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // ServiceNames returns the names of the release's services, sorted.
@@ -35,6 +36,16 @@ func (r *Release) ServiceUserData(name string) string {
 		return s.UserData
 	}
 	return r.UserData
+}
+
+// TimeoutDuration returns how long, from the execution's start, the
+// release may take to become healthy: its timeout, else the default
+// ApplyDefaults gives it.
+func (r *Release) TimeoutDuration() time.Duration {
+	if r.Timeout > 0 {
+		return time.Duration(r.Timeout) * time.Second
+	}
+	return time.Duration(DefaultTimeout) * time.Second
 }
 
 // ServiceStableSeconds returns the stability window of service name, in
