@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/spelling"
 )
 
 // Env is what a command may touch of its process: the standard streams and
@@ -118,6 +120,21 @@ func newCLI(env Env) *cli {
 	return &cli{env: env, commands: commands(env)}
 }
 
+// didYouMean is " (did you mean X?)" when name is a near miss of a
+// command's name (help included), else "".
+func (c *cli) didYouMean(name string) string {
+	names := []string{"help"}
+	for _, cmd := range c.commands {
+		if !cmd.spec().hidden {
+			names = append(names, cmd.spec().name)
+		}
+	}
+	if best, ok := spelling.Closest(name, names); ok {
+		return " (did you mean " + best + "?)"
+	}
+	return ""
+}
+
 // find returns the command the user called name, or nil.
 func (c *cli) find(name string) command {
 	for _, cmd := range c.commands {
@@ -149,7 +166,7 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 	default:
 		cmd := c.find(name)
 		if cmd == nil {
-			return exitf(exitUsage, "ferry: unknown command %q; run 'ferry help' for the list", name)
+			return exitf(exitUsage, "ferry: unknown command %q%s; run 'ferry help' for the list", name, c.didYouMean(name))
 		}
 		return c.run(ctx, cmd, args[1:])
 	}
@@ -215,6 +232,11 @@ var (
 func flagError(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if m := flagUnknownRe.FindStringSubmatch(msg); m != nil {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if best, ok := spelling.Closest(m[1], names); ok {
+			return "unknown flag --" + m[1] + " (did you mean --" + best + "?)"
+		}
 		return "unknown flag --" + m[1]
 	}
 	if m := flagNoValueRe.FindStringSubmatch(msg); m != nil {
@@ -323,7 +345,7 @@ func (c *cli) help(args []string) error {
 		}
 		cmd := c.find(args[0])
 		if cmd == nil {
-			return exitf(exitUsage, "ferry help: unknown command %q; run 'ferry help' for the list", args[0])
+			return exitf(exitUsage, "ferry help: unknown command %q%s; run 'ferry help' for the list", args[0], c.didYouMean(args[0]))
 		}
 		spec := cmd.spec()
 		fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)

@@ -64,6 +64,7 @@ func TestGolden(t *testing.T) {
 		{"help", []string{"help"}},
 		{"help-validate", []string{"help", "validate"}},
 		{"help-unknown", []string{"help", "nope"}},
+		{"help-typo", []string{"help", "stauts"}},
 		{"dash-h", []string{"-h"}},
 		{"no-args", nil},
 		{"unknown-command", []string{"deploi"}},

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/spelling"
 )
 
 // DecodeFile decodes a release file: a release as a person writes it. It is
@@ -423,37 +426,9 @@ func structFields(t reflect.Type) map[string]reflect.Type {
 // suggest returns " (did you mean x?)" when key is a near miss of one of
 // t's fields.
 func suggest(key string, t reflect.Type) string {
-	best, bestDist := "", 3
-	for name := range structFields(t) {
-		if d := editDistance(strings.ToLower(key), name); d < bestDist || (d == bestDist && best != "" && name < best) {
-			best, bestDist = name, d
-		}
-	}
-	if best == "" || bestDist > 2 || len(key) < 3 {
+	best, ok := spelling.Closest(strings.ToLower(key), slices.Collect(maps.Keys(structFields(t))))
+	if !ok {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
