@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -50,7 +51,16 @@ type localCommand struct {
 	verbose  bool
 	endpoint string
 	asJSON   bool
+	// set are the flags given on the command line, to refuse those of the
+	// other form (serving, or local world) rather than ignore them.
+	set func() []string
 }
+
+// The flags of each form of ferry local.
+var (
+	localServeFlags = []string{"listen", "world", "speed", "verbose"}
+	localWorldFlags = []string{"endpoint", "json"}
+)
 
 func (c *localCommand) spec() commandSpec {
 	return commandSpec{
@@ -88,6 +98,25 @@ func (c *localCommand) defineFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.verbose, "verbose", false, "log every state and API call")
 	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world")
 	fs.BoolVar(&c.asJSON, "json", false, "print the world as JSON, for ferry local world")
+	c.set = func() []string {
+		var names []string
+		fs.Visit(func(f *flag.Flag) { names = append(names, f.Name) })
+		return names
+	}
+}
+
+// misplaced is the first flag given that belongs to the form not run
+// (other), "" when there is none.
+func (c *localCommand) misplaced(other []string) string {
+	if c.set == nil {
+		return ""
+	}
+	for _, name := range c.set() {
+		if slices.Contains(other, name) {
+			return name
+		}
+	}
+	return ""
 }
 
 // Run runs the local region until ctx is done or, with the argument
@@ -95,6 +124,9 @@ func (c *localCommand) defineFlags(fs *flag.FlagSet) {
 func (c *localCommand) Run(ctx context.Context, args []string) error {
 	switch {
 	case len(args) == 0:
+		if f := c.misplaced(localWorldFlags); f != "" {
+			return usageErrorf(c.spec(), "--%s is for ferry local world, not for serving a region", f)
+		}
 		if c.speed < 0 {
 			return usageErrorf(c.spec(), "--speed %v must not be negative", c.speed)
 		}
@@ -103,6 +135,9 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 		}
 		return commandFailure("local", exitFailure, c.serve(ctx))
 	case len(args) == 1 && args[0] == "world":
+		if f := c.misplaced(localServeFlags); f != "" {
+			return usageErrorf(c.spec(), "--%s is for serving a region (ferry local), not for ferry local world", f)
+		}
 		url := firstNonEmpty(c.endpoint, c.env.Getenv(envLocalEndpoint), c.env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
 		return commandFailure("local world", exitFailure, c.showWorld(ctx, url))
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +167,16 @@ func TestLocalErrors(t *testing.T) {
 			assert.Contains(t, errOut.String(), tt.stderr)
 		})
 	}
+}
+
+// TestLocalFlagsBelongToOneForm: every flag of ferry local is either for
+// serving or for ferry local world, so a flag of the other form is
+// refused, never ignored.
+func TestLocalFlagsBelongToOneForm(t *testing.T) {
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	(&localCommand{}).defineFlags(fs)
+	var all []string
+	fs.VisitAll(func(f *flag.Flag) { all = append(all, f.Name) })
+	forms := append(slices.Clone(localServeFlags), localWorldFlags...)
+	assert.ElementsMatch(t, all, forms)
 }

@@ -89,6 +89,9 @@ func TestGolden(t *testing.T) {
 		{"help-local", []string{"help", "local"}},
 		{"validate-bad-bool", []string{"validate", "--json=maybe", "x.json"}},
 		{"local-bad-speed", []string{"local", "--speed", "fast"}},
+		{"local-world-speed", []string{"local", "world", "--speed", "5"}},
+		{"local-json", []string{"local", "--json"}},
+		{"local-bad-world", []string{"local", "--world", "testdata/bad-world.json"}},
 		{"status-no-args", []string{"status"}},
 		{"unlock-no-release", []string{"unlock", "coinbase/deploy-test", "development"}},
 		// Under --json every failure is one object on stdout too.

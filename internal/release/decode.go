@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"reflect"
@@ -18,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/spelling"
+	"github.com/ferryhq/ferry/internal/textpos"
 )
 
 // DecodeFile decodes a release file: a release as a person writes it. It is
@@ -115,17 +115,8 @@ func decode(data []byte, file bool) (*Release, error) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// position returns "line L, column C" (both from 1, columns in characters)
-// of byte offset off of data.
-func position(data []byte, off int64) string {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
-	return fmt.Sprintf(positionFormat, line, col)
-}
+// position returns "line L, column C" of byte offset off of data.
+func position(data []byte, off int64) string { return textpos.At(data, off).String() }
 
 // syntax records a malformed-JSON error with its position and returns
 // errStop.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/textpos"
 )
 
 // problems collects "path: message" lines.
@@ -74,25 +75,20 @@ type Problem struct {
 func (p Problem) String() string {
 	switch {
 	case p.Line > 0:
-		return fmt.Sprintf(positionFormat, p.Line, p.Column) + ": " + p.Message
+		return textpos.Position{Line: p.Line, Column: p.Column}.String() + ": " + p.Message
 	case p.Path != "":
 		return p.Path + ": " + p.Message
 	}
 	return p.Message
 }
 
-// positionFormat is how a problem line names a position in the file.
-const positionFormat = "line %d, column %d"
-
 // ParseProblem parses a problem line: "path: message" (the path may hold
 // quoted keys, `tags["a: b"]`; the split is at the first ": " outside
 // quotes), "line L, column C: message", or a message alone.
 func ParseProblem(line string) Problem {
 	path, msg := splitProblem(line)
-	var p Problem
-	if n, err := fmt.Sscanf(path, positionFormat, &p.Line, &p.Column); err == nil && n == 2 && fmt.Sprintf(positionFormat, p.Line, p.Column) == path {
-		p.Message = msg
-		return p
+	if pos, ok := textpos.Parse(path); ok {
+		return Problem{Line: pos.Line, Column: pos.Column, Message: msg}
 	}
 	return Problem{Path: path, Message: msg}
 }

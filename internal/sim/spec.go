@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/textpos"
 )
 
 // WorldSpec is the starting contents of a simulated AWS: a world file. See
@@ -309,30 +312,94 @@ func Load(path string) (WorldSpec, error) {
 	if err != nil {
 		return WorldSpec{}, fmt.Errorf("world file: %w", err)
 	}
-	spec, err := ParseWorld(b)
-	if err != nil {
-		return WorldSpec{}, fmt.Errorf("world file %s: %w", path, err)
-	}
-	return spec, nil
+	return parseWorld(path, b)
 }
 
 // ParseWorld decodes and checks a world file. Unknown fields, trailing
 // data, duplicate ids or names and references to things that do not exist
-// are errors naming where they are.
-func ParseWorld(b []byte) (WorldSpec, error) {
+// are errors naming where they are (as parseWorld says, the file called
+// "world").
+func ParseWorld(b []byte) (WorldSpec, error) { return parseWorld("world", b) }
+
+// parseWorld decodes and checks the world file name holding b. A file
+// that does not decode is one error at its place, "NAME:LINE:COLUMN:
+// what", as compilers write it; a world that decodes but is wrong is
+// "NAME: N problems:" and every problem on a line of its own, each as
+// "where: what".
+func parseWorld(name string, b []byte) (WorldSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var spec WorldSpec
 	if err := dec.Decode(&spec); err != nil {
-		return WorldSpec{}, fmt.Errorf("decode: %w", err)
+		return WorldSpec{}, fmt.Errorf("%s: %s", textpos.At(b, decodeOffset(b, dec, err)).In(name), decodeMessage(err))
 	}
 	if dec.More() {
-		return WorldSpec{}, errors.New("decode: trailing data after the world object")
+		off := dec.InputOffset()
+		for off < int64(len(b)) && strings.ContainsRune(" \t\r\n", rune(b[off])) {
+			off++
+		}
+		return WorldSpec{}, fmt.Errorf("%s: trailing data after the world object", textpos.At(b, off).In(name))
 	}
 	if problems := spec.Validate(); len(problems) > 0 {
-		return WorldSpec{}, fmt.Errorf("%d problem(s): %s", len(problems), strings.Join(problems, "; "))
+		noun := "problems"
+		if len(problems) == 1 {
+			noun = "problem"
+		}
+		return WorldSpec{}, fmt.Errorf("%s: %d %s:\n  %s", name, len(problems), noun, strings.Join(problems, "\n  "))
 	}
 	return spec, nil
+}
+
+// decodeMessage says what is wrong in err, a decoding error, in the world
+// file's terms: a value of the wrong type names its field and what it
+// should be, not Go's types.
+func decodeMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	}
+	return fmt.Sprintf("%s: want %s, not a %s", te.Field, want, te.Value)
+}
+
+// unknownFieldRe is encoding/json's message for a field a struct lacks.
+var unknownFieldRe = regexp.MustCompile(`^json: unknown field ("(?:[^"\\]|\\.)*")$`)
+
+// decodeOffset is the byte offset of b that err, dec's error decoding it,
+// is about: the offset a syntax or type error carries, the end for a file
+// cut short, the first place the key is used for an unknown field
+// (encoding/json does not say where it was).
+func decodeOffset(b []byte, dec *json.Decoder, err error) int64 {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return se.Offset
+	case errors.As(err, &te):
+		return te.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return int64(len(b))
+	}
+	if m := unknownFieldRe.FindStringSubmatch(err.Error()); m != nil {
+		key := regexp.MustCompile(regexp.QuoteMeta(m[1]) + `\s*:`)
+		if loc := key.FindIndex(b); loc != nil {
+			return int64(loc[0])
+		}
+	}
+	return dec.InputOffset()
 }
 
 var (

@@ -66,6 +66,34 @@ func TestParseWorldErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "no-such-world.json")
 }
 
+// TestWorldErrorsSayWhere: a world file that does not decode is one error
+// at its place, FILE:LINE:COLUMN as compilers write it (an editor jumps
+// there); one that decodes but is wrong lists every problem on a line of
+// its own.
+func TestWorldErrorsSayWhere(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, want string
+	}{
+		{"unknown field", "{\n  \"accounts\": [],\n  \"colour\": 1\n}", `world:3:3: unknown field "colour"`},
+		{"syntax", "{\n  \"accounts\": [,]\n}", "world:2:17: invalid character ',' looking for beginning of value"},
+		{"type", "{\n  \"accounts\": 5\n}", "world:2:16: accounts: want an array, not a number"},
+		{"nested type", "{\"accounts\": [{\n\"id\": 111111111111}]}", "world:2:19: accounts.id: want a string, not a number"},
+		{"cut short", "{\n  \"accounts\": [", "world:2:16: unexpected EOF"},
+		{"trailing", "{\"accounts\":[]}\n  {}", "world:2:3: trailing data after the world object"},
+		{"problems", `{"accounts":[{"id":"12","regions":[]},{"id":"13","regions":[]}]}`,
+			"world: 2 problems:\n  accounts[0].id: \"12\" is not a 12-digit account id\n  accounts[1].id: \"13\" is not a 12-digit account id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sim.ParseWorld([]byte(tc.json))
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+	path := filepath.Join(t.TempDir(), "w.json")
+	require.NoError(t, os.WriteFile(path, []byte("{\n\n    \"acounts\": []}"), 0o600))
+	_, err := sim.Load(path)
+	assert.EqualError(t, err, path+`:3:5: unknown field "acounts"`, "Load names the file")
+}
+
 func FuzzParseWorld(f *testing.F) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(f, err)
