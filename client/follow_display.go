@@ -61,6 +61,9 @@ type display struct {
 	// as the updates shown say.
 	started time.Time
 	state   string
+	// shown is what was last shown of each service's health (modePlain
+	// shows a service again only when it changes).
+	shown map[string]shownHealth
 	// ticking says the last thing written is the clock line (modeLive),
 	// without a newline: the next write replaces it.
 	ticking bool
@@ -121,7 +124,10 @@ func (d *display) show(u progress) {
 		if d.mode == modeLive && d.block > 0 {
 			fmt.Fprintf(d.w, ansiUpClear, d.block)
 		}
-		for _, l := range lines {
+		for i, l := range lines {
+			if d.mode == modePlain && !d.changed(u.Services[i], u.At) {
+				continue // a log gets the services that changed, not the whole block again
+			}
 			fmt.Fprintln(d.w, fitWidth(fmt.Sprintf("%6s    %s", formatElapsed(u.Elapsed), l), d.width))
 		}
 		if d.mode == modeLive {
@@ -160,6 +166,25 @@ func (d *display) message(format string, args ...any) {
 	}
 	fmt.Fprintln(d.w, msg)
 	d.block = 0
+}
+
+// shownHealth is what a health line says of a service, but for the
+// countdown to its stability: its counts, and whether it is stable.
+type shownHealth struct {
+	counts serviceCounts
+	stable bool
+}
+
+// changed reports whether s, at t, says something other than what was
+// last shown of its service, and remembers it.
+func (d *display) changed(s serviceCounts, t time.Time) bool {
+	now := shownHealth{counts: s, stable: health.Stable(s.ServiceHealth, t)}
+	prev, seen := d.shown[s.Name]
+	if d.shown == nil {
+		d.shown = make(map[string]shownHealth)
+	}
+	d.shown[s.Name] = now
+	return !seen || !sameCounts(prev.counts, now.counts) || prev.stable != now.stable
 }
 
 // follow remembers of u what the clock line says: when the execution

@@ -499,3 +499,34 @@ func TestFollowExecutionTicks(t *testing.T) {
 	assert.Equal(t, reads, strings.Count(buf.String(), ansiClearLn), "every clock line is replaced")
 	assert.True(t, strings.HasSuffix(buf.String(), "\n"), "the outcome ends the output on a line of its own")
 }
+
+// TestPlainShowsOnlyServicesThatChanged: in a log, a health report shows
+// the services whose line changed (counts, or becoming stable), not the
+// whole block again; a terminal redraws the whole block.
+func TestPlainShowsOnlyServicesThatChanged(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	since := t0.Add(10 * time.Second)
+	svc := func(name string, healthy int, since *time.Time) serviceCounts {
+		return serviceCounts{Name: name, ServiceHealth: execution.ServiceHealth{Launched: 2, Healthy: healthy, Target: 2, StableSeconds: 30, HealthySince: since}}
+	}
+	reports := []progress{
+		{Event: updateHealth, At: t0, Services: []serviceCounts{svc("api", 0, nil), svc("web", 0, nil)}},
+		{Event: updateHealth, At: t0.Add(10 * time.Second), Elapsed: 10 * time.Second, Services: []serviceCounts{svc("api", 0, nil), svc("web", 2, &since)}},
+		{Event: updateHealth, At: t0.Add(40 * time.Second), Elapsed: 40 * time.Second, Services: []serviceCounts{svc("api", 1, nil), svc("web", 2, &since)}},
+		{Event: updateHealth, At: t0.Add(45 * time.Second), Elapsed: 45 * time.Second, Services: []serviceCounts{svc("api", 1, nil), svc("web", 2, &since)}},
+	}
+	var plain, live bytes.Buffer
+	p, l := &display{w: &plain, mode: modePlain}, &display{w: &live, mode: modeLive}
+	for _, u := range reports {
+		p.show(u)
+		l.show(u)
+	}
+	assert.Equal(t, ""+
+		"  0:00    api  launched 2  healthy 0  terminating 0  target 2\n"+
+		"  0:00    web  launched 2  healthy 0  terminating 0  target 2\n"+
+		"  0:10    web  launched 2  healthy 2  terminating 0  target 2  stable in 30s\n"+
+		"  0:40    api  launched 2  healthy 1  terminating 0  target 2\n"+
+		"  0:40    web  launched 2  healthy 2  terminating 0  target 2  stable\n",
+		plain.String())
+	assert.Equal(t, 4*2, strings.Count(live.String(), "launched"), "a terminal redraws every service")
+}
