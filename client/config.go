@@ -25,6 +25,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
 )
 
@@ -300,11 +301,12 @@ func fetchLocalInfo(ctx context.Context, endpoint string) (localInfo, error) {
 // displayName is who the client says is asking (a release's created_by, a
 // halt marker's by): $FERRY_CREATED_BY, else the login name ($USER,
 // $LOGNAME), else the operating system's user at the host name, else
-// "unknown" only when none of these is known. It is trimmed to printable
-// ASCII, as a release's created_by must be.
+// "unknown" only when none of these is known. It is kept whole, as
+// release.DisplayName keeps a name ("Jane Doe", "José"): only what a
+// terminal cannot show as itself is left out.
 func displayName(env Env) string {
 	who := firstNonEmpty(env.Getenv(envCreatedBy), env.Getenv("USER"), env.Getenv("LOGNAME"))
-	if who == "" && env.Whoami != nil {
+	if release.DisplayName(who) == "" && env.Whoami != nil {
 		user, host := env.Whoami()
 		switch {
 		case user != "" && host != "":
@@ -315,16 +317,7 @@ func displayName(env Env) string {
 			who = "someone@" + host
 		}
 	}
-	var b strings.Builder
-	for _, r := range who {
-		if r >= 0x21 && r <= 0x7e && b.Len() < 128 {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "unknown"
-	}
-	return b.String()
+	return firstNonEmpty(release.DisplayName(who), "unknown")
 }
 
 // whoami is the operating system's user name and host name, each "" when

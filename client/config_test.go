@@ -93,8 +93,8 @@ func TestIdentity(t *testing.T) {
 		{map[string]string{"USER": "alice"}, "alice"},
 		{map[string]string{"USER": "alice", envCreatedBy: "ci@build-42"}, "ci@build-42"},
 		{map[string]string{"LOGNAME": "bob"}, "bob"},
-		{map[string]string{"USER": "a l\x1bice\n"}, "alice"},
-		{map[string]string{"USER": "日本"}, "unknown"},
+		{map[string]string{"USER": "a l\x1bice\n"}, "a lice"},
+		{map[string]string{"USER": "日本"}, "日本"},
 		{nil, "unknown"},
 	}
 	for _, tc := range cases {
@@ -180,6 +180,10 @@ func TestDisplayName(t *testing.T) {
 		{"the host alone", nil, "", "ci-7", "someone@ci-7"},
 		{"nothing known", nil, "", "", "unknown"},
 		{"control characters dropped", map[string]string{"USER": "ja\x1b[2Jne"}, "", "", "ja[2Jne"},
+		{"a full name kept whole", map[string]string{envCreatedBy: "Jane Doe"}, "", "", "Jane Doe"},
+		{"accents kept", map[string]string{envCreatedBy: "José"}, "", "", "José"},
+		{"spaces tidied", map[string]string{envCreatedBy: "  Jane \t Doe "}, "", "", "Jane Doe"},
+		{"nothing printable falls back", map[string]string{envCreatedBy: "\x00"}, "runner", "ci-7", "runner@ci-7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

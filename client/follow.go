@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -372,16 +374,23 @@ func describeError(errName, cause string) string {
 }
 
 // oneLine collapses whitespace runs (newlines included) to one space,
-// drops other control characters (a cause could carry terminal escapes)
-// and cuts very long text.
+// escapes the characters a terminal would not show as themselves (control
+// characters, which could carry terminal escapes, and format characters
+// such as bidirectional overrides) as Go writes them ("\x1b", "\u202e"),
+// so text from AWS or S3 is shown whole but cannot drive the terminal, and
+// cuts very long text.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
-			return -1
+	var b strings.Builder
+	for _, r := range s {
+		if r == ' ' || (unicode.IsGraphic(r) && !unicode.Is(unicode.Cf, r) && r != utf8.RuneError) {
+			b.WriteRune(r)
+			continue
 		}
-		return r
-	}, s)
+		q := strconv.QuoteRuneToASCII(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	s = b.String()
 	const max = 400
 	if runes := []rune(s); len(runes) > max {
 		s = string(runes[:max]) + "..."

@@ -381,7 +381,7 @@ func FuzzFollowHistory(f *testing.F) {
 
 // TestEveryProblemShown: a bad release's cause keeps every problem, one a
 // line, however long the list: none is cut (issue #17, item 3), and each
-// line is still cleaned of control characters.
+// line still shows control characters escaped, never raw.
 func TestEveryProblemShown(t *testing.T) {
 	var problems []string
 	for i := range 6 {
@@ -394,7 +394,7 @@ func TestEveryProblemShown(t *testing.T) {
 	require.Len(t, lines, 7, got)
 	assert.Equal(t, "BadReleaseError: bad release: 6 problems:", lines[0])
 	for i, p := range problems {
-		assert.Equal(t, "    "+strings.ReplaceAll(p, "\x1b", ""), lines[i+1])
+		assert.Equal(t, "    "+strings.ReplaceAll(p, "\x1b", `\x1b`), lines[i+1])
 	}
 
 	var out bytes.Buffer
@@ -529,4 +529,22 @@ func TestPlainShowsOnlyServicesThatChanged(t *testing.T) {
 		"  0:40    web  launched 2  healthy 2  terminating 0  target 2  stable\n",
 		plain.String())
 	assert.Equal(t, 4*2, strings.Count(live.String(), "launched"), "a terminal redraws every service")
+}
+
+// TestOneLine: text from AWS or S3 (a cause, a halt marker's author) is
+// shown whole on one line, with what a terminal would not show as itself
+// escaped rather than dropped or obeyed.
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Jane Doe", "Jane Doe"},
+		{"José  Álvarez\n", "José Álvarez"},
+		{"山田 太郎", "山田 太郎"},
+		{"red\x1b[31m", `red\x1b[31m`},
+		{"evil\u202etxt.exe", `evil\u202etxt.exe`},
+		{"zero\u200bwidth", `zero\u200bwidth`},
+		{"bad\xffbyte", `bad\ufffdbyte`},
+	} {
+		assert.Equal(t, tc.want, oneLine(tc.in), "%q", tc.in)
+	}
+	assert.Equal(t, strings.Repeat("é", 400)+"...", oneLine(strings.Repeat("é", 401)), "cut by characters")
 }

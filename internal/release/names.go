@@ -39,8 +39,10 @@ const (
 	tagPattern        = `^[A-Za-z0-9 +=._:/@-]*$`
 	sha256Pattern     = `^[0-9a-f]{64}$`
 	deviceNamePattern = `^/dev/(sd|xvd)[a-z]([1-9][0-9]?)?$`
-	createdByPattern  = `^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$`
-	versionPattern    = `^[A-Za-z0-9][A-Za-z0-9._+-]*$`
+	// headerPattern is an identity proof's header name or value: printable
+	// ASCII, as HTTP wants, without leading or trailing space.
+	headerPattern  = `^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$`
+	versionPattern = `^[A-Za-z0-9][A-Za-z0-9._+-]*$`
 	// descriptionPattern is the description's rule: no control characters but newline and tab (in the syntax ECMA-262 and RE2 share).
 	descriptionPattern = `^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$`
 )
@@ -73,7 +75,7 @@ var (
 	tagRe          = regexp.MustCompile(tagPattern)
 	sha256Re       = regexp.MustCompile(sha256Pattern)
 	deviceNameRe   = regexp.MustCompile(deviceNamePattern)
-	createdByRe    = regexp.MustCompile(createdByPattern)
+	headerRe       = regexp.MustCompile(headerPattern)
 	versionRe      = regexp.MustCompile(versionPattern)
 	descriptionRe  = regexp.MustCompile(descriptionPattern)
 )

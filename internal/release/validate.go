@@ -31,7 +31,6 @@ const (
 	maxPolicyWindow    = 86400 // evaluation_periods * period, seconds
 	maxCooldown        = 86400
 	maxThreshold       = 100
-	maxCreatedByLength = 512
 )
 
 // Validate checks the release with defaults applied (on a copy; r is not
@@ -80,10 +79,10 @@ func (v *validator) release() {
 	}
 	if r.CreatedBy != "" {
 		switch {
-		case len(r.CreatedBy) > maxCreatedByLength:
-			p.add("created_by", "must be at most %d characters", maxCreatedByLength)
-		case !createdByRe.MatchString(r.CreatedBy):
-			p.add("created_by", "must be printable ASCII without leading or trailing spaces")
+		case len(r.CreatedBy) > MaxCreatedByBytes:
+			p.add("created_by", "must be at most %d bytes", MaxCreatedByBytes)
+		case !IsDisplayName(r.CreatedBy):
+			p.add("created_by", "must be printable text: no control or format characters, no leading, trailing or repeated spaces")
 		}
 	}
 	v.identity()
@@ -157,7 +156,7 @@ func (v *validator) identity() {
 		v.p.add("identity.headers", "at most %d headers, not %d", limits.MaxIdentityHeaders, len(id.Headers))
 	}
 	for k, val := range id.Headers {
-		if len(k) > limits.MaxIdentityHeaderLen || len(val) > limits.MaxIdentityHeaderLen || !createdByRe.MatchString(k) || (val != "" && !createdByRe.MatchString(val)) {
+		if len(k) > limits.MaxIdentityHeaderLen || len(val) > limits.MaxIdentityHeaderLen || !headerRe.MatchString(k) || (val != "" && !headerRe.MatchString(val)) {
 			v.p.add(field("identity.headers", k), "header names and values are printable ASCII of at most %d characters", limits.MaxIdentityHeaderLen)
 		}
 	}
