@@ -25,12 +25,12 @@ var (
 
 // Bounds of numeric fields not in package limits because they are AWS's.
 const (
-	minHeartbeat       = 30
-	maxHeartbeat       = 7200
-	maxEBSVolumeSize   = 16384
-	maxPolicyWindow    = 86400 // evaluation_periods * period, seconds
-	maxCooldown        = 86400
-	maxThreshold       = 100
+	minHeartbeat     = 30
+	maxHeartbeat     = 7200
+	maxEBSVolumeSize = 16384
+	maxPolicyWindow  = 86400 // evaluation_periods * period, seconds
+	maxCooldown      = 86400
+	maxThreshold     = 100
 )
 
 // Validate checks the release with defaults applied (on a copy; r is not
