@@ -10,11 +10,19 @@
 //	Healthy?, the first rule that holds:
 //	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> ReleaseLock -> FailureClean
 //	    $.health.healthy is not a boolean     -> BadHealthReport
-//	    $.health.healthy is true              -> CleanUpSuccess -> Success
+//	    $.health.healthy is true              -> CleanUpSuccess -> Retired?
 //	    $.health.wait_seconds is not present  -> BadHealthReport
 //	    $.health.wait_seconds is not a number -> BadHealthReport
 //	    $.health.wait_seconds is negative     -> BadHealthReport
 //	    otherwise                             -> WaitForHealthy -> CheckHealthy -> Healthy?
+//	Retired?, the first rule that holds:
+//	    $.retire.done is not present          -> BadRetireReport -> FailureDirty
+//	    $.retire.done is not a boolean        -> BadRetireReport
+//	    $.retire.done is true                 -> Success
+//	    $.retire.wait_seconds is not present  -> BadRetireReport
+//	    $.retire.wait_seconds is not a number -> BadRetireReport
+//	    $.retire.wait_seconds is negative     -> BadRetireReport
+//	    otherwise                             -> WaitForRetire -> CleanUpSuccess
 //
 //	Validate          [BadReleaseError, States.ALL] -> FailureClean
 //	Lock              [LockExistsError, BadReleaseError] -> FailureClean; [States.ALL] -> ReleaseLock

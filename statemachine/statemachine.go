@@ -75,22 +75,11 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 		tasks[i] = newTask(scope, fn, t, m.Retry)
 		states[t.Name] = tasks[i]
 	}
-	wait := sfn.NewWait(scope, jsii.String(m.Wait.Name), &sfn.WaitProps{
-		Comment: jsii.String(m.Wait.Comment),
-		Time:    sfn.WaitTime_SecondsPath(jsii.String(m.Wait.SecondsPath)),
-	})
-	states[m.Wait.Name] = wait
-	p := m.BadHealthReport
-	pass := sfn.NewPass(scope, jsii.String(p.Name), &sfn.PassProps{
-		Comment:    jsii.String(p.Comment),
-		Result:     sfn.Result_FromObject(&map[string]interface{}{"Error": p.Error, "Cause": p.Cause}),
-		ResultPath: jsii.String(p.ResultPath),
-	})
-	states[p.Name] = pass
-	choice := sfn.NewChoice(scope, jsii.String(m.Healthy.Name), &sfn.ChoiceProps{
-		Comment: jsii.String(m.Healthy.Comment),
-	})
-	states[m.Healthy.Name] = choice
+	loops := make([]loopStates, len(m.Loops))
+	for i, l := range m.Loops {
+		loops[i] = newLoop(scope, l)
+		states[l.Choice.Name], states[l.Wait.Name], states[l.Bad.Name] = loops[i].choice, loops[i].wait, loops[i].bad
+	}
 
 	at := func(name string) sfn.IChainable {
 		st, ok := states[name]
@@ -106,13 +95,40 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 				Errors: jsii.Strings(c.Errors...), ResultPath: jsii.String(shape.PathError)})
 		}
 	}
-	wait.Next(at(m.Wait.Next))
-	pass.Next(at(p.Next))
-	for _, r := range m.Healthy.Rules {
-		choice.When(condition(r), at(r.Next), nil)
+	for i, l := range m.Loops {
+		loops[i].wait.Next(at(l.Wait.Next))
+		loops[i].bad.Next(at(l.Bad.Next))
+		for _, r := range l.Choice.Rules {
+			loops[i].choice.When(condition(r), at(r.Next), nil)
+		}
+		loops[i].choice.Otherwise(at(l.Choice.Default))
 	}
-	choice.Otherwise(at(m.Healthy.Default))
 	return at(m.StartAt())
+}
+
+// loopStates are the states of one wait loop; Chain wires their
+// transitions.
+type loopStates struct {
+	choice sfn.Choice
+	wait   sfn.Wait
+	bad    sfn.Pass
+}
+
+// newLoop defines the states of loop l: its Choice, its Wait and the Pass
+// that records a state without a usable report.
+func newLoop(scope constructs.Construct, l shape.Loop) loopStates {
+	return loopStates{
+		choice: sfn.NewChoice(scope, jsii.String(l.Choice.Name), &sfn.ChoiceProps{Comment: jsii.String(l.Choice.Comment)}),
+		wait: sfn.NewWait(scope, jsii.String(l.Wait.Name), &sfn.WaitProps{
+			Comment: jsii.String(l.Wait.Comment),
+			Time:    sfn.WaitTime_SecondsPath(jsii.String(l.Wait.SecondsPath)),
+		}),
+		bad: sfn.NewPass(scope, jsii.String(l.Bad.Name), &sfn.PassProps{
+			Comment:    jsii.String(l.Bad.Comment),
+			Result:     sfn.Result_FromObject(&map[string]interface{}{"Error": l.Bad.Error, "Cause": l.Bad.Cause}),
+			ResultPath: jsii.String(l.Bad.ResultPath),
+		}),
+	}
 }
 
 // newEnd defines an end state: Succeed, or Fail reading the error and its

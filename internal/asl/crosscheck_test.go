@@ -205,6 +205,8 @@ const parameterPathRuntime = "aws-local-stepfunctions raises States.Runtime for 
 func ferryScenarios() []ferryScenario {
 	unhealthy := raw(`{"healthy": false, "wait_seconds": 5, "services": {}}`)
 	healthy := raw(`{"healthy": true, "wait_seconds": 0, "services": {}}`)
+	retired := echo(map[string]json.RawMessage{"retire": raw(`{"done": true, "wait_seconds": 0}`)})
+	draining := echo(map[string]json.RawMessage{"retire": raw(`{"done": false, "wait_seconds": 15, "groups": [{"name": "g", "phase": "draining", "instances": 1}]}`)})
 	base := func(name string, override map[string][]outcome) scenario {
 		o := map[string][]outcome{
 			"Validate":          {{Result: raw(`{"project_name": "p", "config_name": "c", "release_id": "r1", "release_sha256": "00", "timeout": 600, "services": ["web"]}`)}},
@@ -213,7 +215,7 @@ func ferryScenarios() []ferryScenario {
 			"Publish":           {echo(nil)},
 			"Deploy":            {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": unhealthy})},
 			"CheckHealthy":      {{Result: healthy}},
-			"CleanUpSuccess":    {echo(nil)},
+			"CleanUpSuccess":    {retired},
 			"CleanUpFailure":    {echo(nil)},
 			"ReleaseLock":       {echo(nil)},
 		}
@@ -231,7 +233,8 @@ func ferryScenarios() []ferryScenario {
 		return out
 	}
 	check := []string{"WaitForHealthy", "CheckHealthy", "Healthy?"}
-	success := []string{"CleanUpSuccess", "Success"}
+	success := []string{"CleanUpSuccess", "Retired?", "Success"}
+	retireStep := []string{"CleanUpSuccess", "Retired?", "WaitForRetire"}
 	cleanFail := []string{"CleanUpFailure", "ReleaseLock", "FailureClean"}
 	return []ferryScenario{
 		{base("success first try", nil),
@@ -266,6 +269,15 @@ func ferryScenarios() []ferryScenario {
 			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		{base("negative wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": -1}`)}}}),
 			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, ""},
+		// Retiring the previous groups takes steps, the state machine
+		// waiting between them; a report it cannot read fails dirty (past
+		// the point of no return).
+		{base("retirement takes steps", map[string][]outcome{"CleanUpSuccess": {draining, draining, retired}}),
+			endReport{path(start, check, retireStep, retireStep, success), "SUCCEEDED", ""}, ""},
+		{base("no retirement report", map[string][]outcome{"CleanUpSuccess": {echo(nil)}}),
+			endReport{path(start, check, []string{"CleanUpSuccess", "Retired?", "BadRetireReport", "FailureDirty"}), "FAILED", "InternalError"}, isFalseBug},
+		{base("failure while retiring is dirty", map[string][]outcome{"CleanUpSuccess": {draining, failWith("CleanUpError")}}),
+			endReport{path(start, check, retireStep, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		// A Lambda function that runs out of its own timeout is retried
 		// like the other transient Lambda errors.
 		{base("lambda timeout is retried", map[string][]outcome{"Lock": {lambdaTimedOut(), lambdaTimedOut(), echo(nil)}}),

@@ -63,6 +63,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{retired: true, settled: true}, err)
 		}
 		d.retired(ctx, st)
+		st.Retire = &execution.Retire{Done: true}
 		return st, nil
 	}
 	plan, found, err := d.ledger.GetDeleting(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
@@ -74,7 +75,11 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 			return nil, err
 		}
 	}
-	return st, d.retire(ctx, st, req, plan)
+	if err := d.retire(ctx, st, req, plan); err != nil {
+		return nil, err
+	}
+	st.Retire = &execution.Retire{Done: true}
+	return st, nil
 }
 
 // retired sets st.Retired, for an execution that already succeeded, from

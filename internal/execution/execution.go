@@ -86,8 +86,48 @@ type State struct {
 	Retired []string `json:"retired,omitempty"`
 
 	Health *Health `json:"health,omitempty"`
+	// Retire is CleanUpSuccess's report on retiring the previous groups,
+	// read by the state machine's Retired? choice.
+	Retire *Retire `json:"retire,omitempty"`
 	Error  *Error  `json:"error,omitempty"`
 }
+
+// Retire is CleanUpSuccess's result: whether the previous groups are
+// retired (and the release recorded and the lock released), else how
+// long to wait before the next step, and where each group stands.
+type Retire struct {
+	Done bool `json:"done"`
+	// WaitSeconds is how long the state machine waits before
+	// CleanUpSuccess takes the next step (0 once Done).
+	WaitSeconds int `json:"wait_seconds"`
+	// Groups are the previous groups still standing, in name order.
+	Groups []RetiringGroup `json:"groups,omitempty"`
+}
+
+// RetiringGroup is where one previous group stands in its retirement.
+type RetiringGroup struct {
+	Name string `json:"name"`
+	// Phase is the step it waits on (the Phase* constants).
+	Phase string `json:"phase"`
+	// Instances are its instances left, HooksPending those of them in
+	// Terminating:Wait (a termination lifecycle hook not completed yet).
+	Instances    int `json:"instances"`
+	HooksPending int `json:"hooks_pending,omitempty"`
+}
+
+// The phases of a group's retirement, in order.
+const (
+	// PhaseDraining: detached from its load balancers, which are still
+	// draining its instances (classic ELB connection draining, target
+	// group deregistration delay).
+	PhaseDraining = "draining"
+	// PhaseScalingIn: out of every load balancer, scaled to zero; its
+	// instances are terminating (termination lifecycle hooks running).
+	PhaseScalingIn = "scaling_in"
+	// PhaseDeleting: empty, or past the retirement's time bound; deleted
+	// next.
+	PhaseDeleting = "deleting"
+)
 
 // Health is CheckHealthy's result.
 type Health struct {

@@ -12,6 +12,9 @@ const (
 	StateHealthy         = "Healthy?"
 	StateWaitForHealthy  = "WaitForHealthy"
 	StateBadHealthReport = "BadHealthReport"
+	StateRetired         = "Retired?"
+	StateWaitForRetire   = "WaitForRetire"
+	StateBadRetireReport = "BadRetireReport"
 )
 
 // Deploy returns the shape of ferry's deploy state machine. Each call
@@ -21,7 +24,23 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Retry:   retry(),
 		Tasks:   tasks(),
-		Healthy: Choice{
+		Loops:   []Loop{healthLoop(), retireLoop()},
+		Ends: []End{
+			{Name: execution.EndSuccess,
+				Comment: "The release is deployed and healthy; the previous groups are deleted."},
+			{Name: execution.EndFailureClean, Fail: true,
+				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
+			{Name: execution.EndFailureDirty, Fail: true,
+				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
+		},
+	}
+}
+
+// healthLoop is the health checks: after Deploy and after every
+// CheckHealthy, the swap when healthy, else another wait.
+func healthLoop() Loop {
+	return Loop{
+		Choice: Choice{
 			Name:    StateHealthy,
 			Comment: "Clean up the previous release when healthy, else wait and check again.",
 			Rules: []Rule{
@@ -43,7 +62,7 @@ func Deploy() Machine {
 		// A state without a usable health report (a handler bug) is not
 		// left to a States.Runtime failure of the Choice or the Wait: it
 		// fails through clean up.
-		BadHealthReport: Pass{
+		Bad: Pass{
 			Name:    StateBadHealthReport,
 			Comment: "The state has no usable health report (a handler bug): fail through clean up.",
 			Error:   failure.NameInternal,
@@ -52,13 +71,44 @@ func Deploy() Machine {
 			ResultPath: PathError,
 			Next:       execution.TaskCleanUpFailure,
 		},
-		Ends: []End{
-			{Name: execution.EndSuccess,
-				Comment: "The release is deployed and healthy; the previous groups are deleted."},
-			{Name: execution.EndFailureClean, Fail: true,
-				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
-			{Name: execution.EndFailureDirty, Fail: true,
-				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
+	}
+}
+
+// retireLoop is the retirement of the previous groups, past the point of
+// no return: CleanUpSuccess takes one step of it (detach from the load
+// balancers, wait for the draining, scale to zero so termination hooks
+// run, wait until empty, delete) and reports; it runs again after each
+// wait until every previous group is gone. A state without a usable
+// report fails dirty: the previous groups may stand.
+func retireLoop() Loop {
+	return Loop{
+		Choice: Choice{
+			Name:    StateRetired,
+			Comment: "Succeed once the previous groups are retired, else wait and take the next step.",
+			Rules: []Rule{
+				{PathRetired, Absent, StateBadRetireReport},
+				{PathRetired, NotBoolean, StateBadRetireReport},
+				{PathRetired, True, execution.EndSuccess},
+				{PathRetireWaitSeconds, Absent, StateBadRetireReport},
+				{PathRetireWaitSeconds, NotNumeric, StateBadRetireReport},
+				{PathRetireWaitSeconds, Negative, StateBadRetireReport},
+			},
+			Default: StateWaitForRetire,
+		},
+		Wait: Wait{
+			Name:        StateWaitForRetire,
+			Comment:     "Wait as long as the last retirement report asks (draining, termination hooks).",
+			SecondsPath: PathRetireWaitSeconds,
+			Next:        execution.TaskCleanUpSuccess,
+		},
+		Bad: Pass{
+			Name:    StateBadRetireReport,
+			Comment: "The state has no usable retirement report (a handler bug): past the point of no return, fail dirty.",
+			Error:   failure.NameInternal,
+			Cause: "the state has no usable retirement report at " + PathRetire +
+				" (done must be a boolean, wait_seconds a number >= 0)",
+			ResultPath: PathError,
+			Next:       execution.EndFailureDirty,
 		},
 	}
 }
@@ -140,12 +190,12 @@ func tasks() []Task {
 			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameTimeout, failure.NameDeploy)},
 			Otherwise: Catch{Next: cleanUpFailure},
 		},
-		// CleanUpSuccess re-checks health before deleting anything: a halt
+		// CleanUpSuccess re-checks health before retiring anything: a halt
 		// or an unhealthy release found then is a failed release, cleaned up
-		// as one. Once it has started deleting, a failure leaves AWS dirty.
+		// as one. Once it has started retiring, a failure leaves AWS dirty.
 		{
-			Name: execution.TaskCleanUpSuccess, Next: execution.EndSuccess,
-			Comment: "Re-check health, delete the previous groups, record the outcome, release the lock.",
+			Name: execution.TaskCleanUpSuccess, Next: StateRetired,
+			Comment: "Re-check health; retire the previous groups a step at a time (detach, drain, scale to zero, delete); then record the outcome and release the lock.",
 			Catch: []Catch{
 				{Errors: []string{failure.NameHalt, failure.NameDeploy}, Next: cleanUpFailure,
 					Note: "the gate fails, nothing is deleted"},

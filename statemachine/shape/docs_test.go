@@ -25,8 +25,8 @@ const (
 )
 
 // chain returns from, then the states that follow it on success (Next),
-// up to an end, the Choice, or a state already in seen (each included);
-// it adds them to seen.
+// up to an end, a loop's Choice, or a state already in seen (each
+// included); it adds them to seen.
 func (m Machine) chain(from string, seen map[string]bool) []string {
 	var out []string
 	for n := from; n != ""; n = m.Next(n) {
@@ -35,34 +35,45 @@ func (m Machine) chain(from string, seen map[string]bool) []string {
 			break
 		}
 		seen[n] = true
-		if n == m.Healthy.Name {
+		if _, ok := m.Loop(n); ok {
 			break
 		}
 	}
 	return out
 }
 
-// diagram is the machine drawn as text: the success path, the Choice's
-// rules, then where each task's errors go.
+// diagram is the machine drawn as text: the success path, each loop
+// Choice's rules in the order the path meets them, then where each task's
+// errors go.
 func (m Machine) diagram() []string {
 	seen := map[string]bool{}
-	lines := []string{strings.Join(m.chain(m.StartAt(), seen), " -> "),
-		m.Healthy.Name + ", the first rule that holds:"}
-	var conds []string
-	for _, r := range m.Healthy.Rules {
-		conds = append(conds, r.Variable+" "+r.Test.String())
-	}
-	conds = append(conds, "otherwise")
-	width := len(slices.MaxFunc(conds, func(a, b string) int { return len(a) - len(b) }))
-	for i, c := range conds {
-		next := m.Healthy.Default
-		if i < len(m.Healthy.Rules) {
-			next = m.Healthy.Rules[i].Next
+	path := m.chain(m.StartAt(), seen)
+	lines := []string{strings.Join(path, " -> ")}
+	for l, ok := m.Loop(path[len(path)-1]); ok; {
+		lines = append(lines, l.Choice.Name+", the first rule that holds:")
+		var conds []string
+		for _, r := range l.Choice.Rules {
+			conds = append(conds, r.Variable+" "+r.Test.String())
 		}
-		lines = append(lines, fmt.Sprintf("    %-*s -> %s", width, c, strings.Join(m.chain(next, seen), " -> ")))
+		conds = append(conds, "otherwise")
+		width := len(slices.MaxFunc(conds, func(a, b string) int { return len(a) - len(b) }))
+		var next Loop
+		ok = false
+		for i, c := range conds {
+			to := l.Choice.Default
+			if i < len(l.Choice.Rules) {
+				to = l.Choice.Rules[i].Next
+			}
+			chain := m.chain(to, seen)
+			lines = append(lines, fmt.Sprintf("    %-*s -> %s", width, c, strings.Join(chain, " -> ")))
+			if n, found := m.Loop(chain[len(chain)-1]); found && n.Choice.Name != l.Choice.Name && !ok {
+				next, ok = n, true
+			}
+		}
+		l = next
 	}
 	lines = append(lines, "")
-	width = 0
+	width := 0
 	for _, t := range m.Tasks {
 		width = max(width, len(t.Name))
 	}
@@ -129,18 +140,31 @@ func (m Machine) onFailure(t Task) string {
 	return strings.Join(routes, "; ")
 }
 
-// successPath is the README's one-line summary of a deploy that succeeds.
+// successPath is the README's one-line summary of a deploy that succeeds:
+// the states up to each loop, the loop's wait and task repeated, then
+// where its True rule leads, up to the end.
 func (m Machine) successPath() string {
 	seen := map[string]bool{}
 	path := m.chain(m.StartAt(), seen)
-	loop := m.chain(m.Healthy.Default, seen)
-	var healthy string
-	for _, r := range m.Healthy.Rules {
-		if r.Test == True {
-			healthy = r.Next
+	words := []string{strings.Join(path[:len(path)-1], " -> ")}
+	for l, ok := m.Loop(path[len(path)-1]); ok; l, ok = m.Loop(path[len(path)-1]) {
+		loop := m.chain(l.Choice.Default, seen)
+		if loop[len(loop)-1] == l.Choice.Name {
+			loop = loop[:len(loop)-1]
+		}
+		words = append(words, "("+strings.Join(loop, " -> ")+")*")
+		for _, r := range l.Choice.Rules {
+			if r.Test == True {
+				path = m.chain(r.Next, seen)
+			}
+		}
+		if _, more := m.Loop(path[len(path)-1]); more {
+			words = append(words, strings.Join(path[:len(path)-1], " -> "))
+		} else {
+			words = append(words, strings.Join(path, " -> "))
 		}
 	}
-	return strings.Join(path[:len(path)-1], " -> ") + " -> (" + strings.Join(loop[:len(loop)-1], " -> ") + ")* -> " + healthy
+	return strings.Join(words, " -> ")
 }
 
 // words is the README's summary of the retry policy.

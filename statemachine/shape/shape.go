@@ -15,6 +15,12 @@ const (
 	PathHealth      = "$.health"
 	PathHealthy     = "$.health.healthy"
 	PathWaitSeconds = "$.health.wait_seconds"
+	// PathRetire is CleanUpSuccess's report on retiring the previous
+	// groups (execution.Retire): whether it is done, and how long to wait
+	// before its next step.
+	PathRetire            = "$.retire"
+	PathRetired           = "$.retire.done"
+	PathRetireWaitSeconds = "$.retire.wait_seconds"
 )
 
 // Machine is the deploy state machine as data.
@@ -26,15 +32,21 @@ type Machine struct {
 	// Tasks are the Task states, each invoking the deployer function with
 	// its own name; the first is where the machine starts.
 	Tasks []Task
-	// Healthy, Wait and BadHealthReport are the health-check loop: after
-	// Deploy and after every CheckHealthy, Healthy chooses between the swap,
-	// another wait (Wait, then CheckHealthy) and BadHealthReport, which
-	// records an error for a state without a usable health report.
-	Healthy         Choice
-	Wait            Wait
-	BadHealthReport Pass
+	// Loops are the machine's wait loops, in the order a deploy meets
+	// them: the health checks, then the retirement of the previous groups.
+	Loops []Loop
 	// Ends are the terminal states; no path ends anywhere else.
 	Ends []End
+}
+
+// Loop is a wait loop: after a task reports, Choice decides between going
+// on (a rule's Next), another wait (its Default: Wait, then the task
+// again) and Bad, which records an error for a state without a usable
+// report. The waiting is the state machine's: a handler never sleeps.
+type Loop struct {
+	Choice Choice
+	Wait   Wait
+	Bad    Pass
 }
 
 // Task is a Task state.
@@ -180,25 +192,39 @@ func (m Machine) Next(name string) string {
 	if t, ok := m.Task(name); ok {
 		return t.Next
 	}
-	switch name {
-	case m.Healthy.Name:
-		return m.Healthy.Default
-	case m.Wait.Name:
-		return m.Wait.Next
-	case m.BadHealthReport.Name:
-		return m.BadHealthReport.Next
+	for _, l := range m.Loops {
+		switch name {
+		case l.Choice.Name:
+			return l.Choice.Default
+		case l.Wait.Name:
+			return l.Wait.Next
+		case l.Bad.Name:
+			return l.Bad.Next
+		}
 	}
 	return ""
 }
 
-// States returns the name of every state: the tasks, the health-check
-// loop's states, the ends.
+// Loop returns the loop whose Choice is named name.
+func (m Machine) Loop(name string) (Loop, bool) {
+	for _, l := range m.Loops {
+		if l.Choice.Name == name {
+			return l, true
+		}
+	}
+	return Loop{}, false
+}
+
+// States returns the name of every state: the tasks, each loop's states,
+// the ends.
 func (m Machine) States() []string {
 	var out []string
 	for _, t := range m.Tasks {
 		out = append(out, t.Name)
 	}
-	out = append(out, m.Healthy.Name, m.Wait.Name, m.BadHealthReport.Name)
+	for _, l := range m.Loops {
+		out = append(out, l.Choice.Name, l.Wait.Name, l.Bad.Name)
+	}
 	for _, e := range m.Ends {
 		out = append(out, e.Name)
 	}

@@ -43,10 +43,12 @@ func TestEveryTransitionNamesAState(t *testing.T) {
 			targets = append(targets, c.Next)
 		}
 	}
-	for _, r := range m.Healthy.Rules {
-		targets = append(targets, r.Next)
+	for _, l := range m.Loops {
+		for _, r := range l.Choice.Rules {
+			targets = append(targets, r.Next)
+		}
+		targets = append(targets, l.Choice.Default, l.Wait.Next, l.Bad.Next)
 	}
-	targets = append(targets, m.Healthy.Default, m.Wait.Next, m.BadHealthReport.Next)
 	for _, n := range targets {
 		assert.Contains(t, states, n)
 	}
@@ -69,8 +71,10 @@ func TestCatchesNameFailures(t *testing.T) {
 }
 
 func TestTestsHaveWords(t *testing.T) {
-	for _, r := range Deploy().Healthy.Rules {
-		assert.Contains(t, testWords, r.Test)
+	for _, l := range Deploy().Loops {
+		for _, r := range l.Choice.Rules {
+			assert.Contains(t, testWords, r.Test)
+		}
 	}
 	assert.Equal(t, "Test(0)", Test(0).String())
 }
@@ -116,28 +120,30 @@ func TestDefinitionRoutesAsDeclared(t *testing.T) {
 		}
 	}
 
-	choice := def.States[m.Healthy.Name]
-	assert.Equal(t, "Choice", choice.Type)
-	assert.Equal(t, m.Healthy.Comment, choice.Comment)
-	assert.Equal(t, m.Healthy.Default, choice.Default)
-	var rules []definition.ChoiceRule
-	for _, r := range m.Healthy.Rules {
-		c := aslTests[r.Test]
-		rules = append(rules, definition.ChoiceRule{Variable: r.Variable, Operator: c.operator,
-			Operand: json.RawMessage(c.operand), Next: r.Next})
+	for _, l := range m.Loops {
+		choice := def.States[l.Choice.Name]
+		assert.Equal(t, "Choice", choice.Type)
+		assert.Equal(t, l.Choice.Comment, choice.Comment)
+		assert.Equal(t, l.Choice.Default, choice.Default)
+		var rules []definition.ChoiceRule
+		for _, r := range l.Choice.Rules {
+			c := aslTests[r.Test]
+			rules = append(rules, definition.ChoiceRule{Variable: r.Variable, Operator: c.operator,
+				Operand: json.RawMessage(c.operand), Next: r.Next})
+		}
+		assert.Equal(t, rules, choice.Choices)
+
+		wait := def.States[l.Wait.Name]
+		assert.Equal(t, definition.State{Type: "Wait", Comment: l.Wait.Comment, SecondsPath: l.Wait.SecondsPath, Next: l.Wait.Next}, wait)
+
+		pass := def.States[l.Bad.Name]
+		p := l.Bad
+		assert.Equal(t, "Pass", pass.Type)
+		assert.Equal(t, p.Comment, pass.Comment)
+		assert.Equal(t, p.Next, pass.Next)
+		assert.Equal(t, ptr(p.ResultPath), pass.ResultPath)
+		assert.JSONEq(t, string(mustJSON(t, map[string]string{"Error": p.Error, "Cause": p.Cause})), string(pass.Result))
 	}
-	assert.Equal(t, rules, choice.Choices)
-
-	wait := def.States[m.Wait.Name]
-	assert.Equal(t, definition.State{Type: "Wait", Comment: m.Wait.Comment, SecondsPath: m.Wait.SecondsPath, Next: m.Wait.Next}, wait)
-
-	pass := def.States[m.BadHealthReport.Name]
-	p := m.BadHealthReport
-	assert.Equal(t, "Pass", pass.Type)
-	assert.Equal(t, p.Comment, pass.Comment)
-	assert.Equal(t, p.Next, pass.Next)
-	assert.Equal(t, ptr(p.ResultPath), pass.ResultPath)
-	assert.JSONEq(t, string(mustJSON(t, map[string]string{"Error": p.Error, "Cause": p.Cause})), string(pass.Result))
 
 	for _, e := range m.Ends {
 		want := definition.State{Type: "Succeed", Comment: e.Comment}
@@ -157,6 +163,13 @@ func TestMachineLookups(t *testing.T) {
 	assert.Equal(t, StateWaitForHealthy, m.Next(StateHealthy))
 	assert.Equal(t, execution.TaskCheckHealthy, m.Next(StateWaitForHealthy))
 	assert.Equal(t, execution.TaskCleanUpFailure, m.Next(StateBadHealthReport))
+	assert.Equal(t, StateRetired, m.Next(execution.TaskCleanUpSuccess))
+	assert.Equal(t, StateWaitForRetire, m.Next(StateRetired))
+	assert.Equal(t, execution.TaskCleanUpSuccess, m.Next(StateWaitForRetire))
+	assert.Equal(t, execution.EndFailureDirty, m.Next(StateBadRetireReport))
+	l, ok := m.Loop(StateRetired)
+	assert.True(t, ok)
+	assert.Equal(t, StateWaitForRetire, l.Wait.Name)
 	assert.Empty(t, m.Next(execution.EndSuccess))
 	assert.True(t, slices.Contains(m.States(), execution.EndFailureDirty))
 
