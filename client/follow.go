@@ -27,6 +27,9 @@ const (
 	// updateHealth: a health check reported counts that differ from the
 	// last report.
 	updateHealth = "health"
+	// updateRetire: CleanUpSuccess reported where the retirement of the
+	// previous groups stands, and it differs from its last report.
+	updateRetire = "retire"
 	// updateError: a task failed with an error (it may be retried or
 	// caught).
 	updateError = "error"
@@ -60,6 +63,9 @@ type progress struct {
 	// name; Healthy says whether every service reached its target.
 	Services []serviceCounts `json:"services,omitempty"`
 	Healthy  bool            `json:"healthy,omitempty"`
+	// Retiring are the previous groups still standing and the phase each
+	// is in (updateRetire), by name.
+	Retiring []execution.RetiringGroup `json:"retiring,omitempty"`
 
 	// Status (updateOutcome) is the execution's final status; End the end
 	// state it reached (Success, FailureClean, FailureDirty), "" when it
@@ -104,6 +110,7 @@ type historyReader struct {
 	failState string // the last Fail or Succeed state entered
 	health    []serviceCounts
 	healthy   bool
+	retiring  []execution.RetiringGroup
 	done      bool
 	// taskFailed says the last task attempt failed: a state that exits
 	// after that was caught, and its output's $.health is stale.
@@ -202,8 +209,15 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 	case sfntypes.HistoryEventTypeLambdaFunctionSucceeded, sfntypes.HistoryEventTypeTaskSucceeded:
 		r.taskFailed = false
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		if d := ev.StateExitedEventDetails; d != nil && aws.ToString(d.Name) == execution.TaskCheckHealthy && !r.taskFailed {
+		d := ev.StateExitedEventDetails
+		if d == nil || r.taskFailed {
+			break
+		}
+		switch aws.ToString(d.Name) {
+		case execution.TaskCheckHealthy:
 			return r.healthReport(u, aws.ToString(d.Output))
+		case execution.TaskCleanUpSuccess:
+			return r.retireReport(u, aws.ToString(d.Output))
 		}
 	case sfntypes.HistoryEventTypeExecutionSucceeded:
 		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
@@ -294,6 +308,24 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 	r.health, r.healthy = counts, st.Health.Healthy
 	u.Event, u.State = updateHealth, execution.TaskCheckHealthy
 	u.Services, u.Healthy = slices.Clone(counts), st.Health.Healthy
+	return u, true
+}
+
+// retireReport reads CleanUpSuccess's report at $.retire of its output and
+// returns an update when the groups still retiring, or their phases,
+// changed.
+func (r *historyReader) retireReport(u progress, output string) (progress, bool) {
+	var st struct {
+		Retire *execution.Retire `json:"retire"`
+	}
+	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Retire == nil || st.Retire.Done {
+		return u, false
+	}
+	if slices.Equal(st.Retire.Groups, r.retiring) {
+		return u, false
+	}
+	r.retiring = slices.Clone(st.Retire.Groups)
+	u.Event, u.State, u.Retiring = updateRetire, execution.TaskCleanUpSuccess, slices.Clone(st.Retire.Groups)
 	return u, true
 }
 

@@ -134,6 +134,10 @@ func (d *display) show(u progress) {
 			d.block = len(lines)
 		}
 		return
+	case updateRetire:
+		for _, l := range retireLines(u.Retiring) {
+			d.line(u.Elapsed, l)
+		}
 	case updateError:
 		msg := "error: " + describeError(u.Error, u.Cause)
 		if u.State != "" {
@@ -283,6 +287,39 @@ func healthLines(u progress) []string {
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	return lines
+}
+
+// retireLines formats where the retirement of the previous groups stands,
+// one line per group still standing: "retiring GROUP: draining from its
+// load balancers", "... scaling in: 3 instances, 2 hooks pending".
+func retireLines(groups []execution.RetiringGroup) []string {
+	lines := make([]string, 0, len(groups))
+	for _, g := range groups {
+		var what string
+		switch g.Phase {
+		case execution.PhaseDraining:
+			what = "draining from its load balancers"
+		case execution.PhaseScalingIn:
+			what = fmt.Sprintf("scaling in: %d %s", g.Instances, plural(g.Instances, "instance", "instances"))
+			if g.HooksPending > 0 {
+				what += fmt.Sprintf(", %d termination %s pending", g.HooksPending, plural(g.HooksPending, "hook", "hooks"))
+			}
+		case execution.PhaseDeleting:
+			what = "empty, deleting"
+		default:
+			what = oneLine(g.Phase)
+		}
+		lines = append(lines, "retiring "+oneLine(g.Name)+": "+what)
+	}
+	return lines
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // windowNote says how a service stands against its stability window at

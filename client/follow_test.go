@@ -548,3 +548,30 @@ func TestOneLine(t *testing.T) {
 	}
 	assert.Equal(t, strings.Repeat("é", 400)+"...", oneLine(strings.Repeat("é", 401)), "cut by characters")
 }
+
+// TestRetireReport: CleanUpSuccess's reports on retiring the previous
+// groups are shown when they change, one line per group and phase, and
+// not once the retirement is done.
+func TestRetireReport(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	exited := func(id int64, output string) sfntypes.HistoryEvent {
+		return sfntypes.HistoryEvent{Id: id, Timestamp: aws.Time(at.Add(time.Duration(id) * time.Second)), Type: sfntypes.HistoryEventTypeTaskStateExited,
+			StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(execution.TaskCleanUpSuccess), Output: aws.String(output)}}
+	}
+	draining := `{"retire":{"done":false,"wait_seconds":15,"groups":[{"name":"old-web","phase":"draining","instances":2}]}}`
+	scaling := `{"retire":{"done":false,"wait_seconds":15,"groups":[{"name":"old-web","phase":"scaling_in","instances":2,"hooks_pending":1}]}}`
+	var r historyReader
+	got := r.read([]sfntypes.HistoryEvent{exited(1, draining), exited(2, draining), exited(3, scaling), exited(4, `{"retire":{"done":true,"wait_seconds":0}}`)})
+	require.Len(t, got, 2, "a report that did not change, and the last, show nothing")
+	assert.Equal(t, updateRetire, got[0].Event)
+	assert.Equal(t, []execution.RetiringGroup{{Name: "old-web", Phase: execution.PhaseDraining, Instances: 2}}, got[0].Retiring)
+
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modePlain}
+	for _, u := range got {
+		d.show(u)
+	}
+	assert.Equal(t, "  0:00  retiring old-web: draining from its load balancers\n"+
+		"  0:02  retiring old-web: scaling in: 2 instances, 1 termination hook pending\n", buf.String())
+	assert.Equal(t, []string{"retiring g: empty, deleting"}, retireLines([]execution.RetiringGroup{{Name: "g", Phase: execution.PhaseDeleting}}))
+}
