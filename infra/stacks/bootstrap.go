@@ -67,7 +67,8 @@ type Bootstrap struct {
 // DescribeLaunchTemplateVersions, the user data of every instance and
 // template.
 var DeployRoleReadActions = []string{
-	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeScalingActivities",
+	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLoadBalancerTargetGroups",
+	"autoscaling:DescribeLoadBalancers", "autoscaling:DescribeScalingActivities",
 	"ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
 	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
 	"elasticloadbalancing:DescribeInstanceHealth", "elasticloadbalancing:DescribeLoadBalancers",
@@ -272,7 +273,8 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 		statement(awsiam.PolicyStatementProps{
 			Sid: str("ManageProjectConfigGroups"),
 			Actions: strs("autoscaling:UpdateAutoScalingGroup", "autoscaling:DeleteAutoScalingGroup",
-				"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses"),
+				"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses",
+				"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups"),
 			Resources:  strs(groups),
 			Conditions: cond(map[string]interface{}{"StringEquals": tagged("aws:ResourceTag/")}),
 		}),

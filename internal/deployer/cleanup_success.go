@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -36,11 +38,20 @@ import (
 //     gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
 //     release keeps serving), or retryable.
-//  3. Retire (retire): it retires exactly the groups the record names, and
-//     only while the lock is this release's; scales each new group back
-//     from ferry's launch count to its desired capacity; resumes the
-//     scaling processes Deploy suspended; records the current release and
-//     the outcome; clears the halt marker and releases the lock, last.
+//  3. Retire (retire), a step per invocation, only while the lock is this
+//     release's: the current record names the new release, then the next
+//     step of retiring exactly the groups the record names (fleet.Retirer:
+//     out of their load balancers, drained, scaled to zero so their
+//     termination hooks run); while one is under way it reports Done
+//     false at $.retire, and the state machine waits and runs it again.
+//     Once every group is empty (or past tuning.RetireTimeout from the
+//     point of no return) it deletes them with their alarms and launch
+//     templates; settles each new group (scaled back from ferry's launch
+//     count to its desired capacity, the scaling processes Deploy
+//     suspended resumed: until then the spread's extra capacity serves and
+//     no rebalancing churns the new fleet while the old one drains);
+//     records the outcome, clears the halt marker and releases the lock,
+//     last, and reports Done.
 //
 // Once the record exists it ends only in Success or FailureDirty: every
 // failure is a *failure.CleanUpError naming what is left (recorded in a
@@ -60,7 +71,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if done {
 		d.log.Info("release already succeeded", "release_id", st.ReleaseID)
 		if err := d.finish(ctx, st); err != nil {
-			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{retired: true, settled: true}, err)
+			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{current: true, retired: true, settled: true}, err)
 		}
 		d.retired(ctx, st)
 		st.Retire = &execution.Retire{Done: true}
@@ -75,10 +86,11 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 			return nil, err
 		}
 	}
-	if err := d.retire(ctx, st, req, plan); err != nil {
+	retire, err := d.retire(ctx, st, req, plan)
+	if err != nil {
 		return nil, err
 	}
-	st.Retire = &execution.Retire{Done: true}
+	st.Retire = retire
 	return st, nil
 }
 
@@ -187,11 +199,11 @@ func beforeNoReturn(req execution.Request, err error) error {
 	return &failure.DeployError{Op: "re-check before retiring the previous groups", Err: err}
 }
 
-// retire does the swap past its point of no return (see cleanUpSuccess):
-// every failure goes through pastNoReturn.
-func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) error {
+// retire does the swap past its point of no return, a step at a time
+// (see cleanUpSuccess): every failure goes through pastNoReturn.
+func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) (*execution.Retire, error) {
 	p := &retireProgress{plan: plan}
-	fail := func(err error) error { return d.pastNoReturn(ctx, st, req, p, err) }
+	fail := func(err error) (*execution.Retire, error) { return nil, d.pastNoReturn(ctx, st, req, p, err) }
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return fail(err)
@@ -200,10 +212,26 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err := d.holdsLock(ctx, st); err != nil {
 		return fail(err)
 	}
+	if err := d.recordCurrent(ctx, st, req, r, plan.Since); err != nil {
+		return fail(err)
+	}
+	p.current = true
+	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
+	if now := d.now(); now.Before(plan.Since.Add(tuning.RetireTimeout)) {
+		ret, err := (&fleet.Retirer{API: c.AutoScaling, Log: log}).Step(ctx, plan.Groups)
+		if err != nil {
+			return fail(err)
+		}
+		if !ret.Ready {
+			return &execution.Retire{WaitSeconds: int(tuning.RetireCheckInterval / time.Second), Groups: ret.Groups}, nil
+		}
+	} else {
+		log.Warn("the previous groups are still draining past the retirement's time bound: deleting them", "since", plan.Since, "bound", tuning.RetireTimeout)
+	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st),
 		Owns: func(tags map[string]string) bool { return tags[naming.TagReleaseID] != st.ReleaseID },
-		Log:  d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess),
+		Log:  log,
 	}
 	removal, err := remover.Remove(ctx, plan.Groups)
 	if err != nil {
@@ -215,21 +243,19 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	p.settled = true
-	if err := d.record(ctx, st, req, r); err != nil {
+	if err := d.recordSuccess(ctx, st, req, r); err != nil {
 		return fail(err)
 	}
 	if err := d.finish(ctx, st); err != nil {
 		return fail(err)
 	}
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
-	return nil
+	return &execution.Retire{Done: true}, nil
 }
 
-// record writes the current record and the Success outcome, before the
-// lock is released: a failure releasing it overwrites the outcome with
-// FailureDirty.
-func (d *Deployer) record(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
-	now := d.now()
+// recordCurrent writes the current record: the new release serves, from
+// the swap on (at, the point of no return). Idempotent.
+func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req execution.Request, r *release.Release, at time.Time) error {
 	sums := map[string]string{}
 	for _, svc := range st.Services {
 		data, err := userData(r, st.Target, svc)
@@ -240,17 +266,22 @@ func (d *Deployer) record(ctx context.Context, st *execution.State, req executio
 		sums[svc] = hex.EncodeToString(sum[:])
 	}
 	by, name := d.author(ctx, st, r.CreatedBy)
-	if err := d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
+	return d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
-		CreatedBy: by, CreatedByName: name, DeployedAt: now, UserDataSHA256: sums, Services: st.Services,
+		CreatedBy: by, CreatedByName: name, DeployedAt: at, UserDataSHA256: sums, Services: st.Services,
 		DeployerVersion: d.cfg.Version, ReleaseVersion: r.Version, Description: r.Description,
 		AccountID: st.Target.AccountID, Region: st.Target.Region, Groups: currentGroups(st),
-	}); err != nil {
-		return err
-	}
+	})
+}
+
+// recordSuccess writes the Success outcome, once the previous groups are
+// gone and before the lock is released: a failure releasing it overwrites
+// the outcome with FailureDirty.
+func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
+	by, name := d.author(ctx, st, r.CreatedBy)
 	return d.putOutcome(ctx, st, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
-		StartedAt: req.Execution.StartTime, EndedAt: now, CreatedBy: by, CreatedByName: name,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: by, CreatedByName: name,
 	})
 }
 
@@ -287,6 +318,7 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 type retireProgress struct {
 	plan    ledger.Intent
 	clients *cloud.Clients
+	current bool // the current record names the new release
 	retired bool // the previous groups are gone
 	settled bool // the new groups are settled
 }
@@ -329,8 +361,11 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 			}
 		}
 	}
-	if !p.settled {
+	if !p.current {
 		left = append(left, "the current record of "+st.ProjectName+"/"+st.ConfigName+" (still names the previous release)")
+	}
+	if !p.settled {
+		left = append(left, "the new groups not settled (at ferry's launch count, "+strings.Join(fleet.DeployProcesses, " and ")+" suspended)")
 	}
 	ce = &failure.CleanUpError{Leftovers: append(left, lock), Err: ce.Err}
 	d.recordDirty(ctx, st, req, ce)

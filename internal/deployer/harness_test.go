@@ -29,6 +29,7 @@ import (
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -256,8 +257,27 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 
 // step runs a task as the state machine does: Validate's input is the
 // release, the others' the State; CheckHealthy's result goes to
-// $.health, every other result replaces the State.
+// $.health, every other result replaces the State; CleanUpSuccess runs
+// again after the wait it asks for (the Retired? loop) until it reports
+// the retirement done, or fails.
 func (x *run) step(task string) error {
+	if task != execution.TaskCleanUpSuccess {
+		return x.once(task)
+	}
+	for steps := 1; ; steps++ {
+		if err := x.once(task); err != nil {
+			return err
+		}
+		if x.state.Retire == nil || x.state.Retire.Done {
+			return nil
+		}
+		require.LessOrEqual(x.h.t, steps, limits.MaxRetireSteps, "the retirement takes more steps than an execution allows")
+		x.h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+}
+
+// once runs one invocation of a task (see step).
+func (x *run) once(task string) error {
 	var input any = x.state
 	if task == execution.TaskValidate {
 		input = x.input

@@ -9,6 +9,11 @@ const (
 	// (5 s for the default 600 s timeout, 87 s for the 48 h maximum; see
 	// tuning.HealthCheckInterval).
 	MaxHealthChecks = 2000
+	// MaxRetireSteps bounds the steps of retiring the previous groups in
+	// one execution (a round, Choice, Wait and CleanUpSuccess, records
+	// about 9 history events too): with MaxHealthChecks it keeps a deploy
+	// under StepFunctionsHistoryEvents.
+	MaxRetireSteps = 500
 	// LaunchTemplateNameLen is EC2's limit on a launch template's name.
 	LaunchTemplateNameLen = 128
 )

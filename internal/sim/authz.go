@@ -129,7 +129,9 @@ func deployRoleAllows(s *session, a Auth) bool {
 	case "autoscaling:CreateAutoScalingGroup":
 		return named(":autoScalingGroupName/") && ours(a.RequestTags) && has("autoscaling:LaunchTemplateVersionSpecified", "true")
 	case "autoscaling:UpdateAutoScalingGroup", "autoscaling:DeleteAutoScalingGroup", "autoscaling:SetDesiredCapacity",
-		"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses":
+		"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses",
+		"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups",
+		"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups", "autoscaling:CompleteLifecycleAction":
 		return named(":autoScalingGroupName/") && ours(a.ResourceTags)
 	case "ec2:CreateLaunchTemplate":
 		return ours(a.RequestTags)

@@ -26,15 +26,18 @@ var _ cloud.AutoScaling = (*AutoScaling)(nil)
 const serviceAutoScaling = "Auto Scaling"
 
 type group struct {
-	name, arn   string
-	created     time.Time
-	lt          *launchTemplate
-	ltSpec      astypes.LaunchTemplateSpecification
-	min, max    int32
-	desired     int32
-	subnets     []*subnet
-	lbs         []*classicLB
-	tgs         []*targetGroup
+	name, arn string
+	created   time.Time
+	lt        *launchTemplate
+	ltSpec    astypes.LaunchTemplateSpecification
+	min, max  int32
+	desired   int32
+	subnets   []*subnet
+	lbs       []*classicLB
+	tgs       []*targetGroup
+	// removing are the load balancers and target groups detached from it
+	// that are still deregistering its instances.
+	removing    []*removal
 	healthCheck string
 	grace       int32
 	tags        []astypes.TagDescription
@@ -602,7 +605,16 @@ func (r *region) deleteGroup(name string, force bool) error {
 			delete(r.alarms, name)
 		}
 	}
+	// ForceDelete deletes the group "without waiting for all instances to
+	// be terminated" and "also deletes any outstanding lifecycle actions"
+	// (DeleteAutoScalingGroup, Auto Scaling API Reference): no draining, no
+	// hook; an instance a load balancer still routes to is cut off.
 	for _, i := range append([]*instance(nil), g.instances...) {
+		r.cutForce(i, now)
+		if !i.terminating.IsZero() {
+			r.proceed(i, now)
+			continue
+		}
 		r.terminate(i, now, false, fmt.Sprintf("At %s a user request deleted the AutoScalingGroup %s (ForceDelete).  At %s an instance was taken out of service in response to a user request.", stamp(now), g.name, stamp(now)))
 	}
 	if len(g.instances) == 0 {
@@ -692,7 +704,7 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	})
 	n := len(live)
 	for k, victim := range live[:n-int(desired)] {
-		r.terminate(victim, t, false, fmt.Sprintf("%sAt %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
+		r.retire(victim, t, fmt.Sprintf("%sAt %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
 			why, stamp(t), n-k, n-k-1, stamp(t), victim.id))
 	}
 }

@@ -81,6 +81,10 @@ type classicLB struct {
 	zones     []string // enabled availability zones, sorted
 	created   time.Time
 	instances map[string]*instance
+	// drain is its connection draining timeout (0: disabled).
+	drain time.Duration
+	// serving counts what cuts the traffic it serves (see World.CutConnections).
+	serving servingCounter
 }
 
 // routes reports whether the load balancer routes to inst's zone.
@@ -122,6 +126,7 @@ type targetGroup struct {
 	lbs       []*loadBalancer
 	tags      map[string]string
 	targets   map[string]*target
+	serving   servingCounter
 }
 
 // notInUse says why a registered target of tg gets no traffic
@@ -239,7 +244,8 @@ func (r *region) addBalancers(rs RegionSpec) {
 	}
 	a, now := r.account, r.w.now
 	for _, s := range rs.ELBs {
-		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: now, instances: map[string]*instance{}}
+		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: now,
+			instances: map[string]*instance{}, drain: time.Duration(s.ConnectionDrainingSeconds) * time.Second}
 	}
 	for _, s := range rs.LoadBalancers {
 		typ := cmp.Or(s.Type, "application")
@@ -290,8 +296,13 @@ type instance struct {
 	healthyAt    time.Time // when it passes LB health checks (never for never-healthy)
 	terminating  time.Time // zero while alive
 	gone         time.Time // when it left its group; zero while in it
-	lbs          []*classicLB
-	tgs          []*targetGroup
+	// goneDue is when it is due to leave its group (a ForceDelete brings
+	// it forward); hookFrom and hookUntil bound its Terminating:Wait
+	// (zero: no termination hook wait).
+	goneDue             time.Time
+	hookFrom, hookUntil time.Time
+	lbs                 []*classicLB
+	tgs                 []*targetGroup
 }
 
 func (i *instance) dying(now time.Time) bool {
@@ -301,6 +312,14 @@ func (i *instance) dying(now time.Time) bool {
 // lifecycle is the instance's Auto Scaling lifecycle state at now.
 func (i *instance) lifecycle(now time.Time) astypes.LifecycleState {
 	switch {
+	case i.dying(now) && !i.hookFrom.IsZero():
+		switch {
+		case now.Before(i.hookFrom):
+			return astypes.LifecycleStateTerminating
+		case now.Before(i.hookUntil):
+			return astypes.LifecycleStateTerminatingWait
+		}
+		return astypes.LifecycleStateTerminatingProceed
 	case i.dying(now):
 		if i.g.termHook {
 			return astypes.LifecycleStateTerminatingWait
@@ -573,10 +592,24 @@ func (r *region) terminate(inst *instance, t time.Time, replace bool, cause stri
 		id: w.newActivityID(), description: "Terminating EC2 instance: " + inst.id, cause: cause,
 		details: activityDetails(inst.subnet), start: t, end: goneAt,
 	})
-	w.at(goneAt, func(at time.Time) { r.gone(inst, at) })
+	r.goneAt(inst, goneAt)
 	if replace && !g.suspended[ProcessReplaceUnhealthy] {
 		r.fill(g, t, "")
 	}
+}
+
+// goneAt schedules inst to leave its group at t, unless it is due sooner;
+// a later event for an earlier due time does nothing.
+func (r *region) goneAt(inst *instance, t time.Time) {
+	if !inst.goneDue.IsZero() && !t.Before(inst.goneDue) {
+		return
+	}
+	inst.goneDue = t
+	r.w.at(t, func(at time.Time) {
+		if inst.gone.IsZero() && at.Equal(inst.goneDue) {
+			r.gone(inst, at)
+		}
+	})
 }
 
 // gone removes a terminated instance from its group.

@@ -71,6 +71,10 @@ type LaunchTemplateSnapshot struct {
 type RegistrationSnapshot struct {
 	Name      string            `json:"name"`
 	Instances map[string]string `json:"instances"`
+	// CutConnections counts what cut the traffic it serves: an instance
+	// stopped while it still routed to it, or its last healthy instance
+	// gone while a group was attached (ferry keeps it 0).
+	CutConnections int `json:"cut_connections"`
 }
 
 // AlarmSnapshot is one CloudWatch alarm and its state (OK, ALARM,
@@ -124,7 +128,7 @@ func (w *World) Snapshot() Snapshot {
 			}
 			for _, n := range slices.Sorted(maps.Keys(r.elbs)) {
 				lb := r.elbs[n]
-				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: lb.serving.cuts}
 				for id, i := range lb.instances {
 					rs.Instances[id] = lb.state(i, now)
 				}
@@ -132,7 +136,7 @@ func (w *World) Snapshot() Snapshot {
 			}
 			for _, n := range slices.Sorted(maps.Keys(r.tgs)) {
 				tg := r.tgs[n]
-				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}}
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: tg.serving.cuts}
 				for id, t := range tg.targets {
 					rs.Instances[id] = tg.state(t, now)
 				}

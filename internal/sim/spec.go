@@ -134,6 +134,10 @@ type ELBSpec struct {
 	Name              string            `json:"name"`
 	AvailabilityZones []string          `json:"availability_zones,omitempty"`
 	Tags              map[string]string `json:"tags,omitempty"`
+	// ConnectionDrainingSeconds is the load balancer's connection
+	// draining timeout: how long a deregistered instance keeps its
+	// in-flight requests (0, the API's default: draining disabled).
+	ConnectionDrainingSeconds int `json:"connection_draining_seconds,omitempty"`
 }
 
 // LoadBalancerSpec is an Elastic Load Balancing v2 load balancer.
@@ -183,11 +187,16 @@ const (
 	// HealthyFor, then die; the ASG replaces them with instances that do
 	// the same (an application that starts, then crashes under load).
 	CrashAfterHealthy Behavior = "crash-after-healthy"
+	// Worker instances are healthy, and finish their job when asked to
+	// terminate: in Terminating:Wait (a termination lifecycle hook), each
+	// completes its lifecycle action by itself (CONTINUE) Finish after
+	// the wait began.
+	Worker Behavior = "worker"
 )
 
 // Behaviors returns every behavior.
 func Behaviors() []Behavior {
-	return []Behavior{Healthy, NeverHealthy, CrashLoop, SlowBoot, CrashAfterHealthy}
+	return []Behavior{Healthy, NeverHealthy, CrashLoop, SlowBoot, CrashAfterHealthy, Worker}
 }
 
 func (b Behavior) valid() bool {
@@ -223,6 +232,9 @@ type Timings struct {
 	// GroupDelete is how long a deleted ASG stays "Delete in progress"
 	// after its last instance is gone.
 	GroupDelete *Range `json:"group_delete_seconds,omitempty"`
+	// Finish is how long a worker instance takes to finish its job in
+	// Terminating:Wait before it completes its lifecycle action.
+	Finish *Range `json:"finish_seconds,omitempty"`
 }
 
 // DefaultTimings are the timings of a world file that sets none.
@@ -236,6 +248,7 @@ func DefaultTimings() Timings {
 		Terminate:      &Range{20, 40},
 		Deregistration: &Range{30, 30},
 		GroupDelete:    &Range{10, 30},
+		Finish:         &Range{20, 40},
 	}
 }
 
@@ -254,7 +267,7 @@ func (t Timings) over(o *Timings) Timings {
 		Boot: pick(t.Boot, o.Boot), SlowBoot: pick(t.SlowBoot, o.SlowBoot),
 		Health: pick(t.Health, o.Health), CrashAfter: pick(t.CrashAfter, o.CrashAfter), HealthyFor: pick(t.HealthyFor, o.HealthyFor),
 		Terminate: pick(t.Terminate, o.Terminate), Deregistration: pick(t.Deregistration, o.Deregistration),
-		GroupDelete: pick(t.GroupDelete, o.GroupDelete),
+		GroupDelete: pick(t.GroupDelete, o.GroupDelete), Finish: pick(t.Finish, o.Finish),
 	}
 }
 
@@ -263,7 +276,7 @@ func (t Timings) validate(where string) []string {
 	for name, r := range map[string]*Range{
 		"boot_seconds": t.Boot, "slow_boot_seconds": t.SlowBoot, "health_seconds": t.Health,
 		"crash_after_seconds": t.CrashAfter, "healthy_for_seconds": t.HealthyFor, "terminate_seconds": t.Terminate,
-		"deregistration_seconds": t.Deregistration, "group_delete_seconds": t.GroupDelete,
+		"deregistration_seconds": t.Deregistration, "group_delete_seconds": t.GroupDelete, "finish_seconds": t.Finish,
 	} {
 		if r != nil && (r.Min < 0 || r.Max < r.Min) {
 			problems = append(problems, fmt.Sprintf("%s.%s: range [%d, %d] must have 0 <= min <= max", where, name, r.Min, r.Max))
@@ -609,6 +622,11 @@ func (r RegionSpec) validateBalancers(p *problems, where string) {
 		w := fmt.Sprintf("%s.elbs[%d]", where, i)
 		p.unique(w+".name", "load balancer", e.Name)
 		zones(w, e.AvailabilityZones)
+		// A classic ELB's connection draining timeout is 1 to 3600 s when
+		// enabled (ConnectionDraining, Elastic Load Balancing API Reference).
+		if d := e.ConnectionDrainingSeconds; d < 0 || d > 3600 {
+			p.add("%s.connection_draining_seconds: %d is not 0 (disabled) to 3600", w, d)
+		}
 	}
 	v2 := map[string]bool{}
 	for i, lb := range r.LoadBalancers {

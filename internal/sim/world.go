@@ -210,8 +210,20 @@ func (w *World) advance(now time.Time) {
 		ev := heap.Pop(&w.events).(*event)
 		w.now = ev.at
 		ev.run(ev.at)
+		w.checkServing()
 	}
 	w.now = now
+}
+
+// checkServing updates what every load balancer and target group counts
+// of cut traffic (servingCounter) at the world's now. It runs after every
+// event and every call. The caller holds w.mu.
+func (w *World) checkServing() {
+	for _, a := range w.accounts {
+		for _, r := range a.regions {
+			r.checkServing(w.now)
+		}
+	}
 }
 
 // at schedules fn to run at t.
@@ -319,6 +331,7 @@ func (w *World) authenticate(key, accountID string) error {
 // end finishes a call: it unlocks the world and wraps an API error the way
 // the SDK does.
 func (v view) end(op string, err error) error {
+	v.w.checkServing()
 	v.w.mu.Unlock()
 	if err != nil {
 		return opError(v.service, op, err)

@@ -13,6 +13,18 @@ const (
 	// long after launch an instance failing its load balancer's health
 	// check is left alone.
 	HealthCheckGracePeriod = 300 * time.Second
+	// RetireCheckInterval is how long the state machine waits between two
+	// steps of retiring the previous groups (CleanUpSuccess's
+	// wait_seconds): detach, draining, scale-in, hooks, delete.
+	RetireCheckInterval = 15 * time.Second
+	// RetireTimeout bounds the retirement of the previous groups, from the
+	// point of no return: AWS ends a hook at its heartbeat timeout (at most
+	// 7200 s) and a drain at its delay (at most 3600 s), so a group still
+	// standing past it is stuck; it is deleted with ForceDelete (it left
+	// its load balancers first, so no request is cut). With
+	// RetireCheckInterval it keeps an execution's retirement within
+	// limits.MaxRetireSteps.
+	RetireTimeout = 2 * time.Hour
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20

@@ -1,0 +1,246 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+)
+
+// RetireProcesses are the processes a retiring group has suspended before
+// it is scaled to zero: nothing may launch into it again (a scaling alarm,
+// a rebalance, a replacement, a scheduled action), while Terminate runs.
+var RetireProcesses = []string{"Launch", "AlarmNotification", "AZRebalance", "ReplaceUnhealthy", "ScheduledActions"}
+
+// Attachment states, as Auto Scaling's DescribeLoadBalancers and
+// DescribeLoadBalancerTargetGroups report them (LoadBalancerState,
+// LoadBalancerTargetGroupState): a load balancer "enters the Removing
+// state while deregistering the instances in the group. When all
+// instances are deregistered, then you can no longer describe" it
+// (DetachLoadBalancerTargetGroups, Auto Scaling API Reference).
+const (
+	attachmentRemoving = "Removing"
+	attachmentRemoved  = "Removed"
+)
+
+// Retirer retires Auto Scaling groups a step at a time, gracefully: a
+// group first leaves its load balancers, which drain its instances
+// (classic ELB connection draining, target group deregistration delay),
+// then is scaled to zero with its launches suspended, so each instance's
+// termination lifecycle hooks run (Terminating:Wait until the hook is
+// completed or its heartbeat times out), and is deleted only once empty.
+// A Retirer never waits: Step does what can be done now and says what is
+// still under way, and its caller waits (the state machine) and steps
+// again. Every call is idempotent.
+type Retirer struct {
+	API cloud.AutoScaling
+	Log *slog.Logger
+}
+
+// Retirement is where the retirement of a set of groups stands after a
+// Step.
+type Retirement struct {
+	// Ready says every group is empty, out of every load balancer, or
+	// gone: they can be deleted without cutting a connection or a hook.
+	Ready bool
+	// Groups are the groups still standing, in name order, each with the
+	// phase it is in.
+	Groups []execution.RetiringGroup
+}
+
+// Step takes the next step of retiring each of names that AWS shows and
+// is not being deleted (a name it does not show is gone, or never was: a
+// launch template's name, say); see Retirer. A failure is classified: a
+// transient one is retryable, any other a *failure.CleanUpError naming
+// the group and what it keeps.
+func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) {
+	groups, err := Describe(ctx, r.API, names)
+	if err != nil {
+		return Retirement{}, err
+	}
+	ret := Retirement{Ready: true}
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		g, ok := groups[name]
+		if !ok || Deleting(g) {
+			continue
+		}
+		rg, err := r.step(ctx, g)
+		if err != nil {
+			return Retirement{}, err
+		}
+		ret.Groups = append(ret.Groups, rg)
+		if rg.Phase != execution.PhaseDeleting {
+			ret.Ready = false
+		}
+	}
+	return ret, nil
+}
+
+// step takes the next step of retiring g: detach it from the load
+// balancers it is attached to, else wait while they drain it, else scale
+// it to zero (launches suspended, termination running), else wait while
+// its instances terminate; empty, it is ready for deletion.
+func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execution.RetiringGroup, error) {
+	name := aws.ToString(g.AutoScalingGroupName)
+	rg := execution.RetiringGroup{Name: name, Instances: len(g.Instances)}
+	for _, i := range g.Instances {
+		if i.LifecycleState == asgtypes.LifecycleStateTerminatingWait {
+			rg.HooksPending++
+		}
+	}
+	draining, err := r.detach(ctx, name)
+	if err != nil {
+		return rg, err
+	}
+	switch {
+	case draining:
+		rg.Phase = execution.PhaseDraining
+	case len(g.Instances) == 0:
+		rg.Phase = execution.PhaseDeleting
+	default:
+		rg.Phase = execution.PhaseScalingIn
+		err = r.scaleIn(ctx, g)
+	}
+	return rg, err
+}
+
+// detach detaches the group name from every classic load balancer and
+// target group it is attached to (and not leaving already), and reports
+// whether any of them is still draining it (Removing).
+func (r *Retirer) detach(ctx context.Context, name string) (draining bool, err error) {
+	elbs, elbsDraining, err := r.classicAttachments(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	tgs, tgsDraining, err := r.targetGroupAttachments(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	for batch := range slices.Chunk(elbs, 10) {
+		if _, err := r.API.DetachLoadBalancers(ctx, &autoscaling.DetachLoadBalancersInput{
+			AutoScalingGroupName: aws.String(name), LoadBalancerNames: batch,
+		}); err != nil {
+			return false, r.failed("autoscaling:DetachLoadBalancers "+name, err, name+": still attached to its classic load balancers")
+		}
+		r.log().Info("detached from classic load balancers", "asg", name, "elbs", batch)
+	}
+	for batch := range slices.Chunk(tgs, 10) {
+		if _, err := r.API.DetachLoadBalancerTargetGroups(ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{
+			AutoScalingGroupName: aws.String(name), TargetGroupARNs: batch,
+		}); err != nil {
+			return false, r.failed("autoscaling:DetachLoadBalancerTargetGroups "+name, err, name+": still attached to its target groups")
+		}
+		r.log().Info("detached from target groups", "asg", name, "target_groups", batch)
+	}
+	return elbsDraining || tgsDraining || len(elbs) > 0 || len(tgs) > 0, nil
+}
+
+// classicAttachments are the classic load balancers the group name is
+// attached to and not leaving, and whether any is draining it.
+func (r *Retirer) classicAttachments(ctx context.Context, name string) (attached []string, draining bool, err error) {
+	in := &autoscaling.DescribeLoadBalancersInput{AutoScalingGroupName: aws.String(name)}
+	for {
+		out, err := r.API.DescribeLoadBalancers(ctx, in)
+		if err != nil {
+			return nil, false, r.failed("autoscaling:DescribeLoadBalancers "+name, err, name+": its load balancers unknown")
+		}
+		for _, lb := range out.LoadBalancers {
+			switch aws.ToString(lb.State) {
+			case attachmentRemoving:
+				draining = true
+			case attachmentRemoved:
+			default:
+				attached = append(attached, aws.ToString(lb.LoadBalancerName))
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			return attached, draining, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// targetGroupAttachments are the target groups the group name is attached
+// to and not leaving, and whether any is draining it.
+func (r *Retirer) targetGroupAttachments(ctx context.Context, name string) (attached []string, draining bool, err error) {
+	in := &autoscaling.DescribeLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String(name)}
+	for {
+		out, err := r.API.DescribeLoadBalancerTargetGroups(ctx, in)
+		if err != nil {
+			return nil, false, r.failed("autoscaling:DescribeLoadBalancerTargetGroups "+name, err, name+": its target groups unknown")
+		}
+		for _, tg := range out.LoadBalancerTargetGroups {
+			switch aws.ToString(tg.State) {
+			case attachmentRemoving:
+				draining = true
+			case attachmentRemoved:
+			default:
+				attached = append(attached, aws.ToString(tg.LoadBalancerTargetGroupARN))
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			return attached, draining, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// scaleIn suspends RetireProcesses of g (those not suspended yet), lets
+// Terminate run, and sets its minimum and desired capacity to zero, each
+// only when g does not show it done already.
+func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) error {
+	name := aws.ToString(g.AutoScalingGroupName)
+	var suspend []string
+	for _, p := range RetireProcesses {
+		if !suspended(g, p) {
+			suspend = append(suspend, p)
+		}
+	}
+	if len(suspend) > 0 {
+		if _, err := r.API.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{
+			AutoScalingGroupName: aws.String(name), ScalingProcesses: suspend,
+		}); err != nil {
+			return r.failed("autoscaling:SuspendProcesses "+name, err, name+": not scaled in, launches not suspended")
+		}
+	}
+	if suspended(g, "Terminate") {
+		if _, err := r.API.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{
+			AutoScalingGroupName: aws.String(name), ScalingProcesses: []string{"Terminate"},
+		}); err != nil {
+			return r.failed("autoscaling:ResumeProcesses "+name, err, name+": not scaled in, Terminate suspended")
+		}
+	}
+	if aws.ToInt32(g.MinSize) == 0 && aws.ToInt32(g.DesiredCapacity) == 0 {
+		return nil
+	}
+	if _, err := r.API.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0),
+	}); err != nil {
+		return r.failed("autoscaling:UpdateAutoScalingGroup "+name, err, fmt.Sprintf("%s: not scaled in (%d instances)", name, len(g.Instances)))
+	}
+	r.log().Info("scaling in to retire", "asg", name, "instances", len(g.Instances))
+	return nil
+}
+
+// failed classifies the error of op: transient ones are retryable, the
+// rest a *failure.CleanUpError naming what is left.
+func (r *Retirer) failed(op string, err error, what string) error {
+	return cloud.ClassifyAs(op, err, func(string, error) error {
+		return &failure.CleanUpError{Leftovers: []string{what}, Err: fmt.Errorf("%s: %w", op, err)}
+	})
+}
+
+func (r *Retirer) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}

@@ -1,0 +1,150 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// attachments are the states Auto Scaling reports of a group's classic
+// load balancers and target groups, by name or ARN.
+func (f *fixture) attachments(t *testing.T, name string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	lbs, err := f.c.AutoScaling.DescribeLoadBalancers(f.ctx, &autoscaling.DescribeLoadBalancersInput{AutoScalingGroupName: aws.String(name)})
+	require.NoError(t, err)
+	for _, lb := range lbs.LoadBalancers {
+		out[aws.ToString(lb.LoadBalancerName)] = aws.ToString(lb.State)
+	}
+	tgs, err := f.c.AutoScaling.DescribeLoadBalancerTargetGroups(f.ctx, &autoscaling.DescribeLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String(name)})
+	require.NoError(t, err)
+	for _, tg := range tgs.LoadBalancerTargetGroups {
+		out["tg"] = aws.ToString(tg.State)
+	}
+	return out
+}
+
+// TestDetachDrains: a detached load balancer or target group is Removing
+// while it deregisters the group's instances, then no longer described;
+// the instances keep running (DetachLoadBalancerTargetGroups and
+// DetachLoadBalancers, Auto Scaling API Reference: "When you detach a
+// target group, it enters the Removing state while deregistering the
+// instances in the group. When all instances are deregistered, then you
+// can no longer describe the target group ... The instances remain
+// running."). The target group drains for its deregistration delay
+// (deregistration_seconds, 30 s in this world).
+func TestDetachDrains(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "g", amiOK, 2)
+	assert.Equal(t, map[string]string{elbName: "Added", "tg": "Added"}, f.attachments(t, "g"), "no instance has passed its health check")
+	f.clk.Advance(5 * time.Minute)
+	assert.Equal(t, map[string]string{elbName: "InService", "tg": "InService"}, f.attachments(t, "g"))
+
+	_, err := f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	_, err = f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{f.tgARN(t)}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"tg": "Removing"}, f.attachments(t, "g"), "no connection draining on the classic ELB: out at once")
+	f.clk.Advance(30 * time.Second)
+	assert.Empty(t, f.attachments(t, "g"), "drained: no longer described")
+	g := f.describe(t, "g")
+	assert.Equal(t, map[string]int{"InService": 2}, lifecycles(g), "the instances keep running")
+	assert.Empty(t, g.LoadBalancerNames)
+	assert.Empty(t, g.TargetGroupARNs)
+	assert.Zero(t, f.world.CutConnections())
+
+	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g")})
+	assertCode(t, err, cloud.CodeValidation)
+}
+
+// TestForceDeleteCutsConnections: ForceDelete of a group that serves
+// through its load balancers terminates its instances "without waiting"
+// and deletes "any outstanding lifecycle actions" (DeleteAutoScalingGroup,
+// Auto Scaling API Reference): each load balancer and target group still
+// routing to a serving instance counts a cut.
+func TestForceDeleteCutsConnections(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "g", amiOK, 2)
+	f.clk.Advance(5 * time.Minute)
+	_, err := f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), ForceDelete: aws.Bool(true)})
+	require.NoError(t, err)
+	assert.Equal(t, 4, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group")
+	snap := f.world.Snapshot()
+	assert.Equal(t, 2, snap.Accounts[0].LoadBalancers[0].CutConnections)
+}
+
+// TestRetireGracefully: detached, drained, scaled to zero, a group with a
+// termination lifecycle hook holds each instance in Terminating:Wait
+// until its heartbeat timeout ("By default, the instance remains in a
+// wait state for one hour", How lifecycle hooks work, Auto Scaling User
+// Guide), or until the action is completed (CompleteLifecycleAction), then
+// terminates; a worker completes its own action once its job is done.
+// Deleted empty, nothing is cut.
+func TestRetireGracefully(t *testing.T) {
+	f := newFixture(t)
+	f.template(t, "lt-g", amiOK, "#ferry-sim: worker")
+	in := f.groupInput(t, "g", 2)
+	in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+		LifecycleHookName: aws.String("drain"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), HeartbeatTimeout: aws.Int32(300),
+	}}
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	f.clk.Advance(5 * time.Minute)
+
+	_, err = f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{f.tgARN(t)}})
+	require.NoError(t, err)
+	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	f.clk.Advance(30 * time.Second)
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"Terminating:Wait": 2}, lifecycles(f.describe(t, "g")), "the workers finish their job")
+	f.clk.Advance(41 * time.Second) // finish_seconds is at most 40
+	assert.NotContains(t, lifecycles(f.describe(t, "g")), "Terminating:Wait", "every worker completed its action")
+	f.clk.Advance(41 * time.Second) // terminate_seconds is at most 40
+	assert.Empty(t, f.describe(t, "g").Instances)
+	_, err = f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g")})
+	require.NoError(t, err, "empty: no ForceDelete needed")
+	assert.Zero(t, f.world.CutConnections())
+}
+
+// TestHookHeartbeatAndComplete: an instance that does not complete its
+// termination hook waits out the heartbeat timeout; CompleteLifecycleAction
+// ends the wait at once, and is refused for an instance not waiting.
+func TestHookHeartbeatAndComplete(t *testing.T) {
+	f := newFixture(t)
+	f.template(t, "lt-g", amiOK, "")
+	in := f.groupInput(t, "g", 2)
+	in.LoadBalancerNames, in.TargetGroupARNs = nil, nil
+	in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+		LifecycleHookName: aws.String("drain"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), HeartbeatTimeout: aws.Int32(300),
+	}}
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	f.clk.Advance(5 * time.Minute)
+	ids := []string{aws.ToString(f.describe(t, "g").Instances[0].InstanceId), aws.ToString(f.describe(t, "g").Instances[1].InstanceId)}
+	_, err = f.c.AutoScaling.(*sim.AutoScaling).CompleteLifecycleAction(f.ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: aws.String("g"),
+		LifecycleHookName: aws.String("drain"), InstanceId: aws.String(ids[0]), LifecycleActionResult: aws.String("CONTINUE")})
+	assertCode(t, err, cloud.CodeValidation)
+
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)})
+	require.NoError(t, err)
+	f.clk.Advance(4 * time.Minute)
+	assert.Equal(t, map[string]int{"Terminating:Wait": 2}, lifecycles(f.describe(t, "g")), "still within the heartbeat timeout")
+	_, err = f.c.AutoScaling.(*sim.AutoScaling).CompleteLifecycleAction(f.ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: aws.String("g"),
+		LifecycleHookName: aws.String("drain"), InstanceId: aws.String(ids[0]), LifecycleActionResult: aws.String("CONTINUE")})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"Terminating:Wait": 1, "Terminating:Proceed": 1}, lifecycles(f.describe(t, "g")))
+	f.clk.Advance(61 * time.Second)
+	assert.Equal(t, map[string]int{"Terminating:Proceed": 1}, lifecycles(f.describe(t, "g")), "the other's heartbeat timed out; the first is gone")
+	f.clk.Advance(41 * time.Second)
+	assert.Empty(t, f.describe(t, "g").Instances)
+}
