@@ -27,8 +27,9 @@ const (
 	// updateHealth: a health check reported counts that differ from the
 	// last report.
 	updateHealth = "health"
-	// updateRetire: CleanUpSuccess reported where the retirement of the
-	// previous groups stands, and it differs from its last report.
+	// updateRetire: CleanUpSuccess (or CleanUpFailure) reported where the
+	// retirement of the previous groups (or the release's own) stands, and
+	// it differs from its last report.
 	updateRetire = "retire"
 	// updateError: a task failed with an error (it may be retried or
 	// caught).
@@ -216,8 +217,8 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		switch aws.ToString(d.Name) {
 		case execution.TaskCheckHealthy:
 			return r.healthReport(u, aws.ToString(d.Output))
-		case execution.TaskCleanUpSuccess:
-			return r.retireReport(u, aws.ToString(d.Output))
+		case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+			return r.retireReport(u, aws.ToString(d.Output), aws.ToString(d.Name))
 		}
 	case sfntypes.HistoryEventTypeExecutionSucceeded:
 		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
@@ -311,10 +312,11 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 	return u, true
 }
 
-// retireReport reads CleanUpSuccess's report at $.retire of its output and
-// returns an update when the groups still retiring, or their phases,
-// changed.
-func (r *historyReader) retireReport(u progress, output string) (progress, bool) {
+// retireReport reads the report at $.retire of the output of task
+// (CleanUpSuccess retiring the previous groups, CleanUpFailure the
+// release's own) and returns an update when the groups still retiring, or
+// their phases, changed.
+func (r *historyReader) retireReport(u progress, output, task string) (progress, bool) {
 	var st struct {
 		Retire *execution.Retire `json:"retire"`
 	}
@@ -325,7 +327,7 @@ func (r *historyReader) retireReport(u progress, output string) (progress, bool)
 		return u, false
 	}
 	r.retiring = slices.Clone(st.Retire.Groups)
-	u.Event, u.State, u.Retiring = updateRetire, execution.TaskCleanUpSuccess, slices.Clone(st.Retire.Groups)
+	u.Event, u.State, u.Retiring = updateRetire, task, slices.Clone(st.Retire.Groups)
 	return u, true
 }
 

@@ -266,6 +266,9 @@ func printRegistrations(tw io.Writer, kind string, regs []sim.RegistrationSnapsh
 		if registered == "" {
 			registered = "(no instances)"
 		}
+		if r.CutConnections > 0 {
+			registered += fmt.Sprintf("  CUT CONNECTIONS: %d", r.CutConnections)
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kind, r.Name, registered)
 	}
 }

@@ -180,3 +180,16 @@ func TestLocalFlagsBelongToOneForm(t *testing.T) {
 	forms := append(slices.Clone(localServeFlags), localWorldFlags...)
 	assert.ElementsMatch(t, all, forms)
 }
+
+// TestPrintWorldShowsCuts: ferry local world shows a load balancer's cut
+// connections when it has any, and nothing of them otherwise.
+func TestPrintWorldShowsCuts(t *testing.T) {
+	snap := sim.Snapshot{Accounts: []sim.AccountSnapshot{{Account: "111111111111", Region: "us-east-1",
+		LoadBalancers: []sim.RegistrationSnapshot{{Name: "web-elb", Instances: map[string]string{"i-1": "healthy"}, CutConnections: 2}},
+		TargetGroups:  []sim.RegistrationSnapshot{{Name: "web-tg", Instances: map[string]string{"i-1": "healthy"}}},
+	}}}
+	var out bytes.Buffer
+	printWorld(&out, snap)
+	assert.Regexp(t, `load balancer\s+web-elb\s+i-1=healthy  CUT CONNECTIONS: 2`, out.String())
+	assert.Regexp(t, `target group\s+web-tg\s+i-1=healthy\n`, out.String())
+}

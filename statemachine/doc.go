@@ -8,13 +8,21 @@
 //
 //	Validate -> Lock -> ValidateResources -> Publish -> Deploy -> Healthy?
 //	Healthy?, the first rule that holds:
-//	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> ReleaseLock -> FailureClean
+//	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> CleanedUp?
 //	    $.health.healthy is not a boolean     -> BadHealthReport
 //	    $.health.healthy is true              -> CleanUpSuccess -> Retired?
 //	    $.health.wait_seconds is not present  -> BadHealthReport
 //	    $.health.wait_seconds is not a number -> BadHealthReport
 //	    $.health.wait_seconds is negative     -> BadHealthReport
 //	    otherwise                             -> WaitForHealthy -> CheckHealthy -> Healthy?
+//	CleanedUp?, the first rule that holds:
+//	    $.retire.done is not present          -> BadCleanUpReport -> FailureDirty
+//	    $.retire.done is not a boolean        -> BadCleanUpReport
+//	    $.retire.done is true                 -> ReleaseLock -> FailureClean
+//	    $.retire.wait_seconds is not present  -> BadCleanUpReport
+//	    $.retire.wait_seconds is not a number -> BadCleanUpReport
+//	    $.retire.wait_seconds is negative     -> BadCleanUpReport
+//	    otherwise                             -> WaitForCleanUp -> CleanUpFailure
 //	Retired?, the first rule that holds:
 //	    $.retire.done is not present          -> BadRetireReport -> FailureDirty
 //	    $.retire.done is not a boolean        -> BadRetireReport

@@ -216,7 +216,7 @@ func ferryScenarios() []ferryScenario {
 			"Deploy":            {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": unhealthy})},
 			"CheckHealthy":      {{Result: healthy}},
 			"CleanUpSuccess":    {retired},
-			"CleanUpFailure":    {echo(nil)},
+			"CleanUpFailure":    {retired},
 			"ReleaseLock":       {echo(nil)},
 		}
 		for k, v := range override {
@@ -235,7 +235,7 @@ func ferryScenarios() []ferryScenario {
 	check := []string{"WaitForHealthy", "CheckHealthy", "Healthy?"}
 	success := []string{"CleanUpSuccess", "Retired?", "Success"}
 	retireStep := []string{"CleanUpSuccess", "Retired?", "WaitForRetire"}
-	cleanFail := []string{"CleanUpFailure", "ReleaseLock", "FailureClean"}
+	cleanFail := []string{"CleanUpFailure", "CleanedUp?", "ReleaseLock", "FailureClean"}
 	return []ferryScenario{
 		{base("success first try", nil),
 			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
@@ -276,6 +276,8 @@ func ferryScenarios() []ferryScenario {
 			endReport{path(start, check, retireStep, retireStep, success), "SUCCEEDED", ""}, ""},
 		{base("no retirement report", map[string][]outcome{"CleanUpSuccess": {echo(nil)}}),
 			endReport{path(start, check, []string{"CleanUpSuccess", "Retired?", "BadRetireReport", "FailureDirty"}), "FAILED", "InternalError"}, isFalseBug},
+		{base("clean-up takes steps", map[string][]outcome{"Deploy": {failWith("DeployError")}, "CleanUpFailure": {draining, retired}}),
+			endReport{path(start[:5], []string{"CleanUpFailure", "CleanedUp?", "WaitForCleanUp"}, cleanFail), "FAILED", "DeployError"}, ""},
 		{base("failure while retiring is dirty", map[string][]outcome{"CleanUpSuccess": {draining, failWith("CleanUpError")}}),
 			endReport{path(start, check, retireStep, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		// A Lambda function that runs out of its own timeout is retried

@@ -2,7 +2,9 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
@@ -41,15 +43,20 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		return nil, d.cleanUpFailed(ctx, st, req, err)
 	case !found && !st.Deployed:
 		d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
+		st.Retire = &execution.Retire{Done: true}
 		return st, nil
 	case !found:
 		// Deploy finished without its record (someone removed it): its
 		// groups have their deterministic names all the same.
 		intent.Groups = groupNames(st)
 	}
-	removed, err := d.removeRelease(ctx, st, req, intent)
+	removed, draining, err := d.removeRelease(ctx, st, req, intent)
 	if err != nil {
 		return nil, d.cleanUpFailed(ctx, st, req, err)
+	}
+	if draining != nil {
+		st.Retire = draining
+		return st, nil
 	}
 	if found {
 		// Remember what is gone, so a retry does not take it for a group
@@ -62,44 +69,77 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		}
 	}
 	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
+	st.Retire = &execution.Retire{Done: true}
 	return st, nil
 }
 
 // removeRelease removes what the release made (see cleanUpFailure): the
 // groups intent names, and every group and template AWS shows tagged with
 // the release, for the verified release only, in its target, and only
-// while it holds the lock. It returns the names it removed.
-func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent ledger.Intent) ([]string, error) {
+// while it holds the lock. Its groups are retired first, a step per
+// invocation (fleet.Retirer: out of their load balancers, drained, scaled
+// to zero so their termination hooks run), as the previous release's are
+// at a swap: their instances may serve beside the previous release's.
+// While that is under way it returns where it stands (draining, not nil)
+// and removes nothing; past its time bound (the release's timeout and
+// tuning.RetireTimeout from the execution's start) it removes them
+// as they are. It returns the names it removed.
+func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent ledger.Intent) (removed []string, draining *execution.Retire, err error) {
 	if _, err := d.loadRelease(ctx, st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := d.holdsLock(ctx, st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := d.connect(ctx, st, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	created := map[string]bool{}
 	for _, n := range intent.Groups {
 		created[n] = !slices.Contains(intent.Removed, n)
 	}
-	remover := &fleet.Remover{
-		Clients: c, Owner: ownerOf(st), Created: created,
-		Owns:        func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID },
-		LastAttempt: req.Execution.RetryCount >= tuning.TaskRetryMaxAttempts,
-		Log:         d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure),
+	owns := func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID }
+	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure)
+	names := append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...)
+	bound := req.Execution.StartTime.Add(time.Duration(st.Timeout)*time.Second + tuning.RetireTimeout)
+	if req.Execution.StartTime.IsZero() || d.now().Before(bound) {
+		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+		ret, err := retirer.Step(ctx, names)
+		var ce *failure.CleanUpError
+		if errors.As(err, &ce) {
+			// Nothing is removed yet: everything the removal would remove
+			// may be left.
+			return nil, nil, &failure.CleanUpError{Leftovers: append(fleet.Leftovers(names...), ce.Leftovers...), Err: ce.Err}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ret.Ready {
+			return nil, &execution.Retire{WaitSeconds: int(tuning.RetireCheckInterval / time.Second), Groups: ret.Groups}, nil
+		}
 	}
-	removal, err := remover.Remove(ctx, append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...))
-	return removal.Removed, err
+	remover := &fleet.Remover{
+		Clients: c, Owner: ownerOf(st), Created: created, Owns: owns,
+		LastAttempt: lastAttempt(req),
+		Log:         log,
+	}
+	removal, err := remover.Remove(ctx, names)
+	return removal.Removed, nil, err
+}
+
+// lastAttempt reports whether req is its task's last attempt: the state
+// machine retries no more after it.
+func lastAttempt(req execution.Request) bool {
+	return req.Execution.RetryCount >= tuning.TaskRetryMaxAttempts
 }
 
 // cleanUpFailed is how CleanUpFailure fails: retryable while retries

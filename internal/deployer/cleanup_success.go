@@ -143,7 +143,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	if bad := health.Unstable(report, now); len(bad) > 0 {
 		for _, svc := range bad {
-			if report[svc].Missing && req.Execution.RetryCount < tuning.TaskRetryMaxAttempts {
+			if report[svc].Missing && !lastAttempt(req) {
 				return ledger.Intent{}, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
 			}
 		}
@@ -187,7 +187,7 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 // *failure.DeployError.
 func beforeNoReturn(req execution.Request, err error) error {
 	if failure.IsRetryable(err) {
-		if req.Execution.RetryCount < tuning.TaskRetryMaxAttempts {
+		if !lastAttempt(req) {
 			return err
 		}
 		return &failure.DeployError{Op: "re-check before retiring the previous groups",
@@ -218,7 +218,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	if now := d.now(); now.Before(plan.Since.Add(tuning.RetireTimeout)) {
-		ret, err := (&fleet.Retirer{API: c.AutoScaling, Log: log}).Step(ctx, plan.Groups)
+		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
+		ret, err := retirer.Step(ctx, plan.Groups)
 		if err != nil {
 			return fail(err)
 		}
@@ -230,7 +231,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st),
-		Owns: func(tags map[string]string) bool { return tags[naming.TagReleaseID] != st.ReleaseID },
+		Owns: notRelease(st.ReleaseID),
 		Log:  log,
 	}
 	removal, err := remover.Remove(ctx, plan.Groups)
@@ -251,6 +252,12 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
 	return &execution.Retire{Done: true}, nil
+}
+
+// notRelease says whether tags are those of another release than id's:
+// what the swap may retire.
+func notRelease(id string) func(tags map[string]string) bool {
+	return func(tags map[string]string) bool { return tags[naming.TagReleaseID] != id }
 }
 
 // recordCurrent writes the current record: the new release serves, from

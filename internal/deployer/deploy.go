@@ -18,7 +18,6 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
-	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Scaling policy types a release may use.
@@ -151,7 +150,7 @@ func madeGroup(groups []asgtypes.AutoScalingGroup, name, releaseID string) *asgt
 func (d *Deployer) fleetRelease(c *cloud.Clients, st *execution.State, req execution.Request) *fleet.Release {
 	return &fleet.Release{
 		Clients: c, Owner: ownerOf(st), ID: st.ReleaseID, SHA256: st.ReleaseSHA256,
-		LastAttempt: req.Execution.RetryCount >= tuning.TaskRetryMaxAttempts,
+		LastAttempt: lastAttempt(req),
 		Log:         d.log.With("release_id", st.ReleaseID),
 	}
 }

@@ -257,11 +257,11 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 
 // step runs a task as the state machine does: Validate's input is the
 // release, the others' the State; CheckHealthy's result goes to
-// $.health, every other result replaces the State; CleanUpSuccess runs
-// again after the wait it asks for (the Retired? loop) until it reports
-// the retirement done, or fails.
+// $.health, every other result replaces the State; CleanUpSuccess and
+// CleanUpFailure run again after the wait they ask for (the Retired? and
+// CleanedUp? loops) until they report the retirement done, or fail.
 func (x *run) step(task string) error {
-	if task != execution.TaskCleanUpSuccess {
+	if task != execution.TaskCleanUpSuccess && task != execution.TaskCleanUpFailure {
 		return x.once(task)
 	}
 	for steps := 1; ; steps++ {

@@ -54,7 +54,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 // records the FailureDirty outcome it is heading for. Earlier attempts,
 // and errors that are not transient, are returned as they are.
 func exhausted(req execution.Request, err error) error {
-	if req.Execution.RetryCount < tuning.TaskRetryMaxAttempts || !failure.IsRetryable(err) {
+	if !lastAttempt(req) || !failure.IsRetryable(err) {
 		return err
 	}
 	cause := fmt.Errorf("still failing after %d retries: %w", tuning.TaskRetryMaxAttempts, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // RetireProcesses are the processes a retiring group has suspended before
@@ -42,7 +43,16 @@ const (
 // again. Every call is idempotent.
 type Retirer struct {
 	API cloud.AutoScaling
-	Log *slog.Logger
+	// Owner and Owns say which groups it may retire: a visible group must
+	// carry Owner's tags and satisfy Owns (a release's own, or another
+	// release's); any other it leaves alone (the removal refuses it).
+	Owner Owner
+	Owns  func(tags map[string]string) bool
+	// LastAttempt says the task is on its last attempt: a ValidationError
+	// (Auto Scaling's "not found") naming a group Step has just seen is
+	// retryable until then (AWS is eventually consistent).
+	LastAttempt bool
+	Log         *slog.Logger
 }
 
 // Retirement is where the retirement of a set of groups stands after a
@@ -56,9 +66,10 @@ type Retirement struct {
 	Groups []execution.RetiringGroup
 }
 
-// Step takes the next step of retiring each of names that AWS shows and
-// is not being deleted (a name it does not show is gone, or never was: a
-// launch template's name, say); see Retirer. A failure is classified: a
+// Step takes the next step of retiring each of names that AWS shows, is
+// not being deleted and is the Retirer's to retire (a name it does not
+// show is gone, not visible yet, or never was: a launch template's name,
+// say; the removal that follows deals with each), each once; see Retirer. A failure is classified: a
 // transient one is retryable, any other a *failure.CleanUpError naming
 // the group and what it keeps.
 func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) {
@@ -67,9 +78,9 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 		return Retirement{}, err
 	}
 	ret := Retirement{Ready: true}
-	for _, name := range slices.Sorted(slices.Values(names)) {
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(names))) {
 		g, ok := groups[name]
-		if !ok || Deleting(g) {
+		if !ok || Deleting(g) || !r.owns(g) {
 			continue
 		}
 		rg, err := r.step(ctx, g)
@@ -82,6 +93,12 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 		}
 	}
 	return ret, nil
+}
+
+// owns reports whether g is one the Retirer may retire.
+func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
+	t := tags.FromASG(g.Tags)
+	return r.Owner.Marks(t) && (r.Owns == nil || r.Owns(t))
 }
 
 // step takes the next step of retiring g: detach it from the load
@@ -230,9 +247,14 @@ func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 	return nil
 }
 
-// failed classifies the error of op: transient ones are retryable, the
-// rest a *failure.CleanUpError naming what is left.
+// failed classifies the error of op: transient ones are retryable, as is
+// a ValidationError until the last attempt (the group was in the describe
+// moments before: it is not visible to this call yet); the rest a
+// *failure.CleanUpError naming what is left.
 func (r *Retirer) failed(op string, err error, what string) error {
+	if cloud.IsCode(err, cloud.CodeValidation) && !r.LastAttempt {
+		return &failure.RetryableError{Op: op, Err: fmt.Errorf("the group was described moments ago and may not be visible to this call yet: %w", err)}
+	}
 	return cloud.ClassifyAs(op, err, func(string, error) error {
 		return &failure.CleanUpError{Leftovers: []string{what}, Err: fmt.Errorf("%s: %w", op, err)}
 	})

@@ -34,6 +34,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/s3server"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/statemachine/shape"
 )
 
 var update = flag.Bool("update", false, "rewrite internal/region/testdata/*.golden")
@@ -677,7 +678,7 @@ func TestCrashingFleetIsNeverDeployed(t *testing.T) {
 				rel.Services["web"].Autoscaling = &release.Autoscaling{MinSize: minSize, MaxSize: minSize + 2}
 			})
 			d := bad.Describe()
-			assert.Equal(t, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock, execution.EndFailureClean}, bad.Path()[len(bad.Path())-3:])
+			assert.Equal(t, []string{execution.TaskCleanUpFailure, shape.StateCleanedUp, execution.TaskReleaseLock, execution.EndFailureClean}, bad.Path()[len(bad.Path())-4:])
 			assert.Equal(t, "HaltError", d.Error)
 			assert.Contains(t, d.Cause, "terminated during the deploy")
 			// The execution's cause is the function error payload; the

@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // TestHaltDuringEachState writes a halt marker as the new release's
@@ -60,8 +61,14 @@ func TestHaltDuringEachState(t *testing.T) {
 				}
 				return
 			}
-			assert.LessOrEqual(t, res.EndedAt.Sub(haltedAt), sc.Interval,
-				"halted at %s, ended at %s: more than one health-check interval", haltedAt, res.EndedAt)
+			// The halt is acted on within one health-check interval; the
+			// clean-up then retires the release's groups gracefully
+			// (drained, termination hooks run: the reference release's hook
+			// has no one to complete it, so it waits out its heartbeat).
+			cleanUp := firstVisit(t, res, execution.TaskCleanUpFailure)
+			assert.LessOrEqual(t, cleanUp.Sub(haltedAt), sc.Interval,
+				"halted at %s, cleaning up from %s: more than one health-check interval", haltedAt, cleanUp)
+			assert.LessOrEqual(t, res.EndedAt.Sub(cleanUp), retireBound, "the clean-up took %s", res.EndedAt.Sub(cleanUp))
 		})
 	}
 }
@@ -83,9 +90,10 @@ func TestEveryTaskTwice(t *testing.T) {
 	}
 }
 
-// TestNeverHealthyTimesOut: a release that never becomes healthy ends in
-// FailureClean (TimeoutError) within one health-check interval after its
-// timeout, with the previous release still serving.
+// TestNeverHealthyTimesOut: a release that never becomes healthy fails
+// (TimeoutError) within one health-check interval after its timeout, and
+// ends FailureClean once its groups are retired, with the previous
+// release still serving.
 func TestNeverHealthyTimesOut(t *testing.T) {
 	sc := reference(t)
 	res, err := sc.Run(context.Background(), RunOptions{Next: filepath.Join("..", "..", "testdata", "reliability", "v2-never-healthy.json")})
@@ -94,9 +102,28 @@ func TestNeverHealthyTimesOut(t *testing.T) {
 	assert.Equal(t, "TimeoutError", res.Error)
 	assert.Empty(t, res.Violations)
 	const timeout = 120 * time.Second // the release's timeout
-	took := res.EndedAt.Sub(res.StartedAt)
+	took := firstVisit(t, res, execution.TaskCleanUpFailure).Sub(res.StartedAt)
 	assert.GreaterOrEqual(t, took, timeout)
-	assert.LessOrEqual(t, took, timeout+sc.Interval, "ended %s after the start", took)
+	assert.LessOrEqual(t, took, timeout+sc.Interval, "failed %s after the start", took)
+	assert.LessOrEqual(t, res.EndedAt.Sub(res.StartedAt), timeout+sc.Interval+retireBound)
+}
+
+// retireBound is the longest the reference release's groups take to
+// retire: the deregistration delay (30 s), the termination hook's
+// heartbeat timeout (300 s, no one completes it), the terminate time (at
+// most 40 s) and a retirement step's wait on each side.
+const retireBound = 30*time.Second + 300*time.Second + 40*time.Second + 2*tuning.RetireCheckInterval
+
+// firstVisit is when res's execution first entered state.
+func firstVisit(t *testing.T, res *Result, state string) time.Time {
+	t.Helper()
+	for _, v := range res.Visits {
+		if v.State == state {
+			return v.At
+		}
+	}
+	t.Fatalf("the execution never entered %s", state)
+	return time.Time{}
 }
 
 func mustJSON(t *testing.T, v any) string {

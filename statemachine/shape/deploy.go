@@ -9,12 +9,15 @@ import (
 // Names of the states that are not tasks or ends (the tasks and the ends
 // are named by package execution).
 const (
-	StateHealthy         = "Healthy?"
-	StateWaitForHealthy  = "WaitForHealthy"
-	StateBadHealthReport = "BadHealthReport"
-	StateRetired         = "Retired?"
-	StateWaitForRetire   = "WaitForRetire"
-	StateBadRetireReport = "BadRetireReport"
+	StateHealthy          = "Healthy?"
+	StateWaitForHealthy   = "WaitForHealthy"
+	StateBadHealthReport  = "BadHealthReport"
+	StateRetired          = "Retired?"
+	StateWaitForRetire    = "WaitForRetire"
+	StateBadRetireReport  = "BadRetireReport"
+	StateCleanedUp        = "CleanedUp?"
+	StateWaitForCleanUp   = "WaitForCleanUp"
+	StateBadCleanUpReport = "BadCleanUpReport"
 )
 
 // Deploy returns the shape of ferry's deploy state machine. Each call
@@ -24,7 +27,7 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Retry:   retry(),
 		Tasks:   tasks(),
-		Loops:   []Loop{healthLoop(), retireLoop()},
+		Loops:   []Loop{healthLoop(), retireLoop(), cleanUpLoop()},
 		Ends: []End{
 			{Name: execution.EndSuccess,
 				Comment: "The release is deployed and healthy; the previous groups are deleted."},
@@ -81,34 +84,54 @@ func healthLoop() Loop {
 // wait until every previous group is gone. A state without a usable
 // report fails dirty: the previous groups may stand.
 func retireLoop() Loop {
+	return drainLoop(StateRetired, StateWaitForRetire, StateBadRetireReport, execution.TaskCleanUpSuccess, execution.EndSuccess,
+		"Succeed once the previous groups are retired, else wait and take the next step.",
+		"past the point of no return, fail dirty.", execution.EndFailureDirty)
+}
+
+// cleanUpLoop is the clean-up of a failed release's own groups, drained
+// the same way before they are deleted (their instances may serve beside
+// the previous release's): CleanUpFailure takes a step and reports, until
+// they are gone; then ReleaseLock. A state without a usable report fails
+// dirty: the release's groups may stand.
+func cleanUpLoop() Loop {
+	return drainLoop(StateCleanedUp, StateWaitForCleanUp, StateBadCleanUpReport, execution.TaskCleanUpFailure, execution.TaskReleaseLock,
+		"Release the lock once the release's groups are gone, else wait and take the next step.",
+		"its groups may stand, fail dirty.", execution.EndFailureDirty)
+}
+
+// drainLoop is a loop over task's report at PathRetire: done goes to
+// next, else a wait and task again; a state without a usable report
+// records an error and goes to bad.
+func drainLoop(choice, wait, badName, task, next, comment, badWhy, bad string) Loop {
 	return Loop{
 		Choice: Choice{
-			Name:    StateRetired,
-			Comment: "Succeed once the previous groups are retired, else wait and take the next step.",
+			Name:    choice,
+			Comment: comment,
 			Rules: []Rule{
-				{PathRetired, Absent, StateBadRetireReport},
-				{PathRetired, NotBoolean, StateBadRetireReport},
-				{PathRetired, True, execution.EndSuccess},
-				{PathRetireWaitSeconds, Absent, StateBadRetireReport},
-				{PathRetireWaitSeconds, NotNumeric, StateBadRetireReport},
-				{PathRetireWaitSeconds, Negative, StateBadRetireReport},
+				{PathRetired, Absent, badName},
+				{PathRetired, NotBoolean, badName},
+				{PathRetired, True, next},
+				{PathRetireWaitSeconds, Absent, badName},
+				{PathRetireWaitSeconds, NotNumeric, badName},
+				{PathRetireWaitSeconds, Negative, badName},
 			},
-			Default: StateWaitForRetire,
+			Default: wait,
 		},
 		Wait: Wait{
-			Name:        StateWaitForRetire,
-			Comment:     "Wait as long as the last retirement report asks (draining, termination hooks).",
+			Name:        wait,
+			Comment:     "Wait as long as the last report asks (draining, termination hooks).",
 			SecondsPath: PathRetireWaitSeconds,
-			Next:        execution.TaskCleanUpSuccess,
+			Next:        task,
 		},
 		Bad: Pass{
-			Name:    StateBadRetireReport,
-			Comment: "The state has no usable retirement report (a handler bug): past the point of no return, fail dirty.",
+			Name:    badName,
+			Comment: "The state has no usable report of " + task + " (a handler bug): " + badWhy,
 			Error:   failure.NameInternal,
-			Cause: "the state has no usable retirement report at " + PathRetire +
+			Cause: "the state has no usable report at " + PathRetire +
 				" (done must be a boolean, wait_seconds a number >= 0)",
 			ResultPath: PathError,
-			Next:       execution.EndFailureDirty,
+			Next:       bad,
 		},
 	}
 }
@@ -205,8 +228,8 @@ func tasks() []Task {
 			Otherwise: Catch{Next: dirty, Note: "it may have deleted something"},
 		},
 		{
-			Name: execution.TaskCleanUpFailure, Next: releaseLock,
-			Comment:   "Delete what this release created and record the outcome.",
+			Name: execution.TaskCleanUpFailure, Next: StateCleanedUp,
+			Comment:   "Retire what this release created a step at a time (detach, drain, scale to zero, delete); record the outcome of a failure.",
 			Catch:     []Catch{{Errors: []string{failure.NameCleanUp}, Next: dirty, Note: "leftovers named, lock kept"}},
 			Otherwise: Catch{Next: dirty},
 		},

@@ -49,7 +49,16 @@ func (m Machine) diagram() []string {
 	seen := map[string]bool{}
 	path := m.chain(m.StartAt(), seen)
 	lines := []string{strings.Join(path, " -> ")}
-	for l, ok := m.Loop(path[len(path)-1]); ok; {
+	// Each loop's rules, in the order the paths meet the loops.
+	queue := []string{path[len(path)-1]}
+	described := map[string]bool{}
+	for len(queue) > 0 {
+		l, ok := m.Loop(queue[0])
+		queue = queue[1:]
+		if !ok || described[l.Choice.Name] {
+			continue
+		}
+		described[l.Choice.Name] = true
 		lines = append(lines, l.Choice.Name+", the first rule that holds:")
 		var conds []string
 		for _, r := range l.Choice.Rules {
@@ -57,8 +66,6 @@ func (m Machine) diagram() []string {
 		}
 		conds = append(conds, "otherwise")
 		width := len(slices.MaxFunc(conds, func(a, b string) int { return len(a) - len(b) }))
-		var next Loop
-		ok = false
 		for i, c := range conds {
 			to := l.Choice.Default
 			if i < len(l.Choice.Rules) {
@@ -66,11 +73,8 @@ func (m Machine) diagram() []string {
 			}
 			chain := m.chain(to, seen)
 			lines = append(lines, fmt.Sprintf("    %-*s -> %s", width, c, strings.Join(chain, " -> ")))
-			if n, found := m.Loop(chain[len(chain)-1]); found && n.Choice.Name != l.Choice.Name && !ok {
-				next, ok = n, true
-			}
+			queue = append(queue, chain[len(chain)-1])
 		}
-		l = next
 	}
 	lines = append(lines, "")
 	width := 0
