@@ -539,3 +539,16 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	}
 	return s[:i], s[i+len(sep):], true
 }
+
+// checkCuts: no load balancer or target group counted a cut connection
+// (sim's servingCounter): every group left service drained, whatever
+// the faults.
+func (r *run) checkCuts(after sim.Snapshot) {
+	for _, a := range after.Accounts {
+		for _, rs := range append(slices.Clone(a.LoadBalancers), a.TargetGroups...) {
+			if rs.CutConnections > 0 {
+				r.violate("%s in %s/%s counted %d cut connections", rs.Name, a.Account, a.Region, rs.CutConnections)
+			}
+		}
+	}
+}

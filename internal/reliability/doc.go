@@ -50,6 +50,8 @@
 //     return (CleanUpSuccess with its deleting record, CleanUpFailure,
 //     ReleaseLock), with every leftover named in the outcome (unless S3
 //     refused the outcome's own write) and the lock kept;
+//   - no load balancer or target group counts a cut connection: every
+//     group that left service was drained first;
 //   - once Lock succeeded, the lock names the release and no one else;
 //   - each task touches only resources tagged DeployWith=ferry with the
 //     release's project and config, and of those only the release's own,

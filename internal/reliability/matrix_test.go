@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // TestCleanRun: the reference deploy succeeds without a violation, and its
@@ -211,4 +212,15 @@ func TestSchedulesFound(t *testing.T) {
 			assert.Empty(t, got.Violations, "%s ended %s (%s: %s); the matrix found: %s", tt.schedule, got.End, got.Error, got.Cause, tt.found)
 		})
 	}
+}
+
+// TestCutConnectionsAreViolations: a cut connection anywhere in the world
+// after a run is a violation naming where.
+func TestCutConnectionsAreViolations(t *testing.T) {
+	var r run
+	r.checkCuts(sim.Snapshot{Accounts: []sim.AccountSnapshot{{Account: "111111111111", Region: "us-east-1",
+		LoadBalancers: []sim.RegistrationSnapshot{{Name: "elb"}},
+		TargetGroups:  []sim.RegistrationSnapshot{{Name: "tg", CutConnections: 3}},
+	}}})
+	assert.Equal(t, []string{"tg in 111111111111/us-east-1 counted 3 cut connections"}, r.violations)
 }

@@ -364,6 +364,7 @@ func (r *run) after(ctx context.Context, res *Result) error {
 	}
 	r.checkEnd(res)
 	r.checkServing(res, r.reg.World().Fleet())
+	r.checkCuts(res.After)
 	r.mu.Lock()
 	res.Violations = append(res.Violations, r.violations...)
 	r.mu.Unlock()
