@@ -78,7 +78,7 @@ codestats: ## List every function above complexity 15 or over 80 lines
 
 # What the Lambda must never link: the CDK, and the simulation, the local
 # region, its S3 server (gofakes3) and interpreter, and the test harnesses.
-LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|bench|conformance|codestats)($$|/)
+LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|bench|conformance|codestats|console)($$|/)
 
 .PHONY: thin
 thin: ## Check that the Lambda links neither the CDK nor the simulation, and the CLI not the CDK

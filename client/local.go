@@ -70,7 +70,10 @@ func (c *localCommand) spec() commandSpec {
 		help: `Local runs an embedded region on this machine until Ctrl-C: the deployer's
 state machine and handlers, an S3-compatible store with the deployer bucket,
 and a simulated AWS seeded from a world file, all on one port (--listen).
-It prints the endpoint, the state machine ARN and the bucket. Point the
+It prints the endpoint, the state machine ARN and the bucket; its root,
+opened in a browser, is a console that shows the executions (each as the
+state machine's graph with the current state lit, and its history) and
+the simulated world, live. Point the
 client at it with AWS_ENDPOINT_URL=http://ADDR, or use ferry deploy --local
 for the default address.
 
@@ -171,8 +174,8 @@ func (c *localCommand) serve(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (Ctrl-C stops)\n%s",
-		url, r.StateMachineARN(), r.Bucket(), localExports(url))
+	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (Ctrl-C stops)\nconsole: open %s/ in a browser\n%s",
+		url, r.StateMachineARN(), r.Bucket(), url, localExports(url))
 	if err := r.Serve(ctx, ln); err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ func TestLocalServesUntilCancelled(t *testing.T) {
 	require.Len(t, url, 2, banner)
 	assert.Contains(t, banner, "state machine arn:aws:states:us-east-1:111111111111:stateMachine:ferry-deployer")
 	assert.Contains(t, banner, "bucket ")
+	consoleLine, err := out.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "console: open "+url[1]+"/ in a browser\n", consoleLine)
 	exports := map[string]string{}
 	_, err = out.ReadString('\n') // what to do with the lines below
 	require.NoError(t, err)
@@ -84,6 +87,14 @@ func TestLocalServesUntilCancelled(t *testing.T) {
 	resp.Body.Close()
 	assert.Contains(t, banner, "bucket "+info.Bucket)
 	assert.Zero(t, info.Speed)
+
+	req, err := http.NewRequest(http.MethodGet, url[1]+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/html")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html", "the console is at the root")
 
 	c, stdout, errOut := runFerry(t, "local", "world", "--endpoint", url[1])
 	assert.Equal(t, exitOK, c, errOut)

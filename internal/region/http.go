@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/console"
 )
 
 // Paths of the region's own read-only views.
@@ -36,12 +38,15 @@ const shutdownTimeout = 5 * time.Second
 //     DescribeStateMachine, ListStateMachines);
 //   - a form POSTed to "/" to STS (GetCallerIdentity only, answered with
 //     the region's account);
+//   - a browser's GET / and GET /_ferry/console/... to the console (package
+//     console: console.Wants tells a browser from an SDK);
 //   - GET /_ferry/world and GET /_ferry/info to the read-only views;
 //   - everything else to the S3 API (path-style addressing).
 //
 // Requests are not authenticated: any signature (or none) is accepted.
 func (r *Region) Handler() http.Handler {
 	s3h := r.s3srv.Handler()
+	page := console.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -60,6 +65,9 @@ func (r *Region) Handler() http.Handler {
 		case isSTS(req):
 			kind = "sts"
 			r.serveSTS(rec, req)
+		case console.Wants(req):
+			kind = "console"
+			page.ServeHTTP(rec, req)
 		case strings.HasPrefix(req.URL.Path, "/_ferry/"):
 			kind = "ferry"
 			r.serveView(rec, req)

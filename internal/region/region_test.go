@@ -7,9 +7,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -755,4 +757,37 @@ func TestIdentityIsVerified(t *testing.T) {
 			assert.Equal(t, "arn:aws:iam::111111111111:user/alice", o.CreatedByName, "the name the client gave itself")
 		})
 	}
+}
+
+// TestConsoleAtTheRoot: a browser's GET / is the console; an SDK's signed
+// GET / is still S3's ListBuckets.
+func TestConsoleAtTheRoot(t *testing.T) {
+	r, _ := newTestRegion(t, Options{})
+	srv := httptest.NewServer(r.Handler())
+	t.Cleanup(srv.Close)
+
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+	assert.Contains(t, string(page), "ferry local console")
+
+	req, err = http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0")
+	req.Header.Set("X-Amz-Date", "20250101T000000Z")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	buckets, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(buckets), "ListAllMyBucketsResult")
+	assert.Contains(t, string(buckets), r.Bucket())
 }

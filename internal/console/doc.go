@@ -1,0 +1,15 @@
+// Package console owns the local region's web console: a page, served at
+// the region's root to a browser, that shows the executions of the deploy
+// state machine (running and past), each as the machine's graph with the
+// current state lit and its history, and the simulated world (groups,
+// instances with their lifecycle and health, load balancer registrations
+// and cut connections, alarms), updating live.
+//
+// It is plain HTML, CSS and JavaScript embedded in the binary: no build
+// step, no CDN, nothing fetched from outside (its Content-Security-Policy
+// allows only the region itself). The page reads what any client reads:
+// the Step Functions API (ListStateMachines, DescribeStateMachine,
+// ListExecutions, GetExecutionHistory) and the region's read-only world
+// view. Handler serves the page and its assets; Wants tells a browser's
+// request for it from an SDK's (an SDK's GET / is S3's ListBuckets).
+package console

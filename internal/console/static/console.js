@@ -1,0 +1,276 @@
+// ferry's local console. It reads what any client reads: the Step
+// Functions API of the local region (POST / with X-Amz-Target) and its
+// read-only world view (GET /_ferry/world), every second while visible.
+// Names from the data are always inserted as text, never as HTML.
+"use strict";
+
+const refreshMs = 1000;
+const state = { machine: null, definition: null, layout: null, selected: null, executions: [] };
+
+// el makes an element with attributes and children (strings become text).
+function el(tag, attrs, ...children) {
+  const svg = ["svg", "g", "rect", "text", "path", "title"].includes(tag);
+  const e = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+  return e;
+}
+
+async function sfn(op, body) {
+  const res = await fetch("/", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AWSStepFunctions." + op },
+    body: JSON.stringify(body || {}),
+  });
+  if (!res.ok) throw new Error(op + ": HTTP " + res.status);
+  return res.json();
+}
+
+async function getJSON(path) {
+  const res = await fetch(path, { headers: { Accept: "application/json" } });
+  if (!res.ok) throw new Error(path + ": HTTP " + res.status);
+  return res.json();
+}
+
+function when(epochSeconds) {
+  if (epochSeconds === undefined || epochSeconds === null) return "";
+  return new Date(epochSeconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+function duration(from, to) {
+  if (!from) return "";
+  const s = Math.max(0, Math.round((to || from) - from));
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, "0")}m` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+// edges lists the transitions of a States Language state: Next, Default,
+// each Choice's Next (success edges) and each Catch's Next (catch edges).
+function edges(st) {
+  const out = [];
+  if (st.Next) out.push({ to: st.Next, kind: "next" });
+  if (st.Default) out.push({ to: st.Default, kind: "next" });
+  for (const c of st.Choices || []) if (c.Next) out.push({ to: c.Next, kind: "next" });
+  for (const c of st.Catch || []) if (c.Next) out.push({ to: c.Next, kind: "catch" });
+  return out;
+}
+
+// layoutOf places every state of a definition in layers: a state's layer
+// is its distance from StartAt along success edges first, then catch
+// edges; each layer is a row, its states spread across it.
+function layoutOf(def) {
+  const layer = new Map([[def.StartAt, 0]]);
+  const bfs = (starts, kinds) => {
+    const q = starts.slice();
+    while (q.length) {
+      const name = q.shift();
+      const st = def.States[name];
+      if (!st) continue;
+      for (const e of edges(st)) {
+        if (!kinds.includes(e.kind) || layer.has(e.to)) continue;
+        layer.set(e.to, layer.get(name) + 1);
+        q.push(e.to);
+      }
+    }
+  };
+  bfs([def.StartAt], ["next"]);
+  bfs([...layer.keys()], ["next", "catch"]);
+  for (const name of Object.keys(def.States)) if (!layer.has(name)) layer.set(name, layer.size);
+  const rows = [];
+  for (const [name, l] of layer) (rows[l] = rows[l] || []).push(name);
+  const w = 150, h = 30, gapX = 20, gapY = 26;
+  const width = Math.max(...rows.filter(Boolean).map((r) => r.length)) * (w + gapX) + gapX;
+  const pos = new Map();
+  rows.filter(Boolean).forEach((names, y) => {
+    const offset = (width - names.length * (w + gapX) + gapX) / 2;
+    names.forEach((name, x) => pos.set(name, { x: offset + x * (w + gapX), y: gapY + y * (h + gapY), w, h }));
+  });
+  return { pos, width, height: gapY + rows.filter(Boolean).length * (h + gapY) };
+}
+
+function drawGraph(def, layout) {
+  const svg = document.getElementById("graph");
+  svg.replaceChildren();
+  svg.setAttribute("width", layout.width);
+  svg.setAttribute("height", layout.height);
+  svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
+  const lines = el("g", { class: "edges" });
+  const nodes = el("g", { class: "states" });
+  for (const [name, st] of Object.entries(def.States)) {
+    const a = layout.pos.get(name);
+    for (const e of edges(st)) {
+      const b = layout.pos.get(e.to);
+      if (!b) continue;
+      const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+      const d = y2 > y1 ? `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`
+        : `M${x1},${a.y} C${x1 + 60},${a.y - 40} ${x2 + 60},${y2 + b.h + 40} ${x2},${b.y + b.h}`;
+      lines.append(el("path", { class: "edge " + e.kind, d }));
+    }
+    const kind = st.Type === "Choice" ? " choice" : "";
+    nodes.append(el("g", { class: "state" + kind, "data-state": name, "data-type": st.Type },
+      el("title", {}, `${name} (${st.Type})`),
+      el("rect", { x: a.x, y: a.y, width: a.w, height: a.h }),
+      el("text", { x: a.x + a.w / 2, y: a.y + a.h / 2 }, name.length > 22 ? name.slice(0, 21) + "…" : name)));
+  }
+  svg.append(lines, nodes);
+}
+
+// progressOf reads an execution's history: the states it visited, the
+// one it is in (running), and how it ended.
+function progressOf(events, status) {
+  const visited = new Set();
+  let current = null, lastEntered = null;
+  for (const ev of events) {
+    const entered = ev.stateEnteredEventDetails, exited = ev.stateExitedEventDetails;
+    if (entered) { visited.add(entered.name); current = entered.name; lastEntered = entered.name; }
+    if (exited && current === exited.name) current = exited.name;
+  }
+  return { visited, current: status === "RUNNING" ? current : null, end: status === "RUNNING" ? null : lastEntered };
+}
+
+function paintGraph(progress, status) {
+  for (const g of document.querySelectorAll("#graph .state")) {
+    const name = g.getAttribute("data-state");
+    g.classList.toggle("visited", progress.visited.has(name));
+    g.classList.toggle("current", progress.current === name);
+    g.classList.toggle("failed", status !== "SUCCEEDED" && progress.end === name);
+    g.classList.toggle("succeeded", status === "SUCCEEDED" && progress.end === name);
+    g.toggleAttribute("aria-current", progress.current === name);
+  }
+}
+
+function errorOf(ev) {
+  for (const k of Object.keys(ev)) {
+    const d = ev[k];
+    if (d && typeof d === "object" && (d.error || d.cause)) {
+      let cause = d.cause || "";
+      try { const c = JSON.parse(cause); cause = c.errorMessage || cause; } catch (_) { /* plain text */ }
+      return [d.error, cause].filter(Boolean).join(": ");
+    }
+  }
+  return "";
+}
+
+function showHistory(events) {
+  const body = document.querySelector("#history tbody");
+  body.replaceChildren(...events.slice().reverse().map((ev) => {
+    const d = ev.stateEnteredEventDetails || ev.stateExitedEventDetails;
+    return el("tr", {}, el("td", {}, ev.id), el("td", {}, when(ev.timestamp)), el("td", {}, ev.type),
+      el("td", {}, d ? d.name : ""), el("td", { class: "error" }, errorOf(ev)));
+  }));
+}
+
+function showExecutions() {
+  const list = document.getElementById("executions");
+  document.getElementById("no-executions").hidden = state.executions.length > 0;
+  const sorted = state.executions.slice().sort((a, b) =>
+    (a.status === "RUNNING") !== (b.status === "RUNNING") ? (a.status === "RUNNING" ? -1 : 1) : b.startDate - a.startDate);
+  list.replaceChildren(...sorted.map((x) => {
+    const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
+      el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || Date.now() / 1000),
+      el("span", { class: "name" }, x.name), el("span", { class: "muted" }, when(x.startDate)));
+    button.addEventListener("click", () => { state.selected = x.executionArn; refresh(); });
+    return el("li", {}, button);
+  }));
+}
+
+async function history(arn) {
+  const events = [];
+  let token;
+  do {
+    const out = await sfn("GetExecutionHistory", { executionArn: arn, maxResults: 1000, nextToken: token });
+    events.push(...out.events);
+    token = out.nextToken;
+  } while (token);
+  return events;
+}
+
+async function showExecution() {
+  const x = state.executions.find((e) => e.executionArn === state.selected);
+  if (!x) return;
+  document.getElementById("execution-title").textContent = x.name;
+  const status = document.getElementById("execution-status");
+  status.replaceChildren(el("span", { class: "status " + x.status }, x.status), ` started ${when(x.startDate)}`,
+    x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || Date.now() / 1000)})`);
+  const events = await history(x.executionArn);
+  paintGraph(progressOf(events, x.status), x.status);
+  showHistory(events);
+}
+
+function showWorld(world) {
+  const root = document.getElementById("world");
+  const parts = [];
+  for (const a of world.accounts || []) {
+    parts.push(el("h3", {}, `${a.account} ${a.region}`));
+    for (const g of a.groups || []) {
+      const rows = (g.instances || []).map((i) => el("tr", {},
+        el("td", {}, i.id), el("td", { class: "lc-" + i.lifecycle }, i.lifecycle), el("td", {}, i.health), el("td", {}, i.zone),
+        el("td", {}, Object.entries(i.lb || {}).map(([k, v]) => el("span", { class: "h-" + v, title: k }, v + " ")))));
+      parts.push(el("div", { class: "group" + (g.status ? " deleting" : ""), "data-group": g.name },
+        el("h4", {}, g.name),
+        el("p", { class: "muted" }, `release ${g.tags && g.tags.ReleaseID || "?"} · desired ${g.desired} (min ${g.min}, max ${g.max})`,
+          g.status ? ` · ${g.status}` : "", g.suspended && g.suspended.length ? ` · suspended ${g.suspended.join(", ")}` : ""),
+        rows.length ? el("table", { class: "instances" },
+          el("thead", {}, el("tr", {}, ["instance", "lifecycle", "health", "zone", "load balancers"].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, rows)) : el("p", { class: "muted" }, "no instances")));
+    }
+    const regs = [...(a.load_balancers || []).map((r) => ["load balancer", r]), ...(a.target_groups || []).map((r) => ["target group", r])];
+    if (regs.length) {
+      parts.push(el("h4", {}, "Registrations"));
+      parts.push(el("table", {}, el("tbody", {}, regs.map(([kind, r]) => el("tr", { "data-registration": r.name },
+        el("td", {}, kind), el("td", {}, r.name),
+        el("td", {}, Object.entries(r.instances || {}).map(([id, s]) => el("span", { class: "h-" + s }, `${id}=${s} `))),
+        el("td", { class: r.cut_connections ? "cut" : "muted" }, r.cut_connections ? `${r.cut_connections} cut` : "0 cut"))))));
+    }
+    if ((a.alarms || []).length) {
+      parts.push(el("h4", {}, "Alarms"));
+      parts.push(el("table", {}, el("tbody", {}, a.alarms.map((al) => el("tr", {}, el("td", {}, al.name), el("td", {}, al.state))))));
+    }
+  }
+  if (!parts.length) parts.push(el("p", { class: "muted" }, "Nothing deployed yet."));
+  root.replaceChildren(...parts);
+}
+
+async function refresh() {
+  try {
+    if (!state.machine) {
+      const info = await getJSON("/_ferry/info");
+      document.getElementById("region").textContent = `account ${info.account || "?"} · ${info.region || "?"} · bucket ${info.bucket || "?"}`;
+      const machines = await sfn("ListStateMachines", {});
+      if (!machines.stateMachines || !machines.stateMachines.length) return;
+      state.machine = machines.stateMachines[0].stateMachineArn;
+      const d = await sfn("DescribeStateMachine", { stateMachineArn: state.machine });
+      state.definition = JSON.parse(d.definition);
+      state.layout = layoutOf(state.definition);
+      drawGraph(state.definition, state.layout);
+    }
+    const list = await sfn("ListExecutions", { stateMachineArn: state.machine, maxResults: 100 });
+    state.executions = list.executions || [];
+    if (!state.selected && state.executions.length) {
+      const running = state.executions.find((x) => x.status === "RUNNING");
+      state.selected = (running || state.executions[0]).executionArn;
+    }
+    showExecutions();
+    await showExecution();
+    showWorld(await getJSON("/_ferry/world"));
+    document.body.setAttribute("data-refreshed", String(Date.now()));
+  } catch (err) {
+    document.getElementById("region").textContent = "cannot reach the region: " + err.message;
+  }
+}
+
+let busy = false;
+async function tick() {
+  if (busy || document.visibilityState !== "visible") return;
+  busy = true;
+  try { await refresh(); } finally { busy = false; }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  tick();
+  setInterval(tick, refreshMs);
+});
