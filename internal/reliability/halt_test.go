@@ -110,9 +110,9 @@ func TestNeverHealthyTimesOut(t *testing.T) {
 
 // retireBound is the longest the reference release's groups take to
 // retire: the deregistration delay (30 s), the termination hook's
-// heartbeat timeout (300 s, no one completes it), the terminate time (at
+// heartbeat timeout (30 s, no one completes it), the terminate time (at
 // most 40 s) and a retirement step's wait on each side.
-const retireBound = 30*time.Second + 300*time.Second + 40*time.Second + 2*tuning.RetireCheckInterval
+const retireBound = 30*time.Second + 30*time.Second + 40*time.Second + 2*tuning.RetireCheckInterval
 
 // firstVisit is when res's execution first entered state.
 func firstVisit(t *testing.T, res *Result, state string) time.Time {
