@@ -5,7 +5,8 @@
 "use strict";
 
 const refreshMs = 1000;
-const state = { machine: null, definition: null, layout: null, selected: null, executions: [] };
+// now is the region's clock (it may be virtual), in epoch seconds.
+const state = { machine: null, definition: null, layout: null, selected: null, executions: [], now: 0 };
 
 // el makes an element with attributes and children (strings become text).
 function el(tag, attrs, ...children) {
@@ -171,7 +172,7 @@ function showExecutions() {
     (a.status === "RUNNING") !== (b.status === "RUNNING") ? (a.status === "RUNNING" ? -1 : 1) : b.startDate - a.startDate);
   list.replaceChildren(...sorted.map((x) => {
     const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
-      el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || Date.now() / 1000),
+      el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || state.now),
       el("span", { class: "name" }, x.name), el("span", { class: "muted" }, when(x.startDate)));
     button.addEventListener("click", () => { state.selected = x.executionArn; refresh(); });
     return el("li", {}, button);
@@ -195,7 +196,7 @@ async function showExecution() {
   document.getElementById("execution-title").textContent = x.name;
   const status = document.getElementById("execution-status");
   status.replaceChildren(el("span", { class: "status " + x.status }, x.status), ` started ${when(x.startDate)}`,
-    x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || Date.now() / 1000)})`);
+    x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || state.now)})`);
   const events = await history(x.executionArn);
   paintGraph(progressOf(events, x.status), x.status);
   showHistory(events);
@@ -237,9 +238,11 @@ function showWorld(world) {
 
 async function refresh() {
   try {
+    const info = await getJSON("/_ferry/info");
+    state.now = Date.parse(info.now) / 1000 || Date.now() / 1000;
+    document.getElementById("region").textContent =
+      `account ${info.account || "?"} · ${info.region || "?"} · bucket ${info.bucket || "?"} · region time ${when(state.now)}`;
     if (!state.machine) {
-      const info = await getJSON("/_ferry/info");
-      document.getElementById("region").textContent = `account ${info.account || "?"} · ${info.region || "?"} · bucket ${info.bucket || "?"}`;
       const machines = await sfn("ListStateMachines", {});
       if (!machines.stateMachines || !machines.stateMachines.length) return;
       state.machine = machines.stateMachines[0].stateMachineArn;
