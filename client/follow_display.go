@@ -105,34 +105,14 @@ func (d *display) show(u progress) {
 	d.follow(u)
 	d.untick()
 	if d.mode == modeJSON {
-		j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
-		if u.Event == updateOutcome {
-			code := exitCodeOf(u)
-			if d.exitCode != nil {
-				code = d.exitCode(u)
-			}
-			j.ExitCode = &code
-		}
-		d.json(j)
+		d.showJSON(u)
 		return
 	}
 	switch u.Event {
 	case updateState:
 		d.line(u.Elapsed, d.paint(ansiBold, oneLine(u.State)))
 	case updateHealth:
-		lines := healthLines(u)
-		if d.mode == modeLive && d.block > 0 {
-			fmt.Fprintf(d.w, ansiUpClear, d.block)
-		}
-		for i, l := range lines {
-			if d.mode == modePlain && !d.changed(u.Services[i], u.At) {
-				continue // a log gets the services that changed, not the whole block again
-			}
-			fmt.Fprintln(d.w, fitWidth(fmt.Sprintf("%6s    %s", formatElapsed(u.Elapsed), l), d.width))
-		}
-		if d.mode == modeLive {
-			d.block = len(lines)
-		}
+		d.showHealth(u)
 		return
 	case updateRetire:
 		for _, l := range retireLines(u.Retiring) {
@@ -154,6 +134,38 @@ func (d *display) show(u progress) {
 		return
 	}
 	d.block = 0
+}
+
+// showJSON writes u as one JSON object; an outcome carries the exit code
+// the command returns for it.
+func (d *display) showJSON(u progress) {
+	j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
+	if u.Event == updateOutcome {
+		code := exitCodeOf(u)
+		if d.exitCode != nil {
+			code = d.exitCode(u)
+		}
+		j.ExitCode = &code
+	}
+	d.json(j)
+}
+
+// showHealth writes a health report: on a terminal the whole block,
+// redrawn in place; in a log the services whose line changed.
+func (d *display) showHealth(u progress) {
+	lines := healthLines(u)
+	if d.mode == modeLive && d.block > 0 {
+		fmt.Fprintf(d.w, ansiUpClear, d.block)
+	}
+	for i, l := range lines {
+		if d.mode == modePlain && !d.changed(u.Services[i], u.At) {
+			continue // a log gets the services that changed, not the whole block again
+		}
+		fmt.Fprintln(d.w, fitWidth(fmt.Sprintf("%6s    %s", formatElapsed(u.Elapsed), l), d.width))
+	}
+	if d.mode == modeLive {
+		d.block = len(lines)
+	}
 }
 
 // message writes a line that is not an update (what the command is doing).

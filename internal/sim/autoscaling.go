@@ -605,10 +605,19 @@ func (r *region) deleteGroup(name string, force bool) error {
 			delete(r.alarms, name)
 		}
 	}
-	// ForceDelete deletes the group "without waiting for all instances to
-	// be terminated" and "also deletes any outstanding lifecycle actions"
-	// (DeleteAutoScalingGroup, Auto Scaling API Reference): no draining, no
-	// hook; an instance a load balancer still routes to is cut off.
+	r.forceTerminate(g, now)
+	if len(g.instances) == 0 {
+		r.scheduleGroupGone(g, now)
+	}
+	return nil
+}
+
+// forceTerminate terminates g's instances as ForceDelete does: it deletes
+// the group "without waiting for all instances to be terminated" and
+// "also deletes any outstanding lifecycle actions" (DeleteAutoScalingGroup,
+// Auto Scaling API Reference): no draining, no hook; an instance a load
+// balancer still routes to is cut off.
+func (r *region) forceTerminate(g *group, now time.Time) {
 	for _, i := range append([]*instance(nil), g.instances...) {
 		r.cutForce(i, now)
 		if !i.terminating.IsZero() {
@@ -617,10 +626,6 @@ func (r *region) deleteGroup(name string, force bool) error {
 		}
 		r.terminate(i, now, false, fmt.Sprintf("At %s a user request deleted the AutoScalingGroup %s (ForceDelete).  At %s an instance was taken out of service in response to a user request.", stamp(now), g.name, stamp(now)))
 	}
-	if len(g.instances) == 0 {
-		r.scheduleGroupGone(g, now)
-	}
-	return nil
 }
 
 // UpdateAutoScalingGroup changes a group's size. MinSize, MaxSize and

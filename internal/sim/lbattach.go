@@ -304,30 +304,42 @@ func (r *region) attach(op, name string, elbs, tgARNs []string) error {
 		return err
 	}
 	for _, lb := range lbs {
-		if slices.Contains(g.lbs, lb) {
-			continue
-		}
-		g.lbs = append(g.lbs, lb)
-		for _, inst := range g.instances {
-			if inst.terminating.IsZero() {
-				lb.instances[inst.id] = inst
-				inst.lbs = append(inst.lbs, lb)
-			}
-		}
+		r.attachELB(g, lb)
 	}
 	for _, tg := range tgs {
-		if slices.Contains(g.tgs, tg) {
-			continue
-		}
-		g.tgs = append(g.tgs, tg)
-		for _, inst := range g.instances {
-			if inst.terminating.IsZero() {
-				tg.targets[inst.id] = &target{inst: inst}
-				inst.tgs = append(inst.tgs, tg)
-			}
-		}
+		r.attachTG(g, tg)
 	}
 	return nil
+}
+
+// attachELB attaches lb to g, unless it is already, and registers g's
+// live instances with it.
+func (r *region) attachELB(g *group, lb *classicLB) {
+	if slices.Contains(g.lbs, lb) {
+		return
+	}
+	g.lbs = append(g.lbs, lb)
+	for _, inst := range g.instances {
+		if inst.terminating.IsZero() {
+			lb.instances[inst.id] = inst
+			inst.lbs = append(inst.lbs, lb)
+		}
+	}
+}
+
+// attachTG attaches tg to g, unless it is already, and registers g's live
+// instances with it.
+func (r *region) attachTG(g *group, tg *targetGroup) {
+	if slices.Contains(g.tgs, tg) {
+		return
+	}
+	g.tgs = append(g.tgs, tg)
+	for _, inst := range g.instances {
+		if inst.terminating.IsZero() {
+			tg.targets[inst.id] = &target{inst: inst}
+			inst.tgs = append(inst.tgs, tg)
+		}
+	}
 }
 
 // checkAttachBatch refuses an Attach* or Detach* call naming none, or
