@@ -46,14 +46,7 @@ func healthLoop() Loop {
 		Choice: Choice{
 			Name:    StateHealthy,
 			Comment: "Clean up the previous release when healthy, else wait and check again.",
-			Rules: []Rule{
-				{PathHealthy, Absent, StateBadHealthReport},
-				{PathHealthy, NotBoolean, StateBadHealthReport},
-				{PathHealthy, True, execution.TaskCleanUpSuccess},
-				{PathWaitSeconds, Absent, StateBadHealthReport},
-				{PathWaitSeconds, NotNumeric, StateBadHealthReport},
-				{PathWaitSeconds, Negative, StateBadHealthReport},
-			},
+			Rules:   reportRules(PathHealthy, PathWaitSeconds, execution.TaskCleanUpSuccess, StateBadHealthReport),
 			Default: StateWaitForHealthy,
 		},
 		Wait: Wait{
@@ -108,14 +101,7 @@ func drainLoop(choice, wait, badName, task, next, comment, badWhy, bad string) L
 		Choice: Choice{
 			Name:    choice,
 			Comment: comment,
-			Rules: []Rule{
-				{PathRetired, Absent, badName},
-				{PathRetired, NotBoolean, badName},
-				{PathRetired, True, next},
-				{PathRetireWaitSeconds, Absent, badName},
-				{PathRetireWaitSeconds, NotNumeric, badName},
-				{PathRetireWaitSeconds, Negative, badName},
-			},
+			Rules:   reportRules(PathRetired, PathRetireWaitSeconds, next, badName),
 			Default: wait,
 		},
 		Wait: Wait{
@@ -133,6 +119,21 @@ func drainLoop(choice, wait, badName, task, next, comment, badWhy, bad string) L
 			ResultPath: PathError,
 			Next:       bad,
 		},
+	}
+}
+
+// reportRules are a loop Choice's rules over a task's report: done (a
+// boolean at donePath) goes to next; a report without a boolean done, or
+// without a whole wait_seconds >= 0 at waitPath, goes to bad. Otherwise
+// (the Choice's Default) the loop waits.
+func reportRules(donePath, waitPath, next, bad string) []Rule {
+	return []Rule{
+		{donePath, Absent, bad},
+		{donePath, NotBoolean, bad},
+		{donePath, True, next},
+		{waitPath, Absent, bad},
+		{waitPath, NotNumeric, bad},
+		{waitPath, Negative, bad},
 	}
 }
 
