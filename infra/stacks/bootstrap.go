@@ -245,7 +245,7 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 		}),
 		statement(awsiam.PolicyStatementProps{
 			Sid:       str("ReadAlarms"),
-			Actions:   strs("cloudwatch:DescribeAlarms"),
+			Actions:   strs("cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource"),
 			Resources: strs(arn("cloudwatch", "alarm:*")),
 		}),
 		statement(awsiam.PolicyStatementProps{

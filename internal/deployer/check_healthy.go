@@ -25,7 +25,9 @@ import (
 //     (a target unused with Target.NotInUse, a classic load balancer
 //     OutOfService for the zone);
 //   - a *failure.HaltError when more instances of a service's new group
-//     terminated during the deploy than its max_terms tolerates.
+//     terminated during the deploy than its max_terms tolerates;
+//   - a *failure.HaltError when an alarm the release names is in ALARM
+//     (checkAlarms: its alarm gate).
 //
 // Otherwise it returns the Health: whether every service is stable (it has
 // held its healthy target for its stability window, with no instance
@@ -58,6 +60,9 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		return nil, err
 	}
 	if err := checkTerminations(r, report); err != nil {
+		return nil, err
+	}
+	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
 		return nil, err
 	}
 	h := &execution.Health{

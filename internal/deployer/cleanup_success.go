@@ -32,9 +32,10 @@ import (
 //     one it gates the swap (gate): the lock must be held by this release
 //     and every service must still be stable by CheckHealthy's rule, its
 //     new group's terminations counted from all of its scaling
-//     activities (activitiesAlways); then
-//     it lists the previous groups and records exactly them
-//     (ledger.CreateDeleting): the point of no return. A failure of the
+//     activities (activitiesAlways), and no alarm the release names may
+//     be in ALARM (checkAlarms); then it lists the previous groups and
+//     records exactly them (ledger.CreateDeleting): the point of no
+//     return. A failure of the
 //     gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
 //     release keeps serving), or retryable.
@@ -140,6 +141,9 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	if err := checkTerminations(r, report); err != nil {
 		return ledger.Intent{}, err
+	}
+	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, err)
 	}
 	if bad := health.Unstable(report, now); len(bad) > 0 {
 		for _, svc := range bad {

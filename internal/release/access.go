@@ -38,6 +38,19 @@ func (r *Release) ServiceUserData(name string) string {
 	return r.UserData
 }
 
+// AlarmNames returns every alarm the release and its services name, sorted,
+// each once.
+func (r *Release) AlarmNames() []string {
+	names := slices.Clone(r.Alarms)
+	for _, s := range r.Services {
+		if s != nil {
+			names = append(names, s.Alarms...)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 // TimeoutDuration returns how long, from the execution's start, the
 // release may take to become healthy: its timeout, else the default
 // ApplyDefaults gives it.

@@ -45,7 +45,12 @@ type Release struct {
 
 	Lifecycle map[string]*LifecycleHook `json:"lifecycle,omitempty"`
 	Assets    map[string]*Asset         `json:"assets,omitempty"`
-	Services  map[string]*Service       `json:"services"`
+	// Alarms are CloudWatch alarms of the project-config (tagged with its
+	// ProjectName and ConfigName) that must not be in ALARM while the
+	// release is judged: one in ALARM halts it before the point of no
+	// return. A service may name more.
+	Alarms   []string            `json:"alarms,omitempty"`
+	Services map[string]*Service `json:"services"`
 }
 
 // LifecycleHook is an Auto Scaling lifecycle hook added to every ASG of the
@@ -72,6 +77,8 @@ type Service struct {
 	ELBs           []string `json:"elbs,omitempty"`
 	TargetGroups   []string `json:"target_groups,omitempty"`
 	Profile        string   `json:"profile,omitempty"`
+	// Alarms are more alarms, the service's own (see Release.Alarms).
+	Alarms []string `json:"alarms,omitempty"`
 
 	EBSVolumeSize int    `json:"ebs_volume_size,omitempty"`
 	EBSVolumeType string `json:"ebs_volume_type,omitempty"`

@@ -89,6 +89,7 @@ func Schema() []byte {
 		"subnets":         list("Overrides the release's subnets.", ref("A subnet Name tag or ID.")),
 		"user_data":       userData,
 		"stable_seconds":  stable("Overrides the release's stable_seconds."),
+		"alarms":          list("More CloudWatch alarms, the service's own, that must not be in ALARM while the release is judged.", ref("An alarm name.")),
 	}, "instance_type", "security_groups")
 
 	hook := object("An Auto Scaling lifecycle hook.", obj{
@@ -123,6 +124,7 @@ func Schema() []byte {
 			"ami":            ref("AMI Name tag or ID (or set ami on every service)."),
 			"user_data":      userData,
 			"timeout":        intRange("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
+			"alarms":         list("CloudWatch alarms of the project-config (tagged ProjectName and ConfigName) that must not be in ALARM while the release is judged; one in ALARM halts it.", ref("An alarm name.")),
 			"stable_seconds": stable(fmt.Sprintf("Seconds each service must hold its healthy target without a break before the previous release is retired (default %d, at most half the timeout).", DefaultStableSeconds)),
 			"lifecycle": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxLifecycleHooks,
 				"propertyNames": obj{"pattern": hookNamePattern, "maxLength": maxHookNameLen}, "additionalProperties": hook},

@@ -97,6 +97,7 @@ func (v *validator) release() {
 		p.add("qualifier", "must be 1 to %d lowercase letters and digits", limits.MaxQualifierLen)
 	}
 	v.refs("subnets", r.Subnets, checkRef)
+	v.refs("alarms", r.Alarms, checkRef)
 	if r.AMI != "" {
 		v.ref("ami", r.AMI, checkRef)
 	}
@@ -286,6 +287,7 @@ func (v *validator) service(name string) {
 	v.refs(field(spath, "security_groups"), s.SecurityGroups, checkRef)
 	v.refs(field(spath, "elbs"), s.ELBs, checkELB)
 	v.refs(field(spath, "target_groups"), s.TargetGroups, checkRef)
+	v.refs(field(spath, "alarms"), s.Alarms, checkRef)
 	if s.Profile != "" {
 		v.ref(field(spath, "profile"), s.Profile, checkIAMName)
 	}

@@ -85,6 +85,9 @@ func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolv
 	if res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p); err != nil {
 		return nil, err
 	}
+	if err = checkAlarms(ctx, c.CloudWatch, r, p); err != nil {
+		return nil, err
+	}
 	if res.Previous, err = previous(ctx, c.AutoScaling, r, p); err != nil {
 		return nil, err
 	}

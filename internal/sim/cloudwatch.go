@@ -187,3 +187,19 @@ func (c *CloudWatch) DeleteAlarms(ctx context.Context, in *cloudwatch.DeleteAlar
 	}
 	return &cloudwatch.DeleteAlarmsOutput{}, c.end(op, nil)
 }
+
+// ListTagsForResource lists the tags of an alarm, by ARN. An ARN that
+// names no alarm of the region is ResourceNotFound, as CloudWatch answers.
+func (c *CloudWatch) ListTagsForResource(ctx context.Context, in *cloudwatch.ListTagsForResourceInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.ListTagsForResourceOutput, error) {
+	const op = "ListTagsForResource"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range r.alarms {
+		if a.arn == deref(in.ResourceARN) {
+			return &cloudwatch.ListTagsForResourceOutput{Tags: slices.Clone(a.tags)}, c.end(op, nil)
+		}
+	}
+	return nil, c.end(op, apiErrf("ResourceNotFoundException", "Resource %s not found", deref(in.ResourceARN)))
+}

@@ -34,6 +34,11 @@ func FromELBv2(list []elbv2types.Tag) map[string]string {
 	return toMap(list, func(t elbv2types.Tag) (*string, *string) { return t.Key, t.Value })
 }
 
+// FromCloudWatch returns an alarm's tags as a map.
+func FromCloudWatch(list []cwtypes.Tag) map[string]string {
+	return toMap(list, func(t cwtypes.Tag) (*string, *string) { return t.Key, t.Value })
+}
+
 // FromSNS returns a topic's tags as a map.
 func FromSNS(list []snstypes.Tag) map[string]string {
 	return toMap(list, func(t snstypes.Tag) (*string, *string) { return t.Key, t.Value })
