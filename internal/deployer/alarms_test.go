@@ -22,9 +22,9 @@ func (h *harness) putAlarm(t *testing.T, name, group string, tagged map[string]s
 	t.Helper()
 	_, err := h.world.Clients(account, region).CloudWatch.PutMetricAlarm(t.Context(), &cloudwatch.PutMetricAlarmInput{
 		AlarmName: aws.String(name), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
-		Statistic:          cwtypes.StatisticAverage,
-		Dimensions:         []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(group)}},
-		Period:             aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(1),
+		Statistic:  cwtypes.StatisticAverage,
+		Dimensions: []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(group)}},
+		Period:     aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(1),
 		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
 		Tags:               tags.CloudWatch(tagged),
 	})
