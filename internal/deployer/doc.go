@@ -7,17 +7,22 @@
 // cleanup_success.go, cleanup_failure.go, release_lock.go); what several
 // share is in verify.go (what a task trusts), resources.go (reaching the
 // target), health_report.go (the health of the new groups) and
-// records.go (outcomes).
+// records.go (outcomes), alarms.go (a release's alarm gate).
 //
 // Handlers orchestrate: the deployer bucket's objects are package lock's,
 // halt's and ledger's; what a release names in its target is resolved by
 // package resources; groups, launch templates and alarms are made,
-// settled and removed by package fleet; load balancers are read by
+// settled, retired (drained, a step per invocation: CleanUpSuccess and
+// CleanUpFailure report where a retirement stands at $.retire and the
+// state machine runs them again after a wait) and removed by package
+// fleet; load balancers are read by
 // package balancers. The handlers call AWS themselves only to confirm an
 // execution (Step Functions) and to publish assets (S3).
 //
 // Contracts every handler keeps:
 //
+//   - Never sleeping: what takes time (health, draining, termination
+//     hooks) is waited for by the state machine between invocations.
 //   - Idempotent: run twice with the same input (a Lambda or Step Functions
 //     retry) it has the same effect as once. Deploy finds what an earlier
 //     attempt made by its deterministic name and tags; clean-ups treat

@@ -24,6 +24,14 @@
 // made moments ago that AWS answers with ValidationError (Auto Scaling's
 // "does not exist") is retryable until the last attempt.
 //
+// Retiring: a Retirer takes a group out of service gracefully, a step per
+// call, never waiting: it detaches the group from its classic load
+// balancers and target groups and reports it draining while AWS shows
+// them Removing; then it suspends RetireProcesses, lets Terminate run and
+// scales it to zero, so each instance's termination lifecycle hooks run;
+// it reports the group ready for deletion only once it is empty. The
+// caller (the state machine, through the deployer) waits between steps.
+//
 // Removing: a Remover deletes named groups with their alarms and launch
 // templates (naming.GroupName names both), in that order, so a retry after
 // a partial failure finds what is left by name. It removes by name

@@ -44,6 +44,9 @@
 //   - slow-boot: like healthy with slow_boot_seconds instead of boot_seconds.
 //   - crash-after-healthy: like healthy, then dies healthy_for_seconds after
 //     passing its health checks (a fleet that looks good for a moment).
+//   - worker: like healthy; asked to terminate with a termination hook, it
+//     completes its own lifecycle action finish_seconds into
+//     Terminating:Wait (a job finished before it goes).
 //
 // Each duration is a range; the value of one instance is picked from it
 // deterministically from the instance id. A terminating instance leaves
@@ -67,8 +70,26 @@
 // enabled zones, and a target group only when a load balancer uses it;
 // SetLoadBalancerZones changes a load balancer's zones.
 //
+// # Attachments, draining, termination hooks, cut connections
+//
+// DetachLoadBalancers and DetachLoadBalancerTargetGroups take a group out
+// of its load balancers: DescribeLoadBalancers and
+// DescribeLoadBalancerTargetGroups (Auto Scaling's) show each Removing
+// while its instances deregister (a classic ELB's
+// connection_draining_seconds, a target group's deregistration_seconds),
+// then no more; the instances keep running. Attach* puts them back. A
+// scale-in (a lower desired capacity) deregisters each chosen instance and
+// waits for the draining, then, with an autoscaling:EC2_INSTANCE_TERMINATING
+// hook, holds it in Terminating:Wait until CompleteLifecycleAction or the
+// hook's heartbeat timeout, then Terminating:Proceed for its terminate
+// time. Every classic ELB and target group counts cut connections
+// (World.CutConnections, and cut_connections in the snapshot): an instance
+// a ForceDelete stops while the load balancer still routes to it, or the
+// last healthy instance gone while a group is attached.
+//
 // DeleteAutoScalingGroup without ForceDelete refuses a group with instances
-// (ResourceInUse); with it, the instances terminate, the group shows Status
+// (ResourceInUse); with it, the instances terminate at once (no draining,
+// no hook: AWS "also deletes any outstanding lifecycle actions"), the group shows Status
 // "Delete in progress" until they are gone plus group_delete_seconds, then
 // vanishes. The group's scaling policies go at once, with the alarms whose
 // only actions were those policies.
@@ -139,6 +160,7 @@
 //	    "healthy_for_seconds": [10, 50],    // healthy -> dies, for crash-after-healthy
 //	    "terminate_seconds": [20, 40],      // Terminating -> gone
 //	    "deregistration_seconds": 30,       // target group draining
+//	    "finish_seconds": [20, 40],         // Terminating:Wait -> done, for worker
 //	    "group_delete_seconds": [10, 30]    // last instance gone -> group gone
 //	  },
 //	  "limits": {                           // per account-region quotas
@@ -162,7 +184,8 @@
 //	      "subnets": [{"id": "subnet-...", "availability_zone": "us-east-1a",
 //	                   "vpc_id": "vpc-...", "tags": {"Name": "a"}}],
 //	      "security_groups": [{"id": "sg-...", "name": "web", "tags": {}}],
-//	      "elbs": [{"name": "web-elb", "availability_zones": ["us-east-1a"], "tags": {}}],
+//	      "elbs": [{"name": "web-elb", "availability_zones": ["us-east-1a"], "tags": {},
+//	                "connection_draining_seconds": 300}],   // 0 (default): draining off
 //	      "load_balancers": [{"name": "web-alb", "type": "application",
 //	                          "availability_zones": ["us-east-1a"], "tags": {}}],
 //	      "target_groups": [{"name": "web-tg", "port": 80,
