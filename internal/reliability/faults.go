@@ -280,14 +280,19 @@ func (r *recorder) awsCall(sim.Call) error {
 }
 
 // s3Call records an S3 call of the deployer and returns the error to fail
-// it with, if the schedule says so.
+// it with, if the schedule says so. It reads the world's call count
+// before it takes the recorder's lock, never under it: the world calls
+// awsCall holding its own lock, so taking them in the other order
+// deadlocks when two executions call at once (a race's second release
+// recording its outcome at Lock while the first deploys).
 func (r *recorder) s3Call(op, key string) error {
+	awsBefore := r.world.TotalCalls()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.on {
 		return nil
 	}
-	r.s3 = append(r.s3, s3Record{op: op, key: key, awsBefore: r.world.TotalCalls()})
+	r.s3 = append(r.s3, s3Record{op: op, key: key, awsBefore: awsBefore})
 	r.s3Seen++
 	if r.gate() != nil {
 		return s3Error(Timeout, op)
