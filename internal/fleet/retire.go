@@ -66,12 +66,12 @@ type Retirement struct {
 	Groups []execution.RetiringGroup
 }
 
-// Step takes the next step of retiring each of names that AWS shows, is
-// not being deleted and is the Retirer's to retire (a name it does not
-// show is gone, not visible yet, or never was: a launch template's name,
-// say; the removal that follows deals with each), each once; see Retirer. A failure is classified: a
-// transient one is retryable, any other a *failure.CleanUpError naming
-// the group and what it keeps.
+// Step takes the next step of retiring each of names, once each, that
+// AWS shows, is not being deleted and is the Retirer's to retire (a name
+// it does not show is gone, not visible yet, or never was: a launch
+// template's name, say; the removal that follows deals with each); see
+// Retirer. A failure is classified: a transient one is retryable, any
+// other a *failure.CleanUpError naming the group and what it keeps.
 func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) {
 	groups, err := Describe(ctx, r.API, names)
 	if err != nil {
