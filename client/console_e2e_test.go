@@ -19,7 +19,11 @@ const consoleScreenshot = "../testdata/console.png"
 
 // browser starts headless Chromium (Debian's chromium) for the test, with
 // the flags this closed network needs (without the background-networking
-// ones, Chromium tries to reach Google's hosts and waits on them).
+// ones, Chromium tries to reach Google's hosts and waits on them). Its
+// profile lives in a directory chromedp makes and removes, not in
+// t.TempDir: Chromium's helper processes can outlive the browser by a few
+// milliseconds and still write there, and the testing package fails a test
+// whose TempDir cannot be removed (CI did, once).
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
@@ -28,7 +32,7 @@ func browser(t *testing.T) context.Context {
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1600, 1100),
+		chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(1600, 1100),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
