@@ -71,6 +71,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		ReleaseSHA256: sum,
 		Target:        d.target(r),
 		Timeout:       r.Timeout,
+		BakeSeconds:   r.BakeSeconds,
 		Services:      r.ServiceNames(),
 	}, nil
 }

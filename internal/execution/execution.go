@@ -16,6 +16,7 @@ const (
 	TaskPublish           = "Publish"
 	TaskDeploy            = "Deploy"
 	TaskCheckHealthy      = "CheckHealthy"
+	TaskBake              = "Bake"
 	TaskCleanUpSuccess    = "CleanUpSuccess"
 	TaskCleanUpFailure    = "CleanUpFailure"
 	TaskReleaseLock       = "ReleaseLock"
@@ -26,7 +27,7 @@ const (
 func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
-		TaskCheckHealthy, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
+		TaskCheckHealthy, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
 	}
 }
 
@@ -68,6 +69,8 @@ type State struct {
 	Target        target.Target `json:"target"`
 	// Timeout in seconds, measured from Context.StartTime.
 	Timeout int `json:"timeout"`
+	// BakeSeconds is the release's bake (release.Release.BakeSeconds).
+	BakeSeconds int `json:"bake_seconds,omitempty"`
 	// Services are the names of the release's services, sorted.
 	Services []string `json:"services"`
 	// Deployed is set by Deploy before it creates anything, so the failure
@@ -86,6 +89,13 @@ type State struct {
 	Retired []string `json:"retired,omitempty"`
 
 	Health *Health `json:"health,omitempty"`
+	// Bake is Bake's report, read by the state machine's Baked? choice.
+	Bake *Bake `json:"bake,omitempty"`
+	// RolledBack are the previous groups a rollback put back in their
+	// load balancers, healthy, before the release's own groups left
+	// (CleanUpFailure after a bake): what the outcome names as serving
+	// again.
+	RolledBack []string `json:"rolled_back,omitempty"`
 	// Retire is CleanUpSuccess's report on retiring the previous groups,
 	// read by the state machine's Retired? choice.
 	Retire *Retire `json:"retire,omitempty"`
@@ -102,6 +112,36 @@ type Retire struct {
 	WaitSeconds int `json:"wait_seconds"`
 	// Groups are the previous groups still standing, in name order.
 	Groups []RetiringGroup `json:"groups,omitempty"`
+	// Restoring are, during a rollback (CleanUpFailure after a bake), the
+	// previous groups back in their load balancers and not all healthy
+	// yet: the release's own groups leave only once they are.
+	Restoring []RestoringGroup `json:"restoring,omitempty"`
+}
+
+// Bake is Bake's result: whether the bake is over (the previous groups
+// may be retired), else how long to wait before the next check.
+type Bake struct {
+	Done bool `json:"done"`
+	// WaitSeconds is how long the state machine waits before Bake checks
+	// again (0 once Done).
+	WaitSeconds int `json:"wait_seconds"`
+	// LeftSeconds is how much of the bake is left.
+	LeftSeconds int `json:"left_seconds,omitempty"`
+	// Standby are the previous groups standing by, at their capacity and
+	// out of their load balancers, in name order.
+	Standby []string `json:"standby,omitempty"`
+	// Detached says every group of Standby has been detached from its
+	// load balancers (they may still be draining it).
+	Detached bool `json:"detached,omitempty"`
+}
+
+// RestoringGroup is where one previous group stands in a rollback: back
+// in its load balancers, Healthy of its instances passing every one's
+// health checks, of the Want it stood by with.
+type RestoringGroup struct {
+	Name    string `json:"name"`
+	Healthy int    `json:"healthy"`
+	Want    int    `json:"want"`
 }
 
 // RetiringGroup is where one previous group stands in its retirement.

@@ -110,6 +110,34 @@ type Intent struct {
 	Removed []string `json:"removed,omitempty"`
 }
 
+// Standby is the write-ahead record of a bake (naming.StandbyKey): the
+// previous groups Bake takes out of their load balancers to stand by,
+// each with what it was attached to, written once before the first is
+// detached, so a rollback puts exactly them back whatever AWS shows then.
+type Standby struct {
+	ReleaseID string         `json:"release_id"`
+	Execution string         `json:"execution"`
+	Since     time.Time      `json:"since"`
+	Groups    []StandbyGroup `json:"groups"`
+	// RollbackSince is when a rollback started putting the groups back;
+	// RestoredAt when every one of them was healthy in its load balancers
+	// again (the release's own groups may leave from then on).
+	RollbackSince *time.Time `json:"rollback_since,omitempty"`
+	RestoredAt    *time.Time `json:"restored_at,omitempty"`
+}
+
+// StandbyGroup is one previous group standing by: its classic load
+// balancers and target groups (ARNs), its desired capacity, and the
+// processes Bake suspended (those it had not suspended already), which a
+// rollback resumes.
+type StandbyGroup struct {
+	Name          string   `json:"name"`
+	LoadBalancers []string `json:"load_balancers,omitempty"`
+	TargetGroups  []string `json:"target_groups,omitempty"`
+	Desired       int      `json:"desired"`
+	Suspended     []string `json:"suspended,omitempty"`
+}
+
 // Ledger reads and writes release records in one deployer bucket. It is
 // safe for concurrent use.
 type Ledger struct {
@@ -286,6 +314,54 @@ func (l *Ledger) GetDeleting(ctx context.Context, project, config, releaseID str
 	var i Intent
 	found, err := l.getJSON(ctx, naming.DeletingKey(project, config, releaseID), &i)
 	return i, found, err
+}
+
+// CreateStandby records, once, the previous groups Bake of release
+// s.ReleaseID takes out of their load balancers (naming.StandbyKey). When
+// a record is already there (an earlier attempt wrote it, and may have
+// detached the groups since) it is left as it is and returned, so a
+// rollback puts back what they were attached to before; wrote says
+// whether this call wrote it.
+func (l *Ledger) CreateStandby(ctx context.Context, project, config string, s Standby) (got Standby, wrote bool, err error) {
+	if s.ReleaseID == "" {
+		return Standby{}, false, errors.New("ledger: standby record needs a release id")
+	}
+	key := naming.StandbyKey(project, config, s.ReleaseID)
+	wrote, err = l.putJSON(ctx, key, s, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
+	switch {
+	case err != nil:
+		return Standby{}, false, err
+	case wrote:
+		return s, true, nil
+	}
+	got, found, err := l.GetStandby(ctx, project, config, s.ReleaseID)
+	if err != nil {
+		return Standby{}, false, err
+	}
+	if !found {
+		return Standby{}, false, &failure.RetryableError{Op: "ledger: write " + key, Err: errors.New("the record exists but cannot be read yet")}
+	}
+	return got, false, nil
+}
+
+// PutStandby replaces the standby record of release s.ReleaseID with s:
+// a rollback's progress.
+func (l *Ledger) PutStandby(ctx context.Context, project, config string, s Standby) error {
+	if s.ReleaseID == "" {
+		return errors.New("ledger: standby record needs a release id")
+	}
+	_, err := l.putJSON(ctx, naming.StandbyKey(project, config, s.ReleaseID), s, expiring())
+	return err
+}
+
+// GetStandby reads the standby record of a release; found is false only
+// when Bake never took a previous group out of its load balancers. Any
+// other failure to read it is an error (fail closed: groups may stand by
+// detached, and only the record says where they belong).
+func (l *Ledger) GetStandby(ctx context.Context, project, config, releaseID string) (Standby, bool, error) {
+	var s Standby
+	found, err := l.getJSON(ctx, naming.StandbyKey(project, config, releaseID), &s)
+	return s, found, err
 }
 
 // PutCurrent stores what is deployed now in project/config, replacing the

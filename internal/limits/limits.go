@@ -49,6 +49,9 @@ const (
 	// MaxStableSeconds bounds a stability window (stable_seconds).
 	MaxStableSeconds = 3600
 
+	// MaxBakeSeconds bounds a release's bake (bake_seconds): a day.
+	MaxBakeSeconds = 86400
+
 	// MaxTimeout bounds a release's timeout.
 	MaxTimeout = 172800 * time.Second
 

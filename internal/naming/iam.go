@@ -205,7 +205,7 @@ func WildcardMatch(pattern, s string) bool {
 func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
 		CurrentKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
-		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"),
+		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
 	}
 }
 

@@ -127,6 +127,13 @@ func DeployingKey(project, config, releaseID string) string {
 	return stateReleasePrefix(project, config, releaseID) + "deploying"
 }
 
+// StandbyKey is the key of the record Bake writes before it takes the
+// previous groups out of their load balancers, naming each with what it
+// was attached to: a rollback puts exactly them back.
+func StandbyKey(project, config, releaseID string) string {
+	return stateReleasePrefix(project, config, releaseID) + "standby"
+}
+
 // DeletingKey is the key of the record CleanUpSuccess writes before it
 // deletes the first previous group, naming exactly the groups it retires:
 // from then on the release is past its point of no return.

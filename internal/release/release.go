@@ -49,8 +49,15 @@ type Release struct {
 	// ProjectName and ConfigName) that must not be in ALARM while the
 	// release is judged: one in ALARM halts it before the point of no
 	// return. A service may name more.
-	Alarms   []string            `json:"alarms,omitempty"`
-	Services map[string]*Service `json:"services"`
+	Alarms []string `json:"alarms,omitempty"`
+	// BakeSeconds is how long, once the release is healthy, its new
+	// groups serve alone while the previous groups stand by at their
+	// capacity, out of their load balancers (the bake): a halt, an
+	// unhealthy service or an alarm in ALARM during it rolls back (the
+	// previous groups serve again before the new ones leave). 0, the
+	// default, retires the previous groups at once.
+	BakeSeconds int                 `json:"bake_seconds,omitempty"`
+	Services    map[string]*Service `json:"services"`
 }
 
 // LifecycleHook is an Auto Scaling lifecycle hook added to every ASG of the

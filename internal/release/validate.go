@@ -104,6 +104,9 @@ func (v *validator) release() {
 	if r.Timeout < 1 || r.Timeout > int(limits.MaxTimeout.Seconds()) {
 		p.add("timeout", "must be between 1 and %d seconds", int(limits.MaxTimeout.Seconds()))
 	}
+	if r.BakeSeconds < 0 || r.BakeSeconds > limits.MaxBakeSeconds {
+		p.add("bake_seconds", "must be between 0 and %d seconds", limits.MaxBakeSeconds)
+	}
 	v.stableSeconds("stable_seconds", r.StableSeconds)
 	v.lifecycle()
 	v.assets()

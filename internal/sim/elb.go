@@ -149,7 +149,7 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 	out := &elb.DescribeInstanceHealthOutput{InstanceStates: make([]elbtypes.InstanceState, 0, len(insts))}
 	for _, i := range insts {
 		s := elbtypes.InstanceState{InstanceId: aws.String(i.id)}
-		switch health := i.lbHealth(now); {
+		switch health := lb.health(i, now); {
 		case !lb.routes(i):
 			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(balancers.ZoneNotRouted)
 		case health == "healthy":
@@ -375,12 +375,12 @@ func (r *region) describeTargetHealth(in *elbv2.DescribeTargetHealthInput) (*elb
 		case tg.notInUse(t.inst) != "":
 			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumUnused, elbv2types.TargetHealthReasonEnumNotInUse, aws.String(tg.notInUse(t.inst))
 		default:
-			switch t.inst.lbHealth(now) {
+			switch t.health(now) {
 			case "healthy":
 				h.State = elbv2types.TargetHealthStateEnumHealthy
 			case "initial":
 				h.State = elbv2types.TargetHealthStateEnumInitial
-				if now.Before(t.inst.bootAt) {
+				if now.Before(t.inst.bootAt) || now.Before(t.passesFrom) {
 					h.Reason, h.Description = elbv2types.TargetHealthReasonEnumRegistrationInProgress, aws.String("Target registration is in progress")
 				} else {
 					h.Reason, h.Description = elbv2types.TargetHealthReasonEnumInitialHealthChecking, aws.String("Initial health checks in progress")

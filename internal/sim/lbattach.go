@@ -76,7 +76,7 @@ func (r *region) checkServing(now time.Time) {
 	for _, lb := range r.elbs {
 		n := 0
 		for _, i := range lb.instances {
-			if lb.routes(i) && i.lbHealth(now) == "healthy" {
+			if lb.routes(i) && lb.health(i, now) == "healthy" {
 				n++
 			}
 		}
@@ -147,9 +147,11 @@ func (r *region) deregisterELB(lb *classicLB, inst *instance, t time.Time) time.
 		return t
 	}
 	end := t.Add(lb.drain)
+	lb.leaving[inst.id] = end
 	r.w.at(end, func(time.Time) {
-		if lb.instances[inst.id] == inst {
+		if lb.instances[inst.id] == inst && lb.leaving[inst.id].Equal(end) {
 			delete(lb.instances, inst.id)
+			delete(lb.leaving, inst.id)
 		}
 	})
 	return end
@@ -304,39 +306,49 @@ func (r *region) attach(op, name string, elbs, tgARNs []string) error {
 		return err
 	}
 	for _, lb := range lbs {
-		r.attachELB(g, lb)
+		r.attachELB(g, lb, r.w.now)
 	}
 	for _, tg := range tgs {
-		r.attachTG(g, tg)
+		r.attachTG(g, tg, r.w.now)
 	}
 	return nil
 }
 
 // attachELB attaches lb to g, unless it is already, and registers g's
-// live instances with it.
-func (r *region) attachELB(g *group, lb *classicLB) {
+// live instances with it at now. One draining from it (the group was
+// detached moments ago) stays registered; every one passes the load
+// balancer's health check only after its registration (the image's
+// health timing from now): a group attached again serves once its
+// instances pass, not at once.
+func (r *region) attachELB(g *group, lb *classicLB, now time.Time) {
 	if slices.Contains(g.lbs, lb) {
 		return
 	}
 	g.lbs = append(g.lbs, lb)
+	g.removing = slices.DeleteFunc(g.removing, func(rm *removal) bool { return rm.elb == lb })
 	for _, inst := range g.instances {
 		if inst.terminating.IsZero() {
 			lb.instances[inst.id] = inst
+			delete(lb.leaving, inst.id)
+			lb.passesFrom[inst.id] = now.Add(r.timingsOf(inst).Health.pick(seed(inst.id, "register "+lb.name)))
 			inst.lbs = append(inst.lbs, lb)
 		}
 	}
 }
 
 // attachTG attaches tg to g, unless it is already, and registers g's live
-// instances with it.
-func (r *region) attachTG(g *group, tg *targetGroup) {
+// instances with it at now: a target draining from it (the group was
+// detached moments ago) is registered anew, initial until it passes its
+// health checks (the image's health timing from now).
+func (r *region) attachTG(g *group, tg *targetGroup, now time.Time) {
 	if slices.Contains(g.tgs, tg) {
 		return
 	}
 	g.tgs = append(g.tgs, tg)
+	g.removing = slices.DeleteFunc(g.removing, func(rm *removal) bool { return rm.tg == tg })
 	for _, inst := range g.instances {
 		if inst.terminating.IsZero() {
-			tg.targets[inst.id] = &target{inst: inst}
+			tg.targets[inst.id] = &target{inst: inst, passesFrom: now.Add(r.timingsOf(inst).Health.pick(seed(inst.id, "register "+tg.arn)))}
 			inst.tgs = append(inst.tgs, tg)
 		}
 	}
@@ -368,7 +380,7 @@ func (c *AutoScaling) DescribeLoadBalancers(ctx context.Context, in *autoscaling
 	for _, lb := range g.lbs {
 		state := attachmentAdded
 		for _, i := range g.instances {
-			if lb.instances[i.id] == i && lb.routes(i) && i.lbHealth(now) == "healthy" {
+			if lb.instances[i.id] == i && lb.routes(i) && lb.health(i, now) == "healthy" {
 				state = attachmentInService
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,6 +31,18 @@ func (f *fixture) attachments(t *testing.T, name string) map[string]string {
 		out["tg"] = aws.ToString(tg.State)
 	}
 	return out
+}
+
+// targetStates counts the states of tg's targets.
+func (f *fixture) targetStates(t *testing.T, tg string) map[string]int {
+	t.Helper()
+	out, err := f.c.ELBv2.DescribeTargetHealth(f.ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
+	require.NoError(t, err)
+	n := map[string]int{}
+	for _, d := range out.TargetHealthDescriptions {
+		n[string(d.TargetHealth.State)]++
+	}
+	return n
 }
 
 // TestDetachDrains: a detached load balancer or target group is Removing
@@ -147,4 +160,42 @@ func TestHookHeartbeatAndComplete(t *testing.T) {
 	assert.Equal(t, map[string]int{"Terminating:Proceed": 1}, lifecycles(f.describe(t, "g")), "the other's heartbeat timed out; the first is gone")
 	f.clk.Advance(41 * time.Second)
 	assert.Empty(t, f.describe(t, "g").Instances)
+}
+
+// TestAttachAgainRegistersAnew: a group attached again to the load
+// balancers it was detached from, while its target group still drains it
+// (a bake's rollback), has its instances registered anew: Added and
+// initial ("Initial health checks in progress") until they pass the load
+// balancer's health checks after the registration (AttachLoadBalancer-
+// TargetGroups, Auto Scaling API Reference: "the instances ... are
+// registered with the target group"; Target health status, ALB User
+// Guide: a registered target is initial until it passes its checks). The
+// deregistration that was under way does not remove them when its delay
+// ends.
+func TestAttachAgainRegistersAnew(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "g", amiOK, 2)
+	f.clk.Advance(5 * time.Minute)
+	tg := f.tgARN(t)
+	_, err := f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{tg}})
+	require.NoError(t, err)
+	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	f.clk.Advance(10 * time.Second)
+	assert.Equal(t, map[string]string{"tg": "Removing"}, f.attachments(t, "g"))
+
+	_, err = f.c.AutoScaling.AttachLoadBalancerTargetGroups(f.ctx, &autoscaling.AttachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{tg}})
+	require.NoError(t, err)
+	_, err = f.c.AutoScaling.AttachLoadBalancers(f.ctx, &autoscaling.AttachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{elbName: "Added", "tg": "Added"}, f.attachments(t, "g"), "registered anew, not Removing")
+	assert.Equal(t, map[string]int{"initial": 2}, f.targetStates(t, tg))
+	g := f.describe(t, "g")
+	assert.Equal(t, []string{elbName}, g.LoadBalancerNames)
+	assert.Equal(t, []string{tg}, g.TargetGroupARNs)
+
+	f.clk.Advance(41 * time.Second) // health_seconds is at most 40; the old deregistration would have ended
+	assert.Equal(t, map[string]string{elbName: "InService", "tg": "InService"}, f.attachments(t, "g"))
+	assert.Equal(t, map[string]int{"healthy": 2}, f.targetStates(t, tg), "still registered after the old delay")
+	assert.Zero(t, f.world.CutConnections())
 }

@@ -83,6 +83,14 @@ type classicLB struct {
 	instances map[string]*instance
 	// drain is its connection draining timeout (0: disabled).
 	drain time.Duration
+	// leaving says, by instance id, when the connection draining of a
+	// deregistered instance ends (it is still registered until then).
+	leaving map[string]time.Time
+	// passesFrom says, by instance id, when an instance registered while
+	// running (a group attached to the load balancer again) passes its
+	// health check: until then it is OutOfService, registration in
+	// progress.
+	passesFrom map[string]time.Time
 	// serving counts what cuts the traffic it serves (see World.CutConnections).
 	serving servingCounter
 }
@@ -97,7 +105,17 @@ func (lb *classicLB) state(inst *instance, now time.Time) string {
 	if !lb.routes(inst) {
 		return "unused"
 	}
-	return inst.lbHealth(now)
+	return lb.health(inst, now)
+}
+
+// health is the load balancer's health check's answer for a registered
+// instance at now: "initial" until it passes its checks after its
+// registration, else the instance's own (see instance.lbHealth).
+func (lb *classicLB) health(inst *instance, now time.Time) string {
+	if h := inst.lbHealth(now); h != "healthy" || !now.Before(lb.passesFrom[inst.id]) {
+		return h
+	}
+	return "initial"
 }
 
 // state is a registered target's state, for snapshots: draining, unused
@@ -109,7 +127,7 @@ func (tg *targetGroup) state(t *target, now time.Time) string {
 	case tg.notInUse(t.inst) != "":
 		return "unused"
 	}
-	return t.inst.lbHealth(now)
+	return t.health(now)
 }
 
 // loadBalancer is an ELBv2 load balancer.
@@ -146,6 +164,20 @@ func (tg *targetGroup) notInUse(inst *instance) string {
 type target struct {
 	inst       *instance
 	drainingAt time.Time
+	// passesFrom is when a target registered while running (a group
+	// attached to the target group again) passes its health checks:
+	// until then it is initial.
+	passesFrom time.Time
+}
+
+// health is the target group's health check's answer for t at now:
+// "initial" until it passes its checks after its registration, else the
+// instance's own (see instance.lbHealth).
+func (t *target) health(now time.Time) string {
+	if h := t.inst.lbHealth(now); h != "healthy" || !now.Before(t.passesFrom) {
+		return h
+	}
+	return "initial"
 }
 
 type launchTemplate struct {
@@ -245,7 +277,7 @@ func (r *region) addBalancers(rs RegionSpec) {
 	a, now := r.account, r.w.now
 	for _, s := range rs.ELBs {
 		r.elbs[s.Name] = &classicLB{name: s.Name, tags: copyTags(s.Tags), zones: zonesOr(s.AvailabilityZones), created: now,
-			instances: map[string]*instance{}, drain: time.Duration(s.ConnectionDrainingSeconds) * time.Second}
+			instances: map[string]*instance{}, leaving: map[string]time.Time{}, passesFrom: map[string]time.Time{}, drain: time.Duration(s.ConnectionDrainingSeconds) * time.Second}
 	}
 	for _, s := range rs.LoadBalancers {
 		typ := cmp.Or(s.Type, "application")
