@@ -31,6 +31,9 @@ const (
 	// retirement of the previous groups (or the release's own) stands, and
 	// it differs from its last report.
 	updateRetire = "retire"
+	// updateBake: Bake reported the bake under way: the previous groups
+	// standing by, and how long is left (shown when a minute passes).
+	updateBake = "bake"
 	// updateError: a task failed with an error (it may be retried or
 	// caught).
 	updateError = "error"
@@ -67,6 +70,13 @@ type progress struct {
 	// Retiring are the previous groups still standing and the phase each
 	// is in (updateRetire), by name.
 	Retiring []execution.RetiringGroup `json:"retiring,omitempty"`
+	// Restoring are, during a rollback (updateRetire of CleanUpFailure),
+	// the previous groups back in their load balancers and not healthy
+	// yet.
+	Restoring []execution.RestoringGroup `json:"restoring,omitempty"`
+	// Bake is Bake's report (updateBake): the groups standing by and the
+	// seconds left.
+	Bake *execution.Bake `json:"bake,omitempty"`
 
 	// Status (updateOutcome) is the execution's final status; End the end
 	// state it reached (Success, FailureClean, FailureDirty), "" when it
@@ -112,7 +122,10 @@ type historyReader struct {
 	health    []serviceCounts
 	healthy   bool
 	retiring  []execution.RetiringGroup
-	done      bool
+	restoring []execution.RestoringGroup
+	// bakeMinutes is the minutes left of the bake when it was last shown.
+	bakeMinutes int
+	done        bool
 	// taskFailed says the last task attempt failed: a state that exits
 	// after that was caught, and its output's $.health is stale.
 	taskFailed bool
@@ -199,7 +212,7 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
 		r.taskFailed = false
 		name := enteredName(ev)
-		if name == "" || name == r.shown {
+		if name == "" || name == r.shown || name == execution.TaskBake && !bakes(ev) {
 			return u, false
 		}
 		r.shown = name
@@ -217,6 +230,8 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		switch aws.ToString(d.Name) {
 		case execution.TaskCheckHealthy:
 			return r.healthReport(u, aws.ToString(d.Output))
+		case execution.TaskBake:
+			return r.bakeReport(u, aws.ToString(d.Output))
 		case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
 			return r.retireReport(u, aws.ToString(d.Output), aws.ToString(d.Name))
 		}
@@ -323,11 +338,39 @@ func (r *historyReader) retireReport(u progress, output, task string) (progress,
 	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Retire == nil || st.Retire.Done {
 		return u, false
 	}
-	if slices.Equal(st.Retire.Groups, r.retiring) {
+	if slices.Equal(st.Retire.Groups, r.retiring) && slices.Equal(st.Retire.Restoring, r.restoring) {
 		return u, false
 	}
-	r.retiring = slices.Clone(st.Retire.Groups)
-	u.Event, u.State, u.Retiring = updateRetire, task, slices.Clone(st.Retire.Groups)
+	r.retiring, r.restoring = slices.Clone(st.Retire.Groups), slices.Clone(st.Retire.Restoring)
+	u.Event, u.State = updateRetire, task
+	u.Retiring, u.Restoring = slices.Clone(st.Retire.Groups), slices.Clone(st.Retire.Restoring)
+	return u, true
+}
+
+// bakes reports whether the state Bake enters with (ev's input) has a
+// bake to run: without one, Bake is done at once and not worth a line.
+func bakes(ev sfntypes.HistoryEvent) bool {
+	var st struct {
+		BakeSeconds int `json:"bake_seconds"`
+	}
+	return json.Unmarshal([]byte(aws.ToString(ev.StateEnteredEventDetails.Input)), &st) == nil && st.BakeSeconds > 0
+}
+
+// bakeReport reads Bake's report at $.bake of its output and returns an
+// update for the first, and then each time the minutes left change.
+func (r *historyReader) bakeReport(u progress, output string) (progress, bool) {
+	var st struct {
+		Bake *execution.Bake `json:"bake"`
+	}
+	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Bake == nil || st.Bake.Done {
+		return u, false
+	}
+	minutes := (st.Bake.LeftSeconds + 59) / 60
+	if minutes == r.bakeMinutes {
+		return u, false
+	}
+	r.bakeMinutes = minutes
+	u.Event, u.State, u.Bake = updateBake, execution.TaskBake, st.Bake
 	return u, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,9 +116,11 @@ func (d *display) show(u progress) {
 		d.showHealth(u)
 		return
 	case updateRetire:
-		for _, l := range retireLines(u.Retiring) {
+		for _, l := range slices.Concat(restoreLines(u.Restoring), retireLines(u.Retiring)) {
 			d.line(u.Elapsed, l)
 		}
+	case updateBake:
+		d.line(u.Elapsed, bakeLine(u.Bake))
 	case updateError:
 		msg := "error: " + describeError(u.Error, u.Cause)
 		if u.State != "" {
@@ -324,6 +327,36 @@ func retireLines(groups []execution.RetiringGroup) []string {
 		lines = append(lines, "retiring "+oneLine(g.Name)+": "+what)
 	}
 	return lines
+}
+
+// restoreLines formats where a rollback stands, one line per previous
+// group not healthy yet: "rolling back: GROUP back in its load balancers,
+// 1 of 2 instances healthy".
+func restoreLines(groups []execution.RestoringGroup) []string {
+	lines := make([]string, 0, len(groups))
+	for _, g := range groups {
+		lines = append(lines, fmt.Sprintf("rolling back: %s back in its load balancers, %d of %d %s healthy",
+			oneLine(g.Name), g.Healthy, g.Want, plural(g.Want, "instance", "instances")))
+	}
+	return lines
+}
+
+// bakeLine says where the bake stands: "baking: 9m left; standing by:
+// GROUP, GROUP".
+func bakeLine(b *execution.Bake) string {
+	left := (time.Duration(b.LeftSeconds) * time.Second).String()
+	if b.LeftSeconds >= 60 {
+		left = fmt.Sprintf("%dm", (b.LeftSeconds+59)/60)
+	}
+	line := "baking: " + left + " left"
+	if len(b.Standby) == 0 {
+		return line + "; no previous group to stand by"
+	}
+	names := make([]string, len(b.Standby))
+	for i, n := range b.Standby {
+		names[i] = oneLine(n)
+	}
+	return line + "; standing by, ready to serve again: " + strings.Join(names, ", ")
 }
 
 // plural is one when n is 1, else many.

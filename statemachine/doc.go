@@ -10,7 +10,7 @@
 //	Healthy?, the first rule that holds:
 //	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> CleanedUp?
 //	    $.health.healthy is not a boolean     -> BadHealthReport
-//	    $.health.healthy is true              -> CleanUpSuccess -> Retired?
+//	    $.health.healthy is true              -> Bake -> Baked?
 //	    $.health.wait_seconds is not present  -> BadHealthReport
 //	    $.health.wait_seconds is not a number -> BadHealthReport
 //	    $.health.wait_seconds is negative     -> BadHealthReport
@@ -23,6 +23,14 @@
 //	    $.retire.wait_seconds is not a number -> BadCleanUpReport
 //	    $.retire.wait_seconds is negative     -> BadCleanUpReport
 //	    otherwise                             -> WaitForCleanUp -> CleanUpFailure
+//	Baked?, the first rule that holds:
+//	    $.bake.done is not present          -> BadBakeReport -> CleanUpFailure
+//	    $.bake.done is not a boolean        -> BadBakeReport
+//	    $.bake.done is true                 -> CleanUpSuccess -> Retired?
+//	    $.bake.wait_seconds is not present  -> BadBakeReport
+//	    $.bake.wait_seconds is not a number -> BadBakeReport
+//	    $.bake.wait_seconds is negative     -> BadBakeReport
+//	    otherwise                           -> WaitForBake -> Bake
 //	Retired?, the first rule that holds:
 //	    $.retire.done is not present          -> BadRetireReport -> FailureDirty
 //	    $.retire.done is not a boolean        -> BadRetireReport
@@ -38,6 +46,7 @@
 //	Publish           [BadReleaseError, DeployError, States.ALL] -> ReleaseLock
 //	Deploy            [DeployError, HaltError, States.ALL] -> CleanUpFailure
 //	CheckHealthy      [HaltError, TimeoutError, DeployError, States.ALL] -> CleanUpFailure
+//	Bake              [HaltError, DeployError, States.ALL] -> CleanUpFailure
 //	CleanUpSuccess    [HaltError, DeployError] -> CleanUpFailure; [CleanUpError, States.ALL] -> FailureDirty
 //	CleanUpFailure    [CleanUpError, States.ALL] -> FailureDirty
 //	ReleaseLock       [LockError, States.ALL] -> FailureDirty

@@ -274,7 +274,10 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			Sid: str("ManageProjectConfigGroups"),
 			Actions: strs("autoscaling:UpdateAutoScalingGroup", "autoscaling:DeleteAutoScalingGroup",
 				"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses",
-				"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups"),
+				"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups",
+				// A rollback puts a group standing by back into the load
+				// balancers it left (those the standby record names).
+				"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups"),
 			Resources:  strs(groups),
 			Conditions: cond(map[string]interface{}{"StringEquals": tagged("aws:ResourceTag/")}),
 		}),

@@ -207,6 +207,8 @@ func ferryScenarios() []ferryScenario {
 	healthy := raw(`{"healthy": true, "wait_seconds": 0, "services": {}}`)
 	retired := echo(map[string]json.RawMessage{"retire": raw(`{"done": true, "wait_seconds": 0}`)})
 	draining := echo(map[string]json.RawMessage{"retire": raw(`{"done": false, "wait_seconds": 15, "groups": [{"name": "g", "phase": "draining", "instances": 1}]}`)})
+	baked := echo(map[string]json.RawMessage{"bake": raw(`{"done": true, "wait_seconds": 0}`)})
+	baking := echo(map[string]json.RawMessage{"bake": raw(`{"done": false, "wait_seconds": 5, "left_seconds": 60, "standby": ["g"], "detached": true}`)})
 	base := func(name string, override map[string][]outcome) scenario {
 		o := map[string][]outcome{
 			"Validate":          {{Result: raw(`{"project_name": "p", "config_name": "c", "release_id": "r1", "release_sha256": "00", "timeout": 600, "services": ["web"]}`)}},
@@ -215,6 +217,7 @@ func ferryScenarios() []ferryScenario {
 			"Publish":           {echo(nil)},
 			"Deploy":            {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": unhealthy})},
 			"CheckHealthy":      {{Result: healthy}},
+			"Bake":              {baked},
 			"CleanUpSuccess":    {retired},
 			"CleanUpFailure":    {retired},
 			"ReleaseLock":       {echo(nil)},
@@ -233,7 +236,8 @@ func ferryScenarios() []ferryScenario {
 		return out
 	}
 	check := []string{"WaitForHealthy", "CheckHealthy", "Healthy?"}
-	success := []string{"CleanUpSuccess", "Retired?", "Success"}
+	success := []string{"Bake", "Baked?", "CleanUpSuccess", "Retired?", "Success"}
+	bakeStep := []string{"Bake", "Baked?", "WaitForBake"}
 	retireStep := []string{"CleanUpSuccess", "Retired?", "WaitForRetire"}
 	cleanFail := []string{"CleanUpFailure", "CleanedUp?", "ReleaseLock", "FailureClean"}
 	return []ferryScenario{
@@ -262,9 +266,20 @@ func ferryScenarios() []ferryScenario {
 		{base("retries exhausted", map[string][]outcome{"Publish": {failWith("RetryableError")}}),
 			endReport{path(start[:4], []string{"ReleaseLock", "FailureClean"}), "FAILED", "RetryableError"}, ""},
 		{base("unexpected error is caught", map[string][]outcome{"CleanUpSuccess": {failWith("InternalError")}}),
-			endReport{path(start, check, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "InternalError"}, ""},
+			endReport{path(start, check, success[:3], []string{"FailureDirty"}), "FAILED", "InternalError"}, ""},
 		{base("halt at clean up success", map[string][]outcome{"CleanUpSuccess": {failWith("HaltError")}}),
-			endReport{path(start, check, []string{"CleanUpSuccess"}, cleanFail), "FAILED", "HaltError"}, ""},
+			endReport{path(start, check, success[:3], cleanFail), "FAILED", "HaltError"}, ""},
+		// The bake takes checks, the state machine waiting between them;
+		// a halt, an unhealthy service or an alarm during it, or a report
+		// it cannot read, fails through CleanUpFailure, which rolls back.
+		{base("bake takes checks", map[string][]outcome{"Bake": {baking, baking, baked}}),
+			endReport{path(start, check, bakeStep, bakeStep, success), "SUCCEEDED", ""}, ""},
+		{base("halt during the bake rolls back", map[string][]outcome{"Bake": {baking, failWith("HaltError")}, "CleanUpFailure": {draining, retired}}),
+			endReport{path(start, check, bakeStep, []string{"Bake"}, []string{"CleanUpFailure", "CleanedUp?", "WaitForCleanUp"}, cleanFail), "FAILED", "HaltError"}, ""},
+		{base("unexpected error during the bake rolls back", map[string][]outcome{"Bake": {failWith("InternalError")}}),
+			endReport{path(start, check, []string{"Bake"}, cleanFail), "FAILED", "InternalError"}, ""},
+		{base("no bake report", map[string][]outcome{"Bake": {echo(nil)}}),
+			endReport{path(start, check, []string{"Bake", "Baked?", "BadBakeReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		{base("bad health report", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": "yes"}`)}}}),
 			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		{base("negative wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": -1}`)}}}),
@@ -273,13 +288,13 @@ func ferryScenarios() []ferryScenario {
 		// waiting between them; a report it cannot read fails dirty (past
 		// the point of no return).
 		{base("retirement takes steps", map[string][]outcome{"CleanUpSuccess": {draining, draining, retired}}),
-			endReport{path(start, check, retireStep, retireStep, success), "SUCCEEDED", ""}, ""},
+			endReport{path(start, check, success[:2], retireStep, retireStep, success[2:]), "SUCCEEDED", ""}, ""},
 		{base("no retirement report", map[string][]outcome{"CleanUpSuccess": {echo(nil)}}),
-			endReport{path(start, check, []string{"CleanUpSuccess", "Retired?", "BadRetireReport", "FailureDirty"}), "FAILED", "InternalError"}, isFalseBug},
+			endReport{path(start, check, success[:3], []string{"Retired?", "BadRetireReport", "FailureDirty"}), "FAILED", "InternalError"}, isFalseBug},
 		{base("clean-up takes steps", map[string][]outcome{"Deploy": {failWith("DeployError")}, "CleanUpFailure": {draining, retired}}),
 			endReport{path(start[:5], []string{"CleanUpFailure", "CleanedUp?", "WaitForCleanUp"}, cleanFail), "FAILED", "DeployError"}, ""},
 		{base("failure while retiring is dirty", map[string][]outcome{"CleanUpSuccess": {draining, failWith("CleanUpError")}}),
-			endReport{path(start, check, retireStep, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
+			endReport{path(start, check, success[:2], retireStep, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		// A Lambda function that runs out of its own timeout is retried
 		// like the other transient Lambda errors.
 		{base("lambda timeout is retried", map[string][]outcome{"Lock": {lambdaTimedOut(), lambdaTimedOut(), echo(nil)}}),

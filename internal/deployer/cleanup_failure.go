@@ -14,8 +14,10 @@ import (
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// cleanUpFailure is the CleanUpFailure task: it removes what this release
-// created, in the verified release's target, and only while the release
+// cleanUpFailure is the CleanUpFailure task. After a bake it first rolls
+// back (rollBack): the previous groups go back into their load balancers,
+// and nothing of the release leaves until they pass their health checks.
+// Then it removes what this release created, in the verified release's target, and only while the release
 // holds the lock. What it removes: the groups Deploy recorded before it created
 // anything (ledger.GetDeploying; without that record Deploy created
 // nothing), and every group and launch template AWS shows tagged with the
@@ -37,6 +39,15 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
+	restored, waiting, err := d.rollBack(ctx, st, req)
+	switch {
+	case err != nil:
+		return nil, d.cleanUpFailed(ctx, st, req, err)
+	case waiting != nil:
+		st.Retire = waiting
+		return st, nil
+	}
+	st.RolledBack = restored
 	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
 	case err != nil:

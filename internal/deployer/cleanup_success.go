@@ -129,21 +129,21 @@ func (d *Deployer) succeeded(ctx context.Context, st *execution.State, req execu
 func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.Request) (ledger.Intent, error) {
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	if err := d.holdsLock(ctx, st); err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	now := d.now()
 	report, err := d.healthReport(ctx, c, st, r, now, activitiesAlways)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	if err := checkTerminations(r, report); err != nil {
 		return ledger.Intent{}, err
 	}
 	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	if bad := health.Unstable(report, now); len(bad) > 0 {
 		for _, svc := range bad {
@@ -155,13 +155,13 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	previous, err := d.previousNames(ctx, c, st)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	plan, wrote, err := d.ledger.CreateDeleting(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous,
 	})
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, err)
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	if wrote {
 		d.log.Info("retiring the previous groups", "release_id", st.ReleaseID, "groups", plan.Groups)
@@ -185,22 +185,24 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 	return fleet.Others(st.ReleaseID, groups, templates), nil
 }
 
-// beforeNoReturn is how the gate fails: a failed release. A transient
-// failure is retried while retries remain, then fails the release like
-// any other; a failure that names no state machine error is a
-// *failure.DeployError.
-func beforeNoReturn(req execution.Request, err error) error {
+// opGate names the swap's gate in its errors.
+const opGate = "re-check before retiring the previous groups"
+
+// beforeNoReturn is how op (the bake, or the gate) fails: a failed
+// release. A transient failure is retried while retries remain, then
+// fails the release like any other; a failure that names no state
+// machine error is a *failure.DeployError.
+func beforeNoReturn(req execution.Request, op string, err error) error {
 	if failure.IsRetryable(err) {
 		if !lastAttempt(req) {
 			return err
 		}
-		return &failure.DeployError{Op: "re-check before retiring the previous groups",
-			Err: fmt.Errorf("still failing after %d retries: %w", tuning.TaskRetryMaxAttempts, err)}
+		return &failure.DeployError{Op: op, Err: fmt.Errorf("still failing after %d retries: %w", tuning.TaskRetryMaxAttempts, err)}
 	}
 	if name := failure.NameOf(err); name == failure.NameHalt || name == failure.NameDeploy {
 		return err
 	}
-	return &failure.DeployError{Op: "re-check before retiring the previous groups", Err: err}
+	return &failure.DeployError{Op: op, Err: err}
 }
 
 // retire does the swap past its point of no return, a step at a time

@@ -156,6 +156,7 @@ var handlers = map[string]handler{
 	execution.TaskPublish:           (*Deployer).publish,
 	execution.TaskDeploy:            (*Deployer).deploy,
 	execution.TaskCheckHealthy:      (*Deployer).checkHealthy,
+	execution.TaskBake:              (*Deployer).bake,
 	execution.TaskCleanUpSuccess:    (*Deployer).cleanUpSuccess,
 	execution.TaskCleanUpFailure:    (*Deployer).cleanUpFailure,
 	execution.TaskReleaseLock:       (*Deployer).releaseLock,

@@ -24,6 +24,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 	}
 	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	o.RolledBack = st.RolledBack
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}

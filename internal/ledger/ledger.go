@@ -44,9 +44,12 @@ type Outcome struct {
 	Error string `json:"error,omitempty"`
 	Cause string `json:"cause,omitempty"`
 	// Leftovers names resources a failed clean up left behind.
-	Leftovers []string  `json:"leftovers,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	EndedAt   time.Time `json:"ended_at"`
+	Leftovers []string `json:"leftovers,omitempty"`
+	// RolledBack are the previous groups a rollback put back in their
+	// load balancers, healthy, before the release's groups left.
+	RolledBack []string  `json:"rolled_back,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at"`
 	// CreatedBy is who asked for the release: the caller its identity
 	// proof names (verified by the deployer) with CreatedByName the name
 	// the client gave itself; without a verified caller, that name.

@@ -6,13 +6,26 @@ const (
 	// (Choice, Wait, CheckHealthy) records about 9 history events, and Step
 	// Functions ends an execution at StepFunctionsHistoryEvents. So the
 	// wait between checks is at least a release's timeout divided by this
-	// (5 s for the default 600 s timeout, 87 s for the 48 h maximum; see
+	// (5 s for the default 600 s timeout, 102 s for the 48 h maximum; see
 	// tuning.HealthCheckInterval).
-	MaxHealthChecks = 2000
+	MaxHealthChecks = 1700
+	// MaxBakeChecks bounds the checks of one bake (a round, Choice, Wait
+	// and Bake, records about 9 history events too): the wait between them
+	// is at least the bake divided by this (5 s up to a bake of 1250 s,
+	// 346 s for the longest, MaxBakeSeconds).
+	MaxBakeChecks = 250
+	// MaxRollbackChecks bounds the checks of one rollback
+	// (tuning.RollbackTimeout over tuning.RollbackCheckInterval).
+	MaxRollbackChecks = 180
+	// HistoryEventsPerRound is how many history events a round of a wait
+	// loop records: the Choice and the Wait entered and exited, and the
+	// task entered, scheduled, started, succeeded and exited.
+	HistoryEventsPerRound = 9
 	// MaxRetireSteps bounds the steps of retiring the previous groups in
 	// one execution (a round, Choice, Wait and CleanUpSuccess, records
-	// about 9 history events too): with MaxHealthChecks it keeps a deploy
-	// under StepFunctionsHistoryEvents.
+	// about 9 history events too): with MaxHealthChecks, MaxBakeChecks and, on the way to
+	// a failure, MaxRollbackChecks it keeps a deploy under
+	// StepFunctionsHistoryEvents (TestHistoryBudget).
 	MaxRetireSteps = 500
 	// LaunchTemplateNameLen is EC2's limit on a launch template's name.
 	LaunchTemplateNameLen = 128

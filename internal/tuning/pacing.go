@@ -25,6 +25,18 @@ const (
 	// RetireCheckInterval it keeps an execution's retirement within
 	// limits.MaxRetireSteps.
 	RetireTimeout = 2 * time.Hour
+	// RollbackCheckInterval is how long the state machine waits between
+	// two checks of a rollback (CleanUpFailure after a bake): whether the
+	// previous groups, back in their load balancers, pass their health
+	// checks. It bounds the time the new groups serve alone after a
+	// rollback could have finished.
+	RollbackCheckInterval = 5 * time.Second
+	// RollbackTimeout bounds a rollback: previous groups not healthy in
+	// their load balancers this long after they were put back will not
+	// be, and the release ends FailureDirty with its own groups left
+	// serving beside them (never none). With RollbackCheckInterval it
+	// keeps a rollback within limits.MaxRollbackChecks.
+	RollbackTimeout = 15 * time.Minute
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20

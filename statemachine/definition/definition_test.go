@@ -256,14 +256,14 @@ func TestStateDocumentPaths(t *testing.T) {
 
 	choice := m.States["Healthy?"]
 	assert.Equal(t, "WaitForHealthy", choice.Default)
-	var toCleanUp []ChoiceRule
+	var toBake []ChoiceRule
 	for _, c := range choice.Choices {
-		if c.Next == execution.TaskCleanUpSuccess {
-			toCleanUp = append(toCleanUp, c)
+		if c.Next == execution.TaskBake {
+			toBake = append(toBake, c)
 		}
 	}
-	require.Len(t, toCleanUp, 1)
-	assert.Equal(t, ChoiceRule{Variable: "$.health.healthy", Operator: "BooleanEquals", Operand: json.RawMessage("true"), Next: execution.TaskCleanUpSuccess}, toCleanUp[0])
+	require.Len(t, toBake, 1)
+	assert.Equal(t, ChoiceRule{Variable: "$.health.healthy", Operator: "BooleanEquals", Operand: json.RawMessage("true"), Next: execution.TaskBake}, toBake[0])
 	// The wait is reached only when healthy is false and wait_seconds is a
 	// number: every rule before the default guards a path the Wait reads.
 	guarded := map[string]bool{}

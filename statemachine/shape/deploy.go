@@ -12,6 +12,9 @@ const (
 	StateHealthy          = "Healthy?"
 	StateWaitForHealthy   = "WaitForHealthy"
 	StateBadHealthReport  = "BadHealthReport"
+	StateBaked            = "Baked?"
+	StateWaitForBake      = "WaitForBake"
+	StateBadBakeReport    = "BadBakeReport"
 	StateRetired          = "Retired?"
 	StateWaitForRetire    = "WaitForRetire"
 	StateBadRetireReport  = "BadRetireReport"
@@ -27,7 +30,7 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Retry:   retry(),
 		Tasks:   tasks(),
-		Loops:   []Loop{healthLoop(), retireLoop(), cleanUpLoop()},
+		Loops:   []Loop{healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
 		Ends: []End{
 			{Name: execution.EndSuccess,
 				Comment: "The release is deployed and healthy; the previous groups are deleted."},
@@ -45,8 +48,8 @@ func healthLoop() Loop {
 	return Loop{
 		Choice: Choice{
 			Name:    StateHealthy,
-			Comment: "Clean up the previous release when healthy, else wait and check again.",
-			Rules:   reportRules(PathHealthy, PathWaitSeconds, execution.TaskCleanUpSuccess, StateBadHealthReport),
+			Comment: "Bake when healthy, else wait and check again.",
+			Rules:   reportRules(PathHealthy, PathWaitSeconds, execution.TaskBake, StateBadHealthReport),
 			Default: StateWaitForHealthy,
 		},
 		Wait: Wait{
@@ -64,6 +67,37 @@ func healthLoop() Loop {
 			Error:   failure.NameInternal,
 			Cause: "the state has no usable health report at " + PathHealth +
 				" (healthy must be a boolean, wait_seconds a number >= 0)",
+			ResultPath: PathError,
+			Next:       execution.TaskCleanUpFailure,
+		},
+	}
+}
+
+// bakeLoop is the bake: the new groups serve alone while the previous
+// ones stand by, out of their load balancers; Bake checks health, alarms
+// and halts and reports, until the release's bake_seconds have passed
+// (at once without a bake). A state without a usable report fails
+// through clean up, which rolls back.
+func bakeLoop() Loop {
+	return Loop{
+		Choice: Choice{
+			Name:    StateBaked,
+			Comment: "Retire the previous release once the bake is over, else wait and check again.",
+			Rules:   reportRules(PathBaked, PathBakeWaitSeconds, execution.TaskCleanUpSuccess, StateBadBakeReport),
+			Default: StateWaitForBake,
+		},
+		Wait: Wait{
+			Name:        StateWaitForBake,
+			Comment:     "Wait as long as the last bake report asks.",
+			SecondsPath: PathBakeWaitSeconds,
+			Next:        execution.TaskBake,
+		},
+		Bad: Pass{
+			Name:    StateBadBakeReport,
+			Comment: "The state has no usable report of Bake (a handler bug): fail through clean up, which rolls back.",
+			Error:   failure.NameInternal,
+			Cause: "the state has no usable report at " + PathBake +
+				" (done must be a boolean, wait_seconds a number >= 0)",
 			ResultPath: PathError,
 			Next:       execution.TaskCleanUpFailure,
 		},
@@ -214,6 +248,15 @@ func tasks() []Task {
 			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameTimeout, failure.NameDeploy)},
 			Otherwise: Catch{Next: cleanUpFailure},
 		},
+		// The previous groups may stand by, out of their load balancers:
+		// every failure goes to CleanUpFailure, which puts them back.
+		{
+			Name: execution.TaskBake, Next: StateBaked,
+			Comment: "Let the new groups serve alone for the bake, the previous ones standing by; halt, unhealthy or alarm rolls back.",
+			Catch: []Catch{{Errors: []string{failure.NameHalt, failure.NameDeploy}, Next: cleanUpFailure,
+				Note: "rolls back: the previous groups serve again before the new ones leave"}},
+			Otherwise: Catch{Next: cleanUpFailure},
+		},
 		// CleanUpSuccess re-checks health before retiring anything: a halt
 		// or an unhealthy release found then is a failed release, cleaned up
 		// as one. Once it has started retiring, a failure leaves AWS dirty.
@@ -230,7 +273,7 @@ func tasks() []Task {
 		},
 		{
 			Name: execution.TaskCleanUpFailure, Next: StateCleanedUp,
-			Comment:   "Retire what this release created a step at a time (detach, drain, scale to zero, delete); record the outcome of a failure.",
+			Comment:   "Roll back after a bake (the previous groups back in their load balancers, healthy); then retire what this release created a step at a time (detach, drain, scale to zero, delete); record the outcome of a failure.",
 			Catch:     []Catch{{Errors: []string{failure.NameCleanUp}, Next: dirty, Note: "leftovers named, lock kept"}},
 			Otherwise: Catch{Next: dirty},
 		},

@@ -15,6 +15,11 @@ const (
 	PathHealth      = "$.health"
 	PathHealthy     = "$.health.healthy"
 	PathWaitSeconds = "$.health.wait_seconds"
+	// PathBake is Bake's report (execution.Bake): whether the bake is
+	// over, and how long to wait before its next check.
+	PathBake            = "$.bake"
+	PathBaked           = "$.bake.done"
+	PathBakeWaitSeconds = "$.bake.wait_seconds"
 	// PathRetire is CleanUpSuccess's report on retiring the previous
 	// groups (execution.Retire): whether it is done, and how long to wait
 	// before its next step.
