@@ -261,6 +261,9 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 // CleanUpFailure run again after the wait they ask for (the Retired? and
 // CleanedUp? loops) until they report the retirement done, or fail.
 func (x *run) step(task string) error {
+	if task == execution.TaskBake {
+		return x.bake()
+	}
 	if task != execution.TaskCleanUpSuccess && task != execution.TaskCleanUpFailure {
 		return x.once(task)
 	}
@@ -273,6 +276,21 @@ func (x *run) step(task string) error {
 		}
 		require.LessOrEqual(x.h.t, steps, limits.MaxRetireSteps, "the retirement takes more steps than an execution allows")
 		x.h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+}
+
+// bake runs Bake as the Baked? loop does: again after the wait it asks
+// for, until it reports the bake done, or fails.
+func (x *run) bake() error {
+	for checks := 1; ; checks++ {
+		if err := x.once(execution.TaskBake); err != nil {
+			return err
+		}
+		if x.state.Bake == nil || x.state.Bake.Done {
+			return nil
+		}
+		require.LessOrEqual(x.h.t, checks, limits.MaxBakeChecks, "the bake takes more checks than an execution allows")
+		x.h.clk.Advance(time.Duration(x.state.Bake.WaitSeconds) * time.Second)
 	}
 }
 
@@ -371,6 +389,7 @@ func (x *run) succeed() {
 	}
 	_, err := x.untilHealthy(200)
 	require.NoError(x.h.t, err)
+	require.NoError(x.h.t, x.stepRetrying(execution.TaskBake))
 	require.NoError(x.h.t, x.stepRetrying(execution.TaskCleanUpSuccess))
 }
 
