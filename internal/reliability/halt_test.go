@@ -21,13 +21,14 @@ import (
 // TestHaltDuringEachState writes a halt marker as the new release's
 // execution enters each state. A halt before Deploy creates anything ends
 // in FailureClean with nothing created; a later one ends in FailureClean
-// within one health-check interval; during CleanUpSuccess (past the point
+// within one health-check interval (during the bake, rolled back: the
+// previous groups serve again before the new ones leave); during CleanUpSuccess (past the point
 // of no return) the release may still succeed. Every run keeps the
 // invariants and the halted execution removes the marker.
 func TestHaltDuringEachState(t *testing.T) {
 	sc := reference(t)
 	states := []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
-		execution.TaskDeploy, "Healthy?", "WaitForHealthy", execution.TaskCheckHealthy, execution.TaskCleanUpSuccess}
+		execution.TaskDeploy, "Healthy?", "WaitForHealthy", execution.TaskCheckHealthy, execution.TaskBake, "WaitForBake", execution.TaskCleanUpSuccess}
 	beforeDeploy := []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish, execution.TaskDeploy}
 	for _, state := range states {
 		t.Run(state, func(t *testing.T) {

@@ -26,7 +26,7 @@ func TestCleanRun(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
-		execution.TaskDeploy, execution.TaskCheckHealthy, execution.TaskCleanUpSuccess}, tasks)
+		execution.TaskDeploy, execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess}, tasks)
 	for _, c := range res.Calls {
 		assert.NotZero(t, c.Invocation, "call %s belongs to no invocation", c)
 	}
