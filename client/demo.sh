@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The ferry demo (make demo): start a local region in the background, then
-# deploy, swap, fail, halt and inspect coinbase/deploy-test. Each step
+# deploy, swap, fail, halt, roll back and inspect coinbase/deploy-test. Each step
 # checks its outcome; the demo exits non-zero at the first surprise and
 # always stops the region.
 set -euo pipefail
@@ -100,6 +100,15 @@ in_world() {
 	[[ $w == *"$1"* ]]
 }
 
+# no_cuts: no load balancer or target group of the world counted a cut
+# connection (an instance stopped while it served, or a load balancer left
+# with nothing healthy while a group was attached).
+no_cuts() {
+	local w
+	w=$("$FERRY" local world --json --endpoint "$FERRY_LOCAL_ENDPOINT") || die "ferry local world --json failed"
+	if grep -qE '"cut_connections": *[1-9]' <<<"$w"; then die "a connection was cut"; fi
+}
+
 # gone ID: wait until no group of release ID is left in the world (its
 # deletion takes a little simulated time), or fail.
 gone() {
@@ -111,7 +120,7 @@ gone() {
 }
 
 step "Starting the local region on 127.0.0.1:$PORT (speed ${SPEED}x)"
-"$FERRY" local --listen "127.0.0.1:$PORT" --speed "$SPEED" >"$LOG" 2>&1 &
+"$FERRY" local --listen "127.0.0.1:$PORT" --speed "$SPEED" --world testdata/worlds/demo.json >"$LOG" 2>&1 &
 REGION_PID=$!
 for _ in $(seq 100); do
 	if world >/dev/null 2>&1; then break; fi
@@ -151,7 +160,20 @@ expect 0 halt --local --poll "$POLL" --reason "bad build" testdata/demo/deploy-t
 ended "FailureClean: HaltError"
 gone "$slow"
 
-step "5. Status of $PROJECT"
+step "5. A build that errors once it serves: a bake, its alarm, an instant rollback"
+note "bake_seconds 600: the new group serves alone while the old one stands by, out of its load balancers;"
+note "the alarm deploy-test-5xx fires during the bake, and the old group is put back before the new one leaves"
+expect 1 deploy --local --poll "$POLL" testdata/demo/deploy-test-5xx.json
+ended "FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx"
+grep -qF "rolling back: " "$OUT" || die "the deploy did not show the rollback"
+errors=$(released)
+gone "$errors"
+in_world "$second" || die "the group of release $second is gone"
+no_cuts
+note "rolled back: $second serves again, nothing of $errors is left, and no connection was cut:"
+show_world
+
+step "6. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $second " "$OUT" || die "ferry status does not show release $second deployed"
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 )
 
@@ -96,6 +98,9 @@ func (r *region) evaluate(a *alarm, t time.Time) {
 // metric is the value an alarm's metric has at t, and whether it has one.
 func (r *region) metric(a *alarm, t time.Time) (float64, bool) {
 	in := a.input
+	if deref(in.Namespace) == imageNamespace {
+		return r.imageInService(a, t)
+	}
 	if deref(in.Namespace) != "AWS/EC2" || deref(in.MetricName) != "CPUUtilization" || len(in.Dimensions) != 1 ||
 		deref(in.Dimensions[0].Name) != "AutoScalingGroupName" {
 		return 0, false
@@ -128,6 +133,60 @@ func (r *region) metric(a *alarm, t time.Time) (float64, bool) {
 		return float64(len(values)), true
 	}
 	return sum / float64(len(values)), true
+}
+
+// The metric of a world file's alarm (AlarmSpec): how many instances
+// launched from an image are in service, by ImageId.
+const (
+	imageNamespace = "ferry/sim"
+	imageMetric    = "InServiceInstances"
+	imageDimension = "ImageId"
+)
+
+// imageInService is the metric of a world file's alarm at t: the
+// instances of the region launched from its image that are in service.
+func (r *region) imageInService(a *alarm, t time.Time) (float64, bool) {
+	if len(a.input.Dimensions) != 1 || deref(a.input.Dimensions[0].Name) != imageDimension {
+		return 0, false
+	}
+	n := 0
+	for _, g := range r.groups {
+		for _, i := range g.instances {
+			if i.imageID == deref(a.input.Dimensions[0].Value) && i.lifecycle(t) == "InService" {
+				n++
+			}
+		}
+	}
+	return float64(n), true
+}
+
+// addAlarm creates the alarm a world file describes: in ALARM once an
+// instance launched from its image has been in service for its minutes,
+// OK otherwise.
+func (r *region) addAlarm(s AlarmSpec) {
+	image := s.Image
+	for id, a := range r.amis {
+		if a.name == s.Image {
+			image = id
+		}
+	}
+	r.setAlarm(&cloudwatch.PutMetricAlarmInput{
+		AlarmName: aws.String(s.Name), Namespace: aws.String(imageNamespace), MetricName: aws.String(imageMetric),
+		Dimensions: []cwtypes.Dimension{{Name: aws.String(imageDimension), Value: aws.String(image)}},
+		Statistic:  cwtypes.StatisticMaximum, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(int32(max(s.Minutes, 1))),
+		Threshold: aws.Float64(0), ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		AlarmDescription: aws.String("errors of the instances of " + s.Image + " once they serve (a world file's alarm)"),
+		Tags:             tagList(s.Tags),
+	})
+}
+
+// tagList is tags as CloudWatch lists them, sorted by key.
+func tagList(tags map[string]string) []cwtypes.Tag {
+	var out []cwtypes.Tag
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		out = append(out, cwtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return out
 }
 
 func breaches(op cwtypes.ComparisonOperator, v, threshold float64) bool {

@@ -65,11 +65,19 @@ func (r *region) putAlarm(in *cloudwatch.PutMetricAlarmInput) error {
 	if err := r.w.authorize(auths...); err != nil {
 		return err
 	}
+	if r.alarms[name] == nil && len(r.alarms) >= r.w.quotas.Alarms {
+		return apiErr(cloud.CodeLimitExceeded, "The maximum number of alarms has been reached")
+	}
+	r.setAlarm(in)
+	return nil
+}
+
+// setAlarm creates or replaces the alarm in names at now and starts its
+// evaluation.
+func (r *region) setAlarm(in *cloudwatch.PutMetricAlarmInput) {
+	name := deref(in.AlarmName)
 	a := r.alarms[name]
 	if a == nil {
-		if len(r.alarms) >= r.w.quotas.Alarms {
-			return apiErr(cloud.CodeLimitExceeded, "The maximum number of alarms has been reached")
-		}
 		a = &alarm{arn: "arn:aws:cloudwatch:" + r.name + ":" + r.account.id + ":alarm:" + name, tags: append([]cwtypes.Tag(nil), in.Tags...)}
 		a.state = alarmState{value: cwtypes.StateValueInsufficientData, reason: "Unchecked: Initial alarm creation", since: r.w.now}
 		r.alarms[name] = a
@@ -78,7 +86,6 @@ func (r *region) putAlarm(in *cloudwatch.PutMetricAlarmInput) error {
 	a.updated = r.w.now
 	a.state.breaching = time.Time{}
 	r.scheduleAlarm(a, r.w.now)
-	return nil
 }
 
 // DescribeAlarms returns metric alarms by names (unknown names are left

@@ -7,10 +7,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/sim"
 )
@@ -198,4 +200,37 @@ func TestAttachAgainRegistersAnew(t *testing.T) {
 	assert.Equal(t, map[string]string{elbName: "InService", "tg": "InService"}, f.attachments(t, "g"))
 	assert.Equal(t, map[string]int{"healthy": 2}, f.targetStates(t, tg), "still registered after the old delay")
 	assert.Zero(t, f.world.CutConnections())
+}
+
+// TestWorldAlarmFiresOnceItsImageServes: a world file's alarm watches the
+// instances of its image: OK while none is in service, ALARM once one has
+// been for its minutes (the demo world's deploy-test-5xx: 5), as
+// CloudWatch evaluates a metric alarm over EvaluationPeriods whole
+// periods.
+func TestWorldAlarmFiresOnceItsImageServes(t *testing.T) {
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, loadWorld(t, "demo.json"))
+	require.NoError(t, err)
+	f := &fixture{clk: clk, world: w, c: w.Clients(deployer, region), ctx: t.Context()}
+	f.clk.Advance(2 * time.Minute)
+	assert.Equal(t, cwtypes.StateValueOk, f.alarmState(t, "deploy-test-5xx"), "no instance of ubuntu-5xx")
+	f.group(t, "g", "ami-0000000000000ab05", 2)
+	f.clk.Advance(3 * time.Minute) // in service after at most 120 s
+	assert.Equal(t, cwtypes.StateValueOk, f.alarmState(t, "deploy-test-5xx"), "in service for less than 5 minutes")
+	f.clk.Advance(6 * time.Minute)
+	assert.Equal(t, cwtypes.StateValueAlarm, f.alarmState(t, "deploy-test-5xx"))
+}
+
+// TestDemoWorldIsDeployTestsAndMore: the demo's world is the deploy-test
+// world with a build that errors once it serves (the AMI ubuntu-5xx) and
+// the team's alarm on it, and nothing else: the two cannot drift apart.
+func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
+	demo, base := loadWorld(t, "demo.json"), loadWorld(t, "deploy-test.json")
+	r := &demo.Accounts[0].Regions[0]
+	require.Len(t, r.Alarms, 1)
+	assert.Equal(t, "ubuntu-5xx", r.Alarms[0].Image)
+	require.Equal(t, "ubuntu-5xx", r.AMIs[len(r.AMIs)-1].Name)
+	r.Alarms, r.AMIs = nil, r.AMIs[:len(r.AMIs)-1]
+	assert.Equal(t, base, demo)
+	assert.Empty(t, demo.Validate())
 }

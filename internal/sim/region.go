@@ -216,6 +216,9 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 	for _, s := range rs.Topics {
 		r.topics[r.topicARN(s.Name)] = &topic{name: s.Name, tags: copyTags(s.Tags)}
 	}
+	for _, s := range rs.Alarms {
+		r.addAlarm(s)
+	}
 	return r
 }
 

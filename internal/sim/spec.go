@@ -89,6 +89,8 @@ type RegionSpec struct {
 	LoadBalancers []LoadBalancerSpec `json:"load_balancers,omitempty"`
 	TargetGroups  []TargetGroupSpec  `json:"target_groups,omitempty"`
 	Topics        []TopicSpec        `json:"topics,omitempty"`
+	// Alarms are CloudWatch alarms that exist from the start.
+	Alarms []AlarmSpec `json:"alarms,omitempty"`
 }
 
 // AMISpec is a machine image and how instances launched from it behave.
@@ -106,6 +108,18 @@ type AMISpec struct {
 	CPUPercent *float64 `json:"cpu_percent,omitempty"`
 	// Timings override the world's defaults for this image.
 	Timings *Timings `json:"timings,omitempty"`
+}
+
+// AlarmSpec is a CloudWatch alarm that exists when the world starts, a
+// stand-in for the error-rate alarm a team keeps on its service: it goes
+// to ALARM once instances launched from Image (an AMI's id or name) have
+// been in service for Minutes whole minutes (a bad build that errors once
+// it takes traffic), and is OK while none is. Tags say whose it is.
+type AlarmSpec struct {
+	Name    string            `json:"name"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	Image   string            `json:"image"`
+	Minutes int               `json:"minutes,omitempty"`
 }
 
 // DefaultCPUPercent is the CPUUtilization of an image that sets none.
@@ -561,7 +575,26 @@ func (r RegionSpec) validate(where string) []string {
 	for i, t := range r.Topics {
 		p.unique(fmt.Sprintf("%s.topics[%d].name", where, i), "topic", t.Name)
 	}
+	r.validateAlarms(p, where)
 	return p.list
+}
+
+// validateAlarms: each alarm named once, 1 to 255 characters, watching
+// an image of the region, for 0 to 60 minutes.
+func (r RegionSpec) validateAlarms(p *problems, where string) {
+	for i, a := range r.Alarms {
+		w := fmt.Sprintf("%s.alarms[%d]", where, i)
+		p.unique(w+".name", "alarm", a.Name)
+		if a.Name == "" || len(a.Name) > 255 {
+			p.add("%s.name: must be 1 to 255 characters", w)
+		}
+		if !slices.ContainsFunc(r.AMIs, func(m AMISpec) bool { return m.ID == a.Image || m.Name == a.Image }) {
+			p.add("%s.image: %q is not an AMI of the region (by id or name)", w, a.Image)
+		}
+		if a.Minutes < 0 || a.Minutes > 60 {
+			p.add("%s.minutes: %d must be between 0 and 60", w, a.Minutes)
+		}
+	}
 }
 
 func (r RegionSpec) validateAMIs(p *problems, where string) {
