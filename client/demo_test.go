@@ -21,8 +21,10 @@ var demoAnswers = map[string]string{
 	"deploy-deploy-test-v2":      "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
 	"deploy-deploy-test-broken":  "1\nferry deploy: coinbase/deploy-test development release ID\n  5:01  FailureClean: TimeoutError: timed out: not healthy 5m1s after the execution started (timeout 5m0s)\n",
 	"deploy-deploy-test-slow":    "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
-	"halt":                       "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
-	"status":                     "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n",
+	"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  baking: 10m left; standing by, ready to serve again: G\n" +
+		"  7:04  rolling back: G back in its load balancers, 0 of 2 instances healthy\n  8:53  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
+	"halt":   "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
+	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo
@@ -47,6 +49,9 @@ func TestDemo(t *testing.T) {
 		{"the broken release failed for another reason", map[string]string{
 			"deploy-deploy-test-broken": "1\nferry deploy: coinbase/deploy-test development release ID\n  0:01  FailureClean: LockExistsError: lock held\n",
 		}, false, "did not end in FailureClean: TimeoutError"},
+		{"the build that errors was not rolled back", map[string]string{
+			"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
+		}, false, "the deploy did not show the rollback"},
 		{"status does not show the second release deployed", map[string]string{
 			"status": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
 		}, false, "does not show release 20250101T000002Z-abcdef deployed"},
