@@ -1,10 +1,11 @@
 // Package deployer owns the deployer's handlers: one per task state of the
 // deploy state machine (Validate, Lock, ValidateResources, Publish, Deploy,
-// CheckHealthy, CleanUpSuccess, CleanUpFailure, ReleaseLock) and the
+// CheckHealthy, Bake, CleanUpSuccess, CleanUpFailure, ReleaseLock) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
 // Each task has its file, named after it (validate.go, lock.go,
-// validate_resources.go, publish.go, deploy.go, check_healthy.go,
-// cleanup_success.go, cleanup_failure.go, release_lock.go); what several
+// validate_resources.go, publish.go, deploy.go, check_healthy.go, bake.go,
+// cleanup_success.go, cleanup_failure.go with rollback.go, release_lock.go);
+// what several
 // share is in verify.go (what a task trusts), resources.go (reaching the
 // target), health_report.go (the health of the new groups) and
 // records.go (outcomes), alarms.go (a release's alarm gate).
@@ -14,8 +15,10 @@
 // package resources; groups, launch templates and alarms are made,
 // settled, retired (drained, a step per invocation: CleanUpSuccess and
 // CleanUpFailure report where a retirement stands at $.retire and the
-// state machine runs them again after a wait) and removed by package
-// fleet; load balancers are read by
+// state machine runs them again after a wait), stood by during a bake and
+// put back by a rollback (Bake reports at $.bake; CleanUpFailure reports a
+// rollback's progress at $.retire) and removed by package fleet; load
+// balancers are read by
 // package balancers. The handlers call AWS themselves only to confirm an
 // execution (Step Functions) and to publish assets (S3).
 //

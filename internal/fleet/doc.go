@@ -31,6 +31,11 @@
 // scales it to zero, so each instance's termination lifecycle hooks run;
 // it reports the group ready for deletion only once it is empty. The
 // caller (the state machine, through the deployer) waits between steps.
+// For a bake, a Retirer also stands a group by (StandBy: out of its load
+// balancers, drained, with StandbyProcesses suspended so it stays at its
+// capacity) and puts it back (Restore: attached again to the load
+// balancers and target groups it names, its processes resumed); the
+// caller waits until its instances pass their health checks.
 //
 // Removing: a Remover deletes named groups with their alarms and launch
 // templates (naming.GroupName names both), in that order, so a retry after

@@ -43,6 +43,11 @@
 //	                     group; overwritten: names the groups Deploy may
 //	                     create, and CleanUpFailure adds those it removed, so
 //	                     a retry knows them gone rather than not visible yet
+//	standby              the Bake state, before it takes the first
+//	                     previous group out of its load balancers; once:
+//	                     names each with its load balancers, target groups
+//	                     and the processes Bake suspends; a rollback adds
+//	                     when it started and when it was done
 //	deleting             the CleanUpSuccess state, before it deletes the
 //	                     first previous group; once: from then on the
 //	                     release is past its point of no return

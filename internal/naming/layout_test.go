@@ -30,6 +30,7 @@ var keyFuncs = map[string]func() string{
 	"OutcomeKey":     func() string { return naming.OutcomeKey("<project>", "<config>", "<release_id>") },
 	"DeployingKey":   func() string { return naming.DeployingKey("<project>", "<config>", "<release_id>") },
 	"DeletingKey":    func() string { return naming.DeletingKey("<project>", "<config>", "<release_id>") },
+	"StandbyKey":     func() string { return naming.StandbyKey("<project>", "<config>", "<release_id>") },
 	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
 	"TargetAssetKey": func() string { return naming.TargetAssetKey("<sha256>") },
 }
