@@ -42,7 +42,7 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	restored, waiting, err := d.rollBack(ctx, st, req)
 	switch {
 	case err != nil:
-		return nil, d.cleanUpFailed(ctx, st, req, err)
+		return nil, d.cleanUpFailed(ctx, st, req, leftServing(st, err))
 	case waiting != nil:
 		st.Retire = waiting
 		return st, nil
@@ -145,6 +145,19 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	}
 	removal, err := remover.Remove(ctx, names)
 	return removal.Removed, nil, err
+}
+
+// leftServing is how a rollback that cannot finish fails: nothing of the
+// release has been removed yet (its groups are left serving, beside
+// whatever of the previous ones stands), so a *failure.CleanUpError names
+// every group, launch template and alarm of the release as well as what
+// the rollback left. Any other error is returned as it is.
+func leftServing(st *execution.State, err error) error {
+	var ce *failure.CleanUpError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return &failure.CleanUpError{Leftovers: append(slices.Clone(ce.Leftovers), fleet.Leftovers(groupNames(st)...)...), Err: ce.Err}
 }
 
 // lastAttempt reports whether req is its task's last attempt: the state

@@ -94,7 +94,7 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 				return nil, &failure.RetryableError{Op: "roll back to " + sg.Name, Err: fmt.Errorf("the group is not visible (eventual consistency)")}
 			}
 			return nil, &failure.CleanUpError{
-				Leftovers: []string{"the release's groups, left serving: the previous group " + sg.Name + " is gone, nothing to roll back to"},
+				Leftovers: []string{"previous group " + sg.Name + ": gone, nothing to roll back to (the release's groups are left serving)"},
 				Err:       fmt.Errorf("roll back to %s: the group is gone", sg.Name),
 			}
 		}
@@ -140,9 +140,10 @@ func servingIn(g asgtypes.AutoScalingGroup, sg ledger.StandbyGroup, views balanc
 }
 
 // notRestored is the failure of a rollback whose previous groups did not
-// pass their health checks in time: the release's groups stay, serving.
+// pass their health checks in time: the release's groups stay, serving
+// (leftServing names them).
 func notRestored(restoring []execution.RestoringGroup, after time.Duration) error {
-	left := []string{"the release's groups, left serving beside the previous ones"}
+	var left []string
 	for _, r := range restoring {
 		left = append(left, fmt.Sprintf("previous group %s, back in its load balancers with %d of %d instances healthy", r.Name, r.Healthy, r.Want))
 	}

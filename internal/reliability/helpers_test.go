@@ -72,3 +72,25 @@ func failed(t *testing.T) *Result {
 	require.NoError(t, failedErr)
 	return failedRes
 }
+
+var (
+	rolledBackOnce sync.Once
+	rolledBackRes  *Result
+	rolledBackErr  error
+)
+
+// rolledBack returns the reference scenario's rollback base run: halted
+// at its first wait in the bake (made once per test binary).
+func rolledBack(t *testing.T) *Result {
+	t.Helper()
+	rolledBackOnce.Do(func() {
+		sc, err := Reference("../..")
+		if err != nil {
+			rolledBackErr = err
+			return
+		}
+		rolledBackRes, rolledBackErr = sc.Run(context.Background(), RunOptions{Schedule: Schedule{Base: BaseRollback}})
+	})
+	require.NoError(t, rolledBackErr)
+	return rolledBackRes
+}

@@ -80,9 +80,10 @@ type MatrixOptions struct {
 	Progress func(done, total int)
 }
 
-// Bases runs the scenario's two base runs: the clean deploy, and the same
-// deploy halted at its first health check. Either must keep every
-// invariant: there is nothing to compare with otherwise.
+// Bases runs the scenario's base runs: the clean deploy, the same deploy
+// halted at its first health check, and halted during its bake (rolled
+// back). Each must keep every invariant: there is nothing to compare with
+// otherwise.
 func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
 	var b Bases
 	var err error
@@ -97,6 +98,12 @@ func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
 	}
 	if b.Failure.End != execution.EndFailureClean || len(b.Failure.Violations) > 0 {
 		return Bases{}, fmt.Errorf("reliability: the halted run ended %q (%s: %s) with violations %q", b.Failure.End, b.Failure.Error, b.Failure.Cause, b.Failure.Violations)
+	}
+	if b.Rollback, err = sc.Run(ctx, RunOptions{Schedule: Schedule{Base: BaseRollback}}); err != nil {
+		return Bases{}, err
+	}
+	if b.Rollback.End != execution.EndFailureClean || len(b.Rollback.Violations) > 0 {
+		return Bases{}, fmt.Errorf("reliability: the run halted during the bake ended %q (%s: %s) with violations %q", b.Rollback.End, b.Rollback.Error, b.Rollback.Cause, b.Rollback.Violations)
 	}
 	return b, nil
 }
@@ -229,7 +236,8 @@ func (m *Matrix) Report(w io.Writer) {
 	for _, b := range []struct {
 		name string
 		res  *Result
-	}{{"success", m.Bases.Success}, {"failure (halted at the first health check)", m.Bases.Failure}} {
+	}{{"success", m.Bases.Success}, {"failure (" + baseNotes[BaseFailure] + ")", m.Bases.Failure},
+		{"rollback (" + baseNotes[BaseRollback] + ")", m.Bases.Rollback}} {
 		fmt.Fprintf(w, "base %s: %d calls (%d AWS, %d S3) in %d task invocations, ended %s\n",
 			b.name, len(b.res.Calls), countAWS(b.res.Calls), len(b.res.Calls)-countAWS(b.res.Calls), len(b.res.Invocations), b.res.End)
 	}
@@ -310,8 +318,8 @@ func scheduleKind(s Schedule) string {
 	default:
 		k = "none"
 	}
-	if s.Base == BaseFailure {
-		k += " (failure base)"
+	if s.Base != BaseSuccess {
+		k += " (" + string(s.Base) + " base)"
 	}
 	return k
 }

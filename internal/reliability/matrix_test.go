@@ -70,7 +70,7 @@ const sampleEvery = 23
 // TestSchedules: the matrix has every family the safety issue asks for,
 // and more than 3000 schedules.
 func TestSchedules(t *testing.T) {
-	b := Bases{Success: clean(t), Failure: failed(t)}
+	b := Bases{Success: clean(t), Failure: failed(t), Rollback: rolledBack(t)}
 	counts := map[Family]int{}
 	kinds := map[Kind]bool{}
 	behaviours := map[Behaviour]bool{}
@@ -175,7 +175,7 @@ func TestSchedulesFound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("deploys several times")
 	}
-	res, fail := clean(t), failed(t)
+	res, fail, back := clean(t), failed(t), rolledBack(t)
 	sc := reference(t)
 	id := res.ReleaseID
 	const p, c = "acme/shop", "production"
@@ -200,6 +200,9 @@ func TestSchedulesFound(t *testing.T) {
 			// The second describe is the removal's own.
 			target(fail, execution.TaskCleanUpFailure, "DescribeAutoScalingGroups", "", 2, AccessDenied),
 		}}, "fixed (fleet.Leftovers): FailureDirty naming the groups and templates left, not their alarms"},
+		{"rollback: resuming the previous group's processes denied", Schedule{Family: Single, Base: BaseRollback, Faults: []Fault{
+			target(back, execution.TaskCleanUpFailure, "ResumeProcesses", "", 1, AccessDenied),
+		}}, "fixed (leftServing): FailureDirty naming what the rollback left, not the release's own groups, templates and alarms, left serving"},
 		{"race: a second release starts while Validate's response is lost", Schedule{Family: Race, Base: BaseSuccess, RaceAfterLost: true, Faults: []Fault{
 			target(res, execution.TaskValidate, "GetObject", naming.ReleaseKey(p, c, id), 1, LambdaDied),
 		}}, "checker fixed: the second release holding the lock before Lock, and its retiring the previous groups, were taken for violations"},

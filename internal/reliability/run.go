@@ -27,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/statemachine/shape"
 )
 
 // Call is one call the execution made: a simulated AWS call or an S3 call
@@ -520,7 +521,8 @@ func (r *run) observe(arn string, ev asl.Event) {
 	if r.opts.Schedule.RaceAt == state {
 		r.startSecond()
 	}
-	if r.opts.Schedule.Base == BaseFailure && state == execution.TaskCheckHealthy {
+	if r.opts.Schedule.Base == BaseFailure && state == execution.TaskCheckHealthy ||
+		r.opts.Schedule.Base == BaseRollback && state == shape.StateWaitForBake {
 		r.haltOnce()
 	}
 	if r.opts.OnState != nil {
@@ -529,8 +531,9 @@ func (r *run) observe(arn string, ev asl.Event) {
 }
 
 // haltOnce writes, the first time, the halt marker that makes the failure
-// base fail: at the first health check, so it fails through
-// CleanUpFailure.
+// base fail (at the first health check, so it fails through
+// CleanUpFailure) and the rollback base roll back (at the first wait in
+// the bake).
 func (r *run) haltOnce() {
 	r.mu.Lock()
 	done := r.halted

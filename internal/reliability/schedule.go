@@ -36,12 +36,21 @@ func Families() []Family { return []Family{Single, Pair, Consistency, Race} }
 // Base is the run a schedule derives from.
 type Base string
 
-// The bases: the reference deploy succeeding, and the same deploy halted
-// at its first health check, so it fails through CleanUpFailure.
+// The bases: the reference deploy succeeding; the same deploy halted at
+// its first health check, so it fails through CleanUpFailure; and halted
+// at its first wait in the bake, so CleanUpFailure rolls back (the
+// previous groups put back and healthy before the new ones leave).
 const (
-	BaseSuccess Base = "success"
-	BaseFailure Base = "failure"
+	BaseSuccess  Base = "success"
+	BaseFailure  Base = "failure"
+	BaseRollback Base = "rollback"
 )
+
+// baseNotes say how each base but the success one ends, for the reports.
+var baseNotes = map[Base]string{
+	BaseFailure:  "halted at the first health check",
+	BaseRollback: "halted during the bake",
+}
 
 // Behaviour is a way the target behaves that the deploy must survive.
 type Behaviour string
@@ -108,8 +117,8 @@ func (s Schedule) String() string {
 		parts = append(parts, "nothing")
 	}
 	out := strings.Join(parts, " + ")
-	if s.Base == BaseFailure {
-		out += " (halted at the first health check)"
+	if note, ok := baseNotes[s.Base]; ok {
+		out += " (" + note + ")"
 	}
 	return out
 }
@@ -119,7 +128,7 @@ func One(f Fault) Schedule { return Schedule{Family: Single, Base: BaseSuccess, 
 
 // Bases are the runs the matrix derives its schedules from.
 type Bases struct {
-	Success, Failure *Result
+	Success, Failure, Rollback *Result
 }
 
 // Schedules returns every schedule of the matrix over the bases:
@@ -161,6 +170,7 @@ func (b Bases) singles() []Schedule {
 	}{
 		{BaseSuccess, b.Success, nil},
 		{BaseFailure, b.Failure, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
+		{BaseRollback, b.Rollback, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
 	} {
 		in := func(task string) bool { return base.tasks == nil || slices.Contains(base.tasks, task) }
 		single := func(i int, k Kind) Schedule {
@@ -202,6 +212,7 @@ func (b Bases) pairs() []Schedule {
 		{BaseSuccess, b.Success, execution.TaskDeploy},
 		{BaseSuccess, b.Success, execution.TaskCleanUpSuccess},
 		{BaseFailure, b.Failure, execution.TaskCleanUpFailure},
+		{BaseRollback, b.Rollback, execution.TaskCleanUpFailure},
 	} {
 		inv, ok := firstInvocation(p.res, p.task)
 		if !ok {
