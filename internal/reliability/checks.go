@@ -71,6 +71,24 @@ func (r *run) ours(tags map[string]string) bool {
 		tags[naming.TagConfigName] == r.next.rel.ConfigName
 }
 
+// checkRelease checks that task may change k, a resource of the
+// project-config of release: the release's own, or the previous
+// release's only as CleanUpSuccess retires it, or as Bake stands a group
+// by and a rollback puts it back (standby: nothing of the group changed
+// but its load balancers, target groups and suspended processes); never
+// the second release's of a race.
+func (r *run) checkRelease(task, k, release string, standby bool) {
+	switch {
+	case release == r.next.rel.ReleaseID:
+	case r.second != nil && release == r.second.rel.ReleaseID:
+		r.violate("%s touched %s, of the second release %s", task, k, release)
+	case task == execution.TaskCleanUpSuccess:
+	case standby && (task == execution.TaskBake || task == execution.TaskCleanUpFailure):
+	default:
+		r.violate("%s touched %s, of release %s (only CleanUpSuccess retires the previous release; Bake and a rollback only take it out of its load balancers and put it back)", task, k, release)
+	}
+}
+
 // checkTask checks what one task of the release changed: only resources
 // of the project-config; of those, only the release's own, but for the
 // previous release's, which only CleanUpSuccess may retire (never the
@@ -99,17 +117,7 @@ func (r *run) checkTask(task string, before, after sim.Snapshot) {
 			r.violate("%s touched %s, which is not tagged DeployWith=ferry of %s %s", task, k, r.next.rel.ProjectName, r.next.rel.ConfigName)
 			continue
 		}
-		switch release := res.tags[naming.TagReleaseID]; {
-		case release == r.next.rel.ReleaseID:
-		case r.second != nil && release == r.second.rel.ReleaseID:
-			r.violate("%s touched %s, of the second release %s", task, k, release)
-		case task == execution.TaskCleanUpSuccess:
-		case inB && inA && rb.kind == "group" && rb.standby == ra.standby &&
-			(task == execution.TaskBake || task == execution.TaskCleanUpFailure):
-			// Standing by during the bake, back after a rollback.
-		default:
-			r.violate("%s touched %s, of release %s (only CleanUpSuccess retires the previous release; Bake and a rollback only take it out of its load balancers and put it back)", task, k, release)
-		}
+		r.checkRelease(task, k, res.tags[naming.TagReleaseID], inB && inA && rb.kind == "group" && rb.standby == ra.standby)
 	}
 	// Previous groups deleted by this task.
 	for _, g := range groupsOf(before, r.next.rel.ProjectName, r.next.rel.ConfigName) {
