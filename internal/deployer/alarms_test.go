@@ -20,11 +20,18 @@ import (
 // (above 1 %), tagged with tagged.
 func (h *harness) putAlarm(t *testing.T, name, group string, tagged map[string]string) {
 	t.Helper()
+	h.putAlarmAfter(t, name, group, tagged, 1)
+}
+
+// putAlarmAfter is putAlarm for an alarm that goes to ALARM only once the
+// instances have been in service for minutes whole minutes.
+func (h *harness) putAlarmAfter(t testing.TB, name, group string, tagged map[string]string, minutes int32) {
+	t.Helper()
 	_, err := h.world.Clients(account, region).CloudWatch.PutMetricAlarm(t.Context(), &cloudwatch.PutMetricAlarmInput{
 		AlarmName: aws.String(name), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
 		Statistic:  cwtypes.StatisticAverage,
 		Dimensions: []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(group)}},
-		Period:     aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(1),
+		Period:     aws.Int32(60), EvaluationPeriods: aws.Int32(minutes), Threshold: aws.Float64(1),
 		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
 		Tags:               tags.CloudWatch(tagged),
 	})

@@ -6,8 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
-	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // atBake deploys a first release to Success and runs a second, with a
@@ -30,25 +27,11 @@ func (h *harness) atBake(bake int, alarms ...string) (prev, next string, x *run)
 	r2.BakeSeconds = bake
 	r2.Alarms = alarms
 	for _, a := range alarms {
-		h.putSlowAlarm(a, naming.GroupName(project, config, "web", r2.ReleaseID))
+		// In ALARM after six minutes of the new instances in service:
+		// after the health checks, during a ten-minute bake.
+		h.putAlarmAfter(h.t, a, naming.GroupName(project, config, "web", r2.ReleaseID), projectTags, 6)
 	}
 	return r1.ReleaseID, r2.ReleaseID, h.atSwap(r1, r2)
-}
-
-// putSlowAlarm creates, as the team would, an alarm on the CPU of group
-// that goes to ALARM only after six minutes of its instances in service:
-// after the health checks, during a ten-minute bake.
-func (h *harness) putSlowAlarm(name, group string) {
-	h.t.Helper()
-	_, err := h.world.Clients(account, region).CloudWatch.PutMetricAlarm(h.t.Context(), &cloudwatch.PutMetricAlarmInput{
-		AlarmName: aws.String(name), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
-		Statistic:  cwtypes.StatisticAverage,
-		Dimensions: []cwtypes.Dimension{{Name: aws.String("AutoScalingGroupName"), Value: aws.String(group)}},
-		Period:     aws.Int32(60), EvaluationPeriods: aws.Int32(6), Threshold: aws.Float64(1),
-		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
-		Tags:               tags.CloudWatch(projectTags),
-	})
-	require.NoError(h.t, err)
 }
 
 // serving describes a group as the load balancers see it: attached to

@@ -291,22 +291,7 @@ func (l *Ledger) CreateDeleting(ctx context.Context, project, config string, i I
 	if i.ReleaseID == "" {
 		return Intent{}, false, errors.New("ledger: deleting record needs a release id")
 	}
-	wrote, err = l.putJSON(ctx, naming.DeletingKey(project, config, i.ReleaseID), i, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
-	switch {
-	case err != nil:
-		return Intent{}, false, err
-	case wrote:
-		return i, true, nil
-	}
-	got, found, err := l.GetDeleting(ctx, project, config, i.ReleaseID)
-	if err != nil {
-		return Intent{}, false, err
-	}
-	if !found {
-		return Intent{}, false, &failure.RetryableError{Op: "ledger: write " + naming.DeletingKey(project, config, i.ReleaseID),
-			Err: errors.New("the record exists but cannot be read yet")}
-	}
-	return got, false, nil
+	return createOnce(ctx, l, naming.DeletingKey(project, config, i.ReleaseID), i)
 }
 
 // GetDeleting reads the previous groups CleanUpSuccess of a release
@@ -325,24 +310,32 @@ func (l *Ledger) GetDeleting(ctx context.Context, project, config, releaseID str
 // detached the groups since) it is left as it is and returned, so a
 // rollback puts back what they were attached to before; wrote says
 // whether this call wrote it.
-func (l *Ledger) CreateStandby(ctx context.Context, project, config string, s Standby) (got Standby, wrote bool, err error) {
-	if s.ReleaseID == "" {
+func (l *Ledger) CreateStandby(ctx context.Context, project, config string, sb Standby) (got Standby, wrote bool, err error) {
+	if sb.ReleaseID == "" {
 		return Standby{}, false, errors.New("ledger: standby record needs a release id")
 	}
-	key := naming.StandbyKey(project, config, s.ReleaseID)
-	wrote, err = l.putJSON(ctx, key, s, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
+	return createOnce(ctx, l, naming.StandbyKey(project, config, sb.ReleaseID), sb)
+}
+
+// createOnce writes v at key once (If-None-Match: *, expiring with the
+// release's objects). When an object is already there (an earlier
+// attempt wrote it) it is left as it is and read back into got, so every
+// attempt sees the first write; wrote says whether this call wrote it. A
+// record that exists but cannot be read yet is retryable.
+func createOnce[T any](ctx context.Context, l *Ledger, key string, v T) (got T, wrote bool, err error) {
+	wrote, err = l.putJSON(ctx, key, v, object.Write{Once: true, Tagging: naming.ReleaseObjectTagging()})
 	switch {
 	case err != nil:
-		return Standby{}, false, err
+		return got, false, err
 	case wrote:
-		return s, true, nil
+		return v, true, nil
 	}
-	got, found, err := l.GetStandby(ctx, project, config, s.ReleaseID)
-	if err != nil {
-		return Standby{}, false, err
-	}
-	if !found {
-		return Standby{}, false, &failure.RetryableError{Op: "ledger: write " + key, Err: errors.New("the record exists but cannot be read yet")}
+	found, err := l.getJSON(ctx, key, &got)
+	switch {
+	case err != nil:
+		return got, false, err
+	case !found:
+		return got, false, &failure.RetryableError{Op: "ledger: write " + key, Err: errors.New("the record exists but cannot be read yet")}
 	}
 	return got, false, nil
 }

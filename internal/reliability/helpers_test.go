@@ -8,14 +8,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var (
-	cleanOnce  sync.Once
-	cleanRes   *Result
-	cleanErr   error
-	failedOnce sync.Once
-	failedRes  *Result
-	failedErr  error
-)
+// baseRuns are the reference scenario's base runs, each made once per
+// test binary.
+var baseRuns = map[Base]*baseRun{BaseSuccess: {}, BaseFailure: {}, BaseRollback: {}}
+
+type baseRun struct {
+	once sync.Once
+	res  *Result
+	err  error
+}
+
+// base returns the reference scenario's base run of b.
+func base(t *testing.T, b Base) *Result {
+	t.Helper()
+	r := baseRuns[b]
+	r.once.Do(func() {
+		sc, err := Reference("../..")
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.res, r.err = sc.Run(context.Background(), RunOptions{Schedule: Schedule{Base: b}})
+	})
+	require.NoError(t, r.err)
+	return r.res
+}
 
 // reference returns the reference scenario of this repository.
 func reference(t *testing.T) *Scenario {
@@ -25,21 +42,8 @@ func reference(t *testing.T) *Scenario {
 	return sc
 }
 
-// clean returns the reference scenario's clean run (made once per test
-// binary).
-func clean(t *testing.T) *Result {
-	t.Helper()
-	cleanOnce.Do(func() {
-		sc, err := Reference("../..")
-		if err != nil {
-			cleanErr = err
-			return
-		}
-		cleanRes, cleanErr = sc.Run(context.Background(), RunOptions{})
-	})
-	require.NoError(t, cleanErr)
-	return cleanRes
-}
+// clean returns the reference scenario's clean run.
+func clean(t *testing.T) *Result { t.Helper(); return base(t, BaseSuccess) }
 
 // callIndex returns the index of the n-th (1-based) call of the clean run
 // that made op in task (with key when not empty).
@@ -58,39 +62,9 @@ func callIndex(t *testing.T, res *Result, task, op, key string, n int) int {
 }
 
 // failed returns the reference scenario's failure base run: halted at its
-// first health check (made once per test binary).
-func failed(t *testing.T) *Result {
-	t.Helper()
-	failedOnce.Do(func() {
-		sc, err := Reference("../..")
-		if err != nil {
-			failedErr = err
-			return
-		}
-		failedRes, failedErr = sc.Run(context.Background(), RunOptions{Schedule: Schedule{Base: BaseFailure}})
-	})
-	require.NoError(t, failedErr)
-	return failedRes
-}
-
-var (
-	rolledBackOnce sync.Once
-	rolledBackRes  *Result
-	rolledBackErr  error
-)
+// first health check.
+func failed(t *testing.T) *Result { t.Helper(); return base(t, BaseFailure) }
 
 // rolledBack returns the reference scenario's rollback base run: halted
-// at its first wait in the bake (made once per test binary).
-func rolledBack(t *testing.T) *Result {
-	t.Helper()
-	rolledBackOnce.Do(func() {
-		sc, err := Reference("../..")
-		if err != nil {
-			rolledBackErr = err
-			return
-		}
-		rolledBackRes, rolledBackErr = sc.Run(context.Background(), RunOptions{Schedule: Schedule{Base: BaseRollback}})
-	})
-	require.NoError(t, rolledBackErr)
-	return rolledBackRes
-}
+// at its first wait in the bake.
+func rolledBack(t *testing.T) *Result { t.Helper(); return base(t, BaseRollback) }
