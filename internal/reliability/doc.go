@@ -15,9 +15,11 @@
 // run.
 //
 // A Schedule is what one run injects; Bases.Schedules derives every
-// schedule of the matrix from two base runs (the deploy succeeding, and
-// the same deploy halted at its first health check so it fails through
-// CleanUpFailure), in four families:
+// schedule of the matrix from three base runs (the deploy succeeding; the
+// same deploy halted at its first health check so it fails through
+// CleanUpFailure; and halted at its first wait in the bake, so
+// CleanUpFailure rolls back, the previous groups serving again before the
+// new ones leave), in four families:
 //
 //   - single: each call fault (throttling, a 5xx, access denied, a
 //     timeout) at each call; each invocation's response lost after its
