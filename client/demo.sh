@@ -176,5 +176,6 @@ show_world
 step "6. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $second " "$OUT" || die "ferry status does not show release $second deployed"
+grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -23,8 +23,9 @@ var demoAnswers = map[string]string{
 	"deploy-deploy-test-slow":    "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
 	"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  baking: 10m left; standing by, ready to serve again: G\n" +
 		"  7:04  rolling back: G back in its load balancers, 0 of 2 instances healthy\n  8:53  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
-	"halt":   "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
-	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n",
+	"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
+	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n" +
+		"    20250101T000005Z-abcdef  FailureClean  HaltError: halted: alarm in ALARM: deploy-test-5xx; rolled back: G serves again\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo

@@ -85,11 +85,14 @@ type releaseStatus struct {
 	ReleaseID string `json:"release_id"`
 	// End is the end state, "running" for the lock holder without an
 	// outcome, "" when no outcome was recorded.
-	End       string    `json:"end"`
-	Error     string    `json:"error,omitempty"`
-	Cause     string    `json:"cause,omitempty"`
-	Leftovers []string  `json:"leftovers,omitempty"`
-	EndedAt   time.Time `json:"ended_at,omitzero"`
+	End       string   `json:"end"`
+	Error     string   `json:"error,omitempty"`
+	Cause     string   `json:"cause,omitempty"`
+	Leftovers []string `json:"leftovers,omitempty"`
+	// RolledBack are the previous groups a rollback put back in service
+	// before the release's own left.
+	RolledBack []string  `json:"rolled_back,omitempty"`
+	EndedAt    time.Time `json:"ended_at,omitzero"`
 	// CreatedBy is who asked for the release as the deployer verified it
 	// (an IAM ARN), CreatedByName the name the client gave itself.
 	CreatedBy     string `json:"created_by,omitempty"`
@@ -167,6 +170,7 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		switch {
 		case found:
 			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt
+			rs.RolledBack = o.RolledBack
 			rs.CreatedBy, rs.CreatedByName, rs.DeployerVersion = o.CreatedBy, o.CreatedByName, o.DeployerVersion
 		case cs.Lock != nil && cs.Lock.ReleaseID == id:
 			rs.End = "running"
@@ -202,8 +206,11 @@ func writeStatus(w io.Writer, ps projectStatus) {
 				when = formatTime(rs.EndedAt)
 			}
 			detail := describeError(rs.Error, rs.Cause)
+			if len(rs.RolledBack) > 0 {
+				detail = strings.TrimPrefix(detail+"; rolled back: "+joinLines(rs.RolledBack)+" "+plural(len(rs.RolledBack), "serves", "serve")+" again", "; ")
+			}
 			if len(rs.Leftovers) > 0 {
-				detail = strings.TrimPrefix(detail+"; left behind: "+strings.Join(rs.Leftovers, ", "), "; ")
+				detail = strings.TrimPrefix(detail+"; left behind: "+joinLines(rs.Leftovers), "; ")
 			}
 			first, more, _ := strings.Cut(detail, "\n")
 			row(tw, "    "+rs.ReleaseID, end, when, first)
@@ -239,6 +246,16 @@ func lastSegment(arn string) string {
 
 // row writes one tabwriter row, leaving out empty trailing cells so no
 // line ends in padding.
+// joinLines joins texts from the deployer's records for one line, each
+// cleaned as oneLine does.
+func joinLines(texts []string) string {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = oneLine(t)
+	}
+	return strings.Join(out, ", ")
+}
+
 func row(w io.Writer, cells ...string) {
 	for len(cells) > 0 && cells[len(cells)-1] == "" {
 		cells = cells[:len(cells)-1]
