@@ -575,3 +575,49 @@ func TestRetireReport(t *testing.T) {
 		"  0:02  retiring old-web: scaling in: 2 instances, 1 termination hook pending\n", buf.String())
 	assert.Equal(t, []string{"retiring g: empty, deleting"}, retireLines([]execution.RetiringGroup{{Name: "g", Phase: execution.PhaseDeleting}}))
 }
+
+// TestBakeAndRollbackReports: Bake's reports are shown once, then each
+// time the minutes left change; a rollback's (CleanUpFailure's restoring
+// groups) once per change, before the retirement of the release's own
+// groups; and Bake's state line only for a release with a bake.
+func TestBakeAndRollbackReports(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	stamp := func(id int64) *time.Time { return aws.Time(at.Add(time.Duration(id) * 5 * time.Second)) }
+	entered := func(id int64, name, input string) sfntypes.HistoryEvent {
+		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateEntered,
+			StateEnteredEventDetails: &sfntypes.StateEnteredEventDetails{Name: aws.String(name), Input: aws.String(input)}}
+	}
+	exited := func(id int64, name, output string) sfntypes.HistoryEvent {
+		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateExited,
+			StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}}
+	}
+	bake := func(left int) string {
+		return fmt.Sprintf(`{"bake":{"done":false,"wait_seconds":5,"left_seconds":%d,"standby":["old-web"],"detached":true}}`, left)
+	}
+	restoring := func(healthy int) string {
+		return fmt.Sprintf(`{"retire":{"done":false,"wait_seconds":5,"restoring":[{"name":"old-web","healthy":%d,"want":2}]}}`, healthy)
+	}
+	var r historyReader
+	got := r.read([]sfntypes.HistoryEvent{
+		entered(1, execution.TaskBake, `{"bake_seconds":600}`),
+		exited(2, execution.TaskBake, bake(600)), exited(3, execution.TaskBake, bake(595)), exited(4, execution.TaskBake, bake(540)),
+		entered(5, execution.TaskCleanUpFailure, `{}`),
+		exited(6, execution.TaskCleanUpFailure, restoring(0)), exited(7, execution.TaskCleanUpFailure, restoring(0)),
+		exited(8, execution.TaskCleanUpFailure, restoring(1)),
+	})
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modePlain}
+	for _, u := range got {
+		d.show(u)
+	}
+	assert.Equal(t, "  0:00  Bake\n"+
+		"  0:05  baking: 10m left; standing by, ready to serve again: old-web\n"+
+		"  0:15  baking: 9m left; standing by, ready to serve again: old-web\n"+
+		"  0:20  CleanUpFailure\n"+
+		"  0:25  rolling back: old-web back in its load balancers, 0 of 2 instances healthy\n"+
+		"  0:35  rolling back: old-web back in its load balancers, 1 of 2 instances healthy\n", buf.String())
+
+	var none historyReader
+	assert.Empty(t, none.read([]sfntypes.HistoryEvent{entered(1, execution.TaskBake, `{"bake_seconds":0}`)}), "no bake, no line")
+	assert.Equal(t, "baking: 45s left; no previous group to stand by", bakeLine(&execution.Bake{LeftSeconds: 45}))
+}

@@ -26,8 +26,9 @@ const opBake = "bake"
 // bake is the Bake task: once the release is healthy, its new groups
 // serve alone for the release's bake_seconds while the previous groups
 // stand by, at their capacity and out of their load balancers, ready to
-// serve again at once. Without a bake it reports Done and touches
-// nothing. Each invocation, in order:
+// serve again at once. Whether there is a bake is the verified release's
+// to say (loadRelease), never the State's. Without one it reports Done
+// and touches nothing in the target. Each invocation, in order:
 //
 //  1. fails with a *failure.HaltError when a halt marker was written
 //     after the execution started; then, only while this release holds
@@ -54,6 +55,10 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	r, err := d.loadRelease(ctx, st)
+	if err != nil {
+		return nil, beforeNoReturn(req, opBake, err)
+	}
 	if st.BakeSeconds <= 0 {
 		st.Bake = &execution.Bake{Done: true}
 		return st, nil
@@ -61,7 +66,7 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 	if err := d.checkHalt(ctx, st, req); err != nil {
 		return nil, beforeNoReturn(req, opBake, err)
 	}
-	r, c, err := d.loadAndConnect(ctx, st, false)
+	c, err := d.connect(ctx, st, false)
 	if err != nil {
 		return nil, beforeNoReturn(req, opBake, err)
 	}

@@ -192,3 +192,17 @@ func TestRollbackNeverLeavesNothingServing(t *testing.T) {
 		}
 	}
 }
+
+// TestBakeIsTheReleasesToSay: a State that claims no bake for a release
+// with one (a forged or corrupted state document) still bakes: the bake
+// comes from the verified release, never from the State.
+func TestBakeIsTheReleasesToSay(t *testing.T) {
+	h := newHarness(t)
+	prev, _, x := h.atBake(600)
+	x.state.BakeSeconds = 0
+	require.NoError(t, x.once(execution.TaskBake))
+	assert.False(t, x.state.Bake.Done, "the release bakes for 600 s")
+	assert.Equal(t, 600, x.state.BakeSeconds)
+	attached, _ := serving(h.groups()[naming.GroupName(project, config, "web", prev)])
+	assert.False(t, attached, "the previous group stands by")
+}

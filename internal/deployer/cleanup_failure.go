@@ -17,9 +17,9 @@ import (
 // cleanUpFailure is the CleanUpFailure task. After a bake it first rolls
 // back (rollBack): the previous groups go back into their load balancers,
 // and nothing of the release leaves until they pass their health checks.
-// Then it removes what this release created, in the verified release's target, and only while the release
-// holds the lock. What it removes: the groups Deploy recorded before it created
-// anything (ledger.GetDeploying; without that record Deploy created
+// Then it removes what this release created, in the verified release's
+// target, and only while the release holds the lock. What it removes: the
+// groups Deploy recorded before it created anything (ledger.GetDeploying; without that record Deploy created
 // nothing), and every group and launch template AWS shows tagged with the
 // release id. Each is removed by name (fleet.Remover: its alarms, the
 // group with its instances, its launch template), a visible one only when

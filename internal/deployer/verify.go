@@ -101,7 +101,8 @@ func (d *Deployer) confirmExecution(ctx context.Context, req execution.Request, 
 
 // verify is how every task after Validate starts: the State it is given
 // (decodeState), confirmed to be its execution's (confirmExecution).
-// Fields the State carries for the release (target, services, timeout)
+// Fields the State carries for the release (target, services, timeout,
+// bake)
 // are not trusted from it: loadRelease re-derives them from the verified
 // release before anything reaches the target.
 func (d *Deployer) verify(ctx context.Context, req execution.Request) (*execution.State, error) {
@@ -136,7 +137,7 @@ func (d *Deployer) target(r *release.Release) target.Target {
 
 // loadRelease reads the release a State names from the deployer bucket,
 // applies defaults, checks that it is the release Validate accepted and
-// sets the State's target, services and timeout from it.
+// sets the State's target, services, timeout and bake from it.
 func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
 	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
@@ -152,6 +153,6 @@ func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*relea
 	}
 	// What the State says of the release is re-derived from it, never
 	// trusted: a task reaches only the verified release's target.
-	st.Target, st.Services, st.Timeout = d.target(r), r.ServiceNames(), r.Timeout
+	st.Target, st.Services, st.Timeout, st.BakeSeconds = d.target(r), r.ServiceNames(), r.Timeout, r.BakeSeconds
 	return r, nil
 }

@@ -209,6 +209,17 @@ func TestRuleTimeout(t *testing.T) {
 	})
 }
 
+func TestRuleBakeSeconds(t *testing.T) {
+	set := func(v int) func(*Release) { return func(r *Release) { r.BakeSeconds = v } }
+	runRuleCases(t, []ruleCase{
+		{"none", set(0), false, nil},
+		{"ten minutes", set(600), false, nil},
+		{"a day", set(86400), false, nil},
+		{"too long", set(86401), false, []string{"bake_seconds: must be between 0 and 86400 seconds"}},
+		{"negative", set(-1), false, []string{"bake_seconds: must be between 0 and 86400 seconds"}},
+	})
+}
+
 func TestRuleAutoscaling(t *testing.T) {
 	set := func(a Autoscaling) func(*Release) { return func(r *Release) { r.Services["web"].Autoscaling = &a } }
 	runRuleCases(t, []ruleCase{

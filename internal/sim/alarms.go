@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // alarmEvaluation is how often the simulation evaluates an alarm whose
@@ -176,17 +178,8 @@ func (r *region) addAlarm(s AlarmSpec) {
 		Statistic:  cwtypes.StatisticMaximum, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(int32(max(s.Minutes, 1))),
 		Threshold: aws.Float64(0), ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
 		AlarmDescription: aws.String("errors of the instances of " + s.Image + " once they serve (a world file's alarm)"),
-		Tags:             tagList(s.Tags),
+		Tags:             tags.CloudWatch(s.Tags),
 	})
-}
-
-// tagList is tags as CloudWatch lists them, sorted by key.
-func tagList(tags map[string]string) []cwtypes.Tag {
-	var out []cwtypes.Tag
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, cwtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
 }
 
 func breaches(op cwtypes.ComparisonOperator, v, threshold float64) bool {

@@ -72,7 +72,7 @@ func (r *region) putAlarm(in *cloudwatch.PutMetricAlarmInput) error {
 	return nil
 }
 
-// setAlarm creates or replaces the alarm in names at now and starts its
+// setAlarm creates or replaces the alarm that in names, at now, and starts its
 // evaluation.
 func (r *region) setAlarm(in *cloudwatch.PutMetricAlarmInput) {
 	name := deref(in.AlarmName)

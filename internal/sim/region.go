@@ -112,10 +112,7 @@ func (lb *classicLB) state(inst *instance, now time.Time) string {
 // instance at now: "initial" until it passes its checks after its
 // registration, else the instance's own (see instance.lbHealth).
 func (lb *classicLB) health(inst *instance, now time.Time) string {
-	if h := inst.lbHealth(now); h != "healthy" || !now.Before(lb.passesFrom[inst.id]) {
-		return h
-	}
-	return "initial"
+	return inst.registeredHealth(lb.passesFrom[inst.id], now)
 }
 
 // state is a registered target's state, for snapshots: draining, unused
@@ -173,12 +170,7 @@ type target struct {
 // health is the target group's health check's answer for t at now:
 // "initial" until it passes its checks after its registration, else the
 // instance's own (see instance.lbHealth).
-func (t *target) health(now time.Time) string {
-	if h := t.inst.lbHealth(now); h != "healthy" || !now.Before(t.passesFrom) {
-		return h
-	}
-	return "initial"
-}
+func (t *target) health(now time.Time) string { return t.inst.registeredHealth(t.passesFrom, now) }
 
 type launchTemplate struct {
 	id, name  string
@@ -388,6 +380,16 @@ func (i *instance) lbHealth(now time.Time) string {
 		return "unhealthy"
 	}
 	return "healthy"
+}
+
+// registeredHealth is what a load balancer that registered i while it
+// ran says at now: "initial" before passesFrom (its checks after the
+// registration not passed yet), else lbHealth.
+func (i *instance) registeredHealth(passesFrom, now time.Time) string {
+	if h := i.lbHealth(now); h != "healthy" || !now.Before(passesFrom) {
+		return h
+	}
+	return "initial"
 }
 
 // behaviorOf decides how an instance launched from image with user data

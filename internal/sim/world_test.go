@@ -49,6 +49,9 @@ func TestParseWorldErrors(t *testing.T) {
 		{"duplicate subnet", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","subnets":[{"id":"subnet-1","availability_zone":"us-east-1a"},{"id":"subnet-1","availability_zone":"us-east-1b"}]}]}]}`, `subnet id "subnet-1" already defined at accounts[0].regions[0].subnets[0].id`},
 		{"zone of another region", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","subnets":[{"id":"subnet-1","availability_zone":"eu-west-1a"}]}]}]}`, "is not a zone of us-east-1"},
 		{"long target group name", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","target_groups":[{"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]}]}]}`, "longer than 32"},
+		{"alarm on an image the region lacks", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","alarms":[{"name":"a","image":"ubuntu"}]}]}]}`, `regions[0].alarms[0].image: "ubuntu" is not an AMI of the region`},
+		{"alarm too slow", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","amis":[{"id":"ami-1","name":"x"}],"alarms":[{"name":"a","image":"x","minutes":61}]}]}]}`, `alarms[0].minutes: 61 must be between 0 and 60`},
+		{"alarm twice", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","amis":[{"id":"ami-1","name":"x"}],"alarms":[{"name":"a","image":"x"},{"name":"a","image":"ami-1"}]}]}]}`, `alarm "a" already defined`},
 		{"bad trust", `{"accounts":[{"id":"111111111111","bootstrap":[{"region":"us-east-1","trust":["me"]}],"regions":[]}]}`, `trust[0]: "me" is not a 12-digit account id`},
 	}
 	for _, tt := range tests {
