@@ -14,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // atBake deploys a first release to Success and runs a second, with a
@@ -179,7 +180,7 @@ func TestRollbackNeverLeavesNothingServing(t *testing.T) {
 	_, err := h.world.Clients(account, region).AutoScaling.DeleteAutoScalingGroup(t.Context(), &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(old), ForceDelete: aws.Bool(true)})
 	require.NoError(t, err)
 	x.state.Error = &execution.Error{Error: failure.NameHalt, Cause: "{}"}
-	x.ctx.RetryCount = 10
+	x.ctx.RetryCount = tuning.TaskRetryMaxAttempts // the last attempt: a group not shown is gone
 	err = x.step(execution.TaskCleanUpFailure)
 	var ce *failure.CleanUpError
 	require.ErrorAs(t, err, &ce)

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,7 +92,7 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 		g, ok := groups[sg.Name]
 		if !ok || fleet.Deleting(g) {
 			if !ok && !lastAttempt(req) {
-				return nil, &failure.RetryableError{Op: "roll back to " + sg.Name, Err: fmt.Errorf("the group is not visible (eventual consistency)")}
+				return nil, &failure.RetryableError{Op: "roll back to " + sg.Name, Err: errors.New("the group is not visible (eventual consistency)")}
 			}
 			return nil, &failure.CleanUpError{
 				Leftovers: []string{"previous group " + sg.Name + ": gone, nothing to roll back to (the release's groups are left serving)"},
