@@ -11,10 +11,13 @@
 //	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> CleanedUp?
 //	    $.health.healthy is not a boolean     -> BadHealthReport
 //	    $.health.healthy is true              -> Bake -> Baked?
+//	    $.health.next_step is not present     -> BadHealthReport
+//	    $.health.next_step is not a boolean   -> BadHealthReport
+//	    $.health.next_step is true            -> NextStep -> WaitForHealthy -> CheckHealthy -> Healthy?
 //	    $.health.wait_seconds is not present  -> BadHealthReport
 //	    $.health.wait_seconds is not a number -> BadHealthReport
 //	    $.health.wait_seconds is negative     -> BadHealthReport
-//	    otherwise                             -> WaitForHealthy -> CheckHealthy -> Healthy?
+//	    otherwise                             -> WaitForHealthy
 //	CleanedUp?, the first rule that holds:
 //	    $.retire.done is not present          -> BadCleanUpReport -> FailureDirty
 //	    $.retire.done is not a boolean        -> BadCleanUpReport
@@ -46,6 +49,7 @@
 //	Publish           [BadReleaseError, DeployError, States.ALL] -> ReleaseLock
 //	Deploy            [DeployError, HaltError, States.ALL] -> CleanUpFailure
 //	CheckHealthy      [HaltError, TimeoutError, DeployError, States.ALL] -> CleanUpFailure
+//	NextStep          [HaltError, DeployError, States.ALL] -> CleanUpFailure
 //	Bake              [HaltError, DeployError, States.ALL] -> CleanUpFailure
 //	CleanUpSuccess    [HaltError, DeployError] -> CleanUpFailure; [CleanUpError, States.ALL] -> FailureDirty
 //	CleanUpFailure    [CleanUpError, States.ALL] -> FailureDirty

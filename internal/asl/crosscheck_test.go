@@ -203,8 +203,10 @@ const isFalseBug = "aws-local-stepfunctions never matches an Is* operator whose 
 const parameterPathRuntime = "aws-local-stepfunctions raises States.Runtime for a Parameters path failure"
 
 func ferryScenarios() []ferryScenario {
-	unhealthy := raw(`{"healthy": false, "wait_seconds": 5, "services": {}}`)
-	healthy := raw(`{"healthy": true, "wait_seconds": 0, "services": {}}`)
+	unhealthy := raw(`{"healthy": false, "next_step": false, "wait_seconds": 5, "services": {}}`)
+	healthy := raw(`{"healthy": true, "next_step": false, "wait_seconds": 0, "services": {}}`)
+	stepStable := raw(`{"healthy": false, "next_step": true, "wait_seconds": 5, "services": {}}`)
+	stepTaken := raw(`{"healthy": false, "next_step": false, "wait_seconds": 5, "services": {"web": {"step": 2, "steps": 3}}}`)
 	retired := echo(map[string]json.RawMessage{"retire": raw(`{"done": true, "wait_seconds": 0}`)})
 	draining := echo(map[string]json.RawMessage{"retire": raw(`{"done": false, "wait_seconds": 15, "groups": [{"name": "g", "phase": "draining", "instances": 1}]}`)})
 	baked := echo(map[string]json.RawMessage{"bake": raw(`{"done": true, "wait_seconds": 0}`)})
@@ -217,6 +219,7 @@ func ferryScenarios() []ferryScenario {
 			"Publish":           {echo(nil)},
 			"Deploy":            {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": unhealthy})},
 			"CheckHealthy":      {{Result: healthy}},
+			"NextStep":          {{Result: stepTaken}},
 			"Bake":              {baked},
 			"CleanUpSuccess":    {retired},
 			"CleanUpFailure":    {retired},
@@ -236,6 +239,7 @@ func ferryScenarios() []ferryScenario {
 		return out
 	}
 	check := []string{"WaitForHealthy", "CheckHealthy", "Healthy?"}
+	nextStep := []string{"NextStep"}
 	success := []string{"Bake", "Baked?", "CleanUpSuccess", "Retired?", "Success"}
 	bakeStep := []string{"Bake", "Baked?", "WaitForBake"}
 	retireStep := []string{"CleanUpSuccess", "Retired?", "WaitForRetire"}
@@ -282,8 +286,19 @@ func ferryScenarios() []ferryScenario {
 			endReport{path(start, check, []string{"Bake", "Baked?", "BadBakeReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		{base("bad health report", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": "yes"}`)}}}),
 			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
-		{base("negative wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": -1}`)}}}),
+		{base("negative wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "next_step": false, "wait_seconds": -1}`)}}}),
 			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, ""},
+		// A canary: each stable step is followed by NextStep, then a wait
+		// and a check; a halt or an error at a step fails through clean
+		// up; a report without a boolean next_step is bad.
+		{base("canary takes steps", map[string][]outcome{"CheckHealthy": {{Result: stepStable}, {Result: unhealthy}, {Result: stepStable}, {Result: healthy}}}),
+			endReport{path(start, check, nextStep, check, check, nextStep, check, success), "SUCCEEDED", ""}, ""},
+		{base("halt at a canary step", map[string][]outcome{"CheckHealthy": {{Result: stepStable}}, "NextStep": {failWith("HaltError")}}),
+			endReport{path(start, check, []string{"NextStep"}, cleanFail), "FAILED", "HaltError"}, ""},
+		{base("canary step refused", map[string][]outcome{"CheckHealthy": {{Result: stepStable}}, "NextStep": {failWith("DeployError")}}),
+			endReport{path(start, check, []string{"NextStep"}, cleanFail), "FAILED", "DeployError"}, ""},
+		{base("no next_step in the report", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": 5}`)}}}),
+			endReport{path(start, check, []string{"BadHealthReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
 		// Retiring the previous groups takes steps, the state machine
 		// waiting between them; a report it cannot read fails dirty (past
 		// the point of no return).
@@ -307,7 +322,7 @@ func ferryScenarios() []ferryScenario {
 		// integer"; "Handling errors in Step Functions workflows",
 		// States.Runtime is not retriable and always fails the execution).
 		// The health report's wait_seconds must therefore be an integer.
-		{base("fractional wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "wait_seconds": 2.5, "services": {}}`)}}}),
+		{base("fractional wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "next_step": false, "wait_seconds": 2.5, "services": {}}`)}}}),
 			endReport{path(start, check, []string{"WaitForHealthy"}), "FAILED", "States.Runtime"}, ""},
 	}
 }

@@ -91,3 +91,45 @@ func roundUp(x float64) int {
 func clamp(v, lo, hi int) int {
 	return max(lo, min(v, hi))
 }
+
+// Step is one canary step as a release states it: N instances, or N
+// percent of the plan's launch count when Percent.
+type Step struct {
+	N       int
+	Percent bool
+}
+
+// Stage is the new group at one step of a canary.
+type Stage struct {
+	// Launch is the group's desired capacity at the step.
+	Launch int
+	// Healthy is how many healthy instances complete the step:
+	// ceil(Launch*(1-Spread)), at least 1, never more than the plan's (the
+	// last stage's is the plan's).
+	Healthy int
+	// MinSize is the group's minimum at the step: the service's, or
+	// Launch when lower.
+	MinSize int
+}
+
+// Stages are the stages of a canary of plan p with bounds b: one per
+// step, each step's launch count N (or N% of p.Launch, rounded up) capped
+// at p.Launch, and a step that launches no more than the one before it
+// left out. The last stage is always the whole plan (p.Launch, p.Healthy,
+// b.MinSize), so a rollout without steps is one stage: all at once.
+func (p Plan) Stages(b Bounds, steps []Step) []Stage {
+	var out []Stage
+	for _, s := range steps {
+		n := s.N
+		if s.Percent {
+			n = roundUp(float64(p.Launch) * float64(s.N) / 100)
+		}
+		n = max(1, min(n, p.Launch))
+		if n >= p.Launch || (len(out) > 0 && n <= out[len(out)-1].Launch) {
+			continue
+		}
+		healthy := min(n, p.Healthy, max(1, roundUp(float64(n)*(1-b.Spread))))
+		out = append(out, Stage{Launch: n, Healthy: healthy, MinSize: min(b.MinSize, n)})
+	}
+	return append(out, Stage{Launch: p.Launch, Healthy: p.Healthy, MinSize: b.MinSize})
+}

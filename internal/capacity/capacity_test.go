@@ -100,3 +100,46 @@ func FuzzCompute(f *testing.F) {
 		}
 	})
 }
+
+func TestStages(t *testing.T) {
+	n := func(v int) Step { return Step{N: v} }
+	pc := func(v int) Step { return Step{N: v, Percent: true} }
+	cases := []struct {
+		name  string
+		b     Bounds
+		prev  int
+		steps []Step
+		want  []Stage
+	}{
+		{"no rollout: all at once", Bounds{MinSize: 2, MaxSize: 10}, 4, nil, []Stage{{4, 4, 2}}},
+		{"one, a quarter, all", Bounds{MinSize: 2, MaxSize: 20}, 8, []Step{n(1), pc(25), pc(100)},
+			[]Stage{{1, 1, 1}, {2, 2, 2}, {8, 8, 2}}},
+		{"a percentage rounds up", Bounds{MinSize: 1, MaxSize: 10}, 3, []Step{pc(10), pc(50), pc(100)},
+			[]Stage{{1, 1, 1}, {2, 2, 1}, {3, 3, 1}}},
+		{"a step no larger than the one before is left out", Bounds{MinSize: 1, MaxSize: 10}, 3, []Step{n(1), pc(10), pc(100)},
+			[]Stage{{1, 1, 1}, {3, 3, 1}}},
+		{"a step as large as the group is the last", Bounds{MinSize: 1, MaxSize: 10}, 2, []Step{n(1), n(2), n(5), pc(100)},
+			[]Stage{{1, 1, 1}, {2, 2, 1}}},
+		{"the spread: launched more, healthy fewer", Bounds{MinSize: 1, MaxSize: 20, Spread: 0.2}, 10, []Step{n(5), pc(100)},
+			[]Stage{{5, 4, 1}, {12, 8, 1}}},
+		{"a stage never asks more healthy than the whole", Bounds{MinSize: 1, MaxSize: 20, Spread: 0.2}, 8, []Step{n(9), pc(100)},
+			[]Stage{{9, 7, 1}, {10, 7, 1}}},
+		{"a group of one has nothing to step", Bounds{MinSize: 1, MaxSize: 1}, 1, []Step{n(1), pc(50), pc(100)},
+			[]Stage{{1, 1, 1}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Compute(tc.b, &tc.prev)
+			require.NoError(t, err)
+			got := p.Stages(tc.b, tc.steps)
+			assert.Equal(t, tc.want, got)
+			last := got[len(got)-1]
+			assert.Equal(t, Stage{p.Launch, p.Healthy, tc.b.MinSize}, last, "the last stage is the whole plan")
+			for i := 1; i < len(got); i++ {
+				assert.Greater(t, got[i].Launch, got[i-1].Launch, "every stage launches more than the one before")
+				assert.LessOrEqual(t, got[i-1].Healthy, last.Healthy)
+				assert.LessOrEqual(t, got[i-1].MinSize, got[i-1].Launch)
+			}
+		})
+	}
+}

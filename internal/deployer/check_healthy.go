@@ -31,7 +31,9 @@ import (
 //
 // Otherwise it returns the Health: whether every service is stable (it has
 // held its healthy target for its stability window, with no instance
-// terminated or replaced, see package health), the per-service report,
+// terminated or replaced, see package health) at its whole capacity, or
+// stable at a step of its canary with a step left (judge), the
+// per-service report,
 // and the wait before the next check. The AWS calls of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
@@ -65,12 +67,9 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
 		return nil, err
 	}
-	h := &execution.Health{
-		Healthy:     health.AllStable(report, now),
-		WaitSeconds: d.waitSeconds(st, req),
-		Services:    report,
-	}
-	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "unstable_services", health.Unstable(report, now))
+	h := &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
+	h.Healthy, h.NextStep = judge(report, now)
+	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
 }
 

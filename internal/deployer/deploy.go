@@ -115,12 +115,16 @@ func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *rel
 		}
 		log.Info("launch template created")
 	}
+	report, first, err := firstStage(r, svc, plan)
+	if err != nil {
+		return execution.ServiceHealth{}, err
+	}
 	g := madeGroup(groups, name, r.ReleaseID)
 	if g == nil {
-		if err := rel.CreateGroup(ctx, d.groupOf(r, svc, res, plan)); err != nil {
+		if err := rel.CreateGroup(ctx, d.groupOf(r, svc, res, first)); err != nil {
 			return execution.ServiceHealth{}, err
 		}
-		log.Info("auto scaling group created", "desired", plan.Desired, "launch", plan.Launch, "healthy_target", plan.Healthy)
+		log.Info("auto scaling group created", "desired", plan.Desired, "launch", first.Launch, "healthy_target", first.Healthy, "steps", max(1, report.Steps))
 	}
 	if err := rel.Suspend(ctx, name, g); err != nil {
 		return execution.ServiceHealth{}, err
@@ -132,7 +136,7 @@ func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *rel
 	if err := rel.PutPolicies(ctx, name, groupTags(r, svc), policies); err != nil {
 		return execution.ServiceHealth{}, err
 	}
-	return execution.ServiceHealth{Target: plan.Healthy, Desired: plan.Desired, Launch: plan.Launch, StableSeconds: r.ServiceStableSeconds(svc)}, nil
+	return report, nil
 }
 
 // madeGroup is the group name among groups if release releaseID made
@@ -243,15 +247,15 @@ func templateOf(r *release.Release, st *execution.State, svc string, res *resour
 	return t, nil
 }
 
-// groupOf is the group of service svc: its bounds, the launch count of
-// plan, its subnets and target groups as res resolved them, its classic
+// groupOf is the group of service svc: its maximum size, the minimum size
+// and launch count of its first stage (the whole plan without a rollout),
+// its subnets and target groups as res resolved them, its classic
 // load balancers and the release's lifecycle hooks.
-func (d *Deployer) groupOf(r *release.Release, svc string, res *resources.Resolved, plan capacity.Plan) fleet.Group {
+func (d *Deployer) groupOf(r *release.Release, svc string, res *resources.Resolved, first capacity.Stage) fleet.Group {
 	s := r.Services[svc]
-	b := bounds(s)
 	g := fleet.Group{
 		Name:    naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
-		MinSize: b.MinSize, MaxSize: b.MaxSize, Desired: plan.Launch,
+		MinSize: first.MinSize, MaxSize: bounds(s).MaxSize, Desired: first.Launch,
 		LoadBalancers:          s.ELBs,
 		HealthCheckGracePeriod: d.cfg.HealthCheckGracePeriod,
 		Tags:                   groupTags(r, svc),

@@ -156,6 +156,7 @@ var handlers = map[string]handler{
 	execution.TaskPublish:           (*Deployer).publish,
 	execution.TaskDeploy:            (*Deployer).deploy,
 	execution.TaskCheckHealthy:      (*Deployer).checkHealthy,
+	execution.TaskNextStep:          (*Deployer).nextStep,
 	execution.TaskBake:              (*Deployer).bake,
 	execution.TaskCleanUpSuccess:    (*Deployer).cleanUpSuccess,
 	execution.TaskCleanUpFailure:    (*Deployer).cleanUpFailure,
@@ -163,7 +164,8 @@ var handlers = map[string]handler{
 }
 
 // Invoke runs the task req names and returns its result as JSON: the
-// State for every task but CheckHealthy, whose result is the Health. An
+// State for every task but CheckHealthy and NextStep, whose result is the
+// Health. An
 // unknown task is a *failure.UnknownTaskError; a panic in a handler is
 // recovered into a *failure.InternalError naming the task (the stack goes
 // to the log, not into the error). Every error returned is a failure.Named

@@ -256,8 +256,8 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 }
 
 // step runs a task as the state machine does: Validate's input is the
-// release, the others' the State; CheckHealthy's result goes to
-// $.health, every other result replaces the State; CleanUpSuccess and
+// release, the others' the State; CheckHealthy's and NextStep's results
+// go to $.health, every other result replaces the State; CleanUpSuccess and
 // CleanUpFailure run again after the wait they ask for (the Retired? and
 // CleanedUp? loops) until they report the retirement done, or fail.
 func (x *run) step(task string) error {
@@ -304,7 +304,7 @@ func (x *run) once(task string) error {
 	if err != nil {
 		return err
 	}
-	if task == execution.TaskCheckHealthy {
+	if task == execution.TaskCheckHealthy || task == execution.TaskNextStep {
 		var hl execution.Health
 		require.NoError(x.h.t, json.Unmarshal(out, &hl))
 		x.state.Health = &hl
@@ -350,7 +350,8 @@ var upToDeploy = []string{
 }
 
 // untilHealthy waits as the state machine does (the wait CheckHealthy
-// asks for) and checks until healthy, an error, or limit checks.
+// asks for) and checks, taking a canary's next step when a check says so
+// (NextStep), until healthy, an error, or limit checks.
 func (x *run) untilHealthy(limit int) (checks int, err error) {
 	for checks = 1; checks <= limit; checks++ {
 		x.h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
@@ -359,6 +360,11 @@ func (x *run) untilHealthy(limit int) (checks int, err error) {
 		}
 		if x.state.Health.Healthy {
 			return checks, nil
+		}
+		if x.state.Health.NextStep {
+			if err := x.step(execution.TaskNextStep); err != nil {
+				return checks, err
+			}
 		}
 	}
 	x.h.t.Fatalf("not healthy after %d checks: %+v", limit, x.state.Health)

@@ -75,7 +75,11 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 			report[svc] = health.Track(prev, cur, now)
 			continue
 		}
-		cur, err := assess(ctx, c.AutoScaling, g, prev, views, reads)
+		stage, err := stageOf(r, svc, prev)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, views, reads)
 		if err != nil {
 			return nil, err
 		}
@@ -85,11 +89,12 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 }
 
 // assess is what the new group g, its load balancers and target groups
-// (views) say of its service now, given the service's previous report.
+// (views) say of its service now, given the service's previous report
+// and the group's launch count at its step.
 // It fails with a *failure.DeployError when the group can never become
 // healthy: a launch that will fail again, or a load balancer that never
 // sends one of its instances traffic.
-func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, views balancers.Views, reads activityReads) (execution.ServiceHealth, error) {
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, views balancers.Views, reads activityReads) (execution.ServiceHealth, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
@@ -108,10 +113,10 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 		view.TargetGroups[tg] = views.TargetGroups[tg]
 	}
 	cur := health.Assess(view, prev.Target)
-	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
+	cur.Desired, cur.Launch, cur.StableSeconds, cur.Step, cur.Steps = prev.Desired, prev.Launch, prev.StableSeconds, prev.Step, prev.Steps
 	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
 	changed := prev.Instances != "" && cur.Instances != prev.Instances
-	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < prev.Launch {
+	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < launch {
 		acts, err := fleet.ReadActivities(ctx, api, name)
 		if err != nil {
 			return execution.ServiceHealth{}, err
@@ -158,10 +163,14 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 	for _, svc := range r.ServiceNames() {
 		if st.Health != nil {
 			if s, ok := st.Health.Services[svc]; ok {
-				s.Target = max(s.Target, bounds(r.Services[svc]).MinSize)
+				stage, err := stageOf(r, svc, s)
+				if err != nil {
+					return nil, err
+				}
+				s.Target = max(s.Target, stage.Healthy)
 				s.Desired = max(s.Desired, s.Target)
 				s.Launch = max(s.Launch, s.Desired)
-				s.StableSeconds = r.ServiceStableSeconds(svc)
+				s.StableSeconds = stepWindow(r, svc, s)
 				out[svc] = s
 				continue
 			}

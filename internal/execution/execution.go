@@ -16,6 +16,7 @@ const (
 	TaskPublish           = "Publish"
 	TaskDeploy            = "Deploy"
 	TaskCheckHealthy      = "CheckHealthy"
+	TaskNextStep          = "NextStep"
 	TaskBake              = "Bake"
 	TaskCleanUpSuccess    = "CleanUpSuccess"
 	TaskCleanUpFailure    = "CleanUpFailure"
@@ -27,7 +28,7 @@ const (
 func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
-		TaskCheckHealthy, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
+		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
 	}
 }
 
@@ -171,7 +172,12 @@ const (
 
 // Health is CheckHealthy's result.
 type Health struct {
+	// Healthy says every service is stable at its whole capacity: the
+	// release may bake and retire the previous one.
 	Healthy bool `json:"healthy"`
+	// NextStep says every service is stable at its step and some service
+	// of a canary (release.Rollout) has a step left: NextStep takes it.
+	NextStep bool `json:"next_step"`
 	// WaitSeconds is how long the state machine waits before the next check.
 	WaitSeconds int `json:"wait_seconds"`
 	// Services is the per-service report the client shows, keyed by
@@ -209,6 +215,11 @@ type ServiceHealth struct {
 	// Instances is a digest of the ids of the new group's instances that
 	// are not terminating, to notice a change between two checks.
 	Instances string `json:"instances,omitempty"`
+	// Step is, for a service rolled out in steps (release.Rollout), the
+	// step its new group is at, from 1 to Steps (package capacity's
+	// Stages); 0 without a rollout. Target is the step's.
+	Step  int `json:"step,omitempty"`
+	Steps int `json:"steps,omitempty"`
 	// Missing says AWS did not show the new group at this check (it is
 	// eventually consistent after a create): the counts are unknown, not
 	// zero, and the stability window neither advances nor restarts.

@@ -271,6 +271,21 @@ func (r *Release) Suspend(ctx context.Context, name string, g *asgtypes.AutoScal
 	return r.justMade("autoscaling:SuspendProcesses "+name, err, failure.AsDeploy)
 }
 
+// Step sets the group name to one step of a canary: its minimum size and
+// desired capacity (an absolute set, so a retry sets the same). A
+// refusal is a *failure.DeployError: nothing of the previous release was
+// touched yet.
+func (r *Release) Step(ctx context.Context, name string, minSize, desired int) error {
+	_, err := r.Clients.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(int32(minSize)), DesiredCapacity: aws.Int32(int32(desired)),
+	})
+	if err != nil {
+		return r.justMade("autoscaling:UpdateAutoScalingGroup "+name, err, failure.AsDeploy)
+	}
+	r.log().Info("canary step taken", "asg", name, "min_size", minSize, "desired", desired)
+	return nil
+}
+
 // PutPolicies puts the scaling policies of the group name and their
 // alarms, tagged with tags (upserts: a retry rewrites the same).
 func (r *Release) PutPolicies(ctx context.Context, name string, alarmTags map[string]string, policies []Policy) error {

@@ -49,6 +49,9 @@ const (
 	// MaxStableSeconds bounds a stability window (stable_seconds).
 	MaxStableSeconds = 3600
 
+	// MaxRolloutSteps bounds a service's canary steps (rollout.steps).
+	MaxRolloutSteps = 10
+
 	// MaxBakeSeconds bounds a release's bake (bake_seconds): a day.
 	MaxBakeSeconds = 86400
 

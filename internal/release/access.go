@@ -153,8 +153,14 @@ func (s *Service) clone() *Service {
 	c.ELBs = slices.Clone(s.ELBs)
 	c.TargetGroups = slices.Clone(s.TargetGroups)
 	c.Subnets = slices.Clone(s.Subnets)
+	c.Alarms = slices.Clone(s.Alarms)
 	c.Tags = maps.Clone(s.Tags)
 	c.StableSeconds = clonePtr(s.StableSeconds)
+	if s.Rollout != nil {
+		ro := *s.Rollout
+		ro.Steps = slices.Clone(s.Rollout.Steps)
+		c.Rollout = &ro
+	}
 	if s.Autoscaling != nil {
 		a := *s.Autoscaling
 		a.Policies = slices.Clone(s.Autoscaling.Policies)

@@ -45,6 +45,7 @@ var clientSet = map[reflect.Type]map[string]bool{
 var (
 	timeType    = reflect.TypeFor[time.Time]()
 	releaseType = reflect.TypeFor[Release]()
+	stepType    = reflect.TypeFor[Step]()
 )
 
 // errStop ends decoding at the first syntax error or excessive nesting;
@@ -160,6 +161,8 @@ func (d *decoder) value(t reflect.Type, path string, depth int, tok json.Token, 
 	switch {
 	case t == timeType:
 		return d.timestamp(t, path, depth, tok)
+	case t == stepType:
+		return d.step(path, depth, tok)
 	case t.Kind() == reflect.Struct:
 		return d.object(path, depth, tok, t, func(key, kpath string, vtok json.Token) error {
 			return d.field(t, key, kpath, depth, vtok)
@@ -201,6 +204,24 @@ func (d *decoder) timestamp(t reflect.Type, path string, depth int, tok json.Tok
 		d.probs.add(path, "must be %s", describeType(t))
 	}
 	return nil
+}
+
+// step checks a rollout step: a whole number or a string "N%" (their
+// ranges are Validate's).
+func (d *decoder) step(path string, depth int, tok json.Token) error {
+	switch v := tok.(type) {
+	case json.Number:
+		if _, err := strconv.Atoi(string(v)); err != nil {
+			d.probs.add(path, "must be %s, not %s", stepShape, string(v))
+		}
+		return nil
+	case string:
+		if !stepPercentRe.MatchString(v) {
+			d.probs.add(path, "must be %s, not %q", stepShape, v)
+		}
+		return nil
+	}
+	return d.mismatch(stepType, path, depth, tok)
 }
 
 // field checks the member key of a struct t: an unknown field, or one
@@ -353,8 +374,11 @@ func describeType(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == timeType {
+	switch t {
+	case timeType:
 		return "a time in RFC 3339 format (e.g. 2006-01-02T15:04:05Z)"
+	case stepType:
+		return stepShape
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:

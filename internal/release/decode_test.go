@@ -1,6 +1,7 @@
 package release
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,6 +53,16 @@ func TestDecodeFile(t *testing.T) {
 		{"null scalar", `{"ami":null}`, []string{"ami: must be a string, not null"}},
 		{"null list and map are absent", `{"subnets":null,"lifecycle":null,"services":{"w":{"autoscaling":null,"tags":null}}}`, nil},
 		{"null service", `{"services":{"w":null}}`, []string{"services.w: must be an object, not null"}},
+		{"rollout steps: numbers and percentages", `{"services":{"w":{"rollout":{"steps":[1,"25%","100%"],"step_wait_seconds":60}}}}`, nil},
+		{"rollout step of another type", `{"services":{"w":{"rollout":{"steps":[true,{},null]}}}}`, []string{
+			`services.w.rollout.steps[0]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not a boolean`,
+			`services.w.rollout.steps[1]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not an object`,
+			`services.w.rollout.steps[2]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not null`}},
+		{"rollout step neither count nor percentage", `{"services":{"w":{"rollout":{"steps":[1.5,"half","25 %","12345%"]}}}}`, []string{
+			`services.w.rollout.steps[0]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not 1.5`,
+			`services.w.rollout.steps[1]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "half"`,
+			`services.w.rollout.steps[2]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "25 %"`,
+			`services.w.rollout.steps[3]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "12345%"`}},
 		{"not an object", `[]`, []string{"release: must be an object, not an array"}},
 		{"bad created_at", `{"created_at":"yesterday"}`, []string{"created_at: set by the client; a release file must not set it"}},
 		{"syntax error has line and column", "{\n  \"ami\": \"a\",\n  }", []string{"line 3, column 3: invalid character '}' looking for beginning of object key string"}},
@@ -78,6 +89,26 @@ func TestDecodeFile(t *testing.T) {
 			assert.Equal(t, tc.want, problemsOf(t, err))
 		})
 	}
+}
+
+// TestRolloutStepsRoundTrip: a step reads as the release wrote it and
+// writes back the same, so a release's hash does not depend on who
+// encoded it.
+func TestRolloutStepsRoundTrip(t *testing.T) {
+	file := strings.Replace(minimalFile, `"instance_type"`, `"rollout":{"steps":[1,"25%","100%"],"step_wait_seconds":60},"instance_type"`, 1)
+	r, err := DecodeFile([]byte(file))
+	require.NoError(t, err)
+	ro := r.ServiceRollout("web")
+	require.NotNil(t, ro)
+	assert.Equal(t, []Step{{N: 1}, {N: 25, Percent: true}, {N: 100, Percent: true}}, ro.Steps)
+	assert.True(t, ro.Steps[2].Whole())
+	assert.Equal(t, "25%", ro.Steps[1].String())
+	raw, err := json.Marshal(ro)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"steps":[1,"25%","100%"],"step_wait_seconds":60}`, string(raw))
+	var bad Step
+	assert.ErrorContains(t, json.Unmarshal([]byte(`"x"`), &bad), `not "x"`)
+	assert.Nil(t, valid().ServiceRollout("web"), "no rollout: all at once")
 }
 
 func TestDecodeFileTooLarge(t *testing.T) {

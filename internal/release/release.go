@@ -100,6 +100,10 @@ type Service struct {
 	Subnets       []string `json:"subnets,omitempty"`
 	UserData      string   `json:"user_data,omitempty"`
 	StableSeconds *int     `json:"stable_seconds,omitempty"`
+
+	// Rollout makes the deploy a canary (see Rollout); nil deploys the
+	// whole group at once.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // Autoscaling is a service's horizontal scale. All arithmetic is bounded

@@ -74,6 +74,16 @@ func Schema() []byte {
 		"additionalProperties": obj{"type": "string", "pattern": tagPattern, "maxLength": limits.MaxTagValueLen},
 	}
 
+	rollout := object(`A canary: the new group starts at the first step, each step holds its healthy target for step_wait_seconds (at least stable_seconds) with the release's alarms clear before the next, and the previous fleet serves alongside until the last step, "100%".`, obj{
+		"steps": obj{"type": "array", "minItems": 1, "maxItems": limits.MaxRolloutSteps,
+			"description": `Instances (like 1) or percentages of the group (like "25%"), rising; the last "100%".`,
+			"items": obj{"oneOf": []any{
+				obj{"type": "integer", "minimum": 1, "maximum": limits.MaxInstances},
+				obj{"type": "string", "pattern": `^(100|[1-9][0-9]?)%$`},
+			}}},
+		"step_wait_seconds": intRange("Seconds each step but the last holds its healthy target before the next (default: stable_seconds).", 0, limits.MaxStableSeconds),
+	}, "steps")
+
 	service := object("A service: one ASG per release.", obj{
 		"instance_type":   pattern("EC2 instance type, e.g. t3.micro.", instanceTypePattern, 32),
 		"security_groups": required(list("Security group Name tags or IDs: at least one (without one, instances get the VPC's default group).", ref("A security group Name tag or ID."))),
@@ -90,6 +100,7 @@ func Schema() []byte {
 		"user_data":       userData,
 		"stable_seconds":  stable("Overrides the release's stable_seconds."),
 		"alarms":          list("More CloudWatch alarms, the service's own, that must not be in ALARM while the release is judged.", ref("An alarm name.")),
+		"rollout":         rollout,
 	}, "instance_type", "security_groups")
 
 	hook := object("An Auto Scaling lifecycle hook.", obj{

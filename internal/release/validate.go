@@ -306,7 +306,65 @@ func (v *validator) service(name string) {
 	v.ebs(spath, s)
 	v.stableSeconds(field(spath, "stable_seconds"), s.StableSeconds)
 	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
+	v.rollout(field(spath, "rollout"), name)
 	v.tags(field(spath, "tags"), s.Tags)
+}
+
+// rollout checks a service's canary steps: 1 to limits.MaxRolloutSteps,
+// each at least one instance and at most max_size, or 1% to 100%; counts
+// and percentages each rising; the last "100%" (the whole group); a step
+// wait of at most limits.MaxStableSeconds; and every step's window, one
+// after the other, within the timeout.
+func (v *validator) rollout(rpath, name string) {
+	s := v.r.Services[name]
+	ro := s.Rollout
+	if ro == nil {
+		return
+	}
+	p := v.p
+	spath := field(rpath, "steps")
+	switch n := len(ro.Steps); {
+	case n == 0:
+		p.add(spath, `required: the steps of the canary, the last "100%%"`)
+		return
+	case n > limits.MaxRolloutSteps:
+		p.add(spath, "%d steps, more than %d", n, limits.MaxRolloutSteps)
+		return
+	}
+	var lastCount, lastPercent *Step
+	for i, st := range ro.Steps {
+		ipath := index(spath, i)
+		switch {
+		case st.Percent && (st.N < 1 || st.N > 100):
+			p.add(ipath, "must be between 1%% and 100%%, not %s", st)
+		case st.Percent && lastPercent != nil && st.N <= lastPercent.N:
+			p.add(ipath, "%s must be more than the percentage before it (%s)", st, lastPercent)
+		case !st.Percent && st.N < 1:
+			p.add(ipath, "must be at least 1 instance, not %d", st.N)
+		case !st.Percent && s.Autoscaling != nil && st.N > s.Autoscaling.MaxSize:
+			p.add(ipath, "%d instances, more than max_size (%d)", st.N, s.Autoscaling.MaxSize)
+		case !st.Percent && lastCount != nil && st.N <= lastCount.N:
+			p.add(ipath, "%s must be more instances than the count before it (%s)", st, lastCount)
+		}
+		if st.Percent {
+			lastPercent = &ro.Steps[i]
+		} else {
+			lastCount = &ro.Steps[i]
+		}
+	}
+	if !ro.Steps[len(ro.Steps)-1].Whole() {
+		p.add(spath, `the last step must be "100%%" (the whole group), not %s`, ro.Steps[len(ro.Steps)-1])
+	}
+	if ro.StepWaitSeconds < 0 || ro.StepWaitSeconds > limits.MaxStableSeconds {
+		p.add(field(rpath, "step_wait_seconds"), "must be between 0 and %d seconds", limits.MaxStableSeconds)
+		return
+	}
+	stable := v.r.ServiceStableSeconds(name)
+	need := (len(ro.Steps)-1)*max(stable, ro.StepWaitSeconds) + stable
+	if v.r.Timeout > 0 && need >= v.r.Timeout {
+		p.add(rpath, "its %d steps need at least %d seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (%d seconds)",
+			len(ro.Steps), need, v.r.Timeout)
+	}
 }
 
 // groupName checks that the name of the service's ASG and launch template

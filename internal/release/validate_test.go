@@ -220,6 +220,42 @@ func TestRuleBakeSeconds(t *testing.T) {
 	})
 }
 
+func TestRuleRollout(t *testing.T) {
+	steps := func(ss ...Step) func(*Release) {
+		return func(r *Release) {
+			r.Services["web"].Autoscaling = &Autoscaling{MinSize: 2, MaxSize: 8}
+			r.Services["web"].Rollout = &Rollout{Steps: ss}
+		}
+	}
+	n := func(v int) Step { return Step{N: v} }
+	pc := func(v int) Step { return Step{N: v, Percent: true} }
+	const p = "services.web.rollout"
+	runRuleCases(t, []ruleCase{
+		{"a canary", steps(n(1), pc(25), pc(100)), false, nil},
+		{"one step is all at once", steps(pc(100)), false, nil},
+		{"counts then percentages", steps(n(1), n(2), pc(50), pc(100)), false, nil},
+		{"no steps", steps(), false, []string{p + `.steps: required: the steps of the canary, the last "100%"`}},
+		{"too many steps", steps(n(1), n(2), n(3), n(4), n(5), n(6), n(7), n(8), pc(50), pc(90), pc(100)), false,
+			[]string{p + ".steps: 11 steps, more than 10"}},
+		{"last not the whole group", steps(n(1), pc(50)), false, []string{p + `.steps: the last step must be "100%" (the whole group), not 50%`}},
+		{"zero instances", steps(n(0), pc(100)), false, []string{p + ".steps[0]: must be at least 1 instance, not 0"}},
+		{"more than max_size", steps(n(9), pc(100)), false, []string{p + ".steps[0]: 9 instances, more than max_size (8)"}},
+		{"zero percent", steps(pc(0), pc(100)), false, []string{p + ".steps[0]: must be between 1% and 100%, not 0%"}},
+		{"over a hundred percent", steps(pc(150)), false, []string{p + `.steps: the last step must be "100%" (the whole group), not 150%`, p + ".steps[0]: must be between 1% and 100%, not 150%"}},
+		{"counts fall", steps(n(2), n(1), pc(100)), false, []string{p + ".steps[1]: 1 must be more instances than the count before it (2)"}},
+		{"percentages repeat", steps(pc(50), pc(50), pc(100)), false, []string{p + ".steps[1]: 50% must be more than the percentage before it (50%)"}},
+		{"step wait too long", func(r *Release) {
+			steps(n(1), pc(100))(r)
+			r.Services["web"].Rollout.StepWaitSeconds = 3601
+		}, false, []string{p + ".step_wait_seconds: must be between 0 and 3600 seconds"}},
+		{"steps beyond the timeout", func(r *Release) {
+			steps(n(1), pc(50), pc(100))(r)
+			r.Timeout = 600
+			r.Services["web"].Rollout.StepWaitSeconds = 300
+		}, false, []string{p + ": its 3 steps need at least 660 seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (600 seconds)"}},
+	})
+}
+
 func TestRuleAutoscaling(t *testing.T) {
 	set := func(a Autoscaling) func(*Release) { return func(r *Release) { r.Services["web"].Autoscaling = &a } }
 	runRuleCases(t, []ruleCase{

@@ -237,7 +237,7 @@ func TestTasksMatchExecution(t *testing.T) {
 
 func TestStateDocumentPaths(t *testing.T) {
 	m := parse(t)
-	resultPaths := map[string]string{execution.TaskValidate: "$", execution.TaskCheckHealthy: "$.health"}
+	resultPaths := map[string]string{execution.TaskValidate: "$", execution.TaskCheckHealthy: "$.health", execution.TaskNextStep: "$.health"}
 	for _, n := range tasks(m) {
 		got := "$"
 		if p := m.States[n].ResultPath; p != nil {

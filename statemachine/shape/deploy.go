@@ -42,14 +42,22 @@ func Deploy() Machine {
 	}
 }
 
-// healthLoop is the health checks: after Deploy and after every
-// CheckHealthy, the swap when healthy, else another wait.
+// healthLoop is the health checks: after Deploy, NextStep and every
+// CheckHealthy, the bake (then the swap) when healthy, a canary's next
+// step when its step is stable, else another wait.
 func healthLoop() Loop {
+	rules := reportRules(PathHealthy, PathWaitSeconds, execution.TaskBake, StateBadHealthReport)
+	next := []Rule{
+		{PathNextStep, Absent, StateBadHealthReport},
+		{PathNextStep, NotBoolean, StateBadHealthReport},
+		{PathNextStep, True, execution.TaskNextStep},
+	}
+	rules = append(rules[:3:3], append(next, rules[3:]...)...)
 	return Loop{
 		Choice: Choice{
 			Name:    StateHealthy,
-			Comment: "Bake when healthy, else wait and check again.",
-			Rules:   reportRules(PathHealthy, PathWaitSeconds, execution.TaskBake, StateBadHealthReport),
+			Comment: "Bake when healthy, take a canary's next step when its step is stable, else wait and check again.",
+			Rules:   rules,
 			Default: StateWaitForHealthy,
 		},
 		Wait: Wait{
@@ -66,7 +74,7 @@ func healthLoop() Loop {
 			Comment: "The state has no usable health report (a handler bug): fail through clean up.",
 			Error:   failure.NameInternal,
 			Cause: "the state has no usable health report at " + PathHealth +
-				" (healthy must be a boolean, wait_seconds a number >= 0)",
+				" (healthy and next_step must be booleans, wait_seconds a number >= 0)",
 			ResultPath: PathError,
 			Next:       execution.TaskCleanUpFailure,
 		},
@@ -246,6 +254,12 @@ func tasks() []Task {
 			Name: execution.TaskCheckHealthy, ResultPath: PathHealth, Next: StateHealthy,
 			Comment:   "Count healthy instances; halt on terminations, a fresh halt marker or the timeout.",
 			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameTimeout, failure.NameDeploy)},
+			Otherwise: Catch{Next: cleanUpFailure},
+		},
+		{
+			Name: execution.TaskNextStep, ResultPath: PathHealth, Next: StateWaitForHealthy,
+			Comment:   "Take each canary's next step: its new group to the step's capacity; the previous groups serve alongside.",
+			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameDeploy)},
 			Otherwise: Catch{Next: cleanUpFailure},
 		},
 		// The previous groups may stand by, out of their load balancers:

@@ -158,8 +158,9 @@ func (m Machine) successPath() string {
 		}
 		words = append(words, "("+strings.Join(loop, " -> ")+")*")
 		for _, r := range l.Choice.Rules {
-			if r.Test == True {
+			if r.Test == True { // the loop's first true rule is its done
 				path = m.chain(r.Next, seen)
+				break
 			}
 		}
 		if _, more := m.Loop(path[len(path)-1]); more {

@@ -15,6 +15,9 @@ const (
 	PathHealth      = "$.health"
 	PathHealthy     = "$.health.healthy"
 	PathWaitSeconds = "$.health.wait_seconds"
+	// PathNextStep says a canary's step is stable and another is left:
+	// NextStep takes it.
+	PathNextStep = "$.health.next_step"
 	// PathBake is Bake's report (execution.Bake): whether the bake is
 	// over, and how long to wait before its next check.
 	PathBake            = "$.bake"
