@@ -31,6 +31,9 @@ const (
 	// retirement of the previous groups (or the release's own) stands, and
 	// it differs from its last report.
 	updateRetire = "retire"
+	// updateStep: NextStep took a canary's next step: the services'
+	// steps, targets and desired capacities.
+	updateStep = "step"
 	// updateBake: Bake reported the bake under way: the previous groups
 	// standing by, and how long is left (shown when a minute passes).
 	updateBake = "bake"
@@ -96,7 +99,7 @@ type serviceCounts struct {
 }
 
 // sameCounts reports whether two lines of a health report show the same:
-// the counts, and the stability window (when it started, not how much of
+// the counts, the canary step, and the stability window (when it started, not how much of
 // it is left).
 func sameCounts(a, b serviceCounts) bool {
 	since := func(s serviceCounts) time.Time {
@@ -106,7 +109,7 @@ func sameCounts(a, b serviceCounts) bool {
 		return *s.HealthySince
 	}
 	return a.Name == b.Name && a.Launched == b.Launched && a.Healthy == b.Healthy && a.Terminating == b.Terminating &&
-		a.Target == b.Target && a.Terminated == b.Terminated && a.Missing == b.Missing && since(a).Equal(since(b))
+		a.Target == b.Target && a.Terminated == b.Terminated && a.Missing == b.Missing && a.Step == b.Step && since(a).Equal(since(b))
 }
 
 // historyReader turns Step Functions execution history events into
@@ -230,6 +233,8 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		switch aws.ToString(d.Name) {
 		case execution.TaskCheckHealthy:
 			return r.healthReport(u, aws.ToString(d.Output))
+		case execution.TaskNextStep:
+			return r.stepReport(u, aws.ToString(d.Output))
 		case execution.TaskBake:
 			return r.bakeReport(u, aws.ToString(d.Output))
 		case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
@@ -305,25 +310,55 @@ func enteredName(ev sfntypes.HistoryEvent) string {
 	return aws.ToString(ev.StateEnteredEventDetails.Name)
 }
 
-// healthReport reads CheckHealthy's result at $.health of its output and
-// returns an update when the counts changed.
-func (r *historyReader) healthReport(u progress, output string) (progress, bool) {
+// reportAt reads the health report at $.health of a task's output, with
+// its services sorted by name; nil when there is none.
+func reportAt(output string) (*execution.Health, []serviceCounts) {
 	var st struct {
 		Health *execution.Health `json:"health"`
 	}
 	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Health == nil {
-		return u, false
+		return nil, nil
 	}
 	counts := make([]serviceCounts, 0, len(st.Health.Services))
 	for _, name := range slices.Sorted(maps.Keys(st.Health.Services)) {
 		counts = append(counts, serviceCounts{Name: name, ServiceHealth: st.Health.Services[name]})
 	}
-	if slices.EqualFunc(counts, r.health, sameCounts) && st.Health.Healthy == r.healthy {
+	return st.Health, counts
+}
+
+// stepReport reads NextStep's report at $.health of its output: an
+// update naming the services of a canary and the step each is at.
+func (r *historyReader) stepReport(u progress, output string) (progress, bool) {
+	h, counts := reportAt(output)
+	if h == nil {
 		return u, false
 	}
-	r.health, r.healthy = counts, st.Health.Healthy
+	var stepping []serviceCounts
+	for _, s := range counts {
+		if s.Steps > 0 {
+			stepping = append(stepping, s)
+		}
+	}
+	if len(stepping) == 0 {
+		return u, false
+	}
+	u.Event, u.State, u.Services = updateStep, execution.TaskNextStep, stepping
+	return u, true
+}
+
+// healthReport reads CheckHealthy's result at $.health of its output and
+// returns an update when the counts changed.
+func (r *historyReader) healthReport(u progress, output string) (progress, bool) {
+	h, counts := reportAt(output)
+	if h == nil {
+		return u, false
+	}
+	if slices.EqualFunc(counts, r.health, sameCounts) && h.Healthy == r.healthy {
+		return u, false
+	}
+	r.health, r.healthy = counts, h.Healthy
 	u.Event, u.State = updateHealth, execution.TaskCheckHealthy
-	u.Services, u.Healthy = slices.Clone(counts), st.Health.Healthy
+	u.Services, u.Healthy = slices.Clone(counts), h.Healthy
 	return u, true
 }
 

@@ -121,6 +121,10 @@ func (d *display) show(u progress) {
 		}
 	case updateBake:
 		d.line(u.Elapsed, bakeLine(u.Bake))
+	case updateStep:
+		for _, l := range stepLines(u.Services) {
+			d.line(u.Elapsed, l)
+		}
 	case updateError:
 		msg := "error: " + describeError(u.Error, u.Cause)
 		if u.State != "" {
@@ -296,6 +300,9 @@ func healthLines(u progress) []string {
 	for _, s := range u.Services {
 		line := fmt.Sprintf("%-*s  launched %*d  healthy %*d  terminating %*d  target %*d",
 			nameW, oneLine(s.Name), launchedW, s.Launched, healthyW, s.Healthy, termW, s.Terminating, targetW, s.Target)
+		if s.Steps > 0 {
+			line += fmt.Sprintf("  canary step %d of %d", s.Step, s.Steps)
+		}
 		if note := windowNote(s.ServiceHealth, u.At); note != "" {
 			line += "  " + note
 		}
@@ -337,6 +344,20 @@ func restoreLines(groups []execution.RestoringGroup) []string {
 	for _, g := range groups {
 		lines = append(lines, fmt.Sprintf("rolling back: %s back in its load balancers, %d of %d %s healthy",
 			oneLine(g.Name), g.Healthy, g.Want, plural(g.Want, "instance", "instances")))
+	}
+	return lines
+}
+
+// stepLines say the step each canary took: "canary: web at step 2 of 3,
+// 2 instances (1 healthy needed)", or "... the whole group" at the last.
+func stepLines(services []serviceCounts) []string {
+	lines := make([]string, 0, len(services))
+	for _, s := range services {
+		what := fmt.Sprintf("%d %s (%d healthy needed)", s.StepDesired, plural(s.StepDesired, "instance", "instances"), s.Target)
+		if s.Step == s.Steps {
+			what = "the whole group, " + what
+		}
+		lines = append(lines, fmt.Sprintf("canary: %s at step %d of %d, %s", oneLine(s.Name), s.Step, s.Steps, what))
 	}
 	return lines
 }

@@ -621,3 +621,54 @@ func TestBakeAndRollbackReports(t *testing.T) {
 	assert.Empty(t, none.read([]sfntypes.HistoryEvent{entered(1, execution.TaskBake, `{"bake_seconds":0}`)}), "no bake, no line")
 	assert.Equal(t, "baking: 45s left; no previous group to stand by", bakeLine(&execution.Bake{LeftSeconds: 45}))
 }
+
+// TestCanaryReports: a canary's health lines name its step, NextStep
+// says the step it took (the last as the whole group), and --json has a
+// step event with the services' steps.
+func TestCanaryReports(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	stamp := func(id int64) *time.Time { return aws.Time(at.Add(time.Duration(id) * 5 * time.Second)) }
+	exited := func(id int64, name, output string) sfntypes.HistoryEvent {
+		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateExited,
+			StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}}
+	}
+	report := func(healthy, target, step, desired int) string {
+		return fmt.Sprintf(`{"health":{"healthy":false,"next_step":false,"wait_seconds":5,"services":{"web":{"launched":%d,"healthy":%d,"terminating":0,"target":%d,"step":%d,"steps":3,"step_desired":%d}}}}`,
+			desired, healthy, target, step, desired)
+	}
+	events := []sfntypes.HistoryEvent{
+		exited(1, execution.TaskCheckHealthy, report(1, 1, 1, 1)),
+		exited(2, execution.TaskNextStep, report(1, 1, 2, 2)),
+		exited(3, execution.TaskCheckHealthy, report(1, 1, 2, 2)),
+		exited(4, execution.TaskNextStep, report(2, 2, 3, 3)),
+	}
+	var r historyReader
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modePlain}
+	for _, u := range r.read(events) {
+		d.show(u)
+	}
+	assert.Equal(t, "  0:00    web  launched 1  healthy 1  terminating 0  target 1  canary step 1 of 3\n"+
+		"  0:05  canary: web at step 2 of 3, 2 instances (1 healthy needed)\n"+
+		"  0:10    web  launched 2  healthy 1  terminating 0  target 1  canary step 2 of 3\n"+
+		"  0:15  canary: web at step 3 of 3, the whole group, 3 instances (2 healthy needed)\n", buf.String())
+
+	var j historyReader
+	buf.Reset()
+	d = &display{w: &buf, mode: modeJSON}
+	for _, u := range j.read(events) {
+		d.show(u)
+	}
+	var steps []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &ev))
+		if ev["event"] == "step" {
+			steps = append(steps, ev)
+		}
+	}
+	require.Len(t, steps, 2)
+	svc := steps[1]["services"].([]any)[0].(map[string]any)
+	assert.Equal(t, map[string]any{"name": "web", "step": 3.0, "steps": 3.0, "step_desired": 3.0, "target": 2.0}, map[string]any{
+		"name": svc["name"], "step": svc["step"], "steps": svc["steps"], "step_desired": svc["step_desired"], "target": svc["target"]})
+}

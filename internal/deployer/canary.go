@@ -41,7 +41,7 @@ func firstStage(r *release.Release, svc string, plan capacity.Plan) (execution.S
 	}
 	s := execution.ServiceHealth{Target: stages[0].Healthy, Desired: plan.Desired, Launch: plan.Launch}
 	if len(stages) > 1 {
-		s.Step, s.Steps = 1, len(stages)
+		s.Step, s.Steps, s.StepDesired = 1, len(stages), stages[0].Launch
 	}
 	s.StableSeconds = stepWindow(r, svc, s)
 	return s, stages[0], nil
@@ -138,7 +138,7 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 				return nil, err
 			}
 			s.Step++
-			s.Target, s.HealthySince = next.Healthy, nil
+			s.Target, s.StepDesired, s.HealthySince = next.Healthy, next.Launch, nil
 			s.StableSeconds = stepWindow(r, svc, s)
 			d.log.Info("canary step", "release_id", st.ReleaseID, "service", svc, "step", s.Step, "steps", s.Steps, "desired", next.Launch, "healthy_target", next.Healthy)
 		}

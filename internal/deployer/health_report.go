@@ -113,7 +113,8 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 		view.TargetGroups[tg] = views.TargetGroups[tg]
 	}
 	cur := health.Assess(view, prev.Target)
-	cur.Desired, cur.Launch, cur.StableSeconds, cur.Step, cur.Steps = prev.Desired, prev.Launch, prev.StableSeconds, prev.Step, prev.Steps
+	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
+	cur.Step, cur.Steps, cur.StepDesired = prev.Step, prev.Steps, prev.StepDesired
 	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
 	changed := prev.Instances != "" && cur.Instances != prev.Instances
 	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < launch {

@@ -80,8 +80,10 @@ func TestHistoryBudget(t *testing.T) {
 	rounds := func(bound, interval time.Duration) int { return int(bound / interval) }
 	assert.LessOrEqual(t, rounds(tuning.RetireTimeout, tuning.RetireCheckInterval), limits.MaxRetireSteps)
 	assert.LessOrEqual(t, rounds(tuning.RollbackTimeout, tuning.RollbackCheckInterval), limits.MaxRollbackChecks)
-	success := limits.MaxHealthChecks + limits.MaxBakeChecks + limits.MaxRetireSteps
-	failure := limits.MaxHealthChecks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval)
+	// A canary's steps each add a NextStep round to the health checks.
+	checks := limits.MaxHealthChecks + limits.MaxRolloutSteps
+	success := checks + limits.MaxBakeChecks + limits.MaxRetireSteps
+	failure := checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval)
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
 	}

@@ -220,6 +220,9 @@ type ServiceHealth struct {
 	// Stages); 0 without a rollout. Target is the step's.
 	Step  int `json:"step,omitempty"`
 	Steps int `json:"steps,omitempty"`
+	// StepDesired is the new group's desired capacity at its step (0
+	// without a rollout).
+	StepDesired int `json:"step_desired,omitempty"`
 	// Missing says AWS did not show the new group at this check (it is
 	// eventually consistent after a create): the counts are unknown, not
 	// zero, and the stability window neither advances nor restarts.
