@@ -14,7 +14,8 @@ import (
 )
 
 // TestCleanRun: the reference deploy succeeds without a violation, and its
-// call sequence covers every task of a successful deploy.
+// call sequence covers every task of a successful deploy, a canary's step
+// included.
 func TestCleanRun(t *testing.T) {
 	res := clean(t)
 	require.Equal(t, execution.EndSuccess, res.End, "%s: %s", res.Error, res.Cause)
@@ -26,7 +27,8 @@ func TestCleanRun(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
-		execution.TaskDeploy, execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess}, tasks)
+		execution.TaskDeploy, execution.TaskCheckHealthy, execution.TaskNextStep, execution.TaskCheckHealthy,
+		execution.TaskBake, execution.TaskCleanUpSuccess}, tasks, "the reference's web is a canary: one step, then the whole group")
 	for _, c := range res.Calls {
 		assert.NotZero(t, c.Invocation, "call %s belongs to no invocation", c)
 	}
