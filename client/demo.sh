@@ -136,8 +136,10 @@ first=$(released)
 note "the world now:"
 show_world
 
-step "2. A changed release (min_size 2, new user data): blue/green swap"
+step "2. A changed release (min_size 2, new user data): a canary, then the blue/green swap"
+note "rollout steps [1, \"100%\"]: one new instance serves beside the old group for a minute, then the whole group"
 expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-v2.json
+grep -qF "canary: web at step 2 of 2, the whole group" "$OUT" || die "the deploy did not show the canary's step"
 second=$(released)
 in_world "$second" || die "no group of release $second in the world"
 gone "$first"

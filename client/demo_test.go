@@ -18,9 +18,10 @@ var demoAnswers = map[string]string{
 	"world-deploy-test-release":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"world-deploy-test-v2":       "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"deploy-deploy-test-release": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
-	"deploy-deploy-test-v2":      "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
-	"deploy-deploy-test-broken":  "1\nferry deploy: coinbase/deploy-test development release ID\n  5:01  FailureClean: TimeoutError: timed out: not healthy 5m1s after the execution started (timeout 5m0s)\n",
-	"deploy-deploy-test-slow":    "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
+	"deploy-deploy-test-v2": "0\nferry deploy: coinbase/deploy-test development release ID\n" +
+		"  1:20  canary: web at step 2 of 2, the whole group, 3 instances (2 healthy needed)\n  2:40  Success\n",
+	"deploy-deploy-test-broken": "1\nferry deploy: coinbase/deploy-test development release ID\n  5:01  FailureClean: TimeoutError: timed out: not healthy 5m1s after the execution started (timeout 5m0s)\n",
+	"deploy-deploy-test-slow":   "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
 	"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  baking: 10m left; standing by, ready to serve again: G\n" +
 		"  7:04  rolling back: G back in its load balancers, 0 of 2 instances healthy\n  8:53  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
 	"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
@@ -50,6 +51,9 @@ func TestDemo(t *testing.T) {
 		{"the broken release failed for another reason", map[string]string{
 			"deploy-deploy-test-broken": "1\nferry deploy: coinbase/deploy-test development release ID\n  0:01  FailureClean: LockExistsError: lock held\n",
 		}, false, "did not end in FailureClean: TimeoutError"},
+		{"the changed release was not a canary", map[string]string{
+			"deploy-deploy-test-v2": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
+		}, false, "the deploy did not show the canary's step"},
 		{"the build that errors was not rolled back", map[string]string{
 			"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
 		}, false, "the deploy did not show the rollback"},
