@@ -69,6 +69,10 @@ type Bootstrap struct {
 var DeployRoleReadActions = []string{
 	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLoadBalancerTargetGroups",
 	"autoscaling:DescribeLoadBalancers", "autoscaling:DescribeScalingActivities",
+	// GetMetricData has no resource-level permissions (Service
+	// Authorization Reference, Amazon CloudWatch): an error rate reads
+	// the load balancers' metrics.
+	"cloudwatch:GetMetricData",
 	"ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
 	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
 	"elasticloadbalancing:DescribeInstanceHealth", "elasticloadbalancing:DescribeLoadBalancers",

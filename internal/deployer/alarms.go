@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
@@ -13,6 +14,17 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
 )
+
+// checkGates are the release's gates on what the users of its services
+// see, in order: its alarms (checkAlarms), then its services' error
+// rates (checkErrorRates). CheckHealthy, Bake and the swap's gate judge
+// them at every check.
+func checkGates(ctx context.Context, c *cloud.Clients, r *release.Release, now time.Time) error {
+	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
+		return err
+	}
+	return checkErrorRates(ctx, c, r, now)
+}
 
 // checkAlarms is the release's alarm gate: a *failure.HaltError when one
 // of the alarms r names (Release.AlarmNames) is in ALARM, or no longer

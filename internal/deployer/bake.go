@@ -97,7 +97,8 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 
 // judgeBake is the bake's health check (see bake): a *failure.HaltError
 // when a service is below its healthy target, lost more instances than
-// its max_terms tolerates, or an alarm the release names is in ALARM. A
+// its max_terms tolerates, or an alarm the release names is in ALARM, or
+// a service's error rate is above its max_error_rate (checkGates). A
 // new group AWS does not show is retryable until the last attempt (AWS
 // is eventually consistent). It carries the report on in st.Health.
 func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, now time.Time) error {
@@ -108,7 +109,7 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 	if err := checkTerminations(r, report); err != nil {
 		return err
 	}
-	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
+	if err := checkGates(ctx, c, r, now); err != nil {
 		return err
 	}
 	for _, svc := range r.ServiceNames() {

@@ -27,7 +27,9 @@ import (
 //   - a *failure.HaltError when more instances of a service's new group
 //     terminated during the deploy than its max_terms tolerates;
 //   - a *failure.HaltError when an alarm the release names is in ALARM
-//     (checkAlarms: its alarm gate).
+//     (checkAlarms: its alarm gate), or a service's load balancers
+//     answered more of their requests with a 5xx than its
+//     max_error_rate (checkErrorRates).
 //
 // Otherwise it returns the Health: whether every service is stable (it has
 // held its healthy target for its stability window, with no instance
@@ -64,7 +66,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err := checkTerminations(r, report); err != nil {
 		return nil, err
 	}
-	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
+	if err := checkGates(ctx, c, r, now); err != nil {
 		return nil, err
 	}
 	h := &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}

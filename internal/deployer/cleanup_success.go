@@ -33,7 +33,8 @@ import (
 //     and every service must still be stable by CheckHealthy's rule, its
 //     new group's terminations counted from all of its scaling
 //     activities (activitiesAlways), and no alarm the release names may
-//     be in ALARM (checkAlarms); then it lists the previous groups and
+//     be in ALARM, no service's error rate above its max_error_rate
+//     (checkGates); then it lists the previous groups and
 //     records exactly them (ledger.CreateDeleting): the point of no
 //     return. A failure of the
 //     gate is a failed release (a *failure.HaltError or
@@ -142,7 +143,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	if err := checkTerminations(r, report); err != nil {
 		return ledger.Intent{}, err
 	}
-	if err := checkAlarms(ctx, c.CloudWatch, r); err != nil {
+	if err := checkGates(ctx, c, r, now); err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	if bad := health.Unstable(report, now); len(bad) > 0 {

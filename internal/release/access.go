@@ -156,6 +156,7 @@ func (s *Service) clone() *Service {
 	c.Alarms = slices.Clone(s.Alarms)
 	c.Tags = maps.Clone(s.Tags)
 	c.StableSeconds = clonePtr(s.StableSeconds)
+	c.MaxErrorRate = clonePtr(s.MaxErrorRate)
 	if s.Rollout != nil {
 		ro := *s.Rollout
 		ro.Steps = slices.Clone(s.Rollout.Steps)

@@ -86,6 +86,11 @@ type Service struct {
 	Profile        string   `json:"profile,omitempty"`
 	// Alarms are more alarms, the service's own (see Release.Alarms).
 	Alarms []string `json:"alarms,omitempty"`
+	// MaxErrorRate is the highest share of requests (0 to 1) the
+	// service's load balancers may answer with a 5xx from their
+	// instances, over the last minutes as their own CloudWatch metrics
+	// count them, while the release is judged; nil: not checked.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 
 	EBSVolumeSize int    `json:"ebs_volume_size,omitempty"`
 	EBSVolumeType string `json:"ebs_volume_type,omitempty"`

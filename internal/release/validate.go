@@ -307,6 +307,13 @@ func (v *validator) service(name string) {
 	v.stableSeconds(field(spath, "stable_seconds"), s.StableSeconds)
 	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
 	v.rollout(field(spath, "rollout"), name)
+	switch e := s.MaxErrorRate; {
+	case e == nil:
+	case math.IsNaN(*e) || *e < 0 || *e >= 1:
+		p.add(field(spath, "max_error_rate"), "must be a share of requests from 0 to below 1 (0.01 is 1%%), not %v", *e)
+	case len(s.ELBs) == 0 && len(s.TargetGroups) == 0:
+		p.add(field(spath, "max_error_rate"), "needs elbs or target_groups: the rate is their 5xx over their requests")
+	}
 	v.tags(field(spath, "tags"), s.Tags)
 }
 

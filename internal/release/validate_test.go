@@ -256,6 +256,25 @@ func TestRuleRollout(t *testing.T) {
 	})
 }
 
+func TestRuleMaxErrorRate(t *testing.T) {
+	set := func(v float64, lbs ...string) func(*Release) {
+		return func(r *Release) {
+			r.Services["web"].MaxErrorRate = &v
+			r.Services["web"].ELBs = lbs
+		}
+	}
+	const p = "services.web.max_error_rate"
+	runRuleCases(t, []ruleCase{
+		{"one percent", set(0.01, "web-elb"), false, nil},
+		{"none tolerated", set(0, "web-elb"), false, nil},
+		{"a whole", set(1, "web-elb"), false, []string{p + ": must be a share of requests from 0 to below 1 (0.01 is 1%), not 1"}},
+		{"a percentage by mistake", set(5, "web-elb"), false, []string{p + ": must be a share of requests from 0 to below 1 (0.01 is 1%), not 5"}},
+		{"negative", set(-0.1, "web-elb"), false, []string{p + ": must be a share of requests from 0 to below 1 (0.01 is 1%), not -0.1"}},
+		{"NaN", set(math.NaN(), "web-elb"), false, []string{p + ": must be a share of requests from 0 to below 1 (0.01 is 1%), not NaN"}},
+		{"no load balancer to count", set(0.01), false, []string{p + ": needs elbs or target_groups: the rate is their 5xx over their requests"}},
+	})
+}
+
 func TestRuleAutoscaling(t *testing.T) {
 	set := func(a Autoscaling) func(*Release) { return func(r *Release) { r.Services["web"].Autoscaling = &a } }
 	runRuleCases(t, []ruleCase{

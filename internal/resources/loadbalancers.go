@@ -124,6 +124,16 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 	return arns, targetGroupZones(ctx, api, lbsOf, res)
 }
 
+// TargetGroups returns the ARN of each of the target groups names that
+// exists, by name, and the load balancers that use each, by ARN (see
+// describeTargetGroups). A name that is not found is left out.
+func TargetGroups(ctx context.Context, api cloud.ELBv2, names []string) (arns map[string]string, lbsOf map[string][]string, err error) {
+	if len(names) == 0 {
+		return map[string]string{}, map[string][]string{}, nil
+	}
+	return describeTargetGroups(ctx, api, names)
+}
+
 // describeTargetGroups returns the ARN of each of the target groups names
 // that exists, by name, and the load balancers that use each, by ARN: one
 // DescribeTargetGroups call for all, and one per name only to find which

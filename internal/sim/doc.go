@@ -61,7 +61,14 @@
 // (DescribeScalingActivities). Alarms are evaluated every minute (or their
 // period, when shorter) against the CPUUtilization the group's AMI reports
 // (cpu_percent) and, while in ALARM, execute their Auto Scaling actions
-// once a minute, as CloudWatch documents. A zone impaired by ImpairZone
+// once a minute, as CloudWatch documents. Every classic load balancer, and
+// every application load balancer for each of its target groups, carries
+// 10 requests a second split between the instances passing its health
+// check, each answering its AMI's error_percent with a 5xx; GetMetricData
+// returns them as CloudWatch publishes them (RequestCount and
+// HTTPCode_Backend_5XX by LoadBalancerName; RequestCount and
+// HTTPCode_Target_5XX_Count by TargetGroup and LoadBalancer; Sum per
+// minute). A zone impaired by ImpairZone
 // has no capacity until a time: launches there fail (the group launches in
 // its other zones) and, once it recovers, AZRebalance evens the group out
 // (launch first, then terminate). SuspendProcesses honours Launch,

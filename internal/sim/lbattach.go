@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -74,22 +75,40 @@ func (r *region) checkServing(now time.Time) {
 		}
 	}
 	for _, lb := range r.elbs {
-		n := 0
-		for _, i := range lb.instances {
-			if lb.routes(i) && lb.health(i, now) == "healthy" {
-				n++
+		ids := slices.Sorted(maps.Keys(lb.instances))
+		shares := func(at time.Time) []float64 {
+			var out []float64
+			for _, id := range ids {
+				if i := lb.instances[id]; lb.routes(i) && lb.health(i, at) == "healthy" {
+					out = append(out, i.errors)
+				}
 			}
+			return out
 		}
-		lb.serving.check(n, attachedELB[lb])
+		lb.serving.check(len(shares(now)), attachedELB[lb])
+		lb.traffic.observe(now, shares)
 	}
 	for _, tg := range r.tgs {
-		n := 0
-		for _, t := range tg.targets {
-			if tg.state(t, now) == "healthy" {
-				n++
+		ids := slices.Sorted(maps.Keys(tg.targets))
+		shares := func(lb *loadBalancer, at time.Time) []float64 {
+			var out []float64
+			for _, id := range ids {
+				t := tg.targets[id]
+				if tg.state(t, at) == "healthy" && (lb == nil || slices.Contains(lb.zones, t.inst.subnet.az)) {
+					out = append(out, t.inst.errors)
+				}
 			}
+			return out
 		}
-		tg.serving.check(n, attachedTG[tg])
+		tg.serving.check(len(shares(nil, now)), attachedTG[tg])
+		for _, lb := range tg.lbs {
+			tr := tg.traffic[lb.arn]
+			if tr == nil {
+				tr = &traffic{}
+				tg.traffic[lb.arn] = tr
+			}
+			tr.observe(now, func(at time.Time) []float64 { return shares(lb, at) })
+		}
 	}
 }
 

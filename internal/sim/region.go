@@ -57,7 +57,9 @@ type ami struct {
 	behavior Behavior
 	arch     string
 	cpu      float64
-	timings  Timings
+	// errors is the share of requests its instances answer with a 5xx.
+	errors  float64
+	timings Timings
 }
 
 type topic struct {
@@ -93,6 +95,8 @@ type classicLB struct {
 	passesFrom map[string]time.Time
 	// serving counts what cuts the traffic it serves (see World.CutConnections).
 	serving servingCounter
+	// traffic is what it sent its instances.
+	traffic traffic
 }
 
 // routes reports whether the load balancer routes to inst's zone.
@@ -142,6 +146,9 @@ type targetGroup struct {
 	tags      map[string]string
 	targets   map[string]*target
 	serving   servingCounter
+	// traffic is what each of its load balancers sent it, by load
+	// balancer ARN.
+	traffic map[string]*traffic
 }
 
 // notInUse says why a registered target of tg gets no traffic
@@ -233,7 +240,7 @@ func (w *World) newAMI(s AMISpec) *ami {
 	if s.CPUPercent != nil {
 		cpu = *s.CPUPercent
 	}
-	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, timings: w.timings.over(s.Timings)}
+	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, errors: s.ErrorPercent / 100, timings: w.timings.over(s.Timings)}
 }
 
 // defaultVPC is the VPC of a subnet or security group whose spec names
@@ -287,7 +294,7 @@ func (r *region) addBalancers(rs RegionSpec) {
 	}
 	for _, s := range rs.TargetGroups {
 		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:targetgroup/%s/%016x", rs.Name, a.id, s.Name, seed(a.id+rs.Name, s.Name))
-		tg := &targetGroup{name: s.Name, arn: arn, port: cmp.Or(s.Port, 80), tags: copyTags(s.Tags), targets: map[string]*target{}}
+		tg := &targetGroup{name: s.Name, arn: arn, port: cmp.Or(s.Port, 80), tags: copyTags(s.Tags), targets: map[string]*target{}, traffic: map[string]*traffic{}}
 		for _, n := range s.LoadBalancers {
 			tg.lbs = append(tg.lbs, r.lbs[n])
 		}
@@ -318,6 +325,7 @@ type instance struct {
 	ltVersion    int64 // the launch template version it was launched from
 	behavior     Behavior
 	cpu          float64
+	errors       float64 // the share of requests it answers with a 5xx
 	launched     time.Time
 	bootAt       time.Time
 	healthyAt    time.Time // when it passes LB health checks (never for never-healthy)
@@ -527,7 +535,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	id := w.newID("i-", 17)
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
-		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, launched: t, ltVersion: version,
+		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errors: a.errors, launched: t, ltVersion: version,
 	}
 	tm := a.timings
 	boot := tm.Boot

@@ -106,6 +106,11 @@ type AMISpec struct {
 	// CPUPercent is the average CPUUtilization its instances report once
 	// in service (default DefaultCPUPercent): what CPU alarms see.
 	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	// ErrorPercent is the share of the requests its instances answer
+	// with an HTTP 5xx once they serve (default 0): what a load
+	// balancer's HTTPCode_Target_5XX_Count (classic: HTTPCode_Backend_5XX)
+	// counts against its RequestCount.
+	ErrorPercent float64 `json:"error_percent,omitempty"`
 	// Timings override the world's defaults for this image.
 	Timings *Timings `json:"timings,omitempty"`
 }
@@ -615,6 +620,9 @@ func (r RegionSpec) validateAMIs(p *problems, where string) {
 		}
 		if c := a.CPUPercent; c != nil && !(*c >= 0 && *c <= 100) {
 			p.add("%s.cpu_percent: %v must be between 0 and 100", w, *c)
+		}
+		if e := a.ErrorPercent; !(e >= 0 && e <= 100) {
+			p.add("%s.error_percent: %v must be between 0 and 100", w, e)
 		}
 		if a.Timings != nil {
 			p.list = append(p.list, a.Timings.validate(w+".timings")...)

@@ -37,6 +37,10 @@ const (
 	// serving beside them (never none). With RollbackCheckInterval it
 	// keeps a rollback within limits.MaxRollbackChecks.
 	RollbackTimeout = 15 * time.Minute
+	// ErrorRateWindow is how far back a service's error rate looks: its
+	// load balancers' requests and 5xx in the whole minutes CloudWatch
+	// published over the last two.
+	ErrorRateWindow = 2 * time.Minute
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20
