@@ -26,6 +26,32 @@ import (
 // *failure.DeployError: a rate that cannot be read never passes). It
 // changes nothing.
 func checkErrorRates(ctx context.Context, c *cloud.Clients, r *release.Release, now time.Time) error {
+	sourcesOf, all, err := errorSources(ctx, c, r)
+	if err != nil || len(all) == 0 {
+		return err
+	}
+	traffic, err := errorrate.Read(ctx, c.CloudWatch, all, tuning.ErrorRateWindow, now)
+	if err != nil {
+		return err
+	}
+	for _, svc := range r.ServiceNames() {
+		var sum errorrate.Traffic
+		for _, src := range sourcesOf[svc] {
+			sum = sum.Add(traffic[src])
+		}
+		if limit := r.Services[svc].MaxErrorRate; limit != nil && sum.Requests > 0 && sum.Rate() > *limit {
+			return &failure.HaltError{Reason: fmt.Sprintf("service %s: its load balancers answered %.1f%% of %.0f requests with a 5xx in the last %s, more than its max_error_rate of %g%%",
+				svc, 100*sum.Rate(), sum.Requests, tuning.ErrorRateWindow, 100**limit)}
+		}
+	}
+	return nil
+}
+
+// errorSources are the load balancers whose traffic makes the error rate
+// of each service that sets max_error_rate (its classic load balancers,
+// and each of its target groups as each load balancer using it sends it
+// traffic), by service, and all of them.
+func errorSources(ctx context.Context, c *cloud.Clients, r *release.Release) (map[string][]errorrate.Source, []errorrate.Source, error) {
 	var names []string
 	for _, svc := range r.ServiceNames() {
 		if s := r.Services[svc]; s.MaxErrorRate != nil {
@@ -34,7 +60,7 @@ func checkErrorRates(ctx context.Context, c *cloud.Clients, r *release.Release, 
 	}
 	arns, lbsOf, err := resources.TargetGroups(ctx, c.ELBv2, names)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	sourcesOf := map[string][]errorrate.Source{}
 	var all []errorrate.Source
@@ -53,22 +79,5 @@ func checkErrorRates(ctx context.Context, c *cloud.Clients, r *release.Release, 
 		}
 		all = append(all, sourcesOf[svc]...)
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	traffic, err := errorrate.Read(ctx, c.CloudWatch, all, tuning.ErrorRateWindow, now)
-	if err != nil {
-		return err
-	}
-	for _, svc := range r.ServiceNames() {
-		var sum errorrate.Traffic
-		for _, src := range sourcesOf[svc] {
-			sum = sum.Add(traffic[src])
-		}
-		if limit := r.Services[svc].MaxErrorRate; limit != nil && sum.Requests > 0 && sum.Rate() > *limit {
-			return &failure.HaltError{Reason: fmt.Sprintf("service %s: its load balancers answered %.1f%% of %.0f requests with a 5xx in the last %s, more than its max_error_rate of %g%%",
-				svc, 100*sum.Rate(), sum.Requests, tuning.ErrorRateWindow, 100**limit)}
-		}
-	}
-	return nil
+	return sourcesOf, all, nil
 }

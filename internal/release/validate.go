@@ -307,13 +307,7 @@ func (v *validator) service(name string) {
 	v.stableSeconds(field(spath, "stable_seconds"), s.StableSeconds)
 	v.autoscaling(field(spath, "autoscaling"), s.Autoscaling)
 	v.rollout(field(spath, "rollout"), name)
-	switch e := s.MaxErrorRate; {
-	case e == nil:
-	case math.IsNaN(*e) || *e < 0 || *e >= 1:
-		p.add(field(spath, "max_error_rate"), "must be a share of requests from 0 to below 1 (0.01 is 1%%), not %v", *e)
-	case len(s.ELBs) == 0 && len(s.TargetGroups) == 0:
-		p.add(field(spath, "max_error_rate"), "needs elbs or target_groups: the rate is their 5xx over their requests")
-	}
+	v.maxErrorRate(field(spath, "max_error_rate"), s)
 	v.tags(field(spath, "tags"), s.Tags)
 }
 
@@ -340,19 +334,7 @@ func (v *validator) rollout(rpath, name string) {
 	}
 	var lastCount, lastPercent *Step
 	for i, st := range ro.Steps {
-		ipath := index(spath, i)
-		switch {
-		case st.Percent && (st.N < 1 || st.N > 100):
-			p.add(ipath, "must be between 1%% and 100%%, not %s", st)
-		case st.Percent && lastPercent != nil && st.N <= lastPercent.N:
-			p.add(ipath, "%s must be more than the percentage before it (%s)", st, lastPercent)
-		case !st.Percent && st.N < 1:
-			p.add(ipath, "must be at least 1 instance, not %d", st.N)
-		case !st.Percent && s.Autoscaling != nil && st.N > s.Autoscaling.MaxSize:
-			p.add(ipath, "%d instances, more than max_size (%d)", st.N, s.Autoscaling.MaxSize)
-		case !st.Percent && lastCount != nil && st.N <= lastCount.N:
-			p.add(ipath, "%s must be more instances than the count before it (%s)", st, lastCount)
-		}
+		v.rolloutStep(index(spath, i), st, lastCount, lastPercent, s.Autoscaling)
 		if st.Percent {
 			lastPercent = &ro.Steps[i]
 		} else {
@@ -366,12 +348,7 @@ func (v *validator) rollout(rpath, name string) {
 		p.add(field(rpath, "step_wait_seconds"), "must be between 0 and %d seconds", limits.MaxStableSeconds)
 		return
 	}
-	stable := v.r.ServiceStableSeconds(name)
-	need := (len(ro.Steps)-1)*max(stable, ro.StepWaitSeconds) + stable
-	if v.r.Timeout > 0 && need >= v.r.Timeout {
-		p.add(rpath, "its %d steps need at least %d seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (%d seconds)",
-			len(ro.Steps), need, v.r.Timeout)
-	}
+	v.rolloutTime(rpath, name, ro)
 }
 
 // groupName checks that the name of the service's ASG and launch template
@@ -394,6 +371,47 @@ func (v *validator) groupName(spath, service string) {
 	if n := len(naming.GroupName(r.ProjectName, r.ConfigName, service, rid)); n > limits.LaunchTemplateNameLen {
 		v.p.add(spath, "the Auto Scaling group and launch template name %q would be %d characters%s, more than EC2's limit of %d for launch template names; shorten project_name, config_name or the service name",
 			naming.GroupName(r.ProjectName, r.ConfigName, service, "<release_id>"), n, with, limits.LaunchTemplateNameLen)
+	}
+}
+
+// rolloutStep checks step st of a rollout at ipath against the count
+// and the percentage before it (nil: none) and the service's max_size.
+func (v *validator) rolloutStep(ipath string, st Step, lastCount, lastPercent *Step, a *Autoscaling) {
+	p := v.p
+	switch {
+	case st.Percent && (st.N < 1 || st.N > 100):
+		p.add(ipath, "must be between 1%% and 100%%, not %s", st)
+	case st.Percent && lastPercent != nil && st.N <= lastPercent.N:
+		p.add(ipath, "%s must be more than the percentage before it (%s)", st, lastPercent)
+	case !st.Percent && st.N < 1:
+		p.add(ipath, "must be at least 1 instance, not %d", st.N)
+	case !st.Percent && a != nil && st.N > a.MaxSize:
+		p.add(ipath, "%d instances, more than max_size (%d)", st.N, a.MaxSize)
+	case !st.Percent && lastCount != nil && st.N <= lastCount.N:
+		p.add(ipath, "%s must be more instances than the count before it (%s)", st, lastCount)
+	}
+}
+
+// rolloutTime checks that every step of service name's rollout ro, one
+// after the other, fits in the timeout.
+func (v *validator) rolloutTime(rpath, name string, ro *Rollout) {
+	stable := v.r.ServiceStableSeconds(name)
+	need := (len(ro.Steps)-1)*max(stable, ro.StepWaitSeconds) + stable
+	if v.r.Timeout > 0 && need >= v.r.Timeout {
+		v.p.add(rpath, "its %d steps need at least %d seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (%d seconds)",
+			len(ro.Steps), need, v.r.Timeout)
+	}
+}
+
+// maxErrorRate checks a service's max_error_rate: a share below 1, and a
+// load balancer to count it.
+func (v *validator) maxErrorRate(path string, s *Service) {
+	switch e := s.MaxErrorRate; {
+	case e == nil:
+	case math.IsNaN(*e) || *e < 0 || *e >= 1:
+		v.p.add(path, "must be a share of requests from 0 to below 1 (0.01 is 1%%), not %v", *e)
+	case len(s.ELBs) == 0 && len(s.TargetGroups) == 0:
+		v.p.add(path, "needs elbs or target_groups: the rate is their 5xx over their requests")
 	}
 }
 

@@ -75,40 +75,53 @@ func (r *region) checkServing(now time.Time) {
 		}
 	}
 	for _, lb := range r.elbs {
-		ids := slices.Sorted(maps.Keys(lb.instances))
-		shares := func(at time.Time) []float64 {
-			var out []float64
-			for _, id := range ids {
-				if i := lb.instances[id]; lb.routes(i) && lb.health(i, at) == "healthy" {
-					out = append(out, i.errors)
-				}
-			}
-			return out
-		}
-		lb.serving.check(len(shares(now)), attachedELB[lb])
-		lb.traffic.observe(now, shares)
+		lb.observe(now, attachedELB[lb])
 	}
 	for _, tg := range r.tgs {
-		ids := slices.Sorted(maps.Keys(tg.targets))
-		shares := func(lb *loadBalancer, at time.Time) []float64 {
-			var out []float64
-			for _, id := range ids {
-				t := tg.targets[id]
-				if tg.state(t, at) == "healthy" && (lb == nil || slices.Contains(lb.zones, t.inst.subnet.az)) {
-					out = append(out, t.inst.errors)
-				}
+		tg.observe(now, attachedTG[tg])
+	}
+}
+
+// observe updates lb's cut counter at now (attached: a group is attached
+// to it) and counts its traffic up to now.
+func (lb *classicLB) observe(now time.Time, attached bool) {
+	ids := slices.Sorted(maps.Keys(lb.instances))
+	shares := func(at time.Time) []float64 {
+		var out []float64
+		for _, id := range ids {
+			if i := lb.instances[id]; lb.routes(i) && lb.health(i, at) == "healthy" {
+				out = append(out, i.errors)
 			}
-			return out
 		}
-		tg.serving.check(len(shares(nil, now)), attachedTG[tg])
-		for _, lb := range tg.lbs {
-			tr := tg.traffic[lb.arn]
-			if tr == nil {
-				tr = &traffic{}
-				tg.traffic[lb.arn] = tr
+		return out
+	}
+	lb.serving.check(len(shares(now)), attached)
+	lb.traffic.observe(now, shares)
+}
+
+// observe updates tg's cut counter at now (attached: a group is attached
+// to it) and counts the traffic each of its load balancers sent it up to
+// now (to the targets in the zones it enables).
+func (tg *targetGroup) observe(now time.Time, attached bool) {
+	ids := slices.Sorted(maps.Keys(tg.targets))
+	shares := func(lb *loadBalancer, at time.Time) []float64 {
+		var out []float64
+		for _, id := range ids {
+			t := tg.targets[id]
+			if tg.state(t, at) == "healthy" && (lb == nil || slices.Contains(lb.zones, t.inst.subnet.az)) {
+				out = append(out, t.inst.errors)
 			}
-			tr.observe(now, func(at time.Time) []float64 { return shares(lb, at) })
 		}
+		return out
+	}
+	tg.serving.check(len(shares(nil, now)), attached)
+	for _, lb := range tg.lbs {
+		tr := tg.traffic[lb.arn]
+		if tr == nil {
+			tr = &traffic{}
+			tg.traffic[lb.arn] = tr
+		}
+		tr.observe(now, func(at time.Time) []float64 { return shares(lb, at) })
 	}
 }
 

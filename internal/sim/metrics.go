@@ -47,30 +47,18 @@ func (c *CloudWatch) GetMetricData(ctx context.Context, in *cloudwatch.GetMetric
 }
 
 func (r *region) getMetricData(in *cloudwatch.GetMetricDataInput) (*cloudwatch.GetMetricDataOutput, error) {
-	switch {
-	case len(in.MetricDataQueries) == 0:
-		return nil, apiErr("MissingParameter", "The parameter MetricDataQueries must be specified")
-	case len(in.MetricDataQueries) > maxMetricQueries:
-		return nil, apiErr("InvalidParameterValue", "The collection MetricDataQueries must not have a size greater than 500")
-	case in.StartTime == nil || in.EndTime == nil:
-		return nil, apiErr("MissingParameter", "The parameters StartTime and EndTime must be specified")
-	case !in.StartTime.Before(*in.EndTime):
-		return nil, apiErr("InvalidParameterValue", "The parameter StartTime must be less than the parameter EndTime")
+	if err := checkMetricDataInput(in); err != nil {
+		return nil, err
 	}
 	if err := r.w.authorize(Auth{Action: "cloudwatch:GetMetricData", Resource: "*"}); err != nil {
 		return nil, err
 	}
 	out := &cloudwatch.GetMetricDataOutput{}
 	for _, q := range in.MetricDataQueries {
-		s := q.MetricStat
-		switch {
-		case deref(q.Id) == "":
-			return nil, apiErr("MissingParameter", "The parameter MetricDataQueries.member.Id must be specified")
-		case s == nil || s.Metric == nil:
-			return nil, apiErr("InvalidParameterValue", "The simulation answers MetricStat queries only: "+deref(q.Id))
-		case deref(s.Period) < 60 || deref(s.Period)%60 != 0:
-			return nil, apiErr("InvalidParameterValue", "The parameter Period must be a multiple of 60 for the metrics the simulation publishes")
+		if err := checkMetricQuery(q); err != nil {
+			return nil, err
 		}
+		s := q.MetricStat
 		res := cwtypes.MetricDataResult{Id: q.Id, Label: s.Metric.MetricName, StatusCode: cwtypes.StatusCodeComplete}
 		if t, errors, ok := r.metricTraffic(s.Metric); ok && deref(s.Stat) == "Sum" {
 			times, points := t.sum(in.StartTime.UTC(), in.EndTime.UTC(), time.Duration(deref(s.Period))*time.Second)
@@ -88,6 +76,37 @@ func (r *region) getMetricData(in *cloudwatch.GetMetricDataInput) (*cloudwatch.G
 	return out, nil
 }
 
+// checkMetricDataInput refuses a GetMetricData input as CloudWatch does:
+// 1 to 500 queries, and a start before the end.
+func checkMetricDataInput(in *cloudwatch.GetMetricDataInput) error {
+	switch {
+	case len(in.MetricDataQueries) == 0:
+		return apiErr("MissingParameter", "The parameter MetricDataQueries must be specified")
+	case len(in.MetricDataQueries) > maxMetricQueries:
+		return apiErr("InvalidParameterValue", "The collection MetricDataQueries must not have a size greater than 500")
+	case in.StartTime == nil || in.EndTime == nil:
+		return apiErr("MissingParameter", "The parameters StartTime and EndTime must be specified")
+	case !in.StartTime.Before(*in.EndTime):
+		return apiErr("InvalidParameterValue", "The parameter StartTime must be less than the parameter EndTime")
+	}
+	return nil
+}
+
+// checkMetricQuery refuses a query the simulation cannot answer: one
+// without an Id, a metric math expression, or a period that is not a
+// whole number of minutes (its metrics are published per minute).
+func checkMetricQuery(q cwtypes.MetricDataQuery) error {
+	switch s := q.MetricStat; {
+	case deref(q.Id) == "":
+		return apiErr("MissingParameter", "The parameter MetricDataQueries.member.Id must be specified")
+	case s == nil || s.Metric == nil:
+		return apiErr("InvalidParameterValue", "The simulation answers MetricStat queries only: "+deref(q.Id))
+	case deref(s.Period) < 60 || deref(s.Period)%60 != 0:
+		return apiErr("InvalidParameterValue", "The parameter Period must be a multiple of 60 for the metrics the simulation publishes")
+	}
+	return nil
+}
+
 // metricTraffic is the traffic a load balancer metric counts, and whether
 // it counts the 5xx (else the requests); false for a metric the
 // simulation does not publish.
@@ -103,21 +122,29 @@ func (r *region) metricTraffic(m *cwtypes.Metric) (t *traffic, errors, ok bool) 
 			return &lb.traffic, name == metricELBBackend5XX, true
 		}
 	case namespaceALB:
-		if len(dims) != 2 || (name != metricRequests && name != metricALBTarget5XX) {
-			return nil, false, false
-		}
-		for _, tg := range r.tgs {
-			if arnSuffix(tg.arn, ":") != dims["TargetGroup"] {
-				continue
-			}
-			for _, lb := range tg.lbs {
-				if arnSuffix(lb.arn, ":loadbalancer/") == dims["LoadBalancer"] && tg.traffic[lb.arn] != nil {
-					return tg.traffic[lb.arn], name == metricALBTarget5XX, true
-				}
+		if len(dims) == 2 && (name == metricRequests || name == metricALBTarget5XX) {
+			if t := r.targetGroupTraffic(dims["TargetGroup"], dims["LoadBalancer"]); t != nil {
+				return t, name == metricALBTarget5XX, true
 			}
 		}
 	}
 	return nil, false, false
+}
+
+// targetGroupTraffic is the traffic the load balancer lb sent the target
+// group tg, each named by a metric's dimension value; nil for none.
+func (r *region) targetGroupTraffic(tg, lb string) *traffic {
+	for _, g := range r.tgs {
+		if arnSuffix(g.arn, ":") != tg {
+			continue
+		}
+		for _, l := range g.lbs {
+			if arnSuffix(l.arn, ":loadbalancer/") == lb {
+				return g.traffic[l.arn]
+			}
+		}
+	}
+	return nil
 }
 
 // arnSuffix is what follows the last sep of arn: a load balancer metric's

@@ -213,7 +213,13 @@ func retry() Retry {
 // tasks are the deploy machine's tasks, in the order the README lists
 // them. Every task catches the errors it names, then everything else.
 func tasks() []Task {
-	clean, dirty := execution.EndFailureClean, execution.EndFailureDirty
+	return append(deployTasks(), swapTasks()...)
+}
+
+// deployTasks are the tasks up to the judging of the new groups: before
+// anything is created, then while the previous groups serve untouched.
+func deployTasks() []Task {
+	clean := execution.EndFailureClean
 	releaseLock, cleanUpFailure := execution.TaskReleaseLock, execution.TaskCleanUpFailure
 	return []Task{
 		// Nothing is touched before the lock is held.
@@ -262,6 +268,16 @@ func tasks() []Task {
 			Catch:     []Catch{catch(cleanUpFailure, failure.NameHalt, failure.NameDeploy)},
 			Otherwise: Catch{Next: cleanUpFailure},
 		},
+	}
+}
+
+// swapTasks are the tasks from the bake on: the previous groups may stand
+// by, then are retired; a failed release is cleaned up and the lock
+// released.
+func swapTasks() []Task {
+	clean, dirty := execution.EndFailureClean, execution.EndFailureDirty
+	cleanUpFailure := execution.TaskCleanUpFailure
+	return []Task{
 		// The previous groups may stand by, out of their load balancers:
 		// every failure goes to CleanUpFailure, which puts them back.
 		{
