@@ -175,9 +175,23 @@ no_cuts
 note "rolled back: $second serves again, nothing of $errors is left, and no connection was cut:"
 show_world
 
-step "6. Status of $PROJECT"
+step "6. A queue worker whose termination hook lets it finish its job"
+note "the release adds a worker (no load balancer) and a termination lifecycle hook, and web's max_error_rate 5%;"
+note "deployed twice: the second retires the first's groups, scaled to zero, and waits for each instance's hook:"
+note "the worker finishes its job and completes its lifecycle action itself; only then is its group deleted"
+expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-worker.json
+workers=$(released)
+expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-worker.json
+grep -qE "termination hooks? pending" "$OUT" || die "the deploy did not show the termination hooks it waited for"
+latest=$(released)
+gone "$workers"
+no_cuts
+note "the first worker group finished its job and is gone; no connection was cut:"
+show_world
+
+step "7. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
-grep -qE "^  deployed  $second " "$OUT" || die "ferry status does not show release $second deployed"
+grep -qE "^  deployed  $latest " "$OUT" || die "ferry status does not show release $latest deployed"
 grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -24,8 +24,10 @@ var demoAnswers = map[string]string{
 	"deploy-deploy-test-slow":   "0\nferry deploy: coinbase/deploy-test development release ID\nstarted execution arn:x\n",
 	"deploy-deploy-test-5xx": "1\nferry deploy: coinbase/deploy-test development release ID\n  3:23  baking: 10m left; standing by, ready to serve again: G\n" +
 		"  7:04  rolling back: G back in its load balancers, 0 of 2 instances healthy\n  8:53  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-5xx\n",
+	"deploy-deploy-test-worker": "0\nferry deploy: coinbase/deploy-test development release ID\n" +
+		"  4:10  retiring coinbase-deploy-test-development-worker-x: scaling in: 1 instance, 1 termination hook pending\n  6:02  Success\n",
 	"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
-	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000002Z-abcdef  2025-01-01 00:00:02Z  by demo\n" +
+	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000007Z-abcdef  2025-01-01 00:00:07Z  by demo\n" +
 		"    20250101T000005Z-abcdef  FailureClean  HaltError: halted: alarm in ALARM: deploy-test-5xx; rolled back: G serves again\n",
 }
 
@@ -59,7 +61,10 @@ func TestDemo(t *testing.T) {
 		}, false, "the deploy did not show the rollback"},
 		{"status does not show the second release deployed", map[string]string{
 			"status": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
-		}, false, "does not show release 20250101T000002Z-abcdef deployed"},
+		}, false, "does not show release 20250101T000007Z-abcdef deployed"},
+		{"the worker's retirement did not wait for its hook", map[string]string{
+			"deploy-deploy-test-worker": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
+		}, false, "did not show the termination hooks it waited for"},
 		{"a deploy exits with the wrong code", map[string]string{
 			"deploy-deploy-test-v2": "2\nferry deploy: coinbase/deploy-test development release ID\n  FailureDirty\n",
 		}, false, "exited 2, expected 0"},

@@ -229,8 +229,9 @@ func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	r := &demo.Accounts[0].Regions[0]
 	require.Len(t, r.Alarms, 1)
 	assert.Equal(t, "ubuntu-5xx", r.Alarms[0].Image)
-	require.Equal(t, "ubuntu-5xx", r.AMIs[len(r.AMIs)-1].Name)
-	r.Alarms, r.AMIs = nil, r.AMIs[:len(r.AMIs)-1]
+	require.Equal(t, []string{"ubuntu-5xx", "ubuntu-worker"}, []string{r.AMIs[len(r.AMIs)-2].Name, r.AMIs[len(r.AMIs)-1].Name})
+	assert.Equal(t, sim.Worker, r.AMIs[len(r.AMIs)-1].Behavior, "the demo's worker finishes its job in its termination hook")
+	r.Alarms, r.AMIs = nil, r.AMIs[:len(r.AMIs)-2]
 	assert.Equal(t, base, demo)
 	assert.Empty(t, demo.Validate())
 }
