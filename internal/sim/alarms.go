@@ -100,6 +100,9 @@ func (r *region) evaluate(a *alarm, t time.Time) {
 // metric is the value an alarm's metric has at t, and whether it has one.
 func (r *region) metric(a *alarm, t time.Time) (float64, bool) {
 	in := a.input
+	if deref(in.Namespace) == imageNamespace && deref(in.MetricName) == clockMetric {
+		return t.Sub(r.w.born).Minutes(), true
+	}
 	if deref(in.Namespace) == imageNamespace {
 		return r.imageInService(a, t)
 	}
@@ -143,6 +146,9 @@ const (
 	imageNamespace = "ferry/sim"
 	imageMetric    = "InServiceInstances"
 	imageDimension = "ImageId"
+	// clockMetric is the metric of a world file's alarm at a time
+	// (AlarmSpec.AtMinutes): the minutes since the world started.
+	clockMetric = "WorldMinutes"
 )
 
 // imageInService is the metric of a world file's alarm at t: the
@@ -164,8 +170,18 @@ func (r *region) imageInService(a *alarm, t time.Time) (float64, bool) {
 
 // addAlarm creates the alarm a world file describes: in ALARM once an
 // instance launched from its image has been in service for its minutes,
-// OK otherwise.
+// OK otherwise; or in ALARM from its time on.
 func (r *region) addAlarm(s AlarmSpec) {
+	if s.AtMinutes > 0 {
+		r.setAlarm(&cloudwatch.PutMetricAlarmInput{
+			AlarmName: aws.String(s.Name), Namespace: aws.String(imageNamespace), MetricName: aws.String(clockMetric),
+			Statistic: cwtypes.StatisticMaximum, Period: aws.Int32(10), EvaluationPeriods: aws.Int32(1),
+			Threshold: aws.Float64(float64(s.AtMinutes)), ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanOrEqualToThreshold,
+			AlarmDescription: aws.String(fmt.Sprintf("an incident %d minutes after the world started (a world file's alarm)", s.AtMinutes)),
+			Tags:             tags.CloudWatch(s.Tags),
+		})
+		return
+	}
 	image := s.Image
 	for id, a := range r.amis {
 		if a.name == s.Image {

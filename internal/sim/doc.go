@@ -187,7 +187,8 @@
 //	      "name": "us-east-1",
 //	      "amis": [{"id": "ami-...", "name": "ubuntu", "tags": {"DeployWith": "ferry"},
 //	                "behavior": "healthy", "architecture": "x86_64",
-//	                "cpu_percent": 40, "timings": {"boot_seconds": 30}}],
+//	                "cpu_percent": 40, "error_percent": 0,   // 5xx share once serving
+//	                "timings": {"boot_seconds": 30}}],
 //	      "subnets": [{"id": "subnet-...", "availability_zone": "us-east-1a",
 //	                   "vpc_id": "vpc-...", "tags": {"Name": "a"}}],
 //	      "security_groups": [{"id": "sg-...", "name": "web", "tags": {}}],
@@ -197,7 +198,11 @@
 //	                          "availability_zones": ["us-east-1a"], "tags": {}}],
 //	      "target_groups": [{"name": "web-tg", "port": 80,
 //	                         "load_balancers": ["web-alb"], "tags": {}}],
-//	      "topics": [{"name": "asg_lifecycle_hooks", "tags": {}}]
+//	      "topics": [{"name": "asg_lifecycle_hooks", "tags": {}}],
+//	      "alarms": [                       // a team's alarms: ALARM once an
+//	        {"name": "web-5xx", "image": "ubuntu-5xx", "minutes": 5, "tags": {}},
+//	        {"name": "incident", "at_minutes": 30, "tags": {}}  // ... or at a time
+//	      ]
 //	    }]
 //	  }]
 //	}

@@ -221,6 +221,31 @@ func TestWorldAlarmFiresOnceItsImageServes(t *testing.T) {
 	assert.Equal(t, cwtypes.StateValueAlarm, f.alarmState(t, "deploy-test-5xx"))
 }
 
+// TestWorldAlarmAtATime: a world file's alarm with at_minutes goes to
+// ALARM that many minutes after the world started, within 20 seconds,
+// and stays there.
+func TestWorldAlarmAtATime(t *testing.T) {
+	spec := loadWorld(t, "deploy-test.json")
+	spec.Accounts[0].Regions[0].Alarms = []sim.AlarmSpec{{Name: "incident", AtMinutes: 10, Tags: map[string]string{"ProjectName": "coinbase/deploy-test"}}}
+	require.Empty(t, spec.Validate())
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	f := &fixture{clk: clk, world: w, c: w.Clients(deployer, region), ctx: t.Context()}
+	clk.Advance(9*time.Minute + 50*time.Second)
+	assert.Equal(t, cwtypes.StateValueOk, f.alarmState(t, "incident"))
+	clk.Advance(30 * time.Second)
+	assert.Equal(t, cwtypes.StateValueAlarm, f.alarmState(t, "incident"))
+	clk.Advance(time.Hour)
+	assert.Equal(t, cwtypes.StateValueAlarm, f.alarmState(t, "incident"))
+
+	spec.Accounts[0].Regions[0].Alarms = []sim.AlarmSpec{{Name: "both", AtMinutes: 10, Image: "ubuntu"}, {Name: "never", AtMinutes: -1}}
+	assert.Equal(t, []string{
+		"accounts[0].regions[0].alarms[0]: image and at_minutes are two kinds of alarm: set one",
+		"accounts[0].regions[0].alarms[1].at_minutes: -1 must be between 1 and 10080 (a week)",
+	}, spec.Validate())
+}
+
 // TestDemoWorldIsDeployTestsAndMore: the demo's world is the deploy-test
 // world with a build that errors once it serves (the AMI ubuntu-5xx) and
 // the team's alarm on it, and nothing else: the two cannot drift apart.

@@ -116,15 +116,18 @@ type AMISpec struct {
 }
 
 // AlarmSpec is a CloudWatch alarm that exists when the world starts, a
-// stand-in for the error-rate alarm a team keeps on its service: it goes
-// to ALARM once instances launched from Image (an AMI's id or name) have
-// been in service for Minutes whole minutes (a bad build that errors once
-// it takes traffic), and is OK while none is. Tags say whose it is.
+// stand-in for the error-rate alarm a team keeps on its service. It goes
+// to ALARM either once instances launched from Image (an AMI's id or
+// name) have been in service for Minutes whole minutes (a bad build that
+// errors once it takes traffic), and is OK while none is; or, with
+// AtMinutes instead of Image, once the world has run AtMinutes minutes
+// (an incident at a time), within 20 seconds. Tags say whose it is.
 type AlarmSpec struct {
 	Name    string            `json:"name"`
 	Tags    map[string]string `json:"tags,omitempty"`
-	Image   string            `json:"image"`
-	Minutes int               `json:"minutes,omitempty"`
+	Image     string            `json:"image,omitempty"`
+	Minutes   int               `json:"minutes,omitempty"`
+	AtMinutes int               `json:"at_minutes,omitempty"`
 }
 
 // DefaultCPUPercent is the CPUUtilization of an image that sets none.
@@ -593,7 +596,12 @@ func (r RegionSpec) validateAlarms(p *problems, where string) {
 		if a.Name == "" || len(a.Name) > 255 {
 			p.add("%s.name: must be 1 to 255 characters", w)
 		}
-		if !slices.ContainsFunc(r.AMIs, func(m AMISpec) bool { return m.ID == a.Image || m.Name == a.Image }) {
+		switch {
+		case a.AtMinutes != 0 && a.Image != "":
+			p.add("%s: image and at_minutes are two kinds of alarm: set one", w)
+		case a.AtMinutes < 0 || a.AtMinutes > 10080:
+			p.add("%s.at_minutes: %d must be between 1 and 10080 (a week)", w, a.AtMinutes)
+		case a.AtMinutes == 0 && !slices.ContainsFunc(r.AMIs, func(m AMISpec) bool { return m.ID == a.Image || m.Name == a.Image }):
 			p.add("%s.image: %q is not an AMI of the region (by id or name)", w, a.Image)
 		}
 		if a.Minutes < 0 || a.Minutes > 60 {

@@ -26,8 +26,11 @@ type World struct {
 	timings Timings
 	quotas  Quotas
 
-	mu       sync.Mutex
-	now      time.Time
+	mu  sync.Mutex
+	now time.Time
+	// born is when the world started: world-file alarms at a time count
+	// from it.
+	born     time.Time
 	accounts map[string]*account
 	events   eventQueue
 	seq      uint64
@@ -103,6 +106,7 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 		timings:  DefaultTimings().over(&spec.Defaults),
 		quotas:   spec.Limits,
 		now:      clk.Now(),
+		born:     clk.Now(),
 		accounts: map[string]*account{},
 		ids:      map[string]uint64{},
 		sessions: map[string]*session{},
