@@ -140,6 +140,7 @@ step "2. A changed release (min_size 2, new user data): a canary, then the blue/
 note "rollout steps [1, \"100%\"]: one new instance serves beside the old group for a minute, then the whole group"
 expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-v2.json
 grep -qF "canary: web at step 2 of 2, the whole group" "$OUT" || die "the deploy did not show the canary's step"
+no_cuts
 second=$(released)
 in_world "$second" || die "no group of release $second in the world"
 gone "$first"
