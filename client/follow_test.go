@@ -576,21 +576,29 @@ func TestRetireReport(t *testing.T) {
 	assert.Equal(t, []string{"retiring g: empty, deleting"}, retireLines([]execution.RetiringGroup{{Name: "g", Phase: execution.PhaseDeleting}}))
 }
 
+// taskEventAt is the time of a task event of the reports' tests: event id
+// five seconds after 10:00.
+func taskEventAt(id int64) *time.Time {
+	return aws.Time(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC).Add(time.Duration(id) * 5 * time.Second))
+}
+
+// entered is the history event of task name entered with input.
+func entered(id int64, name, input string) sfntypes.HistoryEvent {
+	return sfntypes.HistoryEvent{Id: id, Timestamp: taskEventAt(id), Type: sfntypes.HistoryEventTypeTaskStateEntered,
+		StateEnteredEventDetails: &sfntypes.StateEnteredEventDetails{Name: aws.String(name), Input: aws.String(input)}}
+}
+
+// exited is the history event of task name exited with output.
+func exited(id int64, name, output string) sfntypes.HistoryEvent {
+	return sfntypes.HistoryEvent{Id: id, Timestamp: taskEventAt(id), Type: sfntypes.HistoryEventTypeTaskStateExited,
+		StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}}
+}
+
 // TestBakeAndRollbackReports: Bake's reports are shown once, then each
 // time the minutes left change; a rollback's (CleanUpFailure's restoring
 // groups) once per change, before the retirement of the release's own
 // groups; and Bake's state line only for a release with a bake.
 func TestBakeAndRollbackReports(t *testing.T) {
-	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	stamp := func(id int64) *time.Time { return aws.Time(at.Add(time.Duration(id) * 5 * time.Second)) }
-	entered := func(id int64, name, input string) sfntypes.HistoryEvent {
-		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateEntered,
-			StateEnteredEventDetails: &sfntypes.StateEnteredEventDetails{Name: aws.String(name), Input: aws.String(input)}}
-	}
-	exited := func(id int64, name, output string) sfntypes.HistoryEvent {
-		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateExited,
-			StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}}
-	}
 	bake := func(left int) string {
 		return fmt.Sprintf(`{"bake":{"done":false,"wait_seconds":5,"left_seconds":%d,"standby":["old-web"],"detached":true}}`, left)
 	}
@@ -626,12 +634,6 @@ func TestBakeAndRollbackReports(t *testing.T) {
 // says the step it took (the last as the whole group), and --json has a
 // step event with the services' steps.
 func TestCanaryReports(t *testing.T) {
-	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	stamp := func(id int64) *time.Time { return aws.Time(at.Add(time.Duration(id) * 5 * time.Second)) }
-	exited := func(id int64, name, output string) sfntypes.HistoryEvent {
-		return sfntypes.HistoryEvent{Id: id, Timestamp: stamp(id), Type: sfntypes.HistoryEventTypeTaskStateExited,
-			StateExitedEventDetails: &sfntypes.StateExitedEventDetails{Name: aws.String(name), Output: aws.String(output)}}
-	}
 	report := func(healthy, target, step, desired int) string {
 		return fmt.Sprintf(`{"health":{"healthy":false,"next_step":false,"wait_seconds":5,"services":{"web":{"launched":%d,"healthy":%d,"terminating":0,"target":%d,"step":%d,"steps":3,"step_desired":%d}}}}`,
 			desired, healthy, target, step, desired)

@@ -26,6 +26,17 @@ func (h *harness) canaryRelease(stepWait int) *release.Release {
 	return r
 }
 
+// untilNextStep waits and checks as the state machine does until a
+// check says a canary's step is stable (next_step).
+func (x *run) untilNextStep() {
+	x.h.t.Helper()
+	for checks := 0; !x.state.Health.NextStep; checks++ {
+		require.Less(x.h.t, checks, 300, "no step stable: %+v", x.state.Health)
+		x.h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(x.h.t, x.step(execution.TaskCheckHealthy))
+	}
+}
+
 // canaryStep is what a canary looked like when NextStep took a step.
 type canaryStep struct {
 	at               time.Duration
@@ -103,10 +114,7 @@ func TestCanaryHaltLeavesThePreviousFleet(t *testing.T) {
 	r2 := h.canaryRelease(60)
 	x := h.start(r2)
 	require.NoError(t, x.steps(upToDeploy...))
-	for !x.state.Health.NextStep {
-		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
-		require.NoError(t, x.step(execution.TaskCheckHealthy))
-	}
+	x.untilNextStep()
 	require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: caller, Reason: "canary errors", At: h.clk.Now()}))
 	err := x.step(execution.TaskNextStep)
 	var halted *failure.HaltError
@@ -154,10 +162,7 @@ func TestNextStepIsIdempotent(t *testing.T) {
 	r := h.canaryRelease(0)
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy...))
-	for !x.state.Health.NextStep {
-		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
-		require.NoError(t, x.step(execution.TaskCheckHealthy))
-	}
+	x.untilNextStep()
 	first, err := x.invoke(execution.TaskNextStep, x.state)
 	require.NoError(t, err)
 	g := h.groups()[naming.GroupName(project, config, "web", r.ReleaseID)]
