@@ -69,6 +69,7 @@ type Bootstrap struct {
 var DeployRoleReadActions = []string{
 	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLoadBalancerTargetGroups",
 	"autoscaling:DescribeLoadBalancers", "autoscaling:DescribeScalingActivities",
+	"autoscaling:DescribeAccountLimits",
 	// GetMetricData has no resource-level permissions (Service
 	// Authorization Reference, Amazon CloudWatch): an error rate reads
 	// the load balancers' metrics.

@@ -445,3 +445,36 @@ func TestDeployProjectsAllowsListedProjects(t *testing.T) {
 		restrict("test_private_subnet_a", "coinbase/"), restrict("test_private_subnet_b", "acme/x coinbase/"))
 	h.start(h.baseRelease()).succeed()
 }
+
+// TestValidateResourcesChecksGroupHeadroom: a region without room for the
+// release's groups beside the previous release's refuses the release at
+// ValidateResources, before anything is created, naming the quota (Auto
+// Scaling's DescribeAccountLimits); with room for them it goes on.
+func TestValidateResourcesChecksGroupHeadroom(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		quota int
+		want  string
+	}{
+		{"room for one more", 2, ""},
+		{"full", 1, "services: the region has 1 of its quota of 1 Auto Scaling groups, and the release adds 1 beside the previous release's until they are retired: ask for a higher quota (Service Quotas, Amazon EC2 Auto Scaling: Auto Scaling groups per region) or delete unused groups"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(w *sim.WorldSpec) { w.Limits.AutoScalingGroups = tc.quota })
+			h.start(h.baseRelease()).succeed()
+			h.clk.Advance(time.Hour)
+			x := h.start(h.baseRelease())
+			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+			before := h.snapshot()
+			err := x.step(execution.TaskValidateResources)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Equal(t, []string{tc.want}, bad.Problems)
+			assert.Equal(t, before, h.snapshot(), "nothing created")
+		})
+	}
+}

@@ -20,6 +20,9 @@
 // target group is used by some load balancer; the image's architecture is
 // one its instance type runs.
 //
+// Room (headroom.go, CheckHeadroom): the region's Auto Scaling group quota
+// leaves room for the release's groups beside the previous release's.
+//
 // Every problem is reported at once, as one *failure.BadReleaseError
 // naming each ("path: message"). A failed AWS call is an error of its
 // own: a *failure.RetryableError when transient (cloud.Classify). Describe

@@ -489,6 +489,27 @@ func (r *region) completeLifecycleAction(in *autoscaling.CompleteLifecycleAction
 	return apiErrf(cloud.CodeValidation, "No active Lifecycle Action found with instance ID %s", deref(in.InstanceId))
 }
 
+// DescribeAccountLimits answers the region's Auto Scaling group quota and
+// how many groups it has (those being deleted included: they count
+// until they are gone), as Auto Scaling does; launch configurations,
+// which the simulation does not model, are at AWS's default quota of
+// 200 and none used. It has no resource-level permissions.
+func (c *AutoScaling) DescribeAccountLimits(ctx context.Context, _ *autoscaling.DescribeAccountLimitsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAccountLimitsOutput, error) {
+	const op = "DescribeAccountLimits"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.w.authorize(Auth{Action: "autoscaling:DescribeAccountLimits", Resource: "*"}); err != nil {
+		return nil, c.end(op, err)
+	}
+	return &autoscaling.DescribeAccountLimitsOutput{
+		MaxNumberOfAutoScalingGroups:    aws.Int32(int32(r.w.quotas.AutoScalingGroups)),
+		NumberOfAutoScalingGroups:       aws.Int32(int32(len(r.groups))),
+		MaxNumberOfLaunchConfigurations: aws.Int32(200), NumberOfLaunchConfigurations: aws.Int32(0),
+	}, c.end(op, nil)
+}
+
 // DescribeLifecycleHooks describes a group's lifecycle hooks.
 func (c *AutoScaling) DescribeLifecycleHooks(ctx context.Context, in *autoscaling.DescribeLifecycleHooksInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeLifecycleHooksOutput, error) {
 	const op = "DescribeLifecycleHooks"

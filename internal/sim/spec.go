@@ -123,8 +123,8 @@ type AMISpec struct {
 // AtMinutes instead of Image, once the world has run AtMinutes minutes
 // (an incident at a time), within 20 seconds. Tags say whose it is.
 type AlarmSpec struct {
-	Name    string            `json:"name"`
-	Tags    map[string]string `json:"tags,omitempty"`
+	Name      string            `json:"name"`
+	Tags      map[string]string `json:"tags,omitempty"`
 	Image     string            `json:"image,omitempty"`
 	Minutes   int               `json:"minutes,omitempty"`
 	AtMinutes int               `json:"at_minutes,omitempty"`
