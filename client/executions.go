@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -18,6 +19,15 @@ import (
 // historyPageSize is how many events one GetExecutionHistory call asks for
 // (Step Functions' maximum).
 const historyPageSize = 1000
+
+// newEventsPageSize is how many events a follower asks for once it has
+// read the history: a poll reads the newest events back to the last one
+// it read, and a few new events come in a poll's time.
+const newEventsPageSize = 25
+
+// maxFollowInterval bounds how far a follower slows down while Step
+// Functions throttles it.
+const maxFollowInterval = 30 * time.Second
 
 // runningExecution is a running execution of the deployer and the release
 // it deploys.
@@ -118,18 +128,27 @@ func (f *followFlags) options(env Env, d *deployer) followOptions {
 }
 
 // followExecution reads the history of the execution arn until it ends,
-// showing every update on out, and returns the outcome. It returns an
-// error only when it cannot go on reading (ctx done, the history
-// unreadable); the execution is not affected either way.
+// showing every update on out, and returns the outcome. Each poll reads
+// only the events after the last one read (historySince). Throttled by
+// Step Functions (GetExecutionHistory's budget is shared by the
+// account), it polls half as often each time, up to maxFollowInterval,
+// and back at the interval once a read succeeds. It returns an error
+// only when it cannot go on reading (ctx done, the history unreadable);
+// the execution is not affected either way.
 func followExecution(ctx context.Context, api stepFunctions, arn string, out *display, opts followOptions) (progress, error) {
 	var r historyReader
+	interval := opts.Interval
 	for {
-		events, err := executionHistory(ctx, api, arn)
-		if err != nil {
-			if ctx.Err() != nil {
-				return progress{}, ctx.Err()
-			}
+		events, err := historySince(ctx, api, arn, r.lastID)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return progress{}, ctx.Err()
+		case err != nil && throttled(err):
+			interval = min(2*interval, max(maxFollowInterval, opts.Interval))
+		case err != nil:
 			return progress{}, err
+		default:
+			interval = opts.Interval
 		}
 		for _, u := range r.read(events) {
 			out.show(u)
@@ -142,26 +161,43 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 				out.tick(now)
 			}
 		}
-		if err := opts.Sleep(ctx, opts.Interval); err != nil {
+		if err := opts.Sleep(ctx, interval); err != nil {
 			return progress{}, err
 		}
 	}
 }
 
-// executionHistory reads the whole history of an execution, every page.
-func executionHistory(ctx context.Context, api stepFunctions, arn string) ([]sfntypes.HistoryEvent, error) {
-	var events []sfntypes.HistoryEvent
+// throttled reports whether err is Step Functions refusing a call for its
+// rate (ThrottlingException), after the SDK's own retries.
+func throttled(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode() == "ThrottlingException" || apiErr.ErrorCode() == "Throttling")
+}
+
+// historySince reads the events of the execution arn after the event
+// after (0: all of them), newest first, a page at a time, back to that
+// event: a poll costs the new events, not the whole history again.
+func historySince(ctx context.Context, api stepFunctions, arn string, after int64) ([]sfntypes.HistoryEvent, error) {
+	size := int32(newEventsPageSize)
+	if after == 0 {
+		size = historyPageSize
+	}
 	in := &sfn.GetExecutionHistoryInput{
-		ExecutionArn:         aws.String(arn),
-		MaxResults:           historyPageSize,
+		ExecutionArn: aws.String(arn), MaxResults: size, ReverseOrder: true,
 		IncludeExecutionData: aws.Bool(true),
 	}
+	var events []sfntypes.HistoryEvent
 	for {
 		out, err := api.GetExecutionHistory(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("reading the history of %s: %w", arn, err)
 		}
-		events = append(events, out.Events...)
+		for _, ev := range out.Events {
+			if ev.Id <= after {
+				return events, nil
+			}
+			events = append(events, ev)
+		}
 		if out.NextToken == nil || aws.ToString(out.NextToken) == aws.ToString(in.NextToken) {
 			return events, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -262,12 +264,15 @@ func TestFormatElapsed(t *testing.T) {
 }
 
 // pagedHistory serves a fixed history through GetExecutionHistory in
-// pages of two, growing by one event per call, to test the poll loop.
+// pages of two, growing by one event per poll (a first page), oldest or
+// newest first as asked, to test the poll loop; it counts the calls and
+// the events it returned.
 type pagedHistory struct {
 	stepFunctions
-	events []sfntypes.HistoryEvent
-	shown  int
-	calls  int
+	events   []sfntypes.HistoryEvent
+	shown    int
+	calls    int
+	returned int
 }
 
 func (p *pagedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecutionHistoryInput, _ ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
@@ -275,15 +280,20 @@ func (p *pagedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecuti
 	if in.NextToken == nil && p.shown < len(p.events) {
 		p.shown++
 	}
+	visible := slices.Clone(p.events[:p.shown])
+	if in.ReverseOrder {
+		slices.Reverse(visible)
+	}
 	from := 0
 	if in.NextToken != nil {
 		from, _ = strconv.Atoi(aws.ToString(in.NextToken))
 	}
-	to := min(from+2, p.shown)
-	out := &sfn.GetExecutionHistoryOutput{Events: p.events[from:to]}
-	if to < p.shown {
+	to := min(from+2, len(visible))
+	out := &sfn.GetExecutionHistoryOutput{Events: visible[from:to]}
+	if to < len(visible) {
 		out.NextToken = aws.String(strconv.Itoa(to))
 	}
+	p.returned += to - from
 	return out, nil
 }
 
@@ -301,6 +311,7 @@ func TestFollowExecutionPolls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, execution.EndFailureClean, u.End)
 	assert.Equal(t, len(events)-1, sleeps, "one poll per new event, no sleep after the end")
+	assert.LessOrEqual(t, api.returned, 2*len(events), "each poll reads the new events and one it had, not the whole history again")
 
 	var want bytes.Buffer
 	d := &display{w: &want, mode: modePlain}
@@ -308,6 +319,39 @@ func TestFollowExecutionPolls(t *testing.T) {
 		d.show(u)
 	}
 	assert.Equal(t, want.String(), buf.String())
+}
+
+// throttledHistory throttles its first calls, as Step Functions does when
+// an account's GetExecutionHistory budget is spent.
+type throttledHistory struct {
+	*pagedHistory
+	throttle int
+}
+
+func (h *throttledHistory) GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
+	if h.throttle > 0 {
+		h.throttle--
+		return nil, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Rate exceeded"}
+	}
+	return h.pagedHistory.GetExecutionHistory(ctx, in, opts...)
+}
+
+// TestFollowExecutionBacksOffWhenThrottled: a throttled follower polls
+// half as often each time, up to 30 s, then at its interval again once a
+// read succeeds, and follows to the end: throttling never ends it.
+func TestFollowExecutionBacksOffWhenThrottled(t *testing.T) {
+	events := goldenHistories()["halted"]
+	api := &throttledHistory{pagedHistory: &pagedHistory{events: events}, throttle: 7}
+	var sleeps []time.Duration
+	u, err := followExecution(context.Background(), api, "arn", &display{w: &bytes.Buffer{}, mode: modePlain},
+		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+			sleeps = append(sleeps, d)
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, execution.EndFailureClean, u.End)
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	assert.Equal(t, []time.Duration{s(2), s(4), s(8), s(16), s(30), s(30), s(30), s(1)}, sleeps[:8])
 }
 
 func TestFollowExecutionStopsOnContext(t *testing.T) {
