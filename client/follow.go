@@ -226,22 +226,28 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 	case sfntypes.HistoryEventTypeLambdaFunctionSucceeded, sfntypes.HistoryEventTypeTaskSucceeded:
 		r.taskFailed = false
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		d := ev.StateExitedEventDetails
-		if d == nil || r.taskFailed {
-			break
-		}
-		switch aws.ToString(d.Name) {
-		case execution.TaskCheckHealthy:
-			return r.healthReport(u, aws.ToString(d.Output))
-		case execution.TaskNextStep:
-			return r.stepReport(u, aws.ToString(d.Output))
-		case execution.TaskBake:
-			return r.bakeReport(u, aws.ToString(d.Output))
-		case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
-			return r.retireReport(u, aws.ToString(d.Output), aws.ToString(d.Name))
+		if d := ev.StateExitedEventDetails; d != nil && !r.taskFailed {
+			return r.taskReport(u, aws.ToString(d.Name), aws.ToString(d.Output))
 		}
 	case sfntypes.HistoryEventTypeExecutionSucceeded:
 		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
+	}
+	return u, false
+}
+
+// taskReport reads the report of a task that succeeded (its output):
+// CheckHealthy's and NextStep's health, Bake's bake, a clean-up's
+// retirement; the other tasks report nothing.
+func (r *historyReader) taskReport(u progress, task, output string) (progress, bool) {
+	switch task {
+	case execution.TaskCheckHealthy:
+		return r.healthReport(u, output)
+	case execution.TaskNextStep:
+		return r.stepReport(u, output)
+	case execution.TaskBake:
+		return r.bakeReport(u, output)
+	case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+		return r.retireReport(u, output, task)
 	}
 	return u, false
 }

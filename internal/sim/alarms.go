@@ -99,13 +99,21 @@ func (r *region) evaluate(a *alarm, t time.Time) {
 
 // metric is the value an alarm's metric has at t, and whether it has one.
 func (r *region) metric(a *alarm, t time.Time) (float64, bool) {
-	in := a.input
-	if deref(in.Namespace) == imageNamespace && deref(in.MetricName) == clockMetric {
+	switch in := a.input; {
+	case deref(in.Namespace) == imageNamespace && deref(in.MetricName) == clockMetric:
 		return t.Sub(r.w.born).Minutes(), true
-	}
-	if deref(in.Namespace) == imageNamespace {
+	case deref(in.Namespace) == imageNamespace:
 		return r.imageInService(a, t)
 	}
+	return r.groupCPU(a, t)
+}
+
+// groupCPU is the AWS/EC2 CPUUtilization of the Auto Scaling group an
+// alarm names (dimension AutoScalingGroupName) at t, by the alarm's
+// statistic over its instances in service; none for any other metric, or
+// a group without an instance in service.
+func (r *region) groupCPU(a *alarm, t time.Time) (float64, bool) {
+	in := a.input
 	if deref(in.Namespace) != "AWS/EC2" || deref(in.MetricName) != "CPUUtilization" || len(in.Dimensions) != 1 ||
 		deref(in.Dimensions[0].Name) != "AutoScalingGroupName" {
 		return 0, false
