@@ -52,6 +52,11 @@
 //     Elements: PolicyARN); ferry's alarm would then have an empty action.
 //     The harness wraps only that call (policyARNFix) and reads the ARN
 //     back with DescribePolicies.
+//   - moto does not implement Auto Scaling's DescribeAccountLimits (it
+//     answers HTTP 500), which ValidateResources calls for the region's
+//     group headroom. The harness answers it (accountLimitsFix) as AWS
+//     does for an account at the default quota of 500 groups, counting
+//     moto's groups with DescribeAutoScalingGroups.
 //   - The harness seeds a second account with moto's x-moto-account-id
 //     header, which AWS does not have; the deployer reaches that account
 //     only through AssumeRole.

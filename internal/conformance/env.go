@@ -146,7 +146,7 @@ func (e *env) build() func(t target.Target, deploy, publish aws.CredentialsProvi
 	return func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 		c := real(t, deploy, publish)
 		c.CloudWatch = e.world.Clients(t.AccountID, t.Region).CloudWatch
-		c.AutoScaling = policyARNFix{AutoScaling: c.AutoScaling}
+		c.AutoScaling = accountLimitsFix{policyARNFix{AutoScaling: c.AutoScaling}}
 		return c
 	}
 }
@@ -178,6 +178,40 @@ func (f policyARNFix) PutScalingPolicy(ctx context.Context, in *autoscaling.PutS
 	}
 	out.PolicyARN = d.ScalingPolicies[0].PolicyARN
 	return out, nil
+}
+
+// defaultGroupQuota is Auto Scaling's default quota of groups per region
+// (Amazon EC2 Auto Scaling User Guide, "Quotas": Auto Scaling groups per
+// Region, 500).
+const defaultGroupQuota = 500
+
+// accountLimitsFix works around moto 5.2.1, which does not implement
+// DescribeAccountLimits (it answers HTTP 500; its AutoScalingResponse has
+// no describe_account_limits): it answers as AWS does for an account at
+// the default quota, counting the region's groups with
+// DescribeAutoScalingGroups (which moto answers as AWS does).
+type accountLimitsFix struct{ cloud.AutoScaling }
+
+var _ cloud.AutoScaling = accountLimitsFix{}
+
+func (f accountLimitsFix) DescribeAccountLimits(ctx context.Context, _ *autoscaling.DescribeAccountLimitsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAccountLimitsOutput, error) {
+	n := 0
+	in := &autoscaling.DescribeAutoScalingGroupsInput{}
+	for {
+		out, err := f.DescribeAutoScalingGroups(ctx, in, optFns...)
+		if err != nil {
+			return nil, err
+		}
+		n += len(out.AutoScalingGroups)
+		if out.NextToken == nil {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	return &autoscaling.DescribeAccountLimitsOutput{
+		MaxNumberOfAutoScalingGroups: aws.Int32(defaultGroupQuota), NumberOfAutoScalingGroups: aws.Int32(int32(n)),
+		MaxNumberOfLaunchConfigurations: aws.Int32(200), NumberOfLaunchConfigurations: aws.Int32(0),
+	}, nil
 }
 
 // DescribePolicies is the part of moto's Auto Scaling API policyARNFix
