@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"context"
-	"maps"
 	"slices"
 	"time"
 
@@ -75,53 +74,55 @@ func (r *region) checkServing(now time.Time) {
 		}
 	}
 	for _, lb := range r.elbs {
-		lb.observe(now, attachedELB[lb])
+		lb.serving.check(lb.servingAt(now).n, attachedELB[lb])
 	}
 	for _, tg := range r.tgs {
-		tg.observe(now, attachedTG[tg])
+		tg.serving.check(tg.servingAt(nil, now).n, attachedTG[tg])
 	}
 }
 
-// observe updates lb's cut counter at now (attached: a group is attached
-// to it) and counts its traffic up to now.
-func (lb *classicLB) observe(now time.Time, attached bool) {
-	ids := slices.Sorted(maps.Keys(lb.instances))
-	shares := func(at time.Time) []float64 {
-		var out []float64
-		for _, id := range ids {
-			if i := lb.instances[id]; lb.routes(i) && lb.health(i, at) == "healthy" {
-				out = append(out, i.errors)
-			}
+// servingAt is who lb sends traffic to at t: the instances in a zone it
+// routes to that pass its health check.
+func (lb *classicLB) servingAt(t time.Time) serving {
+	var s serving
+	for _, i := range lb.instances {
+		if lb.routes(i) && lb.health(i, t) == "healthy" {
+			s.n, s.bp = s.n+1, s.bp+i.errorsBP
 		}
-		return out
 	}
-	lb.serving.check(len(shares(now)), attached)
-	lb.traffic.observe(now, shares)
+	return s
 }
 
-// observe updates tg's cut counter at now (attached: a group is attached
-// to it) and counts the traffic each of its load balancers sent it up to
-// now (to the targets in the zones it enables).
-func (tg *targetGroup) observe(now time.Time, attached bool) {
-	ids := slices.Sorted(maps.Keys(tg.targets))
-	shares := func(lb *loadBalancer, at time.Time) []float64 {
-		var out []float64
-		for _, id := range ids {
-			t := tg.targets[id]
-			if tg.state(t, at) == "healthy" && (lb == nil || slices.Contains(lb.zones, t.inst.subnet.az)) {
-				out = append(out, t.inst.errors)
-			}
+// servingAt is who the load balancer lb sends to tg at t: its targets
+// that pass the health check in a zone lb enables; with lb nil, in any
+// zone.
+func (tg *targetGroup) servingAt(lb *loadBalancer, t time.Time) serving {
+	var s serving
+	for _, tr := range tg.targets {
+		if tg.state(tr, t) == "healthy" && (lb == nil || slices.Contains(lb.zones, tr.inst.subnet.az)) {
+			s.n, s.bp = s.n+1, s.bp+tr.inst.errorsBP
 		}
-		return out
 	}
-	tg.serving.check(len(shares(nil, now)), attached)
-	for _, lb := range tg.lbs {
-		tr := tg.traffic[lb.arn]
-		if tr == nil {
-			tr = &traffic{}
-			tg.traffic[lb.arn] = tr
+	return s
+}
+
+// countTraffic counts every load balancer's traffic up to t, before
+// anything changes who it serves: the world runs it before each event and
+// at the end of each advance, so every interval is counted with the
+// registrations it had.
+func (r *region) countTraffic(t time.Time) {
+	for _, lb := range r.elbs {
+		lb.traffic.observe(t, lb.servingAt)
+	}
+	for _, tg := range r.tgs {
+		for _, lb := range tg.lbs {
+			tr := tg.traffic[lb.arn]
+			if tr == nil {
+				tr = &traffic{}
+				tg.traffic[lb.arn] = tr
+			}
+			tr.observe(t, func(at time.Time) serving { return tg.servingAt(lb, at) })
 		}
-		tr.observe(now, func(at time.Time) []float64 { return shares(lb, at) })
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -57,9 +58,10 @@ type ami struct {
 	behavior Behavior
 	arch     string
 	cpu      float64
-	// errors is the share of requests its instances answer with a 5xx.
-	errors  float64
-	timings Timings
+	// errorsBP is the share of requests its instances answer with a 5xx,
+	// in basis points.
+	errorsBP int
+	timings  Timings
 }
 
 type topic struct {
@@ -240,7 +242,7 @@ func (w *World) newAMI(s AMISpec) *ami {
 	if s.CPUPercent != nil {
 		cpu = *s.CPUPercent
 	}
-	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, errors: s.ErrorPercent / 100, timings: w.timings.over(s.Timings)}
+	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, errorsBP: int(math.Round(s.ErrorPercent * 100)), timings: w.timings.over(s.Timings)}
 }
 
 // defaultVPC is the VPC of a subnet or security group whose spec names
@@ -325,7 +327,7 @@ type instance struct {
 	ltVersion    int64 // the launch template version it was launched from
 	behavior     Behavior
 	cpu          float64
-	errors       float64 // the share of requests it answers with a 5xx
+	errorsBP     int // the share of requests it answers with a 5xx, in basis points
 	launched     time.Time
 	bootAt       time.Time
 	healthyAt    time.Time // when it passes LB health checks (never for never-healthy)
@@ -535,7 +537,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	id := w.newID("i-", 17)
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
-		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errors: a.errors, launched: t, ltVersion: version,
+		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errorsBP: a.errorsBP, launched: t, ltVersion: version,
 	}
 	tm := a.timings
 	boot := tm.Boot

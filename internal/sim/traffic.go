@@ -27,31 +27,50 @@ type traffic struct {
 // datapoint is one minute of traffic.
 type datapoint struct{ requests, errors float64 }
 
-// observe counts the traffic from since up to now, a second at a time:
-// each second at the error shares of the instances serving at its end
-// (shares; none: no request reaches an instance). Between two looks
-// nothing but time changes the world (checkServing looks after every
-// event and call), so what serves at a moment is a function of it.
-func (t *traffic) observe(now time.Time, shares func(at time.Time) []float64) {
-	if t.since.IsZero() {
-		t.since = now
+// serving is who a load balancer sends traffic to at a moment: n
+// instances passing its health check, whose 5xx shares, in basis points,
+// add up to bp (an integer sum: the same in any order).
+type serving struct{ n, bp int }
+
+// errors is the share of requests answered with a 5xx: the instances'
+// mean.
+func (s serving) errors() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return float64(s.bp) / float64(s.n) / 10000
+}
+
+// observe counts the traffic from since up to now, as at(t) says who
+// serves at t. Between two looks nothing but time changes who is
+// registered (the world looks before every event and call), and time
+// only moves an instance through its health checks and its draining, so
+// an interval whose two ends see the same is counted at that; one whose
+// ends differ is split, down to a second, each second at its end's.
+func (t *traffic) observe(now time.Time, at func(time.Time) serving) {
+	if t.since.IsZero() || !now.After(t.since) {
+		t.since = later(t.since, now)
 		return
 	}
-	for at := t.since; at.Before(now); {
-		end := at.Add(time.Second)
-		if now.Before(end) {
-			end = now
-		}
-		if s := shares(end); len(s) > 0 {
-			share := 0.0
-			for _, e := range s {
-				share += e / float64(len(s))
-			}
-			t.count(at, end, share)
-		}
-		at = end
-	}
+	t.span(t.since, now, at(t.since), at(now), at)
 	t.since = now
+}
+
+// span counts [from, to), whose ends see sFrom and sTo.
+func (t *traffic) span(from, to time.Time, sFrom, sTo serving, at func(time.Time) serving) {
+	if sFrom == sTo || to.Sub(from) <= time.Second {
+		if sTo.n > 0 {
+			t.count(from, to, sTo.errors())
+		}
+		return
+	}
+	mid := from.Add(to.Sub(from) / 2).Truncate(time.Second)
+	if !mid.After(from) {
+		mid = from.Add(time.Second)
+	}
+	sMid := at(mid)
+	t.span(from, mid, sFrom, sMid, at)
+	t.span(mid, to, sMid, sTo, at)
 }
 
 // count adds [from, to), errors answered with a 5xx, to the minutes it

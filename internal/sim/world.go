@@ -213,10 +213,22 @@ func (w *World) advance(now time.Time) {
 	for w.events.Len() > 0 && !w.events[0].at.After(now) {
 		ev := heap.Pop(&w.events).(*event)
 		w.now = ev.at
+		w.countTraffic()
 		ev.run(ev.at)
 		w.checkServing()
 	}
 	w.now = now
+	w.countTraffic()
+}
+
+// countTraffic counts every load balancer's traffic up to the world's now
+// (region.countTraffic). The caller holds w.mu.
+func (w *World) countTraffic() {
+	for _, a := range w.accounts {
+		for _, r := range a.regions {
+			r.countTraffic(w.now)
+		}
+	}
 }
 
 // checkServing updates what every load balancer and target group counts
