@@ -18,10 +18,9 @@ import (
 // desired is the service's desired capacity as Deploy planned it, from
 // which the plan is computed again the same way.
 func stagesOf(r *release.Release, svc string, desired int) ([]capacity.Stage, error) {
-	b := bounds(r.Services[svc])
-	plan, err := capacity.Compute(b, &desired)
+	plan, err := planOf(r, svc, &desired)
 	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling: %v", svc, err))
+		return nil, err
 	}
 	var steps []capacity.Step
 	if ro := r.ServiceRollout(svc); ro != nil {
@@ -29,7 +28,7 @@ func stagesOf(r *release.Release, svc string, desired int) ([]capacity.Stage, er
 			steps = append(steps, capacity.Step{N: s.N, Percent: s.Percent})
 		}
 	}
-	return plan.Stages(b, steps), nil
+	return plan.Stages(bounds(r.Services[svc]), steps), nil
 }
 
 // firstStage is service svc's first report: its plan, and the first

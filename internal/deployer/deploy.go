@@ -191,6 +191,13 @@ func servicePlan(r *release.Release, svc string, previous map[string]asgtypes.Au
 		v := int(*g.DesiredCapacity)
 		desired = &v
 	}
+	return planOf(r, svc, desired)
+}
+
+// planOf is the capacity of service svc's new ASG given its previous
+// desired capacity (nil: a new service). Bounds capacity cannot use are a
+// *failure.BadReleaseError.
+func planOf(r *release.Release, svc string, desired *int) (capacity.Plan, error) {
 	plan, err := capacity.Compute(bounds(r.Services[svc]), desired)
 	if err != nil {
 		return capacity.Plan{}, failure.BadRelease(fmt.Sprintf("services.%s.autoscaling: %v", svc, err))

@@ -58,11 +58,12 @@ func TestDecodeFile(t *testing.T) {
 			`services.w.rollout.steps[0]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not a boolean`,
 			`services.w.rollout.steps[1]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not an object`,
 			`services.w.rollout.steps[2]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not null`}},
-		{"rollout step neither count nor percentage", `{"services":{"w":{"rollout":{"steps":[1.5,"half","25 %","12345%"]}}}}`, []string{
+		{"rollout step neither count nor percentage", `{"services":{"w":{"rollout":{"steps":[1.5,"half","25 %","12345%","050%"]}}}}`, []string{
 			`services.w.rollout.steps[0]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not 1.5`,
 			`services.w.rollout.steps[1]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "half"`,
 			`services.w.rollout.steps[2]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "25 %"`,
-			`services.w.rollout.steps[3]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "12345%"`}},
+			`services.w.rollout.steps[3]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "12345%"`,
+			`services.w.rollout.steps[4]: must be a number of instances (like 1) or a percentage of the group (like "25%"), not "050%"`}},
 		{"not an object", `[]`, []string{"release: must be an object, not an array"}},
 		{"bad created_at", `{"created_at":"yesterday"}`, []string{"created_at: set by the client; a release file must not set it"}},
 		{"syntax error has line and column", "{\n  \"ami\": \"a\",\n  }", []string{"line 3, column 3: invalid character '}' looking for beginning of object key string"}},

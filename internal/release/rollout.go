@@ -29,9 +29,9 @@ type Step struct {
 	Percent bool
 }
 
-// stepPercentRe is a step written as a percentage; its range is
-// Validate's to check.
-var stepPercentRe = regexp.MustCompile(`^([0-9]{1,4})%$`)
+// stepPercentRe is a step written as a percentage, without a leading
+// zero (as the schema has it); its range is Validate's to check.
+var stepPercentRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,3})%$`)
 
 // stepShape says what a step must look like, for errors.
 const stepShape = `a number of instances (like 1) or a percentage of the group (like "25%")`

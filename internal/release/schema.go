@@ -137,7 +137,7 @@ func Schema() []byte {
 			"ami":            ref("AMI Name tag or ID (or set ami on every service)."),
 			"user_data":      userData,
 			"timeout":        intRange("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
-			"bake_seconds":   intRange("Seconds the new groups serve alone, the previous ones standing by, before the previous release is retired; a halt, an unhealthy service or an alarm in ALARM meanwhile rolls back (default 0).", 0, limits.MaxBakeSeconds),
+			"bake_seconds":   intRange("Seconds the new groups serve alone, the previous ones standing by, before the previous release is retired; a halt, an unhealthy service, an alarm in ALARM or an error rate above max_error_rate meanwhile rolls back (default 0).", 0, limits.MaxBakeSeconds),
 			"alarms":         list("CloudWatch alarms of the project-config (tagged ProjectName and ConfigName) that must not be in ALARM while the release is judged; one in ALARM halts it.", ref("An alarm name.")),
 			"stable_seconds": stable(fmt.Sprintf("Seconds each service must hold its healthy target without a break before the previous release is retired (default %d, at most half the timeout).", DefaultStableSeconds)),
 			"lifecycle": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxLifecycleHooks,

@@ -85,6 +85,8 @@ func TestWorldErrorsSayWhere(t *testing.T) {
 		{"trailing", "{\"accounts\":[]}\n  {}", "world:2:3: trailing data after the world object"},
 		{"problems", `{"accounts":[{"id":"12","regions":[]},{"id":"13","regions":[]}]}`,
 			"world: 2 problems:\n  accounts[0].id: \"12\" is not a 12-digit account id\n  accounts[1].id: \"13\" is not a 12-digit account id"},
+		{"error share", `{"accounts":[{"id":"111111111111","regions":[{"name":"us-east-1","amis":[{"id":"ami-1","name":"a","error_percent":101}]}]}]}`,
+			"world: 1 problem:\n  accounts[0].regions[0].amis[0].error_percent: 101 must be between 0 and 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sim.ParseWorld([]byte(tc.json))
