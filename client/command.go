@@ -30,6 +30,9 @@ type Env struct {
 	// Now is the client's clock (release ids, created_at against AWS, halt
 	// markers); nil means the wall clock.
 	Now func() time.Time
+	// Random is where release ids' random digits come from; nil means
+	// crypto/rand.
+	Random io.Reader
 	// Whoami returns the operating system's user name and the host name,
 	// each "" when unknown: who is asking when the environment does not
 	// say (CI, containers). nil means the operating system's.

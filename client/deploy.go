@@ -103,7 +103,7 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	p, err := submit.Prepare(ctx, d.prover, r, file, now, displayName(c.env), submit.NewReleaseID(now))
+	p, err := submit.Prepare(ctx, d.prover, r, file, now, displayName(c.env), submit.NewReleaseID(now, c.env.Random))
 	if err != nil {
 		return err
 	}

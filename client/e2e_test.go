@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -39,6 +40,26 @@ type testRegion struct {
 	// observer, when set, sees every history event (see
 	// region.Options.Observer).
 	observer atomic.Pointer[func(arn string, ev asl.Event)]
+
+	// random is every command's Env.Random: release ids, and so the
+	// jitter of health checks seeded by the execution's id, are the same
+	// at every run, and differ between the deploys of one run.
+	random lockedReader
+}
+
+// lockedReader is a seeded random stream safe for concurrent commands.
+type lockedReader struct {
+	mu  sync.Mutex
+	src *rand.ChaCha8
+}
+
+func (r *lockedReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.src == nil {
+		r.src = rand.NewChaCha8([32]byte{})
+	}
+	return r.src.Read(p)
 }
 
 // startRegion starts a region on the world file (relative to the repo's
@@ -129,6 +150,7 @@ func (tr *testRegion) env(stdout, stderr *bytes.Buffer, vars ...string) Env {
 		Getenv: func(k string) string { return m[k] },
 		Sleep:  tr.sleeper(),
 		Now:    tr.clk.Now,
+		Random: &tr.random,
 	}
 }
 

@@ -131,7 +131,7 @@ func uploadRelease(t *testing.T, tr *testRegion, file string) (*deployer, *relea
 	r, err := release.ReadFile(file)
 	require.NoError(t, err)
 	now := tr.Clock().Now()
-	p, err := submit.Prepare(context.Background(), d.prover, r, file, now, "tester", submit.NewReleaseID(now))
+	p, err := submit.Prepare(context.Background(), d.prover, r, file, now, "tester", submit.NewReleaseID(now, nil))
 	require.NoError(t, err)
 	raw := p.Raw
 	require.NoError(t, ledger.New(d.s3, d.cfg.Bucket).PutRelease(context.Background(), r.ProjectName, r.ConfigName, r.ReleaseID, raw))

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // ClassicAPI is the classic Elastic Load Balancing API Read calls.
@@ -53,61 +55,86 @@ type Views struct {
 }
 
 // Read asks each classic load balancer of elbs and each target group of
-// targetGroups (by ARN), in sorted order, for the states of its instances.
-// A load balancer that does not route to an instance's zone (ZoneNotRouted),
-// or a target group that reports a target unused because no load balancer
-// sends it traffic (Target.NotInUse), marks the instance never served.
+// targetGroups (by ARN) for the states of its instances, up to
+// tuning.DescribeParallel at a time. A load balancer that does not route
+// to an instance's zone (ZoneNotRouted), or a target group that reports a
+// target unused because no load balancer sends it traffic
+// (Target.NotInUse), marks the instance never served; where two say so
+// of one instance, the first in sorted order (classic load balancers
+// first) is the reason given. An error is the first in that order.
 func Read(ctx context.Context, classic ClassicAPI, v2 TargetGroupAPI, elbs, targetGroups []string) (Views, error) {
-	v := Views{ELB: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}, notServed: map[string]string{}}
-	for _, lb := range sorted(elbs) {
-		if err := v.readELB(ctx, classic, lb); err != nil {
-			return Views{}, err
+	lbs, tgs := sorted(elbs), sorted(targetGroups)
+	reads := make([]read, len(lbs)+len(tgs))
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(reads), func(ctx context.Context, i int) (err error) {
+		if i < len(lbs) {
+			reads[i], err = readELB(ctx, classic, lbs[i])
+		} else {
+			reads[i], err = readTargetGroup(ctx, v2, tgs[i-len(lbs)])
 		}
+		return err
+	})
+	if err != nil {
+		return Views{}, err
 	}
-	for _, tg := range sorted(targetGroups) {
-		if err := v.readTargetGroup(ctx, v2, tg); err != nil {
-			return Views{}, err
+	v := Views{ELB: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}, notServed: map[string]string{}}
+	for i, r := range reads {
+		if i < len(lbs) {
+			v.ELB[lbs[i]] = r.states
+		} else {
+			v.TargetGroups[tgs[i-len(lbs)]] = r.states
+		}
+		for _, ns := range r.notServed {
+			if _, seen := v.notServed[ns.id]; !seen {
+				v.notServed[ns.id] = ns.why
+			}
 		}
 	}
 	return v, nil
 }
 
-func (v Views) readELB(ctx context.Context, api ClassicAPI, lb string) error {
-	out, err := api.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
-	if err != nil {
-		return cloud.ClassifyAs("elb:DescribeInstanceHealth "+lb, err, failure.AsDeploy)
-	}
-	m := map[string]string{}
-	for _, is := range out.InstanceStates {
-		id := aws.ToString(is.InstanceId)
-		m[id] = aws.ToString(is.State)
-		if aws.ToString(is.Description) == ZoneNotRouted {
-			v.notServed[id] = fmt.Sprintf("classic load balancer %s does not route to the zone of instance %s: %s", lb, id, ZoneNotRouted)
-		}
-	}
-	v.ELB[lb] = m
-	return nil
+// read is what one load balancer or target group said: each instance's
+// state, and the instances it never serves, in its order.
+type read struct {
+	states    map[string]string
+	notServed []notServed
 }
 
-func (v Views) readTargetGroup(ctx context.Context, api TargetGroupAPI, tg string) error {
+type notServed struct{ id, why string }
+
+func readELB(ctx context.Context, api ClassicAPI, lb string) (read, error) {
+	out, err := api.DescribeInstanceHealth(ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(lb)})
+	if err != nil {
+		return read{}, cloud.ClassifyAs("elb:DescribeInstanceHealth "+lb, err, failure.AsDeploy)
+	}
+	r := read{states: map[string]string{}}
+	for _, is := range out.InstanceStates {
+		id := aws.ToString(is.InstanceId)
+		r.states[id] = aws.ToString(is.State)
+		if aws.ToString(is.Description) == ZoneNotRouted {
+			r.notServed = append(r.notServed, notServed{id, fmt.Sprintf("classic load balancer %s does not route to the zone of instance %s: %s", lb, id, ZoneNotRouted)})
+		}
+	}
+	return r, nil
+}
+
+func readTargetGroup(ctx context.Context, api TargetGroupAPI, tg string) (read, error) {
 	out, err := api.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tg)})
 	if err != nil {
-		return cloud.ClassifyAs("elbv2:DescribeTargetHealth "+tg, err, failure.AsDeploy)
+		return read{}, cloud.ClassifyAs("elbv2:DescribeTargetHealth "+tg, err, failure.AsDeploy)
 	}
-	m := map[string]string{}
+	r := read{states: map[string]string{}}
 	for _, t := range out.TargetHealthDescriptions {
 		if t.Target == nil || t.TargetHealth == nil {
 			continue
 		}
 		id := aws.ToString(t.Target.Id)
-		m[id] = string(t.TargetHealth.State)
+		r.states[id] = string(t.TargetHealth.State)
 		if t.TargetHealth.State == elbv2types.TargetHealthStateEnumUnused && t.TargetHealth.Reason == elbv2types.TargetHealthReasonEnumNotInUse {
-			v.notServed[id] = fmt.Sprintf("target group %s does not send traffic to instance %s (%s: %s)", tg, id,
-				t.TargetHealth.Reason, aws.ToString(t.TargetHealth.Description))
+			r.notServed = append(r.notServed, notServed{id, fmt.Sprintf("target group %s does not send traffic to instance %s (%s: %s)", tg, id,
+				t.TargetHealth.Reason, aws.ToString(t.TargetHealth.Description))})
 		}
 	}
-	v.TargetGroups[tg] = m
-	return nil
+	return r, nil
 }
 
 // NotServed is why a load balancer never sends traffic to the first of

@@ -4,8 +4,9 @@
 // sends an instance traffic because it does not route to the instance's
 // zone (Views.NotServed). It reads; it changes nothing.
 //
-// One call per load balancer and per target group
-// (DescribeInstanceHealth, DescribeTargetHealth), never one per instance.
+// One call per load balancer and per target group (DescribeInstanceHealth,
+// DescribeTargetHealth), up to tuning.DescribeParallel at a time, never
+// one per instance.
 // A failure is a *failure.RetryableError when transient, else a
 // *failure.DeployError.
 package balancers

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -103,23 +104,36 @@ func TestSmallestCell(t *testing.T) {
 }
 
 // TestModels: the reference model waits 30 s after Deploy, then 15 s
-// between checks; ferry waits its interval (5 s) throughout.
+// between checks; ferry paces its checks (package pacing): its first
+// check at half the boot the previous release saw, then 5 s jittered by
+// a fifth, and 15 s apart while the service holds its target.
 func TestModels(t *testing.T) {
 	tests := []struct {
-		model       Model
-		first, next time.Duration
+		model            Model
+		first            [2]time.Duration
+		between, holding [2]time.Duration
 	}{
-		{Ferry, 5 * time.Second, 5 * time.Second},
-		{Reference, 30 * time.Second, 15 * time.Second},
+		{Ferry, [2]time.Duration{10 * time.Second, 60 * time.Second}, [2]time.Duration{4 * time.Second, 6 * time.Second}, [2]time.Duration{time.Second, 15 * time.Second}},
+		{Reference, [2]time.Duration{30 * time.Second, 30 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}},
+	}
+	within := func(t *testing.T, d time.Duration, r [2]time.Duration, msg string) {
+		t.Helper()
+		assert.GreaterOrEqual(t, d, r[0], msg)
+		assert.LessOrEqual(t, d, r[1], msg)
 	}
 	for _, tt := range tests {
 		t.Run(tt.model.Name, func(t *testing.T) {
 			m, err := Run(context.Background(), Cell{Services: 1, Instances: 10}, tt.model)
 			require.NoError(t, err)
 			require.NotEmpty(t, m.Checks)
-			assert.Equal(t, tt.first, m.Checks[0]-m.Deployed)
+			within(t, m.Checks[0]-m.Deployed, tt.first, "the first check")
 			for k := 1; k < len(m.Checks); k++ {
-				assert.Equal(t, tt.next, m.Checks[k]-m.Checks[k-1], "check %d", k)
+				d := m.Checks[k] - m.Checks[k-1]
+				if m.Checks[k] <= m.LastHealthy {
+					within(t, d, tt.between, fmt.Sprintf("check %d", k))
+				} else {
+					within(t, d, [2]time.Duration{min(tt.between[0], tt.holding[0]), max(tt.between[1], tt.holding[1])}, fmt.Sprintf("check %d", k))
+				}
 			}
 			assert.Equal(t, m.Checks[len(m.Checks)-1], m.CleanUpSuccess, "healthy at the last check")
 			assert.Len(t, m.CheckCalls, len(m.Checks))

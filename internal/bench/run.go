@@ -31,22 +31,20 @@ var Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 // handlers run with.
 type Model struct {
 	Name string
-	// HealthCheckInterval is the wait between health checks (zero: the
-	// deployer's default, tuning.HealthCheckInterval).
-	HealthCheckInterval time.Duration
 	// FirstWait is the wait after Deploy before the first health check
-	// (zero: the deployer's own, its HealthCheckInterval). The deployer has
-	// no setting for it, so a run sets it in the wait_seconds of Deploy's
-	// result, which the state machine's WaitForHealthy reads.
-	FirstWait time.Duration
+	// and Interval the wait between two (zero: the deployer's own pacing,
+	// package pacing). A run sets them in the wait_seconds of Deploy's and
+	// CheckHealthy's results, which the state machine's WaitForHealthy
+	// reads.
+	FirstWait, Interval time.Duration
 }
 
 var (
-	// Ferry is ferry's own timing: the deployer's defaults.
+	// Ferry is ferry's own timing: the deployer's pacing.
 	Ferry = Model{Name: "ferry"}
 	// Reference models the design's reference deployer: a fixed 30 s wait
 	// after Deploy, then a health check every 15 s.
-	Reference = Model{Name: "reference", HealthCheckInterval: 15 * time.Second, FirstWait: 30 * time.Second}
+	Reference = Model{Name: "reference", FirstWait: 30 * time.Second, Interval: 15 * time.Second}
 )
 
 // Measurement is what one model's measured release cost in one cell.
@@ -153,13 +151,12 @@ func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
 	rec := &recorder{model: m, s3: newS3Calls()}
 	clk := clock.NewVirtual(Start)
 	r, err := region.New(ctx, region.Options{
-		World:               World(c),
-		Clock:               clk,
-		HealthCheckInterval: m.HealthCheckInterval,
-		Observer:            rec.observe,
-		Intercept:           rec.intercept,
-		Store:               rec.s3.store,
-		Assets:              rec.s3.assets,
+		World:     World(c),
+		Clock:     clk,
+		Observer:  rec.observe,
+		Intercept: rec.intercept,
+		Store:     rec.s3.store,
+		Assets:    rec.s3.assets,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s: %w", c, err)
@@ -317,7 +314,7 @@ func (rec *recorder) recording() bool {
 func (rec *recorder) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
 	if !rec.recording() {
 		out, err := next(ctx, req)
-		return rec.firstWait(req, out, err)
+		return rec.pace(req, out, err)
 	}
 	awsBefore := rec.world.TotalCalls()
 	s3Before := rec.s3.snapshot()
@@ -358,24 +355,35 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, req.Task
 	}
 	rec.mu.Unlock()
-	return rec.firstWait(req, out, err)
+	return rec.pace(req, out, err)
 }
 
-// firstWait sets the wait_seconds of a Deploy result to the model's
-// FirstWait.
-func (rec *recorder) firstWait(req execution.Request, out json.RawMessage, err error) (json.RawMessage, error) {
-	if err != nil || rec.model.FirstWait <= 0 || req.Task != execution.TaskDeploy {
+// pace sets the wait_seconds of a Deploy result to the model's FirstWait
+// and of a CheckHealthy result to its Interval, when it has them.
+func (rec *recorder) pace(req execution.Request, out json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil {
 		return out, err
 	}
-	var st execution.State
-	if err := json.Unmarshal(out, &st); err != nil {
-		return nil, fmt.Errorf("bench: Deploy's result is not a State: %w", err)
+	switch {
+	case req.Task == execution.TaskDeploy && rec.model.FirstWait > 0:
+		var st execution.State
+		if err := json.Unmarshal(out, &st); err != nil {
+			return nil, fmt.Errorf("bench: Deploy's result is not a State: %w", err)
+		}
+		if st.Health == nil {
+			return out, nil
+		}
+		st.Health.WaitSeconds = int(rec.model.FirstWait / time.Second)
+		return json.Marshal(&st)
+	case req.Task == execution.TaskCheckHealthy && rec.model.Interval > 0:
+		var h execution.Health
+		if err := json.Unmarshal(out, &h); err != nil {
+			return nil, fmt.Errorf("bench: CheckHealthy's result is not a Health: %w", err)
+		}
+		h.WaitSeconds = int(rec.model.Interval / time.Second)
+		return json.Marshal(&h)
 	}
-	if st.Health == nil {
-		return out, nil
-	}
-	st.Health.WaitSeconds = int(rec.model.FirstWait / time.Second)
-	return json.Marshal(&st)
+	return out, nil
 }
 
 // observe counts transitions and payloads, and at CleanUpSuccess works out

@@ -118,7 +118,7 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 		return nil, err
 	}
 	rel := d.fleetRelease(c, st, req)
-	h := &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: map[string]execution.ServiceHealth{}}
+	h := &execution.Health{Checks: st.Health.Checks, Services: map[string]execution.ServiceHealth{}}
 	for _, svc := range r.ServiceNames() {
 		s, ok := st.Health.Services[svc]
 		if !ok {
@@ -143,5 +143,6 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 		}
 		h.Services[svc] = s
 	}
+	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, h.Services)
 	return h, nil
 }

@@ -3,13 +3,11 @@ package deployer
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
-	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -35,8 +33,9 @@ import (
 // held its healthy target for its stability window, with no instance
 // terminated or replaced, see package health) at its whole capacity, or
 // stable at a step of its canary with a step left (judge), the
-// per-service report,
-// and the wait before the next check. The AWS calls of one check are one
+// per-service report (each service's ReadySeconds noted once an
+// instance is healthy), the checks made so far and the wait before the
+// next one (nextCheck). The AWS calls of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use: they never grow with instances. A group's scaling activities (a
@@ -69,8 +68,13 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err := checkGates(ctx, c, r, now); err != nil {
 		return nil, err
 	}
-	h := &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
+	h := &execution.Health{Checks: 1, Services: report}
+	if st.Health != nil {
+		noteReady(report, st.Health.Services, req, now)
+		h.Checks = st.Health.Checks + 1
+	}
 	h.Healthy, h.NextStep = judge(report, now)
+	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, report)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
 }
@@ -105,27 +109,6 @@ func (d *Deployer) checkTimeout(st *execution.State, req execution.Request) erro
 		return &failure.TimeoutError{Timeout: timeout, Elapsed: elapsed}
 	}
 	return nil
-}
-
-// waitSeconds is how long the state machine waits before the next health
-// check: the configured interval, stretched for long timeouts so the
-// execution stays within limits.MaxHealthChecks, never past the release's
-// timeout, at least one second. (It is not shortened to the moment a
-// service becomes stable: a service whose window keeps restarting would
-// then be checked more often than the history allows.)
-func (d *Deployer) waitSeconds(st *execution.State, req execution.Request) int {
-	wait := d.cfg.HealthCheckInterval
-	if st.Timeout > 0 {
-		// Keep the whole timeout within Step Functions' history limit.
-		timeout := time.Duration(st.Timeout) * time.Second
-		wait = max(wait, (timeout+limits.MaxHealthChecks-1)/limits.MaxHealthChecks)
-		if !req.Execution.StartTime.IsZero() {
-			if left := req.Execution.StartTime.Add(timeout).Sub(d.now()); left < wait {
-				wait = left
-			}
-		}
-	}
-	return max(1, int(math.Ceil(wait.Seconds())))
 }
 
 // checkHalt fails with a *failure.HaltError when a halt marker was written

@@ -410,7 +410,7 @@ func currentGroups(st *execution.State) []ledger.CurrentGroup {
 	for _, svc := range st.Services {
 		g := ledger.CurrentGroup{Service: svc, Group: naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID), ImageID: st.Images[svc]}
 		if st.Health != nil {
-			g.Desired = st.Health.Services[svc].Desired
+			g.Desired, g.ReadySeconds = st.Health.Services[svc].Desired, st.Health.Services[svc].ReadySeconds
 		}
 		out = append(out, g)
 	}

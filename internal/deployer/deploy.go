@@ -49,7 +49,8 @@ const (
 //
 // It returns the State with Deployed set and Health holding each service's
 // healthy target, desired capacity, launch count and stability window, and
-// the wait before the first health check.
+// the wait before the first health check: none before the fastest boot
+// the current record saw for the same images may end (readyAfter).
 func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -90,7 +91,8 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	}
 	st.Deployed = true
 	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
-	st.Health = &execution.Health{WaitSeconds: d.waitSeconds(st, req), Services: report}
+	d.recordedReady(ctx, st, report)
+	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report), Services: report}
 	return st, nil
 }
 

@@ -63,7 +63,8 @@ func TestHappyPath(t *testing.T) {
 	require.Len(t, cur.Groups, 1)
 	lts := h.account().LaunchTemplates
 	require.Len(t, lts, 1)
-	assert.Equal(t, ledger.CurrentGroup{Service: "web", Group: name1, ImageID: lts[0].ImageID, Desired: 2}, cur.Groups[0])
+	assert.Positive(t, cur.Groups[0].ReadySeconds, "the boot seen, for the next deploy's pacing")
+	assert.Equal(t, ledger.CurrentGroup{Service: "web", Group: name1, ImageID: lts[0].ImageID, Desired: 2, ReadySeconds: cur.Groups[0].ReadySeconds}, cur.Groups[0])
 	assert.Regexp(t, `^ami-[0-9a-f]+$`, cur.Groups[0].ImageID, "the AMI id, not the release's Name tag")
 	assert.Empty(t, x1.state.Retired, "nothing to retire on a first deploy")
 	out, found, err := h.ledger.GetOutcome(ctx, project, config, r1.ReleaseID)

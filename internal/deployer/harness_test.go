@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -247,7 +248,7 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 		raw, err = json.Marshal(input)
 		require.NoError(x.h.t, err)
 	}
-	out, err := x.h.d.Invoke(x.h.t.Context(), execution.Request{Task: task, Input: raw, Execution: x.ctx})
+	out, err := x.h.d.Invoke(fanout.InOrder(x.h.t.Context()), execution.Request{Task: task, Input: raw, Execution: x.ctx})
 	if err != nil {
 		var n failure.Named
 		require.ErrorAs(x.h.t, err, &n, "every error is named")

@@ -114,7 +114,7 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	}
 	cur := health.Assess(view, prev.Target)
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
-	cur.Step, cur.Steps, cur.StepDesired = prev.Step, prev.Steps, prev.StepDesired
+	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
 	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
 	changed := prev.Instances != "" && cur.Instances != prev.Instances
 	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < launch {

@@ -46,7 +46,10 @@ func TestStabilityWindow(t *testing.T) {
 		_, err := x.untilHealthy(100)
 		var halt *failure.HaltError
 		require.ErrorAs(t, err, &halt)
-		assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
+		// Checks are 30 s apart while the service holds its target
+		// (tuning.StableCheckInterval): one or both of its instances may
+		// have crashed by the check that sees it.
+		assert.Regexp(t, `service web: [12] instances? of its new group terminated during the deploy`, halt.Reason)
 	})
 	t.Run("crash after healthy within max_terms times out", func(t *testing.T) {
 		h := newHarness(t)

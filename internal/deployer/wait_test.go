@@ -12,33 +12,53 @@ import (
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// The wait between health checks: the interval, stretched for long
-// timeouts so a whole timeout fits Step Functions' history limit, never
-// past the timeout, at least a second.
-func TestWaitSeconds(t *testing.T) {
+// The wait between health checks: the schedule for the time since the
+// execution started, no sooner than a predicted boot, on time for the
+// stability window's end, never past the timeout, at least a second, and
+// within the history for every timeout up to the longest.
+func TestNextCheck(t *testing.T) {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	since := func(d time.Duration) *time.Time { at := start.Add(d); return &at }
 	tests := []struct {
 		name    string
 		timeout int
 		elapsed time.Duration
-		want    int
+		checks  int
+		ready   time.Duration
+		report  map[string]execution.ServiceHealth
+		min     int
+		max     int
 	}{
-		{"default timeout", 600, time.Minute, 5},
-		{"maximum timeout", 172800, time.Minute, 102},
-		{"one hour", 3600, time.Minute, 5},
-		{"three hours", 3 * 3600, time.Minute, 7},
-		{"near the deadline", 600, 598 * time.Second, 2},
-		{"past the deadline", 600, 700 * time.Second, 1},
+		{"first minutes", 600, time.Minute, 12, 0, nil, 4, 6},
+		{"within the hour", 172800, 30 * time.Minute, 240, 0, nil, 8, 12},
+		{"a long deploy", 172800, 10 * time.Hour, 800, 0, nil, 240, 360},
+		{"no check before a boot can end", 600, 5 * time.Second, 0, 70 * time.Second, nil, 70, 70},
+		{"the window's end", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
+			"web": {Healthy: 2, Target: 2, StableSeconds: 60, HealthySince: since(2*time.Minute + 10*time.Second)},
+			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
+		}, 10, 10},
+		{"a service below its target", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
+			"web": {Healthy: 1, Target: 2, StableSeconds: 60},
+			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
+		}, 4, 6},
+		{"near the deadline", 600, 598 * time.Second, 110, 0, nil, 2, 2},
+		{"past the deadline", 600, 700 * time.Second, 130, 0, nil, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
 			st := &execution.State{Timeout: tt.timeout}
-			req := execution.Request{Execution: execution.Context{StartTime: start}}
-			got := d.waitSeconds(st, req)
-			assert.Equal(t, tt.want, got)
-			assert.LessOrEqual(t, tt.timeout/got, limits.MaxHealthChecks, "checks over the whole timeout")
+			req := execution.Request{Execution: execution.Context{ID: "exec", StartTime: start}}
+			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report)
+			assert.GreaterOrEqual(t, got, tt.min)
+			assert.LessOrEqual(t, got, tt.max)
 		})
+	}
+	for _, every := range []time.Duration{time.Second, tuning.HealthCheckInterval, 15 * time.Second} {
+		d := &Deployer{cfg: Config{HealthCheckInterval: every}}
+		for _, timeout := range []time.Duration{time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, limits.MaxTimeout} {
+			assert.LessOrEqual(t, d.schedule(timeout).MaxChecks(timeout), limits.MaxHealthChecks, "interval %v, timeout %v", every, timeout)
+		}
 	}
 }
 

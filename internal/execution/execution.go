@@ -180,6 +180,9 @@ type Health struct {
 	NextStep bool `json:"next_step"`
 	// WaitSeconds is how long the state machine waits before the next check.
 	WaitSeconds int `json:"wait_seconds"`
+	// Checks counts the health checks made so far: the pacing's budget
+	// (package pacing).
+	Checks int `json:"checks,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`
@@ -223,6 +226,13 @@ type ServiceHealth struct {
 	// StepDesired is the new group's desired capacity at its step (0
 	// without a rollout).
 	StepDesired int `json:"step_desired,omitempty"`
+	// ReadySeconds is the fastest boot seen for the service's image: the
+	// time from an execution's start to the first check that saw one of
+	// its new group's instances healthy, in whole seconds rounded up; the
+	// current record's (same image) from Deploy, lowered by this
+	// deploy's. The current record keeps it; it paces the next deploy's
+	// first check (0: none seen).
+	ReadySeconds int `json:"ready_seconds,omitempty"`
 	// Missing says AWS did not show the new group at this check (it is
 	// eventually consistent after a create): the counts are unknown, not
 	// zero, and the stability window neither advances nor restarts.

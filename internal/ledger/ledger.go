@@ -89,13 +89,15 @@ type Current struct {
 }
 
 // CurrentGroup is one service of the current release: its Auto Scaling
-// group, the AMI id its instances run and its desired capacity once the
-// deploy settled it.
+// group, the AMI id its instances run, its desired capacity once the
+// deploy settled it, and how long its first instance took to be seen
+// healthy (execution.ServiceHealth.ReadySeconds; 0 unknown).
 type CurrentGroup struct {
-	Service string `json:"service"`
-	Group   string `json:"group"`
-	ImageID string `json:"image_id,omitempty"`
-	Desired int    `json:"desired"`
+	Service      string `json:"service"`
+	Group        string `json:"group"`
+	ImageID      string `json:"image_id,omitempty"`
+	Desired      int    `json:"desired"`
+	ReadySeconds int    `json:"ready_seconds,omitempty"`
 }
 
 // Intent is a write-ahead record of a task about to change what runs: the

@@ -4,10 +4,10 @@ package limits
 const (
 	// MaxHealthChecks bounds the health checks of one execution: a round
 	// (Choice, Wait, CheckHealthy) records about 9 history events, and Step
-	// Functions ends an execution at StepFunctionsHistoryEvents. So the
-	// wait between checks is at least a release's timeout divided by this
-	// (5 s for the default 600 s timeout, 102 s for the 48 h maximum; see
-	// tuning.HealthCheckInterval).
+	// Functions ends an execution at StepFunctionsHistoryEvents. The
+	// health checks' schedule (tuning.HealthChecks) takes at most 1,531
+	// over the longest timeout, jitter included; a quicker one is
+	// stretched to fit (pacing.Schedule.Fit).
 	MaxHealthChecks = 1700
 	// MaxBakeChecks bounds the checks of one bake (a round, Choice, Wait
 	// and Bake, records about 9 history events too): the wait between them

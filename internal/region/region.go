@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -701,7 +702,12 @@ func isServiceError(err error) bool {
 
 // invoke is the Invoker of every execution (through TaskInvoker): it runs
 // the deployer's task in-process, through Options.Intercept when set.
+//
+// A task's side-by-side calls run in order (fanout.InOrder): a run sees
+// the same calls in the same order every time, so a fault injected at a
+// call index hits the same call.
 func (r *Region) invoke(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+	ctx = fanout.InOrder(ctx)
 	next := Invoke(func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
 		r.depMu.Lock()
 		d := r.dep

@@ -21,7 +21,7 @@ import (
 // TestHaltDuringEachState writes a halt marker as the new release's
 // execution enters each state. A halt before Deploy creates anything ends
 // in FailureClean with nothing created; a later one ends in FailureClean
-// within one health-check interval (during the bake, rolled back: the
+// at the next check (during the bake, rolled back: the
 // previous groups serve again before the new ones leave); during CleanUpSuccess (past the point
 // of no return) the release may still succeed. Every run keeps the
 // invariants and the halted execution removes the marker.
@@ -62,13 +62,14 @@ func TestHaltDuringEachState(t *testing.T) {
 				}
 				return
 			}
-			// The halt is acted on within one health-check interval; the
+			// The halt is acted on by the next task that checks (its wait
+			// is the pacing's, bounded in package pacing's tests); the
 			// clean-up then retires the release's groups gracefully
 			// (drained, termination hooks run: the reference release's hook
 			// has no one to complete it, so it waits out its heartbeat).
 			cleanUp := firstVisit(t, res, execution.TaskCleanUpFailure)
-			assert.LessOrEqual(t, cleanUp.Sub(haltedAt), sc.Interval,
-				"halted at %s, cleaning up from %s: more than one health-check interval", haltedAt, cleanUp)
+			next := nextCheck(t, res, state, haltedAt)
+			assert.Equal(t, next, cleanUp, "halted at %s, checked at %s, cleaning up from %s", haltedAt, next, cleanUp)
 			assert.LessOrEqual(t, res.EndedAt.Sub(cleanUp), retireBound, "the clean-up took %s", res.EndedAt.Sub(cleanUp))
 		})
 	}
@@ -114,6 +115,22 @@ func TestNeverHealthyTimesOut(t *testing.T) {
 // heartbeat timeout (30 s, no one completes it), the terminate time (at
 // most 40 s) and a retirement step's wait on each side.
 const retireBound = 30*time.Second + 30*time.Second + 40*time.Second + 2*tuning.RetireCheckInterval
+
+// nextCheck is when the first task that reads the halt marker (a check,
+// a bake's check, a canary's step) started from the visit of state at at
+// on (that visit itself when it is one).
+func nextCheck(t *testing.T, res *Result, state string, at time.Time) time.Time {
+	t.Helper()
+	from := slices.IndexFunc(res.Visits, func(v Visit) bool { return v.State == state && v.At.Equal(at) })
+	require.GreaterOrEqual(t, from, 0, "no visit of %s at %s", state, at)
+	for _, v := range res.Visits[from:] {
+		if slices.Contains([]string{execution.TaskCheckHealthy, execution.TaskBake, execution.TaskNextStep}, v.State) {
+			return v.At
+		}
+	}
+	t.Fatalf("no check after %s at %s", state, at)
+	return time.Time{}
+}
 
 // firstVisit is when res's execution first entered state.
 func firstVisit(t *testing.T, res *Result, state string) time.Time {

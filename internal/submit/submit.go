@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -74,11 +75,15 @@ func (p *Prepared) ExecutionName() string {
 	return naming.ExecutionName(p.Release.ProjectName, p.Release.ConfigName, p.Release.ReleaseID)
 }
 
-// NewReleaseID is a release id: the UTC time to the second and 6 random
-// hex digits, e.g. 20250102T150405Z-3f9a1c.
-func NewReleaseID(now time.Time) string {
+// NewReleaseID is a release id: the UTC time to the second and 6 hex
+// digits read from random (nil: crypto/rand), e.g.
+// 20250102T150405Z-3f9a1c.
+func NewReleaseID(now time.Time, random io.Reader) string {
+	if random == nil {
+		random = rand.Reader
+	}
 	var b [3]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	_, _ = io.ReadFull(random, b[:]) // crypto/rand never fails; a short test reader leaves zeros
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 

@@ -1,14 +1,50 @@
 package tuning
 
-import "time"
+import (
+	"time"
+
+	"github.com/ferryhq/ferry/internal/pacing"
+)
+
+// HealthChecks is the health checks' schedule (package pacing): every
+// HealthCheckInterval for the first ten minutes of an execution, every 10
+// s to the hour, every minute to the sixth, then every five minutes; each
+// wait jittered by up to a fifth either way; at least StableCheckInterval
+// apart while every service holds its target. A release healthy within
+// the hour so waits at most 12 s for its check, and the longest timeout
+// (48 h) takes at most 1,531 checks, about 13,800 history events.
+var HealthChecks = pacing.Schedule{
+	Paces: []pacing.Pace{
+		{Until: 10 * time.Minute, Every: HealthCheckInterval},
+		{Until: time.Hour, Every: 10 * time.Second},
+		{Until: 6 * time.Hour, Every: time.Minute},
+		{Every: 5 * time.Minute},
+	},
+	Jitter: 0.2,
+	Stable: StableCheckInterval,
+}
 
 // The deployer's health-check pacing and the ASG settings it derives.
 const (
-	// HealthCheckInterval is how long the state machine waits between two
-	// health checks (CheckHealthy's wait_seconds), and after Deploy before
-	// the first. It bounds the latency ferry adds once the last needed
-	// instance is healthy.
+	// HealthCheckInterval is the wait between two health checks in the
+	// first ten minutes of an execution (HealthChecks), and after Deploy
+	// before the first when no boot was seen before. It bounds the latency
+	// ferry adds once the last needed instance is healthy.
 	HealthCheckInterval = 5 * time.Second
+	// StableCheckInterval is the shortest wait between two health checks
+	// while every service holds its target and its stability window runs:
+	// a termination or a replacement during the window is still seen (in
+	// the group's scaling activities) at the next check, the window's end
+	// is checked on time, and the swap's gate looks again before the point
+	// of no return. A halt marker waits at most this long (or the
+	// interval, jittered) to be acted on.
+	StableCheckInterval = 15 * time.Second
+	// ReadyShare is the share of the fastest boot seen before (a group's
+	// ready_seconds in the current record, for the same image) that the
+	// first health check waits for after Deploy: no check while no
+	// instance can yet be healthy. A half: an observed boot is one sample,
+	// and boots of one image vary (the simulation's by up to two times).
+	ReadyShare = 0.5
 	// HealthCheckGracePeriod is the new ASGs' health check grace period: how
 	// long after launch an instance failing its load balancer's health
 	// check is left alone.
@@ -41,6 +77,10 @@ const (
 	// load balancers' requests and 5xx in the whole minutes CloudWatch
 	// published over the last two.
 	ErrorRateWindow = 2 * time.Minute
+	// DescribeParallel is how many load balancers and target groups one
+	// health check asks at a time (package balancers): a check of 50
+	// target groups takes five calls' time, not fifty.
+	DescribeParallel = 10
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20

@@ -1,0 +1,130 @@
+package deployer
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/pacing"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// nextCheck is the wait before the next health check (the wait_seconds of
+// Deploy's, CheckHealthy's and NextStep's Health): the schedule (package
+// pacing, tuning.HealthChecks) for the time since the execution started
+// and the checks made so far, jittered by the execution's id; no sooner
+// than ready, when an instance launching now cannot be healthy before;
+// and shaped by the report's stability windows (window). Never past the
+// release's timeout (one second once it has passed), at least a second.
+func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth) int {
+	now := d.now()
+	timeout := time.Duration(st.Timeout) * time.Second
+	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Seed: req.Execution.ID}
+	if !req.Execution.StartTime.IsZero() {
+		x.Elapsed = now.Sub(req.Execution.StartTime)
+		if st.Timeout > 0 {
+			x.Left = max(req.Execution.StartTime.Add(timeout).Sub(now), time.Nanosecond)
+		}
+	}
+	return d.schedule(timeout).Next(x)
+}
+
+// schedule is tuning.HealthChecks with the configured first interval (no
+// later interval below it), stretched when a quicker one would not fit a
+// timeout this long in limits.MaxHealthChecks.
+func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
+	s := tuning.HealthChecks
+	if every := d.cfg.HealthCheckInterval; every != s.Paces[0].Every {
+		paces := make([]pacing.Pace, len(s.Paces))
+		for i, p := range s.Paces {
+			paces[i] = pacing.Pace{Until: p.Until, Every: max(p.Every, every)}
+		}
+		paces[0].Every = every
+		s.Paces = paces
+	}
+	if timeout <= 0 {
+		timeout = limits.MaxTimeout
+	}
+	return s.Fit(timeout, limits.MaxHealthChecks)
+}
+
+// window is, when every service of report holds its target, how long
+// until the last of their stability windows ends; 0 otherwise (or when
+// every one is stable already).
+func window(report map[string]execution.ServiceHealth, now time.Time) time.Duration {
+	var last time.Duration
+	for _, s := range report {
+		if !health.Healthy(s) || s.HealthySince == nil {
+			return 0
+		}
+		last = max(last, health.StableIn(s, now))
+	}
+	return last
+}
+
+// noteReady lowers each service's ReadySeconds (the fastest boot seen for
+// its image) to this check's time since the execution started, rounded
+// up, when the check is the first to see one of its instances healthy
+// (none was at the previous one, prev).
+func noteReady(report, prev map[string]execution.ServiceHealth, req execution.Request, now time.Time) {
+	if req.Execution.StartTime.IsZero() {
+		return
+	}
+	for svc, s := range report {
+		if s.Missing || s.Healthy == 0 || prev[svc].Healthy > 0 {
+			continue
+		}
+		seen := max(1, int(math.Ceil(now.Sub(req.Execution.StartTime).Seconds())))
+		if s.ReadySeconds == 0 || seen < s.ReadySeconds {
+			s.ReadySeconds = seen
+			report[svc] = s
+		}
+	}
+}
+
+// recordedReady sets each service's ReadySeconds in report to the
+// fastest boot the current record saw for the image it now runs (see
+// readyAfter). A record that cannot be read leaves them unknown: the
+// pacing's loss, never the deploy's.
+func (d *Deployer) recordedReady(ctx context.Context, st *execution.State, report map[string]execution.ServiceHealth) {
+	cur, found, err := d.ledger.GetCurrent(ctx, st.ProjectName, st.ConfigName)
+	if err != nil {
+		d.log.Warn("the current record could not be read to pace the first health check", "release_id", st.ReleaseID, "error", err)
+		return
+	}
+	if !found {
+		return
+	}
+	for _, g := range cur.Groups {
+		s, ok := report[g.Service]
+		if ok && g.ImageID != "" && g.ImageID == st.Images[g.Service] && g.ReadySeconds > 0 {
+			s.ReadySeconds = g.ReadySeconds
+			report[g.Service] = s
+		}
+	}
+}
+
+// readyAfter is how long after Deploy no check is useful: ReadyShare of
+// the fastest boot seen (report's ReadySeconds, from the current record)
+// of any service, less what the execution spent before Deploy; 0 when a
+// service has none (its image never ran here: it may be healthy at any
+// time).
+func (d *Deployer) readyAfter(report map[string]execution.ServiceHealth, req execution.Request) time.Duration {
+	if req.Execution.StartTime.IsZero() {
+		return 0
+	}
+	fastest := 0
+	for _, s := range report {
+		if s.ReadySeconds == 0 {
+			return 0
+		}
+		if fastest == 0 || s.ReadySeconds < fastest {
+			fastest = s.ReadySeconds
+		}
+	}
+	ready := time.Duration(float64(fastest) * tuning.ReadyShare * float64(time.Second))
+	return ready - d.now().Sub(req.Execution.StartTime)
+}
