@@ -49,6 +49,11 @@ func TestAlarmGateHalts(t *testing.T) {
 	h.start(r1).succeed()
 	r2 := h.baseRelease()
 	r2.Alarms = []string{"deploy-test-errors"}
+	// Three minutes of stability: the alarm's first whole minute of CPU
+	// is published while the release is judged, however soon the checks
+	// see its target.
+	stable := 180
+	r2.StableSeconds = &stable
 	h.putAlarm(t, "deploy-test-errors", naming.GroupName(project, config, "web", r2.ReleaseID), projectTags)
 	x := h.start(r2)
 	require.NoError(t, x.steps(upToDeploy...))

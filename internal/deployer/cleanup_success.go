@@ -231,7 +231,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 			return fail(err)
 		}
 		if !ret.Ready {
-			return &execution.Retire{WaitSeconds: int(tuning.RetireCheckInterval / time.Second), Groups: ret.Groups}, nil
+			return &execution.Retire{WaitSeconds: retireWait(now.Sub(plan.Since), req), Groups: ret.Groups}, nil
 		}
 	} else {
 		log.Warn("the previous groups are still draining past the retirement's time bound: deleting them", "since", plan.Since, "bound", tuning.RetireTimeout)

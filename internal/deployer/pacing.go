@@ -17,12 +17,13 @@ import (
 // pacing, tuning.HealthChecks) for the time since the execution started
 // and the checks made so far, jittered by the execution's id; no sooner
 // than ready, when an instance launching now cannot be healthy before;
-// and shaped by the report's stability windows (window). Never past the
+// and shaped by the report: its stability windows (window), a target
+// about to be reached (health.Imminent). Never past the
 // release's timeout (one second once it has passed), at least a second.
 func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth) int {
 	now := d.now()
 	timeout := time.Duration(st.Timeout) * time.Second
-	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Seed: req.Execution.ID}
+	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Seed: req.Execution.ID}
 	if !req.Execution.StartTime.IsZero() {
 		x.Elapsed = now.Sub(req.Execution.StartTime)
 		if st.Timeout > 0 {
@@ -127,4 +128,14 @@ func (d *Deployer) readyAfter(report map[string]execution.ServiceHealth, req exe
 	}
 	ready := time.Duration(float64(fastest) * tuning.ReadyShare * float64(time.Second))
 	return ready - d.now().Sub(req.Execution.StartTime)
+}
+
+// retireWait is the wait before the next step of retiring the previous
+// groups, elapsed after the point of no return (tuning.RetireChecks,
+// jittered by the execution's id).
+func retireWait(elapsed time.Duration, req execution.Request) int {
+	return tuning.RetireChecks.Next(pacing.Situation{
+		Elapsed: elapsed, Checks: int(elapsed / time.Second), Seed: req.Execution.ID + "/retire",
+		Left: max(tuning.RetireTimeout-elapsed, time.Nanosecond),
+	})
 }

@@ -118,6 +118,7 @@ func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *e
 	// write has a seekable body whose checksum S3 verifies.
 	h := sha256.New()
 	var buf bytes.Buffer
+	buf.Grow(int(min(a.Size, limits.MaxAssetBytes)) + bytes.MinRead) // one allocation, not doublings
 	n, err := io.Copy(io.MultiWriter(&buf, h), io.LimitReader(obj.Body, limits.MaxAssetBytes+1))
 	if err != nil {
 		return &failure.RetryableError{Op: "read asset " + src, Err: err}

@@ -98,7 +98,7 @@ func TestBakeWait(t *testing.T) {
 func TestHistoryBudget(t *testing.T) {
 	const once = 200 // the tasks that run once, each retried a few times
 	rounds := func(bound, interval time.Duration) int { return int(bound / interval) }
-	assert.LessOrEqual(t, rounds(tuning.RetireTimeout, tuning.RetireCheckInterval), limits.MaxRetireSteps)
+	assert.LessOrEqual(t, tuning.RetireChecks.MaxChecks(tuning.RetireTimeout), limits.MaxRetireSteps)
 	assert.LessOrEqual(t, rounds(tuning.RollbackTimeout, tuning.RollbackCheckInterval), limits.MaxRollbackChecks)
 	// A canary's steps each add a NextStep round to the health checks.
 	checks := limits.MaxHealthChecks + limits.MaxRolloutSteps

@@ -194,6 +194,9 @@ type ServiceHealth struct {
 	Launched    int `json:"launched"`
 	Healthy     int `json:"healthy"`
 	Terminating int `json:"terminating"`
+	// InService counts the launched instances Auto Scaling has put in
+	// service, healthy in their load balancers or not yet.
+	InService int `json:"in_service,omitempty"`
 	// Target is how many healthy instances make the service healthy.
 	Target int `json:"target"`
 	// Desired is the capacity the service runs once the release is

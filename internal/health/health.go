@@ -78,6 +78,9 @@ func Assess(v View, target int) execution.ServiceHealth {
 			continue
 		}
 		r.Launched++
+		if inst.LifecycleState == LifecycleInService {
+			r.InService++
+		}
 		if healthy(inst, v) {
 			r.Healthy++
 		}
@@ -167,6 +170,27 @@ func Digest(ids []string) string {
 	slices.Sort(sorted)
 	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
 	return hex.EncodeToString(sum[:8])
+}
+
+// Imminent reports whether every service of report below its target has
+// as many instances in service in its group as its target: they wait
+// only for their load balancers' health checks, so the target may be
+// reached at any moment. It is false when every service is at its target
+// (or one was not seen).
+func Imminent(report map[string]execution.ServiceHealth) bool {
+	below := false
+	for _, s := range report {
+		switch {
+		case s.Missing:
+			return false
+		case Healthy(s):
+		case s.InService < s.Target:
+			return false
+		default:
+			below = true
+		}
+	}
+	return below
 }
 
 // AllStable reports whether every service in report is stable at now. An

@@ -30,7 +30,7 @@ func TestAssess(t *testing.T) {
 			name:   "no load balancers: the ASG decides",
 			view:   View{Found: true, Instances: []Instance{inService("i-1"), inService("i-2")}},
 			target: 2,
-			want:   execution.ServiceHealth{Launched: 2, Healthy: 2, Target: 2},
+			want:   execution.ServiceHealth{Launched: 2, Healthy: 2, InService: 2, Target: 2},
 		},
 		{
 			name: "pending and unhealthy are launched, not healthy",
@@ -40,7 +40,7 @@ func TestAssess(t *testing.T) {
 				inService("i-3"),
 			}},
 			target: 2,
-			want:   execution.ServiceHealth{Launched: 3, Healthy: 1, Target: 2},
+			want:   execution.ServiceHealth{Launched: 3, Healthy: 1, InService: 2, Target: 2},
 		},
 		{
 			name: "terminating states",
@@ -51,7 +51,7 @@ func TestAssess(t *testing.T) {
 				inService("i-4"),
 			}},
 			target: 1,
-			want:   execution.ServiceHealth{Launched: 1, Healthy: 1, Terminating: 3, Target: 1},
+			want:   execution.ServiceHealth{Launched: 1, Healthy: 1, Terminating: 3, InService: 1, Target: 1},
 		},
 		{
 			name: "every source must agree",
@@ -66,7 +66,7 @@ func TestAssess(t *testing.T) {
 				},
 			},
 			target: 2,
-			want:   execution.ServiceHealth{Launched: 4, Healthy: 1, Target: 2},
+			want:   execution.ServiceHealth{Launched: 4, Healthy: 1, InService: 4, Target: 2},
 		},
 		{
 			name: "two target groups",
@@ -79,7 +79,7 @@ func TestAssess(t *testing.T) {
 				},
 			},
 			target: 1,
-			want:   execution.ServiceHealth{Launched: 2, Healthy: 1, Target: 1},
+			want:   execution.ServiceHealth{Launched: 2, Healthy: 1, InService: 2, Target: 1},
 		},
 		{
 			name: "old instances in the load balancer do not count",
@@ -89,7 +89,7 @@ func TestAssess(t *testing.T) {
 				LoadBalancers: map[string]map[string]string{"elb": {"i-old-1": "InService", "i-old-2": "InService"}},
 			},
 			target: 1,
-			want:   execution.ServiceHealth{Launched: 1, Healthy: 0, Target: 1},
+			want:   execution.ServiceHealth{Launched: 1, Healthy: 0, InService: 1, Target: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -161,4 +161,27 @@ func TestDigest(t *testing.T) {
 	assert.Equal(t, Digest([]string{"i-2", "i-1"}), Digest([]string{"i-1", "i-2"}))
 	assert.NotEqual(t, Digest([]string{"i-1", "i-2"}), Digest([]string{"i-1", "i-3"}))
 	assert.Len(t, Digest(nil), 16)
+}
+
+// Imminent: every service below its target has enough instances in
+// service; a service at its target does not count, one not seen stops it.
+func TestImminent(t *testing.T) {
+	tests := []struct {
+		name   string
+		report map[string]execution.ServiceHealth
+		want   bool
+	}{
+		{"waiting for the load balancers", map[string]execution.ServiceHealth{"web": {InService: 2, Healthy: 1, Target: 2}}, true},
+		{"still booting", map[string]execution.ServiceHealth{"web": {InService: 1, Healthy: 1, Target: 2}}, false},
+		{"one at its target, one waiting", map[string]execution.ServiceHealth{
+			"web": {InService: 2, Healthy: 2, Target: 2}, "api": {InService: 3, Healthy: 0, Target: 3}}, true},
+		{"every one at its target", map[string]execution.ServiceHealth{"web": {InService: 2, Healthy: 2, Target: 2}}, false},
+		{"one not seen", map[string]execution.ServiceHealth{
+			"web": {InService: 2, Healthy: 1, Target: 2}, "api": {Target: 1, Missing: true}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Imminent(tt.report))
+		})
+	}
 }

@@ -24,6 +24,8 @@ type Schedule struct {
 	// Stable is the shortest wait while every service holds its target
 	// and its stability window runs.
 	Stable time.Duration
+	// Soon is the wait while a target is imminent (Situation.Imminent).
+	Soon time.Duration
 }
 
 // Situation is what a check knows when it picks the wait before the
@@ -41,6 +43,9 @@ type Situation struct {
 	// Window, when positive, says every service holds its target, and
 	// is how long until the last stability window ends.
 	Window time.Duration
+	// Imminent says every service below its target waits only for its
+	// load balancers' health checks: it may reach it at any moment.
+	Imminent bool
 	// Seed picks the jitter: the execution's id.
 	Seed string
 }
@@ -89,10 +94,19 @@ func (s Schedule) MaxChecks(timeout time.Duration) int {
 func (s Schedule) Next(x Situation) int {
 	wait := time.Duration(float64(s.Every(x.Elapsed)) * s.factor(x.Seed, x.Checks))
 	round := math.Round
-	if x.Window > 0 {
+	// A wait shorter than the schedule's is taken while the checks made
+	// so far leave room for it: as many as the schedule makes by then
+	// with every wait at its shortest.
+	room := func(d time.Duration) bool { return float64(x.Checks+1) <= s.Checks(x.Elapsed+d)/(1-s.Jitter) }
+	switch {
+	case x.Window > 0:
 		wait = max(wait, s.Stable)
-		if x.Window < wait && float64(x.Checks+1) <= s.Checks(x.Elapsed+x.Window)/(1-s.Jitter) {
+		if x.Window < wait && room(x.Window) {
 			wait, round = x.Window, math.Ceil
+		}
+	case x.Imminent && s.Soon > 0:
+		if soon := time.Duration(float64(s.Soon) * s.factor(x.Seed, x.Checks)); soon < wait && room(soon) {
+			wait = soon
 		}
 	}
 	if x.Ready > wait {

@@ -18,7 +18,8 @@ var schedule = Schedule{
 		{Every: 5 * time.Minute},
 	},
 	Jitter: 0.2,
-	Stable: 30 * time.Second,
+	Stable: 15 * time.Second,
+	Soon:   2 * time.Second,
 }
 
 func TestEveryAndChecks(t *testing.T) {
@@ -44,7 +45,7 @@ func TestEveryAndChecks(t *testing.T) {
 }
 
 func TestNext(t *testing.T) {
-	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable} // no jitter
+	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable, Soon: schedule.Soon} // no jitter
 	tests := []struct {
 		name string
 		x    Situation
@@ -54,7 +55,9 @@ func TestNext(t *testing.T) {
 		{"within the hour", Situation{Elapsed: 30 * time.Minute, Checks: 240}, 10},
 		{"late", Situation{Elapsed: 30 * time.Hour, Checks: 900}, 300},
 		{"no check before an instance can be ready", Situation{Elapsed: 5 * time.Second, Ready: 72 * time.Second}, 72},
-		{"holding its target: no quicker than Stable", Situation{Elapsed: 2 * time.Minute, Checks: 20, Window: 50 * time.Second}, 30},
+		{"holding its target: no quicker than Stable", Situation{Elapsed: 2 * time.Minute, Checks: 20, Window: 50 * time.Second}, 15},
+		{"a target imminent", Situation{Elapsed: 2 * time.Minute, Checks: 20, Imminent: true}, 2},
+		{"a target imminent for too long", Situation{Elapsed: 9 * time.Minute, Checks: 200, Imminent: true}, 5},
 		{"the window's end, on time", Situation{Elapsed: 3 * time.Minute, Checks: 22, Window: 12 * time.Second}, 12},
 		{"the window's end in the late schedule", Situation{Elapsed: 7 * time.Hour, Checks: 700, Window: 20 * time.Second}, 20},
 		{"no room left for the window's end", Situation{Elapsed: 7 * time.Hour, Checks: 930, Window: 20 * time.Second}, 300},
@@ -100,11 +103,13 @@ func TestBudget(t *testing.T) {
 			elapsed := time.Duration(0)
 			for elapsed < timeout {
 				x := Situation{Elapsed: elapsed, Left: timeout - elapsed, Checks: checks, Seed: fmt.Sprintf("run-%d", run)}
-				switch rng.IntN(3) {
+				switch rng.IntN(4) {
 				case 0: // every service holds its target, a window ending soon
 					x.Window = time.Duration(rng.IntN(30_000)+1) * time.Millisecond
 				case 1:
 					x.Ready = time.Duration(rng.IntN(5)) * time.Second
+				case 2: // a target imminent
+					x.Imminent = true
 				}
 				elapsed += time.Duration(schedule.Next(x)) * time.Second
 				checks++

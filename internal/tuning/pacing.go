@@ -9,8 +9,9 @@ import (
 // HealthChecks is the health checks' schedule (package pacing): every
 // HealthCheckInterval for the first ten minutes of an execution, every 10
 // s to the hour, every minute to the sixth, then every five minutes; each
-// wait jittered by up to a fifth either way; at least StableCheckInterval
-// apart while every service holds its target. A release healthy within
+// wait jittered by up to a fifth either way; every ImminentCheckInterval
+// while a target is imminent; at least StableCheckInterval apart while
+// every service holds its target. A release healthy within
 // the hour so waits at most 12 s for its check, and the longest timeout
 // (48 h) takes at most 1,531 checks, about 13,800 history events.
 var HealthChecks = pacing.Schedule{
@@ -22,6 +23,20 @@ var HealthChecks = pacing.Schedule{
 	},
 	Jitter: 0.2,
 	Stable: StableCheckInterval,
+	Soon:   ImminentCheckInterval,
+}
+
+// RetireChecks is the schedule of the steps retiring the previous groups
+// after the swap (CleanUpSuccess's wait_seconds, by time since the point
+// of no return): every RetireCheckInterval for two minutes (a drain, a
+// quick scale-in), then every 30 s while termination hooks run; each wait
+// jittered by a fifth. RetireTimeout takes at most 306 steps.
+var RetireChecks = pacing.Schedule{
+	Paces: []pacing.Pace{
+		{Until: 2 * time.Minute, Every: RetireCheckInterval},
+		{Every: 30 * time.Second},
+	},
+	Jitter: 0.2,
 }
 
 // The deployer's health-check pacing and the ASG settings it derives.
@@ -38,7 +53,13 @@ const (
 	// is checked on time, and the swap's gate looks again before the point
 	// of no return. A halt marker waits at most this long (or the
 	// interval, jittered) to be acted on.
-	StableCheckInterval = 15 * time.Second
+	StableCheckInterval = 30 * time.Second
+	// ImminentCheckInterval is the wait between two health checks while
+	// every service below its target has enough instances in service and
+	// waits only for its load balancers' health checks: the moment it is
+	// reached is near, and every second until it is seen is latency the
+	// deploy adds. Within the schedule's budget (package pacing).
+	ImminentCheckInterval = 2 * time.Second
 	// ReadyShare is the share of the fastest boot seen before (a group's
 	// ready_seconds in the current record, for the same image) that the
 	// first health check waits for after Deploy: no check while no
@@ -50,8 +71,10 @@ const (
 	// check is left alone.
 	HealthCheckGracePeriod = 300 * time.Second
 	// RetireCheckInterval is how long the state machine waits between two
-	// steps of retiring the previous groups (CleanUpSuccess's
-	// wait_seconds): detach, draining, scale-in, hooks, delete.
+	// steps of retiring the previous groups in their first two minutes
+	// (RetireChecks), and between two steps of a clean-up after a failure
+	// (CleanUpFailure's wait_seconds): detach, draining, scale-in, hooks,
+	// delete.
 	RetireCheckInterval = 15 * time.Second
 	// RetireTimeout bounds the retirement of the previous groups, from the
 	// point of no return: AWS ends a hook at its heartbeat timeout (at most
