@@ -5,23 +5,28 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/deployer"
+	"github.com/ferryhq/ferry/internal/fanout"
 )
 
 // s3Calls counts the S3 calls of the deployer, by operation ("s3:GetObject"),
-// on its own bucket and on the targets' asset buckets.
+// on its own bucket and on the targets' asset buckets, and spends each
+// one's cost on its context's Timeline (package fanout).
 type s3Calls struct {
-	mu  sync.Mutex
-	ops map[string]int
+	cost time.Duration
+	mu   sync.Mutex
+	ops  map[string]int
 }
 
-func newS3Calls() *s3Calls { return &s3Calls{ops: map[string]int{}} }
+func newS3Calls(cost time.Duration) *s3Calls { return &s3Calls{cost: cost, ops: map[string]int{}} }
 
-func (c *s3Calls) add(op string) {
+func (c *s3Calls) add(ctx context.Context, op string) {
+	fanout.Spend(ctx, c.cost)
 	c.mu.Lock()
 	c.ops["s3:"+op]++
 	c.mu.Unlock()
@@ -56,27 +61,27 @@ var (
 )
 
 func (s *countingStore) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	s.calls.add("PutObject")
+	s.calls.add(ctx, "PutObject")
 	return s.next.PutObject(ctx, in, optFns...)
 }
 
 func (s *countingStore) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	s.calls.add("GetObject")
+	s.calls.add(ctx, "GetObject")
 	return s.next.GetObject(ctx, in, optFns...)
 }
 
 func (s *countingStore) HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
-	s.calls.add("HeadObject")
+	s.calls.add(ctx, "HeadObject")
 	return s.next.HeadObject(ctx, in, optFns...)
 }
 
 func (s *countingStore) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
-	s.calls.add("DeleteObject")
+	s.calls.add(ctx, "DeleteObject")
 	return s.next.DeleteObject(ctx, in, optFns...)
 }
 
 func (s *countingStore) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
-	s.calls.add("ListObjectsV2")
+	s.calls.add(ctx, "ListObjectsV2")
 	return s.next.ListObjectsV2(ctx, in, optFns...)
 }
 
@@ -87,17 +92,17 @@ type countingAssets struct {
 }
 
 func (s *countingAssets) HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
-	s.calls.add("HeadObject")
+	s.calls.add(ctx, "HeadObject")
 	return s.next.HeadObject(ctx, in, optFns...)
 }
 
 func (s *countingAssets) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	s.calls.add("PutObject")
+	s.calls.add(ctx, "PutObject")
 	return s.next.PutObject(ctx, in, optFns...)
 }
 
 func (s *countingAssets) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	s.calls.add("GetObject")
+	s.calls.add(ctx, "GetObject")
 	return s.next.GetObject(ctx, in, optFns...)
 }
 

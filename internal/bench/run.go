@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
@@ -27,10 +28,37 @@ import (
 // Start is the simulated time every run starts at.
 var Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
+// Options are a run's: the modelled cost of a call and the world's seed.
+type Options struct {
+	// CallCost is the time one AWS or S3 call takes (default
+	// DefaultCallCost): a task's invocation passes its calls' time in
+	// virtual time before it returns, calls made side by side counted
+	// once (package fanout), or, for a Sequential model, every call.
+	CallCost time.Duration
+	// Seed varies the instances' boot and health times (sim.WorldSpec's
+	// Seed; 0 is a seed like any other).
+	Seed uint64
+}
+
+// DefaultCallCost is a call's modelled time: the order of an AWS API
+// call's latency from a Lambda function in the same region.
+const DefaultCallCost = 30 * time.Millisecond
+
+func (o Options) withDefaults() Options {
+	if o.CallCost <= 0 {
+		o.CallCost = DefaultCallCost
+	}
+	return o
+}
+
 // Model is a deployer timing: the waits the same state machine and
 // handlers run with.
 type Model struct {
 	Name string
+	// Sequential makes every call of a task take its time one after the
+	// other, as the reference design made them (ferry's health checks ask
+	// their load balancers side by side).
+	Sequential bool
 	// FirstWait is the wait after Deploy before the first health check
 	// and Interval the wait between two (zero: the deployer's own pacing,
 	// package pacing). A run sets them in the wait_seconds of Deploy's and
@@ -44,7 +72,7 @@ var (
 	Ferry = Model{Name: "ferry"}
 	// Reference models the design's reference deployer: a fixed 30 s wait
 	// after Deploy, then a health check every 15 s.
-	Reference = Model{Name: "reference", FirstWait: 30 * time.Second, Interval: 15 * time.Second}
+	Reference = Model{Name: "reference", FirstWait: 30 * time.Second, Interval: 15 * time.Second, Sequential: true}
 )
 
 // Measurement is what one model's measured release cost in one cell.
@@ -64,8 +92,10 @@ type Measurement struct {
 	CheckByOp     map[string]int
 	FullCheckByOp map[string]int
 
-	// Transitions are the states entered (StateEntered events).
-	Transitions int
+	// Transitions are the states entered (StateEntered events);
+	// HistoryEvents every event of the execution's history.
+	Transitions   int
+	HistoryEvents int
 	// Invocations are the Lambda invocations (tasks run).
 	Invocations int
 	// HandlerTime is the handlers' total real run time, HandlerTimeByTask
@@ -108,6 +138,11 @@ type Measurement struct {
 	Deployed time.Duration
 	Checks   []time.Duration
 
+	// LambdaBilled is the invocations' billed time: each one's modelled
+	// call time and its handler's real run time, rounded up to the
+	// millisecond.
+	LambdaBilled time.Duration
+
 	// Wall is the real time the run took (both releases).
 	Wall time.Duration
 }
@@ -143,15 +178,18 @@ func sum(xs []int) int {
 // local region on virtual time (the previous release, then the measured
 // one) and measures the second. Either release not succeeding is an error
 // naming the states it went through.
-func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
+func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, error) {
 	if c.Services < 1 || c.Instances < 1 {
 		return nil, fmt.Errorf("bench: cell %s: services and instances must be at least 1", c)
 	}
+	opts = opts.withDefaults()
 	began := time.Now()
-	rec := &recorder{model: m, s3: newS3Calls()}
+	rec := &recorder{model: m, cost: opts.CallCost, s3: newS3Calls(opts.CallCost)}
 	clk := clock.NewVirtual(Start)
+	world := World(c)
+	world.Seed = opts.Seed
 	r, err := region.New(ctx, region.Options{
-		World:     World(c),
+		World:     world,
 		Clock:     clk,
 		Observer:  rec.observe,
 		Intercept: rec.intercept,
@@ -166,7 +204,8 @@ func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: the region's definition: %w", err)
 	}
-	rec.world, rec.startAt = r.World(), machine.StartAt()
+	rec.region, rec.world, rec.startAt = r, r.World(), machine.StartAt()
+	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, opts.CallCost) })
 
 	sub, err := newSubmitter(r)
 	if err != nil {
@@ -178,7 +217,7 @@ func Run(ctx context.Context, c Cell, m Model) (*Measurement, error) {
 	}
 	r.World().ResetCalls()
 	rec.begin(c)
-	if _, err := sub.deploy(ctx, c, 1); err != nil {
+	if d, err := sub.deploy(ctx, c, 1); err != nil && !(c.fails() && d.Status == asl.StatusFailed) {
 		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
 	}
 	out, err := rec.finish()
@@ -257,6 +296,8 @@ func (s *submitter) deploy(ctx context.Context, c Cell, k int) (asl.Description,
 // applies the model.
 type recorder struct {
 	model   Model
+	cost    time.Duration
+	region  *region.Region
 	s3      *s3Calls
 	world   *sim.World
 	startAt string
@@ -294,6 +335,9 @@ func (rec *recorder) finish() (*Measurement, error) {
 		return nil, rec.err
 	}
 	m := rec.m
+	if m.Cell.fails() {
+		return m, nil
+	}
 	if rec.cleanup.IsZero() {
 		return nil, errors.New("the measured release never entered " + execution.TaskCleanUpSuccess)
 	}
@@ -309,13 +353,12 @@ func (rec *recorder) recording() bool {
 	return rec.on
 }
 
-// intercept runs one task: timed, its allocations and calls counted, and
-// Deploy's first wait set to the model's.
+// intercept runs one task: its calls timed (the model's cost of them
+// passes in virtual time before the task returns), and, while recording,
+// its real run time, allocations and calls counted; then the model's
+// waits set.
 func (rec *recorder) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
-	if !rec.recording() {
-		out, err := next(ctx, req)
-		return rec.pace(req, out, err)
-	}
+	ctx, tl := fanout.WithTimeline(ctx)
 	awsBefore := rec.world.TotalCalls()
 	s3Before := rec.s3.snapshot()
 	allocBefore := heapAllocs()
@@ -332,14 +375,30 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	aws := total(ops)
 	s3 := diff(s3Before, rec.s3.snapshot())
 	addTo(ops, s3)
+	spent := tl.Elapsed()
+	if rec.model.Sequential {
+		spent = time.Duration(total(ops)) * rec.cost
+	}
+	if perr := rec.region.Pass(ctx, spent); perr != nil {
+		return nil, perr
+	}
+	if rec.recording() {
+		rec.count(req.Task, ops, aws, total(s3), took, alloc, billed(spent+took))
+	}
+	return rec.pace(req, out, err)
+}
 
+// count adds one invocation of task to the measurement.
+func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took time.Duration, alloc uint64, bill time.Duration) {
 	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	m := rec.m
 	m.Invocations++
+	m.LambdaBilled += bill
 	m.AWSCalls += aws
-	m.S3Calls += total(s3)
+	m.S3Calls += s3
 	addTo(m.ByOp, ops)
-	if req.Task == execution.TaskCheckHealthy {
+	if task == execution.TaskCheckHealthy {
 		if n := total(ops); len(m.CheckCalls) == 0 || n > slices.Max(m.CheckCalls) {
 			m.FullCheckByOp = ops
 		}
@@ -347,19 +406,18 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 		addTo(m.CheckByOp, ops)
 	}
 	m.HandlerTime += took
-	m.HandlerTimeByTask[req.Task] += took
+	m.HandlerTimeByTask[task] += took
 	if took > m.HandlerMax {
-		m.HandlerMax, m.HandlerMaxTask = took, req.Task
+		m.HandlerMax, m.HandlerMaxTask = took, task
 	}
 	if alloc > m.HandlerPeakHeap {
-		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, req.Task
+		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, task
 	}
-	rec.mu.Unlock()
-	return rec.pace(req, out, err)
 }
 
 // pace sets the wait_seconds of a Deploy result to the model's FirstWait
-// and of a CheckHealthy result to its Interval, when it has them.
+// and of a CheckHealthy or CleanUpSuccess result to its Interval, when it
+// has them: the reference model polls at its interval in every loop.
 func (rec *recorder) pace(req execution.Request, out json.RawMessage, err error) (json.RawMessage, error) {
 	if err != nil {
 		return out, err
@@ -382,6 +440,16 @@ func (rec *recorder) pace(req execution.Request, out json.RawMessage, err error)
 		}
 		h.WaitSeconds = int(rec.model.Interval / time.Second)
 		return json.Marshal(&h)
+	case req.Task == execution.TaskCleanUpSuccess && rec.model.Interval > 0:
+		var st execution.State
+		if err := json.Unmarshal(out, &st); err != nil {
+			return nil, fmt.Errorf("bench: CleanUpSuccess's result is not a State: %w", err)
+		}
+		if st.Retire == nil || st.Retire.Done {
+			return out, nil
+		}
+		st.Retire.WaitSeconds = int(rec.model.Interval / time.Second)
+		return json.Marshal(&st)
 	}
 	return out, nil
 }
@@ -395,6 +463,7 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		return
 	}
 	m := rec.m
+	m.HistoryEvents++
 	payload := func(n int, at string) {
 		if n > m.MaxPayload {
 			m.MaxPayload, m.MaxPayloadAt = n, at

@@ -41,9 +41,32 @@ var Timings = sim.Timings{
 type Cell struct {
 	Services  int `json:"services"`
 	Instances int `json:"instances"`
+	// Timeout is the releases' timeout (0: 30 minutes); Boot, when set,
+	// how long an instance takes to boot (default Timings.Boot), in
+	// seconds; Behavior, when set, how the measured release's instances
+	// behave (a sim.UserDataMarker in its user data): a release that can
+	// never be healthy runs to its timeout and fails.
+	Timeout  time.Duration `json:"-"`
+	Boot     *sim.Range    `json:"-"`
+	Behavior sim.Behavior  `json:"-"`
 }
 
-func (c Cell) String() string { return fmt.Sprintf("S=%d,N=%d", c.Services, c.Instances) }
+func (c Cell) String() string {
+	s := fmt.Sprintf("S=%d,N=%d", c.Services, c.Instances)
+	if c.Timeout > 0 {
+		s += fmt.Sprintf(",timeout=%v", c.Timeout)
+	}
+	if c.Boot != nil {
+		s += fmt.Sprintf(",boot=%d-%ds", c.Boot.Min, c.Boot.Max)
+	}
+	if c.Behavior != "" {
+		s += "," + string(c.Behavior)
+	}
+	return s
+}
+
+// fails says whether the cell's measured release ends in a failure.
+func (c Cell) fails() bool { return c.Behavior == sim.NeverHealthy }
 
 // Grid is the benchmark's grid: S in {1, 10, 50} x N in {1, 10, 100}.
 func Grid() []Cell {
@@ -119,7 +142,11 @@ func World(c Cell) sim.WorldSpec {
 			Name: targetGroupName(svc), Port: 8000, LoadBalancers: []string{loadBalancerName(svc)}, Tags: ownerTags(svc, nil)})
 	}
 	acct.Regions = []sim.RegionSpec{reg}
-	return sim.WorldSpec{Defaults: Timings, Accounts: []sim.AccountSpec{acct}}
+	timings := Timings
+	if c.Boot != nil {
+		timings.Boot = c.Boot
+	}
+	return sim.WorldSpec{Defaults: timings, Accounts: []sim.AccountSpec{acct}, Subsecond: true}
 }
 
 // StableWindow is the stability window of the benchmark's releases
@@ -163,6 +190,12 @@ func newRelease(c Cell, version int) *release.Release {
 		},
 		Assets:   map[string]*release.Asset{AssetName: {Path: AssetFile}},
 		Services: map[string]*release.Service{},
+	}
+	if c.Timeout > 0 {
+		r.Timeout = int(c.Timeout / time.Second)
+	}
+	if c.Behavior != "" && version > 1 {
+		r.UserData += sim.UserDataMarker + " " + string(c.Behavior) + "\n"
 	}
 	for i := range c.Services {
 		svc := ServiceName(i)

@@ -405,6 +405,14 @@ func (r *Region) S3() *s3.Client { return r.s3 }
 // S3URL is the base URL of the region's S3 store's own listener.
 func (r *Region) S3URL() string { return r.s3srv.URL() }
 
+// Pass lets d of the region's time pass for the task that calls it (an
+// Options.Intercept modelling how long the task's calls took): other
+// executions run meanwhile. It returns ctx's error when ctx is done
+// first.
+func (r *Region) Pass(ctx context.Context, d time.Duration) error {
+	return r.waiter.Wait(ctx, d)
+}
+
 // ColdStart makes the next task invocations run in a new Lambda
 // container: a deployer whose connector has no role credentials cached,
 // so the next task that works in a target assumes its roles again. (An

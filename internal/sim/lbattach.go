@@ -363,7 +363,7 @@ func (r *region) attachELB(g *group, lb *classicLB, now time.Time) {
 		if inst.terminating.IsZero() {
 			lb.instances[inst.id] = inst
 			delete(lb.leaving, inst.id)
-			lb.passesFrom[inst.id] = now.Add(r.timingsOf(inst).Health.pick(seed(inst.id, "register "+lb.name)))
+			lb.passesFrom[inst.id] = now.Add(r.w.draw(*r.timingsOf(inst).Health, inst.id, "register "+lb.name))
 			inst.lbs = append(inst.lbs, lb)
 		}
 	}
@@ -381,7 +381,7 @@ func (r *region) attachTG(g *group, tg *targetGroup, now time.Time) {
 	g.removing = slices.DeleteFunc(g.removing, func(rm *removal) bool { return rm.tg == tg })
 	for _, inst := range g.instances {
 		if inst.terminating.IsZero() {
-			tg.targets[inst.id] = &target{inst: inst, passesFrom: now.Add(r.timingsOf(inst).Health.pick(seed(inst.id, "register "+tg.arn)))}
+			tg.targets[inst.id] = &target{inst: inst, passesFrom: now.Add(r.w.draw(*r.timingsOf(inst).Health, inst.id, "register "+tg.arn))}
 			inst.tgs = append(inst.tgs, tg)
 		}
 	}

@@ -544,8 +544,8 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	if inst.behavior == SlowBoot {
 		boot = tm.SlowBoot
 	}
-	inst.bootAt = t.Add(boot.pick(seed(id, "boot")))
-	inst.healthyAt = inst.bootAt.Add(tm.Health.pick(seed(id, "health")))
+	inst.bootAt = t.Add(w.draw(*boot, id, "boot"))
+	inst.healthyAt = inst.bootAt.Add(w.draw(*tm.Health, id, "health"))
 	g.instances = append(g.instances, inst)
 	r.history = append(r.history, inst)
 	for _, lb := range g.lbs {

@@ -26,6 +26,12 @@ type WorldSpec struct {
 	// Limits are the quotas the simulation enforces, per account-region.
 	Limits   Quotas        `json:"limits"`
 	Accounts []AccountSpec `json:"accounts"`
+	// Seed varies the boot and health times drawn from their ranges (0:
+	// the default draw, the same as every world's).
+	Seed uint64 `json:"seed,omitempty"`
+	// Subsecond draws boot and health times to the millisecond rather
+	// than in whole seconds.
+	Subsecond bool `json:"subsecond,omitempty"`
 }
 
 // Quotas are per account-region service quotas. Zero means the AWS default.
@@ -331,6 +337,16 @@ func (r *Range) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes [min, max].
 func (r Range) MarshalJSON() ([]byte, error) { return json.Marshal([]int{r.Min, r.Max}) }
+
+// pickMS returns a duration in the range, to the millisecond, chosen by
+// seed.
+func (r Range) pickMS(seed uint64) time.Duration {
+	ms := r.Min * 1000
+	if r.Max > r.Min {
+		ms += int(seed % uint64((r.Max-r.Min)*1000+1))
+	}
+	return time.Duration(ms) * time.Millisecond
+}
 
 // pick returns a duration in the range chosen by seed.
 func (r Range) pick(seed uint64) time.Duration {

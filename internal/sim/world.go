@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -25,6 +26,11 @@ type World struct {
 	clk     clock.Clock
 	timings Timings
 	quotas  Quotas
+	// drawSeed and subsecond are the WorldSpec's Seed and Subsecond.
+	drawSeed  uint64
+	subsecond bool
+	// onCall, when set, sees every call as it is made (OnCall).
+	onCall func(ctx context.Context, c Call)
 
 	mu  sync.Mutex
 	now time.Time
@@ -104,6 +110,7 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 	w := &World{
 		clk:      clk,
 		timings:  DefaultTimings().over(&spec.Defaults),
+		drawSeed: spec.Seed, subsecond: spec.Subsecond,
 		quotas:   spec.Limits,
 		now:      clk.Now(),
 		born:     clk.Now(),
@@ -193,6 +200,28 @@ func (w *World) region(accountID, name string) *region {
 		a.regions[name] = r
 	}
 	return r
+}
+
+// OnCall makes fn see every call from now on, with the caller's context,
+// as it is made (before a fault or the world answers it); fn must not
+// call the world. A benchmark times calls with it.
+func (w *World) OnCall(fn func(ctx context.Context, c Call)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onCall = fn
+}
+
+// draw picks an instance's boot or health time in rng for id and
+// purpose: in whole seconds, or to the millisecond when the world is
+// Subsecond; varied by the world's Seed.
+func (w *World) draw(rng Range, id, purpose string) time.Duration {
+	if w.drawSeed != 0 {
+		purpose += "/" + strconv.FormatUint(w.drawSeed, 10)
+	}
+	if w.subsecond {
+		return rng.pickMS(seed(id, purpose))
+	}
+	return rng.pick(seed(id, purpose))
 }
 
 // seed returns a deterministic number from an id and a purpose.
@@ -308,6 +337,9 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 		call.Principal, call.SessionTags, call.SourceIdentity = s.arn(), maps.Clone(s.tags), s.sourceIdentity
 	}
 	w.calls.record(call)
+	if w.onCall != nil {
+		w.onCall(ctx, call)
+	}
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, err)

@@ -5,7 +5,7 @@
 //
 //	go run ./internal/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-readme FILE] [-check] [-cpuprofile FILE]
+//	    [-readme FILE] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true]
 //
 // Without -lambda the Lambda is built (as make build does) into a temporary
 // directory; without -ferry the asset uploads run in-process. -check exits
@@ -44,6 +44,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	readme := fs.String("readme", "", "also write the README section (markdown) to this file")
 	check := fs.Bool("check", false, "exit with status 1 when a target fails")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
+	seeds := fs.Int("seeds", 20, "seeds per cell: every figure is a distribution over them")
+	callCost := fs.Duration("call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
+	long := fs.Bool("long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +59,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: -cells: %v\n", err)
 		return 2
 	}
+	if *seeds < 1 || *callCost <= 0 {
+		fmt.Fprintln(stderr, "bench: -seeds must be at least 1 and -call-cost positive")
+		return 2
+	}
+	opts := bench.GridOptions{Seeds: *seeds, CallCost: *callCost}
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -69,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	results, err := bench.RunGrid(ctx, cells, func(c bench.CellResult) {
+	results, err := bench.RunGrid(ctx, cells, opts, func(c bench.CellResult) {
 		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
 	})
 	if err != nil {
@@ -89,7 +97,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return 1
 	}
-	report := bench.NewReport(results, bin, up)
+	var longRun *bench.Long
+	if *long {
+		if longRun, err = bench.RunLong(ctx, opts); err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "bench: 48 h timeout done\n")
+	}
+	report := bench.NewReport(results, opts, longRun, bin, up)
 
 	if err := report.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
