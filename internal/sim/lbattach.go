@@ -51,11 +51,11 @@ type servingCounter struct {
 
 // check counts a cut when the load balancer had a healthy instance and has
 // none now while a group is attached to it.
-func (s *servingCounter) check(healthy int, attached bool) {
-	if s.serving && healthy == 0 && attached {
+func (s *servingCounter) check(serves, attached bool) {
+	if s.serving && !serves && attached {
 		s.cuts++
 	}
-	s.serving = healthy > 0
+	s.serving = serves
 }
 
 // checkServing updates every load balancer's and target group's counter
@@ -74,11 +74,32 @@ func (r *region) checkServing(now time.Time) {
 		}
 	}
 	for _, lb := range r.elbs {
-		lb.serving.check(lb.servingAt(now).n, attachedELB[lb])
+		lb.serving.check(lb.serves(now), attachedELB[lb])
 	}
 	for _, tg := range r.tgs {
-		tg.serving.check(tg.servingAt(nil, now).n, attachedTG[tg])
+		tg.serving.check(tg.serves(now), attachedTG[tg])
 	}
+}
+
+// serves says whether lb sends traffic to an instance at t (servingAt's
+// n > 0, without counting them all: it runs after every call).
+func (lb *classicLB) serves(t time.Time) bool {
+	for _, i := range lb.instances {
+		if lb.routes(i) && lb.health(i, t) == "healthy" {
+			return true
+		}
+	}
+	return false
+}
+
+// serves says whether tg gets traffic for a target at t, in any zone.
+func (tg *targetGroup) serves(t time.Time) bool {
+	for _, tr := range tg.targets {
+		if tg.state(tr, t) == "healthy" {
+			return true
+		}
+	}
+	return false
 }
 
 // servingAt is who lb sends traffic to at t: the instances in a zone it
