@@ -13,6 +13,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -24,6 +25,12 @@ const historyPageSize = 1000
 // read the history: a poll reads the newest events back to the last one
 // it read, and a few new events come in a poll's time.
 const newEventsPageSize = 25
+
+// waitingFollowInterval is the least a follower waits between two reads
+// while the execution waits between checks: a check's report is shown at
+// most this late, and a follower reads at most 0.2 times a second then
+// (GetExecutionHistory's budget, 20 a second, is the account's).
+const waitingFollowInterval = 10 * time.Second
 
 // maxFollowInterval bounds how far a follower slows down while Step
 // Functions throttles it.
@@ -129,7 +136,9 @@ func (f *followFlags) options(env Env, d *deployer) followOptions {
 
 // followExecution reads the history of the execution arn until it ends,
 // showing every update on out, and returns the outcome. Each poll reads
-// only the events after the last one read (historySince). Throttled by
+// only the events after the last one read (historySince), at the
+// interval, and no more often than waitingFollowInterval while the
+// execution waits between checks. Throttled by
 // Step Functions (GetExecutionHistory's budget is shared by the
 // account), it polls half as often each time, up to maxFollowInterval,
 // and back at the interval once a read succeeds. It returns an error
@@ -150,7 +159,11 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 		default:
 			interval = opts.Interval
 		}
-		for _, u := range r.read(events) {
+		updates := r.read(events)
+		if err == nil && r.waiting {
+			interval = max(interval, waitingFollowInterval)
+		}
+		for _, u := range updates {
 			out.show(u)
 			if u.Event == updateOutcome {
 				return u, nil
@@ -175,16 +188,65 @@ func throttled(err error) bool {
 }
 
 // historySince reads the events of the execution arn after the event
-// after (0: all of them), newest first, a page at a time, back to that
-// event: a poll costs the new events, not the whole history again.
+// after (0: all of them), newest first, back to that event: a poll costs
+// the new events, not the whole history again. It reads them without
+// execution data (inputs and outputs), then, when some of them carry a
+// report a follower shows (needsData), reads again, with data, only the
+// newest of them back to the oldest such one.
 func historySince(ctx context.Context, api stepFunctions, arn string, after int64) ([]sfntypes.HistoryEvent, error) {
 	size := int32(newEventsPageSize)
 	if after == 0 {
 		size = historyPageSize
 	}
+	events, err := historyPages(ctx, api, arn, after, size, false)
+	if err != nil {
+		return nil, err
+	}
+	oldest, n := int64(0), 0
+	for i, ev := range events {
+		if needsData(ev) {
+			oldest, n = ev.Id, i+1
+		}
+	}
+	if n == 0 {
+		return events, nil
+	}
+	withData, err := historyPages(ctx, api, arn, oldest-1, int32(min(n, historyPageSize)), true)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range events {
+		if ev.Id < oldest {
+			withData = append(withData, ev)
+		}
+	}
+	return withData, nil
+}
+
+// needsData says whether a follower shows something of ev's execution
+// data: a task's report in its output (CheckHealthy, NextStep, Bake, a
+// clean-up), or whether Bake bakes (its input).
+func needsData(ev sfntypes.HistoryEvent) bool {
+	switch ev.Type {
+	case sfntypes.HistoryEventTypeTaskStateExited:
+		if d := ev.StateExitedEventDetails; d != nil {
+			switch aws.ToString(d.Name) {
+			case execution.TaskCheckHealthy, execution.TaskNextStep, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+				return true
+			}
+		}
+	case sfntypes.HistoryEventTypeTaskStateEntered:
+		return enteredName(ev) == execution.TaskBake
+	}
+	return false
+}
+
+// historyPages reads the events after the event after, newest first, size
+// a page, with or without execution data.
+func historyPages(ctx context.Context, api stepFunctions, arn string, after int64, size int32, data bool) ([]sfntypes.HistoryEvent, error) {
 	in := &sfn.GetExecutionHistoryInput{
 		ExecutionArn: aws.String(arn), MaxResults: size, ReverseOrder: true,
-		IncludeExecutionData: aws.Bool(true),
+		IncludeExecutionData: aws.Bool(data),
 	}
 	var events []sfntypes.HistoryEvent
 	for {

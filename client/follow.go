@@ -132,6 +132,9 @@ type historyReader struct {
 	// taskFailed says the last task attempt failed: a state that exits
 	// after that was caught, and its output's $.health is stale.
 	taskFailed bool
+	// waiting says the last event read entered a Wait state: the
+	// execution waits for its next check.
+	waiting bool
 }
 
 // renderHistory is the updates a whole history gives. It is pure: the same
@@ -162,6 +165,7 @@ func (r *historyReader) read(events []sfntypes.HistoryEvent) []progress {
 			continue
 		}
 		r.lastID = ev.Id
+		r.waiting = ev.Type == sfntypes.HistoryEventTypeWaitStateEntered
 		if u, ok := r.event(ev); ok {
 			out = append(out, u)
 		}

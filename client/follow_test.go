@@ -267,18 +267,26 @@ func TestFormatElapsed(t *testing.T) {
 // pages of two, growing by one event per poll (a first page), oldest or
 // newest first as asked, to test the poll loop; it counts the calls and
 // the events it returned.
+// pagedHistory shows one more event of events at each poll (a first page
+// read without data), two events a page; it counts the events returned
+// without data, and the reads with data.
 type pagedHistory struct {
 	stepFunctions
-	events   []sfntypes.HistoryEvent
-	shown    int
-	calls    int
-	returned int
+	events    []sfntypes.HistoryEvent
+	shown     int
+	calls     int
+	returned  int
+	dataReads int
 }
 
 func (p *pagedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecutionHistoryInput, _ ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
 	p.calls++
-	if in.NextToken == nil && p.shown < len(p.events) {
+	data := aws.ToBool(in.IncludeExecutionData)
+	if in.NextToken == nil && p.shown < len(p.events) && !data {
 		p.shown++
+	}
+	if in.NextToken == nil && data {
+		p.dataReads++
 	}
 	visible := slices.Clone(p.events[:p.shown])
 	if in.ReverseOrder {
@@ -293,7 +301,9 @@ func (p *pagedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecuti
 	if to < len(visible) {
 		out.NextToken = aws.String(strconv.Itoa(to))
 	}
-	p.returned += to - from
+	if !data {
+		p.returned += to - from
+	}
 	return out, nil
 }
 
@@ -304,7 +314,10 @@ func TestFollowExecutionPolls(t *testing.T) {
 	sleeps := 0
 	u, err := followExecution(context.Background(), api, "arn", &display{w: &buf, mode: modePlain},
 		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
-			assert.Equal(t, time.Second, d)
+			// The interval, or longer while the execution waits between
+			// checks.
+			wait := events[sleeps].Type == sfntypes.HistoryEventTypeWaitStateEntered
+			assert.Equal(t, map[bool]time.Duration{false: time.Second, true: waitingFollowInterval}[wait], d, "after event %d", sleeps)
 			sleeps++
 			return nil
 		}})
@@ -312,6 +325,14 @@ func TestFollowExecutionPolls(t *testing.T) {
 	assert.Equal(t, execution.EndFailureClean, u.End)
 	assert.Equal(t, len(events)-1, sleeps, "one poll per new event, no sleep after the end")
 	assert.LessOrEqual(t, api.returned, 2*len(events), "each poll reads the new events and one it had, not the whole history again")
+	need := 0
+	for _, ev := range events {
+		if needsData(ev) {
+			need++
+		}
+	}
+	assert.Positive(t, need)
+	assert.Equal(t, need, api.dataReads, "data is read again only for the events that carry a report")
 
 	var want bytes.Buffer
 	d := &display{w: &want, mode: modePlain}
