@@ -38,7 +38,8 @@ import (
 // next one (nextCheck). The AWS calls of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
-// in use: they never grow with instances. A group's scaling activities (a
+// in use, but for the services holding their target mid-window
+// (balancersUnsettled): they never grow with instances. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
 // is short of its launch count (activitiesOnChange). It changes nothing.
@@ -58,7 +59,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		return nil, err
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange)
+	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now, activitiesAlways)
+	report, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll)
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}

@@ -41,13 +41,31 @@ const (
 	activitiesAlways activityReads = true
 )
 
+// balancerReads says whose load balancers healthReport asks.
+type balancerReads bool
+
+// The balancer reads.
+const (
+	// balancersAll asks the load balancers of every new group with an
+	// instance in service.
+	balancersAll balancerReads = true
+	// balancersUnsettled leaves out those of a service holding its
+	// target mid-window with the same instances as at the previous check,
+	// none terminating (holding): its healthy count is carried on. The
+	// check at the window's end asks them again, so a service is never
+	// judged stable on a count carried on; a termination or a replaced
+	// instance still shows in its group.
+	balancersUnsettled balancerReads = false
+)
+
 // healthReport merges the views of every new group, its load balancers and
 // target groups into one report per service at now, and carries each
 // service's stability window on from the State's last report (see
 // health.Track). A new group AWS does not show is reported Missing. It
 // reads a group's scaling activities (how many of its instances
-// terminated, whether a launch failed for good) as reads says.
-func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads) (map[string]execution.ServiceHealth, error) {
+// terminated, whether a launch failed for good) as reads says, and its
+// load balancers as lbs says.
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (map[string]execution.ServiceHealth, error) {
 	services := r.ServiceNames()
 	names := make([]string, len(services))
 	for i, svc := range services {
@@ -61,7 +79,13 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return nil, err
 	}
-	views, err := balancerViews(ctx, c, st, groups)
+	held := map[string]bool{}
+	for i, svc := range services {
+		if g, found := groups[names[i]]; found && lbs == balancersUnsettled && holding(capacities[svc], g, now) {
+			held[names[i]] = true
+		}
+	}
+	views, err := balancerViews(ctx, c, st, groups, held)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +103,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		if err != nil {
 			return nil, err
 		}
-		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, views, reads)
+		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, views, reads, held[names[i]])
 		if err != nil {
 			return nil, err
 		}
@@ -90,11 +114,12 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 
 // assess is what the new group g, its load balancers and target groups
 // (views) say of its service now, given the service's previous report
-// and the group's launch count at its step.
+// and the group's launch count at its step; for a group held (its load
+// balancers not asked, see holding), the previous healthy count.
 // It fails with a *failure.DeployError when the group can never become
 // healthy: a launch that will fail again, or a load balancer that never
 // sends one of its instances traffic.
-func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, views balancers.Views, reads activityReads) (execution.ServiceHealth, error) {
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, views balancers.Views, reads activityReads, held bool) (execution.ServiceHealth, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
@@ -113,6 +138,9 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 		view.TargetGroups[tg] = views.TargetGroups[tg]
 	}
 	cur := health.Assess(view, prev.Target)
+	if held {
+		cur.Healthy = prev.Healthy
+	}
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
 	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
@@ -135,13 +163,14 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 }
 
 // balancerViews asks the classic load balancers and target groups of the
-// new groups (those this release made) for their instances' states
-// (balancers.Read). They are asked only when some instance of a group
-// using them is InService: before that, none is healthy.
-func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup) (balancers.Views, error) {
+// new groups (those this release made) but those held for their
+// instances' states (balancers.Read). They are asked only when some
+// instance of a group using them is InService: before that, none is
+// healthy.
+func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup, held map[string]bool) (balancers.Views, error) {
 	var elbs, tgs []string
-	for _, g := range groups {
-		if !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
+	for name, g := range groups {
+		if held[name] || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
 			return i.LifecycleState == asgtypes.LifecycleStateInService
 		}) {
 			continue
@@ -150,6 +179,25 @@ func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, g
 		tgs = append(tgs, g.TargetGroupARNs...)
 	}
 	return balancers.Read(ctx, c.ELB, c.ELBv2, elbs, tgs)
+}
+
+// holding says whether a service, its previous report prev and its group
+// g now, holds its target mid-window: at its target since HealthySince,
+// its window not over at now, the same live instances as then and none
+// terminating.
+func holding(prev execution.ServiceHealth, g asgtypes.AutoScalingGroup, now time.Time) bool {
+	if !health.Healthy(prev) || prev.HealthySince == nil || health.StableIn(prev, now) <= 0 || prev.Instances == "" {
+		return false
+	}
+	var live []string
+	for _, inst := range g.Instances {
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState)}
+		if hi.Terminating() {
+			return false
+		}
+		live = append(live, hi.ID)
+	}
+	return health.Digest(live) == prev.Instances
 }
 
 // capacities returns what each service's report starts from: its healthy

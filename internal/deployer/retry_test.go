@@ -455,3 +455,35 @@ func TestTarget(t *testing.T) {
 		assert.Equal(t, tt.want, d.target(&tt.r), tt.name)
 	}
 }
+
+// TestHoldingSkipsLoadBalancers: while a service holds its target with
+// the same instances mid-window, a check does not ask its load balancers
+// (its healthy count is carried on); the check that judges it stable,
+// at the window's end, asks them again; a check that sees it below its
+// target asks them too.
+func TestHoldingSkipsLoadBalancers(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(upToDeploy...))
+	asked := func(calls map[string]int) int { return calls["DescribeTargetHealth"] + calls["DescribeInstanceHealth"] }
+	held := 0
+	for checks := 0; !x.state.Health.Healthy; checks++ {
+		require.Less(t, checks, 200)
+		prev := x.state.Health.Services["web"]
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		h.world.ResetCalls()
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		n := asked(h.world.Calls())
+		switch {
+		case x.state.Health.Healthy:
+			assert.Positive(t, n, "the check at the window's end asks the load balancers")
+		case prev.HealthySince != nil && prev.Healthy >= prev.Target:
+			assert.Zero(t, n, "check %d: the service holds its target mid-window", checks)
+			assert.Equal(t, prev.Healthy, x.state.Health.Services["web"].Healthy, "its count carried on")
+			held++
+		case prev.Launched > 0 && x.state.Health.Services["web"].InService > 0:
+			assert.Positive(t, n, "check %d: below its target, the load balancers are asked", checks)
+		}
+	}
+	assert.Positive(t, held, "some check was mid-window")
+}
