@@ -231,6 +231,8 @@ type Report struct {
 	// HistoryEvents48h and LongTimeout are RunLong's (nil: not run).
 	HistoryEvents48h *int     `json:"history_events_48h,omitempty"`
 	LongTimeout      *Long    `json:"long_timeout,omitempty"`
+	// MultiProject is RunMulti's (nil: not run).
+	MultiProject *Multi `json:"multi_project,omitempty"`
 	Lambda           *Binary  `json:"lambda_binary"`
 	Uploads          *Uploads `json:"asset_uploads"`
 	Targets          []Target `json:"targets"`
@@ -239,12 +241,12 @@ type Report struct {
 // NewReport makes a report of the cells, the long timeout's runs, the
 // binary and the uploads (each but the cells may be nil: not measured)
 // and checks the targets.
-func NewReport(cells []CellResult, opts GridOptions, long *Long, bin *Binary, up *Uploads) *Report {
+func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, bin *Binary, up *Uploads) *Report {
 	opts = opts.withDefaults()
 	r := &Report{
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
 		Seeds: opts.Seeds, CallCostMS: ms(Options{CallCost: opts.CallCost}.withDefaults().CallCost),
-		Cells: cells, LongTimeout: long, Lambda: bin, Uploads: up,
+		Cells: cells, LongTimeout: long, MultiProject: multi, Lambda: bin, Uploads: up,
 		LambdaMemoryMB: tuning.DeployerLambdaMemoryMB, PricesAt: PricesAt,
 	}
 	if c := findCell(cells, 50, 100); c != nil {
@@ -256,7 +258,7 @@ func NewReport(cells []CellResult, opts GridOptions, long *Long, bin *Binary, up
 	if long != nil {
 		r.HistoryEvents48h = &long.HistoryEvents
 	}
-	r.Targets = Targets(cells, long, bin, up)
+	r.Targets = Targets(cells, long, multi, bin, up)
 	return r
 }
 
@@ -275,6 +277,10 @@ func (r *Report) Passed() bool {
 //     history events over a 48-hour timeout;
 //   - long_timeout_latency: with a 48-hour timeout, a release healthy
 //     within the first hour waits at most 15 s more (every seed);
+//   - multi_project: K deploys at once in one account (RunMulti) all
+//     succeed, no throttled call reaches a task's retry, at most 8
+//     DescribeTargetHealth and 8 DescribeAutoScalingGroups a second on
+//     average and never more than 40 of either in a second;
 //   - cost_s1_n1: the median cost of a deploy at S=1, N=1 is no higher
 //     than the reference model's;
 //   - payload_s50: every payload at S=50 is at most 32 KiB;
@@ -284,9 +290,9 @@ func (r *Report) Passed() bool {
 //     1 s of real time;
 //   - unchanged_assets: a second deploy of unchanged assets uploads no asset
 //     bytes.
-func Targets(cells []CellResult, long *Long, bin *Binary, up *Uploads) []Target {
+func Targets(cells []CellResult, long *Long, multi *Multi, bin *Binary, up *Uploads) []Target {
 	return []Target{
-		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), costTarget(cells),
+		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), costTarget(cells),
 		payloadTarget(cells), binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
 	}
 }
@@ -351,6 +357,26 @@ func longLatencyTarget(long *Long) Target {
 		d := long.AddedLatencyS
 		t.Measured = fmt.Sprintf("max %gs, median %gs over %d seeds", d.Max, d.Median, d.Seeds)
 		t.Status = status(d.Max <= MaxLongAddedLatency.Seconds())
+	}
+	return t
+}
+
+// Limits of multi_project.
+const (
+	MaxDescribesPerSecond   = 8.0
+	MaxDescribesInOneSecond = 40
+)
+
+// multiTarget is multi_project.
+func multiTarget(m *Multi) Target {
+	t := Target{Name: "multi_project", Status: Skip,
+		Want: fmt.Sprintf("K deploys at once: all succeed, none throttled to a task's retry, <= %g DescribeTargetHealth and DescribeAutoScalingGroups/s, <= %d in a second",
+			MaxDescribesPerSecond, MaxDescribesInOneSecond)}
+	if m != nil {
+		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d calls throttled to a task's retry (%d retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d in a second, over %.0f s",
+			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.Seconds)
+		t.Status = status(m.Succeeded == m.Deploys && m.ThrottledToRetry == 0 && m.DescribeTargetHealthPerS <= MaxDescribesPerSecond &&
+			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxDescribesInOneSecond)
 	}
 	return t
 }

@@ -257,30 +257,42 @@ func (s *submitter) close() { _ = os.RemoveAll(s.dir) }
 // deploy submits the k-th release of the cell at the region's now and
 // waits for it to succeed.
 func (s *submitter) deploy(ctx context.Context, c Cell, k int) (asl.Description, error) {
-	raw, err := ReleaseFile(c, k+1)
+	arn, err := s.start(ctx, c, k)
 	if err != nil {
 		return asl.Description{}, err
 	}
-	file := filepath.Join(s.dir, fmt.Sprintf("release-%d.json", k))
+	return s.wait(ctx, arn)
+}
+
+// start submits the k-th release of the cell at the region's now and
+// returns its execution's ARN.
+func (s *submitter) start(ctx context.Context, c Cell, k int) (string, error) {
+	raw, err := ReleaseFile(c, k+1)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(s.dir, fmt.Sprintf("release-%d-%d.json", c.Project, k))
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
-		return asl.Description{}, err
+		return "", err
 	}
 	rel, err := release.ReadFile(file)
 	if err != nil {
-		return asl.Description{}, err
+		return "", err
 	}
 	now := s.r.Clock().Now()
 	p, err := submit.Prepare(ctx, s.r.Signer(), rel, file, now, "bench", ReleaseID(now, k))
 	if err != nil {
-		return asl.Description{}, err
+		return "", err
 	}
 	if err := s.d.Upload(ctx, p); err != nil {
-		return asl.Description{}, err
+		return "", err
 	}
-	arn, err := s.d.Start(ctx, p)
-	if err != nil {
-		return asl.Description{}, err
-	}
+	return s.d.Start(ctx, p)
+}
+
+// wait waits for the execution arn to end and says how, an error when it
+// did not succeed.
+func (s *submitter) wait(ctx context.Context, arn string) (asl.Description, error) {
 	d, err := s.r.Wait(ctx, arn)
 	if err != nil {
 		return asl.Description{}, err

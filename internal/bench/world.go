@@ -17,9 +17,8 @@ const (
 	Project = "ferry/bench"
 	Config  = "grid"
 
-	amiID     = "ami-00000000000be0001"
-	amiName   = "bench-base"
-	hooksName = "bench_lifecycle_hooks"
+	amiID   = "ami-00000000000be0001"
+	amiName = "bench-base"
 )
 
 // subnetNames are the Name tags of the world's subnets, one per zone.
@@ -49,6 +48,9 @@ type Cell struct {
 	Timeout  time.Duration `json:"-"`
 	Boot     *sim.Range    `json:"-"`
 	Behavior sim.Behavior  `json:"-"`
+	// Project is which project of a world deploys (projectOf; 0 is
+	// Project).
+	Project int `json:"-"`
 }
 
 func (c Cell) String() string {
@@ -82,16 +84,32 @@ func Grid() []Cell {
 // ServiceName is the name of service i (0-based) of a cell.
 func ServiceName(i int) string { return fmt.Sprintf("svc%02d", i) }
 
-func securityGroupName(svc string) string { return "ec2::" + Project + "::" + Config + "::" + svc }
-func targetGroupName(svc string) string   { return "bench-" + svc + "-tg" }
-func loadBalancerName(svc string) string  { return "bench-" + svc + "-alb" }
-func profileName(svc string) string       { return "bench-" + svc }
+// project is one project of a world: its name, and the prefix of its
+// resources' names (names an account or region holds once).
+type project struct{ name, prefix string }
+
+// projectOf is project i of a world: Project itself first, then
+// Project-001 and so on.
+func projectOf(i int) project {
+	if i == 0 {
+		return project{name: Project, prefix: "bench"}
+	}
+	return project{name: fmt.Sprintf("%s-%03d", Project, i), prefix: fmt.Sprintf("bench%03d", i)}
+}
+
+func (p project) securityGroupName(svc string) string {
+	return "ec2::" + p.name + "::" + Config + "::" + svc
+}
+func (p project) targetGroupName(svc string) string  { return p.prefix + "-" + svc + "-tg" }
+func (p project) loadBalancerName(svc string) string { return p.prefix + "-" + svc + "-alb" }
+func (p project) profileName(svc string) string      { return p.prefix + "-" + svc }
+func (p project) hooksName() string                  { return p.prefix + "_lifecycle_hooks" }
 
 // ownerTags are the tags that let a release of the project-config use a
 // load balancer or security group of service svc.
-func ownerTags(svc string, extra map[string]string) map[string]string {
+func (p project) ownerTags(svc string, extra map[string]string) map[string]string {
 	tags := map[string]string{
-		naming.TagProjectName: Project,
+		naming.TagProjectName: p.name,
 		naming.TagConfigName:  Config,
 		naming.TagServiceName: svc,
 	}
@@ -101,23 +119,26 @@ func ownerTags(svc string, extra map[string]string) map[string]string {
 	return tags
 }
 
-// World is the simulated AWS of a cell with c.Services services: for each
-// service a security group, a target group routed by an application load
-// balancer, and an instance profile (with its role) owned by the service; an AMI and three subnets tagged for
-// ferry; the lifecycle hooks' role and topic; the bootstrap roles. Every
-// instance boots healthy after Timings.
-func World(c Cell) sim.WorldSpec {
+// World is the simulated AWS of a cell with c.Services services of
+// project c.Project (see Worlds).
+func World(c Cell) sim.WorldSpec { return Worlds(c, c.Project) }
+
+// Worlds is the simulated AWS of projects 0 to k-1 (k 1: of project
+// from; see projectOf), each with c.Services services: for each service a
+// security group, a target group routed by an application load balancer,
+// and an instance profile (with its role) owned by the service; for each
+// project the lifecycle hooks' role and topic; an AMI and three subnets
+// tagged for ferry; the bootstrap roles. Every instance boots healthy
+// after Timings (c.Boot's boot when set).
+func Worlds(c Cell, projects ...int) sim.WorldSpec {
 	acct := sim.AccountSpec{
 		ID:        Account,
 		Bootstrap: []sim.BootstrapSpec{{Region: Region, Trust: []string{Account}}},
-		Roles: []sim.RoleSpec{{Name: hooksName, Path: naming.ProjectConfigPath(Project, Config),
-			TrustServices: []string{naming.HookRoleTrust}}},
 	}
 	reg := sim.RegionSpec{
 		Name: Region,
 		AMIs: []sim.AMISpec{{ID: amiID, Name: amiName,
 			Tags: map[string]string{naming.TagName: amiName, naming.TagDeployWith: naming.DeployWithValue}, Behavior: sim.Healthy}},
-		Topics: []sim.TopicSpec{{Name: hooksName, Tags: map[string]string{naming.TagProjectName: Project, naming.TagConfigName: Config}}},
 	}
 	for i, name := range subnetNames {
 		reg.Subnets = append(reg.Subnets, sim.SubnetSpec{
@@ -127,19 +148,27 @@ func World(c Cell) sim.WorldSpec {
 			Tags:             map[string]string{naming.TagName: name, naming.TagDeployWith: naming.DeployWithValue},
 		})
 	}
-	for i := range c.Services {
-		svc := ServiceName(i)
-		path := naming.InstanceProfilePath(Project, Config, svc)
-		acct.Roles = append(acct.Roles, sim.RoleSpec{Name: profileName(svc), Path: path})
-		acct.InstanceProfiles = append(acct.InstanceProfiles, sim.InstanceProfileSpec{
-			Name: profileName(svc), Path: path, Roles: []string{profileName(svc)}})
-		reg.SecurityGroups = append(reg.SecurityGroups, sim.SecurityGroupSpec{
-			ID: fmt.Sprintf("sg-%017x", 0xd000+i), Name: securityGroupName(svc), VPCID: "vpc-00000000000000be0",
-			Tags: ownerTags(svc, map[string]string{naming.TagName: securityGroupName(svc)}),
-		})
-		reg.LoadBalancers = append(reg.LoadBalancers, sim.LoadBalancerSpec{Name: loadBalancerName(svc), Tags: ownerTags(svc, nil)})
-		reg.TargetGroups = append(reg.TargetGroups, sim.TargetGroupSpec{
-			Name: targetGroupName(svc), Port: 8000, LoadBalancers: []string{loadBalancerName(svc)}, Tags: ownerTags(svc, nil)})
+	sg := 0
+	for _, k := range projects {
+		p := projectOf(k)
+		acct.Roles = append(acct.Roles, sim.RoleSpec{Name: p.hooksName(), Path: naming.ProjectConfigPath(p.name, Config),
+			TrustServices: []string{naming.HookRoleTrust}})
+		reg.Topics = append(reg.Topics, sim.TopicSpec{Name: p.hooksName(), Tags: map[string]string{naming.TagProjectName: p.name, naming.TagConfigName: Config}})
+		for i := range c.Services {
+			svc := ServiceName(i)
+			path := naming.InstanceProfilePath(p.name, Config, svc)
+			acct.Roles = append(acct.Roles, sim.RoleSpec{Name: p.profileName(svc), Path: path})
+			acct.InstanceProfiles = append(acct.InstanceProfiles, sim.InstanceProfileSpec{
+				Name: p.profileName(svc), Path: path, Roles: []string{p.profileName(svc)}})
+			reg.SecurityGroups = append(reg.SecurityGroups, sim.SecurityGroupSpec{
+				ID: fmt.Sprintf("sg-%017x", 0xd000+sg), Name: p.securityGroupName(svc), VPCID: "vpc-00000000000000be0",
+				Tags: p.ownerTags(svc, map[string]string{naming.TagName: p.securityGroupName(svc)}),
+			})
+			sg++
+			reg.LoadBalancers = append(reg.LoadBalancers, sim.LoadBalancerSpec{Name: p.loadBalancerName(svc), Tags: p.ownerTags(svc, nil)})
+			reg.TargetGroups = append(reg.TargetGroups, sim.TargetGroupSpec{
+				Name: p.targetGroupName(svc), Port: 8000, LoadBalancers: []string{p.loadBalancerName(svc)}, Tags: p.ownerTags(svc, nil)})
+		}
 	}
 	acct.Regions = []sim.RegionSpec{reg}
 	timings := Timings
@@ -173,8 +202,9 @@ func ReleaseFile(c Cell, version int) ([]byte, error) {
 const AssetFile = "app.conf"
 
 func newRelease(c Cell, version int) *release.Release {
+	p := projectOf(c.Project)
 	r := &release.Release{
-		ProjectName:   Project,
+		ProjectName:   p.name,
 		ConfigName:    Config,
 		AccountID:     Account,
 		Region:        Region,
@@ -186,7 +216,7 @@ func newRelease(c Cell, version int) *release.Release {
 			"runcmd:\n  - curl -fsS -o /etc/app/app.conf '{{ASSET_URL:%s}}'\n  - echo '{{ASSET_SHA256:%s}}  /etc/app/app.conf' | sha256sum -c\n  - systemctl start app-{{SERVICE_NAME}}\n",
 			version, AssetName, AssetName),
 		Lifecycle: map[string]*release.LifecycleHook{
-			"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: hooksName, SNS: hooksName, HeartbeatTimeout: 300},
+			"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: p.hooksName(), SNS: p.hooksName(), HeartbeatTimeout: 300},
 		},
 		Assets:   map[string]*release.Asset{AssetName: {Path: AssetFile}},
 		Services: map[string]*release.Service{},
@@ -201,9 +231,9 @@ func newRelease(c Cell, version int) *release.Release {
 		svc := ServiceName(i)
 		r.Services[svc] = &release.Service{
 			InstanceType:   "c5.large",
-			SecurityGroups: []string{securityGroupName(svc)},
-			TargetGroups:   []string{targetGroupName(svc)},
-			Profile:        profileName(svc),
+			SecurityGroups: []string{p.securityGroupName(svc)},
+			TargetGroups:   []string{p.targetGroupName(svc)},
+			Profile:        p.profileName(svc),
 			EBSVolumeSize:  20,
 			Autoscaling: &release.Autoscaling{
 				MinSize: c.Instances, MaxSize: 2 * c.Instances, Spread: 0.1, MaxTerms: 1,

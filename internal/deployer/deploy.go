@@ -81,11 +81,12 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		return nil, err
 	}
 	rel := d.fleetRelease(c, st, req)
+	made := d.alarmsMade(ctx, c, r)
 	report := map[string]execution.ServiceHealth{}
 	st.Images = map[string]string{}
 	for _, svc := range r.ServiceNames() {
 		st.Images[svc] = res.Images[r.ServiceAMI(svc)]
-		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups); err != nil {
+		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups, made); err != nil {
 			return nil, err
 		}
 	}
@@ -96,11 +97,41 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	return st, nil
 }
 
+// alarmsMade are the alarms of the release's scaling policies that exist
+// already (an earlier attempt of Deploy put them), by name, in one
+// DescribeAlarms call per 100: their policies are not put again. A read
+// that fails leaves none known (every policy is put: an upsert).
+func (d *Deployer) alarmsMade(ctx context.Context, c *cloud.Clients, r *release.Release) map[string]bool {
+	var names []string
+	for _, svc := range r.ServiceNames() {
+		policies, err := policiesOf(r, svc)
+		if err != nil {
+			continue
+		}
+		for _, p := range policies {
+			names = append(names, naming.AlarmName(naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID), p.Type))
+		}
+	}
+	made := map[string]bool{}
+	if len(names) == 0 {
+		return made
+	}
+	alarms, err := resources.DescribeAlarms(ctx, c.CloudWatch, names)
+	if err != nil {
+		d.log.Warn("the release's alarms could not be read: every scaling policy is put", "release_id", r.ReleaseID, "error", err)
+		return made
+	}
+	for _, a := range alarms {
+		made[aws.ToString(a.AlarmName)] = true
+	}
+	return made
+}
+
 // deployService makes what the release deploys for service svc (see
 // deploy), skipping what AWS shows this release made already (templates,
 // groups: the project-config's), and returns the service's first report.
 func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources.Resolved,
-	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (execution.ServiceHealth, error) {
+	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup, made map[string]bool) (execution.ServiceHealth, error) {
 	plan, err := servicePlan(r, svc, res.Previous)
 	if err != nil {
 		return execution.ServiceHealth{}, err
@@ -135,7 +166,7 @@ func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *rel
 	if err != nil {
 		return execution.ServiceHealth{}, err
 	}
-	if err := rel.PutPolicies(ctx, name, groupTags(r, svc), policies); err != nil {
+	if err := rel.PutPolicies(ctx, name, groupTags(r, svc), policies, made); err != nil {
 		return execution.ServiceHealth{}, err
 	}
 	return report, nil

@@ -20,8 +20,8 @@ func InOrder(ctx context.Context) context.Context {
 	return context.WithValue(ctx, inOrderKey{}, true)
 }
 
-// lane is one sequence of calls: the time they took so far. One
-// goroutine uses a lane at a time.
+// lane is one sequence of calls: the time from the task's start to the
+// end of its last call. One goroutine uses a lane at a time.
 type lane struct{ at time.Duration }
 
 // Timeline is the time a task's calls take, calls run side by side
@@ -37,6 +37,16 @@ func WithTimeline(ctx context.Context) (context.Context, *Timeline) {
 
 // Elapsed is the time the calls took, once the task returned.
 func (tl *Timeline) Elapsed() time.Duration { return tl.root.at }
+
+// Offset is how far into its task a call made with ctx is, on ctx's
+// Timeline: the time of the calls before it on its lane (a call of Each's
+// counted from the fan-out's start); 0 without a Timeline.
+func Offset(ctx context.Context) time.Duration {
+	if l, ok := ctx.Value(laneKey{}).(*lane); ok {
+		return l.at
+	}
+	return 0
+}
 
 // Spend adds d, a call's time, to ctx's Timeline; without one it does
 // nothing.
@@ -61,10 +71,14 @@ func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int)
 	parent, timed := ctx.Value(laneKey{}).(*lane)
 	lanes := make([]*lane, n)
 	errs := make([]error, n)
+	var start time.Duration
+	if timed {
+		start = parent.at
+	}
 	run := func(i int) {
 		jctx := ctx
 		if timed {
-			lanes[i] = &lane{}
+			lanes[i] = &lane{at: start}
 			jctx = context.WithValue(ctx, laneKey{}, lanes[i])
 		}
 		errs[i] = fn(jctx, i)
@@ -77,7 +91,7 @@ func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int)
 		parallel(limit, n, run)
 	}
 	if timed {
-		parent.at += makespan(lanes, limit)
+		parent.at = start + makespan(lanes, start, limit)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -107,14 +121,13 @@ func parallel(limit, n int, run func(i int)) {
 	wg.Wait()
 }
 
-// makespan is the time workers take for lanes' durations taken in order,
-// each by the worker free first.
-func makespan(lanes []*lane, workers int) time.Duration {
+// makespan is the time workers take for lanes' durations (each from
+// start) taken in order, each by the worker free first.
+func makespan(lanes []*lane, start time.Duration, workers int) time.Duration {
 	free := make(durations, workers)
 	var end time.Duration
 	for _, l := range lanes {
-		start := free[0]
-		free[0] = start + l.at
+		free[0] += l.at - start
 		end = max(end, free[0])
 		heap.Fix(&free, 0)
 	}

@@ -102,3 +102,20 @@ func TestInOrder(t *testing.T) {
 	}))
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, order)
 }
+
+// Offset is where a call is in its task: after the calls before it, a
+// fan-out's calls counted from the fan-out's start.
+func TestOffset(t *testing.T) {
+	assert.Zero(t, Offset(context.Background()))
+	ctx, _ := WithTimeline(context.Background())
+	Spend(ctx, call)
+	assert.Equal(t, call, Offset(ctx))
+	var seen [3]time.Duration
+	require.NoError(t, Each(InOrder(ctx), 3, 3, func(ctx context.Context, i int) error {
+		seen[i] = Offset(ctx)
+		Spend(ctx, time.Duration(i+1)*call)
+		return nil
+	}))
+	assert.Equal(t, [3]time.Duration{call, call, call}, seen)
+	assert.Equal(t, 4*call, Offset(ctx), "the fan-out took its longest lane")
+}

@@ -287,9 +287,15 @@ func (r *Release) Step(ctx context.Context, name string, minSize, desired int) e
 }
 
 // PutPolicies puts the scaling policies of the group name and their
-// alarms, tagged with tags (upserts: a retry rewrites the same).
-func (r *Release) PutPolicies(ctx context.Context, name string, alarmTags map[string]string, policies []Policy) error {
+// alarms, tagged with tags (upserts: a retry rewrites the same), but for
+// those whose alarm (naming.AlarmName) is in made: an earlier attempt of
+// this release put the policy, then its alarm. A retry after a throttle
+// so does not put everything again.
+func (r *Release) PutPolicies(ctx context.Context, name string, alarmTags map[string]string, policies []Policy, made map[string]bool) error {
 	for _, p := range policies {
+		if made[naming.AlarmName(name, p.Type)] {
+			continue
+		}
 		out, err := r.Clients.AutoScaling.PutScalingPolicy(ctx, &autoscaling.PutScalingPolicyInput{
 			AutoScalingGroupName: aws.String(name),
 			PolicyName:           aws.String(naming.PolicyName(p.Type)),

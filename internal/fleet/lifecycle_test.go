@@ -57,7 +57,7 @@ func TestMakeAndSettle(t *testing.T) {
 		require.NoError(t, rel.CreateTemplate(e.ctx, tmpl), "attempt %d", attempt)
 		require.NoError(t, rel.CreateGroup(e.ctx, grp), "attempt %d", attempt)
 		require.NoError(t, rel.Suspend(e.ctx, grp.Name, nil), "attempt %d", attempt)
-		require.NoError(t, rel.PutPolicies(e.ctx, grp.Name, releaseTags("r1"), policies), "attempt %d", attempt)
+		require.NoError(t, rel.PutPolicies(e.ctx, grp.Name, releaseTags("r1"), policies, nil), "attempt %d", attempt)
 	}
 	g, ok := e.group(grp.Name)
 	require.True(t, ok)

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -31,6 +32,11 @@ type World struct {
 	subsecond bool
 	// onCall, when set, sees every call as it is made (OnCall).
 	onCall func(ctx context.Context, c Call)
+	// throttling is the WorldSpec's Throttle; buckets are its token
+	// buckets by account, region and bucket key; throttles its counts.
+	throttling bool
+	buckets    map[string]*bucket
+	throttles  Throttles
 
 	mu  sync.Mutex
 	now time.Time
@@ -111,12 +117,14 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 		clk:      clk,
 		timings:  DefaultTimings().over(&spec.Defaults),
 		drawSeed: spec.Seed, subsecond: spec.Subsecond,
-		quotas:   spec.Limits,
-		now:      clk.Now(),
-		born:     clk.Now(),
-		accounts: map[string]*account{},
-		ids:      map[string]uint64{},
-		sessions: map[string]*session{},
+		throttling: spec.Throttle, buckets: map[string]*bucket{},
+		throttles: Throttles{Retried: map[string]int{}, Failed: map[string]int{}},
+		quotas:    spec.Limits,
+		now:       clk.Now(),
+		born:      clk.Now(),
+		accounts:  map[string]*account{},
+		ids:       map[string]uint64{},
+		sessions:  map[string]*session{},
 	}
 	if w.quotas.AutoScalingGroups == 0 {
 		w.quotas.AutoScalingGroups = 500
@@ -332,13 +340,17 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 	w := v.w
 	w.mu.Lock()
 	w.advance(w.clk.Now())
-	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now, Auth: defaultAuth(v.service, op)}
+	call := Call{Service: v.service, Op: op, Account: v.account, Region: v.region, At: w.now.Add(fanout.Offset(ctx)), Auth: defaultAuth(v.service, op)}
 	if s := w.sessions[key]; v.creds != nil && s != nil {
 		call.Principal, call.SessionTags, call.SourceIdentity = s.arn(), maps.Clone(s.tags), s.sourceIdentity
 	}
 	w.calls.record(call)
 	if w.onCall != nil {
 		w.onCall(ctx, call)
+	}
+	if err := w.throttle(ctx, call); err != nil {
+		w.mu.Unlock()
+		return nil, opError(v.service, op, err)
 	}
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()

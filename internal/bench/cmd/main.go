@@ -5,7 +5,7 @@
 //
 //	go run ./internal/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-readme FILE] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true]
+//	    [-readme FILE] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
 //
 // Without -lambda the Lambda is built (as make build does) into a temporary
 // directory; without -ferry the asset uploads run in-process. -check exits
@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 20, "seeds per cell: every figure is a distribution over them")
 	callCost := fs.Duration("call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
 	long := fs.Bool("long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
+	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,7 +106,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "bench: 48 h timeout done\n")
 	}
-	report := bench.NewReport(results, opts, longRun, bin, up)
+	var multiRun *bench.Multi
+	if *multi != "" {
+		k, s, err := parseKxS(*multi)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -multi: %v\n", err)
+			return 2
+		}
+		if multiRun, err = bench.RunMulti(ctx, k, s, opts); err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", k, s)
+	}
+	report := bench.NewReport(results, opts, longRun, multiRun, bin, up)
 
 	if err := report.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -137,15 +151,24 @@ func parseCells(s string) ([]bench.Cell, error) {
 	}
 	var cells []bench.Cell
 	for _, part := range strings.Split(s, ",") {
-		ss, ns, ok := strings.Cut(strings.TrimSpace(part), "x")
-		sv, serr := strconv.Atoi(ss)
-		nv, nerr := strconv.Atoi(ns)
-		if !ok || serr != nil || nerr != nil || sv < 1 || nv < 1 {
-			return nil, fmt.Errorf("%q is not SxN with S, N >= 1", part)
+		sv, nv, err := parseKxS(part)
+		if err != nil {
+			return nil, err
 		}
 		cells = append(cells, bench.Cell{Services: sv, Instances: nv})
 	}
 	return cells, nil
+}
+
+// parseKxS reads "AxB" with A, B >= 1.
+func parseKxS(part string) (a, b int, err error) {
+	as, bs, ok := strings.Cut(strings.TrimSpace(part), "x")
+	a, aerr := strconv.Atoi(as)
+	b, berr := strconv.Atoi(bs)
+	if !ok || aerr != nil || berr != nil || a < 1 || b < 1 {
+		return 0, 0, fmt.Errorf("%q is not AxB with A, B >= 1", part)
+	}
+	return a, b, nil
 }
 
 // writeFile writes path (creating its directory) with write.

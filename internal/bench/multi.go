@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// Multi is what K deploys of S services each (one instance a service),
+// started at the same moment in one account and region, cost the
+// account's request rates, on a world that throttles as AWS does
+// (sim.WorldSpec.Throttle: a token bucket per API, a throttled call
+// retried as the SDK does).
+type Multi struct {
+	Deploys   int `json:"deploys"`
+	Services  int `json:"services"`
+	Succeeded int `json:"succeeded"`
+	// PreviousSucceeded are the deploys of the first round (the releases
+	// the measured ones replace; those that failed leave nothing to
+	// replace) that succeeded.
+	PreviousSucceeded int `json:"previous_succeeded"`
+	// ThrottledToRetry are the calls throttled at every attempt of the
+	// SDK's retryer: their task failed, and the state machine's retry
+	// (or the deploy's failure) took over. ThrottledRetried are the
+	// attempts the SDK's retryer absorbed.
+	ThrottledToRetry int `json:"throttled_to_retry"`
+	ThrottledRetried int `json:"throttled_retried"`
+	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
+	// rate over Seconds, from the deploys' start to the last one's end;
+	// MaxCallsInASecond the most of either in any one second.
+	DescribeTargetHealthPerS float64 `json:"describe_target_health_per_s"`
+	DescribeASGPerS          float64 `json:"describe_asg_per_s"`
+	MaxCallsInASecond        int     `json:"max_calls_in_a_second"`
+	Seconds                  float64 `json:"seconds"`
+	// Failure is the first deploy's failure, when one did not succeed.
+	Failure string `json:"failure,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// RunMulti deploys a previous release of each of k projects of s
+// services, all at once, then the measured releases of all k at once,
+// and measures the second round. A deploy that fails is counted, not an
+// error.
+func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
+	opts = opts.withDefaults()
+	cost := Options{CallCost: opts.CallCost}.withDefaults().CallCost
+	projects := make([]int, k)
+	for i := range projects {
+		projects[i] = i
+	}
+	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
+	world.Throttle = true
+	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
+	var r *region.Region
+	r, err := region.New(ctx, region.Options{
+		World: world,
+		Clock: clock.NewVirtual(Start),
+		Intercept: func(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+			ctx, tl := fanout.WithTimeline(ctx)
+			out, err := next(ctx, req)
+			if perr := r.Pass(ctx, tl.Elapsed()); perr != nil {
+				return nil, perr
+			}
+			return out, err
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %d deploys: %w", k, err)
+	}
+	defer r.Close()
+	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
+	sub, err := newSubmitter(r)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.close()
+
+	round := func(version int) (succeeded int, err error) {
+		release := r.Hold()
+		arns := make([]string, k)
+		for i := range k {
+			if arns[i], err = sub.start(ctx, Cell{Services: s, Instances: 1, Project: i}, version); err != nil {
+				release()
+				return 0, err
+			}
+		}
+		release()
+		for _, arn := range arns {
+			if _, werr := sub.wait(ctx, arn); werr == nil {
+				succeeded++
+			} else if err == nil {
+				err = werr
+			}
+		}
+		return succeeded, err
+	}
+	previous, _ := round(0)
+	before := r.World().Throttles()
+	logged := len(r.World().CallLog())
+	began := r.Clock().Now()
+	n, failed := round(1)
+	ended := r.Clock().Now()
+	after := r.World().Throttles()
+	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
+		ThrottledToRetry: total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried)}
+	perSecond := map[string]map[int64]int{}
+	counts := map[string]int{}
+	for _, c := range r.World().CallLog()[logged:] {
+		if c.Op != "DescribeTargetHealth" && c.Op != "DescribeAutoScalingGroups" {
+			continue
+		}
+		counts[c.Op]++
+		if perSecond[c.Op] == nil {
+			perSecond[c.Op] = map[int64]int{}
+		}
+		sec := c.At.Unix()
+		perSecond[c.Op][sec]++
+		m.MaxCallsInASecond = max(m.MaxCallsInASecond, perSecond[c.Op][sec])
+	}
+	if secs := ended.Sub(began).Seconds(); secs > 0 {
+		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)
+		m.DescribeASGPerS = round3(float64(counts["DescribeAutoScalingGroups"]) / secs)
+	}
+	return m, nil
+}
+
+func round3(x float64) float64 { return round(x, 3) }
