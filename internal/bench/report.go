@@ -229,13 +229,13 @@ type Report struct {
 	LambdaMemoryMB int    `json:"lambda_memory_mb"`
 	PricesAt       string `json:"prices_at"`
 	// HistoryEvents48h and LongTimeout are RunLong's (nil: not run).
-	HistoryEvents48h *int     `json:"history_events_48h,omitempty"`
-	LongTimeout      *Long    `json:"long_timeout,omitempty"`
+	HistoryEvents48h *int  `json:"history_events_48h,omitempty"`
+	LongTimeout      *Long `json:"long_timeout,omitempty"`
 	// MultiProject is RunMulti's (nil: not run).
-	MultiProject *Multi `json:"multi_project,omitempty"`
-	Lambda           *Binary  `json:"lambda_binary"`
-	Uploads          *Uploads `json:"asset_uploads"`
-	Targets          []Target `json:"targets"`
+	MultiProject *Multi   `json:"multi_project,omitempty"`
+	Lambda       *Binary  `json:"lambda_binary"`
+	Uploads      *Uploads `json:"asset_uploads"`
+	Targets      []Target `json:"targets"`
 }
 
 // NewReport makes a report of the cells, the long timeout's runs, the
