@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -21,14 +22,32 @@ import (
 // (Step Functions' maximum).
 const historyPageSize = 1000
 
-// newEventsPageSize is how many events a follower asks for once it has
-// read the history: a poll reads the newest events back to the last one
-// it read, and a few new events come in a poll's time.
-const newEventsPageSize = 25
+// newEventsPageSize bounds how many events a follower asks for in a page
+// once it has read the history: a poll reads the newest events back to
+// the last one it read, without data (about 200 bytes each), a page
+// sized from how many came in the previous poll (pageSizeAfter).
+const newEventsPageSize = 100
+
+// pageSizeAfter is the page size of the poll after one that read n new
+// events, interval before it, while the execution's loop waits loopWait
+// between its rounds (0: unknown): as many as the rounds of the interval
+// record (limits.HistoryEventsPerRound each, and two more), or else as
+// many as the last poll read; at least 10, at most newEventsPageSize. A
+// page is answered whole, so a page too large is bytes read for nothing;
+// one too small, a call more (a next page keeps the size: Step Functions
+// asks for every argument unchanged with a nextToken).
+func pageSizeAfter(n int, interval, loopWait time.Duration) int32 {
+	if loopWait > 0 {
+		rounds := int((interval + loopWait - 1) / loopWait)
+		n = rounds*limits.HistoryEventsPerRound + 2
+	}
+	return int32(min(max(n, 10), newEventsPageSize))
+}
 
 // waitingFollowInterval is the least a follower waits between two reads
 // while the execution waits between checks: a check's report is shown at
 // most this late, and a follower reads at most 0.2 times a second then
+// (two reads a poll, the second for the reports it shows)
 // (GetExecutionHistory's budget, 20 a second, is the account's).
 const waitingFollowInterval = 10 * time.Second
 
@@ -137,7 +156,8 @@ func (f *followFlags) options(env Env, d *deployer) followOptions {
 // followExecution reads the history of the execution arn until it ends,
 // showing every update on out, and returns the outcome. Each poll reads
 // only the events after the last one read (historySince), at the
-// interval, and no more often than waitingFollowInterval while the
+// interval (pages sized from the previous poll's new events), and no more
+// often than waitingFollowInterval while the
 // execution waits between checks. Throttled by
 // Step Functions (GetExecutionHistory's budget is shared by the
 // account), it polls half as often each time, up to maxFollowInterval,
@@ -147,8 +167,9 @@ func (f *followFlags) options(env Env, d *deployer) followOptions {
 func followExecution(ctx context.Context, api stepFunctions, arn string, out *display, opts followOptions) (progress, error) {
 	var r historyReader
 	interval := opts.Interval
+	size := pageSizeAfter(0, 0, 0)
 	for {
-		events, err := historySince(ctx, api, arn, r.lastID)
+		events, err := historySince(ctx, api, arn, r.lastID, size)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return progress{}, ctx.Err()
@@ -159,9 +180,13 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 		default:
 			interval = opts.Interval
 		}
+		before := r.lastID
 		updates := r.read(events)
-		if err == nil && r.waiting {
-			interval = max(interval, waitingFollowInterval)
+		if err == nil {
+			if r.waiting {
+				interval = max(interval, waitingFollowInterval)
+			}
+			size = pageSizeAfter(int(r.lastID-before), interval, r.loopWait)
 		}
 		for _, u := range updates {
 			out.show(u)
@@ -189,12 +214,16 @@ func throttled(err error) bool {
 
 // historySince reads the events of the execution arn after the event
 // after (0: all of them), newest first, back to that event: a poll costs
-// the new events, not the whole history again. It reads them without
-// execution data (inputs and outputs), then, when some of them carry a
-// report a follower shows (needsData), reads again, with data, only the
-// newest of them back to the oldest such one.
-func historySince(ctx context.Context, api stepFunctions, arn string, after int64) ([]sfntypes.HistoryEvent, error) {
-	size := int32(newEventsPageSize)
+// the new events, not the whole history again, in pages of size (the
+// whole history's first, in pages of historyPageSize). It reads them
+// without execution data (inputs and outputs), then, when some of them
+// carry a report a follower shows (reportOf), reads again, with data,
+// only the newest of them back to the oldest it shows: the newest report
+// of a loop (a health check's, a bake's, a clean-up's, which the Wait
+// state after it carries in its input too) and every one-off report (a
+// canary's step). An older report of a loop among
+// the new events is not shown: the newest says where the deploy stands.
+func historySince(ctx context.Context, api stepFunctions, arn string, after int64, size int32) ([]sfntypes.HistoryEvent, error) {
 	if after == 0 {
 		size = historyPageSize
 	}
@@ -202,11 +231,18 @@ func historySince(ctx context.Context, api stepFunctions, arn string, after int6
 	if err != nil {
 		return nil, err
 	}
-	oldest, n := int64(0), 0
+	oldest, n, looped := int64(0), 0, false
 	for i, ev := range events {
-		if needsData(ev) {
-			oldest, n = ev.Id, i+1
+		switch reportOf(ev) {
+		case reportNone:
+			continue
+		case reportLoop:
+			if looped {
+				continue
+			}
+			looped = true
 		}
+		oldest, n = ev.Id, i+1
 	}
 	if n == 0 {
 		return events, nil
@@ -223,22 +259,43 @@ func historySince(ctx context.Context, api stepFunctions, arn string, after int6
 	return withData, nil
 }
 
-// needsData says whether a follower shows something of ev's execution
-// data: a task's report in its output (CheckHealthy, NextStep, Bake, a
-// clean-up), or whether Bake bakes (its input).
-func needsData(ev sfntypes.HistoryEvent) bool {
+// A report is what a follower shows of an event's execution data.
+type report int
+
+const (
+	reportNone report = iota
+	// reportLoop is a report of a loop (a health check's, a bake's, a
+	// clean-up's step): the newest of them says it all.
+	reportLoop
+	// reportOnce is a report shown for itself: a canary's step.
+	reportOnce
+)
+
+// reportOf says whether, and how, a follower shows something of ev's
+// execution data.
+func reportOf(ev sfntypes.HistoryEvent) report {
 	switch ev.Type {
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		if d := ev.StateExitedEventDetails; d != nil {
-			switch aws.ToString(d.Name) {
-			case execution.TaskCheckHealthy, execution.TaskNextStep, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
-				return true
-			}
+		switch exitedName(ev) {
+		case execution.TaskNextStep:
+			return reportOnce
+		case execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+			return reportLoop
 		}
-	case sfntypes.HistoryEventTypeTaskStateEntered:
-		return enteredName(ev) == execution.TaskBake
+	case sfntypes.HistoryEventTypeWaitStateEntered:
+		if _, ok := waitReports[enteredName(ev)]; ok {
+			return reportLoop
+		}
 	}
-	return false
+	return reportNone
+}
+
+// exitedName is the name of the state ev exited ("" for another event).
+func exitedName(ev sfntypes.HistoryEvent) string {
+	if d := ev.StateExitedEventDetails; d != nil {
+		return aws.ToString(d.Name)
+	}
+	return ""
 }
 
 // historyPages reads the events after the event after, newest first, size
@@ -259,6 +316,9 @@ func historyPages(ctx context.Context, api stepFunctions, arn string, after int6
 				return events, nil
 			}
 			events = append(events, ev)
+		}
+		if n := len(out.Events); n > 0 && out.Events[n-1].Id <= after+1 {
+			return events, nil // the page ends at the first event wanted
 		}
 		if out.NextToken == nil || aws.ToString(out.NextToken) == aws.ToString(in.NextToken) {
 			return events, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/statemachine/shape"
 )
 
 // The kinds of update a follower shows.
@@ -135,6 +136,13 @@ type historyReader struct {
 	// waiting says the last event read entered a Wait state: the
 	// execution waits for its next check.
 	waiting bool
+	// bakeSeconds is the release's bake_seconds, from the last report's
+	// state: whether Bake bakes when its input was not read. loopWait is
+	// the wait before the last report's loop runs its task again.
+	bakeSeconds int
+	loopWait    time.Duration
+	// lastTask is the last task state entered.
+	lastTask string
 }
 
 // renderHistory is the updates a whole history gives. It is pure: the same
@@ -219,7 +227,8 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
 		r.taskFailed = false
 		name := enteredName(ev)
-		if name == "" || name == r.shown || name == execution.TaskBake && !bakes(ev) {
+		r.lastTask = name
+		if name == "" || name == r.shown || name == execution.TaskBake && !r.bakes(ev) {
 			return u, false
 		}
 		r.shown = name
@@ -233,16 +242,33 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 		if d := ev.StateExitedEventDetails; d != nil && !r.taskFailed {
 			return r.taskReport(u, aws.ToString(d.Name), aws.ToString(d.Output))
 		}
+	case sfntypes.HistoryEventTypeWaitStateEntered:
+		// The Wait state after a loop's task carries its report in its
+		// input: a follower reads only the newest (historySince). After
+		// another task (Deploy, NextStep), it carries that one's.
+		if task, ok := waitReports[enteredName(ev)]; ok && task == r.lastTask && !r.taskFailed && ev.StateEnteredEventDetails != nil {
+			return r.taskReport(u, task, aws.ToString(ev.StateEnteredEventDetails.Input))
+		}
 	case sfntypes.HistoryEventTypeExecutionSucceeded:
 		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
 	}
 	return u, false
 }
 
+// waitReports are the Wait states of the deploy's loops, each with the
+// task whose report its input carries.
+var waitReports = map[string]string{
+	shape.StateWaitForHealthy: execution.TaskCheckHealthy,
+	shape.StateWaitForBake:    execution.TaskBake,
+	shape.StateWaitForRetire:  execution.TaskCleanUpSuccess,
+	shape.StateWaitForCleanUp: execution.TaskCleanUpFailure,
+}
+
 // taskReport reads the report of a task that succeeded (its output):
 // CheckHealthy's and NextStep's health, Bake's bake, a clean-up's
 // retirement; the other tasks report nothing.
 func (r *historyReader) taskReport(u progress, task, output string) (progress, bool) {
+	r.noteState(task, output)
 	switch task {
 	case execution.TaskCheckHealthy:
 		return r.healthReport(u, output)
@@ -394,11 +420,51 @@ func (r *historyReader) retireReport(u progress, output, task string) (progress,
 
 // bakes reports whether the state Bake enters with (ev's input) has a
 // bake to run: without one, Bake is done at once and not worth a line.
-func bakes(ev sfntypes.HistoryEvent) bool {
+// bakes says whether the release bakes, from Bake's input, or, read
+// without data, from the last report's state (noteBake).
+func (r *historyReader) bakes(ev sfntypes.HistoryEvent) bool {
+	input := aws.ToString(ev.StateEnteredEventDetails.Input)
+	if input == "" {
+		return r.bakeSeconds > 0
+	}
 	var st struct {
 		BakeSeconds int `json:"bake_seconds"`
 	}
-	return json.Unmarshal([]byte(aws.ToString(ev.StateEnteredEventDetails.Input)), &st) == nil && st.BakeSeconds > 0
+	return json.Unmarshal([]byte(input), &st) == nil && st.BakeSeconds > 0
+}
+
+// noteState remembers, from the state a task's report is in, the
+// release's bake_seconds and the wait before the task's loop runs it
+// again (0 when it does not).
+func (r *historyReader) noteState(task, state string) {
+	type wait struct {
+		WaitSeconds int `json:"wait_seconds"`
+	}
+	var st struct {
+		BakeSeconds *int  `json:"bake_seconds"`
+		Health      *wait `json:"health"`
+		Bake        *wait `json:"bake"`
+		Retire      *wait `json:"retire"`
+	}
+	if json.Unmarshal([]byte(state), &st) != nil {
+		return
+	}
+	if st.BakeSeconds != nil {
+		r.bakeSeconds = *st.BakeSeconds
+	}
+	var w *wait
+	switch task {
+	case execution.TaskCheckHealthy, execution.TaskNextStep:
+		w = st.Health
+	case execution.TaskBake:
+		w = st.Bake
+	case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+		w = st.Retire
+	}
+	r.loopWait = 0
+	if w != nil {
+		r.loopWait = time.Duration(w.WaitSeconds) * time.Second
+	}
 }
 
 // bakeReport reads Bake's report at $.bake of its output and returns an

@@ -327,7 +327,7 @@ func TestFollowExecutionPolls(t *testing.T) {
 	assert.LessOrEqual(t, api.returned, 2*len(events), "each poll reads the new events and one it had, not the whole history again")
 	need := 0
 	for _, ev := range events {
-		if needsData(ev) {
+		if reportOf(ev) != reportNone {
 			need++
 		}
 	}

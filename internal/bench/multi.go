@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -31,6 +32,8 @@ type Multi struct {
 	// attempts the SDK's retryer absorbed.
 	ThrottledToRetry int `json:"throttled_to_retry"`
 	ThrottledRetried int `json:"throttled_retried"`
+	// ThrottledByOp are ThrottledToRetry by "service:op".
+	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
 	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
 	// rate over Seconds, from the deploys' start to the last one's end;
 	// MaxCallsInASecond the most of either in any one second.
@@ -54,6 +57,33 @@ func errString(err error) string {
 // and measures the second round. A deploy that fails is counted, not an
 // error.
 func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
+	r, err := multiRegion(ctx, k, s, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %d deploys: %w", k, err)
+	}
+	defer r.Close()
+	sub, err := newSubmitter(r)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.close()
+	previous, _ := deployAll(ctx, r, sub, k, s, 0)
+	before := r.World().Throttles()
+	logged := len(r.World().CallLog())
+	began := r.Clock().Now()
+	n, failed := deployAll(ctx, r, sub, k, s, 1)
+	ended := r.Clock().Now()
+	after := r.World().Throttles()
+	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
+		ThrottledToRetry: total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
+		ThrottledByOp: diff(before.Failed, after.Failed)}
+	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
+	return m, nil
+}
+
+// multiRegion is a region on the world of k projects of s services that
+// throttles, each task's calls passing their modelled time.
+func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*region.Region, error) {
 	opts = opts.withDefaults()
 	cost := Options{CallCost: opts.CallCost}.withDefaults().CallCost
 	projects := make([]int, k)
@@ -77,47 +107,41 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: %d deploys: %w", k, err)
-	}
-	defer r.Close()
-	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
-	sub, err := newSubmitter(r)
-	if err != nil {
 		return nil, err
 	}
-	defer sub.close()
+	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
+	return r, nil
+}
 
-	round := func(version int) (succeeded int, err error) {
-		release := r.Hold()
-		arns := make([]string, k)
-		for i := range k {
-			if arns[i], err = sub.start(ctx, Cell{Services: s, Instances: 1, Project: i}, version); err != nil {
-				release()
-				return 0, err
-			}
+// deployAll starts the version-th release of each of k projects of s
+// services at one moment, waits for every one, and returns how many
+// succeeded and the first failure.
+func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, version int) (succeeded int, err error) {
+	release := r.Hold()
+	arns := make([]string, k)
+	for i := range k {
+		if arns[i], err = sub.start(ctx, Cell{Services: s, Instances: 1, Project: i}, version); err != nil {
+			release()
+			return 0, err
 		}
-		release()
-		for _, arn := range arns {
-			if _, werr := sub.wait(ctx, arn); werr == nil {
-				succeeded++
-			} else if err == nil {
-				err = werr
-			}
-		}
-		return succeeded, err
 	}
-	previous, _ := round(0)
-	before := r.World().Throttles()
-	logged := len(r.World().CallLog())
-	began := r.Clock().Now()
-	n, failed := round(1)
-	ended := r.Clock().Now()
-	after := r.World().Throttles()
-	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
-		ThrottledToRetry: total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried)}
+	release()
+	for _, arn := range arns {
+		if _, werr := sub.wait(ctx, arn); werr == nil {
+			succeeded++
+		} else if err == nil {
+			err = werr
+		}
+	}
+	return succeeded, err
+}
+
+// rates counts the DescribeTargetHealth and DescribeAutoScalingGroups of
+// calls over span: their mean rate and the most of either in one second.
+func (m *Multi) rates(calls []sim.Call, span time.Duration) {
 	perSecond := map[string]map[int64]int{}
 	counts := map[string]int{}
-	for _, c := range r.World().CallLog()[logged:] {
+	for _, c := range calls {
 		if c.Op != "DescribeTargetHealth" && c.Op != "DescribeAutoScalingGroups" {
 			continue
 		}
@@ -129,11 +153,10 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 		perSecond[c.Op][sec]++
 		m.MaxCallsInASecond = max(m.MaxCallsInASecond, perSecond[c.Op][sec])
 	}
-	if secs := ended.Sub(began).Seconds(); secs > 0 {
+	if secs := span.Seconds(); secs > 0 {
 		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)
 		m.DescribeASGPerS = round3(float64(counts["DescribeAutoScalingGroups"]) / secs)
 	}
-	return m, nil
 }
 
 func round3(x float64) float64 { return round(x, 3) }

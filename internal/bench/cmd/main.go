@@ -34,114 +34,140 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// config is the command's flags, parsed.
+type config struct {
+	out, lambda, ferry, readme, cpuprofile string
+	cells                                  []bench.Cell
+	check, long                            bool
+	multiK, multiS                         int
+	opts                                   bench.GridOptions
+}
+
+// parseFlags parses args, printing what is wrong on stderr (ok false).
+func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("out", "build/bench.json", "where to write the JSON report")
-	lambda := fs.String("lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
-	ferry := fs.String("ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
+	fs.StringVar(&cfg.out, "out", "build/bench.json", "where to write the JSON report")
+	fs.StringVar(&cfg.lambda, "lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
+	fs.StringVar(&cfg.ferry, "ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
 	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
-	readme := fs.String("readme", "", "also write the README section (markdown) to this file")
-	check := fs.Bool("check", false, "exit with status 1 when a target fails")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
-	seeds := fs.Int("seeds", 20, "seeds per cell: every figure is a distribution over them")
-	callCost := fs.Duration("call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
-	long := fs.Bool("long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
+	fs.StringVar(&cfg.readme, "readme", "", "also write the README section (markdown) to this file")
+	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
+	fs.IntVar(&cfg.opts.Seeds, "seeds", 20, "seeds per cell: every figure is a distribution over them")
+	fs.DurationVar(&cfg.opts.CallCost, "call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
+	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
 	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cfg, false
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
-		return 2
+	var err error
+	switch {
+	case fs.NArg() != 0:
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	case cfg.opts.Seeds < 1 || cfg.opts.CallCost <= 0:
+		err = errors.New("-seeds must be at least 1 and -call-cost positive")
 	}
-	cells, err := parseCells(*cellsFlag)
+	if err == nil {
+		if cfg.cells, err = parseCells(*cellsFlag); err != nil {
+			err = fmt.Errorf("-cells: %w", err)
+		}
+	}
+	if err == nil && *multi != "" {
+		if cfg.multiK, cfg.multiS, err = parseKxS(*multi); err != nil {
+			err = fmt.Errorf("-multi: %w", err)
+		}
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: -cells: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return cfg, false
 	}
-	if *seeds < 1 || *callCost <= 0 {
-		fmt.Fprintln(stderr, "bench: -seeds must be at least 1 and -call-cost positive")
-		return 2
-	}
-	opts := bench.GridOptions{Seeds: *seeds, CallCost: *callCost}
+	return cfg, true
+}
 
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
-		}
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, ok := parseFlags(args, stderr)
+	if !ok {
+		return 2
 	}
-	results, err := bench.RunGrid(ctx, cells, opts, func(c bench.CellResult) {
-		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
-	})
+	report, err := measure(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return 1
 	}
-	if *cpuprofile != "" {
-		pprof.StopCPUProfile()
-	}
-	bin, err := bench.LambdaBinary(ctx, *lambda)
-	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return 1
-	}
-	up, err := bench.AssetUploads(ctx, *ferry)
-	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return 1
-	}
-	var longRun *bench.Long
-	if *long {
-		if longRun, err = bench.RunLong(ctx, opts); err != nil {
-			fmt.Fprintf(stderr, "%v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stderr, "bench: 48 h timeout done\n")
-	}
-	var multiRun *bench.Multi
-	if *multi != "" {
-		k, s, err := parseKxS(*multi)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench: -multi: %v\n", err)
-			return 2
-		}
-		if multiRun, err = bench.RunMulti(ctx, k, s, opts); err != nil {
-			fmt.Fprintf(stderr, "%v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", k, s)
-	}
-	report := bench.NewReport(results, opts, longRun, multiRun, bin, up)
-
-	if err := report.WriteTable(stdout); err != nil {
+	if err := write(report, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
 	}
-	if err := writeFile(*out, report.JSON); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "\nwrote %s\n", *out)
-	if *readme != "" {
-		if err := writeFile(*readme, report.Markdown); err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", *readme)
-	}
-	if *check && !report.Passed() {
+	if cfg.check && !report.Passed() {
 		fmt.Fprintln(stderr, "bench: a target failed")
 		return 1
 	}
 	return 0
+}
+
+// measure runs what cfg asks, telling its progress on stderr.
+func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, error) {
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+	}
+	results, err := bench.RunGrid(ctx, cfg.cells, cfg.opts, func(c bench.CellResult) {
+		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
+	})
+	if cfg.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
+		return nil, err
+	}
+	bin, err := bench.LambdaBinary(ctx, cfg.lambda)
+	if err != nil {
+		return nil, err
+	}
+	up, err := bench.AssetUploads(ctx, cfg.ferry)
+	if err != nil {
+		return nil, err
+	}
+	var long *bench.Long
+	if cfg.long {
+		if long, err = bench.RunLong(ctx, cfg.opts); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "bench: 48 h timeout done\n")
+	}
+	var multi *bench.Multi
+	if cfg.multiK > 0 {
+		if multi, err = bench.RunMulti(ctx, cfg.multiK, cfg.multiS, cfg.opts); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", cfg.multiK, cfg.multiS)
+	}
+	return bench.NewReport(results, cfg.opts, long, multi, bin, up), nil
+}
+
+// write prints the report's table and writes its JSON (and README section).
+func write(report *bench.Report, cfg config, stdout io.Writer) error {
+	if err := report.WriteTable(stdout); err != nil {
+		return err
+	}
+	if err := writeFile(cfg.out, report.JSON); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nwrote %s\n", cfg.out)
+	if cfg.readme != "" {
+		if err := writeFile(cfg.readme, report.Markdown); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", cfg.readme)
+	}
+	return nil
 }
 
 // parseCells reads "1x1,50x100"; empty is the whole grid.

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// timedHistory replays a recorded history as Step Functions would serve
+// it while the execution ran: at now, the events stamped by then, newest
+// first or oldest first, with or without execution data, a page at a
+// time. It counts what each read costs: calls, and the bytes of the
+// answer as JSON (the SDK's output marshalled, within a few percent of
+// the wire's).
+type timedHistory struct {
+	stepFunctions
+	events []sfntypes.HistoryEvent
+	now    time.Time
+
+	calls, bytes int
+	// waitingCalls are the calls made while the last event by then
+	// entered a Wait state.
+	waitingCalls int
+}
+
+var debugFollowCost = false
+
+func (h *timedHistory) visible() []sfntypes.HistoryEvent {
+	n := 0
+	for n < len(h.events) && !aws.ToTime(h.events[n].Timestamp).After(h.now) {
+		n++
+	}
+	return h.events[:n]
+}
+
+func (h *timedHistory) GetExecutionHistory(_ context.Context, in *sfn.GetExecutionHistoryInput, _ ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
+	visible := slices.Clone(h.visible())
+	h.calls++
+	if len(visible) > 0 && visible[len(visible)-1].Type == sfntypes.HistoryEventTypeWaitStateEntered {
+		h.waitingCalls++
+	}
+	if in.ReverseOrder {
+		slices.Reverse(visible)
+	}
+	from := 0
+	if in.NextToken != nil {
+		from, _ = strconv.Atoi(aws.ToString(in.NextToken))
+	}
+	size := int(in.MaxResults)
+	if size <= 0 {
+		size = 100
+	}
+	to := min(from+size, len(visible))
+	page := slices.Clone(visible[from:to])
+	if !aws.ToBool(in.IncludeExecutionData) {
+		for i := range page {
+			page[i] = withoutExecutionData(page[i])
+		}
+	}
+	out := &sfn.GetExecutionHistoryOutput{Events: page}
+	if to < len(visible) {
+		out.NextToken = aws.String(strconv.Itoa(to))
+	}
+	n, err := wireBytes(out.Events)
+	if err != nil {
+		return nil, err
+	}
+	h.bytes += n
+	if debugFollowCost {
+		fmt.Printf("call data=%v max=%d token=%v -> %d events %d bytes (visible %d)\n", aws.ToBool(in.IncludeExecutionData), in.MaxResults, in.NextToken != nil, len(page), n, len(visible))
+	}
+	return out, nil
+}
+
+// wireBytes is the size of events as JSON without their empty fields, as
+// Step Functions' answer leaves them out (the SDK's types marshal every
+// one of their dozens of details as null).
+func wireBytes(events []sfntypes.HistoryEvent) (int, error) {
+	raw, err := json.Marshal(events)
+	if err != nil {
+		return 0, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(pruned(v))
+	return len(b), err
+}
+
+func pruned(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if e == nil {
+				continue
+			}
+			out[k] = pruned(e)
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = pruned(x[i])
+		}
+	}
+	return v
+}
+
+// withoutExecutionData is ev without its inputs and outputs, as
+// GetExecutionHistory with includeExecutionData false answers.
+func withoutExecutionData(ev sfntypes.HistoryEvent) sfntypes.HistoryEvent {
+	if d := ev.StateEnteredEventDetails; d != nil {
+		c := *d
+		c.Input = nil
+		ev.StateEnteredEventDetails = &c
+	}
+	if d := ev.StateExitedEventDetails; d != nil {
+		c := *d
+		c.Output = nil
+		ev.StateExitedEventDetails = &c
+	}
+	if d := ev.LambdaFunctionScheduledEventDetails; d != nil {
+		c := *d
+		c.Input = nil
+		ev.LambdaFunctionScheduledEventDetails = &c
+	}
+	if d := ev.LambdaFunctionSucceededEventDetails; d != nil {
+		c := *d
+		c.Output = nil
+		ev.LambdaFunctionSucceededEventDetails = &c
+	}
+	if d := ev.ExecutionStartedEventDetails; d != nil {
+		c := *d
+		c.Input = nil
+		ev.ExecutionStartedEventDetails = &c
+	}
+	if d := ev.ExecutionSucceededEventDetails; d != nil {
+		c := *d
+		c.Output = nil
+		ev.ExecutionSucceededEventDetails = &c
+	}
+	return ev
+}
+
+// TestFollowCost follows a real deploy (a release replacing another on the
+// local region) as it ran, on its own timestamps: every read is of the new
+// events, without execution data but for the reports shown; a poll costs
+// at most 10 KB; while the execution waits between checks the follower
+// reads at most 0.2 times a second, so 100 followers fit in an account's
+// GetExecutionHistory budget (20 a second); it shows what a follower of
+// the whole history with data shows.
+func TestFollowCost(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	require.Equal(t, exitOK, tr.ferry(t, "deploy", "--local", deployTestRelease).code)
+	second := tr.ferry(t, "deploy", "--local", demoV2)
+	require.Equal(t, exitOK, second.code, second.stderr)
+	arn := tr.Executions("")[0].ARN()
+	var events []sfntypes.HistoryEvent
+	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), IncludeExecutionData: aws.Bool(true)}
+	for {
+		out, err := tr.SFN().GetExecutionHistory(context.Background(), in)
+		require.NoError(t, err)
+		events = append(events, out.Events...)
+		if out.NextToken == nil {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	require.NotEmpty(t, events)
+
+	h := &timedHistory{events: events, now: aws.ToTime(events[0].Timestamp)}
+	var polls []int
+	last := 0
+	u, err := followExecution(context.Background(), h, arn, &display{w: io.Discard, mode: modePlain}, followOptions{
+		Interval: defaultPollInterval,
+		Sleep: func(_ context.Context, d time.Duration) error {
+			polls = append(polls, h.bytes-last)
+			if debugFollowCost {
+				fmt.Println("poll", h.bytes-last, "sleep", d)
+			}
+			last = h.bytes
+			h.now = h.now.Add(d)
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	polls = append(polls, h.bytes-last)
+	assert.Equal(t, "Success", u.End)
+
+	waited := time.Duration(0)
+	for i := 1; i < len(events); i++ {
+		if events[i-1].Type == sfntypes.HistoryEventTypeWaitStateEntered {
+			waited += aws.ToTime(events[i].Timestamp).Sub(aws.ToTime(events[i-1].Timestamp))
+		}
+	}
+	require.Positive(t, waited)
+	rate := float64(h.waitingCalls) / waited.Seconds()
+	t.Logf("follow cost: %d polls, %d calls, %d bytes in all, at most %d bytes a poll (mean %d); %d calls in %v of waiting: %.3f a second",
+		len(polls), h.calls, h.bytes, slices.Max(polls), h.bytes/len(polls), h.waitingCalls, waited, rate)
+	assert.LessOrEqual(t, slices.Max(polls), 10<<10, "at most 10 KB a poll")
+	assert.LessOrEqual(t, rate, 0.2, "at most 0.2 reads a second while the execution waits")
+	assert.LessOrEqual(t, 100*rate, 20.0, "100 followers fit in GetExecutionHistory's 20 a second")
+
+	// Read at once, the history shows every report of a follower of the
+	// whole history with data but the health checks before the newest.
+	var rd historyReader
+	h2 := &timedHistory{events: events, now: aws.ToTime(events[len(events)-1].Timestamp)}
+	all, err := historySince(context.Background(), h2, arn, 0, 0)
+	require.NoError(t, err)
+	notHealth := func(us []progress) []progress {
+		return slices.DeleteFunc(slices.Clone(us), func(u progress) bool { return u.Event == updateHealth })
+	}
+	assert.Equal(t, notHealth(renderHistory(events)), notHealth(rd.read(all)))
+}
