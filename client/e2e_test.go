@@ -139,6 +139,15 @@ func (tr *testRegion) sleeper() func(ctx context.Context, d time.Duration) error
 	}
 }
 
+// pass is a command's Env.Sleep: the command holds the region's
+// discrete-event time while it works (ferryCtx), and its sleep of d lets
+// d of the region's time pass, and a millisecond more, so it never wakes
+// at the instant a state runs: a follower reads the history as it would
+// on AWS, polling every d, and shows the same at every run.
+func (tr *testRegion) pass(ctx context.Context, d time.Duration) error {
+	return tr.Pass(ctx, d+time.Millisecond)
+}
+
 // env is the Env of one command run against the region.
 func (tr *testRegion) env(stdout, stderr *bytes.Buffer, vars ...string) Env {
 	m := map[string]string{envLocalEndpoint: tr.url, "USER": "tester"}
@@ -148,7 +157,7 @@ func (tr *testRegion) env(stdout, stderr *bytes.Buffer, vars ...string) Env {
 	return Env{
 		Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr,
 		Getenv: func(k string) string { return m[k] },
-		Sleep:  tr.sleeper(),
+		Sleep:  tr.pass,
 		Now:    tr.clk.Now,
 		Random: &tr.random,
 	}
@@ -168,6 +177,8 @@ func (tr *testRegion) ferry(t *testing.T, args ...string) result {
 
 func (tr *testRegion) ferryCtx(ctx context.Context, args ...string) result {
 	var out, errOut bytes.Buffer
+	release := tr.Hold()
+	defer release()
 	code := run(ctx, tr.env(&out, &errOut), args)
 	return result{code, out.String(), errOut.String()}
 }

@@ -44,11 +44,13 @@ func pageSizeAfter(n int, interval, loopWait time.Duration) int32 {
 	return int32(min(max(n, 10), newEventsPageSize))
 }
 
-// waitingFollowInterval is the least a follower waits between two reads
-// while the execution waits between checks: a check's report is shown at
-// most this late, and a follower reads at most 0.2 times a second then
-// (two reads a poll, the second for the reports it shows)
-// (GetExecutionHistory's budget, 20 a second, is the account's).
+// waitingFollowInterval is how long a follower polling at the default
+// interval waits between two reads while the execution waits between
+// checks: a check's report is shown at most this late, and a follower
+// reads at most 0.2 times a second then (two reads a poll, the second
+// for the reports it shows; GetExecutionHistory's budget, 20 a second,
+// is the account's). A follower given --poll reads at that interval
+// throughout.
 const waitingFollowInterval = 10 * time.Second
 
 // maxFollowInterval bounds how far a follower slows down while Step
@@ -116,7 +118,10 @@ func contentHash(r *release.Release) (string, error) {
 
 // followOptions say how often to read the history and how to wait.
 type followOptions struct {
+	// Interval is the wait between two reads; Waiting, when longer, the
+	// wait while the execution waits between checks.
 	Interval time.Duration
+	Waiting  time.Duration
 	Sleep    func(ctx context.Context, d time.Duration) error
 	// Now is the deployer's clock, read between polls for the ticking
 	// clock a terminal shows; nil shows none.
@@ -126,9 +131,10 @@ type followOptions struct {
 // followFlags are the flags of the commands that follow an execution
 // (deploy, halt).
 type followFlags struct {
-	noWait bool
-	asJSON bool
-	poll   time.Duration
+	noWait  bool
+	asJSON  bool
+	poll    time.Duration
+	pollSet bool
 }
 
 // define declares --no-wait (noWait says when the command then returns),
@@ -136,7 +142,8 @@ type followFlags struct {
 func (f *followFlags) define(fs *flag.FlagSet, noWait string) {
 	fs.BoolVar(&f.noWait, "no-wait", false, noWait)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per event and the outcome")
-	fs.DurationVar(&f.poll, "poll", defaultPollInterval, "how often to read the execution's history while following it (default 1s)")
+	f.poll = defaultPollInterval
+	fs.Var(pollFlag{f}, "poll", "how often to read the execution's history while following it, a `duration` (default 1s, and 10s while it waits between checks)")
 }
 
 // check says what is wrong with the flags' values, nil when nothing is.
@@ -148,9 +155,36 @@ func (f *followFlags) check() error {
 }
 
 // options are how to follow with these flags, env's sleep and d's
-// clock.
+// clock: at the interval --poll gives throughout, or else at the default
+// one, and waitingFollowInterval while the execution waits.
 func (f *followFlags) options(env Env, d *deployer) followOptions {
-	return followOptions{Interval: f.poll, Sleep: env.Sleep, Now: d.now}
+	o := followOptions{Interval: f.poll, Sleep: env.Sleep, Now: d.now}
+	if !f.pollSet {
+		o.Waiting = waitingFollowInterval
+	}
+	return o
+}
+
+// pollFlag is --poll: a duration that says it was given.
+type pollFlag struct{ f *followFlags }
+
+func (p pollFlag) String() string {
+	if p.f == nil {
+		return defaultPollInterval.String()
+	}
+	return p.f.poll.String()
+}
+
+// Get is the duration (flag.Getter).
+func (p pollFlag) Get() any { return p.f.poll }
+
+func (p pollFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	p.f.poll, p.f.pollSet = d, true
+	return nil
 }
 
 // followExecution reads the history of the execution arn until it ends,
@@ -183,8 +217,8 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 		before := r.lastID
 		updates := r.read(events)
 		if err == nil {
-			if r.waiting {
-				interval = max(interval, waitingFollowInterval)
+			if r.waiting && opts.Waiting > 0 {
+				interval = max(interval, opts.Waiting)
 			}
 			size = pageSizeAfter(int(r.lastID-before), interval, r.loopWait)
 		}
@@ -219,10 +253,10 @@ func throttled(err error) bool {
 // without execution data (inputs and outputs), then, when some of them
 // carry a report a follower shows (reportOf), reads again, with data,
 // only the newest of them back to the oldest it shows: the newest report
-// of a loop (a health check's, a bake's, a clean-up's, which the Wait
-// state after it carries in its input too) and every one-off report (a
-// canary's step). An older report of a loop among
-// the new events is not shown: the newest says where the deploy stands.
+// of each loop (the health checks', the bake's, a clean-up's, which the
+// Wait state after it carries in its input too) and every one-off report
+// (a canary's step). An older report of a loop among the new events is
+// not shown: the newest says where that loop stands.
 func historySince(ctx context.Context, api stepFunctions, arn string, after int64, size int32) ([]sfntypes.HistoryEvent, error) {
 	if after == 0 {
 		size = historyPageSize
@@ -231,16 +265,17 @@ func historySince(ctx context.Context, api stepFunctions, arn string, after int6
 	if err != nil {
 		return nil, err
 	}
-	oldest, n, looped := int64(0), 0, false
+	oldest, n, looped := int64(0), 0, map[string]bool{}
 	for i, ev := range events {
-		switch reportOf(ev) {
+		kind, task := reportOf(ev)
+		switch kind {
 		case reportNone:
 			continue
 		case reportLoop:
-			if looped {
+			if looped[task] {
 				continue
 			}
-			looped = true
+			looped[task] = true
 		}
 		oldest, n = ev.Id, i+1
 	}
@@ -272,22 +307,22 @@ const (
 )
 
 // reportOf says whether, and how, a follower shows something of ev's
-// execution data.
-func reportOf(ev sfntypes.HistoryEvent) report {
+// execution data, and of which task's report.
+func reportOf(ev sfntypes.HistoryEvent) (report, string) {
 	switch ev.Type {
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		switch exitedName(ev) {
+		switch task := exitedName(ev); task {
 		case execution.TaskNextStep:
-			return reportOnce
+			return reportOnce, task
 		case execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
-			return reportLoop
+			return reportLoop, task
 		}
 	case sfntypes.HistoryEventTypeWaitStateEntered:
-		if _, ok := waitReports[enteredName(ev)]; ok {
-			return reportLoop
+		if task, ok := waitReports[enteredName(ev)]; ok {
+			return reportLoop, task
 		}
 	}
-	return reportNone
+	return reportNone, ""
 }
 
 // exitedName is the name of the state ev exited ("" for another event).

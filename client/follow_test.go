@@ -313,7 +313,7 @@ func TestFollowExecutionPolls(t *testing.T) {
 	var buf bytes.Buffer
 	sleeps := 0
 	u, err := followExecution(context.Background(), api, "arn", &display{w: &buf, mode: modePlain},
-		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+		followOptions{Interval: time.Second, Waiting: waitingFollowInterval, Sleep: func(ctx context.Context, d time.Duration) error {
 			// The interval, or longer while the execution waits between
 			// checks.
 			wait := events[sleeps].Type == sfntypes.HistoryEventTypeWaitStateEntered
@@ -327,7 +327,7 @@ func TestFollowExecutionPolls(t *testing.T) {
 	assert.LessOrEqual(t, api.returned, 2*len(events), "each poll reads the new events and one it had, not the whole history again")
 	need := 0
 	for _, ev := range events {
-		if reportOf(ev) != reportNone {
+		if kind, _ := reportOf(ev); kind != reportNone {
 			need++
 		}
 	}
@@ -365,7 +365,7 @@ func TestFollowExecutionBacksOffWhenThrottled(t *testing.T) {
 	api := &throttledHistory{pagedHistory: &pagedHistory{events: events}, throttle: 7}
 	var sleeps []time.Duration
 	u, err := followExecution(context.Background(), api, "arn", &display{w: &bytes.Buffer{}, mode: modePlain},
-		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+		followOptions{Interval: time.Second, Waiting: waitingFollowInterval, Sleep: func(ctx context.Context, d time.Duration) error {
 			sleeps = append(sleeps, d)
 			return nil
 		}})
@@ -379,7 +379,7 @@ func TestFollowExecutionStopsOnContext(t *testing.T) {
 	api := &pagedHistory{events: goldenHistories()["success"][:5]}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := followExecution(ctx, api, "arn", &display{w: &bytes.Buffer{}, mode: modePlain},
-		followOptions{Interval: time.Second, Sleep: func(ctx context.Context, d time.Duration) error {
+		followOptions{Interval: time.Second, Waiting: waitingFollowInterval, Sleep: func(ctx context.Context, d time.Duration) error {
 			cancel()
 			return ctx.Err()
 		}})

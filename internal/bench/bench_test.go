@@ -351,3 +351,24 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.MaxCallsInASecond)
 	assert.Greater(t, m.Seconds, 60.0)
 }
+
+// distOf: the median, the 95th percentile by nearest rank, the extremes.
+func TestDistOf(t *testing.T) {
+	xs := make([]float64, 20)
+	for i := range xs {
+		xs[i] = float64(20 - i) // 20 down to 1
+	}
+	assert.Equal(t, Dist{Median: 10.5, P95: 19, Min: 1, Max: 20, Seeds: 20}, distOf(xs))
+	assert.Equal(t, Dist{Median: 3, P95: 3, Min: 3, Max: 3, Seeds: 1}, distOf([]float64{3}))
+	assert.Equal(t, Dist{}, distOf(nil))
+}
+
+// Cost: transitions, Lambda requests and GB-seconds at the memory asked,
+// S3 writes and reads (deletes free), nothing for the targets' APIs.
+func TestCost(t *testing.T) {
+	m := &Measurement{Transitions: 1000, Invocations: 100, LambdaBilled: 50 * time.Second,
+		ByOp: map[string]int{"s3:GetObject": 1000, "s3:HeadObject": 1000, "s3:PutObject": 100, "s3:DeleteObject": 100, "autoscaling:DescribeAutoScalingGroups": 1000}}
+	want := 1000*StepFunctionsTransitionUSD + 100*LambdaRequestUSD + 50*0.5*LambdaGBSecondUSD + 2000*S3ReadUSD + 100*S3WriteUSD
+	assert.InDelta(t, want, Cost(m, 512), 1e-12)
+	assert.InDelta(t, 25*LambdaGBSecondUSD, Cost(m, 1024)-Cost(m, 512), 1e-12, "twice the memory, twice the GB-seconds")
+}
