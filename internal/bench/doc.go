@@ -1,31 +1,42 @@
-// Package bench owns ferry's deploy benchmark (issue 10): what a deploy
-// costs on top of the instances' own boot and health checks, and how that
-// grows with services and instances.
+// Package bench owns ferry's deploy benchmark (issues 10 and 19): what a
+// deploy costs on top of the instances' own boot and health checks, in
+// time, calls and dollars, and how that grows with services and
+// instances, with long timeouts and with many deploys in one account.
 //
 // For every cell of a grid (services S x instances per service N) it
 // builds a simulated world and two releases programmatically (World,
-// Release), and runs, on a local region (package region) on discrete-event
-// virtual time, the real state machine definition with the real deployer
-// handlers: first a previous release, so there is something to replace,
-// then the measured release. It does so for two models of the deployer's
-// timing (Ferry, and Reference: the design's reference deployer, a fixed
-// 30 s wait after Deploy and a 15 s health-check interval) and records
-// for the measured release (Measurement):
+// ReleaseFile), and runs, on a local region (package region) on
+// discrete-event virtual time, the real state machine definition with the
+// real deployer handlers: first a previous release, so there is something
+// to replace, then the measured release. Every AWS and S3 call takes
+// Options.CallCost of virtual time (a task returns once its calls' time
+// has passed, calls made side by side counted once: package fanout), and
+// instances boot and pass their health checks at times drawn to the
+// millisecond from a seed; every cell runs GridOptions.Seeds seeds. It
+// does so for two models of the deployer's timing (Ferry, and Reference:
+// the design's reference deployer, a fixed 30 s wait after Deploy, a
+// poll every 15 s in every loop and its calls one after the other) and
+// records for the measured release (Measurement):
 //
 //   - AWS API calls (the simulated AWS's counters) and S3 calls (counted by
 //     wrapping the deployer's S3 clients), in total, per health check and by
 //     operation;
-//   - Step Functions state transitions (StateEntered history events);
-//   - Lambda invocations, each handler's real run time and the bytes it
-//     allocated (the bound of its peak heap, see Measurement);
+//   - Step Functions state transitions and history events;
+//   - Lambda invocations, each handler's real run time, its billed time and
+//     the bytes it allocated (the bound of its peak heap);
 //   - the largest payload passed between states;
-//   - the deploy-added latency: simulated time from the moment the last
+//   - the deploy-added latency: virtual time from the moment the last
 //     instance the release needed became healthy (sim.World.InstanceTimes,
 //     with each service's healthy target from the health report) to the
-//     start of CleanUpSuccess.
+//     start of CleanUpSuccess, beyond the release's stability window;
+//   - its cost on AWS in dollars (Cost, prices as of PricesAt).
 //
-// Report gathers the cells, the Lambda binary's size (LambdaBinary) and the
-// bytes a second ferry deploy of unchanged assets uploads (AssetUploads),
-// checks the issue's targets (Targets) and renders the table (WriteTable)
-// and build/bench.json (JSON). cmd is `make bench`.
+// RunLong runs a release with the longest timeout (its history when never
+// healthy, its latency when healthy within the hour); RunMulti runs K
+// deploys of S services at once in one account on a world that throttles
+// as AWS does. Report gathers them with the Lambda binary's size
+// (LambdaBinary) and the bytes a second ferry deploy of unchanged assets
+// uploads (AssetUploads), checks the issue's targets (Targets) and renders
+// the table (WriteTable), the README's section (Markdown) and
+// build/bench.json (JSON). cmd is `make bench`.
 package bench

@@ -7,7 +7,9 @@
 //
 // InOrder makes Each run its calls one after the other (the local region
 // does, so a fault injected at the k-th call hits the same call at every
-// run). The Timeline is deterministic either way: Each works out the time of its calls as
-// a pool of its bound of workers would take them in order, whatever
-// order the goroutines ran in.
+// run). The Timeline is deterministic either way: Each works out the time
+// of its calls as a pool of its bound of workers would take them in
+// order, whatever order the goroutines ran in. Offset is where a call is
+// on its task's Timeline (a simulation's token buckets take it at that
+// moment).
 package fanout
