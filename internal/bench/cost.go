@@ -76,5 +76,5 @@ func distOf(xs []float64) Dist {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	rank := int(math.Ceil(0.95*float64(len(s)))) - 1
-	return Dist{Median: round(median(s), 4), P95: s[max(0, rank)], Min: s[0], Max: s[len(s)-1], Seeds: len(s)}
+	return Dist{Median: round(median(s), 6), P95: s[max(0, rank)], Min: s[0], Max: s[len(s)-1], Seeds: len(s)}
 }
