@@ -665,8 +665,8 @@ func (r *Report) Markdown(w io.Writer) error {
 		"seed's details and the median (and 95th percentile) over the seeds.\n\n", r.Seeds)
 	fmt.Fprintf(&b, "Every AWS and S3 call takes %g ms of virtual time (package `internal/fanout`): a task's invocation "+
 		"returns once its calls' time has passed, calls made side by side counted once. The reference model is the "+
-		"design's reference deployer: a fixed 30 s wait after Deploy, a health check every 15 s, its calls one after the "+
-		"other; it runs the same definition and handlers.\n\n", r.CallCostMS)
+		"design's reference deployer: a fixed 30 s wait after Deploy, a health check (and a retirement step) every 15 s, "+
+		"its calls one after the other; it runs the same definition and handlers.\n\n", r.CallCostMS)
 	b.WriteString("- **calls**: AWS and S3 calls of the measured release's handlers. **calls/check**: the calls of a full health " +
 		"check (once instances are in service: one DescribeAutoScalingGroups per 50 services, one DescribeTargetHealth per " +
 		"target group, the halt marker and the release from S3). **checks**: health checks per deploy (median).\n")
