@@ -56,8 +56,9 @@ type Config struct {
 	// tuning.CreatedAtMaxAge, tuning.CreatedAtMaxSkew).
 	CreatedAtMaxAge  time.Duration
 	CreatedAtMaxSkew time.Duration
-	// HealthCheckInterval is the wait before each health check (default
-	// tuning.HealthCheckInterval). It is never past the release's timeout.
+	// HealthCheckInterval is the health checks' interval in the first
+	// ten minutes of an execution (default tuning.HealthCheckInterval):
+	// the first pace of tuning.HealthChecks, no later one shorter.
 	HealthCheckInterval time.Duration
 	// HealthCheckGracePeriod of the new ASGs (default
 	// tuning.HealthCheckGracePeriod).

@@ -43,7 +43,8 @@ const (
 	// window Validate accepts.
 	EnvCreatedAtMaxAge  = "FERRY_CREATED_AT_MAX_AGE"
 	EnvCreatedAtMaxSkew = "FERRY_CREATED_AT_MAX_SKEW"
-	// EnvHealthCheckInterval overrides the wait between health checks.
+	// EnvHealthCheckInterval overrides the health checks' first interval
+	// (deployer.Config.HealthCheckInterval).
 	EnvHealthCheckInterval = "FERRY_HEALTH_CHECK_INTERVAL"
 	// EnvLogLevel is the Lambda's log level (debug, info, warn, error).
 	EnvLogLevel = "FERRY_LOG_LEVEL"

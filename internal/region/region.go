@@ -79,8 +79,8 @@ type Options struct {
 	// OwnClockCreatedAtWindow without.
 	CreatedAtMaxAge  time.Duration
 	CreatedAtMaxSkew time.Duration
-	// HealthCheckInterval is the deployer's wait between health checks
-	// (zero: the deployer's default).
+	// HealthCheckInterval is the deployer's first health-check interval
+	// (deployer.Config.HealthCheckInterval; zero: the deployer's default).
 	HealthCheckInterval time.Duration
 
 	// Logger receives the region's logs (default: none). At Debug it shows
