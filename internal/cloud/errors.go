@@ -140,6 +140,31 @@ func IsTransient(err error) bool {
 	return errors.As(err, &sendErr)
 }
 
+// Throttled reports whether every failure err holds is AWS saying "slow
+// down" (a throttling code: Throttling, RequestLimitExceeded, SlowDown,
+// ...), through wrapping and errors.Join alike. Such a call did nothing
+// and can be made again later; a loop that meets one leaves its work for
+// its next round instead of failing. One other failure among them, or
+// none, is false.
+func Throttled(err error) bool {
+	if err == nil {
+		return false
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := joined.Unwrap()
+		for _, e := range errs {
+			if !Throttled(e) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	}
+	if apiErr, ok := err.(smithy.APIError); ok {
+		return slices.Contains(throttlingCodes, apiErr.ErrorCode())
+	}
+	return Throttled(errors.Unwrap(err))
+}
+
 // Classify maps an error of an AWS call named op to ferry's errors: a
 // transient failure (see IsTransient) becomes a *failure.RetryableError so
 // the state machine retries the task; anything else is returned as is for

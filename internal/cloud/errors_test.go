@@ -144,3 +144,31 @@ func TestIsCapacityShortage(t *testing.T) {
 		assert.Equal(t, want, cloud.IsCapacityShortage(msg), msg)
 	}
 }
+
+// TestThrottled: a failure is throttling only when every error it holds
+// carries a throttling code, however wrapped or joined; a removal that
+// failed on one throttled call and one refusal is not.
+func TestThrottled(t *testing.T) {
+	throttled := api("Throttling", smithy.FaultClient)
+	denied := api("AccessDenied", smithy.FaultClient)
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"Throttling", throttled, true},
+		{"EC2 RequestLimitExceeded", api("RequestLimitExceeded", smithy.FaultClient), true},
+		{"classified", cloud.Classify("op", throttled), true},
+		{"in a clean-up error", &failure.RetryableError{Op: "clean up", Err: &failure.CleanUpError{Err: errors.Join(throttled, throttled)}}, true},
+		{"joined with a refusal", errors.Join(throttled, denied), false},
+		{"server fault", api("InternalError", smithy.FaultServer), false},
+		{"plain error", errors.New("Throttling"), false},
+		{"empty join", errors.Join(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, cloud.Throttled(tt.err))
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
@@ -42,7 +43,8 @@ import (
 // (balancersUnsettled): they never grow with instances. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
-// is short of its launch count (activitiesOnChange). It changes nothing.
+// is short of its launch count (activitiesOnChange). A check AWS throttles
+// is no check (throttled): it waits for the next. It changes nothing.
 func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := decodeState(req)
 	if err != nil {
@@ -61,13 +63,13 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	now := d.now()
 	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled)
 	if err != nil {
-		return nil, err
+		return d.throttled(st, req, err)
 	}
 	if err := checkTerminations(r, report); err != nil {
 		return nil, err
 	}
 	if err := checkGates(ctx, c, r, now); err != nil {
-		return nil, err
+		return d.throttled(st, req, err)
 	}
 	h := &execution.Health{Checks: 1, Services: report}
 	if st.Health != nil {
@@ -77,6 +79,23 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	h.Healthy, h.NextStep = judge(report, now)
 	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, report)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
+	return h, nil
+}
+
+// throttled is how a check whose reads AWS throttled ends (err, every
+// failure of which is throttling: cloud.Throttled): it learned nothing,
+// so it is not healthy and takes no step, keeps the previous check's
+// report, counts as a check, and waits for the next one on the schedule.
+// Throttling is AWS asking the account's callers to slow down, and the
+// wait does; it is not a failure of the release, and the release's
+// timeout still bounds the loop. Any other err is returned as it is.
+func (d *Deployer) throttled(st *execution.State, req execution.Request, err error) (any, error) {
+	if !cloud.Throttled(err) || st.Health == nil {
+		return nil, err
+	}
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: true, Services: st.Health.Services}
+	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, nil) // the schedule's pace: not the quick one of an imminent instance
+	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "error", err.Error())
 	return h, nil
 }
 

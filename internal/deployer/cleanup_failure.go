@@ -62,11 +62,15 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		intent.Groups = groupNames(st)
 	}
 	removed, draining, err := d.removeRelease(ctx, st, req, intent)
+	if w, ok := d.throttledStep(st, req, err); ok {
+		st.Retire = w
+		return st, nil
+	}
 	if err != nil {
 		return nil, d.cleanUpFailed(ctx, st, req, err)
 	}
 	if draining != nil {
-		st.Retire = draining
+		st.Retire = keepThrottled(st, draining)
 		return st, nil
 	}
 	if found {
@@ -121,8 +125,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	owns := func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID }
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure)
 	names := append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...)
-	bound := req.Execution.StartTime.Add(time.Duration(st.Timeout)*time.Second + tuning.RetireTimeout)
-	if req.Execution.StartTime.IsZero() || d.now().Before(bound) {
+	if req.Execution.StartTime.IsZero() || d.now().Before(retireBound(st, req)) {
 		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
 		ret, err := retirer.Step(ctx, names)
 		var ce *failure.CleanUpError
@@ -181,4 +184,11 @@ func (d *Deployer) cleanUpFailed(ctx context.Context, st *execution.State, req e
 	}
 	d.recordDirty(ctx, st, req, ce)
 	return ce
+}
+
+// retireBound is when a failed release's groups stop draining and are
+// removed as they are: the release's timeout and tuning.RetireTimeout
+// from the execution's start.
+func retireBound(st *execution.State, req execution.Request) time.Time {
+	return req.Execution.StartTime.Add(time.Duration(st.Timeout)*time.Second + tuning.RetireTimeout)
 }

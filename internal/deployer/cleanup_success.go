@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
@@ -92,7 +93,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	st.Retire = retire
+	st.Retire = keepThrottled(st, retire)
 	return st, nil
 }
 
@@ -210,7 +211,12 @@ func beforeNoReturn(req execution.Request, op string, err error) error {
 // (see cleanUpSuccess): every failure goes through pastNoReturn.
 func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) (*execution.Retire, error) {
 	p := &retireProgress{plan: plan}
-	fail := func(err error) (*execution.Retire, error) { return nil, d.pastNoReturn(ctx, st, req, p, err) }
+	fail := func(err error) (*execution.Retire, error) {
+		if w, ok := d.throttledStep(st, req, err); ok {
+			return w, nil
+		}
+		return nil, d.pastNoReturn(ctx, st, req, p, err)
+	}
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return fail(err)
@@ -259,6 +265,38 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
 	return &execution.Retire{Done: true}, nil
+}
+
+// throttledStep is how a step of a retirement that AWS throttled (err,
+// every failure of which is throttling: cloud.Throttled) ends while
+// fewer than limits.MaxThrottledSteps were: the step is taken again
+// after the wait (tuning.ThrottledSteps; every step is idempotent),
+// still reporting the groups the previous step saw. Throttling is AWS
+// asking the account's callers to slow down; failing for it would leave
+// the release dirty, and its lock kept, for no fault of its own.
+// Otherwise ok is false and err is the task's to classify.
+func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err error) (*execution.Retire, bool) {
+	w := &execution.Retire{}
+	if st.Retire != nil {
+		w.Groups, w.Throttled = st.Retire.Groups, st.Retire.Throttled
+	}
+	if !cloud.Throttled(err) || w.Throttled >= limits.MaxThrottledSteps {
+		return nil, false
+	}
+	w.Throttled++
+	w.WaitSeconds = throttledWait(req, w.Throttled)
+	d.log.Warn("a step was throttled: taking it again after the wait", "release_id", st.ReleaseID, "wait_seconds", w.WaitSeconds, "throttled", w.Throttled, "error", err.Error())
+	return w, true
+}
+
+// keepThrottled carries the count of throttled steps from the previous
+// report into next, unless next counts more (nil: nothing to carry
+// into).
+func keepThrottled(st *execution.State, next *execution.Retire) *execution.Retire {
+	if next != nil && st.Retire != nil {
+		next.Throttled = max(next.Throttled, st.Retire.Throttled)
+	}
+	return next
 }
 
 // notRelease says whether tags are those of another release than id's:

@@ -290,7 +290,7 @@ func TestCleanUpFailureLeftovers(t *testing.T) {
 
 	// Transient failures are retryable, not dirty.
 	h.world.Faults().Clear()
-	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
+	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.InternalError()})
 	require.NoError(t, err)
 	err = x.step(execution.TaskCleanUpFailure)
 	var re *failure.RetryableError
@@ -309,7 +309,7 @@ func TestCleanUpSuccessRetryAfterPartialDeleteKeepsGoing(t *testing.T) {
 		name  string
 		fault sim.Rule
 	}{
-		{"second group delete throttled", sim.Rule{Op: "DeleteAutoScalingGroup", Nth: 2, Err: sim.Throttling()}},
+		{"second group delete timed out", sim.Rule{Op: "DeleteAutoScalingGroup", Nth: 2, Err: sim.Timeout()}},
 		{"second group delete failed with a 5xx", sim.Rule{Op: "DeleteAutoScalingGroup", Nth: 2, Err: sim.InternalError()}},
 	}
 	for _, tt := range tests {
@@ -407,7 +407,7 @@ func TestCleanUpsExhaustedRecordTheOutcome(t *testing.T) {
 			ctx := t.Context()
 			r1, r2 := h.baseRelease(), h.baseRelease()
 			x := h.atSwap(r1, r2)
-			_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.Throttling()})
+			_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.InternalError()})
 			require.NoError(t, err)
 			doomed := naming.GroupName(project, config, "web", r1.ReleaseID)
 			if tt.task == execution.TaskCleanUpFailure {

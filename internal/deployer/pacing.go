@@ -139,3 +139,10 @@ func retireWait(elapsed time.Duration, req execution.Request) int {
 		Left: max(tuning.RetireTimeout-elapsed, time.Nanosecond),
 	})
 }
+
+// throttledWait is the wait before a loop's task runs again after its
+// n-th round AWS throttled (tuning.ThrottledSteps), jittered by the
+// execution and the round.
+func throttledWait(req execution.Request, n int) int {
+	return tuning.ThrottledSteps.Next(pacing.Situation{Checks: n, Seed: req.Execution.ID + "/throttled"})
+}

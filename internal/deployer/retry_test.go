@@ -133,7 +133,7 @@ func TestTransientErrorsAreRetryable(t *testing.T) {
 				require.NoError(t, x.step(execution.TaskDeploy))
 				h.clk.Advance(5 * time.Minute)
 			}
-			_, err := h.world.Faults().Add(sim.Rule{Op: tt.op, Err: sim.Throttling()})
+			_, err := h.world.Faults().Add(sim.Rule{Op: tt.op, Err: sim.InternalError()})
 			require.NoError(t, err)
 			err = x.step(tt.task)
 			var re *failure.RetryableError

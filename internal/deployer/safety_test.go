@@ -141,7 +141,7 @@ func TestCleanUpSuccessPastPointOfNoReturnNeverRollsBack(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
 	x := h.atSwap(h.baseRelease(), r)
-	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Nth: 1, Err: sim.Throttling()})
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DeleteLaunchTemplate", Nth: 1, Err: sim.InternalError()})
 	require.NoError(t, err)
 	err = x.step(execution.TaskCleanUpSuccess)
 	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)

@@ -98,12 +98,12 @@ func TestBakeWait(t *testing.T) {
 func TestHistoryBudget(t *testing.T) {
 	const once = 200 // the tasks that run once, each retried a few times
 	rounds := func(bound, interval time.Duration) int { return int(bound / interval) }
-	assert.LessOrEqual(t, tuning.RetireChecks.MaxChecks(tuning.RetireTimeout), limits.MaxRetireSteps)
+	assert.LessOrEqual(t, tuning.RetireChecks.MaxChecks(tuning.RetireTimeout)+limits.MaxThrottledSteps, limits.MaxRetireSteps)
 	assert.LessOrEqual(t, rounds(tuning.RollbackTimeout, tuning.RollbackCheckInterval), limits.MaxRollbackChecks)
 	// A canary's steps each add a NextStep round to the health checks.
 	checks := limits.MaxHealthChecks + limits.MaxRolloutSteps
 	success := checks + limits.MaxBakeChecks + limits.MaxRetireSteps
-	failure := checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval)
+	failure := checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval)+limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
 	}

@@ -113,6 +113,9 @@ type Retire struct {
 	WaitSeconds int `json:"wait_seconds"`
 	// Groups are the previous groups still standing, in name order.
 	Groups []RetiringGroup `json:"groups,omitempty"`
+	// Throttled counts the steps AWS throttled so far, each taken again
+	// after a wait (at most limits.MaxThrottledSteps).
+	Throttled int `json:"throttled,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure after a bake), the
 	// previous groups back in their load balancers and not all healthy
 	// yet: the release's own groups leave only once they are.
@@ -183,6 +186,10 @@ type Health struct {
 	// Checks counts the health checks made so far: the pacing's budget
 	// (package pacing).
 	Checks int `json:"checks,omitempty"`
+	// Throttled says AWS throttled this check: it learned nothing, so
+	// it is not healthy, its report is the previous check's, and the next
+	// check comes after the wait (see CheckHealthy).
+	Throttled bool `json:"throttled,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`

@@ -27,6 +27,12 @@ const (
 	// a failure, MaxRollbackChecks it keeps a deploy under
 	// StepFunctionsHistoryEvents (TestHistoryBudget).
 	MaxRetireSteps = 500
+	// MaxThrottledSteps bounds the rounds of one loop (Deploy, the
+	// retirement, the clean-up) that AWS throttled and that run again
+	// after a wait (tuning.ThrottledSteps) instead of failing: half an
+	// hour of throttling at most, within StepFunctionsHistoryEvents
+	// (TestHistoryBudget).
+	MaxThrottledSteps = 120
 	// LaunchTemplateNameLen is EC2's limit on a launch template's name.
 	LaunchTemplateNameLen = 128
 )

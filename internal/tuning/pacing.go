@@ -39,6 +39,12 @@ var RetireChecks = pacing.Schedule{
 	Jitter: 0.2,
 }
 
+// ThrottledSteps is the wait before a loop's task runs again after AWS
+// throttled its calls (limits.MaxThrottledSteps such rounds at most): 15
+// s, jittered by a fifth, so the account's callers that were throttled
+// together do not come back together.
+var ThrottledSteps = pacing.Schedule{Paces: []pacing.Pace{{Every: 15 * time.Second}}, Jitter: 0.2}
+
 // The deployer's health-check pacing and the ASG settings it derives.
 const (
 	// HealthCheckInterval is the wait between two health checks in the
