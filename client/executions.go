@@ -314,7 +314,7 @@ func reportOf(ev sfntypes.HistoryEvent) (report, string) {
 		switch task := exitedName(ev); task {
 		case execution.TaskNextStep:
 			return reportOnce, task
-		case execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+		case execution.TaskValidateResources, execution.TaskDeploy, execution.TaskCheckHealthy, execution.TaskBake, execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
 			return reportLoop, task
 		}
 	case sfntypes.HistoryEventTypeWaitStateEntered:

@@ -38,6 +38,9 @@ const (
 	// updateBake: Bake reported the bake under way: the previous groups
 	// standing by, and how long is left (shown when a minute passes).
 	updateBake = "bake"
+	// updateThrottled: AWS throttled the calls of ValidateResources or
+	// Deploy (State): it does the rest after a wait (WaitSeconds).
+	updateThrottled = "throttled"
 	// updateError: a task failed with an error (it may be retried or
 	// caught).
 	updateError = "error"
@@ -81,6 +84,9 @@ type progress struct {
 	// Bake is Bake's report (updateBake): the groups standing by and the
 	// seconds left.
 	Bake *execution.Bake `json:"bake,omitempty"`
+	// WaitSeconds is how long until the throttled task runs again
+	// (updateThrottled).
+	WaitSeconds int `json:"wait_seconds,omitempty"`
 
 	// Status (updateOutcome) is the execution's final status; End the end
 	// state it reached (Success, FailureClean, FailureDirty), "" when it
@@ -258,6 +264,8 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 // waitReports are the Wait states of the deploy's loops, each with the
 // task whose report its input carries.
 var waitReports = map[string]string{
+	shape.StateWaitForResources: execution.TaskValidateResources,
+	shape.StateWaitForDeploy:    execution.TaskDeploy,
 	shape.StateWaitForHealthy: execution.TaskCheckHealthy,
 	shape.StateWaitForBake:    execution.TaskBake,
 	shape.StateWaitForRetire:  execution.TaskCleanUpSuccess,
@@ -270,6 +278,8 @@ var waitReports = map[string]string{
 func (r *historyReader) taskReport(u progress, task, output string) (progress, bool) {
 	r.noteState(task, output)
 	switch task {
+	case execution.TaskValidateResources, execution.TaskDeploy:
+		return r.progressReport(u, task, output)
 	case execution.TaskCheckHealthy:
 		return r.healthReport(u, output)
 	case execution.TaskNextStep:
@@ -442,6 +452,8 @@ func (r *historyReader) noteState(task, state string) {
 	}
 	var st struct {
 		BakeSeconds *int  `json:"bake_seconds"`
+		Resources   *wait `json:"resources"`
+		Deploy      *wait `json:"deploy"`
 		Health      *wait `json:"health"`
 		Bake        *wait `json:"bake"`
 		Retire      *wait `json:"retire"`
@@ -454,6 +466,12 @@ func (r *historyReader) noteState(task, state string) {
 	}
 	var w *wait
 	switch task {
+	case execution.TaskValidateResources:
+		w = st.Resources
+	case execution.TaskDeploy:
+		if w = st.Health; w == nil {
+			w = st.Deploy // throttled: it runs again after its wait
+		}
 	case execution.TaskCheckHealthy, execution.TaskNextStep:
 		w = st.Health
 	case execution.TaskBake:
@@ -469,6 +487,27 @@ func (r *historyReader) noteState(task, state string) {
 
 // bakeReport reads Bake's report at $.bake of its output and returns an
 // update for the first, and then each time the minutes left change.
+// progressReport reads the report of ValidateResources or Deploy: an
+// update when AWS throttled it and it does the rest after a wait.
+func (r *historyReader) progressReport(u progress, task, output string) (progress, bool) {
+	var st struct {
+		Resources *execution.Progress `json:"resources"`
+		Deploy    *execution.Progress `json:"deploy"`
+	}
+	if err := json.Unmarshal([]byte(output), &st); err != nil {
+		return u, false
+	}
+	p := st.Deploy
+	if task == execution.TaskValidateResources {
+		p = st.Resources
+	}
+	if p == nil || p.Done {
+		return u, false
+	}
+	u.Event, u.State, u.WaitSeconds = updateThrottled, task, p.WaitSeconds
+	return u, true
+}
+
 func (r *historyReader) bakeReport(u progress, output string) (progress, bool) {
 	var st struct {
 		Bake *execution.Bake `json:"bake"`

@@ -121,6 +121,8 @@ func (d *display) show(u progress) {
 		}
 	case updateBake:
 		d.line(u.Elapsed, bakeLine(u.Bake))
+	case updateThrottled:
+		d.line(u.Elapsed, d.paint(ansiYellow, fmt.Sprintf("%s: AWS throttled its calls; it goes on in %ds", u.State, u.WaitSeconds)))
 	case updateStep:
 		for _, l := range stepLines(u.Services) {
 			d.line(u.Elapsed, l)

@@ -6,9 +6,33 @@
 // brackets the errors each Catch takes; go test ./statemachine/shape
 // -update rewrites this block):
 //
-//	Validate -> Lock -> ValidateResources -> Publish -> Deploy -> Healthy?
+//	Validate -> Lock -> ValidateResources -> ResourcesValid?
+//	ResourcesValid?, the first rule that holds:
+//	    $.resources.done is not present          -> BadResourcesReport -> ReleaseLock -> FailureClean
+//	    $.resources.done is not a boolean        -> BadResourcesReport
+//	    $.resources.done is true                 -> Publish -> Deploy -> Deployed?
+//	    $.resources.wait_seconds is not present  -> BadResourcesReport
+//	    $.resources.wait_seconds is not a number -> BadResourcesReport
+//	    $.resources.wait_seconds is negative     -> BadResourcesReport
+//	    otherwise                                -> WaitForResources -> ValidateResources
+//	Deployed?, the first rule that holds:
+//	    $.deploy.done is not present          -> BadDeployReport -> CleanUpFailure -> CleanedUp?
+//	    $.deploy.done is not a boolean        -> BadDeployReport
+//	    $.deploy.done is true                 -> Healthy?
+//	    $.deploy.wait_seconds is not present  -> BadDeployReport
+//	    $.deploy.wait_seconds is not a number -> BadDeployReport
+//	    $.deploy.wait_seconds is negative     -> BadDeployReport
+//	    otherwise                             -> WaitForDeploy -> Deploy
+//	CleanedUp?, the first rule that holds:
+//	    $.retire.done is not present          -> BadCleanUpReport -> FailureDirty
+//	    $.retire.done is not a boolean        -> BadCleanUpReport
+//	    $.retire.done is true                 -> ReleaseLock
+//	    $.retire.wait_seconds is not present  -> BadCleanUpReport
+//	    $.retire.wait_seconds is not a number -> BadCleanUpReport
+//	    $.retire.wait_seconds is negative     -> BadCleanUpReport
+//	    otherwise                             -> WaitForCleanUp -> CleanUpFailure
 //	Healthy?, the first rule that holds:
-//	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure -> CleanedUp?
+//	    $.health.healthy is not present       -> BadHealthReport -> CleanUpFailure
 //	    $.health.healthy is not a boolean     -> BadHealthReport
 //	    $.health.healthy is true              -> Bake -> Baked?
 //	    $.health.next_step is not present     -> BadHealthReport
@@ -18,14 +42,6 @@
 //	    $.health.wait_seconds is not a number -> BadHealthReport
 //	    $.health.wait_seconds is negative     -> BadHealthReport
 //	    otherwise                             -> WaitForHealthy
-//	CleanedUp?, the first rule that holds:
-//	    $.retire.done is not present          -> BadCleanUpReport -> FailureDirty
-//	    $.retire.done is not a boolean        -> BadCleanUpReport
-//	    $.retire.done is true                 -> ReleaseLock -> FailureClean
-//	    $.retire.wait_seconds is not present  -> BadCleanUpReport
-//	    $.retire.wait_seconds is not a number -> BadCleanUpReport
-//	    $.retire.wait_seconds is negative     -> BadCleanUpReport
-//	    otherwise                             -> WaitForCleanUp -> CleanUpFailure
 //	Baked?, the first rule that holds:
 //	    $.bake.done is not present          -> BadBakeReport -> CleanUpFailure
 //	    $.bake.done is not a boolean        -> BadBakeReport

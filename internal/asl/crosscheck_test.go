@@ -211,13 +211,17 @@ func ferryScenarios() []ferryScenario {
 	draining := echo(map[string]json.RawMessage{"retire": raw(`{"done": false, "wait_seconds": 15, "groups": [{"name": "g", "phase": "draining", "instances": 1}]}`)})
 	baked := echo(map[string]json.RawMessage{"bake": raw(`{"done": true, "wait_seconds": 0}`)})
 	baking := echo(map[string]json.RawMessage{"bake": raw(`{"done": false, "wait_seconds": 5, "left_seconds": 60, "standby": ["g"], "detached": true}`)})
+	checked := echo(map[string]json.RawMessage{"resources": raw(`{"done": true, "wait_seconds": 0}`)})
+	deployed := echo(map[string]json.RawMessage{"deployed": raw(`true`), "deploy": raw(`{"done": true, "wait_seconds": 0}`), "health": unhealthy})
+	throttledChecks := echo(map[string]json.RawMessage{"resources": raw(`{"done": false, "wait_seconds": 20, "throttled": 1}`)})
+	throttled := echo(map[string]json.RawMessage{"deployed": raw(`true`), "deploy": raw(`{"done": false, "wait_seconds": 20, "throttled": 1}`)})
 	base := func(name string, override map[string][]outcome) scenario {
 		o := map[string][]outcome{
 			"Validate":          {{Result: raw(`{"project_name": "p", "config_name": "c", "release_id": "r1", "release_sha256": "00", "timeout": 600, "services": ["web"]}`)}},
 			"Lock":              {echo(nil)},
-			"ValidateResources": {echo(nil)},
+			"ValidateResources": {checked},
 			"Publish":           {echo(nil)},
-			"Deploy":            {echo(map[string]json.RawMessage{"deployed": raw(`true`), "health": unhealthy})},
+			"Deploy":            {deployed},
 			"CheckHealthy":      {{Result: healthy}},
 			"NextStep":          {{Result: stepTaken}},
 			"Bake":              {baked},
@@ -230,7 +234,7 @@ func ferryScenarios() []ferryScenario {
 		}
 		return scenario{Name: name, Input: raw(`{"release_id": "r1", "project_name": "p", "config_name": "c"}`), Outcomes: o}
 	}
-	start := []string{"Validate", "Lock", "ValidateResources", "Publish", "Deploy", "Healthy?"}
+	start := []string{"Validate", "Lock", "ValidateResources", "ResourcesValid?", "Publish", "Deploy", "Deployed?", "Healthy?"}
 	path := func(parts ...[]string) []string {
 		var out []string
 		for _, p := range parts {
@@ -256,19 +260,29 @@ func ferryScenarios() []ferryScenario {
 		{base("bad resources", map[string][]outcome{"ValidateResources": {failWith("BadReleaseError")}}),
 			endReport{[]string{"Validate", "Lock", "ValidateResources", "ReleaseLock", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
 		{base("deploy error", map[string][]outcome{"Deploy": {failWith("DeployError")}}),
-			endReport{path(start[:5], cleanFail), "FAILED", "DeployError"}, ""},
+			endReport{path(start[:6], cleanFail), "FAILED", "DeployError"}, ""},
+		// AWS throttled Deploy: it asks for a wait and runs again; a
+		// report the Choice cannot read fails through clean up.
+		{base("throttled deploy runs again", map[string][]outcome{"Deploy": {throttled, throttled, deployed}}),
+			endReport{path(start[:7], []string{"WaitForDeploy", "Deploy", "Deployed?", "WaitForDeploy"}, start[5:], check, success), "SUCCEEDED", ""}, ""},
+		{base("no deploy report", map[string][]outcome{"Deploy": {echo(nil)}}),
+			endReport{path(start[:7], []string{"BadDeployReport"}, cleanFail), "FAILED", "InternalError"}, isFalseBug},
+		{base("throttled resource checks run again", map[string][]outcome{"ValidateResources": {throttledChecks, checked}}),
+			endReport{path(start[:4], []string{"WaitForResources", "ValidateResources"}, start[3:], check, success), "SUCCEEDED", ""}, ""},
+		{base("no resources report", map[string][]outcome{"ValidateResources": {echo(nil)}}),
+			endReport{path(start[:4], []string{"BadResourcesReport", "ReleaseLock", "FailureClean"}), "FAILED", "InternalError"}, isFalseBug},
 		{base("halt during health", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, failWith("HaltError")}}),
 			endReport{path(start, check, check[:2], cleanFail), "FAILED", "HaltError"}, ""},
 		{base("timeout during health", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, failWith("TimeoutError")}}),
 			endReport{path(start, check, check[:2], cleanFail), "FAILED", "TimeoutError"}, ""},
 		{base("cleanup failure is dirty", map[string][]outcome{"Deploy": {failWith("DeployError")}, "CleanUpFailure": {failWith("CleanUpError")}}),
-			endReport{path(start[:5], []string{"CleanUpFailure", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
+			endReport{path(start[:6], []string{"CleanUpFailure", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		{base("lock release failure is dirty", map[string][]outcome{"Publish": {failWith("DeployError")}, "ReleaseLock": {failWith("LockError")}}),
-			endReport{path(start[:4], []string{"ReleaseLock", "FailureDirty"}), "FAILED", "LockError"}, ""},
+			endReport{path(start[:5], []string{"ReleaseLock", "FailureDirty"}), "FAILED", "LockError"}, ""},
 		{base("retryable error then success", map[string][]outcome{"Lock": {failWith("RetryableError"), failWith("Lambda.ServiceException"), echo(nil)}}),
 			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
 		{base("retries exhausted", map[string][]outcome{"Publish": {failWith("RetryableError")}}),
-			endReport{path(start[:4], []string{"ReleaseLock", "FailureClean"}), "FAILED", "RetryableError"}, ""},
+			endReport{path(start[:5], []string{"ReleaseLock", "FailureClean"}), "FAILED", "RetryableError"}, ""},
 		{base("unexpected error is caught", map[string][]outcome{"CleanUpSuccess": {failWith("InternalError")}}),
 			endReport{path(start, check, success[:3], []string{"FailureDirty"}), "FAILED", "InternalError"}, ""},
 		{base("halt at clean up success", map[string][]outcome{"CleanUpSuccess": {failWith("HaltError")}}),
@@ -307,7 +321,7 @@ func ferryScenarios() []ferryScenario {
 		{base("no retirement report", map[string][]outcome{"CleanUpSuccess": {echo(nil)}}),
 			endReport{path(start, check, success[:3], []string{"Retired?", "BadRetireReport", "FailureDirty"}), "FAILED", "InternalError"}, isFalseBug},
 		{base("clean-up takes steps", map[string][]outcome{"Deploy": {failWith("DeployError")}, "CleanUpFailure": {draining, retired}}),
-			endReport{path(start[:5], []string{"CleanUpFailure", "CleanedUp?", "WaitForCleanUp"}, cleanFail), "FAILED", "DeployError"}, ""},
+			endReport{path(start[:6], []string{"CleanUpFailure", "CleanedUp?", "WaitForCleanUp"}, cleanFail), "FAILED", "DeployError"}, ""},
 		{base("failure while retiring is dirty", map[string][]outcome{"CleanUpSuccess": {draining, failWith("CleanUpError")}}),
 			endReport{path(start, check, success[:2], retireStep, []string{"CleanUpSuccess", "FailureDirty"}), "FAILED", "CleanUpError"}, ""},
 		// A Lambda function that runs out of its own timeout is retried

@@ -10,6 +10,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // checkHealthy is the CheckHealthy task. In order it fails with:
@@ -85,17 +86,25 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 // throttled is how a check whose reads AWS throttled ends (err, every
 // failure of which is throttling: cloud.Throttled): it learned nothing,
 // so it is not healthy and takes no step, keeps the previous check's
-// report, counts as a check, and waits for the next one on the schedule.
+// report, counts as a check, and waits for the next one: the schedule's
+// pace (not the quick one of an imminent instance), doubled for each
+// check in a row AWS throttled, up to tuning.MaxThrottledCheckWait.
 // Throttling is AWS asking the account's callers to slow down, and the
-// wait does; it is not a failure of the release, and the release's
-// timeout still bounds the loop. Any other err is returned as it is.
+// backoff does (Elastic Load Balancing User Guide, Request throttling:
+// "we recommend that you use an exponential backoff and retry"); it is
+// not a failure of the release, and the release's timeout still bounds
+// the loop. Any other err is returned as it is.
 func (d *Deployer) throttled(st *execution.State, req execution.Request, err error) (any, error) {
 	if !cloud.Throttled(err) || st.Health == nil {
 		return nil, err
 	}
-	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: true, Services: st.Health.Services}
-	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, nil) // the schedule's pace: not the quick one of an imminent instance
-	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "error", err.Error())
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services}
+	wait := time.Duration(d.nextCheck(st, req, h.Checks, 0, nil)) * time.Second
+	for range min(h.Throttled, 8) {
+		wait *= 2
+	}
+	h.WaitSeconds = int(min(wait, tuning.MaxThrottledCheckWait) / time.Second)
+	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil
 }
 

@@ -40,7 +40,8 @@ import (
 //     return. A failure of the
 //     gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
-//     release keeps serving), or retryable.
+//     release keeps serving), or retryable; a gate AWS throttled runs
+//     again after a wait (throttledStep).
 //  3. Retire (retire), a step per invocation, only while the lock is this
 //     release's: the current record names the new release, then the next
 //     step of retiring exactly the groups the record names (fleet.Retirer:
@@ -86,6 +87,10 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	}
 	if !found {
 		if plan, err = d.gate(ctx, st, req); err != nil {
+			if w, ok := d.throttledStep(st, req, err); ok {
+				st.Retire = w // the gate again after the wait
+				return st, nil
+			}
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
@@ -47,7 +48,12 @@ const (
 // policies and alarms are upserts. Something this release made moments ago
 // that AWS does not show yet is a *failure.RetryableError.
 //
-// It returns the State with Deployed set and Health holding each service's
+// A deploy AWS throttles (every failure throttling: cloud.Throttled) is
+// no failure: it returns the State with Deploy's report asking for a
+// wait (progress), and the state machine runs it again to make the rest;
+// the release's timeout bounds it too (a *failure.TimeoutError).
+//
+// It returns the State with Deployed set, Deploy's report done, and Health holding each service's
 // healthy target, desired capacity, launch count and stability window, and
 // the wait before the first health check: none before the fastest boot
 // the current record saw for the same images may end (readyAfter).
@@ -59,26 +65,63 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err := d.checkHalt(ctx, st, req); err != nil {
 		return nil, err
 	}
+	if err := d.checkTimeout(st, req); err != nil {
+		return nil, err
+	}
+	if st.Deploy, err = d.progress(st, req, execution.TaskDeploy, d.make(ctx, st, req)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// progress is the report of task, which runs once unless AWS throttles
+// it, after a round that ended with err: done when err is nil; when
+// every failure of err is throttling (cloud.Throttled) and fewer than
+// limits.MaxThrottledSteps rounds of ValidateResources and Deploy
+// together were, a wait (tuning.ThrottledSteps, jittered) before the task
+// runs again to do the rest; otherwise err.
+func (d *Deployer) progress(st *execution.State, req execution.Request, task string, err error) (*execution.Progress, error) {
+	n := 0
+	for _, p := range []*execution.Progress{st.Resources, st.Deploy} {
+		if p != nil {
+			n = max(n, p.Throttled)
+		}
+	}
+	switch {
+	case err == nil:
+		return &execution.Progress{Done: true, Throttled: n}, nil
+	case !cloud.Throttled(err) || n >= limits.MaxThrottledSteps:
+		return nil, err
+	}
+	p := &execution.Progress{Throttled: n + 1, WaitSeconds: throttledWait(req, n+1)}
+	d.log.Warn("task throttled: it runs again after the wait", "task", task, "release_id", st.ReleaseID, "wait_seconds", p.WaitSeconds, "throttled", p.Throttled, "error", err.Error())
+	return p, nil
+}
+
+// make makes what the release deploys (see deploy) and sets st's
+// Deployed, Previous, Images and first Health.
+func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request) error {
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res, err := resources.Resolve(ctx, c, r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
 	}); err != nil {
-		return nil, err
+		return err
 	}
+	st.Deployed = true
 	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
-		return nil, deployErr("ec2:DescribeLaunchTemplates", err)
+		return deployErr("ec2:DescribeLaunchTemplates", err)
 	}
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rel := d.fleetRelease(c, st, req)
 	made := d.alarmsMade(ctx, c, r)
@@ -87,14 +130,13 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	for _, svc := range r.ServiceNames() {
 		st.Images[svc] = res.Images[r.ServiceAMI(svc)]
 		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups, made); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	st.Deployed = true
 	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
 	d.recordedReady(ctx, st, report)
 	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report), Services: report}
-	return st, nil
+	return nil
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist

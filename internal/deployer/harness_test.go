@@ -265,6 +265,9 @@ func (x *run) step(task string) error {
 	if task == execution.TaskBake {
 		return x.bake()
 	}
+	if task == execution.TaskValidateResources || task == execution.TaskDeploy {
+		return x.untilDone(task)
+	}
 	if task != execution.TaskCleanUpSuccess && task != execution.TaskCleanUpFailure {
 		return x.once(task)
 	}
@@ -277,6 +280,26 @@ func (x *run) step(task string) error {
 		}
 		require.LessOrEqual(x.h.t, steps, limits.MaxRetireSteps, "the retirement takes more steps than an execution allows")
 		x.h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+}
+
+// untilDone runs task (ValidateResources or Deploy) as its loop does:
+// again after the wait it asks for (AWS throttled it), until it reports
+// itself done, or fails.
+func (x *run) untilDone(task string) error {
+	for rounds := 1; ; rounds++ {
+		if err := x.once(task); err != nil {
+			return err
+		}
+		p := x.state.Deploy
+		if task == execution.TaskValidateResources {
+			p = x.state.Resources
+		}
+		if p == nil || p.Done {
+			return nil
+		}
+		require.LessOrEqual(x.h.t, rounds, limits.MaxThrottledSteps, "%s takes more rounds than an execution allows", task)
+		x.h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
 	}
 }
 

@@ -78,15 +78,15 @@ func TestEveryHandlerIsIdempotent(t *testing.T) {
 	})
 }
 
-// TestRetryAfterPartialDeploy: Deploy fails half way (a throttled call on
-// the second service); its retry finishes without duplicating anything.
+// TestRetryAfterPartialDeploy: Deploy fails half way (a 5xx on the
+// second service); its retry finishes without duplicating anything.
 func TestRetryAfterPartialDeploy(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
 	r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
-	_, err := h.world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err: sim.Throttling()})
+	_, err := h.world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err: sim.InternalError()})
 	require.NoError(t, err)
 	err = x.step(execution.TaskDeploy)
 	var re *failure.RetryableError

@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -45,7 +46,7 @@ func TestThrottledHealthCheckWaits(t *testing.T) {
 			h.clk.Advance(time.Minute)
 			require.NoError(t, x.step(execution.TaskCheckHealthy), "a throttled check is no failure")
 			got := x.state.Health
-			assert.True(t, got.Throttled)
+			assert.Equal(t, 1, got.Throttled)
 			assert.False(t, got.Healthy, "fails closed: a check that learned nothing is not healthy")
 			assert.False(t, got.NextStep)
 			assert.Equal(t, before.Checks+1, got.Checks)
@@ -55,7 +56,7 @@ func TestThrottledHealthCheckWaits(t *testing.T) {
 			h.world.Faults().Clear()
 			_, err = x.untilHealthy(100)
 			require.NoError(t, err)
-			assert.False(t, x.state.Health.Throttled)
+			assert.Zero(t, x.state.Health.Throttled)
 		})
 	}
 }
@@ -87,7 +88,7 @@ const limitsChecks = 2000
 // step of the retirement is taken again after the wait: the release
 // succeeds, the previous groups are gone, the lock is released.
 func TestThrottledRetirementWaits(t *testing.T) {
-	for _, op := range []string{"DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup", "DeleteAlarms", "DeleteLaunchTemplate"} {
+	for _, op := range []string{"DescribeTargetHealth", "DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup", "DeleteAlarms", "DeleteLaunchTemplate"} {
 		t.Run(op, func(t *testing.T) {
 			h := newHarness(t)
 			prev, next := h.baseRelease(), h.baseRelease()
@@ -145,4 +146,121 @@ func TestThrottledRetirementIsBounded(t *testing.T) {
 			assert.True(t, held, "a dirty failure keeps the lock")
 		})
 	}
+}
+
+// TestThrottledDeployWaits: a Deploy AWS throttles asks for a wait and
+// makes the rest when it runs again, without duplicating anything; one
+// throttled for good takes limits.MaxThrottledSteps rounds, then fails
+// as a transient failure (the task's retry, then clean up).
+func TestThrottledDeployWaits(t *testing.T) {
+	for _, op := range []string{"CreateLaunchTemplate", "CreateAutoScalingGroup", "SuspendProcesses", "PutScalingPolicy", "PutMetricAlarm", "DescribeAutoScalingGroups"} {
+		t.Run(op, func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy[:4]...))
+			id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
+			require.NoError(t, err)
+			require.NoError(t, x.once(execution.TaskDeploy))
+			require.NotNil(t, x.state.Deploy)
+			assert.False(t, x.state.Deploy.Done)
+			assert.Equal(t, 1, x.state.Deploy.Throttled)
+			assert.InDelta(t, tuning.ThrottledSteps.Paces[0].Every.Seconds(), x.state.Deploy.WaitSeconds, 3+tuning.ThrottledSteps.Paces[0].Every.Seconds()*tuning.ThrottledSteps.Jitter)
+			require.NoError(t, x.step(execution.TaskDeploy))
+			assert.Equal(t, 2, h.world.Faults().Applied(id))
+			assert.True(t, x.state.Deploy.Done)
+			assert.Len(t, h.groups(), 2)
+			assert.Len(t, h.account().LaunchTemplates, 2)
+			_, err = x.untilHealthy(100)
+			require.NoError(t, err)
+		})
+	}
+	forGood := func(t *testing.T, timeout int) (throttled int, err error) {
+		h := newHarness(t)
+		r := h.baseRelease()
+		r.Timeout = timeout
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		id, aerr := h.world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Err: sim.Throttling()})
+		require.NoError(t, aerr)
+		err = x.step(execution.TaskDeploy)
+		return h.world.Faults().Applied(id), err
+	}
+	t.Run("for good", func(t *testing.T) {
+		throttled, err := forGood(t, 7200)
+		assert.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+		assert.Equal(t, limits.MaxThrottledSteps+1, throttled)
+	})
+	t.Run("past the timeout", func(t *testing.T) {
+		throttled, err := forGood(t, 600)
+		assert.Equal(t, failure.NameTimeout, failure.NameOf(err), "%v", err)
+		assert.Less(t, throttled, limits.MaxThrottledSteps)
+	})
+}
+
+// TestThrottledChecksBackOff: each check in a row AWS throttles doubles
+// the wait, up to tuning.MaxThrottledCheckWait; a check that is not
+// throttled resets it.
+func TestThrottledChecksBackOff(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.Timeout = 7200
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(5 * time.Minute)
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DescribeAutoScalingGroups", Err: sim.Throttling()})
+	require.NoError(t, err)
+	var waits []int
+	for n := 1; n <= 8; n++ {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		assert.Equal(t, n, x.state.Health.Throttled)
+		waits = append(waits, x.state.Health.WaitSeconds)
+	}
+	for i := 1; i < len(waits); i++ {
+		assert.True(t, waits[i] == int(tuning.MaxThrottledCheckWait.Seconds()) || waits[i] > waits[i-1]*3/2, "the wait doubles: %v", waits)
+	}
+	assert.Equal(t, int(tuning.MaxThrottledCheckWait.Seconds()), waits[len(waits)-1], "up to its bound: %v", waits)
+	h.world.Faults().Clear()
+	h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	assert.Zero(t, x.state.Health.Throttled)
+	assert.Less(t, x.state.Health.WaitSeconds, waits[0]*2, "back to the schedule's pace")
+}
+
+// TestThrottledResourceChecksWait: ValidateResources AWS throttles asks
+// for a wait and checks again; its rounds count with Deploy's against
+// limits.MaxThrottledSteps.
+func TestThrottledResourceChecksWait(t *testing.T) {
+	for _, op := range []string{"DescribeImages", "DescribeTargetGroups", "DescribeAccountLimits"} {
+		t.Run(op, func(t *testing.T) {
+			h := newHarness(t)
+			x := h.start(h.baseRelease())
+			require.NoError(t, x.steps(upToDeploy[:2]...))
+			id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
+			require.NoError(t, err)
+			require.NoError(t, x.once(execution.TaskValidateResources))
+			require.NotNil(t, x.state.Resources)
+			assert.False(t, x.state.Resources.Done)
+			assert.Equal(t, 1, x.state.Resources.Throttled)
+			require.NoError(t, x.step(execution.TaskValidateResources))
+			assert.Equal(t, 2, h.world.Faults().Applied(id))
+			assert.True(t, x.state.Resources.Done)
+			assert.Equal(t, 2, x.state.Resources.Throttled)
+			require.NoError(t, x.steps(upToDeploy[3:]...))
+			assert.Equal(t, 2, x.state.Deploy.Throttled, "the count goes on into Deploy's")
+			_, err = x.untilHealthy(100)
+			require.NoError(t, err)
+		})
+	}
+	t.Run("a refusal is no throttle", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy[:2]...))
+		_, err := h.world.Faults().Add(sim.Rule{Op: "DescribeImages", Err: sim.AccessDenied()})
+		require.NoError(t, err)
+		assert.Error(t, x.step(execution.TaskValidateResources))
+	})
 }

@@ -102,8 +102,12 @@ func TestHistoryBudget(t *testing.T) {
 	assert.LessOrEqual(t, rounds(tuning.RollbackTimeout, tuning.RollbackCheckInterval), limits.MaxRollbackChecks)
 	// A canary's steps each add a NextStep round to the health checks.
 	checks := limits.MaxHealthChecks + limits.MaxRolloutSteps
-	success := checks + limits.MaxBakeChecks + limits.MaxRetireSteps
-	failure := checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval)+limits.MaxThrottledSteps
+	// ValidateResources and Deploy take limits.MaxThrottledSteps rounds
+	// at most together when AWS throttles them, and so does a clean-up
+	// (the retirement's are within limits.MaxRetireSteps).
+	deploy := limits.MaxThrottledSteps
+	success := deploy + checks + limits.MaxBakeChecks + limits.MaxRetireSteps
+	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval) + limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
 	}

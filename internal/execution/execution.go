@@ -89,7 +89,12 @@ type State struct {
 	// templates and alarms), sorted: what the client names at the end.
 	Retired []string `json:"retired,omitempty"`
 
-	Health *Health `json:"health,omitempty"`
+	// Resources is ValidateResources' report, read by the state
+	// machine's ResourcesValid? choice; Deploy is Deploy's, read by its
+	// Deployed? choice.
+	Resources *Progress `json:"resources,omitempty"`
+	Deploy    *Progress `json:"deploy,omitempty"`
+	Health    *Health   `json:"health,omitempty"`
 	// Bake is Bake's report, read by the state machine's Baked? choice.
 	Bake *Bake `json:"bake,omitempty"`
 	// RolledBack are the previous groups a rollback put back in their
@@ -101,6 +106,19 @@ type State struct {
 	// read by the state machine's Retired? choice.
 	Retire *Retire `json:"retire,omitempty"`
 	Error  *Error  `json:"error,omitempty"`
+}
+
+// Progress is the report of a task that runs once unless AWS throttles
+// it (ValidateResources, Deploy): whether it is done, else how long to
+// wait before it runs again to do the rest.
+type Progress struct {
+	Done bool `json:"done"`
+	// WaitSeconds is how long the state machine waits before the task
+	// runs again (0 once Done).
+	WaitSeconds int `json:"wait_seconds"`
+	// Throttled counts the rounds AWS throttled so far, ValidateResources'
+	// and Deploy's together (at most limits.MaxThrottledSteps).
+	Throttled int `json:"throttled,omitempty"`
 }
 
 // Retire is CleanUpSuccess's result: whether the previous groups are
@@ -186,10 +204,12 @@ type Health struct {
 	// Checks counts the health checks made so far: the pacing's budget
 	// (package pacing).
 	Checks int `json:"checks,omitempty"`
-	// Throttled says AWS throttled this check: it learned nothing, so
-	// it is not healthy, its report is the previous check's, and the next
-	// check comes after the wait (see CheckHealthy).
-	Throttled bool `json:"throttled,omitempty"`
+	// Throttled counts the checks in a row, this one the last, that AWS
+	// throttled: such a check learned nothing, so it is not healthy, its
+	// report is the previous check's, and the next check comes after a
+	// wait that doubles with each (see CheckHealthy). 0 after a check
+	// that was not throttled.
+	Throttled int `json:"throttled,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`

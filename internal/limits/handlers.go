@@ -29,10 +29,10 @@ const (
 	MaxRetireSteps = 500
 	// MaxThrottledSteps bounds the rounds of one loop (Deploy, the
 	// retirement, the clean-up) that AWS throttled and that run again
-	// after a wait (tuning.ThrottledSteps) instead of failing: half an
-	// hour of throttling at most, within StepFunctionsHistoryEvents
+	// after a wait (tuning.ThrottledSteps) instead of failing: about 20
+	// minutes of throttling, within StepFunctionsHistoryEvents
 	// (TestHistoryBudget).
-	MaxThrottledSteps = 120
+	MaxThrottledSteps = 60
 	// LaunchTemplateNameLen is EC2's limit on a launch template's name.
 	LaunchTemplateNameLen = 128
 )

@@ -40,10 +40,15 @@ var RetireChecks = pacing.Schedule{
 }
 
 // ThrottledSteps is the wait before a loop's task runs again after AWS
-// throttled its calls (limits.MaxThrottledSteps such rounds at most): 15
+// throttled its calls (limits.MaxThrottledSteps such rounds at most): 20
 // s, jittered by a fifth, so the account's callers that were throttled
 // together do not come back together.
-var ThrottledSteps = pacing.Schedule{Paces: []pacing.Pace{{Every: 15 * time.Second}}, Jitter: 0.2}
+var ThrottledSteps = pacing.Schedule{Paces: []pacing.Pace{{Every: 20 * time.Second}}, Jitter: 0.2}
+
+// MaxThrottledCheckWait bounds the wait after health checks AWS
+// throttled, which doubles with each in a row (jittered already by the
+// schedule's pace it doubles).
+const MaxThrottledCheckWait = 2 * time.Minute
 
 // The deployer's health-check pacing and the ASG settings it derives.
 const (

@@ -251,7 +251,17 @@ func TestStateDocumentPaths(t *testing.T) {
 	}
 	assert.Equal(t, "$.health.wait_seconds", m.States["WaitForHealthy"].SecondsPath)
 	assert.Equal(t, execution.TaskCheckHealthy, m.States["WaitForHealthy"].Next)
-	assert.Equal(t, "Healthy?", m.States[execution.TaskDeploy].Next, "Deploy's first wait comes from its health report")
+	assert.Equal(t, "ResourcesValid?", m.States[execution.TaskValidateResources].Next, "ValidateResources reports whether it checked everything")
+	assert.Equal(t, "$.resources.wait_seconds", m.States["WaitForResources"].SecondsPath)
+	assert.Equal(t, execution.TaskValidateResources, m.States["WaitForResources"].Next, "throttled, ValidateResources runs again after the wait")
+	assert.Contains(t, m.States["ResourcesValid?"].Choices, ChoiceRule{Variable: "$.resources.done", Operator: "BooleanEquals", Operand: json.RawMessage("true"), Next: execution.TaskPublish})
+	assert.Equal(t, "Deployed?", m.States[execution.TaskDeploy].Next, "Deploy reports whether its groups are made")
+	assert.Equal(t, "$.deploy.wait_seconds", m.States["WaitForDeploy"].SecondsPath)
+	assert.Equal(t, execution.TaskDeploy, m.States["WaitForDeploy"].Next, "throttled, Deploy runs again after the wait")
+	deployed := m.States["Deployed?"]
+	assert.Equal(t, "WaitForDeploy", deployed.Default)
+	assert.Contains(t, deployed.Choices, ChoiceRule{Variable: "$.deploy.done", Operator: "BooleanEquals", Operand: json.RawMessage("true"), Next: "Healthy?"},
+		"Deploy's first wait comes from its health report")
 	assert.Equal(t, "Healthy?", m.States[execution.TaskCheckHealthy].Next)
 
 	choice := m.States["Healthy?"]

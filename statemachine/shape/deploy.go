@@ -9,6 +9,12 @@ import (
 // Names of the states that are not tasks or ends (the tasks and the ends
 // are named by package execution).
 const (
+	StateResourcesValid   = "ResourcesValid?"
+	StateWaitForResources = "WaitForResources"
+	StateBadResources     = "BadResourcesReport"
+	StateDeployed         = "Deployed?"
+	StateWaitForDeploy    = "WaitForDeploy"
+	StateBadDeployReport  = "BadDeployReport"
 	StateHealthy          = "Healthy?"
 	StateWaitForHealthy   = "WaitForHealthy"
 	StateBadHealthReport  = "BadHealthReport"
@@ -30,7 +36,7 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Retry:   retry(),
 		Tasks:   tasks(),
-		Loops:   []Loop{healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
+		Loops:   []Loop{resourcesLoop(), deployLoop(), healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
 		Ends: []End{
 			{Name: execution.EndSuccess,
 				Comment: "The release is deployed and healthy; the previous groups are deleted."},
@@ -38,6 +44,56 @@ func Deploy() Machine {
 				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
 			{Name: execution.EndFailureDirty, Fail: true,
 				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
+		},
+	}
+}
+
+// resourcesLoop is ValidateResources': when AWS throttled it, it reports
+// how long to wait and runs again after the wait; once every resource is
+// checked, Publish. A state without a usable report releases the lock:
+// nothing is created yet.
+func resourcesLoop() Loop {
+	return throttledLoop(execution.TaskValidateResources, StateResourcesValid, StateWaitForResources, StateBadResources,
+		PathResources, PathResourcesValid, PathResourcesWaitSeconds, execution.TaskPublish, execution.TaskReleaseLock,
+		"Publish once every resource is checked, else wait and let ValidateResources check again.")
+}
+
+// deployLoop is Deploy's: when AWS throttled it, Deploy reports how long
+// to wait, and runs again after the wait to make what is left (it skips
+// what it made); once everything is made, the health checks. A state
+// without a usable report fails through clean up.
+func deployLoop() Loop {
+	return throttledLoop(execution.TaskDeploy, StateDeployed, StateWaitForDeploy, StateBadDeployReport,
+		PathDeploy, PathDeployed, PathDeployWaitSeconds, StateHealthy, execution.TaskCleanUpFailure,
+		"Check health once the release's groups are made, else wait and let Deploy make the rest.")
+}
+
+// throttledLoop is the loop of a task that runs once unless AWS
+// throttles it: its report at path (execution.Progress) done goes to
+// next, else a wait and the task again; a state without a usable report
+// records an error and goes to bad.
+func throttledLoop(task, choice, wait, badName, path, donePath, waitPath, next, bad, comment string) Loop {
+	return Loop{
+		Choice: Choice{
+			Name:    choice,
+			Comment: comment,
+			Rules:   reportRules(donePath, waitPath, next, badName),
+			Default: wait,
+		},
+		Wait: Wait{
+			Name:        wait,
+			Comment:     "Wait as long as " + task + " asks: AWS throttled it.",
+			SecondsPath: waitPath,
+			Next:        task,
+		},
+		Bad: Pass{
+			Name:    badName,
+			Comment: "The state has no usable report of " + task + " (a handler bug): fail through " + bad + ".",
+			Error:   failure.NameInternal,
+			Cause: "the state has no usable report at " + path +
+				" (done must be a boolean, wait_seconds a number >= 0)",
+			ResultPath: PathError,
+			Next:       bad,
 		},
 	}
 }
@@ -241,8 +297,8 @@ func deployTasks() []Task {
 		},
 		// The lock is held, nothing is created yet.
 		{
-			Name: execution.TaskValidateResources, Next: execution.TaskPublish,
-			Comment: "Resolve and check every resource the release names in the target environment.",
+			Name: execution.TaskValidateResources, Next: StateResourcesValid,
+			Comment: "Resolve and check every resource the release names in the target environment, or, throttled, ask for a wait.",
 			Catch:   []Catch{catch(releaseLock, failure.NameBadRelease)}, Otherwise: Catch{Next: releaseLock},
 		},
 		{
@@ -252,8 +308,8 @@ func deployTasks() []Task {
 		},
 		// Something may have been created.
 		{
-			Name: execution.TaskDeploy, Next: StateHealthy,
-			Comment: "Create a launch template and an Auto Scaling group per service; returns the first wait.",
+			Name: execution.TaskDeploy, Next: StateDeployed,
+			Comment: "Create a launch template and an Auto Scaling group per service; returns the first wait, or, throttled, the wait before it makes the rest.",
 			Catch:   []Catch{catch(cleanUpFailure, failure.NameDeploy, failure.NameHalt)}, Otherwise: Catch{Next: cleanUpFailure},
 		},
 		{

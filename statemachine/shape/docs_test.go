@@ -164,7 +164,9 @@ func (m Machine) successPath() string {
 			}
 		}
 		if _, more := m.Loop(path[len(path)-1]); more {
-			words = append(words, strings.Join(path[:len(path)-1], " -> "))
+			if len(path) > 1 { // a loop's done may lead straight into the next loop
+				words = append(words, strings.Join(path[:len(path)-1], " -> "))
+			}
 		} else {
 			words = append(words, strings.Join(path, " -> "))
 		}

@@ -11,10 +11,22 @@ const ErrorAll = "States.ALL"
 const (
 	// PathError is where every Catch stores the error it caught, and where
 	// the failure end states read the error and its cause.
-	PathError       = "$.error"
-	PathHealth      = "$.health"
-	PathHealthy     = "$.health.healthy"
-	PathWaitSeconds = "$.health.wait_seconds"
+	PathError = "$.error"
+	// PathResources is ValidateResources' report (execution.Progress):
+	// whether every resource was checked, and how long to wait before it
+	// runs again when AWS throttled it.
+	PathResources            = "$.resources"
+	PathResourcesValid       = "$.resources.done"
+	PathResourcesWaitSeconds = "$.resources.wait_seconds"
+	// PathDeploy is Deploy's report (execution.Progress): whether the
+	// release's groups are made, and how long to wait before Deploy runs
+	// again when AWS throttled it.
+	PathDeploy            = "$.deploy"
+	PathDeployed          = "$.deploy.done"
+	PathDeployWaitSeconds = "$.deploy.wait_seconds"
+	PathHealth            = "$.health"
+	PathHealthy           = "$.health.healthy"
+	PathWaitSeconds       = "$.health.wait_seconds"
 	// PathNextStep says a canary's step is stable and another is left:
 	// NextStep takes it.
 	PathNextStep = "$.health.next_step"
