@@ -695,6 +695,30 @@ func TestBakeAndRollbackReports(t *testing.T) {
 	assert.Equal(t, "baking: 45s left; no previous group to stand by", bakeLine(&execution.Bake{LeftSeconds: 45}))
 }
 
+// TestThrottledReports: a round of ValidateResources or Deploy that AWS
+// throttled is shown with its wait; a done report shows nothing more.
+func TestThrottledReports(t *testing.T) {
+	var r historyReader
+	got := r.read([]sfntypes.HistoryEvent{
+		entered(1, execution.TaskValidateResources, `{}`),
+		exited(2, execution.TaskValidateResources, `{"resources":{"done":false,"wait_seconds":18,"throttled":1}}`),
+		exited(3, execution.TaskValidateResources, `{"resources":{"done":true,"wait_seconds":0,"throttled":1}}`),
+		entered(4, execution.TaskDeploy, `{}`),
+		exited(5, execution.TaskDeploy, `{"deploy":{"done":false,"wait_seconds":23,"throttled":2}}`),
+		exited(6, execution.TaskDeploy, `{"deploy":{"done":true,"wait_seconds":0,"throttled":2},"health":{"healthy":false,"next_step":false,"wait_seconds":30,"services":{}}}`),
+	})
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modePlain}
+	for _, u := range got {
+		d.show(u)
+	}
+	assert.Equal(t, "  0:00  ValidateResources\n"+
+		"  0:05  ValidateResources: AWS throttled its calls; it goes on in 18s\n"+
+		"  0:15  Deploy\n"+
+		"  0:20  Deploy: AWS throttled its calls; it goes on in 23s\n", buf.String())
+	assert.Equal(t, 30*time.Second, r.loopWait, "after Deploy, the health checks' wait")
+}
+
 // TestCanaryReports: a canary's health lines name its step, NextStep
 // says the step it took (the last as the whole group), and --json has a
 // step event with the services' steps.
