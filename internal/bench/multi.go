@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/region"
@@ -26,13 +28,18 @@ type Multi struct {
 	// the measured ones replace; those that failed leave nothing to
 	// replace) that succeeded.
 	PreviousSucceeded int `json:"previous_succeeded"`
-	// ThrottledToRetry are the calls throttled at every attempt of the
-	// SDK's retryer: their task failed, and the state machine's retry
-	// (or the deploy's failure) took over. ThrottledRetried are the
-	// attempts the SDK's retryer absorbed.
+	// ThrottledToRetry are the task invocations that failed because AWS
+	// throttled them (every failure throttling: cloud.Throttled): the
+	// state machine's retry, or the deploy's failure, took over.
 	ThrottledToRetry int `json:"throttled_to_retry"`
+	// ThrottledCalls are the calls throttled at every attempt of the
+	// SDK's retryer, which a task's loop waited out (a health check, a
+	// step of the retirement, a round of Deploy taken again after a wait)
+	// or failed for (ThrottledToRetry); ThrottledRetried are the attempts
+	// the SDK's retryer absorbed.
+	ThrottledCalls   int `json:"throttled_calls"`
 	ThrottledRetried int `json:"throttled_retried"`
-	// ThrottledByOp are ThrottledToRetry by "service:op".
+	// ThrottledByOp are ThrottledCalls by "service:op".
 	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
 	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
 	// rate over Seconds, from the deploys' start to the last one's end;
@@ -62,28 +69,36 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 		return nil, fmt.Errorf("bench: %d deploys: %w", k, err)
 	}
 	defer r.Close()
-	sub, err := newSubmitter(r)
+	sub, err := newSubmitter(r.Region)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.close()
-	previous, _ := deployAll(ctx, r, sub, k, s, 0)
-	before := r.World().Throttles()
+	previous, _ := deployAll(ctx, r.Region, sub, k, s, 0)
+	before, tasksBefore := r.World().Throttles(), r.throttledTasks.Load()
 	logged := len(r.World().CallLog())
 	began := r.Clock().Now()
-	n, failed := deployAll(ctx, r, sub, k, s, 1)
+	n, failed := deployAll(ctx, r.Region, sub, k, s, 1)
 	ended := r.Clock().Now()
 	after := r.World().Throttles()
 	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
-		ThrottledToRetry: total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
+		ThrottledToRetry: int(r.throttledTasks.Load() - tasksBefore),
+		ThrottledCalls:   total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
 		ThrottledByOp: diff(before.Failed, after.Failed)}
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
 	return m, nil
 }
 
+// busyRegion is a region whose account many deploys share, counting
+// the task invocations that failed because AWS throttled them.
+type busyRegion struct {
+	*region.Region
+	throttledTasks atomic.Int64
+}
+
 // multiRegion is a region on the world of k projects of s services that
 // throttles, each task's calls passing their modelled time.
-func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*region.Region, error) {
+func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, error) {
 	opts = opts.withDefaults()
 	cost := Options{CallCost: opts.CallCost}.withDefaults().CallCost
 	projects := make([]int, k)
@@ -93,14 +108,17 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*region.Regio
 	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
 	world.Throttle = true
 	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
-	var r *region.Region
+	b := &busyRegion{}
 	r, err := region.New(ctx, region.Options{
 		World: world,
 		Clock: clock.NewVirtual(Start),
 		Intercept: func(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
 			ctx, tl := fanout.WithTimeline(ctx)
 			out, err := next(ctx, req)
-			if perr := r.Pass(ctx, tl.Elapsed()); perr != nil {
+			if cloud.Throttled(err) {
+				b.throttledTasks.Add(1)
+			}
+			if perr := b.Pass(ctx, tl.Elapsed()); perr != nil {
 				return nil, perr
 			}
 			return out, err
@@ -109,8 +127,9 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*region.Regio
 	if err != nil {
 		return nil, err
 	}
+	b.Region = r
 	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
-	return r, nil
+	return b, nil
 }
 
 // deployAll starts the version-th release of each of k projects of s

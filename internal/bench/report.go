@@ -373,8 +373,8 @@ func multiTarget(m *Multi) Target {
 		Want: fmt.Sprintf("K deploys at once: all succeed, none throttled to a task's retry, <= %g DescribeTargetHealth and DescribeAutoScalingGroups/s, <= %d in a second",
 			MaxDescribesPerSecond, MaxDescribesInOneSecond)}
 	if m != nil {
-		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d calls throttled to a task's retry (%d retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d in a second, over %.0f s",
-			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.Seconds)
+		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d tasks throttled to their retry (%d calls throttled past the SDK's retries waited out by the loops, %d attempts retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d in a second, over %.0f s",
+			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledCalls, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.Seconds)
 		t.Status = status(m.Succeeded == m.Deploys && m.ThrottledToRetry == 0 && m.DescribeTargetHealthPerS <= MaxDescribesPerSecond &&
 			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxDescribesInOneSecond)
 	}
