@@ -65,14 +65,23 @@ type Views struct {
 func Read(ctx context.Context, classic ClassicAPI, v2 TargetGroupAPI, elbs, targetGroups []string) (Views, error) {
 	lbs, tgs := sorted(elbs), sorted(targetGroups)
 	reads := make([]read, len(lbs)+len(tgs))
-	err := fanout.Each(ctx, tuning.DescribeParallel, len(reads), func(ctx context.Context, i int) (err error) {
+	one := func(ctx context.Context, i int) (err error) {
 		if i < len(lbs) {
 			reads[i], err = readELB(ctx, classic, lbs[i])
 		} else {
 			reads[i], err = readTargetGroup(ctx, v2, tgs[i-len(lbs)])
 		}
 		return err
-	})
+	}
+	// The first read alone, then the rest in parallel: when the account's
+	// Describe budget is spent, one throttled read fails the whole
+	// without the others' load.
+	if len(reads) > 0 {
+		if err := one(ctx, 0); err != nil {
+			return Views{}, err
+		}
+	}
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(reads)-1, func(ctx context.Context, i int) error { return one(ctx, i+1) })
 	if err != nil {
 		return Views{}, err
 	}

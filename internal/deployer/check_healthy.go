@@ -76,19 +76,36 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if st.Health != nil {
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
+		h.Throttled = max(0, st.Health.Throttled-1)
 	}
 	h.Healthy, h.NextStep = judge(report, now)
-	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, report)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
+}
+
+// backOff is wait (seconds) doubled n times, up to
+// tuning.MaxThrottledCheckWait: n is Health.Throttled, one more for each
+// check AWS throttled and one less for each it did not, so deploys that
+// share a busy account slow down together and speed up again only
+// gradually (additive recovery of the exponent), instead of all coming
+// back at full pace after one good check.
+func backOff(wait, n int) int {
+	if n <= 0 {
+		return wait
+	}
+	d := time.Duration(wait) * time.Second
+	for range min(n, 8) {
+		d *= 2
+	}
+	return int(min(d, tuning.MaxThrottledCheckWait) / time.Second)
 }
 
 // throttled is how a check whose reads AWS throttled ends (err, every
 // failure of which is throttling: cloud.Throttled): it learned nothing,
 // so it is not healthy and takes no step, keeps the previous check's
 // report, counts as a check, and waits for the next one: the schedule's
-// pace (not the quick one of an imminent instance), doubled for each
-// check in a row AWS throttled, up to tuning.MaxThrottledCheckWait.
+// pace (not the quick one of an imminent instance), backed off (backOff).
 // Throttling is AWS asking the account's callers to slow down, and the
 // backoff does (Elastic Load Balancing User Guide, Request throttling:
 // "we recommend that you use an exponential backoff and retry"); it is
@@ -99,11 +116,7 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 		return nil, err
 	}
 	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services}
-	wait := time.Duration(d.nextCheck(st, req, h.Checks, 0, nil)) * time.Second
-	for range min(h.Throttled, 8) {
-		wait *= 2
-	}
-	h.WaitSeconds = int(min(wait, tuning.MaxThrottledCheckWait) / time.Second)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil
 }

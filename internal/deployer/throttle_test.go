@@ -200,8 +200,8 @@ func TestThrottledDeployWaits(t *testing.T) {
 }
 
 // TestThrottledChecksBackOff: each check in a row AWS throttles doubles
-// the wait, up to tuning.MaxThrottledCheckWait; a check that is not
-// throttled resets it.
+// the wait, up to tuning.MaxThrottledCheckWait; each check that is not
+// throttled halves it again, back to the schedule's pace.
 func TestThrottledChecksBackOff(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
@@ -224,10 +224,15 @@ func TestThrottledChecksBackOff(t *testing.T) {
 	}
 	assert.Equal(t, int(tuning.MaxThrottledCheckWait.Seconds()), waits[len(waits)-1], "up to its bound: %v", waits)
 	h.world.Faults().Clear()
-	h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
-	require.NoError(t, x.step(execution.TaskCheckHealthy))
-	assert.Zero(t, x.state.Health.Throttled)
-	assert.Less(t, x.state.Health.WaitSeconds, waits[0]*2, "back to the schedule's pace")
+	for n := 7; n >= 0; n-- {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		require.Equal(t, n, x.state.Health.Throttled, "one less for each check not throttled")
+		if n > 0 && !x.state.Health.Healthy {
+			assert.Greater(t, x.state.Health.WaitSeconds, waits[0], "still backed off")
+		}
+	}
+	assert.LessOrEqual(t, x.state.Health.WaitSeconds, waits[0], "back to the schedule's pace")
 }
 
 // TestThrottledResourceChecksWait: ValidateResources AWS throttles asks

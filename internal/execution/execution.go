@@ -204,11 +204,11 @@ type Health struct {
 	// Checks counts the health checks made so far: the pacing's budget
 	// (package pacing).
 	Checks int `json:"checks,omitempty"`
-	// Throttled counts the checks in a row, this one the last, that AWS
-	// throttled: such a check learned nothing, so it is not healthy, its
-	// report is the previous check's, and the next check comes after a
-	// wait that doubles with each (see CheckHealthy). 0 after a check
-	// that was not throttled.
+	// Throttled is the health checks' backoff: one more for each check
+	// AWS throttled, one less for each it did not, and each wait is
+	// doubled that many times (see CheckHealthy). A throttled check
+	// learned nothing, so it is not healthy and its report is the
+	// previous check's.
 	Throttled int `json:"throttled,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,8 +59,10 @@ func Spend(ctx context.Context, d time.Duration) {
 
 // Each calls fn for each i from 0 to n-1, at most limit at a time, and
 // returns the error of the lowest i that failed (nil when none did).
-// Every fn runs, whatever the others return; fn must be safe to run
-// concurrently with itself. With a Timeline on ctx, the calls of each fn
+// Once one has failed, no fn starts that had not: a throttled or refused
+// read fails the whole, and the reads after it would only add load (those
+// already running finish). fn must be safe to run concurrently with
+// itself. With a Timeline on ctx, the calls of each fn
 // are timed on a lane of their own, and the time Each adds to ctx's lane
 // is the makespan of limit workers taking the fns in order, each from
 // the worker free first.
@@ -75,13 +78,19 @@ func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int)
 	if timed {
 		start = parent.at
 	}
+	var failed atomic.Bool
 	run := func(i int) {
 		jctx := ctx
 		if timed {
 			lanes[i] = &lane{at: start}
 			jctx = context.WithValue(ctx, laneKey{}, lanes[i])
 		}
-		errs[i] = fn(jctx, i)
+		if failed.Load() {
+			return
+		}
+		if errs[i] = fn(jctx, i); errs[i] != nil {
+			failed.Store(true)
+		}
 	}
 	if ctx.Value(inOrderKey{}) != nil {
 		for i := range n {

@@ -66,8 +66,9 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
-// Each runs every fn at most limit at a time and returns the error of
-// the lowest index; without a Timeline Spend does nothing.
+// Each runs the fns at most limit at a time, starts none once one has
+// failed, and returns the error of the lowest index; without a Timeline
+// Spend does nothing.
 func TestEach(t *testing.T) {
 	var running, most atomic.Int32
 	var ran atomic.Int32
@@ -88,8 +89,20 @@ func TestEach(t *testing.T) {
 		return nil
 	})
 	assert.EqualError(t, err, "job 5")
-	assert.Equal(t, int32(20), ran.Load(), "every fn runs")
+	assert.GreaterOrEqual(t, ran.Load(), int32(6), "every fn up to the first failure runs")
 	assert.LessOrEqual(t, most.Load(), int32(3))
+
+	// In order, the first failure ends it.
+	var order []int
+	err = Each(InOrder(context.Background()), 3, 20, func(_ context.Context, i int) error {
+		order = append(order, i)
+		if i == 2 {
+			return fmt.Errorf("job %d", i)
+		}
+		return nil
+	})
+	assert.EqualError(t, err, "job 2")
+	assert.Equal(t, []int{0, 1, 2}, order)
 	assert.NoError(t, Each(context.Background(), 3, 0, func(context.Context, int) error { return errors.New("never") }))
 }
 
