@@ -266,10 +266,10 @@ func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bo
 var waitReports = map[string]string{
 	shape.StateWaitForResources: execution.TaskValidateResources,
 	shape.StateWaitForDeploy:    execution.TaskDeploy,
-	shape.StateWaitForHealthy: execution.TaskCheckHealthy,
-	shape.StateWaitForBake:    execution.TaskBake,
-	shape.StateWaitForRetire:  execution.TaskCleanUpSuccess,
-	shape.StateWaitForCleanUp: execution.TaskCleanUpFailure,
+	shape.StateWaitForHealthy:   execution.TaskCheckHealthy,
+	shape.StateWaitForBake:      execution.TaskBake,
+	shape.StateWaitForRetire:    execution.TaskCleanUpSuccess,
+	shape.StateWaitForCleanUp:   execution.TaskCleanUpFailure,
 }
 
 // taskReport reads the report of a task that succeeded (its output):
