@@ -103,7 +103,8 @@ demo: build ## Run the demo on the local region
 .PHONY: bench
 bench: build ## Run the deploy benchmark and write build/bench.json
 	@mkdir -p $(BUILD)
-	$(GO) run ./internal/bench/cmd -out $(BUILD)/bench.json \
+	$(GO) test ./client -run '^TestFollowCost$$' -count=1 -args -follow-cost $(abspath $(BUILD))/follow.json
+	$(GO) run ./internal/bench/cmd -out $(BUILD)/bench.json -follow $(BUILD)/follow.json \
 		-lambda $(BUILD)/lambda/bootstrap -ferry $(BIN)/ferry
 
 .PHONY: clean

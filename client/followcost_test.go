@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
+	"math"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,6 +17,8 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/bench"
 )
 
 // timedHistory replays a recorded history as Step Functions would serve
@@ -148,6 +153,10 @@ func withoutExecutionData(ev sfntypes.HistoryEvent) sfntypes.HistoryEvent {
 	return ev
 }
 
+// followCost is where TestFollowCost writes what it measured, for make
+// bench (bench.Follow).
+var followCost = flag.String("follow-cost", "", "write TestFollowCost's figures (bench.Follow, JSON) to this file")
+
 // TestFollowCost follows a real deploy (a release replacing another on the
 // local region) as it ran, on its own timestamps: every read is of the new
 // events, without execution data but for the newest report of each loop;
@@ -219,10 +228,16 @@ func TestFollowCost(t *testing.T) {
 	rate := float64(h.waitingCalls) / waited.Seconds()
 	t.Logf("follow cost: %d polls, %d calls, %d bytes in all (mean %d a poll); within a loop at most %d bytes a poll, across a phase's end at most %d; %d calls in %v of waiting: %.3f a second",
 		len(polls), h.calls, h.bytes, h.bytes/len(polls), slices.Max(inLoop), slices.Max(polls), h.waitingCalls, waited, rate)
-	assert.LessOrEqual(t, slices.Max(inLoop), 10<<10, "at most 10 KB a poll while the deploy waits in a loop")
+	assert.LessOrEqual(t, slices.Max(inLoop), bench.MaxFollowBytesPerPoll, "at most 10 KB a poll while the deploy waits in a loop")
 	assert.LessOrEqual(t, slices.Max(polls), 32<<10, "a poll across the end of a phase reads the states since its last report")
-	assert.LessOrEqual(t, rate, 0.2, "at most 0.2 reads a second while the execution waits")
-	assert.LessOrEqual(t, 100*rate, 20.0, "100 followers fit in GetExecutionHistory's 20 a second")
+	assert.LessOrEqual(t, rate, bench.MaxFollowCallsPerS, "at most 0.2 reads a second while the execution waits")
+	assert.LessOrEqual(t, bench.FollowersInBudget*rate, bench.HistoryCallsPerS, "100 followers fit in GetExecutionHistory's 20 a second")
+	if *followCost != "" {
+		data, err := json.MarshalIndent(bench.Follow{Polls: len(polls), MeanBytes: h.bytes / len(polls), MaxBytesInLoop: slices.Max(inLoop),
+			MaxBytes: slices.Max(polls), CallsPerSecondWaiting: math.Round(rate*1000) / 1000}, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(*followCost, append(data, '\n'), 0o644))
+	}
 
 	// Read at once, the history shows every report of a follower of the
 	// whole history with data but the health checks before the newest.

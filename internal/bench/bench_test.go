@@ -42,7 +42,7 @@ func TestSmallestCell(t *testing.T) {
 	require.Len(t, cells, 1)
 	up, err := AssetUploads(ctx, "")
 	require.NoError(t, err)
-	report := NewReport(cells, opts, nil, nil, &Binary{Path: "bootstrap", Bytes: 10 << 20, Build: LambdaBuild}, up)
+	report := NewReport(cells, opts, nil, nil, nil, &Binary{Path: "bootstrap", Bytes: 10 << 20, Build: LambdaBuild}, up)
 
 	var buf bytes.Buffer
 	require.NoError(t, report.JSON(&buf))
@@ -170,45 +170,47 @@ func TestTargets(t *testing.T) {
 	bin := &Binary{Bytes: 13 << 20}
 	up := &Uploads{FirstAssetBytes: 70}
 	long := &Long{HistoryEvents: 14_000, AddedLatencyS: Dist{Median: 5, P95: 12, Max: 13, Seeds: 20}}
+	follow := &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.17}
 	multi := &Multi{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 30}
 	tests := []struct {
-		name  string
-		cells []CellResult
-		long  *Long
-		multi *Multi
-		bin   *Binary
-		up    *Uploads
-		want  map[string]Status // targets not listed pass
+		name   string
+		cells  []CellResult
+		long   *Long
+		multi  *Multi
+		follow *Follow
+		bin    *Binary
+		up     *Uploads
+		want   map[string]Status // targets not listed pass
 	}{
-		{name: "all pass", long: long, multi: multi, cells: grid(nil), bin: bin, up: up},
-		{name: "calls per check grow with instances", long: long, multi: multi, bin: bin, up: up,
+		{name: "all pass", long: long, follow: follow, multi: multi, cells: grid(nil), bin: bin, up: up},
+		{name: "calls per check grow with instances", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 && c.Instances == 100 {
 					c.APICallsPerCheck++
 				}
 			}),
 			want: map[string]Status{"calls_per_check_flat": Fail}},
-		{name: "median latency above 3 s at S=50,N=100", bin: bin, up: up, long: long, multi: multi,
+		{name: "median latency above 3 s at S=50,N=100", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 100 {
 					c.AddedLatencyS.Median = 3.5
 				}
 			}),
 			want: map[string]Status{"added_latency_s50_n100": Fail}},
-		{name: "p95 latency above 6 s at S=50,N=100", bin: bin, up: up, long: long, multi: multi,
+		{name: "p95 latency above 6 s at S=50,N=100", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 100 {
 					c.AddedLatencyS.P95 = 6.5
 				}
 			}),
 			want: map[string]Status{"added_latency_s50_n100": Fail}},
-		{name: "slower elsewhere is not the target", bin: bin, up: up, long: long, multi: multi,
+		{name: "slower elsewhere is not the target", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
 				if c.Instances == 10 {
 					c.AddedLatencyS = Dist{Median: 9, P95: 14}
 				}
 			})},
-		{name: "dearer than the reference", bin: bin, up: up, long: long, multi: multi,
+		{name: "dearer than the reference", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 1 && c.Instances == 1 {
 					c.CostUSD.Median = 0.0013
@@ -216,70 +218,76 @@ func TestTargets(t *testing.T) {
 			}),
 			want: map[string]Status{"cost_s1_n1": Fail}},
 		{name: "over 20,000 history events in 48 h", cells: grid(nil), bin: bin, up: up, multi: multi,
-			long: &Long{HistoryEvents: 20_001, AddedLatencyS: long.AddedLatencyS},
+			long: &Long{HistoryEvents: 20_001, AddedLatencyS: long.AddedLatencyS}, follow: follow,
 			want: map[string]Status{"history_events_48h": Fail}},
 		{name: "16 s late within the first hour", cells: grid(nil), bin: bin, up: up, multi: multi,
-			long: &Long{HistoryEvents: 14_000, AddedLatencyS: Dist{Median: 5, P95: 12, Max: 16}},
+			long: &Long{HistoryEvents: 14_000, AddedLatencyS: Dist{Median: 5, P95: 12, Max: 16}}, follow: follow,
 			want: map[string]Status{"long_timeout_latency": Fail}},
-		{name: "payload over 32 KiB at S=50", long: long, multi: multi, bin: bin, up: up,
+		{name: "payload over 32 KiB at S=50", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 10 {
 					c.MaxPayloadBytes = 32<<10 + 1
 				}
 			}),
 			want: map[string]Status{"payload_s50": Fail}},
-		{name: "large payload below S=50 is not the target", long: long, multi: multi, bin: bin, up: up,
+		{name: "large payload below S=50 is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 {
 					c.MaxPayloadBytes = 40 << 10
 				}
 			})},
-		{name: "binary over 20 MB", long: long, multi: multi, cells: grid(nil), bin: &Binary{Bytes: MaxLambdaBinaryBytes + 1}, up: up,
+		{name: "binary over 20 MB", long: long, follow: follow, multi: multi, cells: grid(nil), bin: &Binary{Bytes: MaxLambdaBinaryBytes + 1}, up: up,
 			want: map[string]Status{"lambda_binary": Fail}},
-		{name: "heap over 128 MiB", long: long, multi: multi, bin: bin, up: up,
+		{name: "heap over 128 MiB", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 1 && c.Instances == 10 {
 					c.HandlerPeakHeapBytes = 128<<20 + 1
 				}
 			}),
 			want: map[string]Status{"handler_memory": Fail}},
-		{name: "a handler takes 1 s at S=50,N=100", long: long, multi: multi, bin: bin, up: up,
+		{name: "a handler takes 1 s at S=50,N=100", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 100 {
 					c.HandlerMaxMS = 1000
 				}
 			}),
 			want: map[string]Status{"handler_time_s50_n100": Fail}},
-		{name: "a slow handler elsewhere is not the target", long: long, multi: multi, bin: bin, up: up,
+		{name: "a slow handler elsewhere is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 {
 					c.HandlerMaxMS = 5000
 				}
 			})},
-		{name: "second deploy uploads asset bytes", long: long, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{FirstAssetBytes: 70, SecondAssetBytes: 70},
+		{name: "second deploy uploads asset bytes", long: long, follow: follow, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{FirstAssetBytes: 70, SecondAssetBytes: 70},
 			want: map[string]Status{"unchanged_assets": Fail}},
-		{name: "nothing uploaded at all proves nothing", long: long, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{},
+		{name: "nothing uploaded at all proves nothing", long: long, follow: follow, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{},
 			want: map[string]Status{"unchanged_assets": Fail}},
-		{name: "a deploy of 100 failed", cells: grid(nil), bin: bin, up: up, long: long,
+		{name: "a deploy of 100 failed", cells: grid(nil), bin: bin, up: up, long: long, follow: follow,
 			multi: &Multi{Deploys: 100, Services: 10, Succeeded: 99, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 30},
 			want:  map[string]Status{"multi_project": Fail}},
-		{name: "a throttled call reached a task's retry", cells: grid(nil), bin: bin, up: up, long: long,
+		{name: "a throttled call reached a task's retry", cells: grid(nil), bin: bin, up: up, long: long, follow: follow,
 			multi: &Multi{Deploys: 100, Services: 10, Succeeded: 100, ThrottledToRetry: 1, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 30},
 			want:  map[string]Status{"multi_project": Fail}},
-		{name: "41 describes in a second", cells: grid(nil), bin: bin, up: up, long: long,
+		{name: "41 describes in a second", cells: grid(nil), bin: bin, up: up, long: long, follow: follow,
 			multi: &Multi{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 41},
 			want:  map[string]Status{"multi_project": Fail}},
+		{name: "a poll of 11 KB while waiting", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
+			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 11 << 10, MaxBytes: 24000, CallsPerSecondWaiting: 0.17},
+			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
+		{name: "a follower reading too often", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
+			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.25},
+			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
 		{name: "nothing measured", want: map[string]Status{
-			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip,
+			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
 			"cost_s1_n1": Skip, "payload_s50": Skip, "lambda_binary": Skip,
 			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
-		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, multi: multi,
+		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, follow: follow, multi: multi,
 			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string]Status{}
-			for _, tg := range Targets(tt.cells, tt.long, tt.multi, tt.bin, tt.up) {
+			for _, tg := range Targets(tt.cells, tt.long, tt.multi, tt.follow, tt.bin, tt.up) {
 				got[tg.Name] = tg.Status
 				assert.NotEmpty(t, tg.Want, tg.Name)
 				if tg.Status != Skip {
@@ -292,7 +300,7 @@ func TestTargets(t *testing.T) {
 			}
 			maps.Copy(want, tt.want)
 			assert.Equal(t, want, got)
-			r := &Report{Targets: Targets(tt.cells, tt.long, tt.multi, tt.bin, tt.up)}
+			r := &Report{Targets: Targets(tt.cells, tt.long, tt.multi, tt.follow, tt.bin, tt.up)}
 			assert.Equal(t, !slices.Contains(slices.Collect(maps.Values(want)), Fail), r.Passed())
 		})
 	}

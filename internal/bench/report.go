@@ -232,21 +232,23 @@ type Report struct {
 	HistoryEvents48h *int  `json:"history_events_48h,omitempty"`
 	LongTimeout      *Long `json:"long_timeout,omitempty"`
 	// MultiProject is RunMulti's (nil: not run).
-	MultiProject *Multi   `json:"multi_project,omitempty"`
-	Lambda       *Binary  `json:"lambda_binary"`
-	Uploads      *Uploads `json:"asset_uploads"`
-	Targets      []Target `json:"targets"`
+	MultiProject *Multi `json:"multi_project,omitempty"`
+	// FollowBytesPerPoll is the client's follow cost (nil: not given).
+	FollowBytesPerPoll *Follow  `json:"follow_bytes_per_poll,omitempty"`
+	Lambda             *Binary  `json:"lambda_binary"`
+	Uploads            *Uploads `json:"asset_uploads"`
+	Targets            []Target `json:"targets"`
 }
 
 // NewReport makes a report of the cells, the long timeout's runs, the
 // binary and the uploads (each but the cells may be nil: not measured)
 // and checks the targets.
-func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, bin *Binary, up *Uploads) *Report {
+func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) *Report {
 	opts = opts.withDefaults()
 	r := &Report{
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
 		Seeds: opts.Seeds, CallCostMS: ms(Options{CallCost: opts.CallCost}.withDefaults().CallCost),
-		Cells: cells, LongTimeout: long, MultiProject: multi, Lambda: bin, Uploads: up,
+		Cells: cells, LongTimeout: long, MultiProject: multi, FollowBytesPerPoll: follow, Lambda: bin, Uploads: up,
 		LambdaMemoryMB: tuning.DeployerLambdaMemoryMB, PricesAt: PricesAt,
 	}
 	if c := findCell(cells, 50, 100); c != nil {
@@ -258,7 +260,7 @@ func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, b
 	if long != nil {
 		r.HistoryEvents48h = &long.HistoryEvents
 	}
-	r.Targets = Targets(cells, long, multi, bin, up)
+	r.Targets = Targets(cells, long, multi, follow, bin, up)
 	return r
 }
 
@@ -281,6 +283,9 @@ func (r *Report) Passed() bool {
 //     succeed, no throttled call reaches a task's retry, at most 8
 //     DescribeTargetHealth and 8 DescribeAutoScalingGroups a second on
 //     average and never more than 40 of either in a second;
+//   - follow_bytes_per_poll: a follower reads at most 10 KB a poll and
+//     0.2 times a second while a deploy waits, so 100 fit in the
+//     account's GetExecutionHistory budget (Follow);
 //   - cost_s1_n1: the median cost of a deploy at S=1, N=1 is no higher
 //     than the reference model's;
 //   - payload_s50: every payload at S=50 is at most 32 KiB;
@@ -290,9 +295,9 @@ func (r *Report) Passed() bool {
 //     1 s of real time;
 //   - unchanged_assets: a second deploy of unchanged assets uploads no asset
 //     bytes.
-func Targets(cells []CellResult, long *Long, multi *Multi, bin *Binary, up *Uploads) []Target {
+func Targets(cells []CellResult, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) []Target {
 	return []Target{
-		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), costTarget(cells),
+		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), costTarget(cells),
 		payloadTarget(cells), binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
 	}
 }

@@ -36,11 +36,11 @@ func main() {
 
 // config is the command's flags, parsed.
 type config struct {
-	out, lambda, ferry, readme, cpuprofile string
-	cells                                  []bench.Cell
-	check, long                            bool
-	multiK, multiS                         int
-	opts                                   bench.GridOptions
+	out, lambda, ferry, readme, cpuprofile, follow string
+	cells                                          []bench.Cell
+	check, long                                    bool
+	multiK, multiS                                 int
+	opts                                           bench.GridOptions
 }
 
 // parseFlags parses args, printing what is wrong on stderr (ok false).
@@ -51,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.StringVar(&cfg.lambda, "lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
 	fs.StringVar(&cfg.ferry, "ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
 	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
+	fs.StringVar(&cfg.follow, "follow", "", "the client's follow cost to report (JSON written by go test ./client -run TestFollowCost -args -follow-cost FILE)")
 	fs.StringVar(&cfg.readme, "readme", "", "also write the README section (markdown) to this file")
 	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
@@ -149,7 +150,13 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 		}
 		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", cfg.multiK, cfg.multiS)
 	}
-	return bench.NewReport(results, cfg.opts, long, multi, bin, up), nil
+	var follow *bench.Follow
+	if cfg.follow != "" {
+		if follow, err = bench.ReadFollow(cfg.follow); err != nil {
+			return nil, err
+		}
+	}
+	return bench.NewReport(results, cfg.opts, long, multi, follow, bin, up), nil
 }
 
 // write prints the report's table and writes its JSON (and README section).
