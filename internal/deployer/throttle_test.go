@@ -148,6 +148,26 @@ func TestThrottledRetirementIsBounded(t *testing.T) {
 	}
 }
 
+// throttledRound makes AWS throttle the next two calls of op, runs task
+// (ValidateResources or Deploy) once, and checks that it asked for a
+// jittered wait instead of failing. It returns the fault rule's id.
+func throttledRound(t *testing.T, h *harness, x *run, task, op string) int {
+	t.Helper()
+	id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
+	require.NoError(t, err)
+	require.NoError(t, x.once(task))
+	p := x.state.Deploy
+	if task == execution.TaskValidateResources {
+		p = x.state.Resources
+	}
+	require.NotNil(t, p)
+	assert.False(t, p.Done)
+	assert.Equal(t, 1, p.Throttled)
+	every := tuning.ThrottledSteps.Paces[0].Every.Seconds()
+	assert.InDelta(t, every, p.WaitSeconds, 1+every*tuning.ThrottledSteps.Jitter)
+	return id
+}
+
 // TestThrottledDeployWaits: a Deploy AWS throttles asks for a wait and
 // makes the rest when it runs again, without duplicating anything; one
 // throttled for good takes limits.MaxThrottledSteps rounds, then fails
@@ -160,19 +180,13 @@ func TestThrottledDeployWaits(t *testing.T) {
 			r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
 			x := h.start(r)
 			require.NoError(t, x.steps(upToDeploy[:4]...))
-			id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
-			require.NoError(t, err)
-			require.NoError(t, x.once(execution.TaskDeploy))
-			require.NotNil(t, x.state.Deploy)
-			assert.False(t, x.state.Deploy.Done)
-			assert.Equal(t, 1, x.state.Deploy.Throttled)
-			assert.InDelta(t, tuning.ThrottledSteps.Paces[0].Every.Seconds(), x.state.Deploy.WaitSeconds, 3+tuning.ThrottledSteps.Paces[0].Every.Seconds()*tuning.ThrottledSteps.Jitter)
+			id := throttledRound(t, h, x, execution.TaskDeploy, op)
 			require.NoError(t, x.step(execution.TaskDeploy))
 			assert.Equal(t, 2, h.world.Faults().Applied(id))
 			assert.True(t, x.state.Deploy.Done)
 			assert.Len(t, h.groups(), 2)
 			assert.Len(t, h.account().LaunchTemplates, 2)
-			_, err = x.untilHealthy(100)
+			_, err := x.untilHealthy(100)
 			require.NoError(t, err)
 		})
 	}
@@ -244,19 +258,14 @@ func TestThrottledResourceChecksWait(t *testing.T) {
 			h := newHarness(t)
 			x := h.start(h.baseRelease())
 			require.NoError(t, x.steps(upToDeploy[:2]...))
-			id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
-			require.NoError(t, err)
-			require.NoError(t, x.once(execution.TaskValidateResources))
-			require.NotNil(t, x.state.Resources)
-			assert.False(t, x.state.Resources.Done)
-			assert.Equal(t, 1, x.state.Resources.Throttled)
+			id := throttledRound(t, h, x, execution.TaskValidateResources, op)
 			require.NoError(t, x.step(execution.TaskValidateResources))
 			assert.Equal(t, 2, h.world.Faults().Applied(id))
 			assert.True(t, x.state.Resources.Done)
 			assert.Equal(t, 2, x.state.Resources.Throttled)
 			require.NoError(t, x.steps(upToDeploy[3:]...))
 			assert.Equal(t, 2, x.state.Deploy.Throttled, "the count goes on into Deploy's")
-			_, err = x.untilHealthy(100)
+			_, err := x.untilHealthy(100)
 			require.NoError(t, err)
 		})
 	}
