@@ -16,8 +16,8 @@ import (
 	"github.com/ferryhq/ferry/internal/region"
 )
 
-// TestRemovedServiceDeleted: a release that drops a service deletes that
-// service's old ASG when it succeeds.
+// TestRemovedServiceDeleted: a release that drops a service and names it
+// under remove deletes that service's old ASG when it succeeds.
 func TestRemovedServiceDeleted(t *testing.T) {
 	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
 	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")

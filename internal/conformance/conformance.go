@@ -77,7 +77,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "first-deploy", What: "a first release deploys and succeeds", run: firstDeploy},
 		{Name: "swap", What: "a second release replaces the first, old groups deleted", run: swap},
-		{Name: "removed-service", What: "a service the new release drops is retired", run: removedService},
+		{Name: "removed-service", What: "a service the new release drops is retired when it names it under remove, and refused when it does not", run: removedService},
 		{Name: "bad-ami", What: "an unknown image is refused: FailureClean, previous serving", run: badAMI},
 		{Name: "held-lock", What: "a held lock refuses the release: LockExistsError", run: heldLock},
 		{Name: "halt", What: "a halt marker stops it: HaltError, FailureClean, previous serving", run: haltScenario},

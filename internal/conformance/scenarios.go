@@ -145,8 +145,9 @@ func swap(ctx context.Context, e *env) error {
 	return e.expectGroups(ctx, DeployerAccount, p2.Release.ReleaseID, "web")
 }
 
-// removedService: a release without a service the previous one had
-// retires that service's group too.
+// removedService: a release without a service the previous one had is
+// refused unless it names it under remove; then its swap retires that
+// service's group too.
 func removedService(ctx context.Context, e *env) error {
 	p1, err := e.deploy(ctx, "web-worker.json", nil, "Success", "", nil)
 	if err != nil {
@@ -155,7 +156,15 @@ func removedService(ctx context.Context, e *env) error {
 	if err := e.expectGroups(ctx, DeployerAccount, p1.Release.ReleaseID, "web", "worker"); err != nil {
 		return err
 	}
-	p2, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	// Left out without being named under remove, worker is not retired:
+	// the release is refused before anything is created.
+	if _, err := e.deploy(ctx, "web.json", nil, "FailureClean", failure.NameBadRelease, nil); err != nil {
+		return err
+	}
+	if err := e.expectGroups(ctx, DeployerAccount, p1.Release.ReleaseID, "web", "worker"); err != nil {
+		return err
+	}
+	p2, err := e.deploy(ctx, "web.json", func(r *release.Release) { r.Remove = []string{"worker"} }, "Success", "", nil)
 	if err != nil {
 		return err
 	}

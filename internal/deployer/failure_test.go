@@ -170,6 +170,10 @@ func TestCrashLoopWithinMaxTerms(t *testing.T) {
 	assert.Positive(t, terminating, "terminating instances were seen")
 }
 
+// TestServiceRemovedFromRelease: a release that leaves out a service
+// whose groups serve is refused at ValidateResources, naming it, with
+// nothing created; one that names it under remove retires its groups at
+// the swap.
 func TestServiceRemovedFromRelease(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
@@ -179,7 +183,19 @@ func TestServiceRemovedFromRelease(t *testing.T) {
 	require.Contains(t, h.groups(), worker1)
 
 	h.clk.Advance(time.Hour)
+	left := h.baseRelease()
+	x := h.start(left)
+	require.NoError(t, x.steps(upToDeploy[:2]...))
+	err := x.step(execution.TaskValidateResources)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Equal(t, `bad release: remove: the deploy would delete the serving groups of worker, which the release does not deploy; name them under "remove" to delete them, or deploy them`, err.Error())
+	require.NoError(t, x.fail(err))
+	assert.Len(t, h.groups(), 2, "nothing created, nothing retired")
+
+	h.clk.Advance(time.Hour)
 	r2 := h.baseRelease()
+	r2.Remove = []string{"worker", "never-deployed"}
 	x2 := h.start(r2)
 	x2.succeed()
 	assert.Equal(t, []string{"web"}, x2.state.Services)

@@ -109,6 +109,8 @@ func (r *Release) Clone() *Release {
 	}
 	c := *r
 	c.Subnets = slices.Clone(r.Subnets)
+	c.Alarms = slices.Clone(r.Alarms)
+	c.Remove = slices.Clone(r.Remove)
 	if r.Identity != nil {
 		id := *r.Identity
 		id.Headers = maps.Clone(r.Identity.Headers)

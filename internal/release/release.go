@@ -58,6 +58,14 @@ type Release struct {
 	// default, retires the previous groups at once.
 	BakeSeconds int                 `json:"bake_seconds,omitempty"`
 	Services    map[string]*Service `json:"services"`
+	// Remove names the services of the project-config this release
+	// removes: the serving groups of a service it does not deploy are
+	// retired at the swap only when it is named here (ValidateResources
+	// refuses the release otherwise, naming the services), so a service
+	// left out of a release by mistake is not deleted. A service named
+	// here that has no group is nothing to remove. Deployment Stacks
+	// call this actionOnUnmanage.
+	Remove []string `json:"remove,omitempty"`
 }
 
 // LifecycleHook is an Auto Scaling lifecycle hook added to every ASG of the

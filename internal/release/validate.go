@@ -120,7 +120,29 @@ func (v *validator) release() {
 	for _, name := range r.ServiceNames() {
 		v.service(name)
 	}
+	v.remove()
 	v.userData()
+}
+
+// remove checks the services the release removes: service names, none
+// twice, none that the release deploys.
+func (v *validator) remove() {
+	if len(v.r.Remove) > limits.MaxServices {
+		v.p.add("remove", "at most %d services, not %d", limits.MaxServices, len(v.r.Remove))
+	}
+	seen := map[string]bool{}
+	for i, name := range v.r.Remove {
+		ipath := index("remove", i)
+		switch why := checkSimple(name, limits.MaxServiceLen); {
+		case why != "":
+			v.p.add(ipath, "service name %s", why)
+		case seen[name]:
+			v.p.add(ipath, "duplicate %q", name)
+		case hasKey(v.r.Services, name):
+			v.p.add(ipath, "%q is a service of this release: a release cannot deploy and remove it", name)
+		}
+		seen[name] = true
+	}
 }
 
 // describedBy checks the release's description and version.

@@ -220,6 +220,24 @@ func TestRuleBakeSeconds(t *testing.T) {
 	})
 }
 
+func TestRuleRemove(t *testing.T) {
+	set := func(names ...string) func(*Release) { return func(r *Release) { r.Remove = names } }
+	many := make([]string, 51)
+	for i := range many {
+		many[i] = fmt.Sprintf("svc%d", i)
+	}
+	runRuleCases(t, []ruleCase{
+		{"none", set(), false, nil},
+		{"a service", set("worker"), false, nil},
+		{"two", set("worker", "cron"), false, nil},
+		{"one the release deploys", set("web"), false, []string{`remove[0]: "web" is a service of this release: a release cannot deploy and remove it`}},
+		{"twice", set("worker", "worker"), false, []string{`remove[1]: duplicate "worker"`}},
+		{"not a service name", set("Worker"), false, []string{"remove[0]: service name must be lowercase letters, digits and '-', starting with a letter or digit"}},
+		{"empty", set(""), false, []string{"remove[0]: service name required"}},
+		{"too many", set(many...), false, []string{"remove: at most 50 services, not 51"}},
+	})
+}
+
 func TestRuleRollout(t *testing.T) {
 	steps := func(ss ...Step) func(*Release) {
 		return func(r *Release) {
