@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,6 +28,17 @@ func TestRemovedServiceDeleted(t *testing.T) {
 	groups := tr.groups("111111111111", "us-west-2")
 	require.Contains(t, groups, group("web", id1))
 	require.Contains(t, groups, group("worker", id1))
+
+	// Without worker under remove, the release is refused, naming it,
+	// and worker keeps serving.
+	data, err := os.ReadFile("testdata/e2e/shop-web-only.json")
+	require.NoError(t, err)
+	leftOut := filepath.Join(t.TempDir(), "shop-web-left-out.json")
+	require.NoError(t, os.WriteFile(leftOut, bytes.Replace(data, []byte(`"remove": ["worker"],`), nil, 1), 0o644))
+	refused := tr.ferry(t, "deploy", "--local", leftOut)
+	assert.Equal(t, exitFailure, refused.code)
+	assert.Contains(t, refused.stdout+refused.stderr, `the deploy would delete the serving groups of worker, which the release does not deploy; name them under "remove"`)
+	require.Contains(t, tr.groups("111111111111", "us-west-2"), group("worker", id1))
 
 	second := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-web-only.json")
 	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
