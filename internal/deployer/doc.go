@@ -53,6 +53,13 @@
 //     records; the first execution that validates a release consumes it.
 //   - No sleeping: time comes from the injected clock; waiting is the state
 //     machine's (CheckHealthy says how long).
+//   - Throttling waits: a call AWS still throttles after the SDK's retries
+//     (cloud.Throttled) is no failure of the release in a task the state
+//     machine runs again. ValidateResources and Deploy report a wait at
+//     $.resources and $.deploy (progress), CheckHealthy learns nothing and
+//     backs off (throttled), the swap's gate and the steps of a retirement
+//     or clean-up are taken again (throttledStep); each is bounded by
+//     limits.MaxThrottledSteps or the release's timeout.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its
