@@ -173,6 +173,9 @@ type run struct {
 	plans           map[string]capacity.Plan
 	previousTargets map[string]int
 
+	// tasks is held through every task invocation (intercept).
+	tasks sync.Mutex
+
 	mu          sync.Mutex
 	invocations []Invocation
 	visits      []Visit
@@ -616,6 +619,13 @@ func endOf(reg *region.Region, arn string) string {
 // role assumption fails, an invocation that dies part way, a response
 // lost), starting a race's second release when the schedule says so.
 func (r *run) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+	// One invocation at a time, whichever execution's: each task is
+	// judged by how the world changed around it, and a race's second
+	// release must not change it meanwhile (its tasks up to Deploy take
+	// no virtual time, so they could run inside one of the next
+	// release's).
+	r.tasks.Lock()
+	defer r.tasks.Unlock()
 	if r.next == nil || req.Execution.Name != r.next.ExecutionName() {
 		return next(ctx, req)
 	}
