@@ -618,14 +618,19 @@ func endOf(reg *region.Region, arn string) string {
 // and injects the schedule's invocation-level faults (a cold Lambda whose
 // role assumption fails, an invocation that dies part way, a response
 // lost), starting a race's second release when the schedule says so.
+//
+// It runs one invocation at a time, whichever execution's: each task is
+// judged by how the world changed around it, and a race's second release
+// must not change it meanwhile (its tasks up to Deploy take no virtual
+// time, so they could run inside one of the next release's).
 func (r *run) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
-	// One invocation at a time, whichever execution's: each task is
-	// judged by how the world changed around it, and a race's second
-	// release must not change it meanwhile (its tasks up to Deploy take
-	// no virtual time, so they could run inside one of the next
-	// release's).
 	r.tasks.Lock()
 	defer r.tasks.Unlock()
+	return r.invoke(ctx, req, next)
+}
+
+// invoke is intercept's work, one invocation at a time.
+func (r *run) invoke(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
 	if r.next == nil || req.Execution.Name != r.next.ExecutionName() {
 		return next(ctx, req)
 	}
