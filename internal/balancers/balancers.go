@@ -61,7 +61,9 @@ type Views struct {
 // target unused because no load balancer sends it traffic
 // (Target.NotInUse), marks the instance never served; where two say so
 // of one instance, the first in sorted order (classic load balancers
-// first) is the reason given. An error is the first in that order.
+// first) is the reason given. The first read is made alone, then the
+// rest, none once one has failed; an error is the first in that order of
+// the reads made.
 func Read(ctx context.Context, classic ClassicAPI, v2 TargetGroupAPI, elbs, targetGroups []string) (Views, error) {
 	lbs, tgs := sorted(elbs), sorted(targetGroups)
 	reads := make([]read, len(lbs)+len(tgs))
