@@ -110,6 +110,9 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestReadFailures: a read that fails fails the whole, classified; it is
+// the first, made alone, so the others add no load to a throttled
+// account.
 func TestReadFailures(t *testing.T) {
 	tests := []struct {
 		name string
@@ -122,9 +125,10 @@ func TestReadFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{err: tt.err}
-			_, err := balancers.Read(t.Context(), f, f, []string{"lb"}, nil)
+			_, err := balancers.Read(t.Context(), f, f, []string{"lb-b", "lb-a"}, []string{"tg-1", "tg-2", "tg-3"})
 			assert.Equal(t, tt.want, failure.NameOf(err))
 			assert.True(t, errors.Is(err, tt.err))
+			assert.Equal(t, []string{"lb-a"}, f.asked, "the first read, alone, fails the whole: the others are not made")
 		})
 	}
 }

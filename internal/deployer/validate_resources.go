@@ -21,8 +21,8 @@ import (
 // then it checks that the region has room for the release's Auto Scaling
 // groups beside the previous ones (resources.CheckHeadroom), and that
 // its swap retires no service it leaves out unless it names it under
-// remove (checkRemovals). It creates nothing. When AWS throttles it, it reports a wait and runs again after
-// it (progress), as Deploy does.
+// remove (checkRemovals). It creates nothing. When AWS throttles it, it
+// reports a wait and runs again after it (progress), as Deploy does.
 func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -37,8 +37,8 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	return st, nil
 }
 
-// checkResources resolves and checks the release's resources and the
-// region's headroom (see validateResources).
+// checkResources resolves and checks the release's resources, its
+// removals and the region's headroom (see validateResources).
 func (d *Deployer) checkResources(ctx context.Context, st *execution.State) error {
 	r, clients, err := d.loadAndConnect(ctx, st, true)
 	if err != nil {
