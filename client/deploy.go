@@ -51,7 +51,10 @@ its deployer, whatever $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET say.`
 
 // deployCommand is ferry deploy.
 type deployCommand struct {
-	env      Env
+	env Env
+	// name is the command deploying ("deploy" when empty): ferry
+	// rollback deploys through it too.
+	name     string
 	deployer deployerFlags
 	follow   followFlags
 	waitLock waitLockFlag
@@ -107,6 +110,16 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
+	return c.submit(ctx, d, out, p)
+}
+
+// submit starts the deploy of p, prepared (from its file, or again from
+// the deployer's records), and follows it: unless the same content is on
+// its way already (then it follows that execution), it waits for the
+// lock as --wait-lock says, uploads p, starts its execution and follows
+// it. An error without an exit code means nothing was started.
+func (c *deployCommand) submit(ctx context.Context, d *deployer, out *display, p *submit.Prepared) error {
+	r, file := p.Release, p.File
 	project, config := r.ProjectName, r.ConfigName
 
 	// The same release already on its way: follow it rather than start a
@@ -137,7 +150,7 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 		return fmt.Errorf("starting the deploy: %w", err)
 	}
 	c.announce(out, project, config, r.ReleaseID, arn)
-	out.message("ferry deploy: %s %s release %s", project, config, r.ReleaseID)
+	out.message("%s: %s %s release %s", c.prefix(), project, config, r.ReleaseID)
 	if about := describeRelease(r); about != "" {
 		out.message("%s", about)
 	}
@@ -147,6 +160,9 @@ func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	}
 	return c.followToEnd(ctx, d, out, r, file, arn)
 }
+
+// prefix starts the command's messages: "ferry deploy".
+func (c *deployCommand) prefix() string { return "ferry " + firstNonEmpty(c.name, "deploy") }
 
 // readRelease reads and validates the release file. An invalid release's
 // problems go to stderr, one line each, before the error that sums them up.
@@ -187,11 +203,11 @@ func (c *deployCommand) followRunning(ctx context.Context, d *deployer, out *dis
 	project, config, id := x.Release.ProjectName, x.Release.ConfigName, x.Release.ReleaseID
 	if c.follow.noWait {
 		c.announce(out, project, config, id, x.ARN)
-		out.message("ferry deploy: already deploying this release to %s %s (release %s), execution %s", project, config, id, x.ARN)
+		out.message("%s: already deploying this release to %s %s (release %s), execution %s", c.prefix(), project, config, id, x.ARN)
 		return nil
 	}
 	c.announce(out, project, config, id, x.ARN)
-	out.message("ferry deploy: already deploying this release to %s %s (release %s); following it", project, config, id)
+	out.message("%s: already deploying this release to %s %s (release %s); following it", c.prefix(), project, config, id)
 	return c.followToEnd(ctx, d, out, x.Release, file, x.ARN)
 }
 
@@ -259,7 +275,7 @@ func (c *deployCommand) awaitLock(ctx context.Context, d *deployer, out *display
 		now := c.env.Now()
 		if deadline.IsZero() && c.waitLock.set {
 			deadline = now.Add(c.waitLock.d)
-			out.message("ferry deploy: %s %s is locked by release %s (since %s); waiting up to %s for it", project, config, h.ReleaseID, formatTime(h.Since), c.waitLock.d)
+			out.message("%s: %s %s is locked by release %s (since %s); waiting up to %s for it", c.prefix(), project, config, h.ReleaseID, formatTime(h.Since), c.waitLock.d)
 		}
 		if !c.waitLock.set || !now.Before(deadline) {
 			return c.lockHeld(project, config, h)
@@ -276,9 +292,9 @@ func (c *deployCommand) lockHeld(project, config string, h lock.Holder) error {
 	if c.waitLock.set {
 		wait = fmt.Sprintf("still held after --wait-lock=%s", c.waitLock.d)
 	}
-	return exitf(exitNotStarted, "ferry deploy: %s %s is locked by release %s (execution %s, since %s); nothing was started.\n"+
+	return exitf(exitNotStarted, "%s: %s %s is locked by release %s (execution %s, since %s); nothing was started.\n"+
 		"It is deploying, or was left behind: %s; see %s. A lock left behind: %s.",
-		project, config, h.ReleaseID, lastSegment(h.Execution), formatTime(h.Since), wait,
+		c.prefix(), project, config, h.ReleaseID, lastSegment(h.Execution), formatTime(h.Since), wait,
 		c.deployer.command("status", project, config), c.deployer.command("unlock", project, config, "--release", h.ReleaseID))
 }
 

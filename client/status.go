@@ -166,15 +166,7 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		if err != nil {
 			return cs, err
 		}
-		rs := releaseStatus{ReleaseID: id}
-		switch {
-		case found:
-			rs.End, rs.Error, rs.Cause, rs.Leftovers, rs.EndedAt = o.End, o.Error, o.Cause, o.Leftovers, o.EndedAt
-			rs.RolledBack = o.RolledBack
-			rs.CreatedBy, rs.CreatedByName, rs.DeployerVersion = o.CreatedBy, o.CreatedByName, o.DeployerVersion
-		case cs.Lock != nil && cs.Lock.ReleaseID == id:
-			rs.End = "running"
-		}
+		rs := releaseStatusOf(id, o, found, cs.Lock)
 		cs.Releases = append(cs.Releases, rs)
 	}
 	return cs, nil

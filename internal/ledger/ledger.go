@@ -517,6 +517,32 @@ func (l *Ledger) Releases(ctx context.Context, project, config string) ([]string
 	return ids, nil
 }
 
+// FindRelease returns the project-configs, among those ProjectConfigs
+// lists, that hold a release object of id releaseID: none when no config
+// does (release ids carry the time and random digits, so more than one
+// is a coincidence the caller must resolve). It lists one key per
+// project-config; a failed listing is an error, never "not found".
+func (l *Ledger) FindRelease(ctx context.Context, releaseID string) ([]ProjectConfig, error) {
+	pcs, err := l.ProjectConfigs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ProjectConfig
+	for _, pc := range pcs {
+		key := naming.ReleaseKey(pc.Project, pc.Config, releaseID)
+		page, err := l.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+			Bucket: aws.String(l.bucket), Prefix: aws.String(key), MaxKeys: aws.Int32(1),
+		})
+		if err != nil {
+			return nil, l.store.Classify("list "+key, err)
+		}
+		if len(page.Contents) > 0 && aws.ToString(page.Contents[0].Key) == key {
+			out = append(out, pc)
+		}
+	}
+	return out, nil
+}
+
 // putJSON writes v as JSON at key as w says; a record larger than
 // limits.MaxStateObjectBytes is refused before it is written.
 func (l *Ledger) putJSON(ctx context.Context, key string, v any, w object.Write) (wrote bool, err error) {

@@ -327,8 +327,9 @@ func TestFailures(t *testing.T) {
 			_, errL := l.Configs(ctx, project)
 			_, errR := l.Releases(ctx, project, config)
 			_, errP := l.ProjectConfigs(ctx)
+			_, errF := l.FindRelease(ctx, "r1")
 			for i, err := range []error{
-				err, errD, errX, errW, errO, errC, errU, errL, errR, errP,
+				err, errD, errX, errW, errO, errC, errU, errL, errR, errP, errF,
 				l.PutRelease(ctx, project, config, "r1", releaseJSON("r1")),
 				l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: "r1"}),
 			} {
@@ -424,4 +425,25 @@ func TestKnown(t *testing.T) {
 
 	_, err = ledger.New(e.client, "no-such-bucket").Known(ctx, "coinbase/shop", "development")
 	require.Error(t, err)
+}
+
+// TestFindRelease: a release id is found in the configs that hold its
+// release object, and only there: a release id that only starts another
+// is not it (a failed listing is an error: TestFailures).
+func TestFindRelease(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	require.NoError(t, e.ledger.PutRelease(ctx, project, config, "r1", releaseJSON("r1")))
+	require.NoError(t, e.ledger.PutOutcome(ctx, project, config, ledger.Outcome{ReleaseID: "r1", End: "Success"}))
+	require.NoError(t, e.ledger.PutOutcome(ctx, "acme/web", "staging", ledger.Outcome{ReleaseID: "r10", End: "Success"}))
+
+	got, err := e.ledger.FindRelease(ctx, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, []ledger.ProjectConfig{{Project: project, Config: config}}, got)
+	got, err = e.ledger.FindRelease(ctx, "r10")
+	require.NoError(t, err)
+	assert.Empty(t, got, "an outcome without its release object is no release")
+	got, err = e.ledger.FindRelease(ctx, "r")
+	require.NoError(t, err)
+	assert.Empty(t, got, "a prefix of an id is not the id")
 }

@@ -17,6 +17,10 @@ type Release struct {
 	// deployer verifies it and records the caller it proves, so CreatedBy
 	// is only the name the caller gave itself.
 	Identity *Identity `json:"identity,omitempty"`
+	// RollbackOf is the release whose content this one deploys again,
+	// set by the client (ferry rollback); empty for a release made from
+	// a file.
+	RollbackOf string `json:"rollback_of,omitempty"`
 
 	// Description says what the release is, for people (at most
 	// limits.MaxDescriptionLen characters). Version is the build it

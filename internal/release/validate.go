@@ -74,6 +74,13 @@ func (v *validator) release() {
 			p.add("release_id", "%s", why)
 		}
 	}
+	if r.RollbackOf != "" {
+		if why := checkReleaseID(r.RollbackOf); why != "" {
+			p.add("rollback_of", "%s", why)
+		} else if r.RollbackOf == r.ReleaseID {
+			p.add("rollback_of", "must name another release than this one")
+		}
+	}
 	if v.uploaded && r.CreatedAt.IsZero() {
 		p.add("created_at", "required")
 	}

@@ -238,6 +238,16 @@ func TestRuleRemove(t *testing.T) {
 	})
 }
 
+func TestRuleRollbackOf(t *testing.T) {
+	set := func(id, of string) func(*Release) { return func(r *Release) { r.ReleaseID, r.RollbackOf = id, of } }
+	runRuleCases(t, []ruleCase{
+		{"none", set("r2", ""), false, nil},
+		{"another release", set("r2", "r1"), false, nil},
+		{"itself", set("r2", "r2"), false, []string{"rollback_of: must name another release than this one"}},
+		{"not a release id", set("r2", "../r1"), false, []string{"rollback_of: must be letters, digits and '-', starting with a letter or digit"}},
+	})
+}
+
 func TestRuleRollout(t *testing.T) {
 	steps := func(ss ...Step) func(*Release) {
 		return func(r *Release) {

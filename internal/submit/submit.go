@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -96,15 +98,7 @@ func NewReleaseID(now time.Time, random io.Reader) string {
 // an error naming it; an invalid release is the *failure.BadReleaseError
 // of Validate.
 func Prepare(ctx context.Context, prover Prover, r *release.Release, file string, now time.Time, by, id string) (*Prepared, error) {
-	r.ReleaseID = id
-	r.CreatedAt = now.UTC().Truncate(time.Millisecond)
-	r.CreatedBy = by
-	names := make([]string, 0, len(r.Assets))
-	for name := range r.Assets {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range assetNames(r) {
 		a := r.Assets[name]
 		f, err := os.Open(release.AssetPath(file, a))
 		if err != nil {
@@ -117,6 +111,27 @@ func Prepare(ctx context.Context, prover Prover, r *release.Release, file string
 		}
 		a.SHA256, a.Size = sum, size
 	}
+	return seal(ctx, prover, r, file, now, by, id)
+}
+
+// PrepareAgain readies a new release deploying again the content of
+// stored, a release the deployer keeps (ferry rollback): a copy with its
+// own id, created_at and created_by, rollback_of naming stored, remove
+// set to remove, and a new identity proof. Its assets are those stored
+// names by hash: Upload checks they are still in the deployer bucket.
+// stored is not modified.
+func PrepareAgain(ctx context.Context, prover Prover, stored *release.Release, remove []string, now time.Time, by, id string) (*Prepared, error) {
+	r := stored.Clone()
+	r.Identity, r.RollbackOf, r.Remove = nil, stored.ReleaseID, slices.Clone(remove)
+	return seal(ctx, prover, r, "", now, by, id)
+}
+
+// seal gives r its id, created_at and created_by, checks it as the
+// deployer will and adds its identity proof.
+func seal(ctx context.Context, prover Prover, r *release.Release, file string, now time.Time, by, id string) (*Prepared, error) {
+	r.ReleaseID = id
+	r.CreatedAt = now.UTC().Truncate(time.Millisecond)
+	r.CreatedBy = by
 	r.ApplyDefaults()
 	if err := r.Validate(true); err != nil {
 		return nil, err
@@ -135,18 +150,31 @@ func Prepare(ctx context.Context, prover Prover, r *release.Release, file string
 	return &Prepared{File: file, Release: r, Raw: raw}, nil
 }
 
-// Upload puts p's assets in the deployer bucket (only those absent; an
-// asset whose file changed since Prepare hashed it is an error) and then
-// p itself (ledger.PutRelease: once; the same bytes again are fine).
-func (d Deployer) Upload(ctx context.Context, p *Prepared) error {
-	r := p.Release
+// assetNames are the names of r's assets, sorted.
+func assetNames(r *release.Release) []string {
 	names := make([]string, 0, len(r.Assets))
 	for name := range r.Assets {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names {
+	return names
+}
+
+// Upload puts p's assets in the deployer bucket (only those absent; an
+// asset whose file changed since Prepare hashed it is an error) and then
+// p itself (ledger.PutRelease: once; the same bytes again are fine). A
+// release prepared again (no File) uploads no asset: each must still be
+// in the bucket, or it is ErrAssetGone naming it and nothing is written.
+func (d Deployer) Upload(ctx context.Context, p *Prepared) error {
+	r := p.Release
+	for _, name := range assetNames(r) {
 		a := r.Assets[name]
+		if p.File == "" {
+			if err := d.present(ctx, r, name, a); err != nil {
+				return err
+			}
+			continue
+		}
 		got, _, _, err := asset.Upload(ctx, d.S3, d.Bucket, r.ProjectName, r.ConfigName, release.AssetPath(p.File, a))
 		if err != nil {
 			return fmt.Errorf("uploading asset %s: %w", name, err)
@@ -157,6 +185,25 @@ func (d Deployer) Upload(ctx context.Context, p *Prepared) error {
 	}
 	if err := ledger.New(d.S3, d.Bucket).PutRelease(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, p.Raw); err != nil {
 		return fmt.Errorf("uploading the release: %w", err)
+	}
+	return nil
+}
+
+// ErrAssetGone is in the chain of the error Upload returns when an asset
+// of a release prepared again is no longer in the deployer bucket.
+var ErrAssetGone = errors.New("no longer in the deployer bucket")
+
+// present checks asset name of r is in the deployer bucket with its size.
+func (d Deployer) present(ctx context.Context, r *release.Release, name string, a *release.Asset) error {
+	key := naming.AssetKey(r.ProjectName, r.ConfigName, a.SHA256)
+	out, err := d.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(key)})
+	switch {
+	case cloud.IsNotFound(err):
+		return fmt.Errorf("asset %s (sha256 %s): %w; deploy its release file instead", name, a.SHA256, ErrAssetGone)
+	case err != nil:
+		return fmt.Errorf("checking asset %s: %w", name, err)
+	case aws.ToInt64(out.ContentLength) != a.Size:
+		return fmt.Errorf("asset %s (sha256 %s) in the deployer bucket is %d bytes, not %d; deploy its release file instead", name, a.SHA256, aws.ToInt64(out.ContentLength), a.Size)
 	}
 	return nil
 }

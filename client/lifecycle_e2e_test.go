@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asset"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// TestHistoryShowRollback: two deploys are in the history with their
+// outcome, who and how long; show names each one's groups and timeline;
+// rollback deploys the first one's content again as a new release from
+// the records alone, and the history says so.
+func TestHistoryShowRollback(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	second := tr.ferry(t, "deploy", "--local", demoV2)
+	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
+	id2 := releaseIDOf(t, second.stdout)
+
+	h := tr.ferry(t, "history", "--local", "--json", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	var entries []historyEntry
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &entries))
+	require.Len(t, entries, 2)
+	assert.Equal(t, id2, entries[0].ReleaseID, "newest first")
+	assert.True(t, entries[0].Deployed)
+	assert.False(t, entries[1].Deployed)
+	for _, e := range entries {
+		assert.Equal(t, execution.EndSuccess, e.End, e.ReleaseID)
+		assert.Positive(t, e.DurationSeconds, e.ReleaseID)
+		assert.False(t, e.StartedAt.IsZero(), e.ReleaseID)
+		assert.NotEmpty(t, e.CreatedBy, e.ReleaseID)
+	}
+	assert.Equal(t, "build-1042", entries[0].Version)
+	limited := tr.ferry(t, "history", "--local", "--limit", "1", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, limited.code, limited.stderr)
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(id2)+` \*\s+Success\s`, limited.stdout)
+	assert.NotContains(t, limited.stdout, id1, "--limit 1 shows the newest only")
+
+	// show finds the release by its id alone.
+	s1 := tr.ferry(t, "show", "--local", "--json", id1)
+	require.Equal(t, exitOK, s1.code, s1.stderr)
+	var rd releaseDetail
+	require.NoError(t, json.Unmarshal([]byte(s1.stdout), &rd))
+	assert.Equal(t, []string{devGroup(id1)}, rd.Created)
+	assert.Empty(t, rd.Retired, "the first release retired nothing")
+	assert.Len(t, rd.Digest, 64)
+	require.NotNil(t, rd.Outcome)
+	assert.Equal(t, execution.EndSuccess, rd.Outcome.End)
+	var states []string
+	for _, s := range rd.Timeline {
+		states = append(states, s.State)
+	}
+	assert.Subset(t, states, []string{"Validate", "Lock", "Deploy", "CheckHealthy", "CleanUpSuccess", "Success"})
+	assert.Equal(t, "Validate", states[0], "in the order first entered")
+	s2 := tr.ferry(t, "show", "--local", "coinbase/deploy-test", "development", id2)
+	require.Equal(t, exitOK, s2.code, s2.stderr)
+	assert.Contains(t, s2.stdout, "coinbase/deploy-test development release "+id2+" (deployed now)\n")
+	assert.Contains(t, s2.stdout, "  retired groups\n    "+devGroup(id1)+"\n")
+	assert.Contains(t, s2.stdout, "  created groups\n    "+devGroup(id2)+"\n")
+	assert.Regexp(t, `\n    CheckHealthy +×\d+ +`, s2.stdout, "a loop's state says how many times it ran")
+
+	// rollback: the content of id1, as a new release.
+	rb := tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, rb.code, "stdout:\n%s\nstderr:\n%s", rb.stdout, rb.stderr)
+	assert.Contains(t, rb.stdout, "ferry rollback: coinbase/deploy-test development back from release "+id2+" to the content of release "+id1+"\n")
+	id3 := releaseIDOf(t, rb.stdout)
+	assert.NotContains(t, []string{id1, id2}, id3)
+	groups := tr.groups(devAccount, usEast1)
+	assert.Contains(t, groups, devGroup(id3))
+	assert.NotContains(t, groups, devGroup(id2), "the rolled back release's group is retired")
+	l := ledger.New(tr.S3(), tr.Bucket())
+	r1, err := l.GetRelease(context.Background(), "coinbase/deploy-test", "development", id1)
+	require.NoError(t, err)
+	r3, err := l.GetRelease(context.Background(), "coinbase/deploy-test", "development", id3)
+	require.NoError(t, err)
+	assert.Equal(t, id1, r3.RollbackOf)
+	c1, err := contentHash(r1)
+	require.NoError(t, err)
+	c3, err := contentHash(r3)
+	require.NoError(t, err)
+	assert.Equal(t, c1, c3, "the same content")
+	cur, _, err := l.GetCurrent(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+	assert.Equal(t, id3, cur.ReleaseID)
+	h = tr.ferry(t, "history", "--local", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(id3)+` \*\s+Success\s.*rollback to `+regexp.QuoteMeta(id1)+`$`, h.stdout)
+
+	// The default target is now id2, the success before id3.
+	rb2 := tr.ferry(t, "rollback", "--local", "--no-wait", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, rb2.code, rb2.stderr)
+	assert.Contains(t, rb2.stdout, "back from release "+id3+" to the content of release "+id2+"\n")
+}
+
+// TestRollbackRefused: a rollback with nothing to go back to, or to a
+// release that is not a success of that config, says why and starts
+// nothing.
+func TestRollbackRefused(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	none := tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development")
+	assert.Equal(t, exitNotStarted, none.code)
+	assert.Contains(t, none.stderr, "nothing is deployed to coinbase/deploy-test development: there is nothing to roll back")
+
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	broken := tr.ferry(t, "deploy", "--local", demoBroken)
+	require.Equal(t, exitFailure, broken.code, broken.stdout)
+	idBroken := releaseIDOf(t, broken.stdout)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"only one success", nil, "no release of coinbase/deploy-test development succeeded before " + id1 + ", the one deployed now", exitNotStarted},
+		{"to current", []string{"--to", id1}, "release " + id1 + " is the one deployed to coinbase/deploy-test development now", exitNotStarted},
+		{"to a failure", []string{"--to", idBroken}, "release " + idBroken + " of coinbase/deploy-test development ended FailureClean; only a release that succeeded can be deployed again", exitNotStarted},
+		{"to unknown", []string{"--to", "20250101T000000Z-000000"}, "release 20250101T000000Z-000000 of coinbase/deploy-test development has no outcome", exitNotStarted},
+		{"bad id", []string{"--to", "../x"}, `release id "../x"`, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := ledger.New(tr.S3(), tr.Bucket()).Releases(context.Background(), "coinbase/deploy-test", "development")
+			require.NoError(t, err)
+			res := tr.ferry(t, append([]string{"rollback", "--local"}, append(tc.args, "coinbase/deploy-test", "development")...)...)
+			assert.Equal(t, tc.code, res.code, res.stderr)
+			assert.Contains(t, res.stderr, tc.want)
+			after, err := ledger.New(tr.S3(), tr.Bucket()).Releases(context.Background(), "coinbase/deploy-test", "development")
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing was uploaded")
+		})
+	}
+}
+
+// TestRollbackAssetGone: a rollback whose release's asset is no longer in
+// the deployer bucket is refused, naming the asset, and starts nothing.
+func TestRollbackAssetGone(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.conf"), []byte("color = blue\n"), 0o644))
+	data, err := os.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(data, &raw))
+	raw["user_data"] = "#!/bin/sh\ncurl -fsS '{{ASSET_URL:app-config}}'\n"
+	raw["assets"] = map[string]any{"app-config": map[string]any{"path": "app.conf"}}
+	withAsset := filepath.Join(dir, "with-asset.json")
+	writeJSON(t, withAsset, raw)
+	raw["description"] = "second"
+	second := filepath.Join(dir, "second.json")
+	writeJSON(t, second, raw)
+
+	first := tr.ferry(t, "deploy", "--local", withAsset)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	next := tr.ferry(t, "deploy", "--local", second)
+	require.Equal(t, exitOK, next.code, next.stderr)
+
+	f, err := os.Open(filepath.Join(dir, "app.conf"))
+	require.NoError(t, err)
+	sum, _, err := asset.Hash(f)
+	f.Close()
+	require.NoError(t, err)
+	_, err = tr.S3().DeleteObject(context.Background(), &s3.DeleteObjectInput{
+		Bucket: aws.String(tr.Bucket()), Key: aws.String(naming.AssetKey("coinbase/deploy-test", "development", sum)),
+	})
+	require.NoError(t, err)
+	before, err := ledger.New(tr.S3(), tr.Bucket()).Releases(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+
+	res := tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development")
+	assert.Equal(t, exitNotStarted, res.code, res.stdout)
+	assert.Contains(t, res.stderr, "asset app-config (sha256 "+sum+"): no longer in the deployer bucket; deploy its release file instead")
+	after, err := ledger.New(tr.S3(), tr.Bucket()).Releases(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing was uploaded")
+}
+
+// TestHistoryShowUnknown: a config or a release the deployer does not
+// know is an error saying so.
+func TestHistoryShowUnknown(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	h := tr.ferry(t, "history", "--local", "coinbase/deploy-test", "nowhere")
+	assert.Equal(t, exitFailure, h.code)
+	assert.Contains(t, h.stderr, "the deployer knows nothing of coinbase/deploy-test nowhere")
+	s := tr.ferry(t, "show", "--local", "20250101T000000Z-000000")
+	assert.Equal(t, exitFailure, s.code)
+	assert.Contains(t, s.stderr, "no config of the deployer holds a release 20250101T000000Z-000000")
+	s = tr.ferry(t, "show", "--local", "coinbase/deploy-test", "development", "20250101T000000Z-000000")
+	assert.Equal(t, exitFailure, s.code)
+	assert.Contains(t, s.stderr, "release 20250101T000000Z-000000 not found in the deployer bucket")
+	bad := tr.ferry(t, "history", "--local", "--limit", "-1", "coinbase/deploy-test", "development")
+	assert.Equal(t, exitUsage, bad.code)
+	assert.Contains(t, bad.stderr, "--limit must be 0 (every release) or more")
+}
+
+// TestRemovals: a rollback removes the services deployed now that the
+// release it copies does not deploy, and keeps that release's removals
+// of services it still does not deploy.
+func TestRemovals(t *testing.T) {
+	stored := &release.Release{Services: map[string]*release.Service{"web": {}, "api": {}}, Remove: []string{"cron", "api"}}
+	assert.Equal(t, []string{"cron", "worker"}, removals(stored, []string{"web", "worker"}))
+	assert.Equal(t, []string{"cron"}, removals(stored, []string{"web", "api"}), "its own removals it still does not deploy")
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
+)
+
+const rollbackHelp = `Rollback deploys again the content of a release that succeeded before,
+from the deployer's own records: no release file is needed. By default it
+is the newest release that succeeded before the one deployed now; --to
+names another (it must have succeeded, and must not be the one deployed
+now). The content is deployed as a new release, with its own id,
+created_at and created_by and rollback_of naming the release it copies,
+through the same path as ferry deploy: the lock, the checks, the health
+of the new groups, the swap. Every asset must still be in the deployer
+bucket (they are kept while a release in each config's recent history
+names them); otherwise nothing is started.
+
+A service deployed now that the older release does not deploy is
+removed: rollback names it under "remove" and says so before it starts.
+
+It follows the execution as deploy does, with the same flags and exit
+codes; --json prints the same events.`
+
+// rollbackCommand is ferry rollback: a deploy of a stored release.
+type rollbackCommand struct {
+	deploy deployCommand
+	to     string
+}
+
+func (c *rollbackCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "rollback",
+		args:    "PROJECT CONFIG",
+		summary: "Deploy again a release that succeeded before, from the records",
+		help:    rollbackHelp,
+		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+	}
+}
+
+func (c *rollbackCommand) defineFlags(fs *flag.FlagSet) {
+	c.deploy.deployer.define(fs)
+	fs.StringVar(&c.to, "to", "", "deploy again release `ID` (default: the release that succeeded before the one deployed now)")
+	fs.Var(&c.deploy.waitLock, "wait-lock", "when another release holds the lock, wait for it (up to DURATION, default "+defaultWaitLock.String()+") instead of refusing to start")
+	c.deploy.follow.define(fs, "return once the execution has started")
+}
+
+// Run rolls project args[0] config args[1] back.
+func (c *rollbackCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return usageErrorf(c.spec(), "rollback takes a project and a config")
+	}
+	err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1]))
+	if c.to != "" {
+		err = errors.Join(err, release.ValidateReleaseID(c.to))
+	}
+	if err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if err := c.deploy.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("rollback", exitNotStarted, c.rollback(ctx, args[0], args[1]))
+}
+
+func (c *rollbackCommand) rollback(ctx context.Context, project, config string) error {
+	env := c.deploy.env
+	out := newDisplay(env, c.deploy.follow.asJSON)
+	d, err := connect(ctx, env, &c.deploy.deployer)
+	if err != nil {
+		return err
+	}
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	cur, deployed, err := l.GetCurrent(ctx, project, config)
+	if err != nil {
+		return err
+	}
+	if !deployed {
+		return fmt.Errorf("nothing is deployed to %s %s: there is nothing to roll back", project, config)
+	}
+	target, err := c.target(ctx, l, project, config, cur.ReleaseID)
+	if err != nil {
+		return err
+	}
+	stored, err := l.GetRelease(ctx, project, config, target)
+	if err != nil {
+		return fmt.Errorf("reading release %s: %w", target, err)
+	}
+	remove := removals(stored, cur.Services)
+	now, err := d.now(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := submit.PrepareAgain(ctx, d.prover, stored, remove, now, displayName(env), submit.NewReleaseID(now, env.Random))
+	if err != nil {
+		return fmt.Errorf("release %s cannot be deployed again: %w", target, err)
+	}
+	out.message("ferry rollback: %s %s back from release %s to the content of release %s", project, config, cur.ReleaseID, target)
+	if added := slices.DeleteFunc(slices.Clone(remove), func(s string) bool { return slices.Contains(stored.Remove, s) }); len(added) > 0 {
+		out.message("it removes %s, deployed now and not deployed by release %s", strings.Join(added, ", "), target)
+	}
+	return c.deploy.submit(ctx, d, out, p)
+}
+
+// target is the release to deploy again: --to, which must have
+// succeeded and not be current; else the newest release that succeeded
+// before current.
+func (c *rollbackCommand) target(ctx context.Context, l *ledger.Ledger, project, config, current string) (string, error) {
+	if c.to == current {
+		return "", fmt.Errorf("release %s is the one deployed to %s %s now: there is nothing to roll back to", c.to, project, config)
+	}
+	if c.to != "" {
+		o, found, err := l.GetOutcome(ctx, project, config, c.to)
+		switch {
+		case err != nil:
+			return "", err
+		case !found:
+			return "", fmt.Errorf("release %s of %s %s has no outcome (it never ran to an end, or is not a release of this config); only a release that succeeded can be deployed again", c.to, project, config)
+		case o.End != execution.EndSuccess:
+			return "", fmt.Errorf("release %s of %s %s ended %s; only a release that succeeded can be deployed again", c.to, project, config, o.End)
+		}
+		return c.to, nil
+	}
+	ids, err := l.Releases(ctx, project, config)
+	if err != nil {
+		return "", err
+	}
+	at := slices.Index(ids, current)
+	if at < 0 {
+		return "", fmt.Errorf("release %s, deployed to %s %s now, is no longer among its records; name a release with --to (see ferry history %s %s)", current, project, config, project, config)
+	}
+	for _, id := range ids[at+1:] {
+		o, found, err := l.GetOutcome(ctx, project, config, id)
+		if err != nil {
+			return "", err
+		}
+		if found && o.End == execution.EndSuccess {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("no release of %s %s succeeded before %s, the one deployed now: there is nothing to roll back to", project, config, current)
+}
+
+// removals is what a release deploying stored's services again removes:
+// the services deployed now (current) it does not deploy, and those
+// stored removed that are still not deployed, sorted.
+func removals(stored *release.Release, current []string) []string {
+	var out []string
+	for _, s := range append(slices.Clone(stored.Remove), current...) {
+		if _, deploys := stored.Services[s]; !deploys && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
