@@ -8,10 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/ferryhq/ferry/internal/spelling"
 )
@@ -37,6 +40,10 @@ type Env struct {
 	// each "" when unknown: who is asking when the environment does not
 	// say (CI, containers). nil means the operating system's.
 	Whoami func() (user, host string)
+	// Terminal reports whether Stdin is a terminal a person types at
+	// (ferry destroy asks there for a confirmation). nil means: Stdin is
+	// an *os.File that is a terminal.
+	Terminal func() bool
 }
 
 // withDefaults fills in what env leaves nil: no environment variables,
@@ -53,6 +60,13 @@ func (env Env) withDefaults() Env {
 	}
 	if env.Whoami == nil {
 		env.Whoami = whoami
+	}
+	if env.Terminal == nil {
+		in := env.Stdin
+		env.Terminal = func() bool {
+			f, ok := in.(*os.File)
+			return ok && term.IsTerminal(int(f.Fd()))
+		}
 	}
 	return env
 }
@@ -98,6 +112,7 @@ func commands(env Env) []command {
 		&bootstrapCommand{env: env},
 		&completionCommand{env: env},
 		&deployCommand{env: env},
+		&destroyCommand{deploy: deployCommand{env: env, name: "destroy"}},
 		&followCommand{env: env},
 		&haltCommand{env: env},
 		&historyCommand{env: env},

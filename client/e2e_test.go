@@ -176,10 +176,20 @@ func (tr *testRegion) ferry(t *testing.T, args ...string) result {
 }
 
 func (tr *testRegion) ferryCtx(ctx context.Context, args ...string) result {
+	return tr.ferryAt(ctx, nil, args...)
+}
+
+// ferryAt runs one command against the region, its Env changed by edit
+// (nil: none): a person at a terminal, say.
+func (tr *testRegion) ferryAt(ctx context.Context, edit func(*Env), args ...string) result {
 	var out, errOut bytes.Buffer
 	release := tr.Hold()
 	defer release()
-	code := run(ctx, tr.env(&out, &errOut), args)
+	env := tr.env(&out, &errOut)
+	if edit != nil {
+		edit(&env)
+	}
+	code := run(ctx, env, args)
 	return result{code, out.String(), errOut.String()}
 }
 
@@ -188,7 +198,7 @@ var releaseIDRe = regexp.MustCompile(`[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}`)
 
 // startedRe matches the line where ferry deploy names the release it
 // started.
-var startedRe = regexp.MustCompile(`(?m)^ferry (?:deploy|rollback): \S+ \S+ release (\S+)$`)
+var startedRe = regexp.MustCompile(`(?m)^ferry (?:deploy|rollback|destroy): \S+ \S+ release (\S+)$`)
 
 // releaseIDOf is the release id of the deploy a deploy's output says it
 // started.

@@ -86,6 +86,8 @@ type historyEntry struct {
 	Description     string    `json:"description,omitempty"`
 	// RollbackOf is the release whose content it deployed again.
 	RollbackOf string `json:"rollback_of,omitempty"`
+	// Destroy says it was a destroy (ferry destroy).
+	Destroy bool `json:"destroy,omitempty"`
 }
 
 func (c *historyCommand) history(ctx context.Context, project, config string) error {
@@ -164,7 +166,7 @@ func readHistoryEntry(ctx context.Context, l *ledger.Ledger, project, config, id
 		}
 		return e, fmt.Errorf("release %s: %w", id, err)
 	}
-	e.Version, e.Description, e.RollbackOf = r.Version, r.Description, r.RollbackOf
+	e.Version, e.Description, e.RollbackOf, e.Destroy = r.Version, r.Description, r.RollbackOf, r.Destroy
 	if e.CreatedBy == "" {
 		e.CreatedBy = r.CreatedBy
 	}
@@ -206,6 +208,9 @@ func writeHistory(w io.Writer, entries []historyEntry) {
 			took = (time.Duration(e.DurationSeconds) * time.Second).String()
 		}
 		var detail []string
+		if e.Destroy {
+			detail = append(detail, "destroy")
+		}
 		if e.RollbackOf != "" {
 			detail = append(detail, "rollback to "+e.RollbackOf)
 		}

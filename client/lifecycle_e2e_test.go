@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -116,7 +118,7 @@ func TestRollbackRefused(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	none := tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development")
 	assert.Equal(t, exitNotStarted, none.code)
-	assert.Contains(t, none.stderr, "nothing is deployed to coinbase/deploy-test development: there is nothing to roll back")
+	assert.Contains(t, none.stderr, "nothing is deployed to coinbase/deploy-test development: name the release to deploy again with --to")
 
 	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
 	require.Equal(t, exitOK, first.code, first.stderr)
@@ -225,4 +227,62 @@ func writeJSON(t *testing.T, path string, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// atTerminal is a person at a terminal typing typed.
+func atTerminal(typed string) func(*Env) {
+	return func(env *Env) {
+		env.Stdin = strings.NewReader(typed)
+		env.Terminal = func() bool { return true }
+	}
+}
+
+// TestDestroy: destroy retires every group of the config through the
+// deploy path, removes the record of what is deployed and records its
+// outcome; it asks at a terminal, needs --yes elsewhere, and is
+// idempotent; a config the deployer never saw is refused.
+func TestDestroy(t *testing.T) {
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
+	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	require.Len(t, tr.groups("111111111111", "us-west-2"), 2)
+
+	noTerminal := tr.ferry(t, "destroy", "--local", "acme/shop", "staging")
+	assert.Equal(t, exitUsage, noTerminal.code)
+	assert.Contains(t, noTerminal.stderr, "destroy retires every group of acme/shop staging; confirm with --yes (no terminal to ask at)")
+	refused := tr.ferryAt(context.Background(), atTerminal("stagin\n"), "destroy", "--local", "acme/shop", "staging")
+	assert.Equal(t, exitNotStarted, refused.code)
+	assert.Contains(t, refused.stderr, "deployed now: release "+id1+"; every group of the config is retired:\n    "+naming.GroupName("acme/shop", "staging", "web", id1))
+	assert.Contains(t, refused.stderr, "not confirmed: nothing was started")
+	require.Len(t, tr.groups("111111111111", "us-west-2"), 2, "nothing was retired")
+
+	gone := tr.ferryAt(context.Background(), atTerminal("staging\n"), "destroy", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, gone.code, "stdout:\n%s\nstderr:\n%s", gone.stdout, gone.stderr)
+	idD := releaseIDOf(t, gone.stdout)
+	assert.Contains(t, gone.stdout, "retired group "+naming.GroupName("acme/shop", "staging", "web", id1))
+	assert.Contains(t, gone.stdout, "retired group "+naming.GroupName("acme/shop", "staging", "worker", id1))
+	assert.Empty(t, tr.groups("111111111111", "us-west-2"), "every group of the config is gone")
+	_, deployed, err := ledger.New(tr.S3(), tr.Bucket()).GetCurrent(context.Background(), "acme/shop", "staging")
+	require.NoError(t, err)
+	assert.False(t, deployed, "nothing is deployed")
+	st := tr.ferry(t, "status", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "  deployed  nothing yet\n")
+	h := tr.ferry(t, "history", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(idD)+`\s+Success\s.*destroy$`, h.stdout)
+
+	again := tr.ferry(t, "destroy", "--local", "--yes", "acme/shop", "staging")
+	require.Equal(t, exitOK, again.code, "stdout:\n%s\nstderr:\n%s", again.stdout, again.stderr)
+	assert.NotContains(t, again.stdout, "retired group", "nothing left to retire")
+
+	// rollback needs something deployed; --to brings the config back.
+	back := tr.ferry(t, "rollback", "--local", "--to", id1, "acme/shop", "staging")
+	require.Equal(t, exitOK, back.code, "stdout:\n%s\nstderr:\n%s", back.stdout, back.stderr)
+	assert.Len(t, tr.groups("111111111111", "us-west-2"), 2)
+
+	unknown := tr.ferry(t, "destroy", "--local", "--yes", "acme/shop", "nowhere")
+	assert.Equal(t, exitNotStarted, unknown.code)
+	assert.Contains(t, unknown.stderr, "the deployer knows no release of acme/shop nowhere: nothing to destroy")
 }

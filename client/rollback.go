@@ -17,8 +17,9 @@ import (
 const rollbackHelp = `Rollback deploys again the content of a release that succeeded before,
 from the deployer's own records: no release file is needed. By default it
 is the newest release that succeeded before the one deployed now; --to
-names another (it must have succeeded, and must not be the one deployed
-now). The content is deployed as a new release, with its own id,
+names another (it must have succeeded, must not be the one deployed now
+and must not be a destroy); with nothing deployed (after ferry destroy)
+--to is needed. The content is deployed as a new release, with its own id,
 created_at and created_by and rollback_of naming the release it copies,
 through the same path as ferry deploy: the lock, the checks, the health
 of the new groups, the swap. Every asset must still be in the deployer
@@ -84,8 +85,8 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	if err != nil {
 		return err
 	}
-	if !deployed {
-		return fmt.Errorf("nothing is deployed to %s %s: there is nothing to roll back", project, config)
+	if !deployed && c.to == "" {
+		return fmt.Errorf("nothing is deployed to %s %s: name the release to deploy again with --to (see ferry history %s %s)", project, config, project, config)
 	}
 	target, err := c.target(ctx, l, project, config, cur.ReleaseID)
 	if err != nil {
@@ -94,6 +95,9 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	stored, err := l.GetRelease(ctx, project, config, target)
 	if err != nil {
 		return fmt.Errorf("reading release %s: %w", target, err)
+	}
+	if stored.Destroy {
+		return fmt.Errorf("release %s is a destroy: to destroy %s %s again, run ferry destroy", target, project, config)
 	}
 	remove := removals(stored, cur.Services)
 	now, err := d.now(ctx)
@@ -104,7 +108,11 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	if err != nil {
 		return fmt.Errorf("release %s cannot be deployed again: %w", target, err)
 	}
-	out.message("ferry rollback: %s %s back from release %s to the content of release %s", project, config, cur.ReleaseID, target)
+	from := "nothing deployed"
+	if deployed {
+		from = "release " + cur.ReleaseID
+	}
+	out.message("ferry rollback: %s %s back from %s to the content of release %s", project, config, from, target)
 	if added := slices.DeleteFunc(slices.Clone(remove), func(s string) bool { return slices.Contains(stored.Remove, s) }); len(added) > 0 {
 		out.message("it removes %s, deployed now and not deployed by release %s", strings.Join(added, ", "), target)
 	}

@@ -311,8 +311,12 @@ func notRelease(id string) func(tags map[string]string) bool {
 }
 
 // recordCurrent writes the current record: the new release serves, from
-// the swap on (at, the point of no return). Idempotent.
+// the swap on (at, the point of no return). A destroy removes the record
+// instead: nothing will serve. Idempotent.
 func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req execution.Request, r *release.Release, at time.Time) error {
+	if r.Destroy {
+		return d.ledger.ClearCurrent(ctx, st.ProjectName, st.ConfigName)
+	}
 	sums := map[string]string{}
 	for _, svc := range st.Services {
 		data, err := userData(r, st.Target, svc)

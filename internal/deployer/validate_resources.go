@@ -57,8 +57,12 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 // release whose swap would retire the groups of services it neither
 // deploys nor names under remove: the project-config's groups of other
 // releases, not being deleted, of a service left out. A service dropped
-// from a release by mistake so keeps serving.
+// from a release by mistake so keeps serving. A destroy retires every
+// group by definition: nothing to refuse.
 func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) error {
+	if r.Destroy {
+		return nil
+	}
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return err

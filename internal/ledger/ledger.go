@@ -25,6 +25,7 @@ type S3 interface {
 	PutObject(ctx context.Context, params *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	DeleteObject(ctx context.Context, params *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 var _ S3 = (*s3.Client)(nil)
@@ -148,12 +149,12 @@ type StandbyGroup struct {
 type Ledger struct {
 	client S3
 	bucket string
-	store  *object.Store
+	store  *object.Deletable
 }
 
 // New returns the ledger of bucket.
 func New(client S3, bucket string) *Ledger {
-	return &Ledger{client: client, bucket: bucket, store: object.New(client, bucket, object.Errors{Prefix: "ledger: "})}
+	return &Ledger{client: client, bucket: bucket, store: object.NewDeletable(client, bucket, object.Errors{Prefix: "ledger: "})}
 }
 
 // PutRelease stores raw, the release exactly as the client uploaded it, at
@@ -372,8 +373,16 @@ func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Curre
 	return err
 }
 
+// ClearCurrent removes the record of what is deployed in project/config:
+// a destroy retired everything (the bucket's versioning keeps the
+// record's history). Removing a record that is not there succeeds.
+func (l *Ledger) ClearCurrent(ctx context.Context, project, config string) error {
+	_, err := l.store.Delete(ctx, "delete", naming.CurrentKey(project, config), "")
+	return err
+}
+
 // GetCurrent reads what is deployed now in project/config; found is false
-// only when nothing was ever recorded.
+// when nothing was ever recorded, or a destroy removed it.
 func (l *Ledger) GetCurrent(ctx context.Context, project, config string) (Current, bool, error) {
 	var c Current
 	found, err := l.getJSON(ctx, naming.CurrentKey(project, config), &c)

@@ -21,6 +21,13 @@ type Release struct {
 	// set by the client (ferry rollback); empty for a release made from
 	// a file.
 	RollbackOf string `json:"rollback_of,omitempty"`
+	// Destroy makes the release a destroy (ferry destroy, which sets it):
+	// it deploys no service and, like any release at its swap, retires
+	// every group of the project-config, so nothing of it is left
+	// running; the current record is then removed. Only the client sets
+	// it, with nothing to deploy: no services, ami, subnets, user data,
+	// assets, lifecycle hooks, alarms, removals or bake.
+	Destroy bool `json:"destroy,omitempty"`
 
 	// Description says what the release is, for people (at most
 	// limits.MaxDescriptionLen characters). Version is the build it

@@ -118,6 +118,10 @@ func (v *validator) release() {
 	v.lifecycle()
 	v.assets()
 
+	if r.Destroy {
+		v.destroy()
+		return
+	}
 	switch n := len(r.Services); {
 	case n == 0:
 		p.add("services", "at least one service is required")
@@ -129,6 +133,29 @@ func (v *validator) release() {
 	}
 	v.remove()
 	v.userData()
+}
+
+// destroy checks a destroy release deploys nothing.
+func (v *validator) destroy() {
+	r := v.r
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"services", len(r.Services) > 0},
+		{"ami", r.AMI != ""},
+		{"subnets", len(r.Subnets) > 0},
+		{"user_data", r.UserData != ""},
+		{"assets", len(r.Assets) > 0},
+		{"lifecycle", len(r.Lifecycle) > 0},
+		{"alarms", len(r.Alarms) > 0},
+		{"remove", len(r.Remove) > 0},
+		{"bake_seconds", r.BakeSeconds > 0},
+	} {
+		if f.set {
+			v.p.add(f.name, "must be absent from a destroy, which deploys nothing and retires every group of the config")
+		}
+	}
 }
 
 // remove checks the services the release removes: service names, none

@@ -248,6 +248,27 @@ func TestRuleRollbackOf(t *testing.T) {
 	})
 }
 
+func TestRuleDestroy(t *testing.T) {
+	destroy := func(edit func(*Release)) func(*Release) {
+		return func(r *Release) {
+			r.Destroy, r.Services, r.Subnets, r.AMI, r.UserData = true, nil, nil, "", ""
+			if edit != nil {
+				edit(r)
+			}
+		}
+	}
+	const why = "must be absent from a destroy, which deploys nothing and retires every group of the config"
+	runRuleCases(t, []ruleCase{
+		{"nothing to deploy", destroy(nil), false, nil},
+		{"in another account", destroy(func(r *Release) { r.AccountID, r.Region = "222222222222", "eu-west-1" }), false, nil},
+		{"a service", destroy(func(r *Release) { r.Services = map[string]*Service{"web": {InstanceType: "t3.small"}} }), false, []string{"services: " + why}},
+		{"an image and subnets", destroy(func(r *Release) { r.AMI, r.Subnets = "ubuntu", []string{"a"} }), false, []string{"ami: " + why, "subnets: " + why}},
+		{"removals, alarms, a bake", destroy(func(r *Release) { r.Remove, r.Alarms, r.BakeSeconds = []string{"web"}, []string{"a"}, 60 }), false,
+			[]string{"alarms: " + why, "bake_seconds: " + why, "remove: " + why}},
+		{"a release without services is no destroy", func(r *Release) { r.Services = nil }, false, []string{"services: at least one service is required"}},
+	})
+}
+
 func TestRuleRollout(t *testing.T) {
 	steps := func(ss ...Step) func(*Release) {
 		return func(r *Release) {

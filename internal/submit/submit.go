@@ -28,12 +28,15 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-// S3 is the S3 API submitting calls on the deployer bucket (*s3.Client).
+// S3 is the S3 API submitting calls on the deployer bucket (*s3.Client);
+// DeleteObject only because it reaches the bucket through the ledger,
+// which it never asks to delete.
 type S3 interface {
 	HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 // StepFunctions is the Step Functions API submitting calls (*sfn.Client).
@@ -123,6 +126,21 @@ func Prepare(ctx context.Context, prover Prover, r *release.Release, file string
 func PrepareAgain(ctx context.Context, prover Prover, stored *release.Release, remove []string, now time.Time, by, id string) (*Prepared, error) {
 	r := stored.Clone()
 	r.Identity, r.RollbackOf, r.Remove = nil, stored.ReleaseID, slices.Clone(remove)
+	return seal(ctx, prover, r, "", now, by, id)
+}
+
+// PrepareDestroy readies a destroy of the project-config of of (ferry
+// destroy): a release deploying nothing, in of's target environment
+// (account, region, qualifier), with its own id, created_at, created_by
+// and identity proof. of is a release of the config, the one deployed
+// now when there is one: the destroy retires the groups in its target.
+func PrepareDestroy(ctx context.Context, prover Prover, of *release.Release, now time.Time, by, id string) (*Prepared, error) {
+	r := &release.Release{
+		ProjectName: of.ProjectName, ConfigName: of.ConfigName,
+		AccountID: of.AccountID, Region: of.Region, Qualifier: of.Qualifier,
+		Description: "destroy " + of.ProjectName + " " + of.ConfigName,
+		Destroy:     true,
+	}
 	return seal(ctx, prover, r, "", now, by, id)
 }
 

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
+)
+
+const destroyHelp = `Destroy tears PROJECT CONFIG down: it deploys a release that deploys
+nothing (destroy, made by ferry itself) through the same path as ferry
+deploy, with the lock and the halt marker: at its swap it retires every
+group of the config, as a deploy retires the previous release (out of
+their load balancers, drained, scaled to zero so termination hooks run,
+deleted with their launch templates, alarms and scaling policies); it
+records its outcome and removes the record of what is deployed. The
+destroy runs in the target environment (account, region, qualifier) of
+the release deployed now, else of the config's newest release. Run again,
+it finds nothing to retire and succeeds.
+
+On a terminal it shows what it retires and asks you to type the config's
+name; elsewhere (CI) it needs --yes. While another release holds the
+lock it is refused, as deploy is (--wait-lock waits). ferry rollback
+--to RELEASE_ID, or a deploy, brings the config back.
+
+It follows the execution as deploy does, with the same flags and exit
+codes; --json prints the same events.`
+
+// destroyCommand is ferry destroy: a deploy of a release deploying
+// nothing.
+type destroyCommand struct {
+	deploy deployCommand
+	yes    bool
+}
+
+func (c *destroyCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "destroy",
+		args:    "PROJECT CONFIG",
+		summary: "Retire every group of a config and forget what is deployed",
+		help:    destroyHelp,
+		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+	}
+}
+
+func (c *destroyCommand) defineFlags(fs *flag.FlagSet) {
+	c.deploy.deployer.define(fs)
+	fs.BoolVar(&c.yes, "yes", false, "destroy without asking for a confirmation")
+	fs.Var(&c.deploy.waitLock, "wait-lock", "when another release holds the lock, wait for it (up to DURATION, default "+defaultWaitLock.String()+") instead of refusing to start")
+	c.deploy.follow.define(fs, "return once the execution has started")
+}
+
+// Run destroys project args[0] config args[1].
+func (c *destroyCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return usageErrorf(c.spec(), "destroy takes a project and a config")
+	}
+	if err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1])); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if err := c.deploy.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	if !c.yes && (c.deploy.follow.asJSON || !c.deploy.env.Terminal()) {
+		return usageErrorf(c.spec(), "destroy retires every group of %s %s; confirm with --yes (no terminal to ask at)", args[0], args[1])
+	}
+	return commandFailure("destroy", exitNotStarted, c.destroy(ctx, args[0], args[1]))
+}
+
+func (c *destroyCommand) destroy(ctx context.Context, project, config string) error {
+	env := c.deploy.env
+	out := newDisplay(env, c.deploy.follow.asJSON)
+	d, err := connect(ctx, env, &c.deploy.deployer)
+	if err != nil {
+		return err
+	}
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	of, cur, err := destroyTarget(ctx, l, project, config)
+	if err != nil {
+		return err
+	}
+	if !c.yes {
+		if err := c.confirm(project, config, of, cur); err != nil {
+			return err
+		}
+	}
+	now, err := d.now(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := submit.PrepareDestroy(ctx, d.prover, of, now, displayName(env), submit.NewReleaseID(now, env.Random))
+	if err != nil {
+		return err
+	}
+	return c.deploy.submit(ctx, d, out, p)
+}
+
+// destroyTarget is the release whose target environment a destroy of
+// project/config runs in: the one deployed now (cur), else the newest. A
+// config the deployer has no release of is an error.
+func destroyTarget(ctx context.Context, l *ledger.Ledger, project, config string) (*release.Release, *ledger.Current, error) {
+	cur, deployed, err := l.GetCurrent(ctx, project, config)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := cur.ReleaseID
+	if !deployed {
+		ids, err := l.Releases(ctx, project, config)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ids) == 0 {
+			return nil, nil, fmt.Errorf("the deployer knows no release of %s %s: nothing to destroy", project, config)
+		}
+		id = ids[0]
+	}
+	of, err := l.GetRelease(ctx, project, config, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading release %s for its target environment: %w", id, err)
+	}
+	if !deployed {
+		return of, nil, nil
+	}
+	return of, &cur, nil
+}
+
+// confirm says what the destroy retires and asks for the config's name
+// on the terminal; anything else typed is a refusal.
+func (c *destroyCommand) confirm(project, config string, of *release.Release, cur *ledger.Current) error {
+	env := c.deploy.env
+	where := fmt.Sprintf("account %s region %s", firstNonEmpty(of.AccountID, "(the deployer's)"), firstNonEmpty(of.Region, "(the deployer's)"))
+	fmt.Fprintf(env.Stderr, "ferry destroy: %s %s, in %s\n", project, config, where)
+	if cur == nil {
+		fmt.Fprintf(env.Stderr, "  nothing is deployed; any group of the config left there is retired\n")
+	} else {
+		fmt.Fprintf(env.Stderr, "  deployed now: release %s; every group of the config is retired:\n", cur.ReleaseID)
+		for _, g := range cur.Groups {
+			fmt.Fprintf(env.Stderr, "    %s (%s, desired %d)\n", g.Group, g.Service, g.Desired)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "Type the config's name (%s) to destroy it: ", config)
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if strings.TrimSpace(line) != config {
+		if err != nil && line == "" {
+			fmt.Fprintln(env.Stderr)
+		}
+		return errors.New("not confirmed: nothing was started")
+	}
+	return nil
+}
