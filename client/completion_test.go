@@ -110,7 +110,7 @@ func TestNames(t *testing.T) {
 		{"after both", []string{"unlock", "--local", "coinbase/deploy-test", "development"}, ""},
 		{"a flag's value", []string{"status", "--local", "--bucket"}, ""},
 		{"a command without names", []string{"validate", "--local"}, ""},
-		{"help", []string{"help"}, "bootstrap\ncompletion\ndeploy\ndestroy\nfollow\nhalt\nhistory\nlist\nlocal\nrollback\nschema\nshow\nstatus\nunlock\nvalidate\nversion\nhelp\n"},
+		{"help", []string{"help"}, "bootstrap\ncompletion\ndeploy\ndestroy\nfollow\nhalt\nhistory\nlist\nlocal\nplan\nrollback\nschema\nshow\nstatus\nunlock\nvalidate\nversion\nhelp\n"},
 		{"nothing", nil, ""},
 	}
 	for _, tc := range cases {

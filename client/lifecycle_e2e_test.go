@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,7 +72,8 @@ func TestHistoryShowRollback(t *testing.T) {
 		states = append(states, s.State)
 	}
 	assert.Subset(t, states, []string{"Validate", "Lock", "Deploy", "CheckHealthy", "CleanUpSuccess", "Success"})
-	assert.Equal(t, "Validate", states[0], "in the order first entered")
+	assert.Less(t, slices.Index(states, "Validate"), slices.Index(states, "Lock"), "in the order first entered")
+	assert.Less(t, slices.Index(states, "Deploy"), slices.Index(states, "CleanUpSuccess"), "in the order first entered")
 	s2 := tr.ferry(t, "show", "--local", "coinbase/deploy-test", "development", id2)
 	require.Equal(t, exitOK, s2.code, s2.stderr)
 	assert.Contains(t, s2.stdout, "coinbase/deploy-test development release "+id2+" (deployed now)\n")
@@ -285,4 +288,57 @@ func TestDestroy(t *testing.T) {
 	unknown := tr.ferry(t, "destroy", "--local", "--yes", "acme/shop", "nowhere")
 	assert.Equal(t, exitNotStarted, unknown.code)
 	assert.Contains(t, unknown.stderr, "the deployer knows no release of acme/shop nowhere: nothing to destroy")
+}
+
+// TestPlan: plan says what a deploy would do, through the deployer's own
+// code, and changes nothing: the groups it would create, those it would
+// retire, the services it would remove, what changed, and every reason it
+// would be refused (exit 1); an invalid release is exit 3.
+func TestPlan(t *testing.T) {
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
+	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	l := ledger.New(tr.S3(), tr.Bucket())
+	releases, err := l.Releases(context.Background(), "acme/shop", "staging")
+	require.NoError(t, err)
+	groups := tr.groups("111111111111", "us-west-2")
+
+	data, err := os.ReadFile("testdata/e2e/shop-web-only.json")
+	require.NoError(t, err)
+	leftOut := filepath.Join(t.TempDir(), "shop-web-left-out.json")
+	require.NoError(t, os.WriteFile(leftOut, bytes.Replace(data, []byte(`"remove": ["worker"],`), nil, 1), 0o644))
+	refused := tr.ferry(t, "plan", "--local", leftOut)
+	assert.Equal(t, exitFailure, refused.code, "stdout:\n%s\nstderr:\n%s", refused.stdout, refused.stderr)
+	assert.Contains(t, refused.stdout, "  deployed now: "+id1+"\n")
+	assert.Contains(t, refused.stdout, "  retire\n    "+naming.GroupName("acme/shop", "staging", "web", id1)+"\n    "+naming.GroupName("acme/shop", "staging", "worker", id1)+"\n")
+	assert.Contains(t, refused.stdout, "  remove services: worker\n")
+	assert.Contains(t, refused.stdout, "    worker service: deployed -> removed\n")
+	assert.Contains(t, refused.stdout, "the deploy would be refused (1 reason):\n  remove: the deploy would delete the serving groups of worker")
+
+	ok := tr.ferry(t, "plan", "--local", "--json", "testdata/e2e/shop-web-only.json")
+	require.Equal(t, exitOK, ok.code, "stdout:\n%s\nstderr:\n%s", ok.stdout, ok.stderr)
+	var p execution.Plan
+	require.NoError(t, json.Unmarshal([]byte(ok.stdout), &p))
+	assert.True(t, p.Proceed)
+	assert.Empty(t, p.Refusals)
+	require.Len(t, p.Groups, 1)
+	assert.Equal(t, "web", p.Groups[0].Service)
+	assert.Regexp(t, `^ami-`, p.Groups[0].ImageID)
+	assert.Regexp(t, `^subnet-`, p.Groups[0].Subnets[0])
+	assert.Positive(t, p.Groups[0].Launch)
+	assert.Equal(t, []string{"worker"}, p.Remove)
+
+	after, err := l.Releases(context.Background(), "acme/shop", "staging")
+	require.NoError(t, err)
+	assert.Equal(t, releases, after, "no release was uploaded")
+	assert.Equal(t, groups, tr.groups("111111111111", "us-west-2"), "nothing changed in the target")
+	st := tr.ferry(t, "status", "--local", "acme/shop", "staging")
+	assert.NotContains(t, st.stdout, "locked by")
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"project_name": "acme/shop"}`), 0o644))
+	invalid := tr.ferry(t, "plan", "--local", bad)
+	assert.Equal(t, exitNotStarted, invalid.code)
+	assert.Contains(t, invalid.stderr, "is not a valid release")
 }

@@ -6,7 +6,10 @@
 // brackets the errors each Catch takes; go test ./statemachine/shape
 // -update rewrites this block):
 //
-//	Validate -> Lock -> ValidateResources -> ResourcesValid?
+//	Plan? -> Validate -> Lock -> ValidateResources -> ResourcesValid?
+//	Plan?, the first rule that holds:
+//	    $.plan is present -> Plan -> Planned
+//	    otherwise         -> Validate
 //	ResourcesValid?, the first rule that holds:
 //	    $.resources.done is not present          -> BadResourcesReport -> ReleaseLock -> FailureClean
 //	    $.resources.done is not a boolean        -> BadResourcesReport
@@ -70,6 +73,7 @@
 //	CleanUpSuccess    [HaltError, DeployError] -> CleanUpFailure; [CleanUpError, States.ALL] -> FailureDirty
 //	CleanUpFailure    [CleanUpError, States.ALL] -> FailureDirty
 //	ReleaseLock       [LockError, States.ALL] -> FailureDirty
+//	Plan              [BadReleaseError, States.ALL] -> FailureClean
 //
 // Every Catch stores the error at $.error. Every task retries the errors
 // of shape's Retry (RetryableError, the Lambda service's transient errors

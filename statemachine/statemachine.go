@@ -63,7 +63,7 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 
 // Chain defines every state of the deploy machine in scope, as
 // shape.Deploy declares it, each task invoking fn, and returns the start
-// state (Validate). New uses it (and so RenderDefinition does).
+// state (the entry Choice, Plan?). New uses it (and so RenderDefinition does).
 func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 	m := shape.Deploy()
 	states := map[string]sfn.IChainable{}
@@ -81,6 +81,12 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 		states[l.Choice.Name], states[l.Wait.Name], states[l.Bad.Name] = loops[i].choice, loops[i].wait, loops[i].bad
 	}
 
+	var entry sfn.Choice
+	if m.Entry != nil {
+		entry = sfn.NewChoice(scope, jsii.String(m.Entry.Name), &sfn.ChoiceProps{Comment: jsii.String(m.Entry.Comment)})
+		states[m.Entry.Name] = entry
+	}
+
 	at := func(name string) sfn.IChainable {
 		st, ok := states[name]
 		if !ok {
@@ -94,6 +100,12 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 			tasks[i].AddCatch(at(c.Next), &sfn.CatchProps{
 				Errors: jsii.Strings(c.Errors...), ResultPath: jsii.String(shape.PathError)})
 		}
+	}
+	if m.Entry != nil {
+		for _, r := range m.Entry.Rules {
+			entry.When(condition(r), at(r.Next), nil)
+		}
+		entry.Otherwise(at(m.Entry.Default))
 	}
 	for i, l := range m.Loops {
 		loops[i].wait.Next(at(l.Wait.Next))
@@ -185,6 +197,7 @@ var conditions = map[shape.Test]func(variable *string) sfn.Condition{
 	shape.True:       func(v *string) sfn.Condition { return sfn.Condition_BooleanEquals(v, jsii.Bool(true)) },
 	shape.NotNumeric: sfn.Condition_IsNotNumeric,
 	shape.Negative:   func(v *string) sfn.Condition { return sfn.Condition_NumberLessThan(v, jsii.Number(0)) },
+	shape.Present:    sfn.Condition_IsPresent,
 }
 
 // condition is the CDK's form of a Choice rule's test. It panics on a test

@@ -248,7 +248,7 @@ func ferryScenarios() []ferryScenario {
 	bakeStep := []string{"Bake", "Baked?", "WaitForBake"}
 	retireStep := []string{"CleanUpSuccess", "Retired?", "WaitForRetire"}
 	cleanFail := []string{"CleanUpFailure", "CleanedUp?", "ReleaseLock", "FailureClean"}
-	return []ferryScenario{
+	deploys := []ferryScenario{
 		{base("success first try", nil),
 			endReport{path(start, check, success), "SUCCEEDED", ""}, ""},
 		{base("health needs 3 checks", map[string][]outcome{"CheckHealthy": {{Result: unhealthy}, {Result: unhealthy}, {Result: healthy}}}),
@@ -339,6 +339,26 @@ func ferryScenarios() []ferryScenario {
 		{base("fractional wait", map[string][]outcome{"CheckHealthy": {{Result: raw(`{"healthy": false, "next_step": false, "wait_seconds": 2.5, "services": {}}`)}}}),
 			endReport{path(start, check, []string{"WaitForHealthy"}), "FAILED", "States.Runtime"}, ""},
 	}
+	// A release goes through the entry Choice to Validate.
+	for i := range deploys {
+		deploys[i].want.Path = append([]string{"Plan?"}, deploys[i].want.Path...)
+	}
+	// A plan ({"plan": release}) goes to Plan, whose answer ends the
+	// execution in Planned; a failure of Plan ends clean.
+	plan := func(name string, outcomes []outcome) scenario {
+		sc := base(name, map[string][]outcome{"Plan": outcomes})
+		sc.Input = raw(`{"plan": {"release_id": "r1", "project_name": "p", "config_name": "c"}}`)
+		return sc
+	}
+	answered := outcome{Result: raw(`{"project_name": "p", "config_name": "c", "proceed": true, "refusals": [], "groups": []}`)}
+	return append(deploys,
+		ferryScenario{plan("plan answered", []outcome{answered}),
+			endReport{[]string{"Plan?", "Plan", "Planned"}, "SUCCEEDED", ""}, ""},
+		ferryScenario{plan("plan of a bad release", []outcome{failWith("BadReleaseError")}),
+			endReport{[]string{"Plan?", "Plan", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
+		ferryScenario{plan("plan retried", []outcome{failWith("RetryableError"), answered}),
+			endReport{[]string{"Plan?", "Plan", "Planned"}, "SUCCEEDED", ""}, ""},
+	)
 }
 
 // crossExecutionName names every cross-check execution on both sides.

@@ -162,6 +162,7 @@ var handlers = map[string]handler{
 	execution.TaskCleanUpSuccess:    (*Deployer).cleanUpSuccess,
 	execution.TaskCleanUpFailure:    (*Deployer).cleanUpFailure,
 	execution.TaskReleaseLock:       (*Deployer).releaseLock,
+	execution.TaskPlan:              (*Deployer).plan,
 }
 
 // Invoke runs the task req names and returns its result as JSON: the

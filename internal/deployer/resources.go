@@ -34,6 +34,12 @@ func (d *Deployer) connect(ctx context.Context, st *execution.State, badRelease 
 	if err != nil {
 		return nil, err
 	}
+	return d.connectAs(ctx, st, session, badRelease)
+}
+
+// connectAs returns the clients of the State's target, acting as session
+// (see connect).
+func (d *Deployer) connectAs(ctx context.Context, st *execution.State, session cloud.Session, badRelease bool) (*cloud.Clients, error) {
 	clients, err := d.connector.Connect(ctx, st.Target, session)
 	if err == nil {
 		return clients, nil

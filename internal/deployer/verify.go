@@ -63,40 +63,60 @@ func (d *Deployer) verifyIdentity(ctx context.Context, r *release.Release) (stri
 // check is skipped (tests of single handlers); the deployer's Lambda
 // always has it.
 func (d *Deployer) confirmExecution(ctx context.Context, req execution.Request, project, config, releaseID, sum string) error {
-	if d.cfg.Executions == nil {
-		return nil
+	input, err := d.runningInput(ctx, req)
+	if err != nil || d.cfg.Executions == nil {
+		return err
 	}
-	refuse := func(format string, a ...any) error {
-		return &failure.InternalError{Msg: fmt.Sprintf("task %s: execution %s: %s", req.Task, req.Execution.ID, fmt.Sprintf(format, a...))}
+	return d.confirmRelease(req, input, project, config, releaseID, sum)
+}
+
+// runningInput is the input of req's execution once it is confirmed a
+// RUNNING execution of the deployer's state machine, never redriven
+// (see confirmExecution); nil without Config.Executions.
+func (d *Deployer) runningInput(ctx context.Context, req execution.Request) ([]byte, error) {
+	if d.cfg.Executions == nil {
+		return nil, nil
 	}
 	out, err := d.cfg.Executions.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(req.Execution.ID)})
 	if err != nil {
-		return cloud.ClassifyAs("describe execution "+req.Execution.ID, err, func(_ string, err error) error {
-			return refuse("cannot be described (%v)", err)
+		return nil, cloud.ClassifyAs("describe execution "+req.Execution.ID, err, func(_ string, err error) error {
+			return refuseRequest(req, "cannot be described (%v)", err)
 		})
 	}
 	switch {
 	case aws.ToString(out.StateMachineArn) != d.cfg.StateMachineARN:
-		return refuse("belongs to %s, not to the deployer's state machine %s", aws.ToString(out.StateMachineArn), d.cfg.StateMachineARN)
+		return nil, refuseRequest(req, "belongs to %s, not to the deployer's state machine %s", aws.ToString(out.StateMachineArn), d.cfg.StateMachineARN)
 	case out.Status != sfntypes.ExecutionStatusRunning:
-		return refuse("is %s, not RUNNING", out.Status)
+		return nil, refuseRequest(req, "is %s, not RUNNING", out.Status)
 	case aws.ToInt32(out.RedriveCount) > 0:
-		return refuse("was redriven (%d times); a release runs once", aws.ToInt32(out.RedriveCount))
+		return nil, refuseRequest(req, "was redriven (%d times); a release runs once", aws.ToInt32(out.RedriveCount))
 	}
-	r, err := release.Decode([]byte(aws.ToString(out.Input)))
+	return []byte(aws.ToString(out.Input)), nil
+}
+
+// confirmRelease checks that input, an execution's, is the release named
+// by project, config, release id and canonical hash sum.
+func (d *Deployer) confirmRelease(req execution.Request, input []byte, project, config, releaseID, sum string) error {
+	r, err := release.Decode(input)
 	if err != nil {
-		return refuse("its input is not a release: %v", err)
+		return refuseRequest(req, "its input is not a release: %v", err)
 	}
 	r.ApplyDefaults()
 	got, err := release.Hash(r)
 	if err != nil {
-		return refuse("its input is not a release: %v", err)
+		return refuseRequest(req, "its input is not a release: %v", err)
 	}
 	if r.ProjectName != project || r.ConfigName != config || r.ReleaseID != releaseID || got != sum {
-		return refuse("runs release %s/%s/%s (sha256 %s), not %s/%s/%s (sha256 %s)",
+		return refuseRequest(req, "runs release %s/%s/%s (sha256 %s), not %s/%s/%s (sha256 %s)",
 			r.ProjectName, r.ConfigName, r.ReleaseID, got, project, config, releaseID, sum)
 	}
 	return nil
+}
+
+// refuseRequest is the *failure.InternalError of a request its execution
+// does not confirm.
+func refuseRequest(req execution.Request, format string, a ...any) error {
+	return &failure.InternalError{Msg: fmt.Sprintf("task %s: execution %s: %s", req.Task, req.Execution.ID, fmt.Sprintf(format, a...))}
 }
 
 // verify is how every task after Validate starts: the State it is given

@@ -21,14 +21,18 @@ const (
 	TaskCleanUpSuccess    = "CleanUpSuccess"
 	TaskCleanUpFailure    = "CleanUpFailure"
 	TaskReleaseLock       = "ReleaseLock"
+	// TaskPlan answers a plan (PlanInput): what a deploy of a release
+	// would do now. It changes nothing.
+	TaskPlan = "Plan"
 )
 
 // Tasks returns every task name in the order a successful deploy runs them,
-// then the failure tasks.
+// then the failure tasks, then the plan.
 func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
 		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
+		TaskPlan,
 	}
 }
 
@@ -37,7 +41,16 @@ const (
 	EndSuccess      = "Success"
 	EndFailureClean = "FailureClean"
 	EndFailureDirty = "FailureDirty"
+	// EndPlanned ends a plan's execution: its output is the Plan.
+	EndPlanned = "Planned"
 )
+
+// PlanInput is the input of a plan's execution: the release to plan, as
+// the client would upload it, under "plan". A release never has a
+// "plan" key, so the machine's first Choice tells the two apart.
+type PlanInput struct {
+	Plan json.RawMessage `json:"plan"`
+}
 
 // Request is what every task invocation of the deployer Lambda carries.
 type Request struct {
@@ -276,4 +289,68 @@ type ServiceHealth struct {
 type Error struct {
 	Error string `json:"Error"`
 	Cause string `json:"Cause"`
+}
+
+// Plan is what a deploy of a release would do if it started now: the
+// Plan task's answer, a plan execution's output. The handlers compute it
+// with the deploy's own code (resolution, capacity, the previous groups)
+// and change nothing: no lock, no record, nothing in the target.
+type Plan struct {
+	ProjectName string        `json:"project_name"`
+	ConfigName  string        `json:"config_name"`
+	Target      target.Target `json:"target"`
+	// Proceed says a deploy started now would go ahead; Refusals are
+	// every reason it would be refused otherwise, each "path: message"
+	// as a *failure.BadReleaseError says it, or the lock's holder.
+	Proceed  bool     `json:"proceed"`
+	Refusals []string `json:"refusals"`
+	// Deployed is the release deployed now, "" when none is.
+	Deployed string `json:"deployed,omitempty"`
+	// Groups are the groups the deploy would create, in service order.
+	Groups []PlannedGroup `json:"groups"`
+	// Retire are the groups the swap would retire (every group of the
+	// config another release made, not being deleted), sorted; Remove
+	// the services among them the release does not deploy.
+	Retire []string `json:"retire"`
+	Remove []string `json:"remove"`
+	// Changes are how the release differs from the one deployed now.
+	Changes []Change `json:"changes"`
+}
+
+// PlannedGroup is one group a deploy would create: its capacity as
+// package capacity computes it from the previous group, and what its
+// launch template would hold, resolved in the target.
+type PlannedGroup struct {
+	Service string `json:"service"`
+	Group   string `json:"group"`
+	// Launch is the group's first desired capacity (the first canary
+	// step's when the service has a rollout), HealthyTarget the healthy
+	// instances that step needs, Desired what the service settles to
+	// after the swap, within Min and Max.
+	Launch        int `json:"launch"`
+	HealthyTarget int `json:"healthy_target"`
+	Desired       int `json:"desired"`
+	Min           int `json:"min"`
+	Max           int `json:"max"`
+	// Steps is the number of canary steps (0: all at once).
+	Steps        int    `json:"steps,omitempty"`
+	ImageID      string `json:"image_id,omitempty"`
+	InstanceType string `json:"instance_type"`
+	// Subnets are subnet ids; LoadBalancers classic load balancer names;
+	// TargetGroups target group ARNs.
+	Subnets       []string `json:"subnets"`
+	LoadBalancers []string `json:"load_balancers,omitempty"`
+	TargetGroups  []string `json:"target_groups,omitempty"`
+	// UserDataSHA256 is the hex SHA-256 of its rendered user data.
+	UserDataSHA256 string `json:"user_data_sha256"`
+}
+
+// Change is one way a release differs from the one deployed now: Field
+// of Service ("" for the release as a whole) goes From one value To
+// another ("" for absent).
+type Change struct {
+	Service string `json:"service,omitempty"`
+	Field   string `json:"field"`
+	From    string `json:"from"`
+	To      string `json:"to"`
 }

@@ -404,7 +404,7 @@ func TestLocalConcurrentSameConfig(t *testing.T) {
 	require.Contains(t, byStatus, asl.StatusFailed)
 	won, lost := byStatus[asl.StatusSucceeded], byStatus[asl.StatusFailed]
 	assert.Equal(t, execution.EndSuccess, last(won.Path()))
-	assert.Equal(t, []string{execution.TaskValidate, execution.TaskLock, execution.EndFailureClean}, lost.Path())
+	assert.Equal(t, []string{shape.StatePlan, execution.TaskValidate, execution.TaskLock, execution.EndFailureClean}, lost.Path())
 	assert.Equal(t, "LockExistsError", lost.Describe().Error)
 
 	// The cause is the function's error payload, as AWS's Lambda service

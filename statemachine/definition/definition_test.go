@@ -54,16 +54,17 @@ func reachable(m *Machine, start string, without ...string) map[string]bool {
 
 func TestEndStates(t *testing.T) {
 	m := parse(t)
-	assert.Equal(t, execution.TaskValidate, m.StartAt)
-	ends := []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty}
+	assert.Equal(t, "Plan?", m.StartAt, "the entry Choice: a plan or a release")
+	ends := []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndPlanned}
 	var terminal []string
 	for _, n := range m.StateNames() {
 		if m.States[n].Terminal() {
 			terminal = append(terminal, n)
 		}
 	}
-	assert.ElementsMatch(t, ends, terminal, "the only terminal states are the three end states")
+	assert.ElementsMatch(t, ends, terminal, "the only terminal states are the end states")
 	assert.Equal(t, "Succeed", m.States[execution.EndSuccess].Type)
+	assert.Equal(t, "Succeed", m.States[execution.EndPlanned].Type)
 	for _, n := range []string{execution.EndFailureClean, execution.EndFailureDirty} {
 		s := m.States[n]
 		assert.Equal(t, "Fail", s.Type, n)

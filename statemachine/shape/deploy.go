@@ -9,6 +9,7 @@ import (
 // Names of the states that are not tasks or ends (the tasks and the ends
 // are named by package execution).
 const (
+	StatePlan             = "Plan?"
 	StateResourcesValid   = "ResourcesValid?"
 	StateWaitForResources = "WaitForResources"
 	StateBadResources     = "BadResourcesReport"
@@ -34,9 +35,15 @@ const (
 func Deploy() Machine {
 	return Machine{
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
-		Retry:   retry(),
-		Tasks:   tasks(),
-		Loops:   []Loop{resourcesLoop(), deployLoop(), healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
+		Entry: &Choice{
+			Name:    StatePlan,
+			Comment: "A plan ({\"plan\": release}) is answered by Plan, which changes nothing; any other input is a release to deploy.",
+			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}},
+			Default: execution.TaskValidate,
+		},
+		Retry: retry(),
+		Tasks: tasks(),
+		Loops: []Loop{resourcesLoop(), deployLoop(), healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
 		Ends: []End{
 			{Name: execution.EndSuccess,
 				Comment: "The release is deployed and healthy; the previous groups are deleted."},
@@ -44,6 +51,8 @@ func Deploy() Machine {
 				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
 			{Name: execution.EndFailureDirty, Fail: true,
 				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
+			{Name: execution.EndPlanned,
+				Comment: "A plan is answered: the output says what a deploy of the release would do now; nothing was changed."},
 		},
 	}
 }
@@ -269,7 +278,18 @@ func retry() Retry {
 // tasks are the deploy machine's tasks, in the order the README lists
 // them. Every task catches the errors it names, then everything else.
 func tasks() []Task {
-	return append(deployTasks(), swapTasks()...)
+	return append(append(deployTasks(), swapTasks()...), planTask())
+}
+
+// planTask answers a plan. It changes nothing, so every failure ends
+// clean.
+func planTask() Task {
+	return Task{
+		Name: execution.TaskPlan, Next: execution.EndPlanned,
+		Comment:   "Say what a deploy of the release would do now (groups, capacity, retirements, removals, changes, every refusal), changing nothing.",
+		Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease)},
+		Otherwise: Catch{Next: execution.EndFailureClean, Note: "a plan changes nothing"},
+	}
 }
 
 // deployTasks are the tasks up to the judging of the new groups: before

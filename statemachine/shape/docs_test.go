@@ -49,8 +49,30 @@ func (m Machine) diagram() []string {
 	seen := map[string]bool{}
 	path := m.chain(m.StartAt(), seen)
 	lines := []string{strings.Join(path, " -> ")}
-	// Each loop's rules, in the order the paths meet the loops.
+	// The entry's rules, then each loop's, in the order the paths meet
+	// the loops.
 	queue := []string{path[len(path)-1]}
+	describe := func(c Choice) {
+		lines = append(lines, c.Name+", the first rule that holds:")
+		var conds []string
+		for _, r := range c.Rules {
+			conds = append(conds, r.Variable+" "+r.Test.String())
+		}
+		conds = append(conds, "otherwise")
+		width := len(slices.MaxFunc(conds, func(a, b string) int { return len(a) - len(b) }))
+		for i, cond := range conds {
+			to := c.Default
+			if i < len(c.Rules) {
+				to = c.Rules[i].Next
+			}
+			chain := m.chain(to, seen)
+			lines = append(lines, fmt.Sprintf("    %-*s -> %s", width, cond, strings.Join(chain, " -> ")))
+			queue = append(queue, chain[len(chain)-1])
+		}
+	}
+	if m.Entry != nil {
+		describe(*m.Entry)
+	}
 	described := map[string]bool{}
 	for len(queue) > 0 {
 		l, ok := m.Loop(queue[0])
@@ -59,22 +81,7 @@ func (m Machine) diagram() []string {
 			continue
 		}
 		described[l.Choice.Name] = true
-		lines = append(lines, l.Choice.Name+", the first rule that holds:")
-		var conds []string
-		for _, r := range l.Choice.Rules {
-			conds = append(conds, r.Variable+" "+r.Test.String())
-		}
-		conds = append(conds, "otherwise")
-		width := len(slices.MaxFunc(conds, func(a, b string) int { return len(a) - len(b) }))
-		for i, c := range conds {
-			to := l.Choice.Default
-			if i < len(l.Choice.Rules) {
-				to = l.Choice.Rules[i].Next
-			}
-			chain := m.chain(to, seen)
-			lines = append(lines, fmt.Sprintf("    %-*s -> %s", width, c, strings.Join(chain, " -> ")))
-			queue = append(queue, chain[len(chain)-1])
-		}
+		describe(l.Choice)
 	}
 	lines = append(lines, "")
 	width := 0
@@ -144,12 +151,16 @@ func (m Machine) onFailure(t Task) string {
 	return strings.Join(routes, "; ")
 }
 
-// successPath is the README's one-line summary of a deploy that succeeds:
-// the states up to each loop, the loop's wait and task repeated, then
+// successPath is the README's one-line summary of a deploy that succeeds,
+// from the entry's Default: the states up to each loop, the loop's wait and task repeated, then
 // where its True rule leads, up to the end.
 func (m Machine) successPath() string {
 	seen := map[string]bool{}
-	path := m.chain(m.StartAt(), seen)
+	start := m.StartAt()
+	if m.Entry != nil {
+		start = m.Entry.Default // a deploy's path, past the entry Choice
+	}
+	path := m.chain(start, seen)
 	words := []string{strings.Join(path[:len(path)-1], " -> ")}
 	for l, ok := m.Loop(path[len(path)-1]); ok; l, ok = m.Loop(path[len(path)-1]) {
 		loop := m.chain(l.Choice.Default, seen)

@@ -12,6 +12,9 @@ const (
 	// PathError is where every Catch stores the error it caught, and where
 	// the failure end states read the error and its cause.
 	PathError = "$.error"
+	// PathPlan holds a plan's release (execution.PlanInput): the entry
+	// Choice sends an input with it to Plan.
+	PathPlan = "$.plan"
 	// PathResources is ValidateResources' report (execution.Progress):
 	// whether every resource was checked, and how long to wait before it
 	// runs again when AWS throttled it.
@@ -49,8 +52,12 @@ type Machine struct {
 	Comment string
 	// Retry is the retry policy of every task.
 	Retry Retry
+	// Entry, when set, is the Choice the machine starts in: an input its
+	// rules match goes to their state (a plan to Plan), any other to its
+	// Default, the first task.
+	Entry *Choice
 	// Tasks are the Task states, each invoking the deployer function with
-	// its own name; the first is where the machine starts.
+	// its own name; without an Entry the first is where the machine starts.
 	Tasks []Task
 	// Loops are the machine's wait loops, in the order a deploy meets
 	// them: the health checks, then the retirement of the previous groups.
@@ -147,6 +154,8 @@ const (
 	NotNumeric
 	// Negative holds when the variable is a number below 0.
 	Negative
+	// Present holds when the variable is present.
+	Present
 )
 
 // testWords says each Test in words, for the docs.
@@ -156,6 +165,7 @@ var testWords = map[Test]string{
 	True:       "is true",
 	NotNumeric: "is not a number",
 	Negative:   "is negative",
+	Present:    "is present",
 }
 
 // String says the test in words ("is not present").
@@ -202,8 +212,14 @@ func (m Machine) Task(name string) (Task, bool) {
 	return Task{}, false
 }
 
-// StartAt is the state the machine starts in: the first task.
-func (m Machine) StartAt() string { return m.Tasks[0].Name }
+// StartAt is the state the machine starts in: the Entry, else the first
+// task.
+func (m Machine) StartAt() string {
+	if m.Entry != nil {
+		return m.Entry.Name
+	}
+	return m.Tasks[0].Name
+}
 
 // Next returns the state that follows name when it succeeds: a task's,
 // the Wait's or the Pass's Next, the Choice's Default; "" for an end
@@ -211,6 +227,9 @@ func (m Machine) StartAt() string { return m.Tasks[0].Name }
 func (m Machine) Next(name string) string {
 	if t, ok := m.Task(name); ok {
 		return t.Next
+	}
+	if m.Entry != nil && name == m.Entry.Name {
+		return m.Entry.Default
 	}
 	for _, l := range m.Loops {
 		switch name {
@@ -235,10 +254,13 @@ func (m Machine) Loop(name string) (Loop, bool) {
 	return Loop{}, false
 }
 
-// States returns the name of every state: the tasks, each loop's states,
-// the ends.
+// States returns the name of every state: the Entry, the tasks, each
+// loop's states, the ends.
 func (m Machine) States() []string {
 	var out []string
+	if m.Entry != nil {
+		out = append(out, m.Entry.Name)
+	}
 	for _, t := range m.Tasks {
 		out = append(out, t.Name)
 	}

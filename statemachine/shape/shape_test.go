@@ -28,9 +28,10 @@ func TestStateNamesAreUniqueAndKnown(t *testing.T) {
 	var ends []string
 	for _, e := range m.Ends {
 		ends = append(ends, e.Name)
-		assert.Equal(t, e.Name != execution.EndSuccess, e.Fail, "only %s succeeds", execution.EndSuccess)
+		succeeds := e.Name == execution.EndSuccess || e.Name == execution.EndPlanned
+		assert.Equal(t, !succeeds, e.Fail, "only %s and %s succeed", execution.EndSuccess, execution.EndPlanned)
 	}
-	assert.Equal(t, []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty}, ends)
+	assert.Equal(t, []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndPlanned}, ends)
 }
 
 func TestEveryTransitionNamesAState(t *testing.T) {
@@ -158,7 +159,8 @@ func TestMachineLookups(t *testing.T) {
 	m := Deploy()
 	_, ok := m.Task("Nope")
 	assert.False(t, ok)
-	assert.Equal(t, execution.TaskValidate, m.StartAt())
+	assert.Equal(t, StatePlan, m.StartAt())
+	assert.Equal(t, execution.TaskValidate, m.Next(StatePlan), "a release goes to Validate")
 	assert.Equal(t, execution.TaskLock, m.Next(execution.TaskValidate))
 	assert.Equal(t, StateWaitForHealthy, m.Next(StateHealthy))
 	assert.Equal(t, execution.TaskCheckHealthy, m.Next(StateWaitForHealthy))

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/submit"
+)
+
+const planHelp = `Plan says what ferry deploy FILE would do if it started now, without
+doing it: the release is checked as deploy checks it, then the deployer's
+own code answers in a plan execution of its state machine (Plan, which
+takes no lock and writes nothing): per service, the group it would
+create (launch count, healthy target, desired, min and max, the AMI id,
+instance type, subnets and load balancers resolved in the target, the
+user data digest); the groups the swap would retire and the services it
+would remove; what changed from the release deployed now (AMI,
+instance type, user data, capacity, load balancers, alarms); and every
+reason the deploy would be refused (a resource missing or not ferry's,
+a service left out without "remove", no room for the groups, the lock
+held by another release). The group names carry this plan's release id;
+a deploy's carry its own. --json prints the plan as one JSON object.
+
+It exits 0 when the deploy would proceed, 1 when it would be refused,
+3 on an invalid release (nothing asked of the deployer).`
+
+// planPoll is how often plan reads its execution until it ends: a plan
+// takes a few task-seconds.
+const planPoll = time.Second
+
+// planCommand is ferry plan.
+type planCommand struct {
+	env      Env
+	deployer deployerFlags
+	asJSON   bool
+}
+
+func (c *planCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "plan",
+		args:    "FILE",
+		summary: "Say what a deploy of a release would do now, changing nothing",
+		help:    planHelp,
+		exits:   []int{exitFailure, exitNotStarted},
+	}
+}
+
+func (c *planCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.BoolVar(&c.asJSON, "json", false, "print the plan as JSON")
+}
+
+// Run plans the release file args[0].
+func (c *planCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf(c.spec(), "plan takes one release file")
+	}
+	return commandFailure("plan", exitFailure, c.plan(ctx, args[0]))
+}
+
+func (c *planCommand) plan(ctx context.Context, file string) error {
+	read := deployCommand{env: c.env}
+	r, err := read.readRelease(file)
+	if err != nil {
+		return &ExitError{Code: exitNotStarted, Err: err}
+	}
+	d, err := connect(ctx, c.env, &c.deployer)
+	if err != nil {
+		return &ExitError{Code: exitNotStarted, Err: err}
+	}
+	now, err := d.now(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := submit.Prepare(ctx, d.prover, r, file, now, displayName(c.env), submit.NewReleaseID(now, c.env.Random))
+	if err != nil {
+		return &ExitError{Code: exitNotStarted, Err: err}
+	}
+	plan, err := askPlan(ctx, c.env, d, p)
+	if err != nil {
+		return err
+	}
+	if c.asJSON {
+		if err := writeIndentedJSON(c.env.Stdout, plan); err != nil {
+			return err
+		}
+	} else {
+		writePlan(c.env.Stdout, plan)
+	}
+	if !plan.Proceed {
+		return exitSilently(exitFailure)
+	}
+	return nil
+}
+
+// askPlan starts the plan execution of p and reads it until it ends: its
+// output is the plan. A plan the deployer refused as a bad release is
+// exitNotStarted with the problems; any other failure is an error.
+func askPlan(ctx context.Context, env Env, d *deployer, p *submit.Prepared) (*execution.Plan, error) {
+	input, err := json.Marshal(execution.PlanInput{Plan: p.Raw})
+	if err != nil {
+		return nil, err
+	}
+	arn, err := d.submitter().StartNamed(ctx, "plan-"+p.Release.ReleaseID, input)
+	if err != nil {
+		return nil, fmt.Errorf("starting the plan: %w", err)
+	}
+	for {
+		out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			return nil, fmt.Errorf("reading the plan %s: %w", arn, err)
+		}
+		switch out.Status {
+		case sfntypes.ExecutionStatusRunning, sfntypes.ExecutionStatusPendingRedrive:
+			if err := env.Sleep(ctx, planPoll); err != nil {
+				return nil, err
+			}
+			continue
+		case sfntypes.ExecutionStatusSucceeded:
+			var plan execution.Plan
+			if err := json.Unmarshal([]byte(aws.ToString(out.Output)), &plan); err != nil {
+				return nil, fmt.Errorf("the plan %s answered no plan: %w", arn, err)
+			}
+			return &plan, nil
+		}
+		name, cause := aws.ToString(out.Error), aws.ToString(out.Cause)
+		if name == failure.NameBadRelease {
+			return nil, &ExitError{Code: exitNotStarted, Err: fmt.Errorf("the deployer refuses the release: %s", describeError(name, cause))}
+		}
+		return nil, fmt.Errorf("the plan %s ended %s: %s", arn, out.Status, describeError(name, cause))
+	}
+}
+
+// writePlan prints a plan for people.
+func writePlan(w io.Writer, p *execution.Plan) {
+	fmt.Fprintf(w, "ferry plan: %s %s in account %s region %s\n", p.ProjectName, p.ConfigName, p.Target.AccountID, p.Target.Region)
+	fmt.Fprintf(w, "  deployed now: %s\n", firstNonEmpty(p.Deployed, "nothing"))
+	if len(p.Groups) > 0 {
+		fmt.Fprintln(w, "  create")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, g := range p.Groups {
+			capacity := fmt.Sprintf("launch %d, healthy %d, desired %d (min %d, max %d)", g.Launch, g.HealthyTarget, g.Desired, g.Min, g.Max)
+			if g.Steps > 1 {
+				capacity += fmt.Sprintf(", %d canary steps", g.Steps)
+			}
+			row(tw, "    "+g.Service, firstNonEmpty(g.ImageID, "(image not resolved)"), g.InstanceType, capacity)
+			row(tw, "", "group "+g.Group)
+			row(tw, "", "subnets "+strings.Join(g.Subnets, ", "))
+			if lbs := append(append([]string(nil), g.LoadBalancers...), g.TargetGroups...); len(lbs) > 0 {
+				row(tw, "", "load balancers "+strings.Join(lbs, ", "))
+			}
+		}
+		tw.Flush()
+	}
+	groupRows(w, "retire", p.Retire)
+	if len(p.Remove) > 0 {
+		fmt.Fprintf(w, "  remove services: %s\n", strings.Join(p.Remove, ", "))
+	}
+	if len(p.Changes) > 0 {
+		fmt.Fprintln(w, "  changes from the release deployed now")
+		for _, ch := range p.Changes {
+			what := ch.Field
+			if ch.Service != "" {
+				what = ch.Service + " " + ch.Field
+			}
+			fmt.Fprintf(w, "    %s: %s -> %s\n", what, firstNonEmpty(oneLine(ch.From), "(none)"), firstNonEmpty(oneLine(ch.To), "(none)"))
+		}
+	}
+	if p.Proceed {
+		fmt.Fprintln(w, "the deploy would proceed")
+		return
+	}
+	fmt.Fprintf(w, "the deploy would be refused (%d %s):\n", len(p.Refusals), plural(len(p.Refusals), "reason", "reasons"))
+	for _, r := range p.Refusals {
+		fmt.Fprintf(w, "  %s\n", oneLine(r))
+	}
+}

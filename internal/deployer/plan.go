@@ -1,0 +1,308 @@
+package deployer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/tags"
+)
+
+// plan is the Plan task: what a deploy of the release in the plan
+// execution's input (execution.PlanInput) would do if it started now,
+// computed with the deploy's own code and changing nothing. Its steps:
+//
+//  1. Read the release and check it as Validate does (a bad one is a
+//     *failure.BadReleaseError, the plan's failure); confirm the request
+//     is its execution's; verify its identity proof (the caller becomes
+//     the source identity in the target, as for a deploy).
+//  2. The lock: held by another release, a deploy would be refused.
+//  3. In the target, as ValidateResources does: resolve every resource,
+//     the removals, the headroom. Each problem is a refusal, not a
+//     failure: the plan lists every reason at once.
+//  4. Per service, the group Deploy would create: its capacity from the
+//     previous group (package capacity), the first canary step, the
+//     image, subnets and load balancers resolved, the user data digest.
+//  5. The groups the swap would retire, the services it removes, and how
+//     the release differs from the one deployed now.
+//
+// It writes nothing: no lock, no run-once marker, no record, nothing in
+// the target. A throttled or failed read is the task's error (retried as
+// any task's).
+func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error) {
+	r, sum, err := planRelease(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.confirmPlan(ctx, req, r, sum); err != nil {
+		return nil, err
+	}
+	caller, err := d.verifyIdentity(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	st := &execution.State{
+		ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, ReleaseSHA256: sum,
+		Target: d.target(r), Services: r.ServiceNames(), Timeout: r.Timeout, BakeSeconds: r.BakeSeconds,
+	}
+	p := &execution.Plan{ProjectName: r.ProjectName, ConfigName: r.ConfigName, Target: st.Target,
+		Refusals: []string{}, Groups: []execution.PlannedGroup{}, Retire: []string{}, Remove: []string{}, Changes: []execution.Change{}}
+	if h, held, err := d.locks.Get(ctx, r.ProjectName, r.ConfigName); err != nil {
+		return nil, err
+	} else if held && h.ReleaseID != r.ReleaseID {
+		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
+	}
+	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller)}
+	c, err := d.connectAs(ctx, st, session, true)
+	if refused(p, err) {
+		return p, nil
+	} else if err != nil {
+		return nil, err
+	}
+	res, err := resources.Resolve(ctx, c, r)
+	if refused(p, err) {
+		res = nil
+	} else if err != nil {
+		return nil, err
+	}
+	for _, check := range []func() error{
+		func() error { return checkRemovals(ctx, c, st, r) },
+		func() error { return resources.CheckHeadroom(ctx, c.AutoScaling, r) },
+	} {
+		if err := check(); !refused(p, err) && err != nil {
+			return nil, err
+		}
+	}
+	if err := d.planGroups(ctx, c, st, r, res, p); err != nil {
+		return nil, err
+	}
+	if err := d.planChanges(ctx, st, r, p); err != nil {
+		return nil, err
+	}
+	p.Proceed = len(p.Refusals) == 0
+	return p, nil
+}
+
+// planRelease is the release a plan's request carries, checked as
+// Validate checks a release, and its canonical hash.
+func planRelease(req execution.Request) (*release.Release, string, error) {
+	var in execution.PlanInput
+	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Plan) == 0 {
+		return nil, "", &failure.InternalError{Msg: fmt.Sprintf("task %s: input is not a plan: {\"plan\": release}", req.Task)}
+	}
+	r, err := release.Decode(in.Plan)
+	if err != nil {
+		return nil, "", err
+	}
+	r.ApplyDefaults()
+	if err := r.Validate(true); err != nil {
+		return nil, "", err
+	}
+	sum, err := release.Hash(r)
+	if err != nil {
+		return nil, "", failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+	return r, sum, nil
+}
+
+// confirmPlan checks req runs for a RUNNING plan execution of the
+// deployer's state machine whose input plans release r (canonical hash
+// sum): a forged request learns nothing of another release.
+func (d *Deployer) confirmPlan(ctx context.Context, req execution.Request, r *release.Release, sum string) error {
+	input, err := d.runningInput(ctx, req)
+	if err != nil || d.cfg.Executions == nil {
+		return err
+	}
+	var in execution.PlanInput
+	if err := json.Unmarshal(input, &in); err != nil || len(in.Plan) == 0 {
+		return refuseRequest(req, "its input is not a plan")
+	}
+	return d.confirmRelease(req, in.Plan, r.ProjectName, r.ConfigName, r.ReleaseID, sum)
+}
+
+// refused adds the problems of a *failure.BadReleaseError err to p's
+// refusals and reports whether err was one.
+func refused(p *execution.Plan, err error) bool {
+	var bad *failure.BadReleaseError
+	if !errors.As(err, &bad) {
+		return false
+	}
+	p.Refusals = append(p.Refusals, bad.Problems...)
+	return true
+}
+
+// planGroups fills in the groups Deploy would create, the groups the swap
+// would retire and the services it removes. res is nil when the release's
+// resources did not resolve: the groups then say what they can.
+func (d *Deployer) planGroups(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, res *resources.Resolved, p *execution.Plan) error {
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		t := tags.FromASG(g.Tags)
+		if fleet.Deleting(g) || t[naming.TagReleaseID] == r.ReleaseID {
+			continue
+		}
+		p.Retire = append(p.Retire, aws.ToString(g.AutoScalingGroupName))
+		if svc := t[naming.TagServiceName]; r.Services[svc] == nil && !slices.Contains(p.Remove, svc) {
+			p.Remove = append(p.Remove, svc)
+		}
+	}
+	slices.Sort(p.Retire)
+	slices.Sort(p.Remove)
+	for _, svc := range r.ServiceNames() {
+		pg, err := plannedGroup(r, st, svc, res)
+		if refused(p, err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		p.Groups = append(p.Groups, pg)
+	}
+	return nil
+}
+
+// plannedGroup is the group Deploy would create for service svc.
+func plannedGroup(r *release.Release, st *execution.State, svc string, res *resources.Resolved) (execution.PlannedGroup, error) {
+	s := r.Services[svc]
+	b := bounds(s)
+	pg := execution.PlannedGroup{
+		Service: svc, Group: naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
+		Min: b.MinSize, Max: b.MaxSize, InstanceType: s.InstanceType,
+		Subnets: slices.Clone(r.ServiceSubnets(svc)), LoadBalancers: slices.Clone(s.ELBs), TargetGroups: slices.Clone(s.TargetGroups),
+	}
+	data, err := userData(r, st.Target, svc)
+	if err != nil {
+		return pg, err
+	}
+	digest := sha256.Sum256(data)
+	pg.UserDataSHA256 = hex.EncodeToString(digest[:])
+	var previous = map[string]int{}
+	if res != nil {
+		pg.ImageID = res.Images[r.ServiceAMI(svc)]
+		for i, ref := range pg.Subnets {
+			pg.Subnets[i] = res.Subnets[ref]
+		}
+		for i, ref := range pg.TargetGroups {
+			pg.TargetGroups[i] = res.TargetGroups[ref]
+		}
+		for name, g := range res.Previous {
+			previous[name] = int(aws.ToInt32(g.DesiredCapacity))
+		}
+	}
+	var desired *int
+	if v, ok := previous[svc]; ok {
+		desired = &v
+	}
+	plan, err := planOf(r, svc, desired)
+	if err != nil {
+		return pg, err
+	}
+	first, _, err := firstStage(r, svc, plan)
+	if err != nil {
+		return pg, err
+	}
+	pg.Desired, pg.Launch, pg.HealthyTarget, pg.Steps = plan.Desired, plan.Launch, first.Target, first.Steps
+	if first.Steps > 1 {
+		pg.Launch = first.StepDesired
+	}
+	return pg, nil
+}
+
+// planChanges fills in how r differs from the release deployed now (from
+// its record and its stored release; one whose release expired is
+// compared by its record alone).
+func (d *Deployer) planChanges(ctx context.Context, st *execution.State, r *release.Release, p *execution.Plan) error {
+	cur, found, err := d.ledger.GetCurrent(ctx, st.ProjectName, st.ConfigName)
+	if err != nil || !found {
+		return err
+	}
+	p.Deployed = cur.ReleaseID
+	prev, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, cur.ReleaseID)
+	var bad *failure.BadReleaseError
+	switch {
+	case errors.As(err, &bad):
+		prev = nil
+	case err != nil:
+		return err
+	default:
+		prev.ApplyDefaults()
+	}
+	p.Changes = changes(cur, prev, r, p.Groups)
+	return nil
+}
+
+// changes are how r (its planned groups) differs from the release
+// deployed now: its record cur and, when still stored, prev.
+func changes(cur ledger.Current, prev, r *release.Release, planned []execution.PlannedGroup) []execution.Change {
+	var out []execution.Change
+	add := func(svc, field, from, to string) {
+		if from != to {
+			out = append(out, execution.Change{Service: svc, Field: field, From: from, To: to})
+		}
+	}
+	images := map[string]string{}
+	for _, g := range cur.Groups {
+		images[g.Service] = g.ImageID
+	}
+	for _, pg := range planned {
+		if from, ok := images[pg.Service]; ok && pg.ImageID != "" {
+			add(pg.Service, "image_id", from, pg.ImageID)
+		}
+	}
+	if prev == nil {
+		return out
+	}
+	add("", "version", prev.Version, r.Version)
+	add("", "alarms", strings.Join(prev.AlarmNames(), ","), strings.Join(r.AlarmNames(), ","))
+	all := maps.Clone(prev.Services)
+	maps.Copy(all, r.Services)
+	for _, svc := range slices.Sorted(maps.Keys(all)) {
+		was, is := prev.Services[svc], r.Services[svc]
+		switch {
+		case was == nil:
+			add(svc, "service", "", "added")
+			continue
+		case is == nil:
+			add(svc, "service", "deployed", "removed")
+			continue
+		}
+		add(svc, "ami", prev.ServiceAMI(svc), r.ServiceAMI(svc))
+		add(svc, "instance_type", was.InstanceType, is.InstanceType)
+		add(svc, "user_data_sha256", digestOf(prev.ServiceUserData(svc)), digestOf(r.ServiceUserData(svc)))
+		wb, ib := bounds(was), bounds(is)
+		add(svc, "min_size", strconv.Itoa(wb.MinSize), strconv.Itoa(ib.MinSize))
+		add(svc, "max_size", strconv.Itoa(wb.MaxSize), strconv.Itoa(ib.MaxSize))
+		add(svc, "elbs", strings.Join(was.ELBs, ","), strings.Join(is.ELBs, ","))
+		add(svc, "target_groups", strings.Join(was.TargetGroups, ","), strings.Join(is.TargetGroups, ","))
+		add(svc, "alarms", strings.Join(was.Alarms, ","), strings.Join(is.Alarms, ","))
+	}
+	return out
+}
+
+// digestOf is the hex SHA-256 of a user data template, "" for none.
+func digestOf(s string) string {
+	if s == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
