@@ -342,3 +342,66 @@ func TestPlan(t *testing.T) {
 	assert.Equal(t, exitNotStarted, invalid.code)
 	assert.Contains(t, invalid.stderr, "is not a valid release")
 }
+
+// TestStatusDrift: ferry local world changes what runs from outside
+// ferry; ferry status --drift, answered by the deployer, shows each
+// change with since when, and none where nothing changed.
+func TestStatusDrift(t *testing.T) {
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
+	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	web, worker := naming.GroupName("acme/shop", "staging", "web", id1), naming.GroupName("acme/shop", "staging", "worker", id1)
+
+	clean := tr.ferry(t, "status", "--local", "--drift", "acme/shop", "staging")
+	require.Equal(t, exitOK, clean.code, clean.stderr)
+	assert.Contains(t, clean.stdout, "  drift: none, what runs is what ferry deployed (checked ")
+
+	for _, args := range [][]string{
+		{"set-capacity", web, "1", "2", "5"},
+		{"detach", web, "acme-shop-staging-web-tg"},
+		{"delete-group", worker},
+	} {
+		res := tr.ferry(t, append([]string{"local", "world"}, args...)...)
+		require.Equal(t, exitOK, res.code, "%v: %s", args, res.stderr)
+	}
+	drifted := tr.ferry(t, "status", "--local", "--drift", "--json", "acme/shop", "staging")
+	require.Equal(t, exitOK, drifted.code, drifted.stderr)
+	var ps projectStatus
+	require.NoError(t, json.Unmarshal([]byte(drifted.stdout), &ps))
+	require.Len(t, ps.Configs, 1)
+	d := ps.Configs[0].Drift
+	require.NotNil(t, d)
+	assert.Equal(t, id1, d.Deployed)
+	var got []string
+	for _, it := range d.Drifts {
+		got = append(got, it.Kind+" "+it.Group+": "+it.What)
+		assert.False(t, it.Since.IsZero())
+	}
+	assert.ElementsMatch(t, []string{
+		"capacity " + web + ": min 1 max 5, not the release's min 1 max 1",
+		"capacity " + web + ": desired 2, not 1 as deployed",
+		"load_balancers " + web + ": target groups [], not the release's [acme-shop-staging-web-tg]",
+		"group_missing " + worker + ": the group is gone",
+	}, got)
+
+	plain := tr.ferry(t, "status", "--local", "--drift", "acme/shop", "staging")
+	require.Equal(t, exitOK, plain.code, plain.stderr)
+	assert.Regexp(t, `\n  drift \(checked [^)]+\)\n    web +capacity +min 1 max 5`, plain.stdout)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"local", "world", "explode", "x"}, `unknown world action "explode"`},
+		{[]string{"local", "world", "set-capacity", web, "1", "2"}, "world set-capacity takes GROUP MIN DESIRED MAX"},
+		{[]string{"local", "world", "set-capacity", web, "1", "two", "5"}, `DESIRED "two" is not a count`},
+	} {
+		res := tr.ferry(t, tc.args...)
+		assert.Equal(t, exitUsage, res.code, tc.args)
+		assert.Contains(t, res.stderr, tc.want)
+	}
+	missing := tr.ferry(t, "local", "world", "delete-group", "no-such-group")
+	assert.Equal(t, exitFailure, missing.code)
+	assert.Contains(t, missing.stderr, `the world has no group "no-such-group"`)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,7 +67,7 @@ var (
 func (c *localCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "local",
-		args:    "[world]",
+		args:    "[world [ACTION ARGS...]]",
 		summary: "Run a local region (Step Functions, S3 and a simulated AWS), or show its world",
 		help: `Local runs an embedded region on this machine until Ctrl-C: the deployer's
 state machine and handlers, an S3-compatible store with the deployer bucket,
@@ -89,7 +91,14 @@ $FERRY_LOCAL_ENDPOINT, else $AWS_ENDPOINT_URL, else http://127.0.0.1:4590,
 as for --local) for its simulated world and
 prints every Auto Scaling group with its tags, desired capacity and
 instances, and the load balancers' registrations; --json prints the raw
-snapshot.`,
+snapshot.
+
+"ferry local world ACTION" changes the running region's world from outside
+ferry, as a person at the console would, to make drift for a test or a
+demo: delete-group GROUP (with its instances), set-capacity GROUP MIN
+DESIRED MAX, kill-instance INSTANCE_ID (Auto Scaling replaces it), detach
+GROUP LOAD_BALANCER (a classic load balancer or target group, by name).
+ferry status --drift then shows it.`,
 		exits: []int{exitFailure},
 	}
 }
@@ -137,14 +146,87 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 			return usageErrorf(c.spec(), "--speed %v must be a number from 0 to %d", c.speed, limits.MaxLocalSpeed)
 		}
 		return commandFailure("local", exitFailure, c.serve(ctx))
-	case len(args) == 1 && args[0] == "world":
+	case len(args) >= 1 && args[0] == "world":
 		if f := c.misplaced(localServeFlags); f != "" {
 			return usageErrorf(c.spec(), "--%s is for serving a region (ferry local), not for ferry local world", f)
 		}
 		url := firstNonEmpty(c.endpoint, c.env.Getenv(envLocalEndpoint), c.env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
-		return commandFailure("local world", exitFailure, c.showWorld(ctx, url))
+		if len(args) == 1 {
+			return commandFailure("local world", exitFailure, c.showWorld(ctx, url))
+		}
+		m, err := meddling(args[1:])
+		if err != nil {
+			return usageErrorf(c.spec(), "%v", err)
+		}
+		return commandFailure("local world", exitFailure, c.meddle(ctx, url, m))
 	}
 	return usageErrorf(c.spec(), "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
+}
+
+// meddling is the change ferry local world ACTION ARGS... asks for.
+func meddling(args []string) (region.Meddling, error) {
+	m := region.Meddling{Action: args[0]}
+	want := map[string]string{
+		region.MeddleDeleteGroup:  "GROUP",
+		region.MeddleSetCapacity:  "GROUP MIN DESIRED MAX",
+		region.MeddleKillInstance: "INSTANCE_ID",
+		region.MeddleDetach:       "GROUP LOAD_BALANCER",
+	}
+	usage, ok := want[m.Action]
+	if !ok {
+		return m, fmt.Errorf("unknown world action %q (there are delete-group, set-capacity, kill-instance and detach)", m.Action)
+	}
+	if len(args)-1 != len(strings.Fields(usage)) {
+		return m, fmt.Errorf("world %s takes %s", m.Action, usage)
+	}
+	switch m.Action {
+	case region.MeddleDeleteGroup:
+		m.Group = args[1]
+	case region.MeddleKillInstance:
+		m.Instance = args[1]
+	case region.MeddleDetach:
+		m.Group, m.LoadBalancer = args[1], args[2]
+	case region.MeddleSetCapacity:
+		m.Group = args[1]
+		for i, p := range []*int32{&m.Min, &m.Desired, &m.Max} {
+			n, err := strconv.ParseInt(args[2+i], 10, 32)
+			if err != nil || n < 0 {
+				return m, fmt.Errorf("world set-capacity: %s %q is not a count", strings.Fields(usage)[1+i], args[2+i])
+			}
+			*p = int32(n)
+		}
+	}
+	return m, nil
+}
+
+// meddle asks the region at endpoint to make m, and says what it did.
+func (c *localCommand) meddle(ctx context.Context, endpoint string, m region.Meddling) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, worldTimeout)
+	defer cancel()
+	url := strings.TrimSuffix(endpoint, "/") + region.WorldPath
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w (is ferry local running?)", err)
+	}
+	defer resp.Body.Close()
+	var answer struct{ Done, Error string }
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&answer); err != nil {
+		return fmt.Errorf("POST %s: %s", url, resp.Status)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("world %s: %s", m.Action, answer.Error)
+	}
+	fmt.Fprintln(c.env.Stdout, answer.Done)
+	return nil
 }
 
 // serve runs the local region until ctx is done.

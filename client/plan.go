@@ -36,9 +36,9 @@ a deploy's carry its own. --json prints the plan as one JSON object.
 It exits 0 when the deploy would proceed, 1 when it would be refused,
 3 on an invalid release (nothing asked of the deployer).`
 
-// planPoll is how often plan reads its execution until it ends: a plan
-// takes a few task-seconds.
-const planPoll = time.Second
+// queryPoll is how often a query (plan, drift) reads its execution until
+// it ends: a query takes a few task-seconds.
+const queryPoll = time.Second
 
 // planCommand is ferry plan.
 type planCommand struct {
@@ -106,40 +106,52 @@ func (c *planCommand) plan(ctx context.Context, file string) error {
 }
 
 // askPlan starts the plan execution of p and reads it until it ends: its
-// output is the plan. A plan the deployer refused as a bad release is
-// exitNotStarted with the problems; any other failure is an error.
+// output is the plan (askQuery).
 func askPlan(ctx context.Context, env Env, d *deployer, p *submit.Prepared) (*execution.Plan, error) {
-	input, err := json.Marshal(execution.PlanInput{Plan: p.Raw})
-	if err != nil {
+	var plan execution.Plan
+	if err := askQuery(ctx, env, d, "plan-"+p.Release.ReleaseID, execution.PlanInput{Plan: p.Raw}, &plan); err != nil {
 		return nil, err
 	}
-	arn, err := d.submitter().StartNamed(ctx, "plan-"+p.Release.ReleaseID, input)
+	return &plan, nil
+}
+
+// askQuery starts a query's execution (a plan, a drift query) named name
+// with input and reads it until it ends, decoding its output, the
+// answer, into answer. A query the deployer refused as a bad release
+// (or bad names) is exitNotStarted with the problems; any other failure
+// is an error.
+func askQuery(ctx context.Context, env Env, d *deployer, name string, input, answer any) error {
+	raw, err := json.Marshal(input)
 	if err != nil {
-		return nil, fmt.Errorf("starting the plan: %w", err)
+		return err
+	}
+	kind, _, _ := strings.Cut(name, "-")
+	arn, err := d.submitter().StartNamed(ctx, name, raw)
+	if err != nil {
+		return fmt.Errorf("starting the %s: %w", kind, err)
 	}
 	for {
 		out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
-			return nil, fmt.Errorf("reading the plan %s: %w", arn, err)
+			return fmt.Errorf("reading the %s %s: %w", kind, arn, err)
 		}
 		switch out.Status {
 		case sfntypes.ExecutionStatusRunning, sfntypes.ExecutionStatusPendingRedrive:
-			if err := env.Sleep(ctx, planPoll); err != nil {
-				return nil, err
+			if err := env.Sleep(ctx, queryPoll); err != nil {
+				return err
 			}
 			continue
 		case sfntypes.ExecutionStatusSucceeded:
-			var plan execution.Plan
-			if err := json.Unmarshal([]byte(aws.ToString(out.Output)), &plan); err != nil {
-				return nil, fmt.Errorf("the plan %s answered no plan: %w", arn, err)
+			if err := json.Unmarshal([]byte(aws.ToString(out.Output)), answer); err != nil {
+				return fmt.Errorf("the %s %s answered nothing readable: %w", kind, arn, err)
 			}
-			return &plan, nil
+			return nil
 		}
 		name, cause := aws.ToString(out.Error), aws.ToString(out.Cause)
 		if name == failure.NameBadRelease {
-			return nil, &ExitError{Code: exitNotStarted, Err: fmt.Errorf("the deployer refuses the release: %s", describeError(name, cause))}
+			return &ExitError{Code: exitNotStarted, Err: fmt.Errorf("the deployer refuses the %s: %s", kind, describeError(name, cause))}
 		}
-		return nil, fmt.Errorf("the plan %s ended %s: %s", arn, out.Status, describeError(name, cause))
+		return fmt.Errorf("the %s %s ended %s: %s", kind, arn, out.Status, describeError(name, cause))
 	}
 }
 

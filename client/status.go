@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // statusRecent is how many of the latest releases of a config status shows.
@@ -23,6 +26,7 @@ type statusCommand struct {
 	env      Env
 	deployer deployerFlags
 	asJSON   bool
+	drift    bool
 }
 
 func (c *statusCommand) spec() commandSpec {
@@ -36,6 +40,13 @@ running, or a lock left behind by a failed clean up), and the latest
 releases with their outcome and error, newest first. --json prints the
 same as one JSON object.
 
+--drift also asks the deployer (a drift query of its state machine,
+which changes nothing in AWS) how what runs differs from what ferry
+deployed: a group missing or extra, min, max or desired changed by hand,
+a group launching from another launch template, instances unhealthy
+past ` + tuning.DriftUnhealthyAfter.String() + ` (younger ones are settling), load balancers
+attached or detached; each says since when the deployer has seen it.
+
 It exits 0, 1 when the deployer knows nothing of the project or config, or
 cannot be read.`,
 		exits: []int{exitFailure},
@@ -45,6 +56,7 @@ cannot be read.`,
 func (c *statusCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.BoolVar(&c.asJSON, "json", false, "print the status as JSON")
+	fs.BoolVar(&c.drift, "drift", false, "also compare what runs with what ferry deployed")
 }
 
 // Run prints the status of project args[0], or of its config args[1].
@@ -78,6 +90,8 @@ type configStatus struct {
 	Lock *lock.Holder `json:"lock"`
 	// Releases are the latest releases, newest first.
 	Releases []releaseStatus `json:"releases"`
+	// Drift is how what runs differs from Current (with --drift).
+	Drift *execution.Drift `json:"drift,omitempty"`
 }
 
 // releaseStatus is one release and how it ended.
@@ -125,6 +139,11 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 		}
 		if len(args) == 2 && cs.Current == nil && cs.Lock == nil && len(cs.Releases) == 0 {
 			return fmt.Errorf("the deployer knows nothing of %s %s", project, config)
+		}
+		if c.drift {
+			if cs.Drift, err = askDrift(ctx, c.env, d, project, config); err != nil {
+				return fmt.Errorf("%s %s: %w", project, config, err)
+			}
 		}
 		ps.Configs = append(ps.Configs, cs)
 	}
@@ -186,6 +205,7 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		}
 		tw.Flush()
 		writeGroups(w, cs.Current)
+		writeDrift(w, cs.Drift)
 		if len(cs.Releases) == 0 {
 			continue
 		}
@@ -253,4 +273,43 @@ func row(w io.Writer, cells ...string) {
 		cells = cells[:len(cells)-1]
 	}
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+// askDrift asks the deployer how what runs in project/config differs
+// from what it deployed (a drift query's execution).
+func askDrift(ctx context.Context, env Env, d *deployer, project, config string) (*execution.Drift, error) {
+	now, err := d.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var drift execution.Drift
+	q := execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config}}
+	if err := askQuery(ctx, env, d, "drift-"+submit.NewReleaseID(now, env.Random), q, &drift); err != nil {
+		return nil, err
+	}
+	return &drift, nil
+}
+
+// writeDrift prints a drift report under a config's status, nothing
+// without one.
+func writeDrift(w io.Writer, d *execution.Drift) {
+	switch {
+	case d == nil:
+		return
+	case d.Deployed == "":
+		fmt.Fprintf(w, "  drift: nothing deployed to compare (checked %s)\n", formatTime(d.CheckedAt))
+		return
+	case len(d.Drifts) == 0:
+		fmt.Fprintf(w, "  drift: none, what runs is what ferry deployed (checked %s)\n", formatTime(d.CheckedAt))
+	default:
+		fmt.Fprintf(w, "  drift (checked %s)\n", formatTime(d.CheckedAt))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, it := range d.Drifts {
+			row(tw, "    "+firstNonEmpty(it.Service, "-"), it.Kind, oneLine(it.What), "since "+formatTime(it.Since), it.Group)
+		}
+		tw.Flush()
+	}
+	for _, it := range d.Settling {
+		fmt.Fprintf(w, "  settling: %s %s since %s (drift after %s)\n", firstNonEmpty(it.Service, "-"), oneLine(it.What), formatTime(it.Since), tuning.DriftUnhealthyAfter)
+	}
 }

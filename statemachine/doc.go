@@ -6,10 +6,11 @@
 // brackets the errors each Catch takes; go test ./statemachine/shape
 // -update rewrites this block):
 //
-//	Plan? -> Validate -> Lock -> ValidateResources -> ResourcesValid?
-//	Plan?, the first rule that holds:
-//	    $.plan is present -> Plan -> Planned
-//	    otherwise         -> Validate
+//	Query? -> Validate -> Lock -> ValidateResources -> ResourcesValid?
+//	Query?, the first rule that holds:
+//	    $.plan is present  -> Plan -> Answered
+//	    $.drift is present -> Drift -> Answered
+//	    otherwise          -> Validate
 //	ResourcesValid?, the first rule that holds:
 //	    $.resources.done is not present          -> BadResourcesReport -> ReleaseLock -> FailureClean
 //	    $.resources.done is not a boolean        -> BadResourcesReport
@@ -74,6 +75,7 @@
 //	CleanUpFailure    [CleanUpError, States.ALL] -> FailureDirty
 //	ReleaseLock       [LockError, States.ALL] -> FailureDirty
 //	Plan              [BadReleaseError, States.ALL] -> FailureClean
+//	Drift             [BadReleaseError, DeployError, States.ALL] -> FailureClean
 //
 // Every Catch stores the error at $.error. Every task retries the errors
 // of shape's Retry (RetryableError, the Lambda service's transient errors

@@ -63,7 +63,7 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 
 // Chain defines every state of the deploy machine in scope, as
 // shape.Deploy declares it, each task invoking fn, and returns the start
-// state (the entry Choice, Plan?). New uses it (and so RenderDefinition does).
+// state (the entry Choice, Query?). New uses it (and so RenderDefinition does).
 func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 	m := shape.Deploy()
 	states := map[string]sfn.IChainable{}

@@ -341,10 +341,10 @@ func ferryScenarios() []ferryScenario {
 	}
 	// A release goes through the entry Choice to Validate.
 	for i := range deploys {
-		deploys[i].want.Path = append([]string{"Plan?"}, deploys[i].want.Path...)
+		deploys[i].want.Path = append([]string{"Query?"}, deploys[i].want.Path...)
 	}
 	// A plan ({"plan": release}) goes to Plan, whose answer ends the
-	// execution in Planned; a failure of Plan ends clean.
+	// execution in Answered; a failure of Plan ends clean.
 	plan := func(name string, outcomes []outcome) scenario {
 		sc := base(name, map[string][]outcome{"Plan": outcomes})
 		sc.Input = raw(`{"plan": {"release_id": "r1", "project_name": "p", "config_name": "c"}}`)
@@ -353,11 +353,11 @@ func ferryScenarios() []ferryScenario {
 	answered := outcome{Result: raw(`{"project_name": "p", "config_name": "c", "proceed": true, "refusals": [], "groups": []}`)}
 	return append(deploys,
 		ferryScenario{plan("plan answered", []outcome{answered}),
-			endReport{[]string{"Plan?", "Plan", "Planned"}, "SUCCEEDED", ""}, ""},
+			endReport{[]string{"Query?", "Plan", "Answered"}, "SUCCEEDED", ""}, ""},
 		ferryScenario{plan("plan of a bad release", []outcome{failWith("BadReleaseError")}),
-			endReport{[]string{"Plan?", "Plan", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
+			endReport{[]string{"Query?", "Plan", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
 		ferryScenario{plan("plan retried", []outcome{failWith("RetryableError"), answered}),
-			endReport{[]string{"Plan?", "Plan", "Planned"}, "SUCCEEDED", ""}, ""},
+			endReport{[]string{"Query?", "Plan", "Answered"}, "SUCCEEDED", ""}, ""},
 	)
 }
 

@@ -331,7 +331,7 @@ func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req e
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
 		CreatedBy: by, CreatedByName: name, DeployedAt: at, UserDataSHA256: sums, Services: st.Services,
 		DeployerVersion: d.cfg.Version, ReleaseVersion: r.Version, Description: r.Description,
-		AccountID: st.Target.AccountID, Region: st.Target.Region, Groups: currentGroups(st),
+		AccountID: st.Target.AccountID, Region: st.Target.Region, Qualifier: st.Target.Qualifier, Groups: currentGroups(st),
 	})
 }
 

@@ -163,6 +163,7 @@ var handlers = map[string]handler{
 	execution.TaskCleanUpFailure:    (*Deployer).cleanUpFailure,
 	execution.TaskReleaseLock:       (*Deployer).releaseLock,
 	execution.TaskPlan:              (*Deployer).plan,
+	execution.TaskDrift:             (*Deployer).drift,
 }
 
 // Invoke runs the task req names and returns its result as JSON: the

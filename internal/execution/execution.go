@@ -24,15 +24,18 @@ const (
 	// TaskPlan answers a plan (PlanInput): what a deploy of a release
 	// would do now. It changes nothing.
 	TaskPlan = "Plan"
+	// TaskDrift answers a drift query (DriftInput): how what runs
+	// differs from what ferry deployed.
+	TaskDrift = "Drift"
 )
 
 // Tasks returns every task name in the order a successful deploy runs them,
-// then the failure tasks, then the plan.
+// then the failure tasks, then the queries.
 func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
 		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
-		TaskPlan,
+		TaskPlan, TaskDrift,
 	}
 }
 
@@ -41,8 +44,9 @@ const (
 	EndSuccess      = "Success"
 	EndFailureClean = "FailureClean"
 	EndFailureDirty = "FailureDirty"
-	// EndPlanned ends a plan's execution: its output is the Plan.
-	EndPlanned = "Planned"
+	// EndAnswered ends a query's execution (a plan, a drift query): its
+	// output is the answer.
+	EndAnswered = "Answered"
 )
 
 // PlanInput is the input of a plan's execution: the release to plan, as
@@ -50,6 +54,18 @@ const (
 // "plan" key, so the machine's first Choice tells the two apart.
 type PlanInput struct {
 	Plan json.RawMessage `json:"plan"`
+}
+
+// DriftInput is the input of a drift query's execution: the
+// project-config to compare with what runs, under "drift".
+type DriftInput struct {
+	Drift DriftQuery `json:"drift"`
+}
+
+// DriftQuery names the project-config a drift query is about.
+type DriftQuery struct {
+	ProjectName string `json:"project_name"`
+	ConfigName  string `json:"config_name"`
 }
 
 // Request is what every task invocation of the deployer Lambda carries.
@@ -354,3 +370,58 @@ type Change struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 }
+
+// Drift kinds: how what runs differs from what ferry deployed.
+const (
+	// DriftGroupMissing: a group of the current release is gone (or
+	// being deleted).
+	DriftGroupMissing = "group_missing"
+	// DriftExtraGroup: a group tagged with the project-config that the
+	// current release did not make.
+	DriftExtraGroup = "extra_group"
+	// DriftCapacity: min or max differ from the release's, or desired is
+	// outside them, or (without scaling policies) differs from what the
+	// deploy settled.
+	DriftCapacity = "capacity"
+	// DriftLaunchTemplate: the group launches from another launch
+	// template or version than the one ferry made.
+	DriftLaunchTemplate = "launch_template"
+	// DriftUnhealthy: instances of the group unhealthy or missing from
+	// its load balancers for longer than the threshold.
+	DriftUnhealthy = "unhealthy"
+	// DriftLoadBalancers: the group's classic load balancers or target
+	// groups differ from the release's.
+	DriftLoadBalancers = "load_balancers"
+)
+
+// Drift is a drift query's answer: how what runs in a project-config
+// differs from its current record, each difference with when the
+// deployer first saw it.
+type Drift struct {
+	ProjectName string        `json:"project_name"`
+	ConfigName  string        `json:"config_name"`
+	Target      target.Target `json:"target"`
+	// Deployed is the current release, "" when nothing is deployed
+	// (then nothing is compared).
+	Deployed  string    `json:"deployed,omitempty"`
+	CheckedAt time.Time `json:"checked_at"`
+	// Drifts are the differences, by group then kind; Settling are
+	// unhealthy instances not yet past the threshold.
+	Drifts   []DriftItem `json:"drifts"`
+	Settling []DriftItem `json:"settling,omitempty"`
+}
+
+// DriftItem is one difference: its kind (Drift*), the service and group
+// it is about, what differs in words, and since when the deployer has
+// seen it.
+type DriftItem struct {
+	Kind    string    `json:"kind"`
+	Service string    `json:"service,omitempty"`
+	Group   string    `json:"group"`
+	What    string    `json:"what"`
+	Since   time.Time `json:"since"`
+}
+
+// Key identifies a drift across checks: the same kind of the same group
+// saying the same thing.
+func (i DriftItem) Key() string { return i.Kind + "\x00" + i.Group + "\x00" + i.What }

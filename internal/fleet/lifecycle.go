@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -118,6 +119,23 @@ var DeployProcesses = []string{"AlarmNotification", "AZRebalance"}
 // group's next launch runs, since Auto Scaling resolves them at each
 // launch (LaunchTemplateSpecification, Auto Scaling API Reference).
 const launchTemplateVersion = "1"
+
+// LaunchDrift says how group g no longer launches from the launch
+// template ferry made for it at the version ferry pinned ("" when it
+// does): another template or version, or a mixed instances policy.
+func LaunchDrift(g asgtypes.AutoScalingGroup) string {
+	name := aws.ToString(g.AutoScalingGroupName)
+	switch lt := g.LaunchTemplate; {
+	case g.MixedInstancesPolicy != nil:
+		return "launches from a mixed instances policy, not from its launch template " + name + " version " + launchTemplateVersion
+	case lt == nil:
+		return "launches from no launch template, not from " + name + " version " + launchTemplateVersion
+	case aws.ToString(lt.LaunchTemplateName) != name || aws.ToString(lt.Version) != launchTemplateVersion:
+		return fmt.Sprintf("launches from %s version %s, not from %s version %s",
+			cmp.Or(aws.ToString(lt.LaunchTemplateName), aws.ToString(lt.LaunchTemplateId)), aws.ToString(lt.Version), name, launchTemplateVersion)
+	}
+	return ""
+}
 
 // Made reports whether tags mark a resource of the project-config made by
 // release releaseID.

@@ -81,14 +81,17 @@ func Assess(v View, target int) execution.ServiceHealth {
 		if inst.LifecycleState == LifecycleInService {
 			r.InService++
 		}
-		if healthy(inst, v) {
+		if v.Healthy(inst) {
 			r.Healthy++
 		}
 	}
 	return r
 }
 
-func healthy(inst Instance, v View) bool {
+// Healthy reports whether inst is healthy in v: InService and Healthy in
+// its group, InService in every classic load balancer and healthy in
+// every target group of v.
+func (v View) Healthy(inst Instance) bool {
 	if inst.LifecycleState != LifecycleInService || inst.HealthStatus != HealthHealthy {
 		return false
 	}

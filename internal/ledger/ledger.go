@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -75,9 +76,11 @@ type Current struct {
 	// data, by service name.
 	UserDataSHA256 map[string]string `json:"user_data_sha256,omitempty"`
 	Services       []string          `json:"services"`
-	// AccountID and Region are the environment the release runs in.
+	// AccountID, Region and Qualifier are the environment the release
+	// runs in.
 	AccountID string `json:"account_id,omitempty"`
 	Region    string `json:"region,omitempty"`
+	Qualifier string `json:"qualifier,omitempty"`
 	// Groups are the release's groups, one per service, in service order.
 	Groups []CurrentGroup `json:"groups,omitempty"`
 	// ReleaseVersion and Description are the release's version and
@@ -371,6 +374,29 @@ func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Curre
 	}
 	_, err := l.putJSON(ctx, naming.CurrentKey(project, config), c, object.Write{})
 	return err
+}
+
+// DriftRecord is what the last drift query saw in a project-config
+// (naming.DriftKey): every difference, settling ones included, with when
+// it was first seen, so the next query knows since when.
+type DriftRecord struct {
+	ReleaseID string                `json:"release_id"`
+	CheckedAt time.Time             `json:"checked_at"`
+	Items     []execution.DriftItem `json:"items"`
+}
+
+// PutDrift stores what a drift query saw, replacing the previous record.
+func (l *Ledger) PutDrift(ctx context.Context, project, config string, r DriftRecord) error {
+	_, err := l.putJSON(ctx, naming.DriftKey(project, config), r, object.Write{})
+	return err
+}
+
+// GetDrift reads what the last drift query saw; found is false when no
+// query ever recorded one. A record that cannot be read is an error.
+func (l *Ledger) GetDrift(ctx context.Context, project, config string) (DriftRecord, bool, error) {
+	var r DriftRecord
+	found, err := l.getJSON(ctx, naming.DriftKey(project, config), &r)
+	return r, found, err
 }
 
 // ClearCurrent removes the record of what is deployed in project/config:

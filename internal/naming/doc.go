@@ -51,7 +51,10 @@
 //	deleting             the CleanUpSuccess state, before it deletes the
 //	                     first previous group; once: from then on the
 //	                     release is past its point of no return
-//	current              the last state, only on success; overwritten
+//	current              the last state, only on success; overwritten;
+//	                     removed by the last state of a destroy
+//	drift                the Drift task, at each drift query; overwritten:
+//	                     every difference with when it was first seen
 //	halt                 ferry halt, whenever someone halts; overwritten
 //	assets/<sha256>      the client, before it uploads the release; only if
 //	                     absent, and the write carries the SHA-256

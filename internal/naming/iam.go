@@ -204,7 +204,7 @@ func WildcardMatch(pattern, s string) bool {
 // `ferry unlock` delete the locks alone.
 func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
-		CurrentKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		CurrentKey("*", "*"), DriftKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
 	}
 }

@@ -55,6 +55,7 @@ func ReservedTags() []string {
 //	<project>/<config>/assets/<sha256>                      content-addressed assets
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/<project>/<config>/current                       what is deployed now
+//	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
@@ -94,6 +95,10 @@ func HaltKey(project, config string) string { return Prefix(project, config) + "
 
 // CurrentKey is the key of the record of what is deployed now.
 func CurrentKey(project, config string) string { return StateConfigPrefix(project, config) + "current" }
+
+// DriftKey is the key of the record of what the last drift query saw in
+// a project-config: each difference with when it was first seen.
+func DriftKey(project, config string) string { return StateConfigPrefix(project, config) + "drift" }
 
 // ReleasePrefix is the prefix of everything stored for one release.
 func ReleasePrefix(project, config, releaseID string) string {

@@ -40,7 +40,8 @@ const shutdownTimeout = 5 * time.Second
 //     the region's account);
 //   - a browser's GET / and GET /_ferry/console/... to the console (package
 //     console: console.Wants tells a browser from an SDK);
-//   - GET /_ferry/world and GET /_ferry/info to the read-only views;
+//   - GET /_ferry/world and GET /_ferry/info to the read-only views,
+//     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
 // Requests are not authenticated: any signature (or none) is accepted.
@@ -104,9 +105,13 @@ func (s *statusRecorder) Flush() {
 
 // serveView serves the read-only views of the region.
 func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
+	if req.Method == http.MethodPost && req.URL.Path == WorldPath {
+		r.serveMeddle(w, req)
+		return
+	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeViewError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is read-only: use GET", req.URL.Path))
+		writeViewError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is read-only: use GET (POST %s meddles with the world)", req.URL.Path, WorldPath))
 		return
 	}
 	var v any

@@ -375,10 +375,14 @@ func TestLocalAPIErrors(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	resp, err = http.Post(url+InfoPath, "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "the info view is read-only")
 	resp, err = http.Post(url+WorldPath, "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a POST to the world is a meddling, and nothing is none")
 }
 
 // TestLocalConcurrentSameConfig starts two releases of one project-config
@@ -404,7 +408,7 @@ func TestLocalConcurrentSameConfig(t *testing.T) {
 	require.Contains(t, byStatus, asl.StatusFailed)
 	won, lost := byStatus[asl.StatusSucceeded], byStatus[asl.StatusFailed]
 	assert.Equal(t, execution.EndSuccess, last(won.Path()))
-	assert.Equal(t, []string{shape.StatePlan, execution.TaskValidate, execution.TaskLock, execution.EndFailureClean}, lost.Path())
+	assert.Equal(t, []string{shape.StateQuery, execution.TaskValidate, execution.TaskLock, execution.EndFailureClean}, lost.Path())
 	assert.Equal(t, "LockExistsError", lost.Describe().Error)
 
 	// The cause is the function's error payload, as AWS's Lambda service

@@ -38,3 +38,9 @@ const (
 	// StateMachineTracing says whether X-Ray tracing is enabled.
 	StateMachineTracing = false
 )
+
+// DriftUnhealthyAfter is how long an instance of a deployed group may be
+// unhealthy (or missing from its load balancers) before a drift query
+// calls it drift: an instance Auto Scaling is replacing, or one booting
+// after a scale-out, is settling until then.
+const DriftUnhealthyAfter = 10 * time.Minute

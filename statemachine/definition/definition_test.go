@@ -54,8 +54,8 @@ func reachable(m *Machine, start string, without ...string) map[string]bool {
 
 func TestEndStates(t *testing.T) {
 	m := parse(t)
-	assert.Equal(t, "Plan?", m.StartAt, "the entry Choice: a plan or a release")
-	ends := []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndPlanned}
+	assert.Equal(t, "Query?", m.StartAt, "the entry Choice: a plan or a release")
+	ends := []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndAnswered}
 	var terminal []string
 	for _, n := range m.StateNames() {
 		if m.States[n].Terminal() {
@@ -64,7 +64,7 @@ func TestEndStates(t *testing.T) {
 	}
 	assert.ElementsMatch(t, ends, terminal, "the only terminal states are the end states")
 	assert.Equal(t, "Succeed", m.States[execution.EndSuccess].Type)
-	assert.Equal(t, "Succeed", m.States[execution.EndPlanned].Type)
+	assert.Equal(t, "Succeed", m.States[execution.EndAnswered].Type)
 	for _, n := range []string{execution.EndFailureClean, execution.EndFailureDirty} {
 		s := m.States[n]
 		assert.Equal(t, "Fail", s.Type, n)

@@ -9,7 +9,7 @@ import (
 // Names of the states that are not tasks or ends (the tasks and the ends
 // are named by package execution).
 const (
-	StatePlan             = "Plan?"
+	StateQuery            = "Query?"
 	StateResourcesValid   = "ResourcesValid?"
 	StateWaitForResources = "WaitForResources"
 	StateBadResources     = "BadResourcesReport"
@@ -36,9 +36,9 @@ func Deploy() Machine {
 	return Machine{
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Entry: &Choice{
-			Name:    StatePlan,
-			Comment: "A plan ({\"plan\": release}) is answered by Plan, which changes nothing; any other input is a release to deploy.",
-			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}},
+			Name:    StateQuery,
+			Comment: "A query is answered by its task: a plan ({\"plan\": release}) by Plan, a drift query ({\"drift\": {...}}) by Drift; any other input is a release to deploy.",
+			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}, {PathDrift, Present, execution.TaskDrift}},
 			Default: execution.TaskValidate,
 		},
 		Retry: retry(),
@@ -51,8 +51,8 @@ func Deploy() Machine {
 				Comment: "The release failed; cleaning up succeeded, so AWS is as it was before the release."},
 			{Name: execution.EndFailureDirty, Fail: true,
 				Comment: "The release failed and cleaning up failed too: resources or the lock are left behind. Alert and file a bug."},
-			{Name: execution.EndPlanned,
-				Comment: "A plan is answered: the output says what a deploy of the release would do now; nothing was changed."},
+			{Name: execution.EndAnswered,
+				Comment: "A query is answered: the output is the answer (a plan, a drift report); nothing in AWS was changed."},
 		},
 	}
 }
@@ -278,17 +278,26 @@ func retry() Retry {
 // tasks are the deploy machine's tasks, in the order the README lists
 // them. Every task catches the errors it names, then everything else.
 func tasks() []Task {
-	return append(append(deployTasks(), swapTasks()...), planTask())
+	return append(append(deployTasks(), swapTasks()...), queryTasks()...)
 }
 
-// planTask answers a plan. It changes nothing, so every failure ends
-// clean.
-func planTask() Task {
-	return Task{
-		Name: execution.TaskPlan, Next: execution.EndPlanned,
-		Comment:   "Say what a deploy of the release would do now (groups, capacity, retirements, removals, changes, every refusal), changing nothing.",
-		Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease)},
-		Otherwise: Catch{Next: execution.EndFailureClean, Note: "a plan changes nothing"},
+// queryTasks answer the queries: a plan, which changes nothing, and a
+// drift query, which writes only its drift record. Every failure ends
+// clean: nothing in AWS was changed.
+func queryTasks() []Task {
+	return []Task{
+		{
+			Name: execution.TaskPlan, Next: execution.EndAnswered,
+			Comment:   "Say what a deploy of the release would do now (groups, capacity, retirements, removals, changes, every refusal), changing nothing.",
+			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease)},
+			Otherwise: Catch{Next: execution.EndFailureClean, Note: "a plan changes nothing"},
+		},
+		{
+			Name: execution.TaskDrift, Next: execution.EndAnswered,
+			Comment:   "Compare what runs in the project-config with its current record and record since when each difference is seen.",
+			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease, failure.NameDeploy)},
+			Otherwise: Catch{Next: execution.EndFailureClean, Note: "a drift query changes nothing in AWS"},
+		},
 	}
 }
 

@@ -12,9 +12,11 @@ const (
 	// PathError is where every Catch stores the error it caught, and where
 	// the failure end states read the error and its cause.
 	PathError = "$.error"
-	// PathPlan holds a plan's release (execution.PlanInput): the entry
-	// Choice sends an input with it to Plan.
-	PathPlan = "$.plan"
+	// PathPlan holds a plan's release (execution.PlanInput), PathDrift a
+	// drift query's project-config (execution.DriftInput): the entry
+	// Choice sends an input with one to its task.
+	PathPlan  = "$.plan"
+	PathDrift = "$.drift"
 	// PathResources is ValidateResources' report (execution.Progress):
 	// whether every resource was checked, and how long to wait before it
 	// runs again when AWS throttled it.

@@ -28,10 +28,10 @@ func TestStateNamesAreUniqueAndKnown(t *testing.T) {
 	var ends []string
 	for _, e := range m.Ends {
 		ends = append(ends, e.Name)
-		succeeds := e.Name == execution.EndSuccess || e.Name == execution.EndPlanned
-		assert.Equal(t, !succeeds, e.Fail, "only %s and %s succeed", execution.EndSuccess, execution.EndPlanned)
+		succeeds := e.Name == execution.EndSuccess || e.Name == execution.EndAnswered
+		assert.Equal(t, !succeeds, e.Fail, "only %s and %s succeed", execution.EndSuccess, execution.EndAnswered)
 	}
-	assert.Equal(t, []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndPlanned}, ends)
+	assert.Equal(t, []string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty, execution.EndAnswered}, ends)
 }
 
 func TestEveryTransitionNamesAState(t *testing.T) {
@@ -159,8 +159,8 @@ func TestMachineLookups(t *testing.T) {
 	m := Deploy()
 	_, ok := m.Task("Nope")
 	assert.False(t, ok)
-	assert.Equal(t, StatePlan, m.StartAt())
-	assert.Equal(t, execution.TaskValidate, m.Next(StatePlan), "a release goes to Validate")
+	assert.Equal(t, StateQuery, m.StartAt())
+	assert.Equal(t, execution.TaskValidate, m.Next(StateQuery), "a release goes to Validate")
 	assert.Equal(t, execution.TaskLock, m.Next(execution.TaskValidate))
 	assert.Equal(t, StateWaitForHealthy, m.Next(StateHealthy))
 	assert.Equal(t, execution.TaskCheckHealthy, m.Next(StateWaitForHealthy))

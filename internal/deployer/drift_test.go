@@ -1,0 +1,127 @@
+package deployer
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// driftNow runs the Drift task for the harness's project-config as a
+// drift query's execution does, and checks it changed nothing in the
+// target.
+func (h *harness) driftNow() *execution.Drift {
+	h.t.Helper()
+	input, err := json.Marshal(execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config}})
+	require.NoError(h.t, err)
+	h.n++
+	name := "drift-" + h.clk.Now().Format("150405") + "-" + string(rune('a'+h.n%26))
+	arn := asl.ExecutionARN(naming.StateMachineARN(account, region), name)
+	h.executions.register(arn, input, h.clk.Now())
+	x := &run{h: h, input: input, ctx: execution.Context{ID: arn, Name: name, StartTime: h.clk.Now()}}
+	world := h.snapshot()
+	out, err := x.invoke(execution.TaskDrift, json.RawMessage(input))
+	require.NoError(h.t, err)
+	assert.Equal(h.t, world, h.snapshot(), "a drift query changes nothing in the target")
+	var d execution.Drift
+	require.NoError(h.t, json.Unmarshal(out, &d))
+	return &d
+}
+
+// kinds are the drifts' kinds by group.
+func kinds(items []execution.DriftItem) map[string][]string {
+	out := map[string][]string{}
+	for _, it := range items {
+		out[it.Group] = append(out[it.Group], it.Kind)
+	}
+	return out
+}
+
+// TestDrift: a drift query finds what changed outside ferry in what the
+// current release runs (capacity set by hand, a load balancer detached, a
+// group deleted), dates each from the first query that saw it, keeps a
+// replaced instance settling until the threshold, and finds nothing where
+// nothing changed. It writes only its record.
+func TestDrift(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+	h.start(r1).succeed()
+	h.clk.Advance(10 * time.Minute)
+	web, worker := naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "worker", r1.ReleaseID)
+
+	d := h.driftNow()
+	assert.Equal(t, r1.ReleaseID, d.Deployed)
+	assert.Empty(t, d.Drifts, "nothing changed")
+	assert.Empty(t, d.Settling)
+
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	ctx := t.Context()
+	_, err := c.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(web), MinSize: aws.Int32(1), MaxSize: aws.Int32(10)})
+	require.NoError(t, err)
+	_, err = c.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(worker), MaxSize: aws.Int32(3), DesiredCapacity: aws.Int32(2)})
+	require.NoError(t, err)
+	_, err = c.DetachLoadBalancers(ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String(web), LoadBalancerNames: []string{"coinbase-deploy-test-web-elb"}})
+	require.NoError(t, err)
+	first := h.clk.Now()
+	d = h.driftNow()
+	assert.Equal(t, map[string][]string{
+		web:    {execution.DriftCapacity, execution.DriftLoadBalancers},
+		worker: {execution.DriftCapacity, execution.DriftCapacity},
+	}, kinds(d.Drifts))
+	assert.Contains(t, d.Drifts, execution.DriftItem{Kind: execution.DriftCapacity, Service: "worker", Group: worker, What: "desired 2, not 1 as deployed", Since: d.Drifts[0].Since})
+	for _, it := range d.Drifts {
+		assert.Equal(t, first.UTC(), it.Since.UTC(), it.What)
+	}
+	assert.Contains(t, d.Drifts, execution.DriftItem{Kind: execution.DriftCapacity, Service: "web", Group: web, What: "min 1 max 10, not the release's min 2 max 4", Since: d.Drifts[0].Since})
+
+	// A replaced instance settles; the drifts keep their first sight.
+	h.clk.Advance(5 * time.Minute)
+	g := h.groups()[worker]
+	require.NotEmpty(t, g.Instances)
+	_, err = c.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(g.Instances[0].ID), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+	h.clk.Advance(time.Second)
+	d = h.driftNow()
+	for _, it := range d.Drifts {
+		assert.Equal(t, first.UTC(), it.Since.UTC(), "%s: still dated from its first sight", it.What)
+	}
+	assert.NotEmpty(t, d.Settling, "the replacement is settling, not drift")
+	for _, it := range d.Settling {
+		assert.Equal(t, execution.DriftUnhealthy, it.Kind)
+	}
+
+	// A group deleted by hand is missing.
+	_, err = c.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(worker), ForceDelete: aws.Bool(true)})
+	require.NoError(t, err)
+	h.clk.Advance(10 * time.Minute)
+	d = h.driftNow()
+	assert.Equal(t, []string{execution.DriftGroupMissing}, kinds(d.Drifts)[worker])
+	rec, found, err := h.ledger.GetDrift(ctx, project, config)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, r1.ReleaseID, rec.ReleaseID)
+}
+
+// TestDriftNothingDeployed: a drift query of a config with nothing
+// deployed compares nothing and writes nothing.
+func TestDriftNothingDeployed(t *testing.T) {
+	h := newHarness(t)
+	d := h.driftNow()
+	assert.Empty(t, d.Deployed)
+	assert.Empty(t, d.Drifts)
+	_, found, err := h.ledger.GetDrift(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.False(t, found)
+}
