@@ -58,8 +58,9 @@ fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each
 	$(GO) test -run='^$$' -fuzz='^FuzzFollowHistory$$' -fuzztime=$(FUZZTIME) ./client
 
 .PHONY: reliability
-reliability: ## Run the full fault-injection matrix (every call index x every fault kind); fails on a violation
+reliability: ## Run the full fault-injection matrix (every call index x every fault kind) of a deploy and of a destroy; fails on a violation
 	$(GO) run ./internal/reliability/cmd
+	$(GO) run ./internal/reliability/cmd -destroy
 
 .PHONY: conformance
 conformance: ## Run the conformance suite: the real deployer and state machine against moto_server over HTTP (skipped without moto)

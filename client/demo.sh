@@ -195,4 +195,37 @@ expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $latest " "$OUT" || die "ferry status does not show release $latest deployed"
 grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
+step "8. The lifecycle: plan, an explicit removal, history, rollback, drift, destroy"
+note "a release without the worker, and without naming it under remove: plan says the deploy would be refused"
+expect 1 plan --local testdata/demo/deploy-test-v2.json
+grep -qF 'the deploy would delete the serving groups of worker' "$OUT" || die "plan did not name the service left out"
+note "the same release naming the worker under remove: plan says what it would do, then the deploy does it"
+expect 0 plan --local testdata/demo/deploy-test-web-only.json
+grep -qF 'remove services: worker' "$OUT" || die "plan did not say it removes the worker"
+expect 0 deploy --local --poll "$POLL" testdata/demo/deploy-test-web-only.json
+webonly=$(released)
+gone "$latest"
+note "every release of the config, newest first:"
+expect 0 history --local --limit 4 "$PROJECT" development
+note "rollback: the release before, deployed again from the deployer's records (the worker comes back)"
+expect 0 rollback --local --poll "$POLL" "$PROJECT" development
+restored=$(sed -n 's/^ferry rollback: [^ ]* [^ ]* release \([^ ]*\)$/\1/p' "$OUT" | head -n 1)
+[[ -n $restored ]] || die "rollback did not name its release"
+gone "$webonly"
+expect 0 show --local "$restored"
+grep -qF "deploys again the content of release $latest" "$OUT" || die "show does not say what the rollback deploys"
+note "drift: someone deletes the worker's group by hand and resizes web; the deployer sees both"
+worker_group="$PROJECT/development/worker/$restored" web_group="$PROJECT/development/web/$restored"
+in_world "$worker_group" || die "no group $worker_group in the world"
+expect 0 local world --endpoint "$FERRY_LOCAL_ENDPOINT" delete-group "$worker_group"
+expect 0 local world --endpoint "$FERRY_LOCAL_ENDPOINT" set-capacity "$web_group" 2 3 6
+expect 0 status --local --drift "$PROJECT" development
+grep -qF "group_missing" "$OUT" || die "status --drift did not see the worker's group gone"
+grep -qF "min 2 max 6, not the release's min 2 max 4" "$OUT" || die "status --drift did not see web resized"
+note "destroy: every group of the config retired through the deploy path, the record of what runs removed"
+expect 0 destroy --local --yes --poll "$POLL" "$PROJECT" development
+gone "$restored"
+expect 0 status --local "$PROJECT" development
+grep -qF "deployed  nothing yet" "$OUT" || die "status still shows a release deployed after the destroy"
+
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -29,6 +29,22 @@ var demoAnswers = map[string]string{
 	"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
 	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000007Z-abcdef  2025-01-01 00:00:07Z  by demo\n" +
 		"    20250101T000005Z-abcdef  FailureClean  HaltError: halted: alarm in ALARM: deploy-test-5xx; rolled back: G serves again\n",
+	// The lifecycle chapter: release 8 is web only, 9 the rollback to 7,
+	// 10 the destroy.
+	"plan-deploy-test-v2": "1\nferry plan: coinbase/deploy-test development in account 111111111111 region us-east-1\n" +
+		"the deploy would be refused (1 reason):\n  remove: the deploy would delete the serving groups of worker, which the release does not deploy\n",
+	"plan-deploy-test-web-only":   "0\nferry plan: coinbase/deploy-test development in account 111111111111 region us-east-1\n  remove services: worker\nthe deploy would proceed\n",
+	"world-deploy-test-web-only":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
+	"deploy-deploy-test-web-only": "0\nferry deploy: coinbase/deploy-test development release ID\n  2:40  Success\n",
+	"history":                     "0\nRELEASE  OUTCOME\n20250101T000008Z-abcdef *  Success\n",
+	"world-rollback":              "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n  ASG coinbase/deploy-test/development/worker/ID\n",
+	"rollback": "0\nferry rollback: coinbase/deploy-test development back from release 20250101T000008Z-abcdef to the content of release 20250101T000007Z-abcdef\n" +
+		"ferry rollback: coinbase/deploy-test development release ID\n  6:02  Success\n",
+	"show":               "0\ncoinbase/deploy-test development release 20250101T000009Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000007Z-abcdef\n",
+	"status-drift":       "0\ncoinbase/deploy-test development\n  drift (checked 2025-01-01 00:10:00Z)\n    web  capacity  min 2 max 6, not the release's min 2 max 4\n    worker  group_missing  the group is gone\n",
+	"world-destroy":      "world at 2025-01-01T00:20:00Z\n\nnothing deployed or registered\n",
+	"destroy":            "0\nferry destroy: coinbase/deploy-test development release ID\n  1:02  Success\n",
+	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo
@@ -65,6 +81,15 @@ func TestDemo(t *testing.T) {
 		{"the worker's retirement did not wait for its hook", map[string]string{
 			"deploy-deploy-test-worker": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
 		}, false, "did not show the termination hooks it waited for"},
+		{"plan let a service be left out", map[string]string{
+			"plan-deploy-test-v2": "0\nferry plan: coinbase/deploy-test development\nthe deploy would proceed\n",
+		}, false, "exited 0, expected 1"},
+		{"drift went unseen", map[string]string{
+			"status-drift": "0\ncoinbase/deploy-test development\n  drift: none, what runs is what ferry deployed\n",
+		}, false, "status --drift did not see the worker's group gone"},
+		{"the destroy left a release deployed", map[string]string{
+			"status-development": "0\ncoinbase/deploy-test development\n  deployed  20250101T000009Z-abcdef\n",
+		}, false, "status still shows a release deployed after the destroy"},
 		{"a deploy exits with the wrong code", map[string]string{
 			"deploy-deploy-test-v2": "2\nferry deploy: coinbase/deploy-test development release ID\n  FailureDirty\n",
 		}, false, "exited 2, expected 0"},

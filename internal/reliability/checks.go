@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"encoding/json"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"slices"
 	"sort"
 	"strings"
@@ -204,8 +205,12 @@ func (r *run) checkServing(res *Result, fleet []sim.GroupRecord) {
 		}
 		return true
 	}
+	until := res.EndedAt
+	if at, past := r.noReturnAt(res); past && r.sc.Destroy {
+		until = at // a destroy retires the whole fleet from there on
+	}
 	for _, t := range instants {
-		if t.IsZero() || t.Before(res.StartedAt) || t.After(res.EndedAt) {
+		if t.IsZero() || t.Before(res.StartedAt) || t.After(until) {
 			continue
 		}
 		served := false
@@ -362,11 +367,32 @@ func (r *run) checkEnd(res *Result) {
 	}
 }
 
+// noReturnAt is when the release passed its point of no return: the
+// time in its deleting record, which CleanUpSuccess writes before it
+// retires anything; past is false when it has none.
+func (r *run) noReturnAt(res *Result) (at time.Time, past bool) {
+	rel := r.next.rel
+	body, found := res.Objects[naming.DeletingKey(rel.ProjectName, rel.ConfigName, rel.ReleaseID)]
+	if !found {
+		return time.Time{}, false
+	}
+	var i ledger.Intent
+	if err := json.Unmarshal([]byte(body), &i); err != nil {
+		r.violate("the deleting record does not decode: %v", err)
+		return time.Time{}, false
+	}
+	return i.Since, true
+}
+
 // checkSuccess: every new group serves (unless a second release took
-// over), no other release's group is left, and the lock is released.
+// over), no other release's group is left, and the lock is released; a
+// destroy's leaves no current record.
 func (r *run) checkSuccess(res *Result) {
 	rel := r.next.rel
 	p, c, id := rel.ProjectName, rel.ConfigName, rel.ReleaseID
+	if _, found := res.Objects[naming.CurrentKey(p, c)]; rel.Destroy && found && (res.Second == nil || res.Second.End != execution.EndSuccess) {
+		r.violate("Success of a destroy, but the current record is still there")
+	}
 	for _, svc := range rel.ServiceNames() {
 		g, ok := findGroup(res.After, naming.GroupName(p, c, svc, id))
 		if !ok || g.Status != "" || healthyCount(g) < r.plans[svc].Healthy {

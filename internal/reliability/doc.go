@@ -60,6 +60,14 @@
 //     but for the previous release's, which only CleanUpSuccess retires,
 //     and only while every new group has its healthy target.
 //
+// ReferenceDestroy is the same scenario with a destroy of the
+// project-config (ferry destroy) as the next release: its matrix has no
+// rollback base (a destroy has no bake), no behaviours and no
+// consistency schedules (it creates no group), and its serving invariant
+// holds up to its point of no return (its deleting record), after which
+// the fleet is meant to go; Success also means the current record is
+// gone.
+//
 // RunMatrix runs every schedule (or every Nth) on a bounded pool of
 // workers; Report prints the table `make reliability` shows.
 package reliability

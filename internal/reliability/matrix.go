@@ -82,7 +82,7 @@ type MatrixOptions struct {
 
 // Bases runs the scenario's base runs: the clean deploy, the same deploy
 // halted at its first health check, and halted during its bake (rolled
-// back). Each must keep every invariant: there is nothing to compare with
+// back; not for a destroy, which has no bake). Each must keep every invariant: there is nothing to compare with
 // otherwise.
 func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
 	var b Bases
@@ -98,6 +98,9 @@ func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
 	}
 	if b.Failure.End != execution.EndFailureClean || len(b.Failure.Violations) > 0 {
 		return Bases{}, fmt.Errorf("reliability: the halted run ended %q (%s: %s) with violations %q", b.Failure.End, b.Failure.Error, b.Failure.Cause, b.Failure.Violations)
+	}
+	if b.Destroy = sc.Destroy; sc.Destroy {
+		return b, nil // a destroy has no bake to roll back from
 	}
 	if b.Rollback, err = sc.Run(ctx, RunOptions{Schedule: Schedule{Base: BaseRollback}}); err != nil {
 		return Bases{}, err
@@ -238,6 +241,9 @@ func (m *Matrix) Report(w io.Writer) {
 		res  *Result
 	}{{"success", m.Bases.Success}, {"failure (" + baseNotes[BaseFailure] + ")", m.Bases.Failure},
 		{"rollback (" + baseNotes[BaseRollback] + ")", m.Bases.Rollback}} {
+		if b.res == nil {
+			continue // a destroy has no rollback base
+		}
 		fmt.Fprintf(w, "base %s: %d calls (%d AWS, %d S3) in %d task invocations, ended %s\n",
 			b.name, len(b.res.Calls), countAWS(b.res.Calls), len(b.res.Calls)-countAWS(b.res.Calls), len(b.res.Invocations), b.res.End)
 	}

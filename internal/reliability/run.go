@@ -216,7 +216,7 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.prepareNext(ctx, next); err != nil {
+	if err := r.prepareNext(ctx, prev, next); err != nil {
 		return nil, err
 	}
 	res, err := r.before(ctx, prev)
@@ -295,11 +295,17 @@ func (r *run) deployPrevious(ctx context.Context) (*prepared, error) {
 	return prev, nil
 }
 
-// prepareNext prepares the next release (created at the options' skew)
-// and, when the schedule races it, the second release.
-func (r *run) prepareNext(ctx context.Context, next string) error {
+// prepareNext prepares the next release (created at the options' skew):
+// the file next, or a destroy of prev's project-config; and, when the
+// schedule races it, the second release.
+func (r *run) prepareNext(ctx context.Context, prev *prepared, next string) error {
 	var err error
-	if r.next, err = prepare(ctx, r.reg, next, r.clk.Now().Add(r.opts.CreatedAtSkew), r.sc.By, "b00002"); err != nil {
+	if r.sc.Destroy {
+		r.next, err = prepareDestroy(ctx, r.reg, prev, r.clk.Now().Add(r.opts.CreatedAtSkew), r.sc.By, "b00002")
+	} else {
+		r.next, err = prepare(ctx, r.reg, next, r.clk.Now().Add(r.opts.CreatedAtSkew), r.sc.By, "b00002")
+	}
+	if err != nil {
 		return fmt.Errorf("reliability: next release: %w", err)
 	}
 	if sched := r.opts.Schedule; sched.RaceAt != "" || sched.RaceAfterLost {

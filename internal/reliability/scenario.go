@@ -39,6 +39,11 @@ type Scenario struct {
 	Interval time.Duration
 	// By is the created_by of the releases.
 	By string
+	// Destroy makes the next release a destroy of the project-config
+	// (ferry destroy, submit.PrepareDestroy) instead of Next: its swap
+	// retires every group, so the previous release serves in full only up
+	// to its point of no return.
+	Destroy bool
 }
 
 // Reference file locations, relative to the repository root.
@@ -68,6 +73,17 @@ func Reference(root string) (*Scenario, error) {
 		Interval: 15 * time.Second,
 		By:       "reliability",
 	}, nil
+}
+
+// ReferenceDestroy is the reference scenario with a destroy of the
+// project-config as the next release.
+func ReferenceDestroy(root string) (*Scenario, error) {
+	sc, err := Reference(root)
+	if err != nil {
+		return nil, err
+	}
+	sc.Destroy = true
+	return sc, nil
 }
 
 // outsider names: resources in the deployer's account that are not the
@@ -155,6 +171,18 @@ func prepare(ctx context.Context, reg *region.Region, file string, now time.Time
 	}
 	id := now.UTC().Format("20060102T150405Z") + "-" + suffix
 	p, err := submit.Prepare(ctx, reg.Signer(), r, file, now, by, id)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{Prepared: p, rel: p.Release}, nil
+}
+
+// prepareDestroy prepares a destroy of prev's project-config in prev's
+// target as ferry destroy does (submit.PrepareDestroy), with a
+// deterministic release id made from now and suffix.
+func prepareDestroy(ctx context.Context, reg *region.Region, prev *prepared, now time.Time, by, suffix string) (*prepared, error) {
+	id := now.UTC().Format("20060102T150405Z") + "-" + suffix
+	p, err := submit.PrepareDestroy(ctx, reg.Signer(), prev.rel, now, by, id)
 	if err != nil {
 		return nil, err
 	}

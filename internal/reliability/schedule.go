@@ -128,7 +128,12 @@ func One(f Fault) Schedule { return Schedule{Family: Single, Base: BaseSuccess, 
 
 // Bases are the runs the matrix derives its schedules from.
 type Bases struct {
+	// Rollback is nil for a scenario without a bake (a destroy): its
+	// schedules are left out.
 	Success, Failure, Rollback *Result
+	// Destroy says the scenario's release is a destroy: the behaviours,
+	// which vary the release deployed, are left out.
+	Destroy bool
 }
 
 // Schedules returns every schedule of the matrix over the bases:
@@ -172,6 +177,9 @@ func (b Bases) singles() []Schedule {
 		{BaseFailure, b.Failure, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
 		{BaseRollback, b.Rollback, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
 	} {
+		if base.res == nil {
+			continue
+		}
 		in := func(task string) bool { return base.tasks == nil || slices.Contains(base.tasks, task) }
 		single := func(i int, k Kind) Schedule {
 			return Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, i, k)}}
@@ -195,7 +203,9 @@ func (b Bases) singles() []Schedule {
 		}
 	}
 	for _, bh := range Behaviours() {
-		out = append(out, Schedule{Family: Single, Base: BaseSuccess, Behaviour: bh})
+		if !b.Destroy {
+			out = append(out, Schedule{Family: Single, Base: BaseSuccess, Behaviour: bh})
+		}
 	}
 	return out
 }
@@ -214,6 +224,9 @@ func (b Bases) pairs() []Schedule {
 		{BaseFailure, b.Failure, execution.TaskCleanUpFailure},
 		{BaseRollback, b.Rollback, execution.TaskCleanUpFailure},
 	} {
+		if p.res == nil {
+			continue
+		}
 		inv, ok := firstInvocation(p.res, p.task)
 		if !ok {
 			continue

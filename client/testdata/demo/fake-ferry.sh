@@ -20,14 +20,28 @@ local)
 	fi
 	exec tail -f /dev/null # the region: runs until the demo stops it
 	;;
-deploy)
-	file=${!#}
-	base=$(basename "$file" .json)
+deploy | rollback | destroy)
+	# A new release: deploy's answer is named after its file, rollback's
+	# and destroy's after the command.
+	base=$1
+	if [[ $1 == deploy ]]; then base=$(basename "${!#}" .json); fi
 	n=$(($(cat "$dir/n" 2>/dev/null || echo 0) + 1))
 	echo "$n" >"$dir/n"
 	printf '20250101T00000%dZ-abcdef\n' "$n" >"$dir/id"
 	if [[ -f $dir/world-$base ]]; then sed "s/ID/$(cat "$dir/id")/g" "$dir/world-$base" >"$dir/world"; fi
-	answer "$dir/deploy-$base"
+	if [[ $1 == deploy ]]; then answer "$dir/deploy-$base"; fi
+	answer "$dir/$base"
+	;;
+plan)
+	answer "$dir/plan-$(basename "${!#}" .json)"
+	;;
+status)
+	# status PROJECT, status PROJECT CONFIG and status --drift answer apart.
+	case " $* " in
+	*" --drift "*) answer "$dir/status-drift" ;;
+	*" development "*) answer "$dir/status-development" ;;
+	esac
+	answer "$dir/status"
 	;;
 *)
 	answer "$dir/$1"

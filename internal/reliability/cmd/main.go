@@ -24,6 +24,7 @@ func main() {
 	families := flag.String("families", "", "comma-separated families to run (default: all of single, pair, consistency, race)")
 	calls := flag.Bool("calls", false, "also print the base runs' calls")
 	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole matrix")
+	destroy := flag.Bool("destroy", false, "inject into a destroy of the reference's config instead of its next release")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -36,7 +37,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	sc, err := reliability.Reference(dir)
+	reference, what := reliability.Reference, "reference deploy: "+reliability.ReferenceNext
+	if *destroy {
+		reference, what = reliability.ReferenceDestroy, "reference destroy"
+	}
+	sc, err := reference(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -67,7 +72,7 @@ func main() {
 		fmt.Println("base failure:")
 		reliability.CallTable(os.Stdout, m.Bases.Failure)
 	}
-	fmt.Printf("reference deploy: %s over %s; %d runs in %s on %d workers\n", reliability.ReferenceNext, reliability.ReferencePrevious,
+	fmt.Printf("%s over %s; %d runs in %s on %d workers\n", what, reliability.ReferencePrevious,
 		len(m.Entries)+2, m.Elapsed.Round(time.Second), *workers)
 	m.Report(os.Stdout)
 	if len(m.Violations()) > 0 || err != nil {
