@@ -195,7 +195,7 @@ expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $latest " "$OUT" || die "ferry status does not show release $latest deployed"
 grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
-step "8. The lifecycle: plan, an explicit removal, history, rollback, drift, destroy"
+step "8. The lifecycle: plan, an explicit removal, history, rollback, drift healed, destroy"
 note "a release without the worker, and without naming it under remove: plan says the deploy would be refused"
 expect 1 plan --local testdata/demo/deploy-test-v2.json
 grep -qF 'the deploy would delete the serving groups of worker' "$OUT" || die "plan did not name the service left out"
@@ -222,9 +222,20 @@ expect 0 local world --endpoint "$FERRY_LOCAL_ENDPOINT" set-capacity "$web_group
 expect 0 status --local --drift "$PROJECT" development
 grep -qF "group_missing" "$OUT" || die "status --drift did not see the worker's group gone"
 grep -qF "min 2 max 6, not the release's min 2 max 4" "$OUT" || die "status --drift did not see web resized"
+note "the release says \"reconcile\": \"heal\": the next reconcile pass (every 15 simulated minutes) deploys its content again"
+healed=""
+for _ in $(seq "${FERRY_DEMO_HEAL_TRIES:-120}"); do
+	if "$FERRY" follow --local --poll "$POLL" "$PROJECT" development >"$OUT" 2>/dev/null; then healed=yes; break; fi
+	sleep 0.5
+done
+[[ -n $healed ]] || die "no heal ran within a minute"
+cat "$OUT"
+grep -qF "Success" "$OUT" || die "the heal did not succeed"
+expect 0 history --local --limit 1 "$PROJECT" development
+grep -qF "heal of $restored" "$OUT" || die "history does not show the heal of $restored"
 note "destroy: every group of the config retired through the deploy path, the record of what runs removed"
 expect 0 destroy --local --yes --poll "$POLL" "$PROJECT" development
-gone "$restored"
+gone "$PROJECT/development/"
 expect 0 status --local "$PROJECT" development
 grep -qF "deployed  nothing yet" "$OUT" || die "status still shows a release deployed after the destroy"
 

@@ -36,12 +36,13 @@ var demoAnswers = map[string]string{
 	"plan-deploy-test-web-only":   "0\nferry plan: coinbase/deploy-test development in account 111111111111 region us-east-1\n  remove services: worker\nthe deploy would proceed\n",
 	"world-deploy-test-web-only":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"deploy-deploy-test-web-only": "0\nferry deploy: coinbase/deploy-test development release ID\n  2:40  Success\n",
-	"history":                     "0\nRELEASE  OUTCOME\n20250101T000008Z-abcdef *  Success\n",
+	"history":                     "0\nRELEASE  OUTCOME\n20250101T001500Z-heal *  Success  heal of 20250101T000009Z-abcdef\n",
 	"world-rollback":              "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n  ASG coinbase/deploy-test/development/worker/ID\n",
 	"rollback": "0\nferry rollback: coinbase/deploy-test development back from release 20250101T000008Z-abcdef to the content of release 20250101T000007Z-abcdef\n" +
 		"ferry rollback: coinbase/deploy-test development release ID\n  6:02  Success\n",
 	"show":               "0\ncoinbase/deploy-test development release 20250101T000009Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000007Z-abcdef\n",
 	"status-drift":       "0\ncoinbase/deploy-test development\n  drift (checked 2025-01-01 00:10:00Z)\n    web  capacity  min 2 max 6, not the release's min 2 max 4\n    worker  group_missing  the group is gone\n",
+	"follow":             "0\nferry follow: coinbase/deploy-test development release 20250101T001500Z-heal\n  4:02  Success\n",
 	"world-destroy":      "world at 2025-01-01T00:20:00Z\n\nnothing deployed or registered\n",
 	"destroy":            "0\nferry destroy: coinbase/deploy-test development release ID\n  1:02  Success\n",
 	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
@@ -90,6 +91,9 @@ func TestDemo(t *testing.T) {
 		{"the destroy left a release deployed", map[string]string{
 			"status-development": "0\ncoinbase/deploy-test development\n  deployed  20250101T000009Z-abcdef\n",
 		}, false, "status still shows a release deployed after the destroy"},
+		{"no heal", map[string]string{
+			"follow": "1\nferry follow: no deploy of coinbase/deploy-test development is running\n",
+		}, false, "no heal ran within a minute"},
 		{"a deploy exits with the wrong code", map[string]string{
 			"deploy-deploy-test-v2": "2\nferry deploy: coinbase/deploy-test development release ID\n  FailureDirty\n",
 		}, false, "exited 2, expected 0"},
@@ -104,7 +108,7 @@ func TestDemo(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
 			}
 			cmd := exec.Command("bash", "demo.sh")
-			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1")
+			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1", "FERRY_DEMO_HEAL_TRIES=2")
 			var out, errOut strings.Builder
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			err := cmd.Run()

@@ -128,12 +128,12 @@ func (c *deployCommand) submit(ctx context.Context, d *deployer, out *display, p
 	if err != nil {
 		return err
 	}
-	sum, err := contentHash(r)
+	sum, err := release.ContentHash(r)
 	if err != nil {
 		return err
 	}
 	for _, x := range running {
-		if other, err := contentHash(x.Release); err == nil && other == sum {
+		if other, err := release.ContentHash(x.Release); err == nil && other == sum {
 			return c.followRunning(ctx, d, out, file, x)
 		}
 	}

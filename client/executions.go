@@ -107,15 +107,6 @@ func eachRunning(ctx context.Context, d *deployer, visit func(sfntypes.Execution
 	return nil
 }
 
-// contentHash is the canonical hash of what a release deploys: its hash
-// with the fields that differ between two runs of the same file
-// (release_id, created_at, created_by, identity, rollback_of) cleared.
-func contentHash(r *release.Release) (string, error) {
-	c := r.Clone()
-	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity, c.RollbackOf = "", time.Time{}, "", nil, ""
-	return release.Hash(c)
-}
-
 // followOptions say how often to read the history and how to wait.
 type followOptions struct {
 	// Interval is the wait between two reads; Waiting, when longer, the

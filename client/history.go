@@ -86,6 +86,8 @@ type historyEntry struct {
 	Description     string    `json:"description,omitempty"`
 	// RollbackOf is the release whose content it deployed again.
 	RollbackOf string `json:"rollback_of,omitempty"`
+	// HealOf is the release whose content the reconciler deployed again.
+	HealOf string `json:"heal_of,omitempty"`
 	// Destroy says it was a destroy (ferry destroy).
 	Destroy bool `json:"destroy,omitempty"`
 }
@@ -166,7 +168,7 @@ func readHistoryEntry(ctx context.Context, l *ledger.Ledger, project, config, id
 		}
 		return e, fmt.Errorf("release %s: %w", id, err)
 	}
-	e.Version, e.Description, e.RollbackOf, e.Destroy = r.Version, r.Description, r.RollbackOf, r.Destroy
+	e.Version, e.Description, e.RollbackOf, e.HealOf, e.Destroy = r.Version, r.Description, r.RollbackOf, r.HealOf, r.Destroy
 	if e.CreatedBy == "" {
 		e.CreatedBy = r.CreatedBy
 	}
@@ -213,6 +215,9 @@ func writeHistory(w io.Writer, entries []historyEntry) {
 		}
 		if e.RollbackOf != "" {
 			detail = append(detail, "rollback to "+e.RollbackOf)
+		}
+		if e.HealOf != "" {
+			detail = append(detail, "heal of "+e.HealOf)
 		}
 		if msg := describeError(e.Error, e.Cause); msg != "" {
 			first, _, _ := strings.Cut(msg, "\n")

@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/ledger"
@@ -96,9 +98,9 @@ func TestHistoryShowRollback(t *testing.T) {
 	r3, err := l.GetRelease(context.Background(), "coinbase/deploy-test", "development", id3)
 	require.NoError(t, err)
 	assert.Equal(t, id1, r3.RollbackOf)
-	c1, err := contentHash(r1)
+	c1, err := release.ContentHash(r1)
 	require.NoError(t, err)
-	c3, err := contentHash(r3)
+	c3, err := release.ContentHash(r3)
 	require.NoError(t, err)
 	assert.Equal(t, c1, c3, "the same content")
 	cur, _, err := l.GetCurrent(context.Background(), "coinbase/deploy-test", "development")
@@ -404,4 +406,55 @@ func TestStatusDrift(t *testing.T) {
 	missing := tr.ferry(t, "local", "world", "delete-group", "no-such-group")
 	assert.Equal(t, exitFailure, missing.code)
 	assert.Contains(t, missing.stderr, `the world has no group "no-such-group"`)
+}
+
+// TestReconcileHealsOnSchedule: with a release that opted into heal, a
+// group deleted by hand comes back at the next scheduled reconcile pass,
+// as a heal release (the same content, by the reconciler) deployed
+// through the deploy path; ferry follow shows it and history names it.
+func TestReconcileHealsOnSchedule(t *testing.T) {
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) {
+		o.Region, o.ReconcileEvery = "us-west-2", 15*time.Minute
+	})
+	data, err := os.ReadFile("testdata/e2e/shop-two-services.json")
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(data, &raw))
+	raw["reconcile"] = "heal"
+	file := filepath.Join(t.TempDir(), "shop-heal.json")
+	writeJSON(t, file, raw)
+	first := tr.ferry(t, "deploy", "--local", file)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	worker := naming.GroupName("acme/shop", "staging", "worker", id1)
+	gone := tr.ferry(t, "local", "world", "delete-group", worker)
+	require.Equal(t, exitOK, gone.code, gone.stderr)
+
+	ctx := context.Background()
+	require.NoError(t, tr.Pass(ctx, 20*time.Minute))
+	pass, err := tr.ReconcileIfDue()
+	require.NoError(t, err)
+	require.NotNil(t, pass, "a pass is due 15 minutes after the region started")
+	require.NoError(t, pass.Wait(ctx))
+	assert.Equal(t, asl.StatusSucceeded, pass.Describe().Status, "%+v", pass.Describe())
+	followed := tr.ferry(t, "follow", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, followed.code, "stdout:\n%s\nstderr:\n%s", followed.stdout, followed.stderr)
+
+	cur, found, err := ledger.New(tr.S3(), tr.Bucket()).GetCurrent(ctx, "acme/shop", "staging")
+	require.NoError(t, err)
+	require.True(t, found)
+	require.NotEqual(t, id1, cur.ReleaseID, "a heal release is deployed")
+	groups := tr.groups("111111111111", "us-west-2")
+	assert.Contains(t, groups, naming.GroupName("acme/shop", "staging", "worker", cur.ReleaseID), "the worker serves again")
+	assert.Len(t, groups, 2)
+	h := tr.ferry(t, "history", "--local", "--json", "acme/shop", "staging")
+	require.Equal(t, exitOK, h.code, h.stderr)
+	var entries []historyEntry
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &entries))
+	assert.Equal(t, id1, entries[0].HealOf)
+	assert.Equal(t, "ferry-reconciler", entries[0].CreatedBy)
+
+	again, err := tr.ReconcileIfDue()
+	require.NoError(t, err)
+	assert.Nil(t, again, "the next pass is not due yet")
 }

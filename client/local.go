@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Defaults of ferry local.
@@ -46,13 +47,15 @@ var defaultWorld []byte
 
 // localCommand is ferry local, and ferry local world.
 type localCommand struct {
-	env      Env
-	listen   string
-	world    string
-	speed    float64
-	verbose  bool
-	endpoint string
-	asJSON   bool
+	env    Env
+	listen string
+	world  string
+	speed  float64
+	// reconcile is how often the region starts a reconcile pass.
+	reconcile time.Duration
+	verbose   bool
+	endpoint  string
+	asJSON    bool
 	// set are the flags given on the command line, to refuse those of the
 	// other form (serving, or local world) rather than ignore them.
 	set func() []string
@@ -60,7 +63,7 @@ type localCommand struct {
 
 // The flags of each form of ferry local.
 var (
-	localServeFlags = []string{"listen", "world", "speed", "verbose"}
+	localServeFlags = []string{"listen", "world", "speed", "verbose", "reconcile"}
 	localWorldFlags = []string{"endpoint", "json"}
 )
 
@@ -83,7 +86,10 @@ for the default address.
 deploy-test example (testdata/worlds/deploy-test.json), built into ferry.
 --speed scales simulated time: with 60 a ten-minute deploy takes ten
 seconds; 0 runs as fast as possible (time jumps whenever every deploy
-waits, and passes with the wall clock while no deploy runs). Logs go to
+waits, and passes with the wall clock while no deploy runs). --reconcile
+starts a reconcile pass every so much simulated time (default 15m, as the
+deployer's schedule in AWS; 0: none): it records each config's drift and
+heals the fleets of releases that say "reconcile": "heal". Logs go to
 stderr: warnings only, or every state and API call with --verbose.
 
 "ferry local world" asks a running region (--endpoint, default
@@ -107,6 +113,7 @@ func (c *localCommand) defineFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", localAddr, "`ADDR` (host:port) to serve on")
 	fs.StringVar(&c.world, "world", "", "world `FILE` of the simulated AWS (default: the deploy-test world)")
 	fs.Float64Var(&c.speed, "speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
+	fs.DurationVar(&c.reconcile, "reconcile", tuning.ReconcileEvery, "start a reconcile pass every `DURATION` of simulated time, as the deployer's schedule does (0: none)")
 	fs.BoolVar(&c.verbose, "verbose", false, "log every state and API call")
 	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world")
 	fs.BoolVar(&c.asJSON, "json", false, "print the world as JSON, for ferry local world")
@@ -144,6 +151,9 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 		}
 		if !(c.speed <= limits.MaxLocalSpeed) { // NaN too
 			return usageErrorf(c.spec(), "--speed %v must be a number from 0 to %d", c.speed, limits.MaxLocalSpeed)
+		}
+		if c.reconcile < 0 {
+			return usageErrorf(c.spec(), "--reconcile %v must not be negative", c.reconcile)
 		}
 		return commandFailure("local", exitFailure, c.serve(ctx))
 	case len(args) >= 1 && args[0] == "world":
@@ -246,7 +256,7 @@ func (c *localCommand) serve(ctx context.Context) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(c.env.Stderr, &slog.HandlerOptions{Level: level}))
-	r, err := region.New(ctx, region.Options{World: spec, Speed: c.speed, Logger: logger})
+	r, err := region.New(ctx, region.Options{World: spec, Speed: c.speed, Logger: logger, ReconcileEvery: c.reconcile})
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	connector := cloud.NewConnector(stsClient, cloud.AWSBuilder(awsCfg), cloud.ConnectorOptions{})
 	dc := cfg.deployerConfig(log)
-	dc.Executions = sfn.NewFromConfig(awsCfg)
+	states := sfn.NewFromConfig(awsCfg)
+	dc.Executions, dc.Starts = states, states
 	dc.Identities = identity.Verifier{Client: &http.Client{Timeout: identityTimeout}}
 	d, err := deployer.New(dc, s3.NewFromConfig(awsCfg), connector)
 	if err != nil {

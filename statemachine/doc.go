@@ -8,9 +8,10 @@
 //
 //	Query? -> Validate -> Lock -> ValidateResources -> ResourcesValid?
 //	Query?, the first rule that holds:
-//	    $.plan is present  -> Plan -> Answered
-//	    $.drift is present -> Drift -> Answered
-//	    otherwise          -> Validate
+//	    $.plan is present           -> Plan -> Answered
+//	    $.drift is present          -> Drift -> Answered
+//	    $.reconcile_pass is present -> Reconcile -> Reconciled?
+//	    otherwise                   -> Validate
 //	ResourcesValid?, the first rule that holds:
 //	    $.resources.done is not present          -> BadResourcesReport -> ReleaseLock -> FailureClean
 //	    $.resources.done is not a boolean        -> BadResourcesReport
@@ -19,6 +20,14 @@
 //	    $.resources.wait_seconds is not a number -> BadResourcesReport
 //	    $.resources.wait_seconds is negative     -> BadResourcesReport
 //	    otherwise                                -> WaitForResources -> ValidateResources
+//	Reconciled?, the first rule that holds:
+//	    $.reconcile_pass.done is not present          -> BadReconcileReport -> FailureClean
+//	    $.reconcile_pass.done is not a boolean        -> BadReconcileReport
+//	    $.reconcile_pass.done is true                 -> Answered
+//	    $.reconcile_pass.wait_seconds is not present  -> BadReconcileReport
+//	    $.reconcile_pass.wait_seconds is not a number -> BadReconcileReport
+//	    $.reconcile_pass.wait_seconds is negative     -> BadReconcileReport
+//	    otherwise                                     -> WaitForReconcile -> Reconcile
 //	Deployed?, the first rule that holds:
 //	    $.deploy.done is not present          -> BadDeployReport -> CleanUpFailure -> CleanedUp?
 //	    $.deploy.done is not a boolean        -> BadDeployReport
@@ -76,6 +85,7 @@
 //	ReleaseLock       [LockError, States.ALL] -> FailureDirty
 //	Plan              [BadReleaseError, States.ALL] -> FailureClean
 //	Drift             [BadReleaseError, DeployError, States.ALL] -> FailureClean
+//	Reconcile         [DeployError, States.ALL] -> FailureClean
 //
 // Every Catch stores the error at $.error. Every task retries the errors
 // of shape's Retry (RetryableError, the Lambda service's transient errors

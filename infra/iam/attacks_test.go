@@ -101,7 +101,15 @@ func attacks() []attack {
 	state := func(p *policies, key string) string { return "arn:aws:s3:::" + p.bucket + "/" + key }
 	const cfg = "development"
 
+	schedule := session(scheduleARN, "schedule", nil, "reconcile-schedule")
 	return []attack{
+		// The reconcile schedule's role starts executions, and nothing else.
+		a("the reconcile schedule's role invokes the deployer function", func(p *policies) evalCase {
+			return schedule.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)
+		}),
+		a("the reconcile schedule's role writes the lock", func(p *policies) evalCase {
+			return schedule.request("", "", "s3:PutObject", state(p, naming.LockKey(project, cfg)), "deployer-bucket", nil)
+		}),
 		// Trust.
 		a("another account's principal assumes the deploy role", func(*policies) evalCase {
 			return foreign.request("", "", "sts:AssumeRole", deployRole(targetAccount), "trust-"+targetAccount, assume(sessionTags))

@@ -201,6 +201,10 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	// client and an operator do what ferry's client does.
 	sm := session(smRoleARN, "execution", nil, "statemachine")
 	add(sm.request("", "the state machine invokes the deployer", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil))
+	sched := session(scheduleARN, "schedule", nil, "reconcile-schedule")
+	add(sched.request("", "the schedule starts a reconcile pass", "states:StartExecution", p.smARN, "", nil))
+	fn := session(lambdaRoleARN, "deployer", nil, "lambda")
+	add(fn.request("", "a reconcile pass starts a heal", "states:StartExecution", p.smARN, "", nil))
 	dev := session("arn:aws:iam::"+deployerAccount+":role/developer", "alice", nil, "admin")
 	obj := func(key string) string { return "arn:aws:s3:::" + p.bucket + "/" + key }
 	once := map[string]any{"s3:if-none-match": "*"}

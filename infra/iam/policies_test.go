@@ -29,6 +29,7 @@ const (
 var (
 	lambdaRoleARN = naming.RoleARN(deployerAccount, naming.DeployerRoleName(awsRegion))
 	smRoleARN     = naming.RoleARN(deployerAccount, naming.StateMachineRoleName(awsRegion))
+	scheduleARN   = naming.RoleARN(deployerAccount, naming.ReconcileScheduleRoleName(awsRegion))
 )
 
 // policies are ferry's policies as CloudFormation deploys them, by name,
@@ -121,6 +122,9 @@ func ferryPolicies(t *testing.T) *policies {
 		case strings.Contains(roles, naming.StateMachineRoleName(awsRegion)):
 			p.docs["statemachine"] = pol["PolicyDocument"]
 			p.addStatements(t, "state machine", pol["PolicyDocument"])
+		case strings.Contains(roles, naming.ReconcileScheduleRoleName(awsRegion)):
+			p.docs["reconcile-schedule"] = pol["PolicyDocument"]
+			p.addStatements(t, "reconcile schedule", pol["PolicyDocument"])
 		default:
 			t.Fatalf("a policy of an unknown role: %v", roles)
 		}

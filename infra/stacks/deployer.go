@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +12,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	sfn "github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/statemachine"
@@ -92,6 +95,12 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Type:        str("CommaDelimitedList"),
 		Default:     str(""),
 		Description: str("ARNs of the roles or users allowed to run `ferry unlock`: to delete a project-config's lock (" + naming.StatePrefix + "<project>/<config>/lock). Nobody else but the deployer may write or delete under " + naming.StatePrefix),
+	})
+	reconcileRate := awscdk.NewCfnParameter(stack, str(ParamReconcileRate), &awscdk.CfnParameterProps{
+		Type:           str("String"),
+		Default:        str(DefaultReconcileRate),
+		AllowedPattern: str(`^rate\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\)$`),
+		Description:    str("How often EventBridge Scheduler starts a reconcile pass (a rate expression): drift recorded for every project-config, fleets of releases with \"reconcile\": \"heal\" healed"),
 	})
 	hasTargets := awscdk.NewCfnCondition(stack, str(ConditionHasTargetAccounts), &awscdk.CfnConditionProps{
 		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), targets.ValueAsList()), str(""))),
@@ -176,6 +185,9 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	// state machine, which depends on the function.
 	allow("DescribeOwnExecutions", []string{"states:DescribeExecution"},
 		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":execution:"+naming.StateMachineName+":*"))
+	// A reconcile pass starts heals: executions of this state machine.
+	allow("StartOwnExecutions", []string{"states:StartExecution"},
+		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":stateMachine:"+naming.StateMachineName))
 
 	// The deployer bucket: under naming.StatePrefix only the Lambda's role
 	// writes or deletes (a client that may write its project's prefix can
@@ -251,6 +263,10 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		SourceAccount: awscdk.Aws_ACCOUNT_ID(),
 	})
 
+	if err := reconcileSchedule(stack, sm.StateMachine, reconcileRate); err != nil {
+		return nil, err
+	}
+
 	awscdk.NewCfnOutput(stack, str(naming.OutputStateMachineArn), &awscdk.CfnOutputProps{
 		Value:       sm.StateMachine.StateMachineArn(),
 		Description: str("The deploy state machine (ferry deploy starts executions of it)"),
@@ -262,8 +278,41 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	return &Deployer{Stack: stack, Bucket: bucket, Function: fn, StateMachine: sm}, nil
 }
 
+// reconcileSchedule has EventBridge Scheduler start a reconcile pass
+// ({"reconcile_pass": {}}) of sm at rate, as a role that may start
+// executions of sm and nothing else.
+func reconcileSchedule(stack awscdk.Stack, sm sfn.StateMachine, rate awscdk.CfnParameter) error {
+	str := jsii.String
+	input, err := json.Marshal(execution.ReconcileInput{})
+	if err != nil {
+		return err
+	}
+	role := awsiam.NewRole(stack, str("ReconcileScheduleRole"), &awsiam.RoleProps{
+		RoleName:    str(naming.ReconcileScheduleRoleName(*awscdk.Aws_REGION())),
+		Description: str("ferry deployer: EventBridge Scheduler starts the reconcile passes"),
+		AssumedBy: awsiam.NewServicePrincipal(str("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]interface{}{"StringEquals": map[string]interface{}{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()}},
+		}),
+	})
+	sm.GrantStartExecution(role)
+	awsscheduler.NewCfnSchedule(stack, str("ReconcileSchedule"), &awsscheduler.CfnScheduleProps{
+		Description:        str("ferry: a reconcile pass of every project-config"),
+		ScheduleExpression: rate.ValueAsString(),
+		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: str("OFF")},
+		Target: &awsscheduler.CfnSchedule_TargetProperty{
+			Arn:     sm.StateMachineArn(),
+			RoleArn: role.RoleArn(),
+			Input:   str(string(input)),
+		},
+	})
+	return nil
+}
+
 // Parameters and conditions of the DeployerStack.
 const (
+	// ParamReconcileRate is how often the reconcile schedule starts a
+	// pass (a rate expression, default DefaultReconcileRate).
+	ParamReconcileRate = "ReconcileRate"
 	// ParamTargetAccounts lists the accounts the deployer deploys into:
 	// its Lambda may assume ferry's roles there only (default: its own
 	// account).
@@ -274,6 +323,9 @@ const (
 	// ConditionHasTargetAccounts is true when TargetAccounts is not empty.
 	ConditionHasTargetAccounts = "HasTargetAccounts"
 )
+
+// DefaultReconcileRate is ParamReconcileRate's default: tuning.ReconcileEvery.
+var DefaultReconcileRate = fmt.Sprintf("rate(%d minutes)", int(tuning.ReconcileEvery.Minutes()))
 
 // DeployerObjectActions are the S3 object actions the deployer Lambda may
 // take on its own bucket: exactly what its stores call (HeadObject is

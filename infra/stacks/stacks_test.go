@@ -211,7 +211,7 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{"DeployerBucketObjects", "DeployerBucketList", "DenyOtherBuckets", "NeverEraseHistory",
-		"AssumeFerryDeployRoles", "AssumeFerryPublishRoles", "DescribeOwnExecutions"}, keys(bySid))
+		"AssumeFerryDeployRoles", "AssumeFerryPublishRoles", "DescribeOwnExecutions", "StartOwnExecutions"}, keys(bySid))
 	assert.Equal(t, []string{"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"}, strs(bySid["DeployerBucketObjects"]["Action"]))
 	assert.Equal(t, mustJSON(t, bucketObjects), mustJSON(t, bySid["DeployerBucketObjects"]["Resource"]))
 	assert.Equal(t, "s3:ListBucket", bySid["DeployerBucketList"]["Action"])
@@ -230,6 +230,8 @@ func TestDeployerLambdaPolicy(t *testing.T) {
 		assert.NotContains(t, j, `:iam::*:`, "never every account")
 	}
 	assert.Contains(t, mustJSON(t, bySid["DescribeOwnExecutions"]["Resource"]), `:execution:`+naming.StateMachineName+`:*"`)
+	assert.Equal(t, "states:StartExecution", bySid["StartOwnExecutions"]["Action"], "a reconcile pass starts heals")
+	assert.Contains(t, mustJSON(t, bySid["StartOwnExecutions"]["Resource"]), `:stateMachine:`+naming.StateMachineName+`"`)
 }
 
 func keys(m map[string]obj) []string {
@@ -699,4 +701,41 @@ func mustRender(t *testing.T) []byte {
 	b, err := bootstrap.Render([]string{"111111111111", "222222222222"}, "blue")
 	require.NoError(t, err)
 	return b
+}
+
+// TestReconcileSchedule: EventBridge Scheduler starts a reconcile pass of
+// the deploy state machine at the ReconcileRate parameter's rate (default
+// every 15 minutes), as a role only the scheduler of this account assumes
+// and that may start executions of that state machine and nothing else.
+func TestReconcileSchedule(t *testing.T) {
+	_, _, raw := deployer(t)
+	sched := raw["Resources"].(obj)[onlyID(t, raw, "AWS::Scheduler::Schedule")].(obj)["Properties"].(obj)
+	assert.Equal(t, obj{"Ref": ParamReconcileRate}, sched["ScheduleExpression"])
+	assert.Equal(t, obj{"Mode": "OFF"}, sched["FlexibleTimeWindow"])
+	target := sched["Target"].(obj)
+	smID := onlyID(t, raw, "AWS::StepFunctions::StateMachine")
+	assert.Equal(t, obj{"Ref": smID}, target["Arn"])
+	var in map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(target["Input"].(string)), &in))
+	assert.Contains(t, in, "reconcile_pass", "the entry Choice's reconcile rule")
+	param := raw["Parameters"].(obj)[ParamReconcileRate].(obj)
+	assert.Equal(t, "rate(15 minutes)", param["Default"])
+
+	roleID := target["RoleArn"].(obj)["Fn::GetAtt"].([]interface{})[0].(string)
+	role := raw["Resources"].(obj)[roleID].(obj)["Properties"].(obj)
+	trust := mustJSON(t, role["AssumeRolePolicyDocument"])
+	assert.Contains(t, trust, `"Service":"scheduler.amazonaws.com"`)
+	assert.Contains(t, trust, `"aws:SourceAccount"`)
+	var granted []obj
+	for _, p := range resourcesOfType(raw, "AWS::IAM::Policy") {
+		props := p["Properties"].(obj)
+		if mustJSON(t, props["Roles"]) == mustJSON(t, []interface{}{obj{"Ref": roleID}}) {
+			for _, s := range props["PolicyDocument"].(obj)["Statement"].([]interface{}) {
+				granted = append(granted, s.(obj))
+			}
+		}
+	}
+	require.Len(t, granted, 1, "one statement")
+	assert.Equal(t, "states:StartExecution", granted[0]["Action"])
+	assert.Equal(t, obj{"Ref": smID}, granted[0]["Resource"])
 }

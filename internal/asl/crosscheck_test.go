@@ -351,6 +351,13 @@ func ferryScenarios() []ferryScenario {
 		return sc
 	}
 	answered := outcome{Result: raw(`{"project_name": "p", "config_name": "c", "proceed": true, "refusals": [], "groups": []}`)}
+	query := func(name, input string, outcomes map[string][]outcome) scenario {
+		sc := base(name, outcomes)
+		sc.Input = raw(input)
+		return sc
+	}
+	nextPage := outcome{Result: raw(`{"reconcile_pass": {"after": "p c", "done": false, "wait_seconds": 0, "checked": 10}}`)}
+	lastPage := outcome{Result: raw(`{"reconcile_pass": {"after": "q c", "done": true, "wait_seconds": 0, "checked": 12}}`)}
 	return append(deploys,
 		ferryScenario{plan("plan answered", []outcome{answered}),
 			endReport{[]string{"Query?", "Plan", "Answered"}, "SUCCEEDED", ""}, ""},
@@ -358,6 +365,15 @@ func ferryScenarios() []ferryScenario {
 			endReport{[]string{"Query?", "Plan", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
 		ferryScenario{plan("plan retried", []outcome{failWith("RetryableError"), answered}),
 			endReport{[]string{"Query?", "Plan", "Answered"}, "SUCCEEDED", ""}, ""},
+		// A reconcile pass ({"reconcile_pass": {}}) takes Reconcile page after
+		// page until it reports the pass done; a drift query is answered
+		// by Drift.
+		ferryScenario{query("reconcile in two pages", `{"reconcile_pass": {}}`, map[string][]outcome{"Reconcile": {nextPage, lastPage}}),
+			endReport{[]string{"Query?", "Reconcile", "Reconciled?", "WaitForReconcile", "Reconcile", "Reconciled?", "Answered"}, "SUCCEEDED", ""}, ""},
+		ferryScenario{query("reconcile fails clean", `{"reconcile_pass": {}}`, map[string][]outcome{"Reconcile": {failWith("DeployError")}}),
+			endReport{[]string{"Query?", "Reconcile", "FailureClean"}, "FAILED", "DeployError"}, ""},
+		ferryScenario{query("drift answered", `{"drift": {"project_name": "p/q", "config_name": "c"}}`, map[string][]outcome{"Drift": {answered}}),
+			endReport{[]string{"Query?", "Drift", "Answered"}, "SUCCEEDED", ""}, ""},
 	)
 }
 

@@ -69,6 +69,10 @@ type Config struct {
 	// Executions skips the check (tests of single handlers).
 	Executions      Executions
 	StateMachineARN string
+	// Starts starts the heals of a reconcile pass (executions of
+	// StateMachineARN); nil leaves a pass unable to heal (each heal it
+	// would start is counted as a failure).
+	Starts Starter
 	// Identities verifies the identity proof of each release at Validate
 	// (identity.Verifier): a release without a valid one is refused, and
 	// the caller it proves is what the records name as created_by. The
@@ -164,6 +168,7 @@ var handlers = map[string]handler{
 	execution.TaskReleaseLock:       (*Deployer).releaseLock,
 	execution.TaskPlan:              (*Deployer).plan,
 	execution.TaskDrift:             (*Deployer).drift,
+	execution.TaskReconcile:         (*Deployer).reconcile,
 }
 
 // Invoke runs the task req names and returns its result as JSON: the

@@ -56,11 +56,19 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 	if err := d.confirmQuery(ctx, req); err != nil {
 		return nil, err
 	}
+	out, _, err := d.checkDrift(ctx, q)
+	return out, err
+}
+
+// checkDrift compares what runs in q's project-config with its current
+// record (steps 1 to 4 of drift) and returns the report and the current
+// release (nil when nothing is deployed, or when it expired).
+func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*execution.Drift, *release.Release, error) {
 	now := d.now()
 	out := &execution.Drift{ProjectName: q.ProjectName, ConfigName: q.ConfigName, CheckedAt: now, Drifts: []execution.DriftItem{}}
 	cur, found, err := d.ledger.GetCurrent(ctx, q.ProjectName, q.ConfigName)
 	if err != nil || !found {
-		return out, err
+		return out, nil, err
 	}
 	out.Deployed = cur.ReleaseID
 	r, err := d.ledger.GetRelease(ctx, q.ProjectName, q.ConfigName, cur.ReleaseID)
@@ -69,7 +77,7 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 	case errors.As(err, &expired):
 		r = nil // compare with the record alone
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	default:
 		r.ApplyDefaults()
 	}
@@ -77,11 +85,11 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 	out.Target = st.Target
 	c, err := d.connect(ctx, st, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var elbs, tgs []string
 	for _, g := range groups {
@@ -89,13 +97,13 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 	}
 	views, err := balancers.Read(ctx, c.ELB, c.ELBv2, compact(elbs), compact(tgs))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	items := driftOf(cur, r, groups, views)
 	if err := d.dateDrift(ctx, q, cur.ReleaseID, now, items, out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, r, nil
 }
 
 // driftQuery is the project-config a drift query names.

@@ -78,6 +78,10 @@ type harness struct {
 // (DescribeExecution, AWS Step Functions API Reference: Errors).
 type fakeExecutions struct {
 	byARN map[string]*sfn.DescribeExecutionOutput
+	// started are the executions StartExecution started, in order; now
+	// is their start time.
+	started []string
+	now     func() time.Time
 }
 
 var _ Executions = (*fakeExecutions)(nil)
@@ -89,6 +93,18 @@ func (f *fakeExecutions) DescribeExecution(_ context.Context, in *sfn.DescribeEx
 	}
 	c := *out
 	return &c, nil
+}
+
+// StartExecution registers a RUNNING execution of in's name and input,
+// started at the epoch of its registry's clock (the harness's heals).
+func (f *fakeExecutions) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	arn := asl.ExecutionARN(aws.ToString(in.StateMachineArn), aws.ToString(in.Name))
+	if _, ok := f.byARN[arn]; ok {
+		return nil, &sfntypes.ExecutionAlreadyExists{Message: aws.String("Execution Already Exists: '" + arn + "'")}
+	}
+	f.register(arn, json.RawMessage(aws.ToString(in.Input)), f.now())
+	f.started = append(f.started, arn)
+	return &sfn.StartExecutionOutput{ExecutionArn: aws.String(arn), StartDate: aws.Time(f.now())}, nil
 }
 
 // register records a RUNNING execution of the deployer's state machine
@@ -140,11 +156,12 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	client := srv.Client()
 	conn := world.Connector(account, func(target.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
 	store := s3test.NewDenying(t, client)
-	executions := &fakeExecutions{byARN: map[string]*sfn.DescribeExecutionOutput{}}
+	executions := &fakeExecutions{byARN: map[string]*sfn.DescribeExecutionOutput{}, now: clk.Now}
 	d, err := New(Config{
 		Bucket:          bucket,
 		DefaultTarget:   target.Target{AccountID: account, Region: region},
 		Executions:      executions,
+		Starts:          executions,
 		StateMachineARN: naming.StateMachineARN(account, region),
 		Identities:      fakeIdentities{},
 		Version:         harnessVersion,

@@ -27,6 +27,10 @@ const (
 	// TaskDrift answers a drift query (DriftInput): how what runs
 	// differs from what ferry deployed.
 	TaskDrift = "Drift"
+	// TaskReconcile takes a page of a reconcile pass (ReconcileInput):
+	// drift recorded for each project-config, the fleets of those that
+	// opted in healed.
+	TaskReconcile = "Reconcile"
 )
 
 // Tasks returns every task name in the order a successful deploy runs them,
@@ -35,7 +39,7 @@ func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
 		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
-		TaskPlan, TaskDrift,
+		TaskPlan, TaskDrift, TaskReconcile,
 	}
 }
 
@@ -425,3 +429,45 @@ type DriftItem struct {
 // Key identifies a drift across checks: the same kind of the same group
 // saying the same thing.
 func (i DriftItem) Key() string { return i.Kind + "\x00" + i.Group + "\x00" + i.What }
+
+// ReconcileInput is the input of a reconcile pass's execution (what the
+// schedule starts: {"reconcile_pass": {}}), and the state between its pages.
+type ReconcileInput struct {
+	Reconcile Reconcile `json:"reconcile_pass"`
+}
+
+// Reconcile is a reconcile pass so far: where it is among the
+// project-configs, and what it found and did. Lists are bounded
+// (limits.MaxReconcileReport); the counts are not.
+type Reconcile struct {
+	// After is the last project-config checked ("project config"); the
+	// next page starts after it. "" starts the pass.
+	After string `json:"after,omitempty"`
+	// Done says every project-config was checked; WaitSeconds is the wait
+	// before the next page (0: at once).
+	Done        bool `json:"done"`
+	WaitSeconds int  `json:"wait_seconds"`
+	// Checked counts the project-configs checked, Drifted those with
+	// drift, Failed those whose check failed.
+	Checked int `json:"checked"`
+	Drifted int `json:"drifted"`
+	Failed  int `json:"failed"`
+	// Healed are the heals started; Errors say why checks failed
+	// ("project config: error").
+	Healed []Heal   `json:"healed,omitempty"`
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Heal is a heal a reconcile pass started: a new release deploying the
+// content of the current one again.
+type Heal struct {
+	ProjectName string `json:"project_name"`
+	ConfigName  string `json:"config_name"`
+	// Of is the current release whose content is deployed again;
+	// ReleaseID the heal's own release, Execution its execution.
+	Of        string `json:"of"`
+	ReleaseID string `json:"release_id"`
+	Execution string `json:"execution"`
+	// Why is the drift that called for it.
+	Why string `json:"why"`
+}

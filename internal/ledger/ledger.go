@@ -399,6 +399,32 @@ func (l *Ledger) GetDrift(ctx context.Context, project, config string) (DriftRec
 	return r, found, err
 }
 
+// HealRecord is the reconciler's record of its heals of a project-config
+// (naming.HealKey): the current release it heals, how many heals in a
+// row it started for it, and when the last one started. A pass that
+// finds the fleet well again starts the count over.
+type HealRecord struct {
+	Of       string    `json:"of"`
+	InARow   int       `json:"in_a_row"`
+	LastAt   time.Time `json:"last_at"`
+	LastHeal string    `json:"last_heal"`
+}
+
+// PutHeal stores the heal record, replacing the previous one.
+func (l *Ledger) PutHeal(ctx context.Context, project, config string, h HealRecord) error {
+	_, err := l.putJSON(ctx, naming.HealKey(project, config), h, object.Write{})
+	return err
+}
+
+// GetHeal reads the heal record; found is false when the reconciler
+// never healed the project-config. A record that cannot be read is an
+// error.
+func (l *Ledger) GetHeal(ctx context.Context, project, config string) (HealRecord, bool, error) {
+	var h HealRecord
+	found, err := l.getJSON(ctx, naming.HealKey(project, config), &h)
+	return h, found, err
+}
+
 // ClearCurrent removes the record of what is deployed in project/config:
 // a destroy retired everything (the bucket's versioning keeps the
 // record's history). Removing a record that is not there succeeds.

@@ -27,6 +27,14 @@ const (
 	// a failure, MaxRollbackChecks it keeps a deploy under
 	// StepFunctionsHistoryEvents (TestHistoryBudget).
 	MaxRetireSteps = 500
+	// ReconcilePage is how many project-configs one Reconcile invocation
+	// checks: a page's drift reads stay well inside the function's
+	// timeout, and the pass loops over pages.
+	ReconcilePage = 10
+	// MaxReconcileReport bounds the heals and errors a reconcile pass
+	// lists in its state document (its counts are not bounded), keeping
+	// it far below Step Functions' 256 KiB.
+	MaxReconcileReport = 50
 	// MaxThrottledSteps bounds the rounds of one loop (Deploy, the
 	// retirement, the clean-up) that AWS throttled and that run again
 	// after a wait (tuning.ThrottledSteps) instead of failing: about 20

@@ -53,8 +53,12 @@
 //	                     release is past its point of no return
 //	current              the last state, only on success; overwritten;
 //	                     removed by the last state of a destroy
-//	drift                the Drift task, at each drift query; overwritten:
-//	                     every difference with when it was first seen
+//	drift                the Drift task, at each drift query, and each
+//	                     reconcile pass; overwritten: every difference with
+//	                     when it was first seen
+//	heal                 a reconcile pass, before it starts a heal;
+//	                     overwritten: the release healed, the heals in a
+//	                     row, the last one's time
 //	halt                 ferry halt, whenever someone halts; overwritten
 //	assets/<sha256>      the client, before it uploads the release; only if
 //	                     absent, and the write carries the SHA-256

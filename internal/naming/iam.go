@@ -204,7 +204,7 @@ func WildcardMatch(pattern, s string) bool {
 // `ferry unlock` delete the locks alone.
 func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
-		CurrentKey("*", "*"), DriftKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
 	}
 }
@@ -215,3 +215,9 @@ func StateKeyPatterns() (lock string, others []string) {
 // lambda:InvokeFunction on it to every other). It does not match
 // DeployerRoleNamePattern, so the bootstrap roles do not trust it.
 func StateMachineRoleName(region string) string { return "ferry-statemachine-" + region }
+
+// ReconcileScheduleRoleName is the physical name of the role EventBridge
+// Scheduler starts the reconcile passes as: it may start executions of
+// the deploy state machine and nothing else. Like StateMachineRoleName it
+// does not match DeployerRoleNamePattern.
+func ReconcileScheduleRoleName(region string) string { return "ferry-reconcile-schedule-" + region }

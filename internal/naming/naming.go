@@ -56,6 +56,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
+//	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
@@ -99,6 +100,10 @@ func CurrentKey(project, config string) string { return StateConfigPrefix(projec
 // DriftKey is the key of the record of what the last drift query saw in
 // a project-config: each difference with when it was first seen.
 func DriftKey(project, config string) string { return StateConfigPrefix(project, config) + "drift" }
+
+// HealKey is the key of the record of the reconciler's heals of a
+// project-config: which release it healed, how often, when last.
+func HealKey(project, config string) string { return StateConfigPrefix(project, config) + "heal" }
 
 // ReleasePrefix is the prefix of everything stored for one release.
 func ReleasePrefix(project, config, releaseID string) string {

@@ -82,6 +82,11 @@ type Options struct {
 	// HealthCheckInterval is the deployer's first health-check interval
 	// (deployer.Config.HealthCheckInterval; zero: the deployer's default).
 	HealthCheckInterval time.Duration
+	// ReconcileEvery schedules a reconcile pass every so long on the
+	// region's clock, as the DeployerStack's schedule does in AWS (zero:
+	// none). A region with its own clock starts them itself; one on a
+	// test's Clock when the test calls ReconcileIfDue.
+	ReconcileEvery time.Duration
 
 	// Logger receives the region's logs (default: none). At Debug it shows
 	// every state entered and every AWS and S3 call; at Info executions
@@ -149,6 +154,11 @@ type Region struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// reconcileMu guards nextReconcile: when the next reconcile pass is
+	// due on the region's clock.
+	reconcileMu   sync.Mutex
+	nextReconcile time.Time
+
 	startMu sync.Mutex // serialises StartExecution
 	mu      sync.Mutex
 	byName  map[string]*entry
@@ -210,6 +220,9 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		case <-r.ctx.Done():
 		}
 	}()
+	if opts.ReconcileEvery > 0 && opts.Clock == nil {
+		go r.scheduleReconcile(r.ctx)
+	}
 	logger.Info("region ready", "state_machine", r.info.StateMachineARN, "bucket", r.info.Bucket,
 		"account", r.info.Account, "region", r.info.Region, "speed", opts.Speed)
 	return r, nil
@@ -342,6 +355,7 @@ func (r *Region) startDeployer() error {
 			CreatedAtMaxSkew:    opts.CreatedAtMaxSkew,
 			HealthCheckInterval: opts.HealthCheckInterval,
 			Executions:          r.SFN(),
+			Starts:              r.SFN(),
 			StateMachineARN:     r.info.StateMachineARN,
 			Identities:          r.verifier(),
 			Version:             buildinfo.Get().String(),

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Canonical returns the canonical encoding of r: defaults applied (on a
@@ -107,4 +108,17 @@ func isEmpty(v any) bool {
 		return len(t) == 0
 	}
 	return false
+}
+
+// ContentHash is the canonical hash of what r deploys: Hash with the
+// fields that differ between two releases of the same content cleared
+// (release_id, created_at, created_by, identity, rollback_of, heal_of).
+// A rollback or a heal has the content hash of the release it copies.
+func ContentHash(r *Release) (string, error) {
+	if r == nil {
+		return "", fmt.Errorf("canonical encoding: no release")
+	}
+	c := r.Clone()
+	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity, c.RollbackOf, c.HealOf = "", time.Time{}, "", nil, "", ""
+	return Hash(c)
 }

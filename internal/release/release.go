@@ -21,6 +21,12 @@ type Release struct {
 	// set by the client (ferry rollback); empty for a release made from
 	// a file.
 	RollbackOf string `json:"rollback_of,omitempty"`
+	// HealOf is the release whose content this one deploys again because
+	// the reconciler found its fleet gone or unhealthy (reconcile "heal"):
+	// set by the deployer's reconcile pass, never by a client, and
+	// accepted at Validate without an identity proof only while HealOf is
+	// what is deployed and the content is exactly its content.
+	HealOf string `json:"heal_of,omitempty"`
 	// Destroy makes the release a destroy (ferry destroy, which sets it):
 	// it deploys no service and, like any release at its swap, retires
 	// every group of the project-config, so nothing of it is left
@@ -77,7 +83,19 @@ type Release struct {
 	// here that has no group is nothing to remove. Deployment Stacks
 	// call this actionOnUnmanage.
 	Remove []string `json:"remove,omitempty"`
+	// Reconcile says what the deployer's reconcile pass does for this
+	// project-config while the release is deployed: "record" (the
+	// default, ReconcileRecord) records drift; "heal" (ReconcileHeal) also
+	// deploys the release's content again when a group of it is gone or
+	// its instances stay unhealthy, with a growing retry interval.
+	Reconcile string `json:"reconcile,omitempty"`
 }
+
+// Reconcile modes (Release.Reconcile).
+const (
+	ReconcileRecord = "record"
+	ReconcileHeal   = "heal"
+)
 
 // LifecycleHook is an Auto Scaling lifecycle hook added to every ASG of the
 // release at creation.

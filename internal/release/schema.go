@@ -150,6 +150,8 @@ func Schema() []byte {
 			"remove": obj{"type": []string{"array", "null"}, "maxItems": limits.MaxServices, "uniqueItems": true,
 				"description": "Services of the project-config this release removes: their serving groups are retired at the swap. A deploy that would retire a service not named here is refused.",
 				"items":       pattern("A service name.", simpleNamePattern, limits.MaxServiceLen)},
+			"reconcile": obj{"type": "string", "enum": []string{"", ReconcileRecord, ReconcileHeal},
+				"description": "What the deployer's reconcile pass does while this release is deployed: record (the default) records drift; heal also deploys the release's content again when a group is gone or its instances stay unhealthy."},
 		},
 		"required":             []string{"project_name", "config_name", "services"},
 		"additionalProperties": false,

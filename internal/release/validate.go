@@ -74,6 +74,18 @@ func (v *validator) release() {
 			p.add("release_id", "%s", why)
 		}
 	}
+	switch r.Reconcile {
+	case "", ReconcileRecord, ReconcileHeal:
+	default:
+		p.add("reconcile", "must be %q or %q, not %q", ReconcileRecord, ReconcileHeal, r.Reconcile)
+	}
+	if r.HealOf != "" {
+		if why := checkReleaseID(r.HealOf); why != "" {
+			p.add("heal_of", "%s", why)
+		} else if r.HealOf == r.ReleaseID {
+			p.add("heal_of", "must name another release than this one")
+		}
+	}
 	if r.RollbackOf != "" {
 		if why := checkReleaseID(r.RollbackOf); why != "" {
 			p.add("rollback_of", "%s", why)

@@ -44,3 +44,18 @@ const (
 // calls it drift: an instance Auto Scaling is replacing, or one booting
 // after a scale-out, is settling until then.
 const DriftUnhealthyAfter = 10 * time.Minute
+
+// HealRetry is the wait before the reconciler heals a project-config
+// again after a heal that did not make it well (its fleet still gone or
+// unhealthy at a later pass): doubled for each heal in a row, from
+// HealRetry up to MaxHealRetry, so a fleet that cannot be healed is not
+// redeployed every pass.
+const (
+	HealRetry    = 15 * time.Minute
+	MaxHealRetry = 6 * time.Hour
+)
+
+// ReconcileEvery is how often the deployer's schedule starts a reconcile
+// pass (the DeployerStack's ReconcileRate parameter; ferry local's
+// --reconcile).
+const ReconcileEvery = 15 * time.Minute

@@ -9,25 +9,28 @@ import (
 // Names of the states that are not tasks or ends (the tasks and the ends
 // are named by package execution).
 const (
-	StateQuery            = "Query?"
-	StateResourcesValid   = "ResourcesValid?"
-	StateWaitForResources = "WaitForResources"
-	StateBadResources     = "BadResourcesReport"
-	StateDeployed         = "Deployed?"
-	StateWaitForDeploy    = "WaitForDeploy"
-	StateBadDeployReport  = "BadDeployReport"
-	StateHealthy          = "Healthy?"
-	StateWaitForHealthy   = "WaitForHealthy"
-	StateBadHealthReport  = "BadHealthReport"
-	StateBaked            = "Baked?"
-	StateWaitForBake      = "WaitForBake"
-	StateBadBakeReport    = "BadBakeReport"
-	StateRetired          = "Retired?"
-	StateWaitForRetire    = "WaitForRetire"
-	StateBadRetireReport  = "BadRetireReport"
-	StateCleanedUp        = "CleanedUp?"
-	StateWaitForCleanUp   = "WaitForCleanUp"
-	StateBadCleanUpReport = "BadCleanUpReport"
+	StateQuery              = "Query?"
+	StateResourcesValid     = "ResourcesValid?"
+	StateWaitForResources   = "WaitForResources"
+	StateBadResources       = "BadResourcesReport"
+	StateDeployed           = "Deployed?"
+	StateWaitForDeploy      = "WaitForDeploy"
+	StateBadDeployReport    = "BadDeployReport"
+	StateHealthy            = "Healthy?"
+	StateWaitForHealthy     = "WaitForHealthy"
+	StateBadHealthReport    = "BadHealthReport"
+	StateBaked              = "Baked?"
+	StateWaitForBake        = "WaitForBake"
+	StateBadBakeReport      = "BadBakeReport"
+	StateRetired            = "Retired?"
+	StateWaitForRetire      = "WaitForRetire"
+	StateBadRetireReport    = "BadRetireReport"
+	StateCleanedUp          = "CleanedUp?"
+	StateWaitForCleanUp     = "WaitForCleanUp"
+	StateBadCleanUpReport   = "BadCleanUpReport"
+	StateReconciled         = "Reconciled?"
+	StateWaitForReconcile   = "WaitForReconcile"
+	StateBadReconcileReport = "BadReconcileReport"
 )
 
 // Deploy returns the shape of ferry's deploy state machine. Each call
@@ -37,13 +40,13 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Entry: &Choice{
 			Name:    StateQuery,
-			Comment: "A query is answered by its task: a plan ({\"plan\": release}) by Plan, a drift query ({\"drift\": {...}}) by Drift; any other input is a release to deploy.",
-			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}, {PathDrift, Present, execution.TaskDrift}},
+			Comment: "A query is answered by its task: a plan ({\"plan\": release}) by Plan, a drift query ({\"drift\": {...}}) by Drift, a reconcile pass ({\"reconcile_pass\": {}}) by Reconcile; any other input is a release to deploy.",
+			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}, {PathDrift, Present, execution.TaskDrift}, {PathReconcile, Present, execution.TaskReconcile}},
 			Default: execution.TaskValidate,
 		},
 		Retry: retry(),
 		Tasks: tasks(),
-		Loops: []Loop{resourcesLoop(), deployLoop(), healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop()},
+		Loops: []Loop{resourcesLoop(), deployLoop(), healthLoop(), bakeLoop(), retireLoop(), cleanUpLoop(), reconcileLoop()},
 		Ends: []End{
 			{Name: execution.EndSuccess,
 				Comment: "The release is deployed and healthy; the previous groups are deleted."},
@@ -65,6 +68,17 @@ func resourcesLoop() Loop {
 	return throttledLoop(execution.TaskValidateResources, StateResourcesValid, StateWaitForResources, StateBadResources,
 		PathResources, PathResourcesValid, PathResourcesWaitSeconds, execution.TaskPublish, execution.TaskReleaseLock,
 		"Publish once every resource is checked, else wait and let ValidateResources check again.")
+}
+
+// reconcileLoop is a reconcile pass's: Reconcile checks a page of
+// project-configs and reports whether the pass is done; until then the
+// next page after the wait it asks for. A state without a usable report
+// ends clean: a pass changes nothing but by starting heals, which are
+// deploys of their own.
+func reconcileLoop() Loop {
+	return throttledLoop(execution.TaskReconcile, StateReconciled, StateWaitForReconcile, StateBadReconcileReport,
+		PathReconcile, PathReconciled, PathReconcileWaitSeconds, execution.EndAnswered, execution.EndFailureClean,
+		"Answer once every project-config is checked, else check the next page.")
 }
 
 // deployLoop is Deploy's: when AWS throttled it, Deploy reports how long
@@ -281,9 +295,10 @@ func tasks() []Task {
 	return append(append(deployTasks(), swapTasks()...), queryTasks()...)
 }
 
-// queryTasks answer the queries: a plan, which changes nothing, and a
-// drift query, which writes only its drift record. Every failure ends
-// clean: nothing in AWS was changed.
+// queryTasks answer the queries: a plan, which changes nothing; a drift
+// query, which writes only its drift record; a reconcile pass, which
+// writes drift and heal records and starts heals (deploys of their own).
+// Every failure ends clean: nothing in AWS was changed.
 func queryTasks() []Task {
 	return []Task{
 		{
@@ -297,6 +312,12 @@ func queryTasks() []Task {
 			Comment:   "Compare what runs in the project-config with its current record and record since when each difference is seen.",
 			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease, failure.NameDeploy)},
 			Otherwise: Catch{Next: execution.EndFailureClean, Note: "a drift query changes nothing in AWS"},
+		},
+		{
+			Name: execution.TaskReconcile, Next: StateReconciled,
+			Comment:   "Check a page of project-configs: record each one's drift, start a heal for those that opted in and whose fleet is gone or unhealthy.",
+			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameDeploy)},
+			Otherwise: Catch{Next: execution.EndFailureClean, Note: "a pass changes nothing in AWS; heals are deploys of their own"},
 		},
 	}
 }

@@ -17,6 +17,11 @@ const (
 	// Choice sends an input with one to its task.
 	PathPlan  = "$.plan"
 	PathDrift = "$.drift"
+	// PathReconcile is a reconcile pass (execution.Reconcile): where it
+	// is, whether it is done and how long to wait before its next page.
+	PathReconcile            = "$.reconcile_pass"
+	PathReconciled           = "$.reconcile_pass.done"
+	PathReconcileWaitSeconds = "$.reconcile_pass.wait_seconds"
 	// PathResources is ValidateResources' report (execution.Progress):
 	// whether every resource was checked, and how long to wait before it
 	// runs again when AWS throttled it.

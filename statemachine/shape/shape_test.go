@@ -2,7 +2,10 @@ package shape
 
 import (
 	"encoding/json"
+	"github.com/ferryhq/ferry/internal/release"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,4 +190,26 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestEntryKeysAreNoReleaseKeys: the entry Choice tells a query from a
+// release by a top-level key; a release that had one (a field named like
+// it) would be taken for that query and never deployed. No field of a
+// release may be named like an entry rule's variable.
+func TestEntryKeysAreNoReleaseKeys(t *testing.T) {
+	fields := map[string]bool{}
+	rt := reflect.TypeFor[release.Release]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		fields[name] = true
+	}
+	require.True(t, fields["project_name"], "the release's JSON names are read")
+	m := Deploy()
+	require.NotNil(t, m.Entry)
+	for _, r := range m.Entry.Rules {
+		key, ok := strings.CutPrefix(r.Variable, "$.")
+		require.True(t, ok, r.Variable)
+		assert.NotContains(t, key, ".", "%s is a top-level key", r.Variable)
+		assert.False(t, fields[key], "release field %q would send a release to %s", key, r.Next)
+	}
 }

@@ -1,0 +1,237 @@
+package deployer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// Starter starts executions of the deployer's state machine
+// (*sfn.Client): the heals a reconcile pass starts.
+type Starter interface {
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, optFns ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+}
+
+var _ Starter = (*sfn.Client)(nil)
+
+// Reconciler is the name a heal release gives as its created_by: the
+// deployer's own reconcile pass asked for it.
+const Reconciler = "ferry-reconciler"
+
+// reconcile is the Reconcile task: one page of a reconcile pass (the
+// state machine loops over pages until the pass is done). For each
+// project-config of the page, in ProjectConfigs' order after the last
+// one checked:
+//
+//  1. Drift, as the Drift task finds and records it (checkDrift).
+//  2. For a current release that opted in (reconcile "heal") and a fleet
+//     gone or unhealthy past the threshold (a group missing, an instance
+//     unhealthy for longer than tuning.DriftUnhealthyAfter): unless a
+//     deploy holds the lock, or the last heal of the same release is
+//     younger than its retry interval (tuning.HealRetry doubled per heal
+//     in a row, at most tuning.MaxHealRetry), a heal: the current
+//     release's content as a new release (heal_of naming it, created_by
+//     Reconciler), uploaded and started through the deploy path, with
+//     its heal record written before (naming.HealKey). A fleet found well
+//     starts the heals in a row over.
+//
+// A project-config whose check fails is counted and named in the pass's
+// report, and the pass goes on: one config never keeps the others from
+// being checked. The pass itself changes nothing in AWS.
+func (d *Deployer) reconcile(ctx context.Context, req execution.Request) (any, error) {
+	var in execution.ReconcileInput
+	if err := json.Unmarshal(req.Input, &in); err != nil {
+		return nil, &failure.InternalError{Msg: fmt.Sprintf("task %s: input is not a reconcile pass: %v", req.Task, err)}
+	}
+	if err := d.confirmReconcile(ctx, req); err != nil {
+		return nil, err
+	}
+	p := in.Reconcile
+	pcs, err := d.ledger.ProjectConfigs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := 0
+	if p.After != "" {
+		start = len(pcs)
+		for i, pc := range pcs {
+			if pc.Project+" "+pc.Config > p.After {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+limits.ReconcilePage, len(pcs))
+	for _, pc := range pcs[start:end] {
+		if err := d.reconcileOne(ctx, req, pc, &p); err != nil {
+			p.Failed++
+			if len(p.Errors) < limits.MaxReconcileReport {
+				p.Errors = append(p.Errors, pc.Project+" "+pc.Config+": "+failure.Cause(err))
+			}
+			d.log.Warn("reconcile: a project-config could not be reconciled", "project", pc.Project, "config", pc.Config, "error", err.Error())
+		}
+		p.After = pc.Project + " " + pc.Config
+	}
+	p.Done, p.WaitSeconds = end >= len(pcs), 0
+	return execution.ReconcileInput{Reconcile: p}, nil
+}
+
+// confirmReconcile checks req runs for a RUNNING execution of the
+// deployer's state machine whose input is a reconcile pass (its pages
+// carry the pass on, so only the kind of input is compared).
+func (d *Deployer) confirmReconcile(ctx context.Context, req execution.Request) error {
+	input, err := d.runningInput(ctx, req)
+	if err != nil || d.cfg.Executions == nil {
+		return err
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil || in["reconcile_pass"] == nil {
+		return refuseRequest(req, "its input is not a reconcile pass")
+	}
+	return nil
+}
+
+// reconcileOne checks one project-config and heals it when it opted in
+// (see reconcile).
+func (d *Deployer) reconcileOne(ctx context.Context, req execution.Request, pc ledger.ProjectConfig, p *execution.Reconcile) error {
+	q := execution.DriftQuery{ProjectName: pc.Project, ConfigName: pc.Config}
+	drift, r, err := d.checkDrift(ctx, q)
+	if err != nil {
+		return err
+	}
+	p.Checked++
+	if len(drift.Drifts) > 0 {
+		p.Drifted++
+	}
+	if r == nil || r.Reconcile != release.ReconcileHeal {
+		return nil
+	}
+	rec, found, err := d.ledger.GetHeal(ctx, pc.Project, pc.Config)
+	if err != nil {
+		return err
+	}
+	if !found || rec.Of != drift.Deployed {
+		rec = ledger.HealRecord{Of: drift.Deployed}
+	}
+	why := healWhy(drift)
+	if why == "" {
+		if rec.InARow > 0 {
+			rec.InARow = 0 // well again: the next heal waits no longer
+			return d.ledger.PutHeal(ctx, pc.Project, pc.Config, rec)
+		}
+		return nil
+	}
+	now := d.now()
+	if rec.InARow > 0 && now.Before(rec.LastAt.Add(healRetry(rec.InARow))) {
+		return nil
+	}
+	if _, held, err := d.locks.Get(ctx, pc.Project, pc.Config); err != nil || held {
+		return err // a deploy runs (perhaps the last heal): leave it be
+	}
+	heal, err := d.startHeal(ctx, r, &rec, why, now)
+	if err != nil {
+		return err
+	}
+	if len(p.Healed) < limits.MaxReconcileReport {
+		p.Healed = append(p.Healed, heal)
+	}
+	return nil
+}
+
+// healWhy is the drift that calls for a heal: the first group missing,
+// or instance unhealthy past the threshold; "" when the fleet is well.
+func healWhy(d *execution.Drift) string {
+	for _, it := range d.Drifts {
+		if it.Kind == execution.DriftGroupMissing || it.Kind == execution.DriftUnhealthy {
+			return it.Group + ": " + it.What
+		}
+	}
+	return ""
+}
+
+// healRetry is how long after a heal the next may start when it was the
+// n-th in a row: tuning.HealRetry doubled n-1 times, at most
+// tuning.MaxHealRetry.
+func healRetry(n int) time.Duration {
+	wait := tuning.HealRetry
+	for i := 1; i < n && wait < tuning.MaxHealRetry; i++ {
+		wait *= 2
+	}
+	return min(wait, tuning.MaxHealRetry)
+}
+
+// startHeal deploys the content of the current release r again: a new
+// release (heal_of naming r, created_by Reconciler, no identity proof),
+// its heal record rec updated and written first, then the release
+// uploaded and its execution started as a client does.
+func (d *Deployer) startHeal(ctx context.Context, r *release.Release, rec *ledger.HealRecord, why string, now time.Time) (execution.Heal, error) {
+	if d.cfg.Starts == nil {
+		return execution.Heal{}, &failure.DeployError{Op: "heal " + r.ProjectName + " " + r.ConfigName, Err: fmt.Errorf("the deployer cannot start executions")}
+	}
+	h := r.Clone()
+	h.ReleaseID = now.UTC().Format("20060102T150405Z") + "-heal"
+	h.CreatedAt, h.CreatedBy, h.Identity, h.RollbackOf, h.HealOf = now.UTC().Truncate(time.Millisecond), Reconciler, nil, "", r.ReleaseID
+	raw, err := release.Canonical(h)
+	if err != nil {
+		return execution.Heal{}, err
+	}
+	rec.InARow, rec.LastAt, rec.LastHeal = rec.InARow+1, now, h.ReleaseID
+	if err := d.ledger.PutHeal(ctx, r.ProjectName, r.ConfigName, *rec); err != nil {
+		return execution.Heal{}, err
+	}
+	if err := d.ledger.PutRelease(ctx, r.ProjectName, r.ConfigName, h.ReleaseID, raw); err != nil {
+		return execution.Heal{}, err
+	}
+	name := naming.ExecutionName(r.ProjectName, r.ConfigName, h.ReleaseID)
+	out, err := d.cfg.Starts.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(d.cfg.StateMachineARN), Name: aws.String(name), Input: aws.String(string(raw)),
+	})
+	if err != nil {
+		return execution.Heal{}, &failure.DeployError{Op: "start the heal " + name, Err: err}
+	}
+	d.log.Info("reconcile: heal started", "project", r.ProjectName, "config", r.ConfigName, "of", r.ReleaseID, "release_id", h.ReleaseID, "why", why)
+	return execution.Heal{ProjectName: r.ProjectName, ConfigName: r.ConfigName, Of: r.ReleaseID, ReleaseID: h.ReleaseID,
+		Execution: aws.ToString(out.ExecutionArn), Why: why}, nil
+}
+
+// verifyHeal accepts a heal release (heal_of set) without an identity
+// proof only while the release it heals is what is deployed and its
+// content is exactly that release's: anyone who could start one could
+// only deploy again what runs. Anything else is a *failure.BadReleaseError.
+func (d *Deployer) verifyHeal(ctx context.Context, r *release.Release) error {
+	cur, found, err := d.ledger.GetCurrent(ctx, r.ProjectName, r.ConfigName)
+	if err != nil {
+		return err
+	}
+	if !found || cur.ReleaseID != r.HealOf {
+		return failure.BadRelease(fmt.Sprintf("heal_of: release %s is not what is deployed to %s %s", r.HealOf, r.ProjectName, r.ConfigName))
+	}
+	of, err := d.ledger.GetRelease(ctx, r.ProjectName, r.ConfigName, r.HealOf)
+	if err != nil {
+		return err
+	}
+	want, err := release.ContentHash(of)
+	if err != nil {
+		return failure.BadRelease(fmt.Sprintf("heal_of: %v", err))
+	}
+	got, err := release.ContentHash(r)
+	if err != nil {
+		return failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+	if got != want || r.CreatedBy != Reconciler {
+		return failure.BadRelease(fmt.Sprintf("heal_of: the release is not the content of release %s deployed again by the reconciler", r.HealOf))
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package deployer
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// pass runs a reconcile pass as its execution does: Reconcile, page
+// after page, until it reports the pass done.
+func (h *harness) pass() execution.Reconcile {
+	h.t.Helper()
+	input := json.RawMessage(`{"reconcile_pass": {}}`)
+	h.n++
+	name := "reconcile-" + h.clk.Now().Format("150405") + "-" + string(rune('a'+h.n%26))
+	arn := asl.ExecutionARN(naming.StateMachineARN(account, region), name)
+	h.executions.register(arn, input, h.clk.Now())
+	x := &run{h: h, input: input, ctx: execution.Context{ID: arn, Name: name, StartTime: h.clk.Now()}}
+	for pages := 1; ; pages++ {
+		out, err := x.invoke(execution.TaskReconcile, json.RawMessage(input))
+		require.NoError(h.t, err)
+		var in execution.ReconcileInput
+		require.NoError(h.t, json.Unmarshal(out, &in))
+		if in.Reconcile.Done {
+			return in.Reconcile
+		}
+		require.Less(h.t, pages, 1000, "the pass never ends")
+		input = out
+	}
+}
+
+// healRun is the execution a pass started for heal, as the state machine
+// runs it.
+func (h *harness) healRun(heal execution.Heal) *run {
+	h.t.Helper()
+	desc, err := h.executions.DescribeExecution(h.t.Context(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(heal.Execution)})
+	require.NoError(h.t, err)
+	input := json.RawMessage(aws.ToString(desc.Input))
+	return &run{h: h, input: input, ctx: execution.Context{ID: heal.Execution, Name: aws.ToString(desc.Name), StartTime: h.clk.Now()}}
+}
+
+// deleteGroup deletes a group from outside ferry and lets it vanish.
+func (h *harness) deleteGroup(name string) {
+	h.t.Helper()
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err := c.DeleteAutoScalingGroup(h.t.Context(), &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true)})
+	require.NoError(h.t, err)
+	h.clk.Advance(10 * time.Minute)
+}
+
+// TestReconcileHeals: a config whose release opted into heal and whose
+// group is deleted by hand is healed: the pass starts a release of the
+// same content (heal_of, created_by the reconciler, no proof), which
+// Validate accepts and the deploy path takes to Success; a fleet healed
+// resets the heals in a row; heals that do not help wait longer each
+// time.
+func TestReconcileHeals(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Reconcile = release.ReconcileHeal
+	h.start(r1).succeed()
+	h.clk.Advance(10 * time.Minute)
+	p := h.pass()
+	assert.Equal(t, 1, p.Checked)
+	assert.Empty(t, p.Healed, "nothing to heal")
+
+	web := naming.GroupName(project, config, "web", r1.ReleaseID)
+	h.deleteGroup(web)
+	p = h.pass()
+	require.Len(t, p.Healed, 1, p.Errors)
+	heal := p.Healed[0]
+	assert.Equal(t, r1.ReleaseID, heal.Of)
+	assert.Equal(t, web+": the group is gone", heal.Why)
+	stored, err := h.ledger.GetRelease(t.Context(), project, config, heal.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, r1.ReleaseID, stored.HealOf)
+	assert.Equal(t, Reconciler, stored.CreatedBy)
+	assert.Nil(t, stored.Identity)
+
+	h.healRun(heal).succeed()
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", heal.ReleaseID), "the heal's group serves")
+	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, heal.ReleaseID, cur.ReleaseID)
+
+	// The heal is now what is deployed, and opted in as its content did.
+	h.clk.Advance(10 * time.Minute)
+	assert.Empty(t, h.pass().Healed)
+	healed := naming.GroupName(project, config, "web", heal.ReleaseID)
+	h.deleteGroup(healed)
+	first := h.pass()
+	require.Len(t, first.Healed, 1)
+	// That heal never runs (its execution stays RUNNING): the next pass
+	// finds the lock free and the fleet still gone, but waits its retry.
+	h.clk.Advance(5 * time.Minute)
+	assert.Empty(t, h.pass().Healed, "the retry interval has not passed")
+	h.clk.Advance(10 * time.Minute)
+	second := h.pass()
+	require.Len(t, second.Healed, 1, "15 minutes after the first heal")
+	h.clk.Advance(20 * time.Minute)
+	assert.Empty(t, h.pass().Healed, "the second heal in a row waits 30 minutes")
+	h.clk.Advance(11 * time.Minute)
+	assert.Len(t, h.pass().Healed, 1)
+	rec, _, err := h.ledger.GetHeal(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, 3, rec.InARow)
+}
+
+// TestReconcileRecordsOnly: a config that did not opt in is checked and
+// its drift recorded, never healed; a pass pages through many configs.
+func TestReconcileRecordsOnly(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	for i := range limits.ReconcilePage + 2 { // configs with records but nothing deployed
+		require.NoError(t, h.ledger.PutOutcome(t.Context(), project, "c"+string(rune('a'+i)), ledger.Outcome{ReleaseID: "r0", End: execution.EndFailureClean}))
+	}
+	h.deleteGroup(naming.GroupName(project, config, "web", r1.ReleaseID))
+	p := h.pass()
+	assert.Equal(t, limits.ReconcilePage+3, p.Checked)
+	assert.Equal(t, 1, p.Drifted)
+	assert.Empty(t, p.Healed, "reconcile record only")
+	rec, found, err := h.ledger.GetDrift(t.Context(), project, config)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Len(t, rec.Items, 1)
+	assert.Equal(t, execution.DriftGroupMissing, rec.Items[0].Kind)
+}
+
+// TestHealRefused: a release naming heal_of is accepted without an
+// identity proof only with the current release's exact content, and only
+// while that release is deployed.
+func TestHealRefused(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	for _, tc := range []struct {
+		name string
+		edit func(*release.Release)
+		want string
+	}{
+		{"another content", func(r *release.Release) { r.AMI = "ubuntu-worker" }, "is not the content of release " + r1.ReleaseID},
+		{"not what is deployed", func(r *release.Release) { r.HealOf = "r0-000000" }, "release r0-000000 is not what is deployed"},
+		{"not the reconciler's", func(r *release.Release) { r.CreatedBy = "mallory" }, "is not the content of release " + r1.ReleaseID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := r1.Clone()
+			r.ReleaseID, r.CreatedAt, r.CreatedBy, r.Identity, r.HealOf = h.baseRelease().ReleaseID, h.clk.Now().Add(-time.Minute), Reconciler, nil, r1.ReleaseID
+			tc.edit(r)
+			err := h.start(r).step(execution.TaskValidate)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
