@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -83,6 +84,9 @@ type config struct {
 	CreatedAtMaxAge     time.Duration
 	CreatedAtMaxSkew    time.Duration
 	HealthCheckInterval time.Duration
+	// KeepReleases is how many newest releases keep their assets (0:
+	// the deployer's default).
+	KeepReleases int
 	// Version is the Lambda's build (buildinfo.Get), set by run, not
 	// read from the environment.
 	Version string
@@ -123,6 +127,13 @@ func parseConfig(getenv func(string) string) (config, error) {
 		}
 		*d.dst = dur
 	}
+	if v := getenv(naming.EnvAssetKeepReleases); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("%s=%q is not a positive whole number", naming.EnvAssetKeepReleases, v))
+		}
+		c.KeepReleases = n
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -133,6 +144,7 @@ func (c config) deployerConfig(log *slog.Logger) deployer.Config {
 		CreatedAtMaxAge:     c.CreatedAtMaxAge,
 		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
 		HealthCheckInterval: c.HealthCheckInterval,
+		KeepReleases:        c.KeepReleases,
 		StateMachineARN:     naming.StateMachineARN(c.AccountID, c.Region),
 		Version:             c.Version,
 		Clock:               clock.System{},

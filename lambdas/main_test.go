@@ -34,17 +34,18 @@ func TestParseConfig(t *testing.T) {
 			env: map[string]string{
 				naming.EnvDeployerBucket: "b", naming.EnvAccountID: "111111111111", naming.EnvRegion: "us-east-1",
 				"AWS_REGION": "eu-west-1", naming.EnvQualifier: "q1", naming.EnvCreatedAtMaxAge: "20m",
-				naming.EnvCreatedAtMaxSkew: "30s", naming.EnvHealthCheckInterval: "2s",
+				naming.EnvCreatedAtMaxSkew: "30s", naming.EnvHealthCheckInterval: "2s", naming.EnvAssetKeepReleases: "3",
 			},
 			want: config{
 				Bucket: "b", AccountID: "111111111111", Region: "us-east-1", Qualifier: "q1",
 				CreatedAtMaxAge: 20 * time.Minute, CreatedAtMaxSkew: 30 * time.Second, HealthCheckInterval: 2 * time.Second,
+				KeepReleases: 3,
 			},
 		},
 		{
 			name:    "no bucket, bad durations: every problem",
-			env:     map[string]string{naming.EnvCreatedAtMaxAge: "ten minutes", naming.EnvHealthCheckInterval: "-1s"},
-			wantErr: "FERRY_DEPLOYER_BUCKET is required\nFERRY_CREATED_AT_MAX_AGE=\"ten minutes\" is not a positive duration (like 10m)\nFERRY_HEALTH_CHECK_INTERVAL=\"-1s\" is not a positive duration (like 10m)",
+			env:     map[string]string{naming.EnvCreatedAtMaxAge: "ten minutes", naming.EnvHealthCheckInterval: "-1s", naming.EnvAssetKeepReleases: "0"},
+			wantErr: "FERRY_DEPLOYER_BUCKET is required\nFERRY_CREATED_AT_MAX_AGE=\"ten minutes\" is not a positive duration (like 10m)\nFERRY_HEALTH_CHECK_INTERVAL=\"-1s\" is not a positive duration (like 10m)\nFERRY_ASSET_KEEP_RELEASES=\"0\" is not a positive whole number",
 		},
 	}
 	for _, tt := range tests {

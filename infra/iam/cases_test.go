@@ -205,6 +205,8 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(sched.request("", "the schedule starts a reconcile pass", "states:StartExecution", p.smARN, "", nil))
 	fn := session(lambdaRoleARN, "deployer", nil, "lambda")
 	add(fn.request("", "a reconcile pass starts a heal", "states:StartExecution", p.smARN, "", nil))
+	add(fn.request("", "a reconcile pass deletes an asset no recent release names", "s3:DeleteObject",
+		"arn:aws:s3:::"+p.bucket+"/"+naming.AssetKey(project, "development", strings.Repeat("b", 64)), "deployer-bucket", nil))
 	dev := session("arn:aws:iam::"+deployerAccount+":role/developer", "alice", nil, "admin")
 	obj := func(key string) string { return "arn:aws:s3:::" + p.bucket + "/" + key }
 	once := map[string]any{"s3:if-none-match": "*"}

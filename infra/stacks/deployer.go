@@ -102,6 +102,12 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		AllowedPattern: str(`^rate\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\)$`),
 		Description:    str("How often EventBridge Scheduler starts a reconcile pass (a rate expression): drift recorded for every project-config, fleets of releases with \"reconcile\": \"heal\" healed"),
 	})
+	keepReleases := awscdk.NewCfnParameter(stack, str(ParamAssetKeepReleases), &awscdk.CfnParameterProps{
+		Type:        str("Number"),
+		Default:     jsii.Number(tuning.AssetKeepReleases),
+		MinValue:    jsii.Number(1),
+		Description: str("How many of each project-config's newest releases keep their assets in the deployer bucket: a reconcile pass deletes the assets none of them (nor a running deploy) names, once a day old"),
+	})
 	hasTargets := awscdk.NewCfnCondition(stack, str(ConditionHasTargetAccounts), &awscdk.CfnConditionProps{
 		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), targets.ValueAsList()), str(""))),
 	})
@@ -137,9 +143,10 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		// The deployer's own account and region are its default target;
 		// naming them here spares the Lambda an STS call at cold start.
 		Environment: &map[string]*string{
-			naming.EnvDeployerBucket: bucket.BucketName(),
-			naming.EnvAccountID:      awscdk.Aws_ACCOUNT_ID(),
-			naming.EnvRegion:         awscdk.Aws_REGION(),
+			naming.EnvDeployerBucket:    bucket.BucketName(),
+			naming.EnvAccountID:         awscdk.Aws_ACCOUNT_ID(),
+			naming.EnvRegion:            awscdk.Aws_REGION(),
+			naming.EnvAssetKeepReleases: keepReleases.ValueAsString(),
 		},
 	})
 
@@ -313,6 +320,9 @@ const (
 	// ParamReconcileRate is how often the reconcile schedule starts a
 	// pass (a rate expression, default DefaultReconcileRate).
 	ParamReconcileRate = "ReconcileRate"
+	// ParamAssetKeepReleases is how many newest releases of each
+	// project-config keep their assets (default tuning.AssetKeepReleases).
+	ParamAssetKeepReleases = "AssetKeepReleases"
 	// ParamTargetAccounts lists the accounts the deployer deploys into:
 	// its Lambda may assume ferry's roles there only (default: its own
 	// account).

@@ -706,7 +706,8 @@ func mustRender(t *testing.T) []byte {
 // TestReconcileSchedule: EventBridge Scheduler starts a reconcile pass of
 // the deploy state machine at the ReconcileRate parameter's rate (default
 // every 15 minutes), as a role only the scheduler of this account assumes
-// and that may start executions of that state machine and nothing else.
+// and that may start executions of that state machine and nothing else;
+// the Lambda learns AssetKeepReleases from its environment.
 func TestReconcileSchedule(t *testing.T) {
 	_, _, raw := deployer(t)
 	sched := raw["Resources"].(obj)[onlyID(t, raw, "AWS::Scheduler::Schedule")].(obj)["Properties"].(obj)
@@ -738,4 +739,12 @@ func TestReconcileSchedule(t *testing.T) {
 	require.Len(t, granted, 1, "one statement")
 	assert.Equal(t, "states:StartExecution", granted[0]["Action"])
 	assert.Equal(t, obj{"Ref": smID}, granted[0]["Resource"])
+
+	// A pass keeps the assets of each config's newest AssetKeepReleases.
+	keep := raw["Parameters"].(obj)[ParamAssetKeepReleases].(obj)
+	assert.EqualValues(t, tuning.AssetKeepReleases, keep["Default"])
+	assert.EqualValues(t, 1, keep["MinValue"])
+	fn := raw["Resources"].(obj)[onlyID(t, raw, "AWS::Lambda::Function")].(obj)["Properties"].(obj)
+	env := fn["Environment"].(obj)["Variables"].(obj)
+	assert.Equal(t, obj{"Ref": ParamAssetKeepReleases}, env[naming.EnvAssetKeepReleases])
 }

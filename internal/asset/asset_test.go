@@ -183,3 +183,43 @@ func TestUploadRefusesBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestCollect: Collect deletes the assets keep does not name and that are
+// older than its bound, and nothing else: not what keep names, not a young
+// asset, not a key under the prefix that is not an asset's; a failed
+// listing deletes nothing.
+func TestCollect(t *testing.T) {
+	clk := clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv := s3test.StartVersioned(t, clk, bucket)
+	c := srv.Client()
+	put := func(key string) {
+		_, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader("x")})
+		require.NoError(t, err)
+	}
+	old, kept, young := sum([]byte("old")), sum([]byte("kept")), sum([]byte("young"))
+	put(naming.AssetKey(project, config, old))
+	put(naming.AssetKey(project, config, kept))
+	put(naming.AssetKey(project, config, "README"))
+	put(naming.AssetKey(project, "other", old))
+	clk.Advance(48 * time.Hour)
+	put(naming.AssetKey(project, config, young))
+
+	deleted, err := asset.Collect(t.Context(), c, bucket, project, config, map[string]bool{kept: true}, clk.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{old}, deleted)
+	for key, want := range map[string]bool{
+		naming.AssetKey(project, config, old):      false,
+		naming.AssetKey(project, config, kept):     true,
+		naming.AssetKey(project, config, young):    true,
+		naming.AssetKey(project, config, "README"): true,
+		naming.AssetKey(project, "other", old):     true,
+	} {
+		_, err := c.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		assert.Equal(t, want, err == nil, key)
+	}
+
+	deleted, err = asset.Collect(t.Context(), s3test.Failing(t, 503, "SlowDown"), bucket, project, config, nil, clk.Now())
+	require.Error(t, err)
+	assert.True(t, failure.IsRetryable(err))
+	assert.Empty(t, deleted)
+}

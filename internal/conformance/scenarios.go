@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -14,10 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
 	"github.com/ferryhq/ferry/internal/tags"
@@ -283,4 +288,90 @@ func secondAccount(ctx context.Context, e *env) error {
 		return err
 	}
 	return e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID)
+}
+
+// destroyScenario: a destroy (ferry destroy's release: nothing to deploy)
+// retires every group of the config at its swap and ends in Success with
+// no group of the project left in moto.
+func destroyScenario(ctx context.Context, e *env) error {
+	p1, err := e.deploy(ctx, "web-worker.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	e.seq++
+	now := e.clk.Now()
+	signer := identity.Signer{Credentials: e.awsCfg.Credentials, Region: Region, Endpoint: e.moto.URL, Clock: e.clk}
+	d, err := submit.PrepareDestroy(ctx, signer, p1.Release, now, "conformance", fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405Z"), e.seq))
+	if err != nil {
+		return err
+	}
+	x, err := e.run(ctx, d, nil)
+	if err != nil {
+		return err
+	}
+	if err := expectEnd(x, "Success", ""); err != nil {
+		return err
+	}
+	e.clk.Advance(10 * time.Minute) // moto deletes at once; the simulation's sweep is not involved
+	gs, err := e.groups(ctx, DeployerAccount)
+	if err != nil {
+		return err
+	}
+	if len(gs) > 0 {
+		return fmt.Errorf("after the destroy, moto still has the project's groups %+v", gs)
+	}
+	return nil
+}
+
+// driftScenario: a drift query, run through the definition's Query? and
+// Drift, finds nothing where nothing changed, against moto's answers
+// (DescribeAutoScalingGroups' LaunchTemplate, LoadBalancerNames,
+// TargetGroupARNs and instances), and the min and max a person set by
+// hand (UpdateAutoScalingGroup).
+func driftScenario(ctx context.Context, e *env) error {
+	p1, err := e.deploy(ctx, "web.json", nil, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	e.clk.Advance(time.Minute)
+	query := func() (*execution.Drift, error) {
+		input, _ := json.Marshal(execution.DriftInput{Drift: execution.DriftQuery{ProjectName: Project, ConfigName: Config}})
+		e.seq++
+		x, err := asl.Run(ctx, e.machine, asl.RunOptions{
+			Input: input, Name: fmt.Sprintf("drift-%d", e.seq), StateMachineARN: e.smARN, Clock: e.clk,
+			Waiter: asl.VirtualWaiter{Clock: e.clk},
+			Invoker: region.TaskInvoker(e.fnARN, func(ctx context.Context, req execution.Request) (json.RawMessage, error) {
+				return e.dep.Invoke(ctx, req)
+			}),
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := expectEnd(x, execution.EndAnswered, ""); err != nil {
+			return nil, err
+		}
+		var d execution.Drift
+		return &d, json.Unmarshal([]byte(x.Describe().Output), &d)
+	}
+	d, err := query()
+	if err != nil {
+		return err
+	}
+	if d.Deployed != p1.Release.ReleaseID || len(d.Drifts) > 0 {
+		return fmt.Errorf("nothing changed, but the drift query answers %+v", d)
+	}
+	group := naming.GroupName(Project, Config, "web", p1.Release.ReleaseID)
+	c := autoscaling.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount))
+	if _, err := c.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(group), MinSize: aws.Int32(0), MaxSize: aws.Int32(9),
+	}); err != nil {
+		return err
+	}
+	if d, err = query(); err != nil {
+		return err
+	}
+	if len(d.Drifts) != 1 || d.Drifts[0].Kind != execution.DriftCapacity || d.Drifts[0].Group != group {
+		return fmt.Errorf("min and max set by hand, but the drift query answers %+v", d.Drifts)
+	}
+	return nil
 }

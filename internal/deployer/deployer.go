@@ -69,6 +69,9 @@ type Config struct {
 	// Executions skips the check (tests of single handlers).
 	Executions      Executions
 	StateMachineARN string
+	// KeepReleases is how many of a project-config's newest releases keep
+	// their assets at a reconcile pass (default tuning.AssetKeepReleases).
+	KeepReleases int
 	// Starts starts the heals of a reconcile pass (executions of
 	// StateMachineARN); nil leaves a pass unable to heal (each heal it
 	// would start is counted as a failure).
@@ -101,6 +104,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HealthCheckGracePeriod <= 0 {
 		c.HealthCheckGracePeriod = tuning.HealthCheckGracePeriod
+	}
+	if c.KeepReleases <= 0 {
+		c.KeepReleases = tuning.AssetKeepReleases
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System{}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
@@ -36,6 +38,7 @@ const Reconciler = "ferry-reconciler"
 // one checked:
 //
 //  1. Drift, as the Drift task finds and records it (checkDrift).
+//
 //  2. For a current release that opted in (reconcile "heal") and a fleet
 //     gone or unhealthy past the threshold (a group missing, an instance
 //     unhealthy for longer than tuning.DriftUnhealthyAfter): unless a
@@ -46,6 +49,9 @@ const Reconciler = "ferry-reconciler"
 //     Reconciler), uploaded and started through the deploy path, with
 //     its heal record written before (naming.HealKey). A fleet found well
 //     starts the heals in a row over.
+//
+//  3. The assets of the deployer bucket no recent release names, older
+//     than a day, deleted (collectAssets).
 //
 // A project-config whose check fails is counted and named in the pass's
 // report, and the pass goes on: one config never keeps the others from
@@ -115,6 +121,11 @@ func (d *Deployer) reconcileOne(ctx context.Context, req execution.Request, pc l
 	if len(drift.Drifts) > 0 {
 		p.Drifted++
 	}
+	collected, err := d.collectAssets(ctx, pc)
+	p.Collected += collected
+	if err != nil {
+		return err
+	}
 	if r == nil || r.Reconcile != release.ReconcileHeal {
 		return nil
 	}
@@ -148,6 +159,43 @@ func (d *Deployer) reconcileOne(ctx context.Context, req execution.Request, pc l
 		p.Healed = append(p.Healed, heal)
 	}
 	return nil
+}
+
+// collectAssets deletes the assets of pc in the deployer bucket that none
+// of its Config.KeepReleases newest releases, nor the release holding its
+// lock, names, and that are older than tuning.AssetGrace (asset.Collect),
+// and returns how many it deleted. A release it cannot read deletes
+// nothing: what it names is not known.
+func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (int, error) {
+	ids, err := d.ledger.Releases(ctx, pc.Project, pc.Config)
+	if err != nil {
+		return 0, err
+	}
+	ids = ids[:min(len(ids), d.cfg.KeepReleases)]
+	h, held, err := d.locks.Get(ctx, pc.Project, pc.Config)
+	if err != nil {
+		return 0, err
+	}
+	if held && !slices.Contains(ids, h.ReleaseID) {
+		ids = append(ids, h.ReleaseID)
+	}
+	keep := map[string]bool{}
+	for _, id := range ids {
+		r, err := d.ledger.GetRelease(ctx, pc.Project, pc.Config, id)
+		if err != nil {
+			return 0, fmt.Errorf("assets of release %s: %w", id, err)
+		}
+		for _, a := range r.Assets {
+			if a != nil {
+				keep[a.SHA256] = true
+			}
+		}
+	}
+	deleted, err := asset.Collect(ctx, d.store, d.cfg.Bucket, pc.Project, pc.Config, keep, d.now().Add(-tuning.AssetGrace))
+	if len(deleted) > 0 {
+		d.log.Info("reconcile: assets no recent release names deleted", "project", pc.Project, "config", pc.Config, "assets", len(deleted))
+	}
+	return len(deleted), err
 }
 
 // healWhy is the drift that calls for a heal: the first group missing,

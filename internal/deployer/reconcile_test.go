@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,11 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // pass runs a reconcile pass as its execution does: Reconcile, page
@@ -169,4 +172,55 @@ func TestHealRefused(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// assetThere says whether the deployer bucket holds the asset of r named
+// name.
+func (h *harness) assetThere(r *release.Release, name string) bool {
+	h.t.Helper()
+	_, err := h.s3.HeadObject(h.t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(project, config, r.Assets[name].SHA256))})
+	return err == nil
+}
+
+// TestReconcileCollectsAssets: a pass deletes the assets of the deployer
+// bucket that none of the newest KeepReleases releases names, once they
+// are older than the grace; the assets of the release holding the lock,
+// and young ones, stay.
+func TestReconcileCollectsAssets(t *testing.T) {
+	h := newHarness(t)
+	h.d.cfg.KeepReleases = 1
+	r1 := h.baseRelease()
+	h.addAsset(r1, "app", []byte("v1"))
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	h.addAsset(r2, "app", []byte("v2"))
+	h.start(r2).succeed()
+
+	h.clk.Advance(time.Hour)
+	p := h.pass()
+	assert.Zero(t, p.Collected, "r1's asset is younger than the grace")
+	assert.True(t, h.assetThere(r1, "app"))
+
+	h.clk.Advance(tuning.AssetGrace)
+	young := h.baseRelease()
+	h.addAsset(young, "app", []byte("uploaded, its release not yet"))
+	p = h.pass()
+	assert.Equal(t, 1, p.Collected)
+	assert.False(t, h.assetThere(r1, "app"), "no release among the newest 1 names it")
+	assert.True(t, h.assetThere(r2, "app"), "the newest release names it")
+	assert.True(t, h.assetThere(young, "app"), "younger than the grace")
+
+	// A release holding the lock keeps its assets, however old.
+	held := h.baseRelease()
+	h.addAsset(held, "app", []byte("v3"))
+	h.upload(held)
+	require.NoError(t, h.locks.Acquire(t.Context(), project, config, lock.Holder{ReleaseID: held.ReleaseID, Execution: "arn:held"}))
+	h.clk.Advance(time.Minute)
+	h.upload(h.baseRelease()) // newer, naming no asset
+	h.clk.Advance(tuning.AssetGrace)
+	p = h.pass()
+	assert.True(t, h.assetThere(held, "app"), "the release holding the lock names it")
+	assert.False(t, h.assetThere(r2, "app"), "no longer among the newest, not holding the lock")
+	assert.Equal(t, 2, p.Collected, "r2's and the young one's, now old")
 }

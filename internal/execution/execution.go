@@ -452,6 +452,8 @@ type Reconcile struct {
 	Checked int `json:"checked"`
 	Drifted int `json:"drifted"`
 	Failed  int `json:"failed"`
+	// Collected counts the assets deleted from the deployer bucket.
+	Collected int `json:"collected"`
 	// Healed are the heals started; Errors say why checks failed
 	// ("project config: error").
 	Healed []Heal   `json:"healed,omitempty"`

@@ -48,4 +48,8 @@ const (
 	EnvHealthCheckInterval = "FERRY_HEALTH_CHECK_INTERVAL"
 	// EnvLogLevel is the Lambda's log level (debug, info, warn, error).
 	EnvLogLevel = "FERRY_LOG_LEVEL"
+	// EnvAssetKeepReleases is how many of a project-config's newest
+	// releases keep their assets at a reconcile pass
+	// (deployer.Config.KeepReleases): a positive whole number.
+	EnvAssetKeepReleases = "FERRY_ASSET_KEEP_RELEASES"
 )

@@ -59,3 +59,14 @@ const (
 // pass (the DeployerStack's ReconcileRate parameter; ferry local's
 // --reconcile).
 const ReconcileEvery = 15 * time.Minute
+
+// AssetKeepReleases is how many of a project-config's newest releases
+// keep their assets in the deployer bucket (the DeployerStack's
+// AssetKeepReleases parameter): a reconcile pass deletes the assets none
+// of them, nor the release holding the lock, names. AssetGrace is how long
+// an asset stays whatever names it: a client uploads assets before the
+// release that names them.
+const (
+	AssetKeepReleases = 10
+	AssetGrace        = 24 * time.Hour
+)

@@ -1,0 +1,68 @@
+package asset
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// Collector is the S3 API Collect calls.
+type Collector interface {
+	ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	DeleteObject(ctx context.Context, params *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+var _ Collector = (*s3.Client)(nil)
+
+// Collect deletes the assets of project/config in the deployer bucket
+// that keep does not name (by hex SHA-256) and that were last written
+// before notAfter, and returns the SHA-256s it deleted. An asset newer
+// than notAfter stays whatever keep says: a client uploads its assets
+// before the release that names them. It lists every page first and
+// deletes after, and stops at the first failure (what it deleted so far
+// is returned with the error): a failed listing deletes nothing.
+func Collect(ctx context.Context, client Collector, bucket, project, config string, keep map[string]bool, notAfter time.Time) ([]string, error) {
+	prefix := naming.AssetKey(project, config, "")
+	var doomed []string
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errs.Classify("list "+prefix, err)
+		}
+		for _, o := range page.Contents {
+			sum := strings.TrimPrefix(aws.ToString(o.Key), prefix)
+			if sha256Hex(sum) && !keep[sum] && aws.ToTime(o.LastModified).Before(notAfter) {
+				doomed = append(doomed, sum)
+			}
+		}
+	}
+	var deleted []string
+	for _, sum := range doomed {
+		key := naming.AssetKey(project, config, sum)
+		if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+			return deleted, errs.Classify("delete "+key, err)
+		}
+		deleted = append(deleted, sum)
+	}
+	return deleted, nil
+}
+
+// sha256Hex reports whether s is 64 lowercase hex digits: an asset's key,
+// not something else a client put under the prefix.
+func sha256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
