@@ -161,6 +161,23 @@ func (c *deployCommand) submit(ctx context.Context, d *deployer, out *display, p
 	return c.followToEnd(ctx, d, out, r, file, arn)
 }
 
+// checkProjectConfig checks the PROJECT CONFIG arguments and the follow
+// flags of a command that deploys from the records (rollback, destroy),
+// with what else it checks (more); a problem is its usage error.
+func (c *deployCommand) checkProjectConfig(spec commandSpec, args []string, more ...error) error {
+	if len(args) != 2 {
+		return usageErrorf(spec, "%s takes a project and a config", spec.name)
+	}
+	err := errors.Join(append([]error{release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1])}, more...)...)
+	if err == nil {
+		err = c.follow.check()
+	}
+	if err != nil {
+		return usageErrorf(spec, "%v", err)
+	}
+	return nil
+}
+
 // prefix starts the command's messages: "ferry deploy".
 func (c *deployCommand) prefix() string { return "ferry " + firstNonEmpty(c.name, "deploy") }
 

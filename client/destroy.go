@@ -50,22 +50,14 @@ func (c *destroyCommand) spec() commandSpec {
 }
 
 func (c *destroyCommand) defineFlags(fs *flag.FlagSet) {
-	c.deploy.deployer.define(fs)
+	c.deploy.defineFlags(fs)
 	fs.BoolVar(&c.yes, "yes", false, "destroy without asking for a confirmation")
-	fs.Var(&c.deploy.waitLock, "wait-lock", "when another release holds the lock, wait for it (up to DURATION, default "+defaultWaitLock.String()+") instead of refusing to start")
-	c.deploy.follow.define(fs, "return once the execution has started")
 }
 
 // Run destroys project args[0] config args[1].
 func (c *destroyCommand) Run(ctx context.Context, args []string) error {
-	if len(args) != 2 {
-		return usageErrorf(c.spec(), "destroy takes a project and a config")
-	}
-	if err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1])); err != nil {
-		return usageErrorf(c.spec(), "%v", err)
-	}
-	if err := c.deploy.follow.check(); err != nil {
-		return usageErrorf(c.spec(), "%v", err)
+	if err := c.deploy.checkProjectConfig(c.spec(), args); err != nil {
+		return err
 	}
 	if !c.yes && (c.deploy.follow.asJSON || !c.deploy.env.Terminal()) {
 		return usageErrorf(c.spec(), "destroy retires every group of %s %s; confirm with --yes (no terminal to ask at)", args[0], args[1])

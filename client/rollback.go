@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -49,26 +48,18 @@ func (c *rollbackCommand) spec() commandSpec {
 }
 
 func (c *rollbackCommand) defineFlags(fs *flag.FlagSet) {
-	c.deploy.deployer.define(fs)
+	c.deploy.defineFlags(fs)
 	fs.StringVar(&c.to, "to", "", "deploy again release `ID` (default: the release that succeeded before the one deployed now)")
-	fs.Var(&c.deploy.waitLock, "wait-lock", "when another release holds the lock, wait for it (up to DURATION, default "+defaultWaitLock.String()+") instead of refusing to start")
-	c.deploy.follow.define(fs, "return once the execution has started")
 }
 
 // Run rolls project args[0] config args[1] back.
 func (c *rollbackCommand) Run(ctx context.Context, args []string) error {
-	if len(args) != 2 {
-		return usageErrorf(c.spec(), "rollback takes a project and a config")
-	}
-	err := errors.Join(release.ValidateProjectName(args[0]), release.ValidateConfigName(args[1]))
+	var to error
 	if c.to != "" {
-		err = errors.Join(err, release.ValidateReleaseID(c.to))
+		to = release.ValidateReleaseID(c.to)
 	}
-	if err != nil {
-		return usageErrorf(c.spec(), "%v", err)
-	}
-	if err := c.deploy.follow.check(); err != nil {
-		return usageErrorf(c.spec(), "%v", err)
+	if err := c.deploy.checkProjectConfig(c.spec(), args, to); err != nil {
+		return err
 	}
 	return commandFailure("rollback", exitNotStarted, c.rollback(ctx, args[0], args[1]))
 }
