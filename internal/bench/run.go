@@ -115,8 +115,9 @@ type Measurement struct {
 
 	// MaxPayload is the largest payload passed between states: state
 	// inputs and outputs and Lambda requests and results, but for the
-	// execution's input as it enters the first state (the release itself,
-	// ExecutionInput bytes, which Validate replaces by the State).
+	// execution's input on its way to Validate (the release itself,
+	// ExecutionInput bytes, through the entry Choice; Validate replaces it
+	// by the State).
 	MaxPayload     int
 	MaxPayloadAt   string
 	ExecutionInput int
@@ -200,11 +201,7 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 		return nil, fmt.Errorf("bench: %s: %w", c, err)
 	}
 	defer r.Close()
-	machine, err := asl.Parse(r.Definition())
-	if err != nil {
-		return nil, fmt.Errorf("bench: the region's definition: %w", err)
-	}
-	rec.region, rec.world, rec.startAt = r, r.World(), machine.StartAt()
+	rec.region, rec.world = r, r.World()
 	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, opts.CallCost) })
 
 	sub, err := newSubmitter(r)
@@ -312,13 +309,15 @@ type recorder struct {
 	region  *region.Region
 	s3      *s3Calls
 	world   *sim.World
-	startAt string
 
 	mu      sync.Mutex
 	on      bool
 	m       *Measurement
 	state   string // the state the execution is in
-	inFirst bool   // in the first state's first entry
+	// release says the payload is still the release itself (the
+	// execution's input, through the entry Choice into Validate), until
+	// Validate replaces it by the State.
+	release bool
 	started time.Time
 	cleanup time.Time
 	healthy time.Time
@@ -330,7 +329,7 @@ func (rec *recorder) begin(c Cell) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.on = true
-	rec.state, rec.inFirst = "", false
+	rec.state, rec.release = "", false
 	rec.started, rec.cleanup, rec.healthy, rec.err = time.Time{}, time.Time{}, time.Time{}, nil
 	rec.m = &Measurement{
 		Cell: c, Model: rec.model.Name,
@@ -483,14 +482,13 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 	}
 	switch {
 	case ev.ExecutionStarted != nil:
-		rec.started = ev.Timestamp
+		rec.started, rec.release = ev.Timestamp, true
 		m.ExecutionInput = len(ev.ExecutionStarted.Input)
 	case ev.StateEntered != nil:
 		m.Transitions++
 		name := ev.StateEntered.Name
-		first := rec.state == "" && name == rec.startAt
-		rec.state, rec.inFirst = name, first
-		if !first {
+		rec.state = name
+		if !rec.release {
 			payload(len(ev.StateEntered.Input), name+" input")
 		}
 		if name == execution.TaskCheckHealthy {
@@ -501,13 +499,17 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
 		}
 	case ev.StateExited != nil:
-		rec.inFirst = false
+		if ev.StateExited.Name == execution.TaskValidate {
+			rec.release = false // its output is the State
+		}
 		if ev.StateExited.Name == execution.TaskDeploy {
 			m.Deployed = ev.Timestamp.Sub(rec.started)
 		}
-		payload(len(ev.StateExited.Output), ev.StateExited.Name+" output")
+		if !rec.release {
+			payload(len(ev.StateExited.Output), ev.StateExited.Name+" output")
+		}
 	case ev.LambdaFunctionScheduled != nil:
-		if !rec.inFirst {
+		if !rec.release {
 			payload(len(ev.LambdaFunctionScheduled.Input), rec.state+" Lambda request")
 		}
 	case ev.LambdaFunctionSucceeded != nil:

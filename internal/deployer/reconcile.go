@@ -81,7 +81,7 @@ func (d *Deployer) reconcile(ctx context.Context, req execution.Request) (any, e
 	}
 	end := min(start+limits.ReconcilePage, len(pcs))
 	for _, pc := range pcs[start:end] {
-		if err := d.reconcileOne(ctx, req, pc, &p); err != nil {
+		if err := d.reconcileOne(ctx, pc, &p); err != nil {
 			p.Failed++
 			if len(p.Errors) < limits.MaxReconcileReport {
 				p.Errors = append(p.Errors, pc.Project+" "+pc.Config+": "+failure.Cause(err))
@@ -111,7 +111,7 @@ func (d *Deployer) confirmReconcile(ctx context.Context, req execution.Request) 
 
 // reconcileOne checks one project-config and heals it when it opted in
 // (see reconcile).
-func (d *Deployer) reconcileOne(ctx context.Context, req execution.Request, pc ledger.ProjectConfig, p *execution.Reconcile) error {
+func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p *execution.Reconcile) error {
 	q := execution.DriftQuery{ProjectName: pc.Project, ConfigName: pc.Config}
 	drift, r, err := d.checkDrift(ctx, q)
 	if err != nil {
