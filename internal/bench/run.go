@@ -304,16 +304,16 @@ func (s *submitter) wait(ctx context.Context, arn string) (asl.Description, erro
 // and Observer. Between begin and finish it records; before, it only
 // applies the model.
 type recorder struct {
-	model   Model
-	cost    time.Duration
-	region  *region.Region
-	s3      *s3Calls
-	world   *sim.World
+	model  Model
+	cost   time.Duration
+	region *region.Region
+	s3     *s3Calls
+	world  *sim.World
 
-	mu      sync.Mutex
-	on      bool
-	m       *Measurement
-	state   string // the state the execution is in
+	mu    sync.Mutex
+	on    bool
+	m     *Measurement
+	state string // the state the execution is in
 	// release says the payload is still the release itself (the
 	// execution's input, through the entry Choice into Validate), until
 	// Validate replaces it by the State.
