@@ -74,25 +74,7 @@ func (v *validator) release() {
 			p.add("release_id", "%s", why)
 		}
 	}
-	switch r.Reconcile {
-	case "", ReconcileRecord, ReconcileHeal:
-	default:
-		p.add("reconcile", "must be %q or %q, not %q", ReconcileRecord, ReconcileHeal, r.Reconcile)
-	}
-	if r.HealOf != "" {
-		if why := checkReleaseID(r.HealOf); why != "" {
-			p.add("heal_of", "%s", why)
-		} else if r.HealOf == r.ReleaseID {
-			p.add("heal_of", "must name another release than this one")
-		}
-	}
-	if r.RollbackOf != "" {
-		if why := checkReleaseID(r.RollbackOf); why != "" {
-			p.add("rollback_of", "%s", why)
-		} else if r.RollbackOf == r.ReleaseID {
-			p.add("rollback_of", "must name another release than this one")
-		}
-	}
+	v.lineage()
 	if v.uploaded && r.CreatedAt.IsZero() {
 		p.add("created_at", "required")
 	}
@@ -145,6 +127,28 @@ func (v *validator) release() {
 	}
 	v.remove()
 	v.userData()
+}
+
+// lineage checks what the release says of where it comes from and what
+// the reconciler may do with it: reconcile's mode, and the release a
+// heal or a rollback deploys again (another release's id).
+func (v *validator) lineage() {
+	r, p := v.r, v.p
+	switch r.Reconcile {
+	case "", ReconcileRecord, ReconcileHeal:
+	default:
+		p.add("reconcile", "must be %q or %q, not %q", ReconcileRecord, ReconcileHeal, r.Reconcile)
+	}
+	for _, f := range []struct{ name, id string }{{"heal_of", r.HealOf}, {"rollback_of", r.RollbackOf}} {
+		if f.id == "" {
+			continue
+		}
+		if why := checkReleaseID(f.id); why != "" {
+			p.add(f.name, "%s", why)
+		} else if f.id == r.ReleaseID {
+			p.add(f.name, "must name another release than this one")
+		}
+	}
 }
 
 // destroy checks a destroy release deploys nothing.

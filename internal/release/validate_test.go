@@ -248,6 +248,21 @@ func TestRuleRollbackOf(t *testing.T) {
 	})
 }
 
+func TestRuleHealOfAndReconcile(t *testing.T) {
+	heal := func(of, mode string) func(*Release) {
+		return func(r *Release) { r.ReleaseID, r.HealOf, r.Reconcile = "r2", of, mode }
+	}
+	runRuleCases(t, []ruleCase{
+		{"record by default", heal("", ""), false, nil},
+		{"heal", heal("", ReconcileHeal), false, nil},
+		{"record", heal("", ReconcileRecord), false, nil},
+		{"another mode", heal("", "fix"), false, []string{`reconcile: must be "record" or "heal", not "fix"`}},
+		{"a heal of another release", heal("r1", ""), false, nil},
+		{"a heal of itself", heal("r2", ""), false, []string{"heal_of: must name another release than this one"}},
+		{"a heal of no release", heal("r 1", ""), false, []string{"heal_of: must be letters, digits and '-', starting with a letter or digit"}},
+	})
+}
+
 func TestRuleDestroy(t *testing.T) {
 	destroy := func(edit func(*Release)) func(*Release) {
 		return func(r *Release) {
