@@ -84,7 +84,7 @@ func (d *Deployer) reconcile(ctx context.Context, req execution.Request) (any, e
 		if err := d.reconcileOne(ctx, pc, &p); err != nil {
 			p.Failed++
 			if len(p.Errors) < limits.MaxReconcileReport {
-				p.Errors = append(p.Errors, pc.Project+" "+pc.Config+": "+failure.Cause(err))
+				p.Errors = append(p.Errors, pc.Project+" "+pc.Config+": "+err.Error())
 			}
 			d.log.Warn("reconcile: a project-config could not be reconciled", "project", pc.Project, "config", pc.Config, "error", err.Error())
 		}

@@ -224,3 +224,35 @@ func TestReconcileCollectsAssets(t *testing.T) {
 	assert.False(t, h.assetThere(r2, "app"), "no longer among the newest, not holding the lock")
 	assert.Equal(t, 2, p.Collected, "r2's and the young one's, now old")
 }
+
+// TestReconcileCollectsNothingItCannotRead: a release among the kept
+// ones that cannot be read (access denied) makes the pass delete none of
+// its config's assets, and count the config as failed, naming why.
+func TestReconcileCollectsNothingItCannotRead(t *testing.T) {
+	h := newHarness(t)
+	h.d.cfg.KeepReleases = 2
+	var rs []*release.Release
+	for i := range 3 {
+		r := h.baseRelease()
+		h.addAsset(r, "app", []byte{byte('a' + i)})
+		h.start(r).succeed()
+		h.clk.Advance(time.Hour)
+		rs = append(rs, r)
+	}
+	h.clk.Advance(tuning.AssetGrace)
+
+	kept := naming.ReleaseKey(project, config, rs[1].ReleaseID) // kept, not deployed
+	h.store.Deny = func(op, key string) bool { return op == "GetObject" && key == kept }
+	p := h.pass()
+	assert.Zero(t, p.Collected)
+	assert.Equal(t, 1, p.Failed)
+	require.Len(t, p.Errors, 1)
+	assert.Contains(t, p.Errors[0], "assets of release "+rs[1].ReleaseID)
+	assert.True(t, h.assetThere(rs[0], "app"), "what the unread release names is not known: nothing is deleted")
+
+	h.store.Deny = nil
+	p = h.pass()
+	assert.Equal(t, 1, p.Collected)
+	assert.False(t, h.assetThere(rs[0], "app"), "the oldest, which neither of the newest 2 names")
+	assert.True(t, h.assetThere(rs[1], "app"))
+}
