@@ -237,6 +237,6 @@ note "destroy: every group of the config retired through the deploy path, the re
 expect 0 destroy --local --yes --poll "$POLL" "$PROJECT" development
 gone "$PROJECT/development/"
 expect 0 status --local "$PROJECT" development
-grep -qF "deployed  nothing yet" "$OUT" || die "status still shows a release deployed after the destroy"
+grep -qF "deployed  nothing: destroyed by release" "$OUT" || die "status still shows a release deployed after the destroy"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -45,7 +45,7 @@ var demoAnswers = map[string]string{
 	"follow":             "0\nferry follow: coinbase/deploy-test development release 20250101T001500Z-heal\n  4:02  Success\n",
 	"world-destroy":      "world at 2025-01-01T00:20:00Z\n\nnothing deployed or registered\n",
 	"destroy":            "0\nferry destroy: coinbase/deploy-test development release ID\n  1:02  Success\n",
-	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
+	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing: destroyed by release 20250101T0000010Z-abcdef  2025-01-01 00:20:00Z\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo

@@ -42,9 +42,14 @@ func deployerVersion(v string) string {
 
 // currentRows are status's rows of what is deployed: the release, who
 // deployed it with which deployer, its version and description, and the
-// environment it runs in.
-func currentRows(tw io.Writer, c *ledger.Current) {
-	if c == nil {
+// environment it runs in; with nothing deployed, the destroy that left
+// it so (destroyed, nil when none).
+func currentRows(tw io.Writer, c *ledger.Current, destroyed *releaseStatus) {
+	switch {
+	case c == nil && destroyed != nil:
+		row(tw, "  deployed", "nothing: destroyed by release "+destroyed.ReleaseID, formatTime(destroyed.EndedAt), byWhom(destroyed.CreatedBy, destroyed.CreatedByName))
+		return
+	case c == nil:
 		row(tw, "  deployed", "nothing yet")
 		return
 	}

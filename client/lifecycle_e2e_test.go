@@ -273,7 +273,7 @@ func TestDestroy(t *testing.T) {
 	assert.False(t, deployed, "nothing is deployed")
 	st := tr.ferry(t, "status", "--local", "acme/shop", "staging")
 	require.Equal(t, exitOK, st.code, st.stderr)
-	assert.Contains(t, st.stdout, "  deployed  nothing yet\n")
+	assert.Contains(t, st.stdout, "  deployed  nothing: destroyed by release "+idD+"  ")
 	h := tr.ferry(t, "history", "--local", "acme/shop", "staging")
 	require.Equal(t, exitOK, h.code, h.stderr)
 	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(idD)+`\s+Success\s.*destroy$`, h.stdout)

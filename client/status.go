@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
@@ -92,6 +94,9 @@ type configStatus struct {
 	Releases []releaseStatus `json:"releases"`
 	// Drift is how what runs differs from Current (with --drift).
 	Drift *execution.Drift `json:"drift,omitempty"`
+	// Destroyed is the destroy that left nothing deployed (Current nil),
+	// when it is among the latest releases.
+	Destroyed *releaseStatus `json:"destroyed,omitempty"`
 }
 
 // releaseStatus is one release and how it ended.
@@ -188,7 +193,33 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		rs := releaseStatusOf(id, o, found, cs.Lock)
 		cs.Releases = append(cs.Releases, rs)
 	}
-	return cs, nil
+	return cs, destroyedBy(ctx, l, project, config, &cs)
+}
+
+// destroyedBy sets cs.Destroyed when nothing is deployed and the newest of
+// its latest releases that succeeded is a destroy. A release that cannot
+// be read says nothing (its expiry is no error of the status).
+func destroyedBy(ctx context.Context, l *ledger.Ledger, project, config string, cs *configStatus) error {
+	if cs.Current != nil {
+		return nil
+	}
+	for i, rs := range cs.Releases {
+		if rs.End != execution.EndSuccess {
+			continue
+		}
+		r, err := l.GetRelease(ctx, project, config, rs.ReleaseID)
+		var bad *failure.BadReleaseError
+		switch {
+		case errors.As(err, &bad):
+			return nil
+		case err != nil:
+			return err
+		case r.Destroy:
+			cs.Destroyed = &cs.Releases[i]
+		}
+		return nil
+	}
+	return nil
 }
 
 // writeStatus prints the status for people: a block per config, aligned.
@@ -199,7 +230,7 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		}
 		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		currentRows(tw, cs.Current)
+		currentRows(tw, cs.Current, cs.Destroyed)
 		if h := cs.Lock; h != nil {
 			row(tw, "  locked by", h.ReleaseID, "since "+formatTime(h.Since), lastSegment(h.Execution))
 		}
