@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -272,6 +273,7 @@ func changes(cur ledger.Current, prev, r *release.Release, planned []execution.P
 		return out
 	}
 	add("", "version", prev.Version, r.Version)
+	add("", "reconcile", cmp.Or(prev.Reconcile, release.ReconcileRecord), cmp.Or(r.Reconcile, release.ReconcileRecord))
 	add("", "alarms", strings.Join(prev.AlarmNames(), ","), strings.Join(r.AlarmNames(), ","))
 	all := maps.Clone(prev.Services)
 	maps.Copy(all, r.Services)

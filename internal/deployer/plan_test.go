@@ -82,6 +82,7 @@ func TestPlanNextDeploy(t *testing.T) {
 	r2 := h.baseRelease()
 	r2.Services["web"].InstanceType = "t3.small"
 	r2.Version = "build-2"
+	r2.Reconcile = release.ReconcileHeal
 	p, err := h.planOf(r2)
 	require.NoError(t, err)
 	assert.False(t, p.Proceed)
@@ -90,6 +91,7 @@ func TestPlanNextDeploy(t *testing.T) {
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "worker", r1.ReleaseID)}, p.Retire)
 	assert.Equal(t, []string{"worker"}, p.Remove)
 	assert.Contains(t, p.Changes, execution.Change{Field: "version", From: "", To: "build-2"})
+	assert.Contains(t, p.Changes, execution.Change{Field: "reconcile", From: "record", To: "heal"})
 	assert.Contains(t, p.Changes, execution.Change{Service: "web", Field: "instance_type", From: "t2.nano", To: "t3.small"})
 	assert.Contains(t, p.Changes, execution.Change{Service: "worker", Field: "service", From: "deployed", To: "removed"})
 	assert.NotContains(t, p.Changes, execution.Change{Service: "web", Field: "image_id"}, "the image is the same")
