@@ -1,10 +1,14 @@
 // Command ferry is the ferry client: it checks releases offline (validate,
-// schema), deploys them and follows their execution (deploy), halts them
-// (halt), reports what is deployed (status) and what the deployer knows
-// (list), attaches to a running deploy (follow), removes locks left behind
+// schema), says what a deploy would do (plan), deploys them and follows
+// their execution (deploy), deploys again a release from the records
+// (rollback), tears a config down (destroy), halts them (halt), reports
+// what is deployed and how it drifted (status), every release of a config
+// (history) and one release (show), what the deployer knows (list),
+// attaches to a running deploy (follow), removes locks left behind
 // (unlock), prints the bootstrap template of a target environment
 // (bootstrap), its own version (version) and shell completion scripts
-// (completion). The scripts are generated from the command table; they ask
+// (completion); ferry local runs a local region and changes its world
+// from outside ferry. The scripts are generated from the command table; they ask
 // the hidden __names command for project and config names. A command whose
 // spec is hidden is left out of ferry help and of completion.
 //

@@ -22,4 +22,11 @@
 // State they were given, updated. A Catch stores the error at $.error
 // ({"Error": name, "Cause": the function error payload}) so CleanUpFailure
 // and ReleaseLock can record why the release failed.
+//
+// The machine starts at a Choice that tells a query from a release by a
+// top-level key no release has: a plan ({"plan": release}, PlanInput)
+// goes to Plan, a drift query ({"drift": ...}, DriftInput) to Drift, a
+// reconcile pass ({"reconcile_pass": ...}, ReconcileInput) to Reconcile,
+// page after page. Each answers with its output (Plan, Drift, Reconcile)
+// and ends in Answered.
 package execution

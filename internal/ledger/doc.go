@@ -2,14 +2,18 @@
 // release exactly as the client uploaded it, the user data rendered for each
 // service, how each execution ended (the outcome), and what is deployed now
 // (the current record: the release, the deployer version that deployed it,
-// its environment and each service's group, image and desired count). It
-// also lists the project-configs the deployer keeps records of, the
-// configs of a project and the releases of a project-config.
+// its environment and each service's group, image and desired count;
+// removed by a destroy), what the last drift query saw (the drift record)
+// and the reconciler's heals (the heal record). It also lists the
+// project-configs the deployer keeps records of, the configs of a
+// project and the releases of a project-config, and finds the configs
+// holding a release id.
 //
 // Every key comes from package naming, whose doc says who writes each
 // object, when and how.
 //
 // A release object is written once (If-None-Match: *) and never replaced.
-// User data, outcomes and the current record are overwritten by the
-// execution that owns them, so writing them again is safe.
+// User data, outcomes, the current, drift and heal records are
+// overwritten by the execution that owns them, so writing them again is
+// safe.
 package ledger

@@ -47,6 +47,12 @@
 //     later, as it would be on AWS, and does not halt it. Once executions
 //     run, discrete-event time goes on from there.
 //
+// With Options.ReconcileEvery the region starts a reconcile pass every so
+// long on its clock, as the DeployerStack's schedule does in AWS: a region
+// that makes its own clock itself, one on Options.Clock when a test calls
+// ReconcileIfDue. Meddle (POST /_ferry/world) changes the world from
+// outside ferry, as a person at the console would, to make drift.
+//
 // A region that makes its own clock (the last two) runs ahead of the wall
 // clock the client stamps a release's created_at with, so unless Options
 // set them, its deployer accepts created_at within OwnClockCreatedAtWindow.
