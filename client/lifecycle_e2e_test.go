@@ -457,4 +457,12 @@ func TestReconcileHealsOnSchedule(t *testing.T) {
 	again, err := tr.ReconcileIfDue()
 	require.NoError(t, err)
 	assert.Nil(t, again, "the next pass is not due yet")
+
+	// Heals of the release deployed now that have not made it well show
+	// in status.
+	require.NoError(t, ledger.New(tr.S3(), tr.Bucket()).PutHeal(ctx, "acme/shop", "staging",
+		ledger.HealRecord{Of: cur.ReleaseID, InARow: 2, LastAt: e2eStart, LastHeal: "20250304T100000Z-heal"}))
+	st := tr.ferry(t, "status", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "  healing   2 heals in a row of this release, the last 20250304T100000Z-heal  at "+formatTime(e2eStart)+"\n")
 }

@@ -97,6 +97,9 @@ type configStatus struct {
 	// Destroyed is the destroy that left nothing deployed (Current nil),
 	// when it is among the latest releases.
 	Destroyed *releaseStatus `json:"destroyed,omitempty"`
+	// Healing is the reconciler's heal record while it heals the release
+	// deployed now and the fleet has not been found well since.
+	Healing *ledger.HealRecord `json:"healing,omitempty"`
 }
 
 // releaseStatus is one release and how it ended.
@@ -193,7 +196,24 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 		rs := releaseStatusOf(id, o, found, cs.Lock)
 		cs.Releases = append(cs.Releases, rs)
 	}
+	if err := healing(ctx, l, project, config, &cs); err != nil {
+		return cs, err
+	}
 	return cs, destroyedBy(ctx, l, project, config, &cs)
+}
+
+// healing sets cs.Healing when the reconciler's last heals are of the
+// release deployed now and it has not found the fleet well since.
+func healing(ctx context.Context, l *ledger.Ledger, project, config string, cs *configStatus) error {
+	if cs.Current == nil {
+		return nil
+	}
+	h, found, err := l.GetHeal(ctx, project, config)
+	if err != nil || !found || h.InARow == 0 || h.Of != cs.Current.ReleaseID {
+		return err
+	}
+	cs.Healing = &h
+	return nil
 }
 
 // destroyedBy sets cs.Destroyed when nothing is deployed and the newest of
@@ -231,6 +251,10 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		fmt.Fprintf(w, "%s %s\n", ps.Project, cs.Config)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		currentRows(tw, cs.Current, cs.Destroyed)
+		if h := cs.Healing; h != nil {
+			row(tw, "  healing", fmt.Sprintf("%d %s in a row of this release, the last %s", h.InARow, plural(h.InARow, "heal", "heals"), h.LastHeal),
+				"at "+formatTime(h.LastAt))
+		}
 		if h := cs.Lock; h != nil {
 			row(tw, "  locked by", h.ReleaseID, "since "+formatTime(h.Since), lastSegment(h.Execution))
 		}
