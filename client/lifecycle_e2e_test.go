@@ -409,7 +409,8 @@ func TestStatusDrift(t *testing.T) {
 }
 
 // TestReconcileHealsOnSchedule: with a release that opted into heal, a
-// group deleted by hand comes back at the next scheduled reconcile pass,
+// group deleted by hand comes back at the scheduled reconcile pass after
+// the one that first saw it missing,
 // as a heal release (the same content, by the reconciler) deployed
 // through the deploy path; ferry follow shows it and history names it.
 func TestReconcileHealsOnSchedule(t *testing.T) {
@@ -431,12 +432,19 @@ func TestReconcileHealsOnSchedule(t *testing.T) {
 	require.Equal(t, exitOK, gone.code, gone.stderr)
 
 	ctx := context.Background()
-	require.NoError(t, tr.Pass(ctx, 20*time.Minute))
-	pass, err := tr.ReconcileIfDue()
-	require.NoError(t, err)
-	require.NotNil(t, pass, "a pass is due 15 minutes after the region started")
-	require.NoError(t, pass.Wait(ctx))
-	assert.Equal(t, asl.StatusSucceeded, pass.Describe().Status, "%+v", pass.Describe())
+	passAt := func(after time.Duration) {
+		t.Helper()
+		require.NoError(t, tr.Pass(ctx, after))
+		pass, err := tr.ReconcileIfDue()
+		require.NoError(t, err)
+		require.NotNil(t, pass, "a pass is due every 15 minutes")
+		require.NoError(t, pass.Wait(ctx))
+		require.Equal(t, asl.StatusSucceeded, pass.Describe().Status, "%+v", pass.Describe())
+	}
+	passAt(20 * time.Minute) // sees the worker missing
+	none := tr.ferry(t, "follow", "--local", "acme/shop", "staging")
+	require.Equal(t, exitFailure, none.code, "no heal at the first sight")
+	passAt(15 * time.Minute) // the worker missing for longer than tuning.HealAfter
 	followed := tr.ferry(t, "follow", "--local", "acme/shop", "staging")
 	require.Equal(t, exitOK, followed.code, "stdout:\n%s\nstderr:\n%s", followed.stdout, followed.stderr)
 

@@ -40,8 +40,9 @@ const Reconciler = "ferry-reconciler"
 //  1. Drift, as the Drift task finds and records it (checkDrift).
 //
 //  2. For a current release that opted in (reconcile "heal") and a fleet
-//     gone or unhealthy past the threshold (a group missing, an instance
-//     unhealthy for longer than tuning.DriftUnhealthyAfter): unless a
+//     gone or unhealthy past the threshold (a group seen missing for
+//     tuning.HealAfter, an instance unhealthy for longer than
+//     tuning.DriftUnhealthyAfter): unless a
 //     deploy holds the lock, or the last heal of the same release is
 //     younger than its retry interval (tuning.HealRetry doubled per heal
 //     in a row, at most tuning.MaxHealRetry), a heal: the current
@@ -136,15 +137,18 @@ func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p 
 	if !found || rec.Of != drift.Deployed {
 		rec = ledger.HealRecord{Of: drift.Deployed}
 	}
-	why := healWhy(drift)
-	if why == "" {
+	now := d.now()
+	why, ill := healWhy(drift, now)
+	if !ill {
 		if rec.InARow > 0 {
 			rec.InARow = 0 // well again: the next heal waits no longer
 			return d.ledger.PutHeal(ctx, pc.Project, pc.Config, rec)
 		}
 		return nil
 	}
-	now := d.now()
+	if why == "" {
+		return nil // a group missing, but not long enough to tell
+	}
 	if rec.InARow > 0 && now.Before(rec.LastAt.Add(healRetry(rec.InARow))) {
 		return nil
 	}
@@ -198,15 +202,24 @@ func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (
 	return len(deleted), err
 }
 
-// healWhy is the drift that calls for a heal: the first group missing,
-// or instance unhealthy past the threshold; "" when the fleet is well.
-func healWhy(d *execution.Drift) string {
+// healWhy is the drift that calls for a heal at now: the first group
+// seen missing for tuning.HealAfter, or instance unhealthy past the
+// threshold (settling ones are not drift); "" when there is none. ill says
+// whether the fleet has any such drift, however young: a fleet without is
+// well again.
+func healWhy(d *execution.Drift, now time.Time) (why string, ill bool) {
 	for _, it := range d.Drifts {
-		if it.Kind == execution.DriftGroupMissing || it.Kind == execution.DriftUnhealthy {
-			return it.Group + ": " + it.What
+		switch it.Kind {
+		case execution.DriftGroupMissing:
+			ill = true
+			if now.Sub(it.Since) >= tuning.HealAfter {
+				return it.Group + ": " + it.What, true
+			}
+		case execution.DriftUnhealthy:
+			return it.Group + ": " + it.What, true
 		}
 	}
-	return ""
+	return "", ill
 }
 
 // healRetry is how long after a heal the next may start when it was the

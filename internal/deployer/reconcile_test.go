@@ -67,7 +67,9 @@ func (h *harness) deleteGroup(name string) {
 }
 
 // TestReconcileHeals: a config whose release opted into heal and whose
-// group is deleted by hand is healed: the pass starts a release of the
+// group is deleted by hand is healed once the group has been seen missing
+// for tuning.HealAfter (not at the first sight: Auto Scaling's reads are
+// eventually consistent): the pass starts a release of the
 // same content (heal_of, created_by the reconciler, no proof), which
 // Validate accepts and the deploy path takes to Success; a fleet healed
 // resets the heals in a row; heals that do not help wait longer each
@@ -84,6 +86,10 @@ func TestReconcileHeals(t *testing.T) {
 
 	web := naming.GroupName(project, config, "web", r1.ReleaseID)
 	h.deleteGroup(web)
+	p = h.pass()
+	assert.Empty(t, p.Healed, "seen missing once: AWS's reads are eventually consistent")
+	assert.Equal(t, 1, p.Drifted)
+	h.clk.Advance(tuning.HealAfter)
 	p = h.pass()
 	require.Len(t, p.Healed, 1, p.Errors)
 	heal := p.Healed[0]
@@ -106,6 +112,8 @@ func TestReconcileHeals(t *testing.T) {
 	assert.Empty(t, h.pass().Healed)
 	healed := naming.GroupName(project, config, "web", heal.ReleaseID)
 	h.deleteGroup(healed)
+	require.Empty(t, h.pass().Healed)
+	h.clk.Advance(tuning.HealAfter)
 	first := h.pass()
 	require.Len(t, first.Healed, 1)
 	// That heal never runs (its execution stays RUNNING): the next pass

@@ -86,8 +86,9 @@ type Release struct {
 	// Reconcile says what the deployer's reconcile pass does for this
 	// project-config while the release is deployed: "record" (the
 	// default, ReconcileRecord) records drift; "heal" (ReconcileHeal) also
-	// deploys the release's content again when a group of it is gone or
-	// its instances stay unhealthy, with a growing retry interval.
+	// deploys the release's content again when a group of it has been
+	// seen gone for a while or its instances stay unhealthy, with a
+	// growing retry interval.
 	Reconcile string `json:"reconcile,omitempty"`
 }
 

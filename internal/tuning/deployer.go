@@ -55,6 +55,14 @@ const (
 	MaxHealRetry = 6 * time.Hour
 )
 
+// HealAfter is how long a group must have been seen missing before a
+// reconcile pass heals it: Auto Scaling's reads are eventually
+// consistent (a group just created can be missing from them for a while,
+// DescribeAutoScalingGroups, Amazon EC2 Auto Scaling API Reference), and
+// one read is no proof a fleet is gone. At the default rate the heal is
+// the next pass's.
+const HealAfter = 10 * time.Minute
+
 // ReconcileEvery is how often the deployer's schedule starts a reconcile
 // pass (the DeployerStack's ReconcileRate parameter; ferry local's
 // --reconcile).
