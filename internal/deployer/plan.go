@@ -108,19 +108,7 @@ func planRelease(req execution.Request) (*release.Release, string, error) {
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Plan) == 0 {
 		return nil, "", &failure.InternalError{Msg: fmt.Sprintf("task %s: input is not a plan: {\"plan\": release}", req.Task)}
 	}
-	r, err := release.Decode(in.Plan)
-	if err != nil {
-		return nil, "", err
-	}
-	r.ApplyDefaults()
-	if err := r.Validate(true); err != nil {
-		return nil, "", err
-	}
-	sum, err := release.Hash(r)
-	if err != nil {
-		return nil, "", failure.BadRelease(fmt.Sprintf("release: %v", err))
-	}
-	return r, sum, nil
+	return checkedRelease(in.Plan)
 }
 
 // confirmPlan checks req runs for a RUNNING plan execution of the

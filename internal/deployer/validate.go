@@ -32,17 +32,9 @@ import (
 // this release. It returns the State that every later task gets. The
 // marker is its only write, and a retry of the same execution accepts it.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
-	r, err := release.Decode(req.Input)
+	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
 		return nil, err
-	}
-	r.ApplyDefaults()
-	if err := r.Validate(true); err != nil {
-		return nil, err
-	}
-	sum, err := release.Hash(r)
-	if err != nil {
-		return nil, failure.BadRelease(fmt.Sprintf("release: %v", err))
 	}
 	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
 		return nil, err
@@ -74,6 +66,26 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		BakeSeconds:   r.BakeSeconds,
 		Services:      r.ServiceNames(),
 	}, nil
+}
+
+// checkedRelease decodes raw, a release as the client uploaded it,
+// applies its defaults and checks it (Validate(true)), and returns it
+// with its canonical hash: how Validate and Plan read a release. A bad
+// one is a *failure.BadReleaseError.
+func checkedRelease(raw []byte) (*release.Release, string, error) {
+	r, err := release.Decode(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	r.ApplyDefaults()
+	if err := r.Validate(true); err != nil {
+		return nil, "", err
+	}
+	sum, err := release.Hash(r)
+	if err != nil {
+		return nil, "", failure.BadRelease(fmt.Sprintf("release: %v", err))
+	}
+	return r, sum, nil
 }
 
 // consume verifies r's identity proof (verifyIdentity) and consumes its
