@@ -37,7 +37,8 @@ import (
 //     tagged with the project-config, and the load balancers of the
 //     current groups.
 //  3. Compare (driftOf): a current group missing or being deleted; an
-//     extra group; min or max not the release's, or, for a service
+//     extra group (but the groups of a deploy under way: the lock
+//     holder's); min or max not the release's, or, for a service
 //     without scaling policies, desired not what the deploy settled; a
 //     group launching from another template or version; an instance not
 //     healthy (in its group, its load balancers, its target groups); load
@@ -99,7 +100,15 @@ func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*exe
 	if err != nil {
 		return nil, nil, err
 	}
-	items := driftOf(cur, r, groups, views)
+	h, held, err := d.locks.Get(ctx, q.ProjectName, q.ConfigName)
+	if err != nil {
+		return nil, nil, err
+	}
+	deploying := ""
+	if held {
+		deploying = h.ReleaseID
+	}
+	items := driftOf(cur, r, groups, views, deploying)
 	if err := d.dateDrift(ctx, q, cur.ReleaseID, now, items, out); err != nil {
 		return nil, nil, err
 	}
@@ -152,8 +161,9 @@ func (d *Deployer) currentTarget(cur ledger.Current, r *release.Release) target.
 
 // driftOf compares the current record cur (and its release r, nil when
 // expired) with the project-config's groups and their load balancers'
-// views. Items are in group order, then kind.
-func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScalingGroup, views balancers.Views) []execution.DriftItem {
+// views. The groups of deploying, the release holding the lock, are a
+// deploy under way, not drift. Items are in group order, then kind.
+func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScalingGroup, views balancers.Views, deploying string) []execution.DriftItem {
 	var items []execution.DriftItem
 	byName := map[string]asgtypes.AutoScalingGroup{}
 	for _, g := range groups {
@@ -191,10 +201,10 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 	}
 	for _, g := range groups {
 		name := aws.ToString(g.AutoScalingGroupName)
-		if current[name] || fleet.Deleting(g) {
+		t := tags.FromASG(g.Tags)
+		if current[name] || fleet.Deleting(g) || (deploying != "" && t[naming.TagReleaseID] == deploying) {
 			continue
 		}
-		t := tags.FromASG(g.Tags)
 		items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: t[naming.TagServiceName], Group: name,
 			What: fmt.Sprintf("a group of the config that release %s, deployed now, did not make (release %s)", cur.ReleaseID, cmp.Or(t[naming.TagReleaseID], "unknown"))})
 	}

@@ -125,3 +125,25 @@ func TestDriftNothingDeployed(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, found)
 }
+
+// TestDriftExtraGroup: a group of the config that the current release
+// did not make is drift, but not while its release holds the lock (a
+// deploy under way).
+func TestDriftExtraGroup(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	require.NoError(t, h.start(r2).steps(upToDeploy...))
+	extra := naming.GroupName(project, config, "web", r2.ReleaseID)
+	require.Contains(t, h.groups(), extra)
+
+	assert.Empty(t, h.driftNow().Drifts, "r2 holds the lock: a deploy under way")
+	require.NoError(t, h.locks.Release(t.Context(), project, config, r2.ReleaseID))
+	d := h.driftNow()
+	require.Len(t, d.Drifts, 1, d.Drifts)
+	assert.Equal(t, execution.DriftExtraGroup, d.Drifts[0].Kind)
+	assert.Equal(t, extra, d.Drifts[0].Group)
+	assert.Contains(t, d.Drifts[0].What, "did not make (release "+r2.ReleaseID+")")
+}
