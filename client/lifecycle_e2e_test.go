@@ -116,6 +116,23 @@ func TestHistoryShowRollback(t *testing.T) {
 	assert.Contains(t, rb2.stdout, "back from release "+id3+" to the content of release "+id2+"\n")
 }
 
+// TestRollbackPassesOverTheSameContent: a release of the same content as
+// the one deployed now (deployed again, or a heal) is no rollback: the
+// default target is the success before it with other content.
+func TestRollbackPassesOverTheSameContent(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	for range 2 {
+		again := tr.ferry(t, "deploy", "--local", demoV2)
+		require.Equal(t, exitOK, again.code, again.stderr)
+	}
+	rb := tr.ferry(t, "rollback", "--local", "--no-wait", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, rb.code, rb.stderr)
+	assert.Contains(t, rb.stdout, " to the content of release "+id1+"\n", "past the first deploy of the same content")
+}
+
 // TestRollbackRefused: a rollback with nothing to go back to, or to a
 // release that is not a success of that config, says why and starts
 // nothing.
@@ -138,7 +155,7 @@ func TestRollbackRefused(t *testing.T) {
 		want string
 		code int
 	}{
-		{"only one success", nil, "no release of coinbase/deploy-test development succeeded before " + id1 + ", the one deployed now", exitNotStarted},
+		{"only one success", nil, "no release of coinbase/deploy-test development with other content than " + id1 + ", the one deployed now, succeeded before it", exitNotStarted},
 		{"to current", []string{"--to", id1}, "release " + id1 + " is the one deployed to coinbase/deploy-test development now", exitNotStarted},
 		{"to a failure", []string{"--to", idBroken}, "release " + idBroken + " of coinbase/deploy-test development ended FailureClean; only a release that succeeded can be deployed again", exitNotStarted},
 		{"to unknown", []string{"--to", "20250101T000000Z-000000"}, "release 20250101T000000Z-000000 of coinbase/deploy-test development has no outcome", exitNotStarted},
@@ -406,6 +423,36 @@ func TestStatusDrift(t *testing.T) {
 	missing := tr.ferry(t, "local", "world", "delete-group", "no-such-group")
 	assert.Equal(t, exitFailure, missing.code)
 	assert.Contains(t, missing.stderr, `the world has no group "no-such-group"`)
+
+	// kill-instance terminates an instance without lowering desired: Auto
+	// Scaling replaces it.
+	var victim string
+	for _, a := range tr.World().Snapshot().Accounts {
+		for _, g := range a.Groups {
+			if g.Name == web && len(g.Instances) > 0 {
+				victim = g.Instances[0].ID
+			}
+		}
+	}
+	require.NotEmpty(t, victim)
+	killed := tr.ferry(t, "local", "world", "kill-instance", victim)
+	require.Equal(t, exitOK, killed.code, killed.stderr)
+	assert.Equal(t, "instance "+victim+" of group "+web+" terminated; Auto Scaling replaces it\n", killed.stdout)
+	for _, a := range tr.World().Snapshot().Accounts {
+		for _, g := range a.Groups {
+			for _, i := range g.Instances {
+				if i.ID == victim {
+					assert.Contains(t, i.Lifecycle, "Terminat", "the instance is terminating")
+				}
+			}
+		}
+	}
+	unknown := tr.ferry(t, "local", "world", "kill-instance", "i-nobody")
+	assert.Equal(t, exitFailure, unknown.code)
+	assert.Contains(t, unknown.stderr, `no group of the world has an instance "i-nobody"`)
+	notAttached := tr.ferry(t, "local", "world", "detach", web, "no-such-lb")
+	assert.Equal(t, exitFailure, notAttached.code)
+	assert.Contains(t, notAttached.stderr, `has no classic load balancer or target group "no-such-lb" attached`)
 }
 
 // TestReconcileHealsOnSchedule: with a release that opted into heal, a

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
@@ -112,7 +114,7 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 
 // target is the release to deploy again: --to, which must have
 // succeeded and not be current; else the newest release that succeeded
-// before current.
+// before current with other content.
 func (c *rollbackCommand) target(ctx context.Context, l *ledger.Ledger, project, config, current string) (string, error) {
 	if c.to == current {
 		return "", fmt.Errorf("release %s is the one deployed to %s %s now: there is nothing to roll back to", c.to, project, config)
@@ -137,16 +139,41 @@ func (c *rollbackCommand) target(ctx context.Context, l *ledger.Ledger, project,
 	if at < 0 {
 		return "", fmt.Errorf("release %s, deployed to %s %s now, is no longer among its records; name a release with --to (see ferry history %s %s)", current, project, config, project, config)
 	}
+	now, err := contentOf(ctx, l, project, config, current)
+	if err != nil {
+		return "", err
+	}
 	for _, id := range ids[at+1:] {
 		o, found, err := l.GetOutcome(ctx, project, config, id)
 		if err != nil {
 			return "", err
 		}
-		if found && o.End == execution.EndSuccess {
+		if !found || o.End != execution.EndSuccess {
+			continue
+		}
+		then, err := contentOf(ctx, l, project, config, id)
+		if err != nil {
+			return "", err
+		}
+		if now == "" || then != now { // the same content again (a heal, a redeploy) rolls nothing back
 			return id, nil
 		}
 	}
-	return "", fmt.Errorf("no release of %s %s succeeded before %s, the one deployed now: there is nothing to roll back to", project, config, current)
+	return "", fmt.Errorf("no release of %s %s with other content than %s, the one deployed now, succeeded before it: there is nothing to roll back to", project, config, current)
+}
+
+// contentOf is the content hash of release id (release.ContentHash), ""
+// when its object expired.
+func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string) (string, error) {
+	r, err := l.GetRelease(ctx, project, config, id)
+	var bad *failure.BadReleaseError
+	switch {
+	case errors.As(err, &bad):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return release.ContentHash(r)
 }
 
 // removals is what a release deploying stored's services again removes:
