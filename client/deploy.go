@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -94,7 +95,7 @@ func (c *deployCommand) Run(ctx context.Context, args []string) error {
 // started.
 func (c *deployCommand) deploy(ctx context.Context, file string) error {
 	out := newDisplay(c.env, c.follow.asJSON)
-	r, err := c.readRelease(file)
+	r, err := readRelease(c.env.Stderr, file)
 	if err != nil {
 		return err
 	}
@@ -183,14 +184,14 @@ func (c *deployCommand) prefix() string { return "ferry " + firstNonEmpty(c.name
 
 // readRelease reads and validates the release file. An invalid release's
 // problems go to stderr, one line each, before the error that sums them up.
-func (c *deployCommand) readRelease(file string) (*release.Release, error) {
+func readRelease(stderr io.Writer, file string) (*release.Release, error) {
 	r, err := release.ReadFile(file)
 	var bad *failure.BadReleaseError
 	if !errors.As(err, &bad) {
 		return r, err
 	}
 	for _, line := range bad.Problems {
-		fmt.Fprintf(c.env.Stderr, "%s: %s\n", file, line)
+		fmt.Fprintf(stderr, "%s: %s\n", file, line)
 	}
 	return nil, &invalidReleaseError{file: file, bad: bad}
 }

@@ -117,33 +117,55 @@ func readHistory(ctx context.Context, d *deployer, project, config string, limit
 	if err != nil {
 		return nil, err
 	}
-	cur, deployed, err := l.GetCurrent(ctx, project, config)
+	head, err := readHead(ctx, d, l, project, config)
 	if err != nil {
 		return nil, err
 	}
-	holder, locked, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 && !deployed && !locked {
+	if len(ids) == 0 && head.current == nil && head.holder == nil {
 		return nil, fmt.Errorf("the deployer knows nothing of %s %s", project, config)
 	}
 	if limit > 0 && len(ids) > limit {
 		ids = ids[:limit]
 	}
-	var running *lock.Holder
-	if locked {
-		running = &holder
-	}
 	entries := make([]historyEntry, len(ids))
 	err = fanout.Each(ctx, recordReads, len(ids), func(ctx context.Context, i int) error {
-		e, err := readHistoryEntry(ctx, l, project, config, ids[i], running)
-		e.Deployed = deployed && cur.ReleaseID == ids[i]
+		e, err := readHistoryEntry(ctx, l, project, config, ids[i], head.holder)
+		e.Deployed = head.deployed(ids[i])
 		entries[i] = e
 		return err
 	})
 	return entries, err
 }
+
+// configHead is what a project-config's records say at a glance: the
+// release deployed now (nil: none) and who holds the lock (nil: no one).
+type configHead struct {
+	current *ledger.Current
+	holder  *lock.Holder
+}
+
+// readHead reads the current record and the lock of project/config.
+func readHead(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (configHead, error) {
+	var head configHead
+	cur, deployed, err := l.GetCurrent(ctx, project, config)
+	if err != nil {
+		return head, err
+	}
+	if deployed {
+		head.current = &cur
+	}
+	h, locked, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
+	if err != nil {
+		return head, err
+	}
+	if locked {
+		head.holder = &h
+	}
+	return head, nil
+}
+
+// deployed says whether release id is the one deployed now.
+func (h configHead) deployed(id string) bool { return h.current != nil && h.current.ReleaseID == id }
 
 // readHistoryEntry reads release id's outcome and what the release says
 // of itself. A release whose object expired or does not decode keeps its

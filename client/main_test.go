@@ -89,6 +89,7 @@ func TestGolden(t *testing.T) {
 		{"help-local", []string{"help", "local"}},
 		{"validate-bad-bool", []string{"validate", "--json=maybe", "x.json"}},
 		{"local-bad-speed", []string{"local", "--speed", "fast"}},
+		{"local-negative-reconcile", []string{"local", "--reconcile", "-1s"}},
 		{"local-world-speed", []string{"local", "world", "--speed", "5"}},
 		{"local-json", []string{"local", "--json"}},
 		{"local-bad-world", []string{"local", "--world", "testdata/bad-world.json"}},

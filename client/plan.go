@@ -71,8 +71,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 }
 
 func (c *planCommand) plan(ctx context.Context, file string) error {
-	read := deployCommand{env: c.env}
-	r, err := read.readRelease(file)
+	r, err := readRelease(c.env.Stderr, file)
 	if err != nil {
 		return &ExitError{Code: exitNotStarted, Err: err}
 	}

@@ -15,9 +15,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/ferryhq/ferry/internal/asl"
-	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -165,24 +163,16 @@ func readReleaseDetail(ctx context.Context, d *deployer, l *ledger.Ledger, proje
 	}
 	rd := &releaseDetail{Project: project, Config: config, ReleaseID: id, Digest: digest,
 		Release: raw, decoded: r, Created: []string{}, Retired: []string{}}
-	cur, deployed, err := l.GetCurrent(ctx, project, config)
+	head, err := readHead(ctx, d, l, project, config)
 	if err != nil {
 		return nil, err
 	}
-	rd.Deployed = deployed && cur.ReleaseID == id
-	holder, locked, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
-	if err != nil {
-		return nil, err
-	}
-	var running *lock.Holder
-	if locked {
-		running = &holder
-	}
+	rd.Deployed = head.deployed(id)
 	o, found, err := l.GetOutcome(ctx, project, config, id)
 	if err != nil {
 		return nil, err
 	}
-	rd.End = releaseStatusOf(id, o, found, running).End
+	rd.End = releaseStatusOf(id, o, found, head.holder).End
 	if found {
 		rd.Outcome = &o
 	}

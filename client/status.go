@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
@@ -167,20 +166,11 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 
 func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (configStatus, error) {
 	cs := configStatus{Config: config, Releases: []releaseStatus{}}
-	cur, found, err := l.GetCurrent(ctx, project, config)
+	head, err := readHead(ctx, d, l, project, config)
 	if err != nil {
 		return cs, err
 	}
-	if found {
-		cs.Current = &cur
-	}
-	h, found, err := lock.New(d.s3, d.cfg.Bucket, clock.System{}).Get(ctx, project, config)
-	if err != nil {
-		return cs, err
-	}
-	if found {
-		cs.Lock = &h
-	}
+	cs.Current, cs.Lock = head.current, head.holder
 	ids, err := l.Releases(ctx, project, config)
 	if err != nil {
 		return cs, err
