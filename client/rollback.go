@@ -120,16 +120,7 @@ func (c *rollbackCommand) target(ctx context.Context, l *ledger.Ledger, project,
 		return "", fmt.Errorf("release %s is the one deployed to %s %s now: there is nothing to roll back to", c.to, project, config)
 	}
 	if c.to != "" {
-		o, found, err := l.GetOutcome(ctx, project, config, c.to)
-		switch {
-		case err != nil:
-			return "", err
-		case !found:
-			return "", fmt.Errorf("release %s of %s %s has no outcome (it never ran to an end, or is not a release of this config); only a release that succeeded can be deployed again", c.to, project, config)
-		case o.End != execution.EndSuccess:
-			return "", fmt.Errorf("release %s of %s %s ended %s; only a release that succeeded can be deployed again", c.to, project, config, o.End)
-		}
-		return c.to, nil
+		return c.to, succeeded(ctx, l, project, config, c.to)
 	}
 	ids, err := l.Releases(ctx, project, config)
 	if err != nil {
@@ -160,6 +151,21 @@ func (c *rollbackCommand) target(ctx context.Context, l *ledger.Ledger, project,
 		}
 	}
 	return "", fmt.Errorf("no release of %s %s with other content than %s, the one deployed now, succeeded before it: there is nothing to roll back to", project, config, current)
+}
+
+// succeeded is nil when release id of project/config succeeded, else an
+// error saying how it ended, or that it did not.
+func succeeded(ctx context.Context, l *ledger.Ledger, project, config, id string) error {
+	o, found, err := l.GetOutcome(ctx, project, config, id)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return fmt.Errorf("release %s of %s %s has no outcome (it never ran to an end, or is not a release of this config); only a release that succeeded can be deployed again", id, project, config)
+	case o.End != execution.EndSuccess:
+		return fmt.Errorf("release %s of %s %s ended %s; only a release that succeeded can be deployed again", id, project, config, o.End)
+	}
+	return nil
 }
 
 // contentOf is the content hash of release id (release.ContentHash), ""

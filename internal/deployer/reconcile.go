@@ -130,39 +130,7 @@ func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p 
 	if r == nil || r.Reconcile != release.ReconcileHeal {
 		return nil
 	}
-	rec, found, err := d.ledger.GetHeal(ctx, pc.Project, pc.Config)
-	if err != nil {
-		return err
-	}
-	if !found || rec.Of != drift.Deployed {
-		rec = ledger.HealRecord{Of: drift.Deployed}
-	}
-	now := d.now()
-	why, ill := healWhy(drift, now)
-	if !ill {
-		if rec.InARow > 0 {
-			rec.InARow = 0 // well again: the next heal waits no longer
-			return d.ledger.PutHeal(ctx, pc.Project, pc.Config, rec)
-		}
-		return nil
-	}
-	if why == "" {
-		return nil // a group missing, but not long enough to tell
-	}
-	if rec.InARow > 0 && now.Before(rec.LastAt.Add(healRetry(rec.InARow))) {
-		return nil
-	}
-	if _, held, err := d.locks.Get(ctx, pc.Project, pc.Config); err != nil || held {
-		return err // a deploy runs (perhaps the last heal): leave it be
-	}
-	heal, err := d.startHeal(ctx, r, &rec, why, now)
-	if err != nil {
-		return err
-	}
-	if len(p.Healed) < limits.MaxReconcileReport {
-		p.Healed = append(p.Healed, heal)
-	}
-	return nil
+	return d.heal(ctx, pc, r, drift, p)
 }
 
 // collectAssets deletes the assets of pc in the deployer bucket that none
@@ -200,6 +168,44 @@ func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (
 		d.log.Info("reconcile: assets no recent release names deleted", "project", pc.Project, "config", pc.Config, "assets", len(deleted))
 	}
 	return len(deleted), err
+}
+
+// heal starts a heal of the current release r of pc when its drift calls
+// for one and its heal record lets it (see reconcile), and counts it in p.
+func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release.Release, drift *execution.Drift, p *execution.Reconcile) error {
+	rec, found, err := d.ledger.GetHeal(ctx, pc.Project, pc.Config)
+	if err != nil {
+		return err
+	}
+	if !found || rec.Of != drift.Deployed {
+		rec = ledger.HealRecord{Of: drift.Deployed}
+	}
+	now := d.now()
+	why, ill := healWhy(drift, now)
+	if !ill {
+		if rec.InARow > 0 {
+			rec.InARow = 0 // well again: the next heal waits no longer
+			return d.ledger.PutHeal(ctx, pc.Project, pc.Config, rec)
+		}
+		return nil
+	}
+	if why == "" {
+		return nil // a group missing, but not long enough to tell
+	}
+	if rec.InARow > 0 && now.Before(rec.LastAt.Add(healRetry(rec.InARow))) {
+		return nil
+	}
+	if _, held, err := d.locks.Get(ctx, pc.Project, pc.Config); err != nil || held {
+		return err // a deploy runs (perhaps the last heal): leave it be
+	}
+	heal, err := d.startHeal(ctx, r, &rec, why, now)
+	if err != nil {
+		return err
+	}
+	if len(p.Healed) < limits.MaxReconcileReport {
+		p.Healed = append(p.Healed, heal)
+	}
+	return nil
 }
 
 // healWhy is the drift that calls for a heal at now: the first group
