@@ -95,7 +95,10 @@ func attacks() []attack {
 	assetObject := func(key string) string {
 		return "arn:aws:s3:::" + naming.AssetBucketName(targetAccount, awsRegion, "") + "/" + key
 	}
-	asset := assetObject(naming.TargetAssetKey(strings.Repeat("a", 64)))
+	asset := assetObject(naming.TargetAssetKey(project, "development", strings.Repeat("a", 64)))
+	otherAsset := assetObject(naming.TargetAssetKey(otherProject, "development", strings.Repeat("a", 64)))
+	otherConfigAsset := assetObject(naming.TargetAssetKey(project, "production", strings.Repeat("a", 64)))
+	legacyAsset := assetObject("assets/" + strings.Repeat("a", 64))
 	once := map[string]any{"s3:if-none-match": "*"}
 	a := func(name string, f func(p *policies) evalCase) attack { return attack{name: name, c: f} }
 	state := func(p *policies, key string) string { return "arn:aws:s3:::" + p.bucket + "/" + key }
@@ -295,8 +298,17 @@ func attacks() []attack {
 		a("the publish role writes outside assets/", func(*policies) evalCase {
 			return publish.request("", "", "s3:PutObject", assetObject("index.html"), "assets-"+targetAccount, once)
 		}),
-		a("the publish role deletes an asset", func(*policies) evalCase {
-			return publish.request("", "", "s3:DeleteObject", asset, "assets-"+targetAccount, nil)
+		a("the publish role deletes another project's asset", func(*policies) evalCase {
+			return publish.request("", "", "s3:DeleteObject", otherAsset, "assets-"+targetAccount, nil)
+		}),
+		a("the publish role deletes another config's asset of its project", func(*policies) evalCase {
+			return publish.request("", "", "s3:DeleteObject", otherConfigAsset, "assets-"+targetAccount, nil)
+		}),
+		a("the publish role deletes an asset of the layout before project-config prefixes", func(*policies) evalCase {
+			return publish.request("", "", "s3:DeleteObject", legacyAsset, "assets-"+targetAccount, nil)
+		}),
+		a("the publish role writes another project's asset", func(*policies) evalCase {
+			return publish.request("", "", "s3:PutObject", otherAsset, "assets-"+targetAccount, once)
 		}),
 		a("another role of the target account writes the asset bucket", func(*policies) evalCase {
 			return targetAdmin.request("", "", "s3:PutObject", asset, "assets-"+targetAccount, once)

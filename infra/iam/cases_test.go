@@ -172,8 +172,11 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 		who, policy := lambda, "deployer-bucket"
 		if c.Store == "assets" {
 			account := accountOf("arn:aws:s3:::"+c.Bucket, "")
+			// The publish role session carries the tags of the release's
+			// project-config, which its keys are under.
+			config, _, _ := strings.Cut(strings.TrimPrefix(c.Key, "assets/"+naming.ProjectPrefix(project)), "/")
 			who = session(naming.RoleARN(account, naming.PublishRoleName(account, awsRegion, "")), "publish",
-				map[string]string{naming.TagProjectName: project}, "publish-"+account)
+				map[string]string{naming.TagProjectName: project, naming.TagConfigName: config}, "publish-"+account)
 			policy = "assets-" + account
 		}
 		object := "arn:aws:s3:::" + c.Bucket + "/" + c.Key
@@ -207,6 +210,11 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(fn.request("", "a reconcile pass starts a heal", "states:StartExecution", p.smARN, "", nil))
 	add(fn.request("", "a reconcile pass deletes an asset no recent release names", "s3:DeleteObject",
 		"arn:aws:s3:::"+p.bucket+"/"+naming.AssetKey(project, "development", strings.Repeat("b", 64)), "deployer-bucket", nil))
+	publish := session(naming.RoleARN(targetAccount, naming.PublishRoleName(targetAccount, awsRegion, "")), "publish",
+		map[string]string{naming.TagProjectName: project, naming.TagConfigName: "development"}, "publish-"+targetAccount)
+	add(publish.request("", "CleanUpSuccess deletes a published asset no recent release names", "s3:DeleteObject",
+		"arn:aws:s3:::"+naming.AssetBucketName(targetAccount, awsRegion, "")+"/"+naming.TargetAssetKey(project, "development", strings.Repeat("b", 64)),
+		"assets-"+targetAccount, nil))
 	dev := session("arn:aws:iam::"+deployerAccount+":role/developer", "alice", nil, "admin")
 	obj := func(key string) string { return "arn:aws:s3:::" + p.bucket + "/" + key }
 	once := map[string]any{"s3:if-none-match": "*"}

@@ -93,6 +93,16 @@ func (r recordingAssets) PutObject(ctx context.Context, in *s3.PutObjectInput, o
 	return r.next.PutObject(ctx, in, o...)
 }
 
+func (r recordingAssets) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, o ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	r.log.add(s3Call{Store: "assets", Op: "ListObjectsV2", Bucket: aws.ToString(in.Bucket), Key: aws.ToString(in.Prefix)})
+	return r.next.ListObjectsV2(ctx, in, o...)
+}
+
+func (r recordingAssets) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, o ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	r.log.add(s3Call{Store: "assets", Op: "DeleteObject", Bucket: aws.ToString(in.Bucket), Key: aws.ToString(in.Key)})
+	return r.next.DeleteObject(ctx, in, o...)
+}
+
 func (r recordingAssets) GetObject(ctx context.Context, in *s3.GetObjectInput, o ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
 	r.log.add(s3Call{Store: "assets", Op: "GetObject", Bucket: aws.ToString(in.Bucket), Key: aws.ToString(in.Key)})
 	return r.next.GetObject(ctx, in, o...)

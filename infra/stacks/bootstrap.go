@@ -425,17 +425,22 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 		}},
 	})
 
-	assets := bucket.ArnForObjects(str(naming.TargetAssetKey("*")))
+	// A session reads, writes and deletes only its own project-config's
+	// assets (its session tags): the release holding that project-config's
+	// lock is the only writer of its prefix, so it may collect it.
+	assets := bucket.ArnForObjects(str(naming.TargetAssetResource))
 	publishPolicy := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
 		statement(awsiam.PolicyStatementProps{
 			// GetObject also authorizes HeadObject. The bucket policy
 			// makes every write create-only (If-None-Match).
 			Sid:       str("AssetObjects"),
-			Actions:   strs("s3:GetObject", "s3:PutObject"),
+			Actions:   strs("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
 			Resources: &[]*string{assets},
 		}),
 		statement(awsiam.PolicyStatementProps{
-			// So that HeadObject of a missing asset is a 404, not a 403.
+			// So that HeadObject of a missing asset is a 404, not a 403,
+			// and CleanUpSuccess can list its project-config's assets.
+			// Unconditioned: HeadObject has no s3:prefix to match.
 			Sid:       str("AssetBucketList"),
 			Actions:   strs("s3:ListBucket"),
 			Resources: &[]*string{bucket.BucketArn()},

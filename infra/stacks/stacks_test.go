@@ -528,7 +528,7 @@ func TestBootstrapPublishRoleIsScoped(t *testing.T) {
 		}
 		assert.Contains(t, mustJSON(t, s["Resource"]), `"AssetBucket`, "publishing only into the asset bucket")
 		if s["Sid"] == "AssetObjects" {
-			assert.Contains(t, mustJSON(t, s["Resource"]), `"/assets/*"`, "objects under assets/ only")
+			assert.Contains(t, mustJSON(t, s["Resource"]), `"/`+naming.TargetAssetResource+`"`, "objects under the session's own assets/<project>/<config>/ only")
 		}
 	}
 }

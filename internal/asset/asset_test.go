@@ -204,7 +204,7 @@ func TestCollect(t *testing.T) {
 	clk.Advance(48 * time.Hour)
 	put(naming.AssetKey(project, config, young))
 
-	deleted, err := asset.Collect(t.Context(), c, bucket, project, config, map[string]bool{kept: true}, clk.Now().Add(-24*time.Hour))
+	deleted, err := asset.Collect(t.Context(), c, bucket, naming.AssetPrefix(project, config), map[string]bool{kept: true}, clk.Now().Add(-24*time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, []string{old}, deleted)
 	for key, want := range map[string]bool{
@@ -218,7 +218,7 @@ func TestCollect(t *testing.T) {
 		assert.Equal(t, want, err == nil, key)
 	}
 
-	deleted, err = asset.Collect(t.Context(), s3test.Failing(t, 503, "SlowDown"), bucket, project, config, nil, clk.Now())
+	deleted, err = asset.Collect(t.Context(), s3test.Failing(t, 503, "SlowDown"), bucket, naming.AssetPrefix(project, config), nil, clk.Now())
 	require.Error(t, err)
 	assert.True(t, failure.IsRetryable(err))
 	assert.Empty(t, deleted)

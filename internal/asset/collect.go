@@ -7,8 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/ferryhq/ferry/internal/naming"
 )
 
 // Collector is the S3 API Collect calls.
@@ -19,15 +17,22 @@ type Collector interface {
 
 var _ Collector = (*s3.Client)(nil)
 
-// Collect deletes the assets of project/config in the deployer bucket
-// that keep does not name (by hex SHA-256) and that were last written
-// before notAfter, and returns the SHA-256s it deleted. An asset newer
-// than notAfter stays whatever keep says: a client uploads its assets
-// before the release that names them. It lists every page first and
-// deletes after, and stops at the first failure (what it deleted so far
-// is returned with the error): a failed listing deletes nothing.
-func Collect(ctx context.Context, client Collector, bucket, project, config string, keep map[string]bool, notAfter time.Time) ([]string, error) {
-	prefix := naming.AssetKey(project, config, "")
+// Collect deletes the assets under prefix in bucket (keys prefix followed
+// by a hex SHA-256: naming.AssetPrefix in the deployer bucket,
+// naming.TargetAssetPrefix in a target's asset bucket) that keep does not
+// name and that were last written before notAfter, and returns the
+// SHA-256s it deleted. A key under prefix that is not an asset's is left
+// alone. An asset newer than notAfter stays whatever keep says: a client
+// uploads its assets before the release that names them. It lists every
+// page first and deletes after, and stops at the first failure (what it
+// deleted so far is returned with the error): a failed listing deletes
+// nothing. Deleting what is gone already is no error (S3's DeleteObject),
+// so running it again is safe.
+//
+// Collect knows nothing of who else writes under prefix: its caller makes
+// sure nothing that keep does not name can start using an asset while it
+// runs.
+func Collect(ctx context.Context, client Collector, bucket, prefix string, keep map[string]bool, notAfter time.Time) ([]string, error) {
 	var doomed []string
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	for p.HasMorePages() {
@@ -44,7 +49,7 @@ func Collect(ctx context.Context, client Collector, bucket, project, config stri
 	}
 	var deleted []string
 	for _, sum := range doomed {
-		key := naming.AssetKey(project, config, sum)
+		key := prefix + sum
 		if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
 			return deleted, errs.Classify("delete "+key, err)
 		}

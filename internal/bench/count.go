@@ -106,6 +106,16 @@ func (s *countingAssets) GetObject(ctx context.Context, in *s3.GetObjectInput, o
 	return s.next.GetObject(ctx, in, optFns...)
 }
 
+func (s *countingAssets) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	s.calls.add(ctx, "ListObjectsV2")
+	return s.next.ListObjectsV2(ctx, in, optFns...)
+}
+
+func (s *countingAssets) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	s.calls.add(ctx, "DeleteObject")
+	return s.next.DeleteObject(ctx, in, optFns...)
+}
+
 // serviceNames are the short names of the simulated AWS's services (SDK
 // service ids, sim.Call.Service) in operation keys:
 // "autoscaling:DescribeAutoScalingGroups".

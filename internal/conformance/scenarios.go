@@ -259,9 +259,10 @@ func assetPublished(ctx context.Context, e *env) error {
 	a := p.Release.Assets["app-config"]
 	c := s3.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount))
 	bucket := naming.AssetBucketName(DeployerAccount, Region, "")
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(a.SHA256))})
+	key := naming.TargetAssetKey(p.Release.ProjectName, p.Release.ConfigName, a.SHA256)
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
-		return fmt.Errorf("the published asset s3://%s/%s: %w", bucket, naming.TargetAssetKey(a.SHA256), err)
+		return fmt.Errorf("the published asset s3://%s/%s: %w", bucket, key, err)
 	}
 	defer out.Body.Close()
 	body, err := io.ReadAll(out.Body)

@@ -54,8 +54,9 @@ import (
 //     count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
 //     no rebalancing churns the new fleet while the old one drains);
-//     records the outcome, clears the halt marker and releases the lock,
-//     last, and reports Done.
+//     collects the project-config's published assets no recent release
+//     names, best effort (collectPublished); records the outcome, clears
+//     the halt marker and releases the lock, last, and reports Done.
 //
 // Once the record exists it ends only in Success or FailureDirty: every
 // failure is a *failure.CleanUpError naming what is left (recorded in a
@@ -262,6 +263,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	p.settled = true
+	d.collectPublished(ctx, c, st)
 	if err := d.recordSuccess(ctx, st, req, r); err != nil {
 		return fail(err)
 	}

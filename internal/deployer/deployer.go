@@ -70,7 +70,9 @@ type Config struct {
 	Executions      Executions
 	StateMachineARN string
 	// KeepReleases is how many of a project-config's newest releases keep
-	// their assets at a reconcile pass (default tuning.AssetKeepReleases).
+	// their assets when a reconcile pass collects the deployer bucket and
+	// CleanUpSuccess the target's asset bucket (default
+	// tuning.AssetKeepReleases).
 	KeepReleases int
 	// Starts starts the heals of a reconcile pass (executions of
 	// StateMachineARN); nil leaves a pass unable to heal (each heal it

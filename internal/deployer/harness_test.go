@@ -62,11 +62,14 @@ type harness struct {
 	world *sim.World
 	s3    *s3.Client
 	// store is the deployer's S3 client: it refuses what a test denies.
-	store  *s3test.Denying
-	d      *Deployer
-	ledger *ledger.Ledger
-	locks  *lock.Locks
-	halts  *halt.Halts
+	store *s3test.Denying
+	// published is the target's asset bucket client, acting as its
+	// publish role: it refuses what a test denies.
+	published *s3test.Denying
+	d         *Deployer
+	ledger    *ledger.Ledger
+	locks     *lock.Locks
+	halts     *halt.Halts
 	// executions are the state machine's executions the deployer
 	// confirms each task against; start registers each one RUNNING.
 	executions *fakeExecutions
@@ -154,7 +157,8 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	world, err := sim.New(clk, spec)
 	require.NoError(t, err)
 	client := srv.Client()
-	conn := world.Connector(account, func(target.Target) cloud.AssetStore { return client }, cloud.ConnectorOptions{})
+	published := s3test.NewDenying(t, client)
+	conn := world.Connector(account, func(target.Target) cloud.AssetStore { return published }, cloud.ConnectorOptions{})
 	store := s3test.NewDenying(t, client)
 	executions := &fakeExecutions{byARN: map[string]*sfn.DescribeExecutionOutput{}, now: clk.Now}
 	d, err := New(Config{
@@ -170,7 +174,7 @@ func newHarness(t testing.TB, mutate ...func(*sim.WorldSpec)) *harness {
 	}, store, conn)
 	require.NoError(t, err)
 	return &harness{
-		t: t, clk: clk, world: world, s3: client, store: store, d: d,
+		t: t, clk: clk, world: world, s3: client, store: store, published: published, d: d,
 		ledger: ledger.New(client, bucket), locks: lock.New(client, bucket, clk), halts: halt.New(client, bucket),
 		executions: executions,
 	}

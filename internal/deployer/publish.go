@@ -80,7 +80,7 @@ func userData(r *release.Release, t target.Target, svc string) ([]byte, error) {
 	refs := map[string]release.AssetRef{}
 	for n, a := range r.Assets {
 		if a != nil {
-			refs[n] = release.AssetRef{URL: naming.S3URL(bucket, naming.TargetAssetKey(a.SHA256)), SHA256: a.SHA256}
+			refs[n] = release.AssetRef{URL: naming.S3URL(bucket, naming.TargetAssetKey(r.ProjectName, r.ConfigName, a.SHA256)), SHA256: a.SHA256}
 		}
 	}
 	data, err := release.RenderUserData(r.ServiceUserData(svc), release.Vars{
@@ -95,7 +95,7 @@ func userData(r *release.Release, t target.Target, svc string) ([]byte, error) {
 
 // publishAsset publishes one asset (see publish).
 func (d *Deployer) publishAsset(ctx context.Context, dst cloud.AssetStore, st *execution.State, bucket, name string, a *release.Asset) error {
-	key := naming.TargetAssetKey(a.SHA256)
+	key := naming.TargetAssetKey(st.ProjectName, st.ConfigName, a.SHA256)
 	done, err := published(ctx, dst, bucket, key, a)
 	switch {
 	case done:

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
@@ -131,43 +129,6 @@ func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p 
 		return nil
 	}
 	return d.heal(ctx, pc, r, drift, p)
-}
-
-// collectAssets deletes the assets of pc in the deployer bucket that none
-// of its Config.KeepReleases newest releases, nor the release holding its
-// lock, names, and that are older than tuning.AssetGrace (asset.Collect),
-// and returns how many it deleted. A release it cannot read deletes
-// nothing: what it names is not known.
-func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (int, error) {
-	ids, err := d.ledger.Releases(ctx, pc.Project, pc.Config)
-	if err != nil {
-		return 0, err
-	}
-	ids = ids[:min(len(ids), d.cfg.KeepReleases)]
-	h, held, err := d.locks.Get(ctx, pc.Project, pc.Config)
-	if err != nil {
-		return 0, err
-	}
-	if held && !slices.Contains(ids, h.ReleaseID) {
-		ids = append(ids, h.ReleaseID)
-	}
-	keep := map[string]bool{}
-	for _, id := range ids {
-		r, err := d.ledger.GetRelease(ctx, pc.Project, pc.Config, id)
-		if err != nil {
-			return 0, fmt.Errorf("assets of release %s: %w", id, err)
-		}
-		for _, a := range r.Assets {
-			if a != nil {
-				keep[a.SHA256] = true
-			}
-		}
-	}
-	deleted, err := asset.Collect(ctx, d.store, d.cfg.Bucket, pc.Project, pc.Config, keep, d.now().Add(-tuning.AssetGrace))
-	if len(deleted) > 0 {
-		d.log.Info("reconcile: assets no recent release names deleted", "project", pc.Project, "config", pc.Config, "assets", len(deleted))
-	}
-	return len(deleted), err
 }
 
 // heal starts a heal of the current release r of pc when its drift calls

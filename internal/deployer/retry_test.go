@@ -223,7 +223,7 @@ func TestPublish(t *testing.T) {
 	require.NoError(t, x.steps(upToDeploy[:4]...))
 
 	sum := r.Assets["app"].SHA256
-	key := naming.TargetAssetKey(sum)
+	key := naming.TargetAssetKey(r.ProjectName, r.ConfigName, sum)
 	obj, err := h.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(assetBucket), Key: aws.String(key)})
 	require.NoError(t, err)
 	body, err := io.ReadAll(obj.Body)
@@ -265,7 +265,7 @@ func TestPublishRefusesTamperedAsset(t *testing.T) {
 	var de *failure.DeployError
 	require.ErrorAs(t, err, &de)
 	assert.Contains(t, err.Error(), "not the release's 15 bytes with SHA-256 "+sum)
-	_, err = h.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(assetBucket), Key: aws.String(naming.TargetAssetKey(sum))})
+	_, err = h.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(assetBucket), Key: aws.String(naming.TargetAssetKey(r.ProjectName, r.ConfigName, sum))})
 	assert.True(t, cloud.IsNotFound(err), "nothing was published")
 }
 
@@ -304,7 +304,7 @@ func TestPublishTrustsOnlyS3sChecksum(t *testing.T) {
 			h := newHarness(t)
 			r := h.baseRelease()
 			h.addAsset(r, "app", content)
-			key := naming.TargetAssetKey(r.Assets["app"].SHA256)
+			key := naming.TargetAssetKey(r.ProjectName, r.ConfigName, r.Assets["app"].SHA256)
 			in := tt.put(key)
 			in.Bucket = aws.String(assetBucket)
 			before, err := h.s3.PutObject(ctx, in)

@@ -63,12 +63,22 @@
 //	assets/<sha256>      the client, before it uploads the release; only if
 //	                     absent, and the write carries the SHA-256
 //
-// A target environment's asset bucket holds published assets at
-// assets/<sha256>. Publish writes each with its SHA-256 checksum
-// (x-amz-checksum-sha256, which S3 verifies) and If-None-Match: *, and
-// counts an object already there as the asset only when S3's own record
-// says so (HeadObject with checksum mode: the size and the SHA-256 S3
-// verified), never by metadata anyone can set.
+// A target environment's asset bucket holds published assets under
+// assets/<project>/<config>/:
+//
+//	<sha256>             the Publish state, for each asset of a release
+//	                     not there yet; once (If-None-Match: *), with its
+//	                     SHA-256 checksum (x-amz-checksum-sha256, which S3
+//	                     verifies); deleted by CleanUpSuccess once no recent
+//	                     release of the project-config names it, while its
+//	                     release holds the lock, so no Publish of that
+//	                     project-config runs meanwhile
+//
+// Publish counts an object already there as the asset only when S3's own
+// record says so (HeadObject with checksum mode: the size and the SHA-256
+// S3 verified), never by metadata anyone can set. Keys assets/<sha256>
+// are the layout before project-config prefixes: nothing writes or
+// deletes them any more.
 //
 // Functions here are pure: they do no I/O and never fail. Their inputs are
 // validated elsewhere (package release), so they never see "..", empty

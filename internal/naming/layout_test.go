@@ -34,7 +34,7 @@ var keyFuncs = map[string]func() string{
 	"DeletingKey":    func() string { return naming.DeletingKey("<project>", "<config>", "<release_id>") },
 	"StandbyKey":     func() string { return naming.StandbyKey("<project>", "<config>", "<release_id>") },
 	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
-	"TargetAssetKey": func() string { return naming.TargetAssetKey("<sha256>") },
+	"TargetAssetKey": func() string { return naming.TargetAssetKey("<project>", "<config>", "<sha256>") },
 }
 
 // parsePackage returns the package's non-test files.

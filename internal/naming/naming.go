@@ -64,9 +64,13 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/<release_id>/standby          the previous groups Bake stands by, each with what it was attached to, written before it detaches any
 //	_state/<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
 //
-// A target environment's asset bucket holds published assets:
+// A target environment's asset bucket holds published assets, each under
+// the project-config that published it, so that the deploy that holds a
+// project-config's lock is the only writer of its prefix and may collect
+// it (asset.Collect); keys assets/<sha256>, with no project-config, are
+// the layout before it, which nothing writes or deletes any more:
 //
-//	assets/<sha256>                                  a published asset
+//	assets/<project>/<config>/<sha256>               a published asset
 func Prefix(project, config string) string { return project + "/" + config + "/" }
 
 // StatePrefix is the prefix of every deployer-only record. A project's
@@ -158,9 +162,25 @@ func AssetKey(project, config, sha256 string) string {
 	return Prefix(project, config) + "assets/" + sha256
 }
 
-// TargetAssetKey is the key of an asset in a target environment's asset
-// bucket.
-func TargetAssetKey(sha256 string) string { return "assets/" + sha256 }
+// AssetPrefix is the prefix of a project-config's assets in the deployer
+// bucket (AssetKey).
+func AssetPrefix(project, config string) string { return AssetKey(project, config, "") }
+
+// TargetAssetKey is the key of an asset of project/config in a target
+// environment's asset bucket.
+func TargetAssetKey(project, config, sha256 string) string {
+	return TargetAssetPrefix(project, config) + sha256
+}
+
+// TargetAssetPrefix is the prefix of the assets of project/config in a
+// target environment's asset bucket (TargetAssetKey).
+func TargetAssetPrefix(project, config string) string { return "assets/" + Prefix(project, config) }
+
+// TargetAssetResource is the pattern, after the asset bucket's ARN and
+// "/", of the objects a publish role session may write and delete: its
+// own project-config's assets (TargetAssetKey with the session's tags).
+// The bootstrap template's policy and the IAM checks are made from it.
+const TargetAssetResource = "assets/" + PolicyVarProject + "/" + PolicyVarConfig + "/*"
 
 // Environment names. Bootstrap resources have conventional physical names
 // built from account, region and an optional qualifier, so a release names

@@ -49,6 +49,16 @@ func (r *recordingAssets) GetObject(ctx context.Context, in *s3.GetObjectInput, 
 	return r.next.GetObject(ctx, in, optFns...)
 }
 
+func (r *recordingAssets) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	r.record("ListObjectsV2", in.Bucket, in.Prefix)
+	return r.next.ListObjectsV2(ctx, in, optFns...)
+}
+
+func (r *recordingAssets) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	r.record("DeleteObject", in.Bucket, in.Key)
+	return r.next.DeleteObject(ctx, in, optFns...)
+}
+
 // TestLocalAssetsOption: Options.Assets wraps the asset store Publish
 // writes the target's assets through.
 func TestLocalAssetsOption(t *testing.T) {
@@ -71,10 +81,12 @@ func TestLocalAssetsOption(t *testing.T) {
 	require.NoError(t, x.Wait(ctx))
 	require.Equal(t, asl.StatusSucceeded, x.Describe().Status, x.Describe().Cause)
 
-	target := naming.AssetBucketName("111111111111", DefaultRegion, "") + "/" + naming.TargetAssetKey(sum)
+	target := naming.AssetBucketName("111111111111", DefaultRegion, "") + "/" + naming.TargetAssetKey(testProject, testConfig, sum)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	assert.Equal(t, []string{"HeadObject " + target, "PutObject " + target}, rec.calls)
+	prefix := naming.AssetBucketName("111111111111", DefaultRegion, "") + "/" + naming.TargetAssetPrefix(testProject, testConfig)
+	assert.Equal(t, []string{"HeadObject " + target, "PutObject " + target, "ListObjectsV2 " + prefix}, rec.calls,
+		"Publish, then CleanUpSuccess's collection of the published assets")
 }
 
 // Published assets are create-only (If-None-Match: *, which the asset
@@ -88,7 +100,7 @@ func TestPublishNeverOverwritesAnAsset(t *testing.T) {
 	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), testProject, testConfig, path)
 	require.NoError(t, err)
 	bucket := naming.AssetBucketName("111111111111", DefaultRegion, "")
-	_, err = r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(sum)),
+	_, err = r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(testProject, testConfig, sum)),
 		Body: strings.NewReader("something else")})
 	require.NoError(t, err)
 
@@ -99,7 +111,7 @@ func TestPublishNeverOverwritesAnAsset(t *testing.T) {
 	require.NoError(t, x.Wait(ctx))
 	assert.Equal(t, "FailureClean", last(x.Path()))
 	assert.Contains(t, x.Describe().Cause, "published assets are never overwritten")
-	obj, err := r.S3().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(sum))})
+	obj, err := r.S3().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.TargetAssetKey(testProject, testConfig, sum))})
 	require.NoError(t, err)
 	defer obj.Body.Close()
 	got, _ := io.ReadAll(obj.Body)

@@ -762,6 +762,13 @@ func placeholderAssetURL(r *Release, sum string) string {
 	if qualifier == "" {
 		qualifier = strings.Repeat("q", limits.MaxQualifierLen)
 	}
+	project, config := r.ProjectName, r.ConfigName
+	if project == "" {
+		project = strings.Repeat("p", limits.MaxProjectLen)
+	}
+	if config == "" {
+		config = strings.Repeat("c", limits.MaxConfigLen)
+	}
 	return "https://" + naming.AssetBucketName(account, region, qualifier) + ".s3." + region +
-		".amazonaws.com/" + naming.TargetAssetKey(sum)
+		".amazonaws.com/" + naming.TargetAssetKey(project, config, sum)
 }
