@@ -81,7 +81,7 @@ func Scenarios() []Scenario {
 		{Name: "bad-ami", What: "an unknown image is refused: FailureClean, previous serving", run: badAMI},
 		{Name: "held-lock", What: "a held lock refuses the release: LockExistsError", run: heldLock},
 		{Name: "halt", What: "a halt marker stops it: HaltError, FailureClean, previous serving", run: haltScenario},
-		{Name: "asset", What: "an asset is published to the target's asset bucket", run: assetPublished},
+		{Name: "asset", What: "an asset is published to the target's asset bucket, and collected by a later success", run: assetPublished},
 		{Name: "second-account", What: "a release for another account deploys through AssumeRole", run: secondAccount},
 		{Name: "destroy", What: "a destroy retires every group of the config and succeeds", run: destroyScenario},
 		{Name: "drift", What: "a drift query finds nothing unchanged and min/max set by hand", run: driftScenario},

@@ -97,7 +97,10 @@ func newEnv(ctx context.Context, m *Moto, root string, logger *slog.Logger) (*en
 		Bucket:        naming.DeployerBucketName(DeployerAccount, Region),
 		DefaultTarget: target.Target{AccountID: DeployerAccount, Region: Region},
 		Clock:         e.clk,
-		Logger:        logger.With("component", "deployer"),
+		// One kept release, so a scenario's second release collects
+		// what its first published.
+		KeepReleases: 1,
+		Logger:       logger.With("component", "deployer"),
 	}, e.s3, connector)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
@@ -26,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
 	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // group is what moto says of one Auto Scaling group of the project.
@@ -250,19 +252,22 @@ func haltScenario(ctx context.Context, e *env) error {
 
 // assetPublished: a release's asset, uploaded to the deployer bucket, is
 // published to the target's asset bucket under naming.TargetAssetKey with
-// its bytes.
+// its bytes; a later release with another asset, two grace periods on,
+// deletes it at its success (moto's ListObjectsV2 and DeleteObject): with
+// one release kept, no release names it any more.
 func assetPublished(ctx context.Context, e *env) error {
 	p, err := e.deploy(ctx, "assets.json", nil, "Success", "", nil)
 	if err != nil {
 		return err
 	}
-	a := p.Release.Assets["app-config"]
 	c := s3.NewFromConfig(motoConfig(e.moto.URL, DeployerAccount))
 	bucket := naming.AssetBucketName(DeployerAccount, Region, "")
-	key := naming.TargetAssetKey(p.Release.ProjectName, p.Release.ConfigName, a.SHA256)
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	key := func(p *submit.Prepared) string {
+		return naming.TargetAssetKey(p.Release.ProjectName, p.Release.ConfigName, p.Release.Assets["app-config"].SHA256)
+	}
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key(p))})
 	if err != nil {
-		return fmt.Errorf("the published asset s3://%s/%s: %w", bucket, key, err)
+		return fmt.Errorf("the published asset s3://%s/%s: %w", bucket, key(p), err)
 	}
 	defer out.Body.Close()
 	body, err := io.ReadAll(out.Body)
@@ -270,10 +275,26 @@ func assetPublished(ctx context.Context, e *env) error {
 		return err
 	}
 	sum := sha256.Sum256(body)
-	if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
-		return fmt.Errorf("the published asset has SHA-256 %s, want %s", got, a.SHA256)
+	if got, want := hex.EncodeToString(sum[:]), p.Release.Assets["app-config"].SHA256; got != want {
+		return fmt.Errorf("the published asset has SHA-256 %s, want %s", got, want)
 	}
-	return e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID, "web")
+	if err := e.expectGroups(ctx, DeployerAccount, p.Release.ReleaseID, "web"); err != nil {
+		return err
+	}
+
+	e.clk.Advance(2 * tuning.AssetGrace)
+	p2, err := e.deploy(ctx, "assets.json", func(r *release.Release) { r.Assets["app-config"].Path = "assets/app-v2.conf" }, "Success", "", nil)
+	if err != nil {
+		return err
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key(p2))}); err != nil {
+		return fmt.Errorf("the second release's asset s3://%s/%s: %w", bucket, key(p2), err)
+	}
+	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key(p))})
+	if !cloud.IsNotFound(err) {
+		return fmt.Errorf("the first release's asset s3://%s/%s, named by no kept release, is still there after the second's success (%v)", bucket, key(p), err)
+	}
+	return e.expectGroups(ctx, DeployerAccount, p2.Release.ReleaseID, "web")
 }
 
 // secondAccount: a release for another account deploys there through
