@@ -204,7 +204,8 @@ func TestCollect(t *testing.T) {
 	clk.Advance(48 * time.Hour)
 	put(naming.AssetKey(project, config, young))
 
-	deleted, err := asset.Collect(t.Context(), c, bucket, naming.AssetPrefix(project, config), map[string]bool{kept: true}, clk.Now().Add(-24*time.Hour))
+	keep := func(context.Context) (map[string]bool, error) { return map[string]bool{kept: true}, nil }
+	deleted, err := asset.Collect(t.Context(), c, bucket, naming.AssetPrefix(project, config), clk.Now().Add(-24*time.Hour), keep)
 	require.NoError(t, err)
 	assert.Equal(t, []string{old}, deleted)
 	for key, want := range map[string]bool{
@@ -218,8 +219,27 @@ func TestCollect(t *testing.T) {
 		assert.Equal(t, want, err == nil, key)
 	}
 
-	deleted, err = asset.Collect(t.Context(), s3test.Failing(t, 503, "SlowDown"), bucket, naming.AssetPrefix(project, config), nil, clk.Now())
+	deleted, err = asset.Collect(t.Context(), s3test.Failing(t, 503, "SlowDown"), bucket, naming.AssetPrefix(project, config), clk.Now(), keep)
 	require.Error(t, err)
 	assert.True(t, failure.IsRetryable(err))
 	assert.Empty(t, deleted)
+
+	// Nothing old enough: keep is never asked (no reads of releases).
+	deleted, err = asset.Collect(t.Context(), c, bucket, naming.AssetPrefix(project, config), clk.Now().Add(-72*time.Hour),
+		func(context.Context) (map[string]bool, error) {
+			t.Error("keep called with nothing old enough to collect")
+			return nil, nil
+		})
+	require.NoError(t, err)
+	assert.Empty(t, deleted)
+
+	// What to keep is not known: nothing is deleted.
+	deleted, err = asset.Collect(t.Context(), c, bucket, naming.AssetPrefix(project, config), clk.Now(),
+		func(context.Context) (map[string]bool, error) { return nil, errors.New("a release is unreadable") })
+	require.EqualError(t, err, "a release is unreadable")
+	assert.Empty(t, deleted)
+	for _, sum := range []string{kept, young} {
+		_, err := c.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(naming.AssetKey(project, config, sum))})
+		assert.NoError(t, err)
+	}
 }

@@ -64,11 +64,8 @@ func (d *Deployer) assetsInUse(ctx context.Context, project, config string) (map
 // it: a client uploads assets before the release that names them, and the
 // grace keeps an upload from being collected before its release exists.
 func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (int, error) {
-	keep, err := d.assetsInUse(ctx, pc.Project, pc.Config)
-	if err != nil {
-		return 0, err
-	}
-	deleted, err := asset.Collect(ctx, d.store, d.cfg.Bucket, naming.AssetPrefix(pc.Project, pc.Config), keep, d.now().Add(-tuning.AssetGrace))
+	keep := func(ctx context.Context) (map[string]bool, error) { return d.assetsInUse(ctx, pc.Project, pc.Config) }
+	deleted, err := asset.Collect(ctx, d.store, d.cfg.Bucket, naming.AssetPrefix(pc.Project, pc.Config), d.now().Add(-tuning.AssetGrace), keep)
 	if len(deleted) > 0 {
 		d.log.Info("reconcile: assets no recent release names deleted", "project", pc.Project, "config", pc.Config, "assets", len(deleted))
 	}
@@ -80,7 +77,8 @@ func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (
 // not name and that are older than tuning.AssetGrace.
 //
 // CleanUpSuccess runs it, past the swap, while st's release holds the
-// project-config's lock (checked again first): Publish of a release of
+// project-config's lock (checked again before it decides what to keep,
+// once some asset is old enough): Publish of a release of
 // the project-config, the only writer of its prefix (the publish role's
 // session may write only its own project-config's), needs that lock, so
 // no deploy can start using an asset while it is being collected; and
@@ -93,20 +91,18 @@ func (d *Deployer) collectAssets(ctx context.Context, pc ledger.ProjectConfig) (
 // succeeds anyway; the next success collects what is left.
 func (d *Deployer) collectPublished(ctx context.Context, c *cloud.Clients, st *execution.State) {
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
-	keep, err := d.assetsInUse(ctx, st.ProjectName, st.ConfigName)
-	if err == nil {
-		err = d.holdsLock(ctx, st)
-	}
-	if err != nil {
-		log.Warn("published assets not collected", "error", err.Error())
-		return
+	keep := func(ctx context.Context) (map[string]bool, error) {
+		if err := d.holdsLock(ctx, st); err != nil {
+			return nil, err
+		}
+		return d.assetsInUse(ctx, st.ProjectName, st.ConfigName)
 	}
 	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
-	deleted, err := asset.Collect(ctx, c.Assets, bucket, naming.TargetAssetPrefix(st.ProjectName, st.ConfigName), keep, d.now().Add(-tuning.AssetGrace))
+	deleted, err := asset.Collect(ctx, c.Assets, bucket, naming.TargetAssetPrefix(st.ProjectName, st.ConfigName), d.now().Add(-tuning.AssetGrace), keep)
 	if len(deleted) > 0 {
 		log.Info("published assets no recent release names deleted", "bucket", bucket, "assets", len(deleted))
 	}
 	if err != nil {
-		log.Warn("published assets not all collected", "bucket", bucket, "deleted", len(deleted), "error", err.Error())
+		log.Warn("published assets not collected", "bucket", bucket, "deleted", len(deleted), "error", err.Error())
 	}
 }
