@@ -13,6 +13,11 @@
 //	conn := world.Connector("111111111111", assets, cloud.ConnectorOptions{})
 //	clients, err := conn.Connect(ctx, target.Target{AccountID: "111111111111", Region: "us-east-1"})
 //
+// The simulation has no S3: assets supplies a target's asset store, and
+// the world lets the publish role's session call it only within what the
+// bootstrap template grants that role (its own project-config's assets;
+// anything else is AccessDenied).
+//
 // The world owns no goroutine and never sleeps. Every call first brings the
 // world up to clock.Now() by running the events due (instances dying, being
 // gone, targets draining, deleted groups vanishing) in time order; states

@@ -224,13 +224,18 @@ func (w *World) Sessions() int {
 // given. Every call retrieves its credentials and the world refuses keys it
 // did not issue (InvalidClientTokenId), expired ones (ExpiredToken) and
 // sessions of another account (AccessDenied). Assets, when given, supplies
-// the target's asset store (the simulation has no S3).
+// the target's asset store (the simulation has no S3), which the publish
+// role's session then calls within what the bootstrap grants it
+// (publishScope).
 func (w *World) Build(assets func(environment.Target) cloud.AssetStore) func(t environment.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
-	return func(t environment.Target, deploy, _ aws.CredentialsProvider) *cloud.Clients {
+	return func(t environment.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 		c := w.clients(t.AccountID, t.Region, deploy)
 		c.Target = t
 		if assets != nil {
 			c.Assets = assets(t)
+			if publish != nil {
+				c.Assets = publishScope{w: w, t: t, creds: publish, next: c.Assets}
+			}
 		}
 		return c
 	}
