@@ -55,6 +55,16 @@ const (
 	// MaxBakeSeconds bounds a release's bake (bake_seconds): a day.
 	MaxBakeSeconds = 86400
 
+	// MaxPipelineBytes is the largest pipeline file ferry reads.
+	MaxPipelineBytes = 64 << 10
+	// MaxStages is the most stages a pipeline may have.
+	MaxStages = 10
+	// MaxWaveTargets is the most targets one stage deploys together.
+	MaxWaveTargets = 10
+	// MaxSoakSeconds bounds a stage's soak gate (gates.soak_seconds): a
+	// week.
+	MaxSoakSeconds = 7 * 86400
+
 	// MaxTimeout bounds a release's timeout.
 	MaxTimeout = 172800 * time.Second
 

@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/spelling"
 	"github.com/ferryhq/ferry/internal/textpos"
@@ -60,13 +59,44 @@ type decoder struct {
 }
 
 func decode(data []byte, file bool) (*Release, error) {
-	p := &problems{}
-	if len(data) > limits.MaxReleaseBytes {
-		p.add("", "%d bytes, more than the limit of %d", len(data), limits.MaxReleaseBytes)
+	var r Release
+	if p := decodeInto(data, file, &r, "", "release", limits.MaxReleaseBytes); p.err() != nil {
 		return nil, p.err()
 	}
+	return &r, nil
+}
+
+// DecodeDocument decodes data, a JSON document a person writes for ferry
+// other than a release (a pipeline file), into v, a pointer to a struct,
+// as strictly as DecodeFile decodes a release file: an unknown key (with
+// the nearest known one suggested), a duplicate key, a value of the wrong
+// type, null where a value is required, a nesting deeper than
+// limits.MaxJSONDepth or more than maxBytes bytes is a problem naming its
+// JSON path; malformed JSON is reported with its line and column. what
+// names the document in messages ("pipeline"), and is the path of a
+// problem about the whole document. It returns every problem found, each
+// "path: message", sorted; none when v was decoded. It applies no
+// defaults and validates no values.
+func DecodeDocument(data []byte, v any, what string, maxBytes int) []string {
+	p := decodeInto(data, true, v, what, what, maxBytes)
+	if len(p.list) == 0 {
+		return nil
+	}
+	return p.sorted()
+}
+
+// decodeInto walks data against the type v points to, recording every
+// problem, then decodes it into v when there is none. root is the path of
+// a problem about the whole document, what its name in messages.
+func decodeInto(data []byte, file bool, v any, root, what string, maxBytes int) *problems {
+	p := &problems{root: root}
+	if len(data) > maxBytes {
+		p.add("", "%d bytes, more than the limit of %d", len(data), maxBytes)
+		return p
+	}
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
-		return nil, failure.BadRelease("line 1, column 1: starts with a byte order mark; save the file as UTF-8 without one")
+		p.list = append(p.list, "line 1, column 1: starts with a byte order mark; save the file as UTF-8 without one")
+		return p
 	}
 	if !utf8.Valid(data) {
 		off := 0
@@ -77,13 +107,14 @@ func decode(data []byte, file bool) (*Release, error) {
 			}
 			off += n
 		}
-		return nil, failure.BadRelease(position(data, int64(off)) + ": invalid UTF-8")
+		p.list = append(p.list, position(data, int64(off))+": invalid UTF-8")
+		return p
 	}
 	d := &decoder{data: data, dec: json.NewDecoder(bytes.NewReader(data)), file: file, probs: p}
 	d.dec.UseNumber()
 	tok, err := d.dec.Token()
 	if err == nil {
-		err = d.value(releaseType, "", 1, tok, false)
+		err = d.value(reflect.TypeOf(v).Elem(), "", 1, tok, false)
 	} else {
 		err = d.syntax(err)
 	}
@@ -93,25 +124,25 @@ func decode(data []byte, file bool) (*Release, error) {
 			for off < int64(len(data)) && isSpace(data[off]) {
 				off++
 			}
-			p.list = append(p.list, position(data, off)+": unexpected data after the release")
+			p.list = append(p.list, position(data, off)+": unexpected data after the "+what)
 			err = errStop
 		}
 	}
 	if errors.Is(err, errStop) {
 		// A syntax error or a too deep nesting makes everything after it
 		// meaningless: report only that.
-		return nil, failure.BadRelease(p.list[len(p.list)-1])
+		p.list = p.list[len(p.list)-1:]
+		return p
 	}
-	if err := p.err(); err != nil {
-		return nil, err
+	if len(p.list) > 0 {
+		return p
 	}
-	var r Release
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := json.Unmarshal(data, v); err != nil {
 		// The walk above accepts only what Unmarshal accepts; this is a
 		// safety net, not a path users should see.
-		return nil, failure.BadRelease("release: " + err.Error())
+		p.add("", "%s", err.Error())
 	}
-	return &r, nil
+	return p
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

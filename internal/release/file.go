@@ -37,7 +37,16 @@ func AssetPath(releasePath string, a *Asset) string {
 // *failure.BadReleaseError listing every problem (including an unreadable
 // user data or asset file), or another error when the release file itself
 // cannot be read. Error messages name files as given, never their contents.
-func ReadFile(path string) (*Release, error) {
+func ReadFile(path string) (*Release, error) { return readFile(path, true) }
+
+// ReadTemplate reads a release file that is not deployed as it is but is
+// made into releases (a pipeline promotes it into each of its stages):
+// as ReadFile, but it neither applies defaults nor validates the release,
+// whose config, target and environment facts each release made from it
+// sets; each of those is validated instead.
+func ReadTemplate(path string) (*Release, error) { return readFile(path, false) }
+
+func readFile(path string, validate bool) (*Release, error) {
 	data, err := readBounded(path, limits.MaxReleaseBytes)
 	if err != nil {
 		return nil, err
@@ -64,6 +73,12 @@ func ReadFile(path string) (*Release, error) {
 		if why := checkAssetFile(filepath.Dir(path), AssetPath(path, a)); why != "" {
 			p.add(field(field("assets", name), "path"), "cannot use %s (relative to the release file): %s", a.Path, why)
 		}
+	}
+	if !validate {
+		if err := p.err(); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	r.ApplyDefaults()
 	if err := r.Validate(false); err != nil {

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -14,13 +15,16 @@ import (
 // problems collects "path: message" lines.
 type problems struct {
 	list []string
+	// root is the path of a problem about the whole document: "release"
+	// when empty.
+	root string
 }
 
-// add records one problem at path. A problem about the whole release has
-// the path "release".
+// add records one problem at path. A problem about the whole document
+// has the path p.root ("release").
 func (p *problems) add(path, format string, args ...any) {
 	if path == "" {
-		path = "release"
+		path = cmp.Or(p.root, "release")
 	}
 	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
 }
@@ -31,12 +35,21 @@ func (p *problems) err() error {
 	if len(p.list) == 0 {
 		return nil
 	}
+	return failure.BadRelease(p.sorted()...)
+}
+
+// sorted returns every problem, sorted and without duplicates.
+func (p *problems) sorted() []string {
 	out := slices.Clone(p.list)
 	slices.Sort(out)
-	return failure.BadRelease(slices.Compact(out)...)
+	return slices.Compact(out)
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Field returns the path of key inside the object at path, as every
+// problem of ferry's documents names it (see field).
+func Field(path, key string) string { return field(path, key) }
 
 // field returns the path of key inside the object at path: "a.b" when key
 // is plain, `a["odd key"]` (quoted, ASCII only) otherwise, so a key can

@@ -66,9 +66,7 @@ func (v *validator) release() {
 	if why := checkProject(r.ProjectName); why != "" {
 		p.add("project_name", "%s", why)
 	}
-	if why := checkSimple(r.ConfigName, limits.MaxConfigLen); why != "" {
-		p.add("config_name", "%s", why)
-	}
+	v.ref("config_name", r.ConfigName, CheckConfigName)
 	if r.ReleaseID != "" || v.uploaded {
 		if why := checkReleaseID(r.ReleaseID); why != "" {
 			p.add("release_id", "%s", why)
@@ -88,14 +86,13 @@ func (v *validator) release() {
 	}
 	v.identity()
 	v.describedBy()
-	if r.AccountID != "" && !accountIDRe.MatchString(r.AccountID) {
-		p.add("account_id", "must be 12 digits")
-	}
-	if r.Region != "" && (len(r.Region) > 32 || !regionRe.MatchString(r.Region)) {
-		p.add("region", "must be an AWS region like us-east-1")
-	}
-	if r.Qualifier != "" && !qualifierRe.MatchString(r.Qualifier) {
-		p.add("qualifier", "must be 1 to %d lowercase letters and digits", limits.MaxQualifierLen)
+	for _, f := range []struct {
+		path, value string
+		check       func(string) string
+	}{{"account_id", r.AccountID, CheckAccountID}, {"region", r.Region, CheckRegion}, {"qualifier", r.Qualifier, CheckQualifier}} {
+		if f.value != "" {
+			v.ref(f.path, f.value, f.check)
+		}
 	}
 	v.refs("subnets", r.Subnets, checkRef)
 	v.refs("alarms", r.Alarms, checkRef)
@@ -350,12 +347,7 @@ func (v *validator) service(name string) {
 		p.add(spath, "must be an object")
 		return
 	}
-	switch {
-	case s.InstanceType == "":
-		p.add(field(spath, "instance_type"), "required")
-	case len(s.InstanceType) > 32 || !instanceTypeRe.MatchString(s.InstanceType):
-		p.add(field(spath, "instance_type"), "must be an EC2 instance type like t3.micro")
-	}
+	v.ref(field(spath, "instance_type"), s.InstanceType, CheckInstanceType)
 	if len(s.SecurityGroups) == 0 {
 		p.add(field(spath, "security_groups"), "required: at least one security group (without one, instances get the VPC's default group)")
 	}

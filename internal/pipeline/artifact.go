@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// Artifact returns what r promotes through a pipeline: a copy of r with
+// every environment fact cleared (config name, account, region,
+// qualifier; the subnets, and each service's instance type, capacity
+// bounds, subnets, security groups, load balancers and target groups),
+// and with what differs between two releases of the same content
+// cleared too (release.ContentHash's fields), as well as each asset's
+// local path: an asset is its SHA-256 and size. r is not changed.
+func Artifact(r *release.Release) *release.Release {
+	a := r.Clone()
+	a.ConfigName, a.AccountID, a.Region, a.Qualifier, a.Subnets = "", "", "", "", nil
+	for _, s := range a.Services {
+		if s == nil {
+			continue
+		}
+		s.InstanceType, s.Subnets, s.SecurityGroups, s.ELBs, s.TargetGroups = "", nil, nil, nil, nil
+		if s.Autoscaling != nil {
+			s.Autoscaling.MinSize, s.Autoscaling.MaxSize = 0, 0
+		}
+	}
+	for _, as := range a.Assets {
+		if as != nil {
+			as.Path = ""
+		}
+	}
+	return a
+}
+
+// Digest names r's artifact: the canonical hash (release.ContentHash) of
+// Artifact(r). Two releases with the same digest deploy the same
+// software; only their environment facts may differ. Assets must be
+// hashed (their sha256 set) for the digest to name their content.
+func Digest(r *release.Release) (string, error) {
+	if r == nil {
+		return "", fmt.Errorf("digest: no release")
+	}
+	return release.ContentHash(Artifact(r))
+}
+
+// Release returns the release target j of stage i deploys when base is
+// promoted: base's artifact with the stage's environment facts, that is
+// the target's config name (TargetConfig), account, region and
+// qualifier, then the stage's overrides, then ConfigVar replaced by the
+// config name in every name of a subnet, security group, load balancer
+// or target group. base is not changed. The release has base's digest
+// (checked: parity by construction); it is not validated (see Check).
+func (p *Pipeline) Release(base *release.Release, i, j int) (*release.Release, error) {
+	if i < 0 || i >= len(p.Stages) || j < 0 || j >= len(p.Stages[i].Targets) {
+		return nil, fmt.Errorf("stage %d, target %d: %w", i, j, errNoStage)
+	}
+	s, t := p.Stages[i], p.Stages[i].Targets[j]
+	r := base.Clone()
+	r.ConfigName, r.AccountID, r.Region, r.Qualifier = TargetConfig(s, t), t.AccountID, t.Region, t.Qualifier
+	if o := s.Overrides; o != nil {
+		if o.Subnets != nil {
+			r.Subnets = slices.Clone(o.Subnets)
+		}
+		for _, name := range slices.Sorted(maps.Keys(o.Services)) {
+			svc := r.Services[name]
+			if svc == nil {
+				return nil, fmt.Errorf("stages[%d].overrides.services: %q is no service of the release", i, name)
+			}
+			override(svc, o.Services[name])
+		}
+	}
+	expand := func(list []string) {
+		for k, v := range list {
+			list[k] = strings.ReplaceAll(v, ConfigVar, r.ConfigName)
+		}
+	}
+	expand(r.Subnets)
+	for _, svc := range r.Services {
+		if svc != nil {
+			expand(svc.Subnets)
+			expand(svc.SecurityGroups)
+			expand(svc.ELBs)
+			expand(svc.TargetGroups)
+		}
+	}
+	want, err := Digest(base)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := Digest(r); err != nil || got != want {
+		// Only a field Artifact forgets to clear could do this: a bug.
+		return nil, fmt.Errorf("stages[%d].targets[%d]: its release has digest %s, not the artifact's %s (%v)", i, j, got, want, err)
+	}
+	return r, nil
+}
+
+// override applies a stage's overrides of one service.
+func override(svc *release.Service, o *ServiceOverrides) {
+	if o == nil {
+		return
+	}
+	if o.InstanceType != "" {
+		svc.InstanceType = o.InstanceType
+	}
+	if o.MinSize != nil || o.MaxSize != nil {
+		if svc.Autoscaling == nil {
+			svc.Autoscaling = &release.Autoscaling{}
+		}
+		if o.MinSize != nil {
+			svc.Autoscaling.MinSize = *o.MinSize
+		}
+		if o.MaxSize != nil {
+			svc.Autoscaling.MaxSize = *o.MaxSize
+		}
+	}
+	for _, f := range []struct {
+		dst *[]string
+		src []string
+	}{{&svc.Subnets, o.Subnets}, {&svc.SecurityGroups, o.SecurityGroups}, {&svc.ELBs, o.ELBs}, {&svc.TargetGroups, o.TargetGroups}} {
+		if f.src != nil {
+			*f.dst = slices.Clone(f.src)
+		}
+	}
+}
+
+// Check checks base can be promoted through the pipeline: it is the
+// pipeline's project's; its config name, when set, is one the pipeline
+// deploys; every service a stage overrides is one of its services; and
+// the release every target of every stage deploys (Release) is valid
+// (release.Validate, as a release file). The error is an *InvalidError
+// listing every problem, each release's prefixed with the stage and
+// target that deploys it.
+func (p *Pipeline) Check(base *release.Release) error {
+	var probs problems
+	if base.ProjectName != p.ProjectName {
+		probs.add("release.project_name", "%q is not the pipeline's project %q", base.ProjectName, p.ProjectName)
+	}
+	var configs []string
+	for _, s := range p.Stages {
+		for _, t := range s.Targets {
+			configs = append(configs, TargetConfig(s, t))
+		}
+	}
+	if base.ConfigName != "" && !slices.Contains(configs, base.ConfigName) {
+		probs.add("release.config_name", "%q is no config of the pipeline (%s): each stage sets its own", base.ConfigName, strings.Join(configs, ", "))
+	}
+	for i, s := range p.Stages {
+		if s.Overrides != nil {
+			for _, name := range slices.Sorted(maps.Keys(s.Overrides.Services)) {
+				if base.Services[name] == nil {
+					probs.add(release.Field(index("stages", i)+".overrides.services", name), "no service of the release")
+				}
+			}
+		}
+	}
+	if len(probs) > 0 {
+		return probs.err()
+	}
+	for i, s := range p.Stages {
+		for j := range s.Targets {
+			r, err := p.Release(base, i, j)
+			if err != nil {
+				return err
+			}
+			if err := r.Validate(false); err != nil {
+				prefix := fmt.Sprintf("%s (config %s)", index(index("stages", i)+".targets", j), r.ConfigName)
+				for _, line := range problemsOf(err) {
+					probs.add(prefix, "release %s", line)
+				}
+			}
+		}
+	}
+	return probs.err()
+}
+
+// problemsOf lists the problems of a release's validation error.
+func problemsOf(err error) []string {
+	var bad *failure.BadReleaseError
+	if errors.As(err, &bad) {
+		return bad.Problems
+	}
+	return []string{err.Error()}
+}

@@ -1,0 +1,19 @@
+// Package pipeline owns pipelines: one project's release promoted through
+// ordered stages (design document 002's environments), each a config
+// deployed to one or more targets together, as a wave.
+//
+// It decodes a pipeline file strictly (the release decoder's rules),
+// validates it (every problem at once, each "path: message"), describes
+// it as a JSON Schema, and derives what each target of each stage deploys
+// from one release: the artifact, what must not vary between stages
+// (services, AMI, user data, assets by hash, and everything else that is
+// not an environment fact), plus the stage's environment facts (the
+// target, the config name, capacity, instance types, and the names of
+// subnets, security groups and load balancers, which may use
+// {{CONFIG_NAME}}). Digest names an artifact: every stage of a promotion
+// deploys releases with the same digest, so parity holds by
+// construction, and a stage's override can change nothing else (the
+// decoder refuses any other field).
+//
+// Functions here do no I/O.
+package pipeline
