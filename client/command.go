@@ -118,6 +118,7 @@ func commands(env Env) []command {
 		&historyCommand{env: env},
 		&listCommand{env: env},
 		&localCommand{env: env},
+		&pipelineCommand{env: env},
 		&planCommand{env: env},
 		&rollbackCommand{deploy: deployCommand{env: env, name: "rollback"}},
 		&schemaCommand{env: env},

@@ -183,6 +183,12 @@ func (c *namesCommand) Run(ctx context.Context, words []string) error {
 	return nil
 }
 
+// subcommander is a command whose first argument is one of its
+// subcommands (ferry pipeline validate): completion offers them.
+type subcommander interface {
+	subcommands() []string
+}
+
 // names is what may follow words (see spec).
 func (c *namesCommand) names(ctx context.Context, words []string) ([]string, error) {
 	if len(words) == 0 {
@@ -200,7 +206,16 @@ func (c *namesCommand) names(ctx context.Context, words []string) ([]string, err
 		return names, nil
 	}
 	i := slices.IndexFunc(table, func(cmd command) bool { return cmd.spec().name == words[0] })
-	if i < 0 || !strings.Contains(table[i].spec().args, "PROJECT") {
+	if i < 0 {
+		return nil, nil
+	}
+	if sc, ok := table[i].(subcommander); ok {
+		if len(words) == 1 {
+			return sc.subcommands(), nil
+		}
+		return nil, nil
+	}
+	if !strings.Contains(table[i].spec().args, "PROJECT") {
 		return nil, nil
 	}
 	fs := flag.NewFlagSet(words[0], flag.ContinueOnError)

@@ -101,20 +101,31 @@ func NewReleaseID(now time.Time, random io.Reader) string {
 // an error naming it; an invalid release is the *failure.BadReleaseError
 // of Validate.
 func Prepare(ctx context.Context, prover Prover, r *release.Release, file string, now time.Time, by, id string) (*Prepared, error) {
+	if err := HashAssets(r, file); err != nil {
+		return nil, err
+	}
+	return seal(ctx, prover, r, file, now, by, id)
+}
+
+// HashAssets sets the SHA-256 and size of every asset of r, the release
+// read from the release file file, from the asset's file (relative to
+// the release file). r is modified. An asset that cannot be read is an
+// error naming it.
+func HashAssets(r *release.Release, file string) error {
 	for _, name := range assetNames(r) {
 		a := r.Assets[name]
 		f, err := os.Open(release.AssetPath(file, a))
 		if err != nil {
-			return nil, fmt.Errorf("asset %s: %w", name, err)
+			return fmt.Errorf("asset %s: %w", name, err)
 		}
 		sum, size, err := asset.Hash(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("asset %s: %w", name, err)
+			return fmt.Errorf("asset %s: %w", name, err)
 		}
 		a.SHA256, a.Size = sum, size
 	}
-	return seal(ctx, prover, r, file, now, by, id)
+	return nil
 }
 
 // PrepareAgain readies a new release deploying again the content of

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
+)
+
+// pipelineCommand is ferry pipeline.
+type pipelineCommand struct {
+	env      Env
+	deployer deployerFlags
+	asJSON   bool
+}
+
+func (c *pipelineCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "pipeline",
+		args:    "validate PIPELINE [RELEASE] | status PIPELINE | schema",
+		summary: "Check a pipeline file, and show a project across its stages",
+		help: `A pipeline file names a project's stages in order: each a config deployed
+to one or more targets (account, region, qualifier) together, with the
+environment facts it overrides (capacity, instance types, and the names
+of subnets, security groups and load balancers, which may use
+{{CONFIG_NAME}}) and the gates before it (a soak after the stage before
+succeeded, alarms, an approval). Every stage deploys the same artifact:
+the release without its environment facts, named by a digest.
+
+validate checks PIPELINE offline, and with RELEASE that the release can
+be promoted through it (the release each target would deploy is valid),
+and prints the stages and the artifact's digest. It exits 0 when valid,
+1 otherwise, printing one line per problem, "FILE: path: message".
+
+status reads what each target of each stage runs now from the deployer's
+records: the release and its artifact's digest, when it was deployed, a
+deploy under way, whether it runs the artifact of the stage before
+(parity), and the gates still holding back the next promotion. It exits
+0, or 1 when the deployer cannot be read.
+
+schema prints the JSON Schema of a pipeline file, for editors.
+
+--json prints the result as one JSON object.`,
+		exits: []int{exitFailure},
+	}
+}
+
+func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
+	c.deployer.define(fs)
+	fs.BoolVar(&c.asJSON, "json", false, "print the result as JSON")
+}
+
+var _ subcommander = (*pipelineCommand)(nil)
+
+func (c *pipelineCommand) subcommands() []string { return []string{"validate", "status", "schema"} }
+
+// Run runs the subcommand args[0].
+func (c *pipelineCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf(c.spec(), "no subcommand given")
+	}
+	sub, args := args[0], args[1:]
+	switch {
+	case sub == "validate" && (len(args) == 1 || len(args) == 2):
+		return c.validate(args)
+	case sub == "status" && len(args) == 1:
+		return commandFailure("pipeline status", exitFailure, c.status(ctx, args[0]))
+	case sub == "schema" && len(args) == 0:
+		if _, err := c.env.Stdout.Write(pipeline.Schema()); err != nil {
+			return exitSilently(exitFailure)
+		}
+		return nil
+	case slices.Contains(c.subcommands(), sub):
+		return usageErrorf(c.spec(), "wrong number of arguments for %s", sub)
+	}
+	return usageErrorf(c.spec(), "unknown subcommand %q", sub)
+}
+
+// readPipeline reads and decodes the pipeline file at file.
+func readPipeline(file string) (*pipeline.Pipeline, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limits.MaxPipelineBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Decode(data)
+}
+
+// pipelineValidation is the --json form of ferry pipeline validate.
+type pipelineValidation struct {
+	Pipeline string             `json:"pipeline"`
+	Valid    bool               `json:"valid"`
+	Problems []release.Problem  `json:"problems"`
+	Project  string             `json:"project,omitempty"`
+	Stages   []pipelineStageDoc `json:"stages,omitempty"`
+	Release  string             `json:"release,omitempty"`
+	// Artifact is the digest of the release's artifact, every stage's.
+	Artifact string `json:"artifact,omitempty"`
+}
+
+// pipelineStageDoc is one stage as ferry pipeline validate shows it.
+type pipelineStageDoc struct {
+	Config  string                  `json:"config"`
+	Targets []pipeline.TargetStatus `json:"targets"`
+	Gates   *pipeline.Gates         `json:"gates,omitempty"`
+}
+
+func (c *pipelineCommand) validate(args []string) error {
+	v := pipelineValidation{Pipeline: args[0], Problems: []release.Problem{}}
+	file := args[0]
+	p, err := readPipeline(file)
+	if err == nil && len(args) == 2 {
+		file = args[1]
+		v.Release = file
+		var r *release.Release
+		if r, err = release.ReadTemplate(file); err == nil {
+			if err = submit.HashAssets(r, file); err == nil {
+				if err = p.Check(r); err == nil {
+					v.Artifact, err = pipeline.Digest(r)
+				}
+			}
+		}
+	}
+	var bad *pipeline.InvalidError
+	var badRelease *failure.BadReleaseError
+	switch {
+	case err == nil:
+		v.Valid, v.Project = true, p.ProjectName
+		for _, s := range p.Stages {
+			doc := pipelineStageDoc{Config: s.ConfigName, Gates: s.Gates}
+			for _, t := range s.Targets {
+				doc.Targets = append(doc.Targets, pipeline.TargetStatus{Name: t.Name, Config: pipeline.TargetConfig(s, t),
+					AccountID: t.AccountID, Region: t.Region, Qualifier: t.Qualifier})
+			}
+			v.Stages = append(v.Stages, doc)
+		}
+	case errors.As(err, &bad):
+		for _, line := range bad.Problems {
+			v.Problems = append(v.Problems, release.ParseProblem(line))
+		}
+	case errors.As(err, &badRelease):
+		for _, line := range badRelease.Problems {
+			v.Problems = append(v.Problems, release.ParseProblem(line))
+		}
+	default:
+		v.Problems = append(v.Problems, release.Problem{Message: err.Error()})
+	}
+	if c.asJSON {
+		if err := writeIndentedJSON(c.env.Stdout, v); err != nil {
+			return exitSilently(exitFailure)
+		}
+	} else {
+		writePipelineValidation(c.env.Stdout, v, file)
+	}
+	if !v.Valid {
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("ferry pipeline validate: %s is invalid", file), Shown: c.asJSON}
+	}
+	return nil
+}
+
+// writePipelineValidation prints a validation for people: the problems
+// of file, or the stages and the artifact.
+func writePipelineValidation(w io.Writer, v pipelineValidation, file string) {
+	if !v.Valid {
+		for _, p := range v.Problems {
+			fmt.Fprintf(w, "%s: %s\n", file, p)
+		}
+		return
+	}
+	targets := 0
+	for _, s := range v.Stages {
+		targets += len(s.Targets)
+	}
+	fmt.Fprintf(w, "pipeline %s: %d %s, %d %s\n", v.Project, len(v.Stages), plural(len(v.Stages), "stage", "stages"), targets, plural(targets, "target", "targets"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row(tw, "  stage", "target", "config", "gates")
+	for _, s := range v.Stages {
+		for j, t := range s.Targets {
+			stage, gates := "", ""
+			if j == 0 {
+				stage, gates = s.Config, describeGates(s.Gates)
+			}
+			row(tw, "  "+firstNonEmpty(stage, " "), describeTarget(t), t.Config, gates)
+		}
+	}
+	tw.Flush()
+	if v.Artifact != "" {
+		fmt.Fprintf(w, "release %s: artifact %s, deployed by every stage\n", v.Release, v.Artifact)
+	}
+}
+
+// describeTarget is a target in one cell: its name, account, region and
+// qualifier.
+func describeTarget(t pipeline.TargetStatus) string {
+	parts := []string{t.AccountID, t.Region}
+	if t.Qualifier != "" {
+		parts = append(parts, "("+t.Qualifier+")")
+	}
+	if t.Name != "" {
+		parts = append([]string{t.Name + ":"}, parts...)
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeGates is a stage's gates in one cell.
+func describeGates(g *pipeline.Gates) string {
+	if g == nil {
+		return "-"
+	}
+	var parts []string
+	if g.SoakSeconds > 0 {
+		parts = append(parts, "soak "+pipeline.FormatDuration(time.Duration(g.SoakSeconds)*time.Second))
+	}
+	if n := len(g.Alarms); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "alarm", "alarms")))
+	}
+	if g.Approval {
+		parts = append(parts, "approval")
+	}
+	return firstNonEmpty(strings.Join(parts, ", "), "-")
+}
+
+// pipelineStatus is the --json form of ferry pipeline status.
+type pipelineStatus struct {
+	Pipeline string                 `json:"pipeline"`
+	Project  string                 `json:"project"`
+	Stages   []pipeline.StageStatus `json:"stages"`
+}
+
+func (c *pipelineCommand) status(ctx context.Context, file string) error {
+	p, err := readPipeline(file)
+	if err != nil {
+		return err
+	}
+	d, err := connect(ctx, c.env, &c.deployer)
+	if err != nil {
+		return err
+	}
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	type at struct{ i, j int }
+	var where []at
+	for i, s := range p.Stages {
+		for j := range s.Targets {
+			where = append(where, at{i, j})
+		}
+	}
+	found := make([]*pipeline.Deployed, len(where))
+	err = fanout.Each(ctx, recordReads, len(where), func(ctx context.Context, k int) error {
+		s := p.Stages[where[k].i]
+		config := pipeline.TargetConfig(s, s.Targets[where[k].j])
+		dep, err := readDeployed(ctx, d, l, p.ProjectName, config)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", p.ProjectName, config, err)
+		}
+		found[k] = dep
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	byTarget := map[at]*pipeline.Deployed{}
+	for k, w := range where {
+		byTarget[w] = found[k]
+	}
+	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName,
+		Stages: p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, c.env.Now())}
+	if c.asJSON {
+		return writeIndentedJSON(c.env.Stdout, ps)
+	}
+	writePipelineStatus(c.env.Stdout, ps)
+	return nil
+}
+
+// readDeployed reads what project/config runs now: its current release
+// with its artifact's digest, and the release holding its lock. nil when
+// neither is.
+func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (*pipeline.Deployed, error) {
+	head, err := readHead(ctx, d, l, project, config)
+	if err != nil || (head.current == nil && head.holder == nil) {
+		return nil, err
+	}
+	var dep pipeline.Deployed
+	if h := head.holder; h != nil {
+		dep.Running = h.ReleaseID
+	}
+	if cur := head.current; cur != nil {
+		dep.ReleaseID, dep.DeployedAt = cur.ReleaseID, cur.DeployedAt
+		r, err := l.GetRelease(ctx, project, config, cur.ReleaseID)
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w", cur.ReleaseID, err)
+		}
+		if dep.Digest, err = pipeline.Digest(r); err != nil {
+			return nil, err
+		}
+	}
+	return &dep, nil
+}
+
+// writePipelineStatus prints the matrix for people: a row per target,
+// the gates pending under each stage.
+func writePipelineStatus(w io.Writer, ps pipelineStatus) {
+	fmt.Fprintf(w, "pipeline %s\n", ps.Project)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row(tw, "  stage", "target", "config", "release", "artifact", "age", "parity", "running")
+	for i, s := range ps.Stages {
+		for j, t := range s.Targets {
+			stage := " "
+			if j == 0 {
+				stage = s.Config
+			}
+			rel, artifact, age := "none", "-", "-"
+			if t.ReleaseID != "" {
+				rel, artifact, age = t.ReleaseID, shortDigest(t.Digest), formatAge(time.Duration(t.AgeSeconds)*time.Second)
+			}
+			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"))
+		}
+		if i == 0 {
+			continue
+		}
+		switch {
+		case s.Promoted:
+			row(tw, "  ", "promoted")
+		case len(s.Pending) == 0:
+			row(tw, "  ", "ready: every gate holds for "+shortDigest(ps.Stages[i-1].Artifact))
+		default:
+			row(tw, "  ", "pending: "+strings.Join(s.Pending, "; "))
+		}
+	}
+	tw.Flush()
+}
+
+// shortDigest is a digest's first 12 hex digits, as people compare them.
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// formatAge is a duration as people read an age: "45s", "12m", "3h5m",
+// "2d4h".
+func formatAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}

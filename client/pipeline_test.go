@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+const (
+	deployTestPipeline = "../testdata/pipelines/deploy-test.json"
+	invalidPipeline    = "../testdata/pipelines/invalid/wave.json"
+)
+
+// TestPipelineValidate: a valid pipeline and release print the stages,
+// their targets and configs, and the artifact's digest (the base
+// release's, which every stage deploys); an invalid one exits 1 with a
+// line per problem; --json says the same.
+func TestPipelineValidate(t *testing.T) {
+	code, stdout, stderr := runFerry(t, "pipeline", "validate", deployTestPipeline, "../testdata/deploy-test-release.json")
+	require.Equal(t, exitOK, code, stderr)
+	r, err := release.ReadTemplate("../testdata/deploy-test-release.json")
+	require.NoError(t, err)
+	digest, err := pipeline.Digest(r)
+	require.NoError(t, err)
+	assert.Contains(t, stdout, "pipeline coinbase/deploy-test: 3 stages, 4 targets\n")
+	assert.Regexp(t, `(?m)^  production +use1: 222222222222 us-east-1 +production-use1 +soak 1h, 1 alarm, approval$`, stdout)
+	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1$`, stdout)
+	assert.Contains(t, stdout, "artifact "+digest+", deployed by every stage")
+
+	code, stdout, stderr = runFerry(t, "pipeline", "validate", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, code, stderr)
+	var v pipelineValidation
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+	assert.True(t, v.Valid)
+	assert.Empty(t, v.Artifact, "no release given")
+	require.Len(t, v.Stages, 3)
+	assert.Equal(t, "production-euw1", v.Stages[2].Targets[1].Config)
+
+	code, stdout, stderr = runFerry(t, "pipeline", "validate", invalidPipeline)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stdout, invalidPipeline+": stages[1].targets[0].name: required")
+	assert.Contains(t, stderr, "is invalid")
+
+	code, stdout, _ = runFerry(t, "pipeline", "validate", "--json", deployTestPipeline, "../testdata/multi-service-release.json")
+	assert.Equal(t, exitFailure, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+	assert.False(t, v.Valid)
+	require.Len(t, v.Problems, 2)
+	assert.Equal(t, "release.config_name", v.Problems[0].Path)
+
+	code, _, stderr = runFerry(t, "pipeline", "validate", "../testdata/pipelines/missing.json")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "missing.json is invalid")
+}
+
+func TestPipelineUsage(t *testing.T) {
+	for _, args := range [][]string{{"pipeline"}, {"pipeline", "promote", "x"}, {"pipeline", "validate"}, {"pipeline", "status"}, {"pipeline", "schema", "x"}} {
+		code, _, stderr := runFerry(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, stderr, "usage: ferry pipeline", "%v", args)
+	}
+	code, stdout, stderr := runFerry(t, "pipeline", "schema")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, string(pipeline.Schema()), stdout)
+}
+
+// TestPipelineStatus: after a deploy of development, the status of the
+// deploy-test pipeline shows it in the first stage with the artifact's
+// digest ferry pipeline validate gives the release file (what the
+// deployer keeps is the same artifact); staging runs nothing and waits
+// for its soak; production cannot compare with a stage that runs no one
+// artifact.
+func TestPipelineStatus(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	d := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, d.code, "stdout:\n%s\nstderr:\n%s", d.stdout, d.stderr)
+	id := releaseIDOf(t, d.stdout)
+
+	v := tr.ferry(t, "pipeline", "validate", "--json", deployTestPipeline, deployTestRelease)
+	require.Equal(t, exitOK, v.code, v.stderr)
+	var val pipelineValidation
+	require.NoError(t, json.Unmarshal([]byte(v.stdout), &val))
+
+	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	var ps pipelineStatus
+	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+	require.Len(t, ps.Stages, 3)
+	dev := ps.Stages[0].Targets[0]
+	assert.Equal(t, id, dev.ReleaseID)
+	assert.Equal(t, val.Artifact, dev.Digest, "the deployed release's artifact is the release file's")
+	assert.Equal(t, pipeline.ParityFirst, dev.Parity)
+	assert.Equal(t, val.Artifact, ps.Stages[0].Artifact)
+	staging := ps.Stages[1]
+	assert.Equal(t, pipeline.ParityUndeploy, staging.Targets[0].Parity)
+	assert.False(t, staging.Promoted)
+	require.Len(t, staging.Pending, 1)
+	assert.Regexp(t, `^soak 30m \(.+ left\)$`, staging.Pending[0])
+	assert.Equal(t, pipeline.ParityUnknown, ps.Stages[2].Targets[1].Parity)
+
+	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, text.code, text.stderr)
+	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +-$`, text.stdout)
+	assert.Regexp(t, `(?m)^ +pending: soak 30m \(`, text.stdout)
+	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +none +- +- +unknown +-$`, text.stdout)
+}

@@ -1,0 +1,162 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Deployed is what one target of a pipeline runs now, as the deployer's
+// records say: the current release and its artifact's digest, and the
+// release holding the lock (a deploy under way).
+type Deployed struct {
+	ReleaseID  string    `json:"release_id,omitempty"`
+	Digest     string    `json:"digest,omitempty"`
+	DeployedAt time.Time `json:"deployed_at,omitzero"`
+	// Running is the release holding the target config's lock, "" for
+	// none.
+	Running string `json:"running,omitempty"`
+}
+
+// Parity of a target with the stage before it.
+const (
+	ParityFirst    = "first stage"  // the first stage has no stage before it
+	ParitySame     = "same"         // runs the artifact the stage before runs
+	ParityDiffers  = "differs"      // runs another artifact, or none
+	ParityUnknown  = "unknown"      // the stage before runs no one artifact
+	ParityUndeploy = "not deployed" // runs nothing, the stage before runs an artifact
+)
+
+// TargetStatus is one target of a stage in a pipeline's status.
+type TargetStatus struct {
+	Name      string `json:"name,omitempty"`
+	Config    string `json:"config"`
+	AccountID string `json:"account_id"`
+	Region    string `json:"region"`
+	Qualifier string `json:"qualifier,omitempty"`
+	Deployed
+	// AgeSeconds is how long ago the release was deployed.
+	AgeSeconds float64 `json:"age_seconds,omitempty"`
+	// Parity compares what it runs with the stage before (Parity*).
+	Parity string `json:"parity"`
+}
+
+// StageStatus is one stage in a pipeline's status.
+type StageStatus struct {
+	Config  string         `json:"config"`
+	Targets []TargetStatus `json:"targets"`
+	// Artifact is the digest every target of the stage runs; "" when
+	// they run different artifacts or one runs nothing.
+	Artifact string `json:"artifact,omitempty"`
+	// Promoted says every target runs the artifact of the stage before.
+	Promoted bool `json:"promoted"`
+	// Pending are the gates that still hold back the promotion of the
+	// stage before's artifact into this stage (empty on the first stage
+	// and once promoted).
+	Pending []string `json:"pending"`
+}
+
+// Status is the matrix of the pipeline's stages and targets at now:
+// what each target runs (deployed(i, j), for target j of stage i; nil:
+// nothing), its parity with the stage before, and the gates still
+// pending before the stage before's artifact may be promoted into each
+// stage. A soak counts from the newest deploy of the stage before.
+func (p *Pipeline) Status(deployed func(i, j int) *Deployed, now time.Time) []StageStatus {
+	out := make([]StageStatus, len(p.Stages))
+	for i, s := range p.Stages {
+		st := StageStatus{Config: s.ConfigName, Targets: make([]TargetStatus, len(s.Targets)), Pending: []string{}}
+		for j, t := range s.Targets {
+			ts := TargetStatus{Name: t.Name, Config: TargetConfig(s, t), AccountID: t.AccountID, Region: t.Region, Qualifier: t.Qualifier}
+			if d := deployed(i, j); d != nil {
+				ts.Deployed = *d
+				if !d.DeployedAt.IsZero() {
+					ts.AgeSeconds = now.Sub(d.DeployedAt).Seconds()
+				}
+			}
+			st.Targets[j] = ts
+		}
+		st.Artifact = common(st.Targets)
+		if i > 0 {
+			p.compare(&st, out[i-1], s, now)
+		} else {
+			for j := range st.Targets {
+				st.Targets[j].Parity = ParityFirst
+			}
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// compare sets the parity of st's targets with the stage before, prev,
+// and what still holds back prev's artifact from s.
+func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time.Time) {
+	for j := range st.Targets {
+		t := &st.Targets[j]
+		switch {
+		case prev.Artifact == "":
+			t.Parity = ParityUnknown
+		case t.Digest == prev.Artifact:
+			t.Parity = ParitySame
+		case t.Digest == "":
+			t.Parity = ParityUndeploy
+		default:
+			t.Parity = ParityDiffers
+		}
+	}
+	if prev.Artifact == "" {
+		st.Pending = append(st.Pending, "the stage before ("+prev.Config+") runs no one artifact")
+		return
+	}
+	if st.Promoted = st.Artifact == prev.Artifact; st.Promoted {
+		return
+	}
+	g := s.Gates
+	if g == nil {
+		return
+	}
+	if g.SoakSeconds > 0 {
+		var since time.Time
+		for _, t := range prev.Targets {
+			if t.DeployedAt.After(since) {
+				since = t.DeployedAt
+			}
+		}
+		soak := time.Duration(g.SoakSeconds) * time.Second
+		if left := since.Add(soak).Sub(now); left > 0 {
+			st.Pending = append(st.Pending, fmt.Sprintf("soak %s (%s left)", FormatDuration(soak), FormatDuration(left)))
+		}
+	}
+	if len(g.Alarms) > 0 {
+		st.Pending = append(st.Pending, "alarms not in ALARM: "+strings.Join(g.Alarms, ", "))
+	}
+	if g.Approval {
+		st.Pending = append(st.Pending, "approval")
+	}
+}
+
+// common is the digest every target runs, "" when they differ or one
+// runs nothing.
+func common(ts []TargetStatus) string {
+	d := ""
+	for i, t := range ts {
+		if t.Digest == "" || (i > 0 && t.Digest != d) {
+			return ""
+		}
+		d = t.Digest
+	}
+	return d
+}
+
+// FormatDuration is d as people write it, to the second: "45s", "30m",
+// "1h", "1h30m", "2h0m5s".
+func FormatDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
