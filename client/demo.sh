@@ -239,4 +239,15 @@ gone "$PROJECT/development/"
 expect 0 status --local "$PROJECT" development
 grep -qF "deployed  nothing: destroyed by release" "$OUT" || die "status still shows a release deployed after the destroy"
 
+step "9. A pipeline: development, then staging, then production in two regions"
+note "the pipeline file and the release it promotes: every stage deploys the same artifact"
+expect 0 pipeline validate testdata/pipelines/deploy-test.json testdata/deploy-test-release.json
+artifact=$(sed -n 's/^release .*: artifact \([0-9a-f]\{12\}\).*/\1/p' "$OUT")
+[[ -n $artifact ]] || die "pipeline validate did not give the artifact's digest"
+note "development deploys it; staging then waits for its soak, production for staging"
+expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
+expect 0 pipeline status --local testdata/pipelines/deploy-test.json
+grep -qE "^  development .* $artifact " "$OUT" || die "pipeline status does not show development running the artifact"
+grep -qF "pending: soak 30m" "$OUT" || die "pipeline status does not show staging's soak pending"
+
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

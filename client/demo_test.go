@@ -46,6 +46,13 @@ var demoAnswers = map[string]string{
 	"world-destroy":      "world at 2025-01-01T00:20:00Z\n\nnothing deployed or registered\n",
 	"destroy":            "0\nferry destroy: coinbase/deploy-test development release ID\n  1:02  Success\n",
 	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing: destroyed by release 20250101T0000010Z-abcdef  2025-01-01 00:20:00Z\n",
+	// The pipeline chapter: development deploys the artifact again.
+	"pipeline-validate": "0\npipeline coinbase/deploy-test: 3 stages, 4 targets\n" +
+		"release testdata/deploy-test-release.json: artifact a21758b6ea4f6ed69bae44e51e75997b8d0281c37671ee2066cf7776c785bd4b, deployed by every stage\n",
+	"pipeline-status": "0\npipeline coinbase/deploy-test\n" +
+		"  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -\n" +
+		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -\n" +
+		"               pending: soak 30m (29m50s left)\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo

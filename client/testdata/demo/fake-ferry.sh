@@ -35,6 +35,9 @@ deploy | rollback | destroy)
 plan)
 	answer "$dir/plan-$(basename "${!#}" .json)"
 	;;
+pipeline)
+	answer "$dir/pipeline-$2"
+	;;
 status)
 	# status PROJECT, status PROJECT CONFIG and status --drift answer apart.
 	case " $* " in
