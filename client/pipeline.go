@@ -124,45 +124,7 @@ type pipelineStageDoc struct {
 }
 
 func (c *pipelineCommand) validate(args []string) error {
-	v := pipelineValidation{Pipeline: args[0], Problems: []release.Problem{}}
-	file := args[0]
-	p, err := readPipeline(file)
-	if err == nil && len(args) == 2 {
-		file = args[1]
-		v.Release = file
-		var r *release.Release
-		if r, err = release.ReadTemplate(file); err == nil {
-			if err = submit.HashAssets(r, file); err == nil {
-				if err = p.Check(r); err == nil {
-					v.Artifact, err = pipeline.Digest(r)
-				}
-			}
-		}
-	}
-	var bad *pipeline.InvalidError
-	var badRelease *failure.BadReleaseError
-	switch {
-	case err == nil:
-		v.Valid, v.Project = true, p.ProjectName
-		for _, s := range p.Stages {
-			doc := pipelineStageDoc{Config: s.ConfigName, Gates: s.Gates}
-			for _, t := range s.Targets {
-				doc.Targets = append(doc.Targets, pipeline.TargetStatus{Name: t.Name, Config: pipeline.TargetConfig(s, t),
-					AccountID: t.AccountID, Region: t.Region, Qualifier: t.Qualifier})
-			}
-			v.Stages = append(v.Stages, doc)
-		}
-	case errors.As(err, &bad):
-		for _, line := range bad.Problems {
-			v.Problems = append(v.Problems, release.ParseProblem(line))
-		}
-	case errors.As(err, &badRelease):
-		for _, line := range badRelease.Problems {
-			v.Problems = append(v.Problems, release.ParseProblem(line))
-		}
-	default:
-		v.Problems = append(v.Problems, release.Problem{Message: err.Error()})
-	}
+	v, file := checkPipeline(args[0], args[1:]...)
 	if c.asJSON {
 		if err := writeIndentedJSON(c.env.Stdout, v); err != nil {
 			return exitSilently(exitFailure)
@@ -174,6 +136,71 @@ func (c *pipelineCommand) validate(args []string) error {
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("ferry pipeline validate: %s is invalid", file), Shown: c.asJSON}
 	}
 	return nil
+}
+
+// checkPipeline checks the pipeline file pipelineFile and, when given,
+// that the release file releaseFile[0] can be promoted through it. file
+// is the file the problems are of: the release's once the pipeline is
+// valid.
+func checkPipeline(pipelineFile string, releaseFile ...string) (v pipelineValidation, file string) {
+	v = pipelineValidation{Pipeline: pipelineFile, Problems: []release.Problem{}}
+	file = pipelineFile
+	p, err := readPipeline(pipelineFile)
+	if err == nil && len(releaseFile) > 0 {
+		file, v.Release = releaseFile[0], releaseFile[0]
+		v.Artifact, err = artifactThrough(p, file)
+	}
+	if err != nil {
+		v.Problems = problemsOfError(err)
+		return v, file
+	}
+	v.Valid, v.Project = true, p.ProjectName
+	for _, s := range p.Stages {
+		doc := pipelineStageDoc{Config: s.ConfigName, Gates: s.Gates}
+		for _, t := range s.Targets {
+			doc.Targets = append(doc.Targets, pipeline.TargetStatus{Name: t.Name, Config: pipeline.TargetConfig(s, t),
+				AccountID: t.AccountID, Region: t.Region, Qualifier: t.Qualifier})
+		}
+		v.Stages = append(v.Stages, doc)
+	}
+	return v, file
+}
+
+// artifactThrough reads the release file file, checks p can promote it
+// and returns its artifact's digest.
+func artifactThrough(p *pipeline.Pipeline, file string) (string, error) {
+	r, err := release.ReadTemplate(file)
+	if err != nil {
+		return "", err
+	}
+	if err := submit.HashAssets(r, file); err != nil {
+		return "", err
+	}
+	if err := p.Check(r); err != nil {
+		return "", err
+	}
+	return pipeline.Digest(r)
+}
+
+// problemsOfError lists the problems an invalid pipeline or release
+// file's error names, or the error itself as one problem.
+func problemsOfError(err error) []release.Problem {
+	var lines []string
+	var bad *pipeline.InvalidError
+	var badRelease *failure.BadReleaseError
+	switch {
+	case errors.As(err, &bad):
+		lines = bad.Problems
+	case errors.As(err, &badRelease):
+		lines = badRelease.Problems
+	default:
+		return []release.Problem{{Message: err.Error()}}
+	}
+	out := make([]release.Problem, len(lines))
+	for i, line := range lines {
+		out[i] = release.ParseProblem(line)
+	}
+	return out
 }
 
 // writePipelineValidation prints a validation for people: the problems

@@ -137,6 +137,30 @@ func override(svc *release.Service, o *ServiceOverrides) {
 // listing every problem, each release's prefixed with the stage and
 // target that deploys it.
 func (p *Pipeline) Check(base *release.Release) error {
+	if err := p.checkBase(base); err != nil {
+		return err
+	}
+	var probs problems
+	for i, s := range p.Stages {
+		for j := range s.Targets {
+			r, err := p.Release(base, i, j)
+			if err != nil {
+				return err
+			}
+			if err := r.Validate(false); err != nil {
+				prefix := fmt.Sprintf("%s (config %s)", index(index("stages", i)+".targets", j), r.ConfigName)
+				for _, line := range problemsOf(err) {
+					probs.add(prefix, "release %s", line)
+				}
+			}
+		}
+	}
+	return probs.err()
+}
+
+// checkBase checks what of base the pipeline itself names: its project,
+// its config name, and the services the stages override.
+func (p *Pipeline) checkBase(base *release.Release) error {
 	var probs problems
 	if base.ProjectName != p.ProjectName {
 		probs.add("release.project_name", "%q is not the pipeline's project %q", base.ProjectName, p.ProjectName)
@@ -151,28 +175,12 @@ func (p *Pipeline) Check(base *release.Release) error {
 		probs.add("release.config_name", "%q is no config of the pipeline (%s): each stage sets its own", base.ConfigName, strings.Join(configs, ", "))
 	}
 	for i, s := range p.Stages {
-		if s.Overrides != nil {
-			for _, name := range slices.Sorted(maps.Keys(s.Overrides.Services)) {
-				if base.Services[name] == nil {
-					probs.add(release.Field(index("stages", i)+".overrides.services", name), "no service of the release")
-				}
-			}
+		if s.Overrides == nil {
+			continue
 		}
-	}
-	if len(probs) > 0 {
-		return probs.err()
-	}
-	for i, s := range p.Stages {
-		for j := range s.Targets {
-			r, err := p.Release(base, i, j)
-			if err != nil {
-				return err
-			}
-			if err := r.Validate(false); err != nil {
-				prefix := fmt.Sprintf("%s (config %s)", index(index("stages", i)+".targets", j), r.ConfigName)
-				for _, line := range problemsOf(err) {
-					probs.add(prefix, "release %s", line)
-				}
+		for _, name := range slices.Sorted(maps.Keys(s.Overrides.Services)) {
+			if base.Services[name] == nil {
+				probs.add(release.Field(index("stages", i)+".overrides.services", name), "no service of the release")
 			}
 		}
 	}

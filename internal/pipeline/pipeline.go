@@ -166,6 +166,8 @@ func (p *Pipeline) Validate() error {
 	return probs.err()
 }
 
+// stage checks stage i, s, at spath; configs maps each config name a
+// target checked so far deploys to that target's path.
 func (p *Pipeline) stage(probs *problems, spath string, i int, s *Stage, configs map[string]string) {
 	probs.check(spath+".config_name", release.CheckConfigName(s.ConfigName))
 	switch n := len(s.Targets); {
@@ -181,30 +183,42 @@ func (p *Pipeline) stage(probs *problems, spath string, i int, s *Stage, configs
 			continue
 		}
 		target(probs, tpath, t, len(s.Targets))
-		namesValid := release.CheckConfigName(s.ConfigName) == "" && (t.Name == "" || release.CheckConfigName(t.Name) == "")
-		if namesValid && (t.Name != "" || len(s.Targets) == 1) {
-			config := TargetConfig(s, t)
-			if why := release.CheckConfigName(config); why != "" {
-				probs.add(tpath, "its config name %q %s", config, why)
-			}
-			if other, dup := configs[config]; dup {
-				probs.add(tpath, "deploys config %q, as %s does: each target of a pipeline deploys a config of its own", config, other)
-			} else {
-				configs[config] = tpath
-			}
-		}
+		targetConfig(probs, tpath, s, t, configs)
 	}
 	overrides(probs, spath+".overrides", s.Overrides)
-	if g := s.Gates; g != nil {
-		gpath := spath + ".gates"
-		switch {
-		case g.SoakSeconds < 0 || g.SoakSeconds > limits.MaxSoakSeconds:
-			probs.add(gpath+".soak_seconds", "must be between 0 and %d seconds", limits.MaxSoakSeconds)
-		case g.SoakSeconds > 0 && i == 0:
-			probs.add(gpath+".soak_seconds", "the first stage has no stage before it to soak after")
-		}
-		refs(probs, gpath+".alarms", g.Alarms, release.CheckRef)
+	gates(probs, spath+".gates", i, s.Gates)
+}
+
+// targetConfig checks the config target t of stage s deploys, once its
+// parts are valid: a valid config name no other target deploys.
+func targetConfig(probs *problems, tpath string, s *Stage, t *Target, configs map[string]string) {
+	partsValid := release.CheckConfigName(s.ConfigName) == "" && (t.Name == "" || release.CheckConfigName(t.Name) == "")
+	if !partsValid || (t.Name == "" && len(s.Targets) > 1) {
+		return // reported as the parts' problems
 	}
+	config := TargetConfig(s, t)
+	if why := release.CheckConfigName(config); why != "" {
+		probs.add(tpath, "its config name %q %s", config, why)
+	}
+	if other, dup := configs[config]; dup {
+		probs.add(tpath, "deploys config %q, as %s does: each target of a pipeline deploys a config of its own", config, other)
+		return
+	}
+	configs[config] = tpath
+}
+
+// gates checks the gates g of stage i at gpath.
+func gates(probs *problems, gpath string, i int, g *Gates) {
+	if g == nil {
+		return
+	}
+	switch {
+	case g.SoakSeconds < 0 || g.SoakSeconds > limits.MaxSoakSeconds:
+		probs.add(gpath+".soak_seconds", "must be between 0 and %d seconds", limits.MaxSoakSeconds)
+	case g.SoakSeconds > 0 && i == 0:
+		probs.add(gpath+".soak_seconds", "the first stage has no stage before it to soak after")
+	}
+	refs(probs, gpath+".alarms", g.Alarms, release.CheckRef)
 }
 
 func target(probs *problems, tpath string, t *Target, wave int) {
