@@ -70,7 +70,8 @@ type Gates struct {
 	// SoakSeconds is how long after the stage before it succeeded the
 	// stage waits (never on the first stage).
 	SoakSeconds int `json:"soak_seconds,omitempty"`
-	// Alarms are CloudWatch alarms that must not be in ALARM.
+	// Alarms are CloudWatch alarms that must not be in ALARM in any
+	// target of the stage before: the artifact is well where it runs.
 	Alarms []string `json:"alarms,omitempty"`
 	// Approval makes a person approve the stage (ferry pipeline approve).
 	Approval bool `json:"approval,omitempty"`
@@ -217,6 +218,9 @@ func gates(probs *problems, gpath string, i int, g *Gates) {
 		probs.add(gpath+".soak_seconds", "must be between 0 and %d seconds", limits.MaxSoakSeconds)
 	case g.SoakSeconds > 0 && i == 0:
 		probs.add(gpath+".soak_seconds", "the first stage has no stage before it to soak after")
+	}
+	if len(g.Alarms) > 0 && i == 0 {
+		probs.add(gpath+".alarms", "the first stage has no stage before it whose alarms to check")
 	}
 	refs(probs, gpath+".alarms", g.Alarms, release.CheckRef)
 }

@@ -69,7 +69,7 @@ func Schema() []byte {
 		}),
 		"gates": object("What must hold before the stage deploys, besides the stage before it having succeeded with the same artifact.", obj{
 			"soak_seconds": obj{"type": "integer", "minimum": 0, "maximum": limits.MaxSoakSeconds, "description": "Seconds to wait after the stage before succeeded (not on the first stage)."},
-			"alarms":       list("CloudWatch alarms that must not be in ALARM.", ref("An alarm name.")),
+			"alarms":       list("CloudWatch alarms that must not be in ALARM in any target of the stage before (not on the first stage).", ref("An alarm name.")),
 			"approval":     obj{"type": "boolean", "description": "A person approves the stage (ferry pipeline approve)."},
 		}),
 	}, "config_name", "targets")
