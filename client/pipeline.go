@@ -331,7 +331,13 @@ func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, c
 	if cur := head.current; cur != nil {
 		dep.ReleaseID, dep.DeployedAt = cur.ReleaseID, cur.DeployedAt
 		r, err := l.GetRelease(ctx, project, config, cur.ReleaseID)
-		if err != nil {
+		var gone *failure.BadReleaseError
+		switch {
+		case errors.As(err, &gone):
+			// Its objects expired (or never decode): what it runs is
+			// known by id only.
+			return &dep, nil
+		case err != nil:
 			return nil, fmt.Errorf("release %s: %w", cur.ReleaseID, err)
 		}
 		if dep.Digest, err = pipeline.Digest(r); err != nil {
@@ -355,7 +361,7 @@ func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 			}
 			rel, artifact, age := "none", "-", "-"
 			if t.ReleaseID != "" {
-				rel, artifact, age = t.ReleaseID, shortDigest(t.Digest), formatAge(time.Duration(t.AgeSeconds)*time.Second)
+				rel, artifact, age = t.ReleaseID, firstNonEmpty(shortDigest(t.Digest), "unknown"), formatAge(time.Duration(t.AgeSeconds)*time.Second)
 			}
 			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"))
 		}

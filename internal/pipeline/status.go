@@ -10,7 +10,9 @@ import (
 // records say: the current release and its artifact's digest, and the
 // release holding the lock (a deploy under way).
 type Deployed struct {
-	ReleaseID  string    `json:"release_id,omitempty"`
+	ReleaseID string `json:"release_id,omitempty"`
+	// Digest is the release's artifact's; "" with a ReleaseID when the
+	// release can no longer be read (its objects expired).
 	Digest     string    `json:"digest,omitempty"`
 	DeployedAt time.Time `json:"deployed_at,omitzero"`
 	// Running is the release holding the target config's lock, "" for
@@ -23,7 +25,7 @@ const (
 	ParityFirst    = "first stage"  // the first stage has no stage before it
 	ParitySame     = "same"         // runs the artifact the stage before runs
 	ParityDiffers  = "differs"      // runs another artifact, or none
-	ParityUnknown  = "unknown"      // the stage before runs no one artifact
+	ParityUnknown  = "unknown"      // the stage before runs no one artifact, or the target's is unknown
 	ParityUndeploy = "not deployed" // runs nothing, the stage before runs an artifact
 )
 
@@ -94,7 +96,7 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time
 	for j := range st.Targets {
 		t := &st.Targets[j]
 		switch {
-		case prev.Artifact == "":
+		case prev.Artifact == "" || (t.ReleaseID != "" && t.Digest == ""):
 			t.Parity = ParityUnknown
 		case t.Digest == prev.Artifact:
 			t.Parity = ParitySame

@@ -57,6 +57,17 @@ func TestStatus(t *testing.T) {
 			promoted: []bool{false, true, false},
 			pending:  [][]string{{}, {}, {"alarms not in ALARM: coinbase-deploy-test-staging-errors", "approval"}},
 		},
+		{
+			name: "a release whose objects expired",
+			deployed: map[[2]int]*Deployed{
+				{0, 0}: {ReleaseID: "r1", DeployedAt: at(400 * 24 * time.Hour)},
+				{1, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: at(2 * time.Hour)},
+			},
+			parity:   [][]string{{ParityFirst}, {ParityUnknown}, {ParityUndeploy, ParityUndeploy}},
+			artifact: []string{"", a, ""},
+			promoted: []bool{false, false, false},
+			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarms not in ALARM: coinbase-deploy-test-staging-errors", "approval"}},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := p.Status(func(i, j int) *Deployed { return tt.deployed[[2]int{i, j}] }, now)
