@@ -307,8 +307,14 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 	for k, w := range where {
 		byTarget[w] = found[k]
 	}
+	// The deployer's clock, which the records' times are on (the local
+	// region's runs scaled).
+	now, err := d.now(ctx)
+	if err != nil {
+		return err
+	}
 	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName,
-		Stages: p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, c.env.Now())}
+		Stages: p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, now)}
 	if c.asJSON {
 		return writeIndentedJSON(c.env.Stdout, ps)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,7 +87,10 @@ func TestPipelineStatus(t *testing.T) {
 	var val pipelineValidation
 	require.NoError(t, json.Unmarshal([]byte(v.stdout), &val))
 
-	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	// The client's own clock is a day off: ages and soaks are on the
+	// deployer's, which the records are.
+	offClock := func(e *Env) { e.Now = func() time.Time { return e2eStart.Add(-24 * time.Hour) } }
+	s := tr.ferryAt(t.Context(), offClock, "pipeline", "status", "--local", "--json", deployTestPipeline)
 	require.Equal(t, exitOK, s.code, s.stderr)
 	var ps pipelineStatus
 	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
@@ -100,7 +104,9 @@ func TestPipelineStatus(t *testing.T) {
 	assert.Equal(t, pipeline.ParityUndeploy, staging.Targets[0].Parity)
 	assert.False(t, staging.Promoted)
 	require.Len(t, staging.Pending, 1)
-	assert.Regexp(t, `^soak 30m \(.+ left\)$`, staging.Pending[0])
+	assert.Regexp(t, `^soak 30m \([0-9ms]+ left\)$`, staging.Pending[0], "at most 30m left, on the deployer's clock")
+	assert.GreaterOrEqual(t, dev.AgeSeconds, 0.0)
+	assert.Less(t, dev.AgeSeconds, 3600.0)
 	assert.Equal(t, pipeline.ParityUnknown, ps.Stages[2].Targets[1].Parity)
 
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
