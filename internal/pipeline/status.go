@@ -110,12 +110,17 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time
 		st.Pending = append(st.Pending, "the stage before ("+prev.Config+") runs no one artifact")
 		return
 	}
-	if st.Promoted = st.Artifact == prev.Artifact; st.Promoted {
-		return
+	if st.Promoted = st.Artifact == prev.Artifact; !st.Promoted {
+		st.Pending = append(st.Pending, pending(s.Gates, prev, now)...)
 	}
-	g := s.Gates
+}
+
+// pending are the gates g that still hold back the promotion of the
+// artifact of prev, the stage before, at now.
+func pending(g *Gates, prev StageStatus, now time.Time) []string {
+	var out []string
 	if g == nil {
-		return
+		return out
 	}
 	if g.SoakSeconds > 0 {
 		var since time.Time
@@ -126,15 +131,16 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time
 		}
 		soak := time.Duration(g.SoakSeconds) * time.Second
 		if left := since.Add(soak).Sub(now); left > 0 {
-			st.Pending = append(st.Pending, fmt.Sprintf("soak %s (%s left)", FormatDuration(soak), FormatDuration(left)))
+			out = append(out, fmt.Sprintf("soak %s (%s left)", FormatDuration(soak), FormatDuration(left)))
 		}
 	}
 	if len(g.Alarms) > 0 {
-		st.Pending = append(st.Pending, "alarms not in ALARM: "+strings.Join(g.Alarms, ", "))
+		out = append(out, "alarms not in ALARM: "+strings.Join(g.Alarms, ", "))
 	}
 	if g.Approval {
-		st.Pending = append(st.Pending, "approval")
+		out = append(out, "approval")
 	}
+	return out
 }
 
 // common is the digest every target runs, "" when they differ or one
