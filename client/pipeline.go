@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,7 +32,7 @@ type pipelineCommand struct {
 func (c *pipelineCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "pipeline",
-		args:    "validate PIPELINE [RELEASE] | status PIPELINE | schema",
+		args:    "validate PIPELINE [RELEASE] | status PIPELINE | release PIPELINE RELEASE CONFIG | schema",
 		summary: "Check a pipeline file, and show a project across its stages",
 		help: `A pipeline file names a project's stages in order: each a config deployed
 to one or more targets (account, region, qualifier) together, with the
@@ -52,6 +53,12 @@ deploy under way, whether it runs the artifact of the stage before
 (parity), and the gates still holding back the next promotion. It exits
 0, or 1 when the deployer cannot be read.
 
+release prints the release the target deploying CONFIG deploys when
+RELEASE is promoted, as a release file (indented JSON, defaults applied,
+its user data inlined): save it next to RELEASE, whose asset paths it
+keeps, and deploy it with ferry deploy. It exits 1 when the pipeline or
+the release is invalid or no target deploys CONFIG.
+
 schema prints the JSON Schema of a pipeline file, for editors.
 
 --json prints the result as one JSON object.`,
@@ -66,7 +73,9 @@ func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 
 var _ subcommander = (*pipelineCommand)(nil)
 
-func (c *pipelineCommand) subcommands() []string { return []string{"validate", "status", "schema"} }
+func (c *pipelineCommand) subcommands() []string {
+	return []string{"validate", "status", "release", "schema"}
+}
 
 // Run runs the subcommand args[0].
 func (c *pipelineCommand) Run(ctx context.Context, args []string) error {
@@ -79,6 +88,8 @@ func (c *pipelineCommand) Run(ctx context.Context, args []string) error {
 		return c.validate(args)
 	case sub == "status" && len(args) == 1:
 		return commandFailure("pipeline status", exitFailure, c.status(ctx, args[0]))
+	case sub == "release" && len(args) == 3:
+		return commandFailure("pipeline release", exitFailure, c.release(args[0], args[1], args[2]))
 	case sub == "schema" && len(args) == 0:
 		if _, err := c.env.Stdout.Write(pipeline.Schema()); err != nil {
 			return exitSilently(exitFailure)
@@ -201,6 +212,46 @@ func problemsOfError(err error) []release.Problem {
 		out[i] = release.ParseProblem(line)
 	}
 	return out
+}
+
+// release prints the release the target of config deploys when the
+// release file releaseFile is promoted through the pipeline file
+// pipelineFile.
+func (c *pipelineCommand) release(pipelineFile, releaseFile, config string) error {
+	p, err := readPipeline(pipelineFile)
+	if err != nil {
+		return err
+	}
+	base, err := release.ReadTemplate(releaseFile)
+	if err != nil {
+		return err
+	}
+	if err := p.Check(base); err != nil {
+		return err
+	}
+	var configs []string
+	for i, s := range p.Stages {
+		for j, t := range s.Targets {
+			if pipeline.TargetConfig(s, t) != config {
+				configs = append(configs, pipeline.TargetConfig(s, t))
+				continue
+			}
+			r, err := p.Release(base, i, j)
+			if err != nil {
+				return err
+			}
+			canon, err := release.Canonical(r)
+			if err != nil {
+				return err
+			}
+			var v any
+			if err := json.Unmarshal(canon, &v); err != nil {
+				return err
+			}
+			return writeIndentedJSON(c.env.Stdout, v)
+		}
+	}
+	return fmt.Errorf("no target of %s deploys config %q (its configs: %s)", pipelineFile, config, strings.Join(configs, ", "))
 }
 
 // writePipelineValidation prints a validation for people: the problems

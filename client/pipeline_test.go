@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,7 +72,8 @@ func TestPipelineUsage(t *testing.T) {
 	assert.Equal(t, string(pipeline.Schema()), stdout)
 }
 
-// TestPipelineStatus: after a deploy of development, the status of the
+// TestPipelineStatus: after a deploy of development (the release ferry
+// pipeline release prints for it), the status of the
 // deploy-test pipeline shows it in the first stage with the artifact's
 // digest ferry pipeline validate gives the release file (what the
 // deployer keeps is the same artifact); staging runs nothing and waits
@@ -78,7 +81,12 @@ func TestPipelineUsage(t *testing.T) {
 // artifact.
 func TestPipelineStatus(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
-	d := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	// development's release, as ferry pipeline release makes it, deployed.
+	rel := tr.ferry(t, "pipeline", "release", deployTestPipeline, deployTestRelease, "development")
+	require.Equal(t, exitOK, rel.code, rel.stderr)
+	file := filepath.Join(t.TempDir(), "development.json")
+	require.NoError(t, os.WriteFile(file, []byte(rel.stdout), 0o644))
+	d := tr.ferry(t, "deploy", "--local", file)
 	require.Equal(t, exitOK, d.code, "stdout:\n%s\nstderr:\n%s", d.stdout, d.stderr)
 	id := releaseIDOf(t, d.stdout)
 
@@ -114,4 +122,30 @@ func TestPipelineStatus(t *testing.T) {
 	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +-$`, text.stdout)
 	assert.Regexp(t, `(?m)^ +pending: soak 30m \(`, text.stdout)
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +none +- +- +unknown +-$`, text.stdout)
+}
+
+// TestPipelineRelease: the release a target deploys is printed as a
+// release file: it decodes strictly, is valid, names the target's config,
+// account, region and overrides, and has the artifact's digest; a config
+// no target deploys is refused, naming those that are.
+func TestPipelineRelease(t *testing.T) {
+	code, stdout, stderr := runFerry(t, "pipeline", "release", deployTestPipeline, "../testdata/deploy-test-release.json", "production-euw1")
+	require.Equal(t, exitOK, code, stderr)
+	r, err := release.DecodeFile([]byte(stdout))
+	require.NoError(t, err)
+	require.NoError(t, r.Validate(false))
+	assert.Equal(t, []string{"production-euw1", "222222222222", "eu-west-1", "t3.small"},
+		[]string{r.ConfigName, r.AccountID, r.Region, r.Services["web"].InstanceType})
+	assert.Equal(t, []string{"ec2::coinbase/deploy-test::production-euw1"}, r.Services["web"].SecurityGroups)
+	base, err := release.ReadTemplate("../testdata/deploy-test-release.json")
+	require.NoError(t, err)
+	want, err := pipeline.Digest(base)
+	require.NoError(t, err)
+	got, err := pipeline.Digest(r)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	code, _, stderr = runFerry(t, "pipeline", "release", deployTestPipeline, "../testdata/deploy-test-release.json", "qa")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, `deploys config "qa" (its configs: development, staging, production-use1, production-euw1)`)
 }
