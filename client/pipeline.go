@@ -37,8 +37,8 @@ func (c *pipelineCommand) spec() commandSpec {
 		help: `A pipeline file names a project's stages in order: each a config deployed
 to one or more targets (account, region, qualifier) together, with the
 environment facts it overrides (capacity, instance types, and the names
-of subnets, security groups and load balancers, which may use
-{{CONFIG_NAME}}) and the gates before it (a soak after the stage before
+of subnets, security groups, load balancers, instance profiles, hook
+roles and topics and alarms, which may use {{CONFIG_NAME}}) and the gates before it (a soak after the stage before
 succeeded, alarms, an approval). Every stage deploys the same artifact:
 the release without its environment facts, named by a digest.
 

@@ -149,3 +149,43 @@ func TestPipelineRelease(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, `deploys config "qa" (its configs: development, staging, production-use1, production-euw1)`)
 }
+
+// TestPipelinePromotedByHand: the deploy-test pipeline's release,
+// promoted by hand through every stage (ferry pipeline release, then ferry
+// deploy, for each of the four targets: development and staging in one
+// account, production in another account's two regions, each with its
+// own names), deploys everywhere, and the status shows one artifact in
+// every target, each stage promoted.
+func TestPipelinePromotedByHand(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	dir := t.TempDir()
+	for _, config := range []string{"development", "staging", "production-use1", "production-euw1"} {
+		rel := tr.ferry(t, "pipeline", "release", deployTestPipeline, deployTestRelease, config)
+		require.Equal(t, exitOK, rel.code, rel.stderr)
+		file := filepath.Join(dir, config+".json")
+		require.NoError(t, os.WriteFile(file, []byte(rel.stdout), 0o644))
+		d := tr.ferry(t, "deploy", "--local", file)
+		require.Equal(t, exitOK, d.code, "%s:\nstdout:\n%s\nstderr:\n%s", config, d.stdout, d.stderr)
+	}
+	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	var ps pipelineStatus
+	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+	artifact := ps.Stages[0].Artifact
+	require.Len(t, artifact, 64)
+	for i, st := range ps.Stages {
+		assert.Equal(t, artifact, st.Artifact, st.Config)
+		assert.Equal(t, i > 0, st.Promoted, st.Config)
+		assert.Empty(t, st.Pending, st.Config)
+		for _, tg := range st.Targets {
+			assert.NotEmpty(t, tg.ReleaseID, tg.Config)
+			if i > 0 {
+				assert.Equal(t, pipeline.ParitySame, tg.Parity, tg.Config)
+			}
+		}
+	}
+	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, text.code, text.stderr)
+	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +\S+ +`+artifact[:12]+` +\S+ +same +-$`, text.stdout)
+	assert.Regexp(t, `(?m)^ +promoted$`, text.stdout)
+}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,19 +14,26 @@ import (
 
 // Artifact returns what r promotes through a pipeline: a copy of r with
 // every environment fact cleared (config name, account, region,
-// qualifier; the subnets, and each service's instance type, capacity
-// bounds, subnets, security groups, load balancers and target groups),
+// qualifier; the subnets and alarms; each lifecycle hook's role and
+// topic; each service's instance type, capacity bounds, subnets, security
+// groups, load balancers, target groups, instance profile and alarms),
 // and with what differs between two releases of the same content
 // cleared too (release.ContentHash's fields), as well as each asset's
 // local path: an asset is its SHA-256 and size. r is not changed.
 func Artifact(r *release.Release) *release.Release {
 	a := r.Clone()
-	a.ConfigName, a.AccountID, a.Region, a.Qualifier, a.Subnets = "", "", "", "", nil
+	a.ConfigName, a.AccountID, a.Region, a.Qualifier, a.Subnets, a.Alarms = "", "", "", "", nil, nil
+	for _, h := range a.Lifecycle {
+		if h != nil {
+			h.Role, h.SNS = "", ""
+		}
+	}
 	for _, s := range a.Services {
 		if s == nil {
 			continue
 		}
 		s.InstanceType, s.Subnets, s.SecurityGroups, s.ELBs, s.TargetGroups = "", nil, nil, nil, nil
+		s.Profile, s.Alarms = "", nil
 		if s.Autoscaling != nil {
 			s.Autoscaling.MinSize, s.Autoscaling.MaxSize = 0, 0
 		}
@@ -63,32 +71,10 @@ func (p *Pipeline) Release(base *release.Release, i, j int) (*release.Release, e
 	s, t := p.Stages[i], p.Stages[i].Targets[j]
 	r := base.Clone()
 	r.ConfigName, r.AccountID, r.Region, r.Qualifier = TargetConfig(s, t), t.AccountID, t.Region, t.Qualifier
-	if o := s.Overrides; o != nil {
-		if o.Subnets != nil {
-			r.Subnets = slices.Clone(o.Subnets)
-		}
-		for _, name := range slices.Sorted(maps.Keys(o.Services)) {
-			svc := r.Services[name]
-			if svc == nil {
-				return nil, fmt.Errorf("stages[%d].overrides.services: %q is no service of the release", i, name)
-			}
-			override(svc, o.Services[name])
-		}
+	if err := overrideAll(r, s.Overrides, i); err != nil {
+		return nil, err
 	}
-	expand := func(list []string) {
-		for k, v := range list {
-			list[k] = strings.ReplaceAll(v, ConfigVar, r.ConfigName)
-		}
-	}
-	expand(r.Subnets)
-	for _, svc := range r.Services {
-		if svc != nil {
-			expand(svc.Subnets)
-			expand(svc.SecurityGroups)
-			expand(svc.ELBs)
-			expand(svc.TargetGroups)
-		}
-	}
+	expandNames(r)
 	want, err := Digest(base)
 	if err != nil {
 		return nil, err
@@ -100,14 +86,72 @@ func (p *Pipeline) Release(base *release.Release, i, j int) (*release.Release, e
 	return r, nil
 }
 
+// overrideAll applies the overrides o of stage i to r.
+func overrideAll(r *release.Release, o *Overrides, i int) error {
+	if o == nil {
+		return nil
+	}
+	if o.Subnets != nil {
+		r.Subnets = slices.Clone(o.Subnets)
+	}
+	if o.Alarms != nil {
+		r.Alarms = slices.Clone(o.Alarms)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Lifecycle)) {
+		h, ho := r.Lifecycle[name], o.Lifecycle[name]
+		if h == nil {
+			return fmt.Errorf("stages[%d].overrides.lifecycle: %q is no lifecycle hook of the release", i, name)
+		}
+		if ho != nil {
+			h.Role = cmp.Or(ho.Role, h.Role)
+			h.SNS = cmp.Or(ho.SNS, h.SNS)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Services)) {
+		svc := r.Services[name]
+		if svc == nil {
+			return fmt.Errorf("stages[%d].overrides.services: %q is no service of the release", i, name)
+		}
+		override(svc, o.Services[name])
+	}
+	return nil
+}
+
+// expandNames replaces ConfigVar by r's config name in every name that is
+// an environment fact.
+func expandNames(r *release.Release) {
+	one := func(v string) string { return strings.ReplaceAll(v, ConfigVar, r.ConfigName) }
+	list := func(l []string) {
+		for k, v := range l {
+			l[k] = one(v)
+		}
+	}
+	list(r.Subnets)
+	list(r.Alarms)
+	for _, h := range r.Lifecycle {
+		if h != nil {
+			h.Role, h.SNS = one(h.Role), one(h.SNS)
+		}
+	}
+	for _, svc := range r.Services {
+		if svc != nil {
+			list(svc.Subnets)
+			list(svc.SecurityGroups)
+			list(svc.ELBs)
+			list(svc.TargetGroups)
+			list(svc.Alarms)
+			svc.Profile = one(svc.Profile)
+		}
+	}
+}
+
 // override applies a stage's overrides of one service.
 func override(svc *release.Service, o *ServiceOverrides) {
 	if o == nil {
 		return
 	}
-	if o.InstanceType != "" {
-		svc.InstanceType = o.InstanceType
-	}
+	svc.InstanceType = cmp.Or(o.InstanceType, svc.InstanceType)
+	svc.Profile = cmp.Or(o.Profile, svc.Profile)
 	if o.MinSize != nil || o.MaxSize != nil {
 		if svc.Autoscaling == nil {
 			svc.Autoscaling = &release.Autoscaling{}
@@ -122,7 +166,7 @@ func override(svc *release.Service, o *ServiceOverrides) {
 	for _, f := range []struct {
 		dst *[]string
 		src []string
-	}{{&svc.Subnets, o.Subnets}, {&svc.SecurityGroups, o.SecurityGroups}, {&svc.ELBs, o.ELBs}, {&svc.TargetGroups, o.TargetGroups}} {
+	}{{&svc.Subnets, o.Subnets}, {&svc.SecurityGroups, o.SecurityGroups}, {&svc.ELBs, o.ELBs}, {&svc.TargetGroups, o.TargetGroups}, {&svc.Alarms, o.Alarms}} {
 		if f.src != nil {
 			*f.dst = slices.Clone(f.src)
 		}
@@ -181,6 +225,11 @@ func (p *Pipeline) checkBase(base *release.Release) error {
 		for _, name := range slices.Sorted(maps.Keys(s.Overrides.Services)) {
 			if base.Services[name] == nil {
 				probs.add(release.Field(index("stages", i)+".overrides.services", name), "no service of the release")
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(s.Overrides.Lifecycle)) {
+			if base.Lifecycle[name] == nil {
+				probs.add(release.Field(index("stages", i)+".overrides.lifecycle", name), "no lifecycle hook of the release")
 			}
 		}
 	}

@@ -9,8 +9,8 @@
 // (services, AMI, user data, assets by hash, and everything else that is
 // not an environment fact), plus the stage's environment facts (the
 // target, the config name, capacity, instance types, and the names of
-// subnets, security groups and load balancers, which may use
-// {{CONFIG_NAME}}). Digest names an artifact: every stage of a promotion
+// subnets, security groups, load balancers, instance profiles, lifecycle
+// hooks' roles and topics and alarms, which may use {{CONFIG_NAME}}). Digest names an artifact: every stage of a promotion
 // deploys releases with the same digest, so parity holds by
 // construction, and a stage's override can change nothing else (the
 // decoder refuses any other field).

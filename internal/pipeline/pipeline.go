@@ -48,9 +48,24 @@ type Target struct {
 // Overrides are a stage's environment facts: the only fields of a
 // release a stage may set differently from the others. Lists replace the
 // release's; names may use {{CONFIG_NAME}} (the target's config name).
+//
+// Besides capacity, instance types and the names of subnets, security
+// groups and load balancers, the names ferry's permissions tie to one
+// project-config are environment facts too: a deploy role session may
+// pass only roles (instance profiles, lifecycle hook roles) under its own
+// project-config's path, and use only alarms of its own, and IAM names
+// are unique in an account, so two configs in one account need two.
 type Overrides struct {
-	Subnets  []string                     `json:"subnets,omitempty"`
-	Services map[string]*ServiceOverrides `json:"services,omitempty"`
+	Subnets   []string                     `json:"subnets,omitempty"`
+	Alarms    []string                     `json:"alarms,omitempty"`
+	Lifecycle map[string]*HookOverrides    `json:"lifecycle,omitempty"`
+	Services  map[string]*ServiceOverrides `json:"services,omitempty"`
+}
+
+// HookOverrides are one lifecycle hook's environment facts in a stage.
+type HookOverrides struct {
+	Role string `json:"role,omitempty"`
+	SNS  string `json:"sns,omitempty"`
 }
 
 // ServiceOverrides are one service's environment facts in a stage.
@@ -62,6 +77,8 @@ type ServiceOverrides struct {
 	SecurityGroups []string `json:"security_groups,omitempty"`
 	ELBs           []string `json:"elbs,omitempty"`
 	TargetGroups   []string `json:"target_groups,omitempty"`
+	Profile        string   `json:"profile,omitempty"`
+	Alarms         []string `json:"alarms,omitempty"`
 }
 
 // Gates are what must hold before a stage deploys, besides the stage
@@ -97,7 +114,7 @@ func (e *InvalidError) Error() string {
 
 // overridable is what the decoder's refusal of another field of an
 // override adds.
-const overridable = "a stage may override only environment facts: subnets and, per service, instance_type, min_size, max_size, subnets, security_groups, elbs and target_groups; the rest is the artifact, the same in every stage"
+const overridable = "a stage may override only environment facts: subnets, alarms, each lifecycle hook's role and sns, and, per service, instance_type, min_size, max_size, subnets, security_groups, elbs, target_groups, profile and alarms; the rest is the artifact, the same in every stage"
 
 // Decode decodes and validates a pipeline file. The error is an
 // *InvalidError listing every problem.
@@ -244,6 +261,21 @@ func overrides(probs *problems, opath string, o *Overrides) {
 		return
 	}
 	refs(probs, opath+".subnets", o.Subnets, release.CheckRef)
+	refs(probs, opath+".alarms", o.Alarms, release.CheckRef)
+	for _, name := range slices.Sorted(maps.Keys(o.Lifecycle)) {
+		hp := release.Field(opath+".lifecycle", name)
+		h := o.Lifecycle[name]
+		if h == nil {
+			probs.add(hp, "must be an object")
+			continue
+		}
+		if h.Role != "" {
+			probs.check(hp+".role", checkTemplate(h.Role, release.CheckRoleName))
+		}
+		if h.SNS != "" {
+			probs.check(hp+".sns", checkTemplate(h.SNS, release.CheckSNSTopic))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(o.Services)) {
 		so := o.Services[name]
 		sp := release.Field(opath+".services", name)
@@ -270,16 +302,20 @@ func overrides(probs *problems, opath string, o *Overrides) {
 		}
 		refs(probs, sp+".subnets", so.Subnets, release.CheckRef)
 		refs(probs, sp+".security_groups", so.SecurityGroups, release.CheckRef)
-		refs(probs, sp+".elbs", so.ELBs, checkELBTemplate)
+		refs(probs, sp+".elbs", so.ELBs, func(s string) string { return checkTemplate(s, release.CheckELB) })
 		refs(probs, sp+".target_groups", so.TargetGroups, release.CheckRef)
+		if so.Profile != "" {
+			probs.check(sp+".profile", checkTemplate(so.Profile, release.CheckIAMName))
+		}
+		refs(probs, sp+".alarms", so.Alarms, release.CheckRef)
 	}
 }
 
-// checkELBTemplate checks the shape of a load balancer name that may use
+// checkTemplate checks with check the shape of a name that may use
 // ConfigVar, with a one-letter config name in its place: each target's
 // release checks the name it deploys, length included.
-func checkELBTemplate(s string) string {
-	return release.CheckELB(strings.ReplaceAll(s, ConfigVar, "c"))
+func checkTemplate(s string, check func(string) string) string {
+	return check(strings.ReplaceAll(s, ConfigVar, "c"))
 }
 
 func refs(probs *problems, lpath string, list []string, check func(string) string) {

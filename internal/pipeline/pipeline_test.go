@@ -139,6 +139,13 @@ func TestRelease(t *testing.T) {
 			assert.Equal(t, tt.want, want{r.ConfigName, r.AccountID, r.Region, web.InstanceType, min, max, web.SecurityGroups})
 			assert.Equal(t, base.UserData, r.UserData)
 			assert.Equal(t, base.AMI, r.AMI)
+			if tt.i > 0 {
+				assert.Equal(t, "coinbase-deploy-test-"+r.ConfigName, web.Profile)
+				assert.Equal(t, []string{"cdt-" + r.ConfigName + "-web"}, web.ELBs)
+				assert.Equal(t, []string{"cdt-" + r.ConfigName + "-web"}, web.TargetGroups)
+			} else {
+				assert.Equal(t, base.Services["web"].Profile, web.Profile)
+			}
 			got, err := Digest(r)
 			require.NoError(t, err)
 			assert.Equal(t, digest, got, "parity: every stage deploys the artifact")
@@ -160,6 +167,7 @@ func TestRelease(t *testing.T) {
 func TestDigest(t *testing.T) {
 	base := baseRelease(t)
 	base.Assets = map[string]*release.Asset{"app": {Path: "app.tar.gz", SHA256: strings.Repeat("a", 64), Size: 10}}
+	base.Lifecycle = map[string]*release.LifecycleHook{"drain": {Transition: release.Transitions[1], Role: "drain-role", SNS: "drain-topic"}}
 	digest, err := Digest(base)
 	require.NoError(t, err)
 	for _, tt := range []struct {
@@ -186,7 +194,18 @@ func TestDigest(t *testing.T) {
 		{"scaling policy", func(r *release.Release) {
 			r.Services["web"].Autoscaling = &release.Autoscaling{Policies: []release.Policy{{Type: "cpu_scale_up", Threshold: 80, ScalingAdjustment: 1}}}
 		}, false},
-		{"alarms", func(r *release.Release) { r.Alarms = []string{"errors"} }, false},
+		{"alarms", func(r *release.Release) {
+			r.Alarms = []string{"errors"}
+			r.Services["web"].Alarms = []string{"web-errors"}
+		}, true},
+		{"instance profile", func(r *release.Release) { r.Services["web"].Profile = "other-profile" }, true},
+		{"a hook's role and topic", func(r *release.Release) {
+			r.Lifecycle["drain"].Role, r.Lifecycle["drain"].SNS = "other-role", "other-topic"
+		}, true},
+		{"a hook's transition", func(r *release.Release) { r.Lifecycle["drain"].Transition = release.Transitions[0] }, false},
+		{"a lifecycle hook more", func(r *release.Release) {
+			r.Lifecycle["launch"] = &release.LifecycleHook{Transition: release.Transitions[0], Role: "a", SNS: "b"}
+		}, false},
 		{"version", func(r *release.Release) { r.Version = "1.2.4" }, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,13 +233,21 @@ func TestCheck(t *testing.T) {
 			[]string{`release.config_name: "qa" is no config of the pipeline (development, staging, production-use1, production-euw1): each stage sets its own`}},
 		{"an overridden service missing", func(r *release.Release) { r.Services["api"] = r.Services["web"]; delete(r.Services, "web") },
 			[]string{"stages[1].overrides.services.web: no service of the release", "stages[2].overrides.services.web: no service of the release"}},
-		{"a name too long once expanded", func(r *release.Release) { r.Services["web"].ELBs = []string{"coinbase-deploy-test-{{CONFIG_NAME}}"} },
+		{"a name too long once expanded", func(r *release.Release) {
+			r.Services["web"].ELBs = []string{"coinbase-deploy-test-{{CONFIG_NAME}}"}
+			p.Stages[2].Overrides.Services["web"].ELBs = nil
+		},
 			[]string{
 				`stages[2].targets[0] (config production-use1): release services.web.elbs[0]: must be at most 32 characters`,
 				`stages[2].targets[1] (config production-euw1): release services.web.elbs[0]: must be at most 32 characters`,
 			}},
+		{"a lifecycle hook the release does not have", func(r *release.Release) {
+			p.Stages[1].Overrides.Lifecycle = map[string]*HookOverrides{"drain": {Role: "drain-{{CONFIG_NAME}}"}}
+		},
+			[]string{"stages[1].overrides.lifecycle.drain: no lifecycle hook of the release"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			p = readPipeline(t, "deploy-test.json")
 			r := baseRelease(t)
 			tt.edit(r)
 			err := p.Check(r)

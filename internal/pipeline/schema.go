@@ -14,8 +14,11 @@ const SchemaID = "https://github.com/ferryhq/ferry/schema/pipeline.json"
 type obj = map[string]any
 
 // elbTemplatePattern is a classic load balancer name that may use
-// ConfigVar.
-const elbTemplatePattern = `^([A-Za-z0-9-]|\{\{CONFIG_NAME\}\})+$`
+// ConfigVar; iamTemplatePattern an IAM name.
+const (
+	elbTemplatePattern = `^([A-Za-z0-9-]|\{\{CONFIG_NAME\}\})+$`
+	iamTemplatePattern = `^([A-Za-z0-9+=,.@_-]|\{\{CONFIG_NAME\}\})+$`
+)
 
 // Schema returns the JSON Schema (draft 2020-12) of a pipeline file, for
 // editors, made from the same patterns and limits as Validate. Rules
@@ -52,6 +55,12 @@ func Schema() []byte {
 		"security_groups": refs("Security groups of the service."),
 		"elbs":            list("Classic load balancers. Replaces the release's; "+ConfigVar+" is the target's config name.", str("A load balancer name.", elbTemplatePattern, limits.MaxResourceRef)),
 		"target_groups":   refs("Target groups of the service."),
+		"profile":         str("Instance profile; "+ConfigVar+" is the target's config name.", iamTemplatePattern, 128),
+		"alarms":          refs("Alarms of the service."),
+	})
+	hook := object("One lifecycle hook's environment facts in the stage; "+ConfigVar+" is the target's config name.", obj{
+		"role": str("The role Auto Scaling assumes to notify.", iamTemplatePattern, 64),
+		"sns":  str("The notification topic.", `^([A-Za-z0-9_-]|\{\{CONFIG_NAME\}\})+(\.fifo)?$`, 256),
 	})
 	target := object("Where the stage deploys.", obj{
 		"name":       str("Required when the stage has more than one target: target NAME of stage CONFIG deploys config CONFIG-NAME.", release.NamePattern, limits.MaxConfigLen),
@@ -64,8 +73,10 @@ func Schema() []byte {
 		"targets": obj{"type": "array", "description": "Deployed together, as a wave.", "items": target,
 			"minItems": 1, "maxItems": limits.MaxWaveTargets},
 		"overrides": object("The stage's environment facts that differ from the release's: nothing else may differ.", obj{
-			"subnets":  refs("Subnets of every service."),
-			"services": obj{"type": "object", "description": "Per service.", "additionalProperties": service},
+			"subnets":   refs("Subnets of every service."),
+			"alarms":    refs("Alarms of the release."),
+			"lifecycle": obj{"type": "object", "description": "Per lifecycle hook.", "additionalProperties": hook},
+			"services":  obj{"type": "object", "description": "Per service.", "additionalProperties": service},
 		}),
 		"gates": object("What must hold before the stage deploys, besides the stage before it having succeeded with the same artifact.", obj{
 			"soak_seconds": obj{"type": "integer", "minimum": 0, "maximum": limits.MaxSoakSeconds, "description": "Seconds to wait after the stage before succeeded (not on the first stage)."},

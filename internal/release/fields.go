@@ -72,3 +72,12 @@ const (
 	InstanceTypePattern = instanceTypePattern
 	RefPattern          = refPattern
 )
+
+// CheckIAMName checks an IAM name: an instance profile's.
+func CheckIAMName(s string) string { return checkIAMName(s) }
+
+// CheckRoleName checks an IAM role name: a lifecycle hook's.
+func CheckRoleName(s string) string { return checkRoleName(s) }
+
+// CheckSNSTopic checks an SNS topic name: a lifecycle hook's.
+func CheckSNSTopic(s string) string { return checkSNSTopic(s) }

@@ -92,8 +92,11 @@ func TestForceDeleteCutsConnections(t *testing.T) {
 	_, err := f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), ForceDelete: aws.Bool(true)})
 	require.NoError(t, err)
 	assert.Equal(t, 4, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group")
-	snap := f.world.Snapshot()
-	assert.Equal(t, 2, snap.Accounts[0].LoadBalancers[0].CutConnections)
+	cut := map[string]int{}
+	for _, lb := range f.world.Snapshot().Accounts[0].LoadBalancers {
+		cut[lb.Name] = lb.CutConnections
+	}
+	assert.Equal(t, 2, cut[elbName])
 }
 
 // TestRetireGracefully: detached, drained, scaled to zero, a group with a
