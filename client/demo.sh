@@ -26,13 +26,14 @@ export USER=${USER:-demo}
 
 LOG=$(mktemp -t ferry-local.XXXXXX)
 OUT=$(mktemp -t ferry-demo.XXXXXX)
+STAGES=$(mktemp -d -t ferry-stages.XXXXXX)
 REGION_PID=
 stop_region() {
 	if [[ -n $REGION_PID ]] && kill -0 "$REGION_PID" 2>/dev/null; then
 		kill "$REGION_PID" 2>/dev/null || true
 		wait "$REGION_PID" 2>/dev/null || true
 	fi
-	rm -f "$LOG" "$OUT"
+	rm -rf "$LOG" "$OUT" "$STAGES"
 }
 trap stop_region EXIT
 
@@ -71,6 +72,15 @@ expect() {
 	got=${PIPESTATUS[0]}
 	set -e
 	[[ $got == "$want" ]] || die "ferry $(shown "$@") exited $got, expected $want"
+}
+
+# save FILE ARGS...: ferry ARGS, its output saved in FILE rather than
+# shown; a non-zero exit ends the demo.
+save() {
+	local file=$1
+	shift
+	printf '%s$ ferry %s > %s%s\n' "$dim" "$(shown "$@")" "$file" "$reset"
+	"$FERRY" "$@" >"$file" || die "ferry $(shown "$@") failed"
 }
 
 # ended WHAT: the last command's output says it ended in WHAT (an exit
@@ -249,5 +259,13 @@ expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
 expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 grep -qE "^  development .* $artifact " "$OUT" || die "pipeline status does not show development running the artifact"
 grep -qF "pending: soak 30m" "$OUT" || die "pipeline status does not show staging's soak pending"
+note "promoted by hand, which checks no gate (the promotion state machine is to come): each target's release, then ferry deploy"
+for config in staging production-use1 production-euw1; do
+	save "$STAGES/$config.json" pipeline release testdata/pipelines/deploy-test.json testdata/deploy-test-release.json "$config"
+	expect 0 deploy --local --poll "$POLL" "$STAGES/$config.json"
+done
+expect 0 pipeline status --local testdata/pipelines/deploy-test.json
+[[ $(grep -cE ' promoted$' "$OUT") == 2 ]] || die "pipeline status does not show staging and production promoted"
+grep -qE "^ +euw1: 222222222222 eu-west-1 .* $artifact .* same " "$OUT" || die "production in eu-west-1 does not run the artifact"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -49,10 +49,18 @@ var demoAnswers = map[string]string{
 	// The pipeline chapter: development deploys the artifact again.
 	"pipeline-validate": "0\npipeline coinbase/deploy-test: 3 stages, 4 targets\n" +
 		"release testdata/deploy-test-release.json: artifact a21758b6ea4f6ed69bae44e51e75997b8d0281c37671ee2066cf7776c785bd4b, deployed by every stage\n",
+	// One answer for both statuses: before the promotion by hand (soak
+	// pending) and after (promoted).
 	"pipeline-status": "0\npipeline coinbase/deploy-test\n" +
-		"  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -\n" +
-		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -\n" +
-		"               pending: soak 30m (29m50s left)\n",
+		"  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -  -\n" +
+		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m (29m50s left)\n" +
+		"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
+		"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
+		"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n",
+	"pipeline-release":       "0\n{\"project_name\": \"coinbase/deploy-test\"}\n",
+	"deploy-staging":         "0\nferry deploy: coinbase/deploy-test staging release ID\n  2:50  Success\n",
+	"deploy-production-use1": "0\nferry deploy: coinbase/deploy-test production-use1 release ID\n  2:50  Success\n",
+	"deploy-production-euw1": "0\nferry deploy: coinbase/deploy-test production-euw1 release ID\n  2:50  Success\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo

@@ -405,36 +405,41 @@ func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, c
 }
 
 // writePipelineStatus prints the matrix for people: a row per target,
-// the gates pending under each stage.
+// each stage's promotion (promoted, ready, or the gates pending) on its
+// first row.
 func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 	fmt.Fprintf(w, "pipeline %s\n", ps.Project)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row(tw, "  stage", "target", "config", "release", "artifact", "age", "parity", "running")
+	row(tw, "  stage", "target", "config", "release", "artifact", "age", "parity", "running", "promotion")
 	for i, s := range ps.Stages {
 		for j, t := range s.Targets {
-			stage := " "
+			stage, promotion := " ", ""
 			if j == 0 {
-				stage = s.Config
+				stage, promotion = s.Config, describePromotion(ps.Stages, i)
 			}
 			rel, artifact, age := "none", "-", "-"
 			if t.ReleaseID != "" {
 				rel, artifact, age = t.ReleaseID, firstNonEmpty(shortDigest(t.Digest), "unknown"), formatAge(time.Duration(t.AgeSeconds)*time.Second)
 			}
-			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"))
-		}
-		if i == 0 {
-			continue
-		}
-		switch {
-		case s.Promoted:
-			row(tw, "  ", "promoted")
-		case len(s.Pending) == 0:
-			row(tw, "  ", "ready: every gate holds for "+shortDigest(ps.Stages[i-1].Artifact))
-		default:
-			row(tw, "  ", "pending: "+strings.Join(s.Pending, "; "))
+			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"), promotion)
 		}
 	}
 	tw.Flush()
+}
+
+// describePromotion is where the promotion of the artifact of the stage
+// before stage i into it stands.
+func describePromotion(stages []pipeline.StageStatus, i int) string {
+	s := stages[i]
+	switch {
+	case i == 0:
+		return "-"
+	case s.Promoted:
+		return "promoted"
+	case len(s.Pending) == 0:
+		return "ready: every gate holds for " + shortDigest(stages[i-1].Artifact)
+	}
+	return "pending: " + strings.Join(s.Pending, "; ")
 }
 
 // shortDigest is a digest's first 12 hex digits, as people compare them.

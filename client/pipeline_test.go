@@ -119,8 +119,8 @@ func TestPipelineStatus(t *testing.T) {
 
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
 	require.Equal(t, exitOK, text.code, text.stderr)
-	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +-$`, text.stdout)
-	assert.Regexp(t, `(?m)^ +pending: soak 30m \(`, text.stdout)
+	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +- +-$`, text.stdout)
+	assert.Regexp(t, `(?m)^  staging +.* not deployed +- +pending: soak 30m \(`, text.stdout)
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +none +- +- +unknown +-$`, text.stdout)
 }
 
@@ -187,5 +187,5 @@ func TestPipelinePromotedByHand(t *testing.T) {
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
 	require.Equal(t, exitOK, text.code, text.stderr)
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +\S+ +`+artifact[:12]+` +\S+ +same +-$`, text.stdout)
-	assert.Regexp(t, `(?m)^ +promoted$`, text.stdout)
+	assert.Regexp(t, `(?m)^  staging .* same +- +promoted$`, text.stdout)
 }
