@@ -57,12 +57,15 @@ func Digest(r *release.Release) (string, error) {
 	return release.ContentHash(Artifact(r))
 }
 
+// errNoStage is what Release says of a stage or target out of range.
+var errNoStage = errors.New("no such stage or target")
+
 // Release returns the release target j of stage i deploys when base is
 // promoted: base's artifact with the stage's environment facts, that is
 // the target's config name (TargetConfig), account, region and
 // qualifier, then the stage's overrides, then ConfigVar replaced by the
-// config name in every name of a subnet, security group, load balancer
-// or target group. base is not changed. The release has base's digest
+// config name in every name that is an environment fact (expandNames).
+// base is not changed. The release has base's digest
 // (checked: parity by construction); it is not validated (see Check).
 func (p *Pipeline) Release(base *release.Release, i, j int) (*release.Release, error) {
 	if i < 0 || i >= len(p.Stages) || j < 0 || j >= len(p.Stages[i].Targets) {

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,9 +93,9 @@ type Gates struct {
 	Approval bool `json:"approval,omitempty"`
 }
 
-// ConfigVar is the variable names in overrides (and in the release's own
-// names of subnets, security groups and load balancers) may use: the
-// config name of the target deployed.
+// ConfigVar is the variable every name that is an environment fact may
+// use, in a stage's overrides or in the release itself: the config name
+// of the target deployed.
 const ConfigVar = "{{CONFIG_NAME}}"
 
 // InvalidError says a pipeline file, or a release promoted through it,
@@ -179,14 +178,14 @@ func (p *Pipeline) Validate() error {
 			probs.add(spath, "must be an object")
 			continue
 		}
-		p.stage(&probs, spath, i, s, configs)
+		stage(&probs, spath, i, s, configs)
 	}
 	return probs.err()
 }
 
 // stage checks stage i, s, at spath; configs maps each config name a
 // target checked so far deploys to that target's path.
-func (p *Pipeline) stage(probs *problems, spath string, i int, s *Stage, configs map[string]string) {
+func stage(probs *problems, spath string, i int, s *Stage, configs map[string]string) {
 	probs.check(spath+".config_name", release.CheckConfigName(s.ConfigName))
 	switch n := len(s.Targets); {
 	case n == 0:
@@ -342,6 +341,3 @@ func TargetConfig(s *Stage, t *Target) string {
 	}
 	return s.ConfigName + "-" + t.Name
 }
-
-// errNoStage is what Release says of a stage or target out of range.
-var errNoStage = errors.New("no such stage or target")
