@@ -255,6 +255,7 @@ func target(probs *problems, tpath string, t *Target, wave int) {
 	}
 }
 
+// overrides checks a stage's overrides o at opath.
 func overrides(probs *problems, opath string, o *Overrides) {
 	if o == nil {
 		return
@@ -268,45 +269,50 @@ func overrides(probs *problems, opath string, o *Overrides) {
 			probs.add(hp, "must be an object")
 			continue
 		}
-		if h.Role != "" {
-			probs.check(hp+".role", checkTemplate(h.Role, release.CheckRoleName))
-		}
-		if h.SNS != "" {
-			probs.check(hp+".sns", checkTemplate(h.SNS, release.CheckSNSTopic))
-		}
+		optional(probs, hp+".role", h.Role, release.CheckRoleName)
+		optional(probs, hp+".sns", h.SNS, release.CheckSNSTopic)
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Services)) {
-		so := o.Services[name]
 		sp := release.Field(opath+".services", name)
 		if why := release.CheckServiceName(name); why != "" {
 			probs.add(sp, "service name %s", why)
 		}
-		if so == nil {
+		if so := o.Services[name]; so != nil {
+			serviceOverrides(probs, sp, so)
+		} else {
 			probs.add(sp, "must be an object")
-			continue
 		}
-		if so.InstanceType != "" {
-			probs.check(sp+".instance_type", release.CheckInstanceType(so.InstanceType))
+	}
+}
+
+// serviceOverrides checks one service's overrides so at sp.
+func serviceOverrides(probs *problems, sp string, so *ServiceOverrides) {
+	if so.InstanceType != "" {
+		probs.check(sp+".instance_type", release.CheckInstanceType(so.InstanceType))
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"min_size", so.MinSize}, {"max_size", so.MaxSize}} {
+		if f.v != nil && (*f.v < 1 || *f.v > limits.MaxInstances) {
+			probs.add(sp+"."+f.name, "must be between 1 and %d", limits.MaxInstances)
 		}
-		for _, f := range []struct {
-			name string
-			v    *int
-		}{{"min_size", so.MinSize}, {"max_size", so.MaxSize}} {
-			if f.v != nil && (*f.v < 1 || *f.v > limits.MaxInstances) {
-				probs.add(sp+"."+f.name, "must be between 1 and %d", limits.MaxInstances)
-			}
-		}
-		if so.MinSize != nil && so.MaxSize != nil && *so.MaxSize < *so.MinSize {
-			probs.add(sp+".max_size", "must be at least min_size (%d)", *so.MinSize)
-		}
-		refs(probs, sp+".subnets", so.Subnets, release.CheckRef)
-		refs(probs, sp+".security_groups", so.SecurityGroups, release.CheckRef)
-		refs(probs, sp+".elbs", so.ELBs, func(s string) string { return checkTemplate(s, release.CheckELB) })
-		refs(probs, sp+".target_groups", so.TargetGroups, release.CheckRef)
-		if so.Profile != "" {
-			probs.check(sp+".profile", checkTemplate(so.Profile, release.CheckIAMName))
-		}
-		refs(probs, sp+".alarms", so.Alarms, release.CheckRef)
+	}
+	if so.MinSize != nil && so.MaxSize != nil && *so.MaxSize < *so.MinSize {
+		probs.add(sp+".max_size", "must be at least min_size (%d)", *so.MinSize)
+	}
+	refs(probs, sp+".subnets", so.Subnets, release.CheckRef)
+	refs(probs, sp+".security_groups", so.SecurityGroups, release.CheckRef)
+	refs(probs, sp+".elbs", so.ELBs, func(s string) string { return checkTemplate(s, release.CheckELB) })
+	refs(probs, sp+".target_groups", so.TargetGroups, release.CheckRef)
+	optional(probs, sp+".profile", so.Profile, release.CheckIAMName)
+	refs(probs, sp+".alarms", so.Alarms, release.CheckRef)
+}
+
+// optional checks name, when set, with check (checkTemplate).
+func optional(probs *problems, path, name string, check func(string) string) {
+	if name != "" {
+		probs.check(path, checkTemplate(name, check))
 	}
 }
 
