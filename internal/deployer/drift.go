@@ -15,13 +15,16 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/balancers"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tags"
 	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/internal/tuning"
@@ -112,7 +115,31 @@ func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*exe
 	if err := d.dateDrift(ctx, q, cur.ReleaseID, now, items, out); err != nil {
 		return nil, nil, err
 	}
+	if out.Alarms, err = alarmStates(ctx, c.CloudWatch, q.Alarms); err != nil {
+		return nil, nil, err
+	}
 	return out, r, nil
+}
+
+// alarmStates reads the state of each alarm of names, in order; one
+// CloudWatch does not describe is execution.AlarmMissing.
+func alarmStates(ctx context.Context, api cloud.CloudWatch, names []string) ([]execution.AlarmState, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	alarms, err := resources.DescribeAlarms(ctx, api, names)
+	if err != nil {
+		return nil, err
+	}
+	state := map[string]string{}
+	for _, a := range alarms {
+		state[aws.ToString(a.AlarmName)] = string(a.StateValue)
+	}
+	out := make([]execution.AlarmState, len(names))
+	for i, n := range names {
+		out[i] = execution.AlarmState{Name: n, State: cmp.Or(state[n], execution.AlarmMissing)}
+	}
+	return out, nil
 }
 
 // driftQuery is the project-config a drift query names.
@@ -128,6 +155,14 @@ func driftQuery(req execution.Request) (execution.DriftQuery, error) {
 	}
 	if err := release.ValidateConfigName(q.ConfigName); err != nil {
 		problems = append(problems, "drift.config_name: "+err.Error())
+	}
+	if len(q.Alarms) > limits.MaxListLen {
+		problems = append(problems, fmt.Sprintf("drift.alarms: at most %d, not %d", limits.MaxListLen, len(q.Alarms)))
+	}
+	for i, a := range q.Alarms {
+		if why := release.CheckRef(a); why != "" {
+			problems = append(problems, fmt.Sprintf("drift.alarms[%d]: %s", i, why))
+		}
 	}
 	if len(problems) > 0 {
 		return q, failure.BadRelease(problems...)

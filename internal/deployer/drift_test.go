@@ -20,9 +20,9 @@ import (
 // driftNow runs the Drift task for the harness's project-config as a
 // drift query's execution does, and checks it changed nothing in the
 // target.
-func (h *harness) driftNow() *execution.Drift {
+func (h *harness) driftNow(alarms ...string) *execution.Drift {
 	h.t.Helper()
-	input, err := json.Marshal(execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config}})
+	input, err := json.Marshal(execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config, Alarms: alarms}})
 	require.NoError(h.t, err)
 	h.n++
 	name := "drift-" + h.clk.Now().Format("150405") + "-" + string(rune('a'+h.n%26))
@@ -146,4 +146,25 @@ func TestDriftExtraGroup(t *testing.T) {
 	assert.Equal(t, execution.DriftExtraGroup, d.Drifts[0].Kind)
 	assert.Equal(t, extra, d.Drifts[0].Group)
 	assert.Contains(t, d.Drifts[0].What, "did not make (release "+r2.ReleaseID+")")
+}
+
+// TestDriftReadsAlarms: a drift query asked for alarms gives each one's
+// state, in the order asked, as the deployed release's session reads it
+// (a pipeline's alarm gate); one CloudWatch does not have is missing, so
+// a gate on it fails closed.
+func TestDriftReadsAlarms(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	h.start(r).succeed()
+	group := naming.GroupName(project, config, "web", r.ReleaseID)
+	h.putAlarm(t, "deploy-test-errors", group, projectTags)
+	h.putAlarmAfter(t, "deploy-test-quiet", group, projectTags, 60)
+	h.clk.Advance(5 * time.Minute)
+	d := h.driftNow("deploy-test-quiet", "deploy-test-errors", "never-made")
+	assert.Equal(t, []execution.AlarmState{
+		{Name: "deploy-test-quiet", State: "INSUFFICIENT_DATA"}, // not 60 minutes of data yet
+		{Name: "deploy-test-errors", State: "ALARM"},
+		{Name: "never-made", State: execution.AlarmMissing},
+	}, d.Alarms)
+	assert.Empty(t, h.driftNow().Alarms, "none asked, none read")
 }

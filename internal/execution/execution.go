@@ -66,10 +66,12 @@ type DriftInput struct {
 	Drift DriftQuery `json:"drift"`
 }
 
-// DriftQuery names the project-config a drift query is about.
+// DriftQuery names the project-config a drift query is about and, when
+// asked, alarms whose state to read there (a pipeline's alarm gate).
 type DriftQuery struct {
-	ProjectName string `json:"project_name"`
-	ConfigName  string `json:"config_name"`
+	ProjectName string   `json:"project_name"`
+	ConfigName  string   `json:"config_name"`
+	Alarms      []string `json:"alarms,omitempty"`
 }
 
 // Request is what every task invocation of the deployer Lambda carries.
@@ -413,7 +415,20 @@ type Drift struct {
 	// unhealthy instances not yet past the threshold.
 	Drifts   []DriftItem `json:"drifts"`
 	Settling []DriftItem `json:"settling,omitempty"`
+	// Alarms are the states of the alarms the query named, in its
+	// order, read as the deployed release's session: a CloudWatch state
+	// (OK, ALARM, INSUFFICIENT_DATA) or AlarmMissing.
+	Alarms []AlarmState `json:"alarms,omitempty"`
 }
+
+// AlarmState is an alarm's state as a drift query read it.
+type AlarmState struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// AlarmMissing is the state of an alarm a drift query did not find.
+const AlarmMissing = "missing"
 
 // DriftItem is one difference: its kind (Drift*), the service and group
 // it is about, what differs in words, and since when the deployer has
