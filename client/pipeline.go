@@ -419,7 +419,7 @@ func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 			}
 			rel, artifact, age := "none", "-", "-"
 			if t.ReleaseID != "" {
-				rel, artifact, age = t.ReleaseID, firstNonEmpty(shortDigest(t.Digest), "unknown"), formatAge(time.Duration(t.AgeSeconds)*time.Second)
+				rel, artifact, age = t.ReleaseID, firstNonEmpty(pipeline.ShortDigest(t.Digest), "unknown"), formatAge(time.Duration(t.AgeSeconds)*time.Second)
 			}
 			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"), promotion)
 		}
@@ -437,17 +437,9 @@ func describePromotion(stages []pipeline.StageStatus, i int) string {
 	case s.Promoted:
 		return "promoted"
 	case len(s.Pending) == 0:
-		return "ready: every gate holds for " + shortDigest(stages[i-1].Artifact)
+		return "ready: every gate holds for " + pipeline.ShortDigest(stages[i-1].Artifact)
 	}
 	return "pending: " + strings.Join(s.Pending, "; ")
-}
-
-// shortDigest is a digest's first 12 hex digits, as people compare them.
-func shortDigest(d string) string {
-	if len(d) > 12 {
-		return d[:12]
-	}
-	return d
 }
 
 // formatAge is a duration as people read an age: "45s", "12m", "3h5m",

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -122,17 +123,8 @@ func pending(g *Gates, prev StageStatus, now time.Time) []string {
 	if g == nil {
 		return out
 	}
-	if g.SoakSeconds > 0 {
-		var since time.Time
-		for _, t := range prev.Targets {
-			if t.DeployedAt.After(since) {
-				since = t.DeployedAt
-			}
-		}
-		soak := time.Duration(g.SoakSeconds) * time.Second
-		if left := since.Add(soak).Sub(now); left > 0 {
-			out = append(out, fmt.Sprintf("soak %s (%s left)", FormatDuration(soak), FormatDuration(left)))
-		}
+	if left := soakLeft(g, prev, now); left > 0 {
+		out = append(out, fmt.Sprintf("soak %s (%s left)", FormatDuration(time.Duration(g.SoakSeconds)*time.Second), FormatDuration(left)))
 	}
 	if len(g.Alarms) > 0 {
 		out = append(out, "alarms not in ALARM: "+strings.Join(g.Alarms, ", "))
@@ -142,6 +134,70 @@ func pending(g *Gates, prev StageStatus, now time.Time) []string {
 	}
 	return out
 }
+
+// soakLeft is how long the soak of gates g still runs at now, counted
+// from the newest deploy of prev, the stage before; 0 when over or none.
+func soakLeft(g *Gates, prev StageStatus, now time.Time) time.Duration {
+	if g == nil || g.SoakSeconds <= 0 {
+		return 0
+	}
+	var since time.Time
+	for _, t := range prev.Targets {
+		if t.DeployedAt.After(since) {
+			since = t.DeployedAt
+		}
+	}
+	return max(0, since.Add(time.Duration(g.SoakSeconds)*time.Second).Sub(now))
+}
+
+// Readings are what a promotion into a stage read of its gates beyond
+// the deployer's records.
+type Readings struct {
+	// Alarms are the states of the stage's gate alarms in each target of
+	// the stage before, by that target's config name, then alarm name
+	// (a CloudWatch state, or "missing").
+	Alarms map[string]map[string]string
+	// Approved says a person approved the promotion.
+	Approved bool
+}
+
+// Holds lists what holds back promoting the artifact digest into stage
+// i at now, given the pipeline's status st and what was read of its
+// gates: the stage before not running that artifact on every target (it
+// must have succeeded with it), a soak not over, a gate alarm in ALARM
+// or missing (an alarm that cannot be read never passes) in a target of
+// the stage before, an approval not given. None: the promotion may go.
+// The first stage has no gate.
+func (p *Pipeline) Holds(st []StageStatus, i int, digest string, r Readings, now time.Time) []string {
+	if i <= 0 || i >= len(p.Stages) || i >= len(st) {
+		return nil
+	}
+	var out []string
+	prev, g := st[i-1], p.Stages[i].Gates
+	if prev.Artifact != digest {
+		out = append(out, fmt.Sprintf("the stage before (%s) does not run artifact %s on every target: promote it there first", prev.Config, ShortDigest(digest)))
+	}
+	if left := soakLeft(g, prev, now); left > 0 {
+		out = append(out, fmt.Sprintf("soak: %s after the stage before's last deploy, %s left", FormatDuration(time.Duration(g.SoakSeconds)*time.Second), FormatDuration(left)))
+	}
+	if g == nil {
+		return out
+	}
+	for _, t := range prev.Targets {
+		for _, a := range g.Alarms {
+			if state := cmp.Or(r.Alarms[t.Config][a], "missing"); state == "ALARM" || state == "missing" {
+				out = append(out, fmt.Sprintf("alarm %s is %s in %s", a, state, t.Config))
+			}
+		}
+	}
+	if g.Approval && !r.Approved {
+		out = append(out, "the stage needs a person's approval")
+	}
+	return out
+}
+
+// ShortDigest is a digest's first 12 hex digits, as people compare them.
+func ShortDigest(d string) string { return d[:min(len(d), 12)] }
 
 // common is the digest every target runs, "" when they differ or one
 // runs nothing.
