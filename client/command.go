@@ -120,6 +120,7 @@ func commands(env Env) []command {
 		&localCommand{env: env},
 		&pipelineCommand{env: env},
 		&planCommand{env: env},
+		&promoteCommand{deploy: deployCommand{env: env, name: "promote"}},
 		&rollbackCommand{deploy: deployCommand{env: env, name: "rollback"}},
 		&schemaCommand{env: env},
 		&showCommand{env: env},

@@ -259,7 +259,9 @@ expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
 expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 grep -qE "^  development .* $artifact " "$OUT" || die "pipeline status does not show development running the artifact"
 grep -qF "pending: soak 30m" "$OUT" || die "pipeline status does not show staging's soak pending"
-note "promoted by hand, which checks no gate (the promotion state machine is to come): each target's release, then ferry deploy"
+note "ferry promote checks a stage's gates before it deploys anything: staging is still soaking"
+expect 3 promote --local testdata/pipelines/deploy-test.json testdata/deploy-test-release.json staging
+note "promoted by hand, which checks no gate: each target's release, then ferry deploy"
 for config in staging production-use1 production-euw1; do
 	save "$STAGES/$config.json" pipeline release testdata/pipelines/deploy-test.json testdata/deploy-test-release.json "$config"
 	expect 0 deploy --local --poll "$POLL" "$STAGES/$config.json"

@@ -57,6 +57,7 @@ var demoAnswers = map[string]string{
 		"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
 		"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
 		"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n",
+	"promote":                "3\nferry promote: stage staging is held back:\n  soak: 30m after the stage before's last deploy, 29m50s left\n",
 	"pipeline-release":       "0\n{\"project_name\": \"coinbase/deploy-test\"}\n",
 	"deploy-staging":         "0\nferry deploy: coinbase/deploy-test staging release ID\n  2:50  Success\n",
 	"deploy-production-use1": "0\nferry deploy: coinbase/deploy-test production-use1 release ID\n  2:50  Success\n",

@@ -184,6 +184,12 @@ func artifactThrough(p *pipeline.Pipeline, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return artifactOf(p, r, file)
+}
+
+// artifactOf hashes the assets of r, read from the release file file,
+// checks p can promote it and returns its artifact's digest.
+func artifactOf(p *pipeline.Pipeline, r *release.Release, file string) (string, error) {
 	if err := submit.HashAssets(r, file); err != nil {
 		return "", err
 	}
@@ -332,6 +338,23 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
+	stages, _, err := readPipelineStatus(ctx, d, p)
+	if err != nil {
+		return err
+	}
+	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName, Stages: stages}
+	if c.asJSON {
+		return writeIndentedJSON(c.env.Stdout, ps)
+	}
+	writePipelineStatus(c.env.Stdout, ps)
+	return nil
+}
+
+// readPipelineStatus reads what every target of p runs from the
+// deployer's records and returns p's status at the deployer's now
+// (pipeline.Status), and that now: the records' times are on the
+// deployer's clock (the local region's runs scaled).
+func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline) ([]pipeline.StageStatus, time.Time, error) {
 	l := ledger.New(d.s3, d.cfg.Bucket)
 	type at struct{ i, j int }
 	var where []at
@@ -341,7 +364,7 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		}
 	}
 	found := make([]*pipeline.Deployed, len(where))
-	err = fanout.Each(ctx, recordReads, len(where), func(ctx context.Context, k int) error {
+	err := fanout.Each(ctx, recordReads, len(where), func(ctx context.Context, k int) error {
 		s := p.Stages[where[k].i]
 		config := pipeline.TargetConfig(s, s.Targets[where[k].j])
 		dep, err := readDeployed(ctx, d, l, p.ProjectName, config)
@@ -352,25 +375,17 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
 	byTarget := map[at]*pipeline.Deployed{}
 	for k, w := range where {
 		byTarget[w] = found[k]
 	}
-	// The deployer's clock, which the records' times are on (the local
-	// region's runs scaled).
 	now, err := d.now(ctx)
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
-	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName,
-		Stages: p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, now)}
-	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, ps)
-	}
-	writePipelineStatus(c.env.Stdout, ps)
-	return nil
+	return p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, now), now, nil
 }
 
 // readDeployed reads what project/config runs now: its current release

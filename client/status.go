@@ -148,7 +148,7 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 			return fmt.Errorf("the deployer knows nothing of %s %s", project, config)
 		}
 		if c.drift {
-			if cs.Drift, err = askDrift(ctx, c.env, d, project, config); err != nil {
+			if cs.Drift, err = askDrift(ctx, c.env, d, project, config, nil); err != nil {
 				return fmt.Errorf("%s %s: %w", project, config, err)
 			}
 		}
@@ -321,14 +321,15 @@ func row(w io.Writer, cells ...string) {
 }
 
 // askDrift asks the deployer how what runs in project/config differs
-// from what it deployed (a drift query's execution).
-func askDrift(ctx context.Context, env Env, d *deployer, project, config string) (*execution.Drift, error) {
+// from what it deployed (a drift query's execution), and the state of
+// alarms there (none: nil).
+func askDrift(ctx context.Context, env Env, d *deployer, project, config string, alarms []string) (*execution.Drift, error) {
 	now, err := d.now(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var drift execution.Drift
-	q := execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config}}
+	q := execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config, Alarms: alarms}}
 	if err := askQuery(ctx, env, d, "drift-"+submit.NewReleaseID(now, env.Random), q, &drift); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/submit"
+)
+
+const promoteHelp = `Promote deploys RELEASE, promoted through the pipeline PIPELINE, to
+every target of its stage STAGE (a stage's config_name), once the stage's
+gates hold:
+
+  - the stage before runs the release's artifact on every target (it
+    succeeded with it);
+  - the stage's soak after the stage before's last deploy is over;
+  - none of the stage's gate alarms is in ALARM, or missing, in a target
+    of the stage before (the deployer reads them, with a drift query of
+    each target);
+  - for a stage that needs an approval, --approve: whoever runs it
+    approves.
+
+Otherwise it starts nothing, names every gate that holds it back, and
+exits 3. The first stage has no gate.
+
+Each target deploys the release ferry pipeline release prints for it,
+through the same path as ferry deploy, one target after another, each
+followed to its end with the same flags; the first that does not succeed
+stops the wave, and its exit code is promote's.
+
+This is promotion by hand: this client checks the gates, the deployer
+does not enforce them, and whoever may deploy a config may still deploy
+it with ferry deploy.`
+
+// promoteCommand is ferry promote: deploys of a pipeline's stage.
+type promoteCommand struct {
+	deploy  deployCommand
+	approve bool
+}
+
+func (c *promoteCommand) spec() commandSpec {
+	return commandSpec{
+		name:    "promote",
+		args:    "PIPELINE RELEASE STAGE",
+		summary: "Deploy a release to every target of a pipeline's stage, once its gates hold",
+		help:    promoteHelp,
+		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+	}
+}
+
+func (c *promoteCommand) defineFlags(fs *flag.FlagSet) {
+	c.deploy.defineFlags(fs)
+	fs.BoolVar(&c.approve, "approve", false, "approve the stage, when it needs a person's approval")
+}
+
+// Run promotes release args[1] through pipeline args[0] into stage
+// args[2].
+func (c *promoteCommand) Run(ctx context.Context, args []string) error {
+	if len(args) != 3 {
+		return usageErrorf(c.spec(), "promote takes a pipeline file, a release file and a stage")
+	}
+	if err := c.deploy.follow.check(); err != nil {
+		return usageErrorf(c.spec(), "%v", err)
+	}
+	return commandFailure("promote", exitNotStarted, c.promote(ctx, args[0], args[1], args[2]))
+}
+
+func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile, stage string) error {
+	env := c.deploy.env
+	p, err := readPipeline(pipelineFile)
+	if err != nil {
+		return err
+	}
+	i := stageIndex(p, stage)
+	if i < 0 {
+		return fmt.Errorf("%s has no stage %q (its stages: %s)", pipelineFile, stage, strings.Join(stageNames(p), ", "))
+	}
+	base, err := release.ReadTemplate(releaseFile)
+	if err != nil {
+		return err
+	}
+	digest, err := artifactOf(p, base, releaseFile)
+	if err != nil {
+		return err
+	}
+	d, err := connect(ctx, env, &c.deploy.deployer)
+	if err != nil {
+		return err
+	}
+	st, now, err := readPipelineStatus(ctx, d, p)
+	if err != nil {
+		return err
+	}
+	readings, err := c.readGates(ctx, d, p, i)
+	if err != nil {
+		return err
+	}
+	if holds := p.Holds(st, i, digest, readings, now); len(holds) > 0 {
+		return fmt.Errorf("stage %s is held back:\n  %s", stage, strings.Join(holds, "\n  "))
+	}
+	out := newDisplay(env, c.deploy.follow.asJSON)
+	targets := p.Stages[i].Targets
+	out.message("ferry promote: %s artifact %s into stage %s: %d %s", p.ProjectName, pipeline.ShortDigest(digest), stage, len(targets), plural(len(targets), "target", "targets"))
+	for j := range targets {
+		r, err := p.Release(base, i, j)
+		if err != nil {
+			return err
+		}
+		at, err := d.now(ctx)
+		if err != nil {
+			return err
+		}
+		prepared, err := submit.Prepare(ctx, d.prover, r, releaseFile, at, displayName(env), submit.NewReleaseID(at, env.Random))
+		if err != nil {
+			return err
+		}
+		if err := c.deploy.submit(ctx, d, out, prepared); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readGates reads what the gates of stage i need beyond the records: the
+// state of its gate alarms in each target of the stage before (a drift
+// query of each), and whether it is approved.
+func (c *promoteCommand) readGates(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int) (pipeline.Readings, error) {
+	r := pipeline.Readings{Approved: c.approve, Alarms: map[string]map[string]string{}}
+	g := p.Stages[i].Gates
+	if i == 0 || g == nil || len(g.Alarms) == 0 {
+		return r, nil
+	}
+	prev := p.Stages[i-1]
+	for _, t := range prev.Targets {
+		config := pipeline.TargetConfig(prev, t)
+		drift, err := askDrift(ctx, c.deploy.env, d, p.ProjectName, config, g.Alarms)
+		if err != nil {
+			return r, fmt.Errorf("reading the alarms of %s %s: %w", p.ProjectName, config, err)
+		}
+		states := map[string]string{}
+		for _, a := range drift.Alarms {
+			states[a.Name] = a.State
+		}
+		r.Alarms[config] = states
+	}
+	return r, nil
+}
+
+// stageIndex is the index of the stage of p whose config name is stage,
+// -1 for none.
+func stageIndex(p *pipeline.Pipeline, stage string) int {
+	for i, s := range p.Stages {
+		if s.ConfigName == stage {
+			return i
+		}
+	}
+	return -1
+}
+
+// stageNames are the config names of p's stages, in order.
+func stageNames(p *pipeline.Pipeline) []string {
+	names := make([]string, len(p.Stages))
+	for i, s := range p.Stages {
+		names[i] = s.ConfigName
+	}
+	return names
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tags"
+)
+
+// TestPromote: the deploy-test pipeline's release promoted stage by stage
+// with ferry promote, each refusal naming the gate that holds it back and
+// starting nothing: production before staging runs the artifact; staging
+// during its soak; production while its gate alarm does not exist in
+// staging (an alarm that cannot be read never passes) and without
+// --approve. Once every gate holds, the stage's targets (production's
+// two regions) are deployed and every stage runs the artifact.
+func TestPromote(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	stage := func(stage string, args ...string) result {
+		t.Helper()
+		return tr.ferry(t, append(append([]string{"promote", "--local"}, args...), deployTestPipeline, deployTestRelease, stage)...)
+	}
+	held := func(r result, why ...string) {
+		t.Helper()
+		assert.Equal(t, exitNotStarted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stderr, "is held back")
+		for _, w := range why {
+			assert.Contains(t, r.stderr, w)
+		}
+	}
+
+	dev := stage("development")
+	require.Equal(t, exitOK, dev.code, "stdout:\n%s\nstderr:\n%s", dev.stdout, dev.stderr)
+	assert.Contains(t, dev.stdout, "into stage development: 1 target")
+	held(stage("production"), "the stage before (staging) does not run artifact")
+	held(stage("staging"), "soak: 30m after the stage before's last deploy")
+
+	tr.clk.Advance(31 * time.Minute)
+	st := stage("staging")
+	require.Equal(t, exitOK, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
+
+	tr.clk.Advance(61 * time.Minute)
+	held(stage("production"), "alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval")
+	_, err := tr.World().Clients("111111111111", "us-east-1").CloudWatch.PutMetricAlarm(t.Context(), &cloudwatch.PutMetricAlarmInput{
+		AlarmName: aws.String("coinbase-deploy-test-staging-errors"), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
+		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
+		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: "coinbase/deploy-test", naming.TagConfigName: "staging"}),
+	})
+	require.NoError(t, err)
+	held(stage("production"), "the stage needs a person's approval")
+	prod := stage("production", "--approve")
+	require.Equal(t, exitOK, prod.code, "stdout:\n%s\nstderr:\n%s", prod.stdout, prod.stderr)
+	assert.Contains(t, prod.stdout, "into stage production: 2 targets")
+	assert.Contains(t, prod.stdout, "production-use1 release")
+	assert.Contains(t, prod.stdout, "production-euw1 release")
+
+	s := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	assert.Regexp(t, `(?m)^  staging .* same +- +promoted$`, s.stdout)
+	assert.Regexp(t, `(?m)^  production .* same +- +promoted$`, s.stdout)
+
+	unknown := stage("qa")
+	assert.Equal(t, exitNotStarted, unknown.code)
+	assert.Contains(t, unknown.stderr, `has no stage "qa" (its stages: development, staging, production)`)
+}
