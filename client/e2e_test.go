@@ -198,7 +198,7 @@ var releaseIDRe = regexp.MustCompile(`[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}`)
 
 // startedRe matches the line where ferry deploy names the release it
 // started.
-var startedRe = regexp.MustCompile(`(?m)^ferry (?:deploy|rollback|destroy): \S+ \S+ release (\S+)$`)
+var startedRe = regexp.MustCompile(`(?m)^ferry (?:deploy|rollback|destroy|promote): \S+ \S+ release (\S+)$`)
 
 // releaseIDOf is the release id of the deploy a deploy's output says it
 // started.

@@ -48,9 +48,11 @@ and prints the stages and the artifact's digest. It exits 0 when valid,
 1 otherwise, printing one line per problem, "FILE: path: message".
 
 status reads what each target of each stage runs now from the deployer's
-records: the release and its artifact's digest, when it was deployed, a
-deploy under way, whether it runs the artifact of the stage before
-(parity), and the gates still holding back the next promotion. It exits
+records: the release and its artifact's digest, when it was deployed,
+whether it runs the artifact of the stage before (parity), its newest
+release when that is not the one deployed (a deploy that failed, or
+runs) with its outcome, and the gates still holding back the next
+promotion. It exits
 0, or 1 when the deployer cannot be read.
 
 release prints the release the target deploying CONFIG deploys when
@@ -389,16 +391,28 @@ func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline) 
 }
 
 // readDeployed reads what project/config runs now: its current release
-// with its artifact's digest, and the release holding its lock. nil when
-// neither is.
+// with its artifact's digest, the release holding its lock, and its
+// newest release with its outcome when that is not the current one. nil
+// when it has no release.
 func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, config string) (*pipeline.Deployed, error) {
 	head, err := readHead(ctx, d, l, project, config)
-	if err != nil || (head.current == nil && head.holder == nil) {
+	if err != nil {
+		return nil, err
+	}
+	ids, err := l.Releases(ctx, project, config)
+	if err != nil || (head.current == nil && head.holder == nil && len(ids) == 0) {
 		return nil, err
 	}
 	var dep pipeline.Deployed
 	if h := head.holder; h != nil {
 		dep.Running = h.ReleaseID
+	}
+	if len(ids) > 0 && !head.deployed(ids[0]) {
+		o, found, err := l.GetOutcome(ctx, project, config, ids[0])
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w", ids[0], err)
+		}
+		dep.Latest, dep.LatestEnd = ids[0], releaseStatusOf(ids[0], o, found, head.holder).End
 	}
 	if cur := head.current; cur != nil {
 		dep.ReleaseID, dep.DeployedAt = cur.ReleaseID, cur.DeployedAt
@@ -425,7 +439,7 @@ func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, c
 func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 	fmt.Fprintf(w, "pipeline %s\n", ps.Project)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row(tw, "  stage", "target", "config", "release", "artifact", "age", "parity", "running", "promotion")
+	row(tw, "  stage", "target", "config", "release", "artifact", "age", "parity", "latest", "promotion")
 	for i, s := range ps.Stages {
 		for j, t := range s.Targets {
 			stage, promotion := " ", ""
@@ -436,10 +450,19 @@ func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 			if t.ReleaseID != "" {
 				rel, artifact, age = t.ReleaseID, firstNonEmpty(pipeline.ShortDigest(t.Digest), "unknown"), formatAge(time.Duration(t.AgeSeconds)*time.Second)
 			}
-			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, firstNonEmpty(t.Running, "-"), promotion)
+			row(tw, "  "+stage, describeTarget(t), t.Config, rel, artifact, age, t.Parity, describeLatest(t.Deployed), promotion)
 		}
 	}
 	tw.Flush()
+}
+
+// describeLatest is a target's newest release when it is not the one
+// deployed: how it ended (or that it runs) and its id; "-" for none.
+func describeLatest(d pipeline.Deployed) string {
+	if d.Latest == "" {
+		return "-"
+	}
+	return firstNonEmpty(d.LatestEnd, "no outcome") + " " + d.Latest
 }
 
 // describePromotion is where the promotion of the artifact of the stage

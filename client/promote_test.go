@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tags"
 )
 
@@ -70,4 +74,48 @@ func TestPromote(t *testing.T) {
 	unknown := stage("qa")
 	assert.Equal(t, exitNotStarted, unknown.code)
 	assert.Contains(t, unknown.stderr, `has no stage "qa" (its stages: development, staging, production)`)
+}
+
+// TestPromoteStopsAtAFailure: a release whose deploy fails in a stage
+// (FailureClean: its instances never become healthy) goes no further:
+// the stage keeps running the artifact before, its status shows the
+// failure as its latest release, and promoting the failed release into
+// the next stage is refused.
+func TestPromoteStopsAtAFailure(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	good := tr.ferry(t, "promote", "--local", deployTestPipeline, deployTestRelease, "development")
+	require.Equal(t, exitOK, good.code, good.stderr)
+
+	dir := t.TempDir()
+	raw, err := os.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(raw, &r))
+	r["ami"], r["timeout"] = "ubuntu-broken", 300
+	broken := filepath.Join(dir, "broken.json")
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(broken, data, 0o644))
+	ud, err := os.ReadFile(release.UserDataFile(deployTestRelease))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(release.UserDataFile(broken), ud, 0o644))
+
+	bad := tr.ferry(t, "promote", "--local", deployTestPipeline, broken, "development")
+	require.Equal(t, exitFailure, bad.code, "stdout:\n%s\nstderr:\n%s", bad.stdout, bad.stderr)
+	assert.Contains(t, bad.stdout, "FailureClean")
+	failed := releaseIDOf(t, bad.stdout)
+
+	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	var ps pipelineStatus
+	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+	dev := ps.Stages[0].Targets[0]
+	assert.Equal(t, failed, dev.Latest)
+	assert.Equal(t, "FailureClean", dev.LatestEnd)
+	assert.NotEqual(t, failed, dev.ReleaseID, "the release before still runs")
+
+	tr.clk.Advance(time.Hour)
+	next := tr.ferry(t, "promote", "--local", deployTestPipeline, broken, "staging")
+	assert.Equal(t, exitNotStarted, next.code, "stdout:\n%s\nstderr:\n%s", next.stdout, next.stderr)
+	assert.Contains(t, next.stderr, "the stage before (development) does not run artifact")
 }

@@ -19,6 +19,11 @@ type Deployed struct {
 	// Running is the release holding the target config's lock, "" for
 	// none.
 	Running string `json:"running,omitempty"`
+	// Latest is the target config's newest release when it is not the
+	// one deployed (a deploy that failed, or runs), and LatestEnd how it
+	// ended ("running", or "" when it has no outcome).
+	Latest    string `json:"latest,omitempty"`
+	LatestEnd string `json:"latest_end,omitempty"`
 }
 
 // Parity of a target with the stage before it.
