@@ -67,7 +67,7 @@ func (c *deployCommand) spec() commandSpec {
 		args:    "FILE",
 		summary: "Deploy a release and follow it to its end",
 		help:    deployHelp,
-		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+		exits:   deployExits,
 	}
 }
 

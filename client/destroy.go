@@ -45,7 +45,7 @@ func (c *destroyCommand) spec() commandSpec {
 		args:    "PROJECT CONFIG",
 		summary: "Retire every group of a config and forget what is deployed",
 		help:    destroyHelp,
-		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+		exits:   deployExits,
 	}
 }
 

@@ -55,6 +55,10 @@ var exitCodes = []exitCode{
 	{exitInterrupted, "interrupted", "interrupted (Ctrl-C): ferry stopped; a deploy it followed goes on"},
 }
 
+// deployExits are the codes a command that deploys and follows a release
+// (deploy, rollback, destroy, promote) may exit with besides commonExits.
+var deployExits = []int{exitFailure, exitNotStarted, exitDirty, exitDetached}
+
 // commonExits are the codes every command may exit with.
 var commonExits = []int{exitOK, exitUsage, exitInternal, exitInterrupted}
 

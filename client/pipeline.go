@@ -201,27 +201,6 @@ func artifactOf(p *pipeline.Pipeline, r *release.Release, file string) (string, 
 	return pipeline.Digest(r)
 }
 
-// problemsOfError lists the problems an invalid pipeline or release
-// file's error names, or the error itself as one problem.
-func problemsOfError(err error) []release.Problem {
-	var lines []string
-	var bad *pipeline.InvalidError
-	var badRelease *failure.BadReleaseError
-	switch {
-	case errors.As(err, &bad):
-		lines = bad.Problems
-	case errors.As(err, &badRelease):
-		lines = badRelease.Problems
-	default:
-		return []release.Problem{{Message: err.Error()}}
-	}
-	out := make([]release.Problem, len(lines))
-	for i, line := range lines {
-		out[i] = release.ParseProblem(line)
-	}
-	return out
-}
-
 // release prints the release the target of config deploys when the
 // release file releaseFile is promoted through the pipeline file
 // pipelineFile.

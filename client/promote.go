@@ -48,7 +48,7 @@ func (c *promoteCommand) spec() commandSpec {
 		args:    "PIPELINE RELEASE STAGE",
 		summary: "Deploy a release to every target of a pipeline's stage, once its gates hold",
 		help:    promoteHelp,
-		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+		exits:   deployExits,
 	}
 }
 

@@ -45,7 +45,7 @@ func (c *rollbackCommand) spec() commandSpec {
 		args:    "PROJECT CONFIG",
 		summary: "Deploy again a release that succeeded before, from the records",
 		help:    rollbackHelp,
-		exits:   []int{exitFailure, exitNotStarted, exitDirty, exitDetached},
+		exits:   deployExits,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -124,16 +125,31 @@ func validateFile(file string, withRelease bool) validateResult {
 			res.SHA256, err = release.Hash(r)
 		}
 	}
-	var bad *failure.BadReleaseError
-	switch {
-	case err == nil:
+	if err != nil {
+		res.Problems = problemsOfError(err)
+	} else {
 		res.Valid = true
-	case errors.As(err, &bad):
-		for _, line := range bad.Problems {
-			res.Problems = append(res.Problems, release.ParseProblem(line))
-		}
-	default:
-		res.Problems = append(res.Problems, release.Problem{Message: err.Error()})
 	}
 	return res
+}
+
+// problemsOfError lists the problems an invalid pipeline or release
+// file's error names, or the error itself as one problem.
+func problemsOfError(err error) []release.Problem {
+	var lines []string
+	var bad *pipeline.InvalidError
+	var badRelease *failure.BadReleaseError
+	switch {
+	case errors.As(err, &bad):
+		lines = bad.Problems
+	case errors.As(err, &badRelease):
+		lines = badRelease.Problems
+	default:
+		return []release.Problem{{Message: err.Error()}}
+	}
+	out := make([]release.Problem, len(lines))
+	for i, line := range lines {
+		out[i] = release.ParseProblem(line)
+	}
+	return out
 }

@@ -168,3 +168,25 @@ func TestDriftReadsAlarms(t *testing.T) {
 	}, d.Alarms)
 	assert.Empty(t, h.driftNow().Alarms, "none asked, none read")
 }
+
+// TestDriftQueryAlarmsChecked: a drift query naming alarms that are no
+// alarm names, or too many, is refused naming each.
+func TestDriftQueryAlarmsChecked(t *testing.T) {
+	many := make([]string, 17)
+	for i := range many {
+		many[i] = "a" + string(rune('a'+i))
+	}
+	for _, tt := range []struct {
+		alarms []string
+		want   string
+	}{
+		{[]string{"ok", " padded"}, "drift.alarms[1]: must be a name or ID"},
+		{many, "drift.alarms: at most 16, not 17"},
+	} {
+		input, err := json.Marshal(execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config, Alarms: tt.alarms}})
+		require.NoError(t, err)
+		_, err = driftQuery(execution.Request{Task: execution.TaskDrift, Input: input})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}

@@ -46,7 +46,7 @@ type TargetStatus struct {
 	// AgeSeconds is how long ago the release was deployed.
 	AgeSeconds float64 `json:"age_seconds,omitempty"`
 	// Parity compares what it runs with the stage before (Parity*).
-	Parity string `json:"parity"`
+	Parity string `json:"parity,omitempty"`
 }
 
 // StageStatus is one stage in a pipeline's status.

@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
@@ -44,14 +43,6 @@ func TestDestroyMatrixSample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the matrix sample deploys many times")
 	}
-	m, err := destroyScenario(t).RunMatrix(context.Background(), MatrixOptions{Every: sampleEvery, Offset: 5, Workers: 2})
-	require.NoError(t, err)
-	var out bytes.Buffer
-	m.Report(&out)
-	t.Log("\n" + out.String())
-	assert.Empty(t, m.Violations())
-	for _, f := range []Family{Single, Pair, Race} {
-		assert.Positive(t, m.Counts()[f], "the sample has %s schedules", f)
-	}
+	m := runSample(t, destroyScenario(t), 5, []Family{Single, Pair, Race})
 	assert.Zero(t, m.Counts()[Consistency], "a destroy creates no group to hide")
 }

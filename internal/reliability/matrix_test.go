@@ -42,15 +42,7 @@ func TestMatrixSample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the matrix sample deploys hundreds of times")
 	}
-	m, err := reference(t).RunMatrix(context.Background(), MatrixOptions{Every: sampleEvery, Offset: 3, Workers: 2})
-	require.NoError(t, err)
-	var out bytes.Buffer
-	m.Report(&out)
-	t.Log("\n" + out.String())
-	assert.Empty(t, m.Violations())
-	for _, f := range Families() {
-		assert.Positive(t, m.Counts()[f], "the sample has %s schedules", f)
-	}
+	m := runSample(t, reference(t), 3, Families())
 	kinds := map[Kind]bool{}
 	behaviours := map[Behaviour]bool{}
 	for _, e := range m.Entries {
@@ -63,6 +55,23 @@ func TestMatrixSample(t *testing.T) {
 	}
 	assert.Len(t, kinds, len(Kinds()), "the sample has every fault kind: %v", kinds)
 	assert.Len(t, behaviours, len(Behaviours()), "the sample has every behaviour: %v", behaviours)
+}
+
+// runSample runs every sampleEvery-th schedule of each family of s's
+// matrix, from offset, logs the report and asserts no violation and
+// schedules of each of families.
+func runSample(t *testing.T, s *Scenario, offset int, families []Family) *Matrix {
+	t.Helper()
+	m, err := s.RunMatrix(context.Background(), MatrixOptions{Every: sampleEvery, Offset: offset, Workers: 2})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	m.Report(&out)
+	t.Log("\n" + out.String())
+	assert.Empty(t, m.Violations())
+	for _, f := range families {
+		assert.Positive(t, m.Counts()[f], "the sample has %s schedules", f)
+	}
+	return m
 }
 
 // sampleEvery is the sample's stride: every 23rd schedule of each family
