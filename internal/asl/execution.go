@@ -149,6 +149,8 @@ type Execution struct {
 	current *state
 	events  []Event
 	path    []string
+	// tokens are the task tokens made, each with its task's callback.
+	tokens map[string]*pendingTask
 }
 
 // errTimedOut says the machine's TimeoutSeconds passed.
@@ -209,9 +211,9 @@ func Start(ctx context.Context, m *Machine, opts RunOptions) (*Execution, error)
 		}
 	}
 	if x.invoker == nil {
-		for _, name := range m.order {
-			if m.states[name].typ == TypeTask {
-				return nil, fmt.Errorf("asl: RunOptions.Invoker is required: state %q is a Task", name)
+		for _, s := range m.all() {
+			if s.typ == TypeTask {
+				return nil, fmt.Errorf("asl: RunOptions.Invoker is required: state %q is a Task", s.name)
 			}
 		}
 	}
@@ -341,6 +343,8 @@ func (x *Execution) finish(status Status, errName, cause, output string) bool {
 	case StatusAborted:
 		if s := x.current; s != nil && s.typ == TypeTask {
 			evs = append(evs, Event{Type: EventTaskStateAborted})
+		} else if s != nil && s.typ == TypeMap {
+			evs = append(evs, Event{Type: EventMapStateAborted})
 		} else if s != nil && s.typ == TypeWait {
 			evs = append(evs, Event{Type: EventWaitStateAborted})
 		}
@@ -367,11 +371,32 @@ func (x *Execution) finish(status Status, errName, cause, output string) bool {
 
 func (x *Execution) run(ctx context.Context) {
 	defer x.cancel()
-	name, input := x.m.startAt, x.input
+	output, err := x.runGraph(ctx, x.m, x.input)
+	var se *StateError
+	switch {
+	case ctx.Err() != nil:
+		x.finish(StatusAborted, "", "the execution's context ended: "+ctx.Err().Error(), "")
+	case errors.Is(err, errTimedOut):
+		x.finish(StatusTimedOut, ErrorTimeout, fmt.Sprintf("the execution ran for longer than its TimeoutSeconds (%d)", int64(x.m.timeout/time.Second)), "")
+	case errors.As(err, &se):
+		x.finish(StatusFailed, se.Name, se.Cause, "")
+	case err != nil:
+		x.finish(StatusFailed, ErrorRuntime, err.Error(), "")
+	default:
+		x.finish(StatusSucceeded, "", "", encodeJSON(output))
+	}
+}
+
+// runGraph runs the states of m (the machine, or a Map's ItemProcessor)
+// from its StartAt on input until one ends it, and returns its output.
+func (x *Execution) runGraph(ctx context.Context, m *Machine, input any) (any, error) {
+	name := m.startAt
 	for {
-		s := x.m.states[name]
+		s := m.states[name]
 		x.mu.Lock()
-		x.current = s
+		if m == x.m {
+			x.current = s
+		}
 		n := len(x.events)
 		x.mu.Unlock()
 		var next string
@@ -385,23 +410,13 @@ func (x *Execution) run(ctx context.Context) {
 		default:
 			next, output, err = x.runState(ctx, s, input)
 		}
-		var se *StateError
 		switch {
 		case ctx.Err() != nil:
-			x.finish(StatusAborted, "", "the execution's context ended: "+ctx.Err().Error(), "")
-			return
-		case errors.Is(err, errTimedOut):
-			x.finish(StatusTimedOut, ErrorTimeout, fmt.Sprintf("the execution ran for longer than its TimeoutSeconds (%d)", int64(x.m.timeout/time.Second)), "")
-			return
-		case errors.As(err, &se):
-			x.finish(StatusFailed, se.Name, se.Cause, "")
-			return
+			return nil, ctx.Err()
 		case err != nil:
-			x.finish(StatusFailed, ErrorRuntime, err.Error(), "")
-			return
+			return nil, err
 		case next == "":
-			x.finish(StatusSucceeded, "", "", encodeJSON(output))
-			return
+			return output, nil
 		}
 		name, input = next, output
 	}
@@ -447,7 +462,7 @@ func (x *Execution) runState(ctx context.Context, s *state, raw any) (next strin
 	entered := x.now()
 	x.emit(Event{Type: EventType(string(s.typ) + "StateEntered"),
 		StateEntered: &StateEnteredDetails{Name: s.name, Input: encodeJSON(raw)}})
-	if s.typ == TypeTask {
+	if s.typ == TypeTask || s.typ == TypeMap {
 		return x.runTask(ctx, s, raw, entered)
 	}
 	ctxObj := x.contextObject(s, entered, 0)
@@ -613,7 +628,11 @@ func (x *Execution) runTask(ctx context.Context, s *state, raw any, entered time
 	attempts := make([]int, len(s.retry))
 	retryCount := 0
 	for {
-		out, err := x.attemptTask(ctx, s, raw, retryCount, x.contextObject(s, entered, retryCount))
+		attempt := x.attemptTask
+		if s.typ == TypeMap {
+			attempt = x.attemptMap
+		}
+		out, err := attempt(ctx, s, raw, retryCount, x.contextObject(s, entered, retryCount))
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
@@ -664,6 +683,14 @@ func findRetrier(rs []retrier, name string) int {
 // attemptTask runs one attempt of a Task state: input processing, the
 // invocation and its events, and result processing.
 func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCount int, ctxObj any) (any, error) {
+	resource, callback := callbackOf(s.resource)
+	var pending *pendingTask
+	if callback {
+		var token string
+		token, pending = x.register(time.Duration(s.timeoutSeconds) * time.Second)
+		defer x.endPending(pending)
+		ctxObj = withTaskToken(ctxObj, token)
+	}
 	payload, err := taskPayload(s, raw, ctxObj)
 	if err != nil {
 		return nil, err
@@ -675,7 +702,14 @@ func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCou
 	}
 	x.emit(events.scheduled(payload, timeout))
 	x.emit(events.started())
-	result, fail, timedOut := x.invoke(ctx, s, payload, retryCount)
+	result, fail, timedOut := x.invoke(ctx, s, resource, payload, retryCount)
+	if ctx.Err() == nil && fail == nil && callback {
+		x.emit(events.(integrationEvents).submitted(encodeJSON(result)))
+		result, fail, timedOut, err = x.awaitCallback(ctx, s, pending)
+		if err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -692,6 +726,27 @@ func (x *Execution) attemptTask(ctx context.Context, s *state, raw any, retryCou
 		return nil, stateErr(ErrorDataLimitExceeded, "the result of task '%s' is %d bytes, over the limit of %d", s.name, len(output), limits.StepFunctionsPayloadBytes)
 	}
 	return taskOutput(s, raw, result, ctxObj)
+}
+
+// awaitCallback waits for the callback of a task that waits for its token
+// and returns its result, as invoke does.
+func (x *Execution) awaitCallback(ctx context.Context, s *state, p *pendingTask) (result any, fail *StateError, timedOut bool, err error) {
+	out, fail, timedOut, err := x.awaitToken(ctx, p)
+	if err != nil || fail != nil {
+		return nil, fail, timedOut, err
+	}
+	if result, err = decodeJSON([]byte(out)); err != nil {
+		return nil, stateErr(ErrorRuntime, "the callback of task '%s' is not valid JSON: %v", s.name, err), false, nil
+	}
+	return result, nil, false, nil
+}
+
+// endPending ends a callback wait however its task ended: a callback that
+// comes later is refused as TaskDoesNotExist.
+func (x *Execution) endPending(p *pendingTask) {
+	x.mu.Lock()
+	p.ended = true
+	x.mu.Unlock()
 }
 
 // taskPayload is a Task's effective input, its InputPath and Parameters
@@ -717,7 +772,7 @@ func taskPayload(s *state, raw, ctxObj any) (string, error) {
 // decoded, or what fails the attempt: the task's own TimeoutSeconds passed
 // (timedOut), the Invoker's error, or a result that is not JSON. When ctx
 // is done the caller ignores what it returns.
-func (x *Execution) invoke(ctx context.Context, s *state, payload string, retryCount int) (result any, fail *StateError, timedOut bool) {
+func (x *Execution) invoke(ctx context.Context, s *state, resource, payload string, retryCount int) (result any, fail *StateError, timedOut bool) {
 	limit := time.Duration(s.timeoutSeconds) * time.Second
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if s.timeoutSeconds > 0 {
@@ -726,7 +781,7 @@ func (x *Execution) invoke(ctx context.Context, s *state, payload string, retryC
 	defer cancel()
 	began := x.clock.Now()
 	info := TaskInfo{ExecutionARN: x.arn, State: s.name, RetryCount: retryCount}
-	res, err := x.invoker.Invoke(context.WithValue(callCtx, taskInfoKey{}, info), s.resource, json.RawMessage(payload))
+	res, err := x.invoker.Invoke(context.WithValue(callCtx, taskInfoKey{}, info), resource, json.RawMessage(payload))
 	if s.timeoutSeconds > 0 && ctx.Err() == nil &&
 		(errors.Is(callCtx.Err(), context.DeadlineExceeded) || x.clock.Now().Sub(began) > limit) {
 		// Step Functions records a task's own timeout with no cause.

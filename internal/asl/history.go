@@ -39,6 +39,7 @@ const (
 	EventTaskSucceeded EventType = "TaskSucceeded"
 	EventTaskFailed    EventType = "TaskFailed"
 	EventTaskTimedOut  EventType = "TaskTimedOut"
+	EventTaskSubmitted EventType = "TaskSubmitted"
 
 	// Lambda functions named by ARN in Resource.
 	EventLambdaFunctionScheduled EventType = "LambdaFunctionScheduled"
@@ -75,6 +76,13 @@ type Event struct {
 	TaskSucceeded *TaskSucceededDetails `json:"taskSucceededEventDetails,omitempty"`
 	TaskFailed    *TaskErrorDetails     `json:"taskFailedEventDetails,omitempty"`
 	TaskTimedOut  *TaskErrorDetails     `json:"taskTimedOutEventDetails,omitempty"`
+	TaskSubmitted *TaskSucceededDetails `json:"taskSubmittedEventDetails,omitempty"`
+
+	MapStateStarted       *MapStateStartedDetails `json:"mapStateStartedEventDetails,omitempty"`
+	MapIterationStarted   *MapIterationDetails    `json:"mapIterationStartedEventDetails,omitempty"`
+	MapIterationSucceeded *MapIterationDetails    `json:"mapIterationSucceededEventDetails,omitempty"`
+	MapIterationFailed    *MapIterationDetails    `json:"mapIterationFailedEventDetails,omitempty"`
+	MapIterationAborted   *MapIterationDetails    `json:"mapIterationAbortedEventDetails,omitempty"`
 
 	LambdaFunctionScheduled *LambdaScheduledDetails    `json:"lambdaFunctionScheduledEventDetails,omitempty"`
 	LambdaFunctionSucceeded *ExecutionSucceededDetails `json:"lambdaFunctionSucceededEventDetails,omitempty"`
@@ -205,6 +213,7 @@ func (e Event) ToSFN() sfntypes.HistoryEvent {
 	e.stateDetails(&h)
 	e.taskDetails(&h)
 	e.lambdaDetails(&h)
+	e.mapDetails(&h)
 	return h
 }
 
@@ -269,6 +278,11 @@ func (e Event) taskDetails(h *sfntypes.HistoryEvent) {
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
 			Error: str(d.Error), Cause: str(d.Cause)}
 	}
+	if d := e.TaskSubmitted; d != nil {
+		h.TaskSubmittedEventDetails = &sfntypes.TaskSubmittedEventDetails{
+			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
+			Output: str(d.Output), OutputDetails: data()}
+	}
 	if d := e.TaskTimedOut; d != nil {
 		h.TaskTimedOutEventDetails = &sfntypes.TaskTimedOutEventDetails{
 			ResourceType: aws.String(d.ResourceType), Resource: aws.String(d.Resource),
@@ -297,6 +311,23 @@ func (e Event) lambdaDetails(h *sfntypes.HistoryEvent) {
 		x.Error, x.Cause = sfnError(d)
 		h.LambdaFunctionTimedOutEventDetails = x
 	}
+}
+
+// mapDetails sets h's details of a Map state's events.
+func (e Event) mapDetails(h *sfntypes.HistoryEvent) {
+	if d := e.MapStateStarted; d != nil {
+		h.MapStateStartedEventDetails = &sfntypes.MapStateStartedEventDetails{Length: int32(d.Length)}
+	}
+	iteration := func(d *MapIterationDetails) *sfntypes.MapIterationEventDetails {
+		if d == nil {
+			return nil
+		}
+		return &sfntypes.MapIterationEventDetails{Name: aws.String(d.Name), Index: int32(d.Index)}
+	}
+	h.MapIterationStartedEventDetails = iteration(e.MapIterationStarted)
+	h.MapIterationSucceededEventDetails = iteration(e.MapIterationSucceeded)
+	h.MapIterationFailedEventDetails = iteration(e.MapIterationFailed)
+	h.MapIterationAbortedEventDetails = iteration(e.MapIterationAborted)
 }
 
 // ToSFNHistory converts a history to the SDK's events.

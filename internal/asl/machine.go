@@ -22,6 +22,7 @@ const (
 	TypeWait    StateType = "Wait"
 	TypeSucceed StateType = "Succeed"
 	TypeFail    StateType = "Fail"
+	TypeMap     StateType = "Map"
 )
 
 // Limits of the States Language that Parse enforces.
@@ -104,6 +105,8 @@ type state struct {
 
 	errorName, cause     string
 	errorPath, causePath *path
+
+	mapped *mapState
 }
 
 // fields allowed per state type, beyond Type and Comment.
@@ -115,19 +118,27 @@ var allowedFields = map[StateType][]string{
 	TypeWait:    {"Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
 	TypeSucceed: {"InputPath", "OutputPath"},
 	TypeFail:    {"Error", "Cause", "ErrorPath", "CausePath"},
+	TypeMap: {"Next", "End", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath",
+		"ItemSelector", "ItemProcessor", "MaxConcurrency", "Retry", "Catch"},
 }
 
 // unsupportedFields are States Language fields the interpreter refuses with
 // a clearer message than "unknown field".
 var unsupportedFields = map[string]string{
-	"HeartbeatSeconds":     "heartbeats are not supported",
-	"HeartbeatSecondsPath": "heartbeats are not supported",
-	"TimeoutSecondsPath":   "use TimeoutSeconds",
-	"Credentials":          "task credentials are not supported",
-	"Arguments":            "JSONata is not supported",
-	"Output":               "JSONata is not supported",
-	"Assign":               "variables are not supported",
-	"QueryLanguage":        "JSONata is not supported",
+	"HeartbeatSeconds":           "heartbeats are not supported",
+	"HeartbeatSecondsPath":       "heartbeats are not supported",
+	"TimeoutSecondsPath":         "use TimeoutSeconds",
+	"Credentials":                "task credentials are not supported",
+	"Arguments":                  "JSONata is not supported",
+	"Output":                     "JSONata is not supported",
+	"Assign":                     "variables are not supported",
+	"QueryLanguage":              "JSONata is not supported",
+	"Iterator":                   "use ItemProcessor",
+	"ItemReader":                 "distributed Map is not supported",
+	"ItemBatcher":                "distributed Map is not supported",
+	"ResultWriter":               "distributed Map is not supported",
+	"ToleratedFailureCount":      "tolerated failures are not supported",
+	"ToleratedFailurePercentage": "tolerated failures are not supported",
 }
 
 // Parse parses and validates a state machine definition (Amazon States
@@ -162,33 +173,59 @@ func Parse(data []byte) (*Machine, error) {
 	} else if ok {
 		m.timeout = time.Duration(t) * time.Second
 	}
+	if err := m.parseStates(top, "definition"); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, s := range m.all() {
+		if seen[s.name] {
+			return nil, fmt.Errorf("state %q is named twice: a state's name must be unique in the machine, Map processors included", s.name)
+		}
+		seen[s.name] = true
+	}
+	return m, nil
+}
+
+// all returns every state of m, those of its Maps' processors included.
+func (m *Machine) all() []*state {
+	var out []*state
+	for _, name := range m.order {
+		s := m.states[name]
+		out = append(out, s)
+		if s.mapped != nil {
+			out = append(out, s.mapped.processor.all()...)
+		}
+	}
+	return out
+}
+
+// parseStates parses and validates the States of top (a definition, or a
+// Map's ItemProcessor) into m: every state, and the graph from StartAt.
+func (m *Machine) parseStates(top map[string]json.RawMessage, where string) error {
 	raw, ok := top["States"]
 	if !ok {
-		return nil, errors.New("definition: States is required")
+		return fmt.Errorf("%s: States is required", where)
 	}
 	names, err := orderedKeys(raw)
 	if err != nil {
-		return nil, fmt.Errorf("definition: States: %w", err)
+		return fmt.Errorf("%s: States: %w", where, err)
 	}
-	statesObj, err := objectOf(raw, "definition: States")
+	statesObj, err := objectOf(raw, where+": States")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(names) == 0 {
-		return nil, errors.New("definition: States must have at least one state")
+		return fmt.Errorf("%s: States must have at least one state", where)
 	}
 	for _, name := range names {
 		s, err := parseState(name, statesObj[name])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.states[name] = s
 		m.order = append(m.order, name)
 	}
-	if err := m.validateGraph(); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.validateGraph()
 }
 
 // validateGraph checks that every transition names a state and that every
@@ -260,7 +297,7 @@ func parseState(name string, raw json.RawMessage) (*state, error) {
 	s := &state{name: name, typ: StateType(typ)}
 	allowed, ok := allowedFields[s.typ]
 	if !ok {
-		if typ == "Parallel" || typ == "Map" {
+		if typ == "Parallel" {
 			return nil, fmt.Errorf("%s: Type %s is not supported by this interpreter", where, typ)
 		}
 		return nil, fmt.Errorf("%s: unknown Type %q", where, typ)
@@ -306,6 +343,8 @@ func parseState(name string, raw json.RawMessage) (*state, error) {
 		err = s.parseWait(o)
 	case TypeFail:
 		err = s.parseFail(o)
+	case TypeMap:
+		err = s.parseMap(o)
 	}
 	if err != nil {
 		return nil, err
@@ -351,11 +390,19 @@ func (s *state) parseTask(o *fieldSet) error {
 	if s.resource == "" {
 		return fmt.Errorf("%s: Resource must not be empty", o.where)
 	}
+	if _, callback := callbackOf(s.resource); !callback && strings.HasSuffix(s.resource, waitForTaskToken) {
+		return fmt.Errorf("%s: Resource %q: only a service integration (arn:aws:states:::SERVICE:ACTION) can wait for a task token", o.where, s.resource)
+	}
 	if t, ok, err := o.integer("TimeoutSeconds", 1, maxSeconds); err != nil {
 		return err
 	} else if ok {
 		s.timeoutSeconds = t
 	}
+	return s.parseRetryCatch(o)
+}
+
+// parseRetryCatch reads a Task's or a Map's Retry and Catch.
+func (s *state) parseRetryCatch(o *fieldSet) error {
 	if raw, ok := o.m["Retry"]; ok {
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {

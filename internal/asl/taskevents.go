@@ -46,6 +46,13 @@ func (e integrationEvents) scheduled(payload string, timeoutSeconds *int64) Even
 		Parameters: payload, TimeoutInSeconds: timeoutSeconds}}
 }
 
+// submitted is TaskSubmitted: the task's API call was made, and it waits
+// for its token's callback.
+func (e integrationEvents) submitted(output string) Event {
+	return Event{Type: EventTaskSubmitted, TaskSubmitted: &TaskSucceededDetails{
+		ResourceType: e.r.ResourceType, Resource: e.r.Resource, Output: output}}
+}
+
 func (e integrationEvents) started() Event {
 	r := e.r
 	return Event{Type: EventTaskStarted, TaskStarted: &r}

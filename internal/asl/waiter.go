@@ -2,6 +2,8 @@ package asl
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -64,3 +66,116 @@ var (
 	_ Waiter = (*clock.Scaled)(nil)
 	_ Waiter = wallWaiter{}
 )
+
+// ErrAwaitTimedOut is what Await.Wait returns when its limit passed before
+// it was woken.
+var ErrAwaitTimedOut = errors.New("asl: the wait's limit passed before it was woken")
+
+// An Await is one wait for something outside the state being run: a task
+// token's answer, a nested execution's end, the iterations of a Map. Begin
+// it (Awaiter.Await) before whatever will wake it can happen, then Wait.
+type Await interface {
+	// Wake ends the wait as woken, whether or not Wait has begun. Whoever
+	// calls it must itself be busy (a running task, a hold, an execution
+	// that has not yet left), so that on discrete-event time no time passes
+	// between the event and the waiter resuming. It reports false, and
+	// changes nothing, when the wait had already ended.
+	Wake() bool
+	// Wait blocks until the wait is woken (nil), until its limit has
+	// passed in execution time (ErrAwaitTimedOut), or until ctx is done
+	// (ctx's error). While it blocks the caller does not keep time still.
+	Wait(ctx context.Context) error
+}
+
+// An Awaiter is a Waiter that counts who keeps time still (the region's
+// discrete-event scheduler). The interpreter uses its Await and Fork when
+// the Waiter has them, and otherwise waits on channels, passing time for a
+// limit through Wait.
+type Awaiter interface {
+	Waiter
+	// Await begins a wait for an event, ended by its Wake or once limit
+	// (> 0; 0 means none) of execution time has passed.
+	Await(limit time.Duration) Await
+	// Fork counts one more busy participant (a Map iteration) until leave
+	// is called; leave is idempotent.
+	Fork() (leave func())
+}
+
+// awaitOf begins a wait on w: its own when w is an Awaiter, else one on
+// channels.
+func awaitOf(w Waiter, limit time.Duration) Await {
+	if a, ok := w.(Awaiter); ok {
+		return a.Await(limit)
+	}
+	return &chanAwait{w: w, limit: limit, woken: make(chan struct{})}
+}
+
+// forkOf counts a new participant on w when it counts them.
+func forkOf(w Waiter) (leave func()) {
+	if a, ok := w.(Awaiter); ok {
+		return a.Fork()
+	}
+	return func() {}
+}
+
+// chanAwait is an Await for a Waiter that counts no participants: woken
+// through a channel, timed out through the Waiter's Wait. On a
+// VirtualWaiter, whose Wait passes time at once, a wait with a limit that
+// is not woken when Wait begins times out at once: there is no one else
+// whose time it could wait for.
+type chanAwait struct {
+	w     Waiter
+	limit time.Duration
+
+	mu    sync.Mutex
+	ended bool
+	woken chan struct{}
+}
+
+func (a *chanAwait) Wake() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
+	}
+	a.ended = true
+	close(a.woken)
+	return true
+}
+
+func (a *chanAwait) Wait(ctx context.Context) error {
+	select {
+	case <-a.woken:
+		return nil
+	default:
+	}
+	if a.limit <= 0 {
+		select {
+		case <-a.woken:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	timerCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := make(chan error, 1)
+	go func() { timer <- a.w.Wait(timerCtx, a.limit) }()
+	select {
+	case <-a.woken:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-timer:
+		if err != nil {
+			return err
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.ended { // woken as the limit passed
+			return nil
+		}
+		a.ended = true
+		return ErrAwaitTimedOut
+	}
+}
