@@ -162,8 +162,11 @@ type Region struct {
 	startMu sync.Mutex // serialises StartExecution
 	mu      sync.Mutex
 	byName  map[string]*entry
-	order   []*entry // by start, oldest first
-	seq     int64
+	// endWaiters are the tasks awaiting the end of a nested execution, by
+	// its name.
+	endWaiters map[string][]asl.Await
+	order      []*entry // by start, oldest first
+	seq        int64
 
 	callMu  sync.Mutex
 	callIdx int
@@ -534,7 +537,7 @@ func (r *Region) run(name, in string) (*asl.Execution, error) {
 		RoleARN:         r.roleARN(),
 		Clock:           r.clk,
 		Waiter:          r.waiter,
-		Invoker:         TaskInvoker(r.info.FunctionARN, invoke),
+		Invoker:         r.tasks(TaskInvoker(r.info.FunctionARN, invoke)),
 		Observer:        func(ev asl.Event) { r.observe(arn, ev) },
 	})
 	if err != nil {
@@ -565,6 +568,7 @@ func (r *Region) logEnd(x *asl.Execution) {
 	}
 	r.logger.Log(context.Background(), level, "execution ended", "execution", x.ARN(),
 		"status", string(d.Status), "error", d.Error, "cause", failure.Message(d.Cause))
+	r.wakeEnd(d.Name)
 	if r.sched != nil {
 		r.sched.leave()
 	}
@@ -698,6 +702,9 @@ func (r *Region) Stop(arn, errName, cause string) (asl.Description, error) {
 // real deployer against moto through it.
 func TaskInvoker(functionARN string, run Invoke) asl.Invoker {
 	return asl.InvokerFunc(func(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
+		if resource == ResourceLambdaInvoke {
+			return invokeIntegration(ctx, functionARN, run, payload)
+		}
 		if resource != functionARN {
 			return nil, &lambdaError{name: "Lambda.ResourceNotFoundException",
 				msg: fmt.Sprintf("Function not found: %s", resource)}
@@ -711,6 +718,42 @@ func TaskInvoker(functionARN string, run Invoke) asl.Invoker {
 			return nil, &functionError{err: err}
 		}
 		return out, err
+	})
+}
+
+// invokeIntegration runs a lambda:invoke task (Parameters FunctionName and
+// Payload) and returns Lambda Invoke's response as the integration does:
+// {"ExecutedVersion", "Payload", "StatusCode"}.
+func invokeIntegration(ctx context.Context, functionARN string, run Invoke, payload json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		FunctionName string          `json:"FunctionName"`
+		Payload      json.RawMessage `json:"Payload"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, &integrationError{"States.Runtime", fmt.Sprintf("the Parameters of lambda:invoke do not decode: %v", err)}
+	}
+	out, err := TaskInvoker(functionARN, run).Invoke(ctx, p.FunctionName, p.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		out = json.RawMessage("null")
+	}
+	return json.Marshal(struct {
+		ExecutedVersion string          `json:"ExecutedVersion"`
+		Payload         json.RawMessage `json:"Payload"`
+		StatusCode      int             `json:"StatusCode"`
+	}{"$LATEST", out, 200})
+}
+
+// tasks runs the region's nested executions (ResourceStartExecutionSync)
+// and every other task through lambda.
+func (r *Region) tasks(lambda asl.Invoker) asl.Invoker {
+	return asl.InvokerFunc(func(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
+		if resource == ResourceStartExecutionSync {
+			return r.runNested(ctx, payload)
+		}
+		return lambda.Invoke(ctx, resource, payload)
 	})
 }
 

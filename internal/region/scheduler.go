@@ -40,7 +40,7 @@ type scheduler struct {
 }
 
 var (
-	_ asl.Waiter  = (*scheduler)(nil)
+	_ asl.Awaiter = (*scheduler)(nil)
 	_ clock.Clock = (*scheduler)(nil)
 )
 
@@ -49,6 +49,9 @@ type sleeper struct {
 	seq   uint64 // ties broken by arrival, so wake order is deterministic
 	woken chan struct{}
 	index int
+	// await is the Await the sleeper is the limit of, if any: woken by
+	// time, it has timed out.
+	await *await
 }
 
 // newScheduler returns discrete-event time on clk, following wall while
@@ -149,6 +152,95 @@ func (s *scheduler) Bound(ctx context.Context, _ time.Duration) (context.Context
 	return context.WithCancel(ctx)
 }
 
+// Fork counts one more busy participant until leave is called.
+func (s *scheduler) Fork() (leave func()) {
+	s.mu.Lock()
+	s.busy++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(s.leave) }
+}
+
+// Await begins a wait for an event (a task token's callback, a nested
+// execution's end, a Map's iterations): the caller stays busy until it
+// calls Wait, and is busy again from the moment Wake is called or the
+// limit passes.
+func (s *scheduler) Await(limit time.Duration) asl.Await {
+	return &await{s: s, limit: limit, woken: make(chan struct{})}
+}
+
+// await is the scheduler's asl.Await.
+type await struct {
+	s     *scheduler
+	limit time.Duration
+	woken chan struct{}
+	// Guarded by s.mu.
+	waiting, ended, timedOut bool
+	sl                       *sleeper
+}
+
+func (a *await) Wake() bool {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a.ended {
+		return false
+	}
+	a.ended = true
+	if a.waiting {
+		if a.sl != nil {
+			heap.Remove(&s.sleepers, a.sl.index)
+		}
+		s.busy++
+	}
+	close(a.woken)
+	return true
+}
+
+func (a *await) Wait(ctx context.Context) error {
+	s := a.s
+	s.mu.Lock()
+	if a.ended {
+		s.mu.Unlock()
+		return a.result()
+	}
+	a.waiting = true
+	if a.limit > 0 {
+		s.seq++
+		a.sl = &sleeper{at: s.clk.Now().Add(a.limit), seq: s.seq, woken: a.woken, await: a}
+		heap.Push(&s.sleepers, a.sl)
+	}
+	s.busy--
+	s.advanceLocked()
+	s.mu.Unlock()
+	select {
+	case <-a.woken:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return a.result()
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !a.ended {
+			a.ended = true
+			if a.sl != nil {
+				heap.Remove(&s.sleepers, a.sl.index)
+			}
+			s.busy++
+			close(a.woken)
+		}
+		return ctx.Err()
+	}
+}
+
+// result is how the ended wait ended; s.mu is held.
+func (a *await) result() error {
+	if a.timedOut {
+		return asl.ErrAwaitTimedOut
+	}
+	return nil
+}
+
 // advanceLocked moves the clock to the earliest wake-up and wakes the
 // sleepers due, when no participant is busy.
 func (s *scheduler) advanceLocked() {
@@ -160,6 +252,9 @@ func (s *scheduler) advanceLocked() {
 	for len(s.sleepers) > 0 && !s.sleepers[0].at.After(now) {
 		sl := heap.Pop(&s.sleepers).(*sleeper)
 		s.busy++
+		if a := sl.await; a != nil {
+			a.ended, a.timedOut = true, true
+		}
 		close(sl.woken)
 	}
 }

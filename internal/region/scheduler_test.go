@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
 )
 
@@ -165,4 +166,43 @@ func TestSchedulerWallThenWaits(t *testing.T) {
 	assert.Equal(t, epoch0.Add(5*time.Second+time.Minute), s.Now())
 	w.add(2 * time.Second)
 	assert.Equal(t, epoch0.Add(7*time.Second+time.Minute), s.Now())
+}
+
+// TestSchedulerAwait: a participant awaiting an event keeps no time still;
+// a wait with a limit times out once everyone else waits too, at the
+// limit; a Wake by a busy participant makes the awaiter busy at once, so
+// no time passes between the event and the awaiter resuming.
+func TestSchedulerAwait(t *testing.T) {
+	clk := clock.NewVirtual(epoch0)
+	s := newScheduler(clk, nil)
+
+	s.join() // the awaiter
+	timed := s.Await(time.Hour)
+	assert.ErrorIs(t, timed.Wait(context.Background()), asl.ErrAwaitTimedOut)
+	assert.Equal(t, epoch0.Add(time.Hour), clk.Now(), "timed out at its limit")
+	assert.False(t, timed.Wake(), "a wait that timed out cannot be woken")
+
+	woken := s.Await(time.Hour)
+	leave := s.Fork() // the waker, busy
+	errc := make(chan error, 1)
+	go func() { errc <- woken.Wait(context.Background()) }()
+	s.join() // a sleeper that must not wake before the awaiter resumes and leaves
+	slept := make(chan time.Time, 1)
+	go func() {
+		defer s.leave()
+		assert.NoError(t, s.Wait(context.Background(), time.Minute))
+		slept <- clk.Now()
+	}()
+	assert.True(t, woken.Wake())
+	leave()
+	require.NoError(t, <-errc)
+	assert.Equal(t, epoch0.Add(time.Hour), clk.Now(), "woken: the awaiter is busy, no time passed")
+	s.leave() // the awaiter leaves: the sleeper's minute passes
+	assert.Equal(t, epoch0.Add(time.Hour+time.Minute), <-slept)
+
+	early := s.Await(0)
+	assert.True(t, early.Wake(), "woken before it waits")
+	s.join()
+	require.NoError(t, early.Wait(context.Background()))
+	s.leave()
 }

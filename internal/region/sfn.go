@@ -173,6 +173,10 @@ func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
 		out, apiErr = decodeAnd(body, r.apiDescribeStateMachine)
 	case "ListStateMachines":
 		out, apiErr = decodeAnd(body, r.apiListStateMachines)
+	case "SendTaskSuccess":
+		out, apiErr = decodeAnd(body, r.apiSendTaskSuccess)
+	case "SendTaskFailure":
+		out, apiErr = decodeAnd(body, r.apiSendTaskFailure)
 	default:
 		apiErr = apiErrorf(CodeUnknownOperation, "the local region does not serve %s%s", sfnTargetPrefix, op)
 	}
@@ -654,4 +658,29 @@ func (r *Region) apiDescribeStateMachine(in describeStateMachineInput) (any, *AP
 		LoggingConfiguration: r.logging(),
 		TracingConfiguration: tracingConfiguration{Enabled: tuning.StateMachineTracing},
 	}, nil
+}
+
+type sendTaskSuccessInput struct {
+	TaskToken string `json:"taskToken"`
+	Output    string `json:"output"`
+}
+
+func (r *Region) apiSendTaskSuccess(in sendTaskSuccessInput) (any, *APIError) {
+	if err := r.SendTaskSuccess(in.TaskToken, json.RawMessage(in.Output)); err != nil {
+		return nil, asAPIError(err)
+	}
+	return struct{}{}, nil
+}
+
+type sendTaskFailureInput struct {
+	TaskToken string `json:"taskToken"`
+	Error     string `json:"error"`
+	Cause     string `json:"cause"`
+}
+
+func (r *Region) apiSendTaskFailure(in sendTaskFailureInput) (any, *APIError) {
+	if err := r.SendTaskFailure(in.TaskToken, in.Error, in.Cause); err != nil {
+		return nil, asAPIError(err)
+	}
+	return struct{}{}, nil
 }
