@@ -11,6 +11,7 @@
 //	    $.plan is present           -> Plan -> Answered
 //	    $.drift is present          -> Drift -> Answered
 //	    $.reconcile_pass is present -> Reconcile -> Reconciled?
+//	    $.promotion is present      -> Promote -> Gate -> Gated?
 //	    otherwise                   -> Validate
 //	ResourcesValid?, the first rule that holds:
 //	    $.resources.done is not present          -> BadResourcesReport -> ReleaseLock -> FailureClean
@@ -28,6 +29,17 @@
 //	    $.reconcile_pass.wait_seconds is not a number -> BadReconcileReport
 //	    $.reconcile_pass.wait_seconds is negative     -> BadReconcileReport
 //	    otherwise                                     -> WaitForReconcile -> Reconcile
+//	Gated?, the first rule that holds:
+//	    $.gate.done is not present          -> BadGateReport -> FailureClean
+//	    $.gate.done is not a boolean        -> BadGateReport
+//	    $.gate.done is true                 -> Wave -> EndStage -> Promoted? -> Gate
+//	    $.gate.approval is not present      -> BadGateReport
+//	    $.gate.approval is not a boolean    -> BadGateReport
+//	    $.gate.approval is true             -> AwaitApproval -> Gate
+//	    $.gate.wait_seconds is not present  -> BadGateReport
+//	    $.gate.wait_seconds is not a number -> BadGateReport
+//	    $.gate.wait_seconds is negative     -> BadGateReport
+//	    otherwise                           -> WaitForGate -> Gate
 //	Deployed?, the first rule that holds:
 //	    $.deploy.done is not present          -> BadDeployReport -> CleanUpFailure -> CleanedUp?
 //	    $.deploy.done is not a boolean        -> BadDeployReport
@@ -86,6 +98,9 @@
 //	Plan              [BadReleaseError, States.ALL] -> FailureClean
 //	Drift             [BadReleaseError, DeployError, States.ALL] -> FailureClean
 //	Reconcile         [DeployError, States.ALL] -> FailureClean
+//	Promote           [BadReleaseError, States.ALL] -> FailureClean
+//	Gate              [HaltError, States.ALL] -> FailureClean
+//	EndStage          [CleanUpError] -> FailureDirty; [States.ALL] -> FailureClean
 //
 // Every Catch stores the error at $.error. Every task retries the errors
 // of shape's Retry (RetryableError, the Lambda service's transient errors

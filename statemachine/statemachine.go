@@ -81,6 +81,22 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 		states[l.Choice.Name], states[l.Wait.Name], states[l.Bad.Name] = loops[i].choice, loops[i].wait, loops[i].bad
 	}
 
+	choices := make([]sfn.Choice, len(m.Choices))
+	for i, c := range m.Choices {
+		choices[i] = sfn.NewChoice(scope, jsii.String(c.Name), &sfn.ChoiceProps{Comment: jsii.String(c.Comment)})
+		states[c.Name] = choices[i]
+	}
+	callbacks := make([]sfn.CustomState, len(m.Callbacks))
+	for i, c := range m.Callbacks {
+		callbacks[i] = newCallback(scope, fn, c, m.Retry)
+		states[c.Name] = callbacks[i]
+	}
+	waves := make([]waveStates, len(m.Waves))
+	for i, w := range m.Waves {
+		waves[i] = newWave(scope, fn, w, m.Retry)
+		states[w.Name] = waves[i].m
+	}
+
 	var entry sfn.Choice
 	if m.Entry != nil {
 		entry = sfn.NewChoice(scope, jsii.String(m.Entry.Name), &sfn.ChoiceProps{Comment: jsii.String(m.Entry.Comment)})
@@ -106,6 +122,22 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 			entry.When(condition(r), at(r.Next), nil)
 		}
 		entry.Otherwise(at(m.Entry.Default))
+	}
+	for i, c := range m.Choices {
+		for _, r := range c.Rules {
+			choices[i].When(condition(r), at(r.Next), nil)
+		}
+		choices[i].Otherwise(at(c.Default))
+	}
+	for i, c := range m.Callbacks {
+		callbacks[i].Next(at(c.Next))
+		callbacks[i].AddCatch(at(c.Otherwise.Next), &sfn.CatchProps{
+			Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
+	}
+	for i, w := range m.Waves {
+		waves[i].m.Next(at(w.Next))
+		waves[i].m.AddCatch(at(w.Otherwise.Next), &sfn.CatchProps{
+			Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
 	}
 	for i, l := range m.Loops {
 		loops[i].wait.Next(at(l.Wait.Next))

@@ -177,6 +177,11 @@ var handlers = map[string]handler{
 	execution.TaskPlan:              (*Deployer).plan,
 	execution.TaskDrift:             (*Deployer).drift,
 	execution.TaskReconcile:         (*Deployer).reconcile,
+	execution.TaskPromote:           (*Deployer).promote,
+	execution.TaskGate:              (*Deployer).checkGate,
+	execution.TaskRequestApproval:   (*Deployer).requestApproval,
+	execution.TaskStartTarget:       (*Deployer).startTarget,
+	execution.TaskEndStage:          (*Deployer).endStage,
 }
 
 // Invoke runs the task req names and returns its result as JSON: the

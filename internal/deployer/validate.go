@@ -97,8 +97,11 @@ func checkedRelease(raw []byte) (*release.Release, string, error) {
 // consumed; a transient failure to verify it, before.
 func (d *Deployer) consume(ctx context.Context, req execution.Request, r *release.Release) error {
 	caller, idErr := d.verifyIdentity(ctx, r)
-	if r.HealOf != "" { // the reconciler's: no proof, its content checked instead
+	switch {
+	case r.HealOf != "": // the reconciler's: no proof, its content checked instead
 		caller, idErr = "", d.verifyHeal(ctx, r)
+	case r.PromotionOf != "": // a promotion's: its record and content checked instead
+		caller, idErr = d.verifyPromotion(ctx, r)
 	}
 	if failure.IsRetryable(idErr) {
 		return idErr

@@ -31,6 +31,21 @@ const (
 	// drift recorded for each project-config, the fleets of those that
 	// opted in healed.
 	TaskReconcile = "Reconcile"
+	// TaskPromote starts a promotion (PromotionInput): it checks the
+	// request and who made it, and records the promotion.
+	TaskPromote = "Promote"
+	// TaskGate checks the gates of a promotion's next stage (Promotion):
+	// open, waiting for an approval, or how long to wait.
+	TaskGate = "Gate"
+	// TaskRequestApproval records the task token a person's approval
+	// answers (the callback pattern): it runs once per approval wait.
+	TaskRequestApproval = "RequestApproval"
+	// TaskStartTarget makes the release one target of a stage deploys
+	// (a wave's item), for its nested execution.
+	TaskStartTarget = "StartTarget"
+	// TaskEndStage records how each target of the stage's wave ended and
+	// says whether the promotion is done; a failed wave fails it.
+	TaskEndStage = "EndStage"
 )
 
 // Tasks returns every task name in the order a successful deploy runs them,
@@ -40,6 +55,7 @@ func Tasks() []string {
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
 		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
 		TaskPlan, TaskDrift, TaskReconcile,
+		TaskPromote, TaskGate, TaskRequestApproval, TaskStartTarget, TaskEndStage,
 	}
 }
 
@@ -79,6 +95,9 @@ type Request struct {
 	Task      string          `json:"task"`
 	Input     json.RawMessage `json:"input"`
 	Execution Context         `json:"execution"`
+	// TaskToken is $$.Task.Token, for a task of the callback pattern
+	// (RequestApproval).
+	TaskToken string `json:"task_token,omitempty"`
 }
 
 // Context is the part of the Step Functions context object the handlers use.
@@ -487,4 +506,70 @@ type Heal struct {
 	Execution string `json:"execution"`
 	// Why is the drift that called for it.
 	Why string `json:"why"`
+}
+
+// PromotionInput is the input of a promotion's execution: the request as
+// the client stored it (pipeline.Request), under "promotion".
+type PromotionInput struct {
+	Promotion json.RawMessage `json:"promotion"`
+}
+
+// Promotion is a promotion's state document after Promote: which
+// promotion, the stage it is at, and the reports of its tasks. It never
+// carries the pipeline or the release.
+type Promotion struct {
+	ProjectName string `json:"project_name"`
+	// FirstConfig is the config of the pipeline's first stage, under
+	// which the request and the record are kept.
+	FirstConfig   string `json:"first_config"`
+	PromotionID   string `json:"promotion_id"`
+	RequestSHA256 string `json:"request_sha256"`
+	// Stage is the index of the stage the promotion is at.
+	Stage  int `json:"stage"`
+	Stages int `json:"stages"`
+	// Gate is Gate's report on the stage; Targets the wave's items once
+	// it is open (the indexes of the stage's targets).
+	Gate    *Gate `json:"gate,omitempty"`
+	Targets []int `json:"targets,omitempty"`
+	// Wave is the Map's result: each target's nested execution's status.
+	Wave []WaveResult `json:"wave,omitempty"`
+	// End is EndStage's report.
+	End   *StageEnd `json:"end,omitempty"`
+	Error *Error    `json:"error,omitempty"`
+}
+
+// Gate is Gate's report: the stage may deploy (Open), waits for a
+// person's approval (Approval), or waits WaitSeconds and is checked
+// again. Done is Open, for the loop's Choice.
+type Gate struct {
+	Open        bool     `json:"done"`
+	Approval    bool     `json:"approval"`
+	WaitSeconds int      `json:"wait_seconds"`
+	Held        []string `json:"held,omitempty"`
+}
+
+// WaveTarget is a wave's item as StartTarget gets it: the promotion and
+// the index of the target in the stage.
+type WaveTarget struct {
+	Promotion Promotion `json:"promotion"`
+	Target    int       `json:"target"`
+}
+
+// TargetStart is StartTarget's result: the nested execution's name and
+// input (the release, as stored).
+type TargetStart struct {
+	Name    string          `json:"name"`
+	Release json.RawMessage `json:"release"`
+}
+
+// WaveResult is how one target's nested execution ended, as the wave saw
+// it (EndStage reads the deploy's own records).
+type WaveResult struct {
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// StageEnd is EndStage's report: Done when the last stage succeeded.
+type StageEnd struct {
+	Done bool `json:"done"`
 }

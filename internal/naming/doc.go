@@ -61,7 +61,22 @@
 //	                     row, the last one's time
 //	halt                 ferry halt, whenever someone halts; overwritten
 //	assets/<sha256>      the client, before it uploads the release; only if
-//	                     absent, and the write carries the SHA-256
+//	                     absent, and the write carries the SHA-256; the
+//	                     StartTarget state copies a promotion's from the
+//	                     first stage's config
+//	_pipeline.json       ferry pipeline register, by whoever may deploy the
+//	                     config: the one pipeline that may promote into it;
+//	                     overwritten
+//	_promotions/<id>/request.json  ferry pipeline start, under the first
+//	                     stage's config, before it starts the promotion;
+//	                     once
+//	_promotions/<id>/approval.json  ferry pipeline approve, under a stage's
+//	                     config: who approved the promotion into that
+//	                     stage, with its identity proof
+//	_promotions/<id>/halt  ferry pipeline halt, under any stage's config
+//	_promotions/<id>.json  (under _state/) the Promote state, once; then
+//	                     Gate, RequestApproval and EndStage, overwritten:
+//	                     the promotion's record
 //
 // A target environment's asset bucket holds published assets under
 // assets/<project>/<config>/:

@@ -206,6 +206,7 @@ func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
 		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
+		PromotionRecordKey("*", "*", "*"),
 	}
 }
 

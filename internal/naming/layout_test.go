@@ -35,6 +35,15 @@ var keyFuncs = map[string]func() string{
 	"StandbyKey":     func() string { return naming.StandbyKey("<project>", "<config>", "<release_id>") },
 	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
 	"TargetAssetKey": func() string { return naming.TargetAssetKey("<project>", "<config>", "<sha256>") },
+	"PipelineKey":    func() string { return naming.PipelineKey("<project>", "<config>") },
+	"PromotionRequestKey": func() string {
+		return naming.PromotionRequestKey("<project>", "<config>", "<id>")
+	},
+	"ApprovalKey":      func() string { return naming.ApprovalKey("<project>", "<config>", "<id>") },
+	"PromotionHaltKey": func() string { return naming.PromotionHaltKey("<project>", "<config>", "<id>") },
+	"PromotionRecordKey": func() string {
+		return naming.PromotionRecordKey("<project>", "<config>", "<id>")
+	},
 }
 
 // parsePackage returns the package's non-test files.
@@ -134,6 +143,11 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 		{"current", naming.CurrentKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"drift", naming.DriftKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"heal", naming.HealKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
+		{"pipeline", naming.PipelineKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
+		{"promotion request", naming.PromotionRequestKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
+		{"approval", naming.ApprovalKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
+		{"promotion halt", naming.PromotionHaltKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
+		{"promotion record", naming.PromotionRecordKey("org/app", "prod", "p1"), naming.StateConfigPrefix("org/app", "prod")},
 		{"asset", naming.AssetKey("org/app", "prod", "ab"), naming.Prefix("org/app", "prod")},
 		{"release", naming.ReleaseKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
 		{"started", naming.StartedKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},

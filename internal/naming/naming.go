@@ -53,10 +53,15 @@ func ReservedTags() []string {
 //	<project>/<config>/halt                                 a halt marker
 //	<project>/<config>/<release_id>/release.json            the release as uploaded
 //	<project>/<config>/assets/<sha256>                      content-addressed assets
+//	<project>/<config>/_pipeline.json                       the pipeline registered for the config
+//	<project>/<config>/_promotions/<id>/request.json        a promotion's request (under its first stage's config)
+//	<project>/<config>/_promotions/<id>/approval.json       a person's approval of the promotion into the config's stage
+//	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
+//	_state/<project>/<config>/_promotions/<id>.json         a promotion's record (under its first stage's config)
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
@@ -104,6 +109,55 @@ func CurrentKey(project, config string) string { return StateConfigPrefix(projec
 // DriftKey is the key of the record of what the last drift query saw in
 // a project-config: each difference with when it was first seen.
 func DriftKey(project, config string) string { return StateConfigPrefix(project, config) + "drift" }
+
+// PipelineKey is the key of the pipeline registered for a
+// project-config: a promotion deploys the config only through it, so
+// whoever may write the config's prefix decides which pipeline may
+// deploy it, and with which gates.
+func PipelineKey(project, config string) string { return Prefix(project, config) + "_pipeline.json" }
+
+// PromotionPrefix is the prefix of a promotion's client objects under one
+// of its stages' configs: the request (under the first stage's), an
+// approval, a halt marker. A release id starts with a letter or digit,
+// so no release's prefix is under it.
+func PromotionPrefix(project, config, promotionID string) string {
+	return Prefix(project, config) + "_promotions/" + promotionID + "/"
+}
+
+// PromotionRequestKey is the key of a promotion's request, under its
+// first stage's config.
+func PromotionRequestKey(project, firstConfig, promotionID string) string {
+	return PromotionPrefix(project, firstConfig, promotionID) + "request.json"
+}
+
+// ApprovalKey is the key of a person's approval of a promotion into the
+// stage whose target deploys config.
+func ApprovalKey(project, config, promotionID string) string {
+	return PromotionPrefix(project, config, promotionID) + "approval.json"
+}
+
+// PromotionHaltKey is the key of a promotion's halt marker, under any of
+// its stages' configs.
+func PromotionHaltKey(project, config, promotionID string) string {
+	return PromotionPrefix(project, config, promotionID) + "halt"
+}
+
+// PromotionRecordKey is the key of the deployer's record of a promotion,
+// under its first stage's config.
+func PromotionRecordKey(project, firstConfig, promotionID string) string {
+	return StateConfigPrefix(project, firstConfig) + "_promotions/" + promotionID + ".json"
+}
+
+// PromotionRecordPrefix is the prefix of every promotion record whose
+// first stage is config.
+func PromotionRecordPrefix(project, firstConfig string) string {
+	return StateConfigPrefix(project, firstConfig) + "_promotions/"
+}
+
+// PromotionExecutionName is the name of a promotion's execution.
+func PromotionExecutionName(project, firstConfig, promotionID string) string {
+	return ExecutionName(project, firstConfig, promotionID+"-promotion")
+}
 
 // HealKey is the key of the record of the reconciler's heals of a
 // project-config: which release it healed, how often, when last.

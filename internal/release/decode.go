@@ -23,7 +23,7 @@ import (
 // strict: an unknown key, a duplicate key, a value of the wrong type, a
 // nesting deeper than limits.MaxJSONDepth, a file larger than
 // limits.MaxReleaseBytes or a field only the client may set (release_id,
-// created_at, created_by, identity, rollback_of, heal_of, destroy,
+// created_at, created_by, identity, rollback_of, heal_of, promotion_of, destroy,
 // assets.*.sha256, assets.*.size) is a problem naming its JSON path. Malformed JSON is
 // reported with its line and column. The error is a *failure.BadReleaseError listing every problem
 // found. DecodeFile does not apply defaults and does not validate values.
@@ -37,7 +37,7 @@ func Decode(data []byte) (*Release, error) { return decode(data, false) }
 // clientSet lists, per struct type, the JSON fields that only the client
 // may set; a release file must leave them out.
 var clientSet = map[reflect.Type]map[string]bool{
-	reflect.TypeFor[Release](): {"release_id": true, "created_at": true, "created_by": true, "identity": true, "rollback_of": true, "heal_of": true, "destroy": true},
+	reflect.TypeFor[Release](): {"release_id": true, "created_at": true, "created_by": true, "identity": true, "rollback_of": true, "heal_of": true, "promotion_of": true, "destroy": true},
 	reflect.TypeFor[Asset]():   {"sha256": true, "size": true},
 }
 

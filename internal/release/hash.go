@@ -112,13 +112,14 @@ func isEmpty(v any) bool {
 
 // ContentHash is the canonical hash of what r deploys: Hash with the
 // fields that differ between two releases of the same content cleared
-// (release_id, created_at, created_by, identity, rollback_of, heal_of).
+// (release_id, created_at, created_by, identity, rollback_of, heal_of,
+// promotion_of).
 // A rollback or a heal has the content hash of the release it copies.
 func ContentHash(r *Release) (string, error) {
 	if r == nil {
 		return "", fmt.Errorf("canonical encoding: no release")
 	}
 	c := r.Clone()
-	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity, c.RollbackOf, c.HealOf = "", time.Time{}, "", nil, "", ""
+	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity, c.RollbackOf, c.HealOf, c.PromotionOf = "", time.Time{}, "", nil, "", "", ""
 	return Hash(c)
 }

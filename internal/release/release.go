@@ -27,6 +27,13 @@ type Release struct {
 	// accepted at Validate without an identity proof only while HealOf is
 	// what is deployed and the content is exactly its content.
 	HealOf string `json:"heal_of,omitempty"`
+	// PromotionOf is the config of the first stage of the promotion this
+	// release is a stage's deploy of (its release id is the promotion's
+	// id): set by the deployer when a promotion's wave starts, never by a
+	// client, and accepted at Validate without an identity proof only as
+	// the promotion's record says (its starter verified, the stage's gates
+	// held) and with exactly the content the pipeline derives.
+	PromotionOf string `json:"promotion_of,omitempty"`
 	// Destroy makes the release a destroy (ferry destroy, which sets it):
 	// it deploys no service and, like any release at its swap, retires
 	// every group of the project-config, so nothing of it is left

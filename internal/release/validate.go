@@ -136,6 +136,14 @@ func (v *validator) lineage() {
 	default:
 		p.add("reconcile", "must be %q or %q, not %q", ReconcileRecord, ReconcileHeal, r.Reconcile)
 	}
+	if r.PromotionOf != "" {
+		if why := CheckConfigName(r.PromotionOf); why != "" {
+			p.add("promotion_of", "%s", why)
+		}
+		if r.HealOf != "" || r.RollbackOf != "" {
+			p.add("promotion_of", "a promoted release is no heal or rollback")
+		}
+	}
 	for _, f := range []struct{ name, id string }{{"heal_of", r.HealOf}, {"rollback_of", r.RollbackOf}} {
 		if f.id == "" {
 			continue

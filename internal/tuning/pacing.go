@@ -141,3 +141,14 @@ const (
 	CreatedAtMaxAge  = 10 * time.Minute
 	CreatedAtMaxSkew = 2 * time.Minute
 )
+
+// Promotion pacing: how often a promotion's held gate is checked again,
+// and how long it waits for an approval's callback before it checks its
+// gates (and halt markers) again and asks anew.
+const (
+	// GateRecheckSeconds is the wait before a gate held by an alarm or
+	// by a config without the pipeline registered is checked again.
+	GateRecheckSeconds = 60
+	// ApprovalWaitSeconds is the approval callback's TimeoutSeconds.
+	ApprovalWaitSeconds = 3600
+)

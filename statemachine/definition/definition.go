@@ -100,6 +100,24 @@ type State struct {
 	ErrorPath string `json:"ErrorPath,omitempty"`
 	Cause     string `json:"Cause,omitempty"`
 	CausePath string `json:"CausePath,omitempty"`
+
+	// Task and Map: the result's selection.
+	ResultSelector map[string]json.RawMessage `json:"ResultSelector,omitempty"`
+
+	// Map (inline).
+	ItemsPath      string                     `json:"ItemsPath,omitempty"`
+	ItemSelector   map[string]json.RawMessage `json:"ItemSelector,omitempty"`
+	ItemProcessor  *Processor                 `json:"ItemProcessor,omitempty"`
+	MaxConcurrency int                        `json:"MaxConcurrency,omitempty"`
+}
+
+// Processor is a Map state's ItemProcessor: the states each item runs.
+type Processor struct {
+	ProcessorConfig struct {
+		Mode string `json:"Mode"`
+	} `json:"ProcessorConfig"`
+	StartAt string           `json:"StartAt"`
+	States  map[string]State `json:"States"`
 }
 
 // Retrier is one entry of a Task's Retry.
@@ -236,17 +254,48 @@ func ParseBytes(def []byte) (*Machine, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("parse definition: %w", err)
 	}
-	if _, ok := m.States[m.StartAt]; !ok {
-		return nil, fmt.Errorf("parse definition: StartAt %q is not a state", m.StartAt)
+	if err := checkGraph(m.StartAt, m.States); err != nil {
+		return nil, err
 	}
-	for _, name := range m.StateNames() {
-		for _, next := range m.States[name].Successors() {
-			if _, ok := m.States[next]; !ok {
-				return nil, fmt.Errorf("parse definition: state %q transitions to %q, which is not a state", name, next)
+	return &m, nil
+}
+
+// checkGraph checks that startAt and every transition of states (and of
+// their Map processors, each within its own) name a state.
+func checkGraph(startAt string, states map[string]State) error {
+	if _, ok := states[startAt]; !ok {
+		return fmt.Errorf("parse definition: StartAt %q is not a state", startAt)
+	}
+	for _, name := range sortedKeys(states) {
+		for _, next := range states[name].Successors() {
+			if _, ok := states[next]; !ok {
+				return fmt.Errorf("parse definition: state %q transitions to %q, which is not a state", name, next)
+			}
+		}
+		if p := states[name].ItemProcessor; p != nil {
+			if err := checkGraph(p.StartAt, p.States); err != nil {
+				return err
 			}
 		}
 	}
-	return &m, nil
+	return nil
+}
+
+// AllStates returns every state of the machine by name, those of its Map
+// processors included (state names are unique in a machine).
+func (m *Machine) AllStates() map[string]State {
+	out := map[string]State{}
+	var add func(states map[string]State)
+	add = func(states map[string]State) {
+		for name, s := range states {
+			out[name] = s
+			if s.ItemProcessor != nil {
+				add(s.ItemProcessor.States)
+			}
+		}
+	}
+	add(m.States)
+	return out
 }
 
 // StateNames returns the names of the machine's states, sorted.

@@ -24,15 +24,23 @@ func parse(t *testing.T) *Machine {
 	return m
 }
 
+// tasks are the names of the states that invoke the deployer function
+// directly (a Map's processor's included), sorted.
 func tasks(m *Machine) []string {
 	var out []string
-	for _, n := range m.StateNames() {
-		if m.States[n].Type == "Task" {
+	all := m.AllStates()
+	for _, n := range sortedKeys(all) {
+		if all[n].Type == "Task" && all[n].Resource == FunctionARNPlaceholder {
 			out = append(out, n)
 		}
 	}
 	return out
 }
+
+// callbackResource is the Resource of a task that invokes the deployer
+// through the callback pattern (Step Functions Developer Guide, "Wait for
+// a Callback with Task Token").
+const callbackResource = "arn:aws:states:::lambda:invoke.waitForTaskToken"
 
 // reachable returns every state reachable from start, never entering the
 // states in without.
@@ -153,8 +161,9 @@ func TestFailurePaths(t *testing.T) {
 
 func TestEveryTaskCatchesAndRetries(t *testing.T) {
 	m := parse(t)
+	all := m.AllStates()
 	for _, n := range tasks(m) {
-		s := m.States[n]
+		s := all[n]
 		require.NotEmpty(t, s.Catch, "%s has a Catch", n)
 		last := s.Catch[len(s.Catch)-1]
 		assert.Equal(t, []string{"States.ALL"}, last.ErrorEquals, "%s catches States.ALL last, alone", n)
@@ -216,11 +225,24 @@ func TestErrorNamesAreKnown(t *testing.T) {
 
 func TestTasksMatchExecution(t *testing.T) {
 	m := parse(t)
-	want := execution.Tasks()
+	all := m.AllStates()
+	want := slices.DeleteFunc(execution.Tasks(), func(n string) bool { return n == execution.TaskRequestApproval })
 	sort.Strings(want)
-	assert.Equal(t, want, tasks(m), "the Task states are exactly execution.Tasks()")
+	assert.Equal(t, want, tasks(m), "the Task states invoking the deployer are execution.Tasks() but the callback's")
+
+	// The callback invokes the deployer with the same request, and the
+	// task token.
+	approval := all["AwaitApproval"]
+	assert.Equal(t, callbackResource, approval.Resource)
+	assert.JSONEq(t, `"`+FunctionARNPlaceholder+`"`, string(approval.Parameters["FunctionName"]))
+	var payload map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(approval.Parameters["Payload"], &payload))
+	assert.JSONEq(t, `"`+execution.TaskRequestApproval+`"`, string(payload["task"]))
+	assert.JSONEq(t, `"$$.Task.Token"`, string(payload["task_token.$"]))
+	assert.Positive(t, approval.TimeoutSeconds, "an approval's wait is bounded: the gates and halts are checked again")
+
 	for _, n := range tasks(m) {
-		s := m.States[n]
+		s := all[n]
 		assert.Equal(t, FunctionARNPlaceholder, s.Resource, n)
 		assert.JSONEq(t, `"`+n+`"`, string(s.Parameters["task"]), "%s invokes the Lambda with its own name", n)
 		assert.JSONEq(t, `"$"`, string(s.Parameters["input.$"]), n)
@@ -239,9 +261,10 @@ func TestTasksMatchExecution(t *testing.T) {
 func TestStateDocumentPaths(t *testing.T) {
 	m := parse(t)
 	resultPaths := map[string]string{execution.TaskValidate: "$", execution.TaskCheckHealthy: "$.health", execution.TaskNextStep: "$.health"}
+	all := m.AllStates()
 	for _, n := range tasks(m) {
 		got := "$"
-		if p := m.States[n].ResultPath; p != nil {
+		if p := all[n].ResultPath; p != nil {
 			got = *p
 		}
 		want, ok := resultPaths[n]
@@ -312,9 +335,13 @@ func TestRender(t *testing.T) {
 			assert.NotContains(t, string(out), FunctionARNPlaceholder)
 			m, err := ParseBytes(out)
 			require.NoError(t, err)
+			all := m.AllStates()
 			for _, n := range tasks(m) {
-				assert.Equal(t, tt.arn, m.States[n].Resource, n)
+				assert.Equal(t, tt.arn, all[n].Resource, n)
 			}
+			arn, err := json.Marshal(tt.arn)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(arn), string(all["AwaitApproval"].Parameters["FunctionName"]))
 		})
 	}
 	assert.Contains(t, string(JSON()), FunctionARNPlaceholder, "Render does not change the embedded definition")

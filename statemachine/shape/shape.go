@@ -69,6 +69,14 @@ type Machine struct {
 	// Loops are the machine's wait loops, in the order a deploy meets
 	// them: the health checks, then the retirement of the previous groups.
 	Loops []Loop
+	// Choices are the plain Choice states (neither the Entry nor a
+	// loop's).
+	Choices []Choice
+	// Callbacks are the tasks of the callback pattern (a promotion's
+	// approval).
+	Callbacks []Callback
+	// Waves are the Map states (a promotion's stage, deployed at once).
+	Waves []Wave
 	// Ends are the terminal states; no path ends anywhere else.
 	Ends []End
 }
@@ -235,6 +243,21 @@ func (m Machine) Next(name string) string {
 	if t, ok := m.Task(name); ok {
 		return t.Next
 	}
+	for _, c := range m.Choices {
+		if c.Name == name {
+			return c.Default
+		}
+	}
+	for _, c := range m.Callbacks {
+		if c.Name == name {
+			return c.Next
+		}
+	}
+	for _, w := range m.Waves {
+		if w.Name == name {
+			return w.Next
+		}
+	}
 	if m.Entry != nil && name == m.Entry.Name {
 		return m.Entry.Default
 	}
@@ -261,8 +284,31 @@ func (m Machine) Loop(name string) (Loop, bool) {
 	return Loop{}, false
 }
 
-// States returns the name of every state: the Entry, the tasks, each
-// loop's states, the ends.
+// States returns the name of every state at the machine's top level: the
+// Entry, the tasks, each loop's states, the plain Choices, the callbacks,
+// the waves, the ends. A wave's own states are in its ItemProcessor
+// (Wave.States).
+func (w Wave) States() []string { return []string{w.Start.Name, w.Deploy, w.Failed} }
+
+// TaskNames returns the name of every deployer task the machine invokes:
+// its tasks, its callbacks' and its waves' starts.
+func (m Machine) TaskNames() []string {
+	var out []string
+	for _, t := range m.Tasks {
+		out = append(out, t.Name)
+	}
+	for _, c := range m.Callbacks {
+		out = append(out, c.Task)
+	}
+	for _, w := range m.Waves {
+		out = append(out, w.Start.Name)
+	}
+	return out
+}
+
+// States returns the name of every top-level state: the Entry, the tasks,
+// each loop's states, the plain Choices, the callbacks, the waves, the
+// ends.
 func (m Machine) States() []string {
 	var out []string
 	if m.Entry != nil {
@@ -273,6 +319,15 @@ func (m Machine) States() []string {
 	}
 	for _, l := range m.Loops {
 		out = append(out, l.Choice.Name, l.Wait.Name, l.Bad.Name)
+	}
+	for _, c := range m.Choices {
+		out = append(out, c.Name)
+	}
+	for _, c := range m.Callbacks {
+		out = append(out, c.Name)
+	}
+	for _, w := range m.Waves {
+		out = append(out, w.Name)
 	}
 	for _, e := range m.Ends {
 		out = append(out, e.Name)

@@ -23,11 +23,12 @@ func TestStateNamesAreUniqueAndKnown(t *testing.T) {
 		assert.NotEmpty(t, n)
 		assert.NotContains(t, names[:i], n, "state %q is declared twice", n)
 	}
-	var tasks []string
-	for _, task := range m.Tasks {
-		tasks = append(tasks, task.Name)
+	assert.ElementsMatch(t, execution.Tasks(), m.TaskNames(), "the tasks are execution.Tasks()")
+	for _, w := range m.Waves {
+		for _, n := range w.States() {
+			assert.NotContains(t, names, n, "state %q of wave %s is declared twice", n, w.Name)
+		}
 	}
-	assert.Equal(t, execution.Tasks(), tasks, "the tasks are execution.Tasks(), in that order")
 	var ends []string
 	for _, e := range m.Ends {
 		ends = append(ends, e.Name)
