@@ -271,7 +271,7 @@ func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, e
 		return nil, err
 	} else if key != "" {
 		p.rec.Status, p.rec.EndedAt, p.rec.Why = ledger.PromotionHalted, now, "halted by "+key
-		stage.Status, stage.Held, stage.ApprovalToken = ledger.PromotionHalted, nil, ""
+		stage.Status, stage.ApprovalToken = ledger.PromotionHalted, "" // Held says what held it when halted
 		if err := d.ledger.PutPromotion(ctx, st.FirstConfig, p.rec); err != nil {
 			return nil, err
 		}

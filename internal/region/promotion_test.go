@@ -1,0 +1,326 @@
+package region
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/statemachine/shape"
+)
+
+// The promotion scenarios run the real definition's promotion branch with
+// the real handlers on the local region: testdata/pipelines/deploy-test.json
+// (development; staging after a 30 min soak; production in two regions of
+// another account after an hour's soak, its staging alarm clear and a
+// person's approval) promoting the deploy-test release, each stage's
+// targets deployed by nested executions of the machine.
+
+const promotionID = "20260301T120000Z-p1"
+
+// promotion is one promotion scenario: its region, the pipeline, and the
+// approval requests seen (the region held at each until the test acts).
+type promotion struct {
+	r        *Region
+	clk      *clock.Virtual
+	p        *pipeline.Pipeline
+	raw      []byte
+	approval chan func()
+}
+
+// newPromotion starts a region whose Observer holds time still at every
+// approval request (the callback task's TaskSubmitted) and passes the
+// release of that hold to the test; onEvent sees every other event.
+func newPromotion(t *testing.T, onEvent func(r *Region, arn string, ev asl.Event)) *promotion {
+	t.Helper()
+	pr := &promotion{approval: make(chan func(), 4)}
+	var opts Options
+	opts.Observer = func(arn string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			pr.approval <- pr.r.Hold()
+		}
+		if onEvent != nil {
+			onEvent(pr.r, arn, ev)
+		}
+	}
+	pr.r, pr.clk = newTestRegion(t, opts)
+	var err error
+	pr.raw, err = os.ReadFile(filepath.Join("..", "..", "testdata", "pipelines", "deploy-test.json"))
+	require.NoError(t, err)
+	pr.p, err = pipeline.Decode(pr.raw)
+	require.NoError(t, err)
+	return pr
+}
+
+// configs are the configs of every target of the pipeline, stage by
+// stage.
+func (pr *promotion) configs() []string {
+	var out []string
+	for _, s := range pr.p.Stages {
+		for _, tg := range s.Targets {
+			out = append(out, pipeline.TargetConfig(s, tg))
+		}
+	}
+	return out
+}
+
+// register registers the pipeline in configs, as whoever may deploy each
+// does with ferry pipeline register.
+func (pr *promotion) register(t *testing.T, configs ...string) {
+	t.Helper()
+	for _, c := range configs {
+		pr.put(t, naming.PipelineKey(testProject, c), pr.raw)
+	}
+}
+
+func (pr *promotion) put(t *testing.T, key string, body []byte) {
+	t.Helper()
+	_, err := pr.r.S3().PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(pr.r.Bucket()), Key: aws.String(key), Body: bytes.NewReader(body)})
+	require.NoError(t, err)
+}
+
+// addStagingAlarm puts production's gate alarm in staging's account, OK.
+func (pr *promotion) addStagingAlarm(t *testing.T) {
+	t.Helper()
+	_, err := pr.r.World().Clients("111111111111", "us-east-1").CloudWatch.PutMetricAlarm(context.Background(), &cloudwatch.PutMetricAlarmInput{
+		AlarmName: aws.String("coinbase-deploy-test-staging-errors"), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
+		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
+		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: testProject, naming.TagConfigName: "staging"}),
+	})
+	require.NoError(t, err)
+}
+
+// start starts the promotion of the deploy-test release.
+func (pr *promotion) start(t *testing.T) *asl.Execution {
+	t.Helper()
+	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
+	require.NoError(t, err)
+	rel.ConfigName = ""
+	q := &pipeline.Request{PromotionID: promotionID, CreatedAt: pr.clk.Now().Add(-time.Minute).UTC(),
+		CreatedBy: "alice", Pipeline: pr.p, Release: rel}
+	x, err := pr.r.StartPromotion(context.Background(), q)
+	require.NoError(t, err)
+	return x
+}
+
+// record reads the promotion's record.
+func (pr *promotion) record(t *testing.T) ledger.PromotionRecord {
+	t.Helper()
+	rec, found, err := ledger.New(pr.r.S3(), pr.r.Bucket()).GetPromotion(context.Background(), testProject, "development", promotionID)
+	require.NoError(t, err)
+	require.True(t, found)
+	return rec
+}
+
+// approve stores an approval of stage, proved as the local caller,
+// unless a mutation breaks it.
+func (pr *promotion) approve(t *testing.T, stage string, mutate ...func(*pipeline.Approval)) {
+	t.Helper()
+	rec := pr.record(t)
+	a := pipeline.Approval{PromotionID: promotionID, Stage: stage, Digest: rec.Digest, CreatedAt: pr.clk.Now().UTC(), CreatedBy: "bob"}
+	sum, err := a.IdentityHash()
+	require.NoError(t, err)
+	a.Identity, err = pr.r.Signer().Prove(context.Background(), sum)
+	require.NoError(t, err)
+	for _, m := range mutate {
+		m(&a)
+	}
+	body, err := json.Marshal(a)
+	require.NoError(t, err)
+	pr.put(t, naming.ApprovalKey(testProject, stage, promotionID), body)
+}
+
+// token is the approval token the stage's record holds.
+func (pr *promotion) token(t *testing.T, stage int) string {
+	t.Helper()
+	tok := pr.record(t).Stages[stage].ApprovalToken
+	require.NotEmpty(t, tok, "the stage waits for an approval")
+	return tok
+}
+
+func (pr *promotion) wait(t *testing.T, x *asl.Execution) asl.Description {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, x.Wait(ctx), "the promotion ends")
+	return x.Describe()
+}
+
+func (pr *promotion) current(t *testing.T, config string) string {
+	t.Helper()
+	cur, found, err := ledger.New(pr.r.S3(), pr.r.Bucket()).GetCurrent(context.Background(), testProject, config)
+	require.NoError(t, err)
+	if !found {
+		return ""
+	}
+	return cur.ReleaseID
+}
+
+// TestPromotionThroughEveryStage: a promotion deploys development, then
+// staging once its soak is over, then both production targets at once
+// once the soak is over, the alarm clear and a person approved it; an
+// approval of another artifact does not count, and the stage asks again.
+func TestPromotionThroughEveryStage(t *testing.T) {
+	pr := newPromotion(t, nil)
+	pr.register(t, pr.configs()...)
+	pr.addStagingAlarm(t)
+	x := pr.start(t)
+
+	release := <-pr.approval // production waits for its approval
+	rec := pr.record(t)
+	assert.Equal(t, ledger.PromotionApproval, rec.Stages[2].Status)
+	assert.Equal(t, ledger.PromotionSucceeded, rec.Stages[1].Status)
+	pr.approve(t, "production", func(a *pipeline.Approval) { a.Digest = "0123456789ab" })
+	require.NoError(t, pr.r.SendTaskSuccess(pr.token(t, 2), json.RawMessage(`{}`)))
+	release()
+
+	release = <-pr.approval // the approval of another artifact did not count
+	assert.Contains(t, pr.record(t).Stages[2].Held[0], "not this one")
+	pr.approve(t, "production")
+	require.NoError(t, pr.r.SendTaskSuccess(pr.token(t, 2), json.RawMessage(`{}`)))
+	release()
+
+	d := pr.wait(t, x)
+	require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+	rec = pr.record(t)
+	assert.Equal(t, ledger.PromotionSucceeded, rec.Status)
+	assert.Equal(t, "arn:aws:iam::"+pr.r.Info().Account+":user/ferry-local", rec.StartedBy, "the starter, as STS says")
+	assert.Equal(t, rec.StartedBy, rec.Stages[2].ApprovedBy, "the approver, as STS says")
+	for i, s := range rec.Stages {
+		assert.Equal(t, ledger.PromotionSucceeded, s.Status, s.Config)
+		for _, tg := range s.Targets {
+			assert.Equal(t, execution.EndSuccess, tg.Outcome, tg.Config)
+			assert.Equal(t, promotionID, pr.current(t, tg.Config), "%s runs the promotion's release", tg.Config)
+		}
+		if i > 0 {
+			soak := time.Duration(pr.p.Stages[i].Gates.SoakSeconds) * time.Second
+			assert.GreaterOrEqual(t, s.ReleasedAt.Sub(rec.Stages[i-1].EndedAt), soak, "%s waited out its soak", s.Config)
+		}
+	}
+	assert.Len(t, rec.Stages[2].Targets, 2)
+	path := x.Path()
+	for _, s := range []string{execution.TaskPromote, execution.TaskGate, shape.StateWaitForGate, shape.StateAwaitApproval,
+		shape.StateWave, execution.TaskStartTarget, shape.StateDeployTarget, execution.TaskEndStage, shape.StatePromoted, execution.EndSuccess} {
+		assert.Contains(t, path, s)
+	}
+	assert.Equal(t, 3, count(path, shape.StateWave), "one wave a stage")
+	assert.Equal(t, 4, count(path, execution.TaskStartTarget), "one nested deploy a target")
+	assert.NotContains(t, path, shape.StateTargetFailed)
+}
+
+func count(path []string, s string) int {
+	return len(slices.DeleteFunc(slices.Clone(path), func(p string) bool { return p != s }))
+}
+
+// TestPromotionStopsAtAFailedStage: staging's deploy is halted by a
+// person while it runs: it ends FailureClean, the promotion fails clean
+// with it, and production is never deployed.
+func TestPromotionStopsAtAFailedStage(t *testing.T) {
+	staging := naming.ExecutionName(testProject, "staging", promotionID)
+	pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == execution.TaskDeploy && arn == asl.ExecutionARN(r.StateMachineARN(), staging) {
+			_, err := r.S3().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(r.Bucket()),
+				Key: aws.String(naming.HaltKey(testProject, "staging")), Body: bytes.NewReader([]byte("stop"))})
+			assert.NoError(t, err)
+		}
+	})
+	pr.register(t, pr.configs()...)
+	pr.addStagingAlarm(t)
+	x := pr.start(t)
+	d := pr.wait(t, x)
+	assert.Equal(t, asl.StatusFailed, d.Status)
+	assert.Equal(t, "DeployError", d.Error)
+	assert.Contains(t, d.Cause, "staging (FailureClean) did not succeed")
+	assert.Equal(t, execution.EndFailureClean, x.Path()[len(x.Path())-1])
+
+	rec := pr.record(t)
+	assert.Equal(t, ledger.PromotionFailed, rec.Status)
+	assert.Equal(t, ledger.PromotionSucceeded, rec.Stages[0].Status)
+	assert.Equal(t, ledger.PromotionFailed, rec.Stages[1].Status)
+	assert.Equal(t, execution.EndFailureClean, rec.Stages[1].Targets[0].Outcome)
+	assert.Equal(t, ledger.PromotionPending, rec.Stages[2].Status, "production is never reached")
+	assert.Equal(t, promotionID, pr.current(t, "development"))
+	assert.Empty(t, pr.current(t, "staging"))
+	assert.Empty(t, pr.current(t, "production-use1"))
+	assert.Empty(t, pr.current(t, "production-euw1"))
+	assert.Len(t, pr.approval, 0, "no approval was asked")
+}
+
+// TestPromotionHaltedWhileAwaitingApproval: ferry pipeline halt writes
+// the promotion's halt marker and fails the approval's task token: the
+// gates are checked again, the marker ends the promotion clean, and
+// production is never deployed.
+func TestPromotionHaltedWhileAwaitingApproval(t *testing.T) {
+	pr := newPromotion(t, nil)
+	pr.register(t, pr.configs()...)
+	pr.addStagingAlarm(t)
+	x := pr.start(t)
+	release := <-pr.approval
+	pr.put(t, naming.PromotionHaltKey(testProject, "production", promotionID), []byte("no"))
+	require.NoError(t, pr.r.SendTaskFailure(pr.token(t, 2), "ferry.Halted", "halted by a person"))
+	release()
+	d := pr.wait(t, x)
+	assert.Equal(t, asl.StatusFailed, d.Status)
+	assert.Equal(t, "HaltError", d.Error)
+	rec := pr.record(t)
+	assert.Equal(t, ledger.PromotionHalted, rec.Status)
+	assert.Equal(t, ledger.PromotionHalted, rec.Stages[2].Status)
+	assert.Empty(t, pr.current(t, "production-use1"))
+	assert.Equal(t, promotionID, pr.current(t, "staging"))
+}
+
+// TestPromotionNeedsItsPipelineRegistered: a config that does not have
+// the promotion's pipeline registered is never deployed by it: the first
+// stage's refuses the promotion at once; a later stage's holds it (here
+// until a person halts it).
+func TestPromotionNeedsItsPipelineRegistered(t *testing.T) {
+	t.Run("first stage", func(t *testing.T) {
+		pr := newPromotion(t, nil)
+		pr.register(t, "staging", "production-use1", "production-euw1")
+		d := pr.wait(t, pr.start(t))
+		assert.Equal(t, asl.StatusFailed, d.Status)
+		assert.Equal(t, "BadReleaseError", d.Error)
+		assert.Contains(t, d.Cause, "config development has no pipeline registered")
+		assert.Empty(t, pr.current(t, "development"))
+	})
+	t.Run("later stage", func(t *testing.T) {
+		gates := 0
+		pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
+			if ev.StateEntered != nil && ev.StateEntered.Name == shape.StateWaitForGate {
+				if gates++; gates == 40 { // long after staging's soak
+					_, err := r.S3().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(r.Bucket()),
+						Key: aws.String(naming.PromotionHaltKey(testProject, "development", promotionID)), Body: bytes.NewReader(nil)})
+					assert.NoError(t, err)
+				}
+			}
+		})
+		pr.register(t, "development")
+		d := pr.wait(t, pr.start(t))
+		assert.Equal(t, "HaltError", d.Error)
+		rec := pr.record(t)
+		assert.Contains(t, rec.Stages[1].Held[0], "config staging has no pipeline registered")
+		assert.Equal(t, promotionID, pr.current(t, "development"))
+		assert.Empty(t, pr.current(t, "staging"))
+	})
+}
