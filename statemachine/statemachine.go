@@ -2,6 +2,7 @@ package statemachine
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	sfn "github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
@@ -58,7 +59,43 @@ func New(scope constructs.Construct, id string, props *Props) *Deployer {
 		smProps.RemovalPolicy = props.RemovalPolicy
 	}
 	sm := sfn.NewStateMachine(c, jsii.String("StateMachine"), smProps)
+	grantNestedExecutions(c, sm)
 	return &Deployer{Construct: c, StateMachine: sm}
+}
+
+// grantNestedExecutions lets the machine's role run what a promotion's
+// wave runs: executions of the machine itself, waited for with
+// startExecution.sync:2, which Step Functions follows through the managed
+// EventBridge rule StepFunctionsGetEventsForStepFunctionsExecutionRule and
+// stops when the task is cancelled (Step Functions Developer Guide, "IAM
+// policies for AWS Step Functions": StartExecution on the state machine;
+// DescribeExecution and StopExecution on its executions; PutTargets,
+// PutRule and DescribeRule on the rule). A Policy of its own, attached to
+// the role, and not the role's default policy: the state machine depends
+// on that, and naming its own ARN there would be a cycle.
+func grantNestedExecutions(scope constructs.Construct, sm sfn.StateMachine) {
+	str := jsii.String
+	arn := sm.StateMachineArn()
+	name := awscdk.Fn_Select(jsii.Number(6), awscdk.Fn_Split(str(":"), arn, jsii.Number(7)))
+	executions := awscdk.Fn_Join(str(""), &[]*string{
+		str("arn:"), awscdk.Aws_PARTITION(), str(":states:"), awscdk.Aws_REGION(), str(":"), awscdk.Aws_ACCOUNT_ID(),
+		str(":execution:"), name, str(":*"),
+	})
+	rule := awscdk.Fn_Join(str(""), &[]*string{
+		str("arn:"), awscdk.Aws_PARTITION(), str(":events:"), awscdk.Aws_REGION(), str(":"), awscdk.Aws_ACCOUNT_ID(),
+		str(":rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"),
+	})
+	awsiam.NewPolicy(scope, str("NestedExecutions"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{sm.Role()},
+		Statements: &[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Sid: str("StartItself"),
+				Actions: jsii.Strings("states:StartExecution"), Resources: &[]*string{arn}}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Sid: str("FollowItsExecutions"),
+				Actions: jsii.Strings("states:DescribeExecution", "states:StopExecution"), Resources: &[]*string{executions}}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Sid: str("ManagedExecutionRule"),
+				Actions: jsii.Strings("events:PutTargets", "events:PutRule", "events:DescribeRule"), Resources: &[]*string{rule}}),
+		},
+	})
 }
 
 // Chain defines every state of the deploy machine in scope, as

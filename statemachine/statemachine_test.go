@@ -65,6 +65,20 @@ func TestNewWiresTheFunction(t *testing.T) {
 			}),
 		},
 	})
+	// The machine's role may start itself, follow and stop its executions,
+	// and use the managed rule: a promotion's nested executions.
+	sids := map[string]interface{}{}
+	for _, p := range *tmpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) {
+		doc := (*p)["Properties"].(map[string]interface{})["PolicyDocument"].(map[string]interface{})
+		for _, st := range doc["Statement"].([]interface{}) {
+			if sid, ok := st.(map[string]interface{})["Sid"].(string); ok {
+				sids[sid] = st.(map[string]interface{})["Action"]
+			}
+		}
+	}
+	assert.Equal(t, "states:StartExecution", sids["StartItself"])
+	assert.Equal(t, []interface{}{"states:DescribeExecution", "states:StopExecution"}, sids["FollowItsExecutions"])
+	assert.Equal(t, []interface{}{"events:PutTargets", "events:PutRule", "events:DescribeRule"}, sids["ManagedExecutionRule"])
 	// The synthesized definition is the committed one with this function's
 	// ARN in place of the placeholder.
 	fnArn := map[string]interface{}{"Fn::GetAtt": []interface{}{*stack.GetLogicalId(fn.Node().DefaultChild().(awscdk.CfnElement)), "Arn"}}
