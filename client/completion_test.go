@@ -111,7 +111,7 @@ func TestNames(t *testing.T) {
 		{"a flag's value", []string{"status", "--local", "--bucket"}, ""},
 		{"a command without names", []string{"validate", "--local"}, ""},
 		{"help", []string{"help"}, "bootstrap\ncompletion\ndeploy\ndestroy\nfollow\nhalt\nhistory\nlist\nlocal\npipeline\nplan\npromote\nrollback\nschema\nshow\nstatus\nunlock\nvalidate\nversion\nhelp\n"},
-		{"subcommands", []string{"pipeline"}, "validate\nstatus\nrelease\nschema\n"},
+		{"subcommands", []string{"pipeline"}, "validate\nstatus\nrelease\nschema\nregister\nstart\napprove\nhalt\n"},
 		{"after a subcommand", []string{"pipeline", "status"}, ""},
 		{"nothing", nil, ""},
 	}

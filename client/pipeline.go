@@ -27,12 +27,16 @@ type pipelineCommand struct {
 	env      Env
 	deployer deployerFlags
 	asJSON   bool
+	// promotion is the promotion approve and halt act on (default: the
+	// newest); reason is halt's.
+	promotion string
+	reason    string
 }
 
 func (c *pipelineCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "pipeline",
-		args:    "validate PIPELINE [RELEASE] | status PIPELINE | release PIPELINE RELEASE CONFIG | schema",
+		args:    "validate PIPELINE [RELEASE] | status PIPELINE | release PIPELINE RELEASE CONFIG | schema | register PIPELINE | start PIPELINE RELEASE | approve PIPELINE STAGE | halt PIPELINE",
 		summary: "Check a pipeline file, and show a project across its stages",
 		help: `A pipeline file names a project's stages in order: each a config deployed
 to one or more targets (account, region, qualifier) together, with the
@@ -63,6 +67,25 @@ the release is invalid or no target deploys CONFIG.
 
 schema prints the JSON Schema of a pipeline file, for editors.
 
+register writes the pipeline into every config it deploys
+(<project>/<config>/_pipeline.json): a promotion deploys a config only
+through the pipeline registered there, so whoever may deploy a config
+decides which pipeline, with which gates, may promote into it.
+
+start promotes RELEASE through the pipeline without a laptop: it stores
+the request (with your identity proof) under the first stage's config and
+starts a promotion of the deployer's state machine, which deploys each
+stage's targets at once once its gates hold, and stops at the first
+stage that does not succeed. It prints the promotion's id.
+
+approve approves the newest promotion (or --promotion ID) into STAGE: an
+approval with your identity proof, which the deployer counts only for
+that promotion, stage and artifact, and records as who approved.
+
+halt stops the newest promotion (or --promotion ID) cleanly: no stage
+after the one deploying now starts, that stage's deploys roll back, and
+a wait for an approval ends.
+
 --json prints the result as one JSON object.`,
 		exits: []int{exitFailure},
 	}
@@ -71,12 +94,14 @@ schema prints the JSON Schema of a pipeline file, for editors.
 func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.BoolVar(&c.asJSON, "json", false, "print the result as JSON")
+	fs.StringVar(&c.promotion, "promotion", "", "the promotion id approve and halt act on (default: the newest)")
+	fs.StringVar(&c.reason, "reason", "", "why halt halts the promotion")
 }
 
 var _ subcommander = (*pipelineCommand)(nil)
 
 func (c *pipelineCommand) subcommands() []string {
-	return []string{"validate", "status", "release", "schema"}
+	return []string{"validate", "status", "release", "schema", "register", "start", "approve", "halt"}
 }
 
 // Run runs the subcommand args[0].
@@ -92,6 +117,14 @@ func (c *pipelineCommand) Run(ctx context.Context, args []string) error {
 		return commandFailure("pipeline status", exitFailure, c.status(ctx, args[0]))
 	case sub == "release" && len(args) == 3:
 		return commandFailure("pipeline release", exitFailure, c.release(args[0], args[1], args[2]))
+	case sub == "register" && len(args) == 1:
+		return commandFailure("pipeline register", exitFailure, c.register(ctx, args[0]))
+	case sub == "start" && len(args) == 2:
+		return commandFailure("pipeline start", exitFailure, c.start(ctx, args[0], args[1]))
+	case sub == "approve" && len(args) == 2:
+		return commandFailure("pipeline approve", exitFailure, c.approve(ctx, args[0], args[1]))
+	case sub == "halt" && len(args) == 1:
+		return commandFailure("pipeline halt", exitFailure, c.haltPromotion(ctx, args[0]))
 	case sub == "schema" && len(args) == 0:
 		if _, err := c.env.Stdout.Write(pipeline.Schema()); err != nil {
 			return exitSilently(exitFailure)
@@ -308,6 +341,9 @@ type pipelineStatus struct {
 	Pipeline string                 `json:"pipeline"`
 	Project  string                 `json:"project"`
 	Stages   []pipeline.StageStatus `json:"stages"`
+	// Promotion is the newest promotion through the pipeline, as the
+	// deployer records it (its approval tokens left out); nil for none.
+	Promotion *ledger.PromotionRecord `json:"promotion,omitempty"`
 }
 
 func (c *pipelineCommand) status(ctx context.Context, file string) error {
@@ -324,11 +360,42 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		return err
 	}
 	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName, Stages: stages}
+	if ps.Promotion, err = newestPromotion(ctx, d, p); err != nil {
+		return err
+	}
 	if c.asJSON {
 		return writeIndentedJSON(c.env.Stdout, ps)
 	}
 	writePipelineStatus(c.env.Stdout, ps)
 	return nil
+}
+
+// describePromotionStatus is a promotion's status, and why it ended so
+// when it says.
+func describePromotionStatus(rec *ledger.PromotionRecord) string {
+	if rec.Why == "" {
+		return rec.Status
+	}
+	return rec.Status + " (" + rec.Why + ")"
+}
+
+// newestPromotion reads the newest promotion recorded through p, its
+// approval tokens left out; nil for none.
+func newestPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline) (*ledger.PromotionRecord, error) {
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
+	ids, err := l.Promotions(ctx, p.ProjectName, first)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, ids[0])
+	if err != nil || !found {
+		return nil, err
+	}
+	for i := range rec.Stages {
+		rec.Stages[i].ApprovalToken = ""
+	}
+	return &rec, nil
 }
 
 // readPipelineStatus reads what every target of p runs from the
@@ -433,6 +500,20 @@ func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 		}
 	}
 	tw.Flush()
+	if rec := ps.Promotion; rec != nil {
+		fmt.Fprintf(w, "promotion %s of artifact %s, started by %s: %s\n", rec.PromotionID, pipeline.ShortDigest(rec.Digest),
+			firstNonEmpty(rec.StartedBy, rec.StartedByName), describePromotionStatus(rec))
+		for _, st := range rec.Stages {
+			line := "  " + st.Config + ": " + st.Status
+			if st.ApprovedBy != "" {
+				line += ", approved by " + st.ApprovedBy
+			}
+			if len(st.Held) > 0 && st.Status != ledger.PromotionSucceeded {
+				line += " (" + strings.Join(st.Held, "; ") + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 }
 
 // describeLatest is a target's newest release when it is not the one

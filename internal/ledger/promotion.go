@@ -2,7 +2,12 @@ package ledger
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/object"
@@ -115,4 +120,27 @@ func (l *Ledger) GetClientObject(ctx context.Context, key string, limit int) (bo
 func (l *Ledger) PutClientObject(ctx context.Context, key string, body []byte) error {
 	_, err := l.store.Put(ctx, key, body, object.Write{})
 	return err
+}
+
+// Promotions lists the ids of the promotions recorded whose first stage
+// is firstConfig, newest first (ids begin with the time they were made),
+// following every page of the listing.
+func (l *Ledger) Promotions(ctx context.Context, project, firstConfig string) ([]string, error) {
+	prefix := naming.PromotionRecordPrefix(project, firstConfig)
+	var ids []string
+	p := s3.NewListObjectsV2Paginator(l.client, &s3.ListObjectsV2Input{Bucket: aws.String(l.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, l.store.Classify("list "+prefix, err)
+		}
+		for _, obj := range page.Contents {
+			if id, ok := strings.CutSuffix(strings.TrimPrefix(aws.ToString(obj.Key), prefix), ".json"); ok && !strings.Contains(id, "/") {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids, nil
 }

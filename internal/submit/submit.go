@@ -1,6 +1,7 @@
 package submit
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -22,9 +23,11 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -285,4 +288,80 @@ func (d Deployer) StartNamed(ctx context.Context, name string, raw []byte) (stri
 func sameJSON(text string, raw []byte) bool {
 	var a, b any
 	return json.Unmarshal([]byte(text), &a) == nil && json.Unmarshal(raw, &b) == nil && reflect.DeepEqual(a, b)
+}
+
+// Promotion is a promotion request ready to upload: what `ferry pipeline
+// start` stores and starts.
+type Promotion struct {
+	// File is the release file; its assets are next to it.
+	File    string
+	Request *pipeline.Request
+	// Raw is the request's canonical encoding.
+	Raw []byte
+}
+
+// PreparePromotion makes the request to promote base (read from file,
+// its assets hashed) through p: its id, created_at and created_by, checked
+// as the deployer will (pipeline.DecodeRequest), with an identity proof
+// bound to the whole request.
+func PreparePromotion(ctx context.Context, prover Prover, p *pipeline.Pipeline, base *release.Release, file string, now time.Time, by, id string) (*Promotion, error) {
+	if err := HashAssets(base, file); err != nil {
+		return nil, err
+	}
+	q := &pipeline.Request{PromotionID: id, CreatedAt: now.UTC().Truncate(time.Millisecond), CreatedBy: by, Pipeline: p, Release: base}
+	raw, err := q.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	if q, err = pipeline.DecodeRequest(raw); err != nil {
+		return nil, err
+	}
+	sum, err := q.IdentityHash()
+	if err != nil {
+		return nil, err
+	}
+	if q.Identity, err = prover.Prove(ctx, sum); err != nil {
+		return nil, fmt.Errorf("proving who asks (sts:GetCallerIdentity with the submitter's credentials): %w", err)
+	}
+	if raw, err = q.Canonical(); err != nil {
+		return nil, err
+	}
+	return &Promotion{File: file, Request: q, Raw: raw}, nil
+}
+
+// UploadPromotion puts the release's assets under the first stage's
+// config (only those absent), then the request at its
+// naming.PromotionRequestKey, once: the same bytes again are fine.
+func (d Deployer) UploadPromotion(ctx context.Context, pr *Promotion) error {
+	q := pr.Request
+	project, first := q.Pipeline.ProjectName, q.FirstConfig()
+	for _, name := range assetNames(q.Release) {
+		a := q.Release.Assets[name]
+		got, _, _, err := asset.Upload(ctx, d.S3, d.Bucket, project, first, release.AssetPath(pr.File, a))
+		if err != nil {
+			return fmt.Errorf("uploading asset %s: %w", name, err)
+		}
+		if got != a.SHA256 {
+			return fmt.Errorf("asset %s (%s) changed while it was read; start the promotion again", name, a.Path)
+		}
+	}
+	key := naming.PromotionRequestKey(project, first, q.PromotionID)
+	if _, err := d.S3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(d.Bucket), Key: aws.String(key), Body: bytes.NewReader(pr.Raw),
+		ContentLength: aws.Int64(int64(len(pr.Raw))), IfNoneMatch: aws.String("*"),
+	}); err != nil && !cloud.IsPreconditionFailed(err) {
+		return fmt.Errorf("uploading the promotion request: %w", err)
+	}
+	return nil
+}
+
+// StartPromotion starts the promotion's execution and returns its ARN
+// (StartNamed).
+func (d Deployer) StartPromotion(ctx context.Context, pr *Promotion) (string, error) {
+	input, err := json.Marshal(execution.PromotionInput{Promotion: pr.Raw})
+	if err != nil {
+		return "", err
+	}
+	q := pr.Request
+	return d.StartNamed(ctx, naming.PromotionExecutionName(q.Pipeline.ProjectName, q.FirstConfig(), q.PromotionID), input)
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tags"
+)
+
+// addStagingAlarm puts production's gate alarm in staging's account.
+func addStagingAlarm(t *testing.T, tr *testRegion) {
+	t.Helper()
+	_, err := tr.World().Clients("111111111111", "us-east-1").CloudWatch.PutMetricAlarm(t.Context(), &cloudwatch.PutMetricAlarmInput{
+		AlarmName: aws.String("coinbase-deploy-test-staging-errors"), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
+		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
+		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: "coinbase/deploy-test", naming.TagConfigName: "staging"}),
+	})
+	require.NoError(t, err)
+}
+
+var startedExecution = regexp.MustCompile(`started execution (\S+)`)
+
+// startPromotion runs ferry pipeline start and returns the promotion's
+// execution ARN.
+func startPromotion(t *testing.T, tr *testRegion) string {
+	t.Helper()
+	s := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
+	require.Equal(t, exitOK, s.code, "stdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
+	assert.Contains(t, s.stdout, "through 3 stages")
+	m := startedExecution.FindStringSubmatch(s.stdout)
+	require.Len(t, m, 2, s.stdout)
+	return m[1]
+}
+
+func promotionStatus(t *testing.T, tr *testRegion) *ledger.PromotionRecord {
+	t.Helper()
+	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	var ps pipelineStatus
+	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+	require.NotNil(t, ps.Promotion)
+	return ps.Promotion
+}
+
+// TestPipelineStartApproveHalt: promotion without a laptop, driven by the
+// CLI on the local region. register puts the pipeline in every config;
+// start stores the request and starts the promotion, which deploys
+// development, then staging after its soak, and waits for production's
+// approval; approve (as the caller, proved) lets production's two
+// targets deploy. A second promotion, halted while it waits for
+// production's approval, ends halted and deploys nothing more.
+func TestPipelineStartApproveHalt(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	approvals := make(chan func(), 2)
+	observe := func(_ string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			approvals <- tr.Hold()
+		}
+	}
+	tr.observer.Store(&observe)
+
+	unregistered := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
+	require.Equal(t, exitOK, unregistered.code, unregistered.stderr)
+	arn := startedExecution.FindStringSubmatch(unregistered.stdout)[1]
+	d, err := tr.Wait(t.Context(), arn)
+	require.NoError(t, err)
+	assert.Equal(t, "BadReleaseError", d.Error, "a config without the pipeline registered refuses it")
+	assert.Contains(t, d.Cause, "has no pipeline registered")
+
+	reg := tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, reg.code, reg.stderr)
+	assert.Contains(t, reg.stdout, "registered in development, staging, production-use1, production-euw1")
+
+	arn = startPromotion(t, tr)
+	release := <-approvals
+	rec := promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionRunning, rec.Status)
+	assert.Equal(t, []string{ledger.PromotionSucceeded, ledger.PromotionSucceeded, ledger.PromotionApproval},
+		[]string{rec.Stages[0].Status, rec.Stages[1].Status, rec.Stages[2].Status})
+	assert.Empty(t, rec.Stages[2].ApprovalToken, "status shows no token")
+	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	assert.Contains(t, text.stdout, "production: approval (the stage needs a person's approval")
+
+	bad := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "prod")
+	assert.Equal(t, exitFailure, bad.code)
+	assert.Contains(t, bad.stderr, `has no stage "prod"`)
+	ok := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "production")
+	require.Equal(t, exitOK, ok.code, "stdout:\n%s\nstderr:\n%s", ok.stdout, ok.stderr)
+	assert.Contains(t, ok.stdout, "into production approved")
+	release()
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	d, err = tr.Wait(ctx, arn)
+	require.NoError(t, err)
+	require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+	rec = promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionSucceeded, rec.Status)
+	assert.NotEmpty(t, rec.Stages[2].ApprovedBy)
+	for _, s := range rec.Stages {
+		for _, tg := range s.Targets {
+			assert.Equal(t, "Success", tg.Outcome, tg.Config)
+		}
+	}
+
+	tr.clk.Advance(time.Minute) // a second promotion, a new id
+	arn = startPromotion(t, tr)
+	release = <-approvals
+	h := tr.ferry(t, "pipeline", "halt", "--local", "--reason", "not today", deployTestPipeline)
+	require.Equal(t, exitOK, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
+	assert.Contains(t, h.stdout, "halted: no stage after this one deploys")
+	release()
+	d, err = tr.Wait(ctx, arn)
+	require.NoError(t, err)
+	assert.Equal(t, "HaltError", d.Error)
+	rec = promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionHalted, rec.Status)
+	again := tr.ferry(t, "pipeline", "halt", "--local", deployTestPipeline)
+	assert.Contains(t, again.stdout, "is halted already")
+}
