@@ -89,6 +89,25 @@ ended() {
 	grep -qF -- "$1" "$OUT" || die "the last command did not end in $1"
 }
 
+# await_promotion PATTERN WHAT: poll ferry pipeline status until a line
+# matches PATTERN (an extended regular expression; the promotion runs in
+# the deployer, not here), or fail naming WHAT; the last status stays in
+# $OUT.
+await_promotion() {
+	local i
+	printf '%s$ ferry pipeline status --local %s   (until it shows %s)%s\n' "$dim" "$PIPELINE" "$2" "$reset"
+	for ((i = 0; i < ${FERRY_DEMO_PROMOTION_TRIES:-240}; i++)); do
+		"$FERRY" pipeline status --local "$PIPELINE" >"$OUT" 2>&1 || true
+		if grep -qE -- "$1" "$OUT"; then
+			cat "$OUT"
+			return 0
+		fi
+		sleep 0.5
+	done
+	cat "$OUT"
+	die "no sign of $2 in pipeline status"
+}
+
 # released: the release id the last deploy started.
 released() { sed -n 's/^ferry deploy: .* release \([^ ]*\)$/\1/p' "$OUT" | head -n 1; }
 
@@ -269,5 +288,22 @@ done
 expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 [[ $(grep -cE ' promoted$' "$OUT") == 2 ]] || die "pipeline status does not show staging and production promoted"
 grep -qE "^ +euw1: 222222222222 eu-west-1 .* $artifact .* same " "$OUT" || die "production in eu-west-1 does not run the artifact"
+
+step "10. Promotion without a laptop: the deployer runs the pipeline, a person approves production"
+PIPELINE=testdata/pipelines/deploy-test.json
+note "whoever may deploy each config registers the pipeline there: a promotion deploys a config only through it"
+expect 0 pipeline register --local "$PIPELINE"
+note "start stores the request, proved as you, and the deployer's state machine runs it: this laptop may close now"
+expect 0 pipeline start --local "$PIPELINE" testdata/demo/deploy-test-v2.json
+await_promotion "^  production: approval" "production waiting for its approval"
+note "development and staging deployed, their soaks over, staging's alarm clear: production waits for a person"
+expect 0 pipeline approve --local "$PIPELINE" production
+await_promotion "^promotion .*: succeeded$" "the promotion succeeding"
+grep -qE "^  production: succeeded, approved by " "$OUT" || die "pipeline status does not name who approved production"
+note "a release whose canary alarm only development has: staging refuses it, so production is never deployed"
+expect 0 pipeline start --local "$PIPELINE" testdata/demo/deploy-test-canary-alarm.json
+await_promotion "^promotion .*: failed \(" "the promotion failing at staging"
+grep -qF "staging (FailureClean) did not succeed" "$OUT" || die "the promotion did not fail with staging's deploy"
+grep -qF "  production: pending" "$OUT" || die "production was reached after staging failed"
 
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

@@ -56,12 +56,22 @@ var demoAnswers = map[string]string{
 		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m (29m50s left)\n" +
 		"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
 		"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
-		"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n",
+		"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n" +
+		// The promotion chapter polls the same answer: the newest
+		// promotion's lines, as each of its moments shows them.
+		"promotion 20250101T000011Z-abcdef of artifact 3afee55f856b, started by arn:aws:iam::111111111111:user/ferry-local: succeeded\n" +
+		"  production: approval (the stage needs a person's approval: ferry pipeline approve)\n" +
+		"  production: succeeded, approved by arn:aws:iam::111111111111:user/ferry-local\n" +
+		"promotion 20250101T000012Z-abcdef of artifact 43e399823576, started by arn:aws:iam::111111111111:user/ferry-local: failed (deploy: stage staging: staging (FailureClean) did not succeed; the stages after it are not deployed)\n" +
+		"  production: pending\n",
 	"promote":                "3\nferry promote: stage staging is held back:\n  soak: 30m after the stage before's last deploy, 29m50s left\n",
 	"pipeline-release":       "0\n{\"project_name\": \"coinbase/deploy-test\"}\n",
 	"deploy-staging":         "0\nferry deploy: coinbase/deploy-test staging release ID\n  2:50  Success\n",
 	"deploy-production-use1": "0\nferry deploy: coinbase/deploy-test production-use1 release ID\n  2:50  Success\n",
 	"deploy-production-euw1": "0\nferry deploy: coinbase/deploy-test production-euw1 release ID\n  2:50  Success\n",
+	"pipeline-register":      "0\nferry pipeline register: coinbase/deploy-test registered in development, staging, production-use1, production-euw1\n",
+	"pipeline-start":         "0\nferry pipeline start: promotion 20250101T000011Z-abcdef of artifact 3afee55f856b through 3 stages\nstarted execution arn:x\n",
+	"pipeline-approve":       "0\nferry pipeline approve: promotion 20250101T000011Z-abcdef into production approved (artifact 3afee55f856b)\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo
@@ -110,6 +120,13 @@ func TestDemo(t *testing.T) {
 		{"no heal", map[string]string{
 			"follow": "1\nferry follow: no deploy of coinbase/deploy-test development is running\n",
 		}, false, "no heal ran within a minute"},
+		{"the promotion never waited for an approval", map[string]string{
+			"pipeline-status": "0\npipeline coinbase/deploy-test\n  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -  -\n" +
+				"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m (29m50s left)\n" +
+				"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
+				"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
+				"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n",
+		}, false, "no sign of production waiting for its approval"},
 		{"a deploy exits with the wrong code", map[string]string{
 			"deploy-deploy-test-v2": "2\nferry deploy: coinbase/deploy-test development release ID\n  FailureDirty\n",
 		}, false, "exited 2, expected 0"},
@@ -124,7 +141,7 @@ func TestDemo(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
 			}
 			cmd := exec.Command("bash", "demo.sh")
-			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1", "FERRY_DEMO_HEAL_TRIES=2")
+			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1", "FERRY_DEMO_HEAL_TRIES=2", "FERRY_DEMO_PROMOTION_TRIES=2")
 			var out, errOut strings.Builder
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			err := cmd.Run()
