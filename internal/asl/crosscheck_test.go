@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +94,9 @@ func (r crossReport) normalize() crossReport {
 		exits = append(exits, crossExit{e.State, maskStatesCauses(e.Output)})
 	}
 	r.Exits = exits
+	for i, c := range r.Calls {
+		r.Calls[i].Payload = maskToken(c.Payload)
+	}
 	if len(r.Calls) == 0 {
 		r.Calls = nil
 	}
@@ -98,6 +104,24 @@ func (r crossReport) normalize() crossReport {
 		r.Attempts = nil
 	}
 	return r
+}
+
+// maskToken masks the task token of a callback task's payload: each side
+// makes its own (aws-local-stepfunctions makes none; the run gives it one).
+func maskToken(payload any) any {
+	m, ok := payload.(map[string]any)
+	if !ok {
+		return payload
+	}
+	inner, ok := m["Payload"].(map[string]any)
+	if !ok || inner["task_token"] == nil {
+		return payload
+	}
+	out := maps.Clone(m)
+	p := maps.Clone(inner)
+	p["task_token"] = "(a task token)"
+	out["Payload"] = p
+	return out
 }
 
 func maskStatesCauses(v any) any {
@@ -201,6 +225,13 @@ const isFalseBug = "aws-local-stepfunctions never matches an Is* operator whose 
 // of error names call that error States.ParameterPathFailure. This
 // interpreter follows them.
 const parameterPathRuntime = "aws-local-stepfunctions raises States.Runtime for a Parameters path failure"
+
+// mapStartTime: inside a Map's iterations aws-local-stepfunctions 3.0.0
+// gives $$.Execution.StartTime the time the iteration started, where the
+// context object's Execution is the execution's own (Step Functions
+// Developer Guide, "Accessing the Context object": the execution's start
+// time), as this interpreter gives it.
+const mapStartTime = "aws-local-stepfunctions gives $$.Execution.StartTime inside a Map the iteration's start"
 
 func ferryScenarios() []ferryScenario {
 	unhealthy := raw(`{"healthy": false, "next_step": false, "wait_seconds": 5, "services": {}}`)
@@ -358,7 +389,7 @@ func ferryScenarios() []ferryScenario {
 	}
 	nextPage := outcome{Result: raw(`{"reconcile_pass": {"after": "p c", "done": false, "wait_seconds": 0, "checked": 10}}`)}
 	lastPage := outcome{Result: raw(`{"reconcile_pass": {"after": "q c", "done": true, "wait_seconds": 0, "checked": 12}}`)}
-	return append(deploys,
+	return append(append(deploys,
 		ferryScenario{plan("plan answered", []outcome{answered}),
 			endReport{[]string{"Query?", "Plan", "Answered"}, "SUCCEEDED", ""}, ""},
 		ferryScenario{plan("plan of a bad release", []outcome{failWith("BadReleaseError")}),
@@ -374,7 +405,63 @@ func ferryScenarios() []ferryScenario {
 			endReport{[]string{"Query?", "Reconcile", "FailureClean"}, "FAILED", "DeployError"}, ""},
 		ferryScenario{query("drift answered", `{"drift": {"project_name": "p/q", "config_name": "c"}}`, map[string][]outcome{"Drift": {answered}}),
 			endReport{[]string{"Query?", "Drift", "Answered"}, "SUCCEEDED", ""}, ""},
-	)
+	), promotionScenarios()...)
+}
+
+// promotionScenarios script a promotion ({"promotion": request}) of a
+// two-stage pipeline with one target a stage (a Map's iterations run at
+// once, so a wave of two would interleave its calls differently on each
+// side): Gate's loop, the approval's callback, the wave's nested deploy
+// (scripted by its state's name, as every task) and EndStage.
+func promotionScenarios() []ferryScenario {
+	state := func(stage int, extra string) json.RawMessage {
+		return raw(`{"project_name": "p/q", "first_config": "dev", "promotion_id": "p1", "request_sha256": "00", "stage": ` +
+			fmt.Sprint(stage) + `, "stages": 2` + extra + `}`)
+	}
+	open := func(stage int) outcome {
+		return outcome{Result: state(stage, `, "gate": {"done": true, "approval": false, "wait_seconds": 0}, "targets": [0]`)}
+	}
+	soak := outcome{Result: state(1, `, "gate": {"done": false, "approval": false, "wait_seconds": 1800, "held": ["soak"]}`)}
+	approval := outcome{Result: state(1, `, "gate": {"done": false, "approval": true, "wait_seconds": 0, "held": ["approval"]}`)}
+	started := outcome{Result: raw(`{"name": "p_q_dev_p1", "release": {"release_id": "p1", "project_name": "p/q", "config_name": "dev"}}`)}
+	succeeded := outcome{Result: raw(`{"ExecutionArn": "arn:x", "Status": "SUCCEEDED", "Output": {}}`)}
+	moved := outcome{Result: state(1, `, "end": {"done": false}`)}
+	last := outcome{Result: state(1, `, "end": {"done": true}`)}
+	promotion := func(name string, o map[string][]outcome) scenario {
+		outcomes := map[string][]outcome{
+			"Promote": {{Result: state(0, "")}}, "Gate": {open(0), soak, approval, open(1)},
+			"AwaitApproval": {{Result: raw(`{}`)}}, "StartTarget": {started}, "DeployTarget": {succeeded},
+			"EndStage": {moved, last},
+		}
+		maps.Copy(outcomes, o)
+		return scenario{Name: name, Input: raw(`{"promotion": {"promotion_id": "p1"}}`), Outcomes: outcomes}
+	}
+	wave := []string{"Wave", "StartTarget", "DeployTarget", "EndStage", "Promoted?"}
+	first := append([]string{"Query?", "Promote", "Gate", "Gated?"}, wave...)
+	gate := []string{"Gate", "Gated?"}
+	return []ferryScenario{
+		{promotion("promotion through both stages", nil),
+			endReport{slices.Concat(first, gate, []string{"WaitForGate"}, gate, []string{"AwaitApproval"}, gate, wave, []string{"Success"}), "SUCCEEDED", ""}, mapStartTime},
+		// The same, with no soak before the second stage: no time passes,
+		// so both sides agree on every payload.
+		{promotion("promotion with an approval", map[string][]outcome{"Gate": {open(0), approval, open(1)}}),
+			endReport{slices.Concat(first, gate, []string{"AwaitApproval"}, gate, wave, []string{"Success"}), "SUCCEEDED", ""}, ""},
+		{promotion("approval wait times out", map[string][]outcome{"Gate": {open(0), approval, approval, open(1)},
+			"AwaitApproval": {{Error: "States.Timeout"}, {Result: raw(`{}`)}}}),
+			endReport{slices.Concat(first, gate, []string{"AwaitApproval"}, gate, []string{"AwaitApproval"}, gate, wave, []string{"Success"}), "SUCCEEDED", ""}, ""},
+		{promotion("halted while waiting", map[string][]outcome{"Gate": {open(0), approval, failWith("HaltError")},
+			"AwaitApproval": {{Error: "ferry.Halted", Cause: "halted"}}}),
+			endReport{slices.Concat(first, gate, []string{"AwaitApproval", "Gate", "FailureClean"}), "FAILED", "HaltError"}, ""},
+		{promotion("a target's deploy fails", map[string][]outcome{"DeployTarget": {{Error: "States.TaskFailed", Cause: `{"Status": "FAILED"}`}},
+			"EndStage": {failWith("DeployError")}}),
+			endReport{[]string{"Query?", "Promote", "Gate", "Gated?", "Wave", "StartTarget", "DeployTarget", "TargetFailed", "EndStage", "FailureClean"}, "FAILED", "DeployError"}, ""},
+		{promotion("a target's deploy ends dirty", map[string][]outcome{"EndStage": {failWith("CleanUpError")}}),
+			endReport{slices.Concat(first[:len(first)-1], []string{"FailureDirty"}), "FAILED", "CleanUpError"}, ""},
+		{promotion("bad request", map[string][]outcome{"Promote": {failWith("BadReleaseError")}}),
+			endReport{[]string{"Query?", "Promote", "FailureClean"}, "FAILED", "BadReleaseError"}, ""},
+		{promotion("no usable gate report", map[string][]outcome{"Gate": {{Result: state(0, `, "gate": {"done": "yes"}`)}}}),
+			endReport{[]string{"Query?", "Promote", "Gate", "Gated?", "BadGateReport", "FailureClean"}, "FAILED", "InternalError"}, isFalseBug},
+	}
 }
 
 // crossExecutionName names every cross-check execution on both sides.
@@ -385,8 +472,10 @@ func runOurs(t *testing.T, m *Machine, sc scenario) crossReport {
 	t.Helper()
 	c := clock.NewVirtual(t0)
 	inv := newScripted(sc, c)
-	x, err := Run(context.Background(), m, RunOptions{Input: sc.Input, Name: crossExecutionName, Clock: c, Invoker: inv})
+	x, err := Start(context.Background(), m, RunOptions{Input: sc.Input, Name: crossExecutionName, Clock: c, Invoker: inv})
 	require.NoError(t, err)
+	inv.started(x)
+	<-x.Done()
 	d := x.Describe()
 	r := crossReport{Path: x.Path(), Status: string(d.Status), Error: d.Error, Cause: d.Cause, Attempts: map[string]int{}}
 	if d.Status == StatusSucceeded {
@@ -586,17 +675,20 @@ func runNode(t *testing.T, nodeBin, entry string, def []byte, scs []scenario) []
 		ID   string `json:"Id"`
 		Name string `json:"Name"`
 	}
+	type context struct {
+		Execution    execution
+		StateMachine execution
+		StartTime    string
+	}
 	data, err := json.Marshal(struct {
-		Context struct {
-			Execution execution
-			StartTime string
-		} `json:"context"`
+		Context   context    `json:"context"`
 		Scenarios []scenario `json:"scenarios"`
 	}{
-		Context: struct {
-			Execution execution
-			StartTime string
-		}{execution{ExecutionARN(DefaultStateMachineARN, crossExecutionName), crossExecutionName}, formatTime(t0)},
+		Context: context{
+			execution{ExecutionARN(DefaultStateMachineARN, crossExecutionName), crossExecutionName},
+			execution{DefaultStateMachineARN, DefaultStateMachineARN[strings.LastIndex(DefaultStateMachineARN, ":")+1:]},
+			formatTime(t0),
+		},
 		Scenarios: scs,
 	})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -63,13 +64,56 @@ type scripted struct {
 	mu    sync.Mutex
 	calls map[string]int
 	log   []invocation
+	// x is the execution, for the callbacks of tasks that wait for their
+	// token (set by started before any task runs).
+	x     *Execution
+	ready chan struct{}
 }
 
 func newScripted(sc scenario, c *clock.Virtual) *scripted {
-	return &scripted{sc: sc, clock: c, calls: map[string]int{}}
+	return &scripted{sc: sc, clock: c, calls: map[string]int{}, ready: make(chan struct{})}
 }
 
-func (s *scripted) Invoke(ctx context.Context, _ string, payload json.RawMessage) (json.RawMessage, error) {
+// started gives the scripted invoker its execution, for callbacks.
+func (s *scripted) started(x *Execution) {
+	s.x = x
+	close(s.ready)
+}
+
+// callbackToken is the task token in a callback task's payload (ferry's
+// AwaitApproval sends it as Payload.task_token), "" for any other task.
+func callbackToken(payload json.RawMessage) string {
+	var p struct {
+		Payload struct {
+			TaskToken string `json:"task_token"`
+		}
+	}
+	_ = json.Unmarshal(payload, &p)
+	return p.Payload.TaskToken
+}
+
+// Invoke answers a task with its next outcome. A callback task (its
+// payload carries a task token) is answered through the token, as a
+// callback's worker does: its invocation returns at once and the outcome
+// goes to SendTaskSuccess or SendTaskFailure.
+func (s *scripted) Invoke(ctx context.Context, resource string, payload json.RawMessage) (json.RawMessage, error) {
+	out, err := s.outcome(ctx, payload)
+	token := callbackToken(payload)
+	if token == "" {
+		return out, err
+	}
+	<-s.ready
+	if err != nil {
+		var named namedErr
+		if !errors.As(err, &named) {
+			return nil, err
+		}
+		return json.RawMessage(`{"StatusCode": 200}`), s.x.SendTaskFailure(token, named.name, named.cause)
+	}
+	return json.RawMessage(`{"StatusCode": 200}`), s.x.SendTaskSuccess(token, out)
+}
+
+func (s *scripted) outcome(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	info, ok := TaskFromContext(ctx)
 	if !ok {
 		return nil, fmt.Errorf("no task info in context")

@@ -6,7 +6,8 @@
 // usage: node crosscheck.mjs <aws-local-stepfunctions ESM entry> <definition.json> <run.json>
 //
 // run.json is {"context": {"Execution": {"Id": ..., "Name": ...},
-// "StartTime": "<RFC 3339>"}, "scenarios": [...]}; the scenarios run one
+// "StateMachine": {"Id": ..., "Name": ...}, "StartTime": "<RFC 3339>"},
+// "scenarios": [...]}; the scenarios run one
 // after the other. A scenario is {"input": <execution input>, "outcomes":
 // {"<Task state>": [<outcome>, ...]}}. Each invocation of
 // a Task state takes the next outcome of its list (the last one repeats):
@@ -164,18 +165,32 @@ async function runScenario(scenario) {
     return o.result;
   }
 
+  // Every Task state, those of a Map's ItemProcessor included (the
+  // overrides apply inside a Map's iterations too). A callback task (its
+  // Resource ends in .waitForTaskToken) is answered by its handler's
+  // result, as the Go side answers it with SendTaskSuccess.
   const taskResourceLocalHandlers = {};
-  for (const [name, state] of Object.entries(definition.States)) {
-    if (state.Type === 'Task') {
-      taskResourceLocalHandlers[name] = async (payload) => outcome(name, payload);
+  const addTasks = (states) => {
+    for (const [name, state] of Object.entries(states)) {
+      if (state.Type === 'Task') {
+        taskResourceLocalHandlers[name] = async (payload) => outcome(name, payload);
+      }
+      if (state.ItemProcessor) {
+        addTasks(state.ItemProcessor.States);
+      }
     }
-  }
+  };
+  addTasks(definition.States);
 
   const execution = machine.run(scenario.input ?? {}, {
     overrides: { taskResourceLocalHandlers },
     context: {
       Execution: run.context.Execution,
+      StateMachine: run.context.StateMachine,
       State: { RetryCount: RETRY_COUNT_MARKER },
+      // aws-local-stepfunctions 3.0.0 makes no task tokens: $$.Task.Token
+      // is given here; both sides' reports mask every token.
+      Task: { Token: 'crosscheck-task-token' },
     },
   });
 
