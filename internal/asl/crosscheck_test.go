@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
