@@ -250,13 +250,20 @@ func TestWorldAlarmAtATime(t *testing.T) {
 }
 
 // TestDemoWorldIsDeployTestsAndMore: the demo's world is the deploy-test
-// world with a build that errors once it serves (the AMI ubuntu-5xx) and
-// the team's alarm on it, and nothing else: the two cannot drift apart.
+// world with a build that errors once it serves (the AMI ubuntu-5xx), the
+// team's alarm on it, the promotion chapter's two alarms, and nothing
+// else: the two cannot drift apart.
 func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	demo, base := loadWorld(t, "demo.json"), loadWorld(t, "deploy-test.json")
 	r := &demo.Accounts[0].Regions[0]
-	require.Len(t, r.Alarms, 1)
+	require.Len(t, r.Alarms, 3)
 	assert.Equal(t, "ubuntu-5xx", r.Alarms[0].Image)
+	// The promotion chapter's alarms: development's canary alarm, which
+	// staging lacks, and production's gate alarm in staging; neither
+	// fires within the demo (a week in).
+	for _, a := range r.Alarms[1:] {
+		assert.Equal(t, 7*24*60, a.AtMinutes, a.Name)
+	}
 	require.Equal(t, []string{"ubuntu-5xx", "ubuntu-worker"}, []string{r.AMIs[len(r.AMIs)-2].Name, r.AMIs[len(r.AMIs)-1].Name})
 	assert.Equal(t, sim.Worker, r.AMIs[len(r.AMIs)-1].Behavior, "the demo's worker finishes its job in its termination hook")
 	r.Alarms, r.AMIs = nil, r.AMIs[:len(r.AMIs)-2]
