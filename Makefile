@@ -58,9 +58,10 @@ fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each
 	$(GO) test -run='^$$' -fuzz='^FuzzFollowHistory$$' -fuzztime=$(FUZZTIME) ./client
 
 .PHONY: reliability
-reliability: ## Run the full fault-injection matrix (every call index x every fault kind) of a deploy and of a destroy; fails on a violation
+reliability: ## Run the full fault-injection matrix (every call index x every fault kind) of a deploy, of a destroy and of a promotion's own tasks; fails on a violation
 	$(GO) run ./internal/reliability/cmd
 	$(GO) run ./internal/reliability/cmd -destroy
+	$(GO) run ./internal/reliability/cmd -promotion
 
 .PHONY: conformance
 conformance: ## Run the conformance suite: the real deployer and state machine against moto_server over HTTP (skipped without moto)

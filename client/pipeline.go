@@ -13,6 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/ledger"
@@ -394,6 +398,19 @@ func newestPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline) (*l
 	}
 	for i := range rec.Stages {
 		rec.Stages[i].ApprovalToken = ""
+	}
+	if rec.Status == ledger.PromotionRunning && rec.Execution != "" {
+		// A promotion whose last write failed (S3 refused it) ended
+		// without its record saying so: its execution says how.
+		out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(rec.Execution)})
+		if err != nil {
+			return nil, fmt.Errorf("reading promotion %s's execution: %w", rec.PromotionID, err)
+		}
+		if out.Status != sfntypes.ExecutionStatusRunning {
+			rec.Status = "ended"
+			rec.Why = fmt.Sprintf("its execution ended %s (%s) before its record said so", out.Status,
+				firstNonEmpty(strings.TrimSpace(aws.ToString(out.Error)+": "+failure.Message(aws.ToString(out.Cause))), "no error"))
+		}
 	}
 	return &rec, nil
 }

@@ -131,4 +131,13 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 	assert.Equal(t, ledger.PromotionHalted, rec.Status)
 	again := tr.ferry(t, "pipeline", "halt", "--local", deployTestPipeline)
 	assert.Contains(t, again.stdout, "is halted already")
+
+	// A record whose last write S3 refused still says running after its
+	// execution ended: status says how the execution ended.
+	stale := *rec
+	stale.Status = ledger.PromotionRunning
+	require.NoError(t, ledger.New(tr.S3(), tr.Bucket()).PutPromotion(t.Context(), "development", stale))
+	rec = promotionStatus(t, tr)
+	assert.Equal(t, "ended", rec.Status)
+	assert.Contains(t, rec.Why, "its execution ended FAILED (HaltError")
 }

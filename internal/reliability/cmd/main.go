@@ -25,6 +25,7 @@ func main() {
 	calls := flag.Bool("calls", false, "also print the base runs' calls")
 	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole matrix")
 	destroy := flag.Bool("destroy", false, "inject into a destroy of the reference's config instead of its next release")
+	promotion := flag.Bool("promotion", false, "run the promotion matrix (faults in a promotion's own tasks) instead")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -36,6 +37,18 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *promotion {
+		m, err := reliability.RunPromotionMatrix(ctx, dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reliability:", err)
+			os.Exit(2)
+		}
+		m.Report(os.Stdout)
+		if len(m.Violations()) > 0 {
+			os.Exit(1)
+		}
+		return
 	}
 	reference, what := reliability.Reference, "reference deploy: "+reliability.ReferenceNext
 	if *destroy {
