@@ -105,7 +105,27 @@ func attacks() []attack {
 	const cfg = "development"
 
 	schedule := session(scheduleARN, "schedule", nil, "reconcile-schedule")
+	machine := session(smRoleARN, "execution", nil, "statemachine")
+	otherMachine := "arn:aws:states:" + awsRegion + ":" + deployerAccount + ":stateMachine:payroll"
 	return []attack{
+		// The state machine's role runs nested executions of itself only.
+		a("the state machine's role starts another state machine", func(*policies) evalCase {
+			return machine.request("", "", "states:StartExecution", otherMachine, "", nil)
+		}),
+		a("the state machine's role stops another state machine's execution", func(*policies) evalCase {
+			return machine.request("", "", "states:StopExecution", strings.Replace(otherMachine, ":stateMachine:", ":execution:", 1)+":run", "", nil)
+		}),
+		a("the state machine's role changes another EventBridge rule", func(*policies) evalCase {
+			return machine.request("", "", "events:PutTargets", "arn:aws:events:"+awsRegion+":"+deployerAccount+":rule/payroll-nightly", "", nil)
+		}),
+		a("the state machine's role writes a promotion record", func(p *policies) evalCase {
+			return machine.request("", "", "s3:PutObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
+		}),
+		// A promotion's record is the deployer's: a client forging one
+		// could make Validate accept a promoted release.
+		a("a developer forges a promotion's record", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
+		}),
 		// The reconcile schedule's role starts executions, and nothing else.
 		a("the reconcile schedule's role invokes the deployer function", func(p *policies) evalCase {
 			return schedule.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)

@@ -204,6 +204,17 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	// client and an operator do what ferry's client does.
 	sm := session(smRoleARN, "execution", nil, "statemachine")
 	add(sm.request("", "the state machine invokes the deployer", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil))
+	// A promotion's wave runs nested executions of the machine itself
+	// (startExecution.sync:2): Step Functions starts, follows and stops
+	// them, and uses its managed rule, as the state machine's role.
+	execution := strings.Replace(p.smARN, ":stateMachine:", ":execution:", 1) + ":coinbase_deploy-test_staging_p1"
+	add(sm.request("", "a promotion's wave starts a nested deploy", "states:StartExecution", p.smARN, "", nil))
+	add(sm.request("", "a promotion's wave follows a nested deploy", "states:DescribeExecution", execution, "", nil))
+	add(sm.request("", "a promotion's wave stops a nested deploy when cancelled", "states:StopExecution", execution, "", nil))
+	managedRule := "arn:aws:events:" + awsRegion + ":" + deployerAccount + ":rule/StepFunctionsGetEventsForStepFunctionsExecutionRule"
+	for _, action := range []string{"events:PutTargets", "events:PutRule", "events:DescribeRule"} {
+		add(sm.request("", "a promotion's wave uses the managed rule ("+action+")", action, managedRule, "", nil))
+	}
 	sched := session(scheduleARN, "schedule", nil, "reconcile-schedule")
 	add(sched.request("", "the schedule starts a reconcile pass", "states:StartExecution", p.smARN, "", nil))
 	fn := session(lambdaRoleARN, "deployer", nil, "lambda")
@@ -225,6 +236,11 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(dev.request("", "ferry status reads the lock", "s3:GetObject", obj(naming.LockKey(project, "development")), "deployer-bucket", nil))
 	add(dev.request("", "ferry status reads an outcome", "s3:GetObject", obj(naming.OutcomeKey(project, "development", "r9")), "deployer-bucket", nil))
 	add(dev.request("", "ferry deploy starts the execution", "states:StartExecution", p.smARN, "", nil))
+	add(dev.request("", "ferry pipeline register writes the pipeline into a config", "s3:PutObject", obj(naming.PipelineKey(project, "staging")), "deployer-bucket", nil))
+	add(dev.request("", "ferry pipeline start stores the request", "s3:PutObject", obj(naming.PromotionRequestKey(project, "development", "p1")), "deployer-bucket", once))
+	add(dev.request("", "ferry pipeline approve stores an approval", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
+	add(dev.request("", "ferry pipeline halt writes the promotion's halt marker", "s3:PutObject", obj(naming.PromotionHaltKey(project, "development", "p1")), "deployer-bucket", nil))
+	add(dev.request("", "ferry pipeline status reads a promotion's record", "s3:GetObject", obj(naming.PromotionRecordKey(project, "development", "p1")), "deployer-bucket", nil))
 	op := session(operatorARN, "bob", nil, "admin")
 	add(op.request("", "ferry unlock deletes a lock", "s3:DeleteObject", obj(naming.LockKey(project, "development")), "deployer-bucket", nil))
 	return out, len(calls) + len(s3calls)

@@ -120,7 +120,9 @@ func ferryPolicies(t *testing.T) *policies {
 			p.docs["lambda"] = pol["PolicyDocument"]
 			p.addStatements(t, "lambda", pol["PolicyDocument"])
 		case strings.Contains(roles, naming.StateMachineRoleName(awsRegion)):
-			p.docs["statemachine"] = pol["PolicyDocument"]
+			// The role has two policies: its default one (invoke the
+			// function) and the nested executions'; IAM grants their union.
+			p.docs["statemachine"] = mergePolicies(p.docs["statemachine"], pol["PolicyDocument"])
 			p.addStatements(t, "state machine", pol["PolicyDocument"])
 		case strings.Contains(roles, naming.ReconcileScheduleRoleName(awsRegion)):
 			p.docs["reconcile-schedule"] = pol["PolicyDocument"]
@@ -206,4 +208,24 @@ func readmeSCP(t *testing.T) any {
 	var scp any
 	require.NoError(t, json.Unmarshal(m[1], &scp), "the README's SCP is not JSON")
 	return scp
+}
+
+// mergePolicies is one policy document with the statements of a (nil:
+// none) and b.
+func mergePolicies(a, b any) any {
+	statements := func(doc any) []any {
+		m, _ := doc.(map[string]any)
+		if m == nil {
+			return nil
+		}
+		switch st := m["Statement"].(type) {
+		case []any:
+			return st
+		case nil:
+			return nil
+		default:
+			return []any{st}
+		}
+	}
+	return map[string]any{"Version": "2012-10-17", "Statement": append(statements(a), statements(b)...)}
 }

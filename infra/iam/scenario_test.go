@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/deployer"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
@@ -184,7 +187,46 @@ func scenario(t *testing.T) ([]sim.Call, []s3Call) {
 		rel.Services["web"].SecurityGroups = []string{"ec2::coinbase/deploy-test::production"}
 		rel.Services["web"].ELBs, rel.Services["web"].TargetGroups = nil, nil
 	})
+	promote(t, r, clk, conf)
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	return r.World().CallLog(), append([]s3Call(nil), log.calls...)
+}
+
+// promotionPipeline is the scenario's pipeline: development, then staging.
+const promotionPipeline = `{"project_name": "coinbase/deploy-test", "stages": [
+  {"config_name": "development", "targets": [{"account_id": "111111111111", "region": "us-east-1"}]},
+  {"config_name": "staging", "targets": [{"account_id": "111111111111", "region": "us-east-1"}],
+   "overrides": {"services": {"web": {
+     "security_groups": ["ec2::coinbase/deploy-test::{{CONFIG_NAME}}"],
+     "elbs": ["cdt-{{CONFIG_NAME}}-web"], "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
+     "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"}}}}]}`
+
+// promote promotes the deploy-test release, with an asset, through
+// development and staging: the promotion's own calls (its request, its
+// record, the pipeline registered, the releases and the asset it copies to
+// staging) join the recorded ones.
+func promote(t *testing.T, r *region.Region, clk *clock.Virtual, conf string) {
+	t.Helper()
+	ctx := t.Context()
+	p, err := pipeline.Decode([]byte(promotionPipeline))
+	require.NoError(t, err)
+	for _, config := range []string{"development", "staging"} {
+		_, err := r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(r.Bucket()),
+			Key: aws.String(naming.PipelineKey(project, config)), Body: strings.NewReader(promotionPipeline)})
+		require.NoError(t, err)
+	}
+	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
+	require.NoError(t, err)
+	rel.ConfigName = ""
+	sum, size, _, err := asset.Upload(ctx, r.S3(), r.Bucket(), project, "development", conf)
+	require.NoError(t, err)
+	rel.Assets = map[string]*release.Asset{"conf": {Path: "app.conf", SHA256: sum, Size: size}}
+	x, err := r.StartPromotion(ctx, &pipeline.Request{PromotionID: "r-promotion", CreatedAt: clk.Now().Add(-time.Minute).UTC(),
+		CreatedBy: "alice", Pipeline: p, Release: rel})
+	require.NoError(t, err)
+	require.NoError(t, x.Wait(ctx))
+	path := x.Path()
+	d := x.Describe()
+	require.Equal(t, execution.EndSuccess, path[len(path)-1], "the promotion: %s %s", d.Error, d.Cause)
 }
