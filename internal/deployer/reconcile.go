@@ -211,6 +211,7 @@ func (d *Deployer) startHeal(ctx context.Context, r *release.Release, rec *ledge
 	h := r.Clone()
 	h.ReleaseID = now.UTC().Format("20060102T150405Z") + "-heal"
 	h.CreatedAt, h.CreatedBy, h.Identity, h.RollbackOf, h.HealOf = now.UTC().Truncate(time.Millisecond), Reconciler, nil, "", r.ReleaseID
+	h.PromotionOf = "" // a heal is the reconciler's release, not the promotion's
 	raw, err := release.Canonical(h)
 	if err != nil {
 		return execution.Heal{}, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,10 +51,13 @@ type promotion struct {
 // newPromotion starts a region whose Observer holds time still at every
 // approval request (the callback task's TaskSubmitted) and passes the
 // release of that hold to the test; onEvent sees every other event.
-func newPromotion(t *testing.T, onEvent func(r *Region, arn string, ev asl.Event)) *promotion {
+func newPromotion(t *testing.T, onEvent func(r *Region, arn string, ev asl.Event), options ...func(*Options)) *promotion {
 	t.Helper()
 	pr := &promotion{approval: make(chan func(), 4)}
 	var opts Options
+	for _, o := range options {
+		o(&opts)
+	}
 	opts.Observer = func(arn string, ev asl.Event) {
 		if ev.Type == asl.EventTaskSubmitted {
 			pr.approval <- pr.r.Hold()
@@ -111,12 +115,16 @@ func (pr *promotion) addStagingAlarm(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// start starts the promotion of the deploy-test release.
-func (pr *promotion) start(t *testing.T) *asl.Execution {
+// start starts the promotion of the deploy-test release, changed by
+// mutate.
+func (pr *promotion) start(t *testing.T, mutate ...func(*release.Release)) *asl.Execution {
 	t.Helper()
 	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
 	require.NoError(t, err)
 	rel.ConfigName = ""
+	for _, m := range mutate {
+		m(rel)
+	}
 	q := &pipeline.Request{PromotionID: promotionID, CreatedAt: pr.clk.Now().Add(-time.Minute).UTC(),
 		CreatedBy: "alice", Pipeline: pr.p, Release: rel}
 	x, err := pr.r.StartPromotion(context.Background(), q)
@@ -323,4 +331,41 @@ func TestPromotionNeedsItsPipelineRegistered(t *testing.T) {
 		assert.Equal(t, promotionID, pr.current(t, "development"))
 		assert.Empty(t, pr.current(t, "staging"))
 	})
+}
+
+// TestPromotedReleaseIsHealed: a promoted release that opted into heal is
+// healed as any release: the heal is the reconciler's release (no
+// promotion_of: it is accepted as a heal of what runs), deployed through
+// the deploy path.
+func TestPromotedReleaseIsHealed(t *testing.T) {
+	pr := newPromotion(t, nil, func(o *Options) { o.ReconcileEvery = 15 * time.Minute })
+	pr.raw = []byte(`{"project_name": "coinbase/deploy-test", "stages": [
+	  {"config_name": "development", "targets": [{"account_id": "111111111111", "region": "us-east-1"}]}]}`)
+	var err error
+	pr.p, err = pipeline.Decode(pr.raw)
+	require.NoError(t, err)
+	pr.register(t, "development")
+	d := pr.wait(t, pr.start(t, func(r *release.Release) { r.Reconcile = release.ReconcileHeal }))
+	require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+
+	ctx := context.Background()
+	_, err = pr.r.Meddle(ctx, Meddling{Action: MeddleDeleteGroup, Group: naming.GroupName(testProject, "development", "web", promotionID)})
+	require.NoError(t, err)
+	for range 2 { // the first pass sees the group missing, the second heals
+		require.NoError(t, pr.r.Pass(ctx, 20*time.Minute))
+		pass, err := pr.r.ReconcileIfDue()
+		require.NoError(t, err)
+		require.NotNil(t, pass)
+		require.NoError(t, pass.Wait(ctx))
+	}
+	var heal *asl.Execution
+	for _, x := range pr.r.Executions("") {
+		if strings.HasSuffix(x.Describe().Name, "-heal") {
+			heal = x
+		}
+	}
+	require.NotNil(t, heal, "a heal started")
+	hd := pr.wait(t, heal)
+	require.Equal(t, asl.StatusSucceeded, hd.Status, "%s: %s", hd.Error, hd.Cause)
+	assert.NotEqual(t, promotionID, pr.current(t, "development"), "the heal runs now")
 }

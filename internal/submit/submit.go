@@ -140,6 +140,7 @@ func HashAssets(r *release.Release, file string) error {
 func PrepareAgain(ctx context.Context, prover Prover, stored *release.Release, remove []string, now time.Time, by, id string) (*Prepared, error) {
 	r := stored.Clone()
 	r.Identity, r.RollbackOf, r.Remove = nil, stored.ReleaseID, slices.Clone(remove)
+	r.HealOf, r.PromotionOf = "", "" // a rollback is its caller's release, proved by them
 	return seal(ctx, prover, r, "", now, by, id)
 }
 
