@@ -386,13 +386,7 @@ func describePromotionStatus(rec *ledger.PromotionRecord) string {
 // newestPromotion reads the newest promotion recorded through p, its
 // approval tokens left out; nil for none.
 func newestPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline) (*ledger.PromotionRecord, error) {
-	l := ledger.New(d.s3, d.cfg.Bucket)
-	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
-	ids, err := l.Promotions(ctx, p.ProjectName, first)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, ids[0])
+	rec, _, found, err := readPromotion(ctx, d, p, "")
 	if err != nil || !found {
 		return nil, err
 	}

@@ -105,27 +105,36 @@ func (c *pipelineCommand) start(ctx context.Context, pipelineFile, releaseFile s
 // promotionRecord reads the promotion of p the command acts on: id, or
 // else the newest recorded.
 func (c *pipelineCommand) promotionRecord(ctx context.Context, d *deployer, p *pipeline.Pipeline) (ledger.PromotionRecord, string, error) {
+	rec, first, found, err := readPromotion(ctx, d, p, c.promotion)
+	switch {
+	case err != nil:
+		return rec, first, err
+	case !found && c.promotion == "":
+		return rec, first, fmt.Errorf("no promotion of %s through this pipeline is recorded: start one with ferry pipeline start", p.ProjectName)
+	case !found:
+		return rec, first, fmt.Errorf("no promotion %s of %s is recorded", c.promotion, p.ProjectName)
+	}
+	return rec, first, nil
+}
+
+// readPromotion reads the record of promotion id through p (the newest
+// recorded when id is ""), and the config it is kept under (the first
+// stage's); found is false when there is none.
+func readPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline, id string) (rec ledger.PromotionRecord, first string, found bool, err error) {
 	l := ledger.New(d.s3, d.cfg.Bucket)
-	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
-	id := c.promotion
+	first = pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
 	if id == "" {
 		ids, err := l.Promotions(ctx, p.ProjectName, first)
-		if err != nil {
-			return ledger.PromotionRecord{}, "", fmt.Errorf("listing the promotions: %w", err)
-		}
-		if len(ids) == 0 {
-			return ledger.PromotionRecord{}, "", fmt.Errorf("no promotion of %s through this pipeline is recorded: start one with ferry pipeline start", p.ProjectName)
+		if err != nil || len(ids) == 0 {
+			return rec, first, false, err
 		}
 		id = ids[0]
 	}
-	rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, id)
-	switch {
-	case err != nil:
-		return rec, first, fmt.Errorf("reading promotion %s: %w", id, err)
-	case !found:
-		return rec, first, fmt.Errorf("no promotion %s of %s is recorded", id, p.ProjectName)
+	rec, found, err = l.GetPromotion(ctx, p.ProjectName, first, id)
+	if err != nil {
+		return rec, first, false, fmt.Errorf("reading promotion %s: %w", id, err)
 	}
-	return rec, first, nil
+	return rec, first, found, nil
 }
 
 // approve approves the promotion into stage: an approval proved as the

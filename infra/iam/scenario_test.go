@@ -1,11 +1,11 @@
 package iam
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/reliability"
 	"github.com/ferryhq/ferry/internal/sim"
 )
 
@@ -193,27 +194,21 @@ func scenario(t *testing.T) ([]sim.Call, []s3Call) {
 	return r.World().CallLog(), append([]s3Call(nil), log.calls...)
 }
 
-// promotionPipeline is the scenario's pipeline: development, then staging.
-const promotionPipeline = `{"project_name": "coinbase/deploy-test", "stages": [
-  {"config_name": "development", "targets": [{"account_id": "111111111111", "region": "us-east-1"}]},
-  {"config_name": "staging", "targets": [{"account_id": "111111111111", "region": "us-east-1"}],
-   "overrides": {"services": {"web": {
-     "security_groups": ["ec2::coinbase/deploy-test::{{CONFIG_NAME}}"],
-     "elbs": ["cdt-{{CONFIG_NAME}}-web"], "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
-     "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"}}}}]}`
-
 // promote promotes the deploy-test release, with an asset, through
-// development and staging: the promotion's own calls (its request, its
+// development and staging (the promotion matrix's pipeline): the
+// promotion's own calls (its request, its
 // record, the pipeline registered, the releases and the asset it copies to
 // staging) join the recorded ones.
 func promote(t *testing.T, r *region.Region, clk *clock.Virtual, conf string) {
 	t.Helper()
 	ctx := t.Context()
-	p, err := pipeline.Decode([]byte(promotionPipeline))
+	raw, err := os.ReadFile(filepath.Join("..", "..", reliability.PromotionPipeline))
+	require.NoError(t, err)
+	p, err := pipeline.Decode(raw)
 	require.NoError(t, err)
 	for _, config := range []string{"development", "staging"} {
 		_, err := r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(r.Bucket()),
-			Key: aws.String(naming.PipelineKey(project, config)), Body: strings.NewReader(promotionPipeline)})
+			Key: aws.String(naming.PipelineKey(project, config)), Body: bytes.NewReader(raw)})
 		require.NoError(t, err)
 	}
 	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))

@@ -243,13 +243,15 @@ func (d *Deployer) loadPromotion(ctx context.Context, req execution.Request, st 
 	return &promotion{st: st, q: q, rec: rec}, nil
 }
 
-// promotionState decodes a promotion's state document.
-func promotionState(req execution.Request) (*execution.Promotion, error) {
+// promotionOf is how Gate, RequestApproval
+// and EndStage start: the promotion's state document they are given,
+// confirmed to be their execution's, with its request and record.
+func (d *Deployer) promotionOf(ctx context.Context, req execution.Request) (*promotion, error) {
 	var st execution.Promotion
 	if err := json.Unmarshal(req.Input, &st); err != nil {
 		return nil, &failure.InternalError{Msg: fmt.Sprintf("task %s: input is not a promotion's state: %v", req.Task, err)}
 	}
-	return &st, nil
+	return d.loadPromotion(ctx, req, &st)
 }
 
 // checkGate checks the gates of the promotion's stage: a halt marker of the
@@ -257,14 +259,11 @@ func promotionState(req execution.Request) (*execution.Promotion, error) {
 // once nothing holds it back, waits for a person's approval once only
 // that does, or waits and is checked again.
 func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, error) {
-	st, err := promotionState(req)
+	p, err := d.promotionOf(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	p, err := d.loadPromotion(ctx, req, st)
-	if err != nil {
-		return nil, err
-	}
+	st := p.st
 	now := d.now()
 	stage := &p.rec.Stages[st.Stage]
 	if key, err := d.promotionHalt(ctx, p); err != nil {
@@ -446,20 +445,16 @@ func (d *Deployer) approval(ctx context.Context, p *promotion) (approver, why st
 // requestApproval records the task token of the approval callback the
 // stage waits for: `ferry pipeline approve` answers it.
 func (d *Deployer) requestApproval(ctx context.Context, req execution.Request) (any, error) {
-	st, err := promotionState(req)
-	if err != nil {
-		return nil, err
-	}
 	if req.TaskToken == "" {
 		return nil, &failure.InternalError{Msg: "task RequestApproval: no task token"}
 	}
-	p, err := d.loadPromotion(ctx, req, st)
+	p, err := d.promotionOf(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	stage := &p.rec.Stages[st.Stage]
+	stage := &p.rec.Stages[p.st.Stage]
 	stage.Status, stage.ApprovalToken = ledger.PromotionApproval, req.TaskToken
-	if err := d.ledger.PutPromotion(ctx, st.FirstConfig, p.rec); err != nil {
+	if err := d.ledger.PutPromotion(ctx, p.st.FirstConfig, p.rec); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
@@ -555,14 +550,11 @@ func sha256Of(b []byte) string {
 // other fails the promotion: a CleanUpError when a target ended dirty,
 // else a DeployError.
 func (d *Deployer) endStage(ctx context.Context, req execution.Request) (any, error) {
-	st, err := promotionState(req)
+	p, err := d.promotionOf(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	p, err := d.loadPromotion(ctx, req, st)
-	if err != nil {
-		return nil, err
-	}
+	st := p.st
 	now := d.now()
 	stage := &p.rec.Stages[st.Stage]
 	var failed, dirty []string

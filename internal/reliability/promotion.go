@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ import (
 )
 
 // The promotion matrix: a promotion of the deploy-test release through a
-// two-stage pipeline (development, then staging after a soak), on a fresh
+// two-stage pipeline (PromotionPipeline), on a fresh
 // local region each run, with one fault in the promotion's own tasks
 // (Promote, Gate, StartTarget, EndStage): each S3 call they make failing
 // with each call fault, and each of their invocations dying after its
@@ -50,17 +51,6 @@ import (
 
 // promotionID is every run's promotion id.
 const promotionID = "20260301T120000Z-matrix"
-
-// promotionPipeline is the matrix's pipeline: development, then staging
-// after a 10 minute soak.
-const promotionPipeline = `{"project_name": "coinbase/deploy-test", "stages": [
-  {"config_name": "development", "targets": [{"account_id": "111111111111", "region": "us-east-1"}]},
-  {"config_name": "staging", "targets": [{"account_id": "111111111111", "region": "us-east-1"}],
-   "overrides": {"services": {"web": {
-     "security_groups": ["ec2::coinbase/deploy-test::{{CONFIG_NAME}}"],
-     "elbs": ["cdt-{{CONFIG_NAME}}-web"], "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
-     "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"}}},
-   "gates": {"soak_seconds": 600}}]}`
 
 // PromotionFault is one fault of the promotion matrix: the S3 call of
 // index Call (counted over the promotion's own tasks) failing with Kind,
@@ -185,11 +175,19 @@ func (s *promotionStore) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2
 	return s.next.ListObjectsV2(ctx, in, o...)
 }
 
-// RunPromotion runs the matrix's promotion once on a fresh region of the
-// world at worldFile (testdata/worlds/deploy-test.json), with fault
-// injected (nil: the base run), and checks its invariants.
-func RunPromotion(ctx context.Context, worldFile, releaseFile string, fault *PromotionFault) (*PromotionResult, error) {
-	world, err := sim.Load(worldFile)
+// PromotionPipeline is the matrix's pipeline, in the repository:
+// development, then staging after a soak.
+const PromotionPipeline = "testdata/pipelines/two-stages.json"
+
+// RunPromotion runs the matrix's promotion once, in the repository at
+// root, on a fresh region of the deploy-test world, with fault injected
+// (nil: the base run), and checks its invariants.
+func RunPromotion(ctx context.Context, root string, fault *PromotionFault) (*PromotionResult, error) {
+	world, err := sim.Load(filepath.Join(root, "testdata", "worlds", "deploy-test.json"))
+	if err != nil {
+		return nil, err
+	}
+	pipelineFile, err := os.ReadFile(filepath.Join(root, PromotionPipeline))
 	if err != nil {
 		return nil, err
 	}
@@ -204,19 +202,19 @@ func RunPromotion(ctx context.Context, worldFile, releaseFile string, fault *Pro
 		return nil, err
 	}
 	defer reg.Close()
-	p, err := pipeline.Decode([]byte(promotionPipeline))
+	p, err := pipeline.Decode(pipelineFile)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range p.Stages {
 		for _, t := range s.Targets {
 			if _, err := reg.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(reg.Bucket()),
-				Key: aws.String(naming.PipelineKey(p.ProjectName, pipeline.TargetConfig(s, t))), Body: bytes.NewReader([]byte(promotionPipeline))}); err != nil {
+				Key: aws.String(naming.PipelineKey(p.ProjectName, pipeline.TargetConfig(s, t))), Body: bytes.NewReader(pipelineFile)}); err != nil {
 				return nil, err
 			}
 		}
 	}
-	rel, err := release.ReadFile(releaseFile)
+	rel, err := release.ReadFile(filepath.Join(root, "testdata", "deploy-test-release.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -334,15 +332,13 @@ type PromotionMatrix struct {
 // RunPromotionMatrix runs the base promotion, then every schedule of
 // PromotionSchedules, in the repository at root.
 func RunPromotionMatrix(ctx context.Context, root string) (*PromotionMatrix, error) {
-	world := filepath.Join(root, "testdata", "worlds", "deploy-test.json")
-	rel := filepath.Join(root, "testdata", "deploy-test-release.json")
-	base, err := RunPromotion(ctx, world, rel, nil)
+	base, err := RunPromotion(ctx, root, nil)
 	if err != nil {
 		return nil, err
 	}
 	m := &PromotionMatrix{Base: base}
 	for _, f := range PromotionSchedules(base) {
-		res, err := RunPromotion(ctx, world, rel, &f)
+		res, err := RunPromotion(ctx, root, &f)
 		if err != nil {
 			return m, fmt.Errorf("%s: %w", f, err)
 		}
