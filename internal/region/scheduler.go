@@ -3,6 +3,7 @@ package region
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,8 @@ type scheduler struct {
 	busy     int
 	sleepers sleeperHeap
 	seq      uint64
+	// wallWaits are the waits whose limit passes with the wall clock.
+	wallWaits []*await
 }
 
 var (
@@ -86,6 +89,7 @@ func (s *scheduler) followWallLocked() {
 		s.clk.Advance(w.Sub(s.wallAt))
 		s.wallAt = w
 	}
+	s.expireWallWaitsLocked()
 }
 
 // join adds a busy participant (an execution about to start, a hold); the
@@ -165,8 +169,41 @@ func (s *scheduler) Fork() (leave func()) {
 // execution's end, a Map's iterations): the caller stays busy until it
 // calls Wait, and is busy again from the moment Wake is called or the
 // limit passes.
+//
+// With a wall clock (a region that makes its own clock, whose time
+// follows the wall clock while idle), a wait's limit is not a wake-up the
+// clock jumps to, as a Wait state's is: a wait for a person (an
+// approval's task token) would otherwise time out at once. It passes as
+// the clock follows the wall clock while idle.
 func (s *scheduler) Await(limit time.Duration) asl.Await {
-	return &await{s: s, limit: limit, woken: make(chan struct{})}
+	a := &await{s: s, limit: limit, woken: make(chan struct{})}
+	if limit > 0 && s.wall != nil {
+		s.mu.Lock()
+		a.limit, a.wallAt = 0, s.clk.Now().Add(limit)
+		s.wallWaits = append(s.wallWaits, a)
+		s.mu.Unlock()
+	}
+	return a
+}
+
+// expireWallWaitsLocked times out the waits whose wall limit the clock
+// has reached.
+func (s *scheduler) expireWallWaitsLocked() {
+	now := s.clk.Now()
+	s.wallWaits = slices.DeleteFunc(s.wallWaits, func(a *await) bool {
+		switch {
+		case a.ended:
+			return true
+		case now.Before(a.wallAt):
+			return false
+		}
+		a.ended, a.timedOut = true, true
+		if a.waiting {
+			s.busy++
+		}
+		close(a.woken)
+		return true
+	})
 }
 
 // await is the scheduler's asl.Await.
@@ -177,6 +214,9 @@ type await struct {
 	// Guarded by s.mu.
 	waiting, ended, timedOut bool
 	sl                       *sleeper
+	// wallAt is the limit of a wait whose limit passes with the wall
+	// clock (Await).
+	wallAt time.Time
 }
 
 func (a *await) Wake() bool {
@@ -212,6 +252,7 @@ func (a *await) Wait(ctx context.Context) error {
 	}
 	s.busy--
 	s.advanceLocked()
+	s.followWallLocked()
 	s.mu.Unlock()
 	select {
 	case <-a.woken:

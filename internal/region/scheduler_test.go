@@ -206,3 +206,27 @@ func TestSchedulerAwait(t *testing.T) {
 	require.NoError(t, early.Wait(context.Background()))
 	s.leave()
 }
+
+// TestSchedulerAwaitFollowsTheWall: with a wall clock, a wait's limit is
+// no wake-up the clock jumps to (a Wait state's is): while others sleep,
+// the clock jumps to their wake-ups, not to the limit; the limit passes
+// as the clock follows the wall clock while idle.
+func TestSchedulerAwaitFollowsTheWall(t *testing.T) {
+	clk := clock.NewVirtual(epoch0)
+	wall := clock.NewVirtual(epoch0)
+	s := newScheduler(clk, wall)
+
+	s.join() // the awaiter
+	s.join() // another participant, which sleeps a minute
+	aw := s.Await(time.Hour)
+	errc := make(chan error, 1)
+	go func() { errc <- aw.Wait(context.Background()) }()
+	require.NoError(t, s.Wait(context.Background(), time.Minute))
+	assert.Equal(t, epoch0.Add(time.Minute), clk.Now(), "the clock jumped to the sleeper, not to the wait's limit")
+	s.leave() // the other participant leaves; the awaiter still waits
+
+	wall.Advance(2 * time.Hour)
+	_ = s.Now() // idle: the clock follows the wall, past the wait's limit
+	assert.ErrorIs(t, <-errc, asl.ErrAwaitTimedOut)
+	s.leave()
+}
