@@ -1,14 +1,16 @@
 // Package deployer owns the deployer's handlers: one per task state of the
 // deploy state machine (Validate, Lock, ValidateResources, Publish, Deploy,
 // CheckHealthy, NextStep, Bake, CleanUpSuccess, CleanUpFailure,
-// ReleaseLock, and the queries' Plan, Drift and Reconcile) and the
+// ReleaseLock, the queries' Plan, Drift and Reconcile, and a promotion's
+// Promote, Gate, RequestApproval, StartTarget and EndStage) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
 // Each task has its file, named after it (validate.go, lock.go,
 // validate_resources.go, publish.go, deploy.go, check_healthy.go,
 // canary.go for NextStep and a canary's stages, bake.go,
 // cleanup_success.go, cleanup_failure.go with rollback.go,
 // release_lock.go, plan.go, drift.go, reconcile.go with the heals and
-// their acceptance at Validate); what several share is in verify.go
+// their acceptance at Validate, promote.go with a promotion's tasks and
+// the acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),
 // health_report.go (the health of the new groups), records.go (outcomes)
 // and alarms.go (a release's alarm gate).

@@ -28,5 +28,11 @@
 // goes to Plan, a drift query ({"drift": ...}, DriftInput) to Drift, a
 // reconcile pass ({"reconcile_pass": ...}, ReconcileInput) to Reconcile,
 // page after page. Each answers with its output (Plan, Drift, Reconcile)
-// and ends in Answered.
+// and ends in Answered. A promotion ({"promotion": request},
+// PromotionInput) goes to Promote, whose result, a compact Promotion,
+// replaces the request; Gate reports at $.gate (Gate), the Wave's items
+// are at $.targets (each StartTarget is given a WaveTarget and returns a
+// TargetStart: the nested execution's name and input) and its results at
+// $.wave, and EndStage reports at $.end (StageEnd). RequestApproval, the
+// callback task, is the one task whose Request carries a task token.
 package execution

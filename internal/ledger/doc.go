@@ -4,16 +4,19 @@
 // (the current record: the release, the deployer version that deployed it,
 // its environment and each service's group, image and desired count;
 // removed by a destroy), what the last drift query saw (the drift record)
-// and the reconciler's heals (the heal record). It also lists the
+// and the reconciler's heals (the heal record), and each promotion (its
+// record: who started it, each stage's status, approver and targets'
+// outcomes; a promotion's client objects, its request, approvals and a
+// registered pipeline, are read through GetClientObject). It also lists the
 // project-configs the deployer keeps records of, the configs of a
 // project and the releases of a project-config, and finds the configs
-// holding a release id.
+// holding a release id, and the promotions of a pipeline.
 //
 // Every key comes from package naming, whose doc says who writes each
 // object, when and how.
 //
 // A release object is written once (If-None-Match: *) and never replaced.
-// User data, outcomes, the current, drift and heal records are
+// User data, outcomes, the current, drift, heal and promotion records are
 // overwritten by the execution that owns them, so writing them again is
 // safe.
 package ledger

@@ -15,5 +15,12 @@
 // construction, and a stage's override can change nothing else (the
 // decoder refuses any other field).
 //
+// A promotion's documents are here too: the Request `ferry pipeline
+// start` stores and starts (the pipeline, the release and the promotion
+// id, bound together by one identity proof; DecodeRequest checks it as the
+// deployer does), an Approval (a promotion, a stage and an artifact, with
+// the approver's proof), and the hashes that name a pipeline and a
+// request.
+//
 // Functions here do no I/O.
 package pipeline

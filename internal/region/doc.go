@@ -13,7 +13,10 @@
 //     whose Task states invoke the deployer in-process;
 //   - the executions, with Step Functions' semantics (a name is unique per
 //     state machine; StartExecution is idempotent for the same name and
-//     input while the execution runs).
+//     input while the execution runs), and the service integrations a
+//     promotion uses: nested executions (states:startExecution.sync:2,
+//     stopped when their task is cancelled), lambda:invoke and its
+//     callback pattern, answered with SendTaskSuccess or SendTaskFailure.
 //
 // Handler serves it all on one port: the Step Functions JSON 1.0 API
 // (requests carrying X-Amz-Target: AWSStepFunctions.<Op>), a read-only view
@@ -36,7 +39,10 @@
 //     holds the region (Hold): it then jumps to the earliest wake-up and
 //     wakes the executions due. A running task, an Observer call and a Hold
 //     all keep time still, so what a test sees does not depend on
-//     scheduling, and a ten-minute deploy takes milliseconds.
+//     scheduling, and a ten-minute deploy takes milliseconds. A task
+//     waiting for something outside its execution (a nested execution,
+//     a task token's answer, a Map's iterations) keeps no time still; what
+//     wakes it makes it busy before time can pass.
 //   - Options.Speed > 0: scaled real time (clock.Scaled) starting at the wall
 //     clock's now; with Speed 60 a ten-minute deploy takes ten seconds.
 //   - neither: discrete-event time on a virtual clock the region makes,
