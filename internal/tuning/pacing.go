@@ -147,8 +147,11 @@ const (
 // gates (and halt markers) again and asks anew.
 const (
 	// GateRecheckSeconds is the wait before a gate held by an alarm or
-	// by a config without the pipeline registered is checked again.
-	GateRecheckSeconds = 60
+	// by a config without the pipeline registered is checked again. Each
+	// check costs about 9 history events of the promotion's execution, so
+	// at 5 minutes a stage may be held about 9 days before the
+	// execution's 25,000 events run out (limits.StepFunctionsHistoryEvents).
+	GateRecheckSeconds = 300
 	// ApprovalWaitSeconds is the approval callback's TimeoutSeconds.
 	ApprovalWaitSeconds = 3600
 )
