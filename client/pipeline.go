@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -105,7 +104,39 @@ func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 var _ subcommander = (*pipelineCommand)(nil)
 
 func (c *pipelineCommand) subcommands() []string {
-	return []string{"validate", "status", "release", "schema", "register", "start", "approve", "halt"}
+	names := make([]string, len(c.table()))
+	for i, sc := range c.table() {
+		names[i] = sc.name
+	}
+	return names
+}
+
+// pipelineSubcommand is one subcommand of ferry pipeline: how many
+// arguments it takes (min to max) and what runs it. An error run returns
+// without an exit code fails the command with exitFailure.
+type pipelineSubcommand struct {
+	name     string
+	min, max int
+	run      func(ctx context.Context, args []string) error
+}
+
+// table is ferry pipeline's subcommands, in the order help lists them.
+func (c *pipelineCommand) table() []pipelineSubcommand {
+	return []pipelineSubcommand{
+		{"validate", 1, 2, func(_ context.Context, a []string) error { return c.validate(a) }},
+		{"status", 1, 1, func(ctx context.Context, a []string) error { return c.status(ctx, a[0]) }},
+		{"release", 3, 3, func(_ context.Context, a []string) error { return c.release(a[0], a[1], a[2]) }},
+		{"schema", 0, 0, func(context.Context, []string) error {
+			if _, err := c.env.Stdout.Write(pipeline.Schema()); err != nil {
+				return exitSilently(exitFailure)
+			}
+			return nil
+		}},
+		{"register", 1, 1, func(ctx context.Context, a []string) error { return c.register(ctx, a[0]) }},
+		{"start", 2, 2, func(ctx context.Context, a []string) error { return c.start(ctx, a[0], a[1]) }},
+		{"approve", 2, 2, func(ctx context.Context, a []string) error { return c.approve(ctx, a[0], a[1]) }},
+		{"halt", 1, 1, func(ctx context.Context, a []string) error { return c.haltPromotion(ctx, a[0]) }},
+	}
 }
 
 // Run runs the subcommand args[0].
@@ -114,28 +145,14 @@ func (c *pipelineCommand) Run(ctx context.Context, args []string) error {
 		return usageErrorf(c.spec(), "no subcommand given")
 	}
 	sub, args := args[0], args[1:]
-	switch {
-	case sub == "validate" && (len(args) == 1 || len(args) == 2):
-		return c.validate(args)
-	case sub == "status" && len(args) == 1:
-		return commandFailure("pipeline status", exitFailure, c.status(ctx, args[0]))
-	case sub == "release" && len(args) == 3:
-		return commandFailure("pipeline release", exitFailure, c.release(args[0], args[1], args[2]))
-	case sub == "register" && len(args) == 1:
-		return commandFailure("pipeline register", exitFailure, c.register(ctx, args[0]))
-	case sub == "start" && len(args) == 2:
-		return commandFailure("pipeline start", exitFailure, c.start(ctx, args[0], args[1]))
-	case sub == "approve" && len(args) == 2:
-		return commandFailure("pipeline approve", exitFailure, c.approve(ctx, args[0], args[1]))
-	case sub == "halt" && len(args) == 1:
-		return commandFailure("pipeline halt", exitFailure, c.haltPromotion(ctx, args[0]))
-	case sub == "schema" && len(args) == 0:
-		if _, err := c.env.Stdout.Write(pipeline.Schema()); err != nil {
-			return exitSilently(exitFailure)
+	for _, sc := range c.table() {
+		switch {
+		case sc.name != sub:
+			continue
+		case len(args) < sc.min || len(args) > sc.max:
+			return usageErrorf(c.spec(), "wrong number of arguments for %s", sub)
 		}
-		return nil
-	case slices.Contains(c.subcommands(), sub):
-		return usageErrorf(c.spec(), "wrong number of arguments for %s", sub)
+		return commandFailure("pipeline "+sub, exitFailure, sc.run(ctx, args))
 	}
 	return usageErrorf(c.spec(), "unknown subcommand %q", sub)
 }

@@ -64,18 +64,11 @@ func newCallback(scope constructs.Construct, fn awslambda.IFunction, c shape.Cal
 	return state
 }
 
-// waveStates are one wave's Map and the states of its processor.
-type waveStates struct {
-	m      sfn.Map
-	start  sfn.IChainable
-	deploy sfn.CustomState
-	failed sfn.Pass
-}
-
 // newWave defines wave w: its Map over the stage's targets, and in its
 // processor Start (a task of fn), Deploy (a nested execution of this
 // machine, $$.StateMachine.Id, named and fed as Start says) and Failed.
-func newWave(scope constructs.Construct, fn awslambda.IFunction, w shape.Wave, r shape.Retry) waveStates {
+// Chain wires the Map's Next and Catch.
+func newWave(scope constructs.Construct, fn awslambda.IFunction, w shape.Wave, r shape.Retry) sfn.Map {
 	start := newTask(scope, fn, w.Start, r)
 	deploy := sfn.NewCustomState(scope, jsii.String(w.Deploy), &sfn.CustomStateProps{StateJson: &map[string]interface{}{
 		"Type":     "Task",
@@ -110,5 +103,5 @@ func newWave(scope constructs.Construct, fn awslambda.IFunction, w shape.Wave, r
 		ResultPath: jsii.String(w.ResultPath),
 	})
 	m.ItemProcessor(start, &sfn.ProcessorConfig{Mode: sfn.ProcessorMode_INLINE})
-	return waveStates{m: m, start: start, deploy: deploy, failed: failed}
+	return m
 }

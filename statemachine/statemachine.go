@@ -103,88 +103,91 @@ func grantNestedExecutions(scope constructs.Construct, sm sfn.StateMachine) {
 // state (the entry Choice, Query?). New uses it (and so RenderDefinition does).
 func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 	m := shape.Deploy()
-	states := map[string]sfn.IChainable{}
+	c := &chain{states: map[string]sfn.IChainable{}}
 	for _, e := range m.Ends {
-		states[e.Name] = newEnd(scope, e)
+		c.add(e.Name, newEnd(scope, e))
 	}
-	tasks := make([]awsstepfunctionstasks.LambdaInvoke, len(m.Tasks))
-	for i, t := range m.Tasks {
-		tasks[i] = newTask(scope, fn, t, m.Retry)
-		states[t.Name] = tasks[i]
+	for _, t := range m.Tasks {
+		task := newTask(scope, fn, t, m.Retry)
+		c.add(t.Name, task)
+		c.later(func() {
+			task.Next(c.at(t.Next))
+			for _, k := range t.Catches() {
+				task.AddCatch(c.at(k.Next), &sfn.CatchProps{Errors: jsii.Strings(k.Errors...), ResultPath: jsii.String(shape.PathError)})
+			}
+		})
 	}
-	loops := make([]loopStates, len(m.Loops))
-	for i, l := range m.Loops {
-		loops[i] = newLoop(scope, l)
-		states[l.Choice.Name], states[l.Wait.Name], states[l.Bad.Name] = loops[i].choice, loops[i].wait, loops[i].bad
+	for _, l := range m.Loops {
+		ls := newLoop(scope, l)
+		c.add(l.Choice.Name, ls.choice)
+		c.add(l.Wait.Name, ls.wait)
+		c.add(l.Bad.Name, ls.bad)
+		c.later(func() {
+			ls.wait.Next(c.at(l.Wait.Next))
+			ls.bad.Next(c.at(l.Bad.Next))
+			c.choose(ls.choice, l.Choice)
+		})
 	}
+	for _, ch := range m.Choices {
+		choice := sfn.NewChoice(scope, jsii.String(ch.Name), &sfn.ChoiceProps{Comment: jsii.String(ch.Comment)})
+		c.add(ch.Name, choice)
+		c.later(func() { c.choose(choice, ch) })
+	}
+	for _, cb := range m.Callbacks {
+		task := newCallback(scope, fn, cb, m.Retry)
+		c.add(cb.Name, task)
+		c.later(func() {
+			task.Next(c.at(cb.Next))
+			task.AddCatch(c.at(cb.Otherwise.Next), &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
+		})
+	}
+	for _, w := range m.Waves {
+		wave := newWave(scope, fn, w, m.Retry)
+		c.add(w.Name, wave)
+		c.later(func() {
+			wave.Next(c.at(w.Next))
+			wave.AddCatch(c.at(w.Otherwise.Next), &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
+		})
+	}
+	if e := m.Entry; e != nil {
+		entry := sfn.NewChoice(scope, jsii.String(e.Name), &sfn.ChoiceProps{Comment: jsii.String(e.Comment)})
+		c.add(e.Name, entry)
+		c.later(func() { c.choose(entry, *e) })
+	}
+	for _, wire := range c.wires {
+		wire()
+	}
+	return c.at(m.StartAt())
+}
 
-	choices := make([]sfn.Choice, len(m.Choices))
-	for i, c := range m.Choices {
-		choices[i] = sfn.NewChoice(scope, jsii.String(c.Name), &sfn.ChoiceProps{Comment: jsii.String(c.Comment)})
-		states[c.Name] = choices[i]
-	}
-	callbacks := make([]sfn.CustomState, len(m.Callbacks))
-	for i, c := range m.Callbacks {
-		callbacks[i] = newCallback(scope, fn, c, m.Retry)
-		states[c.Name] = callbacks[i]
-	}
-	waves := make([]waveStates, len(m.Waves))
-	for i, w := range m.Waves {
-		waves[i] = newWave(scope, fn, w, m.Retry)
-		states[w.Name] = waves[i].m
-	}
+// chain is the states Chain defines, by name, and the transitions it
+// wires once every state is defined.
+type chain struct {
+	states map[string]sfn.IChainable
+	wires  []func()
+}
 
-	var entry sfn.Choice
-	if m.Entry != nil {
-		entry = sfn.NewChoice(scope, jsii.String(m.Entry.Name), &sfn.ChoiceProps{Comment: jsii.String(m.Entry.Comment)})
-		states[m.Entry.Name] = entry
-	}
+func (c *chain) add(name string, st sfn.IChainable) { c.states[name] = st }
 
-	at := func(name string) sfn.IChainable {
-		st, ok := states[name]
-		if !ok {
-			panic("statemachine: the shape names no state " + name)
-		}
-		return st
+// later wires transitions once every state is defined.
+func (c *chain) later(wire func()) { c.wires = append(c.wires, wire) }
+
+// at is the state named name. It panics when the shape names a state it
+// does not declare, as a CDK construct does on a misuse.
+func (c *chain) at(name string) sfn.IChainable {
+	st, ok := c.states[name]
+	if !ok {
+		panic("statemachine: the shape names no state " + name)
 	}
-	for i, t := range m.Tasks {
-		tasks[i].Next(at(t.Next))
-		for _, c := range t.Catches() {
-			tasks[i].AddCatch(at(c.Next), &sfn.CatchProps{
-				Errors: jsii.Strings(c.Errors...), ResultPath: jsii.String(shape.PathError)})
-		}
+	return st
+}
+
+// choose wires choice's rules and default as ch declares them.
+func (c *chain) choose(choice sfn.Choice, ch shape.Choice) {
+	for _, r := range ch.Rules {
+		choice.When(condition(r), c.at(r.Next), nil)
 	}
-	if m.Entry != nil {
-		for _, r := range m.Entry.Rules {
-			entry.When(condition(r), at(r.Next), nil)
-		}
-		entry.Otherwise(at(m.Entry.Default))
-	}
-	for i, c := range m.Choices {
-		for _, r := range c.Rules {
-			choices[i].When(condition(r), at(r.Next), nil)
-		}
-		choices[i].Otherwise(at(c.Default))
-	}
-	for i, c := range m.Callbacks {
-		callbacks[i].Next(at(c.Next))
-		callbacks[i].AddCatch(at(c.Otherwise.Next), &sfn.CatchProps{
-			Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
-	}
-	for i, w := range m.Waves {
-		waves[i].m.Next(at(w.Next))
-		waves[i].m.AddCatch(at(w.Otherwise.Next), &sfn.CatchProps{
-			Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
-	}
-	for i, l := range m.Loops {
-		loops[i].wait.Next(at(l.Wait.Next))
-		loops[i].bad.Next(at(l.Bad.Next))
-		for _, r := range l.Choice.Rules {
-			loops[i].choice.When(condition(r), at(r.Next), nil)
-		}
-		loops[i].choice.Otherwise(at(l.Choice.Default))
-	}
-	return at(m.StartAt())
+	choice.Otherwise(c.at(ch.Default))
 }
 
 // loopStates are the states of one wait loop; Chain wires their

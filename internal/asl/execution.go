@@ -153,6 +153,11 @@ type Execution struct {
 	tokens map[string]*pendingTask
 }
 
+// abortedEvents are the events of a state an aborted execution was in.
+var abortedEvents = map[StateType]EventType{
+	TypeTask: EventTaskStateAborted, TypeMap: EventMapStateAborted, TypeWait: EventWaitStateAborted,
+}
+
 // errTimedOut says the machine's TimeoutSeconds passed.
 var errTimedOut = errors.New("execution timed out")
 
@@ -341,12 +346,8 @@ func (x *Execution) finish(status Status, errName, cause, output string) bool {
 	case StatusTimedOut:
 		evs = append(evs, Event{Type: EventExecutionTimedOut, ExecutionTimedOut: details})
 	case StatusAborted:
-		if s := x.current; s != nil && s.typ == TypeTask {
-			evs = append(evs, Event{Type: EventTaskStateAborted})
-		} else if s != nil && s.typ == TypeMap {
-			evs = append(evs, Event{Type: EventMapStateAborted})
-		} else if s != nil && s.typ == TypeWait {
-			evs = append(evs, Event{Type: EventWaitStateAborted})
+		if s := x.current; s != nil && abortedEvents[s.typ] != "" {
+			evs = append(evs, Event{Type: abortedEvents[s.typ]})
 		}
 		evs = append(evs, Event{Type: EventExecutionAborted, ExecutionAborted: details})
 	}

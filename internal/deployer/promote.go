@@ -48,24 +48,11 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	sum, err := q.Hash()
+	sum, caller, err := d.checkRequest(ctx, req, q)
 	if err != nil {
-		return nil, failure.BadRelease("request: " + err.Error())
-	}
-	if err := d.confirmPromotion(ctx, req, sum); err != nil {
 		return nil, err
 	}
 	project, first := q.Pipeline.ProjectName, q.FirstConfig()
-	if _, err := d.storedRequest(ctx, project, first, q.PromotionID, sum); err != nil {
-		return nil, err
-	}
-	if why := d.checkCreatedAt(&release.Release{CreatedAt: q.CreatedAt}, req); why != "" {
-		return nil, failure.BadRelease("request." + why)
-	}
-	caller, err := d.verifyRequest(ctx, q)
-	if err != nil {
-		return nil, err
-	}
 	digest, err := pipeline.Digest(q.Release)
 	if err != nil {
 		return nil, failure.BadRelease("release: " + err.Error())
@@ -94,6 +81,27 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	d.log.Info("promotion started", "project", project, "promotion_id", q.PromotionID, "digest", digest, "started_by", caller)
 	return execution.Promotion{ProjectName: project, FirstConfig: first, PromotionID: q.PromotionID,
 		RequestSHA256: sum, Stages: len(q.Pipeline.Stages)}, nil
+}
+
+// checkRequest checks q, the request req's execution runs: that it is its
+// execution's input, the one stored under the first stage's config, recent
+// (created_at as a release's), and proved; it returns the request's hash
+// and who made it.
+func (d *Deployer) checkRequest(ctx context.Context, req execution.Request, q *pipeline.Request) (sum, caller string, err error) {
+	if sum, err = q.Hash(); err != nil {
+		return "", "", failure.BadRelease("request: " + err.Error())
+	}
+	if err := d.confirmPromotion(ctx, req, sum); err != nil {
+		return "", "", err
+	}
+	if _, err := d.storedRequest(ctx, q.Pipeline.ProjectName, q.FirstConfig(), q.PromotionID, sum); err != nil {
+		return "", "", err
+	}
+	if why := d.checkCreatedAt(&release.Release{CreatedAt: q.CreatedAt}, req); why != "" {
+		return "", "", failure.BadRelease("request." + why)
+	}
+	caller, err = d.verifyRequest(ctx, q)
+	return sum, caller, err
 }
 
 // decodeRequest is pipeline.DecodeRequest with its problems as a

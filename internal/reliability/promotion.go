@@ -248,64 +248,88 @@ func lastState(x *asl.Execution) string {
 // checkPromotion checks the matrix's invariants after a run.
 func checkPromotion(ctx context.Context, reg *region.Region, p *pipeline.Pipeline, x *asl.Execution, end string) ([]string, error) {
 	var out []string
-	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if !slices.Contains([]string{execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty}, end) {
 		d := x.Describe()
-		bad("the promotion ended in %q (%s: %s), not an end state", end, d.Error, d.Cause)
+		out = append(out, fmt.Sprintf("the promotion ended in %q (%s: %s), not an end state", end, d.Error, d.Cause))
 	}
-	l := ledger.New(reg.S3(), reg.Bucket())
-	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
-	rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, promotionID)
-	if err != nil {
-		return nil, err
-	}
-	// Every target deployed by at most its own execution; no stage
-	// deployed after one whose deploy did not succeed.
+	out = append(out, checkWaves(reg, p)...)
+	records, err := checkRecords(ctx, reg, p, end)
+	return append(out, records...), err
+}
+
+// checkWaves: every target deployed by at most its own execution; no
+// stage deployed after one whose deploy did not succeed.
+func checkWaves(reg *region.Region, p *pipeline.Pipeline) []string {
+	var out []string
 	stopped := -1 // the first stage with a target not deployed or not succeeded
 	for i, s := range p.Stages {
 		for _, t := range s.Targets {
 			config := pipeline.TargetConfig(s, t)
-			name := naming.ExecutionName(p.ProjectName, config, promotionID)
-			var runs []*asl.Execution
-			for _, e := range reg.Executions("") {
-				if d := e.Describe(); strings.Contains(d.Input, `"config_name":"`+config+`"`) && strings.Contains(d.Input, `"release_id":"`+promotionID+`"`) {
-					runs = append(runs, e)
-				}
-			}
+			runs := deploysOf(reg, config)
 			switch {
-			case len(runs) > 1 || (len(runs) == 1 && runs[0].Describe().Name != name):
-				bad("%s was deployed by %d executions, not by its one execution %s", config, len(runs), name)
+			case len(runs) > 1 || (len(runs) == 1 && runs[0].Describe().Name != naming.ExecutionName(p.ProjectName, config, promotionID)):
+				out = append(out, fmt.Sprintf("%s was deployed by %d executions, not by its one execution", config, len(runs)))
 			case len(runs) > 0 && stopped >= 0 && stopped < i:
-				bad("%s (stage %s) was deployed after stage %s did not succeed", config, s.ConfigName, p.Stages[stopped].ConfigName)
+				out = append(out, fmt.Sprintf("%s (stage %s) was deployed after stage %s did not succeed", config, s.ConfigName, p.Stages[stopped].ConfigName))
 			}
 			if stopped < 0 && (len(runs) == 0 || lastState(runs[0]) != execution.EndSuccess) {
 				stopped = i
 			}
 		}
 	}
+	return out
+}
+
+// deploysOf are the executions that deployed the promotion's release to
+// config.
+func deploysOf(reg *region.Region, config string) []*asl.Execution {
+	var runs []*asl.Execution
+	for _, e := range reg.Executions("") {
+		if in := e.Describe().Input; strings.Contains(in, `"config_name":"`+config+`"`) && strings.Contains(in, `"release_id":"`+promotionID+`"`) {
+			runs = append(runs, e)
+		}
+	}
+	return runs
+}
+
+// checkRecords: a success has every target running the release and the
+// record saying succeeded; a stage recorded succeeded runs the release on
+// every target; a promotion that did not succeed is never recorded so.
+func checkRecords(ctx context.Context, reg *region.Region, p *pipeline.Pipeline, end string) ([]string, error) {
+	var out []string
+	l := ledger.New(reg.S3(), reg.Bucket())
+	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
+	rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, promotionID)
+	if err != nil {
+		return nil, err
+	}
 	for i, s := range p.Stages {
+		recorded := found && rec.Stages[i].Status == ledger.PromotionSucceeded
 		for _, t := range s.Targets {
 			config := pipeline.TargetConfig(s, t)
-			cur, ok, err := l.GetCurrent(ctx, p.ProjectName, config)
-			if err != nil {
-				return nil, err
-			}
-			runs := ok && cur.ReleaseID == promotionID
+			runs, err := runsPromotion(ctx, l, p.ProjectName, config)
 			switch {
+			case err != nil:
+				return nil, err
 			case end == execution.EndSuccess && !runs:
-				bad("the promotion succeeded but %s does not run its release", config)
-			case found && i < len(rec.Stages) && rec.Stages[i].Status == ledger.PromotionSucceeded && !runs:
-				bad("stage %s is recorded succeeded but %s does not run the release", s.ConfigName, config)
+				out = append(out, fmt.Sprintf("the promotion succeeded but %s does not run its release", config))
+			case recorded && !runs:
+				out = append(out, fmt.Sprintf("stage %s is recorded succeeded but %s does not run the release", s.ConfigName, config))
 			}
 		}
 	}
-	switch {
-	case end == execution.EndSuccess && (!found || rec.Status != ledger.PromotionSucceeded):
-		bad("the promotion succeeded but its record says %q (found %v)", rec.Status, found)
-	case end != execution.EndSuccess && found && rec.Status == ledger.PromotionSucceeded:
-		bad("the promotion ended %s but its record says succeeded", end)
+	succeeded := found && rec.Status == ledger.PromotionSucceeded
+	if (end == execution.EndSuccess) != succeeded {
+		out = append(out, fmt.Sprintf("the promotion ended %s but its record says %q (found %v)", end, rec.Status, found))
 	}
 	return out, nil
+}
+
+// runsPromotion reports whether config runs the promotion's release, as
+// its current record says.
+func runsPromotion(ctx context.Context, l *ledger.Ledger, project, config string) (bool, error) {
+	cur, ok, err := l.GetCurrent(ctx, project, config)
+	return ok && cur.ReleaseID == promotionID, err
 }
 
 // PromotionSchedules are every fault of the promotion matrix, from the
