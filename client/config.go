@@ -64,11 +64,12 @@ type deployerFlags struct {
 	local        bool
 }
 
-// command is the command line "ferry NAME" with the deployer flags given
-// and args, each word shell-quoted: a hint that pastes as is and reaches
-// the same deployer.
+// command is the command line "ferry NAME" (a command, or a command and
+// its subcommand: "pipeline status") with the deployer flags given and
+// args, each word shell-quoted: a hint that pastes as is and reaches the
+// same deployer.
 func (f *deployerFlags) command(name string, args ...string) string {
-	words := []string{"ferry", name}
+	words := append([]string{"ferry"}, strings.Fields(name)...) // "pipeline status": a command and its subcommand
 	if f.local {
 		words = append(words, "--local")
 	}

@@ -40,6 +40,7 @@ func startPromotion(t *testing.T, tr *testRegion) string {
 	s := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
 	require.Equal(t, exitOK, s.code, "stdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
 	assert.Contains(t, s.stdout, "through 3 stages")
+	assert.Contains(t, s.stdout, "follow it with ferry pipeline status --local "+deployTestPipeline, "a hint that pastes")
 	m := startedExecution.FindStringSubmatch(s.stdout)
 	require.Len(t, m, 2, s.stdout)
 	return m[1]
