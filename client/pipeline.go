@@ -368,11 +368,7 @@ type pipelineStatus struct {
 }
 
 func (c *pipelineCommand) status(ctx context.Context, file string) error {
-	p, err := readPipeline(file)
-	if err != nil {
-		return err
-	}
-	d, err := connect(ctx, c.env, &c.deployer)
+	p, d, err := c.open(ctx, file)
 	if err != nil {
 		return err
 	}

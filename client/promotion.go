@@ -22,15 +22,11 @@ import (
 // it deploys: whoever may deploy a config registers the one pipeline that
 // may promote into it (and so its gates).
 func (c *pipelineCommand) register(ctx context.Context, file string) error {
-	p, err := readPipeline(file)
+	p, d, err := c.open(ctx, file)
 	if err != nil {
 		return err
 	}
 	body, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	d, err := connect(ctx, c.env, &c.deployer)
 	if err != nil {
 		return err
 	}
@@ -42,6 +38,16 @@ func (c *pipelineCommand) register(ctx context.Context, file string) error {
 	}
 	fmt.Fprintf(c.env.Stdout, "ferry pipeline register: %s registered in %s\n", p.ProjectName, strings.Join(configs, ", "))
 	return nil
+}
+
+// open reads the pipeline file at file and connects to the deployer.
+func (c *pipelineCommand) open(ctx context.Context, file string) (*pipeline.Pipeline, *deployer, error) {
+	p, err := readPipeline(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := connect(ctx, c.env, &c.deployer)
+	return p, d, err
 }
 
 // pipelineConfigs are the configs of every target of p, stage by stage.
@@ -141,17 +147,13 @@ func readPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline, id st
 // caller, which the deployer counts only for that promotion, stage and
 // artifact; then it wakes the stage's wait for it, if it waits.
 func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error {
-	p, err := readPipeline(file)
+	p, d, err := c.open(ctx, file)
 	if err != nil {
 		return err
 	}
 	i := stageIndex(p, stage)
 	if i < 0 {
 		return fmt.Errorf("%s has no stage %q (its stages: %s)", file, stage, strings.Join(stageNames(p), ", "))
-	}
-	d, err := connect(ctx, c.env, &c.deployer)
-	if err != nil {
-		return err
 	}
 	rec, _, err := c.promotionRecord(ctx, d, p)
 	if err != nil {
@@ -196,11 +198,7 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 // deploying now, whose deploys then roll back; and a failure sent to an
 // approval's wait, so the marker is read at once.
 func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error {
-	p, err := readPipeline(file)
-	if err != nil {
-		return err
-	}
-	d, err := connect(ctx, c.env, &c.deployer)
+	p, d, err := c.open(ctx, file)
 	if err != nil {
 		return err
 	}
