@@ -121,6 +121,20 @@ func attacks() []attack {
 		a("the state machine's role writes a promotion record", func(p *policies) evalCase {
 			return machine.request("", "", "s3:PutObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
 		}),
+		// The README's example policies: CI cannot decide production's
+		// gates, nor approve it.
+		a("CI approves production (the README's example policies)", func(p *policies) evalCase {
+			ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
+			return ci.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil)
+		}),
+		a("CI registers a pipeline in production (the README's example policies)", func(p *policies) evalCase {
+			ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
+			return ci.request("", "", "s3:PutObject", state(p, naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil)
+		}),
+		a("a release manager approves staging (the README's example policies)", func(p *policies) evalCase {
+			managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
+			return managers.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "staging", "p1")), "deployer-bucket", nil)
+		}),
 		// A promotion's record is the deployer's: a client forging one
 		// could make Validate accept a promoted release.
 		a("a developer forges a promotion's record", func(p *policies) evalCase {

@@ -136,6 +136,9 @@ func ferryPolicies(t *testing.T) *policies {
 	p.docs["deployer-bucket"] = bp["PolicyDocument"]
 	p.addStatements(t, "deployer bucket", bp["PolicyDocument"])
 	p.bucket = naming.DeployerBucketName(deployerAccount, awsRegion)
+	for _, name := range []string{"ci", "release-managers"} {
+		p.docs["readme-"+name] = readmePolicy(t, name)
+	}
 	_, p.lambdaARN, err = s.physical(s.ofType("AWS::Lambda::Function")[0])
 	require.NoError(t, err)
 	p.smARN, _, err = s.physical(s.ofType("AWS::StepFunctions::StateMachine")[0])
@@ -208,6 +211,19 @@ func readmeSCP(t *testing.T) any {
 	var scp any
 	require.NoError(t, json.Unmarshal(m[1], &scp), "the README's SCP is not JSON")
 	return scp
+}
+
+// readmePolicy is the README's example client policy marked
+// <!-- policy: name -->.
+func readmePolicy(t *testing.T, name string) any {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)<!-- policy: " + regexp.QuoteMeta(name) + " -->\\s*```json\\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "README.md has no <!-- policy: %s --> JSON block", name)
+	var doc any
+	require.NoError(t, json.Unmarshal(m[1], &doc), "the README's %s policy is not JSON", name)
+	return doc
 }
 
 // mergePolicies is one policy document with the statements of a (nil:
