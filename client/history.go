@@ -88,6 +88,9 @@ type historyEntry struct {
 	RollbackOf string `json:"rollback_of,omitempty"`
 	// HealOf is the release whose content the reconciler deployed again.
 	HealOf string `json:"heal_of,omitempty"`
+	// PromotionOf is, for a stage's deploy of a promotion (whose id is
+	// the release id), the config of the promotion's first stage.
+	PromotionOf string `json:"promotion_of,omitempty"`
 	// Destroy says it was a destroy (ferry destroy).
 	Destroy bool `json:"destroy,omitempty"`
 }
@@ -191,6 +194,7 @@ func readHistoryEntry(ctx context.Context, l *ledger.Ledger, project, config, id
 		return e, fmt.Errorf("release %s: %w", id, err)
 	}
 	e.Version, e.Description, e.RollbackOf, e.HealOf, e.Destroy = r.Version, r.Description, r.RollbackOf, r.HealOf, r.Destroy
+	e.PromotionOf = r.PromotionOf
 	if e.CreatedBy == "" {
 		e.CreatedBy = r.CreatedBy
 	}
@@ -240,6 +244,9 @@ func writeHistory(w io.Writer, entries []historyEntry) {
 		}
 		if e.HealOf != "" {
 			detail = append(detail, "heal of "+e.HealOf)
+		}
+		if e.PromotionOf != "" {
+			detail = append(detail, "promoted from "+e.PromotionOf)
 		}
 		if msg := describeError(e.Error, e.Cause); msg != "" {
 			first, _, _ := strings.Cut(msg, "\n")

@@ -117,6 +117,9 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 			assert.Equal(t, "Success", tg.Outcome, tg.Config)
 		}
 	}
+	hist := tr.ferry(t, "history", "--local", "coinbase/deploy-test", "staging")
+	require.Equal(t, exitOK, hist.code, hist.stderr)
+	assert.Contains(t, hist.stdout, "promoted from development", "history names a stage's deploy of a promotion")
 
 	tr.clk.Advance(time.Minute) // a second promotion, a new id
 	arn = startPromotion(t, tr)
