@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // TestPromote: the deploy-test pipeline's release promoted stage by stage
@@ -52,13 +47,7 @@ func TestPromote(t *testing.T) {
 
 	tr.clk.Advance(61 * time.Minute)
 	held(stage("production"), "alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval")
-	_, err := tr.World().Clients("111111111111", "us-east-1").CloudWatch.PutMetricAlarm(t.Context(), &cloudwatch.PutMetricAlarmInput{
-		AlarmName: aws.String("coinbase-deploy-test-staging-errors"), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
-		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
-		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
-		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: "coinbase/deploy-test", naming.TagConfigName: "staging"}),
-	})
-	require.NoError(t, err)
+	addStagingAlarm(t, tr)
 	held(stage("production"), "the stage needs a person's approval")
 	prod := stage("production", "--approve")
 	require.Equal(t, exitOK, prod.code, "stdout:\n%s\nstderr:\n%s", prod.stdout, prod.stderr)

@@ -92,7 +92,7 @@ func newWave(scope constructs.Construct, fn awslambda.IFunction, w shape.Wave, r
 	for _, c := range w.Start.Catches() {
 		start.AddCatch(failed, &sfn.CatchProps{Errors: jsii.Strings(c.Errors...), ResultPath: jsii.String(shape.PathError)})
 	}
-	deploy.AddCatch(failed, &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
+	deploy.AddCatch(failed, catchAll())
 	m := sfn.NewMap(scope, jsii.String(w.Name), &sfn.MapProps{
 		Comment:   jsii.String(w.Comment),
 		ItemsPath: jsii.String(shape.PathTargets),

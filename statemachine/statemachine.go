@@ -136,18 +136,12 @@ func Chain(scope constructs.Construct, fn awslambda.IFunction) sfn.IChainable {
 	for _, cb := range m.Callbacks {
 		task := newCallback(scope, fn, cb, m.Retry)
 		c.add(cb.Name, task)
-		c.later(func() {
-			task.Next(c.at(cb.Next))
-			task.AddCatch(c.at(cb.Otherwise.Next), &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
-		})
+		c.later(func() { task.Next(c.at(cb.Next)); task.AddCatch(c.at(cb.Otherwise.Next), catchAll()) })
 	}
 	for _, w := range m.Waves {
 		wave := newWave(scope, fn, w, m.Retry)
 		c.add(w.Name, wave)
-		c.later(func() {
-			wave.Next(c.at(w.Next))
-			wave.AddCatch(c.at(w.Otherwise.Next), &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)})
-		})
+		c.later(func() { wave.Next(c.at(w.Next)); wave.AddCatch(c.at(w.Otherwise.Next), catchAll()) })
 	}
 	if e := m.Entry; e != nil {
 		entry := sfn.NewChoice(scope, jsii.String(e.Name), &sfn.ChoiceProps{Comment: jsii.String(e.Comment)})
@@ -180,6 +174,12 @@ func (c *chain) at(name string) sfn.IChainable {
 		panic("statemachine: the shape names no state " + name)
 	}
 	return st
+}
+
+// catchAll catches every error (States.ALL) and stores it at
+// shape.PathError, as every Catch of the machine does.
+func catchAll() *sfn.CatchProps {
+	return &sfn.CatchProps{Errors: jsii.Strings(shape.ErrorAll), ResultPath: jsii.String(shape.PathError)}
 }
 
 // choose wires choice's rules and default as ch declares them.

@@ -106,6 +106,8 @@ func attacks() []attack {
 
 	schedule := session(scheduleARN, "schedule", nil, "reconcile-schedule")
 	machine := session(smRoleARN, "execution", nil, "statemachine")
+	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
+	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
 	otherMachine := "arn:aws:states:" + awsRegion + ":" + deployerAccount + ":stateMachine:payroll"
 	return []attack{
 		// The state machine's role runs nested executions of itself only.
@@ -124,15 +126,12 @@ func attacks() []attack {
 		// The README's example policies: CI cannot decide production's
 		// gates, nor approve it.
 		a("CI approves production (the README's example policies)", func(p *policies) evalCase {
-			ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
 			return ci.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil)
 		}),
 		a("CI registers a pipeline in production (the README's example policies)", func(p *policies) evalCase {
-			ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
 			return ci.request("", "", "s3:PutObject", state(p, naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil)
 		}),
 		a("a release manager approves staging (the README's example policies)", func(p *policies) evalCase {
-			managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
 			return managers.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "staging", "p1")), "deployer-bucket", nil)
 		}),
 		// A promotion's record is the deployer's: a client forging one

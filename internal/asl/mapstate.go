@@ -144,7 +144,7 @@ func (x *Execution) iterate(ctx context.Context, s *state, items []any, eff, ctx
 		left    = workers
 		failure error
 	)
-	done := awaitOf(x.waiter, 0)
+	done := NewAwait(x.waiter, 0)
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()

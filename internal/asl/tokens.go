@@ -136,7 +136,7 @@ func (x *Execution) awaitToken(ctx context.Context, p *pendingTask) (string, *St
 // to limit (0: none) from now.
 func (x *Execution) register(limit time.Duration) (string, *pendingTask) {
 	token := x.newToken()
-	p := &pendingTask{aw: awaitOf(x.waiter, limit)}
+	p := &pendingTask{aw: NewAwait(x.waiter, limit)}
 	x.mu.Lock()
 	if x.tokens == nil {
 		x.tokens = map[string]*pendingTask{}

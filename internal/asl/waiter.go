@@ -101,9 +101,10 @@ type Awaiter interface {
 	Fork() (leave func())
 }
 
-// awaitOf begins a wait on w: its own when w is an Awaiter, else one on
-// channels.
-func awaitOf(w Waiter, limit time.Duration) Await {
+// NewAwait begins a wait for an event on w, limited to limit (0: none):
+// w's own when w is an Awaiter, else one on channels, whose limit passes
+// through w's Wait.
+func NewAwait(w Waiter, limit time.Duration) Await {
 	if a, ok := w.(Awaiter); ok {
 		return a.Await(limit)
 	}

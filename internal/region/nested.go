@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/ferryhq/ferry/internal/asl"
 )
@@ -63,6 +62,12 @@ type integrationError struct{ name, msg string }
 func (e *integrationError) Error() string     { return e.msg }
 func (e *integrationError) ErrorName() string { return e.name }
 
+// integrationErrorOf is the Step Functions API's error e as the task that
+// called the API sees it: StepFunctions.<Code>Exception.
+func integrationErrorOf(e *APIError) error {
+	return &integrationError{"StepFunctions." + strings.TrimSuffix(e.Code, "Exception") + "Exception", e.Message}
+}
+
 // runNested runs a startExecution.sync:2 task: it starts the execution
 // (StartExecution's semantics: idempotent for the same name and input
 // while it runs), waits for it to end, and returns its description. A
@@ -79,24 +84,18 @@ func (r *Region) runNested(ctx context.Context, payload json.RawMessage) (json.R
 		return nil, &integrationError{"States.Runtime", fmt.Sprintf("the Parameters of startExecution.sync:2 do not decode: %v", err)}
 	}
 	if e := r.checkStateMachine(p.StateMachineArn); e != nil {
-		return nil, &integrationError{"StepFunctions." + e.Code + "Exception", e.Message}
+		return nil, integrationErrorOf(e)
 	}
 	input := p.Input
 	var s string
 	if json.Unmarshal(input, &s) == nil { // Input given as a string of JSON
 		input = json.RawMessage(s)
 	}
-	done := r.awaitEnd(p.Name)
+	done := r.awaitEnd(p.Name) // before the start: its end cannot be missed
 	x, _, err := r.Start(p.Name, input)
 	if err != nil {
 		done.Wake()
-		e := asAPIError(err)
-		return nil, &integrationError{"StepFunctions." + strings.TrimSuffix(e.Code, "Exception") + "Exception", e.Message}
-	}
-	select {
-	case <-x.Done():
-		done.Wake()
-	default:
+		return nil, integrationErrorOf(asAPIError(err))
 	}
 	if err := done.Wait(ctx); err != nil {
 		if x.Stop("States.TaskFailed", "the task that started it was cancelled") {
@@ -119,12 +118,7 @@ func (r *Region) runNested(ctx context.Context, payload json.RawMessage) (json.R
 // awaitEnd begins a wait for the end of the execution named name, which
 // logEnd wakes (before the execution leaves the scheduler).
 func (r *Region) awaitEnd(name string) asl.Await {
-	var aw asl.Await
-	if r.sched != nil {
-		aw = r.sched.Await(0)
-	} else {
-		aw = &chanWait{woken: make(chan struct{})}
-	}
+	aw := asl.NewAwait(r.waiter, 0)
 	r.mu.Lock()
 	if r.endWaiters == nil {
 		r.endWaiters = map[string][]asl.Await{}
@@ -142,34 +136,6 @@ func (r *Region) wakeEnd(name string) {
 	r.mu.Unlock()
 	for _, aw := range waiters {
 		aw.Wake()
-	}
-}
-
-// chanWait is an asl.Await on scaled time, where no one counts who
-// keeps time still.
-type chanWait struct {
-	mu    sync.Mutex
-	woken chan struct{}
-}
-
-func (w *chanWait) Wake() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	select {
-	case <-w.woken:
-		return false
-	default:
-		close(w.woken)
-		return true
-	}
-}
-
-func (w *chanWait) Wait(ctx context.Context) error {
-	select {
-	case <-w.woken:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -3,6 +3,7 @@ package region
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -261,6 +262,7 @@ func TestPromotionStopsAtAFailedStage(t *testing.T) {
 	assert.Equal(t, "DeployError", d.Error)
 	assert.Contains(t, d.Cause, "staging (FailureClean) did not succeed")
 	assert.Equal(t, execution.EndFailureClean, x.Path()[len(x.Path())-1])
+	assert.Contains(t, x.Path(), shape.StateTargetFailed, "the wave stores staging's failed deploy as its result")
 
 	rec := pr.record(t)
 	assert.Equal(t, ledger.PromotionFailed, rec.Status)
@@ -368,4 +370,90 @@ func TestPromotedReleaseIsHealed(t *testing.T) {
 	hd := pr.wait(t, heal)
 	require.Equal(t, asl.StatusSucceeded, hd.Status, "%s: %s", hd.Error, hd.Cause)
 	assert.NotEqual(t, promotionID, pr.current(t, "development"), "the heal runs now")
+}
+
+// TestPromotedReleaseIsVerified: a release that claims to be a
+// promotion's stage deploy (promotion_of) runs without an identity proof
+// only as the promotion's record says. A release of a stage whose gates
+// have not held (production, waiting for its approval) is refused, and so
+// is one naming a promotion the deployer never recorded.
+func TestPromotedReleaseIsVerified(t *testing.T) {
+	pr := newPromotion(t, nil)
+	pr.register(t, pr.configs()...)
+	pr.addStagingAlarm(t)
+	x := pr.start(t)
+	resume := <-pr.approval // production waits for its approval; time stands still meanwhile
+
+	forge := func(t *testing.T, id string) asl.Description {
+		t.Helper()
+		rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
+		require.NoError(t, err)
+		rel.ConfigName = ""
+		r, err := pr.p.Release(rel, 2, 0)
+		require.NoError(t, err)
+		r.ReleaseID, r.CreatedAt, r.CreatedBy, r.PromotionOf = id, pr.clk.Now().UTC().Truncate(time.Millisecond), "alice", "development"
+		raw, err := release.Canonical(r)
+		require.NoError(t, err)
+		require.NoError(t, ledger.New(pr.r.S3(), pr.r.Bucket()).PutRelease(context.Background(), testProject, "production-use1", id, raw))
+		forged, _, err := pr.r.Start(naming.ExecutionName(testProject, "production-use1", id), raw)
+		require.NoError(t, err)
+		return pr.wait(t, forged)
+	}
+	t.Run("stage not deploying", func(t *testing.T) {
+		d := forge(t, promotionID)
+		assert.Equal(t, "BadReleaseError", d.Error)
+		assert.Contains(t, d.Cause, "stage production of promotion "+promotionID+" is approval, not deploying")
+	})
+	t.Run("no such promotion", func(t *testing.T) {
+		d := forge(t, "20260301T120000Z-nobody")
+		assert.Equal(t, "BadReleaseError", d.Error)
+		assert.Contains(t, d.Cause, "no promotion 20260301T120000Z-nobody of coinbase/deploy-test development is recorded")
+	})
+	assert.Empty(t, pr.current(t, "production-use1"), "nothing forged runs")
+	pr.put(t, naming.PromotionHaltKey(testProject, "development", promotionID), nil)
+	require.NoError(t, pr.r.SendTaskFailure(pr.token(t, 2), "ferry.Halted", "the test is over"))
+	resume()
+	assert.Equal(t, "HaltError", pr.wait(t, x).Error)
+}
+
+// TestStoppingAPromotionStopsItsNestedDeploys: StopExecution of a
+// promotion stops the deploys its wave runs, as Step Functions stops the
+// execution a cancelled startExecution.sync task started (the reason the
+// README says to halt a promotion with ferry pipeline halt instead).
+func TestStoppingAPromotionStopsItsNestedDeploys(t *testing.T) {
+	deploying := make(chan func(), 1)
+	dev := naming.ExecutionName(testProject, "development", promotionID)
+	pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == execution.TaskCheckHealthy && arn == asl.ExecutionARN(r.StateMachineARN(), dev) {
+			select {
+			case deploying <- r.Hold():
+			default:
+			}
+		}
+	})
+	pr.register(t, pr.configs()...)
+	x := pr.start(t)
+	release := <-deploying
+	_, err := pr.r.Stop(x.ARN(), "Stopped", "by hand")
+	require.NoError(t, err)
+	release()
+	nested, err := pr.r.Execution(asl.ExecutionARN(pr.r.StateMachineARN(), dev))
+	require.NoError(t, err)
+	d := pr.wait(t, nested)
+	assert.Equal(t, asl.StatusAborted, d.Status, "the nested deploy is stopped with its promotion")
+}
+
+// TestSendTaskAnswersRefused: an answer with a token that is no token,
+// or one of no waiting task, is refused with Step Functions' error codes.
+func TestSendTaskAnswersRefused(t *testing.T) {
+	r, _ := newTestRegion(t, Options{})
+	var e *APIError
+	require.ErrorAs(t, r.SendTaskSuccess("not a token", json.RawMessage(`{}`)), &e)
+	assert.Equal(t, CodeInvalidToken, e.Code)
+	x, _, err := r.Start("some-query", json.RawMessage(`{"drift": {"project_name": "coinbase/deploy-test", "config_name": "development"}}`))
+	require.NoError(t, err)
+	token := strings.Repeat("0", 32)
+	token = base64.RawURLEncoding.EncodeToString([]byte(x.ARN())) + "." + token
+	require.ErrorAs(t, r.SendTaskFailure(token, "E", "c"), &e)
+	assert.Equal(t, CodeTaskDoesNotExist, e.Code)
 }
