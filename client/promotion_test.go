@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,4 +146,38 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 	rec = promotionStatus(t, tr)
 	assert.Equal(t, "ended", rec.Status)
 	assert.Contains(t, rec.Why, "its execution ended FAILED (HaltError")
+}
+
+// TestPipelineHaltWhileDeploying: ferry pipeline halt while staging's
+// deploy runs writes staging's halt marker too: the deploy rolls back
+// (FailureClean, HaltError), and the promotion fails with the stage,
+// production never deployed.
+func TestPipelineHaltWhileDeploying(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	deploying := make(chan func(), 1)
+	var once sync.Once
+	observe := func(arn string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == "CheckHealthy" && strings.Contains(arn, "_staging_") {
+			once.Do(func() { deploying <- tr.Hold() }) // the first check only: time stands still until the test resumes it
+		}
+	}
+	tr.observer.Store(&observe)
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
+	arn := startPromotion(t, tr)
+	resume := <-deploying
+	h := tr.ferry(t, "pipeline", "halt", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
+	assert.Contains(t, h.stdout, "halt marker written for coinbase/deploy-test staging: its deploy rolls back")
+	resume()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	d, err := tr.Wait(ctx, arn)
+	require.NoError(t, err)
+	assert.Equal(t, "DeployError", d.Error)
+	rec := promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionFailed, rec.Status)
+	assert.Equal(t, "FailureClean", rec.Stages[1].Targets[0].Outcome)
+	assert.Equal(t, "HaltError", rec.Stages[1].Targets[0].Error)
+	assert.Equal(t, ledger.PromotionPending, rec.Stages[2].Status)
 }

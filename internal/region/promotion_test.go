@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -422,13 +423,11 @@ func TestPromotedReleaseIsVerified(t *testing.T) {
 // README says to halt a promotion with ferry pipeline halt instead).
 func TestStoppingAPromotionStopsItsNestedDeploys(t *testing.T) {
 	deploying := make(chan func(), 1)
+	var once sync.Once
 	dev := naming.ExecutionName(testProject, "development", promotionID)
 	pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
 		if ev.StateEntered != nil && ev.StateEntered.Name == execution.TaskCheckHealthy && arn == asl.ExecutionARN(r.StateMachineARN(), dev) {
-			select {
-			case deploying <- r.Hold():
-			default:
-			}
+			once.Do(func() { deploying <- r.Hold() }) // the first check only
 		}
 	})
 	pr.register(t, pr.configs()...)
