@@ -71,7 +71,7 @@ func TestConnectLocalFails(t *testing.T) {
 	cases := []struct {
 		name, url, want string
 	}{
-		{"not answering", "http://127.0.0.1:1", "does not answer"},
+		{"not answering", deadRegion(t), "does not answer"},
 		{"error status", infoServer(t, http.StatusInternalServerError, "{}"), "500"},
 		{"not JSON", infoServer(t, http.StatusOK, "<html>"), "not a local region description"},
 		{"no names", infoServer(t, http.StatusOK, `{"bucket":""}`), "names no state machine or bucket"},

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -146,10 +145,8 @@ func TestLocalWorldView(t *testing.T) {
 }
 
 func TestLocalErrors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
+	closed := deadRegion(t)
+	addr := strings.TrimPrefix(closed, "http://")
 
 	tests := []struct {
 		name   string
@@ -159,13 +156,13 @@ func TestLocalErrors(t *testing.T) {
 		stderr string
 	}{
 		{"no region", []string{"local", "world", "--endpoint", closed}, nil, exitFailure, "is ferry local running?"},
-		{"endpoint from the environment", []string{"local", "world"}, map[string]string{"AWS_ENDPOINT_URL": closed}, exitFailure, ln.Addr().String()},
+		{"endpoint from the environment", []string{"local", "world"}, map[string]string{"AWS_ENDPOINT_URL": closed}, exitFailure, addr},
 		{"unknown subcommand", []string{"local", "status"}, nil, exitUsage, `unexpected argument "status"`},
 		{"negative speed", []string{"local", "--speed", "-1"}, nil, exitUsage, "--speed -1 must not be negative"},
 		{"NaN speed", []string{"local", "--listen", "256.0.0.1:1", "--speed", "NaN"}, nil, exitUsage, "--speed NaN must be a number from 0 to 10000"},
 		{"infinite speed", []string{"local", "--listen", "256.0.0.1:1", "--speed", "+Inf"}, nil, exitUsage, "--speed +Inf must be a number from 0 to 10000"},
 		{"huge speed", []string{"local", "--listen", "256.0.0.1:1", "--speed", "1e300"}, nil, exitUsage, "--speed 1e+300 must be a number from 0 to 10000"},
-		{"endpoint from FERRY_LOCAL_ENDPOINT", []string{"local", "world"}, map[string]string{envLocalEndpoint: closed, "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}, exitFailure, ln.Addr().String()},
+		{"endpoint from FERRY_LOCAL_ENDPOINT", []string{"local", "world"}, map[string]string{envLocalEndpoint: closed, "AWS_ENDPOINT_URL": deadRegion(t)}, exitFailure, addr},
 		{"missing world", []string{"local", "--world", "testdata/no-such-world.json"}, nil, exitFailure, "no-such-world.json"},
 		{"bad listen address", []string{"local", "--listen", "256.0.0.1:1"}, nil, exitFailure, "listen on 256.0.0.1:1"},
 	}

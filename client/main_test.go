@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +36,7 @@ func run(ctx context.Context, env Env, args []string) int {
 func runFerry(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}, args)
+	code = run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion(t)}, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -388,7 +390,7 @@ func TestInterruptedExits130(t *testing.T) {
 	// interruption is one object on stdout.
 	for _, asJSON := range []bool{false, true} {
 		var out, errOut bytes.Buffer
-		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion}
+		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion(t)}
 		args := []string{"deploy", "--local", "../testdata/deploy-test-release.json"}
 		if asJSON {
 			args = append(args, "--json")
@@ -406,13 +408,32 @@ func TestInterruptedExits130(t *testing.T) {
 	}
 }
 
-// noLocalRegion is an environment whose local region is at a port where
-// nothing listens.
-func noLocalRegion(key string) string {
-	if key == envLocalEndpoint {
-		return "http://127.0.0.1:1"
+// deadRegion is the URL of a local region that does not answer: a
+// listener of the test's own that closes every connection unanswered, so
+// no test depends on what else listens on this machine (ferry local's
+// own port, say).
+func deadRegion(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// noLocalRegion is an environment whose local region does not answer
+// (deadRegion).
+func noLocalRegion(t *testing.T) func(key string) string {
+	url := deadRegion(t)
+	return func(key string) string {
+		if key == envLocalEndpoint {
+			return url
+		}
+		return ""
 	}
-	return ""
 }
 
 // TestJSONFailures: under --json, whatever goes wrong, stdout holds only
@@ -434,7 +455,7 @@ func TestJSONFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion}
+			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion(t)}
 			code := exitStatus(&errOut, newCLI(env).Run(t.Context(), tc.args))
 			require.Equal(t, tc.code, code, "stderr: %s", errOut.String())
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -454,7 +475,7 @@ func TestJSONFailures(t *testing.T) {
 	}
 	// Without --json, stdout stays empty.
 	var out bytes.Buffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Getenv: noLocalRegion}
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Getenv: noLocalRegion(t)}
 	assert.Equal(t, exitFailure, exitStatus(io.Discard, newCLI(env).Run(t.Context(), []string{"list", "--local"})))
 	assert.Empty(t, out.String())
 }

@@ -111,14 +111,14 @@ func TestStatusUnknown(t *testing.T) {
 // nothing and exit 3.
 func TestNoDeployer(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
-	tr.url = "http://127.0.0.1:1"
+	tr.url = deadRegion(t)
 	for _, args := range [][]string{
 		{"deploy", "--local", deployTestRelease},
 		{"halt", "--local", deployTestRelease},
 	} {
 		res := tr.ferry(t, args...)
 		assert.Equal(t, exitNotStarted, res.code)
-		assert.Contains(t, res.stderr, "no deployer found: the local region at http://127.0.0.1:1 does not answer")
+		assert.Contains(t, res.stderr, "no deployer found: the local region at "+tr.url+" does not answer")
 	}
 }
 
