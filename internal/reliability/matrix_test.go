@@ -237,4 +237,16 @@ func TestCutConnectionsAreViolations(t *testing.T) {
 		TargetGroups:  []sim.RegistrationSnapshot{{Name: "tg", CutConnections: 3}},
 	}}})
 	assert.Equal(t, []string{"tg in 111111111111/us-east-1 counted 3 cut connections"}, r.violations)
+
+	dark := sim.Snapshot{Accounts: []sim.AccountSnapshot{{Account: "111111111111", Region: "us-east-1",
+		LoadBalancers: []sim.RegistrationSnapshot{{Name: "elb", CutConnections: 1, WentDark: 1}},
+		TargetGroups:  []sim.RegistrationSnapshot{{Name: "tg", CutConnections: 3, WentDark: 1}},
+	}}}
+	deploy := run{sc: &Scenario{}}
+	deploy.checkCuts(dark)
+	assert.Equal(t, []string{"elb in 111111111111/us-east-1 counted 1 cut connections", "tg in 111111111111/us-east-1 counted 3 cut connections"},
+		deploy.violations, "a deploy leaves no load balancer dark")
+	destroy := run{sc: &Scenario{Destroy: true}}
+	destroy.checkCuts(dark)
+	assert.Equal(t, []string{"tg in 111111111111/us-east-1 counted 2 cut connections"}, destroy.violations, "a destroy may leave one dark, never stop a routed instance")
 }

@@ -89,7 +89,14 @@
 // DescribeLoadBalancerTargetGroups (Auto Scaling's) show each Removing
 // while its instances deregister (a classic ELB's
 // connection_draining_seconds, a target group's deregistration_seconds),
-// then no more; the instances keep running. Attach* puts them back. A
+// then no more; the instances keep running. DescribeAutoScalingGroups
+// lists it in LoadBalancerNames or TargetGroupARNs no more from the
+// detach on: the Auto Scaling API Reference documents the Removing state
+// for DescribeLoadBalancers, DescribeLoadBalancerTargetGroups and
+// DescribeTrafficSources only and says nothing of the group's lists
+// meanwhile, so this is one reading; ferry's never depends on it (it
+// judges the load balancers a release names, by their own view).
+// Attach* puts them back. A
 // scale-in (a lower desired capacity) deregisters each chosen instance and
 // waits for the draining, then, with an autoscaling:EC2_INSTANCE_TERMINATING
 // hook, holds it in Terminating:Wait until CompleteLifecycleAction or the
@@ -97,7 +104,9 @@
 // time. Every classic ELB and target group counts cut connections
 // (World.CutConnections, and cut_connections in the snapshot): an instance
 // a ForceDelete stops while the load balancer still routes to it, or the
-// last healthy instance gone while a group is attached.
+// last healthy instance gone (it went dark), whatever is attached to it:
+// a load balancer a deploy leaves with no instance is cut off as surely
+// as one whose instance stopped.
 //
 // DeleteAutoScalingGroup without ForceDelete refuses a group with instances
 // (ResourceInUse); with it, the instances terminate at once (no draining,

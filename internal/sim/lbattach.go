@@ -40,20 +40,26 @@ type removal struct {
 // servingCounter counts, for one classic load balancer or target group,
 // what cut the traffic it serves: an instance that stopped while it still
 // routed to it (a ForceDelete of a serving instance: no draining, no
-// hook), and each time it went from a healthy instance to none while an
-// Auto Scaling group was attached to it (an attached group is there to
-// serve).
+// hook), and each time it went dark: from a healthy instance to none,
+// whatever the groups attached to it, if any. A load balancer left with
+// no instance is as cut off as one whose instance stopped: its clients
+// get the load balancer's 503 either way, so a group detached on the way
+// out (a retirement, a standby) leaving it dark counts too. dark counts
+// the cuts of the second kind among cuts, for the callers that take a
+// load balancer out of service on purpose (a destroy).
 type servingCounter struct {
 	cuts int
+	dark int
 	// serving says it had a healthy instance when last checked.
 	serving bool
 }
 
 // check counts a cut when the load balancer had a healthy instance and has
-// none now while a group is attached to it.
-func (s *servingCounter) check(serves, attached bool) {
-	if s.serving && !serves && attached {
+// none now.
+func (s *servingCounter) check(serves bool) {
+	if s.serving && !serves {
 		s.cuts++
+		s.dark++
 	}
 	s.serving = serves
 }
@@ -61,23 +67,11 @@ func (s *servingCounter) check(serves, attached bool) {
 // checkServing updates every load balancer's and target group's counter
 // at now. It runs after every event and every call.
 func (r *region) checkServing(now time.Time) {
-	attachedELB, attachedTG := map[*classicLB]bool{}, map[*targetGroup]bool{}
-	for _, g := range r.groups {
-		if g.deleting {
-			continue
-		}
-		for _, lb := range g.lbs {
-			attachedELB[lb] = true
-		}
-		for _, tg := range g.tgs {
-			attachedTG[tg] = true
-		}
-	}
 	for _, lb := range r.elbs {
-		lb.serving.check(lb.serves(now), attachedELB[lb])
+		lb.serving.check(lb.serves(now))
 	}
 	for _, tg := range r.tgs {
-		tg.serving.check(tg.serves(now), attachedTG[tg])
+		tg.serving.check(tg.serves(now))
 	}
 }
 

@@ -35,6 +35,25 @@ func (f *fixture) attachments(t *testing.T, name string) map[string]string {
 	return out
 }
 
+// wentDark is how many times each load balancer and target group (as
+// "tg") went dark, by name, for those that did.
+func (f *fixture) wentDark(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	a := f.world.Snapshot().Accounts[0]
+	for _, lb := range a.LoadBalancers {
+		if lb.WentDark > 0 {
+			out[lb.Name] = lb.WentDark
+		}
+	}
+	for _, tg := range a.TargetGroups {
+		if tg.WentDark > 0 {
+			out["tg"] += tg.WentDark
+		}
+	}
+	return out
+}
+
 // targetStates counts the states of tg's targets.
 func (f *fixture) targetStates(t *testing.T, tg string) map[string]int {
 	t.Helper()
@@ -55,7 +74,12 @@ func (f *fixture) targetStates(t *testing.T, tg string) map[string]int {
 // instances in the group. When all instances are deregistered, then you
 // can no longer describe the target group ... The instances remain
 // running."). The target group drains for its deregistration delay
-// (deregistration_seconds, 30 s in this world).
+// (deregistration_seconds, 30 s in this world; AWS's default is 300 s,
+// Deregistration delay, ALB User Guide). The reference says nothing of
+// DescribeAutoScalingGroups' LoadBalancerNames and TargetGroupARNs while
+// Removing: the simulation lists neither from the detach on (ferry does
+// not read attachments there). Left with no instance, the load balancer
+// and the target group went dark: each counts a cut.
 func TestDetachDrains(t *testing.T) {
 	f := newFixture(t)
 	f.group(t, "g", amiOK, 2)
@@ -68,13 +92,19 @@ func TestDetachDrains(t *testing.T) {
 	_, err = f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{f.tgARN(t)}})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"tg": "Removing"}, f.attachments(t, "g"), "no connection draining on the classic ELB: out at once")
-	f.clk.Advance(30 * time.Second)
+	removing := f.describe(t, "g")
+	assert.Empty(t, removing.LoadBalancerNames, "not listed while Removing")
+	assert.Empty(t, removing.TargetGroupARNs, "not listed while Removing")
+	f.clk.Advance(29 * time.Second)
+	assert.Equal(t, map[string]string{"tg": "Removing"}, f.attachments(t, "g"), "draining for the whole deregistration delay")
+	f.clk.Advance(time.Second)
 	assert.Empty(t, f.attachments(t, "g"), "drained: no longer described")
 	g := f.describe(t, "g")
 	assert.Equal(t, map[string]int{"InService": 2}, lifecycles(g), "the instances keep running")
 	assert.Empty(t, g.LoadBalancerNames)
 	assert.Empty(t, g.TargetGroupARNs)
-	assert.Zero(t, f.world.CutConnections())
+	assert.Equal(t, 2, f.world.CutConnections(), "the ELB and the target group went dark, nothing else attached")
+	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
 
 	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g")})
 	assertCode(t, err, cloud.CodeValidation)
@@ -105,7 +135,8 @@ func TestForceDeleteCutsConnections(t *testing.T) {
 // wait state for one hour", How lifecycle hooks work, Auto Scaling User
 // Guide), or until the action is completed (CompleteLifecycleAction), then
 // terminates; a worker completes its own action once its job is done.
-// Deleted empty, nothing is cut.
+// Deleted empty, no connection is cut; the load balancer and the target
+// group, with nothing else to serve them, went dark (a cut each).
 func TestRetireGracefully(t *testing.T) {
 	f := newFixture(t)
 	f.template(t, "lt-g", amiOK, "#ferry-sim: worker")
@@ -131,7 +162,8 @@ func TestRetireGracefully(t *testing.T) {
 	assert.Empty(t, f.describe(t, "g").Instances)
 	_, err = f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g")})
 	require.NoError(t, err, "empty: no ForceDelete needed")
-	assert.Zero(t, f.world.CutConnections())
+	assert.Equal(t, 2, f.world.CutConnections())
+	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t), "every cut is one going dark: no instance stopped while routed")
 }
 
 // TestHookHeartbeatAndComplete: an instance that does not complete its
@@ -202,7 +234,8 @@ func TestAttachAgainRegistersAnew(t *testing.T) {
 	f.clk.Advance(41 * time.Second) // health_seconds is at most 40; the old deregistration would have ended
 	assert.Equal(t, map[string]string{elbName: "InService", "tg": "InService"}, f.attachments(t, "g"))
 	assert.Equal(t, map[string]int{"healthy": 2}, f.targetStates(t, tg), "still registered after the old delay")
-	assert.Zero(t, f.world.CutConnections())
+	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t), "dark between the detach and the attach")
+	assert.Equal(t, 2, f.world.CutConnections())
 }
 
 // TestWorldAlarmFiresOnceItsImageServes: a world file's alarm watches the

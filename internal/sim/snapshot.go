@@ -73,8 +73,13 @@ type RegistrationSnapshot struct {
 	Instances map[string]string `json:"instances"`
 	// CutConnections counts what cut the traffic it serves: an instance
 	// stopped while it still routed to it, or its last healthy instance
-	// gone while a group was attached (ferry keeps it 0).
+	// gone, whatever is attached to it (ferry keeps it 0 but where a
+	// release takes it out of service on purpose).
 	CutConnections int `json:"cut_connections"`
+	// WentDark counts the cuts among CutConnections where it went from a
+	// healthy instance to none (the rest are instances stopped while it
+	// routed to them): what a destroy does on purpose.
+	WentDark int `json:"went_dark,omitempty"`
 }
 
 // AlarmSnapshot is one CloudWatch alarm and its state (OK, ALARM,
@@ -128,7 +133,7 @@ func (w *World) Snapshot() Snapshot {
 			}
 			for _, n := range slices.Sorted(maps.Keys(r.elbs)) {
 				lb := r.elbs[n]
-				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: lb.serving.cuts}
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: lb.serving.cuts, WentDark: lb.serving.dark}
 				for id, i := range lb.instances {
 					rs.Instances[id] = lb.state(i, now)
 				}
@@ -136,7 +141,7 @@ func (w *World) Snapshot() Snapshot {
 			}
 			for _, n := range slices.Sorted(maps.Keys(r.tgs)) {
 				tg := r.tgs[n]
-				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: tg.serving.cuts}
+				rs := RegistrationSnapshot{Name: n, Instances: map[string]string{}, CutConnections: tg.serving.cuts, WentDark: tg.serving.dark}
 				for id, t := range tg.targets {
 					rs.Instances[id] = tg.state(t, now)
 				}
