@@ -32,8 +32,10 @@ const opBake = "bake"
 //
 //  1. fails with a *failure.HaltError when a halt marker was written
 //     after the execution started; then, only while this release holds
-//     the lock, when a service's new group is below its healthy target
-//     or lost more instances than its max_terms tolerates, or an alarm
+//     the lock, when a service's new group is out of a load balancer its
+//     release names (checkOutOf), below its healthy target (judged on the
+//     load balancers the release names) or lost more instances than its
+//     max_terms tolerates, or an alarm
 //     the release names is in ALARM (checkAlarms). Each of these rolls
 //     back: CleanUpFailure puts the previous groups back and waits until
 //     they are healthy before the new ones leave.
@@ -102,11 +104,15 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 // new group AWS does not show is retryable until the last attempt (AWS
 // is eventually consistent). It carries the report on in st.Health.
 func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, now time.Time) error {
-	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersAll)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersAll)
 	if err != nil {
 		return err
 	}
+	report := j.report
 	if err := checkTerminations(r, report); err != nil {
+		return err
+	}
+	if err := checkOutOf(r, j); err != nil {
 		return err
 	}
 	if err := checkGates(ctx, c, r, now); err != nil {

@@ -45,7 +45,13 @@ import (
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
 // is short of its launch count (activitiesOnChange). A check AWS throttles
-// is no check (throttled): it waits for the next. It changes nothing.
+// is no check (throttled): it waits for the next. A service is judged on
+// the load balancers its release names (one DescribeTargetGroups resolves
+// their target groups), never on those its group is attached to now; the
+// one thing it changes is a new group taken out of one of them, which it
+// attaches again (attachAgain: the attachment is ferry's, Deploy made it)
+// so the group is judged again once its instances pass that load
+// balancer's health checks.
 func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any, error) {
 	st, err := decodeState(req)
 	if err != nil {
@@ -62,8 +68,12 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		return nil, err
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled)
 	if err != nil {
+		return d.throttled(st, req, err)
+	}
+	report := j.report
+	if err := d.attachAgain(ctx, c, st, j); err != nil {
 		return d.throttled(st, req, err)
 	}
 	if err := checkTerminations(r, report); err != nil {

@@ -35,7 +35,10 @@ import (
 //     new group's terminations counted from all of its scaling
 //     activities (activitiesAlways), and no alarm the release names may
 //     be in ALARM, no service's error rate above its max_error_rate
-//     (checkGates); then it lists the previous groups and
+//     (checkGates); no new group may be out of a load balancer its
+//     release names (checkOutOf), and no load balancer or target group the
+//     release names may be left without a healthy instance, as it sees
+//     them (checkDark); then it lists the previous groups and
 //     records exactly them (ledger.CreateDeleting): the point of no
 //     return. A failure of the
 //     gate is a failed release (a *failure.HaltError or
@@ -143,11 +146,15 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	now := d.now()
-	report, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll)
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
+	report := j.report
 	if err := checkTerminations(r, report); err != nil {
+		return ledger.Intent{}, err
+	}
+	if err := checkOutOf(r, j); err != nil {
 		return ledger.Intent{}, err
 	}
 	if err := checkGates(ctx, c, r, now); err != nil {
@@ -160,6 +167,9 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 			}
 		}
 		return ledger.Intent{}, &failure.HaltError{Reason: "no longer stable before retiring the previous groups: " + joinNames(bad)}
+	}
+	if err := checkDark(j); err != nil {
+		return ledger.Intent{}, err
 	}
 	previous, err := d.previousNames(ctx, c, st)
 	if err != nil {

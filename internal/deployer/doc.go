@@ -71,6 +71,14 @@
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its
 //     instances changed, and by the swap's gate).
+//   - Judged where it serves: a release's health, its bake and its swap's
+//     gate are judged on the classic load balancers and target groups the
+//     release names, by their own view (DescribeInstanceHealth,
+//     DescribeTargetHealth), never on what a group is attached to now. A
+//     new group taken out of one is attached again by CheckHealthy (Deploy
+//     attached it: the attachment is ferry's), halts the bake or the gate
+//     (a rollback); the gate never retires the previous groups while a
+//     named load balancer would be left with no healthy instance (served.go).
 //   - Honest records: a clean-up that cannot finish records a FailureDirty
 //     outcome naming every group, launch template and alarm that may be
 //     left (fleet.Leftovers), whatever read failed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,14 +57,18 @@ const (
 	balancersUnsettled balancerReads = false
 )
 
-// healthReport merges the views of every new group, its load balancers and
-// target groups into one report per service at now, and carries each
-// service's stability window on from the State's last report (see
-// health.Track). A new group AWS does not show is reported Missing. It
-// reads a group's scaling activities (how many of its instances
-// terminated, whether a launch failed for good) as reads says, and its
-// load balancers as lbs says.
-func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (map[string]execution.ServiceHealth, error) {
+// healthReport merges the views of every new group and of the classic
+// load balancers and target groups the release names for its service
+// (namedBalancers: not those the group is attached to now, which an
+// outside detach changes) into one report per service at now, and
+// carries each service's stability window on from the State's last
+// report (see health.Track). A new group AWS does not show is reported
+// Missing. It reads a group's scaling activities (how many of its
+// instances terminated, whether a launch failed for good) as reads says,
+// and its load balancers as lbs says. It also says which of the named
+// load balancers a new group's instances in service are not registered
+// with (judgement.outOf).
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (judgement, error) {
 	services := r.ServiceNames()
 	names := make([]string, len(services))
 	for i, svc := range services {
@@ -73,53 +76,63 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	}
 	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
-		return nil, err
+		return judgement{}, err
 	}
 	capacities, err := d.capacities(ctx, c, st, r)
 	if err != nil {
-		return nil, err
+		return judgement{}, err
 	}
-	held := map[string]bool{}
-	for i, svc := range services {
-		if g, found := groups[names[i]]; found && lbs == balancersUnsettled && holding(capacities[svc], g, now) {
-			held[names[i]] = true
-		}
-	}
-	views, err := balancerViews(ctx, c, st, groups, held)
+	named, err := namedBalancers(ctx, c, r)
 	if err != nil {
-		return nil, err
+		return judgement{}, err
 	}
-	report := map[string]execution.ServiceHealth{}
+	ask, held := map[string]bool{}, map[string]bool{}
+	for i, svc := range services {
+		g, found := groups[names[i]]
+		held[svc] = found && lbs == balancersUnsettled && holding(capacities[svc], g, now)
+		ask[svc] = found && !held[svc] && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) && (lbs == balancersAll || inService(g))
+	}
+	views, err := named.read(ctx, c, ask)
+	if err != nil {
+		return judgement{}, err
+	}
+	j := judgement{report: map[string]execution.ServiceHealth{}, outOf: map[string][]balancerRef{}, groups: map[string]string{}}
 	for i, svc := range services {
 		prev := capacities[svc]
 		g, found := groups[names[i]]
 		if !found || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) {
 			cur := prev
 			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
-			report[svc] = health.Track(prev, cur, now)
+			j.report[svc] = health.Track(prev, cur, now)
 			continue
 		}
 		stage, err := stageOf(r, svc, prev)
 		if err != nil {
-			return nil, err
+			return judgement{}, err
 		}
-		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, views, reads, held[names[i]])
+		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, named[svc], views, reads, held[svc])
 		if err != nil {
-			return nil, err
+			return judgement{}, err
 		}
-		report[svc] = health.Track(prev, cur, now)
+		j.report[svc] = health.Track(prev, cur, now)
+		j.groups[svc] = names[i]
+		if ask[svc] {
+			j.outOf[svc] = named[svc].unregistered(g, views)
+		}
 	}
-	return report, nil
+	j.dark = named.dark(groups, views)
+	return j, nil
 }
 
-// assess is what the new group g, its load balancers and target groups
-// (views) say of its service now, given the service's previous report
+// assess is what the new group g and the load balancers and target
+// groups the release names for its service (named, as views read them)
+// say of its service now, given the service's previous report
 // and the group's launch count at its step; for a group held (its load
 // balancers not asked, see holding), the previous healthy count.
 // It fails with a *failure.DeployError when the group can never become
 // healthy: a launch that will fail again, or a load balancer that never
 // sends one of its instances traffic.
-func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, views balancers.Views, reads activityReads, held bool) (execution.ServiceHealth, error) {
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, named servedBy, views balancers.Views, reads activityReads, held bool) (execution.ServiceHealth, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
@@ -131,11 +144,11 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 			live = append(live, hi.ID)
 		}
 	}
-	for _, lb := range g.LoadBalancerNames {
+	for _, lb := range named.elbs {
 		view.LoadBalancers[lb] = views.ELB[lb]
 	}
-	for _, tg := range g.TargetGroupARNs {
-		view.TargetGroups[tg] = views.TargetGroups[tg]
+	for _, tg := range named.tgs {
+		view.TargetGroups[tg.arn] = views.TargetGroups[tg.arn]
 	}
 	cur := health.Assess(view, prev.Target)
 	if held {
@@ -160,25 +173,6 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
 	}
 	return cur, nil
-}
-
-// balancerViews asks the classic load balancers and target groups of the
-// new groups (those this release made) but those held for their
-// instances' states (balancers.Read). They are asked only when some
-// instance of a group using them is InService: before that, none is
-// healthy.
-func balancerViews(ctx context.Context, c *cloud.Clients, st *execution.State, groups map[string]asgtypes.AutoScalingGroup, held map[string]bool) (balancers.Views, error) {
-	var elbs, tgs []string
-	for name, g := range groups {
-		if held[name] || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) || !slices.ContainsFunc(g.Instances, func(i asgtypes.Instance) bool {
-			return i.LifecycleState == asgtypes.LifecycleStateInService
-		}) {
-			continue
-		}
-		elbs = append(elbs, g.LoadBalancerNames...)
-		tgs = append(tgs, g.TargetGroupARNs...)
-	}
-	return balancers.Read(ctx, c.ELB, c.ELBv2, elbs, tgs)
 }
 
 // holding says whether a service, its previous report prev and its group

@@ -1,7 +1,8 @@
 // Package health owns the judgement of whether a service's new instances
 // are healthy, and stable. It merges the per-instance views of the Auto
 // Scaling group, of every classic load balancer and of every target group
-// the service uses into one per-service report: an instance is healthy
+// the release names for the service (not those its group is attached to
+// now) into one per-service report: an instance is healthy
 // only if every source says so (Assess). It carries each service's
 // stability window from one check to the next (Track): a service is
 // stable once it has held its healthy target without a break, with no

@@ -1,0 +1,197 @@
+package deployer
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/balancers"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// webELB and webTG are the classic load balancer and target group of the
+// harness's web service.
+const (
+	webELB = "coinbase-deploy-test-web-elb"
+	webTG  = "coinbase-deploy-test-web-tg"
+)
+
+// detachFromOutside takes the group name out of the web service's classic
+// load balancer (and, with tg, out of its target group too), as an
+// operator or another tool would, not ferry.
+func (h *harness) detachFromOutside(name string, tg bool) {
+	h.t.Helper()
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err := c.DetachLoadBalancers(h.t.Context(), &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String(name), LoadBalancerNames: []string{webELB}})
+	require.NoError(h.t, err)
+	if !tg {
+		return
+	}
+	out, err := c.DescribeAutoScalingGroups(h.t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
+	require.NoError(h.t, err)
+	require.Len(h.t, out.AutoScalingGroups, 1)
+	_, err = c.DetachLoadBalancerTargetGroups(h.t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
+		AutoScalingGroupName: aws.String(name), TargetGroupARNs: out.AutoScalingGroups[0].TargetGroupARNs,
+	})
+	require.NoError(h.t, err)
+}
+
+// inService counts the instances the classic load balancer (or target
+// group, by name) lb reports in service (healthy), by the group each
+// belongs to.
+func (h *harness) inService(lb string) map[string]int {
+	h.t.Helper()
+	a := h.account()
+	group := map[string]string{}
+	for _, g := range a.Groups {
+		for _, i := range g.Instances {
+			group[i.ID] = g.Name
+		}
+	}
+	out := map[string]int{}
+	for _, rs := range append(a.LoadBalancers, a.TargetGroups...) {
+		if rs.Name != lb {
+			continue
+		}
+		for id, state := range rs.Instances {
+			if state == "InService" || state == "healthy" {
+				out[group[id]]++
+			}
+		}
+	}
+	return out
+}
+
+// TestDetachedDuringCheckHealthyIsAttachedAgain: a new group taken out of
+// the classic load balancer the release names while CheckHealthy judges it
+// is not healthy without it: Deploy attached it, so CheckHealthy attaches
+// it again and judges it on the load balancer's own view from then on.
+// The swap retires the previous group only once the new one serves there:
+// the load balancer is never left without an instance, nothing is cut.
+func TestDetachedDuringCheckHealthyIsAttachedAgain(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2.CreatedAt = h.clk.Now().Add(-time.Minute)
+	x := h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	next := naming.GroupName(project, config, "web", r2.ReleaseID)
+	h.detachFromOutside(next, false)
+
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	assert.Contains(t, h.groups()[next].LoadBalancers, webELB, "attached again")
+	assert.Equal(t, 3, h.inService(webELB)[next], "it serves there, at its launch count")
+	require.NoError(t, x.stepRetrying(execution.TaskBake))
+	require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
+	served := h.inService(webELB)
+	assert.Equal(t, []string{next}, slices.Collect(maps.Keys(served)), "the load balancer the release names still serves, from the new group")
+	assert.GreaterOrEqual(t, served[next], 2)
+	assert.Zero(t, h.world.CutConnections(), "never dark")
+}
+
+// TestDetachedDuringBakeRollsBack: a new group taken out of its load
+// balancers from outside during the bake is not healthy: the bake halts
+// and the release rolls back, the previous group serving again.
+func TestDetachedDuringBakeRollsBack(t *testing.T) {
+	h := newHarness(t)
+	prev, next, x := h.atBake(600)
+	require.NoError(t, x.once(execution.TaskBake))
+	h.clk.Advance(time.Minute)
+	newGroup, old := naming.GroupName(project, config, "web", next), naming.GroupName(project, config, "web", prev)
+	h.detachFromOutside(newGroup, true)
+	h.clk.Advance(time.Duration(x.state.Bake.WaitSeconds) * time.Second)
+
+	err := x.step(execution.TaskBake)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	assert.Contains(t, halted.Reason, "service web: its new group is not registered with classic load balancer "+webELB)
+	require.NoError(t, x.fail(err))
+	assert.Equal(t, []string{old}, x.state.RolledBack)
+	assert.Equal(t, map[string]int{old: 2}, h.inService(webELB), "the previous group serves again")
+}
+
+// TestGateRefusesALoadBalancerLeftDark: a new group taken out of the
+// target group the release names after CheckHealthy judged it stable:
+// the swap's gate, reading the target group's own view
+// (DescribeTargetHealth), refuses to retire the previous group, which
+// would leave the target group with no healthy target; the release
+// fails before its point of no return and the previous group serves on.
+func TestGateRefusesALoadBalancerLeftDark(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	x := h.atSwap(r1, r2)
+	next, old := naming.GroupName(project, config, "web", r2.ReleaseID), naming.GroupName(project, config, "web", r1.ReleaseID)
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	out, err := c.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{next}})
+	require.NoError(t, err)
+	_, err = c.DetachLoadBalancerTargetGroups(t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
+		AutoScalingGroupName: aws.String(next), TargetGroupARNs: out.AutoScalingGroups[0].TargetGroupARNs,
+	})
+	require.NoError(t, err)
+
+	err = x.step(execution.TaskCleanUpSuccess)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	assert.Contains(t, halted.Reason, "service web: its new group is not registered with target group "+webTG)
+	require.NoError(t, x.fail(err))
+	assert.Equal(t, 2, h.inService(webTG)[old], "the previous group serves on")
+	assert.Zero(t, h.world.CutConnections())
+}
+
+// TestServedJudgedByTheLoadBalancers: what the load balancers a release
+// names say of the new groups' instances in service, as the gate and
+// the bake read it: a load balancer is left dark when none of them is
+// healthy there while another instance is; a new group is out of one
+// when an instance of it in service is absent (draining, for a target
+// group).
+func TestServedJudgedByTheLoadBalancers(t *testing.T) {
+	tg := balancerRef{name: "tg", arn: "arn:tg"}
+	named := namedSet{"web": {elbs: []string{"elb"}, tgs: []balancerRef{tg}}}
+	g := asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String("new"), Instances: []asgtypes.Instance{
+		{InstanceId: aws.String("i-new1"), LifecycleState: asgtypes.LifecycleStateInService},
+		{InstanceId: aws.String("i-new2"), LifecycleState: asgtypes.LifecycleStatePending},
+	}}
+	groups := map[string]asgtypes.AutoScalingGroup{"new": g}
+	tests := []struct {
+		name       string
+		elb, tg    map[string]string
+		dark       []string
+		unregister []balancerRef
+	}{
+		{name: "both serve from the new group", elb: map[string]string{"i-new1": "InService", "i-old": "InService"}, tg: map[string]string{"i-new1": "healthy"}},
+		{name: "new group registered, not healthy yet, the old serves",
+			elb:  map[string]string{"i-new1": "OutOfService", "i-old": "InService"},
+			tg:   map[string]string{"i-new1": "initial", "i-old": "healthy"},
+			dark: []string{"classic load balancer elb (service web)", "target group tg (service web)"}},
+		{name: "taken out of both", elb: map[string]string{"i-old": "InService"}, tg: map[string]string{"i-new1": "draining", "i-old": "healthy"},
+			dark: []string{"classic load balancer elb (service web)", "target group tg (service web)"}, unregister: []balancerRef{{name: "elb"}, tg}},
+		{name: "nothing serves there at all: nothing to leave dark", elb: map[string]string{"i-new1": "OutOfService"}, tg: map[string]string{}, unregister: []balancerRef{tg}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			views := balancers.Views{ELB: map[string]map[string]string{"elb": tt.elb}, TargetGroups: map[string]map[string]string{"arn:tg": tt.tg}}
+			assert.Equal(t, tt.dark, named.dark(groups, views))
+			assert.Equal(t, tt.unregister, named["web"].unregistered(g, views))
+			err := checkDark(judgement{dark: named.dark(groups, views)})
+			if tt.dark == nil {
+				assert.NoError(t, err)
+			} else {
+				var halted *failure.HaltError
+				require.ErrorAs(t, err, &halted)
+			}
+		})
+	}
+}
