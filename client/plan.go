@@ -179,6 +179,9 @@ func writePlan(w io.Writer, p *execution.Plan) {
 	if len(p.Remove) > 0 {
 		fmt.Fprintf(w, "  remove services: %s\n", strings.Join(p.Remove, ", "))
 	}
+	for _, d := range p.Detach {
+		fmt.Fprintf(w, "  detach: %s\n", d)
+	}
 	if len(p.Changes) > 0 {
 		fmt.Fprintln(w, "  changes from the release deployed now")
 		for _, ch := range p.Changes {

@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 )
 
@@ -194,4 +195,66 @@ func TestServedJudgedByTheLoadBalancers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDroppedLoadBalancerRefused: a release that no longer names a
+// load balancer its service's serving group is attached to (v1 elbs
+// [elb], v2 none) is refused at ValidateResources, and its plan lists
+// the refusal: the service, the load balancer and the field that makes
+// it explicit. Nothing is created.
+func TestDroppedLoadBalancerRefused(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	r2.Services["web"].ELBs = nil
+	want := "services.web.elbs: the deploy would take service web out of classic load balancer " + webELB +
+		", which its serving group is attached to and the release no longer names; name it under services.web.detach.elbs to take the service out of it, or keep it in elbs"
+
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	assert.False(t, p.Proceed)
+	assert.Equal(t, []string{want}, p.Refusals)
+	assert.Empty(t, p.Detach)
+
+	x := h.start(r2)
+	err = x.steps(upToDeploy...)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Equal(t, []string{want}, bad.Problems)
+	assert.NotContains(t, h.groups(), naming.GroupName(project, config, "web", r2.ReleaseID), "nothing created")
+}
+
+// TestDroppedLoadBalancerExplicit: named under the service's detach, the
+// drop is planned as its own line and deployed: the new group serves in
+// the target group the release keeps, and the previous group, retired,
+// drains from the classic load balancer, which is left with no instance
+// on purpose (it went dark once: no connection cut).
+func TestDroppedLoadBalancerExplicit(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2 := h.baseRelease()
+	r2.Services["web"].ELBs = nil
+	r2.Services["web"].Detach = &release.Detach{ELBs: []string{webELB}}
+
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	assert.True(t, p.Proceed, p.Refusals)
+	assert.Equal(t, []string{"web leaves classic load balancer " + webELB}, p.Detach)
+
+	h.start(r2).succeed()
+	next := naming.GroupName(project, config, "web", r2.ReleaseID)
+	assert.Empty(t, h.inService(webELB), "no instance left in the load balancer the release left")
+	assert.Positive(t, h.inService(webTG)[next], "the target group it keeps serves from the new group")
+	for _, lb := range h.account().LoadBalancers {
+		if lb.Name == webELB {
+			assert.Empty(t, lb.Instances, "drained")
+			assert.Equal(t, 1, lb.CutConnections)
+			assert.Equal(t, 1, lb.WentDark, "its one cut is going dark, on purpose: no instance stopped while it routed to it")
+		}
+	}
+	assert.Equal(t, 1, h.world.CutConnections(), "nothing else cut")
 }

@@ -41,8 +41,9 @@ import (
 //  4. Per service, the group Deploy would create: its capacity from the
 //     previous group (package capacity), the first canary step, the
 //     image, subnets and load balancers resolved, the user data digest.
-//  5. The groups the swap would retire, the services it removes, and how
-//     the release differs from the one deployed now.
+//  5. The groups the swap would retire, the services it removes, the
+//     load balancers it takes a service out of (detach), and how the
+//     release differs from the one deployed now.
 //
 // It writes nothing: no lock, no run-once marker, no record, nothing in
 // the target. A throttled or failed read is the task's error (retried as
@@ -138,7 +139,8 @@ func refused(p *execution.Plan, err error) bool {
 }
 
 // planGroups fills in the groups Deploy would create, the groups the swap
-// would retire and the services it removes. res is nil when the release's
+// would retire, the services it removes and the load balancers it takes
+// a service out of. res is nil when the release's
 // resources did not resolve: the groups then say what they can.
 func (d *Deployer) planGroups(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, res *resources.Resolved, p *execution.Plan) error {
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
@@ -157,6 +159,11 @@ func (d *Deployer) planGroups(ctx context.Context, c *cloud.Clients, st *executi
 	}
 	slices.Sort(p.Retire)
 	slices.Sort(p.Remove)
+	for _, d := range dropped(r, groups) {
+		if d.explicit {
+			p.Detach = append(p.Detach, d.String())
+		}
+	}
 	for _, svc := range r.ServiceNames() {
 		pg, err := plannedGroup(r, st, svc, res)
 		if refused(p, err) {

@@ -41,6 +41,14 @@ func (b balancerRef) String() string {
 	return "target group " + b.name
 }
 
+// kind orders classic load balancers (0) before target groups (1).
+func (b balancerRef) kind() int {
+	if b.arn == "" {
+		return 0
+	}
+	return 1
+}
+
 // servedBy are the load balancers a release names for one service.
 type servedBy struct {
 	elbs []string

@@ -1,9 +1,12 @@
 package deployer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -57,8 +60,12 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 // release whose swap would retire the groups of services it neither
 // deploys nor names under remove: the project-config's groups of other
 // releases, not being deleted, of a service left out. A service dropped
-// from a release by mistake so keeps serving. A destroy retires every
-// group by definition: nothing to refuse.
+// from a release by mistake so keeps serving. Likewise for a load
+// balancer (dropped): a service it deploys whose serving group is
+// attached to a classic load balancer or target group the release no
+// longer names for it, nor under its detach, is refused, naming the
+// service, the load balancer and the field that makes it explicit. A
+// destroy retires every group by definition: nothing to refuse.
 func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) error {
 	if r.Destroy {
 		return nil
@@ -67,7 +74,12 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 	if err != nil {
 		return err
 	}
-	var unlisted []string
+	var unlisted, problems []string
+	for _, d := range dropped(r, groups) {
+		if !d.explicit {
+			problems = append(problems, d.refusal())
+		}
+	}
 	for _, g := range groups {
 		t := tags.FromASG(g.Tags)
 		svc := t[naming.TagServiceName]
@@ -76,10 +88,78 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 		}
 		unlisted = append(unlisted, svc)
 	}
-	if len(unlisted) == 0 {
+	if len(unlisted) > 0 {
+		slices.Sort(unlisted)
+		problems = append([]string{fmt.Sprintf("remove: the deploy would delete the serving groups of %s, which the release does not deploy; "+
+			"name them under \"remove\" to delete them, or deploy them", joinNames(slices.Compact(unlisted))),
+		}, problems...)
+	}
+	if len(problems) == 0 {
 		return nil
 	}
-	slices.Sort(unlisted)
-	return failure.BadRelease(fmt.Sprintf("remove: the deploy would delete the serving groups of %s, which the release does not deploy; "+
-		"name them under \"remove\" to delete them, or deploy them", joinNames(slices.Compact(unlisted))))
+	return failure.BadRelease(problems...)
+}
+
+// droppedBalancer is a load balancer a service's serving group is
+// attached to that the release no longer names for the service: the
+// swap, retiring the group, takes the service out of it. explicit says
+// the service's detach names it.
+type droppedBalancer struct {
+	service  string
+	ref      balancerRef
+	explicit bool
+}
+
+// refusal is the problem of a drop that is not explicit.
+func (d droppedBalancer) refusal() string {
+	key := "elbs"
+	if d.ref.arn != "" {
+		key = "target_groups"
+	}
+	return fmt.Sprintf("services.%s.%s: the deploy would take service %s out of %s, which its serving group is attached to and the release no longer names; "+
+		"name it under services.%s.detach.%s to take the service out of it, or keep it in %s", d.service, key, d.service, d.ref, d.service, key, key)
+}
+
+// String is the drop as the plan shows it.
+func (d droppedBalancer) String() string { return d.service + " leaves " + d.ref.String() }
+
+// dropped are the load balancers the swap takes the services r deploys
+// out of (see droppedBalancer), sorted by service, then classic load
+// balancers before target groups, by name. They come from the serving
+// groups (those of other releases, not being deleted) as Auto Scaling
+// lists their attachments; a target group is known by its ARN there and
+// named by its name (the ARN's "targetgroup/NAME/ID"). One Removing may
+// or may not be listed still (the API Reference does not say): either
+// way it is leaving.
+func dropped(r *release.Release, groups []asgtypes.AutoScalingGroup) []droppedBalancer {
+	seen := map[droppedBalancer]bool{}
+	var out []droppedBalancer
+	add := func(d droppedBalancer) {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	for _, g := range groups {
+		t := tags.FromASG(g.Tags)
+		svc := t[naming.TagServiceName]
+		s := r.Services[svc]
+		if s == nil || fleet.Deleting(g) || t[naming.TagReleaseID] == r.ReleaseID {
+			continue
+		}
+		for _, lb := range g.LoadBalancerNames {
+			if !slices.Contains(s.ELBs, lb) {
+				add(droppedBalancer{service: svc, ref: balancerRef{name: lb}, explicit: s.Detaches(lb, false)})
+			}
+		}
+		for _, arn := range g.TargetGroupARNs {
+			if name := targetGroupName(arn); !slices.Contains(s.TargetGroups, name) {
+				add(droppedBalancer{service: svc, ref: balancerRef{name: name, arn: arn}, explicit: s.Detaches(name, true)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b droppedBalancer) int {
+		return cmp.Or(cmp.Compare(a.service, b.service), cmp.Compare(a.ref.kind(), b.ref.kind()), cmp.Compare(a.ref.name, b.ref.name))
+	})
+	return out
 }

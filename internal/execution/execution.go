@@ -354,6 +354,12 @@ type Plan struct {
 	// the services among them the release does not deploy.
 	Retire []string `json:"retire"`
 	Remove []string `json:"remove"`
+	// Detach are the load balancers the swap takes a service it deploys
+	// out of ("web leaves classic load balancer b", "web leaves target
+	// group tg"): those its serving groups are attached to that the
+	// release no longer names for it, named under its detach (one not
+	// named there is a refusal).
+	Detach []string `json:"detach,omitempty"`
 	// Changes are how the release differs from the one deployed now.
 	Changes []Change `json:"changes"`
 }

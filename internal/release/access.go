@@ -159,6 +159,9 @@ func (s *Service) clone() *Service {
 	c.Tags = maps.Clone(s.Tags)
 	c.StableSeconds = clonePtr(s.StableSeconds)
 	c.MaxErrorRate = clonePtr(s.MaxErrorRate)
+	if s.Detach != nil {
+		c.Detach = &Detach{ELBs: slices.Clone(s.Detach.ELBs), TargetGroups: slices.Clone(s.Detach.TargetGroups)}
+	}
 	if s.Rollout != nil {
 		ro := *s.Rollout
 		ro.Steps = slices.Clone(s.Rollout.Steps)

@@ -1,6 +1,9 @@
 package release
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Release is one deploy of one project into one config. ReleaseID and
 // CreatedAt are set by the client; a release file written by a person must
@@ -154,6 +157,34 @@ type Service struct {
 	// Rollout makes the deploy a canary (see Rollout); nil deploys the
 	// whole group at once.
 	Rollout *Rollout `json:"rollout,omitempty"`
+
+	// Detach names the classic load balancers and target groups this
+	// release takes the service out of: those its serving groups are
+	// attached to that the release no longer names (ValidateResources
+	// refuses the release otherwise, naming each), so a load balancer
+	// left out of elbs or target_groups by mistake keeps its instances.
+	// It is to a load balancer what Release.Remove is to a service. One
+	// named here that no serving group is attached to is nothing to
+	// detach.
+	Detach *Detach `json:"detach,omitempty"`
+}
+
+// Detach names the load balancers a service leaves (Service.Detach).
+type Detach struct {
+	ELBs         []string `json:"elbs,omitempty"`
+	TargetGroups []string `json:"target_groups,omitempty"`
+}
+
+// Detaches reports whether the service's Detach names the classic load
+// balancer (tg false) or the target group (tg true) name.
+func (s *Service) Detaches(name string, tg bool) bool {
+	switch {
+	case s == nil || s.Detach == nil:
+		return false
+	case tg:
+		return slices.Contains(s.Detach.TargetGroups, name)
+	}
+	return slices.Contains(s.Detach.ELBs, name)
 }
 
 // Autoscaling is a service's horizontal scale. All arithmetic is bounded

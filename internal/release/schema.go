@@ -101,6 +101,10 @@ func Schema() []byte {
 		"stable_seconds":  stable("Overrides the release's stable_seconds."),
 		"alarms":          list("More CloudWatch alarms, the service's own, that must not be in ALARM while the release is judged.", ref("An alarm name.")),
 		"rollout":         rollout,
+		"detach": object("Load balancers the service leaves: those its serving groups are attached to that the release no longer names. A deploy that would take the service out of one not named here is refused.", obj{
+			"elbs":          list("Classic load balancer names.", pattern("A classic load balancer name.", elbPattern, maxELBLen)),
+			"target_groups": list("Target group Name tags.", ref("A target group Name tag.")),
+		}),
 		"max_error_rate": obj{"type": "number", "minimum": 0, "exclusiveMaximum": 1,
 			"description": "Highest share of requests (0.01 is 1%) the service's load balancers may answer with an HTTP 5xx from its instances, over the last two minutes of their own CloudWatch metrics, while the release is judged; above it halts (or rolls back during the bake)."},
 	}, "instance_type", "security_groups")

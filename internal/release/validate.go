@@ -179,6 +179,30 @@ func (v *validator) destroy() {
 	}
 }
 
+// detach checks the load balancers a service leaves: names, none twice,
+// none that the service still names in elbs or target_groups.
+func (v *validator) detach(dpath string, s *Service) {
+	if s.Detach == nil {
+		return
+	}
+	for _, l := range []struct {
+		key         string
+		list, keeps []string
+		check       func(string) string
+	}{
+		{"elbs", s.Detach.ELBs, s.ELBs, checkELB},
+		{"target_groups", s.Detach.TargetGroups, s.TargetGroups, checkRef},
+	} {
+		lpath := field(dpath, l.key)
+		v.refs(lpath, l.list, l.check)
+		for i, name := range l.list {
+			if slices.Contains(l.keeps, name) {
+				v.p.add(index(lpath, i), "%q is also in the service's %s: a service cannot keep and leave it", name, l.key)
+			}
+		}
+	}
+}
+
 // remove checks the services the release removes: service names, none
 // twice, none that the release deploys.
 func (v *validator) remove() {
@@ -362,6 +386,7 @@ func (v *validator) service(name string) {
 	v.refs(field(spath, "security_groups"), s.SecurityGroups, checkRef)
 	v.refs(field(spath, "elbs"), s.ELBs, checkELB)
 	v.refs(field(spath, "target_groups"), s.TargetGroups, checkRef)
+	v.detach(field(spath, "detach"), s)
 	v.refs(field(spath, "alarms"), s.Alarms, checkRef)
 	if s.Profile != "" {
 		v.ref(field(spath, "profile"), s.Profile, checkIAMName)

@@ -238,6 +238,25 @@ func TestRuleRemove(t *testing.T) {
 	})
 }
 
+func TestRuleDetach(t *testing.T) {
+	set := func(elbs, tgs []string) func(*Release) {
+		return func(r *Release) {
+			r.Services["web"].ELBs, r.Services["web"].TargetGroups = []string{"a"}, []string{"tg-a"}
+			r.Services["web"].Detach = &Detach{ELBs: elbs, TargetGroups: tgs}
+		}
+	}
+	const dp = "services.web.detach"
+	runRuleCases(t, []ruleCase{
+		{"none", set(nil, nil), false, nil},
+		{"a load balancer and a target group", set([]string{"b"}, []string{"tg-b"}), false, nil},
+		{"one the service keeps", set([]string{"a"}, []string{"tg-a"}), false, []string{
+			dp + `.elbs[0]: "a" is also in the service's elbs: a service cannot keep and leave it`,
+			dp + `.target_groups[0]: "tg-a" is also in the service's target_groups: a service cannot keep and leave it`}},
+		{"twice", set([]string{"b", "b"}, nil), false, []string{dp + `.elbs[1]: duplicate "b"`}},
+		{"not a load balancer name", set([]string{"b_"}, nil), false, []string{dp + ".elbs[0]: must be a load balancer name of letters, digits and '-', not starting or ending with '-'"}},
+	})
+}
+
 func TestRuleRollbackOf(t *testing.T) {
 	set := func(id, of string) func(*Release) { return func(r *Release) { r.ReleaseID, r.RollbackOf = id, of } }
 	runRuleCases(t, []ruleCase{
