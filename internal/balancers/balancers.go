@@ -40,11 +40,24 @@ var (
 // API Reference, 2012-06-01), so it is read as text.
 const ZoneNotRouted = "Instance is in the EC2 Availability Zone for which LoadBalancer is not configured to route traffic to."
 
+// DeregistrationInProgress is the Description a classic load balancer
+// with connection draining gives, with State InService, for an instance
+// deregistering: it sends the instance no new request while its
+// in-flight ones complete (Configure connection draining, Classic Load
+// Balancers User Guide). Read records such an instance Deregistering.
+const DeregistrationInProgress = "Instance deregistration currently in progress."
+
+// Deregistering is the state Read records for an instance a classic load
+// balancer reports InService with DeregistrationInProgress: not in
+// service for ferry, whatever State says.
+const Deregistering = "Deregistering"
+
 // Views are the states of the instances in some classic load balancers and
 // target groups.
 type Views struct {
 	// ELB maps a classic load balancer's name to each instance's State
-	// there (InService, OutOfService, Unknown), by instance id.
+	// there (InService, OutOfService, Unknown; Deregistering for one
+	// leaving with connection draining), by instance id.
 	ELB map[string]map[string]string
 	// TargetGroups maps a target group's ARN to each target's state there
 	// (healthy, initial, unhealthy, unused, draining, ...), by instance id.
@@ -121,7 +134,10 @@ func readELB(ctx context.Context, api ClassicAPI, lb string) (read, error) {
 	for _, is := range out.InstanceStates {
 		id := aws.ToString(is.InstanceId)
 		r.states[id] = aws.ToString(is.State)
-		if aws.ToString(is.Description) == ZoneNotRouted {
+		switch aws.ToString(is.Description) {
+		case DeregistrationInProgress:
+			r.states[id] = Deregistering
+		case ZoneNotRouted:
 			r.notServed = append(r.notServed, notServed{id, fmt.Sprintf("classic load balancer %s does not route to the zone of instance %s: %s", lb, id, ZoneNotRouted)})
 		}
 	}

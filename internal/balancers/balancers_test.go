@@ -86,6 +86,16 @@ func TestRead(t *testing.T) {
 			wantNotServed: "target group tg does not send traffic to instance i-2 (Target.NotInUse: d)",
 		},
 		{
+			// Configure connection draining, Classic Load Balancers User
+			// Guide: a de-registering instance is reported "InService:
+			// Instance deregistration currently in progress"; the load
+			// balancer sends it no new request.
+			name:      "deregistering with connection draining is not in service",
+			instances: map[string][]elbtypes.InstanceState{"lb": {instance("i-1", "InService", balancers.DeregistrationInProgress)}},
+			wantELB:   map[string]map[string]string{"lb": {"i-1": balancers.Deregistering}},
+			wantTG:    map[string]map[string]string{"tg": {}},
+		},
+		{
 			name:    "unused while registering is served",
 			targets: map[string][]elbv2types.TargetHealthDescription{"tg": {target("i-2", elbv2types.TargetHealthStateEnumInitial, elbv2types.TargetHealthReasonEnumRegistrationInProgress)}},
 			wantELB: map[string]map[string]string{"lb": {}},

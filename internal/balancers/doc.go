@@ -2,7 +2,10 @@
 // groups of ferry's groups say of the instances registered with them:
 // each instance's state in each (Read), and whether one of them never
 // sends an instance traffic because it does not route to the instance's
-// zone (Views.NotServed). It reads; it changes nothing.
+// zone (Views.NotServed). An instance a classic load balancer reports
+// InService while its deregistration is in progress (connection draining)
+// is recorded Deregistering: it gets no new request. It reads; it changes
+// nothing.
 //
 // One call per load balancer and per target group (DescribeInstanceHealth,
 // DescribeTargetHealth), up to tuning.DescribeParallel at a time, never

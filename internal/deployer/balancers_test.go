@@ -125,31 +125,50 @@ func TestDetachedDuringBakeRollsBack(t *testing.T) {
 }
 
 // TestGateRefusesALoadBalancerLeftDark: a new group taken out of the
-// target group the release names after CheckHealthy judged it stable:
-// the swap's gate, reading the target group's own view
-// (DescribeTargetHealth), refuses to retire the previous group, which
-// would leave the target group with no healthy target; the release
-// fails before its point of no return and the previous group serves on.
+// target group or the classic load balancer the release names after
+// CheckHealthy judged it stable: the swap's gate, reading their own view
+// (DescribeTargetHealth, DescribeInstanceHealth), refuses to retire the
+// previous group, which would leave them with no instance of the
+// release; the release fails before its point of no return and the
+// previous group serves on. A classic load balancer with connection
+// draining still reports a deregistering instance InService ("InService:
+// Instance deregistration currently in progress", Configure connection
+// draining, Classic Load Balancers User Guide): it is not in service.
 func TestGateRefusesALoadBalancerLeftDark(t *testing.T) {
-	h := newHarness(t)
-	r1, r2 := h.baseRelease(), h.baseRelease()
-	x := h.atSwap(r1, r2)
-	next, old := naming.GroupName(project, config, "web", r2.ReleaseID), naming.GroupName(project, config, "web", r1.ReleaseID)
-	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
-	out, err := c.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{next}})
-	require.NoError(t, err)
-	_, err = c.DetachLoadBalancerTargetGroups(t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
-		AutoScalingGroupName: aws.String(next), TargetGroupARNs: out.AutoScalingGroups[0].TargetGroupARNs,
-	})
-	require.NoError(t, err)
+	tests := []struct {
+		name, from, want string
+		drain            int
+	}{
+		{name: "target group", from: webTG, want: "target group " + webTG},
+		{name: "classic load balancer draining", from: webELB, want: "classic load balancer " + webELB, drain: 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(w *sim.WorldSpec) { w.Accounts[0].Regions[0].ELBs[0].ConnectionDrainingSeconds = tt.drain })
+			r1, r2 := h.baseRelease(), h.baseRelease()
+			x := h.atSwap(r1, r2)
+			next, old := naming.GroupName(project, config, "web", r2.ReleaseID), naming.GroupName(project, config, "web", r1.ReleaseID)
+			c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+			out, err := c.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{next}})
+			require.NoError(t, err)
+			if tt.from == webTG {
+				_, err = c.DetachLoadBalancerTargetGroups(t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
+					AutoScalingGroupName: aws.String(next), TargetGroupARNs: out.AutoScalingGroups[0].TargetGroupARNs,
+				})
+			} else {
+				_, err = c.DetachLoadBalancers(t.Context(), &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String(next), LoadBalancerNames: []string{webELB}})
+			}
+			require.NoError(t, err)
 
-	err = x.step(execution.TaskCleanUpSuccess)
-	var halted *failure.HaltError
-	require.ErrorAs(t, err, &halted)
-	assert.Contains(t, halted.Reason, "service web: its new group is not registered with target group "+webTG)
-	require.NoError(t, x.fail(err))
-	assert.Equal(t, 2, h.inService(webTG)[old], "the previous group serves on")
-	assert.Zero(t, h.world.CutConnections())
+			err = x.step(execution.TaskCleanUpSuccess)
+			var halted *failure.HaltError
+			require.ErrorAs(t, err, &halted)
+			assert.Contains(t, halted.Reason, "service web: its new group is not registered with "+tt.want)
+			require.NoError(t, x.fail(err))
+			assert.Equal(t, 2, h.inService(tt.from)[old], "the previous group serves on")
+			assert.Zero(t, h.world.CutConnections())
+		})
+	}
 }
 
 // TestServedJudgedByTheLoadBalancers: what the load balancers a release

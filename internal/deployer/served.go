@@ -119,7 +119,8 @@ func (n namedSet) read(ctx context.Context, c *cloud.Clients, ask map[string]boo
 
 // unregistered are the load balancers of sb that one of g's instances in
 // service is not registered with, as views say: absent from a classic
-// load balancer, absent or draining from a target group. Auto Scaling
+// load balancer or deregistering (connection draining), absent or
+// draining from a target group. Auto Scaling
 // registers an instance before it puts it in service, so the group was
 // taken out of them.
 func (sb servedBy) unregistered(g asgtypes.AutoScalingGroup, views balancers.Views) []balancerRef {
@@ -127,7 +128,7 @@ func (sb servedBy) unregistered(g asgtypes.AutoScalingGroup, views balancers.Vie
 	var out []balancerRef
 	for _, lb := range sb.elbs {
 		states := views.ELB[lb]
-		if slices.ContainsFunc(ids, func(id string) bool { _, ok := states[id]; return !ok }) {
+		if slices.ContainsFunc(ids, func(id string) bool { state, ok := states[id]; return !ok || state == balancers.Deregistering }) {
 			out = append(out, balancerRef{name: lb})
 		}
 	}

@@ -89,7 +89,9 @@
 // DescribeLoadBalancerTargetGroups (Auto Scaling's) show each Removing
 // while its instances deregister (a classic ELB's
 // connection_draining_seconds, a target group's deregistration_seconds),
-// then no more; the instances keep running. DescribeAutoScalingGroups
+// then no more; meanwhile the load balancer sends them no new request (a
+// classic ELB reports each "InService: Instance deregistration currently
+// in progress", a target group draining); the instances keep running. DescribeAutoScalingGroups
 // lists it in LoadBalancerNames or TargetGroupARNs no more from the
 // detach on: the Auto Scaling API Reference documents the Removing state
 // for DescribeLoadBalancers, DescribeLoadBalancerTargetGroups and

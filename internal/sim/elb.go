@@ -152,6 +152,12 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 		switch health := lb.health(i, now); {
 		case !lb.routes(i):
 			s.State, s.ReasonCode, s.Description = aws.String("OutOfService"), aws.String("ELB"), aws.String(balancers.ZoneNotRouted)
+		case lb.deregistering(i):
+			// Configure connection draining, Classic Load Balancers User
+			// Guide: "the load balancer reports the state of a
+			// de-registering instance as InService: Instance deregistration
+			// currently in progress".
+			s.State, s.ReasonCode, s.Description = aws.String("InService"), aws.String("N/A"), aws.String(balancers.DeregistrationInProgress)
 		case health == "healthy":
 			s.State, s.ReasonCode, s.Description = aws.String("InService"), aws.String("N/A"), aws.String("N/A")
 		case health == "initial":

@@ -79,7 +79,7 @@ func (r *region) checkServing(now time.Time) {
 // n > 0, without counting them all: it runs after every call).
 func (lb *classicLB) serves(t time.Time) bool {
 	for _, i := range lb.instances {
-		if lb.routes(i) && lb.health(i, t) == "healthy" {
+		if lb.sends(i, t) {
 			return true
 		}
 	}
@@ -97,11 +97,11 @@ func (tg *targetGroup) serves(t time.Time) bool {
 }
 
 // servingAt is who lb sends traffic to at t: the instances in a zone it
-// routes to that pass its health check.
+// routes to that pass its health check, but those deregistering.
 func (lb *classicLB) servingAt(t time.Time) serving {
 	var s serving
 	for _, i := range lb.instances {
-		if lb.routes(i) && lb.health(i, t) == "healthy" {
+		if lb.sends(i, t) {
 			s.n, s.bp = s.n+1, s.bp+i.errorsBP
 		}
 	}
@@ -428,7 +428,7 @@ func (c *AutoScaling) DescribeLoadBalancers(ctx context.Context, in *autoscaling
 	for _, lb := range g.lbs {
 		state := attachmentAdded
 		for _, i := range g.instances {
-			if lb.instances[i.id] == i && lb.routes(i) && lb.health(i, now) == "healthy" {
+			if lb.instances[i.id] == i && lb.sends(i, now) {
 				state = attachmentInService
 			}
 		}

@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -8,10 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/sim"
@@ -110,23 +114,65 @@ func TestDetachDrains(t *testing.T) {
 	assertCode(t, err, cloud.CodeValidation)
 }
 
+// TestClassicDrainingSendsNoNewRequest: a classic load balancer with
+// connection draining keeps a detached group's instances registered for
+// its timeout, reported "InService: Instance deregistration currently in
+// progress", but sends them no new request ("To ensure that a Classic Load
+// Balancer stops sending requests to instances that are de-registering
+// ... use connection draining", Configure connection draining, Classic
+// Load Balancers User Guide): with nothing else registered, it went dark
+// at the detach, not at the timeout's end.
+func TestClassicDrainingSendsNoNewRequest(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	spec.Accounts[0].Regions[0].ELBs[0].ConnectionDrainingSeconds = 60
+	require.Equal(t, elbName, spec.Accounts[0].Regions[0].ELBs[0].Name)
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	f := &fixture{clk: clk, world: w, c: w.Clients(deployer, region), ctx: context.Background()}
+	f.group(t, "g", amiOK, 2)
+	f.clk.Advance(5 * time.Minute)
+
+	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	out, err := f.c.ELB.DescribeInstanceHealth(f.ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(elbName)})
+	require.NoError(t, err)
+	require.Len(t, out.InstanceStates, 2, "still registered while draining")
+	for _, is := range out.InstanceStates {
+		assert.Equal(t, "InService", aws.ToString(is.State))
+		assert.Equal(t, balancers.DeregistrationInProgress, aws.ToString(is.Description))
+	}
+	assert.Equal(t, "Removing", f.attachments(t, "g")[elbName])
+	assert.Equal(t, map[string]int{elbName: 1}, f.wentDark(t), "no new request goes to a deregistering instance")
+
+	f.clk.Advance(time.Minute)
+	out, err = f.c.ELB.DescribeInstanceHealth(f.ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(elbName)})
+	require.NoError(t, err)
+	assert.Empty(t, out.InstanceStates, "deregistered at the timeout")
+	assert.NotContains(t, f.attachments(t, "g"), elbName)
+	assert.Equal(t, 1, f.world.CutConnections())
+}
+
 // TestForceDeleteCutsConnections: ForceDelete of a group that serves
 // through its load balancers terminates its instances "without waiting"
 // and deletes "any outstanding lifecycle actions" (DeleteAutoScalingGroup,
 // Auto Scaling API Reference): each load balancer and target group still
-// routing to a serving instance counts a cut.
+// routing to a serving instance counts a cut, and one more as it goes
+// dark.
 func TestForceDeleteCutsConnections(t *testing.T) {
 	f := newFixture(t)
 	f.group(t, "g", amiOK, 2)
 	f.clk.Advance(5 * time.Minute)
 	_, err := f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), ForceDelete: aws.Bool(true)})
 	require.NoError(t, err)
-	assert.Equal(t, 4, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group")
+	assert.Equal(t, 6, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group, which then went dark")
+	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
 	cut := map[string]int{}
 	for _, lb := range f.world.Snapshot().Accounts[0].LoadBalancers {
 		cut[lb.Name] = lb.CutConnections
 	}
-	assert.Equal(t, 2, cut[elbName])
+	assert.Equal(t, 3, cut[elbName])
 }
 
 // TestRetireGracefully: detached, drained, scaled to zero, a group with a

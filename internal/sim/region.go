@@ -106,12 +106,31 @@ func (lb *classicLB) routes(inst *instance) bool { return slices.Contains(lb.zon
 
 // state is a registered instance's state in the load balancer, for
 // snapshots: unused when the load balancer does not route to its zone,
-// else its health check's answer.
+// draining while it deregisters, else its health check's answer.
 func (lb *classicLB) state(inst *instance, now time.Time) string {
-	if !lb.routes(inst) {
+	switch {
+	case !lb.routes(inst):
 		return "unused"
+	case lb.deregistering(inst):
+		return "draining"
 	}
 	return lb.health(inst, now)
+}
+
+// deregistering says inst is deregistering with connection draining: the
+// load balancer sends it no new request but keeps its connections open
+// ("To ensure that a Classic Load Balancer stops sending requests to
+// instances that are de-registering", Configure connection draining,
+// Classic Load Balancers User Guide).
+func (lb *classicLB) deregistering(inst *instance) bool {
+	_, leaving := lb.leaving[inst.id]
+	return leaving
+}
+
+// sends says lb sends inst new requests at now: an instance it routes
+// to, not deregistering, passing its health check.
+func (lb *classicLB) sends(inst *instance, now time.Time) bool {
+	return lb.routes(inst) && !lb.deregistering(inst) && lb.health(inst, now) == "healthy"
 }
 
 // health is the load balancer's health check's answer for a registered

@@ -256,6 +256,10 @@ func (w *World) advance(now time.Time) {
 	}
 	w.now = now
 	w.countTraffic()
+	// Time alone makes a load balancer serve (an instance passes its
+	// health check): noted before the call changes anything, so a call
+	// that takes its last instance away counts it going dark.
+	w.checkServing()
 }
 
 // countTraffic counts every load balancer's traffic up to the world's now
