@@ -244,6 +244,23 @@ func TestRemovals(t *testing.T) {
 	assert.Equal(t, []string{"cron"}, removals(stored, []string{"web", "api"}), "its own removals it still does not deploy")
 }
 
+// TestDetaches: a rollback takes each service it deploys out of the load
+// balancers the release deployed now names for it and the release it
+// copies does not, and keeps that release's own detach.
+func TestDetaches(t *testing.T) {
+	stored := &release.Release{Services: map[string]*release.Service{
+		"web": {ELBs: []string{"a"}, TargetGroups: []string{"tg"}, Detach: &release.Detach{ELBs: []string{"old"}}},
+		"api": {ELBs: []string{"api"}},
+	}}
+	current := &release.Release{Services: map[string]*release.Service{
+		"web":    {ELBs: []string{"a", "b"}, TargetGroups: []string{"tg", "tg2"}},
+		"api":    {ELBs: []string{"api"}},
+		"worker": {ELBs: []string{"w"}},
+	}}
+	assert.Equal(t, map[string]release.Detach{"web": {ELBs: []string{"old", "b"}, TargetGroups: []string{"tg2"}}}, detaches(stored, current))
+	assert.Equal(t, map[string]release.Detach{"web": {ELBs: []string{"old"}}}, detaches(stored, stored.Clone()), "nothing left out: its own detach only")
+}
+
 func writeJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -347,6 +364,23 @@ func TestPlan(t *testing.T) {
 	assert.Regexp(t, `^subnet-`, p.Groups[0].Subnets[0])
 	assert.Positive(t, p.Groups[0].Launch)
 	assert.Equal(t, []string{"worker"}, p.Remove)
+
+	// A target group web leaves: refused unless named under its detach,
+	// then a line of its own.
+	noTG := bytes.Replace(data, []byte(`"target_groups": ["acme-shop-staging-web-tg"],`), nil, 1)
+	dropped := filepath.Join(t.TempDir(), "shop-web-drops-tg.json")
+	require.NoError(t, os.WriteFile(dropped, noTG, 0o644))
+	refusedTG := tr.ferry(t, "plan", "--local", dropped)
+	assert.Equal(t, exitFailure, refusedTG.code, "stdout:\n%s\nstderr:\n%s", refusedTG.stdout, refusedTG.stderr)
+	assert.Contains(t, refusedTG.stdout, "  services.web.target_groups: the deploy would take service web out of target group acme-shop-staging-web-tg, "+
+		"which its serving group is attached to and the release no longer names; name it under services.web.detach.target_groups")
+	explicit := filepath.Join(t.TempDir(), "shop-web-detaches-tg.json")
+	require.NoError(t, os.WriteFile(explicit, bytes.Replace(noTG, []byte(`"profile": "acme-shop-web"`),
+		[]byte(`"profile": "acme-shop-web", "detach": {"target_groups": ["acme-shop-staging-web-tg"]}`), 1), 0o644))
+	detached := tr.ferry(t, "plan", "--local", explicit)
+	require.Equal(t, exitOK, detached.code, "stdout:\n%s\nstderr:\n%s", detached.stdout, detached.stderr)
+	assert.Contains(t, detached.stdout, "  remove services: worker\n  detach: web leaves target group acme-shop-staging-web-tg\n")
+	assert.Contains(t, detached.stdout, "    web target_groups: acme-shop-staging-web-tg -> (none)\n")
 
 	after, err := l.Releases(context.Background(), "acme/shop", "staging")
 	require.NoError(t, err)

@@ -25,11 +25,13 @@ own code answers in a plan execution of its state machine (Plan, which
 takes no lock and writes nothing): per service, the group it would
 create (launch count, healthy target, desired, min and max, the AMI id,
 instance type, subnets and load balancers resolved in the target, the
-user data digest); the groups the swap would retire and the services it
-would remove; what changed from the release deployed now (AMI,
+user data digest); the groups the swap would retire, the services it
+would remove and the load balancers a service would leave (its
+"detach"); what changed from the release deployed now (AMI,
 instance type, user data, capacity, load balancers, alarms); and every
 reason the deploy would be refused (a resource missing or not ferry's,
-a service left out without "remove", no room for the groups, the lock
+a service left out without "remove", a load balancer or target group a
+service leaves without its "detach", no room for the groups, the lock
 held by another release). The group names carry this plan's release id;
 a deploy's carry its own. --json prints the plan as one JSON object.
 

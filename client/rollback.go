@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -29,6 +30,9 @@ names them); otherwise nothing is started.
 
 A service deployed now that the older release does not deploy is
 removed: rollback names it under "remove" and says so before it starts.
+Likewise a classic load balancer or target group the release deployed
+now names for a service and the older release does not: rollback names it
+under the service's "detach" and says so.
 
 It follows the execution as deploy does, with the same flags and exit
 codes; --json prints the same events.`
@@ -93,11 +97,25 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 		return fmt.Errorf("release %s is a destroy: to destroy %s %s again, run ferry destroy", target, project, config)
 	}
 	remove := removals(stored, cur.Services)
+	var detach map[string]release.Detach
+	if deployed {
+		// The load balancers the release deployed now names that stored
+		// does not: named under detach. One whose release is no longer
+		// kept names none; ValidateResources then refuses a drop, naming it.
+		current, err := l.GetRelease(ctx, project, config, cur.ReleaseID)
+		var bad *failure.BadReleaseError
+		switch {
+		case err == nil:
+			detach = detaches(stored, current)
+		case !errors.As(err, &bad):
+			return fmt.Errorf("reading release %s, deployed now: %w", cur.ReleaseID, err)
+		}
+	}
 	now, err := d.now(ctx)
 	if err != nil {
 		return err
 	}
-	p, err := submit.PrepareAgain(ctx, d.prover, stored, remove, now, displayName(env), submit.NewReleaseID(now, env.Random))
+	p, err := submit.PrepareAgain(ctx, d.prover, stored, remove, detach, now, displayName(env), submit.NewReleaseID(now, env.Random))
 	if err != nil {
 		return fmt.Errorf("release %s cannot be deployed again: %w", target, err)
 	}
@@ -108,6 +126,9 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	out.message("ferry rollback: %s %s back from %s to the content of release %s", project, config, from, target)
 	if added := slices.DeleteFunc(slices.Clone(remove), func(s string) bool { return slices.Contains(stored.Remove, s) }); len(added) > 0 {
 		out.message("it removes %s, deployed now and not deployed by release %s", strings.Join(added, ", "), target)
+	}
+	for _, svc := range slices.Sorted(maps.Keys(detach)) {
+		out.message("it takes %s out of %s, which release %s names and release %s does not", svc, detachedNames(detach[svc]), cur.ReleaseID, target)
 	}
 	return c.deploy.submit(ctx, d, out, p)
 }
@@ -180,6 +201,51 @@ func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string
 		return "", err
 	}
 	return release.ContentHash(r)
+}
+
+// detaches is what a release deploying stored's services again takes
+// them out of, by service: the classic load balancers and target groups
+// current (the release deployed now) names for a service stored deploys
+// and stored does not name for it, with those stored's own detach names.
+// A service with none is left out.
+func detaches(stored, current *release.Release) map[string]release.Detach {
+	out := map[string]release.Detach{}
+	for svc, s := range stored.Services {
+		var d release.Detach
+		if s.Detach != nil {
+			d = release.Detach{ELBs: slices.Clone(s.Detach.ELBs), TargetGroups: slices.Clone(s.Detach.TargetGroups)}
+		}
+		if c := current.Services[svc]; c != nil && s != nil {
+			d.ELBs = leftOut(d.ELBs, c.ELBs, s.ELBs)
+			d.TargetGroups = leftOut(d.TargetGroups, c.TargetGroups, s.TargetGroups)
+		}
+		if len(d.ELBs)+len(d.TargetGroups) > 0 {
+			out[svc] = d
+		}
+	}
+	return out
+}
+
+// leftOut is to with each of names that keep does not hold added, once.
+func leftOut(to, names, keep []string) []string {
+	for _, n := range names {
+		if !slices.Contains(keep, n) && !slices.Contains(to, n) {
+			to = append(to, n)
+		}
+	}
+	return to
+}
+
+// detachedNames formats a detach for a message.
+func detachedNames(d release.Detach) string {
+	var parts []string
+	if len(d.ELBs) > 0 {
+		parts = append(parts, "classic load balancers "+strings.Join(d.ELBs, ", "))
+	}
+	if len(d.TargetGroups) > 0 {
+		parts = append(parts, "target groups "+strings.Join(d.TargetGroups, ", "))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // removals is what a release deploying stored's services again removes:

@@ -134,12 +134,17 @@ func HashAssets(r *release.Release, file string) error {
 // PrepareAgain readies a new release deploying again the content of
 // stored, a release the deployer keeps (ferry rollback): a copy with its
 // own id, created_at and created_by, rollback_of naming stored, remove
-// set to remove, and a new identity proof. Its assets are those stored
-// names by hash: Upload checks they are still in the deployer bucket.
-// stored is not modified.
-func PrepareAgain(ctx context.Context, prover Prover, stored *release.Release, remove []string, now time.Time, by, id string) (*Prepared, error) {
+// set to remove, the detach of each service of detach set to it, and a
+// new identity proof. Its assets are those stored names by hash: Upload
+// checks they are still in the deployer bucket. stored is not modified.
+func PrepareAgain(ctx context.Context, prover Prover, stored *release.Release, remove []string, detach map[string]release.Detach, now time.Time, by, id string) (*Prepared, error) {
 	r := stored.Clone()
 	r.Identity, r.RollbackOf, r.Remove = nil, stored.ReleaseID, slices.Clone(remove)
+	for svc, d := range detach {
+		if s := r.Services[svc]; s != nil {
+			s.Detach = &release.Detach{ELBs: slices.Clone(d.ELBs), TargetGroups: slices.Clone(d.TargetGroups)}
+		}
+	}
 	r.HealOf, r.PromotionOf = "", "" // a rollback is its caller's release, proved by them
 	return seal(ctx, prover, r, "", now, by, id)
 }
