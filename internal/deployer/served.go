@@ -120,9 +120,10 @@ func (n namedSet) read(ctx context.Context, c *cloud.Clients, ask map[string]boo
 // unregistered are the load balancers of sb that one of g's instances in
 // service is not registered with, as views say: absent from a classic
 // load balancer or deregistering (connection draining), absent or
-// draining from a target group. Auto Scaling
-// registers an instance before it puts it in service, so the group was
-// taken out of them.
+// draining from a target group. Auto Scaling "registers your instance
+// with the load balancer before it marks the instance as InService"
+// (Instance lifecycle, Auto Scaling User Guide), so the group was taken
+// out of them.
 func (sb servedBy) unregistered(g asgtypes.AutoScalingGroup, views balancers.Views) []balancerRef {
 	ids := inServiceIDs(g)
 	var out []balancerRef

@@ -24,7 +24,8 @@ import (
 // then it checks that the region has room for the release's Auto Scaling
 // groups beside the previous ones (resources.CheckHeadroom), and that
 // its swap retires no service it leaves out unless it names it under
-// remove (checkRemovals). It creates nothing. When AWS throttles it, it
+// remove, and takes no service out of a load balancer unless the service
+// names it under detach (checkRemovals). It creates nothing. When AWS throttles it, it
 // reports a wait and runs again after it (progress), as Deploy does.
 func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
@@ -75,11 +76,6 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 		return err
 	}
 	var unlisted, problems []string
-	for _, d := range dropped(r, groups) {
-		if !d.explicit {
-			problems = append(problems, d.refusal())
-		}
-	}
 	for _, g := range groups {
 		t := tags.FromASG(g.Tags)
 		svc := t[naming.TagServiceName]
@@ -90,9 +86,13 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 	}
 	if len(unlisted) > 0 {
 		slices.Sort(unlisted)
-		problems = append([]string{fmt.Sprintf("remove: the deploy would delete the serving groups of %s, which the release does not deploy; "+
-			"name them under \"remove\" to delete them, or deploy them", joinNames(slices.Compact(unlisted))),
-		}, problems...)
+		problems = append(problems, fmt.Sprintf("remove: the deploy would delete the serving groups of %s, which the release does not deploy; "+
+			"name them under \"remove\" to delete them, or deploy them", joinNames(slices.Compact(unlisted))))
+	}
+	for _, d := range dropped(r, groups) {
+		if !d.explicit {
+			problems = append(problems, d.refusal())
+		}
 	}
 	if len(problems) == 0 {
 		return nil
