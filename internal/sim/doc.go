@@ -88,7 +88,8 @@
 // of its load balancers: DescribeLoadBalancers and
 // DescribeLoadBalancerTargetGroups (Auto Scaling's) show each Removing
 // while its instances deregister (a classic ELB's
-// connection_draining_seconds, a target group's deregistration_seconds),
+// connection_draining_seconds; a target group's
+// deregistration_delay_seconds, else the image's deregistration_seconds),
 // then no more; meanwhile the load balancer sends them no new request (a
 // classic ELB reports each "InService: Instance deregistration currently
 // in progress", a target group draining); the instances keep running. DescribeAutoScalingGroups

@@ -214,16 +214,25 @@ func (r *region) deregisterTG(tg *targetGroup, inst *instance, t time.Time) time
 		return t
 	}
 	if !tr.drainingAt.IsZero() {
-		return tr.drainingAt.Add(r.timingsOf(inst).Deregistration.pick(seed(inst.id, "drain")))
+		return tr.drainingAt.Add(r.drainFor(tg, inst))
 	}
 	tr.drainingAt = t
-	end := t.Add(r.timingsOf(inst).Deregistration.pick(seed(inst.id, "drain")))
+	end := t.Add(r.drainFor(tg, inst))
 	r.w.at(end, func(time.Time) {
 		if tg.targets[inst.id] == tr {
 			delete(tg.targets, inst.id)
 		}
 	})
 	return end
+}
+
+// drainFor is how long inst drains from tg: the target group's
+// deregistration delay, else its image's deregistration timing.
+func (r *region) drainFor(tg *targetGroup, inst *instance) time.Duration {
+	if tg.delay != nil {
+		return *tg.delay
+	}
+	return r.timingsOf(inst).Deregistration.pick(seed(inst.id, "drain"))
 }
 
 // timingsOf are the timings of inst's image, else the world's.

@@ -154,6 +154,41 @@ func TestClassicDrainingSendsNoNewRequest(t *testing.T) {
 	assert.Equal(t, 1, f.world.CutConnections())
 }
 
+// TestTargetGroupDeregistrationDelay: a target group's
+// deregistration_delay.timeout_seconds is "the amount of time ... for
+// Elastic Load Balancing to wait before changing the state of a
+// deregistering target from draining to unused ... The default value is
+// 300 seconds" (TargetGroupAttribute, Elastic Load Balancing API
+// Reference): a detached group's targets drain that long, whatever their
+// image's timing, and the attachment is Removing until then
+// (DetachLoadBalancerTargetGroups, Auto Scaling API Reference).
+func TestTargetGroupDeregistrationDelay(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	rs := &spec.Accounts[0].Regions[0]
+	require.Equal(t, tgName, rs.TargetGroups[0].Name)
+	rs.TargetGroups[0].DeregistrationDelaySeconds = aws.Int(300)
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	f := &fixture{clk: clk, world: w, c: w.Clients(deployer, region), ctx: context.Background()}
+	f.group(t, "g", amiOK, 2)
+	f.clk.Advance(5 * time.Minute)
+
+	_, err = f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{f.tgARN(t)}})
+	require.NoError(t, err)
+	f.clk.Advance(299 * time.Second)
+	assert.Equal(t, map[string]int{"draining": 2}, f.targetStates(t, f.tgARN(t)))
+	assert.Equal(t, "Removing", f.attachments(t, "g")["tg"])
+	f.clk.Advance(time.Second)
+	assert.Empty(t, f.targetStates(t, f.tgARN(t)), "deregistered after the delay")
+	assert.NotContains(t, f.attachments(t, "g"), "tg")
+
+	spec.Accounts[0].Regions[0].TargetGroups[0].DeregistrationDelaySeconds = aws.Int(3601)
+	_, err = sim.New(clk, spec)
+	assert.ErrorContains(t, err, "deregistration_delay_seconds: 3601 is not 0 to 3600")
+}
+
 // TestForceDeleteCutsConnections: ForceDelete of a group that serves
 // through its load balancers terminates its instances "without waiting"
 // and deletes "any outstanding lifecycle actions" (DeleteAutoScalingGroup,

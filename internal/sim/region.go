@@ -163,10 +163,13 @@ type loadBalancer struct {
 type targetGroup struct {
 	name, arn string
 	port      int32
-	lbs       []*loadBalancer
-	tags      map[string]string
-	targets   map[string]*target
-	serving   servingCounter
+	// delay is its deregistration delay; nil: the image's
+	// deregistration timing (see drainFor).
+	delay   *time.Duration
+	lbs     []*loadBalancer
+	tags    map[string]string
+	targets map[string]*target
+	serving servingCounter
 	// traffic is what each of its load balancers sent it, by load
 	// balancer ARN.
 	traffic map[string]*traffic
@@ -316,6 +319,10 @@ func (r *region) addBalancers(rs RegionSpec) {
 	for _, s := range rs.TargetGroups {
 		arn := fmt.Sprintf("arn:aws:elasticloadbalancing:%s:%s:targetgroup/%s/%016x", rs.Name, a.id, s.Name, seed(a.id+rs.Name, s.Name))
 		tg := &targetGroup{name: s.Name, arn: arn, port: cmp.Or(s.Port, 80), tags: copyTags(s.Tags), targets: map[string]*target{}, traffic: map[string]*traffic{}}
+		if d := s.DeregistrationDelaySeconds; d != nil {
+			delay := time.Duration(*d) * time.Second
+			tg.delay = &delay
+		}
 		for _, n := range s.LoadBalancers {
 			tg.lbs = append(tg.lbs, r.lbs[n])
 		}
@@ -645,7 +652,7 @@ func (r *region) terminate(inst *instance, t time.Time, replace bool, cause stri
 	for _, tg := range inst.tgs {
 		if tr := tg.targets[inst.id]; tr != nil && tr.drainingAt.IsZero() {
 			tr.drainingAt = t
-			w.at(t.Add(tm.Deregistration.pick(seed(inst.id, "drain"))), func(time.Time) {
+			w.at(t.Add(r.drainFor(tg, inst)), func(time.Time) {
 				if tg.targets[inst.id] == tr {
 					delete(tg.targets, inst.id)
 				}

@@ -193,6 +193,12 @@ type TargetGroupSpec struct {
 	Port          int32             `json:"port,omitempty"`
 	LoadBalancers []string          `json:"load_balancers,omitempty"`
 	Tags          map[string]string `json:"tags,omitempty"`
+	// DeregistrationDelaySeconds is its deregistration_delay.timeout_seconds
+	// attribute: how long a deregistering target stays draining, 0 to
+	// 3600 (AWS's default is 300: TargetGroupAttribute, Elastic Load
+	// Balancing API Reference). Unset, a target drains for its image's
+	// deregistration_seconds, the simulation's shorter stand-in.
+	DeregistrationDelaySeconds *int `json:"deregistration_delay_seconds,omitempty"`
 }
 
 // TopicSpec is an SNS topic and its tags.
@@ -718,6 +724,9 @@ func (r RegionSpec) validateBalancers(p *problems, where string) {
 			if !v2[lb] {
 				p.add("%s.load_balancers[%d]: v2 load balancer %q is not defined in this region", w, k, lb)
 			}
+		}
+		if d := t.DeregistrationDelaySeconds; d != nil && (*d < 0 || *d > 3600) {
+			p.add("%s.deregistration_delay_seconds: %d is not 0 to 3600", w, *d)
 		}
 	}
 }
