@@ -277,3 +277,45 @@ func TestDroppedLoadBalancerExplicit(t *testing.T) {
 	}
 	assert.Equal(t, 1, h.world.CutConnections(), "nothing else cut")
 }
+
+// TestDroppedOneOfTwoLoadBalancers: v1 elbs [a, b], v2 elbs [a] is
+// refused, naming b; with b under detach it deploys: a serves from the
+// new group, never dark, and b is drained of the previous group and
+// left dark on purpose.
+func TestDroppedOneOfTwoLoadBalancers(t *testing.T) {
+	const second = "coinbase-deploy-test-web-elb2"
+	h := newHarness(t, func(w *sim.WorldSpec) {
+		rs := &w.Accounts[0].Regions[0]
+		rs.ELBs = append(rs.ELBs, sim.ELBSpec{Name: second, Tags: maps.Clone(rs.ELBs[0].Tags)})
+	})
+	r1 := h.baseRelease()
+	r1.Services["web"].ELBs = []string{webELB, second}
+	h.start(r1).succeed()
+	require.Positive(t, h.inService(second)[naming.GroupName(project, config, "web", r1.ReleaseID)])
+	h.clk.Advance(time.Hour)
+
+	r2 := h.baseRelease()
+	x := h.start(r2)
+	err := x.steps(upToDeploy...)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Equal(t, []string{"services.web.elbs: the deploy would take service web out of classic load balancer " + second +
+		", which its serving group is attached to and the release no longer names; name it under services.web.detach.elbs to take the service out of it, or keep it in elbs"}, bad.Problems)
+	require.NoError(t, x.fail(err))
+
+	r3 := h.baseRelease()
+	r3.Services["web"].Detach = &release.Detach{ELBs: []string{second}}
+	h.start(r3).succeed()
+	next := naming.GroupName(project, config, "web", r3.ReleaseID)
+	assert.Equal(t, []string{next}, slices.Collect(maps.Keys(h.inService(webELB))), "a serves from the new group")
+	for _, lb := range h.account().LoadBalancers {
+		switch lb.Name {
+		case webELB:
+			assert.Zero(t, lb.CutConnections, "a never dark")
+		case second:
+			assert.Empty(t, lb.Instances, "b drained")
+			assert.Equal(t, 1, lb.WentDark, "b left dark on purpose")
+			assert.Equal(t, 1, lb.CutConnections, "no instance stopped while b routed to it")
+		}
+	}
+}
