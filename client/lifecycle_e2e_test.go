@@ -174,6 +174,44 @@ func TestRollbackRefused(t *testing.T) {
 	}
 }
 
+// TestRollbackDetaches: rolling back to a release that did not name a
+// target group the release deployed now names takes the service out of
+// it explicitly (under detach), says so, and succeeds; the deploy of
+// that content without it would be refused.
+func TestRollbackDetaches(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	dir := t.TempDir()
+	data, err := os.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(data, &raw))
+	raw["user_data"] = "#!/bin/sh\necho {{SERVICE_NAME}}\n"
+	web := raw["services"].(map[string]any)["web"].(map[string]any)
+	tg := web["target_groups"].([]any)[0].(string)
+	delete(web, "target_groups")
+	withoutTG := filepath.Join(dir, "without-tg.json")
+	writeJSON(t, withoutTG, raw)
+
+	first := tr.ferry(t, "deploy", "--local", withoutTG)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	second := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
+	id2 := releaseIDOf(t, second.stdout)
+
+	refused := tr.ferry(t, "deploy", "--local", withoutTG)
+	assert.Equal(t, exitFailure, refused.code, "stdout:\n%s\nstderr:\n%s", refused.stdout, refused.stderr)
+	assert.Contains(t, refused.stdout+refused.stderr, "name it under services.web.detach.target_groups")
+
+	rb := tr.ferry(t, "rollback", "--local", "--to", id1, "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, rb.code, "stdout:\n%s\nstderr:\n%s", rb.stdout, rb.stderr)
+	assert.Contains(t, rb.stdout, "it takes web out of target groups "+tg+", which release "+id2+" names and release "+id1+" does not\n")
+	r3, err := ledger.New(tr.S3(), tr.Bucket()).GetRelease(context.Background(), "coinbase/deploy-test", "development", releaseIDOf(t, rb.stdout))
+	require.NoError(t, err)
+	require.NotNil(t, r3.Services["web"].Detach)
+	assert.Equal(t, []string{tg}, r3.Services["web"].Detach.TargetGroups)
+}
+
 // TestRollbackAssetGone: a rollback whose release's asset is no longer in
 // the deployer bucket is refused, naming the asset, and starts nothing.
 func TestRollbackAssetGone(t *testing.T) {

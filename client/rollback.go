@@ -99,16 +99,8 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	remove := removals(stored, cur.Services)
 	var detach map[string]release.Detach
 	if deployed {
-		// The load balancers the release deployed now names that stored
-		// does not: named under detach. One whose release is no longer
-		// kept names none; ValidateResources then refuses a drop, naming it.
-		current, err := l.GetRelease(ctx, project, config, cur.ReleaseID)
-		var bad *failure.BadReleaseError
-		switch {
-		case err == nil:
-			detach = detaches(stored, current)
-		case !errors.As(err, &bad):
-			return fmt.Errorf("reading release %s, deployed now: %w", cur.ReleaseID, err)
+		if detach, err = detachesFrom(ctx, l, stored, cur.ReleaseID); err != nil {
+			return err
 		}
 	}
 	now, err := d.now(ctx)
@@ -201,6 +193,22 @@ func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string
 		return "", err
 	}
 	return release.ContentHash(r)
+}
+
+// detachesFrom is detaches(stored, the release deployed now, current):
+// the load balancers it names that stored does not. A release deployed
+// now that is no longer kept names none (ValidateResources then refuses
+// a drop, naming it).
+func detachesFrom(ctx context.Context, l *ledger.Ledger, stored *release.Release, current string) (map[string]release.Detach, error) {
+	cur, err := l.GetRelease(ctx, stored.ProjectName, stored.ConfigName, current)
+	var bad *failure.BadReleaseError
+	switch {
+	case err == nil:
+		return detaches(stored, cur), nil
+	case errors.As(err, &bad):
+		return nil, nil
+	}
+	return nil, fmt.Errorf("reading release %s, deployed now: %w", current, err)
 }
 
 // detaches is what a release deploying stored's services again takes

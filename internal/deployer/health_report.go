@@ -86,12 +86,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return judgement{}, err
 	}
-	ask, held := map[string]bool{}, map[string]bool{}
-	for i, svc := range services {
-		g, found := groups[names[i]]
-		held[svc] = found && lbs == balancersUnsettled && holding(capacities[svc], g, now)
-		ask[svc] = found && !held[svc] && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) && (lbs == balancersAll || inService(g))
-	}
+	ask, held := toAsk(st, services, names, groups, capacities, now, lbs)
 	views, err := named.read(ctx, c, ask)
 	if err != nil {
 		return judgement{}, err
@@ -122,6 +117,20 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	}
 	j.dark = named.dark(groups, views)
 	return j, nil
+}
+
+// toAsk says, by service, whose named load balancers a check asks (ask)
+// and which services hold their target with their counts carried on
+// (held, see holding): those of new groups this release made, with an
+// instance in service (any, with balancersAll), but those held.
+func toAsk(st *execution.State, services, names []string, groups map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, now time.Time, lbs balancerReads) (ask, held map[string]bool) {
+	ask, held = map[string]bool{}, map[string]bool{}
+	for i, svc := range services {
+		g, found := groups[names[i]]
+		held[svc] = found && lbs == balancersUnsettled && holding(capacities[svc], g, now)
+		ask[svc] = found && !held[svc] && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) && (lbs == balancersAll || inService(g))
+	}
+	return ask, held
 }
 
 // assess is what the new group g and the load balancers and target

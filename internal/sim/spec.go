@@ -714,6 +714,12 @@ func (r RegionSpec) validateBalancers(p *problems, where string) {
 		}
 		zones(w, lb.AvailabilityZones)
 	}
+	r.validateTargetGroups(p, where, v2)
+}
+
+// validateTargetGroups checks the region's target groups; v2 holds the
+// names of its v2 load balancers.
+func (r RegionSpec) validateTargetGroups(p *problems, where string, v2 map[string]bool) {
 	for i, t := range r.TargetGroups {
 		w := fmt.Sprintf("%s.target_groups[%d]", where, i)
 		p.unique(w+".name", "target group", t.Name)
