@@ -3,12 +3,14 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
@@ -84,6 +86,13 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 			res.Skipped = append(res.Skipped, name)
 			continue
 		}
+		if groupVisible && !Deleting(g) {
+			if why := inUse(g); why != "" {
+				p.fail("auto scaling group "+name, fmt.Errorf("not deleted: %s (a ForceDelete would cut its connections and skip its termination hooks; it must be retired first)", why))
+				p.leftovers = append(p.leftovers, "launch template "+name, "alarms "+name+"/*")
+				continue
+			}
+		}
 		if !r.removeAlarms(ctx, p, name, alarms[name]) {
 			continue
 		}
@@ -129,6 +138,26 @@ func Leftovers(names ...string) []string {
 		out = append(out, "auto scaling group "+n, "launch template "+n, "alarms "+n+"/*")
 	}
 	return out
+}
+
+// inUse says why g may not be deleted with ForceDelete, whatever the
+// time: it is attached to a load balancer or target group, or has
+// instances InService or waiting on a termination hook
+// (Terminating:Wait); "" when it may (empty, or only instances that
+// serve nothing and run no hook).
+func inUse(g asgtypes.AutoScalingGroup) string {
+	var why []string
+	if n := len(g.LoadBalancerNames) + len(g.TargetGroupARNs); n > 0 {
+		why = append(why, fmt.Sprintf("attached to %d load balancers and target groups", n))
+	}
+	rg := census(g)
+	if rg.InService > 0 {
+		why = append(why, fmt.Sprintf("%d instances in service", rg.InService))
+	}
+	if rg.HooksPending > 0 {
+		why = append(why, fmt.Sprintf("%d termination hooks pending", rg.HooksPending))
+	}
+	return strings.Join(why, ", ")
 }
 
 // removeAlarms deletes a group's alarms; false when some could not be

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -107,12 +108,7 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 // its instances terminate; empty, it is ready for deletion.
 func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execution.RetiringGroup, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
-	rg := execution.RetiringGroup{Name: name, Instances: len(g.Instances)}
-	for _, i := range g.Instances {
-		if i.LifecycleState == asgtypes.LifecycleStateTerminatingWait {
-			rg.HooksPending++
-		}
-	}
+	rg := census(g)
 	draining, err := r.detach(ctx, name)
 	if err != nil {
 		return rg, err
@@ -127,6 +123,60 @@ func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execut
 		err = r.scaleIn(ctx, g)
 	}
 	return rg, err
+}
+
+// census is where g stands, before this step: its instances, those
+// InService, in Standby, protected from scale-in, and waiting on a
+// termination hook.
+func census(g asgtypes.AutoScalingGroup) execution.RetiringGroup {
+	rg := execution.RetiringGroup{Name: aws.ToString(g.AutoScalingGroupName), Instances: len(g.Instances)}
+	for _, i := range g.Instances {
+		switch i.LifecycleState {
+		case asgtypes.LifecycleStateTerminatingWait:
+			rg.HooksPending++
+		case asgtypes.LifecycleStateInService:
+			rg.InService++
+		case asgtypes.LifecycleStateStandby:
+			rg.Standby++
+		}
+		if aws.ToBool(i.ProtectedFromScaleIn) && !terminating(i) {
+			rg.Protected++
+		}
+	}
+	return rg
+}
+
+// terminating says whether i is on its way out (any Terminating state).
+func terminating(i asgtypes.Instance) bool {
+	return strings.HasPrefix(string(i.LifecycleState), "Terminating")
+}
+
+// Standing says what keeps rg, a group a Retirement reports standing, from
+// being deleted without cutting anything: still draining from its load
+// balancers, instances in service, termination hooks pending, instances in
+// Standby or protected from scale-in.
+func Standing(rg execution.RetiringGroup) string {
+	var why []string
+	if rg.Phase == execution.PhaseDraining {
+		why = append(why, "still attached to or draining from its load balancers")
+	}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{rg.InService, "in service"},
+		{rg.HooksPending, "waiting on a termination hook (Terminating:Wait)"},
+		{rg.Standby, "in Standby (a scale-in never terminates them: exit-standby, or terminate them)"},
+		{rg.Protected, "protected from scale-in"},
+	} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, fmt.Sprintf("%d instances left", rg.Instances))
+	}
+	return fmt.Sprintf("auto scaling group %s (not deleted): %s", rg.Name, strings.Join(why, "; "))
 }
 
 // detach detaches the group name from every classic load balancer and
