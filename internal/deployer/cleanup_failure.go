@@ -146,11 +146,8 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	if !ret.Ready {
-		elapsed := d.now().Sub(since)
-		if elapsed >= tuning.RetireTimeout {
-			return nil, nil, stuck(ret, elapsed)
-		}
-		return nil, &execution.Retire{WaitSeconds: retireWait(elapsed, req), Groups: ret.Groups}, nil
+		draining, err := notReady(ret, d.now().Sub(since), req)
+		return nil, draining, err
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st), Created: created, Owns: owns,
@@ -176,19 +173,34 @@ func (d *Deployer) retiringSince(ctx context.Context, st *execution.State, req e
 	return now, d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, *intent)
 }
 
-// stuck is how a retirement that did not finish within
-// tuning.RetireTimeout of its start ends: a *failure.CleanUpError naming
-// each group still standing and what keeps it (fleet.Standing), none of
-// them deleted.
-func stuck(ret fleet.Retirement, after time.Duration) error {
-	var left []string
-	for _, g := range ret.Groups {
-		if g.Phase != execution.PhaseDeleting {
-			left = append(left, fleet.Standing(g))
-		}
+// notReady is where a retirement step that left groups standing leads:
+// the wait before the next step, elapsed since the retirement began; or,
+// when a group can no longer empty (fleet.Retirement.Stuck) or the
+// retirement has run tuning.RetireTimeout, a *failure.CleanUpError naming
+// each group standing and what keeps it (fleet.Standing), none of them
+// deleted: a group that serves, drains or runs a termination hook is
+// never deleted, whatever the time.
+func notReady(ret fleet.Retirement, elapsed time.Duration, req execution.Request) (*execution.Retire, error) {
+	stuck := ret.Stuck()
+	if len(stuck) == 0 && elapsed < tuning.RetireTimeout {
+		return &execution.Retire{WaitSeconds: retireWait(elapsed, req), Groups: ret.Groups}, nil
 	}
-	return &failure.CleanUpError{Leftovers: left,
-		Err: fmt.Errorf("retiring: groups still standing %s after their retirement began; none was deleted with its instances in service, in a load balancer or running a termination hook", after.Round(time.Second))}
+	why := fmt.Sprintf("still standing %s after their retirement began", elapsed.Round(time.Second))
+	if len(stuck) == 0 {
+		for _, g := range ret.Groups {
+			if g.Phase != execution.PhaseDeleting {
+				stuck = append(stuck, g)
+			}
+		}
+	} else {
+		why = "left with only instances in Standby, which no scale-in terminates"
+	}
+	var left []string
+	for _, g := range stuck {
+		left = append(left, fleet.Standing(g))
+	}
+	return nil, &failure.CleanUpError{Leftovers: left,
+		Err: fmt.Errorf("retiring: groups %s; none was deleted with instances in service, in Standby, in a load balancer or running a termination hook", why)}
 }
 
 // leftServing is how a rollback that cannot finish fails: nothing of the

@@ -333,11 +333,11 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	if !ret.Ready {
-		elapsed := d.now().Sub(plan.Since)
-		if elapsed >= tuning.RetireTimeout {
-			return fail(stuck(ret, elapsed))
+		w, err := notReady(ret, d.now().Sub(plan.Since), req)
+		if err != nil {
+			return fail(err)
 		}
-		return &execution.Retire{WaitSeconds: retireWait(elapsed, req), Groups: ret.Groups}, nil
+		return w, nil
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st),

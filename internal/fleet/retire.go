@@ -67,6 +67,21 @@ type Retirement struct {
 	Groups []execution.RetiringGroup
 }
 
+// Stuck are the groups of r no further step empties: scaled in, with only
+// instances in Standby left, which a scale-in never terminates ("Temporarily
+// remove instances from your Auto Scaling group", Auto Scaling User
+// Guide). Someone put them there on purpose (to inspect them): the Retirer
+// neither exits nor terminates them; whoever did decides.
+func (r Retirement) Stuck() []execution.RetiringGroup {
+	var out []execution.RetiringGroup
+	for _, g := range r.Groups {
+		if g.Phase == execution.PhaseScalingIn && g.Standby > 0 && g.Standby == g.Instances {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // Step takes the next step of retiring each of names, once each, that
 // AWS shows, is not being deleted and is the Retirer's to retire (a name
 // it does not show is gone, not visible yet, or never was: a launch
@@ -261,10 +276,15 @@ func (r *Retirer) targetGroupAttachments(ctx context.Context, name string) (atta
 }
 
 // scaleIn suspends RetireProcesses of g (those not suspended yet), lets
-// Terminate run, and sets its minimum and desired capacity to zero, each
+// Terminate run, removes the scale-in protection of its instances (a
+// protected instance is never terminated by a scale-in: the group would
+// never empty), and sets its minimum and desired capacity to zero, each
 // only when g does not show it done already.
 func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) error {
 	name := aws.ToString(g.AutoScalingGroupName)
+	if err := r.unprotect(ctx, g); err != nil {
+		return err
+	}
 	var suspend []string
 	for _, p := range RetireProcesses {
 		if !suspended(g, p) {
@@ -296,6 +316,32 @@ func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 	r.log().Info("scaling in to retire", "asg", name, "instances", len(g.Instances))
 	return nil
 }
+
+// unprotect removes the scale-in protection of g's protected instances
+// that are not terminating already (SetInstanceProtection, at most 50 a
+// call).
+func (r *Retirer) unprotect(ctx context.Context, g asgtypes.AutoScalingGroup) error {
+	name := aws.ToString(g.AutoScalingGroupName)
+	var ids []string
+	for _, i := range g.Instances {
+		if aws.ToBool(i.ProtectedFromScaleIn) && !terminating(i) {
+			ids = append(ids, aws.ToString(i.InstanceId))
+		}
+	}
+	for batch := range slices.Chunk(ids, maxProtectionBatch) {
+		if _, err := r.API.SetInstanceProtection(ctx, &autoscaling.SetInstanceProtectionInput{
+			AutoScalingGroupName: aws.String(name), InstanceIds: batch, ProtectedFromScaleIn: aws.Bool(false),
+		}); err != nil {
+			return r.failed("autoscaling:SetInstanceProtection "+name, err, fmt.Sprintf("%s: not scaled in, %d instances protected from scale-in", name, len(ids)))
+		}
+		r.log().Info("removed scale-in protection to retire", "asg", name, "instances", batch)
+	}
+	return nil
+}
+
+// maxProtectionBatch is how many instances one SetInstanceProtection call
+// may name (Auto Scaling API Reference).
+const maxProtectionBatch = 50
 
 // failed classifies the error of op: transient ones are retryable, as is
 // a ValidationError until the last attempt (the group was in the describe
