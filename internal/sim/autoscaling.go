@@ -43,13 +43,13 @@ type group struct {
 	// newProtected is NewInstancesProtectedFromScaleIn: the scale-in
 	// protection each instance it launches starts with.
 	newProtected bool
-	tags        []astypes.TagDescription
-	hooks       []astypes.LifecycleHookSpecification
-	termHook    bool
-	instances   []*instance
-	nextSubnet  int
-	deleting    bool
-	policies    map[string]*policy
+	tags         []astypes.TagDescription
+	hooks        []astypes.LifecycleHookSpecification
+	termHook     bool
+	instances    []*instance
+	nextSubnet   int
+	deleting     bool
+	policies     map[string]*policy
 	// suspended are the suspended processes, suspendedAt when each was.
 	suspended   map[string]bool
 	suspendedAt map[string]time.Time
