@@ -206,13 +206,17 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 	return fleet.Others(st.ReleaseID, groups, templates), nil
 }
 
-// servedBefore is how each previous group of names served before the
-// swap, for the deleting record: as the bake's standby record has it
-// (Bake detached them), else as AWS shows it now.
+// servedBefore is how each previous group of names AWS shows served
+// before the swap, for the deleting record: its load balancers, target
+// groups and capacity as the bake's standby record has them (Bake
+// detached it), else as AWS shows them now; and the processes to resume
+// when it is put back: those the bake suspended, and those of
+// fleet.RetireProcesses it has not suspended (the retirement suspends
+// them).
 func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string) ([]ledger.StandbyGroup, error) {
-	sb, found, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-	if err != nil || found {
-		return sb.Groups, err
+	sb, _, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, err
 	}
 	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
@@ -220,9 +224,20 @@ func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execu
 	}
 	var out []ledger.StandbyGroup
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
-		if g := groups[name]; !fleet.Deleting(g) {
-			out = append(out, servedBy(g, nil))
+		g := groups[name]
+		if fleet.Deleting(g) {
+			continue
 		}
+		sg := servedBy(g, nil)
+		if i := slices.IndexFunc(sb.Groups, func(s ledger.StandbyGroup) bool { return s.Name == name }); i >= 0 {
+			sg = sb.Groups[i]
+		}
+		for _, p := range fleet.Unsuspended(g, fleet.RetireProcesses) {
+			if !slices.Contains(sg.Suspended, p) {
+				sg.Suspended = append(sg.Suspended, p)
+			}
+		}
+		out = append(out, sg)
 	}
 	return out, nil
 }

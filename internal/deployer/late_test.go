@@ -154,6 +154,7 @@ func TestNewFleetRecheckedUntilScaleIn(t *testing.T) {
 	assert.Equal(t, before.LoadBalancers, g.LoadBalancers, "back in its classic load balancers")
 	assert.Equal(t, before.TargetGroups, g.TargetGroups, "and its target groups")
 	assert.Equal(t, before.Desired, g.Desired, "never scaled in")
+	assert.Equal(t, before.Suspended, g.Suspended, "its processes as they were")
 	assert.Empty(t, g.Status)
 	for _, i := range g.Instances {
 		assert.Equal(t, "InService", i.Lifecycle, "%s was not terminated", i.ID)

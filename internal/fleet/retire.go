@@ -285,13 +285,7 @@ func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 	if err := r.unprotect(ctx, g); err != nil {
 		return err
 	}
-	var suspend []string
-	for _, p := range RetireProcesses {
-		if !suspended(g, p) {
-			suspend = append(suspend, p)
-		}
-	}
-	if len(suspend) > 0 {
+	if suspend := Unsuspended(g, RetireProcesses); len(suspend) > 0 {
 		if _, err := r.API.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{
 			AutoScalingGroupName: aws.String(name), ScalingProcesses: suspend,
 		}); err != nil {

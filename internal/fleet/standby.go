@@ -20,9 +20,12 @@ var StandbyProcesses = []string{"AlarmNotification", "ScheduledActions"}
 
 // ToSuspend are the StandbyProcesses g has not suspended: what StandBy
 // suspends, and what a rollback resumes.
-func ToSuspend(g asgtypes.AutoScalingGroup) []string {
+func ToSuspend(g asgtypes.AutoScalingGroup) []string { return Unsuspended(g, StandbyProcesses) }
+
+// Unsuspended are those of processes g has not suspended, in their order.
+func Unsuspended(g asgtypes.AutoScalingGroup, processes []string) []string {
 	var out []string
-	for _, p := range StandbyProcesses {
+	for _, p := range processes {
 		if !suspended(g, p) {
 			out = append(out, p)
 		}
