@@ -268,21 +268,9 @@ func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.
 	if len(live) == 0 {
 		return nil
 	}
-	report, err := d.healthReport(ctx, c, st, r, d.now(), activitiesOnChange, balancersAll)
-	if err != nil {
+	below, err := d.belowTarget(ctx, c, st, req, r)
+	if err != nil || len(below) == 0 {
 		return err
-	}
-	var below []string
-	for _, svc := range r.ServiceNames() {
-		switch s := report[svc]; {
-		case s.Missing && !lastAttempt(req):
-			return &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
-		case s.Missing || s.Healthy < s.Target:
-			below = append(below, fmt.Sprintf("service %s: %d of its %d healthy instances", svc, s.Healthy, s.Target))
-		}
-	}
-	if len(below) == 0 {
-		return nil
 	}
 	left := []string{"the new release's groups, below their target (" + strings.Join(below, "; ") + ")"}
 	for _, sg := range live {
@@ -294,6 +282,26 @@ func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.
 	d.log.Warn("the new groups fell below their target while the previous ones drained: put the previous groups back", "release_id", st.ReleaseID, "below", below)
 	return &failure.CleanUpError{Leftovers: left,
 		Err: errors.New("re-check while retiring the previous groups: the new groups fell below their target; the previous groups serve again beside them")}
+}
+
+// belowTarget names each service of r whose new group has fewer healthy
+// instances than its target, as CheckHealthy judges them (or is gone). A
+// group AWS does not show is retryable until the last attempt.
+func (d *Deployer) belowTarget(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release) ([]string, error) {
+	report, err := d.healthReport(ctx, c, st, r, d.now(), activitiesOnChange, balancersAll)
+	if err != nil {
+		return nil, err
+	}
+	var below []string
+	for _, svc := range r.ServiceNames() {
+		switch s := report[svc]; {
+		case s.Missing && !lastAttempt(req):
+			return nil, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
+		case s.Missing || s.Healthy < s.Target:
+			below = append(below, fmt.Sprintf("service %s: %d of its %d healthy instances", svc, s.Healthy, s.Target))
+		}
+	}
+	return below, nil
 }
 
 // opGate names the swap's gate in its errors.

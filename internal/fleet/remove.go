@@ -86,20 +86,14 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 			res.Skipped = append(res.Skipped, name)
 			continue
 		}
-		if groupVisible && !Deleting(g) {
-			if why := inUse(g); why != "" {
-				p.fail("auto scaling group "+name, fmt.Errorf("not deleted: %s (a ForceDelete would cut its connections and skip its termination hooks; it must be retired first)", why))
-				p.leftovers = append(p.leftovers, "launch template "+name, "alarms "+name+"/*")
-				continue
-			}
+		if refused(p, name, g, groupVisible) {
+			continue
 		}
 		if !r.removeAlarms(ctx, p, name, alarms[name]) {
 			continue
 		}
-		if !groupVisible || !Deleting(g) {
-			if !r.removeGroup(ctx, p, name) {
-				continue
-			}
+		if !r.removeGroup(ctx, p, name, groupVisible && Deleting(g)) {
+			continue
 		}
 		if !r.removeTemplate(ctx, p, name) {
 			continue
@@ -108,6 +102,22 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 		res.Removed = append(res.Removed, name)
 	}
 	return res, p.err()
+}
+
+// refused says whether g, the group name (visible says AWS shows it),
+// may not be deleted with ForceDelete (inUse), recording the failure and
+// what is left when so.
+func refused(p *progress, name string, g asgtypes.AutoScalingGroup, visible bool) bool {
+	if !visible || Deleting(g) {
+		return false
+	}
+	why := inUse(g)
+	if why == "" {
+		return false
+	}
+	p.fail("auto scaling group "+name, fmt.Errorf("not deleted: %s (a ForceDelete would cut its connections and skip its termination hooks; it must be retired first)", why))
+	p.leftovers = append(p.leftovers, "launch template "+name, "alarms "+name+"/*")
+	return true
 }
 
 func (r *Remover) mine(tags map[string]string) bool {
@@ -176,10 +186,14 @@ func (r *Remover) removeAlarms(ctx context.Context, p *progress, name string, al
 	return ok
 }
 
-// removeGroup deletes a group with its instances (ForceDelete); false when
-// it may still be there. An error that may mean "gone" or "already being
-// deleted" is settled by describing the group.
-func (r *Remover) removeGroup(ctx context.Context, p *progress, name string) bool {
+// removeGroup deletes a group with its instances (ForceDelete), unless it
+// is being deleted already; false when it may still be there. An error
+// that may mean "gone" or "already being deleted" is settled by
+// describing the group.
+func (r *Remover) removeGroup(ctx context.Context, p *progress, name string, deleting bool) bool {
+	if deleting {
+		return true
+	}
 	api := r.Clients.AutoScaling
 	_, err := api.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true),
