@@ -146,7 +146,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	if !ret.Ready {
-		draining, err := notReady(ret, d.now().Sub(since), req)
+		draining, err := notReady(ret, d.now().Sub(since), int(tuning.RetireCheckInterval/time.Second))
 		return nil, draining, err
 	}
 	remover := &fleet.Remover{
@@ -173,17 +173,18 @@ func (d *Deployer) retiringSince(ctx context.Context, st *execution.State, req e
 	return now, d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, *intent)
 }
 
-// notReady is where a retirement step that left groups standing leads:
-// the wait before the next step, elapsed since the retirement began; or,
+// notReady is where a retirement step that left groups standing leads,
+// elapsed since the retirement began: wait seconds before the next step;
+// or,
 // when a group can no longer empty (fleet.Retirement.Stuck) or the
 // retirement has run tuning.RetireTimeout, a *failure.CleanUpError naming
 // each group standing and what keeps it (fleet.Standing), none of them
 // deleted: a group that serves, drains or runs a termination hook is
 // never deleted, whatever the time.
-func notReady(ret fleet.Retirement, elapsed time.Duration, req execution.Request) (*execution.Retire, error) {
+func notReady(ret fleet.Retirement, elapsed time.Duration, wait int) (*execution.Retire, error) {
 	stuck := ret.Stuck()
 	if len(stuck) == 0 && elapsed < tuning.RetireTimeout {
-		return &execution.Retire{WaitSeconds: retireWait(elapsed, req), Groups: ret.Groups}, nil
+		return &execution.Retire{WaitSeconds: wait, Groups: ret.State()}, nil
 	}
 	why := fmt.Sprintf("still standing %s after their retirement began", elapsed.Round(time.Second))
 	if len(stuck) == 0 {

@@ -356,7 +356,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	if !ret.Ready {
-		w, err := notReady(ret, d.now().Sub(plan.Since), req)
+		elapsed := d.now().Sub(plan.Since)
+		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
 		if err != nil {
 			return fail(err)
 		}

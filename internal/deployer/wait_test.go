@@ -107,7 +107,7 @@ func TestHistoryBudget(t *testing.T) {
 	// (the retirement's are within limits.MaxRetireSteps).
 	deploy := limits.MaxThrottledSteps
 	success := deploy + checks + limits.MaxBakeChecks + limits.MaxRetireSteps
-	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + tuning.RetireChecks.MaxChecks(tuning.RetireTimeout) + limits.MaxThrottledSteps
+	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval) + limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
 	}

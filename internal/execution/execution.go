@@ -229,13 +229,6 @@ type RetiringGroup struct {
 	// Terminating:Wait (a termination lifecycle hook not completed yet).
 	Instances    int `json:"instances"`
 	HooksPending int `json:"hooks_pending,omitempty"`
-	// InService are its instances InService (not terminating yet),
-	// Standby those in Standby (EnterStandby: out of its load balancers,
-	// never terminated by a scale-in) and Protected those protected from
-	// scale-in (ProtectedFromScaleIn).
-	InService int `json:"in_service,omitempty"`
-	Standby   int `json:"standby,omitempty"`
-	Protected int `json:"protected,omitempty"`
 }
 
 // The phases of a group's retirement, in order.

@@ -64,7 +64,27 @@ type Retirement struct {
 	Ready bool
 	// Groups are the groups still standing, in name order, each with the
 	// phase it is in.
-	Groups []execution.RetiringGroup
+	Groups []GroupState
+}
+
+// GroupState is where one group stands in its retirement: what the State
+// reports of it, and what keeps it standing: its instances InService
+// (not terminating yet), in Standby (EnterStandby: out of its load
+// balancers, never terminated by a scale-in) and protected from scale-in
+// (ProtectedFromScaleIn).
+type GroupState struct {
+	execution.RetiringGroup
+	InService, Standby, Protected int
+}
+
+// State is what the State reports of the groups: each one's phase,
+// instances and pending hooks.
+func (r Retirement) State() []execution.RetiringGroup {
+	out := make([]execution.RetiringGroup, 0, len(r.Groups))
+	for _, g := range r.Groups {
+		out = append(out, g.RetiringGroup)
+	}
+	return out
 }
 
 // Stuck are the groups of r no further step empties: scaled in, with only
@@ -72,8 +92,8 @@ type Retirement struct {
 // remove instances from your Auto Scaling group", Auto Scaling User
 // Guide). Someone put them there on purpose (to inspect them): the Retirer
 // neither exits nor terminates them; whoever did decides.
-func (r Retirement) Stuck() []execution.RetiringGroup {
-	var out []execution.RetiringGroup
+func (r Retirement) Stuck() []GroupState {
+	var out []GroupState
 	for _, g := range r.Groups {
 		if g.Phase == execution.PhaseScalingIn && g.Standby > 0 && g.Standby == g.Instances {
 			out = append(out, g)
@@ -121,7 +141,7 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 // balancers it is attached to, else wait while they drain it, else scale
 // it to zero (launches suspended, termination running), else wait while
 // its instances terminate; empty, it is ready for deletion.
-func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execution.RetiringGroup, error) {
+func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupState, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	rg := census(g)
 	draining, err := r.detach(ctx, name)
@@ -143,8 +163,8 @@ func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execut
 // census is where g stands, before this step: its instances, those
 // InService, in Standby, protected from scale-in, and waiting on a
 // termination hook.
-func census(g asgtypes.AutoScalingGroup) execution.RetiringGroup {
-	rg := execution.RetiringGroup{Name: aws.ToString(g.AutoScalingGroupName), Instances: len(g.Instances)}
+func census(g asgtypes.AutoScalingGroup) GroupState {
+	rg := GroupState{RetiringGroup: execution.RetiringGroup{Name: aws.ToString(g.AutoScalingGroupName), Instances: len(g.Instances)}}
 	for _, i := range g.Instances {
 		switch i.LifecycleState {
 		case asgtypes.LifecycleStateTerminatingWait:
@@ -170,7 +190,7 @@ func terminating(i asgtypes.Instance) bool {
 // being deleted without cutting anything: still draining from its load
 // balancers, instances in service, termination hooks pending, instances in
 // Standby or protected from scale-in.
-func Standing(rg execution.RetiringGroup) string {
+func Standing(rg GroupState) string {
 	var why []string
 	if rg.Phase == execution.PhaseDraining {
 		why = append(why, "still attached to or draining from its load balancers")

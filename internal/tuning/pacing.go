@@ -82,17 +82,19 @@ const (
 	// check is left alone.
 	HealthCheckGracePeriod = 300 * time.Second
 	// RetireCheckInterval is how long the state machine waits between two
-	// steps of a retirement in its first two minutes (RetireChecks): the
-	// previous groups' after the swap, or a failed release's own in
-	// CleanUpFailure (detach, draining, scale-in, hooks, delete).
+	// steps of retiring the previous groups in their first two minutes
+	// (RetireChecks), and between two steps of a clean-up after a failure
+	// (CleanUpFailure's wait_seconds): detach, draining, scale-in, hooks,
+	// delete.
 	RetireCheckInterval = 15 * time.Second
 	// RetireTimeout bounds a retirement, from when it began (the point of
 	// no return; CleanUpFailure's first retirement step, recorded): AWS
 	// ends a hook at its heartbeat timeout (at most 7200 s) and a drain at
 	// its delay (at most 3600 s), so a group still standing past it is
 	// stuck. It is never deleted then: the execution ends FailureDirty
-	// naming what stands and why (fleet.Standing). With RetireChecks it
-	// keeps an execution's retirement within limits.MaxRetireSteps.
+	// naming what stands and why (fleet.Standing). With RetireChecks (or
+	// RetireCheckInterval, a clean-up's) it keeps an execution's
+	// retirement within limits.MaxRetireSteps.
 	RetireTimeout = 2 * time.Hour
 	// RollbackCheckInterval is how long the state machine waits between
 	// two checks of a rollback (CleanUpFailure after a bake): whether the
