@@ -195,3 +195,34 @@ func TestSwapPastItsBoundEndsDirty(t *testing.T) {
 	h.deletedEmpty()
 	assert.Zero(t, h.world.CutConnections())
 }
+
+// TestSwapLeavesStandbyInstances: someone put an instance of the previous
+// group in Standby (EnterStandby, to inspect it): a scale-in never
+// terminates it ("Temporarily remove instances from your Auto Scaling
+// group", Auto Scaling User Guide), so the group would never empty. The
+// swap neither exits nor terminates it: once the rest has gone it ends
+// FailureDirty at once, naming the instance in Standby, and deletes
+// nothing.
+func TestSwapLeavesStandbyInstances(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r2 := h.baseRelease()
+	x := h.atSwap(r1, r2)
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).EnterStandby(t.Context(), &autoscaling.EnterStandbyInput{
+		AutoScalingGroupName: aws.String(old), InstanceIds: []string{h.groups()[old].Instances[0].ID}, ShouldDecrementDesiredCapacity: aws.Bool(false),
+	})
+	require.NoError(t, err)
+	start := h.clk.Now()
+	err = x.step(execution.TaskCleanUpSuccess)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, strings.Join(ce.Leftovers, "\n"), "1 in Standby")
+	assert.Less(t, h.clk.Now().Sub(start), 10*time.Minute, "at once, not at the retirement's bound")
+	g := h.groups()[old]
+	assert.Empty(t, g.Status, "not deleted")
+	require.Len(t, g.Instances, 1)
+	assert.Equal(t, "Standby", g.Instances[0].Lifecycle)
+	h.deletedEmpty()
+	assert.Zero(t, h.world.CutConnections())
+}
