@@ -33,8 +33,8 @@ import (
 // Its groups leave gracefully (removeRelease), however late the failure
 // came (a rollback hours into a bake): a group that serves, drains or runs
 // a termination hook is never deleted. Anything it could not remove is a
-// *failure.CleanUpError listing the leftovers, recorded in the outcome as FailureDirty (the lock is kept);
-// when every failure was transient it is a *failure.RetryableError
+// *failure.CleanUpError listing the leftovers, recorded in the outcome as
+// FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
 // instead. On success it writes nothing: ReleaseLock records the outcome.
 // Idempotent.
 func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
@@ -175,8 +175,7 @@ func (d *Deployer) retiringSince(ctx context.Context, st *execution.State, req e
 
 // notReady is where a retirement step that left groups standing leads,
 // elapsed since the retirement began: wait seconds before the next step;
-// or,
-// when a group can no longer empty (fleet.Retirement.Stuck) or the
+// or, when a group can no longer empty (fleet.Retirement.Stuck) or the
 // retirement has run tuning.RetireTimeout, a *failure.CleanUpError naming
 // each group standing and what keeps it (fleet.Standing), none of them
 // deleted: a group that serves, drains or runs a termination hook is

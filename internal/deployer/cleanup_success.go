@@ -42,8 +42,7 @@ import (
 //     records exactly them, each with how it served (load balancers,
 //     target groups, capacity: the bake's standby record's, else what AWS
 //     shows) (ledger.CreateDeleting): the point of no return. A failure
-//     of the
-//     gate is a failed release (a *failure.HaltError or
+//     of the gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
 //     release keeps serving), or retryable; a gate AWS throttled runs
 //     again after a wait (throttledStep).

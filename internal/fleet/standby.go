@@ -61,7 +61,7 @@ func (r *Retirer) StandBy(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 // Serving is how a group served before a bake stood it by or a swap
 // began to retire it: its classic load balancers and target groups
 // (ARNs), its desired capacity and minimum size, and the processes to
-// resume (those StandBy suspended).
+// resume (those StandBy, or a retirement, suspended).
 type Serving struct {
 	LoadBalancers, TargetGroups []string
 	Desired, Min                int

@@ -281,7 +281,9 @@ func (l *Ledger) GetOutcome(ctx context.Context, project, config, releaseID stri
 
 // PutDeploying records the groups Deploy of release i.ReleaseID may
 // create (naming.DeployingKey), replacing an earlier record: a retry of
-// Deploy plans the same groups; CleanUpFailure adds the groups it removed.
+// Deploy plans the same groups; CleanUpFailure adds when it began retiring
+// them and the groups it removed (and writes the record when Deploy did
+// not).
 func (l *Ledger) PutDeploying(ctx context.Context, project, config string, i Intent) error {
 	if i.ReleaseID == "" {
 		return errors.New("ledger: deploying record needs a release id")
