@@ -226,3 +226,31 @@ func TestSwapLeavesStandbyInstances(t *testing.T) {
 	h.deletedEmpty()
 	assert.Zero(t, h.world.CutConnections())
 }
+
+// TestSwapRemovesScaleInProtection: someone protected the previous
+// group's instances from scale-in (SetInstanceProtection): a scale-in
+// would never terminate them ("Use instance scale-in protection", Auto
+// Scaling User Guide). The swap removes the protection, through the
+// deploy role, before it scales the group in, and the release succeeds
+// with the group deleted empty and nothing cut.
+func TestSwapRemovesScaleInProtection(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r2 := h.baseRelease()
+	x := h.atSwap(r1, r2)
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	var ids []string
+	for _, i := range h.groups()[old].Instances {
+		ids = append(ids, i.ID)
+	}
+	_, err := h.world.Clients(account, region).AutoScaling.SetInstanceProtection(t.Context(), &autoscaling.SetInstanceProtectionInput{
+		AutoScalingGroupName: aws.String(old), InstanceIds: ids, ProtectedFromScaleIn: aws.Bool(true),
+	})
+	require.NoError(t, err)
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	assert.True(t, x.state.Retire.Done)
+	assert.Equal(t, "Delete in progress", h.groups()[old].Status)
+	assert.Equal(t, 1, h.world.Calls()["SetInstanceProtection"]-1, "one call of the swap's, besides the test's")
+	h.deletedEmpty()
+	assert.Zero(t, h.world.CutConnections())
+}
