@@ -77,6 +77,8 @@ var DeployRoleReadActions = []string{
 	"ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
 	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
 	"elasticloadbalancing:DescribeInstanceHealth", "elasticloadbalancing:DescribeLoadBalancers",
+	// A release's classic load balancers must drain (ConnectionDraining).
+	"elasticloadbalancing:DescribeLoadBalancerAttributes",
 	"elasticloadbalancing:DescribeTags", "elasticloadbalancing:DescribeTargetGroups",
 	"elasticloadbalancing:DescribeTargetHealth",
 }
@@ -282,7 +284,10 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 				"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups",
 				// A rollback puts a group standing by back into the load
 				// balancers it left (those the standby record names).
-				"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups"),
+				"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups",
+				// A retiring group's instances lose their scale-in
+				// protection, so its scale-in terminates them.
+				"autoscaling:SetInstanceProtection"),
 			Resources:  strs(groups),
 			Conditions: cond(map[string]interface{}{"StringEquals": tagged("aws:ResourceTag/")}),
 		}),

@@ -201,6 +201,14 @@ func (sd *seeder) service(ctx context.Context, svc string) error {
 	}); err != nil {
 		return fmt.Errorf("classic load balancer of %s: %w", svc, err)
 	}
+	// Made with the API, it has connection draining disabled, which
+	// ValidateResources refuses: enable it, as its owner would.
+	if _, err := sd.elb.ModifyLoadBalancerAttributes(ctx, &elb.ModifyLoadBalancerAttributesInput{
+		LoadBalancerName:       aws.String(elbName(svc)),
+		LoadBalancerAttributes: &elbtypes.LoadBalancerAttributes{ConnectionDraining: &elbtypes.ConnectionDraining{Enabled: true, Timeout: aws.Int32(30)}},
+	}); err != nil {
+		return fmt.Errorf("connection draining of %s: %w", svc, err)
+	}
 	if err := sd.targetGroup(ctx, svc, elbv2Tags); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -154,10 +155,7 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 			if fleet.ReleaseOf(g) == st.ReleaseID || fleet.Deleting(g) {
 				continue
 			}
-			sb.Groups = append(sb.Groups, ledger.StandbyGroup{
-				Name: aws.ToString(g.AutoScalingGroupName), LoadBalancers: g.LoadBalancerNames, TargetGroups: g.TargetGroupARNs,
-				Desired: int(aws.ToInt32(g.DesiredCapacity)), Suspended: fleet.ToSuspend(g),
-			})
+			sb.Groups = append(sb.Groups, servingOf(g, fleet.ToSuspend(g)))
 		}
 		slices.SortFunc(sb.Groups, func(a, b ledger.StandbyGroup) int { return cmp.Compare(a.Name, b.Name) })
 		if sb, _, err = d.ledger.CreateStandby(ctx, st.ProjectName, st.ConfigName, sb); err != nil {
@@ -183,6 +181,21 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 	d.log.Info("baking: the previous groups stand by", "release_id", st.ReleaseID, "standby", names, "bake_seconds", st.BakeSeconds)
 	return sb, nil
+}
+
+// servingOf is how g serves now, as a standby or deleting record keeps
+// it: its load balancers, target groups, desired capacity and minimum
+// size, with the processes to resume when it is put back.
+func servingOf(g asgtypes.AutoScalingGroup, resume []string) ledger.StandbyGroup {
+	return ledger.StandbyGroup{
+		Name: aws.ToString(g.AutoScalingGroupName), LoadBalancers: g.LoadBalancerNames, TargetGroups: g.TargetGroupARNs,
+		Desired: int(aws.ToInt32(g.DesiredCapacity)), Min: int(aws.ToInt32(g.MinSize)), Suspended: resume,
+	}
+}
+
+// restoreAs is how sg served, for fleet.Retirer.Restore.
+func restoreAs(sg ledger.StandbyGroup) fleet.Serving {
+	return fleet.Serving{LoadBalancers: sg.LoadBalancers, TargetGroups: sg.TargetGroups, Desired: sg.Desired, Min: sg.Min, Resume: sg.Suspended}
 }
 
 // bakeWait is how long the state machine waits before the next bake

@@ -139,7 +139,7 @@ func TestGateRefusesALoadBalancerLeftDark(t *testing.T) {
 		name, from, want string
 		drain            int
 	}{
-		{name: "target group", from: webTG, want: "target group " + webTG},
+		{name: "target group", from: webTG, want: "target group " + webTG, drain: 30},
 		{name: "classic load balancer draining", from: webELB, want: "classic load balancer " + webELB, drain: 300},
 	}
 	for _, tt := range tests {
@@ -286,7 +286,7 @@ func TestDroppedOneOfTwoLoadBalancers(t *testing.T) {
 	const second = "coinbase-deploy-test-web-elb2"
 	h := newHarness(t, func(w *sim.WorldSpec) {
 		rs := &w.Accounts[0].Regions[0]
-		rs.ELBs = append(rs.ELBs, sim.ELBSpec{Name: second, Tags: maps.Clone(rs.ELBs[0].Tags)})
+		rs.ELBs = append(rs.ELBs, sim.ELBSpec{Name: second, Tags: maps.Clone(rs.ELBs[0].Tags), ConnectionDrainingSeconds: 30})
 	})
 	r1 := h.baseRelease()
 	r1.Services["web"].ELBs = []string{webELB, second}

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -29,9 +30,11 @@ import (
 // release's fleet running. What it removed is added to Deploy's record,
 // so a retry knows it gone rather than not visible yet.
 //
-// Anything it could not remove is a *failure.CleanUpError listing the
-// leftovers, recorded in the outcome as FailureDirty (the lock is kept);
-// when every failure was transient it is a *failure.RetryableError
+// Its groups leave gracefully (removeRelease), however late the failure
+// came (a rollback hours into a bake): a group that serves, drains or runs
+// a termination hook is never deleted. Anything it could not remove is a
+// *failure.CleanUpError listing the leftovers, recorded in the outcome as
+// FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
 // instead. On success it writes nothing: ReleaseLock records the outcome.
 // Idempotent.
 func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
@@ -61,7 +64,7 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		// groups have their deterministic names all the same.
 		intent.Groups = groupNames(st)
 	}
-	removed, draining, err := d.removeRelease(ctx, st, req, intent)
+	removed, draining, err := d.removeRelease(ctx, st, req, &intent)
 	if w, ok := d.throttledStep(st, req, err); ok {
 		st.Retire = w
 		return st, nil
@@ -73,15 +76,14 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		st.Retire = keepThrottled(st, draining)
 		return st, nil
 	}
-	if found {
-		// Remember what is gone, so a retry does not take it for a group
-		// AWS does not show yet.
-		intent.Removed = append(intent.Removed, removed...)
-		slices.Sort(intent.Removed)
-		intent.Removed = slices.Compact(intent.Removed)
-		if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, intent); err != nil {
-			return nil, d.cleanUpFailed(ctx, st, req, err)
-		}
+	// Remember what is gone (removeRelease wrote the record, if Deploy
+	// did not), so a retry does not take it for a group AWS does not
+	// show yet.
+	intent.Removed = append(intent.Removed, removed...)
+	slices.Sort(intent.Removed)
+	intent.Removed = slices.Compact(intent.Removed)
+	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, intent); err != nil {
+		return nil, d.cleanUpFailed(ctx, st, req, err)
 	}
 	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
 	st.Retire = &execution.Retire{Done: true}
@@ -96,10 +98,13 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 // to zero so their termination hooks run), as the previous release's are
 // at a swap: their instances may serve beside the previous release's.
 // While that is under way it returns where it stands (draining, not nil)
-// and removes nothing; past its time bound (the release's timeout and
-// tuning.RetireTimeout from the execution's start) it removes them
-// as they are. It returns the names it removed.
-func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent ledger.Intent) (removed []string, draining *execution.Retire, err error) {
+// and removes nothing. The first step records when the retirement began
+// (intent.RetiringSince, in the deploying record); past
+// tuning.RetireTimeout from then it fails with a *failure.CleanUpError
+// naming each group still standing and why (fleet.Standing): a group
+// that serves, drains or runs a hook is never deleted, whatever the time.
+// It returns the names it removed.
+func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent *ledger.Intent) (removed []string, draining *execution.Retire, err error) {
 	if _, err := d.loadRelease(ctx, st); err != nil {
 		return nil, nil, err
 	}
@@ -125,21 +130,24 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	owns := func(tags map[string]string) bool { return tags[naming.TagReleaseID] == st.ReleaseID }
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpFailure)
 	names := append(slices.Clone(intent.Groups), fleet.Of(st.ReleaseID, groups, templates)...)
-	if req.Execution.StartTime.IsZero() || d.now().Before(retireBound(st, req)) {
-		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
-		ret, err := retirer.Step(ctx, names)
-		var ce *failure.CleanUpError
-		if errors.As(err, &ce) {
-			// Nothing is removed yet: everything the removal would remove
-			// may be left.
-			return nil, nil, &failure.CleanUpError{Leftovers: append(fleet.Leftovers(names...), ce.Leftovers...), Err: ce.Err}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ret.Ready {
-			return nil, &execution.Retire{WaitSeconds: int(tuning.RetireCheckInterval / time.Second), Groups: ret.Groups}, nil
-		}
+	since, err := d.retiringSince(ctx, st, req, intent)
+	if err != nil {
+		return nil, nil, err
+	}
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+	ret, err := retirer.Step(ctx, names)
+	var ce *failure.CleanUpError
+	if errors.As(err, &ce) {
+		// Nothing is removed yet: everything the removal would remove
+		// may be left.
+		return nil, nil, &failure.CleanUpError{Leftovers: append(fleet.Leftovers(names...), ce.Leftovers...), Err: ce.Err}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ret.Ready {
+		draining, err := notReady(ret, d.now().Sub(since), int(tuning.RetireCheckInterval/time.Second))
+		return nil, draining, err
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st), Created: created, Owns: owns,
@@ -148,6 +156,51 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	}
 	removal, err := remover.Remove(ctx, names)
 	return removal.Removed, nil, err
+}
+
+// retiringSince is when CleanUpFailure began retiring the release's
+// groups: intent's record of it, else now, recorded first (in the
+// deploying record, written with the groups the retirement acts on).
+func (d *Deployer) retiringSince(ctx context.Context, st *execution.State, req execution.Request, intent *ledger.Intent) (time.Time, error) {
+	if intent.RetiringSince != nil {
+		return *intent.RetiringSince, nil
+	}
+	now := d.now()
+	intent.RetiringSince = &now
+	if intent.ReleaseID == "" {
+		intent.ReleaseID, intent.Execution, intent.Since = st.ReleaseID, req.Execution.ID, now
+	}
+	return now, d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, *intent)
+}
+
+// notReady is where a retirement step that left groups standing leads,
+// elapsed since the retirement began: wait seconds before the next step;
+// or, when a group can no longer empty (fleet.Retirement.Stuck) or the
+// retirement has run tuning.RetireTimeout, a *failure.CleanUpError naming
+// each group standing and what keeps it (fleet.Standing), none of them
+// deleted: a group that serves, drains or runs a termination hook is
+// never deleted, whatever the time.
+func notReady(ret fleet.Retirement, elapsed time.Duration, wait int) (*execution.Retire, error) {
+	stuck := ret.Stuck()
+	if len(stuck) == 0 && elapsed < tuning.RetireTimeout {
+		return &execution.Retire{WaitSeconds: wait, Groups: ret.State()}, nil
+	}
+	why := fmt.Sprintf("still standing %s after their retirement began", elapsed.Round(time.Second))
+	if len(stuck) == 0 {
+		for _, g := range ret.Groups {
+			if g.Phase != execution.PhaseDeleting {
+				stuck = append(stuck, g)
+			}
+		}
+	} else {
+		why = "left with only instances in Standby, which no scale-in terminates"
+	}
+	var left []string
+	for _, g := range stuck {
+		left = append(left, fleet.Standing(g))
+	}
+	return nil, &failure.CleanUpError{Leftovers: left,
+		Err: fmt.Errorf("retiring: groups %s; none was deleted with instances in service, in Standby, in a load balancer or running a termination hook", why)}
 }
 
 // leftServing is how a rollback that cannot finish fails: nothing of the
@@ -184,11 +237,4 @@ func (d *Deployer) cleanUpFailed(ctx context.Context, st *execution.State, req e
 	}
 	d.recordDirty(ctx, st, req, ce)
 	return ce
-}
-
-// retireBound is when a failed release's groups stop draining and are
-// removed as they are: the release's timeout and tuning.RetireTimeout
-// from the execution's start.
-func retireBound(st *execution.State, req execution.Request) time.Time {
-	return req.Execution.StartTime.Add(time.Duration(st.Timeout)*time.Second + tuning.RetireTimeout)
 }

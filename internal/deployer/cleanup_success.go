@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -39,21 +42,26 @@ import (
 //     release names (checkOutOf), and no load balancer or target group the
 //     release names may be left without a healthy instance, as it sees
 //     them (checkDark); then it lists the previous groups and
-//     records exactly them (ledger.CreateDeleting): the point of no
-//     return. A failure of the
-//     gate is a failed release (a *failure.HaltError or
+//     records exactly them, each with how it served (load balancers,
+//     target groups, capacity: the bake's standby record's, else what AWS
+//     shows) (ledger.CreateDeleting): the point of no return. A failure
+//     of the gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
 //     release keeps serving), or retryable; a gate AWS throttled runs
 //     again after a wait (throttledStep).
 //  3. Retire (retire), a step per invocation, only while the lock is this
-//     release's: the current record names the new release, then the next
-//     step of retiring exactly the groups the record names (fleet.Retirer:
-//     out of their load balancers, drained, scaled to zero so their
-//     termination hooks run); while one is under way it reports Done
-//     false at $.retire, and the state machine waits and runs it again.
-//     Once every group is empty (or past tuning.RetireTimeout from the
-//     point of no return) it deletes them with their alarms and launch
-//     templates; settles each new group (scaled back from ferry's launch
+//     release's: the current record names the new release; while a
+//     previous group is not scaled in yet, the new groups are judged again
+//     (recheck: below target, the previous groups go back as the record
+//     says they served and it ends FailureDirty); then the next step of
+//     retiring exactly the groups the record names (fleet.Retirer: out of
+//     their load balancers, drained, scaled to zero so their termination
+//     hooks run); while one is under way it reports Done false at
+//     $.retire, and the state machine waits and runs it again. Once every
+//     group is empty it deletes them with their alarms and launch
+//     templates (a group still standing tuning.RetireTimeout after the
+//     point of no return is never deleted: FailureDirty names what stands
+//     and why); settles each new group (scaled back from ferry's launch
 //     count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
 //     no rebalancing churns the new fleet while the old one drains);
@@ -175,8 +183,12 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
+	attached, err := d.servedBefore(ctx, c, st, previous)
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+	}
 	plan, wrote, err := d.ledger.CreateDeleting(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
-		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous,
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous, Attached: attached,
 	})
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
@@ -201,6 +213,108 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 		return nil, err
 	}
 	return fleet.Others(st.ReleaseID, groups, templates), nil
+}
+
+// servedBefore is how each previous group of names AWS shows served
+// before the swap, for the deleting record: its load balancers, target
+// groups and capacity as the bake's standby record has them (Bake
+// detached it), else as AWS shows them now; and the processes to resume
+// when it is put back: those the bake suspended, and those of
+// fleet.RetireProcesses it has not suspended (the retirement suspends
+// them).
+func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string) ([]ledger.StandbyGroup, error) {
+	sb, _, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []ledger.StandbyGroup
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[name]
+		if fleet.Deleting(g) {
+			continue
+		}
+		sg := servingOf(g, nil)
+		if i := slices.IndexFunc(sb.Groups, func(s ledger.StandbyGroup) bool { return s.Name == name }); i >= 0 {
+			sg = sb.Groups[i]
+		}
+		for _, p := range fleet.Unsuspended(g, fleet.RetireProcesses) {
+			if !slices.Contains(sg.Suspended, p) {
+				sg.Suspended = append(sg.Suspended, p)
+			}
+		}
+		out = append(out, sg)
+	}
+	return out, nil
+}
+
+// recheck judges the new groups again, as CheckHealthy does (each
+// service's healthy instances against its target), on every step of the
+// swap while a previous group of the plan has not been scaled in yet (its
+// desired capacity above zero: its instances are not terminating, it can
+// serve again). When a service is below its target it puts every such
+// group back as the deleting record says it served (fleet.Retirer.Restore:
+// its load balancers and target groups, its capacity, its processes) and
+// fails with a *failure.CleanUpError: FailureDirty, not a rollback, for
+// the new groups, below target, still serve beside the previous ones and
+// are left for a person to judge; the lock is kept. A previous group is
+// never scaled in while a new one is below its target. A new group AWS
+// does not show is retryable until the last attempt.
+func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer) error {
+	groups, err := fleet.Describe(ctx, c.AutoScaling, plan.Groups)
+	if err != nil {
+		return err
+	}
+	var live []ledger.StandbyGroup
+	for _, sg := range plan.Attached {
+		if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
+			live = append(live, sg)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	below, err := d.belowTarget(ctx, c, st, req, r)
+	if err != nil || len(below) == 0 {
+		return err
+	}
+	left := []string{"the new release's groups, below their target (" + strings.Join(below, "; ") + ")"}
+	for _, sg := range live {
+		if err := retirer.Restore(ctx, groups[sg.Name], restoreAs(sg)); err != nil {
+			return err
+		}
+		left = append(left, "previous group "+sg.Name+": attached again to its load balancers and target groups, serving beside the new release's groups")
+	}
+	d.log.Warn("the new groups fell below their target while the previous ones drained: put the previous groups back", "release_id", st.ReleaseID, "below", below)
+	return &failure.CleanUpError{Leftovers: left,
+		Err: errors.New("re-check while retiring the previous groups: the new groups fell below their target; the previous groups serve again beside them")}
+}
+
+// belowTarget names each service of r whose new group has fewer healthy
+// instances than its target, as CheckHealthy judges them (or is gone). A
+// group AWS does not show is retryable until the last attempt.
+func (d *Deployer) belowTarget(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release) ([]string, error) {
+	j, err := d.healthReport(ctx, c, st, r, d.now(), activitiesOnChange, balancersAll)
+	if err != nil {
+		return nil, err
+	}
+	var below []string
+	for _, svc := range r.ServiceNames() {
+		if out := j.outOf[svc]; len(out) > 0 {
+			below = append(below, fmt.Sprintf("service %s: out of %s", svc, joinRefs(out)))
+			continue
+		}
+		switch s := j.report[svc]; {
+		case s.Missing && !lastAttempt(req):
+			return nil, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
+		case s.Missing || s.Healthy < s.Target:
+			below = append(below, fmt.Sprintf("service %s: %d of its %d healthy instances", svc, s.Healthy, s.Target))
+		}
+	}
+	return below, nil
 }
 
 // opGate names the swap's gate in its errors.
@@ -246,17 +360,21 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
-	if now := d.now(); now.Before(plan.Since.Add(tuning.RetireTimeout)) {
-		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
-		ret, err := retirer.Step(ctx, plan.Groups)
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
+	if err := d.recheck(ctx, c, st, req, r, plan, retirer); err != nil {
+		return fail(err)
+	}
+	ret, err := retirer.Step(ctx, plan.Groups)
+	if err != nil {
+		return fail(err)
+	}
+	if !ret.Ready {
+		elapsed := d.now().Sub(plan.Since)
+		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
 		if err != nil {
 			return fail(err)
 		}
-		if !ret.Ready {
-			return &execution.Retire{WaitSeconds: retireWait(now.Sub(plan.Since), req), Groups: ret.Groups}, nil
-		}
-	} else {
-		log.Warn("the previous groups are still draining past the retirement's time bound: deleting them", "since", plan.Since, "bound", tuning.RetireTimeout)
+		return w, nil
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st),

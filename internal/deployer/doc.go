@@ -82,4 +82,26 @@
 //   - Honest records: a clean-up that cannot finish records a FailureDirty
 //     outcome naming every group, launch template and alarm that may be
 //     left (fleet.Leftovers), whatever read failed.
+//   - Never a forced delete of a serving fleet: a group leaves through the
+//     Retirer (detach, drain, scale in, hooks) however late a failure
+//     comes; a retirement's time bound (tuning.RetireTimeout, from when it
+//     began) ends it FailureDirty naming what stands (fleet.Standing),
+//     never in a ForceDelete. Until the previous groups are scaled in, the
+//     swap judges the new ones again each step, and puts the previous ones
+//     back (FailureDirty) when a new one falls below its target.
+//
+// What AWS lets a person do to a group, and what ferry does about it:
+//
+//   - Scale-in protection (ProtectedFromScaleIn): handled. A retiring
+//     group's instances lose it before the scale-in (SetInstanceProtection),
+//     or the group would never empty.
+//   - Standby (EnterStandby): read. A Standby instance is never healthy (it
+//     is out of its load balancers) and a scale-in never terminates it:
+//     someone put it there on purpose, so the Retirer neither exits nor
+//     terminates it; a retiring group left with only Standby instances
+//     ends the execution FailureDirty at once, naming them.
+//   - Classic ELB connection draining: refused when disabled (the API's and
+//     CLI's default): ValidateResources names the load balancer and the
+//     command that enables it, for without it every deregistration cuts
+//     in-flight requests.
 package deployer

@@ -20,8 +20,10 @@ import (
 
 // rollBack is CleanUpFailure's first step after a bake (a standby record
 // exists, ledger.GetStandby): the previous groups standing by go back
-// into the load balancers and target groups the record names, with the
-// processes Bake suspended resumed (fleet.Retirer.Restore), and the
+// into the load balancers and target groups the record names, with their
+// recorded capacity set back (someone, or a scheduled action, may have
+// scaled them in while they stood by) and the processes Bake suspended
+// resumed (fleet.Retirer.Restore), and the
 // release's own groups leave only once every previous group has as many
 // instances passing every one of its load balancers' health checks as it
 // stood by with. Until then it reports where each stands (waiting, not
@@ -99,7 +101,7 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 				Err:       fmt.Errorf("roll back to %s: the group is gone", sg.Name),
 			}
 		}
-		if err := retirer.Restore(ctx, g, sg.LoadBalancers, sg.TargetGroups, sg.Suspended); err != nil {
+		if err := retirer.Restore(ctx, g, restoreAs(sg)); err != nil {
 			return nil, err
 		}
 		elbs, tgs = append(elbs, sg.LoadBalancers...), append(tgs, sg.TargetGroups...)

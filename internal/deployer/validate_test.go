@@ -205,6 +205,22 @@ func TestValidateResourcesRefuses(t *testing.T) {
 			},
 		},
 		{
+			// Connection draining is disabled by default on a classic
+			// load balancer made with the API or CLI ("Configure
+			// connection draining for your Classic Load Balancer",
+			// https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-conn-drain.html;
+			// DescribeLoadBalancerAttributes, Elastic Load Balancing API
+			// Reference): every deregistration would cut requests.
+			name: "load balancer without connection draining",
+			world: func(w *sim.WorldSpec) {
+				w.Accounts[0].Regions[0].ELBs[0].ConnectionDrainingSeconds = 0
+			},
+			release: func(*release.Release) {},
+			want: []string{`services.web.elbs[0]: load balancer "coinbase-deploy-test-web-elb" has connection draining disabled (the default of one made with the API or CLI): ` +
+				`every instance it deregisters, at a swap, a rollback or a scale-in, loses its in-flight requests. Enable it: ` +
+				`aws elb modify-load-balancer-attributes --load-balancer-name coinbase-deploy-test-web-elb --load-balancer-attributes '{"ConnectionDraining":{"Enabled":true,"Timeout":300}}'`},
+		},
+		{
 			name: "target group missing",
 			release: func(r *release.Release) {
 				r.Services["web"].TargetGroups = []string{"coinbase-deploy-test-web-tg", "missing-tg"}

@@ -30,16 +30,25 @@
 // them Removing; then it suspends RetireProcesses, lets Terminate run and
 // scales it to zero, so each instance's termination lifecycle hooks run;
 // it reports the group ready for deletion only once it is empty. The
-// caller (the state machine, through the deployer) waits between steps.
-// For a bake, a Retirer also stands a group by (StandBy: out of its load
-// balancers, drained, with StandbyProcesses suspended so it stays at its
-// capacity) and puts it back (Restore: attached again to the load
-// balancers and target groups it names, its processes resumed); the
-// caller waits until its instances pass their health checks.
+// caller (the state machine, through the deployer) waits between steps;
+// Standing says what keeps a group standing (draining, in service, hooks
+// pending, Standby, protected), for a caller whose time bound ran out: a
+// bound never turns into a forced delete. For a bake, a Retirer also
+// stands a group by (StandBy: out of its load balancers, drained, with
+// StandbyProcesses suspended so it stays at its capacity) and puts it
+// back (Restore: its recorded capacity set back when someone lowered it,
+// attached again to the load balancers and target groups it names, its
+// processes resumed); the caller waits until its instances pass their
+// health checks. A swap whose new groups fall below target before the old
+// ones are scaled in puts them back the same way.
 //
 // Removing: a Remover deletes named groups with their alarms and launch
 // templates (naming.GroupName names both), in that order, so a retry after
-// a partial failure finds what is left by name. It removes by name
+// a partial failure finds what is left by name. It deletes with
+// ForceDelete, so it refuses, whatever the time, a group attached to a
+// load balancer or target group, or with instances InService or in
+// Terminating:Wait: that is a *failure.CleanUpError naming why (such a
+// group must be retired first), and nothing of its name is removed. It removes by name
 // whatever the listings show: a visible group must carry its owner's
 // tags; an invisible one is deleted by name all the same (IAM lets the
 // deploy role delete only ferry's). "Not found" means gone, except for the

@@ -3,12 +3,14 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
@@ -84,13 +86,14 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 			res.Skipped = append(res.Skipped, name)
 			continue
 		}
+		if refused(p, name, g, groupVisible) {
+			continue
+		}
 		if !r.removeAlarms(ctx, p, name, alarms[name]) {
 			continue
 		}
-		if !groupVisible || !Deleting(g) {
-			if !r.removeGroup(ctx, p, name) {
-				continue
-			}
+		if !r.removeGroup(ctx, p, name, groupVisible && Deleting(g)) {
+			continue
 		}
 		if !r.removeTemplate(ctx, p, name) {
 			continue
@@ -99,6 +102,22 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 		res.Removed = append(res.Removed, name)
 	}
 	return res, p.err()
+}
+
+// refused says whether g, the group name (visible says AWS shows it),
+// may not be deleted with ForceDelete (inUse), recording the failure and
+// what is left when so.
+func refused(p *progress, name string, g asgtypes.AutoScalingGroup, visible bool) bool {
+	if !visible || Deleting(g) {
+		return false
+	}
+	why := inUse(g)
+	if why == "" {
+		return false
+	}
+	p.fail("auto scaling group "+name, fmt.Errorf("not deleted: %s (a ForceDelete would cut its connections and skip its termination hooks; it must be retired first)", why))
+	p.leftovers = append(p.leftovers, "launch template "+name, "alarms "+name+"/*")
+	return true
 }
 
 func (r *Remover) mine(tags map[string]string) bool {
@@ -131,6 +150,26 @@ func Leftovers(names ...string) []string {
 	return out
 }
 
+// inUse says why g may not be deleted with ForceDelete, whatever the
+// time: it is attached to a load balancer or target group, or has
+// instances InService or waiting on a termination hook
+// (Terminating:Wait); "" when it may (empty, or only instances that
+// serve nothing and run no hook).
+func inUse(g asgtypes.AutoScalingGroup) string {
+	var why []string
+	if n := len(g.LoadBalancerNames) + len(g.TargetGroupARNs); n > 0 {
+		why = append(why, fmt.Sprintf("attached to %d load balancers and target groups", n))
+	}
+	rg := census(g)
+	if rg.InService > 0 {
+		why = append(why, fmt.Sprintf("%d instances in service", rg.InService))
+	}
+	if rg.HooksPending > 0 {
+		why = append(why, fmt.Sprintf("%d termination hooks pending", rg.HooksPending))
+	}
+	return strings.Join(why, ", ")
+}
+
 // removeAlarms deletes a group's alarms; false when some could not be
 // (the group and template are then left, and named).
 func (r *Remover) removeAlarms(ctx context.Context, p *progress, name string, alarms []string) bool {
@@ -147,10 +186,14 @@ func (r *Remover) removeAlarms(ctx context.Context, p *progress, name string, al
 	return ok
 }
 
-// removeGroup deletes a group with its instances (ForceDelete); false when
-// it may still be there. An error that may mean "gone" or "already being
-// deleted" is settled by describing the group.
-func (r *Remover) removeGroup(ctx context.Context, p *progress, name string) bool {
+// removeGroup deletes a group with its instances (ForceDelete), unless it
+// is being deleted already; false when it may still be there. An error
+// that may mean "gone" or "already being deleted" is settled by
+// describing the group.
+func (r *Remover) removeGroup(ctx context.Context, p *progress, name string, deleting bool) bool {
+	if deleting {
+		return true
+	}
 	api := r.Clients.AutoScaling
 	_, err := api.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name), ForceDelete: aws.Bool(true),

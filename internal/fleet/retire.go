@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -63,7 +64,42 @@ type Retirement struct {
 	Ready bool
 	// Groups are the groups still standing, in name order, each with the
 	// phase it is in.
-	Groups []execution.RetiringGroup
+	Groups []GroupState
+}
+
+// GroupState is where one group stands in its retirement: what the State
+// reports of it, and what keeps it standing: its instances InService
+// (not terminating yet), in Standby (EnterStandby: out of its load
+// balancers, never terminated by a scale-in) and protected from scale-in
+// (ProtectedFromScaleIn).
+type GroupState struct {
+	execution.RetiringGroup
+	InService, Standby, Protected int
+}
+
+// State is what the State reports of the groups: each one's phase,
+// instances and pending hooks.
+func (r Retirement) State() []execution.RetiringGroup {
+	out := make([]execution.RetiringGroup, 0, len(r.Groups))
+	for _, g := range r.Groups {
+		out = append(out, g.RetiringGroup)
+	}
+	return out
+}
+
+// Stuck are the groups of r no further step empties: scaled in, with only
+// instances in Standby left, which a scale-in never terminates ("Temporarily
+// remove instances from your Auto Scaling group", Auto Scaling User
+// Guide). Someone put them there on purpose (to inspect them): the Retirer
+// neither exits nor terminates them; whoever did decides.
+func (r Retirement) Stuck() []GroupState {
+	var out []GroupState
+	for _, g := range r.Groups {
+		if g.Phase == execution.PhaseScalingIn && g.Standby > 0 && g.Standby == g.Instances {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Step takes the next step of retiring each of names, once each, that
@@ -105,14 +141,9 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 // balancers it is attached to, else wait while they drain it, else scale
 // it to zero (launches suspended, termination running), else wait while
 // its instances terminate; empty, it is ready for deletion.
-func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execution.RetiringGroup, error) {
+func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupState, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
-	rg := execution.RetiringGroup{Name: name, Instances: len(g.Instances)}
-	for _, i := range g.Instances {
-		if i.LifecycleState == asgtypes.LifecycleStateTerminatingWait {
-			rg.HooksPending++
-		}
-	}
+	rg := census(g)
 	draining, err := r.detach(ctx, name)
 	if err != nil {
 		return rg, err
@@ -127,6 +158,60 @@ func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (execut
 		err = r.scaleIn(ctx, g)
 	}
 	return rg, err
+}
+
+// census is where g stands, before this step: its instances, those
+// InService, in Standby, protected from scale-in, and waiting on a
+// termination hook.
+func census(g asgtypes.AutoScalingGroup) GroupState {
+	rg := GroupState{RetiringGroup: execution.RetiringGroup{Name: aws.ToString(g.AutoScalingGroupName), Instances: len(g.Instances)}}
+	for _, i := range g.Instances {
+		switch i.LifecycleState {
+		case asgtypes.LifecycleStateTerminatingWait:
+			rg.HooksPending++
+		case asgtypes.LifecycleStateInService:
+			rg.InService++
+		case asgtypes.LifecycleStateStandby:
+			rg.Standby++
+		}
+		if aws.ToBool(i.ProtectedFromScaleIn) && !terminating(i) {
+			rg.Protected++
+		}
+	}
+	return rg
+}
+
+// terminating says whether i is on its way out (any Terminating state).
+func terminating(i asgtypes.Instance) bool {
+	return strings.HasPrefix(string(i.LifecycleState), "Terminating")
+}
+
+// Standing says what keeps rg, a group a Retirement reports standing, from
+// being deleted without cutting anything: still draining from its load
+// balancers, instances in service, termination hooks pending, instances in
+// Standby or protected from scale-in.
+func Standing(rg GroupState) string {
+	var why []string
+	if rg.Phase == execution.PhaseDraining {
+		why = append(why, "still attached to or draining from its load balancers")
+	}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{rg.InService, "in service"},
+		{rg.HooksPending, "waiting on a termination hook (Terminating:Wait)"},
+		{rg.Standby, "in Standby (a scale-in never terminates them: exit-standby, or terminate them)"},
+		{rg.Protected, "protected from scale-in"},
+	} {
+		if c.n > 0 {
+			why = append(why, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, fmt.Sprintf("%d instances left", rg.Instances))
+	}
+	return fmt.Sprintf("auto scaling group %s (not deleted): %s", rg.Name, strings.Join(why, "; "))
 }
 
 // detach detaches the group name from every classic load balancer and
@@ -211,17 +296,16 @@ func (r *Retirer) targetGroupAttachments(ctx context.Context, name string) (atta
 }
 
 // scaleIn suspends RetireProcesses of g (those not suspended yet), lets
-// Terminate run, and sets its minimum and desired capacity to zero, each
+// Terminate run, removes the scale-in protection of its instances (a
+// protected instance is never terminated by a scale-in: the group would
+// never empty), and sets its minimum and desired capacity to zero, each
 // only when g does not show it done already.
 func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) error {
 	name := aws.ToString(g.AutoScalingGroupName)
-	var suspend []string
-	for _, p := range RetireProcesses {
-		if !suspended(g, p) {
-			suspend = append(suspend, p)
-		}
+	if err := r.unprotect(ctx, g); err != nil {
+		return err
 	}
-	if len(suspend) > 0 {
+	if suspend := Unsuspended(g, RetireProcesses); len(suspend) > 0 {
 		if _, err := r.API.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{
 			AutoScalingGroupName: aws.String(name), ScalingProcesses: suspend,
 		}); err != nil {
@@ -246,6 +330,32 @@ func (r *Retirer) scaleIn(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 	r.log().Info("scaling in to retire", "asg", name, "instances", len(g.Instances))
 	return nil
 }
+
+// unprotect removes the scale-in protection of g's protected instances
+// that are not terminating already (SetInstanceProtection, at most 50 a
+// call).
+func (r *Retirer) unprotect(ctx context.Context, g asgtypes.AutoScalingGroup) error {
+	name := aws.ToString(g.AutoScalingGroupName)
+	var ids []string
+	for _, i := range g.Instances {
+		if aws.ToBool(i.ProtectedFromScaleIn) && !terminating(i) {
+			ids = append(ids, aws.ToString(i.InstanceId))
+		}
+	}
+	for batch := range slices.Chunk(ids, maxProtectionBatch) {
+		if _, err := r.API.SetInstanceProtection(ctx, &autoscaling.SetInstanceProtectionInput{
+			AutoScalingGroupName: aws.String(name), InstanceIds: batch, ProtectedFromScaleIn: aws.Bool(false),
+		}); err != nil {
+			return r.failed("autoscaling:SetInstanceProtection "+name, err, fmt.Sprintf("%s: not scaled in, %d instances protected from scale-in", name, len(ids)))
+		}
+		r.log().Info("removed scale-in protection to retire", "asg", name, "instances", batch)
+	}
+	return nil
+}
+
+// maxProtectionBatch is how many instances one SetInstanceProtection call
+// may name (Auto Scaling API Reference).
+const maxProtectionBatch = 50
 
 // failed classifies the error of op: transient ones are retryable, as is
 // a ValidationError until the last attempt (the group was in the describe

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,9 +20,12 @@ var StandbyProcesses = []string{"AlarmNotification", "ScheduledActions"}
 
 // ToSuspend are the StandbyProcesses g has not suspended: what StandBy
 // suspends, and what a rollback resumes.
-func ToSuspend(g asgtypes.AutoScalingGroup) []string {
+func ToSuspend(g asgtypes.AutoScalingGroup) []string { return Unsuspended(g, StandbyProcesses) }
+
+// Unsuspended are those of processes g has not suspended, in their order.
+func Unsuspended(g asgtypes.AutoScalingGroup, processes []string) []string {
 	var out []string
-	for _, p := range StandbyProcesses {
+	for _, p := range processes {
 		if !suspended(g, p) {
 			out = append(out, p)
 		}
@@ -54,19 +58,36 @@ func (r *Retirer) StandBy(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 	return nil
 }
 
-// Restore puts g, a group standing by, back in service: attached again to
-// the classic load balancers elbs and the target groups tgs (those it is
-// not attached to), and the processes resume resumed (those still
-// suspended). Its load balancers then register its instances, which serve
-// once they pass their health checks: the caller waits for that. It
-// touches g only when it is the Retirer's. Idempotent.
-func (r *Retirer) Restore(ctx context.Context, g asgtypes.AutoScalingGroup, elbs, tgs, resume []string) error {
+// Serving is how a group served before a bake stood it by or a swap
+// began to retire it: its classic load balancers and target groups
+// (ARNs), its desired capacity and minimum size, and the processes to
+// resume (those StandBy, or a retirement, suspended).
+type Serving struct {
+	LoadBalancers, TargetGroups []string
+	Desired, Min                int
+	Resume                      []string
+}
+
+// Restore puts g, a group standing by or being retired, back in service as
+// s says it served: attached again to its classic load balancers and
+// target groups (those it is not attached to), its capacity back (a
+// desired capacity or minimum size below s's, someone's scale-in or a
+// scheduled action's while it stood by, raised to s's, its maximum size
+// raised when needed to allow it; a capacity above s's is left as it is),
+// and the processes s resumes resumed (those still suspended). Its load
+// balancers then register its instances, which serve once they pass their
+// health checks: the caller waits for that. It touches g only when it is
+// the Retirer's. Idempotent.
+func (r *Retirer) Restore(ctx context.Context, g asgtypes.AutoScalingGroup, s Serving) error {
 	name := aws.ToString(g.AutoScalingGroupName)
 	if !r.owns(g) {
 		return nil
 	}
-	elbs = slices.DeleteFunc(slices.Clone(elbs), func(lb string) bool { return slices.Contains(g.LoadBalancerNames, lb) })
-	tgs = slices.DeleteFunc(slices.Clone(tgs), func(tg string) bool { return slices.Contains(g.TargetGroupARNs, tg) })
+	if err := r.restoreCapacity(ctx, g, s); err != nil {
+		return err
+	}
+	elbs := slices.DeleteFunc(slices.Clone(s.LoadBalancers), func(lb string) bool { return slices.Contains(g.LoadBalancerNames, lb) })
+	tgs := slices.DeleteFunc(slices.Clone(s.TargetGroups), func(tg string) bool { return slices.Contains(g.TargetGroupARNs, tg) })
 	for batch := range slices.Chunk(elbs, 10) {
 		if _, err := r.API.AttachLoadBalancers(ctx, &autoscaling.AttachLoadBalancersInput{
 			AutoScalingGroupName: aws.String(name), LoadBalancerNames: batch,
@@ -83,7 +104,7 @@ func (r *Retirer) Restore(ctx context.Context, g asgtypes.AutoScalingGroup, elbs
 		}
 		r.log().Info("attached to target groups again", "asg", name, "target_groups", batch)
 	}
-	resume = slices.DeleteFunc(slices.Clone(resume), func(p string) bool { return !suspended(g, p) })
+	resume := slices.DeleteFunc(slices.Clone(s.Resume), func(p string) bool { return !suspended(g, p) })
 	if len(resume) > 0 {
 		if _, err := r.API.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{
 			AutoScalingGroupName: aws.String(name), ScalingProcesses: resume,
@@ -91,5 +112,24 @@ func (r *Retirer) Restore(ctx context.Context, g asgtypes.AutoScalingGroup, elbs
 			return r.failed("autoscaling:ResumeProcesses "+name, err, name+": back in its load balancers with "+strings.Join(resume, " and ")+" suspended")
 		}
 	}
+	return nil
+}
+
+// restoreCapacity raises g's desired capacity and minimum size to s's
+// when they are below (see Restore), in one call, only when needed.
+func (r *Retirer) restoreCapacity(ctx context.Context, g asgtypes.AutoScalingGroup, s Serving) error {
+	name := aws.ToString(g.AutoScalingGroupName)
+	desired := max(aws.ToInt32(g.DesiredCapacity), int32(s.Desired))
+	minSize := min(max(aws.ToInt32(g.MinSize), int32(s.Min)), desired)
+	maxSize := max(aws.ToInt32(g.MaxSize), desired)
+	if desired == aws.ToInt32(g.DesiredCapacity) && minSize == aws.ToInt32(g.MinSize) {
+		return nil
+	}
+	if _, err := r.API.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(desired), MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize),
+	}); err != nil {
+		return r.failed("autoscaling:UpdateAutoScalingGroup "+name, err, fmt.Sprintf("%s: its capacity not restored (%d desired of the %d it served with)", name, aws.ToInt32(g.DesiredCapacity), s.Desired))
+	}
+	r.log().Info("capacity restored", "asg", name, "desired", desired, "min", minSize)
 	return nil
 }

@@ -43,6 +43,18 @@ func TestAssess(t *testing.T) {
 			want:   execution.ServiceHealth{Launched: 3, Healthy: 1, InService: 2, Target: 2},
 		},
 		{
+			// Standby instances "do not actively handle load balancer
+			// traffic" ("Temporarily remove instances from your Auto
+			// Scaling group", Auto Scaling User Guide): never healthy.
+			name: "standby is launched, not healthy",
+			view: View{Found: true, Instances: []Instance{
+				{ID: "i-1", LifecycleState: "Standby", HealthStatus: "Healthy"},
+				inService("i-2"),
+			}},
+			target: 2,
+			want:   execution.ServiceHealth{Launched: 2, Healthy: 1, InService: 1, Target: 2},
+		},
+		{
 			name: "terminating states",
 			view: View{Found: true, Instances: []Instance{
 				{ID: "i-1", LifecycleState: "Terminating", HealthStatus: "Unhealthy"},

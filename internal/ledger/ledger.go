@@ -117,6 +117,15 @@ type Intent struct {
 	// Removed are the Groups a clean-up has removed since (so a retry
 	// knows them gone, not merely invisible).
 	Removed []string `json:"removed,omitempty"`
+	// RetiringSince is, in a deploying record, when CleanUpFailure began
+	// retiring the release's groups: its time bound runs from it.
+	RetiringSince *time.Time `json:"retiring_since,omitempty"`
+	// Attached are, in a deleting record, the Groups as they served
+	// before the swap detached anything (each with its load balancers,
+	// target groups, desired capacity and the processes a bake suspended),
+	// so the swap can put them back as they were when the new groups fall
+	// below their target before the old ones are scaled in.
+	Attached []StandbyGroup `json:"attached,omitempty"`
 }
 
 // Standby is the write-ahead record of a bake (naming.StandbyKey): the
@@ -136,14 +145,16 @@ type Standby struct {
 }
 
 // StandbyGroup is one previous group standing by: its classic load
-// balancers and target groups (ARNs), its desired capacity, and the
-// processes Bake suspended (those it had not suspended already), which a
-// rollback resumes.
+// balancers and target groups (ARNs), its desired capacity and minimum
+// size (which a rollback restores when someone lowered them meanwhile),
+// and the processes Bake suspended (those it had not suspended already),
+// which a rollback resumes.
 type StandbyGroup struct {
 	Name          string   `json:"name"`
 	LoadBalancers []string `json:"load_balancers,omitempty"`
 	TargetGroups  []string `json:"target_groups,omitempty"`
 	Desired       int      `json:"desired"`
+	Min           int      `json:"min,omitempty"`
 	Suspended     []string `json:"suspended,omitempty"`
 }
 
@@ -270,7 +281,9 @@ func (l *Ledger) GetOutcome(ctx context.Context, project, config, releaseID stri
 
 // PutDeploying records the groups Deploy of release i.ReleaseID may
 // create (naming.DeployingKey), replacing an earlier record: a retry of
-// Deploy plans the same groups; CleanUpFailure adds the groups it removed.
+// Deploy plans the same groups; CleanUpFailure adds when it began retiring
+// them and the groups it removed (and writes the record when Deploy did
+// not).
 func (l *Ledger) PutDeploying(ctx context.Context, project, config string, i Intent) error {
 	if i.ReleaseID == "" {
 		return errors.New("ledger: deploying record needs a release id")

@@ -41,15 +41,19 @@
 //	                     overwritten
 //	deploying            the Deploy state, before it creates the first
 //	                     group; overwritten: names the groups Deploy may
-//	                     create, and CleanUpFailure adds those it removed, so
-//	                     a retry knows them gone rather than not visible yet
+//	                     create, and CleanUpFailure adds when it began
+//	                     retiring them (its time bound) and those it
+//	                     removed, so a retry knows them gone rather than
+//	                     not visible yet
 //	standby              the Bake state, before it takes the first
 //	                     previous group out of its load balancers; once:
 //	                     names each with its load balancers, target groups
 //	                     and the processes Bake suspends; a rollback adds
 //	                     when it started and when it was done
 //	deleting             the CleanUpSuccess state, before it deletes the
-//	                     first previous group; once: from then on the
+//	                     first previous group; once: names each with how
+//	                     it served (load balancers, target groups,
+//	                     capacity) to put it back; from then on the
 //	                     release is past its point of no return
 //	current              the last state, only on success; overwritten;
 //	                     removed by the last state of a destroy

@@ -38,14 +38,42 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 	if err != nil {
 		return err
 	}
+	undrained, err := withoutDraining(ctx, api, present)
+	if err != nil {
+		return err
+	}
 	for _, u := range uses {
 		if !exists[u.ref] {
 			p.add(u.path, "load balancer %q not found", u.ref)
 			continue
 		}
 		checkOwner(p, r, u, "load balancer", tagged{id: u.ref, tags: found[u.ref]})
+		if undrained[u.ref] {
+			p.add(u.path, "load balancer %q has connection draining disabled (the default of one made with the API or CLI): "+
+				"every instance it deregisters, at a swap, a rollback or a scale-in, loses its in-flight requests. Enable it: "+
+				"aws elb modify-load-balancer-attributes --load-balancer-name %s --load-balancer-attributes '{\"ConnectionDraining\":{\"Enabled\":true,\"Timeout\":300}}'",
+				u.ref, u.ref)
+		}
 	}
 	return nil
+}
+
+// withoutDraining reports which of the classic load balancers names have
+// connection draining disabled (DescribeLoadBalancerAttributes, one call
+// each): deregistering an instance from one cuts its in-flight requests,
+// so ferry refuses a release that names one.
+func withoutDraining(ctx context.Context, api cloud.ELB, names []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, name := range names {
+		attrs, err := api.DescribeLoadBalancerAttributes(ctx, &elb.DescribeLoadBalancerAttributesInput{LoadBalancerName: aws.String(name)})
+		if err != nil {
+			return nil, cloud.Classify("elb:DescribeLoadBalancerAttributes", err)
+		}
+		if a := attrs.LoadBalancerAttributes; a == nil || a.ConnectionDraining == nil || !a.ConnectionDraining.Enabled {
+			out[name] = true
+		}
+	}
+	return out, nil
 }
 
 // describeELBs reports which of the classic load balancers names exist,

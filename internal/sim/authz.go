@@ -131,7 +131,8 @@ func deployRoleAllows(s *session, a Auth) bool {
 	case "autoscaling:UpdateAutoScalingGroup", "autoscaling:DeleteAutoScalingGroup", "autoscaling:SetDesiredCapacity",
 		"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses",
 		"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups",
-		"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups", "autoscaling:CompleteLifecycleAction":
+		"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups", "autoscaling:CompleteLifecycleAction",
+		"autoscaling:SetInstanceProtection":
 		return named(":autoScalingGroupName/") && ours(a.ResourceTags)
 	case "ec2:CreateLaunchTemplate":
 		return ours(a.RequestTags)

@@ -40,13 +40,16 @@ type group struct {
 	removing    []*removal
 	healthCheck string
 	grace       int32
-	tags        []astypes.TagDescription
-	hooks       []astypes.LifecycleHookSpecification
-	termHook    bool
-	instances   []*instance
-	nextSubnet  int
-	deleting    bool
-	policies    map[string]*policy
+	// newProtected is NewInstancesProtectedFromScaleIn: the scale-in
+	// protection each instance it launches starts with.
+	newProtected bool
+	tags         []astypes.TagDescription
+	hooks        []astypes.LifecycleHookSpecification
+	termHook     bool
+	instances    []*instance
+	nextSubnet   int
+	deleting     bool
+	policies     map[string]*policy
 	// suspended are the suspended processes, suspendedAt when each was.
 	suspended   map[string]bool
 	suspendedAt map[string]time.Time
@@ -68,11 +71,12 @@ type policy struct {
 	input     autoscaling.PutScalingPolicyInput
 }
 
-// live counts the instances that are not terminating.
+// live counts the instances that are not terminating nor in Standby:
+// those its desired capacity counts.
 func (g *group) live() int {
 	n := 0
 	for _, i := range g.instances {
-		if i.terminating.IsZero() {
+		if i.terminating.IsZero() && !i.standby {
 			n++
 		}
 	}
@@ -111,6 +115,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		name: name, arn: arn, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
 		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
+		newProtected: deref(in.NewInstancesProtectedFromScaleIn),
 	}
 	for _, step := range []func(*group, *autoscaling.CreateAutoScalingGroupInput) error{
 		r.placeGroup, r.balanceGroup, healthCheckOf, tagGroup, r.hookGroup,
@@ -514,7 +519,7 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 		HealthCheckGracePeriod: aws.Int32(g.grace), Tags: append([]astypes.TagDescription(nil), g.tags...),
 		LoadBalancerNames: []string{}, TargetGroupARNs: []string{},
 		SuspendedProcesses:               g.suspendedProcesses(),
-		NewInstancesProtectedFromScaleIn: aws.Bool(false), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
+		NewInstancesProtectedFromScaleIn: aws.Bool(g.newProtected), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
 		Instances: make([]astypes.Instance, 0, len(g.instances)),
 	}
 	var subnetIDs []string
@@ -543,7 +548,7 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 			InstanceId: aws.String(i.id), AvailabilityZone: aws.String(i.subnet.az),
 			LifecycleState: i.lifecycle(now), HealthStatus: aws.String(i.healthStatus(now)),
 			InstanceType: aws.String(i.instanceType), ImageId: aws.String(i.imageID),
-			LaunchTemplate: ltRef, ProtectedFromScaleIn: aws.Bool(false),
+			LaunchTemplate: ltRef, ProtectedFromScaleIn: aws.Bool(i.protected),
 		})
 	}
 	return out
@@ -667,6 +672,9 @@ func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error 
 		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
 	g.min, g.max = minSize, maxSize
+	if in.NewInstancesProtectedFromScaleIn != nil {
+		g.newProtected = *in.NewInstancesProtectedFromScaleIn
+	}
 	now := r.w.now
 	why := ""
 	if desired != g.desired {
@@ -680,7 +688,10 @@ func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error 
 // terminates the surplus, choosing instances that are not yet healthy
 // first, then the newest (the sim's stand-in for the default termination
 // policy), unless Terminate is suspended; a higher one launches instances.
-// why begins the activities' cause.
+// Instances in Standby are not counted and never chosen; instances
+// protected from scale-in are counted and never chosen, so a group of
+// protected instances keeps them all ("Use instance scale-in protection",
+// Auto Scaling User Guide). why begins the activities' cause.
 func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	if desired != g.desired {
 		g.lastScaling = t
@@ -688,7 +699,7 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	g.desired = desired
 	live := make([]*instance, 0, len(g.instances))
 	for _, i := range g.instances {
-		if i.terminating.IsZero() {
+		if i.terminating.IsZero() && !i.standby {
 			live = append(live, i)
 		}
 	}
@@ -699,6 +710,9 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	if g.suspended[ProcessTerminate] {
 		return
 	}
+	n := len(live)
+	live = slices.DeleteFunc(live, func(i *instance) bool { return i.protected })
+	surplus := min(n-int(desired), len(live))
 	// Not yet healthy first, then newest first.
 	sort.SliceStable(live, func(a, b int) bool {
 		ha, hb := !t.Before(live[a].healthyAt), !t.Before(live[b].healthyAt)
@@ -707,8 +721,7 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 		}
 		return live[a].launched.After(live[b].launched)
 	})
-	n := len(live)
-	for k, victim := range live[:n-int(desired)] {
+	for k, victim := range live[:surplus] {
 		r.retire(victim, t, fmt.Sprintf("%sAt %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
 			why, stamp(t), n-k, n-k-1, stamp(t), victim.id))
 	}

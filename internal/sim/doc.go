@@ -104,12 +104,22 @@
 // waits for the draining, then, with an autoscaling:EC2_INSTANCE_TERMINATING
 // hook, holds it in Terminating:Wait until CompleteLifecycleAction or the
 // hook's heartbeat timeout, then Terminating:Proceed for its terminate
-// time. Every classic ELB and target group counts cut connections
+// time. A protected instance (ProtectedFromScaleIn: SetInstanceProtection,
+// or NewInstancesProtectedFromScaleIn at launch) is never chosen by a
+// scale-in, though the desired capacity drops; removing the protection
+// lets the surplus go. EnterStandby deregisters InService instances
+// (draining) and takes them out of the capacity: a scale-in never
+// terminates them; ExitStandby puts them back. DescribeLoadBalancerAttributes
+// shows a classic ELB's ConnectionDraining from
+// connection_draining_seconds (0, the API's default: disabled). Every
+// classic ELB and target group counts cut connections
 // (World.CutConnections, and cut_connections in the snapshot): an instance
-// a ForceDelete stops while the load balancer still routes to it, or the
-// last healthy instance gone (it went dark), whatever is attached to it:
-// a load balancer a deploy leaves with no instance is cut off as surely
-// as one whose instance stopped.
+// a ForceDelete stops while the load balancer still routes to it, a
+// serving instance deregistered from a classic ELB without connection
+// draining, or the last healthy instance gone (it went dark), whatever is
+// attached to it: a load balancer a deploy leaves with no instance is cut
+// off as surely as one whose instance stopped. A classic ELB still
+// draining an instance keeps it serving when its group is attached again.
 //
 // DeleteAutoScalingGroup without ForceDelete refuses a group with instances
 // (ResourceInUse); with it, the instances terminate at once (no draining,

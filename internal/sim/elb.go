@@ -401,3 +401,27 @@ func (r *region) describeTargetHealth(in *elbv2.DescribeTargetHealthInput) (*elb
 	}
 	return out, nil
 }
+
+// DescribeLoadBalancerAttributes returns a classic load balancer's
+// attributes (DescribeLoadBalancerAttributes, Elastic Load Balancing API
+// Reference, 2012-06-01): of them the sim models ConnectionDraining, from
+// the world spec's connection_draining_seconds (0: disabled, the default
+// of a load balancer created with the API or CLI; "Configure connection
+// draining for your Classic Load Balancer", User Guide for Classic Load
+// Balancers). An unknown name is LoadBalancerNotFound.
+func (c *ELB) DescribeLoadBalancerAttributes(ctx context.Context, in *elb.DescribeLoadBalancerAttributesInput, _ ...func(*elb.Options)) (*elb.DescribeLoadBalancerAttributesOutput, error) {
+	const op = "DescribeLoadBalancerAttributes"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := r.classicLB(deref(in.LoadBalancerName))
+	if err != nil {
+		return nil, c.end(op, err)
+	}
+	draining := &elbtypes.ConnectionDraining{Enabled: lb.drain > 0}
+	if lb.drain > 0 {
+		draining.Timeout = aws.Int32(int32(lb.drain.Seconds()))
+	}
+	return &elb.DescribeLoadBalancerAttributesOutput{LoadBalancerAttributes: &elbtypes.LoadBalancerAttributes{ConnectionDraining: draining}}, c.end(op, nil)
+}

@@ -44,10 +44,13 @@ type fixture struct {
 	ctx   context.Context
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB, mutate ...func(*sim.WorldSpec)) *fixture {
 	t.Helper()
 	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(t, err)
+	for _, m := range mutate {
+		m(&spec)
+	}
 	clk := clock.NewVirtual(start)
 	w, err := sim.New(clk, spec)
 	require.NoError(t, err)

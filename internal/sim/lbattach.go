@@ -184,13 +184,19 @@ func (w *World) CutConnections() int {
 
 // deregisterELB takes inst out of lb at t: at once without connection
 // draining, else after lb's draining timeout (the instance keeps its
-// in-flight requests meanwhile). It returns when the deregistration ends.
+// in-flight requests meanwhile). Without draining, an instance lb was
+// sending traffic to loses its in-flight requests: a cut ("Configure
+// connection draining for your Classic Load Balancer", User Guide for
+// Classic Load Balancers). It returns when the deregistration ends.
 func (r *region) deregisterELB(lb *classicLB, inst *instance, t time.Time) time.Time {
 	inst.lbs = slices.DeleteFunc(inst.lbs, func(l *classicLB) bool { return l == lb })
 	if lb.instances[inst.id] != inst {
 		return t
 	}
 	if lb.drain == 0 {
+		if lb.routes(inst) && lb.health(inst, t) == "healthy" {
+			lb.serving.cuts++
+		}
 		delete(lb.instances, inst.id)
 		return t
 	}
@@ -372,11 +378,11 @@ func (r *region) attach(op, name string, elbs, tgARNs []string) error {
 }
 
 // attachELB attaches lb to g, unless it is already, and registers g's
-// live instances with it at now. One draining from it (the group was
-// detached moments ago) stays registered; every one passes the load
-// balancer's health check only after its registration (the image's
-// health timing from now): a group attached again serves once its
-// instances pass, not at once.
+// live instances with it at now (registerELB). One draining from it (the
+// group was detached moments ago) stays registered and serves on; every
+// other passes the load balancer's health check only after its
+// registration (the image's health timing from now): a group attached
+// again after it drained serves once its instances pass, not at once.
 func (r *region) attachELB(g *group, lb *classicLB, now time.Time) {
 	if slices.Contains(g.lbs, lb) {
 		return
@@ -384,11 +390,8 @@ func (r *region) attachELB(g *group, lb *classicLB, now time.Time) {
 	g.lbs = append(g.lbs, lb)
 	g.removing = slices.DeleteFunc(g.removing, func(rm *removal) bool { return rm.elb == lb })
 	for _, inst := range g.instances {
-		if inst.terminating.IsZero() {
-			lb.instances[inst.id] = inst
-			delete(lb.leaving, inst.id)
-			lb.passesFrom[inst.id] = now.Add(r.w.draw(*r.timingsOf(inst).Health, inst.id, "register "+lb.name))
-			inst.lbs = append(inst.lbs, lb)
+		if inst.terminating.IsZero() && !inst.standby {
+			r.registerELB(lb, inst, now)
 		}
 	}
 }
@@ -404,9 +407,8 @@ func (r *region) attachTG(g *group, tg *targetGroup, now time.Time) {
 	g.tgs = append(g.tgs, tg)
 	g.removing = slices.DeleteFunc(g.removing, func(rm *removal) bool { return rm.tg == tg })
 	for _, inst := range g.instances {
-		if inst.terminating.IsZero() {
-			tg.targets[inst.id] = &target{inst: inst, passesFrom: now.Add(r.w.draw(*r.timingsOf(inst).Health, inst.id, "register "+tg.arn))}
-			inst.tgs = append(inst.tgs, tg)
+		if inst.terminating.IsZero() && !inst.standby {
+			r.registerTG(tg, inst, now)
 		}
 	}
 }

@@ -366,6 +366,9 @@ type instance struct {
 	hookFrom, hookUntil time.Time
 	lbs                 []*classicLB
 	tgs                 []*targetGroup
+	// protected is its scale-in protection (ProtectedFromScaleIn);
+	// standby says it is in Standby (EnterStandby).
+	protected, standby bool
 }
 
 func (i *instance) dying(now time.Time) bool {
@@ -390,6 +393,8 @@ func (i *instance) lifecycle(now time.Time) astypes.LifecycleState {
 		return astypes.LifecycleStateTerminating
 	case now.Before(i.bootAt):
 		return astypes.LifecycleStatePending
+	case i.standby:
+		return astypes.LifecycleStateStandby
 	}
 	return astypes.LifecycleStateInService
 }
@@ -564,6 +569,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
 		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errorsBP: a.errorsBP, launched: t, ltVersion: version,
+		protected: g.newProtected,
 	}
 	tm := a.timings
 	boot := tm.Boot

@@ -87,13 +87,14 @@ const (
 	// (CleanUpFailure's wait_seconds): detach, draining, scale-in, hooks,
 	// delete.
 	RetireCheckInterval = 15 * time.Second
-	// RetireTimeout bounds the retirement of the previous groups, from the
-	// point of no return: AWS ends a hook at its heartbeat timeout (at most
-	// 7200 s) and a drain at its delay (at most 3600 s), so a group still
-	// standing past it is stuck; it is deleted with ForceDelete (it left
-	// its load balancers first, so no request is cut). With
-	// RetireCheckInterval it keeps an execution's retirement within
-	// limits.MaxRetireSteps.
+	// RetireTimeout bounds a retirement, from when it began (the point of
+	// no return; CleanUpFailure's first retirement step, recorded): AWS
+	// ends a hook at its heartbeat timeout (at most 7200 s) and a drain at
+	// its delay (at most 3600 s), so a group still standing past it is
+	// stuck. It is never deleted then: the execution ends FailureDirty
+	// naming what stands and why (fleet.Standing). With RetireChecks (or
+	// RetireCheckInterval, a clean-up's) it keeps an execution's
+	// retirement within limits.MaxRetireSteps.
 	RetireTimeout = 2 * time.Hour
 	// RollbackCheckInterval is how long the state machine waits between
 	// two checks of a rollback (CleanUpFailure after a bake): whether the

@@ -1,0 +1,172 @@
+package fleet_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
+)
+
+// serving makes, for release id, a group of two instances in the
+// deploy-test ELB and target group, as ferry would, changed by mutate,
+// and lets them serve.
+func (e *env) serving(t *testing.T, release string, mutate func(*autoscaling.CreateAutoScalingGroupInput)) string {
+	t.Helper()
+	name := naming.GroupName(project, config, "web", release)
+	tags := map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagDeployWith: naming.DeployWithValue, naming.TagReleaseID: release}
+	var ltTags []ec2types.Tag
+	var asgTags []astypes.Tag
+	for k, v := range tags {
+		ltTags = append(ltTags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+		asgTags = append(asgTags, astypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	_, err := e.c.EC2.CreateLaunchTemplate(e.ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0000000000000ab01"), InstanceType: "t2.nano"},
+		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ltTags}},
+	})
+	require.NoError(t, err)
+	tgs, err := e.c.ELBv2.DescribeTargetGroups(e.ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{"coinbase-deploy-test-web-tg"}})
+	require.NoError(t, err)
+	in := &autoscaling.CreateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name),
+		LaunchTemplate:       &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String(name), Version: aws.String("1")},
+		MinSize:              aws.Int32(2), MaxSize: aws.Int32(4), DesiredCapacity: aws.Int32(2),
+		VPCZoneIdentifier: aws.String("subnet-00000000000000a01,subnet-00000000000000b01"),
+		LoadBalancerNames: []string{"coinbase-deploy-test-web-elb"}, TargetGroupARNs: []string{aws.ToString(tgs.TargetGroups[0].TargetGroupArn)},
+		Tags: asgTags,
+	}
+	if mutate != nil {
+		mutate(in)
+	}
+	_, err = e.c.AutoScaling.CreateAutoScalingGroup(e.ctx, in)
+	require.NoError(t, err)
+	e.clk.Advance(5 * time.Minute)
+	return name
+}
+
+// TestRetirer: a Retirer takes a serving group out gracefully, a step per
+// call: detached from its load balancers, it reports draining while they
+// drain it (connection draining, deregistration delay); then it scales the
+// group to zero, its launches suspended, removing its instances' scale-in
+// protection first (a scale-in never terminates a protected instance:
+// SetInstanceProtection, Auto Scaling API Reference; "Use instance
+// scale-in protection", Auto Scaling User Guide), and waits while
+// termination hooks hold them (Terminating:Wait, "How lifecycle hooks
+// work", Auto Scaling User Guide); it reports the group ready only once it
+// is empty. A group left with only Standby instances, which no scale-in
+// terminates ("Temporarily remove instances from your Auto Scaling
+// group", Auto Scaling User Guide), is stuck, and Standing names them.
+// Nothing is cut: the next release's group serves from the same load
+// balancer and target group throughout.
+func TestRetirer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*autoscaling.CreateAutoScalingGroupInput)
+		before func(t *testing.T, e *env, name string)
+		phases []string
+		hooks  bool
+		stuck  string
+	}{
+		{name: "attached", phases: []string{execution.PhaseDraining, execution.PhaseScalingIn}},
+		{
+			name: "termination hook",
+			mutate: func(in *autoscaling.CreateAutoScalingGroupInput) {
+				in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+					LifecycleHookName: aws.String("drain"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), HeartbeatTimeout: aws.Int32(120),
+				}}
+			},
+			phases: []string{execution.PhaseDraining, execution.PhaseScalingIn},
+			hooks:  true,
+		},
+		{
+			name: "protected from scale-in",
+			mutate: func(in *autoscaling.CreateAutoScalingGroupInput) {
+				in.NewInstancesProtectedFromScaleIn = aws.Bool(true)
+			},
+			phases: []string{execution.PhaseDraining, execution.PhaseScalingIn},
+		},
+		{
+			name: "an instance in Standby",
+			before: func(t *testing.T, e *env, name string) {
+				g, err := fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
+				require.NoError(t, err)
+				_, err = e.c.AutoScaling.(*sim.AutoScaling).EnterStandby(e.ctx, &autoscaling.EnterStandbyInput{
+					AutoScalingGroupName: aws.String(name), InstanceIds: []string{aws.ToString(g[name].Instances[0].InstanceId)}, ShouldDecrementDesiredCapacity: aws.Bool(false),
+				})
+				require.NoError(t, err)
+				e.clk.Advance(5 * time.Minute) // its replacement serves
+			},
+			phases: []string{execution.PhaseDraining, execution.PhaseScalingIn},
+			stuck:  "1 in Standby",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			name := e.serving(t, "r1", tc.mutate)
+			e.serving(t, "r2", nil)
+			if tc.before != nil {
+				tc.before(t, e, name)
+			}
+			r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+			var phases []string
+			var hooks bool
+			var ret fleet.Retirement
+			for steps := 0; ; steps++ {
+				var err error
+				ret, err = r.Step(e.ctx, []string{name})
+				require.NoError(t, err)
+				if ret.Ready || len(ret.Stuck()) > 0 {
+					break
+				}
+				require.Len(t, ret.Groups, 1)
+				g := ret.Groups[0]
+				if len(phases) == 0 || phases[len(phases)-1] != g.Phase {
+					phases = append(phases, g.Phase)
+				}
+				hooks = hooks || g.HooksPending > 0
+				require.Less(t, steps, 40)
+				e.clk.Advance(15 * time.Second)
+			}
+			assert.Equal(t, tc.phases, phases)
+			assert.Equal(t, tc.hooks, hooks, "termination hooks seen pending")
+			if tc.stuck != "" {
+				require.Len(t, ret.Stuck(), 1)
+				assert.Contains(t, fleet.Standing(ret.Stuck()[0]), tc.stuck)
+				assert.False(t, ret.Ready)
+			} else {
+				assert.True(t, ret.Ready)
+				g, err := fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
+				require.NoError(t, err)
+				assert.Empty(t, g[name].Instances, "empty before deletion")
+			}
+			assert.Zero(t, e.world.CutConnections(), "nothing cut")
+		})
+	}
+}
+
+// TestRemoveRefusesAGroupInUse: the Remover deletes with ForceDelete, so
+// it never deletes a group still in a load balancer or with instances in
+// service, whatever its caller says: that is a CleanUpError naming why,
+// and nothing of the name is removed.
+func TestRemoveRefusesAGroupInUse(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	_, err := (&fleet.Remover{Clients: e.c, Owner: owner}).Remove(e.ctx, []string{name})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "attached to 2 load balancers and target groups, 2 instances in service")
+	assert.Equal(t, []string{"group", "template"}, e.left(name))
+	assert.Zero(t, e.world.CutConnections())
+}
