@@ -433,8 +433,8 @@ func attacks() []attack {
 		a("a client tags a version of the lock to expire it", func(p *policies) evalCase {
 			return developer.request("", "", "s3:PutObjectVersionTagging", state(p, naming.LockKey(project, cfg)), "deployer-bucket", nil)
 		}),
-		a("a client deletes _state/…/current where no unlock operator is configured", func(p *policies) evalCase {
-			return developer.request("", "", "s3:DeleteObject", state(p, naming.CurrentKey(project, cfg)), "deployer-bucket-default", nil)
+		a("a client deletes the lock where no unlock operator is configured", func(p *policies) evalCase {
+			return developer.request("", "", "s3:DeleteObject", state(p, naming.LockKey(project, cfg)), "deployer-bucket-default", nil)
 		}),
 		a("a client overwrites a release (PutObject without If-None-Match)", func(p *policies) evalCase {
 			return developer.request("", "", "s3:PutObject", state(p, naming.ReleaseKey(project, cfg, "r1")), "deployer-bucket", nil)
