@@ -477,6 +477,12 @@ func attacks() []attack {
 		a("an administrator creates a role named like the state machine's (with the SCP)", func(*policies) evalCase {
 			return developer.request("", "", "iam:CreateRole", naming.RoleARN(deployerAccount, naming.StateMachineRoleName("eu-west-1")), "", nil)
 		}),
+		a("an administrator expires _state/ with a lifecycle rule on the deployer bucket (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutLifecycleConfiguration", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil)
+		}),
+		a("an administrator replaces the deployer bucket's policy (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutBucketPolicy", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil)
+		}),
 		a("an administrator makes the deployer's role trust them (with the SCP)", func(*policies) evalCase {
 			return developer.request("", "", "iam:UpdateAssumeRolePolicy", lambdaRoleARN, "", nil)
 		}),

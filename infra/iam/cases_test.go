@@ -268,6 +268,7 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(admin.request("", "the SCP's administrator passes the deployer's role to its function", "iam:PassRole", lambdaRoleARN,
 		"", map[string]any{"iam:PassedToService": "lambda.amazonaws.com"}))
 	add(admin.request("", "the SCP's administrator creates the state machine's role", "iam:CreateRole", smRoleARN, "", nil))
+	add(admin.request("", "the SCP's administrator sets the deployer bucket's policy", "s3:PutBucketPolicy", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil))
 	op := session(operatorARN, "bob", nil, "admin")
 	add(op.request("", "ferry unlock deletes a lock", "s3:DeleteObject", obj(naming.LockKey(project, "development")), "deployer-bucket", nil))
 	return out, len(calls) + len(s3calls)

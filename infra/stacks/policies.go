@@ -129,6 +129,9 @@ const DefaultAdministrator = "arn:aws:iam::*:role/ferry-admin"
 //   - redriving its executions (to everyone);
 //   - changing the function's code, configuration, aliases or resource
 //     policy;
+//   - changing the deployer bucket's policy, versioning, lifecycle,
+//     replication or object lock (a lifecycle rule could expire _state/,
+//     a replication rule bring records in, a policy drop its denies);
 //   - creating a role with a name reserved for the deployer's roles (the
 //     bootstrap roles of every target trust a role named
 //     naming.DeployerRoleNamePattern), or the administrator's, changing
@@ -155,6 +158,12 @@ func ServiceControlPolicy(admin string) map[string]interface{} {
 			"Action": []string{"lambda:UpdateFunctionCode", "lambda:UpdateFunctionConfiguration", "lambda:CreateAlias",
 				"lambda:UpdateAlias", "lambda:AddPermission", "lambda:PublishVersion"},
 			"Resource": function, "Condition": notAdmin,
+		},
+		map[string]interface{}{
+			"Sid": "OnlyTheAdministratorConfiguresTheDeployerBucket", "Effect": "Deny",
+			"Action": []string{"s3:PutBucketPolicy", "s3:DeleteBucketPolicy", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration",
+				"s3:PutReplicationConfiguration", "s3:PutBucketObjectLockConfiguration", "s3:PutBucketOwnershipControls"},
+			"Resource": "arn:aws:s3:::" + naming.DeployerBucketName("*", "*"), "Condition": notAdmin,
 		},
 		map[string]interface{}{
 			"Sid": "OnlyTheAdministratorManagesReservedRoles", "Effect": "Deny",
