@@ -426,7 +426,10 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			Conditions: cond(map[string]interface{}{"Null": map[string]interface{}{"autoscaling:LaunchConfigurationName": "false"}}),
 		}),
 		statement(awsiam.PolicyStatementProps{
-			Sid:       str("NeverCreateLaunchConfigurations"),
+			// Nor a launch configuration created, nor traffic routed by
+			// AttachTrafficSources, which the target group deny below does
+			// not see: neither is granted; the deny keeps it so.
+			Sid:       str("NeverLaunchConfigurationsOrTrafficSources"),
 			Effect:    awsiam.Effect_DENY,
 			Actions:   strs("autoscaling:CreateLaunchConfiguration", "autoscaling:AttachTrafficSources"),
 			Resources: strs("*"),

@@ -119,7 +119,7 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		RoleName:    str(naming.DeployerRoleName(*awscdk.Aws_REGION())),
 		Description: str("ferry deployer: the Lambda's role, the only principal ferry's bootstrap roles trust"),
 		// Lambda documents no aws:SourceArn for an execution role's trust:
-		// aws:SourceAccount alone scopes it (serviceTrust).
+		// aws:SourceAccount alone scopes it (serviceTrustConditions).
 		AssumedBy: awsiam.NewServicePrincipal(str("lambda.amazonaws.com"), &awsiam.ServicePrincipalOpts{
 			Conditions: serviceTrustConditions(nil),
 		}),
