@@ -4,12 +4,14 @@
 //
 // The context value ferry:lambdaDir (default build/lambda, relative to the
 // working directory) names the directory holding the Lambda's bootstrap
-// executable (make build).
+// executable (make build). The context value ferry:scpTargets adds the
+// optional ferry-guardrails stack (ContextSCPTargets).
 package main
 
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -20,6 +22,12 @@ import (
 
 // ContextLambdaDir is the context key naming the Lambda's directory.
 const ContextLambdaDir = "ferry:lambdaDir"
+
+// ContextSCPTargets is the context key naming, comma-separated, the
+// organizational units or accounts to attach ferry's service control
+// policy to: the app then also defines the ferry-guardrails stack, for the
+// organization's management account (off by default).
+const ContextSCPTargets = "ferry:scpTargets"
 
 func main() {
 	defer jsii.Close()
@@ -50,5 +58,10 @@ func define(app awscdk.App) (*stacks.Deployer, error) {
 		return nil, err
 	}
 	stacks.NewBootstrapStack(app, naming.BootstrapStackName)
+	if v, ok := app.Node().TryGetContext(jsii.String(ContextSCPTargets)).(string); ok && v != "" {
+		if _, err := stacks.NewGuardrailsStack(app, "ferry-guardrails", &stacks.GuardrailsProps{TargetIds: strings.Split(v, ",")}); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }

@@ -50,3 +50,29 @@ func TestSynthesizesBothStacks(t *testing.T) {
 	require.NoError(t, err, "cdk ls: %s", ls)
 	assert.ElementsMatch(t, []string{naming.DeployerStackName, naming.BootstrapStackName}, strings.Fields(string(ls)))
 }
+
+// The guardrails stack (the SCP as an Organizations policy) is defined
+// only when the context names its targets.
+func TestGuardrailsStackIsOptIn(t *testing.T) {
+	lambda := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(lambda, "bootstrap"), []byte("#!/bin/sh\n"), 0o755))
+	for _, targets := range []string{"", "ou-abcd-12345678,123456789012"} {
+		ctx := map[string]interface{}{ContextLambdaDir: lambda}
+		if targets != "" {
+			ctx[ContextSCPTargets] = targets
+		}
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &ctx})
+		_, err := define(app)
+		require.NoError(t, err)
+		asm := app.Synth(nil)
+		var names []string
+		for _, s := range *asm.Stacks() {
+			names = append(names, *s.StackName())
+		}
+		if targets == "" {
+			assert.NotContains(t, names, "ferry-guardrails")
+		} else {
+			assert.Contains(t, names, "ferry-guardrails")
+		}
+	}
+}

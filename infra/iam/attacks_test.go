@@ -109,6 +109,18 @@ func attacks() []attack {
 	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
 	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
 	otherMachine := "arn:aws:states:" + awsRegion + ":" + deployerAccount + ":stateMachine:payroll"
+	replicator := session("arn:aws:iam::"+deployerAccount+":role/replication", "s3-replication", nil, "admin")
+	tg := func(account string) string {
+		return "arn:aws:elasticloadbalancing:" + awsRegion + ":" + account + ":targetgroup/web/0123456789abcdef"
+	}
+	// service is an AWS service assuming a role of the deployer for a
+	// resource of sourceAccount (sourceARN: aws:SourceArn).
+	service := func(name, role, sourceAccount, sourceARN string) evalCase {
+		return evalCase{Kind: "", Principal: name, Action: "sts:AssumeRole", Resource: naming.RoleARN(deployerAccount, role),
+			ResourceAccount: deployerAccount, ResourcePolicy: "trust-" + role, SCP: false,
+			Context: map[string]any{"aws:SourceAccount": sourceAccount, "aws:SourceArn": sourceARN}}
+	}
+	foreignMachine := "arn:aws:states:" + awsRegion + ":" + foreignAccount + ":stateMachine:" + naming.StateMachineName
 	return []attack{
 		// The state machine's role runs nested executions of itself only.
 		a("the state machine's role starts another state machine", func(*policies) evalCase {
@@ -409,6 +421,86 @@ func attacks() []attack {
 		}),
 		a("an unlock operator writes the lock", func(p *policies) evalCase {
 			return operator.request("", "", "s3:PutObject", state(p, naming.LockKey(project, cfg)), "deployer-bucket", once)
+		}),
+
+		// Writes under _state/ by other doors than PutObject and DeleteObject.
+		a("replication writes a forged promotion record into _state/", func(p *policies) evalCase {
+			return replicator.request("", "", "s3:ReplicateObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
+		}),
+		a("replication hides _state/…/current behind a delete marker", func(p *policies) evalCase {
+			return replicator.request("", "", "s3:ReplicateDelete", state(p, naming.CurrentKey(project, cfg)), "deployer-bucket", nil)
+		}),
+		a("a client tags a version of the lock to expire it", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutObjectVersionTagging", state(p, naming.LockKey(project, cfg)), "deployer-bucket", nil)
+		}),
+		a("a client deletes the lock where no unlock operator is configured", func(p *policies) evalCase {
+			return developer.request("", "", "s3:DeleteObject", state(p, naming.LockKey(project, cfg)), "deployer-bucket-default", nil)
+		}),
+		a("a client overwrites a release (PutObject without If-None-Match)", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutObject", state(p, naming.ReleaseKey(project, cfg, "r1")), "deployer-bucket", nil)
+		}),
+
+		// The deploy role: what its groups launch and serve.
+		a("the deploy role updates its group to $Latest", func(*policies) evalCase {
+			return deploy.request("", "", "autoscaling:UpdateAutoScalingGroup", ownGroup, "", with(ownTags, nil, "autoscaling",
+				map[string]any{"autoscaling:LaunchTemplateVersionSpecified": "false"}))
+		}),
+		a("the deploy role updates its group to a launch configuration", func(*policies) evalCase {
+			return deploy.request("", "", "autoscaling:UpdateAutoScalingGroup", ownGroup, "", with(ownTags, nil, "autoscaling",
+				map[string]any{"autoscaling:LaunchConfigurationName": "someone-elses-lc"}))
+		}),
+		a("the deploy role attaches its group to another account's target group", func(*policies) evalCase {
+			return deploy.request("", "", "autoscaling:AttachLoadBalancerTargetGroups", ownGroup, "", with(ownTags, nil, "autoscaling",
+				map[string]any{"autoscaling:TargetGroupARNs": []string{tg(foreignAccount)}}))
+		}),
+		a("the deploy role creates a group in another account's target group", func(*policies) evalCase {
+			return deploy.request("", "", "autoscaling:CreateAutoScalingGroup", ownGroup, "", with(nil, ownTags, "", map[string]any{
+				"autoscaling:LaunchTemplateVersionSpecified": "true", "autoscaling:TargetGroupARNs": []string{tg(targetAccount), tg(foreignAccount)}}))
+		}),
+
+		// The deployer's administrator path (with the SCP).
+		a("an administrator changes the deployer's code (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "lambda:UpdateFunctionCode", p.lambdaARN, "", nil)
+		}),
+		a("an administrator changes the deployer's configuration (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "lambda:UpdateFunctionConfiguration", p.lambdaARN, "", nil)
+		}),
+		a("an administrator invokes the deployer asynchronously (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "lambda:InvokeAsync", p.lambdaARN, "lambda-invoke", nil)
+		}),
+		a("an administrator passes the deployer's role to a function of their own (with the SCP)", func(*policies) evalCase {
+			return developer.request("", "", "iam:PassRole", lambdaRoleARN, "", map[string]any{"iam:PassedToService": "lambda.amazonaws.com"})
+		}),
+		a("an administrator creates a role named like the deployer's (with the SCP)", func(*policies) evalCase {
+			return developer.request("", "", "iam:CreateRole", naming.RoleARN(deployerAccount, naming.DeployerRoleName("eu-west-1")), "", nil)
+		}),
+		a("an administrator creates a role named like the state machine's (with the SCP)", func(*policies) evalCase {
+			return developer.request("", "", "iam:CreateRole", naming.RoleARN(deployerAccount, naming.StateMachineRoleName("eu-west-1")), "", nil)
+		}),
+		a("an administrator expires _state/ with a lifecycle rule on the deployer bucket (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutLifecycleConfiguration", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil)
+		}),
+		a("an administrator replaces the deployer bucket's policy (with the SCP)", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutBucketPolicy", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil)
+		}),
+		a("an administrator makes the deployer's role trust them (with the SCP)", func(*policies) evalCase {
+			return developer.request("", "", "iam:UpdateAssumeRolePolicy", lambdaRoleARN, "", nil)
+		}),
+
+		// Service trusts: the confused deputy.
+		a("Step Functions assumes the state machine's role for another account's state machine", func(*policies) evalCase {
+			return service("states.amazonaws.com", naming.StateMachineRoleName(awsRegion), foreignAccount, foreignMachine)
+		}),
+		a("Step Functions assumes the state machine's role for another state machine of the account", func(*policies) evalCase {
+			return service("states.amazonaws.com", naming.StateMachineRoleName(awsRegion), deployerAccount, otherMachine)
+		}),
+		a("Lambda assumes the deployer's role for another account's function", func(*policies) evalCase {
+			return service("lambda.amazonaws.com", naming.DeployerRoleName(awsRegion), foreignAccount,
+				"arn:aws:lambda:"+awsRegion+":"+foreignAccount+":function:"+naming.DeployerFunctionName)
+		}),
+		a("EventBridge Scheduler assumes the reconcile schedule's role for another schedule group", func(*policies) evalCase {
+			return service("scheduler.amazonaws.com", naming.ReconcileScheduleRoleName(awsRegion), deployerAccount,
+				"arn:aws:scheduler:"+awsRegion+":"+deployerAccount+":schedule-group/payroll")
 		}),
 
 		// Invoking the deployer and redriving its executions.

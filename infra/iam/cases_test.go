@@ -91,7 +91,8 @@ func accountOf(arn, def string) string {
 }
 
 // arrayKeys are the condition keys whose values are lists.
-var arrayKeys = map[string]bool{"aws:TagKeys": true, "cloudwatch:AlarmActions": true}
+var arrayKeys = map[string]bool{"aws:TagKeys": true, "cloudwatch:AlarmActions": true,
+	"autoscaling:TargetGroupARNs": true, "autoscaling:LoadBalancerNames": true}
 
 // authContext is the condition context of a recorded authorization: the
 // resource's tags (aws:ResourceTag, and the service's own ResourceTag key
@@ -252,6 +253,22 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(managers.request("", "the README's release managers register the pipeline in production-use1", "s3:PutObject", obj(naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil))
 	add(managers.request("", "the README's release managers approve production", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
 	add(managers.request("", "the README's release managers wake the approval's wait", "states:SendTaskSuccess", "*", "", nil))
+	// The services assume the deployer's roles for its own resources, and
+	// the administrator of the SCP deploys the deployer.
+	assume := func(service, role, sourceARN string) evalCase {
+		return evalCase{Name: service + " assumes " + role, Principal: service, Action: "sts:AssumeRole",
+			Resource: naming.RoleARN(deployerAccount, role), ResourceAccount: deployerAccount, ResourcePolicy: "trust-" + role,
+			Context: map[string]any{"aws:SourceAccount": deployerAccount, "aws:SourceArn": sourceARN}}
+	}
+	add(assume("states.amazonaws.com", naming.StateMachineRoleName(awsRegion), p.smARN))
+	add(assume("lambda.amazonaws.com", naming.DeployerRoleName(awsRegion), p.lambdaARN))
+	add(assume("scheduler.amazonaws.com", naming.ReconcileScheduleRoleName(awsRegion), "arn:aws:scheduler:"+awsRegion+":"+deployerAccount+":schedule-group/default"))
+	admin := session(naming.RoleARN(deployerAccount, "ferry-admin"), "cloudformation", nil, "admin")
+	add(admin.request("", "the SCP's administrator updates the deployer's code", "lambda:UpdateFunctionCode", p.lambdaARN, "", nil))
+	add(admin.request("", "the SCP's administrator passes the deployer's role to its function", "iam:PassRole", lambdaRoleARN,
+		"", map[string]any{"iam:PassedToService": "lambda.amazonaws.com"}))
+	add(admin.request("", "the SCP's administrator creates the state machine's role", "iam:CreateRole", smRoleARN, "", nil))
+	add(admin.request("", "the SCP's administrator sets the deployer bucket's policy", "s3:PutBucketPolicy", "arn:aws:s3:::"+p.bucket, "deployer-bucket", nil))
 	op := session(operatorARN, "bob", nil, "admin")
 	add(op.request("", "ferry unlock deletes a lock", "s3:DeleteObject", obj(naming.LockKey(project, "development")), "deployer-bucket", nil))
 	return out, len(calls) + len(s3calls)

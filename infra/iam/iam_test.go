@@ -2,6 +2,7 @@ package iam
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/infra/stacks"
 )
 
 // engine returns the path of check.mjs, or skips the test when node or
@@ -60,7 +63,7 @@ func TestIAM(t *testing.T) {
 
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "input.json"), filepath.Join(dir, "results.json")
-	raw, err := json.Marshal(map[string]any{"policies": p.docs, "scp": readmeSCP(t), "cases": cases, "statements": p.statements})
+	raw, err := json.Marshal(map[string]any{"policies": p.docs, "scp": stacks.ServiceControlPolicy(stacks.DefaultAdministrator), "cases": cases, "statements": p.statements})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(in, raw, 0o600))
 	cmd := exec.Command("node", script, in, out)
@@ -73,6 +76,7 @@ func TestIAM(t *testing.T) {
 		Unsupported []struct {
 			Policy, Sid, Action, Key string
 		} `json:"unsupported"`
+		S3ObjectWrites []string `json:"s3ObjectWrites"`
 	}
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -99,6 +103,14 @@ func TestIAM(t *testing.T) {
 	for _, u := range res.Unsupported {
 		t.Errorf("policy %s, statement %s: %s does not support the condition key %s (IAM service authorization reference)", u.Policy, u.Sid, u.Action, u.Key)
 	}
+	// Every S3 action that writes an object is denied under _state/ but
+	// to the deployer; AbortMultipartUpload only discards an upload.
+	var listed []string
+	for _, w := range stacks.StateObjectWrites {
+		listed = append(listed, w.Action)
+	}
+	assert.ElementsMatch(t, res.S3ObjectWrites, append(listed, "s3:AbortMultipartUpload"),
+		"stacks.StateObjectWrites is not every S3 action that writes an object (Service Authorization Reference, Amazon S3)")
 	line := strings.TrimSpace(string(stdout))
 	assert.Equal(t, line, fmtLine(allowed, denied, attacks))
 	t.Logf("%s (%d recorded AWS and S3 calls, %d distinct authorizations)", line, recorded, ncalls)
@@ -113,6 +125,35 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func mustJSON(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// TestNoEmptyConditionValue: no condition of any policy, as CloudFormation
+// deploys it (the DeployerStack with and without UnlockPrincipals, the
+// bootstrap in every variant), holds an empty value: IAM engines differ on
+// what an empty ARN in a list means, and one voids the whole condition.
+func TestNoEmptyConditionValue(t *testing.T) {
+	p := ferryPolicies(t)
+	require.Contains(t, p.docs, "deployer-bucket-default")
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case string:
+			assert.NotEmpty(t, x, "%s is empty", path)
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				walk(path+"."+k, e)
+			}
+		}
+	}
+	for name, doc := range p.docs {
+		for i, st := range statementsOf(doc) {
+			walk(fmt.Sprintf("%s statement %d Condition", name, i), asObj(st)["Condition"])
+		}
+	}
 }
 
 // TestREADMEListsEveryAttack: the README's Security section lists the

@@ -106,11 +106,19 @@ func ferryPolicies(t *testing.T) *policies {
 	require.NoError(t, err)
 	var dep obj
 	require.NoError(t, json.Unmarshal(raw, &dep))
+	// The deployer's defaults (no UnlockPrincipals): only its bucket
+	// policy differs.
+	defaults, err := newStack(dep, deployerAccount, awsRegion, map[string]any{stacks.ParamTargetAccounts: deployerAccount + "," + targetAccount})
+	require.NoError(t, err)
+	bp, err := defaults.resource(defaults.ofType("AWS::S3::BucketPolicy")[0])
+	require.NoError(t, err)
+	p.docs["deployer-bucket-default"] = bp["PolicyDocument"]
 	s, err := newStack(dep, deployerAccount, awsRegion, map[string]any{
 		stacks.ParamTargetAccounts:   deployerAccount + "," + targetAccount,
 		stacks.ParamUnlockPrincipals: operatorARN,
 	})
 	require.NoError(t, err)
+	p.addServiceTrusts(t, s)
 	for _, id := range s.ofType("AWS::IAM::Policy") {
 		pol, err := s.resource(id)
 		require.NoError(t, err)
@@ -131,7 +139,7 @@ func ferryPolicies(t *testing.T) *policies {
 			t.Fatalf("a policy of an unknown role: %v", roles)
 		}
 	}
-	bp, err := s.resource(s.ofType("AWS::S3::BucketPolicy")[0])
+	bp, err = s.resource(s.ofType("AWS::S3::BucketPolicy")[0])
 	require.NoError(t, err)
 	p.docs["deployer-bucket"] = bp["PolicyDocument"]
 	p.addStatements(t, "deployer bucket", bp["PolicyDocument"])
@@ -200,17 +208,19 @@ func (p *policies) addStatements(t *testing.T, policy string, doc any) {
 	}
 }
 
-// readmeSCP is the service control policy of the README's Security
-// section: the JSON block after the line "<!-- scp -->".
-func readmeSCP(t *testing.T) any {
+// addServiceTrusts adds the trust policies of the deployer's service roles
+// (the Lambda's, the state machine's, the reconcile schedule's) as
+// "trust-" + the role's name.
+func (p *policies) addServiceTrusts(t *testing.T, s *stack) {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)<!-- scp -->\\s*```json\\n(.*?)```").FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no <!-- scp --> JSON block")
-	var scp any
-	require.NoError(t, json.Unmarshal(m[1], &scp), "the README's SCP is not JSON")
-	return scp
+	for _, id := range s.ofType("AWS::IAM::Role") {
+		role, err := s.resource(id)
+		require.NoError(t, err)
+		name, _ := role["RoleName"].(string)
+		require.NotEmpty(t, name, "role %s has a conventional name", id)
+		p.docs["trust-"+name] = role["AssumeRolePolicyDocument"]
+		p.addStatements(t, "trust of "+name, role["AssumeRolePolicyDocument"])
+	}
 }
 
 // readmePolicy is the README's example client policy marked
@@ -226,22 +236,21 @@ func readmePolicy(t *testing.T, name string) any {
 	return doc
 }
 
+// statementsOf are a policy document's statements.
+func statementsOf(doc any) []any {
+	m, _ := doc.(map[string]any)
+	switch st := m["Statement"].(type) {
+	case []any:
+		return st
+	case nil:
+		return nil
+	default:
+		return []any{st}
+	}
+}
+
 // mergePolicies is one policy document with the statements of a (nil:
 // none) and b.
 func mergePolicies(a, b any) any {
-	statements := func(doc any) []any {
-		m, _ := doc.(map[string]any)
-		if m == nil {
-			return nil
-		}
-		switch st := m["Statement"].(type) {
-		case []any:
-			return st
-		case nil:
-			return nil
-		default:
-			return []any{st}
-		}
-	}
-	return map[string]any{"Version": "2012-10-17", "Statement": append(statements(a), statements(b)...)}
+	return map[string]any{"Version": "2012-10-17", "Statement": append(statementsOf(a), statementsOf(b)...)}
 }

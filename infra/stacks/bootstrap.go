@@ -413,6 +413,47 @@ func NewBootstrapStack(scope constructs.Construct, id string) *Bootstrap {
 			Resources: strs("*"),
 		}),
 		statement(awsiam.PolicyStatementProps{
+			// A group launches a launch template version given by number
+			// (never $Latest or $Default, which others could move), never
+			// a launch configuration (which nothing here scopes).
+			Sid:       str("NeverUnpinnedLaunches"),
+			Effect:    awsiam.Effect_DENY,
+			Actions:   strs("autoscaling:CreateAutoScalingGroup", "autoscaling:UpdateAutoScalingGroup"),
+			Resources: strs("*"),
+			Conditions: cond(map[string]interface{}{
+				"Bool": map[string]interface{}{"autoscaling:LaunchTemplateVersionSpecified": "false"}}),
+		}),
+		statement(awsiam.PolicyStatementProps{
+			Sid:        str("NeverLaunchConfigurations"),
+			Effect:     awsiam.Effect_DENY,
+			Actions:    strs("autoscaling:CreateAutoScalingGroup", "autoscaling:UpdateAutoScalingGroup"),
+			Resources:  strs("*"),
+			Conditions: cond(map[string]interface{}{"Null": map[string]interface{}{"autoscaling:LaunchConfigurationName": "false"}}),
+		}),
+		statement(awsiam.PolicyStatementProps{
+			// Nor a launch configuration created, nor traffic routed by
+			// AttachTrafficSources, which the target group deny below does
+			// not see: neither is granted; the deny keeps it so.
+			Sid:       str("NeverLaunchConfigurationsOrTrafficSources"),
+			Effect:    awsiam.Effect_DENY,
+			Actions:   strs("autoscaling:CreateLaunchConfiguration", "autoscaling:AttachTrafficSources"),
+			Resources: strs("*"),
+		}),
+		statement(awsiam.PolicyStatementProps{
+			// Target groups of this account and region only. Auto Scaling
+			// has no condition key for a target group's or a classic load
+			// balancer's tags, and their names cannot hold a project:
+			// that they are the release's project-config's (tagged with its
+			// ProjectName, ConfigName and ServiceName) is checked by the
+			// deployer (package resources) before any group uses them.
+			Sid:       str("OnlyThisEnvironmentsTargetGroups"),
+			Effect:    awsiam.Effect_DENY,
+			Actions:   strs("autoscaling:CreateAutoScalingGroup", "autoscaling:AttachLoadBalancerTargetGroups"),
+			Resources: strs("*"),
+			Conditions: cond(map[string]interface{}{"ForAnyValue:ArnNotLike": map[string]interface{}{
+				"autoscaling:TargetGroupARNs": arn("elasticloadbalancing", "targetgroup/*")}}),
+		}),
+		statement(awsiam.PolicyStatementProps{
 			Sid:       str("NeverReadUserData"),
 			Effect:    awsiam.Effect_DENY,
 			Actions:   strs("ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions", "ec2:GetLaunchTemplateData"),

@@ -92,9 +92,10 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Description:    str("The accounts this deployer deploys into (12-digit account ids; empty: its own account only). It may assume ferry's deploy and publish roles there and nowhere else"),
 	})
 	unlockers := awscdk.NewCfnParameter(stack, str(ParamUnlockPrincipals), &awscdk.CfnParameterProps{
-		Type:        str("CommaDelimitedList"),
-		Default:     str(""),
-		Description: str("ARNs of the roles or users allowed to run `ferry unlock`: to delete a project-config's lock (" + naming.StatePrefix + "<project>/<config>/lock). Nobody else but the deployer may write or delete under " + naming.StatePrefix),
+		Type:           str("CommaDelimitedList"),
+		Default:        str(""),
+		AllowedPattern: str(UnlockPrincipalPattern),
+		Description:    str("ARNs of the roles or users allowed to run `ferry unlock`: to delete a project-config's lock (" + naming.StatePrefix + "<project>/<config>/lock). Nobody else but the deployer may write or delete under " + naming.StatePrefix),
 	})
 	reconcileRate := awscdk.NewCfnParameter(stack, str(ParamReconcileRate), &awscdk.CfnParameterProps{
 		Type:           str("String"),
@@ -117,7 +118,11 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	role := awsiam.NewRole(stack, str("FunctionRole"), &awsiam.RoleProps{
 		RoleName:    str(naming.DeployerRoleName(*awscdk.Aws_REGION())),
 		Description: str("ferry deployer: the Lambda's role, the only principal ferry's bootstrap roles trust"),
-		AssumedBy:   awsiam.NewServicePrincipal(str("lambda.amazonaws.com"), nil),
+		// Lambda documents no aws:SourceArn for an execution role's trust:
+		// aws:SourceAccount alone scopes it (serviceTrustConditions).
+		AssumedBy: awsiam.NewServicePrincipal(str("lambda.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: serviceTrustConditions(nil),
+		}),
 		ManagedPolicies: &[]awsiam.IManagedPolicy{
 			awsiam.ManagedPolicy_FromAwsManagedPolicyName(str("service-role/AWSLambdaBasicExecutionRole")),
 		},
@@ -193,32 +198,46 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	allow("DescribeOwnExecutions", []string{"states:DescribeExecution"},
 		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":execution:"+naming.StateMachineName+":*"))
 	// A reconcile pass starts heals: executions of this state machine.
-	allow("StartOwnExecutions", []string{"states:StartExecution"},
-		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":stateMachine:"+naming.StateMachineName))
+	allow("StartOwnExecutions", []string{"states:StartExecution"}, str(StateMachineARN()))
 
 	// The deployer bucket: under naming.StatePrefix only the Lambda's role
-	// writes or deletes (a client that may write its project's prefix can
-	// neither forge a record nor take, move or drop a lock); the operators
-	// of UnlockPrincipals may delete locks, and nothing else there.
+	// writes, deletes, tags or replicates (StateObjectWrites: a client that
+	// may write its project's prefix can neither forge a record nor take,
+	// move, hide or expire a lock); the operators of UnlockPrincipals may
+	// delete locks, and nothing else there.
 	stateObjects := bucket.ArnForObjects(str(naming.StatePrefix + "*"))
 	lambdaRole := role.RoleArn()
 	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        str("OnlyTheDeployerWritesState"),
 		Effect:     awsiam.Effect_DENY,
 		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
-		Actions: jsii.Strings("s3:PutObject", "s3:PutObjectAcl", "s3:PutObjectTagging", "s3:DeleteObjectTagging",
-			"s3:PutObjectRetention", "s3:PutObjectLegalHold", "s3:DeleteObjectVersion", "s3:RestoreObject"),
+		Actions:    jsii.Strings(stateWriteActions(false)...),
 		Resources:  &[]*string{stateObjects},
 		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": lambdaRole}},
 	}))
+	hasUnlockers := awscdk.NewCfnCondition(stack, str(ConditionHasUnlockPrincipals), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), unlockers.ValueAsList()), str(""))),
+	})
 	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        str("OnlyTheDeployerAndUnlockersDeleteState"),
 		Effect:     awsiam.Effect_DENY,
 		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
 		Actions:    jsii.Strings("s3:DeleteObject"),
 		Resources:  &[]*string{stateObjects},
-		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": awscdk.Fn_Split(str(","),
-			awscdk.Fn_Join(str(","), &[]*string{lambdaRole, awscdk.Fn_Join(str(","), unlockers.ValueAsList())}), nil)}},
+		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": arnList(lambdaRole, unlockers, hasUnlockers)}},
+	}))
+	// A release is written once (If-None-Match: *, condition key
+	// s3:if-none-match): nobody, the deployer included, replaces one.
+	// CopyObject and multipart uploads send no If-None-Match and are
+	// refused too (S3 User Guide, "Enforce conditional writes on Amazon S3
+	// buckets"); ferry uses neither for releases.
+	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        str("ReleasesAreWriteOnce"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:PutObject"),
+		Resources:  &[]*string{bucket.ArnForObjects(str(ReleaseObjectPattern))},
+		Conditions: &map[string]interface{}{"StringNotEquals": map[string]interface{}{"s3:if-none-match": "*"}},
 	}))
 	_, others := naming.StateKeyPatterns()
 	var otherRecords []*string
@@ -255,7 +274,12 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	// The state machine's role has a conventional name too, so a service
 	// control policy can name the one principal that may invoke the
 	// function.
-	sm.StateMachine.Role().Node().DefaultChild().(awsiam.CfnRole).SetRoleName(str(naming.StateMachineRoleName(*awscdk.Aws_REGION())))
+	smRole := sm.StateMachine.Role().Node().DefaultChild().(awsiam.CfnRole)
+	smRole.SetRoleName(str(naming.StateMachineRoleName(*awscdk.Aws_REGION())))
+	// Step Functions assumes it for this state machine only (Step Functions
+	// Developer Guide, "Creating an IAM role for your state machine":
+	// "Prevent cross-service confused deputy issue").
+	smRole.SetAssumeRolePolicyDocument(serviceTrust("states.amazonaws.com", str(StateMachineARN())))
 
 	// Only Step Functions, for this state machine, may invoke the function
 	// by its resource policy. Step Functions invokes it with the state
@@ -297,8 +321,12 @@ func reconcileSchedule(stack awscdk.Stack, sm sfn.StateMachine, rate awscdk.CfnP
 	role := awsiam.NewRole(stack, str("ReconcileScheduleRole"), &awsiam.RoleProps{
 		RoleName:    str(naming.ReconcileScheduleRoleName(*awscdk.Aws_REGION())),
 		Description: str("ferry deployer: EventBridge Scheduler starts the reconcile passes"),
+		// EventBridge Scheduler User Guide, "Set up the execution role":
+		// aws:SourceAccount and the schedule group's aws:SourceArn (the
+		// schedule is in the default group).
 		AssumedBy: awsiam.NewServicePrincipal(str("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
-			Conditions: &map[string]interface{}{"StringEquals": map[string]interface{}{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()}},
+			Conditions: serviceTrustConditions(str("arn:" + *awscdk.Aws_PARTITION() + ":scheduler:" + *awscdk.Aws_REGION() + ":" +
+				*awscdk.Aws_ACCOUNT_ID() + ":schedule-group/default")),
 		}),
 	})
 	sm.GrantStartExecution(role)
@@ -332,6 +360,12 @@ const (
 	ParamUnlockPrincipals = "UnlockPrincipals"
 	// ConditionHasTargetAccounts is true when TargetAccounts is not empty.
 	ConditionHasTargetAccounts = "HasTargetAccounts"
+	// ConditionHasUnlockPrincipals is true when UnlockPrincipals is not
+	// empty.
+	ConditionHasUnlockPrincipals = "HasUnlockPrincipals"
+	// UnlockPrincipalPattern is the AllowedPattern of each UnlockPrincipals
+	// value: the ARN of an IAM role or user, or nothing (the default).
+	UnlockPrincipalPattern = `^(arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=.@_/-]+)?$`
 )
 
 // DefaultReconcileRate is ParamReconcileRate's default: tuning.ReconcileEvery.

@@ -8,7 +8,12 @@
 //     physical names from account, region and an optional qualifier
 //     (package naming). It is one self-contained template, without assets
 //     or CDK bootstrap parameters, under 50 KiB, so it can be rolled out
-//     with CloudFormation StackSets.
+//     with CloudFormation StackSets;
+//   - the policies neither stack can hold (policies.go): the service
+//     control policy of the deployer accounts (ServiceControlPolicy, which
+//     the README shows and NewGuardrails applies as an optional
+//     Organizations policy), and the tables the stacks' policies are built
+//     from (StateObjectWrites: every S3 action that writes an object).
 //
 // The bootstrap template is committed as infra/bootstrap/template.json
 // (BootstrapTemplate, make synth) for the CLI, which does not link the CDK.

@@ -21,8 +21,11 @@
 // Handler serves it all on one port: the Step Functions JSON 1.0 API
 // (requests carrying X-Amz-Target: AWSStepFunctions.<Op>), a read-only view
 // of the simulated world at GET /_ferry/world, the region's coordinates at
-// GET /_ferry/info, and the S3 API (path-style) for everything else. The
-// same things are available in-process (Start, Wait, World, S3, ...) for
+// GET /_ferry/info, and the S3 API (path-style) for everything else. No
+// web page its user opens may drive it (package sameorigin): a request
+// that could change state from another origin is refused, no CORS is
+// answered, its JSON endpoints take only JSON, and S3 objects are served
+// as sandboxed attachments. The same things are available in-process (Start, Wait, World, S3, ...) for
 // tests, the reliability matrix and the benchmarks. Options.Intercept sees
 // every task invocation (to fail it, or lose its response); ColdStart
 // makes the next invocations run in a new Lambda container, with no role

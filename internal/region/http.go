@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/console"
+	"github.com/ferryhq/ferry/internal/sameorigin"
 )
 
 // Paths of the region's own read-only views.
@@ -44,11 +45,16 @@ const shutdownTimeout = 5 * time.Second
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
-// Requests are not authenticated: any signature (or none) is accepted.
+// Requests are not authenticated: any signature (or none) is accepted. So
+// that no web page its user opens can drive it, every request but GET and
+// HEAD from another origin is refused, no CORS is answered
+// (sameorigin.Guard), the Step Functions API and POST /_ferry/world take
+// only their JSON media types, and S3 objects are served as attachments
+// (package s3server).
 func (r *Region) Handler() http.Handler {
 	s3h := r.s3srv.Handler()
 	page := console.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return sameorigin.Guard(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			// A panic serving one request is a bug: log it in one line and
@@ -79,7 +85,7 @@ func (r *Region) Handler() http.Handler {
 			r.logger.Debug("api call", "api", kind, "method", req.Method, "path", req.URL.Path,
 				"target", req.Header.Get("X-Amz-Target"), "status", rec.status)
 		}
-	})
+	}))
 }
 
 // statusRecorder remembers the status code written, for the log.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
+	"github.com/ferryhq/ferry/internal/sameorigin"
 	"github.com/ferryhq/ferry/internal/sim"
 )
 
@@ -126,6 +127,10 @@ func (r *Region) detach(ctx context.Context, api *sim.AutoScaling, group, lb str
 // serveMeddle serves POST WorldPath: a Meddling as JSON, answered with
 // {"done": what was done} or {"error": why not}.
 func (r *Region) serveMeddle(w http.ResponseWriter, req *http.Request) {
+	if err := sameorigin.ContentType(req, "application/json"); err != nil {
+		writeViewError(w, http.StatusUnsupportedMediaType, err.Error())
+		return
+	}
 	var m Meddling
 	if err := json.NewDecoder(io.LimitReader(req.Body, 1<<16)).Decode(&m); err != nil {
 		writeViewError(w, http.StatusBadRequest, "the body is not a meddling: "+err.Error())

@@ -364,6 +364,7 @@ func TestLocalAPIErrors(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, url+"/", strings.NewReader("{}"))
 	require.NoError(t, err)
 	req.Header.Set("X-Amz-Target", "AWSStepFunctions.CreateStateMachine")
+	req.Header.Set("Content-Type", jsonContentType)
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var body map[string]string

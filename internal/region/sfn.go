@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sameorigin"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -146,6 +147,10 @@ func redriveStatus(d asl.Description, events int, now time.Time) (status, reason
 func (r *Region) serveSFN(w http.ResponseWriter, req *http.Request, op string) {
 	if req.Method != http.MethodPost {
 		writeAPIError(w, apiErrorf(CodeSerialization, "the Step Functions API takes POST requests, not %s", req.Method))
+		return
+	}
+	if err := sameorigin.ContentType(req, jsonContentType); err != nil {
+		writeAPIError(w, apiErrorf(CodeSerialization, "%v", err))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxRequestBytes))

@@ -43,6 +43,13 @@
 //     bucket's current version while older ones exist, which s3mem cannot
 //     do as S3 does (it would leave the key with no current version).
 //
+// In front of it all, package sameorigin keeps web pages the user opens
+// out: a write from another origin (or a CORS preflight) is refused with
+// 403, no Access-Control-* header is answered (gofakes3 answers "*"), an
+// HTML form's POST Object upload is refused, and every GET or HEAD is
+// answered as a sandboxed attachment, so an uploaded page cannot run on
+// the server's origin.
+//
 // Not modelled: composite checksums of multipart uploads (an object
 // completed from parts carries no checksum); x-amz-delete-marker on the
 // 404 of a GetObject whose current version is a delete marker; a delete

@@ -15,6 +15,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/ferryhq/ferry/internal/sameorigin"
 )
 
 // fidelity is the HTTP layer in front of gofakes3 that makes it answer as
@@ -68,6 +70,14 @@ type versionKey struct {
 // server's configuration): /bucket, /bucket/key, with the sub-resources
 // gofakes3 dispatches on.
 func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.RawQuery == "" &&
+		sameorigin.ContentType(r, "multipart/form-data", "application/x-www-form-urlencoded") == nil {
+		// A POST Object upload (S3 API Reference, "POST Object") is what
+		// an HTML form of any web page can send; ferry never uses it.
+		f.writeError(w, r, &s3Error{status: http.StatusForbidden, code: "AccessDenied",
+			message: "refused: the local S3 takes no POST uploads (HTML forms); use PutObject"})
+		return
+	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	q := r.URL.Query()
 	switch {

@@ -35,7 +35,7 @@ func TestConditionalDeleteHoldsTheKey(t *testing.T) {
 			srv, err := Start(opts)
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, srv.Close()) })
-			f := srv.handler.(*fidelity)
+			f := srv.fidelity
 			c := NewClient(srv.URL(), func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 			ctx := t.Context()
 			putBody := func(body string) error {

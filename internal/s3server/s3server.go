@@ -16,6 +16,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/sameorigin"
 )
 
 // Region is the region the server claims and NewClient signs for.
@@ -42,6 +43,7 @@ type Options struct {
 // concurrent use.
 type Server struct {
 	handler  http.Handler
+	fidelity *fidelity
 	listener net.Listener
 	http     *http.Server
 	url      string
@@ -88,8 +90,12 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3server: listen on %s: %w", addr, err)
 	}
+	f := newFidelity(faker.Server(), backend)
 	s := &Server{
-		handler:  newFidelity(faker.Server(), backend),
+		// No web page the user opens may write it, read it (no CORS) or
+		// have an object rendered as a page of its origin.
+		handler:  sameorigin.Guard(sameorigin.Attachments(f)),
+		fidelity: f,
 		listener: ln,
 		url:      "http://" + ln.Addr().String(),
 		served:   make(chan struct{}),

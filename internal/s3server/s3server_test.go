@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -127,4 +128,31 @@ func TestCloseTwice(t *testing.T) {
 	assert.NoError(t, srv.Close())
 	_, err = srv.Client().ListBuckets(t.Context(), &s3.ListBucketsInput{}, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 	assert.Error(t, err, "a closed server answers nothing")
+}
+
+// TestWebPagesCannotUseTheServer: the standalone server, like the region
+// that mounts it, refuses a write from a web page of another origin and
+// answers no CORS header (package sameorigin), while the SDK (no Origin)
+// writes and reads; an object is served as an attachment.
+func TestWebPagesCannotUseTheServer(t *testing.T) {
+	srv := s3test.Start(t, nil, bucket)
+	ctx := t.Context()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL()+"/"+bucket+"/page.html", strings.NewReader("<script></script>"))
+	require.NoError(t, err)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	require.NoError(t, put(ctx, srv.Client(), "page.html", "<script></script>", false))
+	req, err = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+"/"+bucket+"/page.html", nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "no other origin reads an object")
+	assert.Equal(t, "attachment", resp.Header.Get("Content-Disposition"))
 }

@@ -89,7 +89,8 @@ func (w *World) authorize(auths ...Auth) error {
 //   - Groups: created only under the session's name prefix, tagged with
 //     its ProjectName and ConfigName and DeployWith=ferry, from a launch
 //     template version given by number; changed, scaled, given policies,
-//     suspended, resumed or deleted only when tagged so.
+//     suspended, resumed or deleted only when tagged so; given target
+//     groups (created or attached) only of their own account and region.
 //   - Tags are never added to or changed on an existing group
 //     (autoscaling:CreateOrUpdateTags, DeleteTags), and on EC2 resources
 //     only as they are created (ec2:CreateAction), with the session's tags.
@@ -127,13 +128,14 @@ func deployRoleAllows(s *session, a Auth) bool {
 	}
 	switch service + ":" + action {
 	case "autoscaling:CreateAutoScalingGroup":
-		return named(":autoScalingGroupName/") && ours(a.RequestTags) && has("autoscaling:LaunchTemplateVersionSpecified", "true")
+		return named(":autoScalingGroupName/") && ours(a.RequestTags) && has("autoscaling:LaunchTemplateVersionSpecified", "true") &&
+			localTargetGroups(a)
 	case "autoscaling:UpdateAutoScalingGroup", "autoscaling:DeleteAutoScalingGroup", "autoscaling:SetDesiredCapacity",
 		"autoscaling:PutScalingPolicy", "autoscaling:SuspendProcesses", "autoscaling:ResumeProcesses",
 		"autoscaling:DetachLoadBalancers", "autoscaling:DetachLoadBalancerTargetGroups",
 		"autoscaling:AttachLoadBalancers", "autoscaling:AttachLoadBalancerTargetGroups", "autoscaling:CompleteLifecycleAction",
 		"autoscaling:SetInstanceProtection":
-		return named(":autoScalingGroupName/") && ours(a.ResourceTags)
+		return named(":autoScalingGroupName/") && ours(a.ResourceTags) && localTargetGroups(a)
 	case "ec2:CreateLaunchTemplate":
 		return ours(a.RequestTags)
 	case "ec2:CreateTags":
@@ -169,6 +171,17 @@ func deployRoleAllows(s *session, a Auth) bool {
 		return named(":alarm:")
 	}
 	return false
+}
+
+// localTargetGroups reports whether every target group a's request names
+// (autoscaling:TargetGroupARNs) is of the account and region of a's group.
+func localTargetGroups(a Auth) bool {
+	parts := strings.SplitN(a.Resource, ":", 6)
+	if len(parts) < 6 {
+		return false
+	}
+	local := "arn:" + parts[1] + ":elasticloadbalancing:" + parts[3] + ":" + parts[4] + ":targetgroup/"
+	return !slices.ContainsFunc(a.Context["autoscaling:TargetGroupARNs"], func(tg string) bool { return !strings.HasPrefix(tg, local) })
 }
 
 // resourceKind is the resource type of an EC2 ARN ("image" of
@@ -248,8 +261,23 @@ func (r *region) createGroupAuths(arn string, in *createGroupRequest) []Auth {
 	}
 	return []Auth{{
 		Action: "autoscaling:CreateAutoScalingGroup", Resource: arn, RequestTags: asgRequestTags(in.tags),
-		Context: map[string][]string{"autoscaling:LaunchTemplateVersionSpecified": {versioned}},
+		Context: withTraffic(map[string][]string{"autoscaling:LaunchTemplateVersionSpecified": {versioned}}, in.elbs, in.tgARNs),
 	}}
+}
+
+// withTraffic adds to ctx the condition keys of the load balancers a
+// request names: autoscaling:LoadBalancerNames and
+// autoscaling:TargetGroupARNs (Service Authorization Reference, Amazon EC2
+// Auto Scaling: CreateAutoScalingGroup and the Attach actions), each only
+// when the request names some.
+func withTraffic(ctx map[string][]string, elbs, tgARNs []string) map[string][]string {
+	if len(elbs) > 0 {
+		ctx["autoscaling:LoadBalancerNames"] = elbs
+	}
+	if len(tgARNs) > 0 {
+		ctx["autoscaling:TargetGroupARNs"] = tgARNs
+	}
+	return ctx
 }
 
 // launchAuths are the authorizations of CreateAutoScalingGroup besides its
@@ -315,6 +343,8 @@ type createGroupRequest struct {
 	subnets []*subnet
 	tags    []astypes.Tag
 	hooks   []astypes.LifecycleHookSpecification
+	elbs    []string
+	tgARNs  []string
 }
 
 // describeAuth names an action for error messages of tests.

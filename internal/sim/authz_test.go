@@ -170,6 +170,12 @@ func TestDeployRoleABAC(t *testing.T) {
 			_, err := api.AutoScaling.CreateAutoScalingGroup(a.ctx, in)
 			return err
 		}},
+		{"create a group in another account's target group", "autoscaling:CreateAutoScalingGroup", next("g"), func() error {
+			in := groupOf(next("g"), subnetA, tags(ownProject, ownConfig, "r2"))
+			in.TargetGroupARNs = []string{"arn:aws:elasticloadbalancing:" + region + ":999999999999:targetgroup/web/0123456789abcdef"}
+			_, err := api.AutoScaling.CreateAutoScalingGroup(a.ctx, in)
+			return err
+		}},
 		{"resize another project's group", "autoscaling:UpdateAutoScalingGroup", foreign, func() error {
 			_, err := api.AutoScaling.UpdateAutoScalingGroup(a.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(foreign), DesiredCapacity: aws.Int32(0)})
 			return err

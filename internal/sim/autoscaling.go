@@ -173,7 +173,8 @@ func (r *region) checkNewGroup(name string, in *autoscaling.CreateAutoScalingGro
 // instances launch with, and checks the template's image exists and that
 // the group names a subnet. It returns the launch template.
 func (r *region) authorizeNewGroup(arn string, in *autoscaling.CreateAutoScalingGroupInput) (*launchTemplate, error) {
-	req := &createGroupRequest{spec: *in.LaunchTemplate, tags: in.Tags, hooks: in.LifecycleHookSpecificationList}
+	req := &createGroupRequest{spec: *in.LaunchTemplate, tags: in.Tags, hooks: in.LifecycleHookSpecificationList,
+		elbs: in.LoadBalancerNames, tgARNs: in.TargetGroupARNs}
 	if err := r.w.authorize(r.createGroupAuths(arn, req)...); err != nil {
 		return nil, err
 	}

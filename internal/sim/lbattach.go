@@ -365,7 +365,9 @@ func (r *region) attach(op, name string, elbs, tgARNs []string) error {
 		}
 		tgs = append(tgs, r.tgARNs[a])
 	}
-	if err := r.w.authorize(groupAuth(op, g)); err != nil {
+	auth := groupAuth(op, g)
+	auth.Context = withTraffic(map[string][]string{}, elbs, tgARNs)
+	if err := r.w.authorize(auth); err != nil {
 		return err
 	}
 	for _, lb := range lbs {
