@@ -1,9 +1,11 @@
 package deployer
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -13,9 +15,12 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // TestForgedRequestsChangeNothing invokes the deployer directly, as anyone
@@ -233,4 +238,104 @@ func TestTargetCallsNameTheVerifiedCaller(t *testing.T) {
 	}
 	assert.Positive(t, assumes)
 	assert.Positive(t, calls)
+}
+
+// overwriteRelease replaces the stored release.json of r with its own
+// content, user data changed, as anyone who may write the project's
+// prefix could (a PutObject without If-None-Match).
+func (h *harness) overwriteRelease(r *release.Release, userData string) *release.Release {
+	h.t.Helper()
+	evil := r.Clone()
+	evil.UserData = userData
+	raw, err := json.Marshal(evil)
+	require.NoError(h.t, err)
+	_, err = h.s3.PutObject(h.t.Context(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(naming.ReleaseKey(r.ProjectName, r.ConfigName, r.ReleaseID)), Body: bytes.NewReader(raw),
+	})
+	require.NoError(h.t, err)
+	return evil
+}
+
+// TestForgedHealRefused is the attack on heals: Mallory overwrites the
+// deployed release.json with new user data, uploads a copy of it as a
+// heal (created_by the reconciler, heal_of the deployed release, no
+// identity proof) and starts it with the Step Functions API. Validate
+// refuses it: the deployer's heal record does not name it (the deployer
+// did not start it), and, even as the heal the deployer was about to
+// start, its content is not the current record's. The reconcile pass
+// itself, finding the fleet gone, refuses to heal from the overwritten
+// release.json.
+func TestForgedHealRefused(t *testing.T) {
+	const evilData = "#!/bin/sh\n# mallory was here\n"
+	for _, tc := range []struct {
+		name string
+		// recorded: the deployer's heal record names the forged heal (as
+		// if Mallory raced a heal the deployer decided on).
+		recorded bool
+		want     string
+	}{
+		{name: "started by Mallory", want: "is not a heal the deployer's reconcile pass started"},
+		{name: "racing the deployer's own heal", recorded: true, want: "the current record's release_sha256 is "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			r1 := h.baseRelease()
+			r1.Reconcile = release.ReconcileHeal
+			h.start(r1).succeed()
+			h.clk.Advance(time.Hour)
+			evil := h.overwriteRelease(r1, evilData)
+
+			heal := evil.Clone()
+			heal.ReleaseID, heal.CreatedAt, heal.CreatedBy, heal.Identity, heal.HealOf = h.baseRelease().ReleaseID, h.clk.Now().Add(-time.Minute), Reconciler, nil, r1.ReleaseID
+			if tc.recorded {
+				require.NoError(t, h.ledger.PutHeal(t.Context(), project, config, ledger.HealRecord{Of: r1.ReleaseID, InARow: 1, LastAt: h.clk.Now(), LastHeal: heal.ReleaseID}))
+			}
+			before := h.snapshot()
+			err := h.start(heal).step(execution.TaskValidate)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, before, h.snapshot(), "the fleet changed")
+		})
+	}
+	t.Run("the reconcile pass heals from the recorded content only", func(t *testing.T) {
+		h := newHarness(t)
+		r1 := h.baseRelease()
+		r1.Reconcile = release.ReconcileHeal
+		h.start(r1).succeed()
+		h.overwriteRelease(r1, evilData)
+		h.deleteGroup(naming.GroupName(project, config, "web", r1.ReleaseID))
+		h.pass()
+		h.clk.Advance(tuning.HealAfter)
+		p := h.pass()
+		assert.Empty(t, p.Healed, "a heal of the overwritten release.json started")
+		require.Len(t, p.Errors, 1)
+		assert.Contains(t, p.Errors[0], "release "+r1.ReleaseID+" changed after the deployer accepted it")
+	})
+}
+
+// TestReleaseHashRecordedOnce: Validate records the release's canonical
+// hash under _state/ (naming.ReleaseHashKey); a reader of the release
+// after it is overwritten gets an error naming the release and both
+// hashes.
+func TestReleaseHashRecordedOnce(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	x := h.start(r1)
+	require.NoError(t, x.step(execution.TaskValidate))
+	require.NoError(t, x.step(execution.TaskValidate), "a retried Validate accepts its record")
+	_, sum, err := h.ledger.VerifiedRelease(t.Context(), project, config, r1.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, x.state.ReleaseSHA256, sum)
+
+	evil := h.overwriteRelease(r1, "#!/bin/sh\n")
+	evilSum, err := release.Hash(evil)
+	require.NoError(t, err)
+	_, _, err = h.ledger.VerifiedRelease(t.Context(), project, config, r1.ReleaseID)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "release "+r1.ReleaseID+" changed after the deployer accepted it: its recorded sha256 is "+sum+", release.json's is "+evilSum)
+
+	err = h.ledger.RecordReleaseHash(t.Context(), project, config, ledger.ReleaseHash{ReleaseID: r1.ReleaseID, ReleaseSHA256: evilSum, Execution: "x"})
+	require.ErrorAs(t, err, &bad, "the record is written once")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -23,14 +24,18 @@ import (
 //     release cannot be created after the execution that runs it started);
 //   - a release id another execution consumed (its run-once marker names
 //     that execution);
+//   - a release whose hash another Validate recorded otherwise.
 //   - with Config.Identities, a release whose identity proof is missing or
 //     does not verify (identity.Verifier).
 //
 // Before those checks, once the release decodes and validates, it
 // confirms its execution (confirmExecution) and consumes the release id
 // for it (lock.Consume): whatever the outcome, no other execution runs
-// this release. It returns the State that every later task gets. The
-// marker is its only write, and a retry of the same execution accepts it.
+// this release. Once the copy in the bucket is the execution's input, it
+// records the release's canonical hash, once (ledger.RecordReleaseHash):
+// what every later reader of release.json checks it against. It returns
+// the State that every later task gets. The marker and that record are
+// its only writes, and a retry of the same execution accepts them.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
@@ -49,6 +54,8 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	}
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
+	} else if err := d.ledger.RecordReleaseHash(ctx, r.ProjectName, r.ConfigName, ledger.ReleaseHash{ReleaseID: r.ReleaseID, ReleaseSHA256: sum, Execution: req.Execution.ID}); err != nil {
+		return nil, err
 	}
 	if p := d.checkCreatedAt(r, req); p != "" {
 		problems = append(problems, p)
