@@ -51,8 +51,7 @@ func changedRelease(releaseID, recorded, got string) error {
 // *failure.BadReleaseError naming the release and the hashes; the errors
 // of GetRelease otherwise.
 func (l *Ledger) VerifiedRelease(ctx context.Context, project, config, releaseID string) (*release.Release, string, error) {
-	var rec ReleaseHash
-	found, err := l.getJSON(ctx, naming.ReleaseHashKey(project, config, releaseID), &rec)
+	rec, found, err := l.releaseHash(ctx, project, config, releaseID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -72,4 +71,28 @@ func (l *Ledger) VerifiedRelease(ctx context.Context, project, config, releaseID
 		return nil, "", changedRelease(releaseID, rec.ReleaseSHA256, sum)
 	}
 	return r, sum, nil
+}
+
+// CheckReleaseHash checks sum, the canonical hash of release.json as a
+// reader found it, against the hash Validate recorded: nil when they
+// agree or when there is no record (a release that never passed Validate
+// ran nothing: a reader may show it, never act on it); a
+// *failure.BadReleaseError naming both hashes when they differ.
+func (l *Ledger) CheckReleaseHash(ctx context.Context, project, config, releaseID, sum string) error {
+	rec, found, err := l.releaseHash(ctx, project, config, releaseID)
+	switch {
+	case err != nil:
+		return err
+	case found && rec.ReleaseSHA256 != sum:
+		return changedRelease(releaseID, rec.ReleaseSHA256, sum)
+	}
+	return nil
+}
+
+// releaseHash reads the record of a release's hash; found is false when
+// there is none.
+func (l *Ledger) releaseHash(ctx context.Context, project, config, releaseID string) (ReleaseHash, bool, error) {
+	var rec ReleaseHash
+	found, err := l.getJSON(ctx, naming.ReleaseHashKey(project, config, releaseID), &rec)
+	return rec, found, err
 }
