@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -218,8 +220,8 @@ func TestTargetCallsNameTheVerifiedCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
 
-	want := naming.SourceIdentity(caller)
-	require.Equal(t, "alice@"+account, want)
+	want := naming.SourceIdentity(caller, callerID)
+	require.Equal(t, callerID+"@"+account, want)
 	assumes, calls := 0, 0
 	for _, c := range h.world.CallLog() {
 		switch {
@@ -338,4 +340,47 @@ func TestReleaseHashRecordedOnce(t *testing.T) {
 
 	err = h.ledger.RecordReleaseHash(t.Context(), project, config, ledger.ReleaseHash{ReleaseID: r1.ReleaseID, ReleaseSHA256: evilSum, Execution: "x"})
 	require.ErrorAs(t, err, &bad, "the record is written once")
+}
+
+// proofOf verifies every proof as naming one caller.
+type proofOf identity.Caller
+
+func (c proofOf) Verify(context.Context, *release.Identity, string) (identity.Caller, error) {
+	return identity.Caller(c), nil
+}
+
+// TestProofOfAnotherAccountRefused: a proof that verifies, but names a
+// principal of an account the deployer does not accept proofs from
+// (Config.IdentityAccounts, default its own), is refused at Validate;
+// the account listed, it is accepted.
+func TestProofOfAnotherAccountRefused(t *testing.T) {
+	mallory := identity.Caller{ARN: "arn:aws:iam::999999999999:user/alice", Account: "999999999999", UserID: "AIDAMALLORY"}
+	h := newHarness(t)
+	h.d.cfg.Identities = proofOf(mallory)
+	err := h.start(h.baseRelease()).step(execution.TaskValidate)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "identity: the proof names arn:aws:iam::999999999999:user/alice of account 999999999999; the deployer accepts proofs from accounts "+account+" only")
+
+	h.d.cfg.IdentityAccounts = []string{account, "999999999999"}
+	require.NoError(t, h.start(h.baseRelease()).step(execution.TaskValidate))
+}
+
+// TestRecordsNameTheFullCaller: the run-once marker, the outcome and the
+// current record name who asked by the full ARN and the unique id the
+// proof named, never by a name the caller chose alone.
+func TestRecordsNameTheFullCaller(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.CreatedBy = "bob"
+	h.start(r).succeed()
+	run, _, err := h.locks.RunOf(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, [2]string{caller, callerID}, [2]string{run.CreatedBy, run.CreatedByID})
+	o, _, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, [3]string{caller, callerID, "bob"}, [3]string{o.CreatedBy, o.CreatedByID, o.CreatedByName})
+	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, [3]string{caller, callerID, "bob"}, [3]string{cur.CreatedBy, cur.CreatedByID, cur.CreatedByName})
 }

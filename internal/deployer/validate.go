@@ -7,6 +7,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -103,17 +104,20 @@ func checkedRelease(raw []byte) (*release.Release, string, error) {
 // An identity proof that does not verify is refused after the release is
 // consumed; a transient failure to verify it, before.
 func (d *Deployer) consume(ctx context.Context, req execution.Request, r *release.Release) error {
-	caller, idErr := d.verifyIdentity(ctx, r)
+	var caller identity.Caller
+	var idErr error
 	switch {
 	case r.HealOf != "": // the reconciler's: no proof, its content checked instead
-		caller, idErr = "", d.verifyHeal(ctx, r)
+		idErr = d.verifyHeal(ctx, r)
 	case r.PromotionOf != "": // a promotion's: its record and content checked instead
 		caller, idErr = d.verifyPromotion(ctx, r)
+	default:
+		caller, idErr = d.verifyIdentity(ctx, r)
 	}
 	if failure.IsRetryable(idErr) {
 		return idErr
 	}
-	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller.ARN, caller.UserID); err != nil {
 		return err
 	}
 	return idErr
