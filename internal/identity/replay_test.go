@@ -40,8 +40,8 @@ func newSimSTS(t testing.TB) *simSTS {
 	clk := clock.NewVirtual(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	world, err := sim.New(clk, sim.WorldSpec{})
 	require.NoError(t, err)
-	id, err := world.AddAccessKey(alice, "AKIDALICE", "alice-secret")
-	require.NoError(t, err)
+	const id = "AIDAEXAMPLEALICE"
+	require.NoError(t, world.AddAccessKey(alice, id, "AKIDALICE", "alice-secret"))
 	return &simSTS{
 		clk: clk, world: world, aliceID: id,
 		verifier: identity.Verifier{Client: world.ProofSTS()},

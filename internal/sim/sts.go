@@ -290,24 +290,31 @@ type accessKey struct {
 	secret, arn, userID, account string
 }
 
-// AddAccessKey gives the IAM user userARN (arn:aws:iam::ACCOUNT:user/NAME)
-// the long-term access key accessKeyID with secret: what a person signs an
-// identity proof with. The user's unique id (GetCallerIdentity's UserId,
-// "AIDA..." as IAM makes them) is returned.
-func (w *World) AddAccessKey(userARN, accessKeyID, secret string) (userID string, err error) {
+// AddAccessKey gives the IAM user userARN (arn:aws:iam::ACCOUNT:user/NAME),
+// whose unique id (GetCallerIdentity's UserId, "AIDA..." as IAM makes
+// them) is userID, the long-term access key accessKeyID with secret: what
+// a person signs an identity proof with.
+func (w *World) AddAccessKey(userARN, userID, accessKeyID, secret string) error {
 	rest, ok := strings.CutPrefix(userARN, "arn:aws:iam::")
 	account, name, _ := strings.Cut(rest, ":user/")
-	if !ok || len(account) != 12 || name == "" {
-		return "", fmt.Errorf("sim: %q is not an IAM user ARN", userARN)
+	if !ok || len(account) != 12 || name == "" || userID == "" {
+		return fmt.Errorf("sim: %q is not an IAM user ARN, or %q no unique id", userARN, userID)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.keys == nil {
 		w.keys = map[string]*accessKey{}
 	}
-	userID = w.newID("AIDASIM", 13)
 	w.keys[accessKeyID] = &accessKey{secret: secret, arn: userARN, userID: userID, account: account}
-	return userID, nil
+	return nil
+}
+
+// Issued reports whether the world knows the access key accessKeyID: a
+// user's (AddAccessKey) or a role session's it issued, expired or not.
+func (p *ProofSTS) Issued(accessKeyID string) bool {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.keys[accessKeyID] != nil || p.w.sessions[accessKeyID] != nil
 }
 
 // presignedLifetime is the longest STS accepts a pre-signed request after
@@ -434,6 +441,9 @@ func (w *World) keyOf(accessKeyID string, now time.Time) (*accessKey, string, er
 // canonical headers join them), signed with creds at signedAt.
 func presignature(req *http.Request, q url.Values, creds aws.Credentials, region string, signedAt time.Time) (string, error) {
 	u := *req.URL
+	if u.Host == "" { // a request as a server receives it
+		u.Scheme, u.Host = "http", req.Host
+	}
 	q = maps.Clone(q)
 	q.Del("X-Amz-Signature")
 	u.RawQuery = q.Encode()
