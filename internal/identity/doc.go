@@ -21,9 +21,12 @@
 // request checked is the request sent. It holds no secret and expires
 // with the signature (15 minutes). A release without a proof, with a proof bound to
 // another release, or one STS refuses, is a BadReleaseError. The verified
-// caller's ARN is written in the run-once marker and is the created_by of
-// the outcome and of the current record; the name the client gave itself
-// ($FERRY_CREATED_BY, else $USER) is created_by_name. The local region
-// verifies the same way against its own STS, which answers every signature
-// with its one local caller (arn:aws:iam::ACCOUNT:user/ferry-local).
+// caller's full ARN and unique id (GetCallerIdentity's UserId) are written
+// in the run-once marker and are the created_by and created_by_id of the
+// outcome and of the current record; the name the client gave itself
+// ($FERRY_CREATED_BY, else $USER) is created_by_name. Which accounts'
+// callers count is the deployer's decision (deployer.Config.
+// IdentityAccounts). The local region verifies the same way against its
+// own STS, which checks the signature and expiry of proofs signed with its
+// one caller's key (arn:aws:iam::ACCOUNT:user/ferry-local, sim.ProofSTS).
 package identity
