@@ -200,10 +200,10 @@ func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string
 
 // detachesFrom is detaches(stored, the release deployed now, current):
 // the load balancers it names that stored does not. A release deployed
-// now that is no longer kept names none (ValidateResources then refuses
-// a drop, naming it).
+// now that is no longer kept, or whose release.json is not what Validate
+// recorded, names none (ValidateResources then refuses a drop, naming it).
 func detachesFrom(ctx context.Context, l *ledger.Ledger, stored *release.Release, current string) (map[string]release.Detach, error) {
-	cur, err := l.GetRelease(ctx, stored.ProjectName, stored.ConfigName, current)
+	cur, _, err := l.VerifiedRelease(ctx, stored.ProjectName, stored.ConfigName, current)
 	var bad *failure.BadReleaseError
 	switch {
 	case err == nil:
