@@ -277,10 +277,7 @@ func (d *Deployer) verifyHeal(ctx context.Context, r *release.Release) error {
 	if err != nil {
 		return err
 	}
-	n := r.Clone()
-	n.ReleaseID, n.CreatedAt, n.CreatedBy, n.Identity = of.ReleaseID, of.CreatedAt, of.CreatedBy, of.Identity
-	n.RollbackOf, n.HealOf, n.PromotionOf = of.RollbackOf, of.HealOf, of.PromotionOf
-	got, err := release.Hash(n)
+	got, err := release.Hash(release.AsOwn(r, of))
 	if err != nil {
 		return failure.BadRelease(fmt.Sprintf("release: %v", err))
 	}
