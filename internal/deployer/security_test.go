@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/assert"
@@ -383,4 +384,45 @@ func TestRecordsNameTheFullCaller(t *testing.T) {
 	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.Equal(t, [3]string{caller, callerID, "bob"}, [3]string{cur.CreatedBy, cur.CreatedByID, cur.CreatedByName})
+}
+
+// TestMovedProofRefused is the attack on the binding, through Validate
+// with the real verifier and a simulated STS that checks signatures as
+// AWS does (sim.ProofSTS): Mallory copies Alice's fresh proof of Alice's
+// release into Mallory's own release, adding the binding header again in
+// another case with the hash of Mallory's release. Go's map order is
+// random, so it is tried 400 times: every one is refused, and nothing of
+// Mallory's release runs as Alice's.
+func TestMovedProofRefused(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.world.AddAccessKey(caller, callerID, "AKIDALICE", "alice-secret"))
+	h.d.cfg.Identities = identity.Verifier{Client: h.world.ProofSTS()}
+	alice := identity.Signer{Credentials: credentials.NewStaticCredentialsProvider("AKIDALICE", "alice-secret", ""), Region: region, Clock: h.clk}
+	prove := func(r *release.Release) *release.Identity {
+		sum, err := release.IdentityHash(r)
+		require.NoError(t, err)
+		proof, err := alice.Prove(t.Context(), sum)
+		require.NoError(t, err)
+		return proof
+	}
+	victim := h.baseRelease()
+	victim.Identity = prove(victim)
+	aliceProof := victim.Identity
+	require.NoError(t, h.start(victim).step(execution.TaskValidate), "Alice's proof verifies for Alice's release")
+
+	for i := range 400 {
+		mallory := h.baseRelease()
+		mallory.UserData = "#!/bin/sh\n# mallory was here\n"
+		sum, err := release.IdentityHash(mallory)
+		require.NoError(t, err)
+		forged := &release.Identity{Method: aliceProof.Method, URL: aliceProof.URL, Headers: map[string]string{}}
+		for k, v := range aliceProof.Headers {
+			forged.Headers[strings.ToLower(k)] = v
+		}
+		forged.Headers[identity.BindingHeader] = sum
+		mallory.Identity = forged
+		err = h.start(mallory).step(execution.TaskValidate)
+		var bad *failure.BadReleaseError
+		require.ErrorAs(t, err, &bad, "attempt %d: Mallory's release verified as Alice's", i)
+	}
 }
