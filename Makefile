@@ -45,7 +45,8 @@ iam: tools ## Evaluate the synthesized IAM policies with an independent engine: 
 	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestREADMEListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
 
 # The fuzz targets CI runs, each for FUZZTIME executions: the release
-# decoder and the client's reading of execution history. A count, not a
+# decoder, identity proofs' verification and the client's reading of
+# execution history. A count, not a
 # duration: Go 1.26's fuzz coordinator can fail a duration-bounded run
 # with "context deadline exceeded" and no crasher when a worker is still
 # busy as the deadline passes (go.dev/issue/75804, fixed in Go 1.27); a
@@ -53,8 +54,9 @@ iam: tools ## Evaluate the synthesized IAM policies with an independent engine: 
 FUZZTIME ?= 100000x
 
 .PHONY: fuzz
-fuzz: ## Fuzz the release decoder and the client's history reader (FUZZTIME each, default 100000x)
+fuzz: ## Fuzz the release decoder, identity proofs' verification and the client's history reader (FUZZTIME each, default 100000x)
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeValidate$$' -fuzztime=$(FUZZTIME) ./internal/release
+	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./internal/identity
 	$(GO) test -run='^$$' -fuzz='^FuzzFollowHistory$$' -fuzztime=$(FUZZTIME) ./client
 
 .PHONY: reliability

@@ -116,6 +116,14 @@ func destroyTarget(ctx context.Context, l *ledger.Ledger, project, config string
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading release %s for its target environment: %w", id, err)
 	}
+	// Its environment as Validate accepted it, when a Validate did.
+	sum, err := release.Hash(of)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading release %s for its target environment: %w", id, err)
+	}
+	if err := l.CheckReleaseHash(ctx, project, config, id, sum); err != nil {
+		return nil, nil, err
+	}
 	if !deployed {
 		return of, nil, nil
 	}

@@ -384,7 +384,8 @@ func joinMap(m map[string]string, sep string) string {
 
 // localExports is what the banner of ferry local at url offers to paste
 // in another shell: every variable ferry deploy --local and the AWS CLI
-// and SDKs need to reach it (the region's credentials are not checked;
+// and SDKs need to reach it (the region checks this key only in identity
+// proofs, whose signatures it verifies; other requests are not checked;
 // AWS_EC2_METADATA_DISABLED keeps the SDKs from asking for instance
 // credentials and warning about it).
 func localExports(url string) string {

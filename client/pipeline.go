@@ -486,12 +486,12 @@ func readDeployed(ctx context.Context, d *deployer, l *ledger.Ledger, project, c
 	}
 	if cur := head.current; cur != nil {
 		dep.ReleaseID, dep.DeployedAt = cur.ReleaseID, cur.DeployedAt
-		r, err := l.GetRelease(ctx, project, config, cur.ReleaseID)
+		r, _, err := l.VerifiedRelease(ctx, project, config, cur.ReleaseID)
 		var gone *failure.BadReleaseError
 		switch {
 		case errors.As(err, &gone):
-			// Its objects expired (or never decode): what it runs is
-			// known by id only.
+			// Its objects expired (or never decode, or changed since
+			// Validate): what it runs is known by id only.
 			return &dep, nil
 		case err != nil:
 			return nil, fmt.Errorf("release %s: %w", cur.ReleaseID, err)

@@ -89,7 +89,9 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	if err != nil {
 		return err
 	}
-	stored, err := l.GetRelease(ctx, project, config, target)
+	// The content Validate accepted, never release.json alone: the
+	// client's prefix is writable by more than the deployer.
+	stored, _, err := l.VerifiedRelease(ctx, project, config, target)
 	if err != nil {
 		return fmt.Errorf("reading release %s: %w", target, err)
 	}
@@ -181,10 +183,11 @@ func succeeded(ctx context.Context, l *ledger.Ledger, project, config, id string
 	return nil
 }
 
-// contentOf is the content hash of release id (release.ContentHash), ""
-// when its object expired.
+// contentOf is the content hash of release id (release.ContentHash) as
+// the deployer recorded it (ledger.VerifiedRelease), "" when its object
+// expired or does not match the record (it is then refused if chosen).
 func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string) (string, error) {
-	r, err := l.GetRelease(ctx, project, config, id)
+	r, _, err := l.VerifiedRelease(ctx, project, config, id)
 	var bad *failure.BadReleaseError
 	switch {
 	case errors.As(err, &bad):
@@ -197,10 +200,10 @@ func contentOf(ctx context.Context, l *ledger.Ledger, project, config, id string
 
 // detachesFrom is detaches(stored, the release deployed now, current):
 // the load balancers it names that stored does not. A release deployed
-// now that is no longer kept names none (ValidateResources then refuses
-// a drop, naming it).
+// now that is no longer kept, or whose release.json is not what Validate
+// recorded, names none (ValidateResources then refuses a drop, naming it).
 func detachesFrom(ctx context.Context, l *ledger.Ledger, stored *release.Release, current string) (map[string]release.Detach, error) {
-	cur, err := l.GetRelease(ctx, stored.ProjectName, stored.ConfigName, current)
+	cur, _, err := l.VerifiedRelease(ctx, stored.ProjectName, stored.ConfigName, current)
 	var bad *failure.BadReleaseError
 	switch {
 	case err == nil:

@@ -217,3 +217,48 @@ func TestSameReleaseTwiceNoWait(t *testing.T) {
 	assert.NotContains(t, out.String(), "following it")
 	assert.Len(t, tr.Executions(""), 1)
 }
+
+// TestPoisonedRollbackRefused is the attack on rollbacks: release.json of
+// a release that succeeded is overwritten (new user data) in the client's
+// prefix, where more than the deployer may write. ferry rollback to it
+// and ferry show of it refuse, naming the release and both hashes (the
+// one Validate recorded under _state/, and release.json's), and nothing
+// is started.
+func TestPoisonedRollbackRefused(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	second := tr.ferry(t, "deploy", "--local", demoV2)
+	require.Equal(t, exitOK, second.code, second.stderr)
+
+	const project, config = "coinbase/deploy-test", "development"
+	l := ledger.New(tr.S3(), tr.Bucket())
+	_, recorded, err := l.VerifiedRelease(context.Background(), project, config, id1)
+	require.NoError(t, err)
+	stored, err := l.GetRelease(context.Background(), project, config, id1)
+	require.NoError(t, err)
+	stored.UserData = "#!/bin/sh\n# mallory was here\n"
+	poisoned, err := release.Canonical(stored)
+	require.NoError(t, err)
+	poisonedSum, err := release.Hash(stored)
+	require.NoError(t, err)
+	_, err = tr.S3().PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(tr.Bucket()), Key: aws.String(naming.ReleaseKey(project, config, id1)), Body: bytes.NewReader(poisoned),
+	})
+	require.NoError(t, err)
+	before := len(tr.Executions(""))
+
+	want := "release " + id1 + " changed after the deployer accepted it: its recorded sha256 is " + recorded + ", release.json's is " + poisonedSum
+	res := tr.ferry(t, "rollback", "--local", "--no-wait", "--to", id1, project, config)
+	assert.Equal(t, exitNotStarted, res.code, res.stdout)
+	assert.Contains(t, res.stderr, want)
+	// The default target passes over it (its listing order is
+	// release.json's write time, which the overwrite moved).
+	res = tr.ferry(t, "rollback", "--local", "--no-wait", project, config)
+	assert.Equal(t, exitNotStarted, res.code, res.stdout)
+	assert.Len(t, tr.Executions(""), before, "a rollback started")
+	show := tr.ferry(t, "show", "--local", project, config, id1)
+	assert.NotEqual(t, exitOK, show.code)
+	assert.Contains(t, show.stderr, want)
+}

@@ -147,7 +147,8 @@ func locateRelease(ctx context.Context, l *ledger.Ledger, id string) (project, c
 }
 
 // readReleaseDetail reads what the deployer keeps of release id of
-// project/config. A release it does not hold is an error saying so.
+// project/config. A release it does not hold is an error saying so, as is
+// one whose release.json is not what Validate accepted (its hash record).
 func readReleaseDetail(ctx context.Context, d *deployer, l *ledger.Ledger, project, config, id string) (*releaseDetail, error) {
 	raw, err := l.GetReleaseRaw(ctx, project, config, id)
 	if err != nil {
@@ -160,6 +161,9 @@ func readReleaseDetail(ctx context.Context, d *deployer, l *ledger.Ledger, proje
 	digest, err := release.Hash(r)
 	if err != nil {
 		return nil, err
+	}
+	if err := l.CheckReleaseHash(ctx, project, config, id, digest); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", project, config, err)
 	}
 	rd := &releaseDetail{Project: project, Config: config, ReleaseID: id, Digest: digest,
 		Release: raw, decoded: r, Created: []string{}, Retired: []string{}}

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -87,10 +89,16 @@ type config struct {
 	// KeepReleases is how many newest releases keep their assets (0:
 	// the deployer's default).
 	KeepReleases int
+	// IdentityAccounts are the accounts whose principals' identity
+	// proofs the deployer accepts (empty: the deployer's own account).
+	IdentityAccounts []string
 	// Version is the Lambda's build (buildinfo.Get), set by run, not
 	// read from the environment.
 	Version string
 }
+
+// accountID is an AWS account id.
+var accountID = regexp.MustCompile(`^[0-9]{12}$`)
 
 // parseConfig reads the configuration through getenv. The bucket is
 // required; durations must parse; zero durations mean the defaults.
@@ -134,6 +142,16 @@ func parseConfig(getenv func(string) string) (config, error) {
 		}
 		c.KeepReleases = n
 	}
+	if v := getenv(naming.EnvIdentityAccounts); v != "" {
+		for a := range strings.SplitSeq(v, ",") {
+			a = strings.TrimSpace(a)
+			if !accountID.MatchString(a) {
+				errs = append(errs, fmt.Errorf("%s=%q: %q is not a 12-digit account id", naming.EnvIdentityAccounts, v, a))
+				continue
+			}
+			c.IdentityAccounts = append(c.IdentityAccounts, a)
+		}
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -145,6 +163,7 @@ func (c config) deployerConfig(log *slog.Logger) deployer.Config {
 		CreatedAtMaxSkew:    c.CreatedAtMaxSkew,
 		HealthCheckInterval: c.HealthCheckInterval,
 		KeepReleases:        c.KeepReleases,
+		IdentityAccounts:    c.IdentityAccounts,
 		StateMachineARN:     naming.StateMachineARN(c.AccountID, c.Region),
 		Version:             c.Version,
 		Clock:               clock.System{},

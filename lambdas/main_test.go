@@ -35,17 +35,18 @@ func TestParseConfig(t *testing.T) {
 				naming.EnvDeployerBucket: "b", naming.EnvAccountID: "111111111111", naming.EnvRegion: "us-east-1",
 				"AWS_REGION": "eu-west-1", naming.EnvQualifier: "q1", naming.EnvCreatedAtMaxAge: "20m",
 				naming.EnvCreatedAtMaxSkew: "30s", naming.EnvHealthCheckInterval: "2s", naming.EnvAssetKeepReleases: "3",
+				naming.EnvIdentityAccounts: "111111111111, 222222222222",
 			},
 			want: config{
 				Bucket: "b", AccountID: "111111111111", Region: "us-east-1", Qualifier: "q1",
 				CreatedAtMaxAge: 20 * time.Minute, CreatedAtMaxSkew: 30 * time.Second, HealthCheckInterval: 2 * time.Second,
-				KeepReleases: 3,
+				KeepReleases: 3, IdentityAccounts: []string{"111111111111", "222222222222"},
 			},
 		},
 		{
 			name:    "no bucket, bad durations: every problem",
-			env:     map[string]string{naming.EnvCreatedAtMaxAge: "ten minutes", naming.EnvHealthCheckInterval: "-1s", naming.EnvAssetKeepReleases: "0"},
-			wantErr: "FERRY_DEPLOYER_BUCKET is required\nFERRY_CREATED_AT_MAX_AGE=\"ten minutes\" is not a positive duration (like 10m)\nFERRY_HEALTH_CHECK_INTERVAL=\"-1s\" is not a positive duration (like 10m)\nFERRY_ASSET_KEEP_RELEASES=\"0\" is not a positive whole number",
+			env:     map[string]string{naming.EnvCreatedAtMaxAge: "ten minutes", naming.EnvHealthCheckInterval: "-1s", naming.EnvAssetKeepReleases: "0", naming.EnvIdentityAccounts: "111111111111,*"},
+			wantErr: "FERRY_DEPLOYER_BUCKET is required\nFERRY_CREATED_AT_MAX_AGE=\"ten minutes\" is not a positive duration (like 10m)\nFERRY_HEALTH_CHECK_INTERVAL=\"-1s\" is not a positive duration (like 10m)\nFERRY_ASSET_KEEP_RELEASES=\"0\" is not a positive whole number\nFERRY_IDENTITY_ACCOUNTS=\"111111111111,*\": \"*\" is not a 12-digit account id",
 		},
 	}
 	for _, tt := range tests {

@@ -456,10 +456,10 @@ func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req e
 		sum := sha256.Sum256(data)
 		sums[svc] = hex.EncodeToString(sum[:])
 	}
-	by, name := d.author(ctx, st, r.CreatedBy)
+	by, id, name := d.author(ctx, st, r.CreatedBy)
 	return d.ledger.PutCurrent(ctx, st.ProjectName, st.ConfigName, ledger.Current{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, ReleaseSHA256: st.ReleaseSHA256,
-		CreatedBy: by, CreatedByName: name, DeployedAt: at, UserDataSHA256: sums, Services: st.Services,
+		CreatedBy: by, CreatedByID: id, CreatedByName: name, DeployedAt: at, UserDataSHA256: sums, Services: st.Services,
 		DeployerVersion: d.cfg.Version, ReleaseVersion: r.Version, Description: r.Description,
 		AccountID: st.Target.AccountID, Region: st.Target.Region, Qualifier: st.Target.Qualifier, Groups: currentGroups(st),
 	})
@@ -469,10 +469,10 @@ func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req e
 // gone and before the lock is released: a failure releasing it overwrites
 // the outcome with FailureDirty.
 func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
-	by, name := d.author(ctx, st, r.CreatedBy)
+	by, id, name := d.author(ctx, st, r.CreatedBy)
 	return d.putOutcome(ctx, st, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
-		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: by, CreatedByName: name,
+		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: by, CreatedByID: id, CreatedByName: name,
 	})
 }
 

@@ -84,6 +84,12 @@ type Config struct {
 	// Lambda always sets it; nil takes created_by as the release claims it
 	// (tests of single handlers).
 	Identities Identities
+	// IdentityAccounts are the accounts whose principals' identity proofs
+	// the deployer accepts (default the default target's account): a
+	// proof that verifies but names a caller of another account is
+	// refused. An approval may also come from an account its pipeline's
+	// approvers name.
+	IdentityAccounts []string
 	// Version is the deployer's build (buildinfo.Get().String(), passed
 	// in by its main), written as deployer_version into every outcome and
 	// current record.
@@ -109,6 +115,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeepReleases <= 0 {
 		c.KeepReleases = tuning.AssetKeepReleases
+	}
+	if len(c.IdentityAccounts) == 0 && c.DefaultTarget.AccountID != "" {
+		c.IdentityAccounts = []string{c.DefaultTarget.AccountID}
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System{}

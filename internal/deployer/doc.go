@@ -51,7 +51,12 @@
 //     10 minutes old, at most 2 minutes ahead), or when the release id
 //     already ran. So a person who can start executions but cannot write
 //     the project's S3 prefix cannot deploy an old or altered release, and
-//     neither can a person who has only the S3 permission.
+//     neither can a person who has only the S3 permission. It then records
+//     the release's hash under _state/, once; heals, rollbacks and every
+//     other reader of a release's content check release.json against it
+//     (ledger.VerifiedRelease), and a heal runs only as the deployer's
+//     heal record names it, with the current record's content
+//     (verifyHeal).
 //   - Trust nothing handed over: every task but CheckHealthy confirms that
 //     its execution is a RUNNING, never redriven execution of the
 //     deployer's state machine whose input is the release the State names

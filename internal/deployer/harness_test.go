@@ -124,8 +124,12 @@ func (f *fakeExecutions) register(arn string, input json.RawMessage, start time.
 }
 
 // caller is who asks for every release of the harness: the caller its
-// identity proof names, as fakeIdentities verifies it.
-const caller = "arn:aws:iam::" + account + ":user/alice"
+// identity proof names, as fakeIdentities verifies it, with its unique
+// id callerID.
+const (
+	caller   = "arn:aws:iam::" + account + ":user/alice"
+	callerID = "AIDAEXAMPLEALICE"
+)
 
 // fakeIdentities verifies every release's identity proof, present or
 // not, as naming caller (internal/identity verifies real ones).
@@ -134,7 +138,7 @@ type fakeIdentities struct{}
 var _ Identities = fakeIdentities{}
 
 func (fakeIdentities) Verify(context.Context, *release.Identity, string) (identity.Caller, error) {
-	return identity.Caller{ARN: caller, Account: account}, nil
+	return identity.Caller{ARN: caller, Account: account, UserID: callerID}, nil
 }
 
 func worldSpec(t testing.TB) sim.WorldSpec {

@@ -46,7 +46,7 @@ func (d *Deployer) recordLockHeld(ctx context.Context, st *execution.State, req 
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 		Error: failure.NameLockExists, Cause: failure.Message(held.Error()),
 	}
-	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	o.CreatedBy, o.CreatedByID, o.CreatedByName = d.createdBy(ctx, st)
 	return d.putOutcome(ctx, st, o)
 }
 

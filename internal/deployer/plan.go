@@ -71,7 +71,7 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	} else if held && h.ReleaseID != r.ReleaseID {
 		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
 	}
-	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller)}
+	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller.ARN, caller.UserID)}
 	c, err := d.connectAs(ctx, st, session, true)
 	if refused(p, err) {
 		return p, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -68,7 +69,7 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	}
 	rec := ledger.PromotionRecord{
 		PromotionID: q.PromotionID, ProjectName: project, Digest: digest, PipelineSHA256: pipeSum, RequestSHA256: sum,
-		StartedBy: caller, StartedByName: q.CreatedBy, StartedAt: d.now(), Execution: req.Execution.ID,
+		StartedBy: caller.ARN, StartedByID: caller.UserID, StartedByName: q.CreatedBy, StartedAt: d.now(), Execution: req.Execution.ID,
 		Status: ledger.PromotionRunning, Stages: promotionStages(q.Pipeline),
 	}
 	got, wrote, err := d.ledger.CreatePromotion(ctx, first, rec)
@@ -78,7 +79,7 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	if !wrote && got.Execution != req.Execution.ID {
 		return nil, failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s was started by execution %s: a promotion runs once", q.PromotionID, got.Execution))
 	}
-	d.log.Info("promotion started", "project", project, "promotion_id", q.PromotionID, "digest", digest, "started_by", caller)
+	d.log.Info("promotion started", "project", project, "promotion_id", q.PromotionID, "digest", digest, "started_by", caller.ARN)
 	return execution.Promotion{ProjectName: project, FirstConfig: first, PromotionID: q.PromotionID,
 		RequestSHA256: sum, Stages: len(q.Pipeline.Stages)}, nil
 }
@@ -87,18 +88,18 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 // execution's input, the one stored under the first stage's config, recent
 // (created_at as a release's), and proved; it returns the request's hash
 // and who made it.
-func (d *Deployer) checkRequest(ctx context.Context, req execution.Request, q *pipeline.Request) (sum, caller string, err error) {
+func (d *Deployer) checkRequest(ctx context.Context, req execution.Request, q *pipeline.Request) (sum string, caller identity.Caller, err error) {
 	if sum, err = q.Hash(); err != nil {
-		return "", "", failure.BadRelease("request: " + err.Error())
+		return "", caller, failure.BadRelease("request: " + err.Error())
 	}
 	if err := d.confirmPromotion(ctx, req, sum); err != nil {
-		return "", "", err
+		return "", caller, err
 	}
 	if _, err := d.storedRequest(ctx, q.Pipeline.ProjectName, q.FirstConfig(), q.PromotionID, sum); err != nil {
-		return "", "", err
+		return "", caller, err
 	}
 	if why := d.checkCreatedAt(&release.Release{CreatedAt: q.CreatedAt}, req); why != "" {
-		return "", "", failure.BadRelease("request." + why)
+		return "", caller, failure.BadRelease("request." + why)
 	}
 	caller, err = d.verifyRequest(ctx, q)
 	return sum, caller, err
@@ -179,20 +180,16 @@ func (d *Deployer) storedRequest(ctx context.Context, project, first, id, sum st
 }
 
 // verifyRequest returns who made the request, as its identity proof says;
-// "" when the deployer verifies no proofs.
-func (d *Deployer) verifyRequest(ctx context.Context, q *pipeline.Request) (string, error) {
+// zero when the deployer verifies no proofs.
+func (d *Deployer) verifyRequest(ctx context.Context, q *pipeline.Request) (identity.Caller, error) {
 	if d.cfg.Identities == nil {
-		return "", nil
+		return identity.Caller{}, nil
 	}
 	sum, err := q.IdentityHash()
 	if err != nil {
-		return "", failure.BadRelease("request: " + err.Error())
+		return identity.Caller{}, failure.BadRelease("request: " + err.Error())
 	}
-	caller, err := d.cfg.Identities.Verify(ctx, q.Identity, sum)
-	if err != nil {
-		return "", err
-	}
-	return caller.ARN, nil
+	return d.verifyCaller(ctx, q.Identity, sum)
 }
 
 // unregistered says which configs of stage i do not have the pipeline of
@@ -295,8 +292,8 @@ func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, e
 		switch {
 		case err != nil:
 			return nil, err
-		case approver != "":
-			stage.ApprovedBy, stage.ApprovedAt = approver, now
+		case approver.ARN != "":
+			stage.ApprovedBy, stage.ApprovedByID, stage.ApprovedAt = approver.ARN, approver.UserID, now
 		default:
 			approval = len(held) == 0
 			held = append(held, why)
@@ -414,40 +411,61 @@ func (d *Deployer) alarmsOf(ctx context.Context, project, config string, names [
 
 // approval reads the approval of the promotion's stage: who approved it,
 // or why it is not approved. An approval counts only with a valid
-// identity proof bound to it, for this promotion, stage and artifact.
-func (d *Deployer) approval(ctx context.Context, p *promotion) (approver, why string, err error) {
+// identity proof bound to it, for this promotion, stage and artifact, by
+// a principal the stage's gates let approve (pipeline.Gates.MayApprove;
+// of an account the deployer accepts proofs from or its approvers name)
+// and, with separate_approver, not the promotion's starter.
+func (d *Deployer) approval(ctx context.Context, p *promotion) (approver identity.Caller, why string, err error) {
 	stage := p.q.Pipeline.Stages[p.st.Stage].ConfigName
 	key := naming.ApprovalKey(p.st.ProjectName, stage, p.st.PromotionID)
 	raw, found, err := d.ledger.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
 	if err != nil {
-		return "", "", err
+		return approver, "", err
 	}
 	waiting := fmt.Sprintf("the stage needs a person's approval: ferry pipeline approve (stored at %s)", key)
 	if !found {
-		return "", waiting, nil
+		return approver, waiting, nil
 	}
 	var a pipeline.Approval
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", fmt.Sprintf("the approval at %s does not decode: %v", key, err), nil
+		return approver, fmt.Sprintf("the approval at %s does not decode: %v", key, err), nil
 	}
 	if a.PromotionID != p.st.PromotionID || a.Stage != stage || a.Digest != p.rec.Digest {
-		return "", fmt.Sprintf("the approval at %s is of promotion %s, stage %s, artifact %s: not this one", key, a.PromotionID, a.Stage, pipeline.ShortDigest(a.Digest)), nil
+		return approver, fmt.Sprintf("the approval at %s is of promotion %s, stage %s, artifact %s: not this one", key, a.PromotionID, a.Stage, pipeline.ShortDigest(a.Digest)), nil
 	}
 	if d.cfg.Identities == nil {
-		return cmp.Or(a.CreatedBy, "approved"), "", nil
+		return identity.Caller{ARN: cmp.Or(a.CreatedBy, "approved")}, "", nil
 	}
 	sum, err := a.IdentityHash()
 	if err != nil {
-		return "", "", failure.BadRelease("approval: " + err.Error())
+		return approver, "", failure.BadRelease("approval: " + err.Error())
 	}
-	caller, err := d.cfg.Identities.Verify(ctx, a.Identity, sum)
+	gates := p.q.Pipeline.Stages[p.st.Stage].Gates
+	caller, err := d.verifyCaller(ctx, a.Identity, sum, gates.ApproverAccounts()...)
 	if failure.IsRetryable(err) {
-		return "", "", err
+		return approver, "", err
 	}
 	if err != nil {
-		return "", fmt.Sprintf("the approval at %s has no valid identity proof: %v", key, err), nil
+		return approver, fmt.Sprintf("the approval at %s has no valid identity proof: %v", key, err), nil
 	}
-	return caller.ARN, "", nil
+	if why := mayApprove(gates, caller, p.rec); why != "" {
+		return approver, fmt.Sprintf("the approval at %s is by %s, who %s", key, caller.ARN, why), nil
+	}
+	return caller, "", nil
+}
+
+// mayApprove is why the verified caller may not approve a stage of gates
+// g of the promotion rec ("" when it may): not among g's approvers, or,
+// with separate_approver, the principal who started the promotion (the
+// same unique id, or the same ARN).
+func mayApprove(g *pipeline.Gates, caller identity.Caller, rec ledger.PromotionRecord) string {
+	switch {
+	case !g.MayApprove(caller.ARN):
+		return "is not among the stage's approvers (" + strings.Join(g.Approvers, ", ") + ")"
+	case g.SeparateApprover && (caller.ARN == rec.StartedBy || caller.UserID != "" && caller.UserID == rec.StartedByID):
+		return "started the promotion: the stage requires another approver (separate_approver)"
+	}
+	return ""
 }
 
 // requestApproval records the task token of the approval callback the
@@ -626,17 +644,17 @@ func (d *Deployer) endStage(ctx context.Context, req execution.Request) (any, er
 // held (the stage is deploying), and its content is exactly what the
 // pipeline derives for its config from the stored request. The caller is
 // the promotion's starter, for the records.
-func (d *Deployer) verifyPromotion(ctx context.Context, r *release.Release) (string, error) {
+func (d *Deployer) verifyPromotion(ctx context.Context, r *release.Release) (identity.Caller, error) {
 	rec, found, err := d.ledger.GetPromotion(ctx, r.ProjectName, r.PromotionOf, r.ReleaseID)
 	switch {
 	case err != nil:
-		return "", err
+		return identity.Caller{}, err
 	case !found:
-		return "", failure.BadRelease(fmt.Sprintf("promotion_of: no promotion %s of %s %s is recorded", r.ReleaseID, r.ProjectName, r.PromotionOf))
+		return identity.Caller{}, failure.BadRelease(fmt.Sprintf("promotion_of: no promotion %s of %s %s is recorded", r.ReleaseID, r.ProjectName, r.PromotionOf))
 	}
 	q, err := d.storedRequest(ctx, r.ProjectName, r.PromotionOf, r.ReleaseID, rec.RequestSHA256)
 	if err != nil {
-		return "", err
+		return identity.Caller{}, err
 	}
 	st := &execution.Promotion{ProjectName: r.ProjectName, FirstConfig: r.PromotionOf, PromotionID: r.ReleaseID}
 	p := &promotion{st: st, q: q, rec: rec}
@@ -646,19 +664,19 @@ func (d *Deployer) verifyPromotion(ctx context.Context, r *release.Release) (str
 				continue
 			}
 			if rec.Stages[i].Status != ledger.PromotionDeploying {
-				return "", failure.BadRelease(fmt.Sprintf("promotion_of: stage %s of promotion %s is %s, not deploying", s.ConfigName, r.ReleaseID, rec.Stages[i].Status))
+				return identity.Caller{}, failure.BadRelease(fmt.Sprintf("promotion_of: stage %s of promotion %s is %s, not deploying", s.ConfigName, r.ReleaseID, rec.Stages[i].Status))
 			}
 			want, err := d.promotedRelease(p, i, j)
 			if err != nil {
-				return "", err
+				return identity.Caller{}, err
 			}
 			if same, err := sameRelease(want, r); err != nil || !same {
-				return "", failure.BadRelease(fmt.Sprintf("promotion_of: the release is not what promotion %s deploys to %s", r.ReleaseID, r.ConfigName))
+				return identity.Caller{}, failure.BadRelease(fmt.Sprintf("promotion_of: the release is not what promotion %s deploys to %s", r.ReleaseID, r.ConfigName))
 			}
-			return rec.StartedBy, nil
+			return identity.Caller{ARN: rec.StartedBy, UserID: rec.StartedByID}, nil
 		}
 	}
-	return "", failure.BadRelease(fmt.Sprintf("promotion_of: promotion %s deploys no config %s", r.ReleaseID, r.ConfigName))
+	return identity.Caller{}, failure.BadRelease(fmt.Sprintf("promotion_of: promotion %s deploys no config %s", r.ReleaseID, r.ConfigName))
 }
 
 // sameRelease reports whether a and b encode the same canonically.

@@ -159,6 +159,11 @@ func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release
 	if _, held, err := d.locks.Get(ctx, pc.Project, pc.Config); err != nil || held {
 		return err // a deploy runs (perhaps the last heal): leave it be
 	}
+	// What is healed is the content Validate accepted, never release.json
+	// as it is now (the client's prefix).
+	if r, _, err = d.ledger.VerifiedRelease(ctx, pc.Project, pc.Config, r.ReleaseID); err != nil {
+		return err
+	}
 	heal, err := d.startHeal(ctx, r, &rec, why, now)
 	if err != nil {
 		return err
@@ -236,10 +241,31 @@ func (d *Deployer) startHeal(ctx context.Context, r *release.Release, rec *ledge
 }
 
 // verifyHeal accepts a heal release (heal_of set) without an identity
-// proof only while the release it heals is what is deployed and its
-// content is exactly that release's: anyone who could start one could
-// only deploy again what runs. Anything else is a *failure.BadReleaseError.
+// proof only when the deployer started it and it deploys again exactly
+// what is deployed:
+//
+//   - the deployer's own heal record (naming.HealKey, under _state/, which
+//     only the deployer writes) names it as the last heal of the release
+//     it heals: a reconcile pass writes that record before it starts the
+//     heal's execution, so nobody else can start a heal the deployer did
+//     not decide on (Step Functions does not say who started an
+//     execution: DescribeExecution has no caller);
+//   - created_by is Reconciler and heal_of names the current release;
+//   - the heal, with its own fields (release_id, created_at, created_by,
+//     the identity proof, rollback_of, heal_of, promotion_of) taken back
+//     from the release it heals, hashes to the current record's
+//     ReleaseSHA256: the content Validate accepted, never the mutable
+//     release.json alone.
+//
+// Anything else is a *failure.BadReleaseError.
 func (d *Deployer) verifyHeal(ctx context.Context, r *release.Release) error {
+	rec, found, err := d.ledger.GetHeal(ctx, r.ProjectName, r.ConfigName)
+	if err != nil {
+		return err
+	}
+	if !found || rec.LastHeal != r.ReleaseID || rec.Of != r.HealOf || r.CreatedBy != Reconciler {
+		return failure.BadRelease(fmt.Sprintf("heal_of: release %s is not a heal the deployer's reconcile pass started (its heal record names %q of %q)", r.ReleaseID, rec.LastHeal, rec.Of))
+	}
 	cur, found, err := d.ledger.GetCurrent(ctx, r.ProjectName, r.ConfigName)
 	if err != nil {
 		return err
@@ -251,16 +277,12 @@ func (d *Deployer) verifyHeal(ctx context.Context, r *release.Release) error {
 	if err != nil {
 		return err
 	}
-	want, err := release.ContentHash(of)
-	if err != nil {
-		return failure.BadRelease(fmt.Sprintf("heal_of: %v", err))
-	}
-	got, err := release.ContentHash(r)
+	got, err := release.Hash(release.AsOwn(r, of))
 	if err != nil {
 		return failure.BadRelease(fmt.Sprintf("release: %v", err))
 	}
-	if got != want || r.CreatedBy != Reconciler {
-		return failure.BadRelease(fmt.Sprintf("heal_of: the release is not the content of release %s deployed again by the reconciler", r.HealOf))
+	if got != cur.ReleaseSHA256 {
+		return failure.BadRelease(fmt.Sprintf("heal_of: the heal is not the content of release %s as deployed: it hashes to %s, the current record's release_sha256 is %s", r.HealOf, got, cur.ReleaseSHA256))
 	}
 	return nil
 }

@@ -154,8 +154,9 @@ func TestReconcileRecordsOnly(t *testing.T) {
 }
 
 // TestHealRefused: a release naming heal_of is accepted without an
-// identity proof only with the current release's exact content, and only
-// while that release is deployed.
+// identity proof only when the deployer's heal record names it (a
+// reconcile pass started it), with the current release's exact content,
+// and only while that release is deployed.
 func TestHealRefused(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
@@ -164,16 +165,22 @@ func TestHealRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*release.Release)
-		want string
+		// unrecorded: the deployer's heal record does not name the heal.
+		unrecorded bool
+		want       string
 	}{
-		{"another content", func(r *release.Release) { r.AMI = "ubuntu-worker" }, "is not the content of release " + r1.ReleaseID},
-		{"not what is deployed", func(r *release.Release) { r.HealOf = "r0-000000" }, "release r0-000000 is not what is deployed"},
-		{"not the reconciler's", func(r *release.Release) { r.CreatedBy = "mallory" }, "is not the content of release " + r1.ReleaseID},
+		{name: "another content", edit: func(r *release.Release) { r.AMI = "ubuntu-worker" }, want: "is not the content of release " + r1.ReleaseID},
+		{name: "not what is deployed", edit: func(r *release.Release) { r.HealOf = "r0-000000" }, want: "release r0-000000 is not what is deployed"},
+		{name: "not the reconciler's", edit: func(r *release.Release) { r.CreatedBy = "mallory" }, want: "is not a heal the deployer's reconcile pass started"},
+		{name: "not started by the deployer", edit: func(*release.Release) {}, unrecorded: true, want: "is not a heal the deployer's reconcile pass started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := r1.Clone()
 			r.ReleaseID, r.CreatedAt, r.CreatedBy, r.Identity, r.HealOf = h.baseRelease().ReleaseID, h.clk.Now().Add(-time.Minute), Reconciler, nil, r1.ReleaseID
 			tc.edit(r)
+			if !tc.unrecorded {
+				require.NoError(t, h.ledger.PutHeal(t.Context(), project, config, ledger.HealRecord{Of: r.HealOf, InARow: 1, LastAt: h.clk.Now(), LastHeal: r.ReleaseID}))
+			}
 			err := h.start(r).step(execution.TaskValidate)
 			var bad *failure.BadReleaseError
 			require.ErrorAs(t, err, &bad)

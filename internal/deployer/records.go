@@ -14,7 +14,7 @@ import (
 // createdBy is who asked for the release, for the outcome record
 // (author); the name it claims is "" when the release cannot be read (the
 // outcome is still written).
-func (d *Deployer) createdBy(ctx context.Context, st *execution.State) (by, name string) {
+func (d *Deployer) createdBy(ctx context.Context, st *execution.State) (by, id, name string) {
 	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	claimed := ""
 	if err != nil {
@@ -39,7 +39,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 		Error: failure.NameCleanUp, Cause: err.Error(), Leftovers: ce.Leftovers,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 	}
-	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	o.CreatedBy, o.CreatedByID, o.CreatedByName = d.createdBy(ctx, st)
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}
@@ -66,19 +66,20 @@ func exhausted(req execution.Request, err error) error {
 }
 
 // author is who asked for the release, for the records: the caller its
-// identity proof names, as Validate verified it and wrote it in the
-// run-once marker, with the name the client gave itself (created_by);
-// without a verified caller, that name alone. A marker that cannot be
-// read leaves the name alone, with a warning: the record is still written.
-func (d *Deployer) author(ctx context.Context, st *execution.State, claimed string) (createdBy, name string) {
+// identity proof names (its full ARN, and its unique id), as Validate
+// verified it and wrote it in the run-once marker, with the name the
+// client gave itself (created_by); without a verified caller, that name
+// alone. A marker that cannot be read leaves the name alone, with a
+// warning: the record is still written.
+func (d *Deployer) author(ctx context.Context, st *execution.State, claimed string) (createdBy, id, name string) {
 	run, found, err := d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
 		d.log.Warn("cannot read the run-once marker for the record", "release_id", st.ReleaseID, "error", err.Error())
 	}
 	if !found || run.CreatedBy == "" {
-		return claimed, ""
+		return claimed, "", ""
 	}
-	return run.CreatedBy, claimed
+	return run.CreatedBy, run.CreatedByID, claimed
 }
 
 // asCleanUp is where a clean-up's failure is headed: a transient one,

@@ -23,7 +23,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureClean,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(),
 	}
-	o.CreatedBy, o.CreatedByName = d.createdBy(ctx, st)
+	o.CreatedBy, o.CreatedByID, o.CreatedByName = d.createdBy(ctx, st)
 	o.RolledBack = st.RolledBack
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)

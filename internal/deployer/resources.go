@@ -67,7 +67,7 @@ func (d *Deployer) session(ctx context.Context, st *execution.State) (cloud.Sess
 		return s, err
 	}
 	if found {
-		s.SourceIdentity = naming.SourceIdentity(run.CreatedBy)
+		s.SourceIdentity = naming.SourceIdentity(run.CreatedBy, run.CreatedByID)
 	}
 	return s, nil
 }

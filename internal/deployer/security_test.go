@@ -1,11 +1,15 @@
 package deployer
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/assert"
@@ -13,9 +17,13 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // TestForgedRequestsChangeNothing invokes the deployer directly, as anyone
@@ -213,8 +221,8 @@ func TestTargetCallsNameTheVerifiedCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
 
-	want := naming.SourceIdentity(caller)
-	require.Equal(t, "alice@"+account, want)
+	want := naming.SourceIdentity(caller, callerID)
+	require.Equal(t, callerID+"@"+account, want)
 	assumes, calls := 0, 0
 	for _, c := range h.world.CallLog() {
 		switch {
@@ -233,4 +241,188 @@ func TestTargetCallsNameTheVerifiedCaller(t *testing.T) {
 	}
 	assert.Positive(t, assumes)
 	assert.Positive(t, calls)
+}
+
+// overwriteRelease replaces the stored release.json of r with its own
+// content, user data changed, as anyone who may write the project's
+// prefix could (a PutObject without If-None-Match).
+func (h *harness) overwriteRelease(r *release.Release, userData string) *release.Release {
+	h.t.Helper()
+	evil := r.Clone()
+	evil.UserData = userData
+	raw, err := json.Marshal(evil)
+	require.NoError(h.t, err)
+	_, err = h.s3.PutObject(h.t.Context(), &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(naming.ReleaseKey(r.ProjectName, r.ConfigName, r.ReleaseID)), Body: bytes.NewReader(raw),
+	})
+	require.NoError(h.t, err)
+	return evil
+}
+
+// TestForgedHealRefused is the attack on heals: Mallory overwrites the
+// deployed release.json with new user data, uploads a copy of it as a
+// heal (created_by the reconciler, heal_of the deployed release, no
+// identity proof) and starts it with the Step Functions API. Validate
+// refuses it: the deployer's heal record does not name it (the deployer
+// did not start it), and, even as the heal the deployer was about to
+// start, its content is not the current record's. The reconcile pass
+// itself, finding the fleet gone, refuses to heal from the overwritten
+// release.json.
+func TestForgedHealRefused(t *testing.T) {
+	const evilData = "#!/bin/sh\n# mallory was here\n"
+	for _, tc := range []struct {
+		name string
+		// recorded: the deployer's heal record names the forged heal (as
+		// if Mallory raced a heal the deployer decided on).
+		recorded bool
+		want     string
+	}{
+		{name: "started by Mallory", want: "is not a heal the deployer's reconcile pass started"},
+		{name: "racing the deployer's own heal", recorded: true, want: "the current record's release_sha256 is "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			r1 := h.baseRelease()
+			r1.Reconcile = release.ReconcileHeal
+			h.start(r1).succeed()
+			h.clk.Advance(time.Hour)
+			evil := h.overwriteRelease(r1, evilData)
+
+			heal := evil.Clone()
+			heal.ReleaseID, heal.CreatedAt, heal.CreatedBy, heal.Identity, heal.HealOf = h.baseRelease().ReleaseID, h.clk.Now().Add(-time.Minute), Reconciler, nil, r1.ReleaseID
+			if tc.recorded {
+				require.NoError(t, h.ledger.PutHeal(t.Context(), project, config, ledger.HealRecord{Of: r1.ReleaseID, InARow: 1, LastAt: h.clk.Now(), LastHeal: heal.ReleaseID}))
+			}
+			before := h.snapshot()
+			err := h.start(heal).step(execution.TaskValidate)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, before, h.snapshot(), "the fleet changed")
+		})
+	}
+	t.Run("the reconcile pass heals from the recorded content only", func(t *testing.T) {
+		h := newHarness(t)
+		r1 := h.baseRelease()
+		r1.Reconcile = release.ReconcileHeal
+		h.start(r1).succeed()
+		h.overwriteRelease(r1, evilData)
+		h.deleteGroup(naming.GroupName(project, config, "web", r1.ReleaseID))
+		h.pass()
+		h.clk.Advance(tuning.HealAfter)
+		p := h.pass()
+		assert.Empty(t, p.Healed, "a heal of the overwritten release.json started")
+		require.Len(t, p.Errors, 1)
+		assert.Contains(t, p.Errors[0], "release "+r1.ReleaseID+" changed after the deployer accepted it")
+	})
+}
+
+// TestReleaseHashRecordedOnce: Validate records the release's canonical
+// hash under _state/ (naming.ReleaseHashKey); a reader of the release
+// after it is overwritten gets an error naming the release and both
+// hashes.
+func TestReleaseHashRecordedOnce(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	x := h.start(r1)
+	require.NoError(t, x.step(execution.TaskValidate))
+	require.NoError(t, x.step(execution.TaskValidate), "a retried Validate accepts its record")
+	_, sum, err := h.ledger.VerifiedRelease(t.Context(), project, config, r1.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, x.state.ReleaseSHA256, sum)
+
+	evil := h.overwriteRelease(r1, "#!/bin/sh\n")
+	evilSum, err := release.Hash(evil)
+	require.NoError(t, err)
+	_, _, err = h.ledger.VerifiedRelease(t.Context(), project, config, r1.ReleaseID)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "release "+r1.ReleaseID+" changed after the deployer accepted it: its recorded sha256 is "+sum+", release.json's is "+evilSum)
+
+	err = h.ledger.RecordReleaseHash(t.Context(), project, config, ledger.ReleaseHash{ReleaseID: r1.ReleaseID, ReleaseSHA256: evilSum, Execution: "x"})
+	require.ErrorAs(t, err, &bad, "the record is written once")
+}
+
+// proofOf verifies every proof as naming one caller.
+type proofOf identity.Caller
+
+func (c proofOf) Verify(context.Context, *release.Identity, string) (identity.Caller, error) {
+	return identity.Caller(c), nil
+}
+
+// TestProofOfAnotherAccountRefused: a proof that verifies, but names a
+// principal of an account the deployer does not accept proofs from
+// (Config.IdentityAccounts, default its own), is refused at Validate;
+// the account listed, it is accepted.
+func TestProofOfAnotherAccountRefused(t *testing.T) {
+	mallory := identity.Caller{ARN: "arn:aws:iam::999999999999:user/alice", Account: "999999999999", UserID: "AIDAMALLORY"}
+	h := newHarness(t)
+	h.d.cfg.Identities = proofOf(mallory)
+	err := h.start(h.baseRelease()).step(execution.TaskValidate)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "identity: the proof names arn:aws:iam::999999999999:user/alice of account 999999999999; the deployer accepts proofs from accounts "+account+" only")
+
+	h.d.cfg.IdentityAccounts = []string{account, "999999999999"}
+	require.NoError(t, h.start(h.baseRelease()).step(execution.TaskValidate))
+}
+
+// TestRecordsNameTheFullCaller: the run-once marker, the outcome and the
+// current record name who asked by the full ARN and the unique id the
+// proof named, never by a name the caller chose alone.
+func TestRecordsNameTheFullCaller(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.CreatedBy = "bob"
+	h.start(r).succeed()
+	run, _, err := h.locks.RunOf(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, [2]string{caller, callerID}, [2]string{run.CreatedBy, run.CreatedByID})
+	o, _, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, [3]string{caller, callerID, "bob"}, [3]string{o.CreatedBy, o.CreatedByID, o.CreatedByName})
+	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, [3]string{caller, callerID, "bob"}, [3]string{cur.CreatedBy, cur.CreatedByID, cur.CreatedByName})
+}
+
+// TestMovedProofRefused is the attack on the binding, through Validate
+// with the real verifier and a simulated STS that checks signatures as
+// AWS does (sim.ProofSTS): Mallory copies Alice's fresh proof of Alice's
+// release into Mallory's own release, adding the binding header again in
+// another case with the hash of Mallory's release. Go's map order is
+// random, so it is tried 400 times: every one is refused, and nothing of
+// Mallory's release runs as Alice's.
+func TestMovedProofRefused(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.world.AddAccessKey(caller, callerID, "AKIDALICE", "alice-secret"))
+	h.d.cfg.Identities = identity.Verifier{Client: h.world.ProofSTS()}
+	alice := identity.Signer{Credentials: credentials.NewStaticCredentialsProvider("AKIDALICE", "alice-secret", ""), Region: region, Clock: h.clk}
+	prove := func(r *release.Release) *release.Identity {
+		sum, err := release.IdentityHash(r)
+		require.NoError(t, err)
+		proof, err := alice.Prove(t.Context(), sum)
+		require.NoError(t, err)
+		return proof
+	}
+	victim := h.baseRelease()
+	victim.Identity = prove(victim)
+	aliceProof := victim.Identity
+	require.NoError(t, h.start(victim).step(execution.TaskValidate), "Alice's proof verifies for Alice's release")
+
+	for i := range 400 {
+		mallory := h.baseRelease()
+		mallory.UserData = "#!/bin/sh\n# mallory was here\n"
+		sum, err := release.IdentityHash(mallory)
+		require.NoError(t, err)
+		forged := &release.Identity{Method: aliceProof.Method, URL: aliceProof.URL, Headers: map[string]string{}}
+		for k, v := range aliceProof.Headers {
+			forged.Headers[strings.ToLower(k)] = v
+		}
+		forged.Headers[identity.BindingHeader] = sum
+		mallory.Identity = forged
+		err = h.start(mallory).step(execution.TaskValidate)
+		var bad *failure.BadReleaseError
+		require.ErrorAs(t, err, &bad, "attempt %d: Mallory's release verified as Alice's", i)
+	}
 }

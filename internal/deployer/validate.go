@@ -7,6 +7,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -23,14 +25,18 @@ import (
 //     release cannot be created after the execution that runs it started);
 //   - a release id another execution consumed (its run-once marker names
 //     that execution);
+//   - a release whose hash another Validate recorded otherwise.
 //   - with Config.Identities, a release whose identity proof is missing or
 //     does not verify (identity.Verifier).
 //
 // Before those checks, once the release decodes and validates, it
 // confirms its execution (confirmExecution) and consumes the release id
 // for it (lock.Consume): whatever the outcome, no other execution runs
-// this release. It returns the State that every later task gets. The
-// marker is its only write, and a retry of the same execution accepts it.
+// this release. Once the copy in the bucket is the execution's input, it
+// records the release's canonical hash, once (ledger.RecordReleaseHash):
+// what every later reader of release.json checks it against. It returns
+// the State that every later task gets. The marker and that record are
+// its only writes, and a retry of the same execution accepts them.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
@@ -49,6 +55,8 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	}
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
+	} else if err := d.ledger.RecordReleaseHash(ctx, r.ProjectName, r.ConfigName, ledger.ReleaseHash{ReleaseID: r.ReleaseID, ReleaseSHA256: sum, Execution: req.Execution.ID}); err != nil {
+		return nil, err
 	}
 	if p := d.checkCreatedAt(r, req); p != "" {
 		problems = append(problems, p)
@@ -96,17 +104,20 @@ func checkedRelease(raw []byte) (*release.Release, string, error) {
 // An identity proof that does not verify is refused after the release is
 // consumed; a transient failure to verify it, before.
 func (d *Deployer) consume(ctx context.Context, req execution.Request, r *release.Release) error {
-	caller, idErr := d.verifyIdentity(ctx, r)
+	var caller identity.Caller
+	var idErr error
 	switch {
 	case r.HealOf != "": // the reconciler's: no proof, its content checked instead
-		caller, idErr = "", d.verifyHeal(ctx, r)
+		idErr = d.verifyHeal(ctx, r)
 	case r.PromotionOf != "": // a promotion's: its record and content checked instead
 		caller, idErr = d.verifyPromotion(ctx, r)
+	default:
+		caller, idErr = d.verifyIdentity(ctx, r)
 	}
 	if failure.IsRetryable(idErr) {
 		return idErr
 	}
-	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller); err != nil {
+	if err := d.locks.Consume(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, req.Execution.ID, caller.ARN, caller.UserID); err != nil {
 		return err
 	}
 	return idErr

@@ -3,6 +3,8 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -32,22 +34,37 @@ var (
 	_ Identities = identity.Verifier{}
 )
 
-// verifyIdentity returns the caller r's identity proof names, "" when the
-// deployer verifies no proofs. A missing or invalid proof is a
+// verifyIdentity returns the caller r's identity proof names, zero when
+// the deployer verifies no proofs. A missing or invalid proof is a
 // *failure.BadReleaseError; a transient failure a *failure.RetryableError.
-func (d *Deployer) verifyIdentity(ctx context.Context, r *release.Release) (string, error) {
+func (d *Deployer) verifyIdentity(ctx context.Context, r *release.Release) (identity.Caller, error) {
 	if d.cfg.Identities == nil {
-		return "", nil
+		return identity.Caller{}, nil
 	}
 	sum, err := release.IdentityHash(r)
 	if err != nil {
-		return "", failure.BadRelease(fmt.Sprintf("release: %v", err))
+		return identity.Caller{}, failure.BadRelease(fmt.Sprintf("release: %v", err))
 	}
-	caller, err := d.cfg.Identities.Verify(ctx, r.Identity, sum)
+	return d.verifyCaller(ctx, r.Identity, sum)
+}
+
+// verifyCaller verifies proof, bound to sum, with Config.Identities and
+// accepts the caller it names only from an account the deployer accepts
+// proofs from (Config.IdentityAccounts) or one of also (the accounts a
+// pipeline names for its approvers). A caller of another account is a
+// *failure.BadReleaseError naming it; Verify's errors are returned as
+// they are.
+func (d *Deployer) verifyCaller(ctx context.Context, proof *release.Identity, sum string, also ...string) (identity.Caller, error) {
+	caller, err := d.cfg.Identities.Verify(ctx, proof, sum)
 	if err != nil {
-		return "", err
+		return identity.Caller{}, err
 	}
-	return caller.ARN, nil
+	accounts := append(slices.Clone(d.cfg.IdentityAccounts), also...)
+	if !slices.Contains(accounts, caller.Account) {
+		return identity.Caller{}, failure.BadRelease(fmt.Sprintf("identity: the proof names %s of account %s; the deployer accepts proofs from accounts %s only",
+			caller.ARN, caller.Account, strings.Join(accounts, ", ")))
+	}
+	return caller, nil
 }
 
 // confirmExecution checks that req runs for a RUNNING execution of the

@@ -14,12 +14,19 @@
 //
 // The proof is the method, URL and signed headers of the request, with the
 // header X-Ferry-Release-Sha256 (the release's canonical hash without the
-// proof) among the signed headers. It holds no secret and expires with the
-// signature (15 minutes). A release without a proof, with a proof bound to
+// proof) among the signed headers. What a proof is bound to is the
+// verifier's decision: it sends STS the hash it computed itself as that
+// header's value, never the proof's, and refuses a proof that gives any
+// header name twice (in any case) or any query parameter twice, so the
+// request checked is the request sent. It holds no secret and expires
+// with the signature (15 minutes). A release without a proof, with a proof bound to
 // another release, or one STS refuses, is a BadReleaseError. The verified
-// caller's ARN is written in the run-once marker and is the created_by of
-// the outcome and of the current record; the name the client gave itself
-// ($FERRY_CREATED_BY, else $USER) is created_by_name. The local region
-// verifies the same way against its own STS, which answers every signature
-// with its one local caller (arn:aws:iam::ACCOUNT:user/ferry-local).
+// caller's full ARN and unique id (GetCallerIdentity's UserId) are written
+// in the run-once marker and are the created_by and created_by_id of the
+// outcome and of the current record; the name the client gave itself
+// ($FERRY_CREATED_BY, else $USER) is created_by_name. Which accounts'
+// callers count is the deployer's decision (deployer.Config.
+// IdentityAccounts). The local region verifies the same way against its
+// own STS, which checks the signature and expiry of proofs signed with its
+// one caller's key (arn:aws:iam::ACCOUNT:user/ferry-local, sim.ProofSTS).
 package identity

@@ -124,6 +124,9 @@ type Verifier struct {
 // stsHost is the host of an STS endpoint of AWS: global, regional, China.
 var stsHost = regexp.MustCompile(`^sts(\.[a-z]{2}(-[a-z]+)+-[0-9]{1,2})?\.amazonaws\.com(\.cn)?$`)
 
+// headerName is an HTTP header field name (a token, RFC 9110 5.1).
+var headerName = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
+
 // AWSEndpoint reports whether u is an STS endpoint of AWS over https with
 // the root path and no user, fragment or explicit port.
 func AWSEndpoint(u *url.URL) bool {
@@ -136,18 +139,28 @@ const maxResponseBytes = 64 << 10
 
 // Verify replays proof and returns the caller STS names. The proof must
 // be a GetCallerIdentity request to an endpoint Endpoint accepts, with
-// BindingHeader among its signed headers and equal to contentHash.
+// BindingHeader among its signed headers, each header name given once
+// (whatever its case), and each query parameter once.
+//
+// What the proof is bound to is the verifier's decision, never the
+// proof's: the request sent to STS carries BindingHeader set to
+// contentHash, whatever value (if any) the proof gives it, so STS accepts
+// the signature only when the caller signed exactly contentHash.
 //
 // Errors: a proof that is missing, malformed, bound to another release or
 // that STS refuses (expired, a signature that does not match) is a
 // *failure.BadReleaseError naming why; STS throttling, a 5xx or a broken
 // connection is a *failure.RetryableError.
 func (v Verifier) Verify(ctx context.Context, proof *release.Identity, contentHash string) (Caller, error) {
-	u, err := v.check(proof, contentHash)
+	u, err := v.check(proof)
 	if err != nil {
 		return Caller{}, err
 	}
-	status, body, err := v.replay(ctx, u, proof.Headers)
+	headers, err := boundHeaders(proof.Headers, contentHash)
+	if err != nil {
+		return Caller{}, err
+	}
+	status, body, err := v.replay(ctx, u, headers)
 	if err != nil {
 		return Caller{}, err
 	}
@@ -161,8 +174,8 @@ func bad(format string, a ...any) error {
 
 // check is what Verify knows of a proof before replaying it: a GET of
 // sts:GetCallerIdentity to an endpoint v accepts, signing BindingHeader,
-// bound to contentHash. It returns the request's URL.
-func (v Verifier) check(proof *release.Identity, contentHash string) (*url.URL, error) {
+// with no query parameter given twice. It returns the request's URL.
+func (v Verifier) check(proof *release.Identity) (*url.URL, error) {
 	if proof == nil {
 		return nil, bad("required: the client proves who asks with a pre-signed sts:GetCallerIdentity request (ferry deploy does)")
 	}
@@ -177,44 +190,56 @@ func (v Verifier) check(proof *release.Identity, contentHash string) (*url.URL, 
 	if !endpoint(u) {
 		return nil, bad("url %s://%s is not an STS endpoint the deployer calls", u.Scheme, u.Host)
 	}
-	q := u.Query()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, bad("url query does not parse")
+	}
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return nil, bad("url query parameter %q is given %d times", k, len(vs))
+		}
+	}
 	switch {
 	case proof.Method != http.MethodGet:
 		return nil, bad("method %q: a pre-signed GetCallerIdentity request is a GET", proof.Method)
-	case q.Get("Action") != "GetCallerIdentity" || len(q["Action"]) != 1:
+	case q.Get("Action") != "GetCallerIdentity":
 		return nil, bad("the request is not sts:GetCallerIdentity")
 	case !slices.Contains(strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), strings.ToLower(BindingHeader)):
 		return nil, bad("the request does not sign %s", BindingHeader)
 	}
-	if bound := boundHash(proof.Headers); bound != contentHash {
-		return nil, bad("the proof is bound to release %q, not to this release (%s)", bound, contentHash)
-	}
 	return u, nil
 }
 
-// boundHash is the value of the binding header among headers, "" when
-// there is none.
-func boundHash(headers map[string]string) string {
-	var bound string
+// boundHeaders are the headers Verify sends: the proof's, each name given
+// once whatever its case (a name given twice is refused: which of them a
+// reader takes would depend on map order), without Host (net/http sets it
+// from the URL), with BindingHeader set to contentHash.
+func boundHeaders(headers map[string]string, contentHash string) (http.Header, error) {
+	out := http.Header{}
 	for k, val := range headers {
-		if strings.EqualFold(k, BindingHeader) {
-			bound = val
+		if !headerName.MatchString(k) || strings.ContainsAny(val, "\r\n\x00") {
+			return nil, bad("header %q is not a valid HTTP header", k)
 		}
+		name := http.CanonicalHeaderKey(k)
+		if _, dup := out[name]; dup {
+			return nil, bad("header %q is given more than once (header names are case-insensitive)", name)
+		}
+		out[name] = []string{val}
 	}
-	return bound
+	out.Del("Host")
+	out.Set(BindingHeader, contentHash)
+	return out, nil
 }
 
 // replay sends the pre-signed request to STS and returns its status and
 // at most maxResponseBytes of its body. A request that never got an answer
 // is a *failure.RetryableError.
-func (v Verifier) replay(ctx context.Context, u *url.URL, headers map[string]string) (status int, body []byte, err error) {
+func (v Verifier) replay(ctx context.Context, u *url.URL, headers http.Header) (status int, body []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return 0, nil, bad("the request cannot be made: %v", err)
 	}
-	for k, val := range headers {
-		req.Header.Set(k, val)
-	}
+	req.Header = headers
 	client := v.Client
 	if client == nil {
 		client = http.DefaultClient

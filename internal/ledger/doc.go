@@ -15,7 +15,13 @@
 // Every key comes from package naming, whose doc says who writes each
 // object, when and how.
 //
-// A release object is written once (If-None-Match: *) and never replaced.
+// A release object is written once (If-None-Match: *) and never replaced
+// by ferry; but release.json sits in the client's prefix, which more than
+// the deployer may write, so Validate records the release's canonical hash
+// under _state/, once (RecordReleaseHash), and every reader that acts on
+// or shows a release's content reads it through VerifiedRelease (or
+// CheckReleaseHash), which refuses one whose content is not what Validate
+// accepted, naming the release and both hashes.
 // User data, outcomes, the current, drift, heal and promotion records are
 // overwritten by the execution that owns them, so writing them again is
 // safe.

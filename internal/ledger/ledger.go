@@ -53,9 +53,11 @@ type Outcome struct {
 	StartedAt  time.Time `json:"started_at"`
 	EndedAt    time.Time `json:"ended_at"`
 	// CreatedBy is who asked for the release: the caller its identity
-	// proof names (verified by the deployer) with CreatedByName the name
-	// the client gave itself; without a verified caller, that name.
+	// proof names (its full ARN, verified by the deployer), CreatedByID
+	// its unique id (GetCallerIdentity's UserId), with CreatedByName the
+	// name the client gave itself; without a verified caller, that name.
 	CreatedBy     string `json:"created_by,omitempty"`
+	CreatedByID   string `json:"created_by_id,omitempty"`
 	CreatedByName string `json:"created_by_name,omitempty"`
 	// DeployerVersion is the build of the deployer that recorded the
 	// outcome (buildinfo.Info.String).
@@ -68,8 +70,9 @@ type Current struct {
 	ReleaseID     string `json:"release_id"`
 	Execution     string `json:"execution"`
 	ReleaseSHA256 string `json:"release_sha256"`
-	// CreatedBy and CreatedByName are as in Outcome.
+	// CreatedBy, CreatedByID and CreatedByName are as in Outcome.
 	CreatedBy     string    `json:"created_by,omitempty"`
+	CreatedByID   string    `json:"created_by_id,omitempty"`
 	CreatedByName string    `json:"created_by_name,omitempty"`
 	DeployedAt    time.Time `json:"deployed_at"`
 	// UserDataSHA256 is the hex SHA-256 of each service's rendered user

@@ -38,9 +38,11 @@ type PromotionRecord struct {
 	Digest         string `json:"digest"`
 	PipelineSHA256 string `json:"pipeline_sha256"`
 	RequestSHA256  string `json:"request_sha256"`
-	// StartedBy is the verified caller who started it (its ARN);
+	// StartedBy is the verified caller who started it (its full ARN),
+	// StartedByID its unique id (GetCallerIdentity's UserId);
 	// StartedByName the name it gave itself.
 	StartedBy     string    `json:"started_by"`
+	StartedByID   string    `json:"started_by_id,omitempty"`
 	StartedByName string    `json:"started_by_name,omitempty"`
 	StartedAt     time.Time `json:"started_at"`
 	Execution     string    `json:"execution"`
@@ -60,9 +62,12 @@ type PromotionStage struct {
 	Held   []string `json:"held,omitempty"`
 	// ApprovalToken is the task token an approval answers while the stage
 	// waits for one (the callback pattern).
-	ApprovalToken string    `json:"approval_token,omitempty"`
-	ApprovedBy    string    `json:"approved_by,omitempty"`
-	ApprovedAt    time.Time `json:"approved_at,omitzero"`
+	ApprovalToken string `json:"approval_token,omitempty"`
+	// ApprovedBy is the verified approver's full ARN, ApprovedByID its
+	// unique id.
+	ApprovedBy   string    `json:"approved_by,omitempty"`
+	ApprovedByID string    `json:"approved_by_id,omitempty"`
+	ApprovedAt   time.Time `json:"approved_at,omitzero"`
 	// ReleasedAt is when its gates held and its wave started; EndedAt
 	// when the wave ended.
 	ReleasedAt time.Time         `json:"released_at,omitzero"`

@@ -64,6 +64,10 @@ const (
 	// MaxSoakSeconds bounds a stage's soak gate (gates.soak_seconds): a
 	// week.
 	MaxSoakSeconds = 7 * 86400
+	// MaxApprovers bounds a stage's approvers (gates.approvers), and
+	// MaxApproverLen each pattern (IAM's own limit on an ARN is 2048).
+	MaxApprovers   = 20
+	MaxApproverLen = 2048
 
 	// MaxTimeout bounds a release's timeout.
 	MaxTimeout = 172800 * time.Second

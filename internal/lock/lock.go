@@ -43,9 +43,13 @@ type Run struct {
 	ReleaseID string    `json:"release_id"`
 	Execution string    `json:"execution"`
 	At        time.Time `json:"at"`
-	// CreatedBy is the caller the release's identity proof names (an IAM
-	// ARN); empty when the deployer verifies no proofs.
-	CreatedBy string `json:"created_by,omitempty"`
+	// CreatedBy is the caller the release's identity proof names (its
+	// full IAM ARN) and CreatedByID its unique id (GetCallerIdentity's
+	// UserId: AIDA... for a user, AROA...:SESSION for a role session),
+	// which no name the caller chose can imitate; empty when the deployer
+	// verifies no proofs.
+	CreatedBy   string `json:"created_by,omitempty"`
+	CreatedByID string `json:"created_by_id,omitempty"`
 }
 
 // Locks takes, reads and releases the project-config locks and run-once
@@ -101,7 +105,7 @@ func (l *Locks) Acquire(ctx context.Context, project, config string, h Holder) e
 	if err != nil || consumed {
 		return err
 	}
-	if err := l.markStarted(ctx, project, config, h, ""); err != nil {
+	if err := l.markStarted(ctx, project, config, h, "", ""); err != nil {
 		var bad *failure.BadReleaseError
 		if took && errors.As(err, &bad) {
 			if rerr := l.Release(ctx, project, config, h.ReleaseID); rerr != nil {
@@ -149,7 +153,8 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 }
 
 // Consume writes the run-once marker of releaseID for execution (and the
-// verified caller createdBy, "" for none) with one
+// verified caller's ARN createdBy and unique id createdByID, "" for none)
+// with one
 // PutObject If-None-Match: *, or accepts a marker that names execution
 // already: the first execution that consumes a release is the only one
 // that ever runs it, whatever its outcome. It is idempotent for one
@@ -158,18 +163,18 @@ func (l *Locks) take(ctx context.Context, project, config string, h Holder) (too
 // Errors: a marker naming another execution is a *failure.BadReleaseError
 // (the release already ran); an unreadable marker a *failure.LockError;
 // throttling, a 5xx or a broken connection a *failure.RetryableError.
-func (l *Locks) Consume(ctx context.Context, project, config, releaseID, execution, createdBy string) error {
+func (l *Locks) Consume(ctx context.Context, project, config, releaseID, execution, createdBy, createdByID string) error {
 	if releaseID == "" || execution == "" {
 		return &failure.LockError{Op: "consume", Err: errors.New("a release id and an execution are required")}
 	}
-	return l.markStarted(ctx, project, config, Holder{ReleaseID: releaseID, Execution: execution}, createdBy)
+	return l.markStarted(ctx, project, config, Holder{ReleaseID: releaseID, Execution: execution}, createdBy, createdByID)
 }
 
 // markStarted writes the run-once marker, or accepts one that names h's
 // execution.
-func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder, createdBy string) error {
+func (l *Locks) markStarted(ctx context.Context, project, config string, h Holder, createdBy, createdByID string) error {
 	key := naming.StartedKey(project, config, h.ReleaseID)
-	m := Run{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC(), CreatedBy: createdBy}
+	m := Run{ReleaseID: h.ReleaseID, Execution: h.Execution, At: l.clk.Now().UTC(), CreatedBy: createdBy, CreatedByID: createdByID}
 	// The marker is one of the release's objects: the bucket's lifecycle
 	// rule expires it with them (a replay that late fails Validate's
 	// created_at window anyway).

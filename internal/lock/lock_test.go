@@ -393,15 +393,15 @@ func TestConsume(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	const caller = "arn:aws:sts::111111111111:assumed-role/Deployers/alice"
-	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller))
-	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller), "a retry")
+	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller, "AROAEXAMPLE:alice"))
+	require.NoError(t, e.locks.Consume(ctx, project, config, "r1", "x1", caller, "AROAEXAMPLE:alice"), "a retry")
 
 	run, found, err := e.locks.RunOf(ctx, project, config, "r1")
 	require.NoError(t, err)
 	require.True(t, found)
-	assert.Equal(t, lock.Run{ReleaseID: "r1", Execution: "x1", At: t0, CreatedBy: caller}, run)
+	assert.Equal(t, lock.Run{ReleaseID: "r1", Execution: "x1", At: t0, CreatedBy: caller, CreatedByID: "AROAEXAMPLE:alice"}, run)
 
-	err = e.locks.Consume(ctx, project, config, "r1", "x2", caller)
+	err = e.locks.Consume(ctx, project, config, "r1", "x2", caller, "AROAEXAMPLE:alice")
 	var bad *failure.BadReleaseError
 	require.ErrorAs(t, err, &bad)
 	assert.Contains(t, err.Error(), "already ran (execution x1)")

@@ -32,6 +32,12 @@
 //	lock                 the Lock state, at the start of a deploy; once
 //	started              the Validate state, when an execution first sees
 //	                     the release; once
+//	release.sha256       the Validate state, once the copy in the bucket
+//	                     is the execution's input; once (If-None-Match: *):
+//	                     the release's canonical hash, which heals,
+//	                     rollbacks, promotions and ferry show check
+//	                     release.json against (release.json is the
+//	                     client's prefix: only this record says what ran)
 //	userdata/<service>   the Publish state, after publishing the assets;
 //	                     overwritten (rendering is deterministic). A record
 //	                     only: Deploy renders what it launches from the

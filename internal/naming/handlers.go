@@ -52,4 +52,8 @@ const (
 	// releases keep their assets at a reconcile pass
 	// (deployer.Config.KeepReleases): a positive whole number.
 	EnvAssetKeepReleases = "FERRY_ASSET_KEEP_RELEASES"
+	// EnvIdentityAccounts are the accounts, comma-separated 12-digit ids,
+	// whose principals' identity proofs the deployer accepts
+	// (deployer.Config.IdentityAccounts); when unset, its own account.
+	EnvIdentityAccounts = "FERRY_IDENTITY_ACCOUNTS"
 )

@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -117,40 +118,46 @@ const MaxSourceIdentityLen = 64
 
 // SourceIdentity is the source identity the deployer sets when it assumes
 // a target's roles for a release: who asked for the release, as its
-// identity proof named them (callerARN, verified by the deployer). STS
-// keeps a source identity with the session and every session chained
-// from it, and CloudTrail records it with each call the session makes
-// ("Monitor and control actions taken with assumed roles", IAM User
-// Guide), so the target account's own trail tells whose release launched
-// or deleted each group.
+// identity proof named them (callerARN and uniqueID, GetCallerIdentity's
+// Arn and UserId, verified by the deployer). STS keeps a source identity
+// with the session and every session chained from it, and CloudTrail
+// records it with each call the session makes ("Monitor and control
+// actions taken with assumed roles", IAM User Guide), so the target
+// account's own trail tells whose release launched or deleted each group.
 //
 // STS allows [\w+=,.@-]{2,64}, never starting with "aws:" (AssumeRole,
-// STS API Reference), so an ARN cannot be used as it is: the name is the
-// last element of the ARN's resource (the user, the role session, or
-// "root"), with any other character as '_', then '@' and the account:
+// STS API Reference), so an ARN cannot be used as it is, and its last
+// segment alone would name user/alice, assumed-role/AnyRole/alice and
+// federated-user/alice alike. The name is the unique id IAM gave the
+// caller ("Unique identifiers", IAM User Guide: AIDA... of a user,
+// AROA...:SESSION of a role session, ACCOUNT:NAME of a federated user),
+// which a principal of the same name made again does not share; without
+// one (a record older than it), the ARN's whole resource. Any character STS
+// does not allow is '_' (a ':' or '/' among them), then '@' and the
+// account:
 //
-//	arn:aws:iam::111111111111:user/alice -> alice@111111111111
-//	arn:aws:sts::111111111111:assumed-role/Admin/bob@example.com -> bob@example.com@111111111111
+//	arn:aws:iam::111111111111:user/alice, AIDAEXAMPLE -> AIDAEXAMPLE@111111111111
+//	arn:aws:sts::111111111111:assumed-role/Admin/bob, AROAEXAMPLE:bob -> AROAEXAMPLE_bob@111111111111
 //
-// The name is cut to fit 64 characters. An ARN that is not one names
-// nobody: "".
-func SourceIdentity(callerARN string) string {
+// A name too long for 64 characters is cut and ends in '=' and 8 hex
+// digits of its SHA-256, so two cut names still differ. An ARN that is not
+// one names nobody: "".
+func SourceIdentity(callerARN, uniqueID string) string {
 	parts := strings.SplitN(callerARN, ":", 6)
 	if len(parts) != 6 || parts[0] != "arn" || len(parts[4]) != 12 || parts[5] == "" {
 		return ""
 	}
 	account, resource := parts[4], parts[5]
-	name := []byte(resource[strings.LastIndex(resource, "/")+1:])
+	full := cmp.Or(uniqueID, resource)
+	name := []byte(full)
 	for i, c := range name {
 		if !sourceIdentityChar(c) {
 			name[i] = '_'
 		}
 	}
 	if room := MaxSourceIdentityLen - len("@") - len(account); len(name) > room {
-		name = name[:room]
-	}
-	if len(name) == 0 {
-		return ""
+		sum := sha256.Sum256([]byte(full))
+		name = append(name[:room-9], "="+hex.EncodeToString(sum[:4])...)
 	}
 	return string(name) + "@" + account
 }
@@ -204,7 +211,7 @@ func WildcardMatch(pattern, s string) bool {
 // `ferry unlock` delete the locks alone.
 func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
-		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), StartedKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), StartedKey("*", "*", "*"), ReleaseHashKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
 		PromotionRecordKey("*", "*", "*"),
 	}

@@ -108,34 +108,38 @@ func TestProjectListed(t *testing.T) {
 	}
 }
 
-// TestSourceIdentity: the source identity names the verified caller
-// within STS's pattern and length ([\w+=,.@-]{2,64}, AssumeRole, STS API
-// Reference), for every kind of caller ARN GetCallerIdentity returns.
+// TestSourceIdentity: the source identity names the verified caller by
+// the unique id IAM gave it, so principals of the same name are told
+// apart, within what STS allows (AssumeRole, STS API Reference:
+// SourceIdentity, [\w+=,.@-]{2,64}, not starting with "aws:").
 func TestSourceIdentity(t *testing.T) {
 	long := strings.Repeat("a", 70)
-	tests := []struct{ arn, want string }{
-		{"arn:aws:iam::111111111111:user/alice", "alice@111111111111"},
-		{"arn:aws:iam::111111111111:user/team/ops/alice", "alice@111111111111"},
-		{"arn:aws:sts::111111111111:assumed-role/Admin/bob@example.com", "bob@example.com@111111111111"},
-		{"arn:aws-cn:sts::111111111111:assumed-role/Admin/i-0123456789abcdef0", "i-0123456789abcdef0@111111111111"},
-		{"arn:aws:iam::111111111111:root", "root@111111111111"},
-		{"arn:aws:sts::111111111111:federated-user/carol", "carol@111111111111"},
-		{"arn:aws:sts::111111111111:assumed-role/Admin/" + long, strings.Repeat("a", 51) + "@111111111111"},
-		{"arn:aws:iam::111111111111:user/al ice", "al_ice@111111111111"},
-		{"arn:aws:iam::111111111111:user/", ""},
-		{"arn:aws:iam::11111:user/alice", ""},
-		{"alice", ""},
-		{"", ""},
+	tests := []struct{ arn, id, want string }{
+		{"arn:aws:iam::111111111111:user/alice", "AIDAEXAMPLEALICE", "AIDAEXAMPLEALICE@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/AnyRole/alice", "AROAEXAMPLEANYROLE:alice", "AROAEXAMPLEANYROLE_alice@111111111111"},
+		{"arn:aws:sts::111111111111:federated-user/alice", "111111111111:alice", "111111111111_alice@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/Admin/bob@example.com", "AROAEXAMPLEADMIN:bob@example.com", "AROAEXAMPLEADMIN_bob@example.com@111111111111"},
+		{"arn:aws:iam::111111111111:root", "111111111111", "111111111111@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/Admin/" + long, "AROAEXAMPLEADMIN:" + long, "AROAEXAMPLEADMIN_" + strings.Repeat("a", 25) + "=dc23aeaf@111111111111"},
+		{"arn:aws:iam::111111111111:user/alice", "", "user_alice@111111111111"},
+		{"arn:aws:sts::111111111111:assumed-role/AnyRole/alice", "", "assumed-role_AnyRole_alice@111111111111"},
+		{"arn:aws:iam::111111111111:user/al ice", "", "user_al_ice@111111111111"},
+		{"arn:aws:iam::11111:user/alice", "AIDA", ""},
+		{"alice", "AIDA", ""},
+		{"", "", ""},
 	}
 	valid := regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
+	seen := map[string]string{}
 	for _, tt := range tests {
-		t.Run(tt.arn, func(t *testing.T) {
-			got := SourceIdentity(tt.arn)
+		t.Run(tt.arn+" "+tt.id, func(t *testing.T) {
+			got := SourceIdentity(tt.arn, tt.id)
 			assert.Equal(t, tt.want, got)
 			if got != "" {
 				assert.Regexp(t, valid, got)
 				assert.False(t, strings.HasPrefix(got, "aws:"))
 				assert.True(t, WildcardMatch(SourceIdentityPattern, got))
+				assert.NotContains(t, seen, got, "two callers named alike")
+				seen[got] = tt.arn
 			}
 		})
 	}

@@ -63,6 +63,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
 //	_state/<project>/<config>/_promotions/<id>.json         a promotion's record (under its first stage's config)
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
+//	_state/<project>/<config>/<release_id>/release.sha256   the canonical hash of the release Validate accepted, which every reader checks release.json against
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
 //	_state/<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
@@ -176,6 +177,13 @@ func ReleaseKey(project, config, releaseID string) string {
 // StartedKey is the key of the run-once marker of a release.
 func StartedKey(project, config, releaseID string) string {
 	return stateReleasePrefix(project, config, releaseID) + "started"
+}
+
+// ReleaseHashKey is the key of the record of a release's canonical hash
+// (release.Hash) as Validate accepted it: release.json is checked against
+// it by every reader that acts on or shows the release's content.
+func ReleaseHashKey(project, config, releaseID string) string {
+	return stateReleasePrefix(project, config, releaseID) + "release.sha256"
 }
 
 // UserDataKey is the key of a service's rendered user data.

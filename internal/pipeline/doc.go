@@ -20,7 +20,11 @@
 // id, bound together by one identity proof; DecodeRequest checks it as the
 // deployer does), an Approval (a promotion, a stage and an artifact, with
 // the approver's proof), and the hashes that name a pipeline and a
-// request.
+// request. An approval is authorization only as a stage's gates say:
+// Gates.MayApprove matches the verified approver against the stage's
+// approvers (IAM principal ARN patterns, validated with the path of a bad
+// one), and separate_approver keeps the promotion's starter from
+// approving it; the deployer checks both when it counts an approval.
 //
 // Functions here do no I/O.
 package pipeline

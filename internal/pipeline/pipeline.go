@@ -91,6 +91,13 @@ type Gates struct {
 	Alarms []string `json:"alarms,omitempty"`
 	// Approval makes a person approve the stage (ferry pipeline approve).
 	Approval bool `json:"approval,omitempty"`
+	// Approvers, with Approval, are who may approve: IAM principal ARN
+	// patterns (MayApprove); empty, any principal whose proof the
+	// deployer accepts.
+	Approvers []string `json:"approvers,omitempty"`
+	// SeparateApprover, with Approval, requires the approver to be
+	// another principal than who started the promotion.
+	SeparateApprover bool `json:"separate_approver,omitempty"`
 }
 
 // ConfigVar is the variable every name that is an environment fact may
@@ -239,6 +246,7 @@ func gates(probs *problems, gpath string, i int, g *Gates) {
 		probs.add(gpath+".alarms", "the first stage has no stage before it whose alarms to check")
 	}
 	refs(probs, gpath+".alarms", g.Alarms, release.CheckRef)
+	approvers(probs, gpath, g)
 }
 
 func target(probs *problems, tpath string, t *Target, wave int) {

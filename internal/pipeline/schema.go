@@ -82,6 +82,9 @@ func Schema() []byte {
 			"soak_seconds": obj{"type": "integer", "minimum": 0, "maximum": limits.MaxSoakSeconds, "description": "Seconds to wait after the stage before succeeded (not on the first stage)."},
 			"alarms":       list("CloudWatch alarms that must not be in ALARM in any target of the stage before (not on the first stage).", ref("An alarm name.")),
 			"approval":     obj{"type": "boolean", "description": "A person approves the stage (ferry pipeline approve)."},
+			"approvers": obj{"type": "array", "maxItems": limits.MaxApprovers, "description": "With approval: who may approve, as IAM principal ARN patterns (* and ? in the resource), e.g. arn:aws:iam::123456789012:role/ReleaseManager*; a role session matches its role's ARN.",
+				"items": obj{"type": "string", "pattern": approverPattern, "maxLength": limits.MaxApproverLen}},
+			"separate_approver": obj{"type": "boolean", "description": "With approval: the approver is another principal than who started the promotion."},
 		}),
 	}, "config_name", "targets")
 	root := object("A ferry pipeline: one project's release promoted through ordered stages.", obj{

@@ -73,7 +73,7 @@ func (r *Region) SFN() *sfn.Client {
 // callers (the benchmark, the reliability matrix) submit releases with.
 func (r *Region) Signer() identity.Signer {
 	return identity.Signer{
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials: credentials.NewStaticCredentialsProvider(localAccessKey, localSecret, ""),
 		Region:      r.info.Region, Endpoint: inProcessEndpoint, Clock: r.clk,
 	}
 }

@@ -456,3 +456,59 @@ func TestSendTaskAnswersRefused(t *testing.T) {
 	require.ErrorAs(t, r.SendTaskFailure(token, "E", "c"), &e)
 	assert.Equal(t, CodeTaskDoesNotExist, e.Code)
 }
+
+// TestApprovalIsAuthorization: a stage's approvers name who may approve
+// it, and separate_approver refuses the promotion's starter; an approval
+// by anyone else is not counted (the stage asks again, saying why),
+// however valid its proof. Here every proof names the local region's one
+// caller, who also started the promotion.
+func TestApprovalIsAuthorization(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		gates func(g *pipeline.Gates, account string)
+		want  string
+	}{
+		{"not an approver", func(g *pipeline.Gates, account string) {
+			g.Approvers = []string{"arn:aws:iam::" + account + ":role/ReleaseManager*"}
+		}, "who is not among the stage's approvers (arn:aws:iam::"},
+		{"the starter", func(g *pipeline.Gates, account string) {
+			g.Approvers, g.SeparateApprover = []string{"arn:aws:iam::" + account + ":user/ferry-*"}, true
+		}, "who started the promotion: the stage requires another approver (separate_approver)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newPromotion(t, nil)
+			tc.gates(pr.p.Stages[2].Gates, pr.r.Info().Account)
+			raw, err := json.Marshal(pr.p)
+			require.NoError(t, err)
+			pr.raw = raw
+			pr.register(t, pr.configs()...)
+			pr.addStagingAlarm(t)
+			x := pr.start(t)
+
+			release := <-pr.approval
+			pr.approve(t, "production")
+			require.NoError(t, pr.r.SendTaskSuccess(pr.token(t, 2), json.RawMessage(`{}`)))
+			release()
+
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ended := make(chan struct{})
+			go func() { _ = x.Wait(ctx); close(ended) }()
+			select {
+			case release = <-pr.approval: // the approval did not count: asked again
+			case <-ended:
+				t.Fatalf("the promotion went on without an authorized approval: %s", x.Describe().Status)
+			}
+			stage := pr.record(t).Stages[2]
+			assert.Empty(t, stage.ApprovedBy)
+			require.NotEmpty(t, stage.Held)
+			assert.Contains(t, stage.Held[0], tc.want)
+			pr.put(t, naming.PromotionHaltKey(testProject, "production", promotionID), []byte("no"))
+			require.NoError(t, pr.r.SendTaskFailure(pr.token(t, 2), "ferry.Halted", "halted by a person"))
+			release()
+			d := pr.wait(t, x)
+			assert.Equal(t, "HaltError", d.Error)
+			assert.Empty(t, pr.current(t, "production-use1"), "production deployed without an authorized approval")
+		})
+	}
+}

@@ -204,6 +204,9 @@ func New(ctx context.Context, opts Options) (*Region, error) {
 		return nil, fmt.Errorf("region: %w", err)
 	}
 	r.world = world
+	if err := world.AddAccessKey(localCallerARN(r.info.Account), localCallerID(r.info.Account), localAccessKey, localSecret); err != nil {
+		return nil, fmt.Errorf("region: %w", err)
+	}
 	// The deployer bucket is versioned, as DeployerStack creates it in AWS;
 	// the asset buckets are not (BootstrapStack).
 	srv, err := s3server.Start(s3server.Options{Clock: r.clk, Buckets: r.info.buckets(), Versioned: []string{r.info.Bucket}})

@@ -734,7 +734,7 @@ func TestIdentityIsVerified(t *testing.T) {
 			raw, err := json.Marshal(&mine)
 			require.NoError(t, err)
 			return raw
-		}, cause: "identity: the proof is bound to release"},
+		}, cause: "SignatureDoesNotMatch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

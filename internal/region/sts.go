@@ -2,6 +2,7 @@ package region
 
 import (
 	"encoding/xml"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,14 +29,32 @@ func isSTS(req *http.Request) bool {
 	return false
 }
 
+// The region's one caller: the IAM user ferry local's banner gives the
+// key of (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), which ferry
+// deploy --local and the region's own Signer sign with.
+const (
+	localAccessKey = "ferry-local"
+	localSecret    = "ferry-local"
+)
+
+func localCallerARN(account string) string { return "arn:aws:iam::" + account + ":user/ferry-local" }
+func localCallerID(account string) string  { return "AIDAFERRYLOCAL" + account }
+
 // serveSTS serves the one STS call a client makes against the region:
 // GetCallerIdentity, answered with the region's account, so that a client
 // pointed at the region by AWS_ENDPOINT_URL alone names the deployer as it
 // would in that account, and so that the deployer can replay an identity
-// proof (package identity). Like every request to the region it is not
-// authenticated: any signature names the one local caller. Any other
-// action is InvalidAction.
+// proof (package identity). A pre-signed GetCallerIdentity signed with a
+// key the world knows (the region's one caller's, localAccessKey) is
+// answered as AWS does (sim.ProofSTS): its signature checked over the
+// headers sent, and its expiry. Otherwise, like every request to the
+// region, it is not authenticated (the region cannot know the secret of a
+// key it never issued): any signature names the one local caller. Any
+// other action is InvalidAction.
 func (r *Region) serveSTS(w http.ResponseWriter, req *http.Request) {
+	if r.serveProof(w, req) {
+		return
+	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
 	if err := req.ParseForm(); err != nil {
 		writeSTSError(w, "MalformedQueryString", "the request body does not decode: "+err.Error())
@@ -55,12 +74,36 @@ func (r *Region) serveSTS(w http.ResponseWriter, req *http.Request) {
 			Metadata struct {
 				RequestID string `xml:"RequestId"`
 			} `xml:"ResponseMetadata"`
-		}{Result: result{Arn: "arn:aws:iam::" + account + ":user/ferry-local", UserID: "AIDAFERRYLOCAL" + account, Account: account}})
+		}{Result: result{Arn: localCallerARN(account), UserID: localCallerID(account), Account: account}})
 	case "":
 		writeSTSError(w, "MissingAction", "the request names no Action")
 	default:
 		writeSTSError(w, "InvalidAction", "the local region serves only the STS action GetCallerIdentity, not "+action)
 	}
+}
+
+// serveProof answers req when it is a pre-signed GET signed with a key
+// the world knows, and reports whether it did.
+func (r *Region) serveProof(w http.ResponseWriter, req *http.Request) bool {
+	if req.Method != http.MethodGet {
+		return false
+	}
+	key, _, _ := strings.Cut(req.URL.Query().Get("X-Amz-Credential"), "/")
+	sts := r.world.ProofSTS()
+	if key == "" || !sts.Issued(key) {
+		return false
+	}
+	resp, err := sts.Do(req)
+	if err != nil {
+		writeSTSError(w, "InternalFailure", err.Error())
+		return true
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.Header().Set("X-Amzn-Requestid", requestID())
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+	return true
 }
 
 // writeSTSError writes an error of the AWS Query protocol.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
 )
 
 // Canonical returns the canonical encoding of r: defaults applied (on a
@@ -119,7 +118,15 @@ func ContentHash(r *Release) (string, error) {
 	if r == nil {
 		return "", fmt.Errorf("canonical encoding: no release")
 	}
+	return Hash(AsOwn(r, &Release{}))
+}
+
+// AsOwn is a copy of r's content with the fields that make a release its
+// own (those ContentHash clears) taken from own: what r would be as that
+// release. A heal as the release it heals hashes as that release did.
+func AsOwn(r, own *Release) *Release {
 	c := r.Clone()
-	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity, c.RollbackOf, c.HealOf, c.PromotionOf = "", time.Time{}, "", nil, "", "", ""
-	return Hash(c)
+	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity = own.ReleaseID, own.CreatedAt, own.CreatedBy, own.Identity
+	c.RollbackOf, c.HealOf, c.PromotionOf = own.RollbackOf, own.HealOf, own.PromotionOf
+	return c
 }

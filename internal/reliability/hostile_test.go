@@ -76,9 +76,10 @@ func TestHostileCorpus(t *testing.T) {
 			}
 			p, cfg := "acme/shop", "production"
 			allowed := map[string]bool{
-				naming.ReleaseKey(p, cfg, res.ReleaseID): true,
-				naming.StartedKey(p, cfg, res.ReleaseID): true,
-				naming.OutcomeKey(p, cfg, res.ReleaseID): true,
+				naming.ReleaseKey(p, cfg, res.ReleaseID):     true,
+				naming.StartedKey(p, cfg, res.ReleaseID):     true,
+				naming.ReleaseHashKey(p, cfg, res.ReleaseID): true,
+				naming.OutcomeKey(p, cfg, res.ReleaseID):     true,
 			}
 			for key, body := range res.Objects {
 				if before, ok := res.ObjectsBefore[key]; ok && (before == body || allowed[key]) {

@@ -2,12 +2,21 @@ package sim
 
 import (
 	"context"
+	"crypto/hmac"
+	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 
@@ -275,3 +284,191 @@ func (w *World) Connector(callerAccount string, assets func(environment.Target) 
 	}
 	return cloud.NewConnector(w.STS(callerAccount), w.Build(assets), opts)
 }
+
+// accessKey is a long-term access key of an IAM user (AddAccessKey).
+type accessKey struct {
+	secret, arn, userID, account string
+}
+
+// AddAccessKey gives the IAM user userARN (arn:aws:iam::ACCOUNT:user/NAME),
+// whose unique id (GetCallerIdentity's UserId, "AIDA..." as IAM makes
+// them) is userID, the long-term access key accessKeyID with secret: what
+// a person signs an identity proof with.
+func (w *World) AddAccessKey(userARN, userID, accessKeyID, secret string) error {
+	rest, ok := strings.CutPrefix(userARN, "arn:aws:iam::")
+	account, name, _ := strings.Cut(rest, ":user/")
+	if !ok || len(account) != 12 || name == "" || userID == "" {
+		return fmt.Errorf("sim: %q is not an IAM user ARN, or %q no unique id", userARN, userID)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.keys == nil {
+		w.keys = map[string]*accessKey{}
+	}
+	w.keys[accessKeyID] = &accessKey{secret: secret, arn: userARN, userID: userID, account: account}
+	return nil
+}
+
+// Issued reports whether the world knows the access key accessKeyID: a
+// user's (AddAccessKey) or a role session's it issued, expired or not.
+func (p *ProofSTS) Issued(accessKeyID string) bool {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.keys[accessKeyID] != nil || p.w.sessions[accessKeyID] != nil
+}
+
+// presignedLifetime is the longest STS accepts a pre-signed request after
+// its X-Amz-Date, whatever its X-Amz-Expires: 15 minutes (a presigned
+// sts:GetCallerIdentity is refused past 900 seconds; "a value other than
+// 900 does not work for anything other than S3", github.com/aws/aws-sdk-ruby
+// issue 2887; the SDKs presign it for 900 seconds: AWS SDK for Ruby,
+// Aws::STS::Presigner#get_caller_identity_presigned_url).
+const presignedLifetime = 15 * time.Minute
+
+// ProofSTS is STS's endpoint as a replayed identity proof reaches it: it
+// answers a pre-signed (query-signed, SigV4) sts:GetCallerIdentity GET
+// as AWS does (AWS STS API Reference, GetCallerIdentity; IAM User Guide,
+// "Authenticating Requests: Using Query Parameters (AWS Signature Version
+// 4)"). The signature is checked over exactly the request sent: its URL
+// and the values of the headers X-Amz-SignedHeaders names as they arrive
+// (a header given again with another value, or a signed header missing,
+// fails the signature: 403 SignatureDoesNotMatch). Keys are the world's
+// role sessions (AssumeRole) and users' keys (AddAccessKey); another key
+// is 403 InvalidClientTokenId. A request more than
+// X-Amz-Expires (at most 15 minutes) after its X-Amz-Date, or signed with
+// an expired session, is 403 ExpiredToken.
+type ProofSTS struct{ w *World }
+
+// ProofSTS returns the world's STS endpoint for identity proofs.
+func (w *World) ProofSTS() *ProofSTS { return &ProofSTS{w: w} }
+
+// Do answers req (identity.Doer).
+func (p *ProofSTS) Do(req *http.Request) (*http.Response, error) {
+	c, err := p.w.presignedCaller(req)
+	if err != nil {
+		var e *stsRefusal
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+		return stsResponse(e.status, fmt.Sprintf(`<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>sim</RequestId></ErrorResponse>`, e.code, xmlEscape(e.msg))), nil
+	}
+	return stsResponse(http.StatusOK, fmt.Sprintf(`<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>%s</Arn><UserId>%s</UserId><Account>%s</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>sim</RequestId></ResponseMetadata></GetCallerIdentityResponse>`,
+		xmlEscape(c.arn), xmlEscape(c.userID), c.account)), nil
+}
+
+// stsRefusal is how STS refuses a request: status, code and message.
+type stsRefusal struct {
+	status    int
+	code, msg string
+}
+
+func (e *stsRefusal) Error() string { return e.code + ": " + e.msg }
+
+func refused(code, format string, a ...any) error {
+	return &stsRefusal{status: http.StatusForbidden, code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+func stsResponse(status int, body string) *http.Response {
+	return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"text/xml"}}, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+// presignedCaller checks req, a pre-signed GetCallerIdentity, and
+// returns the caller its key names (see ProofSTS).
+func (w *World) presignedCaller(req *http.Request) (*accessKey, error) {
+	q, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil || req.Method != http.MethodGet {
+		return nil, &stsRefusal{status: http.StatusBadRequest, code: "MalformedQueryString", msg: "the request is not a query-signed GET"}
+	}
+	if q.Get("Action") != "GetCallerIdentity" || q.Get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256" {
+		return nil, &stsRefusal{status: http.StatusBadRequest, code: "InvalidAction", msg: "not a pre-signed GetCallerIdentity"}
+	}
+	scope := strings.Split(q.Get("X-Amz-Credential"), "/")
+	signedAt, terr := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
+	expires, eerr := strconv.Atoi(q.Get("X-Amz-Expires"))
+	if len(scope) != 5 || scope[3] != "sts" || scope[4] != "aws4_request" || terr != nil || eerr != nil || expires < 1 {
+		return nil, &stsRefusal{status: http.StatusBadRequest, code: "IncompleteSignature", msg: "the credential scope, date or expiry of the request is malformed"}
+	}
+	w.mu.Lock()
+	now := w.clk.Now()
+	key, token, err := w.keyOf(scope[0], now)
+	w.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if now.After(signedAt.Add(min(time.Duration(expires)*time.Second, presignedLifetime))) {
+		return nil, refused("ExpiredToken", "Request has expired: signed at %s, now %s", signedAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	want, err := presignature(req, q, aws.Credentials{AccessKeyID: scope[0], SecretAccessKey: key.secret, SessionToken: token}, scope[2], signedAt)
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
+		return nil, refused("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.")
+	}
+	return key, nil
+}
+
+// keyOf is the secret, and the session token, of an access key the world
+// issued: a user's, or a role session's while it lasts. w.mu is held.
+func (w *World) keyOf(accessKeyID string, now time.Time) (*accessKey, string, error) {
+	if k := w.keys[accessKeyID]; k != nil {
+		return k, "", nil
+	}
+	s := w.sessions[accessKeyID]
+	if s == nil {
+		return nil, "", refused("InvalidClientTokenId", "The security token included in the request is invalid.")
+	}
+	if !now.Before(s.expires) {
+		return nil, "", refused("ExpiredToken", "The security token included in the request is expired")
+	}
+	var roleID string
+	if a := w.accounts[s.account]; a != nil && a.roles[s.role] != nil {
+		roleID = a.roles[s.role].id
+	}
+	return &accessKey{secret: "sim-secret-" + accessKeyID, account: s.account,
+		arn: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%s/%s", s.account, s.role, s.name), userID: roleID + ":" + s.name}, "sim-token-" + accessKeyID, nil
+}
+
+// presignature is the signature STS computes for req: its URL without
+// X-Amz-Signature, and the headers X-Amz-SignedHeaders names with the
+// values they arrive with (several values joined by commas, as SigV4's
+// canonical headers join them), signed with creds at signedAt.
+func presignature(req *http.Request, q url.Values, creds aws.Credentials, region string, signedAt time.Time) (string, error) {
+	u := *req.URL
+	if u.Host == "" { // a request as a server receives it
+		u.Scheme, u.Host = "http", req.Host
+	}
+	q = maps.Clone(q)
+	q.Del("X-Amz-Signature")
+	u.RawQuery = q.Encode()
+	r, err := http.NewRequestWithContext(req.Context(), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", refused("SignatureDoesNotMatch", "the request cannot be read: %v", err)
+	}
+	if req.Host != "" {
+		r.Host = req.Host
+	}
+	for _, name := range strings.Split(q.Get("X-Amz-SignedHeaders"), ";") {
+		if vs := req.Header.Values(name); name != "host" && len(vs) > 0 {
+			r.Header.Set(name, strings.Join(vs, ","))
+		}
+	}
+	signed, _, err := v4.NewSigner().PresignHTTP(req.Context(), creds, r, emptyPayloadSHA256, "sts", region, signedAt)
+	if err != nil {
+		return "", refused("SignatureDoesNotMatch", "the request cannot be signed: %v", err)
+	}
+	su, err := url.Parse(signed)
+	if err != nil {
+		return "", refused("SignatureDoesNotMatch", "the request cannot be signed: %v", err)
+	}
+	return su.Query().Get("X-Amz-Signature"), nil
+}
+
+// emptyPayloadSHA256 is the hex SHA-256 of the empty payload of a GET.
+const emptyPayloadSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -48,6 +48,8 @@ type World struct {
 	seq      uint64
 	ids      map[string]uint64
 	sessions map[string]*session
+	// keys are the IAM users' long-term access keys (AddAccessKey).
+	keys map[string]*accessKey
 
 	faults *Faults
 	calls  callLog
