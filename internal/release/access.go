@@ -117,6 +117,7 @@ func (r *Release) Clone() *Release {
 		c.Identity = &id
 	}
 	c.StableSeconds = clonePtr(r.StableSeconds)
+	c.MoveFrom = clonePtr(r.MoveFrom)
 	if r.Lifecycle != nil {
 		c.Lifecycle = make(map[string]*LifecycleHook, len(r.Lifecycle))
 		for k, h := range r.Lifecycle {

@@ -3,6 +3,8 @@ package release
 import (
 	"slices"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Release is one deploy of one project into one config. ReleaseID and
@@ -57,6 +59,15 @@ type Release struct {
 	AccountID string `json:"account_id,omitempty"`
 	Region    string `json:"region,omitempty"`
 	Qualifier string `json:"qualifier,omitempty"`
+	// MoveFrom asks to move the project-config from the environment it
+	// is deployed to now, which it must name exactly (account_id,
+	// region and qualifier, as the current record and ferry plan say
+	// them), to this release's: the deploy goes to the release's target
+	// and its swap retires the fleet left in the old one. A release
+	// whose target differs from the one its config is deployed to is
+	// refused without it; it is ignored when the config is deployed to
+	// the release's target already (a move that succeeded, run again).
+	MoveFrom *target.Target `json:"move_from,omitempty"`
 
 	Subnets  []string `json:"subnets"`
 	AMI      string   `json:"ami"`

@@ -94,6 +94,7 @@ func (v *validator) release() {
 			v.ref(f.path, f.value, f.check)
 		}
 	}
+	v.moveFrom()
 	v.refs("subnets", r.Subnets, checkRef)
 	v.refs("alarms", r.Alarms, checkRef)
 	if r.AMI != "" {
@@ -172,6 +173,7 @@ func (v *validator) destroy() {
 		{"alarms", len(r.Alarms) > 0},
 		{"remove", len(r.Remove) > 0},
 		{"bake_seconds", r.BakeSeconds > 0},
+		{"move_from", r.MoveFrom != nil},
 	} {
 		if f.set {
 			v.p.add(f.name, "must be absent from a destroy, which deploys nothing and retires every group of the config")
@@ -200,6 +202,21 @@ func (v *validator) detach(dpath string, s *Service) {
 				v.p.add(index(lpath, i), "%q is also in the service's %s: a service cannot keep and leave it", name, l.key)
 			}
 		}
+	}
+}
+
+// moveFrom checks the environment a move names as the config's
+// current one: an account and a region, and a qualifier when its
+// bootstrap has one.
+func (v *validator) moveFrom() {
+	m := v.r.MoveFrom
+	if m == nil {
+		return
+	}
+	v.ref("move_from.account_id", m.AccountID, CheckAccountID)
+	v.ref("move_from.region", m.Region, CheckRegion)
+	if m.Qualifier != "" {
+		v.ref("move_from.qualifier", m.Qualifier, CheckQualifier)
 	}
 }
 

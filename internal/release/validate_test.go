@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 func TestValidateValid(t *testing.T) {
@@ -125,8 +127,15 @@ func TestRuleTarget(t *testing.T) {
 		{"region path", func(r *Release) { r.Region = "us-east-1/../x" }, false, []string{"region: must be an AWS region like us-east-1"}},
 		{"qualifier too long", func(r *Release) { r.Qualifier = "abcdefghijk" }, false, []string{"qualifier: must be 1 to 10 lowercase letters and digits"}},
 		{"qualifier dash", func(r *Release) { r.Qualifier = "a-b" }, false, []string{"qualifier: must be 1 to 10 lowercase letters and digits"}},
+		{"a move", moveFrom(target.Target{AccountID: "123456789012", Region: "us-east-1"}), false, nil},
+		{"a move from a qualified bootstrap", moveFrom(target.Target{AccountID: "123456789012", Region: "us-east-1", Qualifier: "blue1"}), false, nil},
+		{"a move from nowhere", moveFrom(target.Target{}), false, []string{"move_from.account_id: must be 12 digits", "move_from.region: must be an AWS region like us-east-1"}},
+		{"a move from a bad qualifier", moveFrom(target.Target{AccountID: "123456789012", Region: "us-east-1", Qualifier: "A"}), false,
+			[]string{"move_from.qualifier: must be 1 to 10 lowercase letters and digits"}},
 	})
 }
+
+func moveFrom(t target.Target) func(*Release) { return func(r *Release) { r.MoveFrom = &t } }
 
 func TestRuleSubnetsAndAMI(t *testing.T) {
 	runRuleCases(t, []ruleCase{
@@ -299,6 +308,7 @@ func TestRuleDestroy(t *testing.T) {
 		{"an image and subnets", destroy(func(r *Release) { r.AMI, r.Subnets = "ubuntu", []string{"a"} }), false, []string{"ami: " + why, "subnets: " + why}},
 		{"removals, alarms, a bake", destroy(func(r *Release) { r.Remove, r.Alarms, r.BakeSeconds = []string{"web"}, []string{"a"}, 60 }), false,
 			[]string{"alarms: " + why, "bake_seconds: " + why, "remove: " + why}},
+		{"a move", destroy(moveFrom(target.Target{AccountID: "123456789012", Region: "us-east-1"})), false, []string{"move_from: " + why}},
 		{"a release without services is no destroy", func(r *Release) { r.Services = nil }, false, []string{"services: at least one service is required"}},
 	})
 }
