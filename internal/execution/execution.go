@@ -354,6 +354,9 @@ type Plan struct {
 	// the services among them the release does not deploy.
 	Retire []string `json:"retire"`
 	Remove []string `json:"remove"`
+	// Elsewhere are those of Retire in other environments than the
+	// release's (a move's old one), by environment.
+	Elsewhere []TargetGroups `json:"elsewhere,omitempty"`
 	// Detach are the load balancers the swap takes a service it deploys
 	// out of ("web leaves classic load balancer b", "web leaves target
 	// group tg"): those its serving groups are attached to that the
@@ -362,6 +365,13 @@ type Plan struct {
 	Detach []string `json:"detach,omitempty"`
 	// Changes are how the release differs from the one deployed now.
 	Changes []Change `json:"changes"`
+}
+
+// TargetGroups are groups of a project-config (with the launch
+// templates named after them) in one target environment.
+type TargetGroups struct {
+	Target target.Target `json:"target"`
+	Groups []string      `json:"groups"`
 }
 
 // PlannedGroup is one group a deploy would create: its capacity as
@@ -408,7 +418,8 @@ const (
 	// being deleted).
 	DriftGroupMissing = "group_missing"
 	// DriftExtraGroup: a group tagged with the project-config that the
-	// current release did not make.
+	// current release did not make, in its environment or in another
+	// the config deployed to (DriftItem.Target).
 	DriftExtraGroup = "extra_group"
 	// DriftCapacity: min or max differ from the release's, or desired is
 	// outside them, or (without scaling policies) differs from what the
@@ -464,6 +475,9 @@ type DriftItem struct {
 	Group   string    `json:"group"`
 	What    string    `json:"what"`
 	Since   time.Time `json:"since"`
+	// Target is the environment of Group when it is not the current
+	// release's: a group left where the config no longer deploys.
+	Target *target.Target `json:"target,omitempty"`
 }
 
 // Key identifies a drift across checks: the same kind of the same group

@@ -3,7 +3,9 @@
 // service, how each execution ended (the outcome), and what is deployed now
 // (the current record: the release, the deployer version that deployed it,
 // its environment and each service's group, image and desired count;
-// removed by a destroy), what the last drift query saw (the drift record)
+// removed by a destroy), every target environment the project-config has
+// deployed to and may still have groups in (the targets record), what
+// the last drift query saw (the drift record)
 // and the reconciler's heals (the heal record), and each promotion (its
 // record: who started it, each stage's status, approver and targets'
 // outcomes; a promotion's client objects, its request, approvals and a
@@ -22,7 +24,7 @@
 // or shows a release's content reads it through VerifiedRelease (or
 // CheckReleaseHash), which refuses one whose content is not what Validate
 // accepted, naming the release and both hashes.
-// User data, outcomes, the current, drift, heal and promotion records are
+// User data, outcomes, the current, targets, drift, heal and promotion records are
 // overwritten by the execution that owns them, so writing them again is
 // safe.
 package ledger

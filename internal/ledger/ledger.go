@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/object"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // S3 is the S3 API the ledger calls.
@@ -129,6 +130,24 @@ type Intent struct {
 	// so the swap can put them back as they were when the new groups fall
 	// below their target before the old ones are scaled in.
 	Attached []StandbyGroup `json:"attached,omitempty"`
+	// Elsewhere are, in a deleting record, the groups and launch
+	// templates of the config the swap retires in other environments
+	// than the release's (Groups are those in the release's): a move's
+	// old environment, or what a failed one left.
+	Elsewhere []execution.TargetGroups `json:"elsewhere,omitempty"`
+}
+
+// Targets is the record of every target environment a project-config
+// has deployed to and may still have groups in (naming.TargetsKey):
+// Publish and Deploy add their release's before they make anything in
+// it, and the swap leaves only its release's once it retired the
+// others' fleets, so no environment where ferry made something is ever
+// forgotten, whatever crashes between.
+type Targets struct {
+	Targets []target.Target `json:"targets"`
+	// ReleaseID is the release that wrote the record, at UpdatedAt.
+	ReleaseID string    `json:"release_id"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Standby is the write-ahead record of a bake (naming.StandbyKey): the
@@ -390,6 +409,23 @@ func (l *Ledger) PutCurrent(ctx context.Context, project, config string, c Curre
 	}
 	_, err := l.putJSON(ctx, naming.CurrentKey(project, config), c, object.Write{})
 	return err
+}
+
+// PutTargets stores the project-config's targets record, replacing the
+// previous one. Only the release holding the lock writes it.
+func (l *Ledger) PutTargets(ctx context.Context, project, config string, t Targets) error {
+	_, err := l.putJSON(ctx, naming.TargetsKey(project, config), t, object.Write{})
+	return err
+}
+
+// GetTargets reads the project-config's targets record; found is false
+// when no release wrote one (nothing deployed since it was kept). A
+// record that cannot be read is an error (fail closed: it may name an
+// environment where groups run).
+func (l *Ledger) GetTargets(ctx context.Context, project, config string) (Targets, bool, error) {
+	var t Targets
+	found, err := l.getJSON(ctx, naming.TargetsKey(project, config), &t)
+	return t, found, err
 }
 
 // DriftRecord is what the last drift query saw in a project-config

@@ -66,6 +66,11 @@
 //	drift                the Drift task, at each drift query, and each
 //	                     reconcile pass; overwritten: every difference with
 //	                     when it was first seen
+//	targets              the Publish and Deploy states, before they make
+//	                     anything in an environment the record does not
+//	                     name yet; overwritten: every environment the
+//	                     config has deployed to; the swap leaves only the
+//	                     release's once it retired the fleet of the others
 //	heal                 a reconcile pass, before it starts a heal;
 //	                     overwritten: the release healed, the heals in a
 //	                     row, the last one's time

@@ -26,6 +26,7 @@ var keyFuncs = map[string]func() string{
 	"CurrentKey":     func() string { return naming.CurrentKey("<project>", "<config>") },
 	"DriftKey":       func() string { return naming.DriftKey("<project>", "<config>") },
 	"HealKey":        func() string { return naming.HealKey("<project>", "<config>") },
+	"TargetsKey":     func() string { return naming.TargetsKey("<project>", "<config>") },
 	"ReleaseKey":     func() string { return naming.ReleaseKey("<project>", "<config>", "<release_id>") },
 	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
 	"ReleaseHashKey": func() string { return naming.ReleaseHashKey("<project>", "<config>", "<release_id>") },

@@ -61,6 +61,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
+//	_state/<project>/<config>/targets                       every environment the config has deployed to and may have groups in, written before anything is made in a new one
 //	_state/<project>/<config>/_promotions/<id>.json         a promotion's record (under its first stage's config)
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/release.sha256   the canonical hash of the release Validate accepted, which every reader checks release.json against
@@ -159,6 +160,10 @@ func PromotionRecordPrefix(project, firstConfig string) string {
 func PromotionExecutionName(project, firstConfig, promotionID string) string {
 	return ExecutionName(project, firstConfig, promotionID+"-promotion")
 }
+
+// TargetsKey is the key of the record of every target environment a
+// project-config has deployed to and may still have groups in.
+func TargetsKey(project, config string) string { return StateConfigPrefix(project, config) + "targets" }
 
 // HealKey is the key of the record of the reconciler's heals of a
 // project-config: which release it healed, how often, when last.
