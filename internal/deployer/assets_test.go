@@ -126,9 +126,14 @@ func TestCollectPublishedIsBestEffort(t *testing.T) {
 			h.clk.Advance(tuning.AssetGrace + time.Hour)
 			r := h.baseRelease()
 			h.addAsset(r, "app", []byte("v2"))
-			tt.deny(h)
 			x := h.start(r)
-			x.succeed()
+			for _, task := range upToDeploy {
+				require.NoError(t, x.stepRetrying(task), task)
+			}
+			_, err := x.untilHealthy(200)
+			require.NoError(t, err)
+			tt.deny(h) // at the swap, where the collection is
+			require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
 			assert.True(t, x.state.Retire.Done)
 			h.store.Deny, h.published.Deny = nil, nil
 			o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)

@@ -41,10 +41,12 @@ import (
 //     (checkGates); no new group may be out of a load balancer its
 //     release names (checkOutOf), and no load balancer or target group the
 //     release names may be left without a healthy instance, as it sees
-//     them (checkDark); then it lists the previous groups and
-//     records exactly them, each with how it served (load balancers,
-//     target groups, capacity: the bake's standby record's, else what AWS
-//     shows) (ledger.CreateDeleting): the point of no return. A failure
+//     them (checkDark); then it lists the previous groups, in the
+//     release's environment and in every other its config has deployed
+//     to (gateElsewhere: a move's old one), and records exactly them,
+//     each of the release's environment with how it served (load
+//     balancers, target groups, capacity: the bake's standby record's,
+//     else what AWS shows) (ledger.CreateDeleting): the point of no return. A failure
 //     of the gate is a failed release (a *failure.HaltError or
 //     *failure.DeployError, so CleanUpFailure follows and the previous
 //     release keeps serving), or retryable; a gate AWS throttled runs
@@ -54,14 +56,15 @@ import (
 //     previous group is not scaled in yet, the new groups are judged again
 //     (recheck: below target, the previous groups go back as the record
 //     says they served and it ends FailureDirty); then the next step of
-//     retiring exactly the groups the record names (fleet.Retirer: out of
-//     their load balancers, drained, scaled to zero so their termination
-//     hooks run); while one is under way it reports Done false at
+//     retiring exactly the groups the record names, each environment's
+//     with its own clients (fleet.Retirer: out of their load balancers,
+//     drained, scaled to zero so their termination hooks run); while one is under way it reports Done false at
 //     $.retire, and the state machine waits and runs it again. Once every
 //     group is empty it deletes them with their alarms and launch
 //     templates (a group still standing tuning.RetireTimeout after the
 //     point of no return is never deleted: FailureDirty names what stands
-//     and why); settles each new group (scaled back from ferry's launch
+//     and why), and leaves the release's environment alone in the
+//     config's targets record (pruneTargets); settles each new group (scaled back from ferry's launch
 //     count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
 //     no rebalancing churns the new fleet while the old one drains);
@@ -123,7 +126,7 @@ func (d *Deployer) retired(ctx context.Context, st *execution.State) {
 		d.log.Warn("cannot read which groups were retired", "release_id", st.ReleaseID, "error", err.Error())
 	}
 	if found {
-		st.Retired = plan.Groups
+		st.Retired = retiredNames(plan)
 	}
 }
 
@@ -187,8 +190,12 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
+	elsewhere, err := d.gateElsewhere(ctx, st)
+	if err != nil {
+		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+	}
 	plan, wrote, err := d.ledger.CreateDeleting(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
-		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous, Attached: attached,
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous, Attached: attached, Elsewhere: elsewhere,
 	})
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
@@ -368,6 +375,11 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err != nil {
 		return fail(err)
 	}
+	other, err := d.stepElsewhere(ctx, st, req, plan, log)
+	if err != nil {
+		return fail(err)
+	}
+	ret.Ready, ret.Groups = ret.Ready && other.Ready, append(ret.Groups, other.Groups...)
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
 		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
@@ -385,8 +397,12 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err != nil {
 		return fail(err)
 	}
+	if err := d.removeElsewhere(ctx, st, plan, log); err != nil {
+		return fail(err)
+	}
 	p.retired = true
-	st.Retired = plan.Groups
+	d.pruneTargets(ctx, st, r)
+	st.Retired = retiredNames(plan)
 	if err := d.settle(ctx, c, st, req); err != nil {
 		return fail(err)
 	}
@@ -537,6 +553,7 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 				p.plan.Groups = names
 			}
 		}
+		p.plan.Elsewhere = d.mayBeElsewhere(ctx, st)
 	}
 	switch {
 	case !p.retired:
@@ -551,6 +568,7 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 				left = append(left, "previous group and launch template "+name+" (may remain)")
 			}
 		}
+		left = append(left, leftElsewhere(p.plan)...)
 	}
 	if !p.current {
 		left = append(left, "the current record of "+st.ProjectName+"/"+st.ConfigName+" (still names the previous release)")

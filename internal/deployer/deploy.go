@@ -30,7 +30,7 @@ const (
 // deploy is the Deploy task. It refuses to start when a fresh halt marker
 // exists (*failure.HaltError). It re-resolves the release's resources (a
 // problem is a *failure.BadReleaseError, before anything is created),
-// records the groups it may create (ledger.PutDeploying: CleanUpFailure
+// records its target among its config's (recordTarget), the groups it may create (ledger.PutDeploying: CleanUpFailure
 // deletes them by name even when AWS does not show them yet), then for
 // each service creates a launch template and an ASG, both named
 // naming.GroupName, tagged with the service's tags and the reserved ones,
@@ -107,6 +107,9 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	}
 	res, err := resources.Resolve(ctx, c, r)
 	if err != nil {
+		return err
+	}
+	if err := d.recordTarget(ctx, st); err != nil {
 		return err
 	}
 	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{

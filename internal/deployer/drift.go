@@ -41,7 +41,8 @@ import (
 //     current groups.
 //  3. Compare (driftOf): a current group missing or being deleted; an
 //     extra group (but the groups of a deploy under way: the lock
-//     holder's); min or max not the release's, or, for a service
+//     holder's), here or in another environment the config has deployed
+//     to (driftElsewhere: what a move left); min or max not the release's, or, for a service
 //     without scaling policies, desired not what the deploy settled; a
 //     group launching from another template or version; an instance not
 //     healthy (in its group, its load balancers, its target groups); load
@@ -112,6 +113,11 @@ func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*exe
 		deploying = h.ReleaseID
 	}
 	items := driftOf(cur, r, groups, views, deploying)
+	left, err := d.driftElsewhere(ctx, st, deploying)
+	if err != nil {
+		return nil, nil, err
+	}
+	items = append(items, left...)
 	if err := d.dateDrift(ctx, q, cur.ReleaseID, now, items, out); err != nil {
 		return nil, nil, err
 	}
@@ -192,6 +198,42 @@ func (d *Deployer) currentTarget(cur ledger.Current, r *release.Release) target.
 		return d.target(r)
 	}
 	return d.target(&release.Release{AccountID: cur.AccountID, Region: cur.Region, Qualifier: cur.Qualifier})
+}
+
+// driftElsewhere is every group of st's project-config left in the other
+// environments it has deployed to, not being deleted, but the groups of
+// deploying (a move under way): an extra group, each with its
+// environment.
+func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, deploying string) ([]execution.DriftItem, error) {
+	targets, err := d.elsewhere(ctx, st)
+	if err != nil || len(targets) == 0 {
+		return nil, err
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	var items []execution.DriftItem
+	for _, t := range targets {
+		c, err := d.connectTo(ctx, st, t, session, false)
+		if err != nil {
+			return nil, err
+		}
+		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range groups {
+			tags := tags.FromASG(g.Tags)
+			if fleet.Deleting(g) || (deploying != "" && tags[naming.TagReleaseID] == deploying) {
+				continue
+			}
+			items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: tags[naming.TagServiceName], Group: aws.ToString(g.AutoScalingGroupName), Target: &t,
+				What: fmt.Sprintf("a group of the config left in %s, where release %s, deployed now in %s, does not run (release %s)",
+					t.Describe(), st.ReleaseID, st.Target.Describe(), cmp.Or(tags[naming.TagReleaseID], "unknown"))})
+		}
+	}
+	return items, nil
 }
 
 // driftOf compares the current record cur (and its release r, nil when

@@ -41,9 +41,12 @@ import (
 //  4. Per service, the group Deploy would create: its capacity from the
 //     previous group (package capacity), the first canary step, the
 //     image, subnets and load balancers resolved, the user data digest.
-//  5. The groups the swap would retire, the services it removes, the
-//     load balancers it takes a service out of (detach), and how the
-//     release differs from the one deployed now.
+//  5. The groups the swap would retire, in the release's target and in
+//     every other its config has deployed to (a move's old one:
+//     planElsewhere), the services it removes, the load balancers it
+//     takes a service out of (detach), and how the release differs from
+//     the one deployed now. A move its release does not ask for
+//     (checkMove) is a refusal.
 //
 // It writes nothing: no lock, no run-once marker, no record, nothing in
 // the target. A throttled or failed read is the task's error (retried as
@@ -71,6 +74,11 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	} else if held && h.ReleaseID != r.ReleaseID {
 		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
 	}
+	if why, err := d.checkMove(ctx, r, st.Target); err != nil {
+		return nil, err
+	} else if why != "" {
+		p.Refusals = append(p.Refusals, why)
+	}
 	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller.ARN, caller.UserID)}
 	c, err := d.connectAs(ctx, st, session, true)
 	if refused(p, err) {
@@ -93,6 +101,9 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 		}
 	}
 	if err := d.planGroups(ctx, c, st, r, res, p); err != nil {
+		return nil, err
+	}
+	if err := d.planElsewhere(ctx, st, session, p); err != nil {
 		return nil, err
 	}
 	if err := d.planChanges(ctx, st, r, p); err != nil {
@@ -172,6 +183,41 @@ func (d *Deployer) planGroups(ctx context.Context, c *cloud.Clients, st *executi
 			return err
 		}
 		p.Groups = append(p.Groups, pg)
+	}
+	return nil
+}
+
+// planElsewhere adds to p the groups the swap would retire in the other
+// environments of the config (a move's old one), connected as session:
+// every group of the config not being deleted there. One that cannot
+// be reached is a refusal naming it.
+func (d *Deployer) planElsewhere(ctx context.Context, st *execution.State, session cloud.Session, p *execution.Plan) error {
+	targets, err := d.elsewhere(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		c, err := d.connectTo(ctx, st, t, session, true)
+		if refused(p, err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+		if err != nil {
+			return err
+		}
+		tg := execution.TargetGroups{Target: t, Groups: []string{}}
+		for _, g := range groups {
+			if !fleet.Deleting(g) {
+				tg.Groups = append(tg.Groups, aws.ToString(g.AutoScalingGroupName))
+			}
+		}
+		if len(tg.Groups) > 0 {
+			slices.Sort(tg.Groups)
+			p.Elsewhere = append(p.Elsewhere, tg)
+			p.Retire = append(p.Retire, tg.Groups...)
+		}
 	}
 	return nil
 }

@@ -24,7 +24,8 @@ import (
 	"github.com/ferryhq/ferry/internal/target"
 )
 
-// publish is the Publish task. For each asset of the release it copies the
+// publish is the Publish task. A release with assets first records its
+// target among its config's (recordTarget). For each asset of the release it copies the
 // content the client uploaded to the deployer bucket
 // (naming.AssetKey) into the target's asset bucket
 // (naming.AssetBucketName, naming.TargetAssetKey) as the target's publish
@@ -46,6 +47,9 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 	}
 	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
 	if len(r.Assets) > 0 {
+		if err := d.recordTarget(ctx, st); err != nil {
+			return nil, err
+		}
 		clients, err := d.connect(ctx, st, false)
 		if err != nil {
 			return nil, err

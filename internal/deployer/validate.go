@@ -27,7 +27,9 @@ import (
 //     that execution);
 //   - a release whose hash another Validate recorded otherwise.
 //   - with Config.Identities, a release whose identity proof is missing or
-//     does not verify (identity.Verifier).
+//     does not verify (identity.Verifier);
+//   - a release whose target is not the environment its config is
+//     deployed to, unless its move_from names that one (checkMove).
 //
 // Before those checks, once the release decodes and validates, it
 // confirms its execution (confirmExecution) and consumes the release id
@@ -59,6 +61,11 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		return nil, err
 	}
 	if p := d.checkCreatedAt(r, req); p != "" {
+		problems = append(problems, p)
+	}
+	if p, err := d.checkMove(ctx, r, d.target(r)); err != nil {
+		return nil, err
+	} else if p != "" {
 		problems = append(problems, p)
 	}
 	if len(problems) > 0 {

@@ -21,7 +21,8 @@ import (
 // validateResources is the ValidateResources task: it resolves every
 // resource the release names in its target and checks that the release may
 // use it, and reports every problem at once as a *failure.BadReleaseError;
-// then it checks that the region has room for the release's Auto Scaling
+// it checks again, under the lock, that a release moving its config says
+// so (checkMove); then it checks that the region has room for the release's Auto Scaling
 // groups beside the previous ones (resources.CheckHeadroom), and that
 // its swap retires no service it leaves out unless it names it under
 // remove, and takes no service out of a load balancer unless the service
@@ -47,6 +48,11 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 	r, clients, err := d.loadAndConnect(ctx, st, true)
 	if err != nil {
 		return err
+	}
+	if p, err := d.checkMove(ctx, r, st.Target); err != nil {
+		return err
+	} else if p != "" {
+		return failure.BadRelease(p)
 	}
 	if _, err := resources.Resolve(ctx, clients, r); err != nil {
 		return err

@@ -736,3 +736,38 @@ func (r RegionSpec) validateTargetGroups(p *problems, where string, v2 map[strin
 		}
 	}
 }
+
+// CopyRegion adds to account a region named to: a copy of its region
+// from, whatever names from appears in (availability zones, ARNs)
+// renamed, bootstrapped as from is. A second environment for a test of
+// a config that moves between regions.
+func (s *WorldSpec) CopyRegion(account, from, to string) error {
+	for i := range s.Accounts {
+		a := &s.Accounts[i]
+		if a.ID != account {
+			continue
+		}
+		for _, r := range a.Regions {
+			if r.Name != from {
+				continue
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			var c RegionSpec
+			if err := json.Unmarshal(bytes.ReplaceAll(b, []byte(from), []byte(to)), &c); err != nil {
+				return err
+			}
+			a.Regions = append(a.Regions, c)
+			for _, bs := range a.Bootstrap {
+				if bs.Region == from {
+					bs.Region = to
+					a.Bootstrap = append(a.Bootstrap, bs)
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("world: account %s has no region %s to copy", account, from)
+}

@@ -33,3 +33,13 @@ func (t Target) Validate() error {
 	}
 	return nil
 }
+
+// Describe names the target for people: "account A region R", with
+// " qualifier Q" when it has one.
+func (t Target) Describe() string {
+	s := "account " + t.AccountID + " region " + t.Region
+	if t.Qualifier != "" {
+		s += " qualifier " + t.Qualifier
+	}
+	return s
+}

@@ -1,0 +1,199 @@
+package deployer
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/target"
+)
+
+// west is the environment a config moves to in these tests: the
+// deployer's account in another region, a copy of its own.
+const west = "us-west-2"
+
+// withWest adds west to the world: the deployer's account's region
+// copied, bootstrapped the same way.
+func withWest(t testing.TB) func(*sim.WorldSpec) {
+	return func(s *sim.WorldSpec) { require.NoError(t, s.CopyRegion(account, region, west)) }
+}
+
+// groupsIn are the live groups (not being deleted) of account a, region
+// rg, by name.
+func (h *harness) groupsIn(a, rg string) []string {
+	var out []string
+	for _, s := range h.world.Snapshot().Accounts {
+		if s.Account != a || s.Region != rg {
+			continue
+		}
+		for _, g := range s.Groups {
+			if g.Status == "" {
+				out = append(out, g.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// movedRelease is the harness's release in west, moving from move (nil:
+// not asked for).
+func (h *harness) movedRelease(move *target.Target) *release.Release {
+	r := h.baseRelease()
+	r.Region, r.MoveFrom = west, move
+	return r
+}
+
+var east = target.Target{AccountID: account, Region: region}
+
+// TestMoveIsRefusedUnlessAskedFor: a config deployed in us-east-1 whose
+// next release targets us-west-2 is refused at Validate, by a message
+// that names both environments and the move_from that asks for the move,
+// and so is a move_from that names another environment than the one
+// deployed; plan refuses it the same way. Nothing is made in us-west-2.
+func TestMoveIsRefusedUnlessAskedFor(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+
+	wrong := target.Target{AccountID: "222222222222", Region: region}
+	for _, tc := range []struct {
+		name string
+		move *target.Target
+		want string
+	}{
+		{"not asked for", nil, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1 (release " + r1.ReleaseID +
+			"), and this release targets account 111111111111 region us-west-2: to move it, and retire its fleet in account 111111111111 region us-east-1 at the swap, " +
+			`set "move_from": {"account_id":"111111111111","region":"us-east-1"} in the release`},
+		{"from elsewhere", &wrong, "move_from: names account 222222222222 region us-east-1, but coinbase/deploy-test development is deployed to account 111111111111 region us-east-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.movedRelease(tc.move)
+			p, err := h.planOf(r)
+			require.NoError(t, err)
+			assert.False(t, p.Proceed)
+			require.NotEmpty(t, p.Refusals)
+			assert.Contains(t, p.Refusals[0], tc.want)
+
+			err = h.start(r).step(execution.TaskValidate)
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	assert.Empty(t, h.groupsIn(account, west), "nothing is made in us-west-2")
+	_, found, err := h.ledger.GetTargets(t.Context(), project, config)
+	require.NoError(t, err)
+	require.True(t, found, "the first deploy recorded its environment")
+}
+
+// TestMoveRetiresTheOldFleet: a move asked for deploys to us-west-2 and
+// its swap retires the us-east-1 group gracefully (out of its load
+// balancers, drained, scaled to zero, deleted empty: no connection cut),
+// within the same CleanUpSuccess; the plan lists the us-east-1 group
+// under retire, the deleting record names it with its environment, the
+// current record names us-west-2, the targets record us-west-2 alone,
+// and a drift query finds nothing. Deployed again with the same
+// move_from (the file run again), it is an ordinary deploy.
+func TestMoveRetiresTheOldFleet(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	assert.True(t, p.Proceed, "refusals: %v", p.Refusals)
+	assert.Contains(t, p.Retire, old)
+	assert.Equal(t, []execution.TargetGroups{{Target: east, Groups: []string{old}}}, p.Elsewhere)
+
+	h.world.ResetCalls()
+	x := h.start(r2)
+	x.succeed()
+	assert.Equal(t, []string{naming.GroupName(project, config, "web", r2.ReleaseID)}, h.groupsIn(account, west))
+	assert.Empty(t, h.groupsIn(account, region), "the us-east-1 fleet is retired")
+	assert.Equal(t, []string{old}, x.state.Retired)
+	assert.Zero(t, h.world.CutConnections(), "no request cut")
+	var ops []string
+	for _, c := range h.world.CallLog() {
+		if c.Region == region && slices.Contains([]string{"DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup"}, c.Op) {
+			if len(ops) == 0 || ops[len(ops)-1] != c.Op {
+				ops = append(ops, c.Op)
+			}
+		}
+	}
+	assert.Equal(t, []string{"DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup"}, ops,
+		"in us-east-1: detached, scaled to zero, deleted once empty")
+
+	del, found, err := h.ledger.GetDeleting(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Empty(t, del.Groups, "nothing to retire in us-west-2")
+	require.Len(t, del.Elsewhere, 1)
+	assert.Equal(t, east, del.Elsewhere[0].Target)
+	assert.Contains(t, del.Elsewhere[0].Groups, old)
+	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, west, cur.Region)
+	targets, _, err := h.ledger.GetTargets(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, []target.Target{{AccountID: account, Region: west}}, targets.Targets)
+	assert.Empty(t, h.driftNow().Drifts)
+
+	h.clk.Advance(time.Hour)
+	r3 := h.movedRelease(&move)
+	h.start(r3).succeed()
+	assert.Equal(t, []string{naming.GroupName(project, config, "web", r3.ReleaseID)}, h.groupsIn(account, west))
+}
+
+// TestMoveCrashedBeforeTheSwapIsNotForgotten: a move that made its group
+// in us-west-2 and stopped before its swap (its clean-up never ran) left
+// groups in both environments: a drift query reports the us-west-2
+// group, a plan lists it, and a destroy retires both.
+func TestMoveCrashedBeforeTheSwapIsNotForgotten(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	x := h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	stray := naming.GroupName(project, config, "web", r2.ReleaseID)
+	require.Equal(t, []string{stray}, h.groupsIn(account, west))
+	require.NoError(t, h.locks.Release(t.Context(), project, config, r2.ReleaseID), "the execution is gone; an operator unlocks")
+
+	h.clk.Advance(time.Hour)
+	drift := h.driftNow()
+	require.Len(t, drift.Drifts, 1)
+	assert.Equal(t, execution.DriftExtraGroup, drift.Drifts[0].Kind)
+	assert.Equal(t, stray, drift.Drifts[0].Group)
+	assert.Equal(t, &target.Target{AccountID: account, Region: west}, drift.Drifts[0].Target)
+
+	require.NotEmpty(t, h.groupsIn(account, region), "the us-east-1 fleet still serves")
+	d := h.destroyRelease()
+	p, err := h.planOf(d)
+	require.NoError(t, err)
+	assert.Contains(t, p.Retire, stray)
+	h.start(d).succeed()
+	h.clk.Advance(10 * time.Minute)
+	assert.Empty(t, h.groupsIn(account, region))
+	assert.Empty(t, h.groupsIn(account, west))
+	assert.Zero(t, h.world.CutConnections(), "no request cut")
+	targets, _, err := h.ledger.GetTargets(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Empty(t, targets.Targets, "nothing is left anywhere")
+}

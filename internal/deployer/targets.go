@@ -1,0 +1,258 @@
+package deployer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/target"
+)
+
+// The environments of a project-config. A config runs in one target
+// environment, the one its current record names; a release that targets
+// another is a move, refused unless it says where it moves from
+// (release.Release.MoveFrom, checkMove). The targets record
+// (ledger.Targets) keeps every environment the config has deployed to:
+// Publish and Deploy add their release's before they make anything in it
+// (recordTarget), the swap retires the fleet left in every other one
+// (previousElsewhere, stepElsewhere, removeElsewhere) and only then
+// leaves the release's alone in the record (pruneTargets). Plan, Drift
+// and a destroy (a release like any other at its swap) so cover each of
+// them, and a move that crashes midway forgets none.
+
+// knownTargets is every environment project/config has deployed to and
+// may have groups in: its targets record's, which always holds the
+// current record's environment (recordTarget adds it with the first
+// other, and the swap records the current release before it prunes);
+// without one (a config deployed before the record was kept, or never),
+// the current record's alone, or none. A record that cannot be read is
+// an error.
+func (d *Deployer) knownTargets(ctx context.Context, project, config string) ([]target.Target, error) {
+	rec, found, err := d.ledger.GetTargets(ctx, project, config)
+	if err != nil || found {
+		return rec.Targets, err
+	}
+	cur, found, err := d.ledger.GetCurrent(ctx, project, config)
+	if err != nil || !found {
+		return nil, err
+	}
+	return []target.Target{d.currentTarget(cur, nil)}, nil
+}
+
+// elsewhere is every environment of st's project-config (knownTargets)
+// but st's target.
+func (d *Deployer) elsewhere(ctx context.Context, st *execution.State) ([]target.Target, error) {
+	known, err := d.knownTargets(ctx, st.ProjectName, st.ConfigName)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(known, func(t target.Target) bool { return t == st.Target }), nil
+}
+
+// recordTarget adds st's target to the project-config's targets record
+// unless it is known already (knownTargets): before Publish or Deploy
+// makes anything in it. Idempotent; only the lock holder calls it.
+func (d *Deployer) recordTarget(ctx context.Context, st *execution.State) error {
+	known, err := d.knownTargets(ctx, st.ProjectName, st.ConfigName)
+	if err != nil || slices.Contains(known, st.Target) {
+		return err
+	}
+	d.log.Info("recording a new environment of the config", "release_id", st.ReleaseID, "account_id", st.Target.AccountID, "region", st.Target.Region)
+	return d.ledger.PutTargets(ctx, st.ProjectName, st.ConfigName, ledger.Targets{
+		Targets: append(known, st.Target), ReleaseID: st.ReleaseID, UpdatedAt: d.now(),
+	})
+}
+
+// pruneTargets leaves the release's target alone in the targets record
+// (none for a destroy), once the swap retired the fleet of every other
+// environment. Best effort: a record left longer names environments
+// with nothing left, which only costs a look.
+func (d *Deployer) pruneTargets(ctx context.Context, st *execution.State, r *release.Release) {
+	keep := []target.Target{st.Target}
+	if r.Destroy {
+		keep = []target.Target{}
+	}
+	rec, found, err := d.ledger.GetTargets(ctx, st.ProjectName, st.ConfigName)
+	if err == nil && found && slices.Equal(rec.Targets, keep) {
+		return
+	}
+	if err == nil {
+		err = d.ledger.PutTargets(ctx, st.ProjectName, st.ConfigName, ledger.Targets{Targets: keep, ReleaseID: st.ReleaseID, UpdatedAt: d.now()})
+	}
+	if err != nil {
+		d.log.Warn("cannot prune the config's environments", "release_id", st.ReleaseID, "error", err.Error())
+	}
+}
+
+// connectTo returns the clients of environment t, acting for st's
+// release as session (connectAs, badRelease as there).
+func (d *Deployer) connectTo(ctx context.Context, st *execution.State, t target.Target, session cloud.Session, badRelease bool) (*cloud.Clients, error) {
+	in := *st
+	in.Target = t
+	return d.connectAs(ctx, &in, session, badRelease)
+}
+
+// checkMove is the problem with where release r deploys, "" for none: a
+// release whose environment (target) is not the one its config's current
+// record names is refused unless its move_from names that one exactly.
+// A destroy, or a config with nothing deployed, moves nothing.
+func (d *Deployer) checkMove(ctx context.Context, r *release.Release, to target.Target) (string, error) {
+	if r.Destroy {
+		return "", nil
+	}
+	cur, found, err := d.ledger.GetCurrent(ctx, r.ProjectName, r.ConfigName)
+	if err != nil || !found {
+		return "", err
+	}
+	from := d.currentTarget(cur, nil)
+	if from == to {
+		return "", nil
+	}
+	ask, err := json.Marshal(from)
+	if err != nil {
+		return "", err
+	}
+	how := fmt.Sprintf(`to move it, and retire its fleet in %s at the swap, set "move_from": %s in the release`, from.Describe(), ask)
+	if r.MoveFrom == nil {
+		return fmt.Sprintf("move_from: %s %s is deployed to %s (release %s), and this release targets %s: %s",
+			r.ProjectName, r.ConfigName, from.Describe(), cur.ReleaseID, to.Describe(), how), nil
+	}
+	if *r.MoveFrom != from {
+		return fmt.Sprintf("move_from: names %s, but %s %s is deployed to %s (release %s): %s",
+			r.MoveFrom.Describe(), r.ProjectName, r.ConfigName, from.Describe(), cur.ReleaseID, how), nil
+	}
+	return "", nil
+}
+
+// previousElsewhere is what the swap retires in each environment of
+// targets (previousNames there, connected as session); an environment
+// with nothing is left out.
+func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, session cloud.Session, targets []target.Target) ([]execution.TargetGroups, error) {
+	var out []execution.TargetGroups
+	for _, t := range targets {
+		c, err := d.connectTo(ctx, st, t, session, false)
+		if err != nil {
+			return nil, err
+		}
+		names, err := d.previousNames(ctx, c, st)
+		if err != nil {
+			return nil, err
+		}
+		if len(names) > 0 {
+			out = append(out, execution.TargetGroups{Target: t, Groups: names})
+		}
+	}
+	return out, nil
+}
+
+// stepElsewhere takes the next step of retiring the groups the deleting
+// record names in other environments (fleet.Retirer, each environment
+// with its own clients), as retire does in the release's. Ready says
+// every one of them can be removed.
+func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, log *slog.Logger) (fleet.Retirement, error) {
+	out := fleet.Retirement{Ready: true}
+	if len(plan.Elsewhere) == 0 {
+		return out, nil
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return out, err
+	}
+	for _, tg := range plan.Elsewhere {
+		c, err := d.connectTo(ctx, st, tg.Target, session, false)
+		if err != nil {
+			return out, err
+		}
+		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req),
+			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
+		ret, err := retirer.Step(ctx, tg.Groups)
+		if err != nil {
+			return out, err
+		}
+		out.Ready = out.Ready && ret.Ready
+		out.Groups = append(out.Groups, ret.Groups...)
+	}
+	return out, nil
+}
+
+// removeElsewhere deletes the groups the deleting record names in other
+// environments, with their alarms and launch templates (fleet.Remover,
+// each environment with its own clients), as retire does in the
+// release's.
+func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, log *slog.Logger) error {
+	if len(plan.Elsewhere) == 0 {
+		return nil
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, tg := range plan.Elsewhere {
+		c, err := d.connectTo(ctx, st, tg.Target, session, false)
+		if err != nil {
+			return err
+		}
+		remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID),
+			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
+		if _, err := remover.Remove(ctx, tg.Groups); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retiredNames are every group the deleting record names, in the
+// release's environment and the others.
+func retiredNames(plan ledger.Intent) []string {
+	out := slices.Clone(plan.Groups)
+	for _, tg := range plan.Elsewhere {
+		out = append(out, tg.Groups...)
+	}
+	return out
+}
+
+// leftElsewhere names, for a FailureDirty outcome, the groups of the
+// deleting record in other environments that may remain.
+func leftElsewhere(plan ledger.Intent) []string {
+	var out []string
+	for _, tg := range plan.Elsewhere {
+		for _, name := range tg.Groups {
+			out = append(out, "previous group and launch template "+name+" in "+tg.Target.Describe()+" (may remain)")
+		}
+	}
+	return out
+}
+
+// gateElsewhere is what the swap of st's release retires in the other
+// environments of its config (previousElsewhere), as the release's
+// session.
+func (d *Deployer) gateElsewhere(ctx context.Context, st *execution.State) ([]execution.TargetGroups, error) {
+	targets, err := d.elsewhere(ctx, st)
+	if err != nil || len(targets) == 0 {
+		return nil, err
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return d.previousElsewhere(ctx, st, session, targets)
+}
+
+// mayBeElsewhere is, for a FailureDirty outcome that cannot tell how far
+// the swap got, what AWS shows of the config in its other environments;
+// what it cannot read is left unnamed here (the targets record keeps the
+// environment, so a destroy or the next swap still finds it).
+func (d *Deployer) mayBeElsewhere(ctx context.Context, st *execution.State) []execution.TargetGroups {
+	out, err := d.gateElsewhere(ctx, st)
+	if err != nil {
+		d.log.Warn("cannot list what is left in the config's other environments", "release_id", st.ReleaseID, "error", err.Error())
+	}
+	return out
+}
