@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 const destroyHelp = `Destroy tears PROJECT CONFIG down: it deploys a release that deploys
@@ -21,8 +22,10 @@ their load balancers, drained, scaled to zero so termination hooks run,
 deleted with their launch templates, alarms and scaling policies); it
 records its outcome and removes the record of what is deployed. The
 destroy runs in the target environment (account, region, qualifier) of
-the release deployed now, else of the config's newest release. Run again,
-it finds nothing to retire and succeeds.
+the release deployed now, else of the config's newest release, and
+retires the groups of the config in every other environment it has
+deployed to as well (a move's old one, or what a failed move left). Run
+again, it finds nothing to retire and succeeds.
 
 On a terminal it shows what it retires and asks you to type the config's
 name; elsewhere (CI) it needs --yes. While another release holds the
@@ -78,7 +81,11 @@ func (c *destroyCommand) destroy(ctx context.Context, project, config string) er
 		return err
 	}
 	if !c.yes {
-		if err := c.confirm(project, config, of, cur); err != nil {
+		targets, _, err := l.GetTargets(ctx, project, config)
+		if err != nil {
+			return err
+		}
+		if err := c.confirm(project, config, of, cur, targets.Targets); err != nil {
 			return err
 		}
 	}
@@ -130,9 +137,10 @@ func destroyTarget(ctx context.Context, l *ledger.Ledger, project, config string
 	return of, &cur, nil
 }
 
-// confirm says what the destroy retires and asks for the config's name
-// on the terminal; anything else typed is a refusal.
-func (c *destroyCommand) confirm(project, config string, of *release.Release, cur *ledger.Current) error {
+// confirm says what the destroy retires (in of's environment, and in
+// every other of targets) and asks for the config's name on the
+// terminal; anything else typed is a refusal.
+func (c *destroyCommand) confirm(project, config string, of *release.Release, cur *ledger.Current, targets []target.Target) error {
 	env := c.deploy.env
 	where := fmt.Sprintf("account %s region %s", firstNonEmpty(of.AccountID, "(the deployer's)"), firstNonEmpty(of.Region, "(the deployer's)"))
 	fmt.Fprintf(env.Stderr, "ferry destroy: %s %s, in %s\n", project, config, where)
@@ -142,6 +150,15 @@ func (c *destroyCommand) confirm(project, config string, of *release.Release, cu
 		fmt.Fprintf(env.Stderr, "  deployed now: release %s; every group of the config is retired:\n", cur.ReleaseID)
 		for _, g := range cur.Groups {
 			fmt.Fprintf(env.Stderr, "    %s (%s, desired %d)\n", g.Group, g.Service, g.Desired)
+		}
+	}
+	here := target.Target{AccountID: of.AccountID, Region: of.Region, Qualifier: of.Qualifier}
+	if cur != nil {
+		here = target.Target{AccountID: cur.AccountID, Region: cur.Region, Qualifier: cur.Qualifier}
+	}
+	for _, t := range targets {
+		if t != here {
+			fmt.Fprintf(env.Stderr, "  also in %s: every group of the config there is retired\n", t.Describe())
 		}
 	}
 	fmt.Fprintf(env.Stderr, "Type the config's name (%s) to destroy it: ", config)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,15 +26,18 @@ own code answers in a plan execution of its state machine (Plan, which
 takes no lock and writes nothing): per service, the group it would
 create (launch count, healthy target, desired, min and max, the AMI id,
 instance type, subnets and load balancers resolved in the target, the
-user data digest); the groups the swap would retire, the services it
-would remove and the load balancers a service would leave (its
-"detach"); what changed from the release deployed now (AMI,
-instance type, user data, capacity, load balancers, alarms); and every
-reason the deploy would be refused (a resource missing or not ferry's,
-a service left out without "remove", a load balancer or target group a
-service leaves without its "detach", no room for the groups, the lock
-held by another release). The group names carry this plan's release id;
-a deploy's carry its own. --json prints the plan as one JSON object.
+user data digest); the groups the swap would retire (in the release's
+target and in every other the config has deployed to: a move's old
+one), the services it would remove and the load balancers a service
+would leave (its "detach"); what changed from the release deployed now
+(AMI, instance type, user data, capacity, load balancers, alarms); and
+every reason the deploy would be refused (a resource missing or not
+ferry's, a service left out without "remove", a load balancer or target
+group a service leaves without its "detach", no room for the groups, the
+lock held by another release, a target other than the one the config is
+deployed to without "move_from" naming that one). The group names carry
+this plan's release id; a deploy's carry its own. --json prints the plan
+as one JSON object.
 
 It exits 0 when the deploy would proceed, 1 when it would be refused,
 3 on an invalid release (nothing asked of the deployer).`
@@ -177,7 +181,14 @@ func writePlan(w io.Writer, p *execution.Plan) {
 		}
 		tw.Flush()
 	}
-	groupRows(w, "retire", p.Retire)
+	here := slices.Clone(p.Retire)
+	for _, tg := range p.Elsewhere {
+		here = slices.DeleteFunc(here, func(g string) bool { return slices.Contains(tg.Groups, g) })
+	}
+	groupRows(w, "retire", here)
+	for _, tg := range p.Elsewhere {
+		groupRows(w, "retire in "+tg.Target.Describe(), tg.Groups)
+	}
 	if len(p.Remove) > 0 {
 		fmt.Fprintf(w, "  remove services: %s\n", strings.Join(p.Remove, ", "))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -38,12 +39,15 @@ func (c *statusCommand) spec() commandSpec {
 		help: `Status shows, for each config of PROJECT (or just CONFIG): the release
 deployed now (when, by whom), the release holding the lock (a deploy
 running, or a lock left behind by a failed clean up), and the latest
-releases with their outcome and error, newest first. --json prints the
-same as one JSON object.
+releases with their outcome and error, newest first; "also in" names
+each other environment (account, region) the config has deployed to and
+may have groups left in (a move under way or one that failed). --json
+prints the same as one JSON object.
 
 --drift also asks the deployer (a drift query of its state machine,
 which changes nothing in AWS) how what runs differs from what ferry
-deployed: a group missing or extra, min, max or desired changed by hand,
+deployed: a group missing or extra (extra in another environment the
+config deployed to: what a move left there), min, max or desired changed by hand,
 a group launching from another launch template, instances unhealthy
 past ` + tuning.DriftUnhealthyAfter.String() + ` (younger ones are settling), load balancers
 attached or detached; each says since when the deployer has seen it.
@@ -99,6 +103,10 @@ type configStatus struct {
 	// Healing is the reconciler's heal record while it heals the release
 	// deployed now and the fleet has not been found well since.
 	Healing *ledger.HealRecord `json:"healing,omitempty"`
+	// Elsewhere are the environments the config has deployed to, other
+	// than the current record's, where groups of it may be left (a move
+	// under way, or one that failed): --drift looks in each.
+	Elsewhere []target.Target `json:"elsewhere,omitempty"`
 }
 
 // releaseStatus is one release and how it ended.
@@ -189,6 +197,9 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 	if err := healing(ctx, l, project, config, &cs); err != nil {
 		return cs, err
 	}
+	if err := elsewhere(ctx, l, project, config, &cs); err != nil {
+		return cs, err
+	}
 	return cs, destroyedBy(ctx, l, project, config, &cs)
 }
 
@@ -203,6 +214,21 @@ func healing(ctx context.Context, l *ledger.Ledger, project, config string, cs *
 		return err
 	}
 	cs.Healing = &h
+	return nil
+}
+
+// elsewhere sets cs.Elsewhere from the config's targets record: every
+// environment it names but the current record's.
+func elsewhere(ctx context.Context, l *ledger.Ledger, project, config string, cs *configStatus) error {
+	rec, _, err := l.GetTargets(ctx, project, config)
+	if err != nil {
+		return err
+	}
+	for _, t := range rec.Targets {
+		if c := cs.Current; c == nil || t != (target.Target{AccountID: c.AccountID, Region: c.Region, Qualifier: c.Qualifier}) {
+			cs.Elsewhere = append(cs.Elsewhere, t)
+		}
+	}
 	return nil
 }
 
@@ -247,6 +273,9 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		}
 		if h := cs.Lock; h != nil {
 			row(tw, "  locked by", h.ReleaseID, "since "+formatTime(h.Since), lastSegment(h.Execution))
+		}
+		for _, t := range cs.Elsewhere {
+			row(tw, "  also in", t.Describe(), "groups of the config may be left there (see --drift)")
 		}
 		tw.Flush()
 		writeGroups(w, cs.Current)

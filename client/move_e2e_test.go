@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/region"
+)
+
+// usWest2 is the region the deploy-test config moves to: a copy of
+// us-east-1 in the same account.
+const usWest2 = "us-west-2"
+
+// movedReleaseFile writes the deploy-test release, targeting us-west-2,
+// with move (nil: none) as its move_from, and its user data file, and
+// returns its path.
+func movedReleaseFile(t *testing.T, move map[string]string) string {
+	t.Helper()
+	data, err := os.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(data, &r))
+	r["region"] = usWest2
+	if move != nil {
+		r["move_from"] = move
+	}
+	out, err := json.Marshal(r)
+	require.NoError(t, err)
+	userData, err := os.ReadFile(deployTestRelease + ".userdata")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "west.json")
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+	require.NoError(t, os.WriteFile(path+".userdata", userData, 0o644))
+	return path
+}
+
+// TestMoveToAnotherRegion: a config deployed in us-east-1 whose release
+// now says us-west-2 is refused by plan and by deploy, with the
+// move_from that asks for the move; with it, plan lists the us-east-1
+// group under "retire in account ... region us-east-1", the deploy
+// succeeds in us-west-2 and retires the us-east-1 fleet, status --drift
+// finds nothing, and destroy leaves nothing in either region.
+func TestMoveToAnotherRegion(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
+		require.NoError(t, o.World.CopyRegion(devAccount, usEast1, usWest2))
+	})
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	const how = `set "move_from": {"account_id":"111111111111","region":"us-east-1"} in the release`
+
+	west := movedReleaseFile(t, nil)
+	plan := tr.ferry(t, "plan", "--local", west)
+	assert.Equal(t, exitFailure, plan.code, "stdout:\n%s\nstderr:\n%s", plan.stdout, plan.stderr)
+	assert.Contains(t, plan.stdout, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1 (release "+id1+
+		"), and this release targets account 111111111111 region us-west-2")
+	assert.Contains(t, plan.stdout, how)
+	refused := tr.ferry(t, "deploy", "--local", west)
+	assert.NotEqual(t, exitOK, refused.code)
+	assert.Contains(t, refused.stdout+refused.stderr, how)
+	assert.Empty(t, tr.groups(devAccount, usWest2), "nothing made in us-west-2")
+	assert.Equal(t, map[string]int{devGroup(id1): 1}, tr.groups(devAccount, usEast1), "us-east-1 serves on")
+
+	moved := movedReleaseFile(t, map[string]string{"account_id": devAccount, "region": usEast1})
+	plan = tr.ferry(t, "plan", "--local", moved)
+	require.Equal(t, exitOK, plan.code, "stdout:\n%s\nstderr:\n%s", plan.stdout, plan.stderr)
+	assert.Contains(t, plan.stdout, "ferry plan: coinbase/deploy-test development in account 111111111111 region us-west-2\n")
+	assert.Contains(t, plan.stdout, "  retire in account 111111111111 region us-east-1\n    "+devGroup(id1)+"\n")
+	planJSON := tr.ferry(t, "plan", "--local", "--json", moved)
+	require.Equal(t, exitOK, planJSON.code, planJSON.stderr)
+	var p execution.Plan
+	require.NoError(t, json.Unmarshal([]byte(planJSON.stdout), &p))
+	require.Len(t, p.Elsewhere, 1)
+	assert.Equal(t, usEast1, p.Elsewhere[0].Target.Region)
+	assert.Equal(t, []string{devGroup(id1)}, p.Elsewhere[0].Groups)
+
+	move := tr.ferry(t, "deploy", "--local", moved)
+	require.Equal(t, exitOK, move.code, "stdout:\n%s\nstderr:\n%s", move.stdout, move.stderr)
+	id2 := releaseIDOf(t, move.stdout)
+	assert.Empty(t, tr.groups(devAccount, usEast1), "the us-east-1 fleet is retired")
+	assert.Equal(t, map[string]int{devGroup(id2): 1}, tr.groups(devAccount, usWest2))
+	assert.Zero(t, tr.World().CutConnections(), "no request cut")
+
+	st := tr.ferry(t, "status", "--local", "--drift", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "drift: none")
+	assert.NotContains(t, st.stdout, "also in")
+
+	destroyed := tr.ferry(t, "destroy", "--local", "--yes", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, destroyed.code, "stdout:\n%s\nstderr:\n%s", destroyed.stdout, destroyed.stderr)
+	assert.Empty(t, tr.groups(devAccount, usEast1))
+	assert.Empty(t, tr.groups(devAccount, usWest2))
+}
