@@ -12,11 +12,25 @@
 // their acceptance at Validate, promote.go with a promotion's tasks and
 // the acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),
-// health_report.go (the health of the new groups), records.go (outcomes)
-// and alarms.go (a release's alarm gate).
+// health_report.go (the health of the new groups), records.go (outcomes),
+// alarms.go (a release's alarm gate) and targets.go (the environments of
+// a config).
 //
 // A release that deploys nothing (destroy) goes the same way: its swap
 // retires every group of the config and removes the current record.
+//
+// A config runs in one target environment (account, region, qualifier),
+// the one its current record names. A release that targets another is a
+// move: refused at Validate, ValidateResources and Plan unless its
+// move_from names the current one exactly. The targets record keeps
+// every environment the config has deployed to, each added by Publish or
+// Deploy before they make anything there; every swap (a destroy's too)
+// retires the groups of the config in each other environment as it
+// retires the previous groups in its own (gracefully, with that
+// environment's clients, named per environment in the deleting record),
+// then leaves its own environment alone in the record. Plan, Drift and
+// the removal check look in each, so a move that crashes midway forgets
+// none.
 //
 // Handlers orchestrate: the deployer bucket's objects are package lock's,
 // halt's and ledger's; what a release names in its target is resolved by

@@ -205,32 +205,25 @@ func (d *Deployer) currentTarget(cur ledger.Current, r *release.Release) target.
 // deploying (a move under way): an extra group, each with its
 // environment.
 func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, deploying string) ([]execution.DriftItem, error) {
-	targets, err := d.elsewhere(ctx, st)
-	if err != nil || len(targets) == 0 {
-		return nil, err
-	}
 	session, err := d.session(ctx, st)
 	if err != nil {
 		return nil, err
 	}
+	others, err := d.fleetElsewhere(ctx, st, session, false)
+	if err != nil {
+		return nil, err
+	}
 	var items []execution.DriftItem
-	for _, t := range targets {
-		c, err := d.connectTo(ctx, st, t, session, false)
-		if err != nil {
-			return nil, err
-		}
-		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range groups {
-			tags := tags.FromASG(g.Tags)
-			if fleet.Deleting(g) || (deploying != "" && tags[naming.TagReleaseID] == deploying) {
+	for _, o := range others {
+		t := o.target
+		for _, g := range o.groups {
+			gt := tags.FromASG(g.Tags)
+			if fleet.Deleting(g) || (deploying != "" && gt[naming.TagReleaseID] == deploying) {
 				continue
 			}
-			items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: tags[naming.TagServiceName], Group: aws.ToString(g.AutoScalingGroupName), Target: &t,
+			items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: gt[naming.TagServiceName], Group: aws.ToString(g.AutoScalingGroupName), Target: &t,
 				What: fmt.Sprintf("a group of the config left in %s, where release %s, deployed now in %s, does not run (release %s)",
-					t.Describe(), st.ReleaseID, st.Target.Describe(), cmp.Or(tags[naming.TagReleaseID], "unknown"))})
+					t.Describe(), st.ReleaseID, st.Target.Describe(), cmp.Or(gt[naming.TagReleaseID], "unknown"))})
 		}
 	}
 	return items, nil

@@ -158,6 +158,41 @@ func TestMoveRetiresTheOldFleet(t *testing.T) {
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r3.ReleaseID)}, h.groupsIn(account, west))
 }
 
+// TestMoveLeavingOutAServiceNamesItUnderRemove: a move whose release
+// leaves out a service serving in the old environment would retire it
+// there: plan and ValidateResources refuse it as any removal, unless the
+// release names it under remove.
+func TestMoveLeavingOutAServiceNamesItUnderRemove(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	r1.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"worker"}, p.Remove)
+	require.Len(t, p.Refusals, 1)
+	assert.Contains(t, p.Refusals[0], "remove: the deploy would delete the serving groups of worker")
+	x := h.start(r2)
+	err = x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "worker")
+	require.NoError(t, x.fail(err))
+
+	h.clk.Advance(time.Hour)
+	r3 := h.movedRelease(&move)
+	r3.Remove = []string{"worker"}
+	p, err = h.planOf(r3)
+	require.NoError(t, err)
+	assert.True(t, p.Proceed, "refusals: %v", p.Refusals)
+	h.start(r3).succeed()
+	assert.Empty(t, h.groupsIn(account, region))
+}
+
 // TestMoveCrashedBeforeTheSwapIsNotForgotten: a move that made its group
 // in us-west-2 and stopped before its swap (its clean-up never ran) left
 // groups in both environments: a drift query reports the us-west-2

@@ -92,8 +92,12 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	} else if err != nil {
 		return nil, err
 	}
+	others, err := d.fleetElsewhere(ctx, st, session, true)
+	if !refused(p, err) && err != nil {
+		return nil, err
+	}
 	for _, check := range []func() error{
-		func() error { return checkRemovals(ctx, c, st, r) },
+		func() error { return checkRemovals(ctx, c, st, r, others) },
 		func() error { return resources.CheckHeadroom(ctx, c.AutoScaling, r) },
 	} {
 		if err := check(); !refused(p, err) && err != nil {
@@ -103,9 +107,7 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	if err := d.planGroups(ctx, c, st, r, res, p); err != nil {
 		return nil, err
 	}
-	if err := d.planElsewhere(ctx, st, session, p); err != nil {
-		return nil, err
-	}
+	planElsewhere(r, others, p)
 	if err := d.planChanges(ctx, st, r, p); err != nil {
 		return nil, err
 	}
@@ -188,29 +190,19 @@ func (d *Deployer) planGroups(ctx context.Context, c *cloud.Clients, st *executi
 }
 
 // planElsewhere adds to p the groups the swap would retire in the other
-// environments of the config (a move's old one), connected as session:
-// every group of the config not being deleted there. One that cannot
-// be reached is a refusal naming it.
-func (d *Deployer) planElsewhere(ctx context.Context, st *execution.State, session cloud.Session, p *execution.Plan) error {
-	targets, err := d.elsewhere(ctx, st)
-	if err != nil {
-		return err
-	}
-	for _, t := range targets {
-		c, err := d.connectTo(ctx, st, t, session, true)
-		if refused(p, err) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
-		if err != nil {
-			return err
-		}
-		tg := execution.TargetGroups{Target: t, Groups: []string{}}
-		for _, g := range groups {
-			if !fleet.Deleting(g) {
-				tg.Groups = append(tg.Groups, aws.ToString(g.AutoScalingGroupName))
+// environments of the config (others: a move's old one), every group of
+// the config not being deleted there, and the services among them r
+// does not deploy.
+func planElsewhere(r *release.Release, others []targetFleet, p *execution.Plan) {
+	for _, o := range others {
+		tg := execution.TargetGroups{Target: o.target}
+		for _, g := range o.groups {
+			if fleet.Deleting(g) {
+				continue
+			}
+			tg.Groups = append(tg.Groups, aws.ToString(g.AutoScalingGroupName))
+			if svc := tags.FromASG(g.Tags)[naming.TagServiceName]; r.Services[svc] == nil && !slices.Contains(p.Remove, svc) {
+				p.Remove = append(p.Remove, svc)
 			}
 		}
 		if len(tg.Groups) > 0 {
@@ -219,7 +211,7 @@ func (d *Deployer) planElsewhere(ctx context.Context, st *execution.State, sessi
 			p.Retire = append(p.Retire, tg.Groups...)
 		}
 	}
-	return nil
+	slices.Sort(p.Remove)
 }
 
 // plannedGroup is the group Deploy would create for service svc.

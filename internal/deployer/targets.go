@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"slices"
 
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -255,4 +257,33 @@ func (d *Deployer) mayBeElsewhere(ctx context.Context, st *execution.State) []ex
 		d.log.Warn("cannot list what is left in the config's other environments", "release_id", st.ReleaseID, "error", err.Error())
 	}
 	return out
+}
+
+// targetFleet is the groups of a project-config in one environment.
+type targetFleet struct {
+	target target.Target
+	groups []asgtypes.AutoScalingGroup
+}
+
+// fleetElsewhere lists the groups of st's project-config (fleet.Groups)
+// in each of its other environments (elsewhere), connected as session
+// (connectTo, badRelease as there).
+func (d *Deployer) fleetElsewhere(ctx context.Context, st *execution.State, session cloud.Session, badRelease bool) ([]targetFleet, error) {
+	targets, err := d.elsewhere(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	var out []targetFleet
+	for _, t := range targets {
+		c, err := d.connectTo(ctx, st, t, session, badRelease)
+		if err != nil {
+			return nil, err
+		}
+		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, targetFleet{target: t, groups: groups})
+	}
+	return out, nil
 }

@@ -57,7 +57,15 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 	if _, err := resources.Resolve(ctx, clients, r); err != nil {
 		return err
 	}
-	if err := checkRemovals(ctx, clients, st, r); err != nil {
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return err
+	}
+	others, err := d.fleetElsewhere(ctx, st, session, true)
+	if err != nil {
+		return err
+	}
+	if err := checkRemovals(ctx, clients, st, r, others); err != nil {
 		return err
 	}
 	return resources.CheckHeadroom(ctx, clients.AutoScaling, r)
@@ -66,14 +74,17 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 // checkRemovals refuses, as a *failure.BadReleaseError naming them, a
 // release whose swap would retire the groups of services it neither
 // deploys nor names under remove: the project-config's groups of other
-// releases, not being deleted, of a service left out. A service dropped
-// from a release by mistake so keeps serving. Likewise for a load
-// balancer (dropped): a service it deploys whose serving group is
-// attached to a classic load balancer or target group the release no
-// longer names for it, nor under its detach, is refused, naming the
-// service, the load balancer and the field that makes it explicit. A
-// destroy retires every group by definition: nothing to refuse.
-func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release) error {
+// releases, not being deleted, of a service left out, in the release's
+// target or in another environment of the config (others: a move's old
+// one). A service dropped from a release by mistake so keeps serving.
+// Likewise for a load balancer (dropped, in the release's target: a
+// move leaves the old environment's load balancers with its groups): a
+// service it deploys whose serving group is attached to a classic load
+// balancer or target group the release no longer names for it, nor under
+// its detach, is refused, naming the service, the load balancer and the
+// field that makes it explicit. A destroy retires every group by
+// definition: nothing to refuse.
+func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, others []targetFleet) error {
 	if r.Destroy {
 		return nil
 	}
@@ -81,8 +92,12 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 	if err != nil {
 		return err
 	}
+	everywhere := slices.Clone(groups)
+	for _, o := range others {
+		everywhere = append(everywhere, o.groups...)
+	}
 	var unlisted, problems []string
-	for _, g := range groups {
+	for _, g := range everywhere {
 		t := tags.FromASG(g.Tags)
 		svc := t[naming.TagServiceName]
 		if fleet.Deleting(g) || t[naming.TagReleaseID] == r.ReleaseID || r.Services[svc] != nil || slices.Contains(r.Remove, svc) {

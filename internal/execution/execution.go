@@ -350,8 +350,9 @@ type Plan struct {
 	// Groups are the groups the deploy would create, in service order.
 	Groups []PlannedGroup `json:"groups"`
 	// Retire are the groups the swap would retire (every group of the
-	// config another release made, not being deleted), sorted; Remove
-	// the services among them the release does not deploy.
+	// config another release made, not being deleted), those in the
+	// release's target sorted, then those of Elsewhere; Remove the
+	// services among them the release does not deploy.
 	Retire []string `json:"retire"`
 	Remove []string `json:"remove"`
 	// Elsewhere are those of Retire in other environments than the
