@@ -69,15 +69,8 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	}
 	p := &execution.Plan{ProjectName: r.ProjectName, ConfigName: r.ConfigName, Target: st.Target,
 		Refusals: []string{}, Groups: []execution.PlannedGroup{}, Retire: []string{}, Remove: []string{}, Changes: []execution.Change{}}
-	if h, held, err := d.locks.Get(ctx, r.ProjectName, r.ConfigName); err != nil {
+	if err := d.planRecords(ctx, r, p); err != nil {
 		return nil, err
-	} else if held && h.ReleaseID != r.ReleaseID {
-		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
-	}
-	if why, err := d.checkMove(ctx, r, st.Target); err != nil {
-		return nil, err
-	} else if why != "" {
-		p.Refusals = append(p.Refusals, why)
 	}
 	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller.ARN, caller.UserID)}
 	c, err := d.connectAs(ctx, st, session, true)
@@ -113,6 +106,23 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	}
 	p.Proceed = len(p.Refusals) == 0
 	return p, nil
+}
+
+// planRecords adds to p the refusals the deployer's records say: the
+// lock held by another release, a move r does not ask for (checkMove).
+func (d *Deployer) planRecords(ctx context.Context, r *release.Release, p *execution.Plan) error {
+	h, held, err := d.locks.Get(ctx, r.ProjectName, r.ConfigName)
+	if err != nil {
+		return err
+	}
+	if held && h.ReleaseID != r.ReleaseID {
+		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
+	}
+	why, err := d.checkMove(ctx, r, p.Target)
+	if why != "" {
+		p.Refusals = append(p.Refusals, why)
+	}
+	return err
 }
 
 // planRelease is the release a plan's request carries, checked as

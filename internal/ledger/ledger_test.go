@@ -15,11 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/s3server/s3test"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 const (
@@ -226,6 +228,42 @@ func TestIntents(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestTargets: the targets record is absent until written, read back as
+// written, replaced by the next write; one that cannot be read is an error, not
+// an absent record (fail closed: it may name an environment where
+// groups run); a deleting record names groups per environment.
+func TestTargets(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	_, found, err := e.ledger.GetTargets(ctx, project, config)
+	require.NoError(t, err)
+	assert.False(t, found)
+
+	east := target.Target{AccountID: "123456789012", Region: "us-east-1"}
+	west := target.Target{AccountID: "123456789012", Region: "us-west-2", Qualifier: "blue"}
+	both := ledger.Targets{Targets: []target.Target{east, west}, ReleaseID: "r2", UpdatedAt: t0}
+	require.NoError(t, e.ledger.PutTargets(ctx, project, config, ledger.Targets{Targets: []target.Target{east}, ReleaseID: "r1", UpdatedAt: t0}))
+	require.NoError(t, e.ledger.PutTargets(ctx, project, config, both))
+	got, found, err := e.ledger.GetTargets(ctx, project, config)
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, both, got)
+	deleting := ledger.Intent{ReleaseID: "r2", Execution: "x2", Since: t0, Groups: []string{},
+		Elsewhere: []execution.TargetGroups{{Target: east, Groups: []string{"p/c/web/r1"}}}}
+	kept, wrote, err := e.ledger.CreateDeleting(ctx, project, config, deleting)
+	require.NoError(t, err)
+	assert.True(t, wrote)
+	assert.Equal(t, deleting, kept)
+	read, _, err := e.ledger.GetDeleting(ctx, project, config, "r2")
+	require.NoError(t, err)
+	assert.Equal(t, deleting.Elsewhere, read.Elsewhere)
+
+	e.putRaw(t, naming.TargetsKey(project, config), "garbage")
+	_, found, err = e.ledger.GetTargets(ctx, project, config)
+	require.Error(t, err)
+	assert.False(t, found)
+}
+
 func TestRecordGarbage(t *testing.T) {
 	tests := []struct {
 		name, body, want string
@@ -358,6 +396,7 @@ func TestReleaseObjectsExpire(t *testing.T) {
 	require.NoError(t, l.PutUserData(ctx, project, config, id, "web", []byte("#!/bin/sh\n")))
 	require.NoError(t, l.PutOutcome(ctx, project, config, ledger.Outcome{ReleaseID: id, End: "Success"}))
 	require.NoError(t, l.PutCurrent(ctx, project, config, ledger.Current{ReleaseID: id}))
+	require.NoError(t, l.PutTargets(ctx, project, config, ledger.Targets{ReleaseID: id}))
 	require.NoError(t, l.PutDeploying(ctx, project, config, ledger.Intent{ReleaseID: id}))
 	_, _, err := l.CreateDeleting(ctx, project, config, ledger.Intent{ReleaseID: id})
 	require.NoError(t, err)
@@ -370,6 +409,7 @@ func TestReleaseObjectsExpire(t *testing.T) {
 		naming.DeployingKey(project, config, id):       expire,
 		naming.DeletingKey(project, config, id):        expire,
 		naming.CurrentKey(project, config):             "",
+		naming.TargetsKey(project, config):             "", // kept while groups may be there
 	}, rec.Tagging)
 }
 
