@@ -11,6 +11,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // usWest2 is the region the deploy-test config moves to: a copy of
@@ -45,7 +46,9 @@ func movedReleaseFile(t *testing.T, move map[string]string) string {
 // move_from that asks for the move; with it, plan lists the us-east-1
 // group under "retire in account ... region us-east-1", the deploy
 // succeeds in us-west-2 and retires the us-east-1 fleet, status --drift
-// finds nothing, and destroy leaves nothing in either region.
+// finds nothing; a rollback to the first release's content is a move
+// back, refused without --move-from and done with it; and destroy leaves
+// nothing in either region.
 func TestMoveToAnotherRegion(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
 		require.NoError(t, o.World.CopyRegion(devAccount, usEast1, usWest2))
@@ -53,13 +56,12 @@ func TestMoveToAnotherRegion(t *testing.T) {
 	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
 	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
 	id1 := releaseIDOf(t, first.stdout)
-	const how = `set "move_from": {"account_id":"111111111111","region":"us-east-1"} in the release`
+	const how = `set "move_from": {"account_id":"111111111111","region":"us-east-1"} (ferry rollback --move-from 111111111111/us-east-1)`
 
 	west := movedReleaseFile(t, nil)
 	plan := tr.ferry(t, "plan", "--local", west)
 	assert.Equal(t, exitFailure, plan.code, "stdout:\n%s\nstderr:\n%s", plan.stdout, plan.stderr)
-	assert.Contains(t, plan.stdout, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1 (release "+id1+
-		"), and this release targets account 111111111111 region us-west-2")
+	assert.Contains(t, plan.stdout, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1, this release to account 111111111111 region us-west-2")
 	assert.Contains(t, plan.stdout, how)
 	refused := tr.ferry(t, "deploy", "--local", west)
 	assert.NotEqual(t, exitOK, refused.code)
@@ -92,8 +94,46 @@ func TestMoveToAnotherRegion(t *testing.T) {
 	assert.Contains(t, st.stdout, "drift: none")
 	assert.NotContains(t, st.stdout, "also in")
 
+	// Back to us-east-1: the content of the first release, moved back.
+	back := tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development")
+	assert.NotEqual(t, exitOK, back.code)
+	assert.Contains(t, back.stdout+back.stderr, "(ferry rollback --move-from 111111111111/us-west-2)")
+	assert.Equal(t, map[string]int{devGroup(id2): 1}, tr.groups(devAccount, usWest2), "us-west-2 serves on")
+	back = tr.ferry(t, "rollback", "--local", "--move-from", devAccount+"/"+usWest2, "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, back.code, "stdout:\n%s\nstderr:\n%s", back.stdout, back.stderr)
+	id3 := releaseIDOf(t, back.stdout)
+	assert.Equal(t, map[string]int{devGroup(id3): 1}, tr.groups(devAccount, usEast1))
+	assert.Empty(t, tr.groups(devAccount, usWest2), "the us-west-2 fleet is retired")
+
 	destroyed := tr.ferry(t, "destroy", "--local", "--yes", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, destroyed.code, "stdout:\n%s\nstderr:\n%s", destroyed.stdout, destroyed.stderr)
 	assert.Empty(t, tr.groups(devAccount, usEast1))
 	assert.Empty(t, tr.groups(devAccount, usWest2))
+}
+
+// TestParseMoveFrom: --move-from is ACCOUNT_ID/REGION[/QUALIFIER], each
+// part checked as a release's move_from is, and a wrong one says which.
+func TestParseMoveFrom(t *testing.T) {
+	for _, tc := range []struct {
+		in, wantErr string
+		want        target.Target
+	}{
+		{in: "111111111111/us-east-1", want: target.Target{AccountID: "111111111111", Region: "us-east-1"}},
+		{in: "111111111111/eu-west-1/blue", want: target.Target{AccountID: "111111111111", Region: "eu-west-1", Qualifier: "blue"}},
+		{in: "us-east-1", wantErr: "must be ACCOUNT_ID/REGION or ACCOUNT_ID/REGION/QUALIFIER"},
+		{in: "111111111111/us-east-1/blue/x", wantErr: "must be ACCOUNT_ID/REGION or ACCOUNT_ID/REGION/QUALIFIER"},
+		{in: "1111/us-east-1", wantErr: "the account id must be 12 digits"},
+		{in: "111111111111/US-EAST-1", wantErr: "the region must be an AWS region like us-east-1"},
+		{in: "111111111111/us-east-1/Blue", wantErr: "the qualifier must be 1 to 10 lowercase letters and digits"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseMoveFrom(tc.in)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

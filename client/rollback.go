@@ -14,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 const rollbackHelp = `Rollback deploys again the content of a release that succeeded before,
@@ -33,14 +34,19 @@ removed: rollback names it under "remove" and says so before it starts.
 Likewise a classic load balancer or target group the release deployed
 now names for a service and the older release does not: rollback names it
 under the service's "detach" and says so.
+An older release that targets another environment (account, region,
+qualifier) than the one the config is deployed to now is a move, refused
+unless --move-from names where it is deployed now (the release's
+move_from): its swap then retires the fleet there.
 
 It follows the execution as deploy does, with the same flags and exit
 codes; --json prints the same events.`
 
 // rollbackCommand is ferry rollback: a deploy of a stored release.
 type rollbackCommand struct {
-	deploy deployCommand
-	to     string
+	deploy   deployCommand
+	to       string
+	moveFrom string
 }
 
 func (c *rollbackCommand) spec() commandSpec {
@@ -56,15 +62,19 @@ func (c *rollbackCommand) spec() commandSpec {
 func (c *rollbackCommand) defineFlags(fs *flag.FlagSet) {
 	c.deploy.defineFlags(fs)
 	fs.StringVar(&c.to, "to", "", "deploy again release `ID` (default: the release that succeeded before the one deployed now)")
+	fs.StringVar(&c.moveFrom, "move-from", "", "the release deployed again targets another environment: move the config from `ACCOUNT_ID/REGION[/QUALIFIER]`, where it is deployed now (its move_from)")
 }
 
 // Run rolls project args[0] config args[1] back.
 func (c *rollbackCommand) Run(ctx context.Context, args []string) error {
-	var to error
+	var to, move error
 	if c.to != "" {
 		to = release.ValidateReleaseID(c.to)
 	}
-	if err := c.deploy.checkProjectConfig(c.spec(), args, to); err != nil {
+	if c.moveFrom != "" {
+		_, move = parseMoveFrom(c.moveFrom)
+	}
+	if err := c.deploy.checkProjectConfig(c.spec(), args, to, move); err != nil {
 		return err
 	}
 	return commandFailure("rollback", exitNotStarted, c.rollback(ctx, args[0], args[1]))
@@ -98,6 +108,11 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	if stored.Destroy {
 		return fmt.Errorf("release %s is a destroy: to destroy %s %s again, run ferry destroy", target, project, config)
 	}
+	if c.moveFrom != "" {
+		from, _ := parseMoveFrom(c.moveFrom) // checked by Run
+		stored = stored.Clone()
+		stored.MoveFrom = &from
+	}
 	remove := removals(stored, cur.Services)
 	var detach map[string]release.Detach
 	if deployed {
@@ -125,6 +140,32 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 		out.message("it takes %s out of %s, which release %s names and release %s does not", svc, detachedNames(detach[svc]), cur.ReleaseID, target)
 	}
 	return c.deploy.submit(ctx, d, out, p)
+}
+
+// parseMoveFrom reads --move-from: ACCOUNT_ID/REGION[/QUALIFIER], each
+// part checked as a release's move_from is.
+func parseMoveFrom(s string) (target.Target, error) {
+	var t target.Target
+	parts := strings.Split(s, "/")
+	switch len(parts) {
+	case 3:
+		t.Qualifier = parts[2]
+		if why := release.CheckQualifier(t.Qualifier); why != "" {
+			return t, fmt.Errorf("--move-from %q: the qualifier %s", s, why)
+		}
+		fallthrough
+	case 2:
+		t.AccountID, t.Region = parts[0], parts[1]
+	default:
+		return t, fmt.Errorf("--move-from %q: must be ACCOUNT_ID/REGION or ACCOUNT_ID/REGION/QUALIFIER", s)
+	}
+	if why := release.CheckAccountID(t.AccountID); why != "" {
+		return t, fmt.Errorf("--move-from %q: the account id %s", s, why)
+	}
+	if why := release.CheckRegion(t.Region); why != "" {
+		return t, fmt.Errorf("--move-from %q: the region %s", s, why)
+	}
+	return t, nil
 }
 
 // target is the release to deploy again: --to, which must have

@@ -71,9 +71,8 @@ func TestMoveIsRefusedUnlessAskedFor(t *testing.T) {
 		move *target.Target
 		want string
 	}{
-		{"not asked for", nil, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1 (release " + r1.ReleaseID +
-			"), and this release targets account 111111111111 region us-west-2: to move it, and retire its fleet in account 111111111111 region us-east-1 at the swap, " +
-			`set "move_from": {"account_id":"111111111111","region":"us-east-1"} in the release`},
+		{"not asked for", nil, "move_from: coinbase/deploy-test development is deployed to account 111111111111 region us-east-1, this release to account 111111111111 region us-west-2: " +
+			`to move it there and retire the fleet left behind, set "move_from": {"account_id":"111111111111","region":"us-east-1"} (ferry rollback --move-from 111111111111/us-east-1)`},
 		{"from elsewhere", &wrong, "move_from: names account 222222222222 region us-east-1, but coinbase/deploy-test development is deployed to account 111111111111 region us-east-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

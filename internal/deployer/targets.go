@@ -121,14 +121,18 @@ func (d *Deployer) checkMove(ctx context.Context, r *release.Release, to target.
 	if err != nil {
 		return "", err
 	}
-	how := fmt.Sprintf(`to move it, and retire its fleet in %s at the swap, set "move_from": %s in the release`, from.Describe(), ask)
+	flag := from.AccountID + "/" + from.Region
+	if from.Qualifier != "" {
+		flag += "/" + from.Qualifier
+	}
+	how := fmt.Sprintf(`to move it there and retire the fleet left behind, set "move_from": %s (ferry rollback --move-from %s)`, ask, flag)
 	if r.MoveFrom == nil {
-		return fmt.Sprintf("move_from: %s %s is deployed to %s (release %s), and this release targets %s: %s",
-			r.ProjectName, r.ConfigName, from.Describe(), cur.ReleaseID, to.Describe(), how), nil
+		return fmt.Sprintf("move_from: %s %s is deployed to %s, this release to %s: %s",
+			r.ProjectName, r.ConfigName, from.Describe(), to.Describe(), how), nil
 	}
 	if *r.MoveFrom != from {
-		return fmt.Sprintf("move_from: names %s, but %s %s is deployed to %s (release %s): %s",
-			r.MoveFrom.Describe(), r.ProjectName, r.ConfigName, from.Describe(), cur.ReleaseID, how), nil
+		return fmt.Sprintf("move_from: names %s, but %s %s is deployed to %s: %s",
+			r.MoveFrom.Describe(), r.ProjectName, r.ConfigName, from.Describe(), how), nil
 	}
 	return "", nil
 }
