@@ -47,10 +47,11 @@ prints the same as one JSON object.
 --drift also asks the deployer (a drift query of its state machine,
 which changes nothing in AWS) how what runs differs from what ferry
 deployed: a group missing or extra (extra in another environment the
-config deployed to: what a move left there), min, max or desired changed by hand,
-a group launching from another launch template, instances unhealthy
-past ` + tuning.DriftUnhealthyAfter.String() + ` (younger ones are settling), load balancers
-attached or detached; each says since when the deployer has seen it.
+config deployed to: what a move left there), min, max or desired
+changed by hand, a group launching from another launch template,
+instances unhealthy past ` + tuning.DriftUnhealthyAfter.String() + ` (younger ones are settling),
+load balancers attached or detached; each says since when the deployer
+has seen it.
 
 It exits 0, 1 when the deployer knows nothing of the project or config, or
 cannot be read.`,

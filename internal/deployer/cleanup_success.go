@@ -58,14 +58,15 @@ import (
 //     says they served and it ends FailureDirty); then the next step of
 //     retiring exactly the groups the record names, each environment's
 //     with its own clients (fleet.Retirer: out of their load balancers,
-//     drained, scaled to zero so their termination hooks run); while one is under way it reports Done false at
-//     $.retire, and the state machine waits and runs it again. Once every
-//     group is empty it deletes them with their alarms and launch
-//     templates (a group still standing tuning.RetireTimeout after the
-//     point of no return is never deleted: FailureDirty names what stands
-//     and why), and leaves the release's environment alone in the
-//     config's targets record (pruneTargets); settles each new group (scaled back from ferry's launch
-//     count to its desired capacity, the scaling processes Deploy
+//     drained, scaled to zero so their termination hooks run); while one
+//     is under way it reports Done false at $.retire, and the state
+//     machine waits and runs it again. Once every group is empty it
+//     deletes them with their alarms and launch templates (a group still
+//     standing tuning.RetireTimeout after the point of no return is never
+//     deleted: FailureDirty names what stands and why), and leaves the
+//     release's environment alone in the config's targets record
+//     (pruneTargets); settles each new group (scaled back from ferry's
+//     launch count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
 //     no rebalancing churns the new fleet while the old one drains);
 //     collects the project-config's published assets no recent release

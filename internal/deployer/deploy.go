@@ -30,8 +30,9 @@ const (
 // deploy is the Deploy task. It refuses to start when a fresh halt marker
 // exists (*failure.HaltError). It re-resolves the release's resources (a
 // problem is a *failure.BadReleaseError, before anything is created),
-// records its target among its config's (recordTarget), the groups it may create (ledger.PutDeploying: CleanUpFailure
-// deletes them by name even when AWS does not show them yet), then for
+// records its target among its config's (recordTarget) and the groups it
+// may create (ledger.PutDeploying: CleanUpFailure deletes them by name
+// even when AWS does not show them yet), then for
 // each service creates a launch template and an ASG, both named
 // naming.GroupName, tagged with the service's tags and the reserved ones,
 // sized by package capacity from the previous ASG, with the release's load

@@ -25,8 +25,8 @@ import (
 )
 
 // publish is the Publish task. A release with assets first records its
-// target among its config's (recordTarget). For each asset of the release it copies the
-// content the client uploaded to the deployer bucket
+// target among its config's (recordTarget). For each asset of the
+// release it copies the content the client uploaded to the deployer bucket
 // (naming.AssetKey) into the target's asset bucket
 // (naming.AssetBucketName, naming.TargetAssetKey) as the target's publish
 // role, unless an object is already there with the same size and SHA-256
