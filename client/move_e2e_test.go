@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/target"
@@ -136,4 +138,47 @@ func TestParseMoveFrom(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// TestMoveStoppedBeforeTheSwap: a move stopped once it made its group in
+// us-west-2, before its swap (an execution aborted, its lock left
+// behind), forgets neither region: status names us-west-2 ("also in"),
+// status --drift reports the group left there, and destroy retires the
+// groups of both regions.
+func TestMoveStoppedBeforeTheSwap(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
+		require.NoError(t, o.World.CopyRegion(devAccount, usEast1, usWest2))
+	})
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+
+	hold := tr.Hold()
+	started := tr.ferry(t, "deploy", "--local", "--no-wait", movedReleaseFile(t, map[string]string{"account_id": devAccount, "region": usEast1}))
+	require.Equal(t, exitOK, started.code, started.stderr)
+	id2 := releaseIDOf(t, started.stdout)
+	wait := tr.sleeper()
+	for len(tr.groups(devAccount, usWest2)) == 0 {
+		require.NoError(t, wait(context.Background(), 0))
+	}
+	running := tr.Executions(asl.StatusRunning)
+	require.Len(t, running, 1)
+	_, err := tr.Stop(running[0].ARN(), "Aborted", "stopped by hand")
+	require.NoError(t, err)
+	hold()
+	unlock := tr.ferry(t, "unlock", "--local", "coinbase/deploy-test", "development", "--release", id2)
+	require.Equal(t, exitOK, unlock.code, unlock.stderr)
+
+	st := tr.ferry(t, "status", "--local", "--drift", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "deployed  "+id1)
+	assert.Regexp(t, `also in\s+account 111111111111 region us-west-2\s+groups of the config may be left there`, st.stdout)
+	assert.Contains(t, st.stdout, devGroup(id2))
+	assert.Contains(t, st.stdout, "a group of the config left in account 111111111111 region us-west-2")
+
+	destroyed := tr.ferry(t, "destroy", "--local", "--yes", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, destroyed.code, "stdout:\n%s\nstderr:\n%s", destroyed.stdout, destroyed.stderr)
+	assert.Empty(t, tr.groups(devAccount, usEast1))
+	assert.Empty(t, tr.groups(devAccount, usWest2))
+	assert.Zero(t, tr.World().CutConnections(), "no request cut")
 }
