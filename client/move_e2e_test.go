@@ -47,7 +47,8 @@ func movedReleaseFile(t *testing.T, move map[string]string) string {
 // now says us-west-2 is refused by plan and by deploy, with the
 // move_from that asks for the move; with it, plan lists the us-east-1
 // group under "retire in account ... region us-east-1", the deploy
-// succeeds in us-west-2 and retires the us-east-1 fleet, status --drift
+// succeeds in us-west-2 and retires the us-east-1 fleet (show names it
+// among the groups it retired), status --drift
 // finds nothing; a rollback to the first release's content is a move
 // back, refused without --move-from and done with it; and destroy leaves
 // nothing in either region.
@@ -90,6 +91,11 @@ func TestMoveToAnotherRegion(t *testing.T) {
 	assert.Empty(t, tr.groups(devAccount, usEast1), "the us-east-1 fleet is retired")
 	assert.Equal(t, map[string]int{devGroup(id2): 1}, tr.groups(devAccount, usWest2))
 	assert.Zero(t, tr.World().CutConnections(), "no request cut")
+	show := tr.ferry(t, "show", "--local", "--json", id2)
+	require.Equal(t, exitOK, show.code, show.stderr)
+	var rd releaseDetail
+	require.NoError(t, json.Unmarshal([]byte(show.stdout), &rd))
+	assert.Equal(t, []string{devGroup(id1)}, rd.Retired, "show names the group it retired in us-east-1")
 
 	st := tr.ferry(t, "status", "--local", "--drift", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, st.code, st.stderr)

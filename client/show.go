@@ -209,7 +209,7 @@ func releaseGroups(ctx context.Context, l *ledger.Ledger, project, config, id st
 		return nil, nil, err
 	}
 	if found {
-		retired = slices.Clone(del.Groups)
+		retired = del.AllGroups()
 	}
 	return created, retired, nil
 }

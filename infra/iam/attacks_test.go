@@ -416,6 +416,9 @@ func attacks() []attack {
 		a("an unlock operator deletes _state/…/current", func(p *policies) evalCase {
 			return operator.request("", "", "s3:DeleteObject", state(p, naming.CurrentKey(project, cfg)), "deployer-bucket", nil)
 		}),
+		a("an unlock operator deletes _state/…/targets", func(p *policies) evalCase {
+			return operator.request("", "", "s3:DeleteObject", state(p, naming.TargetsKey(project, cfg)), "deployer-bucket", nil)
+		}),
 		a("an unlock operator deletes user data of a service named lock", func(p *policies) evalCase {
 			return operator.request("", "", "s3:DeleteObject", state(p, naming.UserDataKey(project, cfg, "r1", "lock")), "deployer-bucket", nil)
 		}),

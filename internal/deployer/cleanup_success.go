@@ -127,7 +127,7 @@ func (d *Deployer) retired(ctx context.Context, st *execution.State) {
 		d.log.Warn("cannot read which groups were retired", "release_id", st.ReleaseID, "error", err.Error())
 	}
 	if found {
-		st.Retired = retiredNames(plan)
+		st.Retired = plan.AllGroups()
 	}
 }
 
@@ -403,7 +403,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	p.retired = true
 	d.pruneTargets(ctx, st, r)
-	st.Retired = retiredNames(plan)
+	st.Retired = plan.AllGroups()
 	if err := d.settle(ctx, c, st, req); err != nil {
 		return fail(err)
 	}

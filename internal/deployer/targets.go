@@ -214,16 +214,6 @@ func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, pla
 	return nil
 }
 
-// retiredNames are every group the deleting record names, in the
-// release's environment and the others.
-func retiredNames(plan ledger.Intent) []string {
-	out := slices.Clone(plan.Groups)
-	for _, tg := range plan.Elsewhere {
-		out = append(out, tg.Groups...)
-	}
-	return out
-}
-
 // leftElsewhere names, for a FailureDirty outcome, the groups of the
 // deleting record in other environments that may remain.
 func leftElsewhere(plan ledger.Intent) []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -148,6 +149,16 @@ type Targets struct {
 	// ReleaseID is the release that wrote the record, at UpdatedAt.
 	ReleaseID string    `json:"release_id"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// AllGroups are the intent's groups in every environment: Groups, then
+// each of Elsewhere's.
+func (i Intent) AllGroups() []string {
+	out := slices.Clone(i.Groups)
+	for _, tg := range i.Elsewhere {
+		out = append(out, tg.Groups...)
+	}
+	return out
 }
 
 // Standby is the write-ahead record of a bake (naming.StandbyKey): the
