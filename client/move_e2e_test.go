@@ -149,8 +149,9 @@ func TestParseMoveFrom(t *testing.T) {
 // TestMoveStoppedBeforeTheSwap: a move stopped once it made its group in
 // us-west-2, before its swap (an execution aborted, its lock left
 // behind), forgets neither region: status names us-west-2 ("also in"),
-// status --drift reports the group left there, and destroy retires the
-// groups of both regions.
+// status --drift reports the group left there, and destroy, which says
+// so when it asks for the confirmation, retires the groups of both
+// regions.
 func TestMoveStoppedBeforeTheSwap(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json", func(o *region.Options) {
 		require.NoError(t, o.World.CopyRegion(devAccount, usEast1, usWest2))
@@ -182,8 +183,11 @@ func TestMoveStoppedBeforeTheSwap(t *testing.T) {
 	assert.Contains(t, st.stdout, devGroup(id2))
 	assert.Contains(t, st.stdout, "a group of the config left in account 111111111111 region us-west-2")
 
-	destroyed := tr.ferry(t, "destroy", "--local", "--yes", "coinbase/deploy-test", "development")
+	destroyed := tr.ferryAt(context.Background(), atTerminal("development\n"), "destroy", "--local", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, destroyed.code, "stdout:\n%s\nstderr:\n%s", destroyed.stdout, destroyed.stderr)
+	assert.Contains(t, destroyed.stderr, "  also in account 111111111111 region us-west-2: every group of the config there is retired\n")
+	assert.Contains(t, destroyed.stdout, "retired group "+devGroup(id1))
+	assert.Contains(t, destroyed.stdout, "retired group "+devGroup(id2))
 	assert.Empty(t, tr.groups(devAccount, usEast1))
 	assert.Empty(t, tr.groups(devAccount, usWest2))
 	assert.Zero(t, tr.World().CutConnections(), "no request cut")
