@@ -42,11 +42,12 @@ import (
 //  3. Compare (driftOf): a current group missing or being deleted; an
 //     extra group (but the groups of a deploy under way: the lock
 //     holder's), here or in another environment the config has deployed
-//     to (driftElsewhere: what a move left); min or max not the release's, or, for a service
-//     without scaling policies, desired not what the deploy settled; a
-//     group launching from another template or version; an instance not
-//     healthy (in its group, its load balancers, its target groups); load
-//     balancers or target groups not the release's.
+//     to (driftElsewhere: what a move left); min or max not the
+//     release's, or, for a service without scaling policies, desired
+//     not what the deploy settled; a group launching from another
+//     template or version; an instance not healthy (in its group, its
+//     load balancers, its target groups); load balancers or target
+//     groups not the release's.
 //  4. Date each difference from the drift record (the first time a query
 //     saw it; now for a new one), keep an unhealthy instance settling
 //     until tuning.DriftUnhealthyAfter, and write the record: the one

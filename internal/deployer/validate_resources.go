@@ -22,8 +22,8 @@ import (
 // resource the release names in its target and checks that the release may
 // use it, and reports every problem at once as a *failure.BadReleaseError;
 // it checks again, under the lock, that a release moving its config says
-// so (checkMove); then it checks that the region has room for the release's Auto Scaling
-// groups beside the previous ones (resources.CheckHeadroom), and that
+// so (checkMove); then it checks that the region has room for the
+// release's Auto Scaling groups beside the previous ones (resources.CheckHeadroom), and that
 // its swap retires no service it leaves out unless it names it under
 // remove, and takes no service out of a load balancer unless the service
 // names it under detach (checkRemovals). It creates nothing. When AWS throttles it, it
