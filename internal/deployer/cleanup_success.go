@@ -569,7 +569,7 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 				left = append(left, "previous group and launch template "+name+" (may remain)")
 			}
 		}
-		left = append(left, leftElsewhere(p.plan)...)
+		left = append(left, leftElsewhere(p.plan, left)...)
 	}
 	if !p.current {
 		left = append(left, "the current record of "+st.ProjectName+"/"+st.ConfigName+" (still names the previous release)")

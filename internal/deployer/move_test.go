@@ -231,3 +231,45 @@ func TestMoveCrashedBeforeTheSwapIsNotForgotten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, targets.Targets, "nothing is left anywhere")
 }
+
+// TestMoveDirtyNamesTheOldRegion: a move whose swap cannot delete the
+// us-east-1 group (AccessDenied, DeleteAutoScalingGroup, Amazon EC2 Auto
+// Scaling API Reference: Common Errors) ends FailureDirty with an outcome
+// naming what is left there, with its region, and keeps the lock; the
+// targets record still names us-east-1, so a later destroy finds it.
+func TestMoveDirtyNamesTheOldRegion(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	x := h.start(r2)
+	for _, task := range upToDeploy {
+		require.NoError(t, x.stepRetrying(task), task)
+	}
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	_, err = h.world.Faults().Add(sim.Rule{Op: "DeleteAutoScalingGroup", Err: sim.AccessDenied()})
+	require.NoError(t, err)
+	err = x.stepRetrying(execution.TaskCleanUpSuccess)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, o.End)
+	assert.Contains(t, o.Leftovers, "auto scaling group "+old+" in account 111111111111 region us-east-1")
+	targets, _, err := h.ledger.GetTargets(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Contains(t, targets.Targets, east, "us-east-1 is not forgotten")
+
+	h.world.Faults().Clear()
+	require.NoError(t, h.locks.Release(t.Context(), project, config, r2.ReleaseID), "an operator unlocks")
+	h.clk.Advance(time.Hour)
+	h.start(h.destroyRelease()).succeed()
+	assert.Empty(t, h.groupsIn(account, region))
+	assert.Empty(t, h.groupsIn(account, west))
+}

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/release"
@@ -191,7 +193,7 @@ func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req e
 // removeElsewhere deletes the groups the deleting record names in other
 // environments, with their alarms and launch templates (fleet.Remover,
 // each environment with its own clients), as retire does in the
-// release's.
+// release's. What a failed removal leaves is named with its environment.
 func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, log *slog.Logger) error {
 	if len(plan.Elsewhere) == 0 {
 		return nil
@@ -208,6 +210,12 @@ func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, pla
 		remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID),
 			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
 		if _, err := remover.Remove(ctx, tg.Groups); err != nil {
+			var ce *failure.CleanUpError
+			if errors.As(err, &ce) {
+				for i := range ce.Leftovers {
+					ce.Leftovers[i] += " in " + tg.Target.Describe()
+				}
+			}
 			return err
 		}
 	}
@@ -215,12 +223,16 @@ func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, pla
 }
 
 // leftElsewhere names, for a FailureDirty outcome, the groups of the
-// deleting record in other environments that may remain.
-func leftElsewhere(plan ledger.Intent) []string {
+// deleting record in other environments that may remain, but those left
+// names already (a removal's leftovers).
+func leftElsewhere(plan ledger.Intent, left []string) []string {
 	var out []string
 	for _, tg := range plan.Elsewhere {
 		for _, name := range tg.Groups {
-			out = append(out, "previous group and launch template "+name+" in "+tg.Target.Describe()+" (may remain)")
+			where := " in " + tg.Target.Describe()
+			if !slices.Contains(left, "auto scaling group "+name+where) {
+				out = append(out, "previous group and launch template "+name+where+" (may remain)")
+			}
 		}
 	}
 	return out
