@@ -74,6 +74,7 @@ func (p *Pipeline) Release(base *release.Release, i, j int) (*release.Release, e
 	s, t := p.Stages[i], p.Stages[i].Targets[j]
 	r := base.Clone()
 	r.ConfigName, r.AccountID, r.Region, r.Qualifier = TargetConfig(s, t), t.AccountID, t.Region, t.Qualifier
+	r.MoveFrom = nil // where base's config moved from: nothing of the target's
 	if err := overrideAll(r, s.Overrides, i); err != nil {
 		return nil, err
 	}

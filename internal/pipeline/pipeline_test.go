@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/release"
+	envtarget "github.com/ferryhq/ferry/internal/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the .problems files of testdata/pipelines/invalid")
@@ -156,6 +157,12 @@ func TestRelease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the base release is not changed")
 
+	moved := base.Clone()
+	moved.MoveFrom = &envtarget.Target{AccountID: "111111111111", Region: "us-west-2"}
+	r, err := p.Release(moved, 2, 1)
+	require.NoError(t, err)
+	assert.Nil(t, r.MoveFrom, "where the first stage's config moved from is nothing of another's")
+
 	_, err = p.Release(base, 3, 0)
 	assert.ErrorIs(t, err, errNoStage)
 	_, err = p.Release(base, 2, 2)
@@ -185,6 +192,9 @@ func TestDigest(t *testing.T) {
 			w.SecurityGroups, w.ELBs, w.TargetGroups, w.Subnets = []string{"sg"}, []string{"elb"}, []string{"tg"}, []string{"s"}
 		}, true},
 		{"release id and who", func(r *release.Release) { r.ReleaseID, r.CreatedBy, r.RollbackOf = "r9", "alice", "r1" }, true},
+		{"a move", func(r *release.Release) {
+			r.MoveFrom = &envtarget.Target{AccountID: "222222222222", Region: "eu-west-1"}
+		}, true},
 		{"asset path", func(r *release.Release) { r.Assets["app"].Path = "elsewhere/app.tar.gz" }, true},
 		{"ami", func(r *release.Release) { r.AMI = "ubuntu-2" }, false},
 		{"user data", func(r *release.Release) { r.UserData += "\n# changed" }, false},

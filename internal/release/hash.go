@@ -112,7 +112,7 @@ func isEmpty(v any) bool {
 // ContentHash is the canonical hash of what r deploys: Hash with the
 // fields that differ between two releases of the same content cleared
 // (release_id, created_at, created_by, identity, rollback_of, heal_of,
-// promotion_of).
+// promotion_of, and move_from: where the config was, not what it runs).
 // A rollback or a heal has the content hash of the release it copies.
 func ContentHash(r *Release) (string, error) {
 	if r == nil {
@@ -127,6 +127,6 @@ func ContentHash(r *Release) (string, error) {
 func AsOwn(r, own *Release) *Release {
 	c := r.Clone()
 	c.ReleaseID, c.CreatedAt, c.CreatedBy, c.Identity = own.ReleaseID, own.CreatedAt, own.CreatedBy, own.Identity
-	c.RollbackOf, c.HealOf, c.PromotionOf = own.RollbackOf, own.HealOf, own.PromotionOf
+	c.RollbackOf, c.HealOf, c.PromotionOf, c.MoveFrom = own.RollbackOf, own.HealOf, own.PromotionOf, own.MoveFrom
 	return c
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 func TestApplyDefaults(t *testing.T) {
@@ -173,6 +175,26 @@ func TestHash(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestContentHash: two releases that deploy the same content, whoever
+// asked for them, whatever they copy and wherever the config moved
+// from, have one content hash; another image has another.
+func TestContentHash(t *testing.T) {
+	r := valid()
+	want, err := ContentHash(r)
+	require.NoError(t, err)
+	again := r.Clone()
+	again.ReleaseID, again.CreatedBy, again.RollbackOf, again.HealOf = "r9", "bob", "r1", "r2"
+	again.MoveFrom = &target.Target{AccountID: "123456789012", Region: "us-east-1"}
+	got, err := ContentHash(again)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	other := r.Clone()
+	other.AMI = "ubuntu-2"
+	got, err = ContentHash(other)
+	require.NoError(t, err)
+	assert.NotEqual(t, want, got)
+}
+
 func TestHashSurvivesUploadRoundTrip(t *testing.T) {
 	r := valid()
 	makeUploaded(r)
@@ -218,8 +240,11 @@ func TestClone(t *testing.T) {
 	r.Assets = map[string]*Asset{"a": {Path: "p"}}
 	r.Services["web"].Tags = map[string]string{"k": "v"}
 	r.Services["web"].Autoscaling = &Autoscaling{Policies: []Policy{{Type: "cpu_scale_up"}}}
+	r.MoveFrom = &target.Target{AccountID: "123456789012", Region: "us-east-1"}
 	c := r.Clone()
 	require.Equal(t, r, c)
+	c.MoveFrom.Region = "x"
+	assert.Equal(t, "us-east-1", r.MoveFrom.Region)
 	c.Lifecycle["h"].Role = "x"
 	c.Assets["a"].Path = "x"
 	c.Services["web"].Tags["k"] = "x"
