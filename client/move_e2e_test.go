@@ -182,6 +182,15 @@ func TestMoveStoppedBeforeTheSwap(t *testing.T) {
 	assert.Regexp(t, `also in\s+account 111111111111 region us-west-2\s+groups of the config may be left there`, st.stdout)
 	assert.Contains(t, st.stdout, devGroup(id2))
 	assert.Contains(t, st.stdout, "a group of the config left in account 111111111111 region us-west-2")
+	asJSON := tr.ferry(t, "status", "--local", "--json", "--drift", "coinbase/deploy-test", "development")
+	require.Equal(t, exitOK, asJSON.code, asJSON.stderr)
+	var ps projectStatus
+	require.NoError(t, json.Unmarshal([]byte(asJSON.stdout), &ps))
+	require.Len(t, ps.Configs, 1)
+	assert.Equal(t, []target.Target{{AccountID: devAccount, Region: usWest2}}, ps.Configs[0].Elsewhere)
+	require.NotNil(t, ps.Configs[0].Drift)
+	require.Len(t, ps.Configs[0].Drift.Drifts, 1)
+	assert.Equal(t, &target.Target{AccountID: devAccount, Region: usWest2}, ps.Configs[0].Drift.Drifts[0].Target)
 
 	destroyed := tr.ferryAt(context.Background(), atTerminal("development\n"), "destroy", "--local", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, destroyed.code, "stdout:\n%s\nstderr:\n%s", destroyed.stdout, destroyed.stderr)
