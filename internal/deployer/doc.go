@@ -27,7 +27,9 @@
 // Deploy before they make anything there; every swap (a destroy's too)
 // retires the groups of the config in each other environment as it
 // retires the previous groups in its own (gracefully, with that
-// environment's clients, named per environment in the deleting record),
+// environment's clients, named per environment in the deleting record;
+// the load balancers there are left without instances, as a destroy
+// leaves them: the move asked for it),
 // then leaves its own environment alone in the record. Plan, Drift and
 // the removal check look in each, so a move that crashes midway forgets
 // none.

@@ -44,6 +44,20 @@ func (h *harness) groupsIn(a, rg string) []string {
 	return out
 }
 
+// cutsIn is how many cuts the load balancers and target groups of
+// account a, region rg counted (sim.RegistrationSnapshot).
+func (h *harness) cutsIn(a, rg string) int {
+	n := 0
+	for _, s := range h.world.Snapshot().Accounts {
+		if s.Account == a && s.Region == rg {
+			for _, r := range append(s.LoadBalancers, s.TargetGroups...) {
+				n += r.CutConnections
+			}
+		}
+	}
+	return n
+}
+
 // movedRelease is the harness's release in west, moving from move (nil:
 // not asked for).
 func (h *harness) movedRelease(move *target.Target) *release.Release {
@@ -97,8 +111,10 @@ func TestMoveIsRefusedUnlessAskedFor(t *testing.T) {
 
 // TestMoveRetiresTheOldFleet: a move asked for deploys to us-west-2 and
 // its swap retires the us-east-1 group gracefully (out of its load
-// balancers, drained, scaled to zero, deleted empty: no connection cut),
-// within the same CleanUpSuccess; the plan lists the us-east-1 group
+// balancers, drained, scaled to zero, deleted empty: no connection cut;
+// the us-east-1 load balancers are left dark on purpose, as a destroy
+// leaves them, while us-west-2's never are), within the same
+// CleanUpSuccess; the plan lists the us-east-1 group
 // under retire, the deleting record names it with its environment, the
 // current record names us-west-2, the targets record us-west-2 alone,
 // and a drift query finds nothing. Deployed again with the same
@@ -124,7 +140,9 @@ func TestMoveRetiresTheOldFleet(t *testing.T) {
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r2.ReleaseID)}, h.groupsIn(account, west))
 	assert.Empty(t, h.groupsIn(account, region), "the us-east-1 fleet is retired")
 	assert.Equal(t, []string{old}, x.state.Retired)
-	assert.Zero(t, h.world.CutConnections(), "no request cut")
+	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut: no instance stopped while routed to")
+	assert.Zero(t, h.cutsIn(account, west), "the new region's load balancers never dark")
+	assert.Positive(t, h.cutsIn(account, region), "the old region's left dark, on purpose, as a destroy leaves them")
 	var ops []string
 	for _, c := range h.world.CallLog() {
 		if c.Region == region && slices.Contains([]string{"DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup"}, c.Op) {
@@ -226,7 +244,7 @@ func TestMoveCrashedBeforeTheSwapIsNotForgotten(t *testing.T) {
 	h.clk.Advance(10 * time.Minute)
 	assert.Empty(t, h.groupsIn(account, region))
 	assert.Empty(t, h.groupsIn(account, west))
-	assert.Zero(t, h.world.CutConnections(), "no request cut")
+	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut: no instance stopped while routed to")
 	targets, _, err := h.ledger.GetTargets(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.Empty(t, targets.Targets, "nothing is left anywhere")

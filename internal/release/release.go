@@ -63,7 +63,8 @@ type Release struct {
 	// is deployed to now, which it must name exactly (account_id,
 	// region and qualifier, as the current record and ferry plan say
 	// them), to this release's: the deploy goes to the release's target
-	// and its swap retires the fleet left in the old one. A release
+	// and its swap retires the fleet left in the old one, leaving the old
+	// one's load balancers without instances, on purpose. A release
 	// whose target differs from the one its config is deployed to is
 	// refused without it; it is ignored when the config is deployed to
 	// the release's target already (a move that succeeded, run again).

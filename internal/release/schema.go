@@ -137,7 +137,7 @@ func Schema() []byte {
 			"account_id":  obj{"type": "string", "pattern": accountIDPattern, "description": "Target account (default: the deployer's)."},
 			"region":      obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "Target region (default: the deployer's)."},
 			"qualifier":   obj{"type": "string", "pattern": qualifierPattern, "description": "Selects a bootstrap of the target."},
-			"move_from": object(`Moves the config from the environment it is deployed to now, named exactly as ferry plan says it, to this release's (account_id, region, qualifier): the swap retires the fleet left there. A release whose environment differs from the config's is refused without it; ignored when the config is deployed to the release's environment already.`, obj{
+			"move_from": object(`Moves the config from the environment it is deployed to now, named exactly as ferry plan says it, to this release's (account_id, region, qualifier): the swap retires the fleet left there, leaving its load balancers without instances. A release whose environment differs from the config's is refused without it; ignored when the config is deployed to the release's environment already.`, obj{
 				"account_id": obj{"type": "string", "pattern": accountIDPattern, "description": "The account the config is deployed to now."},
 				"region":     obj{"type": "string", "pattern": regionPattern, "maxLength": 32, "description": "The region the config is deployed to now."},
 				"qualifier":  obj{"type": "string", "pattern": qualifierPattern, "description": "The qualifier of the bootstrap the config is deployed with now."},

@@ -165,6 +165,20 @@ func (r *region) cutForce(inst *instance, t time.Time) {
 // the world counted (see servingCounter): ferry's guarantee is that it
 // stays 0.
 func (w *World) CutConnections() int {
+	return w.countServing(func(s servingCounter) int { return s.cuts })
+}
+
+// StoppedWhileRouted is how many of CutConnections were instances that
+// stopped while a load balancer or target group still routed to them:
+// connections cut. The rest are load balancers gone dark, which a destroy
+// or a move (its old environment's) does on purpose.
+func (w *World) StoppedWhileRouted() int {
+	return w.countServing(func(s servingCounter) int { return s.cuts - s.dark })
+}
+
+// countServing sums count over the serving counters of every load
+// balancer and target group of the world, now.
+func (w *World) countServing(count func(servingCounter) int) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.advance(w.clk.Now())
@@ -172,10 +186,10 @@ func (w *World) CutConnections() int {
 	for _, a := range w.accounts {
 		for _, r := range a.regions {
 			for _, lb := range r.elbs {
-				n += lb.serving.cuts
+				n += count(lb.serving)
 			}
 			for _, tg := range r.tgs {
-				n += tg.serving.cuts
+				n += count(tg.serving)
 			}
 		}
 	}

@@ -109,6 +109,7 @@ func TestDetachDrains(t *testing.T) {
 	assert.Empty(t, g.TargetGroupARNs)
 	assert.Equal(t, 2, f.world.CutConnections(), "the ELB and the target group went dark, nothing else attached")
 	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
+	assert.Zero(t, f.world.StoppedWhileRouted(), "drained first: no connection cut")
 
 	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g")})
 	assertCode(t, err, cloud.CodeValidation)
@@ -203,6 +204,7 @@ func TestForceDeleteCutsConnections(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group, which then went dark")
 	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
+	assert.Equal(t, 4, f.world.StoppedWhileRouted(), "the 4 cuts of instances stopped while routed to")
 	cut := map[string]int{}
 	for _, lb := range f.world.Snapshot().Accounts[0].LoadBalancers {
 		cut[lb.Name] = lb.CutConnections
