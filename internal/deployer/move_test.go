@@ -175,6 +175,36 @@ func TestMoveRetiresTheOldFleet(t *testing.T) {
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r3.ReleaseID)}, h.groupsIn(account, west))
 }
 
+// TestMoveToOtherLoadBalancers: a move to an environment whose classic
+// load balancer has another name needs no detach for the old one: the
+// old environment's load balancers are left with its fleet, which the
+// move retires; the new group serves from the new load balancer.
+func TestMoveToOtherLoadBalancers(t *testing.T) {
+	const westELB = "cdt-web-elb-west"
+	h := newHarness(t, withWest(t), func(s *sim.WorldSpec) {
+		for i := range s.Accounts[0].Regions {
+			if r := &s.Accounts[0].Regions[i]; r.Name == west {
+				r.ELBs[0].Name = westELB
+			}
+		}
+	})
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	r2.Services["web"].ELBs = []string{westELB}
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	assert.True(t, p.Proceed, "refusals: %v", p.Refusals)
+	assert.Empty(t, p.Detach)
+	h.start(r2).succeed()
+	assert.Empty(t, h.groupsIn(account, region))
+	assert.Equal(t, []string{naming.GroupName(project, config, "web", r2.ReleaseID)}, h.groupsIn(account, west))
+	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut")
+}
+
 // TestMoveLeavingOutAServiceNamesItUnderRemove: a move whose release
 // leaves out a service serving in the old environment would retire it
 // there: plan and ValidateResources refuse it as any removal, unless the
