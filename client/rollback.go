@@ -108,11 +108,7 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 	if stored.Destroy {
 		return fmt.Errorf("release %s is a destroy: to destroy %s %s again, run ferry destroy", target, project, config)
 	}
-	if c.moveFrom != "" {
-		from, _ := parseMoveFrom(c.moveFrom) // checked by Run
-		stored = stored.Clone()
-		stored.MoveFrom = &from
-	}
+	stored = c.withMove(stored)
 	remove := removals(stored, cur.Services)
 	var detach map[string]release.Detach
 	if deployed {
@@ -140,6 +136,18 @@ func (c *rollbackCommand) rollback(ctx context.Context, project, config string) 
 		out.message("it takes %s out of %s, which release %s names and release %s does not", svc, detachedNames(detach[svc]), cur.ReleaseID, target)
 	}
 	return c.deploy.submit(ctx, d, out, p)
+}
+
+// withMove is stored with --move-from as its move_from, when given (a
+// copy; stored is not changed).
+func (c *rollbackCommand) withMove(stored *release.Release) *release.Release {
+	if c.moveFrom == "" {
+		return stored
+	}
+	from, _ := parseMoveFrom(c.moveFrom) // checked by Run
+	moved := stored.Clone()
+	moved.MoveFrom = &from
+	return moved
 }
 
 // parseMoveFrom reads --move-from: ACCOUNT_ID/REGION[/QUALIFIER], each

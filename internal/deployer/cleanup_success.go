@@ -183,15 +183,11 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	if err := checkDark(j); err != nil {
 		return ledger.Intent{}, err
 	}
-	previous, err := d.previousNames(ctx, c, st)
+	previous, elsewhere, err := d.previousEverywhere(ctx, c, st)
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}
 	attached, err := d.servedBefore(ctx, c, st, previous)
-	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
-	}
-	elsewhere, err := d.gateElsewhere(ctx, st)
 	if err != nil {
 		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
 	}

@@ -238,6 +238,18 @@ func leftElsewhere(plan ledger.Intent, left []string) []string {
 	return out
 }
 
+// previousEverywhere is what the swap of st's release retires: the
+// previous groups in its environment (previousNames, with c, its
+// clients) and in the config's others (gateElsewhere).
+func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, []execution.TargetGroups, error) {
+	previous, err := d.previousNames(ctx, c, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	elsewhere, err := d.gateElsewhere(ctx, st)
+	return previous, elsewhere, err
+}
+
 // gateElsewhere is what the swap of st's release retires in the other
 // environments of its config (previousElsewhere), as the release's
 // session.
