@@ -144,20 +144,47 @@ func (d *Deployer) checkMove(ctx context.Context, r *release.Release, to target.
 // with nothing is left out.
 func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, session cloud.Session, targets []target.Target) ([]execution.TargetGroups, error) {
 	var out []execution.TargetGroups
-	for _, t := range targets {
-		c, err := d.connectTo(ctx, st, t, session, false)
-		if err != nil {
-			return nil, err
-		}
+	err := d.eachTarget(ctx, st, session, false, targets, func(i int, c *cloud.Clients) error {
 		names, err := d.previousNames(ctx, c, st)
-		if err != nil {
-			return nil, err
-		}
 		if len(names) > 0 {
-			out = append(out, execution.TargetGroups{Target: t, Groups: names})
+			out = append(out, execution.TargetGroups{Target: targets[i], Groups: names})
+		}
+		return err
+	})
+	return out, err
+}
+
+// eachTarget connects to each environment of targets in turn, as session
+// (connectTo, badRelease as there), and runs f with its index and
+// clients; it stops at the first error.
+func (d *Deployer) eachTarget(ctx context.Context, st *execution.State, session cloud.Session, badRelease bool, targets []target.Target, f func(i int, c *cloud.Clients) error) error {
+	for i, t := range targets {
+		c, err := d.connectTo(ctx, st, t, session, badRelease)
+		if err != nil {
+			return err
+		}
+		if err := f(i, c); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// eachElsewhere runs f with the clients of each environment of the
+// deleting record's Elsewhere, as st's release's session (eachTarget).
+func (d *Deployer) eachElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, f func(tg execution.TargetGroups, c *cloud.Clients) error) error {
+	if len(plan.Elsewhere) == 0 {
+		return nil
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return err
+	}
+	targets := make([]target.Target, len(plan.Elsewhere))
+	for i, tg := range plan.Elsewhere {
+		targets[i] = tg.Target
+	}
+	return d.eachTarget(ctx, st, session, false, targets, func(i int, c *cloud.Clients) error { return f(plan.Elsewhere[i], c) })
 }
 
 // stepElsewhere takes the next step of retiring the groups the deleting
@@ -166,28 +193,15 @@ func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, s
 // every one of them can be removed.
 func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, log *slog.Logger) (fleet.Retirement, error) {
 	out := fleet.Retirement{Ready: true}
-	if len(plan.Elsewhere) == 0 {
-		return out, nil
-	}
-	session, err := d.session(ctx, st)
-	if err != nil {
-		return out, err
-	}
-	for _, tg := range plan.Elsewhere {
-		c, err := d.connectTo(ctx, st, tg.Target, session, false)
-		if err != nil {
-			return out, err
-		}
+	err := d.eachElsewhere(ctx, st, plan, func(tg execution.TargetGroups, c *cloud.Clients) error {
 		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req),
 			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
 		ret, err := retirer.Step(ctx, tg.Groups)
-		if err != nil {
-			return out, err
-		}
 		out.Ready = out.Ready && ret.Ready
 		out.Groups = append(out.Groups, ret.Groups...)
-	}
-	return out, nil
+		return err
+	})
+	return out, err
 }
 
 // removeElsewhere deletes the groups the deleting record names in other
@@ -195,31 +209,18 @@ func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req e
 // each environment with its own clients), as retire does in the
 // release's. What a failed removal leaves is named with its environment.
 func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, log *slog.Logger) error {
-	if len(plan.Elsewhere) == 0 {
-		return nil
-	}
-	session, err := d.session(ctx, st)
-	if err != nil {
-		return err
-	}
-	for _, tg := range plan.Elsewhere {
-		c, err := d.connectTo(ctx, st, tg.Target, session, false)
-		if err != nil {
-			return err
-		}
+	return d.eachElsewhere(ctx, st, plan, func(tg execution.TargetGroups, c *cloud.Clients) error {
 		remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID),
 			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
-		if _, err := remover.Remove(ctx, tg.Groups); err != nil {
-			var ce *failure.CleanUpError
-			if errors.As(err, &ce) {
-				for i := range ce.Leftovers {
-					ce.Leftovers[i] += " in " + tg.Target.Describe()
-				}
+		_, err := remover.Remove(ctx, tg.Groups)
+		var ce *failure.CleanUpError
+		if errors.As(err, &ce) {
+			for i := range ce.Leftovers {
+				ce.Leftovers[i] += " in " + tg.Target.Describe()
 			}
-			return err
 		}
-	}
-	return nil
+		return err
+	})
 }
 
 // leftElsewhere names, for a FailureDirty outcome, the groups of the
@@ -292,16 +293,10 @@ func (d *Deployer) fleetElsewhere(ctx context.Context, st *execution.State, sess
 		return nil, err
 	}
 	var out []targetFleet
-	for _, t := range targets {
-		c, err := d.connectTo(ctx, st, t, session, badRelease)
-		if err != nil {
-			return nil, err
-		}
+	err = d.eachTarget(ctx, st, session, badRelease, targets, func(i int, c *cloud.Clients) error {
 		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, targetFleet{target: t, groups: groups})
-	}
-	return out, nil
+		out = append(out, targetFleet{target: targets[i], groups: groups})
+		return err
+	})
+	return out, err
 }
