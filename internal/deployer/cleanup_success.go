@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
@@ -257,10 +255,12 @@ func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execu
 
 // recheck judges the new groups again, as CheckHealthy does (each
 // service's healthy instances against its target), on every step of the
-// swap while a previous group of the plan has not been scaled in yet (its
-// desired capacity above zero: its instances are not terminating, it can
-// serve again). When a service is below its target it puts every such
-// group back as the deleting record says it served (fleet.Retirer.Restore:
+// swap while a previous group of the plan, in the release's environment
+// or another (a move's old one: notScaledIn), has not been scaled in yet
+// (its desired capacity above zero: its instances are not terminating,
+// it can serve again). When a service is below its target it puts every
+// such group back, in its environment, as the deleting record says it
+// served (fleet.Retirer.Restore:
 // its load balancers and target groups, its capacity, its processes) and
 // fails with a *failure.CleanUpError: FailureDirty, not a rollback, for
 // the new groups, below target, still serve beside the previous ones and
@@ -268,29 +268,20 @@ func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execu
 // never scaled in while a new one is below its target. A new group AWS
 // does not show is retryable until the last attempt.
 func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer) error {
-	groups, err := fleet.Describe(ctx, c.AutoScaling, plan.Groups)
-	if err != nil {
+	live, err := d.notScaledIn(ctx, c, st, req, plan, retirer)
+	if err != nil || len(live) == 0 {
 		return err
-	}
-	var live []ledger.StandbyGroup
-	for _, sg := range plan.Attached {
-		if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
-			live = append(live, sg)
-		}
-	}
-	if len(live) == 0 {
-		return nil
 	}
 	below, err := d.belowTarget(ctx, c, st, req, r)
 	if err != nil || len(below) == 0 {
 		return err
 	}
 	left := []string{"the new release's groups, below their target (" + strings.Join(below, "; ") + ")"}
-	for _, sg := range live {
-		if err := retirer.Restore(ctx, groups[sg.Name], restoreAs(sg)); err != nil {
+	for _, l := range live {
+		if err := l.retirer.Restore(ctx, l.group, restoreAs(l.served)); err != nil {
 			return err
 		}
-		left = append(left, "previous group "+sg.Name+": attached again to its load balancers and target groups, serving beside the new release's groups")
+		left = append(left, "previous group "+l.served.Name+l.where+": attached again to its load balancers and target groups, serving beside the new release's groups")
 	}
 	d.log.Warn("the new groups fell below their target while the previous ones drained: put the previous groups back", "release_id", st.ReleaseID, "below", below)
 	return &failure.CleanUpError{Leftovers: left,
@@ -368,15 +359,10 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err := d.recheck(ctx, c, st, req, r, plan, retirer); err != nil {
 		return fail(err)
 	}
-	ret, err := retirer.Step(ctx, plan.Groups)
+	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, log)
 	if err != nil {
 		return fail(err)
 	}
-	other, err := d.stepElsewhere(ctx, st, req, plan, log)
-	if err != nil {
-		return fail(err)
-	}
-	ret.Ready, ret.Groups = ret.Ready && other.Ready, append(ret.Groups, other.Groups...)
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
 		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
@@ -390,11 +376,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		Owns: notRelease(st.ReleaseID),
 		Log:  log,
 	}
-	removal, err := remover.Remove(ctx, plan.Groups)
+	removal, err := d.removeEverywhere(ctx, st, plan, remover, log)
 	if err != nil {
-		return fail(err)
-	}
-	if err := d.removeElsewhere(ctx, st, plan, log); err != nil {
 		return fail(err)
 	}
 	p.retired = true

@@ -29,9 +29,9 @@
 // retires the previous groups in its own (gracefully, with that
 // environment's clients, named per environment in the deleting record;
 // the load balancers there are left without instances, as a destroy
-// leaves them: the move asked for it; the swap's re-check puts back only
-// its own environment's previous groups), then leaves its own
-// environment alone in the record. Plan, Drift and the removal check
+// leaves them: the move asked for it; the swap's re-check puts them back
+// as they served, there, if the new groups fall below target while they
+// drain), then leaves its own environment alone in the record. Plan, Drift and the removal check
 // look in each, so a move that crashes midway forgets none.
 //
 // Handlers orchestrate: the deployer bucket's objects are package lock's,

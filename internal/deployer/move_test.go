@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -320,4 +322,65 @@ func TestMoveDirtyNamesTheOldRegion(t *testing.T) {
 	h.start(h.destroyRelease()).succeed()
 	assert.Empty(t, h.groupsIn(account, region))
 	assert.Empty(t, h.groupsIn(account, west))
+}
+
+// TestMoveRecheckedPutsTheOldRegionBack: a move's new group in us-west-2
+// passes the swap's gate and then falls below its healthy target while
+// the us-east-1 group is only detached and draining: the next step puts
+// the us-east-1 group back in exactly the load balancers and target
+// groups the deleting record names for it, never scales it in, and ends
+// FailureDirty naming it with its region.
+func TestMoveRecheckedPutsTheOldRegionBack(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	h.clk.Advance(time.Hour)
+	before := h.groups()[old]
+
+	move := east
+	r2 := h.movedRelease(&move)
+	x := h.start(r2)
+	for _, task := range upToDeploy {
+		require.NoError(t, x.stepRetrying(task), task)
+	}
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+	require.False(t, x.state.Retire.Done)
+	attached, _ := serving(h.groups()[old])
+	require.False(t, attached, "the us-east-1 group left its load balancers")
+	plan, _, err := h.ledger.GetDeleting(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.Len(t, plan.Elsewhere, 1)
+	require.Len(t, plan.Elsewhere[0].Attached, 1, "the deleting record keeps how the us-east-1 group served")
+	assert.Equal(t, before.LoadBalancers, plan.Elsewhere[0].Attached[0].LoadBalancers)
+
+	h.clk.Advance(20 * time.Second)
+	s := x.state.Health.Services["web"]
+	api := h.world.Clients(account, west).AutoScaling.(*sim.AutoScaling)
+	var westGroup sim.GroupSnapshot
+	for _, a := range h.world.Snapshot().Accounts {
+		if a.Account == account && a.Region == west {
+			westGroup = a.Groups[0]
+		}
+	}
+	for _, i := range westGroup.Instances[:s.Healthy-s.Target+1] {
+		_, err := api.TerminateInstanceInAutoScalingGroup(t.Context(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+			InstanceId: aws.String(i.ID), ShouldDecrementDesiredCapacity: aws.Bool(false),
+		})
+		require.NoError(t, err)
+	}
+	err = x.step(execution.TaskCleanUpSuccess)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Leftovers, "previous group "+old+" in account 111111111111 region us-east-1: attached again to its load balancers and target groups, serving beside the new release's groups")
+	g := h.groups()[old]
+	assert.Equal(t, before.LoadBalancers, g.LoadBalancers, "back in its classic load balancers")
+	assert.Equal(t, before.TargetGroups, g.TargetGroups, "and its target groups")
+	assert.Equal(t, before.Desired, g.Desired, "never scaled in")
+	o, _, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, execution.EndFailureDirty, o.End)
+	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut")
 }

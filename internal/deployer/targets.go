@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -140,15 +141,17 @@ func (d *Deployer) checkMove(ctx context.Context, r *release.Release, to target.
 }
 
 // previousElsewhere is what the swap retires in each environment of
-// targets (previousNames there, connected as session); an environment
-// with nothing is left out.
-func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, session cloud.Session, targets []target.Target) ([]execution.TargetGroups, error) {
-	var out []execution.TargetGroups
+// targets (previousNames there, connected as session), each group with
+// how it serves (servedBefore); an environment with nothing is left out.
+func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, session cloud.Session, targets []target.Target) ([]ledger.ElsewhereGroups, error) {
+	var out []ledger.ElsewhereGroups
 	err := d.eachTarget(ctx, st, session, false, targets, func(i int, c *cloud.Clients) error {
 		names, err := d.previousNames(ctx, c, st)
-		if len(names) > 0 {
-			out = append(out, execution.TargetGroups{Target: targets[i], Groups: names})
+		if err != nil || len(names) == 0 {
+			return err
 		}
+		attached, err := d.servedBefore(ctx, c, st, names)
+		out = append(out, ledger.ElsewhereGroups{Target: targets[i], Groups: names, Attached: attached})
 		return err
 	})
 	return out, err
@@ -172,7 +175,7 @@ func (d *Deployer) eachTarget(ctx context.Context, st *execution.State, session 
 
 // eachElsewhere runs f with the clients of each environment of the
 // deleting record's Elsewhere, as st's release's session (eachTarget).
-func (d *Deployer) eachElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, f func(tg execution.TargetGroups, c *cloud.Clients) error) error {
+func (d *Deployer) eachElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, f func(tg ledger.ElsewhereGroups, c *cloud.Clients) error) error {
 	if len(plan.Elsewhere) == 0 {
 		return nil
 	}
@@ -187,16 +190,38 @@ func (d *Deployer) eachElsewhere(ctx context.Context, st *execution.State, plan 
 	return d.eachTarget(ctx, st, session, false, targets, func(i int, c *cloud.Clients) error { return f(plan.Elsewhere[i], c) })
 }
 
+// stepEverywhere takes the next step of retiring the groups the deleting
+// record names in every environment: with retirer in the release's, and
+// stepElsewhere in the others. Ready says every one can be removed.
+func (d *Deployer) stepEverywhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer, log *slog.Logger) (fleet.Retirement, error) {
+	ret, err := retirer.Step(ctx, plan.Groups)
+	if err != nil {
+		return ret, err
+	}
+	other, err := d.stepElsewhere(ctx, st, req, plan, log)
+	ret.Ready, ret.Groups = ret.Ready && other.Ready, append(ret.Groups, other.Groups...)
+	return ret, err
+}
+
+// removeEverywhere removes the groups the deleting record names in every
+// environment: with remover in the release's, and removeElsewhere in the
+// others. The removal is the release environment's.
+func (d *Deployer) removeEverywhere(ctx context.Context, st *execution.State, plan ledger.Intent, remover *fleet.Remover, log *slog.Logger) (fleet.Removal, error) {
+	removal, err := remover.Remove(ctx, plan.Groups)
+	if err != nil {
+		return removal, err
+	}
+	return removal, d.removeElsewhere(ctx, st, plan, log)
+}
+
 // stepElsewhere takes the next step of retiring the groups the deleting
 // record names in other environments (fleet.Retirer, each environment
 // with its own clients), as retire does in the release's. Ready says
 // every one of them can be removed.
 func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, log *slog.Logger) (fleet.Retirement, error) {
 	out := fleet.Retirement{Ready: true}
-	err := d.eachElsewhere(ctx, st, plan, func(tg execution.TargetGroups, c *cloud.Clients) error {
-		retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req),
-			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
-		ret, err := retirer.Step(ctx, tg.Groups)
+	err := d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, c *cloud.Clients) error {
+		ret, err := retirerIn(c, st, req, tg, log).Step(ctx, tg.Groups)
 		out.Ready = out.Ready && ret.Ready
 		out.Groups = append(out.Groups, ret.Groups...)
 		return err
@@ -204,12 +229,19 @@ func (d *Deployer) stepElsewhere(ctx context.Context, st *execution.State, req e
 	return out, err
 }
 
+// retirerIn is the fleet.Retirer of the groups the swap of st's release
+// retires in tg's environment (c its clients), as retire makes its own.
+func retirerIn(c *cloud.Clients, st *execution.State, req execution.Request, tg ledger.ElsewhereGroups, log *slog.Logger) *fleet.Retirer {
+	return &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req),
+		Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
+}
+
 // removeElsewhere deletes the groups the deleting record names in other
 // environments, with their alarms and launch templates (fleet.Remover,
 // each environment with its own clients), as retire does in the
 // release's. What a failed removal leaves is named with its environment.
 func (d *Deployer) removeElsewhere(ctx context.Context, st *execution.State, plan ledger.Intent, log *slog.Logger) error {
-	return d.eachElsewhere(ctx, st, plan, func(tg execution.TargetGroups, c *cloud.Clients) error {
+	return d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, c *cloud.Clients) error {
 		remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID),
 			Log: log.With("account_id", tg.Target.AccountID, "region", tg.Target.Region)}
 		_, err := remover.Remove(ctx, tg.Groups)
@@ -242,7 +274,7 @@ func leftElsewhere(plan ledger.Intent, left []string) []string {
 // previousEverywhere is what the swap of st's release retires: the
 // previous groups in its environment (previousNames, with c, its
 // clients) and in the config's others (gateElsewhere).
-func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, []execution.TargetGroups, error) {
+func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, []ledger.ElsewhereGroups, error) {
 	previous, err := d.previousNames(ctx, c, st)
 	if err != nil {
 		return nil, nil, err
@@ -254,7 +286,7 @@ func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st 
 // gateElsewhere is what the swap of st's release retires in the other
 // environments of its config (previousElsewhere), as the release's
 // session.
-func (d *Deployer) gateElsewhere(ctx context.Context, st *execution.State) ([]execution.TargetGroups, error) {
+func (d *Deployer) gateElsewhere(ctx context.Context, st *execution.State) ([]ledger.ElsewhereGroups, error) {
 	targets, err := d.elsewhere(ctx, st)
 	if err != nil || len(targets) == 0 {
 		return nil, err
@@ -270,7 +302,7 @@ func (d *Deployer) gateElsewhere(ctx context.Context, st *execution.State) ([]ex
 // the swap got, what AWS shows of the config in its other environments;
 // what it cannot read is left unnamed here (the targets record keeps the
 // environment, so a destroy or the next swap still finds it).
-func (d *Deployer) mayBeElsewhere(ctx context.Context, st *execution.State) []execution.TargetGroups {
+func (d *Deployer) mayBeElsewhere(ctx context.Context, st *execution.State) []ledger.ElsewhereGroups {
 	out, err := d.gateElsewhere(ctx, st)
 	if err != nil {
 		d.log.Warn("cannot list what is left in the config's other environments", "release_id", st.ReleaseID, "error", err.Error())
@@ -297,6 +329,41 @@ func (d *Deployer) fleetElsewhere(ctx context.Context, st *execution.State, sess
 		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 		out = append(out, targetFleet{target: targets[i], groups: groups})
 		return err
+	})
+	return out, err
+}
+
+// liveGroup is a previous group the swap has not scaled in yet: as AWS
+// shows it, as the deleting record says it served, where it is (" in
+// account A region R" in another environment than the release's) and
+// the Retirer that can put it back there.
+type liveGroup struct {
+	group   asgtypes.AutoScalingGroup
+	served  ledger.StandbyGroup
+	where   string
+	retirer *fleet.Retirer
+}
+
+// notScaledIn are the previous groups of plan, in the release's
+// environment (c, retirer) and in every other (each with its own
+// clients), that are not being deleted and not scaled in yet.
+func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer) ([]liveGroup, error) {
+	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
+	var out []liveGroup
+	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer) error {
+		groups, err := fleet.Describe(ctx, api, names)
+		for _, sg := range attached {
+			if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
+				out = append(out, liveGroup{group: g, served: sg, where: where, retirer: rt})
+			}
+		}
+		return err
+	}
+	if err := add(c.AutoScaling, plan.Groups, plan.Attached, "", retirer); err != nil {
+		return nil, err
+	}
+	err := d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, ec *cloud.Clients) error {
+		return add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log))
 	})
 	return out, err
 }

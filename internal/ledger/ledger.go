@@ -133,9 +133,19 @@ type Intent struct {
 	Attached []StandbyGroup `json:"attached,omitempty"`
 	// Elsewhere are, in a deleting record, the groups and launch
 	// templates of the config the swap retires in other environments
-	// than the release's (Groups are those in the release's): a move's
-	// old environment, or what a failed one left.
-	Elsewhere []execution.TargetGroups `json:"elsewhere,omitempty"`
+	// than the release's (Groups are those in the release's), with how
+	// they served: a move's old environment, or what a failed one left.
+	Elsewhere []ElsewhereGroups `json:"elsewhere,omitempty"`
+}
+
+// ElsewhereGroups are, in a deleting record, the groups (and launch
+// templates) of the config the swap retires in one environment other
+// than the release's, each of its groups with how it served before the
+// swap detached anything (as Intent.Attached).
+type ElsewhereGroups struct {
+	Target   target.Target  `json:"target"`
+	Groups   []string       `json:"groups"`
+	Attached []StandbyGroup `json:"attached,omitempty"`
 }
 
 // Targets is the record of every target environment a project-config

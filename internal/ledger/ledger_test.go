@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
-	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -249,7 +248,7 @@ func TestTargets(t *testing.T) {
 	assert.True(t, found)
 	assert.Equal(t, both, got)
 	deleting := ledger.Intent{ReleaseID: "r2", Execution: "x2", Since: t0, Groups: []string{},
-		Elsewhere: []execution.TargetGroups{{Target: east, Groups: []string{"p/c/web/r1"}}}}
+		Elsewhere: []ledger.ElsewhereGroups{{Target: east, Groups: []string{"p/c/web/r1"}, Attached: []ledger.StandbyGroup{{Name: "p/c/web/r1", LoadBalancers: []string{"elb"}, Desired: 2}}}}}
 	kept, wrote, err := e.ledger.CreateDeleting(ctx, project, config, deleting)
 	require.NoError(t, err)
 	assert.True(t, wrote)
