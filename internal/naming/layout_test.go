@@ -145,6 +145,7 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 		{"current", naming.CurrentKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"drift", naming.DriftKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"heal", naming.HealKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
+		{"targets", naming.TargetsKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"pipeline", naming.PipelineKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
 		{"promotion request", naming.PromotionRequestKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
 		{"approval", naming.ApprovalKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
