@@ -33,11 +33,13 @@ would leave (its "detach"); what changed from the release deployed now
 (AMI, instance type, user data, capacity, load balancers, alarms); and
 every reason the deploy would be refused (a resource missing or not
 ferry's, a service left out without "remove", a load balancer or target
-group a service leaves without its "detach", no room for the groups, the
-lock held by another release, a target other than the one the config is
-deployed to without "move_from" naming that one). The group names carry
-this plan's release id; a deploy's carry its own. --json prints the plan
-as one JSON object.
+group a service leaves without its "detach", no room for the groups, a
+target other than the one the config is deployed to without "move_from"
+naming that one). A refused plan retires, removes and detaches nothing:
+the refusals say why. While another release deploys (holds the lock),
+that is the one reason given, and nothing else is planned: plan again
+when it ends. The group names carry this plan's release id; a deploy's
+carry its own. --json prints the plan as one JSON object.
 
 It exits 0 when the deploy would proceed, 1 when it would be refused,
 3 on an invalid release (nothing asked of the deployer).`

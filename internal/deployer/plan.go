@@ -34,7 +34,9 @@ import (
 //     *failure.BadReleaseError, the plan's failure); confirm the request
 //     is its execution's; verify its identity proof (the caller becomes
 //     the source identity in the target, as for a deploy).
-//  2. The lock: held by another release, a deploy would be refused.
+//  2. The lock: held by another release, that release is deploying, and
+//     the plan is refused for that one reason, planning nothing else
+//     (planInFlight).
 //  3. In the target, as ValidateResources does: resolve every resource,
 //     the removals, the headroom. Each problem is a refusal, not a
 //     failure: the plan lists every reason at once.
@@ -46,7 +48,8 @@ import (
 //     planElsewhere), the services it removes, the load balancers it
 //     takes a service out of (detach), and how the release differs from
 //     the one deployed now. A move its release does not ask for
-//     (checkMove) is a refusal.
+//     (checkMove) is a refusal. A refused plan retires, removes and
+//     detaches nothing: its refusals say why.
 //
 // It writes nothing: no lock, no run-once marker, no record, nothing in
 // the target. A throttled or failed read is the task's error (retried as
@@ -69,8 +72,8 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	}
 	p := &execution.Plan{ProjectName: r.ProjectName, ConfigName: r.ConfigName, Target: st.Target,
 		Refusals: []string{}, Groups: []execution.PlannedGroup{}, Retire: []string{}, Remove: []string{}, Changes: []execution.Change{}}
-	if err := d.planRecords(ctx, r, p); err != nil {
-		return nil, err
+	if inFlight, err := d.planRecords(ctx, r, p); err != nil || inFlight {
+		return p, err
 	}
 	session := cloud.Session{Project: r.ProjectName, Config: r.ConfigName, ReleaseID: r.ReleaseID, SourceIdentity: naming.SourceIdentity(caller.ARN, caller.UserID)}
 	c, err := d.connectAs(ctx, st, session, true)
@@ -105,24 +108,45 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 		return nil, err
 	}
 	p.Proceed = len(p.Refusals) == 0
+	if !p.Proceed {
+		// A refused deploy never reaches its swap: nothing is retired,
+		// removed or detached.
+		p.Retire, p.Remove, p.Elsewhere, p.Detach = []string{}, []string{}, nil, nil
+	}
 	return p, nil
 }
 
-// planRecords adds to p the refusals the deployer's records say: the
-// lock held by another release, a move r does not ask for (checkMove).
-func (d *Deployer) planRecords(ctx context.Context, r *release.Release, p *execution.Plan) error {
-	h, held, err := d.locks.Get(ctx, r.ProjectName, r.ConfigName)
-	if err != nil {
-		return err
-	}
-	if held && h.ReleaseID != r.ReleaseID {
-		p.Refusals = append(p.Refusals, fmt.Sprintf("lock: %s %s is locked by release %s (since %s)", r.ProjectName, r.ConfigName, h.ReleaseID, h.Since.UTC().Format("2006-01-02 15:04:05Z")))
+// planRecords adds to p the refusals the deployer's records say: a
+// deploy under way (planInFlight: then it is the one reason, and inFlight
+// true), a move r does not ask for (checkMove).
+func (d *Deployer) planRecords(ctx context.Context, r *release.Release, p *execution.Plan) (inFlight bool, err error) {
+	if inFlight, err := d.planInFlight(ctx, r, p); err != nil || inFlight {
+		return inFlight, err
 	}
 	why, err := d.checkMove(ctx, r, p.Target)
 	if why != "" {
 		p.Refusals = append(p.Refusals, why)
 	}
-	return err
+	return false, err
+}
+
+// planInFlight refuses the plan of r, with the one reason, while another
+// release holds the lock: that release is deploying, and the groups it is
+// creating, baking or retiring are no previous groups of r's. Nothing else
+// is planned (what r would retire and resize depends on how that deploy
+// ends); p says what is deployed now. inFlight reports whether it refused.
+func (d *Deployer) planInFlight(ctx context.Context, r *release.Release, p *execution.Plan) (inFlight bool, err error) {
+	h, held, err := d.locks.Get(ctx, r.ProjectName, r.ConfigName)
+	if err != nil || !held || h.ReleaseID == r.ReleaseID {
+		return false, err
+	}
+	p.Refusals = []string{fmt.Sprintf("lock: release %s is deploying to %s %s (locked since %s): plan again when it ends",
+		h.ReleaseID, r.ProjectName, r.ConfigName, h.Since.UTC().Format("2006-01-02 15:04:05Z"))}
+	cur, found, err := d.ledger.GetCurrent(ctx, r.ProjectName, r.ConfigName)
+	if found {
+		p.Deployed = cur.ReleaseID
+	}
+	return true, err
 }
 
 // planRelease is the release a plan's request carries, checked as

@@ -88,8 +88,8 @@ func TestPlanNextDeploy(t *testing.T) {
 	assert.False(t, p.Proceed)
 	assert.Equal(t, []string{`remove: the deploy would delete the serving groups of worker, which the release does not deploy; name them under "remove" to delete them, or deploy them`}, p.Refusals)
 	assert.Equal(t, r1.ReleaseID, p.Deployed)
-	assert.Equal(t, []string{naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "worker", r1.ReleaseID)}, p.Retire)
-	assert.Equal(t, []string{"worker"}, p.Remove)
+	assert.Empty(t, p.Retire, "a refused deploy retires nothing")
+	assert.Empty(t, p.Remove, "a refused deploy removes nothing")
 	assert.Contains(t, p.Changes, execution.Change{Field: "version", From: "", To: "build-2"})
 	assert.Contains(t, p.Changes, execution.Change{Field: "reconcile", From: "record", To: "heal"})
 	assert.Contains(t, p.Changes, execution.Change{Service: "web", Field: "instance_type", From: "t2.nano", To: "t3.small"})
@@ -97,14 +97,52 @@ func TestPlanNextDeploy(t *testing.T) {
 	assert.NotContains(t, p.Changes, execution.Change{Service: "web", Field: "image_id"}, "the image is the same")
 
 	r2.Remove = []string{"worker"}
+	p, err = h.planOf(r2)
+	require.NoError(t, err)
+	assert.True(t, p.Proceed, p.Refusals)
+	assert.Equal(t, []string{naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "worker", r1.ReleaseID)}, p.Retire)
+	assert.Equal(t, []string{"worker"}, p.Remove)
+
 	r2.Subnets = []string{"test_private_subnet_a", "no_such_subnet"}
+	p, err = h.planOf(r2)
+	require.NoError(t, err)
+	assert.False(t, p.Proceed)
+	require.Len(t, p.Refusals, 1, p.Refusals)
+	assert.Contains(t, p.Refusals[0], "no_such_subnet")
+	assert.Empty(t, p.Retire)
+	assert.Empty(t, p.Remove)
+
 	require.NoError(t, h.locks.Acquire(t.Context(), project, config, lock.Holder{ReleaseID: "r-other", Execution: "arn:other"}))
 	p, err = h.planOf(r2)
 	require.NoError(t, err)
 	assert.False(t, p.Proceed)
-	require.Len(t, p.Refusals, 2, p.Refusals)
-	assert.Contains(t, p.Refusals[0], "lock: coinbase/deploy-test development is locked by release r-other")
-	assert.Contains(t, p.Refusals[1], "no_such_subnet")
+	assert.Equal(t, []string{"lock: release r-other is deploying to coinbase/deploy-test development (locked since " +
+		h.clk.Now().UTC().Format("2006-01-02 15:04:05Z") + "): plan again when it ends"}, p.Refusals, "the deploy under way is the one reason")
+	assert.Equal(t, r1.ReleaseID, p.Deployed)
+}
+
+// TestPlanDuringBake: a plan while another release bakes (its groups
+// serve, the previous ones stand by) is refused for that one reason: no
+// complaint about the number of previous groups, no retire list made of
+// the groups the deploy under way creates or stands by.
+func TestPlanDuringBake(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	r2.BakeSeconds = 3600
+	x := h.atSwap(r1, r2)
+	require.NoError(t, x.once(execution.TaskBake))
+	require.False(t, x.state.Bake.Done, "baking")
+	h.clk.Advance(time.Minute)
+
+	p, err := h.planOf(h.baseRelease())
+	require.NoError(t, err)
+	assert.False(t, p.Proceed)
+	require.Len(t, p.Refusals, 1, p.Refusals)
+	assert.Regexp(t, `^lock: release `+r2.ReleaseID+` is deploying to coinbase/deploy-test development \(locked since [^)]+\): plan again when it ends$`, p.Refusals[0])
+	assert.Empty(t, p.Retire)
+	assert.Empty(t, p.Remove)
+	assert.Empty(t, p.Groups)
+	assert.Equal(t, r1.ReleaseID, p.Deployed)
 }
 
 // TestPlanBadRelease: a plan of a release that does not validate fails

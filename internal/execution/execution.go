@@ -342,7 +342,8 @@ type Plan struct {
 	Target      target.Target `json:"target"`
 	// Proceed says a deploy started now would go ahead; Refusals are
 	// every reason it would be refused otherwise, each "path: message"
-	// as a *failure.BadReleaseError says it, or the lock's holder.
+	// as a *failure.BadReleaseError says it; while another release holds
+	// the lock, its deploy under way is the one refusal.
 	Proceed  bool     `json:"proceed"`
 	Refusals []string `json:"refusals"`
 	// Deployed is the release deployed now, "" when none is.
@@ -352,7 +353,9 @@ type Plan struct {
 	// Retire are the groups the swap would retire (every group of the
 	// config another release made, not being deleted), those in the
 	// release's target sorted, then those of Elsewhere; Remove the
-	// services among them the release does not deploy.
+	// services among them the release does not deploy. Retire, Remove,
+	// Elsewhere and Detach are empty when the deploy would be refused: it
+	// would never reach its swap.
 	Retire []string `json:"retire"`
 	Remove []string `json:"remove"`
 	// Elsewhere are those of Retire in other environments than the

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/statemachine/shape"
+)
+
+// withBake writes a copy of the release file file with bake_seconds set,
+// and returns its path.
+func withBake(t *testing.T, file string, seconds int) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(data, &raw))
+	raw["bake_seconds"] = seconds
+	out := filepath.Join(t.TempDir(), "baking-"+filepath.Base(file))
+	writeJSON(t, out, raw)
+	return out
+}
+
+// holdIn starts a deploy of file (--no-wait) and holds the region's time
+// still once its execution enters state: the deploy stays there, its lock
+// held, until release is called (at the latest when the test ends).
+// Commands run meanwhile must not let time pass (inFlight).
+func (tr *testRegion) holdIn(t *testing.T, state, file string) (releaseID string, release func()) {
+	t.Helper()
+	held := make(chan func(), 1)
+	var once sync.Once
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == state {
+			once.Do(func() { held <- tr.Hold() })
+		}
+	})
+	started := tr.ferry(t, "deploy", "--local", "--no-wait", file)
+	require.Equal(t, exitOK, started.code, "stdout:\n%s\nstderr:\n%s", started.stdout, started.stderr)
+	release = <-held
+	tr.observe(func(string, asl.Event) {})
+	t.Cleanup(release)
+	return releaseIDOf(t, started.stdout), release
+}
+
+// inFlight runs one command while holdIn holds time still: its waits
+// between reads of its execution end when the region records an event,
+// not when time passes.
+func (tr *testRegion) inFlight(t *testing.T, args ...string) result {
+	t.Helper()
+	return tr.ferryAt(t.Context(), func(e *Env) { e.Sleep = tr.sleeper() }, args...)
+}
+
+// startShop starts the us-west-2 region of the multi-service world and
+// deploys the shop's two services there, returning the release id.
+func startShop(t *testing.T) (*testRegion, string) {
+	t.Helper()
+	tr := startRegion(t, "multi-service.json", func(o *region.Options) { o.Region = "us-west-2" })
+	first := tr.ferry(t, "deploy", "--local", "testdata/e2e/shop-two-services.json")
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	return tr, releaseIDOf(t, first.stdout)
+}
+
+// TestPlanDuringBake: ferry plan while another release bakes says that
+// release is deploying, as the one reason, and plans nothing it would
+// not do: no complaint about two previous groups, no retire list made of
+// the groups the deploy under way serves with or stands by.
+func TestPlanDuringBake(t *testing.T) {
+	tr, id1 := startShop(t)
+	id2, _ := tr.holdIn(t, shape.StateWaitForBake, withBake(t, "testdata/e2e/shop-two-services.json", 3600))
+
+	res := tr.inFlight(t, "plan", "--local", "testdata/e2e/shop-web-only.json")
+	require.Equal(t, exitFailure, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "  deployed now: "+id1+"\n")
+	assert.Regexp(t, `\nthe deploy would be refused \(1 reason\):\n  lock: release `+id2+` is deploying to acme/shop staging \(locked since [^)]+\): plan again when it ends\n$`, res.stdout)
+	assert.NotContains(t, res.stdout, "previous Auto Scaling groups")
+	assert.NotContains(t, res.stdout, "retire")
+	assert.NotContains(t, res.stdout, "remove services")
+
+	js := tr.inFlight(t, "plan", "--local", "--json", "testdata/e2e/shop-web-only.json")
+	require.Equal(t, exitFailure, js.code, js.stderr)
+	var p execution.Plan
+	require.NoError(t, json.Unmarshal([]byte(js.stdout), &p))
+	assert.Len(t, p.Refusals, 1)
+	assert.Equal(t, []string{}, p.Retire)
+	assert.Equal(t, []string{}, p.Remove)
+}
