@@ -205,13 +205,14 @@ func readConfigStatus(ctx context.Context, d *deployer, l *ledger.Ledger, projec
 }
 
 // healing sets cs.Healing when the reconciler's last heals are of the
-// release deployed now and it has not found the fleet well since.
+// release deployed now and it has not found the fleet well since (a heal
+// that made it well deployed a release of its own).
 func healing(ctx context.Context, l *ledger.Ledger, project, config string, cs *configStatus) error {
 	if cs.Current == nil {
 		return nil
 	}
 	h, found, err := l.GetHeal(ctx, project, config)
-	if err != nil || !found || h.InARow == 0 || h.Of != cs.Current.ReleaseID {
+	if err != nil || !found || h.InARow == 0 || h.Of != cs.Current.ReleaseID || h.WellAt != nil {
 		return err
 	}
 	cs.Healing = &h

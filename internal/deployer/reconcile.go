@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,13 +42,17 @@ const Reconciler = "ferry-reconciler"
 //     gone or unhealthy past the threshold (a group seen missing for
 //     tuning.HealAfter, an instance unhealthy for longer than
 //     tuning.DriftUnhealthyAfter): unless a
-//     deploy holds the lock, or the last heal of the same release is
+//     deploy holds the lock, or the last heal of the same difference is
 //     younger than its retry interval (tuning.HealRetry doubled per heal
 //     in a row, at most tuning.MaxHealRetry), a heal: the current
 //     release's content as a new release (heal_of naming it, created_by
 //     Reconciler), uploaded and started through the deploy path, with
-//     its heal record written before (naming.HealKey). A fleet found well
-//     starts the heals in a row over.
+//     its heal record written before (naming.HealKey). The heals in a
+//     row are those of one difference (a drift kind of one service,
+//     healDifference), whether or not the last heal made the fleet well
+//     for a while (a group deleted again after every heal is healed
+//     less and less often); another difference starts a new row
+//     (healRow).
 //
 //  3. The assets of the deployer bucket no recent release names, older
 //     than a day, deleted (collectAssets).
@@ -138,21 +143,19 @@ func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release
 	if err != nil {
 		return err
 	}
-	if !found || rec.Of != drift.Deployed {
-		rec = ledger.HealRecord{Of: drift.Deployed}
-	}
 	now := d.now()
-	why, ill := healWhy(drift, now)
+	it, ill := healWhy(drift, now)
 	if !ill {
-		if rec.InARow > 0 {
-			rec.InARow = 0 // well again: the next heal waits no longer
+		if found && rec.InARow > 0 && rec.WellAt == nil {
+			rec.WellAt = &now // well again; the row goes on if the same difference comes back
 			return d.ledger.PutHeal(ctx, pc.Project, pc.Config, rec)
 		}
 		return nil
 	}
-	if why == "" {
+	if it == nil {
 		return nil // a group missing, but not long enough to tell
 	}
+	rec = healRow(rec, found, drift.Deployed, healDifference(*it), now)
 	if rec.InARow > 0 && now.Before(rec.LastAt.Add(healRetry(rec.InARow))) {
 		return nil
 	}
@@ -164,7 +167,7 @@ func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release
 	if r, _, err = d.ledger.VerifiedRelease(ctx, pc.Project, pc.Config, r.ReleaseID); err != nil {
 		return err
 	}
-	heal, err := d.startHeal(ctx, r, &rec, why, now)
+	heal, err := d.startHeal(ctx, r, &rec, it.Group+": "+it.What, now)
 	if err != nil {
 		return err
 	}
@@ -174,24 +177,46 @@ func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release
 	return nil
 }
 
+// healRow is the heal record rec (found: one was written) as the next
+// heal of difference diff in deployed, the release deployed now, counts
+// it: the same row when the last heal healed diff too, in deployed or in
+// the release deployed heals (that heal made it well, and diff came
+// back), less than tuning.HealRowEnds ago; else a new row, its
+// first heal waiting for nothing.
+func healRow(rec ledger.HealRecord, found bool, deployed, diff string, now time.Time) ledger.HealRecord {
+	same := found && rec.InARow > 0 && rec.Difference == diff &&
+		(rec.Of == deployed || rec.LastHeal == deployed) && now.Sub(rec.LastAt) < tuning.HealRowEnds
+	if same {
+		return rec
+	}
+	return ledger.HealRecord{Of: deployed, Difference: diff}
+}
+
+// healDifference names the difference a drift item is for the heals in a
+// row: its kind and its service (a group's name changes with every heal;
+// its service does not), or its group when it has no service.
+func healDifference(it execution.DriftItem) string {
+	return it.Kind + " " + cmp.Or(it.Service, it.Group)
+}
+
 // healWhy is the drift that calls for a heal at now: the first group
 // seen missing for tuning.HealAfter, or instance unhealthy past the
-// threshold (settling ones are not drift); "" when there is none. ill says
-// whether the fleet has any such drift, however young: a fleet without is
-// well again.
-func healWhy(d *execution.Drift, now time.Time) (why string, ill bool) {
-	for _, it := range d.Drifts {
-		switch it.Kind {
+// threshold (settling ones are not drift); nil when there is none. ill
+// says whether the fleet has any such drift, however young: a fleet
+// without is well again.
+func healWhy(d *execution.Drift, now time.Time) (it *execution.DriftItem, ill bool) {
+	for i := range d.Drifts {
+		switch d.Drifts[i].Kind {
 		case execution.DriftGroupMissing:
 			ill = true
-			if now.Sub(it.Since) >= tuning.HealAfter {
-				return it.Group + ": " + it.What, true
+			if now.Sub(d.Drifts[i].Since) >= tuning.HealAfter {
+				return &d.Drifts[i], true
 			}
 		case execution.DriftUnhealthy:
-			return it.Group + ": " + it.What, true
+			return &d.Drifts[i], true
 		}
 	}
-	return "", ill
+	return nil, ill
 }
 
 // healRetry is how long after a heal the next may start when it was the
@@ -221,7 +246,7 @@ func (d *Deployer) startHeal(ctx context.Context, r *release.Release, rec *ledge
 	if err != nil {
 		return execution.Heal{}, err
 	}
-	rec.InARow, rec.LastAt, rec.LastHeal = rec.InARow+1, now, h.ReleaseID
+	rec.Of, rec.InARow, rec.LastAt, rec.LastHeal, rec.WellAt = r.ReleaseID, rec.InARow+1, now, h.ReleaseID, nil
 	if err := d.ledger.PutHeal(ctx, r.ProjectName, r.ConfigName, *rec); err != nil {
 		return execution.Heal{}, err
 	}

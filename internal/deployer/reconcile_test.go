@@ -71,9 +71,9 @@ func (h *harness) deleteGroup(name string) {
 // for tuning.HealAfter (not at the first sight: Auto Scaling's reads are
 // eventually consistent): the pass starts a release of the
 // same content (heal_of, created_by the reconciler, no proof), which
-// Validate accepts and the deploy path takes to Success; a fleet healed
-// resets the heals in a row; heals that do not help wait longer each
-// time.
+// Validate accepts and the deploy path takes to Success; the same
+// difference coming back after a heal that made the fleet well is the
+// next heal in a row; heals that do not help wait longer each time.
 func TestReconcileHeals(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
@@ -115,21 +115,84 @@ func TestReconcileHeals(t *testing.T) {
 	require.Empty(t, h.pass().Healed)
 	h.clk.Advance(tuning.HealAfter)
 	first := h.pass()
-	require.Len(t, first.Healed, 1)
-	// That heal never runs (its execution stays RUNNING): the next pass
-	// finds the lock free and the fleet still gone, but waits its retry.
-	h.clk.Advance(5 * time.Minute)
-	assert.Empty(t, h.pass().Healed, "the retry interval has not passed")
-	h.clk.Advance(10 * time.Minute)
-	second := h.pass()
-	require.Len(t, second.Healed, 1, "15 minutes after the first heal")
-	h.clk.Advance(20 * time.Minute)
-	assert.Empty(t, h.pass().Healed, "the second heal in a row waits 30 minutes")
-	h.clk.Advance(11 * time.Minute)
-	assert.Len(t, h.pass().Healed, 1)
+	require.Len(t, first.Healed, 1, "the web group gone again: the second heal of it in a row")
 	rec, _, err := h.ledger.GetHeal(t.Context(), project, config)
 	require.NoError(t, err)
-	assert.Equal(t, 3, rec.InARow)
+	assert.Equal(t, ledger.HealRecord{Of: heal.ReleaseID, Difference: "group_missing web", InARow: 2, LastAt: h.clk.Now(), LastHeal: first.Healed[0].ReleaseID}, rec)
+	// That heal never runs (its execution stays RUNNING): the next pass
+	// finds the lock free and the fleet still gone, but waits its retry.
+	h.clk.Advance(25 * time.Minute)
+	assert.Empty(t, h.pass().Healed, "the second heal in a row waits 30 minutes")
+	h.clk.Advance(5 * time.Minute)
+	second := h.pass()
+	require.Len(t, second.Healed, 1, "30 minutes after the second heal")
+	h.clk.Advance(55 * time.Minute)
+	assert.Empty(t, h.pass().Healed, "the third heal in a row waits an hour")
+	h.clk.Advance(5 * time.Minute)
+	assert.Len(t, h.pass().Healed, 1)
+	rec, _, err = h.ledger.GetHeal(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, 4, rec.InARow)
+}
+
+// TestReconcileHealBackoff: a group someone deletes again after every
+// heal that made the fleet well is healed less and less often, as
+// documented ("doubled per heal in a row"): the intervals between heals
+// double from tuning.HealRetry (once the heal and its sighting take less
+// than the wait) up to tuning.MaxHealRetry. Another difference (the
+// worker's group gone) starts a new row: healed as soon as it is seen
+// gone long enough.
+func TestReconcileHealBackoff(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Reconcile = release.ReconcileHeal
+	r1.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+	h.start(r1).succeed()
+	deployed := r1.ReleaseID
+	// untilHealed runs a pass every minute until one starts a heal, and
+	// runs that heal to Success: the fleet is well again.
+	untilHealed := func() time.Time {
+		t.Helper()
+		for range 7 * 60 {
+			h.clk.Advance(time.Minute)
+			p := h.pass()
+			if len(p.Healed) == 0 {
+				continue
+			}
+			at := h.clk.Now()
+			h.healRun(p.Healed[0]).succeed()
+			deployed = p.Healed[0].ReleaseID
+			assert.Zero(t, h.pass().Drifted, "the heal made the fleet well")
+			return at
+		}
+		t.Fatal("no heal in 7 hours")
+		return time.Time{}
+	}
+	var at []time.Time
+	for range 7 {
+		h.deleteGroup(naming.GroupName(project, config, "web", deployed))
+		at = append(at, untilHealed())
+	}
+	var intervals []time.Duration
+	for i := 1; i < len(at); i++ {
+		intervals = append(intervals, at[i].Sub(at[i-1]).Truncate(time.Minute))
+	}
+	t.Logf("intervals between heals: %v", intervals)
+	assert.Less(t, intervals[0], 30*time.Minute, "the second heal waits 15 minutes, less than the heal and the sighting of the group gone take")
+	assert.Equal(t, []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, tuning.MaxHealRetry}, intervals[1:],
+		"each heal in a row waits twice as long as the one before, to the pass's minute, at most MaxHealRetry")
+	rec, _, err := h.ledger.GetHeal(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, 7, rec.InARow)
+
+	h.deleteGroup(naming.GroupName(project, config, "worker", deployed))
+	last := at[len(at)-1]
+	next := untilHealed()
+	assert.Less(t, next.Sub(last), tuning.MaxHealRetry, "another difference is not the row's")
+	rec, _, err = h.ledger.GetHeal(t.Context(), project, config)
+	require.NoError(t, err)
+	assert.Equal(t, "group_missing worker", rec.Difference)
+	assert.Equal(t, 1, rec.InARow)
 }
 
 // TestReconcileRecordsOnly: a config that did not opt in is checked and
@@ -271,4 +334,38 @@ func TestReconcileCollectsNothingItCannotRead(t *testing.T) {
 	assert.Equal(t, 1, p.Collected)
 	assert.False(t, h.assetThere(rs[0], "app"), "the oldest, which neither of the newest 2 names")
 	assert.True(t, h.assetThere(rs[1], "app"))
+}
+
+// TestHealRow: the next heal continues the row only for the same
+// difference, in the release the last heal healed or in that heal, and
+// within tuning.HealRowEnds of it; else it starts a new row.
+func TestHealRow(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	last := ledger.HealRecord{Of: "r1", Difference: "group_missing web", InARow: 3, LastAt: at, LastHeal: "h3"}
+	for _, tc := range []struct {
+		name     string
+		found    bool
+		deployed string
+		diff     string
+		after    time.Duration
+		row      int
+	}{
+		{"the heal did not help", true, "r1", "group_missing web", time.Hour, 3},
+		{"the heal helped, the difference came back", true, "h3", "group_missing web", time.Hour, 3},
+		{"another difference", true, "h3", "group_missing worker", time.Hour, 0},
+		{"another kind", true, "h3", "unhealthy web", time.Hour, 0},
+		{"another release deployed since", true, "r2", "group_missing web", time.Hour, 0},
+		{"a day since the last heal", true, "h3", "group_missing web", tuning.HealRowEnds, 0},
+		{"no record", false, "r1", "group_missing web", time.Hour, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := healRow(last, tc.found, tc.deployed, tc.diff, at.Add(tc.after))
+			assert.Equal(t, tc.row, got.InARow)
+			if tc.row == 0 {
+				assert.Equal(t, ledger.HealRecord{Of: tc.deployed, Difference: tc.diff}, got)
+			}
+		})
+	}
+	assert.Equal(t, "group_missing web", healDifference(execution.DriftItem{Kind: execution.DriftGroupMissing, Service: "web", Group: "g"}))
+	assert.Equal(t, "extra_group g", healDifference(execution.DriftItem{Kind: execution.DriftExtraGroup, Group: "g"}))
 }

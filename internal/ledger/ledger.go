@@ -473,14 +473,19 @@ func (l *Ledger) GetDrift(ctx context.Context, project, config string) (DriftRec
 }
 
 // HealRecord is the reconciler's record of its heals of a project-config
-// (naming.HealKey): the current release it heals, how many heals in a
-// row it started for it, and when the last one started. A pass that
-// finds the fleet well again starts the count over.
+// (naming.HealKey): the release the last heal healed (Of) and that heal
+// (LastHeal), the difference it healed (a drift kind and the service,
+// "group_missing web"), how many heals of that difference it started in
+// a row, when the last one started, and when a pass last found the fleet
+// well since (nil: not yet). A well fleet does not end the row: the same
+// difference coming back after a heal is the next heal in it.
 type HealRecord struct {
-	Of       string    `json:"of"`
-	InARow   int       `json:"in_a_row"`
-	LastAt   time.Time `json:"last_at"`
-	LastHeal string    `json:"last_heal"`
+	Of         string     `json:"of"`
+	Difference string     `json:"difference,omitempty"`
+	InARow     int        `json:"in_a_row"`
+	LastAt     time.Time  `json:"last_at"`
+	LastHeal   string     `json:"last_heal"`
+	WellAt     *time.Time `json:"well_at,omitempty"`
 }
 
 // PutHeal stores the heal record, replacing the previous one.

@@ -45,14 +45,17 @@ const (
 // after a scale-out, is settling until then.
 const DriftUnhealthyAfter = 10 * time.Minute
 
-// HealRetry is the wait before the reconciler heals a project-config
-// again after a heal that did not make it well (its fleet still gone or
-// unhealthy at a later pass): doubled for each heal in a row, from
-// HealRetry up to MaxHealRetry, so a fleet that cannot be healed is not
-// redeployed every pass.
+// HealRetry is the wait before the reconciler heals a difference again
+// after a heal of it (the same kind of drift of the same service came
+// back, or never left): doubled for each heal of it in a row, from
+// HealRetry up to MaxHealRetry, so a fleet that cannot be healed, or
+// that someone breaks again after every heal, is not redeployed every
+// pass. A row ends at another difference, or once HealRowEnds has passed
+// since its last heal.
 const (
 	HealRetry    = 15 * time.Minute
 	MaxHealRetry = 6 * time.Hour
+	HealRowEnds  = 24 * time.Hour
 )
 
 // HealAfter is how long a group must have been seen missing before a
