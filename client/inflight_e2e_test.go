@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/statemachine/shape"
 )
@@ -30,25 +31,36 @@ func withBake(t *testing.T, file string, seconds int) string {
 	return out
 }
 
+// holdWhen arms the region to hold its time still once an execution
+// enters state; held waits for that and returns the release of the hold
+// (released at the latest when the test ends).
+func (tr *testRegion) holdWhen(t *testing.T, state string) (held func() (release func())) {
+	t.Helper()
+	ch := make(chan func(), 1)
+	var once sync.Once
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == state {
+			once.Do(func() { ch <- tr.Hold() })
+		}
+	})
+	return func() func() {
+		release := <-ch
+		tr.observe(func(string, asl.Event) {})
+		t.Cleanup(release)
+		return release
+	}
+}
+
 // holdIn starts a deploy of file (--no-wait) and holds the region's time
 // still once its execution enters state: the deploy stays there, its lock
 // held, until release is called (at the latest when the test ends).
 // Commands run meanwhile must not let time pass (inFlight).
 func (tr *testRegion) holdIn(t *testing.T, state, file string) (releaseID string, release func()) {
 	t.Helper()
-	held := make(chan func(), 1)
-	var once sync.Once
-	tr.observe(func(_ string, ev asl.Event) {
-		if ev.StateEntered != nil && ev.StateEntered.Name == state {
-			once.Do(func() { held <- tr.Hold() })
-		}
-	})
+	held := tr.holdWhen(t, state)
 	started := tr.ferry(t, "deploy", "--local", "--no-wait", file)
 	require.Equal(t, exitOK, started.code, "stdout:\n%s\nstderr:\n%s", started.stdout, started.stderr)
-	release = <-held
-	tr.observe(func(string, asl.Event) {})
-	t.Cleanup(release)
-	return releaseIDOf(t, started.stdout), release
+	return releaseIDOf(t, started.stdout), held()
 }
 
 // inFlight runs one command while holdIn holds time still: its waits
@@ -92,4 +104,44 @@ func TestPlanDuringBake(t *testing.T) {
 	assert.Len(t, p.Refusals, 1)
 	assert.Equal(t, []string{}, p.Retire)
 	assert.Equal(t, []string{}, p.Remove)
+}
+
+// TestStatusDriftDuringDeploy: ferry status --drift while another release
+// bakes and then retires the previous groups shows that deploy under way,
+// each group it acts on with what it does with it, and no drift: the
+// groups standing by out of their load balancers are not load_balancers
+// drift, the groups retiring are no extra groups.
+func TestStatusDriftDuringDeploy(t *testing.T) {
+	tr, id1 := startShop(t)
+	id2, baking := tr.holdIn(t, shape.StateWaitForBake, withBake(t, "testdata/e2e/shop-two-services.json", 3600))
+	web1, worker1 := naming.GroupName("acme/shop", "staging", "web", id1), naming.GroupName("acme/shop", "staging", "worker", id1)
+	web2, worker2 := naming.GroupName("acme/shop", "staging", "web", id2), naming.GroupName("acme/shop", "staging", "worker", id2)
+
+	res := tr.inFlight(t, "status", "--local", "--drift", "acme/shop", "staging")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Regexp(t, `\n  deploy under way: release `+id2+` \(locked since [^)]+\)\n`, res.stdout)
+	assert.Regexp(t, `\n    web +standing_by +`+web1+`\n`, res.stdout)
+	assert.Regexp(t, `\n    web +deploying +`+web2+`\n`, res.stdout)
+	assert.Contains(t, res.stdout, "  drift: none, what runs is what ferry deployed and is deploying (checked ")
+	assert.NotContains(t, res.stdout, "load_balancers")
+
+	retiring := tr.holdWhen(t, shape.StateWaitForRetire)
+	baking()
+	retiring()
+	js := tr.inFlight(t, "status", "--local", "--drift", "--json", "acme/shop", "staging")
+	require.Equal(t, exitOK, js.code, js.stderr)
+	var ps projectStatus
+	require.NoError(t, json.Unmarshal([]byte(js.stdout), &ps))
+	d := ps.Configs[0].Drift
+	require.NotNil(t, d)
+	assert.Equal(t, id2, d.Deployed, "past the swap's point of no return")
+	assert.Empty(t, d.Drifts)
+	require.NotNil(t, d.InFlight)
+	assert.Equal(t, id2, d.InFlight.ReleaseID)
+	assert.ElementsMatch(t, []execution.InFlightGroup{
+		{State: execution.InFlightRetiring, Service: "web", Group: web1},
+		{State: execution.InFlightRetiring, Service: "worker", Group: worker1},
+		{State: execution.InFlightDeploying, Service: "web", Group: web2},
+		{State: execution.InFlightDeploying, Service: "worker", Group: worker2},
+	}, d.InFlight.Groups)
 }

@@ -51,7 +51,11 @@ config deployed to: what a move left there), min, max or desired
 changed by hand, a group launching from another launch template,
 instances unhealthy past ` + tuning.DriftUnhealthyAfter.String() + ` (younger ones are settling),
 load balancers attached or detached; each says since when the deployer
-has seen it.
+has seen it. The groups a deploy under way acts on are no drift: they
+are listed as deploying, standing_by (out of their load balancers
+during its bake) or retiring, with the release holding the lock; a lock
+that cannot be read leaves that deploy unknown, and every group
+compared.
 
 It exits 0, 1 when the deployer knows nothing of the project or config, or
 cannot be read.`,
@@ -370,12 +374,19 @@ func askDrift(ctx context.Context, env Env, d *deployer, project, config string,
 // writeDrift prints a drift report under a config's status, nothing
 // without one.
 func writeDrift(w io.Writer, d *execution.Drift) {
+	if d != nil && d.Deployed != "" {
+		writeInFlight(w, d.InFlight)
+	}
 	switch {
 	case d == nil:
 		return
 	case d.Deployed == "":
 		fmt.Fprintf(w, "  drift: nothing deployed to compare (checked %s)\n", formatTime(d.CheckedAt))
 		return
+	case len(d.Drifts) == 0 && d.InFlight != nil && d.InFlight.Unknown != "":
+		fmt.Fprintf(w, "  drift: none found, but the deploy under way is unknown (checked %s)\n", formatTime(d.CheckedAt))
+	case len(d.Drifts) == 0 && d.InFlight != nil:
+		fmt.Fprintf(w, "  drift: none, what runs is what ferry deployed and is deploying (checked %s)\n", formatTime(d.CheckedAt))
 	case len(d.Drifts) == 0:
 		fmt.Fprintf(w, "  drift: none, what runs is what ferry deployed (checked %s)\n", formatTime(d.CheckedAt))
 	default:
@@ -389,4 +400,22 @@ func writeDrift(w io.Writer, d *execution.Drift) {
 	for _, it := range d.Settling {
 		fmt.Fprintf(w, "  settling: %s %s since %s (drift after %s)\n", firstNonEmpty(it.Service, "-"), oneLine(it.What), formatTime(it.Since), tuning.DriftUnhealthyAfter)
 	}
+}
+
+// writeInFlight prints the deploy under way a drift query found, and the
+// groups it acts on, nothing without one.
+func writeInFlight(w io.Writer, fl *execution.InFlight) {
+	switch {
+	case fl == nil:
+		return
+	case fl.Unknown != "":
+		fmt.Fprintf(w, "  deploy under way: unknown (%s); every group is compared\n", oneLine(fl.Unknown))
+		return
+	}
+	fmt.Fprintf(w, "  deploy under way: release %s (locked since %s)\n", fl.ReleaseID, formatTime(fl.Since))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range fl.Groups {
+		row(tw, "    "+firstNonEmpty(g.Service, "-"), g.State, g.Group)
+	}
+	tw.Flush()
 }

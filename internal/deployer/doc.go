@@ -8,7 +8,8 @@
 // validate_resources.go, publish.go, deploy.go, check_healthy.go,
 // canary.go for NextStep and a canary's stages, bake.go,
 // cleanup_success.go, cleanup_failure.go with rollback.go,
-// release_lock.go, plan.go, drift.go, reconcile.go with the heals and
+// release_lock.go, plan.go, drift.go with inflight.go (what a deploy under
+// way does with the groups it acts on), reconcile.go with the heals and
 // their acceptance at Validate, promote.go with a promotion's tasks and
 // the acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),

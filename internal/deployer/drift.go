@@ -39,16 +39,20 @@ import (
 //  2. In the release's target, as the release's own session: every group
 //     tagged with the project-config, and the load balancers of the
 //     current groups.
-//  3. Compare (driftOf): a current group missing or being deleted; an
-//     extra group (but the groups of a deploy under way: the lock
-//     holder's), here or in another environment the config has deployed
-//     to (driftElsewhere: what a move left); min or max not the
+//  3. The deploy under way, if a release holds the lock (inFlight): the
+//     groups it acts on, from its records, are reported as what it does
+//     with them (deploying, standing_by, retiring), not compared. A lock
+//     or record that cannot be read leaves it unknown, and every group
+//     compared.
+//  4. Compare (driftOf): a current group missing or being deleted; an
+//     extra group, here or in another environment the config has
+//     deployed to (driftElsewhere: what a move left); min or max not the
 //     release's, or, for a service without scaling policies, desired
 //     not what the deploy settled; a group launching from another
 //     template or version; an instance not healthy (in its group, its
 //     load balancers, its target groups); load balancers or target
 //     groups not the release's.
-//  4. Date each difference from the drift record (the first time a query
+//  5. Date each difference from the drift record (the first time a query
 //     saw it; now for a new one), keep an unhealthy instance settling
 //     until tuning.DriftUnhealthyAfter, and write the record: the one
 //     thing it writes.
@@ -67,7 +71,7 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 }
 
 // checkDrift compares what runs in q's project-config with its current
-// record (steps 1 to 4 of drift) and returns the report and the current
+// record (steps 1 to 5 of drift) and returns the report and the current
 // release (nil when nothing is deployed, or when it expired).
 func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*execution.Drift, *release.Release, error) {
 	now := d.now()
@@ -105,16 +109,12 @@ func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*exe
 	if err != nil {
 		return nil, nil, err
 	}
-	h, held, err := d.locks.Get(ctx, q.ProjectName, q.ConfigName)
-	if err != nil {
+	var a acting
+	if out.InFlight, a, err = d.inFlight(ctx, q.ProjectName, q.ConfigName, groups); err != nil {
 		return nil, nil, err
 	}
-	deploying := ""
-	if held {
-		deploying = h.ReleaseID
-	}
-	items := driftOf(cur, r, groups, views, deploying)
-	left, err := d.driftElsewhere(ctx, st, deploying)
+	items := driftOf(cur, r, groups, views, a)
+	left, err := d.driftElsewhere(ctx, st, a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -202,10 +202,10 @@ func (d *Deployer) currentTarget(cur ledger.Current, r *release.Release) target.
 }
 
 // driftElsewhere is every group of st's project-config left in the other
-// environments it has deployed to, not being deleted, but the groups of
-// deploying (a move under way): an extra group, each with its
+// environments it has deployed to, not being deleted, but those a deploy
+// under way acts on (a move's): an extra group, each with its
 // environment.
-func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, deploying string) ([]execution.DriftItem, error) {
+func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, a acting) ([]execution.DriftItem, error) {
 	session, err := d.session(ctx, st)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, depl
 		t := o.target
 		for _, g := range o.groups {
 			gt := tags.FromASG(g.Tags)
-			if fleet.Deleting(g) || (deploying != "" && gt[naming.TagReleaseID] == deploying) {
+			if fleet.Deleting(g) || a.state(aws.ToString(g.AutoScalingGroupName), gt) != "" {
 				continue
 			}
 			items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: gt[naming.TagServiceName], Group: aws.ToString(g.AutoScalingGroupName), Target: &t,
@@ -232,9 +232,11 @@ func (d *Deployer) driftElsewhere(ctx context.Context, st *execution.State, depl
 
 // driftOf compares the current record cur (and its release r, nil when
 // expired) with the project-config's groups and their load balancers'
-// views. The groups of deploying, the release holding the lock, are a
-// deploy under way, not drift. Items are in group order, then kind.
-func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScalingGroup, views balancers.Views, deploying string) []execution.DriftItem {
+// views. The groups a deploy under way acts on (a) are not compared:
+// standing by out of their load balancers, retiring or gone, deploying,
+// they are that deploy's, not drift. Items are in group order, then
+// kind.
+func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScalingGroup, views balancers.Views, a acting) []execution.DriftItem {
 	var items []execution.DriftItem
 	byName := map[string]asgtypes.AutoScalingGroup{}
 	for _, g := range groups {
@@ -243,10 +245,13 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 	current := map[string]bool{}
 	for _, cg := range cur.Groups {
 		current[cg.Group] = true
+		g, found := byName[cg.Group]
+		if a.state(cg.Group, tags.FromASG(g.Tags)) != "" {
+			continue
+		}
 		item := func(kind, what string) {
 			items = append(items, execution.DriftItem{Kind: kind, Service: cg.Service, Group: cg.Group, What: what})
 		}
-		g, found := byName[cg.Group]
 		if !found || fleet.Deleting(g) {
 			item(execution.DriftGroupMissing, "the group is gone")
 			continue
@@ -273,7 +278,7 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 	for _, g := range groups {
 		name := aws.ToString(g.AutoScalingGroupName)
 		t := tags.FromASG(g.Tags)
-		if current[name] || fleet.Deleting(g) || (deploying != "" && t[naming.TagReleaseID] == deploying) {
+		if current[name] || fleet.Deleting(g) || a.state(name, t) != "" {
 			continue
 		}
 		items = append(items, execution.DriftItem{Kind: execution.DriftExtraGroup, Service: t[naming.TagServiceName], Group: name,

@@ -190,3 +190,84 @@ func TestDriftQueryAlarmsChecked(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.want)
 	}
 }
+
+// inFlightStates are the groups of a drift report's deploy under way by
+// what it does with them.
+func inFlightStates(d *execution.Drift) map[string]string {
+	out := map[string]string{}
+	if d.InFlight != nil {
+		for _, g := range d.InFlight.Groups {
+			out[g.Group] = g.State
+		}
+	}
+	return out
+}
+
+// TestDriftInFlight: ferry's own deploy is no drift while it holds the
+// lock: its new group is deploying; through its bake the previous group,
+// out of its load balancers on purpose, is standing by (not
+// load_balancers drift); through its swap the previous group is retiring
+// (not an extra group), and the new one, already current, is not judged
+// on a capacity the swap has not settled yet. A reconcile pass counts no
+// drift either. Once the deploy ends, nothing is in flight.
+func TestDriftInFlight(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	r2.BakeSeconds = 3600
+	x := h.atSwap(r1, r2)
+	old, next := naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "web", r2.ReleaseID)
+
+	d := h.driftNow()
+	assert.Empty(t, d.Drifts)
+	require.NotNil(t, d.InFlight)
+	assert.Equal(t, r2.ReleaseID, d.InFlight.ReleaseID)
+	assert.Equal(t, map[string]string{next: execution.InFlightDeploying}, inFlightStates(d))
+
+	require.NoError(t, x.once(execution.TaskBake))
+	require.False(t, x.state.Bake.Done)
+	require.Empty(t, h.groups()[old].LoadBalancers, "the previous group stands by, out of its load balancer")
+	h.clk.Advance(30 * time.Minute)
+	d = h.driftNow()
+	assert.Empty(t, d.Drifts, "standing by is the bake's, not drift")
+	assert.Equal(t, map[string]string{old: execution.InFlightStandingBy, next: execution.InFlightDeploying}, inFlightStates(d))
+	assert.Equal(t, execution.InFlightGroup{State: execution.InFlightStandingBy, Service: "web", Group: old}, d.InFlight.Groups[0])
+	assert.Zero(t, h.pass().Drifted, "nor to the reconciler")
+
+	require.NoError(t, x.step(execution.TaskBake))
+	require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+	require.False(t, x.state.Retire.Done, "retiring")
+	cur, _, err := h.ledger.GetCurrent(t.Context(), project, config)
+	require.NoError(t, err)
+	require.Equal(t, r2.ReleaseID, cur.ReleaseID, "the swap is past its point of no return")
+	d = h.driftNow()
+	assert.Empty(t, d.Drifts, "retiring is the swap's, not an extra group")
+	assert.Equal(t, map[string]string{old: execution.InFlightRetiring, next: execution.InFlightDeploying}, inFlightStates(d))
+
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	d = h.driftNow()
+	assert.Nil(t, d.InFlight)
+	assert.Empty(t, d.Drifts)
+}
+
+// TestDriftInFlightUnknown: a lock the drift query cannot read leaves the
+// deploy under way unknown, never "no drift": every group is compared,
+// the bake's standing by and the new group included.
+func TestDriftInFlightUnknown(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	r2.BakeSeconds = 3600
+	x := h.atSwap(r1, r2)
+	require.NoError(t, x.once(execution.TaskBake))
+	old, next := naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "web", r2.ReleaseID)
+
+	for _, key := range []string{naming.LockKey(project, config), naming.StandbyKey(project, config, r2.ReleaseID)} {
+		h.store.Deny = func(op, k string) bool { return op == "GetObject" && k == key }
+		d := h.driftNow()
+		require.NotNil(t, d.InFlight, key)
+		assert.NotEmpty(t, d.InFlight.Unknown, key)
+		assert.Empty(t, d.InFlight.Groups, key)
+		assert.Equal(t, map[string][]string{old: {execution.DriftLoadBalancers, execution.DriftLoadBalancers}, next: {execution.DriftExtraGroup}}, kinds(d.Drifts), key)
+	}
+	h.store.Deny = nil
+	assert.Empty(t, h.driftNow().Drifts)
+}

@@ -459,6 +459,45 @@ type Drift struct {
 	// order, read as the deployed release's session: a CloudWatch state
 	// (OK, ALARM, INSUFFICIENT_DATA) or AlarmMissing.
 	Alarms []AlarmState `json:"alarms,omitempty"`
+	// InFlight is the deploy under way (a release holds the lock), nil
+	// when none is: the groups it acts on are reported there, not
+	// compared as drift.
+	InFlight *InFlight `json:"in_flight,omitempty"`
+}
+
+// What a deploy under way does with a group (InFlightGroup.State).
+const (
+	// InFlightDeploying: a group the release holding the lock made,
+	// while it deploys (launching, judged, serving before its swap ends).
+	InFlightDeploying = "deploying"
+	// InFlightStandingBy: a previous group the lock holder's bake took
+	// out of its load balancers on purpose, at its capacity, ready to
+	// serve again on a rollback (its standby record).
+	InFlightStandingBy = "standing_by"
+	// InFlightRetiring: a group the lock holder retires: the previous
+	// groups its swap retires (its deleting record), or its own after a
+	// failure (its deploying record).
+	InFlightRetiring = "retiring"
+)
+
+// InFlight is the deploy under way in a project-config as a drift query
+// read it: the release holding the lock, since when, and what it does
+// with each group of the config it acts on. Unknown says why the lock or
+// that release's records could not be read: then no group is taken for
+// the deploy's, and every difference is reported as drift (fail closed).
+type InFlight struct {
+	ReleaseID string          `json:"release_id,omitempty"`
+	Since     time.Time       `json:"since,omitzero"`
+	Unknown   string          `json:"unknown,omitempty"`
+	Groups    []InFlightGroup `json:"groups,omitempty"`
+}
+
+// InFlightGroup is one group a deploy under way acts on: what it does
+// with it (InFlight*), its service and its name.
+type InFlightGroup struct {
+	State   string `json:"state"`
+	Service string `json:"service,omitempty"`
+	Group   string `json:"group"`
 }
 
 // AlarmState is an alarm's state as a drift query read it.
