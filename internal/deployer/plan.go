@@ -107,13 +107,18 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	if err := d.planChanges(ctx, st, r, p); err != nil {
 		return nil, err
 	}
+	return concluded(p), nil
+}
+
+// concluded is p with its verdict: it proceeds without a refusal; a
+// refused deploy never reaches its swap, so it retires (here or
+// elsewhere), removes and detaches nothing.
+func concluded(p *execution.Plan) *execution.Plan {
 	p.Proceed = len(p.Refusals) == 0
 	if !p.Proceed {
-		// A refused deploy never reaches its swap: nothing is retired,
-		// removed or detached.
 		p.Retire, p.Remove, p.Elsewhere, p.Detach = []string{}, []string{}, nil, nil
 	}
-	return p, nil
+	return p
 }
 
 // planRecords adds to p the refusals the deployer's records say: a
