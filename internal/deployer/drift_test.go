@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
@@ -270,4 +271,25 @@ func TestDriftInFlightUnknown(t *testing.T) {
 	}
 	h.store.Deny = nil
 	assert.Empty(t, h.driftNow().Drifts)
+}
+
+// TestDriftInFlightFailed: a release whose deploy failed retires its own
+// groups (its deploying record says since when): while it holds the lock
+// they are retiring, not extra groups, and what it never touched, the
+// current release's group, is still compared.
+func TestDriftInFlightFailed(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	x := h.atSwap(r1, r2)
+	old, next := naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "web", r2.ReleaseID)
+	x.state.Error = &execution.Error{Error: failure.NameHalt, Cause: "halted"}
+	require.NoError(t, x.once(execution.TaskCleanUpFailure))
+	require.False(t, x.state.Retire.Done, "retiring its own groups")
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err := c.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(old), MaxSize: aws.Int32(9)})
+	require.NoError(t, err)
+
+	d := h.driftNow()
+	assert.Equal(t, map[string]string{next: execution.InFlightRetiring}, inFlightStates(d))
+	assert.Equal(t, map[string][]string{old: {execution.DriftCapacity}}, kinds(d.Drifts), "the current group is still compared")
 }
