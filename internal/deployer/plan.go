@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -55,14 +56,7 @@ import (
 // the target. A throttled or failed read is the task's error (retried as
 // any task's).
 func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error) {
-	r, sum, err := planRelease(req)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.confirmPlan(ctx, req, r, sum); err != nil {
-		return nil, err
-	}
-	caller, err := d.verifyIdentity(ctx, r)
+	r, sum, caller, err := d.planRequest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +146,21 @@ func (d *Deployer) planInFlight(ctx context.Context, r *release.Release, p *exec
 		p.Deployed = cur.ReleaseID
 	}
 	return true, err
+}
+
+// planRequest is the release req plans (planRelease), its canonical
+// hash and its verified caller, once req is confirmed to be its
+// execution's (confirmPlan) (step 1 of plan).
+func (d *Deployer) planRequest(ctx context.Context, req execution.Request) (*release.Release, string, identity.Caller, error) {
+	r, sum, err := planRelease(req)
+	if err != nil {
+		return nil, "", identity.Caller{}, err
+	}
+	if err := d.confirmPlan(ctx, req, r, sum); err != nil {
+		return nil, "", identity.Caller{}, err
+	}
+	caller, err := d.verifyIdentity(ctx, r)
+	return r, sum, caller, err
 }
 
 // planRelease is the release a plan's request carries, checked as
