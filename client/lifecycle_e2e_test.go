@@ -592,6 +592,11 @@ func TestReconcileHealsOnSchedule(t *testing.T) {
 	st := tr.ferry(t, "status", "--local", "acme/shop", "staging")
 	require.Equal(t, exitOK, st.code, st.stderr)
 	assert.Contains(t, st.stdout, "  healing   2 heals in a row of this release, the last 20250304T100000Z-heal  at "+formatTime(e2eStart)+"\n")
+	require.NoError(t, ledger.New(tr.S3(), tr.Bucket()).PutHeal(ctx, "acme/shop", "staging",
+		ledger.HealRecord{Of: cur.ReleaseID, Difference: "group_missing worker", InARow: 3, LastAt: e2eStart, LastHeal: "20250304T100000Z-heal"}))
+	st = tr.ferry(t, "status", "--local", "acme/shop", "staging")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "  healing   3 heals in a row of group_missing worker, the last 20250304T100000Z-heal  at "+formatTime(e2eStart)+"\n")
 	// A pass found the fleet well since: the row is kept for the next
 	// heal of the same difference, but nothing is healing.
 	well := e2eStart.Add(time.Hour)

@@ -274,7 +274,7 @@ func writeStatus(w io.Writer, ps projectStatus) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		currentRows(tw, cs.Current, cs.Destroyed)
 		if h := cs.Healing; h != nil {
-			row(tw, "  healing", fmt.Sprintf("%d %s in a row of this release, the last %s", h.InARow, plural(h.InARow, "heal", "heals"), h.LastHeal),
+			row(tw, "  healing", fmt.Sprintf("%d %s in a row of %s, the last %s", h.InARow, plural(h.InARow, "heal", "heals"), firstNonEmpty(h.Difference, "this release"), h.LastHeal),
 				"at "+formatTime(h.LastAt))
 		}
 		if h := cs.Lock; h != nil {
