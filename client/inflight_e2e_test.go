@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -144,4 +145,33 @@ func TestStatusDriftDuringDeploy(t *testing.T) {
 		{State: execution.InFlightDeploying, Service: "web", Group: web2},
 		{State: execution.InFlightDeploying, Service: "worker", Group: worker2},
 	}, d.InFlight.Groups)
+}
+
+// TestWriteDriftInFlight: the drift report says what it knows of a deploy
+// under way: its groups, or that it is unknown, and then never "none" as
+// if nothing could be hidden.
+func TestWriteDriftInFlight(t *testing.T) {
+	at := e2eStart
+	for _, tc := range []struct {
+		name string
+		fl   *execution.InFlight
+		want string
+	}{
+		{"none", nil, "  drift: none, what runs is what ferry deployed (checked 2025-03-04 10:00:00Z)\n"},
+		{"baking", &execution.InFlight{ReleaseID: "r2", Since: at, Groups: []execution.InFlightGroup{
+			{State: execution.InFlightStandingBy, Service: "web", Group: "g1"}, {State: execution.InFlightDeploying, Service: "web", Group: "g2"}}},
+			"  deploy under way: release r2 (locked since 2025-03-04 10:00:00Z)\n" +
+				"    web  standing_by  g1\n" +
+				"    web  deploying    g2\n" +
+				"  drift: none, what runs is what ferry deployed and is deploying (checked 2025-03-04 10:00:00Z)\n"},
+		{"unknown", &execution.InFlight{Unknown: "lock: read _state/a/b/lock: AccessDenied"},
+			"  deploy under way: unknown (lock: read _state/a/b/lock: AccessDenied); every group is compared\n" +
+				"  drift: none found, but the deploy under way is unknown (checked 2025-03-04 10:00:00Z)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			writeDrift(&b, &execution.Drift{Deployed: "r1", CheckedAt: at, InFlight: tc.fl})
+			assert.Equal(t, tc.want, b.String())
+		})
+	}
 }
