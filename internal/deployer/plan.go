@@ -130,7 +130,8 @@ func (d *Deployer) planRecords(ctx context.Context, r *release.Release, p *execu
 }
 
 // planInFlight refuses the plan of r, with the one reason, while another
-// release holds the lock: that release is deploying, and the groups it is
+// release holds the lock: that release is deploying (or ended
+// FailureDirty, keeping the lock, which its outcome says), and the groups it is
 // creating, baking or retiring are no previous groups of r's. Nothing else
 // is planned (what r would retire and resize depends on how that deploy
 // ends); p says what is deployed now. inFlight reports whether it refused.
@@ -139,8 +140,17 @@ func (d *Deployer) planInFlight(ctx context.Context, r *release.Release, p *exec
 	if err != nil || !held || h.ReleaseID == r.ReleaseID {
 		return false, err
 	}
-	p.Refusals = []string{fmt.Sprintf("lock: release %s is deploying to %s %s (locked since %s): plan again when it ends",
-		h.ReleaseID, r.ProjectName, r.ConfigName, h.Since.UTC().Format("2006-01-02 15:04:05Z"))}
+	o, ended, err := d.ledger.GetOutcome(ctx, r.ProjectName, r.ConfigName, h.ReleaseID)
+	if err != nil {
+		return true, err
+	}
+	since := h.Since.UTC().Format("2006-01-02 15:04:05Z")
+	why := fmt.Sprintf("release %s is deploying to %s %s (locked since %s): plan again when it ends", h.ReleaseID, r.ProjectName, r.ConfigName, since)
+	if ended && o.End == execution.EndFailureDirty {
+		why = fmt.Sprintf("release %s ended FailureDirty and keeps the lock of %s %s (since %s): see ferry status, deal with what it left, then ferry unlock",
+			h.ReleaseID, r.ProjectName, r.ConfigName, since)
+	}
+	p.Refusals = []string{"lock: " + why}
 	cur, found, err := d.ledger.GetCurrent(ctx, r.ProjectName, r.ConfigName)
 	if found {
 		p.Deployed = cur.ReleaseID

@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -119,6 +120,12 @@ func TestPlanNextDeploy(t *testing.T) {
 	assert.Equal(t, []string{"lock: release r-other is deploying to coinbase/deploy-test development (locked since " +
 		h.clk.Now().UTC().Format("2006-01-02 15:04:05Z") + "): plan again when it ends"}, p.Refusals, "the deploy under way is the one reason")
 	assert.Equal(t, r1.ReleaseID, p.Deployed)
+
+	require.NoError(t, h.ledger.PutOutcome(t.Context(), project, config, ledger.Outcome{ReleaseID: "r-other", End: execution.EndFailureDirty}))
+	p, err = h.planOf(r2)
+	require.NoError(t, err)
+	require.Len(t, p.Refusals, 1, p.Refusals)
+	assert.Contains(t, p.Refusals[0], "lock: release r-other ended FailureDirty and keeps the lock of coinbase/deploy-test development", "a lock left behind is not a deploy under way")
 }
 
 // TestPlanDuringBake: a plan while another release bakes (its groups
