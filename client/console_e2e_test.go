@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +13,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/naming"
 )
+
+// shownWithin is how long a deploy started while the console is open may
+// take to be shown: the page re-reads the executions every second.
+const shownWithin = 5 * time.Second
 
 // consoleScreenshot is where -update writes the console's screenshot, the
 // one the README shows.
@@ -95,4 +103,60 @@ func screenshot(t *testing.T, ctx context.Context) {
 	}
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
+}
+
+// untilJS waits (up to timeout) until the page's expression is true.
+func untilJS(expr string, timeout time.Duration) chromedp.Action {
+	var ok bool
+	return chromedp.Poll(expr, &ok, chromedp.WithPollingTimeout(timeout))
+}
+
+// titleNames is an expression true when the tab's title names the
+// execution name (and says status, unless "").
+func titleNames(name, status string) string {
+	return fmt.Sprintf("document.title.includes(%q) && document.title.includes(%q)", name, status)
+}
+
+// TestConsoleFollowsTheNewestDeploy: the console shows the newest running
+// deploy, and a deploy started while the page is open is shown within
+// shownWithin, its name in the tab's title; an execution pinned in the URL
+// (#execution=ARN) stays shown while another deploy runs, until the
+// person asks to follow again.
+func TestConsoleFollowsTheNewestDeploy(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	name1 := naming.ExecutionName("coinbase/deploy-test", "development", releaseIDOf(t, first.stdout))
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		untilJS(titleNames(name1, "SUCCEEDED"), 30*time.Second),
+	))
+
+	hold := tr.Hold()
+	defer hold()
+	second := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, second.code, second.stderr)
+	name2 := naming.ExecutionName("coinbase/deploy-test", "development", releaseIDOf(t, second.stdout))
+	require.NoError(t, chromedp.Run(ctx, untilJS(titleNames(name2, "RUNNING"), shownWithin)),
+		"the deploy started while the page is open is shown")
+
+	var arn1 string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('[data-arn$=":%s"]').dataset.arn`, name1), &arn1)))
+	var seen string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/#execution="+url.QueryEscape(arn1)),
+		untilJS(titleNames(name1, "SUCCEEDED"), shownWithin),
+		chromedp.AttributeValue("body", "data-refreshed", &seen, nil, chromedp.ByQuery),
+		untilJS(fmt.Sprintf(`document.body.dataset.refreshed !== %q`, seen), shownWithin),
+	))
+	var title string
+	require.NoError(t, chromedp.Run(ctx, chromedp.Title(&title)))
+	assert.Contains(t, title, name1, "the pinned execution stays shown while a newer deploy runs")
+
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Click("#follow", chromedp.ByQuery),
+		untilJS(titleNames(name2, "RUNNING"), shownWithin),
+	), "following again shows the running deploy")
 }

@@ -12,4 +12,9 @@
 // ListExecutions, GetExecutionHistory) and the region's read-only world
 // view. Handler serves the page and its assets; Wants tells a browser's
 // request for it from an SDK's (an SDK's GET / is S3's ListBuckets).
+//
+// The page follows the newest running deploy, re-reading the executions
+// at every refresh, unless the URL pins one (#execution=ARN); the tab's
+// title names the execution shown. It tells a deploy from a promotion or
+// a query by the execution's input, as the machine's first Choice does.
 package console

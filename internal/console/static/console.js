@@ -6,7 +6,11 @@
 
 const refreshMs = 1000;
 // now is the region's clock (it may be virtual), in epoch seconds.
-const state = { machine: null, definition: null, layout: null, selected: null, executions: [], now: 0 };
+// pinned is the execution the URL names (#execution=ARN), if any: shown
+// until the URL changes; else the console follows the newest running
+// deploy (follow). inputs caches each execution's input (it never changes).
+const state = { machine: null, definition: null, layout: null, selected: null, pinned: null, executions: [], inputs: new Map(), now: 0 };
+const appTitle = "ferry local console";
 
 // el makes an element with attributes and children (strings become text).
 function el(tag, attrs, ...children) {
@@ -165,6 +169,56 @@ function showHistory(events) {
   }));
 }
 
+// kindOf tells what an execution's input asks of the state machine, as its
+// first Choice (Query?) does: a plan, a drift query, a reconcile pass or a
+// promotion by their top-level key; any other input is a release to deploy.
+function kindOf(input) {
+  if (!input || typeof input !== "object") return "deploy";
+  if ("promotion" in input) return "promotion";
+  if ("reconcile_pass" in input) return "reconcile";
+  if ("plan" in input || "drift" in input) return "query";
+  return "deploy";
+}
+
+// learnKinds reads the input of each execution not seen before
+// (DescribeExecution), a few at a time.
+async function learnKinds(executions) {
+  const todo = executions.filter((x) => !state.inputs.has(x.executionArn));
+  for (let i = 0; i < todo.length; i += 8) {
+    await Promise.all(todo.slice(i, i + 8).map(async (x) => {
+      const d = await sfn("DescribeExecution", { executionArn: x.executionArn });
+      let input = null;
+      try { input = JSON.parse(d.input || "null"); } catch (_) { /* not JSON: a release that failed Validate */ }
+      state.inputs.set(x.executionArn, input);
+    }));
+  }
+  for (const x of executions) x.kind = kindOf(state.inputs.get(x.executionArn));
+}
+
+// chosen is the execution to show: the pinned one, else the newest
+// running deploy, else the newest deploy, else the newest execution.
+function chosen() {
+  if (state.pinned) return state.pinned;
+  const newest = (xs) => xs.reduce((a, b) => (!a || b.startDate > a.startDate ? b : a), null);
+  const deploys = state.executions.filter((x) => x.kind === "deploy");
+  const x = newest(deploys.filter((d) => d.status === "RUNNING")) || newest(deploys) || newest(state.executions);
+  return x ? x.executionArn : null;
+}
+
+// pinned reads the execution the URL names: #execution=ARN.
+function pinnedByURL() {
+  const v = new URLSearchParams(location.hash.replace(/^#/, "")).get("execution");
+  return v || null;
+}
+
+// pin shows arn until the URL changes (null: follow the newest deploy).
+function pin(arn) {
+  if (arn) location.hash = "execution=" + encodeURIComponent(arn);
+  else history.replaceState(null, "", location.pathname + location.search);
+  state.pinned = pinnedByURL();
+  tick();
+}
+
 function showExecutions() {
   const list = document.getElementById("executions");
   document.getElementById("no-executions").hidden = state.executions.length > 0;
@@ -174,12 +228,12 @@ function showExecutions() {
     const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
       el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || state.now),
       el("span", { class: "name" }, x.name), el("span", { class: "muted" }, when(x.startDate)));
-    button.addEventListener("click", () => { state.selected = x.executionArn; refresh(); });
+    button.addEventListener("click", () => pin(x.executionArn));
     return el("li", {}, button);
   }));
 }
 
-async function history(arn) {
+async function historyOf(arn) {
   const events = [];
   let token;
   do {
@@ -192,12 +246,17 @@ async function history(arn) {
 
 async function showExecution() {
   const x = state.executions.find((e) => e.executionArn === state.selected);
-  if (!x) return;
+  document.getElementById("follow").hidden = !state.pinned;
+  if (!x) {
+    document.title = appTitle;
+    return;
+  }
   document.getElementById("execution-title").textContent = x.name;
+  document.title = `${x.name} · ${x.status} · ${appTitle}`;
   const status = document.getElementById("execution-status");
   status.replaceChildren(el("span", { class: "status " + x.status }, x.status), ` started ${when(x.startDate)}`,
     x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || state.now)})`);
-  const events = await history(x.executionArn);
+  const events = await historyOf(x.executionArn);
   paintGraph(progressOf(events, x.status), x.status);
   showHistory(events);
 }
@@ -253,10 +312,8 @@ async function refresh() {
     }
     const list = await sfn("ListExecutions", { stateMachineArn: state.machine, maxResults: 100 });
     state.executions = list.executions || [];
-    if (!state.selected && state.executions.length) {
-      const running = state.executions.find((x) => x.status === "RUNNING");
-      state.selected = (running || state.executions[0]).executionArn;
-    }
+    await learnKinds(state.executions);
+    state.selected = chosen();
     showExecutions();
     await showExecution();
     showWorld(await getJSON("/_ferry/world"));
@@ -274,6 +331,9 @@ async function tick() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  state.pinned = pinnedByURL();
+  window.addEventListener("hashchange", () => { state.pinned = pinnedByURL(); tick(); });
+  document.getElementById("follow").addEventListener("click", () => pin(null));
   tick();
   setInterval(tick, refreshMs);
 });
