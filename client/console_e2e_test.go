@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -159,4 +160,55 @@ func TestConsoleFollowsTheNewestDeploy(t *testing.T) {
 		chromedp.Click("#follow", chromedp.ByQuery),
 		untilJS(titleNames(name2, "RUNNING"), shownWithin),
 	), "following again shows the running deploy")
+}
+
+// TestConsoleListsExecutionsByKind: deploys, promotions and reconcile
+// passes (and queries) are listed apart, told by their input, each list
+// paged; the executions list is read to its end (nextToken), so a deploy
+// older than a hundred reconcile passes is still listed, and followed.
+func TestConsoleListsExecutionsByKind(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	deployed := naming.ExecutionName("coinbase/deploy-test", "development", releaseIDOf(t, res.stdout))
+	const passes = 120
+	for i := range passes {
+		_, _, err := tr.Start(fmt.Sprintf("reconcile-%03d", i), json.RawMessage(`{"reconcile_pass": {}}`))
+		require.NoError(t, err)
+	}
+	_, _, err := tr.Start("plan-1", json.RawMessage(`{"plan": {}}`))
+	require.NoError(t, err)
+	_, _, err = tr.Start("promotion-1", json.RawMessage(`{"promotion": {}}`))
+	require.NoError(t, err)
+
+	total := func(list string) string { return fmt.Sprintf(`document.getElementById(%q).dataset.total`, list) }
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		untilJS(total("queries")+` === "121"`, 30*time.Second),
+	))
+	var deploys, promotions []string
+	var queries, older string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Evaluate(`[...document.querySelectorAll("#deploys li .name")].map((e) => e.textContent)`, &deploys),
+		chromedp.Evaluate(`[...document.querySelectorAll("#promotions li .name")].map((e) => e.textContent)`, &promotions),
+		chromedp.Text("#queries ul", &queries, chromedp.ByQuery),
+		chromedp.Text("#queries .range", &older, chromedp.ByQuery),
+	))
+	assert.Equal(t, []string{deployed}, deploys, "the deploy, older than every reconcile pass, is listed")
+	assert.Equal(t, []string{"promotion-1"}, promotions)
+	assert.Contains(t, queries, "plan-1")
+	assert.Contains(t, queries, "reconcile-119")
+	assert.NotContains(t, queries, "reconcile-100", "a page holds ten")
+	assert.Equal(t, "1–10 of 121", older)
+
+	var title, page string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Title(&title),
+		chromedp.Click("#queries .older", chromedp.ByQuery),
+		chromedp.Text("#queries ul", &page, chromedp.ByQuery),
+	))
+	assert.Contains(t, title, deployed, "the newest deploy is shown, not the newest reconcile pass")
+	assert.Contains(t, page, "reconcile-109")
+	assert.NotContains(t, page, "reconcile-119")
 }

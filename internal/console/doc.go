@@ -16,5 +16,8 @@
 // The page follows the newest running deploy, re-reading the executions
 // at every refresh, unless the URL pins one (#execution=ARN); the tab's
 // title names the execution shown. It tells a deploy from a promotion or
-// a query by the execution's input, as the machine's first Choice does.
+// a query by the execution's input, as the machine's first Choice does,
+// and lists deploys, promotions and reconcile passes (with queries) apart,
+// each paged. It reads the executions list to its end (nextToken) once,
+// then at each refresh only the pages that may have changed.
 package console

@@ -9,7 +9,8 @@ const refreshMs = 1000;
 // pinned is the execution the URL names (#execution=ARN), if any: shown
 // until the URL changes; else the console follows the newest running
 // deploy (follow). inputs caches each execution's input (it never changes).
-const state = { machine: null, definition: null, layout: null, selected: null, pinned: null, executions: [], inputs: new Map(), now: 0 };
+const state = { machine: null, definition: null, layout: null, selected: null, pinned: null,
+  executions: [], byArn: new Map(), complete: false, inputs: new Map(), now: 0 };
 const appTitle = "ferry local console";
 
 // el makes an element with attributes and children (strings become text).
@@ -219,18 +220,68 @@ function pin(arn) {
   tick();
 }
 
+// lists are the execution lists of the page, by kind, each paged.
+const lists = [
+  { id: "deploys", kinds: ["deploy"] },
+  { id: "promotions", kinds: ["promotion"] },
+  { id: "queries", kinds: ["reconcile", "query"] },
+];
+const pageSize = 10;
+
+function executionButton(x) {
+  const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
+    el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || state.now),
+    el("span", { class: "name" }, x.name), el("span", { class: "muted" }, when(x.startDate)));
+  button.addEventListener("click", () => pin(x.executionArn));
+  return el("li", {}, button);
+}
+
+// showList shows one page of a kind's executions, newest first, and
+// pager buttons to the newer and older pages.
+function showList(list) {
+  const root = document.getElementById(list.id);
+  const xs = state.executions.filter((x) => list.kinds.includes(x.kind)).sort((a, b) => b.startDate - a.startDate);
+  const pages = Math.max(1, Math.ceil(xs.length / pageSize));
+  list.page = Math.min(list.page || 0, pages - 1);
+  const from = list.page * pageSize, page = xs.slice(from, from + pageSize);
+  root.setAttribute("data-total", xs.length);
+  root.querySelector(".count").textContent = xs.length ? String(xs.length) : "";
+  root.querySelector("ul").replaceChildren(...page.map(executionButton));
+  root.querySelector(".none").hidden = xs.length > 0;
+  const pager = root.querySelector(".pager");
+  pager.hidden = pages < 2;
+  pager.querySelector(".range").textContent = `${from + 1}–${from + page.length} of ${xs.length}`;
+  pager.querySelector(".newer").disabled = list.page === 0;
+  pager.querySelector(".older").disabled = list.page >= pages - 1;
+}
+
 function showExecutions() {
-  const list = document.getElementById("executions");
   document.getElementById("no-executions").hidden = state.executions.length > 0;
-  const sorted = state.executions.slice().sort((a, b) =>
-    (a.status === "RUNNING") !== (b.status === "RUNNING") ? (a.status === "RUNNING" ? -1 : 1) : b.startDate - a.startDate);
-  list.replaceChildren(...sorted.map((x) => {
-    const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
-      el("span", { class: "status " + x.status }, x.status), " ", duration(x.startDate, x.stopDate || state.now),
-      el("span", { class: "name" }, x.name), el("span", { class: "muted" }, when(x.startDate)));
-    button.addEventListener("click", () => pin(x.executionArn));
-    return el("li", {}, button);
-  }));
+  for (const list of lists) showList(list);
+}
+
+// readExecutions reads the executions list page by page (nextToken),
+// newest first. After the first full read, it stops at the first page
+// with nothing new: only executions already seen, ended, and older than
+// every one that was running (whose status may have changed).
+async function readExecutions() {
+  const running = [...state.byArn.values()].filter((x) => x.status === "RUNNING").map((x) => x.startDate);
+  const oldestRunning = Math.min(Infinity, ...running);
+  let token;
+  do {
+    const out = await sfn("ListExecutions", { stateMachineArn: state.machine, maxResults: 100, nextToken: token });
+    let fresh = false;
+    for (const x of out.executions || []) {
+      const known = state.byArn.get(x.executionArn);
+      fresh = fresh || !known || known.status !== x.status || x.status === "RUNNING";
+      state.byArn.set(x.executionArn, Object.assign(known || {}, x));
+    }
+    token = out.nextToken;
+    const last = (out.executions || []).at(-1);
+    if (state.complete && !fresh && (!last || last.startDate <= oldestRunning)) break;
+  } while (token);
+  state.complete = true;
+  state.executions = [...state.byArn.values()];
 }
 
 async function historyOf(arn) {
@@ -249,6 +300,7 @@ async function showExecution() {
   document.getElementById("follow").hidden = !state.pinned;
   if (!x) {
     document.title = appTitle;
+    if (state.pinned) document.getElementById("execution-title").textContent = `No execution ${state.pinned} in this region`;
     return;
   }
   document.getElementById("execution-title").textContent = x.name;
@@ -310,8 +362,7 @@ async function refresh() {
       state.layout = layoutOf(state.definition);
       drawGraph(state.definition, state.layout);
     }
-    const list = await sfn("ListExecutions", { stateMachineArn: state.machine, maxResults: 100 });
-    state.executions = list.executions || [];
+    await readExecutions();
     await learnKinds(state.executions);
     state.selected = chosen();
     showExecutions();
@@ -332,6 +383,11 @@ async function tick() {
 
 document.addEventListener("DOMContentLoaded", () => {
   state.pinned = pinnedByURL();
+  for (const list of lists) {
+    const root = document.getElementById(list.id);
+    root.querySelector(".newer").addEventListener("click", () => { list.page--; showList(list); });
+    root.querySelector(".older").addEventListener("click", () => { list.page++; showList(list); });
+  }
   window.addEventListener("hashchange", () => { state.pinned = pinnedByURL(); tick(); });
   document.getElementById("follow").addEventListener("click", () => pin(null));
   tick();
