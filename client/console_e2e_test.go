@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -17,6 +18,10 @@ import (
 
 	"github.com/ferryhq/ferry/internal/naming"
 )
+
+// keepScreenshots is where TestConsoleLayout writes its screenshots, to be
+// looked at ("": the test's temporary directory).
+var keepScreenshots = flag.String("console-screenshots", "", "keep TestConsoleLayout's screenshots in this directory")
 
 // shownWithin is how long a deploy started while the console is open may
 // take to be shown: the page re-reads the executions every second.
@@ -211,4 +216,96 @@ func TestConsoleListsExecutionsByKind(t *testing.T) {
 	assert.Contains(t, title, deployed, "the newest deploy is shown, not the newest reconcile pass")
 	assert.Contains(t, page, "reconcile-109")
 	assert.NotContains(t, page, "reconcile-119")
+}
+
+// layoutFacts is what TestConsoleLayout reads from the page's DOM.
+type layoutFacts struct {
+	ViewportWidth float64  `json:"viewportWidth"`
+	ScrollWidth   float64  `json:"scrollWidth"`
+	Overflowing   []string `json:"overflowing"`
+	GraphRight    float64  `json:"graphRight"`
+	FigureRight   float64  `json:"figureRight"`
+	StatesOutside []string `json:"statesOutside"`
+	States        []string `json:"states"`
+	Bottom        []string `json:"bottom"`
+	Current       string   `json:"current"`
+	CurrentFill   string   `json:"currentFill"`
+	CheckHealthyY float64  `json:"checkHealthyY"`
+	SuccessY      float64  `json:"successY"`
+}
+
+// layoutJS reads layoutFacts: what sticks out of the viewport, where the
+// graph and its states are, which state is lit and how.
+const layoutJS = `(() => {
+  const r = (e) => e.getBoundingClientRect();
+  const svg = document.getElementById("graph"), g = r(svg);
+  const states = [...svg.querySelectorAll(".state")];
+  const y = (n) => { const s = svg.querySelector('.state[data-state="' + n + '"] rect'); return s ? r(s).top : -1; };
+  const maxY = Math.max(...states.map((s) => r(s).top));
+  const cur = svg.querySelector(".state.current");
+  return {
+    viewportWidth: window.innerWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    overflowing: [...document.querySelectorAll("body *")].filter((e) => r(e).right > window.innerWidth + 0.5 || r(e).left < -0.5)
+      .map((e) => e.tagName + "#" + e.id + "." + e.className),
+    graphRight: g.right,
+    figureRight: r(svg.parentElement).right,
+    statesOutside: states.filter((s) => r(s).left < g.left - 0.5 || r(s).right > g.right + 0.5).map((s) => s.dataset.state),
+    states: states.map((s) => s.dataset.state),
+    bottom: states.filter((s) => r(s).top === maxY).map((s) => s.dataset.state).sort(),
+    current: cur ? cur.dataset.state : "",
+    currentFill: cur ? getComputedStyle(cur.querySelector("rect")).fill : "",
+    checkHealthyY: y("CheckHealthy"),
+    successY: y("Success"),
+  };
+})()`
+
+// TestConsoleLayout: at 1,024 and 1,440 px wide, nothing on the page
+// sticks out of the viewport, the graph fits its figure and shows only
+// the deploy's branch (no promotion or query state), top to bottom with
+// its ends (Success, FailureClean, FailureDirty) in the bottom row, and
+// the current state is lit. It saves a screenshot at each width (in the
+// test's temporary directory) to look at.
+func TestConsoleLayout(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	release := tr.Hold()
+	defer release()
+	res := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	dir := *keepScreenshots
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for _, width := range []int64{1024, 1440} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			var facts layoutFacts
+			var png []byte
+			require.NoError(t, chromedp.Run(ctx,
+				chromedp.EmulateViewport(width, 900),
+				chromedp.Navigate(tr.url+"/"),
+				chromedp.WaitVisible(`#graph .state.current`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#world .instances tbody tr`, chromedp.ByQuery),
+				chromedp.Evaluate(layoutJS, &facts),
+				chromedp.FullScreenshot(&png, 100),
+			))
+			out := filepath.Join(dir, fmt.Sprintf("console-%d.png", width))
+			require.NoError(t, os.WriteFile(out, png, 0o644))
+			t.Logf("screenshot: %s", out)
+
+			assert.Equal(t, float64(width), facts.ViewportWidth)
+			assert.LessOrEqual(t, facts.ScrollWidth, facts.ViewportWidth, "no horizontal scrolling")
+			assert.Empty(t, facts.Overflowing, "elements sticking out of the viewport")
+			assert.LessOrEqual(t, facts.GraphRight, facts.FigureRight+0.5, "the graph fits its figure")
+			assert.Empty(t, facts.StatesOutside, "states outside the graph")
+			assert.Contains(t, facts.States, "CheckHealthy")
+			for _, other := range []string{"Promote", "Gate", "Reconcile", "Plan", "Drift", "Answered"} {
+				assert.NotContains(t, facts.States, other, "a state of another branch")
+			}
+			assert.Equal(t, []string{"FailureClean", "FailureDirty", "Success"}, facts.Bottom, "the ends at the bottom")
+			assert.Less(t, facts.CheckHealthyY, facts.SuccessY, "CheckHealthy above Success")
+			assert.Contains(t, []string{"Healthy?", "WaitForHealthy", "CheckHealthy"}, facts.Current)
+			assert.Equal(t, "rgb(11, 107, 203)", facts.CurrentFill, "the current state is lit")
+		})
+	}
 }

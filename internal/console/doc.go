@@ -1,7 +1,9 @@
 // Package console owns the local region's web console: a page, served at
 // the region's root to a browser, that shows the executions of the deploy
-// state machine (running and past), each as the machine's graph with the
-// current state lit and its history, and the simulated world (groups,
+// state machine (running and past), each as the graph of the branch it
+// takes (laid out top to bottom to the page's width, its ends at the
+// bottom) with the current state and the transitions taken lit, and its
+// history, and the simulated world (groups,
 // instances with their lifecycle and health, load balancer registrations
 // and cut connections, alarms), updating live.
 //

@@ -9,7 +9,7 @@ const refreshMs = 1000;
 // pinned is the execution the URL names (#execution=ARN), if any: shown
 // until the URL changes; else the console follows the newest running
 // deploy (follow). inputs caches each execution's input (it never changes).
-const state = { machine: null, definition: null, layout: null, selected: null, pinned: null,
+const state = { machine: null, definition: null, drawn: null, selected: null, pinned: null,
   executions: [], byArn: new Map(), complete: false, inputs: new Map(), now: 0 };
 const appTitle = "ferry local console";
 
@@ -65,37 +65,104 @@ function edges(st) {
   return out;
 }
 
-// layoutOf places every state of a definition in layers: a state's layer
-// is its distance from StartAt along success edges first, then catch
-// edges; each layer is a row, its states spread across it.
-function layoutOf(def) {
-  const layer = new Map([[def.StartAt, 0]]);
-  const bfs = (starts, kinds) => {
-    const q = starts.slice();
-    while (q.length) {
-      const name = q.shift();
-      const st = def.States[name];
-      if (!st) continue;
-      for (const e of edges(st)) {
-        if (!kinds.includes(e.kind) || layer.has(e.to)) continue;
-        layer.set(e.to, layer.get(name) + 1);
-        q.push(e.to);
-      }
+// chooses returns where a Choice state sends input when its rules are
+// all top-level IsPresent tests (as the machine's first Choice, Query?,
+// is), else null: the branch cannot be told from the input alone.
+function chooses(st, input) {
+  if (!st || st.Type !== "Choice" || !input || typeof input !== "object") return null;
+  for (const c of st.Choices || []) {
+    const m = /^\$\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(c.Variable || "");
+    if (!m || typeof c.IsPresent !== "boolean") return null;
+    if ((m[1] in input) === c.IsPresent) return c.Next;
+  }
+  return st.Default || null;
+}
+
+// branchOf lists the states an execution with input may pass through:
+// those reachable from StartAt, the first Choice taking the input's
+// branch only, in breadth-first order (success edges before catches).
+function branchOf(def, input) {
+  const order = [def.StartAt], seen = new Set(order);
+  const first = chooses(def.States[def.StartAt], input);
+  for (let i = 0; i < order.length; i++) {
+    const st = def.States[order[i]];
+    if (!st) continue;
+    const out = i === 0 && first ? [{ to: first }] : edges(st);
+    for (const e of out) if (!seen.has(e.to) && def.States[e.to]) { seen.add(e.to); order.push(e.to); }
+  }
+  return order;
+}
+
+// layoutOf lays out the states of names (branchOf) top to bottom within
+// width: loops are broken where a depth-first walk from the start meets a
+// state it is still inside; each state goes one row below the lowest of
+// the states that lead to it; the ends (Succeed, Fail) share the bottom
+// row; within a row, states are ordered by where their neighbours are.
+function layoutOf(def, names, width) {
+  const inBranch = new Set(names);
+  const outs = new Map(names.map((n) => [n, [...new Set(edges(def.States[n]).map((e) => e.to))].filter((t) => inBranch.has(t))]));
+  const back = new Set(), onStack = new Set(), done = new Set(), post = [];
+  const walk = (n) => {
+    onStack.add(n);
+    for (const t of outs.get(n)) {
+      if (onStack.has(t)) back.add(n + "\u0000" + t);
+      else if (!done.has(t)) walk(t);
     }
+    onStack.delete(n); done.add(n); post.push(n);
   };
-  bfs([def.StartAt], ["next"]);
-  bfs([...layer.keys()], ["next", "catch"]);
-  for (const name of Object.keys(def.States)) if (!layer.has(name)) layer.set(name, layer.size);
+  walk(names[0]);
+  for (const n of names) if (!done.has(n)) walk(n);
+  const isEnd = (n) => ["Succeed", "Fail"].includes(def.States[n].Type);
+  const row = new Map();
+  for (const n of post.reverse()) {
+    if (!row.has(n)) row.set(n, 0);
+    for (const t of outs.get(n)) if (!back.has(n + "\u0000" + t)) row.set(t, Math.max(row.get(t) || 0, row.get(n) + 1));
+  }
+  const last = Math.max(0, ...names.filter((n) => !isEnd(n)).map((n) => row.get(n))) + 1;
+  for (const n of names) if (isEnd(n)) row.set(n, last);
   const rows = [];
-  for (const [name, l] of layer) (rows[l] = rows[l] || []).push(name);
-  const w = 150, h = 30, gapX = 20, gapY = 26;
-  const width = Math.max(...rows.filter(Boolean).map((r) => r.length)) * (w + gapX) + gapX;
+  for (const n of names) (rows[row.get(n)] = rows[row.get(n)] || []).push(n);
+  const packed = rows.filter(Boolean);
+  orderRows(packed, outs, back);
+  const cols = Math.max(...packed.map((r) => r.length));
+  // loops is the room at the right for the edges that go back up.
+  const gapX = 10, gapY = 22, h = 28, loops = 36;
+  const w = Math.max(60, Math.min(180, (width - loops - gapX * (cols + 1)) / cols));
   const pos = new Map();
-  rows.filter(Boolean).forEach((names, y) => {
-    const offset = (width - names.length * (w + gapX) + gapX) / 2;
-    names.forEach((name, x) => pos.set(name, { x: offset + x * (w + gapX), y: gapY + y * (h + gapY), w, h }));
+  packed.forEach((r, y) => {
+    const offset = (width - loops - r.length * (w + gapX) + gapX) / 2;
+    r.forEach((n, x) => pos.set(n, { x: offset + x * (w + gapX), y: gapY / 2 + y * (h + gapY), w, h }));
   });
-  return { pos, width, height: gapY + rows.filter(Boolean).length * (h + gapY) };
+  return { pos, outs, back, width, height: packed.length * (h + gapY), names };
+}
+
+// orderRows orders each row by the mean place of each state's neighbours
+// in the rows above, then below (a few sweeps of the barycentre
+// heuristic), to uncross the edges.
+function orderRows(rows, outs, back) {
+  const ins = new Map();
+  for (const [n, ts] of outs) for (const t of ts) if (!back.has(n + "\u0000" + t)) (ins.get(t) || ins.set(t, []).get(t)).push(n);
+  const place = new Map();
+  const mark = () => rows.forEach((r) => r.forEach((n, i) => place.set(n, (i + 0.5) / r.length)));
+  const mean = (ns, own) => {
+    const ps = ns.filter((m) => place.has(m)).map((m) => place.get(m));
+    return ps.length ? ps.reduce((a, b) => a + b, 0) / ps.length : own;
+  };
+  mark();
+  for (let sweep = 0; sweep < 4; sweep++) {
+    const down = sweep % 2 === 0;
+    for (const r of down ? rows : rows.slice().reverse()) {
+      const key = new Map(r.map((n) => [n, mean(down ? ins.get(n) || [] : outs.get(n).filter((t) => !back.has(n + "\u0000" + t)), place.get(n))]));
+      r.sort((a, b) => key.get(a) - key.get(b));
+      r.forEach((n, i) => place.set(n, (i + 0.5) / r.length));
+    }
+  }
+}
+
+// label fits a state's name in a box w pixels wide.
+function label(name, w) {
+  const fit = Math.max(4, Math.floor((w - 8) / 6.3));
+  return name.length > fit ? name.slice(0, fit - 1) + "…" : name;
 }
 
 function drawGraph(def, layout) {
@@ -106,36 +173,53 @@ function drawGraph(def, layout) {
   svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
   const lines = el("g", { class: "edges" });
   const nodes = el("g", { class: "states" });
-  for (const [name, st] of Object.entries(def.States)) {
-    const a = layout.pos.get(name);
-    for (const e of edges(st)) {
-      const b = layout.pos.get(e.to);
-      if (!b) continue;
+  for (const name of layout.names) {
+    const st = def.States[name], a = layout.pos.get(name);
+    const kinds = new Map();
+    for (const e of edges(st)) if (!kinds.has(e.to) || e.kind === "next") kinds.set(e.to, e.kind);
+    for (const to of layout.outs.get(name)) {
+      const b = layout.pos.get(to);
       const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
-      const d = y2 > y1 ? `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`
-        : `M${x1},${a.y} C${x1 + 60},${a.y - 40} ${x2 + 60},${y2 + b.h + 40} ${x2},${b.y + b.h}`;
-      lines.append(el("path", { class: "edge " + e.kind, d }));
+      const d = !layout.back.has(name + "\u0000" + to)
+        ? `M${x1},${y1} C${x1},${y1 + 18} ${x2},${y2 - 18} ${x2},${y2}`
+        : `M${a.x + a.w},${a.y + a.h / 2} C${a.x + a.w + 30},${a.y + a.h / 2} ${b.x + b.w + 30},${b.y + b.h / 2} ${b.x + b.w},${b.y + b.h / 2}`;
+      lines.append(el("path", { class: "edge " + kinds.get(to), d, "data-from": name, "data-to": to }));
     }
     const kind = st.Type === "Choice" ? " choice" : "";
     nodes.append(el("g", { class: "state" + kind, "data-state": name, "data-type": st.Type },
       el("title", {}, `${name} (${st.Type})`),
       el("rect", { x: a.x, y: a.y, width: a.w, height: a.h }),
-      el("text", { x: a.x + a.w / 2, y: a.y + a.h / 2 }, name.length > 22 ? name.slice(0, 21) + "…" : name)));
+      el("text", { x: a.x + a.w / 2, y: a.y + a.h / 2 }, label(name, a.w))));
   }
   svg.append(lines, nodes);
 }
 
+// showGraph draws the branch the shown execution takes, laid out to the
+// figure's width, unless it is drawn already.
+function showGraph(x) {
+  const fig = document.getElementById("graph").parentElement;
+  const width = Math.floor(fig.clientWidth);
+  const names = branchOf(state.definition, state.inputs.get(x.executionArn));
+  const key = names.join(",") + "@" + width;
+  if (state.drawn === key) return;
+  state.drawn = key;
+  drawGraph(state.definition, layoutOf(state.definition, names, width));
+}
+
 // progressOf reads an execution's history: the states it visited, the
-// one it is in (running), and how it ended.
+// transitions it took (from\0to), the one it is in (running), and how it
+// ended.
 function progressOf(events, status) {
-  const visited = new Set();
-  let current = null, lastEntered = null;
+  const visited = new Set(), taken = new Set();
+  let lastEntered = null;
   for (const ev of events) {
-    const entered = ev.stateEnteredEventDetails, exited = ev.stateExitedEventDetails;
-    if (entered) { visited.add(entered.name); current = entered.name; lastEntered = entered.name; }
-    if (exited && current === exited.name) current = exited.name;
+    const entered = ev.stateEnteredEventDetails;
+    if (!entered) continue;
+    if (lastEntered) taken.add(lastEntered + "\u0000" + entered.name);
+    visited.add(entered.name);
+    lastEntered = entered.name;
   }
-  return { visited, current: status === "RUNNING" ? current : null, end: status === "RUNNING" ? null : lastEntered };
+  return { visited, taken, current: status === "RUNNING" ? lastEntered : null, end: status === "RUNNING" ? null : lastEntered };
 }
 
 function paintGraph(progress, status) {
@@ -146,6 +230,9 @@ function paintGraph(progress, status) {
     g.classList.toggle("failed", status !== "SUCCEEDED" && progress.end === name);
     g.classList.toggle("succeeded", status === "SUCCEEDED" && progress.end === name);
     g.toggleAttribute("aria-current", progress.current === name);
+  }
+  for (const e of document.querySelectorAll("#graph .edge")) {
+    e.classList.toggle("taken", progress.taken.has(e.getAttribute("data-from") + "\u0000" + e.getAttribute("data-to")));
   }
 }
 
@@ -309,6 +396,7 @@ async function showExecution() {
   status.replaceChildren(el("span", { class: "status " + x.status }, x.status), ` started ${when(x.startDate)}`,
     x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || state.now)})`);
   const events = await historyOf(x.executionArn);
+  showGraph(x);
   paintGraph(progressOf(events, x.status), x.status);
   showHistory(events);
 }
@@ -359,8 +447,6 @@ async function refresh() {
       state.machine = machines.stateMachines[0].stateMachineArn;
       const d = await sfn("DescribeStateMachine", { stateMachineArn: state.machine });
       state.definition = JSON.parse(d.definition);
-      state.layout = layoutOf(state.definition);
-      drawGraph(state.definition, state.layout);
     }
     await readExecutions();
     await learnKinds(state.executions);
