@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 )
 
 // keepScreenshots is where TestConsoleLayout writes its screenshots, to be
@@ -264,7 +265,8 @@ const layoutJS = `(() => {
 // sticks out of the viewport, the graph fits its figure and shows only
 // the deploy's branch (no promotion or query state), top to bottom with
 // its ends (Success, FailureClean, FailureDirty) in the bottom row, and
-// the current state is lit. It saves a screenshot at each width (in the
+// the current state is lit, a state's detail (the release, the State)
+// open. It saves a screenshot at each width (in the
 // test's temporary directory) to look at.
 func TestConsoleLayout(t *testing.T) {
 	ctx := browser(t)
@@ -286,6 +288,8 @@ func TestConsoleLayout(t *testing.T) {
 				chromedp.Navigate(tr.url+"/"),
 				chromedp.WaitVisible(`#graph .state.current`, chromedp.ByQuery),
 				chromedp.WaitVisible(`#world .instances tbody tr`, chromedp.ByQuery),
+				chromedp.Click(`#graph .state[data-state="Validate"]`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#detail pre`, chromedp.ByQuery),
 				chromedp.Evaluate(layoutJS, &facts),
 				chromedp.FullScreenshot(&png, 100),
 			))
@@ -308,4 +312,60 @@ func TestConsoleLayout(t *testing.T) {
 			assert.Equal(t, "rgb(11, 107, 203)", facts.CurrentFill, "the current state is lit")
 		})
 	}
+}
+
+// TestConsoleShowsDetails: a state of the graph, clicked, shows its input,
+// output, error and cause at its last visit; an event of the history,
+// clicked, shows its own. The deploy started while another holds the
+// lock fails at Lock, and the console says why.
+func TestConsoleShowsDetails(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	hold := tr.Hold()
+	defer hold()
+	first := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		chromedp.WaitVisible(`#graph .state.current[data-state="WaitForHealthy"]`, chromedp.ByQuery),
+	), "the first deploy holds the lock")
+	rel, err := release.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	rel.ReleaseID, rel.CreatedAt = "r2", tr.clk.Now()
+	raw, err := json.Marshal(rel)
+	require.NoError(t, err)
+	second, err := tr.StartRelease(context.Background(), raw)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/#execution="+url.QueryEscape(second.ARN())),
+		untilJS(titleNames(second.Describe().Name, "FAILED"), shownWithin),
+	))
+
+	detail := func(click string) (title, fields string) {
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Click(click, chromedp.ByQuery),
+			chromedp.WaitVisible("#detail", chromedp.ByQuery),
+			chromedp.Text("#detail-title", &title, chromedp.ByQuery),
+			chromedp.Text("#detail-fields", &fields, chromedp.ByQuery),
+		))
+		return title, fields
+	}
+	title, fields := detail(`#graph .state[data-state="Validate"]`)
+	assert.Contains(t, title, "Validate")
+	assert.Contains(t, fields, `"services": {`, "Validate's input is the release")
+	assert.Contains(t, fields, `"release_sha256": `, "Validate's output is the State")
+
+	title, fields = detail(`#graph .state[data-state="Lock"]`)
+	assert.Contains(t, title, "Lock")
+	assert.Contains(t, fields, "error")
+	assert.Contains(t, fields, "error\nLockExistsError", "the error Lock failed with")
+	assert.Contains(t, fields, `"errorMessage": "lock on coinbase/deploy-test/development is held by release`, "its cause, indented")
+
+	title, fields = detail(`#history button[data-event="1"]`)
+	assert.Contains(t, title, "ExecutionStarted")
+	assert.Contains(t, fields, `"project_name": "coinbase/deploy-test"`, "the execution's input")
+
+	title, fields = detail(`#graph .state[data-state="Bake"]`)
+	assert.Contains(t, title, "not visited")
+	assert.Empty(t, fields)
 }

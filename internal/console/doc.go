@@ -3,7 +3,8 @@
 // state machine (running and past), each as the graph of the branch it
 // takes (laid out top to bottom to the page's width, its ends at the
 // bottom) with the current state and the transitions taken lit, and its
-// history, and the simulated world (groups,
+// history; a state or an event clicked shows its input, output, error and
+// cause (from the history's event details), and the simulated world (groups,
 // instances with their lifecycle and health, load balancer registrations
 // and cut connections, alarms), updating live.
 //

@@ -186,10 +186,13 @@ function drawGraph(def, layout) {
       lines.append(el("path", { class: "edge " + kinds.get(to), d, "data-from": name, "data-to": to }));
     }
     const kind = st.Type === "Choice" ? " choice" : "";
-    nodes.append(el("g", { class: "state" + kind, "data-state": name, "data-type": st.Type },
-      el("title", {}, `${name} (${st.Type})`),
+    const g = el("g", { class: "state" + kind, "data-state": name, "data-type": st.Type, tabindex: 0, role: "button" },
+      el("title", {}, `${name} (${st.Type}): show its input and output`),
       el("rect", { x: a.x, y: a.y, width: a.w, height: a.h }),
-      el("text", { x: a.x + a.w / 2, y: a.y + a.h / 2 }, label(name, a.w))));
+      el("text", { x: a.x + a.w / 2, y: a.y + a.h / 2 }, label(name, a.w)));
+    g.addEventListener("click", () => showDetail({ state: name }));
+    g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); showDetail({ state: name }); } });
+    nodes.append(g);
   }
   svg.append(lines, nodes);
 }
@@ -248,13 +251,90 @@ function errorOf(ev) {
   return "";
 }
 
+// detailsOf is an event's details object (its *EventDetails field).
+function detailsOf(ev) {
+  for (const [k, v] of Object.entries(ev)) if (k.endsWith("EventDetails") && v && typeof v === "object") return v;
+  return {};
+}
+
+// stateOfEvents names the state each event belongs to: the state last
+// entered and not yet exited when it was recorded.
+function stateOfEvents(events) {
+  const of = new Map();
+  let inside = null;
+  for (const ev of events) {
+    const en = ev.stateEnteredEventDetails, ex = ev.stateExitedEventDetails;
+    if (en) inside = en.name;
+    of.set(ev.id, inside);
+    if (ex) inside = null;
+  }
+  return of;
+}
+
 function showHistory(events) {
   const body = document.querySelector("#history tbody");
+  const stateOf = stateOfEvents(events);
   body.replaceChildren(...events.slice().reverse().map((ev) => {
-    const d = ev.stateEnteredEventDetails || ev.stateExitedEventDetails;
-    return el("tr", {}, el("td", {}, ev.id), el("td", {}, when(ev.timestamp)), el("td", {}, ev.type),
-      el("td", {}, d ? d.name : ""), el("td", { class: "error" }, errorOf(ev)));
+    const open = el("button", { type: "button", class: "link", "data-event": ev.id }, ev.type);
+    open.addEventListener("click", () => showDetail({ event: ev.id }));
+    const d = detailsOf(ev);
+    const summary = errorOf(ev) || (d.output !== undefined ? "output " + d.output : d.input !== undefined ? "input " + d.input : "");
+    return el("tr", { "data-event": ev.id, "aria-current": isShown({ event: ev.id }) ? "true" : "false" },
+      el("td", {}, ev.id), el("td", {}, when(ev.timestamp)), el("td", {}, open), el("td", {}, stateOf.get(ev.id) || ""),
+      el("td", { class: errorOf(ev) ? "error" : "muted summary" }, summary.length > 200 ? summary.slice(0, 199) + "…" : summary));
   }));
+}
+
+// isShown says whether what (a {state} or an {event}) is in the detail.
+function isShown(what) {
+  const d = state.detail;
+  return !!d && (what.event !== undefined ? d.event === what.event : d.state === what.state);
+}
+
+// pretty indents JSON text; other text is returned as it is.
+function pretty(text) {
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (_) { return String(text); }
+}
+
+// showDetail shows what (a state, {state: name}, or an event, {event:
+// id}) of the shown execution: an event's input, output, error, cause
+// and parameters; a state's at its last visit (its entered event's input,
+// its exited event's output, the error and cause of any failure while in
+// it). null hides the detail.
+function showDetail(what) {
+  state.detail = what;
+  const root = document.getElementById("detail");
+  root.hidden = !what;
+  if (!what) return;
+  const events = state.events || [];
+  const stateOf = stateOfEvents(events);
+  let title, fields = [];
+  if (what.event !== undefined) {
+    const ev = events.find((e) => e.id === what.event);
+    title = ev ? `Event ${ev.id}: ${ev.type}` + (stateOf.get(ev.id) ? ` (${stateOf.get(ev.id)})` : "") : `Event ${what.event}`;
+    if (ev) fields = fieldsOf([ev]);
+  } else {
+    let last = -1;
+    events.forEach((e, i) => { if (e.stateEnteredEventDetails && e.stateEnteredEventDetails.name === what.state) last = i; });
+    title = `State ${what.state}` + (last < 0 ? ": not visited" : ` (entered at event ${events[last].id})`);
+    if (last >= 0) fields = fieldsOf(events.slice(last).filter((e) => stateOf.get(e.id) === what.state));
+  }
+  document.getElementById("detail-title").textContent = title;
+  document.getElementById("detail-fields").replaceChildren(...fields.flatMap(([k, v]) =>
+    [el("dt", {}, k), el("dd", {}, el("pre", { class: k === "error" || k === "cause" ? "error" : "" }, pretty(v)))]));
+  for (const g of document.querySelectorAll("#graph .state")) g.classList.toggle("shown", what.state === g.getAttribute("data-state"));
+  for (const tr of document.querySelectorAll("#history tbody tr")) tr.setAttribute("aria-current", String(isShown({ event: Number(tr.getAttribute("data-event")) })));
+}
+
+// fieldsOf lists the input, output, error, cause and parameters the
+// events carry, in that order, each once (the first event's).
+function fieldsOf(events) {
+  const out = new Map();
+  for (const ev of events) {
+    const d = detailsOf(ev);
+    for (const k of ["input", "parameters", "output", "error", "cause"]) if (d[k] !== undefined && d[k] !== "" && !out.has(k)) out.set(k, d[k]);
+  }
+  return ["input", "parameters", "output", "error", "cause"].filter((k) => out.has(k)).map((k) => [k, out.get(k)]);
 }
 
 // kindOf tells what an execution's input asks of the state machine, as its
@@ -396,9 +476,13 @@ async function showExecution() {
   status.replaceChildren(el("span", { class: "status " + x.status }, x.status), ` started ${when(x.startDate)}`,
     x.stopDate ? `, ended ${when(x.stopDate)}` : "", ` (${duration(x.startDate, x.stopDate || state.now)})`);
   const events = await historyOf(x.executionArn);
+  if (state.eventsOf !== x.executionArn) state.detail = null;
+  state.events = events;
+  state.eventsOf = x.executionArn;
   showGraph(x);
   paintGraph(progressOf(events, x.status), x.status);
   showHistory(events);
+  showDetail(state.detail);
 }
 
 function showWorld(world) {
@@ -476,6 +560,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   window.addEventListener("hashchange", () => { state.pinned = pinnedByURL(); tick(); });
   document.getElementById("follow").addEventListener("click", () => pin(null));
+  document.getElementById("detail-close").addEventListener("click", () => showDetail(null));
   tick();
   setInterval(tick, refreshMs);
 });
