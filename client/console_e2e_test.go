@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -368,4 +370,63 @@ func TestConsoleShowsDetails(t *testing.T) {
 	title, fields = detail(`#graph .state[data-state="Bake"]`)
 	assert.Contains(t, title, "not visited")
 	assert.Empty(t, fields)
+}
+
+// TestConsoleShowsHealthAndBake: during a deploy, the console shows each
+// service's healthy instances of its target, then, the release healthy,
+// the bake's time left counting down on the region's clock, from the
+// execution's latest state document; and each load balancer's healthy
+// instances and cut connections.
+func TestConsoleShowsHealthAndBake(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	var entered atomic.Value
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.StateEntered != nil {
+			entered.Store(ev.StateEntered.Name)
+		}
+	})
+	hold := tr.Hold()
+	defer hold()
+	rel, err := release.ReadFile(deployTestRelease)
+	require.NoError(t, err)
+	rel.ReleaseID, rel.CreatedAt, rel.BakeSeconds = "r1", tr.clk.Now(), 1800
+	raw, err := json.Marshal(rel)
+	require.NoError(t, err)
+	_, err = tr.StartRelease(context.Background(), raw)
+	require.NoError(t, err)
+
+	var health string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		chromedp.WaitVisible(`#health tr[data-service="web"]`, chromedp.ByQuery),
+		chromedp.Text(`#health`, &health, chromedp.ByQuery),
+	))
+	assert.Contains(t, health, "0/1", "no instance healthy yet, of the one the target needs")
+	assert.Contains(t, health, "bake of 30m00s once healthy")
+
+	for i := 0; i < 100 && entered.Load() != "WaitForBake"; i++ {
+		require.NoError(t, tr.Pass(context.Background(), 10*time.Second))
+	}
+	require.Equal(t, "WaitForBake", entered.Load(), "the release is healthy and bakes")
+	leftJS := `(() => { const m = /bake: (\d+)m(\d\d)s left/.exec(document.getElementById("countdowns").textContent); return m ? 60 * Number(m[1]) + Number(m[2]) : -1; })()`
+	var left1, left2 int
+	var lbs string
+	require.NoError(t, chromedp.Run(ctx,
+		untilJS(leftJS+` > 0`, shownWithin),
+		chromedp.Evaluate(leftJS, &left1),
+		chromedp.Text(`#health`, &health, chromedp.ByQuery),
+		chromedp.Text(`#world .registrations`, &lbs, chromedp.ByQuery),
+	))
+	assert.Contains(t, health, "1/1", "the one instance healthy")
+	assert.LessOrEqual(t, left1, 1800)
+	assert.Regexp(t, `coinbase-deploy-test-web-elb\s+1/1`, lbs, "the load balancer's healthy instances")
+	assert.Contains(t, lbs, "0 cut")
+
+	require.NoError(t, tr.Pass(context.Background(), 5*time.Second))
+	require.NoError(t, chromedp.Run(ctx,
+		untilJS(fmt.Sprintf(`%s > 0 && %s < %d`, leftJS, leftJS, left1), shownWithin),
+		chromedp.Evaluate(leftJS, &left2),
+	))
+	assert.InDelta(t, left1-5, left2, 1, "the bake counts down on the region's clock")
 }

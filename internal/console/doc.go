@@ -1,26 +1,36 @@
 // Package console owns the local region's web console: a page, served at
 // the region's root to a browser, that shows the executions of the deploy
-// state machine (running and past), each as the graph of the branch it
-// takes (laid out top to bottom to the page's width, its ends at the
-// bottom) with the current state and the transitions taken lit, and its
-// history; a state or an event clicked shows its input, output, error and
-// cause (from the history's event details), and the simulated world (groups,
-// instances with their lifecycle and health, load balancer registrations
-// and cut connections, alarms), updating live.
+// state machine and the simulated world, updating live (every second while
+// the tab is visible):
+//
+//   - Deploys, promotions and reconcile passes (with plans and drift
+//     queries) in separate paged lists, told apart by each execution's
+//     input as the machine's first Choice tells them. The executions list
+//     is read to its end (nextToken) once, then at each refresh only the
+//     pages that may have changed.
+//   - The execution shown: the one the URL pins (#execution=ARN), else
+//     the newest running deploy, re-chosen at every refresh, so a deploy
+//     started after the page opened is shown within seconds. The tab's
+//     title names it.
+//   - Its graph: only the branch its input takes, laid out top to bottom
+//     to the page's width, the ends (Success, FailureClean, FailureDirty)
+//     in the bottom row, the current state and the transitions taken lit.
+//   - Its history. A state or an event clicked shows its input, output,
+//     error and cause (from the history's event details).
+//   - For a deploy, each service's healthy instances of its target, its
+//     stability window and the bake's countdown, read from the latest
+//     state document (execution.State's Health and Bake) and counted on
+//     the region's clock.
+//   - The world: groups and their instances, each load balancer's healthy
+//     instances and the connections it cut, alarms.
 //
 // It is plain HTML, CSS and JavaScript embedded in the binary: no build
 // step, no CDN, nothing fetched from outside (its Content-Security-Policy
-// allows only the region itself). The page reads what any client reads:
-// the Step Functions API (ListStateMachines, DescribeStateMachine,
-// ListExecutions, GetExecutionHistory) and the region's read-only world
-// view. Handler serves the page and its assets; Wants tells a browser's
-// request for it from an SDK's (an SDK's GET / is S3's ListBuckets).
-//
-// The page follows the newest running deploy, re-reading the executions
-// at every refresh, unless the URL pins one (#execution=ARN); the tab's
-// title names the execution shown. It tells a deploy from a promotion or
-// a query by the execution's input, as the machine's first Choice does,
-// and lists deploys, promotions and reconcile passes (with queries) apart,
-// each paged. It reads the executions list to its end (nextToken) once,
-// then at each refresh only the pages that may have changed.
+// allows only the region itself). The page reads what any client reads,
+// with same-origin requests whose bodies are JSON: the Step Functions API
+// (ListStateMachines, DescribeStateMachine, ListExecutions,
+// DescribeExecution, GetExecutionHistory) and the region's read-only views
+// (GET /_ferry/info, /_ferry/world). Handler serves the page and its
+// assets; Wants tells a browser's request for it from an SDK's (an SDK's
+// GET / is S3's ListBuckets).
 package console

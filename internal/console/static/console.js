@@ -251,6 +251,66 @@ function errorOf(ev) {
   return "";
 }
 
+// latestDocument is the execution's latest state document (execution.State
+// after Validate): the last JSON object a state entered with or exited
+// with, and when (epoch seconds).
+function latestDocument(events) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i], text = (ev.stateExitedEventDetails || {}).output || (ev.stateEnteredEventDetails || {}).input;
+    if (!text) continue;
+    try {
+      const doc = JSON.parse(text);
+      if (doc && typeof doc === "object" && !Array.isArray(doc)) return { doc, at: ev.timestamp };
+    } catch (_) { /* not JSON */ }
+  }
+  return null;
+}
+
+// seconds says a count of seconds as 1h02m, 3m05s.
+function seconds(n) {
+  return duration(1, 1 + Math.max(0, n));
+}
+
+// showHealth shows, from the latest state document, each service's
+// healthy instances of its target, its stability window (held so far,
+// left), the next health check and the bake's countdown, counted down on
+// the region's clock from when the document was written.
+function showHealth(events, x) {
+  const root = document.getElementById("health");
+  const latest = x.kind === "deploy" ? latestDocument(events) : null;
+  const doc = latest ? latest.doc : {};
+  const health = doc.health, bake = doc.bake, running = x.status === "RUNNING";
+  const since = latest ? state.now - latest.at : 0;
+  root.hidden = !health && !bake && !doc.bake_seconds;
+  if (root.hidden) return;
+  const rows = Object.entries((health && health.services) || {}).sort(([a], [b]) => a.localeCompare(b)).map(([name, h]) => {
+    let stable = h.stable_seconds ? `window ${seconds(h.stable_seconds)}` : "";
+    if (h.healthy_since && h.stable_seconds) {
+      const held = state.now - Date.parse(h.healthy_since) / 1000;
+      stable = `held ${seconds(held)} of ${seconds(h.stable_seconds)}` + (held < h.stable_seconds ? `, ${seconds(h.stable_seconds - held)} left` : ", stable");
+    } else if (h.missing) stable = "group not seen at the last check";
+    const ok = h.healthy >= h.target && h.target > 0;
+    return el("tr", { "data-service": name },
+      el("td", {}, name),
+      el("td", { class: "count " + (ok ? "ok" : "short") }, `${h.healthy}/${h.target}`,
+        el("meter", { min: 0, max: Math.max(1, h.target), value: Math.min(h.healthy, h.target), title: "healthy of the target" })),
+      el("td", {}, `${h.launched} launched · ${h.in_service || 0} in service` + (h.terminating ? ` · ${h.terminating} terminating` : "")),
+      el("td", {}, h.steps ? `step ${h.step}/${h.steps}` : ""),
+      el("td", { class: "stable" }, stable));
+  });
+  const facts = [];
+  if (health && running && !health.healthy && health.wait_seconds) facts.push(`next health check in ${seconds(health.wait_seconds - since)}` + (health.checks ? ` (${health.checks} made)` : ""));
+  if (bake && bake.done) facts.push("baked");
+  else if (bake) facts.push(`bake: ${seconds((bake.left_seconds || 0) - (running ? since : 0))} left` + (bake.standby && bake.standby.length ? `, ${bake.standby.length} previous group(s) standing by` : ""));
+  else if (doc.bake_seconds) facts.push(`bake of ${seconds(doc.bake_seconds)} once healthy`);
+  root.replaceChildren(
+    el("h3", {}, "Health", el("span", { class: "muted" }, latest ? ` as of ${when(latest.at)}` : "")),
+    rows.length ? el("table", { class: "health" },
+      el("thead", {}, el("tr", {}, ["service", "healthy/target", "instances", "canary", "stability window"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, rows)) : el("p", { class: "muted" }, "No health check yet."),
+    el("p", { id: "countdowns" }, facts.join(" · ")));
+}
+
 // detailsOf is an event's details object (its *EventDetails field).
 function detailsOf(ev) {
   for (const [k, v] of Object.entries(ev)) if (k.endsWith("EventDetails") && v && typeof v === "object") return v;
@@ -481,8 +541,23 @@ async function showExecution() {
   state.eventsOf = x.executionArn;
   showGraph(x);
   paintGraph(progressOf(events, x.status), x.status);
+  showHealth(events, x);
   showHistory(events);
   showDetail(state.detail);
+}
+
+// registration is a load balancer's or target group's row: its healthy
+// instances of those registered, each instance's state, and the
+// connections it cut (went dark: from a healthy instance to none).
+function registration(kind, r) {
+  const states = Object.entries(r.instances || {});
+  const healthy = states.filter(([, s]) => s === "healthy").length;
+  const cut = r.cut_connections || 0;
+  return el("tr", { "data-registration": r.name },
+    el("td", { class: "muted", title: kind === "ELB" ? "classic load balancer" : "target group" }, kind), el("td", { class: "name" }, r.name),
+    el("td", { class: "count" }, `${healthy}/${states.length}`),
+    el("td", {}, states.map(([id, s]) => el("span", { class: "h-" + s }, `${id}=${s} `))),
+    el("td", { class: cut ? "cut" : "muted" }, `${cut} cut` + (r.went_dark ? ` (${r.went_dark} went dark)` : "")));
 }
 
 function showWorld(world) {
@@ -502,13 +577,12 @@ function showWorld(world) {
           el("thead", {}, el("tr", {}, ["instance", "lifecycle", "health", "zone", "load balancers"].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, rows)) : el("p", { class: "muted" }, "no instances")));
     }
-    const regs = [...(a.load_balancers || []).map((r) => ["load balancer", r]), ...(a.target_groups || []).map((r) => ["target group", r])];
+    const regs = [...(a.load_balancers || []).map((r) => ["ELB", r]), ...(a.target_groups || []).map((r) => ["TG", r])];
     if (regs.length) {
-      parts.push(el("h4", {}, "Registrations"));
-      parts.push(el("table", {}, el("tbody", {}, regs.map(([kind, r]) => el("tr", { "data-registration": r.name },
-        el("td", {}, kind), el("td", {}, r.name),
-        el("td", {}, Object.entries(r.instances || {}).map(([id, s]) => el("span", { class: "h-" + s }, `${id}=${s} `))),
-        el("td", { class: r.cut_connections ? "cut" : "muted" }, r.cut_connections ? `${r.cut_connections} cut` : "0 cut"))))));
+      parts.push(el("h4", {}, "Load balancers"));
+      parts.push(el("table", { class: "registrations" },
+        el("thead", {}, el("tr", {}, ["", "name", "healthy", "instances", "cut connections"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, regs.map(([kind, r]) => registration(kind, r)))));
     }
     if ((a.alarms || []).length) {
       parts.push(el("h4", {}, "Alarms"));
