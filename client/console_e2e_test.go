@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -429,4 +430,40 @@ func TestConsoleShowsHealthAndBake(t *testing.T) {
 		chromedp.Evaluate(leftJS, &left2),
 	))
 	assert.InDelta(t, left1-5, left2, 1, "the bake counts down on the region's clock")
+}
+
+// TestConsoleShowsAPromotion: a promotion pinned in the URL is drawn as
+// the promotion's branch (no deploy state), in its own list; while its
+// wave deploys, the Map state Wave is its current state (the states of
+// the wave's iterations are not the machine's), and the nested deploy
+// the wave started is listed among the deploys.
+func TestConsoleShowsAPromotion(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	reg := tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, reg.code, reg.stderr)
+	waves := make(chan func(), 1)
+	var once sync.Once
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == "DeployTarget" {
+			once.Do(func() { waves <- tr.Hold() })
+		}
+	})
+	arn := startPromotion(t, tr)
+	defer (<-waves)()
+
+	var states, deploys []string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/#execution="+url.QueryEscape(arn)),
+		chromedp.WaitVisible(`#graph .state.current[data-state="Wave"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#promotions li button[aria-current="true"]`, chromedp.ByQuery),
+		untilJS(`document.querySelectorAll("#deploys li").length > 0`, shownWithin),
+		chromedp.Evaluate(`[...document.querySelectorAll("#graph .state")].map((e) => e.dataset.state)`, &states),
+		chromedp.Evaluate(`[...document.querySelectorAll("#deploys li .name")].map((e) => e.textContent)`, &deploys),
+	))
+	assert.Contains(t, states, "Gate")
+	assert.NotContains(t, states, "Validate", "a deploy's state")
+	assert.NotContains(t, states, "StartTarget", "a state of the wave's iterations")
+	assert.Len(t, deploys, 1, "the wave's nested deploy")
 }

@@ -209,15 +209,16 @@ function showGraph(x) {
   drawGraph(state.definition, layoutOf(state.definition, names, width));
 }
 
-// progressOf reads an execution's history: the states it visited, the
-// transitions it took (from\0to), the one it is in (running), and how it
-// ended.
-function progressOf(events, status) {
+// progressOf reads an execution's history: the states of the machine's
+// top level (states) it visited, the transitions it took (from\0to), the
+// one it is in (running), and how it ended. The states of a Map's
+// iterations count as the Map's.
+function progressOf(events, status, states) {
   const visited = new Set(), taken = new Set();
   let lastEntered = null;
   for (const ev of events) {
     const entered = ev.stateEnteredEventDetails;
-    if (!entered) continue;
+    if (!entered || !states[entered.name] || entered.name === lastEntered) continue;
     if (lastEntered) taken.add(lastEntered + "\u0000" + entered.name);
     visited.add(entered.name);
     lastEntered = entered.name;
@@ -540,7 +541,7 @@ async function showExecution() {
   state.events = events;
   state.eventsOf = x.executionArn;
   showGraph(x);
-  paintGraph(progressOf(events, x.status), x.status);
+  paintGraph(progressOf(events, x.status, state.definition.States), x.status);
   showHealth(events, x);
   showHistory(events);
   showDetail(state.detail);
