@@ -5,12 +5,15 @@
 "use strict";
 
 const refreshMs = 1000;
-// now is the region's clock (it may be virtual), in epoch seconds.
-// pinned is the execution the URL names (#execution=ARN), if any: shown
-// until the URL changes; else the console follows the newest running
-// deploy (follow). inputs caches each execution's input (it never changes).
+// state is what the page knows. pinned is the execution the URL names
+// (#execution=ARN), shown until the URL changes; selected the one shown
+// (pinned, else the newest running deploy). byArn holds every execution
+// read (complete once the list was read to its end), inputs each one's
+// input (it never changes). drawn says which graph is drawn, events are
+// the shown execution's history, detail what its detail shows. now is the
+// region's clock (it may be virtual), in epoch seconds.
 const state = { machine: null, definition: null, drawn: null, selected: null, pinned: null,
-  executions: [], byArn: new Map(), complete: false, inputs: new Map(), now: 0 };
+  executions: [], byArn: new Map(), complete: false, inputs: new Map(), events: [], eventsOf: null, detail: null, now: 0 };
 const appTitle = "ferry local console";
 
 // el makes an element with attributes and children (strings become text).
@@ -240,16 +243,14 @@ function paintGraph(progress, status) {
   }
 }
 
+// errorOf says an event's error and cause in one line (a Lambda error
+// payload's errorMessage for its cause), "" when it has none.
 function errorOf(ev) {
-  for (const k of Object.keys(ev)) {
-    const d = ev[k];
-    if (d && typeof d === "object" && (d.error || d.cause)) {
-      let cause = d.cause || "";
-      try { const c = JSON.parse(cause); cause = c.errorMessage || cause; } catch (_) { /* plain text */ }
-      return [d.error, cause].filter(Boolean).join(": ");
-    }
-  }
-  return "";
+  const d = detailsOf(ev);
+  if (!d.error && !d.cause) return "";
+  let cause = d.cause || "";
+  try { const c = JSON.parse(cause); cause = c.errorMessage || cause; } catch (_) { /* plain text */ }
+  return [d.error, cause].filter(Boolean).join(": ");
 }
 
 // latestDocument is the execution's latest state document (execution.State
@@ -367,7 +368,7 @@ function showDetail(what) {
   const root = document.getElementById("detail");
   root.hidden = !what;
   if (!what) return;
-  const events = state.events || [];
+  const events = state.events;
   const stateOf = stateOfEvents(events);
   let title, fields = [];
   if (what.event !== undefined) {
@@ -434,7 +435,7 @@ function chosen() {
   return x ? x.executionArn : null;
 }
 
-// pinned reads the execution the URL names: #execution=ARN.
+// pinnedByURL reads the execution the URL names: #execution=ARN.
 function pinnedByURL() {
   const v = new URLSearchParams(location.hash.replace(/^#/, "")).get("execution");
   return v || null;
