@@ -23,9 +23,9 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 )
 
-// keepScreenshots is where TestConsoleLayout writes its screenshots, to be
-// looked at ("": the test's temporary directory).
-var keepScreenshots = flag.String("console-screenshots", "", "keep TestConsoleLayout's screenshots in this directory")
+// keepScreenshots is where the console's tests write their screenshots,
+// to be looked at ("": the test's temporary directory).
+var keepScreenshots = flag.String("console-screenshots", "", "keep the console tests' screenshots in this directory")
 
 // shownWithin is how long a deploy started while the console is open may
 // take to be shown: the page re-reads the executions every second.
@@ -111,6 +111,21 @@ func screenshot(t *testing.T, ctx context.Context) {
 	if *update {
 		out = consoleScreenshot
 	}
+	require.NoError(t, os.WriteFile(out, png, 0o644))
+	t.Logf("screenshot: %s", out)
+}
+
+// keepScreenshot saves the page as a PNG named name, to be looked at: in
+// -console-screenshots, else in the test's temporary directory.
+func keepScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := *keepScreenshots
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	var png []byte
+	require.NoError(t, chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)))
+	out := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 }
@@ -278,14 +293,9 @@ func TestConsoleLayout(t *testing.T) {
 	defer release()
 	res := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	dir := *keepScreenshots
-	if dir == "" {
-		dir = t.TempDir()
-	}
 	for _, width := range []int64{1024, 1440} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			var facts layoutFacts
-			var png []byte
 			require.NoError(t, chromedp.Run(ctx,
 				chromedp.EmulateViewport(width, 900),
 				chromedp.Navigate(tr.url+"/"),
@@ -294,11 +304,8 @@ func TestConsoleLayout(t *testing.T) {
 				chromedp.Click(`#graph .state[data-state="Validate"]`, chromedp.ByQuery),
 				chromedp.WaitVisible(`#detail pre`, chromedp.ByQuery),
 				chromedp.Evaluate(layoutJS, &facts),
-				chromedp.FullScreenshot(&png, 100),
 			))
-			out := filepath.Join(dir, fmt.Sprintf("console-%d.png", width))
-			require.NoError(t, os.WriteFile(out, png, 0o644))
-			t.Logf("screenshot: %s", out)
+			keepScreenshot(t, ctx, fmt.Sprintf("console-%d.png", width))
 
 			assert.Equal(t, float64(width), facts.ViewportWidth)
 			assert.LessOrEqual(t, facts.ScrollWidth, facts.ViewportWidth, "no horizontal scrolling")
@@ -359,6 +366,7 @@ func TestConsoleShowsDetails(t *testing.T) {
 	assert.Contains(t, fields, `"release_sha256": `, "Validate's output is the State")
 
 	title, fields = detail(`#graph .state[data-state="Lock"]`)
+	keepScreenshot(t, ctx, "console-failed.png")
 	assert.Contains(t, title, "Lock")
 	assert.Contains(t, fields, "error")
 	assert.Contains(t, fields, "error\nLockExistsError", "the error Lock failed with")
@@ -419,6 +427,7 @@ func TestConsoleShowsHealthAndBake(t *testing.T) {
 		chromedp.Text(`#health`, &health, chromedp.ByQuery),
 		chromedp.Text(`#world .registrations`, &lbs, chromedp.ByQuery),
 	))
+	keepScreenshot(t, ctx, "console-bake.png")
 	assert.Contains(t, health, "1/1", "the one instance healthy")
 	assert.LessOrEqual(t, left1, 1800)
 	assert.Regexp(t, `coinbase-deploy-test-web-elb\s+1/1`, lbs, "the load balancer's healthy instances")
@@ -462,6 +471,7 @@ func TestConsoleShowsAPromotion(t *testing.T) {
 		chromedp.Evaluate(`[...document.querySelectorAll("#graph .state")].map((e) => e.dataset.state)`, &states),
 		chromedp.Evaluate(`[...document.querySelectorAll("#deploys li .name")].map((e) => e.textContent)`, &deploys),
 	))
+	keepScreenshot(t, ctx, "console-promotion.png")
 	assert.Contains(t, states, "Gate")
 	assert.NotContains(t, states, "Validate", "a deploy's state")
 	assert.NotContains(t, states, "StartTarget", "a state of the wave's iterations")

@@ -128,15 +128,39 @@ function layoutOf(def, names, width) {
   const packed = rows.filter(Boolean);
   orderRows(packed, outs, back);
   const cols = Math.max(...packed.map((r) => r.length));
-  // loops is the room at the right for the edges that go back up.
-  const gapX = 10, gapY = 22, h = 28, loops = 36;
-  const w = Math.max(60, Math.min(180, (width - loops - gapX * (cols + 1)) / cols));
+  // Edges that skip rows run down lanes at the left, one per state they
+  // lead to; loops is the room at the right for the edges that go back up.
+  const rowOf = new Map();
+  packed.forEach((r, y) => r.forEach((n) => rowOf.set(n, y)));
+  const lanes = new Map();
+  for (const n of names) {
+    for (const t of outs.get(n)) {
+      if (!back.has(n + "\u0000" + t) && rowOf.get(t) - rowOf.get(n) > 2 && !lanes.has(t)) lanes.set(t, 6 + 5 * lanes.size);
+    }
+  }
+  const gapX = 10, gapY = 22, h = 28, loops = 36, left = 10 + 5 * lanes.size;
+  const w = Math.max(60, Math.min(180, (width - left - loops - gapX * (cols + 1)) / cols));
   const pos = new Map();
   packed.forEach((r, y) => {
-    const offset = (width - loops - r.length * (w + gapX) + gapX) / 2;
+    const offset = left + (width - left - loops - r.length * (w + gapX) + gapX) / 2;
     r.forEach((n, x) => pos.set(n, { x: offset + x * (w + gapX), y: gapY / 2 + y * (h + gapY), w, h }));
   });
-  return { pos, outs, back, width, height: packed.length * (h + gapY), names };
+  return { pos, outs, back, lanes, gapY, width, height: packed.length * (h + gapY), names };
+}
+
+// edgePath is the SVG path of the edge from a state placed at a to one
+// placed at b: a curve down, a loop at the right back up, or, for an edge
+// that skips two rows or more, along the gaps between rows and down its
+// lane at x.
+function edgePath(a, b, back, lane, gapY) {
+  const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+  if (back) {
+    return `M${a.x + a.w},${a.y + a.h / 2} C${a.x + a.w + 30},${a.y + a.h / 2} ${b.x + b.w + 30},${b.y + b.h / 2} ${b.x + b.w},${b.y + b.h / 2}`;
+  }
+  if (lane !== undefined && y2 - y1 > 2 * (a.h + gapY) - a.h) {
+    return `M${x1},${y1} V${y1 + gapY / 2} H${lane} V${y2 - gapY / 2} H${x2} V${y2}`;
+  }
+  return `M${x1},${y1} C${x1},${y1 + 18} ${x2},${y2 - 18} ${x2},${y2}`;
 }
 
 // orderRows orders each row by the mean place of each state's neighbours
@@ -181,11 +205,7 @@ function drawGraph(def, layout) {
     const kinds = new Map();
     for (const e of edges(st)) if (!kinds.has(e.to) || e.kind === "next") kinds.set(e.to, e.kind);
     for (const to of layout.outs.get(name)) {
-      const b = layout.pos.get(to);
-      const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
-      const d = !layout.back.has(name + "\u0000" + to)
-        ? `M${x1},${y1} C${x1},${y1 + 18} ${x2},${y2 - 18} ${x2},${y2}`
-        : `M${a.x + a.w},${a.y + a.h / 2} C${a.x + a.w + 30},${a.y + a.h / 2} ${b.x + b.w + 30},${b.y + b.h / 2} ${b.x + b.w},${b.y + b.h / 2}`;
+      const d = edgePath(a, layout.pos.get(to), layout.back.has(name + "\u0000" + to), layout.lanes.get(to), layout.gapY);
       lines.append(el("path", { class: "edge " + kinds.get(to), d, "data-from": name, "data-to": to }));
     }
     const kind = st.Type === "Choice" ? " choice" : "";
