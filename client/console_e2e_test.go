@@ -477,3 +477,30 @@ func TestConsoleShowsAPromotion(t *testing.T) {
 	assert.NotContains(t, states, "StartTarget", "a state of the wave's iterations")
 	assert.Len(t, deploys, 1, "the wave's nested deploy")
 }
+
+// TestConsoleSeesAnOlderDeployEnd: the executions list is re-read at each
+// refresh as far as every execution that was running, so a deploy that
+// ends after a hundred newer reconcile passes is shown ended.
+func TestConsoleSeesAnOlderDeployEnd(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	hold := tr.Hold()
+	defer hold()
+	res := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	name := naming.ExecutionName("coinbase/deploy-test", "development", releaseIDOf(t, res.stdout))
+	for i := range 120 {
+		_, _, err := tr.Start(fmt.Sprintf("reconcile-%03d", i), json.RawMessage(`{"reconcile_pass": {}}`))
+		require.NoError(t, err)
+	}
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		untilJS(titleNames(name, "RUNNING"), 30*time.Second),
+		untilJS(`document.getElementById("queries").dataset.total === "120"`, shownWithin),
+	))
+	hold()
+	require.NoError(t, chromedp.Run(ctx,
+		untilJS(titleNames(name, "SUCCEEDED"), 30*time.Second),
+		chromedp.WaitVisible(`#deploys li .status.SUCCEEDED`, chromedp.ByQuery),
+	), "the deploy's end is seen")
+}

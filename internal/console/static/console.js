@@ -511,11 +511,11 @@ function showExecutions() {
 
 // readExecutions reads the executions list page by page (nextToken),
 // newest first. After the first full read, it stops at the first page
-// with nothing new: only executions already seen, ended, and older than
-// every one that was running (whose status may have changed).
+// with nothing new (only executions already seen, and ended) once it has
+// seen again every execution that was running (whose status may have
+// changed).
 async function readExecutions() {
-  const running = [...state.byArn.values()].filter((x) => x.status === "RUNNING").map((x) => x.startDate);
-  const oldestRunning = Math.min(Infinity, ...running);
+  const running = new Set([...state.byArn.values()].filter((x) => x.status === "RUNNING").map((x) => x.executionArn));
   let token;
   do {
     const out = await sfn("ListExecutions", { stateMachineArn: state.machine, maxResults: 100, nextToken: token });
@@ -524,10 +524,10 @@ async function readExecutions() {
       const known = state.byArn.get(x.executionArn);
       fresh = fresh || !known || known.status !== x.status || x.status === "RUNNING";
       state.byArn.set(x.executionArn, Object.assign(known || {}, x));
+      running.delete(x.executionArn);
     }
     token = out.nextToken;
-    const last = (out.executions || []).at(-1);
-    if (state.complete && !fresh && (!last || last.startDate <= oldestRunning)) break;
+    if (state.complete && !fresh && running.size === 0) break;
   } while (token);
   state.complete = true;
   state.executions = [...state.byArn.values()];
