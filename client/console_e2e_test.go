@@ -9,11 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,6 +73,7 @@ func browser(t *testing.T) context.Context {
 // README's).
 func TestConsoleInABrowser(t *testing.T) {
 	ctx := browser(t)
+	requests := recordRequests(ctx)
 	tr := startRegion(t, "deploy-test.json")
 	release := tr.Hold()
 	defer release()
@@ -100,6 +104,49 @@ func TestConsoleInABrowser(t *testing.T) {
 	assert.Contains(t, status, "SUCCEEDED")
 	assert.Contains(t, after, "InService", "the instances came into service")
 	assert.Contains(t, after, "0 cut", "no connection cut")
+	assertSameOriginJSON(t, tr.url, requests())
+}
+
+// pageRequest is a request the page made: its URL, method and body's
+// Content-Type.
+type pageRequest struct{ url, method, contentType string }
+
+// recordRequests records every request the browser's page sends from now
+// on; the function returned lists them.
+func recordRequests(ctx context.Context) func() []pageRequest {
+	var mu sync.Mutex
+	var seen []pageRequest
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			ct, _ := e.Request.Headers["Content-Type"].(string)
+			mu.Lock()
+			seen = append(seen, pageRequest{e.Request.URL, e.Request.Method, ct})
+			mu.Unlock()
+		}
+	})
+	return func() []pageRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
+}
+
+// assertSameOriginJSON: the page sent only requests to origin (the
+// region), and every one with a body sent JSON, which no other page can
+// send the region without a CORS preflight the region refuses.
+func assertSameOriginJSON(t *testing.T, origin string, requests []pageRequest) {
+	t.Helper()
+	require.NotEmpty(t, requests)
+	posts := 0
+	for _, r := range requests {
+		assert.True(t, strings.HasPrefix(r.url, origin+"/"), "a request to another origin: %s", r.url)
+		if r.method != "GET" {
+			posts++
+			assert.Equal(t, "POST", r.method, r.url)
+			assert.Equal(t, "application/x-amz-json-1.0", r.contentType, "a body that is not JSON")
+		}
+	}
+	assert.Positive(t, posts, "the page calls the Step Functions API")
 }
 
 // screenshot saves the page as a PNG: with -update, the README's.
