@@ -23,6 +23,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -550,4 +551,39 @@ func TestConsoleSeesAnOlderDeployEnd(t *testing.T) {
 		untilJS(titleNames(name, "SUCCEEDED"), 30*time.Second),
 		chromedp.WaitVisible(`#deploys li .status.SUCCEEDED`, chromedp.ByQuery),
 	), "the deploy's end is seen")
+}
+
+// TestConsoleShowsCutConnections: an instance killed from outside ferry
+// while its load balancer routes to it cuts connections there, and its
+// last healthy instance gone, the load balancer goes dark: the console
+// says both, in red, on the load balancer's row.
+func TestConsoleShowsCutConnections(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json")
+	res := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	group := naming.GroupName("coinbase/deploy-test", "development", "web", releaseIDOf(t, res.stdout))
+	instances := tr.groups("111111111111", "us-east-1")
+	require.Equal(t, 1, instances[group])
+	var killed string
+	for _, a := range tr.World().Snapshot().Accounts {
+		for _, g := range a.Groups {
+			if g.Name == group {
+				killed = g.Instances[0].ID
+			}
+		}
+	}
+	_, err := tr.Meddle(context.Background(), region.Meddling{Action: region.MeddleKillInstance, Instance: killed})
+	require.NoError(t, err)
+
+	var row, class string
+	const elb = `#world tr[data-registration="coinbase-deploy-test-web-elb"]`
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		chromedp.WaitVisible(elb+` td.cut`, chromedp.ByQuery),
+		chromedp.Text(elb, &row, chromedp.ByQuery),
+		chromedp.AttributeValue(elb+` td:last-child`, "class", &class, nil, chromedp.ByQuery),
+	))
+	assert.Regexp(t, `\d+ cut \(1 went dark\)`, row)
+	assert.Equal(t, "cut", class, "in red")
 }
