@@ -471,11 +471,26 @@ function pin(arn) {
 
 // lists are the execution lists of the page, by kind, each paged.
 const lists = [
-  { id: "deploys", kinds: ["deploy"] },
-  { id: "promotions", kinds: ["promotion"] },
-  { id: "queries", kinds: ["reconcile", "query"] },
+  { id: "deploys", title: "Deploys", kinds: ["deploy"], page: 0 },
+  { id: "promotions", title: "Promotions", kinds: ["promotion"], page: 0 },
+  { id: "queries", title: "Reconcile passes and queries", kinds: ["reconcile", "query"], page: 0 },
 ];
 const pageSize = 10;
+
+// listSection makes a list's section: its title and count, its page of
+// executions, and buttons to the newer and older pages.
+function listSection(list) {
+  const what = list.title.toLowerCase();
+  const newer = el("button", { type: "button", class: "newer", "aria-label": "newer " + what }, "‹ newer");
+  const older = el("button", { type: "button", class: "older", "aria-label": "older " + what }, "older ›");
+  newer.addEventListener("click", () => { list.page--; showList(list); });
+  older.addEventListener("click", () => { list.page++; showList(list); });
+  return el("section", { id: list.id, class: "list", "aria-labelledby": list.id + "-title" },
+    el("h3", { id: list.id + "-title" }, list.title + " ", el("span", { class: "count muted" })),
+    el("ul", { class: "executions" }),
+    el("p", { class: "none muted" }, "None."),
+    el("p", { class: "pager", hidden: true }, newer, " ", el("span", { class: "range muted" }), " ", older));
+}
 
 function executionButton(x) {
   const button = el("button", { type: "button", "data-arn": x.executionArn, "aria-current": x.executionArn === state.selected ? "true" : "false" },
@@ -491,7 +506,7 @@ function showList(list) {
   const root = document.getElementById(list.id);
   const xs = state.executions.filter((x) => list.kinds.includes(x.kind)).sort((a, b) => b.startDate - a.startDate);
   const pages = Math.max(1, Math.ceil(xs.length / pageSize));
-  list.page = Math.min(list.page || 0, pages - 1);
+  list.page = Math.max(0, Math.min(list.page, pages - 1));
   const from = list.page * pageSize, page = xs.slice(from, from + pageSize);
   root.setAttribute("data-total", xs.length);
   root.querySelector(".count").textContent = xs.length ? String(xs.length) : "";
@@ -649,11 +664,7 @@ async function tick() {
 
 document.addEventListener("DOMContentLoaded", () => {
   state.pinned = pinnedByURL();
-  for (const list of lists) {
-    const root = document.getElementById(list.id);
-    root.querySelector(".newer").addEventListener("click", () => { list.page--; showList(list); });
-    root.querySelector(".older").addEventListener("click", () => { list.page++; showList(list); });
-  }
+  document.getElementById("lists").replaceChildren(...lists.map(listSection));
   window.addEventListener("hashchange", () => { state.pinned = pinnedByURL(); tick(); });
   document.getElementById("follow").addEventListener("click", () => pin(null));
   document.getElementById("detail-close").addEventListener("click", () => showDetail(null));
