@@ -430,9 +430,10 @@ func TestConsoleShowsDetails(t *testing.T) {
 }
 
 // TestConsoleShowsHealthAndBake: during a deploy, the console shows each
-// service's healthy instances of its target, then, the release healthy,
-// the bake's time left counting down on the region's clock, from the
-// execution's latest state document; and each load balancer's healthy
+// service's healthy instances of its target and its stability window,
+// then, the release healthy, the window held and the bake's time left
+// counting down on the region's clock, from the execution's latest state
+// document; and each load balancer's healthy
 // instances and cut connections.
 func TestConsoleShowsHealthAndBake(t *testing.T) {
 	ctx := browser(t)
@@ -461,6 +462,7 @@ func TestConsoleShowsHealthAndBake(t *testing.T) {
 	))
 	assert.Contains(t, health, "0/1", "no instance healthy yet, of the one the target needs")
 	assert.Contains(t, health, "bake of 30m00s once healthy")
+	assert.Contains(t, health, "window 1m00s", "the stability window, not begun")
 
 	for i := 0; i < 100 && entered.Load() != "WaitForBake"; i++ {
 		require.NoError(t, tr.Pass(context.Background(), 10*time.Second))
@@ -477,6 +479,7 @@ func TestConsoleShowsHealthAndBake(t *testing.T) {
 	))
 	keepScreenshot(t, ctx, "console-bake.png")
 	assert.Contains(t, health, "1/1", "the one instance healthy")
+	assert.Regexp(t, `held \dm\d\ds of 1m00s, stable`, health, "the stability window, held")
 	assert.LessOrEqual(t, left1, 1800)
 	assert.Regexp(t, `coinbase-deploy-test-web-elb\s+1/1`, lbs, "the load balancer's healthy instances")
 	assert.Contains(t, lbs, "0 cut")
