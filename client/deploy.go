@@ -256,6 +256,13 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 		}
 		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(r, file))
 	}
+	return c.ended(ctx, d, out, r, arn, u)
+}
+
+// ended is the command's end once the deploy of r (execution arn) ended
+// with outcome u: a word on what to do next when it failed dirty, the
+// groups it made when it succeeded, and u's exit code (nil for Success).
+func (c *deployCommand) ended(ctx context.Context, d *deployer, out *display, r *release.Release, arn string, u progress) error {
 	if !c.follow.asJSON && (u.End == execution.EndFailureDirty || u.End == "") {
 		return exitf(exitDirty, "ferry: the deploy did not clean up after itself; AWS may hold resources of this release and the lock is kept.\nSee %s, fix what is left, then %s.",
 			c.deployer.command("status", r.ProjectName, r.ConfigName), c.deployer.command("unlock", r.ProjectName, r.ConfigName, "--release", r.ReleaseID))

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/ferryhq/ferry/internal/asl"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -29,7 +31,10 @@ func (c *followCommand) spec() commandSpec {
 		help: `Follow attaches to the running deploy of PROJECT CONFIG, or of the release
 RELEASE_ID (as ferry deploy, ferry status and ferry list name it), and
 shows it as ferry deploy does, to its end. It exits as ferry deploy does
-once the deploy ends, and 1 when no such deploy is running.
+once the deploy ends. A RELEASE_ID whose deploy has ended is shown as
+ferry deploy shows it at its end, and ferry follow exits with its exit
+code: a job that lost contact learns how its deploy ended. It exits 1
+when no such deploy is running or known.
 
 Ctrl-C stops following, not the deploy: ferry halt PROJECT CONFIG stops it.`,
 		exits: []int{exitFailure, exitDirty, exitDetached},
@@ -72,16 +77,19 @@ func (c *followCommand) run(ctx context.Context, project, config, releaseID stri
 		return err
 	}
 	var x runningExecution
+	deploy := &deployCommand{env: c.env, deployer: c.deployer, follow: c.follow}
+	out := newDisplay(c.env, c.follow.asJSON)
 	if project != "" {
 		x, err = runningOf(ctx, d, project, config, c.deployer.command("status", project, config))
 	} else {
-		x, err = runningRelease(ctx, d, releaseID)
+		var found bool
+		if x, found, err = runningRelease(ctx, d, releaseID); err == nil && !found {
+			return c.finished(ctx, d, deploy, out, releaseID)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	deploy := &deployCommand{env: c.env, deployer: c.deployer, follow: c.follow}
-	out := newDisplay(c.env, c.follow.asJSON)
 	r := x.Release
 	deploy.announce(out, r.ProjectName, r.ConfigName, r.ReleaseID, x.ARN)
 	out.message("ferry follow: %s %s release %s", r.ProjectName, r.ConfigName, r.ReleaseID)
@@ -107,26 +115,81 @@ func runningOf(ctx context.Context, d *deployer, project, config, statusHint str
 // runningRelease is the running execution that deploys releaseID, found
 // by its name (naming.ExecutionName, read back); a cut name is matched by
 // reading the release in its input.
-func runningRelease(ctx context.Context, d *deployer, releaseID string) (runningExecution, error) {
-	var found runningExecution
-	err := eachRunning(ctx, d, func(item sfntypes.ExecutionListItem) (bool, error) {
+func runningRelease(ctx context.Context, d *deployer, releaseID string) (x runningExecution, found bool, err error) {
+	err = eachRunning(ctx, d, func(item sfntypes.ExecutionListItem) (bool, error) {
 		if _, _, id, ok := naming.ParseExecutionName(aws.ToString(item.Name)); ok && id != releaseID {
 			return false, nil
 		}
-		x, ok, err := describeRunning(ctx, d, item)
-		if ok && x.Release.ReleaseID == releaseID {
-			found = x
+		running, ok, err := describeRunning(ctx, d, item)
+		if ok && running.Release.ReleaseID == releaseID {
+			x, found = running, true
 			return true, nil
 		}
 		return false, err
 	})
-	switch {
-	case err != nil:
-		return runningExecution{}, err
-	case found.Release == nil:
-		return runningExecution{}, fmt.Errorf("no deploy of release %s is running (see ferry list)", releaseID)
+	return x, found, err
+}
+
+// finished shows how the deploy of releaseID, which is not running,
+// ended, as ferry deploy shows it at its end, and returns its exit code:
+// a follower that lost contact learns the outcome it missed. A release
+// the deployer does not hold, or whose execution is gone, is an error.
+func (c *followCommand) finished(ctx context.Context, d *deployer, deploy *deployCommand, out *display, releaseID string) error {
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	project, config, err := locateRelease(ctx, l, releaseID)
+	if err != nil {
+		return fmt.Errorf("no deploy of release %s is running, and %w", releaseID, err)
 	}
-	return found, nil
+	raw, err := l.GetReleaseRaw(ctx, project, config, releaseID)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", project, config, err)
+	}
+	r, err := release.Decode(raw)
+	if err != nil {
+		return fmt.Errorf("%s %s release %s as stored: %w", project, config, releaseID, err)
+	}
+	arn := asl.ExecutionARN(d.cfg.StateMachineARN, naming.ExecutionName(project, config, releaseID))
+	if o, found, err := l.GetOutcome(ctx, project, config, releaseID); err == nil && found && o.Execution != "" {
+		arn = o.Execution
+	}
+	u, err := outcomeOf(ctx, d.sfn, arn)
+	if err != nil {
+		return fmt.Errorf("no deploy of release %s is running, and its end cannot be read: %w (see ferry show %s)", releaseID, err, releaseID)
+	}
+	deploy.announce(out, project, config, releaseID, arn)
+	out.message("ferry follow: %s %s release %s has ended", project, config, releaseID)
+	out.show(u)
+	return deploy.ended(ctx, d, out, r, arn, u)
+}
+
+// outcomeEvents is how many of an ended execution's newest events
+// outcomeOf reads: its end and the end state entered before it.
+const outcomeEvents = 5
+
+// outcomeOf is the outcome of the ended execution arn, read from its
+// newest events; its elapsed time is since the execution started. An
+// execution still running, or gone, is an error.
+func outcomeOf(ctx context.Context, api stepFunctions, arn string) (progress, error) {
+	desc, err := api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return progress{}, err
+	}
+	if desc.Status == sfntypes.ExecutionStatusRunning {
+		return progress{}, fmt.Errorf("execution %s is running", lastSegment(arn))
+	}
+	events, err := historyPages(ctx, api, arn, 0, outcomeEvents, true)
+	if err != nil {
+		return progress{}, err
+	}
+	for _, u := range renderHistory(events) {
+		if u.Event == updateOutcome {
+			if start := aws.ToTime(desc.StartDate); !start.IsZero() && u.At.After(start) {
+				u.Elapsed = u.At.Sub(start)
+			}
+			return u, nil
+		}
+	}
+	return progress{}, fmt.Errorf("the history of %s does not say how it ended", lastSegment(arn))
 }
 
 // describeRunning reads the release a running execution deploys; found is

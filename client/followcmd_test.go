@@ -28,6 +28,18 @@ func TestFollow(t *testing.T) {
 	assert.Equal(t, exitFailure, byConfig.code, "stdout:\n%s\nstderr:\n%s", byConfig.stdout, byConfig.stderr)
 	assert.Contains(t, byConfig.stdout, "release "+brokenID+"\n")
 
+	// Ended, a deploy's follower learns its outcome and exits with its
+	// code, as ferry deploy would have at its end.
+	ended := tr.ferry(t, "follow", "--local", id)
+	assert.Equal(t, exitOK, ended.code, "stdout:\n%s\nstderr:\n%s", ended.stdout, ended.stderr)
+	assert.Contains(t, ended.stdout, "ferry follow: coinbase/deploy-test development release "+id+" has ended\n")
+	assert.Regexp(t, `\d+:\d\d  Success\n`, ended.stdout)
+	assert.Contains(t, ended.stdout, "created group "+devGroup(id)+"\n")
+	endedBroken := tr.ferry(t, "follow", "--local", "--json", brokenID)
+	assert.Equal(t, exitFailure, endedBroken.code, "stdout:\n%s\nstderr:\n%s", endedBroken.stdout, endedBroken.stderr)
+	assert.Contains(t, endedBroken.stdout, `"end":"FailureClean"`)
+	assert.Contains(t, endedBroken.stdout, `"exit_code":1`)
+
 	tests := []struct {
 		name string
 		args []string
@@ -35,7 +47,7 @@ func TestFollow(t *testing.T) {
 		want string
 	}{
 		{"nothing running for the config", []string{"coinbase/deploy-test", "development"}, exitFailure, "ferry follow: no deploy of coinbase/deploy-test development is running"},
-		{"nothing running for the release", []string{id}, exitFailure, "ferry follow: no deploy of release " + id + " is running"},
+		{"no config holds the release", []string{"20260101T000000Z-none"}, exitFailure, "ferry follow: no deploy of release 20260101T000000Z-none is running, and no config of the deployer holds"},
 		{"no arguments", nil, exitUsage, "ferry follow: follow takes a project and a config, or a release id"},
 		{"three arguments", []string{"a/b", "c", "d"}, exitUsage, "follow takes a project and a config, or a release id"},
 		{"a bad release id", []string{"no_such id"}, exitUsage, "ferry follow: "},
