@@ -324,9 +324,21 @@ func (spec commandSpec) exitCodes() []int {
 	return append(slices.Clone(commonExits), spec.exits...)
 }
 
+// optionalValue is a flag whose value may be left out (--wait-lock alone,
+// or --wait-lock=30m): the flag package parses it as a boolean flag.
+// takesValue reports whether s, the argument after it, is its value.
+type optionalValue interface {
+	flag.Value
+	IsBoolFlag() bool
+	takesValue(s string) bool
+}
+
 // parseInterspersed parses flags wherever they are among args, so
-// "ferry validate a.json --json" works; "--" ends the flags.
+// "ferry validate a.json --json" works; "--" ends the flags. Every flag
+// takes its value after "=" or as the next argument: a flag whose value
+// is optional (optionalValue) takes the next argument when it is one.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	args = joinOptionalValues(fs, args)
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -342,6 +354,28 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// joinOptionalValues rewrites "--name VALUE" as "--name=VALUE" when name
+// is an optionalValue flag of fs and VALUE its value, up to "--".
+func joinOptionalValues(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if f := fs.Lookup(name); strings.HasPrefix(a, "-") && f != nil && i+1 < len(args) {
+			if v, ok := f.Value.(optionalValue); ok && v.takesValue(args[i+1]) {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // helpHelp is ferry help help.

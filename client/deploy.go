@@ -336,6 +336,15 @@ const defaultWaitLock = tuning.DefaultTimeout
 
 func (f *waitLockFlag) IsBoolFlag() bool { return true }
 
+// takesValue reports whether s is a duration: "--wait-lock 30m" waits 30
+// minutes; "--wait-lock FILE" waits the default and FILE is the release.
+func (f *waitLockFlag) takesValue(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil
+}
+
+var _ optionalValue = (*waitLockFlag)(nil)
+
 func (f *waitLockFlag) String() string {
 	if !f.set {
 		return ""

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,6 +220,37 @@ func TestParseInterspersed(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.json, *j)
+		})
+	}
+}
+
+// TestFlagValueAfterASpace: every flag takes its value after a space as
+// after "=", an optional value (--wait-lock [DURATION]) too when the next
+// argument is one; otherwise that argument stays positional.
+func TestFlagValueAfterASpace(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+		wait time.Duration
+		poll time.Duration
+	}{
+		{[]string{"--wait-lock", "30m", "r.json"}, []string{"r.json"}, 30 * time.Minute, defaultPollInterval},
+		{[]string{"r.json", "-wait-lock", "90s"}, []string{"r.json"}, 90 * time.Second, defaultPollInterval},
+		{[]string{"--wait-lock=5m", "r.json"}, []string{"r.json"}, 5 * time.Minute, defaultPollInterval},
+		{[]string{"--wait-lock", "r.json"}, []string{"r.json"}, defaultWaitLock, defaultPollInterval},
+		{[]string{"--poll", "5s", "r.json", "--wait-lock"}, []string{"r.json"}, defaultWaitLock, 5 * time.Second},
+		{[]string{"r.json", "--", "--wait-lock", "1m"}, []string{"r.json", "--wait-lock", "1m"}, 0, defaultPollInterval},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var c deployCommand
+			fs := flag.NewFlagSet("deploy", flag.ContinueOnError)
+			c.defineFlags(fs)
+			got, err := parseInterspersed(fs, tc.args)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.wait, c.waitLock.d)
+			assert.Equal(t, tc.poll, c.follow.poll)
 		})
 	}
 }

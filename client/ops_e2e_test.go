@@ -179,15 +179,16 @@ func TestDeployRefusedWhileLocked(t *testing.T) {
 	assert.Contains(t, res.stderr, "ferry unlock --local coinbase/deploy-test development --release r-left")
 	assert.Empty(t, tr.Executions(""), "nothing started")
 
-	// --wait-lock=1m, and the lock is never freed: refused after a minute
-	// of the client's clock.
+	// --wait-lock 1m (its value after a space, as every flag's may be),
+	// and the lock is never freed: refused after a minute of the client's
+	// clock.
 	var out, errOut bytes.Buffer
 	env := tr.env(&out, &errOut)
 	now := tr.Clock().Now()
 	sleeps := 0
 	env.Now = func() time.Time { return now }
 	env.Sleep = func(_ context.Context, d time.Duration) error { sleeps++; now = now.Add(d); return nil }
-	code := run(context.Background(), env, []string{"deploy", "--local", "--wait-lock=1m", deployTestRelease})
+	code := run(context.Background(), env, []string{"deploy", "--local", "--wait-lock", "1m", deployTestRelease})
 	assert.Equal(t, exitNotStarted, code, errOut.String())
 	assert.Contains(t, errOut.String(), "still held after --wait-lock=1m0s")
 	assert.Equal(t, 60, sleeps, "one read a poll interval (1s) for a minute")
