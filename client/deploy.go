@@ -288,7 +288,7 @@ func (c *deployCommand) haltHint(r *release.Release, file string) string {
 // read again every poll interval until it is free or the wait is over.
 func (c *deployCommand) awaitLock(ctx context.Context, d *deployer, out *display, project, config string) error {
 	locks := lock.New(d.s3, d.cfg.Bucket, clock.System{})
-	var deadline time.Time
+	var since, deadline time.Time
 	for {
 		h, found, err := locks.Get(ctx, project, config)
 		if err != nil {
@@ -299,12 +299,15 @@ func (c *deployCommand) awaitLock(ctx context.Context, d *deployer, out *display
 		}
 		now := c.env.Now()
 		if deadline.IsZero() && c.waitLock.set {
-			deadline = now.Add(c.waitLock.d)
+			since, deadline = now, now.Add(c.waitLock.d)
 			out.message("%s: %s %s is locked by release %s (since %s); waiting up to %s for it", c.prefix(), project, config, h.ReleaseID, formatTime(h.Since), c.waitLock.d)
 		}
 		if !c.waitLock.set || !now.Before(deadline) {
+			out.untick()
 			return c.lockHeld(project, config, h)
 		}
+		out.waiting(now.Sub(since), fmt.Sprintf("waiting for the lock of %s %s, held by release %s; giving up in %s",
+			project, config, oneLine(h.ReleaseID), formatElapsed(deadline.Sub(now))))
 		if err := c.env.Sleep(ctx, c.follow.poll); err != nil {
 			return err
 		}

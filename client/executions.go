@@ -219,15 +219,40 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 				return u, nil
 			}
 		}
-		if opts.Now != nil && out.ticks() {
-			if now, err := opts.Now(ctx); err == nil {
-				out.tick(now)
-			}
-		}
-		if err := opts.Sleep(ctx, interval); err != nil {
+		if err := pause(ctx, out, opts, interval); err != nil {
 			return progress{}, err
 		}
 	}
+}
+
+// pause waits interval before the next poll, the display ticking
+// meanwhile (every second on a terminal, at keepAlive in a log): the
+// deployer's clock is read once, and advanced by what was slept.
+func pause(ctx context.Context, out *display, opts followOptions, interval time.Duration) error {
+	var now time.Time
+	ticking := opts.Now != nil && out.ticks()
+	if ticking {
+		var err error
+		if now, err = opts.Now(ctx); err != nil {
+			ticking = false
+		} else {
+			out.tick(now)
+		}
+	}
+	for left := interval; left > 0; {
+		step := left
+		if ticking {
+			step = min(step, out.nextTick())
+		}
+		if err := opts.Sleep(ctx, step); err != nil {
+			return err
+		}
+		if left -= step; ticking && left > 0 {
+			now = now.Add(step)
+			out.tick(now)
+		}
+	}
+	return nil
 }
 
 // throttled reports whether err is Step Functions refusing a call for its

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // displayMode is how a follower shows updates.
@@ -68,6 +69,18 @@ type display struct {
 	// ticking says the last thing written is the clock line (modeLive),
 	// without a newline: the next write replaces it.
 	ticking bool
+	// bakeEnd is when the bake under way ends, as Bake's last report
+	// says; retireSince when the clean-up state under way was entered
+	// (its retirement's time bound counts from about then) and retiring
+	// its groups' phases as last reported.
+	bakeEnd     time.Time
+	retireSince time.Time
+	retiring    []execution.RetiringGroup
+	// clock is the client's clock (Env.Now): a log (modePlain) gets a
+	// line at least every keepAlive of it while ferry waits; nil, never.
+	// lastOut is when the last line was written.
+	clock   func() time.Time
+	lastOut time.Time
 	// exitCode is the exit code the command returns for an outcome, shown
 	// as the --json outcome's exit_code; nil means ferry deploy's
 	// (exitCodeOf).
@@ -78,7 +91,7 @@ type display struct {
 // otherwise. Colour only on a terminal, and never when NO_COLOR is set or
 // TERM is dumb.
 func newDisplay(env Env, asJSON bool) *display {
-	d := &display{w: env.Stdout, mode: modePlain}
+	d := &display{w: env.Stdout, mode: modePlain, clock: env.Now}
 	if asJSON {
 		d.mode = modeJSON
 		return d
@@ -105,6 +118,7 @@ type jsonUpdate struct {
 func (d *display) show(u progress) {
 	d.follow(u)
 	d.untick()
+	d.wrote()
 	if d.mode == modeJSON {
 		d.showJSON(u)
 		return
@@ -181,6 +195,7 @@ func (d *display) showHealth(u progress) {
 // In JSON mode it is an object {"event":"message","message":...}.
 func (d *display) message(format string, args ...any) {
 	d.untick()
+	d.wrote()
 	msg := fmt.Sprintf(format, args...)
 	if d.mode == modeJSON {
 		d.json(struct {
@@ -213,7 +228,8 @@ func (d *display) changed(s serviceCounts, t time.Time) bool {
 }
 
 // follow remembers of u what the clock line says: when the execution
-// started, the state it is in.
+// started, the state it is in, when a bake ends, where a retirement
+// stands.
 func (d *display) follow(u progress) {
 	if d.started.IsZero() && !u.At.IsZero() {
 		d.started = u.At.Add(-u.Elapsed)
@@ -221,40 +237,138 @@ func (d *display) follow(u progress) {
 	switch u.Event {
 	case updateStarted:
 		d.started = u.At
-	case updateState, updateHealth:
+	case updateState:
 		d.state = u.State
+		if u.State == execution.TaskCleanUpSuccess || u.State == execution.TaskCleanUpFailure {
+			d.retireSince, d.retiring = u.At, nil
+		}
+	case updateHealth:
+		d.state = u.State
+	case updateBake:
+		d.bakeEnd = u.At.Add(time.Duration(u.Bake.LeftSeconds) * time.Second)
+	case updateRetire:
+		d.retiring = u.Retiring
 	}
 }
 
-// tick shows, on a terminal, that the follower is alive while nothing
-// changes: the time since the execution started as of now, the state it
-// waits in, and how long until its timeout. The line is replaced by the
-// next tick or the next thing written. Elsewhere it writes nothing.
+// keepAlive is the longest a log goes without a line while ferry waits:
+// CI systems end a job that prints nothing for ten minutes.
+const keepAlive = 30 * time.Second
+
+// tick shows that the follower is alive while nothing changes: the time
+// since the execution started as of now, what it waits for and how long
+// the state machine will wait for it (waitText). On a terminal the line
+// is replaced by the next tick or the next thing written; in a log it is
+// written when keepAlive has passed without a line.
 func (d *display) tick(now time.Time) {
-	if d.mode != modeLive || d.started.IsZero() {
+	if d.started.IsZero() {
 		return
 	}
-	elapsed := now.Sub(d.started)
-	text := "waiting"
-	if d.state != "" {
-		text += " in " + oneLine(d.state)
-	}
-	switch left := d.timeout - elapsed; {
-	case d.timeout <= 0:
-	case left > 0:
-		text += "; timeout in " + formatElapsed(left)
-	default:
-		text += "; timeout passed"
-	}
-	if d.ticking {
-		fmt.Fprint(d.w, ansiClearLn)
-	}
-	fmt.Fprint(d.w, d.paint(ansiDim, fitWidth(fmt.Sprintf("%6s  %s", formatElapsed(elapsed), text), d.width)))
-	d.ticking = true
+	d.waiting(now.Sub(d.started), d.waitText(now))
 }
 
-// ticks reports whether tick shows anything: on a terminal only.
-func (d *display) ticks() bool { return d.mode == modeLive }
+// waiting shows text, after elapsed: on a terminal as the clock line, in
+// place of the last one; in a log as a line when keepAlive of the
+// client's clock has passed since the last; under --json never.
+func (d *display) waiting(elapsed time.Duration, text string) {
+	line := fmt.Sprintf("%6s  %s", formatElapsed(elapsed), text)
+	switch d.mode {
+	case modeLive:
+		if d.ticking {
+			fmt.Fprint(d.w, ansiClearLn)
+		}
+		fmt.Fprint(d.w, d.paint(ansiDim, fitWidth(line, d.width)))
+		d.ticking = true
+	case modePlain:
+		if d.clock == nil || d.clock().Sub(d.lastOut) < keepAlive {
+			return
+		}
+		fmt.Fprintln(d.w, line)
+		d.wrote()
+	}
+}
+
+// nextTick is how long until the display has something to tick: a
+// second on a terminal, what is left of keepAlive in a log (at least a
+// second).
+func (d *display) nextTick() time.Duration {
+	if d.mode != modePlain || d.clock == nil {
+		return time.Second
+	}
+	return max(keepAlive-d.clock().Sub(d.lastOut), time.Second)
+}
+
+// wrote notes that a line was written now.
+func (d *display) wrote() {
+	if d.clock != nil {
+		d.lastOut = d.clock()
+	}
+}
+
+// waitText says what the execution waits for at now, in the state it is
+// in, and how long the state machine will wait for it: the bake's end
+// during Bake, a retirement's time bound during a clean-up, and until it
+// is healthy the release's timeout (which covers only that).
+func (d *display) waitText(now time.Time) string {
+	switch d.state {
+	case "":
+		return d.withTimeout("waiting", now)
+	case execution.TaskBake:
+		if d.bakeEnd.IsZero() {
+			return "baking"
+		}
+		if left := d.bakeEnd.Sub(now); left > 0 {
+			return "baking; bake ends in " + formatElapsed(left)
+		}
+		return "baking; bake ending"
+	case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
+		return d.retireText(now)
+	case execution.TaskCheckHealthy:
+		return d.withTimeout("waiting for the new groups to be healthy", now)
+	case execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
+		execution.TaskDeploy, execution.TaskNextStep:
+		return d.withTimeout("waiting in "+oneLine(d.state), now)
+	}
+	return "waiting in " + oneLine(d.state)
+}
+
+// withTimeout is text and how long until the release's timeout.
+func (d *display) withTimeout(text string, now time.Time) string {
+	switch left := d.timeout - now.Sub(d.started); {
+	case d.timeout <= 0:
+		return text
+	case left > 0:
+		return text + "; timeout in " + formatElapsed(left)
+	}
+	return text + "; timeout passed"
+}
+
+// retireText says what a clean-up waits for (the phases its groups are
+// in) and its time bound, tuning.RetireTimeout from about when it began.
+func (d *display) retireText(now time.Time) string {
+	text := "retiring the previous groups"
+	if d.state == execution.TaskCleanUpFailure {
+		text = "cleaning up"
+	}
+	var phases []string
+	for _, g := range d.retiring {
+		if p := strings.ReplaceAll(oneLine(g.Phase), "_", " "); !slices.Contains(phases, p) {
+			phases = append(phases, p)
+		}
+	}
+	if len(phases) > 0 {
+		text += ": " + strings.Join(phases, ", ")
+	}
+	if d.retireSince.IsZero() {
+		return text
+	}
+	bound := d.retireSince.Add(tuning.RetireTimeout)
+	return fmt.Sprintf("%s; bound at %s (in %s)", text, bound.UTC().Format("15:04:05Z"), formatElapsed(max(bound.Sub(now), 0)))
+}
+
+// ticks reports whether tick may show anything: on a terminal, and in a
+// log that must not go silent.
+func (d *display) ticks() bool { return d.mode == modeLive || d.mode == modePlain && d.clock != nil }
 
 // untick clears the clock line, when it is the last thing written, so
 // what comes next takes its place.

@@ -560,7 +560,6 @@ func TestFollowExecutionTicks(t *testing.T) {
 		})
 	require.NoError(t, err)
 	assert.Equal(t, len(events)-1, reads, "one clock read per poll, none after the end")
-	assert.Equal(t, reads, strings.Count(buf.String(), "timeout in "))
 	assert.Equal(t, reads, strings.Count(buf.String(), ansiClearLn), "every clock line is replaced")
 	assert.True(t, strings.HasSuffix(buf.String(), "\n"), "the outcome ends the output on a line of its own")
 }
@@ -762,4 +761,97 @@ func TestCanaryReports(t *testing.T) {
 	svc := steps[1]["services"].([]any)[0].(map[string]any)
 	assert.Equal(t, map[string]any{"name": "web", "step": 3.0, "steps": 3.0, "step_desired": 3.0, "target": 2.0}, map[string]any{
 		"name": svc["name"], "step": svc["step"], "steps": svc["steps"], "step_desired": svc["step_desired"], "target": svc["target"]})
+}
+
+// TestWaitTextSaysWhatItWaitsFor: the clock line counts down the release's
+// timeout only until the release is healthy (the timeout covers nothing
+// else); during a bake it says when the bake ends, during a retirement
+// the phases its groups are in and the retirement's time bound.
+func TestWaitTextSaysWhatItWaitsFor(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	d := &display{w: &buf, mode: modeLive, timeout: 5 * time.Minute}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	d.show(progress{Event: updateStarted, At: t0})
+	d.show(progress{Event: updateHealth, State: execution.TaskCheckHealthy, At: at(30), Elapsed: 30 * time.Second})
+	assert.Equal(t, "waiting for the new groups to be healthy; timeout in 4:20", d.waitText(at(40)))
+	d.show(progress{Event: updateState, State: execution.TaskBake, At: at(100), Elapsed: 100 * time.Second})
+	assert.Equal(t, "baking", d.waitText(at(100)), "no report yet")
+	d.show(progress{Event: updateBake, State: execution.TaskBake, At: at(101), Elapsed: 101 * time.Second, Bake: &execution.Bake{LeftSeconds: 600}})
+	assert.Equal(t, "baking; bake ends in 9:50", d.waitText(at(111)))
+	assert.Equal(t, "baking; bake ending", d.waitText(at(800)))
+	d.show(progress{Event: updateState, State: execution.TaskCleanUpSuccess, At: at(702), Elapsed: 702 * time.Second})
+	d.show(progress{Event: updateRetire, State: execution.TaskCleanUpSuccess, At: at(703), Elapsed: 703 * time.Second,
+		Retiring: []execution.RetiringGroup{{Name: "a", Phase: execution.PhaseDraining}, {Name: "b", Phase: execution.PhaseScalingIn, Instances: 2}}}) // 10:11:42 bound 12:11:42
+	assert.Equal(t, "retiring the previous groups: draining, scaling in; bound at 12:11:42Z (in 1:59:50)", d.waitText(at(712)))
+	d.tick(at(712))
+	assert.NotContains(t, buf.String(), "timeout passed", "past the timeout, a bake or a retirement is not late")
+}
+
+// TestClockTicksEverySecond: on a terminal, between two polls 10 s apart
+// (the execution waits between checks), the clock line ticks every
+// second, the deployer's clock read once a poll and advanced by each
+// second slept.
+func TestClockTicksEverySecond(t *testing.T) {
+	events := goldenHistories()["success"]
+	api := &pagedHistory{events: events}
+	var buf bytes.Buffer
+	start := aws.ToTime(events[0].Timestamp)
+	reads, sleeps := 0, []time.Duration{}
+	_, err := followExecution(t.Context(), api, "arn", &display{w: &buf, mode: modeLive, timeout: time.Hour},
+		followOptions{
+			Interval: 10 * time.Second,
+			Sleep:    func(_ context.Context, d time.Duration) error { sleeps = append(sleeps, d); return nil },
+			Now: func(context.Context) (time.Time, error) {
+				reads++
+				return start.Add(time.Duration(reads) * time.Minute), nil
+			},
+		})
+	require.NoError(t, err)
+	polls := len(events) - 1
+	assert.Equal(t, polls, reads, "one clock read a poll")
+	require.Len(t, sleeps, 10*polls, "ten sleeps of a second between two polls")
+	for _, s := range sleeps {
+		assert.Equal(t, time.Second, s)
+	}
+	assert.True(t, strings.Contains(buf.String(), "  2:00  waiting in Validate; timeout in 58:00"+ansiClearLn+"  2:01  waiting in Validate; timeout in 57:59"+ansiClearLn),
+		"the clock ticks a second at a time between polls")
+	assert.Equal(t, 10*polls, strings.Count(buf.String(), ansiClearLn), "every clock line is replaced")
+}
+
+// stampedWriter records when (on its clock) each line was written.
+type stampedWriter struct {
+	now   func() time.Time
+	times []time.Time
+	buf   bytes.Buffer
+}
+
+func (w *stampedWriter) Write(p []byte) (int, error) {
+	for range bytes.Count(p, []byte("\n")) {
+		w.times = append(w.times, w.now())
+	}
+	return w.buf.Write(p)
+}
+
+// TestLogNeverSilentFor30s: piped into a CI log, a follower waiting an
+// hour for a check writes a line at least every 30 s of the client's
+// clock, saying it waits and for what; a CI system that ends a job
+// silent for ten minutes keeps it.
+func TestLogNeverSilentFor30s(t *testing.T) {
+	events := goldenHistories()["retried-then-dirty"]
+	h := &timedHistory{events: events, now: aws.ToTime(events[0].Timestamp)}
+	w := &stampedWriter{now: func() time.Time { return h.now }}
+	d := &display{w: w, mode: modePlain, clock: w.now, timeout: 2 * time.Hour}
+	_, err := followExecution(t.Context(), h, "arn", d, followOptions{
+		Interval: time.Second, Waiting: waitingFollowInterval,
+		Sleep: func(_ context.Context, d time.Duration) error { h.now = h.now.Add(d); return nil },
+		Now:   func(context.Context) (time.Time, error) { return h.now, nil },
+	})
+	require.NoError(t, err)
+	require.Greater(t, len(w.times), 100, "an hour of waiting: a line every 30 s")
+	for i := 1; i < len(w.times); i++ {
+		assert.LessOrEqual(t, w.times[i].Sub(w.times[i-1]), keepAlive, "line %d", i)
+	}
+	assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting for the new groups to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
+	assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
 }
