@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	osuser "os/user"
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/ferryhq/ferry/internal/identity"
@@ -116,6 +118,26 @@ type deployerConfig struct {
 	// path-style S3 addressing.
 	Endpoint string
 	Region   string
+	// Override is the endpoint AWS_ENDPOINT_URL sets for every AWS API,
+	// "" when none does.
+	Override string
+}
+
+// where names what the client reaches of the deployer, for messages:
+// the local region's endpoint, or Step Functions' in the deployer's
+// region and account (or the endpoint AWS_ENDPOINT_URL sets).
+func (c deployerConfig) where() string {
+	if c.Endpoint != "" {
+		return c.Endpoint
+	}
+	if c.Override != "" {
+		return c.Override
+	}
+	where := "https://states." + firstNonEmpty(c.Region, "REGION") + ".amazonaws.com"
+	if parts := strings.Split(c.StateMachineARN, ":"); len(parts) > 4 && parts[4] != "" {
+		where += " (account " + parts[4] + ")"
+	}
+	return where
 }
 
 // bucketAPI is the S3 API the client calls on the deployer's bucket.
@@ -188,7 +210,7 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	cfg.Region = awsCfg.Region
+	cfg.Region, cfg.Override = awsCfg.Region, env.Getenv("AWS_ENDPOINT_URL")
 	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
 		if cfg.Region == "" {
 			return nil, fmt.Errorf("%w: no AWS region (set AWS_REGION or AWS_PROFILE), and no --state-machine and --bucket (or $%s and $%s)", errNoDeployer, envStateMachine, envBucket)
@@ -344,4 +366,24 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// contactCause is the innermost cause of err, an error reaching an AWS
+// API, without the SDK's wrapping of its retries: "connect: connection
+// refused", "ThrottlingException: Rate exceeded", "timed out".
+func contactCause(err error) string {
+	var op *net.OpError
+	var dns *net.DNSError
+	var apiErr smithy.APIError
+	switch {
+	case errors.As(err, &dns):
+		return oneLine(dns.Error())
+	case errors.As(err, &op) && op.Err != nil:
+		return oneLine(op.Op + ": " + op.Err.Error())
+	case errors.As(err, &apiErr):
+		return oneLine(firstNonEmpty(strings.TrimSpace(apiErr.ErrorCode()+": "+apiErr.ErrorMessage()), err.Error()))
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	return oneLine(err.Error())
 }

@@ -254,10 +254,35 @@ func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *displ
 		if ctx.Err() != nil {
 			return exitf(exitInterrupted, "\nferry: stopped following; the deploy goes on.\nTo stop it: %s", c.haltHint(r, file))
 		}
-		return exitf(exitDetached, "ferry: stopped following: %w\nThe deploy goes on; to stop it: %s", err, c.haltHint(r, file))
+		return c.lostContact(d, out, r, file, err)
 	}
 	return c.ended(ctx, d, out, r, arn, u)
 }
+
+// lostContact is the end of following the deploy of r when the
+// deployer could no longer be read (err): a message on lines of its own
+// naming what was reached and why it failed, with the exact commands that
+// follow the deploy again and halt it.
+func (c *deployCommand) lostContact(d *deployer, out *display, r *release.Release, file string, err error) error {
+	out.untick()
+	return &ExitError{Code: exitDetached, Err: &contactError{where: d.cfg.where(), cause: contactCause(err), err: err,
+		follow: c.deployer.command("follow", r.ReleaseID), halt: c.haltHint(r, file)}}
+}
+
+// contactError is losing contact with the deployer while following a
+// deploy, which goes on: it says where, why, and how to resume; it
+// unwraps to the error reading the deployer.
+type contactError struct {
+	where, cause, follow, halt string
+	err                        error
+}
+
+func (e *contactError) Error() string {
+	return fmt.Sprintf("ferry: lost contact with the deployer at %s: %s\nThe deploy goes on. Follow it again with: %s\nStop it with: %s",
+		e.where, e.cause, e.follow, e.halt)
+}
+
+func (e *contactError) Unwrap() error { return e.err }
 
 // ended is the command's end once the deploy of r (execution arn) ended
 // with outcome u: a word on what to do next when it failed dirty, the

@@ -1,10 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/release"
 )
 
 // TestFollow: ferry follow attaches to a running deploy by its release id
@@ -60,4 +71,40 @@ func TestFollow(t *testing.T) {
 			assert.Contains(t, res.stderr, tt.want)
 		})
 	}
+}
+
+// lostHistory serves a history's first events, then fails as the SDK
+// does once its retries are spent on a deployer that no longer answers.
+type lostHistory struct {
+	pagedHistory
+	calls int
+}
+
+func (h *lostHistory) GetExecutionHistory(ctx context.Context, in *sfn.GetExecutionHistoryInput, opts ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error) {
+	if h.calls++; h.calls > 3 {
+		refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		return nil, fmt.Errorf("operation error SFN: GetExecutionHistory, exceeded maximum number of attempts, 5, https response error StatusCode: 0, RequestID: , request send failed, Post \"http://127.0.0.1:4590/\": %w", refused)
+	}
+	return h.pagedHistory.GetExecutionHistory(ctx, in, opts...)
+}
+
+// TestLostContactSaysHowToResume: when the deployer stops answering, the
+// clock line is cleared and the message, on lines of its own, names the
+// endpoint, says why in a few words (not the SDK's retry chain) and gives
+// the exact ferry follow command that resumes; it exits 5.
+func TestLostContactSaysHowToResume(t *testing.T) {
+	var out bytes.Buffer
+	r := &release.Release{ProjectName: "coinbase/deploy-test", ConfigName: "development", ReleaseID: "20260101T000000Z-abcdef"}
+	d := &deployer{cfg: deployerConfig{Endpoint: "http://127.0.0.1:4590"},
+		sfn: &lostHistory{pagedHistory: pagedHistory{events: goldenHistories()["success"]}},
+		now: func(context.Context) (time.Time, error) { return historyStart.Add(time.Minute), nil }}
+	c := &deployCommand{env: Env{Sleep: func(context.Context, time.Duration) error { return nil }}, deployer: deployerFlags{local: true}}
+	c.follow.poll = time.Second
+	err := c.followToEnd(t.Context(), d, &display{w: &out, mode: modeLive}, r, "", "arn")
+	var errOut bytes.Buffer
+	assert.Equal(t, exitDetached, exitStatus(&errOut, err))
+	assert.True(t, strings.HasSuffix(out.String(), ansiClearLn), "the clock line is cleared: %q", out.String())
+	assert.Equal(t, "ferry: lost contact with the deployer at http://127.0.0.1:4590: dial: connection refused\n"+
+		"The deploy goes on. Follow it again with: ferry follow --local 20260101T000000Z-abcdef\n"+
+		"Stop it with: ferry halt --local coinbase/deploy-test development\n", errOut.String())
 }

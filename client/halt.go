@@ -137,7 +137,12 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	}
 	u, err := followExecution(ctx, d.sfn, target.ARN, out, c.follow.options(c.env, d))
 	if err != nil {
-		return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
+		out.untick()
+		if ctx.Err() != nil {
+			return exitf(exitDetached, "ferry halt: stopped following (%w); the marker is written and the deployer will act on it", err)
+		}
+		return exitf(exitDetached, "ferry halt: lost contact with the deployer at %s: %s\nThe marker is written and the deployer will act on it. Follow the deploy with: %s",
+			d.cfg.where(), contactCause(err), c.deployer.command("follow", target.Release.ReleaseID))
 	}
 	switch code := haltExitCode(u); code {
 	case exitTooLate:
