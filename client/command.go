@@ -314,8 +314,12 @@ func (spec commandSpec) usage(w io.Writer, fs *flag.FlagSet) {
 	if flags.Len() > 0 {
 		fmt.Fprintf(w, "\nflags:\n%s", flags.String())
 	}
+	codes := spec.exitCodes()
+	if fs.Lookup("local") != nil {
+		codes = append(codes, deployerExits...) // it reaches a deployer
+	}
 	fmt.Fprint(w, "\nexit codes (ferry help exit-codes lists every one):\n")
-	writeExitCodes(w, spec.exitCodes())
+	writeExitCodes(w, codes)
 }
 
 // exitCodes are the codes the command may exit with: those of every

@@ -185,10 +185,6 @@ func (d *deployer) submitter() submit.Deployer {
 	return submit.Deployer{Bucket: d.cfg.Bucket, StateMachineARN: d.cfg.StateMachineARN, S3: d.s3, SFN: d.sfn}
 }
 
-// errNoDeployer is in the chain of every error that says which deployer to
-// use could not be found.
-var errNoDeployer = errors.New("no deployer found")
-
 // connect resolves the deployer configuration (flags, then environment,
 // then the conventional names in the caller's account; with --local,
 // flags, then the local region's description) and builds the clients.
@@ -211,13 +207,17 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
 	cfg.Region, cfg.Override = awsCfg.Region, env.Getenv("AWS_ENDPOINT_URL")
+	if err := checkCredentials(ctx, env, awsCfg); err != nil {
+		return nil, err
+	}
 	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
 		if cfg.Region == "" {
 			return nil, fmt.Errorf("%w: no AWS region (set AWS_REGION or AWS_PROFILE), and no --state-machine and --bucket (or $%s and $%s)", errNoDeployer, envStateMachine, envBucket)
 		}
 		id, err := sts.NewFromConfig(awsCfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 		if err != nil {
-			return nil, fmt.Errorf("%w: finding the caller's account to name the deployer (or set --state-machine and --bucket): %w", errNoDeployer, err)
+			return nil, fmt.Errorf("%w: finding the caller's account in %s to name the deployer: %s (or set --state-machine and --bucket)",
+				errNoDeployer, firstNonEmpty(cfg.Override, "https://sts."+cfg.Region+".amazonaws.com"), contactCause(err))
 		}
 		account := aws.ToString(id.Account)
 		if cfg.StateMachineARN == "" {
@@ -243,6 +243,20 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		prover: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: aws.ToString(awsCfg.BaseEndpoint)},
 		now:    func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil
+}
+
+// checkCredentials fails with errNoCredentials when the standard chain
+// of awsCfg finds no AWS credentials, naming the region and profile it
+// looked for them for. Found credentials are cached for the calls after.
+func checkCredentials(ctx context.Context, env Env, awsCfg aws.Config) error {
+	if awsCfg.Credentials == nil {
+		return fmt.Errorf("%w: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (--local uses the local region, which needs none)", errNoCredentials)
+	}
+	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+		return fmt.Errorf("%w (region %s, profile %s): %s; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (--local uses the local region, which needs none)",
+			errNoCredentials, firstNonEmpty(awsCfg.Region, "unset"), firstNonEmpty(env.Getenv("AWS_PROFILE"), "default"), contactCause(err))
+	}
+	return nil
 }
 
 // localInfo is what the local region says about itself at localInfoPath.

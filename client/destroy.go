@@ -115,7 +115,7 @@ func destroyTarget(ctx context.Context, l *ledger.Ledger, project, config string
 			return nil, nil, err
 		}
 		if len(ids) == 0 {
-			return nil, nil, fmt.Errorf("the deployer knows no release of %s %s: nothing to destroy", project, config)
+			return nil, nil, notFoundf("the deployer knows no release of %s %s: nothing to destroy", project, config)
 		}
 		id = ids[0]
 	}

@@ -33,7 +33,7 @@ RELEASE_ID (as ferry deploy, ferry status and ferry list name it), and
 shows it as ferry deploy does, to its end. It exits as ferry deploy does
 once the deploy ends. A RELEASE_ID whose deploy has ended is shown as
 ferry deploy shows it at its end, and ferry follow exits with its exit
-code: a job that lost contact learns how its deploy ended. It exits 1
+code: a job that lost contact learns how its deploy ended. It exits 9
 when no such deploy is running or known.
 
 Ctrl-C stops following, not the deploy: ferry halt PROJECT CONFIG stops it.`,
@@ -107,7 +107,7 @@ func runningOf(ctx context.Context, d *deployer, project, config, statusHint str
 		return runningExecution{}, err
 	}
 	if len(running) == 0 {
-		return runningExecution{}, fmt.Errorf("no deploy of %s %s is running (see %s)", project, config, statusHint)
+		return runningExecution{}, notFoundf("no deploy of %s %s is running (see %s)", project, config, statusHint)
 	}
 	return running[0], nil
 }

@@ -57,8 +57,8 @@ func TestFollow(t *testing.T) {
 		code int
 		want string
 	}{
-		{"nothing running for the config", []string{"coinbase/deploy-test", "development"}, exitFailure, "ferry follow: no deploy of coinbase/deploy-test development is running"},
-		{"no config holds the release", []string{"20260101T000000Z-none"}, exitFailure, "ferry follow: no deploy of release 20260101T000000Z-none is running, and no config of the deployer holds"},
+		{"nothing running for the config", []string{"coinbase/deploy-test", "development"}, exitNotFound, "ferry follow: no deploy of coinbase/deploy-test development is running"},
+		{"no config holds the release", []string{"20260101T000000Z-none"}, exitNotFound, "ferry follow: no deploy of release 20260101T000000Z-none is running, and no config of the deployer holds"},
 		{"no arguments", nil, exitUsage, "ferry follow: follow takes a project and a config, or a release id"},
 		{"three arguments", []string{"a/b", "c", "d"}, exitUsage, "follow takes a project and a config, or a release id"},
 		{"a bad release id", []string{"no_such id"}, exitUsage, "ferry follow: "},

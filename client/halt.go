@@ -108,7 +108,7 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 			return fmt.Errorf("reading what the deployer knows of %s %s: %w", project, config, err)
 		}
 		if !known {
-			return fmt.Errorf("the deployer knows nothing of %s %s (no release of it was ever uploaded): check the names (%s lists what it knows), or write the marker anyway with --force",
+			return notFoundf("the deployer knows nothing of %s %s (no release of it was ever uploaded): check the names (%s lists what it knows), or write the marker anyway with --force",
 				project, config, c.deployer.command("list"))
 		}
 	}

@@ -46,8 +46,8 @@ and its error. The release deployed now is marked. --limit N shows the
 newest N (default %d; 0 shows every one); --json prints the same as a
 JSON array. ferry show RELEASE_ID shows one release in detail.
 
-It exits 0, 1 when the deployer knows nothing of the config, or cannot be
-read.`, defaultHistoryLimit),
+It exits 0, 9 when the deployer knows nothing of the config, 1 when it
+cannot be read.`, defaultHistoryLimit),
 		exits: []int{exitFailure},
 	}
 }
@@ -125,7 +125,7 @@ func readHistory(ctx context.Context, d *deployer, project, config string, limit
 		return nil, err
 	}
 	if len(ids) == 0 && head.current == nil && head.holder == nil {
-		return nil, fmt.Errorf("the deployer knows nothing of %s %s", project, config)
+		return nil, notFoundf("the deployer knows nothing of %s %s", project, config)
 	}
 	if limit > 0 && len(ids) > limit {
 		ids = ids[:limit]

@@ -260,10 +260,10 @@ func TestRollbackAssetGone(t *testing.T) {
 func TestHistoryShowUnknown(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	h := tr.ferry(t, "history", "--local", "coinbase/deploy-test", "nowhere")
-	assert.Equal(t, exitFailure, h.code)
+	assert.Equal(t, exitNotFound, h.code)
 	assert.Contains(t, h.stderr, "the deployer knows nothing of coinbase/deploy-test nowhere")
 	s := tr.ferry(t, "show", "--local", "20250101T000000Z-000000")
-	assert.Equal(t, exitFailure, s.code)
+	assert.Equal(t, exitNotFound, s.code)
 	assert.Contains(t, s.stderr, "no config of the deployer holds a release 20250101T000000Z-000000")
 	s = tr.ferry(t, "show", "--local", "coinbase/deploy-test", "development", "20250101T000000Z-000000")
 	assert.Equal(t, exitFailure, s.code)
@@ -360,7 +360,7 @@ func TestDestroy(t *testing.T) {
 	assert.Len(t, tr.groups("111111111111", "us-west-2"), 2)
 
 	unknown := tr.ferry(t, "destroy", "--local", "--yes", "acme/shop", "nowhere")
-	assert.Equal(t, exitNotStarted, unknown.code)
+	assert.Equal(t, exitNotFound, unknown.code)
 	assert.Contains(t, unknown.stderr, "the deployer knows no release of acme/shop nowhere: nothing to destroy")
 }
 
@@ -562,7 +562,7 @@ func TestReconcileHealsOnSchedule(t *testing.T) {
 	}
 	passAt(20 * time.Minute) // sees the worker missing
 	none := tr.ferry(t, "follow", "--local", "acme/shop", "staging")
-	require.Equal(t, exitFailure, none.code, "no heal at the first sight")
+	require.Equal(t, exitNotFound, none.code, "no heal at the first sight")
 	passAt(15 * time.Minute) // the worker missing for longer than tuning.HealAfter
 	followed := tr.ferry(t, "follow", "--local", "acme/shop", "staging")
 	require.Equal(t, exitOK, followed.code, "stdout:\n%s\nstderr:\n%s", followed.stdout, followed.stderr)

@@ -477,11 +477,11 @@ func TestJSONFailures(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"deploy without a deployer", []string{"deploy", "--local", "--json", "../testdata/deploy-test-release.json"}, exitNotStarted},
-		{"status without a deployer", []string{"status", "--local", "--json", "coinbase/deploy-test"}, exitFailure},
-		{"list without a deployer", []string{"list", "--local", "--json"}, exitFailure},
-		{"follow without a deployer", []string{"follow", "--local", "--json", "coinbase/deploy-test", "development"}, exitFailure},
-		{"halt without a deployer", []string{"halt", "--local", "--json", "coinbase/deploy-test", "development"}, exitNotStarted},
+		{"deploy without a deployer", []string{"deploy", "--local", "--json", "../testdata/deploy-test-release.json"}, exitNoDeployer},
+		{"status without a deployer", []string{"status", "--local", "--json", "coinbase/deploy-test"}, exitNoDeployer},
+		{"list without a deployer", []string{"list", "--local", "--json"}, exitNoDeployer},
+		{"follow without a deployer", []string{"follow", "--local", "--json", "coinbase/deploy-test", "development"}, exitNoDeployer},
+		{"halt without a deployer", []string{"halt", "--local", "--json", "coinbase/deploy-test", "development"}, exitNoDeployer},
 		{"unknown flag", []string{"status", "--json", "--nope", "p"}, exitUsage},
 		{"json=true", []string{"status", "--json=true", "--nope", "p"}, exitUsage},
 	} {
@@ -508,6 +508,6 @@ func TestJSONFailures(t *testing.T) {
 	// Without --json, stdout stays empty.
 	var out bytes.Buffer
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Getenv: noLocalRegion(t)}
-	assert.Equal(t, exitFailure, exitStatus(io.Discard, newCLI(env).Run(t.Context(), []string{"list", "--local"})))
+	assert.Equal(t, exitNoDeployer, exitStatus(io.Discard, newCLI(env).Run(t.Context(), []string{"list", "--local"})))
 	assert.Empty(t, out.String())
 }

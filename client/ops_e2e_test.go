@@ -103,22 +103,30 @@ func TestUnlockRefusedWhileRunning(t *testing.T) {
 func TestStatusUnknown(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	res := tr.ferry(t, "status", "--local", "nobody/nothing")
-	assert.Equal(t, exitFailure, res.code)
+	assert.Equal(t, exitNotFound, res.code)
 	assert.Equal(t, "ferry status: the deployer knows nothing of nobody/nothing\n", res.stderr)
 }
 
-// TestNoDeployer: with no local region answering, deploy and halt start
-// nothing and exit 3.
+// TestNoDeployer: with no local region answering, every command that
+// reaches a deployer exits 7 (no_deployer), the one code of the one
+// table, naming the endpoint it tried.
 func TestNoDeployer(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	tr.url = deadRegion(t)
 	for _, args := range [][]string{
 		{"deploy", "--local", deployTestRelease},
 		{"halt", "--local", deployTestRelease},
+		{"status", "--local", "coinbase/deploy-test"},
+		{"list", "--local"},
+		{"history", "--local", "coinbase/deploy-test", "development"},
+		{"follow", "--local", "coinbase/deploy-test", "development"},
+		{"show", "--local", "20250101T000000Z-000000"},
+		{"unlock", "--local", "coinbase/deploy-test", "development", "--release", "r1"},
+		{"rollback", "--local", "coinbase/deploy-test", "development"},
 	} {
 		res := tr.ferry(t, args...)
-		assert.Equal(t, exitNotStarted, res.code)
-		assert.Contains(t, res.stderr, "no deployer found: the local region at "+tr.url+" does not answer")
+		assert.Equal(t, exitNoDeployer, res.code, "%v: %s", args, res.stderr)
+		assert.Contains(t, res.stderr, "no deployer found: the local region at "+tr.url+" does not answer", args)
 	}
 }
 
@@ -218,12 +226,12 @@ func TestDeployRefusedWhileLocked(t *testing.T) {
 }
 
 // TestHaltUnknownRefused: a halt of a project-config the deployer knows
-// nothing of (a typo) writes nothing and exits 3, saying so; --force
+// nothing of (a typo) writes nothing and exits 9 (not_found), saying so; --force
 // writes the marker anyway (issue #17, item 11).
 func TestHaltUnknownRefused(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	res := tr.ferry(t, "halt", "--local", "coinbase/nope", "development")
-	assert.Equal(t, exitNotStarted, res.code, res.stderr)
+	assert.Equal(t, exitNotFound, res.code, res.stderr)
 	assert.Contains(t, res.stderr, "the deployer knows nothing of coinbase/nope development")
 	assert.Contains(t, res.stderr, "ferry list --local")
 	_, _, found, err := halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
@@ -235,4 +243,37 @@ func TestHaltUnknownRefused(t *testing.T) {
 	_, _, found, err = halt.New(tr.S3(), tr.Bucket()).Get(context.Background(), "coinbase/nope", "development")
 	require.NoError(t, err)
 	assert.True(t, found, "--force writes the marker")
+}
+
+// TestNoCredentials: with no AWS credentials anywhere in the standard
+// chain, every command that reaches a deployer in AWS exits 8
+// (no_credentials), saying so and naming the region and profile it
+// looked for them for, never "no deployer found".
+func TestNoCredentials(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	vars := map[string]string{
+		"AWS_ENDPOINT_URL": tr.url, "AWS_REGION": usEast1,
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
+		"AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+	}
+	var list []string
+	for k, v := range vars {
+		t.Setenv(k, v)
+		list = append(list, k, v)
+	}
+	for _, args := range [][]string{
+		{"deploy", deployTestRelease},
+		{"status", "coinbase/deploy-test"},
+		{"list"},
+		{"follow", "20250101T000000Z-000000"},
+	} {
+		var out, errOut bytes.Buffer
+		env := tr.env(&out, &errOut, append([]string{envLocalEndpoint, ""}, list...)...)
+		code := runCmd(env, args)
+		assert.Equal(t, exitNoCredentials, code, "%v: %s", args, errOut.String())
+		assert.Contains(t, errOut.String(), "no AWS credentials found (region us-east-1, profile default)", args)
+		assert.NotContains(t, errOut.String(), "no deployer found", args)
+	}
 }

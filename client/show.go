@@ -41,8 +41,8 @@ groups it created and retired. Without PROJECT CONFIG, every config the
 deployer knows is searched for the release id. --json prints the same as
 one JSON object, the content as uploaded under "release".
 
-It exits 0, 1 when no config holds the release, or the deployer cannot
-be read.`,
+It exits 0, 9 when no config holds the release, 1 when the deployer
+cannot be read.`,
 		exits: []int{exitFailure},
 	}
 }
@@ -135,7 +135,7 @@ func locateRelease(ctx context.Context, l *ledger.Ledger, id string) (project, c
 	case err != nil:
 		return "", "", err
 	case len(found) == 0:
-		return "", "", fmt.Errorf("no config of the deployer holds a release %s (releases expire with their records; see ferry history PROJECT CONFIG)", id)
+		return "", "", notFoundf("no config of the deployer holds a release %s (releases expire with their records; see ferry history PROJECT CONFIG)", id)
 	case len(found) > 1:
 		names := make([]string, len(found))
 		for i, pc := range found {

@@ -57,8 +57,8 @@ during its bake) or retiring, with the release holding the lock; a lock
 that cannot be read leaves that deploy unknown, and every group
 compared.
 
-It exits 0, 1 when the deployer knows nothing of the project or config, or
-cannot be read.`,
+It exits 0, 9 when the deployer knows nothing of the project or config,
+1 when it cannot be read.`,
 		exits: []int{exitFailure},
 	}
 }
@@ -158,7 +158,7 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s %s: %w", project, config, err)
 		}
 		if len(args) == 2 && cs.Current == nil && cs.Lock == nil && len(cs.Releases) == 0 {
-			return fmt.Errorf("the deployer knows nothing of %s %s", project, config)
+			return notFoundf("the deployer knows nothing of %s %s", project, config)
 		}
 		if c.drift {
 			if cs.Drift, err = askDrift(ctx, c.env, d, project, config, nil); err != nil {
@@ -168,7 +168,7 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 		ps.Configs = append(ps.Configs, cs)
 	}
 	if len(ps.Configs) == 0 {
-		return fmt.Errorf("the deployer knows nothing of %s", project)
+		return notFoundf("the deployer knows nothing of %s", project)
 	}
 	if c.asJSON {
 		return writeIndentedJSON(c.env.Stdout, ps)
