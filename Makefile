@@ -29,6 +29,12 @@ build: ## Build bin/ferry (the CLI) and build/lambda/bootstrap (the Lambda, linu
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc \
 		-ldflags='-s -w $(BUILDINFO)' -o $(BUILD)/lambda/bootstrap ./lambdas
 
+.PHONY: install
+install: ## Install ferry (the CLI) into GOBIN (else GOPATH/bin), stamped as make build stamps it
+	@bin="$$($(GO) env GOBIN)"; bin="$${bin:-$$($(GO) env GOPATH)/bin}"; \
+		$(GO) build -trimpath -ldflags='$(BUILDINFO)' -o "$$bin/ferry" ./client && echo "installed $$bin/ferry" && \
+		case ":$$PATH:" in *":$$bin:"*) ;; *) echo "$$bin is not on your PATH: export PATH=\"$$bin:\$$PATH\"";; esac
+
 .PHONY: tools
 tools: $(NODE_BIN)/.installed ## Install the pinned npm tools (CDK CLI, validators) with npm ci
 

@@ -158,6 +158,7 @@ for _ in $(seq 100); do
 done
 world >/dev/null 2>&1 || die "the local region does not answer on $FERRY_LOCAL_ENDPOINT"
 note "ready: every AWS call below goes to the local region through the AWS SDK"
+note "console: open $FERRY_LOCAL_ENDPOINT/ in a browser to watch the executions (until the demo ends)"
 
 step "1. First deploy of testdata/deploy-test-release.json"
 expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json

@@ -148,6 +148,7 @@ func TestDemo(t *testing.T) {
 			if tt.ok {
 				require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 				assert.Contains(t, out.String(), "demo: every step ended as expected")
+				assert.Regexp(t, `console: open http://127\.0\.0\.1:\d+/ in a browser`, out.String(), "the demo names the console's URL")
 				assert.Contains(t, out.String(), `$ ferry halt --local --poll 200ms --reason 'bad build' testdata/demo/deploy-test-slow.json`, "the commands shown can be pasted")
 				return
 			}

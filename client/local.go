@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -262,8 +263,11 @@ func (c *localCommand) serve(ctx context.Context) error {
 	}
 	defer r.Close()
 	ln, err := net.Listen("tcp", c.listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use: is ferry local already running? use --listen HOST:PORT for another address", c.listen)
+	}
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.listen, err)
+		return fmt.Errorf("listen on %s: %s", c.listen, contactCause(err))
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(c.env.Stdout, "ferry local: %s  state machine %s  bucket %s  (Ctrl-C stops)\nconsole: open %s/ in a browser\n%s",

@@ -165,6 +165,7 @@ func TestLocalErrors(t *testing.T) {
 		{"endpoint from FERRY_LOCAL_ENDPOINT", []string{"local", "world"}, map[string]string{envLocalEndpoint: closed, "AWS_ENDPOINT_URL": deadRegion(t)}, exitFailure, addr},
 		{"missing world", []string{"local", "--world", "testdata/no-such-world.json"}, nil, exitFailure, "no-such-world.json"},
 		{"bad listen address", []string{"local", "--listen", "256.0.0.1:1"}, nil, exitFailure, "listen on 256.0.0.1:1"},
+		{"busy port", []string{"local", "--listen", addr}, nil, exitFailure, addr + " is in use: is ferry local already running? use --listen HOST:PORT for another address\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
