@@ -182,6 +182,7 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 		c.usage(c.env.Stderr)
 		return exitSilently(exitUsage)
 	}
+	args = hoistGlobalFlags(args)
 	switch name := args[0]; name {
 	case "help", "-h", "-help", "--help":
 		return c.help(args[1:])
@@ -194,6 +195,32 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 		}
 		return c.run(ctx, cmd, args[1:])
 	}
+}
+
+// globalFlags are the flags that may come before the command's name as
+// well as after it ("ferry --local status P"), each with whether it
+// takes a value: the deployer's and --json.
+var globalFlags = map[string]bool{"json": false, "local": false, "region": true, "profile": true}
+
+// hoistGlobalFlags moves the global flags before the command's name to
+// just after it, where the command parses them: "ferry --region R status
+// P" is "ferry status --region R P". Anything else leading stays first.
+func hoistGlobalFlags(args []string) []string {
+	n := 0
+	for n < len(args) && strings.HasPrefix(args[n], "-") {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[n], "-"), "=")
+		takesValue, ok := globalFlags[name]
+		if !ok {
+			break
+		}
+		if n++; takesValue && !hasValue {
+			n++ // its value is the next argument
+		}
+	}
+	if n == 0 || n >= len(args) {
+		return args
+	}
+	return slices.Concat(args[n:n+1], args[:n], args[n+1:])
 }
 
 // interrupted is err, exiting exitInterrupted when ctx was cancelled (the
@@ -256,6 +283,9 @@ var (
 func flagError(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if m := flagUnknownRe.FindStringSubmatch(msg); m != nil {
+		if alias, ok := flagAliases[m[1]]; ok && fs.Lookup(alias) != nil {
+			return "unknown flag " + dashed(m[1]) + " (did you mean --" + alias + "?)"
+		}
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		if best, ok := spelling.Closest(m[1], names); ok {
@@ -285,6 +315,18 @@ func flagError(fs *flag.FlagSet, err error) string {
 		return "invalid value " + m[1] + " for --" + m[2] + ": " + want
 	}
 	return msg
+}
+
+// flagAliases are the flags other tools spell differently, each with
+// ferry's: "-o json" (kubectl, aws) is --json.
+var flagAliases = map[string]string{"o": "json", "output": "json"}
+
+// dashed is a flag's name as typed: "-o", "--output".
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // usageErrorf is the error of a wrong use of the command spec describes:
@@ -435,7 +477,8 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, spec.name, spec.summary)
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
-	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command, 'ferry help exit-codes' for what its exit status means.\n")
+	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command, 'ferry help exit-codes' for what its exit status means.\n"+
+		"--local, --json, --region and --profile may come before the command as after it.\n")
 }
 
 // writeIndentedJSON writes v on w as JSON indented by two spaces, HTML

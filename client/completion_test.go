@@ -34,7 +34,7 @@ func TestBashCompletion(t *testing.T) {
 		{"a command", []string{"ferry", "st"}, "status", ""},
 		{"every command", []string{"ferry", "l"}, "list local", ""},
 		{"a flag of deploy", []string{"ferry", "deploy", "--no"}, "--no-wait", ""},
-		{"the flags of follow", []string{"ferry", "follow", "--p"}, "--poll", ""},
+		{"the flags of follow", []string{"ferry", "follow", "--p"}, "--poll --profile", ""},
 		{"a project", []string{"ferry", "status", "--local", "coinbase/d"}, "coinbase/deploy-test", "__names -- status --local"},
 		{"a config", []string{"ferry", "unlock", "coinbase/deploy-test", "dev"}, "development", "__names -- unlock coinbase/deploy-test"},
 	}

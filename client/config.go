@@ -64,6 +64,10 @@ type deployerFlags struct {
 	stateMachine string
 	bucket       string
 	local        bool
+	// region and profile, when set, are the AWS region and the shared
+	// config profile of a deployer in AWS (over AWS_REGION, AWS_PROFILE).
+	region  string
+	profile string
 }
 
 // command is the command line "ferry NAME" (a command, or a command and
@@ -80,6 +84,12 @@ func (f *deployerFlags) command(name string, args ...string) string {
 	}
 	if f.bucket != "" {
 		words = append(words, "--bucket", f.bucket)
+	}
+	if f.region != "" {
+		words = append(words, "--region", f.region)
+	}
+	if f.profile != "" {
+		words = append(words, "--profile", f.profile)
 	}
 	words = append(words, args...)
 	for i, w := range words {
@@ -105,6 +115,8 @@ func (f *deployerFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.stateMachine, "state-machine", "", "ARN of the deployer's state machine (default $"+envStateMachine+", else ferry-deployer in the caller's account and region)")
 	fs.StringVar(&f.bucket, "bucket", "", "the deployer's bucket (default $"+envBucket+", else ferry-deployer-ACCOUNT-REGION)")
 	fs.BoolVar(&f.local, "local", false, "use the local region (ferry local) at $"+envLocalEndpoint+" or "+defaultLocalEndpoint)
+	fs.StringVar(&f.region, "region", "", "the AWS region of the deployer (default $AWS_REGION, else the profile's)")
+	fs.StringVar(&f.profile, "profile", "", "the AWS shared config profile to use (default $AWS_PROFILE)")
 }
 
 // deployerConfig is the typed configuration of the client's connection to
@@ -190,6 +202,9 @@ func (d *deployer) submitter() submit.Deployer {
 // flags, then the local region's description) and builds the clients.
 // Errors say what to set.
 func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) {
+	if f.local && (f.region != "" || f.profile != "") {
+		return nil, exitf(exitUsage, "--region and --profile name a deployer in AWS; --local uses the local region, which has neither")
+	}
 	if f.local {
 		// $FERRY_STATE_MACHINE_ARN and $FERRY_BUCKET name a deployer in
 		// AWS: --local means the local region's own, unless flags say
@@ -200,14 +215,21 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		StateMachineARN: firstNonEmpty(f.stateMachine, env.Getenv(envStateMachine)),
 		Bucket:          firstNonEmpty(f.bucket, env.Getenv(envBucket)),
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
-	}), awsconfig.WithLogger(logging.NewStandardLogger(env.Stderr)))
+	}), awsconfig.WithLogger(logging.NewStandardLogger(env.Stderr))}
+	if f.region != "" {
+		opts = append(opts, awsconfig.WithRegion(f.region))
+	}
+	if f.profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(f.profile))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
 	cfg.Region, cfg.Override = awsCfg.Region, env.Getenv("AWS_ENDPOINT_URL")
-	if err := checkCredentials(ctx, env, awsCfg); err != nil {
+	if err := checkCredentials(ctx, firstNonEmpty(f.profile, env.Getenv("AWS_PROFILE"), "default"), awsCfg); err != nil {
 		return nil, err
 	}
 	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
@@ -248,13 +270,13 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 // checkCredentials fails with errNoCredentials when the standard chain
 // of awsCfg finds no AWS credentials, naming the region and profile it
 // looked for them for. Found credentials are cached for the calls after.
-func checkCredentials(ctx context.Context, env Env, awsCfg aws.Config) error {
+func checkCredentials(ctx context.Context, profile string, awsCfg aws.Config) error {
 	if awsCfg.Credentials == nil {
 		return fmt.Errorf("%w: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (--local uses the local region, which needs none)", errNoCredentials)
 	}
 	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
 		return fmt.Errorf("%w (region %s, profile %s): %s; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (--local uses the local region, which needs none)",
-			errNoCredentials, firstNonEmpty(awsCfg.Region, "unset"), firstNonEmpty(env.Getenv("AWS_PROFILE"), "default"), contactCause(err))
+			errNoCredentials, firstNonEmpty(awsCfg.Region, "unset"), profile, contactCause(err))
 	}
 	return nil
 }

@@ -511,3 +511,42 @@ func TestJSONFailures(t *testing.T) {
 	assert.Equal(t, exitNoDeployer, exitStatus(io.Discard, newCLI(env).Run(t.Context(), []string{"list", "--local"})))
 	assert.Empty(t, out.String())
 }
+
+// TestHoistGlobalFlags: the global flags before the command's name go just
+// after it, values and all; anything else stays where it is.
+func TestHoistGlobalFlags(t *testing.T) {
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"--local", "status", "p"}, []string{"status", "--local", "p"}},
+		{[]string{"--region", "eu-west-1", "--json", "list"}, []string{"list", "--region", "eu-west-1", "--json"}},
+		{[]string{"-profile=ci", "status", "p", "--local"}, []string{"status", "-profile=ci", "p", "--local"}},
+		{[]string{"status", "--local", "p"}, []string{"status", "--local", "p"}},
+		{[]string{"--help"}, []string{"--help"}},
+		{[]string{"--local"}, []string{"--local"}},
+		{[]string{"--region"}, []string{"--region"}},
+		{[]string{"--poll", "1s", "deploy"}, []string{"--poll", "1s", "deploy"}},
+	} {
+		assert.Equal(t, tc.want, hoistGlobalFlags(tc.args), "%q", tc.args)
+	}
+}
+
+// TestFlagsOtherToolsSpell: "-o json" (as kubectl and the aws CLI spell
+// it) is a usage error that points to --json; --region and --profile,
+// before or after the command, are flags of every command that reaches a
+// deployer, and name no local region.
+func TestFlagsOtherToolsSpell(t *testing.T) {
+	for _, args := range [][]string{{"status", "-o", "json", "coinbase/deploy-test"}, {"list", "--output=json"}} {
+		code, _, stderr := runFerry(t, args...)
+		assert.Equal(t, exitUsage, code, stderr)
+		assert.Contains(t, stderr, "(did you mean --json?)", args)
+	}
+	code, _, stderr := runFerry(t, "status", "-o", "coinbase/deploy-test")
+	assert.Contains(t, stderr, "ferry status: unknown flag -o (did you mean --json?)\n", code)
+	for _, args := range [][]string{
+		{"status", "--local", "--region", "eu-west-1", "coinbase/deploy-test"},
+		{"--profile", "ci", "list", "--local"},
+	} {
+		code, _, stderr := runFerry(t, args...)
+		assert.Equal(t, exitUsage, code, stderr)
+		assert.Contains(t, stderr, "--region and --profile name a deployer in AWS; --local uses the local region", args)
+	}
+}

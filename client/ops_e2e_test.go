@@ -263,17 +263,35 @@ func TestNoCredentials(t *testing.T) {
 		t.Setenv(k, v)
 		list = append(list, k, v)
 	}
-	for _, args := range [][]string{
-		{"deploy", deployTestRelease},
-		{"status", "coinbase/deploy-test"},
-		{"list"},
-		{"follow", "20250101T000000Z-000000"},
+	for _, tc := range []struct {
+		args  []string
+		where string
+	}{
+		{[]string{"deploy", deployTestRelease}, "(region us-east-1, profile default)"},
+		{[]string{"status", "coinbase/deploy-test"}, "(region us-east-1, profile default)"},
+		{[]string{"list"}, "(region us-east-1, profile default)"},
+		{[]string{"follow", "20250101T000000Z-000000"}, "(region us-east-1, profile default)"},
+		{[]string{"--region", "eu-west-1", "status", "coinbase/deploy-test"}, "(region eu-west-1, profile default)"},
+		{[]string{"list", "--region", "eu-west-1"}, "(region eu-west-1, profile default)"},
 	} {
 		var out, errOut bytes.Buffer
 		env := tr.env(&out, &errOut, append([]string{envLocalEndpoint, ""}, list...)...)
-		code := runCmd(env, args)
-		assert.Equal(t, exitNoCredentials, code, "%v: %s", args, errOut.String())
-		assert.Contains(t, errOut.String(), "no AWS credentials found (region us-east-1, profile default)", args)
-		assert.NotContains(t, errOut.String(), "no deployer found", args)
+		code := runCmd(env, tc.args)
+		assert.Equal(t, exitNoCredentials, code, "%v: %s", tc.args, errOut.String())
+		assert.Contains(t, errOut.String(), "no AWS credentials found "+tc.where, tc.args)
+		assert.NotContains(t, errOut.String(), "no deployer found", tc.args)
 	}
+}
+
+// TestGlobalFlagsBeforeTheCommand: --local and --json before the
+// command's name work as after it.
+func TestGlobalFlagsBeforeTheCommand(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	after := tr.ferry(t, "list", "--local", "--json")
+	require.Equal(t, exitOK, after.code, after.stderr)
+	before := tr.ferry(t, "--local", "--json", "list")
+	require.Equal(t, exitOK, before.code, before.stderr)
+	assert.Equal(t, after.stdout, before.stdout)
+	unknown := tr.ferry(t, "--local", "status", "nobody/nothing")
+	assert.Equal(t, exitNotFound, unknown.code, unknown.stderr)
 }
