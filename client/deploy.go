@@ -331,8 +331,8 @@ func (c *deployCommand) awaitLock(ctx context.Context, d *deployer, out *display
 			out.untick()
 			return c.lockHeld(project, config, h)
 		}
-		out.waiting(now.Sub(since), fmt.Sprintf("waiting for the lock of %s %s, held by release %s; giving up in %s",
-			project, config, oneLine(h.ReleaseID), formatElapsed(deadline.Sub(now))))
+		out.waiting(now.Sub(since), fmt.Sprintf("waiting for the lock; giving up in %s; held by release %s (%s %s)",
+			formatElapsed(deadline.Sub(now)), oneLine(h.ReleaseID), project, config))
 		if err := c.env.Sleep(ctx, c.follow.poll); err != nil {
 			return err
 		}

@@ -324,7 +324,7 @@ func (d *display) waitText(now time.Time) string {
 	case execution.TaskCleanUpSuccess, execution.TaskCleanUpFailure:
 		return d.retireText(now)
 	case execution.TaskCheckHealthy:
-		return d.withTimeout("waiting for the new groups to be healthy", now)
+		return d.withTimeout("waiting to be healthy", now)
 	case execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish,
 		execution.TaskDeploy, execution.TaskNextStep:
 		return d.withTimeout("waiting in "+oneLine(d.state), now)
@@ -344,9 +344,10 @@ func (d *display) withTimeout(text string, now time.Time) string {
 }
 
 // retireText says what a clean-up waits for (the phases its groups are
-// in) and its time bound, tuning.RetireTimeout from about when it began.
+// in) and how long until its time bound, tuning.RetireTimeout from about
+// when it began.
 func (d *display) retireText(now time.Time) string {
-	text := "retiring the previous groups"
+	text := "retiring"
 	if d.state == execution.TaskCleanUpFailure {
 		text = "cleaning up"
 	}
@@ -362,8 +363,7 @@ func (d *display) retireText(now time.Time) string {
 	if d.retireSince.IsZero() {
 		return text
 	}
-	bound := d.retireSince.Add(tuning.RetireTimeout)
-	return fmt.Sprintf("%s; bound at %s (in %s)", text, bound.UTC().Format("15:04:05Z"), formatElapsed(max(bound.Sub(now), 0)))
+	return text + "; bound in " + formatElapsed(d.retireSince.Add(tuning.RetireTimeout).Sub(now))
 }
 
 // ticks reports whether tick may show anything: on a terminal, and in a

@@ -774,7 +774,7 @@ func TestWaitTextSaysWhatItWaitsFor(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	d.show(progress{Event: updateStarted, At: t0})
 	d.show(progress{Event: updateHealth, State: execution.TaskCheckHealthy, At: at(30), Elapsed: 30 * time.Second})
-	assert.Equal(t, "waiting for the new groups to be healthy; timeout in 4:20", d.waitText(at(40)))
+	assert.Equal(t, "waiting to be healthy; timeout in 4:20", d.waitText(at(40)))
 	d.show(progress{Event: updateState, State: execution.TaskBake, At: at(100), Elapsed: 100 * time.Second})
 	assert.Equal(t, "baking", d.waitText(at(100)), "no report yet")
 	d.show(progress{Event: updateBake, State: execution.TaskBake, At: at(101), Elapsed: 101 * time.Second, Bake: &execution.Bake{LeftSeconds: 600}})
@@ -782,8 +782,8 @@ func TestWaitTextSaysWhatItWaitsFor(t *testing.T) {
 	assert.Equal(t, "baking; bake ending", d.waitText(at(800)))
 	d.show(progress{Event: updateState, State: execution.TaskCleanUpSuccess, At: at(702), Elapsed: 702 * time.Second})
 	d.show(progress{Event: updateRetire, State: execution.TaskCleanUpSuccess, At: at(703), Elapsed: 703 * time.Second,
-		Retiring: []execution.RetiringGroup{{Name: "a", Phase: execution.PhaseDraining}, {Name: "b", Phase: execution.PhaseScalingIn, Instances: 2}}}) // 10:11:42 bound 12:11:42
-	assert.Equal(t, "retiring the previous groups: draining, scaling in; bound at 12:11:42Z (in 1:59:50)", d.waitText(at(712)))
+		Retiring: []execution.RetiringGroup{{Name: "a", Phase: execution.PhaseDraining}, {Name: "b", Phase: execution.PhaseScalingIn, Instances: 2}}})
+	assert.Equal(t, "retiring: draining, scaling in; bound in 1:59:50", d.waitText(at(712)), "entered at 11:42, bound two hours later")
 	d.tick(at(712))
 	assert.NotContains(t, buf.String(), "timeout passed", "past the timeout, a bake or a retirement is not late")
 }
@@ -852,6 +852,6 @@ func TestLogNeverSilentFor30s(t *testing.T) {
 	for i := 1; i < len(w.times); i++ {
 		assert.LessOrEqual(t, w.times[i].Sub(w.times[i-1]), keepAlive, "line %d", i)
 	}
-	assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting for the new groups to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
+	assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
 	assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
 }

@@ -200,7 +200,7 @@ func TestDeployRefusedWhileLocked(t *testing.T) {
 	assert.Equal(t, exitNotStarted, code, errOut.String())
 	assert.Contains(t, errOut.String(), "still held after --wait-lock=1m0s")
 	assert.Equal(t, 60, sleeps, "one read a poll interval (1s) for a minute")
-	assert.Contains(t, out.String(), "  0:30  waiting for the lock of coinbase/deploy-test development, held by release r-left; giving up in 0:30\n",
+	assert.Contains(t, out.String(), "  0:30  waiting for the lock; giving up in 0:30; held by release r-left (coinbase/deploy-test development)\n",
 		"a log is told what ferry waits for, at least every 30 s")
 	assert.Empty(t, tr.Executions(""), "nothing started")
 
