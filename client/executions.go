@@ -134,7 +134,7 @@ func (f *followFlags) define(fs *flag.FlagSet, noWait string) {
 	fs.BoolVar(&f.noWait, "no-wait", false, noWait)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per event and the outcome")
 	f.poll = defaultPollInterval
-	fs.Var(pollFlag{f}, "poll", "how often to read the execution's history while following it, a `duration` (default 1s, and 10s while it waits between checks)")
+	fs.Var(pollFlag{f}, "poll", "how often to read the execution's history while following it, a `duration` (default 1s; while it waits between checks, until its next one, every 10s to 30s)")
 }
 
 // check says what is wrong with the flags' values, nil when nothing is.
@@ -181,9 +181,10 @@ func (p pollFlag) Set(s string) error {
 // followExecution reads the history of the execution arn until it ends,
 // showing every update on out, and returns the outcome. Each poll reads
 // only the events after the last one read (historySince), at the
-// interval (pages sized from the previous poll's new events), and no more
-// often than waitingFollowInterval while the
-// execution waits between checks. Throttled by
+// interval (pages sized from the previous poll's new events), and while
+// the execution waits between checks just after its next one
+// (waitingInterval: every waitingFollowInterval to maxFollowInterval);
+// meanwhile the display ticks (pause). Throttled by
 // Step Functions (GetExecutionHistory's budget is shared by the
 // account), it polls half as often each time, up to maxFollowInterval,
 // and back at the interval once a read succeeds. It returns an error
@@ -208,9 +209,7 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 		before := r.lastID
 		updates := r.read(events)
 		if err == nil {
-			if r.waiting && opts.Waiting > 0 {
-				interval = max(interval, opts.Waiting)
-			}
+			interval = max(interval, waitingInterval(ctx, &r, opts))
 			size = pageSizeAfter(int(r.lastID-before), interval, r.loopWait)
 		}
 		for _, u := range updates {
@@ -253,6 +252,28 @@ func pause(ctx context.Context, out *display, opts followOptions, interval time.
 		}
 	}
 	return nil
+}
+
+// waitingInterval is how long to wait before the next poll while the
+// execution waits between two rounds of a loop (0 when it does not, or
+// the follower polls at --poll throughout): until just after the wait
+// ends, when the next report comes, as the deployer's clock says, but
+// never sooner than opts.Waiting (the API budget) nor later than
+// maxFollowInterval (an execution stopped meanwhile is seen soon).
+func waitingInterval(ctx context.Context, r *historyReader, opts followOptions) time.Duration {
+	if !r.waiting || opts.Waiting <= 0 {
+		return 0
+	}
+	if opts.Now == nil || r.loopWait <= 0 || r.waitingSince.IsZero() {
+		return opts.Waiting
+	}
+	now, err := opts.Now(ctx)
+	if err != nil {
+		return opts.Waiting
+	}
+	const margin = time.Second // the task runs, and reports, just after the wait
+	left := r.waitingSince.Add(r.loopWait).Sub(now) + margin
+	return min(max(left, opts.Waiting), max(maxFollowInterval, opts.Waiting))
 }
 
 // throttled reports whether err is Step Functions refusing a call for its

@@ -140,8 +140,9 @@ type historyReader struct {
 	// after that was caught, and its output's $.health is stale.
 	taskFailed bool
 	// waiting says the last event read entered a Wait state: the
-	// execution waits for its next check.
-	waiting bool
+	// execution waits for its next check, since waitingSince.
+	waiting      bool
+	waitingSince time.Time
 	// bakeSeconds is the release's bake_seconds, from the last report's
 	// state: whether Bake bakes when its input was not read. loopWait is
 	// the wait before the last report's loop runs its task again.
@@ -180,6 +181,9 @@ func (r *historyReader) read(events []sfntypes.HistoryEvent) []progress {
 		}
 		r.lastID = ev.Id
 		r.waiting = ev.Type == sfntypes.HistoryEventTypeWaitStateEntered
+		if r.waiting {
+			r.waitingSince = aws.ToTime(ev.Timestamp)
+		}
 		if u, ok := r.event(ev); ok {
 			out = append(out, u)
 		}

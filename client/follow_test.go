@@ -855,3 +855,33 @@ func TestLogNeverSilentFor30s(t *testing.T) {
 	assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
 	assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
 }
+
+// TestWaitingIntervalFollowsTheLoop: while the execution waits between two
+// rounds of a loop, the next poll comes just after the wait ends (its
+// report is read a second after it is made, not up to 10 s later), never
+// sooner than the waiting interval (the API budget) nor later than
+// maxFollowInterval; without the deployer's clock, or at --poll, as before.
+func TestWaitingIntervalFollowsTheLoop(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	clock := func(now time.Time) func(context.Context) (time.Time, error) {
+		return func(context.Context) (time.Time, error) { return now, nil }
+	}
+	waiting := historyReader{waiting: true, waitingSince: t0, loopWait: 30 * time.Second}
+	for _, tc := range []struct {
+		name string
+		r    historyReader
+		opts followOptions
+		want time.Duration
+	}{
+		{"not waiting", historyReader{loopWait: 30 * time.Second}, followOptions{Waiting: 10 * time.Second, Now: clock(t0)}, 0},
+		{"--poll", waiting, followOptions{Now: clock(t0)}, 0},
+		{"no clock", waiting, followOptions{Waiting: 10 * time.Second}, 10 * time.Second},
+		{"until the wait ends", waiting, followOptions{Waiting: 10 * time.Second, Now: clock(t0.Add(5 * time.Second))}, 26 * time.Second},
+		{"no sooner than the budget allows", waiting, followOptions{Waiting: 10 * time.Second, Now: clock(t0.Add(28 * time.Second))}, 10 * time.Second},
+		{"a long wait", historyReader{waiting: true, waitingSince: t0, loopWait: 10 * time.Minute}, followOptions{Waiting: 10 * time.Second, Now: clock(t0)}, maxFollowInterval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, waitingInterval(t.Context(), &tc.r, tc.opts))
+		})
+	}
+}

@@ -213,6 +213,7 @@ func TestFollowCost(t *testing.T) {
 			h.now = h.now.Add(d)
 			return nil
 		},
+		Now: func(context.Context) (time.Time, error) { return h.now, nil },
 	})
 	require.NoError(t, err)
 	poll()
