@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -136,8 +137,8 @@ type deployerConfig struct {
 }
 
 // where names what the client reaches of the deployer, for messages:
-// the local region's endpoint, or Step Functions' in the deployer's
-// region and account (or the endpoint AWS_ENDPOINT_URL sets).
+// the local region's endpoint (or the one AWS_ENDPOINT_URL sets), or AWS
+// in the deployer's region and account.
 func (c deployerConfig) where() string {
 	if c.Endpoint != "" {
 		return c.Endpoint
@@ -145,12 +146,37 @@ func (c deployerConfig) where() string {
 	if c.Override != "" {
 		return c.Override
 	}
-	where := "https://states." + firstNonEmpty(c.Region, "REGION") + ".amazonaws.com"
+	where := "AWS " + firstNonEmpty(c.Region, "(no region)")
 	if parts := strings.Split(c.StateMachineARN, ":"); len(parts) > 4 && parts[4] != "" {
-		where += " (account " + parts[4] + ")"
+		where += ", account " + parts[4]
 	}
 	return where
 }
+
+// reachedAt is an SDK API option that makes every error of a call name
+// where the call went (a reachedError): errors from the deployer say
+// which deployer they are from.
+func reachedAt(where string) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("FerryReachedAt",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err != nil {
+					err = &reachedError{where: where, err: err}
+				}
+				return out, md, err
+			}), middleware.After)
+	}
+}
+
+// reachedError is the error of an AWS API call made at where.
+type reachedError struct {
+	where string
+	err   error
+}
+
+func (e *reachedError) Error() string { return e.err.Error() + " (at " + e.where + ")" }
+func (e *reachedError) Unwrap() error { return e.err }
 
 // bucketAPI is the S3 API the client calls on the deployer's bucket.
 type bucketAPI interface {
@@ -255,6 +281,7 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 	// checksums the SDK would validate: the SDK must not warn about each
 	// response it could not check.
 	custom := env.Getenv("AWS_ENDPOINT_URL") != "" || env.Getenv("AWS_ENDPOINT_URL_S3") != ""
+	awsCfg.APIOptions = append(awsCfg.APIOptions, reachedAt(cfg.where()))
 	return &deployer{
 		cfg: cfg,
 		s3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
@@ -311,6 +338,7 @@ func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, 
 		Retryer: func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
 		},
+		APIOptions: []func(*middleware.Stack) error{reachedAt(cfg.Endpoint)},
 	}
 	endpoint := cfg.Endpoint
 	return &deployer{
@@ -420,6 +448,10 @@ func contactCause(err error) string {
 		return oneLine(firstNonEmpty(strings.TrimSpace(apiErr.ErrorCode()+": "+apiErr.ErrorMessage()), err.Error()))
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out"
+	}
+	var reached *reachedError
+	if errors.As(err, &reached) {
+		err = reached.err // the message names where already
 	}
 	return oneLine(err.Error())
 }

@@ -295,3 +295,20 @@ func TestGlobalFlagsBeforeTheCommand(t *testing.T) {
 	unknown := tr.ferry(t, "--local", "status", "nobody/nothing")
 	assert.Equal(t, exitNotFound, unknown.code, unknown.stderr)
 }
+
+// TestDeployerErrorsNameTheEndpoint: an error of the deployer's API (its
+// bucket is not there) names the endpoint the call reached, and a
+// deployer found missing by that call exits 7 (no_deployer), as one not
+// answering does.
+func TestDeployerErrorsNameTheEndpoint(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	for _, args := range [][]string{
+		{"status", "--local", "--bucket", "no-such-bucket", "coinbase/deploy-test"},
+		{"history", "--local", "--bucket", "no-such-bucket", "coinbase/deploy-test", "development"},
+	} {
+		res := tr.ferry(t, args...)
+		assert.Equal(t, exitNoDeployer, res.code, "%v: %s", args, res.stderr)
+		assert.Contains(t, res.stderr, "NoSuchBucket", args)
+		assert.Contains(t, res.stderr, "(at "+tr.url+")", args)
+	}
+}
