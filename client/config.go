@@ -241,23 +241,11 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		StateMachineARN: firstNonEmpty(f.stateMachine, env.Getenv(envStateMachine)),
 		Bucket:          firstNonEmpty(f.bucket, env.Getenv(envBucket)),
 	}
-	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(func() aws.Retryer {
-		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
-	}), awsconfig.WithLogger(logging.NewStandardLogger(env.Stderr))}
-	if f.region != "" {
-		opts = append(opts, awsconfig.WithRegion(f.region))
-	}
-	if f.profile != "" {
-		opts = append(opts, awsconfig.WithSharedConfigProfile(f.profile))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := loadAWSConfig(ctx, env, f)
 	if err != nil {
-		return nil, fmt.Errorf("AWS configuration: %w", err)
-	}
-	cfg.Region, cfg.Override = awsCfg.Region, env.Getenv("AWS_ENDPOINT_URL")
-	if err := checkCredentials(ctx, firstNonEmpty(f.profile, env.Getenv("AWS_PROFILE"), "default"), awsCfg); err != nil {
 		return nil, err
 	}
+	cfg.Region, cfg.Override = awsCfg.Region, env.Getenv("AWS_ENDPOINT_URL")
 	if cfg.StateMachineARN == "" || cfg.Bucket == "" {
 		if cfg.Region == "" {
 			return nil, fmt.Errorf("%w: no AWS region (set AWS_REGION or AWS_PROFILE), and no --state-machine and --bucket (or $%s and $%s)", errNoDeployer, envStateMachine, envBucket)
@@ -292,6 +280,25 @@ func connect(ctx context.Context, env Env, f *deployerFlags) (*deployer, error) 
 		prover: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: aws.ToString(awsCfg.BaseEndpoint)},
 		now:    func(context.Context) (time.Time, error) { return env.Now().UTC(), nil },
 	}, nil
+}
+
+// loadAWSConfig is the AWS configuration of the standard chain, with
+// the region and profile f gives, once its credentials are found.
+func loadAWSConfig(ctx context.Context, env Env, f *deployerFlags) (aws.Config, error) {
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
+	}), awsconfig.WithLogger(logging.NewStandardLogger(env.Stderr))}
+	if f.region != "" {
+		opts = append(opts, awsconfig.WithRegion(f.region))
+	}
+	if f.profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(f.profile))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("AWS configuration: %w", err)
+	}
+	return awsCfg, checkCredentials(ctx, firstNonEmpty(f.profile, env.Getenv("AWS_PROFILE"), "default"), awsCfg)
 }
 
 // checkCredentials fails with errNoCredentials when the standard chain

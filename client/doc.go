@@ -27,7 +27,17 @@
 // for every command, exitCodes in exit.go (ferry help exit-codes and the
 // README print it): 0 success, 1 failure (a deploy's FailureClean), 2
 // usage, 3 nothing started, 4 FailureDirty, 5 lost contact while
-// following, 6 a halt too late, 70 a bug in ferry, 130 interrupted.
+// following, 6 a halt too late, 7 no deployer, 8 no credentials, 9 not
+// found, 70 a bug in ferry, 130 interrupted. The last three are decided
+// in one place (exitOf) from the error's chain (errNoDeployer,
+// errNoCredentials, a notFoundError, AWS's own missing-deployer codes),
+// whatever the command, and every error of an AWS call names where it
+// went (reachedAt).
+//
+// Flags are parsed wherever they are among the arguments, a value after
+// "=" or a space (an optional one, --wait-lock [DURATION], when the next
+// argument is one); the global flags (--local, --json, --region,
+// --profile) may also come before the command's name.
 //
 // The client talks to AWS only through aws-sdk-go-v2's S3 and Step
 // Functions clients (and STS to name the deployer by convention), built in
@@ -35,7 +45,12 @@
 // the local region (ferry local). Following an execution is a pure reader
 // of its history (historyReader) and a display (plain lines, a live block
 // on a terminal, or JSON), polled at an interval through Env.Sleep so
-// tests never sleep.
+// tests never sleep: fast while the execution moves, just after its next
+// check while it waits. Between polls the display ticks: on a terminal a
+// clock line each second saying what the deploy waits for and how long
+// the state machine will wait; in a log a line at least every 30 s, as
+// CI systems end silent jobs. ferry follow of a deploy that has ended
+// shows its outcome and exits with its code.
 //
 // make demo runs demo.sh: the local region in the background and the
 // client's commands against it.
