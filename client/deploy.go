@@ -32,10 +32,13 @@ execution and returns).
 It then follows the execution to its end: each state as it is entered and,
 during CheckHealthy, a line per service with its launched, healthy and
 terminating instances against the healthy target. On a terminal the health
-lines are redrawn in place; elsewhere (CI logs) there is one line per
-change. NO_COLOR turns colour off. --json prints one JSON object per line:
-first {"event":"release",...} (which release and execution), then one per
-event, and last the outcome {"event":"outcome",...,"exit_code":N} or, when
+lines are redrawn in place, under a clock line ticking each second that
+says what the deploy waits for and how long the deployer will wait;
+elsewhere (CI logs) there is one line per change, and one at least every
+30 s while nothing changes. NO_COLOR turns colour off. --json prints one
+JSON object per line: first {"event":"release",...} (which release and
+execution), then one per event ({"event":"waiting",...} at least every 30
+s while nothing changes), and last the outcome {"event":"outcome",...,"exit_code":N} or, when
 the command failed before or after, {"event":"error","exit_code":N,
 "exit":NAME,"message":...}.
 

@@ -268,31 +268,39 @@ func (d *display) tick(now time.Time) {
 }
 
 // waiting shows text, after elapsed: on a terminal as the clock line, in
-// place of the last one; in a log as a line when keepAlive of the
-// client's clock has passed since the last; under --json never.
+// place of the last one; in a log as a line, and under --json as an
+// object {"event":"waiting","elapsed_seconds":N,"waiting":TEXT}, when
+// keepAlive of the client's clock has passed since the last.
 func (d *display) waiting(elapsed time.Duration, text string) {
 	line := fmt.Sprintf("%6s  %s", formatElapsed(elapsed), text)
-	switch d.mode {
-	case modeLive:
+	if d.mode == modeLive {
 		if d.ticking {
 			fmt.Fprint(d.w, ansiClearLn)
 		}
 		fmt.Fprint(d.w, d.paint(ansiDim, fitWidth(line, d.width)))
 		d.ticking = true
-	case modePlain:
-		if d.clock == nil || d.clock().Sub(d.lastOut) < keepAlive {
-			return
-		}
-		fmt.Fprintln(d.w, line)
-		d.wrote()
+		return
 	}
+	if d.clock == nil || d.clock().Sub(d.lastOut) < keepAlive {
+		return
+	}
+	d.wrote()
+	if d.mode == modeJSON {
+		d.json(struct {
+			Event          string  `json:"event"`
+			ElapsedSeconds float64 `json:"elapsed_seconds"`
+			Waiting        string  `json:"waiting"`
+		}{"waiting", elapsed.Seconds(), text})
+		return
+	}
+	fmt.Fprintln(d.w, line)
 }
 
 // nextTick is how long until the display has something to tick: a
-// second on a terminal, what is left of keepAlive in a log (at least a
+// second on a terminal, what is left of keepAlive elsewhere (at least a
 // second).
 func (d *display) nextTick() time.Duration {
-	if d.mode != modePlain || d.clock == nil {
+	if d.mode == modeLive || d.clock == nil {
 		return time.Second
 	}
 	return max(keepAlive-d.clock().Sub(d.lastOut), time.Second)
@@ -367,8 +375,8 @@ func (d *display) retireText(now time.Time) string {
 }
 
 // ticks reports whether tick may show anything: on a terminal, and in a
-// log that must not go silent.
-func (d *display) ticks() bool { return d.mode == modeLive || d.mode == modePlain && d.clock != nil }
+// log or a JSON stream that must not go silent.
+func (d *display) ticks() bool { return d.mode == modeLive || d.clock != nil }
 
 // untick clears the clock line, when it is the last thing written, so
 // what comes next takes its place.

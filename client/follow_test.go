@@ -836,24 +836,38 @@ func (w *stampedWriter) Write(p []byte) (int, error) {
 // TestLogNeverSilentFor30s: piped into a CI log, a follower waiting an
 // hour for a check writes a line at least every 30 s of the client's
 // clock, saying it waits and for what; a CI system that ends a job
-// silent for ten minutes keeps it.
+// silent for ten minutes keeps it. Under --json, each is an object.
 func TestLogNeverSilentFor30s(t *testing.T) {
+	for _, mode := range []displayMode{modePlain, modeJSON} {
+		w := followWaiting(t, mode)
+		require.Greater(t, len(w.times), 100, "an hour of waiting: a line every 30 s")
+		for i := 1; i < len(w.times); i++ {
+			assert.LessOrEqual(t, w.times[i].Sub(w.times[i-1]), keepAlive, "line %d", i)
+		}
+		assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
+		if mode == modeJSON {
+			assert.True(t, strings.Contains(w.buf.String(), `{"event":"waiting","elapsed_seconds":38,"waiting":"waiting to be healthy; timeout in 1:59:22"}`+"\n"),
+				"the object says what it waits for")
+			continue
+		}
+		assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
+	}
+}
+
+// followWaiting follows, in mode, a recorded execution that waits an hour
+// for a check, and returns what it wrote, with when.
+func followWaiting(t *testing.T, mode displayMode) *stampedWriter {
 	events := goldenHistories()["retried-then-dirty"]
 	h := &timedHistory{events: events, now: aws.ToTime(events[0].Timestamp)}
 	w := &stampedWriter{now: func() time.Time { return h.now }}
-	d := &display{w: w, mode: modePlain, clock: w.now, timeout: 2 * time.Hour}
+	d := &display{w: w, mode: mode, clock: w.now, timeout: 2 * time.Hour}
 	_, err := followExecution(t.Context(), h, "arn", d, followOptions{
 		Interval: time.Second, Waiting: waitingFollowInterval,
 		Sleep: func(_ context.Context, d time.Duration) error { h.now = h.now.Add(d); return nil },
 		Now:   func(context.Context) (time.Time, error) { return h.now, nil },
 	})
 	require.NoError(t, err)
-	require.Greater(t, len(w.times), 100, "an hour of waiting: a line every 30 s")
-	for i := 1; i < len(w.times); i++ {
-		assert.LessOrEqual(t, w.times[i].Sub(w.times[i-1]), keepAlive, "line %d", i)
-	}
-	assert.True(t, strings.Contains(w.buf.String(), "  0:38  waiting to be healthy; timeout in 1:59:22\n"), "the line says what it waits for")
-	assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
+	return w
 }
 
 // TestWaitingIntervalFollowsTheLoop: while the execution waits between two
