@@ -37,10 +37,10 @@ says what the deploy waits for and how long the deployer will wait;
 elsewhere (CI logs) there is one line per change, and one at least every
 30 s while nothing changes. NO_COLOR turns colour off. --json prints one
 JSON object per line: first {"event":"release",...} (which release and
-execution), then one per event ({"event":"waiting",...} at least every 30
-s while nothing changes), and last the outcome {"event":"outcome",...,"exit_code":N} or, when
-the command failed before or after, {"event":"error","exit_code":N,
-"exit":NAME,"message":...}.
+execution), then one per event ({"event":"waiting",...} at least every
+30 s while nothing changes), and last the outcome
+{"event":"outcome",...,"exit_code":N} or, when the command failed before
+or after, {"event":"error","exit_code":N,"exit":NAME,"message":...}.
 
 Ctrl-C stops following, not the deploy. To stop a deploy, run
 ferry halt FILE: the deployer notices the halt marker, cleans up and ends

@@ -225,7 +225,7 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 }
 
 // pause waits interval before the next poll, the display ticking
-// meanwhile (every second on a terminal, at keepAlive in a log): the
+// meanwhile (every second on a terminal, at keepAlive elsewhere): the
 // deployer's clock is read once, and advanced by what was slept.
 func pause(ctx context.Context, out *display, opts followOptions, interval time.Duration) error {
 	var now time.Time

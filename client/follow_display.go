@@ -77,7 +77,8 @@ type display struct {
 	retireSince time.Time
 	retiring    []execution.RetiringGroup
 	// clock is the client's clock (Env.Now): a log (modePlain) gets a
-	// line at least every keepAlive of it while ferry waits; nil, never.
+	// line, and a JSON stream an object, at least every keepAlive of it
+	// while ferry waits; nil, never.
 	// lastOut is when the last line was written.
 	clock   func() time.Time
 	lastOut time.Time
