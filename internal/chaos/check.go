@@ -49,8 +49,13 @@ func (v Violation) Cut() bool { return v.Pred == PredServing || v.Pred == PredDr
 
 // Served is what a release needs of the load balancers and target groups
 // it names while it serves: the sum of the healthy targets of its
-// services naming each, by name. A destroy needs nothing.
+// services naming each, by name; Retired for those of the services it
+// removes. A destroy needs nothing.
 type Served map[string]int
+
+// Retired marks, in a Served, a load balancer or target group the release
+// takes out of service (it removes every service naming it).
+const Retired = -1
 
 // Checker judges every Change of the world (predicates a and b) against
 // its own model of which releases serve: the releases the harness
@@ -114,12 +119,12 @@ func (c *Checker) Serving() string {
 // need is what load balancer or target group name must keep healthy now:
 // the least any release that may serve needs of it (the serving one, or
 // one being deployed over it), and whether one of them names it at all;
-// nothing while a destroy runs, whose point is to retire the fleet. The
-// caller holds c.mu.
+// nothing while a destroy runs, or a release that retires it (Retired),
+// whose point is to take it out of service. The caller holds c.mu.
 func (c *Checker) need(name string) (n int, named bool) {
 	n, named = c.serving[name]
 	for _, r := range c.running {
-		if r.served == nil {
+		if r.served == nil || r.served[name] == Retired {
 			return 0, false
 		}
 		m, ok := r.served[name]
