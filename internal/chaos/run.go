@@ -45,6 +45,10 @@ var start = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
 // before the end checks: deleted groups gone, instances settled.
 const settle = 15 * time.Minute
 
+// phase is how far into its second a step acts (plus a millisecond per
+// step before it).
+const phase = 250 * time.Millisecond
+
 // wall bounds one run in wall time.
 const wall = 2 * time.Minute
 
@@ -60,6 +64,8 @@ type Result struct {
 	// FailureDirty, the reconcile's status, or a refusal to start.
 	Ends       map[string]string
 	Violations []Violation
+	// Start is the virtual time step At 0 is counted from.
+	Start time.Time
 	// Shrunk is the minimal scenario that still fails, run (set by
 	// RunSeeds when asked to shrink).
 	Shrunk *Result
@@ -84,6 +90,8 @@ type player struct {
 	clk  *clock.Virtual
 	chk  *Checker
 	next *release.Release
+	// t0 is when the steps' moments count from.
+	t0 time.Time
 
 	mu sync.Mutex
 	// subs are the releases submitted, by execution name; succeeded the
@@ -216,13 +224,14 @@ func (p *player) observe(arn string, ev asl.Event) {
 // them, then waits for every execution to end.
 func (p *player) play(ctx context.Context) error {
 	t0 := p.clk.Now()
+	p.t0 = t0
 	release := p.reg.Hold()
 	defer release()
 	for i, s := range p.sc.Steps {
 		// Each step acts at its own sub-second phase, so no execution's
 		// wake-up (whole seconds after a step started it) shares its
 		// instant: the order of what happens does not hang on scheduling.
-		due := t0.Add(time.Duration(s.At)*time.Second + 250*time.Millisecond + time.Duration(i)*time.Millisecond)
+		due := t0.Add(time.Duration(s.At)*time.Second + phase + time.Duration(i)*time.Millisecond)
 		if d := due.Sub(p.clk.Now()); d > 0 {
 			if err := p.reg.Pass(ctx, d); err != nil {
 				return fmt.Errorf("chaos: step %d: %w", i, err)
@@ -387,6 +396,9 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 		if !v.Canary {
 			web.Rollout = nil
 		}
+		if v.Drop {
+			web.ELBs = nil
+		}
 		if v.Min > 0 && web.Autoscaling != nil {
 			web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
 		}
@@ -436,8 +448,9 @@ func (p *player) submit(ctx context.Context, prep *submit.Prepared) (string, err
 // servedBy is what rel needs of each load balancer and target group once
 // it serves: per service, its healthy target (capacity.Compute from the
 // desired capacity of the serving release's group of the service in
-// snap), summed over the services naming each; Retired for one only a
-// service rel removes names. nil for a destroy.
+// snap), summed over the services naming each; Retired for one the
+// serving release's groups are attached to that rel does not name (a
+// removed service's, a dropped one). nil for a destroy.
 func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served, error) {
 	if rel.Destroy {
 		return nil, nil
@@ -465,15 +478,14 @@ func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served
 			out[lb] += plan.Healthy
 		}
 	}
-	for _, name := range r.Remove {
-		for _, a := range snap.Accounts {
-			for _, g := range a.Groups {
-				if ours(g.Tags, project, config) && g.Tags[naming.TagServiceName] == name {
-					for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
-						if _, kept := out[lb]; !kept {
-							out[lb] = Retired
-						}
-					}
+	for _, a := range snap.Accounts {
+		for _, g := range a.Groups {
+			if !ours(g.Tags, project, config) || g.Status != "" || g.Tags[naming.TagReleaseID] != servingID {
+				continue
+			}
+			for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
+				if _, kept := out[lb]; !kept {
+					out[lb] = Retired
 				}
 			}
 		}
@@ -581,7 +593,7 @@ func (p *player) markMeddled(group string) {
 // judge checks the end predicates: every execution ended (e), every
 // ferry resource named (c), every record's claim true (d).
 func (p *player) judge(ctx context.Context) (*Result, error) {
-	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes()}
+	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Start: p.t0}
 	now := p.clk.Now()
 	p.mu.Lock()
 	arns, events := slices.Clone(p.arns), p.events

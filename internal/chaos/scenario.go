@@ -61,6 +61,8 @@ type Variant struct {
 	Max int `json:"max,omitempty"`
 	// Version is written into the user data (a changed service).
 	Version int `json:"v,omitempty"`
+	// Drop drops web's classic load balancer (Options.Moves).
+	Drop bool `json:"drop,omitempty"`
 }
 
 // Step is one thing that happens at a moment of the scenario.
@@ -91,8 +93,8 @@ type Scenario struct {
 
 // Options switch parts of the generator.
 type Options struct {
-	// Moves adds releases that drop load balancers or move target groups
-	// (off until ferry handles them).
+	// Moves adds releases that drop a load balancer (off until ferry
+	// handles them).
 	Moves bool
 }
 
@@ -122,21 +124,21 @@ func Generate(seed uint64, opts Options) Scenario {
 	n := 2 + rng.IntN(7)
 	for range n {
 		at += rng.IntN(90)
-		sc.Steps = append(sc.Steps, step(rng, at))
+		sc.Steps = append(sc.Steps, step(rng, at, opts))
 	}
 	// Every scenario deploys at least once, early.
 	if !slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.Kind == KindDeploy }) {
-		sc.Steps = append([]Step{{At: 0, Kind: KindDeploy, R: variant(rng)}}, sc.Steps...)
+		sc.Steps = append([]Step{{At: 0, Kind: KindDeploy, R: variant(rng, opts)}}, sc.Steps...)
 	}
 	return sc
 }
 
 // step draws one step at at.
-func step(rng *rand.Rand, at int) Step {
+func step(rng *rand.Rand, at int, opts Options) Step {
 	s := Step{At: at}
 	switch x := rng.IntN(100); {
 	case x < 30:
-		s.Kind, s.R = KindDeploy, variant(rng)
+		s.Kind, s.R = KindDeploy, variant(rng, opts)
 	case x < 34:
 		s.Kind = KindRollback
 	case x < 37:
@@ -170,7 +172,7 @@ func step(rng *rand.Rand, at int) Step {
 }
 
 // variant draws a release.
-func variant(rng *rand.Rand) *Variant {
+func variant(rng *rand.Rand, opts Options) *Variant {
 	v := &Variant{Behavior: behaviors[rng.IntN(len(behaviors))], Version: rng.IntN(3)}
 	if rng.IntN(2) == 0 {
 		v.Bake = []int{30, 60, 120}[rng.IntN(3)]
@@ -182,6 +184,9 @@ func variant(rng *rand.Rand) *Variant {
 	if rng.IntN(4) == 0 {
 		v.Min = 1 + rng.IntN(3)
 		v.Max = v.Min + rng.IntN(3)
+	}
+	if opts.Moves {
+		v.Drop = rng.IntN(5) == 0
 	}
 	return v
 }
@@ -215,5 +220,17 @@ func Decode(s string) (Scenario, error) {
 	if err := dec.Decode(&sc); err != nil {
 		return sc, fmt.Errorf("chaos: the scenario is not valid: %w", err)
 	}
+	for i, s := range sc.Steps {
+		switch {
+		case !slices.Contains(kinds, s.Kind):
+			return sc, fmt.Errorf("chaos: the scenario's step %d has kind %q (there are %s)", i, s.Kind, strings.Join(kinds, ", "))
+		case s.At < 0 || i > 0 && s.At < sc.Steps[i-1].At:
+			return sc, fmt.Errorf("chaos: the scenario's step %d is at %d s, before the step ahead of it or the start", i, s.At)
+		}
+	}
 	return sc, nil
 }
+
+// kinds are every step kind.
+var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindFault, KindHide}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Shrink reduces a failing scenario to a minimal one: it drops one step
@@ -23,6 +24,16 @@ func Shrink(ctx context.Context, root string, sc Scenario, res *Result) (Scenari
 			return nil, err
 		}
 		return r, nil
+	}
+	if c, ok := before(sc, res, pred); ok {
+		// Nothing after the first violation made it: drop it in one go.
+		r, err := fails(c)
+		if err != nil {
+			return sc, res, fmt.Errorf("chaos: shrinking seed %d: %w", sc.Seed, err)
+		}
+		if r != nil {
+			sc, res = c, r
+		}
 	}
 	for changed := true; changed; {
 		changed = false
@@ -49,6 +60,22 @@ func Shrink(ctx context.Context, root string, sc Scenario, res *Result) (Scenari
 		}
 	}
 	return sc, res, nil
+}
+
+// before is sc without the steps due after the first violation of pred
+// (false when there are none): a step cannot cause what happened before
+// it.
+func before(sc Scenario, res *Result, pred string) (Scenario, bool) {
+	i := slices.IndexFunc(res.Violations, func(v Violation) bool { return v.Pred == pred })
+	if i < 0 || res.Start.IsZero() {
+		return sc, false
+	}
+	at := res.Violations[i].At
+	c := sc
+	c.Steps = slices.DeleteFunc(slices.Clone(sc.Steps), func(s Step) bool {
+		return res.Start.Add(time.Duration(s.At)*time.Second + phase).After(at)
+	})
+	return c, len(c.Steps) < len(sc.Steps)
 }
 
 // has says whether a violation of pred is among r's.

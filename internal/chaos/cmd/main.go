@@ -64,8 +64,11 @@ func main() {
 func report(w io.Writer, sum *chaos.Summary) int {
 	fmt.Fprintf(w, "chaos: %d seeds, %d world events, %d violations\n", sum.Seeds, sum.WorldEvents, sum.Violations())
 	for _, r := range sum.Failed {
-		m := r.Minimal()
-		fmt.Fprintf(w, "seed %d: %d violations; shrunk to %d steps:\n", r.Scenario.Seed, len(r.Violations), len(m.Scenario.Steps))
+		m, how := r.Minimal(), "not shrunk"
+		if r.Shrunk != nil {
+			how = fmt.Sprintf("shrunk from %d to %d steps", len(r.Scenario.Steps), len(m.Scenario.Steps))
+		}
+		fmt.Fprintf(w, "seed %d: %d violations (%s):\n", r.Scenario.Seed, len(r.Violations), how)
 		for _, v := range m.Violations {
 			fmt.Fprintf(w, "  %s\n", v)
 		}
