@@ -105,7 +105,38 @@ func (c *Checker) Ended(name string, succeeded bool) {
 	}
 	delete(c.running, name)
 	if succeeded {
-		c.serving, c.servID = r.served, r.id
+		c.serving, c.servID = Served{}, r.id
+		for lb, n := range r.served {
+			if n != Retired {
+				c.serving[lb] = n
+			}
+		}
+		if r.served == nil {
+			c.serving = nil
+		}
+	}
+}
+
+// Lower records that the world's owner set a group of release id to n
+// instances: it needs at most n of each of lbs from now on (an operator's
+// choice of capacity is the world's, not ferry's, to answer for).
+func (c *Checker) Lower(id string, lbs []string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lower := func(s Served) {
+		for _, lb := range lbs {
+			if m, ok := s[lb]; ok && m > n {
+				s[lb] = n
+			}
+		}
+	}
+	if c.servID == id {
+		lower(c.serving)
+	}
+	for _, r := range c.running {
+		if r.id == id {
+			lower(r.served)
+		}
 	}
 }
 
@@ -116,29 +147,27 @@ func (c *Checker) Serving() string {
 	return c.servID
 }
 
-// need is what load balancer or target group name must keep healthy now:
-// the least any release that may serve needs of it (the serving one, or
-// one being deployed over it), and whether one of them names it at all;
-// nothing while a destroy runs, or a release that retires it (Retired),
-// whose point is to take it out of service. The caller holds c.mu.
+// need is what load balancer or target group name must keep healthy now,
+// and whether the serving release names it at all (only then may it not
+// go dark): the least any release that may serve needs of it (the
+// serving one, or one being deployed over it); nothing while a destroy
+// runs, or a release that retires it (Retired), whose point is to take it
+// out of service. A load balancer only a release being deployed names
+// serves no one yet. The caller holds c.mu.
 func (c *Checker) need(name string) (n int, named bool) {
 	n, named = c.serving[name]
+	if !named {
+		return 0, false
+	}
 	for _, r := range c.running {
 		if r.served == nil || r.served[name] == Retired {
 			return 0, false
 		}
-		m, ok := r.served[name]
-		switch {
-		case ok && !named:
-			n, named = m, true
-		case ok && m < n:
+		if m, ok := r.served[name]; ok && m < n {
 			n = m
 		}
 	}
-	if _, serving := c.serving[name]; !serving {
-		n = 0 // a release not yet serving needs nothing of it yet
-	}
-	return n, named
+	return n, true
 }
 
 func (c *Checker) violate(pred string, at time.Time, format string, args ...any) {

@@ -66,6 +66,9 @@ type Result struct {
 	Violations []Violation
 	// Start is the virtual time step At 0 is counted from.
 	Start time.Time
+	// Trace is, by execution name, each state it entered and when
+	// ("15:04:05.000 State"), to read a replay by.
+	Trace map[string][]string
 	// Shrunk is the minimal scenario that still fails, run (set by
 	// RunSeeds when asked to shrink).
 	Shrunk *Result
@@ -578,6 +581,9 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 	if _, err := p.reg.Meddle(ctx, m); err != nil {
 		return false, nil
 	}
+	if s.Kind == KindCapacity {
+		p.chk.Lower(g.Tags[naming.TagReleaseID], append(slices.Clone(g.LoadBalancers), g.TargetGroups...), s.D)
+	}
 	if m.Group != "" {
 		p.markMeddled(m.Group)
 	}
@@ -593,7 +599,7 @@ func (p *player) markMeddled(group string) {
 // judge checks the end predicates: every execution ended (e), every
 // ferry resource named (c), every record's claim true (d).
 func (p *player) judge(ctx context.Context) (*Result, error) {
-	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Start: p.t0}
+	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Trace: map[string][]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Start: p.t0}
 	now := p.clk.Now()
 	p.mu.Lock()
 	arns, events := slices.Clone(p.arns), p.events
@@ -608,6 +614,7 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 		name := arn[strings.LastIndex(arn, ":")+1:]
 		end := endOf(p.reg, arn)
 		res.Ends[name] = end
+		res.Trace[name] = trace(p.reg, arn)
 		if end == "" {
 			res.Violations = append(res.Violations, Violation{Pred: PredEnds, At: now, What: "execution " + name + " reached no end state"})
 		}
@@ -633,6 +640,21 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 	}
 	res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	return res, nil
+}
+
+// trace is each state the execution arn entered, and when.
+func trace(reg *region.Region, arn string) []string {
+	x, err := reg.Execution(arn)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ev := range x.History() {
+		if ev.StateEntered != nil {
+			out = append(out, ev.Timestamp.UTC().Format("15:04:05.000")+" "+ev.StateEntered.Name)
+		}
+	}
+	return out
 }
 
 // endOf is how an execution ended: for a release, the end state it

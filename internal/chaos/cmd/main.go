@@ -32,6 +32,7 @@ func main() {
 	workers := flag.Int("workers", 2, "seeds run in parallel")
 	moves := flag.Bool("moves", false, "also generate releases that drop load balancers")
 	shrink := flag.Bool("shrink", true, "shrink each failing seed to a minimal scenario")
+	verbose := flag.Bool("v", false, "with a replay, print the states each execution entered and when")
 	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole run")
 	flag.Parse()
 
@@ -46,7 +47,7 @@ func main() {
 	}
 	gen := chaos.Options{Moves: *moves}
 	if *n == 0 {
-		os.Exit(replay(ctx, os.Stdout, dir, *seed, *scenario, gen))
+		os.Exit(replay(ctx, os.Stdout, dir, *seed, *scenario, gen, *verbose))
 	}
 	last := time.Now()
 	sum := chaos.RunSeeds(ctx, dir, chaos.SeedsOptions{From: *from, N: *n, Workers: *workers, Generator: gen, Shrink: *shrink,
@@ -92,7 +93,7 @@ func report(w io.Writer, sum *chaos.Summary) int {
 }
 
 // replay runs one scenario and prints its steps, ends and violations.
-func replay(ctx context.Context, w io.Writer, root string, seed uint64, encoded string, gen chaos.Options) int {
+func replay(ctx context.Context, w io.Writer, root string, seed uint64, encoded string, gen chaos.Options, verbose bool) int {
 	sc := chaos.Generate(seed, gen)
 	if encoded != "" {
 		var err error
@@ -117,6 +118,11 @@ func replay(ctx context.Context, w io.Writer, root string, seed uint64, encoded 
 	slices.Sort(names)
 	for _, name := range names {
 		fmt.Fprintf(w, "  execution %s: %s\n", name, res.Ends[name])
+		if verbose {
+			for _, st := range res.Trace[name] {
+				fmt.Fprintf(w, "    %s\n", st)
+			}
+		}
 	}
 	fmt.Fprintf(w, "chaos: 1 seeds, %d world events, %d violations\n", res.WorldEvents, len(res.Violations))
 	for _, v := range res.Violations {
