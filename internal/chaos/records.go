@@ -148,22 +148,28 @@ func CheckClaims(at time.Time, snap sim.Snapshot, rec Records, serving string, r
 		switch {
 		case !ok || g.Status != "":
 			bad("the current record's group %s (service %s) does not exist", cg.Group, cg.Service)
-			continue
-		case meddled[cg.Group] || rel == nil || rel.Services[cg.Service] == nil:
-			continue
-		}
-		svc := rel.Services[cg.Service]
-		for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
-			if !slices.Contains(g.LoadBalancers, lb) && !slices.Contains(g.TargetGroups, lb) {
-				bad("the current record's group %s is not attached to %s", cg.Group, lb)
-				continue
-			}
-			if !servesIn(g, lb) {
-				bad("the current record's group %s has no healthy instance in %s", cg.Group, lb)
+		case !meddled[cg.Group] && rel != nil && rel.Services[cg.Service] != nil:
+			svc := rel.Services[cg.Service]
+			for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
+				if what := serves(g, lb); what != "" {
+					bad("the current record's group %s %s %s", cg.Group, what, lb)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// serves says how g fails to serve in the load balancer or target group
+// lb ("": it serves there).
+func serves(g sim.GroupSnapshot, lb string) string {
+	if !slices.Contains(g.LoadBalancers, lb) && !slices.Contains(g.TargetGroups, lb) {
+		return "is not attached to"
+	}
+	if !servesIn(g, lb) {
+		return "has no healthy instance in"
+	}
+	return ""
 }
 
 func servesIn(g sim.GroupSnapshot, lb string) bool {

@@ -460,16 +460,15 @@ func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served
 	}
 	r := rel.Clone()
 	r.ApplyDefaults()
+	serving := groupsOf(snap, servingID)
 	out := Served{}
 	for _, name := range r.ServiceNames() {
 		svc := r.Services[name]
 		var prev *int
-		for _, a := range snap.Accounts {
-			for _, g := range a.Groups {
-				if ours(g.Tags, project, config) && g.Status == "" && g.Tags[naming.TagReleaseID] == servingID && g.Tags[naming.TagServiceName] == name {
-					n := int(g.Desired)
-					prev = &n
-				}
+		for _, g := range serving {
+			if g.Tags[naming.TagServiceName] == name {
+				n := int(g.Desired)
+				prev = &n
 			}
 		}
 		as := svc.Autoscaling
@@ -481,19 +480,28 @@ func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served
 			out[lb] += plan.Healthy
 		}
 	}
-	for _, a := range snap.Accounts {
-		for _, g := range a.Groups {
-			if !ours(g.Tags, project, config) || g.Status != "" || g.Tags[naming.TagReleaseID] != servingID {
-				continue
-			}
-			for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
-				if _, kept := out[lb]; !kept {
-					out[lb] = Retired
-				}
+	for _, g := range serving {
+		for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
+			if _, kept := out[lb]; !kept {
+				out[lb] = Retired
 			}
 		}
 	}
 	return out, nil
+}
+
+// groupsOf are the groups of release id of the project-config in snap,
+// not being deleted.
+func groupsOf(snap sim.Snapshot, id string) []sim.GroupSnapshot {
+	var out []sim.GroupSnapshot
+	for _, a := range snap.Accounts {
+		for _, g := range a.Groups {
+			if ours(g.Tags, project, config) && g.Status == "" && g.Tags[naming.TagReleaseID] == id {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // ferryGroups are the world's groups of the project-config not being
