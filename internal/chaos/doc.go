@@ -12,7 +12,10 @@
 // impaired, launches failing), operator actions (halt, a second release,
 // rollback, destroy, unlock, a reconcile pass, a heal) and call faults
 // (throttling, 5xx on the n-th call of an operation by ferry's roles;
-// new groups hidden from their first lookups).
+// new groups hidden from their first lookups). Options.Moves adds
+// releases that drop a load balancer. Not generated yet: scale-in
+// protection (package sim has no SetInstanceProtection), promotions,
+// region and account moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's
@@ -47,6 +50,8 @@
 // at a time while it still fails); Scenario.Encode gives the argument
 // that replays it: go run ./internal/chaos/cmd -seed N -scenario '...'.
 // RunSeeds runs many seeds on a bounded pool of workers (make chaos).
+// Every seed that ever failed is a named regression in the package's
+// tests, with what broke it.
 //
 // The package is a proof tool: the Lambda never links it (make thin).
 package chaos

@@ -98,18 +98,21 @@ type player struct {
 
 	mu sync.Mutex
 	// subs are the releases submitted, by execution name; succeeded the
-	// ids of the releases whose executions succeeded, in order.
+	// releases whose executions succeeded, in order (the reference
+	// first); arns every execution started; meddled the groups a world
+	// event changed; events how many world events the world took.
 	subs      map[string]*release.Release
 	succeeded []*release.Release
 	arns      []string
 	meddled   map[string]bool
 	events    int
 	seq       int
-	// faults are the armed call faults; calls counts ferry's calls of
-	// each operation since each was armed.
+	// faults are the armed call faults.
 	faults []*armed
 }
 
+// armed is a call fault: the n-th call of op by ferry's roles since it
+// was armed fails with kind; seen counts them.
 type armed struct {
 	op, kind string
 	n, seen  int
