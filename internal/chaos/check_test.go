@@ -154,15 +154,15 @@ func TestEndPredicatesCanFail(t *testing.T) {
 	assert.Equal(t, PredNamed, named[0].Pred)
 	assert.False(t, named[0].Cut())
 
-	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, "r1", rel, nil))
+	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, []string{"r1"}, rel, nil))
 	for name, tc := range map[string]struct {
 		snap    sim.Snapshot
-		serving string
+		serving []string
 		meddled map[string]bool
 	}{
-		"another release serves": {snapshot(serving), "r2", nil},
-		"the group is gone":      {snapshot(), "r1", nil},
-		"detached":               {snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags, Instances: serving.Instances}), "r1", nil},
+		"another release serves": {snapshot(serving), []string{"r2"}, nil},
+		"the group is gone":      {snapshot(), []string{"r1"}, nil},
+		"detached":               {snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags, Instances: serving.Instances}), []string{"r1"}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			v := CheckClaims(at, tc.snap, rec, tc.serving, rel, tc.meddled)
@@ -170,6 +170,7 @@ func TestEndPredicatesCanFail(t *testing.T) {
 			assert.Equal(t, PredClaims, v[0].Pred)
 		})
 	}
-	assert.Empty(t, CheckClaims(at, snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags}), rec, "r1", rel,
+	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, []string{"r0", "r1"}, rel, nil), "r1 ended FailureDirty past its point of no return")
+	assert.Empty(t, CheckClaims(at, snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags}), rec, []string{"r1"}, rel,
 		map[string]bool{serving.Name: true}), "a group the world detached is the world's doing")
 }

@@ -3,7 +3,7 @@
 //
 // A Scenario is made from a seed (Generate: the same seed, the same
 // scenario, the same run): a world (instances' CPU, so ferry's scaling
-// alarms fire or not; connection draining on or off), and steps at
+// alarms fire or not; the classic load balancers' connection draining), and steps at
 // moments of virtual time after the reference release is deployed:
 // releases (bakes, canary steps, removed services, changed user data and
 // capacities, instances that crash before or after passing their checks

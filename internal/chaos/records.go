@@ -117,11 +117,13 @@ func CheckNamed(at time.Time, snap sim.Snapshot, rec Records) []Violation {
 }
 
 // CheckClaims is (d): the current record names the release the model
-// says serves (none after a destroy), and each of its groups exists and,
-// unless the world meddled with it (meddled), serves: attached to every
-// load balancer and target group its service names (rel: the current
-// release as submitted), with a healthy instance in each.
-func CheckClaims(at time.Time, snap sim.Snapshot, rec Records, serving string, rel *release.Release, meddled map[string]bool) []Violation {
+// says serves (none after a destroy: serving[0]) or one whose execution
+// ended FailureDirty past its point of no return (the rest of serving),
+// and each of its groups exists and, unless the world meddled with it
+// (meddled), serves: attached to every load balancer and target group its
+// service names (rel: the current release as submitted), with a healthy
+// instance in each.
+func CheckClaims(at time.Time, snap sim.Snapshot, rec Records, serving []string, rel *release.Release, meddled map[string]bool) []Violation {
 	var out []Violation
 	bad := func(format string, args ...any) {
 		out = append(out, Violation{Pred: PredClaims, At: at, What: fmt.Sprintf(format, args...)})
@@ -130,8 +132,8 @@ func CheckClaims(at time.Time, snap sim.Snapshot, rec Records, serving string, r
 	if rec.Current != nil {
 		cur = rec.Current.ReleaseID
 	}
-	if cur != serving {
-		bad("the current record names release %q; the executions' ends say %q serves", cur, serving)
+	if !slices.Contains(serving, cur) {
+		bad("the current record names release %q; the executions' ends say %q serves", cur, serving[0])
 		return out
 	}
 	if rec.Current == nil {

@@ -169,7 +169,9 @@ func applyWorld(spec *sim.WorldSpec, w World) {
 				}
 			}
 			for k := range r.ELBs {
-				r.ELBs[k].ConnectionDrainingSeconds = w.Drain
+				if w.Drain > 0 {
+					r.ELBs[k].ConnectionDrainingSeconds = w.Drain
+				}
 			}
 		}
 	}
@@ -354,9 +356,9 @@ func (p *player) release(ctx context.Context, s Step) error {
 	case s.Kind == KindDestroy && !cur.Destroy:
 		prep, err = submit.PrepareDestroy(ctx, p.reg.Signer(), cur, p.clk.Now(), by, id)
 	case s.Kind == KindHeal && !cur.Destroy:
-		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), cur, nil, p.clk.Now(), by, id)
+		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), cur, nil, nil, p.clk.Now(), by, id)
 	case s.Kind == KindRollback && before != nil && !before.Destroy && !cur.Destroy:
-		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), before, removed(before, cur), p.clk.Now(), by, id)
+		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), before, removed(before, cur), nil, p.clk.Now(), by, id)
 	default:
 		return nil
 	}
@@ -403,6 +405,7 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 			web.Rollout = nil
 		}
 		if v.Drop {
+			web.Detach = &release.Detach{ELBs: web.ELBs}
 			web.ELBs = nil
 		}
 		if v.Min > 0 && web.Autoscaling != nil {
@@ -636,18 +639,23 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 	}
 	snap := p.reg.World().Snapshot()
 	res.Violations = append(res.Violations, CheckNamed(now, snap, rec)...)
-	serving := p.chk.Serving()
-	var rel *release.Release
+	serving := []string{p.chk.Serving()}
 	p.mu.Lock()
-	for _, r := range p.subs {
-		if r.ReleaseID == serving {
-			rel = r
+	byID := map[string]*release.Release{}
+	for name, r := range p.subs {
+		byID[r.ReleaseID] = r
+		if res.Ends[name] == execution.EndFailureDirty {
+			serving = append(serving, r.ReleaseID)
 		}
 	}
 	meddled := maps.Clone(p.meddled)
 	p.mu.Unlock()
-	if rel != nil && rel.Destroy {
-		serving = ""
+	if r := byID[serving[0]]; r != nil && r.Destroy {
+		serving[0] = ""
+	}
+	var rel *release.Release
+	if rec.Current != nil {
+		rel = byID[rec.Current.ReleaseID]
 	}
 	res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	return res, nil

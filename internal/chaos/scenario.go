@@ -42,7 +42,7 @@ type World struct {
 	// scale-down alarms fire, 90 its scale-up ones.
 	CPU int `json:"cpu,omitempty"`
 	// Drain is the classic load balancers' connection draining, seconds
-	// (0: off).
+	// (0: the world's; ferry refuses a load balancer without draining).
 	Drain int `json:"drain,omitempty"`
 }
 
