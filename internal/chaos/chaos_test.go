@@ -82,6 +82,7 @@ func TestSample(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= sampleSeeds; seed++ {
 		t.Run(seedName(seed), func(t *testing.T) {
+			t.Parallel()
 			if d := known[seed]; d != "" {
 				t.Skip(d)
 			}
@@ -96,6 +97,7 @@ func TestSample(t *testing.T) {
 func TestRegressions(t *testing.T) {
 	for _, r := range regressions {
 		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
 			if r.defect != "" {
 				t.Skip(r.defect)
 			}
