@@ -71,6 +71,16 @@ reliability: ## Run the full fault-injection matrix (every call index x every fa
 	$(GO) run ./internal/reliability/cmd -destroy
 	$(GO) run ./internal/reliability/cmd -promotion
 
+# How many seeds make chaos runs, and on how many workers (a run mostly
+# waits on its region's in-process S3 over loopback HTTP, so twice the
+# cores keeps them busy).
+CHAOS_SEEDS   ?= 10000
+CHAOS_WORKERS ?= 4
+
+.PHONY: chaos
+chaos: ## Run CHAOS_SEEDS chaos scenarios (a world that fights back, judged from outside ferry); fails on a violation, printing each seed's shrunk replay command
+	$(GO) run ./internal/chaos/cmd -n $(CHAOS_SEEDS) -workers $(CHAOS_WORKERS)
+
 .PHONY: conformance
 conformance: ## Run the conformance suite: the real deployer and state machine against moto_server over HTTP (skipped without moto)
 	$(GO) run ./internal/conformance/cmd
@@ -88,7 +98,7 @@ codestats: ## List every function above complexity 15 or over 80 lines
 
 # What the Lambda must never link: the CDK, and the simulation, the local
 # region, its S3 server (gofakes3) and interpreter, and the test harnesses.
-LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|bench|conformance|codestats|console)($$|/)
+LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|chaos|bench|conformance|codestats|console)($$|/)
 
 .PHONY: thin
 thin: ## Check that the Lambda links neither the CDK nor the simulation, and the CLI not the CDK

@@ -147,7 +147,10 @@
 // tells when each instance of a group was launched, booted, passes its
 // health checks and started terminating (benchmarks measure from it);
 // world.Fleet() is every group's history of instances serving, to check a
-// property at every instant.
+// property at every instant. world.Observe(fn) shows fn every change as
+// the world makes it (a Change: each event of its own, and each mutating
+// call with its caller and the world just before and after it), so a
+// checker can judge every instant from outside ferry.
 //
 // # Credentials
 //

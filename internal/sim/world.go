@@ -32,6 +32,10 @@ type World struct {
 	subsecond bool
 	// onCall, when set, sees every call as it is made (OnCall).
 	onCall func(ctx context.Context, c Call)
+	// observer, when set, sees every change (Observe); before is the
+	// world before the mutating call in progress.
+	observer func(Change)
+	before   *Instant
 	// throttling is the WorldSpec's Throttle; buckets are its token
 	// buckets by account, region and bucket key; throttles its counts.
 	throttling bool
@@ -255,6 +259,7 @@ func (w *World) advance(now time.Time) {
 		w.countTraffic()
 		ev.run(ev.at)
 		w.checkServing()
+		w.observeEvent()
 	}
 	w.now = now
 	w.countTraffic()
@@ -375,6 +380,7 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, apiErr(codeAuthFailure, "AWS was not able to validate the provided access credentials (account "+v.account+" does not exist)"))
 	}
+	w.observeBefore(op)
 	return r, nil
 }
 
@@ -398,6 +404,7 @@ func (w *World) authenticate(key, accountID string) error {
 // the SDK does.
 func (v view) end(op string, err error) error {
 	v.w.checkServing()
+	v.w.observeCall()
 	v.w.mu.Unlock()
 	if err != nil {
 		return opError(v.service, op, err)

@@ -1,0 +1,236 @@
+package chaos
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Step kinds: releases, operator actions, world events and call faults.
+const (
+	// Releases and operator actions (ferry's client would make them).
+	KindDeploy    = "deploy"    // a release: Variant over the reference's next release
+	KindRollback  = "rollback"  // ferry rollback: the release served before the current one, again
+	KindHeal      = "heal"      // the current release deployed again
+	KindDestroy   = "destroy"   // ferry destroy
+	KindHalt      = "halt"      // ferry halt: a halt marker
+	KindUnlock    = "unlock"    // ferry unlock, refused while the holder runs
+	KindReconcile = "reconcile" // a reconcile pass, as the schedule starts one
+
+	// World events (the world's owner, or AWS).
+	KindKill     = "kill"     // terminate the N-th instance of ferry's groups; Auto Scaling replaces it
+	KindCapacity = "capacity" // set the N-th group's desired (and min) to D
+	KindDetach   = "detach"   // detach the N-th group from its D-th load balancer or target group
+	KindSuspend  = "suspend"  // suspend process P of the N-th group
+	KindZone     = "zone"     // impair zone P for D seconds: launches there fail
+	KindFail     = "fail"     // the next D launches fail
+
+	// Call faults, on ferry's calls only.
+	KindFault = "fault" // the N-th call of operation P by ferry's roles fails with E
+	KindHide  = "hide"  // new groups hidden from their first D lookups
+)
+
+// World is what a scenario changes of the reference world.
+type World struct {
+	// CPU is the instances' CPU percent (0: the world's): 5 makes ferry's
+	// scale-down alarms fire, 90 its scale-up ones.
+	CPU int `json:"cpu,omitempty"`
+	// Drain is the classic load balancers' connection draining, seconds
+	// (0: the world's; ferry refuses a load balancer without draining).
+	Drain int `json:"drain,omitempty"`
+}
+
+// Variant is a release: the reference's next release with changes.
+type Variant struct {
+	// Behavior is the new instances' behaviour (sim.Behavior; "": healthy).
+	Behavior string `json:"b,omitempty"`
+	// Bake is bake_seconds.
+	Bake int `json:"bake,omitempty"`
+	// Canary makes the web service a canary (steps 1, then 100%).
+	Canary bool `json:"canary,omitempty"`
+	// Without removes the service (and says so in remove).
+	Without string `json:"without,omitempty"`
+	// Min and Max change web's autoscaling bounds (0: as they are).
+	Min int `json:"min,omitempty"`
+	Max int `json:"max,omitempty"`
+	// Version is written into the user data (a changed service).
+	Version int `json:"v,omitempty"`
+	// Drop drops web's classic load balancer (Options.Moves).
+	Drop bool `json:"drop,omitempty"`
+}
+
+// Step is one thing that happens at a moment of the scenario.
+type Step struct {
+	// At is the moment, in seconds after the scenario starts.
+	At   int    `json:"at"`
+	Kind string `json:"k"`
+	// N, D, P and E are the kind's arguments (see the kinds).
+	N int    `json:"n,omitempty"`
+	D int    `json:"d,omitempty"`
+	P string `json:"p,omitempty"`
+	E string `json:"e,omitempty"`
+	// R is a deploy's release.
+	R *Variant `json:"r,omitempty"`
+}
+
+func (s Step) String() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Scenario is one run: its seed, world and steps in time order.
+type Scenario struct {
+	Seed  uint64 `json:"seed"`
+	World World  `json:"world"`
+	Steps []Step `json:"steps"`
+}
+
+// Options switch parts of the generator.
+type Options struct {
+	// Moves adds releases that drop a load balancer (off until ferry
+	// handles them).
+	Moves bool
+}
+
+// Fault kinds of KindFault.
+const (
+	FaultThrottle = "throttle"
+	FaultInternal = "5xx"
+)
+
+// mutatingOps are the operations of ferry's a fault may hit.
+var mutatingOps = []string{
+	"CreateAutoScalingGroup", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup", "CreateLaunchTemplate",
+	"DeleteLaunchTemplate", "PutMetricAlarm", "DeleteAlarms", "PutScalingPolicy", "AttachLoadBalancers",
+	"AttachLoadBalancerTargetGroups", "DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "SuspendProcesses",
+	"ResumeProcesses", "DescribeAutoScalingGroups", "DescribeInstanceHealth", "DescribeTargetHealth",
+}
+
+var behaviors = []string{"", "", "", "", "crash-loop", "crash-after-healthy", "slow-boot", "never-healthy", "worker"}
+
+// Generate makes the scenario of seed: the same seed, the same scenario.
+func Generate(seed uint64, opts Options) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
+	sc := Scenario{Seed: seed}
+	sc.World.CPU = []int{0, 0, 5, 90}[rng.IntN(4)]
+	sc.World.Drain = []int{0, 20}[rng.IntN(2)]
+	at := 0
+	n := 2 + rng.IntN(7)
+	for range n {
+		at += rng.IntN(90)
+		sc.Steps = append(sc.Steps, step(rng, at, opts))
+	}
+	// Every scenario deploys at least once, early.
+	if !slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.Kind == KindDeploy }) {
+		sc.Steps = append([]Step{{At: 0, Kind: KindDeploy, R: variant(rng, opts)}}, sc.Steps...)
+	}
+	return sc
+}
+
+// step draws one step at at.
+func step(rng *rand.Rand, at int, opts Options) Step {
+	s := Step{At: at}
+	switch x := rng.IntN(100); {
+	case x < 30:
+		s.Kind, s.R = KindDeploy, variant(rng, opts)
+	case x < 34:
+		s.Kind = KindRollback
+	case x < 37:
+		s.Kind = KindHeal
+	case x < 39:
+		s.Kind = KindDestroy
+	case x < 45:
+		s.Kind = KindHalt
+	case x < 48:
+		s.Kind = KindUnlock
+	case x < 51:
+		s.Kind = KindReconcile
+	case x < 63:
+		s.Kind, s.N = KindKill, rng.IntN(16)
+	case x < 68:
+		s.Kind, s.N, s.D = KindCapacity, rng.IntN(8), rng.IntN(5)
+	case x < 73:
+		s.Kind, s.N, s.D = KindDetach, rng.IntN(8), rng.IntN(2)
+	case x < 77:
+		s.Kind, s.N, s.P = KindSuspend, rng.IntN(8), []string{"Launch", "Terminate", "AZRebalance", "AlarmNotification", "ReplaceUnhealthy"}[rng.IntN(5)]
+	case x < 81:
+		s.Kind, s.P, s.D = KindZone, []string{"us-east-1a", "us-east-1b"}[rng.IntN(2)], 30+rng.IntN(300)
+	case x < 84:
+		s.Kind, s.D = KindFail, 1+rng.IntN(4)
+	case x < 96:
+		s.Kind, s.P, s.N, s.E = KindFault, mutatingOps[rng.IntN(len(mutatingOps))], 1+rng.IntN(4), []string{FaultThrottle, FaultInternal}[rng.IntN(2)]
+	default:
+		s.Kind, s.D = KindHide, 1+rng.IntN(3)
+	}
+	return s
+}
+
+// variant draws a release.
+func variant(rng *rand.Rand, opts Options) *Variant {
+	v := &Variant{Behavior: behaviors[rng.IntN(len(behaviors))], Version: rng.IntN(3)}
+	if rng.IntN(2) == 0 {
+		v.Bake = []int{30, 60, 120}[rng.IntN(3)]
+	}
+	v.Canary = rng.IntN(3) == 0
+	if rng.IntN(8) == 0 {
+		v.Without = "worker"
+	}
+	if rng.IntN(4) == 0 {
+		v.Min = 1 + rng.IntN(3)
+		v.Max = v.Min + rng.IntN(3)
+	}
+	if opts.Moves {
+		v.Drop = rng.IntN(5) == 0
+	}
+	return v
+}
+
+// Encode is the scenario as one argument: its JSON, deflated, in
+// URL-safe base64 (Decode reads it back).
+func (sc Scenario) Encode() string {
+	b, _ := json.Marshal(sc) // a Scenario always encodes
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
+}
+
+// Decode reads a scenario Encode wrote, or the scenario's JSON itself.
+func Decode(s string) (Scenario, error) {
+	var sc Scenario
+	raw := []byte(s)
+	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
+		b, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(s))
+		if err != nil {
+			return sc, fmt.Errorf("chaos: the scenario is neither JSON nor what Encode writes: %w", err)
+		}
+		if raw, err = io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(b)), 1<<20)); err != nil {
+			return sc, fmt.Errorf("chaos: the scenario does not inflate: %w", err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		return sc, fmt.Errorf("chaos: the scenario is not valid: %w", err)
+	}
+	for i, s := range sc.Steps {
+		switch {
+		case !slices.Contains(kinds, s.Kind):
+			return sc, fmt.Errorf("chaos: the scenario's step %d has kind %q (there are %s)", i, s.Kind, strings.Join(kinds, ", "))
+		case s.At < 0 || i > 0 && s.At < sc.Steps[i-1].At:
+			return sc, fmt.Errorf("chaos: the scenario's step %d is at %d s, before the step ahead of it or the start", i, s.At)
+		}
+	}
+	return sc, nil
+}
+
+// kinds are every step kind.
+var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindFault, KindHide}

@@ -1,0 +1,75 @@
+package chaos
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGenerateIsDeterministic: the same seed makes the same scenario,
+// another seed another one; every scenario deploys.
+func TestGenerateIsDeterministic(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		a, b := Generate(seed, Options{}), Generate(seed, Options{})
+		require.Equal(t, a, b)
+		assert.Contains(t, kindsOf(a), KindDeploy, "seed %d", seed)
+		assert.True(t, isSortedByAt(a.Steps), "seed %d", seed)
+	}
+	assert.NotEqual(t, Generate(1, Options{}), Generate(2, Options{}))
+}
+
+// TestGenerateCoversEveryKind: over a few hundred seeds, every kind of
+// step is drawn, and drops of load balancers only with Options.Moves.
+func TestGenerateCoversEveryKind(t *testing.T) {
+	seen, drops := map[string]bool{}, map[bool]int{}
+	for seed := uint64(1); seed <= 400; seed++ {
+		for _, moves := range []bool{false, true} {
+			for _, s := range Generate(seed, Options{Moves: moves}).Steps {
+				seen[s.Kind] = true
+				if s.R != nil && s.R.Drop {
+					drops[moves]++
+				}
+			}
+		}
+	}
+	for _, k := range kinds {
+		assert.True(t, seen[k], k)
+	}
+	assert.Zero(t, drops[false])
+	assert.Positive(t, drops[true])
+}
+
+// TestEncodeDecode: a scenario survives its replay argument, and JSON is
+// accepted as well; anything else is refused with what is wrong.
+func TestEncodeDecode(t *testing.T) {
+	sc := Generate(42, Options{})
+	got, err := Decode(sc.Encode())
+	require.NoError(t, err)
+	assert.Equal(t, sc, got)
+	got, err = Decode(`{"seed": 7, "world": {"drain": 20}, "steps": [{"at": 3, "k": "halt"}]}`)
+	require.NoError(t, err)
+	assert.Equal(t, Scenario{Seed: 7, World: World{Drain: 20}, Steps: []Step{{At: 3, Kind: KindHalt}}}, got)
+	for _, bad := range []string{"not base64!", "AAAA", `{"seed": 1, "nope": true}`,
+		`{"steps": [{"at": 1, "k": "meteor"}]}`, `{"steps": [{"at": 5, "k": "halt"}, {"at": 1, "k": "halt"}]}`} {
+		_, err := Decode(bad)
+		assert.ErrorContains(t, err, "chaos: the scenario", bad)
+	}
+}
+
+func kindsOf(sc Scenario) []string {
+	var out []string
+	for _, s := range sc.Steps {
+		out = append(out, s.Kind)
+	}
+	return out
+}
+
+func isSortedByAt(steps []Step) bool {
+	for i := 1; i < len(steps); i++ {
+		if steps[i].At < steps[i-1].At {
+			return false
+		}
+	}
+	return true
+}
