@@ -20,11 +20,13 @@ import (
 // and nothing of the release leaves until they pass their health checks.
 // Then it removes what this release created, in the verified release's
 // target, and only while the release holds the lock. What it removes: the
-// groups Deploy recorded before it created anything (ledger.GetDeploying; without that record Deploy created
-// nothing), and every group and launch template AWS shows tagged with the
-// release id. Each is removed by name (fleet.Remover: its alarms, the
-// group with its instances, its launch template), a visible one only when
-// its tags are this release's. A recorded group AWS does not show is
+// groups Deploy recorded before it created anything (ledger.GetDeploying),
+// and every group and launch template AWS shows tagged with the release
+// id. Without that record and without Deployed (Deploy failed before it
+// wrote it, or the record is gone) it asks AWS: nothing tagged with the
+// release is nothing to clean up. Each is removed by name (fleet.Remover:
+// its alarms, the group with its instances, its launch template), a
+// visible one only when its tags are this release's. A recorded group AWS does not show is
 // retryable, never taken for gone, until the last attempt: AWS is
 // eventually consistent after a create, so FailureClean never leaves the
 // release's fleet running. What it removed is added to Deploy's record,
@@ -56,9 +58,18 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	case err != nil:
 		return nil, d.cleanUpFailed(ctx, st, req, err)
 	case !found && !st.Deployed:
-		d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
-		st.Retire = &execution.Retire{Done: true}
-		return st, nil
+		// Deploy failed before it recorded anything, or its record is
+		// gone: AWS says whether it made something.
+		made, err := d.madeInAWS(ctx, st)
+		if err != nil {
+			return nil, d.cleanUpFailed(ctx, st, req, err)
+		}
+		if len(made) == 0 {
+			d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
+			st.Retire = &execution.Retire{Done: true}
+			return st, nil
+		}
+		d.log.Warn("no deploying record, but the release made groups or launch templates: removing them", "release_id", st.ReleaseID, "names", made)
 	case !found:
 		// Deploy finished without its record (someone removed it): its
 		// groups have their deterministic names all the same.
@@ -88,6 +99,24 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
 	st.Retire = &execution.Retire{Done: true}
 	return st, nil
+}
+
+// madeInAWS are the groups and launch templates AWS shows tagged with
+// the release (fleet.Of), in its target.
+func (d *Deployer) madeInAWS(ctx context.Context, st *execution.State) ([]string, error) {
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	if err != nil {
+		return nil, err
+	}
+	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Of(st.ReleaseID, groups, templates), nil
 }
 
 // removeRelease removes what the release made (see cleanUpFailure): the
