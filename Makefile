@@ -81,6 +81,30 @@ CHAOS_WORKERS ?= 4
 chaos: ## Run CHAOS_SEEDS chaos scenarios (a world that fights back, judged from outside ferry); fails on a violation, printing each seed's shrunk replay command
 	$(GO) run ./internal/chaos/cmd -n $(CHAOS_SEEDS) -workers $(CHAOS_WORKERS)
 
+# The mutation run's scope: the safety-critical code, each file set
+# judged by the tests that own it (-short: the long reliability samples
+# are not needed to judge one mutant; a package's unrelated tests are
+# left out with @RUN). Survivors fail the run unless listed, with the
+# reason, in MUTATE_EQUIVALENT.
+MUTATE_EQUIVALENT ?= testdata/mutation/equivalent.txt
+MUTATE_TIMEOUT    ?= 3m
+MUTATE_WORKERS    ?= 2
+MUTATE_TARGETS    ?= \
+	'internal/health/*.go=./internal/health' \
+	'internal/capacity/*.go=./internal/capacity' \
+	'internal/fleet/*.go=./internal/fleet' \
+	'internal/lock/*.go=./internal/lock' \
+	'internal/halt/*.go=./internal/halt' \
+	'internal/identity/*.go=./internal/identity' \
+	'internal/release/validate*.go=./internal/release' \
+	'internal/deployer/cleanup_success.go,internal/deployer/cleanup_failure.go,internal/deployer/rollback.go,internal/deployer/check_healthy.go,internal/deployer/alarms.go,internal/deployer/errorrate.go=./internal/deployer' \
+	'internal/deployer/promote.go=./internal/region@^TestPromot'
+
+.PHONY: mutate
+mutate: ## Mutation testing of the safety-critical packages: prints mutation: K/N killed (P%); fails on a survivor not listed equivalent
+	$(GO) run ./internal/mutation/cmd -short -workers $(MUTATE_WORKERS) -timeout $(MUTATE_TIMEOUT) \
+		-equivalent $(MUTATE_EQUIVALENT) $(foreach t,$(MUTATE_TARGETS),-target $(t))
+
 .PHONY: conformance
 conformance: ## Run the conformance suite: the real deployer and state machine against moto_server over HTTP (skipped without moto)
 	$(GO) run ./internal/conformance/cmd
@@ -98,7 +122,7 @@ codestats: ## List every function above complexity 15 or over 80 lines
 
 # What the Lambda must never link: the CDK, and the simulation, the local
 # region, its S3 server (gofakes3) and interpreter, and the test harnesses.
-LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|chaos|bench|conformance|codestats|console)($$|/)
+LAMBDA_FORBIDDEN := aws-cdk-go|jsii-runtime-go|constructs-go|gofakes3|ferry/internal/(sim|region|s3server|asl|submit|reliability|chaos|bench|conformance|codestats|console|mutation)($$|/)
 
 .PHONY: thin
 thin: ## Check that the Lambda links neither the CDK nor the simulation, and the CLI not the CDK

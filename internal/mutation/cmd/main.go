@@ -1,0 +1,108 @@
+// Command mutation runs ferry's mutation testing (make mutate) and prints
+// mutation: K/N killed (P%). It fails when a mutant survived that the
+// list of equivalents does not name.
+//
+//	go run ./internal/mutation/cmd -short -equivalent testdata/mutation/equivalent.txt \
+//	    -target 'internal/halt/*.go=./internal/halt' \
+//	    -target 'internal/deployer/promote.go=./internal/region@^TestPromotion'
+//
+// A target is comma-separated file globs (test files left out), =, the
+// package whose tests judge them, and optionally @ and a -run pattern.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/mutation"
+)
+
+type targets []string
+
+func (t *targets) String() string     { return strings.Join(*t, " ") }
+func (t *targets) Set(s string) error { *t = append(*t, s); return nil }
+
+func main() {
+	var ts targets
+	flag.Var(&ts, "target", "GLOBS=PACKAGE[@RUN]: files to mutate and the tests that judge them (repeatable)")
+	equivalent := flag.String("equivalent", "", "the list of equivalent mutants")
+	workers := flag.Int("workers", 2, "mutants run at once")
+	short := flag.Bool("short", false, "run the tests with -short")
+	timeout := flag.Duration("timeout", 5*time.Minute, "bound on one run of a target's tests")
+	flag.Parse()
+	if err := run(ts, *equivalent, *workers, *short, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(ts targets, equivalentPath string, workers int, short bool, timeout time.Duration) error {
+	parsed, err := parseTargets(ts, timeout)
+	if err != nil {
+		return err
+	}
+	r := &mutation.Runner{Dir: ".", Go: "go", Workers: workers, Short: short, Log: os.Stdout, Equivalent: map[string]string{}}
+	if equivalentPath != "" {
+		f, err := os.Open(equivalentPath)
+		if err != nil {
+			return err
+		}
+		r.Equivalent, err = mutation.ReadEquivalents(f)
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	results, err := r.Run(ctx, parsed)
+	if err != nil {
+		return err
+	}
+	s := mutation.Summarize(results)
+	for _, res := range results {
+		if res.Status == mutation.Survived {
+			fmt.Printf("survived: %s\t(key: %s)\n", res.Mutant, res.Key())
+		}
+	}
+	fmt.Println(s)
+	if s.Survived > 0 {
+		return fmt.Errorf("mutation: %d mutants survived: kill each with a test, or list it as equivalent in %s with the reason", s.Survived, equivalentPath)
+	}
+	return nil
+}
+
+// parseTargets reads GLOBS=PACKAGE[@RUN] targets.
+func parseTargets(ts targets, timeout time.Duration) ([]mutation.Target, error) {
+	var out []mutation.Target
+	for _, s := range ts {
+		globs, tests, ok := strings.Cut(s, "=")
+		if !ok || tests == "" {
+			return nil, fmt.Errorf("target %q: want GLOBS=PACKAGE[@RUN]", s)
+		}
+		t := mutation.Target{Timeout: timeout}
+		t.Tests, t.Run, _ = strings.Cut(tests, "@")
+		for _, g := range strings.Split(globs, ",") {
+			files, err := filepath.Glob(g)
+			if err != nil {
+				return nil, fmt.Errorf("target %q: %w", s, err)
+			}
+			for _, f := range files {
+				if !strings.HasSuffix(f, "_test.go") {
+					t.Files = append(t.Files, f)
+				}
+			}
+		}
+		if len(t.Files) == 0 {
+			return nil, fmt.Errorf("target %q: no Go file matches %s", s, globs)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,18 @@
+// Package mutation is ferry's mutation testing (make mutate): it makes
+// small realistic bugs (mutants) in the safety-critical code, one at a
+// time, and runs that code's tests against each. A mutant the tests fail
+// on is killed; one they pass on survived: a bug nobody would notice,
+// unless the mutant is equivalent (it changes nothing a caller can see),
+// which the committed list of equivalents (testdata/mutation/equivalent.txt)
+// says with the reason.
+//
+// Its mutants (Find) are those of the common mutation tools: a
+// comparison's boundary moved (< and <=, > and >=) or negated, == and !=
+// swapped, && and || swapped, a ! removed, and + and -, * and / swapped.
+// Each is run through `go test -overlay` (Run): the mutated file replaces
+// the original in that build only, so the checkout is never written and
+// mutants run side by side. A mutant that does not compile (a + of
+// strings made a -) is not viable and not counted.
+//
+// It is a proof tool: the Lambda never links it (make thin).
+package mutation

@@ -1,0 +1,127 @@
+package mutation
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const limitSrc = `package limit
+
+// Over reports whether n is over max; names are exempt.
+func Over(n, max int, name string) bool {
+	if name != "" && !exempt(name) {
+		return n > max
+	}
+	return n*2 > max+max
+}
+
+func exempt(name string) bool { return name == "root" + "" }
+`
+
+const limitTest = `package limit
+
+import "testing"
+
+func TestOver(t *testing.T) {
+	if !Over(3, 2, "a") || Over(2, 2, "a") || Over(0, 1, "root") {
+		t.Fatal("wrong")
+	}
+}
+`
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+// TestFind: every comparison, logical operator, ! and arithmetic operator
+// is mutated, each named by its function and the expression before and
+// after; a + with a string literal is not (it would not compile).
+func TestFind(t *testing.T) {
+	path := write(t, t.TempDir(), "limit.go", limitSrc)
+	ms, err := Find(path)
+	require.NoError(t, err)
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Func+": "+m.Was+" => "+m.Now)
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		mutated := string(Apply(src, m))
+		assert.Contains(t, mutated, m.Now, "Apply makes %s", m)
+		assert.Equal(t, len(src)-m.Len+len(m.With), len(mutated))
+	}
+	assert.Equal(t, []string{
+		`Over: name != "" => name == ""`,
+		`Over: name != "" && !exempt(name) => name != "" || !exempt(name)`,
+		`Over: !exempt(name) => exempt(name)`,
+		`Over: n > max => n >= max`,
+		`Over: n > max => n <= max`,
+		`Over: n*2 => n/2`,
+		`Over: n*2 > max+max => n*2 >= max+max`,
+		`Over: n*2 > max+max => n*2 <= max+max`,
+		`Over: max+max => max-max`,
+		`exempt: name == "root" + "" => name != "root" + ""`,
+	}, got)
+	assert.Equal(t, 6, ms[3].Line)
+	assert.Equal(t, path+` Over: n > max => n >= max`, ms[3].Key())
+}
+
+// TestRun: a mutant the tests fail on is killed, one they pass on
+// survived unless listed equivalent; a mutant that does not compile is
+// not viable; the checkout is never written (go test -overlay).
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module per mutant")
+	}
+	dir := t.TempDir()
+	write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
+	path := write(t, dir, "limit.go", limitSrc)
+	write(t, dir, "limit_test.go", limitTest)
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	var log strings.Builder
+	r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log,
+		Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
+	results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go"}, Tests: "./...", Timeout: time.Minute}})
+	require.NoError(t, err)
+	status := map[string]Status{}
+	for _, res := range results {
+		status[res.Was+" => "+res.Now] = res.Status
+	}
+	assert.Equal(t, Killed, status["n > max => n >= max"])
+	assert.Equal(t, Killed, status["n*2 > max+max => n*2 <= max+max"])
+	assert.Equal(t, Survived, status["n*2 > max+max => n*2 >= max+max"], "the test never reaches it with n*2 == max+max")
+	assert.Equal(t, Equivalent, status[`name == "root" + "" => name != "root" + ""`], "survived, listed")
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, limitSrc, string(src), "the file is untouched")
+	s := Summarize(results)
+	assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
+	assert.Contains(t, log.String(), "killed")
+}
+
+// TestReadEquivalents: a line per mutant, its key and its reason; a line
+// without a reason is refused.
+func TestReadEquivalents(t *testing.T) {
+	got, err := ReadEquivalents(strings.NewReader("# why\n\na.go F: x < y => x <= y\tx never equals y\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a.go F: x < y => x <= y": "x never equals y"}, got)
+	_, err = ReadEquivalents(strings.NewReader("a.go F: x < y => x <= y\n"))
+	require.ErrorContains(t, err, "line 1")
+	_, err = ReadEquivalents(strings.NewReader("a.go F: x < y => x <= y\t \n"))
+	require.Error(t, err)
+}
+
+func TestSummaryString(t *testing.T) {
+	assert.Equal(t, "mutation: 3/4 killed (75.0%); 0 equivalent (listed), 1 survived, 2 not viable",
+		Summary{Killed: 3, Survived: 1, NotViable: 2}.String())
+	assert.Equal(t, "mutation: 0/0 killed (0.0%); 0 equivalent (listed), 0 survived, 0 not viable", Summary{}.String())
+}
