@@ -82,9 +82,9 @@ chaos: ## Run CHAOS_SEEDS chaos scenarios (a world that fights back, judged from
 	$(GO) run ./internal/chaos/cmd -n $(CHAOS_SEEDS) -workers $(CHAOS_WORKERS)
 
 # The mutation run's scope: the safety-critical code, each file set
-# judged by the tests that own it (-short: the long reliability samples
-# are not needed to judge one mutant; a package's unrelated tests are
-# left out with @RUN). Survivors fail the run unless listed, with the
+# (#FUNCS: only those functions) judged by the tests that own it (-short:
+# the long reliability samples are not needed to judge one mutant; a
+# package's unrelated tests are left out with @RUN). Survivors fail the run unless listed, with the
 # reason, in MUTATE_EQUIVALENT.
 MUTATE_EQUIVALENT ?= testdata/mutation/equivalent.txt
 MUTATE_TIMEOUT    ?= 3m
@@ -97,8 +97,11 @@ MUTATE_TARGETS    ?= \
 	'internal/halt/*.go=./internal/halt' \
 	'internal/identity/*.go=./internal/identity' \
 	'internal/release/validate*.go=./internal/release' \
-	'internal/deployer/cleanup_success.go,internal/deployer/cleanup_failure.go,internal/deployer/rollback.go,internal/deployer/check_healthy.go,internal/deployer/alarms.go,internal/deployer/errorrate.go=./internal/deployer' \
-	'internal/deployer/promote.go=./internal/region@^TestPromot'
+	'internal/deployer/alarms.go,internal/deployer/errorrate.go,internal/deployer/check_healthy.go,internal/deployer/cleanup_success.go,internal/deployer/cleanup_failure.go,internal/deployer/rollback.go\#$(MUTATE_DEPLOYER_FUNCS)=./internal/deployer' \
+	'internal/deployer/promote.go\#Deployer.gatesHeld|Deployer.alarmsOf|Deployer.promotionHalt=./internal/region@^TestPromot'
+# The deployer's clean-up, rollback and checks: the gates before the point
+# of no return, the rollback, the re-check and the bounds.
+MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored
 
 .PHONY: mutate
 mutate: ## Mutation testing of the safety-critical packages: prints mutation: K/N killed (P%); fails on a survivor not listed equivalent

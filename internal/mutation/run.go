@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,9 @@ import (
 type Target struct {
 	// Files are the Go files to mutate, relative to the module's root.
 	Files []string
+	// Funcs, when set, limits the mutants to the functions it matches
+	// (Mutant.Func).
+	Funcs *regexp.Regexp
 	// Tests is the package whose tests run against each mutant
 	// ("./internal/halt"); Run, when set, the -run pattern of the tests
 	// that judge it (a package's tests of other code need not run).
@@ -83,8 +87,10 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 				return nil, err
 			}
 			for _, m := range ms {
-				m.File = f
-				jobs = append(jobs, job{m, t})
+				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
+					m.File = f
+					jobs = append(jobs, job{m, t})
+				}
 			}
 		}
 	}

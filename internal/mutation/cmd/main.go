@@ -6,8 +6,9 @@
 //	    -target 'internal/halt/*.go=./internal/halt' \
 //	    -target 'internal/deployer/promote.go=./internal/region@^TestPromotion'
 //
-// A target is comma-separated file globs (test files left out), =, the
-// package whose tests judge them, and optionally @ and a -run pattern.
+// A target is comma-separated file globs (test files left out),
+// optionally # and a pattern of the functions to mutate, =, the package
+// whose tests judge them, and optionally @ and a -run pattern.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -30,13 +32,20 @@ func (t *targets) Set(s string) error { *t = append(*t, s); return nil }
 
 func main() {
 	var ts targets
-	flag.Var(&ts, "target", "GLOBS=PACKAGE[@RUN]: files to mutate and the tests that judge them (repeatable)")
+	flag.Var(&ts, "target", "GLOBS[#FUNCS]=PACKAGE[@RUN]: files (functions) to mutate and the tests that judge them (repeatable)")
 	equivalent := flag.String("equivalent", "", "the list of equivalent mutants")
 	workers := flag.Int("workers", 2, "mutants run at once")
 	short := flag.Bool("short", false, "run the tests with -short")
 	timeout := flag.Duration("timeout", 5*time.Minute, "bound on one run of a target's tests")
+	list := flag.Bool("list", false, "list the mutants of each target and run nothing")
 	flag.Parse()
-	if err := run(ts, *equivalent, *workers, *short, *timeout); err != nil {
+	var err error
+	if *list {
+		err = listMutants(ts)
+	} else {
+		err = run(ts, *equivalent, *workers, *short, *timeout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -78,15 +87,47 @@ func run(ts targets, equivalentPath string, workers int, short bool, timeout tim
 	return nil
 }
 
-// parseTargets reads GLOBS=PACKAGE[@RUN] targets.
+// listMutants prints every mutant of the targets and their number.
+func listMutants(ts targets) error {
+	parsed, err := parseTargets(ts, 0)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, t := range parsed {
+		for _, f := range t.Files {
+			ms, err := mutation.Find(f)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
+					fmt.Println(m)
+					n++
+				}
+			}
+		}
+	}
+	fmt.Printf("mutation: %d mutants\n", n)
+	return nil
+}
+
+// parseTargets reads GLOBS[#FUNCS]=PACKAGE[@RUN] targets.
 func parseTargets(ts targets, timeout time.Duration) ([]mutation.Target, error) {
 	var out []mutation.Target
 	for _, s := range ts {
 		globs, tests, ok := strings.Cut(s, "=")
 		if !ok || tests == "" {
-			return nil, fmt.Errorf("target %q: want GLOBS=PACKAGE[@RUN]", s)
+			return nil, fmt.Errorf("target %q: want GLOBS[#FUNCS]=PACKAGE[@RUN]", s)
 		}
 		t := mutation.Target{Timeout: timeout}
+		if g, funcs, ok := strings.Cut(globs, "#"); ok {
+			re, err := regexp.Compile("^(" + funcs + ")$")
+			if err != nil {
+				return nil, fmt.Errorf("target %q: %w", s, err)
+			}
+			globs, t.Funcs = g, re
+		}
 		t.Tests, t.Run, _ = strings.Cut(tests, "@")
 		for _, g := range strings.Split(globs, ",") {
 			files, err := filepath.Glob(g)
