@@ -26,10 +26,10 @@ import (
 // wrote it, or the record is gone) it asks AWS: nothing tagged with the
 // release is nothing to clean up. Each is removed by name (fleet.Remover:
 // its alarms, the group with its instances, its launch template), a
-// visible one only when its tags are this release's. A recorded group AWS does not show is
-// retryable, never taken for gone, until the last attempt: AWS is
-// eventually consistent after a create, so FailureClean never leaves the
-// release's fleet running. What it removed is added to Deploy's record,
+// visible one only when its tags are this release's. A recorded group
+// AWS does not show is retryable, never taken for gone, until the last
+// attempt: AWS is eventually consistent after a create, so FailureClean
+// never leaves the release's fleet running. What it removed is added to Deploy's record,
 // so a retry knows it gone rather than not visible yet.
 //
 // Its groups leave gracefully (removeRelease), however late the failure
