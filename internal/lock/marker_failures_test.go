@@ -20,7 +20,7 @@ import (
 func TestConsumeNeedsBoth(t *testing.T) {
 	for _, tc := range []struct{ release, execution string }{{"", "x1"}, {"r1", ""}} {
 		e := newEnv(t)
-		err := e.locks.Consume(t.Context(), project, config, tc.release, tc.execution, "")
+		err := e.locks.Consume(t.Context(), project, config, tc.release, tc.execution, "", "")
 		var le *failure.LockError
 		require.ErrorAs(t, err, &le, "%+v", tc)
 		_, found, err := e.locks.RunOf(t.Context(), project, config, tc.release)
@@ -40,7 +40,7 @@ func TestMarkerWriteRefused(t *testing.T) {
 	deny.Deny = func(op, key string) bool { return op == "PutObject" && key == naming.StartedKey(project, config, "r1") }
 	locks := lock.New(deny, bucket, e.clk)
 
-	err := locks.Consume(t.Context(), project, config, "r1", "x1", "")
+	err := locks.Consume(t.Context(), project, config, "r1", "x1", "", "")
 	require.Error(t, err)
 	assert.False(t, failure.IsRetryable(err), "%v", err)
 
