@@ -336,7 +336,8 @@ func (l *Ledger) PutDeploying(ctx context.Context, project, config string, i Int
 }
 
 // GetDeploying reads the groups Deploy of a release may have created;
-// found is false only when Deploy never recorded any (it created nothing).
+// found is false when Deploy never recorded any (it created nothing), or
+// the record is gone: CleanUpFailure then asks AWS what the release made.
 // Any other failure to read it is an error (fail closed).
 func (l *Ledger) GetDeploying(ctx context.Context, project, config, releaseID string) (Intent, bool, error) {
 	var i Intent
