@@ -3,6 +3,7 @@ package identity_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,19 @@ func TestSTSServerErrorsAreRetried(t *testing.T) {
 			assert.ErrorAs(t, err, &bad, "HTTP %d", tc.status)
 		})
 	}
+}
+
+// TestSTSAnswerBound: the verifier reads at most 64 KiB of STS's answer:
+// an answer of exactly that is read, one byte more is refused, never
+// half-read.
+func TestSTSAnswerBound(t *testing.T) {
+	good, err := signer("").Prove(t.Context(), sum)
+	require.NoError(t, err)
+	const limit = 64 << 10
+	padded := func(n int) string { return callerXML + strings.Repeat(" ", n-len(callerXML)) }
+	c, err := identity.Verifier{Client: answer(http.StatusOK, padded(limit))}.Verify(t.Context(), good, sum)
+	require.NoError(t, err)
+	assert.Equal(t, "111111111111", c.Account)
+	_, err = identity.Verifier{Client: answer(http.StatusOK, padded(limit+1))}.Verify(t.Context(), good, sum)
+	require.ErrorContains(t, err, "STS answered more than 65536 bytes")
 }
