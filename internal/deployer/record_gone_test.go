@@ -6,9 +6,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -38,4 +41,22 @@ func TestCleanUpWithoutTheDeployingRecord(t *testing.T) {
 	require.NoError(t, x.stepRetrying(execution.TaskCleanUpFailure))
 	require.NoError(t, x.stepRetrying(execution.TaskReleaseLock))
 	assertFailedClean(t, h, r, "States.Timeout")
+}
+
+// TestCleanUpAfterARefusedDeploy: Deploy refused at its start (a halt
+// marker) made nothing and recorded nothing: CleanUpFailure asks AWS,
+// finds nothing of the release, and is done at its first invocation,
+// with no retry waiting for groups that were never made.
+func TestCleanUpAfterARefusedDeploy(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: "oncall", Reason: "stop"}))
+	err := x.step(execution.TaskDeploy)
+	var he *failure.HaltError
+	require.ErrorAs(t, err, &he)
+	x.state.Error = &execution.Error{Error: failure.NameOf(err), Cause: failure.Cause(err)}
+	require.NoError(t, x.once(execution.TaskCleanUpFailure), "nothing to wait for")
+	assert.True(t, x.state.Retire.Done)
 }

@@ -41,9 +41,10 @@ func withBoot(boot sim.Range) func(*sim.WorldSpec) {
 // rollbackStep is one CleanUpFailure invocation of a rollback: when,
 // since the rollback began, what it waited for, and how it ended.
 type rollbackStep struct {
-	elapsed   time.Duration
-	restoring []execution.RestoringGroup
-	err       error
+	elapsed    time.Duration
+	restoring  []execution.RestoringGroup
+	rolledBack []string
+	err        error
 }
 
 // rollBackAfterScaleIn deploys prev, bakes next (600 s) with prev
@@ -79,7 +80,7 @@ func rollBackAfterScaleIn(t *testing.T, h *harness, prev, next *release.Release,
 		err := x.once(execution.TaskCleanUpFailure)
 		s := rollbackStep{elapsed: h.clk.Now().Sub(start), err: err}
 		if err == nil {
-			s.restoring = x.state.Retire.Restoring
+			s.restoring, s.rolledBack = x.state.Retire.Restoring, x.state.RolledBack
 		}
 		steps = append(steps, s)
 		if err != nil || len(s.restoring) == 0 {
@@ -189,6 +190,7 @@ func assertRestoredWhole(t *testing.T, h *harness, steps []rollbackStep, old str
 		assert.Less(t, r.Healthy, want)
 		assert.Equal(t, want, r.Want)
 	}
+	assert.Equal(t, []string{old}, last.rolledBack, "the step that restored it names it")
 	assert.Equal(t, want, healthyIn(h.groups()[old]), "every instance of the previous group passes its health checks once the rollback is over")
 	assert.Zero(t, h.world.CutConnections(), "no request cut as the release's groups leave")
 }

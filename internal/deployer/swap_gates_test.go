@@ -86,4 +86,5 @@ func TestSwapRefusedWhileTheErrorRateIsAboveMax(t *testing.T) {
 	h.clk.Advance(tuning.ErrorRateWindow)
 	err := x.step(execution.TaskCleanUpSuccess)
 	assertSwapRefused(t, h, x, r1.ReleaseID, err, "more than its max_error_rate of 15%")
+	assert.Regexp(t, `answered 2[0-9]\.[0-9]% of [0-9]+ requests with a 5xx`, err.Error(), "the rate it saw, in percent")
 }

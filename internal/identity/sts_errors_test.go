@@ -63,3 +63,22 @@ func TestSTSAnswerBound(t *testing.T) {
 	_, err = identity.Verifier{Client: answer(http.StatusOK, padded(limit+1))}.Verify(t.Context(), good, sum)
 	require.ErrorContains(t, err, "STS answered more than 65536 bytes")
 }
+
+// TestSTSRefusalMessageCut: STS's message, shown to people, is cut after
+// 200 characters: one of exactly 200 is shown whole.
+func TestSTSRefusalMessageCut(t *testing.T) {
+	good, err := signer("").Prove(t.Context(), sum)
+	require.NoError(t, err)
+	refuse := func(msg string) error {
+		_, err := identity.Verifier{Client: answer(http.StatusForbidden,
+			`<ErrorResponse><Error><Code>AccessDenied</Code><Message>`+msg+`</Message></Error></ErrorResponse>`)}.Verify(t.Context(), good, sum)
+		return err
+	}
+	whole := strings.Repeat("m", 200)
+	err = refuse(whole)
+	require.ErrorContains(t, err, whole+")")
+	assert.NotContains(t, err.Error(), "...")
+	err = refuse(whole + "x")
+	require.ErrorContains(t, err, whole+"...")
+	assert.NotContains(t, err.Error(), "mx")
+}
