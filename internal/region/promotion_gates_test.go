@@ -102,24 +102,42 @@ func TestPromotionHeldByAMissingGateAlarm(t *testing.T) {
 	heldUntilHalted(t, pr, pr.start(t), "alarm coinbase-deploy-test-staging-errors is missing in staging")
 }
 
-// TestPromotionHeldWhenTheStageBeforeIsGone: staging succeeded, then its
-// current record went (as a destroy deletes it): production, whose
-// stage before no longer runs the promotion's release, is held.
-func TestPromotionHeldWhenTheStageBeforeIsGone(t *testing.T) {
-	ends := 0
-	pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
-		if ev.StateEntered != nil && ev.StateEntered.Name == shape.StateWaitForGate {
-			haltWhenOnlyHeld(r, arn, ev)
-		}
-		if ev.StateExited != nil && ev.StateExited.Name == execution.TaskEndStage {
-			if ends++; ends == 2 { // staging's stage ended: it runs the release
-				_, err := r.S3().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(r.Bucket()),
-					Key: aws.String(naming.CurrentKey(testProject, "staging"))})
-				assert.NoError(t, err)
+// TestPromotionHeldWhenTheStageBeforeChanged: staging succeeded, then its
+// current record went (as a destroy deletes it), or names another
+// release (one deployed since): production, whose stage before no longer
+// runs the promotion's release, is held.
+func TestPromotionHeldWhenTheStageBeforeChanged(t *testing.T) {
+	for name, change := range map[string]func(r *Region) error{
+		"destroyed": func(r *Region) error {
+			_, err := r.S3().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(r.Bucket()),
+				Key: aws.String(naming.CurrentKey(testProject, "staging"))})
+			return err
+		},
+		"another release deployed": func(r *Region) error {
+			l := ledger.New(r.S3(), r.Bucket())
+			cur, _, err := l.GetCurrent(context.Background(), testProject, "staging")
+			if err == nil {
+				cur.ReleaseID = "20260301T130000Z-other"
+				err = l.PutCurrent(context.Background(), testProject, "staging", cur)
 			}
-		}
-	})
-	pr.register(t, pr.configs()...)
-	pr.addStagingAlarm(t)
-	heldUntilHalted(t, pr, pr.start(t), "staging no longer runs the promotion's release "+promotionID)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ends := 0
+			pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
+				if ev.StateEntered != nil && ev.StateEntered.Name == shape.StateWaitForGate {
+					haltWhenOnlyHeld(r, arn, ev)
+				}
+				if ev.StateExited != nil && ev.StateExited.Name == execution.TaskEndStage {
+					if ends++; ends == 2 { // staging's stage ended: it runs the release
+						assert.NoError(t, change(r))
+					}
+				}
+			})
+			pr.register(t, pr.configs()...)
+			pr.addStagingAlarm(t)
+			heldUntilHalted(t, pr, pr.start(t), "staging no longer runs the promotion's release "+promotionID)
+		})
+	}
 }
