@@ -2,7 +2,9 @@ package region
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/statemachine/shape"
 )
 
@@ -96,10 +99,36 @@ func TestPromotionHeldByAFiringGateAlarm(t *testing.T) {
 
 // TestPromotionHeldByAMissingGateAlarm: production's gate alarm does not
 // exist in staging: a gate that cannot be read holds (fails closed).
+//
+// While the soak runs it says how long is left; once only the alarm
+// holds, the gate is checked again every tuning.GateRecheckSeconds.
 func TestPromotionHeldByAMissingGateAlarm(t *testing.T) {
-	pr := newPromotion(t, haltWhenOnlyHeld)
+	var soak string
+	var waits []int
+	soaks := 0
+	pr := newPromotion(t, func(r *Region, arn string, ev asl.Event) {
+		if ev.StateEntered == nil || ev.StateEntered.Name != shape.StateWaitForGate {
+			return
+		}
+		var st execution.Promotion
+		if json.Unmarshal([]byte(ev.StateEntered.Input), &st) == nil && st.Stage == 2 && st.Gate != nil {
+			for _, h := range st.Gate.Held {
+				if strings.HasPrefix(h, "soak:") {
+					soak, soaks = cmp.Or(soak, h), soaks+1
+				}
+			}
+			if !slices.ContainsFunc(st.Gate.Held, func(h string) bool { return strings.HasPrefix(h, "soak:") }) {
+				waits = append(waits, st.Gate.WaitSeconds)
+			}
+		}
+		haltWhenOnlyHeld(r, arn, ev)
+	})
 	pr.register(t, pr.configs()...)
 	heldUntilHalted(t, pr, pr.start(t), "alarm coinbase-deploy-test-staging-errors is missing in staging")
+	assert.Equal(t, 1, soaks, "held by the soak once: the wait ends at its end, where the soak holds no more")
+	assert.Regexp(t, `^soak: 1h after the stage before succeeded, [0-9hms]+ left$`, soak)
+	require.NotEmpty(t, waits)
+	assert.Equal(t, tuning.GateRecheckSeconds, waits[0], "checked again after the recheck interval")
 }
 
 // TestPromotionHeldWhenTheStageBeforeChanged: staging succeeded, then its
