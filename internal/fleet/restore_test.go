@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +37,8 @@ func TestRestore(t *testing.T) {
 		{name: "scaled in to zero", min: 0, desired: 0, max: 4, wantMin: 2, wantDesired: 2, wantMax: 4, serveMin: 2, serveDesired: 2},
 		{name: "maximum lowered below its capacity", min: 0, desired: 1, max: 1, wantMin: 2, wantDesired: 3, wantMax: 3, serveMin: 2, serveDesired: 3},
 		{name: "scaled out while standing by", min: 2, desired: 3, max: 4, wantMin: 2, wantDesired: 3, wantMax: 4, serveMin: 2, serveDesired: 2},
+		{name: "only its desired capacity lowered", min: 2, desired: 2, max: 4, wantMin: 2, wantDesired: 3, wantMax: 4, serveMin: 2, serveDesired: 3},
+		{name: "only its minimum lowered", min: 0, desired: 2, max: 4, wantMin: 2, wantDesired: 2, wantMax: 4, serveMin: 2, serveDesired: 2},
 		{name: "one instance", min: 0, desired: 0, max: 4, wantMin: 1, wantDesired: 1, wantMax: 4, serveMin: 1, serveDesired: 1},
 		{name: "one process to resume (the other suspended before the bake)", min: 0, desired: 0, max: 4, wantMin: 2, wantDesired: 2, wantMax: 4, serveMin: 2, serveDesired: 2,
 			resume: []string{"AlarmNotification"}, running: []string{"AlarmNotification"}},
@@ -53,38 +56,26 @@ func TestRestore(t *testing.T) {
 				s.Resume, tc.running = fleet.ToSuspend(before), fleet.StandbyProcesses
 			}
 			r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
-			require.NoError(t, r.StandBy(e.ctx, before))
+			for range 2 { // idempotent
+				require.NoError(t, r.StandBy(e.ctx, g[name]))
+				g, err = fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
+				require.NoError(t, err)
+				assert.Empty(t, g[name].LoadBalancerNames, "standing by out of its load balancers")
+				assert.Empty(t, g[name].TargetGroupARNs, "standing by out of its target groups")
+				assert.Len(t, g[name].SuspendedProcesses, len(fleet.StandbyProcesses), "the standby processes suspended, no other")
+				assert.Empty(t, fleet.ToSuspend(g[name]))
+			}
 			_, err = e.c.AutoScaling.UpdateAutoScalingGroup(e.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name),
 				MinSize: aws.Int32(tc.min), DesiredCapacity: aws.Int32(tc.desired), MaxSize: aws.Int32(tc.max)})
 			require.NoError(t, err)
 			e.clk.Advance(2 * time.Minute)
 
-			for range 2 { // idempotent
+			for call := range 2 { // each call whole; the second changes nothing
 				g, err = fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
 				require.NoError(t, err)
 				require.NoError(t, r.Restore(e.ctx, g[name], s))
-			}
-			e.clk.Advance(5 * time.Minute)
-			g, err = fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
-			require.NoError(t, err)
-			after := g[name]
-			assert.Equal(t, tc.wantMin, aws.ToInt32(after.MinSize), "min")
-			assert.Equal(t, tc.wantDesired, aws.ToInt32(after.DesiredCapacity), "desired")
-			assert.Equal(t, tc.wantMax, aws.ToInt32(after.MaxSize), "max")
-			assert.ElementsMatch(t, before.LoadBalancerNames, after.LoadBalancerNames)
-			assert.ElementsMatch(t, before.TargetGroupARNs, after.TargetGroupARNs)
-			assert.Equal(t, tc.running, fleet.ToSuspend(after), "the processes it names are resumed, no other")
-			for _, gs := range e.world.Snapshot().Accounts[0].Groups {
-				if gs.Name != name {
-					continue
-				}
-				n := 0
-				for _, i := range gs.Instances {
-					if i.Lifecycle == "InService" && i.LB["coinbase-deploy-test-web-elb"] == "healthy" {
-						n++
-					}
-				}
-				assert.Equal(t, int(tc.wantDesired), n, "its instances serve again")
+				e.clk.Advance(5 * time.Minute)
+				assertRestored(t, e, name, before, tc.wantMin, tc.wantDesired, tc.wantMax, tc.running, call)
 			}
 			assert.Zero(t, e.world.CutConnections(), "nothing cut")
 		})
@@ -111,4 +102,32 @@ func TestRestoreLeavesAnotherReleasesGroup(t *testing.T) {
 	assert.Empty(t, g[name].TargetGroupARNs, "not attached")
 	assert.Equal(t, int32(2), aws.ToInt32(g[name].DesiredCapacity), "its capacity as it was")
 	assert.Empty(t, fleet.ToSuspend(g[name]), "its processes still suspended")
+}
+
+// assertRestored checks group name after a Restore call: its capacity,
+// its load balancers as before it stood by, the processes running, and
+// its instances serving.
+func assertRestored(t *testing.T, e *env, name string, before astypes.AutoScalingGroup, wantMin, wantDesired, wantMax int32, running []string, call int) {
+	t.Helper()
+	g, err := fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
+	require.NoError(t, err)
+	after := g[name]
+	assert.Equal(t, wantMin, aws.ToInt32(after.MinSize), "min after call %d", call)
+	assert.Equal(t, wantDesired, aws.ToInt32(after.DesiredCapacity), "desired after call %d", call)
+	assert.Equal(t, wantMax, aws.ToInt32(after.MaxSize), "max after call %d", call)
+	assert.ElementsMatch(t, before.LoadBalancerNames, after.LoadBalancerNames, "call %d", call)
+	assert.ElementsMatch(t, before.TargetGroupARNs, after.TargetGroupARNs, "call %d", call)
+	assert.Equal(t, running, fleet.ToSuspend(after), "the processes it names are resumed, no other (call %d)", call)
+	for _, gs := range e.world.Snapshot().Accounts[0].Groups {
+		if gs.Name != name {
+			continue
+		}
+		n := 0
+		for _, i := range gs.Instances {
+			if i.Lifecycle == "InService" && i.LB["coinbase-deploy-test-web-elb"] == "healthy" {
+				n++
+			}
+		}
+		assert.Equal(t, int(wantDesired), n, "its instances serve again (call %d)", call)
+	}
 }
