@@ -37,14 +37,6 @@ const (
 // (4 healthy to 1 of 2, say) until the replacement passes its checks.
 const bugEarlyRollback = "CleanUpFailure before the swap detaches the release's groups while the previous release is below its healthy target"
 
-// bugRollbackAttached is a ferry bug the harness found once the
-// balancers fix landed: a rollback after the swap puts the previous
-// groups back in the load balancers they were attached to when they stood
-// by (the standby record), not in those their release names; when the
-// world had detached a previous group from one, the rollback then takes
-// the release's groups out of it and leaves it with no group attached.
-const bugRollbackAttached = "a rollback after the swap restores the previous groups' attachments, not their release's load balancers"
-
 // bugIdleNoHealthy is what the harness found and could not yet pin to a
 // handler: a release with min_size 1, slow-booting instances and an idle
 // CPU (so the cpu_scale_down alarm ferry makes fires every minute) ends

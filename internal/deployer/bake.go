@@ -41,8 +41,8 @@ const opBake = "bake"
 //     back: CleanUpFailure puts the previous groups back and waits until
 //     they are healthy before the new ones leave.
 //  2. On its first invocation it records the previous groups, each with
-//     the load balancers and target groups it is attached to and the
-//     processes it will suspend (ledger.CreateStandby, written once,
+//     the load balancers and target groups it is attached to, those its
+//     release names, and the processes it will suspend (ledger.CreateStandby, written once,
 //     before anything is detached), then takes each out of its load
 //     balancers (fleet.Retirer.StandBy: they drain it as a retirement
 //     does) and suspends its scaling alarms and scheduled actions, so it
@@ -138,7 +138,7 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 // standBy returns the bake's standby record, writing it first when there
 // is none (the previous groups as AWS shows them, each with its load
 // balancers, target groups, desired capacity and the processes to
-// suspend), and, until the State says they are detached, takes each
+// suspend, and those its release names: previousNamed), and, until the State says they are detached, takes each
 // group it names out of its load balancers (fleet.Retirer.StandBy).
 func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, now time.Time) (ledger.Standby, error) {
 	sb, found, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
@@ -158,6 +158,9 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 			sb.Groups = append(sb.Groups, servingOf(g, fleet.ToSuspend(g)))
 		}
 		slices.SortFunc(sb.Groups, func(a, b ledger.StandbyGroup) int { return cmp.Compare(a.Name, b.Name) })
+		if err := d.fillNamed(ctx, c, st, sb.Groups); err != nil {
+			return ledger.Standby{}, err
+		}
 		if sb, _, err = d.ledger.CreateStandby(ctx, st.ProjectName, st.ConfigName, sb); err != nil {
 			return ledger.Standby{}, err
 		}
@@ -193,9 +196,26 @@ func servingOf(g asgtypes.AutoScalingGroup, resume []string) ledger.StandbyGroup
 	}
 }
 
-// restoreAs is how sg served, for fleet.Retirer.Restore.
+// restoreAs is how sg is to serve again, for fleet.Retirer.Restore: in
+// the load balancers and target groups it was attached to and those its
+// release names (sg.Named), at its capacity.
 func restoreAs(sg ledger.StandbyGroup) fleet.Serving {
-	return fleet.Serving{LoadBalancers: sg.LoadBalancers, TargetGroups: sg.TargetGroups, Desired: sg.Desired, Min: sg.Min, Resume: sg.Suspended}
+	s := fleet.Serving{LoadBalancers: slices.Clone(sg.LoadBalancers), TargetGroups: slices.Clone(sg.TargetGroups), Desired: sg.Desired, Min: sg.Min, Resume: sg.Suspended}
+	if sg.Named != nil {
+		s.LoadBalancers = union(s.LoadBalancers, sg.Named.LoadBalancers)
+		s.TargetGroups = union(s.TargetGroups, sg.Named.TargetGroups)
+	}
+	return s
+}
+
+// union is a with those of b it lacks appended, in order.
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
 }
 
 // bakeWait is how long the state machine waits before the next bake

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,7 +21,10 @@ import (
 
 // rollBack is CleanUpFailure's first step after a bake (a standby record
 // exists, ledger.GetStandby): the previous groups standing by go back
-// into the load balancers and target groups the record names, with their
+// into the load balancers and target groups the record names for each,
+// those it was attached to and those its release names (the world may
+// have detached it from one before the bake; a record without the
+// latter has them read again, previousNamed), with their
 // recorded capacity set back (someone, or a scheduled action, may have
 // scaled them in while they stood by) and the processes Bake suspended
 // resumed (fleet.Retirer.Restore), and the
@@ -52,6 +56,9 @@ func (d *Deployer) rollBack(ctx context.Context, st *execution.State, req execut
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := d.fillNamed(ctx, c, st, sb.Groups); err != nil {
+		return nil, nil, err
+	}
 	now := d.now()
 	if sb.RollbackSince == nil {
 		sb.RollbackSince = &now
@@ -78,9 +85,9 @@ func (d *Deployer) rollBack(ctx context.Context, st *execution.State, req execut
 	return standbyNames(sb), nil, nil
 }
 
-// restore puts each group of sb back (fleet.Retirer.Restore) and returns
-// those not healthy yet in every load balancer and target group sb names
-// for it: fewer of their InService instances pass every one's health
+// restore puts each group of sb back (fleet.Retirer.Restore, restoreAs)
+// and returns those not healthy yet in every load balancer and target
+// group sb names for it (attached or named): fewer of their InService instances pass every one's health
 // checks than they stood by with.
 func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, sb ledger.Standby) ([]execution.RestoringGroup, error) {
 	groups, err := fleet.Describe(ctx, c.AutoScaling, standbyNames(sb))
@@ -101,10 +108,11 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 				Err:       fmt.Errorf("roll back to %s: the group is gone", sg.Name),
 			}
 		}
-		if err := retirer.Restore(ctx, g, restoreAs(sg)); err != nil {
+		as := restoreAs(sg)
+		if err := retirer.Restore(ctx, g, as); err != nil {
 			return nil, err
 		}
-		elbs, tgs = append(elbs, sg.LoadBalancers...), append(tgs, sg.TargetGroups...)
+		elbs, tgs = append(elbs, as.LoadBalancers...), append(tgs, as.TargetGroups...)
 	}
 	views, err := balancers.Read(ctx, c.ELB, c.ELBv2, elbs, tgs)
 	if err != nil {
@@ -112,7 +120,7 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 	var restoring []execution.RestoringGroup
 	for _, sg := range sb.Groups {
-		if n := servingIn(groups[sg.Name], sg, views); n < sg.Desired {
+		if n := servingIn(groups[sg.Name], restoreAs(sg), views); n < sg.Desired {
 			restoring = append(restoring, execution.RestoringGroup{Name: sg.Name, Healthy: n, Want: sg.Desired})
 		}
 	}
@@ -120,8 +128,8 @@ func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.
 }
 
 // servingIn counts g's InService instances that pass the health checks of
-// every load balancer and target group sg names.
-func servingIn(g asgtypes.AutoScalingGroup, sg ledger.StandbyGroup, views balancers.Views) int {
+// every load balancer and target group s names.
+func servingIn(g asgtypes.AutoScalingGroup, s fleet.Serving, views balancers.Views) int {
 	n := 0
 	for _, inst := range g.Instances {
 		id := aws.ToString(inst.InstanceId)
@@ -129,10 +137,10 @@ func servingIn(g asgtypes.AutoScalingGroup, sg ledger.StandbyGroup, views balanc
 			continue
 		}
 		serving := true
-		for _, lb := range sg.LoadBalancers {
+		for _, lb := range s.LoadBalancers {
 			serving = serving && views.ELB[lb][id] == "InService"
 		}
-		for _, tg := range sg.TargetGroups {
+		for _, tg := range s.TargetGroups {
 			serving = serving && views.TargetGroups[tg][id] == "healthy"
 		}
 		if serving {
@@ -152,4 +160,63 @@ func notRestored(restoring []execution.RestoringGroup, after time.Duration) erro
 	}
 	return &failure.CleanUpError{Leftovers: left,
 		Err: fmt.Errorf("roll back: the previous groups are not healthy in their load balancers %s after they were put back", after.Round(time.Second))}
+}
+
+// fillNamed sets, in memory, the Named of the groups of a standby record
+// written without them (ledger.StandbyGroup) from previousNamed: a group
+// the previous release does not name gets none. When that release cannot
+// be read, the groups keep what they have (their attachments).
+func (d *Deployer) fillNamed(ctx context.Context, c *cloud.Clients, st *execution.State, groups []ledger.StandbyGroup) error {
+	if !slices.ContainsFunc(groups, func(sg ledger.StandbyGroup) bool { return sg.Named == nil }) {
+		return nil
+	}
+	named, found, err := d.previousNamed(ctx, c, st)
+	if err != nil || !found {
+		return err
+	}
+	for i := range groups {
+		if groups[i].Named == nil {
+			n := named[groups[i].Name]
+			groups[i].Named = &n
+		}
+	}
+	return nil
+}
+
+// previousNamed are, by group name, the classic load balancers and target
+// groups (ARNs) the previous release (the one the current record names,
+// read through ledger.VerifiedRelease) names for the service of each of
+// its groups. found is false when there is no current record, it names
+// st's own release, or its release cannot be trusted any more or names a
+// target group that no longer exists (logged): nothing to add then.
+func (d *Deployer) previousNamed(ctx context.Context, c *cloud.Clients, st *execution.State) (named map[string]ledger.Balancers, found bool, err error) {
+	cur, found, err := d.ledger.GetCurrent(ctx, st.ProjectName, st.ConfigName)
+	if err != nil || !found || cur.ReleaseID == st.ReleaseID {
+		return nil, false, err
+	}
+	r, _, err := d.ledger.VerifiedRelease(ctx, st.ProjectName, st.ConfigName, cur.ReleaseID)
+	var set namedSet
+	if err == nil {
+		set, err = namedBalancers(ctx, c, r)
+	}
+	var bad *failure.BadReleaseError
+	var gone *failure.DeployError
+	if errors.As(err, &bad) || errors.As(err, &gone) {
+		d.log.Warn("the previous release's load balancers could not be read: the previous groups go back where they were attached", "release_id", st.ReleaseID, "previous_release_id", cur.ReleaseID, "error", err)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	named = map[string]ledger.Balancers{}
+	for _, g := range cur.Groups {
+		if sb, ok := set[g.Service]; ok {
+			b := ledger.Balancers{LoadBalancers: sb.elbs}
+			for _, tg := range sb.tgs {
+				b.TargetGroups = append(b.TargetGroups, tg.arn)
+			}
+			named[g.Group] = b
+		}
+	}
+	return named, true, nil
 }

@@ -173,8 +173,9 @@ func (i Intent) AllGroups() []string {
 
 // Standby is the write-ahead record of a bake (naming.StandbyKey): the
 // previous groups Bake takes out of their load balancers to stand by,
-// each with what it was attached to, written once before the first is
-// detached, so a rollback puts exactly them back whatever AWS shows then.
+// each with what it was attached to and what its release names, written
+// once before the first is detached, so a rollback puts them back
+// whatever AWS shows then.
 type Standby struct {
 	ReleaseID string         `json:"release_id"`
 	Execution string         `json:"execution"`
@@ -199,6 +200,20 @@ type StandbyGroup struct {
 	Desired       int      `json:"desired"`
 	Min           int      `json:"min,omitempty"`
 	Suspended     []string `json:"suspended,omitempty"`
+	// Named are the classic load balancers and target groups the
+	// group's release names for its service (the release the current
+	// record named when Bake wrote the record; empty for a group it does
+	// not name), which the world may have detached it from before the
+	// bake. Nil when Bake could not tell, and in records written before
+	// it kept them: a rollback then reads the previous release itself.
+	Named *Balancers `json:"named,omitempty"`
+}
+
+// Balancers are classic load balancers (by name) and target groups (by
+// ARN).
+type Balancers struct {
+	LoadBalancers []string `json:"load_balancers,omitempty"`
+	TargetGroups  []string `json:"target_groups,omitempty"`
 }
 
 // Ledger reads and writes release records in one deployer bucket. It is
