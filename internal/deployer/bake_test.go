@@ -207,3 +207,63 @@ func TestBakeIsTheReleasesToSay(t *testing.T) {
 	attached, _ := serving(h.groups()[naming.GroupName(project, config, "web", prev)])
 	assert.False(t, attached, "the previous group stands by")
 }
+
+// TestRollbackRestoresTheReleasesLoadBalancers: a previous group the
+// world took out of the classic load balancer its release names before
+// the bake stands by attached only to its target group. A halt during
+// the bake rolls back: the previous group goes back into the load
+// balancers its release names as well as those it was attached to, and
+// the new group leaves only once it is healthy there, so the load
+// balancer is never left with no instance (the chaos harness's
+// late_rollback_drift seeds). A standby record written before Bake kept
+// what the release names has it read from the previous release.
+func TestRollbackRestoresTheReleasesLoadBalancers(t *testing.T) {
+	tests := []struct {
+		name                string
+		oldRecord, detachTG bool
+	}{
+		{name: "named in the standby record"},
+		{name: "record without them: the previous release read again", oldRecord: true},
+		{name: "detached from the target group too: judged where it is put back", detachTG: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			prev, next, x := h.atBake(600)
+			old, newGroup := naming.GroupName(project, config, "web", prev), naming.GroupName(project, config, "web", next)
+			h.detachFromOutside(old, tt.detachTG)
+			h.clk.Advance(time.Minute)
+			require.Equal(t, map[string]int{newGroup: 3}, h.inService(webELB), "only the new group serves in the classic load balancer")
+			cutByWorld := h.world.CutConnections()
+
+			require.NoError(t, x.once(execution.TaskBake))
+			sb, found, err := h.ledger.GetStandby(t.Context(), project, config, x.state.ReleaseID)
+			require.NoError(t, err)
+			require.True(t, found)
+			require.Len(t, sb.Groups, 1)
+			assert.Empty(t, sb.Groups[0].LoadBalancers, "not attached to the classic load balancer")
+			assert.Equal(t, tt.detachTG, len(sb.Groups[0].TargetGroups) == 0)
+			require.NotNil(t, sb.Groups[0].Named)
+			assert.Equal(t, []string{webELB}, sb.Groups[0].Named.LoadBalancers, "what its release names")
+			assert.Len(t, sb.Groups[0].Named.TargetGroups, 1)
+			if tt.oldRecord {
+				sb.Groups[0].Named = nil
+				require.NoError(t, h.ledger.PutStandby(t.Context(), project, config, sb))
+			}
+
+			h.clk.Advance(time.Minute)
+			require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: "oncall", Reason: "errors up", At: h.clk.Now()}))
+			h.clk.Advance(time.Duration(x.state.Bake.WaitSeconds) * time.Second)
+			err = x.step(execution.TaskBake)
+			var halted *failure.HaltError
+			require.ErrorAs(t, err, &halted)
+			require.NoError(t, x.fail(err))
+
+			assert.Equal(t, []string{old}, x.state.RolledBack)
+			assert.Contains(t, h.groups()[old].LoadBalancers, webELB, "attached again to the load balancer its release names")
+			assert.Equal(t, map[string]int{old: 2}, h.inService(webELB), "the previous group serves there again, healthy")
+			assert.Equal(t, map[string]int{old: 2}, h.inService(webTG))
+			assert.Equal(t, cutByWorld, h.world.CutConnections(), "ferry cut nothing")
+		})
+	}
+}
