@@ -146,22 +146,7 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 		return ledger.Standby{}, err
 	}
 	if !found {
-		groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
-		if err != nil {
-			return ledger.Standby{}, err
-		}
-		sb = ledger.Standby{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now}
-		for _, g := range groups {
-			if fleet.ReleaseOf(g) == st.ReleaseID || fleet.Deleting(g) {
-				continue
-			}
-			sb.Groups = append(sb.Groups, servingOf(g, fleet.ToSuspend(g)))
-		}
-		slices.SortFunc(sb.Groups, func(a, b ledger.StandbyGroup) int { return cmp.Compare(a.Name, b.Name) })
-		if err := d.fillNamed(ctx, c, st, sb.Groups); err != nil {
-			return ledger.Standby{}, err
-		}
-		if sb, _, err = d.ledger.CreateStandby(ctx, st.ProjectName, st.ConfigName, sb); err != nil {
+		if sb, err = d.createStandby(ctx, c, st, req, now); err != nil {
 			return ledger.Standby{}, err
 		}
 	}
@@ -184,6 +169,28 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 	}
 	d.log.Info("baking: the previous groups stand by", "release_id", st.ReleaseID, "standby", names, "bake_seconds", st.BakeSeconds)
 	return sb, nil
+}
+
+// createStandby writes the bake's standby record once (see standBy) and
+// returns it, or the one an earlier attempt wrote.
+func (d *Deployer) createStandby(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, now time.Time) (ledger.Standby, error) {
+	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	if err != nil {
+		return ledger.Standby{}, err
+	}
+	sb := ledger.Standby{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now}
+	for _, g := range groups {
+		if fleet.ReleaseOf(g) == st.ReleaseID || fleet.Deleting(g) {
+			continue
+		}
+		sb.Groups = append(sb.Groups, servingOf(g, fleet.ToSuspend(g)))
+	}
+	slices.SortFunc(sb.Groups, func(a, b ledger.StandbyGroup) int { return cmp.Compare(a.Name, b.Name) })
+	if err := d.fillNamed(ctx, c, st, sb.Groups); err != nil {
+		return ledger.Standby{}, err
+	}
+	sb, _, err = d.ledger.CreateStandby(ctx, st.ProjectName, st.ConfigName, sb)
+	return sb, err
 }
 
 // servingOf is how g serves now, as a standby or deleting record keeps
