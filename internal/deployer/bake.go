@@ -42,8 +42,9 @@ const opBake = "bake"
 //     they are healthy before the new ones leave.
 //  2. On its first invocation it records the previous groups, each with
 //     the load balancers and target groups it is attached to, those its
-//     release names, and the processes it will suspend (ledger.CreateStandby, written once,
-//     before anything is detached), then takes each out of its load
+//     release names, and the processes it will suspend
+//     (ledger.CreateStandby, written once, before anything is
+//     detached), then takes each out of its load
 //     balancers (fleet.Retirer.StandBy: they drain it as a retirement
 //     does) and suspends its scaling alarms and scheduled actions, so it
 //     stays at its capacity.
@@ -138,8 +139,9 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 // standBy returns the bake's standby record, writing it first when there
 // is none (the previous groups as AWS shows them, each with its load
 // balancers, target groups, desired capacity and the processes to
-// suspend, and those its release names: previousNamed), and, until the State says they are detached, takes each
-// group it names out of its load balancers (fleet.Retirer.StandBy).
+// suspend, and those its release names: previousNamed), and, until the
+// State says they are detached, takes each group it names out of its
+// load balancers (fleet.Retirer.StandBy).
 func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, now time.Time) (ledger.Standby, error) {
 	sb, found, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {

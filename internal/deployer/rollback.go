@@ -87,8 +87,8 @@ func (d *Deployer) rollBack(ctx context.Context, st *execution.State, req execut
 
 // restore puts each group of sb back (fleet.Retirer.Restore, restoreAs)
 // and returns those not healthy yet in every load balancer and target
-// group sb names for it (attached or named): fewer of their InService instances pass every one's health
-// checks than they stood by with.
+// group sb names for it (attached or named): fewer of their InService
+// instances pass every one's health checks than they stood by with.
 func (d *Deployer) restore(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, sb ledger.Standby) ([]execution.RestoringGroup, error) {
 	groups, err := fleet.Describe(ctx, c.AutoScaling, standbyNames(sb))
 	if err != nil {
