@@ -14,6 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -67,6 +72,9 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	} else if len(held) > 0 {
 		return nil, failure.BadRelease(held...)
 	}
+	if err := d.takeTurn(ctx, req, project, first, q.PromotionID); err != nil {
+		return nil, err
+	}
 	rec := ledger.PromotionRecord{
 		PromotionID: q.PromotionID, ProjectName: project, Digest: digest, PipelineSHA256: pipeSum, RequestSHA256: sum,
 		StartedBy: caller.ARN, StartedByID: caller.UserID, StartedByName: q.CreatedBy, StartedAt: d.now(), Execution: req.Execution.ID,
@@ -82,6 +90,98 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 	d.log.Info("promotion started", "project", project, "promotion_id", q.PromotionID, "digest", digest, "started_by", caller.ARN)
 	return execution.Promotion{ProjectName: project, FirstConfig: first, PromotionID: q.PromotionID,
 		RequestSHA256: sum, Stages: len(q.Pipeline.Stages)}, nil
+}
+
+// OnePromotionRule is the rule takeTurn enforces, as ferry's help states it.
+const OnePromotionRule = "One promotion of a pipeline (its project and first config) runs at a time: " +
+	"the deployer refuses another while one runs, so halt it or wait for its end."
+
+// takeTurn lets promotion id of execution req run only if no other
+// promotion recorded under project's first config runs, and it is the one
+// that claims the turn after the newest of them (a conditional write,
+// ledger.ClaimPromotionTurn): of two promotions started at once, one
+// runs and the other is refused. A promotion already recorded for req's
+// execution took its turn; one recorded as running whose execution has
+// ended (its last write failed) runs no more.
+func (d *Deployer) takeTurn(ctx context.Context, req execution.Request, project, first, id string) error {
+	if rec, found, err := d.ledger.GetPromotion(ctx, project, first, id); err != nil || (found && rec.Execution == req.Execution.ID) {
+		return err
+	}
+	ids, err := d.ledger.Promotions(ctx, project, first)
+	if err != nil {
+		return err
+	}
+	after := ""
+	for _, other := range ids {
+		if other == id {
+			continue
+		}
+		rec, found, err := d.ledger.GetPromotion(ctx, project, first, other)
+		if err != nil {
+			return err
+		}
+		if !found {
+			continue
+		}
+		if running, err := d.promotionRuns(ctx, rec); err != nil {
+			return err
+		} else if running {
+			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s of this pipeline runs (execution %s). %s", other, rec.Execution, OnePromotionRule))
+		}
+		after = cmp.Or(after, other)
+	}
+	return d.claimTurn(ctx, req, project, first, id, after)
+}
+
+// maxTurnClaims bounds the turns claimTurn follows past promotions whose
+// execution ended.
+const maxTurnClaims = 16
+
+// claimTurn claims the turn after promotion after for promotion id of
+// req's execution. A turn already claimed by a promotion whose execution
+// still runs refuses id; one whose execution ended (it never recorded
+// itself, or ended without its record saying so) is followed: id claims
+// the turn after it.
+func (d *Deployer) claimTurn(ctx context.Context, req execution.Request, project, first, id, after string) error {
+	for range maxTurnClaims {
+		got, _, err := d.ledger.ClaimPromotionTurn(ctx, project, first, after, ledger.PromotionTurn{PromotionID: id, Execution: req.Execution.ID})
+		if err != nil {
+			return err
+		}
+		if got.PromotionID == id && got.Execution == req.Execution.ID {
+			return nil
+		}
+		if runs, err := d.executionRuns(ctx, got.Execution); err != nil {
+			return err
+		} else if runs {
+			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s (execution %s) started at the same time and runs. %s", got.PromotionID, got.Execution, OnePromotionRule))
+		}
+		after = got.PromotionID
+	}
+	return &failure.InternalError{Msg: fmt.Sprintf("task Promote: more than %d ended promotions claimed turns after %s", maxTurnClaims, after)}
+}
+
+// promotionRuns reports whether the promotion rec records runs: its
+// record says so and its execution does.
+func (d *Deployer) promotionRuns(ctx context.Context, rec ledger.PromotionRecord) (bool, error) {
+	if rec.Status != ledger.PromotionRunning {
+		return false, nil
+	}
+	return d.executionRuns(ctx, rec.Execution)
+}
+
+// executionRuns reports whether execution arn is RUNNING; true when the
+// deployer does not describe executions (tests of single handlers), so
+// that it never lets two promotions run.
+func (d *Deployer) executionRuns(ctx context.Context, arn string) (bool, error) {
+	if d.cfg.Executions == nil || arn == "" {
+		return true, nil
+	}
+	out, err := d.cfg.Executions.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return false, cloud.Classify("describe execution "+arn, err)
+	}
+	return out.Status == sfntypes.ExecutionStatusRunning, nil
 }
 
 // checkRequest checks q, the request req's execution runs: that it is its
@@ -371,7 +471,9 @@ func (d *Deployer) gatesHeld(ctx context.Context, p *promotion, now time.Time) (
 	if left := prev.EndedAt.Add(time.Duration(g.SoakSeconds) * time.Second).Sub(now); left > 0 {
 		held = append(held, fmt.Sprintf("soak: %s after the stage before succeeded, %s left",
 			pipeline.FormatDuration(time.Duration(g.SoakSeconds)*time.Second), pipeline.FormatDuration(left)))
-		wait = max(wait, left)
+		// A soak is waited out in slices of at most the recheck: a halt
+		// marker written meanwhile is read at the next check.
+		wait = min(wait, left)
 	}
 	for _, t := range prev.Targets {
 		states, err := d.alarmsOf(ctx, p.st.ProjectName, t.Config, g.Alarms)
@@ -573,8 +675,9 @@ func sha256Of(b []byte) string {
 // deploy's own outcome record (the wave's view where there is none: a
 // deploy refused before it recorded one). A stage whose every target
 // succeeded ends the promotion when it is the last, else moves it on; any
-// other fails the promotion: a CleanUpError when a target ended dirty,
-// else a DeployError.
+// other ends the promotion: a CleanUpError when a target ended dirty,
+// else, halted (a HaltError) when the promotion's halt marker is there
+// (the halt rolled the stage back), else failed (a DeployError).
 func (d *Deployer) endStage(ctx context.Context, req execution.Request) (any, error) {
 	p, err := d.promotionOf(ctx, req)
 	if err != nil {
@@ -583,32 +686,22 @@ func (d *Deployer) endStage(ctx context.Context, req execution.Request) (any, er
 	st := p.st
 	now := d.now()
 	stage := &p.rec.Stages[st.Stage]
-	var failed, dirty []string
-	for j := range stage.Targets {
-		t := &stage.Targets[j]
-		t.Execution = naming.ExecutionName(st.ProjectName, t.Config, st.PromotionID)
-		o, found, err := d.ledger.GetOutcome(ctx, st.ProjectName, t.Config, st.PromotionID)
-		switch {
-		case err != nil:
-			return nil, err
-		case found:
-			t.Outcome, t.Error = o.End, o.Error
-		case j < len(st.Wave):
-			t.Outcome, t.Error = cmp.Or(st.Wave[j].Status, "FAILED"), st.Wave[j].Error
-		default:
-			t.Outcome = "unknown"
-		}
-		switch t.Outcome {
-		case execution.EndSuccess:
-		case execution.EndFailureDirty:
-			dirty = append(dirty, t.Config)
-		default:
-			failed = append(failed, t.Config+" ("+t.Outcome+")")
-		}
+	failed, dirty, err := d.stageOutcomes(ctx, st, stage)
+	if err != nil {
+		return nil, err
 	}
 	stage.EndedAt = now
+	halted := ""
+	if len(failed) > 0 && len(dirty) == 0 {
+		if halted, err = d.promotionHalt(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	var endErr error
 	switch {
+	case halted != "":
+		stage.Status = ledger.PromotionHalted
+		endErr = &failure.HaltError{Reason: fmt.Sprintf("the promotion's halt marker %s: stage %s rolled back (%s)", halted, stage.Config, strings.Join(failed, ", "))}
 	case len(dirty) > 0:
 		stage.Status = ledger.PromotionFailed
 		endErr = &failure.CleanUpError{Err: fmt.Errorf("stage %s: %s ended FailureDirty", stage.Config, strings.Join(dirty, ", "))}
@@ -620,6 +713,8 @@ func (d *Deployer) endStage(ctx context.Context, req execution.Request) (any, er
 	}
 	last := st.Stage == len(p.rec.Stages)-1
 	switch {
+	case halted != "":
+		p.rec.Status, p.rec.EndedAt, p.rec.Why = ledger.PromotionHalted, now, "halted by "+halted
 	case endErr != nil:
 		p.rec.Status, p.rec.EndedAt, p.rec.Why = ledger.PromotionFailed, now, endErr.Error()
 	case last:
@@ -690,4 +785,34 @@ func sameRelease(a, b *release.Release) (bool, error) {
 		return false, err
 	}
 	return bytes.Equal(x, y), nil
+}
+
+// stageOutcomes records in stage how each target's deploy ended, from its
+// outcome record (the wave's view where there is none), and returns the
+// targets that did not succeed: dirty those that ended FailureDirty,
+// failed the others.
+func (d *Deployer) stageOutcomes(ctx context.Context, st *execution.Promotion, stage *ledger.PromotionStage) (failed, dirty []string, err error) {
+	for j := range stage.Targets {
+		t := &stage.Targets[j]
+		t.Execution = naming.ExecutionName(st.ProjectName, t.Config, st.PromotionID)
+		o, found, err := d.ledger.GetOutcome(ctx, st.ProjectName, t.Config, st.PromotionID)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case found:
+			t.Outcome, t.Error = o.End, o.Error
+		case j < len(st.Wave):
+			t.Outcome, t.Error = cmp.Or(st.Wave[j].Status, "FAILED"), st.Wave[j].Error
+		default:
+			t.Outcome = "unknown"
+		}
+		switch t.Outcome {
+		case execution.EndSuccess:
+		case execution.EndFailureDirty:
+			dirty = append(dirty, t.Config)
+		default:
+			failed = append(failed, t.Config+" ("+t.Outcome+")")
+		}
+	}
+	return failed, dirty, nil
 }

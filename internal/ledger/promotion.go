@@ -149,3 +149,18 @@ func (l *Ledger) Promotions(ctx context.Context, project, firstConfig string) ([
 	slices.Reverse(ids)
 	return ids, nil
 }
+
+// PromotionTurn is the claim of a promotion's turn to run
+// (naming.PromotionTurnKey): the promotion that runs after another one
+// ended, or before any.
+type PromotionTurn struct {
+	PromotionID string `json:"promotion_id"`
+	Execution   string `json:"execution"`
+}
+
+// ClaimPromotionTurn claims the turn after promotion after ("": before
+// any) for t, once: when a claim is already there it is left as it is and
+// returned, wrote false; the caller's turn is only if got is t's.
+func (l *Ledger) ClaimPromotionTurn(ctx context.Context, project, firstConfig, after string, t PromotionTurn) (got PromotionTurn, wrote bool, err error) {
+	return createOnce(ctx, l, naming.PromotionTurnKey(project, firstConfig, after), t)
+}

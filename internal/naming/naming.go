@@ -1,6 +1,9 @@
 package naming
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Tag names. ProjectName, ConfigName and ServiceName scope a resource to one
 // project-config-service; DeployWith opts a resource in to ferry; ReleaseID
@@ -63,6 +66,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
 //	_state/<project>/<config>/targets                       every environment the config has deployed to and may have groups in, written before anything is made in a new one
 //	_state/<project>/<config>/_promotions/<id>.json         a promotion's record (under its first stage's config)
+//	_state/<project>/<config>/_promotions/turns/<id>.json   the claim of the turn after promotion <id> (or "none"), once
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/release.sha256   the canonical hash of the release Validate accepted, which every reader checks release.json against
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
@@ -155,6 +159,19 @@ func PromotionRecordKey(project, firstConfig, promotionID string) string {
 func PromotionRecordPrefix(project, firstConfig string) string {
 	return StateConfigPrefix(project, firstConfig) + "_promotions/"
 }
+
+// PromotionTurnKey is the key of the claim of the turn after promotion
+// after (NoPromotion: before any) among the promotions whose first stage
+// is config: written once (If-None-Match: *) by the one promotion that
+// runs next, so two promotions of a pipeline never run at once. It
+// matches PromotionRecordKey's pattern, and holds no ".json" id of
+// Promotions' listing.
+func PromotionTurnKey(project, firstConfig, after string) string {
+	return PromotionRecordPrefix(project, firstConfig) + "turns/" + cmp.Or(after, NoPromotion) + ".json"
+}
+
+// NoPromotion names, in PromotionTurnKey, the turn before any promotion.
+const NoPromotion = "none"
 
 // PromotionExecutionName is the name of a promotion's execution.
 func PromotionExecutionName(project, firstConfig, promotionID string) string {
