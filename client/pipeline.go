@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -58,9 +59,10 @@ status reads what each target of each stage runs now from the deployer's
 records: the release and its artifact's digest, when it was deployed,
 whether it runs the artifact of the stage before (parity), its newest
 release when that is not the one deployed (a deploy that failed, or
-runs) with its outcome, and the gates still holding back the next
-promotion. It exits
-0, or 1 when the deployer cannot be read.
+runs) with its outcome, the gates still holding back the next
+promotion, and every promotion recorded, newest first, with its state
+(--promotion ID: that one). It exits 0, or 1 when the deployer cannot be
+read.
 
 release prints the release the target deploying CONFIG deploys when
 RELEASE is promoted, as a release file (indented JSON, defaults applied,
@@ -79,7 +81,10 @@ start promotes RELEASE through the pipeline without a laptop: it stores
 the request (with your identity proof) under the first stage's config and
 starts a promotion of the deployer's state machine, which deploys each
 stage's targets at once once its gates hold, and stops at the first
-stage that does not succeed. It prints the promotion's id.
+stage that does not succeed. It refuses (exit 1, nothing started) a
+pipeline not registered in every config it deploys, and returns once
+the deployer has recorded the promotion, printing its id, or exits 1
+with the deployer's reason for refusing it. ` + pipeline.OnePromotionRule + `
 
 approve approves the newest promotion (or --promotion ID) into STAGE: an
 approval with your identity proof, which the deployer counts only for
@@ -87,9 +92,13 @@ that promotion, stage and artifact, and records as who approved.
 
 halt stops the newest promotion (or --promotion ID) cleanly: no stage
 after the one deploying now starts, that stage's deploys roll back, and
-a wait for an approval ends.
+a wait for an approval ends; a stage waiting for its gates (a soak, an
+alarm) ends at their next check, within 5m. The promotion ends halted.
 
---json prints the result as one JSON object.`,
+--json prints every subcommand's result as JSON: validate, status and
+release one indented object; register, start, approve and halt one
+object a line (as deploy's events), the last the result; a failure is
+deploy's {"event":"error",...} line.`,
 		exits: []int{exitFailure},
 	}
 }
@@ -97,7 +106,7 @@ a wait for an approval ends.
 func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 	c.deployer.define(fs)
 	fs.BoolVar(&c.asJSON, "json", false, "print the result as JSON")
-	fs.StringVar(&c.promotion, "promotion", "", "the promotion id approve and halt act on (default: the newest)")
+	fs.StringVar(&c.promotion, "promotion", "", "the promotion id status, approve and halt act on (default: the newest)")
 	fs.StringVar(&c.reason, "reason", "", "why halt halts the promotion")
 }
 
@@ -362,9 +371,13 @@ type pipelineStatus struct {
 	Pipeline string                 `json:"pipeline"`
 	Project  string                 `json:"project"`
 	Stages   []pipeline.StageStatus `json:"stages"`
-	// Promotion is the newest promotion through the pipeline, as the
-	// deployer records it (its approval tokens left out); nil for none.
+	// Promotion is the newest promotion through the pipeline (or the one
+	// --promotion names), as the deployer records it (its approval tokens
+	// left out); nil for none.
 	Promotion *ledger.PromotionRecord `json:"promotion,omitempty"`
+	// Promotions are every promotion recorded through the pipeline,
+	// newest first (only the one --promotion names, with it).
+	Promotions []ledger.PromotionRecord `json:"promotions"`
 }
 
 func (c *pipelineCommand) status(ctx context.Context, file string) error {
@@ -377,8 +390,18 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		return err
 	}
 	ps := pipelineStatus{Pipeline: file, Project: p.ProjectName, Stages: stages}
-	if ps.Promotion, err = newestPromotion(ctx, d, p); err != nil {
+	if ps.Promotions, err = readPromotions(ctx, d, p); err != nil {
 		return err
+	}
+	if c.promotion != "" {
+		i := slices.IndexFunc(ps.Promotions, func(r ledger.PromotionRecord) bool { return r.PromotionID == c.promotion })
+		if i < 0 {
+			return fmt.Errorf("no promotion %s of %s is recorded", c.promotion, p.ProjectName)
+		}
+		ps.Promotions = ps.Promotions[i : i+1]
+	}
+	if len(ps.Promotions) > 0 {
+		ps.Promotion = &ps.Promotions[0]
 	}
 	if c.asJSON {
 		return writeIndentedJSON(c.env.Stdout, ps)
@@ -396,30 +419,53 @@ func describePromotionStatus(rec *ledger.PromotionRecord) string {
 	return rec.Status + " (" + rec.Why + ")"
 }
 
-// newestPromotion reads the newest promotion recorded through p, its
-// approval tokens left out; nil for none.
-func newestPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline) (*ledger.PromotionRecord, error) {
-	rec, _, found, err := readPromotion(ctx, d, p, "")
-	if err != nil || !found {
-		return nil, err
+// readPromotions reads every promotion recorded through p, newest
+// first, their approval tokens left out.
+func readPromotions(ctx context.Context, d *deployer, p *pipeline.Pipeline) ([]ledger.PromotionRecord, error) {
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
+	ids, err := l.Promotions(ctx, p.ProjectName, first)
+	if err != nil {
+		return nil, fmt.Errorf("listing the promotions of %s: %w", p.ProjectName, err)
 	}
+	recs := make([]ledger.PromotionRecord, 0, len(ids))
+	for _, id := range ids {
+		rec, found, err := l.GetPromotion(ctx, p.ProjectName, first, id)
+		if err != nil {
+			return nil, fmt.Errorf("reading promotion %s: %w", id, err)
+		}
+		if !found {
+			continue
+		}
+		if err := settleRecord(ctx, d, &rec); err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// settleRecord leaves rec's approval tokens out and, when it says it runs
+// but its execution ended, says how the execution ended.
+func settleRecord(ctx context.Context, d *deployer, rec *ledger.PromotionRecord) error {
 	for i := range rec.Stages {
 		rec.Stages[i].ApprovalToken = ""
 	}
-	if rec.Status == ledger.PromotionRunning && rec.Execution != "" {
-		// A promotion whose last write failed (S3 refused it) ended
-		// without its record saying so: its execution says how.
-		out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(rec.Execution)})
-		if err != nil {
-			return nil, fmt.Errorf("reading promotion %s's execution: %w", rec.PromotionID, err)
-		}
-		if out.Status != sfntypes.ExecutionStatusRunning {
-			rec.Status = "ended"
-			rec.Why = fmt.Sprintf("its execution ended %s (%s) before its record said so", out.Status,
-				firstNonEmpty(strings.TrimSpace(aws.ToString(out.Error)+": "+failure.Message(aws.ToString(out.Cause))), "no error"))
-		}
+	if rec.Status != ledger.PromotionRunning || rec.Execution == "" {
+		return nil
 	}
-	return &rec, nil
+	// A promotion whose last write failed (S3 refused it) ended
+	// without its record saying so: its execution says how.
+	out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(rec.Execution)})
+	if err != nil {
+		return fmt.Errorf("reading promotion %s's execution: %w", rec.PromotionID, err)
+	}
+	if out.Status != sfntypes.ExecutionStatusRunning {
+		rec.Status = "ended"
+		rec.Why = fmt.Sprintf("its execution ended %s (%s) before its record said so", out.Status,
+			firstNonEmpty(strings.TrimSpace(aws.ToString(out.Error)+": "+failure.Message(aws.ToString(out.Cause))), "no error"))
+	}
+	return nil
 }
 
 // readPipelineStatus reads what every target of p runs from the
@@ -524,9 +570,13 @@ func writePipelineStatus(w io.Writer, ps pipelineStatus) {
 		}
 	}
 	tw.Flush()
-	if rec := ps.Promotion; rec != nil {
+	for k := range ps.Promotions {
+		rec := &ps.Promotions[k]
 		fmt.Fprintf(w, "promotion %s of artifact %s, started by %s: %s\n", rec.PromotionID, pipeline.ShortDigest(rec.Digest),
 			firstNonEmpty(rec.StartedBy, rec.StartedByName), describePromotionStatus(rec))
+		if k > 0 {
+			continue // the newest one's stages only
+		}
 		for _, st := range rec.Stages {
 			line := "  " + st.Config + ": " + st.Status
 			if st.ApprovedBy != "" {

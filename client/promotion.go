@@ -6,16 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // register writes the pipeline file at naming.PipelineKey of every config
@@ -36,8 +41,43 @@ func (c *pipelineCommand) register(ctx context.Context, file string) error {
 			return fmt.Errorf("registering the pipeline in %s: %w", config, err)
 		}
 	}
-	fmt.Fprintf(c.env.Stdout, "ferry pipeline register: %s registered in %s\n", p.ProjectName, strings.Join(configs, ", "))
+	c.result(pipelineEvent{Event: "registered", Project: p.ProjectName, Configs: configs},
+		"ferry pipeline register: %s registered in %s", p.ProjectName, strings.Join(configs, ", "))
 	return nil
+}
+
+// pipelineEvent is the --json result of ferry pipeline register, start,
+// approve and halt: one object on one line, as deploy's events are, its
+// event naming what happened; the lines a person reads go before it as
+// "message" events.
+type pipelineEvent struct {
+	Event       string   `json:"event"`
+	Project     string   `json:"project"`
+	Configs     []string `json:"configs,omitempty"`
+	PromotionID string   `json:"promotion_id,omitempty"`
+	Artifact    string   `json:"artifact,omitempty"`
+	Execution   string   `json:"execution,omitempty"`
+	Stage       string   `json:"stage,omitempty"`
+	// Status is the promotion's, as its record says.
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message"`
+}
+
+// result prints a pipeline command's result: the line format and args
+// make for people, or ev with it as its message under --json.
+func (c *pipelineCommand) result(ev pipelineEvent, format string, args ...any) {
+	ev.Message = fmt.Sprintf(format, args...)
+	if c.asJSON {
+		newDisplay(c.env, true).json(ev)
+		return
+	}
+	fmt.Fprintln(c.env.Stdout, ev.Message)
+}
+
+// note prints a line of a pipeline command's progress: a "message" event
+// under --json.
+func (c *pipelineCommand) note(format string, args ...any) {
+	newDisplay(c.env, c.asJSON).message(format, args...)
 }
 
 // open reads the pipeline file at file and connects to the deployer.
@@ -91,6 +131,9 @@ func (c *pipelineCommand) start(ctx context.Context, pipelineFile, releaseFile s
 	if err != nil {
 		return err
 	}
+	if err := c.checkStart(ctx, d, p); err != nil {
+		return err
+	}
 	sub := d.submitter()
 	if err := sub.UploadPromotion(ctx, pr); err != nil {
 		return err
@@ -103,8 +146,85 @@ func (c *pipelineCommand) start(ctx context.Context, pipelineFile, releaseFile s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.env.Stdout, "ferry pipeline start: promotion %s of artifact %s through %d stages\nstarted execution %s\nfollow it with %s\n",
-		pr.Request.PromotionID, pipeline.ShortDigest(digest), len(p.Stages), arn, c.deployer.command("pipeline status", pipelineFile))
+	id := pr.Request.PromotionID
+	c.note("ferry pipeline start: promotion %s of artifact %s through %d stages\nstarted execution %s", id, pipeline.ShortDigest(digest), len(p.Stages), arn)
+	rec, err := c.awaitRecord(ctx, d, p, id, arn)
+	if err != nil {
+		return err
+	}
+	c.result(pipelineEvent{Event: "started", Project: p.ProjectName, PromotionID: id, Artifact: digest, Execution: arn, Status: rec.Status},
+		"promotion %s recorded: %s\nfollow it with %s", id, rec.Status, c.deployer.command("pipeline status", pipelineFile))
+	return nil
+}
+
+// startPolls bounds how often start reads whether the promotion is
+// recorded, once a second.
+const startPolls = 120
+
+// awaitRecord waits until the deployer records promotion id of execution
+// arn, and returns its record; the execution's failure when it ends
+// first (the deployer refused the promotion).
+func (c *pipelineCommand) awaitRecord(ctx context.Context, d *deployer, p *pipeline.Pipeline, id, arn string) (ledger.PromotionRecord, error) {
+	for range startPolls {
+		rec, _, found, err := readPromotion(ctx, d, p, id)
+		if err != nil || (found && rec.Execution == arn) {
+			return rec, err
+		}
+		out, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			return rec, fmt.Errorf("reading promotion %s's execution: %w", id, err)
+		}
+		if out.Status != sfntypes.ExecutionStatusRunning {
+			return rec, fmt.Errorf("the deployer refused promotion %s: its execution ended %s: %s: %s", id, out.Status,
+				aws.ToString(out.Error), failure.Message(aws.ToString(out.Cause)))
+		}
+		if err := c.env.Sleep(ctx, time.Second); err != nil {
+			return rec, err
+		}
+	}
+	return ledger.PromotionRecord{}, fmt.Errorf("promotion %s is not recorded yet (execution %s): see ferry pipeline status", id, arn)
+}
+
+// checkStart refuses a promotion the deployer would: one through a
+// pipeline not registered in every config it deploys, or while another
+// promotion of the pipeline runs (the deployer enforces both).
+func (c *pipelineCommand) checkStart(ctx context.Context, d *deployer, p *pipeline.Pipeline) error {
+	sum, err := pipeline.PipelineHash(p)
+	if err != nil {
+		return err
+	}
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	var held []string
+	for _, config := range pipelineConfigs(p) {
+		key := naming.PipelineKey(p.ProjectName, config)
+		raw, found, err := l.GetClientObject(ctx, key, limits.MaxPipelineBytes)
+		if err != nil {
+			return fmt.Errorf("reading the pipeline registered in %s: %w", config, err)
+		}
+		reg, err := pipeline.Decode(raw)
+		var got string
+		if err == nil {
+			got, err = pipeline.PipelineHash(reg)
+		}
+		switch {
+		case !found:
+			held = append(held, config+" has no pipeline registered")
+		case err != nil || got != sum:
+			held = append(held, config+" has another pipeline registered")
+		}
+	}
+	if len(held) > 0 {
+		return fmt.Errorf("nothing started: %s; register this one with ferry pipeline register", strings.Join(held, "; "))
+	}
+	recs, err := readPromotions(ctx, d, p)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.Status == ledger.PromotionRunning {
+			return fmt.Errorf("nothing started: promotion %s of this pipeline runs. %s", rec.PromotionID, pipeline.OnePromotionRule)
+		}
+	}
 	return nil
 }
 
@@ -181,15 +301,16 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 	if err := putObject(ctx, d, naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID), body); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
-	out := c.env.Stdout
-	fmt.Fprintf(out, "ferry pipeline approve: promotion %s into %s approved (artifact %s)\n", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
+	ev := pipelineEvent{Event: "approved", Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
+	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
 	if tok := rec.Stages[i].ApprovalToken; tok != "" {
 		if _, err := d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")}); err != nil {
-			fmt.Fprintf(out, "the stage's wait was not woken (%v): the deployer counts the approval when it next checks the gates\n", err)
+			msg += fmt.Sprintf("\nthe stage's wait was not woken (%v): the deployer counts the approval when it next checks the gates", err)
 		}
-		return nil
+	} else {
+		msg += "\nthe stage does not wait for its approval yet: the deployer counts it when it checks the stage's gates"
 	}
-	fmt.Fprintf(out, "the stage does not wait for its approval yet: the deployer counts it when it checks the stage's gates\n")
+	c.result(ev, "%s", msg)
 	return nil
 }
 
@@ -206,9 +327,10 @@ func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error 
 	if err != nil {
 		return err
 	}
-	out := c.env.Stdout
+	ev := pipelineEvent{Event: "halted", Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest}
 	if rec.Status != ledger.PromotionRunning {
-		fmt.Fprintf(out, "ferry pipeline halt: promotion %s is %s already\n", rec.PromotionID, rec.Status)
+		ev.Status = rec.Status
+		c.result(ev, "ferry pipeline halt: promotion %s is %s already", rec.PromotionID, rec.Status)
 		return nil
 	}
 	now, err := d.now(ctx)
@@ -223,7 +345,7 @@ func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error 
 	if err := putObject(ctx, d, naming.PromotionHaltKey(p.ProjectName, first, rec.PromotionID), body); err != nil {
 		return fmt.Errorf("writing the promotion's halt marker: %w", err)
 	}
-	fmt.Fprintf(out, "ferry pipeline halt: promotion %s halted: no stage after this one deploys\n", rec.PromotionID)
+	lines := []string{fmt.Sprintf("ferry pipeline halt: promotion %s halted: no stage after this one deploys", rec.PromotionID)}
 	for _, s := range rec.Stages {
 		switch s.Status {
 		case ledger.PromotionDeploying:
@@ -231,17 +353,21 @@ func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error 
 				if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, p.ProjectName, t.Config, m); err != nil {
 					return fmt.Errorf("halting %s: %w", t.Config, err)
 				}
-				fmt.Fprintf(out, "halt marker written for %s %s: its deploy rolls back\n", p.ProjectName, t.Config)
+				lines = append(lines, fmt.Sprintf("halt marker written for %s %s: its deploy rolls back", p.ProjectName, t.Config))
 			}
+		case ledger.PromotionWaiting:
+			lines = append(lines, fmt.Sprintf("%s waits for its gates: the promotion ends at their next check, within %s",
+				s.Config, pipeline.FormatDuration(tuning.GateRecheckSeconds*time.Second)))
 		case ledger.PromotionApproval:
 			if s.ApprovalToken != "" {
 				_, err := d.sfn.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: aws.String(s.ApprovalToken),
 					Error: aws.String("ferry.Halted"), Cause: aws.String("ferry pipeline halt by " + m.By)})
 				if err != nil {
-					fmt.Fprintf(out, "the approval's wait was not woken (%v): the deployer reads the marker when it next checks the gates\n", err)
+					lines = append(lines, fmt.Sprintf("the approval's wait was not woken (%v): the deployer reads the marker when it next checks the gates", err))
 				}
 			}
 		}
 	}
+	c.result(ev, "%s", strings.Join(lines, "\n"))
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/tags"
 )
 
@@ -76,19 +77,11 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 	}
 	tr.observer.Store(&observe)
 
-	unregistered := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
-	require.Equal(t, exitOK, unregistered.code, unregistered.stderr)
-	arn := startedExecution.FindStringSubmatch(unregistered.stdout)[1]
-	d, err := tr.Wait(t.Context(), arn)
-	require.NoError(t, err)
-	assert.Equal(t, "BadReleaseError", d.Error, "a config without the pipeline registered refuses it")
-	assert.Contains(t, d.Cause, "has no pipeline registered")
-
 	reg := tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline)
 	require.Equal(t, exitOK, reg.code, reg.stderr)
 	assert.Contains(t, reg.stdout, "registered in development, staging, production-use1, production-euw1")
 
-	arn = startPromotion(t, tr)
+	arn := startPromotion(t, tr)
 	release := <-approvals
 	rec := promotionStatus(t, tr)
 	assert.Equal(t, ledger.PromotionRunning, rec.Status)
@@ -108,7 +101,7 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	d, err = tr.Wait(ctx, arn)
+	d, err := tr.Wait(ctx, arn)
 	require.NoError(t, err)
 	require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
 	rec = promotionStatus(t, tr)
@@ -150,8 +143,8 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 
 // TestPipelineHaltWhileDeploying: ferry pipeline halt while staging's
 // deploy runs writes staging's halt marker too: the deploy rolls back
-// (FailureClean, HaltError), and the promotion fails with the stage,
-// production never deployed.
+// (FailureClean, HaltError), and the promotion ends halted (not failed)
+// with the stage, production never deployed.
 func TestPipelineHaltWhileDeploying(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
@@ -174,10 +167,153 @@ func TestPipelineHaltWhileDeploying(t *testing.T) {
 	defer cancel()
 	d, err := tr.Wait(ctx, arn)
 	require.NoError(t, err)
-	assert.Equal(t, "DeployError", d.Error)
+	assert.Equal(t, "HaltError", d.Error)
 	rec := promotionStatus(t, tr)
-	assert.Equal(t, ledger.PromotionFailed, rec.Status)
+	assert.Equal(t, ledger.PromotionHalted, rec.Status)
+	assert.Equal(t, ledger.PromotionHalted, rec.Stages[1].Status)
 	assert.Equal(t, "FailureClean", rec.Stages[1].Targets[0].Outcome)
 	assert.Equal(t, "HaltError", rec.Stages[1].Targets[0].Error)
 	assert.Equal(t, ledger.PromotionPending, rec.Stages[2].Status)
+}
+
+// TestPipelineStartRefused: ferry pipeline start before the pipeline is
+// registered starts nothing and says why (exit 1; under --json deploy's
+// error event); registered, it returns once the promotion is recorded,
+// which status then lists.
+func TestPipelineStartRefused(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	s := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
+	assert.Equal(t, exitFailure, s.code)
+	assert.Contains(t, s.stderr, "nothing started: development has no pipeline registered")
+	assert.NotContains(t, s.stdout, "started execution")
+	j := tr.ferry(t, "pipeline", "start", "--local", "--json", deployTestPipeline, deployTestRelease)
+	assert.Equal(t, exitFailure, j.code)
+	var f jsonFailure
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &f), j.stdout)
+	assert.Equal(t, "error", f.Event)
+	assert.Contains(t, f.Message, "has no pipeline registered")
+
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
+	startPromotion(t, tr)
+	rec := promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionRunning, rec.Status, "recorded before start returned")
+}
+
+// jsonLines decodes each line of out as one JSON object.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), "not a JSON line: %q in\n%s", line, out)
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestPipelineJSON: register, start, approve and halt print JSON events
+// under --json, one a line, the last naming what happened; a second
+// promotion while one runs is refused by the rule help states; status
+// lists every promotion and --promotion ID shows one.
+func TestPipelineJSON(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	approvals := make(chan func(), 2)
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			approvals <- tr.Hold()
+		}
+	})
+	reg := tr.ferry(t, "pipeline", "register", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, reg.code, reg.stderr)
+	evs := jsonLines(t, reg.stdout)
+	assert.Equal(t, "registered", evs[len(evs)-1]["event"])
+
+	st := tr.ferry(t, "pipeline", "start", "--local", "--json", deployTestPipeline, deployTestRelease)
+	require.Equal(t, exitOK, st.code, st.stderr)
+	evs = jsonLines(t, st.stdout)
+	started := evs[len(evs)-1]
+	assert.Equal(t, "started", started["event"])
+	assert.Equal(t, ledger.PromotionRunning, started["status"])
+	id, _ := started["promotion_id"].(string)
+	require.NotEmpty(t, id)
+	release := <-approvals
+
+	tr.clk.Advance(time.Minute) // a new id
+	again := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
+	assert.Equal(t, exitFailure, again.code)
+	assert.Contains(t, again.stderr, "promotion "+id+" of this pipeline runs")
+	assert.Contains(t, again.stderr, pipeline.OnePromotionRule)
+	help := tr.ferry(t, "help", "pipeline")
+	assert.Contains(t, strings.Join(strings.Fields(help.stdout+help.stderr), " "), pipeline.OnePromotionRule)
+
+	ap := tr.ferry(t, "pipeline", "approve", "--local", "--json", deployTestPipeline, "production")
+	require.Equal(t, exitOK, ap.code, ap.stderr)
+	evs = jsonLines(t, ap.stdout)
+	assert.Equal(t, "approved", evs[len(evs)-1]["event"])
+	assert.Equal(t, "production", evs[len(evs)-1]["stage"])
+	release()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := tr.Wait(ctx, started["execution"].(string))
+	require.NoError(t, err)
+
+	tr.clk.Advance(time.Minute)
+	second := startPromotion(t, tr)
+	release = <-approvals
+	h := tr.ferry(t, "pipeline", "halt", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, h.code, h.stderr)
+	evs = jsonLines(t, h.stdout)
+	assert.Equal(t, "halted", evs[len(evs)-1]["event"])
+	release()
+	_, err = tr.Wait(ctx, second)
+	require.NoError(t, err)
+
+	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
+	require.Equal(t, exitOK, s.code, s.stderr)
+	var ps pipelineStatus
+	require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+	require.Len(t, ps.Promotions, 2, "every promotion")
+	assert.Equal(t, ledger.PromotionHalted, ps.Promotions[0].Status)
+	assert.Equal(t, ledger.PromotionSucceeded, ps.Promotions[1].Status)
+	one := tr.ferry(t, "pipeline", "status", "--local", "--json", "--promotion", id, deployTestPipeline)
+	require.Equal(t, exitOK, one.code, one.stderr)
+	ps = pipelineStatus{}
+	require.NoError(t, json.Unmarshal([]byte(one.stdout), &ps))
+	require.Len(t, ps.Promotions, 1)
+	assert.Equal(t, id, ps.Promotion.PromotionID)
+	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	assert.Contains(t, text.stdout, "promotion "+id+" of artifact")
+}
+
+// TestPipelineHaltDuringSoak: ferry pipeline halt while the promotion
+// waits out staging's 30m soak ends it halted at the next gate check,
+// within the recheck (5m), not at the soak's end.
+func TestPipelineHaltDuringSoak(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	soaking := make(chan func(), 1)
+	var once sync.Once
+	tr.observe(func(arn string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == "WaitForGate" && strings.HasSuffix(arn, "-promotion") {
+			once.Do(func() { soaking <- tr.Hold() })
+		}
+	})
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
+	arn := startPromotion(t, tr)
+	resume := <-soaking
+	rec := promotionStatus(t, tr)
+	require.Equal(t, ledger.PromotionWaiting, rec.Stages[1].Status, "%v", rec.Stages[1].Held)
+	haltAt := tr.clk.Now()
+	h := tr.ferry(t, "pipeline", "halt", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, h.code, h.stderr)
+	assert.Contains(t, h.stdout, "staging waits for its gates: the promotion ends at their next check, within 5m")
+	resume()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	d, err := tr.Wait(ctx, arn)
+	require.NoError(t, err)
+	assert.Equal(t, "HaltError", d.Error)
+	rec = promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionHalted, rec.Status)
+	assert.LessOrEqual(t, rec.EndedAt.Sub(haltAt), 5*time.Minute+time.Second, "the soak's wait was cut short")
 }

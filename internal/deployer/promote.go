@@ -92,10 +92,6 @@ func (d *Deployer) promote(ctx context.Context, req execution.Request) (any, err
 		RequestSHA256: sum, Stages: len(q.Pipeline.Stages)}, nil
 }
 
-// OnePromotionRule is the rule takeTurn enforces, as ferry's help states it.
-const OnePromotionRule = "One promotion of a pipeline (its project and first config) runs at a time: " +
-	"the deployer refuses another while one runs, so halt it or wait for its end."
-
 // takeTurn lets promotion id of execution req run only if no other
 // promotion recorded under project's first config runs, and it is the one
 // that claims the turn after the newest of them (a conditional write,
@@ -126,7 +122,7 @@ func (d *Deployer) takeTurn(ctx context.Context, req execution.Request, project,
 		if running, err := d.promotionRuns(ctx, rec); err != nil {
 			return err
 		} else if running {
-			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s of this pipeline runs (execution %s). %s", other, rec.Execution, OnePromotionRule))
+			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s of this pipeline runs (execution %s). %s", other, rec.Execution, pipeline.OnePromotionRule))
 		}
 		after = cmp.Or(after, other)
 	}
@@ -154,7 +150,7 @@ func (d *Deployer) claimTurn(ctx context.Context, req execution.Request, project
 		if runs, err := d.executionRuns(ctx, got.Execution); err != nil {
 			return err
 		} else if runs {
-			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s (execution %s) started at the same time and runs. %s", got.PromotionID, got.Execution, OnePromotionRule))
+			return failure.BadRelease(fmt.Sprintf("promotion_id: promotion %s (execution %s) started at the same time and runs. %s", got.PromotionID, got.Execution, pipeline.OnePromotionRule))
 		}
 		after = got.PromotionID
 	}

@@ -163,3 +163,8 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// OnePromotionRule is the rule the deployer's Promote task enforces, as
+// ferry's help and errors state it.
+const OnePromotionRule = "One promotion of a pipeline (its project and first config) runs at a time: " +
+	"another is refused while one runs; halt it or wait for its end."

@@ -121,13 +121,20 @@ func (pr *promotion) addStagingAlarm(t *testing.T) {
 // mutate.
 func (pr *promotion) start(t *testing.T, mutate ...func(*release.Release)) *asl.Execution {
 	t.Helper()
+	return pr.startAs(t, promotionID, mutate...)
+}
+
+// startAs starts the promotion id of the deploy-test release, changed by
+// mutate.
+func (pr *promotion) startAs(t *testing.T, id string, mutate ...func(*release.Release)) *asl.Execution {
+	t.Helper()
 	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
 	require.NoError(t, err)
 	rel.ConfigName = ""
 	for _, m := range mutate {
 		m(rel)
 	}
-	q := &pipeline.Request{PromotionID: promotionID, CreatedAt: pr.clk.Now().Add(-time.Minute).UTC(),
+	q := &pipeline.Request{PromotionID: id, CreatedAt: pr.clk.Now().Add(-time.Minute).UTC(),
 		CreatedBy: "alice", Pipeline: pr.p, Release: rel}
 	x, err := pr.r.StartPromotion(context.Background(), q)
 	require.NoError(t, err)
@@ -511,4 +518,40 @@ func TestApprovalIsAuthorization(t *testing.T) {
 			assert.Empty(t, pr.current(t, "production-use1"), "production deployed without an authorized approval")
 		})
 	}
+}
+
+// TestOnePromotionAtATime: two promotions of one pipeline started at once
+// (the client's check bypassed) never both run: the deployer's Promote
+// lets one claim the turn (a conditional write) and refuses the other,
+// which records nothing; the one that runs is not stranded.
+func TestOnePromotionAtATime(t *testing.T) {
+	pr := newPromotion(t, nil)
+	pr.register(t, pr.configs()...)
+	pr.addStagingAlarm(t)
+	hold := pr.r.Hold()
+	a, b := pr.startAs(t, promotionID), pr.startAs(t, "20260301T120000Z-p2")
+	hold()
+	release := <-pr.approval // the one that runs waits for production's approval
+	var refused, runs *asl.Execution
+	for _, x := range []*asl.Execution{a, b} {
+		if d := x.Describe(); d.Status == asl.StatusFailed {
+			refused = x
+		} else {
+			runs = x
+		}
+	}
+	require.NotNil(t, refused, "one of the two is refused")
+	require.NotNil(t, runs, "the other runs")
+	d := refused.Describe()
+	assert.Equal(t, "BadReleaseError", d.Error)
+	assert.Contains(t, d.Cause, "One promotion of a pipeline")
+	ids, err := ledger.New(pr.r.S3(), pr.r.Bucket()).Promotions(context.Background(), testProject, "development")
+	require.NoError(t, err)
+	assert.Len(t, ids, 1, "the refused promotion records nothing")
+	pr.put(t, naming.PromotionHaltKey(testProject, "development", ids[0]), []byte("no"))
+	rec, _, err := ledger.New(pr.r.S3(), pr.r.Bucket()).GetPromotion(context.Background(), testProject, "development", ids[0])
+	require.NoError(t, err)
+	require.NoError(t, pr.r.SendTaskFailure(rec.Stages[2].ApprovalToken, "ferry.Halted", "halted"))
+	release()
+	assert.Equal(t, "HaltError", pr.wait(t, runs).Error, "it ran to its approval, and ends halted")
 }
