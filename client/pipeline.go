@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -35,6 +36,8 @@ type pipelineCommand struct {
 	// newest); reason is halt's.
 	promotion string
 	reason    string
+	// alarms makes status read the gate alarms still pending.
+	alarms bool
 }
 
 func (c *pipelineCommand) spec() commandSpec {
@@ -60,7 +63,8 @@ records: the release and its artifact's digest, when it was deployed,
 whether it runs the artifact of the stage before (parity), its newest
 release when that is not the one deployed (a deploy that failed, or
 runs) with its outcome, the gates still holding back the next
-promotion, and every promotion recorded, newest first, with its state
+promotion (a gate alarm pending only in ALARM or missing; --alarms reads
+them, else they show as not read), and every promotion recorded, newest first, with its state
 (--promotion ID: that one). It exits 0, or 1 when the deployer cannot be
 read.
 
@@ -108,6 +112,7 @@ func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&c.promotion, "promotion", "", "the promotion id status, approve and halt act on (default: the newest)")
 	fs.StringVar(&c.reason, "reason", "", "why halt halts the promotion")
+	fs.BoolVar(&c.alarms, "alarms", false, "status reads the gate alarms still pending (a drift query of each target of the stage before)")
 }
 
 var _ subcommander = (*pipelineCommand)(nil)
@@ -385,7 +390,11 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	stages, _, err := readPipelineStatus(ctx, d, p)
+	var read func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]map[string]string, error)
+	if c.alarms {
+		read = c.readAlarms
+	}
+	stages, _, err := readPipelineStatus(ctx, d, p, read)
 	if err != nil {
 		return err
 	}
@@ -471,8 +480,11 @@ func settleRecord(ctx context.Context, d *deployer, rec *ledger.PromotionRecord)
 // readPipelineStatus reads what every target of p runs from the
 // deployer's records and returns p's status at the deployer's now
 // (pipeline.Status), and that now: the records' times are on the
-// deployer's clock (the local region's runs scaled).
-func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline) ([]pipeline.StageStatus, time.Time, error) {
+// deployer's clock (the local region's runs scaled). With readAlarms,
+// the gate alarms still pending are read with it (nil: left unread).
+func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline,
+	readAlarms func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]map[string]string, error),
+) ([]pipeline.StageStatus, time.Time, error) {
 	l := ledger.New(d.s3, d.cfg.Bucket)
 	type at struct{ i, j int }
 	var where []at
@@ -503,7 +515,45 @@ func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline) 
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	return p.Status(func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }, now), now, nil
+	deployed := func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }
+	st := p.Status(deployed, nil, now)
+	if readAlarms == nil {
+		return st, now, nil
+	}
+	alarms, err := readAlarms(ctx, d, p, st)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return p.Status(deployed, alarms, now), now, nil
+}
+
+// readAlarms reads, with a drift query of each target of a stage before
+// one that is not promoted yet, the state of the stage's gate alarms
+// there: by config, then alarm name.
+func (c *pipelineCommand) readAlarms(ctx context.Context, d *deployer, p *pipeline.Pipeline, st []pipeline.StageStatus) (map[string]map[string]string, error) {
+	names := map[string][]string{}
+	for i, s := range p.Stages {
+		if i == 0 || s.Gates == nil || len(s.Gates.Alarms) == 0 || st[i].Promoted || st[i-1].Artifact == "" {
+			continue
+		}
+		prev := p.Stages[i-1]
+		for _, t := range prev.Targets {
+			config := pipeline.TargetConfig(prev, t)
+			names[config] = append(names[config], s.Gates.Alarms...)
+		}
+	}
+	alarms := map[string]map[string]string{}
+	for _, config := range slices.Sorted(maps.Keys(names)) {
+		drift, err := askDrift(ctx, c.env, d, p.ProjectName, config, names[config])
+		if err != nil {
+			return nil, fmt.Errorf("reading the gate alarms of %s %s: %w", p.ProjectName, config, err)
+		}
+		alarms[config] = map[string]string{}
+		for _, a := range drift.Alarms {
+			alarms[config][a.Name] = a.State
+		}
+	}
+	return alarms, nil
 }
 
 // readDeployed reads what project/config runs now: its current release

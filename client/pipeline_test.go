@@ -189,3 +189,36 @@ func TestPipelinePromotedByHand(t *testing.T) {
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +\S+ +`+artifact[:12]+` +\S+ +same +-$`, text.stdout)
 	assert.Regexp(t, `(?m)^  staging .* same +- +promoted$`, text.stdout)
 }
+
+// TestPipelineStatusReadsAlarms: with development and staging deployed,
+// production's gate alarm (in staging's account) shows as not read
+// without --alarms; read OK it is not pending (pipeline's TestStatus
+// shows one in ALARM pending).
+func TestPipelineStatusReadsAlarms(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	dir := t.TempDir()
+	for _, config := range []string{"development", "staging"} {
+		rel := tr.ferry(t, "pipeline", "release", deployTestPipeline, deployTestRelease, config)
+		require.Equal(t, exitOK, rel.code, rel.stderr)
+		file := filepath.Join(dir, config+".json")
+		require.NoError(t, os.WriteFile(file, []byte(rel.stdout), 0o644))
+		d := tr.ferry(t, "deploy", "--local", file)
+		require.Equal(t, exitOK, d.code, "%s:\nstdout:\n%s\nstderr:\n%s", config, d.stdout, d.stderr)
+	}
+	pending := func(args ...string) []string {
+		t.Helper()
+		s := tr.ferry(t, append([]string{"pipeline", "status", "--local", "--json"}, append(args, deployTestPipeline)...)...)
+		require.Equal(t, exitOK, s.code, s.stderr)
+		var ps pipelineStatus
+		require.NoError(t, json.Unmarshal([]byte(s.stdout), &ps))
+		return ps.Stages[2].Pending
+	}
+	const alarm = "coinbase-deploy-test-staging-errors"
+	assert.Contains(t, pending(), "alarm "+alarm+" not read in staging")
+	ok := pending("--alarms")
+	assert.Contains(t, ok, "approval")
+	for _, p := range ok {
+		assert.NotContains(t, p, alarm, "an OK alarm is not pending")
+	}
+}

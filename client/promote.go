@@ -91,7 +91,7 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 	if err != nil {
 		return err
 	}
-	st, now, err := readPipelineStatus(ctx, d, p)
+	st, now, err := readPipelineStatus(ctx, d, p, nil)
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,11 @@ type StageStatus struct {
 // what each target runs (deployed(i, j), for target j of stage i; nil:
 // nothing), its parity with the stage before, and the gates still
 // pending before the stage before's artifact may be promoted into each
-// stage. A soak counts from the newest deploy of the stage before.
-func (p *Pipeline) Status(deployed func(i, j int) *Deployed, now time.Time) []StageStatus {
+// stage. A soak counts from the newest deploy of the stage before; a gate
+// alarm is pending in a target of the stage before where alarms (as
+// Readings.Alarms: by config, then alarm name) has it in ALARM or
+// missing, and unread where alarms has no entry for the target.
+func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]map[string]string, now time.Time) []StageStatus {
 	out := make([]StageStatus, len(p.Stages))
 	for i, s := range p.Stages {
 		st := StageStatus{Config: s.ConfigName, Targets: make([]TargetStatus, len(s.Targets)), Pending: []string{}}
@@ -85,7 +88,7 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, now time.Time) []St
 		}
 		st.Artifact = common(st.Targets)
 		if i > 0 {
-			p.compare(&st, out[i-1], s, now)
+			p.compare(&st, out[i-1], s, alarms, now)
 		} else {
 			for j := range st.Targets {
 				st.Targets[j].Parity = ParityFirst
@@ -98,7 +101,7 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, now time.Time) []St
 
 // compare sets the parity of st's targets with the stage before, prev,
 // and what still holds back prev's artifact from s.
-func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time.Time) {
+func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, alarms map[string]map[string]string, now time.Time) {
 	for j := range st.Targets {
 		t := &st.Targets[j]
 		switch {
@@ -117,13 +120,14 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, now time
 		return
 	}
 	if st.Promoted = st.Artifact == prev.Artifact; !st.Promoted {
-		st.Pending = append(st.Pending, pending(s.Gates, prev, now)...)
+		st.Pending = append(st.Pending, pending(s.Gates, prev, alarms, now)...)
 	}
 }
 
 // pending are the gates g that still hold back the promotion of the
-// artifact of prev, the stage before, at now.
-func pending(g *Gates, prev StageStatus, now time.Time) []string {
+// artifact of prev, the stage before, at now, given the alarm states
+// read.
+func pending(g *Gates, prev StageStatus, alarms map[string]map[string]string, now time.Time) []string {
 	var out []string
 	if g == nil {
 		return out
@@ -131,8 +135,16 @@ func pending(g *Gates, prev StageStatus, now time.Time) []string {
 	if left := soakLeft(g, prev, now); left > 0 {
 		out = append(out, fmt.Sprintf("soak %s (%s left)", FormatDuration(time.Duration(g.SoakSeconds)*time.Second), FormatDuration(left)))
 	}
-	if len(g.Alarms) > 0 {
-		out = append(out, "alarms not in ALARM: "+strings.Join(g.Alarms, ", "))
+	for _, t := range prev.Targets {
+		states, read := alarms[t.Config]
+		for _, a := range g.Alarms {
+			switch state := cmp.Or(states[a], "missing"); {
+			case !read:
+				out = append(out, fmt.Sprintf("alarm %s not read in %s", a, t.Config))
+			case state == "ALARM" || state == "missing":
+				out = append(out, fmt.Sprintf("alarm %s is %s in %s", a, state, t.Config))
+			}
+		}
 	}
 	if g.Approval {
 		out = append(out, "approval")

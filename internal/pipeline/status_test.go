@@ -19,6 +19,7 @@ func TestStatus(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		deployed map[[2]int]*Deployed
+		alarms   map[string]map[string]string
 		parity   [][]string
 		artifact []string
 		promoted []bool
@@ -55,7 +56,31 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityDiffers, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"alarms not in ALARM: coinbase-deploy-test-staging-errors", "approval"}},
+			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors not read in staging", "approval"}},
+		},
+		{
+			name: "staging soaked, its alarm read OK: production waits for an approval only",
+			deployed: map[[2]int]*Deployed{
+				{0, 0}: {Digest: b, DeployedAt: at(3 * time.Hour)},
+				{1, 0}: {Digest: b, DeployedAt: at(2 * time.Hour)},
+			},
+			alarms:   map[string]map[string]string{"staging": {"coinbase-deploy-test-staging-errors": "OK"}},
+			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
+			artifact: []string{b, b, ""},
+			promoted: []bool{false, true, false},
+			pending:  [][]string{{}, {}, {"approval"}},
+		},
+		{
+			name: "staging's alarm in ALARM",
+			deployed: map[[2]int]*Deployed{
+				{0, 0}: {Digest: b, DeployedAt: at(3 * time.Hour)},
+				{1, 0}: {Digest: b, DeployedAt: at(2 * time.Hour)},
+			},
+			alarms:   map[string]map[string]string{"staging": {"coinbase-deploy-test-staging-errors": "ALARM"}},
+			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
+			artifact: []string{b, b, ""},
+			promoted: []bool{false, true, false},
+			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors is ALARM in staging", "approval"}},
 		},
 		{
 			name: "a release whose objects expired",
@@ -66,11 +91,11 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParityUnknown}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{"", a, ""},
 			promoted: []bool{false, false, false},
-			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarms not in ALARM: coinbase-deploy-test-staging-errors", "approval"}},
+			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarm coinbase-deploy-test-staging-errors not read in staging", "approval"}},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := p.Status(func(i, j int) *Deployed { return tt.deployed[[2]int{i, j}] }, now)
+			st := p.Status(func(i, j int) *Deployed { return tt.deployed[[2]int{i, j}] }, tt.alarms, now)
 			var parity [][]string
 			var artifact []string
 			var promoted []bool
@@ -112,7 +137,7 @@ func TestHolds(t *testing.T) {
 		{0, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: now.Add(-3 * time.Hour)},
 		{1, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: now.Add(-20 * time.Minute)},
 	}
-	st := p.Status(func(i, j int) *Deployed { return deployed[[2]int{i, j}] }, now)
+	st := p.Status(func(i, j int) *Deployed { return deployed[[2]int{i, j}] }, nil, now)
 	alarm := "coinbase-deploy-test-staging-errors"
 	ok := Readings{Alarms: map[string]map[string]string{"staging": {alarm: "OK"}}, Approved: true}
 	for _, tt := range []struct {
