@@ -189,12 +189,34 @@ func readPipeline(file string) (*pipeline.Pipeline, error) {
 type pipelineValidation struct {
 	Pipeline string             `json:"pipeline"`
 	Valid    bool               `json:"valid"`
-	Problems []release.Problem  `json:"problems"`
+	Problems []pipelineProblem  `json:"problems"`
 	Project  string             `json:"project,omitempty"`
 	Stages   []pipelineStageDoc `json:"stages,omitempty"`
 	Release  string             `json:"release,omitempty"`
 	// Artifact is the digest of the release's artifact, every stage's.
 	Artifact string `json:"artifact,omitempty"`
+}
+
+// pipelineProblem is a problem of ferry pipeline validate, with the file
+// it is in: the release file's for a path in "release", else the
+// pipeline file's.
+type pipelineProblem struct {
+	File string `json:"file"`
+	release.Problem
+}
+
+// blameProblems are probs, each in the file it is in: the release's for a
+// path in "release" (releaseFile, when given), else the pipeline's.
+func blameProblems(probs []release.Problem, pipelineFile string, releaseFile ...string) []pipelineProblem {
+	out := make([]pipelineProblem, len(probs))
+	for i, p := range probs {
+		out[i] = pipelineProblem{File: pipelineFile, Problem: p}
+		inRelease := p.Path == "release" || strings.HasPrefix(p.Path, "release.") || strings.HasPrefix(p.Path, "release[")
+		if len(releaseFile) > 0 && inRelease {
+			out[i].File = releaseFile[0]
+		}
+	}
+	return out
 }
 
 // pipelineStageDoc is one stage as ferry pipeline validate shows it.
@@ -224,15 +246,30 @@ func (c *pipelineCommand) validate(args []string) error {
 // is the file the problems are of: the release's once the pipeline is
 // valid.
 func checkPipeline(pipelineFile string, releaseFile ...string) (v pipelineValidation, file string) {
-	v = pipelineValidation{Pipeline: pipelineFile, Problems: []release.Problem{}}
+	v = pipelineValidation{Pipeline: pipelineFile, Problems: []pipelineProblem{}}
 	file = pipelineFile
 	p, err := readPipeline(pipelineFile)
 	if err == nil && len(releaseFile) > 0 {
-		file, v.Release = releaseFile[0], releaseFile[0]
-		v.Artifact, err = artifactThrough(p, file)
+		v.Release = releaseFile[0]
+		r, err := release.ReadTemplate(v.Release)
+		if err == nil {
+			err = submit.HashAssets(r, v.Release)
+		}
+		if err != nil { // the release file's own problems
+			v.Problems = blameProblems(problemsOfError(err), v.Release, v.Release)
+			return v, v.Release
+		}
+		if err := p.Check(r); err != nil {
+			v.Problems = blameProblems(problemsOfError(err), pipelineFile, v.Release)
+			return v, v.Problems[0].File
+		}
+		if v.Artifact, err = pipeline.Digest(r); err != nil {
+			v.Problems = blameProblems(problemsOfError(err), v.Release, v.Release)
+			return v, v.Release
+		}
 	}
 	if err != nil {
-		v.Problems = problemsOfError(err)
+		v.Problems = blameProblems(problemsOfError(err), pipelineFile)
 		return v, file
 	}
 	v.Valid, v.Project = true, p.ProjectName
@@ -245,16 +282,6 @@ func checkPipeline(pipelineFile string, releaseFile ...string) (v pipelineValida
 		v.Stages = append(v.Stages, doc)
 	}
 	return v, file
-}
-
-// artifactThrough reads the release file file, checks p can promote it
-// and returns its artifact's digest.
-func artifactThrough(p *pipeline.Pipeline, file string) (string, error) {
-	r, err := release.ReadTemplate(file)
-	if err != nil {
-		return "", err
-	}
-	return artifactOf(p, r, file)
 }
 
 // artifactOf hashes the assets of r, read from the release file file,
@@ -314,7 +341,7 @@ func (c *pipelineCommand) release(pipelineFile, releaseFile, config string) erro
 func writePipelineValidation(w io.Writer, v pipelineValidation, file string) {
 	if !v.Valid {
 		for _, p := range v.Problems {
-			fmt.Fprintf(w, "%s: %s\n", file, p)
+			fmt.Fprintf(w, "%s: %s\n", p.File, p.Problem)
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,4 +222,40 @@ func TestPipelineStatusReadsAlarms(t *testing.T) {
 	for _, p := range ok {
 		assert.NotContains(t, p, alarm, "an OK alarm is not pending")
 	}
+}
+
+// TestPipelineValidateBlames: ferry pipeline validate PIPELINE RELEASE
+// names the file a problem is in, with the path of the bad value: the
+// pipeline's for a stage's override the release cannot take, the
+// release's for its own.
+func TestPipelineValidateBlames(t *testing.T) {
+	raw, err := os.ReadFile(deployTestPipeline)
+	require.NoError(t, err)
+	bad := strings.Replace(string(raw), `"elbs": ["cdt-{{CONFIG_NAME}}-web"],
+            "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
+            "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"
+          }
+        }
+      },
+      "gates": {"soak_seconds": 3600`, `"elbs": ["coinbase-deploy-test-{{CONFIG_NAME}}-web"],
+            "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
+            "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"
+          }
+        }
+      },
+      "gates": {"soak_seconds": 3600`, 1)
+	require.NotEqual(t, string(raw), bad)
+	file := filepath.Join(t.TempDir(), "pipeline.json")
+	require.NoError(t, os.WriteFile(file, []byte(bad), 0o644))
+	code, stdout, _ := runFerry(t, "pipeline", "validate", file, deployTestRelease)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stdout, file+": stages[2].overrides.services.web.elbs: makes the release of target stages[2].targets[0] (config production-use1) invalid: services.web.elbs[0]: must be at most 32 characters")
+	assert.NotContains(t, stdout, deployTestRelease+":")
+
+	code, stdout, _ = runFerry(t, "pipeline", "validate", "--json", deployTestPipeline, "../testdata/multi-service-release.json")
+	assert.Equal(t, exitFailure, code)
+	var v pipelineValidation
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+	require.NotEmpty(t, v.Problems)
+	assert.Equal(t, "../testdata/multi-service-release.json", v.Problems[0].File, "release.config_name is the release's")
 }

@@ -177,6 +177,75 @@ func override(svc *release.Service, o *ServiceOverrides) {
 	}
 }
 
+// blame adds the problem line of the release target j of stage s (the
+// i-th) deploys to config, at the place that made it: the stage's
+// override of the field when it sets it (the pipeline's), else the
+// field of the release file (release.<path>, the release's).
+func (p *problems) blame(s *Stage, i, j int, config, line string) {
+	q := release.ParseProblem(line)
+	at := fmt.Sprintf("target %s (config %s)", index(index("stages", i)+".targets", j), config)
+	if path := overridePath(s, q.Path); path != "" {
+		p.add(index("stages", i)+".overrides"+path, "makes the release of %s invalid: %s: %s", at, q.Path, q.Message)
+		return
+	}
+	where := "release"
+	if q.Path != "" {
+		where += "." + q.Path
+	}
+	p.add(where, "in the release of %s: %s", at, q.Message)
+}
+
+// overridePath is the path, inside a stage's overrides, of what sets the
+// release field at path (a release problem's: "services.web.instance_type",
+// "services.web.autoscaling.min_size", "subnets[0]"), with a leading
+// "."; "" when the stage's overrides do not set it.
+func overridePath(s *Stage, path string) string {
+	o := s.Overrides
+	if o == nil || path == "" {
+		return ""
+	}
+	if strings.HasPrefix(path, "services") {
+		for name, so := range o.Services {
+			svc := release.Field("services", name)
+			if f, ok := strings.CutPrefix(path, svc+"."); ok && so != nil {
+				if set := serviceOverride(so, f); set != "" {
+					return "." + svc + "." + set
+				}
+			}
+		}
+		return ""
+	}
+	head, _, _ := strings.Cut(strings.SplitN(path, ".", 2)[0], "[")
+	switch {
+	case head == "subnets" && o.Subnets != nil, head == "alarms" && o.Alarms != nil, head == "lifecycle" && o.Lifecycle != nil:
+		return "." + head
+	}
+	return ""
+}
+
+// serviceOverride is the field of so that sets the service's field f
+// (a path inside the service), "" for none.
+func serviceOverride(so *ServiceOverrides, f string) string {
+	head, _, _ := strings.Cut(strings.SplitN(f, ".", 2)[0], "[")
+	set := map[string]bool{
+		"instance_type": so.InstanceType != "", "profile": so.Profile != "", "subnets": so.Subnets != nil,
+		"security_groups": so.SecurityGroups != nil, "elbs": so.ELBs != nil, "target_groups": so.TargetGroups != nil,
+		"alarms": so.Alarms != nil, "min_size": so.MinSize != nil, "max_size": so.MaxSize != nil,
+	}
+	if head == "autoscaling" {
+		for _, k := range []string{"min_size", "max_size"} {
+			if set[k] && (f == "autoscaling" || strings.HasPrefix(f, "autoscaling."+k)) {
+				return k
+			}
+		}
+		return ""
+	}
+	if set[head] {
+		return head
+	}
+	return ""
+}
+
 // Check checks base can be promoted through the pipeline: it is the
 // pipeline's project's; its config name, when set, is one the pipeline
 // deploys; every service a stage overrides is one of its services; and
@@ -196,9 +265,8 @@ func (p *Pipeline) Check(base *release.Release) error {
 				return err
 			}
 			if err := r.Validate(false); err != nil {
-				prefix := fmt.Sprintf("%s (config %s)", index(index("stages", i)+".targets", j), r.ConfigName)
 				for _, line := range problemsOf(err) {
-					probs.add(prefix, "release %s", line)
+					probs.blame(s, i, j, r.ConfigName, line)
 				}
 			}
 		}

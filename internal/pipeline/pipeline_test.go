@@ -248,8 +248,15 @@ func TestCheck(t *testing.T) {
 			p.Stages[2].Overrides.Services["web"].ELBs = nil
 		},
 			[]string{
-				`stages[2].targets[0] (config production-use1): release services.web.elbs[0]: must be at most 32 characters`,
-				`stages[2].targets[1] (config production-euw1): release services.web.elbs[0]: must be at most 32 characters`,
+				`release.services.web.elbs[0]: in the release of target stages[2].targets[0] (config production-use1): must be at most 32 characters`,
+				`release.services.web.elbs[0]: in the release of target stages[2].targets[1] (config production-euw1): must be at most 32 characters`,
+			}},
+		{"an override too long once expanded: the pipeline's", func(r *release.Release) {
+			p.Stages[2].Overrides.Services["web"].ELBs = []string{"coinbase-deploy-test-{{CONFIG_NAME}}"}
+		},
+			[]string{
+				`stages[2].overrides.services.web.elbs: makes the release of target stages[2].targets[0] (config production-use1) invalid: services.web.elbs[0]: must be at most 32 characters`,
+				`stages[2].overrides.services.web.elbs: makes the release of target stages[2].targets[1] (config production-euw1) invalid: services.web.elbs[0]: must be at most 32 characters`,
 			}},
 		{"a lifecycle hook the release does not have", func(r *release.Release) {
 			p.Stages[1].Overrides.Lifecycle = map[string]*HookOverrides{"drain": {Role: "drain-{{CONFIG_NAME}}"}}
