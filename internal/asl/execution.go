@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,13 @@ type RunOptions struct {
 	// Observer, when set, is called with every history event, in order,
 	// as it is recorded. It may read the Execution but must not Stop it.
 	Observer func(Event)
+	// OutsideWaits names the Wait states that wait for people and the
+	// world outside the executions (a promotion's held gate). On an
+	// Awaiter they wait as an Await limited to the wait's length, not as
+	// a wake-up time jumps to: on a region that makes its own clock
+	// (discrete-event time following the wall clock while idle), the
+	// limit then passes with the wall clock, as a task token's does.
+	OutsideWaits []string
 }
 
 // ExecutionARN returns the ARN Step Functions gives execution name of the
@@ -138,9 +146,11 @@ type Execution struct {
 	waiter   Waiter
 	invoker  Invoker
 	observer func(Event)
-	start    time.Time
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// outside are the Wait states of RunOptions.OutsideWaits.
+	outside []string
+	start   time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
 
 	obsMu sync.Mutex // orders observer calls; taken before mu
 	mu    sync.Mutex
@@ -186,7 +196,7 @@ func Start(ctx context.Context, m *Machine, opts RunOptions) (*Execution, error)
 	x := &Execution{
 		m: m, name: opts.Name, smARN: opts.StateMachineARN, roleARN: opts.RoleARN,
 		input: input, clock: opts.Clock, waiter: opts.Waiter, invoker: opts.Invoker,
-		observer: opts.Observer, done: make(chan struct{}),
+		observer: opts.Observer, outside: opts.OutsideWaits, done: make(chan struct{}),
 	}
 	if x.smARN == "" {
 		x.smARN = DefaultStateMachineARN
@@ -511,7 +521,11 @@ func (x *Execution) runState(ctx context.Context, s *state, raw any) (next strin
 		if err != nil {
 			return "", nil, err
 		}
-		if err := x.wait(ctx, d); err != nil {
+		wait := x.wait
+		if slices.Contains(x.outside, s.name) {
+			wait = x.waitOutside
+		}
+		if err := wait(ctx, d); err != nil {
 			return "", nil, err
 		}
 	}
@@ -538,6 +552,20 @@ func (x *Execution) wait(ctx context.Context, d time.Duration) error {
 		}
 	}
 	return x.waiter.Wait(ctx, d)
+}
+
+// waitOutside passes d of execution time as a wait for the world outside
+// (RunOptions.OutsideWaits): an Await limited to d on an Awaiter, else as
+// wait does. The machine's TimeoutSeconds cuts it short as wait does.
+func (x *Execution) waitOutside(ctx context.Context, d time.Duration) error {
+	a, ok := x.waiter.(Awaiter)
+	if !ok || d <= 0 || (x.m.timeout > 0 && x.start.Add(x.m.timeout).Sub(x.now()) < d) {
+		return x.wait(ctx, d)
+	}
+	if err := a.Await(d).Wait(ctx); !errors.Is(err, ErrAwaitTimedOut) {
+		return err
+	}
+	return nil
 }
 
 func (x *Execution) waitDuration(s *state, eff, ctxObj any) (time.Duration, error) {

@@ -494,3 +494,41 @@ func TestInputVerbatim(t *testing.T) {
 		})
 	}
 }
+
+// recordingAwaiter is an Awaiter on a virtual clock that records how each
+// wait was asked for: Wait's durations, Await's limits.
+type recordingAwaiter struct {
+	VirtualWaiter
+	waits, awaits []time.Duration
+}
+
+func (w *recordingAwaiter) Wait(ctx context.Context, d time.Duration) error {
+	w.waits = append(w.waits, d)
+	return w.VirtualWaiter.Wait(ctx, d)
+}
+
+func (w *recordingAwaiter) Await(limit time.Duration) Await {
+	w.awaits = append(w.awaits, limit)
+	return &chanAwait{w: w.VirtualWaiter, limit: limit, woken: make(chan struct{})}
+}
+
+func (w *recordingAwaiter) Fork() (leave func()) { return func() {} }
+
+// TestOutsideWaits: a Wait state named in RunOptions.OutsideWaits waits
+// as an Await limited to its length (on a region's own clock, a limit
+// that passes with the wall clock); any other Wait state as a Wait. Both
+// last as long as asked in execution time.
+func TestOutsideWaits(t *testing.T) {
+	m, err := Parse([]byte(`{"StartAt": "Held", "States": {
+		"Held": {"Type": "Wait", "Seconds": 300, "Next": "Plain"},
+		"Plain": {"Type": "Wait", "Seconds": 60, "End": true}}}`))
+	require.NoError(t, err)
+	c := clock.NewVirtual(t0)
+	w := &recordingAwaiter{VirtualWaiter: VirtualWaiter{Clock: c}}
+	x, err := Run(context.Background(), m, RunOptions{Name: "test", Clock: c, Waiter: w, OutsideWaits: []string{"Held"}})
+	require.NoError(t, err)
+	assert.Equal(t, StatusSucceeded, x.Describe().Status)
+	assert.Equal(t, []time.Duration{300 * time.Second}, w.awaits, "the outside wait is an Await")
+	assert.Equal(t, []time.Duration{60 * time.Second}, w.waits, "the plain wait is a Wait")
+	assert.Equal(t, t0.Add(360*time.Second), c.Now())
+}

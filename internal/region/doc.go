@@ -62,6 +62,12 @@
 // ReconcileIfDue. Meddle (POST /_ferry/world) changes the world from
 // outside ferry, as a person at the console would, to make drift.
 //
+// A promotion's gate wait (WaitForGate: a soak, an alarm, a config
+// without the pipeline registered) waits for the world outside, as an
+// approval's task token does (asl.RunOptions.OutsideWaits): on a region
+// that makes its own clock it passes with the wall clock, so a held
+// promotion lasts as long as the people it waits for take.
+//
 // A region that makes its own clock (the last two) runs ahead of the wall
 // clock the client stamps a release's created_at with, so unless Options
 // set them, its deployer accepts created_at within OwnClockCreatedAtWindow.

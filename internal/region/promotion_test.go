@@ -555,3 +555,41 @@ func TestOnePromotionAtATime(t *testing.T) {
 	release()
 	assert.Equal(t, "HaltError", pr.wait(t, runs).Error, "it ran to its approval, and ends halted")
 }
+
+// TestHeldGateFollowsTheWallOnOwnClock is issue #37's `ferry local
+// --speed 0`: a promotion held at a gate (staging's 30 min soak) on a
+// region that makes its own clock checks the gate again only as the
+// wall clock passes (WaitForGate waits for the world outside, as an
+// approval does), instead of jumping its discrete-event time through the
+// soak, and its history, at once.
+func TestHeldGateFollowsTheWallOnOwnClock(t *testing.T) {
+	wall := clock.NewVirtual(epoch0)
+	gates := make(chan func(), 8)
+	r := newIdleRegion(t, wall, Options{Observer: func(arn string, ev asl.Event) {
+		if ev.StateEntered != nil && ev.StateEntered.Name == shape.StateWaitForGate {
+			gates <- nil
+		}
+	}})
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pipelines", "deploy-test.json"))
+	require.NoError(t, err)
+	p, err := pipeline.Decode(raw)
+	require.NoError(t, err)
+	pr := &promotion{r: r, p: p, raw: raw}
+	pr.register(t, pr.configs()...)
+	rel, err := release.ReadFile(filepath.Join("..", "..", "testdata", "deploy-test-release.json"))
+	require.NoError(t, err)
+	rel.ConfigName = ""
+	q := &pipeline.Request{PromotionID: promotionID, CreatedAt: r.Clock().Now().UTC(), CreatedBy: "alice", Pipeline: p, Release: rel}
+	_, err = r.StartPromotion(context.Background(), q)
+	require.NoError(t, err)
+
+	<-gates // staging's soak: the gate is held
+	first := r.Clock().Now()
+	wall.Advance(301 * time.Second)
+	r.Clock().Now() // an idle region follows the wall clock when read
+	<-gates         // checked again, still held
+	assert.Greater(t, r.Clock().Now().Sub(first), 300*time.Second, "the wait passed with the wall clock, not as a jump of 300s")
+	rec, _, err := ledger.New(r.S3(), r.Bucket()).GetPromotion(context.Background(), testProject, "development", promotionID)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.PromotionWaiting, rec.Stages[1].Status, "staging still soaks")
+}

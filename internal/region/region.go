@@ -29,6 +29,7 @@ import (
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/statemachine/definition"
+	"github.com/ferryhq/ferry/statemachine/shape"
 )
 
 // DefaultRegion is the AWS region of a region whose Options name none.
@@ -542,6 +543,9 @@ func (r *Region) run(name, in string) (*asl.Execution, error) {
 		Waiter:          r.waiter,
 		Invoker:         r.tasks(TaskInvoker(r.info.FunctionARN, invoke)),
 		Observer:        func(ev asl.Event) { r.observe(arn, ev) },
+		// A promotion held at a gate waits for people and the world
+		// outside: on the region's own clock, as long as they take.
+		OutsideWaits: []string{shape.StateWaitForGate},
 	})
 	if err != nil {
 		if r.sched != nil {
