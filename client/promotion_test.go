@@ -97,6 +97,15 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 	ok := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "production")
 	require.Equal(t, exitOK, ok.code, "stdout:\n%s\nstderr:\n%s", ok.stdout, ok.stderr)
 	assert.Contains(t, ok.stdout, "into production approved")
+	st := tr.ferry(t, "status", "--local", "--json", "coinbase/deploy-test")
+	require.Equal(t, exitOK, st.code, st.stderr)
+	var ps projectStatus
+	require.NoError(t, json.Unmarshal([]byte(st.stdout), &ps))
+	var configs []string
+	for _, c := range ps.Configs {
+		configs = append(configs, c.Config)
+	}
+	assert.Equal(t, []string{"development", "production-euw1", "production-use1", "staging"}, configs, "the approval of stage production is no config")
 	release()
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -537,7 +537,8 @@ func (l *Ledger) GetCurrent(ctx context.Context, project, config string) (Curren
 
 // Configs lists the configs of project that have any object, the
 // clients' or the deployer's, sorted by name, following every page of the
-// listings.
+// listings; the project's promotion objects (naming.PromotionsSegment)
+// are no config.
 func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, prefix := range []string{naming.ProjectPrefix(project), naming.StatePrefix + naming.ProjectPrefix(project)} {
@@ -546,12 +547,14 @@ func (l *Ledger) Configs(ctx context.Context, project string) ([]string, error) 
 			return nil, err
 		}
 		for _, c := range configs {
-			seen[c] = true
+			seen[c] = naming.IsConfigSegment(c)
 		}
 	}
 	configs := make([]string, 0, len(seen))
-	for c := range seen {
-		configs = append(configs, c)
+	for c, config := range seen {
+		if config {
+			configs = append(configs, c)
+		}
 	}
 	sort.Strings(configs)
 	return configs, nil

@@ -85,13 +85,19 @@
 //	_promotions/<id>/request.json  ferry pipeline start, under the first
 //	                     stage's config, before it starts the promotion;
 //	                     once
-//	_promotions/<id>/approval.json  ferry pipeline approve, under a stage's
-//	                     config: who approved the promotion into that
-//	                     stage, with its identity proof
 //	_promotions/<id>/halt  ferry pipeline halt, under any stage's config
 //	_promotions/<id>.json  (under _state/) the Promote state, once; then
 //	                     Gate, RequestApproval and EndStage, overwritten:
 //	                     the promotion's record
+//	_promotions/turns/<id>.json  (under _state/) Promote, once: the claim
+//	                     of the turn after promotion <id>, so one
+//	                     promotion of a pipeline runs at a time
+//
+// A project's approvals are under <project>/_promotions/<stage>/ (in a
+// config's place, but no config name begins with "_"):
+//
+//	<id>/approval.json   ferry pipeline approve: who approved promotion
+//	                     <id> into the stage, with its identity proof
 //
 // A target environment's asset bucket holds published assets under
 // assets/<project>/<config>/:

@@ -42,6 +42,7 @@ var keyFuncs = map[string]func() string{
 		return naming.PromotionRequestKey("<project>", "<config>", "<id>")
 	},
 	"ApprovalKey":      func() string { return naming.ApprovalKey("<project>", "<config>", "<id>") },
+	"PromotionTurnKey": func() string { return naming.PromotionTurnKey("<project>", "<config>", "<id>") },
 	"PromotionHaltKey": func() string { return naming.PromotionHaltKey("<project>", "<config>", "<id>") },
 	"PromotionRecordKey": func() string {
 		return naming.PromotionRecordKey("<project>", "<config>", "<id>")
@@ -148,7 +149,7 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 		{"targets", naming.TargetsKey("org/app", "prod"), naming.StateConfigPrefix("org/app", "prod")},
 		{"pipeline", naming.PipelineKey("org/app", "prod"), naming.Prefix("org/app", "prod")},
 		{"promotion request", naming.PromotionRequestKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
-		{"approval", naming.ApprovalKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
+		{"approval", naming.ApprovalKey("org/app", "prod", "p1"), naming.Prefix("org/app", naming.PromotionsSegment)},
 		{"promotion halt", naming.PromotionHaltKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
 		{"promotion record", naming.PromotionRecordKey("org/app", "prod", "p1"), naming.StateConfigPrefix("org/app", "prod")},
 		{"asset", naming.AssetKey("org/app", "prod", "ab"), naming.Prefix("org/app", "prod")},

@@ -58,7 +58,7 @@ func ReservedTags() []string {
 //	<project>/<config>/assets/<sha256>                      content-addressed assets
 //	<project>/<config>/_pipeline.json                       the pipeline registered for the config
 //	<project>/<config>/_promotions/<id>/request.json        a promotion's request (under its first stage's config)
-//	<project>/<config>/_promotions/<id>/approval.json       a person's approval of the promotion into the config's stage
+//	<project>/_promotions/<config>/<id>/approval.json       a person's approval of the promotion into the stage <config>
 //	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/<project>/<config>/current                       what is deployed now
@@ -137,10 +137,25 @@ func PromotionRequestKey(project, firstConfig, promotionID string) string {
 }
 
 // ApprovalKey is the key of a person's approval of a promotion into the
-// stage whose target deploys config.
-func ApprovalKey(project, config, promotionID string) string {
-	return PromotionPrefix(project, config, promotionID) + "approval.json"
+// stage whose config_name is stage: under the project's PromotionsSegment,
+// which is no config name, so a stage's name (which need not be a target's
+// config) never shows as a config of the project. (Approvals were kept
+// under <project>/<stage>/_promotions/<id>/ before: one written there
+// is not read; a stage waiting for it is approved again.)
+func ApprovalKey(project, stage, promotionID string) string {
+	return ProjectPrefix(project) + PromotionsSegment + "/" + stage + "/" + promotionID + "/approval.json"
 }
+
+// PromotionsSegment is the path segment, in a config's place under a
+// project's prefix, of the promotion objects that belong to no config
+// (ApprovalKey). It begins with "_", as no config name does: listings of
+// a project's configs leave it out (IsConfigSegment).
+const PromotionsSegment = "_promotions"
+
+// IsConfigSegment reports whether seg, a path segment in a config's
+// place under a project's prefix, may name a config: any but those that
+// begin with "_" (PromotionsSegment), as no config name does.
+func IsConfigSegment(seg string) bool { return !strings.HasPrefix(seg, "_") }
 
 // PromotionHaltKey is the key of a promotion's halt marker, under any of
 // its stages' configs.
