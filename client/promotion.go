@@ -201,15 +201,10 @@ func (c *pipelineCommand) checkStart(ctx context.Context, d *deployer, p *pipeli
 		if err != nil {
 			return fmt.Errorf("reading the pipeline registered in %s: %w", config, err)
 		}
-		reg, err := pipeline.Decode(raw)
-		var got string
-		if err == nil {
-			got, err = pipeline.PipelineHash(reg)
-		}
 		switch {
 		case !found:
 			held = append(held, config+" has no pipeline registered")
-		case err != nil || got != sum:
+		case !pipeline.SamePipeline(raw, sum):
 			held = append(held, config+" has another pipeline registered")
 		}
 	}

@@ -521,11 +521,7 @@ func (x *Execution) runState(ctx context.Context, s *state, raw any) (next strin
 		if err != nil {
 			return "", nil, err
 		}
-		wait := x.wait
-		if slices.Contains(x.outside, s.name) {
-			wait = x.waitOutside
-		}
-		if err := wait(ctx, d); err != nil {
+		if err := x.waitState(ctx, s.name, d); err != nil {
 			return "", nil, err
 		}
 	}
@@ -552,6 +548,15 @@ func (x *Execution) wait(ctx context.Context, d time.Duration) error {
 		}
 	}
 	return x.waiter.Wait(ctx, d)
+}
+
+// waitState passes d of execution time for the Wait state name: as a
+// wait for the world outside when it is one (RunOptions.OutsideWaits).
+func (x *Execution) waitState(ctx context.Context, name string, d time.Duration) error {
+	if slices.Contains(x.outside, name) {
+		return x.waitOutside(ctx, d)
+	}
+	return x.wait(ctx, d)
 }
 
 // waitOutside passes d of execution time as a wait for the world outside

@@ -305,12 +305,7 @@ func (d *Deployer) unregistered(ctx context.Context, q *pipeline.Request, i int,
 			held = append(held, fmt.Sprintf("config %s has no pipeline registered (%s): register this one with ferry pipeline register", config, key))
 			continue
 		}
-		p, err := pipeline.Decode(raw)
-		var got string
-		if err == nil {
-			got, err = pipeline.PipelineHash(p)
-		}
-		if err != nil || got != pipeSum {
+		if !pipeline.SamePipeline(raw, pipeSum) {
 			held = append(held, fmt.Sprintf("config %s has another pipeline registered (%s): a promotion deploys a config only through its registered pipeline", config, key))
 		}
 	}

@@ -168,3 +168,15 @@ func sha256Hex(b []byte) string {
 // ferry's help and errors state it.
 const OnePromotionRule = "One promotion of a pipeline (its project and first config) runs at a time: " +
 	"another is refused while one runs; halt it or wait for its end."
+
+// SamePipeline reports whether raw, a registered pipeline
+// (naming.PipelineKey), is the pipeline of hash sum (PipelineHash); a
+// registration that does not decode is not.
+func SamePipeline(raw []byte, sum string) bool {
+	p, err := Decode(raw)
+	if err != nil {
+		return false
+	}
+	got, err := PipelineHash(p)
+	return err == nil && got == sum
+}
