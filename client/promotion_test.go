@@ -40,13 +40,23 @@ var startedExecution = regexp.MustCompile(`started execution (\S+)`)
 // execution ARN.
 func startPromotion(t *testing.T, tr *testRegion) string {
 	t.Helper()
-	s := tr.ferry(t, "pipeline", "start", "--local", deployTestPipeline, deployTestRelease)
+	s := startPipeline(t, tr)
 	require.Equal(t, exitOK, s.code, "stdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
 	assert.Contains(t, s.stdout, "through 3 stages")
 	assert.Contains(t, s.stdout, "follow it with ferry pipeline status --local "+deployTestPipeline, "a hint that pastes")
 	m := startedExecution.FindStringSubmatch(s.stdout)
 	require.Len(t, m, 2, s.stdout)
 	return m[1]
+}
+
+// startPipeline runs ferry pipeline start, with args before the files.
+// It waits for the promotion's record between events of the region's
+// executions (tr.sleeper), not by passing the region's time: a test may
+// hold the region (at a wave, an approval) before the record is read.
+func startPipeline(t *testing.T, tr *testRegion, args ...string) result {
+	t.Helper()
+	args = append(append([]string{"pipeline", "start", "--local"}, args...), deployTestPipeline, deployTestRelease)
+	return tr.ferryAt(t.Context(), func(e *Env) { e.Sleep = tr.sleeper() }, args...)
 }
 
 func promotionStatus(t *testing.T, tr *testRegion) *ledger.PromotionRecord {
@@ -238,7 +248,7 @@ func TestPipelineJSON(t *testing.T) {
 	evs := jsonLines(t, reg.stdout)
 	assert.Equal(t, "registered", evs[len(evs)-1]["event"])
 
-	st := tr.ferry(t, "pipeline", "start", "--local", "--json", deployTestPipeline, deployTestRelease)
+	st := startPipeline(t, tr, "--json")
 	require.Equal(t, exitOK, st.code, st.stderr)
 	evs = jsonLines(t, st.stdout)
 	started := evs[len(evs)-1]
