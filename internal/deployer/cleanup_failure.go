@@ -44,15 +44,6 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	restored, waiting, err := d.rollBack(ctx, st, req)
-	switch {
-	case err != nil:
-		return nil, d.cleanUpFailed(ctx, st, req, leftServing(st, err))
-	case waiting != nil:
-		st.Retire = waiting
-		return st, nil
-	}
-	st.RolledBack = restored
 	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
 	case err != nil:
@@ -75,6 +66,15 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		// groups have their deterministic names all the same.
 		intent.Groups = groupNames(st)
 	}
+	restored, waiting, err := d.rollBack(ctx, st, req, &intent)
+	switch {
+	case err != nil:
+		return nil, d.cleanUpFailed(ctx, st, req, leftServing(st, err))
+	case waiting != nil:
+		st.Retire = waiting
+		return st, nil
+	}
+	st.RolledBack = restored
 	removed, draining, err := d.removeRelease(ctx, st, req, &intent)
 	if w, ok := d.throttledStep(st, req, err); ok {
 		st.Retire = w
@@ -196,10 +196,16 @@ func (d *Deployer) retiringSince(ctx context.Context, st *execution.State, req e
 	}
 	now := d.now()
 	intent.RetiringSince = &now
+	return now, d.putIntent(ctx, st, req, intent)
+}
+
+// putIntent writes intent as the release's deploying record, made
+// anew (its release, execution and start now) when Deploy wrote none.
+func (d *Deployer) putIntent(ctx context.Context, st *execution.State, req execution.Request, intent *ledger.Intent) error {
 	if intent.ReleaseID == "" {
-		intent.ReleaseID, intent.Execution, intent.Since = st.ReleaseID, req.Execution.ID, now
+		intent.ReleaseID, intent.Execution, intent.Since = st.ReleaseID, req.Execution.ID, d.now()
 	}
-	return now, d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, *intent)
+	return d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, *intent)
 }
 
 // notReady is where a retirement step that left groups standing leads,

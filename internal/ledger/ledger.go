@@ -125,6 +125,10 @@ type Intent struct {
 	// RetiringSince is, in a deploying record, when CleanUpFailure began
 	// retiring the release's groups: its time bound runs from it.
 	RetiringSince *time.Time `json:"retiring_since,omitempty"`
+	// RollbackSince is, in a deploying record, when CleanUpFailure before
+	// a bake began waiting for the previous release to serve at its
+	// healthy target: its time bound runs from it.
+	RollbackSince *time.Time `json:"rollback_since,omitempty"`
 	// Attached are, in a deleting record, the Groups as they served
 	// before the swap detached anything (each with its load balancers,
 	// target groups, desired capacity and the processes a bake suspended),
