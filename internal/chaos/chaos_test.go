@@ -28,15 +28,6 @@ const (
 	defectMove = "issue #35 move: region/account moves orphan fleets"
 )
 
-// bugEarlyRollback is a ferry bug the harness found that no branch fixes
-// yet: CleanUpFailure before the swap (no standby record) takes the
-// release's groups out of their load balancers without first checking
-// that the previous release serves at its healthy target. When the world
-// has taken an instance of a previous group (its replacement still
-// booting), the load balancer falls below the previous release's target
-// (4 healthy to 1 of 2, say) until the replacement passes its checks.
-const bugEarlyRollback = "CleanUpFailure before the swap detaches the release's groups while the previous release is below its healthy target"
-
 // bugIdleNoHealthy is what the harness found and could not yet pin to a
 // handler: a release with min_size 1, slow-booting instances and an idle
 // CPU (so the cpu_scale_down alarm ferry makes fires every minute) ends

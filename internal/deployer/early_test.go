@@ -1,0 +1,129 @@
+package deployer
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// haltedBelowTarget deploys a release over another, kills an instance of
+// the previous group once the new one serves (Auto Scaling replaces it:
+// TerminateInstanceInAutoScalingGroup with ShouldDecrementDesiredCapacity
+// false, Amazon EC2 Auto Scaling API Reference; its Launch process
+// suspended first with noLaunch, so it cannot), halts the release during
+// CheckHealthy and runs the failure path. It returns the previous and new
+// groups, the run, the failure path's error, and every call of ferry's
+// that took the web load balancer or target group below the previous
+// release's healthy target (2) from the kill on.
+func (h *harness) haltedBelowTarget(noLaunch bool) (old, next string, x *run, err error, below []string) {
+	t := h.t
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	h.start(r1).succeed()
+	h.clk.Advance(time.Hour)
+	r2.CreatedAt = h.clk.Now().Add(-time.Minute)
+	x = h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	old, next = naming.GroupName(project, config, "web", r1.ReleaseID), naming.GroupName(project, config, "web", r2.ReleaseID)
+	for h.inService(webELB)[next] < 3 {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		require.False(t, x.state.Health.Healthy, "still within the stability window")
+	}
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	if noLaunch {
+		_, err = c.SuspendProcesses(t.Context(), &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(old), ScalingProcesses: []string{"Launch"}})
+		require.NoError(t, err)
+	}
+	_, err = c.TerminateInstanceInAutoScalingGroup(t.Context(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(h.groups()[old].Instances[0].ID), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+
+	// Every call from now on is ferry's.
+	var mu sync.Mutex
+	h.world.Observe(func(ch sim.Change) {
+		if ch.Call == nil {
+			return // the world's own: an instance booted or died
+		}
+		web := func(b sim.BalancerState) bool {
+			return b.Account == account && b.Region == region && (b.Name == webELB || b.Name == webTG)
+		}
+		was := map[string]int{}
+		for _, b := range ch.Before.Balancers {
+			if web(b) {
+				was[b.Name] = b.Healthy()
+			}
+		}
+		for _, b := range ch.After.Balancers {
+			if web(b) && b.Healthy() < was[b.Name] && b.Healthy() < 2 {
+				mu.Lock()
+				below = append(below, ch.Call.Op+" took "+b.Name+" below 2 healthy")
+				mu.Unlock()
+			}
+		}
+	})
+	h.clk.Advance(time.Second)
+	require.Equal(t, 1, h.inService(webELB)[old], "the previous group is below its target")
+	require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: "oncall", Reason: "errors up", At: h.clk.Now()}))
+	h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+	err = x.step(execution.TaskCheckHealthy)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	err = x.fail(err)
+	h.world.Observe(nil)
+	return old, next, x, err, below
+}
+
+// TestEarlyRollbackKeepsThePreviousTarget: an instance of the previous
+// group is killed from outside while the release is judged, and a halt
+// fails the release before its swap. CleanUpFailure takes none of the
+// release's groups out of the web load balancer and target group while
+// the previous group is below its healthy target there: no call of
+// ferry's takes either below it, nothing is cut, and the release ends
+// FailureClean once the replacement serves.
+func TestEarlyRollbackKeepsThePreviousTarget(t *testing.T) {
+	h := newHarness(t)
+	old, _, x, err, below := h.haltedBelowTarget(false)
+	require.NoError(t, err)
+	assert.Empty(t, below, "no call of ferry's takes a load balancer below the previous release's target")
+	assert.Zero(t, h.world.CutConnections(), "nothing cut, never dark")
+	assert.Equal(t, map[string]int{old: 2}, h.inService(webELB), "the previous group serves at its target")
+	assert.Empty(t, x.state.RolledBack, "the previous group never stood by")
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, x.state.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureClean, o.End)
+}
+
+// TestEarlyRollbackNeverCuts: the previous group cannot replace the
+// instance killed (its Launch process suspended): past
+// tuning.RollbackTimeout the release ends FailureDirty, its own group
+// left serving beside the previous one and named with why.
+func TestEarlyRollbackNeverCuts(t *testing.T) {
+	h := newHarness(t)
+	start := h.clk.Now()
+	old, next, x, err, below := h.haltedBelowTarget(true)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Leftovers, "previous group "+old+", back in its load balancers with 1 of 2 instances healthy")
+	assert.Contains(t, ce.Leftovers, "auto scaling group "+next)
+	assert.Greater(t, h.clk.Now().Sub(start), tuning.RollbackTimeout)
+	assert.Empty(t, below)
+	assert.Zero(t, h.world.CutConnections())
+	assert.Equal(t, map[string]int{old: 1, next: 3}, h.inService(webELB), "the release's group still serves")
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, x.state.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, o.End)
+}
