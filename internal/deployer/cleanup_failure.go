@@ -15,10 +15,12 @@ import (
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// cleanUpFailure is the CleanUpFailure task. After a bake it first rolls
-// back (rollBack): the previous groups go back into their load balancers,
-// and nothing of the release leaves until they pass their health checks.
-// Then it removes what this release created, in the verified release's
+// cleanUpFailure is the CleanUpFailure task. It first rolls back
+// (rollBack): after a bake the previous groups go back into their load
+// balancers; before one, a previous group out of a load balancer the
+// release shares with it goes back in; either way nothing of the release
+// leaves until the previous groups are at their target there, passing
+// their health checks. Then it removes what this release created, in the verified release's
 // target, and only while the release holds the lock. What it removes: the
 // groups Deploy recorded before it created anything (ledger.GetDeploying),
 // and every group and launch template AWS shows tagged with the release
