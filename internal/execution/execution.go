@@ -188,9 +188,9 @@ type Retire struct {
 	// Throttled counts the steps AWS throttled so far, each taken again
 	// after a wait (at most limits.MaxThrottledSteps).
 	Throttled int `json:"throttled,omitempty"`
-	// Restoring are, during a rollback (CleanUpFailure after a bake), the
-	// previous groups back in their load balancers and not all healthy
-	// yet: the release's own groups leave only once they are.
+	// Restoring are, during a rollback (CleanUpFailure), the previous
+	// groups back in (or still in) their load balancers and not all
+	// healthy yet: the release's own groups leave only once they are.
 	Restoring []RestoringGroup `json:"restoring,omitempty"`
 }
 
@@ -211,9 +211,10 @@ type Bake struct {
 	Detached bool `json:"detached,omitempty"`
 }
 
-// RestoringGroup is where one previous group stands in a rollback: back
-// in its load balancers, Healthy of its instances passing every one's
-// health checks, of the Want it stood by with.
+// RestoringGroup is where one previous group stands in a rollback: in
+// its load balancers, Healthy of its instances passing every one's
+// health checks, of the Want it stood by with (after a bake) or its
+// service's healthy target (before one).
 type RestoringGroup struct {
 	Name    string `json:"name"`
 	Healthy int    `json:"healthy"`
