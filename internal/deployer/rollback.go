@@ -27,8 +27,9 @@ import (
 // load balancers and target groups the record names for each, those it
 // was attached to and those its release names (the world may have
 // detached it from one before the bake; a record without the latter has
-// them read again, previousNamed), with their recorded capacity set back (someone, or a scheduled action, may have scaled
-// them in while they stood by) and the processes Bake suspended resumed
+// them read again, previousNamed), with their recorded capacity set
+// back (someone, or a scheduled action, may have scaled them in while
+// they stood by) and the processes Bake suspended resumed
 // (fleet.Retirer.Restore), and the release's own groups leave only once
 // every previous group has as many instances passing every one of its
 // load balancers' health checks as it stood by with; once they do, it
