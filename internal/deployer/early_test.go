@@ -7,13 +7,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/sim"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -126,4 +130,41 @@ func TestEarlyRollbackNeverCuts(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, execution.EndFailureDirty, o.End)
+}
+
+// TestRestorationOf: a previous group is judged in the load balancers its
+// release names for its service, at that service's healthy target from
+// the capacity it was deployed with (capacity.Compute); without its
+// release (or the service in it), in those it is attached to, at that
+// capacity; never above its desired capacity now.
+func TestRestorationOf(t *testing.T) {
+	prev := &release.Release{Services: map[string]*release.Service{
+		"web": {Autoscaling: &release.Autoscaling{MinSize: 2, MaxSize: 10, Spread: 0.25}},
+	}}
+	named := map[string]ledger.Balancers{"g": {LoadBalancers: []string{"named-elb"}, TargetGroups: []string{"named-tg"}}}
+	attached := asgtypes.AutoScalingGroup{LoadBalancerNames: []string{"attached-elb"}, TargetGroupARNs: []string{"attached-tg"}, DesiredCapacity: aws.Int32(8)}
+	byName := fleet.Serving{LoadBalancers: []string{"named-elb"}, TargetGroups: []string{"named-tg"}}
+	byAttachment := fleet.Serving{LoadBalancers: []string{"attached-elb"}, TargetGroups: []string{"attached-tg"}}
+	tests := []struct {
+		name    string
+		service string
+		prev    *release.Release
+		desired *int32
+		want    restoration
+	}{
+		{"its release's load balancers, its healthy target", "web", prev, aws.Int32(8), restoration{name: "g", serving: byName, want: 6}},
+		{"never above its desired capacity now", "web", prev, aws.Int32(1), restoration{name: "g", serving: byName, want: 1}},
+		{"no desired capacity shown: not capped", "web", prev, nil, restoration{name: "g", serving: byName, want: 6}},
+		{"no release: its attachments, its deployed capacity", "web", nil, aws.Int32(8), restoration{name: "g", serving: byAttachment, want: 7}},
+		{"a service its release lacks: its attachments", "worker", prev, aws.Int32(8), restoration{name: "g", serving: byAttachment, want: 7}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := attached
+			g.DesiredCapacity = tc.desired
+			got, err := restorationOf(ledger.CurrentGroup{Service: tc.service, Group: "g", Desired: 7}, g, tc.prev, named)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
