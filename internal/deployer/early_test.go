@@ -168,3 +168,53 @@ func TestRestorationOf(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyRollbackLeavesWhatTheReleaseDoesNotShare: the release leaves
+// one of the web service's load balancers (detach), the world takes the
+// previous group out of it, and a halt fails the release before its
+// swap: the release's groups never served there, so the clean-up neither
+// waits for it nor attaches the previous group back to it.
+func TestEarlyRollbackLeavesWhatTheReleaseDoesNotShare(t *testing.T) {
+	for _, tg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "classic load balancer", true: "target group"}[tg], func(t *testing.T) {
+			h := newHarness(t)
+			r1, r2 := h.baseRelease(), h.baseRelease()
+			if tg {
+				r2.Services["web"].TargetGroups = nil
+				r2.Services["web"].Detach = &release.Detach{TargetGroups: []string{webTG}}
+			} else {
+				r2.Services["web"].ELBs = nil
+				r2.Services["web"].Detach = &release.Detach{ELBs: []string{webELB}}
+			}
+			h.start(r1).succeed()
+			h.clk.Advance(time.Hour)
+			r2.CreatedAt = h.clk.Now().Add(-time.Minute)
+			x := h.start(r2)
+			require.NoError(t, x.steps(upToDeploy...))
+			old := naming.GroupName(project, config, "web", r1.ReleaseID)
+			c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+			if tg {
+				out, err := c.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{old}})
+				require.NoError(t, err)
+				require.Len(t, out.AutoScalingGroups, 1)
+				_, err = c.DetachLoadBalancerTargetGroups(t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
+					AutoScalingGroupName: aws.String(old), TargetGroupARNs: out.AutoScalingGroups[0].TargetGroupARNs})
+				require.NoError(t, err)
+			} else {
+				h.detachFromOutside(old, false)
+			}
+			require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: "oncall", Reason: "errors up", At: h.clk.Now()}))
+			h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+			err := x.step(execution.TaskCheckHealthy)
+			require.Error(t, err)
+			require.NoError(t, x.fail(err))
+			g := h.groups()[old]
+			if tg {
+				assert.Empty(t, g.TargetGroups, "not attached back to the target group the release left")
+			} else {
+				assert.Empty(t, g.LoadBalancers, "not attached back to the load balancer the release left")
+			}
+			assertFailedClean(t, h, r2, failure.NameHalt)
+		})
+	}
+}
