@@ -101,7 +101,7 @@ MUTATE_TARGETS    ?= \
 	'internal/deployer/promote.go\#Deployer.gatesHeld|Deployer.alarmsOf|Deployer.promotionHalt=./internal/region@^TestPromot'
 # The deployer's clean-up, rollback and checks: the gates before the point
 # of no return, the rollback, the re-check and the bounds.
-MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored
+MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|awaitRestored|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored
 
 .PHONY: mutate
 mutate: ## Mutation testing of the safety-critical packages: prints mutation: K/N killed (P%); fails on a survivor not listed equivalent
