@@ -57,6 +57,12 @@
 //     group headroom. The harness answers it (accountLimitsFix) as AWS
 //     does for an account at the default quota of 500 groups, counting
 //     moto's groups with DescribeAutoScalingGroups.
+//   - moto's Auto Scaling keeps a classic load balancer's instances equal
+//     to the last group it updated, deregistering the others' (moto
+//     update_attached_elbs); AWS registers every attached group's
+//     instances. The harness registers them again before each
+//     DescribeInstanceHealth (sharedELBFix), so a rollback that waits for
+//     the previous group in its load balancer sees what AWS would show.
 //   - The harness seeds a second account with moto's x-moto-account-id
 //     header, which AWS does not have; the deployer reaches that account
 //     only through AssumeRole.

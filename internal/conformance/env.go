@@ -150,6 +150,9 @@ func (e *env) build() func(t target.Target, deploy, publish aws.CredentialsProvi
 		c := real(t, deploy, publish)
 		c.CloudWatch = e.world.Clients(t.AccountID, t.Region).CloudWatch
 		c.AutoScaling = accountLimitsFix{policyARNFix{AutoScaling: c.AutoScaling}}
+		if register, ok := c.ELB.(elbRegistrar); ok {
+			c.ELB = sharedELBFix{ELB: c.ELB, register: register, groups: c.AutoScaling}
+		}
 		return c
 	}
 }
