@@ -33,6 +33,12 @@ const (
 // CPU (so the cpu_scale_down alarm ferry makes fires every minute) ends
 // Success, and 15 minutes later its web group, which the current record
 // names, has no healthy instance in its load balancers (predicate d).
+// bugEarlyRollbackRest: make chaos at 10,000 seeds still finds
+// CleanUpFailure, before the swap, taking a load balancer below the
+// previous release's healthy target in these interleavings, after the
+// early rollback's fix.
+const bugEarlyRollbackRest = "early rollback: CleanUpFailure before the swap still takes a load balancer below the previous release's target (seeds 3244 and 5029)"
+
 const bugIdleNoHealthy = "undiagnosed: an idle slow-boot release with min_size 1 ends Success and then has no healthy instance"
 
 // regression is a scenario that once failed: its seed, its shrunk
