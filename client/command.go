@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/ferryhq/ferry/internal/spelling"
+	"github.com/ferryhq/ferry/internal/release/spelling"
 )
 
 // Env is what a command may touch of its process: the standard streams and

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
 // completionCommand is ferry completion.

@@ -8,12 +8,12 @@ import (
 	"io"
 	"time"
 
+	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/store/lock"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/target"
 )
 

@@ -15,10 +15,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/asl"
 	"github.com/ferryhq/ferry/internal/clock"
-	"github.com/ferryhq/ferry/internal/region"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
 )
 
 // e2eStart is the virtual time every end-to-end region starts at.

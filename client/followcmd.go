@@ -10,10 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/ferryhq/ferry/internal/asl"
-	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
 // followCommand is ferry follow.

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/bench"
+	"github.com/ferryhq/ferry/internal/proof/bench"
 )
 
 // timedHistory replays a recorded history as Step Functions would serve

@@ -17,13 +17,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/asl"
-	"github.com/ferryhq/ferry/internal/asset"
 	"github.com/ferryhq/ferry/internal/execution"
-	"github.com/ferryhq/ferry/internal/ledger"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/region"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/store/asset"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
 // TestHistoryShowRollback: two deploys are in the history with their

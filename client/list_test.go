@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/store/lock"
 )
 
 func TestList(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/limits"
-	"github.com/ferryhq/ferry/internal/region"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -83,7 +83,7 @@ the simulated world, live. Point the
 client at it with AWS_ENDPOINT_URL=http://ADDR, or use ferry deploy --local
 for the default address.
 
---world names a world file (see internal/sim); without it, the world of the
+--world names a world file (see internal/local/sim); without it, the world of the
 deploy-test example (testdata/worlds/deploy-test.json), built into ferry.
 --speed scales simulated time: with 60 a ten-minute deploy takes ten
 seconds; 0 runs as fast as possible (time jumps whenever every deploy

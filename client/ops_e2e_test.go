@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ferryhq/ferry/internal/halt"
-	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/region"
+	"github.com/ferryhq/ferry/internal/store/halt"
+	"github.com/ferryhq/ferry/internal/store/lock"
 )
 
 // TestRemovedServiceDeleted: a release that drops a service and names it

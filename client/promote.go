@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/submit"
 )
 
 const promoteHelp = `Promote deploys RELEASE, promoted through the pipeline PIPELINE, to

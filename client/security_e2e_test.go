@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/execution"
-	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/lock"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/submit"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/store/lock"
 )
 
 // whileHeld runs the commands concurrently while the region's time stands

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // evalCase is one request for the engine (see check.mjs).

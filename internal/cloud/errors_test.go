@@ -14,7 +14,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/local/sim"
 )
 
 func api(code string, fault smithy.ErrorFault) error {

@@ -15,9 +15,9 @@ import (
 	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // webELB and webTG are the classic load balancer and target group of the

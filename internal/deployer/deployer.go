@@ -15,9 +15,9 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/halt"
-	"github.com/ferryhq/ferry/internal/ledger"
-	"github.com/ferryhq/ferry/internal/lock"
+	"github.com/ferryhq/ferry/internal/store/halt"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/store/lock"
 	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/internal/tuning"
 )

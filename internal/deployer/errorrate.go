@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/cloud"
-	"github.com/ferryhq/ferry/internal/errorrate"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/health/errorrate"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tuning"

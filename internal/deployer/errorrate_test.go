@@ -8,8 +8,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // withErrors is the harness's world with an image "ubuntu-errors" whose

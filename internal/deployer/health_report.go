@@ -17,9 +17,9 @@ import (
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
-	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // activityReads says when healthReport reads a group's scaling

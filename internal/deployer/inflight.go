@@ -9,7 +9,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 )
 
 // acting is what the deploy under way does with the groups it acts on

@@ -12,10 +12,10 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/store/halt"
 )
 
 // deletedEmpty asserts that every group the world deleted was empty when

@@ -8,8 +8,8 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/limits"
-	"github.com/ferryhq/ferry/internal/pacing"
 	"github.com/ferryhq/ferry/internal/tuning"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
 // nextCheck is the wait before the next health check (the wait_seconds of

@@ -20,11 +20,11 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/identity"
-	"github.com/ferryhq/ferry/internal/ledger"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
-	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
 // plan is the Plan task: what a deploy of the release in the plan

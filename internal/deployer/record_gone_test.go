@@ -11,8 +11,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/halt"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/store/halt"
 )
 
 // TestCleanUpWithoutTheDeployingRecord: Deploy made the release's launch

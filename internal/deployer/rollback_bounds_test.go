@@ -11,17 +11,17 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/halt"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/store/halt"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // The rollback scenarios: the previous group stands by during a bake,
 // someone scales it in to zero, a halt rolls back. The rollback sets its
 // recorded capacity back; its new instances boot as their image's
-// timings say (each picked per instance from the range: internal/sim,
+// timings say (each picked per instance from the range: internal/local/sim,
 // Timings), and only once every one passes its load balancers' health
 // checks do the release's own groups leave.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
-	"github.com/ferryhq/ferry/internal/sim"
+	"github.com/ferryhq/ferry/internal/local/sim"
 )
 
 // TestDeleteAlarmsFallsBackOneByOne: CloudWatch's DeleteAlarms fails the

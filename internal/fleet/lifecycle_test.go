@@ -12,8 +12,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 func releaseTags(id string) map[string]string {

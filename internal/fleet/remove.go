@@ -17,7 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
-	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 )
 
 // Remover removes named groups of one project-config, with their alarms

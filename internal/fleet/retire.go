@@ -14,7 +14,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/tags"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 )
 
 // RetireProcesses are the processes a retiring group has suspended before

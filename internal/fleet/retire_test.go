@@ -15,8 +15,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 // serving makes, for release id, a group of two instances in the

@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ferryhq/ferry/internal/limits"
-	"github.com/ferryhq/ferry/internal/spelling"
-	"github.com/ferryhq/ferry/internal/textpos"
+	"github.com/ferryhq/ferry/internal/release/spelling"
+	"github.com/ferryhq/ferry/internal/release/textpos"
 )
 
 // DecodeFile decodes a release file: a release as a person writes it. It is

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/textpos"
+	"github.com/ferryhq/ferry/internal/release/textpos"
 )
 
 // problems collects "path: message" lines.

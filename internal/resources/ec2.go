@@ -12,8 +12,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/tags"
 )
 
 // tagged is a resource found by a describe call.

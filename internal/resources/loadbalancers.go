@@ -10,8 +10,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/tags"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 

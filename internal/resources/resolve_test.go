@@ -10,9 +10,9 @@ import (
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
-	"github.com/ferryhq/ferry/internal/sim"
 )
 
 func newRelease() *release.Release {

@@ -3,7 +3,7 @@ package tuning
 import (
 	"time"
 
-	"github.com/ferryhq/ferry/internal/pacing"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
 // HealthChecks is the health checks' schedule (package pacing): every

@@ -1,0 +1,83 @@
+package sim_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/local/sim"
+)
+
+// TestThrottling: a world that throttles enforces AWS's token buckets per
+// account and region (https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html:
+// Describe* share 40 tokens refilled at 10 a second; https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html:
+// 100 tokens refilled at 20 a second per non-mutating action,
+// RequestLimitExceeded). A call finding the bucket empty is retried as the
+// SDK's standard retryer does, after a backoff spent on the caller's
+// Timeline, and answered with the throttling error after the last
+// attempt; a second later the bucket has refilled.
+func TestThrottling(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	spec.Throttle = true
+	clk := clock.NewVirtual(start)
+	w, err := sim.New(clk, spec)
+	require.NoError(t, err)
+	c := w.Clients(deployer, region)
+
+	// A burst of 100 at one instant, from callers without a Timeline.
+	ok, throttled := 0, 0
+	for range 100 {
+		_, err := c.ELBv2.DescribeTargetGroups(context.Background(), &elbv2.DescribeTargetGroupsInput{})
+		if err != nil {
+			assert.Equal(t, "Throttling", cloud.ErrorCode(err))
+			throttled++
+			continue
+		}
+		ok++
+	}
+	assert.Equal(t, 100, ok+throttled)
+	th := w.Throttles()
+	assert.Positive(t, th.Retried["Elastic Load Balancing v2:DescribeTargetGroups"], "retried before failing")
+	assert.Equal(t, throttled, th.Failed["Elastic Load Balancing v2:DescribeTargetGroups"])
+	assert.GreaterOrEqual(t, ok, 40, "the bucket's 40 tokens, and what it refilled during the backoffs")
+	assert.Less(t, ok, 100, "a burst of 100 is throttled")
+
+	// One task's calls one after the other: each retry's backoff is
+	// spent on its Timeline, the bucket refills meanwhile, every call
+	// gets through.
+	clk.Advance(time.Minute)
+	ctx, tl := fanout.WithTimeline(context.Background())
+	for range 100 {
+		_, err := c.ELBv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{})
+		require.NoError(t, err)
+	}
+	assert.Greater(t, tl.Elapsed(), 5*time.Second, "60 calls past the burst wait for 6 s of refill at least")
+
+	// EC2 answers RequestLimitExceeded, once its action's 100 tokens
+	// are gone.
+	errs := 0
+	for range 300 {
+		if _, err := c.EC2.DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{}); err != nil {
+			assert.Equal(t, "RequestLimitExceeded", cloud.ErrorCode(err))
+			errs++
+		}
+	}
+	assert.Positive(t, errs)
+
+	// A minute later the buckets are full again.
+	clk.Advance(time.Minute)
+	for range 40 {
+		_, err := c.ELBv2.DescribeTargetGroups(context.Background(), &elbv2.DescribeTargetGroupsInput{})
+		require.NoError(t, err)
+	}
+}

@@ -1,0 +1,225 @@
+// Command cmd runs ferry's deploy benchmark (make bench): every cell of the
+// grid with ferry's timing and the reference model's, the Lambda binary's
+// size and the asset uploads of a repeated deploy. It prints the table and
+// the targets, and writes the report as JSON.
+//
+//	go run ./internal/proof/bench/cmd -out build/bench.json \
+//	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
+//	    [-readme FILE] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
+//
+// Without -lambda the Lambda is built (as make build does) into a temporary
+// directory; without -ferry the asset uploads run in-process. -check exits
+// with status 1 when a target fails.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/ferryhq/ferry/internal/proof/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the command's flags, parsed.
+type config struct {
+	out, lambda, ferry, readme, cpuprofile, follow string
+	cells                                          []bench.Cell
+	check, long                                    bool
+	multiK, multiS                                 int
+	opts                                           bench.GridOptions
+}
+
+// parseFlags parses args, printing what is wrong on stderr (ok false).
+func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.out, "out", "build/bench.json", "where to write the JSON report")
+	fs.StringVar(&cfg.lambda, "lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
+	fs.StringVar(&cfg.ferry, "ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
+	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
+	fs.StringVar(&cfg.follow, "follow", "", "the client's follow cost to report (JSON written by go test ./client -run TestFollowCost -args -follow-cost FILE)")
+	fs.StringVar(&cfg.readme, "readme", "", "also write the README section (markdown) to this file")
+	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
+	fs.IntVar(&cfg.opts.Seeds, "seeds", 20, "seeds per cell: every figure is a distribution over them")
+	fs.DurationVar(&cfg.opts.CallCost, "call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
+	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
+	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, false
+	}
+	var err error
+	switch {
+	case fs.NArg() != 0:
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	case cfg.opts.Seeds < 1 || cfg.opts.CallCost <= 0:
+		err = errors.New("-seeds must be at least 1 and -call-cost positive")
+	}
+	if err == nil {
+		if cfg.cells, err = parseCells(*cellsFlag); err != nil {
+			err = fmt.Errorf("-cells: %w", err)
+		}
+	}
+	if err == nil && *multi != "" {
+		if cfg.multiK, cfg.multiS, err = parseKxS(*multi); err != nil {
+			err = fmt.Errorf("-multi: %w", err)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return cfg, false
+	}
+	return cfg, true
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, ok := parseFlags(args, stderr)
+	if !ok {
+		return 2
+	}
+	report, err := measure(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
+	if err := write(report, cfg, stdout); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if cfg.check && !report.Passed() {
+		fmt.Fprintln(stderr, "bench: a target failed")
+		return 1
+	}
+	return 0
+}
+
+// measure runs what cfg asks, telling its progress on stderr.
+func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, error) {
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+	}
+	results, err := bench.RunGrid(ctx, cfg.cells, cfg.opts, func(c bench.CellResult) {
+		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
+	})
+	if cfg.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
+		return nil, err
+	}
+	bin, err := bench.LambdaBinary(ctx, cfg.lambda)
+	if err != nil {
+		return nil, err
+	}
+	up, err := bench.AssetUploads(ctx, cfg.ferry)
+	if err != nil {
+		return nil, err
+	}
+	var long *bench.Long
+	if cfg.long {
+		if long, err = bench.RunLong(ctx, cfg.opts); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "bench: 48 h timeout done\n")
+	}
+	var multi *bench.Multi
+	if cfg.multiK > 0 {
+		if multi, err = bench.RunMulti(ctx, cfg.multiK, cfg.multiS, cfg.opts); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", cfg.multiK, cfg.multiS)
+	}
+	var follow *bench.Follow
+	if cfg.follow != "" {
+		if follow, err = bench.ReadFollow(cfg.follow); err != nil {
+			return nil, err
+		}
+	}
+	return bench.NewReport(results, cfg.opts, long, multi, follow, bin, up), nil
+}
+
+// write prints the report's table and writes its JSON (and README section).
+func write(report *bench.Report, cfg config, stdout io.Writer) error {
+	if err := report.WriteTable(stdout); err != nil {
+		return err
+	}
+	if err := writeFile(cfg.out, report.JSON); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nwrote %s\n", cfg.out)
+	if cfg.readme != "" {
+		if err := writeFile(cfg.readme, report.Markdown); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", cfg.readme)
+	}
+	return nil
+}
+
+// parseCells reads "1x1,50x100"; empty is the whole grid.
+func parseCells(s string) ([]bench.Cell, error) {
+	if strings.TrimSpace(s) == "" {
+		return bench.Grid(), nil
+	}
+	var cells []bench.Cell
+	for _, part := range strings.Split(s, ",") {
+		sv, nv, err := parseKxS(part)
+		if err != nil {
+			return nil, err
+		}
+		cells = append(cells, bench.Cell{Services: sv, Instances: nv})
+	}
+	return cells, nil
+}
+
+// parseKxS reads "AxB" with A, B >= 1.
+func parseKxS(part string) (a, b int, err error) {
+	as, bs, ok := strings.Cut(strings.TrimSpace(part), "x")
+	a, aerr := strconv.Atoi(as)
+	b, berr := strconv.Atoi(bs)
+	if !ok || aerr != nil || berr != nil || a < 1 || b < 1 {
+		return 0, 0, fmt.Errorf("%q is not AxB with A, B >= 1", part)
+	}
+	return a, b, nil
+}
+
+// writeFile writes path (creating its directory) with write.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	if path == "" {
+		return errors.New("no output path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
+}

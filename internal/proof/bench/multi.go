@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
+)
+
+// Multi is what K deploys of S services each (one instance a service),
+// started at the same moment in one account and region, cost the
+// account's request rates, on a world that throttles as AWS does
+// (sim.WorldSpec.Throttle: a token bucket per API, a throttled call
+// retried as the SDK does).
+type Multi struct {
+	Deploys   int `json:"deploys"`
+	Services  int `json:"services"`
+	Succeeded int `json:"succeeded"`
+	// PreviousSucceeded are the deploys of the first round (the releases
+	// the measured ones replace; those that failed leave nothing to
+	// replace) that succeeded.
+	PreviousSucceeded int `json:"previous_succeeded"`
+	// ThrottledToRetry are the task invocations that failed because AWS
+	// throttled them (every failure throttling: cloud.Throttled): the
+	// state machine's retry, or the deploy's failure, took over.
+	ThrottledToRetry int `json:"throttled_to_retry"`
+	// ThrottledCalls are the calls throttled at every attempt of the
+	// SDK's retryer, which a task's loop waited out (a health check, a
+	// step of the retirement, a round of Deploy taken again after a wait)
+	// or failed for (ThrottledToRetry); ThrottledRetried are the attempts
+	// the SDK's retryer absorbed.
+	ThrottledCalls   int `json:"throttled_calls"`
+	ThrottledRetried int `json:"throttled_retried"`
+	// ThrottledByOp are ThrottledCalls by "service:op".
+	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
+	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
+	// rate over Seconds, from the deploys' start to the last one's end;
+	// MaxCallsInASecond the most of either in any one second.
+	DescribeTargetHealthPerS float64 `json:"describe_target_health_per_s"`
+	DescribeASGPerS          float64 `json:"describe_asg_per_s"`
+	MaxCallsInASecond        int     `json:"max_calls_in_a_second"`
+	Seconds                  float64 `json:"seconds"`
+	// Failure is the first deploy's failure, when one did not succeed.
+	Failure string `json:"failure,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// RunMulti deploys a previous release of each of k projects of s
+// services, all at once, then the measured releases of all k at once,
+// and measures the second round. A deploy that fails is counted, not an
+// error.
+func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
+	r, err := multiRegion(ctx, k, s, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %d deploys: %w", k, err)
+	}
+	defer r.Close()
+	sub, err := newSubmitter(r.Region)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.close()
+	previous, _ := deployAll(ctx, r.Region, sub, k, s, 0)
+	before, tasksBefore := r.World().Throttles(), r.throttledTasks.Load()
+	logged := len(r.World().CallLog())
+	began := r.Clock().Now()
+	n, failed := deployAll(ctx, r.Region, sub, k, s, 1)
+	ended := r.Clock().Now()
+	after := r.World().Throttles()
+	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
+		ThrottledToRetry: int(r.throttledTasks.Load() - tasksBefore),
+		ThrottledCalls:   total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
+		ThrottledByOp: diff(before.Failed, after.Failed)}
+	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
+	return m, nil
+}
+
+// busyRegion is a region whose account many deploys share, counting
+// the task invocations that failed because AWS throttled them.
+type busyRegion struct {
+	*region.Region
+	throttledTasks atomic.Int64
+}
+
+// multiRegion is a region on the world of k projects of s services that
+// throttles, each task's calls passing their modelled time.
+func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, error) {
+	opts = opts.withDefaults()
+	cost := Options{CallCost: opts.CallCost}.withDefaults().CallCost
+	projects := make([]int, k)
+	for i := range projects {
+		projects[i] = i
+	}
+	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
+	world.Throttle = true
+	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
+	b := &busyRegion{}
+	r, err := region.New(ctx, region.Options{
+		World: world,
+		Clock: clock.NewVirtual(Start),
+		Intercept: func(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+			ctx, tl := fanout.WithTimeline(ctx)
+			out, err := next(ctx, req)
+			if cloud.Throttled(err) {
+				b.throttledTasks.Add(1)
+			}
+			if perr := b.Pass(ctx, tl.Elapsed()); perr != nil {
+				return nil, perr
+			}
+			return out, err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.Region = r
+	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
+	return b, nil
+}
+
+// deployAll starts the version-th release of each of k projects of s
+// services at one moment, waits for every one, and returns how many
+// succeeded and the first failure.
+func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, version int) (succeeded int, err error) {
+	release := r.Hold()
+	arns := make([]string, k)
+	for i := range k {
+		if arns[i], err = sub.start(ctx, Cell{Services: s, Instances: 1, Project: i}, version); err != nil {
+			release()
+			return 0, err
+		}
+	}
+	release()
+	for _, arn := range arns {
+		if _, werr := sub.wait(ctx, arn); werr == nil {
+			succeeded++
+		} else if err == nil {
+			err = werr
+		}
+	}
+	return succeeded, err
+}
+
+// rates counts the DescribeTargetHealth and DescribeAutoScalingGroups of
+// calls over span: their mean rate and the most of either in one second.
+func (m *Multi) rates(calls []sim.Call, span time.Duration) {
+	perSecond := map[string]map[int64]int{}
+	counts := map[string]int{}
+	for _, c := range calls {
+		if c.Op != "DescribeTargetHealth" && c.Op != "DescribeAutoScalingGroups" {
+			continue
+		}
+		counts[c.Op]++
+		if perSecond[c.Op] == nil {
+			perSecond[c.Op] = map[int64]int{}
+		}
+		sec := c.At.Unix()
+		perSecond[c.Op][sec]++
+		m.MaxCallsInASecond = max(m.MaxCallsInASecond, perSecond[c.Op][sec])
+	}
+	if secs := span.Seconds(); secs > 0 {
+		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)
+		m.DescribeASGPerS = round3(float64(counts["DescribeAutoScalingGroups"]) / secs)
+	}
+}
+
+func round3(x float64) float64 { return round(x, 3) }

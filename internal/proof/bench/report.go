@@ -1,0 +1,705 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// CellResult is one cell of build/bench.json: ferry's measured release and
+// the reference model's, side by side. Field names are stable.
+type CellResult struct {
+	Services  int `json:"services"`
+	Instances int `json:"instances"`
+
+	// APICallsTotal is every AWS and S3 call of the measured release's
+	// handlers; APICallsByOp the same by "service:Operation".
+	APICallsTotal int            `json:"api_calls_total"`
+	AWSCallsTotal int            `json:"aws_calls_total"`
+	S3CallsTotal  int            `json:"s3_calls_total"`
+	APICallsByOp  map[string]int `json:"api_calls_by_op"`
+
+	// HealthChecks is how many CheckHealthy invocations the release took.
+	// APICallsPerCheck is the calls of a full health check (the costliest
+	// of the release's checks: one made once instances are in service, when
+	// every target group is asked); APICallsPerCheckMean averages every
+	// check, the cheap ones before any instance is in service included;
+	// APICallsPerCheckByOp is the full check by operation.
+	HealthChecks         int            `json:"health_checks"`
+	APICallsPerCheck     int            `json:"api_calls_per_check"`
+	APICallsPerCheckMean float64        `json:"api_calls_per_check_mean"`
+	APICallsPerCheckByOp map[string]int `json:"api_calls_per_check_by_op"`
+
+	Transitions       int `json:"transitions"`
+	LambdaInvocations int `json:"lambda_invocations"`
+
+	// HandlerTimeMS is the handlers' total real run time; HandlerMaxMS the
+	// longest single invocation, of HandlerMaxTask.
+	HandlerTimeMS       float64            `json:"handler_time_ms"`
+	HandlerTimeMSByTask map[string]float64 `json:"handler_time_ms_by_task"`
+	HandlerMaxMS        float64            `json:"handler_max_ms"`
+	HandlerMaxTask      string             `json:"handler_max_task"`
+	// HandlerPeakHeapBytes bounds one invocation's heap (see
+	// Measurement.HandlerPeakHeap).
+	HandlerPeakHeapBytes uint64 `json:"handler_peak_heap_bytes"`
+	HandlerPeakHeapTask  string `json:"handler_peak_heap_task"`
+
+	MaxPayloadBytes     int    `json:"max_payload_bytes"`
+	MaxPayloadAt        string `json:"max_payload_at"`
+	ExecutionInputBytes int    `json:"execution_input_bytes"`
+
+	// AddedLatencyS is the simulated seconds, beyond the release's
+	// stability window (StableWindow), from the last needed instance
+	// becoming healthy to CleanUpSuccess, over the cell's seeds;
+	// LastHealthyS and CleanUpSuccessS are both from the execution's
+	// start, DeployS the execution's length (the first seed's).
+	AddedLatencyS   Dist    `json:"added_latency_s"`
+	LastHealthyS    float64 `json:"last_healthy_s"`
+	CleanUpSuccessS float64 `json:"cleanup_success_s"`
+	DeployS         float64 `json:"deploy_s"`
+	// HealthChecksBySeed and CostUSD are the health checks and the cost
+	// on AWS (Cost, at tuning.DeployerLambdaMemoryMB) over the seeds.
+	HealthChecksBySeed Dist `json:"health_checks_by_seed"`
+	CostUSD            Dist `json:"cost_usd"`
+	// CostUSDPreviousMemory is the cost with the Lambda's previous memory
+	// size (PreviousLambdaMemoryMB): what right-sizing it saved.
+	CostUSDPreviousMemory Dist `json:"cost_usd_at_previous_memory"`
+
+	// The reference model (30 s after Deploy, then every 15 s, its calls
+	// one after the other) in the same cell, over the same seeds.
+	// LatencyRatio is reference over ferry median added latency (null
+	// when ferry's is zero).
+	ReferenceAddedLatencyS     Dist     `json:"reference_added_latency_s"`
+	ReferenceHealthChecks      Dist     `json:"reference_health_checks"`
+	ReferenceAPICallsTotal     int      `json:"reference_api_calls_total"`
+	ReferenceAPICallsPerCheck  int      `json:"reference_api_calls_per_check"`
+	ReferenceTransitions       int      `json:"reference_transitions"`
+	ReferenceLambdaInvocations int      `json:"reference_lambda_invocations"`
+	ReferenceDeployS           float64  `json:"reference_deploy_s"`
+	ReferenceCostUSD           Dist     `json:"reference_cost_usd"`
+	LatencyRatio               *float64 `json:"latency_ratio"`
+
+	// WallS is the real time both models' runs of the cell took, every
+	// seed.
+	WallS float64 `json:"wall_s"`
+}
+
+// NewCellResult combines ferry's and the reference model's measurements of
+// one cell, seed by seed (at least one each): the details are the first
+// seed's, the distributions every seed's.
+func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
+	f, ref := fs[0], refs[0]
+	c := CellResult{
+		Services: f.Cell.Services, Instances: f.Cell.Instances,
+		APICallsTotal: f.APICalls(), AWSCallsTotal: f.AWSCalls, S3CallsTotal: f.S3Calls, APICallsByOp: f.ByOp,
+		HealthChecks: len(f.CheckCalls), APICallsPerCheck: f.CallsPerCheckMax(),
+		APICallsPerCheckMean: round(f.CallsPerCheck(), 2), APICallsPerCheckByOp: f.FullCheckByOp,
+		Transitions: f.Transitions, LambdaInvocations: f.Invocations,
+		HandlerTimeMS: ms(f.HandlerTime), HandlerTimeMSByTask: map[string]float64{},
+		HandlerMaxMS: ms(f.HandlerMax), HandlerMaxTask: f.HandlerMaxTask,
+		HandlerPeakHeapBytes: f.HandlerPeakHeap, HandlerPeakHeapTask: f.HandlerPeakHeapTask,
+		MaxPayloadBytes: f.MaxPayload, MaxPayloadAt: f.MaxPayloadAt, ExecutionInputBytes: f.ExecutionInput,
+		AddedLatencyS: over(fs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
+		LastHealthyS:  round(f.LastHealthy.Seconds(), 3), CleanUpSuccessS: round(f.CleanUpSuccess.Seconds(), 3),
+		DeployS:                round(f.Duration.Seconds(), 3),
+		HealthChecksBySeed:     over(fs, func(m *Measurement) float64 { return float64(len(m.CheckCalls)) }),
+		CostUSD:                over(fs, func(m *Measurement) float64 { return round(Cost(m, memoryMB), 6) }),
+		CostUSDPreviousMemory:  over(fs, func(m *Measurement) float64 { return round(Cost(m, PreviousLambdaMemoryMB), 6) }),
+		ReferenceAddedLatencyS: over(refs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
+		ReferenceHealthChecks:  over(refs, func(m *Measurement) float64 { return float64(len(m.CheckCalls)) }),
+		ReferenceAPICallsTotal: ref.APICalls(), ReferenceAPICallsPerCheck: ref.CallsPerCheckMax(),
+		ReferenceTransitions: ref.Transitions, ReferenceLambdaInvocations: ref.Invocations,
+		ReferenceDeployS: round(ref.Duration.Seconds(), 3),
+		ReferenceCostUSD: over(refs, func(m *Measurement) float64 { return round(Cost(m, memoryMB), 6) }),
+	}
+	var wall time.Duration
+	for _, m := range append(slices.Clone(fs), refs...) {
+		wall += m.Wall
+	}
+	c.WallS = round(wall.Seconds(), 3)
+	for task, d := range f.HandlerTimeByTask {
+		c.HandlerTimeMSByTask[task] = ms(d)
+	}
+	if c.AddedLatencyS.Median > 0 {
+		r := round(c.ReferenceAddedLatencyS.Median/c.AddedLatencyS.Median, 2)
+		c.LatencyRatio = &r
+	}
+	return c
+}
+
+// over is the distribution of a figure of ms.
+func over(ms []*Measurement, figure func(*Measurement) float64) Dist {
+	xs := make([]float64, len(ms))
+	for i, m := range ms {
+		xs[i] = figure(m)
+	}
+	return distOf(xs)
+}
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+
+func round(x float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(x*p) / p
+}
+
+// Binary is the Lambda binary's measurement.
+type Binary struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+	// Build is how it was built.
+	Build string `json:"build"`
+}
+
+// Uploads is what two ferry deploys of the same release file uploaded as
+// assets.
+type Uploads struct {
+	// Method says how the deploys ran: the ferry binary against a served
+	// region, or the client's upload function in-process.
+	Method string `json:"method"`
+	// FirstAssetBytes and SecondAssetBytes are the PutObject body bytes on
+	// the deployer bucket's asset keys of the first and second deploy.
+	FirstAssetBytes  int64 `json:"first_deploy_asset_bytes"`
+	SecondAssetBytes int64 `json:"second_deploy_asset_bytes"`
+}
+
+// Status is a target's outcome.
+type Status string
+
+// Target outcomes.
+const (
+	Pass Status = "PASS"
+	Fail Status = "FAIL"
+	// Skip: the run did not measure what the target needs (a partial
+	// grid, no binary).
+	Skip Status = "SKIP"
+)
+
+// Target is one of the issue's targets, checked on a report.
+type Target struct {
+	Name     string `json:"name"`
+	Want     string `json:"want"`
+	Measured string `json:"measured"`
+	Status   Status `json:"status"`
+}
+
+// Limits of the targets.
+const (
+	MaxAddedLatencyMedian = 3 * time.Second
+	MaxAddedLatencyP95    = 6 * time.Second
+	MaxHistoryEvents48h   = 20_000
+	MaxLongAddedLatency   = 15 * time.Second
+	MaxPayloadBytesS50    = 32 << 10
+	MaxLambdaBinaryBytes  = 20_000_000
+	MaxHandlerHeapBytes   = 128 << 20
+	MaxHandlerTime        = time.Second
+)
+
+// Report is build/bench.json.
+type Report struct {
+	GoVersion string `json:"go_version"`
+	Platform  string `json:"platform"`
+	CPUs      int    `json:"cpus"`
+	// Seeds and CallCostMS are how the cells ran (GridOptions).
+	Seeds      int          `json:"seeds"`
+	CallCostMS float64      `json:"call_cost_ms"`
+	Cells      []CellResult `json:"cells"`
+	// AddedLatencyS is the added latency at S=50, N=100; CostUSD and
+	// ReferenceCostUSD the median cost of a deploy at S=1, N=1 (nil: not
+	// measured).
+	AddedLatencyS    *Dist    `json:"added_latency_s,omitempty"`
+	CostUSD          *float64 `json:"cost_usd,omitempty"`
+	ReferenceCostUSD *float64 `json:"reference_cost_usd,omitempty"`
+	// LambdaMemoryMB is the memory the cost is at; PricesAt the prices'
+	// date.
+	LambdaMemoryMB int    `json:"lambda_memory_mb"`
+	PricesAt       string `json:"prices_at"`
+	// HistoryEvents48h and LongTimeout are RunLong's (nil: not run).
+	HistoryEvents48h *int  `json:"history_events_48h,omitempty"`
+	LongTimeout      *Long `json:"long_timeout,omitempty"`
+	// MultiProject is RunMulti's (nil: not run).
+	MultiProject *Multi `json:"multi_project,omitempty"`
+	// FollowBytesPerPoll is the client's follow cost (nil: not given).
+	FollowBytesPerPoll *Follow  `json:"follow_bytes_per_poll,omitempty"`
+	Lambda             *Binary  `json:"lambda_binary"`
+	Uploads            *Uploads `json:"asset_uploads"`
+	Targets            []Target `json:"targets"`
+}
+
+// NewReport makes a report of the cells, the long timeout's runs, the
+// binary and the uploads (each but the cells may be nil: not measured)
+// and checks the targets.
+func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) *Report {
+	opts = opts.withDefaults()
+	r := &Report{
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
+		Seeds: opts.Seeds, CallCostMS: ms(Options{CallCost: opts.CallCost}.withDefaults().CallCost),
+		Cells: cells, LongTimeout: long, MultiProject: multi, FollowBytesPerPoll: follow, Lambda: bin, Uploads: up,
+		LambdaMemoryMB: tuning.DeployerLambdaMemoryMB, PricesAt: PricesAt,
+	}
+	if c := findCell(cells, 50, 100); c != nil {
+		r.AddedLatencyS = &c.AddedLatencyS
+	}
+	if c := findCell(cells, 1, 1); c != nil {
+		r.CostUSD, r.ReferenceCostUSD = &c.CostUSD.Median, &c.ReferenceCostUSD.Median
+	}
+	if long != nil {
+		r.HistoryEvents48h = &long.HistoryEvents
+	}
+	r.Targets = Targets(cells, long, multi, follow, bin, up)
+	return r
+}
+
+// Passed reports whether no target failed.
+func (r *Report) Passed() bool {
+	return !slices.ContainsFunc(r.Targets, func(t Target) bool { return t.Status == Fail })
+}
+
+// Targets checks the issue's targets:
+//   - calls_per_check_flat: for each S measured at N=1 and N=100, a full
+//     health check at N=100 makes no more calls than at N=1;
+//   - added_latency_s50_n100: over the seeds at S=50, N=100, the
+//     deploy-added latency's median is at most 3 s and its 95th
+//     percentile at most 6 s;
+//   - history_events_48h: a release never healthy records at most 20,000
+//     history events over a 48-hour timeout;
+//   - long_timeout_latency: with a 48-hour timeout, a release healthy
+//     within the first hour waits at most 15 s more (every seed);
+//   - multi_project: K deploys at once in one account (RunMulti) all
+//     succeed, no throttled call reaches a task's retry, at most 8
+//     DescribeTargetHealth and 8 DescribeAutoScalingGroups a second on
+//     average and never more than 40 of either in a second;
+//   - follow_bytes_per_poll: a follower reads at most 10 KB a poll and
+//     0.2 times a second while a deploy waits, so 100 fit in the
+//     account's GetExecutionHistory budget (Follow);
+//   - cost_s1_n1: the median cost of a deploy at S=1, N=1 is no higher
+//     than the reference model's;
+//   - payload_s50: every payload at S=50 is at most 32 KiB;
+//   - lambda_binary: the stripped arm64 Lambda is at most 20 MB;
+//   - handler_memory: no invocation needs more than 128 MiB of heap;
+//   - handler_time_s50_n100: every invocation at S=50, N=100 takes under
+//     1 s of real time;
+//   - unchanged_assets: a second deploy of unchanged assets uploads no asset
+//     bytes.
+func Targets(cells []CellResult, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) []Target {
+	return []Target{
+		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), costTarget(cells),
+		payloadTarget(cells), binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
+	}
+}
+
+// findCell returns the cell of S=s, N=n, or nil.
+func findCell(cells []CellResult, s, n int) *CellResult {
+	for i := range cells {
+		if cells[i].Services == s && cells[i].Instances == n {
+			return &cells[i]
+		}
+	}
+	return nil
+}
+
+// flatTarget is calls_per_check_flat.
+func flatTarget(cells []CellResult) Target {
+	t := Target{Name: "calls_per_check_flat", Want: "per full health check, N=100 <= N=1 for each S", Status: Skip}
+	var parts []string
+	for _, s := range servicesOf(cells) {
+		one, hundred := findCell(cells, s, 1), findCell(cells, s, 100)
+		if one == nil || hundred == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("S=%d: %d vs %d", s, hundred.APICallsPerCheck, one.APICallsPerCheck))
+		if t.Status != Fail {
+			t.Status = Pass
+		}
+		if hundred.APICallsPerCheck > one.APICallsPerCheck {
+			t.Status = Fail
+		}
+	}
+	t.Measured = strings.Join(parts, "; ")
+	return t
+}
+
+// latencyTarget is added_latency_s50_n100.
+func latencyTarget(cells []CellResult) Target {
+	t := Target{Name: "added_latency_s50_n100", Status: Skip,
+		Want: fmt.Sprintf("median <= %gs, p95 <= %gs at S=50,N=100", MaxAddedLatencyMedian.Seconds(), MaxAddedLatencyP95.Seconds())}
+	if c := findCell(cells, 50, 100); c != nil {
+		d := c.AddedLatencyS
+		t.Measured = fmt.Sprintf("median %gs, p95 %gs over %d seeds (reference: median %gs)", d.Median, d.P95, d.Seeds, c.ReferenceAddedLatencyS.Median)
+		t.Status = status(d.Median <= MaxAddedLatencyMedian.Seconds() && d.P95 <= MaxAddedLatencyP95.Seconds())
+	}
+	return t
+}
+
+// historyTarget is history_events_48h.
+func historyTarget(long *Long) Target {
+	t := Target{Name: "history_events_48h", Want: fmt.Sprintf("<= %d events over a 48 h timeout", MaxHistoryEvents48h), Status: Skip}
+	if long != nil {
+		t.Measured = fmt.Sprintf("%d events", long.HistoryEvents)
+		t.Status = status(long.HistoryEvents <= MaxHistoryEvents48h)
+	}
+	return t
+}
+
+// longLatencyTarget is long_timeout_latency.
+func longLatencyTarget(long *Long) Target {
+	t := Target{Name: "long_timeout_latency", Want: fmt.Sprintf("<= %gs added when healthy within the first hour of a 48 h timeout", MaxLongAddedLatency.Seconds()), Status: Skip}
+	if long != nil {
+		d := long.AddedLatencyS
+		t.Measured = fmt.Sprintf("max %gs, median %gs over %d seeds", d.Max, d.Median, d.Seeds)
+		t.Status = status(d.Max <= MaxLongAddedLatency.Seconds())
+	}
+	return t
+}
+
+// Limits of multi_project.
+const (
+	MaxDescribesPerSecond   = 8.0
+	MaxDescribesInOneSecond = 40
+)
+
+// multiTarget is multi_project.
+func multiTarget(m *Multi) Target {
+	t := Target{Name: "multi_project", Status: Skip,
+		Want: fmt.Sprintf("K deploys at once: all succeed, none throttled to a task's retry, <= %g DescribeTargetHealth and DescribeAutoScalingGroups/s, <= %d in a second",
+			MaxDescribesPerSecond, MaxDescribesInOneSecond)}
+	if m != nil {
+		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d tasks throttled to their retry (%d calls throttled past the SDK's retries waited out by the loops, %d attempts retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d in a second, over %.0f s",
+			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledCalls, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.Seconds)
+		t.Status = status(m.Succeeded == m.Deploys && m.ThrottledToRetry == 0 && m.DescribeTargetHealthPerS <= MaxDescribesPerSecond &&
+			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxDescribesInOneSecond)
+	}
+	return t
+}
+
+// costTarget is cost_s1_n1.
+func costTarget(cells []CellResult) Target {
+	t := Target{Name: "cost_s1_n1", Want: "median cost per deploy <= the reference's at S=1,N=1", Status: Skip}
+	if c := findCell(cells, 1, 1); c != nil {
+		t.Measured = fmt.Sprintf("$%.6f vs $%.6f (%d MB Lambda, $%.6f at %d MB; prices of %s)", c.CostUSD.Median, c.ReferenceCostUSD.Median,
+			tuning.DeployerLambdaMemoryMB, c.CostUSDPreviousMemory.Median, PreviousLambdaMemoryMB, PricesAt)
+		t.Status = status(c.CostUSD.Median <= c.ReferenceCostUSD.Median)
+	}
+	return t
+}
+
+// payloadTarget is payload_s50.
+func payloadTarget(cells []CellResult) Target {
+	t := Target{Name: "payload_s50", Want: fmt.Sprintf("<= %d bytes at S=50", MaxPayloadBytesS50), Status: Skip}
+	most := -1
+	for _, c := range cells {
+		if c.Services == 50 && c.MaxPayloadBytes > most {
+			most = c.MaxPayloadBytes
+		}
+	}
+	if most >= 0 {
+		t.Measured = fmt.Sprintf("%d bytes", most)
+		t.Status = status(most <= MaxPayloadBytesS50)
+	}
+	return t
+}
+
+// binaryTarget is lambda_binary.
+func binaryTarget(bin *Binary) Target {
+	t := Target{Name: "lambda_binary", Want: fmt.Sprintf("<= %d bytes (stripped, linux/arm64)", MaxLambdaBinaryBytes), Status: Skip}
+	if bin != nil {
+		t.Measured = fmt.Sprintf("%d bytes", bin.Bytes)
+		t.Status = status(bin.Bytes <= MaxLambdaBinaryBytes)
+	}
+	return t
+}
+
+// memoryTarget is handler_memory.
+func memoryTarget(cells []CellResult) Target {
+	t := Target{Name: "handler_memory", Want: fmt.Sprintf("<= %d bytes of heap per invocation", MaxHandlerHeapBytes), Status: Skip}
+	if len(cells) > 0 {
+		var peak uint64
+		at := ""
+		for _, c := range cells {
+			if c.HandlerPeakHeapBytes >= peak {
+				peak, at = c.HandlerPeakHeapBytes, fmt.Sprintf("%s at S=%d,N=%d", c.HandlerPeakHeapTask, c.Services, c.Instances)
+			}
+		}
+		t.Measured = fmt.Sprintf("%d bytes (%s)", peak, at)
+		t.Status = status(peak <= MaxHandlerHeapBytes)
+	}
+	return t
+}
+
+// timeTarget is handler_time_s50_n100.
+func timeTarget(cells []CellResult) Target {
+	t := Target{Name: "handler_time_s50_n100", Want: fmt.Sprintf("every invocation < %v at S=50,N=100", MaxHandlerTime), Status: Skip}
+	if c := findCell(cells, 50, 100); c != nil {
+		t.Measured = fmt.Sprintf("max %gms (%s)", c.HandlerMaxMS, c.HandlerMaxTask)
+		t.Status = status(c.HandlerMaxMS < float64(MaxHandlerTime/time.Millisecond))
+	}
+	return t
+}
+
+// assetsTarget is unchanged_assets.
+func assetsTarget(up *Uploads) Target {
+	t := Target{Name: "unchanged_assets", Want: "second deploy uploads 0 asset bytes", Status: Skip}
+	if up != nil {
+		t.Measured = fmt.Sprintf("first %d bytes, second %d bytes (%s)", up.FirstAssetBytes, up.SecondAssetBytes, up.Method)
+		t.Status = status(up.SecondAssetBytes == 0 && up.FirstAssetBytes > 0)
+	}
+	return t
+}
+
+func status(ok bool) Status {
+	if ok {
+		return Pass
+	}
+	return Fail
+}
+
+func servicesOf(cells []CellResult) []int {
+	var s []int
+	for _, c := range cells {
+		if !slices.Contains(s, c.Services) {
+			s = append(s, c.Services)
+		}
+	}
+	sort.Ints(s)
+	return s
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// JSON writes the report as indented JSON.
+func (r *Report) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the cells as an aligned table, one row per cell,
+// ferry's figures next to the reference model's, then the targets.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range r.rows() {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target\tstatus\twant\tmeasured")
+	for _, t := range r.Targets {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Status, t.Want, t.Measured)
+	}
+	return tw.Flush()
+}
+
+// GridOptions are a grid's runs'.
+type GridOptions struct {
+	// Seeds is how many seeds each cell runs with (default 20); CallCost
+	// the modelled time of a call (Options.CallCost).
+	Seeds    int
+	CallCost time.Duration
+	// Workers is how many seeds after the first run at once (default the
+	// CPUs). The first seed of each cell runs alone: its handler times
+	// and heap are the report's.
+	Workers int
+}
+
+func (o GridOptions) withDefaults() GridOptions {
+	if o.Seeds <= 0 {
+		o.Seeds = 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	return o
+}
+
+// RunGrid runs every cell with both models over the seeds, cell after
+// cell, calling progress (if set) after each cell.
+func RunGrid(ctx context.Context, cells []Cell, opts GridOptions, progress func(CellResult)) ([]CellResult, error) {
+	opts = opts.withDefaults()
+	var out []CellResult
+	for _, c := range cells {
+		fs, err := runSeeds(ctx, c, Ferry, opts)
+		if err != nil {
+			return nil, err
+		}
+		refs, err := runSeeds(ctx, c, Reference, opts)
+		if err != nil {
+			return nil, err
+		}
+		res := NewCellResult(fs, refs, tuning.DeployerLambdaMemoryMB)
+		out = append(out, res)
+		if progress != nil {
+			progress(res)
+		}
+	}
+	return out, nil
+}
+
+// runSeeds runs cell c with model m for each seed: the first alone, the
+// others opts.Workers at a time.
+func runSeeds(ctx context.Context, c Cell, m Model, opts GridOptions) ([]*Measurement, error) {
+	out := make([]*Measurement, opts.Seeds)
+	run := func(seed int) error {
+		var err error
+		out[seed], err = Run(ctx, c, m, Options{CallCost: opts.CallCost, Seed: uint64(seed)})
+		return err
+	}
+	if err := run(0); err != nil {
+		return nil, err
+	}
+	seeds := make(chan int)
+	errs := make(chan error, opts.Seeds)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range seeds {
+				errs <- run(seed)
+			}
+		}()
+	}
+	for seed := 1; seed < opts.Seeds; seed++ {
+		seeds <- seed
+	}
+	close(seeds)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Long is what a release with the longest timeout (limits.MaxTimeout)
+// costs in history and latency.
+type Long struct {
+	// HistoryEvents are the history events of a release that is never
+	// healthy, over its whole timeout to its end (FailureClean).
+	HistoryEvents int `json:"history_events"`
+	// AddedLatencyS is the added latency, over the seeds, of a release
+	// whose instances boot in 45 to 55 minutes (healthy within the first
+	// hour).
+	AddedLatencyS Dist `json:"added_latency_s"`
+}
+
+// LongBoot is how long the instances of RunLong's healthy release boot,
+// in seconds: they are healthy within the first hour.
+var LongBoot = sim.Range{Min: 45 * 60, Max: 55 * 60}
+
+// RunLong runs RunLong's two releases of one service of one instance with
+// ferry's timing and a 48-hour timeout.
+func RunLong(ctx context.Context, opts GridOptions) (*Long, error) {
+	opts = opts.withDefaults()
+	never, err := Run(ctx, Cell{Services: 1, Instances: 1, Timeout: limits.MaxTimeout, Behavior: sim.NeverHealthy}, Ferry, Options{CallCost: opts.CallCost})
+	if err != nil {
+		return nil, err
+	}
+	boot := LongBoot
+	healthy, err := runSeeds(ctx, Cell{Services: 1, Instances: 1, Timeout: limits.MaxTimeout, Boot: &boot}, Ferry, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Long{
+		HistoryEvents: never.HistoryEvents,
+		AddedLatencyS: over(healthy, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
+	}, nil
+}
+
+// rows are the cells' table, a header first: the details of each cell's
+// first seed, and the medians and 95th percentiles over its seeds.
+func (r *Report) rows() [][]string {
+	rows := [][]string{{"S", "N", "calls", "calls/check", "ref calls/check", "checks", "ref checks", "transitions", "lambdas",
+		"handler ms", "max handler ms", "max payload B", "peak heap MiB", "latency s (p95)", "ref latency s (p95)", "ref/ferry", "cost $", "ref cost $"}}
+	for _, c := range r.Cells {
+		ratio := "-"
+		if c.LatencyRatio != nil {
+			ratio = fmt.Sprintf("%.1fx", *c.LatencyRatio)
+		}
+		rows = append(rows, []string{
+			strconv.Itoa(c.Services), strconv.Itoa(c.Instances), strconv.Itoa(c.APICallsTotal),
+			strconv.Itoa(c.APICallsPerCheck), strconv.Itoa(c.ReferenceAPICallsPerCheck),
+			fmt.Sprintf("%g", c.HealthChecksBySeed.Median), fmt.Sprintf("%g", c.ReferenceHealthChecks.Median),
+			strconv.Itoa(c.Transitions), strconv.Itoa(c.LambdaInvocations),
+			fmt.Sprintf("%.0f", c.HandlerTimeMS), fmt.Sprintf("%.0f", c.HandlerMaxMS), strconv.Itoa(c.MaxPayloadBytes),
+			fmt.Sprintf("%.1f", float64(c.HandlerPeakHeapBytes)/(1<<20)),
+			fmt.Sprintf("%.2f (%.2f)", c.AddedLatencyS.Median, c.AddedLatencyS.P95),
+			fmt.Sprintf("%.2f (%.2f)", c.ReferenceAddedLatencyS.Median, c.ReferenceAddedLatencyS.P95), ratio,
+			fmt.Sprintf("%.5f", c.CostUSD.Median), fmt.Sprintf("%.5f", c.ReferenceCostUSD.Median),
+		})
+	}
+	return rows
+}
+
+// Markdown writes the README's benchmark section: how it was measured, the
+// table and the targets.
+func (r *Report) Markdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("## Performance\n\n")
+	fmt.Fprintf(&b, "`make bench` deploys on the simulated AWS, on virtual time, through the real state machine "+
+		"definition and the real deployer handlers (package `internal/proof/bench`). Each cell has S services of N instances "+
+		"(each new group launches ceil(1.1 N) instances and needs N healthy; instances are healthy 60-120 simulated "+
+		"seconds after launch, drawn to the millisecond); a previous release is deployed first, then the measured "+
+		"release replaces it. Every cell runs with %d seeds (the instances' times drawn anew); the table gives the first "+
+		"seed's details and the median (and 95th percentile) over the seeds.\n\n", r.Seeds)
+	fmt.Fprintf(&b, "Every AWS and S3 call takes %g ms of virtual time (package `internal/fanout`): a task's invocation "+
+		"returns once its calls' time has passed, calls made side by side counted once. The reference model is the "+
+		"design's reference deployer: a fixed 30 s wait after Deploy, a health check (and a retirement step) every 15 s, "+
+		"its calls one after the other; it runs the same definition and handlers.\n\n", r.CallCostMS)
+	b.WriteString("- **calls**: AWS and S3 calls of the measured release's handlers. **calls/check**: the calls of a full health " +
+		"check (once instances are in service: one DescribeAutoScalingGroups per 50 services, one DescribeTargetHealth per " +
+		"target group, the halt marker and the release from S3). **checks**: health checks per deploy (median).\n")
+	fmt.Fprintf(&b, "- **latency**: deploy-added latency, simulated seconds from the moment the last needed instance became healthy "+
+		"to the start of CleanUpSuccess, beyond the release's %d s stability window (every service must hold its target that "+
+		"long before the previous release is retired).\n", int(StableWindow/time.Second))
+	fmt.Fprintf(&b, "- **cost**: dollars per deploy on AWS (median): Step Functions state transitions, Lambda requests and "+
+		"GB-seconds at %d MB (each invocation's call time and handler time), S3 requests; prices of %s (`internal/proof/bench/cost.go`).\n", r.LambdaMemoryMB, r.PricesAt)
+	b.WriteString("- **handler ms**: the handlers' real run time in total and the longest invocation (on the simulation, " +
+		"without the calls' modelled time). **peak heap**: the most bytes one invocation allocated (an upper bound of its heap; it " +
+		"includes what the in-process simulated AWS and S3 allocate to answer it). **max payload**: the largest state " +
+		"input or output and Lambda request or result, but for the release itself entering Validate")
+	maxInput := 0
+	for _, c := range r.Cells {
+		maxInput = max(maxInput, c.ExecutionInputBytes)
+	}
+	fmt.Fprintf(&b, " (the execution's input, at most %d bytes here), which Validate replaces by the small State.\n\n", maxInput)
+	fmt.Fprintf(&b, "Last run: %s, %s, %d CPUs.\n\n", r.GoVersion, r.Platform, r.CPUs)
+	for i, row := range r.rows() {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString(strings.Repeat("|--:", len(row)) + "|\n")
+		}
+	}
+	b.WriteString("\n| target | status | want | measured |\n|---|---|---|---|\n")
+	for _, t := range r.Targets {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Status, t.Want, t.Measured)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

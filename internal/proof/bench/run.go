@@ -1,0 +1,583 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ferryhq/ferry/client/submit"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// Start is the simulated time every run starts at.
+var Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// Options are a run's: the modelled cost of a call and the world's seed.
+type Options struct {
+	// CallCost is the time one AWS or S3 call takes (default
+	// DefaultCallCost): a task's invocation passes its calls' time in
+	// virtual time before it returns, calls made side by side counted
+	// once (package fanout), or, for a Sequential model, every call.
+	CallCost time.Duration
+	// Seed varies the instances' boot and health times (sim.WorldSpec's
+	// Seed; 0 is a seed like any other).
+	Seed uint64
+}
+
+// DefaultCallCost is a call's modelled time: the order of an AWS API
+// call's latency from a Lambda function in the same region.
+const DefaultCallCost = 30 * time.Millisecond
+
+func (o Options) withDefaults() Options {
+	if o.CallCost <= 0 {
+		o.CallCost = DefaultCallCost
+	}
+	return o
+}
+
+// Model is a deployer timing: the waits the same state machine and
+// handlers run with.
+type Model struct {
+	Name string
+	// Sequential makes every call of a task take its time one after the
+	// other, as the reference design made them (ferry's health checks ask
+	// their load balancers side by side).
+	Sequential bool
+	// FirstWait is the wait after Deploy before the first health check
+	// and Interval the wait between two (zero: the deployer's own pacing,
+	// package pacing). A run sets them in the wait_seconds of Deploy's and
+	// CheckHealthy's results, which the state machine's WaitForHealthy
+	// reads.
+	FirstWait, Interval time.Duration
+}
+
+var (
+	// Ferry is ferry's own timing: the deployer's pacing.
+	Ferry = Model{Name: "ferry"}
+	// Reference models the design's reference deployer: a fixed 30 s wait
+	// after Deploy, then a health check every 15 s.
+	Reference = Model{Name: "reference", FirstWait: 30 * time.Second, Interval: 15 * time.Second, Sequential: true}
+)
+
+// Measurement is what one model's measured release cost in one cell.
+type Measurement struct {
+	Cell  Cell
+	Model string
+
+	// AWSCalls and S3Calls are the calls the handlers made; ByOp both,
+	// keyed "service:Operation" (autoscaling, ec2, elb, elbv2, iam, sns,
+	// cloudwatch, sts, s3).
+	AWSCalls, S3Calls int
+	ByOp              map[string]int
+	// CheckCalls are the calls of each CheckHealthy invocation, in order;
+	// CheckByOp sums them by operation; FullCheckByOp is the costliest
+	// check (the first of them) by operation.
+	CheckCalls    []int
+	CheckByOp     map[string]int
+	FullCheckByOp map[string]int
+
+	// Transitions are the states entered (StateEntered events);
+	// HistoryEvents every event of the execution's history.
+	Transitions   int
+	HistoryEvents int
+	// Invocations are the Lambda invocations (tasks run).
+	Invocations int
+	// HandlerTime is the handlers' total real run time, HandlerTimeByTask
+	// per task, HandlerMax the longest invocation (of HandlerMaxTask).
+	HandlerTime       time.Duration
+	HandlerTimeByTask map[string]time.Duration
+	HandlerMax        time.Duration
+	HandlerMaxTask    string
+	// HandlerPeakHeap bounds the heap one invocation needs above the
+	// process's resting heap: the most bytes allocated during one
+	// invocation (runtime/metrics /gc/heap/allocs:bytes before and after;
+	// the collector may free some of it during the call, never more is
+	// live). It counts what the in-process simulated AWS and S3 server
+	// allocate to answer the handler too, so it is an upper bound.
+	HandlerPeakHeap     uint64
+	HandlerPeakHeapTask string
+
+	// MaxPayload is the largest payload passed between states: state
+	// inputs and outputs and Lambda requests and results, but for the
+	// execution's input on its way to Validate (the release itself,
+	// ExecutionInput bytes, through the entry Choice; Validate replaces it
+	// by the State).
+	MaxPayload     int
+	MaxPayloadAt   string
+	ExecutionInput int
+
+	// LastHealthy is when the last instance the release needed became
+	// healthy, CleanUpSuccess when CleanUpSuccess was entered, both after
+	// the execution's start; AddedLatency = CleanUpSuccess - LastHealthy -
+	// StableWindow: what the deployer adds beyond the stability window the
+	// release asks for (every service must hold its target that long
+	// before the previous release is retired, a cost the release chooses).
+	// Duration is the execution's, start to end (simulated).
+	LastHealthy    time.Duration
+	CleanUpSuccess time.Duration
+	AddedLatency   time.Duration
+	Duration       time.Duration
+	// Deployed is when Deploy ended and Checks when each CheckHealthy
+	// started, after the execution's start (the model's waits between
+	// them).
+	Deployed time.Duration
+	Checks   []time.Duration
+
+	// LambdaBilled is the invocations' billed time: each one's modelled
+	// call time and its handler's real run time, rounded up to the
+	// millisecond.
+	LambdaBilled time.Duration
+
+	// Wall is the real time the run took (both releases).
+	Wall time.Duration
+}
+
+// APICalls is every call the handlers made, AWS and S3.
+func (m *Measurement) APICalls() int { return m.AWSCalls + m.S3Calls }
+
+// CallsPerCheck is the mean number of calls of one health check.
+func (m *Measurement) CallsPerCheck() float64 {
+	if len(m.CheckCalls) == 0 {
+		return 0
+	}
+	return float64(sum(m.CheckCalls)) / float64(len(m.CheckCalls))
+}
+
+// CallsPerCheckMax is the most calls one health check made.
+func (m *Measurement) CallsPerCheckMax() int {
+	if len(m.CheckCalls) == 0 {
+		return 0
+	}
+	return slices.Max(m.CheckCalls)
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// Run deploys two releases of cell c with model m's timing on a fresh
+// local region on virtual time (the previous release, then the measured
+// one) and measures the second. Either release not succeeding is an error
+// naming the states it went through.
+func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, error) {
+	if c.Services < 1 || c.Instances < 1 {
+		return nil, fmt.Errorf("bench: cell %s: services and instances must be at least 1", c)
+	}
+	opts = opts.withDefaults()
+	began := time.Now()
+	rec := &recorder{model: m, cost: opts.CallCost, s3: newS3Calls(opts.CallCost)}
+	clk := clock.NewVirtual(Start)
+	world := World(c)
+	world.Seed = opts.Seed
+	r, err := region.New(ctx, region.Options{
+		World:     world,
+		Clock:     clk,
+		Observer:  rec.observe,
+		Intercept: rec.intercept,
+		Store:     rec.s3.store,
+		Assets:    rec.s3.assets,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", c, err)
+	}
+	defer r.Close()
+	rec.region, rec.world = r, r.World()
+	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, opts.CallCost) })
+
+	sub, err := newSubmitter(r)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", c, err)
+	}
+	defer sub.close()
+	if _, err := sub.deploy(ctx, c, 0); err != nil {
+		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
+	}
+	r.World().ResetCalls()
+	rec.begin(c)
+	if d, err := sub.deploy(ctx, c, 1); err != nil && !(c.fails() && d.Status == asl.StatusFailed) {
+		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
+	}
+	out, err := rec.finish()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
+	}
+	out.Wall = time.Since(began)
+	return out, nil
+}
+
+// submitter submits a cell's releases to the region as ferry deploy does
+// (package submit): from release files written next to the asset's file,
+// each prepared with its identity proof, uploaded with the asset, and
+// started under its execution name.
+type submitter struct {
+	r   *region.Region
+	dir string
+	d   submit.Deployer
+}
+
+// newSubmitter writes AssetContent to a new directory; close removes it.
+func newSubmitter(r *region.Region) (*submitter, error) {
+	dir, err := os.MkdirTemp("", "ferry-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, AssetFile), AssetContent, 0o600); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	d := submit.Deployer{Bucket: r.Bucket(), StateMachineARN: r.StateMachineARN(), S3: r.S3(), SFN: r.SFN()}
+	return &submitter{r: r, dir: dir, d: d}, nil
+}
+
+func (s *submitter) close() { _ = os.RemoveAll(s.dir) }
+
+// deploy submits the k-th release of the cell at the region's now and
+// waits for it to succeed.
+func (s *submitter) deploy(ctx context.Context, c Cell, k int) (asl.Description, error) {
+	arn, err := s.start(ctx, c, k)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	return s.wait(ctx, arn)
+}
+
+// start submits the k-th release of the cell at the region's now and
+// returns its execution's ARN.
+func (s *submitter) start(ctx context.Context, c Cell, k int) (string, error) {
+	raw, err := ReleaseFile(c, k+1)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(s.dir, fmt.Sprintf("release-%d-%d.json", c.Project, k))
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		return "", err
+	}
+	rel, err := release.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	now := s.r.Clock().Now()
+	p, err := submit.Prepare(ctx, s.r.Signer(), rel, file, now, "bench", ReleaseID(now, k))
+	if err != nil {
+		return "", err
+	}
+	if err := s.d.Upload(ctx, p); err != nil {
+		return "", err
+	}
+	return s.d.Start(ctx, p)
+}
+
+// wait waits for the execution arn to end and says how, an error when it
+// did not succeed.
+func (s *submitter) wait(ctx context.Context, arn string) (asl.Description, error) {
+	d, err := s.r.Wait(ctx, arn)
+	if err != nil {
+		return asl.Description{}, err
+	}
+	if d.Status != asl.StatusSucceeded {
+		return d, fmt.Errorf("execution %s ended %s (%s: %s)", d.Name, d.Status, d.Error, failure.Message(d.Cause))
+	}
+	return d, nil
+}
+
+// recorder measures the executions of one region: the region's Intercept
+// and Observer. Between begin and finish it records; before, it only
+// applies the model.
+type recorder struct {
+	model  Model
+	cost   time.Duration
+	region *region.Region
+	s3     *s3Calls
+	world  *sim.World
+
+	mu    sync.Mutex
+	on    bool
+	m     *Measurement
+	state string // the state the execution is in
+	// release says the payload is still the release itself (the
+	// execution's input, through the entry Choice into Validate), until
+	// Validate replaces it by the State.
+	release bool
+	started time.Time
+	cleanup time.Time
+	healthy time.Time
+	err     error
+}
+
+// begin starts measuring.
+func (rec *recorder) begin(c Cell) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.on = true
+	rec.state, rec.release = "", false
+	rec.started, rec.cleanup, rec.healthy, rec.err = time.Time{}, time.Time{}, time.Time{}, nil
+	rec.m = &Measurement{
+		Cell: c, Model: rec.model.Name,
+		ByOp: map[string]int{}, CheckByOp: map[string]int{}, HandlerTimeByTask: map[string]time.Duration{},
+	}
+}
+
+// finish stops measuring and returns the measurement.
+func (rec *recorder) finish() (*Measurement, error) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.on = false
+	if rec.err != nil {
+		return nil, rec.err
+	}
+	m := rec.m
+	if m.Cell.fails() {
+		return m, nil
+	}
+	if rec.cleanup.IsZero() {
+		return nil, errors.New("the measured release never entered " + execution.TaskCleanUpSuccess)
+	}
+	m.CleanUpSuccess = rec.cleanup.Sub(rec.started)
+	m.LastHealthy = rec.healthy.Sub(rec.started)
+	m.AddedLatency = rec.cleanup.Sub(rec.healthy) - StableWindow
+	return m, nil
+}
+
+func (rec *recorder) recording() bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.on
+}
+
+// intercept runs one task: its calls timed (the model's cost of them
+// passes in virtual time before the task returns), and, while recording,
+// its real run time, allocations and calls counted; then the model's
+// waits set.
+func (rec *recorder) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+	ctx, tl := fanout.WithTimeline(ctx)
+	awsBefore := rec.world.TotalCalls()
+	s3Before := rec.s3.snapshot()
+	allocBefore := heapAllocs()
+	began := time.Now()
+	out, err := next(ctx, req)
+	took := time.Since(began)
+	alloc := heapAllocs() - allocBefore
+
+	log := rec.world.CallLog()
+	ops := map[string]int{}
+	for _, c := range log[min(awsBefore, len(log)):] {
+		ops[opKey(c.Service, c.Op)]++
+	}
+	aws := total(ops)
+	s3 := diff(s3Before, rec.s3.snapshot())
+	addTo(ops, s3)
+	spent := tl.Elapsed()
+	if rec.model.Sequential {
+		spent = time.Duration(total(ops)) * rec.cost
+	}
+	if perr := rec.region.Pass(ctx, spent); perr != nil {
+		return nil, perr
+	}
+	if rec.recording() {
+		rec.count(req.Task, ops, aws, total(s3), took, alloc, billed(spent+took))
+	}
+	return rec.pace(req, out, err)
+}
+
+// count adds one invocation of task to the measurement.
+func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took time.Duration, alloc uint64, bill time.Duration) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	m := rec.m
+	m.Invocations++
+	m.LambdaBilled += bill
+	m.AWSCalls += aws
+	m.S3Calls += s3
+	addTo(m.ByOp, ops)
+	if task == execution.TaskCheckHealthy {
+		if n := total(ops); len(m.CheckCalls) == 0 || n > slices.Max(m.CheckCalls) {
+			m.FullCheckByOp = ops
+		}
+		m.CheckCalls = append(m.CheckCalls, total(ops))
+		addTo(m.CheckByOp, ops)
+	}
+	m.HandlerTime += took
+	m.HandlerTimeByTask[task] += took
+	if took > m.HandlerMax {
+		m.HandlerMax, m.HandlerMaxTask = took, task
+	}
+	if alloc > m.HandlerPeakHeap {
+		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, task
+	}
+}
+
+// pace sets the wait_seconds of a Deploy result to the model's FirstWait
+// and of a CheckHealthy or CleanUpSuccess result to its Interval, when it
+// has them: the reference model polls at its interval in every loop.
+func (rec *recorder) pace(req execution.Request, out json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil {
+		return out, err
+	}
+	switch {
+	case req.Task == execution.TaskDeploy && rec.model.FirstWait > 0:
+		var st execution.State
+		if err := json.Unmarshal(out, &st); err != nil {
+			return nil, fmt.Errorf("bench: Deploy's result is not a State: %w", err)
+		}
+		if st.Health == nil {
+			return out, nil
+		}
+		st.Health.WaitSeconds = int(rec.model.FirstWait / time.Second)
+		return json.Marshal(&st)
+	case req.Task == execution.TaskCheckHealthy && rec.model.Interval > 0:
+		var h execution.Health
+		if err := json.Unmarshal(out, &h); err != nil {
+			return nil, fmt.Errorf("bench: CheckHealthy's result is not a Health: %w", err)
+		}
+		h.WaitSeconds = int(rec.model.Interval / time.Second)
+		return json.Marshal(&h)
+	case req.Task == execution.TaskCleanUpSuccess && rec.model.Interval > 0:
+		var st execution.State
+		if err := json.Unmarshal(out, &st); err != nil {
+			return nil, fmt.Errorf("bench: CleanUpSuccess's result is not a State: %w", err)
+		}
+		if st.Retire == nil || st.Retire.Done {
+			return out, nil
+		}
+		st.Retire.WaitSeconds = int(rec.model.Interval / time.Second)
+		return json.Marshal(&st)
+	}
+	return out, nil
+}
+
+// observe counts transitions and payloads, and at CleanUpSuccess works out
+// when the last needed instance became healthy.
+func (rec *recorder) observe(_ string, ev asl.Event) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.on {
+		return
+	}
+	m := rec.m
+	m.HistoryEvents++
+	payload := func(n int, at string) {
+		if n > m.MaxPayload {
+			m.MaxPayload, m.MaxPayloadAt = n, at
+		}
+	}
+	switch {
+	case ev.ExecutionStarted != nil:
+		rec.started, rec.release = ev.Timestamp, true
+		m.ExecutionInput = len(ev.ExecutionStarted.Input)
+	case ev.StateEntered != nil:
+		m.Transitions++
+		name := ev.StateEntered.Name
+		rec.state = name
+		if !rec.release {
+			payload(len(ev.StateEntered.Input), name+" input")
+		}
+		if name == execution.TaskCheckHealthy {
+			m.Checks = append(m.Checks, ev.Timestamp.Sub(rec.started))
+		}
+		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
+			rec.cleanup = ev.Timestamp
+			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
+		}
+	case ev.StateExited != nil:
+		if ev.StateExited.Name == execution.TaskValidate {
+			rec.release = false // its output is the State
+		}
+		if ev.StateExited.Name == execution.TaskDeploy {
+			m.Deployed = ev.Timestamp.Sub(rec.started)
+		}
+		if !rec.release {
+			payload(len(ev.StateExited.Output), ev.StateExited.Name+" output")
+		}
+	case ev.LambdaFunctionScheduled != nil:
+		if !rec.release {
+			payload(len(ev.LambdaFunctionScheduled.Input), rec.state+" Lambda request")
+		}
+	case ev.LambdaFunctionSucceeded != nil:
+		payload(len(ev.LambdaFunctionSucceeded.Output), rec.state+" Lambda result")
+	case ev.ExecutionSucceeded != nil, ev.ExecutionFailed != nil, ev.ExecutionAborted != nil, ev.ExecutionTimedOut != nil:
+		m.Duration = ev.Timestamp.Sub(rec.started)
+	}
+}
+
+// lastNeededHealthy is when the last instance the release needed became
+// healthy: per service, the moment its target-th instance (the health
+// report's target) was both InService and passing its target group's
+// health check, from the simulation's instance times; the latest over the
+// services. input is CleanUpSuccess's input (the State with the last
+// health report); now is when CleanUpSuccess was entered.
+func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, error) {
+	var st execution.State
+	if err := json.Unmarshal([]byte(input), &st); err != nil {
+		return time.Time{}, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
+	}
+	if st.Health == nil || len(st.Health.Services) == 0 {
+		return time.Time{}, errors.New("CleanUpSuccess's input has no health report")
+	}
+	var last time.Time
+	for svc, sh := range st.Health.Services {
+		if sh.Target <= 0 {
+			continue
+		}
+		group := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+		times, found := w.InstanceTimes(st.Target.AccountID, st.Target.Region, group)
+		if !found {
+			return time.Time{}, fmt.Errorf("service %s: no group %s", svc, group)
+		}
+		var healthy []time.Time
+		for _, it := range times {
+			if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
+				continue
+			}
+			at := it.HealthyAt
+			if it.InService.After(at) {
+				at = it.InService
+			}
+			healthy = append(healthy, at)
+		}
+		if len(healthy) < sh.Target {
+			return time.Time{}, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
+		}
+		sort.Slice(healthy, func(a, b int) bool { return healthy[a].Before(healthy[b]) })
+		needed := healthy[sh.Target-1]
+		if needed.After(now) {
+			return time.Time{}, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
+		}
+		if needed.After(last) {
+			last = needed
+		}
+	}
+	if last.IsZero() {
+		return time.Time{}, errors.New("no service needed a healthy instance")
+	}
+	return last, nil
+}
+
+// heapAllocs is the process's cumulative heap allocation in bytes.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

@@ -1,0 +1,315 @@
+package chaos
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
+)
+
+// Predicates, as a Violation names them.
+const (
+	// PredServing (a): from the moment a release serves, every load
+	// balancer and target group it names keeps its healthy target, and
+	// no call of ferry's takes it below that or leaves it dark with no
+	// group attached.
+	PredServing = "serving"
+	// PredDrain (b): ferry never deregisters a healthy instance without
+	// its draining, never deletes a group whose instances still carry
+	// connections, never ends an instance's pending termination hook.
+	PredDrain = "drain"
+	// PredNamed (c): at the end, every ferry-tagged group, launch
+	// template and alarm of the project-config is named by a record.
+	PredNamed = "named"
+	// PredClaims (d): at the end, every record's claims hold in the
+	// world.
+	PredClaims = "claims"
+	// PredEnds (e): every execution reaches an end state.
+	PredEnds = "ends"
+)
+
+// Violation is one predicate broken.
+type Violation struct {
+	Pred string    `json:"pred"`
+	At   time.Time `json:"at"`
+	What string    `json:"what"`
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s at %s: %s", v.Pred, v.At.UTC().Format("15:04:05.000"), v.What)
+}
+
+// Cut says whether v counts as a cut connection: (a) or (b).
+func (v Violation) Cut() bool { return v.Pred == PredServing || v.Pred == PredDrain }
+
+// Served is what a release needs of the load balancers and target groups
+// it names while it serves: the sum of the healthy targets of its
+// services naming each, by name; Retired for those of the services it
+// removes. A destroy needs nothing.
+type Served map[string]int
+
+// Retired marks, in a Served, a load balancer or target group the release
+// takes out of service (it removes every service naming it).
+const Retired = -1
+
+// Checker judges every Change of the world (predicates a and b) against
+// its own model of which releases serve: the releases the harness
+// submitted and how each execution ended, as Step Functions reports it.
+// It never reads ferry's records to decide what should serve. It is safe
+// for concurrent use; Observe runs with the world locked and never calls
+// it.
+type Checker struct {
+	mu sync.Mutex
+	// serving is the release serving (its needs), running the releases
+	// whose executions run, by execution name.
+	serving    Served
+	servID     string
+	running    map[string]running
+	violations []Violation
+	changes    int
+}
+
+type running struct {
+	id     string
+	served Served
+}
+
+// NewChecker returns a Checker whose serving release is id, needing
+// served.
+func NewChecker(id string, served Served) *Checker {
+	return &Checker{serving: served, servID: id, running: map[string]running{}}
+}
+
+// Started records that the execution name runs release id, which needs
+// served once it serves (nil for a destroy, or a release that changes
+// nothing that serves).
+func (c *Checker) Started(name, id string, served Served) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running[name] = running{id: id, served: served}
+}
+
+// Ended records how the execution name ended: a succeeded release serves
+// from now on (a destroy: nothing does).
+func (c *Checker) Ended(name string, succeeded bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.running[name]
+	if !ok {
+		return
+	}
+	delete(c.running, name)
+	if succeeded {
+		c.serving, c.servID = Served{}, r.id
+		for lb, n := range r.served {
+			if n != Retired {
+				c.serving[lb] = n
+			}
+		}
+		if r.served == nil {
+			c.serving = nil
+		}
+	}
+}
+
+// Lower records that the world's owner set a group of release id to n
+// instances: it needs at most n of each of lbs from now on (an operator's
+// choice of capacity is the world's, not ferry's, to answer for).
+func (c *Checker) Lower(id string, lbs []string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lower := func(s Served) {
+		for _, lb := range lbs {
+			if m, ok := s[lb]; ok && m > n {
+				s[lb] = n
+			}
+		}
+	}
+	if c.servID == id {
+		lower(c.serving)
+	}
+	for _, r := range c.running {
+		if r.id == id {
+			lower(r.served)
+		}
+	}
+}
+
+// Serving is the id of the release the model says serves.
+func (c *Checker) Serving() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.servID
+}
+
+// need is what load balancer or target group name must keep healthy now,
+// and whether the serving release names it at all (only then may it not
+// go dark): the least any release that may serve needs of it (the
+// serving one, or one being deployed over it); nothing while a destroy
+// runs, or a release that retires it (Retired), whose point is to take it
+// out of service. A load balancer only a release being deployed names
+// serves no one yet. The caller holds c.mu.
+func (c *Checker) need(name string) (n int, named bool) {
+	n, named = c.serving[name]
+	if !named {
+		return 0, false
+	}
+	for _, r := range c.running {
+		if r.served == nil || r.served[name] == Retired {
+			return 0, false
+		}
+		if m, ok := r.served[name]; ok && m < n {
+			n = m
+		}
+	}
+	return n, true
+}
+
+func (c *Checker) violate(pred string, at time.Time, format string, args ...any) {
+	c.violations = append(c.violations, Violation{Pred: pred, At: at, What: fmt.Sprintf(format, args...)})
+}
+
+// Violations are the predicates broken so far, in the order they broke.
+func (c *Checker) Violations() []Violation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.violations)
+}
+
+// Changes is how many changes of the world the checker judged.
+func (c *Checker) Changes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changes
+}
+
+// ferrys says whether a call is ferry's: made with a role session (the
+// harness's world events use the owner's unauthenticated clients).
+func ferrys(call *sim.Call) bool { return call != nil && call.Principal != "" }
+
+// Observe judges one change of the world: a call of ferry's must not
+// break (a) or (b); a change of the world's own (an event, the owner's
+// call) is the world's, and only moves the model's picture on.
+func (c *Checker) Observe(ch sim.Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changes++
+	if !ferrys(ch.Call) {
+		return
+	}
+	what := ch.Call.Service + " " + ch.Call.Op
+	c.checkServing(ch, what)
+	c.checkDrain(ch, what)
+	c.checkDeletes(ch, what)
+	c.checkHooks(ch, what)
+}
+
+// checkServing is (a) for one call of ferry's. The caller holds c.mu.
+func (c *Checker) checkServing(ch sim.Change, what string) {
+	before := balancers(ch.Before)
+	for _, b := range ch.After.Balancers {
+		need, named := c.need(b.Name)
+		if !named {
+			continue
+		}
+		was, now := before[key(b.Account, b.Region, b.Name)].Healthy(), b.Healthy()
+		switch {
+		case now == 0 && was > 0 && len(b.Attached) == 0:
+			c.violate(PredServing, ch.At, "%s left %s %s dark with no group attached", what, b.Kind, b.Name)
+		case now < was && now < need:
+			c.violate(PredServing, ch.At, "%s took %s %s from %d to %d healthy instances, below the %d release %s needs", what, b.Kind, b.Name, was, now, need, c.servID)
+		}
+	}
+}
+
+// checkDrain is (b): no healthy instance leaves a load balancer that
+// drains without draining. The caller holds c.mu.
+func (c *Checker) checkDrain(ch sim.Change, what string) {
+	after := balancers(ch.After)
+	for _, b := range ch.Before.Balancers {
+		if !b.Drains {
+			continue
+		}
+		a := after[key(b.Account, b.Region, b.Name)]
+		for _, id := range slices.Sorted(maps.Keys(b.Targets)) {
+			if _, still := a.Targets[id]; b.Targets[id] == "healthy" && !still {
+				c.violate(PredDrain, ch.At, "%s took healthy instance %s out of %s %s without draining", what, id, b.Kind, b.Name)
+			}
+		}
+	}
+}
+
+// checkDeletes is (b): no group is deleted while an instance of it is
+// healthy or draining in a load balancer or target group. The caller
+// holds c.mu.
+func (c *Checker) checkDeletes(ch sim.Change, what string) {
+	after := groups(ch.After)
+	for _, g := range ch.Before.Groups {
+		if g.Deleting {
+			continue
+		}
+		if a, ok := after[key(g.Account, g.Region, g.Name)]; ok && !a.Deleting {
+			continue
+		}
+		for _, b := range ch.Before.Balancers {
+			for _, id := range slices.Sorted(maps.Keys(b.Targets)) {
+				if _, mine := g.Instances[id]; mine && (b.Targets[id] == "healthy" || b.Targets[id] == "draining") {
+					c.violate(PredDrain, ch.At, "%s deleted group %s while its instance %s was %s in %s %s", what, g.Name, id, b.Targets[id], b.Kind, b.Name)
+				}
+			}
+		}
+	}
+}
+
+// checkHooks is (b): no instance in Terminating:Wait (its termination
+// hook pending) leaves that state by ferry's call. The caller holds c.mu.
+func (c *Checker) checkHooks(ch sim.Change, what string) {
+	after := groups(ch.After)
+	for _, g := range ch.Before.Groups {
+		a := after[key(g.Account, g.Region, g.Name)]
+		for _, id := range slices.Sorted(maps.Keys(g.Instances)) {
+			if g.Instances[id] == lifecycleWait && a.Instances[id] != lifecycleWait {
+				c.violate(PredDrain, ch.At, "%s ended instance %s's pending termination hook (group %s)", what, id, g.Name)
+			}
+		}
+	}
+}
+
+const lifecycleWait = "Terminating:Wait"
+
+func key(account, region, name string) string { return account + "/" + region + "/" + name }
+
+func balancers(in sim.Instant) map[string]sim.BalancerState {
+	out := make(map[string]sim.BalancerState, len(in.Balancers))
+	for _, b := range in.Balancers {
+		out[key(b.Account, b.Region, b.Name)] = b
+	}
+	return out
+}
+
+func groups(in sim.Instant) map[string]sim.GroupState {
+	out := make(map[string]sim.GroupState, len(in.Groups))
+	for _, g := range in.Groups {
+		out[key(g.Account, g.Region, g.Name)] = g
+	}
+	return out
+}
+
+// ours says whether tags mark a resource ferry made for project/config.
+func ours(tags map[string]string, project, config string) bool {
+	return tags[naming.TagDeployWith] == "ferry" && tags[naming.TagProjectName] == project && tags[naming.TagConfigName] == config
+}
+
+// groupOfAlarm is the group an alarm ferry made is named after
+// (naming.AlarmName: "<group>/<policy type>").
+func groupOfAlarm(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		return name[:i]
+	}
+	return name
+}

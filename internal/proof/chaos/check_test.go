@@ -1,0 +1,176 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+)
+
+var at = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+
+// ferryCall is a call made with a role session of ferry's; ownerCall one
+// of the world's owner (no principal).
+var (
+	ferryCall = &sim.Call{Service: "AutoScaling", Op: "DetachLoadBalancers", Principal: "arn:aws:sts::111111111111:assumed-role/ferry-deploy/s"}
+	ownerCall = &sim.Call{Service: "AutoScaling", Op: "DetachLoadBalancers"}
+)
+
+func lb(name string, drains bool, attached []string, targets map[string]string) sim.BalancerState {
+	return sim.BalancerState{Account: "1", Region: "r", Name: name, Kind: "elb", Drains: drains, Attached: attached, Targets: targets}
+}
+
+func grp(name string, deleting bool, instances map[string]string) sim.GroupState {
+	return sim.GroupState{Account: "1", Region: "r", Name: name, Deleting: deleting, Instances: instances}
+}
+
+// TestObserveEachPredicateCanFail feeds the checker changes of the world
+// where (a) or (b) breaks, and the same changes made by the world's owner
+// or kept within the rules, which must pass.
+func TestObserveEachPredicateCanFail(t *testing.T) {
+	two := map[string]string{"i-1": "healthy", "i-2": "healthy"}
+	old := grp("old", false, map[string]string{"i-1": "InService", "i-2": "InService"})
+	cases := []struct {
+		name          string
+		call          *sim.Call
+		before, after sim.Instant
+		want          string // the predicate broken; "" none
+	}{
+		{"a: a call of ferry's takes a load balancer below its target", ferryCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"old"}, two)}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"new"}, map[string]string{"i-1": "healthy"})}},
+			PredServing},
+		{"a: the world taking it below is the world's", ownerCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"old"}, two)}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"new"}, map[string]string{"i-1": "healthy"})}},
+			""},
+		{"a: dark with no group attached", ferryCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", false, []string{"old"}, map[string]string{"i-1": "healthy"})}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", false, nil, map[string]string{})}},
+			PredServing},
+		{"a: a drop that keeps the target", ferryCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"old", "new"}, map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy"})}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("web", false, []string{"new"}, two)}},
+			""},
+		{"b: a healthy instance out of a draining load balancer at once", ferryCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", true, []string{"old"}, two)}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", true, []string{"old"}, map[string]string{"i-2": "healthy"})}},
+			PredDrain},
+		{"b: draining first is fine", ferryCall,
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", true, []string{"old"}, two)}},
+			sim.Instant{Balancers: []sim.BalancerState{lb("misc", true, []string{"old"}, map[string]string{"i-1": "draining", "i-2": "healthy"})}},
+			""},
+		{"b: a group deleted with an instance still healthy in a load balancer", ferryCall,
+			sim.Instant{Groups: []sim.GroupState{old}, Balancers: []sim.BalancerState{lb("spare", false, nil, map[string]string{"i-1": "healthy"})}},
+			sim.Instant{Groups: []sim.GroupState{grp("old", true, old.Instances)}, Balancers: []sim.BalancerState{lb("spare", false, nil, map[string]string{})}},
+			PredDrain},
+		{"b: a group deleted once drained", ferryCall,
+			sim.Instant{Groups: []sim.GroupState{old}, Balancers: []sim.BalancerState{lb("spare", false, nil, map[string]string{})}},
+			sim.Instant{Groups: []sim.GroupState{grp("old", true, old.Instances)}},
+			""},
+		{"b: a pending termination hook ended", ferryCall,
+			sim.Instant{Groups: []sim.GroupState{grp("g", false, map[string]string{"i-1": "Terminating:Wait"})}},
+			sim.Instant{Groups: []sim.GroupState{grp("g", true, map[string]string{"i-1": "Terminating:Proceed"})}},
+			PredDrain},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewChecker("r1", Served{"web": 2, "misc": 1})
+			c.Observe(sim.Change{At: at, Call: tc.call, Before: tc.before, After: tc.after})
+			v := c.Violations()
+			if tc.want == "" {
+				assert.Empty(t, v)
+				return
+			}
+			require.NotEmpty(t, v)
+			assert.Equal(t, tc.want, v[0].Pred, v[0].What)
+			assert.True(t, v[0].Cut())
+		})
+	}
+}
+
+// TestNeedFollowsExecutions: a release being deployed may lower what a
+// load balancer needs (the least of the two), a destroy needs nothing,
+// and a release serves once its execution succeeds, not when it fails.
+func TestNeedFollowsExecutions(t *testing.T) {
+	need := func(c *Checker, name string) int { n, _ := c.need(name); return n }
+	c := NewChecker("r1", Served{"web": 3})
+	assert.Equal(t, 3, need(c, "web"))
+	c.Started("x2", "r2", Served{"web": 2, "new": 1})
+	assert.Equal(t, 2, need(c, "web"))
+	_, named := c.need("new")
+	assert.False(t, named, "a load balancer only the release being deployed names serves no one yet")
+	c.Ended("x2", false)
+	assert.Equal(t, "r1", c.Serving())
+	c.Started("x4", "r4", Served{"web": Retired})
+	_, named = c.need("web")
+	assert.False(t, named, "a release removing the service retires its load balancer")
+	c.Ended("x4", true)
+	_, named = c.need("web")
+	assert.False(t, named, "nor does it name it once it serves")
+	c.Started("x5", "r5", Served{"web": 3})
+	c.Ended("x5", true)
+	c.Lower("r5", []string{"web"}, 1)
+	assert.Equal(t, 1, need(c, "web"), "the world's owner set the serving group to 1 instance")
+	c.Started("x3", "r3", nil)
+	_, named = c.need("web")
+	assert.False(t, named, "a destroy retires the fleet")
+	c.Ended("x3", true)
+	assert.Equal(t, "r3", c.Serving())
+	assert.Equal(t, 0, need(c, "web"))
+}
+
+func snapshot(groups ...sim.GroupSnapshot) sim.Snapshot {
+	return sim.Snapshot{Accounts: []sim.AccountSnapshot{{Account: "1", Region: "r", Groups: groups,
+		LaunchTemplates: []sim.LaunchTemplateSnapshot{{Name: "p/c/web/r0", Tags: tagsOf("r0")}},
+		Alarms:          []sim.AlarmSnapshot{{Name: "p/c/web/r0/cpu_scale_up", Tags: tagsOf("r0")}}}}}
+}
+
+func tagsOf(id string) map[string]string {
+	return map[string]string{"DeployWith": "ferry", "ProjectName": "p", "ConfigName": "c", "ReleaseID": id}
+}
+
+// TestEndPredicatesCanFail: (c) finds a ferry group, template and alarm no
+// record names; (d) a current record naming a release the executions do
+// not say serves, a group that is gone, and one detached from a load
+// balancer its release names.
+func TestEndPredicatesCanFail(t *testing.T) {
+	serving := sim.GroupSnapshot{Name: "p/c/web/r1", Tags: tagsOf("r1"), LoadBalancers: []string{"web"},
+		Instances: []sim.InstanceSnapshot{{ID: "i-1", Lifecycle: "InService", LB: map[string]string{"web": "healthy"}}}}
+	orphan := sim.GroupSnapshot{Name: "p/c/web/r0", Tags: tagsOf("r0")}
+	cur := &ledger.Current{ReleaseID: "r1", Groups: []ledger.CurrentGroup{{Service: "web", Group: "p/c/web/r1"}}}
+	rel := &release.Release{Services: map[string]*release.Service{"web": {ELBs: []string{"web"}}}}
+	rec := Records{Project: "p", Config: "c", Current: cur, Named: map[string]string{"p/c/web/r1": "current"}}
+
+	assert.Empty(t, CheckNamed(at, snapshot(serving), Records{Project: "p", Config: "c", Current: cur,
+		Named: map[string]string{"p/c/web/r1": "current"}, Leftovers: []string{"launch template p/c/web/r0", "alarms p/c/web/r0/*"}}))
+	named := CheckNamed(at, snapshot(serving, orphan), rec)
+	require.Len(t, named, 3, "the group, its template and its alarm")
+	assert.Equal(t, PredNamed, named[0].Pred)
+	assert.False(t, named[0].Cut())
+
+	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, []string{"r1"}, rel, nil))
+	for name, tc := range map[string]struct {
+		snap    sim.Snapshot
+		serving []string
+		meddled map[string]bool
+	}{
+		"another release serves": {snapshot(serving), []string{"r2"}, nil},
+		"the group is gone":      {snapshot(), []string{"r1"}, nil},
+		"detached":               {snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags, Instances: serving.Instances}), []string{"r1"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := CheckClaims(at, tc.snap, rec, tc.serving, rel, tc.meddled)
+			require.NotEmpty(t, v)
+			assert.Equal(t, PredClaims, v[0].Pred)
+		})
+	}
+	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, []string{"r0", "r1"}, rel, nil), "r1 ended FailureDirty past its point of no return")
+	assert.Empty(t, CheckClaims(at, snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags}), rec, []string{"r1"}, rel,
+		map[string]bool{serving.Name: true}), "a group the world detached is the world's doing")
+}

@@ -1,0 +1,57 @@
+// Package chaos owns ferry's chaos harness (make chaos): a world that
+// fights back, and invariants judged from outside ferry.
+//
+// A Scenario is made from a seed (Generate: the same seed, the same
+// scenario, the same run): a world (instances' CPU, so ferry's scaling
+// alarms fire or not; the classic load balancers' connection draining), and steps at
+// moments of virtual time after the reference release is deployed:
+// releases (bakes, canary steps, removed services, changed user data and
+// capacities, instances that crash before or after passing their checks
+// or boot slowly), world events (an instance killed, a group's capacity
+// set, a group detached from a load balancer, processes suspended, a zone
+// impaired, launches failing), operator actions (halt, a second release,
+// rollback, destroy, unlock, a reconcile pass, a heal) and call faults
+// (throttling, 5xx on the n-th call of an operation by ferry's roles;
+// new groups hidden from their first lookups). Options.Moves adds
+// releases that drop a load balancer. Not generated yet: scale-in
+// protection (package sim has no SetInstanceProtection), promotions,
+// region and account moves.
+//
+// Run plays a scenario on a local region (package region, discrete-event
+// virtual time) and judges it with a Checker that never reads ferry's
+// records or its executions' state to decide what should serve: its
+// model knows which releases it submitted and how each execution ended
+// as Step Functions reports it, and it sees every change of the simulated
+// world (sim.World.Observe: every event of the world's own, every
+// mutating call with its caller and the world just before and after).
+// The predicates:
+//
+//   - serving (a): every load balancer and target group the serving
+//     release names keeps its healthy target; no call of ferry's takes
+//     one below it (what the world takes away is the world's), nor
+//     leaves one dark with no group attached;
+//   - drain (b): no call of ferry's takes a healthy instance out of a
+//     draining load balancer at once, deletes a group while an instance
+//     of it is healthy or draining in a load balancer, or ends an
+//     instance's pending termination hook;
+//   - named (c): at the end, every ferry-tagged group, launch template
+//     and alarm of the project-config is named by a record (current,
+//     standby, deleting, an outcome's leftovers) — this one reads the
+//     records, as it checks them;
+//   - claims (d): at the end, the current record names the release the
+//     executions' ends say serves, and each of its groups exists and
+//     (unless the world meddled with it) serves in every load balancer
+//     its release names;
+//   - ends (e): every execution reaches an end state.
+//
+// Each break of (a) or (b) counts a cut connection.
+//
+// Shrink reduces a failing scenario to a minimal one (dropping steps one
+// at a time while it still fails); Scenario.Encode gives the argument
+// that replays it: go run ./internal/proof/chaos/cmd -seed N -scenario '...'.
+// RunSeeds runs many seeds on a bounded pool of workers (make chaos).
+// Every seed that ever failed is a named regression in the package's
+// tests, with what broke it.
+//
+// The package is a proof tool: the Lambda never links it (make thin).
+package chaos

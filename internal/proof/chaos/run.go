@@ -1,0 +1,700 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+
+	"github.com/ferryhq/ferry/client/submit"
+	"github.com/ferryhq/ferry/internal/capacity"
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/proof/reliability"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/store/halt"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/store/lock"
+)
+
+// The account, region and project-config of the reference.
+const (
+	account   = "111111111111"
+	awsRegion = "us-east-1"
+	project   = "acme/shop"
+	config    = "production"
+	by        = "chaos"
+)
+
+// start is the virtual time every run starts at.
+var start = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+
+// settle is how long virtual time runs on after the last execution ends,
+// before the end checks: deleted groups gone, instances settled.
+const settle = 15 * time.Minute
+
+// phase is how far into its second a step acts (plus a millisecond per
+// step before it).
+const phase = 250 * time.Millisecond
+
+// wall bounds one run in wall time.
+const wall = 2 * time.Minute
+
+// Result is what one run of a scenario did and every predicate it broke.
+type Result struct {
+	Scenario Scenario
+	// WorldEvents is how many of the scenario's world events the world
+	// took (one naming no group, say, is skipped); Changes how many
+	// changes of the world the checker judged.
+	WorldEvents int
+	Changes     int
+	// Ends are how the executions ended, by name: Success, FailureClean,
+	// FailureDirty, the reconcile's status, or a refusal to start.
+	Ends       map[string]string
+	Violations []Violation
+	// Start is the virtual time step At 0 is counted from.
+	Start time.Time
+	// Trace is, by execution name, each state it entered and when
+	// ("15:04:05.000 State"), to read a replay by.
+	Trace map[string][]string
+	// Shrunk is the minimal scenario that still fails, run (set by
+	// RunSeeds when asked to shrink).
+	Shrunk *Result
+}
+
+// Minimal is the shrunk run when there is one, else r.
+func (r *Result) Minimal() *Result {
+	if r.Shrunk != nil {
+		return r.Shrunk
+	}
+	return r
+}
+
+// Failed says whether a predicate broke.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// player plays one scenario.
+type player struct {
+	root string
+	sc   Scenario
+	reg  *region.Region
+	clk  *clock.Virtual
+	chk  *Checker
+	next *release.Release
+	// t0 is when the steps' moments count from.
+	t0 time.Time
+
+	mu sync.Mutex
+	// subs are the releases submitted, by execution name; succeeded the
+	// releases whose executions succeeded, in order (the reference
+	// first); arns every execution started; meddled the groups a world
+	// event changed; events how many world events the world took.
+	subs      map[string]*release.Release
+	succeeded []*release.Release
+	arns      []string
+	meddled   map[string]bool
+	events    int
+	seq       int
+	// faults are the armed call faults.
+	faults []*armed
+}
+
+// armed is a call fault: the n-th call of op by ferry's roles since it
+// was armed fails with kind; seen counts them.
+type armed struct {
+	op, kind string
+	n, seen  int
+}
+
+// Run plays sc on a fresh local region of the repository at root and
+// judges it. An error means the run could not be set up or driven (the
+// reference release did not deploy); a broken predicate is a Violation
+// in the Result.
+func Run(ctx context.Context, root string, sc Scenario) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, wall)
+	defer cancel()
+	p := &player{root: root, sc: sc, subs: map[string]*release.Release{}, meddled: map[string]bool{}}
+	if err := p.open(ctx); err != nil {
+		return nil, err
+	}
+	defer p.reg.Close()
+	if err := p.deployBase(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.play(ctx); err != nil {
+		return nil, err
+	}
+	return p.judge(ctx)
+}
+
+// open starts the region on the scenario's world.
+func (p *player) open(ctx context.Context) error {
+	spec, err := sim.Load(filepath.Join(p.root, reliability.ReferenceWorld))
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	applyWorld(&spec, p.sc.World)
+	if p.next, err = release.ReadFile(filepath.Join(p.root, reliability.ReferenceNext)); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	p.clk = clock.NewVirtual(start)
+	p.reg, err = region.New(ctx, region.Options{World: spec, Clock: p.clk, HealthCheckInterval: 15 * time.Second, Observer: p.observe})
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	return nil
+}
+
+// applyWorld changes the reference world as w says.
+func applyWorld(spec *sim.WorldSpec, w World) {
+	for i := range spec.Accounts {
+		for j := range spec.Accounts[i].Regions {
+			r := &spec.Accounts[i].Regions[j]
+			if w.CPU > 0 {
+				cpu := float64(w.CPU)
+				for k := range r.AMIs {
+					r.AMIs[k].CPUPercent = &cpu
+				}
+			}
+			for k := range r.ELBs {
+				if w.Drain > 0 {
+					r.ELBs[k].ConnectionDrainingSeconds = w.Drain
+				}
+			}
+		}
+	}
+}
+
+// deployBase deploys the reference's previous release to Success, then
+// starts judging: the checker sees every change of the world from here.
+func (p *player) deployBase(ctx context.Context) error {
+	base, err := release.ReadFile(filepath.Join(p.root, reliability.ReferencePrevious))
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	prep, err := p.prepare(ctx, base, filepath.Join(p.root, reliability.ReferencePrevious))
+	if err != nil {
+		return fmt.Errorf("chaos: the reference release: %w", err)
+	}
+	arn, err := p.submit(ctx, prep)
+	if err != nil {
+		return fmt.Errorf("chaos: the reference release: %w", err)
+	}
+	d, err := p.reg.Wait(ctx, arn)
+	if err != nil || d.Status != asl.StatusSucceeded {
+		return fmt.Errorf("chaos: the reference release did not deploy: %v %s %s", err, d.Error, d.Cause)
+	}
+	p.mu.Lock()
+	p.arns = nil
+	p.mu.Unlock()
+	served, err := servedBy(prep.Release, p.reg.World().Snapshot(), "")
+	if err != nil {
+		return err
+	}
+	p.chk = NewChecker(prep.Release.ReleaseID, served)
+	p.succeeded = []*release.Release{prep.Release}
+	p.reg.World().Observe(p.chk.Observe)
+	p.reg.World().Faults().SetHook(p.fault)
+	return nil
+}
+
+// observe follows the executions: a release's end tells the checker
+// which release serves, at the instant it ends.
+func (p *player) observe(arn string, ev asl.Event) {
+	if ev.ExecutionSucceeded == nil && ev.ExecutionFailed == nil && ev.ExecutionAborted == nil && ev.ExecutionTimedOut == nil {
+		return
+	}
+	name := arn[strings.LastIndex(arn, ":")+1:]
+	p.mu.Lock()
+	rel := p.subs[name]
+	if rel != nil && ev.ExecutionSucceeded != nil {
+		p.succeeded = append(p.succeeded, rel)
+	}
+	p.mu.Unlock()
+	if p.chk != nil {
+		p.chk.Ended(name, ev.ExecutionSucceeded != nil)
+	}
+}
+
+// play runs the steps at their moments, holding virtual time between
+// them, then waits for every execution to end.
+func (p *player) play(ctx context.Context) error {
+	t0 := p.clk.Now()
+	p.t0 = t0
+	release := p.reg.Hold()
+	defer release()
+	for i, s := range p.sc.Steps {
+		// Each step acts at its own sub-second phase, so no execution's
+		// wake-up (whole seconds after a step started it) shares its
+		// instant: the order of what happens does not hang on scheduling.
+		due := t0.Add(time.Duration(s.At)*time.Second + phase + time.Duration(i)*time.Millisecond)
+		if d := due.Sub(p.clk.Now()); d > 0 {
+			if err := p.reg.Pass(ctx, d); err != nil {
+				return fmt.Errorf("chaos: step %d: %w", i, err)
+			}
+		}
+		if err := p.do(ctx, s); err != nil {
+			return fmt.Errorf("chaos: step %d %s: %w", i, s, err)
+		}
+	}
+	release()
+	p.mu.Lock()
+	arns := slices.Clone(p.arns)
+	p.mu.Unlock()
+	for _, arn := range arns {
+		if _, err := p.reg.Wait(ctx, arn); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("chaos: waiting for %s: %w", arn, err)
+		}
+	}
+	if ctx.Err() == nil {
+		p.clk.Advance(settle)
+	}
+	return nil
+}
+
+// do makes one step.
+func (p *player) do(ctx context.Context, s Step) error {
+	switch s.Kind {
+	case KindDeploy, KindRollback, KindHeal, KindDestroy:
+		return p.release(ctx, s)
+	case KindHalt:
+		return halt.New(p.reg.S3(), p.reg.Bucket()).Put(ctx, project, config, halt.Marker{By: by, Reason: "chaos", At: p.clk.Now()})
+	case KindUnlock:
+		return p.unlock(ctx)
+	case KindReconcile:
+		input, _ := json.Marshal(execution.ReconcileInput{})
+		p.mu.Lock()
+		p.seq++
+		name := fmt.Sprintf("reconcile-chaos-%d", p.seq)
+		p.mu.Unlock()
+		x, _, err := p.reg.Start(name, input)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.arns = append(p.arns, x.ARN())
+		p.mu.Unlock()
+		return nil
+	case KindFault:
+		p.mu.Lock()
+		p.faults = append(p.faults, &armed{op: s.P, kind: s.E, n: s.N})
+		p.mu.Unlock()
+		return nil
+	case KindHide:
+		p.reg.World().Faults().HideNewGroups(s.D)
+		return nil
+	}
+	return p.worldEvent(ctx, s)
+}
+
+// fault fails the n-th call of an armed operation made by ferry's roles
+// (the Faults hook: it runs with the world locked).
+func (p *player) fault(c sim.Call) error {
+	if c.Principal == "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.faults {
+		if f.op != c.Op || f.seen >= f.n {
+			continue
+		}
+		if f.seen++; f.seen == f.n {
+			if f.kind == FaultThrottle {
+				return sim.Throttling()
+			}
+			return sim.InternalError()
+		}
+	}
+	return nil
+}
+
+// unlock removes the lock as ferry unlock does: refused while the
+// holder's execution runs.
+func (p *player) unlock(ctx context.Context) error {
+	locks := lock.New(p.reg.S3(), p.reg.Bucket(), p.clk)
+	h, found, err := locks.Get(ctx, project, config)
+	if err != nil || !found {
+		return err
+	}
+	if x, err := p.reg.Execution(h.Execution); err == nil && x.Describe().Status == asl.StatusRunning {
+		return nil
+	}
+	return locks.Release(ctx, project, config, h.ReleaseID)
+}
+
+// release submits a release as the client would: a deploy of a variant,
+// a rollback to the release served before, the serving release again, or
+// a destroy. A release the client would not make (nothing to roll back
+// to) is skipped.
+func (p *player) release(ctx context.Context, s Step) error {
+	p.mu.Lock()
+	cur := p.succeeded[len(p.succeeded)-1]
+	var before *release.Release
+	if len(p.succeeded) > 1 {
+		before = p.succeeded[len(p.succeeded)-2]
+	}
+	p.mu.Unlock()
+	var prep *submit.Prepared
+	var err error
+	id := p.releaseID()
+	switch {
+	case s.Kind == KindDeploy:
+		prep, err = submit.Prepare(ctx, p.reg.Signer(), p.variant(s.R, cur), filepath.Join(p.root, reliability.ReferenceNext), p.clk.Now(), by, id)
+	case s.Kind == KindDestroy && !cur.Destroy:
+		prep, err = submit.PrepareDestroy(ctx, p.reg.Signer(), cur, p.clk.Now(), by, id)
+	case s.Kind == KindHeal && !cur.Destroy:
+		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), cur, nil, nil, p.clk.Now(), by, id)
+	case s.Kind == KindRollback && before != nil && !before.Destroy && !cur.Destroy:
+		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), before, removed(before, cur), nil, p.clk.Now(), by, id)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = p.submit(ctx, prep)
+	return err
+}
+
+// releaseID is the next release's id: the clock's second and a counter.
+func (p *player) releaseID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq++
+	return p.clk.Now().UTC().Format("20060102T150405Z") + fmt.Sprintf("-%06x", p.seq)
+}
+
+// removed are the services of cur that rel does not have.
+func removed(rel, cur *release.Release) []string {
+	var out []string
+	for _, name := range cur.ServiceNames() {
+		if rel.Services[name] == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// variant is the reference's next release changed as v says, removing
+// what it drops of cur.
+func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
+	r := p.next.Clone()
+	if v == nil {
+		v = &Variant{}
+	}
+	r.BakeSeconds = v.Bake
+	r.UserData += fmt.Sprintf("# version %d\n", v.Version)
+	if v.Behavior != "" {
+		r.UserData += sim.UserDataMarker + " " + v.Behavior + "\n"
+	}
+	if web := r.Services["web"]; web != nil {
+		if !v.Canary {
+			web.Rollout = nil
+		}
+		if v.Drop {
+			web.Detach = &release.Detach{ELBs: web.ELBs}
+			web.ELBs = nil
+		}
+		if v.Min > 0 && web.Autoscaling != nil {
+			web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
+		}
+	}
+	if v.Without != "" && len(r.Services) > 1 {
+		delete(r.Services, v.Without)
+	}
+	if !cur.Destroy {
+		r.Remove = removed(r, cur)
+	}
+	return r
+}
+
+// prepare readies a release read from file as ferry deploy does.
+func (p *player) prepare(ctx context.Context, r *release.Release, file string) (*submit.Prepared, error) {
+	return submit.Prepare(ctx, p.reg.Signer(), r, file, p.clk.Now(), by, p.releaseID())
+}
+
+// submit uploads and starts a prepared release, telling the checker what
+// it will need once it serves before its execution can make a call.
+func (p *player) submit(ctx context.Context, prep *submit.Prepared) (string, error) {
+	name := prep.ExecutionName()
+	p.mu.Lock()
+	p.subs[name] = prep.Release
+	p.mu.Unlock()
+	if p.chk != nil {
+		served, err := servedBy(prep.Release, p.reg.World().Snapshot(), p.chk.Serving())
+		if err != nil {
+			return "", err
+		}
+		p.chk.Started(name, prep.Release.ReleaseID, served)
+	}
+	d := submit.Deployer{Bucket: p.reg.Bucket(), StateMachineARN: p.reg.StateMachineARN(), S3: p.reg.S3(), SFN: p.reg.SFN()}
+	if err := d.Upload(ctx, prep); err != nil {
+		return "", err
+	}
+	arn, err := d.Start(ctx, prep)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	p.arns = append(p.arns, arn)
+	p.mu.Unlock()
+	return arn, nil
+}
+
+// servedBy is what rel needs of each load balancer and target group once
+// it serves: per service, its healthy target (capacity.Compute from the
+// desired capacity of the serving release's group of the service in
+// snap), summed over the services naming each; Retired for one the
+// serving release's groups are attached to that rel does not name (a
+// removed service's, a dropped one). nil for a destroy.
+func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served, error) {
+	if rel.Destroy {
+		return nil, nil
+	}
+	r := rel.Clone()
+	r.ApplyDefaults()
+	serving := groupsOf(snap, servingID)
+	out := Served{}
+	for _, name := range r.ServiceNames() {
+		svc := r.Services[name]
+		var prev *int
+		for _, g := range serving {
+			if g.Tags[naming.TagServiceName] == name {
+				n := int(g.Desired)
+				prev = &n
+			}
+		}
+		as := svc.Autoscaling
+		plan, err := capacity.Compute(capacity.Bounds{MinSize: as.MinSize, MaxSize: as.MaxSize, Spread: as.Spread, MaxTerms: as.MaxTerms}, prev)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: capacity of %s: %w", name, err)
+		}
+		for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
+			out[lb] += plan.Healthy
+		}
+	}
+	for _, g := range serving {
+		for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
+			if _, kept := out[lb]; !kept {
+				out[lb] = Retired
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupsOf are the groups of release id of the project-config in snap,
+// not being deleted.
+func groupsOf(snap sim.Snapshot, id string) []sim.GroupSnapshot {
+	var out []sim.GroupSnapshot
+	for _, a := range snap.Accounts {
+		for _, g := range a.Groups {
+			if ours(g.Tags, project, config) && g.Status == "" && g.Tags[naming.TagReleaseID] == id {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// ferryGroups are the world's groups of the project-config not being
+// deleted, by name.
+func (p *player) ferryGroups() []sim.GroupSnapshot {
+	var out []sim.GroupSnapshot
+	for _, a := range p.reg.World().Snapshot().Accounts {
+		for _, g := range a.Groups {
+			if ours(g.Tags, project, config) && g.Status == "" {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// worldEvent makes a world event, as the world's owner or AWS would; one
+// with nothing to act on is skipped.
+func (p *player) worldEvent(ctx context.Context, s Step) error {
+	w := p.reg.World()
+	var err error
+	switch s.Kind {
+	case KindZone:
+		err = w.Faults().ImpairZone(account, awsRegion, s.P, p.clk.Now().Add(time.Duration(s.D)*time.Second))
+	case KindFail:
+		err = w.Faults().FailLaunches(account, awsRegion, s.D, "We currently do not have sufficient capacity in the Availability Zone you requested.")
+	default:
+		var done bool
+		if done, err = p.meddle(ctx, s); !done {
+			return err
+		}
+	}
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.events++
+	p.mu.Unlock()
+	return nil
+}
+
+// meddle makes a world event on one of ferry's groups; done is false
+// when there is none to act on, or AWS refused (the world's owner does
+// not insist).
+func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
+	groups := p.ferryGroups()
+	if len(groups) == 0 {
+		return false, nil
+	}
+	g := groups[s.N%len(groups)]
+	var m region.Meddling
+	switch s.Kind {
+	case KindKill:
+		var live []string
+		for _, gr := range groups {
+			for _, i := range gr.Instances {
+				if !strings.HasPrefix(i.Lifecycle, "Terminating") {
+					live = append(live, i.ID)
+				}
+			}
+		}
+		if len(live) == 0 {
+			return false, nil
+		}
+		m = region.Meddling{Action: region.MeddleKillInstance, Instance: live[s.N%len(live)]}
+	case KindCapacity:
+		d := int32(s.D)
+		m = region.Meddling{Action: region.MeddleSetCapacity, Group: g.Name, Min: min(g.Min, d), Desired: d, Max: max(g.Max, d)}
+	case KindDetach:
+		lbs := append(slices.Clone(g.LoadBalancers), g.TargetGroups...)
+		if len(lbs) == 0 {
+			return false, nil
+		}
+		m = region.Meddling{Action: region.MeddleDetach, Group: g.Name, LoadBalancer: lbs[s.D%len(lbs)]}
+	case KindSuspend:
+		api := p.reg.World().Clients(account, awsRegion).AutoScaling
+		if _, err := api.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(g.Name), ScalingProcesses: []string{s.P}}); err != nil {
+			return false, nil
+		}
+		p.markMeddled(g.Name)
+		return true, nil
+	default:
+		return false, fmt.Errorf("unknown step kind %q", s.Kind)
+	}
+	if _, err := p.reg.Meddle(ctx, m); err != nil {
+		return false, nil
+	}
+	if s.Kind == KindCapacity {
+		p.chk.Lower(g.Tags[naming.TagReleaseID], append(slices.Clone(g.LoadBalancers), g.TargetGroups...), s.D)
+	}
+	if m.Group != "" {
+		p.markMeddled(m.Group)
+	}
+	return true, nil
+}
+
+func (p *player) markMeddled(group string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.meddled[group] = true
+}
+
+// judge checks the end predicates: every execution ended (e), every
+// ferry resource named (c), every record's claim true (d).
+func (p *player) judge(ctx context.Context) (*Result, error) {
+	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Trace: map[string][]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Start: p.t0}
+	now := p.clk.Now()
+	p.mu.Lock()
+	arns, events := slices.Clone(p.arns), p.events
+	var ids []string
+	for _, r := range p.subs {
+		ids = append(ids, r.ReleaseID)
+	}
+	p.mu.Unlock()
+	res.WorldEvents = events
+	slices.Sort(ids)
+	for _, arn := range arns {
+		name := arn[strings.LastIndex(arn, ":")+1:]
+		end := endOf(p.reg, arn)
+		res.Ends[name] = end
+		res.Trace[name] = trace(p.reg, arn)
+		if end == "" {
+			res.Violations = append(res.Violations, Violation{Pred: PredEnds, At: now, What: "execution " + name + " reached no end state"})
+		}
+	}
+	rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, config, ids)
+	if err != nil {
+		return nil, err
+	}
+	snap := p.reg.World().Snapshot()
+	res.Violations = append(res.Violations, CheckNamed(now, snap, rec)...)
+	serving := []string{p.chk.Serving()}
+	p.mu.Lock()
+	byID := map[string]*release.Release{}
+	for name, r := range p.subs {
+		byID[r.ReleaseID] = r
+		if res.Ends[name] == execution.EndFailureDirty {
+			serving = append(serving, r.ReleaseID)
+		}
+	}
+	meddled := maps.Clone(p.meddled)
+	p.mu.Unlock()
+	if r := byID[serving[0]]; r != nil && r.Destroy {
+		serving[0] = ""
+	}
+	var rel *release.Release
+	if rec.Current != nil {
+		rel = byID[rec.Current.ReleaseID]
+	}
+	res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
+	return res, nil
+}
+
+// trace is each state the execution arn entered, and when.
+func trace(reg *region.Region, arn string) []string {
+	x, err := reg.Execution(arn)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ev := range x.History() {
+		if ev.StateEntered != nil {
+			out = append(out, ev.Timestamp.UTC().Format("15:04:05.000")+" "+ev.StateEntered.Name)
+		}
+	}
+	return out
+}
+
+// endOf is how an execution ended: for a release, the end state it
+// reached (Success, FailureClean, FailureDirty); for another (a reconcile
+// pass), its status once it is not running; "" while it runs or when a
+// release ended elsewhere.
+func endOf(reg *region.Region, arn string) string {
+	x, err := reg.Execution(arn)
+	if err != nil || x.Describe().Status == asl.StatusRunning {
+		return ""
+	}
+	if !strings.Contains(arn, ":reconcile-") {
+		path := x.Path()
+		if len(path) == 0 {
+			return ""
+		}
+		switch end := path[len(path)-1]; end {
+		case execution.EndSuccess, execution.EndFailureClean, execution.EndFailureDirty:
+			return end
+		}
+		return ""
+	}
+	return string(x.Describe().Status)
+}

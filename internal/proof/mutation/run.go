@@ -1,0 +1,229 @@
+package mutation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Target is code to mutate and the tests that judge it.
+type Target struct {
+	// Files are the Go files to mutate, relative to the module's root.
+	Files []string
+	// Funcs, when set, limits the mutants to the functions it matches
+	// (Mutant.Func).
+	Funcs *regexp.Regexp
+	// Tests is the package whose tests run against each mutant
+	// ("./internal/store/halt"); Run, when set, the -run pattern of the tests
+	// that judge it (a package's tests of other code need not run).
+	Tests, Run string
+	// Timeout bounds one run of the tests (go test -timeout): a mutant
+	// that makes them hang is killed when it passes.
+	Timeout time.Duration
+}
+
+// Status is how a mutant fared.
+type Status string
+
+// The statuses of a mutant.
+const (
+	// Killed: the tests failed (or timed out) on it.
+	Killed Status = "killed"
+	// Survived: the tests passed on it, and it is not listed equivalent.
+	Survived Status = "survived"
+	// Equivalent: the tests passed on it, and the list of equivalents
+	// says why nothing can tell it from the original.
+	Equivalent Status = "equivalent"
+	// NotViable: it does not compile.
+	NotViable Status = "not viable"
+)
+
+// Result is one mutant's status.
+type Result struct {
+	Mutant
+	Status Status
+}
+
+// Runner runs mutants through go test.
+type Runner struct {
+	// Dir is the module's root; Go the go command.
+	Dir, Go string
+	// Workers is how many mutants run at once.
+	Workers int
+	// Short runs the tests with -short.
+	Short bool
+	// Equivalent maps the Key of each mutant known equivalent to why.
+	Equivalent map[string]string
+	// Log receives a line per mutant as it is judged.
+	Log io.Writer
+}
+
+// Run checks that each target's tests pass unmutated, then judges every
+// mutant of every target's files, and returns the results in order.
+func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
+	type job struct {
+		m Mutant
+		t Target
+	}
+	var jobs []job
+	for _, t := range targets {
+		if out, err := r.test(ctx, t, ""); err != nil {
+			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
+		}
+		for _, f := range t.Files {
+			ms, err := Find(filepath.Join(r.Dir, f))
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range ms {
+				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
+					m.File = f
+					jobs = append(jobs, job{m, t})
+				}
+			}
+		}
+	}
+	results := make([]Result, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(r.Workers, 1) {
+		wg.Go(func() {
+			for i := range next {
+				s := r.judge(ctx, jobs[i].m, jobs[i].t)
+				results[i] = Result{Mutant: jobs[i].m, Status: s}
+				mu.Lock()
+				fmt.Fprintf(r.Log, "%-10s %s\n", s, jobs[i].m)
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	return results, ctx.Err()
+}
+
+// judge runs t's tests against m.
+func (r *Runner) judge(ctx context.Context, m Mutant, t Target) Status {
+	path := filepath.Join(r.Dir, m.File)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return NotViable
+	}
+	dir, err := os.MkdirTemp("", "mutant-")
+	if err != nil {
+		return NotViable
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	mutated := filepath.Join(dir, filepath.Base(path))
+	overlay := filepath.Join(dir, "overlay.json")
+	abs, _ := filepath.Abs(path)
+	spec, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
+	if os.WriteFile(mutated, Apply(src, m), 0o600) != nil || os.WriteFile(overlay, spec, 0o600) != nil {
+		return NotViable
+	}
+	out, err := r.test(ctx, t, overlay)
+	switch {
+	case err == nil && r.Equivalent[m.Key()] != "":
+		return Equivalent
+	case err == nil:
+		return Survived
+	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+		return NotViable
+	}
+	return Killed
+}
+
+// test runs t's tests, with the overlay file when given.
+func (r *Runner) test(ctx context.Context, t Target, overlay string) ([]byte, error) {
+	args := []string{"test", "-count=1", "-failfast", "-vet=off", "-timeout=" + t.Timeout.String()}
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	if r.Short {
+		args = append(args, "-short")
+	}
+	if t.Run != "" {
+		args = append(args, "-run="+t.Run)
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.Timeout+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.Go, append(args, t.Tests)...)
+	cmd.Dir = r.Dir
+	return cmd.CombinedOutput()
+}
+
+// Summary counts results.
+type Summary struct {
+	Killed, Survived, Equivalent, NotViable int
+}
+
+// Summarize counts rs.
+func Summarize(rs []Result) Summary {
+	var s Summary
+	for _, r := range rs {
+		switch r.Status {
+		case Killed:
+			s.Killed++
+		case Survived:
+			s.Survived++
+		case Equivalent:
+			s.Equivalent++
+		case NotViable:
+			s.NotViable++
+		}
+	}
+	return s
+}
+
+// String is the figure make mutate prints: killed of the viable
+// mutants, and how the others fared.
+func (s Summary) String() string {
+	n := s.Killed + s.Survived + s.Equivalent
+	pct := 0.0
+	if n > 0 {
+		pct = 100 * float64(s.Killed) / float64(n)
+	}
+	return fmt.Sprintf("mutation: %d/%d killed (%.1f%%); %d equivalent (listed), %d survived, %d not viable",
+		s.Killed, n, pct, s.Equivalent, s.Survived, s.NotViable)
+}
+
+// ReadEquivalents reads a list of equivalent mutants: a line per mutant,
+// its Key, a tab and why it is equivalent; blank lines and lines
+// starting with # are comments. A line without a reason is an error.
+func ReadEquivalents(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, why, ok := strings.Cut(line, "\t")
+		if !ok || strings.TrimSpace(why) == "" {
+			return nil, fmt.Errorf("equivalents: line %d: want the mutant's key, a tab and why it is equivalent", n)
+		}
+		out[strings.TrimSpace(key)] = strings.TrimSpace(why)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, errors.Join(errors.New("equivalents"), err)
+	}
+	return out, nil
+}
