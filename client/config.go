@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -30,6 +31,7 @@ import (
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Environment variables the client reads (through Env.Getenv). The AWS SDK
@@ -151,6 +153,17 @@ func (c deployerConfig) where() string {
 		where += ", account " + parts[4]
 	}
 	return where
+}
+
+// home is the deployer's own account and region, as its state machine's
+// ARN names them (blank what it does not): where a release that names
+// neither runs.
+func (c deployerConfig) home() target.Target {
+	a, err := arn.Parse(c.StateMachineARN)
+	if err != nil {
+		return target.Target{Region: c.Region}
+	}
+	return target.Target{AccountID: a.AccountID, Region: firstNonEmpty(a.Region, c.Region)}
 }
 
 // reachedAt is an SDK API option that makes every error of a call name

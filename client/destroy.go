@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ferryhq/ferry/client/submit"
@@ -85,7 +86,8 @@ func (c *destroyCommand) destroy(ctx context.Context, project, config string) er
 		if err != nil {
 			return err
 		}
-		if err := c.confirm(project, config, of, cur, targets.Targets); err != nil {
+		here := destroyHere(of, cur, d.cfg.home())
+		if err := c.confirm(ctx, project, config, here, cur, targets.Targets); err != nil {
 			return err
 		}
 	}
@@ -137,13 +139,28 @@ func destroyTarget(ctx context.Context, l *ledger.Ledger, project, config string
 	return of, &cur, nil
 }
 
-// confirm says what the destroy retires (in of's environment, and in
-// every other of targets) and asks for the config's name on the
-// terminal; anything else typed is a refusal.
-func (c *destroyCommand) confirm(project, config string, of *release.Release, cur *ledger.Current, targets []target.Target) error {
+// destroyHere is the target environment a destroy runs in: the one
+// recorded for the release deployed now (cur, as ferry status shows it),
+// else the one release of names; what either leaves blank is the
+// deployer's own (home), as a release naming no account or region runs
+// in the deployer's.
+func destroyHere(of *release.Release, cur *ledger.Current, home target.Target) target.Target {
+	here := target.Target{AccountID: of.AccountID, Region: of.Region, Qualifier: of.Qualifier}
+	if cur != nil {
+		here = target.Target{AccountID: cur.AccountID, Region: cur.Region, Qualifier: cur.Qualifier}
+	}
+	here.AccountID = firstNonEmpty(here.AccountID, home.AccountID, "(unknown)")
+	here.Region = firstNonEmpty(here.Region, home.Region, "(unknown)")
+	return here
+}
+
+// confirm says what the destroy retires (in here, and in every other of
+// targets) and asks for the config's name on the terminal; anything else
+// typed is a refusal. Ctrl-C while it asks (ctx done) ends the command,
+// interrupted, before anything is started.
+func (c *destroyCommand) confirm(ctx context.Context, project, config string, here target.Target, cur *ledger.Current, targets []target.Target) error {
 	env := c.deploy.env
-	where := fmt.Sprintf("account %s region %s", firstNonEmpty(of.AccountID, "(the deployer's)"), firstNonEmpty(of.Region, "(the deployer's)"))
-	fmt.Fprintf(env.Stderr, "ferry destroy: %s %s, in %s\n", project, config, where)
+	fmt.Fprintf(env.Stderr, "ferry destroy: %s %s, in %s\n", project, config, here.Describe())
 	if cur == nil {
 		fmt.Fprintf(env.Stderr, "  nothing is deployed; any group of the config left there is retired\n")
 	} else {
@@ -152,17 +169,17 @@ func (c *destroyCommand) confirm(project, config string, of *release.Release, cu
 			fmt.Fprintf(env.Stderr, "    %s (%s, desired %d)\n", g.Group, g.Service, g.Desired)
 		}
 	}
-	here := target.Target{AccountID: of.AccountID, Region: of.Region, Qualifier: of.Qualifier}
-	if cur != nil {
-		here = target.Target{AccountID: cur.AccountID, Region: cur.Region, Qualifier: cur.Qualifier}
-	}
 	for _, t := range targets {
-		if t != here {
+		if !sameTarget(t, here) {
 			fmt.Fprintf(env.Stderr, "  also in %s: every group of the config there is retired\n", t.Describe())
 		}
 	}
 	fmt.Fprintf(env.Stderr, "Type the config's name (%s) to destroy it: ", config)
-	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	line, err := readLine(ctx, env.Stdin)
+	if ctx.Err() != nil {
+		fmt.Fprintln(env.Stderr)
+		return exitf(exitInterrupted, "ferry destroy: interrupted: nothing was destroyed")
+	}
 	if strings.TrimSpace(line) != config {
 		if err != nil && line == "" {
 			fmt.Fprintln(env.Stderr)
@@ -170,4 +187,31 @@ func (c *destroyCommand) confirm(project, config string, of *release.Release, cu
 		return errors.New("not confirmed: nothing was started")
 	}
 	return nil
+}
+
+// sameTarget reports whether a and b are one environment, an account or
+// region a leaves blank being b's.
+func sameTarget(a, b target.Target) bool {
+	return firstNonEmpty(a.AccountID, b.AccountID) == b.AccountID && firstNonEmpty(a.Region, b.Region) == b.Region && a.Qualifier == b.Qualifier
+}
+
+// readLine reads one line from r, or returns when ctx is done (its
+// error): a read of a terminal does not end at Ctrl-C, which the process
+// catches. A read left waiting ends with the process.
+func readLine(ctx context.Context, r io.Reader) (string, error) {
+	type read struct {
+		line string
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		done <- read{line, err}
+	}()
+	select {
+	case got := <-done:
+		return got.line, got.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }

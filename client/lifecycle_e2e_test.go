@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -312,6 +313,56 @@ func atTerminal(typed string) func(*Env) {
 		env.Stdin = strings.NewReader(typed)
 		env.Terminal = func() bool { return true }
 	}
+}
+
+// ctrlCReader is a terminal at which the person presses Ctrl-C as soon as
+// ferry reads it: the read cancels the command's context, then blocks
+// until the test ends, as a terminal's read does (or a minute passes: a
+// ferry that waits for the read anyway fails the test, not hangs it).
+type ctrlCReader struct {
+	cancel context.CancelFunc
+	ended  <-chan struct{}
+}
+
+func (r ctrlCReader) Read([]byte) (int, error) {
+	r.cancel()
+	select {
+	case <-r.ended:
+	case <-time.After(time.Minute):
+	}
+	return 0, io.EOF
+}
+
+// TestDestroyConfirmation: the confirmation names the account and region
+// the destroy runs in, the deployer's when the release names neither (not
+// "(the deployer's)"), and Ctrl-C while it asks ends ferry at once,
+// interrupted, with nothing destroyed.
+func TestDestroyConfirmation(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
+	id1 := releaseIDOf(t, first.stdout)
+	groups := tr.groups(devAccount, usEast1)
+	require.Len(t, groups, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan struct{})
+	defer close(ended)
+	stopped := tr.ferryAt(ctx, func(env *Env) {
+		env.Stdin = ctrlCReader{cancel: cancel, ended: ended}
+		env.Terminal = func() bool { return true }
+	}, "destroy", "--local", "coinbase/deploy-test", "development")
+	assert.Equal(t, exitInterrupted, stopped.code, "stdout:\n%s\nstderr:\n%s", stopped.stdout, stopped.stderr)
+	assert.Contains(t, stopped.stderr, "ferry destroy: coinbase/deploy-test development, in account "+devAccount+" region "+usEast1+"\n")
+	assert.NotContains(t, stopped.stderr, "deployer's")
+	assert.Contains(t, stopped.stderr, "interrupted: nothing was destroyed")
+	assert.NotContains(t, stopped.stdout, "release", "no destroy was started")
+	assert.Equal(t, groups, tr.groups(devAccount, usEast1), "nothing was retired")
+	cur, deployed, err := ledger.New(tr.S3(), tr.Bucket()).GetCurrent(context.Background(), "coinbase/deploy-test", "development")
+	require.NoError(t, err)
+	assert.True(t, deployed)
+	assert.Equal(t, id1, cur.ReleaseID)
 }
 
 // TestDestroy: destroy retires every group of the config through the
