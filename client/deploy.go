@@ -238,13 +238,7 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 	if !c.follow.asJSON {
 		return
 	}
-	out.json(struct {
-		Event     string `json:"event"`
-		Project   string `json:"project"`
-		Config    string `json:"config"`
-		ReleaseID string `json:"release_id"`
-		Execution string `json:"execution_arn"`
-	}{"release", project, config, releaseID, arn})
+	out.event(evRelease, releaseEvent{Project: project, Config: config, ReleaseID: releaseID, Execution: arn})
 }
 
 // followToEnd follows the execution arn and returns its outcome as an
@@ -252,6 +246,7 @@ func (c *deployCommand) announce(out *display, project, config, releaseID, arn s
 // failed dirty or the client stopped following.
 func (c *deployCommand) followToEnd(ctx context.Context, d *deployer, out *display, r *release.Release, file, arn string) error {
 	out.timeout = r.TimeoutDuration()
+	out.groups = func() ([]string, []string) { return groupsOf(ctx, d, arn) }
 	u, err := followExecution(ctx, d.sfn, arn, out, c.follow.options(c.env, d))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -348,11 +343,23 @@ func (c *deployCommand) lockHeld(project, config string, h lock.Holder) error {
 	if c.waitLock.set {
 		wait = fmt.Sprintf("still held after --wait-lock=%s", c.waitLock.d)
 	}
-	return exitf(exitNotStarted, "%s: %s %s is locked by release %s (execution %s, since %s); nothing was started.\n"+
+	msg := fmt.Sprintf("%s: %s %s is locked by release %s (execution %s, since %s); nothing was started.\n"+
 		"It is deploying, or was left behind: %s; see %s. A lock left behind: %s.",
 		c.prefix(), project, config, h.ReleaseID, lastSegment(h.Execution), formatTime(h.Since), wait,
 		c.deployer.command("status", project, config), c.deployer.command("unlock", project, config, "--release", h.ReleaseID))
+	return &ExitError{Code: exitNotStarted, Err: &refusal{msg: msg,
+		err: &failure.LockExistsError{Project: project, Config: config, Holder: h.ReleaseID, Execution: h.Execution, Since: h.Since}}}
 }
+
+// refusal is a command's refusal to start, with msg for people and the
+// deployer's error err (named, so --json says which) in its chain.
+type refusal struct {
+	msg string
+	err error
+}
+
+func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Unwrap() error { return e.err }
 
 // waitLockFlag is --wait-lock[=DURATION]: unset, set alone (wait up to
 // defaultWaitLock), or set to a positive duration.

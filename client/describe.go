@@ -82,28 +82,35 @@ func writeGroups(w io.Writer, c *ledger.Current) {
 // CleanUpSuccess returned). It only informs: an output that cannot be
 // read says nothing.
 func nameGroups(ctx context.Context, d *deployer, out *display, arn string) {
-	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-	if err != nil {
-		return
+	created, retired := groupsOf(ctx, d, arn)
+	for _, g := range created {
+		out.message("created group %s", g)
 	}
-	for _, line := range groupLines(aws.ToString(desc.Output)) {
-		out.message("%s", line)
+	for _, g := range retired {
+		out.message("retired group %s", g)
 	}
 }
 
-// groupLines are the lines naming the groups a succeeded execution with
-// output created and retired.
-func groupLines(output string) []string {
+// groupsOf are the groups the succeeded execution arn created and
+// retired, from its output (the state document CleanUpSuccess returned);
+// none when it cannot be read.
+func groupsOf(ctx context.Context, d *deployer, arn string) (created, retired []string) {
+	desc, err := d.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return nil, nil
+	}
+	return groupsIn(aws.ToString(desc.Output))
+}
+
+// groupsIn are the groups a succeeded execution with output created and
+// retired.
+func groupsIn(output string) (created, retired []string) {
 	var st execution.State
 	if err := json.Unmarshal([]byte(output), &st); err != nil || st.ReleaseID == "" {
-		return nil
+		return nil, nil
 	}
-	var lines []string
 	for _, svc := range st.Services {
-		lines = append(lines, "created group "+naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID))
+		created = append(created, naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID))
 	}
-	for _, g := range st.Retired {
-		lines = append(lines, "retired group "+g)
-	}
-	return lines
+	return created, st.Retired
 }

@@ -28,21 +28,23 @@ func TestDescribeRelease(t *testing.T) {
 	assert.Equal(t, "deployer v1 (commit c, go1.26)", deployerVersion("v1 (commit c, go1.26)"))
 }
 
-func TestGroupLines(t *testing.T) {
+func TestGroupsIn(t *testing.T) {
 	tests := []struct {
-		name, output string
-		want         []string
+		name, output     string
+		created, retired []string
 	}{
-		{"not a state", `"x"`, nil},
-		{"no output", ``, nil},
+		{"not a state", `"x"`, nil, nil},
+		{"no output", ``, nil, nil},
 		{"first deploy", `{"project_name":"o/p","config_name":"dev","release_id":"r2","services":["web","worker"]}`,
-			[]string{"created group o/p/dev/web/r2", "created group o/p/dev/worker/r2"}},
+			[]string{"o/p/dev/web/r2", "o/p/dev/worker/r2"}, nil},
 		{"a swap", `{"project_name":"o/p","config_name":"dev","release_id":"r2","services":["web"],"retired":["o/p/dev/web/r1"]}`,
-			[]string{"created group o/p/dev/web/r2", "retired group o/p/dev/web/r1"}},
+			[]string{"o/p/dev/web/r2"}, []string{"o/p/dev/web/r1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, groupLines(tt.output))
+			created, retired := groupsIn(tt.output)
+			assert.Equal(t, tt.created, created)
+			assert.Equal(t, tt.retired, retired)
 		})
 	}
 }

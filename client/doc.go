@@ -34,6 +34,15 @@
 // whatever the command, and every error of an AWS call names where it
 // went (reachedAt).
 //
+// Under --json every object a command prints on stdout is one kind of
+// event (eventKinds, jsonevents.go): a deploy's events one a line, a
+// command's result indented, a failure an "error" event last. Each starts
+// with "schema_version" and "event" and is written by writeEvent from its
+// kind's Go type, from which ferry schema events makes the JSON Schema
+// (draft 2020-12, one definition per kind under $defs): keys without
+// omitempty are always present, arrays never null. The tests validate
+// every --json output against it.
+//
 // Flags are parsed wherever they are among the arguments, a value after
 // "=" or a space (an optional one, --wait-lock [DURATION], when the next
 // argument is one); the global flags (--local, --json, --region,

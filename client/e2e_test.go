@@ -170,9 +170,15 @@ type result struct {
 }
 
 // ferry runs one command against the region.
+// Under --json, every object it prints is checked against ferry schema
+// events.
 func (tr *testRegion) ferry(t *testing.T, args ...string) result {
 	t.Helper()
-	return tr.ferryCtx(context.Background(), args...)
+	r := tr.ferryCtx(context.Background(), args...)
+	if asksJSON(args) {
+		checkEvents(t, r.stdout)
+	}
+	return r
 }
 
 func (tr *testRegion) ferryCtx(ctx context.Context, args ...string) result {

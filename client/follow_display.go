@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -86,6 +85,9 @@ type display struct {
 	// as the --json outcome's exit_code; nil means ferry deploy's
 	// (exitCodeOf).
 	exitCode func(progress) int
+	// groups are the groups the followed execution created and retired,
+	// read once it succeeded for the --json outcome; nil: none said.
+	groups func() (created, retired []string)
 }
 
 // newDisplay picks the mode: JSON when asked, live on a terminal, plain
@@ -105,14 +107,6 @@ func newDisplay(env Env, asJSON bool) *display {
 		}
 	}
 	return d
-}
-
-// jsonUpdate is the --json form of an update.
-type jsonUpdate struct {
-	progress
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
-	// ExitCode is set on the outcome: the exit code the command returns.
-	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // show writes one update.
@@ -160,18 +154,23 @@ func (d *display) show(u progress) {
 	d.block = 0
 }
 
-// showJSON writes u as one JSON object; an outcome carries the exit code
-// the command returns for it.
+// showJSON writes u as one JSON event (progressEvent); an outcome carries
+// the exit code the command returns for it and, of a success, the groups
+// it created and retired.
 func (d *display) showJSON(u progress) {
-	j := jsonUpdate{progress: u, ElapsedSeconds: u.Elapsed.Seconds()}
+	var code int
+	var created, retired []string
 	if u.Event == updateOutcome {
-		code := exitCodeOf(u)
+		code = exitCodeOf(u)
 		if d.exitCode != nil {
 			code = d.exitCode(u)
 		}
-		j.ExitCode = &code
+		if u.End == execution.EndSuccess && d.groups != nil {
+			created, retired = d.groups()
+		}
 	}
-	d.json(j)
+	k, body := progressEvent(u, code, created, retired)
+	d.event(k, body)
 }
 
 // showHealth writes a health report: on a terminal the whole block,
@@ -199,10 +198,7 @@ func (d *display) message(format string, args ...any) {
 	d.wrote()
 	msg := fmt.Sprintf(format, args...)
 	if d.mode == modeJSON {
-		d.json(struct {
-			Event   string `json:"event"`
-			Message string `json:"message"`
-		}{"message", msg})
+		d.event(evMessage, messageEvent{Message: msg})
 		return
 	}
 	fmt.Fprintln(d.w, msg)
@@ -287,11 +283,7 @@ func (d *display) waiting(elapsed time.Duration, text string) {
 	}
 	d.wrote()
 	if d.mode == modeJSON {
-		d.json(struct {
-			Event          string  `json:"event"`
-			ElapsedSeconds float64 `json:"elapsed_seconds"`
-			Waiting        string  `json:"waiting"`
-		}{"waiting", elapsed.Seconds(), text})
+		d.event(evWaiting, waitingEvent{ElapsedSeconds: elapsed.Seconds(), Waiting: text})
 		return
 	}
 	fmt.Fprintln(d.w, line)
@@ -388,10 +380,9 @@ func (d *display) untick() {
 	}
 }
 
-func (d *display) json(v any) {
-	enc := json.NewEncoder(d.w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // a write error on stdout has nowhere better to go
+// event writes body as one JSON object of kind k, on one line.
+func (d *display) event(k eventKind, body any) {
+	_ = writeEvent(d.w, k, body, false) // a write error on stdout has nowhere better to go
 }
 
 // line writes text after the elapsed time; a text of several lines has

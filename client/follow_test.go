@@ -846,7 +846,7 @@ func TestLogNeverSilentFor30s(t *testing.T) {
 		}
 		assert.NotContains(t, w.buf.String(), ansiClearLn, "a log has no terminal sequences")
 		if mode == modeJSON {
-			assert.True(t, strings.Contains(w.buf.String(), `{"event":"waiting","elapsed_seconds":38,"waiting":"waiting to be healthy; timeout in 1:59:22"}`+"\n"),
+			assert.True(t, strings.Contains(w.buf.String(), `{"schema_version":1,"event":"waiting","elapsed_seconds":38,"waiting":"waiting to be healthy; timeout in 1:59:22"}`+"\n"),
 				"the object says what it waits for")
 			continue
 		}

@@ -158,6 +158,7 @@ func (c *followCommand) finished(ctx context.Context, d *deployer, deploy *deplo
 	}
 	deploy.announce(out, project, config, releaseID, arn)
 	out.message("ferry follow: %s %s release %s has ended", project, config, releaseID)
+	out.groups = func() ([]string, []string) { return groupsOf(ctx, d, arn) }
 	out.show(u)
 	return deploy.ended(ctx, d, out, r, arn, u)
 }

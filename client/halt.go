@@ -120,18 +120,32 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 	if err := halt.New(d.s3, d.cfg.Bucket).Put(ctx, project, config, m); err != nil {
 		return fmt.Errorf("writing the halt marker: %w", err)
 	}
-	out.message("ferry halt: halt marker written for %s %s (by %s: %s)", project, config, m.By, m.Reason)
+	ev := haltEvent{Project: project, Config: config, By: m.By, Reason: m.Reason}
+	if !c.follow.asJSON {
+		out.message("ferry halt: halt marker written for %s %s (by %s: %s)", project, config, m.By, m.Reason)
+	}
 
 	running, err := findRunning(ctx, d, project, config)
 	if err != nil {
 		return exitf(exitDetached, "ferry halt: the marker is written, but %w", err)
 	}
 	if len(running) == 0 {
+		if c.follow.asJSON {
+			code := exitOK
+			ev.ExitCode = &code
+			out.event(evNothingRunning, ev)
+			return nil
+		}
 		out.message("no deploy of %s %s is running. The marker stays, harmless: it never stops a deploy that starts after it.", project, config)
 		return nil
 	}
 	target := haltTarget(ctx, d, project, config, running)
-	out.message("halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
+	if c.follow.asJSON {
+		ev.ReleaseID, ev.Execution = target.Release.ReleaseID, target.ARN
+		out.event(evHalted, ev)
+	} else {
+		out.message("halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
+	}
 	if c.follow.noWait {
 		return nil
 	}

@@ -71,8 +71,9 @@ func TestHealBackoffOnSchedule(t *testing.T) {
 
 	h := tr.ferry(t, "history", "--local", "--json", "acme/shop", "staging")
 	require.Equal(t, exitOK, h.code, h.stderr)
-	var entries []historyEntry
-	require.NoError(t, json.Unmarshal([]byte(h.stdout), &entries))
+	var doc historyDoc
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &doc))
+	entries := doc.Releases
 	var starts []time.Time
 	for _, e := range entries {
 		if e.HealOf != "" {

@@ -72,6 +72,11 @@ func (c *historyCommand) Run(ctx context.Context, args []string) error {
 	return commandFailure("history", exitFailure, c.history(ctx, args[0], args[1]))
 }
 
+// historyDoc is the --json result of ferry history.
+type historyDoc struct {
+	Releases []historyEntry `json:"releases"`
+}
+
 // historyEntry is one release of ferry history: how it ended (as status
 // shows it) and what it was.
 type historyEntry struct {
@@ -105,7 +110,7 @@ func (c *historyCommand) history(ctx context.Context, project, config string) er
 		return err
 	}
 	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, entries)
+		return writeEvent(c.env.Stdout, evHistory, historyDoc{Releases: entries}, true)
 	}
 	writeHistory(c.env.Stdout, entries)
 	return nil

@@ -42,8 +42,9 @@ func TestHistoryShowRollback(t *testing.T) {
 
 	h := tr.ferry(t, "history", "--local", "--json", "coinbase/deploy-test", "development")
 	require.Equal(t, exitOK, h.code, h.stderr)
-	var entries []historyEntry
-	require.NoError(t, json.Unmarshal([]byte(h.stdout), &entries))
+	var doc historyDoc
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &doc))
+	entries := doc.Releases
 	require.Len(t, entries, 2)
 	assert.Equal(t, id2, entries[0].ReleaseID, "newest first")
 	assert.True(t, entries[0].Deployed)
@@ -627,8 +628,9 @@ func TestReconcileHealsOnSchedule(t *testing.T) {
 	assert.Len(t, groups, 2)
 	h := tr.ferry(t, "history", "--local", "--json", "acme/shop", "staging")
 	require.Equal(t, exitOK, h.code, h.stderr)
-	var entries []historyEntry
-	require.NoError(t, json.Unmarshal([]byte(h.stdout), &entries))
+	var doc historyDoc
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &doc))
+	entries := doc.Releases
 	assert.Equal(t, id1, entries[0].HealOf)
 	assert.Equal(t, "ferry-reconciler", entries[0].CreatedBy)
 

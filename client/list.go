@@ -35,6 +35,11 @@ func (c *listCommand) defineFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.asJSON, "json", false, "print the list as JSON")
 }
 
+// listDoc is the --json result of ferry list.
+type listDoc struct {
+	Configs []listEntry `json:"configs"`
+}
+
 // listEntry is one project-config of ferry list.
 type listEntry struct {
 	Project string `json:"project"`
@@ -59,7 +64,7 @@ func (c *listCommand) Run(ctx context.Context, args []string) error {
 		return commandFailure("list", exitFailure, err)
 	}
 	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, entries)
+		return writeEvent(c.env.Stdout, evList, listDoc{Configs: entries}, true)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(c.env.Stdout, "the deployer knows no project yet")

@@ -33,10 +33,11 @@ func TestList(t *testing.T) {
 	require.Equal(t, exitOK, started.code, started.stderr)
 	id2 := releaseIDOf(t, started.stdout)
 	tr.untilLocked(t, "coinbase/deploy-test", "development")
-	var entries []listEntry
+	var doc listDoc
 	js := tr.ferry(t, "list", "--local", "--json")
 	require.Equal(t, exitOK, js.code, js.stderr)
-	require.NoError(t, json.Unmarshal([]byte(js.stdout), &entries))
+	require.NoError(t, json.Unmarshal([]byte(js.stdout), &doc))
+	entries := doc.Configs
 	require.Len(t, entries, 1)
 	assert.Equal(t, listEntry{Project: "coinbase/deploy-test", Config: "development", Deployed: id, Latest: id2, End: "running", Running: true, LockedBy: id2}, entries[0])
 

@@ -288,13 +288,12 @@ func (c *localCommand) showWorld(ctx context.Context, endpoint string) error {
 	if err != nil {
 		return fmt.Errorf("%w (is ferry local running?)", err)
 	}
-	if c.asJSON {
-		_, _ = c.env.Stdout.Write(body)
-		return nil
-	}
 	var snap sim.Snapshot
 	if err := json.Unmarshal(body, &snap); err != nil {
 		return fmt.Errorf("the region's world does not decode: %w", err)
+	}
+	if c.asJSON {
+		return writeEvent(c.env.Stdout, evWorld, snap, true)
 	}
 	printWorld(c.env.Stdout, snap)
 	return nil

@@ -139,9 +139,9 @@ func TestLocalWorldView(t *testing.T) {
 
 	code, stdout, stderr = runFerry(t, "local", "world", "--json", "--endpoint", srv.URL)
 	require.Equal(t, exitOK, code, stderr)
-	want, err := json.Marshal(r.World().Snapshot())
-	require.NoError(t, err)
-	assert.JSONEq(t, string(want), stdout)
+	var want bytes.Buffer
+	require.NoError(t, writeEvent(&want, evWorld, r.World().Snapshot(), true))
+	assert.JSONEq(t, want.String(), stdout)
 }
 
 func TestLocalErrors(t *testing.T) {

@@ -38,6 +38,9 @@ func runFerry(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = run(context.Background(), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: noLocalRegion(t)}, args)
+	if asksJSON(args) {
+		checkEvents(t, out.String())
+	}
 	return code, out.String(), errOut.String()
 }
 
@@ -435,7 +438,8 @@ func TestInterruptedExits130(t *testing.T) {
 		}
 		var f jsonFailure
 		require.NoError(t, json.Unmarshal(out.Bytes(), &f), "stdout is one JSON object: %q", out.String())
-		assert.Equal(t, jsonFailure{Event: "error", Command: "deploy", ExitCode: exitInterrupted, Exit: "interrupted", Message: f.Message}, f)
+		assert.Contains(t, out.String(), `{"schema_version":1,"event":"error",`)
+		assert.Equal(t, jsonFailure{Command: "deploy", ExitCode: exitInterrupted, Exit: "interrupted", Message: f.Message}, f)
 		assert.NotEmpty(t, f.Message)
 	}
 }
@@ -491,11 +495,16 @@ func TestJSONFailures(t *testing.T) {
 			code := exitStatus(&errOut, newCLI(env).Run(t.Context(), tc.args))
 			require.Equal(t, tc.code, code, "stderr: %s", errOut.String())
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			var f jsonFailure
+			var f struct {
+				SchemaVersion int    `json:"schema_version"`
+				Event         string `json:"event"`
+				jsonFailure
+			}
 			dec := json.NewDecoder(strings.NewReader(lines[len(lines)-1]))
 			dec.DisallowUnknownFields()
 			require.NoError(t, dec.Decode(&f), "the last line of stdout is a failure object: %q", out.String())
 			assert.Equal(t, "error", f.Event)
+			assert.Equal(t, schemaVersion, f.SchemaVersion)
 			assert.Equal(t, tc.args[0], f.Command)
 			assert.Equal(t, code, f.ExitCode)
 			assert.Equal(t, exitRow(code).name, f.Exit)

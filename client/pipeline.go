@@ -229,7 +229,7 @@ type pipelineStageDoc struct {
 func (c *pipelineCommand) validate(args []string) error {
 	v, file := checkPipeline(args[0], args[1:]...)
 	if c.asJSON {
-		if err := writeIndentedJSON(c.env.Stdout, v); err != nil {
+		if err := writeEvent(c.env.Stdout, evPipelineValidate, v, true); err != nil {
 			return exitSilently(exitFailure)
 		}
 	} else {
@@ -440,7 +440,7 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		ps.Promotion = &ps.Promotions[0]
 	}
 	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, ps)
+		return writeEvent(c.env.Stdout, evPipelineStatus, ps, true)
 	}
 	writePipelineStatus(c.env.Stdout, ps)
 	return nil

@@ -100,7 +100,7 @@ func (c *planCommand) plan(ctx context.Context, file string) error {
 		return err
 	}
 	if c.asJSON {
-		if err := writeIndentedJSON(c.env.Stdout, plan); err != nil {
+		if err := writeEvent(c.env.Stdout, evPlan, stablePlan(*plan), true); err != nil {
 			return err
 		}
 	} else {
@@ -110,6 +110,13 @@ func (c *planCommand) plan(ctx context.Context, file string) error {
 		return exitSilently(exitFailure)
 	}
 	return nil
+}
+
+// stablePlan is p with every list a JSON array, empty rather than null:
+// the keys of ferry plan --json are stable.
+func stablePlan(p execution.Plan) execution.Plan {
+	p.Refusals, p.Groups, p.Retire, p.Remove, p.Changes = nonNil(p.Refusals), nonNil(p.Groups), nonNil(p.Retire), nonNil(p.Remove), nonNil(p.Changes)
+	return p
 }
 
 // askPlan starts the plan execution of p and reads it until it ends: its

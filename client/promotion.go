@@ -41,7 +41,7 @@ func (c *pipelineCommand) register(ctx context.Context, file string) error {
 			return fmt.Errorf("registering the pipeline in %s: %w", config, err)
 		}
 	}
-	c.result(pipelineEvent{Event: "registered", Project: p.ProjectName, Configs: configs},
+	c.result(evPipelineRegistered, pipelineEvent{Project: p.ProjectName, Configs: configs},
 		"ferry pipeline register: %s registered in %s", p.ProjectName, strings.Join(configs, ", "))
 	return nil
 }
@@ -51,7 +51,6 @@ func (c *pipelineCommand) register(ctx context.Context, file string) error {
 // event naming what happened; the lines a person reads go before it as
 // "message" events.
 type pipelineEvent struct {
-	Event       string   `json:"event"`
 	Project     string   `json:"project"`
 	Configs     []string `json:"configs,omitempty"`
 	PromotionID string   `json:"promotion_id,omitempty"`
@@ -65,10 +64,10 @@ type pipelineEvent struct {
 
 // result prints a pipeline command's result: the line format and args
 // make for people, or ev with it as its message under --json.
-func (c *pipelineCommand) result(ev pipelineEvent, format string, args ...any) {
+func (c *pipelineCommand) result(k eventKind, ev pipelineEvent, format string, args ...any) {
 	ev.Message = fmt.Sprintf(format, args...)
 	if c.asJSON {
-		newDisplay(c.env, true).json(ev)
+		_ = writeEvent(c.env.Stdout, k, ev, false)
 		return
 	}
 	fmt.Fprintln(c.env.Stdout, ev.Message)
@@ -152,7 +151,7 @@ func (c *pipelineCommand) start(ctx context.Context, pipelineFile, releaseFile s
 	if err != nil {
 		return err
 	}
-	c.result(pipelineEvent{Event: "started", Project: p.ProjectName, PromotionID: id, Artifact: digest, Execution: arn, Status: rec.Status},
+	c.result(evPromotionStarted, pipelineEvent{Project: p.ProjectName, PromotionID: id, Artifact: digest, Execution: arn, Status: rec.Status},
 		"promotion %s recorded: %s\nfollow it with %s", id, rec.Status, c.deployer.command("pipeline status", pipelineFile))
 	return nil
 }
@@ -296,7 +295,7 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 	if err := putObject(ctx, d, naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID), body); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
-	ev := pipelineEvent{Event: "approved", Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
+	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
 	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
 	if tok := rec.Stages[i].ApprovalToken; tok != "" {
 		if _, err := d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")}); err != nil {
@@ -305,7 +304,7 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 	} else {
 		msg += "\nthe stage does not wait for its approval yet: the deployer counts it when it checks the stage's gates"
 	}
-	c.result(ev, "%s", msg)
+	c.result(evPromotionApproved, ev, "%s", msg)
 	return nil
 }
 
@@ -322,10 +321,10 @@ func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error 
 	if err != nil {
 		return err
 	}
-	ev := pipelineEvent{Event: "halted", Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest}
+	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest}
 	if rec.Status != ledger.PromotionRunning {
 		ev.Status = rec.Status
-		c.result(ev, "ferry pipeline halt: promotion %s is %s already", rec.PromotionID, rec.Status)
+		c.result(evPromotionHalted, ev, "ferry pipeline halt: promotion %s is %s already", rec.PromotionID, rec.Status)
 		return nil
 	}
 	now, err := d.now(ctx)
@@ -363,6 +362,6 @@ func (c *pipelineCommand) haltPromotion(ctx context.Context, file string) error 
 			}
 		}
 	}
-	c.result(ev, "%s", strings.Join(lines, "\n"))
+	c.result(evPromotionHalted, ev, "%s", strings.Join(lines, "\n"))
 	return nil
 }

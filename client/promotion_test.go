@@ -207,7 +207,10 @@ func TestPipelineStartRefused(t *testing.T) {
 	assert.NotContains(t, s.stdout, "started execution")
 	j := tr.ferry(t, "pipeline", "start", "--local", "--json", deployTestPipeline, deployTestRelease)
 	assert.Equal(t, exitFailure, j.code)
-	var f jsonFailure
+	var f struct {
+		Event string `json:"event"`
+		jsonFailure
+	}
 	require.NoError(t, json.Unmarshal([]byte(j.stdout), &f), j.stdout)
 	assert.Equal(t, "error", f.Event)
 	assert.Contains(t, f.Message, "has no pipeline registered")
@@ -246,13 +249,13 @@ func TestPipelineJSON(t *testing.T) {
 	reg := tr.ferry(t, "pipeline", "register", "--local", "--json", deployTestPipeline)
 	require.Equal(t, exitOK, reg.code, reg.stderr)
 	evs := jsonLines(t, reg.stdout)
-	assert.Equal(t, "registered", evs[len(evs)-1]["event"])
+	assert.Equal(t, "pipeline_registered", evs[len(evs)-1]["event"])
 
 	st := startPipeline(t, tr, "--json")
 	require.Equal(t, exitOK, st.code, st.stderr)
 	evs = jsonLines(t, st.stdout)
 	started := evs[len(evs)-1]
-	assert.Equal(t, "started", started["event"])
+	assert.Equal(t, "promotion_started", started["event"])
 	assert.Equal(t, ledger.PromotionRunning, started["status"])
 	id, _ := started["promotion_id"].(string)
 	require.NotEmpty(t, id)
@@ -269,7 +272,7 @@ func TestPipelineJSON(t *testing.T) {
 	ap := tr.ferry(t, "pipeline", "approve", "--local", "--json", deployTestPipeline, "production")
 	require.Equal(t, exitOK, ap.code, ap.stderr)
 	evs = jsonLines(t, ap.stdout)
-	assert.Equal(t, "approved", evs[len(evs)-1]["event"])
+	assert.Equal(t, "promotion_approved", evs[len(evs)-1]["event"])
 	assert.Equal(t, "production", evs[len(evs)-1]["stage"])
 	release()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -283,7 +286,7 @@ func TestPipelineJSON(t *testing.T) {
 	h := tr.ferry(t, "pipeline", "halt", "--local", "--json", deployTestPipeline)
 	require.Equal(t, exitOK, h.code, h.stderr)
 	evs = jsonLines(t, h.stdout)
-	assert.Equal(t, "halted", evs[len(evs)-1]["event"])
+	assert.Equal(t, "promotion_halted", evs[len(evs)-1]["event"])
 	release()
 	_, err = tr.Wait(ctx, second)
 	require.NoError(t, err)

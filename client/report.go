@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/release"
@@ -18,8 +18,6 @@ import (
 // their last line; the others print nothing else). Its fields are stable:
 // a program reads exit_code and exit, and shows message.
 type jsonFailure struct {
-	// Event is "error", as the event streams name a line's kind.
-	Event   string `json:"event"`
 	Command string `json:"command"`
 	// ExitCode is the status ferry exits with; Exit its name in the
 	// exit-code table (usage, not_started, interrupted, ...).
@@ -32,6 +30,16 @@ type jsonFailure struct {
 	Message string `json:"message"`
 	// Problems are an invalid release's problems, one each.
 	Problems []release.Problem `json:"problems,omitempty"`
+	// Holder is, for a refusal because another release holds the lock
+	// (Error LockExistsError), who holds it.
+	Holder *lockHolder `json:"holder,omitempty"`
+}
+
+// lockHolder is the release holding a lock, its execution and since when.
+type lockHolder struct {
+	ReleaseID string    `json:"release_id"`
+	Execution string    `json:"execution_arn"`
+	Since     time.Time `json:"since"`
 }
 
 // reportJSONFailure writes the jsonFailure of command's err on w, unless
@@ -43,7 +51,7 @@ func reportJSONFailure(w io.Writer, command string, err error) {
 		return
 	}
 	code := exitStatus(io.Discard, err)
-	f := jsonFailure{Event: "error", Command: command, ExitCode: code, Exit: exitRow(code).name, Message: err.Error()}
+	f := jsonFailure{Command: command, ExitCode: code, Exit: exitRow(code).name, Message: err.Error()}
 	var named failure.Named
 	if errors.As(err, &named) {
 		f.Error = named.ErrorName()
@@ -54,8 +62,11 @@ func reportJSONFailure(w io.Writer, command string, err error) {
 			f.Problems = append(f.Problems, release.ParseProblem(line))
 		}
 	}
-	b, _ := json.Marshal(f) // plain strings and numbers: it cannot fail
-	_, _ = w.Write(append(b, '\n'))
+	var held *failure.LockExistsError
+	if errors.As(err, &held) {
+		f.Holder = &lockHolder{ReleaseID: held.Holder, Execution: held.Execution, Since: held.Since}
+	}
+	_ = writeEvent(w, evError, f, false) // plain strings and numbers: it cannot fail
 }
 
 // jsonAsked reports whether the command line asked for --json: the flag

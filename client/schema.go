@@ -15,23 +15,37 @@ type schemaCommand struct {
 func (c *schemaCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "schema",
-		summary: "Print the JSON Schema of a release file",
+		args:    "[release | events]",
+		summary: "Print the JSON Schema of a release file, or of --json output",
 		help: `Schema prints the JSON Schema (draft 2020-12) of a release file, for
 editors: e.g. ferry schema > release.schema.json, then point your editor's
 JSON schema setting at it. Rules across fields are checked only by
-ferry validate.`,
+ferry validate.
+
+ferry schema events prints the schema of every object ferry prints under
+--json: the events of a deploy it follows (one object a line) and each
+command's result. Each object's "event" names its kind, one definition
+each under $defs; "schema_version" is the version of the schema, which
+goes up only when a key is removed or changes meaning.`,
 	}
 }
 
 func (c *schemaCommand) defineFlags(*flag.FlagSet) {}
 
-// Run prints the schema. A schema that cannot be written fails silently:
+// Run prints the schema args name: a release file's (none, or release)
+// or --json output's (events). A schema that cannot be written fails silently:
 // stdout is where it would have been said.
 func (c *schemaCommand) Run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf(c.spec(), "takes no arguments")
+	schema := release.Schema
+	switch {
+	case len(args) > 1:
+		return usageErrorf(c.spec(), "takes one argument at most")
+	case len(args) == 1 && args[0] == "events":
+		schema = func() []byte { return eventsSchema(eventKinds) }
+	case len(args) == 1 && args[0] != "release":
+		return usageErrorf(c.spec(), "unknown schema %q: release or events", args[0])
 	}
-	if _, err := c.env.Stdout.Write(release.Schema()); err != nil {
+	if _, err := c.env.Stdout.Write(schema()); err != nil {
 		return exitSilently(exitFailure)
 	}
 	return nil

@@ -122,7 +122,7 @@ func (c *showCommand) show(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, rd)
+		return writeEvent(c.env.Stdout, evShow, *rd, true)
 	}
 	writeReleaseDetail(c.env.Stdout, rd)
 	return nil
@@ -202,14 +202,14 @@ func releaseGroups(ctx context.Context, l *ledger.Ledger, project, config, id st
 		return nil, nil, err
 	}
 	if found {
-		created = slices.Clone(dep.Groups)
+		created = nonNil(slices.Clone(dep.Groups))
 	}
 	del, found, err := l.GetDeleting(ctx, project, config, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	if found {
-		retired = del.AllGroups()
+		retired = nonNil(del.AllGroups())
 	}
 	return created, retired, nil
 }

@@ -171,7 +171,7 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 		return notFoundf("the deployer knows nothing of %s", project)
 	}
 	if c.asJSON {
-		return writeIndentedJSON(c.env.Stdout, ps)
+		return writeEvent(c.env.Stdout, evStatus, ps, true)
 	}
 	writeStatus(c.env.Stdout, ps)
 	return nil

@@ -84,10 +84,13 @@ func (c *validateCommand) writeJSON(results []validateResult, valid bool) error 
 			results[i].Release = nil
 		}
 	}
-	return writeIndentedJSON(c.env.Stdout, struct {
-		Valid bool             `json:"valid"`
-		Files []validateResult `json:"files"`
-	}{valid, results})
+	return writeEvent(c.env.Stdout, evValidate, validateDoc{valid, results}, true)
+}
+
+// validateDoc is the --json result of ferry validate.
+type validateDoc struct {
+	Valid bool             `json:"valid"`
+	Files []validateResult `json:"files"`
 }
 
 // writeText prints the problems of each invalid file, one line each, and

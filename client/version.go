@@ -34,7 +34,7 @@ func (c *versionCommand) Run(ctx context.Context, args []string) error {
 	}
 	info := buildinfo.Get()
 	if c.json {
-		return writeIndentedJSON(c.env.Stdout, info)
+		return writeEvent(c.env.Stdout, evVersion, info, true)
 	}
 	fmt.Fprintf(c.env.Stdout, "ferry %s\n", info)
 	return nil
