@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
+	"unicode/utf8"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
@@ -99,12 +97,9 @@ func newDisplay(env Env, asJSON bool) *display {
 		d.mode = modeJSON
 		return d
 	}
-	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if d.width = terminalWidth(env.Stdout); d.width > 0 {
 		d.mode = modeLive
 		d.color = env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
-			d.width = w
-		}
 	}
 	return d
 }
@@ -176,7 +171,12 @@ func (d *display) showJSON(u progress) {
 // showHealth writes a health report: on a terminal the whole block,
 // redrawn in place; in a log the services whose line changed.
 func (d *display) showHealth(u progress) {
-	lines := healthLines(u)
+	prefix := fmt.Sprintf("%6s    ", formatElapsed(u.Elapsed))
+	room := 0
+	if d.width > 0 {
+		room = max(d.width-1-len(prefix), 1)
+	}
+	lines := healthLines(u, room)
 	if d.mode == modeLive && d.block > 0 {
 		fmt.Fprintf(d.w, ansiUpClear, d.block)
 	}
@@ -184,7 +184,7 @@ func (d *display) showHealth(u progress) {
 		if d.mode == modePlain && !d.changed(u.Services[i], u.At) {
 			continue // a log gets the services that changed, not the whole block again
 		}
-		fmt.Fprintln(d.w, fitWidth(fmt.Sprintf("%6s    %s", formatElapsed(u.Elapsed), l), d.width))
+		fmt.Fprintln(d.w, fitWidth(prefix+l, d.width))
 	}
 	if d.mode == modeLive {
 		d.block = len(lines)
@@ -398,12 +398,66 @@ func (d *display) paint(colour, text string) string {
 	return colour + text + ansiReset
 }
 
-// healthLines formats a health report, one aligned line per service:
-// "web  launched 3  healthy 2  terminating 0  target 2", then how the
-// service stands against its stability window at the report's time
-// ("stable in 45s", "stable"), the instances of its new group that
+// healthLines formats a health report, one aligned line per service, in
+// the longest form whose lines are all at most room columns (0: no
+// limit): "web  launched 3  healthy 2  terminating 0  target 2", then
+// how the service stands against its stability window at the report's
+// time ("stable in 45s", "stable"), the instances of its new group that
 // terminated during the deploy, or that AWS does not show the group yet.
-func healthLines(u progress) []string {
+// Narrower, the words go before the numbers that matter: "web  healthy
+// 2/2  launched 3  term 0  stable in 45s", then "web  2/2 healthy
+// stable in 45s", then the service's name is cut.
+func healthLines(u progress, room int) []string {
+	lines := fullHealthLines(u)
+	for form := range 2 {
+		if room <= 0 || widest(lines) <= room {
+			return lines
+		}
+		lines = shortHealthLines(u, form, 0)
+	}
+	if over := widest(lines) - room; over > 0 {
+		nameW := 0
+		for _, s := range u.Services {
+			nameW = max(nameW, utf8.RuneCountInString(oneLine(s.Name)))
+		}
+		lines = shortHealthLines(u, 1, max(nameW-over, 4))
+	}
+	return lines
+}
+
+// widest is the width of the widest of lines.
+func widest(lines []string) int {
+	w := 0
+	for _, l := range lines {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+// shortHealthLines are the narrower forms of health lines: form 0
+// "web  healthy 2/2  launched 3  term 0  step 1/3  stable in 45s", form
+// 1 "web  2/2 healthy  stable in 45s"; names cut to nameMax (0: whole).
+func shortHealthLines(u progress, form, nameMax int) []string {
+	rows := make([][]string, 0, len(u.Services))
+	for _, s := range u.Services {
+		name := oneLine(s.Name)
+		if nameMax > 0 && utf8.RuneCountInString(name) > nameMax {
+			name = string([]rune(name)[:nameMax-1]) + "…"
+		}
+		cells := []string{name, fmt.Sprintf("healthy %d/%d", s.Healthy, s.Target), fmt.Sprintf("launched %d", s.Launched), fmt.Sprintf("term %d", s.Terminating)}
+		if form == 1 {
+			cells = []string{name, fmt.Sprintf("%d/%d healthy", s.Healthy, s.Target)}
+		}
+		if s.Steps > 0 {
+			cells = append(cells, fmt.Sprintf("step %d/%d", s.Step, s.Steps))
+		}
+		rows = append(rows, append(cells, windowNote(s.ServiceHealth, u.At)))
+	}
+	return alignCells(trimEmpty(rows))
+}
+
+// fullHealthLines are health lines in their longest form.
+func fullHealthLines(u progress) []string {
 	nameW, launchedW, healthyW, termW, targetW := 0, 1, 1, 1, 1
 	for _, s := range u.Services {
 		nameW = max(nameW, len(oneLine(s.Name)))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/clock"
@@ -112,7 +111,7 @@ func (c *historyCommand) history(ctx context.Context, project, config string) er
 	if c.asJSON {
 		return writeEvent(c.env.Stdout, evHistory, historyDoc{Releases: entries}, true)
 	}
-	writeHistory(c.env.Stdout, entries)
+	writeHistory(c.env.Stdout, terminalWidth(c.env.Stdout), entries)
 	return nil
 }
 
@@ -224,10 +223,15 @@ func releaseStatusOf(id string, o ledger.Outcome, found bool, running *lock.Hold
 	return rs
 }
 
-// writeHistory prints the history for people: a row per release.
-func writeHistory(w io.Writer, entries []historyEntry) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row(tw, "RELEASE", "OUTCOME", "STARTED", "TOOK", "BY", "VERSION", "DETAIL")
+// writeHistory prints the history for people: a row per release, laid
+// out for width columns: on a narrow terminal the version goes first,
+// then who asked is shortened to what follows the account in their IAM
+// ARN (user/NAME), then how long it took, who and when it
+// started go, and the detail is cut last (the release and its outcome
+// stay).
+func writeHistory(w io.Writer, width int, entries []historyEntry) {
+	t := table{header: []string{"RELEASE", "OUTCOME", "STARTED", "TOOK", "BY", "VERSION", "DETAIL"},
+		shrink: []shrinkStep{{col: "VERSION"}, {col: "BY", abbrev: lastSegment}, {col: "TOOK"}, {col: "BY"}, {col: "STARTED"}}}
 	for _, e := range entries {
 		id := e.ReleaseID
 		if e.Deployed {
@@ -260,10 +264,10 @@ func writeHistory(w io.Writer, entries []historyEntry) {
 		if len(e.Leftovers) > 0 {
 			detail = append(detail, "left behind: "+joinLines(e.Leftovers))
 		}
-		row(tw, id, firstNonEmpty(e.End, "no outcome"), started, took, firstNonEmpty(oneLine(e.CreatedBy), "-"),
+		t.add(id, firstNonEmpty(e.End, "no outcome"), started, took, firstNonEmpty(oneLine(e.CreatedBy), "-"),
 			firstNonEmpty(oneLine(e.Version), "-"), strings.Join(detail, "; "))
 	}
-	tw.Flush()
+	t.write(w, width)
 	if len(entries) > 0 {
 		fmt.Fprintln(w, "* deployed now")
 	}

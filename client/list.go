@@ -4,7 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strings"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/store/ledger"
@@ -70,16 +71,28 @@ func (c *listCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.env.Stdout, "the deployer knows no project yet")
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.env.Stdout, 0, 0, 2, ' ', 0)
-	row(tw, "PROJECT", "CONFIG", "DEPLOYED", "LATEST", "OUTCOME", "RUNNING")
+	writeList(c.env.Stdout, terminalWidth(c.env.Stdout), entries)
+	return nil
+}
+
+// writeList prints the list for people, a row per project-config, laid
+// out for width columns: on a narrow terminal the running release's id
+// goes first, then the latest release, then the release deployed (the
+// outcome stays, and whether a deploy runs).
+func writeList(w io.Writer, width int, entries []listEntry) {
+	t := table{header: []string{"PROJECT", "CONFIG", "DEPLOYED", "LATEST", "OUTCOME", "RUNNING"}, shrink: []shrinkStep{
+		{col: "RUNNING", abbrev: func(s string) string { yes, _, _ := strings.Cut(s, " "); return yes }},
+		{col: "LATEST"},
+		{col: "DEPLOYED"},
+	}}
 	for _, e := range entries {
 		running := "no"
 		if e.Running {
 			running = "yes (" + e.LockedBy + ")"
 		}
-		row(tw, e.Project, e.Config, firstNonEmpty(e.Deployed, "-"), firstNonEmpty(e.Latest, "-"), firstNonEmpty(e.End, "-"), running)
+		t.add(e.Project, e.Config, firstNonEmpty(e.Deployed, "-"), firstNonEmpty(e.Latest, "-"), firstNonEmpty(e.End, "-"), running)
 	}
-	return tw.Flush()
+	t.write(w, width)
 }
 
 // list reads what the deployer knows of every project-config.

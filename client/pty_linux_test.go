@@ -82,6 +82,11 @@ func TestLiveProgressInATerminal(t *testing.T) {
 					d.tick(at(11 + 15*i + s))
 				}
 			}
+			since := at(40)
+			d.show(progress{Event: updateHealth, State: execution.TaskCheckHealthy, At: at(55), Elapsed: 55 * time.Second, Healthy: true,
+				Services: []serviceCounts{
+					{Name: long, ServiceHealth: execution.ServiceHealth{Launched: 12, Healthy: 10, Target: 10, StableSeconds: 60, HealthySince: &since}},
+					{Name: "web", ServiceHealth: execution.ServiceHealth{Launched: 3, Healthy: 2, Target: 2, StableSeconds: 60, HealthySince: &since}}}})
 			d.show(progress{Event: updateState, State: execution.TaskCleanUpSuccess, At: at(60), Elapsed: time.Minute})
 			d.show(progress{Event: updateRetire, State: execution.TaskCleanUpSuccess, At: at(61), Elapsed: 61 * time.Second,
 				Retiring: []execution.RetiringGroup{{Name: "coinbase/deploy-test/development/" + long + "/20261125T100000Z-abcdef", Phase: execution.PhaseScalingIn, Instances: 3, HooksPending: 2}}})
@@ -95,14 +100,68 @@ func TestLiveProgressInATerminal(t *testing.T) {
 			assert.Contains(t, out, "  1:10  retiring: scaling in; bound in 1:59:50")
 			assert.Contains(t, out, "  1:00  waiting for the lock; giving up in 29:00")
 			assert.True(t, strings.HasSuffix(ansiRe.ReplaceAllString(out, ""), "\r  1:20  Success\n"), "the outcome replaces the clock line, on a line of its own: %q", out[max(0, len(out)-80):])
+			checkGolden(t, "pty-live-"+strconv.Itoa(cols), ansiRe.ReplaceAllString(out, ""))
+			healthRows := 0
 			for _, row := range regexp.MustCompile(`\n|\r\x1b\[2K|\x1b\[\d+A\x1b\[J`).Split(out, -1) {
-				if row = ansiRe.ReplaceAllString(row, ""); strings.HasPrefix(row, "  ") && strings.Contains(row, "launched") {
+				if row = ansiRe.ReplaceAllString(row, ""); strings.HasPrefix(row, "  ") && strings.Contains(row, "healthy") && !strings.Contains(row, "waiting") {
+					healthRows++
 					assert.Less(t, utf8.RuneCountInString(row), cols, "a live health line fits: %q", row)
+					assert.Regexp(t, `(healthy +\d+ .*target +(10|2)|\d+/(10|2) healthy|healthy \d+/(10|2))`, row, "a health line keeps the healthy count and the target: %q", row)
+					assert.False(t, strings.HasSuffix(row, "…"), "a health line is shortened, not cut at its end: %q", row)
+					if strings.HasPrefix(row, "  0:55") {
+						assert.Contains(t, row, "stable in 45s", "a health line keeps the countdown to stable: %q", row)
+					}
 				}
 				if strings.Contains(row, "waiting") || strings.Contains(row, "bound at") {
 					assert.Less(t, utf8.RuneCountInString(row), cols, "the clock line fits: %q", row)
 				}
 			}
+			assert.Equal(t, 4*2, healthRows, "every health line is on the screen")
 		})
+	}
+}
+
+// TestTablesInATerminal: ferry history and ferry list in a terminal of
+// 60, 80 and 200 columns lay their tables out for its width: every row
+// fits (none wraps into fragments), the columns that matter stay (the
+// release and its outcome; the project, config, outcome and whether a
+// deploy runs) and the others go, or are abbreviated, as the width
+// shrinks.
+func TestTablesInATerminal(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	first := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	require.Equal(t, exitOK, tr.ferry(t, "deploy", "--local", demoV2).code)
+	require.Equal(t, exitOK, tr.ferry(t, "rollback", "--local", "coinbase/deploy-test", "development").code)
+	running := tr.ferry(t, "deploy", "--local", "--no-wait", demoV2)
+	require.Equal(t, exitOK, running.code, running.stderr)
+	tr.untilLocked(t, "coinbase/deploy-test", "development")
+
+	for _, cols := range []int{60, 80, 200} {
+		for _, cmd := range [][]string{{"history", "--local", "coinbase/deploy-test", "development"}, {"list", "--local"}} {
+			t.Run(cmd[0]+"-"+strconv.Itoa(cols), func(t *testing.T) {
+				tty, screen := openPTY(t, cols)
+				r := tr.ferryAt(t.Context(), func(env *Env) { env.Stdout = tty }, cmd...)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				out := screen()
+				lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+				require.Greater(t, len(lines), 1, out)
+				for _, l := range lines {
+					assert.Less(t, utf8.RuneCountInString(l), cols, "a row fits: %q", l)
+				}
+				if cmd[0] == "history" {
+					assert.Regexp(t, `^RELEASE +OUTCOME`, lines[0])
+					assert.Contains(t, out, "rollback to ", "the detail stays, cut if it must")
+					assert.Contains(t, out, " running")
+				} else {
+					assert.Regexp(t, `^PROJECT +CONFIG +.*OUTCOME +RUNNING$`, lines[0])
+					assert.Regexp(t, `running +yes`, lines[1])
+				}
+				if cols == 200 {
+					assert.Contains(t, lines[0], map[string]string{"history": "VERSION", "list": "LATEST"}[cmd[0]], "a wide terminal gets every column")
+				}
+				checkGolden(t, "pty-"+cmd[0]+"-"+strconv.Itoa(cols), out)
+			})
+		}
 	}
 }

@@ -349,10 +349,7 @@ func joinLines(texts []string) string {
 }
 
 func row(w io.Writer, cells ...string) {
-	for len(cells) > 0 && cells[len(cells)-1] == "" {
-		cells = cells[:len(cells)-1]
-	}
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
+	fmt.Fprintln(w, strings.Join(trimCells(cells), "\t"))
 }
 
 // askDrift asks the deployer how what runs in project/config differs
