@@ -93,6 +93,24 @@ func (c *haltCommand) Run(ctx context.Context, args []string) error {
 // defaultHaltReason is the marker's reason when --reason is not given.
 const defaultHaltReason = "halted by ferry halt"
 
+// say writes a line for people, in text mode only: under --json, the
+// event report writes says it.
+func (c *haltCommand) say(out *display, format string, args ...any) {
+	if !c.follow.asJSON {
+		out.message(format, args...)
+	}
+}
+
+// report says what the halt does: the event k, ev, under --json, else
+// the line format and args make.
+func (c *haltCommand) report(out *display, k eventKind, ev haltEvent, format string, args ...any) {
+	if c.follow.asJSON {
+		out.event(k, ev)
+		return
+	}
+	out.message(format, args...)
+}
+
 // halt writes the marker of project/config and follows the deploy it
 // halts. An error without an exit code means the marker was not written.
 func (c *haltCommand) halt(ctx context.Context, project, config string) error {
@@ -121,31 +139,21 @@ func (c *haltCommand) halt(ctx context.Context, project, config string) error {
 		return fmt.Errorf("writing the halt marker: %w", err)
 	}
 	ev := haltEvent{Project: project, Config: config, By: m.By, Reason: m.Reason}
-	if !c.follow.asJSON {
-		out.message("ferry halt: halt marker written for %s %s (by %s: %s)", project, config, m.By, m.Reason)
-	}
+	c.say(out, "ferry halt: halt marker written for %s %s (by %s: %s)", project, config, m.By, m.Reason)
 
 	running, err := findRunning(ctx, d, project, config)
 	if err != nil {
 		return exitf(exitDetached, "ferry halt: the marker is written, but %w", err)
 	}
 	if len(running) == 0 {
-		if c.follow.asJSON {
-			code := exitOK
-			ev.ExitCode = &code
-			out.event(evNothingRunning, ev)
-			return nil
-		}
-		out.message("no deploy of %s %s is running. The marker stays, harmless: it never stops a deploy that starts after it.", project, config)
+		code := exitOK
+		ev.ExitCode = &code
+		c.report(out, evNothingRunning, ev, "no deploy of %s %s is running. The marker stays, harmless: it never stops a deploy that starts after it.", project, config)
 		return nil
 	}
 	target := haltTarget(ctx, d, project, config, running)
-	if c.follow.asJSON {
-		ev.ReleaseID, ev.Execution = target.Release.ReleaseID, target.ARN
-		out.event(evHalted, ev)
-	} else {
-		out.message("halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
-	}
+	ev.ReleaseID, ev.Execution = target.Release.ReleaseID, target.ARN
+	c.report(out, evHalted, ev, "halting release %s (execution %s)", target.Release.ReleaseID, target.Name)
 	if c.follow.noWait {
 		return nil
 	}
