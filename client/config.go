@@ -308,6 +308,11 @@ func loadAWSConfig(ctx context.Context, env Env, f *deployerFlags) (aws.Config, 
 		opts = append(opts, awsconfig.WithSharedConfigProfile(f.profile))
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	var noProfile awsconfig.SharedConfigProfileNotExistError
+	if errors.As(err, &noProfile) {
+		return aws.Config{}, fmt.Errorf("%w (profile %s: not in the shared config or credentials files); set AWS_PROFILE or --profile to one of theirs, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			errNoCredentials, noProfile.Profile)
+	}
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("AWS configuration: %w", err)
 	}

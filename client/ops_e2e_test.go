@@ -248,7 +248,9 @@ func TestHaltUnknownRefused(t *testing.T) {
 // TestNoCredentials: with no AWS credentials anywhere in the standard
 // chain, every command that reaches a deployer in AWS exits 8
 // (no_credentials), saying so and naming the region and profile it
-// looked for them for, never "no deployer found".
+// looked for them for, never "no deployer found"; a profile the shared
+// files do not have is no credentials too (an SDK configuration error
+// before).
 func TestNoCredentials(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	vars := map[string]string{
@@ -273,6 +275,7 @@ func TestNoCredentials(t *testing.T) {
 		{[]string{"follow", "20250101T000000Z-000000"}, "(region us-east-1, profile default)"},
 		{[]string{"--region", "eu-west-1", "status", "coinbase/deploy-test"}, "(region eu-west-1, profile default)"},
 		{[]string{"list", "--region", "eu-west-1"}, "(region eu-west-1, profile default)"},
+		{[]string{"list", "--profile", "nope"}, "(profile nope: not in the shared config or credentials files)"},
 	} {
 		var out, errOut bytes.Buffer
 		env := tr.env(&out, &errOut, append([]string{envLocalEndpoint, ""}, list...)...)
