@@ -61,6 +61,12 @@
 // CI systems end silent jobs. ferry follow of a deploy that has ended
 // shows its outcome and exits with its code.
 //
+// On a terminal nothing wraps: a live health line too wide says
+// healthy/target and the stability countdown before the rest, then cuts
+// the service's name; the tables of history and list (table) drop or
+// abbreviate columns in a set order for the terminal's width, then cut
+// the last.
+//
 // make demo runs demo.sh: the local region in the background and the
 // client's commands against it.
 package main

@@ -93,8 +93,8 @@ func (c *haltCommand) Run(ctx context.Context, args []string) error {
 // defaultHaltReason is the marker's reason when --reason is not given.
 const defaultHaltReason = "halted by ferry halt"
 
-// say writes a line for people, in text mode only: under --json, the
-// event report writes says it.
+// say writes a line for people in text mode only: under --json, the
+// halted or nothing_running event report writes says the same.
 func (c *haltCommand) say(out *display, format string, args ...any) {
 	if !c.follow.asJSON {
 		out.message(format, args...)
