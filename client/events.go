@@ -24,7 +24,7 @@ const eventsSchemaID = "https://github.com/ferryhq/ferry/schema/events.json"
 // eventKind is one kind of JSON object ferry prints under --json: an event
 // of a stream (one object a line) or a command's result (one indented
 // object). Every object starts with "schema_version" and "event" (the
-// kind's name); its other keys are body's, the Go type the kind is
+// kind's name); its other keys are body's, the struct type the kind is
 // written from, which its definition in the schema is made from.
 type eventKind struct {
 	name  string
@@ -32,7 +32,7 @@ type eventKind struct {
 	body  reflect.Type
 }
 
-// kindOf is the eventKind name whose body is T.
+// kindOf is the eventKind name whose body is T, a struct type.
 func kindOf[T any](name, about string) eventKind {
 	return eventKind{name: name, about: about, body: reflect.TypeFor[T]()}
 }
