@@ -85,15 +85,17 @@ func marshalNoEscape(v any) ([]byte, error) {
 // Go type, and the kind picked by "event". A key without omitempty is
 // required and never null unless its type is a pointer; an array is never
 // null; no key outside the definition is allowed. A kind added to kinds
-// (an EventBridge detail, say) is one more definition. The result is
+// (an EventBridge detail, say) is one more definition. keyDocs describes
+// an object's own keys by name. The result is
 // indented JSON ending with a newline.
-func eventsSchema(kinds []eventKind) []byte {
+func eventsSchema(kinds []eventKind, keyDocs map[string]string) []byte {
 	defs := obj{}
 	var names []string
 	var pick []any
 	for _, k := range kinds {
 		names = append(names, k.name)
 		def := typeSchema(k.body, nil)
+		describeKeys(def, keyDocs)
 		props := obj{
 			"schema_version": obj{"const": schemaVersion, "description": "The version of this schema."},
 			"event":          obj{"const": k.name},
@@ -132,6 +134,18 @@ func eventsSchema(kinds []eventKind) []byte {
 }
 
 type obj = map[string]any
+
+// describeKeys gives each property of the object schema s (its own, not
+// those of objects within it, where a key may mean something else) whose
+// key docs has the description docs says.
+func describeKeys(s obj, docs map[string]string) {
+	props, _ := s["properties"].(obj)
+	for key, p := range props {
+		if ps, ok := p.(obj); ok && docs[key] != "" {
+			ps["description"] = docs[key]
+		}
+	}
+}
 
 var (
 	timeType      = reflect.TypeFor[time.Time]()

@@ -21,7 +21,7 @@ import (
 
 // eventsSchemaOnce is ferry schema events, compiled once for the tests.
 var eventsSchemaOnce = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(eventsSchema(eventKinds)))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(eventsSchema(eventKinds, eventKeyDocs)))
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func TestEventsSchemaCatchesDrift(t *testing.T) {
 func TestSchemaEvents(t *testing.T) {
 	code, stdout, stderr := runFerry(t, "schema", "events")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, string(eventsSchema(eventKinds)), stdout)
+	assert.Equal(t, string(eventsSchema(eventKinds, eventKeyDocs)), stdout)
 	var doc struct {
 		Defs map[string]any `json:"$defs"`
 	}

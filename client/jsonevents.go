@@ -57,6 +57,33 @@ var eventKinds = []eventKind{
 	evValidate, evPlan, evStatus, evHistory, evShow, evList, evVersion, evPipelineValidate, evPipelineStatus, evWorld,
 }
 
+// eventKeyDocs say what the keys of ferry's --json objects mean, by
+// name (ferry schema events): the keys of the objects themselves, not of
+// those within them.
+var eventKeyDocs = map[string]string{
+	"id":              "The id of the execution history event the event comes from.",
+	"at":              "When it happened (the history event's time).",
+	"elapsed_seconds": "Seconds since the execution started.",
+	"state":           "The state of the state machine the execution is in.",
+	"exit_code":       "The exit code the command exits with (ferry help exit-codes).",
+	"exit":            "The exit code's name in the exit-code table.",
+	"error":           "The deployer's name of the error (BadReleaseError, LockExistsError, HaltError, ...).",
+	"cause":           "What the error says.",
+	"message":         "What ferry says, for people.",
+	"project":         "The project (ORG/NAME).",
+	"config":          "The config.",
+	"release_id":      "The release's id.",
+	"execution_arn":   "The Step Functions execution's ARN.",
+	"status":          "The execution's status as Step Functions reports it (SUCCEEDED, FAILED, ...), or a promotion's.",
+	"end":             "The end state the deploy reached: Success, FailureClean or FailureDirty; empty when none.",
+	"healthy":         "Whether every service reached its target.",
+	"services":        "Each service's counts, by name: every key present, zero or not.",
+	"holder":          "The release holding the lock, its execution and since when.",
+	"created_groups":  "The Auto Scaling groups the deploy created.",
+	"retired_groups":  "The Auto Scaling groups the deploy retired.",
+	"problems":        "An invalid release's problems: where, and what is wrong.",
+}
+
 // messageEvent is a line for people.
 type messageEvent struct {
 	Message string `json:"message"`

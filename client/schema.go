@@ -41,7 +41,7 @@ func (c *schemaCommand) Run(ctx context.Context, args []string) error {
 	case len(args) > 1:
 		return usageErrorf(c.spec(), "takes one argument at most")
 	case len(args) == 1 && args[0] == "events":
-		schema = func() []byte { return eventsSchema(eventKinds) }
+		schema = func() []byte { return eventsSchema(eventKinds, eventKeyDocs) }
 	case len(args) == 1 && args[0] != "release":
 		return usageErrorf(c.spec(), "unknown schema %q: release or events", args[0])
 	}
