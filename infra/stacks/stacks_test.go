@@ -65,17 +65,6 @@ func resourcesOfType(tmpl obj, typ string) map[string]obj {
 	return out
 }
 
-// statements returns every statement of every AWS::IAM::Policy of tmpl.
-func statements(tmpl obj) []obj {
-	var out []obj
-	for _, p := range resourcesOfType(tmpl, "AWS::IAM::Policy") {
-		for _, s := range p["Properties"].(obj)["PolicyDocument"].(obj)["Statement"].([]interface{}) {
-			out = append(out, s.(obj))
-		}
-	}
-	return out
-}
-
 func strs(v interface{}) []string {
 	switch x := v.(type) {
 	case string:
@@ -90,13 +79,6 @@ func strs(v interface{}) []string {
 		return out
 	}
 	return nil
-}
-
-func list(v interface{}) []interface{} {
-	if l, ok := v.([]interface{}); ok {
-		return l
-	}
-	return []interface{}{v}
 }
 
 func mustJSON(t *testing.T, v interface{}) string {

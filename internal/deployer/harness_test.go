@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -486,5 +485,3 @@ func (h *harness) account() sim.AccountSnapshot {
 	}
 	return sim.AccountSnapshot{}
 }
-
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

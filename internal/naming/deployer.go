@@ -54,14 +54,3 @@ func ReleaseObjectTagging() string { return ObjectTagExpire + "=" + ObjectTagExp
 func LogGroupARN(account, region, name string) string {
 	return "arn:aws:logs:" + region + ":" + account + ":log-group:" + name + ":*"
 }
-
-// AssumableRoleNamePatterns are the IAM role name patterns (with `*`
-// wildcards) of every role the deployer may assume in a target account: the
-// deploy and publish roles with and without a qualifier, derived from
-// DeployRoleName and PublishRoleName.
-func AssumableRoleNamePatterns() []string {
-	return []string{
-		DeployRoleName("*", "*", ""), DeployRoleName("*", "*", "*"),
-		PublishRoleName("*", "*", ""), PublishRoleName("*", "*", "*"),
-	}
-}

@@ -172,13 +172,3 @@ func (r *Region) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
-
-// ListenAndServe listens on addr (host:port; port 0 picks a free one) and
-// serves as Serve does.
-func (r *Region) ListenAndServe(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("region: listen on %s: %w", addr, err)
-	}
-	return r.Serve(ctx, ln)
-}

@@ -423,9 +423,6 @@ func (r *Region) World() *sim.World { return r.world }
 // own loopback listener): the deployer bucket and the asset buckets.
 func (r *Region) S3() *s3.Client { return r.s3 }
 
-// S3URL is the base URL of the region's S3 store's own listener.
-func (r *Region) S3URL() string { return r.s3srv.URL() }
-
 // Pass lets d of the region's time pass for the task that calls it (an
 // Options.Intercept modelling how long the task's calls took): other
 // executions run meanwhile. It returns ctx's error when ctx is done

@@ -555,8 +555,6 @@ type s3Error struct {
 	message string
 }
 
-func (e *s3Error) Error() string { return e.code + ": " + e.message }
-
 var (
 	errPreconditionFailed = &s3Error{http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold"}
 	errNotImplemented     = &s3Error{http.StatusNotImplemented, "NotImplemented", "A header you provided implies functionality that is not implemented"}

@@ -82,18 +82,6 @@ func (r *region) rebalance(g *group, t time.Time) {
 	})
 }
 
-// zonesOf returns the distinct zones of subnets, sorted.
-func zonesOf(subnets []*subnet) []string {
-	var out []string
-	for _, s := range subnets {
-		if !slices.Contains(out, s.az) {
-			out = append(out, s.az)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // SetLoadBalancerZones changes the zones a load balancer of an
 // account-region routes to (a classic load balancer, or a v2 one, by name),
 // as a person changing it in the console would: instances already

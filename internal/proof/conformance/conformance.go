@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -129,9 +128,6 @@ func expectEnd(x *asl.Execution, final, errName string) error {
 	}
 	return &EndError{Execution: d.Name, Path: path, Status: d.Status, ErrorName: d.Error, Cause: d.Cause, Want: want}
 }
-
-// errorsJoin joins the failed checks of a scenario.
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }
 
 // Preamble is printed before the scenarios: what runs on moto and what
 // does not.
