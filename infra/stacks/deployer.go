@@ -42,6 +42,13 @@ type Deployer struct {
 
 // NewDeployerStack defines the deployer. It returns an error, before
 // defining anything, when LambdaDir holds no bootstrap file.
+//
+// The parts, in the order they are defined (which is the template's
+// order): the deployer bucket (deployerBucket), the parameters and
+// conditions (newDeployerParams), the Lambda and its role
+// (deployerFunction), the Lambda's policy (grantDeployer), the bucket's
+// policy (guardState), the state machine (deployStateMachine), the
+// reconcile schedule (reconcileSchedule) and the outputs.
 func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProps) (*Deployer, error) {
 	if props == nil || props.LambdaDir == "" {
 		return nil, fmt.Errorf("deployer stack: LambdaDir is required")
@@ -58,11 +65,34 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		sp.AnalyticsReporting = jsii.Bool(false)
 	}
 	stack := awscdk.NewStack(scope, jsii.String(id), &sp)
-	str := jsii.String
-	days := func(d float64) awscdk.Duration { return awscdk.Duration_Days(jsii.Number(d)) }
+	bucket := deployerBucket(stack)
+	p := newDeployerParams(stack)
+	fn, role := deployerFunction(stack, props.LambdaDir, bucket, p.keepReleases)
+	grantDeployer(fn, bucket, p)
+	guardState(stack, bucket, role.RoleArn(), p.unlockers)
+	sm := deployStateMachine(stack, fn)
+	if err := reconcileSchedule(stack, sm.StateMachine, p.reconcileRate); err != nil {
+		return nil, err
+	}
 
-	bucket := awss3.NewBucket(stack, str("Bucket"), &awss3.BucketProps{
-		BucketName:        str(naming.DeployerBucketName(*awscdk.Aws_ACCOUNT_ID(), *awscdk.Aws_REGION())),
+	awscdk.NewCfnOutput(stack, jsii.String(naming.OutputStateMachineArn), &awscdk.CfnOutputProps{
+		Value:       sm.StateMachine.StateMachineArn(),
+		Description: jsii.String("The deploy state machine (ferry deploy starts executions of it)"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String(naming.OutputBucketName), &awscdk.CfnOutputProps{
+		Value:       bucket.BucketName(),
+		Description: jsii.String("The deployer bucket (releases, locks, halt markers, assets)"),
+	})
+	return &Deployer{Stack: stack, Bucket: bucket, Function: fn, StateMachine: sm}, nil
+}
+
+// deployerBucket is the deployer bucket: versioned, private, encrypted,
+// retained; release objects and old versions expire
+// (tuning.ReleaseObjectRetention, NoncurrentVersionRetention).
+func deployerBucket(stack awscdk.Stack) awss3.Bucket {
+	days := func(d float64) awscdk.Duration { return awscdk.Duration_Days(jsii.Number(d)) }
+	return awss3.NewBucket(stack, jsii.String("Bucket"), &awss3.BucketProps{
+		BucketName:        jsii.String(naming.DeployerBucketName(*awscdk.Aws_ACCOUNT_ID(), *awscdk.Aws_REGION())),
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
 		Versioned:         jsii.Bool(true),
 		EnforceSSL:        jsii.Bool(true),
@@ -71,50 +101,72 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
 		LifecycleRules: &[]*awss3.LifecycleRule{
 			{
-				Id:                          str("expire-release-objects"),
+				Id:                          jsii.String("expire-release-objects"),
 				TagFilters:                  &map[string]interface{}{naming.ObjectTagExpire: naming.ObjectTagExpireRelease},
 				Expiration:                  days(tuning.ReleaseObjectRetention.Hours() / 24),
 				NoncurrentVersionExpiration: days(tuning.NoncurrentVersionRetention.Hours() / 24),
 			},
 			{
-				Id:                                  str("expire-noncurrent-versions"),
+				Id:                                  jsii.String("expire-noncurrent-versions"),
 				NoncurrentVersionExpiration:         days(tuning.NoncurrentVersionRetention.Hours() / 24),
 				ExpiredObjectDeleteMarker:           jsii.Bool(true),
 				AbortIncompleteMultipartUploadAfter: days(1),
 			},
 		},
 	})
+}
 
-	targets := awscdk.NewCfnParameter(stack, str(ParamTargetAccounts), &awscdk.CfnParameterProps{
+// deployerParams are the DeployerStack's parameters and the condition on
+// its target accounts.
+type deployerParams struct {
+	targets, unlockers, reconcileRate, keepReleases awscdk.CfnParameter
+	hasTargets                                      awscdk.CfnCondition
+}
+
+// newDeployerParams defines the parameters of stack.
+func newDeployerParams(stack awscdk.Stack) *deployerParams {
+	str := jsii.String
+	p := &deployerParams{}
+	p.targets = awscdk.NewCfnParameter(stack, str(ParamTargetAccounts), &awscdk.CfnParameterProps{
 		Type:           str("CommaDelimitedList"),
 		Default:        str(""),
 		AllowedPattern: str("^([0-9]{12})?$"),
 		Description:    str("The accounts this deployer deploys into (12-digit account ids; empty: its own account only). It may assume ferry's deploy and publish roles there and nowhere else"),
 	})
-	unlockers := awscdk.NewCfnParameter(stack, str(ParamUnlockPrincipals), &awscdk.CfnParameterProps{
+	p.unlockers = awscdk.NewCfnParameter(stack, str(ParamUnlockPrincipals), &awscdk.CfnParameterProps{
 		Type:           str("CommaDelimitedList"),
 		Default:        str(""),
 		AllowedPattern: str(UnlockPrincipalPattern),
 		Description:    str("ARNs of the roles or users allowed to run `ferry unlock`: to delete a project-config's lock (" + naming.StatePrefix + "<project>/<config>/lock). Nobody else but the deployer may write or delete under " + naming.StatePrefix),
 	})
-	reconcileRate := awscdk.NewCfnParameter(stack, str(ParamReconcileRate), &awscdk.CfnParameterProps{
+	p.reconcileRate = awscdk.NewCfnParameter(stack, str(ParamReconcileRate), &awscdk.CfnParameterProps{
 		Type:           str("String"),
 		Default:        str(DefaultReconcileRate),
 		AllowedPattern: str(`^rate\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\)$`),
 		Description:    str("How often EventBridge Scheduler starts a reconcile pass (a rate expression): drift recorded for every project-config, fleets of releases with \"reconcile\": \"heal\" healed"),
 	})
-	keepReleases := awscdk.NewCfnParameter(stack, str(ParamAssetKeepReleases), &awscdk.CfnParameterProps{
+	p.keepReleases = awscdk.NewCfnParameter(stack, str(ParamAssetKeepReleases), &awscdk.CfnParameterProps{
 		Type:        str("Number"),
 		Default:     jsii.Number(tuning.AssetKeepReleases),
 		MinValue:    jsii.Number(1),
 		Description: str("How many of each project-config's newest releases keep their assets in the deployer bucket: a reconcile pass deletes the assets none of them (nor a running deploy) names, once a day old"),
 	})
-	hasTargets := awscdk.NewCfnCondition(stack, str(ConditionHasTargetAccounts), &awscdk.CfnConditionProps{
-		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), targets.ValueAsList()), str(""))),
+	p.hasTargets = awscdk.NewCfnCondition(stack, str(ConditionHasTargetAccounts), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), p.targets.ValueAsList()), str(""))),
 	})
+	return p
+}
 
-	// The Lambda's role has a conventional name, which the bootstrap
-	// roles of every target trust (and nothing else of this account).
+// deployerLogRetention is how long the Lambda's and the state machine's
+// logs are kept.
+const deployerLogRetention = awslogs.RetentionDays_ONE_YEAR
+
+// deployerFunction is the deployer Lambda, from the bootstrap executable in
+// lambdaDir, and its role. The role has a conventional name, which the
+// bootstrap roles of every target trust (and nothing else of this
+// account).
+func deployerFunction(stack awscdk.Stack, lambdaDir string, bucket awss3.Bucket, keepReleases awscdk.CfnParameter) (awslambda.Function, awsiam.Role) {
+	str := jsii.String
 	role := awsiam.NewRole(stack, str("FunctionRole"), &awsiam.RoleProps{
 		RoleName:    str(naming.DeployerRoleName(*awscdk.Aws_REGION())),
 		Description: str("ferry deployer: the Lambda's role, the only principal ferry's bootstrap roles trust"),
@@ -127,10 +179,8 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 			awsiam.ManagedPolicy_FromAwsManagedPolicyName(str("service-role/AWSLambdaBasicExecutionRole")),
 		},
 	})
-
-	logRetention := awslogs.RetentionDays_ONE_YEAR
 	fnLogs := awslogs.NewLogGroup(stack, str("FunctionLogs"), &awslogs.LogGroupProps{
-		Retention:     logRetention,
+		Retention:     deployerLogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	fn := awslambda.NewFunction(stack, str("Function"), &awslambda.FunctionProps{
@@ -139,7 +189,7 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:  awslambda.Architecture_ARM_64(),
 		Handler:       str("bootstrap"),
-		Code:          awslambda.Code_FromAsset(str(props.LambdaDir), nil),
+		Code:          awslambda.Code_FromAsset(str(lambdaDir), nil),
 		MemorySize:    jsii.Number(tuning.DeployerLambdaMemoryMB),
 		Timeout:       awscdk.Duration_Seconds(jsii.Number(tuning.DeployerLambdaTimeout.Seconds())),
 		LogGroup:      fnLogs,
@@ -154,14 +204,19 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 			naming.EnvAssetKeepReleases: keepReleases.ValueAsString(),
 		},
 	})
+	return fn, role
+}
 
-	// S3: the exact actions the deployer's stores call on its own bucket
-	// (GetObject also authorizes HeadObject, ListBucket ListObjectsV2;
-	// PutObjectTagging is needed for a PutObject with x-amz-tagging, the
-	// release objects' expiry tag), and an explicit deny everywhere else,
-	// so no grant added later can widen it. Publishing into target asset
-	// buckets goes through the assumed publish role, which this deny does
-	// not reach.
+// grantDeployer is the Lambda's policy.
+//
+// S3: the exact actions the deployer's stores call on its own bucket
+// (GetObject also authorizes HeadObject, ListBucket ListObjectsV2;
+// PutObjectTagging is needed for a PutObject with x-amz-tagging, the
+// release objects' expiry tag), and an explicit deny everywhere else, so
+// no grant added later can widen it. Publishing into target asset buckets
+// goes through the assumed publish role, which this deny does not reach.
+func grantDeployer(fn awslambda.Function, bucket awss3.Bucket, p *deployerParams) {
+	str := jsii.String
 	bucketResources := &[]*string{bucket.BucketArn(), bucket.ArnForObjects(str("*"))}
 	allow := func(sid string, actions []string, resources ...*string) {
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -190,7 +245,7 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	// only, with the session tags the bootstrap roles require and the
 	// source identity of who asked for the release.
 	for _, kind := range []string{"Deploy", "Publish"} {
-		allow("AssumeFerry"+kind+"Roles", []string{"sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity"}, TargetRoleARNs(targets, hasTargets, kind)...)
+		allow("AssumeFerry"+kind+"Roles", []string{"sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity"}, TargetRoleARNs(p.targets, p.hasTargets, kind)...)
 	}
 	// Step Functions: the handlers confirm that they run for an execution
 	// of this state machine. The ARN is built from naming, not from the
@@ -199,33 +254,32 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		str("arn:"+*awscdk.Aws_PARTITION()+":states:"+*awscdk.Aws_REGION()+":"+*awscdk.Aws_ACCOUNT_ID()+":execution:"+naming.StateMachineName+":*"))
 	// A reconcile pass starts heals: executions of this state machine.
 	allow("StartOwnExecutions", []string{"states:StartExecution"}, str(StateMachineARN()))
+}
 
-	// The deployer bucket: under naming.StatePrefix only the Lambda's role
-	// writes, deletes, tags or replicates (StateObjectWrites: a client that
-	// may write its project's prefix can neither forge a record nor take,
-	// move, hide or expire a lock); the operators of UnlockPrincipals may
-	// delete locks, and nothing else there.
+// guardState adds the deployer bucket's policy: under naming.StatePrefix
+// only the Lambda's role (lambdaRole) writes, deletes, tags or replicates
+// (StateObjectWrites: a client that may write its project's prefix can
+// neither forge a record nor take, move, hide or expire a lock); the
+// operators of UnlockPrincipals may delete locks, and nothing else there;
+// a release is written once.
+func guardState(stack awscdk.Stack, bucket awss3.Bucket, lambdaRole *string, unlockers awscdk.CfnParameter) {
+	str := jsii.String
+	deny := func(sid string, actions []string, resources []*string, principalNot interface{}) {
+		bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        str(sid),
+			Effect:     awsiam.Effect_DENY,
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+			Actions:    jsii.Strings(actions...),
+			Resources:  &resources,
+			Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": principalNot}},
+		}))
+	}
 	stateObjects := bucket.ArnForObjects(str(naming.StatePrefix + "*"))
-	lambdaRole := role.RoleArn()
-	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        str("OnlyTheDeployerWritesState"),
-		Effect:     awsiam.Effect_DENY,
-		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
-		Actions:    jsii.Strings(stateWriteActions(false)...),
-		Resources:  &[]*string{stateObjects},
-		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": lambdaRole}},
-	}))
+	deny("OnlyTheDeployerWritesState", stateWriteActions(false), []*string{stateObjects}, lambdaRole)
 	hasUnlockers := awscdk.NewCfnCondition(stack, str(ConditionHasUnlockPrincipals), &awscdk.CfnConditionProps{
 		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(awscdk.Fn_Join(str(""), unlockers.ValueAsList()), str(""))),
 	})
-	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        str("OnlyTheDeployerAndUnlockersDeleteState"),
-		Effect:     awsiam.Effect_DENY,
-		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
-		Actions:    jsii.Strings("s3:DeleteObject"),
-		Resources:  &[]*string{stateObjects},
-		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": arnList(lambdaRole, unlockers, hasUnlockers)}},
-	}))
+	deny("OnlyTheDeployerAndUnlockersDeleteState", []string{"s3:DeleteObject"}, []*string{stateObjects}, arnList(lambdaRole, unlockers, hasUnlockers))
 	// A release is written once (If-None-Match: *, condition key
 	// s3:if-none-match): nobody, the deployer included, replaces one.
 	// CopyObject and multipart uploads send no If-None-Match and are
@@ -244,18 +298,17 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 	for _, p := range others {
 		otherRecords = append(otherRecords, bucket.ArnForObjects(str(p)))
 	}
-	bucket.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        str("UnlockersDeleteOnlyLocks"),
-		Effect:     awsiam.Effect_DENY,
-		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
-		Actions:    jsii.Strings("s3:DeleteObject"),
-		Resources:  &otherRecords,
-		Conditions: &map[string]interface{}{"ArnNotEquals": map[string]interface{}{"aws:PrincipalArn": lambdaRole}},
-	}))
+	deny("UnlockersDeleteOnlyLocks", []string{"s3:DeleteObject"}, otherRecords, lambdaRole)
+}
 
+// deployStateMachine is the deploy state machine (package statemachine)
+// running fn, with its log group, its role's conventional name and trust,
+// and the function's resource policy letting it alone invoke fn.
+func deployStateMachine(stack awscdk.Stack, fn awslambda.Function) *statemachine.Deployer {
+	str := jsii.String
 	smLogs := awslogs.NewLogGroup(stack, str("StateMachineLogs"), &awslogs.LogGroupProps{
 		LogGroupName:  str(naming.StateMachineLogGroupName),
-		Retention:     logRetention,
+		Retention:     deployerLogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	sm := statemachine.New(stack, "Deployer", &statemachine.Props{
@@ -293,20 +346,7 @@ func NewDeployerStack(scope constructs.Construct, id string, props *DeployerProp
 		SourceArn:     sm.StateMachine.StateMachineArn(),
 		SourceAccount: awscdk.Aws_ACCOUNT_ID(),
 	})
-
-	if err := reconcileSchedule(stack, sm.StateMachine, reconcileRate); err != nil {
-		return nil, err
-	}
-
-	awscdk.NewCfnOutput(stack, str(naming.OutputStateMachineArn), &awscdk.CfnOutputProps{
-		Value:       sm.StateMachine.StateMachineArn(),
-		Description: str("The deploy state machine (ferry deploy starts executions of it)"),
-	})
-	awscdk.NewCfnOutput(stack, str(naming.OutputBucketName), &awscdk.CfnOutputProps{
-		Value:       bucket.BucketName(),
-		Description: str("The deployer bucket (releases, locks, halt markers, assets)"),
-	})
-	return &Deployer{Stack: stack, Bucket: bucket, Function: fn, StateMachine: sm}, nil
+	return sm
 }
 
 // reconcileSchedule has EventBridge Scheduler start a reconcile pass
