@@ -12,7 +12,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/*.problems from the validator's output")
+var update = flag.Bool("update", false, "rewrite testdata/invalid/*.problems from the validator's output and testdata/schema.json from Schema")
 
 // repoTestdata is the repository's testdata directory.
 const repoTestdata = "../../testdata"
