@@ -113,11 +113,19 @@ conformance: ## Run the conformance suite: the real deployer and state machine a
 	$(GO) run ./internal/proof/conformance/cmd
 
 .PHONY: lint
-lint: ## gofmt and go vet; print the share of complex and long functions (a report, not a gate)
+lint: ## gofmt, go vet, no dead code (deadcode), no function over 80 lines and at most 2% above complexity 15 (codestats)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/node_modules/*')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@$(GO) run ./internal/proof/codestats/cmd -over 15 -lines 80 -summary
+	@$(GO) run ./internal/proof/codestats/cmd -over 15 -lines 80 -percent 2 -check -summary
+	@$(MAKE) --no-print-directory deadcode
+
+# deadcode is pinned by go.mod's tool directive (go tool deadcode).
+.PHONY: deadcode
+deadcode: ## Fail on a function no main or test reaches (golang.org/x/tools/cmd/deadcode -test)
+	@out=$$($(GO) tool deadcode -test ./...) || exit 1; \
+		if [ -n "$$out" ]; then echo "$$out"; echo "deadcode: the functions above are reached by no main and no test: remove them"; exit 1; fi; \
+		echo "deadcode: ok"
 
 .PHONY: codestats
 codestats: ## List every function above complexity 15 or over 80 lines

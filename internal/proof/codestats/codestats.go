@@ -1,6 +1,7 @@
 package codestats
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -22,15 +23,7 @@ type Func struct {
 	Pos        string // file:line, relative to the module root
 	Complexity int
 	Lines      int
-	// Declarative is set for functions in Declarative files: CDK stack
-	// definitions and the JSON Schema, long by nature.
-	Declarative bool
 }
-
-// Declarative are the files whose functions declare data rather than
-// logic (CDK stacks, the release's JSON Schema): their length is reported
-// apart.
-var Declarative = []string{"infra/stacks/bootstrap.go", "infra/stacks/deployer.go", "internal/release/schema.go"}
 
 // skipDirs are directories never measured.
 var skipDirs = map[string]bool{"node_modules": true, "testdata": true, ".git": true, "bin": true, "build": true, "cdk.out": true}
@@ -69,11 +62,10 @@ func Measure(root string) ([]Func, error) {
 			}
 			start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
 			out = append(out, Func{
-				Name:        funcName(f.Name.Name, fn),
-				Pos:         fmt.Sprintf("%s:%d", rel, start.Line),
-				Complexity:  gocyclo.Complexity(fn),
-				Lines:       end.Line - start.Line + 1,
-				Declarative: slices.Contains(Declarative, rel),
+				Name:       funcName(f.Name.Name, fn),
+				Pos:        fmt.Sprintf("%s:%d", rel, start.Line),
+				Complexity: gocyclo.Complexity(fn),
+				Lines:      end.Line - start.Line + 1,
 			})
 		}
 		return nil
@@ -110,7 +102,7 @@ type Report struct {
 	MaxComplexity int
 	MaxLines      int
 	// Complex are the functions above MaxComplexity; Long those over
-	// MaxLines that are not Declarative.
+	// MaxLines.
 	Complex []Func
 	Long    []Func
 }
@@ -122,7 +114,7 @@ func Summarize(funcs []Func, maxComplexity, maxLines int) Report {
 		if f.Complexity > maxComplexity {
 			r.Complex = append(r.Complex, f)
 		}
-		if f.Lines > maxLines && !f.Declarative {
+		if f.Lines > maxLines {
 			r.Long = append(r.Long, f)
 		}
 	}
@@ -141,9 +133,23 @@ func (r Report) Percent() float64 {
 
 // WriteSummary prints the figures on one line.
 func (r Report) WriteSummary(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "codestats: %d functions; complexity > %d: %d (%.1f%%); over %d lines (not declarative): %d\n",
+	_, err := fmt.Fprintf(w, "codestats: %d functions; complexity > %d: %d (%.1f%%); over %d lines: %d\n",
 		r.Funcs, r.MaxComplexity, len(r.Complex), r.Percent(), r.MaxLines, len(r.Long))
 	return err
+}
+
+// Check returns an error when the figures break the project's rules: a
+// function over MaxLines, or more than maxPercent of the functions above
+// MaxComplexity.
+func (r Report) Check(maxPercent float64) error {
+	var errs []error
+	if len(r.Long) > 0 {
+		errs = append(errs, fmt.Errorf("codestats: %d functions over %d lines", len(r.Long), r.MaxLines))
+	}
+	if r.Percent() > maxPercent {
+		errs = append(errs, fmt.Errorf("codestats: %.1f%% of the functions above complexity %d, more than %.1f%%", r.Percent(), r.MaxComplexity, maxPercent))
+	}
+	return errors.Join(errs...)
 }
 
 // Write prints the figures, then each function above a bound.
