@@ -59,30 +59,6 @@ type Bootstrap struct {
 	AssetBucket awss3.Bucket
 }
 
-// DeployRoleReadActions are the read actions the deploy role allows on
-// every resource: exactly the Describe calls ferry makes in a target (the
-// Describe methods of the cloud interfaces, a test checks), none of which
-// has resource-level permissions (IAM service authorization reference).
-// Never ec2:Describe*, which includes DescribeInstanceAttribute and
-// DescribeLaunchTemplateVersions, the user data of every instance and
-// template.
-var DeployRoleReadActions = []string{
-	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLoadBalancerTargetGroups",
-	"autoscaling:DescribeLoadBalancers", "autoscaling:DescribeScalingActivities",
-	"autoscaling:DescribeAccountLimits",
-	// GetMetricData has no resource-level permissions (Service
-	// Authorization Reference, Amazon CloudWatch): an error rate reads
-	// the load balancers' metrics.
-	"cloudwatch:GetMetricData",
-	"ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
-	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
-	"elasticloadbalancing:DescribeInstanceHealth", "elasticloadbalancing:DescribeLoadBalancers",
-	// A release's classic load balancers must drain (ConnectionDraining).
-	"elasticloadbalancing:DescribeLoadBalancerAttributes",
-	"elasticloadbalancing:DescribeTags", "elasticloadbalancing:DescribeTargetGroups",
-	"elasticloadbalancing:DescribeTargetHealth",
-}
-
 // NewBootstrapStack defines the bootstrap of one target environment. It uses
 // the bootstrapless synthesizer: the template has no asset or bootstrap
 // version parameters and needs no CDK bootstrap to deploy.

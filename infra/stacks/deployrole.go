@@ -10,6 +10,30 @@ import (
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
+// DeployRoleReadActions are the read actions the deploy role allows on
+// every resource: exactly the Describe calls ferry makes in a target (the
+// Describe methods of the cloud interfaces, a test checks), none of which
+// has resource-level permissions (IAM service authorization reference).
+// Never ec2:Describe*, which includes DescribeInstanceAttribute and
+// DescribeLaunchTemplateVersions, the user data of every instance and
+// template.
+var DeployRoleReadActions = []string{
+	"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLoadBalancerTargetGroups",
+	"autoscaling:DescribeLoadBalancers", "autoscaling:DescribeScalingActivities",
+	"autoscaling:DescribeAccountLimits",
+	// GetMetricData has no resource-level permissions (Service
+	// Authorization Reference, Amazon CloudWatch): an error rate reads
+	// the load balancers' metrics.
+	"cloudwatch:GetMetricData",
+	"ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
+	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
+	"elasticloadbalancing:DescribeInstanceHealth", "elasticloadbalancing:DescribeLoadBalancers",
+	// A release's classic load balancers must drain (ConnectionDraining).
+	"elasticloadbalancing:DescribeLoadBalancerAttributes",
+	"elasticloadbalancing:DescribeTags", "elasticloadbalancing:DescribeTargetGroups",
+	"elasticloadbalancing:DescribeTargetHealth",
+}
+
 // sessionPrefix is "<project>/<config>/" of the session, as policy
 // variables of its tags: the prefix of its groups' and alarms' names.
 var sessionPrefix = naming.GroupPrefix(naming.PolicyVarProject, naming.PolicyVarConfig)

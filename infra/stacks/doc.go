@@ -1,14 +1,18 @@
 // Package stacks owns ferry's infrastructure as CDK stacks:
 //
-//   - the DeployerStack (NewDeployerStack): the deployer bucket, the
-//     deployer Lambda, the deploy state machine (package statemachine) and
-//     their least-privilege IAM, deployed once into the deployer account;
-//   - the BootstrapStack (NewBootstrapStack): the deploy role, the publish
-//     role and the asset bucket of one target environment, with conventional
-//     physical names from account, region and an optional qualifier
-//     (package naming). It is one self-contained template, without assets
-//     or CDK bootstrap parameters, under 50 KiB, so it can be rolled out
-//     with CloudFormation StackSets;
+//   - the DeployerStack (NewDeployerStack, deployer.go): the deployer
+//     bucket, the deployer Lambda, the deploy state machine (package
+//     statemachine) and their least-privilege IAM, deployed once into the
+//     deployer account;
+//   - the BootstrapStack (NewBootstrapStack, bootstrap.go): the deploy
+//     role, the publish role and the asset bucket of one target
+//     environment, with conventional physical names from account, region
+//     and an optional qualifier (package naming). It is one self-contained
+//     template, without assets or CDK bootstrap parameters, under 50 KiB,
+//     so it can be rolled out with CloudFormation StackSets. The deploy
+//     role's policy, the security-critical part, is deployrole.go: its
+//     grants by what they act on (reads, groups, launches, roles, alarms),
+//     then its explicit denies;
 //   - the policies neither stack can hold (policies.go): the service
 //     control policy of the deployer accounts (ServiceControlPolicy, which
 //     the README shows and NewGuardrails applies as an optional

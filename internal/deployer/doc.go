@@ -126,4 +126,9 @@
 //     CLI's default): ValidateResources names the load balancer and the
 //     command that enables it, for without it every deregistration cuts
 //     in-flight requests.
+//
+// A handler that needs an AWS call ferry does not make yet follows the
+// checklist "a new AWS call" in package cloud's documentation: the
+// interface, the simulator's operation and its authorization, the IAM
+// policy, the IAM proof and the conformance scenario.
 package deployer

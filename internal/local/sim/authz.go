@@ -78,7 +78,7 @@ func (w *World) authorize(auths ...Auth) error {
 }
 
 // deployRoleAllows is the bootstrap deploy role's policy
-// (infra/stacks/bootstrap.go) as the simulation enforces it, for a
+// (infra/stacks/deployrole.go) as the simulation enforces it, for a
 // session tagged with its release's project and config (attribute-based
 // access control: "Define permissions based on attributes with ABAC
 // authorization", IAM User Guide). The iam test of infra/ evaluates the
