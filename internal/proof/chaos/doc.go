@@ -14,8 +14,8 @@
 // (throttling, 5xx on the n-th call of an operation by ferry's roles;
 // new groups hidden from their first lookups). Options.Moves adds
 // releases that drop a load balancer. Not generated yet: scale-in
-// protection (package sim has no SetInstanceProtection), promotions,
-// region and account moves.
+// protection set by a person (package sim has SetInstanceProtection, but
+// no world event sets it), promotions, region and account moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's
