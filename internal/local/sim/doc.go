@@ -76,7 +76,9 @@
 // minute). A zone impaired by ImpairZone
 // has no capacity until a time: launches there fail (the group launches in
 // its other zones) and, once it recovers, AZRebalance evens the group out
-// (launch first, then terminate). SuspendProcesses honours Launch,
+// (launch first, then terminate, never below the desired capacity: a
+// step whose new instance is gone before it boots terminates none).
+// SuspendProcesses honours Launch,
 // Terminate, AlarmNotification, AZRebalance and ReplaceUnhealthy. A classic
 // ELB routes only to its availability_zones, a v2 load balancer only to its
 // enabled zones, and a target group only when a load balancer uses it;

@@ -316,6 +316,30 @@ func TestZoneRebalance(t *testing.T) {
 	}
 }
 
+// The user guide's "Rebalancing activities"
+// (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-availability-zone-balanced.html):
+// "When rebalancing, Amazon EC2 Auto Scaling launches new instances before
+// terminating the old ones, so that rebalancing does not compromise the
+// performance or availability of your application." A rebalance step whose
+// new instance was scaled in before it came into service terminates no old
+// one: the group keeps its desired capacity.
+func TestZoneRebalanceScaledInMidStep(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, f.world.Faults().ImpairZone(deployer, region, "us-east-1b", start.Add(3*time.Minute)))
+	f.group(t, "grp", amiOK, 2)
+	require.Equal(t, map[string]int{"us-east-1a": 2}, zones(f.describe(t, "grp")))
+	for len(f.describe(t, "grp").Instances) < 3 {
+		f.clk.Advance(time.Second) // the zone recovers: a rebalance step launches in us-east-1b
+	}
+	require.Equal(t, map[string]int{"us-east-1a": 2, "us-east-1b": 1}, zones(f.describe(t, "grp")))
+	_, err := f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("grp"), DesiredCapacity: aws.Int32(1)})
+	require.NoError(t, err)
+	f.clk.Advance(15 * time.Minute)
+	g := f.describe(t, "grp")
+	assert.Equal(t, int32(1), aws.ToInt32(g.DesiredCapacity))
+	assert.Len(t, g.Instances, 1, "the step's new instance was scaled in: the step terminates no old one")
+}
+
 func zones(g *astypes.AutoScalingGroup) map[string]int {
 	out := map[string]int{}
 	for _, i := range g.Instances {

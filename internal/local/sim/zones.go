@@ -27,7 +27,8 @@ func (g *group) zoneCounts() map[string]int {
 // recovered, say): it launches an instance in the zone with the fewest
 // (one that has capacity) before it terminates one in the zone with the
 // most, once the new instance is in service, and goes on until no two
-// zones differ by more than one. Nothing happens while AZRebalance,
+// zones differ by more than one; a step whose new instance is gone before
+// it is in service terminates none. Nothing happens while AZRebalance,
 // Launch or Terminate is suspended, or while a rebalance step is under
 // way.
 func (r *region) rebalance(g *group, t time.Time) {
@@ -65,6 +66,14 @@ func (r *region) rebalance(g *group, t time.Time) {
 	r.w.at(fresh.bootAt, func(at time.Time) {
 		g.rebalancing = false
 		if r.groups[g.name] != g || g.deleting {
+			return
+		}
+		// The step's new instance gone (scaled in, killed) before it came
+		// into service, or the group no longer above its desired capacity:
+		// the step ends with no termination (rebalancing launches before it
+		// terminates, so it never takes the group below its capacity).
+		if !fresh.terminating.IsZero() || g.live() <= int(g.desired) {
+			r.rebalance(g, at)
 			return
 		}
 		var victim *instance

@@ -28,18 +28,11 @@ const (
 	defectMove = "issue #35 move: region/account moves orphan fleets"
 )
 
-// bugIdleNoHealthy is what the harness found and could not yet pin to a
-// handler: a release with min_size 1, slow-booting instances and an idle
-// CPU (so the cpu_scale_down alarm ferry makes fires every minute) ends
-// Success, and 15 minutes later its web group, which the current record
-// names, has no healthy instance in its load balancers (predicate d).
 // bugEarlyRollbackRest: make chaos at 10,000 seeds still finds
 // CleanUpFailure, before the swap, taking a load balancer below the
 // previous release's healthy target in these interleavings, after the
 // early rollback's fix.
 const bugEarlyRollbackRest = "early rollback: CleanUpFailure before the swap still takes a load balancer below the previous release's target (seeds 3244 and 5029)"
-
-const bugIdleNoHealthy = "undiagnosed: an idle slow-boot release with min_size 1 ends Success and then has no healthy instance"
 
 // regression is a scenario that once failed: its seed, its shrunk
 // scenario (Encode), and what broke it: a known defect of issue #35

@@ -3,7 +3,10 @@ package chaos
 // regressions are every scenario that ever failed (make chaos prints
 // them shrunk), each with what broke it (see regression): the seeds
 // of the balancers defect that pass since its fix landed must pass; those
-// still failing are the bugs they uncovered under it.
+// still failing are the bugs they uncovered under it. The sim_rebalance
+// seeds were the simulator's: a zone rebalance step whose new instance was
+// scaled in before it booted still terminated an old one, leaving an idle
+// group below its desired capacity with nothing to refill it.
 var regressions = []regression{
 	{name: "seed_9_balancers_fixed", seed: 9, scenario: "LMgxCgIxEIXhu_z1FK6i4LuKWISdgQWDBhOxCHN3C7f9Jj3C0dX4vt7V0WRtH3ROo49oHd0mZaDjxXggtiiVtD8uh109Rlk3jCc6GY6WvOcvAAD__w"},
 	{name: "seed_24_balancers_fixed", seed: 24, scenario: "PMoxCsJAEIXhu_z1FDFq4buKWITMgGAwS3ZVZJm7iwj2X6dGOBoPxmvdFkeduTzQaUijtigVnTtTQ4NxQ3iUZX1jbF_8RGOm_cT-T9o0XzHu6Gg42uUlPwEAAP__"},
@@ -159,7 +162,7 @@ var regressions = []regression{
 	{name: "seed_3279_early_rollback_drift", seed: 3279, scenario: "NMpBCsMgEEDRu_z1LFKbUDJXKV1IFFoiiaihBPHuhUrW71Wy9w69m8csfPcUHFpZ4oHOQxNy8TGjz4ot6CCsKM7HsJ8I6Z_tZtOJlnT41qTPcbxqscsbYUPNhdPUcf2E0Olm2qv9AgAA__8"},
 	{name: "seed_3307_balancers_fixed", seed: 3307, scenario: "NMtJCgIxEEDRu_x1LTKAYl1FXMROQOkpdOJEyN1FpPfvNUpKEfXeHIXXuk0RbQz5gZ5MF0pNuaDnRqjowQgjSkx5Wj8I209fw5hQ64ww3xfUCnN4o154oq53-W_r_N5rGG4IC-r7pX8DAAD__w"},
 	{name: "seed_3346_balancers_fixed", seed: 3346, scenario: "NMpNCkIhFIbhvbzjM7hiBH1biQaSQtH9Q4UKOXuPoObPoJWSUYyHo_Hc6pzRcKP1sjd0HqSOwhSMByKXfd7eGBUNlvuKgrGkFwru9tOn6a97ut4wVhSN_EUX_wQAAP__"},
-	{name: "seed_3361_idle_no_healthy", seed: 3361, scenario: "FMoxjsMgEEDRu_x6trDQUsxVohTYUETBHgRYjoW4e5T-DVpKEXXOL8JlNUd0sJUT_Z9C66k09DEIHfVeeKPEVLLdCPWHV5SW7fpbzTrCFo5Qb7TXMwn760AXYQ8f1M35nN8AAAD__w", bug: bugIdleNoHealthy},
+	{name: "seed_3361_sim_rebalance", seed: 3361, scenario: "FMoxjsMgEEDRu_x6trDQUsxVohTYUETBHgRYjoW4e5T-DVpKEXXOL8JlNUd0sJUT_Z9C66k09DEIHfVeeKPEVLLdCPWHV5SW7fpbzTrCFo5Qb7TXMwn760AXYQ8f1M35nN8AAAD__w"},
 	{name: "seed_3404_balancers_fixed", seed: 3404, scenario: "NMpBCkIhEIDhu_zrWSS6mqtEi0czECQpKkTI3D0i3vr7NtPd0FwuRXi3UQ3dIczlfaLXzbHQlIQninmv7YMwfivkr7mcuo77A-GFZsHQFLf4BgAA__8"},
 	{name: "seed_3410_late_rollback_drift", seed: 3410, scenario: "NMxBqsIwFEDRvdzxGzTt_8G-rYiD2gSUBBuaqEjI3kVC54dTyd47dPozg_De9ujQypqe6H8TcvEpo-fKUtDZCgHF-bKsN4QHagWHmiadGDsfJsXtg7D_wusSPGoH4YWO7dDjaeg63GPsn5napX0DAAD__w"},
 	{name: "seed_3411_early_rollback_drift", seed: 3411, scenario: "PMxBCsIwEEDRu_z1LIytFecq4iI2A0pDW9KolJC7uwi6_-8XNrOAdr1zwmdJMaClClu2dUOvBZ_R4SxMKMGyHx8IM9oLAXVVWuLc6descdkRElq4-8nQ7iCMfvZpR3N6mfBGj_Vvh0uz0zPGdnd9vdVvAAAA__8"},
@@ -193,7 +196,7 @@ var regressions = []regression{
 	{name: "seed_4129_balancers_fixed", seed: 4129, scenario: "PM1BCsIwEEDRu_z1LGxQqXMVcRGTAaGlDUmqlJC7S0Hc_8dvFLOIngd3Ez5rniPaCGlDL10o1VJB7w1f0cGNwoQSLc3rjpCP-uknQ68nIfjF5x2teTPhjbre5WfHv60-vBCWY_Ho3wAAAP__"},
 	{name: "seed_4186_balancers_fixed", seed: 4186, scenario: "NMtBqsIwFIbRvXzjO2jpe0X_rYiD1FwQUmxJgiIhe5eCzs9pFPeI_sbTbLy2vEbUulGq7wVdGqGiaRyMhIi-r9sbI6PGgo6TPGMsITmaB-OJxt7tW8__v1rD7Y7xQJMRD3TtnwAAAP__"},
 	{name: "seed_4210_balancers_fixed", seed: 4210, scenario: "PMoxCsIwFMbxu_znNzS1OnxXEYfYBIQWG5qISHh3F0G6_zo154SmMQzGe9vXhDpzeaGzG7XlUtG1ExsK42QsiJTLun0w9p--xyWj0-Buf3c5XIvzA-OJgpFQ8Jt_AwAA__8"},
-	{name: "seed_4220_idle_no_healthy", seed: 4220, scenario: "FMoxDoIwFIDhu_zzM0HQ5V3FOBT6BkOhTVuCpOndjfvXKGYefYzjIJwxB482lnSgzy6Uaqmgr4ar6CCsKN5SiBdC_tsZpYR43uYYK8LsVkOnQVjc7vKF1nyYsH129C5s7otOvb_7LwAA__8", bug: bugIdleNoHealthy},
+	{name: "seed_4220_sim_rebalance", seed: 4220, scenario: "FMoxDoIwFIDhu_zzM0HQ5V3FOBT6BkOhTVuCpOndjfvXKGYefYzjIJwxB482lnSgzy6Uaqmgr4ar6CCsKN5SiBdC_tsZpYR43uYYK8LsVkOnQVjc7vKF1nyYsH129C5s7otOvb_7LwAA__8"},
 	{name: "seed_4230_early_rollback_drift", seed: 4230, scenario: "NMxBCsIwEEDRu_z1CO2ooHMVcZE2gUKDCUlEJOTuIuL6wevUEDx20uMkvFKJHuus-YldpyHUFnLFbh3XsPl8EXYMH5pbN4QHpkN-qqp_zTG9Eco3WzDW4up2iCllhMXtAZt1GuM-PgEAAP__"},
 	{name: "seed_4254_balancers_fixed", seed: 4254, scenario: "NMtBCsIwEIbRu3zrWVhNQf6riItqBoQWW5KgSJi7i0j373Wqe0bpOCbjvZYlox5Gbb5VdOlMDZ1HY0Zk35b1g1FQ54Z-ZfaC8UJDhP39kA57aNP9gfFEp7jGNwAA__8"},
 	{name: "seed_4283_early_rollback", seed: 4283, scenario: "PMtLCsIwEIDhu_zrWdgHPuYq4qLSASWDLUlQJMzdRSquP75GMZvRsT8OwmvJPqMthFJtLei5MVW0241CQplt9eWNkNHGFf2eZBnhifYR8gv7bgvp7o7wQA9_Ow2b3SavxCU-AQAA__8"},
@@ -255,7 +258,7 @@ var regressions = []regression{
 	{name: "seed_5270_balancers_fixed", seed: 5270, scenario: "NMvLCgIhGEDhdznrf6HWVPyvEi1sFIq5yWg3xHePgVqf81VyjAHt3NEIr2UdA1rp0wPtmpBLTBk9V3xBrXHCgBJiGpcPwrrdVz9E1DojTPcZ3QmTf6N74Yna1uTHD6c_L76_IcxbvrRvAAAA__8"},
 	{name: "seed_5274_early_rollback_drift", seed: 5274, scenario: "NM1dqoMwEMXxvZznEe6tpsJspfRhTKakGD9IYluR7L1Y8fn8Ob8NSdWBzaVtCO8pBgfeYOcFbAohZZ0T-LZBMripCT0YTrNYD8IINgQH_i90JKY5kzlMKwhx_-vAsFGSr-SRNVZeJWS_z530Cr7-EayMEldwjosShucIrgmDfH7GazdOpDUH4iVklHv5BgAA__8"},
 	{name: "seed_5355_balancers_fixed", seed: 5355, scenario: "NMxBCsIwEEDRu_z1LExtNnMVcVGcgYrFliYoMuTuIjXr__hBcTc0n3MW3uu-GBpNKNW3gl6CqaLDSXigzHdzBENTkyONw5HMt2X9IOxo8PqJTtKYuqnTbUZ4ovm_ubZvAAAA__8"},
-	{name: "seed_5364_idle_no_healthy", seed: 5364, scenario: "FMxNqoMwGIbRvTzj7w681lLerZQOogYq_kSSWCuSvRfnh3OSvO9RU99vxh7i1KOTbt1QU4yU_ZrQ88Rl9P8wRkTv1ykcGPHCLSJNYf9rQ8gYnVtcPFCOmzf2Ib_DltG1jz5izMOCKmN2X1QbH1SV8iq_AAAA__8", bug: bugIdleNoHealthy},
+	{name: "seed_5364_sim_rebalance", seed: 5364, scenario: "FMxNqoMwGIbRvTzj7w681lLerZQOogYq_kSSWCuSvRfnh3OSvO9RU99vxh7i1KOTbt1QU4yU_ZrQ88Rl9P8wRkTv1ykcGPHCLSJNYf9rQ8gYnVtcPFCOmzf2Ib_DltG1jz5izMOCKmN2X1QbH1SV8iq_AAAA__8"},
 	{name: "seed_5383_early_rollback_drift", seed: 5383, scenario: "NMtBqoMwEIDhu_zrWbzos8hcpXQxNQOCopKkFAm5exfi_vsq2T2iQz_2wndPa0RrE3LxI6PPihV0HIQFJfqx7idCQitvWxwN3Z8w2WbpREv6eGtyrfDf363YNCNsaCdENNyme4TLzLYW2qv9AgAA__8"},
 	{name: "seed_5386_balancers_fixed", seed: 5386, scenario: "NMtBCsIwEIbRu3zrWVSLWv-riIvQBARLW5JUKWHuLiju32uUlCI69cPZeC95iqgxrhu6dm6UmtaCbo1QUWc8ETGt07Jj5C8Oc8g7qnlLxgsd3e3nh8s_1DA-MGbUGxEd_O6fAAAA__8"},
 	{name: "seed_5459_balancers_fixed", seed: 5459, scenario: "NMzNqsJADIDRd_nWudCrdtG8irjoT6DSYkonZZBh3l2KuD-cQjKb0PbWdkL2fZ3QwrgdaFuFFLYl9F7oA22EBWWybfU3wn7aASWtnv8G90AY-sXQayPkZ8x-BHrGi-3UKt-ou_ym6McZ4YX-10f9BAAA__8"},
@@ -415,7 +418,7 @@ var regressions = []regression{
 	{name: "seed_9316_balancers_fixed", seed: 9316, scenario: "TMzNqsIwFEXhd1njM2jv1WrPq4iD2gRa-pOQpFQJeXcpIjjd7PVlorUGbf_rRthdmA2a6f2GtlURYrI-ordMl9DmLEwoxvrZvRDC8X6gRzrZgLCPaXBb-p2WcUX_hKV7oqdS5IPV1fWrpa4fEFb0Uu7lHQAA__8"},
 	{name: "seed_9342_balancers_fixed", seed: 9342, scenario: "NMtBCsIwEEDRu_z1bJLqInMVcVGbAaHFhiQqEubuUsT9e4NmltE0naLw3uuW0cFSnujZhdatNPQymDsaUhRWlGxl2z8I9dA39KirVYQXGtzlF2IK_9Dn5Y7wQCe_-jcAAP__"},
 	{name: "seed_9357_early_rollback_drift", seed: 9357, scenario: "NM3NCoJAFEDhdznr60LEyvsq0WLSiRF_mbliIfPuIdH6g3MOkvcd2lT1VdiXOHboQbtuaJ2FZH5N6P3AGdoIA0rnzbUBYUYvWX5W1re_ruPyQYhn6YnSRpdC4V7mYxG8Gy2cvPcWls3Qczv4iDD1M1oKk3ujVc6P_A0AAP__"},
-	{name: "seed_9364_idle_no_healthy", seed: 9364, scenario: "JMxBDoIwEEDRu_z1kEgBDXMV4wJsF0agDS2iNr27MexfXiY6Z9G-ObfC7tfJopl72NCuCDG5ENFrZkio6Y3wRPn6xSFY1HQnIaBssXJDTFU9UuTgTXs5uHVh8h-E9Z-PKHHyezV6nxDmx4LWwjy8USO8UFPKrfwCAAD__w", bug: bugIdleNoHealthy},
+	{name: "seed_9364_sim_rebalance", seed: 9364, scenario: "JMxBDoIwEEDRu_z1kEgBDXMV4wJsF0agDS2iNr27MexfXiY6Z9G-ObfC7tfJopl72NCuCDG5ENFrZkio6Y3wRPn6xSFY1HQnIaBssXJDTFU9UuTgTXs5uHVh8h-E9Z-PKHHyezV6nxDmx4LWwjy8USO8UFPKrfwCAAD__w"},
 	{name: "seed_9380_balancers_fixed", seed: 9380, scenario: "NMoxCgIxEIbRu3z1FIkW6n8VsYhmQNjFXTZBkTB3FxHr9wbNvaLT_piM17LNFY0wWve1ofOgdJSMCVF9nZc3xoYG1zI5yrtkPFGOsF8-5P_u5XbHeHz1Ep8AAAD__w"},
 	{name: "seed_9383_early_rollback_drift", seed: 9383, scenario: "NMs9CoNAEIDRu3z1FP4U0blKSDFxBwRFZV0TZNm7hyD272V294D2bdcK3zXOAc0M24H2VRH25NuOPjOW0EqYUIJv83oixD9-2-Ro3VTCYIvFE03xcOGDNqXIVR_tfZMNI8KCNkJA65t03UVGmxPlVX4BAAD__w"},
 	{name: "seed_9386_early_rollback_drift", seed: 9386, scenario: "NMzRyoJAEEDhdznXI_j7g-W8SnQxuhMLSsruVoTsu4dE1-fw7WT3gA7_5154rWkJ6M60PdChrUIuvmX0smMF7U7CjBK82BQR7mgvBPSvyncZut-yLesbIR3giDIly7GxW_HURLelxCOPNjvat8LzUOq1fgIAAP__"},
