@@ -28,12 +28,6 @@ const (
 	defectMove = "issue #35 move: region/account moves orphan fleets"
 )
 
-// bugEarlyRollbackRest: make chaos at 10,000 seeds still finds
-// CleanUpFailure, before the swap, taking a load balancer below the
-// previous release's healthy target in these interleavings, after the
-// early rollback's fix.
-const bugEarlyRollbackRest = "early rollback: CleanUpFailure before the swap still takes a load balancer below the previous release's target (seeds 3244 and 5029)"
-
 // regression is a scenario that once failed: its seed, its shrunk
 // scenario (Encode), and what broke it: a known defect of issue #35
 // (skipped until its branch lands), a ferry bug found here (bug: the

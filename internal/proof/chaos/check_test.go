@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
@@ -173,4 +174,19 @@ func TestEndPredicatesCanFail(t *testing.T) {
 	assert.Empty(t, CheckClaims(at, snapshot(serving), rec, []string{"r0", "r1"}, rel, nil), "r1 ended FailureDirty past its point of no return")
 	assert.Empty(t, CheckClaims(at, snapshot(sim.GroupSnapshot{Name: serving.Name, Tags: serving.Tags}), rec, []string{"r1"}, rel,
 		map[string]bool{serving.Name: true}), "a group the world detached is the world's doing")
+}
+
+// TestBalancersOfAGroupTheWorldDetached: a group the world detached from
+// a load balancer its service names still serves there for what the
+// world's capacity choice lowers (a rollback attaches it back at that
+// capacity); one its release does not name is left as attached.
+func TestBalancersOfAGroupTheWorldDetached(t *testing.T) {
+	rel := &release.Release{Services: map[string]*release.Service{
+		"web": {ELBs: []string{"web-elb"}, TargetGroups: []string{"web-tg"}},
+	}}
+	detached := sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, TargetGroups: []string{"web-tg"}}
+	assert.ElementsMatch(t, []string{"web-elb", "web-tg"}, balancersOf(detached, rel))
+	other := sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, LoadBalancers: []string{"misc"}}
+	assert.ElementsMatch(t, []string{"misc", "web-elb", "web-tg"}, balancersOf(other, rel))
+	assert.Equal(t, []string{"misc"}, balancersOf(other, nil), "a release the harness did not submit: as attached")
 }

@@ -596,12 +596,47 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 		return false, nil
 	}
 	if s.Kind == KindCapacity {
-		p.chk.Lower(g.Tags[naming.TagReleaseID], append(slices.Clone(g.LoadBalancers), g.TargetGroups...), s.D)
+		p.chk.Lower(g.Tags[naming.TagReleaseID], balancersOf(g, p.releaseOf(g.Tags[naming.TagReleaseID])), s.D)
 	}
 	if m.Group != "" {
 		p.markMeddled(m.Group)
 	}
 	return true, nil
+}
+
+// releaseOf is the release the harness submitted with id (nil: none).
+func (p *player) releaseOf(id string) *release.Release {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.succeeded {
+		if r.ReleaseID == id {
+			return r
+		}
+	}
+	for _, r := range p.subs {
+		if r.ReleaseID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// balancersOf are the load balancers and target groups group g serves
+// in: those it is attached to, and those its service names in rel, the
+// release it was made for (the world may have detached it from one, which
+// a rollback attaches it back to, at the capacity the world left it).
+func balancersOf(g sim.GroupSnapshot, rel *release.Release) []string {
+	out := append(slices.Clone(g.LoadBalancers), g.TargetGroups...)
+	if rel == nil || rel.Services[g.Tags[naming.TagServiceName]] == nil {
+		return out
+	}
+	svc := rel.Services[g.Tags[naming.TagServiceName]]
+	for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
+		if !slices.Contains(out, lb) {
+			out = append(out, lb)
+		}
+	}
+	return out
 }
 
 func (p *player) markMeddled(group string) {
