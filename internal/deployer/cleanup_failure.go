@@ -132,9 +132,10 @@ func (d *Deployer) madeInAWS(ctx context.Context, st *execution.State) ([]string
 // and removes nothing. The first step records when the retirement began
 // (intent.RetiringSince, in the deploying record); past
 // tuning.RetireTimeout from then it fails with a *failure.CleanUpError
-// naming each group still standing and why (fleet.Standing): a group
-// that serves, drains or runs a hook is never deleted, whatever the time.
-// It returns the names it removed.
+// naming each group still standing and why (fleet.Standing), and every
+// group, launch template and alarm of the release, none removed
+// (nothingRemoved): a group that serves, drains or runs a hook is never
+// deleted, whatever the time. It returns the names it removed.
 func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req execution.Request, intent *ledger.Intent) (removed []string, draining *execution.Retire, err error) {
 	if _, err := d.loadRelease(ctx, st); err != nil {
 		return nil, nil, err
@@ -167,18 +168,12 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	}
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
 	ret, err := retirer.Step(ctx, names)
-	var ce *failure.CleanUpError
-	if errors.As(err, &ce) {
-		// Nothing is removed yet: everything the removal would remove
-		// may be left.
-		return nil, nil, &failure.CleanUpError{Leftovers: append(fleet.Leftovers(names...), ce.Leftovers...), Err: ce.Err}
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nothingRemoved(names, err)
 	}
 	if !ret.Ready {
 		draining, err := notReady(ret, d.now().Sub(since), int(tuning.RetireCheckInterval/time.Second))
-		return nil, draining, err
+		return nil, draining, nothingRemoved(names, err)
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st), Created: created, Owns: owns,
@@ -238,6 +233,19 @@ func notReady(ret fleet.Retirement, elapsed time.Duration, wait int) (*execution
 	}
 	return nil, &failure.CleanUpError{Leftovers: left,
 		Err: fmt.Errorf("retiring: groups %s; none was deleted with instances in service, in Standby, in a load balancer or running a termination hook", why)}
+}
+
+// nothingRemoved is how removeRelease fails before its removal ran: a
+// *failure.CleanUpError names every group, launch template and alarm of
+// names (nothing is removed yet: all of it may be left) as well as what
+// err names; any other error (nil too) is returned as it is.
+func nothingRemoved(names []string, err error) error {
+	var ce *failure.CleanUpError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	return &failure.CleanUpError{Leftovers: append(fleet.Leftovers(names...), ce.Leftovers...), Err: ce.Err}
 }
 
 // leftServing is how a rollback that cannot finish fails: nothing of the

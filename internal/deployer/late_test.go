@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
@@ -253,4 +254,36 @@ func TestSwapRemovesScaleInProtection(t *testing.T) {
 	assert.Equal(t, 1, h.world.Calls()["SetInstanceProtection"]-1, "one call of the swap's, besides the test's")
 	h.deletedEmpty()
 	assert.Zero(t, h.world.CutConnections())
+}
+
+// TestCleanUpFailureLeavesStandbyGroupNamed: someone put an instance of
+// the release's new group in Standby before its rollback: the group never
+// empties, so CleanUpFailure ends FailureDirty having removed nothing, and
+// its outcome names everything the removal would have removed (the group,
+// its launch template, its alarms) as well as what keeps the group
+// standing: no resource of the release is left that no record names.
+func TestCleanUpFailureLeavesStandbyGroupNamed(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	for h.groups()[name].Instances[0].Lifecycle != "InService" {
+		h.clk.Advance(time.Second)
+	}
+	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).EnterStandby(t.Context(), &autoscaling.EnterStandbyInput{
+		AutoScalingGroupName: aws.String(name), InstanceIds: []string{h.groups()[name].Instances[0].ID}, ShouldDecrementDesiredCapacity: aws.Bool(false),
+	})
+	require.NoError(t, err)
+	x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: `{"errorMessage":"timed out","errorType":"TimeoutError"}`}
+	err = x.step(execution.TaskCleanUpFailure)
+	var ce *failure.CleanUpError
+	require.ErrorAs(t, err, &ce)
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndFailureDirty, o.End)
+	assert.Subset(t, o.Leftovers, fleet.Leftovers(name))
+	assert.Contains(t, strings.Join(o.Leftovers, "\n"), "1 in Standby")
+	assert.Empty(t, h.groups()[name].Status, "not deleted")
 }
