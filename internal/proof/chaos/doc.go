@@ -9,13 +9,13 @@
 // capacities, instances that crash before or after passing their checks
 // or boot slowly), world events (an instance killed, a group's capacity
 // set, a group detached from a load balancer, processes suspended, a zone
-// impaired, launches failing), operator actions (halt, a second release,
+// impaired, launches failing, an instance protected from scale-in or put
+// in Standby), operator actions (halt, a second release,
 // rollback, destroy, unlock, a reconcile pass, a heal) and call faults
 // (throttling, 5xx on the n-th call of an operation by ferry's roles;
 // new groups hidden from their first lookups). Options.Moves adds
-// releases that drop a load balancer. Not generated yet: scale-in
-// protection set by a person (package sim has SetInstanceProtection, but
-// no world event sets it), promotions, region and account moves.
+// releases that drop a load balancer. Not generated yet: promotions,
+// region and account moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's

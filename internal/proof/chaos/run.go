@@ -561,18 +561,13 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 	var m region.Meddling
 	switch s.Kind {
 	case KindKill:
-		var live []string
-		for _, gr := range groups {
-			for _, i := range gr.Instances {
-				if !strings.HasPrefix(i.Lifecycle, "Terminating") {
-					live = append(live, i.ID)
-				}
-			}
-		}
+		live := instancesOf(groups, func(i sim.InstanceSnapshot) bool { return !strings.HasPrefix(i.Lifecycle, "Terminating") })
 		if len(live) == 0 {
 			return false, nil
 		}
-		m = region.Meddling{Action: region.MeddleKillInstance, Instance: live[s.N%len(live)]}
+		m = region.Meddling{Action: region.MeddleKillInstance, Instance: live[s.N%len(live)].ID}
+	case KindProtect, KindStandby:
+		return p.instanceEvent(ctx, s, groups)
 	case KindCapacity:
 		d := int32(s.D)
 		m = region.Meddling{Action: region.MeddleSetCapacity, Group: g.Name, Min: min(g.Min, d), Desired: d, Max: max(g.Max, d)}
@@ -600,6 +595,63 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 	}
 	if m.Group != "" {
 		p.markMeddled(m.Group)
+	}
+	return true, nil
+}
+
+// instancesOf are the instances of groups that keep, with their groups'
+// names, in the groups' order.
+func instancesOf(groups []sim.GroupSnapshot, keep func(sim.InstanceSnapshot) bool) []groupInstance {
+	var out []groupInstance
+	for _, g := range groups {
+		for _, i := range g.Instances {
+			if keep(i) {
+				out = append(out, groupInstance{group: g, ID: i.ID})
+			}
+		}
+	}
+	return out
+}
+
+type groupInstance struct {
+	group sim.GroupSnapshot
+	ID    string
+}
+
+// instanceEvent protects an instance from scale-in, or moves an
+// in-service one to Standby, as the group's owner would (SetInstanceProtection,
+// EnterStandby); done is false when there is none, or AWS refused.
+func (p *player) instanceEvent(ctx context.Context, s Step, groups []sim.GroupSnapshot) (done bool, err error) {
+	api := p.reg.World().Clients(account, awsRegion).AutoScaling
+	var call error
+	if s.Kind == KindProtect {
+		live := instancesOf(groups, func(i sim.InstanceSnapshot) bool { return !strings.HasPrefix(i.Lifecycle, "Terminating") })
+		if len(live) == 0 {
+			return false, nil
+		}
+		gi := live[s.N%len(live)]
+		_, call = api.SetInstanceProtection(ctx, &autoscaling.SetInstanceProtectionInput{AutoScalingGroupName: aws.String(gi.group.Name), InstanceIds: []string{gi.ID}, ProtectedFromScaleIn: aws.Bool(true)})
+		if call == nil {
+			p.markMeddled(gi.group.Name)
+		}
+		return call == nil, nil
+	}
+	standby, ok := api.(interface {
+		EnterStandby(context.Context, *autoscaling.EnterStandbyInput, ...func(*autoscaling.Options)) (*autoscaling.EnterStandbyOutput, error)
+	})
+	inService := instancesOf(groups, func(i sim.InstanceSnapshot) bool { return i.Lifecycle == "InService" })
+	if !ok || len(inService) == 0 {
+		return false, nil
+	}
+	gi := inService[s.N%len(inService)]
+	_, call = standby.EnterStandby(ctx, &autoscaling.EnterStandbyInput{AutoScalingGroupName: aws.String(gi.group.Name), InstanceIds: []string{gi.ID}, ShouldDecrementDesiredCapacity: aws.Bool(s.D == 1)})
+	if call != nil {
+		return false, nil
+	}
+	p.markMeddled(gi.group.Name)
+	if s.D == 1 {
+		lbs := balancersOf(gi.group, p.releaseOf(gi.group.Tags[naming.TagReleaseID]))
+		p.chk.Lower(gi.group.Tags[naming.TagReleaseID], lbs, int(gi.group.Desired)-1)
 	}
 	return true, nil
 }

@@ -30,6 +30,8 @@ const (
 	KindSuspend  = "suspend"  // suspend process P of the N-th group
 	KindZone     = "zone"     // impair zone P for D seconds: launches there fail
 	KindFail     = "fail"     // the next D launches fail
+	KindProtect  = "protect"  // protect the N-th instance of ferry's groups from scale-in
+	KindStandby  = "standby"  // move the N-th in-service instance of ferry's groups to Standby (D 1: decrementing the desired capacity)
 
 	// Call faults, on ferry's calls only.
 	KindFault = "fault" // the N-th call of operation P by ferry's roles fails with E
@@ -163,8 +165,12 @@ func step(rng *rand.Rand, at int, opts Options) Step {
 		s.Kind, s.P, s.D = KindZone, []string{"us-east-1a", "us-east-1b"}[rng.IntN(2)], 30+rng.IntN(300)
 	case x < 84:
 		s.Kind, s.D = KindFail, 1+rng.IntN(4)
-	case x < 96:
+	case x < 94:
 		s.Kind, s.P, s.N, s.E = KindFault, mutatingOps[rng.IntN(len(mutatingOps))], 1+rng.IntN(4), []string{FaultThrottle, FaultInternal}[rng.IntN(2)]
+	case x < 96:
+		s.Kind, s.N = KindProtect, rng.IntN(16)
+	case x < 98:
+		s.Kind, s.N, s.D = KindStandby, rng.IntN(16), rng.IntN(2)
 	default:
 		s.Kind, s.D = KindHide, 1+rng.IntN(3)
 	}
@@ -233,4 +239,4 @@ func Decode(s string) (Scenario, error) {
 
 // kinds are every step kind.
 var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
-	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindFault, KindHide}
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindFault, KindHide}
