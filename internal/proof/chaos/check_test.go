@@ -190,3 +190,16 @@ func TestBalancersOfAGroupTheWorldDetached(t *testing.T) {
 	assert.ElementsMatch(t, []string{"misc", "web-elb", "web-tg"}, balancersOf(other, rel))
 	assert.Equal(t, []string{"misc"}, balancersOf(other, nil), "a release the harness did not submit: as attached")
 }
+
+// TestMayServe: the current record may name the release the model says
+// serves (none once a destroy succeeded) or one that ended FailureDirty,
+// past its point of no return perhaps; a destroy that did clears the
+// record, so it may name none.
+func TestMayServe(t *testing.T) {
+	subs := map[string]*release.Release{
+		"x1": {ReleaseID: "r1"}, "x2": {ReleaseID: "r2"}, "x3": {ReleaseID: "r3", Destroy: true},
+	}
+	assert.Equal(t, []string{"r1"}, mayServe("r1", subs, map[string]string{"x2": "FailureClean", "x3": "FailureClean"}))
+	assert.Equal(t, []string{"r1", "r2", ""}, mayServe("r1", subs, map[string]string{"x2": "FailureDirty", "x3": "FailureDirty"}))
+	assert.Equal(t, []string{""}, mayServe("r3", subs, map[string]string{"x3": "Success"}))
+}

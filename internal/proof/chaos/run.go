@@ -726,26 +726,42 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 	}
 	snap := p.reg.World().Snapshot()
 	res.Violations = append(res.Violations, CheckNamed(now, snap, rec)...)
-	serving := []string{p.chk.Serving()}
 	p.mu.Lock()
+	serving := mayServe(p.chk.Serving(), p.subs, res.Ends)
 	byID := map[string]*release.Release{}
-	for name, r := range p.subs {
+	for _, r := range p.subs {
 		byID[r.ReleaseID] = r
-		if res.Ends[name] == execution.EndFailureDirty {
-			serving = append(serving, r.ReleaseID)
-		}
 	}
 	meddled := maps.Clone(p.meddled)
 	p.mu.Unlock()
-	if r := byID[serving[0]]; r != nil && r.Destroy {
-		serving[0] = ""
-	}
 	var rel *release.Release
 	if rec.Current != nil {
 		rel = byID[rec.Current.ReleaseID]
 	}
 	res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	return res, nil
+}
+
+// mayServe are the releases the current record may name at the end
+// (CheckClaims' serving): first the one the model says serves (id; ""
+// once a destroy succeeded), then each release whose execution ended
+// FailureDirty (ends, by execution name; subs the releases submitted, by
+// execution name), which may have passed its point of no return: a
+// destroy's is none ("": it clears the current record at its swap).
+func mayServe(id string, subs map[string]*release.Release, ends map[string]string) []string {
+	out := []string{id}
+	for _, name := range slices.Sorted(maps.Keys(subs)) {
+		r := subs[name]
+		switch {
+		case r.ReleaseID == id && r.Destroy:
+			out[0] = ""
+		case ends[name] == execution.EndFailureDirty && r.Destroy:
+			out = append(out, "")
+		case ends[name] == execution.EndFailureDirty:
+			out = append(out, r.ReleaseID)
+		}
+	}
+	return out
 }
 
 // trace is each state the execution arn entered, and when.
