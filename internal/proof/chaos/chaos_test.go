@@ -144,3 +144,14 @@ func TestShrinkFindsTheMinimalScenario(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, min, got)
 }
+
+// TestOperationEndsAreChecked: (c) and (d) are checked at the end of
+// each operation the scenario makes when nothing else runs (each of two
+// releases apart, and the reconcile pass), not only once the run is over.
+func TestOperationEndsAreChecked(t *testing.T) {
+	sc := Scenario{Seed: 1, Steps: []Step{{At: 0, Kind: KindDeploy, R: &Variant{}}, {At: 900, Kind: KindDeploy, R: &Variant{Version: 1}}, {At: 1800, Kind: KindReconcile}}}
+	res, err := Run(context.Background(), "../..", sc)
+	require.NoError(t, err)
+	assertPasses(t, res)
+	assert.Equal(t, 3, res.EndChecks)
+}

@@ -174,6 +174,13 @@ func (c *Checker) violate(pred string, at time.Time, format string, args ...any)
 	c.violations = append(c.violations, Violation{Pred: pred, At: at, What: fmt.Sprintf(format, args...)})
 }
 
+// Add records violations found outside Observe (the end checks).
+func (c *Checker) Add(vs ...Violation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.violations = append(c.violations, vs...)
+}
+
 // Violations are the predicates broken so far, in the order they broke.
 func (c *Checker) Violations() []Violation {
 	c.mu.Lock()

@@ -34,12 +34,14 @@
 //     draining load balancer at once, deletes a group while an instance
 //     of it is healthy or draining in a load balancer, or ends an
 //     instance's pending termination hook;
-//   - named (c): at the end, every ferry-tagged group, launch template
-//     and alarm of the project-config is named by a record (current,
-//     standby, deleting, an outcome's leftovers) — this one reads the
-//     records, as it checks them;
-//   - claims (d): at the end, the current record names the release the
-//     executions' ends say serves, and each of its groups exists and
+//   - named (c): at the end of each operation (an execution ending with
+//     no other running) and of the run, every ferry-tagged group (not
+//     being deleted), launch template and alarm of the project-config is
+//     named by a record (current, standby, deleting, an outcome's
+//     leftovers) — this one reads the records, as it checks them;
+//   - claims (d): at the same moments, the current record names the
+//     release the executions' ends say serves, and each of its groups
+//     exists; at the end of the run, once the world has settled, each
 //     (unless the world meddled with it) serves in every load balancer
 //     its release names;
 //   - ends (e): every execution reaches an end state.

@@ -90,7 +90,8 @@ func (r Records) names(kind, name string) bool {
 
 // CheckNamed is (c): every group, launch template and alarm of the world
 // tagged as ferry's for the records' project-config is named by a
-// record.
+// record; a group AWS is deleting (its deletion accepted, gone within
+// seconds) needs none.
 func CheckNamed(at time.Time, snap sim.Snapshot, rec Records) []Violation {
 	var out []Violation
 	miss := func(kind, name string) {
@@ -98,7 +99,7 @@ func CheckNamed(at time.Time, snap sim.Snapshot, rec Records) []Violation {
 	}
 	for _, a := range snap.Accounts {
 		for _, g := range a.Groups {
-			if ours(g.Tags, rec.Project, rec.Config) && !rec.names("auto scaling group", g.Name) {
+			if ours(g.Tags, rec.Project, rec.Config) && g.Status == "" && !rec.names("auto scaling group", g.Name) {
 				miss("auto scaling group", g.Name)
 			}
 		}

@@ -60,6 +60,9 @@ type Result struct {
 	// changes of the world the checker judged.
 	WorldEvents int
 	Changes     int
+	// EndChecks is how many operations' ends (c) and (d) were checked at,
+	// besides the end of the run.
+	EndChecks int
 	// Ends are how the executions ended, by name: Success, FailureClean,
 	// FailureDirty, the reconcile's status, or a refusal to start.
 	Ends       map[string]string
@@ -107,6 +110,10 @@ type player struct {
 	meddled   map[string]bool
 	events    int
 	seq       int
+	// ends is how each execution that ended did, by name (endOf);
+	// endChecks how many ends checkEnd checked.
+	ends      map[string]string
+	endChecks int
 	// faults are the armed call faults.
 	faults []*armed
 }
@@ -125,7 +132,7 @@ type armed struct {
 func Run(ctx context.Context, root string, sc Scenario) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
-	p := &player{root: root, sc: sc, subs: map[string]*release.Release{}, meddled: map[string]bool{}}
+	p := &player{root: root, sc: sc, subs: map[string]*release.Release{}, meddled: map[string]bool{}, ends: map[string]string{}}
 	if err := p.open(ctx); err != nil {
 		return nil, err
 	}
@@ -222,10 +229,42 @@ func (p *player) observe(arn string, ev asl.Event) {
 	if rel != nil && ev.ExecutionSucceeded != nil {
 		p.succeeded = append(p.succeeded, rel)
 	}
+	p.ends[name] = endOf(p.reg, arn)
 	p.mu.Unlock()
 	if p.chk != nil {
 		p.chk.Ended(name, ev.ExecutionSucceeded != nil)
+		// The last execution running (this one's status is no longer
+		// Running while its end's events are observed).
+		if len(p.reg.Executions(asl.StatusRunning)) == 0 {
+			p.checkEnd(context.Background(), ev.Timestamp)
+		}
 	}
+}
+
+// checkEnd checks (c), and (d) as far as the records go (the current
+// record names a release that may serve, and its groups stand), at the
+// end of an operation, at, when no other execution of the scenario runs:
+// the records then name everything ferry made. Whether each group serves
+// is judged at the end only, once the world has settled. It runs on the
+// ending execution's goroutine, time standing still.
+func (p *player) checkEnd(ctx context.Context, at time.Time) {
+	p.mu.Lock()
+	var ids []string
+	for _, r := range p.subs {
+		ids = append(ids, r.ReleaseID)
+	}
+	serving := mayServe(p.chk.Serving(), p.subs, p.ends)
+	p.endChecks++
+	p.mu.Unlock()
+	slices.Sort(ids)
+	rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, config, ids)
+	if err != nil {
+		p.chk.Add(Violation{Pred: PredClaims, At: at, What: "the records could not be read: " + err.Error()})
+		return
+	}
+	snap := p.reg.World().Snapshot()
+	p.chk.Add(CheckNamed(at, snap, rec)...)
+	p.chk.Add(CheckClaims(at, snap, rec, serving, nil, nil)...)
 }
 
 // play runs the steps at their moments, holding virtual time between
@@ -704,6 +743,7 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 	now := p.clk.Now()
 	p.mu.Lock()
 	arns, events := slices.Clone(p.arns), p.events
+	res.EndChecks = p.endChecks
 	var ids []string
 	for _, r := range p.subs {
 		ids = append(ids, r.ReleaseID)
