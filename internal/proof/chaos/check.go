@@ -49,9 +49,14 @@ func (v Violation) Cut() bool { return v.Pred == PredServing || v.Pred == PredDr
 
 // Served is what a release needs of the load balancers and target groups
 // it names while it serves: the sum of the healthy targets of its
-// services naming each, by name; Retired for those of the services it
+// services naming each, by Where; Retired for those of the services it
 // removes. A destroy needs nothing.
 type Served map[string]int
+
+// Where is the key of a Served: the load balancer or target group name
+// in region (the same name may be used in two regions a config moves
+// between).
+func Where(region, name string) string { return region + "/" + name }
 
 // Retired marks, in a Served, a load balancer or target group the release
 // takes out of service (it removes every service naming it).
@@ -220,7 +225,7 @@ func (c *Checker) Observe(ch sim.Change) {
 func (c *Checker) checkServing(ch sim.Change, what string) {
 	before := balancers(ch.Before)
 	for _, b := range ch.After.Balancers {
-		need, named := c.need(b.Name)
+		need, named := c.need(Where(b.Region, b.Name))
 		if !named {
 			continue
 		}

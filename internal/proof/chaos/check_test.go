@@ -81,7 +81,7 @@ func TestObserveEachPredicateCanFail(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewChecker("r1", Served{"web": 2, "misc": 1})
+			c := NewChecker("r1", Served{"r/web": 2, "r/misc": 1})
 			c.Observe(sim.Change{At: at, Call: tc.call, Before: tc.before, After: tc.after})
 			v := c.Violations()
 			if tc.want == "" {
@@ -184,11 +184,11 @@ func TestBalancersOfAGroupTheWorldDetached(t *testing.T) {
 	rel := &release.Release{Services: map[string]*release.Service{
 		"web": {ELBs: []string{"web-elb"}, TargetGroups: []string{"web-tg"}},
 	}}
-	detached := sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, TargetGroups: []string{"web-tg"}}
-	assert.ElementsMatch(t, []string{"web-elb", "web-tg"}, balancersOf(detached, rel))
-	other := sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, LoadBalancers: []string{"misc"}}
-	assert.ElementsMatch(t, []string{"misc", "web-elb", "web-tg"}, balancersOf(other, rel))
-	assert.Equal(t, []string{"misc"}, balancersOf(other, nil), "a release the harness did not submit: as attached")
+	detached := placed{"r", sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, TargetGroups: []string{"web-tg"}}}
+	assert.ElementsMatch(t, []string{"r/web-elb", "r/web-tg"}, balancersOf(detached, rel))
+	other := placed{"r", sim.GroupSnapshot{Tags: map[string]string{naming.TagServiceName: "web"}, LoadBalancers: []string{"misc"}}}
+	assert.ElementsMatch(t, []string{"r/misc", "r/web-elb", "r/web-tg"}, balancersOf(other, rel))
+	assert.Equal(t, []string{"r/misc"}, balancersOf(other, nil), "a release the harness did not submit: as attached")
 }
 
 // TestMayServe: the current record may name the release the model says

@@ -14,8 +14,12 @@
 // rollback, destroy, unlock, a reconcile pass, a heal) and call faults
 // (throttling, 5xx on the n-th call of an operation by ferry's roles;
 // new groups hidden from their first lookups). Options.Moves adds
-// releases that drop a load balancer. Not generated yet: promotions,
-// region and account moves.
+// releases that drop a load balancer and releases that move the config
+// between us-east-1 and us-west-2 (a copy of it, in the same account),
+// with move_from naming where it is; a rollback across a move says it
+// too. The checker keys load balancers by region (Where): a move retires
+// the old region's on purpose. Not generated yet: promotions, account
+// moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's

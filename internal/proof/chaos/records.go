@@ -19,7 +19,8 @@ type Records struct {
 	// Current is the current record (nil: none).
 	Current *ledger.Current
 	// Named maps each group a record names to the record: "current",
-	// "standby <release>", "deleting <release>".
+	// "standby <release>", "deleting <release>" (in the release's
+	// environment or, a move's, another).
 	Named map[string]string
 	// Leftovers are the outcomes' leftovers ("auto scaling group X",
 	// "launch template X", "alarms X/*").
@@ -58,6 +59,11 @@ func ReadRecords(ctx context.Context, l *ledger.Ledger, project, config string, 
 		for _, g := range del.Groups {
 			if found {
 				rec.Named[g] = "deleting " + id
+			}
+		}
+		for _, e := range del.Elsewhere {
+			for _, g := range e.Groups {
+				rec.Named[g] = "deleting " + id + " in " + e.Target.Describe()
 			}
 		}
 		o, found, err := l.GetOutcome(ctx, project, config, id)

@@ -18,7 +18,10 @@ package chaos
 // group only in prose, and neither its launch templates nor its alarms;
 // seed 1635's destroy, stopped past its swap by a Standby instance, had
 // cleared the current record as it should, which the checker read as a
-// claim broken.
+// claim broken. The moves entries (make chaos -moves: releases that move
+// the config between us-east-1 and a copy of it, us-west-2) were the
+// checker's: a move's deleting record names the groups it retires in the
+// old region apart (Elsewhere), which (c) did not read.
 var regressions = []regression{
 	{name: "seed_9_balancers_fixed", seed: 9, scenario: "LMgxCgIxEIXhu_z1FK6i4LuKWISdgQWDBhOxCHN3C7f9Jj3C0dX4vt7V0WRtH3ROo49oHd0mZaDjxXggtiiVtD8uh109Rlk3jCc6GY6WvOcvAAD__w"},
 	{name: "seed_24_balancers_fixed", seed: 24, scenario: "PMoxCsJAEIXhu_z1FDFq4buKWITMgGAwS3ZVZJm7iwj2X6dGOBoPxmvdFkeduTzQaUijtigVnTtTQ4NxQ3iUZX1jbF_8RGOm_cT-T9o0XzHu6Gg42uUlPwEAAP__"},
@@ -469,4 +472,6 @@ var regressions = []regression{
 	{name: "seed_5029_harness", seed: 5029, scenario: "NM5NasQwDMXxu7y1BmbcZmB0ldKFaqs45MvYStMQfPfihqy0-PFH70BRDeDu7l6EbcljAB_waQV3lVBMUwF_HBADPzvCAEZQEx9BmMHPSic-3t2pXpL43nYQAvhxubu_rjqNS9PcXn21IkuJN_k2zbeoMlps7GWWvIMtr0rYeovLauC2ctAMwtTP4DfCJL__9wfsav2sfwEAAP__"},
 	{name: "seed_173_standby_leftovers", seed: 173, scenario: "JM1BqsQgEADRu9S6_0ISCPRVPrMw2BAYMUElwyB990GyLh41aGYJDdsifM6aEzpcaN2uhv4PYkfXILxRkl35_CJUdLCjFLut_h0Wcz9muNHgLg8L2_q41mNJ--wFXYQ59Jf_AgAA__8"},
 	{name: "seed_1635_harness", seed: 1635, scenario: "JMk7CsMwDAbgu_yzhtp9ga5SOjhIU4IdLEEwRnfP4PmbMFUBp8_zTbhaPwQ8g2Cup4F_E8XB6ZUIOxjmpco2QKjgb9Di_MiLRc17G4h_3AEAAP__"},
+	{name: "seed_165_moves_harness", seed: 165, scenario: "NMtBCsIwEEDRu_z1LIwShbmKuAjNgGBtQpIqJeTugqW7v_ivU80i6q5e-KYyR7Qz5RX1Q6jNckXvndBQd7oJL5RoeU4bQvnfYQllQ1tZTXinj-09huzu4vzhWpieCAt6Ho_xCwAA__8"},
+	{name: "seed_575_moves_harness", seed: 575, scenario: "bI7LCoNADEX_5a6z8IGW5ldKFyMJVHyMzERtkfn3oraLQpeBc3Luhqgq4OpSEVYfegFvkODaEVxkiRBNpwi-bXAGzrOS0IEhOvX-BULYheHACYN7gkvCcl5-UbCFWVOij1_Xpx_NjdLsD8bDEHD-hYpr8S_SuE7BdUZYW3v42cD75E4DjmJOkOCns_hbv6d3AAAA__8"},
 }

@@ -27,15 +27,19 @@ import (
 	"github.com/ferryhq/ferry/internal/store/halt"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/store/lock"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // The account, region and project-config of the reference.
 const (
 	account   = "111111111111"
 	awsRegion = "us-east-1"
-	project   = "acme/shop"
-	config    = "production"
-	by        = "chaos"
+	// westRegion is where a move takes the config (Variant.Move): a copy
+	// of awsRegion in the same account.
+	westRegion = "us-west-2"
+	project    = "acme/shop"
+	config     = "production"
+	by         = "chaos"
 )
 
 // start is the virtual time every run starts at.
@@ -153,6 +157,11 @@ func (p *player) open(ctx context.Context) error {
 		return fmt.Errorf("chaos: %w", err)
 	}
 	applyWorld(&spec, p.sc.World)
+	if p.sc.moves() {
+		if err := spec.CopyRegion(account, awsRegion, westRegion); err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+	}
 	if p.next, err = release.ReadFile(filepath.Join(p.root, reliability.ReferenceNext)); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
@@ -397,7 +406,7 @@ func (p *player) release(ctx context.Context, s Step) error {
 	case s.Kind == KindHeal && !cur.Destroy:
 		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), cur, nil, nil, p.clk.Now(), by, id)
 	case s.Kind == KindRollback && before != nil && !before.Destroy && !cur.Destroy:
-		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), before, removed(before, cur), nil, p.clk.Now(), by, id)
+		prep, err = submit.PrepareAgain(ctx, p.reg.Signer(), movedFrom(before, cur), removed(before, cur), nil, p.clk.Now(), by, id)
 	default:
 		return nil
 	}
@@ -406,6 +415,17 @@ func (p *player) release(ctx context.Context, s Step) error {
 	}
 	_, err = p.submit(ctx, prep)
 	return err
+}
+
+// movedFrom is rel, deployed again over cur (ferry rollback): with
+// move_from naming cur's region when rel's is another (--move-from).
+func movedFrom(rel, cur *release.Release) *release.Release {
+	if regionOf(rel) == regionOf(cur) {
+		return rel
+	}
+	moved := rel.Clone()
+	moved.MoveFrom = &target.Target{AccountID: account, Region: regionOf(cur)}
+	return moved
 }
 
 // releaseID is the next release's id: the clock's second and a counter.
@@ -456,6 +476,17 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 	}
 	if !cur.Destroy {
 		r.Remove = removed(r, cur)
+	}
+	r.Region = cur.Region
+	if v.Move {
+		to := westRegion
+		if regionOf(cur) == westRegion {
+			to = awsRegion
+		}
+		r.Region = map[bool]string{true: "", false: to}[to == awsRegion]
+		if !cur.Destroy {
+			r.MoveFrom = &target.Target{AccountID: account, Region: regionOf(cur)}
+		}
 	}
 	return r
 }
@@ -522,41 +553,47 @@ func servedBy(rel *release.Release, snap sim.Snapshot, servingID string) (Served
 			return nil, fmt.Errorf("chaos: capacity of %s: %w", name, err)
 		}
 		for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
-			out[lb] += plan.Healthy
+			out[Where(regionOf(rel), lb)] += plan.Healthy
 		}
 	}
 	for _, g := range serving {
 		for _, lb := range append(slices.Clone(g.LoadBalancers), g.TargetGroups...) {
-			if _, kept := out[lb]; !kept {
-				out[lb] = Retired
+			if _, kept := out[Where(g.Region, lb)]; !kept {
+				out[Where(g.Region, lb)] = Retired
 			}
 		}
 	}
 	return out, nil
 }
 
-// groupsOf are the groups of release id of the project-config in snap,
-// not being deleted.
-func groupsOf(snap sim.Snapshot, id string) []sim.GroupSnapshot {
-	var out []sim.GroupSnapshot
-	for _, a := range snap.Accounts {
-		for _, g := range a.Groups {
-			if ours(g.Tags, project, config) && g.Status == "" && g.Tags[naming.TagReleaseID] == id {
-				out = append(out, g)
-			}
-		}
+// regionOf is the region rel deploys to (its region, else the deployer's).
+func regionOf(rel *release.Release) string {
+	if rel.Region != "" {
+		return rel.Region
 	}
-	return out
+	return awsRegion
 }
 
-// ferryGroups are the world's groups of the project-config not being
-// deleted, by name.
-func (p *player) ferryGroups() []sim.GroupSnapshot {
-	var out []sim.GroupSnapshot
-	for _, a := range p.reg.World().Snapshot().Accounts {
+// placed is a group and the region it is in.
+type placed struct {
+	Region string
+	sim.GroupSnapshot
+}
+
+// groupsOf are the groups of release id of the project-config in snap,
+// not being deleted.
+func groupsOf(snap sim.Snapshot, id string) []placed {
+	return slices.DeleteFunc(ferryGroups(snap), func(g placed) bool { return g.Tags[naming.TagReleaseID] != id })
+}
+
+// ferryGroups are snap's groups of the project-config not being
+// deleted, region by region, by name.
+func ferryGroups(snap sim.Snapshot) []placed {
+	var out []placed
+	for _, a := range snap.Accounts {
 		for _, g := range a.Groups {
 			if ours(g.Tags, project, config) && g.Status == "" {
-				out = append(out, g)
+				out = append(out, placed{Region: a.Region, GroupSnapshot: g})
 			}
 		}
 	}
@@ -567,12 +604,16 @@ func (p *player) ferryGroups() []sim.GroupSnapshot {
 // with nothing to act on is skipped.
 func (p *player) worldEvent(ctx context.Context, s Step) error {
 	w := p.reg.World()
+	p.mu.Lock()
+	where := regionOf(p.succeeded[len(p.succeeded)-1])
+	p.mu.Unlock()
 	var err error
 	switch s.Kind {
 	case KindZone:
-		err = w.Faults().ImpairZone(account, awsRegion, s.P, p.clk.Now().Add(time.Duration(s.D)*time.Second))
+		zone := strings.Replace(s.P, awsRegion, where, 1)
+		err = w.Faults().ImpairZone(account, where, zone, p.clk.Now().Add(time.Duration(s.D)*time.Second))
 	case KindFail:
-		err = w.Faults().FailLaunches(account, awsRegion, s.D, "We currently do not have sufficient capacity in the Availability Zone you requested.")
+		err = w.Faults().FailLaunches(account, where, s.D, "We currently do not have sufficient capacity in the Availability Zone you requested.")
 	default:
 		var done bool
 		if done, err = p.meddle(ctx, s); !done {
@@ -592,7 +633,7 @@ func (p *player) worldEvent(ctx context.Context, s Step) error {
 // when there is none to act on, or AWS refused (the world's owner does
 // not insist).
 func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
-	groups := p.ferryGroups()
+	groups := ferryGroups(p.reg.World().Snapshot())
 	if len(groups) == 0 {
 		return false, nil
 	}
@@ -617,7 +658,7 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 		}
 		m = region.Meddling{Action: region.MeddleDetach, Group: g.Name, LoadBalancer: lbs[s.D%len(lbs)]}
 	case KindSuspend:
-		api := p.reg.World().Clients(account, awsRegion).AutoScaling
+		api := p.reg.World().Clients(account, g.Region).AutoScaling
 		if _, err := api.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(g.Name), ScalingProcesses: []string{s.P}}); err != nil {
 			return false, nil
 		}
@@ -640,7 +681,7 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 
 // instancesOf are the instances of groups that keep, with their groups'
 // names, in the groups' order.
-func instancesOf(groups []sim.GroupSnapshot, keep func(sim.InstanceSnapshot) bool) []groupInstance {
+func instancesOf(groups []placed, keep func(sim.InstanceSnapshot) bool) []groupInstance {
 	var out []groupInstance
 	for _, g := range groups {
 		for _, i := range g.Instances {
@@ -653,15 +694,14 @@ func instancesOf(groups []sim.GroupSnapshot, keep func(sim.InstanceSnapshot) boo
 }
 
 type groupInstance struct {
-	group sim.GroupSnapshot
+	group placed
 	ID    string
 }
 
 // instanceEvent protects an instance from scale-in, or moves an
 // in-service one to Standby, as the group's owner would (SetInstanceProtection,
 // EnterStandby); done is false when there is none, or AWS refused.
-func (p *player) instanceEvent(ctx context.Context, s Step, groups []sim.GroupSnapshot) (done bool, err error) {
-	api := p.reg.World().Clients(account, awsRegion).AutoScaling
+func (p *player) instanceEvent(ctx context.Context, s Step, groups []placed) (done bool, err error) {
 	var call error
 	if s.Kind == KindProtect {
 		live := instancesOf(groups, func(i sim.InstanceSnapshot) bool { return !strings.HasPrefix(i.Lifecycle, "Terminating") })
@@ -669,20 +709,24 @@ func (p *player) instanceEvent(ctx context.Context, s Step, groups []sim.GroupSn
 			return false, nil
 		}
 		gi := live[s.N%len(live)]
+		api := p.reg.World().Clients(account, gi.group.Region).AutoScaling
 		_, call = api.SetInstanceProtection(ctx, &autoscaling.SetInstanceProtectionInput{AutoScalingGroupName: aws.String(gi.group.Name), InstanceIds: []string{gi.ID}, ProtectedFromScaleIn: aws.Bool(true)})
 		if call == nil {
 			p.markMeddled(gi.group.Name)
 		}
 		return call == nil, nil
 	}
-	standby, ok := api.(interface {
-		EnterStandby(context.Context, *autoscaling.EnterStandbyInput, ...func(*autoscaling.Options)) (*autoscaling.EnterStandbyOutput, error)
-	})
 	inService := instancesOf(groups, func(i sim.InstanceSnapshot) bool { return i.Lifecycle == "InService" })
-	if !ok || len(inService) == 0 {
+	if len(inService) == 0 {
 		return false, nil
 	}
 	gi := inService[s.N%len(inService)]
+	standby, ok := p.reg.World().Clients(account, gi.group.Region).AutoScaling.(interface {
+		EnterStandby(context.Context, *autoscaling.EnterStandbyInput, ...func(*autoscaling.Options)) (*autoscaling.EnterStandbyOutput, error)
+	})
+	if !ok {
+		return false, nil
+	}
 	_, call = standby.EnterStandby(ctx, &autoscaling.EnterStandbyInput{AutoScalingGroupName: aws.String(gi.group.Name), InstanceIds: []string{gi.ID}, ShouldDecrementDesiredCapacity: aws.Bool(s.D == 1)})
 	if call != nil {
 		return false, nil
@@ -716,18 +760,30 @@ func (p *player) releaseOf(id string) *release.Release {
 // in: those it is attached to, and those its service names in rel, the
 // release it was made for (the world may have detached it from one, which
 // a rollback attaches it back to, at the capacity the world left it).
-func balancersOf(g sim.GroupSnapshot, rel *release.Release) []string {
-	out := append(slices.Clone(g.LoadBalancers), g.TargetGroups...)
-	if rel == nil || rel.Services[g.Tags[naming.TagServiceName]] == nil {
-		return out
-	}
-	svc := rel.Services[g.Tags[naming.TagServiceName]]
-	for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
-		if !slices.Contains(out, lb) {
-			out = append(out, lb)
+func balancersOf(g placed, rel *release.Release) []string {
+	var out []string
+	add := func(names []string) {
+		for _, lb := range names {
+			if !slices.Contains(out, Where(g.Region, lb)) {
+				out = append(out, Where(g.Region, lb))
+			}
 		}
 	}
+	add(g.LoadBalancers)
+	add(g.TargetGroups)
+	if svc := serviceOf(rel, g.Tags[naming.TagServiceName]); svc != nil {
+		add(svc.ELBs)
+		add(svc.TargetGroups)
+	}
 	return out
+}
+
+// serviceOf is rel's service name (nil: rel is nil, or has none).
+func serviceOf(rel *release.Release, name string) *release.Service {
+	if rel == nil {
+		return nil
+	}
+	return rel.Services[name]
 }
 
 func (p *player) markMeddled(group string) {

@@ -65,6 +65,9 @@ type Variant struct {
 	Version int `json:"v,omitempty"`
 	// Drop drops web's classic load balancer (Options.Moves).
 	Drop bool `json:"drop,omitempty"`
+	// Move moves the config to the other region (us-east-1, us-west-2: a
+	// copy of it), with move_from naming where it is (Options.Moves).
+	Move bool `json:"move,omitempty"`
 }
 
 // Step is one thing that happens at a moment of the scenario.
@@ -93,10 +96,16 @@ type Scenario struct {
 	Steps []Step `json:"steps"`
 }
 
+// moves says whether a release of sc moves the config (its world then
+// has the region it moves to).
+func (sc Scenario) moves() bool {
+	return slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.R != nil && s.R.Move })
+}
+
 // Options switch parts of the generator.
 type Options struct {
-	// Moves adds releases that drop a load balancer (off until ferry
-	// handles them).
+	// Moves adds releases that drop a load balancer and releases that
+	// move the config to another region.
 	Moves bool
 }
 
@@ -193,6 +202,7 @@ func variant(rng *rand.Rand, opts Options) *Variant {
 	}
 	if opts.Moves {
 		v.Drop = rng.IntN(5) == 0
+		v.Move = rng.IntN(4) == 0
 	}
 	return v
 }
