@@ -63,32 +63,36 @@ func (r *region) rebalance(g *group, t time.Time) {
 	}
 	fresh := g.instances[len(g.instances)-1]
 	g.rebalancing = true
-	r.w.at(fresh.bootAt, func(at time.Time) {
-		g.rebalancing = false
-		if r.groups[g.name] != g || g.deleting {
-			return
-		}
-		// The step's new instance gone (scaled in, killed) before it came
-		// into service, or the group no longer above its desired capacity:
-		// the step ends with no termination (rebalancing launches before it
-		// terminates, so it never takes the group below its capacity).
-		if !fresh.terminating.IsZero() || g.live() <= int(g.desired) {
-			r.rebalance(g, at)
-			return
-		}
-		var victim *instance
-		for _, i := range g.instances {
-			if i.terminating.IsZero() && i.subnet.az == high && i != fresh && (victim == nil || i.launched.Before(victim.launched)) {
-				victim = i
-			}
-		}
-		if victim != nil && !g.suspended[ProcessTerminate] && !g.suspended[ProcessAZRebalance] {
-			n := g.live()
-			r.terminate(victim, at, false, fmt.Sprintf("At %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
-				stamp(at), n, n-1, stamp(at), victim.id))
-		}
+	r.w.at(fresh.bootAt, func(at time.Time) { r.endRebalanceStep(g, fresh, high, at) })
+}
+
+// endRebalanceStep ends the rebalance step of g that launched fresh, at
+// fresh's boot: it terminates the oldest instance of zone high, then
+// rebalances on. A step whose new instance is gone (scaled in, killed)
+// before it came into service, or whose group is no longer above its
+// desired capacity, terminates none: rebalancing launches before it
+// terminates, so it never takes the group below its capacity.
+func (r *region) endRebalanceStep(g *group, fresh *instance, high string, at time.Time) {
+	g.rebalancing = false
+	if r.groups[g.name] != g || g.deleting {
+		return
+	}
+	if !fresh.terminating.IsZero() || g.live() <= int(g.desired) {
 		r.rebalance(g, at)
-	})
+		return
+	}
+	var victim *instance
+	for _, i := range g.instances {
+		if i.terminating.IsZero() && i.subnet.az == high && i != fresh && (victim == nil || i.launched.Before(victim.launched)) {
+			victim = i
+		}
+	}
+	if victim != nil && !g.suspended[ProcessTerminate] && !g.suspended[ProcessAZRebalance] {
+		n := g.live()
+		r.terminate(victim, at, false, fmt.Sprintf("At %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
+			stamp(at), n, n-1, stamp(at), victim.id))
+	}
+	r.rebalance(g, at)
 }
 
 // SetLoadBalancerZones changes the zones a load balancer of an

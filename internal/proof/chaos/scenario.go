@@ -144,7 +144,8 @@ func Generate(seed uint64, opts Options) Scenario {
 	return sc
 }
 
-// step draws one step at at.
+// step draws one step at at: a release or an operator action about half
+// the time, else a world event or a call fault (worldStep).
 func step(rng *rand.Rand, at int, opts Options) Step {
 	s := Step{At: at}
 	switch x := rng.IntN(100); {
@@ -162,6 +163,16 @@ func step(rng *rand.Rand, at int, opts Options) Step {
 		s.Kind = KindUnlock
 	case x < 51:
 		s.Kind = KindReconcile
+	default:
+		worldStep(rng, x, &s)
+	}
+	return s
+}
+
+// worldStep draws the world event or call fault of s, x (51 to 99) being
+// step's draw.
+func worldStep(rng *rand.Rand, x int, s *Step) {
+	switch {
 	case x < 63:
 		s.Kind, s.N = KindKill, rng.IntN(16)
 	case x < 68:
@@ -183,7 +194,6 @@ func step(rng *rand.Rand, at int, opts Options) Step {
 	default:
 		s.Kind, s.D = KindHide, 1+rng.IntN(3)
 	}
-	return s
 }
 
 // variant draws a release.
