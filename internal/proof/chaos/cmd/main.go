@@ -30,7 +30,7 @@ func main() {
 	seed := flag.Uint64("seed", 0, "replay this one seed's scenario")
 	scenario := flag.String("scenario", "", "replay this scenario (as a failing seed's replay command gives it)")
 	workers := flag.Int("workers", 2, "seeds run in parallel")
-	moves := flag.Bool("moves", false, "also generate releases that drop load balancers")
+	moves := flag.Bool("moves", true, "also generate releases that drop load balancers and that move the config to another region")
 	shrink := flag.Bool("shrink", true, "shrink each failing seed to a minimal scenario")
 	verbose := flag.Bool("v", false, "with a replay, print the states each execution entered and when")
 	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole run")
