@@ -166,6 +166,9 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+	if st.Retire != nil {
+		retirer.Detached = fleet.DetachedIn(st.Retire.Groups)
+	}
 	ret, err := retirer.Step(ctx, names)
 	var ce *failure.CleanUpError
 	if errors.As(err, &ce) {

@@ -48,9 +48,10 @@ func TestSmallestCell(t *testing.T) {
 	require.NoError(t, report.JSON(&buf))
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
-	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "cells", "cost_usd", "reference_cost_usd",
+	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "throttling", "cells", "cost_usd", "reference_cost_usd",
 		"lambda_memory_mb", "prices_at", "lambda_binary", "asset_uploads", "targets"},
 		slices.Collect(maps.Keys(doc)))
+	assert.JSONEq(t, `"aws-documented"`, string(doc["throttling"]))
 	var jcells []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(doc["cells"], &jcells))
 	require.Len(t, jcells, 1)

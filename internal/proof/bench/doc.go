@@ -8,7 +8,10 @@
 // ReleaseFile), and runs, on a local region (package region) on
 // discrete-event virtual time, the real state machine definition with the
 // real deployer handlers: first a previous release, so there is something
-// to replace, then the measured release. Every AWS and S3 call takes
+// to replace, then the measured release. Every world throttles as AWS
+// documents (sim.ThrottleModel, "aws-documented" in bench.json: the
+// account's token bucket per API, the SDK's retries modelled), in every
+// cell as in RunMulti. Every AWS and S3 call takes
 // Options.CallCost of virtual time (a task returns once its calls' time
 // has passed, calls made side by side counted once: package fanout), and
 // instances boot and pass their health checks at times drawn to the
@@ -33,8 +36,7 @@
 //
 // RunLong runs a release with the longest timeout (its history when never
 // healthy, its latency when healthy within the hour); RunMulti runs K
-// deploys of S services at once in one account on a world that throttles
-// as AWS does. Report gathers them with the Lambda binary's size
+// deploys of S services at once in one account. Report gathers them with the Lambda binary's size
 // (LambdaBinary) and the bytes a second ferry deploy of unchanged assets
 // uploads (AssetUploads), checks the targets (Targets) and renders
 // the table (WriteTable), the README's section (Markdown) and

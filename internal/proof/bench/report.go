@@ -215,8 +215,12 @@ type Report struct {
 	Platform  string `json:"platform"`
 	CPUs      int    `json:"cpus"`
 	// Seeds and CallCostMS are how the cells ran (GridOptions).
-	Seeds      int          `json:"seeds"`
-	CallCostMS float64      `json:"call_cost_ms"`
+	Seeds      int     `json:"seeds"`
+	CallCostMS float64 `json:"call_cost_ms"`
+	// Throttling is the request rates every run's simulated AWS enforces
+	// (sim.ThrottleModel: the token buckets AWS documents, each cited in
+	// package sim), in every cell as in multi_project.
+	Throttling string       `json:"throttling"`
 	Cells      []CellResult `json:"cells"`
 	// AddedLatencyS is the added latency at S=50, N=100; CostUSD and
 	// ReferenceCostUSD the median cost of a deploy at S=1, N=1 (nil: not
@@ -247,7 +251,7 @@ func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, f
 	opts = opts.withDefaults()
 	r := &Report{
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Seeds: opts.Seeds, CallCostMS: ms(Options{CallCost: opts.CallCost}.withDefaults().CallCost),
+		Seeds: opts.Seeds, CallCostMS: ms(Options{CallCost: opts.CallCost}.withDefaults().CallCost), Throttling: sim.ThrottleModel,
 		Cells: cells, LongTimeout: long, MultiProject: multi, FollowBytesPerPoll: follow, Lambda: bin, Uploads: up,
 		LambdaMemoryMB: tuning.DeployerLambdaMemoryMB, PricesAt: PricesAt,
 	}

@@ -144,6 +144,12 @@ type Measurement struct {
 	// millisecond.
 	LambdaBilled time.Duration
 
+	// ThrottledRetried are the attempts the simulated AWS throttled and
+	// the SDK's retryer retried, ThrottledFailed the calls throttled at
+	// every attempt (the handler got the throttling error), both by
+	// "service:op", during the measured release.
+	ThrottledRetried, ThrottledFailed map[string]int
+
 	// Wall is the real time the run took (both releases).
 	Wall time.Duration
 }
@@ -213,6 +219,7 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
 	}
 	r.World().ResetCalls()
+	before := r.World().Throttles()
 	rec.begin(c)
 	if d, err := sub.deploy(ctx, c, 1); err != nil && !(c.fails() && d.Status == asl.StatusFailed) {
 		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
@@ -221,6 +228,8 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
 	}
+	after := r.World().Throttles()
+	out.ThrottledRetried, out.ThrottledFailed = diff(before.Retried, after.Retried), diff(before.Failed, after.Failed)
 	out.Wall = time.Since(began)
 	return out, nil
 }
