@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -133,6 +132,14 @@ type Measurement struct {
 	CleanUpSuccess time.Duration
 	AddedLatency   time.Duration
 	Duration       time.Duration
+	// Floor is the deploy's physical floor: the longest time, over the
+	// services, an instance the release needed took from its launch to
+	// healthy (boot and one passing load balancer health check: its
+	// service's target-th quickest), plus the stability window. No
+	// deployer could enter CleanUpSuccess sooner after the execution's
+	// start; CleanUpSuccess - Floor is all a deploy adds, the time before
+	// its instances launch included.
+	Floor time.Duration
 	// Deployed is when Deploy ended and Checks when each CheckHealthy
 	// started, after the execution's start (the model's waits between
 	// them).
@@ -330,6 +337,7 @@ type recorder struct {
 	started time.Time
 	cleanup time.Time
 	healthy time.Time
+	floor   time.Duration
 	err     error
 }
 
@@ -363,6 +371,7 @@ func (rec *recorder) finish() (*Measurement, error) {
 	}
 	m.CleanUpSuccess = rec.cleanup.Sub(rec.started)
 	m.LastHealthy = rec.healthy.Sub(rec.started)
+	m.Floor = rec.floor + StableWindow
 	m.AddedLatency = rec.cleanup.Sub(rec.healthy) - StableWindow
 	return m, nil
 }
@@ -505,7 +514,7 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		}
 		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
 			rec.cleanup = ev.Timestamp
-			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
+			rec.healthy, rec.floor, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
 		}
 	case ev.StateExited != nil:
 		if ev.StateExited.Name == execution.TaskValidate {
@@ -532,17 +541,18 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 // healthy: per service, the moment its target-th instance (the health
 // report's target) was both InService and passing its target group's
 // health check, from the simulation's instance times; the latest over the
-// services. input is CleanUpSuccess's input (the State with the last
-// health report); now is when CleanUpSuccess was entered.
-func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, error) {
+// services. floor is the longest, over the services, of the target-th
+// quickest launch-to-healthy time. input is CleanUpSuccess's input (the
+// State with the last health report); now is when CleanUpSuccess was
+// entered.
+func lastNeededHealthy(w *sim.World, input string, now time.Time) (last time.Time, floor time.Duration, err error) {
 	var st execution.State
 	if err := json.Unmarshal([]byte(input), &st); err != nil {
-		return time.Time{}, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
+		return time.Time{}, 0, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
 	}
 	if st.Health == nil || len(st.Health.Services) == 0 {
-		return time.Time{}, errors.New("CleanUpSuccess's input has no health report")
+		return time.Time{}, 0, errors.New("CleanUpSuccess's input has no health report")
 	}
-	var last time.Time
 	for svc, sh := range st.Health.Services {
 		if sh.Target <= 0 {
 			continue
@@ -550,35 +560,45 @@ func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, er
 		group := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
 		times, found := w.InstanceTimes(st.Target.AccountID, st.Target.Region, group)
 		if !found {
-			return time.Time{}, fmt.Errorf("service %s: no group %s", svc, group)
+			return time.Time{}, 0, fmt.Errorf("service %s: no group %s", svc, group)
 		}
-		var healthy []time.Time
-		for _, it := range times {
-			if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
-				continue
-			}
-			at := it.HealthyAt
-			if it.InService.After(at) {
-				at = it.InService
-			}
-			healthy = append(healthy, at)
-		}
+		healthy, took := healthyTimes(times, now)
 		if len(healthy) < sh.Target {
-			return time.Time{}, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
+			return time.Time{}, 0, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
 		}
-		sort.Slice(healthy, func(a, b int) bool { return healthy[a].Before(healthy[b]) })
 		needed := healthy[sh.Target-1]
 		if needed.After(now) {
-			return time.Time{}, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
+			return time.Time{}, 0, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
 		}
 		if needed.After(last) {
 			last = needed
 		}
+		floor = max(floor, took[sh.Target-1])
 	}
 	if last.IsZero() {
-		return time.Time{}, errors.New("no service needed a healthy instance")
+		return time.Time{}, 0, errors.New("no service needed a healthy instance")
 	}
-	return last, nil
+	return last, floor, nil
+}
+
+// healthyTimes are, sorted, the moments the instances of times alive at
+// now were both InService and healthy, and the times each took from its
+// launch to that moment.
+func healthyTimes(times []sim.InstanceTimes, now time.Time) (at []time.Time, took []time.Duration) {
+	for _, it := range times {
+		if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
+			continue
+		}
+		h := it.HealthyAt
+		if it.InService.After(h) {
+			h = it.InService
+		}
+		at = append(at, h)
+		took = append(took, h.Sub(it.Launched))
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	slices.Sort(took)
+	return at, took
 }
 
 // heapAllocs is the process's cumulative heap allocation in bytes.
