@@ -131,8 +131,8 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 // instance in service (any, with balancersAll), but those held. With
 // balancersUnsettled, a check asks at most tuning.ServicesAskedPerCheck
 // services (budget): first those at their target (to confirm them),
-// then those below it with the most instances in service for their
-// target, in turns; the others' counts are carried on to a later check (they are
+// then those below it with their target in service, the fewest healthy
+// instances short first, then the others, in turns; the others' counts are carried on to a later check (they are
 // below target: never judged healthy on a carried count). A check's load
 // balancer reads then stay within an account's Describe refill at the
 // checks' pace, where a throttled check would learn nothing and back off.
@@ -154,14 +154,18 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 	for i, svc := range services {
 		group[svc] = groups[names[i]]
 	}
-	// short is how far a service is from its target: 0 at it, else the
-	// instances in service it lacks, plus one.
+	// short is how far a service is from its target: 0 at it; else, with
+	// its target in service, the healthy instances it lacked at the
+	// previous check; else more, by the instances in service it lacks.
 	short := func(svc string) int {
 		prev := capacities[svc]
 		if health.Healthy(prev) {
 			return 0
 		}
-		return 1 + max(0, prev.Target-len(inServiceIDs(group[svc])))
+		if lacking := prev.Target - len(inServiceIDs(group[svc])); lacking > 0 {
+			return 1 + prev.Target + lacking
+		}
+		return 1 + max(0, prev.Target-prev.Healthy)
 	}
 	// Among services as near their target, each check starts further
 	// along the list, so none waits on the others for long.

@@ -22,7 +22,7 @@ var cellKeys = []string{
 	"api_calls_total", "aws_calls_total", "s3_calls_total", "api_calls_by_op",
 	"health_checks", "api_calls_per_check", "api_calls_per_check_mean", "api_calls_per_check_by_op",
 	"transitions", "lambda_invocations",
-	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task",
+	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task", "handler_time_ms_lambda", "handler_lambda_task",
 	"handler_peak_heap_bytes", "handler_peak_heap_task",
 	"max_payload_bytes", "max_payload_at", "execution_input_bytes",
 	"added_latency_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
@@ -152,7 +152,7 @@ func TestModels(t *testing.T) {
 func cell(s, n int) CellResult {
 	return CellResult{Services: s, Instances: n, APICallsPerCheck: 3 + s, AddedLatencyS: Dist{Median: 2, P95: 4, Max: 5, Seeds: 20},
 		CostUSD: Dist{Median: 0.001}, ReferenceCostUSD: Dist{Median: 0.0012},
-		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy"}
+		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy", HandlerTimeMSLambda: 300}
 }
 
 func grid(mutate func(*CellResult)) []CellResult {
@@ -246,18 +246,22 @@ func TestTargets(t *testing.T) {
 				}
 			}),
 			want: map[string]Status{"handler_memory": Fail}},
-		{name: "a handler takes 1 s at S=50,N=100", long: long, follow: follow, multi: multi, bin: bin, up: up,
+		{name: "a handler takes over 1 s on the Lambda's CPU share at S=50,N=100", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 100 {
-					c.HandlerMaxMS = 1000
+					c.HandlerTimeMSLambda = 1001
 				}
 			}),
 			want: map[string]Status{"handler_time_s50_n100": Fail}},
 		{name: "a slow handler elsewhere is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 {
-					c.HandlerMaxMS = 5000
+					c.HandlerTimeMSLambda = 5000
 				}
+			})},
+		{name: "real time on this machine is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				c.HandlerMaxMS = 5000
 			})},
 		{name: "second deploy uploads asset bytes", long: long, follow: follow, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{FirstAssetBytes: 70, SecondAssetBytes: 70},
 			want: map[string]Status{"unchanged_assets": Fail}},

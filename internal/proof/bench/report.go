@@ -53,6 +53,11 @@ type CellResult struct {
 	HandlerTimeMSByTask map[string]float64 `json:"handler_time_ms_by_task"`
 	HandlerMaxMS        float64            `json:"handler_max_ms"`
 	HandlerMaxTask      string             `json:"handler_max_task"`
+	// HandlerTimeMSLambda is the longest invocation on the deployer's
+	// Lambda's CPU share: its CPU time scaled (Measurement.HandlerLambdaMax,
+	// an upper bound), of HandlerLambdaTask.
+	HandlerTimeMSLambda float64 `json:"handler_time_ms_lambda"`
+	HandlerLambdaTask   string  `json:"handler_lambda_task"`
 	// HandlerPeakHeapBytes bounds one invocation's heap (see
 	// Measurement.HandlerPeakHeap).
 	HandlerPeakHeapBytes uint64 `json:"handler_peak_heap_bytes"`
@@ -111,6 +116,7 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		Transitions: f.Transitions, LambdaInvocations: f.Invocations,
 		HandlerTimeMS: ms(f.HandlerTime), HandlerTimeMSByTask: map[string]float64{},
 		HandlerMaxMS: ms(f.HandlerMax), HandlerMaxTask: f.HandlerMaxTask,
+		HandlerTimeMSLambda: ms(f.HandlerLambdaMax), HandlerLambdaTask: f.HandlerLambdaMaxTask,
 		HandlerPeakHeapBytes: f.HandlerPeakHeap, HandlerPeakHeapTask: f.HandlerPeakHeapTask,
 		MaxPayloadBytes: f.MaxPayload, MaxPayloadAt: f.MaxPayloadAt, ExecutionInputBytes: f.ExecutionInput,
 		AddedLatencyS: over(fs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
@@ -446,10 +452,11 @@ func memoryTarget(cells []CellResult) Target {
 
 // timeTarget is handler_time_s50_n100.
 func timeTarget(cells []CellResult) Target {
-	t := Target{Name: "handler_time_s50_n100", Want: fmt.Sprintf("every invocation < %v at S=50,N=100", MaxHandlerTime), Status: Skip}
+	t := Target{Name: "handler_time_s50_n100", Status: Skip,
+		Want: fmt.Sprintf("every invocation <= %v at S=50,N=100 on a %d MB Lambda's CPU share (%.2f vCPU: CPU time scaled)", MaxHandlerTime, tuning.DeployerLambdaMemoryMB, LambdaCPUShare)}
 	if c := findCell(cells, 50, 100); c != nil {
-		t.Measured = fmt.Sprintf("max %gms (%s)", c.HandlerMaxMS, c.HandlerMaxTask)
-		t.Status = status(c.HandlerMaxMS < float64(MaxHandlerTime/time.Millisecond))
+		t.Measured = fmt.Sprintf("max %gms on the Lambda (%s; %gms of real time here, %s)", c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerMaxMS, c.HandlerMaxTask)
+		t.Status = status(c.HandlerTimeMSLambda <= float64(MaxHandlerTime/time.Millisecond))
 	}
 	return t
 }

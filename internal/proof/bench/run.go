@@ -10,6 +10,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ferryhq/ferry/client/submit"
@@ -22,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Start is the simulated time every run starts at.
@@ -103,6 +105,14 @@ type Measurement struct {
 	HandlerTimeByTask map[string]time.Duration
 	HandlerMax        time.Duration
 	HandlerMaxTask    string
+	// HandlerLambdaMax is the longest invocation's time on the
+	// deployer's Lambda (of HandlerLambdaMaxTask): the process's CPU time
+	// during it, scaled to the Lambda's CPU share (OnLambda). It counts
+	// the in-process simulated AWS and S3 answering the handler, and
+	// every thread's time, so it is an upper bound; only a run alone (a
+	// cell's first seed) measures it without others' work.
+	HandlerLambdaMax     time.Duration
+	HandlerLambdaMaxTask string
 	// HandlerPeakHeap bounds the heap one invocation needs above the
 	// process's resting heap: the most bytes allocated during one
 	// invocation (runtime/metrics /gc/heap/allocs:bytes before and after;
@@ -391,9 +401,11 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	awsBefore := rec.world.TotalCalls()
 	s3Before := rec.s3.snapshot()
 	allocBefore := heapAllocs()
+	cpuBefore := processCPU()
 	began := time.Now()
 	out, err := next(ctx, req)
 	took := time.Since(began)
+	cpu := processCPU() - cpuBefore
 	alloc := heapAllocs() - allocBefore
 
 	log := rec.world.CallLog()
@@ -412,13 +424,13 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 		return nil, perr
 	}
 	if rec.recording() {
-		rec.count(req.Task, ops, aws, total(s3), took, alloc, billed(spent+took))
+		rec.count(req.Task, ops, aws, total(s3), took, cpu, alloc, billed(spent+took))
 	}
 	return rec.pace(req, out, err)
 }
 
 // count adds one invocation of task to the measurement.
-func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took time.Duration, alloc uint64, bill time.Duration) {
+func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took, cpu time.Duration, alloc uint64, bill time.Duration) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	m := rec.m
@@ -438,6 +450,9 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took ti
 	m.HandlerTimeByTask[task] += took
 	if took > m.HandlerMax {
 		m.HandlerMax, m.HandlerMaxTask = took, task
+	}
+	if l := OnLambda(cpu); l > m.HandlerLambdaMax {
+		m.HandlerLambdaMax, m.HandlerLambdaMaxTask = l, task
 	}
 	if alloc > m.HandlerPeakHeap {
 		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, task
@@ -599,6 +614,26 @@ func healthyTimes(times []sim.InstanceTimes, now time.Time) (at []time.Time, too
 	slices.SortFunc(at, time.Time.Compare)
 	slices.Sort(took)
 	return at, took
+}
+
+// LambdaCPUShare is the share of a vCPU the deployer's Lambda runs on:
+// Lambda allocates CPU in proportion to memory, one vCPU at 1,769 MB
+// (Lambda Developer Guide, "Configure Lambda function memory"), so
+// tuning.DeployerLambdaMemoryMB of 512 runs on about 0.29 vCPU.
+const LambdaCPUShare = float64(tuning.DeployerLambdaMemoryMB) / 1769
+
+// OnLambda is how long cpu of CPU time takes at LambdaCPUShare.
+func OnLambda(cpu time.Duration) time.Duration {
+	return time.Duration(float64(cpu) / LambdaCPUShare)
+}
+
+// processCPU is the process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAllocs is the process's cumulative heap allocation in bytes.
