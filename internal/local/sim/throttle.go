@@ -168,6 +168,9 @@ type Throttles struct {
 	// Failed are the calls throttled at every attempt: the caller got
 	// the throttling error.
 	Failed map[string]int
+	// Backoff is the time the retries waited before their attempts, in
+	// all.
+	Backoff time.Duration
 }
 
 // throttle takes a token for the call c at its moment on ctx's Timeline
@@ -201,6 +204,7 @@ func (w *World) throttle(ctx context.Context, c Call) error {
 		u := float64(seed(c.Account+op, strings.Repeat("x", attempt)+c.At.String())%1e6) / 1e6
 		backoff := time.Duration(u * float64(time.Duration(1<<attempt)*time.Second))
 		fanout.Spend(ctx, backoff)
+		w.throttles.Backoff += backoff
 		at = at.Add(backoff)
 	}
 }
@@ -209,7 +213,7 @@ func (w *World) throttle(ctx context.Context, c Call) error {
 func (w *World) Throttles() Throttles {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := Throttles{Retried: map[string]int{}, Failed: map[string]int{}}
+	out := Throttles{Retried: map[string]int{}, Failed: map[string]int{}, Backoff: w.throttles.Backoff}
 	for k, v := range w.throttles.Retried {
 		out.Retried[k] = v
 	}

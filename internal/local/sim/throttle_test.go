@@ -49,6 +49,7 @@ func TestThrottling(t *testing.T) {
 	assert.Equal(t, 100, ok+throttled)
 	th := w.Throttles()
 	assert.Positive(t, th.Retried["Elastic Load Balancing v2:DescribeTargetGroups"], "retried before failing")
+	assert.Positive(t, th.Backoff, "the retries' backoffs, in all")
 	assert.Equal(t, throttled, th.Failed["Elastic Load Balancing v2:DescribeTargetGroups"])
 	assert.GreaterOrEqual(t, ok, 40, "the bucket's 40 tokens, and what it refilled during the backoffs")
 	assert.Less(t, ok, 100, "a burst of 100 is throttled")

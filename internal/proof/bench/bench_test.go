@@ -48,7 +48,7 @@ func TestSmallestCell(t *testing.T) {
 	require.NoError(t, report.JSON(&buf))
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
-	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "throttling", "cells", "cost_usd", "reference_cost_usd",
+	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "throttling", "cells", "cost_usd_by_cell", "reference_cost_usd_by_cell",
 		"lambda_memory_mb", "prices_at", "lambda_binary", "asset_uploads", "targets"},
 		slices.Collect(maps.Keys(doc)))
 	assert.JSONEq(t, `"aws-documented"`, string(doc["throttling"]))
@@ -94,7 +94,7 @@ func TestSmallestCell(t *testing.T) {
 	assert.Equal(t, Skip, statuses["calls_per_check_flat"], "no N=100")
 	assert.Equal(t, Skip, statuses["added_latency_s50_n100"])
 	assert.Equal(t, Skip, statuses["history_events_48h"])
-	assert.NotEqual(t, Skip, statuses["cost_s1_n1"])
+	assert.NotEqual(t, Skip, statuses["cost_by_cell"])
 	assert.Equal(t, Pass, statuses["lambda_binary"])
 	assert.Equal(t, Pass, statuses["handler_memory"])
 	assert.Equal(t, Pass, statuses["unchanged_assets"])
@@ -211,13 +211,13 @@ func TestTargets(t *testing.T) {
 					c.AddedLatencyS = Dist{Median: 9, P95: 14}
 				}
 			})},
-		{name: "dearer than the reference", bin: bin, up: up, long: long, follow: follow, multi: multi,
+		{name: "dearer than the reference in one cell", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
-				if c.Services == 1 && c.Instances == 1 {
+				if c.Services == 50 && c.Instances == 10 {
 					c.CostUSD.Median = 0.0013
 				}
 			}),
-			want: map[string]Status{"cost_s1_n1": Fail}},
+			want: map[string]Status{"cost_by_cell": Fail}},
 		{name: "over 20,000 history events in 48 h", cells: grid(nil), bin: bin, up: up, multi: multi,
 			long: &Long{HistoryEvents: 20_001, AddedLatencyS: long.AddedLatencyS}, follow: follow,
 			want: map[string]Status{"history_events_48h": Fail}},
@@ -284,7 +284,7 @@ func TestTargets(t *testing.T) {
 			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
 		{name: "nothing measured", want: map[string]Status{
 			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
-			"cost_s1_n1": Skip, "payload_s50": Skip, "lambda_binary": Skip,
+			"cost_by_cell": Skip, "payload_s50": Skip, "lambda_binary": Skip,
 			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
 		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, follow: follow, multi: multi,
 			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},

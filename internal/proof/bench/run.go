@@ -400,6 +400,7 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	ctx, tl := fanout.WithTimeline(ctx)
 	awsBefore := rec.world.TotalCalls()
 	s3Before := rec.s3.snapshot()
+	backoffBefore := rec.world.Throttles().Backoff
 	allocBefore := heapAllocs()
 	cpuBefore := processCPU()
 	began := time.Now()
@@ -418,7 +419,8 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	addTo(ops, s3)
 	spent := tl.Elapsed()
 	if rec.model.Sequential {
-		spent = time.Duration(total(ops)) * rec.cost
+		// One call after the other, each retry's backoff waited too.
+		spent = time.Duration(total(ops))*rec.cost + rec.world.Throttles().Backoff - backoffBefore
 	}
 	if perr := rec.region.Pass(ctx, spent); perr != nil {
 		return nil, perr
