@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +28,7 @@ var cellKeys = []string{
 	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task", "handler_time_ms_lambda", "handler_lambda_task",
 	"handler_peak_heap_bytes", "handler_peak_heap_task",
 	"max_payload_bytes", "max_payload_at", "execution_input_bytes",
-	"added_latency_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
+	"added_latency_s", "floor_s", "over_floor_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
 	"health_checks_by_seed", "cost_usd", "cost_usd_at_previous_memory",
 	"reference_added_latency_s", "reference_health_checks", "reference_api_calls_total",
 	"reference_api_calls_per_check", "reference_transitions", "reference_lambda_invocations",
@@ -385,4 +388,34 @@ func TestCost(t *testing.T) {
 	want := 1000*StepFunctionsTransitionUSD + 100*LambdaRequestUSD + 50*0.5*LambdaGBSecondUSD + 2000*S3ReadUSD + 100*S3WriteUSD
 	assert.InDelta(t, want, Cost(m, 512), 1e-12)
 	assert.InDelta(t, 25*LambdaGBSecondUSD, Cost(m, 1024)-Cost(m, 512), 1e-12, "twice the memory, twice the GB-seconds")
+}
+
+// TestWritePage: the performance section is regenerated between its
+// markers, the rest of the page kept byte for byte; a page without them
+// is left alone (ErrNoMarkers).
+func TestWritePage(t *testing.T) {
+	r := NewReport(grid(nil), GridOptions{Seeds: 20}, nil, nil, nil, nil, nil)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "performance.md")
+	before, after := "# Performance\n\nintro\n\n", "\n\n## Afterwards\n"
+	require.NoError(t, os.WriteFile(page, []byte(before+PageBegin+"\nold figures\n"+PageEnd+after), 0o644))
+	require.NoError(t, WritePage(page, r))
+	got, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(got), before+PageBegin+"\n"))
+	assert.True(t, strings.HasSuffix(string(got), PageEnd+after))
+	assert.NotContains(t, string(got), "old figures")
+	assert.Contains(t, string(got), "| 50 | 100 | ")
+	assert.Contains(t, string(got), "aws-documented")
+	require.NoError(t, WritePage(page, r))
+	again, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Equal(t, string(got), string(again), "regenerating is idempotent")
+
+	bare := filepath.Join(dir, "bare.md")
+	require.NoError(t, os.WriteFile(bare, []byte(before), 0o644))
+	require.ErrorIs(t, WritePage(bare, r), ErrNoMarkers)
+	kept, err := os.ReadFile(bare)
+	require.NoError(t, err)
+	assert.Equal(t, before, string(kept))
 }

@@ -72,7 +72,13 @@ type CellResult struct {
 	// becoming healthy to CleanUpSuccess, over the cell's seeds;
 	// LastHealthyS and CleanUpSuccessS are both from the execution's
 	// start, DeployS the execution's length (the first seed's).
-	AddedLatencyS   Dist    `json:"added_latency_s"`
+	AddedLatencyS Dist `json:"added_latency_s"`
+	// FloorS is the deploy's physical floor over the seeds
+	// (Measurement.Floor: the slowest needed instance's launch to healthy,
+	// plus the stability window); OverFloorS what the deploy added to it,
+	// from the execution's start to CleanUpSuccess.
+	FloorS          Dist    `json:"floor_s"`
+	OverFloorS      Dist    `json:"over_floor_s"`
 	LastHealthyS    float64 `json:"last_healthy_s"`
 	CleanUpSuccessS float64 `json:"cleanup_success_s"`
 	DeployS         float64 `json:"deploy_s"`
@@ -120,6 +126,8 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		HandlerPeakHeapBytes: f.HandlerPeakHeap, HandlerPeakHeapTask: f.HandlerPeakHeapTask,
 		MaxPayloadBytes: f.MaxPayload, MaxPayloadAt: f.MaxPayloadAt, ExecutionInputBytes: f.ExecutionInput,
 		AddedLatencyS: over(fs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
+		FloorS:        over(fs, func(m *Measurement) float64 { return round(m.Floor.Seconds(), 3) }),
+		OverFloorS:    over(fs, func(m *Measurement) float64 { return round((m.CleanUpSuccess - m.Floor).Seconds(), 3) }),
 		LastHealthyS:  round(f.LastHealthy.Seconds(), 3), CleanUpSuccessS: round(f.CleanUpSuccess.Seconds(), 3),
 		DeployS:                round(f.Duration.Seconds(), 3),
 		HealthChecksBySeed:     over(fs, func(m *Measurement) float64 { return float64(len(m.CheckCalls)) }),
@@ -656,7 +664,7 @@ func RunLong(ctx context.Context, opts GridOptions) (*Long, error) {
 // first seed, and the medians and 95th percentiles over its seeds.
 func (r *Report) rows() [][]string {
 	rows := [][]string{{"S", "N", "calls", "calls/check", "ref calls/check", "checks", "ref checks", "transitions", "lambdas",
-		"handler ms", "max handler ms", "max payload B", "peak heap MiB", "latency s (p95)", "ref latency s (p95)", "ref/ferry", "cost $", "ref cost $"}}
+		"handler ms", "max handler ms", "max on Lambda ms", "max payload B", "peak heap MiB", "floor s", "over floor s (max)", "latency s (p95)", "ref latency s (p95)", "ref/ferry", "cost $", "ref cost $"}}
 	for _, c := range r.Cells {
 		ratio := "-"
 		if c.LatencyRatio != nil {
@@ -667,59 +675,13 @@ func (r *Report) rows() [][]string {
 			strconv.Itoa(c.APICallsPerCheck), strconv.Itoa(c.ReferenceAPICallsPerCheck),
 			fmt.Sprintf("%g", c.HealthChecksBySeed.Median), fmt.Sprintf("%g", c.ReferenceHealthChecks.Median),
 			strconv.Itoa(c.Transitions), strconv.Itoa(c.LambdaInvocations),
-			fmt.Sprintf("%.0f", c.HandlerTimeMS), fmt.Sprintf("%.0f", c.HandlerMaxMS), strconv.Itoa(c.MaxPayloadBytes),
+			fmt.Sprintf("%.0f", c.HandlerTimeMS), fmt.Sprintf("%.0f", c.HandlerMaxMS), fmt.Sprintf("%.0f", c.HandlerTimeMSLambda), strconv.Itoa(c.MaxPayloadBytes),
 			fmt.Sprintf("%.1f", float64(c.HandlerPeakHeapBytes)/(1<<20)),
+			fmt.Sprintf("%.1f", c.FloorS.Median), fmt.Sprintf("%.1f (%.1f)", c.OverFloorS.Median, c.OverFloorS.Max),
 			fmt.Sprintf("%.2f (%.2f)", c.AddedLatencyS.Median, c.AddedLatencyS.P95),
 			fmt.Sprintf("%.2f (%.2f)", c.ReferenceAddedLatencyS.Median, c.ReferenceAddedLatencyS.P95), ratio,
 			fmt.Sprintf("%.5f", c.CostUSD.Median), fmt.Sprintf("%.5f", c.ReferenceCostUSD.Median),
 		})
 	}
 	return rows
-}
-
-// Markdown writes the README's benchmark section: how it was measured, the
-// table and the targets.
-func (r *Report) Markdown(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString("## Performance\n\n")
-	fmt.Fprintf(&b, "`make bench` deploys on the simulated AWS, on virtual time, through the real state machine "+
-		"definition and the real deployer handlers (package `internal/proof/bench`). Each cell has S services of N instances "+
-		"(each new group launches ceil(1.1 N) instances and needs N healthy; instances are healthy 60-120 simulated "+
-		"seconds after launch, drawn to the millisecond); a previous release is deployed first, then the measured "+
-		"release replaces it. Every cell runs with %d seeds (the instances' times drawn anew); the table gives the first "+
-		"seed's details and the median (and 95th percentile) over the seeds.\n\n", r.Seeds)
-	fmt.Fprintf(&b, "Every AWS and S3 call takes %g ms of virtual time (package `internal/fanout`): a task's invocation "+
-		"returns once its calls' time has passed, calls made side by side counted once. The reference model is the "+
-		"design's reference deployer: a fixed 30 s wait after Deploy, a health check (and a retirement step) every 15 s, "+
-		"its calls one after the other; it runs the same definition and handlers.\n\n", r.CallCostMS)
-	b.WriteString("- **calls**: AWS and S3 calls of the measured release's handlers. **calls/check**: the calls of a full health " +
-		"check (once instances are in service: one DescribeAutoScalingGroups per 50 services, one DescribeTargetHealth per " +
-		"target group, the halt marker and the release from S3). **checks**: health checks per deploy (median).\n")
-	fmt.Fprintf(&b, "- **latency**: deploy-added latency, simulated seconds from the moment the last needed instance became healthy "+
-		"to the start of CleanUpSuccess, beyond the release's %d s stability window (every service must hold its target that "+
-		"long before the previous release is retired).\n", int(StableWindow/time.Second))
-	fmt.Fprintf(&b, "- **cost**: dollars per deploy on AWS (median): Step Functions state transitions, Lambda requests and "+
-		"GB-seconds at %d MB (each invocation's call time and handler time), S3 requests; prices of %s (`internal/proof/bench/cost.go`).\n", r.LambdaMemoryMB, r.PricesAt)
-	b.WriteString("- **handler ms**: the handlers' real run time in total and the longest invocation (on the simulation, " +
-		"without the calls' modelled time). **peak heap**: the most bytes one invocation allocated (an upper bound of its heap; it " +
-		"includes what the in-process simulated AWS and S3 allocate to answer it). **max payload**: the largest state " +
-		"input or output and Lambda request or result, but for the release itself entering Validate")
-	maxInput := 0
-	for _, c := range r.Cells {
-		maxInput = max(maxInput, c.ExecutionInputBytes)
-	}
-	fmt.Fprintf(&b, " (the execution's input, at most %d bytes here), which Validate replaces by the small State.\n\n", maxInput)
-	fmt.Fprintf(&b, "Last run: %s, %s, %d CPUs.\n\n", r.GoVersion, r.Platform, r.CPUs)
-	for i, row := range r.rows() {
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-		if i == 0 {
-			b.WriteString(strings.Repeat("|--:", len(row)) + "|\n")
-		}
-	}
-	b.WriteString("\n| target | status | want | measured |\n|---|---|---|---|\n")
-	for _, t := range r.Targets {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Status, t.Want, t.Measured)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
