@@ -366,6 +366,7 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.DescribeASGPerS)
 	assert.Positive(t, m.DescribeTargetHealthPerS)
 	assert.Positive(t, m.MaxCallsInASecond)
+	assert.NotEmpty(t, m.BusiestBucket, "the bucket of the busiest second")
 	assert.Greater(t, m.Seconds, 60.0)
 }
 

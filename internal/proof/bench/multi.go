@@ -43,10 +43,13 @@ type Multi struct {
 	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
 	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
 	// rate over Seconds, from the deploys' start to the last one's end;
-	// MaxCallsInASecond the most of either in any one second.
+	// MaxCallsInASecond the most calls to any one request bucket
+	// (sim.BucketOf: the calls that share one, as AWS documents them) in
+	// any one second, of BusiestBucket.
 	DescribeTargetHealthPerS float64 `json:"describe_target_health_per_s"`
 	DescribeASGPerS          float64 `json:"describe_asg_per_s"`
 	MaxCallsInASecond        int     `json:"max_calls_in_a_second"`
+	BusiestBucket            string  `json:"busiest_bucket,omitempty"`
 	Seconds                  float64 `json:"seconds"`
 	// Failure is the first deploy's failure, when one did not succeed.
 	Failure string `json:"failure,omitempty"`
@@ -156,21 +159,25 @@ func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, vers
 }
 
 // rates counts the DescribeTargetHealth and DescribeAutoScalingGroups of
-// calls over span: their mean rate and the most of either in one second.
+// calls over span (their mean rate), and the most calls to one request
+// bucket in one second.
 func (m *Multi) rates(calls []sim.Call, span time.Duration) {
 	perSecond := map[string]map[int64]int{}
 	counts := map[string]int{}
 	for _, c := range calls {
-		if c.Op != "DescribeTargetHealth" && c.Op != "DescribeAutoScalingGroups" {
+		counts[c.Op]++
+		bucket := sim.BucketOf(c.Service, c.Op)
+		if bucket == "" {
 			continue
 		}
-		counts[c.Op]++
-		if perSecond[c.Op] == nil {
-			perSecond[c.Op] = map[int64]int{}
+		if perSecond[bucket] == nil {
+			perSecond[bucket] = map[int64]int{}
 		}
 		sec := c.At.Unix()
-		perSecond[c.Op][sec]++
-		m.MaxCallsInASecond = max(m.MaxCallsInASecond, perSecond[c.Op][sec])
+		perSecond[bucket][sec]++
+		if n := perSecond[bucket][sec]; n > m.MaxCallsInASecond {
+			m.MaxCallsInASecond, m.BusiestBucket = n, bucket
+		}
 	}
 	if secs := span.Seconds(); secs > 0 {
 		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)

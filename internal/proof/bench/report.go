@@ -391,19 +391,19 @@ func longLatencyTarget(long *Long) Target {
 // Limits of multi_project.
 const (
 	MaxDescribesPerSecond   = 8.0
-	MaxDescribesInOneSecond = 40
+	MaxBucketCallsInOneSecond = 40
 )
 
 // multiTarget is multi_project.
 func multiTarget(m *Multi) Target {
 	t := Target{Name: "multi_project", Status: Skip,
-		Want: fmt.Sprintf("K deploys at once: all succeed, none throttled to a task's retry, <= %g DescribeTargetHealth and DescribeAutoScalingGroups/s, <= %d in a second",
-			MaxDescribesPerSecond, MaxDescribesInOneSecond)}
+		Want: fmt.Sprintf("K deploys at once: all succeed, none throttled to a task's retry, <= %g DescribeTargetHealth and DescribeAutoScalingGroups/s, <= %d calls to one request bucket in any second",
+			MaxDescribesPerSecond, MaxBucketCallsInOneSecond)}
 	if m != nil {
-		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d tasks throttled to their retry (%d calls throttled past the SDK's retries waited out by the loops, %d attempts retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d in a second, over %.0f s",
-			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledCalls, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.Seconds)
+		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d tasks throttled to their retry (%d calls throttled past the SDK's retries waited out by the loops, %d attempts retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d calls in a second (%s), over %.0f s",
+			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledCalls, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.BusiestBucket, m.Seconds)
 		t.Status = status(m.Succeeded == m.Deploys && m.ThrottledToRetry == 0 && m.DescribeTargetHealthPerS <= MaxDescribesPerSecond &&
-			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxDescribesInOneSecond)
+			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxBucketCallsInOneSecond)
 	}
 	return t
 }
