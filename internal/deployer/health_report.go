@@ -130,12 +130,12 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 // (held, see holding): those of new groups this release made, with an
 // instance in service (any, with balancersAll), but those held. With
 // balancersUnsettled, a check asks at most tuning.ServicesAskedPerCheck
-// services (budget): first those at their target (to confirm them),
-// then those below it with their target in service, the fewest healthy
-// instances short first, then the others, in turns; the others' counts are carried on to a later check (they are
-// below target: never judged healthy on a carried count). A check's load
-// balancer reads then stay within an account's Describe refill at the
-// checks' pace, where a throttled check would learn nothing and back off.
+// services: those at their target first (to confirm them), then the
+// nearest theirs (overBudget); the others' counts are carried on to a
+// later check (they are below target: never judged healthy on a carried
+// count). A check's load balancer reads then stay within an account's
+// Describe refill at the checks' pace, where a throttled check would
+// learn nothing and back off.
 func toAsk(st *execution.State, services, names []string, groups map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, now time.Time, lbs balancerReads) (ask, held map[string]bool) {
 	ask, held = map[string]bool{}, map[string]bool{}
 	var asked []string
@@ -147,13 +147,24 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 			asked = append(asked, svc)
 		}
 	}
-	if lbs == balancersAll || len(asked) <= tuning.ServicesAskedPerCheck {
-		return ask, held
+	if lbs == balancersUnsettled && len(asked) > tuning.ServicesAskedPerCheck {
+		group := map[string]asgtypes.AutoScalingGroup{}
+		for i, svc := range services {
+			group[svc] = groups[names[i]]
+		}
+		for _, svc := range overBudget(st, asked, group, capacities) {
+			ask[svc], held[svc] = false, true
+		}
 	}
-	group := map[string]asgtypes.AutoScalingGroup{}
-	for i, svc := range services {
-		group[svc] = groups[names[i]]
-	}
+	return ask, held
+}
+
+// overBudget are the services of asked (more than
+// tuning.ServicesAskedPerCheck) a check leaves out: those below their
+// target, after ServicesAskedPerCheck in order of how far they are from
+// it (short), in turns among equals (each check starts further along the
+// list, so none waits on the others for long).
+func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth) []string {
 	// short is how far a service is from its target: 0 at it; else, with
 	// its target in service, the healthy instances it lacked at the
 	// previous check; else more, by the instances in service it lacks.
@@ -167,26 +178,26 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 		}
 		return 1 + max(0, prev.Target-prev.Healthy)
 	}
-	// Among services as near their target, each check starts further
-	// along the list, so none waits on the others for long.
 	turn := map[string]int{}
 	if st.Health != nil {
 		for i, svc := range asked {
 			turn[svc] = (i - st.Health.Checks*tuning.ServicesAskedPerCheck%len(asked) + len(asked)) % len(asked)
 		}
 	}
-	slices.SortStableFunc(asked, func(a, b string) int {
+	order := slices.Clone(asked)
+	slices.SortStableFunc(order, func(a, b string) int {
 		if d := short(a) - short(b); d != 0 {
 			return d
 		}
 		return turn[a] - turn[b]
 	})
-	for _, svc := range asked[tuning.ServicesAskedPerCheck:] {
+	var out []string
+	for _, svc := range order[tuning.ServicesAskedPerCheck:] {
 		if short(svc) > 0 {
-			ask[svc], held[svc] = false, true
+			out = append(out, svc)
 		}
 	}
-	return ask, held
+	return out
 }
 
 // assess is what the new group g and the load balancers and target

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,10 @@ type Multi struct {
 	// throttled them (every failure throttling: cloud.Throttled): the
 	// state machine's retry, or the deploy's failure, took over.
 	ThrottledToRetry int `json:"throttled_to_retry"`
+	// ThrottledToRetryByTask are ThrottledToRetry by task, with the first
+	// such failure's message.
+	ThrottledToRetryByTask map[string]int `json:"throttled_to_retry_by_task,omitempty"`
+	FirstThrottledToRetry  string         `json:"first_throttled_to_retry,omitempty"`
 	// ThrottledCalls are the calls throttled at every attempt of the
 	// SDK's retryer, which a task's loop waited out (a health check, a
 	// step of the retirement, a round of Deploy taken again after a wait)
@@ -81,13 +86,16 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 	before, tasksBefore := r.World().Throttles(), r.throttledTasks.Load()
 	logged := len(r.World().CallLog())
 	began := r.Clock().Now()
+	r.mu.Lock()
+	r.measure = true
+	r.mu.Unlock()
 	n, failed := deployAll(ctx, r.Region, sub, k, s, 1)
 	ended := r.Clock().Now()
 	after := r.World().Throttles()
 	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
 		ThrottledToRetry: int(r.throttledTasks.Load() - tasksBefore),
 		ThrottledCalls:   total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
-		ThrottledByOp: diff(before.Failed, after.Failed)}
+		ThrottledByOp: diff(before.Failed, after.Failed), ThrottledToRetryByTask: r.byTask, FirstThrottledToRetry: r.first}
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
 	return m, nil
 }
@@ -97,6 +105,25 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 type busyRegion struct {
 	*region.Region
 	throttledTasks atomic.Int64
+
+	mu      sync.Mutex
+	byTask  map[string]int
+	first   string
+	measure bool
+}
+
+// throttledTask counts a task AWS's throttling failed.
+func (b *busyRegion) throttledTask(task string, err error) {
+	b.throttledTasks.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.measure {
+		return
+	}
+	b.byTask[task]++
+	if b.first == "" {
+		b.first = task + ": " + err.Error()
+	}
 }
 
 // multiRegion is a region on the world of k projects of s services that
@@ -111,7 +138,7 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
 	world.Throttle = true
 	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
-	b := &busyRegion{}
+	b := &busyRegion{byTask: map[string]int{}}
 	r, err := region.New(ctx, region.Options{
 		World: world,
 		Clock: clock.NewVirtual(Start),
@@ -119,7 +146,7 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 			ctx, tl := fanout.WithTimeline(ctx)
 			out, err := next(ctx, req)
 			if cloud.Throttled(err) {
-				b.throttledTasks.Add(1)
+				b.throttledTask(req.Task, err)
 			}
 			if perr := b.Pass(ctx, tl.Elapsed()); perr != nil {
 				return nil, perr

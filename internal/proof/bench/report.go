@@ -390,7 +390,7 @@ func longLatencyTarget(long *Long) Target {
 
 // Limits of multi_project.
 const (
-	MaxDescribesPerSecond   = 8.0
+	MaxDescribesPerSecond     = 8.0
 	MaxBucketCallsInOneSecond = 40
 )
 
