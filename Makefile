@@ -163,7 +163,7 @@ bench: build ## Run the deploy benchmark and write build/bench.json
 	@mkdir -p $(BUILD)
 	$(GO) test ./client -run '^TestFollowCost$$' -count=1 -args -follow-cost $(abspath $(BUILD))/follow.json
 	$(GO) run ./internal/proof/bench/cmd -out $(BUILD)/bench.json -follow $(BUILD)/follow.json \
-		-lambda $(BUILD)/lambda/bootstrap -ferry $(BIN)/ferry
+		-lambda $(BUILD)/lambda/bootstrap -ferry $(BIN)/ferry -page
 
 .PHONY: clean
 clean: ## Remove build outputs

@@ -40,8 +40,10 @@ import (
 // next one (nextCheck). The AWS calls of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
-// in use, but for the services holding their target mid-window
-// (balancersUnsettled): they never grow with instances. A group's scaling activities (a
+// in use, but for the services holding their target mid-window or
+// confirmed stable, and those beyond tuning.ServicesAskedPerCheck below
+// their target (balancersUnsettled): they never grow with instances, and
+// stay within an account's Elastic Load Balancing Describe bucket. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
 // is short of its launch count (activitiesOnChange). A check AWS throttles

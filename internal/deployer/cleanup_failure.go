@@ -39,12 +39,28 @@ import (
 // a termination hook is never deleted. Anything it could not remove is a
 // *failure.CleanUpError listing the leftovers, recorded in the outcome as
 // FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
-// instead. On success it writes nothing: ReleaseLock records the outcome.
+// instead. A step AWS throttled (finding what the release made, the
+// rollback, the removal) is taken again after a wait (throttledStep), up
+// to limits.MaxThrottledSteps: an account's shared request buckets are
+// busiest when many deploys fail at once. On success it writes nothing: ReleaseLock records the outcome.
 // Idempotent.
 func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	// failed ends the step: a step AWS throttled (err) is taken again
+	// after a wait (throttledStep), any other failure is classified
+	// (what, err itself when nil).
+	failed := func(err, what error) (any, error) {
+		if w, ok := d.throttledStep(st, req, err); ok {
+			st.Retire = w
+			return st, nil
+		}
+		if what == nil {
+			what = err
+		}
+		return nil, d.cleanUpFailed(ctx, st, req, what)
 	}
 	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
@@ -55,7 +71,7 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		// gone: AWS says whether it made something.
 		made, err := d.madeInAWS(ctx, st)
 		if err != nil {
-			return nil, d.cleanUpFailed(ctx, st, req, err)
+			return failed(err, nil)
 		}
 		if len(made) == 0 {
 			d.log.Info("nothing to clean up: Deploy created nothing", "release_id", st.ReleaseID)
@@ -71,19 +87,15 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 	restored, waiting, err := d.rollBack(ctx, st, req, &intent)
 	switch {
 	case err != nil:
-		return nil, d.cleanUpFailed(ctx, st, req, leftServing(st, err))
+		return failed(err, leftServing(st, err))
 	case waiting != nil:
 		st.Retire = waiting
 		return st, nil
 	}
 	st.RolledBack = restored
 	removed, draining, err := d.removeRelease(ctx, st, req, &intent)
-	if w, ok := d.throttledStep(st, req, err); ok {
-		st.Retire = w
-		return st, nil
-	}
 	if err != nil {
-		return nil, d.cleanUpFailed(ctx, st, req, err)
+		return failed(err, nil)
 	}
 	if draining != nil {
 		st.Retire = keepThrottled(st, draining)
@@ -167,6 +179,9 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+	if st.Retire != nil {
+		retirer.Detached = fleet.DetachedIn(st.Retire.Groups)
+	}
 	ret, err := retirer.Step(ctx, names)
 	if err != nil {
 		return nil, nil, nothingRemoved(names, err)

@@ -356,6 +356,9 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
+	if st.Retire != nil {
+		retirer.Detached = fleet.DetachedIn(st.Retire.Groups)
+	}
 	if err := d.recheck(ctx, c, st, req, r, plan, retirer); err != nil {
 		return fail(err)
 	}

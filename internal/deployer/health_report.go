@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // activityReads says when healthReport reads a group's scaling
@@ -49,11 +51,13 @@ const (
 	// instance in service.
 	balancersAll balancerReads = true
 	// balancersUnsettled leaves out those of a service holding its
-	// target mid-window with the same instances as at the previous check,
-	// none terminating (holding): its healthy count is carried on. The
-	// check at the window's end asks them again, so a service is never
-	// judged stable on a count carried on; a termination or a replaced
-	// instance still shows in its group.
+	// target mid-window, or confirmed stable, with the same instances as
+	// at the previous check, none terminating (holding): its healthy
+	// count is carried on. The first check at or after the window's end
+	// asks them again, so a service is never judged stable on a count
+	// carried on (Confirmed); a termination or a replaced instance still
+	// shows in its group. A check at the end of the last window then asks
+	// only the services whose windows ended since the previous check.
 	balancersUnsettled balancerReads = false
 )
 
@@ -109,7 +113,9 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		if err != nil {
 			return judgement{}, err
 		}
-		j.report[svc] = health.Track(prev, cur, now)
+		rep := health.Track(prev, cur, now)
+		rep.Confirmed = health.Stable(rep, now) && (ask[svc] || held[svc] && prev.Confirmed)
+		j.report[svc] = rep
 		j.groups[svc] = names[i]
 		if ask[svc] {
 			j.outOf[svc] = named[svc].unregistered(g, views)
@@ -122,15 +128,76 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 // toAsk says, by service, whose named load balancers a check asks (ask)
 // and which services hold their target with their counts carried on
 // (held, see holding): those of new groups this release made, with an
-// instance in service (any, with balancersAll), but those held.
+// instance in service (any, with balancersAll), but those held. With
+// balancersUnsettled, a check asks at most tuning.ServicesAskedPerCheck
+// services: those at their target first (to confirm them), then the
+// nearest theirs (overBudget); the others' counts are carried on to a
+// later check (they are below target: never judged healthy on a carried
+// count). A check's load balancer reads then stay within an account's
+// Describe refill at the checks' pace, where a throttled check would
+// learn nothing and back off.
 func toAsk(st *execution.State, services, names []string, groups map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, now time.Time, lbs balancerReads) (ask, held map[string]bool) {
 	ask, held = map[string]bool{}, map[string]bool{}
+	var asked []string
 	for i, svc := range services {
 		g, found := groups[names[i]]
 		held[svc] = found && lbs == balancersUnsettled && holding(capacities[svc], g, now)
 		ask[svc] = found && !held[svc] && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) && (lbs == balancersAll || inService(g))
+		if ask[svc] {
+			asked = append(asked, svc)
+		}
+	}
+	if lbs == balancersUnsettled && len(asked) > tuning.ServicesAskedPerCheck {
+		group := map[string]asgtypes.AutoScalingGroup{}
+		for i, svc := range services {
+			group[svc] = groups[names[i]]
+		}
+		for _, svc := range overBudget(st, asked, group, capacities) {
+			ask[svc], held[svc] = false, true
+		}
 	}
 	return ask, held
+}
+
+// overBudget are the services of asked (more than
+// tuning.ServicesAskedPerCheck) a check leaves out: those below their
+// target, after ServicesAskedPerCheck in order of how far they are from
+// it (short), in turns among equals (each check starts further along the
+// list, so none waits on the others for long).
+func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth) []string {
+	// short is how far a service is from its target: 0 at it; else, with
+	// its target in service, the healthy instances it lacked at the
+	// previous check; else more, by the instances in service it lacks.
+	short := func(svc string) int {
+		prev := capacities[svc]
+		if health.Healthy(prev) {
+			return 0
+		}
+		if lacking := prev.Target - len(inServiceIDs(group[svc])); lacking > 0 {
+			return 1 + prev.Target + lacking
+		}
+		return 1 + max(0, prev.Target-prev.Healthy)
+	}
+	turn := map[string]int{}
+	if st.Health != nil {
+		for i, svc := range asked {
+			turn[svc] = (i - st.Health.Checks*tuning.ServicesAskedPerCheck%len(asked) + len(asked)) % len(asked)
+		}
+	}
+	order := slices.Clone(asked)
+	slices.SortStableFunc(order, func(a, b string) int {
+		if d := short(a) - short(b); d != 0 {
+			return d
+		}
+		return turn[a] - turn[b]
+	})
+	var out []string
+	for _, svc := range order[tuning.ServicesAskedPerCheck:] {
+		if short(svc) > 0 {
+			out = append(out, svc)
+		}
+	}
+	return out
 }
 
 // assess is what the new group g and the load balancers and target
@@ -185,11 +252,14 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 }
 
 // holding says whether a service, its previous report prev and its group
-// g now, holds its target mid-window: at its target since HealthySince,
-// its window not over at now, the same live instances as then and none
-// terminating.
+// g now, holds its target mid-window or confirmed stable: at its target
+// since HealthySince, its window not over at now (or over and Confirmed),
+// the same live instances as then and none terminating.
 func holding(prev execution.ServiceHealth, g asgtypes.AutoScalingGroup, now time.Time) bool {
-	if !health.Healthy(prev) || prev.HealthySince == nil || health.StableIn(prev, now) <= 0 || prev.Instances == "" {
+	if !health.Healthy(prev) || prev.HealthySince == nil || prev.Instances == "" {
+		return false
+	}
+	if health.StableIn(prev, now) <= 0 && !prev.Confirmed {
 		return false
 	}
 	var live []string

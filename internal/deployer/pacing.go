@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
@@ -53,17 +54,29 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 }
 
 // window is, when every service of report holds its target, how long
-// until the last of their stability windows ends; 0 otherwise (or when
-// every one is stable already).
+// until the next check that must ask load balancers at a window's end:
+// the end of the last window, or, while more than
+// tuning.ConfirmPerCheck services are still to be confirmed stable
+// (Confirmed), the end of the ConfirmPerCheck-th earliest, so that no
+// check at a window's end asks more than about that many services' load
+// balancers (on an account's shared Describe bucket, Elastic Load
+// Balancing's 40, a burst of them is throttled and retried, late). 0
+// otherwise (or when every one is stable already).
 func window(report map[string]execution.ServiceHealth, now time.Time) time.Duration {
-	var last time.Duration
+	var ends []time.Duration
 	for _, s := range report {
 		if !health.Healthy(s) || s.HealthySince == nil {
 			return 0
 		}
-		last = max(last, health.StableIn(s, now))
+		if in := health.StableIn(s, now); in > 0 || !s.Confirmed {
+			ends = append(ends, in)
+		}
 	}
-	return last
+	if len(ends) == 0 {
+		return 0
+	}
+	slices.Sort(ends)
+	return ends[min(len(ends), tuning.ConfirmPerCheck)-1]
 }
 
 // noteReady lowers each service's ReadySeconds (the fastest boot seen for

@@ -278,3 +278,28 @@ func TestThrottledResourceChecksWait(t *testing.T) {
 		assert.Error(t, x.step(execution.TaskValidateResources))
 	})
 }
+
+// TestThrottledCleanUpFailureWaits: a clean-up after a failure whose
+// rollback or removal AWS throttles (Auto Scaling's one shared request
+// bucket, busiest when many deploys fail at once: Amazon EC2 Auto Scaling
+// API Reference, API request rate) takes the step again after a wait
+// instead of failing through the state machine's retries: the release's
+// groups are removed, the previous release's stands.
+func TestThrottledCleanUpFailureWaits(t *testing.T) {
+	for _, op := range []string{"DescribeAutoScalingGroups", "DescribeLoadBalancerTargetGroups"} {
+		t.Run(op, func(t *testing.T) {
+			h := newHarness(t)
+			prev, next := h.baseRelease(), h.baseRelease()
+			x := h.atSwap(prev, next)
+			x.state.Error = &execution.Error{Error: failure.NameHalt, Cause: "halted"}
+			id, err := h.world.Faults().Add(sim.Rule{Op: op, Times: 2, Err: sim.Throttling()})
+			require.NoError(t, err)
+			x.ctx.RetryCount = tuning.TaskRetryMaxAttempts // no task retry follows
+			require.NoError(t, x.step(execution.TaskCleanUpFailure))
+			assert.Equal(t, 2, h.world.Faults().Applied(id), "every throttle met")
+			h.clk.Advance(10 * time.Minute)
+			assert.NotContains(t, h.groups(), naming.GroupName(project, config, "web", next.ReleaseID), "the release removed")
+			assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID), "the previous release stands")
+		})
+	}
+}

@@ -303,6 +303,11 @@ type ServiceHealth struct {
 	// Instances is a digest of the ids of the new group's instances that
 	// are not terminating, to notice a change between two checks.
 	Instances string `json:"instances,omitempty"`
+	// Confirmed says the service is stable on a check that asked its load
+	// balancers once its stability window was over (not on a healthy
+	// count carried on): later checks carry its count on while its
+	// instances stay the same, none terminating.
+	Confirmed bool `json:"confirmed,omitempty"`
 	// Step is, for a service rolled out in steps (release.Rollout), the
 	// step its new group is at, from 1 to Steps (package capacity's
 	// Stages); 0 without a rollout. Target is the step's.

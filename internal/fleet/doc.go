@@ -29,7 +29,10 @@
 // balancers and target groups and reports it draining while AWS shows
 // them Removing; then it suspends RetireProcesses, lets Terminate run and
 // scales it to zero, so each instance's termination lifecycle hooks run;
-// it reports the group ready for deletion only once it is empty. The
+// it reports the group ready for deletion only once it is empty. A group
+// a previous step saw detached (Retirer.Detached) is not asked for its
+// attachments again while its description names none: an account's Auto
+// Scaling calls share one request bucket. The
 // caller (the state machine, through the deployer) waits between steps;
 // Standing says what keeps a group standing (draining, in service, hooks
 // pending, Standby, protected), for a caller whose time bound ran out: a

@@ -53,7 +53,33 @@ type Retirer struct {
 	// (Auto Scaling's "not found") naming a group Step has just seen is
 	// retryable until then (AWS is eventually consistent).
 	LastAttempt bool
-	Log         *slog.Logger
+	// Detached are the groups a previous step saw out of every load
+	// balancer and target group, none still draining them (PhaseScalingIn
+	// or PhaseDeleting: see DetachedIn). Step does not ask Auto Scaling
+	// for their attachments again while the group's own description names
+	// no load balancer, target group or traffic source (an attachment
+	// made since shows there at once): on an account's shared Auto
+	// Scaling request bucket (Amazon EC2 Auto Scaling API Reference, API
+	// request rate) two describes per group per step are most of a
+	// retirement's calls.
+	Detached map[string]bool
+	Log      *slog.Logger
+}
+
+// DetachedIn are the groups of a retirement's last report (the State's
+// Retire.Groups) that were out of every load balancer, none draining:
+// scaling in, or empty. A name reported twice (groups of one name in two
+// regions) is detached only when every report says so.
+func DetachedIn(groups []execution.RetiringGroup) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range groups {
+		done := g.Phase == execution.PhaseScalingIn || g.Phase == execution.PhaseDeleting
+		if prev, seen := out[g.Name]; seen {
+			done = done && prev
+		}
+		out[g.Name] = done
+	}
+	return out
 }
 
 // Retirement is where the retirement of a set of groups stands after a
@@ -144,9 +170,12 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupState, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	rg := census(g)
-	draining, err := r.detach(ctx, name)
-	if err != nil {
-		return rg, err
+	var draining bool
+	var err error
+	if !r.Detached[name] || attached(g) {
+		if draining, err = r.detach(ctx, name); err != nil {
+			return rg, err
+		}
 	}
 	switch {
 	case draining:
@@ -158,6 +187,12 @@ func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupS
 		err = r.scaleIn(ctx, g)
 	}
 	return rg, err
+}
+
+// attached says whether g's description names a load balancer, target
+// group or traffic source.
+func attached(g asgtypes.AutoScalingGroup) bool {
+	return len(g.LoadBalancerNames) > 0 || len(g.TargetGroupARNs) > 0 || len(g.TrafficSources) > 0
 }
 
 // census is where g stands, before this step: its instances, those

@@ -170,3 +170,57 @@ func TestRemoveRefusesAGroupInUse(t *testing.T) {
 	assert.Equal(t, []string{"group", "template"}, e.left(name))
 	assert.Zero(t, e.world.CutConnections())
 }
+
+// TestRetirerDetached: a group a previous step saw out of every load
+// balancer (DetachedIn: scaling in) is not asked for its attachments
+// again, those describes drawing on the account's one Auto Scaling
+// request bucket (Amazon EC2 Auto Scaling API Reference, Welcome, API
+// request rate: "throttles API requests based on a shared API bucket");
+// one attached again since (its description names the target group) is,
+// and is detached again.
+func TestRetirerDetached(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	e.serving(t, "r2", nil)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+	var ret fleet.Retirement
+	for steps := 0; ; steps++ {
+		var err error
+		r.Detached = fleet.DetachedIn(ret.State())
+		ret, err = r.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		if ret.Groups[0].Phase == execution.PhaseScalingIn {
+			break
+		}
+		require.Less(t, steps, 40)
+		e.clk.Advance(15 * time.Second)
+	}
+	describes := func() int {
+		n := 0
+		for _, c := range e.world.CallLog() {
+			if c.Op == "DescribeLoadBalancerTargetGroups" || (c.Op == "DescribeLoadBalancers" && c.Service == "Auto Scaling") {
+				n++
+			}
+		}
+		return n
+	}
+	r.Detached = fleet.DetachedIn(ret.State())
+	assert.True(t, r.Detached[name])
+	before := describes()
+	require.Positive(t, before)
+	ret, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.Equal(t, before, describes(), "no attachment read for a group seen detached")
+	require.Len(t, ret.Groups, 1)
+
+	tgs, err := e.c.ELBv2.DescribeTargetGroups(e.ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{"coinbase-deploy-test-web-tg"}})
+	require.NoError(t, err)
+	_, err = e.c.AutoScaling.(*sim.AutoScaling).AttachLoadBalancerTargetGroups(e.ctx, &autoscaling.AttachLoadBalancerTargetGroupsInput{
+		AutoScalingGroupName: aws.String(name), TargetGroupARNs: []string{aws.ToString(tgs.TargetGroups[0].TargetGroupArn)}})
+	require.NoError(t, err)
+	ret, err = r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.Greater(t, describes(), before, "a group attached since is read again")
+	require.Len(t, ret.Groups, 1)
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase, "and detached again")
+}

@@ -57,6 +57,20 @@ const (
 	// before the first when no boot was seen before. It bounds the latency
 	// ferry adds once the last needed instance is healthy.
 	HealthCheckInterval = 5 * time.Second
+	// ConfirmPerCheck is about how many services a check at a stability
+	// window's end confirms stable: with more windows ending, checks at
+	// earlier ends confirm them in turn, so no check's load balancer
+	// reads overflow an account's Describe burst, with room for other
+	// deploys' (Elastic Load Balancing: 40 tokens, refilled at 10 a
+	// second).
+	ConfirmPerCheck = 20
+	// ServicesAskedPerCheck is how many services' load balancers a
+	// health check asks at most (package deployer: those at their target
+	// first, then those nearest it); the others' counts are carried on.
+	// At the checks' quickest pace (ImminentCheckInterval) it stays
+	// within an account's Elastic Load Balancing Describe refill (10 a
+	// second).
+	ServicesAskedPerCheck = 20
 	// StableCheckInterval is the shortest wait between two health checks
 	// while every service holds its target and its stability window runs:
 	// a termination or a replacement during the window is still seen (in

@@ -130,6 +130,17 @@
 // vanishes. The group's scaling policies go at once, with the alarms whose
 // only actions were those policies.
 //
+// # Throttling
+//
+// A world with "throttle": true enforces AWS's request rates per account
+// and region, one model from AWS's documentation (ThrottleModel, each
+// Rate citing its page): EC2's bucket per action by category, each
+// Elastic Load Balancing API version's one Describe* bucket and a bucket
+// per mutating action, Auto Scaling's one bucket shared by every action
+// (figures unpublished: ELB's assumed), CloudWatch's per-action TPS. A
+// throttled call is retried as the SDK's standard retryer does, its
+// backoffs spent on the caller's Timeline; Throttles counts them.
+//
 // # Faults, counters, snapshot
 //
 // world.Faults().Add(sim.Rule{Op: "CreateAutoScalingGroup", Nth: 2, Err:

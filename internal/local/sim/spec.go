@@ -32,8 +32,8 @@ type WorldSpec struct {
 	// Subsecond draws boot and health times to the millisecond rather
 	// than in whole seconds.
 	Subsecond bool `json:"subsecond,omitempty"`
-	// Throttle enforces AWS's request rates per account and region (a
-	// token bucket per API, see Rate), retrying a throttled call as the
+	// Throttle enforces AWS's request rates per account and region (its
+	// documented token buckets, see Rate and ThrottleModel), retrying a throttled call as the
 	// SDK's standard retryer does before answering it with the throttling
 	// error.
 	Throttle bool `json:"throttle,omitempty"`

@@ -20,40 +20,75 @@ type Rate struct {
 }
 
 // The rates a world that throttles (WorldSpec.Throttle) enforces, per
-// account and region.
+// account and region: one model, from AWS's documentation where AWS
+// publishes the figures, each Rate saying where its figures come from.
+// STS, IAM and SNS are not throttled: ferry calls them a few times a
+// deploy (its credentials are cached per release), and AWS publishes no
+// bucket for them.
 var (
 	// ELBDescribe is each Elastic Load Balancing API version's bucket for
 	// its non-mutating (Describe*) actions, shared by them all.
-	ELBDescribe = Rate{Burst: 40, PerSecond: 10, Source: "Request throttling for the Elastic Load Balancing API: 40 tokens, refilled at 10 a second, per API version"}
-	// ELBMutate is an assumption: AWS documents a bucket per mutating
-	// action without giving its figures here.
-	ELBMutate = Rate{Burst: 20, PerSecond: 5, Source: "assumed: AWS publishes a bucket per mutating action"}
-	// EC2Describe is each EC2 non-mutating action's own bucket.
-	EC2Describe = Rate{Burst: 100, PerSecond: 20, Source: "Request throttling for the Amazon EC2 API: 100 tokens, refilled at 20 a second, per non-mutating action"}
-	// EC2Mutate is an assumption for each EC2 mutating action.
-	EC2Mutate = Rate{Burst: 50, PerSecond: 5, Source: "assumed: conservative beside the documented non-mutating rate"}
-	// AutoScalingDescribe and AutoScalingMutate are assumptions: the
-	// Auto Scaling API Reference gives no figures, so each action gets
-	// ELB's documented non-mutating bucket, and mutating actions a
-	// smaller one.
-	AutoScalingDescribe = Rate{Burst: 40, PerSecond: 10, Source: "assumed: Elastic Load Balancing's documented non-mutating bucket, per action"}
-	AutoScalingMutate   = Rate{Burst: 20, PerSecond: 5, Source: "assumed: per mutating action"}
+	ELBDescribe = Rate{Burst: 40, PerSecond: 10, Source: ELBThrottlingDoc + ": non-mutating (Describe*) actions share 40 tokens refilled at 10 a second, per API version"}
+	// ELBMutate is an assumption: the page documents a bucket per
+	// mutating action without giving its figures.
+	ELBMutate = Rate{Burst: 20, PerSecond: 5, Source: "assumed: " + ELBThrottlingDoc + " gives each mutating action its own bucket, without figures"}
+	// EC2Describe is each EC2 non-mutating action's own bucket;
+	// EC2DescribeUnfiltered the smaller one of the actions AWS lists as
+	// unfiltered and unpaginated (taken whether or not the call filters:
+	// the stricter reading); EC2Mutate each mutating action's.
+	EC2Describe           = Rate{Burst: 100, PerSecond: 20, Source: EC2ThrottlingDoc + ": non-mutating actions, 100 tokens refilled at 20 a second, per action"}
+	EC2DescribeUnfiltered = Rate{Burst: 50, PerSecond: 10, Source: EC2ThrottlingDoc + ": unfiltered and unpaginated non-mutating actions, 50 tokens refilled at 10 a second"}
+	EC2Mutate             = Rate{Burst: 50, PerSecond: 5, Source: EC2ThrottlingDoc + ": mutating actions, 50 tokens refilled at 5 a second, per action"}
+	// EC2Uncategorized are the actions ferry calls that the page lists
+	// with their own bucket.
+	EC2Uncategorized = map[string]Rate{
+		"CreateTags":                  {Burst: 100, PerSecond: 10, Source: EC2ThrottlingDoc + ": uncategorized, CreateTags 100/10"},
+		"DeleteTags":                  {Burst: 100, PerSecond: 10, Source: EC2ThrottlingDoc + ": uncategorized, DeleteTags 100/10"},
+		"CreateLaunchTemplateVersion": {Burst: 100, PerSecond: 5, Source: EC2ThrottlingDoc + ": uncategorized, CreateLaunchTemplateVersion 100/5"},
+		"ModifyLaunchTemplate":        {Burst: 100, PerSecond: 5, Source: EC2ThrottlingDoc + ": uncategorized, ModifyLaunchTemplate 100/5"},
+		"RunInstances":                {Burst: 5, PerSecond: 2, Source: EC2ThrottlingDoc + ": uncategorized, RunInstances 5/2"},
+		"TerminateInstances":          {Burst: 100, PerSecond: 5, Source: EC2ThrottlingDoc + ": uncategorized, TerminateInstances 100/5"},
+	}
+	// AutoScalingShared is the one bucket every Auto Scaling action of an
+	// account and region shares, Describe calls included (Amazon EC2 Auto
+	// Scaling API Reference, Welcome, API request rate: "throttles API
+	// requests based on a shared API bucket"). AWS publishes no figures
+	// for it: Elastic Load Balancing's documented Describe bucket is
+	// assumed.
+	AutoScalingShared = Rate{Burst: 40, PerSecond: 10, Source: AutoScalingThrottlingDoc + ": one shared bucket (figures not published: ELB's Describe bucket, 40 refilled at 10 a second, assumed)"}
 	// CloudWatch's documented quotas, transactions per second per
 	// action (a second's worth of burst).
 	CloudWatchRates = map[string]Rate{
-		"DescribeAlarms": {Burst: 9, PerSecond: 9, Source: "CloudWatch service quotas: DescribeAlarms 9 TPS"},
-		"GetMetricData":  {Burst: 50, PerSecond: 50, Source: "CloudWatch service quotas: GetMetricData 50 TPS"},
-		"PutMetricAlarm": {Burst: 3, PerSecond: 3, Source: "CloudWatch service quotas: PutMetricAlarm 3 TPS"},
-		"DeleteAlarms":   {Burst: 3, PerSecond: 3, Source: "CloudWatch service quotas: DeleteAlarms 3 TPS"},
+		"DescribeAlarms": {Burst: 9, PerSecond: 9, Source: CloudWatchQuotasDoc + ": DescribeAlarms 9 TPS"},
+		"GetMetricData":  {Burst: 50, PerSecond: 50, Source: CloudWatchQuotasDoc + ": GetMetricData 50 TPS"},
+		"PutMetricAlarm": {Burst: 3, PerSecond: 3, Source: CloudWatchQuotasDoc + ": PutMetricAlarm 3 TPS"},
+		"DeleteAlarms":   {Burst: 3, PerSecond: 3, Source: CloudWatchQuotasDoc + ": DeleteAlarms 3 TPS"},
 	}
 )
 
+// The pages the rates come from.
+const (
+	EC2ThrottlingDoc         = "https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html"
+	ELBThrottlingDoc         = "https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html"
+	AutoScalingThrottlingDoc = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/Welcome.html"
+	CloudWatchQuotasDoc      = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_limits.html"
+)
+
+// ThrottleModel names the model: bench.json reports it.
+const ThrottleModel = "aws-documented"
+
+// ec2Unfiltered are the actions the EC2 page lists as unfiltered and
+// unpaginated non-mutating.
+var ec2Unfiltered = map[string]bool{
+	"DescribeInstances": true, "DescribeInstanceStatus": true, "DescribeNetworkInterfaces": true,
+	"DescribeSecurityGroups": true, "DescribeSnapshots": true, "DescribeSpotInstanceRequests": true, "DescribeVolumes": true,
+}
+
 // rateOf is the bucket a call of service's op takes its token from (its
 // key, the same for the actions that share a bucket), and false for a
-// call the world does not throttle (IAM, SNS, STS: ferry calls them a
-// few times a deploy).
+// call the world does not throttle.
 func rateOf(service, op string) (string, Rate, bool) {
-	describe := strings.HasPrefix(op, "Describe") || strings.HasPrefix(op, "Get") || strings.HasPrefix(op, "List")
+	describe := strings.HasPrefix(op, "Describe") || strings.HasPrefix(op, "Get") || strings.HasPrefix(op, "List") || strings.HasPrefix(op, "Search")
 	switch service {
 	case serviceELB, serviceELBv2:
 		if describe {
@@ -61,20 +96,36 @@ func rateOf(service, op string) (string, Rate, bool) {
 		}
 		return service + " " + op, ELBMutate, true
 	case serviceEC2:
-		if describe {
-			return service + " " + op, EC2Describe, true
-		}
-		return service + " " + op, EC2Mutate, true
+		return service + " " + op, ec2Rate(op, describe), true
 	case serviceAutoScaling:
-		if describe {
-			return service + " " + op, AutoScalingDescribe, true
-		}
-		return service + " " + op, AutoScalingMutate, true
+		return service, AutoScalingShared, true
 	case serviceCloudWatch:
 		r, ok := CloudWatchRates[op]
 		return service + " " + op, r, ok
 	}
 	return "", Rate{}, false
+}
+
+// ec2Rate is the bucket of EC2's op.
+func ec2Rate(op string, describe bool) Rate {
+	if r, ok := EC2Uncategorized[op]; ok {
+		return r
+	}
+	switch {
+	case ec2Unfiltered[op]:
+		return EC2DescribeUnfiltered
+	case describe:
+		return EC2Describe
+	}
+	return EC2Mutate
+}
+
+// BucketOf is the key of the bucket a call of service's op takes its
+// token from ("" when the world does not throttle it): the same for the
+// calls that share a bucket.
+func BucketOf(service, op string) string {
+	key, _, _ := rateOf(service, op)
+	return key
 }
 
 // bucket is one token bucket at a moment.
@@ -117,6 +168,9 @@ type Throttles struct {
 	// Failed are the calls throttled at every attempt: the caller got
 	// the throttling error.
 	Failed map[string]int
+	// Backoff is the time the retries waited before their attempts, in
+	// all.
+	Backoff time.Duration
 }
 
 // throttle takes a token for the call c at its moment on ctx's Timeline
@@ -150,6 +204,7 @@ func (w *World) throttle(ctx context.Context, c Call) error {
 		u := float64(seed(c.Account+op, strings.Repeat("x", attempt)+c.At.String())%1e6) / 1e6
 		backoff := time.Duration(u * float64(time.Duration(1<<attempt)*time.Second))
 		fanout.Spend(ctx, backoff)
+		w.throttles.Backoff += backoff
 		at = at.Add(backoff)
 	}
 }
@@ -158,7 +213,7 @@ func (w *World) throttle(ctx context.Context, c Call) error {
 func (w *World) Throttles() Throttles {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := Throttles{Retried: map[string]int{}, Failed: map[string]int{}}
+	out := Throttles{Retried: map[string]int{}, Failed: map[string]int{}, Backoff: w.throttles.Backoff}
 	for k, v := range w.throttles.Retried {
 		out.Retried[k] = v
 	}

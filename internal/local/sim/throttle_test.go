@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
@@ -48,6 +49,7 @@ func TestThrottling(t *testing.T) {
 	assert.Equal(t, 100, ok+throttled)
 	th := w.Throttles()
 	assert.Positive(t, th.Retried["Elastic Load Balancing v2:DescribeTargetGroups"], "retried before failing")
+	assert.Positive(t, th.Backoff, "the retries' backoffs, in all")
 	assert.Equal(t, throttled, th.Failed["Elastic Load Balancing v2:DescribeTargetGroups"])
 	assert.GreaterOrEqual(t, ok, 40, "the bucket's 40 tokens, and what it refilled during the backoffs")
 	assert.Less(t, ok, 100, "a burst of 100 is throttled")
@@ -80,4 +82,36 @@ func TestThrottling(t *testing.T) {
 		_, err := c.ELBv2.DescribeTargetGroups(context.Background(), &elbv2.DescribeTargetGroupsInput{})
 		require.NoError(t, err)
 	}
+}
+
+// TestThrottlingSharedAutoScalingBucket: every Auto Scaling action of an
+// account and region draws on one bucket, Describe calls included (Amazon
+// EC2 Auto Scaling API Reference, Welcome, API request rate: "throttles
+// API requests based on a shared API bucket. For example, calls to the
+// DescribeAutoScalingGroups and DescribeScheduledActions API operations
+// use tokens from the same bucket"); AWS publishes no figures, so
+// AutoScalingShared assumes ELB's 40 refilled at 10 a second. 30 calls of
+// each of two actions at one instant overflow it; each action's own
+// bucket of 40 would not. EC2's buckets are per action, by category
+// (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html).
+func TestThrottlingSharedAutoScalingBucket(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	spec.Throttle = true
+	w, err := sim.New(clock.NewVirtual(start), spec)
+	require.NoError(t, err)
+	c := w.Clients(deployer, region)
+	for range 30 {
+		_, _ = c.AutoScaling.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{})
+		_, _ = c.AutoScaling.DescribeScalingActivities(context.Background(), &autoscaling.DescribeScalingActivitiesInput{})
+	}
+	th := w.Throttles()
+	assert.Positive(t, th.Retried["Auto Scaling:DescribeScalingActivities"]+th.Retried["Auto Scaling:DescribeAutoScalingGroups"], "60 calls on one bucket of 40")
+	assert.Equal(t, sim.BucketOf("Auto Scaling", "CreateAutoScalingGroup"), sim.BucketOf("Auto Scaling", "DescribeAutoScalingGroups"))
+
+	for _, op := range []string{"DescribeSubnets", "DescribeSecurityGroups", "CreateLaunchTemplate", "CreateTags"} {
+		assert.Equal(t, "EC2 "+op, sim.BucketOf("EC2", op), "each EC2 action its own bucket")
+	}
+	assert.Equal(t, 50.0, sim.EC2Mutate.Burst)
+	assert.Equal(t, 5.0, sim.EC2Mutate.PerSecond)
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,10 +25,10 @@ var cellKeys = []string{
 	"api_calls_total", "aws_calls_total", "s3_calls_total", "api_calls_by_op",
 	"health_checks", "api_calls_per_check", "api_calls_per_check_mean", "api_calls_per_check_by_op",
 	"transitions", "lambda_invocations",
-	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task",
+	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task", "handler_time_ms_lambda", "handler_lambda_task",
 	"handler_peak_heap_bytes", "handler_peak_heap_task",
 	"max_payload_bytes", "max_payload_at", "execution_input_bytes",
-	"added_latency_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
+	"added_latency_s", "floor_s", "over_floor_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
 	"health_checks_by_seed", "cost_usd", "cost_usd_at_previous_memory",
 	"reference_added_latency_s", "reference_health_checks", "reference_api_calls_total",
 	"reference_api_calls_per_check", "reference_transitions", "reference_lambda_invocations",
@@ -48,9 +51,10 @@ func TestSmallestCell(t *testing.T) {
 	require.NoError(t, report.JSON(&buf))
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
-	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "cells", "cost_usd", "reference_cost_usd",
+	assert.ElementsMatch(t, []string{"go_version", "platform", "cpus", "seeds", "call_cost_ms", "throttling", "cells", "cost_usd_by_cell", "reference_cost_usd_by_cell",
 		"lambda_memory_mb", "prices_at", "lambda_binary", "asset_uploads", "targets"},
 		slices.Collect(maps.Keys(doc)))
+	assert.JSONEq(t, `"aws-documented"`, string(doc["throttling"]))
 	var jcells []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(doc["cells"], &jcells))
 	require.Len(t, jcells, 1)
@@ -93,7 +97,7 @@ func TestSmallestCell(t *testing.T) {
 	assert.Equal(t, Skip, statuses["calls_per_check_flat"], "no N=100")
 	assert.Equal(t, Skip, statuses["added_latency_s50_n100"])
 	assert.Equal(t, Skip, statuses["history_events_48h"])
-	assert.NotEqual(t, Skip, statuses["cost_s1_n1"])
+	assert.NotEqual(t, Skip, statuses["cost_by_cell"])
 	assert.Equal(t, Pass, statuses["lambda_binary"])
 	assert.Equal(t, Pass, statuses["handler_memory"])
 	assert.Equal(t, Pass, statuses["unchanged_assets"])
@@ -151,7 +155,7 @@ func TestModels(t *testing.T) {
 func cell(s, n int) CellResult {
 	return CellResult{Services: s, Instances: n, APICallsPerCheck: 3 + s, AddedLatencyS: Dist{Median: 2, P95: 4, Max: 5, Seeds: 20},
 		CostUSD: Dist{Median: 0.001}, ReferenceCostUSD: Dist{Median: 0.0012},
-		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy"}
+		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy", HandlerTimeMSLambda: 300}
 }
 
 func grid(mutate func(*CellResult)) []CellResult {
@@ -210,13 +214,13 @@ func TestTargets(t *testing.T) {
 					c.AddedLatencyS = Dist{Median: 9, P95: 14}
 				}
 			})},
-		{name: "dearer than the reference", bin: bin, up: up, long: long, follow: follow, multi: multi,
+		{name: "dearer than the reference in one cell", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
-				if c.Services == 1 && c.Instances == 1 {
+				if c.Services == 50 && c.Instances == 10 {
 					c.CostUSD.Median = 0.0013
 				}
 			}),
-			want: map[string]Status{"cost_s1_n1": Fail}},
+			want: map[string]Status{"cost_by_cell": Fail}},
 		{name: "over 20,000 history events in 48 h", cells: grid(nil), bin: bin, up: up, multi: multi,
 			long: &Long{HistoryEvents: 20_001, AddedLatencyS: long.AddedLatencyS}, follow: follow,
 			want: map[string]Status{"history_events_48h": Fail}},
@@ -245,18 +249,22 @@ func TestTargets(t *testing.T) {
 				}
 			}),
 			want: map[string]Status{"handler_memory": Fail}},
-		{name: "a handler takes 1 s at S=50,N=100", long: long, follow: follow, multi: multi, bin: bin, up: up,
+		{name: "a handler takes over 1 s on the Lambda's CPU share at S=50,N=100", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 50 && c.Instances == 100 {
-					c.HandlerMaxMS = 1000
+					c.HandlerTimeMSLambda = 1001
 				}
 			}),
 			want: map[string]Status{"handler_time_s50_n100": Fail}},
 		{name: "a slow handler elsewhere is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 {
-					c.HandlerMaxMS = 5000
+					c.HandlerTimeMSLambda = 5000
 				}
+			})},
+		{name: "real time on this machine is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				c.HandlerMaxMS = 5000
 			})},
 		{name: "second deploy uploads asset bytes", long: long, follow: follow, multi: multi, cells: grid(nil), bin: bin, up: &Uploads{FirstAssetBytes: 70, SecondAssetBytes: 70},
 			want: map[string]Status{"unchanged_assets": Fail}},
@@ -279,7 +287,7 @@ func TestTargets(t *testing.T) {
 			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
 		{name: "nothing measured", want: map[string]Status{
 			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
-			"cost_s1_n1": Skip, "payload_s50": Skip, "lambda_binary": Skip,
+			"cost_by_cell": Skip, "payload_s50": Skip, "lambda_binary": Skip,
 			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
 		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, follow: follow, multi: multi,
 			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},
@@ -358,6 +366,7 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.DescribeASGPerS)
 	assert.Positive(t, m.DescribeTargetHealthPerS)
 	assert.Positive(t, m.MaxCallsInASecond)
+	assert.NotEmpty(t, m.BusiestBucket, "the bucket of the busiest second")
 	assert.Greater(t, m.Seconds, 60.0)
 }
 
@@ -380,4 +389,34 @@ func TestCost(t *testing.T) {
 	want := 1000*StepFunctionsTransitionUSD + 100*LambdaRequestUSD + 50*0.5*LambdaGBSecondUSD + 2000*S3ReadUSD + 100*S3WriteUSD
 	assert.InDelta(t, want, Cost(m, 512), 1e-12)
 	assert.InDelta(t, 25*LambdaGBSecondUSD, Cost(m, 1024)-Cost(m, 512), 1e-12, "twice the memory, twice the GB-seconds")
+}
+
+// TestWritePage: the performance section is regenerated between its
+// markers, the rest of the page kept byte for byte; a page without them
+// is left alone (ErrNoMarkers).
+func TestWritePage(t *testing.T) {
+	r := NewReport(grid(nil), GridOptions{Seeds: 20}, nil, nil, nil, nil, nil)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "performance.md")
+	before, after := "# Performance\n\nintro\n\n", "\n\n## Afterwards\n"
+	require.NoError(t, os.WriteFile(page, []byte(before+PageBegin+"\nold figures\n"+PageEnd+after), 0o644))
+	require.NoError(t, WritePage(page, r))
+	got, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(got), before+PageBegin+"\n"))
+	assert.True(t, strings.HasSuffix(string(got), PageEnd+after))
+	assert.NotContains(t, string(got), "old figures")
+	assert.Contains(t, string(got), "| 50 | 100 | ")
+	assert.Contains(t, string(got), "aws-documented")
+	require.NoError(t, WritePage(page, r))
+	again, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Equal(t, string(got), string(again), "regenerating is idempotent")
+
+	bare := filepath.Join(dir, "bare.md")
+	require.NoError(t, os.WriteFile(bare, []byte(before), 0o644))
+	require.ErrorIs(t, WritePage(bare, r), ErrNoMarkers)
+	kept, err := os.ReadFile(bare)
+	require.NoError(t, err)
+	assert.Equal(t, before, string(kept))
 }

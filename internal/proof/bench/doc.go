@@ -8,7 +8,10 @@
 // ReleaseFile), and runs, on a local region (package region) on
 // discrete-event virtual time, the real state machine definition with the
 // real deployer handlers: first a previous release, so there is something
-// to replace, then the measured release. Every AWS and S3 call takes
+// to replace, then the measured release. Every world throttles as AWS
+// documents (sim.ThrottleModel, "aws-documented" in bench.json: the
+// account's token bucket per API, the SDK's retries modelled), in every
+// cell as in RunMulti. Every AWS and S3 call takes
 // Options.CallCost of virtual time (a task returns once its calls' time
 // has passed, calls made side by side counted once: package fanout), and
 // instances boot and pass their health checks at times drawn to the
@@ -22,21 +25,26 @@
 //     wrapping the deployer's S3 clients), in total, per health check and by
 //     operation;
 //   - Step Functions state transitions and history events;
-//   - Lambda invocations, each handler's real run time, its billed time and
-//     the bytes it allocated (the bound of its peak heap);
+//   - Lambda invocations, each handler's real run time, its time on the
+//     deployer Lambda's CPU share (its CPU time scaled: OnLambda), its
+//     billed time and the bytes it allocated (the bound of its peak heap);
+//   - the calls AWS throttled, and their retries' backoffs;
 //   - the largest payload passed between states;
 //   - the deploy-added latency: virtual time from the moment the last
 //     instance the release needed became healthy (sim.World.InstanceTimes,
 //     with each service's healthy target from the health report) to the
-//     start of CleanUpSuccess, beyond the release's stability window;
+//     start of CleanUpSuccess, beyond the release's stability window; and
+//     the deploy's physical floor (its slowest needed instance's launch to
+//     healthy, plus the window) against its whole time to CleanUpSuccess;
 //   - its cost on AWS in dollars (Cost, prices as of PricesAt).
 //
 // RunLong runs a release with the longest timeout (its history when never
 // healthy, its latency when healthy within the hour); RunMulti runs K
-// deploys of S services at once in one account on a world that throttles
-// as AWS does. Report gathers them with the Lambda binary's size
+// deploys of S services at once in one account (the busiest second of
+// each request bucket). Report gathers them with the Lambda binary's size
 // (LambdaBinary) and the bytes a second ferry deploy of unchanged assets
 // uploads (AssetUploads), checks the issue's targets (Targets) and renders
-// the table (WriteTable), the README's section (Markdown) and
-// build/bench.json (JSON). cmd is `make bench`.
+// the table (WriteTable), build/bench.json (JSON) and the performance
+// section of PerformancePage between its markers (Markdown, WritePage).
+// cmd is `make bench`.
 package bench

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,10 @@ type Multi struct {
 	// throttled them (every failure throttling: cloud.Throttled): the
 	// state machine's retry, or the deploy's failure, took over.
 	ThrottledToRetry int `json:"throttled_to_retry"`
+	// ThrottledToRetryByTask are ThrottledToRetry by task, with the first
+	// such failure's message.
+	ThrottledToRetryByTask map[string]int `json:"throttled_to_retry_by_task,omitempty"`
+	FirstThrottledToRetry  string         `json:"first_throttled_to_retry,omitempty"`
 	// ThrottledCalls are the calls throttled at every attempt of the
 	// SDK's retryer, which a task's loop waited out (a health check, a
 	// step of the retirement, a round of Deploy taken again after a wait)
@@ -43,10 +48,13 @@ type Multi struct {
 	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
 	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
 	// rate over Seconds, from the deploys' start to the last one's end;
-	// MaxCallsInASecond the most of either in any one second.
+	// MaxCallsInASecond the most calls to any one request bucket
+	// (sim.BucketOf: the calls that share one, as AWS documents them) in
+	// any one second, of BusiestBucket.
 	DescribeTargetHealthPerS float64 `json:"describe_target_health_per_s"`
 	DescribeASGPerS          float64 `json:"describe_asg_per_s"`
 	MaxCallsInASecond        int     `json:"max_calls_in_a_second"`
+	BusiestBucket            string  `json:"busiest_bucket,omitempty"`
 	Seconds                  float64 `json:"seconds"`
 	// Failure is the first deploy's failure, when one did not succeed.
 	Failure string `json:"failure,omitempty"`
@@ -78,13 +86,16 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 	before, tasksBefore := r.World().Throttles(), r.throttledTasks.Load()
 	logged := len(r.World().CallLog())
 	began := r.Clock().Now()
+	r.mu.Lock()
+	r.measure = true
+	r.mu.Unlock()
 	n, failed := deployAll(ctx, r.Region, sub, k, s, 1)
 	ended := r.Clock().Now()
 	after := r.World().Throttles()
 	m := &Multi{Deploys: k, Services: s, Succeeded: n, PreviousSucceeded: previous, Failure: errString(failed), Seconds: round3(ended.Sub(began).Seconds()),
 		ThrottledToRetry: int(r.throttledTasks.Load() - tasksBefore),
 		ThrottledCalls:   total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
-		ThrottledByOp: diff(before.Failed, after.Failed)}
+		ThrottledByOp: diff(before.Failed, after.Failed), ThrottledToRetryByTask: r.byTask, FirstThrottledToRetry: r.first}
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
 	return m, nil
 }
@@ -94,6 +105,25 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 type busyRegion struct {
 	*region.Region
 	throttledTasks atomic.Int64
+
+	mu      sync.Mutex
+	byTask  map[string]int
+	first   string
+	measure bool
+}
+
+// throttledTask counts a task AWS's throttling failed.
+func (b *busyRegion) throttledTask(task string, err error) {
+	b.throttledTasks.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.measure {
+		return
+	}
+	b.byTask[task]++
+	if b.first == "" {
+		b.first = task + ": " + err.Error()
+	}
 }
 
 // multiRegion is a region on the world of k projects of s services that
@@ -108,7 +138,7 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
 	world.Throttle = true
 	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
-	b := &busyRegion{}
+	b := &busyRegion{byTask: map[string]int{}}
 	r, err := region.New(ctx, region.Options{
 		World: world,
 		Clock: clock.NewVirtual(Start),
@@ -116,7 +146,7 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 			ctx, tl := fanout.WithTimeline(ctx)
 			out, err := next(ctx, req)
 			if cloud.Throttled(err) {
-				b.throttledTasks.Add(1)
+				b.throttledTask(req.Task, err)
 			}
 			if perr := b.Pass(ctx, tl.Elapsed()); perr != nil {
 				return nil, perr
@@ -156,21 +186,25 @@ func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, vers
 }
 
 // rates counts the DescribeTargetHealth and DescribeAutoScalingGroups of
-// calls over span: their mean rate and the most of either in one second.
+// calls over span (their mean rate), and the most calls to one request
+// bucket in one second.
 func (m *Multi) rates(calls []sim.Call, span time.Duration) {
 	perSecond := map[string]map[int64]int{}
 	counts := map[string]int{}
 	for _, c := range calls {
-		if c.Op != "DescribeTargetHealth" && c.Op != "DescribeAutoScalingGroups" {
+		counts[c.Op]++
+		bucket := sim.BucketOf(c.Service, c.Op)
+		if bucket == "" {
 			continue
 		}
-		counts[c.Op]++
-		if perSecond[c.Op] == nil {
-			perSecond[c.Op] = map[int64]int{}
+		if perSecond[bucket] == nil {
+			perSecond[bucket] = map[int64]int{}
 		}
 		sec := c.At.Unix()
-		perSecond[c.Op][sec]++
-		m.MaxCallsInASecond = max(m.MaxCallsInASecond, perSecond[c.Op][sec])
+		perSecond[bucket][sec]++
+		if n := perSecond[bucket][sec]; n > m.MaxCallsInASecond {
+			m.MaxCallsInASecond, m.BusiestBucket = n, bucket
+		}
 	}
 	if secs := span.Seconds(); secs > 0 {
 		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)

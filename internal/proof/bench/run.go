@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
-	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ferryhq/ferry/client/submit"
@@ -23,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Start is the simulated time every run starts at.
@@ -104,6 +105,14 @@ type Measurement struct {
 	HandlerTimeByTask map[string]time.Duration
 	HandlerMax        time.Duration
 	HandlerMaxTask    string
+	// HandlerLambdaMax is the longest invocation's time on the
+	// deployer's Lambda (of HandlerLambdaMaxTask): the process's CPU time
+	// during it, scaled to the Lambda's CPU share (OnLambda). It counts
+	// the in-process simulated AWS and S3 answering the handler, and
+	// every thread's time, so it is an upper bound; only a run alone (a
+	// cell's first seed) measures it without others' work.
+	HandlerLambdaMax     time.Duration
+	HandlerLambdaMaxTask string
 	// HandlerPeakHeap bounds the heap one invocation needs above the
 	// process's resting heap: the most bytes allocated during one
 	// invocation (runtime/metrics /gc/heap/allocs:bytes before and after;
@@ -133,6 +142,14 @@ type Measurement struct {
 	CleanUpSuccess time.Duration
 	AddedLatency   time.Duration
 	Duration       time.Duration
+	// Floor is the deploy's physical floor: the longest time, over the
+	// services, an instance the release needed took from its launch to
+	// healthy (boot and one passing load balancer health check: its
+	// service's target-th quickest), plus the stability window. No
+	// deployer could enter CleanUpSuccess sooner after the execution's
+	// start; CleanUpSuccess - Floor is all a deploy adds, the time before
+	// its instances launch included.
+	Floor time.Duration
 	// Deployed is when Deploy ended and Checks when each CheckHealthy
 	// started, after the execution's start (the model's waits between
 	// them).
@@ -143,6 +160,12 @@ type Measurement struct {
 	// call time and its handler's real run time, rounded up to the
 	// millisecond.
 	LambdaBilled time.Duration
+
+	// ThrottledRetried are the attempts the simulated AWS throttled and
+	// the SDK's retryer retried, ThrottledFailed the calls throttled at
+	// every attempt (the handler got the throttling error), both by
+	// "service:op", during the measured release.
+	ThrottledRetried, ThrottledFailed map[string]int
 
 	// Wall is the real time the run took (both releases).
 	Wall time.Duration
@@ -213,6 +236,7 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
 	}
 	r.World().ResetCalls()
+	before := r.World().Throttles()
 	rec.begin(c)
 	if d, err := sub.deploy(ctx, c, 1); err != nil && !(c.fails() && d.Status == asl.StatusFailed) {
 		return nil, fmt.Errorf("bench: %s %s: the measured release: %w", c, m.Name, err)
@@ -221,6 +245,8 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
 	}
+	after := r.World().Throttles()
+	out.ThrottledRetried, out.ThrottledFailed = diff(before.Retried, after.Retried), diff(before.Failed, after.Failed)
 	out.Wall = time.Since(began)
 	return out, nil
 }
@@ -321,6 +347,7 @@ type recorder struct {
 	started time.Time
 	cleanup time.Time
 	healthy time.Time
+	floor   time.Duration
 	err     error
 }
 
@@ -354,6 +381,7 @@ func (rec *recorder) finish() (*Measurement, error) {
 	}
 	m.CleanUpSuccess = rec.cleanup.Sub(rec.started)
 	m.LastHealthy = rec.healthy.Sub(rec.started)
+	m.Floor = rec.floor + StableWindow
 	m.AddedLatency = rec.cleanup.Sub(rec.healthy) - StableWindow
 	return m, nil
 }
@@ -372,10 +400,13 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	ctx, tl := fanout.WithTimeline(ctx)
 	awsBefore := rec.world.TotalCalls()
 	s3Before := rec.s3.snapshot()
+	backoffBefore := rec.world.Throttles().Backoff
 	allocBefore := heapAllocs()
+	cpuBefore := processCPU()
 	began := time.Now()
 	out, err := next(ctx, req)
 	took := time.Since(began)
+	cpu := processCPU() - cpuBefore
 	alloc := heapAllocs() - allocBefore
 
 	log := rec.world.CallLog()
@@ -388,19 +419,20 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 	addTo(ops, s3)
 	spent := tl.Elapsed()
 	if rec.model.Sequential {
-		spent = time.Duration(total(ops)) * rec.cost
+		// One call after the other, each retry's backoff waited too.
+		spent = time.Duration(total(ops))*rec.cost + rec.world.Throttles().Backoff - backoffBefore
 	}
 	if perr := rec.region.Pass(ctx, spent); perr != nil {
 		return nil, perr
 	}
 	if rec.recording() {
-		rec.count(req.Task, ops, aws, total(s3), took, alloc, billed(spent+took))
+		rec.count(req.Task, ops, aws, total(s3), took, cpu, alloc, billed(spent+took))
 	}
 	return rec.pace(req, out, err)
 }
 
 // count adds one invocation of task to the measurement.
-func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took time.Duration, alloc uint64, bill time.Duration) {
+func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took, cpu time.Duration, alloc uint64, bill time.Duration) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	m := rec.m
@@ -420,6 +452,9 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took ti
 	m.HandlerTimeByTask[task] += took
 	if took > m.HandlerMax {
 		m.HandlerMax, m.HandlerMaxTask = took, task
+	}
+	if l := OnLambda(cpu); l > m.HandlerLambdaMax {
+		m.HandlerLambdaMax, m.HandlerLambdaMaxTask = l, task
 	}
 	if alloc > m.HandlerPeakHeap {
 		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, task
@@ -496,7 +531,7 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		}
 		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
 			rec.cleanup = ev.Timestamp
-			rec.healthy, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
+			rec.healthy, rec.floor, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
 		}
 	case ev.StateExited != nil:
 		if ev.StateExited.Name == execution.TaskValidate {
@@ -523,17 +558,18 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 // healthy: per service, the moment its target-th instance (the health
 // report's target) was both InService and passing its target group's
 // health check, from the simulation's instance times; the latest over the
-// services. input is CleanUpSuccess's input (the State with the last
-// health report); now is when CleanUpSuccess was entered.
-func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, error) {
+// services. floor is the longest, over the services, of the target-th
+// quickest launch-to-healthy time. input is CleanUpSuccess's input (the
+// State with the last health report); now is when CleanUpSuccess was
+// entered.
+func lastNeededHealthy(w *sim.World, input string, now time.Time) (last time.Time, floor time.Duration, err error) {
 	var st execution.State
 	if err := json.Unmarshal([]byte(input), &st); err != nil {
-		return time.Time{}, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
+		return time.Time{}, 0, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
 	}
 	if st.Health == nil || len(st.Health.Services) == 0 {
-		return time.Time{}, errors.New("CleanUpSuccess's input has no health report")
+		return time.Time{}, 0, errors.New("CleanUpSuccess's input has no health report")
 	}
-	var last time.Time
 	for svc, sh := range st.Health.Services {
 		if sh.Target <= 0 {
 			continue
@@ -541,35 +577,65 @@ func lastNeededHealthy(w *sim.World, input string, now time.Time) (time.Time, er
 		group := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
 		times, found := w.InstanceTimes(st.Target.AccountID, st.Target.Region, group)
 		if !found {
-			return time.Time{}, fmt.Errorf("service %s: no group %s", svc, group)
+			return time.Time{}, 0, fmt.Errorf("service %s: no group %s", svc, group)
 		}
-		var healthy []time.Time
-		for _, it := range times {
-			if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
-				continue
-			}
-			at := it.HealthyAt
-			if it.InService.After(at) {
-				at = it.InService
-			}
-			healthy = append(healthy, at)
-		}
+		healthy, took := healthyTimes(times, now)
 		if len(healthy) < sh.Target {
-			return time.Time{}, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
+			return time.Time{}, 0, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
 		}
-		sort.Slice(healthy, func(a, b int) bool { return healthy[a].Before(healthy[b]) })
 		needed := healthy[sh.Target-1]
 		if needed.After(now) {
-			return time.Time{}, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
+			return time.Time{}, 0, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
 		}
 		if needed.After(last) {
 			last = needed
 		}
+		floor = max(floor, took[sh.Target-1])
 	}
 	if last.IsZero() {
-		return time.Time{}, errors.New("no service needed a healthy instance")
+		return time.Time{}, 0, errors.New("no service needed a healthy instance")
 	}
-	return last, nil
+	return last, floor, nil
+}
+
+// healthyTimes are, sorted, the moments the instances of times alive at
+// now were both InService and healthy, and the times each took from its
+// launch to that moment.
+func healthyTimes(times []sim.InstanceTimes, now time.Time) (at []time.Time, took []time.Duration) {
+	for _, it := range times {
+		if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
+			continue
+		}
+		h := it.HealthyAt
+		if it.InService.After(h) {
+			h = it.InService
+		}
+		at = append(at, h)
+		took = append(took, h.Sub(it.Launched))
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	slices.Sort(took)
+	return at, took
+}
+
+// LambdaCPUShare is the share of a vCPU the deployer's Lambda runs on:
+// Lambda allocates CPU in proportion to memory, one vCPU at 1,769 MB
+// (Lambda Developer Guide, "Configure Lambda function memory"), so
+// tuning.DeployerLambdaMemoryMB of 512 runs on about 0.29 vCPU.
+const LambdaCPUShare = float64(tuning.DeployerLambdaMemoryMB) / 1769
+
+// OnLambda is how long cpu of CPU time takes at LambdaCPUShare.
+func OnLambda(cpu time.Duration) time.Duration {
+	return time.Duration(float64(cpu) / LambdaCPUShare)
+}
+
+// processCPU is the process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAllocs is the process's cumulative heap allocation in bytes.

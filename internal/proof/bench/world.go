@@ -129,7 +129,9 @@ func World(c Cell) sim.WorldSpec { return Worlds(c, c.Project) }
 // and an instance profile (with its role) owned by the service; for each
 // project the lifecycle hooks' role and topic; an AMI and three subnets
 // tagged for ferry; the bootstrap roles. Every instance boots healthy
-// after Timings (c.Boot's boot when set).
+// after Timings (c.Boot's boot when set). The world throttles as AWS
+// documents (sim.ThrottleModel: a token bucket per API, the SDK's retries
+// modelled), in every cell as in RunMulti.
 func Worlds(c Cell, projects ...int) sim.WorldSpec {
 	acct := sim.AccountSpec{
 		ID:        Account,
@@ -175,7 +177,7 @@ func Worlds(c Cell, projects ...int) sim.WorldSpec {
 	if c.Boot != nil {
 		timings.Boot = c.Boot
 	}
-	return sim.WorldSpec{Defaults: timings, Accounts: []sim.AccountSpec{acct}, Subsecond: true}
+	return sim.WorldSpec{Defaults: timings, Accounts: []sim.AccountSpec{acct}, Subsecond: true, Throttle: true}
 }
 
 // StableWindow is the stability window of the benchmark's releases

@@ -5,11 +5,13 @@
 //
 //	go run ./internal/proof/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-readme FILE] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
+//	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
 //
 // Without -lambda the Lambda is built (as make build does) into a temporary
-// directory; without -ferry the asset uploads run in-process. -check exits
-// with status 1 when a target fails.
+// directory; without -ferry the asset uploads run in-process. -page
+// regenerates the performance section of bench.PerformancePage between
+// its markers (a page without them is left alone, with a warning). -check
+// exits with status 1 when a target fails.
 package main
 
 import (
@@ -36,11 +38,11 @@ func main() {
 
 // config is the command's flags, parsed.
 type config struct {
-	out, lambda, ferry, readme, cpuprofile, follow string
-	cells                                          []bench.Cell
-	check, long                                    bool
-	multiK, multiS                                 int
-	opts                                           bench.GridOptions
+	out, lambda, ferry, cpuprofile, follow string
+	cells                                  []bench.Cell
+	check, long, page                      bool
+	multiK, multiS                         int
+	opts                                   bench.GridOptions
 }
 
 // parseFlags parses args, printing what is wrong on stderr (ok false).
@@ -52,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.StringVar(&cfg.ferry, "ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
 	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
 	fs.StringVar(&cfg.follow, "follow", "", "the client's follow cost to report (JSON written by go test ./client -run TestFollowCost -args -follow-cost FILE)")
-	fs.StringVar(&cfg.readme, "readme", "", "also write the README section (markdown) to this file")
+	fs.BoolVar(&cfg.page, "page", false, "also regenerate the performance section of "+bench.PerformancePage+" between its markers")
 	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
 	fs.IntVar(&cfg.opts.Seeds, "seeds", 20, "seeds per cell: every figure is a distribution over them")
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return 1
 	}
-	if err := write(report, cfg, stdout); err != nil {
+	if err := write(report, cfg, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
 	}
@@ -160,7 +162,7 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 }
 
 // write prints the report's table and writes its JSON (and README section).
-func write(report *bench.Report, cfg config, stdout io.Writer) error {
+func write(report *bench.Report, cfg config, stdout, stderr io.Writer) error {
 	if err := report.WriteTable(stdout); err != nil {
 		return err
 	}
@@ -168,11 +170,15 @@ func write(report *bench.Report, cfg config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", cfg.out)
-	if cfg.readme != "" {
-		if err := writeFile(cfg.readme, report.Markdown); err != nil {
+	if cfg.page {
+		switch err := bench.WritePage(bench.PerformancePage, report); {
+		case errors.Is(err, bench.ErrNoMarkers):
+			fmt.Fprintf(stderr, "%v: the performance section is not written\n", err)
+		case err != nil:
 			return err
+		default:
+			fmt.Fprintf(stdout, "wrote %s\n", bench.PerformancePage)
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", cfg.readme)
 	}
 	return nil
 }
