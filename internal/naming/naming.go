@@ -248,6 +248,12 @@ func StandbyKey(project, config, releaseID string) string {
 	return stateReleasePrefix(project, config, releaseID) + "standby"
 }
 
+// AnalysisKey is the key of the record of a release's last canary
+// analysis (every judgement replaces it): what its outcome keeps.
+func AnalysisKey(project, config, releaseID string) string {
+	return stateReleasePrefix(project, config, releaseID) + "analysis.json"
+}
+
 // DeletingKey is the key of the record CleanUpSuccess writes before it
 // deletes the first previous group, naming exactly the groups it retires:
 // from then on the release is past its point of no return.

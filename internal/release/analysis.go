@@ -62,6 +62,16 @@ func (a *Analysis) Thresholds() analysis.Thresholds {
 	return analysis.Thresholds{Pass: *a.PassScore, Marginal: *a.MarginalScore}
 }
 
+// NeedsDetailedMonitoring reports whether the analysis reads EC2's own
+// metrics (namespace AWS/EC2) in periods shorter than the five minutes
+// of basic monitoring; false for nil. Defaults must be applied.
+func (a *Analysis) NeedsDetailedMonitoring() bool {
+	if a == nil || a.PeriodSeconds >= 300 {
+		return false
+	}
+	return slices.ContainsFunc(a.Metrics, func(m AnalysisMetric) bool { return m.Namespace == "AWS/EC2" })
+}
+
 // Defaults of an analysis (Spinnaker's canary stage's thresholds).
 const (
 	DefaultAnalysisWindow    = 600
