@@ -1,8 +1,14 @@
 package deployer
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,4 +168,65 @@ func TestAnalysisNoData(t *testing.T) {
 		require.NotNil(t, a)
 		assert.Equal(t, analysis.ClassNoData, a.Report.Class)
 	})
+}
+
+// windowReader records each GetMetricData call's window and the groups
+// it asks for, and answers three samples a query (the previous groups'
+// 100, the new group's given).
+type windowReader struct {
+	newValue float64
+	calls    []cloudwatch.GetMetricDataInput
+}
+
+func (w *windowReader) GetMetricData(_ context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
+	w.calls = append(w.calls, *in)
+	out := &cloudwatch.GetMetricDataOutput{}
+	for i, q := range in.MetricDataQueries {
+		v := 100.0
+		if strings.HasSuffix(aws.ToString(q.MetricStat.Metric.Dimensions[0].Value), "/r-new") {
+			v = w.newValue
+		}
+		out.MetricDataResults = append(out.MetricDataResults, cwtypes.MetricDataResult{Id: q.Id, StatusCode: cwtypes.StatusCodeComplete,
+			Values: []float64{v + float64(i), v + 1.5, v + 2.25, v + 3, v - 1}})
+	}
+	return out, nil
+}
+
+// TestAnalysisWindows: while the previous groups serve, both sides are
+// read over the same last window of whole periods, in one call; in the
+// bake the previous groups' window ends when they stood by, the new
+// group's now. A failing score is a halt; the judgement is recorded.
+func TestAnalysisWindows(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	r.ReleaseID = "r-new"
+	withAnalysis(r, "ubuntu", latencyMetric)
+	r.ApplyDefaults()
+	st := &execution.State{ProjectName: project, ConfigName: config, ReleaseID: r.ReleaseID,
+		Previous: []string{naming.GroupName(project, config, "web", "r-old"), naming.GroupName(project, config, "web", "r-old"), naming.GroupName(project, config, "worker", "r-old")}}
+	now := h.clk.Now().Add(90 * time.Second)
+	since := now.Add(-20 * time.Minute)
+
+	w := &windowReader{newValue: 100}
+	a, err := h.d.analyze(t.Context(), w, st, r, now, now, false)
+	require.NoError(t, err)
+	require.Len(t, w.calls, 1, "one window, one call")
+	assert.Equal(t, now.Truncate(time.Minute), *w.calls[0].EndTime)
+	assert.Equal(t, now.Truncate(time.Minute).Add(-5*time.Minute), *w.calls[0].StartTime)
+	assert.Len(t, w.calls[0].MetricDataQueries, 2, "web's new group and its one previous group; worker is not deployed")
+	assert.Equal(t, analysis.ClassPass, a.Report.Class)
+
+	w = &windowReader{newValue: 200}
+	a, err = h.d.analyze(t.Context(), w, st, r, now, since, true)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	require.Len(t, w.calls, 2, "two windows, two calls")
+	assert.Equal(t, now.Truncate(time.Minute), *w.calls[0].EndTime, "the new group's")
+	assert.Equal(t, since.Truncate(time.Minute), *w.calls[1].EndTime, "the previous group's, before it stood by")
+	assert.True(t, a.Bake)
+	got, found, err := h.ledger.GetAnalysis(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, analysis.ClassFail, got.Report.Class)
+	assert.Equal(t, analysis.VerdictHigh, got.Report.Metrics[0].Verdict)
 }
