@@ -151,6 +151,26 @@ func (v *validator) analysis() {
 		return
 	}
 	const apath = "analysis"
+	v.analysisWindow(apath, a)
+	switch n := len(a.Metrics); {
+	case n == 0:
+		v.p.add(field(apath, "metrics"), "at least one metric is required")
+	case n > limits.MaxAnalysisMetrics:
+		v.p.add(field(apath, "metrics"), "at most %d metrics, not %d", limits.MaxAnalysisMetrics, n)
+	}
+	seen := map[string]int{}
+	for i, m := range a.Metrics {
+		mpath := index(field(apath, "metrics"), i)
+		v.analysisMetric(mpath, m)
+		if j, dup := seen[m.Label()]; dup {
+			v.p.add(mpath, "the same metric as metrics[%d] (%s)", j, m.Label())
+		}
+		seen[m.Label()] = i
+	}
+}
+
+// analysisWindow checks an analysis's period, window and thresholds.
+func (v *validator) analysisWindow(apath string, a *Analysis) {
 	switch p := a.PeriodSeconds; {
 	case p < 60 || p%60 != 0 || p > limits.MaxAnalysisWindow:
 		v.p.add(field(apath, "period_seconds"), "must be a whole number of minutes, 60 to %d seconds, not %d", limits.MaxAnalysisWindow, p)
@@ -167,21 +187,6 @@ func (v *validator) analysis() {
 	}
 	if *a.MarginalScore > *a.PassScore {
 		v.p.add(field(apath, "marginal_score"), "must be at most pass_score (%v), not %v", *a.PassScore, *a.MarginalScore)
-	}
-	switch n := len(a.Metrics); {
-	case n == 0:
-		v.p.add(field(apath, "metrics"), "at least one metric is required")
-	case n > limits.MaxAnalysisMetrics:
-		v.p.add(field(apath, "metrics"), "at most %d metrics, not %d", limits.MaxAnalysisMetrics, n)
-	}
-	seen := map[string]int{}
-	for i, m := range a.Metrics {
-		mpath := index(field(apath, "metrics"), i)
-		v.analysisMetric(mpath, m)
-		if j, dup := seen[m.Label()]; dup {
-			v.p.add(mpath, "the same metric as metrics[%d] (%s)", j, m.Label())
-		}
-		seen[m.Label()] = i
 	}
 }
 
