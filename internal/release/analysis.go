@@ -19,9 +19,19 @@ import (
 // PeriodSeconds. A score below MarginalScore rolls the release back as
 // an alarm in ALARM does; the check that would find the release healthy
 // waits while the score is below PassScore (marginal) or no metric has
-// data, which the release's timeout bounds. During the bake the previous
-// groups stand by and serve nothing, so their samples are those of the
-// window before they stood by.
+// data, which the release's timeout bounds; during canary steps and the
+// bake a marginal score, or no data, goes on. A metric without samples
+// on either side is nodata and left out of the score. During the bake
+// the previous groups stand by and serve nothing, so their samples are
+// those of the window before they stood by. A service without a previous
+// group (its first release) is not analysed. Each group is one stream
+// of samples whatever its size, so a statistic that grows with the
+// group (Sum, SampleCount) compares a canary's one instance with a
+// whole fleet: use Average or a percentile. EC2's own metrics come
+// every five minutes under basic monitoring: the deployer enables
+// detailed monitoring on the new groups when the period is shorter,
+// but a previous group launched without it has a sample every five
+// minutes.
 type Analysis struct {
 	Metrics       []AnalysisMetric `json:"metrics"`
 	WindowSeconds int              `json:"window_seconds,omitempty"`
