@@ -73,6 +73,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
 //	_state/<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
 //	_state/<project>/<config>/<release_id>/standby          the previous groups Bake stands by, each with what it was attached to, written before it detaches any
+//	_state/<project>/<config>/<release_id>/analysis.json    the last judgement of the release's canary analysis
 //	_state/<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
 //
 // A target environment's asset bucket holds published assets, each under
