@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health/analysis"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -27,17 +28,6 @@ type metricReader interface {
 }
 
 var _ metricReader = (*cloudwatch.Client)(nil)
-
-// maxMetricQueries is how many queries one GetMetricData call may make
-// (CloudWatch API Reference, GetMetricData: "as many as 500
-// MetricDataQuery structures"). A window of at most
-// limits.MaxAnalysisWindow in one-minute periods is 60 datapoints a
-// query, 30,000 a call: inside the 100,800 a call returns before it
-// pages (MaxDatapoints), so a check makes one call per 500 queries,
-// one after the other: far inside GetMetricData's quota of transactions
-// a second (CloudWatch service quotas), and a throttled call is a
-// throttled check (throttled).
-const maxMetricQueries = 500
 
 // comparison is one service's groups: its new group, and its previous
 // groups (those of other releases when Deploy ran, State.Previous).
@@ -118,7 +108,13 @@ func (d *Deployer) analyze(ctx context.Context, api metricReader, st *execution.
 
 // readSamples reads every metric of a for each group over [start, end)
 // in periods of a.PeriodSeconds: by group, each metric's datapoints, in
-// a's order. One GetMetricData per 500 queries, paged with NextToken.
+// a's order. One GetMetricData per limits.GetMetricDataQueries queries,
+// paged with NextToken: a window of at most limits.MaxAnalysisWindow in
+// one-minute periods is 60 datapoints a query, 30,000 a call, inside the
+// 100,800 a call returns before it pages (MaxDatapoints). The calls go
+// one after the other, far inside GetMetricData's quota of transactions
+// a second (CloudWatch service quotas); a throttled call is a throttled
+// check (throttled).
 func readSamples(ctx context.Context, api metricReader, a *release.Analysis, groups []string, start, end time.Time) (map[string][][]float64, error) {
 	type key struct{ group, metric int }
 	var keys []key
@@ -131,7 +127,7 @@ func readSamples(ctx context.Context, api metricReader, a *release.Analysis, gro
 	for _, g := range groups {
 		out[g] = make([][]float64, len(a.Metrics))
 	}
-	for batch := range slices.Chunk(keys, maxMetricQueries) {
+	for batch := range slices.Chunk(keys, limits.GetMetricDataQueries) {
 		in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(start), EndTime: aws.Time(end)}
 		for i, k := range batch {
 			m := a.Metrics[k.metric]

@@ -108,6 +108,12 @@ const (
 	StepFunctionsHistoryEvents = 25000
 )
 
+// GetMetricDataQueries is how many queries one CloudWatch GetMetricData
+// call may make (CloudWatch API Reference, GetMetricData: "as many as 500
+// MetricDataQuery structures"): the error rate's and the canary
+// analysis's batches.
+const GetMetricDataQueries = 500
+
 // GeneratedReleaseIDLen is the length of the release ids the client
 // generates (UTC time to the second and 6 hex digits,
 // 20060102T150405Z-3f9a1c). A release file has no release id yet, so its
