@@ -84,6 +84,10 @@ type progress struct {
 	// Bake is Bake's report (updateBake): the groups standing by and the
 	// seconds left.
 	Bake *execution.Bake `json:"bake,omitempty"`
+	// Analysis is the canary analysis of a health or bake check
+	// (updateHealth, updateBake) when it differs from the last shown
+	// (service, class or score).
+	Analysis *execution.Analysis `json:"analysis,omitempty"`
 	// WaitSeconds is how long until the throttled task runs again
 	// (updateThrottled).
 	WaitSeconds int `json:"wait_seconds,omitempty"`
@@ -135,7 +139,10 @@ type historyReader struct {
 	restoring []execution.RestoringGroup
 	// bakeMinutes is the minutes left of the bake when it was last shown.
 	bakeMinutes int
-	done        bool
+	// analysis is the key (analysisKey) of the canary analysis last
+	// shown.
+	analysis string
+	done     bool
 	// taskFailed says the last task attempt failed: a state that exits
 	// after that was caught, and its output's $.health is stale.
 	taskFailed bool
@@ -403,10 +410,11 @@ func (r *historyReader) healthReport(u progress, output string) (progress, bool)
 	if h == nil {
 		return u, false
 	}
-	if slices.EqualFunc(counts, r.health, sameCounts) && h.Healthy == r.healthy {
+	a := r.newAnalysis(h.Analysis)
+	if slices.EqualFunc(counts, r.health, sameCounts) && h.Healthy == r.healthy && a == nil {
 		return u, false
 	}
-	r.health, r.healthy = counts, h.Healthy
+	r.health, r.healthy, u.Analysis = counts, h.Healthy, a
 	u.Event, u.State = updateHealth, execution.TaskCheckHealthy
 	u.Services, u.Healthy = slices.Clone(counts), h.Healthy
 	return u, true
@@ -514,18 +522,34 @@ func (r *historyReader) progressReport(u progress, task, output string) (progres
 
 func (r *historyReader) bakeReport(u progress, output string) (progress, bool) {
 	var st struct {
-		Bake *execution.Bake `json:"bake"`
+		Bake   *execution.Bake   `json:"bake"`
+		Health *execution.Health `json:"health"`
 	}
 	if err := json.Unmarshal([]byte(output), &st); err != nil || st.Bake == nil || st.Bake.Done {
 		return u, false
 	}
+	var a *execution.Analysis
+	if st.Health != nil {
+		a = r.newAnalysis(st.Health.Analysis)
+	}
 	minutes := (st.Bake.LeftSeconds + 59) / 60
-	if minutes == r.bakeMinutes {
+	if minutes == r.bakeMinutes && a == nil {
 		return u, false
 	}
 	r.bakeMinutes = minutes
-	u.Event, u.State, u.Bake = updateBake, execution.TaskBake, st.Bake
+	u.Event, u.State, u.Bake, u.Analysis = updateBake, execution.TaskBake, st.Bake, a
 	return u, true
+}
+
+// newAnalysis is a when it differs from the analysis last shown (its
+// service, class or score), remembered as shown; else nil.
+func (r *historyReader) newAnalysis(a *execution.Analysis) *execution.Analysis {
+	key := analysisKey(a)
+	if key == r.analysis {
+		return nil
+	}
+	r.analysis = key
+	return a
 }
 
 func (r *historyReader) taskError(u progress, errName, cause string) (progress, bool) {

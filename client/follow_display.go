@@ -125,6 +125,7 @@ func (d *display) show(u progress) {
 		}
 	case updateBake:
 		d.line(u.Elapsed, bakeLine(u.Bake))
+		d.showAnalysis(u)
 	case updateThrottled:
 		d.line(u.Elapsed, d.paint(ansiYellow, fmt.Sprintf("%s: AWS throttled its calls; it goes on in %ds", u.State, u.WaitSeconds)))
 	case updateStep:
@@ -188,6 +189,20 @@ func (d *display) showHealth(u progress) {
 	}
 	if d.mode == modeLive {
 		d.block = len(lines)
+	}
+	if u.Analysis != nil {
+		d.showAnalysis(u)
+		d.block = 0 // the analysis's lines end the block: the next report starts anew
+	}
+}
+
+// showAnalysis writes the canary analysis an update carries, if any.
+func (d *display) showAnalysis(u progress) {
+	if u.Analysis == nil {
+		return
+	}
+	for _, l := range analysisLines(u.Analysis) {
+		d.line(u.Elapsed, l)
 	}
 }
 

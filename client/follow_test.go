@@ -24,6 +24,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/health/analysis"
 	"github.com/ferryhq/ferry/internal/local/asl"
 )
 
@@ -97,7 +98,12 @@ func (h *historyBuilder) failedTask(after time.Duration, name, errName, msg stri
 // health runs one CheckHealthy round, then the Choice and (unless healthy)
 // the Wait state.
 func (h *historyBuilder) health(after time.Duration, healthy bool, services map[string]execution.ServiceHealth) *historyBuilder {
-	out, _ := json.Marshal(execution.State{ProjectName: "coinbase/deploy-test", Health: &execution.Health{Healthy: healthy, WaitSeconds: 15, Services: services}})
+	return h.analyzed(after, healthy, services, nil)
+}
+
+// analyzed is health with a canary analysis in the report.
+func (h *historyBuilder) analyzed(after time.Duration, healthy bool, services map[string]execution.ServiceHealth, a *execution.Analysis) *historyBuilder {
+	out, _ := json.Marshal(execution.State{ProjectName: "coinbase/deploy-test", Health: &execution.Health{Healthy: healthy, WaitSeconds: 15, Services: services, Analysis: a}})
 	h.task(after, execution.TaskCheckHealthy, string(out))
 	h.entered(0, sfntypes.HistoryEventTypeChoiceStateEntered, "Healthy?")
 	if !healthy {
@@ -119,6 +125,15 @@ func (h *historyBuilder) failed(after time.Duration, end, errName, msg string) *
 	h.entered(after, sfntypes.HistoryEventTypeFailStateEntered, end)
 	return h.add(0, sfntypes.HistoryEvent{Type: sfntypes.HistoryEventTypeExecutionFailed,
 		ExecutionFailedEventDetails: &sfntypes.ExecutionFailedEventDetails{Error: aws.String(errName), Cause: aws.String(cause)}})
+}
+
+// analysisOf is a canary analysis of service web.
+func analysisOf(class analysis.Class, score float64, metrics ...analysis.Result) *execution.Analysis {
+	a := &execution.Analysis{At: historyStart, Service: "web", Report: analysis.Report{Score: score, Class: class, Metrics: metrics}}
+	if class != analysis.ClassNoData {
+		a.Scores = map[string]float64{"web": score, "worker": 100}
+	}
+	return a
 }
 
 func counts(launched, healthy, terminating, target int) execution.ServiceHealth {
@@ -145,6 +160,16 @@ func goldenHistories() map[string][]sfntypes.HistoryEvent {
 			failedTask(15*time.Second, "CheckHealthy", "HaltError", "halted: by alice: bad build").
 			task(0, "CleanUpFailure", state).task(0, "ReleaseLock", state).
 			failed(0, execution.EndFailureClean, "HaltError", "halted: by alice: bad build").events,
+		"analysis": begin().
+			analyzed(time.Second, false, map[string]execution.ServiceHealth{"web": counts(1, 0, 0, 1)}, analysisOf(analysis.ClassNoData, 0,
+				analysis.Result{Name: "App/Latency", Direction: analysis.DirectionHigher, PreviousSamples: 10, PreviousMean: 100, PValue: 1, Verdict: analysis.VerdictNoData})).
+			analyzed(time.Minute, false, map[string]execution.ServiceHealth{"web": counts(1, 1, 0, 1)}, analysisOf(analysis.ClassNoData, 0,
+				analysis.Result{Name: "App/Latency", Direction: analysis.DirectionHigher, PreviousSamples: 10, PreviousMean: 100, PValue: 1, Verdict: analysis.VerdictNoData})).
+			analyzed(time.Minute, false, map[string]execution.ServiceHealth{"web": counts(1, 1, 0, 1)}, analysisOf(analysis.ClassPass, 100,
+				analysis.Result{Name: "App/Latency", Direction: analysis.DirectionHigher, NewSamples: 1, PreviousSamples: 10, NewMean: 131, PreviousMean: 100, U: 10, PValue: 0.091, Verdict: analysis.VerdictPass})).
+			failedTask(2*time.Minute, "CheckHealthy", "HaltError", "service web: canary analysis scored 0, below its marginal_score of 75: App/Latency high (mean 130.4 over 3 samples against 100.1 over 10 samples, p=0.0035)").
+			task(0, "CleanUpFailure", state).task(0, "ReleaseLock", state).
+			failed(0, execution.EndFailureClean, "HaltError", "service web: canary analysis scored 0, below its marginal_score of 75: App/Latency high (mean 130.4 over 3 samples against 100.1 over 10 samples, p=0.0035)").events,
 		"lock-exists": newHistory().started().task(0, "Validate", state).
 			failedTask(0, "Lock", "LockExistsError", "lock on coinbase/deploy-test/development is held by release r0 (execution x) since 2025-03-04T09:59:00Z").
 			failed(0, execution.EndFailureClean, "LockExistsError", "lock on coinbase/deploy-test/development is held by release r0 (execution x) since 2025-03-04T09:59:00Z").events,

@@ -78,6 +78,7 @@ var eventKeyDocs = map[string]string{
 	"end":             "The end state the deploy reached: Success, FailureClean or FailureDirty; empty when none.",
 	"healthy":         "Whether every service reached its target.",
 	"services":        "Each service's counts, by name: every key present, zero or not.",
+	"analysis":        "The canary analysis of a health or bake check, when it changed: the service judged worst, its score and class, each metric's verdict, p-value, means and samples, and every service's score.",
 	"holder":          "The release holding the lock, its execution and since when.",
 	"created_groups":  "The Auto Scaling groups the deploy created.",
 	"retired_groups":  "The Auto Scaling groups the deploy retired.",
@@ -124,6 +125,9 @@ type healthEvent struct {
 	State    string         `json:"state"`
 	Healthy  bool           `json:"healthy"`
 	Services []serviceEvent `json:"services"`
+	// Analysis is the check's canary analysis when it differs from the
+	// last shown.
+	Analysis *execution.Analysis `json:"analysis,omitempty"`
 }
 
 type stepEvent struct {
@@ -176,6 +180,9 @@ type bakeEvent struct {
 	State       string   `json:"state"`
 	LeftSeconds int      `json:"left_seconds"`
 	Standby     []string `json:"standby"`
+	// Analysis is the bake check's canary analysis when it differs from
+	// the last shown.
+	Analysis *execution.Analysis `json:"analysis,omitempty"`
 }
 
 type throttledEvent struct {
@@ -214,7 +221,7 @@ func progressEvent(u progress, exitCode int, created, retired []string) (eventKi
 	case updateStarted:
 		return evStarted, head
 	case updateHealth:
-		return evHealth, healthEvent{eventHead: head, State: u.State, Healthy: u.Healthy, Services: serviceEvents(u.Services)}
+		return evHealth, healthEvent{eventHead: head, State: u.State, Healthy: u.Healthy, Services: serviceEvents(u.Services), Analysis: u.Analysis}
 	case updateStep:
 		return evStep, stepEvent{eventHead: head, State: u.State, Services: serviceEvents(u.Services)}
 	case updateRetire:
@@ -224,7 +231,7 @@ func progressEvent(u progress, exitCode int, created, retired []string) (eventKi
 		}
 		return evRetire, ev
 	case updateBake:
-		ev := bakeEvent{eventHead: head, State: u.State, Standby: []string{}}
+		ev := bakeEvent{eventHead: head, State: u.State, Standby: []string{}, Analysis: u.Analysis}
 		if u.Bake != nil {
 			ev.LeftSeconds, ev.Standby = u.Bake.LeftSeconds, nonNil(u.Bake.Standby)
 		}

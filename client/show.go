@@ -334,6 +334,12 @@ func outcomeRows(tw io.Writer, rd *releaseDetail) {
 	if len(o.Leftovers) > 0 {
 		row(tw, "  left behind", joinLines(o.Leftovers))
 	}
+	if o.Analysis != nil {
+		row(tw, "  analysis", analysisHead(o.Analysis))
+		for _, l := range metricLines(o.Analysis) {
+			row(tw, "", strings.TrimSpace(l))
+		}
+	}
 }
 
 // capacityOf is a service's capacity as show prints it.

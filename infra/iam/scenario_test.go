@@ -177,7 +177,12 @@ func scenario(t *testing.T) ([]sim.Call, []s3Call) {
 		rel.Services["web"].EBSVolumeSize = 20
 	}
 	deploy("r-first", "development", execution.EndSuccess, scaled)
-	deploy("r-second", "development", execution.EndSuccess, scaled)
+	deploy("r-second", "development", execution.EndSuccess, func(rel *release.Release) {
+		scaled(rel)
+		// Its canary analysis reads the groups' metrics (GetMetricData)
+		// and records each judgement.
+		rel.Analysis = &release.Analysis{Metrics: []release.AnalysisMetric{{Namespace: "AWS/EC2", Name: "CPUUtilization"}}}
+	})
 	deploy("r-broken", "development", execution.EndFailureClean, func(rel *release.Release) {
 		scaled(rel)
 		rel.AMI = "ubuntu-broken"

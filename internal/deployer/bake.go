@@ -37,7 +37,8 @@ const opBake = "bake"
 //     release names (checkOutOf), below its healthy target (judged on the
 //     load balancers the release names) or lost more instances than its
 //     max_terms tolerates, or an alarm
-//     the release names is in ALARM (checkAlarms). Each of these rolls
+//     the release names is in ALARM (checkAlarms), or the canary
+//     analysis scores below its marginal_score. Each of these rolls
 //     back: CleanUpFailure puts the previous groups back and waits until
 //     they are healthy before the new ones leave.
 //  2. On its first invocation it records the previous groups, each with
@@ -102,7 +103,8 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 // judgeBake is the bake's health check (see bake): a *failure.HaltError
 // when a service is below its healthy target, lost more instances than
 // its max_terms tolerates, or an alarm the release names is in ALARM, or
-// a service's error rate is above its max_error_rate (checkGates). A
+// a service's error rate is above its max_error_rate (checkGates), or
+// the canary analysis fails (bakeAnalysis). A
 // new group AWS does not show is retryable until the last attempt (AWS
 // is eventually consistent). It carries the report on in st.Health.
 func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, now time.Time) error {
@@ -120,6 +122,10 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 	if err := checkGates(ctx, c, r, now); err != nil {
 		return err
 	}
+	a, err := d.bakeAnalysis(ctx, c, st, r, now)
+	if err != nil {
+		return err
+	}
 	for _, svc := range r.ServiceNames() {
 		s := report[svc]
 		switch {
@@ -133,7 +139,30 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 		st.Health = &execution.Health{Healthy: true}
 	}
 	st.Health.Services = report
+	if a != nil {
+		st.Health.Analysis = a
+	}
 	return nil
+}
+
+// bakeAnalysis is the canary analysis of a bake check (analyze): the new
+// groups' last window against the previous groups' last window before
+// they stood by (the standby record's Since; now before it is written,
+// while they still serve). A failing score rolls back; a marginal one,
+// or no data, goes on: the release passed its analysis to be healthy.
+func (d *Deployer) bakeAnalysis(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time) (*execution.Analysis, error) {
+	if r.Analysis == nil {
+		return nil, nil
+	}
+	baseline := now
+	sb, found, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		baseline = sb.Since
+	}
+	return d.analyze(ctx, c.CloudWatch, st, r, now, baseline, true)
 }
 
 // standBy returns the bake's standby record, writing it first when there

@@ -9,6 +9,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/health/analysis"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -29,11 +30,16 @@ import (
 //   - a *failure.HaltError when an alarm the release names is in ALARM
 //     (checkAlarms: its alarm gate), or a service's load balancers
 //     answered more of their requests with a 5xx than its
-//     max_error_rate (checkErrorRates).
+//     max_error_rate (checkErrorRates);
+//   - a *failure.HaltError when the release's canary analysis scores
+//     below its marginal_score (analyze: each service's new group
+//     against its previous groups, which serve alongside).
 //
 // Otherwise it returns the Health: whether every service is stable (it has
 // held its healthy target for its stability window, with no instance
-// terminated or replaced, see package health) at its whole capacity, or
+// terminated or replaced, see package health) at its whole capacity and
+// the canary analysis, if any, passes (marginal, or no data at all,
+// waits for the next check: the timeout bounds it), or
 // stable at a step of its canary with a step left (judge), the
 // per-service report (each service's ReadySeconds noted once an
 // instance is healthy), the checks made so far and the wait before the
@@ -84,13 +90,21 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err := checkGates(ctx, c, r, now); err != nil {
 		return d.throttled(st, req, err)
 	}
-	h := &execution.Health{Checks: 1, Services: report}
+	a, err := d.analyze(ctx, c.CloudWatch, st, r, now, now, false)
+	if err != nil {
+		return d.throttled(st, req, err)
+	}
+	h := &execution.Health{Checks: 1, Services: report, Analysis: a}
 	if st.Health != nil {
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
 		h.Throttled = max(0, st.Health.Throttled-1)
 	}
 	h.Healthy, h.NextStep = judge(report, now)
+	if h.Healthy && a != nil && a.Report.Class != analysis.ClassPass {
+		h.Healthy = false // the last judgement must pass: see release.Analysis
+		d.log.Info("healthy, waiting for the canary analysis to pass", "release_id", st.ReleaseID, "service", a.Service, "class", string(a.Report.Class), "score", a.Report.Score)
+	}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil

@@ -302,8 +302,9 @@ func groupTags(r *release.Release, svc string) map[string]string {
 
 // templateOf is the launch template of service svc: the release's image,
 // instance type and security groups as res resolved them, its instance
-// profile and volume, and the user data rendered from the verified
-// release (userData).
+// profile and volume, the user data rendered from the verified release
+// (userData), and detailed monitoring when its analysis reads EC2's
+// metrics in periods under five minutes.
 func templateOf(r *release.Release, st *execution.State, svc string, res *resources.Resolved) (fleet.Template, error) {
 	s := r.Services[svc]
 	script, err := userData(r, st.Target, svc)
@@ -317,6 +318,9 @@ func templateOf(r *release.Release, st *execution.State, svc string, res *resour
 		UserData:     script,
 		Profile:      s.Profile,
 		Tags:         groupTags(r, svc),
+		// EC2 publishes a sample every five minutes without it: too few
+		// for an analysis in one-minute periods.
+		DetailedMonitoring: r.Analysis.NeedsDetailedMonitoring(),
 	}
 	for _, ref := range s.SecurityGroups {
 		t.SecurityGroups = append(t.SecurityGroups, res.SecurityGroups[ref])

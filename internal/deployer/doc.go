@@ -14,8 +14,9 @@
 // the acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),
 // health_report.go (the health of the new groups), records.go (outcomes),
-// alarms.go (a release's alarm gate) and targets.go (the environments of
-// a config).
+// alarms.go (a release's alarm gate), analysis.go (its canary analysis:
+// each service's new group against its previous groups, judged by
+// package analysis) and targets.go (the environments of a config).
 //
 // A release that deploys nothing (destroy) goes the same way: its swap
 // retires every group of the config and removes the current record.

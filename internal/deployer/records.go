@@ -98,8 +98,21 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 }
 
 // putOutcome records o for st's project-config, stamped with the
-// deployer's version.
+// deployer's version, with the release's last canary analysis when it
+// has one (ledger.GetAnalysis).
 func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, o ledger.Outcome) error {
 	o.DeployerVersion = d.cfg.Version
+	if st.Health != nil && st.Health.Analysis != nil {
+		// The record has the last judgement, the one a failure rolled
+		// back on too (the state keeps the check before it).
+		a, found, err := d.ledger.GetAnalysis(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+		switch {
+		case err != nil:
+			d.log.Warn("cannot read the canary analysis for the outcome", "release_id", st.ReleaseID, "error", err.Error())
+			o.Analysis = st.Health.Analysis
+		case found:
+			o.Analysis = &a
+		}
+	}
 	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/health/analysis"
 	"github.com/ferryhq/ferry/internal/target"
 )
 
@@ -268,6 +269,27 @@ type Health struct {
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`
+	// Analysis is the canary analysis of this check (release.Analysis);
+	// nil without one, or while no service has a previous group to be
+	// compared with.
+	Analysis *Analysis `json:"analysis,omitempty"`
+}
+
+// Analysis is one judgement of a release's canary analysis: the report
+// of the service judged worst (lowest score; ties by name), which
+// classifies the release, and every judged service's score. The whole
+// state stays small whatever the number of services: one service's
+// metrics.
+type Analysis struct {
+	At time.Time `json:"at"`
+	// Bake says it was judged during the bake (the previous groups'
+	// samples are those of the window before they stood by).
+	Bake    bool            `json:"bake,omitempty"`
+	Service string          `json:"service"`
+	Report  analysis.Report `json:"report"`
+	// Scores are each judged service's score; a service without data is
+	// left out.
+	Scores map[string]float64 `json:"scores,omitempty"`
 }
 
 // ServiceHealth is one service's new group at a health check: its

@@ -65,6 +65,9 @@ type Template struct {
 	Volume *Volume
 	// Tags are the template's, and its volumes'.
 	Tags map[string]string
+	// DetailedMonitoring makes EC2 publish the instances' metrics every
+	// minute instead of every five (Monitoring.Enabled).
+	DetailedMonitoring bool
 }
 
 // Volume is an encrypted EBS volume, deleted with its instance.
@@ -179,7 +182,8 @@ func (r *Release) CreateTemplate(ctx context.Context, t Template) error {
 }
 
 // data is what t launches: its image, type and user data, IMDSv2 only,
-// its security groups and instance profile, and its volume.
+// its security groups and instance profile, its volume, and detailed
+// monitoring when asked.
 func (t Template) data() *ec2types.RequestLaunchTemplateData {
 	data := &ec2types.RequestLaunchTemplateData{
 		ImageId:      aws.String(t.ImageID),
@@ -193,6 +197,9 @@ func (t Template) data() *ec2types.RequestLaunchTemplateData {
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: tags.EC2(t.Tags)},
 		},
 		SecurityGroupIds: t.SecurityGroups,
+	}
+	if t.DetailedMonitoring {
+		data.Monitoring = &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(true)}
 	}
 	if t.Profile != "" {
 		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(t.Profile)}

@@ -9,5 +9,7 @@
 // instance of its new group terminated or replaced, for its
 // stable_seconds (Stable). It is pure: callers fetch the views (one call
 // per group batch, load balancer and target group, never per instance)
-// and the clock's time, and pass them in.
+// and the clock's time, and pass them in. Its sub-packages judge what the
+// users of a service see: errorrate its load balancers' 5xx share,
+// analysis its new groups' metrics against the previous groups'.
 package health

@@ -55,6 +55,15 @@ const (
 	// MaxBakeSeconds bounds a release's bake (bake_seconds): a day.
 	MaxBakeSeconds = 86400
 
+	// MaxAnalysisMetrics bounds the metrics of a release's canary analysis
+	// (analysis.metrics). A check reads each for each service's new group
+	// and previous groups: with MaxServices and a previous group each,
+	// 2,000 queries, four GetMetricData calls of 500.
+	MaxAnalysisMetrics = 20
+	// MaxAnalysisWindow bounds an analysis's window (window_seconds), in
+	// seconds: an hour, 60 one-minute samples a group.
+	MaxAnalysisWindow = 3600
+
 	// MaxPipelineBytes is the largest pipeline file ferry reads.
 	MaxPipelineBytes = 64 << 10
 	// MaxStages is the most stages a pipeline may have.
@@ -98,6 +107,12 @@ const (
 	// may hold; an execution that would exceed it fails.
 	StepFunctionsHistoryEvents = 25000
 )
+
+// GetMetricDataQueries is how many queries one CloudWatch GetMetricData
+// call may make (CloudWatch API Reference, GetMetricData: "as many as 500
+// MetricDataQuery structures"): the error rate's and the canary
+// analysis's batches.
+const GetMetricDataQueries = 500
 
 // GeneratedReleaseIDLen is the length of the release ids the client
 // generates (UTC time to the second and 6 hex digits,

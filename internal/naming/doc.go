@@ -45,6 +45,9 @@
 //	outcome.json         the last state, success or failure (Lock, when
 //	                     it finds the lock held by another release);
 //	                     overwritten
+//	analysis.json        CheckHealthy and Bake, at each judgement of a
+//	                     release's canary analysis; overwritten: the
+//	                     last, which the outcome keeps
 //	deploying            the Deploy state, before it creates the first
 //	                     group; overwritten: names the groups Deploy may
 //	                     create, and CleanUpFailure adds when it began

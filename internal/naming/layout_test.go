@@ -35,6 +35,7 @@ var keyFuncs = map[string]func() string{
 	"DeployingKey":   func() string { return naming.DeployingKey("<project>", "<config>", "<release_id>") },
 	"DeletingKey":    func() string { return naming.DeletingKey("<project>", "<config>", "<release_id>") },
 	"StandbyKey":     func() string { return naming.StandbyKey("<project>", "<config>", "<release_id>") },
+	"AnalysisKey":    func() string { return naming.AnalysisKey("<project>", "<config>", "<release_id>") },
 	"AssetKey":       func() string { return naming.AssetKey("<project>", "<config>", "<sha256>") },
 	"TargetAssetKey": func() string { return naming.TargetAssetKey("<project>", "<config>", "<sha256>") },
 	"PipelineKey":    func() string { return naming.PipelineKey("<project>", "<config>") },

@@ -73,6 +73,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/<release_id>/outcome.json     how the execution ended
 //	_state/<project>/<config>/<release_id>/deploying        the groups Deploy may create, written before it creates any
 //	_state/<project>/<config>/<release_id>/standby          the previous groups Bake stands by, each with what it was attached to, written before it detaches any
+//	_state/<project>/<config>/<release_id>/analysis.json    the last judgement of the release's canary analysis
 //	_state/<project>/<config>/<release_id>/deleting         the previous groups CleanUpSuccess retires, written before it deletes any
 //
 // A target environment's asset bucket holds published assets, each under
@@ -246,6 +247,12 @@ func DeployingKey(project, config, releaseID string) string {
 // was attached to: a rollback puts exactly them back.
 func StandbyKey(project, config, releaseID string) string {
 	return stateReleasePrefix(project, config, releaseID) + "standby"
+}
+
+// AnalysisKey is the key of the record of a release's last canary
+// analysis (every judgement replaces it): what its outcome keeps.
+func AnalysisKey(project, config, releaseID string) string {
+	return stateReleasePrefix(project, config, releaseID) + "analysis.json"
 }
 
 // DeletingKey is the key of the record CleanUpSuccess writes before it

@@ -118,6 +118,9 @@ func (r *Release) Clone() *Release {
 	}
 	c.StableSeconds = clonePtr(r.StableSeconds)
 	c.MoveFrom = clonePtr(r.MoveFrom)
+	if r.Analysis != nil {
+		c.Analysis = r.Analysis.clone()
+	}
 	if r.Lifecycle != nil {
 		c.Lifecycle = make(map[string]*LifecycleHook, len(r.Lifecycle))
 		for k, h := range r.Lifecycle {

@@ -28,7 +28,10 @@ const (
 //   - ebs_volume_type gp3, only when ebs_volume_size is set (an unset
 //     ebs_device_name means the AMI's root device: the size then resizes
 //     the root volume; the deployer reads it from the image);
-//   - lifecycle heartbeat_timeout: 300.
+//   - lifecycle heartbeat_timeout: 300;
+//   - analysis: window_seconds 600, period_seconds 60, pass_score 95,
+//     marginal_score 75 (at most pass_score); each metric's stat
+//     Average, direction higher, tolerance 0.1.
 //
 // It never overwrites a value that is set. Idempotent.
 func (r *Release) ApplyDefaults() {
@@ -41,6 +44,9 @@ func (r *Release) ApplyDefaults() {
 	if r.StableSeconds == nil {
 		stable := defaultStableSeconds(r.Timeout)
 		r.StableSeconds = &stable
+	}
+	if r.Analysis != nil {
+		r.Analysis.applyDefaults()
 	}
 	for _, h := range r.Lifecycle {
 		if h != nil && h.HeartbeatTimeout == 0 {

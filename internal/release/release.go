@@ -95,8 +95,11 @@ type Release struct {
 	// unhealthy service or an alarm in ALARM during it rolls back (the
 	// previous groups serve again before the new ones leave). 0, the
 	// default, retires the previous groups at once.
-	BakeSeconds int                 `json:"bake_seconds,omitempty"`
-	Services    map[string]*Service `json:"services"`
+	BakeSeconds int `json:"bake_seconds,omitempty"`
+	// Analysis is automated canary analysis (see Analysis): nil judges
+	// the release without it.
+	Analysis *Analysis           `json:"analysis,omitempty"`
+	Services map[string]*Service `json:"services"`
 	// Remove names the services of the project-config this release
 	// removes: the serving groups of a service it does not deploy are
 	// retired at the swap only when it is named here (ValidateResources

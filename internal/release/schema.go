@@ -98,6 +98,7 @@ func releaseSchemaProperties() obj {
 		"user_data":      userDataSchema(),
 		"timeout":        schemaInt("Seconds to become healthy (default 600).", 1, int(limits.MaxTimeout.Seconds())),
 		"bake_seconds":   schemaInt("Seconds the new groups serve alone, the previous ones standing by, before the previous release is retired; a halt, an unhealthy service, an alarm in ALARM or an error rate above max_error_rate meanwhile rolls back (default 0).", 0, limits.MaxBakeSeconds),
+		"analysis":       analysisSchema(),
 		"alarms":         schemaList("CloudWatch alarms of the project-config (tagged ProjectName and ConfigName) that must not be in ALARM while the release is judged; one in ALARM halts it.", schemaRef("An alarm name.")),
 		"stable_seconds": schemaStable(fmt.Sprintf("Seconds each service must hold its healthy target without a break before the previous release is retired (default %d, at most half the timeout).", DefaultStableSeconds)),
 		"lifecycle": obj{"type": []string{"object", "null"}, "maxProperties": limits.MaxLifecycleHooks,

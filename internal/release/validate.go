@@ -109,6 +109,7 @@ func (v *validator) release() {
 	v.stableSeconds("stable_seconds", r.StableSeconds)
 	v.lifecycle()
 	v.assets()
+	v.analysis()
 
 	if r.Destroy {
 		v.destroy()
@@ -173,6 +174,7 @@ func (v *validator) destroy() {
 		{"alarms", len(r.Alarms) > 0},
 		{"remove", len(r.Remove) > 0},
 		{"bake_seconds", r.BakeSeconds > 0},
+		{"analysis", r.Analysis != nil},
 		{"move_from", r.MoveFrom != nil},
 	} {
 		if f.set {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
 )
 
 // API is the CloudWatch call errorrate makes.
@@ -21,10 +22,6 @@ type API interface {
 }
 
 var _ API = (*cloudwatch.Client)(nil)
-
-// maxQueries is how many queries one GetMetricData call may make
-// (CloudWatch API Reference: at most 500 MetricDataQuery structures).
-const maxQueries = 500
 
 // Source is one stream of requests: a classic load balancer (Classic, by
 // name), or a target group (TargetGroup, by ARN) as one application load
@@ -96,7 +93,7 @@ func (t Traffic) Rate() float64 {
 func Read(ctx context.Context, api API, sources []Source, window time.Duration, now time.Time) (map[Source]Traffic, error) {
 	out := map[Source]Traffic{}
 	start := now.Add(-window).Truncate(time.Minute)
-	for batch := range slices.Chunk(sources, maxQueries/2) {
+	for batch := range slices.Chunk(sources, limits.GetMetricDataQueries/2) {
 		in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(start), EndTime: aws.Time(now)}
 		for i, s := range batch {
 			ns, dims, requests, errors := s.metrics()

@@ -73,7 +73,13 @@
 // returns them as CloudWatch publishes them (RequestCount and
 // HTTPCode_Backend_5XX by LoadBalancerName; RequestCount and
 // HTTPCode_Target_5XX_Count by TargetGroup and LoadBalancer; Sum per
-// minute). A zone impaired by ImpairZone
+// minute). Per Auto Scaling group (dimension AutoScalingGroupName) it
+// returns EC2's CPUUtilization and NetworkOut (every five minutes, every
+// minute with detailed monitoring) and the custom metrics an AMI
+// declares (metrics: a slower build declares a higher latency), every
+// minute from boot to termination, each datapoint spread by
+// MetricJitter; any statistic, newest or oldest first, MaxDatapoints a
+// call with NextToken. A zone impaired by ImpairZone
 // has no capacity until a time: launches there fail (the group launches in
 // its other zones) and, once it recovers, AZRebalance evens the group out
 // (launch first, then terminate, never below the desired capacity: a
@@ -231,6 +237,8 @@
 //	      "amis": [{"id": "ami-...", "name": "ubuntu", "tags": {"DeployWith": "ferry"},
 //	                "behavior": "healthy", "architecture": "x86_64",
 //	                "cpu_percent": 40, "error_percent": 0,   // 5xx share once serving
+//	                "network_out_bytes": 1048576,            // a minute
+//	                "metrics": [{"namespace": "App", "name": "Latency", "value": 100}],
 //	                "timings": {"boot_seconds": 30}}],
 //	      "subnets": [{"id": "subnet-...", "availability_zone": "us-east-1a",
 //	                   "vpc_id": "vpc-...", "tags": {"Name": "a"}}],

@@ -2,9 +2,12 @@ package sim
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 )
@@ -29,13 +32,20 @@ const (
 // 500 MetricDataQuery structures").
 const maxMetricQueries = 500
 
-// GetMetricData returns the datapoints of load balancer metrics (see
-// namespaceELB): for each query, the Sum of each Period (a multiple of 60
-// seconds) from StartTime to EndTime that has requests, newest first
-// (ScanBy's default, TimestampDescending). A metric the simulation does
-// not publish, or a statistic other than Sum, has no datapoints, as a
-// metric without data has none on AWS. GetMetricData has no
-// resource-level permissions (Resource "*").
+// GetMetricData returns, for each query, one datapoint per Period (a
+// multiple of 60 seconds) from StartTime, rounded down to the minute,
+// to EndTime that has data (CloudWatch API Reference, GetMetricData),
+// of the metrics the simulation publishes: load balancer metrics (see
+// namespaceELB; the Sum only) and Auto Scaling group metrics, dimension
+// AutoScalingGroupName (groupSeries). Datapoints come newest first
+// (ScanBy's default, TimestampDescending) or oldest first
+// (TimestampAscending). At most MaxDatapoints (default 100,800) come in
+// one call, the query cut short answered with StatusCode PartialData and
+// the output's NextToken, with which the next call goes on from there
+// (the queries before it answered already). A metric the simulation
+// does not publish has no datapoints, as a metric without data has none
+// on AWS. GetMetricData has no resource-level permissions (Resource
+// "*").
 func (c *CloudWatch) GetMetricData(ctx context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
 	const op = "GetMetricData"
 	r, err := c.begin(ctx, op)
@@ -46,6 +56,10 @@ func (c *CloudWatch) GetMetricData(ctx context.Context, in *cloudwatch.GetMetric
 	return out, c.end(op, err)
 }
 
+// defaultMaxDatapoints is GetMetricData's MaxDatapoints when a request
+// sets none (CloudWatch API Reference, GetMetricData).
+const defaultMaxDatapoints = 100800
+
 func (r *region) getMetricData(in *cloudwatch.GetMetricDataInput) (*cloudwatch.GetMetricDataOutput, error) {
 	if err := checkMetricDataInput(in); err != nil {
 		return nil, err
@@ -53,27 +67,79 @@ func (r *region) getMetricData(in *cloudwatch.GetMetricDataInput) (*cloudwatch.G
 	if err := r.w.authorize(Auth{Action: "cloudwatch:GetMetricData", Resource: "*"}); err != nil {
 		return nil, err
 	}
+	from, skip, ok := metricPageStart(deref(in.NextToken), len(in.MetricDataQueries))
+	if !ok {
+		return nil, apiErr("InvalidNextToken", "The specified token is invalid")
+	}
+	budget := int(deref(in.MaxDatapoints))
+	if budget <= 0 {
+		budget = defaultMaxDatapoints
+	}
+	start, end := in.StartTime.UTC().Truncate(time.Minute), in.EndTime.UTC()
 	out := &cloudwatch.GetMetricDataOutput{}
-	for _, q := range in.MetricDataQueries {
+	for qi := from; qi < len(in.MetricDataQueries); qi++ {
+		q := in.MetricDataQueries[qi]
 		if err := checkMetricQuery(q); err != nil {
 			return nil, err
 		}
-		s := q.MetricStat
-		res := cwtypes.MetricDataResult{Id: q.Id, Label: s.Metric.MetricName, StatusCode: cwtypes.StatusCodeComplete}
-		if t, errors, ok := r.metricTraffic(s.Metric); ok && deref(s.Stat) == "Sum" {
-			times, points := t.sum(in.StartTime.UTC(), in.EndTime.UTC(), time.Duration(deref(s.Period))*time.Second)
-			for i := len(points) - 1; i >= 0; i-- {
-				v := points[i].requests
-				if errors {
-					v = points[i].errors
-				}
-				res.Timestamps = append(res.Timestamps, times[i])
-				res.Values = append(res.Values, v)
-			}
+		times, values := r.metricSeries(q.MetricStat, start, end)
+		if in.ScanBy != cwtypes.ScanByTimestampAscending {
+			slices.Reverse(times)
+			slices.Reverse(values)
 		}
+		times, values = times[min(skip, len(times)):], values[min(skip, len(values)):]
+		res := cwtypes.MetricDataResult{Id: q.Id, Label: q.MetricStat.Metric.MetricName, StatusCode: cwtypes.StatusCodeComplete}
+		if len(times) > budget {
+			res.StatusCode = cwtypes.StatusCodePartialData
+			out.NextToken = aws.String(fmt.Sprintf("%d:%d", qi, skip+budget))
+			times, values = times[:budget], values[:budget]
+		}
+		res.Timestamps, res.Values = append(res.Timestamps, times...), append(res.Values, values...)
 		out.MetricDataResults = append(out.MetricDataResults, res)
+		budget -= len(times)
+		skip = 0
+		if out.NextToken != nil {
+			break
+		}
 	}
 	return out, nil
+}
+
+// metricPageStart is where a GetMetricData page goes on from its
+// NextToken ("" for the first): the query, and how many of its
+// datapoints came already.
+func metricPageStart(token string, queries int) (query, skip int, ok bool) {
+	if token == "" {
+		return 0, 0, true
+	}
+	if _, err := fmt.Sscanf(token, "%d:%d", &query, &skip); err != nil || query < 0 || query >= queries || skip < 0 {
+		return 0, 0, false
+	}
+	return query, skip, true
+}
+
+// metricSeries is a query's datapoints from start to end, oldest first:
+// a load balancer metric's Sum, or an Auto Scaling group metric's
+// statistic (groupSeries); none for a metric the simulation does not
+// publish.
+func (r *region) metricSeries(s *cwtypes.MetricStat, start, end time.Time) ([]time.Time, []float64) {
+	period := time.Duration(deref(s.Period)) * time.Second
+	if g, ok := groupDimension(s.Metric); ok {
+		return r.groupSeries(g, s.Metric, deref(s.Stat), start, end, period)
+	}
+	t, errors, ok := r.metricTraffic(s.Metric)
+	if !ok || deref(s.Stat) != "Sum" {
+		return nil, nil
+	}
+	times, points := t.sum(start, end, period)
+	values := make([]float64, len(points))
+	for i, p := range points {
+		values[i] = p.requests
+		if errors {
+			values[i] = p.errors
+		}
+	}
+	return times, values
 }
 
 // checkMetricDataInput refuses a GetMetricData input as CloudWatch does:

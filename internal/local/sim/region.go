@@ -61,7 +61,11 @@ type ami struct {
 	// errorsBP is the share of requests its instances answer with a 5xx,
 	// in basis points.
 	errorsBP int
-	timings  Timings
+	// metrics are the custom metrics its instances publish, by
+	// namespace and name; networkOut its NetworkOut bytes a minute.
+	metrics    map[[2]string]float64
+	networkOut float64
+	timings    Timings
 }
 
 type topic struct {
@@ -264,7 +268,16 @@ func (w *World) newAMI(s AMISpec) *ami {
 	if s.CPUPercent != nil {
 		cpu = *s.CPUPercent
 	}
-	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, errorsBP: int(math.Round(s.ErrorPercent * 100)), timings: w.timings.over(s.Timings)}
+	metrics := map[[2]string]float64{}
+	for _, m := range s.Metrics {
+		metrics[[2]string{m.Namespace, m.Name}] = m.Value
+	}
+	networkOut := float64(DefaultNetworkOutBytes)
+	if s.NetworkOutBytes != nil {
+		networkOut = *s.NetworkOutBytes
+	}
+	return &ami{id: s.ID, name: s.Name, tags: tags, behavior: b, arch: arch, cpu: cpu, errorsBP: int(math.Round(s.ErrorPercent * 100)),
+		metrics: metrics, networkOut: networkOut, timings: w.timings.over(s.Timings)}
 }
 
 // defaultVPC is the VPC of a subnet or security group whose spec names
@@ -355,10 +368,13 @@ type instance struct {
 	cpu          float64
 	errorsBP     int // the share of requests it answers with a 5xx, in basis points
 	launched     time.Time
-	bootAt       time.Time
-	healthyAt    time.Time // when it passes LB health checks (never for never-healthy)
-	terminating  time.Time // zero while alive
-	gone         time.Time // when it left its group; zero while in it
+	// detailed says EC2 publishes its metrics every minute (its launch
+	// template enables detailed monitoring), else every five.
+	detailed    bool
+	bootAt      time.Time
+	healthyAt   time.Time // when it passes LB health checks (never for never-healthy)
+	terminating time.Time // zero while alive
+	gone        time.Time // when it left its group; zero while in it
 	// goneDue is when it is due to leave its group (a ForceDelete brings
 	// it forward); hookFrom and hookUntil bound its Terminating:Wait
 	// (zero: no termination hook wait).
@@ -569,7 +585,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	inst := &instance{
 		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
 		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errorsBP: a.errorsBP, launched: t, ltVersion: version,
-		protected: g.newProtected,
+		protected: g.newProtected, detailed: data.Monitoring != nil && deref(data.Monitoring.Enabled),
 	}
 	tm := a.timings
 	boot := tm.Boot

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -122,9 +123,34 @@ type AMISpec struct {
 	// balancer's HTTPCode_Target_5XX_Count (classic: HTTPCode_Backend_5XX)
 	// counts against its RequestCount.
 	ErrorPercent float64 `json:"error_percent,omitempty"`
+	// Metrics are the custom metrics its instances publish (an
+	// application's, the CloudWatch agent's), with the
+	// AutoScalingGroupName dimension, once a minute while they run: a
+	// slower build declares a higher latency than the build before it.
+	Metrics []MetricSpec `json:"metrics,omitempty"`
+	// NetworkOutBytes is how many bytes a minute each of its instances
+	// sends (AWS/EC2 NetworkOut; default DefaultNetworkOutBytes).
+	NetworkOutBytes *float64 `json:"network_out_bytes,omitempty"`
 	// Timings override the world's defaults for this image.
 	Timings *Timings `json:"timings,omitempty"`
 }
+
+// MetricSpec is a custom metric an image's instances publish: each
+// datapoint is Value, spread by up to MetricJitter either way
+// (deterministically, per instance and minute).
+type MetricSpec struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Value     float64 `json:"value"`
+}
+
+// DefaultNetworkOutBytes is the NetworkOut a minute of an instance whose
+// image sets none.
+const DefaultNetworkOutBytes = 1 << 20
+
+// MetricJitter is how far, as a fraction, each datapoint an instance
+// publishes strays from its image's value.
+const MetricJitter = 0.05
 
 // AlarmSpec is a CloudWatch alarm that exists when the world starts, a
 // stand-in for the error-rate alarm a team keeps on its service. It goes
@@ -661,6 +687,33 @@ func (r RegionSpec) validateAMIs(p *problems, where string) {
 		}
 		if a.Timings != nil {
 			p.list = append(p.list, a.Timings.validate(w+".timings")...)
+		}
+		if b := a.NetworkOutBytes; b != nil && !(*b >= 0 && !math.IsInf(*b, 0)) {
+			p.add("%s.network_out_bytes: %v must be a number of bytes, 0 or more", w, *b)
+		}
+		validateMetrics(p, w, a.Metrics)
+	}
+}
+
+// validateMetrics lists the problems of an image's custom metrics: each
+// named, in a namespace CloudWatch accepts for PutMetricData (none
+// starting with "AWS/": CloudWatch API Reference, PutMetricData), with a
+// finite value, none twice.
+func validateMetrics(p *problems, where string, ms []MetricSpec) {
+	seen := map[[2]string]bool{}
+	for j, m := range ms {
+		w := fmt.Sprintf("%s.metrics[%d]", where, j)
+		switch {
+		case m.Namespace == "" || m.Name == "":
+			p.add("%s: namespace and name are required", w)
+		case strings.HasPrefix(m.Namespace, "AWS/"):
+			p.add("%s.namespace: %q: custom metrics may not use a namespace starting with AWS/", w, m.Namespace)
+		case seen[[2]string{m.Namespace, m.Name}]:
+			p.add("%s: %s/%s is declared twice", w, m.Namespace, m.Name)
+		}
+		seen[[2]string{m.Namespace, m.Name}] = true
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			p.add("%s.value: %v must be a finite number", w, m.Value)
 		}
 	}
 }

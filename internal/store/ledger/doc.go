@@ -1,6 +1,8 @@
 // Package ledger owns the records of releases in the deployer bucket: the
 // release exactly as the client uploaded it, the user data rendered for each
-// service, how each execution ended (the outcome), and what is deployed now
+// service, how each execution ended (the outcome, with the release's last
+// canary analysis), the last canary analysis of a release while it is
+// judged (the analysis record), and what is deployed now
 // (the current record: the release, the deployer version that deployed it,
 // its environment and each service's group, image and desired count;
 // removed by a destroy), every target environment the project-config has
@@ -24,7 +26,7 @@
 // or shows a release's content reads it through VerifiedRelease (or
 // CheckReleaseHash), which refuses one whose content is not what Validate
 // accepted, naming the release and both hashes.
-// User data, outcomes, the current, targets, drift, heal and promotion records are
+// User data, outcomes, analyses, the current, targets, drift, heal and promotion records are
 // overwritten by the execution that owns them, so writing them again is
 // safe.
 package ledger

@@ -64,6 +64,10 @@ type Outcome struct {
 	// DeployerVersion is the build of the deployer that recorded the
 	// outcome (buildinfo.Info.String).
 	DeployerVersion string `json:"deployer_version,omitempty"`
+	// Analysis is the release's last canary analysis (the one that
+	// rolled it back, for a release its analysis failed); nil without
+	// one.
+	Analysis *execution.Analysis `json:"analysis,omitempty"`
 }
 
 // Current records what is deployed now in a project-config: written when a
@@ -440,6 +444,24 @@ func (l *Ledger) GetStandby(ctx context.Context, project, config, releaseID stri
 	var s Standby
 	found, err := l.getJSON(ctx, naming.StandbyKey(project, config, releaseID), &s)
 	return s, found, err
+}
+
+// PutAnalysis replaces the record of release releaseID's last canary
+// analysis with a.
+func (l *Ledger) PutAnalysis(ctx context.Context, project, config, releaseID string, a execution.Analysis) error {
+	if releaseID == "" {
+		return errors.New("ledger: analysis record needs a release id")
+	}
+	_, err := l.putJSON(ctx, naming.AnalysisKey(project, config, releaseID), a, expiring())
+	return err
+}
+
+// GetAnalysis reads the record of a release's last canary analysis;
+// found is false when none was judged.
+func (l *Ledger) GetAnalysis(ctx context.Context, project, config, releaseID string) (execution.Analysis, bool, error) {
+	var a execution.Analysis
+	found, err := l.getJSON(ctx, naming.AnalysisKey(project, config, releaseID), &a)
+	return a, found, err
 }
 
 // PutCurrent stores what is deployed now in project/config, replacing the
