@@ -96,6 +96,29 @@ func TestAnalysisRollsBackASlowerBuild(t *testing.T) {
 	assert.Equal(t, 5, m.PreviousSamples, "five one-minute samples of the previous group")
 }
 
+// TestAnalysisFailingAtItsFirstCheckIsKept: an analysis that fails at
+// the release's first check halts it before the state carries any
+// judgement; the outcome still keeps the report the rollback was for.
+func TestAnalysisFailingAtItsFirstCheckIsKept(t *testing.T) {
+	h := newHarness(t, withLatency)
+	h.start(h.baseRelease()).succeed()
+	r2 := h.baseRelease()
+	withAnalysis(r2, "ubuntu-slow", latencyMetric)
+	x := h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(300)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	x.state.Health.Analysis = nil // as the state stands when the first check fails
+	require.NoError(t, x.fail(err))
+
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.NotNil(t, o.Analysis, "the outcome keeps the analysis the rollback was for")
+	assert.Equal(t, analysis.ClassFail, o.Analysis.Report.Class)
+}
+
 // TestAnalysisPassesAnEqualBuild: a build as fast as the previous one
 // passes at every check, the bake included, where the previous group,
 // standing by, is judged on the window before it stood by.

@@ -99,17 +99,22 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 
 // putOutcome records o for st's project-config, stamped with the
 // deployer's version, with the release's last canary analysis when it
-// has one (ledger.GetAnalysis).
+// has one (ledger.GetAnalysis). The record is read when the state
+// carries a judgement, and for every halt: an analysis that fails at its
+// very first check halts the release before the state carries any.
 func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, o ledger.Outcome) error {
 	o.DeployerVersion = d.cfg.Version
-	if st.Health != nil && st.Health.Analysis != nil {
+	judged := st.Health != nil && st.Health.Analysis != nil
+	if judged || o.Error == failure.NameHalt {
 		// The record has the last judgement, the one a failure rolled
 		// back on too (the state keeps the check before it).
 		a, found, err := d.ledger.GetAnalysis(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 		switch {
 		case err != nil:
 			d.log.Warn("cannot read the canary analysis for the outcome", "release_id", st.ReleaseID, "error", err.Error())
-			o.Analysis = st.Health.Analysis
+			if judged {
+				o.Analysis = st.Health.Analysis
+			}
 		case found:
 			o.Analysis = &a
 		}
