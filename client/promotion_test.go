@@ -99,7 +99,7 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 		[]string{rec.Stages[0].Status, rec.Stages[1].Status, rec.Stages[2].Status})
 	assert.Empty(t, rec.Stages[2].ApprovalToken, "status shows no token")
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
-	assert.Contains(t, text.stdout, "production: approval (the stage needs a person's approval")
+	assert.Contains(t, text.stdout, "production: approval (the stage needs a person's approval: ferry pipeline approve)")
 
 	bad := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "prod")
 	assert.Equal(t, exitFailure, bad.code)
