@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/pipeline"
@@ -100,15 +101,8 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 	if err != nil {
 		return err
 	}
-	if i > 0 {
-		r := st[i-1].Readings(alarms, now)
-		r.Artifact = digest
-		if c.approve {
-			r.Approval = &pipeline.ApprovalReading{By: "--approve"}
-		}
-		if holds := p.Holds(i, r); len(holds) > 0 {
-			return fmt.Errorf("stage %s is held back:\n  %s", stage, strings.Join(pipeline.Messages(holds), "\n  "))
-		}
+	if err := c.held(p, st, i, digest, alarms, now); err != nil {
+		return err
 	}
 	out := newDisplay(env, c.deploy.follow.asJSON)
 	targets := p.Stages[i].Targets
@@ -129,6 +123,24 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 		if err := c.deploy.submit(ctx, d, out, prepared); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// held says what holds back promoting artifact digest into stage i of p
+// (pipeline.Pipeline.Holds), given its status st and the gate alarms
+// read; nil when nothing does. --approve is the approval.
+func (c *promoteCommand) held(p *pipeline.Pipeline, st []pipeline.StageStatus, i int, digest string, alarms map[string]map[string]string, now time.Time) error {
+	if i == 0 {
+		return nil
+	}
+	r := st[i-1].Readings(alarms, now)
+	r.Artifact = digest
+	if c.approve {
+		r.Approval = &pipeline.ApprovalReading{By: "--approve"}
+	}
+	if holds := p.Holds(i, r); len(holds) > 0 {
+		return fmt.Errorf("stage %s is held back:\n  %s", p.Stages[i].ConfigName, strings.Join(pipeline.Messages(holds), "\n  "))
 	}
 	return nil
 }

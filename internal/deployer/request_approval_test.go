@@ -167,3 +167,35 @@ func TestRequestApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestMayApprove: with separate_approver, the promotion's starter may not
+// approve, known by its ARN or, under another ARN (a new session of the
+// same role), its unique id; another principal may; an approver must
+// match the stage's approvers.
+func TestMayApprove(t *testing.T) {
+	rec := ledger.PromotionRecord{StartedBy: "arn:aws:sts::111111111111:assumed-role/deployer/alice", StartedByID: "AROAROLE:alice"}
+	separate := &pipeline.Gates{Approval: true, SeparateApprover: true}
+	named := &pipeline.Gates{Approval: true, Approvers: []string{"arn:aws:iam::111111111111:user/bob"}}
+	for _, tt := range []struct {
+		name   string
+		g      *pipeline.Gates
+		caller identity.Caller
+		want   string // "" when it may
+	}{
+		{"the starter by ARN", separate, identity.Caller{ARN: rec.StartedBy}, "started the promotion"},
+		{"the starter by unique id", separate, identity.Caller{ARN: "arn:aws:sts::111111111111:assumed-role/deployer/alice2", UserID: "AROAROLE:alice"}, "started the promotion"},
+		{"another principal", separate, identity.Caller{ARN: "arn:aws:iam::111111111111:user/bob", UserID: "AIDABOB"}, ""},
+		{"another principal without a unique id", separate, identity.Caller{ARN: "arn:aws:iam::111111111111:user/bob"}, ""},
+		{"an approver named", named, identity.Caller{ARN: "arn:aws:iam::111111111111:user/bob"}, ""},
+		{"not among the approvers", named, identity.Caller{ARN: "arn:aws:iam::111111111111:user/carol"}, "is not among the stage's approvers"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mayApprove(tt.g, tt.caller, rec)
+			if tt.want == "" {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Contains(t, got, tt.want)
+		})
+	}
+}

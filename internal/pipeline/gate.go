@@ -127,7 +127,7 @@ func artifactGate(prev string, _ *Gates, r *Readings) []Hold {
 // soakGate holds until the artifact has served in the stage before for
 // the soak, counted from the newest swap of its targets (SoakStart).
 func soakGate(_ string, g *Gates, r *Readings) []Hold {
-	if g == nil || g.SoakSeconds <= 0 {
+	if g == nil {
 		return nil
 	}
 	soak := time.Duration(g.SoakSeconds) * time.Second
