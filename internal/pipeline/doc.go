@@ -61,7 +61,8 @@
 //     internal/deployer/gate.go (and in the client, StageStatus.Readings
 //     and client/promote.go, if people read it there);
 //  3. IAM, if it reads AWS: the call in the deploy role's policy
-//     (infra) and its case in the IAM proof (as for any new AWS call);
+//     (infra) and its case in the IAM proof (package cloud's checklist
+//     "a new AWS call");
 //  4. the simulator, if it reads AWS: the operation in internal/local/sim,
 //     modelled from AWS's documentation;
 //  5. a test: its cases in TestHolds, and a Gate case in
