@@ -63,6 +63,12 @@ func TestGate(t *testing.T) {
 			pr.atStage(1, now.Add(-time.Hour))
 			require.NoError(t, pr.h.ledger.PutCurrent(t.Context(), project, "development", ledger.Current{ReleaseID: "other", DeployedAt: now.Add(-time.Hour)}))
 		}, ledger.PromotionWaiting, []string{"development does not run artifact " + "ARTIFACT" + " (every target of the stage before must run it)"}, tuning.GateRecheckSeconds},
+		{"production, staging destroyed", func(pr *promo) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.putStagingAlarm()
+			require.NoError(t, pr.h.ledger.ClearCurrent(t.Context(), project, "staging"))
+		}, ledger.PromotionWaiting, []string{"staging does not run artifact ARTIFACT (every target of the stage before must run it)",
+			"alarm coinbase-deploy-test-staging-errors not read in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, its gate alarm missing in staging", func(pr *promo) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
 			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, only its approval holds", func(pr *promo) {
@@ -90,6 +96,10 @@ func TestGate(t *testing.T) {
 			assert.Equal(t, tt.status == ledger.PromotionDeploying, pr.st.Gate.Open)
 			assert.Equal(t, tt.status == ledger.PromotionApproval, pr.st.Gate.Approval)
 			assert.Equal(t, tt.wait, pr.st.Gate.WaitSeconds)
+			if stage.ApprovedBy == "" {
+				assert.False(t, stage.ApprovalVerified, "no approval, none verified")
+				assert.True(t, stage.ApprovedAt.IsZero())
+			}
 			if tt.status == ledger.PromotionDeploying {
 				assert.Len(t, pr.st.Targets, len(stage.Targets), "every target of the wave")
 				assert.Equal(t, now, stage.ReleasedAt)
