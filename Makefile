@@ -98,7 +98,8 @@ MUTATE_TARGETS    ?= \
 	'internal/identity/*.go=./internal/identity' \
 	'internal/release/validate*.go=./internal/release' \
 	'internal/deployer/alarms.go,internal/deployer/errorrate.go,internal/deployer/check_healthy.go,internal/deployer/cleanup_success.go,internal/deployer/cleanup_failure.go,internal/deployer/rollback.go\#$(MUTATE_DEPLOYER_FUNCS)=./internal/deployer' \
-	'internal/deployer/promote.go\#Deployer.gatesHeld|Deployer.alarmsOf|Deployer.promotionHalt=./internal/local/region@^TestPromot'
+	'internal/pipeline/gate.go=./internal/pipeline' \
+	'internal/deployer/gate.go,internal/deployer/request_approval.go\#Deployer.(checkGate|endIfHalted|promotionHalt|gateReadings|targetReading|alarmsOf|approvalReading|approval)|recheck|mayApprove=./internal/deployer@^Test(Gate|Approval|RequestApproval)'
 # The deployer's clean-up, rollback and checks: the gates before the point
 # of no return, the rollback, the re-check and the bounds.
 MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|awaitRestored|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored

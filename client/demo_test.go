@@ -53,7 +53,7 @@ var demoAnswers = map[string]string{
 	// pending) and after (promoted).
 	"pipeline-status": "0\npipeline coinbase/deploy-test\n" +
 		"  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -  -\n" +
-		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m (29m50s left)\n" +
+		"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m: 29m50s left (counted from the stage before's last swap)\n" +
 		"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
 		"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
 		"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n" +
@@ -64,7 +64,7 @@ var demoAnswers = map[string]string{
 		"  production: succeeded, approved by arn:aws:iam::111111111111:user/ferry-local\n" +
 		"promotion 20250101T000012Z-abcdef of artifact 43e399823576, started by arn:aws:iam::111111111111:user/ferry-local: failed (deploy: stage staging: staging (FailureClean) did not succeed; the stages after it are not deployed)\n" +
 		"  production: pending\n",
-	"promote":                "3\nferry promote: stage staging is held back:\n  soak: 30m after the stage before's last deploy, 29m50s left\n",
+	"promote":                "3\nferry promote: stage staging is held back:\n  soak 30m: 29m50s left (counted from the stage before's last swap)\n",
 	"pipeline-release":       "0\n{\"project_name\": \"coinbase/deploy-test\"}\n",
 	"deploy-staging":         "0\nferry deploy: coinbase/deploy-test staging release ID\n  2:50  Success\n",
 	"deploy-production-use1": "0\nferry deploy: coinbase/deploy-test production-use1 release ID\n  2:50  Success\n",
@@ -122,7 +122,7 @@ func TestDemo(t *testing.T) {
 		}, false, "no heal ran within a minute"},
 		{"the promotion never waited for an approval", map[string]string{
 			"pipeline-status": "0\npipeline coinbase/deploy-test\n  development  111111111111 us-east-1  development  ID  a21758b6ea4f  10s  first stage  -  -\n" +
-				"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m (29m50s left)\n" +
+				"  staging      111111111111 us-east-1  staging      none  -  -  not deployed  -  pending: soak 30m: 29m50s left (counted from the stage before's last swap)\n" +
 				"  staging      111111111111 us-east-1  staging      ID  a21758b6ea4f  9s  same  -  promoted\n" +
 				"  production   use1: 222222222222 us-east-1  production-use1  ID  a21758b6ea4f  9s  same  -  promoted\n" +
 				"               euw1: 222222222222 eu-west-1  production-euw1  ID  a21758b6ea4f  5s  same  -\n",

@@ -92,7 +92,14 @@ with the deployer's reason for refusing it. ` + pipeline.OnePromotionRule + `
 
 approve approves the newest promotion (or --promotion ID) into STAGE: an
 approval with your identity proof, which the deployer counts only for
-that promotion, stage and artifact, and records as who approved.
+that promotion, stage and artifact, and records as who approved,
+verified. The proof is valid 15 minutes, so an approval is verified when
+given: approve refuses (nothing written) a stage without an approval
+gate, one approved already, and one the promotion has not reached; a
+stage waiting for its approval is woken and approve prints the
+deployer's verdict (exit 1 when it refuses the approval); a stage still
+waiting for its other gates (a soak, an alarm) reads it at their next
+check, within 5m.
 
 halt stops the newest promotion (or --promotion ID) cleanly: no stage
 after the one deploying now starts, that stage's deploys roll back, and

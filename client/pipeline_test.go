@@ -113,7 +113,7 @@ func TestPipelineStatus(t *testing.T) {
 	assert.Equal(t, pipeline.ParityUndeploy, staging.Targets[0].Parity)
 	assert.False(t, staging.Promoted)
 	require.Len(t, staging.Pending, 1)
-	assert.Regexp(t, `^soak 30m \([0-9ms]+ left\)$`, staging.Pending[0], "at most 30m left, on the deployer's clock")
+	assert.Regexp(t, `^soak 30m: [0-9ms]+ left \(counted from the stage before's last swap\)$`, staging.Pending[0], "at most 30m left, on the deployer's clock")
 	assert.GreaterOrEqual(t, dev.AgeSeconds, 0.0)
 	assert.Less(t, dev.AgeSeconds, 3600.0)
 	assert.Equal(t, pipeline.ParityUnknown, ps.Stages[2].Targets[1].Parity)
@@ -121,7 +121,7 @@ func TestPipelineStatus(t *testing.T) {
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
 	require.Equal(t, exitOK, text.code, text.stderr)
 	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +- +-$`, text.stdout)
-	assert.Regexp(t, `(?m)^  staging +.* not deployed +- +pending: soak 30m \(`, text.stdout)
+	assert.Regexp(t, `(?m)^  staging +.* not deployed +- +pending: soak 30m: [0-9ms]+ left`, text.stdout)
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +none +- +- +unknown +-$`, text.stdout)
 }
 
@@ -218,7 +218,7 @@ func TestPipelineStatusReadsAlarms(t *testing.T) {
 	const alarm = "coinbase-deploy-test-staging-errors"
 	assert.Contains(t, pending(), "alarm "+alarm+" not read in staging")
 	ok := pending("--alarms")
-	assert.Contains(t, ok, "approval")
+	assert.Contains(t, ok, "the stage needs a person's approval: ferry pipeline approve")
 	for _, p := range ok {
 		assert.NotContains(t, p, alarm, "an OK alarm is not pending")
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/pipeline"
@@ -17,7 +18,8 @@ gates hold:
 
   - the stage before runs the release's artifact on every target (it
     succeeded with it);
-  - the stage's soak after the stage before's last deploy is over;
+  - the stage's soak is over: the artifact has served in every target of
+    the stage before that long, counted from the newest of their swaps;
   - none of the stage's gate alarms is in ALARM, or missing, in a target
     of the stage before (the deployer reads them, with a drift query of
     each target);
@@ -95,12 +97,12 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 	if err != nil {
 		return err
 	}
-	readings, err := c.readGates(ctx, d, p, i)
+	alarms, err := c.readGates(ctx, d, p, i)
 	if err != nil {
 		return err
 	}
-	if holds := p.Holds(st, i, digest, readings, now); len(holds) > 0 {
-		return fmt.Errorf("stage %s is held back:\n  %s", stage, strings.Join(holds, "\n  "))
+	if err := c.held(p, st, i, digest, alarms, now); err != nil {
+		return err
 	}
 	out := newDisplay(env, c.deploy.follow.asJSON)
 	targets := p.Stages[i].Targets
@@ -125,29 +127,47 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 	return nil
 }
 
-// readGates reads what the gates of stage i need beyond the records: the
-// state of its gate alarms in each target of the stage before (a drift
-// query of each), and whether it is approved.
-func (c *promoteCommand) readGates(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int) (pipeline.Readings, error) {
-	r := pipeline.Readings{Approved: c.approve, Alarms: map[string]map[string]string{}}
+// held says what holds back promoting artifact digest into stage i of p
+// (pipeline.Pipeline.Holds), given its status st and the gate alarms
+// read; nil when nothing does. --approve is the approval.
+func (c *promoteCommand) held(p *pipeline.Pipeline, st []pipeline.StageStatus, i int, digest string, alarms map[string]map[string]string, now time.Time) error {
+	if i == 0 {
+		return nil
+	}
+	r := st[i-1].Readings(alarms, now)
+	r.Artifact = digest
+	if c.approve {
+		r.Approval = &pipeline.ApprovalReading{By: "--approve"}
+	}
+	if holds := p.Holds(i, r); len(holds) > 0 {
+		return fmt.Errorf("stage %s is held back:\n  %s", p.Stages[i].ConfigName, strings.Join(pipeline.Messages(holds), "\n  "))
+	}
+	return nil
+}
+
+// readGates reads the state of the gate alarms of stage i in each target
+// of the stage before (a drift query of each): by config, then alarm
+// name; nil when the stage has none.
+func (c *promoteCommand) readGates(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int) (map[string]map[string]string, error) {
 	g := p.Stages[i].Gates
 	if i == 0 || g == nil || len(g.Alarms) == 0 {
-		return r, nil
+		return nil, nil
 	}
+	out := map[string]map[string]string{}
 	prev := p.Stages[i-1]
 	for _, t := range prev.Targets {
 		config := pipeline.TargetConfig(prev, t)
 		drift, err := askDrift(ctx, c.deploy.env, d, p.ProjectName, config, g.Alarms)
 		if err != nil {
-			return r, fmt.Errorf("reading the alarms of %s %s: %w", p.ProjectName, config, err)
+			return nil, fmt.Errorf("reading the alarms of %s %s: %w", p.ProjectName, config, err)
 		}
 		states := map[string]string{}
 		for _, a := range drift.Alarms {
 			states[a.Name] = a.State
 		}
-		r.Alarms[config] = states
+		out[config] = states
 	}
-	return r, nil
+	return out, nil
 }
 
 // stageIndex is the index of the stage of p whose config name is stage,

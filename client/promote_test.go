@@ -38,17 +38,17 @@ func TestPromote(t *testing.T) {
 	dev := stage("development")
 	require.Equal(t, exitOK, dev.code, "stdout:\n%s\nstderr:\n%s", dev.stdout, dev.stderr)
 	assert.Contains(t, dev.stdout, "into stage development: 1 target")
-	held(stage("production"), "the stage before (staging) does not run artifact")
-	held(stage("staging"), "soak: 30m after the stage before's last deploy")
+	held(stage("production"), "staging does not run artifact")
+	held(stage("staging"), "soak 30m: ")
 
 	tr.clk.Advance(31 * time.Minute)
 	st := stage("staging")
 	require.Equal(t, exitOK, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
 
 	tr.clk.Advance(61 * time.Minute)
-	held(stage("production"), "alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval")
+	held(stage("production"), "alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve")
 	addStagingAlarm(t, tr)
-	held(stage("production"), "the stage needs a person's approval")
+	held(stage("production"), "the stage needs a person's approval: ferry pipeline approve")
 	prod := stage("production", "--approve")
 	require.Equal(t, exitOK, prod.code, "stdout:\n%s\nstderr:\n%s", prod.stdout, prod.stderr)
 	assert.Contains(t, prod.stdout, "into stage production: 2 targets")
@@ -106,5 +106,5 @@ func TestPromoteStopsAtAFailure(t *testing.T) {
 	tr.clk.Advance(time.Hour)
 	next := tr.ferry(t, "promote", "--local", deployTestPipeline, broken, "staging")
 	assert.Equal(t, exitNotStarted, next.code, "stdout:\n%s\nstderr:\n%s", next.stdout, next.stderr)
-	assert.Contains(t, next.stderr, "the stage before (development) does not run artifact")
+	assert.Contains(t, next.stderr, "development does not run artifact")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/client/submit"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/pipeline"
@@ -57,9 +58,11 @@ type pipelineEvent struct {
 	Artifact    string   `json:"artifact,omitempty"`
 	Execution   string   `json:"execution,omitempty"`
 	Stage       string   `json:"stage,omitempty"`
-	// Status is the promotion's, as its record says.
-	Status  string `json:"status,omitempty"`
-	Message string `json:"message"`
+	// Status is the promotion's, as its record says; ApprovedBy the
+	// approver the deployer verified.
+	Status     string `json:"status,omitempty"`
+	ApprovedBy string `json:"approved_by,omitempty"`
+	Message    string `json:"message"`
 }
 
 // result prints a pipeline command's result: the line format and args
@@ -259,7 +262,13 @@ func readPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline, id st
 
 // approve approves the promotion into stage: an approval proved as the
 // caller, which the deployer counts only for that promotion, stage and
-// artifact; then it wakes the stage's wait for it, if it waits.
+// artifact. It refuses (nothing written) a stage without an approval gate,
+// one approved already, and one whose gate is not being checked: an
+// approval's proof is valid 15 minutes (STS), so it is given only when
+// the deployer reads it soon. A stage waiting for its approval is woken
+// and approve returns with the deployer's verdict (who approved,
+// verified, or why it does not count); a stage waiting for its other
+// gates reads it at their next check.
 func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error {
 	p, d, err := c.open(ctx, file)
 	if err != nil {
@@ -269,43 +278,125 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 	if i < 0 {
 		return fmt.Errorf("%s has no stage %q (its stages: %s)", file, stage, strings.Join(stageNames(p), ", "))
 	}
+	if g := p.Stages[i].Gates; g == nil || !g.Approval {
+		return fmt.Errorf("stage %s of pipeline %s (%s) has no approval gate (gates.approval): there is nothing to approve; nothing written", stage, p.ProjectName, file)
+	}
 	rec, _, err := c.promotionRecord(ctx, d, p)
 	if err != nil {
 		return err
 	}
-	if rec.Status != ledger.PromotionRunning {
-		return fmt.Errorf("promotion %s is %s: nothing to approve", rec.PromotionID, rec.Status)
+	if err := approvable(rec, i); err != nil {
+		return err
 	}
-	now, err := d.now(ctx)
+	a, err := c.writeApproval(ctx, d, p, rec, stage)
 	if err != nil {
 		return err
+	}
+	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
+	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
+	if rec.Stages[i].Status == ledger.PromotionWaiting {
+		c.result(evPromotionApproved, ev, "%s\n%s waits for its other gates: the deployer verifies the approval at their next check, within %s (its proof is valid %s)",
+			msg, stage, pipeline.FormatDuration(tuning.GateRecheckSeconds*time.Second), pipeline.FormatDuration(identity.ProofLifetime))
+		return nil
+	}
+	verdict, err := c.awaitVerdict(ctx, d, p, i, a)
+	if err != nil {
+		return err
+	}
+	ev.ApprovedBy = verdict.ApprovedBy
+	c.result(evPromotionApproved, ev, "%s\napproved by %s, verified by the deployer", msg, verdict.ApprovedBy)
+	return nil
+}
+
+// approvable is why stage i of the promotion rec cannot be approved now
+// (nil: it can): the promotion ended, the stage is approved already, or
+// its gate is not being checked (not reached yet, or past).
+func approvable(rec ledger.PromotionRecord, i int) error {
+	s := rec.Stages[i]
+	switch {
+	case rec.Status != ledger.PromotionRunning:
+		return fmt.Errorf("promotion %s is %s: nothing to approve", rec.PromotionID, rec.Status)
+	case s.ApprovedBy != "":
+		return fmt.Errorf("stage %s of promotion %s is approved already, by %s", s.Config, rec.PromotionID, s.ApprovedBy)
+	case s.Status == ledger.PromotionPending:
+		return fmt.Errorf("stage %s of promotion %s is not reached yet (%s): approve it once it waits at its gate (ferry pipeline status); "+
+			"the deployer verifies an approval when it is given, and its identity proof is valid %s; nothing written",
+			s.Config, rec.PromotionID, currentStage(rec), pipeline.FormatDuration(identity.ProofLifetime))
+	case s.Status != ledger.PromotionWaiting && s.Status != ledger.PromotionApproval:
+		return fmt.Errorf("stage %s of promotion %s is %s: nothing to approve", s.Config, rec.PromotionID, s.Status)
+	}
+	return nil
+}
+
+// currentStage says where the promotion rec stands: its first stage not
+// succeeded, and its status.
+func currentStage(rec ledger.PromotionRecord) string {
+	for _, s := range rec.Stages {
+		if s.Status != ledger.PromotionSucceeded {
+			return "the promotion is at " + s.Config + ", " + s.Status
+		}
+	}
+	return "every stage succeeded"
+}
+
+// writeApproval writes an approval of the promotion rec into stage,
+// proved as the caller, and returns it.
+func (c *pipelineCommand) writeApproval(ctx context.Context, d *deployer, p *pipeline.Pipeline, rec ledger.PromotionRecord, stage string) (pipeline.Approval, error) {
+	now, err := d.now(ctx)
+	if err != nil {
+		return pipeline.Approval{}, err
 	}
 	a := pipeline.Approval{PromotionID: rec.PromotionID, Stage: stage, Digest: rec.Digest, CreatedAt: now.UTC(), CreatedBy: displayName(c.env)}
 	sum, err := a.IdentityHash()
 	if err != nil {
-		return err
+		return a, err
 	}
 	if a.Identity, err = d.prover.Prove(ctx, sum); err != nil {
-		return fmt.Errorf("proving who approves (sts:GetCallerIdentity with your credentials): %w", err)
+		return a, fmt.Errorf("proving who approves (sts:GetCallerIdentity with your credentials): %w", err)
 	}
 	body, err := json.Marshal(a)
 	if err != nil {
-		return err
+		return a, err
 	}
 	if err := putObject(ctx, d, naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID), body); err != nil {
-		return fmt.Errorf("writing the approval: %w", err)
+		return a, fmt.Errorf("writing the approval: %w", err)
 	}
-	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
-	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
-	if tok := rec.Stages[i].ApprovalToken; tok != "" {
-		if _, err := d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")}); err != nil {
-			msg += fmt.Sprintf("\nthe stage's wait was not woken (%v): the deployer counts the approval when it next checks the gates", err)
+	return a, nil
+}
+
+// verdictPolls bounds how often approve reads the deployer's verdict on
+// an approval, once a second.
+const verdictPolls = 120
+
+// awaitVerdict wakes the wait of stage i for its approval (each task token
+// the record shows, once) and waits for the deployer's verdict on a: the
+// stage as recorded once a verified approver is; an error saying why
+// when it refused a, or the promotion ended first.
+func (c *pipelineCommand) awaitVerdict(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int, a pipeline.Approval) (ledger.PromotionStage, error) {
+	woken := ""
+	for range verdictPolls {
+		rec, _, _, err := readPromotion(ctx, d, p, a.PromotionID)
+		if err != nil {
+			return ledger.PromotionStage{}, err
 		}
-	} else {
-		msg += "\nthe stage does not wait for its approval yet: the deployer counts it when it checks the stage's gates"
+		s := rec.Stages[i]
+		switch {
+		case s.ApprovedBy != "":
+			return s, nil
+		case s.ApprovalRefused != "" && s.ApprovalGivenAt.Equal(a.CreatedAt):
+			return s, fmt.Errorf("the deployer refused the approval of %s: %s", s.Config, s.ApprovalRefused)
+		case rec.Status != ledger.PromotionRunning:
+			return s, fmt.Errorf("promotion %s ended %s before the deployer read the approval", rec.PromotionID, rec.Status)
+		}
+		if tok := s.ApprovalToken; tok != "" && tok != woken {
+			woken = tok // a token timed out meanwhile is answered by the next one
+			_, _ = d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")})
+		}
+		if err := c.env.Sleep(ctx, time.Second); err != nil {
+			return s, err
+		}
 	}
-	c.result(evPromotionApproved, ev, "%s", msg)
-	return nil
+	return ledger.PromotionStage{}, fmt.Errorf("the deployer has not read the approval of promotion %s into %s yet: see ferry pipeline status", a.PromotionID, a.Stage)
 }
 
 // haltPromotion halts the promotion: its halt marker, which the deployer

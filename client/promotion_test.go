@@ -59,6 +59,15 @@ func startPipeline(t *testing.T, tr *testRegion, args ...string) result {
 	return tr.ferryAt(t.Context(), func(e *Env) { e.Sleep = tr.sleeper() }, args...)
 }
 
+// approveStage runs ferry pipeline approve, with args. Like start, it
+// waits for the deployer's verdict between events of the region's
+// executions (tr.sleeper): a test may hold the region at the approval's
+// wait while the approval wakes it.
+func approveStage(t *testing.T, tr *testRegion, args ...string) result {
+	t.Helper()
+	return tr.ferryAt(t.Context(), func(e *Env) { e.Sleep = tr.sleeper() }, append([]string{"pipeline", "approve", "--local"}, args...)...)
+}
+
 func promotionStatus(t *testing.T, tr *testRegion) *ledger.PromotionRecord {
 	t.Helper()
 	s := tr.ferry(t, "pipeline", "status", "--local", "--json", deployTestPipeline)
@@ -99,14 +108,15 @@ func TestPipelineStartApproveHalt(t *testing.T) {
 		[]string{rec.Stages[0].Status, rec.Stages[1].Status, rec.Stages[2].Status})
 	assert.Empty(t, rec.Stages[2].ApprovalToken, "status shows no token")
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
-	assert.Contains(t, text.stdout, "production: approval (the stage needs a person's approval")
+	assert.Contains(t, text.stdout, "production: approval (the stage needs a person's approval: ferry pipeline approve)")
 
 	bad := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "prod")
 	assert.Equal(t, exitFailure, bad.code)
 	assert.Contains(t, bad.stderr, `has no stage "prod"`)
-	ok := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "production")
+	ok := approveStage(t, tr, deployTestPipeline, "production")
 	require.Equal(t, exitOK, ok.code, "stdout:\n%s\nstderr:\n%s", ok.stdout, ok.stderr)
 	assert.Contains(t, ok.stdout, "into production approved")
+	assert.Contains(t, ok.stdout, "approved by arn:aws:iam::111111111111:user/ferry-local, verified by the deployer", "the verdict, when given")
 	st := tr.ferry(t, "status", "--local", "--json", "coinbase/deploy-test")
 	require.Equal(t, exitOK, st.code, st.stderr)
 	var ps projectStatus
@@ -269,11 +279,12 @@ func TestPipelineJSON(t *testing.T) {
 	help := tr.ferry(t, "help", "pipeline")
 	assert.Contains(t, strings.Join(strings.Fields(help.stdout+help.stderr), " "), pipeline.OnePromotionRule)
 
-	ap := tr.ferry(t, "pipeline", "approve", "--local", "--json", deployTestPipeline, "production")
+	ap := approveStage(t, tr, "--json", deployTestPipeline, "production")
 	require.Equal(t, exitOK, ap.code, ap.stderr)
 	evs = jsonLines(t, ap.stdout)
 	assert.Equal(t, "promotion_approved", evs[len(evs)-1]["event"])
 	assert.Equal(t, "production", evs[len(evs)-1]["stage"])
+	assert.Equal(t, "arn:aws:iam::111111111111:user/ferry-local", evs[len(evs)-1]["approved_by"])
 	release()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

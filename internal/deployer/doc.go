@@ -10,13 +10,18 @@
 // cleanup_success.go, cleanup_failure.go with rollback.go,
 // release_lock.go, plan.go, drift.go with inflight.go (what a deploy under
 // way does with the groups it acts on), reconcile.go with the heals and
-// their acceptance at Validate, promote.go with a promotion's tasks and
-// the acceptance of a promoted release at Validate); what several share is in verify.go
+// their acceptance at Validate, and a promotion's: promote.go (Promote),
+// gate.go (Gate: the pipeline's gates, pipeline.Pipeline.Holds, over
+// what it reads), request_approval.go (RequestApproval, and the reading
+// and verifying of an approval), start_target.go (StartTarget),
+// end_stage.go (EndStage), with promotion.go for what they share and the
+// acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),
 // health_report.go (the health of the new groups), records.go (outcomes),
-// alarms.go (a release's alarm gate), analysis.go (its canary analysis:
-// each service's new group against its previous groups, judged by
-// package analysis) and targets.go (the environments of a config).
+// alarms.go (a release's alarm check; not a pipeline's gate),
+// analysis.go (its canary analysis: each service's new group against its
+// previous groups, judged by package analysis) and targets.go (the
+// environments of a config).
 //
 // A release that deploys nothing (destroy) goes the same way: its swap
 // retires every group of the config and removes the current record.

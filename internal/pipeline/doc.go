@@ -24,7 +24,49 @@
 // Gates.MayApprove matches the verified approver against the stage's
 // approvers (IAM principal ARN patterns, validated with the path of a bad
 // one), and separate_approver keeps the promotion's starter from
-// approving it; the deployer checks both when it counts an approval.
+// approving it; the deployer checks both when it counts an approval, and
+// records its verdict (who, verified, or why not) in the promotion's
+// record.
+//
+// A stage's gates are one list of checks (gate.go: artifact, soak, alarm,
+// approval), in the manner of a scheduler's feasibility checkers: each
+// takes the Readings the caller supplies (the stage before's targets as
+// read: the artifact each runs, its swap, its gate alarms' states; the
+// stage's approval as verified; now) and returns what holds, one Hold and
+// one message per gate and target. Pipeline.Holds runs them; `ferry
+// promote`, `ferry pipeline status` and the deployer's Gate task all call
+// it, each reading its own way (the records and drift queries in the
+// client; the records, the deploy role sessions and the approval's
+// identity proof in the deployer), so the rules and their messages are
+// one.
+//
+// A soak counts from the newest swap of the stage before's targets (their
+// current records' deployed_at, SoakStart): the moment from which the
+// artifact serves on every one of them. Both callers read it from the
+// records, with or without a promotion (`ferry promote` has no promotion
+// record), and it is what a soak is for: time serving the artifact. The
+// stage's end (after the bake) would add the bake to every soak.
+//
+// These gates are a pipeline's, between stages. They are not a release's
+// alarm and error-rate checks during a deploy, nor the swap's check before
+// the point of no return (package deployer calls those its checks and
+// the swap's gate).
+//
+// A new gate, in order:
+//
+//  1. the gate: a func in gate.go, its Gate* name, added to gateChecks,
+//     its field in Gates (validated in gates) and, if it needs one, its
+//     reading in Readings or TargetReading;
+//  2. its reading in the deployer: gateReadings and targetReading in
+//     internal/deployer/gate.go (and in the client, StageStatus.Readings
+//     and client/promote.go, if people read it there);
+//  3. IAM, if it reads AWS: the call in the deploy role's policy
+//     (infra) and its case in the IAM proof (package cloud's checklist
+//     "a new AWS call");
+//  4. the simulator, if it reads AWS: the operation in internal/local/sim,
+//     modelled from AWS's documentation;
+//  5. a test: its cases in TestHolds, and a Gate case in
+//     internal/deployer/gate_test.go that fails without its reading.
 //
 // Functions here do no I/O.
 package pipeline

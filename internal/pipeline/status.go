@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -68,10 +66,10 @@ type StageStatus struct {
 // what each target runs (deployed(i, j), for target j of stage i; nil:
 // nothing), its parity with the stage before, and the gates still
 // pending before the stage before's artifact may be promoted into each
-// stage. A soak counts from the newest deploy of the stage before; a gate
-// alarm is pending in a target of the stage before where alarms (as
-// Readings.Alarms: by config, then alarm name) has it in ALARM or
-// missing, and unread where alarms has no entry for the target.
+// stage (Holds): a gate alarm is pending in a target of the stage before
+// where alarms (by config, then alarm name) has it in ALARM or missing,
+// and not read where alarms has no entry for the target; an approval is
+// always pending (status reads none).
 func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]map[string]string, now time.Time) []StageStatus {
 	out := make([]StageStatus, len(p.Stages))
 	for i, s := range p.Stages {
@@ -88,7 +86,7 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]m
 		}
 		st.Artifact = common(st.Targets)
 		if i > 0 {
-			p.compare(&st, out[i-1], s, alarms, now)
+			p.compare(&st, out[i-1], i, alarms, now)
 		} else {
 			for j := range st.Targets {
 				st.Targets[j].Parity = ParityFirst
@@ -100,8 +98,9 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]m
 }
 
 // compare sets the parity of st's targets with the stage before, prev,
-// and what still holds back prev's artifact from s.
-func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, alarms map[string]map[string]string, now time.Time) {
+// and what still holds back prev's artifact from stage i (Holds, with
+// no approval read).
+func (p *Pipeline) compare(st *StageStatus, prev StageStatus, i int, alarms map[string]map[string]string, now time.Time) {
 	for j := range st.Targets {
 		t := &st.Targets[j]
 		switch {
@@ -115,102 +114,22 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, s *Stage, alarms m
 			t.Parity = ParityDiffers
 		}
 	}
-	if prev.Artifact == "" {
-		st.Pending = append(st.Pending, "the stage before ("+prev.Config+") runs no one artifact")
+	if st.Promoted = prev.Artifact != "" && st.Artifact == prev.Artifact; st.Promoted {
 		return
 	}
-	if st.Promoted = st.Artifact == prev.Artifact; !st.Promoted {
-		st.Pending = append(st.Pending, pending(s.Gates, prev, alarms, now)...)
-	}
+	st.Pending = append(st.Pending, Messages(p.Holds(i, prev.Readings(alarms, now)))...)
 }
 
-// pending are the gates g that still hold back the promotion of the
-// artifact of prev, the stage before, at now, given the alarm states
-// read.
-func pending(g *Gates, prev StageStatus, alarms map[string]map[string]string, now time.Time) []string {
-	var out []string
-	if g == nil {
-		return out
+// Readings are the readings of the stage s, as the stage before another,
+// at now, with the gate alarms read (by config, then alarm name; a
+// target absent: not read): the artifact s runs, each target's and its
+// swap, no approval.
+func (s StageStatus) Readings(alarms map[string]map[string]string, now time.Time) Readings {
+	r := Readings{Now: now, Artifact: s.Artifact}
+	for _, t := range s.Targets {
+		r.Before = append(r.Before, TargetReading{Config: t.Config, Digest: t.Digest, DeployedAt: t.DeployedAt, Alarms: alarms[t.Config]})
 	}
-	if left := soakLeft(g, prev, now); left > 0 {
-		out = append(out, fmt.Sprintf("soak %s (%s left)", FormatDuration(time.Duration(g.SoakSeconds)*time.Second), FormatDuration(left)))
-	}
-	for _, t := range prev.Targets {
-		states, read := alarms[t.Config]
-		for _, a := range g.Alarms {
-			switch state := cmp.Or(states[a], "missing"); {
-			case !read:
-				out = append(out, fmt.Sprintf("alarm %s not read in %s", a, t.Config))
-			case state == "ALARM" || state == "missing":
-				out = append(out, fmt.Sprintf("alarm %s is %s in %s", a, state, t.Config))
-			}
-		}
-	}
-	if g.Approval {
-		out = append(out, "approval")
-	}
-	return out
-}
-
-// soakLeft is how long the soak of gates g still runs at now, counted
-// from the newest deploy of prev, the stage before; 0 when over or none.
-func soakLeft(g *Gates, prev StageStatus, now time.Time) time.Duration {
-	if g == nil || g.SoakSeconds <= 0 {
-		return 0
-	}
-	var since time.Time
-	for _, t := range prev.Targets {
-		if t.DeployedAt.After(since) {
-			since = t.DeployedAt
-		}
-	}
-	return max(0, since.Add(time.Duration(g.SoakSeconds)*time.Second).Sub(now))
-}
-
-// Readings are what a promotion into a stage read of its gates beyond
-// the deployer's records.
-type Readings struct {
-	// Alarms are the states of the stage's gate alarms in each target of
-	// the stage before, by that target's config name, then alarm name
-	// (a CloudWatch state, or "missing").
-	Alarms map[string]map[string]string
-	// Approved says a person approved the promotion.
-	Approved bool
-}
-
-// Holds lists what holds back promoting the artifact digest into stage
-// i at now, given the pipeline's status st and what was read of its
-// gates: the stage before not running that artifact on every target (it
-// must have succeeded with it), a soak not over, a gate alarm in ALARM
-// or missing (an alarm that cannot be read never passes) in a target of
-// the stage before, an approval not given. None: the promotion may go.
-// The first stage has no gate.
-func (p *Pipeline) Holds(st []StageStatus, i int, digest string, r Readings, now time.Time) []string {
-	if i <= 0 || i >= len(p.Stages) || i >= len(st) {
-		return nil
-	}
-	var out []string
-	prev, g := st[i-1], p.Stages[i].Gates
-	if prev.Artifact != digest {
-		out = append(out, fmt.Sprintf("the stage before (%s) does not run artifact %s on every target: promote it there first", prev.Config, ShortDigest(digest)))
-	}
-	if left := soakLeft(g, prev, now); left > 0 {
-		out = append(out, fmt.Sprintf("soak: %s after the stage before's last deploy, %s left", FormatDuration(time.Duration(g.SoakSeconds)*time.Second), FormatDuration(left)))
-	}
-	if g == nil {
-		return out
-	}
-	for _, t := range prev.Targets {
-		for _, a := range g.Alarms {
-			if state := cmp.Or(r.Alarms[t.Config][a], "missing"); state == "ALARM" || state == "missing" {
-				out = append(out, fmt.Sprintf("alarm %s is %s in %s", a, state, t.Config))
-			}
-		}
-	}
-	if g.Approval && !r.Approved {
-		out = append(out, "the stage needs a person's approval")
-	}
-	return out
+	return r
 }
 
 // ShortDigest is a digest's first 12 hex digits, as people compare them.

@@ -44,7 +44,7 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParityDiffers}, {ParitySame, ParitySame}},
 			artifact: []string{b, a, a},
 			promoted: []bool{false, false, true},
-			pending:  [][]string{{}, {"soak 30m (20m left)"}, {}},
+			pending:  [][]string{{}, {"soak 30m: 20m left (counted from the stage before's last swap)"}, {}},
 		},
 		{
 			name: "staging soaked, production waits for its alarms and an approval",
@@ -56,7 +56,7 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityDiffers, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors not read in staging", "approval"}},
+			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
 		},
 		{
 			name: "staging soaked, its alarm read OK: production waits for an approval only",
@@ -68,7 +68,7 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"approval"}},
+			pending:  [][]string{{}, {}, {approvalHold}},
 		},
 		{
 			name: "staging's alarm in ALARM",
@@ -80,7 +80,7 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors is ALARM in staging", "approval"}},
+			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors is ALARM in staging", approvalHold}},
 		},
 		{
 			name: "a release whose objects expired",
@@ -91,7 +91,7 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParityUnknown}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{"", a, ""},
 			promoted: []bool{false, false, false},
-			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarm coinbase-deploy-test-staging-errors not read in staging", "approval"}},
+			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,51 +116,13 @@ func TestStatus(t *testing.T) {
 	}
 }
 
+const approvalHold = "the stage needs a person's approval: ferry pipeline approve"
+
 func TestFormatDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		45 * time.Second: "45s", 30 * time.Minute: "30m", time.Hour: "1h", 90 * time.Minute: "1h30m",
 		2*time.Hour + 5*time.Second: "2h0m5s", 1500 * time.Millisecond: "2s",
 	} {
 		assert.Equal(t, want, FormatDuration(d))
-	}
-}
-
-// TestHolds: what holds back a promotion into a stage: the stage before
-// not running the artifact everywhere, its soak, a gate alarm in ALARM or
-// missing in any of its targets, an approval not given; nothing on the
-// first stage, nothing once every gate holds.
-func TestHolds(t *testing.T) {
-	p := readPipeline(t, "deploy-test.json")
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	const a, b = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
-	deployed := map[[2]int]*Deployed{
-		{0, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: now.Add(-3 * time.Hour)},
-		{1, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: now.Add(-20 * time.Minute)},
-	}
-	st := p.Status(func(i, j int) *Deployed { return deployed[[2]int{i, j}] }, nil, now)
-	alarm := "coinbase-deploy-test-staging-errors"
-	ok := Readings{Alarms: map[string]map[string]string{"staging": {alarm: "OK"}}, Approved: true}
-	for _, tt := range []struct {
-		name   string
-		i      int
-		digest string
-		r      Readings
-		at     time.Time
-		want   []string
-	}{
-		{"the first stage", 0, b, Readings{}, now, nil},
-		{"staging, development runs it", 1, a, Readings{}, now, nil},
-		{"staging, development runs another", 1, b, Readings{}, now, []string{"the stage before (development) does not run artifact bbbbbbbbbbbb on every target: promote it there first"}},
-		{"production, everything holds", 2, a, ok, now.Add(time.Hour), nil},
-		{"production, soaking", 2, a, ok, now, []string{"soak: 1h after the stage before's last deploy, 40m left"}},
-		{"production, alarm in ALARM, not approved", 2, a, Readings{Alarms: map[string]map[string]string{"staging": {alarm: "ALARM"}}}, now.Add(time.Hour),
-			[]string{"alarm coinbase-deploy-test-staging-errors is ALARM in staging", "the stage needs a person's approval"}},
-		{"production, alarm not read", 2, a, Readings{Approved: true}, now.Add(time.Hour),
-			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging"}},
-		{"production, alarm with too little data", 2, a, Readings{Alarms: map[string]map[string]string{"staging": {alarm: "INSUFFICIENT_DATA"}}, Approved: true}, now.Add(time.Hour), nil},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, p.Holds(st, tt.i, tt.digest, tt.r, tt.at))
-		})
 	}
 }

@@ -42,7 +42,7 @@ func haltWhenOnlyHeld(r *Region, _ string, ev asl.Event) {
 	ctx := context.Background()
 	rec, found, err := ledger.New(r.S3(), r.Bucket()).GetPromotion(ctx, testProject, "development", promotionID)
 	if err != nil || !found || rec.Stages[2].Status != ledger.PromotionWaiting ||
-		slices.ContainsFunc(rec.Stages[2].Held, func(h string) bool { return strings.HasPrefix(h, "soak:") }) {
+		slices.ContainsFunc(rec.Stages[2].Held, func(h string) bool { return strings.HasPrefix(h, "soak ") }) {
 		return
 	}
 	_, _ = r.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(r.Bucket()),
@@ -114,11 +114,11 @@ func TestPromotionHeldByAMissingGateAlarm(t *testing.T) {
 		var st execution.Promotion
 		if json.Unmarshal([]byte(ev.StateEntered.Input), &st) == nil && st.Stage == 2 && st.Gate != nil {
 			for _, h := range st.Gate.Held {
-				if strings.HasPrefix(h, "soak:") {
+				if strings.HasPrefix(h, "soak ") {
 					soak, soaks = cmp.Or(soak, h), soaks+1
 				}
 			}
-			if !slices.ContainsFunc(st.Gate.Held, func(h string) bool { return strings.HasPrefix(h, "soak:") }) {
+			if !slices.ContainsFunc(st.Gate.Held, func(h string) bool { return strings.HasPrefix(h, "soak ") }) {
 				waits = append(waits, st.Gate.WaitSeconds)
 			}
 		}
@@ -127,7 +127,7 @@ func TestPromotionHeldByAMissingGateAlarm(t *testing.T) {
 	pr.register(t, pr.configs()...)
 	heldUntilHalted(t, pr, pr.start(t), "alarm coinbase-deploy-test-staging-errors is missing in staging")
 	assert.Equal(t, 3600/tuning.GateRecheckSeconds, soaks, "held by the soak in waits of the recheck interval (a halt is read within one), the last ending at its end")
-	assert.Regexp(t, `^soak: 1h after the stage before succeeded, [0-9hms]+ left$`, soak)
+	assert.Regexp(t, `^soak 1h: [0-9hms]+ left \(counted from the stage before's last swap\)$`, soak)
 	require.NotEmpty(t, waits)
 	assert.Equal(t, tuning.GateRecheckSeconds, waits[0], "checked again after the recheck interval")
 }
@@ -167,7 +167,7 @@ func TestPromotionHeldWhenTheStageBeforeChanged(t *testing.T) {
 			})
 			pr.register(t, pr.configs()...)
 			pr.addStagingAlarm(t)
-			heldUntilHalted(t, pr, pr.start(t), "staging no longer runs the promotion's release "+promotionID)
+			heldUntilHalted(t, pr, pr.start(t), "staging does not run artifact ")
 		})
 	}
 }

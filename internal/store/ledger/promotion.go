@@ -68,6 +68,15 @@ type PromotionStage struct {
 	ApprovedBy   string    `json:"approved_by,omitempty"`
 	ApprovedByID string    `json:"approved_by_id,omitempty"`
 	ApprovedAt   time.Time `json:"approved_at,omitzero"`
+	// ApprovalVerified says the deployer verified the approver by the
+	// approval's identity proof (false: a deployer that verifies no
+	// proofs took the name the approver gave).
+	ApprovalVerified bool `json:"approval_verified,omitempty"`
+	// ApprovalRefused is why the approval last read does not count ("" once
+	// one counts); ApprovalGivenAt is the created_at of the approval last
+	// read, so its approver knows the verdict is on theirs.
+	ApprovalRefused string    `json:"approval_refused,omitempty"`
+	ApprovalGivenAt time.Time `json:"approval_given_at,omitzero"`
 	// ReleasedAt is when its gates held and its wave started; EndedAt
 	// when the wave ended.
 	ReleasedAt time.Time         `json:"released_at,omitzero"`

@@ -4,7 +4,7 @@
 //
 //	go run ./internal/proof/mutation/cmd -short -equivalent testdata/mutation/equivalent.txt \
 //	    -target 'internal/store/halt/*.go=./internal/store/halt' \
-//	    -target 'internal/deployer/promote.go=./internal/local/region@^TestPromotion'
+//	    -target 'internal/deployer/gate.go=./internal/deployer@^TestGate'
 //
 // A target is comma-separated file globs (test files left out),
 // optionally # and a pattern of the functions to mutate, =, the package

@@ -1,0 +1,180 @@
+package deployer
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// checkGate checks the gates of the promotion's stage: a halt marker of
+// the promotion ends it (HaltError); else the stage opens (its wave
+// starts) once nothing holds it back, waits for a person's approval once
+// only that does, or waits and is checked again. The rules are the
+// pipeline's (pipeline.Pipeline.Holds) over what gateReadings reads;
+// the configs of the stage without the pipeline registered hold it too.
+func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, error) {
+	p, err := d.promotionOf(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	st, now := p.st, d.now()
+	stage := &p.rec.Stages[st.Stage]
+	if err := d.endIfHalted(ctx, p, now); err != nil {
+		return nil, err
+	}
+	held, err := d.unregistered(ctx, p.q, st.Stage, p.rec.PipelineSHA256)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.gateReadings(ctx, p, now)
+	if err != nil {
+		return nil, err
+	}
+	holds := p.q.Pipeline.Holds(st.Stage, r)
+	held = append(held, pipeline.Messages(holds)...)
+	stage.Held, stage.ApprovalToken = held, ""
+	st.Gate, st.Targets, st.Wave, st.End, st.Error = &execution.Gate{Held: held}, nil, nil, nil, nil
+	switch {
+	case len(held) == 0:
+		stage.Status, stage.ReleasedAt = ledger.PromotionDeploying, now
+		st.Gate.Open = true
+		for j := range stage.Targets {
+			st.Targets = append(st.Targets, j)
+		}
+	case len(holds) == 1 && len(held) == 1 && holds[0].Gate == pipeline.GateApproval:
+		stage.Status = ledger.PromotionApproval
+		st.Gate.Approval = true
+	default:
+		stage.Status = ledger.PromotionWaiting
+		st.Gate.WaitSeconds = int(recheck(holds) / time.Second)
+	}
+	if err := d.ledger.PutPromotion(ctx, st.FirstConfig, p.rec); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// recheck is how long a stage held by holds waits before its gates are
+// checked again: tuning.GateRecheckSeconds, or less when a soak ends
+// sooner. A soak is waited out in slices of at most the recheck, so a
+// halt marker written meanwhile is read at the next check.
+func recheck(holds []pipeline.Hold) time.Duration {
+	wait := time.Duration(tuning.GateRecheckSeconds) * time.Second
+	for _, h := range holds {
+		if h.Left > 0 {
+			wait = min(wait, h.Left)
+		}
+	}
+	return wait
+}
+
+// endIfHalted ends the promotion halted, recorded so, when a halt marker
+// of it is there: a *failure.HaltError.
+func (d *Deployer) endIfHalted(ctx context.Context, p *promotion, now time.Time) error {
+	key, err := d.promotionHalt(ctx, p)
+	if err != nil || key == "" {
+		return err
+	}
+	stage := &p.rec.Stages[p.st.Stage]
+	p.rec.Status, p.rec.EndedAt, p.rec.Why = ledger.PromotionHalted, now, "halted by "+key
+	stage.Status, stage.ApprovalToken = ledger.PromotionHalted, "" // Held says what held it when halted
+	if err := d.ledger.PutPromotion(ctx, p.st.FirstConfig, p.rec); err != nil {
+		return err
+	}
+	return &failure.HaltError{Reason: "the promotion's halt marker " + key}
+}
+
+// promotionHalt returns the key of a halt marker of the promotion under
+// its first config or any stage's config, "" for none. A marker that
+// cannot be read is an error: a halt read fails closed.
+func (d *Deployer) promotionHalt(ctx context.Context, p *promotion) (string, error) {
+	configs := []string{p.st.FirstConfig}
+	for _, s := range p.q.Pipeline.Stages {
+		configs = append(configs, s.ConfigName)
+	}
+	slices.Sort(configs)
+	for _, c := range slices.Compact(configs) {
+		key := naming.PromotionHaltKey(p.st.ProjectName, c, p.st.PromotionID)
+		if _, found, err := d.ledger.GetClientObject(ctx, key, limits.MaxStateObjectBytes); err != nil || found {
+			return key, err
+		}
+	}
+	return "", nil
+}
+
+// gateReadings reads what the gates of the promotion's stage are checked
+// against (pipeline.Readings): the promotion's artifact; on a later stage,
+// each target of the stage before as its current record says (it runs
+// the artifact only while it runs the promotion's release; its swap) and
+// its gate alarms' states, read as that target's deploy role session (a
+// target with no current record: not read); and the stage's approval,
+// verified once (approval) and then as recorded.
+func (d *Deployer) gateReadings(ctx context.Context, p *promotion, now time.Time) (pipeline.Readings, error) {
+	r := pipeline.Readings{Now: now, Artifact: p.rec.Digest}
+	i := p.st.Stage
+	g := p.q.Pipeline.Stages[i].Gates
+	if i > 0 {
+		for _, t := range p.rec.Stages[i-1].Targets {
+			tr, err := d.targetReading(ctx, p, t.Config, g)
+			if err != nil {
+				return r, err
+			}
+			r.Before = append(r.Before, tr)
+		}
+	}
+	if g == nil || !g.Approval {
+		return r, nil
+	}
+	a, err := d.approvalReading(ctx, p, now)
+	r.Approval = a
+	return r, err
+}
+
+// targetReading reads config, a target of the stage before the
+// promotion's stage of gates g (see gateReadings).
+func (d *Deployer) targetReading(ctx context.Context, p *promotion, config string, g *pipeline.Gates) (pipeline.TargetReading, error) {
+	tr := pipeline.TargetReading{Config: config}
+	cur, found, err := d.ledger.GetCurrent(ctx, p.st.ProjectName, config)
+	if err != nil || !found {
+		return tr, err
+	}
+	tr.DeployedAt = cur.DeployedAt
+	if cur.ReleaseID == p.st.PromotionID {
+		tr.Digest = p.rec.Digest
+	}
+	if g == nil || len(g.Alarms) == 0 {
+		return tr, nil
+	}
+	states, err := d.alarmsOf(ctx, p.st.ProjectName, config, cur, g.Alarms)
+	if err != nil {
+		return tr, err
+	}
+	tr.Alarms = map[string]string{}
+	for _, a := range states {
+		tr.Alarms[a.Name] = a.State
+	}
+	return tr, nil
+}
+
+// alarmsOf reads the state of alarms in config's target as the deploy
+// role session of its current release, cur.
+func (d *Deployer) alarmsOf(ctx context.Context, project, config string, cur ledger.Current, names []string) ([]execution.AlarmState, error) {
+	r, err := d.ledger.GetRelease(ctx, project, config, cur.ReleaseID)
+	if err != nil {
+		r = nil // expired: the record names the target
+	}
+	st := &execution.State{ProjectName: project, ConfigName: config, ReleaseID: cur.ReleaseID, Target: d.currentTarget(cur, r)}
+	c, err := d.connect(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	return alarmStates(ctx, c.CloudWatch, names)
+}

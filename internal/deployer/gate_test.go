@@ -1,0 +1,125 @@
+package deployer
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// stagingAlarm is production's gate alarm, in staging.
+const stagingAlarm = "coinbase-deploy-test-staging-errors"
+
+// putStagingAlarm creates production's gate alarm in staging's account,
+// tagged as staging's, OK (its metric has no data above the threshold).
+func (pr *promo) putStagingAlarm() {
+	_, err := pr.h.world.Clients(account, region).CloudWatch.PutMetricAlarm(pr.h.t.Context(), &cloudwatch.PutMetricAlarmInput{
+		AlarmName: aws.String(stagingAlarm), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
+		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
+		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: project, naming.TagConfigName: "staging"}),
+	})
+	require.NoError(pr.h.t, err)
+}
+
+// TestGate: Gate opens a stage once every gate of the pipeline holds
+// (pipeline.Holds over what the deployer reads: the stage before's
+// current records and swaps, its gate alarms as its deploy role session,
+// the approval verified), asks for an approval once only that holds,
+// else waits (at most the recheck, less when a soak ends sooner); a
+// config of the stage without the pipeline registered holds it too.
+func TestGate(t *testing.T) {
+	now := epoch
+	for _, tt := range []struct {
+		name    string
+		prepare func(pr *promo)
+		status  string   // the stage's status after Gate
+		held    []string // what holds it, in order
+		wait    int      // the wait asked, when it waits
+	}{
+		{"the first stage opens", func(*promo) {}, ledger.PromotionDeploying, nil, 0},
+		{"a config of the stage without the pipeline", func(pr *promo) {
+			pr.atStage(1, now.Add(-time.Hour))
+			require.NoError(t, pr.h.ledger.PutClientObject(t.Context(), naming.PipelineKey(project, "staging"), []byte(`{}`)))
+		}, ledger.PromotionWaiting, []string{"config staging has another pipeline registered (coinbase/deploy-test/staging/_pipeline.json): a promotion deploys a config only through its registered pipeline"}, tuning.GateRecheckSeconds},
+		{"staging soaking", func(pr *promo) { pr.atStage(1, now.Add(-10*time.Minute)) }, ledger.PromotionWaiting,
+			[]string{"soak 30m: 20m left (counted from the stage before's last swap)"}, tuning.GateRecheckSeconds},
+		{"staging's soak ends before the recheck", func(pr *promo) { pr.atStage(1, now.Add(-28*time.Minute)) }, ledger.PromotionWaiting,
+			[]string{"soak 30m: 2m left (counted from the stage before's last swap)"}, 120},
+		{"staging soaked", func(pr *promo) { pr.atStage(1, now.Add(-31*time.Minute)) }, ledger.PromotionDeploying, nil, 0},
+		{"development runs another release", func(pr *promo) {
+			pr.atStage(1, now.Add(-time.Hour))
+			require.NoError(t, pr.h.ledger.PutCurrent(t.Context(), project, "development", ledger.Current{ReleaseID: "other", DeployedAt: now.Add(-time.Hour)}))
+		}, ledger.PromotionWaiting, []string{"development does not run artifact " + "ARTIFACT" + " (every target of the stage before must run it)"}, tuning.GateRecheckSeconds},
+		{"production, staging destroyed", func(pr *promo) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.putStagingAlarm()
+			require.NoError(t, pr.h.ledger.ClearCurrent(t.Context(), project, "staging"))
+		}, ledger.PromotionWaiting, []string{"staging does not run artifact ARTIFACT (every target of the stage before must run it)",
+			"alarm coinbase-deploy-test-staging-errors not read in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
+		{"production, its gate alarm missing in staging", func(pr *promo) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
+			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
+		{"production, only its approval holds", func(pr *promo) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.putStagingAlarm()
+		}, ledger.PromotionApproval, []string{"the stage needs a person's approval: ferry pipeline approve"}, 0},
+		{"production, approved", func(pr *promo) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.putStagingAlarm()
+			pr.approve("production")
+		}, ledger.PromotionDeploying, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := newPromo(t).started()
+			tt.prepare(pr)
+			require.NoError(t, pr.task(execution.TaskGate))
+			stage := pr.record().Stages[pr.st.Stage]
+			assert.Equal(t, tt.status, stage.Status)
+			for i, h := range tt.held {
+				tt.held[i] = strings.ReplaceAll(h, "ARTIFACT", pr.record().Digest[:12])
+			}
+			assert.Equal(t, tt.held, stage.Held)
+			require.NotNil(t, pr.st.Gate)
+			assert.Equal(t, tt.held, pr.st.Gate.Held)
+			assert.Equal(t, tt.status == ledger.PromotionDeploying, pr.st.Gate.Open)
+			assert.Equal(t, tt.status == ledger.PromotionApproval, pr.st.Gate.Approval)
+			assert.Equal(t, tt.wait, pr.st.Gate.WaitSeconds)
+			if stage.ApprovedBy == "" {
+				assert.False(t, stage.ApprovalVerified, "no approval, none verified")
+				assert.True(t, stage.ApprovedAt.IsZero())
+			}
+			if tt.status == ledger.PromotionDeploying {
+				assert.Len(t, pr.st.Targets, len(stage.Targets), "every target of the wave")
+				assert.Equal(t, now, stage.ReleasedAt)
+			}
+		})
+	}
+}
+
+// TestGateHalted: a halt marker of the promotion ends it at its next
+// gate check, whatever holds the stage: halted (HaltError), the record
+// saying so and by which marker.
+func TestGateHalted(t *testing.T) {
+	pr := newPromo(t).started()
+	pr.atStage(1, epoch.Add(-10*time.Minute))
+	pr.halt()
+	err := pr.task(execution.TaskGate)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	rec := pr.record()
+	assert.Equal(t, ledger.PromotionHalted, rec.Status)
+	assert.Equal(t, ledger.PromotionHalted, rec.Stages[1].Status)
+	assert.Equal(t, "halted by "+naming.PromotionHaltKey(project, "development", promotionID), rec.Why)
+}
