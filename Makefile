@@ -48,7 +48,7 @@ test: tools lint thin fuzz ## Run every test (what CI runs)
 
 .PHONY: iam
 iam: tools ## Evaluate the synthesized IAM policies with an independent engine: every call allowed, every attack denied (also part of test)
-	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestREADMEListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
+	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestSecurityPageListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
 
 # The fuzz targets CI runs, each for FUZZTIME executions: the release
 # decoder, identity proofs' verification and the client's reading of
