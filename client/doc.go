@@ -25,7 +25,7 @@
 // its message, printed once on stderr (a silent one, with no message, only
 // its code); any other error prints and exits 1. The codes are one table
 // for every command, exitCodes in exit.go (ferry help exit-codes and the
-// README print it): 0 success, 1 failure (a deploy's FailureClean), 2
+// exit-codes help page print it): 0 success, 1 failure (a deploy's FailureClean), 2
 // usage, 3 nothing started, 4 FailureDirty, 5 lost contact while
 // following, 6 a halt too late, 7 no deployer, 8 no credentials, 9 not
 // found, 70 a bug in ferry, 130 interrupted. The last three are decided

@@ -11,7 +11,7 @@ import (
 )
 
 // The exit codes: one table for every command (exitCodes says what each
-// means; ferry help exit-codes and the README print it).
+// means; ferry help exit-codes prints its help page, which holds it).
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -156,7 +156,7 @@ func writeExitCodes(w io.Writer, codes []int) {
 }
 
 // exitCodesMarkdown is the table of every exit code as a Markdown table,
-// as the README shows it.
+// as the exit-codes help page (client/help/exit-codes.md) shows it.
 func exitCodesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| code | name | meaning |\n|------|------|---------|\n")
