@@ -159,7 +159,7 @@ demo: build ## Run the demo on the local region
 	./client/demo.sh
 
 .PHONY: bench
-bench: build ## Run the deploy benchmark and write build/bench.json
+bench: build ## Run the deploy benchmark: write build/bench.json and the table of client/help/performance.md
 	@mkdir -p $(BUILD)
 	$(GO) test ./client -run '^TestFollowCost$$' -count=1 -args -follow-cost $(abspath $(BUILD))/follow.json
 	$(GO) run ./internal/proof/bench/cmd -out $(BUILD)/bench.json -follow $(BUILD)/follow.json \
