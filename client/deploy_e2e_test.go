@@ -173,7 +173,7 @@ func TestHaltDuringDeploy(t *testing.T) {
 // TestLeftOverHaltOnIdleLocalRegion: on a region that runs its own
 // discrete-event clock (ferry local --speed 0), ferry halt with nothing
 // running leaves its marker; a deploy started after some wall time is not
-// halted by it, as the README promises ("A marker left over from an old
+// halted by it, as the statemachine help page promises ("A marker left over from an old
 // halt never stops a new deploy"): the idle region's clock passed with
 // the wall clock. (TestHaltDuringDeploy is the converse.)
 func TestLeftOverHaltOnIdleLocalRegion(t *testing.T) {
