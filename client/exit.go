@@ -145,11 +145,11 @@ func exitRow(code int) exitCode {
 	return exitCode{}
 }
 
-// writeExitCodes writes the rows of codes (every code when codes is nil)
-// as "  CODE  MEANING" lines, in the table's order.
+// writeExitCodes writes the rows of codes as "  CODE  MEANING" lines, in
+// the table's order.
 func writeExitCodes(w io.Writer, codes []int) {
 	for _, c := range exitCodes {
-		if codes == nil || slices.Contains(codes, c.code) {
+		if slices.Contains(codes, c.code) {
 			fmt.Fprintf(w, "  %3d  %s\n", c.code, c.meaning)
 		}
 	}
