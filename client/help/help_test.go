@@ -116,6 +116,17 @@ func TestREADMEListsTheTopics(t *testing.T) {
 	assert.Equal(t, want, rows, "paste these rows into the README's Read more table")
 }
 
+// TestREADMEStaysShort: the README is read top to bottom, so it stays at
+// most 25 KB with no line over 400 characters; detail goes to the pages.
+func TestREADMEStaysShort(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(readme), 25_000, "README.md: move detail into a page of client/help")
+	for i, l := range strings.Split(string(readme), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(l), 400, "README.md line %d", i+1)
+	}
+}
+
 // TestTextFitsTheWidth: every page laid out for 80 and for 60 columns has
 // no line wider than that but the lines of its code blocks, which are kept
 // as they are, whole, and a word wider than a line, alone on its own.
