@@ -76,7 +76,7 @@ func (r *Region) Handler() http.Handler {
 		case console.Wants(req):
 			kind = "console"
 			page.ServeHTTP(rec, req)
-		case strings.HasPrefix(req.URL.Path, strings.TrimSuffix(console.HelpPath, "/")):
+		case strings.HasPrefix(req.URL.Path+"/", console.HelpPath):
 			kind = "help"
 			r.serveHelp(rec, req)
 		case strings.HasPrefix(req.URL.Path, "/_ferry/"):
@@ -121,10 +121,8 @@ func (r *Region) serveHelp(w http.ResponseWriter, req *http.Request) {
 		writeViewError(w, http.StatusNotFound, "this region serves no help pages (ferry local does)")
 	case req.URL.Path+"/" == console.HelpPath:
 		http.Redirect(w, req, console.HelpPath, http.StatusMovedPermanently)
-	case strings.HasPrefix(req.URL.Path, console.HelpPath):
+	default:
 		http.StripPrefix(console.HelpPath, r.opts.Help).ServeHTTP(w, req)
-	default: // /_ferry/helpx
-		r.serveView(w, req)
 	}
 }
 
