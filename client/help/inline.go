@@ -90,15 +90,15 @@ func codeAt(s string, i int) (span, int) {
 
 // linkAt reads [text](url).
 func linkAt(s string, i int) (span, int) {
-	close := closing(s, i+1, "]")
-	if close < 0 || !strings.HasPrefix(s[close:], "](") {
+	mid := closing(s, i+1, "]")
+	if mid < 0 || !strings.HasPrefix(s[mid:], "](") {
 		return span{}, 0
 	}
-	end := strings.IndexByte(s[close+2:], ')')
+	end := strings.IndexByte(s[mid+2:], ')')
 	if end < 0 {
 		return span{}, 0
 	}
-	return span{kind: spanLink, children: parseInline(s[i+1 : close]), url: s[close+2 : close+2+end]}, close + 3 + end - i
+	return span{kind: spanLink, children: parseInline(s[i+1 : mid]), url: s[mid+2 : mid+2+end]}, mid + 3 + end - i
 }
 
 // closing returns the index of delim in s at or after from, skipping code
