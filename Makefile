@@ -48,7 +48,7 @@ test: tools lint thin fuzz ## Run every test (what CI runs)
 
 .PHONY: iam
 iam: tools ## Evaluate the synthesized IAM policies with an independent engine: every call allowed, every attack denied (also part of test)
-	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestREADMEListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
+	set -o pipefail; $(GO) test -count=1 -v -run '^(TestIAM|TestSecurityPageListsEveryAttack)$$' ./infra/iam | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|iam: '
 
 # The fuzz targets CI runs, each for FUZZTIME executions: the release
 # decoder, identity proofs' verification and the client's reading of
@@ -160,7 +160,7 @@ demo: build ## Run the demo on the local region
 	./client/demo.sh
 
 .PHONY: bench
-bench: build ## Run the deploy benchmark and write build/bench.json
+bench: build ## Run the deploy benchmark: write build/bench.json and the table of client/help/performance.md
 	@mkdir -p $(BUILD)
 	$(GO) test ./client -run '^TestFollowCost$$' -count=1 -args -follow-cost $(abspath $(BUILD))/follow.json
 	$(GO) run ./internal/proof/bench/cmd -out $(BUILD)/bench.json -follow $(BUILD)/follow.json \

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/release/spelling"
 )
 
@@ -144,15 +145,21 @@ func newCLI(env Env) *cli {
 	return &cli{env: env, commands: commands(env)}
 }
 
-// didYouMean is " (did you mean X?)" when name is a near miss of a
-// command's name (help included), else "".
-func (c *cli) didYouMean(name string) string {
+// commandNames are the names of the commands ferry help lists, help
+// included.
+func (c *cli) commandNames() []string {
 	names := []string{"help"}
 	for _, cmd := range c.commands {
 		if !cmd.spec().hidden {
 			names = append(names, cmd.spec().name)
 		}
 	}
+	return names
+}
+
+// didYouMean is " (did you mean X?)" when name is a near miss of one of
+// names, else "".
+func didYouMean(name string, names []string) string {
 	if best, ok := spelling.Closest(name, names); ok {
 		return " (did you mean " + best + "?)"
 	}
@@ -190,8 +197,11 @@ func (c *cli) Run(ctx context.Context, args []string) (err error) {
 		return c.run(ctx, c.find("version"), args[1:])
 	default:
 		cmd := c.find(name)
+		if _, isTopic := help.Page(name); cmd == nil && isTopic {
+			return exitf(exitUsage, "ferry: unknown command %q; it is a topic of the reference: run 'ferry help %s'", name, name)
+		}
 		if cmd == nil {
-			return exitf(exitUsage, "ferry: unknown command %q%s; run 'ferry help' for the list", name, c.didYouMean(name))
+			return exitf(exitUsage, "ferry: unknown command %q%s; run 'ferry help' for the list", name, didYouMean(name, c.commandNames()))
 		}
 		return c.run(ctx, cmd, args[1:])
 	}
@@ -425,42 +435,50 @@ func joinOptionalValues(fs *flag.FlagSet, args []string) []string {
 }
 
 // helpHelp is ferry help help.
-const helpHelp = `usage: ferry help [COMMAND | exit-codes]
+const helpHelp = `usage: ferry help [COMMAND | TOPIC]
 
-Without an argument, the list of commands. With a command, its usage,
-flags and exit codes. With exit-codes, what every exit status means.
+Without an argument, the list of commands and topics. With a command, its
+usage, flags and exit codes. With a topic, its page of the reference
+(exit-codes: what every exit status means); a name that is both, such as
+local, shows the usage, then the page. On a terminal a page is laid out to
+its width; piped, it is the page's markdown.
 `
 
-// help prints the command list, or one command's usage.
+// help prints the list of commands and topics, a command's usage or a
+// topic's page (both for a name that is both).
 func (c *cli) help(args []string) error {
 	switch len(args) {
 	case 0:
 		c.usage(c.env.Stdout)
 		return nil
 	case 1:
-		switch args[0] {
-		case "exit-codes":
-			fmt.Fprint(c.env.Stdout, "ferry exits with one of these codes, whatever the command:\n")
-			writeExitCodes(c.env.Stdout, nil)
-			return nil
-		case "help":
+		if args[0] == "help" {
 			fmt.Fprint(c.env.Stdout, helpHelp)
 			return nil
 		}
 		cmd := c.find(args[0])
-		if cmd == nil {
-			return exitf(exitUsage, "ferry help: unknown command %q%s; run 'ferry help' for the list", args[0], c.didYouMean(args[0]))
+		page, isTopic := help.Page(args[0])
+		if cmd == nil && !isTopic {
+			return exitf(exitUsage, "ferry help: unknown command or topic %q%s; run 'ferry help' for the list", args[0], didYouMean(args[0], append(c.commandNames(), help.Names()...)))
 		}
-		spec := cmd.spec()
-		fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)
-		cmd.defineFlags(fs)
-		spec.usage(c.env.Stdout, fs)
+		if cmd != nil {
+			spec := cmd.spec()
+			fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)
+			cmd.defineFlags(fs)
+			spec.usage(c.env.Stdout, fs)
+		}
+		if isTopic {
+			if cmd != nil {
+				fmt.Fprintln(c.env.Stdout)
+			}
+			writePage(c.env.Stdout, page)
+		}
 		return nil
 	}
-	return exitf(exitUsage, "usage: ferry help [COMMAND]")
+	return exitf(exitUsage, "usage: ferry help [COMMAND | TOPIC]")
 }
 
-// usage prints the command list.
+// usage prints the list of commands and topics.
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprint(w, "ferry deploys releases to EC2 Auto Scaling Groups, blue/green.\n\nusage: ferry COMMAND [flags] [args]\n\ncommands:\n")
 	width := 4
@@ -469,6 +487,9 @@ func (c *cli) usage(w io.Writer) {
 			width = max(width, len(cmd.spec().name))
 		}
 	}
+	for _, t := range help.Topics {
+		width = max(width, len(t.Name))
+	}
 	for _, cmd := range c.commands {
 		spec := cmd.spec()
 		if spec.hidden {
@@ -476,10 +497,17 @@ func (c *cli) usage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-*s  %s\n", width, spec.name, spec.summary)
 	}
-	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "Show this list, or the usage of one command")
-	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command, 'ferry help exit-codes' for what its exit status means.\n"+
+	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", helpSummary)
+	fmt.Fprint(w, "\ntopics (the reference, also in client/help/ and at the local console's Help):\n")
+	for _, t := range help.Topics {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, t.Name, t.Summary)
+	}
+	fmt.Fprint(w, "\nRun 'ferry help COMMAND' for the usage of a command, 'ferry help TOPIC' for a page of the reference.\n"+
 		"--local, --json, --region and --profile may come before the command as after it.\n")
 }
+
+// helpSummary is help's line in the command list and completion.
+const helpSummary = "Show this list, a command's usage or a topic's page"
 
 // writeIndentedJSON writes v on w as JSON indented by two spaces, HTML
 // characters unescaped, and a newline, in one write. Its error is the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
@@ -80,7 +81,7 @@ func completionTable(cmds []command) []completedCommand {
 		fs.VisitAll(func(f *flag.Flag) { cc.flags = append(cc.flags, *f) })
 		out = append(out, cc)
 	}
-	return append(out, completedCommand{name: "help", summary: "Show the command list, or the usage of one command"})
+	return append(out, completedCommand{name: "help", summary: helpSummary})
 }
 
 func writeBashCompletion(w io.Writer, table []completedCommand) {
@@ -161,8 +162,8 @@ func (c *namesCommand) spec() commandSpec {
 		args:    "-- WORD...",
 		summary: "Complete a project or config name (for the completion scripts)",
 		help: `__names prints, one a line, what may come next on the command line WORDS
-(the words after ferry, before the one being completed): command names
-after help, the projects the deployer knows for a command that takes
+(the words after ferry, before the one being completed): command and
+topic names after help, the projects the deployer knows for a command that takes
 PROJECT, then the configs of that project. It prints nothing when it
 cannot tell or cannot reach the deployer: completion must stay quiet.`,
 		exits:  []int{exitFailure},
@@ -202,6 +203,11 @@ func (c *namesCommand) names(ctx context.Context, words []string) ([]string, err
 		var names []string
 		for _, cc := range completionTable(table) {
 			names = append(names, cc.name)
+		}
+		for _, t := range help.Names() {
+			if !slices.Contains(names, t) {
+				names = append(names, t) // a topic that is not also a command
+			}
 		}
 		return names, nil
 	}

@@ -225,7 +225,7 @@ type deployer struct {
 	sfn stepFunctions
 	// prover makes the identity proof of each release with the caller's
 	// credentials.
-	prover identity.Signer
+	prover submit.Prover
 	// now is the time a release's created_at is set from: the wall clock,
 	// or the local region's clock (which may run faster).
 	now func(ctx context.Context) (time.Time, error)
@@ -366,26 +366,58 @@ func connectLocal(ctx context.Context, env Env, cfg deployerConfig) (*deployer, 
 		APIOptions: []func(*middleware.Stack) error{reachedAt(cfg.Endpoint)},
 	}
 	endpoint := cfg.Endpoint
+	now := func(ctx context.Context) (time.Time, error) {
+		info, err := fetchLocalInfo(ctx, endpoint)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("reading the local region's time: %w", err)
+		}
+		if info.Now.IsZero() {
+			return env.Now().UTC(), nil
+		}
+		return info.Now.UTC(), nil
+	}
 	return &deployer{
 		cfg: cfg,
 		s3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
 			o.UsePathStyle = true
 		}),
-		sfn:    sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
-		prover: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: endpoint},
-		now: func(ctx context.Context) (time.Time, error) {
-			info, err := fetchLocalInfo(ctx, endpoint)
-			if err != nil {
-				return time.Time{}, fmt.Errorf("reading the local region's time: %w", err)
-			}
-			if info.Now.IsZero() {
-				return env.Now().UTC(), nil
-			}
-			return info.Now.UTC(), nil
+		sfn: sfn.NewFromConfig(awsCfg, func(o *sfn.Options) { o.BaseEndpoint = aws.String(endpoint) }),
+		prover: localProver{
+			signer: identity.Signer{Credentials: awsCfg.Credentials, Region: awsCfg.Region, Endpoint: endpoint},
+			now:    now,
 		},
+		now: now,
 	}, nil
 }
+
+// localProver makes identity proofs for a local region, signed at the
+// region's time: its STS judges a proof's age on its own clock, which runs
+// ahead of the wall clock at --speed above 1 (at 60, a proof signed at
+// the wall clock's time would be out of date 15 wall seconds after the
+// region started).
+type localProver struct {
+	signer identity.Signer
+	now    func(ctx context.Context) (time.Time, error)
+}
+
+var _ submit.Prover = localProver{}
+
+// Prove signs contentHash's proof at the region's time.
+func (p localProver) Prove(ctx context.Context, contentHash string) (*release.Identity, error) {
+	at, err := p.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := p.signer
+	s.Clock = instant(at)
+	return s.Prove(ctx, contentHash)
+}
+
+// instant is a clock stopped at one time.
+type instant time.Time
+
+func (i instant) Now() time.Time { return time.Time(i) }
 
 // fetchLocalInfo reads the local region's description.
 func fetchLocalInfo(ctx context.Context, endpoint string) (localInfo, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -36,7 +37,7 @@ var keepScreenshots = flag.String("console-screenshots", "", "keep the console t
 const shownWithin = 5 * time.Second
 
 // consoleScreenshot is where -update writes the console's screenshot, the
-// one the README shows.
+// one the local help page shows.
 const consoleScreenshot = "../testdata/console.png"
 
 // browser starts headless Chromium (Debian's chromium) for the test, with
@@ -71,7 +72,7 @@ func browser(t *testing.T) context.Context {
 // lit in the graph and the new instances in the world; once time runs the
 // state moves on, the instances come into service and the execution ends
 // Succeeded. It saves a screenshot of the deploy under way (-update: the
-// README's).
+// local help page's).
 func TestConsoleInABrowser(t *testing.T) {
 	ctx := browser(t)
 	requests := recordRequests(ctx)
@@ -106,6 +107,34 @@ func TestConsoleInABrowser(t *testing.T) {
 	assert.Contains(t, after, "InService", "the instances came into service")
 	assert.Contains(t, after, "0 cut", "no connection cut")
 	assertSameOriginJSON(t, tr.url, requests())
+}
+
+// TestConsoleLinksTheHelp: the console's header links the reference's
+// pages, which ferry local serves: the link leads to the list of topics,
+// a topic to its page, and the page's own links lead back to the list
+// and to the console.
+func TestConsoleLinksTheHelp(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "deploy-test.json", func(o *region.Options) { o.Help = help.Handler() })
+	var index, title, back string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		chromedp.WaitVisible(`#help`, chromedp.ByQuery),
+		chromedp.Click(`#help`, chromedp.ByQuery),
+		chromedp.WaitVisible(`a[href="guarantees"]`, chromedp.ByQuery),
+		chromedp.Text(`body`, &index, chromedp.ByQuery),
+		chromedp.Click(`a[href="guarantees"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`h1#guarantees-and-limits`, chromedp.ByQuery),
+		chromedp.Text(`h1`, &title, chromedp.ByQuery),
+		chromedp.Click(`nav a[href="/"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#executions-title`, chromedp.ByQuery),
+		chromedp.Location(&back),
+	))
+	for _, topic := range help.Topics {
+		assert.Contains(t, index, topic.Summary, "the list names %s", topic.Name)
+	}
+	assert.Equal(t, "Guarantees and limits", title)
+	assert.Equal(t, tr.url+"/", back, "the page's navigation leads back to the console")
 }
 
 // pageRequest is a request the page made: its URL, method and body's
@@ -150,7 +179,7 @@ func assertSameOriginJSON(t *testing.T, origin string, requests []pageRequest) {
 	assert.Positive(t, posts, "the page calls the Step Functions API")
 }
 
-// screenshot saves the page as a PNG: with -update, the README's.
+// screenshot saves the page as a PNG: with -update, the local help page's.
 func screenshot(t *testing.T, ctx context.Context) {
 	t.Helper()
 	var png []byte

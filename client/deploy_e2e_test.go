@@ -173,7 +173,7 @@ func TestHaltDuringDeploy(t *testing.T) {
 // TestLeftOverHaltOnIdleLocalRegion: on a region that runs its own
 // discrete-event clock (ferry local --speed 0), ferry halt with nothing
 // running leaves its marker; a deploy started after some wall time is not
-// halted by it, as the README promises ("A marker left over from an old
+// halted by it, as the statemachine help page promises ("A marker left over from an old
 // halt never stops a new deploy"): the idle region's clock passed with
 // the wall clock. (TestHaltDuringDeploy is the converse.)
 func TestLeftOverHaltOnIdleLocalRegion(t *testing.T) {
@@ -234,4 +234,19 @@ func TestStartOnlyFollowsItsOwnExecution(t *testing.T) {
 	arn, err := d.submitter().StartNamed(ctx, "taken", theirs)
 	require.NoError(t, err, "the same input is the same execution")
 	assert.Equal(t, asl.ExecutionARN(d.cfg.StateMachineARN, "taken"), arn)
+}
+
+// TestDeployWhileTheRegionRunsAhead: a local region's clock may run far
+// ahead of the wall clock (--speed 60 runs an hour a wall minute); a
+// release's identity proof is signed at the region's time, so the
+// region's STS (which refuses a proof 15 minutes after it was signed, as
+// AWS's does: identity.ProofLifetime) accepts it. Signed at the wall
+// clock's time, it was out of date there and every deploy failed at
+// Validate.
+func TestDeployWhileTheRegionRunsAhead(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	tr.clk.Set(time.Now().Add(3 * time.Hour))
+	res := tr.ferry(t, "deploy", "--local", deployTestRelease)
+	require.Equal(t, exitOK, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.NotContains(t, res.stdout, "ExpiredToken")
 }

@@ -12,6 +12,13 @@
 // the hidden __names command for project and config names. A command whose
 // spec is hidden is left out of ferry help and of completion.
 //
+// ferry help lists the commands and the topics of the reference (package
+// client/help: the markdown pages under client/help/, embedded); ferry
+// help NAME prints a command's usage, a topic's page (laid out for the
+// terminal, topics.go; as markdown when piped), or both for a name that
+// is both (local, pipeline). ferry local gives the pages to the region,
+// whose console links them.
+//
 // The command framework is small. Each command is a struct holding what
 // it needs: the process's streams, environment and clock (Env) and the
 // values of its flags. It says what it is called and what ferry help says
@@ -24,10 +31,10 @@
 // status (exitStatus, exit.go): nil is 0; an *ExitError gives its Code and
 // its message, printed once on stderr (a silent one, with no message, only
 // its code); any other error prints and exits 1. The codes are one table
-// for every command, exitCodes in exit.go (ferry help exit-codes and the
-// README print it): 0 success, 1 failure (a deploy's FailureClean), 2
-// usage, 3 nothing started, 4 FailureDirty, 5 lost contact while
-// following, 6 a halt too late, 7 no deployer, 8 no credentials, 9 not
+// for every command, exitCodes in exit.go (the exit-codes help page,
+// which ferry help exit-codes prints, holds it): 0 success, 1 failure (a
+// deploy's FailureClean), 2 usage, 3 nothing started, 4 FailureDirty, 5
+// lost contact while following, 6 a halt too late, 7 no deployer, 8 no credentials, 9 not
 // found, 70 a bug in ferry, 130 interrupted. The last three are decided
 // in one place (exitOf) from the error's chain (errNoDeployer,
 // errNoCredentials, a notFoundError, AWS's own missing-deployer codes),

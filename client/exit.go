@@ -11,7 +11,7 @@ import (
 )
 
 // The exit codes: one table for every command (exitCodes says what each
-// means; ferry help exit-codes and the README print it).
+// means; ferry help exit-codes prints its help page, which holds it).
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -145,18 +145,18 @@ func exitRow(code int) exitCode {
 	return exitCode{}
 }
 
-// writeExitCodes writes the rows of codes (every code when codes is nil)
-// as "  CODE  MEANING" lines, in the table's order.
+// writeExitCodes writes the rows of codes as "  CODE  MEANING" lines, in
+// the table's order.
 func writeExitCodes(w io.Writer, codes []int) {
 	for _, c := range exitCodes {
-		if codes == nil || slices.Contains(codes, c.code) {
+		if slices.Contains(codes, c.code) {
 			fmt.Fprintf(w, "  %3d  %s\n", c.code, c.meaning)
 		}
 	}
 }
 
 // exitCodesMarkdown is the table of every exit code as a Markdown table,
-// as the README shows it.
+// as the exit-codes help page (client/help/exit-codes.md) shows it.
 func exitCodesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| code | name | meaning |\n|------|------|---------|\n")

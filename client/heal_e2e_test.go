@@ -20,8 +20,8 @@ import (
 
 // TestHealBackoffOnSchedule: someone deletes the worker's group again
 // after every heal; the scheduled passes heal it each time, and ferry
-// history shows the heals further and further apart, as the README
-// documents ("doubled per heal in a row"): after the first retry the
+// history shows the heals further and further apart, as the commands
+// help page documents ("doubling to at most 6 hours"): after the first retry the
 // heals wait 30 minutes, then an hour, then two (each started by the
 // first scheduled pass after its wait).
 func TestHealBackoffOnSchedule(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/local/sim"
@@ -257,7 +258,7 @@ func (c *localCommand) serve(ctx context.Context) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(c.env.Stderr, &slog.HandlerOptions{Level: level}))
-	r, err := region.New(ctx, region.Options{World: spec, Speed: c.speed, Logger: logger, ReconcileEvery: c.reconcile})
+	r, err := region.New(ctx, region.Options{World: spec, Speed: c.speed, Logger: logger, ReconcileEvery: c.reconcile, Help: help.Handler()})
 	if err != nil {
 		return err
 	}

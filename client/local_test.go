@@ -20,8 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/console"
 	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -94,6 +96,23 @@ func TestLocalServesUntilCancelled(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html", "the console is at the root")
+
+	// The reference's pages, which the console's header links.
+	resp, err = http.Get(url[1] + console.HelpPath + "guarantees")
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(page), "<h1 id=\"guarantees-and-limits\">Guarantees and limits</h1>")
+	resp, err = http.Get(url[1] + console.HelpPath)
+	require.NoError(t, err)
+	index, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	for _, name := range help.Names() {
+		assert.Contains(t, string(index), `<a href="`+name+`">`, "the index links %s", name)
+	}
 
 	c, stdout, errOut := runFerry(t, "local", "world", "--endpoint", url[1])
 	assert.Equal(t, exitOK, c, errOut)

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/infra/bootstrap"
 	"github.com/ferryhq/ferry/internal/release"
 )
@@ -71,6 +72,9 @@ func TestGolden(t *testing.T) {
 		{"help-validate", []string{"help", "validate"}},
 		{"help-unknown", []string{"help", "nope"}},
 		{"help-typo", []string{"help", "stauts"}},
+		{"help-topic-typo", []string{"help", "guarantes"}},
+		{"help-too-many", []string{"help", "deploy", "guarantees"}},
+		{"topic-as-command", []string{"guarantees"}},
 		{"dash-h", []string{"-h"}},
 		{"no-args", nil},
 		{"unknown-command", []string{"deploi"}},
@@ -351,9 +355,9 @@ func TestExitStatus(t *testing.T) {
 }
 
 // TestExitCodesAreOneTable: every code is in the table once, in order,
-// with a meaning; the README's table is the same (it is printed from it);
-// ferry help exit-codes prints it and ferry help COMMAND lists the
-// command's codes from it.
+// with a meaning; the exit-codes help page's table is the same (it is
+// printed from it), and ferry help exit-codes prints that page; ferry help
+// COMMAND lists the command's codes from the table.
 func TestExitCodesAreOneTable(t *testing.T) {
 	var codes []int
 	var names []string
@@ -368,20 +372,18 @@ func TestExitCodesAreOneTable(t *testing.T) {
 	slices.Sort(names)
 	assert.Len(t, slices.Compact(names), len(codes), "a name twice")
 
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(readme), "<!-- exit codes -->\n")
-	require.True(t, ok, "the README has no <!-- exit codes --> marker")
+	page, ok := help.Page("exit-codes")
+	require.True(t, ok)
+	_, rest, ok := strings.Cut(page, "<!-- exit codes -->\n")
+	require.True(t, ok, "client/help/exit-codes.md has no <!-- exit codes --> marker")
 	table, _, ok := strings.Cut(rest, "<!-- /exit codes -->")
-	require.True(t, ok, "the README has no <!-- /exit codes --> marker")
-	assert.Equal(t, exitCodesMarkdown(), table, "the README's exit codes differ from exitCodes: paste exitCodesMarkdown()")
+	require.True(t, ok, "client/help/exit-codes.md has no <!-- /exit codes --> marker")
+	assert.Equal(t, exitCodesMarkdown(), table, "the exit-codes page's table differs from exitCodes: paste exitCodesMarkdown()")
 
 	var out bytes.Buffer
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard}
 	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "exit-codes"}))
-	for _, c := range exitCodes {
-		assert.Contains(t, out.String(), fmt.Sprintf("%3d  %s\n", c.code, c.meaning))
-	}
+	assert.Equal(t, page, out.String(), "ferry help exit-codes prints the page (its markdown, when not at a terminal)")
 
 	out.Reset()
 	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "deploy"}))
@@ -392,7 +394,7 @@ func TestExitCodesAreOneTable(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", "help"}))
-	assert.Contains(t, out.String(), "usage: ferry help [COMMAND | exit-codes]")
+	assert.Contains(t, out.String(), "usage: ferry help [COMMAND | TOPIC]")
 }
 
 // TestInterruptedExits130: a command that fails because the process was

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/ferryhq/ferry/client/help"
 	"github.com/ferryhq/ferry/internal/execution"
 )
 
@@ -163,5 +164,39 @@ func TestTablesInATerminal(t *testing.T) {
 				checkGolden(t, "pty-"+cmd[0]+"-"+strconv.Itoa(cols), out)
 			})
 		}
+	}
+}
+
+// TestHelpPageInATerminal: in a pseudo-terminal ferry help TOPIC lays the
+// page out for the terminal's width, not as markdown: at 80 columns the
+// exit-codes page is its golden file (help-exit-codes-tty.golden), and
+// at 60 and 200 columns no line is wider than the terminal (at most
+// maxPageWidth) but a code block's.
+func TestHelpPageInATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		cols  int
+		topic string
+	}{{80, "exit-codes"}, {60, "guarantees"}, {200, "statemachine"}} {
+		t.Run(strconv.Itoa(tc.cols)+" "+tc.topic, func(t *testing.T) {
+			tty, screen := openPTY(t, tc.cols)
+			env := Env{Stdin: strings.NewReader(""), Stdout: tty, Stderr: io.Discard}
+			require.NoError(t, newCLI(env).Run(t.Context(), []string{"help", tc.topic}))
+			out := screen()
+			assert.NotContains(t, out, "| code |", "no markdown table")
+			assert.NotContains(t, out, "<!--", "no markdown comment")
+			if tc.cols == 80 {
+				checkGolden(t, "help-exit-codes-tty", out)
+			}
+			page, _ := help.Page(tc.topic)
+			inCode := map[string]bool{}
+			for _, l := range strings.Split(page, "\n") {
+				inCode[strings.TrimSpace(l)] = true // a code line, if it is one, is kept as it is
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(l); n > min(tc.cols, maxPageWidth) {
+					assert.True(t, inCode[strings.TrimSpace(l)] || !strings.Contains(strings.TrimSpace(l), " "), "a line of %d columns: %q", n, l)
+				}
+			}
+		})
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // attack is one thing an attacker tries, named after what it tries; every
-// one must be denied. The README's Security section lists every name.
+// one must be denied. The security help page (client/help/security.md)
+// lists every name.
 type attack struct {
 	name string
 	c    func(p *policies) evalCase
@@ -106,8 +107,8 @@ func attacks() []attack {
 
 	schedule := session(scheduleARN, "schedule", nil, "reconcile-schedule")
 	machine := session(smRoleARN, "execution", nil, "statemachine")
-	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
-	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
+	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "page-ci")
+	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "page-release-managers")
 	otherMachine := "arn:aws:states:" + awsRegion + ":" + deployerAccount + ":stateMachine:payroll"
 	replicator := session("arn:aws:iam::"+deployerAccount+":role/replication", "s3-replication", nil, "admin")
 	tg := func(account string) string {
@@ -135,15 +136,15 @@ func attacks() []attack {
 		a("the state machine's role writes a promotion record", func(p *policies) evalCase {
 			return machine.request("", "", "s3:PutObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
 		}),
-		// The README's example policies: CI cannot decide production's
+		// The pipeline page's example policies: CI cannot decide production's
 		// gates, nor approve it.
-		a("CI approves production (the README's example policies)", func(p *policies) evalCase {
+		a("CI approves production (the pipeline page's example policies)", func(p *policies) evalCase {
 			return ci.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil)
 		}),
-		a("CI registers a pipeline in production (the README's example policies)", func(p *policies) evalCase {
+		a("CI registers a pipeline in production (the pipeline page's example policies)", func(p *policies) evalCase {
 			return ci.request("", "", "s3:PutObject", state(p, naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil)
 		}),
-		a("a release manager approves staging (the README's example policies)", func(p *policies) evalCase {
+		a("a release manager approves staging (the pipeline page's example policies)", func(p *policies) evalCase {
 			return managers.request("", "", "s3:PutObject", state(p, naming.ApprovalKey(project, "staging", "p1")), "deployer-bucket", nil)
 		}),
 		// A promotion's record is the deployer's: a client forging one
@@ -510,15 +511,15 @@ func attacks() []attack {
 		a("another account invokes the deployer Lambda", func(p *policies) evalCase {
 			return foreign.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)
 		}),
-		a("an administrator invokes the deployer Lambda directly (with the README's SCP)", func(p *policies) evalCase {
+		a("an administrator invokes the deployer Lambda directly (with the security page's SCP)", func(p *policies) evalCase {
 			return developer.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)
 		}),
-		a("the deployer's own role invokes the deployer Lambda (with the README's SCP)", func(p *policies) evalCase {
+		a("the deployer's own role invokes the deployer Lambda (with the security page's SCP)", func(p *policies) evalCase {
 			l := lambda
 			l.identity = []string{"admin"}
 			return l.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)
 		}),
-		a("an administrator redrives an execution (with the README's SCP)", func(p *policies) evalCase {
+		a("an administrator redrives an execution (with the security page's SCP)", func(p *policies) evalCase {
 			return developer.request("", "", "states:RedriveExecution", strings.Replace(p.smARN, ":stateMachine:", ":execution:", 1)+":r1", "", nil)
 		}),
 	}

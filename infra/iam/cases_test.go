@@ -47,7 +47,7 @@ func splitRoleARN(arn string) (account, name string) {
 }
 
 // request is p's request of action on resource, with extra context keys.
-// Every request is evaluated under the README's SCP, as in an organization
+// Every request is evaluated under the security page's SCP, as in an organization
 // that applies it.
 func (p principal) request(kind, name, action, resource, resourcePolicy string, extra map[string]any) evalCase {
 	ctx := map[string]any{"aws:PrincipalArn": p.roleARN, "aws:PrincipalAccount": p.account}
@@ -242,17 +242,17 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(dev.request("", "ferry pipeline approve stores an approval", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
 	add(dev.request("", "ferry pipeline halt writes the promotion's halt marker", "s3:PutObject", obj(naming.PromotionHaltKey(project, "development", "p1")), "deployer-bucket", nil))
 	add(dev.request("", "ferry pipeline status reads a promotion's record", "s3:GetObject", obj(naming.PromotionRecordKey(project, "development", "p1")), "deployer-bucket", nil))
-	// The README's example policies: CI registers before production and
+	// The pipeline page's example policies: CI registers before production and
 	// starts promotions; release managers register in production and
 	// approve it.
-	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "readme-ci")
-	add(ci.request("", "the README's CI policy registers the pipeline in staging", "s3:PutObject", obj(naming.PipelineKey(project, "staging")), "deployer-bucket", nil))
-	add(ci.request("", "the README's CI policy stores a promotion's request", "s3:PutObject", obj(naming.PromotionRequestKey(project, "development", "p1")), "deployer-bucket", once))
-	add(ci.request("", "the README's CI policy starts the promotion", "states:StartExecution", p.smARN, "", nil))
-	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "readme-release-managers")
-	add(managers.request("", "the README's release managers register the pipeline in production-use1", "s3:PutObject", obj(naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil))
-	add(managers.request("", "the README's release managers approve production", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
-	add(managers.request("", "the README's release managers wake the approval's wait", "states:SendTaskSuccess", "*", "", nil))
+	ci := session("arn:aws:iam::"+deployerAccount+":role/ci", "build-42", nil, "page-ci")
+	add(ci.request("", "the pipeline page's CI policy registers the pipeline in staging", "s3:PutObject", obj(naming.PipelineKey(project, "staging")), "deployer-bucket", nil))
+	add(ci.request("", "the pipeline page's CI policy stores a promotion's request", "s3:PutObject", obj(naming.PromotionRequestKey(project, "development", "p1")), "deployer-bucket", once))
+	add(ci.request("", "the pipeline page's CI policy starts the promotion", "states:StartExecution", p.smARN, "", nil))
+	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "page-release-managers")
+	add(managers.request("", "the pipeline page's release managers register the pipeline in production-use1", "s3:PutObject", obj(naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil))
+	add(managers.request("", "the pipeline page's release managers approve production", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
+	add(managers.request("", "the pipeline page's release managers wake the approval's wait", "states:SendTaskSuccess", "*", "", nil))
 	// The services assume the deployer's roles for its own resources, and
 	// the administrator of the SCP deploys the deployer.
 	assume := func(service, role, sourceARN string) evalCase {

@@ -4,7 +4,7 @@
 // deploy, publish and Lambda roles, the trust policies, the service
 // roles' trusts, the bucket policies with and without unlock operators,
 // the Lambda's resource policy, under the service control policy
-// stacks.ServiceControlPolicy that the README shows) with
+// stacks.ServiceControlPolicy that the security help page shows) with
 // @cloud-copilot/iam-simulate (check.mjs, a pinned dev dependency of
 // infra/): every AWS and S3 call a representative set of deploys makes on
 // the simulated AWS (sim.Call's authorizations, with their resources' ARNs

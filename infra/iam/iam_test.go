@@ -156,13 +156,14 @@ func TestNoEmptyConditionValue(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryAttack: the README's Security section lists the
+// TestSecurityPageListsEveryAttack: the security help page
+// (client/help/security.md) lists the
 // corpus, so the list cannot drift from what is tested.
-func TestREADMEListsEveryAttack(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+func TestSecurityPageListsEveryAttack(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "client", "help", "security.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?s)<!-- attacks -->\n(.*?)<!-- /attacks -->`).FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no <!-- attacks --> list")
+	m := regexp.MustCompile(`(?s)<!-- attacks -->\n(.*?)<!-- /attacks -->`).FindSubmatch(page)
+	require.NotNil(t, m, "client/help/security.md has no <!-- attacks --> list")
 	var listed []string
 	for _, line := range strings.Split(strings.TrimSpace(string(m[1])), "\n") {
 		listed = append(listed, strings.TrimPrefix(line, "- "))
@@ -172,5 +173,5 @@ func TestREADMEListsEveryAttack(t *testing.T) {
 		want = append(want, a.name)
 	}
 	sort.Strings(want)
-	assert.Equal(t, want, listed, "the README's attack list is the corpus of infra/iam/attacks_test.go, sorted, one `- name` per line")
+	assert.Equal(t, want, listed, "the security page's attack list is the corpus of infra/iam/attacks_test.go, sorted, one `- name` per line")
 }

@@ -145,7 +145,7 @@ func ferryPolicies(t *testing.T) *policies {
 	p.addStatements(t, "deployer bucket", bp["PolicyDocument"])
 	p.bucket = naming.DeployerBucketName(deployerAccount, awsRegion)
 	for _, name := range []string{"ci", "release-managers"} {
-		p.docs["readme-"+name] = readmePolicy(t, name)
+		p.docs["page-"+name] = pagePolicy(t, name)
 	}
 	_, p.lambdaARN, err = s.physical(s.ofType("AWS::Lambda::Function")[0])
 	require.NoError(t, err)
@@ -223,16 +223,17 @@ func (p *policies) addServiceTrusts(t *testing.T, s *stack) {
 	}
 }
 
-// readmePolicy is the README's example client policy marked
+// pagePolicy is the pipeline help page's (client/help/pipeline.md)
+// example client policy marked
 // <!-- policy: name -->.
-func readmePolicy(t *testing.T, name string) any {
+func pagePolicy(t *testing.T, name string) any {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "client", "help", "pipeline.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)<!-- policy: " + regexp.QuoteMeta(name) + " -->\\s*```json\\n(.*?)```").FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no <!-- policy: %s --> JSON block", name)
+	m := regexp.MustCompile("(?s)<!-- policy: " + regexp.QuoteMeta(name) + " -->\\s*```json\\n(.*?)```").FindSubmatch(page)
+	require.NotNil(t, m, "client/help/pipeline.md has no <!-- policy: %s --> JSON block", name)
 	var doc any
-	require.NoError(t, json.Unmarshal(m[1], &doc), "the README's %s policy is not JSON", name)
+	require.NoError(t, json.Unmarshal(m[1], &doc), "the pipeline page's %s policy is not JSON", name)
 	return doc
 }
 

@@ -66,8 +66,9 @@ type Bootstrap struct {
 // Every permission of the deploy role is scoped by the session tags the
 // deployer assumes it with (ProjectName and ConfigName of the release,
 // cloud.Session), so a session touches only its own project-config's
-// groups, launch templates, alarms and roles: see the README's Security
-// section, and infra/iam for the proof with an independent IAM engine.
+// groups, launch templates, alarms and roles: see the security help page
+// (client/help/security.md), and infra/iam for the proof with an
+// independent IAM engine.
 //
 // The parts, in the order they are defined (which is the template's
 // order): the parameters and conditions (newBootstrapParams), the roles'

@@ -337,7 +337,7 @@ func deployStateMachine(stack awscdk.Stack, fn awslambda.Function) *statemachine
 	// Only Step Functions, for this state machine, may invoke the function
 	// by its resource policy. Step Functions invokes it with the state
 	// machine's role (an identity-based grant), and an administrator of
-	// this account can too: the README's Security section gives the SCP
+	// this account can too: the security help page gives the SCP
 	// that closes direct invokes.
 	awslambda.NewCfnPermission(stack, str("InvokedByTheStateMachineOnly"), &awslambda.CfnPermissionProps{
 		Action:        str("lambda:InvokeFunction"),

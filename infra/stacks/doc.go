@@ -15,7 +15,7 @@
 //     then its explicit denies;
 //   - the policies neither stack can hold (policies.go): the service
 //     control policy of the deployer accounts (ServiceControlPolicy, which
-//     the README shows and NewGuardrails applies as an optional
+//     the security help page shows and NewGuardrails applies as an optional
 //     Organizations policy), and the tables the stacks' policies are built
 //     from (StateObjectWrites: every S3 action that writes an object).
 //

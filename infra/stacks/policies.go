@@ -114,14 +114,14 @@ func serviceTrust(service string, sourceARN *string) map[string]interface{} {
 	}}}
 }
 
-// DefaultAdministrator is the ARN pattern of the role the README's
+// DefaultAdministrator is the ARN pattern of the role the security help page's
 // service control policy lets change ferry's deployer (deploy the
 // DeployerStack: `cdk deploy --role-arn`), and nothing else.
 const DefaultAdministrator = "arn:aws:iam::*:role/ferry-admin"
 
 // ServiceControlPolicy is the service control policy ferry asks for on the
-// organizational unit of its deployer accounts (the README's Security
-// section shows it with DefaultAdministrator; NewGuardrails applies it).
+// organizational unit of its deployer accounts (the security help page
+// shows it with DefaultAdministrator; NewGuardrails applies it).
 // IAM cannot stop an administrator of the deployer account otherwise. It
 // denies, to every principal but admin (an ARN pattern):
 //   - invoking the deployer function, but as the state machine's role

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeSCP matches the README's service control policy block.
-var readmeSCP = regexp.MustCompile("(?s)(<!-- scp -->\\s*```json\\n)(.*?)(```)")
+// pageSCP matches the security help page's service control policy block.
+var pageSCP = regexp.MustCompile("(?s)(<!-- scp -->\\s*```json\\n)(.*?)(```)")
 
 // compactPolicy formats a policy document one statement a line, as the
-// README shows it.
+// security page shows it.
 func compactPolicy(t *testing.T, doc map[string]interface{}) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -38,25 +38,26 @@ func compactPolicy(t *testing.T, doc map[string]interface{}) []byte {
 	return b.Bytes()
 }
 
-// TestREADMEServiceControlPolicy: the README's SCP is ServiceControlPolicy
-// (go test ./infra/stacks -run TestREADMEServiceControlPolicy -update
+// TestSecurityPageServiceControlPolicy: the SCP of the security help page
+// (client/help/security.md) is ServiceControlPolicy
+// (go test ./infra/stacks -run TestSecurityPageServiceControlPolicy -update
 // rewrites it).
-func TestREADMEServiceControlPolicy(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
-	readme, err := os.ReadFile(path)
+func TestSecurityPageServiceControlPolicy(t *testing.T) {
+	path := filepath.Join("..", "..", "client", "help", "security.md")
+	page, err := os.ReadFile(path)
 	require.NoError(t, err)
-	m := readmeSCP.FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no <!-- scp --> JSON block")
+	m := pageSCP.FindSubmatch(page)
+	require.NotNil(t, m, "%s has no <!-- scp --> JSON block", path)
 	want := compactPolicy(t, ServiceControlPolicy(DefaultAdministrator))
 	if *update {
-		readme = readmeSCP.ReplaceAllFunc(readme, func(block []byte) []byte {
-			sub := readmeSCP.FindSubmatch(block)
+		page = pageSCP.ReplaceAllFunc(page, func(block []byte) []byte {
+			sub := pageSCP.FindSubmatch(block)
 			return append(append(append([]byte{}, sub[1]...), want...), sub[3]...)
 		})
-		require.NoError(t, os.WriteFile(path, readme, 0o644))
+		require.NoError(t, os.WriteFile(path, page, 0o644))
 		return
 	}
-	assert.Equal(t, string(want), string(m[2]), "the README's SCP is not ServiceControlPolicy(DefaultAdministrator): run go test ./infra/stacks -run TestREADMEServiceControlPolicy -update")
+	assert.Equal(t, string(want), string(m[2]), "the security page's SCP is not ServiceControlPolicy(DefaultAdministrator): run go test ./infra/stacks -run TestSecurityPageServiceControlPolicy -update")
 }
 
 // TestServiceControlPolicyFits: an SCP is at most 5,120 characters

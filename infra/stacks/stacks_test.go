@@ -292,7 +292,7 @@ func TestDeployerStateMachine(t *testing.T) {
 
 	smRole := *d.Stack.GetLogicalId(d.StateMachine.StateMachine.Role().Node().DefaultChild().(awscdk.CfnElement))
 	assert.Equal(t, obj{"Fn::Join": []interface{}{"", []interface{}{"ferry-statemachine-", obj{"Ref": "AWS::Region"}}}},
-		raw["Resources"].(obj)[smRole].(obj)["Properties"].(obj)["RoleName"], "the one principal the README's SCP lets invoke the deployer")
+		raw["Resources"].(obj)[smRole].(obj)["Properties"].(obj)["RoleName"], "the one principal the security page's SCP lets invoke the deployer")
 
 	outputs := raw["Outputs"].(obj)
 	require.Contains(t, outputs, naming.OutputStateMachineArn)

@@ -66,8 +66,8 @@
 //     service authorization reference. For a mutating action add the
 //     attacks it opens to attacks_test.go (another project's, another
 //     config's resource; a request without the session's tags): each must
-//     be denied, and the Security reference lists every attack
-//     (TestREADMEListsEveryAttack).
+//     be denied, and the security help page lists every attack
+//     (client/help/security.md, TestSecurityPageListsEveryAttack).
 //  6. The conformance scenario (internal/proof/conformance/scenarios.go,
 //     `make conformance`): the real deployer over the SDK against
 //     moto_server, so the call's serialization and an answer are exercised;

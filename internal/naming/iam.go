@@ -219,7 +219,7 @@ func StateKeyPatterns() (lock string, others []string) {
 
 // StateMachineRoleName is the physical name of the deploy state machine's
 // role in the deployer's account and region: the one principal that should
-// invoke the deployer Lambda (the README's service control policy denies
+// invoke the deployer Lambda (the security help page's service control policy denies
 // lambda:InvokeFunction on it to every other). It does not match
 // DeployerRoleNamePattern, so the bootstrap roles do not trust it.
 func StateMachineRoleName(region string) string { return "ferry-statemachine-" + region }

@@ -292,7 +292,7 @@ func retry() Retry {
 	}
 }
 
-// tasks are the deploy machine's tasks, in the order the README lists
+// tasks are the deploy machine's tasks, in the order the help page lists
 // them. Every task catches the errors it names, then everything else.
 func tasks() []Task {
 	return append(append(deployTasks(), swapTasks()...), queryTasks()...)

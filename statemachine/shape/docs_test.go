@@ -12,15 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite the diagram in statemachine/doc.go and the state table in README.md from the shape")
+var update = flag.Bool("update", false, "rewrite the diagram in statemachine/doc.go and the state table in client/help/statemachine.md from the shape")
 
 const (
-	docFile    = "../doc.go"
-	readmeFile = "../../README.md"
+	docFile  = "../doc.go"
+	pageFile = "../../client/help/statemachine.md"
 	// diagramIntro starts the line that introduces the diagram in
 	// statemachine's package doc; the code block after it is the diagram.
 	diagramIntro = "// The machine, as package shape declares it"
-	// tableIntro is the README line above the state table.
+	// tableIntro is the help page's line above the state table.
 	tableIntro = "<!-- The State and On failure columns are generated from statemachine/shape: go test ./statemachine/shape -update -->"
 )
 
@@ -116,7 +116,7 @@ func groupCatches(cs []Catch) [][]Catch {
 	return out
 }
 
-// onFailure is a task's On failure cell in the README: where its errors
+// onFailure is a task's On failure cell in the help page's state table: where its errors
 // go, and on from there while cleaning up succeeds.
 func (m Machine) onFailure(t Task) string {
 	groups := groupCatches(t.Catches())
@@ -151,7 +151,7 @@ func (m Machine) onFailure(t Task) string {
 	return strings.Join(routes, "; ")
 }
 
-// successPath is the README's one-line summary of a deploy that succeeds,
+// successPath is the help page's one-line summary of a deploy that succeeds,
 // from the entry's Default: the states up to each loop, the loop's wait and task repeated, then
 // where its True rule leads, up to the end.
 func (m Machine) successPath() string {
@@ -185,7 +185,7 @@ func (m Machine) successPath() string {
 	return strings.Join(words, " -> ")
 }
 
-// words is the README's summary of the retry policy.
+// words is the help page's summary of the retry policy.
 func (r Retry) words() string {
 	return fmt.Sprintf("(%d s, x%g, at most %d s, up to %d retries)", r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds, r.MaxAttempts)
 }
@@ -219,11 +219,11 @@ func replaceDiagram(doc string, diagram []string) (string, error) {
 	return strings.Join(slices.Concat(lines[:i+1], block, lines[j:]), "\n"), nil
 }
 
-// replaceTable returns readme with the state table under tableIntro
+// replaceTable returns page with the state table under tableIntro
 // rewritten: a row per task, in the shape's order, its What it does cell
 // kept (empty for a task the table did not have).
-func (m Machine) replaceTable(readme string) (string, error) {
-	lines := strings.Split(readme, "\n")
+func (m Machine) replaceTable(page string) (string, error) {
+	lines := strings.Split(page, "\n")
 	i := slices.Index(lines, tableIntro)
 	if i < 0 {
 		return "", fmt.Errorf("no line %q", tableIntro)
@@ -234,7 +234,7 @@ func (m Machine) replaceTable(readme string) (string, error) {
 	for ; end < len(lines) && strings.HasPrefix(lines[end], "|"); end++ {
 		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(lines[end], "| "), " |"), " | ")
 		if len(cells) != 3 {
-			return "", fmt.Errorf("README line %d has %d cells, want 3 (State, What it does, On failure): %s", end+1, len(cells), lines[end])
+			return "", fmt.Errorf("page line %d has %d cells, want 3 (State, What it does, On failure): %s", end+1, len(cells), lines[end])
 		}
 		does[cells[0]] = cells[1]
 	}
@@ -265,21 +265,21 @@ func TestDocDiagram(t *testing.T) {
 	golden(t, docFile, want)
 }
 
-func TestReadmeStateTable(t *testing.T) {
+func TestHelpPageStateTable(t *testing.T) {
 	m := Deploy()
-	readme, err := os.ReadFile(readmeFile)
+	page, err := os.ReadFile(pageFile)
 	require.NoError(t, err)
-	want, err := m.replaceTable(string(readme))
+	want, err := m.replaceTable(string(page))
 	require.NoError(t, err)
-	golden(t, readmeFile, want)
+	golden(t, pageFile, want)
 
 	for _, l := range strings.Split(want, "\n") {
 		if strings.HasPrefix(l, "| ") && strings.HasSuffix(l, " |") && strings.Contains(l, " |  | ") {
-			t.Errorf("README's state table has a row without a What it does: %s", l)
+			t.Errorf("the help page's state table has a row without a What it does: %s", l)
 		}
 	}
-	assert.Contains(t, want, "`"+m.successPath()+"`", "README's summary of the state machine")
-	assert.Contains(t, want, "exponential backoff "+m.Retry.words(), "README's summary of the retry policy")
+	assert.Contains(t, want, "`"+m.successPath()+"`", "the help page's summary of the state machine")
+	assert.Contains(t, want, "exponential backoff "+m.Retry.words(), "the help page's summary of the retry policy")
 }
 
 func TestReplaceRefuses(t *testing.T) {

@@ -121,7 +121,7 @@ type Catch struct {
 	Errors []string
 	// Next is the state the errors go to.
 	Next string
-	// Note says what the errors mean at this task, for the README's
+	// Note says what the errors mean at this task, for the help page's
 	// state table; empty when the route speaks for itself.
 	Note string
 }

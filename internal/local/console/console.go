@@ -11,6 +11,11 @@ import (
 // named with an underscore, so it never shadows one.
 const Prefix = "/_ferry/console/"
 
+// HelpPath is where the region serves the reference's pages (package
+// client/help, given to the region by ferry local), linked from the
+// page's header. Like Prefix, it shadows no bucket.
+const HelpPath = "/_ferry/help/"
+
 // csp allows the page only what the region serves itself.
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"

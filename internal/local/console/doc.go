@@ -23,6 +23,8 @@
 //     the region's clock.
 //   - The world: groups and their instances, each load balancer's healthy
 //     instances and the connections it cut, alarms.
+//   - In its header, a link to the reference's pages, which the region
+//     serves at HelpPath.
 //
 // It is plain HTML, CSS and JavaScript embedded in the binary: no build
 // step, no CDN, nothing fetched from outside (its Content-Security-Policy

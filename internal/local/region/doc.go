@@ -21,7 +21,9 @@
 // Handler serves it all on one port: the Step Functions JSON 1.0 API
 // (requests carrying X-Amz-Target: AWSStepFunctions.<Op>), a read-only view
 // of the simulated world at GET /_ferry/world, the region's coordinates at
-// GET /_ferry/info, and the S3 API (path-style) for everything else. No
+// GET /_ferry/info, the reference's pages at GET /_ferry/help/ when
+// Options.Help serves them (ferry local's do; the console links them), and
+// the S3 API (path-style) for everything else. No
 // web page its user opens may drive it (package sameorigin): a request
 // that could change state from another origin is refused, no CORS is
 // answered, its JSON endpoints take only JSON, and S3 objects are served

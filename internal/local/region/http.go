@@ -41,6 +41,7 @@ const shutdownTimeout = 5 * time.Second
 //     the region's account);
 //   - a browser's GET / and GET /_ferry/console/... to the console (package
 //     console: console.Wants tells a browser from an SDK);
+//   - GET /_ferry/help/... to the reference's pages (Options.Help);
 //   - GET /_ferry/world and GET /_ferry/info to the read-only views,
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
@@ -75,6 +76,9 @@ func (r *Region) Handler() http.Handler {
 		case console.Wants(req):
 			kind = "console"
 			page.ServeHTTP(rec, req)
+		case strings.HasPrefix(req.URL.Path+"/", console.HelpPath):
+			kind = "help"
+			r.serveHelp(rec, req)
 		case strings.HasPrefix(req.URL.Path, "/_ferry/"):
 			kind = "ferry"
 			r.serveView(rec, req)
@@ -106,6 +110,19 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func (s *statusRecorder) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// serveHelp serves the reference's pages under console.HelpPath with
+// Options.Help; the path without its slash is redirected to it.
+func (r *Region) serveHelp(w http.ResponseWriter, req *http.Request) {
+	switch {
+	case r.opts.Help == nil:
+		writeViewError(w, http.StatusNotFound, "this region serves no help pages (ferry local does)")
+	case req.URL.Path+"/" == console.HelpPath:
+		http.Redirect(w, req, console.HelpPath, http.StatusMovedPermanently)
+	default:
+		http.StripPrefix(console.HelpPath, r.opts.Help).ServeHTTP(w, req)
 	}
 }
 

@@ -56,7 +56,7 @@ func TestIdleRegionClockFollowsWall(t *testing.T) {
 // --speed 0` time moved only while executions waited, so a halt marker
 // written between deploys had the same LastModified second as a deploy
 // started later and halted it, though a marker left over must never stop
-// a later deploy (README, "State": halting). Now the idle region follows the wall
+// a later deploy (the statemachine help page, "Halting"). Now the idle region follows the wall
 // clock: a marker written, then the wall clock on by 5 s, then a deploy:
 // the deploy succeeds. A marker in the deploy's own second still halts it
 // (fail closed: S3's LastModified has one-second granularity, and halt

@@ -427,7 +427,7 @@ func TestPromotedReleaseIsVerified(t *testing.T) {
 // TestStoppingAPromotionStopsItsNestedDeploys: StopExecution of a
 // promotion stops the deploys its wave runs, as Step Functions stops the
 // execution a cancelled startExecution.sync task started (the reason the
-// README says to halt a promotion with ferry pipeline halt instead).
+// pipeline help page says to halt a promotion with ferry pipeline halt instead).
 func TestStoppingAPromotionStopsItsNestedDeploys(t *testing.T) {
 	deploying := make(chan func(), 1)
 	var once sync.Once

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -107,6 +108,11 @@ type Options struct {
 	// Store, when set, wraps the S3 client the deployer uses for its bucket
 	// (fault injection and call recording on S3).
 	Store func(deployer.Store) deployer.Store
+	// Help, when set, serves the reference's pages at console.HelpPath
+	// (mounted with that prefix stripped), which the console's header
+	// links: ferry local gives client/help's Handler. Without it the path
+	// answers 404.
+	Help http.Handler
 	// Assets, when set, wraps the S3 client Publish uses for the target
 	// environments' asset buckets (call recording on S3, as Store does
 	// for the deployer bucket).

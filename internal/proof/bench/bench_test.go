@@ -420,3 +420,15 @@ func TestWritePage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, string(kept))
 }
+
+// TestPerformancePageHasItsMarkers: the page make bench writes has both
+// markers, in order, so WritePage regenerates its section rather than
+// leaving it stale (ErrNoMarkers).
+func TestPerformancePageHasItsMarkers(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "..", filepath.FromSlash(PerformancePage)))
+	require.NoError(t, err)
+	begin := strings.Index(string(page), PageBegin)
+	end := strings.Index(string(page), PageEnd)
+	require.GreaterOrEqual(t, begin, 0, "%s has no %s", PerformancePage, PageBegin)
+	assert.Greater(t, end, begin, "%s has no %s after %s", PerformancePage, PageEnd, PageBegin)
+}

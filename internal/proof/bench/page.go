@@ -13,9 +13,10 @@ import (
 )
 
 // PerformancePage is the file whose performance section `make bench`
-// regenerates from the report (WritePage), between PageBegin and PageEnd.
-// It is the one place that names it.
-const PerformancePage = "README.md"
+// regenerates from the report (WritePage), between PageBegin and PageEnd:
+// the performance help page, which ferry help performance prints and the
+// README links. It is the one place that names it, from the module's root.
+const PerformancePage = "client/help/performance.md"
 
 // The markers of the generated section: everything between them is
 // Markdown's, the rest of the page is left as it is.

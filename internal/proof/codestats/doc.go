@@ -11,5 +11,6 @@
 // It reads every non-test Go file of the module, the CDK app (infra/)
 // and the commands included; test files (whose table-driven cases are
 // data), testdata, node_modules and build outputs are not read. Its tests
-// also keep the README's code map naming every package.
+// also keep the code maps true: the README's short one covers every
+// package, the development help page's names each.
 package codestats

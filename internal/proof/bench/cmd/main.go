@@ -161,7 +161,8 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 	return bench.NewReport(results, cfg.opts, long, multi, follow, bin, up), nil
 }
 
-// write prints the report's table and writes its JSON (and README section).
+// write prints the report's table and writes its JSON (and, with -page,
+// the performance section of bench.PerformancePage).
 func write(report *bench.Report, cfg config, stdout, stderr io.Writer) error {
 	if err := report.WriteTable(stdout); err != nil {
 		return err
