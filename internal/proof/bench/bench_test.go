@@ -174,7 +174,8 @@ func TestTargets(t *testing.T) {
 	bin := &Binary{Bytes: 13 << 20}
 	up := &Uploads{FirstAssetBytes: 70}
 	long := &Long{HistoryEvents: 14_000, AddedLatencyS: Dist{Median: 5, P95: 12, Max: 13, Seeds: 20}}
-	follow := &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.17}
+	follow := &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.17,
+		S50: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 10 << 10, MaxBytes: 30000, CallsPerSecondWaiting: 0.17}}
 	multi := &Multi{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 30}
 	tests := []struct {
 		name   string
@@ -281,13 +282,21 @@ func TestTargets(t *testing.T) {
 			want:  map[string]Status{"multi_project": Fail}},
 		{name: "a poll of 11 KB while waiting", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
 			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 11 << 10, MaxBytes: 24000, CallsPerSecondWaiting: 0.17},
-			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
+			want:   map[string]Status{"follow_bytes_per_poll": Fail, "follow_bytes_per_poll_s50": Skip}},
+		{name: "a poll of 11 KB while 50 services wait", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
+			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.17,
+				S50: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 10<<10 + 1, MaxBytes: 30000, CallsPerSecondWaiting: 0.17}},
+			want: map[string]Status{"follow_bytes_per_poll_s50": Fail}},
+		{name: "S=50 not measured", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
+			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.17},
+			want:   map[string]Status{"follow_bytes_per_poll_s50": Skip}},
 		{name: "a follower reading too often", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
 			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.25},
-			want:   map[string]Status{"follow_bytes_per_poll": Fail}},
+			want:   map[string]Status{"follow_bytes_per_poll": Fail, "follow_bytes_per_poll_s50": Skip}},
 		{name: "nothing measured", want: map[string]Status{
 			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
-			"cost_by_cell": Skip, "payload_s50": Skip, "lambda_binary": Skip,
+			"follow_bytes_per_poll_s50": Skip,
+			"cost_by_cell":              Skip, "payload_s50": Skip, "lambda_binary": Skip,
 			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
 		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, follow: follow, multi: multi,
 			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},

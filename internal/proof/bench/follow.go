@@ -25,6 +25,11 @@ type Follow struct {
 	// CallsPerSecondWaiting is the follower's GetExecutionHistory calls a
 	// second while the execution waited.
 	CallsPerSecondWaiting float64 `json:"calls_per_second_waiting"`
+	// S10 and S50 are the same figures following the benchmark's deploy
+	// of 10 and of 50 services (N=1) (nil: not measured); the figures
+	// above are of a one-service deploy.
+	S10 *Follow `json:"s10,omitempty"`
+	S50 *Follow `json:"s50,omitempty"`
 }
 
 // ReadFollow reads a Follow written by the client's TestFollowCost.
@@ -61,5 +66,24 @@ func followTarget(f *Follow) Target {
 		t.Status = status(f.MaxBytesInLoop <= MaxFollowBytesPerPoll && f.CallsPerSecondWaiting <= MaxFollowCallsPerS &&
 			FollowersInBudget*f.CallsPerSecondWaiting <= HistoryCallsPerS)
 	}
+	return t
+}
+
+// followS50Target is follow_bytes_per_poll_s50: following a deploy of 50
+// services, a poll while the deploy waits in a loop costs at most
+// MaxFollowBytesPerPoll (a follower gets what changed, not the whole
+// state).
+func followS50Target(f *Follow) Target {
+	t := Target{Name: "follow_bytes_per_poll_s50", Status: Skip,
+		Want: fmt.Sprintf("<= %d bytes a poll while a deploy of 50 services waits", MaxFollowBytesPerPoll)}
+	if f == nil || f.S50 == nil {
+		return t
+	}
+	t.Measured = fmt.Sprintf("at most %d bytes a poll within a loop at S=50 (%d across a phase's end)", f.S50.MaxBytesInLoop, f.S50.MaxBytes)
+	if f.S10 != nil {
+		t.Measured += fmt.Sprintf("; at S=10 %d (%d)", f.S10.MaxBytesInLoop, f.S10.MaxBytes)
+	}
+	t.Measured += fmt.Sprintf("; at S=1 %d (%d)", f.MaxBytesInLoop, f.MaxBytes)
+	t.Status = status(f.S50.MaxBytesInLoop <= MaxFollowBytesPerPoll)
 	return t
 }

@@ -252,10 +252,13 @@ type Report struct {
 	// MultiProject is RunMulti's (nil: not run).
 	MultiProject *Multi `json:"multi_project,omitempty"`
 	// FollowBytesPerPoll is the client's follow cost (nil: not given).
-	FollowBytesPerPoll *Follow  `json:"follow_bytes_per_poll,omitempty"`
-	Lambda             *Binary  `json:"lambda_binary"`
-	Uploads            *Uploads `json:"asset_uploads"`
-	Targets            []Target `json:"targets"`
+	FollowBytesPerPoll *Follow `json:"follow_bytes_per_poll,omitempty"`
+	// FollowBytesPerPollS50 is the follow cost of a deploy of 50 services
+	// (the Follow's S50; nil: not given).
+	FollowBytesPerPollS50 *Follow  `json:"follow_bytes_per_poll_s50,omitempty"`
+	Lambda                *Binary  `json:"lambda_binary"`
+	Uploads               *Uploads `json:"asset_uploads"`
+	Targets               []Target `json:"targets"`
 }
 
 // NewReport makes a report of the cells, the long timeout's runs, the
@@ -278,6 +281,9 @@ func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, f
 		}
 		key := fmt.Sprintf("%dx%d", c.Services, c.Instances)
 		r.CostUSDByCell[key], r.ReferenceCostUSDByCell[key] = c.CostUSD.Median, c.ReferenceCostUSD.Median
+	}
+	if follow != nil {
+		r.FollowBytesPerPollS50 = follow.S50
 	}
 	if long != nil {
 		r.HistoryEvents48h = &long.HistoryEvents
@@ -308,6 +314,8 @@ func (r *Report) Passed() bool {
 //   - follow_bytes_per_poll: a follower reads at most 10 KB a poll and
 //     0.2 times a second while a deploy waits, so 100 fit in the
 //     account's GetExecutionHistory budget (Follow);
+//   - follow_bytes_per_poll_s50: so does a follower of a deploy of 50
+//     services (Follow.S50);
 //   - cost_by_cell: in every cell, the median cost of a deploy is no
 //     higher than the reference model's;
 //   - payload_s50: every payload at S=50 is at most 32 KiB;
@@ -319,7 +327,8 @@ func (r *Report) Passed() bool {
 //     bytes.
 func Targets(cells []CellResult, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) []Target {
 	return []Target{
-		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), costTarget(cells),
+		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), followS50Target(follow),
+		costTarget(cells),
 		payloadTarget(cells), binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
 	}
 }
