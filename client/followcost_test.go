@@ -233,21 +233,25 @@ func followCostOf(t *testing.T, tr *testRegion) bench.Follow {
 	require.NotEmpty(t, events)
 
 	// A poll is within a loop when the events it read entered no task
-	// but the loop's own: the deploy waits between its checks (or its
-	// bake's, or its retirement's steps).
+	// but the loop's own and did not end the execution: the deploy waits
+	// between its checks (or its bake's, or its retirement's steps). The
+	// poll that reads the execution's end is across the end of its last
+	// phase.
 	h := &timedHistory{events: events, now: aws.ToTime(events[0].Timestamp)}
 	var polls, inLoop []int
 	last, seen := 0, 0
 	poll := func() {
 		n := h.bytes - last
 		polls = append(polls, n)
-		tasks := map[string]bool{}
+		tasks, ended := map[string]bool{}, false
 		for _, ev := range h.visible()[seen:] {
 			if ev.Type == sfntypes.HistoryEventTypeTaskStateEntered {
 				tasks[enteredName(ev)] = true
 			}
+			_, _, _, failed := executionFailure(ev)
+			ended = ended || failed || ev.Type == sfntypes.HistoryEventTypeExecutionSucceeded
 		}
-		if len(tasks) <= 1 && seen > 0 {
+		if len(tasks) <= 1 && seen > 0 && !ended {
 			inLoop = append(inLoop, n)
 		}
 		last, seen = h.bytes, len(h.visible())
