@@ -42,6 +42,17 @@
 //     the current one), and refuses with 501 NotImplemented a delete of a
 //     bucket's current version while older ones exist, which s3mem cannot
 //     do as S3 does (it would leave the key with no current version).
+//   - What a user sees with the AWS CLI or an SDK (parity.go): every answer
+//     is dated (Date) on the server's clock, the one Last-Modified follows;
+//     error documents carry S3's message where gofakes3 sends none
+//     (NoSuchKey: "The specified key does not exist."); an object put
+//     without a type is binary/octet-stream; a multipart object's ETag is
+//     the MD5 of its parts' MD5s and "-N" on GetObject, HeadObject, the
+//     listings and conditional deletes, not only on
+//     CompleteMultipartUpload; ListObjectVersions lists keys in order, each
+//     key's versions newest first; GetObjectAttributes is answered (ETag,
+//     Checksum, ObjectParts of a multipart object as its count of parts,
+//     StorageClass STANDARD, ObjectSize).
 //
 // In front of it all, package sameorigin keeps web pages the user opens
 // out: a write from another origin (or a CORS preflight) is refused with
@@ -50,7 +61,9 @@
 // answered as a sandboxed attachment, so an uploaded page cannot run on
 // the server's origin.
 //
-// Not modelled: composite checksums of multipart uploads (an object
+// Not modelled: undeleting an object by deleting the delete marker that is
+// its current version (refused with 501 NotImplemented, as is any delete
+// of a current version with older ones: see Versions); composite checksums of multipart uploads (an object
 // completed from parts carries no checksum); x-amz-delete-marker on the
 // 404 of a GetObject whose current version is a delete marker; a delete
 // marker for a key that never existed. gofakes3 also keeps, on a

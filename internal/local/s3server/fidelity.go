@@ -2,7 +2,6 @@ package s3server
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -50,13 +50,20 @@ type fidelity struct {
 
 	requests atomic.Uint64
 
+	// etags are the ETags of the object versions CompleteMultipartUpload
+	// made (see complete), by s3mem's version id.
+	etags map[versionKey]string
+
+	// now is the server's clock (see answer).
+	now func() time.Time
+
 	// checked, when set, is called by a DeleteObject whose condition
 	// passed, before it deletes (tests use it to interleave a write).
 	checked func(objectKey)
 }
 
-func newFidelity(next http.Handler, backend *s3mem.Backend) *fidelity {
-	return &fidelity{next: next, backend: backend, sums: map[versionKey]checksum{}}
+func newFidelity(next http.Handler, backend *s3mem.Backend, now func() time.Time) *fidelity {
+	return &fidelity{next: next, backend: backend, now: now, sums: map[versionKey]checksum{}, etags: map[versionKey]string{}}
 }
 
 type objectKey struct{ bucket, key string }
@@ -66,10 +73,17 @@ type versionKey struct {
 	version gofakes3.VersionID
 }
 
-// ServeHTTP routes as gofakes3 does (path-style addressing only, the
+// ServeHTTP answers r (see answer).
+func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := &answer{ResponseWriter: w, now: f.now, method: r.Method}
+	f.route(a, r)
+	a.done()
+}
+
+// route routes as gofakes3 does (path-style addressing only, the
 // server's configuration): /bucket, /bucket/key, with the sub-resources
 // gofakes3 dispatches on.
-func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *fidelity) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.URL.RawQuery == "" &&
 		sameorigin.ContentType(r, "multipart/form-data", "application/x-www-form-urlencoded") == nil {
 		// A POST Object upload (S3 API Reference, "POST Object") is what
@@ -81,6 +95,10 @@ func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	q := r.URL.Query()
 	switch {
+	case bucket != "" && key == "" && r.Method == http.MethodGet && listingQuery(q):
+		f.list(w, r, bucket)
+	case bucket != "" && key != "" && r.Method == http.MethodPost && q.Has("uploads"):
+		f.next.ServeHTTP(w, typed(r))
 	case bucket == "" || q.Has("uploads") || q.Has("versioning") || q.Has("versions"):
 		f.next.ServeHTTP(w, r)
 	case key == "":
@@ -89,6 +107,8 @@ func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.next.ServeHTTP(w, r)
+	case r.Method == http.MethodGet && q.Has("attributes"):
+		f.attributes(w, r, objectKey{bucket, key}, versionFrom(q))
 	case q.Has("uploadId"):
 		switch r.Method {
 		case http.MethodPut:
@@ -97,7 +117,7 @@ func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case http.MethodPost:
-			f.write(w, r, objectKey{bucket, key}, nil)
+			f.complete(w, r, objectKey{bucket, key})
 			return
 		}
 		f.next.ServeHTTP(w, r)
@@ -166,7 +186,7 @@ func (f *fidelity) put(w http.ResponseWriter, r *http.Request, k objectKey, stor
 	if up.sum != nil {
 		sum = *up.sum
 	}
-	f.write(w, fwd, k, &sum)
+	f.write(w, typed(fwd), k, &sum)
 }
 
 // write passes a write of k to gofakes3 with k locked, and keeps sum as
@@ -276,7 +296,7 @@ func (f *fidelity) delete(w http.ResponseWriter, r *http.Request, k objectKey) {
 		case err != nil:
 			f.writeError(w, r, &s3Error{http.StatusInternalServerError, "InternalError", err.Error()})
 			return
-		case !etagMatches(ifMatch, obj.Hash):
+		case !etagMatches(ifMatch, f.etag(k, obj.VersionID, obj.Hash)):
 			f.writeError(w, r, errPreconditionFailed)
 			return
 		}
@@ -321,6 +341,7 @@ func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objec
 	if success(hw.status) {
 		f.mu.Lock()
 		delete(f.sums, versionKey{k, version})
+		delete(f.etags, versionKey{k, version})
 		f.mu.Unlock()
 	}
 }
@@ -415,6 +436,7 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 	for _, o := range req.Objects {
 		if o.VersionID != "" {
 			delete(f.sums, versionKey{objectKey{bucket, o.Key}, gofakes3.VersionID(o.VersionID)})
+			delete(f.etags, versionKey{objectKey{bucket, o.Key}, gofakes3.VersionID(o.VersionID)})
 		}
 	}
 	f.mu.Unlock()
@@ -437,18 +459,35 @@ func (f *fidelity) read(w http.ResponseWriter, r *http.Request, k objectKey, ver
 		fwd.Method = http.MethodGet
 		hw.discard = true
 	}
+	var sum *checksum
 	if strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
 		defer f.locks.lockKey(k)()
-		if version == "" {
-			version = f.current(k)
+		v := version
+		if v == "" {
+			v = f.current(k)
 		}
 		f.mu.Lock()
-		sum, ok := f.sums[versionKey{k, version}]
+		if s, ok := f.sums[versionKey{k, v}]; ok {
+			sum = &s
+		}
 		f.mu.Unlock()
-		hw.before = func(status int) {
-			if ok && status == http.StatusOK {
-				sum.set(w.Header())
-			}
+	}
+	hw.before = func(status int) {
+		if !success(status) && status != http.StatusNotModified {
+			return
+		}
+		// The version served, as gofakes3 names it.
+		v := gofakes3.VersionID(w.Header().Get("X-Amz-Version-Id"))
+		if v == "" {
+			v = f.current(k)
+		}
+		f.mu.Lock()
+		if e, ok := f.etags[versionKey{k, v}]; ok {
+			w.Header().Set("ETag", e)
+		}
+		f.mu.Unlock()
+		if sum != nil && status == http.StatusOK {
+			sum.set(w.Header())
 		}
 	}
 	f.next.ServeHTTP(hw, fwd)
@@ -490,6 +529,7 @@ func (f *fidelity) wrote(k objectKey, prior gofakes3.VersionID, sum *checksum) {
 	defer f.mu.Unlock()
 	if replaced && prior != "" {
 		delete(f.sums, versionKey{k, prior})
+		delete(f.etags, versionKey{k, prior})
 	}
 	if sum != nil && now != "" {
 		f.sums[versionKey{k, now}] = *sum
@@ -497,9 +537,9 @@ func (f *fidelity) wrote(k objectKey, prior gofakes3.VersionID, sum *checksum) {
 }
 
 // etagMatches reports whether an If-Match value (*, or one or more
-// entity tags, quoted or not) matches an object's MD5 hash.
-func etagMatches(ifMatch string, hash []byte) bool {
-	want := hex.EncodeToString(hash)
+// entity tags, quoted or not) matches an object's ETag.
+func etagMatches(ifMatch, etag string) bool {
+	want := strings.Trim(etag, `"`)
 	for _, tag := range strings.Split(ifMatch, ",") {
 		tag = strings.TrimSpace(tag)
 		if tag == "*" || strings.Trim(tag, `"`) == want {
