@@ -126,6 +126,11 @@ func TestAWSCLI(t *testing.T) {
 	isNumber(t, listed["startDate"], "startDate")
 	isNumber(t, listed["stopDate"], "stopDate")
 	assert.Equal(t, float64(0), listed["redriveCount"])
+	// --redrive-filter lists the executions that were (REDRIVEN) or were
+	// not (NOT_REDRIVEN) redriven (API_ListExecutions, redriveFilter): this
+	// one never was.
+	assert.Empty(t, awsCLI(t, aws, url, "list-executions", "--state-machine-arn", sm, "--redrive-filter", "REDRIVEN")["executions"])
+	assert.Len(t, awsCLI(t, aws, url, "list-executions", "--state-machine-arn", sm, "--redrive-filter", "NOT_REDRIVEN")["executions"], 1)
 
 	described := awsCLI(t, aws, url, "describe-execution", "--execution-arn", arn)
 	assert.Equal(t, "SUCCEEDED", described["status"])
