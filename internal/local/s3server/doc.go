@@ -39,9 +39,10 @@
 //   - Versions. Options.Versioned creates buckets with versioning enabled
 //     (the deployer bucket is versioned in AWS). The layer answers a
 //     HeadObject with a versionId for that version (gofakes3 answers with
-//     the current one), and refuses with 501 NotImplemented a delete of a
-//     bucket's current version while older ones exist, which s3mem cannot
-//     do as S3 does (it would leave the key with no current version).
+//     the current one). The backend is a copy of gofakes3's s3mem
+//     (package s3mem) in which deleting the current version makes the
+//     newest older one current, as S3 does, so deleting the delete marker
+//     that is the current version undeletes the object.
 //   - What a user sees with the AWS CLI or an SDK (parity.go): every answer
 //     is dated (Date) on the server's clock, the one Last-Modified follows;
 //     error documents carry S3's message where gofakes3 sends none
@@ -61,9 +62,7 @@
 // answered as a sandboxed attachment, so an uploaded page cannot run on
 // the server's origin.
 //
-// Not modelled: undeleting an object by deleting the delete marker that is
-// its current version (refused with 501 NotImplemented, as is any delete
-// of a current version with older ones: see Versions); composite checksums of multipart uploads (an object
+// Not modelled: composite checksums of multipart uploads (an object
 // completed from parts carries no checksum); x-amz-delete-marker on the
 // 404 of a GetObject whose current version is a delete marker; a delete
 // marker for a key that never existed. gofakes3 also keeps, on a

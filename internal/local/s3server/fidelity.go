@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/ferryhq/ferry/internal/local/s3server/s3mem"
 	"github.com/ferryhq/ferry/internal/local/sameorigin"
 )
 
@@ -317,11 +317,11 @@ func (f *fidelity) delete(w http.ResponseWriter, r *http.Request, k objectKey) {
 // deleteVersion passes a DeleteObject of one version to gofakes3 with k
 // locked. If-Match with a versionId is refused as not implemented (S3
 // evaluates conditional deletes against the current version only, and
-// the combination is not modelled here), as is a delete of the current
-// version while older ones exist: S3 then makes the next older version
-// current ("Deleting object versions from a versioning-enabled bucket",
-// Amazon S3 User Guide), which s3mem cannot do (it leaves the key with no
-// current version, and every later read of it panics).
+// the combination is not modelled here). A delete of the current version
+// makes the newest older one current, as in S3 ("Deleting object versions
+// from a versioning-enabled bucket", Amazon S3 User Guide): deleting the
+// delete marker that is the current version undeletes the object
+// (package s3mem).
 func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objectKey, version gofakes3.VersionID) {
 	if r.Header.Get("If-Match") != "" {
 		f.writeError(w, r, errNotImplemented)
@@ -331,10 +331,6 @@ func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objec
 		return
 	}
 	defer f.locks.lockKey(k)()
-	if f.currentWithOlder(k, version) {
-		f.writeError(w, r, errNotImplemented)
-		return
-	}
 	hw := &hookWriter{ResponseWriter: w}
 	f.next.ServeHTTP(hw, r)
 	hw.finish()
@@ -344,36 +340,6 @@ func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objec
 		delete(f.etags, versionKey{k, version})
 		f.mu.Unlock()
 	}
-}
-
-// currentWithOlder reports whether version is the current version of k
-// (an object or a delete marker) and older versions of k exist.
-func (f *fidelity) currentWithOlder(k objectKey, version gofakes3.VersionID) bool {
-	prefix := gofakes3.NewPrefix(&k.key, nil)
-	res, err := f.backend.ListBucketVersions(k.bucket, &prefix, nil) // nil: every version, unpaged
-	if err != nil {
-		return false
-	}
-	n, latest := 0, gofakes3.VersionID("")
-	for _, v := range res.Versions {
-		switch v := v.(type) {
-		case *gofakes3.Version:
-			if v.Key == k.key {
-				n++
-				if v.IsLatest {
-					latest = v.VersionID
-				}
-			}
-		case *gofakes3.DeleteMarker:
-			if v.Key == k.key {
-				n++
-				if v.IsLatest {
-					latest = v.VersionID
-				}
-			}
-		}
-	}
-	return n > 1 && latest == version
 }
 
 // refuseDirectoryConditions answers a DeleteObject that carries a
@@ -391,8 +357,7 @@ func refuseDirectoryConditions(w http.ResponseWriter, r *http.Request, f *fideli
 
 // deleteObjects passes a DeleteObjects to gofakes3 with the whole bucket
 // locked. Conditional entries (an ETag per object) are refused as not
-// implemented rather than ignored, as are version deletes s3mem would
-// corrupt (see deleteVersion).
+// implemented rather than ignored.
 func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket string) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -414,7 +379,7 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 	prior := map[objectKey]gofakes3.VersionID{}
 	for _, o := range req.Objects {
 		k := objectKey{bucket, o.Key}
-		if o.ETag != nil || (o.VersionID != "" && o.VersionID != "null" && f.currentWithOlder(k, gofakes3.VersionID(o.VersionID))) {
+		if o.ETag != nil {
 			f.writeError(w, r, errNotImplemented)
 			return
 		}
