@@ -95,34 +95,44 @@ func (f *fidelity) route(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	q := r.URL.Query()
 	switch {
-	case bucket != "" && key == "" && r.Method == http.MethodGet && listingQuery(q):
-		f.list(w, r, bucket)
-	case bucket != "" && key != "" && r.Method == http.MethodPost && q.Has("uploads"):
-		f.next.ServeHTTP(w, typed(r))
-	case bucket == "" || q.Has("uploads") || q.Has("versioning") || q.Has("versions"):
+	case bucket == "":
 		f.next.ServeHTTP(w, r)
 	case key == "":
-		if r.Method == http.MethodPost && q.Has("delete") {
-			f.deleteObjects(w, r, bucket)
-			return
-		}
+		f.routeBucket(w, r, bucket, q)
+	case r.Method == http.MethodPost && q.Has("uploads"):
+		f.next.ServeHTTP(w, typed(r))
+	case q.Has("uploads") || q.Has("versioning") || q.Has("versions"):
 		f.next.ServeHTTP(w, r)
 	case r.Method == http.MethodGet && q.Has("attributes"):
 		f.attributes(w, r, objectKey{bucket, key}, versionFrom(q))
 	case q.Has("uploadId"):
-		switch r.Method {
-		case http.MethodPut:
-			if r.Header.Get("X-Amz-Copy-Source") == "" {
-				f.put(w, r, objectKey{bucket, key}, false)
-				return
-			}
-		case http.MethodPost:
-			f.complete(w, r, objectKey{bucket, key})
-			return
-		}
-		f.next.ServeHTTP(w, r)
+		f.routeUpload(w, r, objectKey{bucket, key})
 	default:
 		f.object(w, r, objectKey{bucket, key}, versionFrom(q))
+	}
+}
+
+// routeBucket routes a request of a bucket (/bucket).
+func (f *fidelity) routeBucket(w http.ResponseWriter, r *http.Request, bucket string, q url.Values) {
+	switch {
+	case r.Method == http.MethodGet && listingQuery(q):
+		f.list(w, r, bucket)
+	case r.Method == http.MethodPost && q.Has("delete"):
+		f.deleteObjects(w, r, bucket)
+	default:
+		f.next.ServeHTTP(w, r)
+	}
+}
+
+// routeUpload routes a request of a multipart upload of k (?uploadId).
+func (f *fidelity) routeUpload(w http.ResponseWriter, r *http.Request, k objectKey) {
+	switch {
+	case r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "":
+		f.put(w, r, k, false)
+	case r.Method == http.MethodPost:
+		f.complete(w, r, k)
+	default:
+		f.next.ServeHTTP(w, r)
 	}
 }
 
