@@ -426,6 +426,8 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 // A HeadObject of one version is answered from a GetObject of that
 // version without its body: gofakes3 v1.2.0 answers HeadObject with the
 // current version whatever versionId says.
+//
+// A multipart object is answered with its own ETag (see complete).
 func (f *fidelity) read(w http.ResponseWriter, r *http.Request, k objectKey, version gofakes3.VersionID) {
 	hw := &hookWriter{ResponseWriter: w}
 	fwd := r
@@ -456,11 +458,9 @@ func (f *fidelity) read(w http.ResponseWriter, r *http.Request, k objectKey, ver
 		if v == "" {
 			v = f.current(k)
 		}
-		f.mu.Lock()
-		if e, ok := f.etags[versionKey{k, v}]; ok {
+		if e, ok := f.multipartETag(k, v); ok {
 			w.Header().Set("ETag", e)
 		}
-		f.mu.Unlock()
 		if sum != nil && status == http.StatusOK {
 			sum.set(w.Header())
 		}

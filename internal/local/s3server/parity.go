@@ -175,12 +175,18 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 // etag is the ETag S3 answers for one version of k: the multipart ETag
 // complete kept, else the MD5 of its content, quoted.
 func (f *fidelity) etag(k objectKey, version gofakes3.VersionID, hash []byte) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if e, ok := f.etags[versionKey{k, version}]; ok {
+	if e, ok := f.multipartETag(k, version); ok {
 		return e
 	}
 	return `"` + hex.EncodeToString(hash) + `"`
+}
+
+// multipartETag is the ETag complete kept for one version of k, if any.
+func (f *fidelity) multipartETag(k objectKey, version gofakes3.VersionID) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.etags[versionKey{k, version}]
+	return e, ok
 }
 
 // listing is a ListObjectVersions or ListObjectsV2 (ListObjects) answer:
@@ -272,9 +278,7 @@ func (f *fidelity) withETag(bucket string, it listItem) listItem {
 	if it.XMLName.Local == "Contents" {
 		version = f.current(k)
 	}
-	f.mu.Lock()
-	e, ok := f.etags[versionKey{k, version}]
-	f.mu.Unlock()
+	e, ok := f.multipartETag(k, version)
 	if !ok {
 		return it
 	}
