@@ -34,6 +34,18 @@ func TestOver(t *testing.T) {
 		t.Fatal("wrong")
 	}
 }
+
+func TestNoName(t *testing.T) {
+	if Over(1, 2, "") {
+		t.Fatal("wrong")
+	}
+}
+`
+
+// neverSrc is code no test of limitTest runs.
+const neverSrc = `package limit
+
+func never(n int) bool { return n > 1 }
 `
 
 func write(t *testing.T, dir, name, body string) string {
@@ -82,30 +94,56 @@ func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module per mutant")
 	}
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
-	path := write(t, dir, "limit.go", limitSrc)
-	write(t, dir, "limit_test.go", limitTest)
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	var log strings.Builder
-	r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log,
-		Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
-	results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go"}, Tests: "./...", Timeout: time.Minute}})
-	require.NoError(t, err)
-	status := map[string]Status{}
-	for _, res := range results {
-		status[res.Was+" => "+res.Now] = res.Status
+	for _, sel := range []bool{false, true} {
+		t.Run(map[bool]string{false: "every test", true: "the tests that run the mutant"}[sel], func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
+			path := write(t, dir, "limit.go", limitSrc)
+			write(t, dir, "never.go", neverSrc)
+			write(t, dir, "limit_test.go", limitTest)
+			goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+			var log strings.Builder
+			r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log, Select: sel,
+				Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
+			results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go", "never.go"}, Tests: "./", Timeout: time.Minute}})
+			require.NoError(t, err)
+			status := map[string]Status{}
+			for _, res := range results {
+				status[res.Was+" => "+res.Now] = res.Status
+			}
+			assert.Equal(t, Killed, status["n > max => n >= max"])
+			assert.Equal(t, Killed, status["n*2 > max+max => n*2 <= max+max"])
+			assert.Equal(t, Survived, status["n*2 > max+max => n*2 >= max+max"], "the test never reaches it with n*2 == max+max")
+			assert.Equal(t, Equivalent, status[`name == "root" + "" => name != "root" + ""`], "survived, listed")
+			assert.Equal(t, Survived, status["n > 1 => n >= 1"], "no test runs it")
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, limitSrc, string(src), "the file is untouched")
+			s := Summarize(results)
+			assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
+			assert.Contains(t, log.String(), "killed")
+			assert.NotContains(t, log.String(), "every test runs", "selection applies")
+		})
 	}
-	assert.Equal(t, Killed, status["n > max => n >= max"])
-	assert.Equal(t, Killed, status["n*2 > max+max => n*2 <= max+max"])
-	assert.Equal(t, Survived, status["n*2 > max+max => n*2 >= max+max"], "the test never reaches it with n*2 == max+max")
-	assert.Equal(t, Equivalent, status[`name == "root" + "" => name != "root" + ""`], "survived, listed")
-	src, err := os.ReadFile(path)
+}
+
+// TestCovering: a mutant is judged by the tests whose coverage includes
+// where it is, in the order go test lists them.
+func TestCovering(t *testing.T) {
+	profile := write(t, t.TempDir(), "c.out", "mode: set\n"+
+		"example.com/limit/limit.go:4.49,5.36 1 1\n"+
+		"example.com/limit/limit.go:5.36,7.3 1 0\n"+
+		"example.com/limit/never.go:3.40,3.60 1 1\n")
+	blocks, err := readProfile(profile)
 	require.NoError(t, err)
-	assert.Equal(t, limitSrc, string(src), "the file is untouched")
-	s := Summarize(results)
-	assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
-	assert.Contains(t, log.String(), "killed")
+	require.Len(t, blocks, 2, "blocks never run are left out")
+	c := &coverage{module: "example.com/limit", order: []string{"TestB", "TestA"},
+		runs: map[string][]block{"TestA": blocks, "TestB": blocks[:1]}}
+	assert.Equal(t, []string{"TestB", "TestA"}, c.covering(Mutant{File: "limit.go", Line: 5, Col: 10}))
+	assert.Equal(t, []string{"TestA"}, c.covering(Mutant{File: "never.go", Line: 3, Col: 45}))
+	assert.Empty(t, c.covering(Mutant{File: "limit.go", Line: 6, Col: 2}), "a block no test ran")
+	assert.Empty(t, c.covering(Mutant{File: "never.go", Line: 3, Col: 61}), "past the block's end")
+	assert.Equal(t, `^(TestA|Test\.B)$`, runPattern([]string{"TestA", "Test.B"}))
 }
 
 // TestReadEquivalents: a line per mutant, its key and its reason; a line
