@@ -27,15 +27,17 @@ import (
 // runs.
 type coverage struct {
 	module string             // the module's path: profiles name files by import path
-	runs   map[string][]block // by test
+	blocks []block            // every block of the mutated packages
+	runs   map[string][]block // the blocks each test ran
 	order  []string           // the tests, in the order go test lists them
 }
 
-// block is a span of source a test ran: file (as a profile names it),
-// from line.col to line.col.
+// block is a span of source a cover profile counts: file (as the
+// profile names it), from line.col to line.col, and whether it ran.
 type block struct {
 	file                   string
 	line0, col0, line, col int
+	ran                    bool
 }
 
 func (b block) contains(file string, line, col int) bool {
@@ -44,16 +46,26 @@ func (b block) contains(file string, line, col int) bool {
 		(line < b.line || line == b.line && col <= b.col)
 }
 
-// covering are the tests that run the code m changes.
-func (c *coverage) covering(m Mutant) []string {
+// covering are the tests that run the code m changes: those that ran the
+// block it is in. A profile's blocks leave out the case expressions of a
+// switch; one of those is reached by the tests that ran any block of its
+// function. A mutant outside every block and function (a package-level
+// variable's initializer) is reached by every test (all is true).
+func (c *coverage) covering(m Mutant) (tests []string, all bool) {
 	file := path.Join(c.module, filepath.ToSlash(m.File))
-	var out []string
+	reached := func(b block) bool { return b.contains(file, m.Line, m.Col) }
+	if !slices.ContainsFunc(c.blocks, reached) {
+		if m.FuncLine == 0 {
+			return nil, true
+		}
+		reached = func(b block) bool { return b.file == file && b.line0 >= m.FuncLine && b.line <= m.FuncEnd }
+	}
 	for _, test := range c.order {
-		if slices.ContainsFunc(c.runs[test], func(b block) bool { return b.contains(file, m.Line, m.Col) }) {
-			out = append(out, test)
+		if slices.ContainsFunc(c.runs[test], reached) {
+			tests = append(tests, test)
 		}
 	}
-	return out
+	return tests, false
 }
 
 // runPattern is the -run pattern of exactly tests.
@@ -92,6 +104,16 @@ func (r *Runner) cover(ctx context.Context, t Target, dir string) (*coverage, er
 		return nil, err
 	}
 	c := &coverage{module: module, runs: map[string][]block{}, order: tests}
+	record := func(test string, blocks []block) {
+		if c.blocks == nil {
+			c.blocks = blocks // every profile lists every block
+		}
+		for _, b := range blocks {
+			if b.ran {
+				c.runs[test] = append(c.runs[test], b)
+			}
+		}
+	}
 	var mu sync.Mutex
 	var failed []string
 	sem := make(chan struct{}, max(r.Workers, 1))
@@ -107,7 +129,7 @@ func (r *Runner) cover(ctx context.Context, t Target, dir string) (*coverage, er
 				failed = append(failed, test)
 				return
 			}
-			c.runs[test] = blocks
+			record(test, blocks)
 		})
 	}
 	wg.Wait()
@@ -160,8 +182,8 @@ func (r *Runner) coverOne(ctx context.Context, t Target, bin, dir, test, profile
 	return readProfile(profile)
 }
 
-// readProfile reads the blocks a cover profile counts as run
-// ("name.go:line.col,line.col statements count").
+// readProfile reads the blocks of a cover profile ("name.go:line.col,
+// line.col statements count"), run when their count is not 0.
 func readProfile(name string) ([]block, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -174,14 +196,14 @@ func readProfile(name string) ([]block, error) {
 		line := sc.Text()
 		file, rest, ok := strings.Cut(line, ":")
 		fields := strings.Fields(rest)
-		if !ok || len(fields) != 3 || fields[2] == "0" {
+		if !ok || len(fields) != 3 {
 			continue
 		}
 		var b block
 		if _, err := fmt.Sscanf(fields[0], "%d.%d,%d.%d", &b.line0, &b.col0, &b.line, &b.col); err != nil {
 			continue
 		}
-		b.file = file
+		b.file, b.ran = file, fields[2] != "0"
 		out = append(out, b)
 	}
 	return out, sc.Err()

@@ -127,8 +127,10 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestCovering: a mutant is judged by the tests whose coverage includes
-// where it is, in the order go test lists them.
+// TestCovering: a mutant is judged by the tests that ran the block it is
+// in, in the order go test lists them; one in no block (a switch's case
+// expression) by the tests that ran any block of its function; one
+// outside every function by all of them.
 func TestCovering(t *testing.T) {
 	profile := write(t, t.TempDir(), "c.out", "mode: set\n"+
 		"example.com/limit/limit.go:4.49,5.36 1 1\n"+
@@ -136,13 +138,27 @@ func TestCovering(t *testing.T) {
 		"example.com/limit/never.go:3.40,3.60 1 1\n")
 	blocks, err := readProfile(profile)
 	require.NoError(t, err)
-	require.Len(t, blocks, 2, "blocks never run are left out")
-	c := &coverage{module: "example.com/limit", order: []string{"TestB", "TestA"},
-		runs: map[string][]block{"TestA": blocks, "TestB": blocks[:1]}}
-	assert.Equal(t, []string{"TestB", "TestA"}, c.covering(Mutant{File: "limit.go", Line: 5, Col: 10}))
-	assert.Equal(t, []string{"TestA"}, c.covering(Mutant{File: "never.go", Line: 3, Col: 45}))
-	assert.Empty(t, c.covering(Mutant{File: "limit.go", Line: 6, Col: 2}), "a block no test ran")
-	assert.Empty(t, c.covering(Mutant{File: "never.go", Line: 3, Col: 61}), "past the block's end")
+	require.Len(t, blocks, 3)
+	assert.Equal(t, []bool{true, false, true}, []bool{blocks[0].ran, blocks[1].ran, blocks[2].ran})
+	c := &coverage{module: "example.com/limit", blocks: blocks, order: []string{"TestB", "TestA"},
+		runs: map[string][]block{"TestA": {blocks[0], blocks[2]}, "TestB": {blocks[0]}}}
+	for _, tc := range []struct {
+		name  string
+		m     Mutant
+		tests []string
+		all   bool
+	}{
+		{"in a block both ran", Mutant{File: "limit.go", Line: 5, Col: 10}, []string{"TestB", "TestA"}, false},
+		{"in a block one ran", Mutant{File: "never.go", Line: 3, Col: 45}, []string{"TestA"}, false},
+		{"in a block none ran", Mutant{File: "limit.go", Line: 6, Col: 2}, nil, false},
+		{"in no block, in a function", Mutant{File: "limit.go", Line: 8, Col: 5, FuncLine: 3, FuncEnd: 9}, []string{"TestB", "TestA"}, false},
+		{"in no block, in a function none ran", Mutant{File: "never.go", Line: 9, Col: 5, FuncLine: 8, FuncEnd: 10}, nil, false},
+		{"outside every function", Mutant{File: "limit.go", Line: 12, Col: 9}, nil, true},
+	} {
+		tests, all := c.covering(tc.m)
+		assert.Equal(t, tc.tests, tests, tc.name)
+		assert.Equal(t, tc.all, all, tc.name)
+	}
 	assert.Equal(t, `^(TestA|Test\.B)$`, runPattern([]string{"TestA", "Test.B"}))
 }
 

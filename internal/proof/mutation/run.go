@@ -162,8 +162,11 @@ func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) S
 	}
 	run := t.Run
 	if cov != nil {
-		run = "^$" // compile only
-		if tests := cov.covering(m); len(tests) > 0 {
+		switch tests, all := cov.covering(m); {
+		case all:
+		case len(tests) == 0:
+			run = "^$" // compile only
+		default:
 			run = runPattern(tests)
 		}
 	}
