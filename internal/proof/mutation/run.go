@@ -76,43 +76,14 @@ type Runner struct {
 // Run checks that each target's tests pass unmutated, then judges every
 // mutant of every target's files, and returns the results in order.
 func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
-	type job struct {
-		m   Mutant
-		t   Target
-		cov *coverage
-	}
-	var jobs []job
 	tmp, err := os.MkdirTemp("", "mutation-")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	for i, t := range targets {
-		if out, err := r.test(ctx, t, "", t.Run); err != nil {
-			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
-		}
-		var cov *coverage
-		if r.Select {
-			dir := filepath.Join(tmp, strconv.Itoa(i))
-			if err := os.Mkdir(dir, 0o700); err != nil {
-				return nil, err
-			}
-			if cov, err = r.cover(ctx, t, dir); err != nil {
-				return nil, err
-			}
-		}
-		for _, f := range t.Files {
-			ms, err := Find(filepath.Join(r.Dir, f))
-			if err != nil {
-				return nil, err
-			}
-			for _, m := range ms {
-				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
-					m.File = f
-					jobs = append(jobs, job{m, t, cov})
-				}
-			}
-		}
+	jobs, err := r.jobs(ctx, targets, tmp)
+	if err != nil {
+		return nil, err
 	}
 	results := make([]Result, len(jobs))
 	next := make(chan int)
@@ -138,6 +109,49 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 	close(next)
 	wg.Wait()
 	return results, ctx.Err()
+}
+
+// job is one mutant to judge, by its target's tests (those cov selects,
+// when set).
+type job struct {
+	m   Mutant
+	t   Target
+	cov *coverage
+}
+
+// jobs checks that each target's tests pass unmutated, measures their
+// coverage when selecting (in tmp), and lists every mutant to judge.
+func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job, error) {
+	var jobs []job
+	for i, t := range targets {
+		if out, err := r.test(ctx, t, "", t.Run); err != nil {
+			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
+		}
+		var cov *coverage
+		if r.Select {
+			dir := filepath.Join(tmp, strconv.Itoa(i))
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, err
+			}
+			var err error
+			if cov, err = r.cover(ctx, t, dir); err != nil {
+				return nil, err
+			}
+		}
+		for _, f := range t.Files {
+			ms, err := Find(filepath.Join(r.Dir, f))
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range ms {
+				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
+					m.File = f
+					jobs = append(jobs, job{m, t, cov})
+				}
+			}
+		}
+	}
+	return jobs, nil
 }
 
 // judge runs t's tests against m: those cov says run the code m changes,

@@ -19,8 +19,6 @@ type Backend struct {
 	buckets          map[string]*bucket
 	timeSource       gofakes3.TimeSource
 	versionGenerator *versionGenerator
-	versionSeed      int64
-	versionSeedSet   bool
 	versionScratch   []byte
 	lock             sync.RWMutex
 }
@@ -34,10 +32,6 @@ func WithTimeSource(timeSource gofakes3.TimeSource) Option {
 	return func(b *Backend) { b.timeSource = timeSource }
 }
 
-func WithVersionSeed(seed int64) Option {
-	return func(b *Backend) { b.versionSeed = seed; b.versionSeedSet = true }
-}
-
 func New(opts ...Option) *Backend {
 	b := &Backend{
 		buckets: make(map[string]*bucket),
@@ -49,11 +43,7 @@ func New(opts ...Option) *Backend {
 		b.timeSource = gofakes3.DefaultTimeSource()
 	}
 	if b.versionGenerator == nil {
-		if b.versionSeedSet {
-			b.versionGenerator = newVersionGenerator(uint64(b.versionSeed), 0)
-		} else {
-			b.versionGenerator = newVersionGenerator(uint64(b.timeSource.Now().UnixNano()), 0)
-		}
+		b.versionGenerator = newVersionGenerator(uint64(b.timeSource.Now().UnixNano()), 0)
 	}
 	return b
 }
@@ -500,20 +490,10 @@ func (db *Backend) ListBucketVersions(
 		iter.Seek(page.KeyMarker)
 	}
 
-	var truncated = false
-	var first = true
-	var cnt int64 = 0
+	var truncated, first, cnt = false, true, int64(0)
 
-	// FIXME: The S3 docs have this to say on the topic of result ordering:
-	//   "The following request returns objects in the order they were stored,
-	//   returning the most recently stored object first starting with the value
-	//   for key-marker."
-	//
-	// OK so this method....
-	// - Returns objects in the order they were stored
-	// - Returning the most recently stored object first
-	//
-	// This makes no sense at all!
+	// Upstream's FIXME: the order of the versions of a key is not S3's
+	// (package s3server orders the listing).
 
 	for iter.Next() {
 		object := iter.Value().(*bucketObject)
@@ -541,30 +521,7 @@ func (db *Backend) ListBucketVersions(
 		for versions.Next() {
 			version := versions.Value()
 
-			if version.deleteMarker {
-				marker := &gofakes3.DeleteMarker{
-					Key:          version.name,
-					IsLatest:     version == object.data,
-					LastModified: gofakes3.NewContentTime(version.lastModified),
-				}
-				if bucket.versioning != gofakes3.VersioningNone { // S300005
-					marker.VersionID = version.versionID
-				}
-				result.Versions = append(result.Versions, marker)
-
-			} else {
-				resultVer := &gofakes3.Version{
-					Key:          version.name,
-					IsLatest:     version == object.data,
-					LastModified: gofakes3.NewContentTime(version.lastModified),
-					Size:         int64(len(version.body)),
-					ETag:         gofakes3.FormatETag(version.hash),
-				}
-				if bucket.versioning != gofakes3.VersioningNone { // S300005
-					resultVer.VersionID = version.versionID
-				}
-				result.Versions = append(result.Versions, resultVer)
-			}
+			result.Versions = append(result.Versions, bucket.listed(object, version))
 
 			cnt++
 			if page.MaxKeys > 0 && cnt >= page.MaxKeys {
@@ -578,6 +535,33 @@ done:
 	result.IsTruncated = truncated || iter.Next()
 
 	return result, nil
+}
+
+// listed is version of object as ListBucketVersions lists it (ferry: out
+// of ListBucketVersions, to keep functions under 80 lines).
+func (b *bucket) listed(object *bucketObject, version *bucketData) gofakes3.VersionItem {
+	if version.deleteMarker {
+		marker := &gofakes3.DeleteMarker{
+			Key:          version.name,
+			IsLatest:     version == object.data,
+			LastModified: gofakes3.NewContentTime(version.lastModified),
+		}
+		if b.versioning != gofakes3.VersioningNone { // S300005
+			marker.VersionID = version.versionID
+		}
+		return marker
+	}
+	resultVer := &gofakes3.Version{
+		Key:          version.name,
+		IsLatest:     version == object.data,
+		LastModified: gofakes3.NewContentTime(version.lastModified),
+		Size:         int64(len(version.body)),
+		ETag:         gofakes3.FormatETag(version.hash),
+	}
+	if b.versioning != gofakes3.VersioningNone { // S300005
+		resultVer.VersionID = version.versionID
+	}
+	return resultVer
 }
 
 // getConditionalObjectInfo returns information about an object for conditional checking.

@@ -56,12 +56,6 @@ func (iter *skipIter) Seek(key interface{}) (ok bool) {
 	return ok
 }
 
-// Close this iterator to reap resources associated with it.  While not
-// strictly required, it will provide extra hints for the garbage collector.
-func (iter *skipIter) Close() {
-	iter.inner.Close()
-}
-
 type readerWithDummyCloser struct{ io.Reader }
 
 func (d readerWithDummyCloser) Close() error { return nil }
