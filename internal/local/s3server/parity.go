@@ -31,7 +31,7 @@ const defaultContentType = "binary/octet-stream"
 // https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html).
 var errorMessages = map[string]string{
 	"NoSuchKey":     "The specified key does not exist.",
-	"NoSuchVersion": "The specified version does not exist.",
+	"NoSuchVersion": "Indicates that the version ID specified in the request does not match an existing version.",
 	"NoSuchUpload":  "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed.",
 	"InvalidPart":   "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.",
 }
