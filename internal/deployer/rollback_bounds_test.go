@@ -194,3 +194,34 @@ func assertRestoredWhole(t *testing.T, h *harness, steps []rollbackStep, old str
 	assert.Equal(t, want, healthyIn(h.groups()[old]), "every instance of the previous group passes its health checks once the rollback is over")
 	assert.Zero(t, h.world.CutConnections(), "no request cut as the release's groups leave")
 }
+
+// TestRollbackWaitsForTheLoadBalancer: releases served by a classic load
+// balancer only, or a target group only; the previous group's instances
+// are InService 60 s after launch but pass the load balancer's health
+// check 300 s later ("InService" in DescribeInstanceHealth, Elastic Load
+// Balancing API Reference; "healthy" in DescribeTargetHealth, Elastic
+// Load Balancing API Reference version 2015-12-01). An instance InService
+// in its group but not passing its load balancer's checks serves
+// nothing: the rollback waits until the load balancer passes both, and
+// no request is cut as the release's own group leaves.
+func TestRollbackWaitsForTheLoadBalancer(t *testing.T) {
+	for name, only := range map[string]func(*release.Service){
+		"classic load balancer": func(s *release.Service) { s.TargetGroups = nil },
+		"target group":          func(s *release.Service) { s.ELBs = nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, func(w *sim.WorldSpec) {
+				r := &w.Accounts[0].Regions[0]
+				cpu := 20.0
+				r.AMIs = append(r.AMIs, sim.AMISpec{ID: "ami-00000000000b0072", Name: "ubuntu-slow-check",
+					Tags: map[string]string{"Name": "ubuntu-slow-check", "DeployWith": "ferry"}, Behavior: sim.Healthy,
+					CPUPercent: &cpu, Timings: &sim.Timings{Boot: &sim.Range{Min: 60, Max: 60}, Health: &sim.Range{Min: 300, Max: 300}}})
+			})
+			prev, next := h.baseRelease(), h.baseRelease()
+			only(prev.Services["web"])
+			only(next.Services["web"])
+			steps, old := rollBackAfterScaleIn(t, h, prev, next, "ubuntu-slow-check")
+			assertRestoredWhole(t, h, steps, old, 2)
+		})
+	}
+}

@@ -3,7 +3,10 @@ package region
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,16 +24,35 @@ import (
 )
 
 // awsCLI runs the AWS CLI's `aws stepfunctions ARGS --endpoint-url URL
-// --output json` against the region at url with fake credentials and no
-// configuration or instance metadata lookups, requires it to exit 0 and
-// returns its answer decoded (JSON numbers as float64, so a test sees the
-// types the CLI printed).
+// --output json` against the region at url (see runAWS), requires it to
+// exit 0 and returns its answer decoded (JSON numbers as float64, so a
+// test sees the types the CLI printed).
 func awsCLI(t *testing.T, aws, url string, args ...string) map[string]any {
+	t.Helper()
+	return awsJSON(t, aws, url, append([]string{"stepfunctions"}, args...)...)
+}
+
+// awsJSON runs `aws ARGS` (see runAWS), requires it to exit 0 and returns
+// its answer decoded; an empty answer is an empty map.
+func awsJSON(t *testing.T, aws, url string, args ...string) map[string]any {
+	t.Helper()
+	stdout, stderr, err := runAWS(t, aws, url, args...)
+	require.NoError(t, err, "aws %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout, stderr)
+	out := map[string]any{}
+	if strings.TrimSpace(stdout) != "" {
+		require.NoError(t, json.Unmarshal([]byte(stdout), &out), "the CLI's output:\n%s", stdout)
+	}
+	return out
+}
+
+// runAWS runs `aws ARGS --endpoint-url URL --output json` against the
+// region at url with fake credentials and no configuration or instance
+// metadata lookups, and returns what it printed and how it exited.
+func runAWS(t *testing.T, aws, url string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, aws, append(append([]string{"stepfunctions"}, args...),
-		"--endpoint-url", url, "--output", "json")...)
+	cmd := exec.CommandContext(ctx, aws, append(args, "--endpoint-url", url, "--output", "json")...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
@@ -45,13 +67,10 @@ func awsCLI(t *testing.T, aws, url string, args ...string) map[string]any {
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_MAX_ATTEMPTS=1", "AWS_PAGER=",
 	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	require.NoError(t, err, "aws stepfunctions %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
-	var out map[string]any
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "the CLI's output:\n%s", stdout.String())
-	return out
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // TestAWSCLI drives the region's Step Functions API with the AWS CLI,
@@ -126,6 +145,11 @@ func TestAWSCLI(t *testing.T) {
 	isNumber(t, listed["startDate"], "startDate")
 	isNumber(t, listed["stopDate"], "stopDate")
 	assert.Equal(t, float64(0), listed["redriveCount"])
+	// --redrive-filter lists the executions that were (REDRIVEN) or were
+	// not (NOT_REDRIVEN) redriven (API_ListExecutions, redriveFilter): this
+	// one never was.
+	assert.Empty(t, awsCLI(t, aws, url, "list-executions", "--state-machine-arn", sm, "--redrive-filter", "REDRIVEN")["executions"])
+	assert.Len(t, awsCLI(t, aws, url, "list-executions", "--state-machine-arn", sm, "--redrive-filter", "NOT_REDRIVEN")["executions"], 1)
 
 	described := awsCLI(t, aws, url, "describe-execution", "--execution-arn", arn)
 	assert.Equal(t, "SUCCEEDED", described["status"])
@@ -181,4 +205,92 @@ func TestAWSCLI(t *testing.T) {
 	assert.Equal(t, "REDRIVABLE", aborted["redriveStatus"])
 	assert.NotContains(t, aborted, "redriveStatusReason")
 	assert.NotContains(t, aborted, "output")
+}
+
+// TestAWSCLIS3 drives the region's S3 API (its deployer bucket, versioned
+// as in AWS) with the AWS CLI's s3api, where a user pokes it, and checks
+// what S3 answers (Amazon S3 API Reference; each is also checked against
+// moto by internal/proof/conformance, TestS3ParityAgainstMoto):
+//   - an object put without --content-type is binary/octet-stream
+//     (PutObject, ContentType);
+//   - a multipart object's ETag is the MD5 of its parts' MD5s and "-2"
+//     (Object, ETag: "not an MD5 digest");
+//   - list-object-versions lists keys in order, each newest first
+//     (ListObjectVersions);
+//   - get-object-attributes answers the attributes asked for
+//     (GetObjectAttributes);
+//   - deleting the delete marker by its version id undeletes the object
+//     ("Working with delete markers", Amazon S3 User Guide);
+//   - a missing key is NoSuchKey, "The specified key does not exist."
+//     (Error responses).
+func TestAWSCLIS3(t *testing.T) {
+	aws, err := exec.LookPath("aws")
+	if err != nil {
+		t.Skip("the AWS CLI (aws) is not on PATH: install it to check the region's S3 API with it")
+	}
+	r, _ := newTestRegion(t, Options{})
+	url := serve(t, r)
+	b := r.Bucket()
+	dir := t.TempDir()
+	file := func(name string, body []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, body, 0o644))
+		return p
+	}
+	s3api := func(args ...string) map[string]any {
+		t.Helper()
+		return awsJSON(t, aws, url, append([]string{"s3api"}, args...)...)
+	}
+	put := func(key, body string) map[string]any {
+		t.Helper()
+		return s3api("put-object", "--bucket", b, "--key", key, "--body", file("body", []byte(body)))
+	}
+
+	put("cli/untyped", "some bytes")
+	assert.Equal(t, "binary/octet-stream", s3api("head-object", "--bucket", b, "--key", "cli/untyped")["ContentType"])
+
+	up := s3api("create-multipart-upload", "--bucket", b, "--key", "cli/big")
+	id, _ := up["UploadId"].(string)
+	parts := [][]byte{bytes.Repeat([]byte("x"), 5<<20), []byte("tail")}
+	var done []map[string]any
+	var sums []byte
+	for i, p := range parts {
+		out := s3api("upload-part", "--bucket", b, "--key", "cli/big", "--upload-id", id,
+			"--part-number", fmt.Sprint(i+1), "--body", file(fmt.Sprintf("part%d", i), p))
+		done = append(done, map[string]any{"ETag": out["ETag"], "PartNumber": i + 1})
+		sum := md5.Sum(p)
+		sums = append(sums, sum[:]...)
+	}
+	manifest, err := json.Marshal(map[string]any{"Parts": done})
+	require.NoError(t, err)
+	s3api("complete-multipart-upload", "--bucket", b, "--key", "cli/big", "--upload-id", id,
+		"--multipart-upload", "file://"+file("parts.json", manifest))
+	whole := md5.Sum(sums)
+	assert.Equal(t, `"`+hex.EncodeToString(whole[:])+`-2"`, s3api("head-object", "--bucket", b, "--key", "cli/big")["ETag"])
+
+	for _, kv := range [][2]string{{"cli/v/b", "b1"}, {"cli/v/a", "a1"}, {"cli/v/b", "b2"}, {"cli/v/a", "a2"}} {
+		put(kv[0], kv[1])
+	}
+	var order []string
+	for _, v := range s3api("list-object-versions", "--bucket", b, "--prefix", "cli/v/")["Versions"].([]any) {
+		v := v.(map[string]any)
+		order = append(order, fmt.Sprintf("%s latest=%v", v["Key"], v["IsLatest"]))
+	}
+	assert.Equal(t, []string{"cli/v/a latest=true", "cli/v/a latest=false", "cli/v/b latest=true", "cli/v/b latest=false"}, order)
+
+	put("cli/attrs", "held by r1")
+	attrs := s3api("get-object-attributes", "--bucket", b, "--key", "cli/attrs", "--object-attributes", "ETag", "ObjectSize", "StorageClass")
+	sum := md5.Sum([]byte("held by r1"))
+	assert.Equal(t, hex.EncodeToString(sum[:]), attrs["ETag"])
+	assert.Equal(t, float64(10), attrs["ObjectSize"])
+	assert.Equal(t, "STANDARD", attrs["StorageClass"])
+
+	marker := s3api("delete-object", "--bucket", b, "--key", "cli/attrs")
+	require.Equal(t, true, marker["DeleteMarker"])
+	s3api("delete-object", "--bucket", b, "--key", "cli/attrs", "--version-id", marker["VersionId"].(string))
+	assert.Equal(t, `"`+hex.EncodeToString(sum[:])+`"`, s3api("head-object", "--bucket", b, "--key", "cli/attrs")["ETag"], "undeleted")
+
+	_, stderr, err := runAWS(t, aws, url, "s3api", "get-object", "--bucket", b, "--key", "cli/none", filepath.Join(dir, "out"))
+	require.Error(t, err)
+	assert.Contains(t, stderr, "An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.")
 }

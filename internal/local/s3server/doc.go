@@ -39,9 +39,21 @@
 //   - Versions. Options.Versioned creates buckets with versioning enabled
 //     (the deployer bucket is versioned in AWS). The layer answers a
 //     HeadObject with a versionId for that version (gofakes3 answers with
-//     the current one), and refuses with 501 NotImplemented a delete of a
-//     bucket's current version while older ones exist, which s3mem cannot
-//     do as S3 does (it would leave the key with no current version).
+//     the current one). The backend is a copy of gofakes3's s3mem
+//     (package s3mem) in which deleting the current version makes the
+//     newest older one current, as S3 does, so deleting the delete marker
+//     that is the current version undeletes the object.
+//   - What a user sees with the AWS CLI or an SDK (parity.go): every answer
+//     is dated (Date) on the server's clock, the one Last-Modified follows;
+//     error documents carry S3's message where gofakes3 sends none
+//     (NoSuchKey: "The specified key does not exist."); an object put
+//     without a type is binary/octet-stream; a multipart object's ETag is
+//     the MD5 of its parts' MD5s and "-N" on GetObject, HeadObject, the
+//     listings and conditional deletes, not only on
+//     CompleteMultipartUpload; ListObjectVersions lists keys in order, each
+//     key's versions newest first; GetObjectAttributes is answered (ETag,
+//     Checksum, ObjectParts of a multipart object as its count of parts,
+//     StorageClass STANDARD, ObjectSize).
 //
 // In front of it all, package sameorigin keeps web pages the user opens
 // out: a write from another origin (or a CORS preflight) is refused with

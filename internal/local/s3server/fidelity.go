@@ -2,7 +2,6 @@ package s3server
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -12,10 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/ferryhq/ferry/internal/local/s3server/s3mem"
 	"github.com/ferryhq/ferry/internal/local/sameorigin"
 )
 
@@ -50,13 +50,20 @@ type fidelity struct {
 
 	requests atomic.Uint64
 
+	// etags are the ETags of the object versions CompleteMultipartUpload
+	// made (see complete), by s3mem's version id.
+	etags map[versionKey]string
+
+	// now is the server's clock (see answer).
+	now func() time.Time
+
 	// checked, when set, is called by a DeleteObject whose condition
 	// passed, before it deletes (tests use it to interleave a write).
 	checked func(objectKey)
 }
 
-func newFidelity(next http.Handler, backend *s3mem.Backend) *fidelity {
-	return &fidelity{next: next, backend: backend, sums: map[versionKey]checksum{}}
+func newFidelity(next http.Handler, backend *s3mem.Backend, now func() time.Time) *fidelity {
+	return &fidelity{next: next, backend: backend, now: now, sums: map[versionKey]checksum{}, etags: map[versionKey]string{}}
 }
 
 type objectKey struct{ bucket, key string }
@@ -66,10 +73,17 @@ type versionKey struct {
 	version gofakes3.VersionID
 }
 
-// ServeHTTP routes as gofakes3 does (path-style addressing only, the
+// ServeHTTP answers r (see answer).
+func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := &answer{ResponseWriter: w, now: f.now, method: r.Method}
+	f.route(a, r)
+	a.done()
+}
+
+// route routes as gofakes3 does (path-style addressing only, the
 // server's configuration): /bucket, /bucket/key, with the sub-resources
 // gofakes3 dispatches on.
-func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *fidelity) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.URL.RawQuery == "" &&
 		sameorigin.ContentType(r, "multipart/form-data", "application/x-www-form-urlencoded") == nil {
 		// A POST Object upload (S3 API Reference, "POST Object") is what
@@ -81,28 +95,44 @@ func (f *fidelity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	q := r.URL.Query()
 	switch {
-	case bucket == "" || q.Has("uploads") || q.Has("versioning") || q.Has("versions"):
+	case bucket == "":
 		f.next.ServeHTTP(w, r)
 	case key == "":
-		if r.Method == http.MethodPost && q.Has("delete") {
-			f.deleteObjects(w, r, bucket)
-			return
-		}
+		f.routeBucket(w, r, bucket, q)
+	case r.Method == http.MethodPost && q.Has("uploads"):
+		f.next.ServeHTTP(w, typed(r))
+	case q.Has("uploads") || q.Has("versioning") || q.Has("versions"):
 		f.next.ServeHTTP(w, r)
+	case r.Method == http.MethodGet && q.Has("attributes"):
+		f.attributes(w, r, objectKey{bucket, key}, versionFrom(q))
 	case q.Has("uploadId"):
-		switch r.Method {
-		case http.MethodPut:
-			if r.Header.Get("X-Amz-Copy-Source") == "" {
-				f.put(w, r, objectKey{bucket, key}, false)
-				return
-			}
-		case http.MethodPost:
-			f.write(w, r, objectKey{bucket, key}, nil)
-			return
-		}
-		f.next.ServeHTTP(w, r)
+		f.routeUpload(w, r, objectKey{bucket, key})
 	default:
 		f.object(w, r, objectKey{bucket, key}, versionFrom(q))
+	}
+}
+
+// routeBucket routes a request of a bucket (/bucket).
+func (f *fidelity) routeBucket(w http.ResponseWriter, r *http.Request, bucket string, q url.Values) {
+	switch {
+	case r.Method == http.MethodGet && listingQuery(q):
+		f.list(w, r, bucket)
+	case r.Method == http.MethodPost && q.Has("delete"):
+		f.deleteObjects(w, r, bucket)
+	default:
+		f.next.ServeHTTP(w, r)
+	}
+}
+
+// routeUpload routes a request of a multipart upload of k (?uploadId).
+func (f *fidelity) routeUpload(w http.ResponseWriter, r *http.Request, k objectKey) {
+	switch {
+	case r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "":
+		f.put(w, r, k, false)
+	case r.Method == http.MethodPost:
+		f.complete(w, r, k)
+	default:
+		f.next.ServeHTTP(w, r)
 	}
 }
 
@@ -166,7 +196,7 @@ func (f *fidelity) put(w http.ResponseWriter, r *http.Request, k objectKey, stor
 	if up.sum != nil {
 		sum = *up.sum
 	}
-	f.write(w, fwd, k, &sum)
+	f.write(w, typed(fwd), k, &sum)
 }
 
 // write passes a write of k to gofakes3 with k locked, and keeps sum as
@@ -276,7 +306,7 @@ func (f *fidelity) delete(w http.ResponseWriter, r *http.Request, k objectKey) {
 		case err != nil:
 			f.writeError(w, r, &s3Error{http.StatusInternalServerError, "InternalError", err.Error()})
 			return
-		case !etagMatches(ifMatch, obj.Hash):
+		case !etagMatches(ifMatch, f.etag(k, obj.VersionID, obj.Hash)):
 			f.writeError(w, r, errPreconditionFailed)
 			return
 		}
@@ -297,11 +327,11 @@ func (f *fidelity) delete(w http.ResponseWriter, r *http.Request, k objectKey) {
 // deleteVersion passes a DeleteObject of one version to gofakes3 with k
 // locked. If-Match with a versionId is refused as not implemented (S3
 // evaluates conditional deletes against the current version only, and
-// the combination is not modelled here), as is a delete of the current
-// version while older ones exist: S3 then makes the next older version
-// current ("Deleting object versions from a versioning-enabled bucket",
-// Amazon S3 User Guide), which s3mem cannot do (it leaves the key with no
-// current version, and every later read of it panics).
+// the combination is not modelled here). A delete of the current version
+// makes the newest older one current, as in S3 ("Deleting object versions
+// from a versioning-enabled bucket", Amazon S3 User Guide): deleting the
+// delete marker that is the current version undeletes the object
+// (package s3mem).
 func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objectKey, version gofakes3.VersionID) {
 	if r.Header.Get("If-Match") != "" {
 		f.writeError(w, r, errNotImplemented)
@@ -311,48 +341,15 @@ func (f *fidelity) deleteVersion(w http.ResponseWriter, r *http.Request, k objec
 		return
 	}
 	defer f.locks.lockKey(k)()
-	if f.currentWithOlder(k, version) {
-		f.writeError(w, r, errNotImplemented)
-		return
-	}
 	hw := &hookWriter{ResponseWriter: w}
 	f.next.ServeHTTP(hw, r)
 	hw.finish()
 	if success(hw.status) {
 		f.mu.Lock()
 		delete(f.sums, versionKey{k, version})
+		delete(f.etags, versionKey{k, version})
 		f.mu.Unlock()
 	}
-}
-
-// currentWithOlder reports whether version is the current version of k
-// (an object or a delete marker) and older versions of k exist.
-func (f *fidelity) currentWithOlder(k objectKey, version gofakes3.VersionID) bool {
-	prefix := gofakes3.NewPrefix(&k.key, nil)
-	res, err := f.backend.ListBucketVersions(k.bucket, &prefix, nil) // nil: every version, unpaged
-	if err != nil {
-		return false
-	}
-	n, latest := 0, gofakes3.VersionID("")
-	for _, v := range res.Versions {
-		switch v := v.(type) {
-		case *gofakes3.Version:
-			if v.Key == k.key {
-				n++
-				if v.IsLatest {
-					latest = v.VersionID
-				}
-			}
-		case *gofakes3.DeleteMarker:
-			if v.Key == k.key {
-				n++
-				if v.IsLatest {
-					latest = v.VersionID
-				}
-			}
-		}
-	}
-	return n > 1 && latest == version
 }
 
 // refuseDirectoryConditions answers a DeleteObject that carries a
@@ -370,8 +367,7 @@ func refuseDirectoryConditions(w http.ResponseWriter, r *http.Request, f *fideli
 
 // deleteObjects passes a DeleteObjects to gofakes3 with the whole bucket
 // locked. Conditional entries (an ETag per object) are refused as not
-// implemented rather than ignored, as are version deletes s3mem would
-// corrupt (see deleteVersion).
+// implemented rather than ignored.
 func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket string) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -393,7 +389,7 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 	prior := map[objectKey]gofakes3.VersionID{}
 	for _, o := range req.Objects {
 		k := objectKey{bucket, o.Key}
-		if o.ETag != nil || (o.VersionID != "" && o.VersionID != "null" && f.currentWithOlder(k, gofakes3.VersionID(o.VersionID))) {
+		if o.ETag != nil {
 			f.writeError(w, r, errNotImplemented)
 			return
 		}
@@ -415,6 +411,7 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 	for _, o := range req.Objects {
 		if o.VersionID != "" {
 			delete(f.sums, versionKey{objectKey{bucket, o.Key}, gofakes3.VersionID(o.VersionID)})
+			delete(f.etags, versionKey{objectKey{bucket, o.Key}, gofakes3.VersionID(o.VersionID)})
 		}
 	}
 	f.mu.Unlock()
@@ -429,6 +426,8 @@ func (f *fidelity) deleteObjects(w http.ResponseWriter, r *http.Request, bucket 
 // A HeadObject of one version is answered from a GetObject of that
 // version without its body: gofakes3 v1.2.0 answers HeadObject with the
 // current version whatever versionId says.
+//
+// A multipart object is answered with its own ETag (see complete).
 func (f *fidelity) read(w http.ResponseWriter, r *http.Request, k objectKey, version gofakes3.VersionID) {
 	hw := &hookWriter{ResponseWriter: w}
 	fwd := r
@@ -437,18 +436,33 @@ func (f *fidelity) read(w http.ResponseWriter, r *http.Request, k objectKey, ver
 		fwd.Method = http.MethodGet
 		hw.discard = true
 	}
+	var sum *checksum
 	if strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
 		defer f.locks.lockKey(k)()
-		if version == "" {
-			version = f.current(k)
+		v := version
+		if v == "" {
+			v = f.current(k)
 		}
 		f.mu.Lock()
-		sum, ok := f.sums[versionKey{k, version}]
+		if s, ok := f.sums[versionKey{k, v}]; ok {
+			sum = &s
+		}
 		f.mu.Unlock()
-		hw.before = func(status int) {
-			if ok && status == http.StatusOK {
-				sum.set(w.Header())
-			}
+	}
+	hw.before = func(status int) {
+		if !success(status) && status != http.StatusNotModified {
+			return
+		}
+		// The version served, as gofakes3 names it.
+		v := gofakes3.VersionID(w.Header().Get("X-Amz-Version-Id"))
+		if v == "" {
+			v = f.current(k)
+		}
+		if e, ok := f.multipartETag(k, v); ok {
+			w.Header().Set("ETag", e)
+		}
+		if sum != nil && status == http.StatusOK {
+			sum.set(w.Header())
 		}
 	}
 	f.next.ServeHTTP(hw, fwd)
@@ -490,6 +504,7 @@ func (f *fidelity) wrote(k objectKey, prior gofakes3.VersionID, sum *checksum) {
 	defer f.mu.Unlock()
 	if replaced && prior != "" {
 		delete(f.sums, versionKey{k, prior})
+		delete(f.etags, versionKey{k, prior})
 	}
 	if sum != nil && now != "" {
 		f.sums[versionKey{k, now}] = *sum
@@ -497,9 +512,9 @@ func (f *fidelity) wrote(k objectKey, prior gofakes3.VersionID, sum *checksum) {
 }
 
 // etagMatches reports whether an If-Match value (*, or one or more
-// entity tags, quoted or not) matches an object's MD5 hash.
-func etagMatches(ifMatch string, hash []byte) bool {
-	want := hex.EncodeToString(hash)
+// entity tags, quoted or not) matches an object's ETag.
+func etagMatches(ifMatch, etag string) bool {
+	want := strings.Trim(etag, `"`)
 	for _, tag := range strings.Split(ifMatch, ",") {
 		tag = strings.TrimSpace(tag)
 		if tag == "*" || strings.Trim(tag, `"`) == want {

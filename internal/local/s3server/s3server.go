@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/local/s3server/s3mem"
 	"github.com/ferryhq/ferry/internal/local/sameorigin"
 )
 
@@ -90,7 +90,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3server: listen on %s: %w", addr, err)
 	}
-	f := newFidelity(faker.Server(), backend)
+	f := newFidelity(faker.Server(), backend, ts.Now)
 	s := &Server{
 		// No web page the user opens may write it, read it (no CORS) or
 		// have an object rendered as a page of its origin.

@@ -148,22 +148,14 @@ func TestVersionedLifecycle(t *testing.T) {
 	assert.NotEqual(t, aws.ToString(again.VersionId), marker)
 }
 
-// TestDeleteVersion: deleting a version that is not the current one
-// removes it for good; deleting the current version while older ones
-// exist is refused with 501 NotImplemented, and so is If-Match with a
-// versionId.
-//
-// AWS: "To permanently delete versioned objects, you must use
-// DELETE Object versionId" and "If you delete the current version ...
-// the previous version becomes the current version" ("Deleting object
-// versions from a versioning-enabled bucket", Amazon S3 User Guide,
-// https://docs.aws.amazon.com/AmazonS3/latest/userguide/DeletingObjectVersions.html).
-// The server cannot make the previous version current (s3mem would leave
-// the key with none), so it refuses rather than diverge; "Conditional
-// delete evaluations only apply to the current version of the object"
-// ("How to perform conditional deletes",
-// https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html),
-// which a delete of one version is not modelled against.
+// TestDeleteVersion: deleting one version removes it; deleting the
+// current one makes the newest older version current, as S3 does
+// ("Deleting object versions from a versioning-enabled bucket", Amazon S3
+// User Guide, https://docs.aws.amazon.com/AmazonS3/latest/userguide/DeletingObjectVersions.html),
+// and deleting the delete marker that is the current version
+// undeletes the object ("Working with delete markers": "To undelete an
+// object, you must delete the delete marker"). If-Match with a version is
+// refused, not ignored. Each step runs on what the one before left.
 func TestDeleteVersion(t *testing.T) {
 	_, c := startServer(t, true)
 	ctx := t.Context()
@@ -173,32 +165,46 @@ func TestDeleteVersion(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, aws.ToString(out.VersionId))
 	}
+	marker := func() string {
+		out, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
+		require.NoError(t, err)
+		require.True(t, aws.ToBool(out.DeleteMarker))
+		return aws.ToString(out.VersionId)
+	}
 	tests := []struct {
 		name     string
-		version  string
+		version  func() string
 		ifMatch  *string
 		wantCode string
+		current  string // the body current after the step
 	}{
-		{"an older version", ids[1], nil, ""},
-		{"the current version", ids[2], nil, "NotImplemented"},
-		{"with If-Match", ids[0], aws.String("*"), "NotImplemented"},
+		{"an older version", func() string { return ids[1] }, nil, "", "three"},
+		{"with If-Match", func() string { return ids[0] }, aws.String("*"), "NotImplemented", "three"},
+		{"the current version", func() string { return ids[2] }, nil, "", "one"},
+		{"the delete marker that is current (undelete)", marker, nil, "", "one"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(tc.version), IfMatch: tc.ifMatch})
+			version := tc.version()
+			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(version), IfMatch: tc.ifMatch})
 			if tc.wantCode != "" {
 				status, code, _ := apiError(t, err)
 				assert.Equal(t, http.StatusNotImplemented, status)
 				assert.Equal(t, tc.wantCode, code)
-				_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(tc.version)})
+				_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(version)})
 				assert.NoError(t, err, "the version is still there")
-				return
+			} else {
+				require.NoError(t, err)
+				_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(version)})
+				assert.Error(t, err, "the version is gone")
 			}
+			got, _ := getBody(t, c, bucket, "k", false)
+			assert.Equal(t, tc.current, got)
+			list, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
 			require.NoError(t, err)
-			_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(tc.version)})
-			assert.Error(t, err, "the version is gone")
+			assert.Empty(t, list.DeleteMarkers)
+			require.NotEmpty(t, list.Versions)
+			assert.True(t, aws.ToBool(list.Versions[0].IsLatest), "the current version is listed first, latest")
 		})
 	}
-	got, _ := getBody(t, c, bucket, "k", false)
-	assert.Equal(t, "three", got, "the current version is untouched")
 }

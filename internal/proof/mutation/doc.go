@@ -14,5 +14,10 @@
 // mutants run side by side. A mutant that does not compile (a + of
 // strings made a -) is not viable and not counted.
 //
+// A mutant is judged by the tests that run the code it changes (Runner.
+// Select, coverage.go): each test of a target runs once alone with
+// coverage, and a test that never reaches a mutant cannot fail because of
+// it, so leaving it out changes no result and saves its time per mutant.
+//
 // It is a proof tool: the Lambda never links it (make thin).
 package mutation

@@ -19,8 +19,10 @@ type Mutant struct {
 	// Offset and Len are the bytes replaced, With what replaces them.
 	Offset, Len int
 	With        string
-	// Func is the function the change is in ("" at package level).
-	Func string
+	// Func is the function the change is in ("" at package level), and
+	// FuncLine to FuncEnd its lines (0 at package level).
+	Func              string
+	FuncLine, FuncEnd int
 	// Was and Now are the expression before and after the change, as
 	// source text: with File and Func, the mutant's Key.
 	Was, Now string
@@ -66,12 +68,15 @@ func Find(path string) ([]Mutant, error) {
 	}
 	var out []Mutant
 	for _, decl := range f.Decls {
-		fn := ""
+		fn, from, to := "", 0, 0
 		if d, ok := decl.(*ast.FuncDecl); ok {
-			fn = funcName(d)
+			fn, from, to = funcName(d), fset.Position(d.Pos()).Line, fset.Position(d.End()).Line
 		}
 		ast.Inspect(decl, func(n ast.Node) bool {
-			out = append(out, mutantsOf(fset, src, path, fn, n)...)
+			for _, m := range mutantsOf(fset, src, path, fn, n) {
+				m.FuncLine, m.FuncEnd = from, to
+				out = append(out, m)
+			}
 			return true
 		})
 	}

@@ -34,6 +34,18 @@ func TestOver(t *testing.T) {
 		t.Fatal("wrong")
 	}
 }
+
+func TestNoName(t *testing.T) {
+	if Over(1, 2, "") {
+		t.Fatal("wrong")
+	}
+}
+`
+
+// neverSrc is code no test of limitTest runs.
+const neverSrc = `package limit
+
+func never(n int) bool { return n > 1 }
 `
 
 func write(t *testing.T, dir, name, body string) string {
@@ -82,30 +94,72 @@ func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module per mutant")
 	}
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
-	path := write(t, dir, "limit.go", limitSrc)
-	write(t, dir, "limit_test.go", limitTest)
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	var log strings.Builder
-	r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log,
-		Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
-	results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go"}, Tests: "./...", Timeout: time.Minute}})
-	require.NoError(t, err)
-	status := map[string]Status{}
-	for _, res := range results {
-		status[res.Was+" => "+res.Now] = res.Status
+	for _, sel := range []bool{false, true} {
+		t.Run(map[bool]string{false: "every test", true: "the tests that run the mutant"}[sel], func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
+			path := write(t, dir, "limit.go", limitSrc)
+			write(t, dir, "never.go", neverSrc)
+			write(t, dir, "limit_test.go", limitTest)
+			goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+			var log strings.Builder
+			r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log, Select: sel,
+				Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
+			results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go", "never.go"}, Tests: "./", Timeout: time.Minute}})
+			require.NoError(t, err)
+			status := map[string]Status{}
+			for _, res := range results {
+				status[res.Was+" => "+res.Now] = res.Status
+			}
+			assert.Equal(t, Killed, status["n > max => n >= max"])
+			assert.Equal(t, Killed, status["n*2 > max+max => n*2 <= max+max"])
+			assert.Equal(t, Survived, status["n*2 > max+max => n*2 >= max+max"], "the test never reaches it with n*2 == max+max")
+			assert.Equal(t, Equivalent, status[`name == "root" + "" => name != "root" + ""`], "survived, listed")
+			assert.Equal(t, Survived, status["n > 1 => n >= 1"], "no test runs it")
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, limitSrc, string(src), "the file is untouched")
+			s := Summarize(results)
+			assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
+			assert.Contains(t, log.String(), "killed")
+			assert.NotContains(t, log.String(), "every test runs", "selection applies")
+		})
 	}
-	assert.Equal(t, Killed, status["n > max => n >= max"])
-	assert.Equal(t, Killed, status["n*2 > max+max => n*2 <= max+max"])
-	assert.Equal(t, Survived, status["n*2 > max+max => n*2 >= max+max"], "the test never reaches it with n*2 == max+max")
-	assert.Equal(t, Equivalent, status[`name == "root" + "" => name != "root" + ""`], "survived, listed")
-	src, err := os.ReadFile(path)
+}
+
+// TestCovering: a mutant is judged by the tests that ran the block it is
+// in, in the order go test lists them; one in no block (a switch's case
+// expression) by the tests that ran any block of its function; one
+// outside every function by all of them.
+func TestCovering(t *testing.T) {
+	profile := write(t, t.TempDir(), "c.out", "mode: set\n"+
+		"example.com/limit/limit.go:4.49,5.36 1 1\n"+
+		"example.com/limit/limit.go:5.36,7.3 1 0\n"+
+		"example.com/limit/never.go:3.40,3.60 1 1\n")
+	blocks, err := readProfile(profile)
 	require.NoError(t, err)
-	assert.Equal(t, limitSrc, string(src), "the file is untouched")
-	s := Summarize(results)
-	assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
-	assert.Contains(t, log.String(), "killed")
+	require.Len(t, blocks, 3)
+	assert.Equal(t, []bool{true, false, true}, []bool{blocks[0].ran, blocks[1].ran, blocks[2].ran})
+	c := &coverage{module: "example.com/limit", blocks: blocks, order: []string{"TestB", "TestA"},
+		runs: map[string][]block{"TestA": {blocks[0], blocks[2]}, "TestB": {blocks[0]}}}
+	for _, tc := range []struct {
+		name  string
+		m     Mutant
+		tests []string
+		all   bool
+	}{
+		{"in a block both ran", Mutant{File: "limit.go", Line: 5, Col: 10}, []string{"TestB", "TestA"}, false},
+		{"in a block one ran", Mutant{File: "never.go", Line: 3, Col: 45}, []string{"TestA"}, false},
+		{"in a block none ran", Mutant{File: "limit.go", Line: 6, Col: 2}, nil, false},
+		{"in no block, in a function", Mutant{File: "limit.go", Line: 8, Col: 5, FuncLine: 3, FuncEnd: 9}, []string{"TestB", "TestA"}, false},
+		{"in no block, in a function none ran", Mutant{File: "never.go", Line: 9, Col: 5, FuncLine: 8, FuncEnd: 10}, nil, false},
+		{"outside every function", Mutant{File: "limit.go", Line: 12, Col: 9}, nil, true},
+	} {
+		tests, all := c.covering(tc.m)
+		assert.Equal(t, tc.tests, tests, tc.name)
+		assert.Equal(t, tc.all, all, tc.name)
+	}
+	assert.Equal(t, `^(TestA|Test\.B)$`, runPattern([]string{"TestA", "Test.B"}))
 }
 
 // TestReadEquivalents: a line per mutant, its key and its reason; a line

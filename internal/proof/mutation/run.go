@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,9 @@ type Runner struct {
 	Workers int
 	// Short runs the tests with -short.
 	Short bool
+	// Select judges each mutant by the tests that run the code it
+	// changes (see coverage.go), not by all of its target's.
+	Select bool
 	// Equivalent maps the Key of each mutant known equivalent to why.
 	Equivalent map[string]string
 	// Log receives a line per mutant as it is judged.
@@ -72,27 +76,14 @@ type Runner struct {
 // Run checks that each target's tests pass unmutated, then judges every
 // mutant of every target's files, and returns the results in order.
 func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
-	type job struct {
-		m Mutant
-		t Target
+	tmp, err := os.MkdirTemp("", "mutation-")
+	if err != nil {
+		return nil, err
 	}
-	var jobs []job
-	for _, t := range targets {
-		if out, err := r.test(ctx, t, ""); err != nil {
-			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
-		}
-		for _, f := range t.Files {
-			ms, err := Find(filepath.Join(r.Dir, f))
-			if err != nil {
-				return nil, err
-			}
-			for _, m := range ms {
-				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
-					m.File = f
-					jobs = append(jobs, job{m, t})
-				}
-			}
-		}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	jobs, err := r.jobs(ctx, targets, tmp)
+	if err != nil {
+		return nil, err
 	}
 	results := make([]Result, len(jobs))
 	next := make(chan int)
@@ -101,7 +92,7 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 	for range max(r.Workers, 1) {
 		wg.Go(func() {
 			for i := range next {
-				s := r.judge(ctx, jobs[i].m, jobs[i].t)
+				s := r.judge(ctx, jobs[i].m, jobs[i].t, jobs[i].cov)
 				results[i] = Result{Mutant: jobs[i].m, Status: s}
 				mu.Lock()
 				fmt.Fprintf(r.Log, "%-10s %s\n", s, jobs[i].m)
@@ -120,8 +111,52 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 	return results, ctx.Err()
 }
 
-// judge runs t's tests against m.
-func (r *Runner) judge(ctx context.Context, m Mutant, t Target) Status {
+// job is one mutant to judge, by its target's tests (those cov selects,
+// when set).
+type job struct {
+	m   Mutant
+	t   Target
+	cov *coverage
+}
+
+// jobs checks that each target's tests pass unmutated, measures their
+// coverage when selecting (in tmp), and lists every mutant to judge.
+func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job, error) {
+	var jobs []job
+	for i, t := range targets {
+		if out, err := r.test(ctx, t, "", t.Run); err != nil {
+			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
+		}
+		var cov *coverage
+		if r.Select {
+			dir := filepath.Join(tmp, strconv.Itoa(i))
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, err
+			}
+			var err error
+			if cov, err = r.cover(ctx, t, dir); err != nil {
+				return nil, err
+			}
+		}
+		for _, f := range t.Files {
+			ms, err := Find(filepath.Join(r.Dir, f))
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range ms {
+				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
+					m.File = f
+					jobs = append(jobs, job{m, t, cov})
+				}
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// judge runs t's tests against m: those cov says run the code m changes,
+// when cov is set (none: m is only compiled).
+func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) Status {
 	path := filepath.Join(r.Dir, m.File)
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -139,7 +174,17 @@ func (r *Runner) judge(ctx context.Context, m Mutant, t Target) Status {
 	if os.WriteFile(mutated, Apply(src, m), 0o600) != nil || os.WriteFile(overlay, spec, 0o600) != nil {
 		return NotViable
 	}
-	out, err := r.test(ctx, t, overlay)
+	run := t.Run
+	if cov != nil {
+		switch tests, all := cov.covering(m); {
+		case all:
+		case len(tests) == 0:
+			run = "^$" // compile only
+		default:
+			run = runPattern(tests)
+		}
+	}
+	out, err := r.test(ctx, t, overlay, run)
 	switch {
 	case err == nil && r.Equivalent[m.Key()] != "":
 		return Equivalent
@@ -151,8 +196,9 @@ func (r *Runner) judge(ctx context.Context, m Mutant, t Target) Status {
 	return Killed
 }
 
-// test runs t's tests, with the overlay file when given.
-func (r *Runner) test(ctx context.Context, t Target, overlay string) ([]byte, error) {
+// test runs t's tests that match run (all, when empty), with the overlay
+// file when given.
+func (r *Runner) test(ctx context.Context, t Target, overlay, run string) ([]byte, error) {
 	args := []string{"test", "-count=1", "-failfast", "-vet=off", "-timeout=" + t.Timeout.String()}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
@@ -160,8 +206,8 @@ func (r *Runner) test(ctx context.Context, t Target, overlay string) ([]byte, er
 	if r.Short {
 		args = append(args, "-short")
 	}
-	if t.Run != "" {
-		args = append(args, "-run="+t.Run)
+	if run != "" {
+		args = append(args, "-run="+run)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeout+2*time.Minute)
 	defer cancel()
