@@ -110,6 +110,9 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return err
 	}
+	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
+		return err
+	}
 	if err := d.recordTarget(ctx, st); err != nil {
 		return err
 	}

@@ -309,6 +309,9 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 	if len(problems) > 0 {
 		return nil, &failure.DeployError{Op: "find previous groups", Err: failure.BadRelease(problems...)}
 	}
+	if previous, err = d.previousAnywhere(ctx, st, r, previous); err != nil {
+		return nil, err
+	}
 	for _, svc := range r.ServiceNames() {
 		if _, ok := out[svc]; ok {
 			continue

@@ -384,3 +384,36 @@ func TestMoveRecheckedPutsTheOldRegionBack(t *testing.T) {
 	assert.Equal(t, execution.EndFailureDirty, o.End)
 	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut")
 }
+
+// TestMoveStartsAtTheServingCapacity: a config whose web group serves
+// with 4 instances (scaled out since its deploy, within max_size) moves
+// to us-west-2: the new group starts at 4, as a deploy in place would
+// from its previous group, not at min_size 2, so the swap does not halve
+// what serves.
+func TestMoveStartsAtTheServingCapacity(t *testing.T) {
+	h := newHarness(t, withWest(t))
+	r1 := h.baseRelease()
+	h.start(r1).succeed()
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	_, err := h.world.Clients(account, region).AutoScaling.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(old), DesiredCapacity: aws.Int32(4)})
+	require.NoError(t, err)
+	h.clk.Advance(time.Hour)
+
+	move := east
+	r2 := h.movedRelease(&move)
+	x := h.start(r2)
+	require.NoError(t, x.steps(upToDeploy...))
+	assert.Equal(t, 4, x.state.Health.Services["web"].Desired, "the desired capacity is the old fleet's")
+	x.succeed()
+	web := naming.GroupName(project, config, "web", r2.ReleaseID)
+	for _, s := range h.world.Snapshot().Accounts {
+		if s.Account == account && s.Region == west {
+			for _, g := range s.Groups {
+				if g.Name == web {
+					assert.EqualValues(t, 4, g.Desired, "the new group serves with the old fleet's capacity")
+				}
+			}
+		}
+	}
+}

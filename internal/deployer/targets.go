@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +16,8 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/target"
@@ -366,4 +369,44 @@ func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execut
 		return add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log))
 	})
 	return out, err
+}
+
+// previousAnywhere completes previous (each service's previous group in
+// the release's environment, resources.Previous) with the serving groups
+// the config has in its other environments (fleetElsewhere): a move's
+// new fleet starts at the capacity the old environment serves with, as a
+// deploy in place starts at its previous group's, never at min_size
+// while the old fleet it replaces runs larger. Among several groups of
+// one service elsewhere, the largest desired capacity. A service with a
+// previous group here, or a config with no other environment, costs no
+// call beyond the targets record.
+func (d *Deployer) previousAnywhere(ctx context.Context, st *execution.State, r *release.Release, previous map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
+	if !slices.ContainsFunc(r.ServiceNames(), func(svc string) bool { _, ok := previous[svc]; return !ok }) {
+		return previous, nil
+	}
+	session, err := d.session(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	others, err := d.fleetElsewhere(ctx, st, session, false)
+	if err != nil {
+		return nil, err
+	}
+	out := maps.Clone(previous)
+	if out == nil {
+		out = map[string]asgtypes.AutoScalingGroup{}
+	}
+	for _, o := range others {
+		for _, g := range o.groups {
+			t := tags.FromASG(g.Tags)
+			svc := t[naming.TagServiceName]
+			if _, here := previous[svc]; here || r.Services[svc] == nil || fleet.Deleting(g) || t[naming.TagReleaseID] == r.ReleaseID {
+				continue
+			}
+			if cur, ok := out[svc]; !ok || aws.ToInt32(g.DesiredCapacity) > aws.ToInt32(cur.DesiredCapacity) {
+				out[svc] = g
+			}
+		}
+	}
+	return out, nil
 }
