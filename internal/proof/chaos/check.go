@@ -156,23 +156,64 @@ func (c *Checker) Serving() string {
 // and whether the serving release names it at all (only then may it not
 // go dark): the least any release that may serve needs of it (the
 // serving one, or one being deployed over it); nothing while a destroy
-// runs, or a release that retires it (Retired), whose point is to take it
-// out of service. A load balancer only a release being deployed names
-// serves no one yet. The caller holds c.mu.
-func (c *Checker) need(name string) (n int, named bool) {
+// runs. A release that retires it (Retired) may take it out of service
+// only once its own fleet stands ready (ready[id]: its groups alone hold
+// what it needs of every load balancer it keeps, as the world shows);
+// until then, as when it rolls back, the serving release's need holds. A
+// load balancer only a release being deployed names serves no one yet.
+// The caller holds c.mu.
+func (c *Checker) need(name string, ready map[string]bool) (n int, named bool) {
 	n, named = c.serving[name]
 	if !named {
 		return 0, false
 	}
 	for _, r := range c.running {
-		if r.served == nil || r.served[name] == Retired {
+		m, ok := r.served[name]
+		switch {
+		case r.served == nil, m == Retired && ready[r.id]:
 			return 0, false
-		}
-		if m, ok := r.served[name]; ok && m < n {
+		case ok && m != Retired && m < n:
 			n = m
 		}
 	}
 	return n, true
+}
+
+// ready says, for each running release, whether its own fleet stands
+// ready at in: in every load balancer and target group it keeps, the
+// instances of its groups (by their ReleaseID tag) alone are at least
+// healthy as it needs. A release that keeps none is ready. The caller
+// holds c.mu.
+func (c *Checker) ready(in sim.Instant) map[string]bool {
+	release := map[string]string{} // instance id -> its group's release
+	for _, g := range in.Groups {
+		for id := range g.Instances {
+			release[id] = g.Tags[naming.TagReleaseID]
+		}
+	}
+	healthy := map[string]map[string]int{} // Where -> release -> healthy
+	for _, b := range in.Balancers {
+		w := Where(b.Region, b.Name)
+		for id, state := range b.Targets {
+			if state != "healthy" {
+				continue
+			}
+			if healthy[w] == nil {
+				healthy[w] = map[string]int{}
+			}
+			healthy[w][release[id]]++
+		}
+	}
+	ready := map[string]bool{}
+	for _, r := range c.running {
+		ready[r.id] = true
+		for w, m := range r.served {
+			if m != Retired && healthy[w][r.id] < m {
+				ready[r.id] = false
+			}
+		}
+	}
+	return ready
 }
 
 func (c *Checker) violate(pred string, at time.Time, format string, args ...any) {
@@ -224,8 +265,9 @@ func (c *Checker) Observe(ch sim.Change) {
 // checkServing is (a) for one call of ferry's. The caller holds c.mu.
 func (c *Checker) checkServing(ch sim.Change, what string) {
 	before := balancers(ch.Before)
+	ready := c.ready(ch.Before)
 	for _, b := range ch.After.Balancers {
-		need, named := c.need(Where(b.Region, b.Name))
+		need, named := c.need(Where(b.Region, b.Name), ready)
 		if !named {
 			continue
 		}

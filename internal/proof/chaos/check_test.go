@@ -99,31 +99,75 @@ func TestObserveEachPredicateCanFail(t *testing.T) {
 // load balancer needs (the least of the two), a destroy needs nothing,
 // and a release serves once its execution succeeds, not when it fails.
 func TestNeedFollowsExecutions(t *testing.T) {
-	need := func(c *Checker, name string) int { n, _ := c.need(name); return n }
+	ready := map[string]bool{"r4": true}
+	need := func(c *Checker, name string) int { n, _ := c.need(name, ready); return n }
 	c := NewChecker("r1", Served{"web": 3})
 	assert.Equal(t, 3, need(c, "web"))
 	c.Started("x2", "r2", Served{"web": 2, "new": 1})
 	assert.Equal(t, 2, need(c, "web"))
-	_, named := c.need("new")
+	_, named := c.need("new", ready)
 	assert.False(t, named, "a load balancer only the release being deployed names serves no one yet")
 	c.Ended("x2", false)
 	assert.Equal(t, "r1", c.Serving())
 	c.Started("x4", "r4", Served{"web": Retired})
-	_, named = c.need("web")
+	_, named = c.need("web", ready)
 	assert.False(t, named, "a release removing the service retires its load balancer")
 	c.Ended("x4", true)
-	_, named = c.need("web")
+	_, named = c.need("web", ready)
 	assert.False(t, named, "nor does it name it once it serves")
 	c.Started("x5", "r5", Served{"web": 3})
 	c.Ended("x5", true)
 	c.Lower("r5", []string{"web"}, 1)
 	assert.Equal(t, 1, need(c, "web"), "the world's owner set the serving group to 1 instance")
 	c.Started("x3", "r3", nil)
-	_, named = c.need("web")
+	_, named = c.need("web", ready)
 	assert.False(t, named, "a destroy retires the fleet")
 	c.Ended("x3", true)
 	assert.Equal(t, "r3", c.Serving())
 	assert.Equal(t, 0, need(c, "web"))
+}
+
+// TestRetiredWaitsForTheNewFleet: a release that drops load balancer b
+// and keeps a may take b out of service only once its own groups alone
+// hold what it needs of a, as the world shows (the ReleaseID tags of the
+// groups whose instances are healthy there); until then, and through a
+// rollback, b keeps the serving release's need.
+func TestRetiredWaitsForTheNewFleet(t *testing.T) {
+	c := NewChecker("r1", Served{"r/a": 2, "r/b": 2})
+	c.Started("x2", "r2", Served{"r/a": 2, "r/b": Retired})
+	group := func(release string, ids ...string) sim.GroupState {
+		g := sim.GroupState{Region: "r", Name: "g-" + release, Tags: map[string]string{naming.TagReleaseID: release}, Instances: map[string]string{}}
+		for _, id := range ids {
+			g.Instances[id] = "InService"
+		}
+		return g
+	}
+	balancer := func(name string, ids ...string) sim.BalancerState {
+		b := sim.BalancerState{Region: "r", Name: name, Targets: map[string]string{}}
+		for _, id := range ids {
+			b.Targets[id] = "healthy"
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		in      sim.Instant
+		need    int
+		retired bool
+	}{
+		{"old fleet only", sim.Instant{Groups: []sim.GroupState{group("r1", "i-1", "i-2")},
+			Balancers: []sim.BalancerState{balancer("a", "i-1", "i-2"), balancer("b", "i-1", "i-2")}}, 2, false},
+		{"new fleet short of a's need", sim.Instant{Groups: []sim.GroupState{group("r1", "i-1", "i-2"), group("r2", "i-3")},
+			Balancers: []sim.BalancerState{balancer("a", "i-1", "i-2", "i-3"), balancer("b", "i-1", "i-2")}}, 2, false},
+		{"new fleet holds a", sim.Instant{Groups: []sim.GroupState{group("r1", "i-1", "i-2"), group("r2", "i-3", "i-4")},
+			Balancers: []sim.BalancerState{balancer("a", "i-1", "i-2", "i-3", "i-4"), balancer("b", "i-1", "i-2")}}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, named := c.need("r/b", c.ready(tc.in))
+			assert.Equal(t, tc.retired, !named)
+			assert.Equal(t, tc.need, n)
+		})
+	}
 }
 
 func snapshot(groups ...sim.GroupSnapshot) sim.Snapshot {
