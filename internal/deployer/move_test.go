@@ -389,7 +389,7 @@ func TestMoveRecheckedPutsTheOldRegionBack(t *testing.T) {
 // with 4 instances (scaled out since its deploy, within max_size) moves
 // to us-west-2: the new group starts at 4, as a deploy in place would
 // from its previous group, not at min_size 2, so the swap does not halve
-// what serves.
+// what serves; plan says the same.
 func TestMoveStartsAtTheServingCapacity(t *testing.T) {
 	h := newHarness(t, withWest(t))
 	r1 := h.baseRelease()
@@ -402,6 +402,10 @@ func TestMoveStartsAtTheServingCapacity(t *testing.T) {
 
 	move := east
 	r2 := h.movedRelease(&move)
+	p, err := h.planOf(r2)
+	require.NoError(t, err)
+	require.Len(t, p.Groups, 1)
+	assert.Equal(t, 4, p.Groups[0].Desired, "plan says what the deploy does")
 	x := h.start(r2)
 	require.NoError(t, x.steps(upToDeploy...))
 	assert.Equal(t, 4, x.state.Health.Services["web"].Desired, "the desired capacity is the old fleet's")

@@ -86,6 +86,9 @@ func (d *Deployer) plan(ctx context.Context, req execution.Request) (any, error)
 	if !refused(p, err) && err != nil {
 		return nil, err
 	}
+	if res != nil {
+		res.Previous = withElsewhere(r, res.Previous, others)
+	}
 	for _, check := range []func() error{
 		func() error { return checkRemovals(ctx, c, st, r, others) },
 		func() error { return resources.CheckHeadroom(ctx, c.AutoScaling, r) },

@@ -373,13 +373,9 @@ func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execut
 
 // previousAnywhere completes previous (each service's previous group in
 // the release's environment, resources.Previous) with the serving groups
-// the config has in its other environments (fleetElsewhere): a move's
-// new fleet starts at the capacity the old environment serves with, as a
-// deploy in place starts at its previous group's, never at min_size
-// while the old fleet it replaces runs larger. Among several groups of
-// one service elsewhere, the largest desired capacity. A service with a
-// previous group here, or a config with no other environment, costs no
-// call beyond the targets record.
+// the config has in its other environments (fleetElsewhere, then
+// withElsewhere). A config with every service's previous group here
+// costs no call.
 func (d *Deployer) previousAnywhere(ctx context.Context, st *execution.State, r *release.Release, previous map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
 	if !slices.ContainsFunc(r.ServiceNames(), func(svc string) bool { _, ok := previous[svc]; return !ok }) {
 		return previous, nil
@@ -392,6 +388,18 @@ func (d *Deployer) previousAnywhere(ctx context.Context, st *execution.State, r 
 	if err != nil {
 		return nil, err
 	}
+	return withElsewhere(r, previous, others), nil
+}
+
+// withElsewhere is previous with, for each service of r that has no
+// previous group in the release's environment, its serving group in
+// another environment of the config (others: a move's old one), so a
+// move's new fleet starts at the capacity the old environment serves
+// with, as a deploy in place starts at its previous group's, never at
+// min_size while the fleet it replaces runs larger. Among several groups
+// of one service elsewhere, the largest desired capacity. Deploy and
+// plan both size the new groups from it.
+func withElsewhere(r *release.Release, previous map[string]asgtypes.AutoScalingGroup, others []targetFleet) map[string]asgtypes.AutoScalingGroup {
 	out := maps.Clone(previous)
 	if out == nil {
 		out = map[string]asgtypes.AutoScalingGroup{}
@@ -408,5 +416,5 @@ func (d *Deployer) previousAnywhere(ctx context.Context, st *execution.State, r 
 			}
 		}
 	}
-	return out, nil
+	return out
 }
