@@ -139,7 +139,7 @@ func serviceSchema() obj {
 		"elbs":            schemaList("Classic load balancer names.", schemaString("A classic load balancer name.", elbPattern, maxELBLen)),
 		"target_groups":   schemaList("Target group Name tags.", schemaRef("A target group Name tag.")),
 		"profile":         schemaString("Instance profile name.", iamNamePattern, maxIAMNameLen),
-		"ebs_volume_size": schemaInt("EBS volume size in GiB.", 1, maxEBSVolumeSize),
+		"ebs_volume_size": schemaInt("EBS volume size in GiB, as EC2 accepts for the type: gp2 and gp3 1 to 16384, io1 4 to 16384, io2 4 to 65536, st1 and sc1 125 to 16384, standard 1 to 1024.", 1, maxEBSVolumeSize),
 		"ebs_volume_type": obj{"enum": EBSVolumeTypes, "description": "EBS volume type (default " + DefaultEBSVolumeType + ")."},
 		"ebs_device_name": obj{"type": "string", "pattern": deviceNamePattern, "description": "Device name (default: the AMI's root device, so the size resizes the root volume)."},
 		"autoscaling":     autoscalingSchema(),

@@ -27,11 +27,21 @@ var (
 const (
 	minHeartbeat     = 30
 	maxHeartbeat     = 7200
-	maxEBSVolumeSize = 16384
+	maxEBSVolumeSize = 65536 // the largest of ebsVolumeSizes
 	maxPolicyWindow  = 86400 // evaluation_periods * period, seconds
 	maxCooldown      = 86400
 	maxThreshold     = 100
 )
+
+// ebsVolumeSizes are the sizes, in GiB, EC2 accepts for a launch
+// template's volume of each type (EC2 API Reference,
+// LaunchTemplateEbsBlockDeviceRequest, VolumeSize): gp2 and gp3 1 to
+// 16,384, io1 4 to 16,384, io2 4 to 65,536, st1 and sc1 125 to 16,384,
+// standard 1 to 1,024.
+var ebsVolumeSizes = map[string]struct{ min, max int }{
+	"gp2": {1, 16384}, "gp3": {1, 16384}, "io1": {4, 16384}, "io2": {4, maxEBSVolumeSize},
+	"st1": {125, 16384}, "sc1": {125, 16384}, "standard": {1, 1024},
+}
 
 // Validate checks the release with defaults applied (on a copy; r is not
 // changed) and returns nil or a *failure.BadReleaseError listing every
@@ -544,18 +554,19 @@ func (v *validator) stableSeconds(path string, s *int) {
 	}
 }
 
+// ebs checks a service's EBS volume: a size EC2 accepts for its type
+// (ebsVolumeSizes), a known type, a device name.
 func (v *validator) ebs(spath string, s *Service) {
-	switch {
-	case s.EBSVolumeSize == 0:
+	if s.EBSVolumeSize == 0 {
 		if s.EBSVolumeType != "" || s.EBSDeviceName != "" {
 			v.p.add(field(spath, "ebs_volume_size"), "required when ebs_volume_type or ebs_device_name is set")
 		}
 		return
-	case s.EBSVolumeSize < 1 || s.EBSVolumeSize > maxEBSVolumeSize:
-		v.p.add(field(spath, "ebs_volume_size"), "must be between 1 and %d GiB", maxEBSVolumeSize)
 	}
-	if !slices.Contains(EBSVolumeTypes, s.EBSVolumeType) {
+	if size, ok := ebsVolumeSizes[s.EBSVolumeType]; !ok {
 		v.p.add(field(spath, "ebs_volume_type"), "must be one of %s", strings.Join(EBSVolumeTypes, ", "))
+	} else if s.EBSVolumeSize < size.min || s.EBSVolumeSize > size.max {
+		v.p.add(field(spath, "ebs_volume_size"), "must be between %d and %d GiB for %s", size.min, size.max, s.EBSVolumeType)
 	}
 	if s.EBSDeviceName != "" && !deviceNameRe.MatchString(s.EBSDeviceName) {
 		v.p.add(field(spath, "ebs_device_name"), "must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1")

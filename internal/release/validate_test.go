@@ -107,12 +107,14 @@ func TestRuleUploadedFields(t *testing.T) {
 		{"created_by trailing space", func(r *Release) { r.CreatedBy = "alice " }, true, []string{"created_by: must be printable text: no control or format characters, no leading, trailing or repeated spaces"}},
 		{"created_by a name in full", func(r *Release) { r.CreatedBy = "José Álvarez-O'Brien" }, true, nil},
 		{"created_by another script", func(r *Release) { r.CreatedBy = "山田 太郎" }, true, nil},
+		{"created_by of exactly 512 bytes", func(r *Release) { r.CreatedBy = strings.Repeat("a", 512) }, true, nil},
 		{"created_by too long", func(r *Release) { r.CreatedBy = strings.Repeat("a", 513) }, true, []string{"created_by: must be at most 512 bytes"}},
 		{"user data file not replaced", func(r *Release) { r.UserData = UserDataFileMarker }, true,
 			[]string{"user_data: {{USER_DATA_FILE}} must be replaced by the client with the user data file"}},
 		{"service user data file not replaced", func(r *Release) { r.Services["web"].UserData = UserDataFileMarker }, true,
 			[]string{"services.web.user_data: {{USER_DATA_FILE}} must be replaced by the client with the user data file"}},
 		{"user data file allowed in a file", func(r *Release) { r.UserData = UserDataFileMarker }, false, nil},
+		{"service user data file allowed in a file", func(r *Release) { r.Services["web"].UserData = UserDataFileMarker }, false, nil},
 	})
 }
 
@@ -182,6 +184,7 @@ func TestRuleLists(t *testing.T) {
 		{"seed security group with colons and slash", func(r *Release) {
 			r.Services["web"].SecurityGroups = []string{"ec2::coinbase/deploy-test::development", "sg-0123456789abcdef0"}
 		}, false, nil},
+		{"sixteen subnets", func(r *Release) { r.Subnets = many[:16] }, false, nil},
 		{"too many subnets", func(r *Release) { r.Subnets = many }, false, []string{"subnets: at most 16 entries, not 17"}},
 		{"duplicate subnet", func(r *Release) { r.Subnets = []string{"a", "b", "a"} }, false, []string{`subnets[2]: duplicate "a"`}},
 		{"empty subnet", func(r *Release) { r.Subnets = []string{""} }, false, []string{"subnets[0]: required"}},
@@ -195,11 +198,13 @@ func TestRuleLists(t *testing.T) {
 		{"duplicate target group", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg", "tg"} }, false, []string{`services.web.target_groups[1]: duplicate "tg"`}},
 		{"tab in security group", func(r *Release) { r.Services["web"].SecurityGroups = []string{"a\tb"} }, false, []string{"services.web.security_groups[0]: " + refShape}},
 		{"trailing space", func(r *Release) { r.Services["web"].TargetGroups = []string{"tg "} }, false, []string{"services.web.target_groups[0]: " + refShape}},
+		{"reference of 255 characters", func(r *Release) { r.Subnets = []string{strings.Repeat("s", 255)} }, false, nil},
 		{"reference too long", func(r *Release) { r.Subnets = []string{strings.Repeat("s", 256)} }, false, []string{"subnets[0]: must be at most 255 characters"}},
 		{"non-ASCII", func(r *Release) { r.Subnets = []string{"subnet-\u00e9"} }, false, []string{"subnets[0]: " + refShape}},
 		{"elb name", func(r *Release) { r.Services["web"].ELBs = []string{"coinbase-deploy-test-web-elb"} }, false, nil},
 		{"elb underscore", func(r *Release) { r.Services["web"].ELBs = []string{"a_b"} }, false, []string{"services.web.elbs[0]: must be a load balancer name of letters, digits and '-', not starting or ending with '-'"}},
 		{"elb trailing dash", func(r *Release) { r.Services["web"].ELBs = []string{"ab-"} }, false, []string{"services.web.elbs[0]: must be a load balancer name of letters, digits and '-', not starting or ending with '-'"}},
+		{"elb of 32 characters", func(r *Release) { r.Services["web"].ELBs = []string{strings.Repeat("e", 32)} }, false, nil},
 		{"elb too long", func(r *Release) { r.Services["web"].ELBs = []string{strings.Repeat("e", 33)} }, false, []string{"services.web.elbs[0]: must be at most 32 characters"}},
 		{"profile", func(r *Release) { r.Services["web"].Profile = "coinbase-deploy-test" }, false, nil},
 		{"profile with slash", func(r *Release) { r.Services["web"].Profile = "a/b" }, false, []string{"services.web.profile: must be an IAM name of letters, digits and +=,.@_-"}},
@@ -243,6 +248,7 @@ func TestRuleRemove(t *testing.T) {
 		{"twice", set("worker", "worker"), false, []string{`remove[1]: duplicate "worker"`}},
 		{"not a service name", set("Worker"), false, []string{"remove[0]: service name must be lowercase letters, digits and '-', starting with a letter or digit"}},
 		{"empty", set(""), false, []string{"remove[0]: service name required"}},
+		{"fifty", set(many[:50]...), false, nil},
 		{"too many", set(many...), false, []string{"remove: at most 50 services, not 51"}},
 	})
 }
@@ -328,6 +334,11 @@ func TestRuleRollout(t *testing.T) {
 		{"one step is all at once", steps(pc(100)), false, nil},
 		{"counts then percentages", steps(n(1), n(2), pc(50), pc(100)), false, nil},
 		{"no steps", steps(), false, []string{p + `.steps: required: the steps of the canary, the last "100%"`}},
+		{"ten steps", func(r *Release) {
+			steps(n(1), n(2), n(3), n(4), n(5), n(6), n(7), pc(50), pc(90), pc(100))(r)
+			r.Timeout = 1200
+		}, false, nil},
+		{"one percent, then max_size instances", steps(pc(1), n(8), pc(100)), false, nil},
 		{"too many steps", steps(n(1), n(2), n(3), n(4), n(5), n(6), n(7), n(8), pc(50), pc(90), pc(100)), false,
 			[]string{p + ".steps: 11 steps, more than 10"}},
 		{"last not the whole group", steps(n(1), pc(50)), false, []string{p + `.steps: the last step must be "100%" (the whole group), not 50%`}},
@@ -336,7 +347,13 @@ func TestRuleRollout(t *testing.T) {
 		{"zero percent", steps(pc(0), pc(100)), false, []string{p + ".steps[0]: must be between 1% and 100%, not 0%"}},
 		{"over a hundred percent", steps(pc(150)), false, []string{p + `.steps: the last step must be "100%" (the whole group), not 150%`, p + ".steps[0]: must be between 1% and 100%, not 150%"}},
 		{"counts fall", steps(n(2), n(1), pc(100)), false, []string{p + ".steps[1]: 1 must be more instances than the count before it (2)"}},
+		{"counts repeat", steps(n(2), n(2), pc(100)), false, []string{p + ".steps[1]: 2 must be more instances than the count before it (2)"}},
 		{"percentages repeat", steps(pc(50), pc(50), pc(100)), false, []string{p + ".steps[1]: 50% must be more than the percentage before it (50%)"}},
+		{"step wait of an hour", func(r *Release) {
+			steps(n(1), pc(100))(r)
+			r.Timeout = 7200
+			r.Services["web"].Rollout.StepWaitSeconds = 3600
+		}, false, nil},
 		{"step wait too long", func(r *Release) {
 			steps(n(1), pc(100))(r)
 			r.Services["web"].Rollout.StepWaitSeconds = 3601
@@ -383,6 +400,8 @@ func TestRuleAutoscaling(t *testing.T) {
 		{"max above the limit", set(Autoscaling{MinSize: 1, MaxSize: 1001}), false, []string{"services.web.autoscaling.max_size: must be at most 1000"}},
 		{"max at the limit", set(Autoscaling{MinSize: 1000, MaxSize: 1000}), false, nil},
 		{"max_terms negative", set(Autoscaling{MaxTerms: -1}), false, []string{"services.web.autoscaling.max_terms: must be between 0 and 1000"}},
+		{"max_terms at the limit", set(Autoscaling{MaxTerms: 1000}), false, nil},
+		{"max_terms above the limit", set(Autoscaling{MaxTerms: 1001}), false, []string{"services.web.autoscaling.max_terms: must be between 0 and 1000"}},
 	})
 }
 
@@ -413,6 +432,20 @@ func TestRulePolicies(t *testing.T) {
 		{"period 45", set(with(up, func(p *Policy) { p.Period = 45 })), false, []string{pp + "[0].period: must be 10, 30 or a multiple of 60 up to 86400 seconds"}},
 		{"window too long", set(with(up, func(p *Policy) { p.Period = 3600; p.EvaluationPeriods = 25 })), false, []string{pp + "[0].evaluation_periods: must be at least 1, with evaluation_periods * period at most 86400 seconds"}},
 		{"cooldown negative", set(with(up, func(p *Policy) { p.Cooldown = -1 })), false, []string{pp + "[0].cooldown: must be between 0 and 86400 seconds"}},
+		{"cooldown of a day", set(with(up, func(p *Policy) { p.Cooldown = 86400 })), false, nil},
+		{"cooldown over a day", set(with(up, func(p *Policy) { p.Cooldown = 86401 })), false, []string{pp + "[0].cooldown: must be between 0 and 86400 seconds"}},
+		{"thresholds 100 and 0", set(with(up, func(p *Policy) { p.Threshold = 100 }), with(down, func(p *Policy) { p.Threshold = 0 })), false, nil},
+		{"thresholds equal", set(with(up, func(p *Policy) { p.Threshold = 15 }), down), false, []string{pp + ": the cpu_scale_up threshold (15) must be above the cpu_scale_down threshold (15)"}},
+		{"adjustments of the whole fleet", set(with(up, func(p *Policy) { p.ScalingAdjustment = 1000 }), with(down, func(p *Policy) { p.ScalingAdjustment = -1000 })), false, nil},
+		{"adjustment too small", set(with(down, func(p *Policy) { p.ScalingAdjustment = -1001 })), false, []string{pp + "[0].scaling_adjustment: must be between -1000 and 1000"}},
+		{"scale down zero", set(with(down, func(p *Policy) { p.ScalingAdjustment = 0 })), false, []string{pp + "[0].scaling_adjustment: must be negative for cpu_scale_down"}},
+		{"four policies: only the duplicates", set(up, down, up, down), false, []string{pp + "[2].type: duplicate policy type cpu_scale_up", pp + "[3].type: duplicate policy type cpu_scale_down"}},
+		{"period 30", set(with(up, func(p *Policy) { p.Period = 30 })), false, nil},
+		{"period 90", set(with(up, func(p *Policy) { p.Period = 90 })), false, []string{pp + "[0].period: must be 10, 30 or a multiple of 60 up to 86400 seconds"}},
+		{"period of a day", set(with(up, func(p *Policy) { p.Period = 86400 })), false, nil},
+		{"period over a day", set(with(up, func(p *Policy) { p.Period = 86460 })), false, []string{pp + "[0].period: must be 10, 30 or a multiple of 60 up to 86400 seconds"}},
+		{"window of exactly a day", set(with(up, func(p *Policy) { p.Period = 60; p.EvaluationPeriods = 1440 })), false, nil},
+		{"window a period over a day", set(with(up, func(p *Policy) { p.Period = 60; p.EvaluationPeriods = 1441 })), false, []string{pp + "[0].evaluation_periods: must be at least 1, with evaluation_periods * period at most 86400 seconds"}},
 	})
 }
 
@@ -434,6 +467,8 @@ func TestRuleLifecycle(t *testing.T) {
 		{"heartbeat defaulted", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 0 }), false, nil},
 		{"bad transition", set("h", func(h *LifecycleHook) { h.Transition = "autoscaling:EC2_INSTANCE_TERMINATED" }), false,
 			[]string{"lifecycle.h.transition: must be one of autoscaling:EC2_INSTANCE_LAUNCHING, autoscaling:EC2_INSTANCE_TERMINATING"}},
+		{"heartbeat of 30 seconds", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 30 }), false, nil},
+		{"heartbeat of two hours", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 7200 }), false, nil},
 		{"heartbeat too short", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 29 }), false, []string{"lifecycle.h.heartbeat_timeout: must be between 30 and 7200 seconds"}},
 		{"heartbeat too long", set("h", func(h *LifecycleHook) { h.HeartbeatTimeout = 7201 }), false, []string{"lifecycle.h.heartbeat_timeout: must be between 30 and 7200 seconds"}},
 		{"role required", set("h", func(h *LifecycleHook) { h.Role = "" }), false, []string{"lifecycle.h.role: required"}},
@@ -441,8 +476,16 @@ func TestRuleLifecycle(t *testing.T) {
 		{"sns required", set("h", func(h *LifecycleHook) { h.SNS = "" }), false, []string{"lifecycle.h.sns: required"}},
 		{"sns fifo", set("h", func(h *LifecycleHook) { h.SNS = "hooks.fifo" }), false, nil},
 		{"sns bad", set("h", func(h *LifecycleHook) { h.SNS = "a:b" }), false, []string{"lifecycle.h.sns: must be an SNS topic name of letters, digits, '_' and '-'"}},
+		{"hook name of 64 characters", set(strings.Repeat("h", 64), same), false, nil},
+		{"hook name too long", set(strings.Repeat("h", 65), same), false, []string{"lifecycle." + strings.Repeat("h", 65) + ": hook name must be at most 64 characters"}},
 		{"hook name bad", set("a b", same), false, []string{`lifecycle["a b"]: hook name must be letters, digits, '_' and '-', starting with a letter or digit`}},
 		{"nil hook", func(r *Release) { r.Lifecycle = map[string]*LifecycleHook{"h": nil} }, false, []string{"lifecycle.h: must be an object"}},
+		{"four", func(r *Release) {
+			r.Lifecycle = map[string]*LifecycleHook{}
+			for i := range 4 {
+				r.Lifecycle[fmt.Sprint("h", i)] = hook()
+			}
+		}, false, nil},
 		{"too many", func(r *Release) {
 			r.Lifecycle = map[string]*LifecycleHook{}
 			for i := range 5 {
@@ -466,10 +509,17 @@ func TestRuleTags(t *testing.T) {
 		{"aws prefix", set("aws:foo", "x"), false, []string{`services.web.tags["aws:foo"]: tag keys starting with "aws:" are reserved by AWS`}},
 		{"AWS prefix", set("AWS:foo", "x"), false, []string{`services.web.tags["AWS:foo"]: tag keys starting with "aws:" are reserved by AWS`}},
 		{"empty key", set("", "x"), false, []string{`services.web.tags[""]: tag key must not be empty`}},
+		{"key and value at their limits", set(strings.Repeat("k", 128), strings.Repeat("v", 256)), false, nil},
 		{"key too long", set(strings.Repeat("k", 129), "x"), false, []string{"services.web.tags." + strings.Repeat("k", 129) + ": tag key must be at most 128 characters"}},
 		{"value too long", set("k", strings.Repeat("v", 257)), false, []string{"services.web.tags.k: tag value must be at most 256 characters"}},
 		{"key control", set("a\tb", "x"), false, []string{`services.web.tags["a\tb"]: tag key must be letters, digits, spaces and + - = . _ : / @`}},
 		{"value newline", set("k", "a\nb"), false, []string{"services.web.tags.k: tag value must be letters, digits, spaces and + - = . _ : / @"}},
+		{"forty", func(r *Release) {
+			r.Services["web"].Tags = map[string]string{}
+			for i := range 40 {
+				r.Services["web"].Tags[fmt.Sprint("t", i)] = "v"
+			}
+		}, false, nil},
 		{"too many", func(r *Release) {
 			r.Services["web"].Tags = map[string]string{}
 			for i := range 41 {
@@ -477,6 +527,36 @@ func TestRuleTags(t *testing.T) {
 			}
 		}, false, []string{"services.web.tags: at most 40 tags, not 41"}},
 	})
+}
+
+// TestRuleEBSVolumeSizes: a volume's size is one EC2 accepts for its type,
+// from the smallest to the largest (EC2 API Reference,
+// LaunchTemplateEbsBlockDeviceRequest, VolumeSize: "gp2 and gp3: 1 -
+// 16,384 GiB; io1: 4 - 16,384 GiB; io2: 4 - 65,536 GiB; st1 and sc1: 125 -
+// 16,384 GiB; standard: 1 - 1024 GiB"); one outside is refused before a
+// launch template EC2 would refuse to launch from.
+func TestRuleEBSVolumeSizes(t *testing.T) {
+	set := func(size int, typ string) func(*Release) {
+		return func(r *Release) { r.Services["web"].EBSVolumeSize, r.Services["web"].EBSVolumeType = size, typ }
+	}
+	var cases []ruleCase
+	for _, b := range []struct {
+		typ      string
+		min, max int
+	}{{"gp2", 1, 16384}, {"gp3", 1, 16384}, {"io1", 4, 16384}, {"io2", 4, 65536}, {"st1", 125, 16384}, {"sc1", 125, 16384}, {"standard", 1, 1024}} {
+		refused := []string{fmt.Sprintf("services.web.ebs_volume_size: must be between %d and %d GiB for %s", b.min, b.max, b.typ)}
+		below := refused
+		if b.min == 1 { // 0 is no volume
+			below = []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}
+		}
+		cases = append(cases,
+			ruleCase{b.typ + " smallest", set(b.min, b.typ), false, nil},
+			ruleCase{b.typ + " largest", set(b.max, b.typ), false, nil},
+			ruleCase{b.typ + " below the smallest", set(b.min-1, b.typ), false, below},
+			ruleCase{b.typ + " above the largest", set(b.max+1, b.typ), false, refused},
+		)
+	}
+	runRuleCases(t, cases)
 }
 
 func TestRuleEBS(t *testing.T) {
@@ -493,13 +573,14 @@ func TestRuleEBS(t *testing.T) {
 		{"xvd", set(20, "io2", "/dev/xvdb"), false, nil},
 		{"every type", func(r *Release) {
 			for i, typ := range EBSVolumeTypes {
-				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}, EBSVolumeSize: 1, EBSVolumeType: typ}
+				r.Services[fmt.Sprint("s", i)] = &Service{InstanceType: "t2.nano", SecurityGroups: []string{"sg-1"}, EBSVolumeSize: 125, EBSVolumeType: typ}
 			}
 		}, false, nil},
 		{"type without size", set(0, "gp3", ""), false, []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}},
 		{"device without size", set(0, "", "/dev/sdb"), false, []string{"services.web.ebs_volume_size: required when ebs_volume_type or ebs_device_name is set"}},
-		{"size too large", set(16385, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB"}},
-		{"size negative", set(-1, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB"}},
+		{"size too large", set(16385, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB for gp3"}},
+		{"size negative", set(-1, "", ""), false, []string{"services.web.ebs_volume_size: must be between 1 and 16384 GiB for gp3"}},
+		{"unknown type, any size", set(-1, "gp9", ""), false, []string{"services.web.ebs_volume_type: must be one of gp2, gp3, io1, io2, st1, sc1, standard"}},
 		{"unknown type", set(20, "gp9", ""), false, []string{"services.web.ebs_volume_type: must be one of gp2, gp3, io1, io2, st1, sc1, standard"}},
 		{"hd device", set(20, "", "/dev/hda"), false, []string{"services.web.ebs_device_name: must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1"}},
 		{"device traversal", set(20, "", "/dev/../sda"), false, []string{"services.web.ebs_device_name: must be a device name like /dev/sdb, /dev/xvdb or /dev/sda1"}},
@@ -551,15 +632,28 @@ func TestRuleAssets(t *testing.T) {
 		{"control", set("app", &Asset{Path: "a\x01"}), false, []string{"assets.app.path: must not contain control characters"}},
 		{"bad name", set("a/b", &Asset{Path: "x"}), false, []string{`assets["a/b"]: ` + nameShape}},
 		{"dot dot name", set("a..b", &Asset{Path: "x"}), false, []string{`assets["a..b"]: ` + nameShape}},
+		{"name of 64 characters", set(strings.Repeat("a", 64), &Asset{Path: "x"}), false, nil},
+		{"path with spaces", set("app", &Asset{Path: "my build/app 1.tar"}), false, nil},
+		{"path of 1024 characters", set("app", &Asset{Path: strings.Repeat("p", 1024)}), false, nil},
+		{"path too long", set("app", &Asset{Path: strings.Repeat("p", 1025)}), false, []string{"assets.app.path: must be at most 1024 characters"}},
 		{"name too long", set(strings.Repeat("a", 65), &Asset{Path: "x"}), false, []string{"assets." + strings.Repeat("a", 65) + ": asset name must be at most 64 characters"}},
 		{"sha256 required when uploaded", func(r *Release) { r.Assets = map[string]*Asset{"app": {Path: "x", Size: 3}} }, true, []string{"assets.app.sha256: required"}},
 		{"size required when uploaded", func(r *Release) { r.Assets = map[string]*Asset{"app": {Path: "x", SHA256: strings.Repeat("a", 64)}} }, true, []string{"assets.app.size: required (an asset may not be empty)"}},
 		{"sha256 uppercase", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("A", 64), Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
 		{"sha256 short", func(r *Release) { r.Assets = map[string]*Asset{"app": {SHA256: "abc", Size: 1}} }, true, []string{"assets.app.sha256: must be 64 lowercase hex digits"}},
+		{"size of 64 MiB", func(r *Release) {
+			r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("a", 64), Size: 64 << 20}}
+		}, true, nil},
 		{"size too large", func(r *Release) {
 			r.Assets = map[string]*Asset{"app": {SHA256: strings.Repeat("a", 64), Size: 64<<20 + 1}}
 		}, true, []string{"assets.app.size: must be between 1 and 67108864 bytes"}},
 		{"nil asset", set("app", nil), false, []string{"assets.app: must be an object"}},
+		{"twenty", func(r *Release) {
+			r.Assets = map[string]*Asset{}
+			for i := range 20 {
+				r.Assets[fmt.Sprint("a", i)] = &Asset{Path: "x"}
+			}
+		}, false, nil},
 		{"too many", func(r *Release) {
 			r.Assets = map[string]*Asset{}
 			for i := range 21 {
