@@ -56,6 +56,9 @@ const (
 	maxHookNameLen  = 64
 	maxAssetNameLen = 64
 	maxAssetPathLen = 1024
+	// maxBucketNameLen is S3's longest bucket name (Amazon S3 User Guide,
+	// general purpose bucket naming rules: 3 to 63 characters).
+	maxBucketNameLen = 63
 )
 
 var (

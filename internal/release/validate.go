@@ -804,18 +804,16 @@ func (v *validator) placeholders(service string) Vars {
 	return vars
 }
 
-// placeholderAssetURL is an upper bound of an asset's URL: the virtual-host
-// style HTTPS URL of its key in the target's asset bucket.
+// placeholderAssetURL is the longest URL Publish can give an asset of r
+// with digest sum: naming.S3URL of its key in the target's asset bucket,
+// as the deployer renders {{ASSET_URL:name}}. The bucket is the target's
+// own when r names its account, region and qualifier; else one of the
+// longest name S3 allows (maxBucketNameLen), since the target is chosen
+// when the release is submitted.
 func placeholderAssetURL(r *Release, sum string) string {
-	account, region, qualifier := r.AccountID, r.Region, r.Qualifier
-	if account == "" {
-		account = strings.Repeat("0", 12)
-	}
-	if region == "" {
-		region = "ap-southeast-1"
-	}
-	if qualifier == "" {
-		qualifier = strings.Repeat("q", limits.MaxQualifierLen)
+	bucket := strings.Repeat("b", maxBucketNameLen)
+	if r.AccountID != "" && r.Region != "" && r.Qualifier != "" {
+		bucket = naming.AssetBucketName(r.AccountID, r.Region, r.Qualifier)
 	}
 	project, config := r.ProjectName, r.ConfigName
 	if project == "" {
@@ -824,6 +822,5 @@ func placeholderAssetURL(r *Release, sum string) string {
 	if config == "" {
 		config = strings.Repeat("c", limits.MaxConfigLen)
 	}
-	return "https://" + naming.AssetBucketName(account, region, qualifier) + ".s3." + region +
-		".amazonaws.com/" + naming.TargetAssetKey(project, config, sum)
+	return naming.S3URL(bucket, naming.TargetAssetKey(project, config, sum))
 }

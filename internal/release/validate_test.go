@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/target"
 )
 
@@ -738,5 +739,127 @@ func TestRuleGroupName(t *testing.T) {
 			[]string{tooLong(long(32), 154, " with a generated release id of 23 characters")}},
 		{"not checked when a name is already wrong", names(project, config, long(33), rid(64)), true,
 			[]string{"services." + long(33) + ": service name must be at most 32 characters"}},
+	})
+}
+
+func TestRuleIdentity(t *testing.T) {
+	const url = "https://sts.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15"
+	set := func(method, u string, headers map[string]string) func(*Release) {
+		return func(r *Release) { r.Identity = &Identity{Method: method, URL: u, Headers: headers} }
+	}
+	headers := func(n int) map[string]string {
+		h := map[string]string{}
+		for i := range n {
+			h[fmt.Sprint("X-H", i)] = "v"
+		}
+		return h
+	}
+	const headerRule = "header names and values are printable ASCII of at most 1024 characters"
+	long := func(n int) string { return strings.Repeat("h", n) }
+	runRuleCases(t, []ruleCase{
+		{"none", func(r *Release) {}, false, nil},
+		{"a signed request", set("POST", url, map[string]string{"Host": "sts.amazonaws.com", "X-Amz-Date": "20240506T070809Z"}), false, nil},
+		{"method required", set("", url, nil), false, []string{"identity.method: required"}},
+		{"method of 16 characters", set(long(16), url, nil), false, nil},
+		{"method too long", set(long(17), url, nil), false, []string{"identity.method: must be at most 16 characters"}},
+		{"url required", set("POST", "", nil), false, []string{"identity.url: required"}},
+		{"url of 4096 characters", set("POST", long(4096), nil), false, nil},
+		{"url too long", set("POST", long(4097), nil), false, []string{"identity.url: must be at most 4096 characters"}},
+		{"eight headers", set("POST", url, headers(8)), false, nil},
+		{"nine headers", set("POST", url, headers(9)), false, []string{"identity.headers: at most 8 headers, not 9"}},
+		{"header name and value of 1024 characters", set("POST", url, map[string]string{long(1024): long(1024)}), false, nil},
+		{"header name too long", set("POST", url, map[string]string{long(1025): "v"}), false, []string{"identity.headers." + long(1025) + ": " + headerRule}},
+		{"header value too long", set("POST", url, map[string]string{"Host": long(1025)}), false, []string{"identity.headers.Host: " + headerRule}},
+		{"empty header value", set("POST", url, map[string]string{"X-Empty": ""}), false, nil},
+		{"header name with a newline", set("POST", url, map[string]string{"Host\nX": "v"}), false, []string{`identity.headers["Host\nX"]: ` + headerRule}},
+		{"header value with a newline", set("POST", url, map[string]string{"Host": "a\r\nX-Injected: 1"}), false, []string{"identity.headers.Host: " + headerRule}},
+	})
+}
+
+func TestRulePromotionOf(t *testing.T) {
+	set := func(of, healOf, rollbackOf string) func(*Release) {
+		return func(r *Release) { r.ReleaseID, r.PromotionOf, r.HealOf, r.RollbackOf = "r2", of, healOf, rollbackOf }
+	}
+	const neither = "promotion_of: a promoted release is no heal or rollback"
+	runRuleCases(t, []ruleCase{
+		{"a promotion from staging", set("staging", "", ""), false, nil},
+		{"not a config name", set("Staging", "", ""), false, []string{"promotion_of: must be lowercase letters, digits and '-', starting with a letter or digit"}},
+		{"a heal", set("staging", "r1", ""), false, []string{neither}},
+		{"a rollback", set("staging", "", "r1"), false, []string{neither}},
+		{"a heal and a rollback", set("staging", "r1", "r0"), false, []string{neither}},
+	})
+}
+
+func TestRuleDescriptionAndVersion(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"description of 1024 characters of two bytes", func(r *Release) { r.Description = strings.Repeat("é", 1024) }, false, nil},
+		{"description too long", func(r *Release) { r.Description = strings.Repeat("é", 1025) }, false, []string{"description: must be at most 1024 characters, not 1025"}},
+		{"version of 128 characters", func(r *Release) { r.Version = strings.Repeat("v", 128) }, false, nil},
+		{"version too long", func(r *Release) { r.Version = strings.Repeat("v", 129) }, false,
+			[]string{"version: must be 1 to 128 letters, digits, '.', '_', '+' and '-', starting with a letter or digit (a build number or a git commit)"}},
+	})
+}
+
+func TestRuleStableSeconds(t *testing.T) {
+	set := func(timeout, release, service int) func(*Release) {
+		return func(r *Release) {
+			r.Timeout, r.StableSeconds, r.Services["web"].StableSeconds = timeout, &release, &service
+		}
+	}
+	runRuleCases(t, []ruleCase{
+		{"an hour, the limit", set(7200, 3600, 3600), false, nil},
+		{"over an hour", set(7200, 3601, 3601), false, []string{
+			"services.web.stable_seconds: must be between 0 and 3600 seconds", "stable_seconds: must be between 0 and 3600 seconds"}},
+		{"none", set(600, 0, 0), false, nil},
+		{"just under the timeout", set(600, 599, 599), false, nil},
+		{"as long as the timeout", set(600, 600, 60), false, []string{"stable_seconds: must be shorter than the timeout (600 seconds): the window has to fit in it"}},
+	})
+}
+
+// TestRuleGroupNameAfterAWrongName: the group name's length is not
+// reported while the project or the config name is itself wrong (its own
+// problem says what to fix).
+func TestRuleGroupNameAfterAWrongName(t *testing.T) {
+	service := strings.Repeat("s", 32)
+	runRuleCases(t, []ruleCase{
+		{"project too long", func(r *Release) {
+			r.ProjectName = "o/" + strings.Repeat("n", 63)
+			r.Services = map[string]*Service{service: r.Services["web"]}
+		}, false, []string{"project_name: must be at most 64 characters"}},
+		{"config too long", func(r *Release) {
+			r.ProjectName, r.ConfigName = strings.Repeat("o", 31)+"/"+strings.Repeat("n", 32), strings.Repeat("c", 33)
+			r.Services = map[string]*Service{service: r.Services["web"]}
+		}, false, []string{"config_name: must be at most 32 characters"}},
+	})
+}
+
+// TestRuleUserDataAssetURL: {{ASSET_URL:name}} is measured as the deployer
+// renders it (naming.S3URL of the asset in the target's asset bucket), so
+// user data that validates fits EC2's 16 KiB when deployed, and no more
+// is refused: with the target's own bucket when the release names its
+// account, region and qualifier, else with a bucket name of S3's longest
+// (Amazon S3 User Guide, general purpose bucket naming rules: "Bucket
+// names must be between 3 (min) and 63 (max) characters long").
+func TestRuleUserDataAssetURL(t *testing.T) {
+	const project, config = "coinbase/deploy-test", "development"
+	key := naming.TargetAssetKey(project, config, strings.Repeat("0", 64))
+	named := naming.S3URL(naming.AssetBucketName("123456789012", "us-east-1", "blue1"), key)
+	longest := naming.S3URL(strings.Repeat("b", 63), key)
+	userData := func(url string, over int, account, region, qualifier string) func(*Release) {
+		return func(r *Release) {
+			r.AccountID, r.Region, r.Qualifier = account, region, qualifier
+			r.Assets = map[string]*Asset{"app": {Path: "app.tar"}}
+			r.UserData = strings.Repeat("x", 16384-len(url)+over) + "{{ASSET_URL:app}}"
+		}
+	}
+	const over = "user_data: rendered user data of service web is 16385 bytes, more than the EC2 limit of 16384"
+	runRuleCases(t, []ruleCase{
+		{"named target, exactly the limit", userData(named, 0, "123456789012", "us-east-1", "blue1"), false, nil},
+		{"named target, one over", userData(named, 1, "123456789012", "us-east-1", "blue1"), false, []string{over}},
+		{"no target, exactly the limit for the longest bucket", userData(longest, 0, "", "", ""), false, nil},
+		{"no target, one over", userData(longest, 1, "", "", ""), false, []string{over}},
+		{"no qualifier, one over", userData(longest, 1, "123456789012", "us-east-1", ""), false, []string{over}},
+		{"no region, one over", userData(longest, 1, "123456789012", "", "blue1"), false, []string{over}},
+		{"no account, one over", userData(longest, 1, "", "us-east-1", "blue1"), false, []string{over}},
 	})
 }
