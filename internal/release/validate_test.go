@@ -175,6 +175,13 @@ func TestRuleInstanceType(t *testing.T) {
 	})
 }
 
+// TestRuleLists: at most limits.MaxListLen of each list (ferry's bound,
+// within Auto Scaling's quotas of 50 Classic Load Balancers and 50 target
+// groups per group: Amazon EC2 Auto Scaling User Guide, Quotas); a
+// Classic Load Balancer's name as ELB takes it (Elastic Load Balancing API
+// Reference 2012-06-01, CreateLoadBalancer, LoadBalancerName: "a maximum
+// of 32 characters, must contain only alphanumeric characters or hyphens,
+// and cannot begin or end with a hyphen").
 func TestRuleLists(t *testing.T) {
 	many := make([]string, 17)
 	for i := range many {
@@ -406,6 +413,13 @@ func TestRuleAutoscaling(t *testing.T) {
 	})
 }
 
+// TestRulePolicies: a scaling policy's alarm as CloudWatch takes it
+// (CloudWatch API Reference, PutMetricAlarm, Period: "Valid values are 10,
+// 20, 30, and any multiple of 60"; for a period under an hour, Period
+// times EvaluationPeriods at most 86,400 seconds). ferry is stricter: 10,
+// 30 or a multiple of 60, and a day for every period. Adjustments are
+// bounded by the largest group (limits.MaxInstances), at most
+// limits.MaxPolicies policies (Auto Scaling's quota is 50 a group).
 func TestRulePolicies(t *testing.T) {
 	set := func(ps ...Policy) func(*Release) {
 		return func(r *Release) { r.Services["web"].Autoscaling = &Autoscaling{MinSize: 1, MaxSize: 5, Policies: ps} }
@@ -450,6 +464,11 @@ func TestRulePolicies(t *testing.T) {
 	})
 }
 
+// TestRuleLifecycle: a hook's heartbeat as Auto Scaling takes it (Auto
+// Scaling API Reference, PutLifecycleHook, HeartbeatTimeout: "The range is
+// from 30 to 7200 seconds"); at most limits.MaxLifecycleHooks hooks
+// (ferry's bound; Auto Scaling's quota is 50 a group: Amazon EC2 Auto
+// Scaling User Guide, Quotas).
 func TestRuleLifecycle(t *testing.T) {
 	hook := func() *LifecycleHook {
 		return &LifecycleHook{Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 300}
@@ -496,6 +515,10 @@ func TestRuleLifecycle(t *testing.T) {
 	})
 }
 
+// TestRuleTags: tags as Auto Scaling takes them (Auto Scaling API
+// Reference, Tag: Key of 1 to 128 characters, Value of 0 to 256; keys
+// starting with aws: are reserved for AWS's use); limits.MaxTags of the 50
+// a resource may have, ferry keeping the rest for its own.
 func TestRuleTags(t *testing.T) {
 	set := func(k, v string) func(*Release) {
 		return func(r *Release) { r.Services["web"].Tags = map[string]string{k: v} }
@@ -588,6 +611,9 @@ func TestRuleEBS(t *testing.T) {
 	})
 }
 
+// TestRuleUserData: user data renders within EC2's limit (Amazon EC2 User
+// Guide, instance user data: "User data is limited to 16 KB, in raw form,
+// before it is base64-encoded"), limits.MaxUserDataBytes.
 func TestRuleUserData(t *testing.T) {
 	big := strings.Repeat("x", 16384)
 	runRuleCases(t, []ruleCase{
