@@ -109,6 +109,33 @@ func TestConsoleInABrowser(t *testing.T) {
 	assertSameOriginJSON(t, tr.url, requests())
 }
 
+// TestConsoleShowsTheCanaryAnalysis: a release 30% slower than the one
+// it replaces (the demo world's ubuntu-slower: DeployTest/Latency 130
+// against 100) is rolled back by its canary analysis; once it has ended,
+// the console still shows the analysis that rolled it back: the service,
+// its score and class, and the metric's verdict, means and samples.
+func TestConsoleShowsTheCanaryAnalysis(t *testing.T) {
+	ctx := browser(t)
+	tr := startRegion(t, "demo.json")
+	base := tr.ferry(t, "deploy", "--local", "../testdata/demo/deploy-test-v2.json")
+	require.Equal(t, exitOK, base.code, base.stderr)
+	slower := tr.ferry(t, "deploy", "--local", "../testdata/demo/deploy-test-slower.json")
+	require.Equal(t, exitFailure, slower.code, slower.stderr)
+	require.Contains(t, slower.stdout, "canary analysis scored 0")
+
+	var head, metric string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(tr.url+"/"),
+		chromedp.WaitVisible(`#execution-status .status.FAILED`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#analysis[data-class="fail"]`, chromedp.ByQuery),
+		chromedp.Text(`#analysis .analysis-head`, &head, chromedp.ByQuery),
+		chromedp.Text(`#analysis tr[data-metric="DeployTest/Latency"]`, &metric, chromedp.ByQuery),
+	))
+	assert.Equal(t, "web: score 0, fail", head)
+	assert.Regexp(t, `high\s+0\.0\d+\s+1[23]\d(\.\d+)? against (9\d|10\d)(\.\d+)?\s+\d+ new · \d+ previous`, metric)
+	keepScreenshot(t, ctx, "console-analysis.png")
+}
+
 // TestConsoleLinksTheHelp: the console's header links the reference's
 // pages, which ferry local serves: the link leads to the list of topics,
 // a topic to its page, and the page's own links lead back to the list

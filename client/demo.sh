@@ -206,7 +206,22 @@ no_cuts
 note "rolled back: $second serves again, nothing of $errors is left, and no connection was cut:"
 show_world
 
-step "6. A queue worker whose termination hook lets it finish its job"
+step "6. A build that is slower, not broken: automated canary analysis rolls it back"
+note "analysis: at the canary step, the new group's DeployTest/Latency (dimension AutoScalingGroupName) is compared"
+note "with the serving group's by a Mann-Whitney U test: 30% slower scores 0, below the marginal score of 75,"
+note "and the release rolls back like an alarm, though no alarm threshold was crossed"
+expect 1 deploy --local --poll "$POLL" testdata/demo/deploy-test-slower.json
+ended "canary analysis scored 0"
+grep -qF "canary analysis of web: " "$OUT" || die "the deploy did not show its canary analysis"
+slower=$(released)
+gone "$slower"
+in_world "$second" || die "the group of release $second is gone"
+no_cuts
+note "the outcome keeps the analysis that rolled it back:"
+expect 0 show --local "$slower"
+grep -qF "analysis  web: score 0, fail" "$OUT" || die "show does not show the canary analysis"
+
+step "7. A queue worker whose termination hook lets it finish its job"
 note "the release adds a worker (no load balancer) and a termination lifecycle hook, and web's max_error_rate 5%;"
 note "deployed twice: the second retires the first's groups, scaled to zero, and waits for each instance's hook:"
 note "the worker finishes its job and completes its lifecycle action itself; only then is its group deleted"
@@ -220,12 +235,12 @@ no_cuts
 note "the first worker group finished its job and is gone; no connection was cut:"
 show_world
 
-step "7. Status of $PROJECT"
+step "8. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $latest " "$OUT" || die "ferry status does not show release $latest deployed"
 grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
-step "8. The lifecycle: plan, an explicit removal, history, rollback, drift healed, destroy"
+step "9. The lifecycle: plan, an explicit removal, history, rollback, drift healed, destroy"
 note "a release without the worker, and without naming it under remove: plan says the deploy would be refused"
 expect 1 plan --local testdata/demo/deploy-test-v2.json
 grep -qF 'the deploy would delete the serving groups of worker' "$OUT" || die "plan did not name the service left out"
@@ -269,7 +284,7 @@ gone "$PROJECT/development/"
 expect 0 status --local "$PROJECT" development
 grep -qF "deployed  nothing: destroyed by release" "$OUT" || die "status still shows a release deployed after the destroy"
 
-step "9. A pipeline: development, then staging, then production in two regions"
+step "10. A pipeline: development, then staging, then production in two regions"
 note "the pipeline file and the release it promotes: every stage deploys the same artifact"
 expect 0 pipeline validate testdata/pipelines/deploy-test.json testdata/deploy-test-release.json
 artifact=$(sed -n 's/^release .*: artifact \([0-9a-f]\{12\}\).*/\1/p' "$OUT")
@@ -290,7 +305,7 @@ expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 [[ $(grep -cE ' promoted$' "$OUT") == 2 ]] || die "pipeline status does not show staging and production promoted"
 grep -qE "^ +euw1: 222222222222 eu-west-1 .* $artifact .* same " "$OUT" || die "production in eu-west-1 does not run the artifact"
 
-step "10. Promotion without a laptop: the deployer runs the pipeline, a person approves production"
+step "11. Promotion without a laptop: the deployer runs the pipeline, a person approves production"
 PIPELINE=testdata/pipelines/deploy-test.json
 note "whoever may deploy each config registers the pipeline there: a promotion deploys a config only through it"
 expect 0 pipeline register --local "$PIPELINE"

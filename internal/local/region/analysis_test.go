@@ -2,6 +2,9 @@ package region
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -101,6 +104,21 @@ func TestCanaryAnalysisOnTheLocalRegion(t *testing.T) {
 	assert.Equal(t, analysis.ClassFail, o.Analysis.Report.Class)
 	assert.Equal(t, analysis.VerdictHigh, o.Analysis.Report.Metrics[0].Verdict)
 	assert.Less(t, o.Analysis.Report.Metrics[0].PValue, analysis.Alpha)
+
+	view := httptest.NewServer(reg.Handler())
+	defer view.Close()
+	var recorded execution.Analysis
+	getJSON(t, view.URL+AnalysisPath+"?"+url.Values{"project": {testProject}, "config": {testConfig}, "release": {"r-slow"}}.Encode(), &recorded)
+	assert.Equal(t, *o.Analysis, recorded, "the console's view is the recorded analysis that rolled the release back")
+	for query, status := range map[string]int{
+		"project=" + url.QueryEscape(testProject) + "&config=" + testConfig + "&release=r-base": http.StatusNotFound,
+		"project=" + url.QueryEscape(testProject) + "&release=r-slow":                           http.StatusBadRequest,
+	} {
+		resp, err := http.Get(view.URL + AnalysisPath + "?" + query)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, status, resp.StatusCode, query)
+	}
 
 	path, d = deploy("r-same", "ubuntu-same", latency)
 	require.Equal(t, execution.EndSuccess, last(path), "%s %s", d.Error, d.Cause)

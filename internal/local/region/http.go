@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/local/console"
 	"github.com/ferryhq/ferry/internal/local/sameorigin"
+	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
 // Paths of the region's own read-only views.
@@ -22,6 +24,10 @@ const (
 	WorldPath = "/_ferry/world"
 	// InfoPath serves the region's Info as JSON.
 	InfoPath = "/_ferry/info"
+	// AnalysisPath serves a release's last canary analysis (the ledger's
+	// record, execution.Analysis) as JSON, the release named by the
+	// query's project, config and release; 404 when none was judged.
+	AnalysisPath = "/_ferry/analysis"
 )
 
 // sfnTargetPrefix starts the X-Amz-Target header of every Step Functions
@@ -42,7 +48,8 @@ const shutdownTimeout = 5 * time.Second
 //   - a browser's GET / and GET /_ferry/console/... to the console (package
 //     console: console.Wants tells a browser from an SDK);
 //   - GET /_ferry/help/... to the reference's pages (Options.Help);
-//   - GET /_ferry/world and GET /_ferry/info to the read-only views,
+//   - GET /_ferry/world, /_ferry/info and /_ferry/analysis to the
+//     read-only views,
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
@@ -143,8 +150,15 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 		v = r.world.Snapshot()
 	case InfoPath:
 		v = r.Info()
+	case AnalysisPath:
+		a, status, msg := r.analysisView(req)
+		if status != http.StatusOK {
+			writeViewError(w, status, msg)
+			return
+		}
+		v = a
 	default:
-		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s and %s)", req.URL.Path, WorldPath, InfoPath))
+		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, AnalysisPath))
 		return
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -159,6 +173,25 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
+}
+
+// analysisView reads the canary analysis of the release the request's
+// query names (project, config, release), with the HTTP status to answer
+// and, unless 200, why.
+func (r *Region) analysisView(req *http.Request) (execution.Analysis, int, string) {
+	q := req.URL.Query()
+	project, config, id := q.Get("project"), q.Get("config"), q.Get("release")
+	if project == "" || config == "" || id == "" {
+		return execution.Analysis{}, http.StatusBadRequest, AnalysisPath + " needs the query parameters project, config and release"
+	}
+	a, found, err := ledger.New(r.s3, r.info.Bucket).GetAnalysis(req.Context(), project, config, id)
+	switch {
+	case err != nil:
+		return a, http.StatusInternalServerError, "reading the canary analysis: " + err.Error()
+	case !found:
+		return a, http.StatusNotFound, fmt.Sprintf("release %s of %s %s has no canary analysis", id, project, config)
+	}
+	return a, http.StatusOK, ""
 }
 
 func writeViewError(w http.ResponseWriter, status int, msg string) {

@@ -333,6 +333,61 @@ function showHealth(events, x) {
     el("p", { id: "countdowns" }, facts.join(" · ")));
 }
 
+// latestAnalysis is the newest canary analysis a state document of the
+// events carries (health.analysis), with when it was written: the one
+// that rolled a release back stays shown once the execution has ended.
+function latestAnalysis(events) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i], text = (ev.stateExitedEventDetails || {}).output || (ev.stateEnteredEventDetails || {}).input;
+    if (!text || !text.includes('"analysis"')) continue;
+    try {
+      const doc = JSON.parse(text);
+      if (doc && doc.health && doc.health.analysis) return { a: doc.health.analysis, at: ev.timestamp, doc };
+    } catch (_) { /* not JSON */ }
+  }
+  return null;
+}
+
+// recordedAnalysis is the release's last canary analysis as the deployer
+// recorded it (GET /_ferry/analysis, the ledger's record), or null: a
+// judgement that failed is recorded, while the state keeps the check
+// before it (the failing check ends in an error, which keeps no state).
+async function recordedAnalysis(doc) {
+  const q = new URLSearchParams({ project: doc.project_name || "", config: doc.config_name || "", release: doc.release_id || "" });
+  const res = await fetch("/_ferry/analysis?" + q, { headers: { Accept: "application/json" } });
+  return res.ok ? res.json() : null;
+}
+
+// showAnalysis shows the newest canary analysis of a deploy whose states
+// carry one (the recorded one when there is one): the service judged
+// worst with its score and class (pass, marginal, fail, nodata), the
+// other services' scores, and each of its metrics' verdict, p-value,
+// means and samples, as ferry follow prints them.
+async function showAnalysis(events, x) {
+  const root = document.getElementById("analysis");
+  const latest = x.kind === "deploy" ? latestAnalysis(events) : null;
+  root.hidden = !latest;
+  if (!latest) return;
+  const a = (await recordedAnalysis(latest.doc)) || latest.a, report = a.report || {};
+  const others = Object.entries(a.scores || {}).filter(([svc]) => svc !== a.service)
+    .sort(([p], [q]) => p.localeCompare(q)).map(([svc, score]) => `${svc} ${Math.round(score)}`);
+  const head = report.class === "nodata" ? `${a.service}: nodata` : `${a.service}: score ${Math.round(report.score)}, ${report.class}`;
+  const num = (v) => (typeof v === "number" ? Number(v.toPrecision(4)).toString() : "");
+  const rows = (report.metrics || []).map((m) => el("tr", { "data-metric": m.name },
+    el("td", {}, m.name),
+    el("td", { class: "verdict v-" + m.verdict }, m.verdict),
+    el("td", {}, m.verdict === "nodata" ? "" : Number(m.p_value.toPrecision(2)).toString()),
+    el("td", {}, m.verdict === "nodata" ? "" : `${num(m.new_mean)} against ${num(m.previous_mean)}`),
+    el("td", {}, `${m.new_samples} new · ${m.previous_samples} previous`)));
+  root.dataset.class = report.class || "";
+  root.replaceChildren(
+    el("h3", {}, "Canary analysis" + (a.bake ? " (bake)" : ""), el("span", { class: "muted" }, ` judged ${when(Date.parse(a.at) / 1000)}`)),
+    el("p", { class: "analysis-head c-" + report.class }, head + (others.length ? ` (${others.join(", ")})` : "")),
+    el("table", { class: "health" },
+      el("thead", {}, el("tr", {}, ["metric", "verdict", "p-value", "mean, new against previous", "samples"].map((c) => el("th", { scope: "col" }, c)))),
+      el("tbody", {}, rows)));
+}
+
 // detailsOf is an event's details object (its *EventDetails field).
 function detailsOf(ev) {
   for (const [k, v] of Object.entries(ev)) if (k.endsWith("EventDetails") && v && typeof v === "object") return v;
@@ -579,6 +634,7 @@ async function showExecution() {
   showGraph(x);
   paintGraph(progressOf(events, x.status, state.definition.States), x.status);
   showHealth(events, x);
+  await showAnalysis(events, x);
   showHistory(events);
   showDetail(state.detail);
 }
