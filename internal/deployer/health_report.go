@@ -213,7 +213,8 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
 	for _, inst := range g.Instances {
-		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus),
+			Weight: fleet.Weight(inst)}
 		view.Instances = append(view.Instances, hi)
 		ids = append(ids, hi.ID)
 		if !hi.Terminating() {
@@ -244,6 +245,11 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
 		}
 		cur.Terminated = max(prev.Terminated, acts.Terminated)
+		for _, inst := range view.Instances {
+			if inst.Terminating() && acts.Rebalanced[inst.ID] {
+				cur.Rebalancing++
+			}
+		}
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}

@@ -315,6 +315,12 @@ type ServiceHealth struct {
 	// it was created, from its scaling activities: max_terms applies to
 	// it.
 	Terminated int `json:"terminated,omitempty"`
+	// Rebalancing counts the instances of Terminating that Capacity
+	// Rebalancing is terminating after it launched their replacement (a
+	// Spot instance at risk of interruption): the service lost no
+	// capacity, so max_terms does not count them; they still restart the
+	// stability window, as any change of its instances does.
+	Rebalancing int `json:"rebalancing,omitempty"`
 	// StableSeconds is the service's stability window: how long it must
 	// hold its target, with no instance terminated or replaced, before
 	// the previous release is retired.

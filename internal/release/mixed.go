@@ -158,6 +158,14 @@ func (m *MixedInstances) applyDefaults() {
 	}
 }
 
+// WithDefaults is a copy of m with AWS's defaults filled in (see
+// ApplyDefaults); nil for nil.
+func (m *MixedInstances) WithDefaults() *MixedInstances {
+	c := m.clone()
+	c.applyDefaults()
+	return c
+}
+
 func (m *MixedInstances) clone() *MixedInstances {
 	if m == nil {
 		return nil

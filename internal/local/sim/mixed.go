@@ -412,7 +412,7 @@ func (r *region) interrupt(inst *instance, t time.Time, lead time.Duration) {
 		if !inst.terminating.IsZero() {
 			return
 		}
-		r.terminate(inst, at, true, fmt.Sprintf("At %s an instance was taken out of service in response to a Spot Instance interruption notice.", stamp(at)))
+		r.terminate(inst, at, true, fmt.Sprintf("At %s an instance was taken out of service in response to an EC2 health check indicating it has been terminated or stopped.", stamp(at)))
 	})
 }
 

@@ -1,0 +1,67 @@
+package deployer
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/release"
+)
+
+// mixedOf is the mixed instances policy of service s's group (nil
+// without one), AWS's defaults as the release's: instance types with
+// their weights, or instance requirements; the On-Demand base and
+// percentage; the allocation strategies; Capacity Rebalancing. A
+// weighted policy makes the group's sizes capacity units, as ferry's
+// (package capacity) are then.
+func mixedOf(s *release.Service) *fleet.Mixed {
+	if s.MixedInstances == nil {
+		return nil
+	}
+	m := s.MixedInstances.WithDefaults()
+	out := &fleet.Mixed{
+		OnDemandBaseCapacity: m.OnDemandBaseCapacity, OnDemandPercentageAboveBase: *m.OnDemandPercentageAboveBase,
+		SpotAllocationStrategy: m.SpotAllocationStrategy, SpotInstancePools: m.SpotInstancePools,
+		OnDemandAllocationStrategy: m.OnDemandAllocationStrategy, CapacityRebalance: m.CapacityRebalance,
+	}
+	for _, o := range m.Overrides {
+		if o.Requirements != nil {
+			out.Overrides = append(out.Overrides, asgtypes.LaunchTemplateOverrides{InstanceRequirements: requirementsOf(o.Requirements)})
+			continue
+		}
+		ov := asgtypes.LaunchTemplateOverrides{InstanceType: aws.String(o.InstanceType)}
+		if o.Weight > 0 {
+			ov.WeightedCapacity = aws.String(strconv.Itoa(o.Weight))
+		}
+		out.Overrides = append(out.Overrides, ov)
+	}
+	return out
+}
+
+// requirementsOf is q as Auto Scaling takes it (InstanceRequirements).
+func requirementsOf(q *release.InstanceRequirements) *asgtypes.InstanceRequirements {
+	i32 := func(p *int) *int32 {
+		if p == nil {
+			return nil
+		}
+		return aws.Int32(int32(*p))
+	}
+	out := &asgtypes.InstanceRequirements{
+		VCpuCount:                                 &asgtypes.VCpuCountRequest{Min: aws.Int32(int32(q.VCPU.Min)), Max: i32(q.VCPU.Max)},
+		MemoryMiB:                                 &asgtypes.MemoryMiBRequest{Min: aws.Int32(int32(q.MemoryMiB.Min)), Max: i32(q.MemoryMiB.Max)},
+		AllowedInstanceTypes:                      q.AllowedInstanceTypes,
+		ExcludedInstanceTypes:                     q.ExcludedInstanceTypes,
+		SpotMaxPricePercentageOverLowestPrice:     i32(q.SpotMaxPricePercentageOverLowestPrice),
+		OnDemandMaxPricePercentageOverLowestPrice: i32(q.OnDemandMaxPricePercentageOverLowestPrice),
+		BurstablePerformance:                      asgtypes.BurstablePerformance(q.BurstablePerformance),
+	}
+	for _, m := range q.CPUManufacturers {
+		out.CpuManufacturers = append(out.CpuManufacturers, asgtypes.CpuManufacturer(m))
+	}
+	for _, g := range q.InstanceGenerations {
+		out.InstanceGenerations = append(out.InstanceGenerations, asgtypes.InstanceGeneration(g))
+	}
+	return out
+}
