@@ -418,7 +418,8 @@ func (r *region) interrupt(inst *instance, t time.Time, lead time.Duration) {
 
 // rebalanceSpot is Capacity Rebalancing for inst at t: the group launches
 // a replacement now (inst no longer counts toward its capacity) and
-// terminates inst once the replacement is in service.
+// terminates inst once the replacement is in service and passes the
+// group's health check (its load balancers', with the ELB type).
 func (r *region) rebalanceSpot(inst *instance, t time.Time) {
 	g := inst.g
 	inst.atRisk = true
@@ -428,7 +429,11 @@ func (r *region) rebalanceSpot(inst *instance, t time.Time) {
 		return
 	}
 	fresh := g.instances[len(g.instances)-1]
-	r.w.at(fresh.bootAt, func(at time.Time) {
+	ready := fresh.bootAt
+	if g.healthCheck == "ELB" {
+		ready = fresh.healthyAt
+	}
+	r.w.at(ready, func(at time.Time) {
 		if inst.terminating.IsZero() && !g.deleting && !g.suspended[ProcessTerminate] {
 			r.retire(inst, at, fmt.Sprintf("At %s an instance was taken out of service in response to an EC2 instance rebalance recommendation.", stamp(at)))
 		}
