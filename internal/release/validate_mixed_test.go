@@ -35,7 +35,6 @@ func byAttributes(r *Release, sets int) *MixedInstances {
 	return m
 }
 
-
 // TestRuleMixedInstances checks a mixed instances policy against what
 // CreateAutoScalingGroup refuses (Auto Scaling API Reference,
 // MixedInstancesPolicy, LaunchTemplateOverrides, InstancesDistribution,
@@ -58,7 +57,10 @@ func TestRuleMixedInstances(t *testing.T) {
 			want: []string{mi + ".overrides: at most 40 instance types, not 41"}},
 		{name: "5 requirement sets (at most 4)", mutate: func(r *Release) { byAttributes(r, 5) },
 			want: []string{mi + ".overrides: at most 4 sets of instance_requirements, not 5"}},
-		{name: "no overrides", mutate: func(r *Release) { spotTypes(r, nil).CapacityRebalance = false; r.Services["web"].MixedInstances.OnDemandPercentageAboveBase = ptr(100) },
+		{name: "no overrides", mutate: func(r *Release) {
+			spotTypes(r, nil).CapacityRebalance = false
+			r.Services["web"].MixedInstances.OnDemandPercentageAboveBase = ptr(100)
+		},
 			want: []string{mi + ".overrides: required: at least one instance type or one set of instance_requirements"}},
 		{name: "instance_type beside mixed_instances", mutate: func(r *Release) {
 			spotTypes(r, []string{"m5.large", "c5.large"})
@@ -88,7 +90,9 @@ func TestRuleMixedInstances(t *testing.T) {
 			want: []string{mi + `.overrides[1].instance_type: duplicate "m5.large"`}},
 		{name: "bad type", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "M5 Large"}) },
 			want: []string{mi + ".overrides[1].instance_type: must be an EC2 instance type like t3.micro"}},
-		{name: "percentage 101", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandPercentageAboveBase = ptr(101) },
+		{name: "percentage 101", mutate: func(r *Release) {
+			spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandPercentageAboveBase = ptr(101)
+		},
 			want: []string{
 				mi + ".capacity_rebalance: replaces Spot instances: it needs on_demand_percentage_above_base below 100",
 				mi + ".on_demand_percentage_above_base: must be between 0 and 100, not 101",
@@ -106,7 +110,9 @@ func TestRuleMixedInstances(t *testing.T) {
 		{name: "prioritized on-demand with requirements", mutate: func(r *Release) {
 			byAttributes(r, 1).OnDemandAllocationStrategy = OnDemandPrioritized
 		}, want: []string{mi + ".on_demand_allocation_strategy: prioritized orders the overrides' instance types: it cannot be used with instance_requirements"}},
-		{name: "unknown on-demand strategy", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandAllocationStrategy = "cheapest" },
+		{name: "unknown on-demand strategy", mutate: func(r *Release) {
+			spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandAllocationStrategy = "cheapest"
+		},
 			want: []string{mi + `.on_demand_allocation_strategy: must be one of prioritized, lowest-price, not "cheapest"`}},
 		{name: "pools with capacity-optimized", mutate: func(r *Release) {
 			m := spotTypes(r, []string{"m5.large", "c5.large"})
