@@ -428,8 +428,10 @@ type PlannedGroup struct {
 	Min           int `json:"min"`
 	Max           int `json:"max"`
 	// Steps is the number of canary steps (0: all at once).
-	Steps        int    `json:"steps,omitempty"`
-	ImageID      string `json:"image_id,omitempty"`
+	Steps   int    `json:"steps,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+	// InstanceType is what the group runs: its instance type, or its
+	// mixed instances policy in one line (release.Service.Runs).
 	InstanceType string `json:"instance_type"`
 	// Subnets are subnet ids; LoadBalancers classic load balancer names;
 	// TargetGroups target group ARNs.

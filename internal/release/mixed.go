@@ -1,6 +1,11 @@
 package release
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // MixedInstances is a service's mixed instances policy (Auto Scaling's
 // MixedInstancesPolicy): the instance types its group may launch, or the
@@ -198,4 +203,58 @@ func (r *IntRange) clone() *IntRange {
 		return nil
 	}
 	return &IntRange{Min: r.Min, Max: clonePtr(r.Max)}
+}
+
+// Runs says in one line what the service's instances run, for plan, show
+// and status: its instance_type, or its mixed instances policy (defaults
+// applied): the types with their weights, or the requirements, then the
+// On-Demand base and percentage, the Spot strategy and capacity
+// rebalance.
+func (s *Service) Runs() string {
+	if s == nil || s.MixedInstances == nil {
+		if s == nil {
+			return ""
+		}
+		return s.InstanceType
+	}
+	m := s.MixedInstances.WithDefaults()
+	var parts []string
+	for _, o := range m.Overrides {
+		switch {
+		case o.Requirements != nil:
+			parts = append(parts, o.Requirements.String())
+		case o.Weight > 0:
+			parts = append(parts, fmt.Sprintf("%s=%d", o.InstanceType, o.Weight))
+		default:
+			parts = append(parts, o.InstanceType)
+		}
+	}
+	out := strings.Join(parts, ",") + fmt.Sprintf(" on-demand %d+%d%%", m.OnDemandBaseCapacity, *m.OnDemandPercentageAboveBase)
+	if m.UsesSpot() {
+		out += " spot " + m.SpotAllocationStrategy
+		if m.SpotInstancePools > 0 {
+			out += fmt.Sprintf("(%d pools)", m.SpotInstancePools)
+		}
+		if m.CapacityRebalance {
+			out += " rebalance"
+		}
+	}
+	return out
+}
+
+// String is the requirements in short: "vcpu 2-8 mem 4096+ MiB".
+func (q *InstanceRequirements) String() string {
+	rng := func(r *IntRange) string {
+		if r == nil {
+			return "?"
+		}
+		if r.Max == nil {
+			return fmt.Sprintf("%d+", r.Min)
+		}
+		if *r.Max == r.Min {
+			return strconv.Itoa(r.Min)
+		}
+		return fmt.Sprintf("%d-%d", r.Min, *r.Max)
+	}
+	return fmt.Sprintf("vcpu %s mem %s MiB", rng(q.VCPU), rng(q.MemoryMiB))
 }

@@ -198,3 +198,15 @@ func TestMixedInstancesDefaults(t *testing.T) {
 	c.Services["web"].MixedInstances.Overrides[0].Requirements.VCPU.Min = 64
 	require.Equal(t, 2, m.Overrides[0].Requirements.VCPU.Min, "Clone copies the requirements")
 }
+
+// TestRuns: plan, show and status say in one line what a service runs.
+func TestRuns(t *testing.T) {
+	r := valid()
+	require.Equal(t, "t2.nano", r.Services["web"].Runs())
+	m := spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 2)
+	require.Equal(t, "m5.large=1,m5.xlarge=2 on-demand 1+25% spot price-capacity-optimized rebalance", r.Services["web"].Runs())
+	m.OnDemandPercentageAboveBase, m.CapacityRebalance = nil, false
+	require.Equal(t, "m5.large=1,m5.xlarge=2 on-demand 1+100%", r.Services["web"].Runs())
+	byAttributes(r, 1).SpotAllocationStrategy = SpotLowestPrice
+	require.Equal(t, "vcpu 2-8 mem 4096+ MiB on-demand 1+25% spot lowest-price(2 pools) rebalance", r.Services["web"].Runs())
+}
