@@ -173,7 +173,7 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		if health.Healthy(prev) {
 			return 0
 		}
-		if lacking := prev.Target - len(inServiceIDs(group[svc])); lacking > 0 {
+		if lacking := prev.Target - inServiceUnits(group[svc]); lacking > 0 {
 			return 1 + prev.Target + lacking
 		}
 		return 1 + max(0, prev.Target-prev.Healthy)
@@ -245,11 +245,7 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
 		}
 		cur.Terminated = max(prev.Terminated, acts.Terminated)
-		for _, inst := range view.Instances {
-			if inst.Terminating() && acts.Rebalanced[inst.ID] {
-				cur.Rebalancing++
-			}
-		}
+		cur.Rebalancing = rebalancing(view, acts)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}

@@ -7,6 +7,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -38,6 +39,39 @@ func mixedOf(s *release.Service) *fleet.Mixed {
 		out.Overrides = append(out.Overrides, ov)
 	}
 	return out
+}
+
+// unitsOf names what service s's capacity counts: capacity units with a
+// weighted mixed instances policy, else instances.
+func unitsOf(s *release.Service) string {
+	if s != nil && s.MixedInstances.Weighted() {
+		return "capacity units"
+	}
+	return "instances"
+}
+
+// inServiceUnits is the capacity of g's instances in service, each
+// counting its weight.
+func inServiceUnits(g asgtypes.AutoScalingGroup) int {
+	n := 0
+	for _, inst := range g.Instances {
+		if inst.LifecycleState == asgtypes.LifecycleStateInService {
+			n += fleet.Weight(inst)
+		}
+	}
+	return n
+}
+
+// rebalancing counts the instances of view terminating because Capacity
+// Rebalancing replaced them first, as acts say.
+func rebalancing(view health.View, acts fleet.Activities) int {
+	n := 0
+	for _, inst := range view.Instances {
+		if inst.Terminating() && acts.Rebalanced[inst.ID] {
+			n++
+		}
+	}
+	return n
 }
 
 // requirementsOf is q as Auto Scaling takes it (InstanceRequirements).

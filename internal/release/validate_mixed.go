@@ -122,6 +122,19 @@ func (v *validator) distribution(mpath string, m *MixedInstances, byReq bool, ty
 	if pct := *m.OnDemandPercentageAboveBase; pct < 0 || pct > 100 {
 		p.add(field(mpath, "on_demand_percentage_above_base"), "must be between 0 and 100, not %d", pct)
 	}
+	v.strategies(mpath, m, byReq)
+	if m.UsesSpot() && !byReq && types > 0 && types < minSpotTypes {
+		p.add(field(mpath, "overrides"), "a group with Spot capacity (on_demand_percentage_above_base below 100) needs at least %d instance types: every Spot strategy spreads across pools, and one type leaves nothing to fall back to when its pools are interrupted", minSpotTypes)
+	}
+	if m.CapacityRebalance && !m.UsesSpot() {
+		p.add(field(mpath, "capacity_rebalance"), "replaces Spot instances: it needs on_demand_percentage_above_base below 100")
+	}
+}
+
+// strategies checks the policy's allocation strategies and pools
+// against its overrides' kind.
+func (v *validator) strategies(mpath string, m *MixedInstances, byReq bool) {
+	p := v.p
 	spath := field(mpath, "spot_allocation_strategy")
 	switch s := m.SpotAllocationStrategy; {
 	case !slices.Contains(SpotAllocationStrategies, s):
@@ -141,12 +154,6 @@ func (v *validator) distribution(mpath string, m *MixedInstances, byReq bool, ty
 		p.add(dpath, "must be one of %s, not %q", strings.Join(OnDemandAllocationStrategies, ", "), s)
 	case s == OnDemandPrioritized && byReq:
 		p.add(dpath, "%s orders the overrides' instance types: it cannot be used with instance_requirements", s)
-	}
-	if m.UsesSpot() && !byReq && types > 0 && types < minSpotTypes {
-		p.add(field(mpath, "overrides"), "a group with Spot capacity (on_demand_percentage_above_base below 100) needs at least %d instance types: every Spot strategy spreads across pools, and one type leaves nothing to fall back to when its pools are interrupted", minSpotTypes)
-	}
-	if m.CapacityRebalance && !m.UsesSpot() {
-		p.add(field(mpath, "capacity_rebalance"), "replaces Spot instances: it needs on_demand_percentage_above_base below 100")
 	}
 }
 

@@ -167,16 +167,19 @@ func (r *region) checkNewGroup(name string, in *autoscaling.CreateAutoScalingGro
 	case desired < minSize || desired > maxSize:
 		return 0, 0, 0, apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
-	if in.LaunchConfigurationName != nil || in.InstanceId != nil {
-		return 0, 0, 0, apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate and MixedInstancesPolicy (launch configurations are deprecated)")
+	return minSize, maxSize, desired, launchSource(in)
+}
+
+// launchSource checks the group launches from one launch template, or
+// from one mixed instances policy.
+func launchSource(in *autoscaling.CreateAutoScalingGroupInput) error {
+	switch {
+	case in.LaunchConfigurationName != nil || in.InstanceId != nil:
+		return apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate and MixedInstancesPolicy (launch configurations are deprecated)")
+	case (in.LaunchTemplate == nil) == (in.MixedInstancesPolicy == nil):
+		return apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
 	}
-	if in.LaunchTemplate != nil && in.MixedInstancesPolicy != nil {
-		return 0, 0, 0, apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
-	}
-	if in.LaunchTemplate == nil && in.MixedInstancesPolicy == nil {
-		return 0, 0, 0, apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
-	}
-	return minSize, maxSize, desired, nil
+	return nil
 }
 
 // authorizeNewGroup authorizes the caller to create the group of arn with

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 )
@@ -142,31 +144,13 @@ func newMixedPolicy(in *astypes.MixedInstancesPolicy, rebalance bool, arch strin
 func (m *mixedPolicy) readOverrides(overrides []astypes.LaunchTemplateOverrides, arch string) error {
 	var types, reqs int
 	for _, o := range overrides {
-		switch {
-		case o.InstanceType != nil && o.InstanceRequirements != nil:
-			return apiErr(cloud.CodeValidation, "You must specify either InstanceType or InstanceRequirements in an override, not both.")
-		case o.InstanceRequirements != nil:
+		if o.InstanceRequirements != nil {
 			reqs++
-			if o.WeightedCapacity != nil {
-				return apiErr(cloud.CodeValidation, "WeightedCapacity cannot be specified with InstanceRequirements.")
-			}
-			m.byRequirements = true
-			for _, c := range matching(o.InstanceRequirements, arch) {
-				if !slices.ContainsFunc(m.pools, func(p pool) bool { return p.instanceType == c.name }) {
-					m.pools = append(m.pools, pool{instanceType: c.name, weight: 1, price: c.price})
-				}
-			}
-		case o.InstanceType != nil:
+		} else if o.InstanceType != nil {
 			types++
-			w := 1
-			if o.WeightedCapacity != nil {
-				n, err := strconv.Atoi(*o.WeightedCapacity)
-				if err != nil || n < 1 || n > 999 {
-					return apiErrf(cloud.CodeValidation, "WeightedCapacity %q must be a whole number from 1 to 999", *o.WeightedCapacity)
-				}
-				w, m.weighted = n, true
-			}
-			m.pools = append(m.pools, pool{instanceType: *o.InstanceType, weight: w, price: priceOf(*o.InstanceType)})
+		}
+		if err := m.readOverride(o, arch); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -186,26 +170,50 @@ func (m *mixedPolicy) readOverrides(overrides []astypes.LaunchTemplateOverrides,
 	return nil
 }
 
+// readOverride adds the pools of one override: its instance type with
+// its weight, or the catalogue's types that meet its requirements.
+func (m *mixedPolicy) readOverride(o astypes.LaunchTemplateOverrides, arch string) error {
+	switch {
+	case o.InstanceType != nil && o.InstanceRequirements != nil:
+		return apiErr(cloud.CodeValidation, "You must specify either InstanceType or InstanceRequirements in an override, not both.")
+	case o.InstanceRequirements != nil && o.WeightedCapacity != nil:
+		return apiErr(cloud.CodeValidation, "WeightedCapacity cannot be specified with InstanceRequirements.")
+	case o.InstanceRequirements != nil:
+		m.byRequirements = true
+		for _, c := range matching(o.InstanceRequirements, arch) {
+			if !slices.ContainsFunc(m.pools, func(p pool) bool { return p.instanceType == c.name }) {
+				m.pools = append(m.pools, pool{instanceType: c.name, weight: 1, price: c.price})
+			}
+		}
+	case o.InstanceType != nil:
+		w := 1
+		if o.WeightedCapacity != nil {
+			n, err := strconv.Atoi(*o.WeightedCapacity)
+			if err != nil || n < 1 || n > 999 {
+				return apiErrf(cloud.CodeValidation, "WeightedCapacity %q must be a whole number from 1 to 999", *o.WeightedCapacity)
+			}
+			w, m.weighted = n, true
+		}
+		m.pools = append(m.pools, pool{instanceType: *o.InstanceType, weight: w, price: priceOf(*o.InstanceType)})
+	}
+	return nil
+}
+
 // readDistribution reads the InstancesDistribution with AWS's defaults
 // and bounds.
 func (m *mixedPolicy) readDistribution(d *astypes.InstancesDistribution) error {
 	if d == nil {
 		return nil
 	}
-	if d.OnDemandBaseCapacity != nil {
-		m.base = int(*d.OnDemandBaseCapacity)
-	}
+	m.base = int(deref(d.OnDemandBaseCapacity))
 	if d.OnDemandPercentageAboveBaseCapacity != nil {
 		m.percent = int(*d.OnDemandPercentageAboveBaseCapacity)
 	}
-	if d.SpotAllocationStrategy != nil {
-		m.spotStrategy = *d.SpotAllocationStrategy
-	}
-	if d.OnDemandAllocationStrategy != nil {
-		m.odStrategy = *d.OnDemandAllocationStrategy
-	} else if m.byRequirements {
+	m.spotStrategy = cmp.Or(deref(d.SpotAllocationStrategy), m.spotStrategy)
+	if m.byRequirements {
 		m.odStrategy = "lowest-price"
 	}
+	m.odStrategy = cmp.Or(deref(d.OnDemandAllocationStrategy), m.odStrategy)
 	switch {
 	case m.base < 0 || m.percent < 0 || m.percent > 100:
 		return apiErr(cloud.CodeValidation, "OnDemandBaseCapacity must not be negative and OnDemandPercentageAboveBaseCapacity must be from 0 to 100.")
@@ -216,15 +224,22 @@ func (m *mixedPolicy) readDistribution(d *astypes.InstancesDistribution) error {
 	case m.byRequirements && (m.odStrategy == "prioritized" || m.spotStrategy == "capacity-optimized-prioritized"):
 		return apiErr(cloud.CodeValidation, "The prioritized allocation strategies cannot be used with InstanceRequirements.")
 	}
-	if d.SpotInstancePools != nil {
-		if m.spotStrategy != "lowest-price" {
-			return apiErr(cloud.CodeValidation, "SpotInstancePools is valid only when SpotAllocationStrategy is lowest-price.")
-		}
-		if m.spotPools = int(*d.SpotInstancePools); m.spotPools < 1 || m.spotPools > 20 {
-			return apiErr(cloud.CodeValidation, "SpotInstancePools must be from 1 to 20.")
-		}
-	} else if m.spotStrategy == "lowest-price" {
+	return m.readPools(d.SpotInstancePools)
+}
+
+// readPools reads SpotInstancePools: 1 to 20, only with lowest-price
+// (default 2).
+func (m *mixedPolicy) readPools(n *int32) error {
+	switch {
+	case n == nil && m.spotStrategy == "lowest-price":
 		m.spotPools = 2
+	case n == nil:
+	case m.spotStrategy != "lowest-price":
+		return apiErr(cloud.CodeValidation, "SpotInstancePools is valid only when SpotAllocationStrategy is lowest-price.")
+	case *n < 1 || *n > 20:
+		return apiErr(cloud.CodeValidation, "SpotInstancePools must be from 1 to 20.")
+	default:
+		m.spotPools = int(*n)
 	}
 	return nil
 }
@@ -255,6 +270,12 @@ func meets(q *astypes.InstanceRequirements, c catalogueType) bool {
 	if len(q.CpuManufacturers) > 0 && !slices.ContainsFunc(q.CpuManufacturers, func(m astypes.CpuManufacturer) bool { return string(m) == c.manufacturer }) {
 		return false
 	}
+	return meetsKind(q, c)
+}
+
+// meetsKind reports whether c is of the kind q asks: burstable or not,
+// its generation, its name among those allowed and not excluded.
+func meetsKind(q *astypes.InstanceRequirements, c catalogueType) bool {
 	switch q.BurstablePerformance {
 	case astypes.BurstablePerformanceRequired:
 		if !c.burstable {
@@ -338,6 +359,16 @@ func (r *region) choose(g *group, t time.Time) (c choice, ok bool) {
 		}
 	}
 	return choice{instanceType: best.instanceType, weight: best.weight, spot: true}, true
+}
+
+// pick is what g's next launch at t starts: its launch template's type
+// On-Demand, or its mixed instances policy's choice (ok false when no
+// Spot pool has capacity).
+func (r *region) pick(g *group, data *ec2types.RequestLaunchTemplateData, t time.Time) (choice, bool) {
+	if g.mixed == nil {
+		return choice{instanceType: string(data.InstanceType), weight: 1}, true
+	}
+	return r.choose(g, t)
 }
 
 func cmpFloat(a, b float64) int {

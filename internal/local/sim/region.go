@@ -566,24 +566,11 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 		})
 		return false
 	}
-	// A zone short of capacity fails the launch there (a Failed activity)
-	// and the group tries its next zone, as Auto Scaling does.
-	pick := choice{instanceType: string(data.InstanceType), weight: 1}
-	if g.mixed != nil {
-		var ok bool
-		if pick, ok = r.choose(g, t); !ok {
-			return fail(r.placement(g)[0], NoSpotCapacityMessage)
-		}
+	pick, ok := r.pick(g, data, t)
+	if !ok {
+		return fail(r.placement(g)[0], NoSpotCapacityMessage)
 	}
-	var sn *subnet
-	for _, c := range r.placement(g) {
-		if until, ok := r.impaired[c.az]; ok && t.Before(until) {
-			fail(c, InsufficientCapacityMessage(pick.instanceType, c.az))
-			continue
-		}
-		sn = c
-		break
-	}
+	sn := r.zoneFor(g, pick.instanceType, t, fail)
 	switch {
 	case sn == nil:
 		return false
@@ -637,6 +624,21 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 		})
 	}
 	return true
+}
+
+// zoneFor is the subnet a launch of instanceType in g at t goes to: a
+// zone short of capacity fails the launch there (fail records a Failed
+// activity) and the group tries its next zone, as Auto Scaling does; nil
+// when none has capacity.
+func (r *region) zoneFor(g *group, instanceType string, t time.Time, fail func(*subnet, string) bool) *subnet {
+	for _, c := range r.placement(g) {
+		if until, ok := r.impaired[c.az]; ok && t.Before(until) {
+			fail(c, InsufficientCapacityMessage(instanceType, c.az))
+			continue
+		}
+		return c
+	}
+	return nil
 }
 
 // launchProblem is EC2's reason an instance of data cannot launch in sn
