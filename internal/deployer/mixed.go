@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -82,9 +83,13 @@ func requirementsOf(q *release.InstanceRequirements) *asgtypes.InstanceRequireme
 		}
 		return aws.Int32(int32(*p))
 	}
+	// Validate requires both ranges; an empty one stands in for a missing
+	// one, so a release that skipped validation is refused by AWS, never
+	// a panic.
+	vcpu, mem := cmp.Or(q.VCPU, &release.IntRange{}), cmp.Or(q.MemoryMiB, &release.IntRange{})
 	out := &asgtypes.InstanceRequirements{
-		VCpuCount:                                 &asgtypes.VCpuCountRequest{Min: aws.Int32(int32(q.VCPU.Min)), Max: i32(q.VCPU.Max)},
-		MemoryMiB:                                 &asgtypes.MemoryMiBRequest{Min: aws.Int32(int32(q.MemoryMiB.Min)), Max: i32(q.MemoryMiB.Max)},
+		VCpuCount:                                 &asgtypes.VCpuCountRequest{Min: aws.Int32(int32(vcpu.Min)), Max: i32(vcpu.Max)},
+		MemoryMiB:                                 &asgtypes.MemoryMiBRequest{Min: aws.Int32(int32(mem.Min)), Max: i32(mem.Max)},
 		AllowedInstanceTypes:                      q.AllowedInstanceTypes,
 		ExcludedInstanceTypes:                     q.ExcludedInstanceTypes,
 		SpotMaxPricePercentageOverLowestPrice:     i32(q.SpotMaxPricePercentageOverLowestPrice),
