@@ -116,9 +116,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	if err != nil {
 		return err
 	}
-	if in.MixedInstancesPolicy != nil {
-		in = withMixedTemplate(in)
-	}
+	in = withMixedTemplate(in)
 	g := &group{
 		name: name, arn: arn, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
@@ -229,13 +227,11 @@ func withMixedTemplate(in *autoscaling.CreateAutoScalingGroupInput) *autoscaling
 }
 
 // mixGroup sets g's mixed instances policy, checked as
-// CreateAutoScalingGroup checks it; CapacityRebalance without one is
-// refused.
+// CreateAutoScalingGroup checks it. CapacityRebalance on a group without
+// one is accepted and does nothing: the sim's launch template groups run
+// On-Demand.
 func (r *region) mixGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
 	if in.MixedInstancesPolicy == nil {
-		if deref(in.CapacityRebalance) {
-			return apiErr(cloud.CodeValidation, "CapacityRebalance requires a MixedInstancesPolicy with Spot Instances.")
-		}
 		return nil
 	}
 	arch := ""
@@ -573,9 +569,6 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 		Instances: make([]astypes.Instance, 0, len(g.instances)),
 	}
 	g.describeMixed(&out)
-	if g.mixed != nil {
-		out.LaunchTemplate = nil
-	}
 	var subnetIDs []string
 	zones := map[string]bool{}
 	for _, s := range g.subnets {

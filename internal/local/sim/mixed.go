@@ -476,14 +476,14 @@ func (r *region) rebalanceSpot(inst *instance, t time.Time) {
 // Rebalancing is replacing.
 func (i *instance) counts() bool { return i.terminating.IsZero() && !i.standby && !i.atRisk }
 
-// describeMixed is how DescribeAutoScalingGroups shows g's policy, and
-// the weight of instance i ("" without weights).
+// describeMixed is how DescribeAutoScalingGroups shows g's policy: the
+// group's launch template is then the policy's, not its own.
 func (g *group) describeMixed(out *astypes.AutoScalingGroup) {
 	if g.mixed == nil {
 		return
 	}
 	p := g.mixed.in
-	out.MixedInstancesPolicy = &p
+	out.MixedInstancesPolicy, out.LaunchTemplate = &p, nil
 	out.CapacityRebalance = &g.mixed.rebalances
 }
 
