@@ -48,3 +48,27 @@ func TestMixedGroup(t *testing.T) {
 	assert.Nil(t, req.MemoryMiB.Max)
 	assert.Equal(t, "lowest-price", m.OnDemandAllocationStrategy, "AWS's default, and only choice, with instance requirements")
 }
+
+// TestRebalancedTerminationsAreNoLoss: an instance Capacity Rebalancing
+// terminates once its replacement is in service ("Capacity
+// Rebalancing", Auto Scaling User Guide) takes no capacity away, so it
+// does not count against max_terms; any other termination does, and
+// either restarts the stability window (health.Track sees it
+// terminating).
+func TestRebalancedTerminationsAreNoLoss(t *testing.T) {
+	r, err := release.ReadFile(filepath.Join("..", "..", "testdata", "spot-fleet-release.json"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name                                 string
+		terminating, rebalancing, terminated int
+		halt                                 bool
+	}{
+		{"one rebalanced", 1, 1, 0, false},
+		{"one rebalanced, one lost", 2, 1, 0, true},
+		{"one lost before", 1, 1, 1, true},
+		{"none", 0, 0, 0, false},
+	} {
+		err := checkTerminations(r, map[string]execution.ServiceHealth{"web": {Terminating: tc.terminating, Rebalancing: tc.rebalancing, Terminated: tc.terminated}})
+		assert.Equal(t, tc.halt, err != nil, "%s: %v", tc.name, err)
+	}
+}
