@@ -179,14 +179,15 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 func meddling(args []string) (region.Meddling, error) {
 	m := region.Meddling{Action: args[0]}
 	want := map[string]string{
-		region.MeddleDeleteGroup:  "GROUP",
-		region.MeddleSetCapacity:  "GROUP MIN DESIRED MAX",
-		region.MeddleKillInstance: "INSTANCE_ID",
-		region.MeddleDetach:       "GROUP LOAD_BALANCER",
+		region.MeddleDeleteGroup:   "GROUP",
+		region.MeddleSetCapacity:   "GROUP MIN DESIRED MAX",
+		region.MeddleKillInstance:  "INSTANCE_ID",
+		region.MeddleDetach:        "GROUP LOAD_BALANCER",
+		region.MeddleInterruptSpot: "GROUP COUNT",
 	}
 	usage, ok := want[m.Action]
 	if !ok {
-		return m, fmt.Errorf("unknown world action %q (there are delete-group, set-capacity, kill-instance and detach)", m.Action)
+		return m, fmt.Errorf("unknown world action %q (there are delete-group, set-capacity, kill-instance, detach and interrupt-spot)", m.Action)
 	}
 	if len(args)-1 != len(strings.Fields(usage)) {
 		return m, fmt.Errorf("world %s takes %s", m.Action, usage)
@@ -198,6 +199,12 @@ func meddling(args []string) (region.Meddling, error) {
 		m.Instance = args[1]
 	case region.MeddleDetach:
 		m.Group, m.LoadBalancer = args[1], args[2]
+	case region.MeddleInterruptSpot:
+		n, err := strconv.Atoi(args[2])
+		if err != nil || n < 1 {
+			return m, fmt.Errorf("world interrupt-spot: COUNT %q is not a count of at least 1", args[2])
+		}
+		m.Group, m.Count = args[1], n
 	case region.MeddleSetCapacity:
 		m.Group = args[1]
 		for i, p := range []*int32{&m.Min, &m.Desired, &m.Max} {

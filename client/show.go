@@ -287,7 +287,7 @@ func writeReleaseDetail(w io.Writer, rd *releaseDetail) {
 	for _, name := range r.ServiceNames() {
 		svc := r.Services[name]
 		ami := firstNonEmpty(svc.AMI, r.AMI)
-		row(tw, "    "+name, ami, svc.InstanceType, capacityOf(svc))
+		row(tw, "    "+name, ami, svc.Runs(), capacityOf(svc))
 	}
 	tw.Flush()
 	groupRows(w, "created groups", rd.Created)
@@ -347,6 +347,9 @@ func capacityOf(svc *release.Service) string {
 	a := svc.Autoscaling
 	if a == nil {
 		return ""
+	}
+	if svc.MixedInstances.Weighted() {
+		return fmt.Sprintf("min %d max %d units", a.MinSize, a.MaxSize)
 	}
 	return fmt.Sprintf("min %d max %d", a.MinSize, a.MaxSize)
 }

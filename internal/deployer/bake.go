@@ -132,7 +132,7 @@ func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *executio
 		case s.Missing && !lastAttempt(req):
 			return &failure.RetryableError{Op: "check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
 		case s.Missing || s.Healthy < s.Target:
-			return &failure.HaltError{Reason: fmt.Sprintf("service %s: %d of its %d healthy instances during the bake", svc, s.Healthy, s.Target)}
+			return &failure.HaltError{Reason: fmt.Sprintf("service %s: %d of its %d healthy %s during the bake", svc, s.Healthy, s.Target, unitsOf(r.Services[svc]))}
 		}
 	}
 	if st.Health == nil {

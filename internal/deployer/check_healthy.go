@@ -154,7 +154,9 @@ func checkTerminations(r *release.Release, report map[string]execution.ServiceHe
 	for _, svc := range r.ServiceNames() {
 		b := bounds(r.Services[svc])
 		s := report[svc]
-		if n := max(s.Terminating, s.Terminated); b.ShouldHalt(n) {
+		// A Spot instance Capacity Rebalancing terminates after its
+		// replacement is in service took no capacity away.
+		if n := max(s.Terminating-s.Rebalancing, s.Terminated); b.ShouldHalt(n) {
 			what := "instances of its new group terminated"
 			if n == 1 {
 				what = "instance of its new group terminated"

@@ -306,7 +306,7 @@ func (d *Deployer) belowTarget(ctx context.Context, c *cloud.Clients, st *execut
 		case s.Missing && !lastAttempt(req):
 			return nil, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
 		case s.Missing || s.Healthy < s.Target:
-			below = append(below, fmt.Sprintf("service %s: %d of its %d healthy instances", svc, s.Healthy, s.Target))
+			below = append(below, fmt.Sprintf("service %s: %d of its %d healthy %s", svc, s.Healthy, s.Target, unitsOf(r.Services[svc])))
 		}
 	}
 	return below, nil

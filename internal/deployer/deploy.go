@@ -352,6 +352,7 @@ func (d *Deployer) groupOf(r *release.Release, svc string, res *resources.Resolv
 		LoadBalancers:          s.ELBs,
 		HealthCheckGracePeriod: d.cfg.HealthCheckGracePeriod,
 		Tags:                   groupTags(r, svc),
+		Mixed:                  mixedOf(s),
 	}
 	for _, ref := range r.ServiceSubnets(svc) {
 		g.Subnets = append(g.Subnets, res.Subnets[ref])

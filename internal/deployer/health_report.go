@@ -173,7 +173,7 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		if health.Healthy(prev) {
 			return 0
 		}
-		if lacking := prev.Target - len(inServiceIDs(group[svc])); lacking > 0 {
+		if lacking := prev.Target - inServiceUnits(group[svc]); lacking > 0 {
 			return 1 + prev.Target + lacking
 		}
 		return 1 + max(0, prev.Target-prev.Healthy)
@@ -213,7 +213,8 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
 	for _, inst := range g.Instances {
-		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus),
+			Weight: fleet.Weight(inst)}
 		view.Instances = append(view.Instances, hi)
 		ids = append(ids, hi.ID)
 		if !hi.Terminating() {
@@ -244,6 +245,7 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
 		}
 		cur.Terminated = max(prev.Terminated, acts.Terminated)
+		cur.Rebalancing = rebalancing(view, acts)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}

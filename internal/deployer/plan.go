@@ -281,7 +281,7 @@ func plannedGroup(r *release.Release, st *execution.State, svc string, res *reso
 	b := bounds(s)
 	pg := execution.PlannedGroup{
 		Service: svc, Group: naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID),
-		Min: b.MinSize, Max: b.MaxSize, InstanceType: s.InstanceType,
+		Min: b.MinSize, Max: b.MaxSize, InstanceType: s.Runs(),
 		Subnets: slices.Clone(r.ServiceSubnets(svc)), LoadBalancers: slices.Clone(s.ELBs), TargetGroups: slices.Clone(s.TargetGroups),
 	}
 	data, err := userData(r, st.Target, svc)
@@ -382,7 +382,7 @@ func changes(cur ledger.Current, prev, r *release.Release, planned []execution.P
 			continue
 		}
 		add(svc, "ami", prev.ServiceAMI(svc), r.ServiceAMI(svc))
-		add(svc, "instance_type", was.InstanceType, is.InstanceType)
+		add(svc, "instance_type", was.Runs(), is.Runs())
 		add(svc, "user_data_sha256", digestOf(prev.ServiceUserData(svc)), digestOf(r.ServiceUserData(svc)))
 		wb, ib := bounds(was), bounds(is)
 		add(svc, "min_size", strconv.Itoa(wb.MinSize), strconv.Itoa(ib.MinSize))

@@ -315,6 +315,12 @@ type ServiceHealth struct {
 	// it was created, from its scaling activities: max_terms applies to
 	// it.
 	Terminated int `json:"terminated,omitempty"`
+	// Rebalancing counts the instances of Terminating that Capacity
+	// Rebalancing is terminating after it launched their replacement (a
+	// Spot instance at risk of interruption): the service lost no
+	// capacity, so max_terms does not count them; they still restart the
+	// stability window, as any change of its instances does.
+	Rebalancing int `json:"rebalancing,omitempty"`
 	// StableSeconds is the service's stability window: how long it must
 	// hold its target, with no instance terminated or replaced, before
 	// the previous release is retired.
@@ -422,8 +428,10 @@ type PlannedGroup struct {
 	Min           int `json:"min"`
 	Max           int `json:"max"`
 	// Steps is the number of canary steps (0: all at once).
-	Steps        int    `json:"steps,omitempty"`
-	ImageID      string `json:"image_id,omitempty"`
+	Steps   int    `json:"steps,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+	// InstanceType is what the group runs: its instance type, or its
+	// mixed instances policy in one line (release.Service.Runs).
 	InstanceType string `json:"instance_type"`
 	// Subnets are subnet ids; LoadBalancers classic load balancer names;
 	// TargetGroups target group ARNs.

@@ -9,13 +9,17 @@
 // named after groups (naming.AlarmName). Of, Others and Previous tell a
 // release's own groups and templates from those of the releases before
 // it; ReadActivities reads what a group's scaling activities say (its
-// terminations, a launch that will fail again). A group or template
+// terminations, those Capacity Rebalancing made after launching their
+// replacement, a launch that will fail again). A group or template
 // created moments ago may be missing from every one of them: AWS is
 // eventually consistent after a create.
 //
 // Making: a Release creates a service's launch template (a client token
 // of its name and the release's hash, so a retry gets the template it
-// made) and its group, pinned to version 1 of that template; suspends
+// made) and its group, pinned to version 1 of that template, directly or
+// through its mixed instances policy (Mixed: instance types with weights
+// or instance requirements, On-Demand and Spot, Capacity Rebalancing;
+// Weight is what an instance counts toward the group's capacity); suspends
 // the group's DeployProcesses until the swap; puts its scaling policies
 // and their alarms; and, at the swap, settles it (scaled from ferry's
 // launch count to desired, its processes resumed). What the release made

@@ -237,6 +237,9 @@ func names(groups []asgtypes.AutoScalingGroup, templates map[string]map[string]s
 type Activities struct {
 	// Terminated counts the instances of the group that terminated.
 	Terminated int
+	// Rebalanced are the instances Capacity Rebalancing terminated (after
+	// launching their replacement), by id: not in Terminated.
+	Rebalanced map[string]bool
 	// Failed is the StatusMessage of a failed launch that will fail again
 	// ("" when none).
 	Failed string
@@ -248,6 +251,15 @@ type Activities struct {
 // StatusMessage are text (Activity, Auto Scaling API Reference), so the
 // Description is read.
 const terminatingPrefix = "Terminating EC2 instance"
+
+// rebalanceCause is in the Cause of an activity of Capacity Rebalancing
+// ("... in response to an EC2 instance rebalance recommendation",
+// "Capacity Rebalancing", Auto Scaling User Guide): it terminates a Spot
+// instance at risk once its replacement is in service. An interruption
+// without it shows as any instance EC2 stopped ("in response to an EC2
+// health check indicating it has been terminated or stopped") and is a
+// termination like any other.
+const rebalanceCause = "EC2 instance rebalance recommendation"
 
 // ReadActivities reads the scaling activities of the group name, every
 // page (at most a few per instance the group ever had). A failed launch
@@ -264,6 +276,11 @@ func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Ac
 		}
 		for _, a := range page.Activities {
 			switch {
+			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix) && strings.Contains(aws.ToString(a.Cause), rebalanceCause):
+				if out.Rebalanced == nil {
+					out.Rebalanced = map[string]bool{}
+				}
+				out.Rebalanced[strings.TrimSpace(strings.TrimPrefix(aws.ToString(a.Description), terminatingPrefix+":"))] = true
 			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix):
 				out.Terminated++
 			case (a.StatusCode == asgtypes.ScalingActivityStatusCodeFailed || a.StatusCode == asgtypes.ScalingActivityStatusCodeCancelled) &&

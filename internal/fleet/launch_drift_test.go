@@ -29,8 +29,17 @@ func TestLaunchDrift(t *testing.T) {
 		{"a template by id", asgtypes.AutoScalingGroup{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String("lt-0abc"), Version: aws.String("1")}},
 			"launches from lt-0abc version 1, not from " + name + " version 1"},
 		{"no template", asgtypes.AutoScalingGroup{}, "launches from no launch template, not from " + name + " version 1"},
-		{"a mixed instances policy", asgtypes.AutoScalingGroup{LaunchTemplate: lt(name, "1"), MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{}},
-			"launches from a mixed instances policy, not from its launch template " + name + " version 1"},
+		{"a mixed instances policy beside the template", asgtypes.AutoScalingGroup{LaunchTemplate: lt(name, "1"), MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{}},
+			"launches from a mixed instances policy without its launch template " + name + " version 1"},
+		{"a mixed instances policy as made", asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{LaunchTemplateSpecification: lt(name, "1"), Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.large")}}}}}, ""},
+		{"a mixed instances policy at another version", asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{LaunchTemplateSpecification: lt(name, "$Latest")}}},
+			"launches from " + name + " version $Latest, not from " + name + " version 1"},
+		{"an override from another template", asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{LaunchTemplateSpecification: lt(name, "1"), Overrides: []asgtypes.LaunchTemplateOverrides{
+				{InstanceType: aws.String("m5.large"), LaunchTemplateSpecification: lt("hand-made", "1")}}}}},
+			"launches an override of its mixed instances policy from another launch template, not from " + name + " version 1"},
 	} {
 		tc.g.AutoScalingGroupName = aws.String(name)
 		assert.Equal(t, tc.want, fleet.LaunchDrift(tc.g), tc.what)

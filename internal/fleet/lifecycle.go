@@ -90,6 +90,10 @@ type Group struct {
 	Hooks                  []Hook
 	// Tags are the group's, propagated to its instances.
 	Tags map[string]string
+	// Mixed, when not nil, is its mixed instances policy: MinSize,
+	// MaxSize and Desired are then capacity units when it weighs its
+	// instance types.
+	Mixed *Mixed
 }
 
 // Hook is a lifecycle hook of a group.
@@ -125,12 +129,22 @@ const launchTemplateVersion = "1"
 
 // LaunchDrift says how group g no longer launches from the launch
 // template ferry made for it at the version ferry pinned ("" when it
-// does): another template or version, or a mixed instances policy.
+// does): another template or version. A group with a mixed instances
+// policy launches from the policy's launch template, and each override
+// from it too (not from one of its own).
 func LaunchDrift(g asgtypes.AutoScalingGroup) string {
 	name := aws.ToString(g.AutoScalingGroupName)
-	switch lt := g.LaunchTemplate; {
-	case g.MixedInstancesPolicy != nil:
-		return "launches from a mixed instances policy, not from its launch template " + name + " version " + launchTemplateVersion
+	lt := g.LaunchTemplate
+	if m := g.MixedInstancesPolicy; m != nil {
+		switch {
+		case lt != nil || m.LaunchTemplate == nil:
+			return "launches from a mixed instances policy without its launch template " + name + " version " + launchTemplateVersion
+		case slices.ContainsFunc(m.LaunchTemplate.Overrides, func(o asgtypes.LaunchTemplateOverrides) bool { return o.LaunchTemplateSpecification != nil }):
+			return "launches an override of its mixed instances policy from another launch template, not from " + name + " version " + launchTemplateVersion
+		}
+		lt = m.LaunchTemplate.LaunchTemplateSpecification
+	}
+	switch {
 	case lt == nil:
 		return "launches from no launch template, not from " + name + " version " + launchTemplateVersion
 	case aws.ToString(lt.LaunchTemplateName) != name || aws.ToString(lt.Version) != launchTemplateVersion:
@@ -247,7 +261,7 @@ func (r *Release) CreateGroup(ctx context.Context, g Group) error {
 			DefaultResult:         aws.String("CONTINUE"),
 		})
 	}
-	_, err := api.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{
+	in := &autoscaling.CreateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(g.Name),
 		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
 			LaunchTemplateName: aws.String(g.Name),
@@ -263,7 +277,12 @@ func (r *Release) CreateGroup(ctx context.Context, g Group) error {
 		HealthCheckGracePeriod:         aws.Int32(int32(g.HealthCheckGracePeriod / time.Second)),
 		LifecycleHookSpecificationList: hooks,
 		Tags:                           tags.ASG(g.Tags, g.Name),
-	})
+	}
+	if g.Mixed != nil {
+		in.MixedInstancesPolicy, in.LaunchTemplate = g.Mixed.policy(in.LaunchTemplate), nil
+		in.CapacityRebalance = aws.Bool(g.Mixed.CapacityRebalance)
+	}
+	_, err := api.CreateAutoScalingGroup(ctx, in)
 	op := "autoscaling:CreateAutoScalingGroup " + g.Name
 	if err == nil || !cloud.IsCode(err, cloud.CodeAlreadyExists) {
 		return r.justMade(op, err, failure.AsDeploy)

@@ -3,7 +3,10 @@
 // Scaling group, of every classic load balancer and of every target group
 // the release names for the service (not those its group is attached to
 // now) into one per-service report: an instance is healthy
-// only if every source says so (Assess). It carries each service's
+// only if every source says so (Assess). Counts are capacity units: an
+// instance of a group whose mixed instances policy weighs its types
+// counts its weight, as Auto Scaling counts the group's desired capacity.
+// It carries each service's
 // stability window from one check to the next (Track): a service is
 // stable once it has held its healthy target without a break, with no
 // instance of its new group terminated or replaced, for its

@@ -33,7 +33,14 @@ type Instance struct {
 	LifecycleState string
 	// HealthStatus is the ASG's health status ("Healthy" or "Unhealthy").
 	HealthStatus string
+	// Weight is the capacity units the instance counts for: its
+	// WeightedCapacity in a group with a weighted mixed instances policy;
+	// 0 counts 1.
+	Weight int
 }
+
+// Units is what the instance counts toward its group's capacity.
+func (i Instance) Units() int { return max(i.Weight, 1) }
 
 // Terminating reports whether the ASG is terminating (or has terminated)
 // the instance: its lifecycle state is Terminating, Terminating:Wait,
@@ -60,7 +67,13 @@ type View struct {
 }
 
 // Assess merges v into the service's counts. target is how many healthy
-// instances make the service healthy (see package capacity).
+// capacity units make the service healthy (see package capacity).
+//
+// Launched, InService and Healthy are capacity units, as Auto Scaling
+// counts a group's desired capacity: an instance counts its weight (1
+// unless the group's mixed instances policy weighs its type), so a
+// service is healthy when the weighted capacity in service meets its
+// target, however many instances make it up.
 //
 //   - Terminating counts the instances the ASG is terminating.
 //   - Launched counts the other instances (pending or running).
@@ -77,12 +90,12 @@ func Assess(v View, target int) execution.ServiceHealth {
 			r.Terminating++
 			continue
 		}
-		r.Launched++
+		r.Launched += inst.Units()
 		if inst.LifecycleState == LifecycleInService {
-			r.InService++
+			r.InService += inst.Units()
 		}
 		if v.Healthy(inst) {
-			r.Healthy++
+			r.Healthy += inst.Units()
 		}
 	}
 	return r

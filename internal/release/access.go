@@ -166,6 +166,7 @@ func (s *Service) clone() *Service {
 	if s.Detach != nil {
 		c.Detach = &Detach{ELBs: slices.Clone(s.Detach.ELBs), TargetGroups: slices.Clone(s.Detach.TargetGroups)}
 	}
+	c.MixedInstances = s.MixedInstances.clone()
 	if s.Rollout != nil {
 		ro := *s.Rollout
 		ro.Steps = slices.Clone(s.Rollout.Steps)

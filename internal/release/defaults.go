@@ -28,6 +28,10 @@ const (
 //   - ebs_volume_type gp3, only when ebs_volume_size is set (an unset
 //     ebs_device_name means the AMI's root device: the size then resizes
 //     the root volume; the deployer reads it from the image);
+//   - mixed_instances: on_demand_percentage_above_base 100,
+//     spot_allocation_strategy price-capacity-optimized,
+//     spot_instance_pools 2 with lowest-price, on_demand_allocation_strategy
+//     prioritized (lowest-price with instance requirements);
 //   - lifecycle heartbeat_timeout: 300;
 //   - analysis: window_seconds 600, period_seconds 60, pass_score 95,
 //     marginal_score 75 (at most pass_score); each metric's stat
@@ -65,6 +69,7 @@ func (s *Service) applyDefaults() {
 	if s.EBSVolumeSize != 0 && s.EBSVolumeType == "" {
 		s.EBSVolumeType = DefaultEBSVolumeType
 	}
+	s.MixedInstances.applyDefaults()
 	if s.Autoscaling == nil {
 		s.Autoscaling = &Autoscaling{}
 	}

@@ -142,7 +142,9 @@ type Asset struct {
 
 // Service is a logical group of servers that maps to one ASG per release.
 type Service struct {
-	InstanceType   string   `json:"instance_type"`
+	// InstanceType is what the service's instances run; a service with
+	// MixedInstances names its types there instead.
+	InstanceType   string   `json:"instance_type,omitempty"`
 	SecurityGroups []string `json:"security_groups,omitempty"`
 	ELBs           []string `json:"elbs,omitempty"`
 	TargetGroups   []string `json:"target_groups,omitempty"`
@@ -159,8 +161,12 @@ type Service struct {
 	EBSVolumeType string `json:"ebs_volume_type,omitempty"`
 	EBSDeviceName string `json:"ebs_device_name,omitempty"`
 
-	Autoscaling *Autoscaling      `json:"autoscaling,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+	// MixedInstances launches the group across instance types, or types
+	// chosen by attributes, On-Demand and Spot (see MixedInstances); nil
+	// launches InstanceType On-Demand.
+	MixedInstances *MixedInstances   `json:"mixed_instances,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
 
 	// Per-service overrides of the release's AMI, subnets, user data and
 	// stability window.

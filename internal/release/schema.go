@@ -134,7 +134,8 @@ func userDataSchema() obj {
 // serviceSchema is one service of a release.
 func serviceSchema() obj {
 	return schemaObject("A service: one ASG per release.", obj{
-		"instance_type":   schemaString("EC2 instance type, e.g. t3.micro.", instanceTypePattern, 32),
+		"instance_type":   schemaString("EC2 instance type, e.g. t3.micro (required without mixed_instances, absent with it).", instanceTypePattern, 32),
+		"mixed_instances": mixedSchema(),
 		"security_groups": schemaRequiredList(schemaList("Security group Name tags or IDs: at least one (without one, instances get the VPC's default group).", schemaRef("A security group Name tag or ID."))),
 		"elbs":            schemaList("Classic load balancer names.", schemaString("A classic load balancer name.", elbPattern, maxELBLen)),
 		"target_groups":   schemaList("Target group Name tags.", schemaRef("A target group Name tag.")),
@@ -156,7 +157,44 @@ func serviceSchema() obj {
 		}),
 		"max_error_rate": obj{"type": "number", "minimum": 0, "exclusiveMaximum": 1,
 			"description": "Highest share of requests (0.01 is 1%) the service's load balancers may answer with an HTTP 5xx from its instances, over the last two minutes of their own CloudWatch metrics, while the release is judged; above it halts (or rolls back during the bake)."},
-	}, "instance_type", "security_groups")
+	}, "security_groups")
+}
+
+// mixedSchema is a service's mixed_instances.
+func mixedSchema() obj {
+	rng := func(desc string, lo int) obj {
+		return schemaObject(desc, obj{"min": schemaInt("Minimum.", lo, 1<<30), "max": schemaInt("Maximum (default: none).", lo, 1<<30)}, "min")
+	}
+	enumList := func(desc string, values []string) obj { return schemaList(desc, obj{"enum": values}) }
+	typeFilter := schemaString("An instance type, family or size; * is a wildcard.", instanceTypeFilterRe.String(), 30)
+	req := schemaObject("Attributes of the instance types to launch (attribute-based instance type selection).", obj{
+		"vcpu":                  rng("vCPUs.", 1),
+		"memory_mib":            rng("Memory in MiB.", 0),
+		"cpu_manufacturers":     enumList("CPU manufacturers.", CPUManufacturers),
+		"instance_generations":  enumList("Instance generations.", InstanceGenerations),
+		"burstable_performance": obj{"enum": BurstablePerformances, "description": "Burstable (T) types: included, excluded (default), required."},
+		"allowed_instance_types": obj{"type": "array", "maxItems": maxTypeFilters, "items": typeFilter,
+			"description": "Only these types (not with excluded_instance_types)."},
+		"excluded_instance_types": obj{"type": "array", "maxItems": maxTypeFilters, "items": typeFilter,
+			"description": "Not these types (not with allowed_instance_types)."},
+		"spot_max_price_percentage_over_lowest_price":      schemaInt("Spot price protection: percent over the cheapest matching type.", 0, 1<<30),
+		"on_demand_max_price_percentage_over_lowest_price": schemaInt("On-Demand price protection: percent over the cheapest matching type.", 0, 1<<30),
+	}, "vcpu", "memory_mib")
+	override := schemaObject("An instance type with an optional weight, or a set of instance requirements.", obj{
+		"instance_type":         schemaString("EC2 instance type.", instanceTypePattern, 32),
+		"weight":                schemaInt("Capacity units the type counts for (every type has one, or none).", minWeight, maxWeight),
+		"instance_requirements": req,
+	})
+	return schemaObject("Launches the group across instance types (or types chosen by attributes), On-Demand and Spot: Auto Scaling's mixed instances policy. With weights, min_size, max_size and rollout counts are capacity units.", obj{
+		"overrides": obj{"type": "array", "minItems": 1, "maxItems": maxOverrideTypes, "items": override,
+			"description": "Instance types (at most 40; first is highest priority) or sets of instance_requirements (at most 4), not both."},
+		"on_demand_base_capacity":         schemaInt("Capacity filled by On-Demand first (default 0).", 0, 1<<30),
+		"on_demand_percentage_above_base": schemaInt("Percent of the capacity above the base that is On-Demand, the rest Spot (default 100).", 0, 100),
+		"spot_allocation_strategy":        obj{"enum": SpotAllocationStrategies, "description": "How Spot instances spread across pools (default price-capacity-optimized)."},
+		"spot_instance_pools":             schemaInt("Pools lowest-price spreads across (default 2; only with lowest-price).", 1, maxSpotPools),
+		"on_demand_allocation_strategy":   obj{"enum": OnDemandAllocationStrategies, "description": "prioritized (the overrides' order; default with instance types) or lowest-price (default and only choice with instance_requirements)."},
+		"capacity_rebalance":              obj{"type": "boolean", "description": "Replace a Spot instance at elevated risk of interruption before it is interrupted: launch first, then terminate."},
+	}, "overrides")
 }
 
 // autoscalingSchema is a service's autoscaling, with its CPU policies.

@@ -408,7 +408,7 @@ func (v *validator) service(name string) {
 		p.add(spath, "must be an object")
 		return
 	}
-	v.ref(field(spath, "instance_type"), s.InstanceType, CheckInstanceType)
+	v.instanceTypes(spath, s)
 	if len(s.SecurityGroups) == 0 {
 		p.add(field(spath, "security_groups"), "required: at least one security group (without one, instances get the VPC's default group)")
 	}

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -119,31 +120,58 @@ func checkTargetGroupZones(svc string, subnets, targetGroups []use, res *Resolve
 }
 
 // checkArchitectures checks that each service's image has an architecture
-// its instance type runs. An instance type EC2 does not know is a problem
-// too.
+// its instance types run (instance_type, or each type its mixed
+// instances policy names; types chosen by instance requirements are
+// Auto Scaling's to match). An instance type EC2 does not know is a
+// problem too.
 func checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, res *Resolved, p *problems) error {
 	types := map[string]bool{}
 	for _, svc := range r.ServiceNames() {
-		types[r.Services[svc].InstanceType] = true
+		for _, t := range typesOf(r.Services[svc]) {
+			types[t.name] = true
+		}
+	}
+	if len(types) == 0 {
+		return nil
 	}
 	archs, err := architectures(ctx, api, slices.Sorted(maps.Keys(types)))
 	if err != nil {
 		return err
 	}
 	for _, svc := range r.ServiceNames() {
-		it := r.Services[svc].InstanceType
-		supported, known := archs[it]
-		if !known {
-			p.add("services."+svc+".instance_type", "instance type %q does not exist in the target region", it)
-			continue
-		}
-		image := res.Images[r.ServiceAMI(svc)]
-		if arch := res.archOf[image]; image != "" && arch != "" && !slices.Contains(supported, arch) {
-			p.add("services."+svc+".instance_type", "instance type %q runs %s, but image %q (%s) is %s: no instance could launch",
-				it, strings.Join(supported, ", "), r.ServiceAMI(svc), image, arch)
+		for _, t := range typesOf(r.Services[svc]) {
+			path := "services." + svc + "." + t.path
+			supported, known := archs[t.name]
+			if !known {
+				p.add(path, "instance type %q does not exist in the target region", t.name)
+				continue
+			}
+			image := res.Images[r.ServiceAMI(svc)]
+			if arch := res.archOf[image]; image != "" && arch != "" && !slices.Contains(supported, arch) {
+				p.add(path, "instance type %q runs %s, but image %q (%s) is %s: no instance could launch",
+					t.name, strings.Join(supported, ", "), r.ServiceAMI(svc), image, arch)
+			}
 		}
 	}
 	return nil
+}
+
+// namedType is an instance type a service names, and the path of the
+// field that names it.
+type namedType struct{ name, path string }
+
+// typesOf are the instance types service s names.
+func typesOf(s *release.Service) []namedType {
+	if s.MixedInstances == nil {
+		return []namedType{{s.InstanceType, "instance_type"}}
+	}
+	var out []namedType
+	for i, o := range s.MixedInstances.Overrides {
+		if o.InstanceType != "" {
+			out = append(out, namedType{o.InstanceType, fmt.Sprintf("mixed_instances.overrides[%d].instance_type", i)})
+		}
+	}
+	return out
 }
 
 // architectures returns the architectures each of the instance types

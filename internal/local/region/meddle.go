@@ -30,6 +30,10 @@ const (
 	// MeddleDetach detaches a classic load balancer or a target group
 	// (by name) from a group.
 	MeddleDetach = "detach"
+	// MeddleInterruptSpot is EC2 taking back Count Spot instances of a
+	// group (sim.World.InterruptSpot): a rebalance recommendation, the
+	// two-minute notice, then the termination.
+	MeddleInterruptSpot = "interrupt-spot"
 )
 
 // Meddling is one change to the simulated AWS from outside ferry.
@@ -44,6 +48,8 @@ type Meddling struct {
 	// LoadBalancer is the classic load balancer or target group name
 	// detach detaches.
 	LoadBalancer string `json:"load_balancer,omitempty"`
+	// Count is how many Spot instances interrupt-spot interrupts.
+	Count int `json:"count,omitempty"`
 }
 
 // Meddle makes m in the world, through the simulated APIs of the account
@@ -73,8 +79,14 @@ func (r *Region) Meddle(ctx context.Context, m Meddling) (string, error) {
 		return fmt.Sprintf("instance %s of group %s terminated; Auto Scaling replaces it", m.Instance, group), err
 	case MeddleDetach:
 		return r.detach(ctx, api, group, m.LoadBalancer)
+	case MeddleInterruptSpot:
+		ids, err := r.world.InterruptSpot(acct, awsRegion, group, max(m.Count, 1), 0)
+		if err == nil && len(ids) == 0 {
+			err = fmt.Errorf("group %s has no Spot instance to interrupt", group)
+		}
+		return fmt.Sprintf("Spot instances %s of group %s interrupted: terminated in 2 minutes", strings.Join(ids, ", "), group), err
 	}
-	return "", fmt.Errorf("unknown action %q (there are %s, %s, %s and %s)", m.Action, MeddleDeleteGroup, MeddleSetCapacity, MeddleKillInstance, MeddleDetach)
+	return "", fmt.Errorf("unknown action %q (there are %s, %s, %s, %s and %s)", m.Action, MeddleDeleteGroup, MeddleSetCapacity, MeddleKillInstance, MeddleDetach, MeddleInterruptSpot)
 }
 
 // locate finds the account, region and group of m: its group by name, or

@@ -54,6 +54,9 @@ type group struct {
 	suspended   map[string]bool
 	suspendedAt map[string]time.Time
 	activities  []*activity
+	// mixed is its mixed instances policy (nil: it launches its launch
+	// template's instance type On-Demand).
+	mixed *mixedPolicy
 	// lastScaling is when a policy or a user last changed the desired
 	// capacity (simple scaling's cooldown runs from it).
 	lastScaling time.Time
@@ -71,13 +74,15 @@ type policy struct {
 	input     autoscaling.PutScalingPolicyInput
 }
 
-// live counts the instances that are not terminating nor in Standby:
-// those its desired capacity counts.
+// live is the capacity of the instances that are not terminating, in
+// Standby or being replaced by Capacity Rebalancing: those its desired
+// capacity counts, each by its weight (1 without a weighted mixed
+// instances policy).
 func (g *group) live() int {
 	n := 0
 	for _, i := range g.instances {
-		if i.terminating.IsZero() && !i.standby {
-			n++
+		if i.counts() {
+			n += i.weightOf()
 		}
 	}
 	return n
@@ -111,6 +116,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	if err != nil {
 		return err
 	}
+	in = withMixedTemplate(in)
 	g := &group{
 		name: name, arn: arn, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
@@ -118,7 +124,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		newProtected: deref(in.NewInstancesProtectedFromScaleIn),
 	}
 	for _, step := range []func(*group, *autoscaling.CreateAutoScalingGroupInput) error{
-		r.placeGroup, r.balanceGroup, healthCheckOf, tagGroup, r.hookGroup,
+		r.mixGroup, r.placeGroup, r.balanceGroup, healthCheckOf, tagGroup, r.hookGroup,
 	} {
 		if err := step(g, in); err != nil {
 			return err
@@ -159,13 +165,19 @@ func (r *region) checkNewGroup(name string, in *autoscaling.CreateAutoScalingGro
 	case desired < minSize || desired > maxSize:
 		return 0, 0, 0, apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
-	if in.LaunchConfigurationName != nil || in.MixedInstancesPolicy != nil || in.InstanceId != nil {
-		return 0, 0, 0, apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate (launch configurations are deprecated)")
+	return minSize, maxSize, desired, launchSource(in)
+}
+
+// launchSource checks the group launches from one launch template, or
+// from one mixed instances policy.
+func launchSource(in *autoscaling.CreateAutoScalingGroupInput) error {
+	switch {
+	case in.LaunchConfigurationName != nil || in.InstanceId != nil:
+		return apiErr(cloud.CodeValidation, "the simulation supports only LaunchTemplate and MixedInstancesPolicy (launch configurations are deprecated)")
+	case (in.LaunchTemplate == nil) == (in.MixedInstancesPolicy == nil):
+		return apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
 	}
-	if in.LaunchTemplate == nil {
-		return 0, 0, 0, apiErr(cloud.CodeValidation, "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
-	}
-	return minSize, maxSize, desired, nil
+	return nil
 }
 
 // authorizeNewGroup authorizes the caller to create the group of arn with
@@ -173,6 +185,7 @@ func (r *region) checkNewGroup(name string, in *autoscaling.CreateAutoScalingGro
 // instances launch with, and checks the template's image exists and that
 // the group names a subnet. It returns the launch template.
 func (r *region) authorizeNewGroup(arn string, in *autoscaling.CreateAutoScalingGroupInput) (*launchTemplate, error) {
+	in = withMixedTemplate(in)
 	req := &createGroupRequest{spec: *in.LaunchTemplate, tags: in.Tags, hooks: in.LifecycleHookSpecificationList,
 		elbs: in.LoadBalancerNames, tgARNs: in.TargetGroupARNs}
 	if err := r.w.authorize(r.createGroupAuths(arn, req)...); err != nil {
@@ -199,6 +212,38 @@ func (r *region) authorizeNewGroup(arn string, in *autoscaling.CreateAutoScaling
 		return nil, apiErr(cloud.CodeValidation, "At least one Availability Zone or VPC Subnet is required.")
 	}
 	return lt, nil
+}
+
+// withMixedTemplate is in with, for a mixed instances policy, its
+// launch template as the group's LaunchTemplate (the template every
+// override launches from).
+func withMixedTemplate(in *autoscaling.CreateAutoScalingGroupInput) *autoscaling.CreateAutoScalingGroupInput {
+	if in.MixedInstancesPolicy == nil || in.MixedInstancesPolicy.LaunchTemplate == nil || in.MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification == nil {
+		return in
+	}
+	c := *in
+	c.LaunchTemplate = in.MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification
+	return &c
+}
+
+// mixGroup sets g's mixed instances policy, checked as
+// CreateAutoScalingGroup checks it. CapacityRebalance on a group without
+// one is accepted and does nothing: the sim's launch template groups run
+// On-Demand.
+func (r *region) mixGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput) error {
+	if in.MixedInstancesPolicy == nil {
+		return nil
+	}
+	arch := ""
+	if a := r.amis[deref(g.lt.versions[g.launchVersion()-1].ImageId)]; a != nil {
+		arch = a.arch
+	}
+	m, err := newMixedPolicy(in.MixedInstancesPolicy, deref(in.CapacityRebalance), arch)
+	if err != nil {
+		return err
+	}
+	g.mixed = m
+	return nil
 }
 
 // placeGroup sets g's subnets: every one VPCZoneIdentifier names must
@@ -523,6 +568,7 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 		NewInstancesProtectedFromScaleIn: aws.Bool(g.newProtected), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
 		Instances: make([]astypes.Instance, 0, len(g.instances)),
 	}
+	g.describeMixed(&out)
 	var subnetIDs []string
 	zones := map[string]bool{}
 	for _, s := range g.subnets {
@@ -549,7 +595,7 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 			InstanceId: aws.String(i.id), AvailabilityZone: aws.String(i.subnet.az),
 			LifecycleState: i.lifecycle(now), HealthStatus: aws.String(i.healthStatus(now)),
 			InstanceType: aws.String(i.instanceType), ImageId: aws.String(i.imageID),
-			LaunchTemplate: ltRef, ProtectedFromScaleIn: aws.Bool(i.protected),
+			LaunchTemplate: ltRef, ProtectedFromScaleIn: aws.Bool(i.protected), WeightedCapacity: i.weightedCapacity(),
 		})
 	}
 	return out
@@ -700,20 +746,19 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 	g.desired = desired
 	live := make([]*instance, 0, len(g.instances))
 	for _, i := range g.instances {
-		if i.terminating.IsZero() && !i.standby {
+		if i.counts() {
 			live = append(live, i)
 		}
 	}
-	if len(live) <= int(desired) {
+	units := g.live()
+	if units <= int(desired) {
 		r.fill(g, t, why)
 		return
 	}
 	if g.suspended[ProcessTerminate] {
 		return
 	}
-	n := len(live)
 	live = slices.DeleteFunc(live, func(i *instance) bool { return i.protected })
-	surplus := min(n-int(desired), len(live))
 	// Not yet healthy first, then newest first.
 	sort.SliceStable(live, func(a, b int) bool {
 		ha, hb := !t.Before(live[a].healthyAt), !t.Before(live[b].healthyAt)
@@ -722,9 +767,15 @@ func (r *region) setDesired(g *group, desired int32, t time.Time, why string) {
 		}
 		return live[a].launched.After(live[b].launched)
 	})
-	for k, victim := range live[:surplus] {
+	// A weighted group terminates an instance only when what is left
+	// still meets its desired capacity.
+	for _, victim := range live {
+		if units <= int(desired) || units-victim.weightOf() < int(desired) {
+			continue
+		}
 		r.retire(victim, t, fmt.Sprintf("%sAt %s an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from %d to %d.  At %s instance %s was selected for termination.",
-			why, stamp(t), n-k, n-k-1, stamp(t), victim.id))
+			why, stamp(t), units, units-victim.weightOf(), stamp(t), victim.id))
+		units -= victim.weightOf()
 	}
 }
 

@@ -90,6 +90,15 @@
 // enabled zones, and a target group only when a load balancer uses it;
 // SetLoadBalancerZones changes a load balancer's zones.
 //
+// A group with a MixedInstancesPolicy counts its capacity in units (each
+// instance its override's WeightedCapacity), launches its On-Demand base
+// and percentage first, then Spot by its allocation strategy, from its
+// instance types or the types of a small catalogue that meet its
+// InstanceRequirements (mixed.go). InterruptSpot is EC2 taking Spot
+// instances back: a rebalance recommendation, the two-minute notice, then
+// the termination; with CapacityRebalance the group launches a
+// replacement first and terminates the instance once it is in service.
+//
 // # Attachments, draining, termination hooks, cut connections
 //
 // DetachLoadBalancers and DetachLoadBalancerTargetGroups take a group out

@@ -34,6 +34,9 @@ type region struct {
 	// impaired maps a zone short of capacity to when it recovers
 	// (Faults.ImpairZone).
 	impaired map[string]time.Time
+	// reclaimed maps an instance type to when its Spot pools have
+	// capacity again after EC2 interrupted an instance of it.
+	reclaimed map[string]time.Time
 	// failLaunches is how many launches still fail with failMessage
 	// (Faults.FailLaunches).
 	failLaunches int
@@ -233,7 +236,7 @@ func (w *World) newRegion(a *account, rs RegionSpec) *region {
 		elbs: map[string]*classicLB{}, lbs: map[string]*loadBalancer{}, lbARNs: map[string]*loadBalancer{},
 		tgs: map[string]*targetGroup{}, tgARNs: map[string]*targetGroup{},
 		topics: map[string]*topic{}, lts: map[string]*launchTemplate{}, ltIDs: map[string]*launchTemplate{},
-		groups: map[string]*group{}, alarms: map[string]*alarm{}, impaired: map[string]time.Time{},
+		groups: map[string]*group{}, alarms: map[string]*alarm{}, impaired: map[string]time.Time{}, reclaimed: map[string]time.Time{},
 	}
 	for _, s := range rs.AMIs {
 		r.amis[s.ID] = w.newAMI(s)
@@ -385,6 +388,13 @@ type instance struct {
 	// protected is its scale-in protection (ProtectedFromScaleIn);
 	// standby says it is in Standby (EnterStandby).
 	protected, standby bool
+	// weight is what it counts toward its group's capacity (its
+	// override's WeightedCapacity; 0 counts 1); spot says it is a Spot
+	// instance; interruptAt is when EC2 interrupts it (zero: never);
+	// atRisk says Capacity Rebalancing is replacing it.
+	weight       int
+	spot, atRisk bool
+	interruptAt  time.Time
 }
 
 func (i *instance) dying(now time.Time) bool {
@@ -493,8 +503,7 @@ func (r *region) fill(g *group, t time.Time, why string) {
 	if g.deleting || g.suspended[ProcessLaunch] {
 		return
 	}
-	from := g.live()
-	for n := from; n < int(g.desired); n++ {
+	for n := g.live(); n < int(g.desired); n = g.live() {
 		cause := fmt.Sprintf("%sAt %s an instance was started in response to a difference between desired and actual capacity, increasing the capacity from %d to %d.",
 			why, stamp(t), n, g.desired)
 		if !r.launch(g, t, cause) {
@@ -557,17 +566,11 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 		})
 		return false
 	}
-	// A zone short of capacity fails the launch there (a Failed activity)
-	// and the group tries its next zone, as Auto Scaling does.
-	var sn *subnet
-	for _, c := range r.placement(g) {
-		if until, ok := r.impaired[c.az]; ok && t.Before(until) {
-			fail(c, InsufficientCapacityMessage(string(data.InstanceType), c.az))
-			continue
-		}
-		sn = c
-		break
+	pick, ok := r.pick(g, data, t)
+	if !ok {
+		return fail(r.placement(g)[0], NoSpotCapacityMessage)
 	}
+	sn := r.zoneFor(g, pick.instanceType, t, fail)
 	switch {
 	case sn == nil:
 		return false
@@ -577,13 +580,13 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 		r.failLaunches--
 		return fail(sn, r.failMessage)
 	}
-	if msg := r.launchProblem(data, a, sn); msg != "" {
+	if msg := r.launchProblem(data, pick.instanceType, a, sn); msg != "" {
 		return fail(sn, msg)
 	}
 	g.nextSubnet++
 	id := w.newID("i-", 17)
 	inst := &instance{
-		id: id, g: g, subnet: sn, imageID: a.id, instanceType: string(data.InstanceType),
+		id: id, g: g, subnet: sn, imageID: a.id, instanceType: pick.instanceType, weight: pick.weight, spot: pick.spot,
 		behavior: behaviorOf(a, deref(data.UserData)), cpu: a.cpu, errorsBP: a.errorsBP, launched: t, ltVersion: version,
 		protected: g.newProtected, detailed: data.Monitoring != nil && deref(data.Monitoring.Enabled),
 	}
@@ -623,11 +626,26 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	return true
 }
 
+// zoneFor is the subnet a launch of instanceType in g at t goes to: a
+// zone short of capacity fails the launch there (fail records a Failed
+// activity) and the group tries its next zone, as Auto Scaling does; nil
+// when none has capacity.
+func (r *region) zoneFor(g *group, instanceType string, t time.Time, fail func(*subnet, string) bool) *subnet {
+	for _, c := range r.placement(g) {
+		if until, ok := r.impaired[c.az]; ok && t.Before(until) {
+			fail(c, InsufficientCapacityMessage(instanceType, c.az))
+			continue
+		}
+		return c
+	}
+	return nil
+}
+
 // launchProblem is EC2's reason an instance of data cannot launch in sn
 // ("" when it can): what RunInstances checks that CreateLaunchTemplate
 // does not.
-func (r *region) launchProblem(data *ec2types.RequestLaunchTemplateData, a *ami, sn *subnet) string {
-	if arch := instanceTypeArch(string(data.InstanceType)); arch != nil && !slices.Contains(arch, a.arch) {
+func (r *region) launchProblem(data *ec2types.RequestLaunchTemplateData, instanceType string, a *ami, sn *subnet) string {
+	if arch := instanceTypeArch(instanceType); arch != nil && !slices.Contains(arch, a.arch) {
 		return fmt.Sprintf("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. "+
 			"Specify an instance type and an AMI that have matching architectures, and try again. Launching EC2 instance failed.", arch[len(arch)-1], a.arch)
 	}

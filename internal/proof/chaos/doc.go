@@ -7,10 +7,11 @@
 // moments of virtual time after the reference release is deployed:
 // releases (bakes, canary steps, removed services, changed user data and
 // capacities, instances that crash before or after passing their checks
-// or boot slowly), world events (an instance killed, a group's capacity
+// or boot slowly, mixed Spot fleets with or without capacity rebalance),
+// world events (an instance killed, a group's capacity
 // set, a group detached from a load balancer, processes suspended, a zone
 // impaired, launches failing, an instance protected from scale-in or put
-// in Standby), operator actions (halt, a second release,
+// in Standby, Spot instances interrupted by EC2), operator actions (halt, a second release,
 // rollback, destroy, unlock, a reconcile pass, a heal) and call faults
 // (throttling, 5xx on the n-th call of an operation by ferry's roles;
 // new groups hidden from their first lookups). Options.Moves adds

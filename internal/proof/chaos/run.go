@@ -464,6 +464,13 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 			web.Detach = &release.Detach{ELBs: web.ELBs}
 			web.ELBs = nil
 		}
+		if v.Spot {
+			web.InstanceType = ""
+			web.MixedInstances = &release.MixedInstances{
+				Overrides:                   []release.Override{{InstanceType: "m5.large"}, {InstanceType: "c5.large"}},
+				OnDemandPercentageAboveBase: new(int), CapacityRebalance: !v.NoRebalance,
+			}
+		}
 		if v.Min > 0 && web.Autoscaling != nil {
 			web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
 		}

@@ -32,6 +32,7 @@ const (
 	KindFail     = "fail"     // the next D launches fail
 	KindProtect  = "protect"  // protect the N-th instance of ferry's groups from scale-in
 	KindStandby  = "standby"  // move the N-th in-service instance of ferry's groups to Standby (D 1: decrementing the desired capacity)
+	KindSpot     = "spot"     // EC2 interrupts D Spot instances of the N-th of ferry's groups that has any (notice and recommendation at once)
 
 	// Call faults, on ferry's calls only.
 	KindFault = "fault" // the N-th call of operation P by ferry's roles fails with E
@@ -68,6 +69,11 @@ type Variant struct {
 	// Move moves the config to the other region (us-east-1, us-west-2: a
 	// copy of it), with move_from naming where it is (Options.Moves).
 	Move bool `json:"move,omitempty"`
+	// Spot makes web a mixed Spot fleet (two instance types, all Spot
+	// above no On-Demand base), with capacity rebalance unless
+	// NoRebalance.
+	Spot        bool `json:"spot,omitempty"`
+	NoRebalance bool `json:"norb,omitempty"`
 }
 
 // Step is one thing that happens at a moment of the scenario.
@@ -185,6 +191,8 @@ func worldStep(rng *rand.Rand, x int, s *Step) {
 		s.Kind, s.P, s.D = KindZone, []string{"us-east-1a", "us-east-1b"}[rng.IntN(2)], 30+rng.IntN(300)
 	case x < 84:
 		s.Kind, s.D = KindFail, 1+rng.IntN(4)
+	case x < 92:
+		s.Kind, s.N, s.D = KindSpot, rng.IntN(8), 1+rng.IntN(2)
 	case x < 94:
 		s.Kind, s.P, s.N, s.E = KindFault, mutatingOps[rng.IntN(len(mutatingOps))], 1+rng.IntN(4), []string{FaultThrottle, FaultInternal}[rng.IntN(2)]
 	case x < 96:
@@ -214,6 +222,8 @@ func variant(rng *rand.Rand, opts Options) *Variant {
 		v.Drop = rng.IntN(5) == 0
 		v.Move = rng.IntN(4) == 0
 	}
+	v.Spot = rng.IntN(3) == 0
+	v.NoRebalance = v.Spot && rng.IntN(3) == 0
 	return v
 }
 
@@ -259,4 +269,4 @@ func Decode(s string) (Scenario, error) {
 
 // kinds are every step kind.
 var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
-	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindFault, KindHide}
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindSpot, KindFault, KindHide}

@@ -64,6 +64,16 @@ func (p *player) meddle(ctx context.Context, s Step) (done bool, err error) {
 		m = region.Meddling{Action: region.MeddleKillInstance, Instance: live[s.N%len(live)].ID}
 	case KindProtect, KindStandby:
 		return p.instanceEvent(ctx, s, groups), nil
+	case KindSpot:
+		spot := slices.DeleteFunc(slices.Clone(groups), func(g placed) bool {
+			return len(p.reg.World().SpotInstances(account, g.Region, g.Name)) == 0
+		})
+		if len(spot) == 0 {
+			return false, nil
+		}
+		// The world taking instances away, as a kill is: judged only by
+		// what ferry's calls do after it.
+		m = region.Meddling{Action: region.MeddleInterruptSpot, Group: spot[s.N%len(spot)].Name, Count: s.D}
 	case KindCapacity:
 		d := int32(s.D)
 		m = region.Meddling{Action: region.MeddleSetCapacity, Group: g.Name, Min: min(g.Min, d), Desired: d, Max: max(g.Max, d)}
