@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
@@ -77,4 +78,31 @@ func count(kinds []string, kind string) int {
 		}
 	}
 	return n
+}
+
+// TestFollowPromotionHalted: a promotion halted while production waits
+// for its approval is followed to its end as a halted deploy is: the
+// stage shown halted, the promotion's end "halted" with why, exit 1 (a
+// deploy's FailureClean).
+func TestFollowPromotionHalted(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	addStagingAlarm(t, tr)
+	approvals := make(chan func(), 4)
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			approvals <- tr.Hold()
+		}
+	})
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
+	startPromotion(t, tr)
+	release := <-approvals
+	id := promotionStatus(t, tr).PromotionID
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "halt", "--local", deployTestPipeline).code)
+	release()
+	tr.observe(func(string, asl.Event) {})
+
+	f := tr.ferry(t, "follow", "--local", id)
+	assert.Equal(t, exitFailure, f.code, "stdout:\n%s\nstderr:\n%s", f.stdout, f.stderr)
+	assert.Contains(t, f.stdout, "stage production: halted")
+	assert.Regexp(t, `promotion `+id+` halted: halted by \S+\n$`, f.stdout)
 }
