@@ -17,6 +17,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
@@ -88,10 +89,11 @@ func TestPipelineApproveRefused(t *testing.T) {
 }
 
 // TestPipelineApproveVerdict: approving production while it waits for
-// its approval wakes it and returns the deployer's verdict: with
+// its approval has the deployer verify the approval as it is given: with
 // separate_approver, the promotion's starter (the local caller) is
-// refused, exit 1 with the deployer's reason, and the stage still waits
-// for an approval, the refusal recorded.
+// refused at once, exit 3 with the deployer's reason, nothing written
+// (no approval stored, none recorded verified), and the stage still
+// waits for an approval.
 func TestPipelineApproveVerdict(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
@@ -109,9 +111,9 @@ func TestPipelineApproveVerdict(t *testing.T) {
 	defer release()
 
 	r := approveStage(t, tr, file, "production")
-	assert.Equal(t, exitFailure, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	assert.Contains(t, r.stderr, "the deployer refused the approval of production: the approval at coinbase/deploy-test/_promotions/production/")
-	assert.Contains(t, r.stderr, "started the promotion: the stage requires another approver (separate_approver)")
+	assert.Equal(t, exitNotStarted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "the deployer refuses the approval: ")
+	assert.Contains(t, r.stderr, "the approval is by arn:aws:iam::111111111111:user/ferry-local, who started the promotion: the stage requires another approver (separate_approver); nothing written")
 	st := tr.ferry(t, "pipeline", "status", "--local", "--json", file)
 	require.Equal(t, exitOK, st.code, st.stderr)
 	var ps pipelineStatus
@@ -119,14 +121,28 @@ func TestPipelineApproveVerdict(t *testing.T) {
 	prod := ps.Promotion.Stages[2]
 	assert.Equal(t, ledger.PromotionApproval, prod.Status, "still waits for an approval")
 	assert.Empty(t, prod.ApprovedBy)
-	assert.Contains(t, prod.ApprovalRefused, "separate_approver")
+	assert.False(t, approvalStored(t, tr, "production", ps.Promotion.PromotionID), "nothing written")
+	assert.False(t, verifiedStored(t, tr, ps.Promotion.PromotionID), "nothing recorded verified")
 }
 
-// TestPipelineApproveDuringSoak: production approved while it soaks
-// (waiting for its other gates) is verified by the deployer at their
-// next check, within the recheck (5m), well within the proof's 15
-// minutes: the promotion succeeds, production recorded approved by the
-// local caller, verified.
+// verifiedStored reports whether the deployer recorded an approval of
+// production verified for the promotion id (any approval's sum).
+func verifiedStored(t *testing.T, tr *testRegion, id string) bool {
+	t.Helper()
+	key := naming.VerifiedApprovalKey("coinbase/deploy-test", "development", id, "production", "x")
+	out, err := tr.S3().ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(tr.Bucket()),
+		Prefix: aws.String(strings.TrimSuffix(key, "x.json"))})
+	require.NoError(t, err)
+	return len(out.Contents) > 0
+}
+
+// TestPipelineApproveDuringSoak: production approved a minute into
+// staging's 3,600 s soak (waiting for its other gates) is verified by the
+// deployer when it is given, and recorded verified with who approved and
+// when; the gate counts it when the soak ends, though its identity proof
+// expired 15 minutes after it was signed (the local STS refuses it then):
+// the promotion succeeds, production recorded approved by the local
+// caller, verified at the time it was given.
 func TestPipelineApproveDuringSoak(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
@@ -134,10 +150,13 @@ func TestPipelineApproveDuringSoak(t *testing.T) {
 	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
 	arn := startPromotion(t, tr)
 	release := <-soaking
+	tr.clk.Advance(time.Minute)
 	given := tr.clk.Now()
-	r := tr.ferry(t, "pipeline", "approve", "--local", deployTestPipeline, "production")
+	r := approveStage(t, tr, deployTestPipeline, "production")
 	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	assert.Contains(t, r.stdout, "production waits for its other gates: the deployer verifies the approval at their next check, within 5m (its proof is valid 15m)")
+	assert.Contains(t, r.stdout, "approved by arn:aws:iam::111111111111:user/ferry-local, verified by the deployer at")
+	assert.Contains(t, r.stdout, "production waits for its other gates: the approval counts when they pass")
+	assert.True(t, verifiedStored(t, tr, promotionStatus(t, tr).PromotionID), "recorded verified when given")
 	release()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -147,7 +166,47 @@ func TestPipelineApproveDuringSoak(t *testing.T) {
 	prod := promotionStatus(t, tr).Stages[2]
 	assert.Equal(t, "arn:aws:iam::111111111111:user/ferry-local", prod.ApprovedBy)
 	assert.True(t, prod.ApprovalVerified)
-	assert.LessOrEqual(t, prod.ApprovedAt.Sub(given), 5*time.Minute+time.Second, "verified at the next check")
+	assert.Less(t, prod.ApprovedAt.Sub(given), time.Minute, "verified when given, not at the gate's next check")
+	assert.Greater(t, prod.ReleasedAt.Sub(given), 15*time.Minute, "the gate opened after the proof expired")
+}
+
+// TestPipelineApproveExpiredProof: an approval whose identity proof has
+// expired when the deployer verifies it (16 minutes of the region's time
+// pass between its signing and the approval query's task, as for a laptop
+// whose clock is that far behind) is refused at once: exit 3 naming STS's
+// refusal, nothing written, production still waiting for an approval.
+func TestPipelineApproveExpiredProof(t *testing.T) {
+	var tr *testRegion
+	tr = startRegion(t, "deploy-test.json", func(o *region.Options) {
+		o.Intercept = func(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
+			if req.Task == execution.TaskVerifyApproval {
+				tr.clk.Advance(16 * time.Minute)
+			}
+			return next(ctx, req)
+		}
+	})
+	addStagingAlarm(t, tr)
+	approvals := make(chan func(), 4)
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			approvals <- tr.Hold()
+		}
+	})
+	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
+	startPromotion(t, tr)
+	release := <-approvals
+	defer release()
+
+	r := approveStage(t, tr, deployTestPipeline, "production")
+	assert.Equal(t, exitNotStarted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "the deployer refuses the approval: ")
+	assert.Contains(t, r.stderr, "the approval has no valid identity proof")
+	assert.Contains(t, r.stderr, "expired")
+	prom := promotionStatus(t, tr)
+	assert.Equal(t, ledger.PromotionApproval, prom.Stages[2].Status, "still waits for an approval")
+	assert.Empty(t, prom.Stages[2].ApprovedBy)
+	assert.False(t, approvalStored(t, tr, "production", prom.PromotionID), "nothing written")
+	assert.False(t, verifiedStored(t, tr, prom.PromotionID), "nothing recorded verified")
 }
 
 // pipelineWith writes the deploy-test pipeline with production's gates

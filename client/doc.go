@@ -4,7 +4,7 @@
 // (rollback), tears a config down (destroy), halts them (halt), reports
 // what is deployed and how it drifted (status), every release of a config
 // (history) and one release (show), what the deployer knows (list),
-// attaches to a running deploy (follow), removes locks left behind
+// attaches to a running deploy or a promotion (follow), removes locks left behind
 // (unlock), prints the bootstrap template of a target environment
 // (bootstrap), its own version (version) and shell completion scripts
 // (completion); ferry local runs a local region and changes its world

@@ -141,7 +141,7 @@ func TestEventsSchemaEveryCommand(t *testing.T) {
 	}
 	var missing []string
 	for _, k := range eventKinds {
-		if !seen[k.name] && !strings.HasPrefix(k.name, "promotion_") && k.name != "pipeline_registered" && k.name != "pipeline_status" {
+		if !seen[k.name] && !strings.HasPrefix(k.name, "promotion") && k.name != "pipeline_registered" && k.name != "pipeline_status" {
 			missing = append(missing, k.name)
 		}
 	}

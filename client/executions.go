@@ -89,14 +89,20 @@ func findRunning(ctx context.Context, d *deployer, project, config string) ([]ru
 // eachRunning calls visit with each running execution of the deployer,
 // following every page of the listing, until visit says stop or fails.
 func eachRunning(ctx context.Context, d *deployer, visit func(sfntypes.ExecutionListItem) (stop bool, err error)) error {
+	return eachExecution(ctx, d, sfntypes.ExecutionStatusRunning, visit)
+}
+
+// eachExecution is eachRunning for the executions of status ("": every
+// execution Step Functions keeps, newest first).
+func eachExecution(ctx context.Context, d *deployer, status sfntypes.ExecutionStatus, visit func(sfntypes.ExecutionListItem) (stop bool, err error)) error {
 	p := sfn.NewListExecutionsPaginator(d.sfn, &sfn.ListExecutionsInput{
 		StateMachineArn: aws.String(d.cfg.StateMachineARN),
-		StatusFilter:    sfntypes.ExecutionStatusRunning,
+		StatusFilter:    status,
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("listing the running deploys: %w", err)
+			return fmt.Errorf("listing the executions: %w", err)
 		}
 		for _, item := range page.Executions {
 			if stop, err := visit(item); stop || err != nil {

@@ -26,11 +26,16 @@ type followCommand struct {
 func (c *followCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "follow",
-		args:    "PROJECT CONFIG | RELEASE_ID",
-		summary: "Follow a running deploy to its end, without its release file",
+		args:    "PROJECT CONFIG | RELEASE_ID | PROMOTION_ID",
+		summary: "Follow a running deploy, or a promotion, to its end, without its release file",
 		help: `Follow attaches to the running deploy of PROJECT CONFIG, or of the release
 RELEASE_ID (as ferry deploy, ferry status and ferry list name it), and
-shows it as ferry deploy does, to its end. It exits as ferry deploy does
+shows it as ferry deploy does, to its end. Given a promotion's id (as
+ferry pipeline start and status name it), it follows the promotion:
+each stage as it is reached, its gate waits with what they wait for (a
+soak's time left, alarms, an approval), its approval, each of its
+deploys as a deploy's, to the promotion's end (succeeded 0, failed or
+halted 1, a deploy FailureDirty 4). It exits as ferry deploy does
 once the deploy ends. A RELEASE_ID whose deploy has ended is shown as
 ferry deploy shows it at its end, and ferry follow exits with its exit
 code: a job that lost contact learns how its deploy ended. It exits 9
@@ -82,7 +87,13 @@ func (c *followCommand) run(ctx context.Context, project, config, releaseID stri
 	if project != "" {
 		x, err = runningOf(ctx, d, project, config, c.deployer.command("status", project, config))
 	} else {
-		var found bool
+		arn, q, found, perr := promotionExecution(ctx, d, releaseID)
+		if perr != nil {
+			return perr
+		}
+		if found {
+			return c.followPromotion(ctx, d, arn, q)
+		}
 		if x, found, err = runningRelease(ctx, d, releaseID); err == nil && !found {
 			return c.finished(ctx, d, deploy, out, releaseID)
 		}

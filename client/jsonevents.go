@@ -35,6 +35,10 @@ var (
 	evPromotionApproved  = kindOf[pipelineEvent]("promotion_approved", "ferry pipeline approve approved a stage of a promotion.")
 	evPromotionHalted    = kindOf[pipelineEvent]("promotion_halted", "ferry pipeline halt halted a promotion.")
 
+	evPromotion      = kindOf[pipelineEvent]("promotion", "Which promotion ferry follow PROMOTION_ID follows: the first event of its stream; each stage's deploys follow as a deploy's stream (release ... outcome).")
+	evPromotionStage = kindOf[promotionStageEvent]("promotion_stage", "A stage of the promotion followed changed: waiting at its gates (held: what holds it, a soak's time left among them), waiting for an approval, approved, deploying, succeeded, failed or halted.")
+	evPromotionEnd   = kindOf[promotionEndEvent]("promotion_end", "The promotion followed ended: its status, why, and the exit code ferry follow exits with. The last event of a promotion's stream.")
+
 	evValidate         = kindOf[validateDoc]("validate", "The result of ferry validate: each file's problems.")
 	evPlan             = kindOf[execution.Plan]("plan", "The result of ferry plan: what a deploy of the release would do.")
 	evStatus           = kindOf[projectStatus]("status", "The result of ferry status: what is deployed of a project and how it drifted.")
@@ -54,6 +58,7 @@ var eventKinds = []eventKind{
 	evStarted, evState, evHealth, evStep, evRetire, evBake, evThrottled, evTaskError, evOutcome,
 	evHalted, evNothingRunning,
 	evPipelineRegistered, evPromotionStarted, evPromotionApproved, evPromotionHalted,
+	evPromotion, evPromotionStage, evPromotionEnd,
 	evValidate, evPlan, evStatus, evHistory, evShow, evList, evVersion, evPipelineValidate, evPipelineStatus, evWorld,
 }
 

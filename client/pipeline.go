@@ -92,14 +92,16 @@ with the deployer's reason for refusing it. ` + pipeline.OnePromotionRule + `
 
 approve approves the newest promotion (or --promotion ID) into STAGE: an
 approval with your identity proof, which the deployer counts only for
-that promotion, stage and artifact, and records as who approved,
-verified. The proof is valid 15 minutes, so an approval is verified when
-given: approve refuses (nothing written) a stage without an approval
-gate, one approved already, and one the promotion has not reached; a
-stage waiting for its approval is woken and approve prints the
-deployer's verdict (exit 1 when it refuses the approval); a stage still
-waiting for its other gates (a soak, an alarm) reads it at their next
-check, within 5m.
+that promotion, stage and artifact. The proof is valid 15 minutes, so
+the deployer verifies the approval when it is given (an approval query)
+and records it verified, with who approved and when; approve then
+stores it, and prints who approved. The gate counts it whenever the
+stage's other gates pass (a soak's end, an hour later), without the
+proof. approve refuses (exit 1, nothing written) a stage without an
+approval gate, one approved already, and one not waiting at its gates;
+it exits 3, nothing written, when the deployer refuses the approval (a
+proof expired or not valid, an approver the stage's gates do not
+allow). A stage waiting for its approval alone is woken.
 
 halt stops the newest promotion (or --promotion ID) cleanly: no stage
 after the one deploying now starts, that stage's deploys roll back, and
@@ -110,7 +112,7 @@ alarm) ends at their next check, within 5m. The promotion ends halted.
 release one indented object; register, start, approve and halt one
 object a line (as deploy's events), the last the result; a failure is
 deploy's {"event":"error",...} line.`,
-		exits: []int{exitFailure},
+		exits: []int{exitFailure, exitNotStarted},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/ferryhq/ferry/client/submit"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -261,14 +262,17 @@ func readPromotion(ctx context.Context, d *deployer, p *pipeline.Pipeline, id st
 }
 
 // approve approves the promotion into stage: an approval proved as the
-// caller, which the deployer counts only for that promotion, stage and
-// artifact. It refuses (nothing written) a stage without an approval gate,
-// one approved already, and one whose gate is not being checked: an
-// approval's proof is valid 15 minutes (STS), so it is given only when
-// the deployer reads it soon. A stage waiting for its approval is woken
-// and approve returns with the deployer's verdict (who approved,
-// verified, or why it does not count); a stage waiting for its other
-// gates reads it at their next check.
+// caller, which the deployer verifies as it is given (an approval query:
+// the proof, the approver against the stage's gates) and records
+// verified, with who approved, under its own prefix; approve then stores
+// the same approval where the stage's approvers may write (IAM decides
+// who may approve). The gate counts the two, for that promotion, stage
+// and artifact only, whenever its other gates pass, though the proof
+// expires 15 minutes after it was signed. approve refuses (nothing
+// written) a stage without an approval gate, one approved already, and
+// one not waiting at its gates; the deployer refuses an approval whose
+// proof or approver does not count (exit 3), and nothing is written. A
+// stage waiting for its approval alone is woken.
 func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error {
 	p, d, err := c.open(ctx, file)
 	if err != nil {
@@ -281,30 +285,32 @@ func (c *pipelineCommand) approve(ctx context.Context, file, stage string) error
 	if g := p.Stages[i].Gates; g == nil || !g.Approval {
 		return fmt.Errorf("stage %s of pipeline %s (%s) has no approval gate (gates.approval): there is nothing to approve; nothing written", stage, p.ProjectName, file)
 	}
-	rec, _, err := c.promotionRecord(ctx, d, p)
+	rec, first, err := c.promotionRecord(ctx, d, p)
 	if err != nil {
 		return err
 	}
 	if err := approvable(rec, i); err != nil {
 		return err
 	}
-	a, err := c.writeApproval(ctx, d, p, rec, stage)
+	v, given, err := c.verifyApproval(ctx, d, p.ProjectName, first, rec, stage)
 	if err != nil {
 		return err
 	}
-	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status}
-	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)", rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest))
-	if rec.Stages[i].Status == ledger.PromotionWaiting {
-		c.result(evPromotionApproved, ev, "%s\n%s waits for its other gates: the deployer verifies the approval at their next check, within %s (its proof is valid %s)",
-			msg, stage, pipeline.FormatDuration(tuning.GateRecheckSeconds*time.Second), pipeline.FormatDuration(identity.ProofLifetime))
+	key := naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID)
+	if err := putObject(ctx, d, key, given); err != nil {
+		return fmt.Errorf("the deployer verified the approval as %s, but storing it at %s failed (whoever may approve %s may write there): %w", v.ApprovedBy, key, stage, err)
+	}
+	ev := pipelineEvent{Project: p.ProjectName, PromotionID: rec.PromotionID, Artifact: rec.Digest, Stage: stage, Status: rec.Status, ApprovedBy: v.ApprovedBy}
+	msg := fmt.Sprintf("ferry pipeline approve: promotion %s into %s approved (artifact %s)\napproved by %s, verified by the deployer at %s",
+		rec.PromotionID, stage, pipeline.ShortDigest(rec.Digest), v.ApprovedBy, formatTime(v.VerifiedAt))
+	if tok := rec.Stages[i].ApprovalToken; tok != "" {
+		// The stage waits for its approval alone: its gate counts it now.
+		_, _ = d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")})
+		c.result(evPromotionApproved, ev, "%s\n%s waited for its approval: its gates are checked now", msg, stage)
 		return nil
 	}
-	verdict, err := c.awaitVerdict(ctx, d, p, i, a)
-	if err != nil {
-		return err
-	}
-	ev.ApprovedBy = verdict.ApprovedBy
-	c.result(evPromotionApproved, ev, "%s\napproved by %s, verified by the deployer", msg, verdict.ApprovedBy)
+	c.result(evPromotionApproved, ev, "%s\n%s waits for its other gates: the approval counts when they pass (the deployer checks them every %s or less)",
+		msg, stage, pipeline.FormatDuration(tuning.GateRecheckSeconds*time.Second))
 	return nil
 }
 
@@ -339,64 +345,30 @@ func currentStage(rec ledger.PromotionRecord) string {
 	return "every stage succeeded"
 }
 
-// writeApproval writes an approval of the promotion rec into stage,
-// proved as the caller, and returns it.
-func (c *pipelineCommand) writeApproval(ctx context.Context, d *deployer, p *pipeline.Pipeline, rec ledger.PromotionRecord, stage string) (pipeline.Approval, error) {
+// verifyApproval gives the deployer an approval of the promotion rec
+// (whose first stage is first) into stage, proved as the caller, in an
+// approval query, and returns what it recorded verified and the
+// approval's bytes as given. Nothing is written when it refuses: an
+// *ExitError (exit 3) saying why.
+func (c *pipelineCommand) verifyApproval(ctx context.Context, d *deployer, project, first string, rec ledger.PromotionRecord, stage string) (v ledger.VerifiedApproval, given []byte, err error) {
 	now, err := d.now(ctx)
 	if err != nil {
-		return pipeline.Approval{}, err
+		return v, nil, err
 	}
 	a := pipeline.Approval{PromotionID: rec.PromotionID, Stage: stage, Digest: rec.Digest, CreatedAt: now.UTC(), CreatedBy: displayName(c.env)}
 	sum, err := a.IdentityHash()
 	if err != nil {
-		return a, err
+		return v, nil, err
 	}
 	if a.Identity, err = d.prover.Prove(ctx, sum); err != nil {
-		return a, fmt.Errorf("proving who approves (sts:GetCallerIdentity with your credentials): %w", err)
+		return v, nil, fmt.Errorf("proving who approves (sts:GetCallerIdentity with your credentials): %w", err)
 	}
-	body, err := json.Marshal(a)
-	if err != nil {
-		return a, err
+	if given, err = json.Marshal(a); err != nil {
+		return v, nil, err
 	}
-	if err := putObject(ctx, d, naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID), body); err != nil {
-		return a, fmt.Errorf("writing the approval: %w", err)
-	}
-	return a, nil
-}
-
-// verdictPolls bounds how often approve reads the deployer's verdict on
-// an approval, once a second.
-const verdictPolls = 120
-
-// awaitVerdict wakes the wait of stage i for its approval (each task token
-// the record shows, once) and waits for the deployer's verdict on a: the
-// stage as recorded once a verified approver is; an error saying why
-// when it refused a, or the promotion ended first.
-func (c *pipelineCommand) awaitVerdict(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int, a pipeline.Approval) (ledger.PromotionStage, error) {
-	woken := ""
-	for range verdictPolls {
-		rec, _, _, err := readPromotion(ctx, d, p, a.PromotionID)
-		if err != nil {
-			return ledger.PromotionStage{}, err
-		}
-		s := rec.Stages[i]
-		switch {
-		case s.ApprovedBy != "":
-			return s, nil
-		case s.ApprovalRefused != "" && s.ApprovalGivenAt.Equal(a.CreatedAt):
-			return s, fmt.Errorf("the deployer refused the approval of %s: %s", s.Config, s.ApprovalRefused)
-		case rec.Status != ledger.PromotionRunning:
-			return s, fmt.Errorf("promotion %s ended %s before the deployer read the approval", rec.PromotionID, rec.Status)
-		}
-		if tok := s.ApprovalToken; tok != "" && tok != woken {
-			woken = tok // a token timed out meanwhile is answered by the next one
-			_, _ = d.sfn.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")})
-		}
-		if err := c.env.Sleep(ctx, time.Second); err != nil {
-			return s, err
-		}
-	}
-	return ledger.PromotionStage{}, fmt.Errorf("the deployer has not read the approval of promotion %s into %s yet: see ferry pipeline status", a.PromotionID, a.Stage)
+	q := execution.ApprovalInput{Approval: execution.ApprovalQuery{ProjectName: project, FirstConfig: first, Given: given}}
+	err = askQuery(ctx, c.env, d, "approval-"+submit.NewReleaseID(now, c.env.Random), q, &v)
+	return v, given, err
 }
 
 // haltPromotion halts the promotion: its halt marker, which the deployer

@@ -11,6 +11,7 @@
 //	    $.plan is present           -> Plan -> Answered
 //	    $.drift is present          -> Drift -> Answered
 //	    $.reconcile_pass is present -> Reconcile -> Reconciled?
+//	    $.approval_query is present -> VerifyApproval -> Answered
 //	    $.promotion is present      -> Promote -> Gate -> Gated?
 //	    otherwise                   -> Validate
 //	ResourcesValid?, the first rule that holds:
@@ -98,6 +99,7 @@
 //	Plan              [BadReleaseError, States.ALL] -> FailureClean
 //	Drift             [BadReleaseError, DeployError, States.ALL] -> FailureClean
 //	Reconcile         [DeployError, States.ALL] -> FailureClean
+//	VerifyApproval    [BadReleaseError, States.ALL] -> FailureClean
 //	Promote           [BadReleaseError, States.ALL] -> FailureClean
 //	Gate              [HaltError, States.ALL] -> FailureClean
 //	EndStage          [CleanUpError] -> FailureDirty; [States.ALL] -> FailureClean

@@ -152,6 +152,15 @@ func attacks() []attack {
 		a("a developer forges a promotion's record", func(p *policies) evalCase {
 			return developer.request("", "", "s3:PutObject", state(p, naming.PromotionRecordKey(project, cfg, "p1")), "deployer-bucket", nil)
 		}),
+		// A verified approval is the deployer's: the gate counts it without
+		// its identity proof, so whoever may write approvals must not write
+		// one.
+		a("a developer forges a verified approval of production", func(p *policies) evalCase {
+			return developer.request("", "", "s3:PutObject", state(p, naming.VerifiedApprovalKey(project, cfg, "p1", "production", "ab")), "deployer-bucket", nil)
+		}),
+		a("a release manager forges a verified approval of production (the pipeline page's example policies)", func(p *policies) evalCase {
+			return managers.request("", "", "s3:PutObject", state(p, naming.VerifiedApprovalKey(project, "development", "p1", "production", "ab")), "deployer-bucket", nil)
+		}),
 		// The reconcile schedule's role starts executions, and nothing else.
 		a("the reconcile schedule's role invokes the deployer function", func(p *policies) evalCase {
 			return schedule.request("", "", "lambda:InvokeFunction", p.lambdaARN, "lambda-invoke", nil)

@@ -240,6 +240,7 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(dev.request("", "ferry pipeline register writes the pipeline into a config", "s3:PutObject", obj(naming.PipelineKey(project, "staging")), "deployer-bucket", nil))
 	add(dev.request("", "ferry pipeline start stores the request", "s3:PutObject", obj(naming.PromotionRequestKey(project, "development", "p1")), "deployer-bucket", once))
 	add(dev.request("", "ferry pipeline approve stores an approval", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
+	add(dev.request("", "ferry pipeline approve reads a promotion's record", "s3:GetObject", obj(naming.PromotionRecordKey(project, "development", "p1")), "deployer-bucket", nil))
 	add(dev.request("", "ferry pipeline halt writes the promotion's halt marker", "s3:PutObject", obj(naming.PromotionHaltKey(project, "development", "p1")), "deployer-bucket", nil))
 	add(dev.request("", "ferry pipeline status reads a promotion's record", "s3:GetObject", obj(naming.PromotionRecordKey(project, "development", "p1")), "deployer-bucket", nil))
 	// The pipeline page's example policies: CI registers before production and
@@ -251,6 +252,7 @@ func callCases(calls []sim.Call, s3calls []s3Call, p *policies) ([]evalCase, int
 	add(ci.request("", "the pipeline page's CI policy starts the promotion", "states:StartExecution", p.smARN, "", nil))
 	managers := session("arn:aws:iam::"+deployerAccount+":role/release-managers", "carol", nil, "page-release-managers")
 	add(managers.request("", "the pipeline page's release managers register the pipeline in production-use1", "s3:PutObject", obj(naming.PipelineKey(project, "production-use1")), "deployer-bucket", nil))
+	add(managers.request("", "the pipeline page's release managers ask the deployer to verify their approval", "states:StartExecution", p.smARN, "", nil))
 	add(managers.request("", "the pipeline page's release managers approve production", "s3:PutObject", obj(naming.ApprovalKey(project, "production", "p1")), "deployer-bucket", nil))
 	add(managers.request("", "the pipeline page's release managers wake the approval's wait", "states:SendTaskSuccess", "*", "", nil))
 	// The services assume the deployer's roles for its own resources, and

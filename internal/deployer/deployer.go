@@ -185,6 +185,7 @@ var handlers = map[string]handler{
 	execution.TaskReleaseLock:       (*Deployer).releaseLock,
 	execution.TaskPlan:              (*Deployer).plan,
 	execution.TaskDrift:             (*Deployer).drift,
+	execution.TaskVerifyApproval:    (*Deployer).verifyApproval,
 	execution.TaskReconcile:         (*Deployer).reconcile,
 	execution.TaskPromote:           (*Deployer).promote,
 	execution.TaskGate:              (*Deployer).checkGate,

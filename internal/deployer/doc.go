@@ -1,7 +1,7 @@
 // Package deployer owns the deployer's handlers: one per task state of the
 // deploy state machine (Validate, Lock, ValidateResources, Publish, Deploy,
 // CheckHealthy, NextStep, Bake, CleanUpSuccess, CleanUpFailure,
-// ReleaseLock, the queries' Plan, Drift and Reconcile, and a promotion's
+// ReleaseLock, the queries' Plan, Drift, Reconcile and VerifyApproval, and a promotion's
 // Promote, Gate, RequestApproval, StartTarget and EndStage) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
 // Each task has its file, named after it (validate.go, lock.go,
@@ -13,7 +13,8 @@
 // their acceptance at Validate, and a promotion's: promote.go (Promote),
 // gate.go (Gate: the pipeline's gates, pipeline.Pipeline.Holds, over
 // what it reads), request_approval.go (RequestApproval, and the reading
-// and verifying of an approval), start_target.go (StartTarget),
+// and verifying of an approval), verify_approval.go (VerifyApproval: an
+// approval verified when it is given), start_target.go (StartTarget),
 // end_stage.go (EndStage), with promotion.go for what they share and the
 // acceptance of a promoted release at Validate); what several share is in verify.go
 // (what a task trusts), resources.go (reaching the target),

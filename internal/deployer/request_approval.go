@@ -19,19 +19,35 @@ import (
 
 // approvalReading is the approval of the promotion's stage as its gate
 // reads it: the approver recorded, once one counted; else the approval
-// stored, verified now (approval) and its verdict recorded in the stage
-// (who approved, verified, or why it does not count, with when it was
-// given); nil when none is stored.
+// stored where approvers write it (naming.ApprovalKey): when the deployer
+// verified it as it was given (VerifyApproval, a record of its sum), it
+// counts as verified then (countVerified), without its proof, expired
+// since; else it is verified now (approval). Its verdict is recorded in
+// the stage (who approved, verified, or why it does not count, with when
+// it was given). nil when none is stored.
 func (d *Deployer) approvalReading(ctx context.Context, p *promotion, now time.Time) (*pipeline.ApprovalReading, error) {
 	stage := &p.rec.Stages[p.st.Stage]
 	if stage.ApprovedBy != "" {
 		return &pipeline.ApprovalReading{By: stage.ApprovedBy}, nil
 	}
-	a, approver, why, err := d.approval(ctx, p)
-	if err != nil || (a == nil && why == "") {
+	key := naming.ApprovalKey(p.st.ProjectName, stage.Config, p.st.PromotionID)
+	raw, found, err := d.ledger.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
+	if err != nil || !found {
 		return nil, err
 	}
+	a, sum, why := storedApproval(key, raw)
+	var approver identity.Caller
 	if a != nil {
+		v, verified, err := d.ledger.GetVerifiedApproval(ctx, p.st.ProjectName, p.st.FirstConfig, p.st.PromotionID, stage.Config, sum)
+		switch {
+		case err != nil:
+			return nil, err
+		case verified:
+			return countVerified(p, v), nil
+		}
+		if approver, why, err = d.checkApproval(ctx, p, a, "the approval at "+key); err != nil {
+			return nil, err
+		}
 		stage.ApprovalGivenAt = a.CreatedAt
 	}
 	if why != "" {
@@ -45,48 +61,80 @@ func (d *Deployer) approvalReading(ctx context.Context, p *promotion, now time.T
 	return &pipeline.ApprovalReading{By: approver.ARN}, nil
 }
 
-// approval reads the approval of the promotion's stage (nil a and why ""
-// for none stored) and verifies it: who approved it, or why it does not
+// storedApproval decodes raw, the approval of the promotion's stage
+// stored at key; why is why it does not count when it does not decode.
+func storedApproval(key string, raw []byte) (a *pipeline.Approval, sum, why string) {
+	a = &pipeline.Approval{}
+	if err := json.Unmarshal(raw, a); err != nil {
+		return nil, "", fmt.Sprintf("the approval at %s does not decode: %v", key, err)
+	}
+	sum, err := a.Hash()
+	if err != nil {
+		return nil, "", fmt.Sprintf("the approval at %s: %v", key, err)
+	}
+	return a, sum, ""
+}
+
+// checkApproval verifies a, an approval of the promotion's stage (what
+// names it in messages), and returns who approved it, or why it does not
 // count. An approval counts only with a valid identity proof bound to it
 // (unexpired: STS refuses a proof 15 minutes after it was signed), for
 // this promotion, stage and artifact, by a principal the stage's gates let
 // approve (pipeline.Gates.MayApprove; of an account the deployer accepts
 // proofs from or its approvers name) and, with separate_approver, not the
 // promotion's starter. Without an identity verifier (tests of single
-// handlers) the name the approver gave counts, unverified.
-func (d *Deployer) approval(ctx context.Context, p *promotion) (a *pipeline.Approval, approver identity.Caller, why string, err error) {
+// handlers) the name the approver gave counts, unverified. Errors are
+// transient failures to ask STS.
+func (d *Deployer) checkApproval(ctx context.Context, p *promotion, a *pipeline.Approval, what string) (identity.Caller, string, error) {
 	stage := p.q.Pipeline.Stages[p.st.Stage].ConfigName
-	key := naming.ApprovalKey(p.st.ProjectName, stage, p.st.PromotionID)
-	raw, found, err := d.ledger.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
-	if err != nil || !found {
-		return nil, approver, "", err
-	}
-	a = &pipeline.Approval{}
-	if err := json.Unmarshal(raw, a); err != nil {
-		return nil, approver, fmt.Sprintf("the approval at %s does not decode: %v", key, err), nil
-	}
 	if a.PromotionID != p.st.PromotionID || a.Stage != stage || a.Digest != p.rec.Digest {
-		return a, approver, fmt.Sprintf("the approval at %s is of promotion %s, stage %s, artifact %s: not this one", key, a.PromotionID, a.Stage, pipeline.ShortDigest(a.Digest)), nil
+		return identity.Caller{}, fmt.Sprintf("%s is of promotion %s, stage %s, artifact %s: not this one", what, a.PromotionID, a.Stage, pipeline.ShortDigest(a.Digest)), nil
 	}
 	if d.cfg.Identities == nil {
-		return a, identity.Caller{ARN: cmp.Or(a.CreatedBy, "approved")}, "", nil
+		return identity.Caller{ARN: cmp.Or(a.CreatedBy, "approved")}, "", nil
 	}
 	sum, err := a.IdentityHash()
 	if err != nil {
-		return a, approver, fmt.Sprintf("the approval at %s: %v", key, err), nil
+		return identity.Caller{}, fmt.Sprintf("%s: %v", what, err), nil
 	}
 	gates := p.q.Pipeline.Stages[p.st.Stage].Gates
 	caller, err := d.verifyCaller(ctx, a.Identity, sum, gates.ApproverAccounts()...)
 	if failure.IsRetryable(err) {
-		return a, approver, "", err
+		return identity.Caller{}, "", err
 	}
 	if err != nil {
-		return a, approver, fmt.Sprintf("the approval at %s has no valid identity proof: %v", key, err), nil
+		return identity.Caller{}, fmt.Sprintf("%s has no valid identity proof: %v", what, err), nil
 	}
 	if why := mayApprove(gates, caller, p.rec); why != "" {
-		return a, approver, fmt.Sprintf("the approval at %s is by %s, who %s", key, caller.ARN, why), nil
+		return identity.Caller{}, fmt.Sprintf("%s is by %s, who %s", what, caller.ARN, why), nil
 	}
-	return a, caller, "", nil
+	return caller, "", nil
+}
+
+// countVerified is the verified approval v of the promotion's stage as
+// the gate counts it, recorded in the stage: it counts for the promotion,
+// stage and artifact it names, by an approver the stage's gates still let
+// approve; its proof, checked when it was given, is not presented again.
+func countVerified(p *promotion, v ledger.VerifiedApproval) *pipeline.ApprovalReading {
+	stage := &p.rec.Stages[p.st.Stage]
+	gates := p.q.Pipeline.Stages[p.st.Stage].Gates
+	stage.ApprovalGivenAt = v.GivenAt
+	why := ""
+	switch {
+	case v.PromotionID != p.st.PromotionID || v.Stage != stage.Config || v.Digest != p.rec.Digest:
+		why = fmt.Sprintf("the verified approval is of promotion %s, stage %s, artifact %s: not this one", v.PromotionID, v.Stage, pipeline.ShortDigest(v.Digest))
+	case v.Verified:
+		if w := mayApprove(gates, identity.Caller{ARN: v.ApprovedBy, UserID: v.ApprovedByID}, p.rec); w != "" {
+			why = "the verified approval is by " + v.ApprovedBy + ", who " + w
+		}
+	}
+	if why != "" {
+		stage.ApprovalRefused = why
+		return &pipeline.ApprovalReading{Refused: why}
+	}
+	stage.ApprovedBy, stage.ApprovedByID, stage.ApprovedAt = v.ApprovedBy, v.ApprovedByID, v.VerifiedAt
+	stage.ApprovalVerified, stage.ApprovalRefused = v.Verified, ""
+	return &pipeline.ApprovalReading{By: v.ApprovedBy}
 }
 
 // mayApprove is why the verified caller may not approve a stage of gates

@@ -99,7 +99,8 @@ func TestApprovalThatDoesNotDecode(t *testing.T) {
 // checks signatures and that expiry (sim.ProofSTS): an approval read 14
 // minutes after it was given counts, as bob, verified; one read 16
 // minutes after is refused as expired and never counts. So an approval
-// must be verified when given: ferry pipeline approve wakes the gate.
+// must be verified when given: ferry pipeline approve asks VerifyApproval
+// (TestVerifyApprovalWhenGiven).
 func TestApprovalProofExpires(t *testing.T) {
 	for _, tt := range []struct {
 		name    string

@@ -32,6 +32,11 @@ const (
 	// drift recorded for each project-config, the fleets of those that
 	// opted in healed.
 	TaskReconcile = "Reconcile"
+	// TaskVerifyApproval answers an approval query (ApprovalInput): it
+	// verifies a person's approval of a promotion's stage as it is given
+	// and records it verified (ledger.VerifiedApproval), or refuses it,
+	// writing nothing.
+	TaskVerifyApproval = "VerifyApproval"
 	// TaskPromote starts a promotion (PromotionInput): it checks the
 	// request and who made it, and records the promotion.
 	TaskPromote = "Promote"
@@ -55,7 +60,7 @@ func Tasks() []string {
 	return []string{
 		TaskValidate, TaskLock, TaskValidateResources, TaskPublish, TaskDeploy,
 		TaskCheckHealthy, TaskNextStep, TaskBake, TaskCleanUpSuccess, TaskCleanUpFailure, TaskReleaseLock,
-		TaskPlan, TaskDrift, TaskReconcile,
+		TaskPlan, TaskDrift, TaskReconcile, TaskVerifyApproval,
 		TaskPromote, TaskGate, TaskRequestApproval, TaskStartTarget, TaskEndStage,
 	}
 }
@@ -89,6 +94,23 @@ type DriftQuery struct {
 	ProjectName string   `json:"project_name"`
 	ConfigName  string   `json:"config_name"`
 	Alarms      []string `json:"alarms,omitempty"`
+}
+
+// ApprovalInput is the input of an approval query's execution: the
+// approval `ferry pipeline approve` gives, under "approval_query" (a
+// promotion's state keeps an approval's answer under "approval").
+type ApprovalInput struct {
+	Approval ApprovalQuery `json:"approval_query"`
+}
+
+// ApprovalQuery names the promotion an approval is of (its project and
+// first config; the approval names the promotion and the stage) and
+// carries the approval as given (a pipeline.Approval, with its identity
+// proof).
+type ApprovalQuery struct {
+	ProjectName string          `json:"project_name"`
+	FirstConfig string          `json:"first_config"`
+	Given       json.RawMessage `json:"given"`
 }
 
 // Request is what every task invocation of the deployer Lambda carries.

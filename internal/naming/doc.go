@@ -95,6 +95,10 @@
 //	_promotions/turns/<id>.json  (under _state/) Promote, once: the claim
 //	                     of the turn after promotion <id>, so one
 //	                     promotion of a pipeline runs at a time
+//	_promotions/approvals/<id>/<stage>/<sha256>.json  (under _state/)
+//	                     VerifyApproval, once: the deployer verified the
+//	                     approval of that sum when it was given, and who
+//	                     gave it
 //
 // A project's approvals are under <project>/_promotions/<stage>/ (in a
 // config's place, but no config name begins with "_"):

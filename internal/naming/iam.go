@@ -213,7 +213,7 @@ func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
 		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), TargetsKey("*", "*"), StartedKey("*", "*", "*"), ReleaseHashKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
-		AnalysisKey("*", "*", "*"), PromotionRecordKey("*", "*", "*"),
+		AnalysisKey("*", "*", "*"), PromotionRecordKey("*", "*", "*"), VerifiedApprovalKey("*", "*", "*", "*", "*"),
 	}
 }
 

@@ -44,6 +44,9 @@ var keyFuncs = map[string]func() string{
 	},
 	"ApprovalKey":      func() string { return naming.ApprovalKey("<project>", "<config>", "<id>") },
 	"PromotionTurnKey": func() string { return naming.PromotionTurnKey("<project>", "<config>", "<id>") },
+	"VerifiedApprovalKey": func() string {
+		return naming.VerifiedApprovalKey("<project>", "<config>", "<id>", "<stage>", "<sha256>")
+	},
 	"PromotionHaltKey": func() string { return naming.PromotionHaltKey("<project>", "<config>", "<id>") },
 	"PromotionRecordKey": func() string {
 		return naming.PromotionRecordKey("<project>", "<config>", "<id>")
@@ -153,6 +156,7 @@ func TestKeysStayUnderTheirPrefixes(t *testing.T) {
 		{"approval", naming.ApprovalKey("org/app", "prod", "p1"), naming.Prefix("org/app", naming.PromotionsSegment)},
 		{"promotion halt", naming.PromotionHaltKey("org/app", "prod", "p1"), naming.Prefix("org/app", "prod")},
 		{"promotion record", naming.PromotionRecordKey("org/app", "prod", "p1"), naming.StateConfigPrefix("org/app", "prod")},
+		{"verified approval", naming.VerifiedApprovalKey("org/app", "prod", "p1", "production", "ab"), naming.StateConfigPrefix("org/app", "prod")},
 		{"asset", naming.AssetKey("org/app", "prod", "ab"), naming.Prefix("org/app", "prod")},
 		{"release", naming.ReleaseKey("org/app", "prod", "r1"), naming.ReleasePrefix("org/app", "prod", "r1")},
 		{"started", naming.StartedKey("org/app", "prod", "r1"), naming.StateConfigPrefix("org/app", "prod") + "r1/"},

@@ -67,6 +67,7 @@ func ReservedTags() []string {
 //	_state/<project>/<config>/targets                       every environment the config has deployed to and may have groups in, written before anything is made in a new one
 //	_state/<project>/<config>/_promotions/<id>.json         a promotion's record (under its first stage's config)
 //	_state/<project>/<config>/_promotions/turns/<id>.json   the claim of the turn after promotion <id> (or "none"), once
+//	_state/<project>/<config>/_promotions/approvals/<id>/<stage>/<sha256>.json  the deployer verified the approval of that sum when it was given, once
 //	_state/<project>/<config>/<release_id>/started          run-once marker, written when an execution first sees the release
 //	_state/<project>/<config>/<release_id>/release.sha256   the canonical hash of the release Validate accepted, which every reader checks release.json against
 //	_state/<project>/<config>/<release_id>/userdata/<service>  rendered user data
@@ -184,6 +185,21 @@ func PromotionRecordPrefix(project, firstConfig string) string {
 // Promotions' listing.
 func PromotionTurnKey(project, firstConfig, after string) string {
 	return PromotionRecordPrefix(project, firstConfig) + "turns/" + cmp.Or(after, NoPromotion) + ".json"
+}
+
+// VerifiedApprovalKey is the key of the deployer's record that it
+// verified, when it was given (ferry pipeline approve's query), the
+// approval of the promotion into stage whose bytes have the hex SHA-256
+// sum, under the promotion's first config, written once. It is under
+// StatePrefix, so a client that may write approvals (ApprovalKey) cannot
+// forge one; and it counts only with the approval of that sum stored at
+// ApprovalKey, which whoever may approve the stage writes, so a caller
+// who may only start a query cannot approve. The gate counts the two
+// without the approval's identity proof, which expires. It matches
+// PromotionRecordKey's pattern, and holds no ".json" id of Promotions'
+// listing.
+func VerifiedApprovalKey(project, firstConfig, promotionID, stage, sum string) string {
+	return PromotionRecordPrefix(project, firstConfig) + "approvals/" + promotionID + "/" + stage + "/" + sum + ".json"
 }
 
 // NoPromotion names, in PromotionTurnKey, the turn before any promotion.

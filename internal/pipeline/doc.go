@@ -24,7 +24,9 @@
 // Gates.MayApprove matches the verified approver against the stage's
 // approvers (IAM principal ARN patterns, validated with the path of a bad
 // one), and separate_approver keeps the promotion's starter from
-// approving it; the deployer checks both when it counts an approval, and
+// approving it; the deployer checks both when the approval is given (its
+// VerifyApproval query, while the proof is valid; it records the approval
+// verified, by Approval.Hash) and again when the gate counts it, and
 // records its verdict (who, verified, or why not) in the promotion's
 // record.
 //

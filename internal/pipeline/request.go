@@ -159,6 +159,18 @@ func (a Approval) IdentityHash() (string, error) {
 	return sha256Hex(b), nil
 }
 
+// Hash is the hex SHA-256 of the approval's canonical JSON, its identity
+// proof included: what names one approval as given, whatever spelling of
+// its JSON carried it (a verified approval is of one Hash).
+func (a Approval) Hash() (string, error) {
+	a.CreatedAt = a.CreatedAt.UTC()
+	b, err := json.Marshal(a)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(b), nil
+}
+
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

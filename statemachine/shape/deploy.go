@@ -40,8 +40,8 @@ func Deploy() Machine {
 		Comment: "ferry: blue/green deploy of a release's Auto Scaling groups",
 		Entry: &Choice{
 			Name:    StateQuery,
-			Comment: "A query is answered by its task: a plan ({\"plan\": release}) by Plan, a drift query ({\"drift\": {...}}) by Drift, a reconcile pass ({\"reconcile_pass\": {}}) by Reconcile; a promotion ({\"promotion\": request}) starts at Promote; any other input is a release to deploy.",
-			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}, {PathDrift, Present, execution.TaskDrift}, {PathReconcile, Present, execution.TaskReconcile}, promotionEntry()},
+			Comment: "A query is answered by its task: a plan ({\"plan\": release}) by Plan, a drift query ({\"drift\": {...}}) by Drift, a reconcile pass ({\"reconcile_pass\": {}}) by Reconcile, an approval query ({\"approval_query\": {...}}) by VerifyApproval; a promotion ({\"promotion\": request}) starts at Promote; any other input is a release to deploy.",
+			Rules:   []Rule{{PathPlan, Present, execution.TaskPlan}, {PathDrift, Present, execution.TaskDrift}, {PathReconcile, Present, execution.TaskReconcile}, {PathApprovalQuery, Present, execution.TaskVerifyApproval}, promotionEntry()},
 			Default: execution.TaskValidate,
 		},
 		Retry:     retry(),
@@ -321,6 +321,12 @@ func queryTasks() []Task {
 			Comment:   "Check a page of project-configs: record each one's drift, start a heal for those that opted in and whose fleet is gone or unhealthy.",
 			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameDeploy)},
 			Otherwise: Catch{Next: execution.EndFailureClean, Note: "a pass changes nothing in AWS; heals are deploys of their own"},
+		},
+		{
+			Name: execution.TaskVerifyApproval, Next: execution.EndAnswered,
+			Comment:   "Verify a person's approval of a promotion's stage as it is given (who, by the identity proof) and record it verified, once; refuse it, writing nothing.",
+			Catch:     []Catch{catch(execution.EndFailureClean, failure.NameBadRelease)},
+			Otherwise: Catch{Next: execution.EndFailureClean, Note: "an approval query changes nothing in AWS"},
 		},
 	}
 }

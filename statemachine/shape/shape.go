@@ -17,6 +17,8 @@ const (
 	// Choice sends an input with one to its task.
 	PathPlan  = "$.plan"
 	PathDrift = "$.drift"
+	// PathApprovalQuery holds an approval query (execution.ApprovalInput).
+	PathApprovalQuery = "$.approval_query"
 	// PathReconcile is a reconcile pass (execution.Reconcile): where it
 	// is, whether it is done and how long to wait before its next page.
 	PathReconcile            = "$.reconcile_pass"

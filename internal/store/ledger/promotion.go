@@ -173,3 +173,48 @@ type PromotionTurn struct {
 func (l *Ledger) ClaimPromotionTurn(ctx context.Context, project, firstConfig, after string, t PromotionTurn) (got PromotionTurn, wrote bool, err error) {
 	return createOnce(ctx, l, naming.PromotionTurnKey(project, firstConfig, after), t)
 }
+
+// VerifiedApproval is the deployer's record that it verified a person's
+// approval of a promotion into a stage when it was given
+// (naming.VerifiedApprovalKey): with the approval of ApprovalSHA256
+// stored where approvers write it (naming.ApprovalKey), the gate counts
+// it as it is, without the approval's identity proof, which expires 15
+// minutes after it was signed. Only the deployer writes it, once.
+type VerifiedApproval struct {
+	PromotionID string `json:"promotion_id"`
+	Stage       string `json:"stage"`
+	Digest      string `json:"digest"`
+	// ApprovalSHA256 is the hex SHA-256 of the approval's bytes as given.
+	ApprovalSHA256 string `json:"approval_sha256"`
+	// ApprovedBy is the approver's full ARN as STS named it, ApprovedByID
+	// its unique id; ApprovedByName the name the approver gave.
+	ApprovedBy     string `json:"approved_by"`
+	ApprovedByID   string `json:"approved_by_id,omitempty"`
+	ApprovedByName string `json:"approved_by_name,omitempty"`
+	// Verified says the deployer verified the approver by the identity
+	// proof (false: a deployer that verifies no proofs took the name
+	// given).
+	Verified bool `json:"verified"`
+	// GivenAt is the approval's created_at; VerifiedAt when the deployer
+	// verified it.
+	GivenAt    time.Time `json:"given_at"`
+	VerifiedAt time.Time `json:"verified_at"`
+}
+
+// CreateVerifiedApproval writes the verified approval a of the promotion
+// whose first stage is firstConfig once: when it is there already (the
+// same approval, verified before) it is left as it is and returned, wrote
+// false.
+func (l *Ledger) CreateVerifiedApproval(ctx context.Context, project, firstConfig string, a VerifiedApproval) (got VerifiedApproval, wrote bool, err error) {
+	return createOnce(ctx, l, naming.VerifiedApprovalKey(project, firstConfig, a.PromotionID, a.Stage, a.ApprovalSHA256), a)
+}
+
+// GetVerifiedApproval reads the verified approval of the promotion into
+// stage whose bytes have the hex SHA-256 sum; found is false when the
+// deployer verified none. A record that cannot be read is an error: a
+// gate reads it fail closed.
+func (l *Ledger) GetVerifiedApproval(ctx context.Context, project, firstConfig, promotionID, stage, sum string) (VerifiedApproval, bool, error) {
+	var a VerifiedApproval
+	found, err := l.getJSON(ctx, naming.VerifiedApprovalKey(project, firstConfig, promotionID, stage, sum), &a)
+	return a, found, err
+}
