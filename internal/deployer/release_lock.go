@@ -28,7 +28,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
-	err = d.putOutcome(ctx, st, o)
+	err = d.putOutcome(ctx, st, req, o)
 	if err == nil {
 		err = d.finish(ctx, st)
 	}

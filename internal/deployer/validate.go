@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -69,9 +70,13 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		problems = append(problems, p)
 	}
 	if len(problems) > 0 {
-		return nil, failure.BadRelease(problems...)
+		err := failure.BadRelease(problems...)
+		st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, Target: d.target(r)}
+		d.announce(ctx, nil, st, events.Event{Kind: events.Refused, Body: events.RefusedDetail{
+			Head: d.head(st, req, events.Refused), Error: failure.NameBadRelease, Cause: failure.Message(err.Error())}})
+		return nil, err
 	}
-	return &execution.State{
+	st := &execution.State{
 		ProjectName:   r.ProjectName,
 		ConfigName:    r.ConfigName,
 		ReleaseID:     r.ReleaseID,
@@ -80,7 +85,11 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		Timeout:       r.Timeout,
 		BakeSeconds:   r.BakeSeconds,
 		Services:      r.ServiceNames(),
-	}, nil
+	}
+	by, _, _ := d.createdBy(ctx, st)
+	d.announce(ctx, nil, st, events.Event{Kind: events.Started, Body: events.StartedDetail{
+		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}})
+	return st, nil
 }
 
 // checkedRelease decodes raw, a release as the client uploaded it,
