@@ -76,6 +76,29 @@ type Head struct {
 	At           time.Time `json:"at"`
 }
 
+// KeyDocs say what the keys of a detail mean, by name (ferry schema
+// events).
+var KeyDocs = map[string]string{
+	"id": "The event's id, the same each time the deployer puts this event (a task retried puts it again): " +
+		"a consumer that has seen an id drops the event. A digest of the execution, the kind and what it is about.",
+	"project":       "The project (ORG/NAME).",
+	"config":        "The config.",
+	"release_id":    "The release's id (empty for an event of no release).",
+	"execution_arn": "The Step Functions execution that found the fact.",
+	"task":          "The task of the state machine that found the fact (Validate, CheckHealthy, CleanUpSuccess, ...).",
+	"account":       "The account the release deploys to, whose default bus has the event.",
+	"region":        "The region the release deploys to.",
+	"at":            "When the task found the fact (a retry's time when it was put again).",
+	"services":      "The release's services.",
+	"error":         "The deployer's name of the error (BadReleaseError, HaltError, ...).",
+	"cause":         "What the error says.",
+	"end":           "The end state: FailureClean or FailureDirty.",
+	"retired":       "The previous groups the swap retired.",
+	"removed":       "The release's groups and launch templates the rollback removed.",
+	"restored":      "The previous groups the rollback put back in their load balancers.",
+	"images":        "The image each service runs, by service.",
+}
+
 // NewID is the id of the event of kind k about facts of the execution
 // executionARN: a digest of the three, 32 hexadecimal characters.
 func NewID(executionARN string, k Kind, facts ...string) string {

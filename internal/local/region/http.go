@@ -22,6 +22,9 @@ const (
 	WorldPath = "/_ferry/world"
 	// InfoPath serves the region's Info as JSON.
 	InfoPath = "/_ferry/info"
+	// EventsPath serves every event put on a default event bus of the
+	// simulated world ([]sim.BusEvent, oldest first) as JSON.
+	EventsPath = "/_ferry/events"
 )
 
 // sfnTargetPrefix starts the X-Amz-Target header of every Step Functions
@@ -42,7 +45,8 @@ const shutdownTimeout = 5 * time.Second
 //   - a browser's GET / and GET /_ferry/console/... to the console (package
 //     console: console.Wants tells a browser from an SDK);
 //   - GET /_ferry/help/... to the reference's pages (Options.Help);
-//   - GET /_ferry/world and GET /_ferry/info to the read-only views,
+//   - GET /_ferry/world, GET /_ferry/info and GET /_ferry/events (the
+//     events on the default buses) to the read-only views,
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
@@ -143,8 +147,10 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 		v = r.world.Snapshot()
 	case InfoPath:
 		v = r.Info()
+	case EventsPath:
+		v = r.world.BusEvents()
 	default:
-		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s and %s)", req.URL.Path, WorldPath, InfoPath))
+		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath))
 		return
 	}
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -175,7 +175,7 @@ func checkEntry(e ebtypes.PutEventsRequestEntry) (code, msg string) {
 func (w *World) BusEvents() []BusEvent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var all []BusEvent
+	all := []BusEvent{}
 	for _, a := range w.accounts {
 		for _, r := range a.regions {
 			all = append(all, r.bus...)
