@@ -16,7 +16,7 @@ import (
 func (d *Deployer) head(st *execution.State, req execution.Request, k events.Kind, facts ...string) events.Head {
 	return events.Head{
 		ID:      events.NewID(req.Execution.ID, k, facts...),
-		Project: st.ProjectName, Config: st.ConfigName, ReleaseID: st.ReleaseID,
+		Project: st.ProjectName, Config: st.ConfigName, ReleaseID: st.ReleaseID, Version: st.Version,
 		ExecutionARN: req.Execution.ID, Task: req.Task,
 		Account: st.Target.AccountID, Region: st.Target.Region, At: d.now(),
 	}
@@ -71,4 +71,24 @@ func strs(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// announceStage puts an event of kind k (Stage Reached, Approval
+// Requested, Stage Approved) about stage i of promotion p, in the
+// environment of the stage's first target, as the release it deploys
+// there; approvedBy names who approved.
+func (d *Deployer) announceStage(ctx context.Context, req execution.Request, p *promotion, i int, k events.Kind, approvedBy string) {
+	r, err := d.promotedRelease(p, i, 0)
+	if err != nil {
+		d.log.Warn("deploy event not put: the stage's release", "promotion_id", p.st.PromotionID, "error", err.Error())
+		return
+	}
+	st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, Target: d.target(r), Version: r.Version}
+	stage := p.rec.Stages[i].Config
+	head := d.head(st, req, k, stage)
+	var body any = events.StageDetail{Head: head, PromotionID: p.st.PromotionID, Stage: stage}
+	if k.Name != events.StageReached.Name {
+		body = events.ApprovalDetail{Head: head, PromotionID: p.st.PromotionID, Stage: stage, ApprovedBy: approvedBy}
+	}
+	d.announce(ctx, nil, st, events.Event{Kind: k, Body: body})
 }

@@ -71,7 +71,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	}
 	if len(problems) > 0 {
 		err := failure.BadRelease(problems...)
-		st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, Target: d.target(r)}
+		st := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, Target: d.target(r), Version: r.Version}
 		d.announce(ctx, nil, st, events.Event{Kind: events.Refused, Body: events.RefusedDetail{
 			Head: d.head(st, req, events.Refused), Error: failure.NameBadRelease, Cause: failure.Message(err.Error())}})
 		return nil, err
@@ -82,6 +82,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		ReleaseID:     r.ReleaseID,
 		ReleaseSHA256: sum,
 		Target:        d.target(r),
+		Version:       r.Version,
 		Timeout:       r.Timeout,
 		BakeSeconds:   r.BakeSeconds,
 		Services:      r.ServiceNames(),

@@ -50,7 +50,7 @@ var (
 	Halted           = kind[HaltedDetail]("Release Halted", "A halt marker stopped the deploy; Release Failed follows.")
 	DriftFound       = kind[DriftDetail]("Drift Found", "A drift query found the config's groups other than its current record says.")
 	Healed           = kind[HealDetail]("Heal Started", "A reconcile pass started an execution to heal a config.")
-	StageReached     = kind[StageDetail]("Stage Reached", "A promotion started the deploy of one of its stages.")
+	StageReached     = kind[StageDetail]("Stage Reached", "A promotion's stage's gates held: its deploys start (the release's and account's of its first target).")
 	ApprovalWaiting  = kind[ApprovalDetail]("Approval Requested", "A promotion waits for a person to approve its next stage.")
 	ApprovalReceived = kind[ApprovalDetail]("Stage Approved", "A promotion's stage was approved by a person its pipeline names.")
 )
@@ -69,6 +69,7 @@ type Head struct {
 	Project      string    `json:"project"`
 	Config       string    `json:"config"`
 	ReleaseID    string    `json:"release_id"`
+	Version      string    `json:"version"`
 	ExecutionARN string    `json:"execution_arn"`
 	Task         string    `json:"task"`
 	Account      string    `json:"account"`
@@ -81,22 +82,36 @@ type Head struct {
 var KeyDocs = map[string]string{
 	"id": "The event's id, the same each time the deployer puts this event (a task retried puts it again): " +
 		"a consumer that has seen an id drops the event. A digest of the execution, the kind and what it is about.",
-	"project":       "The project (ORG/NAME).",
-	"config":        "The config.",
-	"release_id":    "The release's id (empty for an event of no release).",
-	"execution_arn": "The Step Functions execution that found the fact.",
-	"task":          "The task of the state machine that found the fact (Validate, CheckHealthy, CleanUpSuccess, ...).",
-	"account":       "The account the release deploys to, whose default bus has the event.",
-	"region":        "The region the release deploys to.",
-	"at":            "When the task found the fact (a retry's time when it was put again).",
-	"services":      "The release's services.",
-	"error":         "The deployer's name of the error (BadReleaseError, HaltError, ...).",
-	"cause":         "What the error says.",
-	"end":           "The end state: FailureClean or FailureDirty.",
-	"retired":       "The previous groups the swap retired.",
-	"removed":       "The release's groups and launch templates the rollback removed.",
-	"restored":      "The previous groups the rollback put back in their load balancers.",
-	"images":        "The image each service runs, by service.",
+	"project":        "The project (ORG/NAME).",
+	"config":         "The config.",
+	"release_id":     "The release's id (empty for an event of no release).",
+	"version":        "The release's version, as its file says (empty when it says none): a build number, or the id of the deployment a CI system made for it.",
+	"execution_arn":  "The Step Functions execution that found the fact.",
+	"task":           "The task of the state machine that found the fact (Validate, CheckHealthy, CleanUpSuccess, ...).",
+	"account":        "The account the release deploys to, whose default bus has the event.",
+	"region":         "The region the release deploys to.",
+	"at":             "When the task found the fact (a retry's time when it was put again).",
+	"services":       "The release's services.",
+	"error":          "The deployer's name of the error (BadReleaseError, HaltError, ...).",
+	"cause":          "What the error says.",
+	"end":            "The end state: FailureClean or FailureDirty.",
+	"retired":        "The previous groups the swap retired.",
+	"removed":        "The release's groups and launch templates the rollback removed.",
+	"restored":       "The previous groups the rollback put back in their load balancers.",
+	"images":         "The image each service runs, by service.",
+	"problems":       "The differences no check saw before: each group, and what differs.",
+	"heal_execution": "The execution that heals the config.",
+	"reason":         "Why the config is healed: the group, and what differs.",
+	"promotion_id":   "The promotion's id.",
+	"stage":          "The stage, by its config.",
+	"approved_by":    "Who approved the stage (the principal its identity proof names).",
+	"service":        "The service whose canary stepped.",
+	"step":           "The step it took, from 1.",
+	"steps":          "Its canary's steps.",
+	"desired":        "The desired capacity of its new group at this step.",
+	"checks":         "The health checks it took.",
+	"bake_seconds":   "The bake's length.",
+	"created_by":     "Who started the release, as Validate verified it (or as the release says, unverified).",
 }
 
 // NewID is the id of the event of kind k about facts of the execution
@@ -194,16 +209,16 @@ type HealDetail struct {
 // StageDetail is Stage Reached's.
 type StageDetail struct {
 	Head
-	Pipeline string `json:"pipeline"`
-	Stage    string `json:"stage"`
+	PromotionID string `json:"promotion_id"`
+	Stage       string `json:"stage"`
 }
 
 // ApprovalDetail is Approval Requested's and Stage Approved's.
 type ApprovalDetail struct {
 	Head
-	Pipeline   string `json:"pipeline"`
-	Stage      string `json:"stage"`
-	ApprovedBy string `json:"approved_by,omitempty"`
+	PromotionID string `json:"promotion_id"`
+	Stage       string `json:"stage"`
+	ApprovedBy  string `json:"approved_by,omitempty"`
 }
 
 // Event is one deploy event to put: its kind and its detail's body, a
