@@ -65,7 +65,8 @@ func since(kinds []string, n int) []string { return kinds[min(n, len(kinds)):] }
 // order; a release that never gets healthy is rolled back and fails; a
 // halt puts halted before failed; every detail is valid against ferry
 // schema events, and each names its execution, with an id no other event
-// has. A PutEvents that fails does not fail the deploy.
+// has. A PutEvents that fails does not fail the deploy. A canary puts
+// its step; a drift is put once, however many checks see it.
 func TestDeployEvents(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	baked := bakedRelease(t, t.TempDir(), 60)
@@ -119,6 +120,26 @@ func TestDeployEvents(t *testing.T) {
 	kinds, _ = deployEvents(t, tr)
 	assert.Len(t, kinds, 12, "no event put while EventBridge fails")
 	tr.World().Faults().Clear()
+
+	// A canary's step, then drift: a group deleted behind ferry's back
+	// is announced once, however many checks see it.
+	tr.clk.Advance(time.Minute)
+	canary := tr.ferry(t, "deploy", "--local", demoV2)
+	require.Equal(t, exitOK, canary.code, "stdout:\n%s\nstderr:\n%s", canary.stdout, canary.stderr)
+	kinds, details = deployEvents(t, tr)
+	assert.Equal(t, []string{"release_started", "canary_step", "release_healthy", "release_swapped", "release_succeeded"}, since(kinds, 12))
+	assert.Equal(t, "web", details[13]["service"])
+	assert.Equal(t, "build-1042", details[13]["version"], "details carry the release's version")
+	gone := tr.ferry(t, "local", "world", "--endpoint", tr.url, "delete-group", devGroup(releaseIDOf(t, canary.stdout)))
+	require.Equal(t, exitOK, gone.code, gone.stderr)
+	for range 2 {
+		tr.clk.Advance(time.Minute)
+		st := tr.ferry(t, "status", "--local", "--drift", "coinbase/deploy-test", "development")
+		require.Contains(t, st.stdout, "drift", st.stderr)
+	}
+	kinds, details = deployEvents(t, tr)
+	assert.Equal(t, []string{"drift_found"}, since(kinds, 17))
+	assert.Equal(t, []any{devGroup(releaseIDOf(t, canary.stdout)) + ": the group is gone"}, details[17]["problems"])
 
 	// --project and --since filter.
 	kinds, _ = deployEvents(t, tr, "--project", "someone/else")
