@@ -24,7 +24,7 @@ type Rate struct {
 // publishes the figures, each Rate saying where its figures come from.
 // STS, IAM and SNS are not throttled: ferry calls them a few times a
 // deploy (its credentials are cached per release), and AWS publishes no
-// bucket for them.
+// bucket for them. EventBridge's PutEvents has the account's quota.
 var (
 	// ELBDescribe is each Elastic Load Balancing API version's bucket for
 	// its non-mutating (Describe*) actions, shared by them all.
