@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/cloud"
-	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
@@ -106,10 +105,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		h.Healthy = false // the last judgement must pass: see release.Analysis
 		d.log.Info("healthy, waiting for the canary analysis to pass", "release_id", st.ReleaseID, "service", a.Service, "class", string(a.Report.Class), "score", a.Report.Score)
 	}
-	if h.Healthy && !h.NextStep {
-		d.announce(ctx, c, st, events.Event{Kind: events.Healthy, Body: events.HealthyDetail{
-			Head: d.head(st, req, events.Healthy), Services: strs(st.Services), Checks: h.Checks}})
-	}
+	d.announceHealthy(ctx, c, st, req, h)
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil

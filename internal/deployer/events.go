@@ -40,6 +40,15 @@ func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution
 	events.Publish(ctx, c.EventBridge, d.log.With("release_id", st.ReleaseID), evs...)
 }
 
+// announceHealthy puts Release Healthy when h is the last check: every
+// service at its target, no canary step to take.
+func (d *Deployer) announceHealthy(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, h *execution.Health) {
+	if h.Healthy && !h.NextStep {
+		d.announce(ctx, c, st, events.Event{Kind: events.Healthy, Body: events.HealthyDetail{
+			Head: d.head(st, req, events.Healthy), Services: strs(st.Services), Checks: h.Checks}})
+	}
+}
+
 // announceOutcome puts the events of an outcome just recorded: Release
 // Succeeded, or Release Failed after Release Halted for a halt.
 func (d *Deployer) announceOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) {

@@ -245,13 +245,3 @@ func (e Event) Detail() (string, error) {
 	}
 	return head + "}", nil
 }
-
-// ByDetailType is the kind whose detail-type is dt, and false for none.
-func ByDetailType(dt string) (Kind, bool) {
-	for _, k := range Kinds {
-		if k.DetailType == dt {
-			return k, true
-		}
-	}
-	return Kind{}, false
-}
