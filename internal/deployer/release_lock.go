@@ -13,7 +13,8 @@ import (
 
 // releaseLock is the ReleaseLock task: it records the outcome
 // FailureClean with the error the State carries, releases the lock and
-// removes the halt marker. It never touches the target. Idempotent.
+// removes the halt marker. It touches the target only to put the
+// outcome's deploy events (announceOutcome). Idempotent.
 func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
