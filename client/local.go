@@ -130,7 +130,7 @@ func (c *localCommand) defineFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.speed, "speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
 	fs.DurationVar(&c.reconcile, "reconcile", tuning.ReconcileEvery, "start a reconcile pass every `DURATION` of simulated time, as the deployer's schedule does (0: none)")
 	fs.BoolVar(&c.verbose, "verbose", false, "log every state and API call")
-	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world")
+	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world and events")
 	fs.BoolVar(&c.asJSON, "json", false, "print the world, or the events, as JSON, for ferry local world and events")
 	fs.StringVar(&c.project, "project", "", "only the events of `PROJECT`, for ferry local events")
 	fs.StringVar(&c.since, "since", "", "only the events at or after `TIME` (RFC 3339, or a duration before the region's now), for ferry local events")
@@ -177,8 +177,11 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 	case len(args) >= 1 && args[0] == "events":
 		return c.runEvents(ctx, args[1:])
 	case len(args) >= 1 && args[0] == "world":
-		if f := c.misplaced(slices.Concat(localServeFlags, localEventsFlags)); f != "" {
+		if f := c.misplaced(localServeFlags); f != "" {
 			return usageErrorf(c.spec(), "--%s is for serving a region (ferry local), not for ferry local world", f)
+		}
+		if f := c.misplaced(localEventsFlags); f != "" {
+			return usageErrorf(c.spec(), "--%s is for ferry local events, not for ferry local world", f)
 		}
 		url := firstNonEmpty(c.endpoint, c.env.Getenv(envLocalEndpoint), c.env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
 		if len(args) == 1 {
