@@ -20,10 +20,10 @@
 // Publish is best effort for the deploy: it never returns an error. It
 // keeps PutEvents' rules (API Reference, PutEvents): at most
 // MaxEntriesPerRequest entries a request, no entry (Size, as "Calculating
-// PutEvents event entry size" counts it) and no request over MaxEntrySize;
-// an entry that would be is dropped and logged. Entries the answer fails
-// (FailedEntryCount, each result's ErrorCode) are put again once, at once,
-// when their code is one AWS calls retryable (InternalFailure,
-// ThrottlingException); what still fails, or a call that fails whole, is
-// logged with slog and left.
+// PutEvents event entry size" counts it) and no request reaching
+// MaxEntrySize: an entry that would is dropped and logged. Entries the
+// answer fails (FailedEntryCount, each result's ErrorCode) are put again
+// once, at once, when their code is one AWS calls retryable
+// (InternalFailure, ThrottlingException); what still fails, or a call that
+// fails whole, is logged with slog and left.
 package events

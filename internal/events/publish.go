@@ -23,8 +23,8 @@ var _ Bus = (*eventbridge.Client)(nil)
 const (
 	// MaxEntriesPerRequest is the most entries one request takes.
 	MaxEntriesPerRequest = 10
-	// MaxEntrySize is the most an entry may be, and the entries of one
-	// request together, in bytes as Size counts them.
+	// MaxEntrySize is what an entry, and the entries of one request
+	// together, must be less than, in bytes as Size counts them.
 	MaxEntrySize = 256 * 1024
 )
 
@@ -50,8 +50,8 @@ func Size(e ebtypes.PutEventsRequestEntry) int {
 
 // Publish puts evs on the default bus of bus's account with source Source,
 // in order, and reports how many EventBridge accepted. It never fails: an
-// event it cannot put is logged on log (key event_id) and left; see the
-// package documentation for the rules it keeps.
+// event it cannot put is logged on log (with its event or detail_type)
+// and left; see the package documentation for the rules it keeps.
 func Publish(ctx context.Context, bus Bus, log *slog.Logger, evs ...Event) int {
 	var entries []ebtypes.PutEventsRequestEntry
 	for _, e := range evs {
@@ -85,20 +85,20 @@ func entryOf(e Event) (ebtypes.PutEventsRequestEntry, error) {
 		return ebtypes.PutEventsRequestEntry{}, err
 	}
 	entry := ebtypes.PutEventsRequestEntry{Source: aws.String(Source), DetailType: aws.String(e.Kind.DetailType), Detail: aws.String(detail)}
-	if n := Size(entry); n > MaxEntrySize {
+	if n := Size(entry); n >= MaxEntrySize {
 		return entry, &TooLargeError{Kind: e.Kind.Name, Size: n}
 	}
 	return entry, nil
 }
 
-// TooLargeError is an event whose entry is over MaxEntrySize.
+// TooLargeError is an event whose entry is not less than MaxEntrySize.
 type TooLargeError struct {
 	Kind string
 	Size int
 }
 
 func (e *TooLargeError) Error() string {
-	return "the " + e.Kind + " entry is " + strconv.Itoa(e.Size) + " bytes, over PutEvents' " + strconv.Itoa(MaxEntrySize)
+	return "the " + e.Kind + " entry is " + strconv.Itoa(e.Size) + " bytes, not less than PutEvents' " + strconv.Itoa(MaxEntrySize)
 }
 
 // batches splits entries, in order, into requests of at most
@@ -109,7 +109,7 @@ func batches(entries []ebtypes.PutEventsRequestEntry) [][]ebtypes.PutEventsReque
 	size := 0
 	for _, e := range entries {
 		n := Size(e)
-		if len(cur) == MaxEntriesPerRequest || len(cur) > 0 && size+n > MaxEntrySize {
+		if len(cur) == MaxEntriesPerRequest || len(cur) > 0 && size+n >= MaxEntrySize {
 			out, cur, size = append(out, cur), nil, 0
 		}
 		cur, size = append(cur, e), size+n

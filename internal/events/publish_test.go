@@ -99,7 +99,7 @@ func TestPublishSizes(t *testing.T) {
 	assert.Equal(t, 3, n)
 	assert.Equal(t, []int{2, 1}, b.puts())
 	assert.Equal(t, []string{"a", "b", "c"}, b.kept(t))
-	assert.Contains(t, b.logs.String(), "over PutEvents' 262144")
+	assert.Contains(t, b.logs.String(), "not less than PutEvents' 262144")
 }
 
 // TestPublishRetriesFailedEntriesOnce: entries a request fails with a

@@ -160,7 +160,7 @@ func checkEntry(e ebtypes.PutEventsRequestEntry) (code, msg string) {
 		return codeInvalidArgument, "Parameters Source, DetailType and Detail are required."
 	case len(deref(e.DetailType)) > putEventsMaxDetailTyp:
 		return codeInvalidArgument, "Parameter DetailType is not valid: longer than 128 characters."
-	case entrySize(e) > putEventsMaxSize:
+	case entrySize(e) >= putEventsMaxSize:
 		return codeInvalidArgument, "Event size exceeded 256 KB."
 	}
 	var v map[string]json.RawMessage
