@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -149,4 +153,35 @@ func TestDeployEvents(t *testing.T) {
 	text := tr.ferry(t, "local", "events", "--endpoint", tr.url)
 	require.Equal(t, exitOK, text.code, text.stderr)
 	assert.Regexp(t, `\n2025-03-04T10:00:00Z +`+events.Started.DetailType+` +coinbase/deploy-test/development +`+id+` +Validate\n`, text.stdout)
+}
+
+// TestLocalEventsFollow: ferry local events -f prints what is on the bus,
+// then each event put after, until it is interrupted (its wait fails).
+func TestLocalEventsFollow(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	put := func(id string) {
+		t.Helper()
+		d, err := events.Event{Kind: events.Healthy, Body: events.HealthyDetail{
+			Head: events.Head{ID: id, Project: "coinbase/deploy-test", Config: "development", ReleaseID: "r-" + id}, Services: []string{"web"}}}.Detail()
+		require.NoError(t, err)
+		_, err = tr.World().Clients(devAccount, usEast1).EventBridge.PutEvents(t.Context(), &eventbridge.PutEventsInput{
+			Entries: []ebtypes.PutEventsRequestEntry{{Source: aws.String(events.Source), DetailType: aws.String(events.Healthy.DetailType), Detail: aws.String(d)}}})
+		require.NoError(t, err)
+	}
+	put("first")
+	waits := 0
+	res := tr.ferryAt(t.Context(), func(env *Env) {
+		env.Sleep = func(ctx context.Context, _ time.Duration) error {
+			if waits++; waits == 1 {
+				put("second") // put while ferry waits
+				return nil
+			}
+			return context.Canceled // Ctrl-C
+		}
+	}, "local", "events", "--endpoint", tr.url, "--json", "-f")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	kinds := checkEvents(t, res.stdout)
+	assert.Equal(t, []string{"release_healthy", "release_healthy"}, kinds)
+	assert.Regexp(t, `(?s)"release_id":"r-first".*\n.*"release_id":"r-second"`, res.stdout)
+	assert.Equal(t, 2, waits)
 }
