@@ -110,7 +110,7 @@ func TestNames(t *testing.T) {
 		{"after both", []string{"unlock", "--local", "coinbase/deploy-test", "development"}, ""},
 		{"a flag's value", []string{"status", "--local", "--bucket"}, ""},
 		{"a command without names", []string{"validate", "--local"}, ""},
-		{"help: commands, then the topics that are not one", []string{"help"}, "bootstrap\ncompletion\ndeploy\ndestroy\nfollow\nhalt\nhistory\nlist\nlocal\npipeline\nplan\npromote\nrollback\nschema\nshow\nstatus\nunlock\nvalidate\nversion\nhelp\nrelease\ncommands\nexit-codes\nstatemachine\nguarantees\nsecurity\ndeploying\nperformance\ndevelopment\n"},
+		{"help: commands, then the topics that are not one", []string{"help"}, "bootstrap\ncompletion\ndeploy\ndestroy\nfollow\nhalt\nhistory\nlist\nlocal\npipeline\nplan\npromote\nrollback\nschema\nshow\nstatus\nunlock\nvalidate\nversion\nhelp\nrelease\ncommands\nexit-codes\nstatemachine\nguarantees\nevents\nsecurity\ndeploying\nperformance\ndevelopment\n"},
 		{"subcommands", []string{"pipeline"}, "validate\nstatus\nrelease\nschema\nregister\nstart\napprove\nhalt\n"},
 		{"after a subcommand", []string{"pipeline", "status"}, ""},
 		{"nothing", nil, ""},

@@ -322,4 +322,11 @@ await_promotion "^promotion .*: failed \(" "the promotion failing at staging"
 grep -qF "staging (FailureClean) did not succeed" "$OUT" || die "the promotion did not fail with staging's deploy"
 grep -qF "  production: pending" "$OUT" || die "production was reached after staging failed"
 
+step "11. Deploy events: what the deployer put on each target's default EventBridge bus"
+note "each fact as it became true, source ferry (ferry help events): EventBridge rules send them to SNS, a chat room"
+note "or GitHub deployment statuses with no code of ferry's in the path; --json prints each detail (ferry schema events)"
+expect 0 local events --endpoint "$FERRY_LOCAL_ENDPOINT" --project "$PROJECT"
+grep -qF "Release Rolled Back" "$OUT" || die "ferry local events does not show the rollback"
+grep -qF "Stage Approved" "$OUT" || die "ferry local events does not show production's approval"
+
 printf '\n%sdemo: every step ended as expected%s\n' "$bold" "$reset"

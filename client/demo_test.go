@@ -76,6 +76,9 @@ var demoAnswers = map[string]string{
 	"pipeline-register":      "0\nferry pipeline register: coinbase/deploy-test registered in development, staging, production-use1, production-euw1\n",
 	"pipeline-start":         "0\nferry pipeline start: promotion 20250101T000011Z-abcdef of artifact 3afee55f856b through 3 stages\nstarted execution arn:x\n",
 	"pipeline-approve":       "0\nferry pipeline approve: promotion 20250101T000011Z-abcdef into production approved (artifact 3afee55f856b)\n",
+	"local-events": "0\nTIME                  DETAIL-TYPE          PROJECT/CONFIG                    RELEASE                  TASK\n" +
+		"2025-01-01T00:05:00Z  Release Rolled Back  coinbase/deploy-test/development  20250101T000005Z-abcdef  CleanUpFailure\n" +
+		"2025-01-01T00:30:00Z  Stage Approved       coinbase/deploy-test/production   20250101T000011Z-abcdef  Gate\n",
 }
 
 // TestDemo runs demo.sh against a fake ferry that answers at once: the demo
@@ -127,6 +130,9 @@ func TestDemo(t *testing.T) {
 		{"the destroy left a release deployed", map[string]string{
 			"status-development": "0\ncoinbase/deploy-test development\n  deployed  20250101T000009Z-abcdef\n",
 		}, false, "status still shows a release deployed after the destroy"},
+		{"no deploy event of the rollback", map[string]string{
+			"local-events": "0\nTIME  DETAIL-TYPE  PROJECT/CONFIG  RELEASE  TASK\n",
+		}, false, "ferry local events does not show the rollback"},
 		{"no heal", map[string]string{
 			"follow": "1\nferry follow: no deploy of coinbase/deploy-test development is running\n",
 		}, false, "no heal ran within a minute"},

@@ -48,7 +48,10 @@
 // kind's Go type, from which ferry schema events makes the JSON Schema
 // (draft 2020-12, one definition per kind under $defs): keys without
 // omitempty are always present, arrays never null. The tests validate
-// every --json output against it.
+// every --json output against it. The same schema describes the detail of
+// every deploy event the deployer puts on EventBridge (deployEventKinds:
+// package events' types), which ferry local events --json prints
+// (localevents.go).
 //
 // Flags are parsed wherever they are among the arguments, a value after
 // "=" or a space (an optional one, --wait-lock [DURATION], when the next

@@ -9,13 +9,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/events"
 )
 
 // schemaVersion is the version of ferry's --json output, the
-// schema_version of every object it prints. It goes up when a key is
-// removed or renamed or changes meaning; a new kind of event, or a new
-// key, keeps it.
-const schemaVersion = 1
+// schema_version of every object it prints and of every deploy event's
+// detail (one schema, ferry schema events, holds both). It goes up when a
+// key is removed or renamed or changes meaning; a new kind of event, or a
+// new key, keeps it.
+const schemaVersion = events.Version
 
 // eventsSchemaID is the $id of the schema of ferry's --json output
 // (ferry schema events).
@@ -30,6 +33,9 @@ type eventKind struct {
 	name  string
 	about string
 	body  reflect.Type
+	// keys, when set, describe the kind's own keys instead of the
+	// keyDocs of eventsSchema (a deploy event's: events.KeyDocs).
+	keys map[string]string
 }
 
 // kindOf is the eventKind name whose body is T, a struct type.
@@ -95,7 +101,11 @@ func eventsSchema(kinds []eventKind, keyDocs map[string]string) []byte {
 	for _, k := range kinds {
 		names = append(names, k.name)
 		def := typeSchema(k.body, nil)
-		describeKeys(def, keyDocs)
+		if k.keys != nil {
+			describeKeys(def, k.keys)
+		} else {
+			describeKeys(def, keyDocs)
+		}
 		props := obj{
 			"schema_version": obj{"const": schemaVersion, "description": "The version of this schema."},
 			"event":          obj{"const": k.name},
@@ -117,7 +127,7 @@ func eventsSchema(kinds []eventKind, keyDocs map[string]string) []byte {
 		"$id":     eventsSchemaID,
 		"title":   "ferry --json output",
 		"description": "Every object ferry prints under --json: the events of a deploy it follows, one a line, " +
-			"and each command's result. \"event\" names its kind, \"schema_version\" the version of this schema " +
+			"and each command's result; and the detail of every deploy event the deployer puts on EventBridge (source \"ferry\"). \"event\" names its kind, \"schema_version\" the version of this schema " +
 			"(it goes up when a key is removed or changes meaning; new kinds and keys keep it).",
 		"type":       "object",
 		"required":   []string{"schema_version", "event"},

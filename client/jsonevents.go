@@ -1,7 +1,10 @@
 package main
 
 import (
+	"slices"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/events"
 
 	"github.com/ferryhq/ferry/internal/buildinfo"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -51,15 +54,28 @@ var (
 	evWorld            = kindOf[sim.Snapshot]("world", "The result of ferry local world: the local region's simulated world.")
 )
 
-// eventKinds is every kind of object ferry prints under --json, in the
-// order ferry schema events lists them.
-var eventKinds = []eventKind{
+// eventKinds is every kind of object ferry prints under --json, then
+// every deploy event's detail (deployEventKinds), in the order ferry
+// schema events lists them.
+var eventKinds = slices.Concat([]eventKind{
 	evMessage, evWaiting, evError, evRelease,
 	evStarted, evState, evHealth, evStep, evRetire, evBake, evThrottled, evTaskError, evOutcome,
 	evHalted, evNothingRunning,
 	evPipelineRegistered, evPromotionStarted, evPromotionApproved, evPromotionHalted,
 	evPromotion, evPromotionStage, evPromotionEnd,
 	evValidate, evPlan, evStatus, evHistory, evShow, evList, evVersion, evPipelineValidate, evPipelineStatus, evWorld,
+}, deployEventKinds())
+
+// deployEventKinds are the details of the deploy events the deployer
+// puts on EventBridge (package events, whose types are their
+// definitions): each detail is an object of ferry schema events, its
+// "event" the kind's name, and ferry local events --json prints them.
+func deployEventKinds() []eventKind {
+	var kinds []eventKind
+	for _, k := range events.Kinds {
+		kinds = append(kinds, eventKind{name: k.Name, about: "Deploy event, detail-type \"" + k.DetailType + "\" (source \"ferry\"): " + k.About, body: k.Body, keys: events.KeyDocs})
+	}
+	return kinds
 }
 
 // eventKeyDocs say what the keys of ferry's --json objects mean, by

@@ -58,6 +58,10 @@ type localCommand struct {
 	verbose   bool
 	endpoint  string
 	asJSON    bool
+	// project, since and follow filter and follow ferry local events.
+	project string
+	since   string
+	follow  bool
 	// set are the flags given on the command line, to refuse those of the
 	// other form (serving, or local world) rather than ignore them.
 	set func() []string
@@ -65,14 +69,15 @@ type localCommand struct {
 
 // The flags of each form of ferry local.
 var (
-	localServeFlags = []string{"listen", "world", "speed", "verbose", "reconcile"}
-	localWorldFlags = []string{"endpoint", "json"}
+	localServeFlags  = []string{"listen", "world", "speed", "verbose", "reconcile"}
+	localWorldFlags  = []string{"endpoint", "json"}
+	localEventsFlags = []string{"project", "since", "f"}
 )
 
 func (c *localCommand) spec() commandSpec {
 	return commandSpec{
 		name:    "local",
-		args:    "[world [ACTION ARGS...]]",
+		args:    "[world [ACTION ARGS...] | events]",
 		summary: "Run a local region (Step Functions, S3 and a simulated AWS), or show its world",
 		help: `Local runs an embedded region on this machine until Ctrl-C: the deployer's
 state machine and handlers, an S3-compatible store with the deployer bucket,
@@ -106,7 +111,15 @@ ferry, as a person at the console would, to make drift for a test or a
 demo: delete-group GROUP (with its instances), set-capacity GROUP MIN
 DESIRED MAX, kill-instance INSTANCE_ID (Auto Scaling replaces it), detach
 GROUP LOAD_BALANCER (a classic load balancer or target group, by name).
-ferry status --drift then shows it.`,
+ferry status --drift then shows it.
+
+"ferry local events" lists the deploy events the deployer put on the
+simulated default event buses (ferry help events), oldest first: their
+time, detail-type, project/config, release and the task that put them.
+--project keeps one project's; --since keeps those at or after an RFC 3339
+time, or a duration before the region's now (--since 10m); --json prints
+each event's detail, one a line (ferry schema events); -f keeps printing
+new ones until Ctrl-C.`,
 		exits: []int{exitFailure},
 	}
 }
@@ -117,8 +130,11 @@ func (c *localCommand) defineFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.speed, "speed", localSpeed, "simulated seconds per wall second (`N`); 0 for as fast as possible")
 	fs.DurationVar(&c.reconcile, "reconcile", tuning.ReconcileEvery, "start a reconcile pass every `DURATION` of simulated time, as the deployer's schedule does (0: none)")
 	fs.BoolVar(&c.verbose, "verbose", false, "log every state and API call")
-	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world")
-	fs.BoolVar(&c.asJSON, "json", false, "print the world as JSON, for ferry local world")
+	fs.StringVar(&c.endpoint, "endpoint", "", "`URL` of the running region, for ferry local world and events")
+	fs.BoolVar(&c.asJSON, "json", false, "print the world, or the events, as JSON, for ferry local world and events")
+	fs.StringVar(&c.project, "project", "", "only the events of `PROJECT`, for ferry local events")
+	fs.StringVar(&c.since, "since", "", "only the events at or after `TIME` (RFC 3339, or a duration before the region's now), for ferry local events")
+	fs.BoolVar(&c.follow, "f", false, "keep printing new events as they come, for ferry local events")
 	c.set = func() []string {
 		var names []string
 		fs.Visit(func(f *flag.Flag) { names = append(names, f.Name) })
@@ -145,8 +161,8 @@ func (c *localCommand) misplaced(other []string) string {
 func (c *localCommand) Run(ctx context.Context, args []string) error {
 	switch {
 	case len(args) == 0:
-		if f := c.misplaced(localWorldFlags); f != "" {
-			return usageErrorf(c.spec(), "--%s is for ferry local world, not for serving a region", f)
+		if f := c.misplaced(slices.Concat(localWorldFlags, localEventsFlags)); f != "" {
+			return usageErrorf(c.spec(), "--%s is for ferry local world or events, not for serving a region", f)
 		}
 		if c.speed < 0 {
 			return usageErrorf(c.spec(), "--speed %v must not be negative", c.speed)
@@ -158,9 +174,14 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 			return usageErrorf(c.spec(), "--reconcile %v must not be negative", c.reconcile)
 		}
 		return commandFailure("local", exitFailure, c.serve(ctx))
+	case len(args) >= 1 && args[0] == "events":
+		return c.runEvents(ctx, args[1:])
 	case len(args) >= 1 && args[0] == "world":
 		if f := c.misplaced(localServeFlags); f != "" {
 			return usageErrorf(c.spec(), "--%s is for serving a region (ferry local), not for ferry local world", f)
+		}
+		if f := c.misplaced(localEventsFlags); f != "" {
+			return usageErrorf(c.spec(), "--%s is for ferry local events, not for ferry local world", f)
 		}
 		url := firstNonEmpty(c.endpoint, c.env.Getenv(envLocalEndpoint), c.env.Getenv("AWS_ENDPOINT_URL"), "http://"+localAddr)
 		if len(args) == 1 {
@@ -172,7 +193,7 @@ func (c *localCommand) Run(ctx context.Context, args []string) error {
 		}
 		return commandFailure("local world", exitFailure, c.meddle(ctx, url, m))
 	}
-	return usageErrorf(c.spec(), "unexpected argument %q (the only subcommand is world)", strings.Join(args, " "))
+	return usageErrorf(c.spec(), "unexpected argument %q (the subcommands are world and events)", strings.Join(args, " "))
 }
 
 // meddling is the change ferry local world ACTION ARGS... asks for.

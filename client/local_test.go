@@ -197,15 +197,15 @@ func TestLocalErrors(t *testing.T) {
 	}
 }
 
-// TestLocalFlagsBelongToOneForm: every flag of ferry local is either for
-// serving or for ferry local world, so a flag of the other form is
-// refused, never ignored.
+// TestLocalFlagsBelongToOneForm: every flag of ferry local is for
+// serving, for ferry local world (and events), or for ferry local events
+// alone, so a flag of another form is refused, never ignored.
 func TestLocalFlagsBelongToOneForm(t *testing.T) {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	(&localCommand{}).defineFlags(fs)
 	var all []string
 	fs.VisitAll(func(f *flag.Flag) { all = append(all, f.Name) })
-	forms := append(slices.Clone(localServeFlags), localWorldFlags...)
+	forms := slices.Concat(localServeFlags, localWorldFlags, localEventsFlags)
 	assert.ElementsMatch(t, all, forms)
 }
 

@@ -26,7 +26,11 @@ ferry schema events prints the schema of every object ferry prints under
 --json: the events of a deploy it follows (one object a line) and each
 command's result. Each object's "event" names its kind, one definition
 each under $defs; "schema_version" is the version of the schema, which
-goes up only when a key is removed or changes meaning.`,
+goes up only when a key is removed or changes meaning. The detail of each
+deploy event the deployer puts on EventBridge (ferry help events) is an
+object of the same schema: its "event" is the detail-type's name
+("Release Succeeded": release_succeeded), and its "id" is the same each
+time the event is put, for consumers to drop repeats.`,
 	}
 }
 

@@ -25,6 +25,7 @@ var Topics = []Topic{
 	{"exit-codes", "the exit status of every command, and the JSON error object"},
 	{"statemachine", "every state, retries, how often health is checked, what is stored in S3"},
 	{"guarantees", "what a deploy promises (and does not), the swap, the bake, canaries"},
+	{"events", "deploy events on EventBridge: each kind, its detail, rules to SNS, chat and GitHub"},
 	{"security", "who is trusted with what, what IAM and the code enforce, the SCP to add, the proof"},
 	{"local", "the local region, its console, its simulation, where it differs from AWS"},
 	{"deploying", "deploying the deployer and bootstrapping target accounts"},

@@ -293,6 +293,17 @@ func attacks() []attack {
 			return deploy.request("", "", "cloudwatch:DeleteAlarms", alarm(naming.GroupName(otherProject, cfg, "web", "r1")), "", nil)
 		}),
 
+		// The deploy role: deploy events.
+		a("the deploy role puts an event on another bus", func(*policies) evalCase {
+			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":"+targetAccount+":event-bus/payments", "", map[string]any{"events:source": []string{"ferry"}})
+		}),
+		a("the deploy role puts an event on another account's default bus", func(*policies) evalCase {
+			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":999999999999:event-bus/default", "", map[string]any{"events:source": []string{"ferry"}})
+		}),
+		a("the deploy role puts an event with another source", func(*policies) evalCase {
+			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":"+targetAccount+":event-bus/default", "", map[string]any{"events:source": []string{"aws.codedeploy"}})
+		}),
+
 		// The deploy role: launch templates and launches.
 		a("the deploy role reads user data with DescribeInstanceAttribute", func(*policies) evalCase {
 			return deploy.request("", "", "ec2:DescribeInstanceAttribute", ec2ARN("instance", "i-0000000000000f00f"), "", nil)

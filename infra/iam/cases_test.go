@@ -92,7 +92,8 @@ func accountOf(arn, def string) string {
 
 // arrayKeys are the condition keys whose values are lists.
 var arrayKeys = map[string]bool{"aws:TagKeys": true, "cloudwatch:AlarmActions": true,
-	"autoscaling:TargetGroupARNs": true, "autoscaling:LoadBalancerNames": true}
+	"autoscaling:TargetGroupARNs": true, "autoscaling:LoadBalancerNames": true,
+	"events:source": true, "events:detail-type": true}
 
 // authContext is the condition context of a recorded authorization: the
 // resource's tags (aws:ResourceTag, and the service's own ResourceTag key

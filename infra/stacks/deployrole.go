@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -96,7 +97,7 @@ func sessionTags(prefix string) map[string]interface{} {
 //   - iam:PassRole, GetRole and GetInstanceProfile have no resource tag
 //     keys: PassRole is scoped by path, the reads are account-wide.
 func deployPolicy() awsiam.PolicyDocument {
-	statements := slices.Concat(readGrants(), groupGrants(), launchGrants(), roleGrants(), alarmGrants(),
+	statements := slices.Concat(readGrants(), groupGrants(), launchGrants(), roleGrants(), alarmGrants(), eventGrants(),
 		retagDenies(), launchDenies())
 	return awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &statements})
 }
@@ -264,6 +265,26 @@ func alarmGrants() []awsiam.PolicyStatement {
 			Sid:       jsii.String("DeleteProjectConfigAlarms"),
 			Actions:   jsii.Strings("cloudwatch:DeleteAlarms"),
 			Resources: jsii.Strings(sessionAlarms()),
+		}),
+	}
+}
+
+// eventGrants put deploy events (package events) on the account's default
+// event bus, with source ferry only: no other bus, no other source.
+// events:source is a multivalued key (ArrayOfString, Service
+// Authorization Reference, Amazon EventBridge): every value must be
+// ferry, and there must be one (ForAllValues alone allows a request
+// without the key).
+func eventGrants() []awsiam.PolicyStatement {
+	return []awsiam.PolicyStatement{
+		statement(awsiam.PolicyStatementProps{
+			Sid:       jsii.String("PutDeployEvents"),
+			Actions:   jsii.Strings("events:PutEvents"),
+			Resources: jsii.Strings(regionalARN("events", "event-bus/default")),
+			Conditions: conditions(map[string]interface{}{
+				"ForAllValues:StringEquals": map[string]interface{}{"events:source": events.Source},
+				"Null":                      map[string]interface{}{"events:source": "false"},
+			}),
 		}),
 	}
 }

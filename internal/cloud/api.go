@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -85,6 +86,12 @@ type CloudWatch interface {
 	GetMetricData(ctx context.Context, in *cloudwatch.GetMetricDataInput, optFns ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error)
 }
 
+// EventBridge is the EventBridge API ferry calls (deploy events, put on
+// the default bus: package events).
+type EventBridge interface {
+	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
 // STS is the STS API the Connector calls to assume roles.
 type STS interface {
 	AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, optFns ...func(*sts.Options)) (*sts.AssumeRoleOutput, error)
@@ -112,6 +119,7 @@ type Clients struct {
 	IAM         IAM
 	SNS         SNS
 	CloudWatch  CloudWatch
+	EventBridge EventBridge
 	Assets      AssetStore
 }
 
@@ -124,6 +132,7 @@ var (
 	_ IAM         = (*iam.Client)(nil)
 	_ SNS         = (*sns.Client)(nil)
 	_ CloudWatch  = (*cloudwatch.Client)(nil)
+	_ EventBridge = (*eventbridge.Client)(nil)
 	_ STS         = (*sts.Client)(nil)
 	_ AssetStore  = (*s3.Client)(nil)
 )

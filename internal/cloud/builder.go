@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -80,6 +81,7 @@ func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t target.Tar
 			IAM:         iam.NewFromConfig(dc),
 			SNS:         sns.NewFromConfig(dc),
 			CloudWatch:  cloudwatch.NewFromConfig(dc),
+			EventBridge: eventbridge.NewFromConfig(dc),
 			Assets:      s3.NewFromConfig(pc),
 		}
 	}

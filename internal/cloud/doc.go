@@ -25,7 +25,7 @@
 //
 //  1. The interface (internal/cloud/api.go): add the method to the
 //     service's interface (EC2, AutoScaling, ELB, ELBv2, IAM, SNS,
-//     CloudWatch) copied from the SDK client, context first, with the
+//     CloudWatch, EventBridge) copied from the SDK client, context first, with the
 //     SDK's own input, output and optFns types; the compile-time checks
 //     at the end of api.go hold the real client to it. The caller (a
 //     handler in internal/deployer, or internal/fleet, internal/resources,

@@ -13,6 +13,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -66,7 +67,7 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 	}
 	if st.BakeSeconds <= 0 {
 		st.Bake = &execution.Bake{Done: true}
-		return st, nil
+		return st, nil // nothing baked: no event
 	}
 	if err := d.checkHalt(ctx, st, req); err != nil {
 		return nil, beforeNoReturn(req, opBake, err)
@@ -91,6 +92,8 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 	if left <= 0 {
 		d.log.Info("baked", "release_id", st.ReleaseID, "standby", names)
 		st.Bake = &execution.Bake{Done: true, Standby: names, Detached: true}
+		d.announce(ctx, c, st, events.Event{Kind: events.Baked, Body: events.BakedDetail{
+			Head: d.head(st, req, events.Baked), BakeSeconds: st.BakeSeconds}})
 		return st, nil
 	}
 	st.Bake = &execution.Bake{

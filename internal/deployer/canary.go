@@ -3,9 +3,11 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/capacity"
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health"
@@ -119,6 +121,7 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 	}
 	rel := d.fleetRelease(c, st, req)
 	h := &execution.Health{Checks: st.Health.Checks, Services: map[string]execution.ServiceHealth{}}
+	var steps []events.Event
 	for _, svc := range r.ServiceNames() {
 		s, ok := st.Health.Services[svc]
 		if !ok {
@@ -140,9 +143,13 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 			s.Target, s.StepDesired, s.HealthySince = next.Healthy, next.Launch, nil
 			s.StableSeconds = stepWindow(r, svc, s)
 			d.log.Info("canary step", "release_id", st.ReleaseID, "service", svc, "step", s.Step, "steps", s.Steps, "desired", next.Launch, "healthy_target", next.Healthy)
+			steps = append(steps, events.Event{Kind: events.CanaryStep, Body: events.CanaryStepDetail{
+				Head:    d.head(st, req, events.CanaryStep, svc, strconv.Itoa(s.Step)),
+				Service: svc, Step: s.Step, Steps: s.Steps, Desired: next.Launch}})
 		}
 		h.Services[svc] = s
 	}
+	d.announce(ctx, c, st, steps...)
 	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, h.Services)
 	return h, nil
 }

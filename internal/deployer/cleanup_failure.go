@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -111,6 +112,8 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		return nil, d.cleanUpFailed(ctx, st, req, err)
 	}
 	d.log.Info("release cleaned up", "release_id", st.ReleaseID, "removed_groups", removed)
+	d.announce(ctx, nil, st, events.Event{Kind: events.RolledBack, Body: events.RolledBackDetail{
+		Head: d.head(st, req, events.RolledBack), Removed: strs(intent.Removed), Restored: strs(st.RolledBack)}})
 	st.Retire = &execution.Retire{Done: true}
 	return st, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -386,6 +387,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.retired = true
 	d.pruneTargets(ctx, st, r)
 	st.Retired = plan.AllGroups()
+	d.announce(ctx, c, st, events.Event{Kind: events.Swapped, Body: events.SwappedDetail{
+		Head: d.head(st, req, events.Swapped), Retired: strs(st.Retired)}})
 	if err := d.settle(ctx, c, st, req); err != nil {
 		return fail(err)
 	}
@@ -469,7 +472,7 @@ func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req e
 // the outcome with FailureDirty.
 func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
 	by, id, name := d.author(ctx, st, r.CreatedBy)
-	return d.putOutcome(ctx, st, ledger.Outcome{
+	return d.putOutcome(ctx, st, req, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: by, CreatedByID: id, CreatedByName: name,
 	})

@@ -21,8 +21,10 @@
 // health_report.go (the health of the new groups), records.go (outcomes),
 // alarms.go (a release's alarm check; not a pipeline's gate),
 // analysis.go (its canary analysis: each service's new group against its
-// previous groups, judged by package analysis) and targets.go (the
-// environments of a config).
+// previous groups, judged by package analysis), targets.go (the
+// environments of a config) and events.go (the deploy events each task
+// puts, best effort, on its target's default EventBridge bus when the
+// fact it finds becomes true: package events).
 //
 // A release that deploys nothing (destroy) goes the same way: its swap
 // retires every group of the config and removes the current record.
@@ -52,7 +54,9 @@
 // rollback's progress at $.retire) and removed by package fleet; load
 // balancers are read by
 // package balancers. The handlers call AWS themselves only to confirm an
-// execution (Step Functions) and to publish assets (S3).
+// execution (Step Functions), to publish assets (S3) and to put deploy
+// events (EventBridge, through package events; a failed put never fails
+// or holds up a task).
 //
 // Contracts every handler keeps:
 //

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fleet"
@@ -66,14 +67,14 @@ func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error
 	if err := d.confirmQuery(ctx, req); err != nil {
 		return nil, err
 	}
-	out, _, err := d.checkDrift(ctx, q)
+	out, _, err := d.checkDrift(ctx, req, q)
 	return out, err
 }
 
 // checkDrift compares what runs in q's project-config with its current
 // record (steps 1 to 5 of drift) and returns the report and the current
 // release (nil when nothing is deployed, or when it expired).
-func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*execution.Drift, *release.Release, error) {
+func (d *Deployer) checkDrift(ctx context.Context, req execution.Request, q execution.DriftQuery) (*execution.Drift, *release.Release, error) {
 	now := d.now()
 	out := &execution.Drift{ProjectName: q.ProjectName, ConfigName: q.ConfigName, CheckedAt: now, Drifts: []execution.DriftItem{}}
 	cur, found, err := d.ledger.GetCurrent(ctx, q.ProjectName, q.ConfigName)
@@ -125,7 +126,26 @@ func (d *Deployer) checkDrift(ctx context.Context, q execution.DriftQuery) (*exe
 	if out.Alarms, err = alarmStates(ctx, c.CloudWatch, q.Alarms); err != nil {
 		return nil, nil, err
 	}
+	d.announceDrift(ctx, c, st, req, out, now)
 	return out, r, nil
+}
+
+// announceDrift puts Drift Found when out has differences no check saw
+// before now (each is dated from the first that saw it): once per new
+// difference, however many queries and passes see it after.
+func (d *Deployer) announceDrift(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, out *execution.Drift, now time.Time) {
+	var problems, keys []string
+	for _, it := range out.Drifts {
+		if it.Since.Equal(now) {
+			problems, keys = append(problems, it.Group+": "+it.What), append(keys, it.Key())
+		}
+	}
+	if len(problems) == 0 {
+		return
+	}
+	facts := append([]string{st.ReleaseID}, keys...)
+	d.announce(ctx, c, st, events.Event{Kind: events.DriftFound, Body: events.DriftDetail{
+		Head: d.head(st, req, events.DriftFound, facts...), Problems: problems}})
 }
 
 // alarmStates reads the state of each alarm of names, in order; one

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -34,6 +35,7 @@ func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
+	approvedBefore := stage.ApprovedBy
 	r, err := d.gateReadings(ctx, p, now)
 	if err != nil {
 		return nil, err
@@ -58,6 +60,12 @@ func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, e
 	}
 	if err := d.ledger.PutPromotion(ctx, st.FirstConfig, p.rec); err != nil {
 		return nil, err
+	}
+	if approvedBefore == "" && stage.ApprovedBy != "" {
+		d.announceStage(ctx, req, p, st.Stage, events.ApprovalReceived, stage.ApprovedBy)
+	}
+	if st.Gate.Open {
+		d.announceStage(ctx, req, p, st.Stage, events.StageReached, "")
 	}
 	return st, nil
 }

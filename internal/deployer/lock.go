@@ -47,7 +47,7 @@ func (d *Deployer) recordLockHeld(ctx context.Context, st *execution.State, req 
 		Error: failure.NameLockExists, Cause: failure.Message(held.Error()),
 	}
 	o.CreatedBy, o.CreatedByID, o.CreatedByName = d.createdBy(ctx, st)
-	return d.putOutcome(ctx, st, o)
+	return d.putOutcome(ctx, st, req, o)
 }
 
 // holdsLock fails unless the project-config's lock is held by this

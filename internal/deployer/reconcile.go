@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -85,7 +86,7 @@ func (d *Deployer) reconcile(ctx context.Context, req execution.Request) (any, e
 	}
 	end := min(start+limits.ReconcilePage, len(pcs))
 	for _, pc := range pcs[start:end] {
-		if err := d.reconcileOne(ctx, pc, &p); err != nil {
+		if err := d.reconcileOne(ctx, req, pc, &p); err != nil {
 			p.Failed++
 			if len(p.Errors) < limits.MaxReconcileReport {
 				p.Errors = append(p.Errors, pc.Project+" "+pc.Config+": "+err.Error())
@@ -115,9 +116,9 @@ func (d *Deployer) confirmReconcile(ctx context.Context, req execution.Request) 
 
 // reconcileOne checks one project-config and heals it when it opted in
 // (see reconcile).
-func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p *execution.Reconcile) error {
+func (d *Deployer) reconcileOne(ctx context.Context, req execution.Request, pc ledger.ProjectConfig, p *execution.Reconcile) error {
 	q := execution.DriftQuery{ProjectName: pc.Project, ConfigName: pc.Config}
-	drift, r, err := d.checkDrift(ctx, q)
+	drift, r, err := d.checkDrift(ctx, req, q)
 	if err != nil {
 		return err
 	}
@@ -133,12 +134,12 @@ func (d *Deployer) reconcileOne(ctx context.Context, pc ledger.ProjectConfig, p 
 	if r == nil || r.Reconcile != release.ReconcileHeal {
 		return nil
 	}
-	return d.heal(ctx, pc, r, drift, p)
+	return d.heal(ctx, req, pc, r, drift, p)
 }
 
 // heal starts a heal of the current release r of pc when its drift calls
 // for one and its heal record lets it (see reconcile), and counts it in p.
-func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release.Release, drift *execution.Drift, p *execution.Reconcile) error {
+func (d *Deployer) heal(ctx context.Context, req execution.Request, pc ledger.ProjectConfig, r *release.Release, drift *execution.Drift, p *execution.Reconcile) error {
 	rec, found, err := d.ledger.GetHeal(ctx, pc.Project, pc.Config)
 	if err != nil {
 		return err
@@ -174,6 +175,9 @@ func (d *Deployer) heal(ctx context.Context, pc ledger.ProjectConfig, r *release
 	if len(p.Healed) < limits.MaxReconcileReport {
 		p.Healed = append(p.Healed, heal)
 	}
+	st := &execution.State{ProjectName: pc.Project, ConfigName: pc.Config, ReleaseID: heal.ReleaseID, Target: drift.Target, Version: r.Version}
+	d.announce(ctx, nil, st, events.Event{Kind: events.Healed, Body: events.HealDetail{
+		Head: d.head(st, req, events.Healed, heal.ReleaseID), HealExecution: heal.Execution, Reason: heal.Why}})
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -95,6 +96,16 @@ func TestReconcileHeals(t *testing.T) {
 	heal := p.Healed[0]
 	assert.Equal(t, r1.ReleaseID, heal.Of)
 	assert.Equal(t, web+": the group is gone", heal.Why)
+	// The passes announced the drift once, when first seen, and the heal.
+	var kinds []string
+	for _, ev := range h.world.BusEvents() {
+		kinds = append(kinds, ev.DetailType)
+	}
+	assert.Equal(t, []string{events.Started.DetailType, events.Healthy.DetailType, events.Swapped.DetailType, events.Succeeded.DetailType,
+		events.DriftFound.DetailType, events.Healed.DetailType}, kinds)
+	healDetail := h.world.BusEvents()[5].Detail
+	assert.Contains(t, string(healDetail), `"heal_execution":"`+heal.Execution+`"`)
+	assert.Contains(t, string(healDetail), `"release_id":"`+heal.ReleaseID+`"`)
 	stored, err := h.ledger.GetRelease(t.Context(), project, config, heal.ReleaseID)
 	require.NoError(t, err)
 	assert.Equal(t, r1.ReleaseID, stored.HealOf)

@@ -43,7 +43,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}
-	if perr := d.putOutcome(ctx, st, o); perr != nil {
+	if perr := d.putOutcome(ctx, st, req, o); perr != nil {
 		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
 	}
 }
@@ -101,8 +101,10 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 // deployer's version, with the release's last canary analysis when it
 // has one (ledger.GetAnalysis). The record is read when the state
 // carries a judgement, and for every halt: an analysis that fails at its
-// very first check halts the release before the state carries any.
-func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, o ledger.Outcome) error {
+// very first check halts the release before the state carries any. Once
+// recorded, the outcome's deploy events are put (announceOutcome), as
+// the task req.
+func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) error {
 	o.DeployerVersion = d.cfg.Version
 	judged := st.Health != nil && st.Health.Analysis != nil
 	if judged || o.Error == failure.NameHalt {
@@ -119,5 +121,9 @@ func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, o ledger
 			o.Analysis = &a
 		}
 	}
-	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
+	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); err != nil {
+		return err
+	}
+	d.announceOutcome(ctx, st, req, o)
+	return nil
 }

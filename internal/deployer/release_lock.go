@@ -13,7 +13,8 @@ import (
 
 // releaseLock is the ReleaseLock task: it records the outcome
 // FailureClean with the error the State carries, releases the lock and
-// removes the halt marker. It never touches the target. Idempotent.
+// removes the halt marker. It touches the target only to put the
+// outcome's deploy events (announceOutcome). Idempotent.
 func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -28,7 +29,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
-	err = d.putOutcome(ctx, st, o)
+	err = d.putOutcome(ctx, st, req, o)
 	if err == nil {
 		err = d.finish(ctx, st)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -166,5 +167,6 @@ func (d *Deployer) requestApproval(ctx context.Context, req execution.Request) (
 	if err := d.ledger.PutPromotion(ctx, p.st.FirstConfig, p.rec); err != nil {
 		return nil, err
 	}
+	d.announceStage(ctx, req, p, p.st.Stage, events.ApprovalWaiting, "")
 	return struct{}{}, nil
 }

@@ -2,9 +2,11 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -38,7 +40,9 @@ import (
 // records the release's canonical hash, once (ledger.RecordReleaseHash):
 // what every later reader of release.json checks it against. It returns
 // the State that every later task gets. The marker and that record are
-// its only writes, and a retry of the same execution accepts them.
+// its only writes, and a retry of the same execution accepts them. A
+// release of a confirmed execution it accepts is announced Release
+// Started, one it refuses (a *failure.BadReleaseError) Release Refused.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
@@ -47,6 +51,25 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 	if err := d.confirmExecution(ctx, req, r.ProjectName, r.ConfigName, r.ReleaseID, sum); err != nil {
 		return nil, err
 	}
+	st, err := d.accept(ctx, req, r, sum)
+	if err != nil {
+		var bad *failure.BadReleaseError
+		if errors.As(err, &bad) {
+			refused := &execution.State{ProjectName: r.ProjectName, ConfigName: r.ConfigName, ReleaseID: r.ReleaseID, Target: d.target(r), Version: r.Version}
+			d.announce(ctx, nil, refused, events.Event{Kind: events.Refused, Body: events.RefusedDetail{
+				Head: d.head(refused, req, events.Refused), Error: failure.NameBadRelease, Cause: failure.Message(err.Error())}})
+		}
+		return nil, err
+	}
+	by, _, _ := d.createdBy(ctx, st)
+	d.announce(ctx, nil, st, events.Event{Kind: events.Started, Body: events.StartedDetail{
+		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}})
+	return st, nil
+}
+
+// accept is Validate's checks of a decoded release of a confirmed
+// execution, and its writes (see validate).
+func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release.Release, sum string) (*execution.State, error) {
 	if err := d.consume(ctx, req, r); err != nil {
 		return nil, err
 	}
@@ -77,6 +100,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		ReleaseID:     r.ReleaseID,
 		ReleaseSHA256: sum,
 		Target:        d.target(r),
+		Version:       r.Version,
 		Timeout:       r.Timeout,
 		BakeSeconds:   r.BakeSeconds,
 		Services:      r.ServiceNames(),

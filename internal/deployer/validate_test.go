@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/local/sim"
@@ -107,6 +108,17 @@ func TestValidateRefuses(t *testing.T) {
 			var bad *failure.BadReleaseError
 			require.ErrorAs(t, err, &bad, "%v", err)
 			assert.Contains(t, err.Error(), tt.want)
+			// A release that decodes is announced refused on its
+			// target's default bus; one that does not names no target.
+			put := h.world.BusEvents()
+			if tt.name == "invalid release" || tt.name == "not a release" {
+				assert.Empty(t, put)
+				return
+			}
+			require.Len(t, put, 1)
+			assert.Equal(t, events.Refused.DetailType, put[0].DetailType)
+			assert.Contains(t, string(put[0].Detail), `"error":"BadReleaseError"`)
+			assert.Contains(t, string(put[0].Detail), `"task":"Validate"`)
 		})
 	}
 }

@@ -145,6 +145,9 @@ type State struct {
 	// ReleaseSHA256 is the canonical hash of the release Validate accepted.
 	ReleaseSHA256 string        `json:"release_sha256"`
 	Target        target.Target `json:"target"`
+	// Version is the release's version (release.Release.Version), which
+	// its deploy events carry.
+	Version string `json:"version,omitempty"`
 	// Timeout in seconds, measured from Context.StartTime.
 	Timeout int `json:"timeout"`
 	// BakeSeconds is the release's bake (release.Release.BakeSeconds).

@@ -18,6 +18,7 @@ local)
 		cat "$dir/world" 2>/dev/null || true
 		exit 0
 	fi
+	if [[ ${2:-} == events ]]; then answer "$dir/local-events"; fi
 	exec tail -f /dev/null # the region: runs until the demo stops it
 	;;
 deploy | rollback | destroy)

@@ -20,9 +20,11 @@
 //
 // Handler serves it all on one port: the Step Functions JSON 1.0 API
 // (requests carrying X-Amz-Target: AWSStepFunctions.<Op>), a read-only view
-// of the simulated world at GET /_ferry/world, the region's coordinates at
-// GET /_ferry/info, a release's last canary analysis (the ledger's record,
-// which the console shows) at GET /_ferry/analysis, the reference's pages at GET /_ferry/help/ when
+// of the simulated world at GET /_ferry/world, the events put on its default
+// event buses (ferry's deploy events) at GET /_ferry/events, the region's
+// coordinates at GET /_ferry/info, a release's last canary analysis (the
+// ledger's record, which the console shows) at GET /_ferry/analysis, the
+// reference's pages at GET /_ferry/help/ when
 // Options.Help serves them (ferry local's do; the console links them), and
 // the S3 API (path-style) for everything else. No
 // web page its user opens may drive it (package sameorigin): a request

@@ -28,6 +28,9 @@ const (
 	// record, execution.Analysis) as JSON, the release named by the
 	// query's project, config and release; 404 when none was judged.
 	AnalysisPath = "/_ferry/analysis"
+	// EventsPath serves every event put on a default event bus of the
+	// simulated world ([]sim.BusEvent, oldest first) as JSON.
+	EventsPath = "/_ferry/events"
 )
 
 // sfnTargetPrefix starts the X-Amz-Target header of every Step Functions
@@ -48,8 +51,8 @@ const shutdownTimeout = 5 * time.Second
 //   - a browser's GET / and GET /_ferry/console/... to the console (package
 //     console: console.Wants tells a browser from an SDK);
 //   - GET /_ferry/help/... to the reference's pages (Options.Help);
-//   - GET /_ferry/world, /_ferry/info and /_ferry/analysis to the
-//     read-only views,
+//   - GET /_ferry/world, /_ferry/info, /_ferry/events (the events on the
+//     default buses) and /_ferry/analysis to the read-only views,
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
@@ -150,6 +153,8 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 		v = r.world.Snapshot()
 	case InfoPath:
 		v = r.Info()
+	case EventsPath:
+		v = r.world.BusEvents()
 	case AnalysisPath:
 		a, status, msg := r.analysisView(req)
 		if status != http.StatusOK {
@@ -158,7 +163,7 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 		}
 		v = a
 	default:
-		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, AnalysisPath))
+		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath, AnalysisPath))
 		return
 	}
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -244,6 +244,22 @@ func TestPromotionThroughEveryStage(t *testing.T) {
 	assert.Equal(t, 3, count(path, shape.StateWave), "one wave a stage")
 	assert.Equal(t, 4, count(path, execution.TaskStartTarget), "one nested deploy a target")
 	assert.NotContains(t, path, shape.StateTargetFailed)
+
+	// The promotion's deploy events: each stage reached, production's
+	// approval asked for (twice, with one id: the first approval did not
+	// count) and given.
+	var stages []string
+	for _, ev := range pr.r.World().BusEvents() {
+		var d struct {
+			Stage string `json:"stage"`
+		}
+		require.NoError(t, json.Unmarshal(ev.Detail, &d))
+		if d.Stage != "" {
+			stages = append(stages, ev.DetailType+" "+d.Stage)
+		}
+	}
+	assert.Equal(t, []string{"Stage Reached development", "Stage Reached staging", "Approval Requested production",
+		"Approval Requested production", "Stage Approved production", "Stage Reached production"}, stages)
 }
 
 func count(path []string, s string) int {

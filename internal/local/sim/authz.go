@@ -10,6 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -41,7 +42,7 @@ type Auth struct {
 var iamPrefixes = map[string]string{
 	serviceEC2: "ec2", serviceAutoScaling: "autoscaling", serviceELB: "elasticloadbalancing",
 	serviceELBv2: "elasticloadbalancing", serviceIAM: "iam", serviceSNS: "sns",
-	serviceCloudWatch: "cloudwatch", serviceSTS: "sts",
+	serviceCloudWatch: "cloudwatch", serviceSTS: "sts", serviceEventBridge: "events",
 }
 
 // defaultAuth is the authorization of a call whose handler names none:
@@ -104,6 +105,8 @@ func (w *World) authorize(auths ...Auth) error {
 //   - Alarms: put, tagged and deleted only under the session's name prefix,
 //     with the session's tags, acting only on the session's groups'
 //     scaling policies.
+//   - Events: put only on the account's default bus, with source ferry
+//     (events:source).
 func deployRoleAllows(s *session, a Auth) bool {
 	project, config := s.tags[naming.TagProjectName], s.tags[naming.TagConfigName]
 	if project == "" || config == "" {
@@ -127,6 +130,9 @@ func deployRoleAllows(s *session, a Auth) bool {
 		return !slices.Contains([]string{"DescribeInstanceAttribute", "DescribeLaunchTemplateVersions", "GetLaunchTemplateData"}, action)
 	}
 	switch service + ":" + action {
+	case "events:PutEvents":
+		return strings.HasPrefix(a.Resource, "arn:aws:events:") && strings.HasSuffix(a.Resource, ":"+s.account+":event-bus/default") &&
+			has("events:source", events.Source)
 	case "autoscaling:CreateAutoScalingGroup":
 		return named(":autoScalingGroupName/") && ours(a.RequestTags) && has("autoscaling:LaunchTemplateVersionSpecified", "true") &&
 			localTargetGroups(a)

@@ -1,6 +1,7 @@
 // Package sim is a simulated AWS: a stateful, deterministic model of the
 // parts of EC2, Auto Scaling, Elastic Load Balancing (classic and v2), IAM,
-// SNS, CloudWatch and STS that ferry calls, per account and region. It
+// SNS, CloudWatch, EventBridge and STS that ferry calls, per account and
+// region. It
 // satisfies the interfaces of package cloud with the SDK's own signatures,
 // so the deploy handlers run over it exactly as over AWS; the tests, the
 // local region and the benchmarks use it.
@@ -152,7 +153,8 @@
 // Rate citing its page): EC2's bucket per action by category, each
 // Elastic Load Balancing API version's one Describe* bucket and a bucket
 // per mutating action, Auto Scaling's one bucket shared by every action
-// (figures unpublished: ELB's assumed), CloudWatch's per-action TPS. A
+// (figures unpublished: ELB's assumed), CloudWatch's per-action TPS,
+// EventBridge's PutEvents quota (us-east-1's, for every region). A
 // throttled call is retried as the SDK's standard retryer does, its
 // backoffs spent on the caller's Timeline; Throttles counts them.
 //
@@ -166,7 +168,18 @@
 // may fail it. Hide makes new groups or launch templates invisible to a
 // window of their lookups (eventual consistency after a create; Lookups
 // counts them); HideNewGroups(k) to their first k. ImpairZone and
-// FailLaunches are above.
+// FailLaunches are above. FailEntries fails the next PutEvents entries
+// with the codes given (a partial failure: FailedEntryCount).
+//
+// # Event buses
+//
+// Each account-region has its default event bus: PutEvents keeps what it
+// accepts there (World.BusEvents lists every bus's, as EventBridge
+// delivers them), with the API Reference's limits and errors: ten entries
+// a request, 256 KB of entries, an entry without Source, DetailType or
+// Detail, a Detail that is not a JSON object, a bus that does not exist,
+// each failing its entry; a deploy role session may put only on its
+// account's default bus with source ferry (authorization, below).
 //
 // world.Calls() counts calls per operation, CallsByAccount per account,
 // CallLog lists them in order; ResetCalls clears them. world.Snapshot() is

@@ -110,6 +110,9 @@ type Faults struct {
 	nextID int
 	hide   map[HiddenKind]Hiding
 	hook   func(Call) error
+	// failEntries are the entry error codes the next PutEvents entries
+	// fail with, in order (FailEntries).
+	failEntries []string
 }
 
 type ruleState struct {
@@ -153,6 +156,27 @@ func (f *Faults) Clear() {
 	defer f.w.mu.Unlock()
 	f.rules = nil
 	f.hide = nil
+	f.failEntries = nil
+}
+
+// FailEntries fails the next PutEvents entries, one per code, each with
+// its code in its result entry (PutEventsResultEntry.ErrorCode: the
+// partial failure FailedEntryCount counts, API Reference, PutEvents),
+// whatever account they are put in. Clear removes them.
+func (f *Faults) FailEntries(codes ...string) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.failEntries = append(f.failEntries, codes...)
+}
+
+// failEntry is the code the next entry fails with and its message, or
+// "" for none. The caller holds w.mu.
+func (f *Faults) failEntry() (code, msg string) {
+	if len(f.failEntries) == 0 {
+		return "", ""
+	}
+	code, f.failEntries = f.failEntries[0], f.failEntries[1:]
+	return code, "injected: " + code
 }
 
 // Applied returns how many calls rule id has failed.

@@ -31,6 +31,8 @@ type region struct {
 	tgs     map[string]*targetGroup // by name
 	tgARNs  map[string]*targetGroup
 	topics  map[string]*topic // by ARN
+	// bus is what was put on the default event bus, in order.
+	bus []BusEvent
 	// impaired maps a zone short of capacity to when it recovers
 	// (Faults.ImpairZone).
 	impaired map[string]time.Time

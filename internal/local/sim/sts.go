@@ -271,6 +271,7 @@ func (w *World) clients(accountID, region string, creds aws.CredentialsProvider)
 		IAM:         &IAM{v(serviceIAM)},
 		SNS:         &SNS{v(serviceSNS)},
 		CloudWatch:  &CloudWatch{v(serviceCloudWatch)},
+		EventBridge: &EventBridge{v(serviceEventBridge)},
 	}
 }
 

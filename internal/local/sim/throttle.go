@@ -24,7 +24,7 @@ type Rate struct {
 // publishes the figures, each Rate saying where its figures come from.
 // STS, IAM and SNS are not throttled: ferry calls them a few times a
 // deploy (its credentials are cached per release), and AWS publishes no
-// bucket for them.
+// bucket for them. EventBridge's PutEvents has the account's quota.
 var (
 	// ELBDescribe is each Elastic Load Balancing API version's bucket for
 	// its non-mutating (Describe*) actions, shared by them all.
@@ -66,12 +66,18 @@ var (
 	}
 )
 
+// EventBridgePutEvents is the account's PutEvents quota, the figure of
+// us-east-1 (AWS lists lower ones for smaller regions; the simulation
+// takes one for every region).
+var EventBridgePutEvents = Rate{Burst: 10000, PerSecond: 10000, Source: EventBridgeQuotasDoc + ": PutEvents throttle limit, us-east-1 10,000 transactions per second (taken for every region)"}
+
 // The pages the rates come from.
 const (
 	EC2ThrottlingDoc         = "https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html"
 	ELBThrottlingDoc         = "https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html"
 	AutoScalingThrottlingDoc = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/Welcome.html"
 	CloudWatchQuotasDoc      = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_limits.html"
+	EventBridgeQuotasDoc     = "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html"
 )
 
 // ThrottleModel names the model: bench.json reports it.
@@ -102,6 +108,8 @@ func rateOf(service, op string) (string, Rate, bool) {
 	case serviceCloudWatch:
 		r, ok := CloudWatchRates[op]
 		return service + " " + op, r, ok
+	case serviceEventBridge:
+		return service + " " + op, EventBridgePutEvents, op == "PutEvents"
 	}
 	return "", Rate{}, false
 }
@@ -154,8 +162,11 @@ func (b *bucket) take(r Rate, t time.Time) bool {
 // throttleCode is the error code a service answers a throttled call
 // with: EC2's RequestLimitExceeded, the Query APIs' Throttling.
 func throttleCode(service string) string {
-	if service == serviceEC2 {
+	switch service {
+	case serviceEC2:
 		return "RequestLimitExceeded"
+	case serviceEventBridge:
+		return "ThrottlingException"
 	}
 	return "Throttling"
 }

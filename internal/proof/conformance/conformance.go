@@ -132,7 +132,7 @@ func expectEnd(x *asl.Execution, final, errName string) error {
 // Preamble is printed before the scenarios: what runs on moto and what
 // does not.
 const Preamble = "conformance: ferry's deployer and state machine against moto_server over HTTP " +
-	"(EC2, Auto Scaling, ELB, ELBv2, IAM, STS, S3); CloudWatch goes to the simulation " +
+	"(EC2, Auto Scaling, ELB, ELBv2, IAM, STS, S3, EventBridge); CloudWatch goes to the simulation " +
 	"(the SDK's CloudWatch client speaks Smithy RPC v2 CBOR, which moto 5.2.1 does not)"
 
 // Line is the line printed for one result.
