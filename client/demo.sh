@@ -322,7 +322,7 @@ await_promotion "^promotion .*: failed \(" "the promotion failing at staging"
 grep -qF "staging (FailureClean) did not succeed" "$OUT" || die "the promotion did not fail with staging's deploy"
 grep -qF "  production: pending" "$OUT" || die "production was reached after staging failed"
 
-step "11. Deploy events: what the deployer put on each target's default EventBridge bus"
+step "12. Deploy events: what the deployer put on each target's default EventBridge bus"
 note "each fact as it became true, source ferry (ferry help events): EventBridge rules send them to SNS, a chat room"
 note "or GitHub deployment statuses with no code of ferry's in the path; --json prints each detail (ferry schema events)"
 expect 0 local events --endpoint "$FERRY_LOCAL_ENDPOINT" --project "$PROJECT"
