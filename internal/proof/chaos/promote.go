@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/ferryhq/ferry/client/submit"
+	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/pipeline"
@@ -222,22 +223,30 @@ func (p *player) promote(ctx context.Context, s Step) error {
 	return nil
 }
 
-// running is the newest promotion the harness started while its
-// execution runs (nil: none).
-func (p *player) runningPromotion() *promotion {
+// runningPromotions are the promotions the harness started whose
+// executions run, newest first.
+func (p *player) runningPromotions() []*promotion {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.promos) == 0 {
-		return nil
+	var out []*promotion
+	for _, promo := range slices.Backward(p.promos) {
+		if promo.arn == "" {
+			continue
+		}
+		if x, err := p.reg.Execution(promo.arn); err == nil && x.Describe().Status == asl.StatusRunning {
+			out = append(out, promo)
+		}
 	}
-	promo := p.promos[len(p.promos)-1]
-	if promo.arn == "" {
-		return nil
+	return out
+}
+
+// runningPromotion is the newest promotion running (nil: none), the one
+// ferry pipeline approve and halt find.
+func (p *player) runningPromotion() *promotion {
+	if running := p.runningPromotions(); len(running) > 0 {
+		return running[0]
 	}
-	if x, err := p.reg.Execution(promo.arn); err != nil || x.Describe().Status != "RUNNING" {
-		return nil
-	}
-	return promo
+	return nil
 }
 
 // approve approves production for the running promotion as ferry
@@ -284,8 +293,7 @@ func (p *player) approve(ctx context.Context) error {
 // haltPromotion halts the running promotion as ferry pipeline halt does:
 // its halt marker, halt markers of the stage deploying now, and a failure
 // sent to an approval's wait.
-func (p *player) haltPromotion(ctx context.Context) error {
-	promo := p.runningPromotion()
+func (p *player) haltPromotion(ctx context.Context, promo *promotion) error {
 	if promo == nil {
 		return nil
 	}
@@ -373,9 +381,11 @@ func (p *player) passTo(ctx context.Context, due time.Time) error {
 	return nil
 }
 
-// endPromotions, after the last step, gives a running promotion giveUp
-// to end (its soak, its gate alarm back to OK), then halts it as the
-// operator would: every promotion reaches an end.
+// endPromotions, after the last step, gives the running promotions
+// giveUp to end (a soak, the gate alarm back to OK), then halts each
+// still running as the operator would (one may wait for ever: a pipeline
+// registered again since it started holds its gate): every promotion
+// reaches an end.
 func (p *player) endPromotions(ctx context.Context) error {
 	if !p.sc.promotes() {
 		return nil
@@ -386,7 +396,12 @@ func (p *player) endPromotions(ctx context.Context) error {
 			return err
 		}
 	}
-	return p.haltPromotion(ctx)
+	for _, promo := range p.runningPromotions() {
+		if err := p.haltPromotion(ctx, promo); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stageStarted is told that execution name started: when it is the

@@ -362,7 +362,7 @@ func (p *player) do(ctx context.Context, s Step) error {
 	case KindApprove:
 		return p.approve(ctx)
 	case KindHaltPromote:
-		return p.haltPromotion(ctx)
+		return p.haltPromotion(ctx, p.runningPromotion())
 	case KindAlarm:
 		return p.flipAlarm(ctx, time.Duration(s.D)*time.Second)
 	case KindHalt:
