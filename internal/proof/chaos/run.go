@@ -101,9 +101,10 @@ type player struct {
 	t0 time.Time
 
 	mu sync.Mutex
-	// subs are the releases submitted, by execution name; succeeded the
-	// releases whose executions succeeded, in order (the reference
-	// first); arns every execution started; meddled the groups a world
+	// subs are the releases submitted (a promotion's stage deploys
+	// among them), by execution name; succeeded the releases of the
+	// scenario's config whose executions succeeded, in order (the
+	// reference first: what rollback and heal act on); arns every execution started; meddled the groups a world
 	// event changed; events how many world events the world took.
 	subs      map[string]*release.Release
 	succeeded []*release.Release
@@ -243,7 +244,7 @@ func (p *player) observe(arn string, ev asl.Event) {
 	name := arn[strings.LastIndex(arn, ":")+1:]
 	p.mu.Lock()
 	rel := p.subs[name]
-	if rel != nil && ev.ExecutionSucceeded != nil {
+	if rel != nil && ev.ExecutionSucceeded != nil && rel.ConfigName == config {
 		p.succeeded = append(p.succeeded, rel)
 	}
 	p.ends[name] = endOf(p.reg, arn)
