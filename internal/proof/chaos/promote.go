@@ -460,9 +460,18 @@ func (p *player) stageStarted(name, arn string, at time.Time) {
 // the operator approved it before).
 func CheckStage(at time.Time, snap sim.Snapshot, id string, before *release.Release, stage *pipeline.Stage, approved bool) []Violation {
 	var out []Violation
-	bad := func(format string, args ...any) {
-		out = append(out, Violation{Pred: PredPromotion, At: at, What: fmt.Sprintf("stage %s deployed while ", stage.ConfigName) + fmt.Sprintf(format, args...)})
+	for _, why := range append(unserved(snap, id, before), ungated(snap, regionOf(before), stage.Gates, approved)...) {
+		out = append(out, Violation{Pred: PredPromotion, At: at, What: "stage " + stage.ConfigName + " deployed while " + why})
 	}
+	return out
+}
+
+// unserved says how the stage before (its release, before) does not
+// serve release id in snap: a service without a group of id, or one of
+// its load balancers and target groups without a healthy instance of
+// them.
+func unserved(snap sim.Snapshot, id string, before *release.Release) []string {
+	var out []string
 	for _, name := range before.ServiceNames() {
 		svc := before.Services[name]
 		var mine []sim.GroupSnapshot
@@ -474,32 +483,40 @@ func CheckStage(at time.Time, snap sim.Snapshot, id string, before *release.Rele
 			}
 		}
 		if len(mine) == 0 {
-			bad("%s's service %s has no group of release %s", before.ConfigName, name, id)
+			out = append(out, fmt.Sprintf("%s's service %s has no group of release %s", before.ConfigName, name, id))
 			continue
 		}
 		for _, lb := range append(slices.Clone(svc.ELBs), svc.TargetGroups...) {
 			if !slices.ContainsFunc(mine, func(g sim.GroupSnapshot) bool { return servesIn(g, lb) }) {
-				bad("%s's %s has no healthy instance of release %s", before.ConfigName, lb, id)
+				out = append(out, fmt.Sprintf("%s's %s has no healthy instance of release %s", before.ConfigName, lb, id))
 			}
 		}
 	}
-	if g := stage.Gates; g != nil {
-		for _, name := range g.Alarms {
-			state := "missing"
-			for _, a := range snap.Accounts {
-				for _, al := range a.Alarms {
-					if al.Name == name && a.Region == regionOf(before) {
-						state = al.State
-					}
+	return out
+}
+
+// ungated says which of gates g did not hold in snap: a gate alarm in
+// ALARM or missing in region, an approval not given (approved).
+func ungated(snap sim.Snapshot, region string, g *pipeline.Gates, approved bool) []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range g.Alarms {
+		state := "missing"
+		for _, a := range snap.Accounts {
+			for _, al := range a.Alarms {
+				if al.Name == name && a.Region == region {
+					state = al.State
 				}
 			}
-			if state == "ALARM" || state == "missing" {
-				bad("gate alarm %s is %s", name, state)
-			}
 		}
-		if g.Approval && !approved {
-			bad("its approval was not given")
+		if state == "ALARM" || state == "missing" {
+			out = append(out, fmt.Sprintf("gate alarm %s is %s", name, state))
 		}
+	}
+	if g.Approval && !approved {
+		out = append(out, "its approval was not given")
 	}
 	return out
 }

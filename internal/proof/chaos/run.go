@@ -104,8 +104,9 @@ type player struct {
 	// subs are the releases submitted (a promotion's stage deploys
 	// among them), by execution name; succeeded the releases of the
 	// scenario's config whose executions succeeded, in order (the
-	// reference first: what rollback and heal act on); arns every execution started; meddled the groups a world
-	// event changed; events how many world events the world took.
+	// reference first: what rollback and heal act on); arns every
+	// execution started; meddled the groups a world event changed;
+	// events how many world events the world took.
 	subs      map[string]*release.Release
 	succeeded []*release.Release
 	arns      []string
