@@ -56,7 +56,7 @@ func (d *Deployer) checkGate(ctx context.Context, req execution.Request) (any, e
 		st.Gate.Approval = true
 	default:
 		stage.Status = ledger.PromotionWaiting
-		st.Gate.WaitSeconds = int(recheck(holds) / time.Second)
+		st.Gate.WaitSeconds = waitSeconds(holds)
 	}
 	if err := d.ledger.PutPromotion(ctx, st.FirstConfig, p.rec); err != nil {
 		return nil, err
@@ -82,6 +82,14 @@ func recheck(holds []pipeline.Hold) time.Duration {
 		}
 	}
 	return wait
+}
+
+// waitSeconds is recheck in the whole seconds of the Wait state, rounded
+// up: a soak with less than a second left waits a second. Rounded down it
+// would wait 0 s, and Gate would check again at the same instant, the
+// soak not over, for as long as the clock does not move on.
+func waitSeconds(holds []pipeline.Hold) int {
+	return int((recheck(holds) + time.Second - 1) / time.Second)
 }
 
 // endIfHalted ends the promotion halted, recorded so, when a halt marker

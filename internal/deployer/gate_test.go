@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/naming/tags"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -122,4 +123,27 @@ func TestGateHalted(t *testing.T) {
 	assert.Equal(t, ledger.PromotionHalted, rec.Status)
 	assert.Equal(t, ledger.PromotionHalted, rec.Stages[1].Status)
 	assert.Equal(t, "halted by "+naming.PromotionHaltKey(project, "development", promotionID), rec.Why)
+}
+
+// TestGateWaitRoundsUp: a held stage waits whole seconds rounded up, so
+// a soak with less than a second left never waits 0 s (Gate would check
+// again at the same instant, before the soak ends, and on a clock that
+// only moves when something waits, for ever); the recheck bounds the
+// wait, as it did.
+func TestGateWaitRoundsUp(t *testing.T) {
+	soak := func(left time.Duration) []pipeline.Hold {
+		return []pipeline.Hold{{Gate: pipeline.GateSoak, Left: left}}
+	}
+	for _, tc := range []struct {
+		holds []pipeline.Hold
+		want  int
+	}{
+		{soak(time.Millisecond), 1},
+		{soak(1500 * time.Millisecond), 2},
+		{soak(2 * time.Second), 2},
+		{soak(time.Hour), tuning.GateRecheckSeconds},
+		{[]pipeline.Hold{{Gate: pipeline.GateApproval}}, tuning.GateRecheckSeconds},
+	} {
+		assert.Equal(t, tc.want, waitSeconds(tc.holds), "%+v", tc.holds)
+	}
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,7 +47,8 @@ type regression struct {
 const sampleSeeds = 60
 
 // TestSample runs a fixed sample of seeds, each of which must break no
-// predicate (the even ones generated with moves, as make chaos does); a
+// predicate (the even ones generated with moves, the odd ones with
+// promotions; make chaos generates both); a
 // failure prints the shrunk scenario's replay command. A seed
 // of the sample whose scenario is a regression of a known defect or bug is
 // skipped with it (TestRegressions holds it to account).
@@ -63,7 +65,7 @@ func TestSample(t *testing.T) {
 			if d := known[seed]; d != "" {
 				t.Skip(d)
 			}
-			res, err := Run(context.Background(), "../../..", Generate(seed, Options{Moves: seed%2 == 0}))
+			res, err := Run(context.Background(), "../../..", Generate(seed, Options{Moves: seed%2 == 0, Promotions: seed%2 == 1}))
 			require.NoError(t, err)
 			assertPasses(t, res)
 		})
@@ -155,4 +157,48 @@ func TestOperationEndsAreChecked(t *testing.T) {
 	require.NoError(t, err)
 	assertPasses(t, res)
 	assert.Equal(t, 3, res.EndChecks)
+}
+
+// TestPromotionIsFollowed: a promotion through qa then production, its
+// approval given, deploys both stages through the real promotion branch
+// and passes every predicate, the checker following each stage's deploy
+// as its config's release (else (d) would find production's current
+// record naming a release the model never saw serve); without the
+// approval the operator halts it after giveUp, and it ends FailureClean
+// with production never deployed.
+func TestPromotionIsFollowed(t *testing.T) {
+	promote := Step{At: 0, Kind: KindPromote, D: 60, P: GateApproval, R: &Variant{Version: 1}}
+	for _, tc := range []struct {
+		name       string
+		steps      []Step
+		end        string
+		production bool
+	}{
+		{"approved", []Step{promote, {At: 400, Kind: KindApprove}}, "Success", true},
+		{"never approved", []Step{promote}, "FailureClean", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Run(context.Background(), "../../..", Scenario{Seed: 1, Steps: tc.steps})
+			require.NoError(t, err)
+			assertPasses(t, res)
+			var promotion, qa, production string
+			for name, end := range res.Ends {
+				switch {
+				case strings.HasSuffix(name, "-promotion"):
+					promotion = end
+				case strings.HasPrefix(name, "acme_shop_qa_"):
+					qa = end
+				case strings.HasPrefix(name, "acme_shop_production_"):
+					production = end
+				}
+			}
+			assert.Equal(t, tc.end, promotion)
+			assert.Equal(t, "Success", qa)
+			if tc.production {
+				assert.Equal(t, "Success", production)
+			} else {
+				assert.Empty(t, production)
+			}
+		})
+	}
 }

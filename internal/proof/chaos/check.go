@@ -31,6 +31,10 @@ const (
 	PredClaims = "claims"
 	// PredEnds (e): every execution reaches an end state.
 	PredEnds = "ends"
+	// PredPromotion: a promotion deploys a stage only while the stage
+	// before serves its release healthy, no gate alarm is in ALARM and a
+	// required approval was given (judged when the stage's deploy starts).
+	PredPromotion = "promotion"
 )
 
 // Violation is one predicate broken.
@@ -63,44 +67,57 @@ func Where(region, name string) string { return region + "/" + name }
 const Retired = -1
 
 // Checker judges every Change of the world (predicates a and b) against
-// its own model of which releases serve: the releases the harness
-// submitted and how each execution ended, as Step Functions reports it.
+// its own model of which release serves each project-config: the
+// releases the harness submitted (and those a promotion it started
+// deploys) and how each execution ended, as Step Functions reports it.
 // It never reads ferry's records to decide what should serve. It is safe
 // for concurrent use; Observe runs with the world locked and never calls
 // it.
 type Checker struct {
 	mu sync.Mutex
-	// serving is the release serving (its needs), running the releases
-	// whose executions run, by execution name.
-	serving    Served
-	servID     string
+	// models are what serves each config, by name; running the
+	// releases whose executions run, by execution name.
+	models     map[string]*model
 	running    map[string]running
 	violations []Violation
 	changes    int
 }
 
+// model is what serves one config: the release (its id) and its needs.
+type model struct {
+	serving Served
+	servID  string
+}
+
 type running struct {
-	id     string
-	served Served
+	config, id string
+	served     Served
 }
 
-// NewChecker returns a Checker whose serving release is id, needing
-// served.
+// NewChecker returns a Checker whose serving release of the scenario's
+// config is id, needing served.
 func NewChecker(id string, served Served) *Checker {
-	return &Checker{serving: served, servID: id, running: map[string]running{}}
+	return &Checker{models: map[string]*model{config: {serving: served, servID: id}}, running: map[string]running{}}
 }
 
-// Started records that the execution name runs release id, which needs
-// served once it serves (nil for a destroy, or a release that changes
-// nothing that serves).
-func (c *Checker) Started(name, id string, served Served) {
+// Started records that the execution name runs release id of the
+// scenario's config (StartedIn).
+func (c *Checker) Started(name, id string, served Served) { c.StartedIn(config, name, id, served) }
+
+// StartedIn records that the execution name runs release id of cfg,
+// which needs served once it serves (nil for a destroy, or a release
+// that changes nothing that serves).
+func (c *Checker) StartedIn(cfg, name, id string, served Served) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.running[name] = running{id: id, served: served}
+	if c.models[cfg] == nil {
+		c.models[cfg] = &model{}
+	}
+	c.running[name] = running{config: cfg, id: id, served: served}
 }
 
 // Ended records how the execution name ended: a succeeded release serves
-// from now on (a destroy: nothing does).
+// its config from now on (a destroy: nothing does).
 func (c *Checker) Ended(name string, succeeded bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,16 +126,18 @@ func (c *Checker) Ended(name string, succeeded bool) {
 		return
 	}
 	delete(c.running, name)
-	if succeeded {
-		c.serving, c.servID = Served{}, r.id
-		for lb, n := range r.served {
-			if n != Retired {
-				c.serving[lb] = n
-			}
+	if !succeeded {
+		return
+	}
+	m := c.models[r.config]
+	m.serving, m.servID = Served{}, r.id
+	for lb, n := range r.served {
+		if n != Retired {
+			m.serving[lb] = n
 		}
-		if r.served == nil {
-			c.serving = nil
-		}
+	}
+	if r.served == nil {
+		m.serving = nil
 	}
 }
 
@@ -135,8 +154,10 @@ func (c *Checker) Lower(id string, lbs []string, n int) {
 			}
 		}
 	}
-	if c.servID == id {
-		lower(c.serving)
+	for _, m := range c.models {
+		if m.servID == id {
+			lower(m.serving)
+		}
 	}
 	for _, r := range c.running {
 		if r.id == id {
@@ -145,29 +166,47 @@ func (c *Checker) Lower(id string, lbs []string, n int) {
 	}
 }
 
-// Serving is the id of the release the model says serves.
-func (c *Checker) Serving() string {
+// Serving is the id of the release the model says serves the scenario's
+// config.
+func (c *Checker) Serving() string { return c.ServingIn(config) }
+
+// ServingIn is the id of the release the model says serves cfg ("":
+// none).
+func (c *Checker) ServingIn(cfg string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.servID
+	if m := c.models[cfg]; m != nil {
+		return m.servID
+	}
+	return ""
 }
 
 // need is what load balancer or target group name must keep healthy now,
-// and whether the serving release names it at all (only then may it not
-// go dark): the least any release that may serve needs of it (the
-// serving one, or one being deployed over it); nothing while a destroy
-// runs. A release that retires it (Retired) may take it out of service
-// only once its own fleet stands ready (ready[id]: its groups alone hold
-// what it needs of every load balancer it keeps, as the world shows);
-// until then, as when it rolls back, the serving release's need holds. A
-// load balancer only a release being deployed names serves no one yet.
-// The caller holds c.mu.
+// and whether the release serving a config names it at all (only then
+// may it not go dark): the least any release that may serve needs of it
+// (the serving one, or one of the same config being deployed over it);
+// nothing while a destroy of the config runs. A release that retires it
+// (Retired) may take it out of service only once its own fleet stands
+// ready (ready[id]: its groups alone hold what it needs of every load
+// balancer it keeps, as the world shows); until then, as when it rolls
+// back, the serving release's need holds. A load balancer only a release
+// being deployed names serves no one yet. The caller holds c.mu.
 func (c *Checker) need(name string, ready map[string]bool) (n int, named bool) {
-	n, named = c.serving[name]
-	if !named {
-		return 0, false
+	for cfg, m := range c.models {
+		if n, named = m.serving[name]; named {
+			return c.lowered(cfg, name, n, ready)
+		}
 	}
+	return 0, false
+}
+
+// lowered is need's for a load balancer the release serving cfg names,
+// needing n. The caller holds c.mu.
+func (c *Checker) lowered(cfg, name string, n int, ready map[string]bool) (int, bool) {
 	for _, r := range c.running {
+		if r.config != cfg {
+			continue
+		}
 		m, ok := r.served[name]
 		switch {
 		case r.served == nil, m == Retired && ready[r.id]:
@@ -177,6 +216,17 @@ func (c *Checker) need(name string, ready map[string]bool) (n int, named bool) {
 		}
 	}
 	return n, true
+}
+
+// servingOf is the id of the release serving the config whose serving
+// release names load balancer name. The caller holds c.mu.
+func (c *Checker) servingOf(name string) string {
+	for _, m := range c.models {
+		if _, ok := m.serving[name]; ok {
+			return m.servID
+		}
+	}
+	return ""
 }
 
 // ready says, for each running release, whether its own fleet stands
@@ -276,7 +326,7 @@ func (c *Checker) checkServing(ch sim.Change, what string) {
 		case now == 0 && was > 0 && len(b.Attached) == 0:
 			c.violate(PredServing, ch.At, "%s left %s %s dark with no group attached", what, b.Kind, b.Name)
 		case now < was && now < need:
-			c.violate(PredServing, ch.At, "%s took %s %s from %d to %d healthy instances, below the %d release %s needs", what, b.Kind, b.Name, was, now, need, c.servID)
+			c.violate(PredServing, ch.At, "%s took %s %s from %d to %d healthy instances, below the %d release %s needs", what, b.Kind, b.Name, was, now, need, c.servingOf(Where(b.Region, b.Name)))
 		}
 	}
 }

@@ -247,3 +247,57 @@ func TestMayServe(t *testing.T) {
 	assert.Equal(t, []string{"r1", "r2", ""}, mayServe("r1", subs, map[string]string{"x2": "FailureDirty", "x3": "FailureDirty"}))
 	assert.Equal(t, []string{""}, mayServe("r3", subs, map[string]string{"x3": "Success"}))
 }
+
+// TestCheckStageCanFail: a promotion's stage deploy starting while the
+// stage before serves the promotion's release healthy, its gate alarm
+// OK and its approval given passes; each of those missing breaks the
+// promotion predicate, naming it.
+func TestCheckStageCanFail(t *testing.T) {
+	base, err := release.ReadFile("../../../testdata/reliability/v2.json")
+	require.NoError(t, err)
+	base.ConfigName = ""
+	pl, err := pipelineOf(base, Step{Kind: KindPromote, D: 60, P: GateApproval})
+	require.NoError(t, err)
+	qa, err := pl.Release(base, 0, 0)
+	require.NoError(t, err)
+	const id = "20250602T090000Z-000002"
+	group := func(service, rel string, lb map[string]string) sim.GroupSnapshot {
+		return sim.GroupSnapshot{Name: service + "-" + rel, Tags: map[string]string{naming.TagDeployWith: "ferry", naming.TagProjectName: project,
+			naming.TagConfigName: qaConfig, naming.TagServiceName: service, naming.TagReleaseID: rel},
+			Instances: []sim.InstanceSnapshot{{ID: "i-" + service, Lifecycle: "InService", LB: lb}}}
+	}
+	world := func(rel, state, health string) sim.Snapshot {
+		acct := sim.AccountSnapshot{Account: account, Region: awsRegion, Groups: []sim.GroupSnapshot{
+			group("web", rel, map[string]string{"acme-shop-qa-web-elb": health, "acme-shop-qa-web-tg": "healthy"}),
+			group("worker", rel, map[string]string{"acme-shop-qa-worker-tg": "healthy"}),
+		}}
+		if state != "" {
+			acct.Alarms = []sim.AlarmSnapshot{{Name: gateAlarm, State: state}}
+		}
+		return sim.Snapshot{Accounts: []sim.AccountSnapshot{acct}}
+	}
+	for _, tc := range []struct {
+		name     string
+		snap     sim.Snapshot
+		approved bool
+		want     string
+	}{
+		{"every gate holds", world(id, "OK", "healthy"), true, ""},
+		{"the stage before runs another release", world("20250601T000000Z-000001", "OK", "healthy"), true, "has no group of release"},
+		{"the stage before is not healthy", world(id, "OK", "unhealthy"), true, "acme-shop-qa-web-elb has no healthy instance"},
+		{"the gate alarm is in ALARM", world(id, "ALARM", "healthy"), true, "gate alarm acme-shop-qa-errors is ALARM"},
+		{"the gate alarm is missing", world(id, "", "healthy"), true, "is missing"},
+		{"no approval", world(id, "OK", "healthy"), false, "its approval was not given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := CheckStage(at, tc.snap, id, qa, pl.Stages[1], tc.approved)
+			if tc.want == "" {
+				assert.Empty(t, vs)
+				return
+			}
+			require.NotEmpty(t, vs)
+			assert.Equal(t, PredPromotion, vs[0].Pred)
+			assert.Contains(t, vs[0].What, tc.want)
+		})
+	}
+}

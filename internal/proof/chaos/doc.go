@@ -19,8 +19,16 @@
 // between us-east-1 and us-west-2 (a copy of it, in the same account),
 // with move_from naming where it is; a rollback across a move says it
 // too. The checker keys load balancers by region (Where): a move retires
-// the old region's on purpose. Not generated yet: promotions, account
-// moves.
+// the old region's on purpose. Options.Promotions adds promotions (ferry
+// pipeline register and start, through the real promotion branch): a
+// release through the pipeline qa -> production, qa being a copy of
+// production's resources (addQA), production gated by a soak, the gate
+// alarm read in qa and, drawn, an approval; with operator actions
+// against the running promotion (ferry pipeline approve, ferry pipeline
+// halt) and the gate alarm flipping into ALARM for a while (the world's
+// owner's PutMetricAlarm), while the other steps go on (world events hit
+// qa's fleet too). A promotion still running giveUp after the last step
+// is halted, as an operator would. Not generated yet: account moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's
@@ -49,9 +57,19 @@
 //     exists; at the end of the run, once the world has settled, each
 //     (unless the world meddled with it) serves in every load balancer
 //     its release names;
-//   - ends (e): every execution reaches an end state.
+//   - ends (e): every execution reaches an end state (a promotion's, and
+//     each stage deploy it runs, too);
+//   - promotion: as a promotion's deploy of a stage starts (Step
+//     Functions reports the nested execution), the world shows the stage
+//     before serving the promotion's release (each of its services has a
+//     group tagged with it, with a healthy instance in every load
+//     balancer and target group it names), no gate alarm in ALARM or
+//     missing, and the approval given if the stage needs one (CheckStage).
 //
-// Each break of (a) or (b) counts a cut connection.
+// A promotion's stage deploy is a deploy: the checker follows it as a
+// release of its stage's config (its model is per config), so (a)-(e)
+// judge it as they judge a direct one, and (c) and (d) read each config's
+// records. Each break of (a) or (b) counts a cut connection.
 //
 // Shrink reduces a failing scenario to a minimal one (dropping steps one
 // at a time while it still fails); Scenario.Encode gives the argument

@@ -27,7 +27,15 @@ package chaos
 // needs of those it keeps: a move started its new fleet at min_size, not
 // at the capacity the old environment served with, and the swap then
 // took the old region's load balancers dark with the new fleet short.
+// The promotion entries (make chaos -promotions: qa then production):
+// seed 166 was the harness's: a promotion's qa deploy, once it
+// succeeded, was taken for the scenario's serving release, so a heal
+// step deployed qa's release again and the promotion's artifact gate held
+// for ever; it also showed Gate asking a Wait of 0 s for a soak with 1 ms
+// left, checking again at the same instant without end on the virtual
+// clock (fixed in the deployer: TestGateWaitRoundsUp).
 var regressions = []regression{
+	{name: "seed_166_promotion_harness", seed: 166, scenario: "JMsxCgIxEEDRu_x6is2KW8xVxCKQAcFIhiRoEebusuwB3mKYFTQdh_BrvRZ0hTCm-UAfizzR-y68Uby3T5uGUNDbtgmOkt17--aK0E8dcqk9pYu9LFfiGf8AAAD__w"},
 	{name: "seed_9_balancers_fixed", seed: 9, scenario: "LMgxCgIxEIXhu_z1FK6i4LuKWISdgQWDBhOxCHN3C7f9Jj3C0dX4vt7V0WRtH3ROo49oHd0mZaDjxXggtiiVtD8uh109Rlk3jCc6GY6WvOcvAAD__w"},
 	{name: "seed_24_balancers_fixed", seed: 24, scenario: "PMoxCsJAEIXhu_z1FDFq4buKWITMgGAwS3ZVZJm7iwj2X6dGOBoPxmvdFkeduTzQaUijtigVnTtTQ4NxQ3iUZX1jbF_8RGOm_cT-T9o0XzHu6Gg42uUlPwEAAP__"},
 	{name: "seed_26_balancers_fixed", seed: 26, scenario: "NMvBCcIwGIbhXd7zL7Q5tPKtIh4SExAaTGmCRUJ29yAO8HRqShG5xTjLkSPqw6gt7RXdOr6h-ToZGyKmPZcPxoE6AVFzOS-hlIYR_JbQMhlv5Mawn3Zu_evmH0-MF1qNiOZxH98AAAD__w"},

@@ -101,10 +101,12 @@ type player struct {
 	t0 time.Time
 
 	mu sync.Mutex
-	// subs are the releases submitted, by execution name; succeeded the
-	// releases whose executions succeeded, in order (the reference
-	// first); arns every execution started; meddled the groups a world
-	// event changed; events how many world events the world took.
+	// subs are the releases submitted (a promotion's stage deploys
+	// among them), by execution name; succeeded the releases of the
+	// scenario's config whose executions succeeded, in order (the
+	// reference first: what rollback and heal act on); arns every
+	// execution started; meddled the groups a world event changed;
+	// events how many world events the world took.
 	subs      map[string]*release.Release
 	succeeded []*release.Release
 	arns      []string
@@ -117,6 +119,10 @@ type player struct {
 	endChecks int
 	// faults are the armed call faults.
 	faults []*armed
+	// promos are the promotions started, in order; alarmOff when the
+	// gate alarm a KindAlarm put in ALARM is due back to OK (zero: none).
+	promos   []*promotion
+	alarmOff time.Time
 }
 
 // armed is a call fault: the n-th call of op by ferry's roles since it
@@ -154,6 +160,9 @@ func (p *player) open(ctx context.Context) error {
 		return fmt.Errorf("chaos: %w", err)
 	}
 	applyWorld(&spec, p.sc.World)
+	if p.sc.promotes() {
+		addQA(&spec)
+	}
 	if p.sc.moves() {
 		if err := spec.CopyRegion(account, awsRegion, westRegion); err != nil {
 			return fmt.Errorf("chaos: %w", err)
@@ -226,13 +235,17 @@ func (p *player) deployBase(ctx context.Context) error {
 // observe follows the executions: a release's end tells the checker
 // which release serves, at the instant it ends.
 func (p *player) observe(arn string, ev asl.Event) {
+	if ev.ExecutionStarted != nil && p.chk != nil {
+		p.stageStarted(arn[strings.LastIndex(arn, ":")+1:], arn, ev.Timestamp)
+		return
+	}
 	if ev.ExecutionSucceeded == nil && ev.ExecutionFailed == nil && ev.ExecutionAborted == nil && ev.ExecutionTimedOut == nil {
 		return
 	}
 	name := arn[strings.LastIndex(arn, ":")+1:]
 	p.mu.Lock()
 	rel := p.subs[name]
-	if rel != nil && ev.ExecutionSucceeded != nil {
+	if rel != nil && ev.ExecutionSucceeded != nil && rel.ConfigName == config {
 		p.succeeded = append(p.succeeded, rel)
 	}
 	p.ends[name] = endOf(p.reg, arn)
@@ -255,22 +268,53 @@ func (p *player) observe(arn string, ev asl.Event) {
 // ending execution's goroutine, time standing still.
 func (p *player) checkEnd(ctx context.Context, at time.Time) {
 	p.mu.Lock()
-	var ids []string
-	for _, r := range p.subs {
-		ids = append(ids, r.ReleaseID)
-	}
-	serving := mayServe(p.chk.Serving(), p.subs, p.ends)
 	p.endChecks++
 	p.mu.Unlock()
-	slices.Sort(ids)
-	rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, config, ids)
-	if err != nil {
-		p.chk.Add(Violation{Pred: PredClaims, At: at, What: "the records could not be read: " + err.Error()})
-		return
-	}
 	snap := p.reg.World().Snapshot()
-	p.chk.Add(CheckNamed(at, snap, rec)...)
-	p.chk.Add(CheckClaims(at, snap, rec, serving, nil, nil)...)
+	for _, cfg := range p.configs() {
+		p.mu.Lock()
+		ids := releaseIDs(p.subs)
+		serving := mayServe(p.chk.ServingIn(cfg), p.subsOf(cfg), p.ends)
+		p.mu.Unlock()
+		rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, cfg, ids)
+		if err != nil {
+			p.chk.Add(Violation{Pred: PredClaims, At: at, What: "the records could not be read: " + err.Error()})
+			return
+		}
+		p.chk.Add(CheckNamed(at, snap, rec)...)
+		p.chk.Add(CheckClaims(at, snap, rec, serving, nil, nil)...)
+	}
+}
+
+// configs are the project's configs the scenario deploys: its config,
+// and qa when it promotes.
+func (p *player) configs() []string {
+	if p.sc.promotes() {
+		return []string{config, qaConfig}
+	}
+	return []string{config}
+}
+
+// subsOf are the releases submitted to cfg (a promotion's stage deploys
+// among them), by execution name. The caller holds p.mu.
+func (p *player) subsOf(cfg string) map[string]*release.Release {
+	out := map[string]*release.Release{}
+	for name, r := range p.subs {
+		if r.ConfigName == cfg {
+			out[name] = r
+		}
+	}
+	return out
+}
+
+// releaseIDs are the ids of subs' releases, sorted.
+func releaseIDs(subs map[string]*release.Release) []string {
+	var ids []string
+	for _, r := range subs {
+		ids = append(ids, r.ReleaseID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // play runs the steps at their moments, holding virtual time between
@@ -285,14 +329,15 @@ func (p *player) play(ctx context.Context) error {
 		// wake-up (whole seconds after a step started it) shares its
 		// instant: the order of what happens does not hang on scheduling.
 		due := t0.Add(time.Duration(s.At)*time.Second + phase + time.Duration(i)*time.Millisecond)
-		if d := due.Sub(p.clk.Now()); d > 0 {
-			if err := p.reg.Pass(ctx, d); err != nil {
-				return fmt.Errorf("chaos: step %d: %w", i, err)
-			}
+		if err := p.passTo(ctx, due); err != nil {
+			return fmt.Errorf("chaos: step %d: %w", i, err)
 		}
 		if err := p.do(ctx, s); err != nil {
 			return fmt.Errorf("chaos: step %d %s: %w", i, s, err)
 		}
+	}
+	if err := p.endPromotions(ctx); err != nil {
+		return fmt.Errorf("chaos: ending the promotions: %w", err)
 	}
 	release()
 	p.mu.Lock()
@@ -314,6 +359,14 @@ func (p *player) do(ctx context.Context, s Step) error {
 	switch s.Kind {
 	case KindDeploy, KindRollback, KindHeal, KindDestroy:
 		return p.release(ctx, s)
+	case KindPromote:
+		return p.promote(ctx, s)
+	case KindApprove:
+		return p.approve(ctx)
+	case KindHaltPromote:
+		return p.haltPromotion(ctx, p.runningPromotion())
+	case KindAlarm:
+		return p.flipAlarm(ctx, time.Duration(s.D)*time.Second)
 	case KindHalt:
 		return halt.New(p.reg.S3(), p.reg.Bucket()).Put(ctx, project, config, halt.Marker{By: by, Reason: "chaos", At: p.clk.Now()})
 	case KindUnlock:
@@ -593,13 +646,14 @@ func groupsOf(snap sim.Snapshot, id string) []placed {
 	return slices.DeleteFunc(ferryGroups(snap), func(g placed) bool { return g.Tags[naming.TagReleaseID] != id })
 }
 
-// ferryGroups are snap's groups of the project-config not being
-// deleted, region by region, by name.
+// ferryGroups are snap's groups of the project's configs (the scenario's,
+// and qa a promotion deploys) not being deleted, region by region, by
+// name.
 func ferryGroups(snap sim.Snapshot) []placed {
 	var out []placed
 	for _, a := range snap.Accounts {
 		for _, g := range a.Groups {
-			if ours(g.Tags, project, config) && g.Status == "" {
+			if (ours(g.Tags, project, config) || ours(g.Tags, project, qaConfig)) && g.Status == "" {
 				out = append(out, placed{Region: a.Region, GroupSnapshot: g})
 			}
 		}
@@ -615,13 +669,9 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 	p.mu.Lock()
 	arns, events := slices.Clone(p.arns), p.events
 	res.EndChecks = p.endChecks
-	var ids []string
-	for _, r := range p.subs {
-		ids = append(ids, r.ReleaseID)
-	}
+	ids := releaseIDs(p.subs)
 	p.mu.Unlock()
 	res.WorldEvents = events
-	slices.Sort(ids)
 	for _, arn := range arns {
 		name := arn[strings.LastIndex(arn, ":")+1:]
 		end := endOf(p.reg, arn)
@@ -631,25 +681,28 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 			res.Violations = append(res.Violations, Violation{Pred: PredEnds, At: now, What: "execution " + name + " reached no end state"})
 		}
 	}
-	rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, config, ids)
-	if err != nil {
-		return nil, err
-	}
 	snap := p.reg.World().Snapshot()
-	res.Violations = append(res.Violations, CheckNamed(now, snap, rec)...)
-	p.mu.Lock()
-	serving := mayServe(p.chk.Serving(), p.subs, res.Ends)
-	byID := map[string]*release.Release{}
-	for _, r := range p.subs {
-		byID[r.ReleaseID] = r
+	for _, cfg := range p.configs() {
+		rec, err := ReadRecords(ctx, ledger.New(p.reg.S3(), p.reg.Bucket()), project, cfg, ids)
+		if err != nil {
+			return nil, err
+		}
+		res.Violations = append(res.Violations, CheckNamed(now, snap, rec)...)
+		p.mu.Lock()
+		subs := p.subsOf(cfg)
+		serving := mayServe(p.chk.ServingIn(cfg), subs, res.Ends)
+		byID := map[string]*release.Release{}
+		for _, r := range subs {
+			byID[r.ReleaseID] = r
+		}
+		meddled := maps.Clone(p.meddled)
+		p.mu.Unlock()
+		var rel *release.Release
+		if rec.Current != nil {
+			rel = byID[rec.Current.ReleaseID]
+		}
+		res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	}
-	meddled := maps.Clone(p.meddled)
-	p.mu.Unlock()
-	var rel *release.Release
-	if rec.Current != nil {
-		rel = byID[rec.Current.ReleaseID]
-	}
-	res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	return res, nil
 }
 

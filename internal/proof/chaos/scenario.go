@@ -22,6 +22,13 @@ const (
 	KindHalt      = "halt"      // ferry halt: a halt marker
 	KindUnlock    = "unlock"    // ferry unlock, refused while the holder runs
 	KindReconcile = "reconcile" // a reconcile pass, as the schedule starts one
+	// Promotions (Options.Promotions): ferry pipeline start of R through
+	// qa then production, production gated by a soak of D seconds, the qa
+	// gate alarm, and an approval when P is "approval"; ferry pipeline
+	// approve and halt of the promotion that runs.
+	KindPromote     = "promote"
+	KindApprove     = "approve"
+	KindHaltPromote = "halt-promotion"
 
 	// World events (the world's owner, or AWS).
 	KindKill     = "kill"     // terminate the N-th instance of ferry's groups; Auto Scaling replaces it
@@ -33,6 +40,7 @@ const (
 	KindProtect  = "protect"  // protect the N-th instance of ferry's groups from scale-in
 	KindStandby  = "standby"  // move the N-th in-service instance of ferry's groups to Standby (D 1: decrementing the desired capacity)
 	KindSpot     = "spot"     // EC2 interrupts D Spot instances of the N-th of ferry's groups that has any (notice and recommendation at once)
+	KindAlarm    = "alarm"    // the qa gate alarm in ALARM for D seconds (Options.Promotions)
 
 	// Call faults, on ferry's calls only.
 	KindFault = "fault" // the N-th call of operation P by ferry's roles fails with E
@@ -113,6 +121,10 @@ type Options struct {
 	// Moves adds releases that drop a load balancer and releases that
 	// move the config to another region.
 	Moves bool
+	// Promotions adds promotions of a release through the pipeline qa ->
+	// production (qa a copy of production's resources), operator
+	// approvals and halts of them, and the qa gate alarm flipping.
+	Promotions bool
 }
 
 // Fault kinds of KindFault.
@@ -154,6 +166,9 @@ func Generate(seed uint64, opts Options) Scenario {
 // the time, else a world event or a call fault (worldStep).
 func step(rng *rand.Rand, at int, opts Options) Step {
 	s := Step{At: at}
+	if opts.Promotions && promotionStep(rng, &s) {
+		return s
+	}
 	switch x := rng.IntN(100); {
 	case x < 30:
 		s.Kind, s.R = KindDeploy, variant(rng, opts)
@@ -202,6 +217,39 @@ func worldStep(rng *rand.Rand, x int, s *Step) {
 	default:
 		s.Kind, s.D = KindHide, 1+rng.IntN(3)
 	}
+}
+
+// promotionStep draws, about one step in six, a promotion, an approval,
+// a halt of the promotion or the gate alarm flipping into s; false: none.
+func promotionStep(rng *rand.Rand, s *Step) bool {
+	switch x := rng.IntN(100); {
+	case x < 7:
+		s.Kind, s.D = KindPromote, []int{0, 60, 300}[rng.IntN(3)]
+		s.R = &Variant{Behavior: behaviors[rng.IntN(len(behaviors))], Version: rng.IntN(3), Canary: rng.IntN(3) == 0}
+		if rng.IntN(2) == 0 {
+			s.R.Bake = []int{30, 60}[rng.IntN(2)]
+		}
+		if rng.IntN(2) == 0 {
+			s.P = GateApproval
+		}
+	case x < 11:
+		s.Kind = KindApprove
+	case x < 13:
+		s.Kind = KindHaltPromote
+	case x < 16:
+		s.Kind, s.D = KindAlarm, 60+rng.IntN(600)
+	default:
+		return false
+	}
+	return true
+}
+
+// GateApproval is a promote step's P when production needs an approval.
+const GateApproval = "approval"
+
+// promotes says whether sc starts a promotion (its world then has qa).
+func (sc Scenario) promotes() bool {
+	return slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.Kind == KindPromote })
 }
 
 // variant draws a release.
@@ -269,4 +317,5 @@ func Decode(s string) (Scenario, error) {
 
 // kinds are every step kind.
 var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
-	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindSpot, KindFault, KindHide}
+	KindPromote, KindApprove, KindHaltPromote,
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindSpot, KindAlarm, KindFault, KindHide}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,15 +21,20 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 // TestGenerateCoversEveryKind: over a few hundred seeds, every kind of
-// step is drawn, and drops of load balancers only with Options.Moves.
+// step is drawn, drops of load balancers only with Options.Moves and
+// promotions (and their approvals, halts and gate alarm) only with
+// Options.Promotions.
 func TestGenerateCoversEveryKind(t *testing.T) {
-	seen, drops := map[string]bool{}, map[bool]int{}
+	seen, drops, promotions := map[string]bool{}, map[bool]int{}, map[bool]int{}
 	for seed := uint64(1); seed <= 400; seed++ {
-		for _, moves := range []bool{false, true} {
-			for _, s := range Generate(seed, Options{Moves: moves}).Steps {
+		for _, opts := range []Options{{}, {Moves: true}, {Promotions: true}} {
+			for _, s := range Generate(seed, opts).Steps {
 				seen[s.Kind] = true
 				if s.R != nil && s.R.Drop {
-					drops[moves]++
+					drops[opts.Moves]++
+				}
+				if slices.Contains([]string{KindPromote, KindApprove, KindHaltPromote, KindAlarm}, s.Kind) {
+					promotions[opts.Promotions]++
 				}
 			}
 		}
@@ -38,6 +44,8 @@ func TestGenerateCoversEveryKind(t *testing.T) {
 	}
 	assert.Zero(t, drops[false])
 	assert.Positive(t, drops[true])
+	assert.Zero(t, promotions[false])
+	assert.Positive(t, promotions[true])
 }
 
 // TestEncodeDecode: a scenario survives its replay argument, and JSON is

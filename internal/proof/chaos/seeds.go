@@ -23,6 +23,8 @@ type SeedsOptions struct {
 type Summary struct {
 	Seeds       uint64
 	WorldEvents int
+	// Promotions is how many of the seeds run drew a promotion.
+	Promotions int
 	// Failed are the failing seeds' results (each with its Shrunk run
 	// when asked), in seed order.
 	Failed []*Result
@@ -79,6 +81,9 @@ func RunSeeds(ctx context.Context, root string, opts SeedsOptions) *Summary {
 		default:
 			sum.Seeds++
 			sum.WorldEvents += r.WorldEvents
+			if r.Scenario.promotes() {
+				sum.Promotions++
+			}
 			if r.Failed() {
 				sum.Failed = append(sum.Failed, r)
 			}
