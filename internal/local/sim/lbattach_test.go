@@ -368,8 +368,9 @@ func TestWorldAlarmAtATime(t *testing.T) {
 
 // TestDemoWorldIsDeployTestsAndMore: the demo's world is the deploy-test
 // world with a build that errors once it serves (the AMI ubuntu-5xx), the
-// team's alarm on it, the promotion chapter's two alarms, and nothing
-// else: the two cannot drift apart.
+// team's alarm on it, the promotion chapter's two alarms, a worker, and
+// the canary analysis chapter's latency (ubuntu's 100, ubuntu-slower's
+// 130), and nothing else: the two cannot drift apart.
 func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	demo, base := loadWorld(t, "demo.json"), loadWorld(t, "deploy-test.json")
 	r := &demo.Accounts[0].Regions[0]
@@ -381,9 +382,14 @@ func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	for _, a := range r.Alarms[1:] {
 		assert.Equal(t, 7*24*60, a.AtMinutes, a.Name)
 	}
-	require.Equal(t, []string{"ubuntu-5xx", "ubuntu-worker"}, []string{r.AMIs[len(r.AMIs)-2].Name, r.AMIs[len(r.AMIs)-1].Name})
-	assert.Equal(t, sim.Worker, r.AMIs[len(r.AMIs)-1].Behavior, "the demo's worker finishes its job in its termination hook")
-	r.Alarms, r.AMIs = nil, r.AMIs[:len(r.AMIs)-2]
+	n := len(r.AMIs)
+	require.Equal(t, []string{"ubuntu-5xx", "ubuntu-worker", "ubuntu-slower"}, []string{r.AMIs[n-3].Name, r.AMIs[n-2].Name, r.AMIs[n-1].Name})
+	assert.Equal(t, sim.Worker, r.AMIs[n-2].Behavior, "the demo's worker finishes its job in its termination hook")
+	latency := func(v float64) []sim.MetricSpec { return []sim.MetricSpec{{Namespace: "DeployTest", Name: "Latency", Value: v}} }
+	require.Equal(t, "ubuntu", r.AMIs[0].Name)
+	assert.Equal(t, latency(100), r.AMIs[0].Metrics)
+	assert.Equal(t, latency(130), r.AMIs[n-1].Metrics, "30% slower than ubuntu")
+	r.Alarms, r.AMIs, r.AMIs[0].Metrics = nil, r.AMIs[:n-3], nil
 	assert.Equal(t, base, demo)
 	assert.Empty(t, demo.Validate())
 }
