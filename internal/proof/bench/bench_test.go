@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -377,6 +380,32 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.MaxCallsInASecond)
 	assert.NotEmpty(t, m.BusiestBucket, "the bucket of the busiest second")
 	assert.Greater(t, m.Seconds, 60.0)
+}
+
+// TestThrottledS50Untimed: a project of 50 services deploys twice and
+// succeeds on a world that throttles as AWS documents, without the
+// benchmark's modelled call time (as the local region runs it: every call
+// of a task at one instant, so a step gets through only a bucket's burst,
+// such as Auto Scaling's one shared bucket: Amazon EC2 Auto Scaling API
+// Reference, API request rate). The second release's retirement of 50
+// groups once ran out of its throttled steps, then of its retries, and
+// ended FailureDirty: a removal taken again deleted every group already
+// gone again, and a retirement step throttled part-way kept nothing.
+func TestThrottledS50Untimed(t *testing.T) {
+	ctx := context.Background()
+	c := Cell{Services: 50, Instances: 1}
+	r, err := region.New(ctx, region.Options{World: World(c), Clock: clock.NewVirtual(Start)})
+	require.NoError(t, err)
+	defer r.Close()
+	sub, err := newSubmitter(r)
+	require.NoError(t, err)
+	defer sub.close()
+	for v := range 2 {
+		d, err := sub.deploy(ctx, c, v)
+		require.NoError(t, err, "release %d", v)
+		assert.Equal(t, asl.StatusSucceeded, d.Status)
+	}
+	assert.NotEmpty(t, r.World().Throttles().Retried, "the world throttled")
 }
 
 // distOf: the median, the 95th percentile by nearest rank, the extremes.
