@@ -9,6 +9,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -49,7 +50,7 @@ func TestNextCheck(t *testing.T) {
 			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
 			st := &execution.State{Timeout: tt.timeout}
 			req := execution.Request{Execution: execution.Context{ID: "exec", StartTime: start}}
-			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report)
+			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report, false)
 			assert.GreaterOrEqual(t, got, tt.min)
 			assert.LessOrEqual(t, got, tt.max)
 		})
@@ -110,5 +111,37 @@ func TestHistoryBudget(t *testing.T) {
 	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval) + limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
+	}
+}
+
+// TestBooting: the checks slow to tuning.BootCheckInterval only while a
+// service below its target lacks instances in service and every service
+// below its target is judged on load balancers (its target comes only
+// after a check can see it imminent); a service without load balancers
+// is healthy the moment it is in service, so it keeps the quick pace.
+func TestBooting(t *testing.T) {
+	r := &release.Release{Services: map[string]*release.Service{
+		"web": {TargetGroups: []string{"web-tg"}}, "api": {ELBs: []string{"api-elb"}}, "worker": {},
+	}}
+	at := func(healthy, inService int) execution.ServiceHealth {
+		return execution.ServiceHealth{Target: 2, Healthy: healthy, InService: inService}
+	}
+	tests := []struct {
+		name   string
+		report map[string]execution.ServiceHealth
+		want   bool
+	}{
+		{"booting behind a target group", map[string]execution.ServiceHealth{"web": at(0, 1)}, true},
+		{"booting behind a classic load balancer, the other at target", map[string]execution.ServiceHealth{"api": at(0, 0), "web": at(2, 2)}, true},
+		{"in service, health checks pending: imminent", map[string]execution.ServiceHealth{"web": at(1, 2)}, false},
+		{"a service without load balancers below target", map[string]execution.ServiceHealth{"web": at(0, 1), "worker": at(1, 1)}, false},
+		{"a group not visible", map[string]execution.ServiceHealth{"web": {Target: 2, Missing: true}}, false},
+		{"a service the release does not name", map[string]execution.ServiceHealth{"gone": at(0, 0)}, false},
+		{"every service at target", map[string]execution.ServiceHealth{"web": at(2, 2), "worker": at(2, 2)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, booting(r, tt.report))
+		})
 	}
 }

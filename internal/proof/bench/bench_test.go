@@ -116,15 +116,16 @@ func TestSmallestCell(t *testing.T) {
 // TestModels: the reference model waits 30 s after Deploy, then 15 s
 // between checks; ferry paces its checks (package pacing): its first
 // check at half the boot the previous release saw, then 5 s jittered by
-// a fifth (2 s while its target is imminent), and 30 s apart while the
-// service holds its target.
+// a fifth (at least 10 s, jittered, while needed instances boot behind
+// its load balancer; 2 s while its target is imminent), and 30 s apart
+// while the service holds its target.
 func TestModels(t *testing.T) {
 	tests := []struct {
 		model            Model
 		first            [2]time.Duration
 		between, holding [2]time.Duration
 	}{
-		{Ferry, [2]time.Duration{10 * time.Second, 60 * time.Second}, [2]time.Duration{2 * time.Second, 6 * time.Second}, [2]time.Duration{time.Second, 30 * time.Second}},
+		{Ferry, [2]time.Duration{10 * time.Second, 60 * time.Second}, [2]time.Duration{2 * time.Second, 12 * time.Second}, [2]time.Duration{time.Second, 30 * time.Second}},
 		{Reference, [2]time.Duration{30 * time.Second, 30 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}},
 	}
 	// A check's calls take their modelled time (30 ms each) before the
