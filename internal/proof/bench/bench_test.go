@@ -409,6 +409,22 @@ func TestThrottledS50Untimed(t *testing.T) {
 	assert.NotEmpty(t, r.World().Throttles().Retried, "the world throttled")
 }
 
+// TestCostliestCheck: a cell's calls per check are its costliest health
+// check over every seed (which services a check asks depends on when
+// the instances boot), its operations that check's.
+func TestCostliestCheck(t *testing.T) {
+	fs := []*Measurement{
+		{CheckCalls: []int{5, 7}, FullCheckByOp: map[string]int{"a": 7}},
+		{CheckCalls: []int{3, 9, 4}, FullCheckByOp: map[string]int{"b": 9}},
+		{CheckCalls: []int{9}, FullCheckByOp: map[string]int{"c": 9}},
+	}
+	c := NewCellResult(fs, fs, 512)
+	assert.Equal(t, 9, c.APICallsPerCheck)
+	assert.Equal(t, map[string]int{"b": 9}, c.APICallsPerCheckByOp, "the first of equals")
+	assert.Equal(t, 9, c.ReferenceAPICallsPerCheck)
+	assert.Equal(t, 2, c.HealthChecks, "the first seed's details")
+}
+
 // distOf: the median, the 95th percentile by nearest rank, the extremes.
 func TestDistOf(t *testing.T) {
 	xs := make([]float64, 20)
