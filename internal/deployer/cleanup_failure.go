@@ -181,7 +181,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
 	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)
-	if w, ok := d.throttledPart(st, req, ret, err); ok {
+	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(since)); ok {
 		return nil, w, nil
 	}
 	if err != nil {

@@ -361,7 +361,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		return fail(err)
 	}
 	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, log)
-	if w, ok := d.throttledPart(st, req, ret, err); ok {
+	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(plan.Since)); ok {
 		return w, nil
 	}
 	if err != nil {
@@ -428,18 +428,18 @@ func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err
 // (ret.Stopped, err a throttling error) ends: as a throttled step
 // (throttledStep), reporting what the step did (ret) and where the next
 // one starts. A step that got some groups through (ret.Stepped) made
-// progress: it does not count against limits.MaxThrottledSteps (the
-// retirement's own bound, tuning.RetireTimeout, bounds it), so a
+// progress: until tuning.RetireTimeout after the retirement began
+// (elapsed), it does not count against limits.MaxThrottledSteps, so a
 // retirement of more groups than a step's calls get through still ends.
 // ok is false for any other step.
-func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret fleet.Retirement, err error) (*execution.Retire, bool) {
+func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret fleet.Retirement, err error, elapsed time.Duration) (*execution.Retire, bool) {
 	if err == nil || ret.Stopped == "" {
 		return nil, false
 	}
 	w, ok := d.throttledStep(st, req, err)
 	if ok {
 		w.Groups, w.From = ret.State(), ret.Stopped
-		if ret.Stepped > 0 {
+		if ret.Stepped > 0 && elapsed < tuning.RetireTimeout {
 			w.Throttled--
 		}
 	}

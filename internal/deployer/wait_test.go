@@ -1,13 +1,17 @@
 package deployer
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
@@ -142,6 +146,45 @@ func TestBooting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, booting(r, tt.report))
+		})
+	}
+}
+
+// TestThrottledPart: a retirement step AWS throttled part-way reports
+// what it did and where the next starts; when it got some groups
+// through it is progress, not counted against limits.MaxThrottledSteps
+// (until tuning.RetireTimeout); one that got none through is counted;
+// any other step is not throttledPart's.
+func TestThrottledPart(t *testing.T) {
+	throttled := &smithy.GenericAPIError{Code: "Throttling", Message: "Rate exceeded"}
+	groups := []fleet.GroupState{{RetiringGroup: execution.RetiringGroup{Name: "a", Phase: execution.PhaseScalingIn}}, {RetiringGroup: execution.RetiringGroup{Name: "b", Phase: execution.PhaseDraining}}}
+	tests := []struct {
+		name    string
+		ret     fleet.Retirement
+		err     error
+		elapsed time.Duration
+		ok      bool
+		counted int
+	}{
+		{"some groups through", fleet.Retirement{Groups: groups, Stopped: "b", Stepped: 1}, throttled, time.Minute, true, 3},
+		{"none through", fleet.Retirement{Groups: groups, Stopped: "a"}, throttled, time.Minute, true, 4},
+		{"some through, past the retirement's timeout", fleet.Retirement{Groups: groups, Stopped: "b", Stepped: 1}, throttled, tuning.RetireTimeout, true, 4},
+		{"not stopped part-way", fleet.Retirement{Groups: groups}, throttled, time.Minute, false, 0},
+		{"no error", fleet.Retirement{Groups: groups}, nil, time.Minute, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &Deployer{clock: clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), log: slog.New(slog.DiscardHandler)}
+			st := &execution.State{Retire: &execution.Retire{Throttled: 3}}
+			w, ok := d.throttledPart(st, execution.Request{}, tt.ret, tt.err, tt.elapsed)
+			require.Equal(t, tt.ok, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, tt.counted, w.Throttled)
+			assert.Equal(t, tt.ret.Stopped, w.From, "the next step starts where this one stopped")
+			assert.Equal(t, tt.ret.State(), w.Groups)
+			assert.Positive(t, w.WaitSeconds)
 		})
 	}
 }

@@ -167,22 +167,24 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 		}
 		rg := r.carried(g)
 		if throttled == nil {
-			var err error
-			switch rg, err = r.step(ctx, g); {
-			case err != nil && cloud.Throttled(err):
-				throttled, ret.Stopped, rg = err, name, r.carried(g)
-			case err != nil:
-				return Retirement{}, err
-			default:
+			stepped, err := r.step(ctx, g)
+			switch {
+			case err == nil:
+				rg = stepped
 				ret.Stepped++
+			case cloud.Throttled(err):
+				throttled, ret.Stopped = err, name
+			default:
+				return Retirement{}, err
 			}
 		}
 		ret.Groups = append(ret.Groups, rg)
-		if rg.Phase != execution.PhaseDeleting || throttled != nil {
+		if rg.Phase != execution.PhaseDeleting {
 			ret.Ready = false
 		}
 	}
 	slices.SortFunc(ret.Groups, func(a, b GroupState) int { return strings.Compare(a.Name, b.Name) })
+	ret.Ready = ret.Ready && throttled == nil
 	return ret, throttled
 }
 
