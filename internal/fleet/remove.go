@@ -78,19 +78,7 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 	}
 
 	p := &progress{}
-	var removable []string
-	for _, name := range names {
-		g, groupVisible := groups[name]
-		ltTags, ltVisible := templates[name]
-		if groupVisible && !r.mine(tags.FromASG(g.Tags)) || ltVisible && !r.mine(ltTags) {
-			r.log().Warn("not removed: not ours", "name", name)
-			res.Skipped = append(res.Skipped, name)
-			continue
-		}
-		if !refused(p, name, g, groupVisible) {
-			removable = append(removable, name)
-		}
-	}
+	removable := r.removable(p, &res, names, groups, templates)
 	alarmsLeft := r.removeAlarms(ctx, p, removable, alarms)
 	for _, name := range removable {
 		g, groupVisible := groups[name]
@@ -108,6 +96,27 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 		res.Removed = append(res.Removed, name)
 	}
 	return res, p.err()
+}
+
+// removable are the names of names the Remover may remove: those whose
+// group and template AWS shows (groups, templates) are the Remover's
+// (the others are Skipped in res), and whose group is not in use
+// (refused, recorded in p).
+func (r *Remover) removable(p *progress, res *Removal, names []string, groups map[string]asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
+	var out []string
+	for _, name := range names {
+		g, groupVisible := groups[name]
+		ltTags, ltVisible := templates[name]
+		if groupVisible && !r.mine(tags.FromASG(g.Tags)) || ltVisible && !r.mine(ltTags) {
+			r.log().Warn("not removed: not ours", "name", name)
+			res.Skipped = append(res.Skipped, name)
+			continue
+		}
+		if !refused(p, name, g, groupVisible) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // refused says whether g, the group name (visible says AWS shows it),
