@@ -36,8 +36,11 @@
 // it reports the group ready for deletion only once it is empty. A group
 // a previous step saw detached (Retirer.Detached) is not asked for its
 // attachments again while its description names none: an account's Auto
-// Scaling calls share one request bucket. The
-// caller (the state machine, through the deployer) waits between steps;
+// Scaling calls share one request bucket. A step that bucket throttles
+// part-way keeps what it did (Retirement.Stopped, Stepped) and the next
+// starts at the group it stopped at (Retirer.From), so a retirement of
+// more groups than one step's calls get through still reaches them all.
+// The caller (the state machine, through the deployer) waits between steps;
 // Standing says what keeps a group standing (draining, in service, hooks
 // pending, Standby, protected), for a caller whose time bound ran out: a
 // bound never turns into a forced delete. For a bake, a Retirer also
