@@ -381,6 +381,9 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.MaxCallsInASecond)
 	assert.NotEmpty(t, m.BusiestBucket, "the bucket of the busiest second")
 	assert.Greater(t, m.Seconds, 60.0)
+	assert.Equal(t, 3*2, m.CallsByOp["Auto Scaling:CreateAutoScalingGroup"], "one group a service")
+	assert.Equal(t, 3*2, m.AutoScalingCallsByTask["Deploy CreateAutoScalingGroup"])
+	assert.Equal(t, m.CallsByBucket[autoScaling], total(m.AutoScalingCallsByTask), "every call to the shared bucket, by task")
 }
 
 // TestThrottledS50Untimed: a project of 50 services deploys twice and

@@ -171,9 +171,10 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 		return nil, err
 	}
 	b.Region = r
+	shared := sim.BucketOf(autoScaling, "DescribeAutoScalingGroups")
 	r.World().OnCall(func(ctx context.Context, c sim.Call) {
 		fanout.Spend(ctx, cost)
-		if task, ok := ctx.Value(taskKey{}).(string); ok && sim.BucketOf(c.Service, c.Op) == sim.BucketOf(c.Service, "DescribeAutoScalingGroups") && c.Service == "Auto Scaling" {
+		if task, ok := ctx.Value(taskKey{}).(string); ok && sim.BucketOf(c.Service, c.Op) == shared {
 			b.mu.Lock()
 			if b.measure {
 				b.asgBy[task+" "+c.Op]++
@@ -186,6 +187,9 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 
 // taskKey is the context key of the task whose invocation makes a call.
 type taskKey struct{}
+
+// autoScaling is Auto Scaling's service id, as sim.Call names it.
+const autoScaling = "Auto Scaling"
 
 // deployAll starts the version-th release of each of k projects of s
 // services at one moment, waits for every one, and returns how many
