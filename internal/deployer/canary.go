@@ -150,6 +150,6 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 		h.Services[svc] = s
 	}
 	d.announce(ctx, c, st, steps...)
-	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, h.Services)
+	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, h.Services, false)
 	return h, nil
 }

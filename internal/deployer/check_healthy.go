@@ -106,7 +106,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		d.log.Info("healthy, waiting for the canary analysis to pass", "release_id", st.ReleaseID, "service", a.Service, "class", string(a.Report.Class), "score", a.Report.Score)
 	}
 	d.announceHealthy(ctx, c, st, req, h)
-	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report), h.Throttled)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
 }
@@ -143,7 +143,7 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 		return nil, err
 	}
 	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services}
-	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil), h.Throttled)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil
 }

@@ -182,10 +182,11 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
-	if st.Retire != nil {
-		retirer.Detached = fleet.DetachedIn(st.Retire.Groups)
-	}
+	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)
+	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(since)); ok {
+		return nil, w, nil
+	}
 	if err != nil {
 		return nil, nil, nothingRemoved(names, err)
 	}

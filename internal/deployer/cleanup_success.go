@@ -357,13 +357,14 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
-	if st.Retire != nil {
-		retirer.Detached = fleet.DetachedIn(st.Retire.Groups)
-	}
+	resumeRetirer(retirer, st)
 	if err := d.recheck(ctx, c, st, req, r, plan, retirer); err != nil {
 		return fail(err)
 	}
 	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, log)
+	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(plan.Since)); ok {
+		return w, nil
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -424,6 +425,37 @@ func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err
 	w.WaitSeconds = throttledWait(req, w.Throttled)
 	d.log.Warn("a step was throttled: taking it again after the wait", "release_id", st.ReleaseID, "wait_seconds", w.WaitSeconds, "throttled", w.Throttled, "error", err.Error())
 	return w, true
+}
+
+// throttledPart is how a retirement step that AWS throttled part-way
+// (ret.Stopped, err a throttling error) ends: as a throttled step
+// (throttledStep), reporting what the step did (ret) and where the next
+// one starts. A step that got some groups through (ret.Stepped) made
+// progress: until tuning.RetireTimeout after the retirement began
+// (elapsed), it does not count against limits.MaxThrottledSteps, so a
+// retirement of more groups than a step's calls get through still ends.
+// ok is false for any other step.
+func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret fleet.Retirement, err error, elapsed time.Duration) (*execution.Retire, bool) {
+	if err == nil || ret.Stopped == "" {
+		return nil, false
+	}
+	w, ok := d.throttledStep(st, req, err)
+	if ok {
+		w.Groups, w.From = ret.State(), ret.Stopped
+		if ret.Stepped > 0 && elapsed < tuning.RetireTimeout {
+			w.Throttled--
+		}
+	}
+	return w, ok
+}
+
+// resumeRetirer sets retirer to go on from the State's last report of
+// the retirement: the groups it saw detached, the group a throttled step
+// stopped at.
+func resumeRetirer(retirer *fleet.Retirer, st *execution.State) {
+	if st.Retire != nil {
+		retirer.Detached, retirer.From = fleet.DetachedIn(st.Retire.Groups), st.Retire.From
+	}
 }
 
 // keepThrottled carries the count of throttled steps from the previous

@@ -39,8 +39,8 @@ const (
 // balancers, target groups and lifecycle hooks; suspends the group's
 // AlarmNotification and AZRebalance processes, so that neither its scaling
 // policies nor a rebalance terminates a new instance during the deploy
-// (CleanUpSuccess resumes them after the swap); then puts its scaling
-// policies and their CloudWatch alarms.
+// (CleanUpSuccess resumes them after the swap); once every group is
+// made, puts each one's scaling policies and their CloudWatch alarms.
 //
 // Idempotent: what this release already made is found by its name and
 // tags and left as it is (a name taken by anything else is a
@@ -136,13 +136,23 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	st.Images = map[string]string{}
 	for _, svc := range r.ServiceNames() {
 		st.Images[svc] = res.Images[r.ServiceAMI(svc)]
-		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups, made); err != nil {
+		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups); err != nil {
+			return err
+		}
+	}
+	// The scaling policies and their alarms come once every group is
+	// made (each with its AlarmNotification suspended): CloudWatch's
+	// PutMetricAlarm quota (3 a second per account: CloudWatch service
+	// quotas) is the first an account's deploys exhaust, and a round it
+	// throttles then delays no launch.
+	for _, svc := range r.ServiceNames() {
+		if err := putPolicies(ctx, rel, r, svc, made); err != nil {
 			return err
 		}
 	}
 	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
 	d.recordedReady(ctx, st, report)
-	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report), Services: report}
+	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report}
 	return nil
 }
 
@@ -180,7 +190,7 @@ func (d *Deployer) alarmsMade(ctx context.Context, c *cloud.Clients, r *release.
 // deploy), skipping what AWS shows this release made already (templates,
 // groups: the project-config's), and returns the service's first report.
 func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources.Resolved,
-	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup, made map[string]bool) (execution.ServiceHealth, error) {
+	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (execution.ServiceHealth, error) {
 	plan, err := servicePlan(r, svc, res.Previous)
 	if err != nil {
 		return execution.ServiceHealth{}, err
@@ -211,14 +221,18 @@ func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *rel
 	if err := rel.Suspend(ctx, name, g); err != nil {
 		return execution.ServiceHealth{}, err
 	}
+	return report, nil
+}
+
+// putPolicies puts the scaling policies of service svc's new group and
+// their alarms, but those made already (made).
+func putPolicies(ctx context.Context, rel *fleet.Release, r *release.Release, svc string, made map[string]bool) error {
 	policies, err := policiesOf(r, svc)
 	if err != nil {
-		return execution.ServiceHealth{}, err
+		return err
 	}
-	if err := rel.PutPolicies(ctx, name, groupTags(r, svc), policies, made); err != nil {
-		return execution.ServiceHealth{}, err
-	}
-	return report, nil
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	return rel.PutPolicies(ctx, name, groupTags(r, svc), policies, made)
 }
 
 // madeGroup is the group name among groups if release releaseID made

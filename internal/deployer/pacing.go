@@ -9,6 +9,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
@@ -19,12 +20,13 @@ import (
 // and the checks made so far, jittered by the execution's id; no sooner
 // than ready, when an instance launching now cannot be healthy before;
 // and shaped by the report: its stability windows (window), a target
-// about to be reached (health.Imminent). Never past the
+// about to be reached (health.Imminent), or not yet within reach
+// (booting, see pacing.Situation.Booting). Never past the
 // release's timeout (one second once it has passed), at least a second.
-func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth) int {
+func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth, booting bool) int {
 	now := d.now()
 	timeout := time.Duration(st.Timeout) * time.Second
-	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Seed: req.Execution.ID}
+	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Booting: booting, Seed: req.Execution.ID}
 	if !req.Execution.StartTime.IsZero() {
 		x.Elapsed = now.Sub(req.Execution.StartTime)
 		if st.Timeout > 0 {
@@ -51,6 +53,24 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 		timeout = limits.MaxTimeout
 	}
 	return s.Fit(timeout, limits.MaxHealthChecks)
+}
+
+// booting is pacing.Situation.Booting of report for r: a service below
+// its target has fewer instances in service than it, and every service
+// below its target is judged on load balancers r names for it.
+func booting(r *release.Release, report map[string]execution.ServiceHealth) bool {
+	short := false
+	for svc, s := range report {
+		named := r.Services[svc]
+		switch {
+		case health.Healthy(s):
+		case s.Missing, named == nil, len(named.ELBs)+len(named.TargetGroups) == 0:
+			return false
+		case s.InService < s.Target:
+			short = true
+		}
+	}
+	return short
 }
 
 // window is, when every service of report holds its target, how long

@@ -213,6 +213,24 @@ func TestThrottledDeployWaits(t *testing.T) {
 	})
 }
 
+// TestThrottledAlarmsDelayNoLaunch: a Deploy round AWS throttles while
+// it puts the scaling policies' alarms (CloudWatch's PutMetricAlarm
+// quota, 3 a second per account: CloudWatch service quotas) has made
+// every service's group already: the alarms wait for the next round,
+// the launches do not.
+func TestThrottledAlarmsDelayNoLaunch(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	require.NotNil(t, r.Services["web"].Autoscaling, "web has scaling policies")
+	r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	throttledRound(t, h, x, execution.TaskDeploy, "PutMetricAlarm")
+	assert.Len(t, h.groups(), 2, "every group is made before any alarm")
+	require.NoError(t, x.step(execution.TaskDeploy))
+	assert.True(t, x.state.Deploy.Done)
+}
+
 // TestThrottledChecksBackOff: each check in a row AWS throttles doubles
 // the wait, up to tuning.MaxThrottledCheckWait; each check that is not
 // throttled halves it again, back to the schedule's pace.

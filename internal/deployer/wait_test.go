@@ -1,14 +1,19 @@
 package deployer
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -49,7 +54,7 @@ func TestNextCheck(t *testing.T) {
 			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
 			st := &execution.State{Timeout: tt.timeout}
 			req := execution.Request{Execution: execution.Context{ID: "exec", StartTime: start}}
-			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report)
+			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report, false)
 			assert.GreaterOrEqual(t, got, tt.min)
 			assert.LessOrEqual(t, got, tt.max)
 		})
@@ -110,5 +115,76 @@ func TestHistoryBudget(t *testing.T) {
 	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval) + limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {
 		assert.LessOrEqual(t, n*limits.HistoryEventsPerRound+once, limits.StepFunctionsHistoryEvents, name)
+	}
+}
+
+// TestBooting: the checks slow to tuning.BootCheckInterval only while a
+// service below its target lacks instances in service and every service
+// below its target is judged on load balancers (its target comes only
+// after a check can see it imminent); a service without load balancers
+// is healthy the moment it is in service, so it keeps the quick pace.
+func TestBooting(t *testing.T) {
+	r := &release.Release{Services: map[string]*release.Service{
+		"web": {TargetGroups: []string{"web-tg"}}, "api": {ELBs: []string{"api-elb"}}, "worker": {},
+	}}
+	at := func(healthy, inService int) execution.ServiceHealth {
+		return execution.ServiceHealth{Target: 2, Healthy: healthy, InService: inService}
+	}
+	tests := []struct {
+		name   string
+		report map[string]execution.ServiceHealth
+		want   bool
+	}{
+		{"booting behind a target group", map[string]execution.ServiceHealth{"web": at(0, 1)}, true},
+		{"booting behind a classic load balancer, the other at target", map[string]execution.ServiceHealth{"api": at(0, 0), "web": at(2, 2)}, true},
+		{"in service, health checks pending: imminent", map[string]execution.ServiceHealth{"web": at(1, 2)}, false},
+		{"a service without load balancers below target", map[string]execution.ServiceHealth{"web": at(0, 1), "worker": at(1, 1)}, false},
+		{"a group not visible", map[string]execution.ServiceHealth{"web": {Target: 2, Missing: true}}, false},
+		{"a service the release does not name", map[string]execution.ServiceHealth{"gone": at(0, 0)}, false},
+		{"every service at target", map[string]execution.ServiceHealth{"web": at(2, 2), "worker": at(2, 2)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, booting(r, tt.report))
+		})
+	}
+}
+
+// TestThrottledPart: a retirement step AWS throttled part-way reports
+// what it did and where the next starts; when it got some groups
+// through it is progress, not counted against limits.MaxThrottledSteps
+// (until tuning.RetireTimeout); one that got none through is counted;
+// any other step is not throttledPart's.
+func TestThrottledPart(t *testing.T) {
+	throttled := &smithy.GenericAPIError{Code: "Throttling", Message: "Rate exceeded"}
+	groups := []fleet.GroupState{{RetiringGroup: execution.RetiringGroup{Name: "a", Phase: execution.PhaseScalingIn}}, {RetiringGroup: execution.RetiringGroup{Name: "b", Phase: execution.PhaseDraining}}}
+	tests := []struct {
+		name    string
+		ret     fleet.Retirement
+		err     error
+		elapsed time.Duration
+		ok      bool
+		counted int
+	}{
+		{"some groups through", fleet.Retirement{Groups: groups, Stopped: "b", Stepped: 1}, throttled, time.Minute, true, 3},
+		{"none through", fleet.Retirement{Groups: groups, Stopped: "a"}, throttled, time.Minute, true, 4},
+		{"some through, past the retirement's timeout", fleet.Retirement{Groups: groups, Stopped: "b", Stepped: 1}, throttled, tuning.RetireTimeout, true, 4},
+		{"not stopped part-way", fleet.Retirement{Groups: groups}, throttled, time.Minute, false, 0},
+		{"no error", fleet.Retirement{Groups: groups}, nil, time.Minute, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &Deployer{clock: clock.NewVirtual(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), log: slog.New(slog.DiscardHandler)}
+			st := &execution.State{Retire: &execution.Retire{Throttled: 3}}
+			w, ok := d.throttledPart(st, execution.Request{}, tt.ret, tt.err, tt.elapsed)
+			require.Equal(t, tt.ok, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, tt.counted, w.Throttled)
+			assert.Equal(t, tt.ret.Stopped, w.From, "the next step starts where this one stopped")
+			assert.Equal(t, tt.ret.State(), w.Groups)
+			assert.Positive(t, w.WaitSeconds)
+		})
 	}
 }

@@ -214,6 +214,10 @@ type Retire struct {
 	// Throttled counts the steps AWS throttled so far, each taken again
 	// after a wait (at most limits.MaxThrottledSteps).
 	Throttled int `json:"throttled,omitempty"`
+	// From is the group a step AWS throttled part-way stopped at: the
+	// next step starts there (fleet.Retirer.From), so every group is
+	// reached however few calls a step gets through.
+	From string `json:"from,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure), the previous
 	// groups back in (or still in) their load balancers and not all
 	// healthy yet: the release's own groups leave only once they are.

@@ -36,8 +36,11 @@
 // it reports the group ready for deletion only once it is empty. A group
 // a previous step saw detached (Retirer.Detached) is not asked for its
 // attachments again while its description names none: an account's Auto
-// Scaling calls share one request bucket. The
-// caller (the state machine, through the deployer) waits between steps;
+// Scaling calls share one request bucket. A step that bucket throttles
+// part-way keeps what it did (Retirement.Stopped, Stepped) and the next
+// starts at the group it stopped at (Retirer.From), so a retirement of
+// more groups than one step's calls get through still reaches them all.
+// The caller (the state machine, through the deployer) waits between steps;
 // Standing says what keeps a group standing (draining, in service, hooks
 // pending, Standby, protected), for a caller whose time bound ran out: a
 // bound never turns into a forced delete. For a bake, a Retirer also
@@ -55,13 +58,17 @@
 // ForceDelete, so it refuses, whatever the time, a group attached to a
 // load balancer or target group, or with instances InService or in
 // Terminating:Wait: that is a *failure.CleanUpError naming why (such a
-// group must be retired first), and nothing of its name is removed. It removes by name
-// whatever the listings show: a visible group must carry its owner's
-// tags; an invisible one is deleted by name all the same (IAM lets the
-// deploy role delete only ferry's). "Not found" means gone, except for the
-// names Created lists (made moments ago by this release, perhaps not
-// visible yet): for those it is retryable until the last attempt, so a
-// clean-up never reports a fleet gone that still runs. Whether a failed
+// group must be retired first), and nothing of its name is removed. A
+// visible group must carry its owner's tags. "Not found" means gone,
+// except for the names Created lists (made moments ago by this release,
+// perhaps not visible yet): those are deleted by name all the same (IAM
+// lets the deploy role delete only ferry's), and "not found" is
+// retryable until the last attempt, so a clean-up never reports a fleet
+// gone that still runs; any other name its describes do not show is gone
+// and costs no delete call (a removal taken again after a throttled one
+// would otherwise spend the account's shared Auto Scaling bucket on
+// every group it deleted already). The alarms of every group removed go
+// in one DeleteAlarms call per 100. Whether a failed
 // delete was "not found" or "already being deleted" is asked of the
 // world (a describe by name), never read from an error's text.
 //

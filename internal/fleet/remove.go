@@ -78,6 +78,32 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 	}
 
 	p := &progress{}
+	removable := r.removable(p, &res, names, groups, templates)
+	alarmsLeft := r.removeAlarms(ctx, p, removable, alarms)
+	for _, name := range removable {
+		g, groupVisible := groups[name]
+		_, ltVisible := templates[name]
+		if alarmsLeft[name] {
+			continue
+		}
+		if !r.removeGroup(ctx, p, name, groupVisible && Deleting(g) || r.gone(name, groupVisible)) {
+			continue
+		}
+		if !r.gone(name, ltVisible) && !r.removeTemplate(ctx, p, name) {
+			continue
+		}
+		r.log().Info("removed", "name", name)
+		res.Removed = append(res.Removed, name)
+	}
+	return res, p.err()
+}
+
+// removable are the names of names the Remover may remove: those whose
+// group and template AWS shows (groups, templates) are the Remover's
+// (the others are Skipped in res), and whose group is not in use
+// (refused, recorded in p).
+func (r *Remover) removable(p *progress, res *Removal, names []string, groups map[string]asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
+	var out []string
 	for _, name := range names {
 		g, groupVisible := groups[name]
 		ltTags, ltVisible := templates[name]
@@ -86,22 +112,11 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 			res.Skipped = append(res.Skipped, name)
 			continue
 		}
-		if refused(p, name, g, groupVisible) {
-			continue
+		if !refused(p, name, g, groupVisible) {
+			out = append(out, name)
 		}
-		if !r.removeAlarms(ctx, p, name, alarms[name]) {
-			continue
-		}
-		if !r.removeGroup(ctx, p, name, groupVisible && Deleting(g)) {
-			continue
-		}
-		if !r.removeTemplate(ctx, p, name) {
-			continue
-		}
-		r.log().Info("removed", "name", name)
-		res.Removed = append(res.Removed, name)
 	}
-	return res, p.err()
+	return out
 }
 
 // refused says whether g, the group name (visible says AWS shows it),
@@ -118,6 +133,16 @@ func refused(p *progress, name string, g asgtypes.AutoScalingGroup, visible bool
 	p.fail("auto scaling group "+name, fmt.Errorf("not deleted: %s (a ForceDelete would cut its connections and skip its termination hooks; it must be retired first)", why))
 	p.leftovers = append(p.leftovers, "launch template "+name, "alarms "+name+"/*")
 	return true
+}
+
+// gone says whether a group or template of name that AWS did not show
+// (visible false) is gone: one this release did not create moments ago
+// (Created) is, as is every one on the last attempt. Its delete is not
+// called: a retirement step that removes the groups left after an
+// earlier throttled one would otherwise spend two calls of the account's
+// shared Auto Scaling bucket on each group already deleted.
+func (r *Remover) gone(name string, visible bool) bool {
+	return !visible && (!r.Created[name] || r.LastAttempt)
 }
 
 func (r *Remover) mine(tags map[string]string) bool {
@@ -170,20 +195,35 @@ func inUse(g asgtypes.AutoScalingGroup) string {
 	return strings.Join(why, ", ")
 }
 
-// removeAlarms deletes a group's alarms; false when some could not be
-// (the group and template are then left, and named).
-func (r *Remover) removeAlarms(ctx context.Context, p *progress, name string, alarms []string) bool {
-	ok := true
-	for batch := range slices.Chunk(alarms, limits.MaxDeleteAlarms) {
-		if err := deleteAlarms(ctx, r.Clients.CloudWatch, batch); err != nil {
-			p.fail("alarms "+strings.Join(batch, ", "), err)
-			ok = false
+// removeAlarms deletes the alarms of the groups names, up to
+// limits.MaxDeleteAlarms in one DeleteAlarms call whatever group they
+// belong to (CloudWatch's DeleteAlarms quota is a few calls a second per
+// account: one call a group would make a removal of 50 groups wait on
+// it). It returns the groups some of whose alarms could not be deleted
+// (they are then left with their launch templates, and named).
+func (r *Remover) removeAlarms(ctx context.Context, p *progress, names []string, alarms map[string][]string) map[string]bool {
+	var all []string
+	owner := map[string]string{}
+	for _, name := range names {
+		for _, a := range alarms[name] {
+			all, owner[a] = append(all, a), name
 		}
 	}
-	if !ok {
-		p.leftovers = append(p.leftovers, "auto scaling group "+name, "launch template "+name)
+	left := map[string]bool{}
+	for batch := range slices.Chunk(all, limits.MaxDeleteAlarms) {
+		if err := deleteAlarms(ctx, r.Clients.CloudWatch, batch); err != nil {
+			p.fail("alarms "+strings.Join(batch, ", "), err)
+			for _, a := range batch {
+				left[owner[a]] = true
+			}
+		}
 	}
-	return ok
+	for _, name := range names {
+		if left[name] {
+			p.leftovers = append(p.leftovers, "auto scaling group "+name, "launch template "+name)
+		}
+	}
+	return left
 }
 
 // removeGroup deletes a group with its instances (ForceDelete), unless it

@@ -196,6 +196,27 @@ func TestRemoveNotVisibleYet(t *testing.T) {
 	}
 }
 
+// TestRemoveAlarmsBatched: a removal of several groups deletes their
+// alarms in one DeleteAlarms call (up to 100 names: CloudWatch API
+// Reference, DeleteAlarms), not one a group: CloudWatch's DeleteAlarms
+// quota is 3 transactions a second per account (CloudWatch service
+// quotas).
+func TestRemoveAlarmsBatched(t *testing.T) {
+	e := newEnv(t)
+	var names []string
+	for _, id := range []string{"r0", "r1", "r2"} {
+		names = append(names, e.make(t, id, nil))
+	}
+	before := e.world.Calls()["DeleteAlarms"]
+	res, err := (&fleet.Remover{Clients: e.c, Owner: owner}).Remove(e.ctx, names)
+	require.NoError(t, err)
+	assert.Equal(t, names, res.Removed)
+	assert.Equal(t, 1, e.world.Calls()["DeleteAlarms"]-before, "one call for every group's alarms")
+	for _, n := range names {
+		assert.Empty(t, e.left(n))
+	}
+}
+
 // TestRemoveFailures: an error AWS gives for a delete is a leftover named
 // in a CleanUpError (the rest is still removed); when every failure is
 // transient the error is retryable.
@@ -225,12 +246,38 @@ func TestRemoveFailures(t *testing.T) {
 			assert.NotEmpty(t, ce.Leftovers)
 			assert.Equal(t, tc.retryable, failure.IsRetryable(err), "%v", err)
 			first := b // names are removed in order: r0 before r1
-			if tc.op == "DescribeAutoScalingGroups" {
+			// One DeleteAlarms call deletes both names' alarms: refused,
+			// it leaves both.
+			if tc.op == "DescribeAutoScalingGroups" || tc.op == "DeleteAlarms" {
 				assert.Empty(t, res.Removed)
 			} else {
 				assert.Equal(t, []string{a}, res.Removed, "the other name was still removed")
 			}
 			assert.Equal(t, tc.left, e.left(first))
 		})
+	}
+}
+
+// TestRemoveGoneNoCalls: a name whose group and template AWS does not
+// show, and that the Remover did not create moments ago, is gone: a
+// removal taken again (after a step AWS throttled) counts it removed
+// without a DeleteAutoScalingGroup or DeleteLaunchTemplate call, which
+// would spend the account's shared Auto Scaling bucket (Amazon EC2 Auto
+// Scaling API Reference, API request rate) on what is deleted already.
+func TestRemoveGoneNoCalls(t *testing.T) {
+	e := newEnv(t)
+	name := e.make(t, "r1", nil)
+	r := &fleet.Remover{Clients: e.c, Owner: owner}
+	_, err := r.Remove(e.ctx, []string{name})
+	require.NoError(t, err)
+	e.clk.Advance(time.Hour)
+	require.Empty(t, e.left(name))
+	before := e.world.Calls()
+	res, err := r.Remove(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.Equal(t, []string{name}, res.Removed)
+	after := e.world.Calls()
+	for _, op := range []string{"DeleteAutoScalingGroup", "DeleteLaunchTemplate", "DeleteAlarms"} {
+		assert.Equal(t, before[op], after[op], op)
 	}
 }

@@ -63,7 +63,12 @@ type Retirer struct {
 	// request rate) two describes per group per step are most of a
 	// retirement's calls.
 	Detached map[string]bool
-	Log      *slog.Logger
+	// From is the group a throttled step stopped at (the previous
+	// Retirement's Stopped): Step takes the groups in name order from it,
+	// wrapping around, so the groups a throttled step did not reach come
+	// first in the next.
+	From string
+	Log  *slog.Logger
 }
 
 // DetachedIn are the groups of a retirement's last report (the State's
@@ -91,6 +96,14 @@ type Retirement struct {
 	// Groups are the groups still standing, in name order, each with the
 	// phase it is in.
 	Groups []GroupState
+	// Stopped is the group whose step AWS throttled (a Step that returns
+	// a throttling error, cloud.Throttled): the groups before it in the
+	// step's order took their step, it and those after it did not, and
+	// report the phase the previous step left them in. The next step
+	// starts there (Retirer.From).
+	Stopped string
+	// Stepped counts the groups that took their step.
+	Stepped int
 }
 
 // GroupState is where one group stands in its retirement: what the State
@@ -134,27 +147,69 @@ func (r Retirement) Stuck() []GroupState {
 // template's name, say; the removal that follows deals with each); see
 // Retirer. A failure is classified: a transient one is retryable, any
 // other a *failure.CleanUpError naming the group and what it keeps.
+//
+// A step AWS throttles part-way (an account's shared Auto Scaling bucket
+// holds about 40 calls: a step of 50 groups needs more) keeps what it
+// did: it returns the throttling error with the Retirement so far,
+// Stopped naming the group it stopped at, each group it did not reach
+// as the previous step left it (Detached), and makes no further call.
 func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) {
 	groups, err := Describe(ctx, r.API, names)
 	if err != nil {
 		return Retirement{}, err
 	}
 	ret := Retirement{Ready: true}
-	for _, name := range slices.Compact(slices.Sorted(slices.Values(names))) {
+	var throttled error
+	for _, name := range r.order(names) {
 		g, ok := groups[name]
 		if !ok || Deleting(g) || !r.owns(g) {
 			continue
 		}
-		rg, err := r.step(ctx, g)
-		if err != nil {
-			return Retirement{}, err
+		rg := r.carried(g)
+		if throttled == nil {
+			stepped, err := r.step(ctx, g)
+			switch {
+			case err == nil:
+				rg = stepped
+				ret.Stepped++
+			case cloud.Throttled(err):
+				throttled, ret.Stopped = err, name
+			default:
+				return Retirement{}, err
+			}
 		}
 		ret.Groups = append(ret.Groups, rg)
 		if rg.Phase != execution.PhaseDeleting {
 			ret.Ready = false
 		}
 	}
-	return ret, nil
+	slices.SortFunc(ret.Groups, func(a, b GroupState) int { return strings.Compare(a.Name, b.Name) })
+	ret.Ready = ret.Ready && throttled == nil
+	return ret, throttled
+}
+
+// order is names in name order, once each, from r.From (the first name
+// at or after it), wrapping around.
+func (r *Retirer) order(names []string) []string {
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
+	i, _ := slices.BinarySearch(sorted, r.From)
+	return append(sorted[i:], sorted[:i]...)
+}
+
+// carried is where g stands for a step that did not reach it: its
+// census, in the phase the previous step left it in (out of its load
+// balancers when Detached says so, else draining).
+func (r *Retirer) carried(g asgtypes.AutoScalingGroup) GroupState {
+	rg := census(g)
+	switch {
+	case !r.Detached[rg.Name]:
+		rg.Phase = execution.PhaseDraining
+	case len(g.Instances) == 0:
+		rg.Phase = execution.PhaseDeleting
+	default:
+		rg.Phase = execution.PhaseScalingIn
+	}
+	return rg
 }
 
 // owns reports whether g is one the Retirer may retire.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/local/sim"
@@ -223,4 +224,42 @@ func TestRetirerDetached(t *testing.T) {
 	assert.Greater(t, describes(), before, "a group attached since is read again")
 	require.Len(t, ret.Groups, 1)
 	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase, "and detached again")
+}
+
+// TestRetirerThrottledPartWay: a step AWS throttles part-way (an
+// account's Auto Scaling requests share one bucket: Amazon EC2 Auto
+// Scaling API Reference, API request rate) keeps what it did: it returns
+// the throttling error with the groups before it stepped, Stopped naming
+// the group it stopped at, the rest reported as the previous step left
+// them; it makes no call after the throttled one; the next step, From
+// there, takes that group first, so every group is reached however few
+// calls a step gets through.
+func TestRetirerThrottledPartWay(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.serving(t, "r0", nil), e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner}
+	_, err := e.world.Faults().Add(sim.Rule{Op: "DescribeLoadBalancers", Service: "Auto Scaling", Nth: 2, Err: sim.Throttling()})
+	require.NoError(t, err)
+	before := e.world.Calls()
+
+	ret, err := r.Step(e.ctx, []string{b, a})
+	require.Error(t, err)
+	require.True(t, cloud.Throttled(err), "%v", err)
+	assert.Equal(t, b, ret.Stopped, "the second group's first describe was throttled")
+	assert.Equal(t, 1, ret.Stepped)
+	assert.False(t, ret.Ready)
+	require.Len(t, ret.Groups, 2, "every group is reported, in name order")
+	assert.Equal(t, []string{a, b}, []string{ret.Groups[0].Name, ret.Groups[1].Name})
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase, "the first was detached")
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[1].Phase, "the second is as the previous step left it")
+	after := e.world.Calls()
+	assert.Equal(t, 1, after["DetachLoadBalancerTargetGroups"]-before["DetachLoadBalancerTargetGroups"], "no call after the throttled one")
+	assert.Equal(t, 1, after["DescribeLoadBalancerTargetGroups"]-before["DescribeLoadBalancerTargetGroups"], "the second group's attachments were not read")
+
+	r.From = ret.Stopped
+	ret, err = r.Step(e.ctx, []string{a, b})
+	require.NoError(t, err)
+	assert.Empty(t, ret.Stopped)
+	assert.Equal(t, 2, ret.Stepped)
+	assert.Equal(t, 2, e.world.Calls()["DetachLoadBalancerTargetGroups"]-before["DetachLoadBalancerTargetGroups"], "the second group is detached now")
 }

@@ -10,7 +10,8 @@ import (
 // HealthCheckInterval for the first ten minutes of an execution, every 10
 // s to the hour, every minute to the sixth, then every five minutes; each
 // wait jittered by up to a fifth either way; every ImminentCheckInterval
-// while a target is imminent; at least StableCheckInterval apart while
+// while a target is imminent; at least BootCheckInterval apart while
+// instances a target behind load balancers needs are not in service yet; at least StableCheckInterval apart while
 // every service holds its target. A release healthy within
 // the hour so waits at most 12 s for its check, and the longest timeout
 // (48 h) takes at most 1,531 checks, about 13,800 history events.
@@ -24,6 +25,7 @@ var HealthChecks = pacing.Schedule{
 	Jitter: 0.2,
 	Stable: StableCheckInterval,
 	Soon:   ImminentCheckInterval,
+	Boot:   BootCheckInterval,
 }
 
 // RetireChecks is the schedule of the steps retiring the previous groups
@@ -85,6 +87,16 @@ const (
 	// reached is near, and every second until it is seen is latency the
 	// deploy adds. Within the schedule's budget (package pacing).
 	ImminentCheckInterval = 2 * time.Second
+	// BootCheckInterval is the shortest wait between two health checks
+	// while a service below its target still lacks instances in service
+	// and every such service is judged on load balancers: its target
+	// comes only after its instances are in service and pass their load
+	// balancers' health checks (an Elastic Load Balancing health check
+	// takes at least HealthyThresholdCount checks of
+	// HealthCheckIntervalSeconds, 2 of 5 s at the least), so a check
+	// that sees them in service (ImminentCheckInterval from then on) is
+	// soon enough, and checks more often only cost state transitions.
+	BootCheckInterval = 10 * time.Second
 	// ReadyShare is the share of the fastest boot seen before (a group's
 	// ready_seconds in the current record, for the same image) that the
 	// first health check waits for after Deploy: no check while no

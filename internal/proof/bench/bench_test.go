@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/local/asl"
+	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -113,15 +116,16 @@ func TestSmallestCell(t *testing.T) {
 // TestModels: the reference model waits 30 s after Deploy, then 15 s
 // between checks; ferry paces its checks (package pacing): its first
 // check at half the boot the previous release saw, then 5 s jittered by
-// a fifth (2 s while its target is imminent), and 30 s apart while the
-// service holds its target.
+// a fifth (at least 10 s, jittered, while needed instances boot behind
+// its load balancer; 2 s while its target is imminent), and 30 s apart
+// while the service holds its target.
 func TestModels(t *testing.T) {
 	tests := []struct {
 		model            Model
 		first            [2]time.Duration
 		between, holding [2]time.Duration
 	}{
-		{Ferry, [2]time.Duration{10 * time.Second, 60 * time.Second}, [2]time.Duration{2 * time.Second, 6 * time.Second}, [2]time.Duration{time.Second, 30 * time.Second}},
+		{Ferry, [2]time.Duration{10 * time.Second, 60 * time.Second}, [2]time.Duration{2 * time.Second, 12 * time.Second}, [2]time.Duration{time.Second, 30 * time.Second}},
 		{Reference, [2]time.Duration{30 * time.Second, 30 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}, [2]time.Duration{15 * time.Second, 15 * time.Second}},
 	}
 	// A check's calls take their modelled time (30 ms each) before the
@@ -377,6 +381,51 @@ func TestMulti(t *testing.T) {
 	assert.Positive(t, m.MaxCallsInASecond)
 	assert.NotEmpty(t, m.BusiestBucket, "the bucket of the busiest second")
 	assert.Greater(t, m.Seconds, 60.0)
+	assert.Equal(t, 3*2, m.CallsByOp["Auto Scaling:CreateAutoScalingGroup"], "one group a service")
+	assert.Equal(t, 3*2, m.AutoScalingCallsByTask["Deploy CreateAutoScalingGroup"])
+	assert.Equal(t, m.CallsByBucket[autoScaling], total(m.AutoScalingCallsByTask), "every call to the shared bucket, by task")
+}
+
+// TestThrottledS50Untimed: a project of 50 services deploys twice and
+// succeeds on a world that throttles as AWS documents, without the
+// benchmark's modelled call time (as the local region runs it: every call
+// of a task at one instant, so a step gets through only a bucket's burst,
+// such as Auto Scaling's one shared bucket: Amazon EC2 Auto Scaling API
+// Reference, API request rate). The second release's retirement of 50
+// groups once ran out of its throttled steps, then of its retries, and
+// ended FailureDirty: a removal taken again deleted every group already
+// gone again, and a retirement step throttled part-way kept nothing.
+func TestThrottledS50Untimed(t *testing.T) {
+	ctx := context.Background()
+	c := Cell{Services: 50, Instances: 1}
+	r, err := region.New(ctx, region.Options{World: World(c), Clock: clock.NewVirtual(Start)})
+	require.NoError(t, err)
+	defer r.Close()
+	sub, err := newSubmitter(r)
+	require.NoError(t, err)
+	defer sub.close()
+	for v := range 2 {
+		d, err := sub.deploy(ctx, c, v)
+		require.NoError(t, err, "release %d", v)
+		assert.Equal(t, asl.StatusSucceeded, d.Status)
+	}
+	assert.NotEmpty(t, r.World().Throttles().Retried, "the world throttled")
+}
+
+// TestCostliestCheck: a cell's calls per check are its costliest health
+// check over every seed (which services a check asks depends on when
+// the instances boot), its operations that check's.
+func TestCostliestCheck(t *testing.T) {
+	fs := []*Measurement{
+		{CheckCalls: []int{5, 7}, FullCheckByOp: map[string]int{"a": 7}},
+		{CheckCalls: []int{3, 9, 4}, FullCheckByOp: map[string]int{"b": 9}},
+		{CheckCalls: []int{9}, FullCheckByOp: map[string]int{"c": 9}},
+	}
+	c := NewCellResult(fs, fs, 512)
+	assert.Equal(t, 9, c.APICallsPerCheck)
+	assert.Equal(t, map[string]int{"b": 9}, c.APICallsPerCheckByOp, "the first of equals")
+	assert.Equal(t, 9, c.ReferenceAPICallsPerCheck)
+	assert.Equal(t, 2, c.HealthChecks, "the first seed's details")
 }
 
 // distOf: the median, the 95th percentile by nearest rank, the extremes.

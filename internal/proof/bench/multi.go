@@ -46,6 +46,14 @@ type Multi struct {
 	ThrottledRetried int `json:"throttled_retried"`
 	// ThrottledByOp are ThrottledCalls by "service:op".
 	ThrottledByOp map[string]int `json:"throttled_by_op,omitempty"`
+	// CallsByOp are the measured round's calls by "service:op", AWS's
+	// request buckets' share of them by bucket (sim.BucketOf).
+	CallsByOp     map[string]int `json:"calls_by_op,omitempty"`
+	CallsByBucket map[string]int `json:"calls_by_bucket,omitempty"`
+	// AutoScalingCallsByTask are the measured round's calls to Auto
+	// Scaling's one shared bucket by the task that made them and the
+	// operation, "Task op": the account's scarcest request rate.
+	AutoScalingCallsByTask map[string]int `json:"auto_scaling_calls_by_task,omitempty"`
 	// DescribeTargetHealthPerS and DescribeASGPerS are those calls' mean
 	// rate over Seconds, from the deploys' start to the last one's end;
 	// MaxCallsInASecond the most calls to any one request bucket
@@ -96,6 +104,9 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 		ThrottledToRetry: int(r.throttledTasks.Load() - tasksBefore),
 		ThrottledCalls:   total(after.Failed) - total(before.Failed), ThrottledRetried: total(after.Retried) - total(before.Retried),
 		ThrottledByOp: diff(before.Failed, after.Failed), ThrottledToRetryByTask: r.byTask, FirstThrottledToRetry: r.first}
+	r.mu.Lock()
+	m.AutoScalingCallsByTask = r.asgBy
+	r.mu.Unlock()
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
 	return m, nil
 }
@@ -108,6 +119,7 @@ type busyRegion struct {
 
 	mu      sync.Mutex
 	byTask  map[string]int
+	asgBy   map[string]int
 	first   string
 	measure bool
 }
@@ -138,12 +150,13 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
 	world.Throttle = true
 	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
-	b := &busyRegion{byTask: map[string]int{}}
+	b := &busyRegion{byTask: map[string]int{}, asgBy: map[string]int{}}
 	r, err := region.New(ctx, region.Options{
 		World: world,
 		Clock: clock.NewVirtual(Start),
 		Intercept: func(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
 			ctx, tl := fanout.WithTimeline(ctx)
+			ctx = context.WithValue(ctx, taskKey{}, req.Task)
 			out, err := next(ctx, req)
 			if cloud.Throttled(err) {
 				b.throttledTask(req.Task, err)
@@ -158,9 +171,25 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 		return nil, err
 	}
 	b.Region = r
-	r.World().OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, cost) })
+	shared := sim.BucketOf(autoScaling, "DescribeAutoScalingGroups")
+	r.World().OnCall(func(ctx context.Context, c sim.Call) {
+		fanout.Spend(ctx, cost)
+		if task, ok := ctx.Value(taskKey{}).(string); ok && sim.BucketOf(c.Service, c.Op) == shared {
+			b.mu.Lock()
+			if b.measure {
+				b.asgBy[task+" "+c.Op]++
+			}
+			b.mu.Unlock()
+		}
+	})
 	return b, nil
 }
+
+// taskKey is the context key of the task whose invocation makes a call.
+type taskKey struct{}
+
+// autoScaling is Auto Scaling's service id, as sim.Call names it.
+const autoScaling = "Auto Scaling"
 
 // deployAll starts the version-th release of each of k projects of s
 // services at one moment, waits for every one, and returns how many
@@ -191,12 +220,15 @@ func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, vers
 func (m *Multi) rates(calls []sim.Call, span time.Duration) {
 	perSecond := map[string]map[int64]int{}
 	counts := map[string]int{}
+	m.CallsByOp, m.CallsByBucket = map[string]int{}, map[string]int{}
 	for _, c := range calls {
 		counts[c.Op]++
+		m.CallsByOp[c.Service+":"+c.Op]++
 		bucket := sim.BucketOf(c.Service, c.Op)
 		if bucket == "" {
 			continue
 		}
+		m.CallsByBucket[bucket]++
 		if perSecond[bucket] == nil {
 			perSecond[bucket] = map[int64]int{}
 		}

@@ -34,11 +34,14 @@ type CellResult struct {
 	APICallsByOp  map[string]int `json:"api_calls_by_op"`
 
 	// HealthChecks is how many CheckHealthy invocations the release took.
-	// APICallsPerCheck is the calls of a full health check (the costliest
-	// of the release's checks: one made once instances are in service, when
-	// every target group is asked); APICallsPerCheckMean averages every
-	// check, the cheap ones before any instance is in service included;
-	// APICallsPerCheckByOp is the full check by operation.
+	// APICallsPerCheck is the calls of the costliest health check over
+	// every seed (a check asks the load balancers of the services in
+	// service and not holding their target mid-window, at most
+	// tuning.ServicesAskedPerCheck below it: which ones depends on when
+	// the instances boot, so one seed's costliest check is a sample of
+	// it); APICallsPerCheckMean averages every check of the first seed,
+	// the cheap ones before any instance is in service included;
+	// APICallsPerCheckByOp is the costliest check by operation.
 	HealthChecks         int            `json:"health_checks"`
 	APICallsPerCheck     int            `json:"api_calls_per_check"`
 	APICallsPerCheckMean float64        `json:"api_calls_per_check_mean"`
@@ -117,8 +120,8 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 	c := CellResult{
 		Services: f.Cell.Services, Instances: f.Cell.Instances,
 		APICallsTotal: f.APICalls(), AWSCallsTotal: f.AWSCalls, S3CallsTotal: f.S3Calls, APICallsByOp: f.ByOp,
-		HealthChecks: len(f.CheckCalls), APICallsPerCheck: f.CallsPerCheckMax(),
-		APICallsPerCheckMean: round(f.CallsPerCheck(), 2), APICallsPerCheckByOp: f.FullCheckByOp,
+		HealthChecks: len(f.CheckCalls), APICallsPerCheck: costliest(fs).CallsPerCheckMax(),
+		APICallsPerCheckMean: round(f.CallsPerCheck(), 2), APICallsPerCheckByOp: costliest(fs).FullCheckByOp,
 		Transitions: f.Transitions, LambdaInvocations: f.Invocations,
 		HandlerTimeMS: ms(f.HandlerTime), HandlerTimeMSByTask: map[string]float64{},
 		HandlerMaxMS: ms(f.HandlerMax), HandlerMaxTask: f.HandlerMaxTask,
@@ -135,7 +138,7 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		CostUSDPreviousMemory:  over(fs, func(m *Measurement) float64 { return round(Cost(m, PreviousLambdaMemoryMB), 6) }),
 		ReferenceAddedLatencyS: over(refs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
 		ReferenceHealthChecks:  over(refs, func(m *Measurement) float64 { return float64(len(m.CheckCalls)) }),
-		ReferenceAPICallsTotal: ref.APICalls(), ReferenceAPICallsPerCheck: ref.CallsPerCheckMax(),
+		ReferenceAPICallsTotal: ref.APICalls(), ReferenceAPICallsPerCheck: costliest(refs).CallsPerCheckMax(),
 		ReferenceTransitions: ref.Transitions, ReferenceLambdaInvocations: ref.Invocations,
 		ReferenceDeployS: round(ref.Duration.Seconds(), 3),
 		ReferenceCostUSD: over(refs, func(m *Measurement) float64 { return round(Cost(m, memoryMB), 6) }),
@@ -153,6 +156,18 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		c.LatencyRatio = &r
 	}
 	return c
+}
+
+// costliest is the measurement of ms (at least one) whose costliest
+// health check made the most calls, the first of equals.
+func costliest(ms []*Measurement) *Measurement {
+	most := ms[0]
+	for _, m := range ms[1:] {
+		if m.CallsPerCheckMax() > most.CallsPerCheckMax() {
+			most = m
+		}
+	}
+	return most
 }
 
 // over is the distribution of a figure of ms.
@@ -298,8 +313,9 @@ func (r *Report) Passed() bool {
 }
 
 // Targets checks the issue's targets:
-//   - calls_per_check_flat: for each S measured at N=1 and N=100, a full
-//     health check at N=100 makes no more calls than at N=1;
+//   - calls_per_check_flat: for each S measured at N=1 and N=100, the
+//     costliest health check over the seeds at N=100 makes no more calls
+//     than at N=1;
 //   - added_latency_s50_n100: over the seeds at S=50, N=100, the
 //     deploy-added latency's median is at most 3 s and its 95th
 //     percentile at most 6 s;
@@ -345,7 +361,7 @@ func findCell(cells []CellResult, s, n int) *CellResult {
 
 // flatTarget is calls_per_check_flat.
 func flatTarget(cells []CellResult) Target {
-	t := Target{Name: "calls_per_check_flat", Want: "per full health check, N=100 <= N=1 for each S", Status: Skip}
+	t := Target{Name: "calls_per_check_flat", Want: "costliest health check over the seeds, N=100 <= N=1 for each S", Status: Skip}
 	var parts []string
 	for _, s := range servicesOf(cells) {
 		one, hundred := findCell(cells, s, 1), findCell(cells, s, 100)

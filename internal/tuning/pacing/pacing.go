@@ -26,6 +26,9 @@ type Schedule struct {
 	Stable time.Duration
 	// Soon is the wait while a target is imminent (Situation.Imminent).
 	Soon time.Duration
+	// Boot is the shortest wait while a target cannot be reached before
+	// a check sees it imminent (Situation.Booting).
+	Boot time.Duration
 }
 
 // Situation is what a check knows when it picks the wait before the
@@ -46,6 +49,12 @@ type Situation struct {
 	// Imminent says every service below its target waits only for its
 	// load balancers' health checks: it may reach it at any moment.
 	Imminent bool
+	// Booting says a service below its target still lacks instances in
+	// service, and every service below its target is judged on load
+	// balancers: its target is reached only after a check can see it
+	// imminent (its instances in service, then past their health
+	// checks), so no check before one sees that adds latency.
+	Booting bool
 	// Seed picks the jitter: the execution's id.
 	Seed string
 }
@@ -104,6 +113,8 @@ func (s Schedule) Next(x Situation) int {
 		if x.Window < wait && room(x.Window) {
 			wait, round = x.Window, math.Ceil
 		}
+	case x.Booting:
+		wait = max(wait, time.Duration(float64(s.Boot)*s.factor(x.Seed, x.Checks)))
 	case x.Imminent && s.Soon > 0:
 		if soon := time.Duration(float64(s.Soon) * s.factor(x.Seed, x.Checks)); soon < wait && room(soon) {
 			wait = soon

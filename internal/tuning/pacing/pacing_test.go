@@ -20,6 +20,7 @@ var schedule = Schedule{
 	Jitter: 0.2,
 	Stable: 15 * time.Second,
 	Soon:   2 * time.Second,
+	Boot:   10 * time.Second,
 }
 
 func TestEveryAndChecks(t *testing.T) {
@@ -45,7 +46,7 @@ func TestEveryAndChecks(t *testing.T) {
 }
 
 func TestNext(t *testing.T) {
-	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable, Soon: schedule.Soon} // no jitter
+	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable, Soon: schedule.Soon, Boot: schedule.Boot} // no jitter
 	tests := []struct {
 		name string
 		x    Situation
@@ -57,6 +58,9 @@ func TestNext(t *testing.T) {
 		{"no check before an instance can be ready", Situation{Elapsed: 5 * time.Second, Ready: 72 * time.Second}, 72},
 		{"holding its target: no quicker than Stable", Situation{Elapsed: 2 * time.Minute, Checks: 20, Window: 50 * time.Second}, 15},
 		{"a target imminent", Situation{Elapsed: 2 * time.Minute, Checks: 20, Imminent: true}, 2},
+		{"instances still booting behind load balancers: no quicker than Boot", Situation{Elapsed: time.Minute, Checks: 10, Booting: true}, 10},
+		{"booting, late: the schedule's slower pace", Situation{Elapsed: 30 * time.Minute, Checks: 240, Booting: true}, 10},
+		{"booting, no later than the timeout", Situation{Elapsed: time.Minute, Checks: 10, Booting: true, Left: 3 * time.Second}, 3},
 		{"a target imminent for too long", Situation{Elapsed: 9 * time.Minute, Checks: 200, Imminent: true}, 5},
 		{"the window's end, on time", Situation{Elapsed: 3 * time.Minute, Checks: 22, Window: 12 * time.Second}, 12},
 		{"the window's end in the late schedule", Situation{Elapsed: 7 * time.Hour, Checks: 700, Window: 20 * time.Second}, 20},

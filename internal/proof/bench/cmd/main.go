@@ -7,6 +7,8 @@
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
 //	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
 //
+// -cells none -long=false runs only -multi.
+//
 // Without -lambda the Lambda is built (as make build does) into a temporary
 // directory; without -ferry the asset uploads run in-process. -page
 // regenerates the performance section of bench.PerformancePage between
@@ -52,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.StringVar(&cfg.out, "out", "build/bench.json", "where to write the JSON report")
 	fs.StringVar(&cfg.lambda, "lambda", "", "the Lambda binary to measure (default: build it into a temporary directory)")
 	fs.StringVar(&cfg.ferry, "ferry", "", "the ferry binary to deploy with for the asset upload check (default: the upload function in-process)")
-	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100 (default: the whole grid)")
+	cellsFlag := fs.String("cells", "", "cells to run, SxN comma-separated, e.g. 1x1,50x100, or none (default: the whole grid)")
 	fs.StringVar(&cfg.follow, "follow", "", "the client's follow cost to report (JSON written by go test ./client -run TestFollowCost -args -follow-cost FILE)")
 	fs.BoolVar(&cfg.page, "page", false, "also regenerate the performance section of "+bench.PerformancePage+" between its markers")
 	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
@@ -184,10 +186,14 @@ func write(report *bench.Report, cfg config, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// parseCells reads "1x1,50x100"; empty is the whole grid.
+// parseCells reads "1x1,50x100"; empty is the whole grid, "none" no cell
+// (to run only -multi or -long).
 func parseCells(s string) ([]bench.Cell, error) {
-	if strings.TrimSpace(s) == "" {
+	switch strings.TrimSpace(s) {
+	case "":
 		return bench.Grid(), nil
+	case "none":
+		return nil, nil
 	}
 	var cells []bench.Cell
 	for _, part := range strings.Split(s, ",") {

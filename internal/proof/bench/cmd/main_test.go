@@ -18,6 +18,7 @@ func TestParseCells(t *testing.T) {
 		wantErr bool
 	}{
 		{in: "", want: bench.Grid()},
+		{in: "none", want: nil},
 		{in: "1x1", want: []bench.Cell{{Services: 1, Instances: 1}}},
 		{in: "1x1, 50x100", want: []bench.Cell{{Services: 1, Instances: 1}, {Services: 50, Instances: 100}}},
 		{in: "0x1", wantErr: true},
