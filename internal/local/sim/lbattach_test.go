@@ -385,7 +385,9 @@ func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	n := len(r.AMIs)
 	require.Equal(t, []string{"ubuntu-5xx", "ubuntu-worker", "ubuntu-slower"}, []string{r.AMIs[n-3].Name, r.AMIs[n-2].Name, r.AMIs[n-1].Name})
 	assert.Equal(t, sim.Worker, r.AMIs[n-2].Behavior, "the demo's worker finishes its job in its termination hook")
-	latency := func(v float64) []sim.MetricSpec { return []sim.MetricSpec{{Namespace: "DeployTest", Name: "Latency", Value: v}} }
+	latency := func(v float64) []sim.MetricSpec {
+		return []sim.MetricSpec{{Namespace: "DeployTest", Name: "Latency", Value: v}}
+	}
 	require.Equal(t, "ubuntu", r.AMIs[0].Name)
 	assert.Equal(t, latency(100), r.AMIs[0].Metrics)
 	assert.Equal(t, latency(130), r.AMIs[n-1].Metrics, "30% slower than ubuntu")
