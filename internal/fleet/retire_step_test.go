@@ -156,7 +156,9 @@ func TestRetirerSuspendsLaunchesOnce(t *testing.T) {
 func TestRetirerCountsProtection(t *testing.T) {
 	for _, protected := range []bool{true, false} {
 		e := newEnv(t)
-		name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) { in.NewInstancesProtectedFromScaleIn = aws.Bool(protected) })
+		name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+			in.NewInstancesProtectedFromScaleIn = aws.Bool(protected)
+		})
 		r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
 		ret, err := r.Step(e.ctx, []string{name})
 		require.NoError(t, err)
@@ -207,7 +209,9 @@ func TestRetirerFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) { in.NewInstancesProtectedFromScaleIn = aws.Bool(tc.protected) })
+			name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+				in.NewInstancesProtectedFromScaleIn = aws.Bool(tc.protected)
+			})
 			r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1"), LastAttempt: tc.last}
 			_, err := e.world.Faults().Add(sim.Rule{Op: tc.op, Nth: 1, Err: tc.err})
 			require.NoError(t, err)
