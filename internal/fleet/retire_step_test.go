@@ -118,13 +118,18 @@ func TestRetirerScalesInAGroupWithMinimumZero(t *testing.T) {
 	assert.Zero(t, aws.ToInt32(describe(t, e, name).DesiredCapacity))
 }
 
-// TestRetirerSuspendsLaunchesOnce: scaling in suspends RetireProcesses
-// (nothing launches into the group again) with one call; a group that has
-// them all suspended already gets no SuspendProcesses call, since one
-// naming no process suspends every process, Terminate included ("If you
-// omit this property, all processes are specified", SuspendProcesses,
-// Auto Scaling API Reference), and the group would never empty.
-func TestRetirerSuspendsLaunchesOnce(t *testing.T) {
+// TestRetirerCallsOnlyWhatIsLeft: scaling in suspends RetireProcesses
+// (nothing launches into the group again) with one call, and a step makes
+// only the calls still needed, every call drawing on the account's one
+// Auto Scaling request bucket (Amazon EC2 Auto Scaling API Reference,
+// Welcome, API request rate). A group that has them all suspended already
+// gets no SuspendProcesses call, since one naming no process suspends every
+// process, Terminate included ("If you omit this property, all processes
+// are specified", SuspendProcesses, Auto Scaling API Reference), and the
+// group would never empty; a group at 0 already gets no
+// UpdateAutoScalingGroup; a group without protected instances no
+// SetInstanceProtection.
+func TestRetirerCallsOnlyWhatIsLeft(t *testing.T) {
 	e := newEnv(t)
 	name := e.serving(t, "r1", nil)
 	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
@@ -134,19 +139,21 @@ func TestRetirerSuspendsLaunchesOnce(t *testing.T) {
 		suspended = append(suspended, aws.ToString(p.ProcessName))
 	}
 	assert.ElementsMatch(t, fleet.RetireProcesses, suspended)
-	calls := func() int {
-		n := 0
+	calls := func() map[string]int {
+		n := map[string]int{}
 		for _, c := range e.world.CallLog() {
-			if c.Op == "SuspendProcesses" {
-				n++
-			}
+			n[c.Op]++
 		}
 		return n
 	}
 	before := calls()
+	assert.Zero(t, before["SetInstanceProtection"], "no instance was protected")
 	_, err := r.Step(e.ctx, []string{name})
 	require.NoError(t, err)
-	assert.Equal(t, before, calls(), "nothing left to suspend: no call")
+	after := calls()
+	for _, op := range []string{"SuspendProcesses", "UpdateAutoScalingGroup", "SetInstanceProtection"} {
+		assert.Equal(t, before[op], after[op], "%s: nothing left to do, no call", op)
+	}
 }
 
 // TestRetirerCountsProtection: a step reports the instances protected
