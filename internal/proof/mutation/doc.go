@@ -18,6 +18,14 @@
 // Select, coverage.go): each test of a target runs once alone with
 // coverage, and a test that never reaches a mutant cannot fail because of
 // it, so leaving it out changes no result and saves its time per mutant.
+// A mutant no test reaches survives unless it does not compile, which
+// `go build` of its package says without linking a test binary.
+//
+// What judging cost is measured per mutant and summed per target (Costs):
+// wall time and the CPU time of go test and all it ran. Building a mutant
+// (compiling its package and its tests, linking the test binary) is most
+// of that CPU; a wall time far above it is a machine shared with other
+// work.
 //
 // It is a proof tool: the Lambda never links it (make thin).
 package mutation

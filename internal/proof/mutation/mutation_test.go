@@ -122,6 +122,10 @@ func TestRun(t *testing.T) {
 			s := Summarize(results)
 			assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
 			assert.Contains(t, log.String(), "killed")
+			costs := Costs([]Target{{Tests: "./"}}, results)
+			require.Len(t, costs, 1)
+			assert.Equal(t, len(results), costs[0].Mutants)
+			assert.Positive(t, costs[0].CPU, "the CPU of go test and what it ran")
 			assert.NotContains(t, log.String(), "every test runs", "selection applies")
 		})
 	}
