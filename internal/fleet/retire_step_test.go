@@ -283,3 +283,51 @@ func TestStanding(t *testing.T) {
 		assert.Equal(t, tc.want, fleet.Standing(tc.g))
 	}
 }
+
+// deleting is Auto Scaling as the simulator answers it, except that every
+// group it describes is being deleted: Status "Delete in progress", "the
+// current state of the group when the DeleteAutoScalingGroup operation is
+// in progress" (AutoScalingGroup, Auto Scaling API Reference).
+type deleting struct{ cloud.AutoScaling }
+
+func (d deleting) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	out, err := d.AutoScaling.DescribeAutoScalingGroups(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.AutoScalingGroups {
+		out.AutoScalingGroups[i].Status = aws.String("Delete in progress")
+	}
+	return out, nil
+}
+
+// TestRetirerLeavesAGroupBeingDeleted: a group already being deleted is
+// neither reported nor touched (its deletion is under way: detaching or
+// scaling it in would fail or race it), and the retirement is ready.
+func TestRetirerLeavesAGroupBeingDeleted(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: deleting{e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1")}
+	ret, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.True(t, ret.Ready)
+	assert.Empty(t, ret.Groups)
+	assert.Len(t, describe(t, e, name).LoadBalancerNames, 1, "left as it is")
+}
+
+// TestDetachedIn: a group is detached when the last report had it out of
+// every load balancer (scaling in, or empty and deleting), not while
+// draining; a name reported twice (one per region) only when both say so.
+func TestDetachedIn(t *testing.T) {
+	g := func(name, phase string) execution.RetiringGroup {
+		return execution.RetiringGroup{Name: name, Phase: phase}
+	}
+	got := fleet.DetachedIn([]execution.RetiringGroup{
+		g("draining", execution.PhaseDraining),
+		g("scaling-in", execution.PhaseScalingIn),
+		g("deleting", execution.PhaseDeleting),
+		g("twice", execution.PhaseScalingIn), g("twice", execution.PhaseDraining),
+		g("twice-done", execution.PhaseDeleting), g("twice-done", execution.PhaseScalingIn),
+	})
+	assert.Equal(t, map[string]bool{"draining": false, "scaling-in": true, "deleting": true, "twice": false, "twice-done": true}, got)
+}
