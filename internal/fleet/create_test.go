@@ -146,3 +146,27 @@ func TestSettleKeepsACapacityChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestSuspendOnlyWhatIsNot: Suspend suspends DeployProcesses of a group
+// that does not show them suspended, and makes no call for a group that
+// does (every call draws on the account's one Auto Scaling request
+// bucket: Amazon EC2 Auto Scaling API Reference, Welcome, API request
+// rate).
+func TestSuspendOnlyWhatIsNot(t *testing.T) {
+	e := newEnv(t)
+	rel := e.release("r1")
+	tmpl, grp := specs("r1")
+	require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+	require.NoError(t, rel.CreateGroup(e.ctx, grp))
+	g := describe(t, e, grp.Name)
+	require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
+	g = describe(t, e, grp.Name)
+	var suspended []string
+	for _, p := range g.SuspendedProcesses {
+		suspended = append(suspended, aws.ToString(p.ProcessName))
+	}
+	assert.ElementsMatch(t, fleet.DeployProcesses, suspended)
+	calls := len(e.world.CallLog())
+	require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
+	assert.Equal(t, calls, len(e.world.CallLog()), "all suspended already: no call")
+}
