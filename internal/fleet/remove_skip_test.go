@@ -50,3 +50,18 @@ func TestRemoveNamesWhatAFailureLeaves(t *testing.T) {
 	assert.Contains(t, all, "alarms ")
 	assert.Equal(t, []string{"group", "template", "alarm"}, e.left(name))
 }
+
+// TestRemoveFinishesAGroupBeingDeleted: a group already being deleted
+// (Status "Delete in progress", AutoScalingGroup, Auto Scaling API
+// Reference) is not refused for the instances it still shows: its
+// deletion is under way, and its alarms and launch template are removed.
+func TestRemoveFinishesAGroupBeingDeleted(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	c := *e.c
+	c.AutoScaling = deleting{e.c.AutoScaling}
+	res, err := (&fleet.Remover{Clients: &c, Owner: owner}).Remove(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.Equal(t, []string{name}, res.Removed)
+	assert.NotContains(t, e.left(name), "template")
+}
