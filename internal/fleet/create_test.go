@@ -170,3 +170,42 @@ func TestSuspendOnlyWhatIsNot(t *testing.T) {
 	require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
 	assert.Equal(t, calls, len(e.world.CallLog()), "all suspended already: no call")
 }
+
+// TestCreateTemplateOwnExisting: a launch template of the name that
+// already exists and this release made (its tags say so) is accepted,
+// even when EC2 refuses the create as a new request
+// (InvalidLaunchTemplateName.AlreadyExistsException, CreateLaunchTemplate,
+// EC2 API Reference: another client token).
+func TestCreateTemplateOwnExisting(t *testing.T) {
+	e := newEnv(t)
+	tmpl, _ := specs("r1")
+	require.NoError(t, e.release("r1").CreateTemplate(e.ctx, tmpl))
+	again := e.release("r1")
+	again.SHA256 = "another request"
+	require.NoError(t, again.CreateTemplate(e.ctx, tmpl))
+}
+
+// TestSettleAtDesiredMakesNoUpdate: a group launched at its desired
+// capacity (no spread) is settled without an UpdateAutoScalingGroup call
+// (Auto Scaling's one request bucket: Amazon EC2 Auto Scaling API
+// Reference, Welcome, API request rate).
+func TestSettleAtDesiredMakesNoUpdate(t *testing.T) {
+	e := newEnv(t)
+	rel := e.release("r1")
+	tmpl, grp := specs("r1")
+	require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+	require.NoError(t, rel.CreateGroup(e.ctx, grp))
+	e.clk.Advance(5 * time.Minute)
+	updates := func() int {
+		n := 0
+		for _, c := range e.world.CallLog() {
+			if c.Op == "UpdateAutoScalingGroup" {
+				n++
+			}
+		}
+		return n
+	}
+	before := updates()
+	require.NoError(t, rel.Settle(e.ctx, describe(t, e, grp.Name), 3, 3))
+	assert.Equal(t, before, updates())
+}
