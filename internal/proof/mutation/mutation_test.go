@@ -183,3 +183,20 @@ func TestSummaryString(t *testing.T) {
 		Summary{Killed: 3, Survived: 1, NotViable: 2}.String())
 	assert.Equal(t, "mutation: 0/0 killed (0.0%); 0 equivalent (listed), 0 survived, 0 not viable", Summary{}.String())
 }
+
+// TestMutantTimeout: a mutant's tests are bounded by timeoutFactor times
+// what its target's tests took unmutated, at least minTimeout, at most
+// the target's bound; without a reported time, by the bound.
+func TestMutantTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want time.Duration
+	}{
+		{"ok  \texample.com/limit\t0.054s\n", minTimeout},
+		{"ok  \texample.com/limit\t4.000s\n", 80 * time.Second},
+		{"ok  \texample.com/limit\t60.5s\n", 3 * time.Minute},
+		{"FAIL\texample.com/limit [build failed]\n", 3 * time.Minute},
+	} {
+		assert.Equal(t, tc.want, mutantTimeout([]byte(tc.out), 3*time.Minute), "%q", tc.out)
+	}
+}

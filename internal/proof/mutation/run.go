@@ -30,7 +30,8 @@ type Target struct {
 	// that judge it (a package's tests of other code need not run).
 	Tests, Run string
 	// Timeout bounds one run of the tests (go test -timeout): a mutant
-	// that makes them hang is killed when it passes.
+	// that makes them hang is killed when it passes. A mutant's tests are
+	// bounded lower when the target's tests are quick (mutantTimeout).
 	Timeout time.Duration
 }
 
@@ -131,9 +132,11 @@ type job struct {
 func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job, error) {
 	var jobs []job
 	for i, t := range targets {
-		if out, _, err := r.test(ctx, t, "", t.Run); err != nil {
+		out, _, err := r.test(ctx, t, "", t.Run)
+		if err != nil {
 			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
 		}
+		t.Timeout = mutantTimeout(out, t.Timeout)
 		var cov *coverage
 		if r.Select {
 			dir := filepath.Join(tmp, strconv.Itoa(i))
@@ -159,6 +162,34 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 		}
 	}
 	return jobs, nil
+}
+
+// Bounds of a mutant's test time (mutantTimeout).
+const (
+	timeoutFactor = 20
+	minTimeout    = 30 * time.Second
+)
+
+// elapsed matches the time go test reports a package's tests took.
+var elapsed = regexp.MustCompile(`(?m)^ok\s+\S+\s+([0-9.]+)s`)
+
+// mutantTimeout bounds one run of a mutant's tests by what its target's
+// tests took unmutated (out, as go test printed it): timeoutFactor times
+// that, at least minTimeout, at most bound. A mutant that makes the tests
+// hang (a paging loop whose end test is negated) is killed when they time
+// out; at bound (minutes) each such mutant held a worker that long. The
+// build is not in the time go test reports, so a loaded machine's slow
+// builds do not shorten it.
+func mutantTimeout(out []byte, bound time.Duration) time.Duration {
+	m := elapsed.FindSubmatch(out)
+	if m == nil {
+		return bound
+	}
+	secs, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		return bound
+	}
+	return min(bound, max(minTimeout, time.Duration(timeoutFactor*secs*float64(time.Second))))
 }
 
 // judge runs t's tests against m: those cov says run the code m changes,
