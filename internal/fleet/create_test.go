@@ -91,6 +91,11 @@ func TestReleaseRefusals(t *testing.T) {
 		{"policy alarm", "PutMetricAlarm", 1, func(t *testing.T, e *env, rel *fleet.Release, grp fleet.Group) error {
 			return rel.PutPolicies(e.ctx, grp.Name, releaseTags("r1"), []fleet.Policy{{Type: "cpu_scale_up", Adjustment: 1, Period: 60, EvaluationPeriods: 1, Threshold: 70, Above: true}}, nil)
 		}, true},
+		{"settle's resume", "ResumeProcesses", 1, func(t *testing.T, e *env, rel *fleet.Release, grp fleet.Group) error {
+			g := describe(t, e, grp.Name)
+			require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
+			return rel.Settle(e.ctx, describe(t, e, grp.Name), 3, 3)
+		}, false},
 		{"settle", "UpdateAutoScalingGroup", 1, func(t *testing.T, e *env, rel *fleet.Release, grp fleet.Group) error {
 			return rel.Settle(e.ctx, describe(t, e, grp.Name), 1, 3)
 		}, false},
