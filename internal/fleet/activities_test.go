@@ -73,3 +73,20 @@ func TestOwnerMarks(t *testing.T) {
 		assert.False(t, owner.Marks(tags), "%s differs", k)
 	}
 }
+
+// TestReadActivitiesRebalanced: an instance Capacity Rebalancing
+// terminated (its activity's Cause names the "EC2 instance rebalance
+// recommendation": "Use Capacity Rebalancing to handle Amazon EC2 Spot
+// Interruptions", Auto Scaling User Guide) is reported by its id, not
+// counted as a termination.
+func TestReadActivitiesRebalanced(t *testing.T) {
+	e := newEnv(t)
+	acts := []astypes.Activity{
+		{Description: aws.String("Terminating EC2 instance: i-0aaa"), Cause: aws.String("At 2025-06-01T12:00:00Z an instance was taken out of service in response to an EC2 instance rebalance recommendation."), StatusCode: astypes.ScalingActivityStatusCodeSuccessful},
+		{Description: aws.String("Terminating EC2 instance: i-0bbb"), Cause: aws.String("At 2025-06-01T12:00:00Z an instance was taken out of service in response to a user request."), StatusCode: astypes.ScalingActivityStatusCodeSuccessful},
+	}
+	got, err := fleet.ReadActivities(e.ctx, &activities{AutoScaling: e.c.AutoScaling, acts: acts}, "g")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"i-0aaa": true}, got.Rebalanced)
+	assert.Equal(t, 1, got.Terminated)
+}
