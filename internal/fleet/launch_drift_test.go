@@ -31,6 +31,9 @@ func TestLaunchDrift(t *testing.T) {
 		{"no template", asgtypes.AutoScalingGroup{}, "launches from no launch template, not from " + name + " version 1"},
 		{"a mixed instances policy beside the template", asgtypes.AutoScalingGroup{LaunchTemplate: lt(name, "1"), MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{}},
 			"launches from a mixed instances policy without its launch template " + name + " version 1"},
+		{"a mixed instances policy with a template of its own beside the template", asgtypes.AutoScalingGroup{LaunchTemplate: lt(name, "1"), MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{LaunchTemplateSpecification: lt(name, "1")}}},
+			"launches from a mixed instances policy without its launch template " + name + " version 1"},
 		{"a mixed instances policy as made", asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
 			LaunchTemplate: &asgtypes.LaunchTemplate{LaunchTemplateSpecification: lt(name, "1"), Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.large")}}}}}, ""},
 		{"a mixed instances policy at another version", asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{

@@ -18,6 +18,19 @@
 // Select, coverage.go): each test of a target runs once alone with
 // coverage, and a test that never reaches a mutant cannot fail because of
 // it, so leaving it out changes no result and saves its time per mutant.
+// A mutant no test reaches survives unless it does not compile, which
+// `go build` of its package says without linking a test binary.
+//
+// A mutant's tests are bounded by twenty times what its target's tests
+// took unmutated (at least 30 s, at most the target's Timeout): a mutant
+// that makes them hang, such as a paging loop whose end is negated, is
+// killed then instead of holding a worker for the whole bound.
+//
+// What judging cost is measured per mutant and summed per target (Costs):
+// wall time and the CPU time of go test and all it ran. Building a mutant
+// (compiling its package and its tests, linking the test binary) is most
+// of that CPU; a wall time far above it is a machine shared with other
+// work.
 //
 // It is a proof tool: the Lambda never links it (make thin).
 package mutation

@@ -122,6 +122,10 @@ func TestRun(t *testing.T) {
 			s := Summarize(results)
 			assert.Equal(t, len(results), s.Killed+s.Survived+s.Equivalent+s.NotViable)
 			assert.Contains(t, log.String(), "killed")
+			costs := Costs([]Target{{Tests: "./"}}, results)
+			require.Len(t, costs, 1)
+			assert.Equal(t, len(results), costs[0].Mutants)
+			assert.Positive(t, costs[0].CPU, "the CPU of go test and what it ran")
 			assert.NotContains(t, log.String(), "every test runs", "selection applies")
 		})
 	}
@@ -178,4 +182,21 @@ func TestSummaryString(t *testing.T) {
 	assert.Equal(t, "mutation: 3/4 killed (75.0%); 0 equivalent (listed), 1 survived, 2 not viable",
 		Summary{Killed: 3, Survived: 1, NotViable: 2}.String())
 	assert.Equal(t, "mutation: 0/0 killed (0.0%); 0 equivalent (listed), 0 survived, 0 not viable", Summary{}.String())
+}
+
+// TestMutantTimeout: a mutant's tests are bounded by timeoutFactor times
+// what its target's tests took unmutated, at least minTimeout, at most
+// the target's bound; without a reported time, by the bound.
+func TestMutantTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want time.Duration
+	}{
+		{"ok  \texample.com/limit\t0.054s\n", minTimeout},
+		{"ok  \texample.com/limit\t4.000s\n", 80 * time.Second},
+		{"ok  \texample.com/limit\t60.5s\n", 3 * time.Minute},
+		{"FAIL\texample.com/limit [build failed]\n", 3 * time.Minute},
+	} {
+		assert.Equal(t, tc.want, mutantTimeout([]byte(tc.out), 3*time.Minute), "%q", tc.out)
+	}
 }

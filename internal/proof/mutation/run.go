@@ -30,7 +30,8 @@ type Target struct {
 	// that judge it (a package's tests of other code need not run).
 	Tests, Run string
 	// Timeout bounds one run of the tests (go test -timeout): a mutant
-	// that makes them hang is killed when it passes.
+	// that makes them hang is killed when it passes. A mutant's tests are
+	// bounded lower when the target's tests are quick (mutantTimeout).
 	Timeout time.Duration
 }
 
@@ -50,10 +51,15 @@ const (
 	NotViable Status = "not viable"
 )
 
-// Result is one mutant's status.
+// Result is one mutant's status, and what judging it cost: the wall time
+// and the CPU time (user and system, of go test and everything it ran:
+// compiling, linking, the tests).
 type Result struct {
 	Mutant
-	Status Status
+	Status    Status
+	Wall, CPU time.Duration
+	// Target is the index of the target it belongs to.
+	Target int
 }
 
 // Runner runs mutants through go test.
@@ -92,8 +98,9 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 	for range max(r.Workers, 1) {
 		wg.Go(func() {
 			for i := range next {
-				s := r.judge(ctx, jobs[i].m, jobs[i].t, jobs[i].cov)
-				results[i] = Result{Mutant: jobs[i].m, Status: s}
+				start := time.Now()
+				s, cpu := r.judge(ctx, jobs[i].m, jobs[i].t, jobs[i].cov)
+				results[i] = Result{Mutant: jobs[i].m, Status: s, Wall: time.Since(start), CPU: cpu, Target: jobs[i].target}
 				mu.Lock()
 				fmt.Fprintf(r.Log, "%-10s %s\n", s, jobs[i].m)
 				mu.Unlock()
@@ -114,9 +121,10 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 // job is one mutant to judge, by its target's tests (those cov selects,
 // when set).
 type job struct {
-	m   Mutant
-	t   Target
-	cov *coverage
+	m      Mutant
+	t      Target
+	cov    *coverage
+	target int
 }
 
 // jobs checks that each target's tests pass unmutated, measures their
@@ -124,9 +132,11 @@ type job struct {
 func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job, error) {
 	var jobs []job
 	for i, t := range targets {
-		if out, err := r.test(ctx, t, "", t.Run); err != nil {
+		out, _, err := r.test(ctx, t, "", t.Run)
+		if err != nil {
 			return nil, fmt.Errorf("mutation: the tests of %s fail unmutated: %w\n%s", t.Tests, err, out)
 		}
+		t.Timeout = mutantTimeout(out, t.Timeout)
 		var cov *coverage
 		if r.Select {
 			dir := filepath.Join(tmp, strconv.Itoa(i))
@@ -146,7 +156,7 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 			for _, m := range ms {
 				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
 					m.File = f
-					jobs = append(jobs, job{m, t, cov})
+					jobs = append(jobs, job{m, t, cov, i})
 				}
 			}
 		}
@@ -154,17 +164,46 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 	return jobs, nil
 }
 
+// Bounds of a mutant's test time (mutantTimeout).
+const (
+	timeoutFactor = 20
+	minTimeout    = 30 * time.Second
+)
+
+// elapsed matches the time go test reports a package's tests took.
+var elapsed = regexp.MustCompile(`(?m)^ok\s+\S+\s+([0-9.]+)s`)
+
+// mutantTimeout bounds one run of a mutant's tests by what its target's
+// tests took unmutated (out, as go test printed it): timeoutFactor times
+// that, at least minTimeout, at most bound. A mutant that makes the tests
+// hang (a paging loop whose end test is negated) is killed when they time
+// out; at bound (minutes) each such mutant held a worker that long. The
+// build is not in the time go test reports, so a loaded machine's slow
+// builds do not shorten it.
+func mutantTimeout(out []byte, bound time.Duration) time.Duration {
+	m := elapsed.FindSubmatch(out)
+	if m == nil {
+		return bound
+	}
+	secs, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		return bound
+	}
+	return min(bound, max(minTimeout, time.Duration(timeoutFactor*secs*float64(time.Second))))
+}
+
 // judge runs t's tests against m: those cov says run the code m changes,
-// when cov is set (none: m is only compiled).
-func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) Status {
+// when cov is set (none: m's package is only compiled, not linked). It
+// returns the CPU time that took.
+func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) (Status, time.Duration) {
 	path := filepath.Join(r.Dir, m.File)
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return NotViable
+		return NotViable, 0
 	}
 	dir, err := os.MkdirTemp("", "mutant-")
 	if err != nil {
-		return NotViable
+		return NotViable, 0
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	mutated := filepath.Join(dir, filepath.Base(path))
@@ -172,33 +211,56 @@ func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) S
 	abs, _ := filepath.Abs(path)
 	spec, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
 	if os.WriteFile(mutated, Apply(src, m), 0o600) != nil || os.WriteFile(overlay, spec, 0o600) != nil {
-		return NotViable
+		return NotViable, 0
 	}
 	run := t.Run
 	if cov != nil {
 		switch tests, all := cov.covering(m); {
 		case all:
 		case len(tests) == 0:
-			run = "^$" // compile only
+			// No test reaches it: it survives unless it does not
+			// compile, which building its package says without
+			// linking a test binary.
+			cmd, cancel := r.command(ctx, t, "build", "-overlay="+overlay, "./"+filepath.ToSlash(filepath.Dir(m.File)))
+			defer cancel()
+			if cmd.Run() != nil {
+				return NotViable, cpuOf(cmd)
+			}
+			return r.passed(m), cpuOf(cmd)
 		default:
 			run = runPattern(tests)
 		}
 	}
-	out, err := r.test(ctx, t, overlay, run)
+	out, cpu, err := r.test(ctx, t, overlay, run)
 	switch {
-	case err == nil && r.Equivalent[m.Key()] != "":
-		return Equivalent
 	case err == nil:
-		return Survived
+		return r.passed(m), cpu
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
-		return NotViable
+		return NotViable, cpu
 	}
-	return Killed
+	return Killed, cpu
+}
+
+// passed is the status of m when the tests pass on it.
+func (r *Runner) passed(m Mutant) Status {
+	if r.Equivalent[m.Key()] != "" {
+		return Equivalent
+	}
+	return Survived
+}
+
+// cpuOf is the CPU time cmd, run, took with everything it waited for.
+func cpuOf(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // test runs t's tests that match run (all, when empty), with the overlay
-// file when given.
-func (r *Runner) test(ctx context.Context, t Target, overlay, run string) ([]byte, error) {
+// file when given, and returns what they printed and the CPU time they
+// took.
+func (r *Runner) test(ctx context.Context, t Target, overlay, run string) ([]byte, time.Duration, error) {
 	args := []string{"test", "-count=1", "-failfast", "-vet=off", "-timeout=" + t.Timeout.String()}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
@@ -209,11 +271,20 @@ func (r *Runner) test(ctx context.Context, t Target, overlay, run string) ([]byt
 	if run != "" {
 		args = append(args, "-run="+run)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.Timeout+2*time.Minute)
+	cmd, cancel := r.command(ctx, t, append(args, t.Tests)...)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.Go, append(args, t.Tests)...)
+	out, err := cmd.CombinedOutput()
+	return out, cpuOf(cmd), err
+}
+
+// command is the go command with args, in the module's root, bounded by
+// t's timeout and two minutes to build; the caller calls cancel once it
+// has run.
+func (r *Runner) command(ctx context.Context, t Target, args ...string) (*exec.Cmd, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, t.Timeout+2*time.Minute)
+	cmd := exec.CommandContext(ctx, r.Go, args...)
 	cmd.Dir = r.Dir
-	return cmd.CombinedOutput()
+	return cmd, cancel
 }
 
 // Summary counts results.
@@ -272,4 +343,40 @@ func ReadEquivalents(r io.Reader) (map[string]string, error) {
 		return nil, errors.Join(errors.New("equivalents"), err)
 	}
 	return out, nil
+}
+
+// Cost is what judging the mutants of one target took: how many, the
+// sum of their wall times (over all workers) and of their CPU times.
+// Where the time goes says what to speed up: CPU far below wall is a
+// machine shared with other work; CPU per mutant is mostly building it.
+type Cost struct {
+	Tests     string
+	Mutants   int
+	Wall, CPU time.Duration
+}
+
+// Costs are the costs of rs by target, in the order of targets.
+func Costs(targets []Target, rs []Result) []Cost {
+	out := make([]Cost, len(targets))
+	for i, t := range targets {
+		out[i].Tests = t.Tests
+	}
+	for _, r := range rs {
+		if r.Target < 0 || r.Target >= len(out) {
+			continue
+		}
+		c := &out[r.Target]
+		c.Mutants++
+		c.Wall += r.Wall
+		c.CPU += r.CPU
+	}
+	return out
+}
+
+// String is the line make mutate prints of c.
+func (c Cost) String() string {
+	n := time.Duration(max(c.Mutants, 1))
+	return fmt.Sprintf("mutation: %s: %d mutants, wall %s (%s each), cpu %s (%s each)",
+		c.Tests, c.Mutants, c.Wall.Round(time.Second), (c.Wall / n).Round(100*time.Millisecond),
+		c.CPU.Round(time.Second), (c.CPU / n).Round(100*time.Millisecond))
 }

@@ -71,10 +71,15 @@ func run(ts targets, equivalentPath string, workers int, short, sel bool, timeou
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	start := time.Now()
 	results, err := r.Run(ctx, parsed)
 	if err != nil {
 		return err
 	}
+	for _, c := range mutation.Costs(parsed, results) {
+		fmt.Println(c)
+	}
+	fmt.Printf("mutation: %s in all\n", time.Since(start).Round(time.Second))
 	s := mutation.Summarize(results)
 	for _, res := range results {
 		if res.Status == mutation.Survived {

@@ -1,0 +1,333 @@
+package fleet_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/local/sim"
+)
+
+// attachments is Auto Scaling as the simulator answers it, except that
+// DescribeLoadBalancers and DescribeLoadBalancerTargetGroups report the
+// group's one classic load balancer and one target group in the states
+// elb and tg ("": not attached at all).
+type attachments struct {
+	cloud.AutoScaling
+	elb, tg string
+}
+
+var _ cloud.AutoScaling = (*attachments)(nil)
+
+func (a *attachments) DescribeLoadBalancers(context.Context, *autoscaling.DescribeLoadBalancersInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancersOutput, error) {
+	out := &autoscaling.DescribeLoadBalancersOutput{}
+	if a.elb != "" {
+		out.LoadBalancers = []astypes.LoadBalancerState{{LoadBalancerName: aws.String("coinbase-deploy-test-web-elb"), State: aws.String(a.elb)}}
+	}
+	return out, nil
+}
+
+func (a *attachments) DescribeLoadBalancerTargetGroups(ctx context.Context, in *autoscaling.DescribeLoadBalancerTargetGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancerTargetGroupsOutput, error) {
+	real, err := a.AutoScaling.DescribeLoadBalancerTargetGroups(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := &autoscaling.DescribeLoadBalancerTargetGroupsOutput{}
+	if a.tg != "" && len(real.LoadBalancerTargetGroups) > 0 {
+		arn := real.LoadBalancerTargetGroups[0].LoadBalancerTargetGroupARN
+		out.LoadBalancerTargetGroups = []astypes.LoadBalancerTargetGroupState{{LoadBalancerTargetGroupARN: arn, State: aws.String(a.tg)}}
+	}
+	return out, nil
+}
+
+// TestRetirerWaitsForEveryAttachment: a group is scaled in only once no
+// load balancer of either kind is still draining it. A classic load
+// balancer or a target group "enters the Removing state while
+// deregistering the instances in the group" (DetachLoadBalancers,
+// DetachLoadBalancerTargetGroups, Auto Scaling API Reference): one of
+// them Removing, or still attached (InService), is enough to keep the
+// group draining, whatever the other says.
+func TestRetirerWaitsForEveryAttachment(t *testing.T) {
+	for _, tc := range []struct {
+		elb, tg string
+		phase   string
+	}{
+		{"Removed", "Removing", execution.PhaseDraining},
+		{"Removing", "Removed", execution.PhaseDraining},
+		{"", "Removing", execution.PhaseDraining},
+		{"Removed", "InService", execution.PhaseDraining},
+		{"InService", "", execution.PhaseDraining},
+		{"Removed", "Removed", execution.PhaseScalingIn},
+		{"", "", execution.PhaseScalingIn},
+	} {
+		t.Run(tc.elb+"/"+tc.tg, func(t *testing.T) {
+			e := newEnv(t)
+			name := e.serving(t, "r1", nil)
+			r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling, elb: tc.elb, tg: tc.tg}, Owner: owner, Owns: ofRelease("r1")}
+			ret, err := r.Step(e.ctx, []string{name})
+			require.NoError(t, err)
+			require.Len(t, ret.Groups, 1)
+			assert.Equal(t, tc.phase, ret.Groups[0].Phase)
+			g := describe(t, e, name)
+			if tc.phase == execution.PhaseDraining {
+				assert.Equal(t, int32(2), aws.ToInt32(g.DesiredCapacity), "not scaled in while draining")
+			} else {
+				assert.Zero(t, aws.ToInt32(g.DesiredCapacity), "scaled in once drained")
+			}
+		})
+	}
+}
+
+// detached steps r until the group name is out of its load balancers
+// and scaling in.
+func detached(t *testing.T, e *env, r *fleet.Retirer, name string) fleet.Retirement {
+	t.Helper()
+	for range 40 {
+		ret, err := r.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		require.Len(t, ret.Groups, 1)
+		if ret.Groups[0].Phase != execution.PhaseDraining {
+			return ret
+		}
+		e.clk.Advance(15e9)
+	}
+	t.Fatal("still draining after 40 steps")
+	return fleet.Retirement{}
+}
+
+// TestRetirerScalesInAGroupWithMinimumZero: a group whose minimum size is
+// already 0 but still runs instances is scaled in all the same (its
+// desired capacity set to 0: UpdateAutoScalingGroup, Auto Scaling API
+// Reference); only a group at 0 of both is left without a call.
+func TestRetirerScalesInAGroupWithMinimumZero(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) { in.MinSize = aws.Int32(0) })
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+	ret := detached(t, e, r, name)
+	assert.Equal(t, execution.PhaseScalingIn, ret.Groups[0].Phase)
+	assert.Zero(t, aws.ToInt32(describe(t, e, name).DesiredCapacity))
+}
+
+// TestRetirerCallsOnlyWhatIsLeft: scaling in suspends RetireProcesses
+// (nothing launches into the group again) with one call, and a step makes
+// only the calls still needed, every call drawing on the account's one
+// Auto Scaling request bucket (Amazon EC2 Auto Scaling API Reference,
+// Welcome, API request rate). A group that has them all suspended already
+// gets no SuspendProcesses call, since one naming no process suspends every
+// process, Terminate included ("If you omit this property, all processes
+// are specified", SuspendProcesses, Auto Scaling API Reference), and the
+// group would never empty; a group at 0 already gets no
+// UpdateAutoScalingGroup; a group without protected instances no
+// SetInstanceProtection.
+func TestRetirerCallsOnlyWhatIsLeft(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+	detached(t, e, r, name)
+	var suspended []string
+	for _, p := range describe(t, e, name).SuspendedProcesses {
+		suspended = append(suspended, aws.ToString(p.ProcessName))
+	}
+	assert.ElementsMatch(t, fleet.RetireProcesses, suspended)
+	calls := func() map[string]int {
+		n := map[string]int{}
+		for _, c := range e.world.CallLog() {
+			n[c.Op]++
+		}
+		return n
+	}
+	before := calls()
+	assert.Zero(t, before["SetInstanceProtection"], "no instance was protected")
+	_, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	after := calls()
+	for _, op := range []string{"SuspendProcesses", "UpdateAutoScalingGroup", "SetInstanceProtection"} {
+		assert.Equal(t, before[op], after[op], "%s: nothing left to do, no call", op)
+	}
+}
+
+// TestRetirerCountsProtection: a step reports the instances protected
+// from scale-in that are not terminating (a protected instance is never
+// terminated by a scale-in: "Use instance scale-in protection", Auto
+// Scaling User Guide), and none for a group without protection.
+func TestRetirerCountsProtection(t *testing.T) {
+	for _, protected := range []bool{true, false} {
+		e := newEnv(t)
+		name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+			in.NewInstancesProtectedFromScaleIn = aws.Bool(protected)
+		})
+		r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+		ret, err := r.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		require.Len(t, ret.Groups, 1)
+		want := 0
+		if protected {
+			want = 2
+		}
+		assert.Equal(t, want, ret.Groups[0].Protected, "protected: %v", protected)
+	}
+}
+
+// TestRetirerLeavesAnotherReleasesGroup: Step neither reports nor touches
+// a group its Owns refuses (another release's, still serving).
+func TestRetirerLeavesAnotherReleasesGroup(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r2")}
+	ret, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.True(t, ret.Ready)
+	assert.Empty(t, ret.Groups)
+	g := describe(t, e, name)
+	assert.Len(t, g.LoadBalancerNames, 1, "still in its load balancer")
+	assert.Equal(t, int32(2), aws.ToInt32(g.DesiredCapacity))
+}
+
+// TestRetirerFailures: a call of a scale-in that AWS refuses is an error
+// naming the group and what it keeps (a CleanUpError), never a step
+// reported done; a ValidationError (Auto Scaling's "not found") of a
+// group just described is retryable (eventual consistency) until the last
+// attempt.
+func TestRetirerFailures(t *testing.T) {
+	validation := &smithy.GenericAPIError{Code: cloud.CodeValidation, Message: "group not found", Fault: smithy.FaultClient}
+	for _, tc := range []struct {
+		name, op    string
+		err         error
+		last        bool
+		protected   bool
+		retryable   bool
+		leftoverSay string
+	}{
+		{name: "suspend denied", op: "SuspendProcesses", err: sim.AccessDenied(), leftoverSay: "launches not suspended"},
+		{name: "update denied", op: "UpdateAutoScalingGroup", err: sim.AccessDenied(), leftoverSay: "not scaled in (2 instances)"},
+		{name: "protection denied", op: "SetInstanceProtection", err: sim.AccessDenied(), protected: true, leftoverSay: "2 instances protected from scale-in"},
+		{name: "not visible yet", op: "UpdateAutoScalingGroup", err: validation, retryable: true},
+		{name: "not found on the last attempt", op: "UpdateAutoScalingGroup", err: validation, last: true, leftoverSay: "not scaled in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+				in.NewInstancesProtectedFromScaleIn = aws.Bool(tc.protected)
+			})
+			r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1"), LastAttempt: tc.last}
+			_, err := e.world.Faults().Add(sim.Rule{Op: tc.op, Nth: 1, Err: tc.err})
+			require.NoError(t, err)
+			_, err = r.Step(e.ctx, []string{name})
+			require.Error(t, err)
+			assert.Equal(t, tc.retryable, failure.IsRetryable(err), "%v", err)
+			if tc.retryable {
+				return
+			}
+			var ce *failure.CleanUpError
+			require.ErrorAs(t, err, &ce)
+			require.Len(t, ce.Leftovers, 1)
+			assert.Contains(t, ce.Leftovers[0], name+": ")
+			assert.Contains(t, ce.Leftovers[0], tc.leftoverSay)
+		})
+	}
+}
+
+// TestRetirerResumesTerminate: a group whose Terminate process someone
+// suspended would never lose an instance to the scale-in; the step resumes
+// it (ResumeProcesses, Auto Scaling API Reference), and a refusal of that
+// is an error naming it.
+func TestRetirerResumesTerminate(t *testing.T) {
+	for _, denied := range []bool{false, true} {
+		e := newEnv(t)
+		name := e.serving(t, "r1", nil)
+		_, err := e.c.AutoScaling.SuspendProcesses(e.ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(name), ScalingProcesses: []string{"Terminate"}})
+		require.NoError(t, err)
+		if denied {
+			_, err := e.world.Faults().Add(sim.Rule{Op: "ResumeProcesses", Nth: 1, Err: sim.AccessDenied()})
+			require.NoError(t, err)
+		}
+		r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1")}
+		_, err = r.Step(e.ctx, []string{name})
+		if denied {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "Terminate suspended")
+			continue
+		}
+		require.NoError(t, err)
+		for _, p := range describe(t, e, name).SuspendedProcesses {
+			assert.NotEqual(t, "Terminate", aws.ToString(p.ProcessName))
+		}
+	}
+}
+
+// TestStanding: what keeps a group standing is said in full: draining,
+// each count that is not zero, and the instances left when nothing else
+// explains them.
+func TestStanding(t *testing.T) {
+	for _, tc := range []struct {
+		g    fleet.GroupState
+		want string
+	}{
+		{fleet.GroupState{RetiringGroup: execution.RetiringGroup{Name: "g", Phase: execution.PhaseDraining, Instances: 2}, InService: 2},
+			"auto scaling group g (not deleted): still attached to or draining from its load balancers; 2 in service"},
+		{fleet.GroupState{RetiringGroup: execution.RetiringGroup{Name: "g", Phase: execution.PhaseScalingIn, Instances: 1, HooksPending: 1}},
+			"auto scaling group g (not deleted): 1 waiting on a termination hook (Terminating:Wait)"},
+		{fleet.GroupState{RetiringGroup: execution.RetiringGroup{Name: "g", Phase: execution.PhaseScalingIn, Instances: 3}},
+			"auto scaling group g (not deleted): 3 instances left"},
+	} {
+		assert.Equal(t, tc.want, fleet.Standing(tc.g))
+	}
+}
+
+// deleting is Auto Scaling as the simulator answers it, except that every
+// group it describes is being deleted: Status "Delete in progress", "the
+// current state of the group when the DeleteAutoScalingGroup operation is
+// in progress" (AutoScalingGroup, Auto Scaling API Reference).
+type deleting struct{ cloud.AutoScaling }
+
+func (d deleting) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	out, err := d.AutoScaling.DescribeAutoScalingGroups(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.AutoScalingGroups {
+		out.AutoScalingGroups[i].Status = aws.String("Delete in progress")
+	}
+	return out, nil
+}
+
+// TestRetirerLeavesAGroupBeingDeleted: a group already being deleted is
+// neither reported nor touched (its deletion is under way: detaching or
+// scaling it in would fail or race it), and the retirement is ready.
+func TestRetirerLeavesAGroupBeingDeleted(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: deleting{e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1")}
+	ret, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	assert.True(t, ret.Ready)
+	assert.Empty(t, ret.Groups)
+	assert.Len(t, describe(t, e, name).LoadBalancerNames, 1, "left as it is")
+}
+
+// TestDetachedIn: a group is detached when the last report had it out of
+// every load balancer (scaling in, or empty and deleting), not while
+// draining; a name reported twice (one per region) only when both say so.
+func TestDetachedIn(t *testing.T) {
+	g := func(name, phase string) execution.RetiringGroup {
+		return execution.RetiringGroup{Name: name, Phase: phase}
+	}
+	got := fleet.DetachedIn([]execution.RetiringGroup{
+		g("draining", execution.PhaseDraining),
+		g("scaling-in", execution.PhaseScalingIn),
+		g("deleting", execution.PhaseDeleting),
+		g("twice", execution.PhaseScalingIn), g("twice", execution.PhaseDraining),
+		g("twice-done", execution.PhaseDeleting), g("twice-done", execution.PhaseScalingIn),
+	})
+	assert.Equal(t, map[string]bool{"draining": false, "scaling-in": true, "deleting": true, "twice": false, "twice-done": true}, got)
+}
