@@ -281,3 +281,47 @@ func TestRemoveGoneNoCalls(t *testing.T) {
 		assert.Equal(t, before[op], after[op], op)
 	}
 }
+
+// TestRemoveVanishedBetweenDescribeAndDelete: a group or template the
+// first describe showed, whose delete then answers "not found" (and, for
+// a group, the describe after it agrees), is gone, unless this release
+// created it moments ago and a retry follows: then the "not found" may
+// be eventual consistency (a delete can be answered by another replica
+// than the describe; "Eventual consistency", Amazon EC2 API Reference),
+// and the removal is retried, never reported done.
+func TestRemoveVanishedBetweenDescribeAndDelete(t *testing.T) {
+	for _, kind := range []sim.HiddenKind{sim.HideGroups, sim.HideLaunchTemplates} {
+		for _, tc := range []struct {
+			name          string
+			created, last bool
+			removed       bool
+		}{
+			{"made by another release", false, false, true},
+			{"made moments ago, a retry follows", true, false, false},
+			{"made moments ago, the last attempt", true, true, true},
+		} {
+			t.Run(string(kind)+"/"+tc.name, func(t *testing.T) {
+				e := newEnv(t)
+				// Each kind's calls: the group's create and Remove's
+				// describe see it; the delete and the describe after it
+				// do not.
+				require.NoError(t, e.world.Faults().Hide(sim.Hiding{Kind: kind, From: 3, Calls: 2}))
+				name := e.make(t, "r1", nil)
+				r := &fleet.Remover{Clients: e.c, Owner: owner, Owns: ofRelease("r1"), LastAttempt: tc.last}
+				if tc.created {
+					r.Created = map[string]bool{name: true}
+				}
+				res, err := r.Remove(e.ctx, []string{name})
+				if tc.removed {
+					require.NoError(t, err)
+					assert.Equal(t, []string{name}, res.Removed)
+					return
+				}
+				require.Error(t, err)
+				assert.Equal(t, failure.NameRetryable, failure.NameOf(err), "%v", err)
+				assert.Contains(t, err.Error(), "not visible yet")
+				assert.Empty(t, res.Removed)
+			})
+		}
+	}
+}

@@ -263,3 +263,24 @@ func TestRetirerThrottledPartWay(t *testing.T) {
 	assert.Equal(t, 2, ret.Stepped)
 	assert.Equal(t, 2, e.world.Calls()["DetachLoadBalancerTargetGroups"]-before["DetachLoadBalancerTargetGroups"], "the second group is detached now")
 }
+
+// TestRetirerCarriesWhereAGroupStood: a step throttled at its first call
+// reports each group it did not reach as the previous step left it: one
+// not yet detached is draining, one detached that still has instances is
+// scaling in (not ready for deletion: its instances still run).
+func TestRetirerCarriesWhereAGroupStood(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.serving(t, "r0", nil), e.serving(t, "r1", nil)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Detached: map[string]bool{b: true}}
+	_, err := e.world.Faults().Add(sim.Rule{Op: "DescribeLoadBalancers", Service: "Auto Scaling", Nth: 1, Err: sim.Throttling()})
+	require.NoError(t, err)
+	ret, err := r.Step(e.ctx, []string{a, b})
+	require.True(t, cloud.Throttled(err), "%v", err)
+	assert.Equal(t, a, ret.Stopped)
+	assert.Zero(t, ret.Stepped)
+	require.Len(t, ret.Groups, 2)
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase, "never detached")
+	assert.Equal(t, execution.PhaseScalingIn, ret.Groups[1].Phase, "detached, its instances still running")
+	assert.Positive(t, ret.Groups[1].Instances)
+	assert.False(t, ret.Ready)
+}
