@@ -98,12 +98,7 @@ func TestPipelineApproveVerdict(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
 	file := pipelineWith(t, func(gates map[string]any) { gates["separate_approver"] = true })
-	approvals := make(chan func(), 4)
-	tr.observe(func(_ string, ev asl.Event) {
-		if ev.Type == asl.EventTaskSubmitted {
-			approvals <- tr.Hold()
-		}
-	})
+	approvals := holdAtApprovals(tr, 4)
 	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", file).code)
 	s := tr.ferryAt(t.Context(), func(e *Env) { e.Sleep = tr.sleeper() }, "pipeline", "start", "--local", file, deployTestRelease)
 	require.Equal(t, exitOK, s.code, s.stderr)
@@ -186,12 +181,7 @@ func TestPipelineApproveExpiredProof(t *testing.T) {
 		}
 	})
 	addStagingAlarm(t, tr)
-	approvals := make(chan func(), 4)
-	tr.observe(func(_ string, ev asl.Event) {
-		if ev.Type == asl.EventTaskSubmitted {
-			approvals <- tr.Hold()
-		}
-	})
+	approvals := holdAtApprovals(tr, 4)
 	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
 	startPromotion(t, tr)
 	release := <-approvals

@@ -87,12 +87,7 @@ func count(kinds []string, kind string) int {
 func TestFollowPromotionHalted(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
-	approvals := make(chan func(), 4)
-	tr.observe(func(_ string, ev asl.Event) {
-		if ev.Type == asl.EventTaskSubmitted {
-			approvals <- tr.Hold()
-		}
-	})
+	approvals := holdAtApprovals(tr, 4)
 	require.Equal(t, exitOK, tr.ferry(t, "pipeline", "register", "--local", deployTestPipeline).code)
 	startPromotion(t, tr)
 	release := <-approvals

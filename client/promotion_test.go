@@ -49,6 +49,19 @@ func startPromotion(t *testing.T, tr *testRegion) string {
 	return m[1]
 }
 
+// holdAtApprovals holds the region's time each time an execution submits
+// a task token (a promotion's approval wait): the channel gives, per
+// wait, the function that lets time run again.
+func holdAtApprovals(tr *testRegion, waits int) <-chan func() {
+	approvals := make(chan func(), waits)
+	tr.observe(func(_ string, ev asl.Event) {
+		if ev.Type == asl.EventTaskSubmitted {
+			approvals <- tr.Hold()
+		}
+	})
+	return approvals
+}
+
 // startPipeline runs ferry pipeline start, with args before the files.
 // It waits for the promotion's record between events of the region's
 // executions (tr.sleeper), not by passing the region's time: a test may
@@ -250,12 +263,7 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 func TestPipelineJSON(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
-	approvals := make(chan func(), 2)
-	tr.observe(func(_ string, ev asl.Event) {
-		if ev.Type == asl.EventTaskSubmitted {
-			approvals <- tr.Hold()
-		}
-	})
+	approvals := holdAtApprovals(tr, 2)
 	reg := tr.ferry(t, "pipeline", "register", "--local", "--json", deployTestPipeline)
 	require.Equal(t, exitOK, reg.code, reg.stderr)
 	evs := jsonLines(t, reg.stdout)
