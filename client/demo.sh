@@ -135,7 +135,9 @@ in_world() {
 no_cuts() {
 	local w
 	w=$("$FERRY" local world --json --endpoint "$FERRY_LOCAL_ENDPOINT") || die "ferry local world --json failed"
-	if grep -qE '"cut_connections": *[1-9]' <<<"$w"; then die "a connection was cut"; fi
+	if grep -qE '"cut_connections": *[1-9]' <<<"$w"; then
+		die "a connection was cut: $(grep -B12 -E '"cut_connections": *[1-9]' <<<"$w" | sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')"
+	fi
 }
 
 # gone ID: wait until no group of release ID is left in the world (its
@@ -221,7 +223,19 @@ note "the outcome keeps the analysis that rolled it back:"
 expect 0 show --local "$slower"
 grep -qF "analysis  web: score 0, fail" "$OUT" || die "show does not show the canary analysis"
 
-step "7. A queue worker whose termination hook lets it finish its job"
+step "7. Spot: a mixed instances fleet in weighted capacity units, an interruption replaced before it lands"
+note "mixed_instances: m5.large (1 unit), m5.xlarge and c5.xlarge (2 units); one on-demand instance, then 25% on-demand,"
+note "the rest Spot, price-capacity-optimized, with capacity rebalance: min_size 6 is 6 units, not 6 instances"
+expect 0 deploy --local --poll "$POLL" testdata/spot-fleet-release.json
+spot=$(released)
+in_world "$spot" || die "no group of release $spot in the world"
+note "EC2 sends a rebalance recommendation and an interruption notice for one Spot instance: the group launches"
+note "its replacement first, and the interrupted instance is drained before it goes"
+expect 0 local world --endpoint "$FERRY_LOCAL_ENDPOINT" interrupt-spot "$PROJECT/development/web/$spot" 1
+no_cuts
+show_world
+
+step "8. A queue worker whose termination hook lets it finish its job"
 note "the release adds a worker (no load balancer) and a termination lifecycle hook, and web's max_error_rate 5%;"
 note "deployed twice: the second retires the first's groups, scaled to zero, and waits for each instance's hook:"
 note "the worker finishes its job and completes its lifecycle action itself; only then is its group deleted"
@@ -235,12 +249,12 @@ no_cuts
 note "the first worker group finished its job and is gone; no connection was cut:"
 show_world
 
-step "8. Status of $PROJECT"
+step "9. Status of $PROJECT"
 expect 0 status --local "$PROJECT"
 grep -qE "^  deployed  $latest " "$OUT" || die "ferry status does not show release $latest deployed"
 grep -qF "rolled back: " "$OUT" || die "ferry status does not say release $errors was rolled back"
 
-step "9. The lifecycle: plan, an explicit removal, history, rollback, drift healed, destroy"
+step "10. The lifecycle: plan, an explicit removal, history, rollback, drift healed, destroy"
 note "a release without the worker, and without naming it under remove: plan says the deploy would be refused"
 expect 1 plan --local testdata/demo/deploy-test-v2.json
 grep -qF 'the deploy would delete the serving groups of worker' "$OUT" || die "plan did not name the service left out"
@@ -284,7 +298,7 @@ gone "$PROJECT/development/"
 expect 0 status --local "$PROJECT" development
 grep -qF "deployed  nothing: destroyed by release" "$OUT" || die "status still shows a release deployed after the destroy"
 
-step "10. A pipeline: development, then staging, then production in two regions"
+step "11. A pipeline: development, then staging, then production in two regions"
 note "the pipeline file and the release it promotes: every stage deploys the same artifact"
 expect 0 pipeline validate testdata/pipelines/deploy-test.json testdata/deploy-test-release.json
 artifact=$(sed -n 's/^release .*: artifact \([0-9a-f]\{12\}\).*/\1/p' "$OUT")
@@ -305,7 +319,7 @@ expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 [[ $(grep -cE ' promoted$' "$OUT") == 2 ]] || die "pipeline status does not show staging and production promoted"
 grep -qE "^ +euw1: 222222222222 eu-west-1 .* $artifact .* same " "$OUT" || die "production in eu-west-1 does not run the artifact"
 
-step "11. Promotion without a laptop: the deployer runs the pipeline, a person approves production"
+step "12. Promotion without a laptop: the deployer runs the pipeline, a person approves production"
 PIPELINE=testdata/pipelines/deploy-test.json
 note "whoever may deploy each config registers the pipeline there: a promotion deploys a config only through it"
 expect 0 pipeline register --local "$PIPELINE"
@@ -322,7 +336,7 @@ await_promotion "^promotion .*: failed \(" "the promotion failing at staging"
 grep -qF "staging (FailureClean) did not succeed" "$OUT" || die "the promotion did not fail with staging's deploy"
 grep -qF "  production: pending" "$OUT" || die "production was reached after staging failed"
 
-step "12. Deploy events: what the deployer put on each target's default EventBridge bus"
+step "13. Deploy events: what the deployer put on each target's default EventBridge bus"
 note "each fact as it became true, source ferry (ferry help events): EventBridge rules send them to SNS, a chat room"
 note "or GitHub deployment statuses with no code of ferry's in the path; --json prints each detail (ferry schema events)"
 expect 0 local events --endpoint "$FERRY_LOCAL_ENDPOINT" --project "$PROJECT"

@@ -27,29 +27,31 @@ var demoAnswers = map[string]string{
 	"deploy-deploy-test-slower": "1\nferry deploy: coinbase/deploy-test development release ID\n" +
 		"  2:59  canary analysis of web: score 100, pass\n  5:01  canary analysis of web: score 0, fail\n" +
 		"  6:03  FailureClean: HaltError: halted: service web: canary analysis scored 0, below its marginal_score of 75: DeployTest/Latency high\n",
+	"deploy-spot-fleet-release": "0\nferry deploy: coinbase/deploy-test development release ID\n  4:40  Success\n",
+	"world-spot-fleet-release":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"deploy-deploy-test-worker": "0\nferry deploy: coinbase/deploy-test development release ID\n" +
 		"  4:10  retiring coinbase-deploy-test-development-worker-x: scaling in: 1 instance, 1 termination hook pending\n  6:02  Success\n",
 	"halt": "0\nferry halt: halt marker written for coinbase/deploy-test development (by demo: bad build)\n  0:06  FailureClean: HaltError: halted: halt marker by demo: bad build\n",
-	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000008Z-abcdef  2025-01-01 00:00:07Z  by demo\n" +
+	"status": "0\ncoinbase/deploy-test development\n  deployed  20250101T000009Z-abcdef  2025-01-01 00:00:07Z  by demo\n" +
 		"    20250101T000005Z-abcdef  FailureClean  HaltError: halted: alarm in ALARM: deploy-test-5xx; rolled back: G serves again\n",
-	// The lifecycle chapter: release 9 is web only, 10 the rollback to 8,
-	// 11 the destroy.
+	// The lifecycle chapter: release 10 is web only, 11 the rollback to 9,
+	// 12 the destroy.
 	"plan-deploy-test-v2": "1\nferry plan: coinbase/deploy-test development in account 111111111111 region us-east-1\n" +
 		"the deploy would be refused (1 reason):\n  remove: the deploy would delete the serving groups of worker, which the release does not deploy\n",
 	"plan-deploy-test-web-only":   "0\nferry plan: coinbase/deploy-test development in account 111111111111 region us-east-1\n  remove services: worker\nthe deploy would proceed\n",
 	"world-deploy-test-web-only":  "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n",
 	"deploy-deploy-test-web-only": "0\nferry deploy: coinbase/deploy-test development release ID\n  2:40  Success\n",
-	"history":                     "0\nRELEASE  OUTCOME\n20250101T001500Z-heal *  Success  heal of 20250101T0000010Z-abcdef\n",
+	"history":                     "0\nRELEASE  OUTCOME\n20250101T001500Z-heal *  Success  heal of 20250101T0000011Z-abcdef\n",
 	"world-rollback":              "account 111111111111  us-east-1\n  ASG coinbase/deploy-test/development/web/ID\n  ASG coinbase/deploy-test/development/worker/ID\n",
-	"rollback": "0\nferry rollback: coinbase/deploy-test development back from release 20250101T000009Z-abcdef to the content of release 20250101T000008Z-abcdef\n" +
+	"rollback": "0\nferry rollback: coinbase/deploy-test development back from release 20250101T0000010Z-abcdef to the content of release 20250101T000009Z-abcdef\n" +
 		"ferry rollback: coinbase/deploy-test development release ID\n  6:02  Success\n",
-	"show": "0\ncoinbase/deploy-test development release 20250101T000010Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000008Z-abcdef\n" +
+	"show": "0\ncoinbase/deploy-test development release 20250101T0000011Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000009Z-abcdef\n" +
 		"  analysis  web: score 0, fail\n",
 	"status-drift":       "0\ncoinbase/deploy-test development\n  drift (checked 2025-01-01 00:10:00Z)\n    web  capacity  min 2 max 6, not the release's min 2 max 4\n    worker  group_missing  the group is gone\n",
 	"follow":             "0\nferry follow: coinbase/deploy-test development release 20250101T001500Z-heal\n  4:02  Success\n",
 	"world-destroy":      "world at 2025-01-01T00:20:00Z\n\nnothing deployed or registered\n",
 	"destroy":            "0\nferry destroy: coinbase/deploy-test development release ID\n  1:02  Success\n",
-	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing: destroyed by release 20250101T0000011Z-abcdef  2025-01-01 00:20:00Z\n",
+	"status-development": "0\ncoinbase/deploy-test development\n  deployed  nothing: destroyed by release 20250101T0000012Z-abcdef  2025-01-01 00:20:00Z\n",
 	// The pipeline chapter: development deploys the artifact again.
 	"pipeline-validate": "0\npipeline coinbase/deploy-test: 3 stages, 4 targets\n" +
 		"release testdata/deploy-test-release.json: artifact a21758b6ea4f6ed69bae44e51e75997b8d0281c37671ee2066cf7776c785bd4b, deployed by every stage\n",
@@ -113,11 +115,11 @@ func TestDemo(t *testing.T) {
 			"deploy-deploy-test-slower": "1\nferry deploy: coinbase/deploy-test development release ID\n  9:01  FailureClean: HaltError: halted: alarm in ALARM: deploy-test-latency\n",
 		}, false, "did not end in canary analysis scored 0"},
 		{"show lost the analysis", map[string]string{
-			"show": "0\ncoinbase/deploy-test development release 20250101T000010Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000008Z-abcdef\n",
+			"show": "0\ncoinbase/deploy-test development release 20250101T0000011Z-abcdef (deployed now)\n  rollback  deploys again the content of release 20250101T000009Z-abcdef\n",
 		}, false, "show does not show the canary analysis"},
 		{"status does not show the second release deployed", map[string]string{
 			"status": "0\ncoinbase/deploy-test development\n  deployed  nothing yet\n",
-		}, false, "does not show release 20250101T000008Z-abcdef deployed"},
+		}, false, "does not show release 20250101T000009Z-abcdef deployed"},
 		{"the worker's retirement did not wait for its hook", map[string]string{
 			"deploy-deploy-test-worker": "0\nferry deploy: coinbase/deploy-test development release ID\n  0:10  Success\n",
 		}, false, "did not show the termination hooks it waited for"},
