@@ -131,7 +131,8 @@ in_world() {
 
 # no_cuts: no load balancer or target group of the world counted a cut
 # connection (an instance stopped while it served, or a load balancer left
-# with nothing healthy while a group was attached).
+# with nothing healthy while a group was attached; one every group was
+# drained out of, as a destroy leaves it, is withdrawn, not cut).
 no_cuts() {
 	local w
 	w=$("$FERRY" local world --json --endpoint "$FERRY_LOCAL_ENDPOINT") || die "ferry local world --json failed"
@@ -295,6 +296,8 @@ grep -qF "heal of $restored" "$OUT" || die "history does not show the heal of $r
 note "destroy: every group of the config retired through the deploy path, the record of what runs removed"
 expect 0 destroy --local --yes --poll "$POLL" "$PROJECT" development
 gone "$PROJECT/development/"
+no_cuts
+note "every group was drained out of its load balancers before it went: they are empty, and no connection was cut"
 expect 0 status --local "$PROJECT" development
 grep -qF "deployed  nothing: destroyed by release" "$OUT" || die "status still shows a release deployed after the destroy"
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,6 +130,9 @@ func TestDemo(t *testing.T) {
 		{"drift went unseen", map[string]string{
 			"status-drift": "0\ncoinbase/deploy-test development\n  drift: none, what runs is what ferry deployed\n",
 		}, false, "status --drift did not see the worker's group gone"},
+		{"the destroy cut a connection", map[string]string{
+			"json-destroy": "{\"accounts\": [{\"load_balancers\": [\n  {\"name\": \"coinbase-deploy-test-web-elb\",\n   \"instances\": {},\n   \"cut_connections\": 1}]}]}\n",
+		}, false, "a connection was cut: coinbase-deploy-test-web-elb"},
 		{"the destroy left a release deployed", map[string]string{
 			"status-development": "0\ncoinbase/deploy-test development\n  deployed  20250101T000009Z-abcdef\n",
 		}, false, "status still shows a release deployed after the destroy"},
@@ -152,10 +156,9 @@ func TestDemo(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, body := range demoAnswers {
-				if over, ok := tt.answers[name]; ok {
-					body = over
-				}
+			answers := maps.Clone(demoAnswers)
+			maps.Copy(answers, tt.answers)
+			for name, body := range answers {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
 			}
 			cmd := exec.Command("bash", "demo.sh")

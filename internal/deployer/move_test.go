@@ -47,17 +47,17 @@ func (h *harness) groupsIn(a, rg string) []string {
 }
 
 // cutsIn is how many cuts the load balancers and target groups of
-// account a, region rg counted (sim.RegistrationSnapshot).
-func (h *harness) cutsIn(a, rg string) int {
-	n := 0
+// account a, region rg counted (sim.RegistrationSnapshot), and how many of
+// them were going dark (or a gap in service), not connections dropped.
+func (h *harness) cutsIn(a, rg string) (cuts, dark int) {
 	for _, s := range h.world.Snapshot().Accounts {
 		if s.Account == a && s.Region == rg {
 			for _, r := range append(s.LoadBalancers, s.TargetGroups...) {
-				n += r.CutConnections
+				cuts, dark = cuts+r.CutConnections, dark+r.WentDark
 			}
 		}
 	}
-	return n
+	return cuts, dark
 }
 
 // movedRelease is the harness's release in west, moving from move (nil:
@@ -114,8 +114,8 @@ func TestMoveIsRefusedUnlessAskedFor(t *testing.T) {
 // TestMoveRetiresTheOldFleet: a move asked for deploys to us-west-2 and
 // its swap retires the us-east-1 group gracefully (out of its load
 // balancers, drained, scaled to zero, deleted empty: no connection cut;
-// the us-east-1 load balancers are left dark on purpose, as a destroy
-// leaves them, while us-west-2's never are), within the same
+// the us-east-1 load balancers are withdrawn on purpose, as a destroy
+// leaves them, while us-west-2's never go dark), within the same
 // CleanUpSuccess; the plan lists the us-east-1 group
 // under retire, the deleting record names it with its environment, the
 // current record names us-west-2, the targets record us-west-2 alone,
@@ -142,9 +142,10 @@ func TestMoveRetiresTheOldFleet(t *testing.T) {
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r2.ReleaseID)}, h.groupsIn(account, west))
 	assert.Empty(t, h.groupsIn(account, region), "the us-east-1 fleet is retired")
 	assert.Equal(t, []string{old}, x.state.Retired)
-	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut: no instance stopped while routed to")
-	assert.Zero(t, h.cutsIn(account, west), "the new region's load balancers never dark")
-	assert.Positive(t, h.cutsIn(account, region), "the old region's left dark, on purpose, as a destroy leaves them")
+	cuts, _ := h.cutsIn(account, west)
+	assert.Zero(t, cuts, "the new region's load balancers never dark")
+	cuts, _ = h.cutsIn(account, region)
+	assert.Zero(t, cuts, "the old region's withdrawn, drained, on purpose, as a destroy leaves them: nothing cut")
 	var ops []string
 	for _, c := range h.world.CallLog() {
 		if c.Region == region && slices.Contains([]string{"DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "UpdateAutoScalingGroup", "DeleteAutoScalingGroup"}, c.Op) {
@@ -204,7 +205,7 @@ func TestMoveToOtherLoadBalancers(t *testing.T) {
 	h.start(r2).succeed()
 	assert.Empty(t, h.groupsIn(account, region))
 	assert.Equal(t, []string{naming.GroupName(project, config, "web", r2.ReleaseID)}, h.groupsIn(account, west))
-	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut")
+	assert.Zero(t, h.world.CutConnections(), "no connection cut")
 }
 
 // TestMoveLeavingOutAServiceNamesItUnderRemove: a move whose release
@@ -276,7 +277,7 @@ func TestMoveCrashedBeforeTheSwapIsNotForgotten(t *testing.T) {
 	h.clk.Advance(10 * time.Minute)
 	assert.Empty(t, h.groupsIn(account, region))
 	assert.Empty(t, h.groupsIn(account, west))
-	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut: no instance stopped while routed to")
+	assert.Zero(t, h.world.CutConnections(), "no connection cut, no load balancer dark while claimed")
 	targets, _, err := h.ledger.GetTargets(t.Context(), project, config)
 	require.NoError(t, err)
 	assert.Empty(t, targets.Targets, "nothing is left anywhere")
@@ -382,7 +383,12 @@ func TestMoveRecheckedPutsTheOldRegionBack(t *testing.T) {
 	o, _, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
 	require.NoError(t, err)
 	assert.Equal(t, execution.EndFailureDirty, o.End)
-	assert.Zero(t, h.world.StoppedWhileRouted(), "no connection cut")
+	h.clk.Advance(time.Minute)
+	cuts, _ := h.cutsIn(account, west)
+	assert.Zero(t, cuts, "us-west-2 never dark")
+	cuts, dark := h.cutsIn(account, region)
+	assert.Equal(t, 2, cuts, "us-east-1's load balancer and target group: the gap between the withdrawal and the return")
+	assert.Equal(t, cuts, dark, "no connection dropped")
 }
 
 // TestMoveStartsAtTheServingCapacity: a config whose web group serves

@@ -3,7 +3,9 @@
 # command answers at once from files in $FAKE_DIR, so the test checks what
 # demo.sh makes of each answer without a region. $FAKE_DIR/<command> (or
 # <command>-<file base name> for deploy) holds "EXIT CODE" on its first
-# line and the output after it; ids are numbered per deploy.
+# line and the output after it; ids are numbered per deploy. The world is
+# $FAKE_DIR/world-<base> and, as JSON, json-<base> (none: nothing cut),
+# from the deploy, rollback or destroy of that name on.
 set -euo pipefail
 dir=${FAKE_DIR:?}
 answer() {
@@ -14,6 +16,10 @@ answer() {
 }
 case $1 in
 local)
+	if [[ ${2:-} == world && ${3:-} == --json ]]; then
+		cat "$dir/world.json" 2>/dev/null || echo '{"accounts": []}'
+		exit 0
+	fi
 	if [[ ${2:-} == world ]]; then
 		cat "$dir/world" 2>/dev/null || true
 		exit 0
@@ -30,6 +36,7 @@ deploy | rollback | destroy)
 	echo "$n" >"$dir/n"
 	printf '20250101T00000%dZ-abcdef\n' "$n" >"$dir/id"
 	if [[ -f $dir/world-$base ]]; then sed "s/ID/$(cat "$dir/id")/g" "$dir/world-$base" >"$dir/world"; fi
+	if [[ -f $dir/json-$base ]]; then cp "$dir/json-$base" "$dir/world.json"; fi
 	if [[ $1 == deploy ]]; then answer "$dir/deploy-$base"; fi
 	answer "$dir/$base"
 	;;

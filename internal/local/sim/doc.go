@@ -131,13 +131,17 @@
 // shows a classic ELB's ConnectionDraining from
 // connection_draining_seconds (0, the API's default: disabled). Every
 // classic ELB and target group counts cut connections
-// (World.CutConnections, and cut_connections in the snapshot): an instance
-// a ForceDelete stops while the load balancer still routes to it, a
-// serving instance deregistered from a classic ELB without connection
-// draining, or the last healthy instance gone (it went dark), whatever is
-// attached to it: a load balancer a deploy leaves with no instance is cut
-// off as surely as one whose instance stopped. A classic ELB still
-// draining an instance keeps it serving when its group is attached again.
+// (World.CutConnections, and cut_connections in the snapshot), what its
+// clients would call a cut: an instance a ForceDelete stops while the
+// load balancer still routes to it, a serving instance deregistered from
+// a classic ELB without connection draining, or the last healthy instance
+// gone while a group attached to it or an instance registered and not
+// deregistering still claims it (it went dark under a deploy). One left
+// dark by drained departures alone, nothing attached (a destroy, a
+// release that drops it, a move), was withdrawn: no cut, unless it serves
+// again while an instance it drained still runs (the gap is one). A
+// classic ELB still draining an instance keeps it serving when its group
+// is attached again.
 //
 // DeleteAutoScalingGroup without ForceDelete refuses a group with instances
 // (ResourceInUse); with it, the instances terminate at once (no draining,

@@ -38,41 +38,110 @@ type removal struct {
 }
 
 // servingCounter counts, for one classic load balancer or target group,
-// what cut the traffic it serves: an instance that stopped while it still
-// routed to it (a ForceDelete of a serving instance: no draining, no
-// hook), and each time it went dark: from a healthy instance to none,
-// whatever the groups attached to it, if any. A load balancer left with
-// no instance is as cut off as one whose instance stopped: its clients
-// get the load balancer's 503 either way, so a group detached on the way
-// out (a retirement, a standby) leaving it dark counts too. dark counts
-// the cuts of the second kind among cuts, for the callers that take a
-// load balancer out of service on purpose (a destroy).
+// the cuts of the traffic it serves, as its clients would see them:
+// in-flight requests dropped (an instance a ForceDelete stops while it
+// still routes to it, a serving instance deregistered without draining)
+// and each time it went dark while something still claimed it, from a
+// healthy instance to none: a group attached to it, or an instance
+// registered and not deregistering (its clients get the load balancer's
+// 503 with nothing of its own taking it out of service: a fleet scaled
+// in or killed under it, every instance unhealthy).
+//
+// Going dark with nothing left to claim it, every instance that served
+// it drained out (its groups detached, its targets deregistered with the
+// delay honoured), drops no connection: it was withdrawn, which is what a
+// destroy, a release that drops it, or a move leaves behind on purpose.
+// A withdrawal becomes a cut only if it serves again while an instance it
+// drained still runs: that was a gap in service (a group detached and
+// attached again, an operator's detach a rollback undid), counted when it
+// ends. Once every instance it drained is gone, the withdrawal is the
+// intended end, and whatever serves it later starts anew.
 type servingCounter struct {
 	cuts int
+	// dark counts the cuts among cuts that were it going dark (or a
+	// withdrawal undone), not a connection dropped.
 	dark int
 	// serving says it had a healthy instance when last checked.
 	serving bool
+	// drained are the instances a withdrawal drained out of it, while it
+	// is dark and one of them still runs; nil otherwise.
+	drained []*instance
 }
 
-// check counts a cut when the load balancer had a healthy instance and has
-// none now.
-func (s *servingCounter) check(serves bool) {
-	if s.serving && !serves {
+// check updates the counter at now with whether it serves, whether
+// something still claims it (claimed) and the instances it is
+// deregistering (leaving).
+func (s *servingCounter) check(now time.Time, serves, claimed bool, leaving []*instance) {
+	switch {
+	case s.serving && !serves && claimed:
+		s.cuts++
+		s.dark++
+	case s.serving && !serves:
+		s.drained = leaving
+	case serves && s.drained != nil && anyRuns(s.drained, now):
 		s.cuts++
 		s.dark++
 	}
+	if serves || !anyRuns(s.drained, now) {
+		s.drained = nil
+	}
 	s.serving = serves
+}
+
+// anyRuns says whether one of instances has not terminated at now.
+func anyRuns(instances []*instance, now time.Time) bool {
+	return slices.ContainsFunc(instances, func(i *instance) bool { return !i.dying(now) })
 }
 
 // checkServing updates every load balancer's and target group's counter
 // at now. It runs after every event and every call.
 func (r *region) checkServing(now time.Time) {
+	claimedELB, claimedTG := map[*classicLB]bool{}, map[*targetGroup]bool{}
+	for _, g := range r.groups {
+		if g.deleting {
+			continue
+		}
+		for _, lb := range g.lbs {
+			claimedELB[lb] = true
+		}
+		for _, tg := range g.tgs {
+			claimedTG[tg] = true
+		}
+	}
 	for _, lb := range r.elbs {
-		lb.serving.check(lb.serves(now))
+		claimed, leaving := lb.claims()
+		lb.serving.check(now, lb.serves(now), claimed || claimedELB[lb], leaving)
 	}
 	for _, tg := range r.tgs {
-		tg.serving.check(tg.serves(now))
+		claimed, leaving := tg.claims()
+		tg.serving.check(now, tg.serves(now), claimed || claimedTG[tg], leaving)
 	}
+}
+
+// claims says whether lb has an instance registered and not
+// deregistering, and which instances are deregistering.
+func (lb *classicLB) claims() (bool, []*instance) {
+	var leaving []*instance
+	for id, i := range lb.instances {
+		if _, ok := lb.leaving[id]; !ok {
+			return true, nil
+		}
+		leaving = append(leaving, i)
+	}
+	return false, leaving
+}
+
+// claims says whether tg has a target registered and not draining, and
+// which targets are draining.
+func (tg *targetGroup) claims() (bool, []*instance) {
+	var leaving []*instance
+	for _, tr := range tg.targets {
+		if tr.drainingAt.IsZero() {
+			return true, nil
+		}
+		leaving = append(leaving, tr.inst)
+	}
+	return false, leaving
 }
 
 // serves says whether lb sends traffic to an instance at t (servingAt's
@@ -166,14 +235,6 @@ func (r *region) cutForce(inst *instance, t time.Time) {
 // stays 0.
 func (w *World) CutConnections() int {
 	return w.countServing(func(s servingCounter) int { return s.cuts })
-}
-
-// StoppedWhileRouted is how many of CutConnections were instances that
-// stopped while a load balancer or target group still routed to them:
-// connections cut. The rest are load balancers gone dark, which a destroy
-// or a move (its old environment's) does on purpose.
-func (w *World) StoppedWhileRouted() int {
-	return w.countServing(func(s servingCounter) int { return s.cuts - s.dark })
 }
 
 // countServing sums count over the serving counters of every load

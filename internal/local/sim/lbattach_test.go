@@ -82,8 +82,9 @@ func (f *fixture) targetStates(t *testing.T, tg string) map[string]int {
 // Deregistration delay, ALB User Guide). The reference says nothing of
 // DescribeAutoScalingGroups' LoadBalancerNames and TargetGroupARNs while
 // Removing: the simulation lists neither from the detach on (ferry does
-// not read attachments there). Left with no instance, the load balancer
-// and the target group went dark: each counts a cut.
+// not read attachments there). Left with no instance, every one drained
+// and nothing attached, the load balancer and the target group were
+// withdrawn: no connection was cut.
 func TestDetachDrains(t *testing.T) {
 	f := newFixture(t)
 	f.group(t, "g", amiOK, 2)
@@ -107,9 +108,7 @@ func TestDetachDrains(t *testing.T) {
 	assert.Equal(t, map[string]int{"InService": 2}, lifecycles(g), "the instances keep running")
 	assert.Empty(t, g.LoadBalancerNames)
 	assert.Empty(t, g.TargetGroupARNs)
-	assert.Equal(t, 2, f.world.CutConnections(), "the ELB and the target group went dark, nothing else attached")
-	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
-	assert.Zero(t, f.world.StoppedWhileRouted(), "drained first: no connection cut")
+	assert.Zero(t, f.world.CutConnections(), "drained, nothing else attached: withdrawn, not cut")
 
 	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g")})
 	assertCode(t, err, cloud.CodeValidation)
@@ -122,7 +121,8 @@ func TestDetachDrains(t *testing.T) {
 // Balancer stops sending requests to instances that are de-registering
 // ... use connection draining", Configure connection draining, Classic
 // Load Balancers User Guide): with nothing else registered, it went dark
-// at the detach, not at the timeout's end.
+// at the detach, not at the timeout's end. Withdrawn so, it cut nothing;
+// attached again while its instances run, it counts the gap as one cut.
 func TestClassicDrainingSendsNoNewRequest(t *testing.T) {
 	spec, err := sim.Load(filepath.Join("..", "..", "..", "testdata", "worlds", "deploy-test.json"))
 	require.NoError(t, err)
@@ -145,14 +145,21 @@ func TestClassicDrainingSendsNoNewRequest(t *testing.T) {
 		assert.Equal(t, balancers.DeregistrationInProgress, aws.ToString(is.Description))
 	}
 	assert.Equal(t, "Removing", f.attachments(t, "g")[elbName])
-	assert.Equal(t, map[string]int{elbName: 1}, f.wentDark(t), "no new request goes to a deregistering instance")
+	assert.Zero(t, f.world.CutConnections(), "withdrawn, drained: nothing cut")
+
+	f.clk.Advance(30 * time.Second)
+	_, err = f.c.AutoScaling.AttachLoadBalancers(f.ctx, &autoscaling.AttachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{elbName: 1}, f.wentDark(t), "no new request went to a deregistering instance: dark from the detach to the attach")
+	_, err = f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
 
 	f.clk.Advance(time.Minute)
 	out, err = f.c.ELB.DescribeInstanceHealth(f.ctx, &elb.DescribeInstanceHealthInput{LoadBalancerName: aws.String(elbName)})
 	require.NoError(t, err)
 	assert.Empty(t, out.InstanceStates, "deregistered at the timeout")
 	assert.NotContains(t, f.attachments(t, "g"), elbName)
-	assert.Equal(t, 1, f.world.CutConnections())
+	assert.Equal(t, 1, f.world.CutConnections(), "the gap; the second withdrawal cut nothing")
 }
 
 // TestTargetGroupDeregistrationDelay: a target group's
@@ -194,22 +201,21 @@ func TestTargetGroupDeregistrationDelay(t *testing.T) {
 // through its load balancers terminates its instances "without waiting"
 // and deletes "any outstanding lifecycle actions" (DeleteAutoScalingGroup,
 // Auto Scaling API Reference): each load balancer and target group still
-// routing to a serving instance counts a cut, and one more as it goes
-// dark.
+// routing to a serving instance counts a cut; going dark then, its group
+// deleting and its instances gone, counts no more.
 func TestForceDeleteCutsConnections(t *testing.T) {
 	f := newFixture(t)
 	f.group(t, "g", amiOK, 2)
 	f.clk.Advance(5 * time.Minute)
 	_, err := f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), ForceDelete: aws.Bool(true)})
 	require.NoError(t, err)
-	assert.Equal(t, 6, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group, which then went dark")
-	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t))
-	assert.Equal(t, 4, f.world.StoppedWhileRouted(), "the 4 cuts of instances stopped while routed to")
+	assert.Equal(t, 4, f.world.CutConnections(), "2 instances, each cut off from the ELB and the target group")
+	assert.Empty(t, f.wentDark(t), "dark after, with its group deleting: the cuts were the connections dropped")
 	cut := map[string]int{}
 	for _, lb := range f.world.Snapshot().Accounts[0].LoadBalancers {
 		cut[lb.Name] = lb.CutConnections
 	}
-	assert.Equal(t, 3, cut[elbName])
+	assert.Equal(t, 2, cut[elbName])
 }
 
 // TestRetireGracefully: detached, drained, scaled to zero, a group with a
@@ -218,8 +224,8 @@ func TestForceDeleteCutsConnections(t *testing.T) {
 // wait state for one hour", How lifecycle hooks work, Auto Scaling User
 // Guide), or until the action is completed (CompleteLifecycleAction), then
 // terminates; a worker completes its own action once its job is done.
-// Deleted empty, no connection is cut; the load balancer and the target
-// group, with nothing else to serve them, went dark (a cut each).
+// Deleted empty, no connection is cut: the load balancer and the target
+// group, drained with nothing else attached, were withdrawn.
 func TestRetireGracefully(t *testing.T) {
 	f := newFixture(t)
 	f.template(t, "lt-g", amiOK, "#ferry-sim: worker")
@@ -245,8 +251,7 @@ func TestRetireGracefully(t *testing.T) {
 	assert.Empty(t, f.describe(t, "g").Instances)
 	_, err = f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g")})
 	require.NoError(t, err, "empty: no ForceDelete needed")
-	assert.Equal(t, 2, f.world.CutConnections())
-	assert.Equal(t, map[string]int{elbName: 1, "tg": 1}, f.wentDark(t), "every cut is one going dark: no instance stopped while routed")
+	assert.Zero(t, f.world.CutConnections(), "drained out and retired: nothing cut")
 }
 
 // TestHookHeartbeatAndComplete: an instance that does not complete its
@@ -394,4 +399,72 @@ func TestDemoWorldIsDeployTestsAndMore(t *testing.T) {
 	r.Alarms, r.AMIs, r.AMIs[0].Metrics = nil, r.AMIs[:n-3], nil
 	assert.Equal(t, base, demo)
 	assert.Empty(t, demo.Validate())
+}
+
+// TestCutsAreWhatClientsSee: a cut is what a client of the load balancer
+// would call one. A group scaled to zero while still attached drains its
+// instances (a scale-in deregisters and drains each instance first,
+// "Amazon EC2 Auto Scaling lifecycle hooks" and "Set the deregistration
+// delay", Auto Scaling User Guide) yet leaves the load balancer dark
+// while the group still claims it: a cut on each. A group detached
+// (DetachLoadBalancers, DetachLoadBalancerTargetGroups, Auto Scaling API
+// Reference: it drains its instances, which keep running) then scaled to
+// zero and deleted, as a destroy does, withdraws them: nothing cut, and a
+// group made later serves anew. Detached and attached again while its
+// instances run, the dark stretch between was a gap: a cut on each.
+func TestCutsAreWhatClientsSee(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+		cuts int
+	}{
+		{"scaled to zero while attached", func(t *testing.T, f *fixture) {
+			f.scale(t, "g", 0)
+		}, 2},
+		{"detached, retired, another group made", func(t *testing.T, f *fixture) {
+			f.detach(t, "g")
+			f.clk.Advance(30 * time.Second)
+			f.scale(t, "g", 0)
+			f.clk.Advance(2 * time.Minute)
+			_, err := f.c.AutoScaling.DeleteAutoScalingGroup(f.ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("g")})
+			require.NoError(t, err)
+			f.group(t, "h", amiOK, 1)
+		}, 0},
+		{"detached and attached again", func(t *testing.T, f *fixture) {
+			f.detach(t, "g")
+			f.clk.Advance(time.Minute)
+			_, err := f.c.AutoScaling.AttachLoadBalancers(f.ctx, &autoscaling.AttachLoadBalancersInput{AutoScalingGroupName: aws.String("g"), LoadBalancerNames: []string{elbName}})
+			require.NoError(t, err)
+			_, err = f.c.AutoScaling.AttachLoadBalancerTargetGroups(f.ctx, &autoscaling.AttachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String("g"), TargetGroupARNs: []string{f.tgARN(t)}})
+			require.NoError(t, err)
+		}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(w *sim.WorldSpec) { w.Accounts[0].Regions[0].ELBs[0].ConnectionDrainingSeconds = 30 })
+			f.group(t, "g", amiOK, 2)
+			f.clk.Advance(5 * time.Minute)
+			require.Zero(t, f.world.CutConnections())
+			tt.run(t, f)
+			f.clk.Advance(5 * time.Minute)
+			assert.Equal(t, tt.cuts, f.world.CutConnections())
+		})
+	}
+}
+
+// detach takes group name out of the fixture's load balancer and target
+// group.
+func (f *fixture) detach(t *testing.T, name string) {
+	t.Helper()
+	_, err := f.c.AutoScaling.DetachLoadBalancers(f.ctx, &autoscaling.DetachLoadBalancersInput{AutoScalingGroupName: aws.String(name), LoadBalancerNames: []string{elbName}})
+	require.NoError(t, err)
+	_, err = f.c.AutoScaling.DetachLoadBalancerTargetGroups(f.ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String(name), TargetGroupARNs: []string{f.tgARN(t)}})
+	require.NoError(t, err)
+}
+
+// scale sets group name's minimum and desired capacity to n.
+func (f *fixture) scale(t *testing.T, name string, n int32) {
+	t.Helper()
+	_, err := f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(n), DesiredCapacity: aws.Int32(n)})
+	require.NoError(t, err)
 }

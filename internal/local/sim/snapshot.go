@@ -71,14 +71,16 @@ type LaunchTemplateSnapshot struct {
 type RegistrationSnapshot struct {
 	Name      string            `json:"name"`
 	Instances map[string]string `json:"instances"`
-	// CutConnections counts what cut the traffic it serves: an instance
-	// stopped while it still routed to it, or its last healthy instance
-	// gone, whatever is attached to it (ferry keeps it 0 but where a
-	// release takes it out of service on purpose).
+	// CutConnections counts the cuts of the traffic it serves: in-flight
+	// requests dropped (an instance stopped while it still routed to it,
+	// or deregistered without draining), or it going dark while a group
+	// or a registered instance still claimed it, or a gap between its
+	// withdrawal and its serving again. A withdrawal (every instance
+	// drained out, nothing attached: a destroy's end) is none. ferry keeps
+	// it 0.
 	CutConnections int `json:"cut_connections"`
-	// WentDark counts the cuts among CutConnections where it went from a
-	// healthy instance to none (the rest are instances stopped while it
-	// routed to them): what a destroy does on purpose.
+	// WentDark counts the cuts among CutConnections that were it going
+	// dark (or a gap), not connections dropped.
 	WentDark int `json:"went_dark,omitempty"`
 }
 

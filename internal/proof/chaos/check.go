@@ -17,7 +17,8 @@ const (
 	// PredServing (a): from the moment a release serves, every load
 	// balancer and target group it names keeps its healthy target, and
 	// no call of ferry's takes it below that or leaves it dark with no
-	// group attached.
+	// group attached; one a release withdraws (a destroy) it leaves dark
+	// only by detaching its groups.
 	PredServing = "serving"
 	// PredDrain (b): ferry never deregisters a healthy instance without
 	// its draining, never deletes a group whose instances still carry
@@ -184,25 +185,28 @@ func (c *Checker) ServingIn(cfg string) string {
 // need is what load balancer or target group name must keep healthy now,
 // and whether the release serving a config names it at all (only then
 // may it not go dark): the least any release that may serve needs of it
-// (the serving one, or one of the same config being deployed over it);
-// nothing while a destroy of the config runs. A release that retires it
-// (Retired) may take it out of service only once its own fleet stands
-// ready (ready[id]: its groups alone hold what it needs of every load
-// balancer it keeps, as the world shows); until then, as when it rolls
-// back, the serving release's need holds. A load balancer only a release
-// being deployed names serves no one yet. The caller holds c.mu.
-func (c *Checker) need(name string, ready map[string]bool) (n int, named bool) {
+// (the serving one, or one of the same config being deployed over it).
+// withdrawn says a running release takes it out of service on purpose:
+// a destroy of the config, or a release that retires it (Retired) once
+// its own fleet stands ready (ready[id]: its groups alone hold what it
+// needs of every load balancer it keeps, as the world shows); until
+// then, as when it rolls back, the serving release's need holds. A
+// withdrawn load balancer needs nothing, but may go dark only as its
+// groups are detached (drained out), never under a group still attached
+// to it. A load balancer only a release being deployed names serves no
+// one yet. The caller holds c.mu.
+func (c *Checker) need(name string, ready map[string]bool) (n int, named, withdrawn bool) {
 	for cfg, m := range c.models {
 		if n, named = m.serving[name]; named {
 			return c.lowered(cfg, name, n, ready)
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // lowered is need's for a load balancer the release serving cfg names,
 // needing n. The caller holds c.mu.
-func (c *Checker) lowered(cfg, name string, n int, ready map[string]bool) (int, bool) {
+func (c *Checker) lowered(cfg, name string, n int, ready map[string]bool) (int, bool, bool) {
 	for _, r := range c.running {
 		if r.config != cfg {
 			continue
@@ -210,12 +214,12 @@ func (c *Checker) lowered(cfg, name string, n int, ready map[string]bool) (int, 
 		m, ok := r.served[name]
 		switch {
 		case r.served == nil, m == Retired && ready[r.id]:
-			return 0, false
+			return 0, false, true
 		case ok && m != Retired && m < n:
 			n = m
 		}
 	}
-	return n, true
+	return n, true, false
 }
 
 // servingOf is the id of the release serving the config whose serving
@@ -317,12 +321,12 @@ func (c *Checker) checkServing(ch sim.Change, what string) {
 	before := balancers(ch.Before)
 	ready := c.ready(ch.Before)
 	for _, b := range ch.After.Balancers {
-		need, named := c.need(Where(b.Region, b.Name), ready)
-		if !named {
-			continue
-		}
+		need, named, withdrawn := c.need(Where(b.Region, b.Name), ready)
 		was, now := before[key(b.Account, b.Region, b.Name)].Healthy(), b.Healthy()
 		switch {
+		case withdrawn && now == 0 && was > 0 && len(b.Attached) > 0:
+			c.violate(PredServing, ch.At, "%s left %s %s dark with group %s still attached: a withdrawal detaches (drains) first", what, b.Kind, b.Name, strings.Join(b.Attached, ", "))
+		case !named:
 		case now == 0 && was > 0 && len(b.Attached) == 0:
 			c.violate(PredServing, ch.At, "%s left %s %s dark with no group attached", what, b.Kind, b.Name)
 		case now < was && now < need:

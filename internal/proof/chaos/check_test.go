@@ -100,31 +100,65 @@ func TestObserveEachPredicateCanFail(t *testing.T) {
 // and a release serves once its execution succeeds, not when it fails.
 func TestNeedFollowsExecutions(t *testing.T) {
 	ready := map[string]bool{"r4": true}
-	need := func(c *Checker, name string) int { n, _ := c.need(name, ready); return n }
+	need := func(c *Checker, name string) int { n, _, _ := c.need(name, ready); return n }
 	c := NewChecker("r1", Served{"web": 3})
 	assert.Equal(t, 3, need(c, "web"))
 	c.Started("x2", "r2", Served{"web": 2, "new": 1})
 	assert.Equal(t, 2, need(c, "web"))
-	_, named := c.need("new", ready)
+	_, named, withdrawn := c.need("new", ready)
 	assert.False(t, named, "a load balancer only the release being deployed names serves no one yet")
+	assert.False(t, withdrawn)
 	c.Ended("x2", false)
 	assert.Equal(t, "r1", c.Serving())
 	c.Started("x4", "r4", Served{"web": Retired})
-	_, named = c.need("web", ready)
+	_, named, withdrawn = c.need("web", ready)
 	assert.False(t, named, "a release removing the service retires its load balancer")
+	assert.True(t, withdrawn)
 	c.Ended("x4", true)
-	_, named = c.need("web", ready)
+	_, named, withdrawn = c.need("web", ready)
 	assert.False(t, named, "nor does it name it once it serves")
+	assert.False(t, withdrawn, "nor withdraws it: nothing serves it")
 	c.Started("x5", "r5", Served{"web": 3})
 	c.Ended("x5", true)
 	c.Lower("r5", []string{"web"}, 1)
 	assert.Equal(t, 1, need(c, "web"), "the world's owner set the serving group to 1 instance")
 	c.Started("x3", "r3", nil)
-	_, named = c.need("web", ready)
+	_, named, withdrawn = c.need("web", ready)
 	assert.False(t, named, "a destroy retires the fleet")
+	assert.True(t, withdrawn)
 	c.Ended("x3", true)
 	assert.Equal(t, "r3", c.Serving())
 	assert.Equal(t, 0, need(c, "web"))
+}
+
+// TestWithdrawalDetachesFirst: a destroy needs nothing of the load
+// balancers of its config, but takes them out of service only by
+// detaching (draining) its groups: a call of ferry's that leaves one dark
+// with a group still attached (scaled in under it) breaks (a).
+func TestWithdrawalDetachesFirst(t *testing.T) {
+	one := map[string]string{"i-1": "healthy"}
+	for _, tc := range []struct {
+		name  string
+		after sim.BalancerState
+		want  []string
+	}{
+		{"detached, draining", lb("web", true, nil, map[string]string{"i-1": "draining"}), nil},
+		{"scaled in, still attached", lb("web", true, []string{"old"}, map[string]string{"i-1": "draining"}),
+			[]string{"serving at 09:00:00.000: AutoScaling DetachLoadBalancers left elb web dark with group old still attached: a withdrawal detaches (drains) first"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewChecker("r1", Served{"r/web": 1})
+			c.Started("x2", "r2", nil)
+			c.Observe(sim.Change{At: at, Call: ferryCall,
+				Before: sim.Instant{Balancers: []sim.BalancerState{lb("web", true, []string{"old"}, one)}},
+				After:  sim.Instant{Balancers: []sim.BalancerState{tc.after}}})
+			var got []string
+			for _, v := range c.Violations() {
+				got = append(got, v.String())
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
 
 // TestRetiredWaitsForTheNewFleet: a release that drops load balancer b
@@ -163,8 +197,9 @@ func TestRetiredWaitsForTheNewFleet(t *testing.T) {
 			Balancers: []sim.BalancerState{balancer("a", "i-1", "i-2", "i-3", "i-4"), balancer("b", "i-1", "i-2")}}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, named := c.need("r/b", c.ready(tc.in))
+			n, named, withdrawn := c.need("r/b", c.ready(tc.in))
 			assert.Equal(t, tc.retired, !named)
+			assert.Equal(t, tc.retired, withdrawn)
 			assert.Equal(t, tc.need, n)
 		})
 	}

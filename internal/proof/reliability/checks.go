@@ -600,17 +600,12 @@ func cutLast(s, sep string) (before, after string, found bool) {
 
 // checkCuts: no load balancer or target group counted a cut connection
 // (sim's servingCounter): every group left service drained and none was
-// left dark, whatever the faults; but a destroy, which takes the
-// project-config out of every load balancer on purpose, may leave one
-// dark (WentDark), never stop an instance it routes to.
+// left dark while claimed, whatever the faults. A destroy needs no
+// exemption: the load balancers it drains out are withdrawn, not cut.
 func (r *run) checkCuts(after sim.Snapshot) {
 	for _, a := range after.Accounts {
 		for _, rs := range append(slices.Clone(a.LoadBalancers), a.TargetGroups...) {
-			n := rs.CutConnections
-			if r.sc != nil && r.sc.Destroy {
-				n -= rs.WentDark
-			}
-			if n > 0 {
+			if n := rs.CutConnections; n > 0 {
 				r.violate("%s in %s/%s counted %d cut connections", rs.Name, a.Account, a.Region, n)
 			}
 		}

@@ -242,11 +242,10 @@ func TestCutConnectionsAreViolations(t *testing.T) {
 		LoadBalancers: []sim.RegistrationSnapshot{{Name: "elb", CutConnections: 1, WentDark: 1}},
 		TargetGroups:  []sim.RegistrationSnapshot{{Name: "tg", CutConnections: 3, WentDark: 1}},
 	}}}
-	deploy := run{sc: &Scenario{}}
-	deploy.checkCuts(dark)
-	assert.Equal(t, []string{"elb in 111111111111/us-east-1 counted 1 cut connections", "tg in 111111111111/us-east-1 counted 3 cut connections"},
-		deploy.violations, "a deploy leaves no load balancer dark")
-	destroy := run{sc: &Scenario{Destroy: true}}
-	destroy.checkCuts(dark)
-	assert.Equal(t, []string{"tg in 111111111111/us-east-1 counted 2 cut connections"}, destroy.violations, "a destroy may leave one dark, never stop a routed instance")
+	for _, sc := range []*Scenario{{}, {Destroy: true}} {
+		r := run{sc: sc}
+		r.checkCuts(dark)
+		assert.Equal(t, []string{"elb in 111111111111/us-east-1 counted 1 cut connections", "tg in 111111111111/us-east-1 counted 3 cut connections"},
+			r.violations, "destroy %v: a load balancer a destroy drains out is withdrawn, never cut; one dark while claimed is a cut", sc.Destroy)
+	}
 }

@@ -641,7 +641,8 @@ async function showExecution() {
 
 // registration is a load balancer's or target group's row: its healthy
 // instances of those registered, each instance's state, and the
-// connections it cut (went dark: from a healthy instance to none).
+// connections it cut (went dark: from a healthy instance to none while
+// still claimed, or a gap between a withdrawal and serving again).
 function registration(kind, r) {
   const states = Object.entries(r.instances || {});
   const healthy = states.filter(([, s]) => s === "healthy").length;
