@@ -137,7 +137,9 @@ func verifiedStored(t *testing.T, tr *testRegion, id string) bool {
 // when; the gate counts it when the soak ends, though its identity proof
 // expired 15 minutes after it was signed (the local STS refuses it then):
 // the promotion succeeds, production recorded approved by the local
-// caller, verified at the time it was given.
+// caller, verified at the time it was given. ferry pipeline status shows
+// the approver from the moment the approval is verified, while the
+// soak still holds the gate.
 func TestPipelineApproveDuringSoak(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	addStagingAlarm(t, tr)
@@ -152,6 +154,14 @@ func TestPipelineApproveDuringSoak(t *testing.T) {
 	assert.Contains(t, r.stdout, "approved by arn:aws:iam::111111111111:user/ferry-local, verified by the deployer at")
 	assert.Contains(t, r.stdout, "production waits for its other gates: the approval counts when they pass")
 	assert.True(t, verifiedStored(t, tr, promotionStatus(t, tr).PromotionID), "recorded verified when given")
+	st := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
+	require.Equal(t, exitOK, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "  production: waiting, approved by arn:aws:iam::111111111111:user/ferry-local (soak 1h", "shown once verified, before the gate's next check")
+	assert.NotContains(t, st.stdout[strings.Index(st.stdout, "  production: waiting"):], "needs a person's approval", "held by its soak alone")
+	waiting := promotionStatus(t, tr).Stages[2]
+	assert.Equal(t, ledger.PromotionWaiting, waiting.Status)
+	assert.Equal(t, "arn:aws:iam::111111111111:user/ferry-local", waiting.ApprovedBy, "in --json too")
+	assert.True(t, waiting.ApprovalVerified)
 	release()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
@@ -446,6 +447,9 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 		ps.Promotions = ps.Promotions[i : i+1]
 	}
 	if len(ps.Promotions) > 0 {
+		if err := readVerifiedApprovals(ctx, d, p, &ps.Promotions[0]); err != nil {
+			return err
+		}
 		ps.Promotion = &ps.Promotions[0]
 	}
 	if c.asJSON {
@@ -488,6 +492,55 @@ func readPromotions(ctx context.Context, d *deployer, p *pipeline.Pipeline) ([]l
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// readVerifiedApprovals fills in the approver of each stage of the running
+// promotion rec that waits at its gates with none recorded, when the
+// deployer verified an approval of it as it was given (ferry pipeline
+// approve): the approval stored where approvers write it
+// (naming.ApprovalKey) and the deployer's record of its sum
+// (ledger.VerifiedApproval), read as the gate reads them. The gate records
+// the approver in the promotion at its next check; status shows it from
+// the moment it is verified, and no longer holds the stage for an
+// approval. An approval that does not decode, or whose
+// verified record is of another promotion, stage or artifact, is left for
+// the gate to refuse, saying why.
+func readVerifiedApprovals(ctx context.Context, d *deployer, p *pipeline.Pipeline, rec *ledger.PromotionRecord) error {
+	if rec.Status != ledger.PromotionRunning {
+		return nil
+	}
+	l := ledger.New(d.s3, d.cfg.Bucket)
+	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
+	for i := range rec.Stages {
+		s := &rec.Stages[i]
+		if s.ApprovedBy != "" || (s.Status != ledger.PromotionWaiting && s.Status != ledger.PromotionApproval) {
+			continue
+		}
+		key := naming.ApprovalKey(p.ProjectName, s.Config, rec.PromotionID)
+		raw, found, err := l.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
+		if err != nil {
+			return fmt.Errorf("reading the approval of %s at %s: %w", s.Config, key, err)
+		}
+		var a pipeline.Approval
+		if !found || json.Unmarshal(raw, &a) != nil {
+			continue
+		}
+		sum, err := a.Hash()
+		if err != nil {
+			continue
+		}
+		v, found, err := l.GetVerifiedApproval(ctx, p.ProjectName, first, rec.PromotionID, s.Config, sum)
+		switch {
+		case err != nil:
+			return fmt.Errorf("reading the verified approval of %s: %w", s.Config, err)
+		case !found || v.PromotionID != rec.PromotionID || v.Stage != s.Config || v.Digest != rec.Digest:
+			continue
+		}
+		s.ApprovedBy, s.ApprovedByID, s.ApprovedAt = v.ApprovedBy, v.ApprovedByID, v.VerifiedAt
+		s.ApprovalVerified, s.ApprovalGivenAt = v.Verified, v.GivenAt
+		s.Held = slices.DeleteFunc(s.Held, func(h string) bool { return strings.HasPrefix(h, pipeline.ApprovalNeeded) })
+	}
+	return nil
 }
 
 // settleRecord leaves rec's approval tokens out and, when it says it runs

@@ -177,12 +177,16 @@ func alarmGate(_ string, g *Gates, r *Readings) []Hold {
 // AlarmMissing is the state of a gate alarm CloudWatch does not have.
 const AlarmMissing = "missing"
 
+// ApprovalNeeded begins the message of the hold of a stage that needs an
+// approval none counts for yet (approvalGate).
+const ApprovalNeeded = "the stage needs a person's approval: ferry pipeline approve"
+
 // approvalGate holds a stage that needs an approval until one counts.
 func approvalGate(_ string, g *Gates, r *Readings) []Hold {
 	if g == nil || !g.Approval || (r.Approval != nil && r.Approval.By != "") {
 		return nil
 	}
-	msg := "the stage needs a person's approval: ferry pipeline approve"
+	msg := ApprovalNeeded
 	if r.Approval != nil && r.Approval.Refused != "" {
 		msg += "; the approval given does not count: " + r.Approval.Refused
 	}
