@@ -52,7 +52,8 @@ import (
 //     not what the deploy settled; a group launching from another
 //     template or version; an instance not healthy (in its group, its
 //     load balancers, its target groups); load balancers or target
-//     groups not the release's.
+//     groups not the release's; a mixed instances policy not the
+//     release's (mixedDrift).
 //  5. Date each difference from the drift record (the first time a query
 //     saw it; now for a new one), keep an unhealthy instance settling
 //     until tuning.DriftUnhealthyAfter, and write the record: the one
@@ -286,10 +287,8 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 		for _, what := range capacityDrift(g, cg, svc) {
 			item(execution.DriftCapacity, what)
 		}
-		if svc != nil {
-			for _, what := range balancerDrift(g, svc) {
-				item(execution.DriftLoadBalancers, what)
-			}
+		for _, d := range serviceDrift(g, svc) {
+			item(d.Kind, d.What)
 		}
 		for _, what := range unhealthy(g, views) {
 			item(execution.DriftUnhealthy, what)
@@ -322,6 +321,23 @@ func capacityDrift(g asgtypes.AutoScalingGroup, cg ledger.CurrentGroup, svc *rel
 	// Scaling policies move desired; without them only a person does.
 	if (svc == nil || svc.Autoscaling == nil || len(svc.Autoscaling.Policies) == 0) && cg.Desired > 0 && desired != cg.Desired {
 		out = append(out, fmt.Sprintf("desired %d, not %d as deployed", desired, cg.Desired))
+	}
+	return out
+}
+
+// serviceDrift says how group g differs from what its service svc (nil:
+// its release expired) asks of it beyond its capacity: its load
+// balancers, its mixed instances policy. Each item has its kind and what.
+func serviceDrift(g asgtypes.AutoScalingGroup, svc *release.Service) []execution.DriftItem {
+	if svc == nil {
+		return nil
+	}
+	var out []execution.DriftItem
+	for _, what := range balancerDrift(g, svc) {
+		out = append(out, execution.DriftItem{Kind: execution.DriftLoadBalancers, What: what})
+	}
+	for _, what := range mixedDrift(g, svc) {
+		out = append(out, execution.DriftItem{Kind: execution.DriftMixedInstances, What: what})
 	}
 	return out
 }

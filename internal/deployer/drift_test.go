@@ -2,11 +2,13 @@ package deployer
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -292,4 +294,45 @@ func TestDriftInFlightFailed(t *testing.T) {
 	d := h.driftNow()
 	assert.Equal(t, map[string]string{next: execution.InFlightRetiring}, inFlightStates(d))
 	assert.Equal(t, map[string][]string{old: {execution.DriftCapacity}}, kinds(d.Drifts), "the current group is still compared")
+}
+
+// TestDriftMixedInstances: a group deployed with a mixed instances policy
+// (testdata/spot-fleet-release.json's: weighted instance types, On-Demand
+// base and percentage, Spot strategy, Capacity Rebalancing) is no drift
+// as DescribeAutoScalingGroups shows it (its InstancesDistribution with
+// AWS's defaults filled in, MixedInstancesPolicy and CapacityRebalance,
+// Auto Scaling API Reference); changed by hand (UpdateAutoScalingGroup:
+// another weight, another On-Demand percentage and Spot strategy,
+// Capacity Rebalancing off), each change is a mixed_instances drift.
+func TestDriftMixedInstances(t *testing.T) {
+	h := newHarness(t)
+	spot, err := release.ReadFile(filepath.Join("..", "..", "testdata", "spot-fleet-release.json"))
+	require.NoError(t, err)
+	r1 := h.baseRelease()
+	web := r1.Services["web"]
+	web.InstanceType, web.MixedInstances = "", spot.Services["web"].MixedInstances
+	h.start(r1).succeed()
+	h.clk.Advance(10 * time.Minute)
+	group := naming.GroupName(project, config, "web", r1.ReleaseID)
+	assert.Empty(t, h.driftNow().Drifts, "the policy as deployed, AWS's defaults and all")
+
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err = c.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(group), CapacityRebalance: aws.Bool(false),
+		MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{Overrides: []asgtypes.LaunchTemplateOverrides{
+				{InstanceType: aws.String("m5.large"), WeightedCapacity: aws.String("1")}, {InstanceType: aws.String("m5.xlarge"), WeightedCapacity: aws.String("3")},
+			}},
+			InstancesDistribution: &asgtypes.InstancesDistribution{OnDemandPercentageAboveBaseCapacity: aws.Int32(50), SpotAllocationStrategy: aws.String("lowest-price")},
+		}})
+	require.NoError(t, err)
+	var got []string
+	for _, it := range h.driftNow().Drifts {
+		require.Equal(t, execution.DriftMixedInstances, it.Kind, it.What)
+		got = append(got, it.What)
+	}
+	assert.Equal(t, []string{
+		"overrides [m5.large=1 m5.xlarge=3], not the release's [m5.large=1 m5.xlarge=2 c5.xlarge=2]",
+		"On-Demand base 1 and 50% above it, Spot lowest-price across 2 pools, On-Demand prioritized, not the release's On-Demand base 1 and 25% above it, Spot price-capacity-optimized, On-Demand prioritized",
+		"capacity rebalance false, not the release's true",
+	}, got)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -71,4 +72,39 @@ func TestRebalancedTerminationsAreNoLoss(t *testing.T) {
 		err := checkTerminations(r, map[string]execution.ServiceHealth{"web": {Terminating: tc.terminating, Rebalancing: tc.rebalancing, Terminated: tc.terminated}})
 		assert.Equal(t, tc.halt, err != nil, "%s: %v", tc.name, err)
 	}
+}
+
+// TestMixedDriftReadsAWSDefaults: a group's policy is compared with the
+// release's with AWS's defaults for what either leaves out
+// (InstancesDistribution and InstanceRequirements, Auto Scaling API
+// Reference: Spot lowest-price across 2 pools, burstable excluded, price
+// protection 100% for Spot and 20% for On-Demand), and a group with no
+// policy, or one where the release names an instance type, is drift.
+func TestMixedDriftReadsAWSDefaults(t *testing.T) {
+	four := 4
+	svc := &release.Service{MixedInstances: &release.MixedInstances{Overrides: []release.Override{{Requirements: &release.InstanceRequirements{
+		VCPU: &release.IntRange{Min: 2, Max: &four}, MemoryMiB: &release.IntRange{Min: 4096}}}}, SpotAllocationStrategy: release.SpotLowestPrice}}
+	described := &asgtypes.MixedInstancesPolicy{
+		LaunchTemplate: &asgtypes.LaunchTemplate{Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceRequirements: &asgtypes.InstanceRequirements{
+			VCpuCount: &asgtypes.VCpuCountRequest{Min: aws.Int32(2), Max: aws.Int32(4)}, MemoryMiB: &asgtypes.MemoryMiBRequest{Min: aws.Int32(4096)},
+			BurstablePerformance: asgtypes.BurstablePerformanceExcluded, SpotMaxPricePercentageOverLowestPrice: aws.Int32(100), OnDemandMaxPricePercentageOverLowestPrice: aws.Int32(20),
+		}}}},
+		InstancesDistribution: &asgtypes.InstancesDistribution{SpotAllocationStrategy: aws.String("lowest-price"), SpotInstancePools: aws.Int32(2)},
+	}
+	assert.Empty(t, mixedDrift(asgtypes.AutoScalingGroup{MixedInstancesPolicy: described}, svc), "AWS's defaults are the release's")
+
+	more := *described.LaunchTemplate.Overrides[0].InstanceRequirements
+	more.MemoryMiB = &asgtypes.MemoryMiBRequest{Min: aws.Int32(8192)}
+	changed := &asgtypes.MixedInstancesPolicy{LaunchTemplate: &asgtypes.LaunchTemplate{Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceRequirements: &more}}},
+		InstancesDistribution: described.InstancesDistribution}
+	assert.Equal(t, []string{"overrides [{vcpu 2-4 memory_mib 8192- cpu [] generations [] burstable excluded allowed [] excluded [] spot_max_price +100% on_demand_max_price +20%}], " +
+		"not the release's [{vcpu 2-4 memory_mib 4096- cpu [] generations [] burstable excluded allowed [] excluded [] spot_max_price +100% on_demand_max_price +20%}]"},
+		mixedDrift(asgtypes.AutoScalingGroup{MixedInstancesPolicy: changed}, svc))
+
+	assert.Equal(t, []string{"no mixed instances policy, not the release's ([{vcpu 2-4 memory_mib 4096- cpu [] generations [] burstable excluded allowed [] excluded [] spot_max_price +100% on_demand_max_price +20%}])"},
+		mixedDrift(asgtypes.AutoScalingGroup{}, svc))
+	assert.Equal(t, []string{"a mixed instances policy ([m5.large]), not the release's instance_type t3.micro"},
+		mixedDrift(asgtypes.AutoScalingGroup{MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{LaunchTemplate: &asgtypes.LaunchTemplate{
+			Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.large")}}}}}, &release.Service{InstanceType: "t3.micro"}))
+	assert.Empty(t, mixedDrift(asgtypes.AutoScalingGroup{}, &release.Service{InstanceType: "t3.micro"}))
 }

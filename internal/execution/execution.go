@@ -503,6 +503,11 @@ const (
 	// DriftLoadBalancers: the group's classic load balancers or target
 	// groups differ from the release's.
 	DriftLoadBalancers = "load_balancers"
+	// DriftMixedInstances: the group's mixed instances policy (its
+	// instance types and weights or instance requirements, its On-Demand
+	// and Spot split and strategies, Capacity Rebalancing) differs from
+	// the release's, or one has none.
+	DriftMixedInstances = "mixed_instances"
 )
 
 // Drift is a drift query's answer: how what runs in a project-config

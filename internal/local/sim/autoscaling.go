@@ -718,6 +718,9 @@ func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error 
 	if minSize < 0 || maxSize < minSize || desired < minSize || desired > maxSize {
 		return apiErrf(cloud.CodeValidation, "Desired capacity:%d must be between the specified min size:%d and max size:%d", desired, minSize, maxSize)
 	}
+	if err := r.updateMixed(g, in); err != nil {
+		return err
+	}
 	g.min, g.max = minSize, maxSize
 	if in.NewInstancesProtectedFromScaleIn != nil {
 		g.newProtected = *in.NewInstancesProtectedFromScaleIn

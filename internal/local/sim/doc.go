@@ -99,6 +99,11 @@
 // instances back: a rebalance recommendation, the two-minute notice, then
 // the termination; with CapacityRebalance the group launches a
 // replacement first and terminates the instance once it is in service.
+// DescribeAutoScalingGroups shows the policy's InstancesDistribution with
+// AWS's defaults for what it left out (Spot lowest-price across 2 pools,
+// On-Demand base 0 and 100% above it, prioritized or, with requirements,
+// lowest-price); UpdateAutoScalingGroup changes its overrides, the
+// distribution fields it sets, and CapacityRebalance.
 //
 // # Attachments, draining, termination hooks, cut connections
 //

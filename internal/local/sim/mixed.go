@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
@@ -129,7 +131,7 @@ func newMixedPolicy(in *astypes.MixedInstancesPolicy, rebalance bool, arch strin
 	if in.LaunchTemplate == nil || in.LaunchTemplate.LaunchTemplateSpecification == nil {
 		return nil, apiErr(cloud.CodeValidation, "MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification is required")
 	}
-	m := &mixedPolicy{in: *in, percent: 100, spotStrategy: "price-capacity-optimized", odStrategy: "prioritized", rebalances: rebalance}
+	m := &mixedPolicy{in: *in, percent: 100, spotStrategy: "lowest-price", odStrategy: "prioritized", rebalances: rebalance}
 	if err := m.readOverrides(in.LaunchTemplate.Overrides, arch); err != nil {
 		return nil, err
 	}
@@ -202,17 +204,17 @@ func (m *mixedPolicy) readOverride(o astypes.LaunchTemplateOverrides, arch strin
 // readDistribution reads the InstancesDistribution with AWS's defaults
 // and bounds.
 func (m *mixedPolicy) readDistribution(d *astypes.InstancesDistribution) error {
+	if m.byRequirements {
+		m.odStrategy = "lowest-price"
+	}
 	if d == nil {
-		return nil
+		d = &astypes.InstancesDistribution{}
 	}
 	m.base = int(deref(d.OnDemandBaseCapacity))
 	if d.OnDemandPercentageAboveBaseCapacity != nil {
 		m.percent = int(*d.OnDemandPercentageAboveBaseCapacity)
 	}
 	m.spotStrategy = cmp.Or(deref(d.SpotAllocationStrategy), m.spotStrategy)
-	if m.byRequirements {
-		m.odStrategy = "lowest-price"
-	}
 	m.odStrategy = cmp.Or(deref(d.OnDemandAllocationStrategy), m.odStrategy)
 	switch {
 	case m.base < 0 || m.percent < 0 || m.percent > 100:
@@ -477,14 +479,92 @@ func (r *region) rebalanceSpot(inst *instance, t time.Time) {
 func (i *instance) counts() bool { return i.terminating.IsZero() && !i.standby && !i.atRisk }
 
 // describeMixed is how DescribeAutoScalingGroups shows g's policy: the
-// group's launch template is then the policy's, not its own.
+// group's launch template is then the policy's, not its own, and its
+// InstancesDistribution has AWS's defaults for what the policy left out
+// ("this structure uses default values for unspecified parameters,
+// except for SpotMaxPrice", InstancesDistribution, Auto Scaling API
+// Reference): On-Demand base 0 and 100% above it, Spot lowest-price
+// across 2 pools, On-Demand prioritized (lowest-price with instance
+// requirements).
 func (g *group) describeMixed(out *astypes.AutoScalingGroup) {
 	if g.mixed == nil {
 		return
 	}
-	p := g.mixed.in
+	m := g.mixed
+	p := m.in
+	d := astypes.InstancesDistribution{
+		OnDemandBaseCapacity: aws.Int32(int32(m.base)), OnDemandPercentageAboveBaseCapacity: aws.Int32(int32(m.percent)),
+		SpotAllocationStrategy: aws.String(m.spotStrategy), OnDemandAllocationStrategy: aws.String(m.odStrategy),
+	}
+	if m.spotPools > 0 {
+		d.SpotInstancePools = aws.Int32(int32(m.spotPools))
+	}
+	if m.in.InstancesDistribution != nil {
+		d.SpotMaxPrice = m.in.InstancesDistribution.SpotMaxPrice
+	}
+	p.InstancesDistribution = &d
 	out.MixedInstancesPolicy, out.LaunchTemplate = &p, nil
-	out.CapacityRebalance = &g.mixed.rebalances
+	out.CapacityRebalance = aws.Bool(m.rebalances)
+}
+
+// updateMixed applies UpdateAutoScalingGroup's MixedInstancesPolicy and
+// CapacityRebalance to g: the overrides it names replace the group's, the
+// InstancesDistribution fields it sets replace those, the others are kept
+// (UpdateAutoScalingGroup, Auto Scaling API Reference), checked as
+// CreateAutoScalingGroup checks a policy. Instances running keep running;
+// the next launch follows the new policy. A policy for a group without
+// one, or naming another launch template, is refused: the simulation does
+// not convert a group.
+func (r *region) updateMixed(g *group, in *autoscaling.UpdateAutoScalingGroupInput) error {
+	if in.MixedInstancesPolicy == nil && in.CapacityRebalance == nil {
+		return nil
+	}
+	if g.mixed == nil {
+		if in.MixedInstancesPolicy != nil {
+			return apiErr(cloud.CodeValidation, "the simulation does not give a group a mixed instances policy after it was made")
+		}
+		return nil // accepted, does nothing: the sim's launch template groups run On-Demand
+	}
+	var probe astypes.AutoScalingGroup
+	g.describeMixed(&probe)
+	p := probe.MixedInstancesPolicy
+	if u := in.MixedInstancesPolicy; u != nil {
+		if u.LaunchTemplate != nil && u.LaunchTemplate.LaunchTemplateSpecification != nil {
+			return apiErr(cloud.CodeValidation, "the simulation does not change a group's launch template through its mixed instances policy")
+		}
+		if u.LaunchTemplate != nil && u.LaunchTemplate.Overrides != nil {
+			lt := *p.LaunchTemplate
+			lt.Overrides = u.LaunchTemplate.Overrides
+			p.LaunchTemplate = &lt
+		}
+		mergeDistribution(p.InstancesDistribution, u.InstancesDistribution)
+	}
+	arch := ""
+	if a := r.amis[deref(g.lt.versions[g.launchVersion()-1].ImageId)]; a != nil {
+		arch = a.arch
+	}
+	m, err := newMixedPolicy(p, deref(cmp.Or(in.CapacityRebalance, probe.CapacityRebalance)), arch)
+	if err != nil {
+		return err
+	}
+	g.mixed = m
+	return nil
+}
+
+// mergeDistribution sets in d the fields u sets.
+func mergeDistribution(d, u *astypes.InstancesDistribution) {
+	if u == nil {
+		return
+	}
+	d.OnDemandBaseCapacity = cmp.Or(u.OnDemandBaseCapacity, d.OnDemandBaseCapacity)
+	d.OnDemandPercentageAboveBaseCapacity = cmp.Or(u.OnDemandPercentageAboveBaseCapacity, d.OnDemandPercentageAboveBaseCapacity)
+	d.OnDemandAllocationStrategy = cmp.Or(u.OnDemandAllocationStrategy, d.OnDemandAllocationStrategy)
+	d.SpotMaxPrice = cmp.Or(u.SpotMaxPrice, d.SpotMaxPrice)
+	if u.SpotAllocationStrategy != nil && aws.ToString(u.SpotAllocationStrategy) != aws.ToString(d.SpotAllocationStrategy) {
+		d.SpotInstancePools = nil // the pools of lowest-price go with it
+	}
+	d.SpotAllocationStrategy = cmp.Or(u.SpotAllocationStrategy, d.SpotAllocationStrategy)
+	d.SpotInstancePools = cmp.Or(u.SpotInstancePools, d.SpotInstancePools)
 }
 
 // weightedCapacity is the WeightedCapacity DescribeAutoScalingGroups

@@ -206,3 +206,57 @@ func TestSpotInterruption(t *testing.T) {
 }
 
 func fmtSscan(s string, n *int) (int, error) { return fmt.Sscan(s, n) }
+
+// TestMixedPolicyDescribedWithDefaults: DescribeAutoScalingGroups shows a
+// mixed instances policy's InstancesDistribution with AWS's defaults for
+// what the policy left out ("this structure uses default values for
+// unspecified parameters, except for SpotMaxPrice", InstancesDistribution,
+// Auto Scaling API Reference: OnDemandBaseCapacity 0,
+// OnDemandPercentageAboveBaseCapacity 100, SpotAllocationStrategy
+// lowest-price with SpotInstancePools 2, OnDemandAllocationStrategy
+// prioritized, or lowest-price for a policy of InstanceRequirements).
+// UpdateAutoScalingGroup changes the overrides, the distribution fields it
+// sets and CapacityRebalance, keeping the rest (UpdateAutoScalingGroup,
+// Auto Scaling API Reference).
+func TestMixedPolicyDescribedWithDefaults(t *testing.T) {
+	f := newFixture(t)
+	f.template(t, "lt-mix", amiOK, "")
+	in := f.mixedInput(t, "mix", 2, 0, 0, "", false, []string{"m5.large", "c5.large"})
+	in.MixedInstancesPolicy.InstancesDistribution = nil
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	want := &astypes.InstancesDistribution{
+		OnDemandBaseCapacity: aws.Int32(0), OnDemandPercentageAboveBaseCapacity: aws.Int32(100),
+		SpotAllocationStrategy: aws.String("lowest-price"), SpotInstancePools: aws.Int32(2), OnDemandAllocationStrategy: aws.String("prioritized"),
+	}
+	assert.Equal(t, want, f.describe(t, "mix").MixedInstancesPolicy.InstancesDistribution)
+
+	req := f.mixedInput(t, "req", 2, 0, 0, "", false, nil)
+	req.MixedInstancesPolicy.InstancesDistribution = nil
+	req.MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification = in.MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification
+	req.MixedInstancesPolicy.LaunchTemplate.Overrides = []astypes.LaunchTemplateOverrides{{InstanceRequirements: &astypes.InstanceRequirements{
+		VCpuCount: &astypes.VCpuCountRequest{Min: aws.Int32(2), Max: aws.Int32(4)}, MemoryMiB: &astypes.MemoryMiBRequest{Min: aws.Int32(4096)},
+	}}}
+	_, err = f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, "lowest-price", aws.ToString(f.describe(t, "req").MixedInstancesPolicy.InstancesDistribution.OnDemandAllocationStrategy))
+
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("mix"), CapacityRebalance: aws.Bool(true),
+		MixedInstancesPolicy: &astypes.MixedInstancesPolicy{
+			LaunchTemplate:        &astypes.LaunchTemplate{Overrides: []astypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.xlarge")}}},
+			InstancesDistribution: &astypes.InstancesDistribution{OnDemandPercentageAboveBaseCapacity: aws.Int32(25), SpotAllocationStrategy: aws.String("capacity-optimized")},
+		}})
+	require.NoError(t, err)
+	g := f.describe(t, "mix")
+	assert.True(t, aws.ToBool(g.CapacityRebalance))
+	assert.Equal(t, []astypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.xlarge")}}, g.MixedInstancesPolicy.LaunchTemplate.Overrides)
+	assert.Equal(t, &astypes.InstancesDistribution{
+		OnDemandBaseCapacity: aws.Int32(0), OnDemandPercentageAboveBaseCapacity: aws.Int32(25),
+		SpotAllocationStrategy: aws.String("capacity-optimized"), OnDemandAllocationStrategy: aws.String("prioritized"),
+	}, g.MixedInstancesPolicy.InstancesDistribution, "the pools of lowest-price went with it; the rest kept")
+	assert.NotNil(t, g.MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification, "the launch template kept")
+
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("mix"),
+		MixedInstancesPolicy: &astypes.MixedInstancesPolicy{InstancesDistribution: &astypes.InstancesDistribution{OnDemandPercentageAboveBaseCapacity: aws.Int32(101)}}})
+	assertCode(t, err, cloud.CodeValidation)
+}
