@@ -231,45 +231,74 @@ func (r *historyReader) stamp(ev sfntypes.HistoryEvent) progress {
 }
 
 // step interprets an event of the execution's progress: its start, a
-// state entered, a task that succeeded, CheckHealthy's report, success.
+// state entered, a task that succeeded, a task's or a loop's report,
+// success.
 func (r *historyReader) step(ev sfntypes.HistoryEvent, u progress) (progress, bool) {
 	switch ev.Type {
 	case sfntypes.HistoryEventTypeExecutionStarted:
-		if !u.At.IsZero() {
-			r.started = u.At
-		}
-		u.Event = updateStarted
-		return u, true
+		return r.executionStarted(u)
 	case sfntypes.HistoryEventTypeTaskStateEntered, sfntypes.HistoryEventTypePassStateEntered,
 		sfntypes.HistoryEventTypeParallelStateEntered, sfntypes.HistoryEventTypeMapStateEntered:
-		r.taskFailed = false
-		name := enteredName(ev)
-		r.lastTask = name
-		if name == "" || name == r.shown || name == execution.TaskBake && !r.bakes(ev) {
-			return u, false
-		}
-		r.shown = name
-		u.Event, u.State = updateState, name
-		return u, true
+		return r.stateEntered(ev, u)
 	case sfntypes.HistoryEventTypeSucceedStateEntered, sfntypes.HistoryEventTypeFailStateEntered:
 		r.failState = enteredName(ev)
 	case sfntypes.HistoryEventTypeLambdaFunctionSucceeded, sfntypes.HistoryEventTypeTaskSucceeded:
 		r.taskFailed = false
 	case sfntypes.HistoryEventTypeTaskStateExited:
-		if d := ev.StateExitedEventDetails; d != nil && !r.taskFailed {
-			return r.taskReport(u, aws.ToString(d.Name), aws.ToString(d.Output))
-		}
+		return r.taskExited(ev, u)
 	case sfntypes.HistoryEventTypeWaitStateEntered:
-		// The Wait state after a loop's task carries its report in its
-		// input: a follower reads only the newest (historySince). After
-		// another task (Deploy, NextStep), it carries that one's.
-		if task, ok := waitReports[enteredName(ev)]; ok && task == r.lastTask && !r.taskFailed && ev.StateEnteredEventDetails != nil {
-			return r.taskReport(u, task, aws.ToString(ev.StateEnteredEventDetails.Input))
-		}
+		return r.loopWaits(ev, u)
 	case sfntypes.HistoryEventTypeExecutionSucceeded:
 		return r.outcome(u, statusSucceeded, firstNonEmpty(r.failState, execution.EndSuccess), "", "")
 	}
 	return u, false
+}
+
+// executionStarted is the update of the execution's start, from which
+// every update's elapsed time counts.
+func (r *historyReader) executionStarted(u progress) (progress, bool) {
+	if !u.At.IsZero() {
+		r.started = u.At
+	}
+	u.Event = updateStarted
+	return u, true
+}
+
+// stateEntered is the update of a task (or Pass, Parallel, Map) state
+// entered: none for one shown last, nor for Bake when the release does
+// not bake.
+func (r *historyReader) stateEntered(ev sfntypes.HistoryEvent, u progress) (progress, bool) {
+	r.taskFailed = false
+	name := enteredName(ev)
+	r.lastTask = name
+	if name == "" || name == r.shown || name == execution.TaskBake && !r.bakes(ev) {
+		return u, false
+	}
+	r.shown = name
+	u.Event, u.State = updateState, name
+	return u, true
+}
+
+// taskExited reads the report of a task state left without its task
+// failing: its output.
+func (r *historyReader) taskExited(ev sfntypes.HistoryEvent, u progress) (progress, bool) {
+	d := ev.StateExitedEventDetails
+	if d == nil || r.taskFailed {
+		return u, false
+	}
+	return r.taskReport(u, aws.ToString(d.Name), aws.ToString(d.Output))
+}
+
+// loopWaits reads the report a loop's Wait state carries in its input:
+// that of the task before it (a follower reads only the newest events,
+// historySince, so the Wait may be all it sees of the task). After
+// another task (Deploy, NextStep), it carries that one's, not read here.
+func (r *historyReader) loopWaits(ev sfntypes.HistoryEvent, u progress) (progress, bool) {
+	task, ok := waitReports[enteredName(ev)]
+	if !ok || task != r.lastTask || r.taskFailed || ev.StateEnteredEventDetails == nil {
+		return u, false
+	}
+	return r.taskReport(u, task, aws.ToString(ev.StateEnteredEventDetails.Input))
 }
 
 // waitReports are the Wait states of the deploy's loops, each with the
