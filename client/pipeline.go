@@ -497,43 +497,24 @@ func readPromotions(ctx context.Context, d *deployer, p *pipeline.Pipeline) ([]l
 // readVerifiedApprovals fills in the approver of each stage of the running
 // promotion rec that waits at its gates with none recorded, when the
 // deployer verified an approval of it as it was given (ferry pipeline
-// approve): the approval stored where approvers write it
-// (naming.ApprovalKey) and the deployer's record of its sum
-// (ledger.VerifiedApproval), read as the gate reads them. The gate records
-// the approver in the promotion at its next check; status shows it from
-// the moment it is verified, and no longer holds the stage for an
-// approval. An approval that does not decode, or whose
-// verified record is of another promotion, stage or artifact, is left for
-// the gate to refuse, saying why.
+// approve; verifiedApproval). The gate records the approver in the
+// promotion at its next check; status shows it from the moment it is
+// verified, and no longer holds the stage for an approval.
 func readVerifiedApprovals(ctx context.Context, d *deployer, p *pipeline.Pipeline, rec *ledger.PromotionRecord) error {
 	if rec.Status != ledger.PromotionRunning {
 		return nil
 	}
 	l := ledger.New(d.s3, d.cfg.Bucket)
-	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
 	for i := range rec.Stages {
 		s := &rec.Stages[i]
 		if s.ApprovedBy != "" || (s.Status != ledger.PromotionWaiting && s.Status != ledger.PromotionApproval) {
 			continue
 		}
-		key := naming.ApprovalKey(p.ProjectName, s.Config, rec.PromotionID)
-		raw, found, err := l.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
+		v, found, err := verifiedApproval(ctx, l, p, rec, s.Config)
 		if err != nil {
-			return fmt.Errorf("reading the approval of %s at %s: %w", s.Config, key, err)
+			return err
 		}
-		var a pipeline.Approval
-		if !found || json.Unmarshal(raw, &a) != nil {
-			continue
-		}
-		sum, err := a.Hash()
-		if err != nil {
-			continue
-		}
-		v, found, err := l.GetVerifiedApproval(ctx, p.ProjectName, first, rec.PromotionID, s.Config, sum)
-		switch {
-		case err != nil:
-			return fmt.Errorf("reading the verified approval of %s: %w", s.Config, err)
-		case !found || v.PromotionID != rec.PromotionID || v.Stage != s.Config || v.Digest != rec.Digest:
+		if !found {
 			continue
 		}
 		s.ApprovedBy, s.ApprovedByID, s.ApprovedAt = v.ApprovedBy, v.ApprovedByID, v.VerifiedAt
@@ -541,6 +522,34 @@ func readVerifiedApprovals(ctx context.Context, d *deployer, p *pipeline.Pipelin
 		s.Held = slices.DeleteFunc(s.Held, func(h string) bool { return strings.HasPrefix(h, pipeline.ApprovalNeeded) })
 	}
 	return nil
+}
+
+// verifiedApproval reads the approval of the promotion rec into stage as
+// the gate reads it: the approval stored where approvers write it
+// (naming.ApprovalKey) and the deployer's record that it verified an
+// approval of that sum (ledger.VerifiedApproval) for this promotion,
+// stage and artifact. found is false without both, or when the approval
+// does not decode: the gate refuses it then, saying why.
+func verifiedApproval(ctx context.Context, l *ledger.Ledger, p *pipeline.Pipeline, rec *ledger.PromotionRecord, stage string) (ledger.VerifiedApproval, bool, error) {
+	key := naming.ApprovalKey(p.ProjectName, stage, rec.PromotionID)
+	raw, found, err := l.GetClientObject(ctx, key, limits.MaxStateObjectBytes)
+	if err != nil {
+		return ledger.VerifiedApproval{}, false, fmt.Errorf("reading the approval of %s at %s: %w", stage, key, err)
+	}
+	var a pipeline.Approval
+	if !found || json.Unmarshal(raw, &a) != nil {
+		return ledger.VerifiedApproval{}, false, nil
+	}
+	sum, err := a.Hash()
+	if err != nil {
+		return ledger.VerifiedApproval{}, false, nil
+	}
+	first := pipeline.TargetConfig(p.Stages[0], p.Stages[0].Targets[0])
+	v, found, err := l.GetVerifiedApproval(ctx, p.ProjectName, first, rec.PromotionID, stage, sum)
+	if err != nil {
+		return v, false, fmt.Errorf("reading the verified approval of %s: %w", stage, err)
+	}
+	return v, found && v.PromotionID == rec.PromotionID && v.Stage == stage && v.Digest == rec.Digest, nil
 }
 
 // settleRecord leaves rec's approval tokens out and, when it says it runs
