@@ -234,16 +234,21 @@ func (r *region) mixGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput)
 	if in.MixedInstancesPolicy == nil {
 		return nil
 	}
-	arch := ""
-	if a := r.amis[deref(g.lt.versions[g.launchVersion()-1].ImageId)]; a != nil {
-		arch = a.arch
-	}
-	m, err := newMixedPolicy(in.MixedInstancesPolicy, deref(in.CapacityRebalance), arch)
+	m, err := newMixedPolicy(in.MixedInstancesPolicy, deref(in.CapacityRebalance), r.archOf(g))
 	if err != nil {
 		return err
 	}
 	g.mixed = m
 	return nil
+}
+
+// archOf is the architecture of the image g launches ("" for an image
+// the region does not know).
+func (r *region) archOf(g *group) string {
+	if a := r.amis[deref(g.lt.versions[g.launchVersion()-1].ImageId)]; a != nil {
+		return a.arch
+	}
+	return ""
 }
 
 // placeGroup sets g's subnets: every one VPCZoneIdentifier names must

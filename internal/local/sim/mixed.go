@@ -539,11 +539,7 @@ func (r *region) updateMixed(g *group, in *autoscaling.UpdateAutoScalingGroupInp
 		}
 		mergeDistribution(p.InstancesDistribution, u.InstancesDistribution)
 	}
-	arch := ""
-	if a := r.amis[deref(g.lt.versions[g.launchVersion()-1].ImageId)]; a != nil {
-		arch = a.arch
-	}
-	m, err := newMixedPolicy(p, deref(cmp.Or(in.CapacityRebalance, probe.CapacityRebalance)), arch)
+	m, err := newMixedPolicy(p, deref(cmp.Or(in.CapacityRebalance, probe.CapacityRebalance)), r.archOf(g))
 	if err != nil {
 		return err
 	}
