@@ -26,7 +26,6 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/health/analysis"
 	"github.com/ferryhq/ferry/internal/local/asl"
-	"github.com/ferryhq/ferry/internal/proof/codestats"
 )
 
 // historyBuilder writes execution histories the way Step Functions records
@@ -925,21 +924,4 @@ func TestWaitingIntervalFollowsTheLoop(t *testing.T) {
 			assert.Equal(t, tc.want, waitingInterval(t.Context(), &tc.r, tc.opts))
 		})
 	}
-}
-
-// TestHistoryReaderStepsStaySmall: reading a history goes by named steps
-// (the start, a state entered, a task's report, a loop's Wait, the end),
-// each a function of at most the house's complexity 15, so a new kind of
-// event is a new step, not one more branch of a long switch.
-func TestHistoryReaderStepsStaySmall(t *testing.T) {
-	funcs, err := codestats.Measure(".")
-	require.NoError(t, err)
-	n := 0
-	for _, f := range funcs {
-		if strings.Contains(f.Name, "(*historyReader).") {
-			n++
-			assert.LessOrEqual(t, f.Complexity, 15, "%s at %s", f.Name, f.Pos)
-		}
-	}
-	assert.Positive(t, n, "the history reader's functions were measured")
 }
