@@ -57,13 +57,14 @@ func TestEndStage(t *testing.T) {
 				pr.halt()
 			}
 			pr.st.Wave = tt.wave
+			ended := pr.h.clk.Now().Add(time.Hour)
 			pr.h.clk.Advance(time.Hour)
 			err := pr.task(execution.TaskEndStage)
 			rec = pr.record()
 			stage := rec.Stages[tt.stage]
 			assert.Equal(t, tt.status, stage.Status)
 			assert.Equal(t, tt.promo, rec.Status)
-			assert.Equal(t, epoch.Add(time.Hour), stage.EndedAt)
+			assert.Equal(t, ended, stage.EndedAt)
 			for j, end := range tt.outcomes {
 				if end == "" {
 					end = tt.wave[j].Status

@@ -2,15 +2,22 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/pipeline"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -129,10 +136,11 @@ func (d *Deployer) promotionHalt(ctx context.Context, p *promotion) (string, err
 // gateReadings reads what the gates of the promotion's stage are checked
 // against (pipeline.Readings): the promotion's artifact; on a later stage,
 // each target of the stage before as its current record says (it runs
-// the artifact only while it runs the promotion's release; its swap) and
-// its gate alarms' states, read as that target's deploy role session (a
-// target with no current record: not read); and the stage's approval,
-// verified once (approval) and then as recorded.
+// the artifact only while it runs the promotion's release; its swap), and
+// as that target's deploy role session whether the promotion's release
+// still serves there (servesStill) and its gate alarms' states (a target
+// with no current record: not read); and the stage's approval, verified
+// once (approval) and then as recorded.
 func (d *Deployer) gateReadings(ctx context.Context, p *promotion, now time.Time) (pipeline.Readings, error) {
 	r := pipeline.Readings{Now: now, Artifact: p.rec.Digest}
 	i := p.st.Stage
@@ -155,7 +163,9 @@ func (d *Deployer) gateReadings(ctx context.Context, p *promotion, now time.Time
 }
 
 // targetReading reads config, a target of the stage before the
-// promotion's stage of gates g (see gateReadings).
+// promotion's stage of gates g (see gateReadings). A failure to read
+// whether the release serves is its reading (it holds the gate); a
+// failure to read the alarms is the task's.
 func (d *Deployer) targetReading(ctx context.Context, p *promotion, config string, g *pipeline.Gates) (pipeline.TargetReading, error) {
 	tr := pipeline.TargetReading{Config: config}
 	cur, found, err := d.ledger.GetCurrent(ctx, p.st.ProjectName, config)
@@ -163,13 +173,24 @@ func (d *Deployer) targetReading(ctx context.Context, p *promotion, config strin
 		return tr, err
 	}
 	tr.DeployedAt = cur.DeployedAt
-	if cur.ReleaseID == p.st.PromotionID {
+	ours, alarms := cur.ReleaseID == p.st.PromotionID, g != nil && len(g.Alarms) > 0
+	if ours {
 		tr.Digest = p.rec.Digest
 	}
-	if g == nil || len(g.Alarms) == 0 {
+	if !ours && !alarms {
 		return tr, nil
 	}
-	states, err := d.alarmsOf(ctx, p.st.ProjectName, config, cur, g.Alarms)
+	r, c, err := d.currentSession(ctx, p.st.ProjectName, config, cur)
+	if err != nil && alarms {
+		return tr, err
+	}
+	if ours {
+		tr.Serving = servesStill(ctx, c, r, cur.ReleaseID, err)
+	}
+	if !alarms {
+		return tr, nil
+	}
+	states, err := alarmStates(ctx, c.CloudWatch, g.Alarms)
 	if err != nil {
 		return tr, err
 	}
@@ -180,17 +201,75 @@ func (d *Deployer) targetReading(ctx context.Context, p *promotion, config strin
 	return tr, nil
 }
 
-// alarmsOf reads the state of alarms in config's target as the deploy
-// role session of its current release, cur.
-func (d *Deployer) alarmsOf(ctx context.Context, project, config string, cur ledger.Current, names []string) ([]execution.AlarmState, error) {
+// currentSession connects to config's target as the deploy role session
+// of its current release, cur, and returns that release (nil when its
+// record cannot be read: expired, the current record names the target).
+func (d *Deployer) currentSession(ctx context.Context, project, config string, cur ledger.Current) (*release.Release, *cloud.Clients, error) {
 	r, err := d.ledger.GetRelease(ctx, project, config, cur.ReleaseID)
 	if err != nil {
-		r = nil // expired: the record names the target
+		r = nil
 	}
 	st := &execution.State{ProjectName: project, ConfigName: config, ReleaseID: cur.ReleaseID, Target: d.currentTarget(cur, r)}
 	c, err := d.connect(ctx, st, false)
-	if err != nil {
-		return nil, err
+	return r, c, err
+}
+
+// servesStill is whether release id, r (nil: its record not read), serves
+// in its target, read with c (connectErr: the connection failed): its
+// services without a group of it, and the load balancers and target
+// groups it names without a healthy instance of its groups
+// (servingGaps). Every failure is the reading's Unread, a hold: whether
+// the stage before serves fails closed, throttled or not, and is read
+// again at the gate's next check.
+func servesStill(ctx context.Context, c *cloud.Clients, r *release.Release, id string, connectErr error) *pipeline.ServingReading {
+	s := &pipeline.ServingReading{Release: id}
+	var err error
+	switch {
+	case connectErr != nil:
+		err = connectErr
+	case r == nil:
+		err = errors.New("its release record could not be read")
+	default:
+		s.NoGroup, s.Dark, err = servingGaps(ctx, c, r)
 	}
-	return alarmStates(ctx, c.CloudWatch, names)
+	if err != nil {
+		s.NoGroup, s.Dark, s.Unread = nil, nil, err.Error()
+	}
+	return s
+}
+
+// servingGaps are release r's services without a group of it (tagged
+// with it) in its target, and the load balancers and target groups it
+// names in which no instance in service of its groups is healthy, as
+// each says (DescribeInstanceHealth, DescribeTargetHealth): one
+// DescribeAutoScalingGroups, one DescribeTargetGroups and one describe
+// per load balancer and target group, as c.
+func servingGaps(ctx context.Context, c *cloud.Clients, r *release.Release) (noGroup, dark []string, err error) {
+	services, names := r.ServiceNames(), releaseGroups(r)
+	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	named, err := namedBalancers(ctx, c, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	all := map[string]bool{}
+	for _, svc := range services {
+		all[svc] = true
+	}
+	views, err := named.read(ctx, c, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	owner, mine := fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}, map[string]asgtypes.AutoScalingGroup{}
+	for i, svc := range services {
+		if g, found := groups[names[i]]; found && owner.Made(tags.FromASG(g.Tags), r.ReleaseID) {
+			mine[svc] = g
+		} else {
+			noGroup = append(noGroup, svc)
+			delete(named, svc) // NoGroup says it
+		}
+	}
+	return noGroup, named.unserved(mine, views), nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/pipeline"
@@ -42,41 +44,40 @@ func (pr *promo) putStagingAlarm() {
 // else waits (at most the recheck, less when a soak ends sooner); a
 // config of the stage without the pipeline registered holds it too.
 func TestGate(t *testing.T) {
-	now := epoch
 	for _, tt := range []struct {
 		name    string
-		prepare func(pr *promo)
+		prepare func(pr *promo, now time.Time)
 		status  string   // the stage's status after Gate
 		held    []string // what holds it, in order
 		wait    int      // the wait asked, when it waits
 	}{
-		{"the first stage opens", func(*promo) {}, ledger.PromotionDeploying, nil, 0},
-		{"a config of the stage without the pipeline", func(pr *promo) {
+		{"the first stage opens", func(*promo, time.Time) {}, ledger.PromotionDeploying, nil, 0},
+		{"a config of the stage without the pipeline", func(pr *promo, now time.Time) {
 			pr.atStage(1, now.Add(-time.Hour))
 			require.NoError(t, pr.h.ledger.PutClientObject(t.Context(), naming.PipelineKey(project, "staging"), []byte(`{}`)))
 		}, ledger.PromotionWaiting, []string{"config staging has another pipeline registered (coinbase/deploy-test/staging/_pipeline.json): a promotion deploys a config only through its registered pipeline"}, tuning.GateRecheckSeconds},
-		{"staging soaking", func(pr *promo) { pr.atStage(1, now.Add(-10*time.Minute)) }, ledger.PromotionWaiting,
+		{"staging soaking", func(pr *promo, now time.Time) { pr.atStage(1, now.Add(-10*time.Minute)) }, ledger.PromotionWaiting,
 			[]string{"soak 30m: 20m left (counted from the stage before's last swap)"}, tuning.GateRecheckSeconds},
-		{"staging's soak ends before the recheck", func(pr *promo) { pr.atStage(1, now.Add(-28*time.Minute)) }, ledger.PromotionWaiting,
+		{"staging's soak ends before the recheck", func(pr *promo, now time.Time) { pr.atStage(1, now.Add(-28*time.Minute)) }, ledger.PromotionWaiting,
 			[]string{"soak 30m: 2m left (counted from the stage before's last swap)"}, 120},
-		{"staging soaked", func(pr *promo) { pr.atStage(1, now.Add(-31*time.Minute)) }, ledger.PromotionDeploying, nil, 0},
-		{"development runs another release", func(pr *promo) {
+		{"staging soaked", func(pr *promo, now time.Time) { pr.atStage(1, now.Add(-31*time.Minute)) }, ledger.PromotionDeploying, nil, 0},
+		{"development runs another release", func(pr *promo, now time.Time) {
 			pr.atStage(1, now.Add(-time.Hour))
 			require.NoError(t, pr.h.ledger.PutCurrent(t.Context(), project, "development", ledger.Current{ReleaseID: "other", DeployedAt: now.Add(-time.Hour)}))
 		}, ledger.PromotionWaiting, []string{"development does not run artifact " + "ARTIFACT" + " (every target of the stage before must run it)"}, tuning.GateRecheckSeconds},
-		{"production, staging destroyed", func(pr *promo) {
+		{"production, staging destroyed", func(pr *promo, now time.Time) {
 			pr.atStage(2, now.Add(-2*time.Hour))
 			pr.putStagingAlarm()
 			require.NoError(t, pr.h.ledger.ClearCurrent(t.Context(), project, "staging"))
 		}, ledger.PromotionWaiting, []string{"staging does not run artifact ARTIFACT (every target of the stage before must run it)",
 			"alarm coinbase-deploy-test-staging-errors not read in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
-		{"production, its gate alarm missing in staging", func(pr *promo) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
+		{"production, its gate alarm missing in staging", func(pr *promo, now time.Time) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
 			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
-		{"production, only its approval holds", func(pr *promo) {
+		{"production, only its approval holds", func(pr *promo, now time.Time) {
 			pr.atStage(2, now.Add(-2*time.Hour))
 			pr.putStagingAlarm()
 		}, ledger.PromotionApproval, []string{"the stage needs a person's approval: ferry pipeline approve"}, 0},
-		{"production, approved", func(pr *promo) {
+		{"production, approved", func(pr *promo, now time.Time) {
 			pr.atStage(2, now.Add(-2*time.Hour))
 			pr.putStagingAlarm()
 			pr.approve("production")
@@ -84,7 +85,9 @@ func TestGate(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := newPromo(t).started()
-			tt.prepare(pr)
+			pr.serve(2) // development and staging serve the promotion's release
+			now := pr.h.clk.Now()
+			tt.prepare(pr, now)
 			require.NoError(t, pr.task(execution.TaskGate))
 			stage := pr.record().Stages[pr.st.Stage]
 			assert.Equal(t, tt.status, stage.Status)
@@ -145,5 +148,95 @@ func TestGateWaitRoundsUp(t *testing.T) {
 		{[]pipeline.Hold{{Gate: pipeline.GateApproval}}, tuning.GateRecheckSeconds},
 	} {
 		assert.Equal(t, tc.want, waitSeconds(tc.holds), "%+v", tc.holds)
+	}
+}
+
+// TestGateHoldsWhileTheStageBeforeDoesNotServe: the gate opens a stage
+// only while the stage before still serves the promotion's release: each
+// load balancer and target group its release names has a healthy
+// instance of the release's groups, as the load balancer itself says
+// (DescribeInstanceHealth, Elastic Load Balancing API Reference
+// 2012-06-01; DescribeTargetHealth, Elastic Load Balancing API Reference
+// version 2015-12-01). A group detached from one (DetachLoadBalancers,
+// DetachLoadBalancerTargetGroups, Amazon EC2 Auto Scaling API Reference:
+// its instances are deregistered) holds it, saying which, as long as it
+// lasts; once attached again and its instances pass the load balancer's
+// health checks, the gate opens. A read that fails, throttled or
+// refused, holds it too (fails closed), without failing the promotion.
+func TestGateHoldsWhileTheStageBeforeDoesNotServe(t *testing.T) {
+	group := naming.GroupName(project, "development", "web", promotionID)
+	for _, tt := range []struct {
+		name  string
+		spoil func(pr *promo) (mend func())
+		held  string
+	}{
+		{"its group detached from its classic load balancer", func(pr *promo) func() {
+			asg := pr.h.world.Clients(account, region).AutoScaling
+			_, err := asg.DetachLoadBalancers(t.Context(), &autoscaling.DetachLoadBalancersInput{
+				AutoScalingGroupName: aws.String(group), LoadBalancerNames: []string{"coinbase-deploy-test-web-elb"}})
+			require.NoError(t, err)
+			return func() {
+				_, err := asg.AttachLoadBalancers(t.Context(), &autoscaling.AttachLoadBalancersInput{
+					AutoScalingGroupName: aws.String(group), LoadBalancerNames: []string{"coinbase-deploy-test-web-elb"}})
+				require.NoError(t, err)
+			}
+		}, "development: coinbase-deploy-test-web-elb has no healthy instance of release " + promotionID},
+		{"its target group lost its healthy targets", func(pr *promo) func() {
+			asg := pr.h.world.Clients(account, region).AutoScaling
+			out, err := asg.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+			require.NoError(t, err)
+			require.Len(t, out.AutoScalingGroups, 1)
+			arns := out.AutoScalingGroups[0].TargetGroupARNs
+			require.Len(t, arns, 1)
+			_, err = asg.DetachLoadBalancerTargetGroups(t.Context(), &autoscaling.DetachLoadBalancerTargetGroupsInput{
+				AutoScalingGroupName: aws.String(group), TargetGroupARNs: arns})
+			require.NoError(t, err)
+			return func() {
+				_, err := asg.AttachLoadBalancerTargetGroups(t.Context(), &autoscaling.AttachLoadBalancerTargetGroupsInput{
+					AutoScalingGroupName: aws.String(group), TargetGroupARNs: arns})
+				require.NoError(t, err)
+			}
+		}, "development: coinbase-deploy-test-web-tg has no healthy instance of release " + promotionID},
+		{"its target health read throttled", func(pr *promo) func() {
+			_, err := pr.h.world.Faults().Add(sim.Rule{Op: "DescribeTargetHealth", Err: sim.Throttling()})
+			require.NoError(t, err)
+			return pr.h.world.Faults().Clear
+		}, "development: whether release " + promotionID + " serves healthily was not read (held until it is): "},
+		{"its group deleted", func(pr *promo) func() {
+			_, err := pr.h.world.Clients(account, region).AutoScaling.DeleteAutoScalingGroup(t.Context(), &autoscaling.DeleteAutoScalingGroupInput{
+				AutoScalingGroupName: aws.String(group), ForceDelete: aws.Bool(true)})
+			require.NoError(t, err)
+			return nil
+		}, "development: service web has no group of release " + promotionID},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := newPromo(t).started()
+			pr.atStage(1, epoch.Add(-time.Hour)) // staging's soak is over
+			mend := tt.spoil(pr)
+			for range 3 { // as long as it lasts
+				pr.h.clk.Advance(time.Duration(tuning.GateRecheckSeconds) * time.Second)
+				require.NoError(t, pr.task(execution.TaskGate), "a stage before not serving holds the gate, it fails nothing")
+				stage := pr.record().Stages[1]
+				assert.Equal(t, ledger.PromotionWaiting, stage.Status)
+				require.Len(t, stage.Held, 1, "%q", stage.Held)
+				assert.True(t, strings.HasPrefix(stage.Held[0], tt.held), "%q", stage.Held[0])
+				assert.Equal(t, stage.Held, pr.st.Gate.Held)
+				assert.False(t, pr.st.Gate.Open)
+				assert.Equal(t, tuning.GateRecheckSeconds, pr.st.Gate.WaitSeconds)
+			}
+			if mend == nil {
+				return
+			}
+			mend()
+			for range 20 { // its instances pass the health checks again
+				pr.h.clk.Advance(30 * time.Second)
+				require.NoError(t, pr.task(execution.TaskGate))
+				if pr.st.Gate.Open {
+					break
+				}
+			}
+			assert.True(t, pr.st.Gate.Open, "opens once the stage before serves again: %q", pr.st.Gate.Held)
+			assert.Equal(t, ledger.PromotionDeploying, pr.record().Stages[1].Status)
+		})
 	}
 }

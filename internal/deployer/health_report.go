@@ -73,11 +73,7 @@ const (
 // load balancers a new group's instances in service are not registered
 // with (judgement.outOf).
 func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (judgement, error) {
-	services := r.ServiceNames()
-	names := make([]string, len(services))
-	for i, svc := range services {
-		names[i] = naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-	}
+	services, names := r.ServiceNames(), releaseGroups(r)
 	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
 	if err != nil {
 		return judgement{}, err
@@ -123,6 +119,17 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	}
 	j.dark = named.dark(groups, views)
 	return j, nil
+}
+
+// releaseGroups are the names of release r's groups, in the order of its
+// services (ServiceNames).
+func releaseGroups(r *release.Release) []string {
+	services := r.ServiceNames()
+	names := make([]string, len(services))
+	for i, svc := range services {
+		names[i] = naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	}
+	return names
 }
 
 // toAsk says, by service, whose named load balancers a check asks (ask)

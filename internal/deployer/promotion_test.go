@@ -23,7 +23,9 @@ import (
 // alarm in staging and an approval) by hand, task by task, as the state
 // machine would, over the harness's deployer. What a stage's deploys do
 // is written as their records say it (current records, outcomes): the
-// deploys themselves are the deploy tasks' tests.
+// deploys themselves are the deploy tasks' tests. The gate also reads
+// whether the stage before serves, so a stage before is deployed for
+// real once (serve), its records then written as the test says.
 
 // promotionID is the promotion's id (a release id: every target's
 // release has it).
@@ -34,7 +36,10 @@ type promo struct {
 	h   *harness
 	p   *pipeline.Pipeline
 	raw []byte // the pipeline file, as registered
+	rel *release.Release
 	x   *run
+	// served is how many stages serve the promotion's release (serve).
+	served int
 	// st is the promotion's state document, as the last task left it.
 	st *execution.Promotion
 }
@@ -69,7 +74,7 @@ func newPromo(t *testing.T, mutate ...func(*pipeline.Pipeline)) *promo {
 	name := "coinbase_deploy-test_" + promotionID + "-promotion"
 	arn := asl.ExecutionARN(naming.StateMachineARN(account, region), name)
 	h.executions.register(arn, input, h.clk.Now())
-	return &promo{h: h, p: p, raw: raw, x: &run{h: h, input: input, ctx: execution.Context{ID: arn, Name: name, StartTime: h.clk.Now()}}}
+	return &promo{h: h, p: p, raw: raw, rel: rel, x: &run{h: h, input: input, ctx: execution.Context{ID: arn, Name: name, StartTime: h.clk.Now()}}}
 }
 
 // register registers the pipeline in configs (every config of the
@@ -115,6 +120,7 @@ func (pr *promo) started() *promo {
 // running the promotion's release since a swap at swapped, and moves the
 // state document to stage i.
 func (pr *promo) atStage(i int, swapped time.Time) *promo {
+	pr.serve(i)
 	rec := pr.record()
 	for k := range i {
 		rec.Stages[k].Status, rec.Stages[k].EndedAt = ledger.PromotionSucceeded, swapped
@@ -125,6 +131,23 @@ func (pr *promo) atStage(i int, swapped time.Time) *promo {
 	require.NoError(pr.h.t, pr.h.ledger.PutPromotion(pr.h.t.Context(), "development", rec))
 	pr.st.Stage = i
 	return pr
+}
+
+// serve deploys, through the deploy tasks, the release the promotion
+// derives for each target of the stages before stage i not deployed yet:
+// each then serves the promotion's release, healthy in every load
+// balancer and target group it names. It moves the clock on.
+func (pr *promo) serve(i int) {
+	for ; pr.served < i; pr.served++ {
+		s := pr.p.Stages[pr.served]
+		for j, tg := range s.Targets {
+			r, err := pr.p.Release(pr.rel, pr.served, j)
+			require.NoError(pr.h.t, err)
+			r.ConfigName, r.ReleaseID = pipeline.TargetConfig(s, tg), promotionID
+			r.CreatedAt, r.CreatedBy = pr.h.clk.Now().Add(-time.Minute), caller
+			pr.h.start(r).succeed()
+		}
+	}
 }
 
 // swap records config as running the promotion's release since at.

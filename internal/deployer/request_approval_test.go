@@ -67,7 +67,7 @@ func TestApprovalVerdict(t *testing.T) {
 				assert.Equal(t, ledger.PromotionDeploying, stage.Status)
 				assert.Equal(t, [3]string{caller, callerID, ""}, [3]string{stage.ApprovedBy, stage.ApprovedByID, stage.ApprovalRefused})
 				assert.True(t, stage.ApprovalVerified)
-				assert.Equal(t, epoch, stage.ApprovedAt)
+				assert.Equal(t, pr.h.clk.Now(), stage.ApprovedAt)
 				return
 			}
 			assert.Equal(t, ledger.PromotionApproval, stage.Status, "still waiting for an approval")

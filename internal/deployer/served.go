@@ -150,35 +150,66 @@ func (sb servedBy) unregistered(g asgtypes.AutoScalingGroup, views balancers.Vie
 // instance is: retiring the previous groups would leave them without a
 // healthy instance.
 func (n namedSet) dark(groups map[string]asgtypes.AutoScalingGroup, views balancers.Views) []string {
+	ours := inServiceSet(groups)
+	var out []string
+	n.each(views, func(svc string, b balancerRef, states map[string]string, healthy string) {
+		if mine, others := healthyOf(states, healthy, ours); others && !mine {
+			out = append(out, fmt.Sprintf("%s (service %s)", b, svc))
+		}
+	})
+	return slices.Compact(out)
+}
+
+// unserved names the load balancers of n in which no instance in
+// service of a service's groups (groups, by service) is healthy, as
+// views say: by name, each once, by service in order, classic load
+// balancers first.
+func (n namedSet) unserved(groups map[string]asgtypes.AutoScalingGroup, views balancers.Views) []string {
+	var out []string
+	n.each(views, func(svc string, b balancerRef, states map[string]string, healthy string) {
+		ours := inServiceSet(map[string]asgtypes.AutoScalingGroup{svc: groups[svc]})
+		if mine, _ := healthyOf(states, healthy, ours); !mine && !slices.Contains(out, b.name) {
+			out = append(out, b.name)
+		}
+	})
+	return out
+}
+
+// each calls f with each load balancer of n, by service in order,
+// classic load balancers first: the states views read of its instances,
+// and the state that is healthy there.
+func (n namedSet) each(views balancers.Views, f func(svc string, b balancerRef, states map[string]string, healthy string)) {
+	for _, svc := range slices.Sorted(maps.Keys(n)) {
+		for _, lb := range n[svc].elbs {
+			f(svc, balancerRef{name: lb}, views.ELB[lb], health.ELBInService)
+		}
+		for _, tg := range n[svc].tgs {
+			f(svc, tg, views.TargetGroups[tg.arn], health.TargetHealthy)
+		}
+	}
+}
+
+// healthyOf says whether an instance of ours (mine) and an instance not
+// of ours (others) are healthy in a load balancer's states, healthy being
+// its healthy state.
+func healthyOf(states map[string]string, healthy string, ours map[string]bool) (mine, others bool) {
+	for id, state := range states {
+		if state == healthy {
+			mine, others = mine || ours[id], others || !ours[id]
+		}
+	}
+	return mine, others
+}
+
+// inServiceSet are the ids of groups' instances in service.
+func inServiceSet(groups map[string]asgtypes.AutoScalingGroup) map[string]bool {
 	ours := map[string]bool{}
 	for _, g := range groups {
 		for _, id := range inServiceIDs(g) {
 			ours[id] = true
 		}
 	}
-	left := func(states map[string]string, healthy string) bool {
-		var mine, others bool
-		for id, state := range states {
-			if state == healthy {
-				mine, others = mine || ours[id], others || !ours[id]
-			}
-		}
-		return others && !mine
-	}
-	var out []string
-	for _, svc := range slices.Sorted(maps.Keys(n)) {
-		for _, lb := range n[svc].elbs {
-			if left(views.ELB[lb], health.ELBInService) {
-				out = append(out, fmt.Sprintf("classic load balancer %s (service %s)", lb, svc))
-			}
-		}
-		for _, tg := range n[svc].tgs {
-			if left(views.TargetGroups[tg.arn], health.TargetHealthy) {
-				out = append(out, fmt.Sprintf("target group %s (service %s)", tg.name, svc))
-			}
-		}
-	}
-	return slices.Compact(out)
+	return ours
 }
 
 // checkOutOf fails with a *failure.HaltError when a new group is out of

@@ -55,15 +55,21 @@ func TestStartTarget(t *testing.T) {
 				pr.atStage(tt.stage, epoch) // staging soaks: Gate does not open it
 			}
 			require.NoError(t, pr.task(execution.TaskGate))
+			releases := func() map[string][]string {
+				out := map[string][]string{}
+				for _, c := range []string{"development", "staging"} {
+					ids, err := pr.h.ledger.Releases(t.Context(), project, c)
+					require.NoError(t, err)
+					out[c] = ids
+				}
+				return out
+			}
+			before := releases()
 			ts, err := pr.startTarget(tt.j)
 			if tt.config == "" {
 				var internal *failure.InternalError
 				require.ErrorAs(t, err, &internal)
-				for _, c := range []string{"development", "staging"} {
-					ids, lerr := pr.h.ledger.Releases(t.Context(), project, c)
-					require.NoError(t, lerr)
-					assert.Empty(t, ids, "nothing stored in %s", c)
-				}
+				assert.Equal(t, before, releases(), "nothing stored")
 				return
 			}
 			require.NoError(t, err)

@@ -14,6 +14,11 @@ const (
 	// GateSoak: the artifact has served in the stage before for
 	// Gates.SoakSeconds.
 	GateSoak = "soak"
+	// GateServing: the stage before still serves the artifact: in every
+	// target, each load balancer and target group its release names has
+	// a healthy instance of the release's groups. Every stage after the
+	// first has it, wherever the caller reads it (TargetReading.Serving).
+	GateServing = "serving"
 	// GateAlarm: none of Gates.Alarms is in ALARM, or missing, in a
 	// target of the stage before.
 	GateAlarm = "alarm"
@@ -50,6 +55,24 @@ type TargetReading struct {
 	// Alarms are the states of the stage's gate alarms there, by name (a
 	// CloudWatch state; an alarm absent is missing); nil when not read.
 	Alarms map[string]string
+	// Serving is whether its release serves there, as read; nil when the
+	// caller does not read it (only the deployer does: see GateServing).
+	Serving *ServingReading
+}
+
+// ServingReading is whether a target's release serves healthily, as the
+// load balancers and target groups it names say.
+type ServingReading struct {
+	// Release is the release read (the promotion's id).
+	Release string
+	// NoGroup are the release's services without a group of it.
+	NoGroup []string
+	// Dark are the load balancers and target groups the release names
+	// in which no instance of its groups is healthy, by name, in order.
+	Dark []string
+	// Unread is why it could not be read ("" when it was): a read that
+	// failed holds the gate, as an alarm not read does.
+	Unread string
 }
 
 // ApprovalReading is an approval of a stage, as read.
@@ -78,7 +101,7 @@ type gate func(prev string, g *Gates, r *Readings) []Hold
 
 // gates are a stage's gates, in the order their holds are listed. A new
 // gate is one function here and its reading (see the package doc).
-var gateChecks = []gate{artifactGate, soakGate, alarmGate, approvalGate}
+var gateChecks = []gate{artifactGate, servingGate, soakGate, alarmGate, approvalGate}
 
 // Holds lists what holds back promoting r.Artifact into stage i, one Hold
 // per gate and target that holds; none: the promotion may go. The first
@@ -150,6 +173,32 @@ func SoakStart(before []TargetReading) time.Time {
 		}
 	}
 	return since
+}
+
+// servingGate holds for each load balancer and target group of a target
+// of the stage before in which no instance of its release's groups is
+// healthy, and for each target where that could not be read (a health
+// read fails closed). A target whose serving was not read (nil) is not
+// checked: its caller does not read it.
+func servingGate(_ string, _ *Gates, r *Readings) []Hold {
+	var out []Hold
+	for _, t := range r.Before {
+		s := t.Serving
+		switch {
+		case s == nil:
+		case s.Unread != "":
+			out = append(out, Hold{Gate: GateServing, Message: fmt.Sprintf(
+				"%s: whether release %s serves healthily was not read (held until it is): %s", t.Config, s.Release, s.Unread)})
+		default:
+			for _, svc := range s.NoGroup {
+				out = append(out, Hold{Gate: GateServing, Message: fmt.Sprintf("%s: service %s has no group of release %s", t.Config, svc, s.Release)})
+			}
+			for _, lb := range s.Dark {
+				out = append(out, Hold{Gate: GateServing, Message: fmt.Sprintf("%s: %s has no healthy instance of release %s", t.Config, lb, s.Release)})
+			}
+		}
+	}
+	return out
 }
 
 // alarmGate holds for each gate alarm in ALARM or missing in a target of

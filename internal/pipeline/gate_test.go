@@ -12,7 +12,11 @@ import (
 // soak counted from the stage before's newest swap, a gate alarm in ALARM,
 // missing or not read in any of its targets, an approval not given or
 // given and refused; nothing on the first stage, nothing once every gate
-// holds. A stage before that runs no one artifact is the only hold.
+// holds. A stage before that runs no one artifact is the only hold. A
+// target of the stage before whose release does not serve (a service
+// without its group, a load balancer without a healthy instance of it),
+// or where that could not be read, holds; one whose serving was not read
+// (nil: the client's readings) does not.
 func TestHolds(t *testing.T) {
 	p := readPipeline(t, "deploy-test.json")
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -27,6 +31,10 @@ func TestHolds(t *testing.T) {
 			alarms = map[string]string{}
 		}
 		return []TargetReading{{Config: "staging", Digest: digest, DeployedAt: now.Add(-swapped), Alarms: alarms}}
+	}
+	serving := func(before []TargetReading, s *ServingReading) []TargetReading {
+		before[0].Serving = s
+		return before
 	}
 	approved := &ApprovalReading{By: "arn:aws:iam::111111111111:user/alice"}
 	for _, tt := range []struct {
@@ -58,6 +66,16 @@ func TestHolds(t *testing.T) {
 			[]Hold{{Gate: GateAlarm, Message: "alarm coinbase-deploy-test-staging-errors is missing in staging"}}},
 		{"production, alarm not read", 2, Readings{Now: now, Artifact: a, Before: staging(a, 2*time.Hour, ""), Approval: approved},
 			[]Hold{{Gate: GateAlarm, Message: "alarm coinbase-deploy-test-staging-errors not read in staging"}}},
+		{"production, staging does not serve it", 2, Readings{Now: now, Artifact: a, Before: serving(staging(a, 2*time.Hour, "OK"),
+			&ServingReading{Release: "p1", NoGroup: []string{"worker"}, Dark: []string{"cdt-staging-web", "cdt-staging-web-tg"}}), Approval: approved},
+			[]Hold{{Gate: GateServing, Message: "staging: service worker has no group of release p1"},
+				{Gate: GateServing, Message: "staging: cdt-staging-web has no healthy instance of release p1"},
+				{Gate: GateServing, Message: "staging: cdt-staging-web-tg has no healthy instance of release p1"}}},
+		{"production, whether staging serves it not read", 2, Readings{Now: now, Artifact: a, Before: serving(staging(a, 2*time.Hour, "OK"),
+			&ServingReading{Release: "p1", Unread: "Throttling: Rate exceeded"}), Approval: approved},
+			[]Hold{{Gate: GateServing, Message: "staging: whether release p1 serves healthily was not read (held until it is): Throttling: Rate exceeded"}}},
+		{"production, staging serves it", 2, Readings{Now: now, Artifact: a, Before: serving(staging(a, 2*time.Hour, "OK"),
+			&ServingReading{Release: "p1"}), Approval: approved}, nil},
 		{"production, approval refused", 2, Readings{Now: now, Artifact: a, Before: staging(a, 2*time.Hour, "OK"), Approval: &ApprovalReading{Refused: "its proof expired"}},
 			[]Hold{{Gate: GateApproval, Message: "the stage needs a person's approval: ferry pipeline approve; the approval given does not count: its proof expired"}}},
 	} {
