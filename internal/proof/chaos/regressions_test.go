@@ -33,8 +33,16 @@ package chaos
 // step deployed qa's release again and the promotion's artifact gate held
 // for ever; it also showed Gate asking a Wait of 0 s for a soak with 1 ms
 // left, checking again at the same instant without end on the virtual
-// clock (fixed in the deployer: TestGateWaitRoundsUp).
+// clock (fixed in the deployer: TestGateWaitRoundsUp). Seeds 4828 and
+// 5285 (promotion_serving) were ferry's: the world took qa's group out of
+// its classic load balancer (4828) or its worker target group (5285)
+// after qa's deploy, and the gate opened production while that load
+// balancer had no healthy instance of the release; the gate now holds
+// while the stage before does not serve it (fixed in the deployer:
+// TestGateHoldsWhileTheStageBeforeDoesNotServe).
 var regressions = []regression{
+	{name: "seed_4828_promotion_serving", seed: 4828, scenario: "TM1dCsIwEATgu8zzFvpHW_cq4kNsVgKtJmyiRULuLsUffJ75ZjKiiAX3UzsRNq-rBWfM4Q4-1IUQk4QIPmaYBG7akbCAYSWs_gmC7vUzGLOa6CpzSaKVE7Mmt8cPcFMKfXQ3vHVQf_VJQLDgof5b2bwuoviRduy-h8nMDoQbuC-n8goAAP__"},
+	{name: "seed_5285_promotion_serving", seed: 5285, scenario: "NMpNDoIwEIDRu3zrWfATUOYqxkWlk5gAQtqqi6Z3N9q4fi8TzTw6dOdBeO9h9WhmPp7oUISY7IjoJeMS2jbCgnKEfduTIYTvvrnF0L4RXmhXitQ9jXW71YUNwaNjc_pr20-VvSU33xEeaP9bbbmWTwAAAP__"},
 	{name: "seed_166_promotion_harness", seed: 166, scenario: "JMsxCgIxEEDRu_x6is2KW8xVxCKQAcFIhiRoEebusuwB3mKYFTQdh_BrvRZ0hTCm-UAfizzR-y68Uby3T5uGUNDbtgmOkt17--aK0E8dcqk9pYu9LFfiGf8AAAD__w"},
 	{name: "seed_9_balancers_fixed", seed: 9, scenario: "LMgxCgIxEIXhu_z1FK6i4LuKWISdgQWDBhOxCHN3C7f9Jj3C0dX4vt7V0WRtH3ROo49oHd0mZaDjxXggtiiVtD8uh109Rlk3jCc6GY6WvOcvAAD__w"},
 	{name: "seed_24_balancers_fixed", seed: 24, scenario: "PMoxCsJAEIXhu_z1FDFq4buKWITMgGAwS3ZVZJm7iwj2X6dGOBoPxmvdFkeduTzQaUijtigVnTtTQ4NxQ3iUZX1jbF_8RGOm_cT-T9o0XzHu6Gg42uUlPwEAAP__"},
