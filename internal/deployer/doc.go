@@ -112,6 +112,10 @@
 //     attached it: the attachment is ferry's), halts the bake or the gate
 //     (a rollback); the gate never retires the previous groups while a
 //     named load balancer would be left with no healthy instance (served.go).
+//     A promotion's Gate reads the stage before the same way: it opens the
+//     next stage only while each load balancer the stage before's release
+//     names has a healthy instance of its groups (servingGaps, as the
+//     target's deploy role session); a read that fails holds the stage.
 //   - Honest records: a clean-up that cannot finish records a FailureDirty
 //     outcome naming every group, launch template and alarm that may be
 //     left (fleet.Leftovers), whatever read failed.

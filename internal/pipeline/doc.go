@@ -30,17 +30,22 @@
 // records its verdict (who, verified, or why not) in the promotion's
 // record.
 //
-// A stage's gates are one list of checks (gate.go: artifact, soak, alarm,
-// approval), in the manner of a scheduler's feasibility checkers: each
-// takes the Readings the caller supplies (the stage before's targets as
-// read: the artifact each runs, its swap, its gate alarms' states; the
-// stage's approval as verified; now) and returns what holds, one Hold and
-// one message per gate and target. Pipeline.Holds runs them; `ferry
+// A stage's gates are one list of checks (gate.go: artifact, serving,
+// soak, alarm, approval), in the manner of a scheduler's feasibility
+// checkers: each takes the Readings the caller supplies (the stage
+// before's targets as read: the artifact each runs, whether its release
+// still serves there, its swap, its gate alarms' states; the stage's
+// approval as verified; now) and returns what holds, one Hold and one
+// message per gate and target. Pipeline.Holds runs them; `ferry
 // promote`, `ferry pipeline status` and the deployer's Gate task all call
 // it, each reading its own way (the records and drift queries in the
 // client; the records, the deploy role sessions and the approval's
 // identity proof in the deployer), so the rules and their messages are
-// one.
+// one. Whether the stage before still serves (a healthy instance of its
+// release's groups in each load balancer and target group it names, or
+// why that was not read, which holds) only the deployer reads: a caller
+// that does not leaves TargetReading.Serving nil, and the serving gate
+// does not check that target.
 //
 // A soak counts from the newest swap of the stage before's targets (their
 // current records' deployed_at, SoakStart): the moment from which the
