@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -608,4 +610,79 @@ func TestHeldGateFollowsTheWallOnOwnClock(t *testing.T) {
 	rec, _, err := ledger.New(r.S3(), r.Bucket()).GetPromotion(context.Background(), testProject, "development", promotionID)
 	require.NoError(t, err)
 	assert.Equal(t, ledger.PromotionWaiting, rec.Stages[1].Status, "staging still soaks")
+}
+
+// TestPromotionHeldWhileTheStageBeforeDoesNotServe: development's group
+// taken out of its classic load balancer, or of its target group, while
+// staging soaks holds staging's gate past the soak, saying which load
+// balancer has no healthy instance of the release; once attached again
+// and healthy there, the gate opens and the promotion succeeds.
+func TestPromotionHeldWhileTheStageBeforeDoesNotServe(t *testing.T) {
+	group := naming.GroupName(testProject, "development", "web", promotionID)
+	for _, lb := range []string{"coinbase-deploy-test-web-elb", "coinbase-deploy-test-web-tg"} {
+		t.Run(lb, func(t *testing.T) {
+			var (
+				gates    int
+				held     []string
+				attached time.Time
+				mend     func() error
+			)
+			pr := newPromotion(t, func(r *Region, _ string, ev asl.Event) {
+				if ev.StateEntered == nil || ev.StateEntered.Name != shape.StateWaitForGate {
+					return
+				}
+				switch gates++; gates {
+				case 1: // staging soaks: development's group is taken out of lb
+					var err error
+					mend, err = takeOut(r, group, lb)
+					assert.NoError(t, err)
+				case 9: // 10 minutes after the soak: attached again
+					rec, _, err := ledger.New(r.S3(), r.Bucket()).GetPromotion(context.Background(), testProject, "development", promotionID)
+					assert.NoError(t, err)
+					held, attached = rec.Stages[1].Held, r.Clock().Now()
+					assert.NoError(t, mend())
+				}
+			})
+			pr.raw = []byte(`{"project_name": "coinbase/deploy-test", "stages": [
+			  {"config_name": "development", "targets": [{"account_id": "111111111111", "region": "us-east-1"}]},
+			  {"config_name": "staging", "targets": [{"account_id": "111111111111", "region": "us-east-1"}],
+			   "overrides": {"services": {"web": {"security_groups": ["ec2::coinbase/deploy-test::{{CONFIG_NAME}}"],
+			     "elbs": ["cdt-{{CONFIG_NAME}}-web"], "target_groups": ["cdt-{{CONFIG_NAME}}-web"],
+			     "profile": "coinbase-deploy-test-{{CONFIG_NAME}}"}}},
+			   "gates": {"soak_seconds": 1800}}]}`)
+			var err error
+			pr.p, err = pipeline.Decode(pr.raw)
+			require.NoError(t, err)
+			pr.register(t, "development", "staging")
+			d := pr.wait(t, pr.start(t))
+			require.Equal(t, asl.StatusSucceeded, d.Status, "%s: %s", d.Error, d.Cause)
+			assert.Equal(t, []string{"development: " + lb + " has no healthy instance of release " + promotionID}, held,
+				"held past its soak by the load balancer without a healthy instance")
+			rec := pr.record(t)
+			assert.True(t, rec.Stages[1].ReleasedAt.After(attached), "staging opened once development served again")
+			assert.Equal(t, promotionID, pr.current(t, "staging"))
+		})
+	}
+}
+
+// takeOut detaches group from its classic load balancer or target group
+// named lb, as an operator might, and returns what attaches it again.
+func takeOut(r *Region, group, lb string) (func() error, error) {
+	api := r.World().Clients("111111111111", "us-east-1").AutoScaling
+	out, err := api.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(out.AutoScalingGroups) != 1 {
+		return nil, fmt.Errorf("describing %s: %v", group, err)
+	}
+	arns := out.AutoScalingGroups[0].TargetGroupARNs
+	if _, err := r.Meddle(context.Background(), Meddling{Action: MeddleDetach, Group: group, LoadBalancer: lb}); err != nil {
+		return nil, err
+	}
+	return func() error {
+		if !strings.HasSuffix(lb, "-tg") {
+			_, err := api.AttachLoadBalancers(context.Background(), &autoscaling.AttachLoadBalancersInput{AutoScalingGroupName: aws.String(group), LoadBalancerNames: []string{lb}})
+			return err
+		}
+		_, err := api.AttachLoadBalancerTargetGroups(context.Background(), &autoscaling.AttachLoadBalancerTargetGroupsInput{AutoScalingGroupName: aws.String(group), TargetGroupARNs: arns})
+		return err
+	}, nil
 }
