@@ -7,6 +7,7 @@ import (
 	"time"
 
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/events"
@@ -233,9 +234,20 @@ func servesStill(ctx context.Context, c *cloud.Clients, r *release.Release, id s
 		s.NoGroup, s.Dark, err = servingGaps(ctx, c, r)
 	}
 	if err != nil {
-		s.NoGroup, s.Dark, s.Unread = nil, nil, err.Error()
+		s.NoGroup, s.Dark, s.Unread = nil, nil, briefly(err)
 	}
 	return s
+}
+
+// briefly is err as a gate's reading says it, the same at every check:
+// AWS's code and message when AWS refused the call ("Throttling: Rate
+// exceeded"), without the request's id; else err.
+func briefly(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode() + ": " + api.ErrorMessage()
+	}
+	return err.Error()
 }
 
 // servingGaps are release r's services without a group of it (tagged
