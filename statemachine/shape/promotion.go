@@ -88,7 +88,7 @@ func promotionTasks() []Task {
 		},
 		{
 			Name: execution.TaskGate, ResultPath: "$", Next: StateGated,
-			Comment: "Check the next stage's gates: the pipeline registered in its configs, the stage before still running the release, its soak and alarms, an approval; a halt marker ends the promotion.",
+			Comment: "Check the next stage's gates: the pipeline registered in its configs, the stage before still running and serving the release, its soak and alarms, an approval; a halt marker ends the promotion.",
 			Catch: []Catch{{Errors: []string{failure.NameHalt}, Next: clean,
 				Note: "halted between stages: no deploy runs"}},
 			Otherwise: Catch{Next: clean, Note: "no deploy of the stage runs"},
