@@ -47,9 +47,10 @@ import (
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use, but for the services holding their target mid-window or
-// confirmed stable, and those beyond tuning.ServicesAskedPerCheck below
-// their target (balancersUnsettled): they never grow with instances, and
-// stay within an account's Elastic Load Balancing Describe bucket. A group's scaling activities (a
+// confirmed stable, and those left out beyond
+// tuning.BalancerReadsPerCheck load balancer reads (balancersUnsettled):
+// they never grow with instances, and stay within an account's Elastic
+// Load Balancing Describe bucket. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
 // is short of its launch count (activitiesOnChange). A check AWS throttles

@@ -46,40 +46,111 @@ func checkScene(n int, inService func(i int) int, prev func(i int) execution.Ser
 	return st, services, names, groups, caps
 }
 
-// TestToAskBudget: with more services to ask than
-// tuning.ServicesAskedPerCheck, a check asks that many: those at their
+// servedByTGs names k target groups for each of services.
+func servedByTGs(services []string, k func(i int) int) namedSet {
+	named := namedSet{}
+	for i, svc := range services {
+		var sb servedBy
+		for j := range k(i) {
+			name := fmt.Sprintf("%s-tg%d", svc, j)
+			sb.tgs = append(sb.tgs, balancerRef{name: name, arn: "arn:" + name})
+		}
+		named[svc] = sb
+	}
+	return named
+}
+
+// readsOf is the load balancer reads a check makes asking ask.
+func readsOf(named namedSet, ask map[string]bool) int {
+	n := 0
+	for svc, yes := range ask {
+		if yes {
+			n += named[svc].reads()
+		}
+	}
+	return n
+}
+
+// TestToAskBudget: with more load balancer reads to make than
+// tuning.BalancerReadsPerCheck, a check makes that many: those at their
 // target first (to confirm them), then those nearest it; the others'
 // counts are carried on (held). A check of every balancer (the bake, the
 // swap's gate) asks them all.
 func TestToAskBudget(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
 	long := now.Add(-2 * time.Minute)
-	n := tuning.ServicesAskedPerCheck + 10
+	n := tuning.BalancerReadsPerCheck + 10
 	st, services, names, groups, caps := checkScene(n, func(i int) int { return 2 + i%3 }, func(i int) execution.ServiceHealth {
 		if i == n-1 { // at its target, window over: to confirm
 			return execution.ServiceHealth{Healthy: 4, Target: 4, StableSeconds: 60, HealthySince: &long}
 		}
 		return execution.ServiceHealth{Target: 4, StableSeconds: 60}
 	})
-	ask, held := toAsk(st, services, names, groups, caps, now, balancersUnsettled)
-	asked := 0
+	named := servedByTGs(services, func(int) int { return 1 })
+	ask, held := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
 	for _, svc := range services {
-		if ask[svc] {
-			asked++
-		}
 		assert.NotEqual(t, ask[svc], held[svc], svc)
 	}
-	assert.Equal(t, tuning.ServicesAskedPerCheck, asked)
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask))
 	assert.True(t, ask[services[n-1]], "the service to confirm first")
 	for i, svc := range services[:n-1] {
 		if 2+i%3 == 4 {
 			assert.True(t, ask[svc], "%s: all its target in service", svc)
 		}
 	}
-	ask, _ = toAsk(st, services, names, groups, caps, now, balancersAll)
+	ask, _ = toAsk(st, services, names, groups, caps, named, now, balancersAll)
 	for _, svc := range services {
 		assert.True(t, ask[svc], svc)
 	}
+}
+
+// TestToAskBudgetInCalls: the budget is load balancer reads, not
+// services: when more services end their windows at once than it holds
+// (as happens when many services of many instances reach their targets
+// together), a check confirms as many as their reads fit, and the next
+// confirms the others; services naming two target groups cost two. A
+// service at its target whose instances changed is judged on a fresh
+// read whatever the budget.
+func TestToAskBudgetInCalls(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	long := now.Add(-2 * time.Minute)
+	n := 2 * tuning.BalancerReadsPerCheck
+	st, services, names, groups, caps := checkScene(n, func(int) int { return 3 }, func(int) execution.ServiceHealth {
+		return execution.ServiceHealth{Healthy: 3, Target: 3, StableSeconds: 60, HealthySince: &long}
+	})
+	for _, tc := range []struct {
+		name string
+		tgs  func(i int) int
+	}{
+		{"one target group each", func(int) int { return 1 }},
+		{"two target groups each", func(int) int { return 2 }},
+		{"one or two", func(i int) int { return 1 + i%2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			named := servedByTGs(services, tc.tgs)
+			ask, held := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+			assert.LessOrEqual(t, readsOf(named, ask), tuning.BalancerReadsPerCheck)
+			assert.Greater(t, readsOf(named, ask), tuning.BalancerReadsPerCheck-2, "the budget is used")
+			for _, svc := range services {
+				assert.NotEqual(t, ask[svc], held[svc], svc)
+			}
+		})
+	}
+
+	named := servedByTGs(services, func(int) int { return 1 })
+	changed := names[n-1]
+	g := groups[changed]
+	g.Instances = append(g.Instances[:0:0], g.Instances...)
+	g.Instances[0].InstanceId = aws.String("i-replacement")
+	groups[changed] = g
+	ask, _ := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.True(t, ask[services[n-1]], "an instance replaced at its target: asked")
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "its reads count within the budget")
+
+	many := servedByTGs(services, func(int) int { return tuning.BalancerReadsPerCheck + 5 })
+	ask, _ = toAsk(st, services[:2], names[:2], groups, caps, many, now, balancersUnsettled)
+	assert.Equal(t, []bool{true, false}, []bool{ask[services[0]], ask[services[1]]},
+		"a service naming more load balancers than the budget is still asked, one a check")
 }
 
 // TestHoldingConfirmed: a service confirmed stable (its load balancers
@@ -143,4 +214,15 @@ func TestWindowConfirmsInTurns(t *testing.T) {
 		over[fmt.Sprintf("s%02d", i)] = s
 	}
 	assert.Equal(t, time.Duration(2*tuning.ConfirmPerCheck-6)*time.Second, window(over, now), "those due now count")
+
+	// More due than a check confirms (its load balancer reads left some
+	// out): the next check as soon as the Describe refill allows, not the
+	// schedule's pace.
+	due := report(n, 0)
+	for svc, s := range due {
+		past := now.Add(-2 * time.Minute)
+		s.HealthySince = &past
+		due[svc] = s
+	}
+	assert.Equal(t, tuning.ImminentCheckInterval, window(due, now))
 }

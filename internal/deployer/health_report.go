@@ -86,7 +86,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return judgement{}, err
 	}
-	ask, held := toAsk(st, services, names, groups, capacities, now, lbs)
+	ask, held := toAsk(st, services, names, groups, capacities, named, now, lbs)
 	views, err := named.read(ctx, c, ask)
 	if err != nil {
 		return judgement{}, err
@@ -136,42 +136,51 @@ func releaseGroups(r *release.Release) []string {
 // and which services hold their target with their counts carried on
 // (held, see holding): those of new groups this release made, with an
 // instance in service (any, with balancersAll), but those held. With
-// balancersUnsettled, a check asks at most tuning.ServicesAskedPerCheck
-// services: those at their target first (to confirm them), then the
-// nearest theirs (overBudget); the others' counts are carried on to a
-// later check (they are below target: never judged healthy on a carried
-// count). A check's load balancer reads then stay within an account's
-// Describe refill at the checks' pace, where a throttled check would
-// learn nothing and back off.
-func toAsk(st *execution.State, services, names []string, groups map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, now time.Time, lbs balancerReads) (ask, held map[string]bool) {
+// balancersUnsettled, a check makes at most
+// tuning.BalancerReadsPerCheck load balancer reads (servedBy.reads):
+// those at their target first (to confirm them), then the nearest theirs
+// (overBudget); the others' counts are carried on to a later check
+// (below their target, never judged healthy on a carried count; at it,
+// never confirmed stable on one). A check's load balancer reads then
+// stay within an account's Describe refill at the checks' pace, where a
+// throttled check would learn nothing and back off, and its cost does
+// not grow with instances.
+func toAsk(st *execution.State, services, names []string, groups map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, named namedSet, now time.Time, lbs balancerReads) (ask, held map[string]bool) {
 	ask, held = map[string]bool{}, map[string]bool{}
 	var asked []string
+	reads := 0
 	for i, svc := range services {
 		g, found := groups[names[i]]
 		held[svc] = found && lbs == balancersUnsettled && holding(capacities[svc], g, now)
 		ask[svc] = found && !held[svc] && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) && (lbs == balancersAll || inService(g))
 		if ask[svc] {
 			asked = append(asked, svc)
+			reads += named[svc].reads()
 		}
 	}
-	if lbs == balancersUnsettled && len(asked) > tuning.ServicesAskedPerCheck {
+	if lbs == balancersUnsettled && reads > tuning.BalancerReadsPerCheck {
 		group := map[string]asgtypes.AutoScalingGroup{}
 		for i, svc := range services {
 			group[svc] = groups[names[i]]
 		}
-		for _, svc := range overBudget(st, asked, group, capacities) {
+		for _, svc := range overBudget(st, asked, group, capacities, named) {
 			ask[svc], held[svc] = false, true
 		}
 	}
 	return ask, held
 }
 
-// overBudget are the services of asked (more than
-// tuning.ServicesAskedPerCheck) a check leaves out: those below their
-// target, after ServicesAskedPerCheck in order of how far they are from
-// it (short), in turns among equals (each check starts further along the
-// list, so none waits on the others for long).
-func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth) []string {
+// overBudget are the services of asked (whose reads exceed
+// tuning.BalancerReadsPerCheck) a check leaves out. In order of how far
+// they are from their target (short), in turns among equals (each check
+// starts further along the list, so none waits on the others for long),
+// a service is asked while its reads fit what is left of the budget (the
+// first always, however many it names); of the others, those that can
+// wait are left out: below their target, or at it with the instances of
+// the previous check and none terminating (only its confirmation waits).
+// A service at its target whose instances changed is judged only on a
+// fresh read: it is always asked, and its reads count first.
+func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, named namedSet) []string {
 	// short is how far a service is from its target: 0 at it; else, with
 	// its target in service, the healthy instances it lacked at the
 	// previous check; else more, by the instances in service it lacks.
@@ -185,10 +194,14 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		}
 		return 1 + max(0, prev.Target-prev.Healthy)
 	}
+	canWait := func(svc string) bool {
+		prev := capacities[svc]
+		return short(svc) > 0 || prev.Instances != "" && unchanged(prev, group[svc])
+	}
 	turn := map[string]int{}
 	if st.Health != nil {
 		for i, svc := range asked {
-			turn[svc] = (i - st.Health.Checks*tuning.ServicesAskedPerCheck%len(asked) + len(asked)) % len(asked)
+			turn[svc] = (i - st.Health.Checks*tuning.BalancerReadsPerCheck%len(asked) + len(asked)) % len(asked)
 		}
 	}
 	order := slices.Clone(asked)
@@ -198,11 +211,22 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		}
 		return turn[a] - turn[b]
 	})
-	var out []string
-	for _, svc := range order[tuning.ServicesAskedPerCheck:] {
-		if short(svc) > 0 {
-			out = append(out, svc)
+	left, none := tuning.BalancerReadsPerCheck, true
+	for _, svc := range order {
+		if !canWait(svc) {
+			left, none = left-named[svc].reads(), false
 		}
+	}
+	var out []string
+	for _, svc := range order {
+		if !canWait(svc) {
+			continue
+		}
+		if n := named[svc].reads(); n <= left || none {
+			left, none = left-n, false
+			continue
+		}
+		out = append(out, svc)
 	}
 	return out
 }
@@ -263,7 +287,7 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 // holding says whether a service, its previous report prev and its group
 // g now, holds its target mid-window or confirmed stable: at its target
 // since HealthySince, its window not over at now (or over and Confirmed),
-// the same live instances as then and none terminating.
+// the same live instances as then and none terminating (unchanged).
 func holding(prev execution.ServiceHealth, g asgtypes.AutoScalingGroup, now time.Time) bool {
 	if !health.Healthy(prev) || prev.HealthySince == nil || prev.Instances == "" {
 		return false
@@ -271,6 +295,12 @@ func holding(prev execution.ServiceHealth, g asgtypes.AutoScalingGroup, now time
 	if health.StableIn(prev, now) <= 0 && !prev.Confirmed {
 		return false
 	}
+	return unchanged(prev, g)
+}
+
+// unchanged says whether group g has the live instances of the previous
+// report prev, none terminating.
+func unchanged(prev execution.ServiceHealth, g asgtypes.AutoScalingGroup) bool {
 	var live []string
 	for _, inst := range g.Instances {
 		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState)}

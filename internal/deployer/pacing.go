@@ -80,8 +80,11 @@ func booting(r *release.Release, report map[string]execution.ServiceHealth) bool
 // (Confirmed), the end of the ConfirmPerCheck-th earliest, so that no
 // check at a window's end asks more than about that many services' load
 // balancers (on an account's shared Describe bucket, Elastic Load
-// Balancing's 40, a burst of them is throttled and retried, late). 0
-// otherwise (or when every one is stable already).
+// Balancing's 40, a burst of them is throttled and retried, late). When
+// that many are due already (a check's load balancer reads left some
+// out, tuning.BalancerReadsPerCheck), tuning.ImminentCheckInterval: the
+// next confirms them as soon as the Describe refill allows. 0 otherwise
+// (or when every one is stable already).
 func window(report map[string]execution.ServiceHealth, now time.Time) time.Duration {
 	var ends []time.Duration
 	for _, s := range report {
@@ -96,7 +99,10 @@ func window(report map[string]execution.ServiceHealth, now time.Time) time.Durat
 		return 0
 	}
 	slices.Sort(ends)
-	return ends[min(len(ends), tuning.ConfirmPerCheck)-1]
+	if end := ends[min(len(ends), tuning.ConfirmPerCheck)-1]; end > 0 {
+		return end
+	}
+	return tuning.ImminentCheckInterval
 }
 
 // noteReady lowers each service's ReadySeconds (the fastest boot seen for

@@ -55,6 +55,11 @@ type servedBy struct {
 	tgs  []balancerRef
 }
 
+// reads is how many calls asking sb's load balancers takes: one
+// DescribeInstanceHealth per classic load balancer, one
+// DescribeTargetHealth per target group.
+func (sb servedBy) reads() int { return len(sb.elbs) + len(sb.tgs) }
+
 // namedSet are the load balancers a release names, by service.
 type namedSet map[string]servedBy
 

@@ -66,13 +66,17 @@ const (
 	// deploys' (Elastic Load Balancing: 40 tokens, refilled at 10 a
 	// second).
 	ConfirmPerCheck = 20
-	// ServicesAskedPerCheck is how many services' load balancers a
-	// health check asks at most (package deployer: those at their target
-	// first, then those nearest it); the others' counts are carried on.
-	// At the checks' quickest pace (ImminentCheckInterval) it stays
-	// within an account's Elastic Load Balancing Describe refill (10 a
-	// second).
-	ServicesAskedPerCheck = 20
+	// BalancerReadsPerCheck is how many load balancer health reads
+	// (DescribeInstanceHealth and DescribeTargetHealth calls, one per
+	// classic load balancer or target group a service names) a health
+	// check makes at most (package deployer: the services at their target
+	// first, then those nearest it; the others' counts are carried on). It
+	// is counted in calls, not services, so a check's cost grows neither
+	// with instances nor with how many services reach their target or end
+	// their window at once. At the checks' quickest pace
+	// (ImminentCheckInterval) it stays within an account's Elastic Load
+	// Balancing Describe refill (10 a second).
+	BalancerReadsPerCheck = 20
 	// StableCheckInterval is the shortest wait between two health checks
 	// while every service holds its target and its stability window runs:
 	// a termination or a replacement during the window is still seen (in
