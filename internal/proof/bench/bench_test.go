@@ -29,9 +29,10 @@ var cellKeys = []string{
 	"health_checks", "api_calls_per_check", "api_calls_per_check_mean", "api_calls_per_check_by_op",
 	"transitions", "lambda_invocations",
 	"handler_time_ms", "handler_time_ms_by_task", "handler_max_ms", "handler_max_task", "handler_time_ms_lambda", "handler_lambda_task",
+	"handler_lambda_method", "handler_time_ms_lambda_scaled",
 	"handler_peak_heap_bytes", "handler_peak_heap_task",
 	"max_payload_bytes", "max_payload_at", "execution_input_bytes",
-	"added_latency_s", "floor_s", "over_floor_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
+	"added_latency_s", "floor_s", "over_floor_s", "whole_deploy_s", "last_healthy_s", "cleanup_success_s", "deploy_s",
 	"health_checks_by_seed", "cost_usd", "cost_usd_at_previous_memory",
 	"reference_added_latency_s", "reference_health_checks", "reference_api_calls_total",
 	"reference_api_calls_per_check", "reference_transitions", "reference_lambda_invocations",
@@ -158,6 +159,8 @@ func TestModels(t *testing.T) {
 // cell is a synthetic cell result that meets every target.
 func cell(s, n int) CellResult {
 	return CellResult{Services: s, Instances: n, APICallsPerCheck: 3 + s, AddedLatencyS: Dist{Median: 2, P95: 4, Max: 5, Seeds: 20},
+		FloorS: Dist{Min: 150, Median: 160, Max: 170, Seeds: 20}, WholeS: Dist{Min: 152, Median: 162.5, Max: 174, Seeds: 20},
+		OverFloorS: Dist{Min: 2, Median: 2.5, P95: 3.5, Max: 4, Seeds: 20}, HandlerLambdaMethod: ScaledMethod, HandlerLambdaTask: "Deploy",
 		CostUSD: Dist{Median: 0.001}, ReferenceCostUSD: Dist{Median: 0.0012},
 		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy", HandlerTimeMSLambda: 300}
 }
@@ -213,6 +216,20 @@ func TestTargets(t *testing.T) {
 				}
 			}),
 			want: map[string]Status{"added_latency_s50_n100": Fail}},
+		{name: "the whole deploy 3.5 s over its floor at S=50,N=100 (median)", bin: bin, up: up, long: long, follow: follow, multi: multi,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 50 && c.Instances == 100 {
+					c.OverFloorS.Median = 3.5
+				}
+			}),
+			want: map[string]Status{"over_floor_s50_n100": Fail}},
+		{name: "the whole deploy 6.5 s over its floor at S=50,N=100 (p95)", bin: bin, up: up, long: long, follow: follow, multi: multi,
+			cells: grid(func(c *CellResult) {
+				if c.Services == 50 && c.Instances == 100 {
+					c.OverFloorS.P95 = 6.5
+				}
+			}),
+			want: map[string]Status{"over_floor_s50_n100": Fail}},
 		{name: "slower elsewhere is not the target", bin: bin, up: up, long: long, follow: follow, multi: multi,
 			cells: grid(func(c *CellResult) {
 				if c.Instances == 10 {
@@ -298,12 +315,12 @@ func TestTargets(t *testing.T) {
 			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 9000, MaxBytes: 24000, CallsPerSecondWaiting: 0.25},
 			want:   map[string]Status{"follow_bytes_per_poll": Fail, "follow_bytes_per_poll_s50": Skip}},
 		{name: "nothing measured", want: map[string]Status{
-			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
+			"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "over_floor_s50_n100": Skip, "history_events_48h": Skip, "long_timeout_latency": Skip, "multi_project": Skip, "follow_bytes_per_poll": Skip,
 			"follow_bytes_per_poll_s50": Skip,
 			"cost_by_cell":              Skip, "payload_s50": Skip, "lambda_binary": Skip,
 			"handler_memory": Skip, "handler_time_s50_n100": Skip, "unchanged_assets": Skip}},
 		{name: "partial grid", cells: []CellResult{cell(1, 1), cell(10, 100)}, bin: bin, up: up, long: long, follow: follow, multi: multi,
-			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},
+			want: map[string]Status{"calls_per_check_flat": Skip, "added_latency_s50_n100": Skip, "over_floor_s50_n100": Skip, "payload_s50": Skip, "handler_time_s50_n100": Skip}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

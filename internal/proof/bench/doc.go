@@ -22,11 +22,14 @@
 // records for the measured release (Measurement):
 //
 //   - AWS API calls (the simulated AWS's counters) and S3 calls (counted by
-//     wrapping the deployer's S3 clients), in total, per health check and by
-//     operation;
+//     wrapping the deployer's S3 clients), in total, per health check (its
+//     reads, without the event announcing a healthy release, which one
+//     check a deploy makes) and by operation;
 //   - Step Functions state transitions and history events;
 //   - Lambda invocations, each handler's real run time, its time on the
-//     deployer Lambda's CPU share (its CPU time scaled: OnLambda), its
+//     deployer Lambda's CPU share (its CPU time scaled: OnLambda; at S=50,
+//     N=100 its real time in a child process under a CPU quota at that
+//     share where the machine allows one: CPUQuota, RunUnderQuota), its
 //     billed time and the bytes it allocated (the bound of its peak heap);
 //   - the calls AWS throttled, and their retries' backoffs;
 //   - the largest payload passed between states;
@@ -45,6 +48,11 @@
 // (LambdaBinary) and the bytes a second ferry deploy of unchanged assets
 // uploads (AssetUploads), checks the issue's targets (Targets) and renders
 // the table (WriteTable), build/bench.json (JSON) and the performance
-// section of PerformancePage between its markers (Markdown, WritePage).
+// section of PerformancePage between its markers (Markdown, WritePage):
+// every figure of it from the report or the code's constants (each
+// column saying what it is and whether counted, timed on the model or
+// real time here; the throttle model's buckets from package sim; ferry's
+// pacing from package tuning; what AWS documents of instance refresh and
+// CodeDeploy blue/green at N=100, cited), none copied by hand.
 // cmd is `make bench`.
 package bench

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // PerformancePage is the file whose performance section `make bench`
@@ -55,60 +58,173 @@ func WritePage(path string, r *Report) error {
 	return os.WriteFile(path, out.Bytes(), 0o644)
 }
 
-// Markdown writes the performance section: what is measured and what is
-// modelled, the table, what AWS documents of the alternatives at N=100,
-// and the targets.
+// Markdown writes the performance section, every figure from the report
+// or from the code's own constants: what is modelled and what is
+// measured, the table with what each column is, the deploy of 50
+// services of 100 instances against its physical floor, how ferry paces
+// its checks, what AWS documents of the alternatives at N=100, the
+// targets and those not met.
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	r.method(&b)
-	fmt.Fprintf(&b, "Last run: %s, %s, %d CPUs.\n\n", r.GoVersion, r.Platform, r.CPUs)
+	fmt.Fprintf(&b, "Last run: %s, %s, %d CPUs, %d seeds a cell.\n\n", r.GoVersion, r.Platform, r.CPUs, r.Seeds)
 	for i, row := range r.rows() {
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		if i == 0 {
 			b.WriteString(strings.Repeat("|--:", len(row)) + "|\n")
 		}
 	}
-	b.WriteString("\n" + alternatives)
+	b.WriteString("\n")
+	for _, col := range columns[2:] {
+		fmt.Fprintf(&b, "- **%s** (%s): %s.\n", col.head, col.kind, col.what)
+	}
+	b.WriteString("\n")
+	r.fleet(&b)
+	pacingText(&b)
+	r.alternatives(&b)
 	b.WriteString("\n| target | status | want | measured |\n|---|---|---|---|\n")
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Status, t.Want, t.Measured)
 	}
+	r.notMet(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// method writes how the figures were made: what is measured, what is
-// modelled.
+// method writes how the figures were made: what is modelled, what is
+// measured.
 func (r *Report) method(b *strings.Builder) {
 	fmt.Fprintf(b, "`make bench` deploys on the simulated AWS, on virtual time, through the real state machine "+
 		"definition and the real deployer handlers (package `internal/proof/bench`). Each cell has S services of N instances "+
 		"(each new group launches ceil(1.1 N) instances and needs N healthy); a previous release is deployed first, then the "+
-		"measured release replaces it. Every cell runs %d seeds; the table gives the first seed's details and the median "+
-		"(95th percentile, or most) over the seeds.\n\n", r.Seeds)
-	fmt.Fprintf(b, "**Modelled**: instances boot in 50-100 s and pass their load balancer's health check 10-20 s later (drawn "+
-		"per instance to the millisecond); every AWS and S3 call takes %g ms (calls made side by side counted once); AWS "+
-		"throttles as it documents (`%s`: the account's token buckets, [EC2](%s) per action, [Elastic Load Balancing](%s) "+
-		"Describe* 40 refilled at 10 a second per API version, [Auto Scaling](%s) one bucket for every action, figures "+
-		"unpublished so ELB's assumed, [CloudWatch](%s) per action; a throttled call retried as the SDK's standard retryer "+
-		"does, its backoff waited). The reference model is the design's reference deployer: 30 s after Deploy, then a check "+
-		"(and a retirement step) every 15 s, its calls one after the other, on the same definition and handlers.\n\n",
-		r.CallCostMS, r.Throttling, sim.EC2ThrottlingDoc, sim.ELBThrottlingDoc, sim.AutoScalingThrottlingDoc, sim.CloudWatchQuotasDoc)
-	fmt.Fprintf(b, "**Measured**: calls, checks, transitions and invocations are counted; handler ms is real time on this "+
-		"machine, and \"on Lambda\" the process's CPU time during the invocation scaled to a %d MB Lambda's CPU share (an "+
-		"upper bound: it includes the simulated AWS answering). **floor**: the physical floor, the slowest needed "+
-		"instance's launch to healthy plus the %d s stability window; **over floor**: what the deploy adds to it, from its "+
-		"start to CleanUpSuccess. **latency**: from the moment the last needed instance is healthy to CleanUpSuccess, "+
-		"beyond the window. **cost**: dollars per deploy (Step Functions transitions, Lambda requests and GB-seconds, S3 "+
-		"requests; prices of %s).\n\n", r.LambdaMemoryMB, int(StableWindow/time.Second), r.PricesAt)
+		"measured release replaces it, with a stability window of %d s. Every cell runs %d seeds.\n\n", int(StableWindow/time.Second), r.Seeds)
+	fmt.Fprintf(b, "**Modelled**: instances boot in %s s and pass their load balancer's health check %s s later (drawn "+
+		"per instance to the millisecond); every AWS and S3 call takes %g ms (calls made side by side counted once). AWS "+
+		"throttles as it documents (`%s`), the account's token buckets, a throttled call retried as the SDK's standard retryer "+
+		"does, its backoff waited:\n\n", span(Timings.Boot), span(Timings.Health), r.CallCostMS, r.Throttling)
+	for _, rate := range throttleRates() {
+		fmt.Fprintf(b, "- %s: %g tokens refilled at %g a second (%s)\n", rate.name, rate.Burst, rate.PerSecond, rate.Source)
+	}
+	b.WriteString("\nThe reference model is the design's reference deployer: 30 s after Deploy, then a check " +
+		"(and a retirement step) every 15 s, its calls one after the other, on the same definition and handlers.\n\n")
+	fmt.Fprintf(b, "**Measured**: calls, checks, transitions, invocations and bytes are counted; times are virtual time on "+
+		"the model but for the handlers' run time, real time of this machine's processes. A %d MB Lambda runs on %.2f of a vCPU "+
+		"(Lambda allocates CPU in proportion to memory, a whole vCPU at 1,769 MB: Lambda Developer Guide, \"Configure Lambda "+
+		"function memory\"); the handlers' time there is measured as each cell's `handler_lambda_method` says. Cost is "+
+		"dollars per deploy: Step Functions transitions, Lambda requests and GB-seconds, S3 requests, prices of %s.\n\n",
+		r.LambdaMemoryMB, LambdaCPUShare, r.PricesAt)
 }
 
-// alternatives is what AWS documents of the other ways to replace a
-// fleet, at N=100, for comparison (not measured here).
-const alternatives = "For comparison at N=100 (documented behaviour, not measured): an EC2 Auto Scaling **instance refresh** " +
-	"with its defaults keeps 90% of the group healthy and at most 100% (minimum and maximum healthy percentage, " +
-	"\"Understand the default values for an instance refresh\", Auto Scaling User Guide), so it replaces about 10 " +
-	"instances at a time, each batch waiting for its instances' boot, health checks and warmup: ten rounds of the " +
-	"floor's boot and health check in a row. A **CodeDeploy blue/green** deployment of an Auto Scaling group copies " +
-	"the group, reroutes traffic once the replacement instances are ready, and terminates the original instances " +
-	"after `terminationWaitTimeInMinutes` (BlueInstanceTerminationOption, CodeDeploy API Reference); its added " +
-	"latency is its own polling and the wait the deployment group sets.\n"
+// namedRate is one of the throttle model's buckets, named.
+type namedRate struct {
+	name string
+	sim.Rate
+}
+
+// throttleRates are the throttle model's buckets, in the page's order.
+func throttleRates() []namedRate {
+	out := []namedRate{
+		{"Auto Scaling, every action (one bucket)", sim.AutoScalingShared},
+		{"Elastic Load Balancing Describe*, per API version", sim.ELBDescribe},
+		{"Elastic Load Balancing, each mutating action", sim.ELBMutate},
+		{"EC2, each non-mutating action", sim.EC2Describe},
+		{"EC2, each unfiltered non-mutating action", sim.EC2DescribeUnfiltered},
+		{"EC2, each mutating action", sim.EC2Mutate},
+	}
+	for _, op := range slices.Sorted(maps.Keys(sim.EC2Uncategorized)) {
+		out = append(out, namedRate{"EC2 " + op, sim.EC2Uncategorized[op]})
+	}
+	for _, op := range slices.Sorted(maps.Keys(sim.CloudWatchRates)) {
+		out = append(out, namedRate{"CloudWatch " + op, sim.CloudWatchRates[op]})
+	}
+	return append(out, namedRate{"EventBridge PutEvents", sim.EventBridgePutEvents})
+}
+
+// fleet writes the deploy of 50 services of 100 instances: its added
+// latency, and its whole time against its physical floor.
+func (r *Report) fleet(b *strings.Builder) {
+	c := findCell(r.Cells, 50, 100)
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(b, "At S=50, N=100, over %d seeds (min / median / max): the slowest instance the release needs takes "+
+		"%s s from its launch to healthy (boot and first passing health check), and from the moment the last one is healthy "+
+		"ferry adds %s s of latency beyond the window (95th percentile %.2f s; the reference model %s s). The whole deploy "+
+		"takes %s s against its physical floor (that instance's time plus the %d s window) of %s s: %s s more, its steps "+
+		"before the instances launch included. The longest invocation takes %g ms on the Lambda's CPU share (%s, %s; the "+
+		"simulated AWS answering it in the same process is included).\n\n",
+		c.AddedLatencyS.Seeds, mmm(Dist{Min: c.FloorS.Min - StableWindow.Seconds(), Median: c.FloorS.Median - StableWindow.Seconds(), Max: c.FloorS.Max - StableWindow.Seconds()}, "%.1f"),
+		mmm(c.AddedLatencyS, "%.2f"), c.AddedLatencyS.P95, mmm(c.ReferenceAddedLatencyS, "%.2f"),
+		mmm(c.WholeS, "%.1f"), int(StableWindow/time.Second), mmm(c.FloorS, "%.1f"), mmm(c.OverFloorS, "%.1f"),
+		c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerLambdaMethod)
+}
+
+// pacingText writes how ferry paces its health checks, from package
+// tuning's constants.
+func pacingText(b *strings.Builder) {
+	fmt.Fprintf(b, "ferry checks where it matters and not elsewhere ([statemachine](statemachine.md#pacing)): no check "+
+		"before the fastest boot the previous deploy saw allows, at least %v apart while instances behind load balancers "+
+		"boot, every %v while a target is imminent, %v apart during the stability window and one the second it ends, the "+
+		"retirement paced likewise. A check makes at most %d load balancer reads (services at their target first, then the "+
+		"nearest, in turns; the others keep their count, so none is judged healthy or stable on it): a full check's calls "+
+		"do not grow with instances. Services are confirmed stable about %d at a time.\n\n",
+		tuning.BootCheckInterval, tuning.ImminentCheckInterval, tuning.StableCheckInterval, tuning.BalancerReadsPerCheck, tuning.ConfirmPerCheck)
+}
+
+// The instance refresh defaults AWS documents ("Understand the default
+// values for an instance refresh", Amazon EC2 Auto Scaling User Guide).
+const (
+	RefreshMinHealthyPercent = 90
+	RefreshMaxHealthyPercent = 100
+	RefreshDefaultsDoc       = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/understand-instance-refresh-default-values.html"
+	RefreshHowDoc            = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-refresh-overview.html"
+	CodeDeployBlueGreenDoc   = "https://docs.aws.amazon.com/codedeploy/latest/userguide/deployment-groups-create-blue-green.html"
+	CodeDeployTerminationDoc = "https://docs.aws.amazon.com/codedeploy/latest/APIReference/API_BlueInstanceTerminationOption.html"
+	CodeDeployReadyDoc       = "https://docs.aws.amazon.com/codedeploy/latest/APIReference/API_DeploymentReadyOption.html"
+)
+
+// alternatives writes what AWS documents of the other ways to replace a
+// fleet at N=100, for comparison (not measured here), with what it means
+// on this benchmark's instance timings.
+func (r *Report) alternatives(b *strings.Builder) {
+	const n = 100
+	batch := n * (100 - RefreshMinHealthyPercent) / 100
+	rounds := (n + batch - 1) / batch
+	first := Timings.Boot.Min + Timings.Health.Min
+	fmt.Fprintf(b, "For comparison at N=%d (documented behaviour, not measured): an EC2 Auto Scaling **instance refresh** "+
+		"with its defaults ([defaults](%s): minimum healthy %d%%, maximum healthy %d%% without an instance maintenance policy, "+
+		"instance warmup the group's default warmup or health check grace period, checkpoints off, a checkpoint delay of an "+
+		"hour when set, no bake time) terminates and launches instances in batches ([how it works](%s)): %d at a time, so %d "+
+		"rounds one after the other, each waiting for its instances' boot, health check and warmup: on this benchmark's "+
+		"timings at least %d x %d s = %d s before any warmup", n, RefreshDefaultsDoc, RefreshMinHealthyPercent, RefreshMaxHealthyPercent,
+		RefreshHowDoc, batch, rounds, rounds, first, rounds*first)
+	if c := findCell(r.Cells, 50, n); c != nil {
+		fmt.Fprintf(b, ", against ferry's whole deploy of a median %.1f s (all instances launched at once, the old ones serving until the new are stable)", c.WholeS.Median)
+	}
+	fmt.Fprintf(b, ". A **CodeDeploy blue/green** deployment of an Auto Scaling group copies the group ([deployment group](%s)), "+
+		"reroutes traffic to the replacement instances once the revision is installed on them, or waits for a manual go-ahead "+
+		"([DeploymentReadyOption](%s)), and terminates the original instances `terminationWaitTimeInMinutes` after a successful "+
+		"deployment, at most 2,880 minutes ([BlueInstanceTerminationOption](%s)); its time is the group's boot plus the "+
+		"agent's install and that wait, which the deployment group sets.\n", CodeDeployBlueGreenDoc, CodeDeployReadyDoc, CodeDeployTerminationDoc)
+}
+
+// notMet writes the targets not met, each with what was measured.
+func (r *Report) notMet(b *strings.Builder) {
+	var failed []Target
+	for _, t := range r.Targets {
+		if t.Status == Fail {
+			failed = append(failed, t)
+		}
+	}
+	if len(failed) == 0 {
+		b.WriteString("\nEvery target measured is met.\n")
+		return
+	}
+	b.WriteString("\nNot met:\n\n")
+	for _, t := range failed {
+		fmt.Fprintf(b, "- `%s`: wants %s; measured %s.\n", t.Name, t.Want, t.Measured)
+	}
+}
+
+// span is a range of seconds, "50-100".
+func span(r *sim.Range) string { return fmt.Sprintf("%d-%d", r.Min, r.Max) }

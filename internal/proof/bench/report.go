@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -57,10 +56,16 @@ type CellResult struct {
 	HandlerMaxMS        float64            `json:"handler_max_ms"`
 	HandlerMaxTask      string             `json:"handler_max_task"`
 	// HandlerTimeMSLambda is the longest invocation on the deployer's
-	// Lambda's CPU share: its CPU time scaled (Measurement.HandlerLambdaMax,
-	// an upper bound), of HandlerLambdaTask.
+	// Lambda's CPU share, of HandlerLambdaTask, measured as
+	// HandlerLambdaMethod says: its real time under a CPU quota at that
+	// share (UnderQuota), or else HandlerTimeMSScaled.
+	// HandlerTimeMSScaled is the longest invocation's CPU time scaled to
+	// the share (Measurement.HandlerLambdaMax). Both count the simulated
+	// AWS answering in the same process: upper bounds.
 	HandlerTimeMSLambda float64 `json:"handler_time_ms_lambda"`
 	HandlerLambdaTask   string  `json:"handler_lambda_task"`
+	HandlerLambdaMethod string  `json:"handler_lambda_method"`
+	HandlerTimeMSScaled float64 `json:"handler_time_ms_lambda_scaled"`
 	// HandlerPeakHeapBytes bounds one invocation's heap (see
 	// Measurement.HandlerPeakHeap).
 	HandlerPeakHeapBytes uint64 `json:"handler_peak_heap_bytes"`
@@ -80,8 +85,10 @@ type CellResult struct {
 	// (Measurement.Floor: the slowest needed instance's launch to healthy,
 	// plus the stability window); OverFloorS what the deploy added to it,
 	// from the execution's start to CleanUpSuccess.
+	// WholeS is the execution's start to CleanUpSuccess over the seeds.
 	FloorS          Dist    `json:"floor_s"`
 	OverFloorS      Dist    `json:"over_floor_s"`
+	WholeS          Dist    `json:"whole_deploy_s"`
 	LastHealthyS    float64 `json:"last_healthy_s"`
 	CleanUpSuccessS float64 `json:"cleanup_success_s"`
 	DeployS         float64 `json:"deploy_s"`
@@ -125,12 +132,14 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		Transitions: f.Transitions, LambdaInvocations: f.Invocations,
 		HandlerTimeMS: ms(f.HandlerTime), HandlerTimeMSByTask: map[string]float64{},
 		HandlerMaxMS: ms(f.HandlerMax), HandlerMaxTask: f.HandlerMaxTask,
-		HandlerTimeMSLambda: ms(f.HandlerLambdaMax), HandlerLambdaTask: f.HandlerLambdaMaxTask,
+		HandlerTimeMSLambda: ms(f.HandlerLambdaMax), HandlerLambdaTask: f.HandlerLambdaMaxTask, HandlerLambdaMethod: ScaledMethod,
+		HandlerTimeMSScaled:  ms(f.HandlerLambdaMax),
 		HandlerPeakHeapBytes: f.HandlerPeakHeap, HandlerPeakHeapTask: f.HandlerPeakHeapTask,
 		MaxPayloadBytes: f.MaxPayload, MaxPayloadAt: f.MaxPayloadAt, ExecutionInputBytes: f.ExecutionInput,
 		AddedLatencyS: over(fs, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
 		FloorS:        over(fs, func(m *Measurement) float64 { return round(m.Floor.Seconds(), 3) }),
 		OverFloorS:    over(fs, func(m *Measurement) float64 { return round((m.CleanUpSuccess - m.Floor).Seconds(), 3) }),
+		WholeS:        over(fs, func(m *Measurement) float64 { return round(m.CleanUpSuccess.Seconds(), 3) }),
 		LastHealthyS:  round(f.LastHealthy.Seconds(), 3), CleanUpSuccessS: round(f.CleanUpSuccess.Seconds(), 3),
 		DeployS:                round(f.Duration.Seconds(), 3),
 		HealthChecksBySeed:     over(fs, func(m *Measurement) float64 { return float64(len(m.CheckCalls)) }),
@@ -156,6 +165,16 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 		c.LatencyRatio = &r
 	}
 	return c
+}
+
+// ScaledMethod is how HandlerTimeMSLambda is measured without a CPU
+// quota.
+var ScaledMethod = fmt.Sprintf("no CPU quota: the process's CPU time during the invocation divided by %.2f", LambdaCPUShare)
+
+// UnderQuota sets the cell's time on the Lambda's CPU share to q's,
+// measured under a real CPU quota.
+func (c *CellResult) UnderQuota(q *Quota) {
+	c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerLambdaMethod = q.MaxMS, q.MaxTask, q.Method
 }
 
 // costliest is the measurement of ms (at least one) whose costliest
@@ -252,9 +271,13 @@ type Report struct {
 	Throttling string       `json:"throttling"`
 	Cells      []CellResult `json:"cells"`
 	// AddedLatencyS is the added latency at S=50, N=100 (nil: not
-	// measured); CostUSDByCell and ReferenceCostUSDByCell the median cost
+	// measured), FloorS, WholeS and OverFloorS that cell's whole deploy
+	// against its physical floor; CostUSDByCell and ReferenceCostUSDByCell the median cost
 	// of a deploy in each cell, keyed "SxN".
 	AddedLatencyS          *Dist              `json:"added_latency_s,omitempty"`
+	FloorS                 *Dist              `json:"floor_s,omitempty"`
+	WholeS                 *Dist              `json:"whole_deploy_s,omitempty"`
+	OverFloorS             *Dist              `json:"over_floor_s,omitempty"`
 	CostUSDByCell          map[string]float64 `json:"cost_usd_by_cell,omitempty"`
 	ReferenceCostUSDByCell map[string]float64 `json:"reference_cost_usd_by_cell,omitempty"`
 	// LambdaMemoryMB is the memory the cost is at; PricesAt the prices'
@@ -288,7 +311,7 @@ func NewReport(cells []CellResult, opts GridOptions, long *Long, multi *Multi, f
 		LambdaMemoryMB: tuning.DeployerLambdaMemoryMB, PricesAt: PricesAt,
 	}
 	if c := findCell(cells, 50, 100); c != nil {
-		r.AddedLatencyS = &c.AddedLatencyS
+		r.AddedLatencyS, r.FloorS, r.WholeS, r.OverFloorS = &c.AddedLatencyS, &c.FloorS, &c.WholeS, &c.OverFloorS
 	}
 	for _, c := range cells {
 		if r.CostUSDByCell == nil {
@@ -319,6 +342,9 @@ func (r *Report) Passed() bool {
 //   - added_latency_s50_n100: over the seeds at S=50, N=100, the
 //     deploy-added latency's median is at most 3 s and its 95th
 //     percentile at most 6 s;
+//   - over_floor_s50_n100: over the same seeds, the whole deploy
+//     (start to CleanUpSuccess) against its physical floor: what it adds
+//     has a median of at most 3 s and a 95th percentile of at most 6 s;
 //   - history_events_48h: a release never healthy records at most 20,000
 //     history events over a 48-hour timeout;
 //   - long_timeout_latency: with a 48-hour timeout, a release healthy
@@ -343,7 +369,7 @@ func (r *Report) Passed() bool {
 //     bytes.
 func Targets(cells []CellResult, long *Long, multi *Multi, follow *Follow, bin *Binary, up *Uploads) []Target {
 	return []Target{
-		flatTarget(cells), latencyTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), followS50Target(follow),
+		flatTarget(cells), latencyTarget(cells), overFloorTarget(cells), historyTarget(long), longLatencyTarget(long), multiTarget(multi), followTarget(follow), followS50Target(follow),
 		costTarget(cells),
 		payloadTarget(cells), binaryTarget(bin), memoryTarget(cells), timeTarget(cells), assetsTarget(up),
 	}
@@ -386,7 +412,20 @@ func latencyTarget(cells []CellResult) Target {
 		Want: fmt.Sprintf("median <= %gs, p95 <= %gs at S=50,N=100", MaxAddedLatencyMedian.Seconds(), MaxAddedLatencyP95.Seconds())}
 	if c := findCell(cells, 50, 100); c != nil {
 		d := c.AddedLatencyS
-		t.Measured = fmt.Sprintf("median %gs, p95 %gs over %d seeds (reference: median %gs)", d.Median, d.P95, d.Seeds, c.ReferenceAddedLatencyS.Median)
+		t.Measured = fmt.Sprintf("min %gs, median %gs, p95 %gs, max %gs over %d seeds (reference: median %gs)", d.Min, d.Median, d.P95, d.Max, d.Seeds, c.ReferenceAddedLatencyS.Median)
+		t.Status = status(d.Median <= MaxAddedLatencyMedian.Seconds() && d.P95 <= MaxAddedLatencyP95.Seconds())
+	}
+	return t
+}
+
+// overFloorTarget is over_floor_s50_n100.
+func overFloorTarget(cells []CellResult) Target {
+	t := Target{Name: "over_floor_s50_n100", Status: Skip,
+		Want: fmt.Sprintf("whole deploy minus its physical floor: median <= %gs, p95 <= %gs at S=50,N=100", MaxAddedLatencyMedian.Seconds(), MaxAddedLatencyP95.Seconds())}
+	if c := findCell(cells, 50, 100); c != nil {
+		d := c.OverFloorS
+		t.Measured = fmt.Sprintf("min %gs, median %gs, p95 %gs, max %gs over %d seeds (whole deploy median %gs, floor median %gs)",
+			d.Min, d.Median, d.P95, d.Max, d.Seeds, c.WholeS.Median, c.FloorS.Median)
 		t.Status = status(d.Median <= MaxAddedLatencyMedian.Seconds() && d.P95 <= MaxAddedLatencyP95.Seconds())
 	}
 	return t
@@ -495,9 +534,10 @@ func memoryTarget(cells []CellResult) Target {
 // timeTarget is handler_time_s50_n100.
 func timeTarget(cells []CellResult) Target {
 	t := Target{Name: "handler_time_s50_n100", Status: Skip,
-		Want: fmt.Sprintf("every invocation <= %v at S=50,N=100 on a %d MB Lambda's CPU share (%.2f vCPU: CPU time scaled)", MaxHandlerTime, tuning.DeployerLambdaMemoryMB, LambdaCPUShare)}
+		Want: fmt.Sprintf("every invocation <= %v at S=50,N=100 on a %d MB Lambda's CPU share (%.2f vCPU)", MaxHandlerTime, tuning.DeployerLambdaMemoryMB, LambdaCPUShare)}
 	if c := findCell(cells, 50, 100); c != nil {
-		t.Measured = fmt.Sprintf("max %gms on the Lambda (%s; %gms of real time here, %s)", c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerMaxMS, c.HandlerMaxTask)
+		t.Measured = fmt.Sprintf("max %gms (%s; %s; the simulated AWS answering included; %gms of real time with every CPU here)",
+			c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerLambdaMethod, c.HandlerMaxMS)
 		t.Status = status(c.HandlerTimeMSLambda <= float64(MaxHandlerTime/time.Millisecond))
 	}
 	return t
@@ -683,30 +723,4 @@ func RunLong(ctx context.Context, opts GridOptions) (*Long, error) {
 		HistoryEvents: never.HistoryEvents,
 		AddedLatencyS: over(healthy, func(m *Measurement) float64 { return round(m.AddedLatency.Seconds(), 3) }),
 	}, nil
-}
-
-// rows are the cells' table, a header first: the details of each cell's
-// first seed, and the medians and 95th percentiles over its seeds.
-func (r *Report) rows() [][]string {
-	rows := [][]string{{"S", "N", "calls", "calls/check", "ref calls/check", "checks", "ref checks", "transitions", "lambdas",
-		"handler ms", "max handler ms", "max on Lambda ms", "max payload B", "peak heap MiB", "floor s", "over floor s (max)", "latency s (p95)", "ref latency s (p95)", "ref/ferry", "cost $", "ref cost $"}}
-	for _, c := range r.Cells {
-		ratio := "-"
-		if c.LatencyRatio != nil {
-			ratio = fmt.Sprintf("%.1fx", *c.LatencyRatio)
-		}
-		rows = append(rows, []string{
-			strconv.Itoa(c.Services), strconv.Itoa(c.Instances), strconv.Itoa(c.APICallsTotal),
-			strconv.Itoa(c.APICallsPerCheck), strconv.Itoa(c.ReferenceAPICallsPerCheck),
-			fmt.Sprintf("%g", c.HealthChecksBySeed.Median), fmt.Sprintf("%g", c.ReferenceHealthChecks.Median),
-			strconv.Itoa(c.Transitions), strconv.Itoa(c.LambdaInvocations),
-			fmt.Sprintf("%.0f", c.HandlerTimeMS), fmt.Sprintf("%.0f", c.HandlerMaxMS), fmt.Sprintf("%.0f", c.HandlerTimeMSLambda), strconv.Itoa(c.MaxPayloadBytes),
-			fmt.Sprintf("%.1f", float64(c.HandlerPeakHeapBytes)/(1<<20)),
-			fmt.Sprintf("%.1f", c.FloorS.Median), fmt.Sprintf("%.1f (%.1f)", c.OverFloorS.Median, c.OverFloorS.Max),
-			fmt.Sprintf("%.2f (%.2f)", c.AddedLatencyS.Median, c.AddedLatencyS.P95),
-			fmt.Sprintf("%.2f (%.2f)", c.ReferenceAddedLatencyS.Median, c.ReferenceAddedLatencyS.P95), ratio,
-			fmt.Sprintf("%.5f", c.CostUSD.Median), fmt.Sprintf("%.5f", c.ReferenceCostUSD.Median),
-		})
-	}
-	return rows
 }

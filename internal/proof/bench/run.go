@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -86,9 +87,10 @@ type Measurement struct {
 	// cloudwatch, sts, s3).
 	AWSCalls, S3Calls int
 	ByOp              map[string]int
-	// CheckCalls are the calls of each CheckHealthy invocation, in order;
-	// CheckByOp sums them by operation; FullCheckByOp is the costliest
-	// check (the first of them) by operation.
+	// CheckCalls are the calls of each CheckHealthy invocation, in order,
+	// but for its announcements (checkReads); CheckByOp sums them by
+	// operation; FullCheckByOp is the costliest check (the first of them)
+	// by operation.
 	CheckCalls    []int
 	CheckByOp     map[string]int
 	FullCheckByOp map[string]int
@@ -442,11 +444,12 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took, c
 	m.S3Calls += s3
 	addTo(m.ByOp, ops)
 	if task == execution.TaskCheckHealthy {
-		if n := total(ops); len(m.CheckCalls) == 0 || n > slices.Max(m.CheckCalls) {
-			m.FullCheckByOp = ops
+		reads := checkReads(ops)
+		if n := total(reads); len(m.CheckCalls) == 0 || n > slices.Max(m.CheckCalls) {
+			m.FullCheckByOp = reads
 		}
-		m.CheckCalls = append(m.CheckCalls, total(ops))
-		addTo(m.CheckByOp, ops)
+		m.CheckCalls = append(m.CheckCalls, total(reads))
+		addTo(m.CheckByOp, reads)
 	}
 	m.HandlerTime += took
 	m.HandlerTimeByTask[task] += took
@@ -459,6 +462,22 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took, c
 	if alloc > m.HandlerPeakHeap {
 		m.HandlerPeakHeap, m.HandlerPeakHeapTask = alloc, task
 	}
+}
+
+// announcements are the calls that announce a release's outcome (its
+// Release Healthy event): the health check that finds it healthy makes
+// them, once a deploy, so they count in the deploy's calls and not in a
+// check's.
+var announcements = []string{"eventbridge:PutEvents"}
+
+// checkReads are a health check's calls by operation, ops, without its
+// announcements.
+func checkReads(ops map[string]int) map[string]int {
+	out := maps.Clone(ops)
+	for _, op := range announcements {
+		delete(out, op)
+	}
+	return out
 }
 
 // pace sets the wait_seconds of a Deploy result to the model's FirstWait

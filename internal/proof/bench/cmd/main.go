@@ -5,7 +5,7 @@
 //
 //	go run ./internal/proof/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10]
+//	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10] [-quota=true]
 //
 // -cells none -long=false runs only -multi.
 //
@@ -13,7 +13,12 @@
 // directory; without -ferry the asset uploads run in-process. -page
 // regenerates the performance section of bench.PerformancePage between
 // its markers (a page without them is left alone, with a warning). -check
-// exits with status 1 when a target fails.
+// exits with status 1 when a target fails. With -quota (the default) and
+// the S=50, N=100 cell, it runs that cell once more in a child of itself
+// (-quota-child) held to the deployer's Lambda's CPU share by a control
+// group (bench.RunUnderQuota), and reports the handlers' real time there;
+// where this machine allows no such group it says so and reports their
+// CPU time scaled.
 package main
 
 import (
@@ -23,11 +28,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ferryhq/ferry/internal/proof/bench"
 )
@@ -42,7 +50,8 @@ func main() {
 type config struct {
 	out, lambda, ferry, cpuprofile, follow string
 	cells                                  []bench.Cell
-	check, long, page                      bool
+	check, long, page, quota               bool
+	quotaChild                             string
 	multiK, multiS                         int
 	opts                                   bench.GridOptions
 }
@@ -63,6 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.DurationVar(&cfg.opts.CallCost, "call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
 	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
 	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
+	fs.BoolVar(&cfg.quota, "quota", true, "measure the handlers at S=50,N=100 under a CPU quota at the Lambda's share, where this machine allows")
+	fs.StringVar(&cfg.quotaChild, "quota-child", "", "run the cell SxN once and print its handler times (what -quota runs under the quota)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false
 	}
@@ -95,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	if cfg.quotaChild != "" {
+		return quotaChild(ctx, cfg, stdout, stderr)
+	}
 	report, err := measure(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
@@ -123,13 +137,18 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 			return nil, err
 		}
 	}
+	last := time.Now()
 	results, err := bench.RunGrid(ctx, cfg.cells, cfg.opts, func(c bench.CellResult) {
-		fmt.Fprintf(stderr, "bench: S=%d N=%d done (%.1fs)\n", c.Services, c.Instances, c.WallS)
+		fmt.Fprintf(stderr, "bench: S=%d N=%d done in %.1fs (%.1fs of runs)\n", c.Services, c.Instances, time.Since(last).Seconds(), c.WallS)
+		last = time.Now()
 	})
 	if cfg.cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := underQuota(ctx, cfg, results, stderr); err != nil {
 		return nil, err
 	}
 	bin, err := bench.LambdaBinary(ctx, cfg.lambda)
@@ -161,6 +180,47 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 		}
 	}
 	return bench.NewReport(results, cfg.opts, long, multi, follow, bin, up), nil
+}
+
+// underQuota measures the S=50, N=100 cell of results (if there) under a
+// CPU quota at the Lambda's share, when cfg asks and this machine allows.
+func underQuota(ctx context.Context, cfg config, results []bench.CellResult, stderr io.Writer) error {
+	i := slices.IndexFunc(results, func(c bench.CellResult) bool { return c.Services == 50 && c.Instances == 100 })
+	if !cfg.quota || i < 0 {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe, "-quota-child", "50x100", "-call-cost", cfg.opts.CallCost.String())
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Stderr = stderr
+	q, err := bench.RunUnderQuota(ctx, cmd, bench.LambdaCPUShare)
+	if errors.Is(err, bench.ErrNoQuota) {
+		fmt.Fprintf(stderr, "%v: the handler time on the Lambda's share is CPU time scaled\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	results[i].UnderQuota(q)
+	fmt.Fprintf(stderr, "bench: S=50 N=100 under a CPU quota done (%s)\n", q.Method)
+	return nil
+}
+
+// quotaChild is -quota-child: one run of the cell, its handler times on
+// stdout, started by a line on stdin.
+func quotaChild(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
+	s, n, err := parseKxS(cfg.quotaChild)
+	if err == nil {
+		err = bench.QuotaChild(ctx, bench.Cell{Services: s, Instances: n}, cfg.opts, os.Stdin, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: -quota-child: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // write prints the report's table and writes its JSON (and, with -page,
