@@ -147,6 +147,10 @@ func TestToAskBudgetInCalls(t *testing.T) {
 	assert.True(t, ask[services[n-1]], "an instance replaced at its target: asked")
 	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "its reads count within the budget")
 
+	none := servedByTGs(services, func(i int) int { return (1 - i) * (tuning.BalancerReadsPerCheck + 5) })
+	ask, _ = toAsk(st, services[:2], names[:2], groups, caps, none, now, balancersUnsettled)
+	assert.True(t, ask[services[1]], "a service naming no load balancer costs no read: judged on its group, never carried")
+
 	many := servedByTGs(services, func(int) int { return tuning.BalancerReadsPerCheck + 5 })
 	ask, _ = toAsk(st, services[:2], names[:2], groups, caps, many, now, balancersUnsettled)
 	assert.Equal(t, []bool{true, false}, []bool{ask[services[0]], ask[services[1]]},

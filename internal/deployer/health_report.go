@@ -175,7 +175,8 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 // they are from their target (short), in turns among equals (each check
 // starts further along the list, so none waits on the others for long),
 // a service is asked while its reads fit what is left of the budget (the
-// first always, however many it names); of the others, those that can
+// first always, however many it names; one naming none, costing none,
+// always); of the others, those that can
 // wait are left out: below their target, or at it with the instances of
 // the previous check and none terminating (only its confirmation waits).
 // A service at its target whose instances changed is judged only on a
@@ -222,7 +223,7 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		if !canWait(svc) {
 			continue
 		}
-		if n := named[svc].reads(); n <= left || none {
+		if n := named[svc].reads(); n == 0 || n <= left || none {
 			left, none = left-n, false
 			continue
 		}
