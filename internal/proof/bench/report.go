@@ -84,8 +84,8 @@ type CellResult struct {
 	// FloorS is the deploy's physical floor over the seeds
 	// (Measurement.Floor: the slowest needed instance's launch to healthy,
 	// plus the stability window); OverFloorS what the deploy added to it,
-	// from the execution's start to CleanUpSuccess.
-	// WholeS is the execution's start to CleanUpSuccess over the seeds.
+	// from the execution's start to CleanUpSuccess; WholeS the execution's
+	// start to CleanUpSuccess.
 	FloorS          Dist    `json:"floor_s"`
 	OverFloorS      Dist    `json:"over_floor_s"`
 	WholeS          Dist    `json:"whole_deploy_s"`
@@ -272,8 +272,9 @@ type Report struct {
 	Cells      []CellResult `json:"cells"`
 	// AddedLatencyS is the added latency at S=50, N=100 (nil: not
 	// measured), FloorS, WholeS and OverFloorS that cell's whole deploy
-	// against its physical floor; CostUSDByCell and ReferenceCostUSDByCell the median cost
-	// of a deploy in each cell, keyed "SxN".
+	// against its physical floor; CostUSDByCell and
+	// ReferenceCostUSDByCell the median cost of a deploy in each cell,
+	// keyed "SxN".
 	AddedLatencyS          *Dist              `json:"added_latency_s,omitempty"`
 	FloorS                 *Dist              `json:"floor_s,omitempty"`
 	WholeS                 *Dist              `json:"whole_deploy_s,omitempty"`
