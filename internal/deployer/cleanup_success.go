@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -268,24 +270,28 @@ func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execu
 // are left for a person to judge; the lock is kept. A previous group is
 // never scaled in while a new one is below its target. A new group AWS
 // does not show is retryable until the last attempt.
-func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer) error {
-	live, err := d.notScaledIn(ctx, c, st, req, plan, retirer)
+//
+// It returns the previous groups of the release's environment as it
+// described them, for the step that follows (fleet.Retirer.StepDescribed:
+// one describe a step less on the account's shared Auto Scaling bucket).
+func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer) (map[string]asgtypes.AutoScalingGroup, error) {
+	live, described, err := d.notScaledIn(ctx, c, st, req, plan, retirer)
 	if err != nil || len(live) == 0 {
-		return err
+		return described, err
 	}
 	below, err := d.belowTarget(ctx, c, st, req, r)
 	if err != nil || len(below) == 0 {
-		return err
+		return described, err
 	}
 	left := []string{"the new release's groups, below their target (" + strings.Join(below, "; ") + ")"}
 	for _, l := range live {
 		if err := l.retirer.Restore(ctx, l.group, restoreAs(l.served)); err != nil {
-			return err
+			return nil, err
 		}
 		left = append(left, "previous group "+l.served.Name+l.where+": attached again to its load balancers and target groups, serving beside the new release's groups")
 	}
 	d.log.Warn("the new groups fell below their target while the previous ones drained: put the previous groups back", "release_id", st.ReleaseID, "below", below)
-	return &failure.CleanUpError{Leftovers: left,
+	return nil, &failure.CleanUpError{Leftovers: left,
 		Err: errors.New("re-check while retiring the previous groups: the new groups fell below their target; the previous groups serve again beside them")}
 }
 
@@ -358,10 +364,11 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
 	resumeRetirer(retirer, st)
-	if err := d.recheck(ctx, c, st, req, r, plan, retirer); err != nil {
+	described, err := d.recheck(ctx, c, st, req, r, plan, retirer)
+	if err != nil {
 		return fail(err)
 	}
-	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, log)
+	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, described, log)
 	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(plan.Since)); ok {
 		return w, nil
 	}
@@ -454,7 +461,7 @@ func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret
 // stopped at.
 func resumeRetirer(retirer *fleet.Retirer, st *execution.State) {
 	if st.Retire != nil {
-		retirer.Detached, retirer.From = fleet.DetachedIn(st.Retire.Groups), st.Retire.From
+		retirer.Detached, retirer.Draining, retirer.From = fleet.DetachedIn(st.Retire.Groups), fleet.DrainingIn(st.Retire.Groups), st.Retire.From
 	}
 }
 

@@ -194,10 +194,11 @@ func (d *Deployer) eachElsewhere(ctx context.Context, st *execution.State, plan 
 }
 
 // stepEverywhere takes the next step of retiring the groups the deleting
-// record names in every environment: with retirer in the release's, and
-// stepElsewhere in the others. Ready says every one can be removed.
-func (d *Deployer) stepEverywhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer, log *slog.Logger) (fleet.Retirement, error) {
-	ret, err := retirer.Step(ctx, plan.Groups)
+// record names in every environment: with retirer in the release's (its
+// groups as described moments before), and stepElsewhere in the others.
+// Ready says every one can be removed.
+func (d *Deployer) stepEverywhere(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer, described map[string]asgtypes.AutoScalingGroup, log *slog.Logger) (fleet.Retirement, error) {
+	ret, err := retirer.StepDescribed(ctx, plan.Groups, described)
 	if err != nil {
 		return ret, err
 	}
@@ -349,26 +350,29 @@ type liveGroup struct {
 
 // notScaledIn are the previous groups of plan, in the release's
 // environment (c, retirer) and in every other (each with its own
-// clients), that are not being deleted and not scaled in yet.
-func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer) ([]liveGroup, error) {
+// clients), that are not being deleted and not scaled in yet; and
+// those of the release's environment as described.
+func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer) ([]liveGroup, map[string]asgtypes.AutoScalingGroup, error) {
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	var out []liveGroup
-	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer) error {
+	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer) (map[string]asgtypes.AutoScalingGroup, error) {
 		groups, err := fleet.Describe(ctx, api, names)
 		for _, sg := range attached {
 			if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
 				out = append(out, liveGroup{group: g, served: sg, where: where, retirer: rt})
 			}
 		}
+		return groups, err
+	}
+	here, err := add(c.AutoScaling, plan.Groups, plan.Attached, "", retirer)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, ec *cloud.Clients) error {
+		_, err := add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log))
 		return err
-	}
-	if err := add(c.AutoScaling, plan.Groups, plan.Attached, "", retirer); err != nil {
-		return nil, err
-	}
-	err := d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, ec *cloud.Clients) error {
-		return add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log))
 	})
-	return out, err
+	return out, here, err
 }
 
 // previousAnywhere completes previous (each service's previous group in

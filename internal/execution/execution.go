@@ -260,7 +260,25 @@ type RetiringGroup struct {
 	// Terminating:Wait (a termination lifecycle hook not completed yet).
 	Instances    int `json:"instances"`
 	HooksPending int `json:"hooks_pending,omitempty"`
+	// Draining is, in PhaseDraining, the kind of attachment (an
+	// Attachment* constant) the step saw draining the group or detached
+	// it from: the next step asks for that kind only. Empty in
+	// PhaseDraining (a report written before it was kept): every kind.
+	Draining string `json:"draining,omitempty"`
 }
+
+// The kinds of a group's load balancer attachments, as a retirement
+// reports them draining (RetiringGroup.Draining).
+const (
+	// AttachmentClassic: classic load balancers (Auto Scaling's
+	// DescribeLoadBalancers).
+	AttachmentClassic = "classic_load_balancers"
+	// AttachmentTargetGroups: target groups (Auto Scaling's
+	// DescribeLoadBalancerTargetGroups).
+	AttachmentTargetGroups = "target_groups"
+	// AttachmentAll: both kinds.
+	AttachmentAll = "all"
+)
 
 // The phases of a group's retirement, in order.
 const (

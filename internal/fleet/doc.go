@@ -33,10 +33,15 @@
 // balancers and target groups and reports it draining while AWS shows
 // them Removing; then it suspends RetireProcesses, lets Terminate run and
 // scales it to zero, so each instance's termination lifecycle hooks run;
-// it reports the group ready for deletion only once it is empty. A group
-// a previous step saw detached (Retirer.Detached) is not asked for its
-// attachments again while its description names none: an account's Auto
-// Scaling calls share one request bucket. A step that bucket throttles
+// it reports the group ready for deletion only once it is empty. An
+// account's Auto Scaling calls share one request bucket, so a step asks
+// for a group's attachments only where they can tell it something: a
+// group whose description names classic load balancers or target groups
+// is detached from those without asking; a group a previous step left
+// draining is asked only for the kind of attachment draining it
+// (Retirer.Draining); a group it saw detached (Retirer.Detached) is not
+// asked again while its description names none. StepDescribed takes the
+// groups as its caller described them moments before. A step that bucket throttles
 // part-way keeps what it did (Retirement.Stopped, Stepped) and the next
 // starts at the group it stopped at (Retirer.From), so a retirement of
 // more groups than one step's calls get through still reaches them all.

@@ -63,6 +63,13 @@ type Retirer struct {
 	// request rate) two describes per group per step are most of a
 	// retirement's calls.
 	Detached map[string]bool
+	// Draining is, for each group a previous step left draining, the
+	// kind of attachment it saw draining it or detached it from
+	// (DrainingIn): Step asks for that kind only, for no other can be
+	// draining the group (an attachment made since shows in its
+	// description at once, and is detached from there). A group not in
+	// it is asked for every kind.
+	Draining map[string]string
 	// From is the group a throttled step stopped at (the previous
 	// Retirement's Stopped): Step takes the groups in name order from it,
 	// wrapping around, so the groups a throttled step did not reach come
@@ -85,6 +92,45 @@ func DetachedIn(groups []execution.RetiringGroup) map[string]bool {
 		out[g.Name] = done
 	}
 	return out
+}
+
+// DrainingIn is, for each group of a retirement's last report (the
+// State's Retire.Groups) that was draining with the kind known
+// (RetiringGroup.Draining), that kind. A name reported twice (groups of
+// one name in two regions) gets the kinds of both.
+func DrainingIn(groups []execution.RetiringGroup) map[string]string {
+	out := map[string]string{}
+	unknown := map[string]bool{}
+	for _, g := range groups {
+		switch {
+		case g.Phase != execution.PhaseDraining:
+		case g.Draining == "":
+			unknown[g.Name] = true
+		default:
+			out[g.Name] = joinKinds(out[g.Name], g.Draining)
+		}
+	}
+	for name := range unknown {
+		delete(out, name)
+	}
+	return out
+}
+
+// joinKinds is the kind of attachment that covers a and b ("" is none).
+func joinKinds(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return execution.AttachmentAll
+}
+
+// covers says whether kinds ("" or AttachmentAll: every kind) covers
+// kind.
+func covers(kinds, kind string) bool {
+	return kinds == "" || kinds == execution.AttachmentAll || kinds == kind
 }
 
 // Retirement is where the retirement of a set of groups stands after a
@@ -158,6 +204,14 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 	if err != nil {
 		return Retirement{}, err
 	}
+	return r.StepDescribed(ctx, names, groups)
+}
+
+// StepDescribed is Step on groups, names as Describe described them
+// moments before (by a caller that needed them too: one describe less on
+// the account's shared Auto Scaling bucket). Every step's call is
+// conditioned on what groups shows, and idempotent.
+func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[string]asgtypes.AutoScalingGroup) (Retirement, error) {
 	ret := Retirement{Ready: true}
 	var throttled error
 	for _, name := range r.order(names) {
@@ -203,7 +257,7 @@ func (r *Retirer) carried(g asgtypes.AutoScalingGroup) GroupState {
 	rg := census(g)
 	switch {
 	case !r.Detached[rg.Name]:
-		rg.Phase = execution.PhaseDraining
+		rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[rg.Name]
 	case len(g.Instances) == 0:
 		rg.Phase = execution.PhaseDeleting
 	default:
@@ -225,16 +279,20 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupState, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	rg := census(g)
-	var draining bool
+	var draining string
 	var err error
-	if !r.Detached[name] || attached(g) {
-		if draining, err = r.detach(ctx, name); err != nil {
-			return rg, err
-		}
+	switch {
+	case len(g.LoadBalancerNames)+len(g.TargetGroupARNs) > 0:
+		draining, err = r.detachNamed(ctx, g)
+	case !r.Detached[name] || attached(g):
+		draining, err = r.detach(ctx, name, r.Draining[name])
+	}
+	if err != nil {
+		return rg, err
 	}
 	switch {
-	case draining:
-		rg.Phase = execution.PhaseDraining
+	case draining != "":
+		rg.Phase, rg.Draining = execution.PhaseDraining, draining
 	case len(g.Instances) == 0:
 		rg.Phase = execution.PhaseDeleting
 	default:
@@ -304,23 +362,70 @@ func Standing(rg GroupState) string {
 	return fmt.Sprintf("auto scaling group %s (not deleted): %s", rg.Name, strings.Join(why, "; "))
 }
 
-// detach detaches the group name from every classic load balancer and
-// target group it is attached to (and not leaving already), and reports
-// whether any of them is still draining it (Removing).
-func (r *Retirer) detach(ctx context.Context, name string) (draining bool, err error) {
-	elbs, elbsDraining, err := r.classicAttachments(ctx, name)
-	if err != nil {
-		return false, err
+// detachNamed detaches g from the classic load balancers and target
+// groups its description names, without asking Auto Scaling for its
+// attachments (their Removing state is what the next step asks for),
+// and returns the kind of attachment draining it now: those it detached
+// it from, with r.Draining's for g; every kind when nothing is known of
+// what drained it before (not Detached: not asked yet).
+func (r *Retirer) detachNamed(ctx context.Context, g asgtypes.AutoScalingGroup) (string, error) {
+	name := aws.ToString(g.AutoScalingGroupName)
+	if err := r.detachFrom(ctx, name, g.LoadBalancerNames, g.TargetGroupARNs); err != nil {
+		return "", err
 	}
-	tgs, tgsDraining, err := r.targetGroupAttachments(ctx, name)
-	if err != nil {
-		return false, err
+	kinds, known := r.Draining[name]
+	if !known && !r.Detached[name] {
+		return execution.AttachmentAll, nil
 	}
+	if len(g.LoadBalancerNames) > 0 {
+		kinds = joinKinds(kinds, execution.AttachmentClassic)
+	}
+	if len(g.TargetGroupARNs) > 0 {
+		kinds = joinKinds(kinds, execution.AttachmentTargetGroups)
+	}
+	return kinds, nil
+}
+
+// detach asks Auto Scaling for the group name's attachments of kinds
+// ("": every kind), detaches it from every classic load balancer and
+// target group it is attached to (and not leaving already), and returns
+// the kind of those it detached it from or that still drain it
+// (Removing); "" for none.
+func (r *Retirer) detach(ctx context.Context, name, kinds string) (string, error) {
+	var elbs, tgs []string
+	var elbsDraining, tgsDraining bool
+	var err error
+	if covers(kinds, execution.AttachmentClassic) {
+		if elbs, elbsDraining, err = r.classicAttachments(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	if covers(kinds, execution.AttachmentTargetGroups) {
+		if tgs, tgsDraining, err = r.targetGroupAttachments(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	if err := r.detachFrom(ctx, name, elbs, tgs); err != nil {
+		return "", err
+	}
+	draining := ""
+	if elbsDraining || len(elbs) > 0 {
+		draining = execution.AttachmentClassic
+	}
+	if tgsDraining || len(tgs) > 0 {
+		draining = joinKinds(draining, execution.AttachmentTargetGroups)
+	}
+	return draining, nil
+}
+
+// detachFrom detaches the group name from the classic load balancers
+// elbs and the target groups tgs, ten a call.
+func (r *Retirer) detachFrom(ctx context.Context, name string, elbs, tgs []string) error {
 	for batch := range slices.Chunk(elbs, 10) {
 		if _, err := r.API.DetachLoadBalancers(ctx, &autoscaling.DetachLoadBalancersInput{
 			AutoScalingGroupName: aws.String(name), LoadBalancerNames: batch,
 		}); err != nil {
-			return false, r.failed("autoscaling:DetachLoadBalancers "+name, err, name+": still attached to its classic load balancers")
+			return r.failed("autoscaling:DetachLoadBalancers "+name, err, name+": still attached to its classic load balancers")
 		}
 		r.log().Info("detached from classic load balancers", "asg", name, "elbs", batch)
 	}
@@ -328,11 +433,11 @@ func (r *Retirer) detach(ctx context.Context, name string) (draining bool, err e
 		if _, err := r.API.DetachLoadBalancerTargetGroups(ctx, &autoscaling.DetachLoadBalancerTargetGroupsInput{
 			AutoScalingGroupName: aws.String(name), TargetGroupARNs: batch,
 		}); err != nil {
-			return false, r.failed("autoscaling:DetachLoadBalancerTargetGroups "+name, err, name+": still attached to its target groups")
+			return r.failed("autoscaling:DetachLoadBalancerTargetGroups "+name, err, name+": still attached to its target groups")
 		}
 		r.log().Info("detached from target groups", "asg", name, "target_groups", batch)
 	}
-	return elbsDraining || tgsDraining || len(elbs) > 0 || len(tgs) > 0, nil
+	return nil
 }
 
 // classicAttachments are the classic load balancers the group name is

@@ -38,16 +38,25 @@ func (a *attachments) DescribeLoadBalancers(context.Context, *autoscaling.Descri
 }
 
 func (a *attachments) DescribeLoadBalancerTargetGroups(ctx context.Context, in *autoscaling.DescribeLoadBalancerTargetGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancerTargetGroupsOutput, error) {
-	real, err := a.AutoScaling.DescribeLoadBalancerTargetGroups(ctx, in, opts...)
-	if err != nil {
+	if _, err := a.AutoScaling.DescribeLoadBalancerTargetGroups(ctx, in, opts...); err != nil {
 		return nil, err
 	}
 	out := &autoscaling.DescribeLoadBalancerTargetGroupsOutput{}
-	if a.tg != "" && len(real.LoadBalancerTargetGroups) > 0 {
-		arn := real.LoadBalancerTargetGroups[0].LoadBalancerTargetGroupARN
-		out.LoadBalancerTargetGroups = []astypes.LoadBalancerTargetGroupState{{LoadBalancerTargetGroupARN: arn, State: aws.String(a.tg)}}
+	if a.tg != "" {
+		out.LoadBalancerTargetGroups = []astypes.LoadBalancerTargetGroupState{{LoadBalancerTargetGroupARN: aws.String(webTargetGroupARN), State: aws.String(a.tg)}}
 	}
 	return out, nil
+}
+
+// webTargetGroupARN is the deploy-test target group's ARN, as attachments
+// reports it.
+const webTargetGroupARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/coinbase-deploy-test-web-tg/0123456789abcdef"
+
+// unattached makes a group its description names in no load balancer or
+// target group: what Auto Scaling's own describes report of its
+// attachments is then what a step goes by (attachments).
+func unattached(in *autoscaling.CreateAutoScalingGroupInput) {
+	in.LoadBalancerNames, in.TargetGroupARNs = nil, nil
 }
 
 // TestRetirerWaitsForEveryAttachment: a group is scaled in only once no
@@ -72,7 +81,7 @@ func TestRetirerWaitsForEveryAttachment(t *testing.T) {
 	} {
 		t.Run(tc.elb+"/"+tc.tg, func(t *testing.T) {
 			e := newEnv(t)
-			name := e.serving(t, "r1", nil)
+			name := e.serving(t, "r1", unattached)
 			r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling, elb: tc.elb, tg: tc.tg}, Owner: owner, Owns: ofRelease("r1")}
 			ret, err := r.Step(e.ctx, []string{name})
 			require.NoError(t, err)
@@ -217,6 +226,7 @@ func TestRetirerFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+				unattached(in)
 				in.NewInstancesProtectedFromScaleIn = aws.Bool(tc.protected)
 			})
 			r := &fleet.Retirer{API: &attachments{AutoScaling: e.c.AutoScaling}, Owner: owner, Owns: ofRelease("r1"), LastAttempt: tc.last}
@@ -244,7 +254,7 @@ func TestRetirerFailures(t *testing.T) {
 func TestRetirerResumesTerminate(t *testing.T) {
 	for _, denied := range []bool{false, true} {
 		e := newEnv(t)
-		name := e.serving(t, "r1", nil)
+		name := e.serving(t, "r1", unattached)
 		_, err := e.c.AutoScaling.SuspendProcesses(e.ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String(name), ScalingProcesses: []string{"Terminate"}})
 		require.NoError(t, err)
 		if denied {
@@ -330,4 +340,81 @@ func TestDetachedIn(t *testing.T) {
 		g("twice-done", execution.PhaseDeleting), g("twice-done", execution.PhaseScalingIn),
 	})
 	assert.Equal(t, map[string]bool{"draining": false, "scaling-in": true, "deleting": true, "twice": false, "twice-done": true}, got)
+}
+
+// TestDrainingIn: the kind of attachment draining a group is the last
+// report's, joined over a name reported twice (one per region); a group
+// draining with no kind reported (a report from before the kind was
+// kept), or not draining, has none known: the next step asks for every
+// kind.
+func TestDrainingIn(t *testing.T) {
+	g := func(name, phase, kind string) execution.RetiringGroup {
+		return execution.RetiringGroup{Name: name, Phase: phase, Draining: kind}
+	}
+	got := fleet.DrainingIn([]execution.RetiringGroup{
+		g("tg", execution.PhaseDraining, execution.AttachmentTargetGroups),
+		g("elb", execution.PhaseDraining, execution.AttachmentClassic),
+		g("unknown", execution.PhaseDraining, ""),
+		g("scaling-in", execution.PhaseScalingIn, ""),
+		g("twice", execution.PhaseDraining, execution.AttachmentClassic), g("twice", execution.PhaseDraining, execution.AttachmentTargetGroups),
+		g("twice-unknown", execution.PhaseDraining, execution.AttachmentClassic), g("twice-unknown", execution.PhaseDraining, ""),
+	})
+	assert.Equal(t, map[string]string{"tg": execution.AttachmentTargetGroups, "elb": execution.AttachmentClassic, "twice": execution.AttachmentAll}, got)
+}
+
+// TestRetirerReadsOnlyWhatDrains: a retirement reads a group's
+// attachments (Auto Scaling's DescribeLoadBalancers and
+// DescribeLoadBalancerTargetGroups, on the account's one shared request
+// bucket: Amazon EC2 Auto Scaling API Reference, API request rate) only
+// where they can tell it something. Its first step detaches the group
+// from what its description names (DescribeAutoScalingGroups lists
+// LoadBalancerNames and TargetGroupARNs) without a read; the next reads
+// both kinds (what drained it before the retirement is unknown); after
+// that only the kind still draining it (Removing: its target group, for
+// its deregistration delay; it has no classic load balancer), until it is
+// out of both and scaled in.
+func TestRetirerReadsOnlyWhatDrains(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) { in.LoadBalancerNames = nil })
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+	reads := func() (elb, tg int) {
+		for _, c := range e.world.CallLog() {
+			switch {
+			case c.Service == "Auto Scaling" && c.Op == "DescribeLoadBalancers":
+				elb++
+			case c.Op == "DescribeLoadBalancerTargetGroups":
+				tg++
+			}
+		}
+		return elb, tg
+	}
+	type step struct {
+		elbReads, tgReads int
+		phase, draining   string
+	}
+	var got []step
+	var ret fleet.Retirement
+	for range 40 {
+		r.Detached, r.Draining = fleet.DetachedIn(ret.State()), fleet.DrainingIn(ret.State())
+		elb0, tg0 := reads()
+		var err error
+		ret, err = r.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		require.Len(t, ret.Groups, 1)
+		elb1, tg1 := reads()
+		got = append(got, step{elb1 - elb0, tg1 - tg0, ret.Groups[0].Phase, ret.Groups[0].Draining})
+		if ret.Groups[0].Phase != execution.PhaseDraining {
+			break
+		}
+		e.clk.Advance(15e9)
+	}
+	require.GreaterOrEqual(t, len(got), 3, "%+v", got)
+	assert.Equal(t, step{0, 0, execution.PhaseDraining, execution.AttachmentAll}, got[0], "detached from its description")
+	assert.Equal(t, step{1, 1, execution.PhaseDraining, execution.AttachmentTargetGroups}, got[1], "both kinds read once")
+	for _, s := range got[2 : len(got)-1] {
+		assert.Equal(t, step{0, 1, execution.PhaseDraining, execution.AttachmentTargetGroups}, s, "only the target groups, still draining")
+	}
+	assert.Equal(t, step{0, 1, execution.PhaseScalingIn, ""}, got[len(got)-1], "scaled in once the target group let it go")
+	assert.Zero(t, aws.ToInt32(describe(t, e, name).DesiredCapacity))
+	assert.Zero(t, e.world.StoppedWhileRouted(), "no instance stopped while routed to")
 }

@@ -219,11 +219,14 @@ func TestRetirerDetached(t *testing.T) {
 	_, err = e.c.AutoScaling.(*sim.AutoScaling).AttachLoadBalancerTargetGroups(e.ctx, &autoscaling.AttachLoadBalancerTargetGroupsInput{
 		AutoScalingGroupName: aws.String(name), TargetGroupARNs: []string{aws.ToString(tgs.TargetGroups[0].TargetGroupArn)}})
 	require.NoError(t, err)
+	detaches := e.world.Calls()["DetachLoadBalancerTargetGroups"]
 	ret, err = r.Step(e.ctx, []string{name})
 	require.NoError(t, err)
-	assert.Greater(t, describes(), before, "a group attached since is read again")
+	assert.Equal(t, detaches+1, e.world.Calls()["DetachLoadBalancerTargetGroups"], "a group attached since is detached again, from what its description names")
+	assert.Equal(t, before, describes(), "without a read of its attachments")
 	require.Len(t, ret.Groups, 1)
-	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase, "and detached again")
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase)
+	assert.Equal(t, execution.AttachmentTargetGroups, ret.Groups[0].Draining, "the next step reads its target groups only")
 }
 
 // TestRetirerThrottledPartWay: a step AWS throttles part-way (an
@@ -238,14 +241,14 @@ func TestRetirerThrottledPartWay(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.serving(t, "r0", nil), e.serving(t, "r1", nil)
 	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner}
-	_, err := e.world.Faults().Add(sim.Rule{Op: "DescribeLoadBalancers", Service: "Auto Scaling", Nth: 2, Err: sim.Throttling()})
+	_, err := e.world.Faults().Add(sim.Rule{Op: "DetachLoadBalancers", Nth: 2, Err: sim.Throttling()})
 	require.NoError(t, err)
 	before := e.world.Calls()
 
 	ret, err := r.Step(e.ctx, []string{b, a})
 	require.Error(t, err)
 	require.True(t, cloud.Throttled(err), "%v", err)
-	assert.Equal(t, b, ret.Stopped, "the second group's first describe was throttled")
+	assert.Equal(t, b, ret.Stopped, "the second group's first detach was throttled")
 	assert.Equal(t, 1, ret.Stepped)
 	assert.False(t, ret.Ready)
 	require.Len(t, ret.Groups, 2, "every group is reported, in name order")
@@ -254,7 +257,7 @@ func TestRetirerThrottledPartWay(t *testing.T) {
 	assert.Equal(t, execution.PhaseDraining, ret.Groups[1].Phase, "the second is as the previous step left it")
 	after := e.world.Calls()
 	assert.Equal(t, 1, after["DetachLoadBalancerTargetGroups"]-before["DetachLoadBalancerTargetGroups"], "no call after the throttled one")
-	assert.Equal(t, 1, after["DescribeLoadBalancerTargetGroups"]-before["DescribeLoadBalancerTargetGroups"], "the second group's attachments were not read")
+	assert.Equal(t, 0, after["DescribeLoadBalancerTargetGroups"]-before["DescribeLoadBalancerTargetGroups"], "no attachment read: each group's description names them")
 
 	r.From = ret.Stopped
 	ret, err = r.Step(e.ctx, []string{a, b})
@@ -272,7 +275,7 @@ func TestRetirerCarriesWhereAGroupStood(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.serving(t, "r0", nil), e.serving(t, "r1", nil)
 	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Detached: map[string]bool{b: true}}
-	_, err := e.world.Faults().Add(sim.Rule{Op: "DescribeLoadBalancers", Service: "Auto Scaling", Nth: 1, Err: sim.Throttling()})
+	_, err := e.world.Faults().Add(sim.Rule{Op: "DetachLoadBalancers", Nth: 1, Err: sim.Throttling()})
 	require.NoError(t, err)
 	ret, err := r.Step(e.ctx, []string{a, b})
 	require.True(t, cloud.Throttled(err), "%v", err)

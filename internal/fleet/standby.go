@@ -51,7 +51,7 @@ func (r *Retirer) StandBy(ctx context.Context, g asgtypes.AutoScalingGroup) erro
 			return r.failed("autoscaling:SuspendProcesses "+name, err, name+": standing by with its scaling processes running")
 		}
 	}
-	if _, err := r.detach(ctx, name); err != nil {
+	if _, err := r.detach(ctx, name, ""); err != nil {
 		return err
 	}
 	r.log().Info("standing by", "asg", name)
