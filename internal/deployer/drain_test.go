@@ -3,6 +3,7 @@ package deployer
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,66 @@ func TestSwapRetiresGracefully(t *testing.T) {
 	assert.Equal(t, "Delete in progress", h.groups()[old].Status, "the previous group is being deleted")
 	assert.Empty(t, h.groups()[old].Instances, "deleted empty")
 	assert.Zero(t, h.world.CutConnections(), "no request cut")
+}
+
+// TestSwapStepsReadLittle: the steps of a swap's retirement draw little
+// on the account's one shared Auto Scaling request bucket (Amazon EC2
+// Auto Scaling API Reference, Welcome, API request rate: "throttles API
+// requests based on a shared API bucket"). The first step detaches the
+// previous group from the load balancers its description names
+// (DescribeAutoScalingGroups lists LoadBalancerNames and TargetGroupARNs)
+// without reading its attachments; the next reads both kinds once (what
+// drained it before is unknown), then only the kind still draining it;
+// once it is out of them no step reads them again; and every step
+// describes the previous groups once, the re-check and the step sharing
+// the description.
+func TestSwapStepsReadLittle(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	x := h.atSwap(r1, r2)
+	type step struct {
+		phase, draining   string
+		describes         int
+		elbReads, tgReads int
+	}
+	var got []step
+	for steps := 0; ; steps++ {
+		h.world.ResetCalls()
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+		if x.state.Retire.Done {
+			break
+		}
+		s := step{phase: x.state.Retire.Groups[0].Phase, draining: x.state.Retire.Groups[0].Draining}
+		for _, c := range h.world.CallLog() {
+			switch {
+			case c.Op == "DescribeAutoScalingGroups":
+				s.describes++
+			case c.Service == "Auto Scaling" && c.Op == "DescribeLoadBalancers":
+				s.elbReads++
+			case c.Op == "DescribeLoadBalancerTargetGroups":
+				s.tgReads++
+			}
+		}
+		got = append(got, s)
+		require.Less(t, steps, 100)
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+	require.GreaterOrEqual(t, len(got), 3, "%+v", got)
+	assert.Zero(t, got[0].elbReads+got[0].tgReads, "the first step detaches from the group's description: %+v", got[0])
+	assert.Equal(t, 1, got[1].elbReads, "the second reads each kind once: %+v", got[1])
+	scalingIn := 0
+	for i := 2; i < len(got); i++ {
+		prev, s := got[i-1], got[i]
+		switch prev.phase {
+		case execution.PhaseDraining:
+			assert.Equal(t, prev.draining != execution.AttachmentTargetGroups, s.elbReads == 1, "classic load balancers read only while they drain it: %+v after %+v", s, prev)
+			assert.Equal(t, prev.draining != execution.AttachmentClassic, s.tgReads == 1, "target groups read only while they drain it: %+v after %+v", s, prev)
+		case execution.PhaseScalingIn:
+			scalingIn++
+			assert.Zero(t, s.elbReads+s.tgReads, "no read once detached: %+v", s)
+			assert.Equal(t, 1, s.describes, "one describe of the previous groups a step: %+v", s)
+		}
+	}
+	assert.Positive(t, scalingIn, "%+v", got)
+	assert.Zero(t, h.world.CutConnections())
 }
