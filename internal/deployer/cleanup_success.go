@@ -415,7 +415,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 // throttledStep is how a step of a retirement that AWS throttled (err,
 // every failure of which is throttling: cloud.Throttled) ends while
 // fewer than limits.MaxThrottledSteps were: the step is taken again
-// after the wait (tuning.ThrottledSteps; every step is idempotent),
+// after the wait (tuning.ThrottledRetireSteps; every step is idempotent),
 // still reporting the groups the previous step saw. Throttling is AWS
 // asking the account's callers to slow down; failing for it would leave
 // the release dirty, and its lock kept, for no fault of its own.
@@ -429,7 +429,7 @@ func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err
 		return nil, false
 	}
 	w.Throttled++
-	w.WaitSeconds = throttledWait(req, w.Throttled)
+	w.WaitSeconds = throttledRetireWait(req, w.Throttled)
 	d.log.Warn("a step was throttled: taking it again after the wait", "release_id", st.ReleaseID, "wait_seconds", w.WaitSeconds, "throttled", w.Throttled, "error", err.Error())
 	return w, true
 }

@@ -185,3 +185,10 @@ func retireWait(elapsed time.Duration, req execution.Request) int {
 func throttledWait(req execution.Request, n int) int {
 	return tuning.ThrottledSteps.Next(pacing.Situation{Checks: n, Seed: req.Execution.ID + "/throttled"})
 }
+
+// throttledRetireWait is the wait before a step of a retirement or a
+// clean-up runs again after its n-th step AWS throttled
+// (tuning.ThrottledRetireSteps), jittered by the execution and the step.
+func throttledRetireWait(req execution.Request, n int) int {
+	return tuning.ThrottledRetireSteps.Next(pacing.Situation{Checks: n, Seed: req.Execution.ID + "/throttled"})
+}

@@ -321,3 +321,26 @@ func TestThrottledCleanUpFailureWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottledRetirementStepsBack: a retirement step AWS throttled waits
+// tuning.ThrottledRetireSteps before it runs again, longer than a
+// deploy's throttled round (tuning.ThrottledSteps): throttling says the
+// account's callers ask too much of a shared bucket (Auto Scaling's one:
+// Amazon EC2 Auto Scaling API Reference, Welcome, API request rate), and
+// a retirement, which no release timeout bounds, steps back the furthest
+// so the deploys and health checks racing theirs get the tokens.
+func TestThrottledRetirementStepsBack(t *testing.T) {
+	h := newHarness(t)
+	x := h.atSwap(h.baseRelease(), h.baseRelease())
+	_, err := h.world.Faults().Add(sim.Rule{Op: "DetachLoadBalancerTargetGroups", Times: 1, Err: sim.Throttling()})
+	require.NoError(t, err)
+	require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+	require.NotNil(t, x.state.Retire)
+	assert.False(t, x.state.Retire.Done)
+	assert.Equal(t, 1, x.state.Retire.Throttled)
+	slowest := tuning.ThrottledSteps.Every(0).Seconds() * (1 + tuning.ThrottledSteps.Jitter)
+	assert.Greater(t, float64(x.state.Retire.WaitSeconds), slowest, "longer than any throttled deploy round's wait")
+	assert.GreaterOrEqual(t, float64(x.state.Retire.WaitSeconds), tuning.ThrottledRetireSteps.Every(0).Seconds()*(1-tuning.ThrottledRetireSteps.Jitter))
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+	assert.True(t, x.state.Retire.Done, "then it goes on")
+}

@@ -47,6 +47,15 @@ var RetireChecks = pacing.Schedule{
 // together do not come back together.
 var ThrottledSteps = pacing.Schedule{Paces: []pacing.Pace{{Every: 20 * time.Second}}, Jitter: 0.2}
 
+// ThrottledRetireSteps is the wait before a step of a retirement or a
+// clean-up runs again after AWS throttled it: a minute, jittered by half
+// either way. Three times ThrottledSteps' on average, and spread wider:
+// no release timeout bounds a retirement, while the deploys and health
+// checks sharing the account's buckets (Auto Scaling's one bucket above
+// all) each race their own; throttling says the account's callers ask
+// too much, and the ones with time to spare step back the furthest.
+var ThrottledRetireSteps = pacing.Schedule{Paces: []pacing.Pace{{Every: time.Minute}}, Jitter: 0.5}
+
 // MaxThrottledCheckWait bounds the wait after health checks AWS
 // throttled, which doubles with each in a row (jittered already by the
 // schedule's pace it doubles).
