@@ -345,6 +345,12 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p := &retireProgress{plan: plan}
 	fail := func(err error) (*execution.Retire, error) {
 		if w, ok := d.throttledStep(st, req, err); ok {
+			if p.retired {
+				// The previous groups are gone: what is left (settle,
+				// record, unlock) is a few calls the release's success
+				// waits on, taken again at a deploy's pace.
+				w.WaitSeconds = throttledWait(req, w.Throttled)
+			}
 			return w, nil
 		}
 		return nil, d.pastNoReturn(ctx, st, req, p, err)
