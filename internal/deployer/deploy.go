@@ -126,10 +126,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return deployErr("ec2:DescribeLaunchTemplates", err)
 	}
-	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
-	if err != nil {
-		return err
-	}
+	groups := res.Groups // listed by Resolve moments ago: nothing made since
 	rel := d.fleetRelease(c, st, req)
 	made := d.alarmsMade(ctx, c, r)
 	report := map[string]execution.ServiceHealth{}

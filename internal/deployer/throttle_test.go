@@ -344,3 +344,19 @@ func TestThrottledRetirementStepsBack(t *testing.T) {
 	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
 	assert.True(t, x.state.Retire.Done, "then it goes on")
 }
+
+// TestDeployListsGroupsOnce: a round of Deploy lists the project-config's
+// groups once (DescribeAutoScalingGroups by its tags, as Resolve finds
+// the previous groups) and makes the release's from that listing: a round
+// AWS throttled runs again whole, and on the account's one Auto Scaling
+// bucket (Amazon EC2 Auto Scaling API Reference, Welcome, API request
+// rate) every describe a round repeats is one less token for a create.
+func TestDeployListsGroupsOnce(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources, execution.TaskPublish))
+	h.world.ResetCalls()
+	require.NoError(t, x.once(execution.TaskDeploy))
+	require.True(t, x.state.Deploy.Done)
+	assert.Equal(t, 1, h.world.Calls()["DescribeAutoScalingGroups"])
+}

@@ -188,6 +188,12 @@ func Previous(ctx context.Context, api cloud.AutoScaling, o Owner, releaseID str
 	if err != nil {
 		return nil, err
 	}
+	return PreviousIn(groups, releaseID), nil
+}
+
+// PreviousIn is Previous of groups, the project-config's as Groups listed
+// them.
+func PreviousIn(groups []asgtypes.AutoScalingGroup, releaseID string) map[string][]asgtypes.AutoScalingGroup {
 	byService := map[string][]asgtypes.AutoScalingGroup{}
 	for _, g := range groups {
 		t := tags.FromASG(g.Tags)
@@ -197,7 +203,7 @@ func Previous(ctx context.Context, api cloud.AutoScaling, o Owner, releaseID str
 		svc := t[naming.TagServiceName]
 		byService[svc] = append(byService[svc], g)
 	}
-	return byService, nil
+	return byService
 }
 
 // Of are the names of the groups and launch templates (Groups, Templates)

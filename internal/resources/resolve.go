@@ -37,6 +37,10 @@ type Resolved struct {
 	// Previous maps a service to its previous group (absent: a new
 	// service).
 	Previous map[string]asgtypes.AutoScalingGroup
+	// Groups are every group of the release's project-config AWS showed
+	// (fleet.Groups), Previous's source: the release's own too, so its
+	// caller need not list them again.
+	Groups []asgtypes.AutoScalingGroup
 
 	// Where things are, for the placement checks (placement.go): the
 	// zone of each subnet, the VPC of each subnet and security group, by
@@ -88,9 +92,10 @@ func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolv
 	if err = checkAlarms(ctx, c.CloudWatch, r, p); err != nil {
 		return nil, err
 	}
-	if res.Previous, err = previous(ctx, c.AutoScaling, r, p); err != nil {
+	if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
 		return nil, err
 	}
+	res.Previous = previousIn(res.Groups, r, p)
 	if len(p.list) > 0 {
 		return nil, failure.BadRelease(p.list...)
 	}
@@ -164,10 +169,17 @@ func Previous(ctx context.Context, api cloud.AutoScaling, r *release.Release) (m
 }
 
 func previous(ctx context.Context, api cloud.AutoScaling, r *release.Release, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
-	byService, err := fleet.Previous(ctx, api, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}, r.ReleaseID)
+	groups, err := fleet.Groups(ctx, api, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName})
 	if err != nil {
 		return nil, err
 	}
+	return previousIn(groups, r, p), nil
+}
+
+// previousIn is previous of groups, the project-config's as fleet.Groups
+// listed them.
+func previousIn(groups []asgtypes.AutoScalingGroup, r *release.Release, p *problems) map[string]asgtypes.AutoScalingGroup {
+	byService := fleet.PreviousIn(groups, r.ReleaseID)
 	out := map[string]asgtypes.AutoScalingGroup{}
 	services := r.ServiceNames()
 	for svc, gs := range byService {
@@ -184,7 +196,7 @@ func previous(ctx context.Context, api cloud.AutoScaling, r *release.Release, p 
 			p.add("services."+svc, "%d previous Auto Scaling groups found (%s); there must be at most one", len(gs), strings.Join(names, ", "))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // problems collects "path: message" problems without duplicates.
