@@ -22,9 +22,15 @@ type Rate struct {
 // The rates a world that throttles (WorldSpec.Throttle) enforces, per
 // account and region: one model, from AWS's documentation where AWS
 // publishes the figures, each Rate saying where its figures come from.
-// STS, IAM and SNS are not throttled: ferry calls them a few times a
-// deploy (its credentials are cached per release), and AWS publishes no
-// bucket for them. EventBridge's PutEvents has the account's quota.
+// STS, IAM and SNS are not throttled: AWS publishes no figures for their
+// buckets (IAM and STS throttle "with a token bucket algorithm ... the
+// number of tokens that a bucket holds and the refill rate depends on the
+// API", AWS Security Blog, "How to monitor and query IAM resources at
+// scale – Part 2", without the numbers), and a figure made up would be a
+// model of nothing. ferry's credentials are cached per release; IAM's
+// GetInstanceProfile is read once per distinct profile a round of
+// ValidateResources or Deploy. EventBridge's PutEvents has the account's
+// quota.
 var (
 	// ELBDescribe is each Elastic Load Balancing API version's bucket for
 	// its non-mutating (Describe*) actions, shared by them all.
