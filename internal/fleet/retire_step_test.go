@@ -416,5 +416,5 @@ func TestRetirerReadsOnlyWhatDrains(t *testing.T) {
 	}
 	assert.Equal(t, step{0, 1, execution.PhaseScalingIn, ""}, got[len(got)-1], "scaled in once the target group let it go")
 	assert.Zero(t, aws.ToInt32(describe(t, e, name).DesiredCapacity))
-	assert.Zero(t, e.world.StoppedWhileRouted(), "no instance stopped while routed to")
+	assert.Zero(t, e.world.CutConnections())
 }
