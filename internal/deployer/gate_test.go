@@ -26,12 +26,27 @@ import (
 const stagingAlarm = "coinbase-deploy-test-staging-errors"
 
 // putStagingAlarm creates production's gate alarm in staging's account,
-// tagged as staging's, OK (its metric has no data above the threshold).
+// tagged as staging's, not in ALARM (its metric has no data above the
+// threshold).
 func (pr *promo) putStagingAlarm() {
+	pr.putStagingAlarmOn("AWS/EC2", "CPUUtilization", 99)
+}
+
+// fireStagingAlarm creates production's gate alarm in staging's account
+// on the simulated world's clock (its minutes since it started), in ALARM
+// from its first evaluation, and lets that evaluation happen.
+func (pr *promo) fireStagingAlarm() {
+	pr.putStagingAlarmOn("ferry/sim", "WorldMinutes", 0)
+	pr.h.clk.Advance(20 * time.Second)
+}
+
+// putStagingAlarmOn creates production's gate alarm in staging's account,
+// tagged as staging's, on a metric above threshold.
+func (pr *promo) putStagingAlarmOn(namespace, metric string, threshold float64) {
 	_, err := pr.h.world.Clients(account, region).CloudWatch.PutMetricAlarm(pr.h.t.Context(), &cloudwatch.PutMetricAlarmInput{
-		AlarmName: aws.String(stagingAlarm), Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"),
-		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(99),
-		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		AlarmName: aws.String(stagingAlarm), Namespace: aws.String(namespace), MetricName: aws.String(metric),
+		Statistic: cwtypes.StatisticAverage, Period: aws.Int32(10), EvaluationPeriods: aws.Int32(1), Threshold: aws.Float64(threshold),
+		ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanOrEqualToThreshold,
 		Tags:               tags.CloudWatch(map[string]string{naming.TagProjectName: project, naming.TagConfigName: "staging"}),
 	})
 	require.NoError(pr.h.t, err)
@@ -71,6 +86,11 @@ func TestGate(t *testing.T) {
 			require.NoError(t, pr.h.ledger.ClearCurrent(t.Context(), project, "staging"))
 		}, ledger.PromotionWaiting, []string{"staging does not run artifact ARTIFACT (every target of the stage before must run it)",
 			"alarm coinbase-deploy-test-staging-errors not read in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
+		{"production, its gate alarm in ALARM in staging", func(pr *promo, now time.Time) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.fireStagingAlarm()
+		}, ledger.PromotionWaiting, []string{"alarm coinbase-deploy-test-staging-errors is ALARM in staging",
+			"the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, its gate alarm missing in staging", func(pr *promo, now time.Time) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
 			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, only its approval holds", func(pr *promo, now time.Time) {
