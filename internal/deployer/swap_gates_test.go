@@ -88,3 +88,20 @@ func TestSwapRefusedWhileTheErrorRateIsAboveMax(t *testing.T) {
 	assertSwapRefused(t, h, x, r1.ReleaseID, err, "more than its max_error_rate of 15%")
 	assert.Regexp(t, `answered 2[0-9]\.[0-9]% of [0-9]+ requests with a 5xx`, err.Error(), "the rate it saw, in percent")
 }
+
+// TestSwapRefusedWhenAnAlarmIsGone: an alarm the release names is
+// deleted after the release was found healthy, before the swap: an alarm
+// the gate cannot read never passes (DeleteAlarms, CloudWatch API
+// Reference; DescribeAlarms leaves out a name it does not have), so the
+// swap halts, naming it; the previous fleet is never retired.
+func TestSwapRefusedWhenAnAlarmIsGone(t *testing.T) {
+	h := newHarness(t)
+	h.putClockAlarm(t, "deploy-test-errors", 1e6) // OK: the world is younger
+	r1, r2 := h.baseRelease(), h.baseRelease()
+	r2.Alarms = []string{"deploy-test-errors"}
+	x := h.atSwap(r1, r2)
+	_, err := h.world.Clients(account, region).CloudWatch.DeleteAlarms(t.Context(), &cloudwatch.DeleteAlarmsInput{AlarmNames: []string{"deploy-test-errors"}})
+	require.NoError(t, err)
+	err = x.step(execution.TaskCleanUpSuccess)
+	assertSwapRefused(t, h, x, r1.ReleaseID, err, "alarm no longer exists (the gate fails closed): deploy-test-errors")
+}
