@@ -60,3 +60,32 @@ func TestSwapGivesUpAtItsBound(t *testing.T) {
 	require.True(t, found)
 	assert.Equal(t, execution.EndFailureDirty, o.End)
 }
+
+// TestSwapWaitsForATerminationHook: the previous group's termination hook
+// holds each instance for its heartbeat timeout, an hour, and nobody
+// completes it: AWS then takes the hook's default result and the
+// instance terminates ("Amazon EC2 Auto Scaling lifecycle hooks", Auto
+// Scaling User Guide: the instance remains in a wait state until the
+// heartbeat timeout elapses). The swap waits those hooks out, well
+// within tuning.RetireTimeout (a hook's timeout is at most 7200 s), and
+// ends Success with the previous group deleted, not FailureDirty.
+func TestSwapWaitsForATerminationHook(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Lifecycle = map[string]*release.LifecycleHook{
+		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 3600},
+	}
+	r2 := h.baseRelease()
+	x := h.atSwap(r1, r2)
+	old := naming.GroupName(project, config, "web", r1.ReleaseID)
+	start := h.clk.Now()
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess), "the hooks ended by themselves: nothing is stuck")
+	assert.GreaterOrEqual(t, h.clk.Now().Sub(start), time.Hour, "it waited for the hooks' heartbeat timeout")
+	assert.Equal(t, "Delete in progress", h.groups()[old].Status, "the previous group is deleted once its hooks let its instances go")
+	h.deletedEmpty()
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndSuccess, o.End)
+	assert.Zero(t, h.world.CutConnections())
+}
