@@ -162,7 +162,9 @@ func TestDemo(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
 			}
 			cmd := exec.Command("bash", "demo.sh")
-			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "NO_COLOR=1", "FERRY_DEMO_HEAL_TRIES=2", "FERRY_DEMO_PROMOTION_TRIES=2")
+			// TMPDIR: the demo's own temporary files (mktemp) go in the
+			// test's directory, not the machine's.
+			cmd.Env = append(os.Environ(), "FERRY="+fake, "FAKE_DIR="+dir, "TMPDIR="+t.TempDir(), "NO_COLOR=1", "FERRY_DEMO_HEAL_TRIES=2", "FERRY_DEMO_PROMOTION_TRIES=2")
 			var out, errOut strings.Builder
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			err := cmd.Run()

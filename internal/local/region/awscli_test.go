@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -211,10 +213,15 @@ func TestAWSCLI(t *testing.T) {
 // as in AWS) with the AWS CLI's s3api, where a user pokes it, and checks
 // what S3 answers (Amazon S3 API Reference; each is also checked against
 // moto by internal/proof/conformance, TestS3ParityAgainstMoto):
-//   - an object put without --content-type is binary/octet-stream
-//     (PutObject, ContentType);
+//   - an object put without --content-type is binary/octet-stream on
+//     head-object and get-object (PutObject, ContentType), never a type
+//     sniffed from its bytes;
 //   - a multipart object's ETag is the MD5 of its parts' MD5s and "-2"
-//     (Object, ETag: "not an MD5 digest");
+//     (Object, ETag: "not an MD5 digest") on head-object, get-object and
+//     list-objects-v2;
+//   - an answer's Date is on the clock its Last-Modified follows (Common
+//     Response Headers, Date: "the date and time Amazon S3 responded"):
+//     the region's virtual clock, not the wall;
 //   - list-object-versions lists keys in order, each newest first
 //     (ListObjectVersions);
 //   - get-object-attributes answers the attributes asked for
@@ -228,7 +235,7 @@ func TestAWSCLIS3(t *testing.T) {
 	if err != nil {
 		t.Skip("the AWS CLI (aws) is not on PATH: install it to check the region's S3 API with it")
 	}
-	r, _ := newTestRegion(t, Options{})
+	r, clk := newTestRegion(t, Options{})
 	url := serve(t, r)
 	b := r.Bucket()
 	dir := t.TempDir()
@@ -248,6 +255,8 @@ func TestAWSCLIS3(t *testing.T) {
 
 	put("cli/untyped", "some bytes")
 	assert.Equal(t, "binary/octet-stream", s3api("head-object", "--bucket", b, "--key", "cli/untyped")["ContentType"])
+	got := s3api("get-object", "--bucket", b, "--key", "cli/untyped", filepath.Join(dir, "untyped"))
+	assert.Equal(t, "binary/octet-stream", got["ContentType"], "not sniffed from the bytes (text/plain)")
 
 	up := s3api("create-multipart-upload", "--bucket", b, "--key", "cli/big")
 	id, _ := up["UploadId"].(string)
@@ -266,7 +275,18 @@ func TestAWSCLIS3(t *testing.T) {
 	s3api("complete-multipart-upload", "--bucket", b, "--key", "cli/big", "--upload-id", id,
 		"--multipart-upload", "file://"+file("parts.json", manifest))
 	whole := md5.Sum(sums)
-	assert.Equal(t, `"`+hex.EncodeToString(whole[:])+`-2"`, s3api("head-object", "--bucket", b, "--key", "cli/big")["ETag"])
+	multipart := `"` + hex.EncodeToString(whole[:]) + `-2"`
+	assert.Equal(t, multipart, s3api("head-object", "--bucket", b, "--key", "cli/big")["ETag"])
+	assert.Equal(t, multipart, s3api("get-object", "--bucket", b, "--key", "cli/big", filepath.Join(dir, "big"))["ETag"])
+	listed := s3api("list-objects-v2", "--bucket", b, "--prefix", "cli/big")["Contents"].([]any)
+	require.Len(t, listed, 1)
+	assert.Equal(t, multipart, listed[0].(map[string]any)["ETag"])
+
+	put("cli/dated", "dated")
+	clk.Advance(90 * time.Minute)
+	date, modified := responseDates(t, aws, url, "s3api", "head-object", "--bucket", b, "--key", "cli/dated")
+	assert.Equal(t, epoch0, modified, "Last-Modified: when the region's clock stood at the put")
+	assert.Equal(t, epoch0.Add(90*time.Minute), date, "Date: the region's clock now, 90 minutes on")
 
 	for _, kv := range [][2]string{{"cli/v/b", "b1"}, {"cli/v/a", "a1"}, {"cli/v/b", "b2"}, {"cli/v/a", "a2"}} {
 		put(kv[0], kv[1])
@@ -293,4 +313,21 @@ func TestAWSCLIS3(t *testing.T) {
 	_, stderr, err := runAWS(t, aws, url, "s3api", "get-object", "--bucket", b, "--key", "cli/none", filepath.Join(dir, "out"))
 	require.Error(t, err)
 	assert.Contains(t, stderr, "An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.")
+}
+
+// responseDates runs `aws ARGS --debug` (see runAWS), requires it to
+// exit 0, and returns the Date and Last-Modified headers of the answer
+// as botocore logged them.
+func responseDates(t *testing.T, aws, url string, args ...string) (date, modified time.Time) {
+	t.Helper()
+	stdout, stderr, err := runAWS(t, aws, url, append(args, "--debug")...)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	header := func(name string) time.Time {
+		m := regexp.MustCompile(`Response headers: \{.*'` + name + `': '([^']+)'`).FindStringSubmatch(stderr)
+		require.NotNil(t, m, "no %s header in the CLI's debug log:\n%s", name, stderr)
+		at, err := http.ParseTime(m[1])
+		require.NoError(t, err)
+		return at.UTC()
+	}
+	return header("Date"), header("Last-Modified")
 }
