@@ -26,8 +26,8 @@ import (
 const stagingAlarm = "coinbase-deploy-test-staging-errors"
 
 // putStagingAlarm creates production's gate alarm in staging's account,
-// tagged as staging's, not in ALARM (its metric has no data above the
-// threshold).
+// tagged as staging's, not in ALARM (INSUFFICIENT_DATA: the simulation
+// publishes no CPUUtilization without a group's dimension).
 func (pr *promo) putStagingAlarm() {
 	pr.putStagingAlarmOn("AWS/EC2", "CPUUtilization", 99)
 }

@@ -1,6 +1,9 @@
 package release
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestRuleRolloutTimeBoundary: a canary's steps must take less than the
 // timeout, or the deploy would time out before its last step is judged.
@@ -19,11 +22,13 @@ func TestRuleRolloutTimeBoundary(t *testing.T) {
 			r.Timeout = timeout
 		}
 	}
-	const p = "services.web.rollout"
+	refused := func(need, timeout int) []string {
+		return []string{fmt.Sprintf("services.web.rollout: its 3 steps need at least %d seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (%d seconds)", need, timeout)}
+	}
 	runRuleCases(t, []ruleCase{
 		{"a second more than the steps need", canary(661, 300, 60), false, nil},
-		{"exactly what the steps need", canary(660, 300, 60), false, []string{p + ": its 3 steps need at least 660 seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (660 seconds)"}},
+		{"exactly what the steps need", canary(660, 300, 60), false, refused(660, 660)},
 		{"stable_seconds longer than the wait, a second more", canary(901, 60, 300), false, nil},
-		{"stable_seconds longer than the wait, exactly", canary(900, 60, 300), false, []string{p + ": its 3 steps need at least 900 seconds (each but the last held for max(stable_seconds, step_wait_seconds), the last for stable_seconds), not less than the timeout (900 seconds)"}},
+		{"stable_seconds longer than the wait, exactly", canary(900, 60, 300), false, refused(900, 900)},
 	})
 }
