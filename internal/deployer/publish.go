@@ -18,10 +18,12 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // publish is the Publish task. A release with assets first records its
@@ -62,16 +64,28 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 			}
 		}
 	}
-	for _, svc := range r.ServiceNames() {
-		data, err := userData(r, st.Target, svc)
-		if err != nil {
-			return nil, err
-		}
-		if err := d.ledger.PutUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, svc, data); err != nil {
-			return nil, err
-		}
+	if err := d.putUserData(ctx, r, st.Target); err != nil {
+		return nil, err
 	}
 	return st, nil
+}
+
+// putUserData renders every service's user data of r for t, then stores
+// them (ledger.PutUserData) tuning.StoreParallel at a time: a release of
+// many services is not kept from launching by its writes one after the
+// other. Rendering reads nothing and fails before anything is written.
+func (d *Deployer) putUserData(ctx context.Context, r *release.Release, t target.Target) error {
+	services := r.ServiceNames()
+	data := make([][]byte, len(services))
+	for i, svc := range services {
+		var err error
+		if data[i], err = userData(r, t, svc); err != nil {
+			return err
+		}
+	}
+	return fanout.Each(ctx, tuning.StoreParallel, len(services), func(ctx context.Context, i int) error {
+		return d.ledger.PutUserData(ctx, r.ProjectName, r.ConfigName, r.ReleaseID, services[i], data[i])
+	})
 }
 
 // userData renders the user data of service svc of the verified release r

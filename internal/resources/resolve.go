@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -62,44 +63,70 @@ func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolv
 		zoneOf: map[string]string{}, vpcOf: map[string]string{}, archOf: map[string]string{},
 		elbZones: map[string][]string{}, tgZones: map[string][]string{},
 	}
-	p := &problems{}
+	p, q := &problems{}, &problems{}
 	u := usesOf(r, p)
-	var err error
-	if res.Images, res.RootDevices, err = resolveImages(ctx, c.EC2, r, u.amis, res, p); err != nil {
+	// The network and placement checks, and the checks of what the
+	// instances and hooks act as and what is there already, read nothing
+	// of each other's: the two chains run side by side, their problems
+	// reported in this order.
+	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 0 {
+			return resolveNetwork(ctx, c, r, u, res, p)
+		}
+		return resolveRest(ctx, c, r, u, res, q)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
-		return nil, err
-	}
-	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res, p); err != nil {
-		return nil, err
-	}
-	if err = checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
-		return nil, err
-	}
-	if res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p); err != nil {
-		return nil, err
-	}
-	if err = checkPlacement(ctx, c.EC2, r, u, res, p); err != nil {
-		return nil, err
-	}
-	if err = checkProfiles(ctx, c.IAM, r, u.profiles, p); err != nil {
-		return nil, err
-	}
-	if res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p); err != nil {
-		return nil, err
-	}
-	if err = checkAlarms(ctx, c.CloudWatch, r, p); err != nil {
-		return nil, err
-	}
-	if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
-		return nil, err
-	}
-	res.Previous = previousIn(res.Groups, r, p)
+	p.merge(q)
 	if len(p.list) > 0 {
 		return nil, failure.BadRelease(p.list...)
 	}
 	return res, nil
+}
+
+// resolveNetwork resolves r's images, subnets, security groups, load
+// balancers and target groups into res, then checks their placement.
+func resolveNetwork(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
+	var err error
+	if res.Images, res.RootDevices, err = resolveImages(ctx, c.EC2, r, u.amis, res, p); err != nil {
+		return err
+	}
+	if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
+		return err
+	}
+	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res, p); err != nil {
+		return err
+	}
+	if err = checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
+		return err
+	}
+	if res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p); err != nil {
+		return err
+	}
+	return checkPlacement(ctx, c.EC2, r, u, res, p)
+}
+
+// resolveRest checks r's instance profiles, lifecycle hooks and alarms
+// and lists the project-config's groups and its services' previous
+// ones, into res's HookRoles, HookTopics, Groups and Previous (nothing
+// resolveNetwork reads or writes).
+func resolveRest(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
+	var err error
+	if err = checkProfiles(ctx, c.IAM, r, u.profiles, p); err != nil {
+		return err
+	}
+	if res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p); err != nil {
+		return err
+	}
+	if err = checkAlarms(ctx, c.CloudWatch, r, p); err != nil {
+		return err
+	}
+	if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
+		return err
+	}
+	res.Previous = previousIn(res.Groups, r, p)
+	return nil
 }
 
 // use is one place a release names a resource.
@@ -206,7 +233,17 @@ type problems struct {
 }
 
 func (p *problems) add(path, format string, args ...any) {
-	msg := path + ": " + fmt.Sprintf(format, args...)
+	p.note(path + ": " + fmt.Sprintf(format, args...))
+}
+
+// merge adds q's problems after p's, each once.
+func (p *problems) merge(q *problems) {
+	for _, msg := range q.list {
+		p.note(msg)
+	}
+}
+
+func (p *problems) note(msg string) {
 	if p.seen == nil {
 		p.seen = map[string]bool{}
 	}

@@ -155,6 +155,11 @@ const (
 	// health check asks at a time (package balancers): a check of 50
 	// target groups takes five calls' time, not fifty.
 	DescribeParallel = 10
+	// StoreParallel is how many objects a task writes to the deployer
+	// bucket at a time (Publish's user data, one per service): far below
+	// S3's 3,500 writes a second per prefix, and 50 services' writes take
+	// five writes' time, not fifty.
+	StoreParallel = 10
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20

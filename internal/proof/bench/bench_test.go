@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/local/region"
 	"github.com/ferryhq/ferry/internal/release"
@@ -506,4 +507,20 @@ func TestPerformancePageHasItsMarkers(t *testing.T) {
 	end := strings.Index(string(page), PageEnd)
 	require.GreaterOrEqual(t, begin, 0, "%s has no %s", PerformancePage, PageBegin)
 	assert.Greater(t, end, begin, "%s has no %s after %s", PerformancePage, PageEnd, PageBegin)
+}
+
+// TestBeforeLaunch: a release of 50 services reaches Deploy, where its
+// groups are created, within 45 calls' time of its start: Validate, Lock,
+// ValidateResources and Publish make their per-service calls side by
+// side (fifty instance profiles read, fifty user data written), not one
+// after the other (then 90 calls' time more), and ValidateResources
+// checks profiles, hooks, alarms and previous groups beside the network
+// (then 9 more). All of it is time the deploy adds to its physical
+// floor.
+func TestBeforeLaunch(t *testing.T) {
+	m, err := Run(context.Background(), Cell{Services: 50, Instances: 1}, Ferry, Options{})
+	require.NoError(t, err)
+	i := slices.IndexFunc(m.Steps, func(s Step) bool { return s.State == execution.TaskDeploy })
+	require.GreaterOrEqual(t, i, 0, "the measured release entered Deploy: %v", m.Steps)
+	assert.LessOrEqual(t, m.Steps[i].At, 45*DefaultCallCost, "before Deploy: %v", m.Steps[:i])
 }

@@ -157,6 +157,10 @@ type Measurement struct {
 	// them).
 	Deployed time.Duration
 	Checks   []time.Duration
+	// Steps are the states the measured execution entered, in order, each
+	// with when it was entered after the execution's start: where its
+	// time went.
+	Steps []Step
 
 	// LambdaBilled is the invocations' billed time: each one's modelled
 	// call time and its handler's real run time, rounded up to the
@@ -171,6 +175,12 @@ type Measurement struct {
 
 	// Wall is the real time the run took (both releases).
 	Wall time.Duration
+}
+
+// Step is a state entered at a moment after the execution's start.
+type Step struct {
+	State string
+	At    time.Duration
 }
 
 // APICalls is every call the handlers made, AWS and S3.
@@ -542,6 +552,7 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		m.Transitions++
 		name := ev.StateEntered.Name
 		rec.state = name
+		m.Steps = append(m.Steps, Step{State: name, At: ev.Timestamp.Sub(rec.started)})
 		if !rec.release {
 			payload(len(ev.StateEntered.Input), name+" input")
 		}
