@@ -94,6 +94,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		if err := d.finish(ctx, st); err != nil {
 			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{current: true, retired: true, settled: true}, err)
 		}
+		d.announceOutcome(ctx, st, req, ledger.Outcome{End: execution.EndSuccess})
 		d.retired(ctx, st)
 		st.Retire = &execution.Retire{Done: true}
 		return st, nil
@@ -414,6 +415,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err := d.finish(ctx, st); err != nil {
 		return fail(err)
 	}
+	d.announceOutcome(ctx, st, req, ledger.Outcome{End: execution.EndSuccess})
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
 	return &execution.Retire{Done: true}, nil
 }
@@ -514,10 +516,12 @@ func (d *Deployer) recordCurrent(ctx context.Context, st *execution.State, req e
 
 // recordSuccess writes the Success outcome, once the previous groups are
 // gone and before the lock is released: a failure releasing it overwrites
-// the outcome with FailureDirty.
+// the outcome with FailureDirty. Release Succeeded is put only once the
+// lock is released (announceOutcome after finish): never before a
+// Release Failed.
 func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req execution.Request, r *release.Release) error {
 	by, id, name := d.author(ctx, st, r.CreatedBy)
-	return d.putOutcome(ctx, st, req, ledger.Outcome{
+	return d.recordOutcome(ctx, st, ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndSuccess,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(), CreatedBy: by, CreatedByID: id, CreatedByName: name,
 	})

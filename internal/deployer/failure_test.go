@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/local/sim"
@@ -468,4 +470,44 @@ func TestReleaseLockFailureRecordsDirtyOutcome(t *testing.T) {
 	require.True(t, found)
 	assert.Equal(t, execution.EndFailureDirty, out.End)
 	assert.Equal(t, []string{"the lock " + naming.LockKey(project, config) + " (kept)"}, out.Leftovers)
+}
+
+// TestOutcomeEventsFollowTheLock: a release whose lock cannot be released
+// after its outcome is written ends FailureDirty, and its deploy events
+// say only that: no Release Succeeded (CleanUpSuccess) and no Release
+// Failed of a FailureClean end (ReleaseLock) before the Release Failed of
+// the dirty end. The outcome is announced once the lock is released.
+func TestOutcomeEventsFollowTheLock(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(h *harness) *run
+		task string
+	}{
+		{"success whose lock is kept", func(h *harness) *run { return h.atSwap(h.baseRelease(), h.baseRelease()) }, execution.TaskCleanUpSuccess},
+		{"failure whose lock is kept", func(h *harness) *run {
+			x := h.start(h.baseRelease())
+			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+			x.state.Error = &execution.Error{Error: failure.NameBadRelease, Cause: "bad"}
+			return x
+		}, execution.TaskReleaseLock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			x := tc.run(h)
+			h.store.Deny = func(op, key string) bool { return op == "DeleteObject" && key == naming.LockKey(project, config) }
+			require.Error(t, x.stepRetrying(tc.task))
+			var terminal []string
+			for _, ev := range h.world.BusEvents() {
+				var d struct {
+					ExecutionARN string `json:"execution_arn"`
+					End          string `json:"end"`
+				}
+				require.NoError(t, json.Unmarshal(ev.Detail, &d))
+				if d.ExecutionARN == x.ctx.ID && (ev.DetailType == events.Succeeded.DetailType || ev.DetailType == events.Failed.DetailType) {
+					terminal = append(terminal, strings.TrimSpace(ev.DetailType+" "+d.End))
+				}
+			}
+			assert.Equal(t, []string{events.Failed.DetailType + " " + execution.EndFailureDirty}, terminal)
+		})
+	}
 }

@@ -97,14 +97,26 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 	return ce, nil
 }
 
-// putOutcome records o for st's project-config, stamped with the
+// putOutcome records o for st's project-config (recordOutcome), then
+// puts its deploy events (announceOutcome), as the task req: for an
+// outcome that is final once written (a lock another release holds, a
+// dirty end). An outcome the lock's release may still overwrite (Success,
+// FailureClean) is recorded with recordOutcome and announced once the
+// lock is released, so the events say the end the state machine reports.
+func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) error {
+	if err := d.recordOutcome(ctx, st, o); err != nil {
+		return err
+	}
+	d.announceOutcome(ctx, st, req, o)
+	return nil
+}
+
+// recordOutcome records o for st's project-config, stamped with the
 // deployer's version, with the release's last canary analysis when it
 // has one (ledger.GetAnalysis). The record is read when the state
 // carries a judgement, and for every halt: an analysis that fails at its
-// very first check halts the release before the state carries any. Once
-// recorded, the outcome's deploy events are put (announceOutcome), as
-// the task req.
-func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) error {
+// very first check halts the release before the state carries any.
+func (d *Deployer) recordOutcome(ctx context.Context, st *execution.State, o ledger.Outcome) error {
 	o.DeployerVersion = d.cfg.Version
 	judged := st.Health != nil && st.Health.Analysis != nil
 	if judged || o.Error == failure.NameHalt {
@@ -121,9 +133,5 @@ func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req exec
 			o.Analysis = &a
 		}
 	}
-	if err := d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o); err != nil {
-		return err
-	}
-	d.announceOutcome(ctx, st, req, o)
-	return nil
+	return d.ledger.PutOutcome(ctx, st.ProjectName, st.ConfigName, o)
 }

@@ -14,7 +14,9 @@ import (
 // releaseLock is the ReleaseLock task: it records the outcome
 // FailureClean with the error the State carries, releases the lock and
 // removes the halt marker. It touches the target only to put the
-// outcome's deploy events (announceOutcome). Idempotent.
+// outcome's deploy events (announceOutcome), once the lock is released:
+// a lock it cannot release makes the end FailureDirty, which is then
+// the only outcome announced. Idempotent.
 func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -29,11 +31,12 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)
 	}
-	err = d.putOutcome(ctx, st, req, o)
+	err = d.recordOutcome(ctx, st, o)
 	if err == nil {
 		err = d.finish(ctx, st)
 	}
 	if err == nil {
+		d.announceOutcome(ctx, st, req, o)
 		return st, nil
 	}
 	// On the last attempt, say in the outcome (if S3 takes it) that the
