@@ -58,7 +58,13 @@
 //   - each task touches only resources tagged DeployWith=ferry with the
 //     release's project and config, and of those only the release's own,
 //     but for the previous release's, which only CleanUpSuccess retires,
-//     and only while every new group has its healthy target.
+//     and only while every new group has its healthy target;
+//   - the deploy events the default bus received (CheckEvents, judged
+//     from the bus and the end Step Functions reports): Release Started
+//     first, a retry repeating an event only with its id, one terminal
+//     event (Release Succeeded only for Success, Release Failed with the
+//     end reached) and nothing after it; a fault that only fails
+//     PutEvents calls ends the deploy as its base ended.
 //
 // ReferenceDestroy is the same scenario with a destroy of the
 // project-config (ferry destroy) as the next release: its matrix has no

@@ -210,9 +210,44 @@ func (m *Matrix) Violations() []Violation {
 			for _, v := range e.Result.Violations {
 				out = append(out, Violation{e.Schedule, v})
 			}
+			if v := m.Bases.eventsOnly(e); v != "" {
+				out = append(out, Violation{e.Schedule, v})
+			}
 		}
 	}
 	return out
+}
+
+// eventsOnly says how a run whose every fault failed a PutEvents call
+// ended otherwise than its base: deploy events are best effort, and
+// losing them must never change a deploy's end.
+func (b Bases) eventsOnly(e Entry) string {
+	base := b.of(e.Schedule.Base)
+	if base == nil || len(e.Schedule.Faults) == 0 || e.Schedule.RaceAt != "" || e.Schedule.RaceAfterLost {
+		return ""
+	}
+	for _, f := range e.Schedule.Faults {
+		if f.Call.Op != "PutEvents" || f.Kind.invocationLevel() {
+			return ""
+		}
+	}
+	if e.Result.End != base.End {
+		return fmt.Sprintf("a fault on PutEvents changed the end: %s, not the base's %s", e.Result.End, base.End)
+	}
+	return ""
+}
+
+// of is the base run named base (nil: none).
+func (b Bases) of(base Base) *Result {
+	switch base {
+	case BaseSuccess:
+		return b.Success
+	case BaseFailure:
+		return b.Failure
+	case BaseRollback:
+		return b.Rollback
+	}
+	return nil
 }
 
 // Counts are the schedules of a matrix per family.

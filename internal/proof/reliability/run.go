@@ -163,6 +163,8 @@ type run struct {
 	clk   *clock.Virtual
 	locks *lock.Locks
 	next  *prepared
+	// arn is the next release's execution, once started.
+	arn string
 	// second is the race's second release; secondARN is set once it
 	// started, secondErr when it could not start.
 	second    *prepared
@@ -344,6 +346,7 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("reliability: next release: %w", err)
 	}
+	r.arn = arn
 	d, err := r.reg.Wait(ctx, arn)
 	if err != nil {
 		return fmt.Errorf("reliability: next release (%s): %w", r.opts.Schedule, err)
@@ -375,6 +378,7 @@ func (r *run) after(ctx context.Context, res *Result) error {
 	r.checkEnd(res)
 	r.checkServing(res, r.reg.World().Fleet())
 	r.checkCuts(res.After)
+	r.checkEvents(res)
 	r.mu.Lock()
 	res.Violations = append(res.Violations, r.violations...)
 	r.mu.Unlock()
