@@ -21,7 +21,9 @@ import (
 // waits while the score is below PassScore (marginal) or no metric has
 // data, which the release's timeout bounds; during canary steps and the
 // bake a marginal score, or no data, goes on. A metric without samples
-// on either side is nodata and left out of the score. During the bake
+// on either side, or with too few for a difference to be significant
+// (analysis.MinSamples: the window holds at least that many periods), is
+// nodata and left out of the score. During the bake
 // the previous groups stand by and serve nothing, so their samples are
 // those of the window before they stood by. A service without a previous
 // group (its first release) is not analysed. Each group is one stream
@@ -168,6 +170,7 @@ func (v *validator) analysis() {
 	case n > limits.MaxAnalysisMetrics:
 		v.p.add(field(apath, "metrics"), "at most %d metrics, not %d", limits.MaxAnalysisMetrics, n)
 	}
+	v.analysisSamples(apath, a)
 	seen := map[string]int{}
 	for i, m := range a.Metrics {
 		mpath := index(field(apath, "metrics"), i)
@@ -197,6 +200,22 @@ func (v *validator) analysisWindow(apath string, a *Analysis) {
 	}
 	if *a.MarginalScore > *a.PassScore {
 		v.p.add(field(apath, "marginal_score"), "must be at most pass_score (%v), not %v", *a.PassScore, *a.MarginalScore)
+	}
+}
+
+// analysisSamples checks that the window holds enough periods for each
+// metric's test to ever find a difference (analysis.MinSamples): with
+// fewer, every judgement would be no data.
+func (v *validator) analysisSamples(apath string, a *Analysis) {
+	if a.PeriodSeconds < 60 || a.WindowSeconds%a.PeriodSeconds != 0 {
+		return // analysisWindow said what is wrong
+	}
+	need := 0
+	for _, m := range a.Metrics {
+		need = max(need, analysis.MinSamples(analysis.Direction(m.Direction)))
+	}
+	if have := a.WindowSeconds / a.PeriodSeconds; have < need {
+		v.p.add(field(apath, "window_seconds"), "must hold at least %d periods of period_seconds (%d) for a difference to be significant, not %d", need, a.PeriodSeconds, have)
 	}
 }
 

@@ -41,6 +41,9 @@ func TestAnalysisRules(t *testing.T) {
 		{"no metric", func(a *Analysis) { a.Metrics = nil }, "analysis.metrics: at least one metric is required"},
 		{"a period of seconds", func(a *Analysis) { a.PeriodSeconds = 30 }, "analysis.period_seconds: must be a whole number of minutes"},
 		{"a window longer than an hour", func(a *Analysis) { a.WindowSeconds = 7200 }, "analysis.window_seconds: must be whole periods"},
+		{"a window of three periods can never find a difference", func(a *Analysis) { a.WindowSeconds, a.PeriodSeconds = 180, 60 }, "analysis.window_seconds: must hold at least 4 periods"},
+		{"either way needs five", func(a *Analysis) { a.WindowSeconds, a.Metrics[0].Direction = 240, "either" }, "analysis.window_seconds: must hold at least 5 periods"},
+		{"four periods one way", func(a *Analysis) { a.WindowSeconds = 240 }, ""},
 		{"a score above 100", func(a *Analysis) { s := 101.0; a.PassScore = &s }, "analysis.pass_score: must be a score from 0 to 100"},
 		{"too many metrics", func(a *Analysis) {
 			for i := range 21 {

@@ -13,8 +13,9 @@
 // metric is VerdictHigh (or VerdictLow) when the difference is
 // significant (p below Alpha) and larger than its tolerance (the mean of
 // the new samples beyond the previous mean by more than that fraction:
-// Kayenta's effect size), VerdictNoData when either side has no sample,
-// else VerdictPass. The overall score is the share of the metrics with
+// Kayenta's effect size), VerdictNoData when either side has no sample
+// or too few for any difference to reach Alpha (MinSamples a side: a
+// judgement that could not fail is no pass), else VerdictPass. The overall score is the share of the metrics with
 // data that pass, 0 to 100 (Kayenta's weighted-sum scorer with one
 // group); it classifies as ClassPass at or above the pass threshold,
 // ClassMarginal at or above the marginal one, else ClassFail, and as

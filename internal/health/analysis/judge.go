@@ -133,7 +133,9 @@ func (th Thresholds) Classify(score float64) Class {
 
 // JudgeMetric judges one metric. Samples that are not finite are left
 // out (Kayenta removes NaNs). Either side without a sample is
-// VerdictNoData. Otherwise the new samples are tested against the
+// VerdictNoData, and so are samples too few for any difference to be
+// significant (smallestP at least Alpha: one or two new samples against
+// a window of five): a judgement that could not have failed is no pass. Otherwise the new samples are tested against the
 // previous ones in the metric's direction (Greater when higher is worse,
 // Less when lower is, TwoSided for either), and the metric is high (or
 // low) when the test is significant (p < Alpha) and the new mean is
@@ -152,6 +154,9 @@ func JudgeMetric(m Metric) Result {
 	case DirectionLower:
 		alt = Less
 	}
+	if smallestP(len(x), len(y), alt) >= Alpha {
+		return r // too few samples to tell: no data, not a pass
+	}
 	t := MannWhitney(x, y, alt)
 	r.U, r.PValue, r.Exact = t.U, t.P, t.Exact
 	r.Verdict = VerdictPass
@@ -167,6 +172,39 @@ func JudgeMetric(m Metric) Result {
 		r.Verdict = VerdictLow
 	}
 	return r
+}
+
+// smallestP is the smallest p-value the Mann-Whitney test of alt can
+// give n samples against m: that of the most extreme ordering, one of
+// the C(n+m, n) equally likely under the null hypothesis (two of them
+// for a two-sided test). Below Alpha's reach, no difference however
+// large could be significant.
+func smallestP(n, m int, alt Alternative) float64 {
+	lc, _ := math.Lgamma(float64(n + m + 1))
+	ln, _ := math.Lgamma(float64(n + 1))
+	lm, _ := math.Lgamma(float64(m + 1))
+	p := math.Exp(ln + lm - lc)
+	if alt == TwoSided {
+		p *= 2
+	}
+	return p
+}
+
+// MinSamples is the fewest samples a side that can make a metric of
+// direction d high or low: with fewer each, smallestP does not reach
+// Alpha (4 one-sided, 5 for DirectionEither).
+func MinSamples(d Direction) int {
+	alt := TwoSided
+	if d == DirectionHigher {
+		alt = Greater
+	} else if d == DirectionLower {
+		alt = Less
+	}
+	n := 1
+	for smallestP(n, n, alt) >= Alpha {
+		n++
+	}
+	return n
 }
 
 // scale is what a tolerance is a fraction of: |previous mean|, or one

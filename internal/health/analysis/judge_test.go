@@ -37,7 +37,9 @@ func TestJudgeMetric(t *testing.T) {
 		{"no previous samples", Metric{Direction: DirectionHigher, New: base}, VerdictNoData},
 		{"only NaNs is no data", Metric{Direction: DirectionHigher, New: []float64{math.NaN()}, Previous: base}, VerdictNoData},
 		{"a rise from zero counts", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(1, 10, 3), Previous: make([]float64, 10)}, VerdictHigh},
-		{"too few samples to be significant", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: []float64{200}, Previous: []float64{100}}, VerdictPass},
+		{"too few samples to be significant is no data", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: []float64{200}, Previous: []float64{100}}, VerdictNoData},
+		{"two samples against five cannot reach Alpha", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 2, 3), Previous: series(100, 5, 0)}, VerdictNoData},
+		{"three samples against five can", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 3, 3), Previous: series(100, 5, 0)}, VerdictHigh},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
