@@ -357,6 +357,9 @@ func (r *run) checkEnd(res *Result) {
 	}
 	switch res.End {
 	case execution.EndSuccess:
+		if r.opts.Schedule.Base == BaseAnalysis {
+			r.violate("a build whose canary analysis fails succeeded%s: a fault on its metrics passed the canary (no data is not a pass)", fault)
+		}
 		r.checkSuccess(res)
 	case execution.EndFailureClean:
 		r.checkFailureClean(res, fault)

@@ -15,20 +15,23 @@
 // run.
 //
 // A Schedule is what one run injects; Bases.Schedules derives every
-// schedule of the matrix from three base runs (the deploy succeeding; the
+// schedule of the matrix from four base runs (the deploy succeeding; the
 // same deploy halted at its first health check so it fails through
-// CleanUpFailure; and halted at its first wait in the bake, so
+// CleanUpFailure; halted at its first wait in the bake, so
 // CleanUpFailure rolls back, the previous groups serving again before the
-// new ones leave), in four families:
+// new ones leave; and AnalysedNext, a build 60% slower under a canary
+// analysis, which the analysis rolls back), in four families:
 //
 //   - single: each call fault (throttling, a 5xx, access denied, a
 //     timeout) at each call; each invocation's response lost after its
 //     work (Lambda.Unknown); each invocation dying right after each of its
 //     calls; each invocation that assumes the deploy role doing so from a
 //     cold Lambda whose assumption is refused or whose own credentials
-//     expired; and each behaviour of the target (instances that crash
-//     after passing their checks, an idle fleet whose scale-in alarm
-//     fires, a zone that recovers mid-deploy);
+//     expired; each GetMetricData call of the analysis base with each
+//     call fault and death, and each of its invocations that read
+//     metrics with its response lost; and each behaviour of the target
+//     (instances that crash after passing their checks, an idle fleet
+//     whose scale-in alarm fires, a zone that recovers mid-deploy);
 //   - pair: two faults of one kind in one task (the first invocation of
 //     Deploy, and the clean-up of each base);
 //   - consistency: each new group and launch template hidden from a
@@ -38,7 +41,9 @@
 //
 // The invariants:
 //
-//   - the execution ends in Success, FailureClean or FailureDirty;
+//   - the execution ends in Success, FailureClean or FailureDirty; a run
+//     of the analysis base never in Success (a metric read that fails is
+//     no data, and no data is not a pass);
 //   - at every instant the fleet changed, from the release's start to its
 //     end, one release served in full: every service of the previous
 //     release, of the release, or of the race's second release, with its

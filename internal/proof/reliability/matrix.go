@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/local/sim"
 )
 
@@ -108,7 +109,19 @@ func (sc *Scenario) Bases(ctx context.Context) (Bases, error) {
 	if b.Rollback.End != execution.EndFailureClean || len(b.Rollback.Violations) > 0 {
 		return Bases{}, fmt.Errorf("reliability: the run halted during the bake ended %q (%s: %s) with violations %q", b.Rollback.End, b.Rollback.Error, b.Rollback.Cause, b.Rollback.Violations)
 	}
+	if b.Analysis, err = sc.Run(ctx, RunOptions{Schedule: Schedule{Base: BaseAnalysis}}); err != nil {
+		return Bases{}, err
+	}
+	if a := b.Analysis; a.End != execution.EndFailureClean || len(a.Violations) > 0 || !rolledBackByAnalysis(a) {
+		return Bases{}, fmt.Errorf("reliability: the analysed run ended %q (%s: %s) with violations %q, not rolled back by its canary analysis", a.End, a.Error, a.Cause, a.Violations)
+	}
 	return b, nil
+}
+
+// rolledBackByAnalysis reports whether a run failed on its canary
+// analysis (the halt it raises names it).
+func rolledBackByAnalysis(res *Result) bool {
+	return res.Error == failure.NameHalt && strings.Contains(res.Cause, "canary analysis")
 }
 
 // RunMatrix runs the bases, then every selected schedule (Bases.Schedules)
@@ -246,6 +259,8 @@ func (b Bases) of(base Base) *Result {
 		return b.Failure
 	case BaseRollback:
 		return b.Rollback
+	case BaseAnalysis:
+		return b.Analysis
 	}
 	return nil
 }
@@ -275,7 +290,7 @@ func (m *Matrix) Report(w io.Writer) {
 		name string
 		res  *Result
 	}{{"success", m.Bases.Success}, {"failure (" + baseNotes[BaseFailure] + ")", m.Bases.Failure},
-		{"rollback (" + baseNotes[BaseRollback] + ")", m.Bases.Rollback}} {
+		{"rollback (" + baseNotes[BaseRollback] + ")", m.Bases.Rollback}, {"analysis (" + baseNotes[BaseAnalysis] + ")", m.Bases.Analysis}} {
 		if b.res == nil {
 			continue // a destroy has no rollback base
 		}

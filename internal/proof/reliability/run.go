@@ -238,6 +238,9 @@ func (sc *Scenario) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 // scenario's, or the variants its schedule's behaviour asks for.
 func (sc *Scenario) files(opts RunOptions) (world sim.WorldSpec, next string) {
 	world, next = sc.World, opts.Next
+	if opts.Schedule.Base == BaseAnalysis {
+		next = filepath.Join(filepath.Dir(sc.Next), filepath.Base(AnalysedNext))
+	}
 	switch opts.Schedule.Behaviour {
 	case CrashAfterHealthy:
 		next = filepath.Join(filepath.Dir(sc.Next), "v2-crash-after-healthy.json")

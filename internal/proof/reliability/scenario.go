@@ -51,6 +51,11 @@ const (
 	ReferenceWorld    = "testdata/worlds/reliability.json"
 	ReferencePrevious = "testdata/reliability/v1.json"
 	ReferenceNext     = "testdata/reliability/v2.json"
+	// AnalysedNext is the next release of the analysis base: the
+	// reference's with a canary analysis of the services' latency, no
+	// bake, and a build (ubuntu-slower) whose latency is 60% above the
+	// previous build's, far beyond the analysis's 10% tolerance.
+	AnalysedNext = "testdata/reliability/v2-slower.json"
 )
 
 // referenceStart is the virtual time every reference run starts at.

@@ -44,12 +44,17 @@ const (
 	BaseSuccess  Base = "success"
 	BaseFailure  Base = "failure"
 	BaseRollback Base = "rollback"
+	// BaseAnalysis deploys the analysed release (AnalysedNext) instead:
+	// its build is far slower than the previous one, so its canary
+	// analysis fails and rolls it back. No run of it may end Success.
+	BaseAnalysis Base = "analysis"
 )
 
 // baseNotes say how each base but the success one ends, for the reports.
 var baseNotes = map[Base]string{
 	BaseFailure:  "halted at the first health check",
 	BaseRollback: "halted during the bake",
+	BaseAnalysis: "a slower build the canary analysis rolls back",
 }
 
 // Behaviour is a way the target behaves that the deploy must survive.
@@ -129,8 +134,8 @@ func One(f Fault) Schedule { return Schedule{Family: Single, Base: BaseSuccess, 
 // Bases are the runs the matrix derives its schedules from.
 type Bases struct {
 	// Rollback is nil for a scenario without a bake (a destroy): its
-	// schedules are left out.
-	Success, Failure, Rollback *Result
+	// schedules are left out; Analysis is nil for a destroy too.
+	Success, Failure, Rollback, Analysis *Result
 	// Destroy says the scenario's release is a destroy: the behaviours,
 	// which vary the release deployed, are left out.
 	Destroy bool
@@ -144,7 +149,8 @@ type Bases struct {
 //     that assumes a role doing so as a cold Lambda whose role assumption
 //     fails (access denied, expired credentials); the same for the calls
 //     and invocations of the failure base's clean-up (CleanUpFailure,
-//     ReleaseLock); every behaviour;
+//     ReleaseLock), and for each GetMetricData call of the analysis base
+//     and each invocation that made one; every behaviour;
 //   - pair: every pair of calls within the first invocation of Deploy and
 //     of CleanUpSuccess (success base) and of CleanUpFailure (failure
 //     base), with each call fault kind on both;
@@ -170,22 +176,26 @@ func (b Bases) singles() []Schedule {
 		name Base
 		res  *Result
 		// tasks whose calls and invocations single faults and deaths
-		// target (nil: all).
+		// target (nil: all); op, when set, the only operation.
 		tasks []string
+		op    string
 	}{
-		{BaseSuccess, b.Success, nil},
-		{BaseFailure, b.Failure, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
-		{BaseRollback, b.Rollback, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}},
+		{BaseSuccess, b.Success, nil, ""},
+		{BaseFailure, b.Failure, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}, ""},
+		{BaseRollback, b.Rollback, []string{execution.TaskCleanUpFailure, execution.TaskReleaseLock}, ""},
+		{BaseAnalysis, b.Analysis, nil, "GetMetricData"},
 	} {
 		if base.res == nil {
 			continue
 		}
-		in := func(task string) bool { return base.tasks == nil || slices.Contains(base.tasks, task) }
+		in := func(c Call) bool {
+			return (base.tasks == nil || slices.Contains(base.tasks, c.Task)) && (base.op == "" || !c.S3 && c.Op == base.op)
+		}
 		single := func(i int, k Kind) Schedule {
 			return Schedule{Family: Single, Base: base.name, Faults: []Fault{mustTarget(base.res, i, k)}}
 		}
 		for i, c := range base.res.Calls {
-			if !in(c.Task) {
+			if !in(c) {
 				continue
 			}
 			for _, k := range append(CallKinds(), DiedMidway) {
@@ -193,7 +203,7 @@ func (b Bases) singles() []Schedule {
 			}
 		}
 		for n, inv := range base.res.Invocations {
-			if !in(inv.Task) || inv.End == inv.First {
+			if inv.End == inv.First || !slices.ContainsFunc(base.res.Calls[inv.First:inv.End], in) {
 				continue
 			}
 			out = append(out, single(inv.End-1, LambdaDied))
