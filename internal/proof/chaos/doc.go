@@ -7,14 +7,17 @@
 // moments of virtual time after the reference release is deployed:
 // releases (bakes, canary steps, removed services, changed user data and
 // capacities, instances that crash before or after passing their checks
-// or boot slowly, mixed Spot fleets with or without capacity rebalance),
+// or boot slowly, mixed Spot fleets with or without capacity rebalance,
+// a build 60% slower or erring three times as often, a canary analysis
+// of the builds' latency and errors),
 // world events (an instance killed, a group's capacity
 // set, a group detached from a load balancer, processes suspended, a zone
 // impaired, launches failing, an instance protected from scale-in or put
 // in Standby, Spot instances interrupted by EC2), operator actions (halt, a second release,
 // rollback, destroy, unlock, a reconcile pass, a heal) and call faults
-// (throttling, 5xx on the n-th call of an operation by ferry's roles;
-// new groups hidden from their first lookups). Options.Moves adds
+// (throttling, 5xx on the n-th call of an operation by ferry's roles,
+// GetMetricData and PutEvents among them; new groups hidden from their
+// first lookups). Options.Moves adds
 // releases that drop a load balancer and releases that move the config
 // between us-east-1 and us-west-2 (a copy of it, in the same account),
 // with move_from naming where it is; a rollback across a move says it
@@ -64,7 +67,15 @@
 //     before serving the promotion's release (each of its services has a
 //     group tagged with it, with a healthy instance in every load
 //     balancer and target group it names), no gate alarm in ALARM or
-//     missing, and the approval given if the stage needs one (CheckStage).
+//     missing, and the approval given if the stage needs one (CheckStage);
+//   - analysis: a release under canary analysis whose build is clearly
+//     worse than every build its config's groups run as it starts (by
+//     the world's images: a judged metric past the previous build's by
+//     more than three tolerances) never ends Success (clearlyWorse);
+//   - events: at the end of the run, the deploy events of every deploy
+//     it started keep reliability.CheckEvents' rules, judged from the
+//     bus and the ends Step Functions reports (Release Started first,
+//     one terminal event saying that end, retries repeating an id).
 //
 // A promotion's stage deploy is a deploy: the checker follows it as a
 // release of its stage's config (its model is per config), so (a)-(e)

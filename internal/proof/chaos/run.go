@@ -76,6 +76,10 @@ type Result struct {
 	// Shrunk is the minimal scenario that still fails, run (set by
 	// RunSeeds when asked to shrink).
 	Shrunk *Result
+	// Worse is how many releases started clearly worse than what served
+	// under a canary analysis (PredAnalysis judged them); Events how many
+	// deploy events PredEvents judged.
+	Worse, Events int
 }
 
 // Minimal is the shrunk run when there is one, else r.
@@ -123,6 +127,11 @@ type player struct {
 	// gate alarm a KindAlarm put in ALARM is due back to OK (zero: none).
 	promos   []*promotion
 	alarmOff time.Time
+	// images are the world's, by id and name; worse why each release
+	// started clearly worse than what served (clearlyWorse), by
+	// execution name.
+	images map[string]sim.AMISpec
+	worse  map[string]string
 }
 
 // armed is a call fault: the n-th call of op by ferry's roles since it
@@ -139,7 +148,7 @@ type armed struct {
 func Run(ctx context.Context, root string, sc Scenario) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
-	p := &player{root: root, sc: sc, subs: map[string]*release.Release{}, meddled: map[string]bool{}, ends: map[string]string{}}
+	p := &player{root: root, sc: sc, subs: map[string]*release.Release{}, meddled: map[string]bool{}, ends: map[string]string{}, worse: map[string]string{}}
 	if err := p.open(ctx); err != nil {
 		return nil, err
 	}
@@ -168,6 +177,7 @@ func (p *player) open(ctx context.Context) error {
 			return fmt.Errorf("chaos: %w", err)
 		}
 	}
+	p.images = imagesOf(spec)
 	if p.next, err = release.ReadFile(filepath.Join(p.root, reliability.ReferenceNext)); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
@@ -252,6 +262,7 @@ func (p *player) observe(arn string, ev asl.Event) {
 	p.mu.Unlock()
 	if p.chk != nil {
 		p.chk.Ended(name, ev.ExecutionSucceeded != nil)
+		p.judgeAnalysis(name, ev.ExecutionSucceeded != nil, ev.Timestamp)
 		// The last execution running (this one's status is no longer
 		// Running while its end's events are observed).
 		if len(p.reg.Executions(asl.StatusRunning)) == 0 {
@@ -505,6 +516,10 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 		v = &Variant{}
 	}
 	r.BakeSeconds = v.Bake
+	r.AMI = image(v.Build)
+	if v.Analysis {
+		r.Analysis = analysed()
+	}
 	r.UserData += fmt.Sprintf("# version %d\n", v.Version)
 	if v.Behavior != "" {
 		r.UserData += sim.UserDataMarker + " " + v.Behavior + "\n"
@@ -564,11 +579,16 @@ func (p *player) submit(ctx context.Context, prep *submit.Prepared) (string, err
 	p.subs[name] = prep.Release
 	p.mu.Unlock()
 	if p.chk != nil {
-		served, err := servedBy(prep.Release, p.reg.World().Snapshot(), p.chk.Serving())
+		snap := p.reg.World().Snapshot()
+		served, err := servedBy(prep.Release, snap, p.chk.Serving())
 		if err != nil {
 			return "", err
 		}
 		p.chk.Started(name, prep.Release.ReleaseID, served)
+		why := clearlyWorse(prep.Release, snap, p.images)
+		p.mu.Lock()
+		p.worse[name] = why
+		p.mu.Unlock()
 	}
 	d := submit.Deployer{Bucket: p.reg.Bucket(), StateMachineARN: p.reg.StateMachineARN(), S3: p.reg.S3(), SFN: p.reg.SFN()}
 	if err := d.Upload(ctx, prep); err != nil {
@@ -703,6 +723,15 @@ func (p *player) judge(ctx context.Context) (*Result, error) {
 		}
 		res.Violations = append(res.Violations, CheckClaims(now, snap, rec, serving, rel, meddled)...)
 	}
+	res.Violations = append(res.Violations, p.judgeEvents(arns, res.Ends, now)...)
+	res.Events = len(p.reg.World().BusEvents())
+	p.mu.Lock()
+	for _, why := range p.worse {
+		if why != "" {
+			res.Worse++
+		}
+	}
+	p.mu.Unlock()
 	return res, nil
 }
 

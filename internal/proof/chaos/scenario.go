@@ -82,6 +82,13 @@ type Variant struct {
 	// NoRebalance.
 	Spot        bool `json:"spot,omitempty"`
 	NoRebalance bool `json:"norb,omitempty"`
+	// Build is the build the release runs: the reference's (""), one
+	// 60% slower (BuildSlower) or one that errs three times as often
+	// (BuildErrs), each an image of the world.
+	Build string `json:"build,omitempty"`
+	// Analysis judges the release by a canary analysis of its build's
+	// latency and errors (analysed).
+	Analysis bool `json:"an,omitempty"`
 }
 
 // Step is one thing that happens at a moment of the scenario.
@@ -139,6 +146,7 @@ var mutatingOps = []string{
 	"DeleteLaunchTemplate", "PutMetricAlarm", "DeleteAlarms", "PutScalingPolicy", "AttachLoadBalancers",
 	"AttachLoadBalancerTargetGroups", "DetachLoadBalancers", "DetachLoadBalancerTargetGroups", "SuspendProcesses",
 	"ResumeProcesses", "DescribeAutoScalingGroups", "DescribeInstanceHealth", "DescribeTargetHealth",
+	"GetMetricData", "PutEvents",
 }
 
 var behaviors = []string{"", "", "", "", "crash-loop", "crash-after-healthy", "slow-boot", "never-healthy", "worker"}
@@ -272,6 +280,8 @@ func variant(rng *rand.Rand, opts Options) *Variant {
 	}
 	v.Spot = rng.IntN(3) == 0
 	v.NoRebalance = v.Spot && rng.IntN(3) == 0
+	v.Build = builds[rng.IntN(len(builds))]
+	v.Analysis = rng.IntN(3) == 0
 	return v
 }
 

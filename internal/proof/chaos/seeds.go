@@ -25,6 +25,8 @@ type Summary struct {
 	WorldEvents int
 	// Promotions is how many of the seeds run drew a promotion.
 	Promotions int
+	// Worse and Events sum the seeds' Result.Worse and Result.Events.
+	Worse, Events int
 	// Failed are the failing seeds' results (each with its Shrunk run
 	// when asked), in seed order.
 	Failed []*Result
@@ -81,6 +83,8 @@ func RunSeeds(ctx context.Context, root string, opts SeedsOptions) *Summary {
 		default:
 			sum.Seeds++
 			sum.WorldEvents += r.WorldEvents
+			sum.Worse += r.Worse
+			sum.Events += r.Events
 			if r.Scenario.promotes() {
 				sum.Promotions++
 			}

@@ -66,6 +66,7 @@ func main() {
 func report(w io.Writer, sum *chaos.Summary) int {
 	fmt.Fprintf(w, "chaos: %d seeds, %d world events, %d violations\n", sum.Seeds, sum.WorldEvents, sum.Violations())
 	fmt.Fprintf(w, "chaos: %d seeds drew a promotion\n", sum.Promotions)
+	fmt.Fprintf(w, "chaos: %d releases clearly worse under a canary analysis, %d deploy events judged\n", sum.Worse, sum.Events)
 	for _, r := range sum.Failed {
 		m, how := r.Minimal(), "not shrunk"
 		if r.Shrunk != nil {
