@@ -21,9 +21,9 @@ import (
 // waits while the score is below PassScore (marginal) or no metric has
 // data, which the release's timeout bounds; during canary steps and the
 // bake a marginal score, or no data, goes on. A metric without samples
-// on either side, or with too few for a difference to be significant
-// (analysis.MinSamples: the window holds at least that many periods), is
-// nodata and left out of the score. During the bake
+// on either side, or with fewer new samples than a difference needs to
+// be significant (analysis.MinSamples: the window holds at least that
+// many periods), is nodata and left out of the score. During the bake
 // the previous groups stand by and serve nothing, so their samples are
 // those of the window before they stood by. A service without a previous
 // group (its first release) is not analysed. Each group is one stream

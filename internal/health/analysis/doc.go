@@ -14,8 +14,9 @@
 // significant (p below Alpha) and larger than its tolerance (the mean of
 // the new samples beyond the previous mean by more than that fraction:
 // Kayenta's effect size), VerdictNoData when either side has no sample
-// or too few for any difference to reach Alpha (MinSamples a side: a
-// judgement that could not fail is no pass), else VerdictPass. The overall score is the share of the metrics with
+// or the new side fewer than MinSamples, too few for any difference to
+// reach Alpha (a canary that could not have failed has not passed), else
+// VerdictPass. The overall score is the share of the metrics with
 // data that pass, 0 to 100 (Kayenta's weighted-sum scorer with one
 // group); it classifies as ClassPass at or above the pass threshold,
 // ClassMarginal at or above the marginal one, else ClassFail, and as

@@ -133,9 +133,11 @@ func (th Thresholds) Classify(score float64) Class {
 
 // JudgeMetric judges one metric. Samples that are not finite are left
 // out (Kayenta removes NaNs). Either side without a sample is
-// VerdictNoData, and so are samples too few for any difference to be
-// significant (smallestP at least Alpha: one or two new samples against
-// a window of five): a judgement that could not have failed is no pass. Otherwise the new samples are tested against the
+// VerdictNoData, and so are fewer new samples than MinSamples: a canary
+// that has not yet published enough for any difference to be
+// significant against as many previous samples has not passed. (The
+// previous side is judged as it is: a sparse one, a group under basic
+// monitoring, does not grow by waiting.) Otherwise the new samples are tested against the
 // previous ones in the metric's direction (Greater when higher is worse,
 // Less when lower is, TwoSided for either), and the metric is high (or
 // low) when the test is significant (p < Alpha) and the new mean is
@@ -154,8 +156,8 @@ func JudgeMetric(m Metric) Result {
 	case DirectionLower:
 		alt = Less
 	}
-	if smallestP(len(x), len(y), alt) >= Alpha {
-		return r // too few samples to tell: no data, not a pass
+	if len(x) < MinSamples(m.Direction) {
+		return r // too few new samples to tell yet: no data, not a pass
 	}
 	t := MannWhitney(x, y, alt)
 	r.U, r.PValue, r.Exact = t.U, t.P, t.Exact
@@ -190,9 +192,10 @@ func smallestP(n, m int, alt Alternative) float64 {
 	return p
 }
 
-// MinSamples is the fewest samples a side that can make a metric of
-// direction d high or low: with fewer each, smallestP does not reach
-// Alpha (4 one-sided, 5 for DirectionEither).
+// MinSamples is the fewest new samples JudgeMetric judges a metric of
+// direction d on: the fewest a side with which a difference can be
+// significant (smallestP below Alpha): 4 one-sided, 5 for
+// DirectionEither.
 func MinSamples(d Direction) int {
 	alt := TwoSided
 	if d == DirectionHigher {

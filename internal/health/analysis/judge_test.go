@@ -39,7 +39,10 @@ func TestJudgeMetric(t *testing.T) {
 		{"a rise from zero counts", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(1, 10, 3), Previous: make([]float64, 10)}, VerdictHigh},
 		{"too few samples to be significant is no data", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: []float64{200}, Previous: []float64{100}}, VerdictNoData},
 		{"two samples against five cannot reach Alpha", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 2, 3), Previous: series(100, 5, 0)}, VerdictNoData},
-		{"three samples against five can", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 3, 3), Previous: series(100, 5, 0)}, VerdictHigh},
+		{"three samples are still too few", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 3, 3), Previous: series(100, 5, 0)}, VerdictNoData},
+		{"four samples against five can tell", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(160, 4, 3), Previous: series(100, 5, 0)}, VerdictHigh},
+		{"a sparse previous side is judged as it is", Metric{Direction: DirectionHigher, Tolerance: 0.1, New: series(100, 10, 3), Previous: []float64{100}}, VerdictPass},
+		{"either way needs five", Metric{Direction: DirectionEither, Tolerance: 0.1, New: series(160, 4, 3), Previous: series(100, 5, 0)}, VerdictNoData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
