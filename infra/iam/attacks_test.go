@@ -303,6 +303,12 @@ func attacks() []attack {
 		a("the deploy role puts an event with another source", func(*policies) evalCase {
 			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":"+targetAccount+":event-bus/default", "", map[string]any{"events:source": []string{"aws.codedeploy"}})
 		}),
+		a("the deploy role puts ferry's event and another source's in one request", func(*policies) evalCase {
+			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":"+targetAccount+":event-bus/default", "", map[string]any{"events:source": []string{"ferry", "aws.codedeploy"}})
+		}),
+		a("the deploy role puts an event with no source", func(*policies) evalCase {
+			return deploy.request("", "", "events:PutEvents", "arn:aws:events:"+awsRegion+":"+targetAccount+":event-bus/default", "", nil)
+		}),
 
 		// The deploy role: launch templates and launches.
 		a("the deploy role reads user data with DescribeInstanceAttribute", func(*policies) evalCase {
