@@ -476,25 +476,32 @@ func TestReleaseLockFailureRecordsDirtyOutcome(t *testing.T) {
 // after its outcome is written ends FailureDirty, and its deploy events
 // say only that: no Release Succeeded (CleanUpSuccess) and no Release
 // Failed of a FailureClean end (ReleaseLock) before the Release Failed of
-// the dirty end. The outcome is announced once the lock is released.
+// the dirty end. The outcome is announced once the lock is released; a
+// dirty end is announced even when S3 refuses its outcome record.
 func TestOutcomeEventsFollowTheLock(t *testing.T) {
+	failing := func(h *harness) *run {
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+		x.state.Error = &execution.Error{Error: failure.NameBadRelease, Cause: "bad"}
+		return x
+	}
 	for _, tc := range []struct {
-		name string
-		run  func(h *harness) *run
-		task string
+		name    string
+		run     func(h *harness) *run
+		task    string
+		outcome bool // S3 refuses the outcome record too
 	}{
-		{"success whose lock is kept", func(h *harness) *run { return h.atSwap(h.baseRelease(), h.baseRelease()) }, execution.TaskCleanUpSuccess},
-		{"failure whose lock is kept", func(h *harness) *run {
-			x := h.start(h.baseRelease())
-			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
-			x.state.Error = &execution.Error{Error: failure.NameBadRelease, Cause: "bad"}
-			return x
-		}, execution.TaskReleaseLock},
+		{"success whose lock is kept", func(h *harness) *run { return h.atSwap(h.baseRelease(), h.baseRelease()) }, execution.TaskCleanUpSuccess, false},
+		{"failure whose lock is kept", failing, execution.TaskReleaseLock, false},
+		{"failure whose lock and outcome S3 refuses", failing, execution.TaskReleaseLock, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			x := tc.run(h)
-			h.store.Deny = func(op, key string) bool { return op == "DeleteObject" && key == naming.LockKey(project, config) }
+			outcome := naming.OutcomeKey(project, config, x.state.ReleaseID)
+			h.store.Deny = func(op, key string) bool {
+				return op == "DeleteObject" && key == naming.LockKey(project, config) || tc.outcome && op == "PutObject" && key == outcome
+			}
 			require.Error(t, x.stepRetrying(tc.task))
 			var terminal []string
 			for _, ev := range h.world.BusEvents() {

@@ -27,8 +27,9 @@ func (d *Deployer) createdBy(ctx context.Context, st *execution.State) (by, id, 
 
 // recordDirty records the outcome FailureDirty for a clean up that left
 // resources behind (not for a transient failure, which the state machine
-// retries). A failure to record it is logged: the error itself is what
-// the state machine acts on.
+// retries), and puts its deploy events. A failure to record it is
+// logged: the error itself is what the state machine acts on, and the
+// events say the end it reaches all the same.
 func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req execution.Request, err error) {
 	var ce *failure.CleanUpError
 	if failure.NameOf(err) != failure.NameCleanUp || !errors.As(err, &ce) {
@@ -43,9 +44,10 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 	if st.Error != nil {
 		o.Error, o.Cause = st.Error.Error, failure.Message(st.Error.Cause)+"; then "+err.Error()
 	}
-	if perr := d.putOutcome(ctx, st, req, o); perr != nil {
+	if perr := d.recordOutcome(ctx, st, o); perr != nil {
 		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
 	}
+	d.announceOutcome(ctx, st, req, o)
 }
 
 // exhausted turns a transient error of the last attempt the state machine
