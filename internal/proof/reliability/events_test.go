@@ -43,6 +43,7 @@ func TestCheckEvents(t *testing.T) {
 		{"a retry repeats with its id", []sim.BusEvent{started, started, healthy, succeeded, succeeded}, execution.EndSuccess, false, ""},
 		{"a failure", []sim.BusEvent{started, failedClean}, execution.EndFailureClean, false, ""},
 		{"no event at all", nil, execution.EndFailureClean, false, ""},
+		{"a dirty end kept from the bus", []sim.BusEvent{started, healthy}, execution.EndFailureDirty, false, ""},
 		{"a lossy run lost its end", []sim.BusEvent{started, healthy}, execution.EndSuccess, true, ""},
 		{"still running", []sim.BusEvent{started, healthy}, "", false, ""},
 		{"not started first", []sim.BusEvent{healthy, started, succeeded}, execution.EndSuccess, false, "the first event"},
