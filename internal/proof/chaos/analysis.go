@@ -41,10 +41,13 @@ func image(build string) string {
 	return "ubuntu-" + build
 }
 
-// analysed is the canary analysis a Variant with Analysis gets: each
-// build's latency and errors, higher worse, within 10%, over five
-// one-minute periods.
-func analysed() *release.Analysis {
+// analysed is the canary analysis a Variant with Analysis gets (on:
+// else none): each build's latency and errors, higher worse, within
+// 10%, over five one-minute periods.
+func analysed(on bool) *release.Analysis {
+	if !on {
+		return nil
+	}
 	tol := 0.1
 	return &release.Analysis{WindowSeconds: 300, Metrics: []release.AnalysisMetric{
 		{Namespace: "Shop", Name: "Latency", Direction: "higher", Tolerance: &tol},
@@ -62,33 +65,12 @@ const wideMargin = 3
 // group of one of its services, a group (not being deleted) whose image
 // is not known or that has no instance.
 func clearlyWorse(rel *release.Release, snap sim.Snapshot, images map[string]sim.AMISpec) string {
-	if rel.Analysis == nil || rel.MoveFrom != nil || rel.Destroy {
-		return ""
-	}
 	next, ok := images[rel.AMI]
-	if !ok {
+	if rel.Analysis == nil || rel.MoveFrom != nil || rel.Destroy || !ok {
 		return ""
 	}
-	lts := map[string]string{}
-	old := map[string]bool{}
-	compared := false
-	for _, a := range snap.Accounts {
-		for _, lt := range a.LaunchTemplates {
-			lts[lt.Name] = lt.ImageID
-		}
-		for _, g := range a.Groups {
-			if !ours(g.Tags, project, rel.ConfigName) || a.Region != regionOf(rel) || g.Status != "" {
-				continue
-			}
-			img, known := lts[g.LaunchTemplate]
-			if !known || len(g.Instances) == 0 {
-				return ""
-			}
-			old[img] = true
-			compared = compared || rel.Services[g.Tags[naming.TagServiceName]] != nil
-		}
-	}
-	if !compared {
+	old, ok := serving(rel, snap)
+	if !ok {
 		return ""
 	}
 	var why []string
@@ -100,6 +82,32 @@ func clearlyWorse(rel *release.Release, snap sim.Snapshot, images map[string]sim
 		why = append(why, w)
 	}
 	return strings.Join(why, "; ")
+}
+
+// serving are the images the groups of rel's config (not being deleted)
+// in its region run in snap, by id; ok is false when one of them has no
+// instance or an unknown launch template, or none is of a service of
+// rel (nothing to compare it with).
+func serving(rel *release.Release, snap sim.Snapshot) (images map[string]bool, ok bool) {
+	images = map[string]bool{}
+	for _, a := range snap.Accounts {
+		lts := map[string]string{}
+		for _, lt := range a.LaunchTemplates {
+			lts[lt.Name] = lt.ImageID
+		}
+		for _, g := range a.Groups {
+			if !ours(g.Tags, project, rel.ConfigName) || a.Region != regionOf(rel) || g.Status != "" {
+				continue
+			}
+			img, known := lts[g.LaunchTemplate]
+			if !known || len(g.Instances) == 0 {
+				return nil, false
+			}
+			images[img] = true
+			ok = ok || rel.Services[g.Tags[naming.TagServiceName]] != nil
+		}
+	}
+	return images, ok
 }
 
 // worseOn names a metric of a on which next's value passes prev's by

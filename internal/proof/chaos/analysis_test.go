@@ -32,9 +32,7 @@ func TestClearlyWorse(t *testing.T) {
 	}
 	rel := func(ami string, analysis bool) *release.Release {
 		r := &release.Release{ProjectName: project, ConfigName: config, AMI: ami, Services: map[string]*release.Service{"web": {}}}
-		if analysis {
-			r.Analysis = analysed()
-		}
+		r.Analysis = analysed(analysis)
 		return r
 	}
 	tests := []struct {

@@ -516,10 +516,7 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 		v = &Variant{}
 	}
 	r.BakeSeconds = v.Bake
-	r.AMI = image(v.Build)
-	if v.Analysis {
-		r.Analysis = analysed()
-	}
+	r.AMI, r.Analysis = image(v.Build), analysed(v.Analysis)
 	r.UserData += fmt.Sprintf("# version %d\n", v.Version)
 	if v.Behavior != "" {
 		r.UserData += sim.UserDataMarker + " " + v.Behavior + "\n"

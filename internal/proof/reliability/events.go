@@ -88,10 +88,27 @@ func (e busEvent) fact() string {
 
 // checkRunEvents judges one execution's events (see CheckEvents).
 func checkRunEvents(evs []busEvent, run EventRun) []string {
-	var out []string
+	distinct, out := distinctEvents(evs)
+	if len(distinct) > 0 && !run.Lossy && !slices.Contains([]string{events.Started.DetailType, events.Refused.DetailType}, distinct[0].detailType) {
+		out = append(out, fmt.Sprintf("the first event is %q, not %q", distinct[0].detailType, events.Started.DetailType))
+	}
+	ends, bad := terminals(distinct)
+	out = append(out, bad...)
+	switch {
+	case len(ends) == 0 && run.End != "" && run.End != execution.EndFailureDirty && !run.Lossy && len(distinct) > 0:
+		out = append(out, fmt.Sprintf("no terminal event though the execution ended %s", run.End))
+	case len(ends) > 0 && run.End != "":
+		out = append(out, endMismatch(ends[0], run.End)...)
+	}
+	return out
+}
+
+// distinctEvents are evs without a retry's repeats (an id seen before),
+// in order, and what is wrong with the ids: one id for two facts, or
+// one fact under two ids.
+func distinctEvents(evs []busEvent) (distinct []busEvent, out []string) {
 	seen := map[string]busEvent{}
 	ids := map[string]string{}
-	var distinct []busEvent
 	for _, e := range evs {
 		if first, ok := seen[e.d.ID]; ok {
 			if first.fact() != e.fact() {
@@ -105,10 +122,12 @@ func checkRunEvents(evs []busEvent, run EventRun) []string {
 		seen[e.d.ID], ids[e.fact()] = e, e.d.ID
 		distinct = append(distinct, e)
 	}
-	if len(distinct) > 0 && !run.Lossy && !slices.Contains([]string{events.Started.DetailType, events.Refused.DetailType}, distinct[0].detailType) {
-		out = append(out, fmt.Sprintf("the first event is %q, not %q", distinct[0].detailType, events.Started.DetailType))
-	}
-	var ends []busEvent
+	return distinct, out
+}
+
+// terminals are the terminal events of distinct, in order, and what is
+// wrong with them: a second one, or an event after the first.
+func terminals(distinct []busEvent) (ends []busEvent, out []string) {
 	for i, e := range distinct {
 		if !slices.Contains(terminal, e.detailType) {
 			if len(ends) > 0 {
@@ -121,13 +140,7 @@ func checkRunEvents(evs []busEvent, run EventRun) []string {
 			out = append(out, fmt.Sprintf("two terminal events: %q then %q (event %d)", ends[0].detailType+" "+ends[0].d.End, e.detailType+" "+e.d.End, i+1))
 		}
 	}
-	switch {
-	case len(ends) == 0 && run.End != "" && run.End != execution.EndFailureDirty && !run.Lossy && len(distinct) > 0:
-		out = append(out, fmt.Sprintf("no terminal event though the execution ended %s", run.End))
-	case len(ends) > 0 && run.End != "":
-		out = append(out, endMismatch(ends[0], run.End)...)
-	}
-	return out
+	return ends, out
 }
 
 // endMismatch says how a terminal event disagrees with the end Step
