@@ -101,10 +101,11 @@ func asCleanUp(req execution.Request, err error) (ce *failure.CleanUpError, retr
 
 // putOutcome records o for st's project-config (recordOutcome), then
 // puts its deploy events (announceOutcome), as the task req: for an
-// outcome that is final once written (a lock another release holds, a
-// dirty end). An outcome the lock's release may still overwrite (Success,
-// FailureClean) is recorded with recordOutcome and announced once the
-// lock is released, so the events say the end the state machine reports.
+// outcome that is final once written (a lock another release holds). An
+// outcome the lock's release may still overwrite (Success, FailureClean)
+// is recorded with recordOutcome and announced once the lock is
+// released, so the events say the end the state machine reports; a
+// dirty end is announced whether or not S3 took its record (recordDirty).
 func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) error {
 	if err := d.recordOutcome(ctx, st, o); err != nil {
 		return err
