@@ -94,7 +94,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		if err := d.finish(ctx, st); err != nil {
 			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{current: true, retired: true, settled: true}, err)
 		}
-		d.announceOutcome(ctx, st, req, ledger.Outcome{End: execution.EndSuccess})
+		d.announceOutcome(ctx, nil, st, req, ledger.Outcome{End: execution.EndSuccess})
 		d.retired(ctx, st)
 		st.Retire = &execution.Retire{Done: true}
 		return st, nil
@@ -415,7 +415,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err := d.finish(ctx, st); err != nil {
 		return fail(err)
 	}
-	d.announceOutcome(ctx, st, req, ledger.Outcome{End: execution.EndSuccess})
+	d.announceOutcome(ctx, c, st, req, ledger.Outcome{End: execution.EndSuccess})
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
 	return &execution.Retire{Done: true}, nil
 }

@@ -50,10 +50,11 @@ func (d *Deployer) announceHealthy(ctx context.Context, c *cloud.Clients, st *ex
 }
 
 // announceOutcome puts the events of an outcome just recorded: Release
-// Succeeded, or Release Failed after Release Halted for a halt.
-func (d *Deployer) announceOutcome(ctx context.Context, st *execution.State, req execution.Request, o ledger.Outcome) {
+// Succeeded, or Release Failed after Release Halted for a halt; with c,
+// the target's clients (nil: connected here, see announce).
+func (d *Deployer) announceOutcome(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, o ledger.Outcome) {
 	if o.End == execution.EndSuccess {
-		d.announce(ctx, nil, st, events.Event{Kind: events.Succeeded, Body: events.SucceededDetail{
+		d.announce(ctx, c, st, events.Event{Kind: events.Succeeded, Body: events.SucceededDetail{
 			Head: d.head(st, req, events.Succeeded), Images: nonNil(st.Images)}})
 		return
 	}
@@ -63,7 +64,7 @@ func (d *Deployer) announceOutcome(ctx context.Context, st *execution.State, req
 	}
 	evs = append(evs, events.Event{Kind: events.Failed, Body: events.FailedDetail{
 		Head: d.head(st, req, events.Failed, o.End), End: o.End, Error: o.Error, Cause: o.Cause}})
-	d.announce(ctx, nil, st, evs...)
+	d.announce(ctx, c, st, evs...)
 }
 
 // nonNil is m, or an empty map for nil: a detail's objects are never null.

@@ -47,7 +47,7 @@ func (d *Deployer) recordDirty(ctx context.Context, st *execution.State, req exe
 	if perr := d.recordOutcome(ctx, st, o); perr != nil {
 		d.log.Error("cannot record the outcome", "release_id", st.ReleaseID, "error", perr.Error())
 	}
-	d.announceOutcome(ctx, st, req, o)
+	d.announceOutcome(ctx, nil, st, req, o)
 }
 
 // exhausted turns a transient error of the last attempt the state machine
@@ -110,7 +110,7 @@ func (d *Deployer) putOutcome(ctx context.Context, st *execution.State, req exec
 	if err := d.recordOutcome(ctx, st, o); err != nil {
 		return err
 	}
-	d.announceOutcome(ctx, st, req, o)
+	d.announceOutcome(ctx, nil, st, req, o)
 	return nil
 }
 

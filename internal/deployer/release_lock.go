@@ -36,7 +36,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 		err = d.finish(ctx, st)
 	}
 	if err == nil {
-		d.announceOutcome(ctx, st, req, o)
+		d.announceOutcome(ctx, nil, st, req, o)
 		return st, nil
 	}
 	// On the last attempt, say in the outcome (if S3 takes it) that the

@@ -159,11 +159,14 @@ func endMismatch(e busEvent, end string) []string {
 
 // checkEvents judges the deploy events of the run's executions, the next
 // release's and a race's second (CheckEvents). A run whose schedule
-// failed a PutEvents call, or made a cold Lambda unable to reach the
-// target, may have lost some: best effort, they are not retried.
+// failed a PutEvents call, or kept the deployer from the target (a cold
+// Lambda's role, or a read of the run-once marker it acts for the
+// release by: naming.StartedKey), may have lost some: best effort, they
+// are not retried.
 func (r *run) checkEvents(res *Result) {
 	lossy := slices.ContainsFunc(r.opts.Schedule.Faults, func(f Fault) bool {
-		return f.Call.Op == "PutEvents" || f.Kind == RoleDenied || f.Kind == RoleExpired
+		return f.Call.Op == "PutEvents" || f.Kind == RoleDenied || f.Kind == RoleExpired ||
+			f.Call.S3 && f.Call.Op == "GetObject" && strings.HasSuffix(f.Call.Key, "/started")
 	})
 	runs := []EventRun{{ARN: r.arn, End: res.End, Lossy: lossy}}
 	r.mu.Lock()
