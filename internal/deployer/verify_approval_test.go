@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,4 +197,40 @@ func edited(t *testing.T, given json.RawMessage, mutate func(*pipeline.Approval)
 	raw, err := json.Marshal(a)
 	require.NoError(t, err)
 	return raw
+}
+
+// TestVerifiedApprovalCountsOnlyForWhatItNames: a verified record found
+// under the stage's approval counts only when it names this promotion,
+// this stage and this artifact; one naming another (copied or edited in
+// the records) is refused, saying so, and the stage goes on waiting for
+// an approval.
+func TestVerifiedApprovalCountsOnlyForWhatItNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(v *ledger.VerifiedApproval)
+	}{
+		{"another promotion", func(v *ledger.VerifiedApproval) { v.PromotionID = "20260301T000000Z-other" }},
+		{"another stage", func(v *ledger.VerifiedApproval) { v.Stage = "staging" }},
+		{"another artifact", func(v *ledger.VerifiedApproval) { v.Digest = strings.Repeat("b", 64) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := atProduction(t)
+			require.NoError(t, pr.task(execution.TaskGate))
+			raw := givenBy(t, pr, "production")
+			v, err := askApproval(pr, raw)
+			require.NoError(t, err)
+			store(t, pr, "production", raw)
+			tt.edit(&v)
+			body, err := json.Marshal(v)
+			require.NoError(t, err)
+			require.NoError(t, pr.h.ledger.PutClientObject(t.Context(),
+				naming.VerifiedApprovalKey(project, "development", promotionID, "production", v.ApprovalSHA256), body))
+
+			require.NoError(t, pr.task(execution.TaskGate))
+			stage := pr.record().Stages[2]
+			assert.Equal(t, ledger.PromotionApproval, stage.Status, "still waiting for an approval")
+			assert.Empty(t, stage.ApprovedBy)
+			assert.Contains(t, stage.ApprovalRefused, "the verified approval is of promotion "+v.PromotionID+", stage "+v.Stage)
+		})
+	}
 }
