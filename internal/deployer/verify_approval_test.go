@@ -234,3 +234,51 @@ func TestVerifiedApprovalCountsOnlyForWhatItNames(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyApprovalIncomplete: a query that names no project or first
+// config, or an approval that names no promotion or stage, is refused as
+// bad input, saying what is missing, and nothing is written.
+func TestVerifyApprovalIncomplete(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		project, first string
+		edit           func(a *pipeline.Approval)
+	}{
+		{"no project", "", "development", nil},
+		{"no first config", project, "", nil},
+		{"no promotion", project, "development", func(a *pipeline.Approval) { a.PromotionID = "" }},
+		{"no stage", project, "development", func(a *pipeline.Approval) { a.Stage = "" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := atProduction(t)
+			require.NoError(t, pr.task(execution.TaskGate))
+			given := givenBy(t, pr, "production")
+			if tt.edit != nil {
+				given = edited(t, given, tt.edit)
+			}
+			_, err := pr.x.invoke(execution.TaskVerifyApproval, execution.ApprovalInput{Approval: execution.ApprovalQuery{
+				ProjectName: tt.project, FirstConfig: tt.first, Given: given}})
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), "the query names no project, first config, promotion or stage")
+			_, found := verifiedOf(t, pr, "production", given)
+			assert.False(t, found, "nothing written")
+		})
+	}
+}
+
+// TestVerifyApprovalNotRecorded: an approval whose verified record S3
+// refuses to write is not reported verified: VerifyApproval fails, so
+// ferry pipeline approve stores nothing and the stage goes on waiting.
+func TestVerifyApprovalNotRecorded(t *testing.T) {
+	pr := atProduction(t)
+	require.NoError(t, pr.task(execution.TaskGate))
+	given := givenBy(t, pr, "production")
+	pr.h.store.Deny = func(op, _ string) bool { return op == "PutObject" }
+	_, err := askApproval(pr, given)
+	pr.h.store.Deny = nil
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "AccessDenied")
+	_, found := verifiedOf(t, pr, "production", given)
+	assert.False(t, found)
+}
