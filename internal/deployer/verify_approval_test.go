@@ -158,6 +158,8 @@ func TestVerifyApprovalRefused(t *testing.T) {
 			return g
 		}, "the approval has no valid identity proof"},
 		{"no approval gate", "staging", true, nil, "stage staging has no approval gate (gates.approval)"},
+		{"the first stage, no approval gate", "development", true, nil, "stage development has no approval gate (gates.approval)"},
+		{"a stage the pipeline does not have", "qa", true, nil, "promotion " + promotionID + ` has no stage "qa"`},
 		{"not waiting at its gates", "production", false, nil, "stage production of promotion " + promotionID + " is pending: an approval is given while the stage waits at its gates"},
 		{"another artifact", "production", true, func(t *testing.T, _ *promo, g json.RawMessage) json.RawMessage {
 			return edited(t, g, func(a *pipeline.Approval) { a.Digest = "beef" })
