@@ -100,10 +100,13 @@ MUTATE_TARGETS    ?= \
 	'internal/release/validate*.go=./internal/release' \
 	'internal/deployer/alarms.go,internal/deployer/errorrate.go,internal/deployer/check_healthy.go,internal/deployer/cleanup_success.go,internal/deployer/cleanup_failure.go,internal/deployer/rollback.go\#$(MUTATE_DEPLOYER_FUNCS)=./internal/deployer' \
 	'internal/pipeline/gate.go=./internal/pipeline' \
-	'internal/deployer/gate.go,internal/deployer/request_approval.go\#Deployer.(checkGate|endIfHalted|promotionHalt|gateReadings|targetReading|alarmsOf|approvalReading|approval)|recheck|mayApprove=./internal/deployer@^Test(Gate|Approval|RequestApproval)'
+	'internal/deployer/gate.go,internal/deployer/request_approval.go,internal/deployer/verify_approval.go\#$(MUTATE_GATE_FUNCS)=./internal/deployer@^Test(Gate|Approval|RequestApproval|MayApprove|VerifyApproval|VerifiedApproval)'
 # The deployer's clean-up, rollback and checks: the gates before the point
 # of no return, the rollback, the re-check and the bounds.
 MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|awaitRestored|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored
+# The promotion's gates: a stage held or opened, its wait rounded up,
+# and an approval stored, verified, recorded and counted.
+MUTATE_GATE_FUNCS := Deployer.(checkGate|endIfHalted|promotionHalt|gateReadings|targetReading|alarmsOf|approvalReading|checkApproval|verifyApproval|recordApproval|givenPromotion)|recheck|waitSeconds|storedApproval|countVerified|mayApprove|awaitsApproval
 
 .PHONY: mutate
 mutate: ## Mutation testing of the safety-critical packages: prints mutation: K/N killed (P%); fails on a survivor not listed equivalent

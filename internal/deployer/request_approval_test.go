@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/identity"
@@ -198,5 +199,43 @@ func TestMayApprove(t *testing.T) {
 			}
 			assert.Contains(t, got, tt.want)
 		})
+	}
+}
+
+// TestApprovalReceivedAnnouncedOnce: the Stage Approved deploy event is
+// put once, when an approval first counts, naming who approved: not
+// while the stage waits with none given, nor again when Gate runs once
+// more with the approval already recorded (a retried task).
+func TestApprovalReceivedAnnouncedOnce(t *testing.T) {
+	pr := atProduction(t)
+	announced := func() []string {
+		var out []string
+		for _, ev := range pr.h.world.BusEvents() {
+			if ev.DetailType == events.ApprovalReceived.DetailType {
+				out = append(out, string(ev.Detail))
+			}
+		}
+		return out
+	}
+	for _, step := range []struct {
+		name    string
+		approve bool
+		want    int
+	}{
+		{"waiting, no approval given", false, 0},
+		{"the approval counts", true, 1},
+		{"Gate again, the approval recorded", false, 1},
+	} {
+		if step.approve {
+			pr.approve("production")
+		}
+		require.NoError(t, pr.task(execution.TaskGate), step.name)
+		got := announced()
+		require.Len(t, got, step.want, step.name)
+		if step.want > 0 {
+			by := pr.record().Stages[2].ApprovedBy
+			require.NotEmpty(t, by, step.name)
+			assert.Contains(t, got[0], `"approved_by":"`+by+`"`, step.name)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,8 @@ func TestVerifyApprovalRefused(t *testing.T) {
 			return g
 		}, "the approval has no valid identity proof"},
 		{"no approval gate", "staging", true, nil, "stage staging has no approval gate (gates.approval)"},
+		{"the first stage, no approval gate", "development", true, nil, "stage development has no approval gate (gates.approval)"},
+		{"a stage the pipeline does not have", "qa", true, nil, "promotion " + promotionID + ` has no stage "qa"`},
 		{"not waiting at its gates", "production", false, nil, "stage production of promotion " + promotionID + " is pending: an approval is given while the stage waits at its gates"},
 		{"another artifact", "production", true, func(t *testing.T, _ *promo, g json.RawMessage) json.RawMessage {
 			return edited(t, g, func(a *pipeline.Approval) { a.Digest = "beef" })
@@ -196,4 +199,88 @@ func edited(t *testing.T, given json.RawMessage, mutate func(*pipeline.Approval)
 	raw, err := json.Marshal(a)
 	require.NoError(t, err)
 	return raw
+}
+
+// TestVerifiedApprovalCountsOnlyForWhatItNames: a verified record found
+// under the stage's approval counts only when it names this promotion,
+// this stage and this artifact; one naming another (copied or edited in
+// the records) is refused, saying so, and the stage goes on waiting for
+// an approval.
+func TestVerifiedApprovalCountsOnlyForWhatItNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(v *ledger.VerifiedApproval)
+	}{
+		{"another promotion", func(v *ledger.VerifiedApproval) { v.PromotionID = "20260301T000000Z-other" }},
+		{"another stage", func(v *ledger.VerifiedApproval) { v.Stage = "staging" }},
+		{"another artifact", func(v *ledger.VerifiedApproval) { v.Digest = strings.Repeat("b", 64) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := atProduction(t)
+			require.NoError(t, pr.task(execution.TaskGate))
+			raw := givenBy(t, pr, "production")
+			v, err := askApproval(pr, raw)
+			require.NoError(t, err)
+			store(t, pr, "production", raw)
+			tt.edit(&v)
+			body, err := json.Marshal(v)
+			require.NoError(t, err)
+			require.NoError(t, pr.h.ledger.PutClientObject(t.Context(),
+				naming.VerifiedApprovalKey(project, "development", promotionID, "production", v.ApprovalSHA256), body))
+
+			require.NoError(t, pr.task(execution.TaskGate))
+			stage := pr.record().Stages[2]
+			assert.Equal(t, ledger.PromotionApproval, stage.Status, "still waiting for an approval")
+			assert.Empty(t, stage.ApprovedBy)
+			assert.Contains(t, stage.ApprovalRefused, "the verified approval is of promotion "+v.PromotionID+", stage "+v.Stage)
+		})
+	}
+}
+
+// TestVerifyApprovalIncomplete: a query that names no project or first
+// config, or an approval that names no promotion or stage, is refused as
+// bad input, saying what is missing, and nothing is written.
+func TestVerifyApprovalIncomplete(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		project, first string
+		edit           func(a *pipeline.Approval)
+	}{
+		{"no project", "", "development", nil},
+		{"no first config", project, "", nil},
+		{"no promotion", project, "development", func(a *pipeline.Approval) { a.PromotionID = "" }},
+		{"no stage", project, "development", func(a *pipeline.Approval) { a.Stage = "" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := atProduction(t)
+			require.NoError(t, pr.task(execution.TaskGate))
+			given := givenBy(t, pr, "production")
+			if tt.edit != nil {
+				given = edited(t, given, tt.edit)
+			}
+			_, err := pr.x.invoke(execution.TaskVerifyApproval, execution.ApprovalInput{Approval: execution.ApprovalQuery{
+				ProjectName: tt.project, FirstConfig: tt.first, Given: given}})
+			var bad *failure.BadReleaseError
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), "the query names no project, first config, promotion or stage")
+			_, found := verifiedOf(t, pr, "production", given)
+			assert.False(t, found, "nothing written")
+		})
+	}
+}
+
+// TestVerifyApprovalNotRecorded: an approval whose verified record S3
+// refuses to write is not reported verified: VerifyApproval fails, so
+// ferry pipeline approve stores nothing and the stage goes on waiting.
+func TestVerifyApprovalNotRecorded(t *testing.T) {
+	pr := atProduction(t)
+	require.NoError(t, pr.task(execution.TaskGate))
+	given := givenBy(t, pr, "production")
+	pr.h.store.Deny = func(op, _ string) bool { return op == "PutObject" }
+	_, err := askApproval(pr, given)
+	pr.h.store.Deny = nil
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "AccessDenied")
+	_, found := verifiedOf(t, pr, "production", given)
+	assert.False(t, found)
 }
