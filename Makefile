@@ -106,7 +106,7 @@ MUTATE_TARGETS    ?= \
 MUTATE_DEPLOYER_FUNCS := checkAlarms|checkGates|checkErrorRates|checkTerminations|Deployer.(checkTimeout|checkHalt|gate|recheck|belowTarget|rollBack|restore|awaitRestored|cleanUpFailure|madeInAWS)|servingIn|notReady|notRestored
 # The promotion's gates: a stage held or opened, its wait rounded up,
 # and an approval stored, verified, recorded and counted.
-MUTATE_GATE_FUNCS := Deployer.(checkGate|endIfHalted|promotionHalt|gateReadings|targetReading|alarmsOf|approvalReading|checkApproval|verifyApproval|recordApproval|givenPromotion)|recheck|waitSeconds|storedApproval|countVerified|mayApprove|awaitsApproval
+MUTATE_GATE_FUNCS := Deployer.(checkGate|endIfHalted|promotionHalt|gateReadings|targetReading|currentSession|approvalReading|checkApproval|verifyApproval|recordApproval|givenPromotion)|recheck|waitSeconds|storedApproval|countVerified|mayApprove|awaitsApproval|servesStill|servingGaps|briefly
 
 .PHONY: mutate
 mutate: ## Mutation testing of the safety-critical packages: prints mutation: K/N killed (P%); fails on a survivor not listed equivalent

@@ -91,6 +91,12 @@ func TestGate(t *testing.T) {
 			pr.fireStagingAlarm()
 		}, ledger.PromotionWaiting, []string{"alarm coinbase-deploy-test-staging-errors is ALARM in staging",
 			"the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
+		{"production, staging runs another release while its gate alarm fires", func(pr *promo, now time.Time) {
+			pr.atStage(2, now.Add(-2*time.Hour))
+			pr.fireStagingAlarm()
+			require.NoError(t, pr.h.ledger.PutCurrent(t.Context(), project, "staging", ledger.Current{ReleaseID: "other", DeployedAt: now.Add(-time.Hour)}))
+		}, ledger.PromotionWaiting, []string{"staging does not run artifact ARTIFACT (every target of the stage before must run it)",
+			"alarm coinbase-deploy-test-staging-errors is ALARM in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, its gate alarm missing in staging", func(pr *promo, now time.Time) { pr.atStage(2, now.Add(-2*time.Hour)) }, ledger.PromotionWaiting,
 			[]string{"alarm coinbase-deploy-test-staging-errors is missing in staging", "the stage needs a person's approval: ferry pipeline approve"}, tuning.GateRecheckSeconds},
 		{"production, only its approval holds", func(pr *promo, now time.Time) {
@@ -222,6 +228,12 @@ func TestGateHoldsWhileTheStageBeforeDoesNotServe(t *testing.T) {
 			require.NoError(t, err)
 			return pr.h.world.Faults().Clear
 		}, "development: whether release " + promotionID + " serves healthily was not read (held until it is): Throttling: Rate exceeded"},
+		{"its deploy role refused", func(pr *promo) func() { // a stage with gates but no alarms holds, it does not fail
+			_, err := pr.h.world.Faults().Add(sim.Rule{Op: "AssumeRole", Err: sim.AccessDenied()})
+			require.NoError(t, err)
+			pr.h.clk.Advance(2 * time.Hour) // past the cached session's expiry: the gate assumes the role again
+			return pr.h.world.Faults().Clear
+		}, "development: whether release " + promotionID + " serves healthily was not read (held until it is): AccessDenied: User is not authorized to perform this action"},
 		{"its group deleted", func(pr *promo) func() {
 			_, err := pr.h.world.Clients(account, region).AutoScaling.DeleteAutoScalingGroup(t.Context(), &autoscaling.DeleteAutoScalingGroupInput{
 				AutoScalingGroupName: aws.String(group), ForceDelete: aws.Bool(true)})
