@@ -23,21 +23,32 @@ func (d *Deployer) head(st *execution.State, req execution.Request, k events.Kin
 }
 
 // announce puts evs on the default event bus of st's target with c, the
-// target's clients (nil: connected here, acting for st's release). Best
-// effort: a target it cannot reach, or events EventBridge does not take,
-// are logged and never fail or hold up the task (events.Publish).
-func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution.State, evs ...events.Event) {
+// target's clients (nil: connected here, acting for st's release), and
+// reports whether it reached the target. Best effort: a target it
+// cannot reach, or events EventBridge does not take, are logged and
+// never fail or hold up the task (events.Publish).
+func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution.State, evs ...events.Event) bool {
 	if c == nil {
 		var err error
 		if c, err = d.connect(ctx, st, false); err != nil {
 			d.log.Warn("deploy events not put: cannot reach the target", "release_id", st.ReleaseID, "error", err.Error())
-			return
+			return false
 		}
 	}
-	if c.EventBridge == nil {
-		return
+	if c.EventBridge != nil {
+		events.Publish(ctx, c.EventBridge, d.log.With("release_id", st.ReleaseID), evs...)
 	}
-	events.Publish(ctx, c.EventBridge, d.log.With("release_id", st.ReleaseID), evs...)
+	return true
+}
+
+// announceStarted puts Release Started for st's release, accepted by
+// Validate in the execution req names (its id is the execution's, so a
+// later put is the same event), and reports whether it reached the
+// target (see State.StartUnannounced).
+func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request) bool {
+	by, _, _ := d.createdBy(ctx, st)
+	return d.announce(ctx, nil, st, events.Event{Kind: events.Started, Body: events.StartedDetail{
+		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}})
 }
 
 // announceHealthy puts Release Healthy when h is the last check: every

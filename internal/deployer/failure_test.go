@@ -518,3 +518,44 @@ func TestOutcomeEventsFollowTheLock(t *testing.T) {
 		})
 	}
 }
+
+// TestStartAnnouncedWhenValidateCannotReachTheTarget: Release Started is
+// a deploy's first event (internal/events) even when Validate cannot
+// assume the deploy role in the target to put it (AssumeRole throttled,
+// AWS STS API Reference, "Errors": a 5xx or throttling answer is
+// retryable; or refused): ValidateResources, the next task in the
+// target, puts it before anything else is announced, once.
+func TestStartAnnouncedWhenValidateCannotReachTheTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"reached", nil},
+		{"throttled", sim.Throttling()},
+		{"refused", sim.AccessDenied()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			x := h.start(h.baseRelease())
+			if tc.err != nil {
+				_, err := h.world.Faults().Add(sim.Rule{Op: "AssumeRole", Nth: 1, Err: tc.err})
+				require.NoError(t, err)
+			}
+			require.NoError(t, x.steps(execution.TaskValidate))
+			assert.Equal(t, tc.err != nil, x.state.StartUnannounced, "Validate says whether it announced the start")
+			require.NoError(t, x.steps(execution.TaskLock, execution.TaskValidateResources))
+			assert.False(t, x.state.StartUnannounced)
+			var kinds []string
+			for _, ev := range h.world.BusEvents() {
+				var d struct {
+					ExecutionARN string `json:"execution_arn"`
+				}
+				require.NoError(t, json.Unmarshal(ev.Detail, &d))
+				if d.ExecutionARN == x.ctx.ID {
+					kinds = append(kinds, ev.DetailType)
+				}
+			}
+			assert.Equal(t, []string{events.Started.DetailType}, kinds)
+		})
+	}
+}

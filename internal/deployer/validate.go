@@ -42,7 +42,9 @@ import (
 // the State that every later task gets. The marker and that record are
 // its only writes, and a retry of the same execution accepts them. A
 // release of a confirmed execution it accepts is announced Release
-// Started, one it refuses (a *failure.BadReleaseError) Release Refused.
+// Started (or, when it cannot reach the target, leaves that to
+// ValidateResources: State.StartUnannounced), one it refuses (a
+// *failure.BadReleaseError) Release Refused.
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
@@ -61,9 +63,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		}
 		return nil, err
 	}
-	by, _, _ := d.createdBy(ctx, st)
-	d.announce(ctx, nil, st, events.Event{Kind: events.Started, Body: events.StartedDetail{
-		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}})
+	st.StartUnannounced = !d.announceStarted(ctx, st, req)
 	return st, nil
 }
 

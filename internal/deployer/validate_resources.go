@@ -39,6 +39,9 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, d.checkResources(ctx, st)); err != nil {
 		return nil, err
 	}
+	if st.StartUnannounced {
+		st.StartUnannounced = !d.announceStarted(ctx, st, req)
+	}
 	return st, nil
 }
 

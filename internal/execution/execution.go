@@ -148,6 +148,11 @@ type State struct {
 	// Version is the release's version (release.Release.Version), which
 	// its deploy events carry.
 	Version string `json:"version,omitempty"`
+	// StartUnannounced is set by Validate when it could not reach the
+	// target to put Release Started: ValidateResources, the next task in
+	// the target, puts it then, so a deploy's first event is its start
+	// whatever the fault that kept Validate out.
+	StartUnannounced bool `json:"start_unannounced,omitempty"`
 	// Timeout in seconds, measured from Context.StartTime.
 	Timeout int `json:"timeout"`
 	// BakeSeconds is the release's bake (release.Release.BakeSeconds).
