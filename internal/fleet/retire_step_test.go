@@ -418,3 +418,33 @@ func TestRetirerReadsOnlyWhatDrains(t *testing.T) {
 	assert.Zero(t, aws.ToInt32(describe(t, e, name).DesiredCapacity))
 	assert.Zero(t, e.world.CutConnections())
 }
+
+// TestRetirerDetachRefused: a retirement step whose detach Auto Scaling
+// refuses (DetachLoadBalancerTargetGroups or DetachLoadBalancers
+// answering AccessDenied, Amazon EC2 Auto Scaling API Reference,
+// "Common Errors") reports the failure and leaves the group attached and
+// in service: never scaled in while a load balancer still routes to it.
+func TestRetirerDetachRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, op string
+		mutate   func(*autoscaling.CreateAutoScalingGroupInput)
+	}{
+		{"target groups", "DetachLoadBalancerTargetGroups", func(in *autoscaling.CreateAutoScalingGroupInput) { in.LoadBalancerNames = nil }},
+		{"classic load balancers", "DetachLoadBalancers", func(in *autoscaling.CreateAutoScalingGroupInput) { in.TargetGroupARNs = nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			name := e.serving(t, "r1", tc.mutate)
+			before := describe(t, e, name)
+			_, err := e.world.Faults().Add(sim.Rule{Op: tc.op, Err: sim.AccessDenied()})
+			require.NoError(t, err)
+			r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+			_, err = r.Step(e.ctx, []string{name})
+			require.Error(t, err, "a refused detach is the step's failure")
+			after := describe(t, e, name)
+			assert.Equal(t, before.LoadBalancerNames, after.LoadBalancerNames)
+			assert.Equal(t, before.TargetGroupARNs, after.TargetGroupARNs)
+			assert.Equal(t, aws.ToInt32(before.DesiredCapacity), aws.ToInt32(after.DesiredCapacity), "not scaled in")
+		})
+	}
+}
