@@ -448,3 +448,34 @@ func TestRetirerDetachRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRetirerReattachedKeepsItsKind: a retiring group attached again
+// from outside (AttachLoadBalancers, Amazon EC2 Auto Scaling API
+// Reference) is detached again from what its description names, and the
+// step still reports only the kind of attachment that drains it: a
+// group with classic load balancers alone is never asked about target
+// groups.
+func TestRetirerReattachedKeepsItsKind(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) { in.TargetGroupARNs = nil })
+	elbs := describe(t, e, name).LoadBalancerNames
+	require.NotEmpty(t, elbs)
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1")}
+	step := func() fleet.GroupState {
+		t.Helper()
+		ret, err := r.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		require.Len(t, ret.Groups, 1)
+		r.Detached, r.Draining = fleet.DetachedIn(ret.State()), fleet.DrainingIn(ret.State())
+		return ret.Groups[0]
+	}
+	step()
+	e.clk.Advance(1e9)
+	require.Equal(t, execution.AttachmentClassic, step().Draining, "its classic load balancers drain it")
+	_, err := e.c.AutoScaling.AttachLoadBalancers(e.ctx, &autoscaling.AttachLoadBalancersInput{AutoScalingGroupName: aws.String(name), LoadBalancerNames: elbs})
+	require.NoError(t, err)
+	got := step()
+	assert.Equal(t, execution.PhaseDraining, got.Phase)
+	assert.Equal(t, execution.AttachmentClassic, got.Draining, "attached again, to classic load balancers only")
+	assert.Empty(t, describe(t, e, name).LoadBalancerNames, "detached again")
+}
