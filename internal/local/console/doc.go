@@ -19,7 +19,8 @@
 //     error and cause (from the history's event details).
 //   - For a deploy, each service's healthy instances of its target, its
 //     stability window and the bake's countdown, read from the latest
-//     state document (execution.State's Health and Bake) and counted on
+//     state document (execution.State's Health, its services unpacked,
+//     and Bake) and counted on
 //     the region's clock.
 //   - The world: groups and their instances, each load balancer's healthy
 //     instances and the connections it cut, alarms.

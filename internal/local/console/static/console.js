@@ -288,6 +288,19 @@ function latestDocument(events) {
   return null;
 }
 
+// unpacked reads a part of a state document the deployer packed (its
+// JSON compressed with zlib, in base64: execution's packed parts), {}
+// when it cannot.
+async function unpacked(z) {
+  try {
+    const bytes = Uint8Array.from(atob(z), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return JSON.parse(await new Response(stream).text());
+  } catch (_) {
+    return {};
+  }
+}
+
 // seconds says a count of seconds as 1h02m, 3m05s.
 function seconds(n) {
   return duration(1, 1 + Math.max(0, n));
@@ -297,11 +310,12 @@ function seconds(n) {
 // healthy instances of its target, its stability window (held so far,
 // left), the next health check and the bake's countdown, counted down on
 // the region's clock from when the document was written.
-function showHealth(events, x) {
+async function showHealth(events, x) {
   const root = document.getElementById("health");
   const latest = x.kind === "deploy" ? latestDocument(events) : null;
   const doc = latest ? latest.doc : {};
   const health = doc.health, bake = doc.bake, running = x.status === "RUNNING";
+  if (health && health.services_z) health.services = await unpacked(health.services_z);
   const since = latest ? state.now - latest.at : 0;
   root.hidden = !health && !bake && !doc.bake_seconds;
   if (root.hidden) return;
@@ -633,7 +647,7 @@ async function showExecution() {
   state.eventsOf = x.executionArn;
   showGraph(x);
   paintGraph(progressOf(events, x.status, state.definition.States), x.status);
-  showHealth(events, x);
+  await showHealth(events, x);
   await showAnalysis(events, x);
   showHistory(events);
   showDetail(state.detail);
