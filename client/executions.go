@@ -201,7 +201,7 @@ func followExecution(ctx context.Context, api stepFunctions, arn string, out *di
 	interval := opts.Interval
 	size := pageSizeAfter(0, 0, 0)
 	for {
-		events, err := historySince(ctx, api, arn, r.lastID, size)
+		events, err := historySince(ctx, api, arn, r.mark(), size)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return progress{}, ctx.Err()
@@ -290,24 +290,47 @@ func throttled(err error) bool {
 }
 
 // historySince reads the events of the execution arn after the event
-// after (0: all of them), newest first, back to that event: a poll costs
-// the new events, not the whole history again, in pages of size (the
-// whole history's first, in pages of historyPageSize). It reads them
-// without execution data (inputs and outputs), then, when some of them
-// carry a report a follower shows (reportOf), reads again, with data,
-// only the newest of them back to the oldest it shows: the newest report
-// of each loop (the health checks', the bake's, a clean-up's, which the
-// Wait state after it carries in its input too) and every one-off report
-// (a canary's step). An older report of a loop among the new events is
-// not shown: the newest says where that loop stands.
-func historySince(ctx context.Context, api stepFunctions, arn string, after int64, size int32) ([]sfntypes.HistoryEvent, error) {
-	if after == 0 {
+// at.after (0: all of them), newest first, back to that event: a poll
+// costs the new events, not the whole history again, in pages of size
+// (the whole history's first, in pages of historyPageSize). It reads
+// them without execution data (inputs and outputs), then reads again,
+// with data, the reports a follower shows among them (withReports).
+// While the execution checks its health, it reads a page of a round
+// (roundPageSize) first: when that page shows the rounds before it are
+// plain rounds of the loop (newestRound), it reads no further.
+func historySince(ctx context.Context, api stepFunctions, arn string, at mark, size int32) ([]sfntypes.HistoryEvent, error) {
+	switch {
+	case at.after == 0:
 		size = historyPageSize
+	case at.checks > 0:
+		size = roundPageSize
 	}
-	events, err := historyPages(ctx, api, arn, after, size, false)
+	p := newHistoryPager(api, arn, at.after, size, false)
+	events, err := p.next(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if !p.done && at.checks > 0 {
+		newest, ok, err := newestRound(ctx, api, arn, at, events)
+		if err != nil || ok {
+			return newest, err
+		}
+	}
+	rest, err := p.rest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return withReports(ctx, api, arn, append(events, rest...))
+}
+
+// withReports is events (newest first, without execution data) with
+// those that carry a report a follower shows (reportOf) read again with
+// data: the newest of them back to the oldest it shows, the newest
+// report of each loop (the health checks', the bake's, a clean-up's,
+// which the Wait state after it carries in its input too) and every
+// one-off report (a canary's step). An older report of a loop among the
+// events is not shown: the newest says where that loop stands.
+func withReports(ctx context.Context, api stepFunctions, arn string, events []sfntypes.HistoryEvent) ([]sfntypes.HistoryEvent, error) {
 	oldest, n, looped := int64(0), 0, map[string]bool{}
 	for i, ev := range events {
 		kind, task := reportOf(ev)
@@ -379,28 +402,64 @@ func exitedName(ev sfntypes.HistoryEvent) string {
 // historyPages reads the events after the event after, newest first, size
 // a page, with or without execution data.
 func historyPages(ctx context.Context, api stepFunctions, arn string, after int64, size int32, data bool) ([]sfntypes.HistoryEvent, error) {
-	in := &sfn.GetExecutionHistoryInput{
+	return newHistoryPager(api, arn, after, size, data).rest(ctx)
+}
+
+// A historyPager reads the events of an execution after an event,
+// newest first, a page at a time.
+type historyPager struct {
+	api   stepFunctions
+	in    *sfn.GetExecutionHistoryInput
+	after int64
+	// done says every event after after was read.
+	done bool
+}
+
+// newHistoryPager reads the events of arn after the event after, size a
+// page, with or without execution data.
+func newHistoryPager(api stepFunctions, arn string, after int64, size int32, data bool) *historyPager {
+	return &historyPager{api: api, after: after, in: &sfn.GetExecutionHistoryInput{
 		ExecutionArn: aws.String(arn), MaxResults: size, ReverseOrder: true,
 		IncludeExecutionData: aws.Bool(data),
+	}}
+}
+
+// next reads the next page: its events after p.after (none once done).
+func (p *historyPager) next(ctx context.Context) ([]sfntypes.HistoryEvent, error) {
+	if p.done {
+		return nil, nil
+	}
+	out, err := p.api.GetExecutionHistory(ctx, p.in)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of %s: %w", aws.ToString(p.in.ExecutionArn), err)
 	}
 	var events []sfntypes.HistoryEvent
-	for {
-		out, err := api.GetExecutionHistory(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("reading the history of %s: %w", arn, err)
-		}
-		for _, ev := range out.Events {
-			if ev.Id <= after {
-				return events, nil
-			}
-			events = append(events, ev)
-		}
-		if n := len(out.Events); n > 0 && out.Events[n-1].Id <= after+1 {
-			return events, nil // the page ends at the first event wanted
-		}
-		if out.NextToken == nil || aws.ToString(out.NextToken) == aws.ToString(in.NextToken) {
+	for _, ev := range out.Events {
+		if ev.Id <= p.after {
+			p.done = true
 			return events, nil
 		}
-		in.NextToken = out.NextToken
+		events = append(events, ev)
 	}
+	switch n := len(out.Events); {
+	case n > 0 && out.Events[n-1].Id <= p.after+1: // the page ends at the first event wanted
+		p.done = true
+	case out.NextToken == nil || aws.ToString(out.NextToken) == aws.ToString(p.in.NextToken):
+		p.done = true
+	}
+	p.in.NextToken = out.NextToken
+	return events, nil
+}
+
+// rest reads every page left.
+func (p *historyPager) rest(ctx context.Context) ([]sfntypes.HistoryEvent, error) {
+	var events []sfntypes.HistoryEvent
+	for !p.done {
+		page, err := p.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, page...)
+	}
+	return events, nil
 }

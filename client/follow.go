@@ -157,6 +157,10 @@ type historyReader struct {
 	loopWait    time.Duration
 	// lastTask is the last task state entered.
 	lastTask string
+	// roundWait and roundChecks are the newest wait for a health check
+	// read with its report, and the checks made by then (noteRound).
+	roundWait   int64
+	roundChecks int
 }
 
 // renderHistory is the updates a whole history gives. It is pure: the same
@@ -191,6 +195,7 @@ func (r *historyReader) read(events []sfntypes.HistoryEvent) []progress {
 		if r.waiting {
 			r.waitingSince = aws.ToTime(ev.Timestamp)
 		}
+		r.noteRound(ev)
 		if u, ok := r.event(ev); ok {
 			out = append(out, u)
 		}

@@ -286,7 +286,7 @@ func followCostOf(t *testing.T, tr *testRegion) bench.Follow {
 	// whole history with data but the health checks before the newest.
 	var rd historyReader
 	h2 := &timedHistory{events: events, now: aws.ToTime(events[len(events)-1].Timestamp)}
-	all, err := historySince(context.Background(), h2, arn, 0, 0)
+	all, err := historySince(context.Background(), h2, arn, mark{}, 0)
 	require.NoError(t, err)
 	notHealth := func(us []progress) []progress {
 		return slices.DeleteFunc(slices.Clone(us), func(u progress) bool { return u.Event == updateHealth })
