@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/ferryhq/ferry/internal/limits"
 )
 
 // The parts of a deploy's state that grow with its services (each
@@ -46,9 +48,10 @@ func pack(v any, empty bool) (string, error) {
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
 
-// maxUnpacked bounds what one packed part may inflate to: Step
-// Functions' payload limit (256 KiB) compressed at most a thousandfold.
-const maxUnpacked = 256 << 20
+// maxUnpacked bounds what one packed part may inflate to: a part holds
+// at most limits.MaxServices services' worth (about 25 KB), so four of
+// Step Functions' payloads is ample, and bounds what a corrupt one costs.
+const maxUnpacked = 4 * limits.StepFunctionsPayloadBytes
 
 // unpack reads a part pack wrote into v (a pointer); "" leaves v as it
 // is. name says which part, in the error.

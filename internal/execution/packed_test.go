@@ -1,6 +1,9 @@
 package execution
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -129,6 +132,16 @@ func TestPackedSize(t *testing.T) {
 	assert.Less(t, 5*len(raw), len(plain))
 }
 
+// bomb is a packed part of n bytes of JSON whitespace and an empty map.
+func bomb(n int) string {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	_, _ = zw.Write(bytes.Repeat([]byte(" "), n))
+	_, _ = zw.Write([]byte("{}"))
+	_ = zw.Close()
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
 // A packed part that does not read fails the whole document, naming the
 // part: nothing is taken from it half-read.
 func TestPackedRefusesCorrupt(t *testing.T) {
@@ -143,6 +156,7 @@ func TestPackedRefusesCorrupt(t *testing.T) {
 		{"not base64", "%%%", "health.services_z: not base64"},
 		{"not zlib", "aGVsbG8=", "health.services_z: not zlib"},
 		{"truncated", z[:len(z)-8], "health.services_z"},
+		{"too large", bomb(maxUnpacked + 1), "health.services_z: inflates to more than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
