@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/ferryhq/ferry/internal/limits"
 )
@@ -38,7 +39,9 @@ func pack(v any, empty bool) (string, error) {
 		return "", err
 	}
 	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(&buf)
 	if _, err := zw.Write(raw); err != nil {
 		return "", err
 	}
@@ -47,6 +50,10 @@ func pack(v any, empty bool) (string, error) {
 	}
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
+
+// zlibWriters keeps zlib writers for pack: each holds some hundreds of
+// kilobytes of compression state, and a handler packs several parts.
+var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
 
 // maxUnpacked bounds what one packed part may inflate to: a part holds
 // at most limits.MaxServices services' worth (about 25 KB), so four of
