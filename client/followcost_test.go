@@ -164,7 +164,8 @@ var followCost = flag.String("follow-cost", "", "write TestFollowCost's figures 
 // local region) as they ran (followCostOf): the one-service deploy's, where
 // a poll while the deploy waits in a loop costs at most 10 KB and one
 // across the end of a phase at most 32 KB, and the benchmark's of 10 and
-// 50 services, whose figures make bench judges (follow_bytes_per_poll_s50).
+// 50 services, where a poll in a loop costs at most 10 KB too, figures
+// make bench judges (follow_bytes_per_poll_s50).
 func TestFollowCost(t *testing.T) {
 	tr := startRegion(t, "deploy-test.json")
 	require.Equal(t, exitOK, tr.ferry(t, "deploy", "--local", deployTestRelease).code)
@@ -174,6 +175,9 @@ func TestFollowCost(t *testing.T) {
 	assert.LessOrEqual(t, f.MaxBytesInLoop, bench.MaxFollowBytesPerPoll, "at most 10 KB a poll while the deploy waits in a loop")
 	assert.LessOrEqual(t, f.MaxBytes, 32<<10, "a poll across the end of a phase reads the states since its last report")
 	f.S10, f.S50 = benchFollowCost(t, 10), benchFollowCost(t, 50)
+	for _, g := range []*bench.Follow{f.S10, f.S50} {
+		assert.LessOrEqual(t, g.MaxBytesInLoop, bench.MaxFollowBytesPerPoll, "at most 10 KB a poll while a deploy of many services waits: what changed, not every round's events nor the whole state")
+	}
 	if *followCost != "" {
 		data, err := json.MarshalIndent(f, "", "  ")
 		require.NoError(t, err)
