@@ -65,7 +65,10 @@
 // of its history (historyReader) and a display (plain lines, a live block
 // on a terminal, or JSON), polled at an interval through Env.Sleep so
 // tests never sleep: fast while the execution moves, just after its next
-// check while it waits. Between polls the display ticks: on a terminal a
+// check while it waits. A poll reads the new events only, and while the
+// health checks loop only the newest round when the newest report's
+// count of checks proves the rounds before it plain (newestRound).
+// Between polls the display ticks: on a terminal a
 // clock line each second saying what the deploy waits for and how long
 // the state machine will wait; in a log a line at least every 30 s, as
 // CI systems end silent jobs. ferry follow of a deploy that has ended
