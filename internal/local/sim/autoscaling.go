@@ -117,8 +117,9 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 		return err
 	}
 	in = withMixedTemplate(in)
+	now := r.w.requestTime()
 	g := &group{
-		name: name, arn: arn, created: r.w.now, lt: lt, ltSpec: *in.LaunchTemplate,
+		name: name, arn: arn, created: now, lt: lt, ltSpec: *in.LaunchTemplate,
 		min: minSize, max: maxSize, desired: desired, healthCheck: "EC2", grace: deref(in.HealthCheckGracePeriod),
 		policies: map[string]*policy{}, suspended: map[string]bool{}, suspendedAt: map[string]time.Time{},
 		newProtected: deref(in.NewInstancesProtectedFromScaleIn),
@@ -132,7 +133,7 @@ func (r *region) createGroup(in *autoscaling.CreateAutoScalingGroupInput) error 
 	}
 	r.groups[name] = g
 	g.vis = r.w.faults.visibilityOf(HideGroups, name)
-	r.fill(g, r.w.now, fmt.Sprintf("At %s a user request created an AutoScalingGroup changing the desired capacity from 0 to %d.  ", stamp(r.w.now), desired))
+	r.fill(g, now, fmt.Sprintf("At %s a user request created an AutoScalingGroup changing the desired capacity from 0 to %d.  ", stamp(now), desired))
 	return nil
 }
 
@@ -639,7 +640,7 @@ func (r *region) deleteGroup(name string, force bool) error {
 	if g.deleting {
 		return nil
 	}
-	now := r.w.now
+	now := r.w.requestTime()
 	g.deleting, g.deleteRequested = true, now
 	g.desired, g.min = 0, 0
 	policyARNs := map[string]bool{}
@@ -730,7 +731,7 @@ func (r *region) updateGroup(in *autoscaling.UpdateAutoScalingGroupInput) error 
 	if in.NewInstancesProtectedFromScaleIn != nil {
 		g.newProtected = *in.NewInstancesProtectedFromScaleIn
 	}
-	now := r.w.now
+	now := r.w.requestTime()
 	why := ""
 	if desired != g.desired {
 		why = fmt.Sprintf("At %s a user request explicitly set group desired capacity changing the desired capacity from %d to %d.  ", stamp(now), g.desired, desired)

@@ -165,7 +165,12 @@
 // (figures unpublished: ELB's assumed), CloudWatch's per-action TPS,
 // EventBridge's PutEvents quota (us-east-1's, for every region). A
 // throttled call is retried as the SDK's standard retryer does, its
-// backoffs spent on the caller's Timeline; Throttles counts them.
+// backoffs spent on the caller's Timeline; Throttles counts them. A
+// throttled attempt has no effect: the instances a CreateAutoScalingGroup,
+// UpdateAutoScalingGroup, DeleteAutoScalingGroup or ResumeProcesses
+// launches or terminates start from the moment its attempt that got
+// through reached AWS (its place on the caller's Timeline after the
+// backoff), not the first attempt's.
 //
 // # Faults, counters, snapshot
 //

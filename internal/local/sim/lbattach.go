@@ -95,26 +95,31 @@ func anyRuns(instances []*instance, now time.Time) bool {
 
 // checkServing updates every load balancer's and target group's counter
 // at now. It runs after every event and every call.
+//
+// It runs so often (a world of a thousand target groups runs it for
+// every call of a hundred deploys) that it marks the ones a group
+// claims with the pass's number rather than building a set each time.
 func (r *region) checkServing(now time.Time) {
-	claimedELB, claimedTG := map[*classicLB]bool{}, map[*targetGroup]bool{}
+	r.servingPass++
+	pass := r.servingPass
 	for _, g := range r.groups {
 		if g.deleting {
 			continue
 		}
 		for _, lb := range g.lbs {
-			claimedELB[lb] = true
+			lb.claimedIn = pass
 		}
 		for _, tg := range g.tgs {
-			claimedTG[tg] = true
+			tg.claimedIn = pass
 		}
 	}
 	for _, lb := range r.elbs {
 		claimed, leaving := lb.claims()
-		lb.serving.check(now, lb.serves(now), claimed || claimedELB[lb], leaving)
+		lb.serving.check(now, lb.serves(now), claimed || lb.claimedIn == pass, leaving)
 	}
 	for _, tg := range r.tgs {
 		claimed, leaving := tg.claims()
-		tg.serving.check(now, tg.serves(now), claimed || claimedTG[tg], leaving)
+		tg.serving.check(now, tg.serves(now), claimed || tg.claimedIn == pass, leaving)
 	}
 }
 

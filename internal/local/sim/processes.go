@@ -81,7 +81,7 @@ func (r *region) setProcesses(name string, processes []string, suspend bool) err
 			return apiErrf(cloud.CodeValidation, "Invalid process: %s", p)
 		}
 	}
-	now := r.w.now
+	now := r.w.requestTime()
 	for _, p := range processes {
 		switch {
 		case suspend && !g.suspended[p]:

@@ -31,6 +31,10 @@ type region struct {
 	tgs     map[string]*targetGroup // by name
 	tgARNs  map[string]*targetGroup
 	topics  map[string]*topic // by ARN
+	// servingPass counts checkServing's passes: a classic load balancer
+	// or target group a live group claimed in the pass has its claimedIn
+	// set to it.
+	servingPass uint64
 	// bus is what was put on the default event bus, in order.
 	bus []BusEvent
 	// impaired maps a zone short of capacity to when it recovers
@@ -106,6 +110,8 @@ type classicLB struct {
 	passesFrom map[string]time.Time
 	// serving counts what cuts the traffic it serves (see World.CutConnections).
 	serving servingCounter
+	// claimedIn is the last checkServing pass a live group claimed it in.
+	claimedIn uint64
 	// traffic is what it sent its instances.
 	traffic traffic
 }
@@ -179,6 +185,8 @@ type targetGroup struct {
 	tags    map[string]string
 	targets map[string]*target
 	serving servingCounter
+	// claimedIn is the last checkServing pass a live group claimed it in.
+	claimedIn uint64
 	// traffic is what each of its load balancers sent it, by load
 	// balancer ARN.
 	traffic map[string]*traffic

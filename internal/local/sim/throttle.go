@@ -195,12 +195,13 @@ type Throttles struct {
 // tuning.AWSMaxAttempts attempts, each after an exponential backoff with
 // full jitter: up to 2^attempt seconds, drawn from the call's place in
 // the log) with its backoff spent on the Timeline. It returns the
-// throttling error when every attempt was throttled. The caller holds
-// w.mu.
-func (w *World) throttle(ctx context.Context, c Call) error {
+// moment the attempt that got through reached AWS (c.At when the world
+// does not throttle the call), or the throttling error when every
+// attempt was throttled. The caller holds w.mu.
+func (w *World) throttle(ctx context.Context, c Call) (time.Time, error) {
 	key, r, ok := rateOf(c.Service, c.Op)
 	if !w.throttling || !ok {
-		return nil
+		return c.At, nil
 	}
 	b := w.buckets[c.Account+"/"+c.Region+"/"+key]
 	if b == nil {
@@ -211,11 +212,11 @@ func (w *World) throttle(ctx context.Context, c Call) error {
 	op := c.Service + ":" + c.Op
 	for attempt := 1; ; attempt++ {
 		if b.take(r, at) {
-			return nil
+			return at, nil
 		}
 		if attempt == tuning.AWSMaxAttempts {
 			w.throttles.Failed[op]++
-			return apiErr(throttleCode(c.Service), "Rate exceeded")
+			return time.Time{}, apiErr(throttleCode(c.Service), "Rate exceeded")
 		}
 		w.throttles.Retried[op]++
 		u := float64(seed(c.Account+op, strings.Repeat("x", attempt)+c.At.String())%1e6) / 1e6

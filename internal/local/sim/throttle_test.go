@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -114,4 +115,67 @@ func TestThrottlingSharedAutoScalingBucket(t *testing.T) {
 	}
 	assert.Equal(t, 50.0, sim.EC2Mutate.Burst)
 	assert.Equal(t, 5.0, sim.EC2Mutate.PerSecond)
+}
+
+// TestThrottledGroupLaunchesWhenAccepted: a throttled request has no
+// effect (Amazon EC2 Auto Scaling API Reference, Welcome, "API request
+// rate": one shared bucket, a request past it gets Throttling; the EC2
+// API's "Request throttling",
+// https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html:
+// the requests past the bucket fail). So the instances of a
+// CreateAutoScalingGroup, or of the UpdateAutoScalingGroup that raises
+// its capacity, throttled and retried by the SDK, begin launching when the
+// retry got through: the caller's moment on its Timeline after the
+// backoff, not when the first attempt was sent.
+func TestThrottledGroupLaunchesWhenAccepted(t *testing.T) {
+	f := newFixture(t, func(s *sim.WorldSpec) { s.Throttle = true })
+	f.template(t, "lt-g", amiOK, "")
+	in := f.groupInput(t, "g", 2)
+	drain := func() {
+		for range int(sim.AutoScalingShared.Burst) {
+			_, _ = f.c.AutoScaling.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
+		}
+	}
+	launched := func(want time.Time, n int) {
+		t.Helper()
+		times, found := f.world.InstanceTimes(deployer, region, "g")
+		require.True(t, found)
+		require.Len(t, times, n)
+		for _, it := range times {
+			if it.Launched.Before(start.Add(time.Minute)) {
+				assert.Equal(t, want, it.Launched, it.ID)
+			}
+		}
+	}
+
+	// The account's bucket emptied at this instant: the create is
+	// throttled, and retried after its backoff.
+	drain()
+	ctx, tl := fanout.WithTimeline(f.ctx)
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(ctx, in)
+	require.NoError(t, err)
+	require.Positive(t, f.world.Throttles().Retried["Auto Scaling:CreateAutoScalingGroup"], "throttled, then retried")
+	accepted := start.Add(tl.Elapsed())
+	require.True(t, accepted.After(start), "the backoff is on the caller's Timeline")
+	launched(accepted, 2)
+	g := f.describe(t, "g")
+	require.NotNil(t, g)
+	assert.Equal(t, accepted, *g.CreatedTime)
+
+	// A minute later, raising its capacity likewise.
+	f.clk.Set(start.Add(time.Minute))
+	drain()
+	ctx, tl = fanout.WithTimeline(f.ctx)
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String("g"), DesiredCapacity: aws.Int32(3)})
+	require.NoError(t, err)
+	require.Positive(t, f.world.Throttles().Retried["Auto Scaling:UpdateAutoScalingGroup"])
+	times, _ := f.world.InstanceTimes(deployer, region, "g")
+	require.Len(t, times, 3)
+	raised := start.Add(time.Minute + tl.Elapsed())
+	require.True(t, raised.After(start.Add(time.Minute)))
+	for _, it := range times {
+		assert.Contains(t, []time.Time{accepted, raised}, it.Launched, it.ID)
+	}
+
 }

@@ -61,6 +61,10 @@ type World struct {
 	// the unauthenticated clients of Clients): what IAM checks beyond the
 	// call's own action apply to.
 	caller *session
+	// accepted is when the call in progress reached AWS: its place on
+	// its task's Timeline after the backoff of its throttled attempts
+	// (zero outside a call). See requestTime.
+	accepted time.Time
 }
 
 type account struct {
@@ -290,6 +294,24 @@ func (w *World) checkServing() {
 	}
 }
 
+// requestTime is when the call in progress takes effect where its moment
+// matters to what it starts: the moment its attempt that was not
+// throttled reached AWS (its place on its task's Timeline, after the
+// retries' backoff), never before the world's now. A throttled attempt
+// has no effect (Amazon EC2 Auto Scaling API Reference, Welcome, "API
+// request rate"; the EC2 API's "Request throttling": the requests past
+// the bucket "fail"), so the instances a throttled and retried
+// CreateAutoScalingGroup or UpdateAutoScalingGroup launches begin
+// launching when the retry got through, not when the first attempt was
+// sent. Reads, and what a call changes at once, take the world's now.
+// The caller holds w.mu.
+func (w *World) requestTime() time.Time {
+	if w.accepted.After(w.now) {
+		return w.accepted
+	}
+	return w.now
+}
+
 // at schedules fn to run at t.
 func (w *World) at(t time.Time, fn func(time.Time)) {
 	w.seq++
@@ -359,10 +381,12 @@ func (v view) begin(ctx context.Context, op string) (*region, error) {
 	if w.onCall != nil {
 		w.onCall(ctx, call)
 	}
-	if err := w.throttle(ctx, call); err != nil {
+	accepted, err := w.throttle(ctx, call)
+	if err != nil {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, err)
 	}
+	w.accepted = accepted
 	if err := w.faults.match(call); err != nil {
 		w.mu.Unlock()
 		return nil, opError(v.service, op, err)
@@ -403,6 +427,7 @@ func (w *World) authenticate(key, accountID string) error {
 // end finishes a call: it unlocks the world and wraps an API error the way
 // the SDK does.
 func (v view) end(op string, err error) error {
+	v.w.accepted = time.Time{}
 	v.w.checkServing()
 	v.w.observeCall()
 	v.w.mu.Unlock()

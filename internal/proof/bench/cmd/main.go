@@ -67,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.StringVar(&cfg.follow, "follow", "", "the client's follow cost to report (JSON written by go test ./client -run TestFollowCost -args -follow-cost FILE)")
 	fs.BoolVar(&cfg.page, "page", false, "also regenerate the performance section of "+bench.PerformancePage+" between its markers")
 	fs.BoolVar(&cfg.check, "check", false, "exit with status 1 when a target fails")
-	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the grid's runs to this file (go tool pprof)")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (go tool pprof)")
 	fs.IntVar(&cfg.opts.Seeds, "seeds", 20, "seeds per cell: every figure is a distribution over them")
 	fs.DurationVar(&cfg.opts.CallCost, "call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
 	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
@@ -136,15 +136,13 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return nil, err
 		}
+		defer pprof.StopCPUProfile()
 	}
 	last := time.Now()
 	results, err := bench.RunGrid(ctx, cfg.cells, cfg.opts, func(c bench.CellResult) {
 		fmt.Fprintf(stderr, "bench: S=%d N=%d done in %.1fs (%.1fs of runs)\n", c.Services, c.Instances, time.Since(last).Seconds(), c.WallS)
 		last = time.Now()
 	})
-	if cfg.cpuprofile != "" {
-		pprof.StopCPUProfile()
-	}
 	if err != nil {
 		return nil, err
 	}
