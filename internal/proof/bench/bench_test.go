@@ -524,3 +524,28 @@ func TestBeforeLaunch(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "the measured release entered Deploy: %v", m.Steps)
 	assert.LessOrEqual(t, m.Steps[i].At, 45*DefaultCallCost, "before Deploy: %v", m.Steps[:i])
 }
+
+// TestLaunchedWhenCreated: the instances a release needs launch when the
+// Auto Scaling call that made them got through, not when Deploy began
+// (sim.World.InstanceTimes; a throttled attempt has no effect: Amazon EC2
+// Auto Scaling API Reference, Welcome, "API request rate"). At S=50 the
+// account's one Auto Scaling bucket throttles Deploy's fifty
+// CreateAutoScalingGroup calls, and the SDK's backoff delays their
+// launches: time the deploy adds over its physical floor (its slowest
+// needed instance's launch to healthy, plus the window), none of it
+// hidden in the floor.
+func TestLaunchedWhenCreated(t *testing.T) {
+	m, err := Run(context.Background(), Cell{Services: 50, Instances: 1}, Ferry, Options{})
+	require.NoError(t, err)
+	require.Positive(t, m.ThrottledRetried["Auto Scaling:CreateAutoScalingGroup"],
+		"Deploy's creates throttled: %v", m.ThrottledRetried)
+	i := slices.IndexFunc(m.Steps, func(s Step) bool { return s.State == execution.TaskDeploy })
+	require.GreaterOrEqual(t, i, 0, "the measured release entered Deploy: %v", m.Steps)
+	deploy := m.Steps[i].At
+	assert.Greater(t, m.FirstLaunch, deploy, "the first create follows Deploy's other calls")
+	assert.Greater(t, m.LastLaunch, m.FirstLaunch, "a throttled create launches after its backoff")
+	assert.LessOrEqual(t, m.LastLaunch, m.Deployed, "every create got through before Deploy returned")
+	assert.GreaterOrEqual(t, m.CleanUpSuccess-m.Floor, m.FirstLaunch, "the time before the launches is over the floor")
+	assert.GreaterOrEqual(t, m.CleanUpSuccess, m.LastHealthy+StableWindow)
+	t.Logf("Deploy %v to %v, launches %v to %v, floor %v, CleanUpSuccess %v, retried %v", deploy, m.Deployed, m.FirstLaunch, m.LastLaunch, m.Floor, m.CleanUpSuccess, m.ThrottledRetried)
+}

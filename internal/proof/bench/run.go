@@ -152,6 +152,12 @@ type Measurement struct {
 	// start; CleanUpSuccess - Floor is all a deploy adds, the time before
 	// its instances launch included.
 	Floor time.Duration
+	// FirstLaunch and LastLaunch are when the first and the last
+	// instance the release needed launched, after the execution's start
+	// (sim.World.InstanceTimes: when the Auto Scaling call that launched
+	// them got through, a throttled attempt's backoff after the first):
+	// time before them is the deploy's, over its Floor.
+	FirstLaunch, LastLaunch time.Duration
 	// Deployed is when Deploy ended and Checks when each CheckHealthy
 	// started, after the execution's start (the model's waits between
 	// them).
@@ -358,8 +364,7 @@ type recorder struct {
 	release bool
 	started time.Time
 	cleanup time.Time
-	healthy time.Time
-	floor   time.Duration
+	needed  needed
 	err     error
 }
 
@@ -369,7 +374,7 @@ func (rec *recorder) begin(c Cell) {
 	defer rec.mu.Unlock()
 	rec.on = true
 	rec.state, rec.release = "", false
-	rec.started, rec.cleanup, rec.healthy, rec.err = time.Time{}, time.Time{}, time.Time{}, nil
+	rec.started, rec.cleanup, rec.needed, rec.err = time.Time{}, time.Time{}, needed{}, nil
 	rec.m = &Measurement{
 		Cell: c, Model: rec.model.Name,
 		ByOp: map[string]int{}, CheckByOp: map[string]int{}, HandlerTimeByTask: map[string]time.Duration{},
@@ -392,9 +397,10 @@ func (rec *recorder) finish() (*Measurement, error) {
 		return nil, errors.New("the measured release never entered " + execution.TaskCleanUpSuccess)
 	}
 	m.CleanUpSuccess = rec.cleanup.Sub(rec.started)
-	m.LastHealthy = rec.healthy.Sub(rec.started)
-	m.Floor = rec.floor + StableWindow
-	m.AddedLatency = rec.cleanup.Sub(rec.healthy) - StableWindow
+	m.LastHealthy = rec.needed.healthy.Sub(rec.started)
+	m.Floor = rec.needed.floor + StableWindow
+	m.AddedLatency = rec.cleanup.Sub(rec.needed.healthy) - StableWindow
+	m.FirstLaunch, m.LastLaunch = rec.needed.firstLaunch.Sub(rec.started), rec.needed.lastLaunch.Sub(rec.started)
 	return m, nil
 }
 
@@ -561,7 +567,7 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 		}
 		if name == execution.TaskCleanUpSuccess && rec.cleanup.IsZero() {
 			rec.cleanup = ev.Timestamp
-			rec.healthy, rec.floor, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
+			rec.needed, rec.err = lastNeededHealthy(rec.world, ev.StateEntered.Input, ev.Timestamp)
 		}
 	case ev.StateExited != nil:
 		if ev.StateExited.Name == execution.TaskValidate {
@@ -584,22 +590,34 @@ func (rec *recorder) observe(_ string, ev asl.Event) {
 	}
 }
 
-// lastNeededHealthy is when the last instance the release needed became
-// healthy: per service, the moment its target-th instance (the health
+// needed is what the instances a release needed (per service, its
+// target's number of first healthy ones) tell of a deploy.
+type needed struct {
+	// healthy is when the last of them became healthy.
+	healthy time.Time
+	// floor is the longest, over the services, of the target-th quickest
+	// launch-to-healthy time.
+	floor time.Duration
+	// firstLaunch and lastLaunch are when the first and the last of them
+	// launched.
+	firstLaunch, lastLaunch time.Time
+}
+
+// lastNeededHealthy works out needed from the simulation's instance
+// times: per service, the moment its target-th instance (the health
 // report's target) was both InService and passing its target group's
-// health check, from the simulation's instance times; the latest over the
-// services. floor is the longest, over the services, of the target-th
-// quickest launch-to-healthy time. input is CleanUpSuccess's input (the
-// State with the last health report); now is when CleanUpSuccess was
-// entered.
-func lastNeededHealthy(w *sim.World, input string, now time.Time) (last time.Time, floor time.Duration, err error) {
+// health check; the latest over the services. input is CleanUpSuccess's
+// input (the State with the last health report); now is when
+// CleanUpSuccess was entered.
+func lastNeededHealthy(w *sim.World, input string, now time.Time) (needed, error) {
 	var st execution.State
 	if err := json.Unmarshal([]byte(input), &st); err != nil {
-		return time.Time{}, 0, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
+		return needed{}, fmt.Errorf("CleanUpSuccess's input is not a State: %w", err)
 	}
 	if st.Health == nil || len(st.Health.Services) == 0 {
-		return time.Time{}, 0, errors.New("CleanUpSuccess's input has no health report")
+		return needed{}, errors.New("CleanUpSuccess's input has no health report")
 	}
+	var n needed
 	for svc, sh := range st.Health.Services {
 		if sh.Target <= 0 {
 			continue
@@ -607,45 +625,67 @@ func lastNeededHealthy(w *sim.World, input string, now time.Time) (last time.Tim
 		group := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
 		times, found := w.InstanceTimes(st.Target.AccountID, st.Target.Region, group)
 		if !found {
-			return time.Time{}, 0, fmt.Errorf("service %s: no group %s", svc, group)
+			return needed{}, fmt.Errorf("service %s: no group %s", svc, group)
 		}
-		healthy, took := healthyTimes(times, now)
-		if len(healthy) < sh.Target {
-			return time.Time{}, 0, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(healthy), sh.Target)
+		h := healthyTimes(times, now)
+		if len(h.at) < sh.Target {
+			return needed{}, fmt.Errorf("service %s: %d instances ever healthy, target %d", svc, len(h.at), sh.Target)
 		}
-		needed := healthy[sh.Target-1]
-		if needed.After(now) {
-			return time.Time{}, 0, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, needed)
+		last := h.at[sh.Target-1]
+		if last.After(now) {
+			return needed{}, fmt.Errorf("service %s: judged healthy at %v, before its %d-th instance was (%v)", svc, now, sh.Target, last)
 		}
-		if needed.After(last) {
-			last = needed
+		if last.After(n.healthy) {
+			n.healthy = last
 		}
-		floor = max(floor, took[sh.Target-1])
+		n.floor = max(n.floor, h.took[sh.Target-1])
+		for _, l := range h.launched[:sh.Target] {
+			if n.firstLaunch.IsZero() || l.Before(n.firstLaunch) {
+				n.firstLaunch = l
+			}
+			if l.After(n.lastLaunch) {
+				n.lastLaunch = l
+			}
+		}
 	}
-	if last.IsZero() {
-		return time.Time{}, 0, errors.New("no service needed a healthy instance")
+	if n.healthy.IsZero() {
+		return needed{}, errors.New("no service needed a healthy instance")
 	}
-	return last, floor, nil
+	return n, nil
 }
 
-// healthyTimes are, sorted, the moments the instances of times alive at
-// now were both InService and healthy, and the times each took from its
-// launch to that moment.
-func healthyTimes(times []sim.InstanceTimes, now time.Time) (at []time.Time, took []time.Duration) {
+// healthy is what healthyTimes finds of a group's instances.
+type healthy struct {
+	// at are, sorted, the moments they were both InService and healthy,
+	// launched their launches in the same order; took, sorted on its
+	// own, the times each took from its launch to that moment.
+	at       []time.Time
+	launched []time.Time
+	took     []time.Duration
+}
+
+// healthyTimes is what the instances of times alive at now, once
+// healthy, took.
+func healthyTimes(times []sim.InstanceTimes, now time.Time) healthy {
+	var ok []sim.InstanceTimes
 	for _, it := range times {
 		if it.HealthyAt.IsZero() || (!it.Terminating.IsZero() && !it.Terminating.After(now)) {
 			continue
 		}
-		h := it.HealthyAt
-		if it.InService.After(h) {
-			h = it.InService
+		if it.InService.After(it.HealthyAt) {
+			it.HealthyAt = it.InService
 		}
-		at = append(at, h)
-		took = append(took, h.Sub(it.Launched))
+		ok = append(ok, it)
 	}
-	slices.SortFunc(at, time.Time.Compare)
-	slices.Sort(took)
-	return at, took
+	slices.SortStableFunc(ok, func(a, b sim.InstanceTimes) int { return a.HealthyAt.Compare(b.HealthyAt) })
+	var h healthy
+	for _, it := range ok {
+		h.at = append(h.at, it.HealthyAt)
+		h.launched = append(h.launched, it.Launched)
+		h.took = append(h.took, it.HealthyAt.Sub(it.Launched))
+	}
+	slices.Sort(h.took)
+	return h
 }
 
 // LambdaCPUShare is the share of a vCPU the deployer's Lambda runs on:
