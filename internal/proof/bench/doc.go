@@ -38,7 +38,10 @@
 //     with each service's healthy target from the health report) to the
 //     start of CleanUpSuccess, beyond the release's stability window; and
 //     the deploy's physical floor (its slowest needed instance's launch to
-//     healthy, plus the window) against its whole time to CleanUpSuccess;
+//     healthy, plus the window) against its whole time to CleanUpSuccess,
+//     and when the needed instances launched (the simulation launches
+//     them when the Auto Scaling call got through, after a throttled
+//     attempt's backoff: time over the floor, not in it);
 //   - its cost on AWS in dollars (Cost, prices as of PricesAt).
 //
 // RunLong runs a release with the longest timeout (its history when never
