@@ -143,11 +143,13 @@ func TestCgroupMounts(t *testing.T) {
 }
 
 // TestRunUnderQuota: where this machine allows a cpu control group, the
-// child runs inside it (its /proc/self/cgroup names the group) before it
-// does anything, its output is the Quota, and the group is gone after;
-// elsewhere ErrNoQuota, the child not started.
+// child runs outside it until it says it is ready (what it sets up runs
+// at its own pace), then inside it (its /proc/self/cgroup names the
+// group) for what it measures, its output after is the Quota, and the
+// group is gone after; elsewhere ErrNoQuota, the child not started.
 func TestRunUnderQuota(t *testing.T) {
-	child := exec.Command("sh", "-c", `read go; grep -q ferry-bench- /proc/self/cgroup && echo '{"max_ms": 12.5, "max_task": "Deploy"}'`)
+	child := exec.Command("sh", "-c", `grep -q ferry-bench- /proc/self/cgroup && exit 3; echo ready; read go; `+
+		`grep -q ferry-bench- /proc/self/cgroup && echo '{"max_ms": 12.5, "max_task": "Deploy"}'`)
 	q, err := RunUnderQuota(context.Background(), child, LambdaCPUShare)
 	if errors.Is(err, ErrNoQuota) {
 		t.Skipf("no CPU quota on this machine: %v", err)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,24 +178,36 @@ type Quota struct {
 }
 
 // QuotaChild is what a child run under the quota does (RunUnderQuota's
-// cmd): it waits for a line on in (the parent has moved it into the
-// quota's group by then), runs cell c once with ferry's timing and writes
-// the Quota of it to out, Method left to the parent.
+// cmd): it runs cell c once with ferry's timing, deploying the previous
+// release at its own pace, then writes "ready" on out and waits for a line
+// on in (the parent has moved it into the quota's group by then), runs
+// the measured release and writes the Quota of it to out, Method left to
+// the parent.
 func QuotaChild(ctx context.Context, c Cell, opts GridOptions, in io.Reader, out io.Writer) error {
-	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
-		return fmt.Errorf("bench: the quota child was not started: %w", err)
+	measuring := func() error {
+		if _, err := io.WriteString(out, quotaReady+"\n"); err != nil {
+			return err
+		}
+		if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+			return fmt.Errorf("bench: the quota child was not put under its quota: %w", err)
+		}
+		return nil
 	}
-	m, err := Run(ctx, c, Ferry, Options{CallCost: opts.CallCost})
+	m, err := Run(ctx, c, Ferry, Options{CallCost: opts.CallCost, Measuring: measuring})
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(out).Encode(Quota{MaxMS: ms(m.HandlerMax), MaxTask: m.HandlerMaxTask})
 }
 
+// quotaReady is the line a QuotaChild writes when what it measures is
+// next: only that runs under the quota.
+const quotaReady = "ready"
+
 // RunUnderQuota starts cmd (a QuotaChild, its stdin and stdout left to
-// RunUnderQuota) in a new CPUQuota of share, lets it run and reads its
-// Quota. Where no quota can be made it fails with ErrNoQuota and cmd is
-// not started.
+// RunUnderQuota), moves it into a new CPUQuota of share once it says it
+// is ready, lets it go on and reads its Quota. Where no quota can be
+// made it fails with ErrNoQuota and cmd is not started.
 func RunUnderQuota(ctx context.Context, cmd *exec.Cmd, share float64) (*Quota, error) {
 	q, err := NewCPUQuota(share)
 	if err != nil {
@@ -207,23 +218,36 @@ func RunUnderQuota(ctx context.Context, cmd *exec.Cmd, share float64) (*Quota, e
 	if err != nil {
 		return nil, err
 	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	if err := q.Add(cmd.Process.Pid); err != nil {
+	fail := func(err error) (*Quota, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("bench: move the quota child into its group: %w", err)
+		return nil, err
+	}
+	r := bufio.NewReader(stdout)
+	if line, err := r.ReadString('\n'); err != nil || strings.TrimSpace(line) != quotaReady {
+		return fail(fmt.Errorf("bench: the quota child did not say %q (%q, %v)", quotaReady, line, err))
+	}
+	if err := q.Add(cmd.Process.Pid); err != nil {
+		return fail(fmt.Errorf("bench: move the quota child into its group: %w", err))
 	}
 	_, _ = io.WriteString(stdin, "go\n")
 	_ = stdin.Close()
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return fail(err)
+	}
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("bench: the quota child: %w", err)
 	}
 	var out Quota
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+	if err := json.Unmarshal(rest, &out); err != nil {
 		return nil, fmt.Errorf("bench: the quota child's output: %w", err)
 	}
 	out.Method = fmt.Sprintf("%s, GOMAXPROCS=1: real time per invocation", q.Method)

@@ -40,6 +40,10 @@ type Options struct {
 	// Seed varies the instances' boot and health times (sim.WorldSpec's
 	// Seed; 0 is a seed like any other).
 	Seed uint64
+	// Measuring, when set, is called once the previous release has
+	// succeeded, before the measured one starts; its error ends the run.
+	// QuotaChild waits there to be put under its CPU quota.
+	Measuring func() error
 }
 
 // DefaultCallCost is a call's modelled time: the order of an AWS API
@@ -252,6 +256,11 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 	defer sub.close()
 	if _, err := sub.deploy(ctx, c, 0); err != nil {
 		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
+	}
+	if opts.Measuring != nil {
+		if err := opts.Measuring(); err != nil {
+			return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
+		}
 	}
 	r.World().ResetCalls()
 	before := r.World().Throttles()

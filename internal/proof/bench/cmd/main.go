@@ -15,8 +15,10 @@
 // its markers (a page without them is left alone, with a warning). -check
 // exits with status 1 when a target fails. With -quota (the default) and
 // the S=50, N=100 cell, it runs that cell once more in a child of itself
-// (-quota-child) held to the deployer's Lambda's CPU share by a control
-// group (bench.RunUnderQuota), and reports the handlers' real time there;
+// (-quota-child), its measured release held to the deployer's Lambda's
+// CPU share by a control group (bench.RunUnderQuota; the previous release
+// it replaces runs before, at the machine's pace), and reports the
+// handlers' real time there;
 // where this machine allows no such group it says so and reports their
 // CPU time scaled.
 package main
