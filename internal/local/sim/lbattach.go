@@ -114,60 +114,51 @@ func (r *region) checkServing(now time.Time) {
 		}
 	}
 	for _, lb := range r.elbs {
-		claimed, leaving := lb.claims()
-		lb.serving.check(now, lb.serves(now), claimed || lb.claimedIn == pass, leaving)
+		serves, claimed, leaving := lb.look(now)
+		lb.serving.check(now, serves, claimed || lb.claimedIn == pass, leaving)
 	}
 	for _, tg := range r.tgs {
-		claimed, leaving := tg.claims()
-		tg.serving.check(now, tg.serves(now), claimed || tg.claimedIn == pass, leaving)
+		serves, claimed, leaving := tg.look(now)
+		tg.serving.check(now, serves, claimed || tg.claimedIn == pass, leaving)
 	}
 }
 
-// claims says whether lb has an instance registered and not
-// deregistering, and which instances are deregistering.
-func (lb *classicLB) claims() (bool, []*instance) {
-	var leaving []*instance
+// look is, in one pass over lb's instances (it runs after every call),
+// whether it serves an instance at now, whether it has one registered
+// and not deregistering (claimed), and, when it has none, the instances
+// deregistering (leaving).
+func (lb *classicLB) look(now time.Time) (serves, claimed bool, leaving []*instance) {
 	for id, i := range lb.instances {
 		if _, ok := lb.leaving[id]; !ok {
-			return true, nil
+			claimed = true
+		} else if !claimed {
+			leaving = append(leaving, i)
 		}
-		leaving = append(leaving, i)
+		serves = serves || lb.sends(i, now)
 	}
-	return false, leaving
+	if claimed {
+		leaving = nil
+	}
+	return serves, claimed, leaving
 }
 
-// claims says whether tg has a target registered and not draining, and
-// which targets are draining.
-func (tg *targetGroup) claims() (bool, []*instance) {
-	var leaving []*instance
+// look is, in one pass over tg's targets, whether it gets traffic for a
+// target at now in any zone, whether it has a target registered and not
+// draining (claimed), and, when it has none, the targets draining
+// (leaving).
+func (tg *targetGroup) look(now time.Time) (serves, claimed bool, leaving []*instance) {
 	for _, tr := range tg.targets {
 		if tr.drainingAt.IsZero() {
-			return true, nil
+			claimed = true
+		} else if !claimed {
+			leaving = append(leaving, tr.inst)
 		}
-		leaving = append(leaving, tr.inst)
+		serves = serves || tg.state(tr, now) == "healthy"
 	}
-	return false, leaving
-}
-
-// serves says whether lb sends traffic to an instance at t (servingAt's
-// n > 0, without counting them all: it runs after every call).
-func (lb *classicLB) serves(t time.Time) bool {
-	for _, i := range lb.instances {
-		if lb.sends(i, t) {
-			return true
-		}
+	if claimed {
+		leaving = nil
 	}
-	return false
-}
-
-// serves says whether tg gets traffic for a target at t, in any zone.
-func (tg *targetGroup) serves(t time.Time) bool {
-	for _, tr := range tg.targets {
-		if tg.state(tr, t) == "healthy" {
-			return true
-		}
-	}
-	return false
+	return serves, claimed, leaving
 }
 
 // servingAt is who lb sends traffic to at t: the instances in a zone it
