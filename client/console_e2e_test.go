@@ -489,8 +489,9 @@ func TestConsoleShowsDetails(t *testing.T) {
 // service's healthy instances of its target and its stability window,
 // then, the release healthy, the window held and the bake's time left
 // counting down on the region's clock, from the execution's latest state
-// document; and each load balancer's healthy
-// instances and cut connections.
+// document; and each load balancer's healthy instances and cut
+// connections. The health check's state document, clicked, shows each
+// service's health plain, not packed.
 func TestConsoleShowsHealthAndBake(t *testing.T) {
 	ctx := browser(t)
 	tr := startRegion(t, "deploy-test.json")
@@ -546,6 +547,15 @@ func TestConsoleShowsHealthAndBake(t *testing.T) {
 		chromedp.Evaluate(leftJS, &left2),
 	))
 	assert.InDelta(t, left1-5, left2, 1, "the bake counts down on the region's clock")
+
+	var fields string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Click(`#graph .state[data-state="CheckHealthy"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#detail", chromedp.ByQuery),
+		chromedp.Text("#detail-fields", &fields, chromedp.ByQuery),
+	))
+	assert.Regexp(t, `"services": \{\s+"web": \{[^}]*"launched": 1,`, fields, "the health check's output shows each service's health plain")
+	assert.NotContains(t, fields, `_z"`, "no packed part is shown")
 }
 
 // TestConsoleShowsAPromotion: a promotion pinned in the URL is drawn as

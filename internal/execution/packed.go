@@ -204,3 +204,92 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.Previous, s.Images = parts.Previous, parts.Images
 	return nil
 }
+
+// packedParts are the keys of the packed parts, each with where its plain
+// form goes in the object holding it: under the key named (Health's
+// services), or, when "", its fields into that object (Retire's groups
+// and restoring; the State's previous and images).
+var packedParts = map[string]string{"services_z": "services", "groups_z": "", "previous_z": ""}
+
+// Unpacked is the JSON document doc (a state document, or anything that
+// holds one, such as a task's parameters) with every packed part, at any
+// depth, replaced by its plain form, for people to read: what the
+// deployer's handlers read it as. Numbers are kept as written; keys come
+// out sorted. Text that is not JSON is returned as it is, with no error;
+// a packed part that does not unpack is an error naming it, and doc is
+// returned as it is.
+func Unpacked(doc string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return doc, nil
+	}
+	v, err := unpackedValue(v)
+	if err != nil {
+		return doc, err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return doc, err
+	}
+	return string(raw), nil
+}
+
+// unpackedValue is v (as decoded into any, with json.Number) with its
+// packed parts unpacked, depth first.
+func unpackedValue(v any) (any, error) {
+	var err error
+	switch v := v.(type) {
+	case []any:
+		for i := range v {
+			if v[i], err = unpackedValue(v[i]); err != nil {
+				return nil, err
+			}
+		}
+	case map[string]any:
+		for k := range v {
+			if v[k], err = unpackedValue(v[k]); err != nil {
+				return nil, err
+			}
+		}
+		if err := unpackParts(v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// unpackParts replaces the packed parts of obj with their plain form
+// (see packedParts); a key named like one that does not hold a string is
+// left alone.
+func unpackParts(obj map[string]any) error {
+	for key, into := range packedParts {
+		packed, ok := obj[key].(string)
+		if !ok {
+			continue
+		}
+		var raw json.RawMessage
+		if err := unpack(key[:len(key)-len(packedSuffix)], packed, &raw); err != nil {
+			return err
+		}
+		var plain any
+		if raw != nil {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&plain); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		delete(obj, key)
+		if into != "" {
+			obj[into] = plain
+			continue
+		}
+		fields, _ := plain.(map[string]any)
+		for k, f := range fields {
+			obj[k] = f
+		}
+	}
+	return nil
+}

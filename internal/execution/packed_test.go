@@ -91,10 +91,9 @@ func deref(v any) any {
 	return v
 }
 
-// A state written before its parts were packed (an execution's history
-// recorded then) reads as it did.
-func TestPackedReadsPlain(t *testing.T) {
-	st := deployOf(2)
+// plainJSON is st as it was written before its parts were packed.
+func plainJSON(t *testing.T, st State) []byte {
+	t.Helper()
 	type plainHealth Health
 	type plainRetire Retire
 	type plainState State
@@ -104,6 +103,14 @@ func TestPackedReadsPlain(t *testing.T) {
 		Retire *plainRetire `json:"retire"`
 	}{plainState(st), (*plainHealth)(st.Health), (*plainRetire)(st.Retire)})
 	require.NoError(t, err)
+	return raw
+}
+
+// A state written before its parts were packed (an execution's history
+// recorded then) reads as it did.
+func TestPackedReadsPlain(t *testing.T) {
+	st := deployOf(2)
+	raw := plainJSON(t, st)
 	require.Contains(t, string(raw), `"previous":[`)
 	require.Contains(t, string(raw), `"services":{"svc00"`)
 	var back State
@@ -118,15 +125,7 @@ func TestPackedSize(t *testing.T) {
 	st := deployOf(50)
 	raw, err := json.Marshal(st)
 	require.NoError(t, err)
-	type plainHealth Health
-	type plainRetire Retire
-	type plainState State
-	plain, err := json.Marshal(struct {
-		plainState
-		Health *plainHealth `json:"health"`
-		Retire *plainRetire `json:"retire"`
-	}{plainState(st), (*plainHealth)(st.Health), (*plainRetire)(st.Retire)})
-	require.NoError(t, err)
+	plain := plainJSON(t, st)
 	t.Logf("a deploy of 50 services: %d bytes packed, %d plain", len(raw), len(plain))
 	assert.Less(t, len(raw), 5<<10)
 	assert.Less(t, 5*len(raw), len(plain))
@@ -167,6 +166,48 @@ func TestPackedRefusesCorrupt(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Nil(t, h.Services)
+		})
+	}
+}
+
+// Unpacked shows a document as it would be written plain: every packed
+// part, wherever it is (a task's parameters hold the state under input),
+// in its plain form, and nothing packed left; a plain document, text that
+// is not JSON and a document without packed parts are shown as they are;
+// a packed part that does not read is an error naming it.
+func TestUnpacked(t *testing.T) {
+	st := deployOf(3)
+	packed, err := json.Marshal(st)
+	require.NoError(t, err)
+	plain := string(plainJSON(t, st))
+	tests := []struct {
+		name, doc, want, err string
+	}{
+		{name: "state", doc: string(packed), want: plain},
+		{name: "parameters", doc: `{"task":"CheckHealthy","input":` + string(packed) + `}`, want: `{"task":"CheckHealthy","input":` + plain + `}`},
+		{name: "in a list", doc: `[` + string(packed) + `,1.50]`, want: `[` + plain + `,1.50]`},
+		{name: "plain", doc: plain, want: plain},
+		{name: "no packed part", doc: `{"a":1e3,"b":[null,true,"x"]}`, want: `{"a":1e3,"b":[null,true,"x"]}`},
+		{name: "not JSON", doc: `LockExistsError: held`, want: `LockExistsError: held`},
+		{name: "two documents", doc: `{} {}`, want: `{} {}`},
+		{name: "corrupt", doc: `{"health":{"services_z":"%%%"}}`, want: `{"health":{"services_z":"%%%"}}`, err: "services_z: not base64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Unpacked(tt.doc)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				assert.Equal(t, tt.want, got)
+				return
+			}
+			require.NoError(t, err)
+			if json.Valid([]byte(tt.want)) {
+				assert.JSONEq(t, tt.want, got)
+			} else {
+				assert.Equal(t, tt.want, got)
+			}
+			assert.NotContains(t, got, packedSuffix+`"`, "nothing packed is left")
 		})
 	}
 }

@@ -53,7 +53,7 @@ func TestHandler(t *testing.T) {
 		{"/", "200", "text/html", `<script src="/_ferry/console/console.js"`},
 		{"/index.html", "200", "text/html", "ferry"},
 		{"/", "200", "text/html", `<a id="help" href="` + HelpPath + `"`},
-		{Prefix + "console.js", "200", "text/javascript", "GetExecutionHistory"},
+		{Prefix + "console.js", "200", "text/javascript", "/_ferry/history"},
 		{Prefix + "console.css", "200", "text/css", "#graph"},
 		{Prefix + "nope.js", "404", "", ""},
 		{Prefix, "404", "", ""},

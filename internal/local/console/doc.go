@@ -16,12 +16,12 @@
 //     to the page's width, the ends (Success, FailureClean, FailureDirty)
 //     in the bottom row, the current state and the transitions taken lit.
 //   - Its history. A state or an event clicked shows its input, output,
-//     error and cause (from the history's event details).
+//     error and cause (from the history's event details), the state
+//     documents' packed parts unpacked (the region's history view).
 //   - For a deploy, each service's healthy instances of its target, its
 //     stability window and the bake's countdown, read from the latest
-//     state document (execution.State's Health, its services unpacked,
-//     and Bake) and counted on
-//     the region's clock.
+//     state document (execution.State's Health and Bake) and counted
+//     on the region's clock.
 //   - The world: groups and their instances, each load balancer's healthy
 //     instances and the connections it cut, alarms.
 //   - In its header, a link to the reference's pages, which the region
@@ -32,8 +32,10 @@
 // allows only the region itself). The page reads what any client reads,
 // with same-origin requests whose bodies are JSON: the Step Functions API
 // (ListStateMachines, DescribeStateMachine, ListExecutions,
-// DescribeExecution, GetExecutionHistory) and the region's read-only views
-// (GET /_ferry/info, /_ferry/world). Handler serves the page and its
+// DescribeExecution) and the region's read-only views (GET /_ferry/info,
+// /_ferry/world, /_ferry/analysis, and /_ferry/history: an execution's
+// history, its documents unpacked with execution.Unpacked, the one reader
+// of the packed parts). Handler serves the page and its
 // assets; Wants tells a browser's request for it from an SDK's (an SDK's
 // GET / is S3's ListBuckets).
 package console

@@ -23,8 +23,9 @@
 // of the simulated world at GET /_ferry/world, the events put on its default
 // event buses (ferry's deploy events) at GET /_ferry/events, the region's
 // coordinates at GET /_ferry/info, a release's last canary analysis (the
-// ledger's record, which the console shows) at GET /_ferry/analysis, the
-// reference's pages at GET /_ferry/help/ when
+// ledger's record, which the console shows) at GET /_ferry/analysis, an
+// execution's history with its state documents' packed parts unpacked
+// (which the console shows) at GET /_ferry/history, the reference's pages at GET /_ferry/help/ when
 // Options.Help serves them (ferry local's do; the console links them), and
 // the S3 API (path-style) for everything else. No
 // web page its user opens may drive it (package sameorigin): a request

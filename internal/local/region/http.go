@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/local/console"
 	"github.com/ferryhq/ferry/internal/local/sameorigin"
 	"github.com/ferryhq/ferry/internal/store/ledger"
@@ -31,6 +32,12 @@ const (
 	// EventsPath serves every event put on a default event bus of the
 	// simulated world ([]sim.BusEvent, oldest first) as JSON.
 	EventsPath = "/_ferry/events"
+	// HistoryPath serves the history of the execution the query's
+	// execution (its ARN) names, all of it, as GetExecutionHistory's
+	// events with every payload's packed parts unpacked
+	// (execution.Unpacked): the documents as people read them; 404 when
+	// no such execution.
+	HistoryPath = "/_ferry/history"
 )
 
 // sfnTargetPrefix starts the X-Amz-Target header of every Step Functions
@@ -52,7 +59,8 @@ const shutdownTimeout = 5 * time.Second
 //     console: console.Wants tells a browser from an SDK);
 //   - GET /_ferry/help/... to the reference's pages (Options.Help);
 //   - GET /_ferry/world, /_ferry/info, /_ferry/events (the events on the
-//     default buses) and /_ferry/analysis to the read-only views,
+//     default buses), /_ferry/analysis and /_ferry/history to the
+//     read-only views,
 //     POST /_ferry/world to a change from outside ferry (Meddle);
 //   - everything else to the S3 API (path-style addressing).
 //
@@ -162,8 +170,15 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		v = a
+	case HistoryPath:
+		h, status, msg := r.historyView(req)
+		if status != http.StatusOK {
+			writeViewError(w, status, msg)
+			return
+		}
+		v = h
 	default:
-		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath, AnalysisPath))
+		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s, %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath, AnalysisPath, HistoryPath))
 		return
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -197,6 +212,31 @@ func (r *Region) analysisView(req *http.Request) (execution.Analysis, int, strin
 		return a, http.StatusNotFound, fmt.Sprintf("release %s of %s %s has no canary analysis", id, project, config)
 	}
 	return a, http.StatusOK, ""
+}
+
+// historyView is the history of the execution the request's query names
+// (execution: its ARN), its payloads unpacked (HistoryPath), with the
+// HTTP status to answer and, unless 200, why. A payload whose packed part
+// does not unpack is shown as recorded.
+func (r *Region) historyView(req *http.Request) (any, int, string) {
+	arn := req.URL.Query().Get("execution")
+	if arn == "" {
+		return nil, http.StatusBadRequest, HistoryPath + " needs the query parameter execution (an execution's ARN)"
+	}
+	x, err := r.Execution(arn)
+	if err != nil {
+		return nil, http.StatusNotFound, err.Error()
+	}
+	events := x.History()
+	for i := range events {
+		events[i] = withPayloads(events[i], func(doc string) string {
+			plain, _ := execution.Unpacked(doc)
+			return plain
+		})
+	}
+	return struct {
+		Events []asl.Event `json:"events"`
+	}{events}, http.StatusOK, ""
 }
 
 func writeViewError(w http.ResponseWriter, status int, msg string) {

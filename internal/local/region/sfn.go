@@ -424,26 +424,34 @@ func historyMore(events, page []asl.Event, size int, reverse bool) (last int64, 
 // emptied payloads are left out of the answer (the *Details saying the
 // data was not truncated stay).
 func withoutData(ev asl.Event) asl.Event {
-	ev.ExecutionStarted = cleared(ev.ExecutionStarted, func(d *asl.ExecutionStartedDetails) *string { return &d.Input })
-	ev.ExecutionSucceeded = cleared(ev.ExecutionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
-	ev.StateEntered = cleared(ev.StateEntered, func(d *asl.StateEnteredDetails) *string { return &d.Input })
-	ev.StateExited = cleared(ev.StateExited, func(d *asl.StateExitedDetails) *string { return &d.Output })
-	ev.TaskScheduled = cleared(ev.TaskScheduled, func(d *asl.TaskScheduledDetails) *string { return &d.Parameters })
-	ev.TaskSucceeded = cleared(ev.TaskSucceeded, func(d *asl.TaskSucceededDetails) *string { return &d.Output })
-	ev.LambdaFunctionScheduled = cleared(ev.LambdaFunctionScheduled, func(d *asl.LambdaScheduledDetails) *string { return &d.Input })
-	ev.LambdaFunctionSucceeded = cleared(ev.LambdaFunctionSucceeded, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
+	return withPayloads(ev, func(string) string { return "" })
+}
+
+// withPayloads returns ev with each of its payloads (inputs, outputs,
+// parameters) replaced by f of it (an empty one is left out of the
+// answer); ev's details are copied, not changed (the history's events are
+// shared).
+func withPayloads(ev asl.Event, f func(string) string) asl.Event {
+	ev.ExecutionStarted = mapped(ev.ExecutionStarted, f, func(d *asl.ExecutionStartedDetails) *string { return &d.Input })
+	ev.ExecutionSucceeded = mapped(ev.ExecutionSucceeded, f, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
+	ev.StateEntered = mapped(ev.StateEntered, f, func(d *asl.StateEnteredDetails) *string { return &d.Input })
+	ev.StateExited = mapped(ev.StateExited, f, func(d *asl.StateExitedDetails) *string { return &d.Output })
+	ev.TaskScheduled = mapped(ev.TaskScheduled, f, func(d *asl.TaskScheduledDetails) *string { return &d.Parameters })
+	ev.TaskSucceeded = mapped(ev.TaskSucceeded, f, func(d *asl.TaskSucceededDetails) *string { return &d.Output })
+	ev.LambdaFunctionScheduled = mapped(ev.LambdaFunctionScheduled, f, func(d *asl.LambdaScheduledDetails) *string { return &d.Input })
+	ev.LambdaFunctionSucceeded = mapped(ev.LambdaFunctionSucceeded, f, func(d *asl.ExecutionSucceededDetails) *string { return &d.Output })
 	return ev
 }
 
-// cleared returns a copy of *d with the payload field that data points at
-// emptied, or nil for nil; *d itself is left as it was (the history's
-// events are shared).
-func cleared[T any](d *T, data func(*T) *string) *T {
+// mapped returns a copy of *d with the payload field that data points at
+// replaced by f of it, or nil for nil; *d itself is left as it was.
+func mapped[T any](d *T, f func(string) string, data func(*T) *string) *T {
 	if d == nil {
 		return nil
 	}
 	c := *d
-	*data(&c) = ""
+	p := data(&c)
+	*p = f(*p)
 	return &c
 }
 

@@ -1,6 +1,7 @@
 // ferry's local console. It reads what any client reads: the Step
 // Functions API of the local region (POST / with X-Amz-Target) and its
-// read-only world view (GET /_ferry/world), every second while visible.
+// read-only views (GET /_ferry/world, /_ferry/history, ...), every second
+// while visible.
 // Names from the data are always inserted as text, never as HTML.
 "use strict";
 
@@ -288,19 +289,6 @@ function latestDocument(events) {
   return null;
 }
 
-// unpacked reads a part of a state document the deployer packed (its
-// JSON compressed with zlib, in base64: execution's packed parts), {}
-// when it cannot.
-async function unpacked(z) {
-  try {
-    const bytes = Uint8Array.from(atob(z), (c) => c.charCodeAt(0));
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-    return JSON.parse(await new Response(stream).text());
-  } catch (_) {
-    return {};
-  }
-}
-
 // seconds says a count of seconds as 1h02m, 3m05s.
 function seconds(n) {
   return duration(1, 1 + Math.max(0, n));
@@ -310,12 +298,11 @@ function seconds(n) {
 // healthy instances of its target, its stability window (held so far,
 // left), the next health check and the bake's countdown, counted down on
 // the region's clock from when the document was written.
-async function showHealth(events, x) {
+function showHealth(events, x) {
   const root = document.getElementById("health");
   const latest = x.kind === "deploy" ? latestDocument(events) : null;
   const doc = latest ? latest.doc : {};
   const health = doc.health, bake = doc.bake, running = x.status === "RUNNING";
-  if (health && health.services_z) health.services = await unpacked(health.services_z);
   const since = latest ? state.now - latest.at : 0;
   root.hidden = !health && !bake && !doc.bake_seconds;
   if (root.hidden) return;
@@ -617,15 +604,11 @@ async function readExecutions() {
   state.executions = [...state.byArn.values()];
 }
 
+// historyOf is the execution's whole history, oldest first, as the
+// region's history view serves it: GetExecutionHistory's events with the
+// state documents' packed parts unpacked, as people read them.
 async function historyOf(arn) {
-  const events = [];
-  let token;
-  do {
-    const out = await sfn("GetExecutionHistory", { executionArn: arn, maxResults: 1000, nextToken: token });
-    events.push(...out.events);
-    token = out.nextToken;
-  } while (token);
-  return events;
+  return (await getJSON("/_ferry/history?execution=" + encodeURIComponent(arn))).events;
 }
 
 async function showExecution() {
@@ -647,7 +630,7 @@ async function showExecution() {
   state.eventsOf = x.executionArn;
   showGraph(x);
   paintGraph(progressOf(events, x.status, state.definition.States), x.status);
-  await showHealth(events, x);
+  showHealth(events, x);
   await showAnalysis(events, x);
   showHistory(events);
   showDetail(state.detail);
