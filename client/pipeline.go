@@ -19,6 +19,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/ferryhq/ferry/client/submit"
+	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -64,8 +65,9 @@ records: the release and its artifact's digest, when it was deployed,
 whether it runs the artifact of the stage before (parity), its newest
 release when that is not the one deployed (a deploy that failed, or
 runs) with its outcome, the gates still holding back the next
-promotion (a gate alarm pending only in ALARM or missing; --alarms reads
-them, else they show as not read), and every promotion recorded, newest first, with its state
+promotion (a gate alarm pending only in ALARM or missing, the stage before
+while it does not serve the artifact; --alarms reads both, else they show
+as not read), and every promotion recorded, newest first, with its state
 (--promotion ID: that one). It exits 0, or 1 when the deployer cannot be
 read.
 
@@ -122,7 +124,7 @@ func (c *pipelineCommand) defineFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&c.promotion, "promotion", "", "the promotion id status, approve and halt act on (default: the newest)")
 	fs.StringVar(&c.reason, "reason", "", "why halt halts the promotion")
-	fs.BoolVar(&c.alarms, "alarms", false, "status reads the gate alarms still pending (a drift query of each target of the stage before)")
+	fs.BoolVar(&c.alarms, "alarms", false, "status reads the gate alarms still pending and whether the stage before serves (a drift query of each of its targets)")
 }
 
 var _ subcommander = (*pipelineCommand)(nil)
@@ -427,9 +429,9 @@ func (c *pipelineCommand) status(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	var read func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]map[string]string, error)
+	var read func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]pipeline.TargetRead, error)
 	if c.alarms {
-		read = c.readAlarms
+		read = c.readGates
 	}
 	stages, _, err := readPipelineStatus(ctx, d, p, read)
 	if err != nil {
@@ -578,10 +580,11 @@ func settleRecord(ctx context.Context, d *deployer, rec *ledger.PromotionRecord)
 // readPipelineStatus reads what every target of p runs from the
 // deployer's records and returns p's status at the deployer's now
 // (pipeline.Status), and that now: the records' times are on the
-// deployer's clock (the local region's runs scaled). With readAlarms,
-// the gate alarms still pending are read with it (nil: left unread).
+// deployer's clock (the local region's runs scaled). With readGates,
+// what the gates still pending check in the stages before is read with
+// it (nil: left unread, which holds).
 func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline,
-	readAlarms func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]map[string]string, error),
+	readGates func(context.Context, *deployer, *pipeline.Pipeline, []pipeline.StageStatus) (map[string]pipeline.TargetRead, error),
 ) ([]pipeline.StageStatus, time.Time, error) {
 	l := ledger.New(d.s3, d.cfg.Bucket)
 	type at struct{ i, j int }
@@ -615,43 +618,64 @@ func readPipelineStatus(ctx context.Context, d *deployer, p *pipeline.Pipeline,
 	}
 	deployed := func(i, j int) *pipeline.Deployed { return byTarget[at{i, j}] }
 	st := p.Status(deployed, nil, now)
-	if readAlarms == nil {
+	if readGates == nil {
 		return st, now, nil
 	}
-	alarms, err := readAlarms(ctx, d, p, st)
+	read, err := readGates(ctx, d, p, st)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	return p.Status(deployed, alarms, now), now, nil
+	return p.Status(deployed, read, now), now, nil
 }
 
-// readAlarms reads, with a drift query of each target of a stage before
-// one that is not promoted yet, the state of the stage's gate alarms
-// there: by config, then alarm name.
-func (c *pipelineCommand) readAlarms(ctx context.Context, d *deployer, p *pipeline.Pipeline, st []pipeline.StageStatus) (map[string]map[string]string, error) {
-	names := map[string][]string{}
-	for i, s := range p.Stages {
-		if i == 0 || s.Gates == nil || len(s.Gates.Alarms) == 0 || st[i].Promoted || st[i-1].Artifact == "" {
-			continue
+// readGates reads what the gates of the stages not promoted yet check in
+// their stage before, when it runs one artifact (readStagesBefore).
+func (c *pipelineCommand) readGates(ctx context.Context, d *deployer, p *pipeline.Pipeline, st []pipeline.StageStatus) (map[string]pipeline.TargetRead, error) {
+	var stages []int
+	for i := 1; i < len(p.Stages); i++ {
+		if !st[i].Promoted && st[i-1].Artifact != "" {
+			stages = append(stages, i)
 		}
+	}
+	return readStagesBefore(ctx, c.env, d, p, stages)
+}
+
+// readStagesBefore reads, with a drift query of each target of the stage
+// before each of stages, what their gates check there: the states of
+// their gate alarms, and whether its release serves as the deployer's
+// promotion gate reads it (the deployer answers with that one reading).
+// By config.
+func readStagesBefore(ctx context.Context, env Env, d *deployer, p *pipeline.Pipeline, stages []int) (map[string]pipeline.TargetRead, error) {
+	names := map[string][]string{}
+	for _, i := range stages {
 		prev := p.Stages[i-1]
 		for _, t := range prev.Targets {
 			config := pipeline.TargetConfig(prev, t)
-			names[config] = append(names[config], s.Gates.Alarms...)
+			var alarms []string
+			if g := p.Stages[i].Gates; g != nil {
+				alarms = g.Alarms
+			}
+			names[config] = append(names[config], alarms...) // a key for each target
+
 		}
 	}
-	alarms := map[string]map[string]string{}
+	read := map[string]pipeline.TargetRead{}
 	for _, config := range slices.Sorted(maps.Keys(names)) {
-		drift, err := askDrift(ctx, c.env, d, p.ProjectName, config, names[config])
+		q := execution.DriftQuery{ProjectName: p.ProjectName, ConfigName: config, Alarms: names[config], Serving: true}
+		drift, err := askDrift(ctx, env, d, q)
 		if err != nil {
-			return nil, fmt.Errorf("reading the gate alarms of %s %s: %w", p.ProjectName, config, err)
+			return nil, fmt.Errorf("reading the gates' readings of %s %s: %w", p.ProjectName, config, err)
 		}
-		alarms[config] = map[string]string{}
-		for _, a := range drift.Alarms {
-			alarms[config][a.Name] = a.State
+		tr := pipeline.TargetRead{Serving: drift.Serving}
+		if len(q.Alarms) > 0 {
+			tr.Alarms = map[string]string{}
+			for _, a := range drift.Alarms {
+				tr.Alarms[a.Name] = a.State
+			}
 		}
+		read[config] = tr
 	}
-	return alarms, nil
+	return read, nil
 }
 
 // readDeployed reads what project/config runs now: its current release

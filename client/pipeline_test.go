@@ -112,8 +112,10 @@ func TestPipelineStatus(t *testing.T) {
 	staging := ps.Stages[1]
 	assert.Equal(t, pipeline.ParityUndeploy, staging.Targets[0].Parity)
 	assert.False(t, staging.Promoted)
-	require.Len(t, staging.Pending, 1)
-	assert.Regexp(t, `^soak 30m: [0-9ms]+ left \(counted from the stage before's last swap\)$`, staging.Pending[0], "at most 30m left, on the deployer's clock")
+	require.Len(t, staging.Pending, 2)
+	assert.Equal(t, "development: whether release "+id+" serves healthily was not read (held until it is): not asked for", staging.Pending[0],
+		"without --alarms, whether development serves is not read, and holds as the deployer's gate would")
+	assert.Regexp(t, `^soak 30m: [0-9ms]+ left \(counted from the stage before's last swap\)$`, staging.Pending[1], "at most 30m left, on the deployer's clock")
 	assert.GreaterOrEqual(t, dev.AgeSeconds, 0.0)
 	assert.Less(t, dev.AgeSeconds, 3600.0)
 	assert.Equal(t, pipeline.ParityUnknown, ps.Stages[2].Targets[1].Parity)
@@ -121,7 +123,7 @@ func TestPipelineStatus(t *testing.T) {
 	text := tr.ferry(t, "pipeline", "status", "--local", deployTestPipeline)
 	require.Equal(t, exitOK, text.code, text.stderr)
 	assert.Regexp(t, `(?m)^  development +111111111111 us-east-1 +development +`+id+` +`+val.Artifact[:12]+` +\S+ +first stage +- +-$`, text.stdout)
-	assert.Regexp(t, `(?m)^  staging +.* not deployed +- +pending: soak 30m: [0-9ms]+ left`, text.stdout)
+	assert.Regexp(t, `(?m)^  staging +.* not deployed +- +pending: development: whether release `+id+` serves healthily was not read .*; soak 30m: [0-9ms]+ left`, text.stdout)
 	assert.Regexp(t, `(?m)^ +euw1: 222222222222 eu-west-1 +production-euw1 +none +- +- +unknown +-$`, text.stdout)
 }
 

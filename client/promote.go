@@ -97,11 +97,13 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 	if err != nil {
 		return err
 	}
-	alarms, err := c.readGates(ctx, d, p, i)
-	if err != nil {
-		return err
+	var read map[string]pipeline.TargetRead
+	if i > 0 {
+		if read, err = readStagesBefore(ctx, env, d, p, []int{i}); err != nil {
+			return err
+		}
 	}
-	if err := c.held(p, st, i, digest, alarms, now); err != nil {
+	if err := c.held(p, st, i, digest, read, now); err != nil {
 		return err
 	}
 	out := newDisplay(env, c.deploy.follow.asJSON)
@@ -128,13 +130,13 @@ func (c *promoteCommand) promote(ctx context.Context, pipelineFile, releaseFile,
 }
 
 // held says what holds back promoting artifact digest into stage i of p
-// (pipeline.Pipeline.Holds), given its status st and the gate alarms
-// read; nil when nothing does. --approve is the approval.
-func (c *promoteCommand) held(p *pipeline.Pipeline, st []pipeline.StageStatus, i int, digest string, alarms map[string]map[string]string, now time.Time) error {
+// (pipeline.Pipeline.Holds), given its status st and what was read of
+// the stage before; nil when nothing does. --approve is the approval.
+func (c *promoteCommand) held(p *pipeline.Pipeline, st []pipeline.StageStatus, i int, digest string, read map[string]pipeline.TargetRead, now time.Time) error {
 	if i == 0 {
 		return nil
 	}
-	r := st[i-1].Readings(alarms, now)
+	r := st[i-1].Readings(read, now)
 	r.Artifact = digest
 	if c.approve {
 		r.Approval = &pipeline.ApprovalReading{By: "--approve"}
@@ -143,31 +145,6 @@ func (c *promoteCommand) held(p *pipeline.Pipeline, st []pipeline.StageStatus, i
 		return fmt.Errorf("stage %s is held back:\n  %s", p.Stages[i].ConfigName, strings.Join(pipeline.Messages(holds), "\n  "))
 	}
 	return nil
-}
-
-// readGates reads the state of the gate alarms of stage i in each target
-// of the stage before (a drift query of each): by config, then alarm
-// name; nil when the stage has none.
-func (c *promoteCommand) readGates(ctx context.Context, d *deployer, p *pipeline.Pipeline, i int) (map[string]map[string]string, error) {
-	g := p.Stages[i].Gates
-	if i == 0 || g == nil || len(g.Alarms) == 0 {
-		return nil, nil
-	}
-	out := map[string]map[string]string{}
-	prev := p.Stages[i-1]
-	for _, t := range prev.Targets {
-		config := pipeline.TargetConfig(prev, t)
-		drift, err := askDrift(ctx, c.deploy.env, d, p.ProjectName, config, g.Alarms)
-		if err != nil {
-			return nil, fmt.Errorf("reading the alarms of %s %s: %w", p.ProjectName, config, err)
-		}
-		states := map[string]string{}
-		for _, a := range drift.Alarms {
-			states[a.Name] = a.State
-		}
-		out[config] = states
-	}
-	return out, nil
 }
 
 // stageIndex is the index of the stage of p whose config name is stage,

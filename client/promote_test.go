@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
 )
 
@@ -63,6 +67,56 @@ func TestPromote(t *testing.T) {
 	unknown := stage("qa")
 	assert.Equal(t, exitNotStarted, unknown.code)
 	assert.Contains(t, unknown.stderr, `has no stage "qa" (its stages: development, staging, production)`)
+}
+
+// TestPromoteHeldWhileTheStageBeforeDoesNotServe: with development's
+// one instance killed from outside ferry, its load balancer dark, ferry
+// promote refuses staging, and ferry pipeline status says why, as the
+// deployer's promotion gate would hold it (the same reading, through a
+// drift query); without --alarms, status does not read it and says so,
+// never "ready". Once development serves again, staging may go.
+func TestPromoteHeldWhileTheStageBeforeDoesNotServe(t *testing.T) {
+	tr := startRegion(t, "deploy-test.json")
+	dev := tr.ferry(t, "promote", "--local", deployTestPipeline, deployTestRelease, "development")
+	require.Equal(t, exitOK, dev.code, "stdout:\n%s\nstderr:\n%s", dev.stdout, dev.stderr)
+	id := releaseIDOf(t, dev.stdout)
+	tr.clk.Advance(31 * time.Minute)
+	group := naming.GroupName("coinbase/deploy-test", "development", "web", id)
+	var killed string
+	for _, a := range tr.World().Snapshot().Accounts {
+		for _, g := range a.Groups {
+			if g.Name == group {
+				killed = g.Instances[0].ID
+			}
+		}
+	}
+	require.NotEmpty(t, killed)
+	_, err := tr.Meddle(t.Context(), region.Meddling{Action: region.MeddleKillInstance, Instance: killed})
+	require.NoError(t, err)
+
+	dark := "development: coinbase-deploy-test-web-elb has no healthy instance of release " + id
+	held := tr.ferry(t, "promote", "--local", deployTestPipeline, deployTestRelease, "staging")
+	assert.Equal(t, exitNotStarted, held.code, "stdout:\n%s\nstderr:\n%s", held.stdout, held.stderr)
+	assert.Contains(t, held.stderr, "is held back")
+	assert.Contains(t, held.stderr, dark)
+
+	status := func(args ...string) string {
+		t.Helper()
+		s := tr.ferry(t, append([]string{"pipeline", "status", "--local"}, append(args, deployTestPipeline)...)...)
+		require.Equal(t, exitOK, s.code, s.stderr)
+		return s.stdout
+	}
+	assert.Regexp(t, `(?m)^  staging .* pending: `+regexp.QuoteMeta(dark), status("--alarms"))
+	notRead := status()
+	assert.Regexp(t, `(?m)^  staging .* pending: development: whether release `+id+` serves healthily was not read`, notRead)
+	assert.NotContains(t, notRead, "ready")
+
+	for i := 0; i < 60 && strings.Contains(status("--alarms"), dark); i++ {
+		tr.clk.Advance(10 * time.Second) // Auto Scaling replaces the instance
+	}
+	assert.Regexp(t, `(?m)^  staging .* ready: every gate holds`, status("--alarms"))
+	st := tr.ferry(t, "promote", "--local", deployTestPipeline, deployTestRelease, "staging")
+	assert.Equal(t, exitOK, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
 }
 
 // TestPromoteStopsAtAFailure: a release whose deploy fails in a stage

@@ -161,7 +161,7 @@ func (c *statusCommand) status(ctx context.Context, args []string) error {
 			return notFoundf("the deployer knows nothing of %s %s", project, config)
 		}
 		if c.drift {
-			if cs.Drift, err = askDrift(ctx, c.env, d, project, config, nil); err != nil {
+			if cs.Drift, err = askDrift(ctx, c.env, d, execution.DriftQuery{ProjectName: project, ConfigName: config}); err != nil {
 				return fmt.Errorf("%s %s: %w", project, config, err)
 			}
 		}
@@ -352,17 +352,16 @@ func row(w io.Writer, cells ...string) {
 	fmt.Fprintln(w, strings.Join(trimCells(cells), "\t"))
 }
 
-// askDrift asks the deployer how what runs in project/config differs
-// from what it deployed (a drift query's execution), and the state of
-// alarms there (none: nil).
-func askDrift(ctx context.Context, env Env, d *deployer, project, config string, alarms []string) (*execution.Drift, error) {
+// askDrift asks the deployer how what runs in q's project-config
+// differs from what it deployed (a drift query's execution) and what q
+// asks besides: the state of alarms there, whether its release serves.
+func askDrift(ctx context.Context, env Env, d *deployer, q execution.DriftQuery) (*execution.Drift, error) {
 	now, err := d.now(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var drift execution.Drift
-	q := execution.DriftInput{Drift: execution.DriftQuery{ProjectName: project, ConfigName: config, Alarms: alarms}}
-	if err := askQuery(ctx, env, d, "drift-"+submit.NewReleaseID(now, env.Random), q, &drift); err != nil {
+	if err := askQuery(ctx, env, d, "drift-"+submit.NewReleaseID(now, env.Random), execution.DriftInput{Drift: q}, &drift); err != nil {
 		return nil, err
 	}
 	return &drift, nil

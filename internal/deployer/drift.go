@@ -58,6 +58,9 @@ import (
 //     saw it; now for a new one), keep an unhealthy instance settling
 //     until tuning.DriftUnhealthyAfter, and write the record: the one
 //     thing it writes.
+//  6. The states of the alarms the query names and, when it asks,
+//     whether the current release serves as the promotion gate reads it
+//     (servesStill; a failure is the reading's, which holds the gate).
 //
 // It changes nothing in AWS. A read that fails is the task's error.
 func (d *Deployer) drift(ctx context.Context, req execution.Request) (any, error) {
@@ -126,6 +129,9 @@ func (d *Deployer) checkDrift(ctx context.Context, req execution.Request, q exec
 	}
 	if out.Alarms, err = alarmStates(ctx, c.CloudWatch, q.Alarms); err != nil {
 		return nil, nil, err
+	}
+	if q.Serving {
+		out.Serving = servesStill(ctx, c, r, cur.ReleaseID, nil)
 	}
 	d.announceDrift(ctx, c, st, req, out, now)
 	return out, r, nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/health/analysis"
+	"github.com/ferryhq/ferry/internal/pipeline"
 	"github.com/ferryhq/ferry/internal/target"
 )
 
@@ -89,11 +90,13 @@ type DriftInput struct {
 }
 
 // DriftQuery names the project-config a drift query is about and, when
-// asked, alarms whose state to read there (a pipeline's alarm gate).
+// asked, alarms whose state to read there (a pipeline's alarm gate) and
+// whether its current release serves (a pipeline's serving gate).
 type DriftQuery struct {
 	ProjectName string   `json:"project_name"`
 	ConfigName  string   `json:"config_name"`
 	Alarms      []string `json:"alarms,omitempty"`
+	Serving     bool     `json:"serving,omitempty"`
 }
 
 // ApprovalInput is the input of an approval query's execution: the
@@ -552,6 +555,10 @@ type Drift struct {
 	// order, read as the deployed release's session: a CloudWatch state
 	// (OK, ALARM, INSUFFICIENT_DATA) or AlarmMissing.
 	Alarms []AlarmState `json:"alarms,omitempty"`
+	// Serving is whether the deployed release serves, as the promotion
+	// gate reads it, when the query asked (nil otherwise, and when
+	// nothing is deployed).
+	Serving *pipeline.ServingReading `json:"serving,omitempty"`
 	// InFlight is the deploy under way (a release holds the lock), nil
 	// when none is: the groups it acts on are reported there, not
 	// compared as drift.

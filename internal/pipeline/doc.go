@@ -43,9 +43,10 @@
 // identity proof in the deployer), so the rules and their messages are
 // one. Whether the stage before still serves (a healthy instance of its
 // release's groups in each load balancer and target group it names, or
-// why that was not read, which holds) only the deployer reads: a caller
-// that does not leaves TargetReading.Serving nil, and the serving gate
-// does not check that target.
+// why that was not read, which holds) the deployer reads, for its Gate
+// task and for a drift query that asks (which is how the client reads
+// it): StageStatus.Readings says a target whose serving was not read as
+// not read, which holds; a TargetReading.Serving left nil is not checked.
 //
 // A soak counts from the newest swap of the stage before's targets (their
 // current records' deployed_at, SoakStart): the moment from which the

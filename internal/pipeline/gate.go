@@ -55,24 +55,26 @@ type TargetReading struct {
 	// Alarms are the states of the stage's gate alarms there, by name (a
 	// CloudWatch state; an alarm absent is missing); nil when not read.
 	Alarms map[string]string
-	// Serving is whether its release serves there, as read; nil when the
-	// caller does not read it (only the deployer does: see GateServing).
+	// Serving is whether its release serves there, as read; nil: not
+	// checked (StageStatus.Readings says a serving not read as Unread).
 	Serving *ServingReading
 }
 
 // ServingReading is whether a target's release serves healthily, as the
 // load balancers and target groups it names say.
+// The deployer reads it (its Gate task, and a drift query that asks for
+// it, which is how the client reads it) and the JSON is a drift query's.
 type ServingReading struct {
 	// Release is the release read (the promotion's id).
-	Release string
+	Release string `json:"release"`
 	// NoGroup are the release's services without a group of it.
-	NoGroup []string
+	NoGroup []string `json:"no_group,omitempty"`
 	// Dark are the load balancers and target groups the release names
 	// in which no instance of its groups is healthy, by name, in order.
-	Dark []string
+	Dark []string `json:"dark,omitempty"`
 	// Unread is why it could not be read ("" when it was): a read that
 	// failed holds the gate, as an alarm not read does.
-	Unread string
+	Unread string `json:"unread,omitempty"`
 }
 
 // ApprovalReading is an approval of a stage, as read.

@@ -15,8 +15,8 @@ import (
 // holds. A stage before that runs no one artifact is the only hold. A
 // target of the stage before whose release does not serve (a service
 // without its group, a load balancer without a healthy instance of it),
-// or where that could not be read, holds; one whose serving was not read
-// (nil: the client's readings) does not.
+// or where that could not be read, holds; one whose serving is not
+// checked (nil) does not.
 func TestHolds(t *testing.T) {
 	p := readPipeline(t, "deploy-test.json")
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)

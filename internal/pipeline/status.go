@@ -62,15 +62,29 @@ type StageStatus struct {
 	Pending []string `json:"pending"`
 }
 
+// TargetRead is what a caller read of a target of a stage before
+// another (a drift query asking for the stage's gate alarms and whether
+// the target's release serves, which the deployer answers with the same
+// reading as its Gate task): the gate alarms' states by name (nil: not
+// read) and whether its release serves (nil: not read).
+type TargetRead struct {
+	Alarms  map[string]string
+	Serving *ServingReading
+}
+
+// notRead is a ServingReading's Unread when the caller did not read it.
+const notRead = "not asked for"
+
 // Status is the matrix of the pipeline's stages and targets at now:
 // what each target runs (deployed(i, j), for target j of stage i; nil:
 // nothing), its parity with the stage before, and the gates still
 // pending before the stage before's artifact may be promoted into each
-// stage (Holds): a gate alarm is pending in a target of the stage before
-// where alarms (by config, then alarm name) has it in ALARM or missing,
-// and not read where alarms has no entry for the target; an approval is
-// always pending (status reads none).
-func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]map[string]string, now time.Time) []StageStatus {
+// stage (Holds), with what was read of the targets of the stages before
+// (read, by config): a gate alarm is pending in a target where it is in
+// ALARM or missing, or not read; the serving gate where the release does
+// not serve, or that was not read; an approval is always pending (status
+// reads none).
+func (p *Pipeline) Status(deployed func(i, j int) *Deployed, read map[string]TargetRead, now time.Time) []StageStatus {
 	out := make([]StageStatus, len(p.Stages))
 	for i, s := range p.Stages {
 		st := StageStatus{Config: s.ConfigName, Targets: make([]TargetStatus, len(s.Targets)), Pending: []string{}}
@@ -86,7 +100,7 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]m
 		}
 		st.Artifact = common(st.Targets)
 		if i > 0 {
-			p.compare(&st, out[i-1], i, alarms, now)
+			p.compare(&st, out[i-1], i, read, now)
 		} else {
 			for j := range st.Targets {
 				st.Targets[j].Parity = ParityFirst
@@ -100,7 +114,7 @@ func (p *Pipeline) Status(deployed func(i, j int) *Deployed, alarms map[string]m
 // compare sets the parity of st's targets with the stage before, prev,
 // and what still holds back prev's artifact from stage i (Holds, with
 // no approval read).
-func (p *Pipeline) compare(st *StageStatus, prev StageStatus, i int, alarms map[string]map[string]string, now time.Time) {
+func (p *Pipeline) compare(st *StageStatus, prev StageStatus, i int, read map[string]TargetRead, now time.Time) {
 	for j := range st.Targets {
 		t := &st.Targets[j]
 		switch {
@@ -117,17 +131,22 @@ func (p *Pipeline) compare(st *StageStatus, prev StageStatus, i int, alarms map[
 	if st.Promoted = prev.Artifact != "" && st.Artifact == prev.Artifact; st.Promoted {
 		return
 	}
-	st.Pending = append(st.Pending, Messages(p.Holds(i, prev.Readings(alarms, now)))...)
+	st.Pending = append(st.Pending, Messages(p.Holds(i, prev.Readings(read, now)))...)
 }
 
 // Readings are the readings of the stage s, as the stage before another,
-// at now, with the gate alarms read (by config, then alarm name; a
-// target absent: not read): the artifact s runs, each target's and its
-// swap, no approval.
-func (s StageStatus) Readings(alarms map[string]map[string]string, now time.Time) Readings {
+// at now, with what was read of its targets (read, by config): the
+// artifact s runs, each target's and its swap, its gate alarms, whether
+// its release serves (when s runs one artifact; not read, which holds,
+// where read does not say), no approval.
+func (s StageStatus) Readings(read map[string]TargetRead, now time.Time) Readings {
 	r := Readings{Now: now, Artifact: s.Artifact}
 	for _, t := range s.Targets {
-		r.Before = append(r.Before, TargetReading{Config: t.Config, Digest: t.Digest, DeployedAt: t.DeployedAt, Alarms: alarms[t.Config]})
+		tr := TargetReading{Config: t.Config, Digest: t.Digest, DeployedAt: t.DeployedAt, Alarms: read[t.Config].Alarms, Serving: read[t.Config].Serving}
+		if tr.Serving == nil && s.Artifact != "" {
+			tr.Serving = &ServingReading{Release: t.ReleaseID, Unread: notRead}
+		}
+		r.Before = append(r.Before, tr)
 	}
 	return r
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // TestStatus: each target's parity with the stage before, each stage's
-// artifact, and the gates still holding back a promotion: a soak counted
-// from the newest deploy of the stage before, alarms, an approval; none
-// once promoted.
+// artifact, and the gates still holding back a promotion: whether the
+// stage before serves (held while not read, as the deployer's gate
+// holds), a soak counted from the newest deploy of the stage before,
+// alarms, an approval; none once promoted.
 func TestStatus(t *testing.T) {
 	p := readPipeline(t, "deploy-test.json")
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -19,7 +20,7 @@ func TestStatus(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		deployed map[[2]int]*Deployed
-		alarms   map[string]map[string]string
+		read     map[string]TargetRead
 		parity   [][]string
 		artifact []string
 		promoted []bool
@@ -44,43 +45,45 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParityDiffers}, {ParitySame, ParitySame}},
 			artifact: []string{b, a, a},
 			promoted: []bool{false, false, true},
-			pending:  [][]string{{}, {"soak 30m: 20m left (counted from the stage before's last swap)"}, {}},
+			pending:  [][]string{{}, {unread("development", "r2"), "soak 30m: 20m left (counted from the stage before's last swap)"}, {}},
 		},
 		{
 			name: "staging soaked, production waits for its alarms and an approval",
 			deployed: map[[2]int]*Deployed{
-				{0, 0}: {Digest: b, DeployedAt: at(3 * time.Hour)},
-				{1, 0}: {Digest: b, DeployedAt: at(2 * time.Hour)},
-				{2, 0}: {Digest: a, DeployedAt: at(47 * time.Hour)},
+				{0, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(3 * time.Hour)},
+				{1, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(2 * time.Hour)},
+				{2, 0}: {ReleaseID: "r1", Digest: a, DeployedAt: at(47 * time.Hour)},
 			},
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityDiffers, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
+			pending:  [][]string{{}, {}, {unread("staging", "r2"), "alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
 		},
 		{
-			name: "staging soaked, its alarm read OK: production waits for an approval only",
+			name: "staging soaked, its alarm read OK and serving it: production waits for an approval only",
 			deployed: map[[2]int]*Deployed{
-				{0, 0}: {Digest: b, DeployedAt: at(3 * time.Hour)},
-				{1, 0}: {Digest: b, DeployedAt: at(2 * time.Hour)},
+				{0, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(3 * time.Hour)},
+				{1, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(2 * time.Hour)},
 			},
-			alarms:   map[string]map[string]string{"staging": {"coinbase-deploy-test-staging-errors": "OK"}},
+			read:     map[string]TargetRead{"staging": {Alarms: map[string]string{"coinbase-deploy-test-staging-errors": "OK"}, Serving: &ServingReading{Release: "r2"}}},
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
 			pending:  [][]string{{}, {}, {approvalHold}},
 		},
 		{
-			name: "staging's alarm in ALARM",
+			name: "staging's alarm in ALARM, its load balancer dark",
 			deployed: map[[2]int]*Deployed{
-				{0, 0}: {Digest: b, DeployedAt: at(3 * time.Hour)},
-				{1, 0}: {Digest: b, DeployedAt: at(2 * time.Hour)},
+				{0, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(3 * time.Hour)},
+				{1, 0}: {ReleaseID: "r2", Digest: b, DeployedAt: at(2 * time.Hour)},
 			},
-			alarms:   map[string]map[string]string{"staging": {"coinbase-deploy-test-staging-errors": "ALARM"}},
+			read: map[string]TargetRead{"staging": {Alarms: map[string]string{"coinbase-deploy-test-staging-errors": "ALARM"},
+				Serving: &ServingReading{Release: "r2", Dark: []string{"cdt-staging-web"}}}},
 			parity:   [][]string{{ParityFirst}, {ParitySame}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{b, b, ""},
 			promoted: []bool{false, true, false},
-			pending:  [][]string{{}, {}, {"alarm coinbase-deploy-test-staging-errors is ALARM in staging", approvalHold}},
+			pending: [][]string{{}, {}, {"staging: cdt-staging-web has no healthy instance of release r2",
+				"alarm coinbase-deploy-test-staging-errors is ALARM in staging", approvalHold}},
 		},
 		{
 			name: "a release whose objects expired",
@@ -91,11 +94,11 @@ func TestStatus(t *testing.T) {
 			parity:   [][]string{{ParityFirst}, {ParityUnknown}, {ParityUndeploy, ParityUndeploy}},
 			artifact: []string{"", a, ""},
 			promoted: []bool{false, false, false},
-			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {"alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
+			pending:  [][]string{{}, {"the stage before (development) runs no one artifact"}, {unread("staging", "r1"), "alarm coinbase-deploy-test-staging-errors not read in staging", approvalHold}},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := p.Status(func(i, j int) *Deployed { return tt.deployed[[2]int{i, j}] }, tt.alarms, now)
+			st := p.Status(func(i, j int) *Deployed { return tt.deployed[[2]int{i, j}] }, tt.read, now)
 			var parity [][]string
 			var artifact []string
 			var promoted []bool
@@ -125,4 +128,10 @@ func TestFormatDuration(t *testing.T) {
 	} {
 		assert.Equal(t, want, FormatDuration(d))
 	}
+}
+
+// unread is the serving gate's hold in config, whose release is id, when
+// whether it serves was not read.
+func unread(config, id string) string {
+	return config + ": whether release " + id + " serves healthily was not read (held until it is): not asked for"
 }
