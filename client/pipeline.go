@@ -664,7 +664,7 @@ func readStagesBefore(ctx context.Context, env Env, d *deployer, p *pipeline.Pip
 		q := execution.DriftQuery{ProjectName: p.ProjectName, ConfigName: config, Alarms: names[config], Serving: true}
 		drift, err := askDrift(ctx, env, d, q)
 		if err != nil {
-			return nil, fmt.Errorf("reading the gates' readings of %s %s: %w", p.ProjectName, config, err)
+			return nil, fmt.Errorf("reading the gates of the stage before in %s %s: %w", p.ProjectName, config, err)
 		}
 		tr := pipeline.TargetRead{Serving: drift.Serving}
 		if len(q.Alarms) > 0 {
