@@ -21,8 +21,10 @@
 // schema.go): each mutated expression calls a helper that computes the
 // original, or, when the binary runs with that mutant's id in
 // FERRY_MUTANT, the mutant, evaluating the operands as the mutant does.
-// A mutant whose rewriting does not compile, or whose text regroups
-// under Go's precedence, and every arithmetic one, are built alone. The
+// A mutant whose text regroups under Go's precedence (in a && b && c,
+// the first && made || is a || (b && c)) makes its chain that text. A
+// mutant whose rewriting does not compile, and every arithmetic one, are
+// built alone. The
 // schema must pass the target's tests unmutated, or every mutant is
 // built alone.
 //

@@ -25,8 +25,9 @@ import (
 // mutated expression calls a helper that computes the original unless the
 // binary runs with its mutant's id in schemaEnv, and then the mutant,
 // evaluating its operands exactly as the mutant would (once each, in
-// order; the right of && and || only when it decides). A mutant whose
-// rewriting does not compile (a comparison in a constant, a named boolean
+// order; the right of && and || only when it decides; a mutant whose
+// text regroups a chain of && and || picks that chain's text as it makes
+// it). A mutant whose rewriting does not compile (a comparison in a constant, a named boolean
 // type) is left out, and built alone as before, as is every arithmetic
 // mutant (a mutant of a constant may not compile, which only its own
 // build says). A boolean mutant always compiles when its original does.
@@ -77,6 +78,14 @@ func mutationSchemaFlip(v bool, id int) bool { return v != (id == mutationSchema
 // mutationSchemaNot is !v, or v when mutant id is active.
 func mutationSchemaNot(v bool, id int) bool { return v == (id == mutationSchemaActive) }
 
+// mutationSchemaPick is alt() when mutant id is active, else orig().
+func mutationSchemaPick(alt func() bool, id int, orig func() bool) bool {
+	if id == mutationSchemaActive {
+		return alt()
+	}
+	return orig()
+}
+
 // mutationSchemaLogic is x && y() (and) or x || y(), the other when
 // mutant id is active.
 func mutationSchemaLogic(x bool, y func() bool, and bool, id int) bool {
@@ -93,9 +102,9 @@ var orderedOps = map[string]int{"<": 0, "<=": 1, ">": 2, ">=": 3}
 
 // edit is a change to a file: the del bytes at off replaced by text. Of
 // edits at one offset, those closing a span go first, innermost first,
-// then those opening one, outermost first (span is twice the span's
-// length, plus one for a function literal around an operand, which holds
-// the operand).
+// then those opening one, outermost first (span is four times the span's
+// length, plus one for a pick of a regrouped chain, around the chain, plus
+// two for a function literal around an operand, around both).
 type edit struct {
 	off, del int
 	text     string
@@ -114,7 +123,17 @@ func schemaFile(src []byte, ms []Mutant, ids []int) ([]byte, map[int][2]int, err
 		return nil, nil, err
 	}
 	nodes := map[int]ast.Expr{} // by the offset of their operator
+	parent := map[ast.Node]ast.Node{}
+	var stack []ast.Node
 	ast.Inspect(f, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if len(stack) > 0 {
+			parent[n] = stack[len(stack)-1]
+		}
+		stack = append(stack, n)
 		switch e := n.(type) {
 		case *ast.BinaryExpr:
 			nodes[fset.Position(e.OpPos).Offset] = e
@@ -125,15 +144,24 @@ func schemaFile(src []byte, ms []Mutant, ids []int) ([]byte, map[int][2]int, err
 	})
 	alts := map[int][]int{} // operator offset -> id, op index pairs
 	took := map[int][2]int{}
+	lines := func(e ast.Node) [2]int { return [2]int{fset.Position(e.Pos()).Line, fset.Position(e.End()).Line} }
+	var edits []edit
 	for i, m := range ms {
 		e, ok := nodes[m.Offset]
-		if !ok || !schemable(e, m) || !sameShape(fset, src, e, m) {
-			continue
+		switch {
+		case !ok || !schemable(e, m):
+		case sameShape(fset, src, e, m):
+			alts[m.Offset] = append(alts[m.Offset], ids[i], orderedOps[m.With])
+			took[ids[i]] = lines(e)
+		default:
+			if chain := regrouped(fset, src, e, m, parent); chain != nil {
+				if pick := pickEdits(fset, src, chain, m, ids[i]); pick != nil {
+					edits = append(edits, pick...)
+					took[ids[i]] = lines(chain)
+				}
+			}
 		}
-		alts[m.Offset] = append(alts[m.Offset], ids[i], orderedOps[m.With])
-		took[ids[i]] = [2]int{fset.Position(e.Pos()).Line, fset.Position(e.End()).Line}
 	}
-	var edits []edit
 	for off, alt := range alts {
 		edits = append(edits, schemaEdits(fset, nodes[off], alt)...)
 	}
@@ -208,12 +236,66 @@ func sameShape(fset *token.FileSet, src []byte, e ast.Expr, m Mutant) bool {
 	return same
 }
 
+// regrouped is the chain of && and || that m, of e, regroups (the
+// largest one e is in, up to a parenthesis or any other expression), when
+// the mutated text parses with that chain's span whole; else nil.
+func regrouped(fset *token.FileSet, src []byte, e ast.Expr, m Mutant, parent map[ast.Node]ast.Node) ast.Expr {
+	b, ok := e.(*ast.BinaryExpr)
+	if !ok || b.Op != token.LAND && b.Op != token.LOR {
+		return nil
+	}
+	var chain ast.Expr = b
+	for {
+		p, ok := parent[chain].(*ast.BinaryExpr)
+		if !ok || p.Op != token.LAND && p.Op != token.LOR {
+			break
+		}
+		chain = p
+	}
+	mutated := token.NewFileSet()
+	f, err := parser.ParseFile(mutated, "", Apply(src, m), parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	start, end := fset.Position(chain.Pos()).Offset, fset.Position(chain.End()).Offset+len(m.With)-m.Len
+	whole := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if x, ok := n.(ast.Expr); ok && mutated.Position(x.Pos()).Offset == start && mutated.Position(x.End()).Offset == end {
+			whole = true
+		}
+		return !whole
+	})
+	if !whole {
+		return nil
+	}
+	return chain
+}
+
+// pickEdits are the edits that make chain, when the mutant m (id) of an
+// operator in it is active, its text as m makes it: Go's precedence
+// groups it as it does the mutant. The text is put on one line, so the
+// file's lines stay where they were; nil when it holds a comment or a
+// raw string, which that would change.
+func pickEdits(fset *token.FileSet, src []byte, chain ast.Expr, m Mutant, id int) []edit {
+	start, end := fset.Position(chain.Pos()).Offset, fset.Position(chain.End()).Offset
+	text := string(src[start:m.Offset]) + m.With + string(src[m.Offset+m.Len:end])
+	if strings.ContainsAny(text, "`") || strings.Contains(text, "//") || strings.Contains(text, "/*") {
+		return nil
+	}
+	text = strings.NewReplacer("\r\n", " ", "\n", " ").Replace(text)
+	span := 4*(end-start) + 1
+	return []edit{
+		{off: start, text: "mutationSchemaPick(func() bool { return " + text + " }, " + strconv.Itoa(id) + ", func() bool { return ", span: span},
+		{off: end, text: " })", span: span, closing: true},
+	}
+}
+
 // schemaEdits are the edits that make e call its helper, its mutants'
 // ids and operators alt (id, op index...).
 func schemaEdits(fset *token.FileSet, e ast.Expr, alt []int) []edit {
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
 	start, end := off(e.Pos()), off(e.End())
-	span := 2 * (end - start)
+	span := 4 * (end - start)
 	ids := make([]string, 0, len(alt)/2)
 	for i := 0; i < len(alt); i += 2 {
 		ids = append(ids, strconv.Itoa(alt[i]))
@@ -230,7 +312,7 @@ func schemaEdits(fset *token.FileSet, e ast.Expr, alt []int) []edit {
 			return []edit{open("mutationSchemaFlip("), closing(", " + ids[0] + ")")}
 		case token.LAND, token.LOR:
 			y, yEnd := off(e.Y.Pos()), off(e.Y.End())
-			ySpan := 2*(yEnd-y) + 1
+			ySpan := 4*(yEnd-y) + 2
 			return []edit{open("mutationSchemaLogic("), {off: op, del: len(e.Op.String()), text: ",", span: span},
 				{off: y, text: "func() bool { return ", span: ySpan}, {off: yEnd, text: " }", span: ySpan, closing: true},
 				closing(fmt.Sprintf(", %t, %s)", e.Op == token.LAND, ids[0]))}
