@@ -122,26 +122,7 @@ func schemaFile(src []byte, ms []Mutant, ids []int) ([]byte, map[int][2]int, err
 	if err != nil {
 		return nil, nil, err
 	}
-	nodes := map[int]ast.Expr{} // by the offset of their operator
-	parent := map[ast.Node]ast.Node{}
-	var stack []ast.Node
-	ast.Inspect(f, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		if len(stack) > 0 {
-			parent[n] = stack[len(stack)-1]
-		}
-		stack = append(stack, n)
-		switch e := n.(type) {
-		case *ast.BinaryExpr:
-			nodes[fset.Position(e.OpPos).Offset] = e
-		case *ast.UnaryExpr:
-			nodes[fset.Position(e.OpPos).Offset] = e
-		}
-		return true
-	})
+	nodes, parent := operators(fset, f)
 	alts := map[int][]int{} // operator offset -> id, op index pairs
 	took := map[int][2]int{}
 	lines := func(e ast.Node) [2]int { return [2]int{fset.Position(e.Pos()).Line, fset.Position(e.End()).Line} }
@@ -165,20 +146,7 @@ func schemaFile(src []byte, ms []Mutant, ids []int) ([]byte, map[int][2]int, err
 	for off, alt := range alts {
 		edits = append(edits, schemaEdits(fset, nodes[off], alt)...)
 	}
-	slices.SortFunc(edits, func(a, b edit) int {
-		switch {
-		case a.off != b.off:
-			return a.off - b.off
-		case a.closing != b.closing:
-			if a.closing {
-				return -1
-			}
-			return 1
-		case a.closing:
-			return a.span - b.span
-		}
-		return b.span - a.span
-	})
+	slices.SortFunc(edits, editOrder)
 	var out bytes.Buffer
 	at := 0
 	for _, e := range edits {
@@ -188,6 +156,47 @@ func schemaFile(src []byte, ms []Mutant, ids []int) ([]byte, map[int][2]int, err
 	}
 	out.Write(src[at:])
 	return out.Bytes(), took, nil
+}
+
+// operators are the unary and binary expressions of f, by the offset of
+// their operator, and the parent of each node of f.
+func operators(fset *token.FileSet, f *ast.File) (map[int]ast.Expr, map[ast.Node]ast.Node) {
+	nodes, parent := map[int]ast.Expr{}, map[ast.Node]ast.Node{}
+	var stack []ast.Node
+	ast.Inspect(f, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if len(stack) > 0 {
+			parent[n] = stack[len(stack)-1]
+		}
+		stack = append(stack, n)
+		switch e := n.(type) {
+		case *ast.BinaryExpr:
+			nodes[fset.Position(e.OpPos).Offset] = e
+		case *ast.UnaryExpr:
+			nodes[fset.Position(e.OpPos).Offset] = e
+		}
+		return true
+	})
+	return nodes, parent
+}
+
+// editOrder orders edits by offset, then as edit says.
+func editOrder(a, b edit) int {
+	switch {
+	case a.off != b.off:
+		return a.off - b.off
+	case a.closing != b.closing:
+		if a.closing {
+			return -1
+		}
+		return 1
+	case a.closing:
+		return a.span - b.span
+	}
+	return b.span - a.span
 }
 
 // schemable says whether m, of expression e, is a mutant a schema takes:
