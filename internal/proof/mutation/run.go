@@ -167,7 +167,7 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 			}
 		}
 		if r.Schema && len(jobs) > first {
-			if err := r.schemaOf(ctx, t, jobs[first:], first, tmp, i); err != nil {
+			if err := r.schemaOf(ctx, t, jobs[first:], tmp, i); err != nil {
 				return nil, err
 			}
 		}
@@ -175,16 +175,15 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 	return jobs, nil
 }
 
-// schemaOf builds the schema of target t (number i), its jobs those
-// from first on, in a directory of its own under tmp, and gives it to
-// the jobs it has.
-func (r *Runner) schemaOf(ctx context.Context, t Target, jobs []job, first int, tmp string, i int) error {
+// schemaOf builds the schema of target t (number i) and its jobs, in a
+// directory of its own under tmp, and gives it to the jobs it has.
+func (r *Runner) schemaOf(ctx context.Context, t Target, jobs []job, tmp string, i int) error {
 	dir := filepath.Join(tmp, "schema-"+strconv.Itoa(i))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
 	}
 	start := time.Now()
-	s, err := r.buildSchema(ctx, t, jobs, first, dir)
+	s, err := r.buildSchema(ctx, t, jobs, dir)
 	if err != nil || s == nil {
 		return err
 	}

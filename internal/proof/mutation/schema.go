@@ -27,10 +27,11 @@ import (
 // evaluating its operands exactly as the mutant would (once each, in
 // order; the right of && and || only when it decides; a mutant whose
 // text regroups a chain of && and || picks that chain's text as it makes
-// it). A mutant whose rewriting does not compile (a comparison in a constant, a named boolean
-// type) is left out, and built alone as before, as is every arithmetic
-// mutant (a mutant of a constant may not compile, which only its own
-// build says). A boolean mutant always compiles when its original does.
+// it). A mutant whose rewriting does not compile (a comparison in a
+// constant, a named boolean type) is left out, and built alone as before,
+// as is every arithmetic mutant (a mutant of a constant may not compile,
+// which only its own build says). A boolean mutant always compiles when
+// its original does.
 
 // schemaEnv is the environment variable naming the mutant a schema's test
 // binary runs (its id, from 1; none: the original code).
@@ -220,8 +221,8 @@ func schemable(e ast.Expr, m Mutant) bool {
 // sameShape says whether the mutant m of e, made in the source as Apply
 // makes it, parses as e with its operator changed: the operands the
 // same. Not so where precedence regroups them: in a && b && c, the first
-// && made || is a || (b && c), not (a || b) && c. A schema computes the
-// latter, so such a mutant is built alone, as the text it is.
+// && made || is a || (b && c), not (a || b) && c, which its helper
+// would compute: such a mutant picks its chain's text (regrouped).
 func sameShape(fset *token.FileSet, src []byte, e ast.Expr, m Mutant) bool {
 	b, ok := e.(*ast.BinaryExpr)
 	if !ok {
@@ -350,18 +351,18 @@ var compileError = regexp.MustCompile(`(?m)([^\s:]+\.go):(\d+):\d+: `)
 // mutants the compiler's errors name (it stops at some number of them).
 const schemaAttempts = 6
 
-// buildSchema builds the mutants of jobs (ids: first plus their index
-// plus one) of target t into one test binary in dir, leaving out those
+// buildSchema builds the mutants of jobs of target t into one test
+// binary in dir, leaving out those
 // whose rewriting does not compile. It returns nil, and says why in the
 // log, when it cannot build one, or the binary fails t's tests unmutated.
-func (r *Runner) buildSchema(ctx context.Context, t Target, jobs []job, first int, dir string) (*schema, error) {
+func (r *Runner) buildSchema(ctx context.Context, t Target, jobs []job, dir string) (*schema, error) {
 	pkgDir, err := r.goOutput(ctx, "list", "-f", "{{.Dir}}", t.Tests)
 	if err != nil || strings.Contains(pkgDir, "\n") {
 		return nil, nil // not one package
 	}
 	out := map[int]bool{}
 	for range schemaAttempts {
-		spec, lines, err := r.writeSchema(jobs, first, out, dir)
+		spec, lines, err := r.writeSchema(jobs, out, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -395,10 +396,10 @@ func (r *Runner) buildSchema(ctx context.Context, t Target, jobs []job, first in
 // writeSchema writes in dir the files of the schema of jobs but those
 // ruled out, and the overlay that puts them in the build, and returns the
 // overlay's path and the lines each mutant it has spans.
-func (r *Runner) writeSchema(jobs []job, first int, ruled map[int]bool, dir string) (string, map[int]span, error) {
+func (r *Runner) writeSchema(jobs []job, ruled map[int]bool, dir string) (string, map[int]span, error) {
 	byFile := map[string][]int{}
 	for i, j := range jobs {
-		if !ruled[first+i+1] {
+		if !ruled[j.id] {
 			byFile[j.m.File] = append(byFile[j.m.File], i)
 		}
 	}
@@ -411,7 +412,7 @@ func (r *Runner) writeSchema(jobs []job, first int, ruled map[int]bool, dir stri
 		}
 		ms, ids := make([]Mutant, len(is)), make([]int, len(is))
 		for k, i := range is {
-			ms[k], ids[k] = jobs[i].m, first+i+1
+			ms[k], ids[k] = jobs[i].m, jobs[i].id
 		}
 		out, took, err := schemaFile(src, ms, ids)
 		if err != nil {
