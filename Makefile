@@ -85,8 +85,9 @@ chaos: ## Run CHAOS_SEEDS chaos scenarios (a world that fights back, judged from
 # (#FUNCS: only those functions) judged by the tests that own it (-short:
 # the long reliability samples are not needed to judge one mutant; a
 # package's unrelated tests are left out with @RUN; of those, each mutant runs only the tests whose
-# coverage reaches it, measured once per target). Survivors fail the run unless listed, with the
-# reason, in MUTATE_EQUIVALENT.
+# coverage reaches it, measured once per target). A target's boolean mutants are built once, into
+# one test binary (a mutant schema), the others one binary each. Survivors fail the run unless
+# listed, with the reason, in MUTATE_EQUIVALENT.
 MUTATE_EQUIVALENT ?= testdata/mutation/equivalent.txt
 MUTATE_TIMEOUT    ?= 3m
 MUTATE_WORKERS    ?= 2

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/stretchr/testify/assert"
@@ -177,6 +178,34 @@ func TestGateWaitRoundsUp(t *testing.T) {
 	}
 }
 
+// retag sets tags on the group name (CreateOrUpdateTags, Amazon EC2
+// Auto Scaling API Reference: a tag of the same key is overwritten) and
+// returns what puts their values back.
+func retag(pr *promo, name string, tags map[string]string) (mend func()) {
+	t := pr.h.t
+	asg, ok := pr.h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	require.True(t, ok, "the simulated Auto Scaling tags groups")
+	out, err := asg.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, out.AutoScalingGroups, 1)
+	var before, changed []asgtypes.Tag
+	for _, d := range out.AutoScalingGroups[0].Tags {
+		if v, ok := tags[aws.ToString(d.Key)]; ok {
+			tag := asgtypes.Tag{Key: d.Key, Value: d.Value, PropagateAtLaunch: d.PropagateAtLaunch, ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group")}
+			before = append(before, tag)
+			tag.Value = aws.String(v)
+			changed = append(changed, tag)
+		}
+	}
+	require.Len(t, changed, len(tags), "the group has every tag changed")
+	set := func(tags []asgtypes.Tag) {
+		_, err := asg.CreateOrUpdateTags(t.Context(), &autoscaling.CreateOrUpdateTagsInput{Tags: tags})
+		require.NoError(t, err)
+	}
+	set(changed)
+	return func() { set(before) }
+}
+
 // TestGateHoldsWhileTheStageBeforeDoesNotServe: the gate opens a stage
 // only while the stage before still serves the promotion's release: each
 // load balancer and target group its release names has a healthy
@@ -187,7 +216,10 @@ func TestGateWaitRoundsUp(t *testing.T) {
 // DetachLoadBalancerTargetGroups, Amazon EC2 Auto Scaling API Reference:
 // its instances are deregistered) holds it, saying which, as long as it
 // lasts; once attached again and its instances pass the load balancer's
-// health checks, the gate opens. A read that fails, throttled or
+// health checks, the gate opens. A group of the release's name that is
+// not the release's (tagged with another release, or not tagged as made
+// by ferry: ferry tags each group it makes) serves nothing of it: the
+// gate holds until the group is the release's again. A read that fails, throttled or
 // refused, holds it too (fails closed), without failing the promotion.
 func TestGateHoldsWhileTheStageBeforeDoesNotServe(t *testing.T) {
 	group := naming.GroupName(project, "development", "web", promotionID)
@@ -234,6 +266,12 @@ func TestGateHoldsWhileTheStageBeforeDoesNotServe(t *testing.T) {
 			pr.h.clk.Advance(2 * time.Hour) // past the cached session's expiry: the gate assumes the role again
 			return pr.h.world.Faults().Clear
 		}, "development: whether release " + promotionID + " serves healthily was not read (held until it is): AccessDenied: User is not authorized to perform this action"},
+		{"its group tagged with another release", func(pr *promo) func() {
+			return retag(pr, group, map[string]string{naming.TagReleaseID: "other"})
+		}, "development: service web has no group of release " + promotionID},
+		{"its group of the release's name not made by ferry", func(pr *promo) func() {
+			return retag(pr, group, map[string]string{naming.TagDeployWith: "another-deployer"})
+		}, "development: service web has no group of release " + promotionID},
 		{"its group deleted", func(pr *promo) func() {
 			_, err := pr.h.world.Clients(account, region).AutoScaling.DeleteAutoScalingGroup(t.Context(), &autoscaling.DeleteAutoScalingGroupInput{
 				AutoScalingGroupName: aws.String(group), ForceDelete: aws.Bool(true)})

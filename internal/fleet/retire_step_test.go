@@ -479,3 +479,57 @@ func TestRetirerReattachedKeepsItsKind(t *testing.T) {
 	assert.Equal(t, execution.AttachmentClassic, got.Draining, "attached again, to classic load balancers only")
 	assert.Empty(t, describe(t, e, name).LoadBalancerNames, "detached again")
 }
+
+// trafficSources is Auto Scaling as attachments answers it, except that
+// DescribeAutoScalingGroups lists sources in each group's TrafficSources:
+// what a group attached through AttachTrafficSources shows (Amazon EC2
+// Auto Scaling API Reference, AttachTrafficSources, AutoScalingGroup),
+// which the simulator does not model.
+type trafficSources struct {
+	*attachments
+	sources []astypes.TrafficSourceIdentifier
+}
+
+func (s trafficSources) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	out, err := s.attachments.DescribeAutoScalingGroups(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.AutoScalingGroups {
+		out.AutoScalingGroups[i].TrafficSources = s.sources
+	}
+	return out, nil
+}
+
+// TestRetirerDetachesATrafficSource: a retiring group out of its load
+// balancers already (Detached) whose description names neither a
+// classic load balancer nor a target group, but a traffic source
+// (attached again through AttachTrafficSources, which "does not detach
+// existing traffic sources", Amazon EC2 Auto Scaling API Reference), is
+// asked again for its attachments, and the target group still attached
+// (DescribeLoadBalancerTargetGroups: the original API and
+// AttachTrafficSources can be used "on the same Auto Scaling group") is
+// detached and drains it; it is not scaled in while that target group
+// routes to it.
+func TestRetirerDetachesATrafficSource(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", unattached)
+	api := trafficSources{
+		attachments: &attachments{AutoScaling: e.c.AutoScaling, tg: "InService"},
+		sources:     []astypes.TrafficSourceIdentifier{{Identifier: aws.String(webTargetGroupARN), Type: aws.String("elbv2")}},
+	}
+	r := &fleet.Retirer{API: api, Owner: owner, Owns: ofRelease("r1"), Detached: map[string]bool{name: true}}
+	ret, err := r.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	require.Len(t, ret.Groups, 1)
+	assert.Equal(t, execution.PhaseDraining, ret.Groups[0].Phase)
+	assert.Equal(t, execution.AttachmentTargetGroups, ret.Groups[0].Draining)
+	detaches := 0
+	for _, c := range e.world.CallLog() {
+		if c.Op == "DetachLoadBalancerTargetGroups" {
+			detaches++
+		}
+	}
+	assert.Equal(t, 1, detaches, "detached from the target group")
+	assert.Equal(t, int32(2), aws.ToInt32(describe(t, e, name).DesiredCapacity), "not scaled in while attached")
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Test selection (Runner.Select): a test that never runs the code a
@@ -26,10 +27,11 @@ import (
 // coverage is which lines of the mutated files each test of a target
 // runs.
 type coverage struct {
-	module string             // the module's path: profiles name files by import path
-	blocks []block            // every block of the mutated packages
-	runs   map[string][]block // the blocks each test ran
-	order  []string           // the tests, in the order go test lists them
+	module string                   // the module's path: profiles name files by import path
+	blocks []block                  // every block of the mutated packages
+	runs   map[string][]block       // the blocks each test ran
+	order  []string                 // the tests, in the order go test lists them
+	took   map[string]time.Duration // how long each test took alone (with coverage)
 }
 
 // block is a span of source a cover profile counts: file (as the
@@ -68,6 +70,17 @@ func (c *coverage) covering(m Mutant) (tests []string, all bool) {
 	return tests, false
 }
 
+// timeout bounds a run of tests: timeoutFactor times what they took
+// alone with coverage, at least minTimeout, at most bound. A mutant
+// that makes them take that long hangs them.
+func (c *coverage) timeout(tests []string, bound time.Duration) time.Duration {
+	var sum time.Duration
+	for _, t := range tests {
+		sum += c.took[t]
+	}
+	return min(bound, max(minTimeout, timeoutFactor*sum))
+}
+
 // runPattern is the -run pattern of exactly tests.
 func runPattern(tests []string) string {
 	quoted := make([]string, len(tests))
@@ -103,7 +116,7 @@ func (r *Runner) cover(ctx context.Context, t Target, dir string) (*coverage, er
 	if err != nil {
 		return nil, err
 	}
-	c := &coverage{module: module, runs: map[string][]block{}, order: tests}
+	c := &coverage{module: module, runs: map[string][]block{}, order: tests, took: map[string]time.Duration{}}
 	record := func(test string, blocks []block) {
 		if c.blocks == nil {
 			c.blocks = blocks // every profile lists every block
@@ -122,9 +135,11 @@ func (r *Runner) cover(ctx context.Context, t Target, dir string) (*coverage, er
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			blocks, err := r.coverOne(ctx, t, bin, pkgDir, test, filepath.Join(dir, fmt.Sprintf("%d.cover", i)))
 			mu.Lock()
 			defer mu.Unlock()
+			c.took[test] = time.Since(start)
 			if err != nil {
 				failed = append(failed, test)
 				return

@@ -89,13 +89,22 @@ func TestFind(t *testing.T) {
 
 // TestRun: a mutant the tests fail on is killed, one they pass on
 // survived unless listed equivalent; a mutant that does not compile is
-// not viable; the checkout is never written (go test -overlay).
+// not viable; the checkout is never written (go test -overlay); each
+// mutant fares the same built alone or in its target's schema.
 func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module per mutant")
 	}
-	for _, sel := range []bool{false, true} {
-		t.Run(map[bool]string{false: "every test", true: "the tests that run the mutant"}[sel], func(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		sel, schema bool
+	}{
+		{"every test", false, false},
+		{"the tests that run the mutant", true, false},
+		{"in one schema", true, true},
+		{"in one schema, every test", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, "go.mod", "module example.com/limit\n\ngo 1.26\n")
 			path := write(t, dir, "limit.go", limitSrc)
@@ -103,7 +112,7 @@ func TestRun(t *testing.T) {
 			write(t, dir, "limit_test.go", limitTest)
 			goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
 			var log strings.Builder
-			r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log, Select: sel,
+			r := &Runner{Dir: dir, Go: goCmd, Workers: 2, Log: &log, Select: tc.sel, Schema: tc.schema,
 				Equivalent: map[string]string{`limit.go exempt: name == "root" + "" => name != "root" + ""`: "every name the test gives is exempt or not either way"}}
 			results, err := r.Run(t.Context(), []Target{{Files: []string{"limit.go", "never.go"}, Tests: "./", Timeout: time.Minute}})
 			require.NoError(t, err)
@@ -127,6 +136,9 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, len(results), costs[0].Mutants)
 			assert.Positive(t, costs[0].CPU, "the CPU of go test and what it ran")
 			assert.NotContains(t, log.String(), "every test runs", "selection applies")
+			if tc.schema {
+				assert.Contains(t, log.String(), "mutation: ./: 10 of 12 mutants in one test binary", "all but the arithmetic ones")
+			}
 		})
 	}
 }
@@ -134,7 +146,8 @@ func TestRun(t *testing.T) {
 // TestCovering: a mutant is judged by the tests that ran the block it is
 // in, in the order go test lists them; one in no block (a switch's case
 // expression) by the tests that ran any block of its function; one
-// outside every function by all of them.
+// outside every function by all of them; bounded by what those tests
+// took alone.
 func TestCovering(t *testing.T) {
 	profile := write(t, t.TempDir(), "c.out", "mode: set\n"+
 		"example.com/limit/limit.go:4.49,5.36 1 1\n"+
@@ -164,6 +177,10 @@ func TestCovering(t *testing.T) {
 		assert.Equal(t, tc.all, all, tc.name)
 	}
 	assert.Equal(t, `^(TestA|Test\.B)$`, runPattern([]string{"TestA", "Test.B"}))
+	c.took = map[string]time.Duration{"TestA": 2 * time.Second, "TestB": time.Second}
+	assert.Equal(t, 60*time.Second, c.timeout([]string{"TestB", "TestA"}, 3*time.Minute), "timeoutFactor times what they took alone")
+	assert.Equal(t, minTimeout, c.timeout([]string{"TestB"}, 3*time.Minute), "at least minTimeout")
+	assert.Equal(t, 45*time.Second, c.timeout([]string{"TestB", "TestA"}, 45*time.Second), "at most the target's bound")
 }
 
 // TestReadEquivalents: a line per mutant, its key and its reason; a line

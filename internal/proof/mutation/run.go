@@ -73,6 +73,9 @@ type Runner struct {
 	// Select judges each mutant by the tests that run the code it
 	// changes (see coverage.go), not by all of its target's.
 	Select bool
+	// Schema builds the boolean mutants of each target into one test
+	// binary (see schema.go), not one binary per mutant.
+	Schema bool
 	// Equivalent maps the Key of each mutant known equivalent to why.
 	Equivalent map[string]string
 	// Log receives a line per mutant as it is judged.
@@ -99,7 +102,7 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 		wg.Go(func() {
 			for i := range next {
 				start := time.Now()
-				s, cpu := r.judge(ctx, jobs[i].m, jobs[i].t, jobs[i].cov)
+				s, cpu := r.judge(ctx, jobs[i])
 				results[i] = Result{Mutant: jobs[i].m, Status: s, Wall: time.Since(start), CPU: cpu, Target: jobs[i].target}
 				mu.Lock()
 				fmt.Fprintf(r.Log, "%-10s %s\n", s, jobs[i].m)
@@ -119,12 +122,14 @@ func (r *Runner) Run(ctx context.Context, targets []Target) ([]Result, error) {
 }
 
 // job is one mutant to judge, by its target's tests (those cov selects,
-// when set).
+// when set), in schema s when s has its id.
 type job struct {
 	m      Mutant
 	t      Target
 	cov    *coverage
 	target int
+	id     int
+	s      *schema
 }
 
 // jobs checks that each target's tests pass unmutated, measures their
@@ -148,6 +153,7 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 				return nil, err
 			}
 		}
+		first := len(jobs)
 		for _, f := range t.Files {
 			ms, err := Find(filepath.Join(r.Dir, f))
 			if err != nil {
@@ -156,12 +162,39 @@ func (r *Runner) jobs(ctx context.Context, targets []Target, tmp string) ([]job,
 			for _, m := range ms {
 				if t.Funcs == nil || t.Funcs.MatchString(m.Func) {
 					m.File = f
-					jobs = append(jobs, job{m, t, cov, i})
+					jobs = append(jobs, job{m: m, t: t, cov: cov, target: i, id: len(jobs) + 1})
 				}
+			}
+		}
+		if r.Schema && len(jobs) > first {
+			if err := r.schemaOf(ctx, t, jobs[first:], tmp, i); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return jobs, nil
+}
+
+// schemaOf builds the schema of target t (number i) and its jobs, in a
+// directory of its own under tmp, and gives it to the jobs it has.
+func (r *Runner) schemaOf(ctx context.Context, t Target, jobs []job, tmp string, i int) error {
+	dir := filepath.Join(tmp, "schema-"+strconv.Itoa(i))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	start := time.Now()
+	s, err := r.buildSchema(ctx, t, jobs, dir)
+	if err != nil || s == nil {
+		return err
+	}
+	for k := range jobs {
+		if s.in[jobs[k].id] {
+			jobs[k].s = s
+		}
+	}
+	fmt.Fprintf(r.Log, "mutation: %s: %d of %d mutants in one test binary (built and checked in %s)\n",
+		t.Tests, len(s.in), len(jobs), time.Since(start).Round(time.Second))
+	return nil
 }
 
 // Bounds of a mutant's test time (mutantTimeout).
@@ -192,45 +225,40 @@ func mutantTimeout(out []byte, bound time.Duration) time.Duration {
 	return min(bound, max(minTimeout, time.Duration(timeoutFactor*secs*float64(time.Second))))
 }
 
-// judge runs t's tests against m: those cov says run the code m changes,
-// when cov is set (none: m's package is only compiled, not linked). It
-// returns the CPU time that took.
-func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) (Status, time.Duration) {
-	path := filepath.Join(r.Dir, m.File)
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return NotViable, 0
-	}
-	dir, err := os.MkdirTemp("", "mutant-")
-	if err != nil {
-		return NotViable, 0
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	mutated := filepath.Join(dir, filepath.Base(path))
-	overlay := filepath.Join(dir, "overlay.json")
-	abs, _ := filepath.Abs(path)
-	spec, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
-	if os.WriteFile(mutated, Apply(src, m), 0o600) != nil || os.WriteFile(overlay, spec, 0o600) != nil {
-		return NotViable, 0
-	}
-	run := t.Run
-	if cov != nil {
-		switch tests, all := cov.covering(m); {
+// judge runs j's target's tests against its mutant: those its coverage
+// says run the code it changes, when known (none: the mutant survives,
+// unless it does not compile). It returns the CPU time that took.
+func (r *Runner) judge(ctx context.Context, j job) (Status, time.Duration) {
+	m, t, run := j.m, j.t, j.t.Run
+	if j.cov != nil {
+		switch tests, all := j.cov.covering(m); {
 		case all:
 		case len(tests) == 0:
-			// No test reaches it: it survives unless it does not
-			// compile, which building its package says without
-			// linking a test binary.
-			cmd, cancel := r.command(ctx, t, "build", "-overlay="+overlay, "./"+filepath.ToSlash(filepath.Dir(m.File)))
-			defer cancel()
-			if cmd.Run() != nil {
-				return NotViable, cpuOf(cmd)
+			if j.s != nil {
+				return r.passed(m), 0 // a schema's mutant compiles
 			}
-			return r.passed(m), cpuOf(cmd)
+			return r.uncovered(ctx, j)
 		default:
 			run = runPattern(tests)
+			t.Timeout = j.cov.timeout(tests, t.Timeout)
 		}
 	}
+	if j.s != nil {
+		_, cpu, err := r.runSchema(ctx, j.s, t, j.id, run, t.Timeout)
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return r.passed(m), cpu
+		case errors.As(err, &exit):
+			return Killed, cpu
+		}
+		// The binary did not run: the mutant is built alone.
+	}
+	overlay, done, err := r.overlay(m)
+	if err != nil {
+		return NotViable, 0
+	}
+	defer done()
 	out, cpu, err := r.test(ctx, t, overlay, run)
 	switch {
 	case err == nil:
@@ -239,6 +267,58 @@ func (r *Runner) judge(ctx context.Context, m Mutant, t Target, cov *coverage) (
 		return NotViable, cpu
 	}
 	return Killed, cpu
+}
+
+// uncovered judges j's mutant, which no test reaches: it survives unless
+// it does not compile, which building its package says without linking
+// a test binary.
+func (r *Runner) uncovered(ctx context.Context, j job) (Status, time.Duration) {
+	overlay, done, err := r.overlay(j.m)
+	if err != nil {
+		return NotViable, 0
+	}
+	defer done()
+	cmd, cancel := r.command(ctx, j.t, "build", "-overlay="+overlay, "./"+filepath.ToSlash(filepath.Dir(j.m.File)))
+	defer cancel()
+	if cmd.Run() != nil {
+		return NotViable, cpuOf(cmd)
+	}
+	return r.passed(j.m), cpuOf(cmd)
+}
+
+// overlay writes m's file mutated, and the overlay that puts it in a
+// build, in a directory of its own, and returns the overlay's path and
+// what removes them.
+func (r *Runner) overlay(m Mutant) (string, func(), error) {
+	path := filepath.Join(r.Dir, m.File)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "mutant-")
+	if err != nil {
+		return "", nil, err
+	}
+	done := func() { _ = os.RemoveAll(dir) }
+	mutated := filepath.Join(dir, filepath.Base(path))
+	overlay := filepath.Join(dir, "overlay.json")
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	spec, err := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
+	if err == nil {
+		err = os.WriteFile(mutated, Apply(src, m), 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(overlay, spec, 0o600)
+	}
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	return overlay, done, nil
 }
 
 // passed is the status of m when the tests pass on it.
@@ -275,6 +355,14 @@ func (r *Runner) test(ctx context.Context, t Target, overlay, run string) ([]byt
 	defer cancel()
 	out, err := cmd.CombinedOutput()
 	return out, cpuOf(cmd), err
+}
+
+// goCombined runs the go command with args, bounded as command, and
+// returns what it printed.
+func (r *Runner) goCombined(ctx context.Context, t Target, args ...string) ([]byte, error) {
+	cmd, cancel := r.command(ctx, t, args...)
+	defer cancel()
+	return cmd.CombinedOutput()
 }
 
 // command is the go command with args, in the module's root, bounded by

@@ -37,6 +37,7 @@ func main() {
 	workers := flag.Int("workers", 2, "mutants run at once")
 	short := flag.Bool("short", false, "run the tests with -short")
 	sel := flag.Bool("select", true, "judge each mutant by the tests that run its code (per-test coverage), not all of its target's")
+	schema := flag.Bool("schema", true, "build each target's boolean mutants into one test binary (a mutant schema), not one binary per mutant")
 	timeout := flag.Duration("timeout", 5*time.Minute, "bound on one run of a target's tests")
 	list := flag.Bool("list", false, "list the mutants of each target and run nothing")
 	flag.Parse()
@@ -44,7 +45,7 @@ func main() {
 	if *list {
 		err = listMutants(ts)
 	} else {
-		err = run(ts, *equivalent, *workers, *short, *sel, *timeout)
+		err = run(ts, *equivalent, *workers, *short, *sel, *schema, *timeout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -52,12 +53,12 @@ func main() {
 	}
 }
 
-func run(ts targets, equivalentPath string, workers int, short, sel bool, timeout time.Duration) error {
+func run(ts targets, equivalentPath string, workers int, short, sel, schema bool, timeout time.Duration) error {
 	parsed, err := parseTargets(ts, timeout)
 	if err != nil {
 		return err
 	}
-	r := &mutation.Runner{Dir: ".", Go: "go", Workers: workers, Short: short, Select: sel, Log: os.Stdout, Equivalent: map[string]string{}}
+	r := &mutation.Runner{Dir: ".", Go: "go", Workers: workers, Short: short, Select: sel, Schema: schema, Log: os.Stdout, Equivalent: map[string]string{}}
 	if equivalentPath != "" {
 		f, err := os.Open(equivalentPath)
 		if err != nil {
