@@ -143,10 +143,14 @@ func TestRuleMixedInstances(t *testing.T) {
 		}},
 		{name: "requirements: ranges", mutate: func(r *Release) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
-			q.VCPU, q.MemoryMiB = &IntRange{Min: 0}, &IntRange{Min: 8192, Max: ptr(4096)}
+			q.VCPU, q.MemoryMiB = &IntRange{Min: -1}, &IntRange{Min: 8192, Max: ptr(4096)}
 		}, want: []string{
 			mi + ".overrides[0].instance_requirements.memory_mib.max: must be at least min (8192), not 4096",
-			mi + ".overrides[0].instance_requirements.vcpu.min: must be at least 1, not 0",
+			mi + ".overrides[0].instance_requirements.vcpu.min: must not be negative (0 is no minimum), not -1",
+		}},
+		// VCpuCountRequest.Min: "Valid Range: Minimum value of 0."
+		{name: "requirements: vcpu from 0", mutate: func(r *Release) {
+			byAttributes(r, 1).Overrides[0].Requirements.VCPU = &IntRange{Min: 0}
 		}},
 		{name: "requirements: enums", mutate: func(r *Release) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
