@@ -162,8 +162,9 @@ func TestMixedInstancesBounds(t *testing.T) {
 		}
 		return out
 	}
-	// spot is service web with Spot over two types; onDemand without
-	// Spot; req edits its one set of instance requirements.
+	// spot is service web with Spot over two types; onDemand the same
+	// without capacity rebalance, for a percentage with no Spot; req edits
+	// its one set of instance requirements.
 	spot := func(r *Release) *MixedInstances { return spotTypes(r, []string{"m5.large", "c5.large"}) }
 	onDemand := func(r *Release) *MixedInstances {
 		m := spot(r)
