@@ -162,14 +162,14 @@ func serviceSchema() obj {
 
 // mixedSchema is a service's mixed_instances.
 func mixedSchema() obj {
-	rng := func(desc string, lo int) obj {
-		return schemaObject(desc, obj{"min": schemaInt("Minimum.", lo, 1<<30), "max": schemaInt("Maximum (default: none).", lo, 1<<30)}, "min")
+	rng := func(desc string) obj {
+		return schemaObject(desc, obj{"min": schemaInt("Minimum.", 0, 1<<30), "max": schemaInt("Maximum (default: none).", 0, 1<<30)}, "min")
 	}
 	enumList := func(desc string, values []string) obj { return schemaList(desc, obj{"enum": values}) }
 	typeFilter := schemaString("An instance type, family or size; * is a wildcard.", instanceTypeFilterRe.String(), 30)
 	req := schemaObject("Attributes of the instance types to launch (attribute-based instance type selection).", obj{
-		"vcpu":                  rng("vCPUs.", 1),
-		"memory_mib":            rng("Memory in MiB.", 0),
+		"vcpu":                  rng("vCPUs."),
+		"memory_mib":            rng("Memory in MiB."),
 		"cpu_manufacturers":     enumList("CPU manufacturers.", CPUManufacturers),
 		"instance_generations":  enumList("Instance generations.", InstanceGenerations),
 		"burstable_performance": obj{"enum": BurstablePerformances, "description": "Burstable (T) types: included, excluded (default), required."},

@@ -159,8 +159,8 @@ func (v *validator) strategies(mpath string, m *MixedInstances, byReq bool) {
 
 // requirements checks one set of instance requirements.
 func (v *validator) requirements(qpath string, q *InstanceRequirements) {
-	v.intRange(field(qpath, "vcpu"), q.VCPU, 1)
-	v.intRange(field(qpath, "memory_mib"), q.MemoryMiB, 0)
+	v.intRange(field(qpath, "vcpu"), q.VCPU)
+	v.intRange(field(qpath, "memory_mib"), q.MemoryMiB)
 	for _, e := range []struct {
 		key     string
 		values  []string
@@ -201,14 +201,16 @@ func (v *validator) requirements(qpath string, q *InstanceRequirements) {
 	}
 }
 
-// intRange checks a required range: min at least lo, max (when set) at
-// least min.
-func (v *validator) intRange(rpath string, r *IntRange, lo int) {
+// intRange checks a required range, VCpuCount's or MemoryMiB's: min not
+// negative, 0 being no minimum ("Valid Range: Minimum value of 0",
+// VCpuCountRequest and MemoryMiBRequest), and max (when set) at least
+// min.
+func (v *validator) intRange(rpath string, r *IntRange) {
 	switch {
 	case r == nil:
 		v.p.add(rpath, "required: {\"min\": N} and an optional \"max\"")
-	case r.Min < lo:
-		v.p.add(field(rpath, "min"), "must be at least %d, not %d", lo, r.Min)
+	case r.Min < 0:
+		v.p.add(field(rpath, "min"), "must not be negative (0 is no minimum), not %d", r.Min)
 	case r.Max != nil && *r.Max < r.Min:
 		v.p.add(field(rpath, "max"), "must be at least min (%d), not %d", r.Min, *r.Max)
 	}

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,21 +43,9 @@ func byAttributes(r *Release, sets int) *MixedInstances {
 // Spot), each problem named by its path.
 func TestRuleMixedInstances(t *testing.T) {
 	const mi = "services.web.mixed_instances"
-	many := func(n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = []string{"m5", "c5", "r5", "m6i", "c6i", "r6i", "m7g", "c7g"}[i%8] + "." + []string{"large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge"}[i/8]
-		}
-		return out
-	}
 	runRuleCases(t, []ruleCase{
 		{name: "weighted spot types", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 2) }},
 		{name: "by attributes", mutate: func(r *Release) { byAttributes(r, 2) }},
-		{name: "40 types", mutate: func(r *Release) { spotTypes(r, many(40)) }},
-		{name: "41 types (LaunchTemplateOverrides: at most 40)", mutate: func(r *Release) { spotTypes(r, many(41)) },
-			want: []string{mi + ".overrides: at most 40 instance types, not 41"}},
-		{name: "5 requirement sets (at most 4)", mutate: func(r *Release) { byAttributes(r, 5) },
-			want: []string{mi + ".overrides: at most 4 sets of instance_requirements, not 5"}},
 		{name: "no overrides", mutate: func(r *Release) {
 			spotTypes(r, nil).CapacityRebalance = false
 			r.Services["web"].MixedInstances.OnDemandPercentageAboveBase = ptr(100)
@@ -79,29 +68,12 @@ func TestRuleMixedInstances(t *testing.T) {
 		}},
 		{name: "weight 0 beside weights", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1) },
 			want: []string{mi + ".overrides[1].weight: required: when one instance type has a weight, every one must (WeightedCapacity)"}},
-		{name: "weight 1000", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 1000) },
-			want: []string{mi + ".overrides[1].weight: must be between 1 and 999 capacity units, not 1000"}},
-		{name: "weight 999", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 999) }},
-		{name: "negative weight", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, -1) },
-			want: []string{mi + ".overrides[1].weight: must be between 1 and 999 capacity units, not -1"}},
 		{name: "weight with requirements", mutate: func(r *Release) { byAttributes(r, 1).Overrides[0].Weight = 2 },
 			want: []string{mi + ".overrides[0].weight: must be absent with instance_requirements: the group's capacity is then counted in instances"}},
 		{name: "duplicate type", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.large"}) },
 			want: []string{mi + `.overrides[1].instance_type: duplicate "m5.large"`}},
 		{name: "bad type", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "M5 Large"}) },
 			want: []string{mi + ".overrides[1].instance_type: must be an EC2 instance type like t3.micro"}},
-		{name: "percentage 101", mutate: func(r *Release) {
-			spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandPercentageAboveBase = ptr(101)
-		},
-			want: []string{
-				mi + ".capacity_rebalance: replaces Spot instances: it needs on_demand_percentage_above_base below 100",
-				mi + ".on_demand_percentage_above_base: must be between 0 and 100, not 101",
-			}},
-		{name: "percentage -1", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandPercentageAboveBase = ptr(-1) },
-			want: []string{mi + ".on_demand_percentage_above_base: must be between 0 and 100, not -1"}},
-		{name: "percentage 0, all Spot", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandPercentageAboveBase = ptr(0) }},
-		{name: "negative base", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).OnDemandBaseCapacity = -1 },
-			want: []string{mi + ".on_demand_base_capacity: must not be negative, not -1"}},
 		{name: "unknown spot strategy", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}).SpotAllocationStrategy = "cheapest" },
 			want: []string{mi + `.spot_allocation_strategy: must be one of price-capacity-optimized, capacity-optimized, capacity-optimized-prioritized, lowest-price, not "cheapest"`}},
 		{name: "prioritized spot with requirements", mutate: func(r *Release) {
@@ -118,16 +90,11 @@ func TestRuleMixedInstances(t *testing.T) {
 			m := spotTypes(r, []string{"m5.large", "c5.large"})
 			m.SpotAllocationStrategy, m.SpotInstancePools = SpotCapacityOptimized, 3
 		}, want: []string{mi + ".spot_instance_pools: only with spot_allocation_strategy lowest-price"}},
-		{name: "21 pools", mutate: func(r *Release) {
-			m := spotTypes(r, []string{"m5.large", "c5.large"})
-			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, 21
-		}, want: []string{mi + ".spot_instance_pools: must be between 1 and 20, not 21"}},
-		{name: "lowest-price with 20 pools", mutate: func(r *Release) {
-			m := spotTypes(r, []string{"m5.large", "c5.large"})
-			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, 20
-		}},
 		{name: "spot with one type", mutate: func(r *Release) { spotTypes(r, []string{"m5.large"}) },
 			want: []string{mi + ".overrides: a group with Spot capacity (on_demand_percentage_above_base below 100) needs at least 2 instance types: every Spot strategy spreads across pools, and one type leaves nothing to fall back to when its pools are interrupted"}},
+		{name: "spot with no overrides: the one problem is the missing overrides", mutate: func(r *Release) { spotTypes(r, nil) },
+			want: []string{mi + ".overrides: required: at least one instance type or one set of instance_requirements"}},
+		{name: "spot with two types", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "c5.large"}) }},
 		{name: "on-demand with one type", mutate: func(r *Release) {
 			m := spotTypes(r, []string{"m5.large"})
 			m.OnDemandPercentageAboveBase, m.CapacityRebalance = nil, false
@@ -141,13 +108,6 @@ func TestRuleMixedInstances(t *testing.T) {
 			mi + `.overrides[0].instance_requirements.memory_mib: required: {"min": N} and an optional "max"`,
 			mi + `.overrides[0].instance_requirements.vcpu: required: {"min": N} and an optional "max"`,
 		}},
-		{name: "requirements: ranges", mutate: func(r *Release) {
-			q := byAttributes(r, 1).Overrides[0].Requirements
-			q.VCPU, q.MemoryMiB = &IntRange{Min: 0}, &IntRange{Min: 8192, Max: ptr(4096)}
-		}, want: []string{
-			mi + ".overrides[0].instance_requirements.memory_mib.max: must be at least min (8192), not 4096",
-			mi + ".overrides[0].instance_requirements.vcpu.min: must be at least 1, not 0",
-		}},
 		{name: "requirements: enums", mutate: func(r *Release) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
 			q.CPUManufacturers, q.InstanceGenerations, q.BurstablePerformance = []string{"amd", "ibm"}, []string{"next"}, "maybe"
@@ -160,6 +120,12 @@ func TestRuleMixedInstances(t *testing.T) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
 			q.AllowedInstanceTypes, q.ExcludedInstanceTypes = []string{"m5.*", "c5*.*"}, []string{"t2.*"}
 		}, want: []string{mi + ".overrides[0].instance_requirements: allowed_instance_types and excluded_instance_types are exclusive"}},
+		{name: "requirements: allowed only", mutate: func(r *Release) {
+			byAttributes(r, 1).Overrides[0].Requirements.AllowedInstanceTypes = []string{"m5.*", "c5*.*"}
+		}},
+		{name: "requirements: excluded only", mutate: func(r *Release) {
+			byAttributes(r, 1).Overrides[0].Requirements.ExcludedInstanceTypes = []string{"t2.*"}
+		}},
 		{name: "requirements: bad filter, negative price protection", mutate: func(r *Release) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
 			q.ExcludedInstanceTypes, q.SpotMaxPricePercentageOverLowestPrice = []string{"M5 *"}, ptr(-1)
@@ -167,6 +133,130 @@ func TestRuleMixedInstances(t *testing.T) {
 			mi + `.overrides[0].instance_requirements.excluded_instance_types[0]: must be an instance type, family or size, with * as a wildcard (m5.*, c5*.*), not "M5 *"`,
 			mi + ".overrides[0].instance_requirements.spot_max_price_percentage_over_lowest_price: must not be negative, not -1",
 		}},
+	})
+}
+
+// TestMixedInstancesBounds checks each bound of a mixed instances policy
+// at its limit, the last value CreateAutoScalingGroup accepts, and one
+// past it, the first it refuses, as the Auto Scaling API Reference gives
+// them (the page named above each pair; the ranges "Valid Range" and
+// "Array Members" are the service model's). Each case that is refused
+// has exactly one problem, naming the field and the limit.
+func TestMixedInstancesBounds(t *testing.T) {
+	const (
+		mi = "services.web.mixed_instances"
+		q0 = mi + ".overrides[0].instance_requirements"
+	)
+	// types are n distinct instance types; filters n type filters.
+	types := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = []string{"m5", "c5", "r5", "m6i", "c6i", "r6i", "m7g", "c7g"}[i%8] + "." + []string{"large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge"}[i/8]
+		}
+		return out
+	}
+	filters := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("x%d.*", i)
+		}
+		return out
+	}
+	// spot is service web with Spot over two types; onDemand the same
+	// without capacity rebalance, for a percentage with no Spot; req edits
+	// its one set of instance requirements.
+	spot := func(r *Release) *MixedInstances { return spotTypes(r, []string{"m5.large", "c5.large"}) }
+	onDemand := func(r *Release) *MixedInstances {
+		m := spot(r)
+		m.CapacityRebalance = false
+		return m
+	}
+	req := func(edit func(q *InstanceRequirements)) func(r *Release) {
+		return func(r *Release) { edit(byAttributes(r, 1).Overrides[0].Requirements) }
+	}
+	runRuleCases(t, []ruleCase{
+		// LaunchTemplateOverrides.InstanceType: "You can specify up to 40
+		// instance types per Auto Scaling group."
+		{name: "40 types", mutate: func(r *Release) { spotTypes(r, types(40)) }},
+		{name: "41 types", mutate: func(r *Release) { spotTypes(r, types(41)) },
+			want: []string{mi + ".overrides: at most 40 instance types, not 41"}},
+		// LaunchTemplateOverrides.InstanceRequirements: "You can specify up
+		// to four separate sets of instance requirements per Auto Scaling
+		// group."
+		{name: "4 requirement sets", mutate: func(r *Release) { byAttributes(r, 4) }},
+		{name: "5 requirement sets", mutate: func(r *Release) { byAttributes(r, 5) },
+			want: []string{mi + ".overrides: at most 4 sets of instance_requirements, not 5"}},
+		// LaunchTemplateOverrides.WeightedCapacity: "Value must be in the
+		// range of 1-999."
+		{name: "weights 1 and 999", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 999) }},
+		{name: "weight 1000", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, 1000) },
+			want: []string{mi + ".overrides[1].weight: must be between 1 and 999 capacity units, not 1000"}},
+		{name: "weight -1", mutate: func(r *Release) { spotTypes(r, []string{"m5.large", "m5.xlarge"}, 1, -1) },
+			want: []string{mi + ".overrides[1].weight: must be between 1 and 999 capacity units, not -1"}},
+		// InstancesDistribution.OnDemandBaseCapacity: a capacity, default 0.
+		{name: "base 0", mutate: func(r *Release) { spot(r).OnDemandBaseCapacity = 0 }},
+		{name: "base -1", mutate: func(r *Release) { spot(r).OnDemandBaseCapacity = -1 },
+			want: []string{mi + ".on_demand_base_capacity: must not be negative, not -1"}},
+		// InstancesDistribution.OnDemandPercentageAboveBaseCapacity: a
+		// percentage, 100 "only On-Demand Instances".
+		{name: "percentage 0, all Spot", mutate: func(r *Release) { spot(r).OnDemandPercentageAboveBase = ptr(0) }},
+		{name: "percentage -1", mutate: func(r *Release) { spot(r).OnDemandPercentageAboveBase = ptr(-1) },
+			want: []string{mi + ".on_demand_percentage_above_base: must be between 0 and 100, not -1"}},
+		{name: "percentage 100, no Spot", mutate: func(r *Release) { onDemand(r).OnDemandPercentageAboveBase = ptr(100) }},
+		{name: "percentage 101", mutate: func(r *Release) { onDemand(r).OnDemandPercentageAboveBase = ptr(101) },
+			want: []string{mi + ".on_demand_percentage_above_base: must be between 0 and 100, not 101"}},
+		// InstancesDistribution.SpotInstancePools: "Value must be in the
+		// range of 1-20."
+		{name: "1 pool", mutate: func(r *Release) {
+			m := spot(r)
+			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, 1
+		}},
+		{name: "-1 pools", mutate: func(r *Release) {
+			m := spot(r)
+			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, -1
+		}, want: []string{mi + ".spot_instance_pools: must be between 1 and 20, not -1"}},
+		{name: "20 pools", mutate: func(r *Release) {
+			m := spot(r)
+			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, 20
+		}},
+		{name: "21 pools", mutate: func(r *Release) {
+			m := spot(r)
+			m.SpotAllocationStrategy, m.SpotInstancePools = SpotLowestPrice, 21
+		}, want: []string{mi + ".spot_instance_pools: must be between 1 and 20, not 21"}},
+		// VCpuCountRequest and MemoryMiBRequest, Min and Max: "Valid Range:
+		// Minimum value of 0." (0 is no minimum); a max below its min
+		// matches no instance type.
+		{name: "vcpu and memory from 0", mutate: req(func(q *InstanceRequirements) {
+			q.VCPU, q.MemoryMiB = &IntRange{Min: 0}, &IntRange{Min: 0, Max: ptr(0)}
+		})},
+		{name: "vcpu min -1", mutate: req(func(q *InstanceRequirements) { q.VCPU = &IntRange{Min: -1} }),
+			want: []string{q0 + ".vcpu.min: must not be negative (0 is no minimum), not -1"}},
+		{name: "memory min -1", mutate: req(func(q *InstanceRequirements) { q.MemoryMiB = &IntRange{Min: -1} }),
+			want: []string{q0 + ".memory_mib.min: must not be negative (0 is no minimum), not -1"}},
+		{name: "vcpu max equal to min", mutate: req(func(q *InstanceRequirements) { q.VCPU = &IntRange{Min: 2, Max: ptr(2)} })},
+		{name: "vcpu max one below min", mutate: req(func(q *InstanceRequirements) { q.VCPU = &IntRange{Min: 2, Max: ptr(1)} }),
+			want: []string{q0 + ".vcpu.max: must be at least min (2), not 1"}},
+		{name: "memory max one below min", mutate: req(func(q *InstanceRequirements) { q.MemoryMiB = &IntRange{Min: 8192, Max: ptr(8191)} }),
+			want: []string{q0 + ".memory_mib.max: must be at least min (8192), not 8191"}},
+		// InstanceRequirements.AllowedInstanceTypes and
+		// ExcludedInstanceTypes: "Array Members: Maximum number of 400
+		// items."
+		{name: "400 allowed types", mutate: req(func(q *InstanceRequirements) { q.AllowedInstanceTypes = filters(400) })},
+		{name: "401 allowed types", mutate: req(func(q *InstanceRequirements) { q.AllowedInstanceTypes = filters(401) }),
+			want: []string{q0 + ".allowed_instance_types: at most 400 instance types, not 401"}},
+		{name: "400 excluded types", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = filters(400) })},
+		{name: "401 excluded types", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = filters(401) }),
+			want: []string{q0 + ".excluded_instance_types: at most 400 instance types, not 401"}},
+		// InstanceRequirements.SpotMaxPricePercentageOverLowestPrice and
+		// OnDemandMaxPricePercentageOverLowestPrice: "Valid Range: Minimum
+		// value of 0."
+		{name: "price protection 0", mutate: req(func(q *InstanceRequirements) {
+			q.SpotMaxPricePercentageOverLowestPrice, q.OnDemandMaxPricePercentageOverLowestPrice = ptr(0), ptr(0)
+		})},
+		{name: "spot price protection -1", mutate: req(func(q *InstanceRequirements) { q.SpotMaxPricePercentageOverLowestPrice = ptr(-1) }),
+			want: []string{q0 + ".spot_max_price_percentage_over_lowest_price: must not be negative, not -1"}},
+		{name: "on-demand price protection -1", mutate: req(func(q *InstanceRequirements) { q.OnDemandMaxPricePercentageOverLowestPrice = ptr(-1) }),
+			want: []string{q0 + ".on_demand_max_price_percentage_over_lowest_price: must not be negative, not -1"}},
 	})
 }
 
