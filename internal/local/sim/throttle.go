@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"time"
 
@@ -211,6 +212,7 @@ func (w *World) throttle(ctx context.Context, c Call) (time.Time, error) {
 	at := c.At
 	op := c.Service + ":" + c.Op
 	for attempt := 1; ; attempt++ {
+		w.attempts[BucketSecond{Account: c.Account, Region: c.Region, Bucket: key, Second: at.Unix()}]++
 		if b.take(r, at) {
 			return at, nil
 		}
@@ -225,6 +227,23 @@ func (w *World) throttle(ctx context.Context, c Call) (time.Time, error) {
 		w.throttles.Backoff += backoff
 		at = at.Add(backoff)
 	}
+}
+
+// BucketSecond is one request bucket (BucketOf) of one account and
+// region in one second (Unix time).
+type BucketSecond struct {
+	Account, Region, Bucket string
+	Second                  int64
+}
+
+// Attempts returns how many attempts each bucket of a world that
+// throttles took in each second, as AWS counts them: every call's
+// first attempt and every retry the caller's SDK made of a throttled
+// one, at its moment (after its backoff), throttled or not.
+func (w *World) Attempts() map[BucketSecond]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.attempts)
 }
 
 // Throttles returns the throttled calls so far.

@@ -177,5 +177,39 @@ func TestThrottledGroupLaunchesWhenAccepted(t *testing.T) {
 	for _, it := range times {
 		assert.Contains(t, []time.Time{accepted, raised}, it.Launched, it.ID)
 	}
+}
 
+// TestThrottlingCountsEveryAttempt: AWS counts every request against its
+// bucket, a retry of a throttled one too (ELB API throttling,
+// https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html:
+// "each API request ... removes one token"; the SDK's standard retryer
+// sends a throttled request again). Attempts counts each at the second
+// it is sent, after its backoff: a burst of 100 takes 100 attempts in
+// its second, and the retries besides.
+func TestThrottlingCountsEveryAttempt(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	spec.Throttle = true
+	w, err := sim.New(clock.NewVirtual(start), spec)
+	require.NoError(t, err)
+	c := w.Clients(deployer, region)
+	for range 100 {
+		ctx, _ := fanout.WithTimeline(context.Background())
+		_, _ = c.ELBv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{})
+	}
+	retried := w.Throttles().Retried["Elastic Load Balancing v2:DescribeTargetGroups"]
+	require.Positive(t, retried)
+	bucket := sim.BucketOf("Elastic Load Balancing v2", "DescribeTargetGroups")
+	total, later := 0, 0
+	for k, n := range w.Attempts() {
+		assert.Equal(t, bucket, k.Bucket)
+		total += n
+		if k.Second > start.Unix() {
+			later += n
+		}
+	}
+	assert.Equal(t, 100+retried, total, "every attempt, the retries too")
+	assert.GreaterOrEqual(t, w.Attempts()[sim.BucketSecond{Account: deployer, Region: region, Bucket: bucket, Second: start.Unix()}], 100,
+		"the burst's first attempts in its second")
+	assert.Positive(t, later, "retries after their backoff, in later seconds")
 }

@@ -37,10 +37,12 @@ type World struct {
 	observer func(Change)
 	before   *Instant
 	// throttling is the WorldSpec's Throttle; buckets are its token
-	// buckets by account, region and bucket key; throttles its counts.
+	// buckets by account, region and bucket key; throttles its counts;
+	// attempts the attempts each bucket took in each second.
 	throttling bool
 	buckets    map[string]*bucket
 	throttles  Throttles
+	attempts   map[BucketSecond]int
 
 	mu  sync.Mutex
 	now time.Time
@@ -127,7 +129,7 @@ func New(clk clock.Clock, spec WorldSpec) (*World, error) {
 		clk:      clk,
 		timings:  DefaultTimings().over(&spec.Defaults),
 		drawSeed: spec.Seed, subsecond: spec.Subsecond,
-		throttling: spec.Throttle, buckets: map[string]*bucket{},
+		throttling: spec.Throttle, buckets: map[string]*bucket{}, attempts: map[BucketSecond]int{},
 		throttles: Throttles{Retried: map[string]int{}, Failed: map[string]int{}},
 		quotas:    spec.Limits,
 		now:       clk.Now(),

@@ -58,12 +58,15 @@ type Multi struct {
 	// rate over Seconds, from the deploys' start to the last one's end;
 	// MaxCallsInASecond the most calls to any one request bucket
 	// (sim.BucketOf: the calls that share one, as AWS documents them) in
-	// any one second, of BusiestBucket.
-	DescribeTargetHealthPerS float64 `json:"describe_target_health_per_s"`
-	DescribeASGPerS          float64 `json:"describe_asg_per_s"`
-	MaxCallsInASecond        int     `json:"max_calls_in_a_second"`
-	BusiestBucket            string  `json:"busiest_bucket,omitempty"`
-	Seconds                  float64 `json:"seconds"`
+	// any one second, of BusiestBucket, every attempt counted
+	// (sim.World.Attempts: the SDK's retries of throttled calls too);
+	// MaxCallsInASecondByBucket each bucket's.
+	DescribeTargetHealthPerS  float64        `json:"describe_target_health_per_s"`
+	DescribeASGPerS           float64        `json:"describe_asg_per_s"`
+	MaxCallsInASecond         int            `json:"max_calls_in_a_second"`
+	BusiestBucket             string         `json:"busiest_bucket,omitempty"`
+	MaxCallsInASecondByBucket map[string]int `json:"max_calls_in_a_second_by_bucket,omitempty"`
+	Seconds                   float64        `json:"seconds"`
 	// Failure is the first deploy's failure, when one did not succeed.
 	Failure string `json:"failure,omitempty"`
 }
@@ -108,6 +111,7 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 	m.AutoScalingCallsByTask = r.asgBy
 	r.mu.Unlock()
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
+	m.busiest(r.World().Attempts(), began)
 	return m, nil
 }
 
@@ -215,32 +219,36 @@ func deployAll(ctx context.Context, r *region.Region, sub *submitter, k, s, vers
 }
 
 // rates counts the DescribeTargetHealth and DescribeAutoScalingGroups of
-// calls over span (their mean rate), and the most calls to one request
-// bucket in one second.
+// calls over span (their mean rate), and the calls by operation and by
+// bucket.
 func (m *Multi) rates(calls []sim.Call, span time.Duration) {
-	perSecond := map[string]map[int64]int{}
 	counts := map[string]int{}
 	m.CallsByOp, m.CallsByBucket = map[string]int{}, map[string]int{}
 	for _, c := range calls {
 		counts[c.Op]++
 		m.CallsByOp[c.Service+":"+c.Op]++
-		bucket := sim.BucketOf(c.Service, c.Op)
-		if bucket == "" {
-			continue
-		}
-		m.CallsByBucket[bucket]++
-		if perSecond[bucket] == nil {
-			perSecond[bucket] = map[int64]int{}
-		}
-		sec := c.At.Unix()
-		perSecond[bucket][sec]++
-		if n := perSecond[bucket][sec]; n > m.MaxCallsInASecond {
-			m.MaxCallsInASecond, m.BusiestBucket = n, bucket
+		if bucket := sim.BucketOf(c.Service, c.Op); bucket != "" {
+			m.CallsByBucket[bucket]++
 		}
 	}
 	if secs := span.Seconds(); secs > 0 {
 		m.DescribeTargetHealthPerS = round3(float64(counts["DescribeTargetHealth"]) / secs)
 		m.DescribeASGPerS = round3(float64(counts["DescribeAutoScalingGroups"]) / secs)
+	}
+}
+
+// busiest finds the most attempts one request bucket took in one second
+// from since on, overall and by bucket.
+func (m *Multi) busiest(attempts map[sim.BucketSecond]int, since time.Time) {
+	m.MaxCallsInASecondByBucket = map[string]int{}
+	for k, n := range attempts {
+		if k.Second < since.Unix() {
+			continue
+		}
+		m.MaxCallsInASecondByBucket[k.Bucket] = max(m.MaxCallsInASecondByBucket[k.Bucket], n)
+		if n > m.MaxCallsInASecond || (n == m.MaxCallsInASecond && k.Bucket < m.BusiestBucket) {
+			m.MaxCallsInASecond, m.BusiestBucket = n, k.Bucket
+		}
 	}
 }
 
