@@ -180,30 +180,68 @@ func resolveSubnets(ctx context.Context, api cloud.EC2, r *release.Release, uses
 
 // resolveSecurityGroups resolves security groups by ID, group name or Name
 // tag: each found once, tagged with the release's project, config and the
-// using service. At most three DescribeSecurityGroups calls.
-func resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *Resolved, p *problems) (map[string]string, error) {
+// using service. One DescribeSecurityGroups call when every reference is
+// found by it: by group-id when every reference is an ID, else every
+// group of the VPCs of the release's subnets (subnets, resolved already;
+// a group name is unique in its VPC, and a group elsewhere fails the
+// placement check anyway), matched here by ID, group name or Name tag.
+// The references that finds nothing for (none of those VPCs'), and every
+// one when no subnet resolved, are looked for account-wide by group-id,
+// group-name and tag:Name, up to three calls more, so that a problem
+// names what is wrong with the group they find.
+func resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, subnets map[string]string, res *Resolved, p *problems) (map[string]string, error) {
 	if len(uses) == 0 {
 		return map[string]string{}, nil
 	}
+	describe := func(f ec2types.Filter, token *string) ([]tagged, *string, error) {
+		out, err := api.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{f}, NextToken: token})
+		if err != nil {
+			return nil, nil, err
+		}
+		var found []tagged
+		for _, g := range out.SecurityGroups {
+			found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: tags.FromEC2(g.Tags)})
+			res.vpcOf[aws.ToString(g.GroupId)] = aws.ToString(g.VpcId)
+		}
+		return found, out.NextToken, nil
+	}
 	ids, names := split(uses, "sg-")
-	filters := []ec2types.Filter{filter("group-id", ids...), filter("group-name", names...), filter("tag:Name", names...)}
-	found, err := describeEach("ec2:DescribeSecurityGroups", filters,
-		func(f ec2types.Filter, token *string) ([]tagged, *string, error) {
-			out, err := api.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{f}, NextToken: token})
-			if err != nil {
-				return nil, nil, err
-			}
-			var found []tagged
-			for _, g := range out.SecurityGroups {
-				found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: tags.FromEC2(g.Tags)})
-				res.vpcOf[aws.ToString(g.GroupId)] = aws.ToString(g.VpcId)
-			}
-			return found, out.NextToken, nil
-		})
+	first := filter("group-id", ids...)
+	if len(names) > 0 {
+		first = filter("vpc-id", vpcsOf(subnets, res.vpcOf)...)
+	}
+	found, err := describeEach("ec2:DescribeSecurityGroups", []ec2types.Filter{first}, describe)
 	if err != nil {
 		return nil, err
 	}
+	var missing []use
+	for _, u := range uses {
+		if len(match(u.ref, strings.HasPrefix(u.ref, "sg-"), found)) == 0 {
+			missing = append(missing, u)
+		}
+	}
+	if len(missing) > 0 {
+		ids, names := split(missing, "sg-")
+		more, err := describeEach("ec2:DescribeSecurityGroups",
+			[]ec2types.Filter{filter("group-id", ids...), filter("group-name", names...), filter("tag:Name", names...)}, describe)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, more...)
+	}
 	return pick(p, r, uses, "sg-", "security group", found, checkOwner), nil
+}
+
+// vpcsOf are the VPCs of the resolved subnets (by reference), sorted.
+func vpcsOf(subnets, vpcOf map[string]string) []string {
+	var out []string
+	for _, id := range subnets {
+		if v := vpcOf[id]; v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // describeEach calls describe with each filter that has values, one at a

@@ -95,7 +95,7 @@ func resolveNetwork(ctx context.Context, c *cloud.Clients, r *release.Release, u
 	if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
 		return err
 	}
-	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res, p); err != nil {
+	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res.Subnets, res, p); err != nil {
 		return err
 	}
 	if err = checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {

@@ -85,3 +85,48 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveSecurityGroupsInOneCall: a release's security groups are
+// found with one DescribeSecurityGroups call (by group-id when every
+// reference is an ID, else every group of its subnets' VPC: filters of
+// different names AND together, API Reference, DescribeSecurityGroups,
+// so one call cannot ask for ids OR names OR Name tags); only a
+// reference that call does not find is looked for account-wide, so the
+// problem names what is wrong with the group it names.
+func TestResolveSecurityGroupsInOneCall(t *testing.T) {
+	tests := []struct {
+		name    string
+		groups  []string
+		calls   int
+		problem string
+	}{
+		{"by name", []string{"ec2::coinbase/deploy-test::development"}, 1, ""},
+		{"by id", []string{"sg-000000000000d0001"}, 1, ""},
+		{"by name and id", []string{"ec2::coinbase/deploy-test::development", "sg-000000000000d0001"}, 1, ""},
+		{"in another VPC", []string{"ec2::coinbase/deploy-test::development", "ec2::coinbase/deploy-test::other-vpc"}, 3,
+			`services.web.security_groups[1]: security group "ec2::coinbase/deploy-test::other-vpc" (sg-000000000000d0003) is in vpc-0000000000000c002`},
+		{"nowhere", []string{"no-such-group"}, 3, `services.web.security_groups[0]: security group "no-such-group" not found`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+			require.NoError(t, err)
+			w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+			require.NoError(t, err)
+			r := newRelease()
+			r.Services["web"].SecurityGroups = tt.groups
+
+			res, err := resources.Resolve(t.Context(), w.Clients("111111111111", "us-east-1"), r)
+			assert.Equal(t, tt.calls, w.Calls()["DescribeSecurityGroups"])
+			if tt.problem == "" {
+				require.NoError(t, err)
+				for _, g := range tt.groups {
+					assert.Equal(t, "sg-000000000000d0001", res.SecurityGroups[g])
+				}
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.problem)
+		})
+	}
+}
