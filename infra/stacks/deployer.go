@@ -107,6 +107,14 @@ func deployerBucket(stack awscdk.Stack) awss3.Bucket {
 				NoncurrentVersionExpiration: days(tuning.NoncurrentVersionRetention.Hours() / 24),
 			},
 			{
+				// Start markers matter for a few minutes (the deploys
+				// starting beside them take turns by them).
+				Id:                          jsii.String("expire-start-markers"),
+				Prefix:                      jsii.String(naming.StartsRoot),
+				Expiration:                  days(1),
+				NoncurrentVersionExpiration: days(1),
+			},
+			{
 				Id:                                  jsii.String("expire-noncurrent-versions"),
 				NoncurrentVersionExpiration:         days(tuning.NoncurrentVersionRetention.Hours() / 24),
 				ExpiredObjectDeleteMarker:           jsii.Bool(true),

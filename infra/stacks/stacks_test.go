@@ -114,6 +114,10 @@ func TestDeployerBucket(t *testing.T) {
 				"ExpirationInDays": 365,
 			}),
 			assertions.Match_ObjectLike(&obj{
+				"Status": "Enabled", "Prefix": naming.StartsRoot,
+				"ExpirationInDays": 1, "NoncurrentVersionExpiration": obj{"NoncurrentDays": 1},
+			}),
+			assertions.Match_ObjectLike(&obj{
 				"Status":                      "Enabled",
 				"NoncurrentVersionExpiration": obj{"NoncurrentDays": 30},
 			}),

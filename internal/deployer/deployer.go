@@ -137,6 +137,7 @@ type Deployer struct {
 	locks     *lock.Locks
 	halts     *halt.Halts
 	ledger    *ledger.Ledger
+	starts    *lock.Starts
 	clock     clock.Clock
 	log       *slog.Logger
 }
@@ -162,6 +163,7 @@ func New(cfg Config, store Store, connector Connector) (*Deployer, error) {
 		store:     store,
 		connector: connector,
 		locks:     lock.New(store, cfg.Bucket, cfg.Clock),
+		starts:    lock.NewStarts(store, cfg.Bucket),
 		halts:     halt.New(store, cfg.Bucket),
 		ledger:    ledger.New(store, cfg.Bucket),
 		clock:     cfg.Clock,

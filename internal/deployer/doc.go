@@ -100,6 +100,11 @@
 //     backs off (throttled), the swap's gate and the steps of a retirement
 //     or clean-up are taken again (throttledStep); each is bounded by
 //     limits.MaxThrottledSteps or the release's timeout.
+//   - Deploys starting together take turns: ValidateResources' first
+//     round, before any call to AWS, takes the deploy's turn among the
+//     deploys to its target account and region that started with it
+//     (lock.Starts, one every tuning.StartEvery) and reports the wait
+//     for it at $.resources; a lone deploy waits nothing.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
@@ -16,6 +17,8 @@ import (
 	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
+	"github.com/ferryhq/ferry/internal/store/lock"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // validateResources is the ValidateResources task: it resolves every
@@ -28,6 +31,9 @@ import (
 // remove, and takes no service out of a load balancer unless the service
 // names it under detach (checkRemovals). It creates nothing. When AWS throttles it, it
 // reports a wait and runs again after it (progress), as Deploy does.
+// Its first round, before any call to AWS, takes the deploy's turn
+// among those starting at once in its target (turn): it reports the wait
+// for it, if any, and checks when it runs again.
 func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -36,6 +42,12 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	if err := d.checkTimeout(st, req); err != nil {
 		return nil, err
 	}
+	if st.Resources == nil {
+		if wait := d.turn(ctx, st, req); wait > 0 {
+			st.Resources = &execution.Progress{WaitSeconds: wait}
+			return st, nil
+		}
+	}
 	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, d.checkResources(ctx, st)); err != nil {
 		return nil, err
 	}
@@ -43,6 +55,31 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 		st.StartUnannounced = !d.announceStarted(ctx, st, req)
 	}
 	return st, nil
+}
+
+// turn is how many seconds the deploy waits for its turn among the
+// deploys to its target that started with it (lock.Starts, one every
+// tuning.StartEvery): 0 for a deploy that finds none ahead. The account's
+// request buckets are shared by every deploy to it; a burst of deploys
+// that all made their first calls at once would ask them for more than
+// they hold. A marker that cannot be written or listed costs the pacing,
+// never the deploy: it waits 0.
+func (d *Deployer) turn(ctx context.Context, st *execution.State, req execution.Request) int {
+	now := d.now()
+	at := req.Execution.StartTime
+	if at.IsZero() {
+		at = now
+	}
+	t, err := d.starts.Take(ctx, st.Target.AccountID, st.Target.Region, st.ReleaseID, at, now,
+		lock.Queue{Every: tuning.StartEvery, Horizon: tuning.StartHorizon})
+	if err != nil {
+		d.log.Warn("the deploy's start could not be queued: it starts now", "release_id", st.ReleaseID, "error", err)
+		return 0
+	}
+	if t.Wait > 0 {
+		d.log.Info("deploys to the target started together: waiting for this one's turn", "release_id", st.ReleaseID, "ahead", t.Ahead, "wait_seconds", math.Ceil(t.Wait.Seconds()))
+	}
+	return int(math.Ceil(t.Wait.Seconds()))
 }
 
 // checkResources resolves and checks the release's resources, its

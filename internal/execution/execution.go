@@ -198,7 +198,9 @@ type State struct {
 
 // Progress is the report of a task that runs once unless AWS throttles
 // it (ValidateResources, Deploy): whether it is done, else how long to
-// wait before it runs again to do the rest.
+// wait before it runs again to do the rest. ValidateResources' first
+// round may also ask to wait for the deploy's turn among the deploys
+// starting together in its target, before any call to AWS.
 type Progress struct {
 	Done bool `json:"done"`
 	// WaitSeconds is how long the state machine waits before the task

@@ -30,6 +30,12 @@
 //	                     (If-None-Match: *): the same bytes again are fine,
 //	                     other bytes under the same release id are refused
 //	lock                 the Lock state, at the start of a deploy; once
+//	_state/_starts/<account>/<region>/<stamp>-<release_id> (a start marker)
+//	                     the ValidateResources state, in its first round,
+//	                     before its first call to AWS; overwritten (empty).
+//	                     The deploys to one account and region starting
+//	                     at once list them to take turns; a lifecycle rule
+//	                     expires them
 //	started              the Validate state, when an execution first sees
 //	                     the release; once
 //	release.sha256       the Validate state, once the copy in the bucket

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ var keyFuncs = map[string]func() string{
 	"HealKey":        func() string { return naming.HealKey("<project>", "<config>") },
 	"TargetsKey":     func() string { return naming.TargetsKey("<project>", "<config>") },
 	"ReleaseKey":     func() string { return naming.ReleaseKey("<project>", "<config>", "<release_id>") },
+	"StartKey":       func() string { return naming.StartKey("<account>", "<region>", "<stamp>", "<release_id>") },
 	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
 	"ReleaseHashKey": func() string { return naming.ReleaseHashKey("<project>", "<config>", "<release_id>") },
 	"UserDataKey":    func() string { return naming.UserDataKey("<project>", "<config>", "<release_id>", "<service>") },
@@ -273,5 +275,23 @@ func TestStateKeyPatterns(t *testing.T) {
 		default:
 			assert.True(t, matchesOther(key), "%s (%s) has no pattern in StateKeyPatterns", name, key)
 		}
+	}
+}
+
+// Start markers sort by start, and StartOf reads back what StartKey
+// wrote; any other key under the prefix is not a start.
+func TestStartKey(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+	prefix := naming.StartsPrefix("111111111111", "us-east-1")
+	key := naming.StartKey("111111111111", "us-east-1", naming.StartStamp(at), "20300102T030405Z-abc")
+	assert.Equal(t, "_state/_starts/111111111111/us-east-1/20300102T030405.678Z-20300102T030405Z-abc", key)
+	got, id, ok := naming.StartOf(prefix, key)
+	require.True(t, ok)
+	assert.True(t, at.Equal(got))
+	assert.Equal(t, "20300102T030405Z-abc", id)
+	assert.Less(t, key, naming.StartKey("111111111111", "us-east-1", naming.StartStamp(at.Add(time.Millisecond)), "a"))
+	for _, k := range []string{prefix + "x", prefix + naming.StartStamp(at) + "-", prefix + naming.StartStamp(at) + "_r", "other/" + key} {
+		_, _, ok := naming.StartOf(prefix, k)
+		assert.False(t, ok, k)
 	}
 }

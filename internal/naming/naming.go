@@ -3,6 +3,7 @@ package naming
 import (
 	"cmp"
 	"strings"
+	"time"
 )
 
 // Tag names. ProjectName, ConfigName and ServiceName scope a resource to one
@@ -61,6 +62,7 @@ func ReservedTags() []string {
 //	<project>/_promotions/<config>/<id>/approval.json       a person's approval of the promotion into the stage <config>
 //	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
+//	_state/_starts/<account>/<region>/<stamp>-<release_id>  a deploy's start in a target environment, read by the deploys starting beside it (empty; expires in a day)
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
@@ -104,6 +106,42 @@ func stateReleasePrefix(project, config, releaseID string) string {
 // ProjectPrefix is the prefix of every key of a project; the configs of a
 // project are the next path segment under it.
 func ProjectPrefix(project string) string { return project + "/" }
+
+// StartsRoot is the prefix of every start marker (StartKey). "_starts"
+// is no project name (StatePrefix), so no project-config's records are
+// under it.
+const StartsRoot = StatePrefix + "_starts/"
+
+// StartsPrefix is the prefix of the start markers of the deploys to one
+// target account and region (StartKey).
+func StartsPrefix(account, region string) string { return StartsRoot + account + "/" + region + "/" }
+
+// StartKey is the start marker of a release's deploy to a target account
+// and region, stamped (StartStamp) with when its execution started: the
+// keys of one target sort by start.
+func StartKey(account, region, stamp, releaseID string) string {
+	return StartsPrefix(account, region) + stamp + "-" + releaseID
+}
+
+// StartStamp is t as a StartKey stamps it: UTC to the millisecond, fixed
+// width, so that stamps sort as times do.
+func StartStamp(t time.Time) string { return t.UTC().Format(startStampLayout) }
+
+// StartOf returns the start and the release id of a key StartKey
+// made under prefix; ok is false for any other key.
+func StartOf(prefix, key string) (at time.Time, releaseID string, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix)
+	if !found || len(rest) < len(startStampLayout)+2 || rest[len(startStampLayout)] != '-' {
+		return time.Time{}, "", false
+	}
+	at, err := time.Parse(startStampLayout, rest[:len(startStampLayout)])
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	return at, rest[len(startStampLayout)+1:], true
+}
+
+const startStampLayout = "20060102T150405.000Z"
 
 // LockKey is the key of a project-config's lock.
 func LockKey(project, config string) string { return StateConfigPrefix(project, config) + "lock" }

@@ -41,6 +41,23 @@ var RetireChecks = pacing.Schedule{
 	Jitter: 0.2,
 }
 
+// StartEvery is the time between the starts of deploys to one account
+// and region that start together (ValidateResources' first round takes
+// its turn, lock.Starts): a start's ValidateResources makes about four
+// calls to Auto Scaling's one shared bucket (40 tokens refilled at 10 a
+// second, sim.AutoScalingShared) and a handful to each EC2 and Elastic
+// Load Balancing Describe bucket, so one start every StartEvery asks the
+// shared bucket for about what it refills, and a burst of deploys is
+// spread instead of throttled. A deploy that finds no other starting
+// waits nothing.
+const StartEvery = 400 * time.Millisecond
+
+// StartHorizon is how far back a start looks for the deploys to its
+// target that started before it: longer than the queue of any burst
+// whose wait fits a release's timeout is not needed, and 256 deploys'
+// turns fit in it.
+const StartHorizon = 2 * time.Minute
+
 // ThrottledSteps is the wait before a loop's task runs again after AWS
 // throttled its calls (limits.MaxThrottledSteps such rounds at most): 20
 // s, jittered by a fifth, so the account's callers that were throttled

@@ -1,5 +1,6 @@
-// Package lock owns the project-config lock and the run-once marker of a
-// release, both objects in the deployer bucket.
+// Package lock owns the project-config lock, the run-once marker of a
+// release and the start markers of the deploys to a target, all objects
+// in the deployer bucket.
 //
 // # The lock
 //
@@ -32,6 +33,17 @@
 // under a new name) is refused with BadReleaseError ("release X already ran
 // (execution Y)") before it takes the lock, so a replay never holds the
 // lock, even briefly. A retry by the same execution passes.
+//
+// # Deploys starting together take turns
+//
+// The deploys to one target account and region share its request buckets
+// (Auto Scaling's one above all). Starts.Take writes a deploy's start
+// marker (naming.StartKey, stamped with its execution's start), then lists
+// the target's markers: those that started no later than it are ahead, a
+// turn (Queue.Every) apart, and it waits for its own. Each writes before
+// it lists, and S3's LIST is strongly consistent, so of two deploys
+// starting together at least one sees the other: they never both go
+// first. A lone deploy waits nothing. The markers are empty and expire.
 //
 // Reads fail closed: only "not found" means absent. A lock or marker whose
 // body is not JSON, is empty, has no release id or is larger than 64 KiB
