@@ -596,7 +596,8 @@ type ProjectConfig struct {
 // (under naming.StatePrefix: a lock, a current record or a release's
 // records), sorted by project, then config, following every page of the
 // listings. What clients uploaded without the deployer ever seeing it is
-// not listed.
+// not listed, nor the deployer's records of no project (a first segment
+// starting "_", which no project's does: naming.StartsRoot).
 func (l *Ledger) ProjectConfigs(ctx context.Context) ([]ProjectConfig, error) {
 	var out []ProjectConfig
 	orgs, err := l.children(ctx, naming.StatePrefix)
@@ -604,6 +605,9 @@ func (l *Ledger) ProjectConfigs(ctx context.Context) ([]ProjectConfig, error) {
 		return nil, err
 	}
 	for _, org := range orgs {
+		if strings.HasPrefix(org, "_") {
+			continue
+		}
 		names, err := l.children(ctx, naming.StatePrefix+org+"/")
 		if err != nil {
 			return nil, err

@@ -413,7 +413,8 @@ func TestReleaseObjectsExpire(t *testing.T) {
 }
 
 // TestProjectConfigs: every project-config with a deployer record is
-// listed, sorted; one only a client wrote to is not.
+// listed, sorted; one only a client wrote to is not, nor the start
+// markers beside the project-configs' records.
 func TestProjectConfigs(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
@@ -426,6 +427,9 @@ func TestProjectConfigs(t *testing.T) {
 	require.NoError(t, e.ledger.PutOutcome(ctx, "acme/web", "staging", ledger.Outcome{ReleaseID: "r2", End: "FailureClean"}))
 	_, err = e.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket),
 		Key: aws.String(naming.ReleaseKey("other/never-run", "dev", "r3")), Body: strings.NewReader("{}")})
+	require.NoError(t, err)
+	_, err = e.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket),
+		Key: aws.String(naming.StartKey("111111111111", "us-east-1", "20300101T000000.000Z", "r4")), Body: strings.NewReader("")})
 	require.NoError(t, err)
 
 	got, err = e.ledger.ProjectConfigs(ctx)
