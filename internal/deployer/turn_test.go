@@ -29,20 +29,29 @@ func TestStartTakesItsTurn(t *testing.T) {
 		name    string
 		ahead   int
 		account string
+		// sameID: the deploys ahead are other projects' releases of
+		// the same id.
+		sameID bool
 	}{
-		{"a lone deploy", 0, account},
-		{"the second", 1, account},
-		{"the fourth", 3, account},
-		{"the eleventh", 10, account},
-		{"ten to another account", 10, "222222222222"},
+		{"a lone deploy", 0, account, false},
+		{"the second", 1, account, false},
+		{"the fourth", 3, account, false},
+		{"the eleventh", 10, account, false},
+		{"the third, after other projects' releases of its id", 2, account, true},
+		{"ten to another account", 10, "222222222222", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			x := h.start(h.baseRelease())
+			r := h.baseRelease()
+			x := h.start(r)
 			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
 			for i := range tt.ahead {
-				s3test.Put(t, h.s3, bucket, naming.StartKey(tt.account, region, naming.StartStamp(x.ctx.StartTime), fmt.Sprintf("other-%02d", i)), "")
+				other := naming.ExecutionName(fmt.Sprintf("other/p%02d", i), config, fmt.Sprintf("other-%02d", i))
+				if tt.sameID {
+					other = naming.ExecutionName(fmt.Sprintf("other/p%02d", i), config, r.ReleaseID)
+				}
+				s3test.Put(t, h.s3, bucket, naming.StartKey(tt.account, region, naming.StartStamp(x.ctx.StartTime), other), "")
 			}
 			calls := h.world.TotalCalls()
 			require.NoError(t, x.once(execution.TaskValidateResources))

@@ -70,7 +70,7 @@ func (d *Deployer) turn(ctx context.Context, st *execution.State, req execution.
 	if at.IsZero() {
 		at = now
 	}
-	t, err := d.starts.Take(ctx, st.Target.AccountID, st.Target.Region, st.ReleaseID, at, now,
+	t, err := d.starts.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), at, now,
 		lock.Queue{Every: tuning.StartEvery, Horizon: tuning.StartHorizon})
 	if err != nil {
 		d.log.Warn("the deploy's start could not be queued: it starts now", "release_id", st.ReleaseID, "error", err)

@@ -30,7 +30,7 @@
 //	                     (If-None-Match: *): the same bytes again are fine,
 //	                     other bytes under the same release id are refused
 //	lock                 the Lock state, at the start of a deploy; once
-//	_state/_starts/<account>/<region>/<stamp>-<release_id> (a start marker)
+//	_state/_starts/<account>/<region>/<stamp>-<execution> (a start marker)
 //	                     the ValidateResources state, in its first round,
 //	                     before its first call to AWS; overwritten (empty).
 //	                     The deploys to one account and region starting

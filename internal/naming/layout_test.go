@@ -29,7 +29,7 @@ var keyFuncs = map[string]func() string{
 	"HealKey":        func() string { return naming.HealKey("<project>", "<config>") },
 	"TargetsKey":     func() string { return naming.TargetsKey("<project>", "<config>") },
 	"ReleaseKey":     func() string { return naming.ReleaseKey("<project>", "<config>", "<release_id>") },
-	"StartKey":       func() string { return naming.StartKey("<account>", "<region>", "<stamp>", "<release_id>") },
+	"StartKey":       func() string { return naming.StartKey("<account>", "<region>", "<stamp>", "<execution>") },
 	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
 	"ReleaseHashKey": func() string { return naming.ReleaseHashKey("<project>", "<config>", "<release_id>") },
 	"UserDataKey":    func() string { return naming.UserDataKey("<project>", "<config>", "<release_id>", "<service>") },

@@ -62,7 +62,7 @@ func ReservedTags() []string {
 //	<project>/_promotions/<config>/<id>/approval.json       a person's approval of the promotion into the stage <config>
 //	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
-//	_state/_starts/<account>/<region>/<stamp>-<release_id>  a deploy's start in a target environment, read by the deploys starting beside it (empty; expires in a day)
+//	_state/_starts/<account>/<region>/<stamp>-<execution>   a deploy's start in a target environment, read by the deploys starting beside it (empty; expires in a day)
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
@@ -116,20 +116,21 @@ const StartsRoot = StatePrefix + "_starts/"
 // target account and region (StartKey).
 func StartsPrefix(account, region string) string { return StartsRoot + account + "/" + region + "/" }
 
-// StartKey is the start marker of a release's deploy to a target account
-// and region, stamped (StartStamp) with when its execution started: the
-// keys of one target sort by start.
-func StartKey(account, region, stamp, releaseID string) string {
-	return StartsPrefix(account, region) + stamp + "-" + releaseID
+// StartKey is the start marker of a deploy to a target account and
+// region, named by its execution (ExecutionName: unique, of [A-Za-z0-9_-])
+// and stamped (StartStamp) with when the execution started: the keys of
+// one target sort by start.
+func StartKey(account, region, stamp, execution string) string {
+	return StartsPrefix(account, region) + stamp + "-" + execution
 }
 
 // StartStamp is t as a StartKey stamps it: UTC to the millisecond, fixed
 // width, so that stamps sort as times do.
 func StartStamp(t time.Time) string { return t.UTC().Format(startStampLayout) }
 
-// StartOf returns the start and the release id of a key StartKey
-// made under prefix; ok is false for any other key.
-func StartOf(prefix, key string) (at time.Time, releaseID string, ok bool) {
+// StartOf returns the start and the execution of a key StartKey made
+// under prefix; ok is false for any other key.
+func StartOf(prefix, key string) (at time.Time, execution string, ok bool) {
 	rest, found := strings.CutPrefix(key, prefix)
 	if !found || len(rest) < len(startStampLayout)+2 || rest[len(startStampLayout)] != '-' {
 		return time.Time{}, "", false

@@ -55,7 +55,8 @@ type Queue struct {
 	Horizon time.Duration
 }
 
-// Take writes the start marker of releaseID's deploy to account/region,
+// Take writes the start marker of deploy (a name unique among the
+// deploys to every target, naming.ExecutionName's) to account/region,
 // its execution started at, then lists the target's markers from
 // q.Horizon before at: the deploys that started no later than at are
 // ahead of it, each start after the one before by q.Every at least, and
@@ -68,9 +69,9 @@ type Queue struct {
 // and does not count itself). Throttling, a 5xx or a broken connection is
 // a *failure.RetryableError; the marker is written before anything is
 // read.
-func (s *Starts) Take(ctx context.Context, account, region, releaseID string, at, now time.Time, q Queue) (Turn, error) {
+func (s *Starts) Take(ctx context.Context, account, region, deploy string, at, now time.Time, q Queue) (Turn, error) {
 	prefix := naming.StartsPrefix(account, region)
-	mine := naming.StartKey(account, region, naming.StartStamp(at), releaseID)
+	mine := naming.StartKey(account, region, naming.StartStamp(at), deploy)
 	if _, err := s.store.Put(ctx, mine, nil, object.Write{Op: "write start marker"}); err != nil {
 		return Turn{}, err
 	}
