@@ -48,7 +48,8 @@ import (
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use, but for the services holding their target mid-window or
 // confirmed stable, and those left out beyond
-// tuning.BalancerReadsPerCheck load balancer reads (balancersUnsettled):
+// its load balancer read budget (balancersUnsettled, readBudget; the
+// Health carries when its reads are refilled, ReadsRefill):
 // they never grow with instances, and stay within an account's Elastic
 // Load Balancing Describe bucket. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
@@ -95,7 +96,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err != nil {
 		return d.throttled(st, req, err)
 	}
-	h := &execution.Health{Checks: 1, Services: report, Analysis: a}
+	h := &execution.Health{Checks: 1, Services: report, Analysis: a, ReadsRefill: readsRefill(st, now, j.reads)}
 	if st.Health != nil {
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
@@ -143,7 +144,7 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 	if !cloud.Throttled(err) || st.Health == nil {
 		return nil, err
 	}
-	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services}
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil

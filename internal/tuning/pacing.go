@@ -84,8 +84,20 @@ const (
 	// with instances nor with how many services reach their target or end
 	// their window at once. At the checks' quickest pace
 	// (ImminentCheckInterval) it stays within an account's Elastic Load
-	// Balancing Describe refill (10 a second).
+	// Balancing Describe refill (10 a second). A check makes more, up to
+	// BalancerReadBurst, while the checks' own reads before left the
+	// account's bucket that full.
 	BalancerReadsPerCheck = 20
+	// BalancerReadBurst is the most load balancer reads one health check
+	// makes when the checks before left the account's Describe bucket
+	// (Elastic Load Balancing: 40 tokens) that full by their own reads
+	// (refilled at BalancerReadRate): three quarters of it, the rest left
+	// to other callers. Services that reach their targets together are
+	// seen together, in one check rather than two.
+	BalancerReadBurst = 30
+	// BalancerReadRate is the account's Elastic Load Balancing Describe
+	// refill: tokens a second.
+	BalancerReadRate = 10
 	// StableCheckInterval is the shortest wait between two health checks
 	// while every service holds its target and its stability window runs:
 	// a termination or a replacement during the window is still seen (in
