@@ -1,0 +1,71 @@
+package deployer
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/store/halt"
+	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/store/lock"
+)
+
+// slowReads is a Store whose every read takes a second on the task's
+// Timeline (package fanout), as S3 calls take their time in AWS.
+type slowReads struct{ Store }
+
+func (s slowReads) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	fanout.Spend(ctx, time.Second)
+	return s.Store.GetObject(ctx, in, optFns...)
+}
+
+// checkStart is a run after Deploy, its deployer's reads of the
+// deployer bucket a second each, and the CheckHealthy request it is at.
+func checkStart(t *testing.T) (*harness, *Deployer, *execution.State, execution.Request) {
+	h := newHarness(t)
+	x := h.start(h.baseRelease())
+	require.NoError(t, x.steps(upToDeploy...))
+	d := *h.d
+	slow := slowReads{h.store}
+	d.store, d.locks, d.halts, d.ledger = slow, lock.New(slow, bucket, h.clk), halt.New(slow, bucket), ledger.New(slow, bucket)
+	in, err := json.Marshal(x.state)
+	require.NoError(t, err)
+	return h, &d, x.state, execution.Request{Task: execution.TaskCheckHealthy, Input: in, Execution: x.ctx}
+}
+
+// TestBeginCheckReadsSideBySide: a health check reads the halt marker,
+// the release and the lock's run side by side: its S3 reads take one
+// read's time, not three, and the check sees its release's target sooner.
+func TestBeginCheckReadsSideBySide(t *testing.T) {
+	_, d, st, req := checkStart(t)
+	ctx, tl := fanout.WithTimeline(t.Context())
+	r, c, err := d.beginCheck(ctx, st, req)
+	require.NoError(t, err)
+	assert.NotNil(t, r)
+	assert.NotNil(t, c)
+	assert.Equal(t, time.Second, tl.Elapsed())
+}
+
+// TestBeginCheckFailsInOrder: read side by side, a check still fails
+// with a halt before a timeout.
+func TestBeginCheckFailsInOrder(t *testing.T) {
+	h, d, st, req := checkStart(t)
+	h.clk.Advance(time.Duration(st.Timeout+1) * time.Second)
+	_, _, err := d.beginCheck(t.Context(), st, req)
+	var timeout *failure.TimeoutError
+	require.ErrorAs(t, err, &timeout)
+
+	require.NoError(t, h.halts.Put(t.Context(), project, config, halt.Marker{By: "oncall", Reason: "errors up", At: h.clk.Now()}))
+	_, _, err = d.beginCheck(t.Context(), st, req)
+	var halted *failure.HaltError
+	require.ErrorAs(t, err, &halted)
+	assert.Contains(t, halted.Reason, "errors up")
+}
