@@ -96,25 +96,29 @@ func TestToAskBudget(t *testing.T) {
 }
 
 // TestReadBudget: a check reads more load balancers than
-// tuning.BalancerReadsPerCheck, up to tuning.BalancerReadBurst, only as
-// far as the checks' own reads before left the account's Describe bucket
+// tuning.BalancerReadsPerCheck, up to tuning.BalancerReadBurst, only once
+// a target was reached (before, a read seldom finds one) and as far as
+// the checks' own reads before left the account's Describe bucket
 // (Elastic Load Balancing User Guide, "Request throttling": 40 tokens,
 // refilled at 10 a second) that full by now; what it reads sets when the
 // bucket is full again.
 func TestReadBudget(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	reached := map[string]execution.ServiceHealth{"api": {Healthy: 3, Target: 3}, "web": {Healthy: 1, Target: 3}}
+	short := map[string]execution.ServiceHealth{"api": {Healthy: 2, Target: 3}, "web": {Healthy: 1, Target: 3}}
 	tests := []struct {
 		name   string
 		health *execution.Health
 		want   int
 	}{
-		{"first check: the bucket untouched", nil, tuning.BalancerReadBurst},
-		{"no reads yet", &execution.Health{Checks: 2}, tuning.BalancerReadBurst},
-		{"refilled already", &execution.Health{ReadsRefill: at(-time.Second)}, tuning.BalancerReadBurst},
-		{"a second's refill owed", &execution.Health{ReadsRefill: at(time.Second)}, tuning.BalancerReadBurst - tuning.BalancerReadRate},
-		{"the burst spent a moment ago: the steady budget", &execution.Health{ReadsRefill: at(3 * time.Second)}, tuning.BalancerReadsPerCheck},
-		{"far behind: the steady budget still", &execution.Health{ReadsRefill: at(time.Minute)}, tuning.BalancerReadsPerCheck},
+		{"first check", nil, tuning.BalancerReadsPerCheck},
+		{"no target reached yet: the steady budget", &execution.Health{Checks: 2, Services: short}, tuning.BalancerReadsPerCheck},
+		{"a target reached, no reads yet", &execution.Health{Checks: 2, Services: reached}, tuning.BalancerReadBurst},
+		{"refilled already", &execution.Health{ReadsRefill: at(-time.Second), Services: reached}, tuning.BalancerReadBurst},
+		{"a second's refill owed", &execution.Health{ReadsRefill: at(time.Second), Services: reached}, tuning.BalancerReadBurst - tuning.BalancerReadRate},
+		{"the burst spent a moment ago: the steady budget", &execution.Health{ReadsRefill: at(3 * time.Second), Services: reached}, tuning.BalancerReadsPerCheck},
+		{"far behind: the steady budget still", &execution.Health{ReadsRefill: at(time.Minute), Services: reached}, tuning.BalancerReadsPerCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,8 +133,8 @@ func TestReadBudget(t *testing.T) {
 }
 
 // TestToAskBurst: when many services wait on their load balancers at
-// once and the checks before left the Describe bucket full, a check
-// reads tuning.BalancerReadBurst of them, not only
+// once, a target was reached and the checks before left the Describe
+// bucket full, a check reads tuning.BalancerReadBurst of them, not only
 // tuning.BalancerReadsPerCheck: services reaching their targets together
 // are seen sooner.
 func TestToAskBurst(t *testing.T) {
@@ -139,13 +143,14 @@ func TestToAskBurst(t *testing.T) {
 	st, services, names, groups, caps := checkScene(n, func(int) int { return 3 }, func(int) execution.ServiceHealth {
 		return execution.ServiceHealth{Healthy: 1, Target: 3, StableSeconds: 60}
 	})
+	st.Health.Services = map[string]execution.ServiceHealth{services[0]: {Healthy: 3, Target: 3}, services[1]: {Healthy: 1, Target: 3}}
 	named := servedByTGs(services, func(int) int { return 1 })
 	ask, _ := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
 	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "the bucket spent")
 	refilled := now.Add(-time.Second)
 	st.Health.ReadsRefill = &refilled
 	ask, _ = toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
-	assert.Equal(t, tuning.BalancerReadBurst, readsOf(named, ask), "the bucket full")
+	assert.Equal(t, tuning.BalancerReadBurst, readsOf(named, ask), "the bucket full, a target reached")
 }
 
 // TestToAskBudgetInCalls: the budget is load balancer reads, not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -383,12 +384,18 @@ func readsOf(named namedSet, ask map[string]bool) int {
 
 // readBudget is how many load balancer reads a check at now may make:
 // tuning.BalancerReadsPerCheck, or more, up to tuning.BalancerReadBurst,
-// while the checks' own reads left that much of the account's Describe
-// bucket (refilled at tuning.BalancerReadRate) by now: st.Health's
-// ReadsRefill, a generic cell rate algorithm's theoretical arrival time.
+// once a service of the previous check held its target (targets are
+// being reached: the others are near theirs, and each read may see one
+// reached) and while the checks' own reads left that much of the
+// account's Describe bucket (refilled at tuning.BalancerReadRate) by now:
+// st.Health's ReadsRefill, a generic cell rate algorithm's theoretical
+// arrival time.
 func readBudget(st *execution.State, now time.Time) int {
+	if st.Health == nil || !slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+		return tuning.BalancerReadsPerCheck
+	}
 	tokens := tuning.BalancerReadBurst
-	if st.Health != nil && st.Health.ReadsRefill != nil {
+	if st.Health.ReadsRefill != nil {
 		if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
 			tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
 		}

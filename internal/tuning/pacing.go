@@ -89,11 +89,12 @@ const (
 	// account's bucket that full.
 	BalancerReadsPerCheck = 20
 	// BalancerReadBurst is the most load balancer reads one health check
-	// makes when the checks before left the account's Describe bucket
-	// (Elastic Load Balancing: 40 tokens) that full by their own reads
-	// (refilled at BalancerReadRate): three quarters of it, the rest left
-	// to other callers. Services that reach their targets together are
-	// seen together, in one check rather than two.
+	// makes once a service has reached its target (the others are near
+	// theirs) and while the checks before left the account's Describe
+	// bucket (Elastic Load Balancing: 40 tokens) that full by their own
+	// reads (refilled at BalancerReadRate): three quarters of it, the
+	// rest left to other callers. Services that reach their targets
+	// together are seen together, in one check rather than two.
 	BalancerReadBurst = 30
 	// BalancerReadRate is the account's Elastic Load Balancing Describe
 	// refill: tokens a second.
