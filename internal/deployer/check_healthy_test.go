@@ -13,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/store/halt"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/store/lock"
@@ -68,4 +69,23 @@ func TestBeginCheckFailsInOrder(t *testing.T) {
 	var halted *failure.HaltError
 	require.ErrorAs(t, err, &halted)
 	assert.Contains(t, halted.Reason, "errors up")
+}
+
+// TestHealthReportReadsSideBySide: a health report reads the groups and
+// the target groups the release names side by side: two calls' time, one
+// of each, take one.
+func TestHealthReportReadsSideBySide(t *testing.T) {
+	h, d, st, _ := checkStart(t)
+	r, c, err := d.loadAndConnect(t.Context(), st, false)
+	require.NoError(t, err)
+	var ops []string
+	h.world.OnCall(func(ctx context.Context, call sim.Call) {
+		ops = append(ops, call.Op)
+		fanout.Spend(ctx, time.Second)
+	})
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, err = d.healthReport(ctx, c, st, r, h.clk.Now(), activitiesOnChange, balancersUnsettled)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"DescribeAutoScalingGroups", "DescribeTargetGroups"}, ops, "no instance in service yet: no load balancer read")
+	assert.Equal(t, time.Second, tl.Elapsed())
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -66,7 +67,8 @@ const (
 // healthReport merges the views of every new group and of the classic
 // load balancers and target groups the release names for its service
 // (namedBalancers: not those the group is attached to now, which an
-// outside detach changes) into one report per service at now, and
+// outside detach changes; both described side by side) into one report
+// per service at now, and
 // carries each service's stability window on from the State's last
 // report (see health.Track). A new group AWS does not show is reported
 // Missing. It reads a group's scaling activities (how many of its
@@ -76,15 +78,25 @@ const (
 // with (judgement.outOf).
 func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (judgement, error) {
 	services, names := r.ServiceNames(), releaseGroups(r)
-	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	var (
+		groups map[string]asgtypes.AutoScalingGroup
+		named  namedSet
+	)
+	// The groups and the target groups the release names, side by side:
+	// neither read needs the other.
+	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		var err error
+		if i == 0 {
+			groups, err = fleet.Describe(ctx, c.AutoScaling, names)
+		} else {
+			named, err = namedBalancers(ctx, c, r)
+		}
+		return err
+	})
 	if err != nil {
 		return judgement{}, err
 	}
 	capacities, err := d.capacities(ctx, c, st, r)
-	if err != nil {
-		return judgement{}, err
-	}
-	named, err := namedBalancers(ctx, c, r)
 	if err != nil {
 		return judgement{}, err
 	}
