@@ -19,27 +19,64 @@ import (
 	"github.com/ferryhq/ferry/internal/store/lock"
 )
 
-// slowReads is a Store whose every read takes a second on the task's
-// Timeline (package fanout), as S3 calls take their time in AWS.
-type slowReads struct{ Store }
+// slowStore is a Store whose every read and write takes a second on the
+// task's Timeline (package fanout), as S3 calls take their time in AWS.
+type slowStore struct{ Store }
 
-func (s slowReads) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+func (s slowStore) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
 	fanout.Spend(ctx, time.Second)
 	return s.Store.GetObject(ctx, in, optFns...)
 }
 
-// checkStart is a run after Deploy, its deployer's reads of the
+func (s slowStore) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	fanout.Spend(ctx, time.Second)
+	return s.Store.PutObject(ctx, in, optFns...)
+}
+
+// checkStart is a run after Deploy, its deployer's calls to the
 // deployer bucket a second each, and the CheckHealthy request it is at.
 func checkStart(t *testing.T) (*harness, *Deployer, *execution.State, execution.Request) {
+	return slowAfter(t, execution.TaskCheckHealthy, upToDeploy...)
+}
+
+// slowAfter is a run of a release with an asset after tasks, its
+// deployer's calls to the deployer bucket a second each, and the request
+// of task it is at.
+func slowAfter(t *testing.T, task string, tasks ...string) (*harness, *Deployer, *execution.State, execution.Request) {
 	h := newHarness(t)
-	x := h.start(h.baseRelease())
-	require.NoError(t, x.steps(upToDeploy...))
+	r := h.baseRelease()
+	h.addAsset(r, "app-config", []byte("workers = 8\n"))
+	x := h.start(r)
+	require.NoError(t, x.steps(tasks...))
 	d := *h.d
-	slow := slowReads{h.store}
+	slow := slowStore{h.store}
 	d.store, d.locks, d.halts, d.ledger = slow, lock.New(slow, bucket, h.clk), halt.New(slow, bucket), ledger.New(slow, bucket)
 	in, err := json.Marshal(x.state)
 	require.NoError(t, err)
-	return h, &d, x.state, execution.Request{Task: execution.TaskCheckHealthy, Input: in, Execution: x.ctx}
+	return h, &d, x.state, execution.Request{Task: task, Input: in, Execution: x.ctx}
+}
+
+// TestPublishSideBySide: Publish stores the user data while it publishes
+// the assets (their URLs are known before): the user data's writes take
+// no time of their own beside the assets'.
+func TestPublishSideBySide(t *testing.T) {
+	before := []string{execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources}
+	_, d, _, req := slowAfter(t, execution.TaskPublish, before...)
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, err := d.publish(ctx, req)
+	require.NoError(t, err)
+
+	_, d, st, req := slowAfter(t, execution.TaskPublish, before...)
+	ctx, one := fanout.WithTimeline(t.Context())
+	_, err = d.verify(ctx, req)
+	require.NoError(t, err)
+	r, err := d.loadRelease(ctx, st)
+	require.NoError(t, err)
+	require.NoError(t, d.publishAssets(ctx, st, r))
+	assets := one.Elapsed()
+	require.NoError(t, d.putUserData(ctx, r, st.Target))
+	require.Greater(t, one.Elapsed(), assets, "the user data's writes take time")
+	assert.Equal(t, assets, tl.Elapsed(), "Publish takes its assets' time (one after the other: %v)", one.Elapsed())
 }
 
 // TestBeginCheckReadsSideBySide: a health check reads the halt marker,
