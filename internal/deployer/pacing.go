@@ -56,7 +56,9 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 }
 
 // few is pacing.Situation.Few of report: at most tuning.FewImminent of
-// its services are below their targets.
+// its services are below their targets, and no more than have reached
+// theirs: the last of many, near theirs as the others were (one
+// service's whole ramp is not paced so).
 func few(report map[string]execution.ServiceHealth) bool {
 	below := 0
 	for _, s := range report {
@@ -64,7 +66,7 @@ func few(report map[string]execution.ServiceHealth) bool {
 			below++
 		}
 	}
-	return below <= tuning.FewImminent
+	return below <= tuning.FewImminent && 2*below <= len(report)
 }
 
 // booting is pacing.Situation.Booting of report for r: a service below

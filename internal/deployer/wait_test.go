@@ -52,6 +52,9 @@ func TestNextCheck(t *testing.T) {
 			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
 		}, 1, 1},
 		{"many services' targets imminent: every two seconds", 600, 3 * time.Minute, 30, 0, imminent(tuning.FewImminent + 1), 2, 2},
+		{"the one service's target imminent: every two seconds, its whole ramp", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
+			"web": {Healthy: 90, Target: 100, InService: 100, StableSeconds: 60},
+		}, 2, 2},
 		{"near the deadline", 600, 598 * time.Second, 110, 0, nil, 2, 2},
 		{"past the deadline", 600, 700 * time.Second, 130, 0, nil, 1, 1},
 	}

@@ -122,7 +122,8 @@ const (
 	// refill. Within the schedule's budget likewise.
 	FewImminentCheckInterval = time.Second
 	// FewImminent is how many services below their targets are few
-	// (FewImminentCheckInterval).
+	// (FewImminentCheckInterval), when no more than have reached theirs:
+	// the last of many, not one service's whole ramp.
 	FewImminent = 5
 	// BootCheckInterval is the shortest wait between two health checks
 	// while a service below its target still lacks instances in service
