@@ -8,6 +8,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/health/analysis"
 	"github.com/ferryhq/ferry/internal/release"
@@ -48,7 +49,8 @@ import (
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use, but for the services holding their target mid-window or
 // confirmed stable, and those left out beyond
-// tuning.BalancerReadsPerCheck load balancer reads (balancersUnsettled):
+// its load balancer read budget (balancersUnsettled, readBudget; the
+// Health carries when its reads are refilled, ReadsRefill):
 // they never grow with instances, and stay within an account's Elastic
 // Load Balancing Describe bucket. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
@@ -66,13 +68,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkHalt(ctx, st, req); err != nil {
-		return nil, err
-	}
-	if err := d.checkTimeout(st, req); err != nil {
-		return nil, err
-	}
-	r, c, err := d.loadAndConnect(ctx, st, false)
+	r, c, err := d.beginCheck(ctx, st, req)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +91,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if err != nil {
 		return d.throttled(st, req, err)
 	}
-	h := &execution.Health{Checks: 1, Services: report, Analysis: a}
+	h := &execution.Health{Checks: 1, Services: report, Analysis: a, ReadsRefill: readsRefill(st, now, j.reads)}
 	if st.Health != nil {
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
@@ -110,6 +106,47 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
+}
+
+// beginCheck is what a health check starts from: it fails with a halt
+// (checkHalt), else with a timeout (checkTimeout), else with what
+// loading the verified release or connecting to its target failed with;
+// the halt marker, the release and the lock's run (the session's
+// identity) are read side by side, a check's three S3 reads taking one
+// read's time.
+func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req execution.Request) (*release.Release, *cloud.Clients, error) {
+	timedOut := d.checkTimeout(st, req) // the State's timeout, before loadRelease derives it again
+	var (
+		halted  error
+		r       *release.Release
+		session cloud.Session
+	)
+	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
+		var err error
+		switch i {
+		case 0:
+			halted = d.checkHalt(ctx, st, req)
+			err = halted
+		case 1:
+			r, err = d.loadRelease(ctx, st)
+		default:
+			session, err = d.session(ctx, st)
+		}
+		return err
+	})
+	switch {
+	case halted != nil:
+		return nil, nil, halted
+	case timedOut != nil:
+		return nil, nil, timedOut
+	case err != nil:
+		return nil, nil, err
+	}
+	c, err := d.connectAs(ctx, st, session, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, c, nil
 }
 
 // backOff is wait (seconds) doubled n times, up to
@@ -143,7 +180,7 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 	if !cloud.Throttled(err) || st.Health == nil {
 		return nil, err
 	}
-	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services}
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
@@ -18,7 +19,8 @@ import (
 // checkScene is a release of n services whose new groups each have
 // inService instances in service, and their previous reports.
 func checkScene(n int, inService func(i int) int, prev func(i int) execution.ServiceHealth) (*execution.State, []string, []string, map[string]asgtypes.AutoScalingGroup, map[string]execution.ServiceHealth) {
-	st := &execution.State{ProjectName: "p", ConfigName: "c", ReleaseID: "r1", Health: &execution.Health{Checks: 3}}
+	spent := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC) // the checks before spent the Describe bucket: the least budget
+	st := &execution.State{ProjectName: "p", ConfigName: "c", ReleaseID: "r1", Health: &execution.Health{Checks: 3, ReadsRefill: &spent}}
 	tags := []asgtypes.TagDescription{
 		{Key: aws.String(naming.TagProjectName), Value: aws.String("p")}, {Key: aws.String(naming.TagConfigName), Value: aws.String("c")},
 		{Key: aws.String(naming.TagDeployWith), Value: aws.String(naming.DeployWithValue)}, {Key: aws.String(naming.TagReleaseID), Value: aws.String("r1")},
@@ -60,17 +62,6 @@ func servedByTGs(services []string, k func(i int) int) namedSet {
 	return named
 }
 
-// readsOf is the load balancer reads a check makes asking ask.
-func readsOf(named namedSet, ask map[string]bool) int {
-	n := 0
-	for svc, yes := range ask {
-		if yes {
-			n += named[svc].reads()
-		}
-	}
-	return n
-}
-
 // TestToAskBudget: with more load balancer reads to make than
 // tuning.BalancerReadsPerCheck, a check makes that many: those at their
 // target first (to confirm them), then those nearest it; the others'
@@ -102,6 +93,64 @@ func TestToAskBudget(t *testing.T) {
 	for _, svc := range services {
 		assert.True(t, ask[svc], svc)
 	}
+}
+
+// TestReadBudget: a check reads more load balancers than
+// tuning.BalancerReadsPerCheck, up to tuning.BalancerReadBurst, only once
+// a target was reached (before, a read seldom finds one) and as far as
+// the checks' own reads before left the account's Describe bucket
+// (Elastic Load Balancing User Guide, "Request throttling": 40 tokens,
+// refilled at 10 a second) that full by now; what it reads sets when the
+// bucket is full again.
+func TestReadBudget(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	reached := map[string]execution.ServiceHealth{"api": {Healthy: 3, Target: 3}, "web": {Healthy: 1, Target: 3}}
+	short := map[string]execution.ServiceHealth{"api": {Healthy: 2, Target: 3}, "web": {Healthy: 1, Target: 3}}
+	tests := []struct {
+		name   string
+		health *execution.Health
+		want   int
+	}{
+		{"first check", nil, tuning.BalancerReadsPerCheck},
+		{"no target reached yet: the steady budget", &execution.Health{Checks: 2, Services: short}, tuning.BalancerReadsPerCheck},
+		{"a target reached, no reads yet", &execution.Health{Checks: 2, Services: reached}, tuning.BalancerReadBurst},
+		{"refilled already", &execution.Health{ReadsRefill: at(-time.Second), Services: reached}, tuning.BalancerReadBurst},
+		{"a second's refill owed", &execution.Health{ReadsRefill: at(time.Second), Services: reached}, tuning.BalancerReadBurst - tuning.BalancerReadRate},
+		{"the burst spent a moment ago: the steady budget", &execution.Health{ReadsRefill: at(3 * time.Second), Services: reached}, tuning.BalancerReadsPerCheck},
+		{"far behind: the steady budget still", &execution.Health{ReadsRefill: at(time.Minute), Services: reached}, tuning.BalancerReadsPerCheck},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, readBudget(&execution.State{Health: tt.health}, now))
+		})
+	}
+	// 30 reads take 3 s to refill, from now or from when the bucket
+	// would have been full.
+	assert.Equal(t, now.Add(3*time.Second), *readsRefill(&execution.State{}, now, 30))
+	assert.Equal(t, now.Add(5*time.Second), *readsRefill(&execution.State{Health: &execution.Health{ReadsRefill: at(2 * time.Second)}}, now, 30))
+	assert.Equal(t, now.Add(2*time.Second), *readsRefill(&execution.State{Health: &execution.Health{ReadsRefill: at(-time.Hour)}}, now, 20))
+}
+
+// TestToAskBurst: when many services wait on their load balancers at
+// once, a target was reached and the checks before left the Describe
+// bucket full, a check reads tuning.BalancerReadBurst of them, not only
+// tuning.BalancerReadsPerCheck: services reaching their targets together
+// are seen sooner.
+func TestToAskBurst(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	n := 2 * tuning.BalancerReadBurst
+	st, services, names, groups, caps := checkScene(n, func(int) int { return 3 }, func(int) execution.ServiceHealth {
+		return execution.ServiceHealth{Healthy: 1, Target: 3, StableSeconds: 60}
+	})
+	st.Health.Services = map[string]execution.ServiceHealth{services[0]: {Healthy: 3, Target: 3}, services[1]: {Healthy: 1, Target: 3}}
+	named := servedByTGs(services, func(int) int { return 1 })
+	ask, _ := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "the bucket spent")
+	refilled := now.Add(-time.Second)
+	st.Health.ReadsRefill = &refilled
+	ask, _ = toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.Equal(t, tuning.BalancerReadBurst, readsOf(named, ask), "the bucket full, a target reached")
 }
 
 // TestToAskBudgetInCalls: the budget is load balancer reads, not
@@ -229,4 +278,26 @@ func TestWindowConfirmsInTurns(t *testing.T) {
 		due[svc] = s
 	}
 	assert.Equal(t, tuning.ImminentCheckInterval, window(due, now))
+}
+
+// TestCheckHealthyCountsItsReads: a health check carries on when the
+// account's Describe bucket is full again after its own load balancer
+// reads (Health.ReadsRefill), which the next check's budget reads.
+func TestCheckHealthyCountsItsReads(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(5 * time.Minute)
+	before := len(h.world.CallLog())
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	reads := 0
+	for _, c := range h.world.CallLog()[before:] {
+		if c.Op == "DescribeInstanceHealth" || c.Op == "DescribeTargetHealth" {
+			reads++
+		}
+	}
+	require.Positive(t, reads)
+	require.NotNil(t, x.state.Health.ReadsRefill)
+	assert.Equal(t, h.clk.Now().Add(time.Duration(reads)*time.Second/tuning.BalancerReadRate), *x.state.Health.ReadsRefill)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -64,7 +67,8 @@ const (
 // healthReport merges the views of every new group and of the classic
 // load balancers and target groups the release names for its service
 // (namedBalancers: not those the group is attached to now, which an
-// outside detach changes) into one report per service at now, and
+// outside detach changes; both described side by side) into one report
+// per service at now, and
 // carries each service's stability window on from the State's last
 // report (see health.Track). A new group AWS does not show is reported
 // Missing. It reads a group's scaling activities (how many of its
@@ -74,15 +78,25 @@ const (
 // with (judgement.outOf).
 func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (judgement, error) {
 	services, names := r.ServiceNames(), releaseGroups(r)
-	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	var (
+		groups map[string]asgtypes.AutoScalingGroup
+		named  namedSet
+	)
+	// The groups and the target groups the release names, side by side:
+	// neither read needs the other.
+	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		var err error
+		if i == 0 {
+			groups, err = fleet.Describe(ctx, c.AutoScaling, names)
+		} else {
+			named, err = namedBalancers(ctx, c, r)
+		}
+		return err
+	})
 	if err != nil {
 		return judgement{}, err
 	}
 	capacities, err := d.capacities(ctx, c, st, r)
-	if err != nil {
-		return judgement{}, err
-	}
-	named, err := namedBalancers(ctx, c, r)
 	if err != nil {
 		return judgement{}, err
 	}
@@ -91,7 +105,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return judgement{}, err
 	}
-	j := judgement{report: map[string]execution.ServiceHealth{}, outOf: map[string][]balancerRef{}, groups: map[string]string{}}
+	j := judgement{report: map[string]execution.ServiceHealth{}, outOf: map[string][]balancerRef{}, groups: map[string]string{}, reads: readsOf(named, ask)}
 	for i, svc := range services {
 		prev := capacities[svc]
 		g, found := groups[names[i]]
@@ -136,8 +150,9 @@ func releaseGroups(r *release.Release) []string {
 // and which services hold their target with their counts carried on
 // (held, see holding): those of new groups this release made, with an
 // instance in service (any, with balancersAll), but those held. With
-// balancersUnsettled, a check makes at most
-// tuning.BalancerReadsPerCheck load balancer reads (servedBy.reads):
+// balancersUnsettled, a check makes at most readBudget load balancer
+// reads (servedBy.reads: tuning.BalancerReadsPerCheck, more while its
+// reads before left the account's Describe bucket full enough):
 // those at their target first (to confirm them), then the nearest theirs
 // (overBudget); the others' counts are carried on to a later check
 // (below their target, never judged healthy on a carried count; at it,
@@ -158,20 +173,20 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 			reads += named[svc].reads()
 		}
 	}
-	if lbs == balancersUnsettled && reads > tuning.BalancerReadsPerCheck {
+	if budget := readBudget(st, now); lbs == balancersUnsettled && reads > budget {
 		group := map[string]asgtypes.AutoScalingGroup{}
 		for i, svc := range services {
 			group[svc] = groups[names[i]]
 		}
-		for _, svc := range overBudget(st, asked, group, capacities, named) {
+		for _, svc := range overBudget(st, asked, group, capacities, named, budget) {
 			ask[svc], held[svc] = false, true
 		}
 	}
 	return ask, held
 }
 
-// overBudget are the services of asked (whose reads exceed
-// tuning.BalancerReadsPerCheck) a check leaves out. In order of how far
+// overBudget are the services of asked (whose reads exceed budget) a
+// check leaves out. In order of how far
 // they are from their target (short), in turns among equals (each check
 // starts further along the list, so none waits on the others for long),
 // a service is asked while its reads fit what is left of the budget (the
@@ -181,7 +196,7 @@ func toAsk(st *execution.State, services, names []string, groups map[string]asgt
 // the previous check and none terminating (only its confirmation waits).
 // A service at its target whose instances changed is judged only on a
 // fresh read: it is always asked, and its reads count first.
-func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, named namedSet) []string {
+func overBudget(st *execution.State, asked []string, group map[string]asgtypes.AutoScalingGroup, capacities map[string]execution.ServiceHealth, named namedSet, budget int) []string {
 	// short is how far a service is from its target: 0 at it; else, with
 	// its target in service, the healthy instances it lacked at the
 	// previous check; else more, by the instances in service it lacks.
@@ -212,7 +227,7 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 		}
 		return turn[a] - turn[b]
 	})
-	left, none := tuning.BalancerReadsPerCheck, true
+	left, none := budget, true
 	for _, svc := range order {
 		if !canWait(svc) {
 			left, none = left-named[svc].reads(), false
@@ -367,3 +382,46 @@ func (d *Deployer) capacities(ctx context.Context, c *cloud.Clients, st *executi
 
 // joinNames formats names for a message.
 func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// readsOf is how many load balancer reads asking ask makes.
+func readsOf(named namedSet, ask map[string]bool) int {
+	n := 0
+	for svc, yes := range ask {
+		if yes {
+			n += named[svc].reads()
+		}
+	}
+	return n
+}
+
+// readBudget is how many load balancer reads a check at now may make:
+// tuning.BalancerReadsPerCheck, or more, up to tuning.BalancerReadBurst,
+// once a service of the previous check held its target (targets are
+// being reached: the others are near theirs, and each read may see one
+// reached) and while the checks' own reads left that much of the
+// account's Describe bucket (refilled at tuning.BalancerReadRate) by now:
+// st.Health's ReadsRefill, a generic cell rate algorithm's theoretical
+// arrival time.
+func readBudget(st *execution.State, now time.Time) int {
+	if st.Health == nil || !slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+		return tuning.BalancerReadsPerCheck
+	}
+	tokens := tuning.BalancerReadBurst
+	if st.Health.ReadsRefill != nil {
+		if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
+			tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
+		}
+	}
+	return max(tuning.BalancerReadsPerCheck, tokens)
+}
+
+// readsRefill is Health.ReadsRefill after a check at now made reads
+// load balancer reads: the bucket full again that much later.
+func readsRefill(st *execution.State, now time.Time, reads int) *time.Time {
+	at := now
+	if st.Health != nil && st.Health.ReadsRefill != nil && st.Health.ReadsRefill.After(now) {
+		at = *st.Health.ReadsRefill
+	}
+	at = at.Add(time.Duration(float64(reads) / tuning.BalancerReadRate * float64(time.Second))).UTC()
+	return &at
+}

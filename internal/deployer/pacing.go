@@ -20,13 +20,13 @@ import (
 // and the checks made so far, jittered by the execution's id; no sooner
 // than ready, when an instance launching now cannot be healthy before;
 // and shaped by the report: its stability windows (window), a target
-// about to be reached (health.Imminent), or not yet within reach
+// about to be reached (health.Imminent; by few services, few), or not yet within reach
 // (booting, see pacing.Situation.Booting). Never past the
 // release's timeout (one second once it has passed), at least a second.
 func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth, booting bool) int {
 	now := d.now()
 	timeout := time.Duration(st.Timeout) * time.Second
-	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Booting: booting, Seed: req.Execution.ID}
+	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Few: few(report), Booting: booting, Seed: req.Execution.ID}
 	if !req.Execution.StartTime.IsZero() {
 		x.Elapsed = now.Sub(req.Execution.StartTime)
 		if st.Timeout > 0 {
@@ -53,6 +53,20 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 		timeout = limits.MaxTimeout
 	}
 	return s.Fit(timeout, limits.MaxHealthChecks)
+}
+
+// few is pacing.Situation.Few of report: at most tuning.FewImminent of
+// its services are below their targets, and no more than have reached
+// theirs: the last of many, near theirs as the others were (one
+// service's whole ramp is not paced so).
+func few(report map[string]execution.ServiceHealth) bool {
+	below := 0
+	for _, s := range report {
+		if !health.Healthy(s) {
+			below++
+		}
+	}
+	return below <= tuning.FewImminent && 2*below <= len(report)
 }
 
 // booting is pacing.Situation.Booting of report for r: a service below

@@ -34,10 +34,12 @@ import (
 // role, unless an object is already there with the same size and SHA-256
 // metadata. What it reads is hashed and must be the asset's SHA-256 (else a
 // *failure.DeployError; nothing is deleted, keys are content-addressed);
-// the write carries the SHA-256 so S3 checks what it stores. Then it
-// renders each service's user data with the published assets' URLs and
-// stores it with the release (ledger.PutUserData). Idempotent: a retry
-// skips what is published and rewrites the same user data.
+// the write carries the SHA-256 so S3 checks what it stores. Meanwhile
+// (side by side: the URLs are known before anything is published) it
+// renders each service's user data with the assets' URLs and stores it
+// with the release (ledger.PutUserData). A failure of an asset is
+// returned before one of the user data. Idempotent: a retry skips what is
+// published and rewrites the same user data.
 func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
@@ -47,27 +49,42 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
-	if len(r.Assets) > 0 {
-		if err := d.recordTarget(ctx, st); err != nil {
-			return nil, err
+	// The user data names the assets' URLs, which need nothing
+	// published: both go side by side, an asset's failure first.
+	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 0 {
+			return d.publishAssets(ctx, st, r)
 		}
-		clients, err := d.connect(ctx, st, false)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range slices.Sorted(maps.Keys(r.Assets)) {
-			if a := r.Assets[n]; a != nil {
-				if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	if err := d.putUserData(ctx, r, st.Target); err != nil {
+		return d.putUserData(ctx, r, st.Target)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// publishAssets records the target among its config's and publishes
+// each asset of r there (publishAsset), for a release with assets.
+func (d *Deployer) publishAssets(ctx context.Context, st *execution.State, r *release.Release) error {
+	if len(r.Assets) == 0 {
+		return nil
+	}
+	if err := d.recordTarget(ctx, st); err != nil {
+		return err
+	}
+	clients, err := d.connect(ctx, st, false)
+	if err != nil {
+		return err
+	}
+	bucket := naming.AssetBucketName(st.Target.AccountID, st.Target.Region, st.Target.Qualifier)
+	for _, n := range slices.Sorted(maps.Keys(r.Assets)) {
+		if a := r.Assets[n]; a != nil {
+			if err := d.publishAsset(ctx, clients.Assets, st, bucket, n, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // putUserData renders every service's user data of r for t, then stores

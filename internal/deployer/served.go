@@ -74,6 +74,8 @@ type judgement struct {
 	outOf  map[string][]balancerRef
 	groups map[string]string
 	dark   []string
+	// reads are the load balancer reads the report made.
+	reads int
 }
 
 // namedBalancers are the load balancers the release names for each

@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -46,6 +47,14 @@ func TestNextCheck(t *testing.T) {
 			"web": {Healthy: 1, Target: 2, StableSeconds: 60},
 			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
 		}, 4, 6},
+		{"the last service's target imminent: a check a second", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
+			"web": {Healthy: 1, Target: 2, InService: 2, StableSeconds: 60},
+			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
+		}, 1, 1},
+		{"many services' targets imminent: every two seconds", 600, 3 * time.Minute, 30, 0, imminent(tuning.FewImminent + 1), 2, 2},
+		{"the one service's target imminent: every two seconds, its whole ramp", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
+			"web": {Healthy: 90, Target: 100, InService: 100, StableSeconds: 60},
+		}, 2, 2},
 		{"near the deadline", 600, 598 * time.Second, 110, 0, nil, 2, 2},
 		{"past the deadline", 600, 700 * time.Second, 130, 0, nil, 1, 1},
 	}
@@ -65,6 +74,16 @@ func TestNextCheck(t *testing.T) {
 			assert.LessOrEqual(t, d.schedule(timeout).MaxChecks(timeout), limits.MaxHealthChecks, "interval %v, timeout %v", every, timeout)
 		}
 	}
+}
+
+// imminent is a report of n services, each with its target in service
+// and not yet healthy in its load balancers.
+func imminent(n int) map[string]execution.ServiceHealth {
+	report := map[string]execution.ServiceHealth{}
+	for i := range n {
+		report[fmt.Sprintf("svc%02d", i)] = execution.ServiceHealth{Healthy: 1, Target: 2, InService: 2, StableSeconds: 60}
+	}
+	return report
 }
 
 // The wait between bake checks: the interval, stretched for long bakes so

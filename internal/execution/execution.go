@@ -323,6 +323,10 @@ type Health struct {
 	// learned nothing, so it is not healthy and its report is the
 	// previous check's.
 	Throttled int `json:"throttled,omitempty"`
+	// ReadsRefill is when the account's load balancer Describe bucket
+	// would be full again after the checks' own reads so far (package
+	// deployer, readBudget); nil before the first check.
+	ReadsRefill *time.Time `json:"reads_refill,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`

@@ -10,7 +10,8 @@ import (
 // HealthCheckInterval for the first ten minutes of an execution, every 10
 // s to the hour, every minute to the sixth, then every five minutes; each
 // wait jittered by up to a fifth either way; every ImminentCheckInterval
-// while a target is imminent; at least BootCheckInterval apart while
+// while a target is imminent (FewImminentCheckInterval while the services
+// below theirs are few); at least BootCheckInterval apart while
 // instances a target behind load balancers needs are not in service yet; at least StableCheckInterval apart while
 // every service holds its target. A release healthy within
 // the hour so waits at most 12 s for its check, and the longest timeout
@@ -25,6 +26,7 @@ var HealthChecks = pacing.Schedule{
 	Jitter: 0.2,
 	Stable: StableCheckInterval,
 	Soon:   ImminentCheckInterval,
+	Sooner: FewImminentCheckInterval,
 	Boot:   BootCheckInterval,
 }
 
@@ -101,8 +103,21 @@ const (
 	// with instances nor with how many services reach their target or end
 	// their window at once. At the checks' quickest pace
 	// (ImminentCheckInterval) it stays within an account's Elastic Load
-	// Balancing Describe refill (10 a second).
+	// Balancing Describe refill (10 a second). A check makes more, up to
+	// BalancerReadBurst, while the checks' own reads before left the
+	// account's bucket that full.
 	BalancerReadsPerCheck = 20
+	// BalancerReadBurst is the most load balancer reads one health check
+	// makes once a service has reached its target (the others are near
+	// theirs) and while the checks before left the account's Describe
+	// bucket (Elastic Load Balancing: 40 tokens) that full by their own
+	// reads (refilled at BalancerReadRate): three quarters of it, the
+	// rest left to other callers. Services that reach their targets
+	// together are seen together, in one check rather than two.
+	BalancerReadBurst = 30
+	// BalancerReadRate is the account's Elastic Load Balancing Describe
+	// refill: tokens a second.
+	BalancerReadRate = 10
 	// StableCheckInterval is the shortest wait between two health checks
 	// while every service holds its target and its stability window runs:
 	// a termination or a replacement during the window is still seen (in
@@ -117,6 +132,16 @@ const (
 	// reached is near, and every second until it is seen is latency the
 	// deploy adds. Within the schedule's budget (package pacing).
 	ImminentCheckInterval = 2 * time.Second
+	// FewImminentCheckInterval is ImminentCheckInterval while at most
+	// FewImminent services are below their targets: the last ones, each
+	// second until a check sees them is latency, and a check reads few
+	// load balancers, so one a second stays within an account's Describe
+	// refill. Within the schedule's budget likewise.
+	FewImminentCheckInterval = time.Second
+	// FewImminent is how many services below their targets are few
+	// (FewImminentCheckInterval), when no more than have reached theirs:
+	// the last of many, not one service's whole ramp.
+	FewImminent = 5
 	// BootCheckInterval is the shortest wait between two health checks
 	// while a service below its target still lacks instances in service
 	// and every such service is judged on load balancers: its target

@@ -164,11 +164,12 @@ func (r *Report) fleet(b *strings.Builder) {
 func pacingText(b *strings.Builder) {
 	fmt.Fprintf(b, "ferry checks where it matters and not elsewhere ([statemachine](statemachine.md#pacing)): no check "+
 		"before the fastest boot the previous deploy saw allows, at least %v apart while instances behind load balancers "+
-		"boot, every %v while a target is imminent, %v apart during the stability window and one the second it ends, the "+
-		"retirement paced likewise. A check makes at most %d load balancer reads (services at their target first, then the "+
+		"boot, every %v while a target is imminent (every %v while at most %d services, the last of many, wait for theirs), %v apart during the stability window and one the second it ends, the "+
+		"retirement paced likewise. A check makes at most %d load balancer reads, %d once a target is reached while its own reads before left the "+
+		"account's Describe bucket that full (services at their target first, then the "+
 		"nearest, in turns; the others keep their count, so none is judged healthy or stable on it): a full check's calls "+
 		"do not grow with instances. Services are confirmed stable about %d at a time.\n\n",
-		tuning.BootCheckInterval, tuning.ImminentCheckInterval, tuning.StableCheckInterval, tuning.BalancerReadsPerCheck, tuning.ConfirmPerCheck)
+		tuning.BootCheckInterval, tuning.ImminentCheckInterval, tuning.FewImminentCheckInterval, tuning.FewImminent, tuning.StableCheckInterval, tuning.BalancerReadsPerCheck, tuning.BalancerReadBurst, tuning.ConfirmPerCheck)
 }
 
 // The instance refresh defaults AWS documents ("Understand the default

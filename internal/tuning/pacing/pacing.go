@@ -24,8 +24,9 @@ type Schedule struct {
 	// Stable is the shortest wait while every service holds its target
 	// and its stability window runs.
 	Stable time.Duration
-	// Soon is the wait while a target is imminent (Situation.Imminent).
-	Soon time.Duration
+	// Soon is the wait while a target is imminent (Situation.Imminent);
+	// Sooner while those below theirs are few (Situation.Few).
+	Soon, Sooner time.Duration
 	// Boot is the shortest wait while a target cannot be reached before
 	// a check sees it imminent (Situation.Booting).
 	Boot time.Duration
@@ -49,6 +50,9 @@ type Situation struct {
 	// Imminent says every service below its target waits only for its
 	// load balancers' health checks: it may reach it at any moment.
 	Imminent bool
+	// Few says, with Imminent, that the services below their targets are
+	// few: a check reads few load balancers, and may come Sooner.
+	Few bool
 	// Booting says a service below its target still lacks instances in
 	// service, and every service below its target is judged on load
 	// balancers: its target is reached only after a check can see it
@@ -116,7 +120,11 @@ func (s Schedule) Next(x Situation) int {
 	case x.Booting:
 		wait = max(wait, time.Duration(float64(s.Boot)*s.factor(x.Seed, x.Checks)))
 	case x.Imminent && s.Soon > 0:
-		if soon := time.Duration(float64(s.Soon) * s.factor(x.Seed, x.Checks)); soon < wait && room(soon) {
+		every := s.Soon
+		if x.Few && s.Sooner > 0 {
+			every = s.Sooner
+		}
+		if soon := time.Duration(float64(every) * s.factor(x.Seed, x.Checks)); soon < wait && room(soon) {
 			wait = soon
 		}
 	}

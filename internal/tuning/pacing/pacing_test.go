@@ -20,6 +20,7 @@ var schedule = Schedule{
 	Jitter: 0.2,
 	Stable: 15 * time.Second,
 	Soon:   2 * time.Second,
+	Sooner: time.Second,
 	Boot:   10 * time.Second,
 }
 
@@ -46,7 +47,7 @@ func TestEveryAndChecks(t *testing.T) {
 }
 
 func TestNext(t *testing.T) {
-	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable, Soon: schedule.Soon, Boot: schedule.Boot} // no jitter
+	still := Schedule{Paces: schedule.Paces, Stable: schedule.Stable, Soon: schedule.Soon, Sooner: schedule.Sooner, Boot: schedule.Boot} // no jitter
 	tests := []struct {
 		name string
 		x    Situation
@@ -58,6 +59,9 @@ func TestNext(t *testing.T) {
 		{"no check before an instance can be ready", Situation{Elapsed: 5 * time.Second, Ready: 72 * time.Second}, 72},
 		{"holding its target: no quicker than Stable", Situation{Elapsed: 2 * time.Minute, Checks: 20, Window: 50 * time.Second}, 15},
 		{"a target imminent", Situation{Elapsed: 2 * time.Minute, Checks: 20, Imminent: true}, 2},
+		{"a target imminent, few below theirs: Sooner", Situation{Elapsed: 2 * time.Minute, Checks: 20, Imminent: true, Few: true}, 1},
+		{"few, not imminent: the schedule's pace", Situation{Elapsed: 2 * time.Minute, Checks: 20, Few: true}, 5},
+		{"few below theirs for too long", Situation{Elapsed: 9 * time.Minute, Checks: 200, Imminent: true, Few: true}, 5},
 		{"instances still booting behind load balancers: no quicker than Boot", Situation{Elapsed: time.Minute, Checks: 10, Booting: true}, 10},
 		{"booting, late: the schedule's slower pace", Situation{Elapsed: 30 * time.Minute, Checks: 240, Booting: true}, 10},
 		{"booting, no later than the timeout", Situation{Elapsed: time.Minute, Checks: 10, Booting: true, Left: 3 * time.Second}, 3},
@@ -112,8 +116,8 @@ func TestBudget(t *testing.T) {
 					x.Window = time.Duration(rng.IntN(30_000)+1) * time.Millisecond
 				case 1:
 					x.Ready = time.Duration(rng.IntN(5)) * time.Second
-				case 2: // a target imminent
-					x.Imminent = true
+				case 2: // a target imminent, sometimes for few services
+					x.Imminent, x.Few = true, rng.IntN(2) == 0
 				}
 				elapsed += time.Duration(schedule.Next(x)) * time.Second
 				checks++
