@@ -310,7 +310,7 @@ note "development deploys it; staging then waits for its soak, production for st
 expect 0 deploy --local --poll "$POLL" testdata/deploy-test-release.json
 expect 0 pipeline status --local testdata/pipelines/deploy-test.json
 grep -qE "^  development .* $artifact " "$OUT" || die "pipeline status does not show development running the artifact"
-grep -qF "pending: soak 30m" "$OUT" || die "pipeline status does not show staging's soak pending"
+grep -qE "pending: .*soak 30m: " "$OUT" || die "pipeline status does not show staging's soak pending"
 note "ferry promote checks a stage's gates before it deploys anything: staging is still soaking"
 expect 3 promote --local testdata/pipelines/deploy-test.json testdata/deploy-test-release.json staging
 note "promoted by hand, which checks no gate: each target's release, then ferry deploy"
