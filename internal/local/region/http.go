@@ -156,6 +156,7 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	var v any
+	status, msg := http.StatusOK, ""
 	switch req.URL.Path {
 	case WorldPath:
 		v = r.world.Snapshot()
@@ -164,21 +165,14 @@ func (r *Region) serveView(w http.ResponseWriter, req *http.Request) {
 	case EventsPath:
 		v = r.world.BusEvents()
 	case AnalysisPath:
-		a, status, msg := r.analysisView(req)
-		if status != http.StatusOK {
-			writeViewError(w, status, msg)
-			return
-		}
-		v = a
+		v, status, msg = r.analysisView(req)
 	case HistoryPath:
-		h, status, msg := r.historyView(req)
-		if status != http.StatusOK {
-			writeViewError(w, status, msg)
-			return
-		}
-		v = h
+		v, status, msg = r.historyView(req)
 	default:
-		writeViewError(w, http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s, %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath, AnalysisPath, HistoryPath))
+		status, msg = http.StatusNotFound, fmt.Sprintf("no view at %s (there are %s, %s, %s, %s and %s)", req.URL.Path, WorldPath, InfoPath, EventsPath, AnalysisPath, HistoryPath)
+	}
+	if status != http.StatusOK {
+		writeViewError(w, status, msg)
 		return
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
