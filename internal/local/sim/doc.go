@@ -95,7 +95,10 @@
 // instance its override's WeightedCapacity), launches its On-Demand base
 // and percentage first, then Spot by its allocation strategy, from its
 // instance types or the types of a small catalogue that meet its
-// InstanceRequirements (mixed.go). InterruptSpot is EC2 taking Spot
+// InstanceRequirements (mixed.go); it refuses the requirements AWS
+// refuses, the service model's constraints in one ValidationError
+// naming each member, then the API Reference's rules (requirements.go).
+// InterruptSpot is EC2 taking Spot
 // instances back: a rebalance recommendation, the two-minute notice, then
 // the termination; with CapacityRebalance the group launches a
 // replacement first and terminates the instance once it is in service.

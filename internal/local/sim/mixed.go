@@ -124,12 +124,15 @@ func priceOf(instanceType string) float64 {
 
 // newMixedPolicy checks a MixedInstancesPolicy as CreateAutoScalingGroup
 // does (the bounds of LaunchTemplateOverrides, InstancesDistribution and
-// InstanceRequirements) and returns it as the sim runs it, its pools the
-// overrides' types or the catalogue's types that match the requirements
-// on arch (the image's architecture).
+// InstanceRequirements, the last in requirements.go) and returns it as the
+// sim runs it, its pools the overrides' types or the catalogue's types
+// that match the requirements on arch (the image's architecture).
 func newMixedPolicy(in *astypes.MixedInstancesPolicy, rebalance bool, arch string) (*mixedPolicy, error) {
 	if in.LaunchTemplate == nil || in.LaunchTemplate.LaunchTemplateSpecification == nil {
 		return nil, apiErr(cloud.CodeValidation, "MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification is required")
+	}
+	if err := checkOverrideModels(in.LaunchTemplate.Overrides); err != nil {
+		return nil, err
 	}
 	m := &mixedPolicy{in: *in, percent: 100, spotStrategy: "lowest-price", odStrategy: "prioritized", rebalances: rebalance}
 	if err := m.readOverrides(in.LaunchTemplate.Overrides, arch); err != nil {
@@ -181,6 +184,9 @@ func (m *mixedPolicy) readOverride(o astypes.LaunchTemplateOverrides, arch strin
 	case o.InstanceRequirements != nil && o.WeightedCapacity != nil:
 		return apiErr(cloud.CodeValidation, "WeightedCapacity cannot be specified with InstanceRequirements.")
 	case o.InstanceRequirements != nil:
+		if err := checkRequirements(o.InstanceRequirements); err != nil {
+			return err
+		}
 		m.byRequirements = true
 		for _, c := range matching(o.InstanceRequirements, arch) {
 			if !slices.ContainsFunc(m.pools, func(p pool) bool { return p.instanceType == c.name }) {
