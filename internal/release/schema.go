@@ -163,10 +163,10 @@ func serviceSchema() obj {
 // mixedSchema is a service's mixed_instances.
 func mixedSchema() obj {
 	rng := func(desc string) obj {
-		return schemaObject(desc, obj{"min": schemaInt("Minimum.", 0, 1<<30), "max": schemaInt("Maximum (default: none).", 0, 1<<30)}, "min")
+		return schemaObject(desc, obj{"min": schemaInt("Minimum.", 0, maxInteger), "max": schemaInt("Maximum (default: none).", 0, maxInteger)}, "min")
 	}
 	enumList := func(desc string, values []string) obj { return schemaList(desc, obj{"enum": values}) }
-	typeFilter := schemaString("An instance type, family or size; * is a wildcard.", instanceTypeFilterRe.String(), 30)
+	typeFilter := schemaString("An instance type, family or size; * is a wildcard.", instanceTypeFilterRe.String(), maxTypeFilterLen)
 	req := schemaObject("Attributes of the instance types to launch (attribute-based instance type selection).", obj{
 		"vcpu":                  rng("vCPUs."),
 		"memory_mib":            rng("Memory in MiB."),
@@ -177,8 +177,8 @@ func mixedSchema() obj {
 			"description": "Only these types (not with excluded_instance_types)."},
 		"excluded_instance_types": obj{"type": "array", "maxItems": maxTypeFilters, "items": typeFilter,
 			"description": "Not these types (not with allowed_instance_types)."},
-		"spot_max_price_percentage_over_lowest_price":      schemaInt("Spot price protection: percent over the cheapest matching type.", 0, 1<<30),
-		"on_demand_max_price_percentage_over_lowest_price": schemaInt("On-Demand price protection: percent over the cheapest matching type.", 0, 1<<30),
+		"spot_max_price_percentage_over_lowest_price":      schemaInt("Spot price protection: percent over the cheapest matching type.", 0, maxInteger),
+		"on_demand_max_price_percentage_over_lowest_price": schemaInt("On-Demand price protection: percent over the cheapest matching type.", 0, maxInteger),
 	}, "vcpu", "memory_mib")
 	override := schemaObject("An instance type with an optional weight, or a set of instance requirements.", obj{
 		"instance_type":         schemaString("EC2 instance type.", instanceTypePattern, 32),
@@ -188,7 +188,7 @@ func mixedSchema() obj {
 	return schemaObject("Launches the group across instance types (or types chosen by attributes), On-Demand and Spot: Auto Scaling's mixed instances policy. With weights, min_size, max_size and rollout counts are capacity units.", obj{
 		"overrides": obj{"type": "array", "minItems": 1, "maxItems": maxOverrideTypes, "items": override,
 			"description": "Instance types (at most 40; first is highest priority) or sets of instance_requirements (at most 4), not both."},
-		"on_demand_base_capacity":         schemaInt("Capacity filled by On-Demand first (default 0).", 0, 1<<30),
+		"on_demand_base_capacity":         schemaInt("Capacity filled by On-Demand first (default 0).", 0, maxInteger),
 		"on_demand_percentage_above_base": schemaInt("Percent of the capacity above the base that is On-Demand, the rest Spot (default 100).", 0, 100),
 		"spot_allocation_strategy":        obj{"enum": SpotAllocationStrategies, "description": "How Spot instances spread across pools (default price-capacity-optimized)."},
 		"spot_instance_pools":             schemaInt("Pools lowest-price spreads across (default 2; only with lowest-price).", 1, maxSpotPools),

@@ -1,9 +1,12 @@
 package release
 
 import (
+	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bounds of a mixed instances policy, as the Auto Scaling API Reference
@@ -27,6 +30,8 @@ const (
 	// maxTypeFilters bounds AllowedInstanceTypes and ExcludedInstanceTypes
 	// ("You can specify up to 400 instance types").
 	maxTypeFilters = 400
+	// maxTypeFilterLen bounds each of them ("Maximum length of 30").
+	maxTypeFilterLen = 30
 	// minSpotTypes is the fewest instance types ferry accepts for a group
 	// with Spot capacity: ferry's rule, not AWS's refusal. Every Spot
 	// strategy chooses among pools (a type in a zone); with one type an
@@ -42,10 +47,18 @@ var (
 	BurstablePerformances = []string{"included", "excluded", "required"}
 )
 
-// instanceTypeFilterRe is an instance type, family or size with *
-// wildcards (AllowedInstanceTypes: "m5.8xlarge", "c5*.*", "m5a.*",
-// "r*", "*3*").
-var instanceTypeFilterRe = regexp.MustCompile(`^[a-z0-9*][a-z0-9.*-]{0,29}$`)
+// instanceTypeFilterRe is a member of AllowedInstanceTypes or
+// ExcludedInstanceTypes as the API Reference gives it ("Length
+// Constraints: Minimum length of 1. Maximum length of 30. Pattern:
+// [a-zA-Z0-9\.\*\-]+"): an instance type, family, size or generation
+// with * wildcards ("m5.8xlarge, c5*.*, m5a.*, r*, *3*").
+var instanceTypeFilterRe = regexp.MustCompile(`^[a-zA-Z0-9.*-]{1,30}$`)
+
+// maxInteger is the largest value of an Auto Scaling Integer (a signed
+// 32-bit number): the bounds of instance requirements and the On-Demand
+// base capacity, beyond which the request AWS gets would not be the
+// release's.
+const maxInteger = math.MaxInt32
 
 // instanceTypes checks what a service's instances run: instance_type,
 // or mixed_instances instead of it.
@@ -116,8 +129,11 @@ func (v *validator) override(ipath string, o Override, before []string, weighted
 // On-Demand and Spot, and its strategies against its overrides.
 func (v *validator) distribution(mpath string, m *MixedInstances, byReq bool, types int) {
 	p := v.p
-	if m.OnDemandBaseCapacity < 0 {
-		p.add(field(mpath, "on_demand_base_capacity"), "must not be negative, not %d", m.OnDemandBaseCapacity)
+	switch n := m.OnDemandBaseCapacity; {
+	case n < 0:
+		p.add(field(mpath, "on_demand_base_capacity"), "must not be negative, not %d", n)
+	case n > maxInteger:
+		p.add(field(mpath, "on_demand_base_capacity"), "must be at most %d, not %d", maxInteger, n)
 	}
 	if pct := *m.OnDemandPercentageAboveBase; pct < 0 || pct > 100 {
 		p.add(field(mpath, "on_demand_percentage_above_base"), "must be between 0 and 100, not %d", pct)
@@ -186,8 +202,8 @@ func (v *validator) requirements(qpath string, q *InstanceRequirements) {
 			v.p.add(field(qpath, key), "at most %d instance types, not %d", maxTypeFilters, len(list))
 		}
 		for i, t := range list {
-			if !instanceTypeFilterRe.MatchString(t) {
-				v.p.add(index(field(qpath, key), i), "must be an instance type, family or size, with * as a wildcard (m5.*, c5*.*), not %q", t)
+			if what := typeFilterProblem(t); what != "" {
+				v.p.add(index(field(qpath, key), i), "%q %s (a filter is an instance type, family or size with * wildcards: m5.8xlarge, c5*.*, r*, *3*)", t, what)
 			}
 		}
 	}
@@ -195,23 +211,48 @@ func (v *validator) requirements(qpath string, q *InstanceRequirements) {
 		"spot_max_price_percentage_over_lowest_price":      q.SpotMaxPricePercentageOverLowestPrice,
 		"on_demand_max_price_percentage_over_lowest_price": q.OnDemandMaxPricePercentageOverLowestPrice,
 	} {
-		if pct != nil && *pct < 0 {
+		switch {
+		case pct == nil:
+		case *pct < 0:
 			v.p.add(field(qpath, key), "must not be negative, not %d", *pct)
+		case *pct > maxInteger:
+			v.p.add(field(qpath, key), "must be at most %d, not %d", maxInteger, *pct)
 		}
 	}
+}
+
+// typeFilterProblem says what is wrong with an instance type filter, ""
+// when nothing is (when instanceTypeFilterRe matches it).
+func typeFilterProblem(t string) string {
+	if t == "" {
+		return "must not be empty"
+	}
+	if n := utf8.RuneCountInString(t); n > maxTypeFilterLen {
+		return fmt.Sprintf("is %d characters long, more than %d", n, maxTypeFilterLen)
+	}
+	for _, r := range t {
+		if !instanceTypeFilterRe.MatchString(string(r)) {
+			return fmt.Sprintf("has %q, which is not a letter, digit, '.', '-' or '*'", r)
+		}
+	}
+	return ""
 }
 
 // intRange checks a required range, VCpuCount's or MemoryMiB's: min not
 // negative, 0 being no minimum ("Valid Range: Minimum value of 0",
 // VCpuCountRequest and MemoryMiBRequest), and max (when set) at least
-// min.
+// min; both Integers (at most maxInteger).
 func (v *validator) intRange(rpath string, r *IntRange) {
 	switch {
 	case r == nil:
 		v.p.add(rpath, "required: {\"min\": N} and an optional \"max\"")
 	case r.Min < 0:
 		v.p.add(field(rpath, "min"), "must not be negative (0 is no minimum), not %d", r.Min)
+	case r.Min > maxInteger:
+		v.p.add(field(rpath, "min"), "must be at most %d, not %d", maxInteger, r.Min)
 	case r.Max != nil && *r.Max < r.Min:
 		v.p.add(field(rpath, "max"), "must be at least min (%d), not %d", r.Min, *r.Max)
+	case r.Max != nil && *r.Max > maxInteger:
+		v.p.add(field(rpath, "max"), "must be at most %d, not %d", maxInteger, *r.Max)
 	}
 }

@@ -2,6 +2,8 @@ package release
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -130,7 +132,7 @@ func TestRuleMixedInstances(t *testing.T) {
 			q := byAttributes(r, 1).Overrides[0].Requirements
 			q.ExcludedInstanceTypes, q.SpotMaxPricePercentageOverLowestPrice = []string{"M5 *"}, ptr(-1)
 		}, want: []string{
-			mi + `.overrides[0].instance_requirements.excluded_instance_types[0]: must be an instance type, family or size, with * as a wildcard (m5.*, c5*.*), not "M5 *"`,
+			mi + `.overrides[0].instance_requirements.excluded_instance_types[0]: "M5 *" has ' ', which is not a letter, digit, '.', '-' or '*' (a filter is an instance type, family or size with * wildcards: m5.8xlarge, c5*.*, r*, *3*)`,
 			mi + ".overrides[0].instance_requirements.spot_max_price_percentage_over_lowest_price: must not be negative, not -1",
 		}},
 	})
@@ -247,6 +249,41 @@ func TestMixedInstancesBounds(t *testing.T) {
 		{name: "400 excluded types", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = filters(400) })},
 		{name: "401 excluded types", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = filters(401) }),
 			want: []string{q0 + ".excluded_instance_types: at most 400 instance types, not 401"}},
+		// AllowedInstanceTypes and ExcludedInstanceTypes members: "Length
+		// Constraints: Minimum length of 1. Maximum length of 30. Pattern:
+		// [a-zA-Z0-9\.\*\-]+", the examples "m5.8xlarge, c5*.*, m5a.*, r*,
+		// *3*".
+		{name: "the documented filters, capitals, 30 characters", mutate: req(func(q *InstanceRequirements) {
+			q.ExcludedInstanceTypes = []string{"m5.8xlarge", "c5*.*", "m5a.*", "r*", "*3*", "M5.Large", "-.*", strings.Repeat("x", 30)}
+		})},
+		{name: "a filter of 31 characters", mutate: req(func(q *InstanceRequirements) { q.AllowedInstanceTypes = []string{"m5.*", strings.Repeat("x", 31)} }),
+			want: []string{q0 + `.allowed_instance_types[1]: "` + strings.Repeat("x", 31) + `" is 31 characters long, more than 30 (a filter is an instance type, family or size with * wildcards: m5.8xlarge, c5*.*, r*, *3*)`}},
+		{name: "an empty filter", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = []string{""} }),
+			want: []string{q0 + `.excluded_instance_types[0]: "" must not be empty (a filter is an instance type, family or size with * wildcards: m5.8xlarge, c5*.*, r*, *3*)`}},
+		{name: "an underscore", mutate: req(func(q *InstanceRequirements) { q.ExcludedInstanceTypes = []string{"m5_large"} }),
+			want: []string{q0 + `.excluded_instance_types[0]: "m5_large" has '_', which is not a letter, digit, '.', '-' or '*' (a filter is an instance type, family or size with * wildcards: m5.8xlarge, c5*.*, r*, *3*)`}},
+		// Every bound is an Integer: a value past 2147483647 is not one AWS
+		// can take (the request would carry another number).
+		{name: "integers at 2147483647", mutate: func(r *Release) {
+			m := byAttributes(r, 1)
+			m.OnDemandBaseCapacity = math.MaxInt32
+			q := m.Overrides[0].Requirements
+			q.VCPU, q.MemoryMiB = &IntRange{Min: 2, Max: ptr(math.MaxInt32)}, &IntRange{Min: math.MaxInt32}
+			q.SpotMaxPricePercentageOverLowestPrice, q.OnDemandMaxPricePercentageOverLowestPrice = ptr(math.MaxInt32), ptr(math.MaxInt32)
+		}},
+		{name: "integers at 2147483648", mutate: func(r *Release) {
+			m := byAttributes(r, 1)
+			m.OnDemandBaseCapacity = math.MaxInt32 + 1
+			q := m.Overrides[0].Requirements
+			q.VCPU, q.MemoryMiB = &IntRange{Min: 2, Max: ptr(math.MaxInt32 + 1)}, &IntRange{Min: math.MaxInt32 + 1}
+			q.SpotMaxPricePercentageOverLowestPrice, q.OnDemandMaxPricePercentageOverLowestPrice = ptr(math.MaxInt32+1), ptr(math.MaxInt32+1)
+		}, want: []string{
+			mi + ".on_demand_base_capacity: must be at most 2147483647, not 2147483648",
+			q0 + ".memory_mib.min: must be at most 2147483647, not 2147483648",
+			q0 + ".on_demand_max_price_percentage_over_lowest_price: must be at most 2147483647, not 2147483648",
+			q0 + ".spot_max_price_percentage_over_lowest_price: must be at most 2147483647, not 2147483648",
+			q0 + ".vcpu.max: must be at most 2147483647, not 2147483648",
+		}},
 		// InstanceRequirements.SpotMaxPricePercentageOverLowestPrice and
 		// OnDemandMaxPricePercentageOverLowestPrice: "Valid Range: Minimum
 		// value of 0."
