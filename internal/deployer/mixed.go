@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"cmp"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,18 +82,21 @@ func requirementsOf(q *release.InstanceRequirements) *asgtypes.InstanceRequireme
 		}
 		return aws.Int32(int32(*p))
 	}
-	// Validate requires both ranges; an empty one stands in for a missing
-	// one, so a release that skipped validation is refused by AWS, never
-	// a panic.
-	vcpu, mem := cmp.Or(q.VCPU, &release.IntRange{}), cmp.Or(q.MemoryMiB, &release.IntRange{})
 	out := &asgtypes.InstanceRequirements{
-		VCpuCount:                                 &asgtypes.VCpuCountRequest{Min: aws.Int32(int32(vcpu.Min)), Max: i32(vcpu.Max)},
-		MemoryMiB:                                 &asgtypes.MemoryMiBRequest{Min: aws.Int32(int32(mem.Min)), Max: i32(mem.Max)},
 		AllowedInstanceTypes:                      q.AllowedInstanceTypes,
 		ExcludedInstanceTypes:                     q.ExcludedInstanceTypes,
 		SpotMaxPricePercentageOverLowestPrice:     i32(q.SpotMaxPricePercentageOverLowestPrice),
 		OnDemandMaxPricePercentageOverLowestPrice: i32(q.OnDemandMaxPricePercentageOverLowestPrice),
 		BurstablePerformance:                      asgtypes.BurstablePerformance(q.BurstablePerformance),
+	}
+	// Validate requires both ranges; a missing one stays missing, which
+	// AWS refuses (VCpuCount and MemoryMiB are required members), where an
+	// empty range would be any number of vCPUs or MiB.
+	if r := q.VCPU; r != nil {
+		out.VCpuCount = &asgtypes.VCpuCountRequest{Min: aws.Int32(int32(r.Min)), Max: i32(r.Max)}
+	}
+	if r := q.MemoryMiB; r != nil {
+		out.MemoryMiB = &asgtypes.MemoryMiBRequest{Min: aws.Int32(int32(r.Min)), Max: i32(r.Max)}
 	}
 	for _, m := range q.CPUManufacturers {
 		out.CpuManufacturers = append(out.CpuManufacturers, asgtypes.CpuManufacturer(m))
