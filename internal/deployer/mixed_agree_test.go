@@ -74,9 +74,15 @@ func mixedBoundCases() []mixedBoundCase {
 		{name: "percentage 101", edit: dist(func(m *release.MixedInstances) {
 			m.OnDemandPercentageAboveBase, m.CapacityRebalance = ptrTo(101), false
 		}), refused: true},
-		{name: "1 pool", edit: dist(func(m *release.MixedInstances) { m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 1 })},
-		{name: "20 pools", edit: dist(func(m *release.MixedInstances) { m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 20 })},
-		{name: "21 pools", edit: dist(func(m *release.MixedInstances) { m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 21 }), refused: true},
+		{name: "1 pool", edit: dist(func(m *release.MixedInstances) {
+			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 1
+		})},
+		{name: "20 pools", edit: dist(func(m *release.MixedInstances) {
+			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 20
+		})},
+		{name: "21 pools", edit: dist(func(m *release.MixedInstances) {
+			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 21
+		}), refused: true},
 		{name: "pools without lowest-price", edit: dist(func(m *release.MixedInstances) { m.SpotInstancePools = 3 }), refused: true},
 		{name: "an unknown Spot strategy", edit: dist(func(m *release.MixedInstances) { m.SpotAllocationStrategy = "cheapest" }), refused: true},
 		{name: "types and requirements", edit: func(m *release.MixedInstances) {
