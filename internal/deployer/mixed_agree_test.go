@@ -54,7 +54,6 @@ func mixedBoundCases() []mixedBoundCase {
 	weight := func(w int) func(m *release.MixedInstances) {
 		return func(m *release.MixedInstances) { m.Overrides[1].Weight = w }
 	}
-	dist := func(edit func(m *release.MixedInstances)) func(m *release.MixedInstances) { return edit }
 	return append([]mixedBoundCase{
 		{name: "the release as it is"},
 		{name: "40 types", edit: types(40)},
@@ -62,29 +61,29 @@ func mixedBoundCases() []mixedBoundCase {
 		{name: "weight 999", edit: weight(999)},
 		{name: "weight 1000", edit: weight(1000), refused: true},
 		{name: "weight 0, beside weights", edit: weight(0), refused: true},
-		{name: "base 0", edit: dist(func(m *release.MixedInstances) { m.OnDemandBaseCapacity = 0 })},
-		{name: "base -1", edit: dist(func(m *release.MixedInstances) { m.OnDemandBaseCapacity = -1 }), refused: true},
-		{name: "base 2147483647", edit: dist(func(m *release.MixedInstances) { m.OnDemandBaseCapacity = math.MaxInt32 })},
-		{name: "base 2147483648", edit: dist(func(m *release.MixedInstances) { m.OnDemandBaseCapacity = math.MaxInt32 + 1 }), refused: true},
-		{name: "percentage 0", edit: dist(func(m *release.MixedInstances) { m.OnDemandPercentageAboveBase = ptrTo(0) })},
-		{name: "percentage -1", edit: dist(func(m *release.MixedInstances) { m.OnDemandPercentageAboveBase = ptrTo(-1) }), refused: true},
-		{name: "percentage 100", edit: dist(func(m *release.MixedInstances) {
+		{name: "base 0", edit: func(m *release.MixedInstances) { m.OnDemandBaseCapacity = 0 }},
+		{name: "base -1", edit: func(m *release.MixedInstances) { m.OnDemandBaseCapacity = -1 }, refused: true},
+		{name: "base 2147483647", edit: func(m *release.MixedInstances) { m.OnDemandBaseCapacity = math.MaxInt32 }},
+		{name: "base 2147483648", edit: func(m *release.MixedInstances) { m.OnDemandBaseCapacity = math.MaxInt32 + 1 }, refused: true},
+		{name: "percentage 0", edit: func(m *release.MixedInstances) { m.OnDemandPercentageAboveBase = ptrTo(0) }},
+		{name: "percentage -1", edit: func(m *release.MixedInstances) { m.OnDemandPercentageAboveBase = ptrTo(-1) }, refused: true},
+		{name: "percentage 100", edit: func(m *release.MixedInstances) {
 			m.OnDemandPercentageAboveBase, m.CapacityRebalance = ptrTo(100), false
-		})},
-		{name: "percentage 101", edit: dist(func(m *release.MixedInstances) {
+		}},
+		{name: "percentage 101", edit: func(m *release.MixedInstances) {
 			m.OnDemandPercentageAboveBase, m.CapacityRebalance = ptrTo(101), false
-		}), refused: true},
-		{name: "1 pool", edit: dist(func(m *release.MixedInstances) {
+		}, refused: true},
+		{name: "1 pool", edit: func(m *release.MixedInstances) {
 			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 1
-		})},
-		{name: "20 pools", edit: dist(func(m *release.MixedInstances) {
+		}},
+		{name: "20 pools", edit: func(m *release.MixedInstances) {
 			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 20
-		})},
-		{name: "21 pools", edit: dist(func(m *release.MixedInstances) {
+		}},
+		{name: "21 pools", edit: func(m *release.MixedInstances) {
 			m.SpotAllocationStrategy, m.SpotInstancePools = release.SpotLowestPrice, 21
-		}), refused: true},
-		{name: "pools without lowest-price", edit: dist(func(m *release.MixedInstances) { m.SpotInstancePools = 3 }), refused: true},
-		{name: "an unknown Spot strategy", edit: dist(func(m *release.MixedInstances) { m.SpotAllocationStrategy = "cheapest" }), refused: true},
+		}, refused: true},
+		{name: "pools without lowest-price", edit: func(m *release.MixedInstances) { m.SpotInstancePools = 3 }, refused: true},
+		{name: "an unknown Spot strategy", edit: func(m *release.MixedInstances) { m.SpotAllocationStrategy = "cheapest" }, refused: true},
 		{name: "types and requirements", edit: func(m *release.MixedInstances) {
 			m.Overrides = append(m.Overrides, release.Override{Requirements: requirements(nil)})
 			for i := range m.Overrides {
