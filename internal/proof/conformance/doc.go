@@ -73,6 +73,14 @@
 //     deployer here verifies no identity proofs (deployer.Config
 //     .Identities is unset); the local region and the identity package's
 //     tests verify them.
+//   - moto 5.2.1's CreateAutoScalingGroup stores a MixedInstancesPolicy
+//     as given, refusing none of the bounds the Auto Scaling API Reference
+//     gives LaunchTemplateOverrides, InstancesDistribution and
+//     InstanceRequirements (41 types, 5 sets of requirements, a weight of
+//     1000, a percentage of 101, a negative or inverted vCPU range, 401 or
+//     malformed type filters, allowed with excluded types, negative or
+//     doubled Spot price protection). TestMixedRefusalsAgainstMoto records
+//     it; the simulation refuses each from the API Reference alone.
 //   - moto 5.2.1 verifies neither x-amz-checksum-* nor Content-MD5 on
 //     PutObject (AWS refuses a mismatch with 400 BadDigest and stores
 //     nothing), and keeps a checksum only when x-amz-sdk-checksum-algorithm
