@@ -129,12 +129,7 @@ func (v *validator) override(ipath string, o Override, before []string, weighted
 // On-Demand and Spot, and its strategies against its overrides.
 func (v *validator) distribution(mpath string, m *MixedInstances, byReq bool, types int) {
 	p := v.p
-	switch n := m.OnDemandBaseCapacity; {
-	case n < 0:
-		p.add(field(mpath, "on_demand_base_capacity"), "must not be negative, not %d", n)
-	case n > maxInteger:
-		p.add(field(mpath, "on_demand_base_capacity"), "must be at most %d, not %d", maxInteger, n)
-	}
+	v.integer(field(mpath, "on_demand_base_capacity"), m.OnDemandBaseCapacity)
 	if pct := *m.OnDemandPercentageAboveBase; pct < 0 || pct > 100 {
 		p.add(field(mpath, "on_demand_percentage_above_base"), "must be between 0 and 100, not %d", pct)
 	}
@@ -194,6 +189,13 @@ func (v *validator) requirements(qpath string, q *InstanceRequirements) {
 	if b := q.BurstablePerformance; b != "" && !slices.Contains(BurstablePerformances, b) {
 		v.p.add(field(qpath, "burstable_performance"), "must be one of %s, not %q", strings.Join(BurstablePerformances, ", "), b)
 	}
+	v.typeFilters(qpath, q)
+	v.priceProtection(qpath, q)
+}
+
+// typeFilters checks a set of requirements' allowed or excluded instance
+// types.
+func (v *validator) typeFilters(qpath string, q *InstanceRequirements) {
 	if len(q.AllowedInstanceTypes) > 0 && len(q.ExcludedInstanceTypes) > 0 {
 		v.p.add(qpath, "allowed_instance_types and excluded_instance_types are exclusive")
 	}
@@ -207,17 +209,28 @@ func (v *validator) requirements(qpath string, q *InstanceRequirements) {
 			}
 		}
 	}
+}
+
+// priceProtection checks a set of requirements' price protection
+// percentages: Integers from 0.
+func (v *validator) priceProtection(qpath string, q *InstanceRequirements) {
 	for key, pct := range map[string]*int{
 		"spot_max_price_percentage_over_lowest_price":      q.SpotMaxPricePercentageOverLowestPrice,
 		"on_demand_max_price_percentage_over_lowest_price": q.OnDemandMaxPricePercentageOverLowestPrice,
 	} {
-		switch {
-		case pct == nil:
-		case *pct < 0:
-			v.p.add(field(qpath, key), "must not be negative, not %d", *pct)
-		case *pct > maxInteger:
-			v.p.add(field(qpath, key), "must be at most %d, not %d", maxInteger, *pct)
+		if pct != nil {
+			v.integer(field(qpath, key), *pct)
 		}
+	}
+}
+
+// integer checks n at path is what an Auto Scaling Integer from 0 holds.
+func (v *validator) integer(path string, n int) {
+	switch {
+	case n < 0:
+		v.p.add(path, "must not be negative, not %d", n)
+	case n > maxInteger:
+		v.p.add(path, "must be at most %d, not %d", maxInteger, n)
 	}
 }
 
