@@ -20,7 +20,10 @@ import (
 //
 //   - VCpuCount and MemoryMiB are required, each with its Min
 //     (InstanceRequirements, VCpuCountRequest, MemoryMiBRequest: "Required:
-//     Yes"); Min and Max have "Valid Range: Minimum value of 0".
+//     Yes"); Min and Max have "Valid Range: Minimum value of 0". (The Go
+//     SDK refuses a missing required member itself, before sending, with
+//     a smithy.InvalidParamsError; the sim, called in-process, answers as
+//     AWS does a request that reaches it.)
 //   - SpotMaxPricePercentageOverLowestPrice,
 //     OnDemandMaxPricePercentageOverLowestPrice and
 //     MaxSpotPriceAsPercentageOfOptimalOnDemandPrice: "Valid Range: Minimum
