@@ -11,18 +11,18 @@ import (
 )
 
 // A set of InstanceRequirements is refused in two stages, as AWS refuses
-// any request: first the constraints of the service model (the "Valid
-// Range", "Array Members", "Length Constraints" and "Pattern" of each
-// member on its API Reference page), every one a request breaks reported
-// together in one ValidationError ("N validation errors detected: Value
-// 'v' at 'member.path' failed to satisfy constraint: ..."); then the rules
-// the pages state in prose, each its own ValidationError:
+// any request. First the constraints of the service model (each member's
+// "Required", "Valid Range", "Array Members", "Length Constraints" and
+// "Pattern" on its API Reference page), every one a request breaks
+// reported together in one ValidationError ("N validation errors
+// detected: Value 'v' at 'member.path' failed to satisfy constraint:
+// ..."):
 //
-//   - VCpuCount and MemoryMiB are required, each with its Min
-//     (InstanceRequirements, VCpuCountRequest, MemoryMiBRequest: "Required:
-//     Yes"); Min and Max have "Valid Range: Minimum value of 0". (The Go
-//     SDK refuses a missing required member itself, before sending, with
-//     a smithy.InvalidParamsError; the sim, called in-process, answers as
+//   - VCpuCount and MemoryMiB, each with its Min, are required
+//     (InstanceRequirements, VCpuCountRequest, MemoryMiBRequest); Min and
+//     Max have "Valid Range: Minimum value of 0". (The Go SDK refuses a
+//     missing required member itself, before sending, with a
+//     smithy.InvalidParamsError; the sim, called in-process, answers as
 //     AWS does a request that reaches it.)
 //   - SpotMaxPricePercentageOverLowestPrice,
 //     OnDemandMaxPricePercentageOverLowestPrice and
@@ -31,12 +31,13 @@ import (
 //   - AllowedInstanceTypes and ExcludedInstanceTypes: "Array Members:
 //     Maximum number of 400 items", each "Length Constraints: Minimum
 //     length of 1. Maximum length of 30. Pattern: [a-zA-Z0-9\.\*\-]+".
-//   - "If you specify AllowedInstanceTypes, you can't specify
-//     ExcludedInstanceTypes"; "Only one of
-//     SpotMaxPricePercentageOverLowestPrice or
-//     MaxSpotPriceAsPercentageOfOptimalOnDemandPrice can be specified".
-//   - A Max below its Min is refused: the pages give no wording for it, so
-//     the sim's message is its own.
+//
+// Then the rules the pages state in prose, each its own ValidationError
+// (AWS does not document these messages; the sim's wording is its own):
+// "If you specify AllowedInstanceTypes, you can't specify
+// ExcludedInstanceTypes"; "Only one of SpotMaxPricePercentageOverLowestPrice
+// or MaxSpotPriceAsPercentageOfOptimalOnDemandPrice can be specified"; and
+// a Max below its Min, a range no instance type is in.
 
 // Bounds of InstanceRequirements (Auto Scaling API Reference).
 const (
