@@ -161,7 +161,7 @@ func TestModels(t *testing.T) {
 func cell(s, n int) CellResult {
 	return CellResult{Services: s, Instances: n, APICallsPerCheck: 3 + s, AddedLatencyS: Dist{Median: 2, P95: 4, Max: 5, Seeds: 20},
 		FloorS: Dist{Min: 150, Median: 160, Max: 170, Seeds: 20}, WholeS: Dist{Min: 152, Median: 162.5, Max: 174, Seeds: 20},
-		OverFloorS: Dist{Min: 2, Median: 2.5, P95: 3.5, Max: 4, Seeds: 20}, HandlerLambdaMethod: ScaledMethod, HandlerLambdaTask: "Deploy",
+		OverFloorS: Dist{Min: 2, Median: 2.5, P95: 3.5, Max: 4, Seeds: 20}, HandlerLambdaMethod: "cgroup v1 cpu.cfs_quota_us 28942 of cpu.cfs_period_us 100000, GOMAXPROCS=1: " + QuotaMeasures, HandlerLambdaTask: "Deploy",
 		CostUSD: Dist{Median: 0.001}, ReferenceCostUSD: Dist{Median: 0.0012},
 		MaxPayloadBytes: 100 * s, HandlerPeakHeapBytes: 1 << 20, HandlerMaxMS: 100, HandlerMaxTask: "CheckHealthy", HandlerTimeMSLambda: 300}
 }
@@ -279,6 +279,11 @@ func TestTargets(t *testing.T) {
 				}
 			}),
 			want: map[string]Status{"handler_time_s50_n100": Fail}},
+		{name: "without a CPU quota the handler time is not measured, neither passed nor failed", long: long, follow: follow, multi: multi, bin: bin, up: up,
+			cells: grid(func(c *CellResult) {
+				c.HandlerLambdaMethod = ScaledMethod
+			}),
+			want: map[string]Status{"handler_time_s50_n100": Skip}},
 		{name: "a slow handler elsewhere is not the target", long: long, follow: follow, multi: multi, bin: bin, up: up,
 			cells: grid(func(c *CellResult) {
 				if c.Services == 10 {

@@ -28,9 +28,13 @@
 //   - Step Functions state transitions and history events;
 //   - Lambda invocations, each handler's real run time, its time on the
 //     deployer Lambda's CPU share (its CPU time scaled: OnLambda; at S=50,
-//     N=100 its real time in a child process under a CPU quota at that
-//     share where the machine allows one: CPUQuota, RunUnderQuota), its
-//     billed time and the bytes it allocated (the bound of its peak heap);
+//     N=100 its real time under a CPU quota at that share where the
+//     machine allows one: CPUQuota, RunUnderQuota, the measured release's
+//     tasks run by the deployer alone in a child process (ServeHandler),
+//     the region, its simulated AWS and S3 answering it over loopback
+//     HTTP from outside the quota, as AWS answers a Lambda; elsewhere the
+//     target is skipped), its billed time and the bytes it allocated (the
+//     bound of its peak heap);
 //   - the calls AWS throttled, and their retries' backoffs;
 //   - the largest payload passed between states;
 //   - the deploy-added latency: virtual time from the moment the last

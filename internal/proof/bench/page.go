@@ -151,8 +151,7 @@ func (r *Report) fleet(b *strings.Builder) {
 		"%s s from its launch to healthy (boot and first passing health check), and from the moment the last one is healthy "+
 		"ferry adds %s s of latency beyond the window (95th percentile %.2f s; the reference model %s s). The whole deploy "+
 		"takes %s s against its physical floor (that instance's time plus the %d s window) of %s s: %s s more, its steps "+
-		"before the instances launch included. The longest invocation takes %g ms on the Lambda's CPU share (%s, %s; the "+
-		"simulated AWS answering it in the same process is included).\n\n",
+		"before the instances launch included. The longest invocation takes %g ms on the Lambda's CPU share (%s, %s).\n\n",
 		c.AddedLatencyS.Seeds, mmm(Dist{Min: c.FloorS.Min - StableWindow.Seconds(), Median: c.FloorS.Median - StableWindow.Seconds(), Max: c.FloorS.Max - StableWindow.Seconds()}, "%.1f"),
 		mmm(c.AddedLatencyS, "%.2f"), c.AddedLatencyS.P95, mmm(c.ReferenceAddedLatencyS, "%.2f"),
 		mmm(c.WholeS, "%.1f"), int(StableWindow/time.Second), mmm(c.FloorS, "%.1f"), mmm(c.OverFloorS, "%.1f"),

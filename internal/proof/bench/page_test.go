@@ -1,12 +1,9 @@
 package bench
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -115,7 +112,7 @@ func TestCheckReads(t *testing.T) {
 	rec.begin(Cell{Services: 50, Instances: 100})
 	rec.on = true
 	ops := map[string]int{"elbv2:DescribeTargetHealth": 20, "s3:GetObject": 3, "autoscaling:DescribeAutoScalingGroups": 1, "elbv2:DescribeTargetGroups": 1, "eventbridge:PutEvents": 1}
-	rec.count(execution.TaskCheckHealthy, ops, 23, 3, 0, 0, 0, 0)
+	rec.count(execution.TaskCheckHealthy, ops, 23, 3, Invocation{}, 0)
 	m := rec.m
 	assert.Equal(t, []int{25}, m.CheckCalls)
 	assert.NotContains(t, m.FullCheckByOp, "eventbridge:PutEvents")
@@ -140,37 +137,6 @@ func TestCgroupMounts(t *testing.T) {
 	root, path, _ = cgroupV2("40 25 0:35 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/x\n")
 	assert.Equal(t, "/sys/fs/cgroup", root)
 	assert.Equal(t, "/x", path)
-}
-
-// TestRunUnderQuota: where this machine allows a cpu control group, the
-// child runs outside it until it says it is ready (what it sets up runs
-// at its own pace), then inside it (its /proc/self/cgroup names the
-// group) for what it measures, its output after is the Quota, and the
-// group is gone after; elsewhere ErrNoQuota, the child not started.
-func TestRunUnderQuota(t *testing.T) {
-	child := exec.Command("sh", "-c", `grep -q ferry-bench- /proc/self/cgroup && exit 3; echo ready; read go; `+
-		`grep -q ferry-bench- /proc/self/cgroup && echo '{"max_ms": 12.5, "max_task": "Deploy"}'`)
-	q, err := RunUnderQuota(context.Background(), child, LambdaCPUShare)
-	if errors.Is(err, ErrNoQuota) {
-		t.Skipf("no CPU quota on this machine: %v", err)
-	}
-	require.NoError(t, err)
-	assert.Equal(t, 12.5, q.MaxMS)
-	assert.Equal(t, "Deploy", q.MaxTask)
-	assert.Contains(t, q.Method, "GOMAXPROCS=1")
-	assert.Contains(t, q.Method, "28942", "0.29 of a 100 ms period")
-	own, err := os.ReadFile("/proc/self/cgroup")
-	require.NoError(t, err)
-	root, path, ok := cgroupV1CPU(mustRead(t, "/proc/self/mountinfo"), string(own))
-	if ok {
-		entries, err := os.ReadDir(filepath.Join(root, path))
-		require.NoError(t, err)
-		for _, e := range entries {
-			assert.NotContains(t, e.Name(), "ferry-bench-", "the group is removed")
-		}
-	}
-	_, err = NewCPUQuota(0)
-	assert.Error(t, err)
 }
 
 func mustRead(t *testing.T, path string) string {

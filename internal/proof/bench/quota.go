@@ -1,12 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,90 +163,57 @@ func hasOpt(opts, opt string) bool {
 }
 
 // Quota is the handlers' real run time under a CPU quota at the
-// deployer's Lambda's share: the longest invocation of one run of a cell
-// (ferry's model, its first seed), in a child process held to
-// LambdaCPUShare of one CPU with GOMAXPROCS=1. It counts the in-process
-// simulated AWS and S3 answering the handler (they share its process),
-// so it is an upper bound.
+// deployer's Lambda's share: the longest invocation of the measured
+// release of one run of a cell (ferry's model, its first seed), its
+// tasks run in a handler process (ServeHandler) held to LambdaCPUShare of
+// one CPU with GOMAXPROCS=1. The region, its simulated AWS and S3 answer
+// the handler from the parent process, outside the quota, as AWS answers
+// a Lambda; the handler's calls to them cross HTTP on a loopback
+// listener, their round trips counted in its time.
 type Quota struct {
 	Method  string  `json:"method"`
 	MaxMS   float64 `json:"max_ms"`
 	MaxTask string  `json:"max_task"`
 }
 
-// QuotaChild is what a child run under the quota does (RunUnderQuota's
-// cmd): it runs cell c once with ferry's timing, deploying the previous
-// release at its own pace, then writes "ready" on out and waits for a line
-// on in (the parent has moved it into the quota's group by then), runs
-// the measured release and writes the Quota of it to out, Method left to
-// the parent.
-func QuotaChild(ctx context.Context, c Cell, opts GridOptions, in io.Reader, out io.Writer) error {
-	measuring := func() error {
-		if _, err := io.WriteString(out, quotaReady+"\n"); err != nil {
-			return err
-		}
-		if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
-			return fmt.Errorf("bench: the quota child was not put under its quota: %w", err)
-		}
-		return nil
-	}
-	m, err := Run(ctx, c, Ferry, Options{CallCost: opts.CallCost, Measuring: measuring})
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(out).Encode(Quota{MaxMS: ms(m.HandlerMax), MaxTask: m.HandlerMaxTask})
-}
+// QuotaMeasures says what a Quota's time is, for its Method.
+const QuotaMeasures = "real time per invocation of the handler alone in its process, " +
+	"the simulated AWS, S3 and Step Functions answering it over loopback HTTP from outside the quota"
 
-// quotaReady is the line a QuotaChild writes when what it measures is
-// next: only that runs under the quota.
+// quotaReady is the line a handler process writes once it is built:
+// what runs after it runs under the quota.
 const quotaReady = "ready"
 
-// RunUnderQuota starts cmd (a QuotaChild, its stdin and stdout left to
-// RunUnderQuota), moves it into a new CPUQuota of share once it says it
-// is ready, lets it go on and reads its Quota. Where no quota can be
-// made it fails with ErrNoQuota and cmd is not started.
-func RunUnderQuota(ctx context.Context, cmd *exec.Cmd, share float64) (*Quota, error) {
+// RunUnderQuota runs cell c once with ferry's timing, the previous
+// release in-process, the measured release's tasks in the handler process
+// command starts (given the region's URL; its stdin and stdout left to
+// RunUnderQuota), moved into a new CPUQuota of share once it says it is
+// ready, and returns the measured release's longest invocation. Where no
+// quota can be made it fails with ErrNoQuota and nothing runs.
+func RunUnderQuota(ctx context.Context, c Cell, opts GridOptions, command func(endpoint string) *exec.Cmd, share float64) (*Quota, error) {
 	q, err := NewCPUQuota(share)
 	if err != nil {
 		return nil, err
 	}
 	defer q.Close()
-	stdin, err := cmd.StdinPipe()
+	var h *handlerProcess
+	remote := func(endpoint string) (Handler, error) {
+		var err error
+		h, err = startHandler(command(endpoint), q)
+		return h, err
+	}
+	m, err := Run(ctx, c, Ferry, Options{CallCost: opts.CallCost, Remote: remote})
+	if h != nil {
+		if cerr := h.close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*Quota, error) {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, err
-	}
-	r := bufio.NewReader(stdout)
-	if line, err := r.ReadString('\n'); err != nil || strings.TrimSpace(line) != quotaReady {
-		return fail(fmt.Errorf("bench: the quota child did not say %q (%q, %v)", quotaReady, line, err))
-	}
-	if err := q.Add(cmd.Process.Pid); err != nil {
-		return fail(fmt.Errorf("bench: move the quota child into its group: %w", err))
-	}
-	_, _ = io.WriteString(stdin, "go\n")
-	_ = stdin.Close()
-	rest, err := io.ReadAll(r)
-	if err != nil {
-		return fail(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("bench: the quota child: %w", err)
-	}
-	var out Quota
-	if err := json.Unmarshal(rest, &out); err != nil {
-		return nil, fmt.Errorf("bench: the quota child's output: %w", err)
-	}
-	out.Method = fmt.Sprintf("%s, GOMAXPROCS=1: real time per invocation", q.Method)
-	return &out, nil
+	return &Quota{
+		Method:  fmt.Sprintf("%s, GOMAXPROCS=1: %s", q.Method, QuotaMeasures),
+		MaxMS:   ms(m.HandlerMax),
+		MaxTask: m.HandlerMaxTask,
+	}, nil
 }

@@ -169,7 +169,7 @@ func NewCellResult(fs, refs []*Measurement, memoryMB int) CellResult {
 
 // ScaledMethod is how HandlerTimeMSLambda is measured without a CPU
 // quota.
-var ScaledMethod = fmt.Sprintf("no CPU quota: the process's CPU time during the invocation divided by %.2f", LambdaCPUShare)
+var ScaledMethod = fmt.Sprintf("no CPU quota: the process's CPU time during the invocation divided by %.2f, the simulated AWS answering it in the same process included", LambdaCPUShare)
 
 // UnderQuota sets the cell's time on the Lambda's CPU share to q's,
 // measured under a real CPU quota.
@@ -532,14 +532,17 @@ func memoryTarget(cells []CellResult) Target {
 	return t
 }
 
-// timeTarget is handler_time_s50_n100.
+// timeTarget is handler_time_s50_n100: measured under a CPU quota, or
+// skipped (CPU time scaled is no measurement of it).
 func timeTarget(cells []CellResult) Target {
 	t := Target{Name: "handler_time_s50_n100", Status: Skip,
-		Want: fmt.Sprintf("every invocation <= %v at S=50,N=100 on a %d MB Lambda's CPU share (%.2f vCPU)", MaxHandlerTime, tuning.DeployerLambdaMemoryMB, LambdaCPUShare)}
+		Want: fmt.Sprintf("every invocation <= %v at S=50,N=100 on a %d MB Lambda's CPU share (%.2f vCPU), measured under a CPU quota", MaxHandlerTime, tuning.DeployerLambdaMemoryMB, LambdaCPUShare)}
 	if c := findCell(cells, 50, 100); c != nil {
-		t.Measured = fmt.Sprintf("max %gms (%s; %s; the simulated AWS answering included; %gms of real time with every CPU here)",
+		t.Measured = fmt.Sprintf("max %gms (%s; %s; %gms of real time with every CPU here, in-process)",
 			c.HandlerTimeMSLambda, c.HandlerLambdaTask, c.HandlerLambdaMethod, c.HandlerMaxMS)
-		t.Status = status(c.HandlerTimeMSLambda <= float64(MaxHandlerTime/time.Millisecond))
+		if c.HandlerLambdaMethod != ScaledMethod {
+			t.Status = status(c.HandlerTimeMSLambda <= float64(MaxHandlerTime/time.Millisecond))
+		}
 	}
 	return t
 }

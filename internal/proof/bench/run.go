@@ -40,10 +40,13 @@ type Options struct {
 	// Seed varies the instances' boot and health times (sim.WorldSpec's
 	// Seed; 0 is a seed like any other).
 	Seed uint64
-	// Measuring, when set, is called once the previous release has
-	// succeeded, before the measured one starts; its error ends the run.
-	// QuotaChild waits there to be put under its CPU quota.
-	Measuring func() error
+	// Remote, when set, starts what runs the measured release's tasks
+	// apart from the region (a handler process: ServeHandler), once the
+	// previous release has succeeded: Run then serves the region and its
+	// simulated AWS on a loopback listener of its own and gives Remote
+	// its URL. Its error ends the run. The previous release's tasks run
+	// in-process.
+	Remote func(endpoint string) (Handler, error)
 }
 
 // DefaultCallCost is a call's modelled time: the order of an AWS API
@@ -257,8 +260,13 @@ func Run(ctx context.Context, c Cell, m Model, opts Options) (*Measurement, erro
 	if _, err := sub.deploy(ctx, c, 0); err != nil {
 		return nil, fmt.Errorf("bench: %s %s: the previous release: %w", c, m.Name, err)
 	}
-	if opts.Measuring != nil {
-		if err := opts.Measuring(); err != nil {
+	if opts.Remote != nil {
+		endpoint, stop, err := serveRegion(r)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
+		}
+		defer stop()
+		if rec.remote, err = opts.Remote(endpoint); err != nil {
 			return nil, fmt.Errorf("bench: %s %s: %w", c, m.Name, err)
 		}
 	}
@@ -362,6 +370,8 @@ type recorder struct {
 	region *region.Region
 	s3     *s3Calls
 	world  *sim.World
+	// remote, when set, runs the tasks instead of the region's deployer.
+	remote Handler
 
 	mu    sync.Mutex
 	on    bool
@@ -419,32 +429,30 @@ func (rec *recorder) recording() bool {
 	return rec.on
 }
 
-// intercept runs one task: its calls timed (the model's cost of them
-// passes in virtual time before the task returns), and, while recording,
-// its real run time, allocations and calls counted; then the model's
-// waits set.
+// intercept runs one task (in-process, or by the remote Handler): its
+// calls timed (the model's cost of them passes in virtual time before
+// the task returns), and, while recording, its real run time,
+// allocations and calls counted; then the model's waits set.
 func (rec *recorder) intercept(ctx context.Context, req execution.Request, next region.Invoke) (json.RawMessage, error) {
-	ctx, tl := fanout.WithTimeline(ctx)
 	awsBefore := rec.world.TotalCalls()
-	s3Before := rec.s3.snapshot()
 	backoffBefore := rec.world.Throttles().Backoff
-	allocBefore := heapAllocs()
-	cpuBefore := processCPU()
-	began := time.Now()
-	out, err := next(ctx, req)
-	took := time.Since(began)
-	cpu := processCPU() - cpuBefore
-	alloc := heapAllocs() - allocBefore
-
+	var inv Invocation
+	if rec.remote != nil {
+		var err error
+		if inv, err = rec.remote.Invoke(ctx, req, rec.region.Clock().Now()); err != nil {
+			return nil, err
+		}
+	} else {
+		inv = runTask(ctx, rec.s3, func(ctx context.Context) (json.RawMessage, error) { return next(ctx, req) })
+	}
 	log := rec.world.CallLog()
 	ops := map[string]int{}
 	for _, c := range log[min(awsBefore, len(log)):] {
 		ops[opKey(c.Service, c.Op)]++
 	}
 	aws := total(ops)
-	s3 := diff(s3Before, rec.s3.snapshot())
-	addTo(ops, s3)
-	spent := tl.Elapsed()
+	addTo(ops, inv.S3)
+	spent := inv.Spent
 	if rec.model.Sequential {
 		// One call after the other, each retry's backoff waited too.
 		spent = time.Duration(total(ops))*rec.cost + rec.world.Throttles().Backoff - backoffBefore
@@ -453,13 +461,14 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 		return nil, perr
 	}
 	if rec.recording() {
-		rec.count(req.Task, ops, aws, total(s3), took, cpu, alloc, billed(spent+took))
+		rec.count(req.Task, ops, aws, total(inv.S3), inv, billed(spent+inv.Took))
 	}
-	return rec.pace(req, out, err)
+	return rec.pace(req, inv.Output, inv.Err)
 }
 
 // count adds one invocation of task to the measurement.
-func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, took, cpu time.Duration, alloc uint64, bill time.Duration) {
+func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Invocation, bill time.Duration) {
+	took, cpu, alloc := inv.Took, inv.CPU, inv.Alloc
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	m := rec.m

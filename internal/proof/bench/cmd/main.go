@@ -14,11 +14,13 @@
 // regenerates the performance section of bench.PerformancePage between
 // its markers (a page without them is left alone, with a warning). -check
 // exits with status 1 when a target fails. With -quota (the default) and
-// the S=50, N=100 cell, it runs that cell once more in a child of itself
-// (-quota-child), its measured release held to the deployer's Lambda's
-// CPU share by a control group (bench.RunUnderQuota; the previous release
-// it replaces runs before, at the machine's pace), and reports the
-// handlers' real time there;
+// the S=50, N=100 cell, it runs that cell once more with its measured
+// release's tasks in a child of itself (-quota-child URL: the deployer's
+// handler alone, calling the region, its simulated AWS and S3 that this
+// process serves over HTTP on a loopback port), the child held to the
+// deployer's Lambda's CPU share by a control group (bench.RunUnderQuota;
+// the previous release it replaces runs before, in-process), and reports
+// the handlers' real time there;
 // where this machine allows no such group it says so and reports their
 // CPU time scaled.
 package main
@@ -75,7 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
 	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
 	fs.BoolVar(&cfg.quota, "quota", true, "measure the handlers at S=50,N=100 under a CPU quota at the Lambda's share, where this machine allows")
-	fs.StringVar(&cfg.quotaChild, "quota-child", "", "run the cell SxN once and print its handler times (what -quota runs under the quota)")
+	fs.StringVar(&cfg.quotaChild, "quota-child", "", "serve the deployer's tasks on stdin for the region at this URL (what -quota runs under the quota)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false
 	}
@@ -193,10 +195,13 @@ func underQuota(ctx context.Context, cfg config, results []bench.CellResult, std
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, exe, "-quota-child", "50x100", "-call-cost", cfg.opts.CallCost.String())
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	cmd.Stderr = stderr
-	q, err := bench.RunUnderQuota(ctx, cmd, bench.LambdaCPUShare)
+	command := func(endpoint string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, exe, "-quota-child", endpoint, "-call-cost", cfg.opts.CallCost.String())
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+		cmd.Stderr = stderr
+		return cmd
+	}
+	q, err := bench.RunUnderQuota(ctx, bench.Cell{Services: 50, Instances: 100}, cfg.opts, command, bench.LambdaCPUShare)
 	if errors.Is(err, bench.ErrNoQuota) {
 		fmt.Fprintf(stderr, "%v: the handler time on the Lambda's share is CPU time scaled\n", err)
 		return nil
@@ -209,14 +214,11 @@ func underQuota(ctx context.Context, cfg config, results []bench.CellResult, std
 	return nil
 }
 
-// quotaChild is -quota-child: one run of the cell, its handler times on
-// stdout, started by a line on stdin.
+// quotaChild is -quota-child: the deployer's handler for the region at
+// cfg.quotaChild, its tasks on stdin, their results on stdout
+// (bench.ServeHandler).
 func quotaChild(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
-	s, n, err := parseKxS(cfg.quotaChild)
-	if err == nil {
-		err = bench.QuotaChild(ctx, bench.Cell{Services: s, Instances: n}, cfg.opts, os.Stdin, stdout)
-	}
-	if err != nil {
+	if err := bench.ServeHandler(ctx, cfg.quotaChild, cfg.opts.CallCost, os.Stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "bench: -quota-child: %v\n", err)
 		return 1
 	}

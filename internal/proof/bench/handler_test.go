@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+)
+
+// handlerProcess and handlerQuota, given, make this test binary a
+// handler process (TestHandlerProcess) for the region at handlerProcess;
+// handlerQuota makes it also fail unless it ended inside a CPUQuota's
+// group.
+var (
+	handlerProcessFlag = flag.String("handler-process", "", "serve as a handler process for the region at this URL (TestHandlerProcess)")
+	handlerQuotaFlag   = flag.Bool("handler-quota", false, "as a handler process, fail unless inside a CPU quota's group")
+)
+
+// TestHandlerProcess is not a test: run by handlerCommand, it is the
+// handler process.
+func TestHandlerProcess(t *testing.T) {
+	if *handlerProcessFlag == "" {
+		t.Skip("only run as a handler process")
+	}
+	code := 0
+	if err := ServeHandler(context.Background(), *handlerProcessFlag, DefaultCallCost, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if own, _ := os.ReadFile("/proc/self/cgroup"); *handlerQuotaFlag && !strings.Contains(string(own), "ferry-bench-") {
+		fmt.Fprintln(os.Stderr, "the handler process ran outside its CPU quota")
+		code = 3
+	}
+	os.Exit(code)
+}
+
+// handlerCommand starts this test binary as a handler process.
+func handlerCommand(quota bool) func(endpoint string) *exec.Cmd {
+	return func(endpoint string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHandlerProcess$", "-handler-process", endpoint, fmt.Sprintf("-handler-quota=%t", quota))
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+		cmd.Stderr = os.Stderr
+		return cmd
+	}
+}
+
+// countingHandler counts the tasks a Handler ran.
+type countingHandler struct {
+	next Handler
+	n    atomic.Int32
+}
+
+func (c *countingHandler) Invoke(ctx context.Context, req execution.Request, now time.Time) (Invocation, error) {
+	c.n.Add(1)
+	return c.next.Invoke(ctx, req, now)
+}
+
+// TestRemoteHandler: the measured release's tasks run in a handler
+// process that reaches the region, its simulated AWS and S3 over HTTP,
+// and the release goes as it goes in-process: every task ran there, the
+// same calls by operation, and the same virtual times (each call's cost
+// and the throttled attempts' backoff spent on its task's Timeline).
+func TestRemoteHandler(t *testing.T) {
+	ctx := context.Background()
+	c := Cell{Services: 2, Instances: 3}
+	here, err := Run(ctx, c, Ferry, Options{})
+	require.NoError(t, err)
+
+	var h *handlerProcess
+	counted := &countingHandler{}
+	remote := func(endpoint string) (Handler, error) {
+		var err error
+		h, err = startHandler(handlerCommand(false)(endpoint), nil)
+		counted.next = h
+		return counted, err
+	}
+	there, err := Run(ctx, c, Ferry, Options{Remote: remote})
+	require.NoError(t, err)
+	require.NotNil(t, h)
+	require.NoError(t, h.close(), "the handler process ends when its input does")
+
+	assert.Equal(t, there.Invocations, int(counted.n.Load()), "every task of the measured release ran in the handler process")
+	assert.Equal(t, here.Invocations, there.Invocations)
+	assert.Equal(t, here.ByOp, there.ByOp)
+	assert.Equal(t, here.S3Calls, there.S3Calls)
+	assert.Positive(t, there.S3Calls)
+	assert.Equal(t, here.CleanUpSuccess, there.CleanUpSuccess, "the calls' time passes as in-process")
+	assert.Equal(t, here.Steps, there.Steps)
+	assert.Positive(t, there.HandlerMax)
+}
+
+// TestRunUnderQuota: where this machine allows a cpu control group, the
+// handler process runs in it (it checks its own /proc/self/cgroup before
+// it exits), the measured release's longest invocation is reported, and
+// the group is gone after; elsewhere ErrNoQuota.
+func TestRunUnderQuota(t *testing.T) {
+	q, err := RunUnderQuota(context.Background(), Cell{Services: 1, Instances: 1}, GridOptions{CallCost: DefaultCallCost}, handlerCommand(true), LambdaCPUShare)
+	if errors.Is(err, ErrNoQuota) {
+		t.Skipf("no CPU quota on this machine: %v", err)
+	}
+	require.NoError(t, err)
+	assert.Positive(t, q.MaxMS)
+	assert.NotEmpty(t, q.MaxTask)
+	assert.Contains(t, q.Method, "GOMAXPROCS=1")
+	assert.Contains(t, q.Method, "28942", "0.29 of a 100 ms period")
+	own, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	root, path, ok := cgroupV1CPU(mustRead(t, "/proc/self/mountinfo"), string(own))
+	if ok {
+		entries, err := os.ReadDir(filepath.Join(root, path))
+		require.NoError(t, err)
+		for _, e := range entries {
+			assert.NotContains(t, e.Name(), "ferry-bench-", "the group is removed")
+		}
+	}
+	_, err = NewCPUQuota(0)
+	assert.Error(t, err)
+}

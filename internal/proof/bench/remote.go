@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/target"
+)
+
+// AWSPath is where a handler process (QuotaChild) calls the simulated
+// AWS of the region that serves it: one JSON awsCall POSTed per call,
+// answered with an awsAnswer.
+const AWSPath = "/_bench/aws"
+
+// awsCall is one call of the simulated AWS made from another process:
+// the client (a field of cloud.Clients, or "STS": the deployer's Lambda
+// role's STS) and its operation, the account-region it acts in and the
+// credentials it signs with, its offset on its task's Timeline (package
+// fanout: the simulation throttles calls at their moment), and the
+// operation's input as JSON.
+type awsCall struct {
+	Client  string          `json:"client"`
+	Op      string          `json:"op"`
+	Account string          `json:"account,omitempty"`
+	Region  string          `json:"region,omitempty"`
+	Key     string          `json:"key,omitempty"`
+	Secret  string          `json:"secret,omitempty"`
+	Token   string          `json:"token,omitempty"`
+	Offset  time.Duration   `json:"offset"`
+	Input   json.RawMessage `json:"input"`
+}
+
+// awsAnswer is the answer to an awsCall: the output as JSON or the error,
+// and the time the call spent on the Timeline (its modelled cost, and the
+// backoff of its throttled attempts).
+type awsAnswer struct {
+	Output json.RawMessage `json:"output,omitempty"`
+	Err    *wireError      `json:"error,omitempty"`
+	Spent  time.Duration   `json:"spent"`
+}
+
+// wireError is an error of the simulated AWS as it crosses a process: the
+// API error's code, message and fault, and the HTTP status the SDK's
+// error carried; or, for an error that is no API error, its text.
+type wireError struct {
+	Code    string            `json:"code,omitempty"`
+	Message string            `json:"message,omitempty"`
+	Fault   smithy.ErrorFault `json:"fault,omitempty"`
+	Status  int               `json:"status,omitempty"`
+	Text    string            `json:"text,omitempty"`
+}
+
+// serveAWS serves AWSPath from world: each call made with a client the
+// world builds for the call's account-region and credentials (or, for
+// "STS", as the principal caller), on a Timeline at the call's offset.
+func serveAWS(world *sim.World, caller string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var c awsCall
+		if err := json.NewDecoder(req.Body).Decode(&c); err != nil {
+			http.Error(w, "bench: not an AWS call: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		ans, err := answer(req.Context(), world, caller, c)
+		if err != nil {
+			http.Error(w, "bench: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(ans)
+	})
+}
+
+// answer makes the call c on world.
+func answer(ctx context.Context, world *sim.World, caller string, c awsCall) (*awsAnswer, error) {
+	var client reflect.Value
+	if c.Client == "STS" {
+		client = reflect.ValueOf(world.STSAs(caller))
+	} else {
+		creds := credentials.NewStaticCredentialsProvider(c.Key, c.Secret, c.Token)
+		clients := world.Build(nil)(target.Target{AccountID: c.Account, Region: c.Region}, creds, nil)
+		field := reflect.ValueOf(clients).Elem().FieldByName(c.Client)
+		if !field.IsValid() || field.Kind() != reflect.Interface || field.IsNil() {
+			return nil, fmt.Errorf("no client %q", c.Client)
+		}
+		client = field.Elem()
+	}
+	method := client.MethodByName(c.Op)
+	if !method.IsValid() {
+		return nil, fmt.Errorf("client %s has no operation %q", c.Client, c.Op)
+	}
+	in := reflect.New(method.Type().In(1).Elem())
+	if err := json.Unmarshal(c.Input, in.Interface()); err != nil {
+		return nil, fmt.Errorf("%s %s: the input: %w", c.Client, c.Op, err)
+	}
+	ctx, tl := fanout.WithTimeline(ctx)
+	fanout.Spend(ctx, c.Offset)
+	res := method.Call([]reflect.Value{reflect.ValueOf(ctx), in})
+	ans := &awsAnswer{Spent: tl.Elapsed() - c.Offset}
+	if err, _ := res[1].Interface().(error); err != nil {
+		ans.Err = toWire(err)
+		return ans, nil
+	}
+	out, err := json.Marshal(res[0].Interface())
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: the output: %w", c.Client, c.Op, err)
+	}
+	ans.Output = out
+	return ans, nil
+}
+
+// toWire is err as it crosses a process.
+func toWire(err error) *wireError {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return &wireError{Text: err.Error()}
+	}
+	w := &wireError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage(), Fault: apiErr.ErrorFault()}
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &resp) {
+		w.Status = resp.HTTPStatusCode()
+	}
+	return w
+}
+
+// fromWire is the error w stands for, wrapped as the SDK wraps an
+// operation's error (as the simulation does).
+func (w *wireError) fromWire(service, op string) error {
+	var err error = errors.New(w.Text)
+	if w.Code != "" {
+		err = &smithy.GenericAPIError{Code: w.Code, Message: w.Message, Fault: w.Fault}
+		if w.Status != 0 {
+			err = &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: w.Status, Header: http.Header{}}},
+				Err:      err,
+			}}
+		}
+	}
+	return &smithy.OperationError{ServiceID: service, OperationName: op, Err: err}
+}
+
+// remote is one client of the simulated AWS of another process (served
+// by serveAWS at url + AWSPath): its calls cross over HTTP, as a Lambda's
+// calls to AWS do, their time spent on the caller's Timeline.
+type remote struct {
+	http    *http.Client
+	url     string
+	client  string // the cloud.Clients field, or "STS"
+	service string // the SDK's service id, for errors
+	account string
+	region  string
+	creds   aws.CredentialsProvider
+}
+
+// call makes the operation op with in on r and decodes its output as O.
+func call[O, I any](ctx context.Context, r remote, op string, in *I) (*O, error) {
+	c := awsCall{Client: r.client, Op: op, Account: r.account, Region: r.region, Offset: fanout.Offset(ctx)}
+	if r.creds != nil {
+		creds, err := r.creds.Retrieve(ctx)
+		if err != nil {
+			return nil, &smithy.OperationError{ServiceID: r.service, OperationName: op, Err: fmt.Errorf("failed to retrieve credentials: %w", err)}
+		}
+		c.Key, c.Secret, c.Token = creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken
+	}
+	var err error
+	if c.Input, err = json.Marshal(in); err != nil {
+		return nil, err
+	}
+	ans, err := r.post(ctx, c)
+	if err != nil {
+		return nil, &smithy.OperationError{ServiceID: r.service, OperationName: op, Err: &smithyhttp.RequestSendError{Err: err}}
+	}
+	fanout.Spend(ctx, ans.Spent)
+	if ans.Err != nil {
+		return nil, ans.Err.fromWire(r.service, op)
+	}
+	out := new(O)
+	if err := json.Unmarshal(ans.Output, out); err != nil {
+		return nil, &smithy.OperationError{ServiceID: r.service, OperationName: op, Err: err}
+	}
+	return out, nil
+}
+
+// post sends c and reads its answer.
+func (r remote) post(ctx context.Context, c awsCall) (*awsAnswer, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+AWSPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	var ans awsAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// remoteBuild is a build function for cloud.NewConnector whose clients
+// call the simulated AWS served at url, each signing with the deploy
+// credentials it is given; assets makes the asset store of a target, an
+// S3 client signing with the publish credentials.
+func remoteBuild(hc *http.Client, url string, assets func(publish aws.CredentialsProvider) cloud.AssetStore) func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
+	return func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
+		r := func(client, service string) remote {
+			return remote{http: hc, url: url, client: client, service: service, account: t.AccountID, region: t.Region, creds: deploy}
+		}
+		return &cloud.Clients{
+			Target:      t,
+			EC2:         remoteEC2{r("EC2", "EC2")},
+			AutoScaling: remoteAutoScaling{r("AutoScaling", "Auto Scaling")},
+			ELB:         remoteELB{r("ELB", "Elastic Load Balancing")},
+			ELBv2:       remoteELBv2{r("ELBv2", "Elastic Load Balancing v2")},
+			IAM:         remoteIAM{r("IAM", "IAM")},
+			SNS:         remoteSNS{r("SNS", "SNS")},
+			CloudWatch:  remoteCloudWatch{r("CloudWatch", "CloudWatch")},
+			EventBridge: remoteEventBridge{r("EventBridge", "EventBridge")},
+			Assets:      assets(publish),
+		}
+	}
+}
+
+// remoteSTSAt is the STS of the deployer's Lambda role served at url.
+func remoteSTSAt(hc *http.Client, url string) cloud.STS {
+	return remoteSTS{remote{http: hc, url: url, client: "STS", service: "STS"}}
+}
