@@ -132,15 +132,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // measure runs what cfg asks, telling its progress on stderr.
 func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, error) {
 	if cfg.cpuprofile != "" {
-		f, err := os.Create(cfg.cpuprofile)
+		stop, err := startProfile(cfg.cpuprofile)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	last := time.Now()
 	results, err := bench.RunGrid(ctx, cfg.cells, cfg.opts, func(c bench.CellResult) {
@@ -196,7 +192,11 @@ func underQuota(ctx context.Context, cfg config, results []bench.CellResult, std
 		return err
 	}
 	command := func(endpoint string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, exe, "-quota-child", endpoint, "-call-cost", cfg.opts.CallCost.String())
+		args := []string{"-quota-child", endpoint, "-call-cost", cfg.opts.CallCost.String()}
+		if cfg.cpuprofile != "" {
+			args = append(args, "-cpuprofile", cfg.cpuprofile+".handler")
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 		cmd.Stderr = stderr
 		return cmd
@@ -218,11 +218,32 @@ func underQuota(ctx context.Context, cfg config, results []bench.CellResult, std
 // cfg.quotaChild, its tasks on stdin, their results on stdout
 // (bench.ServeHandler).
 func quotaChild(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
+	if cfg.cpuprofile != "" {
+		stop, err := startProfile(cfg.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -quota-child: %v\n", err)
+			return 1
+		}
+		defer stop()
+	}
 	if err := bench.ServeHandler(ctx, cfg.quotaChild, cfg.opts.CallCost, os.Stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "bench: -quota-child: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// startProfile writes a CPU profile to path until stop is called.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // write prints the report's table and writes its JSON (and, with -page,
