@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // handlerProcess and handlerQuota, given, make this test binary a
@@ -127,4 +139,37 @@ func TestRunUnderQuota(t *testing.T) {
 	}
 	_, err = NewCPUQuota(0)
 	assert.Error(t, err)
+}
+
+// TestRemoteErrors: an error of the simulated AWS reaches the handler
+// process as the SDK's would (an OperationError naming the service and
+// operation, around the HTTP status, around the API error's code), so the
+// deployer classifies it as it would AWS's; a call the world cannot
+// answer is a send error.
+func TestRemoteErrors(t *testing.T) {
+	world, err := sim.New(clock.NewVirtual(Start), World(Cell{Services: 1, Instances: 1}))
+	require.NoError(t, err)
+	srv := httptest.NewServer(serveAWS(world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
+	defer srv.Close()
+	creds := credentials.NewStaticCredentialsProvider("AKIANOTISSUED", "secret", "")
+	clients := remoteBuild(srv.Client(), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(
+		target.Target{AccountID: Account, Region: Region}, creds, nil)
+
+	_, err = clients.EC2.DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{})
+	var op *smithy.OperationError
+	require.ErrorAs(t, err, &op)
+	assert.Equal(t, "EC2", op.ServiceID)
+	assert.Equal(t, "DescribeSubnets", op.OperationName)
+	var apiErr smithy.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "InvalidClientTokenId", apiErr.ErrorCode(), "a key the world did not issue (sim.World.Build)")
+	var resp *smithyhttp.ResponseError
+	require.ErrorAs(t, err, &resp)
+	assert.Equal(t, http.StatusForbidden, resp.HTTPStatusCode())
+
+	bad := remote{http: srv.Client(), url: srv.URL, client: "Nothing", service: "Nothing"}
+	_, err = call[ec2.DescribeSubnetsOutput](context.Background(), bad, "DescribeSubnets", &ec2.DescribeSubnetsInput{})
+	var send *smithyhttp.RequestSendError
+	require.ErrorAs(t, err, &send)
+	assert.Contains(t, err.Error(), `no client "Nothing"`)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,12 +50,21 @@ type awsCall struct {
 
 // awsAnswer is the answer to an awsCall: the output as JSON or the error,
 // and the time the call spent on the Timeline (its modelled cost, and the
-// backoff of its throttled attempts).
+// backoff of its throttled attempts). On the wire its output (status 200)
+// or its error (status operationFailed) is the body, as an SDK reads a
+// response in one pass, and Spent the spentHeader.
 type awsAnswer struct {
-	Output json.RawMessage `json:"output,omitempty"`
-	Err    *wireError      `json:"error,omitempty"`
-	Spent  time.Duration   `json:"spent"`
+	Output json.RawMessage
+	Err    *wireError
+	Spent  time.Duration
 }
+
+// spentHeader carries an awsAnswer's Spent, in nanoseconds.
+const spentHeader = "X-Bench-Spent"
+
+// operationFailed is the status of an awsAnswer that carries the
+// operation's error.
+const operationFailed = http.StatusUnprocessableEntity
 
 // wireError is an error of the simulated AWS as it crosses a process: the
 // API error's code, message and fault, and the HTTP status the SDK's
@@ -83,7 +93,13 @@ func serveAWS(world *sim.World, caller string) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(ans)
+		w.Header().Set(spentHeader, strconv.FormatInt(int64(ans.Spent), 10))
+		if ans.Err != nil {
+			w.WriteHeader(operationFailed)
+			_ = json.NewEncoder(w).Encode(ans.Err)
+			return
+		}
+		_, _ = w.Write(ans.Output)
 	})
 }
 
@@ -182,46 +198,52 @@ func call[O, I any](ctx context.Context, r remote, op string, in *I) (*O, error)
 	if c.Input, err = json.Marshal(in); err != nil {
 		return nil, err
 	}
-	ans, err := r.post(ctx, c)
+	out := new(O)
+	spent, werr, err := r.post(ctx, c, out)
 	if err != nil {
 		return nil, &smithy.OperationError{ServiceID: r.service, OperationName: op, Err: &smithyhttp.RequestSendError{Err: err}}
 	}
-	fanout.Spend(ctx, ans.Spent)
-	if ans.Err != nil {
-		return nil, ans.Err.fromWire(r.service, op)
-	}
-	out := new(O)
-	if err := json.Unmarshal(ans.Output, out); err != nil {
-		return nil, &smithy.OperationError{ServiceID: r.service, OperationName: op, Err: err}
+	fanout.Spend(ctx, spent)
+	if werr != nil {
+		return nil, werr.fromWire(r.service, op)
 	}
 	return out, nil
 }
 
-// post sends c and reads its answer.
-func (r remote) post(ctx context.Context, c awsCall) (*awsAnswer, error) {
+// post sends c and decodes its output into out, or its error; spent is
+// the time the call spent.
+func (r remote) post(ctx context.Context, c awsCall, out any) (spent time.Duration, werr *wireError, err error) {
 	body, err := json.Marshal(c)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+AWSPath, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.http.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case operationFailed:
+		werr = &wireError{}
+		out = werr
+	default:
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		return 0, nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
-	var ans awsAnswer
-	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
-		return nil, err
+	ns, err := strconv.ParseInt(resp.Header.Get(spentHeader), 10, 64)
+	if err != nil {
+		return 0, nil, fmt.Errorf("no %s: %w", spentHeader, err)
 	}
-	return &ans, nil
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return 0, nil, err
+	}
+	return time.Duration(ns), werr, nil
 }
 
 // remoteBuild is a build function for cloud.NewConnector whose clients
