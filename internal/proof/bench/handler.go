@@ -122,13 +122,14 @@ func (e *taskError) ErrorName() string { return e.name }
 
 var _ failure.Named = (*taskError)(nil)
 
-// ServeHandler is a handler process (what QuotaChild runs): the
-// deployer, as the region at endpoint builds it, reaching the region's S3 and
-// Step Functions with the SDK over HTTP and its simulated AWS at AWSPath,
-// each call's modelled cost (callCost for S3; the region's for AWS) spent
-// on its task's Timeline. It writes "ready" on out once built, then runs
-// each taskRequest line of in and writes its taskResult line on out,
-// until in ends.
+// ServeHandler is a handler process (what the benchmark's command runs
+// as -quota-child): the deployer, as the region at endpoint builds it,
+// reaching the region's S3 and Step Functions with the SDK over HTTP and
+// its simulated AWS at AWSPath, each call's modelled cost (callCost for
+// S3; the region's for AWS) spent on its task's Timeline; it logs as the
+// Lambda does (JSON at Info), its lines then dropped. It writes "ready" on
+// out once built, then runs each taskRequest line of in and writes its
+// taskResult line on out, until in ends.
 func ServeHandler(ctx context.Context, endpoint string, callCost time.Duration, in io.Reader, out io.Writer) error {
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	info, err := regionInfo(ctx, hc, endpoint)
@@ -151,11 +152,11 @@ func ServeHandler(ctx context.Context, endpoint string, callCost time.Duration, 
 		Starts:          api,
 		StateMachineARN: info.StateMachineARN,
 		// A proof names the region's in-process endpoint: it is replayed
-		// to the region at url.
+		// to the region at endpoint.
 		Identities: identity.Verifier{Client: &http.Client{Transport: rehost{to: endpoint, next: hc.Transport}}, Endpoint: func(*url.URL) bool { return true }},
 		Version:    buildinfo.Get().String(),
 		Clock:      clk,
-		Logger:     slog.New(slog.DiscardHandler),
+		Logger:     slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}, calls.store(s3c), connector)
 	if err != nil {
 		return err
