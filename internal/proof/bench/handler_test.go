@@ -127,6 +127,7 @@ func TestRunUnderQuota(t *testing.T) {
 	assert.NotEmpty(t, q.MaxTask)
 	assert.Contains(t, q.Method, "GOMAXPROCS=1")
 	assert.Contains(t, q.Method, "28942", "0.29 of a 100 ms period")
+	assert.Regexp(t, `the longest: [0-9.]*[1-9][0-9.]*ms of the handler process's CPU, [0-9.]+ms at the share`, q.Method, "its CPU time, from the handler process")
 	own, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
 	root, path, ok := cgroupV1CPU(mustRead(t, "/proc/self/mountinfo"), string(own))

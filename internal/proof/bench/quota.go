@@ -212,7 +212,8 @@ func RunUnderQuota(ctx context.Context, c Cell, opts GridOptions, command func(e
 		return nil, err
 	}
 	return &Quota{
-		Method:  fmt.Sprintf("%s, GOMAXPROCS=1: %s", q.Method, QuotaMeasures),
+		Method: fmt.Sprintf("%s, GOMAXPROCS=1: %s (the longest: %gms of the handler process's CPU, %gms at the share, the rest waiting for the answers)",
+			q.Method, QuotaMeasures, ms(m.HandlerMaxCPU), ms(OnLambda(m.HandlerMaxCPU))),
 		MaxMS:   ms(m.HandlerMax),
 		MaxTask: m.HandlerMaxTask,
 	}, nil

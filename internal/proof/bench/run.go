@@ -109,11 +109,13 @@ type Measurement struct {
 	// Invocations are the Lambda invocations (tasks run).
 	Invocations int
 	// HandlerTime is the handlers' total real run time, HandlerTimeByTask
-	// per task, HandlerMax the longest invocation (of HandlerMaxTask).
+	// per task, HandlerMax the longest invocation (of HandlerMaxTask),
+	// HandlerMaxCPU the CPU time of the process that ran it during it.
 	HandlerTime       time.Duration
 	HandlerTimeByTask map[string]time.Duration
 	HandlerMax        time.Duration
 	HandlerMaxTask    string
+	HandlerMaxCPU     time.Duration
 	// HandlerLambdaMax is the longest invocation's time on the
 	// deployer's Lambda (of HandlerLambdaMaxTask): the process's CPU time
 	// during it, scaled to the Lambda's CPU share (OnLambda). It counts
@@ -488,7 +490,7 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Inv
 	m.HandlerTime += took
 	m.HandlerTimeByTask[task] += took
 	if took > m.HandlerMax {
-		m.HandlerMax, m.HandlerMaxTask = took, task
+		m.HandlerMax, m.HandlerMaxTask, m.HandlerMaxCPU = took, task, cpu
 	}
 	if l := OnLambda(cpu); l > m.HandlerLambdaMax {
 		m.HandlerLambdaMax, m.HandlerLambdaMaxTask = l, task
