@@ -43,6 +43,9 @@ type Invocation struct {
 	// Alloc the bytes it allocated (heapAllocs).
 	Took, CPU time.Duration
 	Alloc     uint64
+	// Waited is the part of Took it waited for the region's answers (a
+	// handler process's: waits), not its own time.
+	Waited time.Duration
 	// Spent is its calls' time on its Timeline (package fanout): the
 	// modelled cost of each, side by side counted once, and the backoff
 	// of throttled attempts.
@@ -84,7 +87,7 @@ func serveRegion(r *region.Region) (string, func(), error) {
 	mux := http.NewServeMux()
 	mux.Handle(AWSPath, serveAWS(r.World(), naming.RoleARN(info.Account, naming.DeployerRoleName(info.Region))))
 	mux.Handle("/", r.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
+	srv := &http.Server{Handler: timeServed(mux), ReadHeaderTimeout: time.Minute}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -109,6 +112,7 @@ type taskResult struct {
 	Took     time.Duration   `json:"took"`
 	CPU      time.Duration   `json:"cpu"`
 	Alloc    uint64          `json:"alloc"`
+	Waited   time.Duration   `json:"waited"`
 	Spent    time.Duration   `json:"spent"`
 	S3       map[string]int  `json:"s3,omitempty"`
 }
@@ -131,7 +135,8 @@ var _ failure.Named = (*taskError)(nil)
 // out once built, then runs each taskRequest line of in and writes its
 // taskResult line on out, until in ends.
 func ServeHandler(ctx context.Context, endpoint string, callCost time.Duration, in io.Reader, out io.Writer) error {
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	waited := &waits{}
+	hc := &http.Client{Transport: waitingTransport{w: waited, next: http.DefaultTransport.(*http.Transport).Clone()}}
 	info, err := regionInfo(ctx, hc, endpoint)
 	if err != nil {
 		return err
@@ -164,12 +169,13 @@ func ServeHandler(ctx context.Context, endpoint string, callCost time.Duration, 
 	if _, err := io.WriteString(out, quotaReady+"\n"); err != nil {
 		return err
 	}
-	return serveTasks(ctx, dep, clk, calls, in, out)
+	return serveTasks(ctx, dep, clk, calls, waited, in, out)
 }
 
 // serveTasks runs each taskRequest line of in with dep at its time (set
-// on clk) and writes its taskResult line on out, until in ends.
-func serveTasks(ctx context.Context, dep *deployer.Deployer, clk *setClock, calls *s3Calls, in io.Reader, out io.Writer) error {
+// on clk) and writes its taskResult line on out, with the time it waited
+// for the region's answers (waited), until in ends.
+func serveTasks(ctx context.Context, dep *deployer.Deployer, clk *setClock, calls *s3Calls, waited *waits, in io.Reader, out io.Writer) error {
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
 	for {
 		var tr taskRequest
@@ -179,8 +185,9 @@ func serveTasks(ctx context.Context, dep *deployer.Deployer, clk *setClock, call
 			return fmt.Errorf("bench: a task request: %w", err)
 		}
 		clk.set(tr.Now)
+		waited.take()
 		inv := runTask(ctx, calls, func(ctx context.Context) (json.RawMessage, error) { return dep.Invoke(ctx, tr.Request) })
-		res := taskResult{Output: inv.Output, Took: inv.Took, CPU: inv.CPU, Alloc: inv.Alloc, Spent: inv.Spent, S3: inv.S3}
+		res := taskResult{Output: inv.Output, Took: inv.Took, CPU: inv.CPU, Alloc: inv.Alloc, Waited: waited.take(), Spent: inv.Spent, S3: inv.S3}
 		if inv.Err != nil {
 			res.ErrName, res.ErrCause = failure.NameOf(inv.Err), inv.Err.Error()
 		}
@@ -297,7 +304,7 @@ func (h *handlerProcess) Invoke(_ context.Context, req execution.Request, now ti
 	if err := h.out.Decode(&res); err != nil {
 		return Invocation{}, fmt.Errorf("bench: the handler process's answer: %w", err)
 	}
-	inv := Invocation{Output: res.Output, Took: res.Took, CPU: res.CPU, Alloc: res.Alloc, Spent: res.Spent, S3: res.S3}
+	inv := Invocation{Output: res.Output, Took: res.Took, CPU: res.CPU, Alloc: res.Alloc, Waited: res.Waited, Spent: res.Spent, S3: res.S3}
 	if res.ErrName != "" {
 		inv.Err = &taskError{name: res.ErrName, msg: res.ErrCause}
 	}

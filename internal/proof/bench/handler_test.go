@@ -68,15 +68,19 @@ func handlerCommand(quota bool) func(endpoint string) *exec.Cmd {
 	}
 }
 
-// countingHandler counts the tasks a Handler ran.
+// countingHandler counts the tasks a Handler ran, and sums the time they
+// waited for answers.
 type countingHandler struct {
-	next Handler
-	n    atomic.Int32
+	next   Handler
+	n      atomic.Int32
+	waited atomic.Int64
 }
 
 func (c *countingHandler) Invoke(ctx context.Context, req execution.Request, now time.Time) (Invocation, error) {
 	c.n.Add(1)
-	return c.next.Invoke(ctx, req, now)
+	inv, err := c.next.Invoke(ctx, req, now)
+	c.waited.Add(int64(inv.Waited))
+	return inv, err
 }
 
 // TestRemoteHandler: the measured release's tasks run in a handler
@@ -104,6 +108,7 @@ func TestRemoteHandler(t *testing.T) {
 	require.NoError(t, h.close(), "the handler process ends when its input does")
 
 	assert.Equal(t, there.Invocations, int(counted.n.Load()), "every task of the measured release ran in the handler process")
+	assert.Positive(t, counted.waited.Load(), "it waited for the region's answers, which say how long they took")
 	assert.Equal(t, here.Invocations, there.Invocations)
 	assert.Equal(t, here.ByOp, there.ByOp)
 	assert.Equal(t, here.S3Calls, there.S3Calls)
@@ -127,7 +132,7 @@ func TestRunUnderQuota(t *testing.T) {
 	assert.NotEmpty(t, q.MaxTask)
 	assert.Contains(t, q.Method, "GOMAXPROCS=1")
 	assert.Contains(t, q.Method, "28942", "0.29 of a 100 ms period")
-	assert.Regexp(t, `the longest: [0-9.]*[1-9][0-9.]*ms of the handler process's CPU, [0-9.]+ms at the share`, q.Method, "its CPU time, from the handler process")
+	assert.Regexp(t, `the longest: [0-9.]*[1-9][0-9.]*ms of the handler process's CPU, [0-9.]+ms at the share, and [0-9.]*[1-9][0-9.]*ms more waiting for the answers`, q.Method, "its CPU time, from the handler process")
 	own, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
 	root, path, ok := cgroupV1CPU(mustRead(t, "/proc/self/mountinfo"), string(own))
@@ -173,4 +178,28 @@ func TestRemoteErrors(t *testing.T) {
 	var send *smithyhttp.RequestSendError
 	require.ErrorAs(t, err, &send)
 	assert.Contains(t, err.Error(), `no client "Nothing"`)
+}
+
+// TestCovered: the time a handler process waited for answers counts
+// answers awaited side by side once.
+func TestCovered(t *testing.T) {
+	at := func(ms int) time.Time { return Start.Add(time.Duration(ms) * time.Millisecond) }
+	span := func(from, to int) [2]time.Time { return [2]time.Time{at(from), at(to)} }
+	tests := []struct {
+		name  string
+		spans [][2]time.Time
+		want  time.Duration
+	}{
+		{name: "none"},
+		{name: "one", spans: [][2]time.Time{span(0, 10)}, want: 10 * time.Millisecond},
+		{name: "apart", spans: [][2]time.Time{span(20, 25), span(0, 10)}, want: 15 * time.Millisecond},
+		{name: "overlapping", spans: [][2]time.Time{span(0, 10), span(5, 20)}, want: 20 * time.Millisecond},
+		{name: "nested", spans: [][2]time.Time{span(0, 30), span(5, 10), span(12, 20)}, want: 30 * time.Millisecond},
+		{name: "touching", spans: [][2]time.Time{span(10, 20), span(0, 10)}, want: 20 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, covered(tt.spans))
+		})
+	}
 }

@@ -169,7 +169,9 @@ func hasOpt(opts, opt string) bool {
 // one CPU with GOMAXPROCS=1. The region, its simulated AWS and S3 answer
 // the handler from the parent process, outside the quota, as AWS answers
 // a Lambda; the handler's calls to them cross HTTP on a loopback
-// listener, their round trips counted in its time.
+// listener, the handler's side of each (building, sending, reading and
+// parsing) counted in its time, the time the parent took to answer not
+// (the region says it on each answer: servedHeader).
 type Quota struct {
 	Method  string  `json:"method"`
 	MaxMS   float64 `json:"max_ms"`
@@ -177,8 +179,9 @@ type Quota struct {
 }
 
 // QuotaMeasures says what a Quota's time is, for its Method.
-const QuotaMeasures = "real time per invocation of the handler alone in its process, " +
-	"the simulated AWS, S3 and Step Functions answering it over loopback HTTP from outside the quota"
+const QuotaMeasures = "real time per invocation of the handler alone in its process, but for the time it waited for " +
+	"the simulated AWS, S3 and Step Functions to answer it over loopback HTTP from outside the quota " +
+	"(AWS's side on a Lambda, whose latency the model counts as each call's cost)"
 
 // quotaReady is the line a handler process writes once it is built:
 // what runs after it runs under the quota.
@@ -212,8 +215,8 @@ func RunUnderQuota(ctx context.Context, c Cell, opts GridOptions, command func(e
 		return nil, err
 	}
 	return &Quota{
-		Method: fmt.Sprintf("%s, GOMAXPROCS=1: %s (the longest: %gms of the handler process's CPU, %gms at the share, the rest waiting for the answers)",
-			q.Method, QuotaMeasures, ms(m.HandlerMaxCPU), ms(OnLambda(m.HandlerMaxCPU))),
+		Method: fmt.Sprintf("%s, GOMAXPROCS=1: %s; the longest: %gms of the handler process's CPU, %gms at the share, and %gms more waiting for the answers",
+			q.Method, QuotaMeasures, ms(m.HandlerMaxCPU), ms(OnLambda(m.HandlerMaxCPU)), ms(m.HandlerMaxWaited)),
 		MaxMS:   ms(m.HandlerMax),
 		MaxTask: m.HandlerMaxTask,
 	}, nil

@@ -110,12 +110,16 @@ type Measurement struct {
 	Invocations int
 	// HandlerTime is the handlers' total real run time, HandlerTimeByTask
 	// per task, HandlerMax the longest invocation (of HandlerMaxTask),
-	// HandlerMaxCPU the CPU time of the process that ran it during it.
+	// HandlerMaxCPU the CPU time of the process that ran it during it. A
+	// task run by a remote Handler counts its real time but for what it
+	// waited for the region's answers (Invocation.Waited: AWS's side),
+	// HandlerMaxWaited for the longest.
 	HandlerTime       time.Duration
 	HandlerTimeByTask map[string]time.Duration
 	HandlerMax        time.Duration
 	HandlerMaxTask    string
 	HandlerMaxCPU     time.Duration
+	HandlerMaxWaited  time.Duration
 	// HandlerLambdaMax is the longest invocation's time on the
 	// deployer's Lambda (of HandlerLambdaMaxTask): the process's CPU time
 	// during it, scaled to the Lambda's CPU share (OnLambda). It counts
@@ -470,7 +474,7 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 
 // count adds one invocation of task to the measurement.
 func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Invocation, bill time.Duration) {
-	took, cpu, alloc := inv.Took, inv.CPU, inv.Alloc
+	took, cpu, alloc := inv.Took-inv.Waited, inv.CPU, inv.Alloc
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	m := rec.m
@@ -490,7 +494,7 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Inv
 	m.HandlerTime += took
 	m.HandlerTimeByTask[task] += took
 	if took > m.HandlerMax {
-		m.HandlerMax, m.HandlerMaxTask, m.HandlerMaxCPU = took, task, cpu
+		m.HandlerMax, m.HandlerMaxTask, m.HandlerMaxCPU, m.HandlerMaxWaited = took, task, cpu, inv.Waited
 	}
 	if l := OnLambda(cpu); l > m.HandlerLambdaMax {
 		m.HandlerLambdaMax, m.HandlerLambdaMaxTask = l, task
