@@ -32,9 +32,10 @@
 //     machine allows one: CPUQuota, RunUnderQuota, the measured release's
 //     tasks run by the deployer alone in a child process (ServeHandler),
 //     the region, its simulated AWS and S3 answering it over loopback
-//     HTTP from outside the quota, as AWS answers a Lambda; elsewhere the
-//     target is skipped), its billed time and the bytes it allocated (the
-//     bound of its peak heap);
+//     HTTP from outside the quota, as AWS answers a Lambda, the time it
+//     waits for their answers left out (their latency is the modelled
+//     call cost); elsewhere the target is skipped), its billed time and
+//     the bytes it allocated (the bound of its peak heap);
 //   - the calls AWS throttled, and their retries' backoffs;
 //   - the largest payload passed between states;
 //   - the deploy-added latency: virtual time from the moment the last

@@ -20,7 +20,8 @@
 // process serves over HTTP on a loopback port), the child held to the
 // deployer's Lambda's CPU share by a control group (bench.RunUnderQuota;
 // the previous release it replaces runs before, in-process), and reports
-// the handlers' real time there;
+// the handlers' real time there, but for the time they wait for the
+// answers;
 // where this machine allows no such group it says so and reports their
 // CPU time scaled.
 package main
