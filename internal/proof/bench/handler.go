@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,7 +187,11 @@ func serveTasks(ctx context.Context, dep *deployer.Deployer, clk *setClock, call
 		}
 		clk.set(tr.Now)
 		waited.take()
-		inv := runTask(ctx, calls, func(ctx context.Context) (json.RawMessage, error) { return dep.Invoke(ctx, tr.Request) })
+		var inv Invocation
+		// A CPU profile of the process tells its tasks apart by label.
+		pprof.Do(ctx, pprof.Labels("task", tr.Request.Task), func(ctx context.Context) {
+			inv = runTask(ctx, calls, func(ctx context.Context) (json.RawMessage, error) { return dep.Invoke(ctx, tr.Request) })
+		})
 		res := taskResult{Output: inv.Output, Took: inv.Took, CPU: inv.CPU, Alloc: inv.Alloc, Waited: waited.take(), Spent: inv.Spent, S3: inv.S3}
 		if inv.Err != nil {
 			res.ErrName, res.ErrCause = failure.NameOf(inv.Err), inv.Err.Error()
