@@ -140,6 +140,8 @@ type Deployer struct {
 	starts    *lock.Starts
 	clock     clock.Clock
 	log       *slog.Logger
+	// confirmed are the execution inputs confirmRelease has read.
+	confirmed *confirmedInputs
 }
 
 // New returns a Deployer that keeps its state in cfg.Bucket through store
@@ -168,6 +170,7 @@ func New(cfg Config, store Store, connector Connector) (*Deployer, error) {
 		ledger:    ledger.New(store, cfg.Bucket),
 		clock:     cfg.Clock,
 		log:       cfg.Logger,
+		confirmed: &confirmedInputs{},
 	}, nil
 }
 

@@ -2,9 +2,11 @@ package deployer
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -114,20 +116,61 @@ func (d *Deployer) runningInput(ctx context.Context, req execution.Request) ([]b
 // confirmRelease checks that input, an execution's, is the release named
 // by project, config, release id and canonical hash sum.
 func (d *Deployer) confirmRelease(req execution.Request, input []byte, project, config, releaseID, sum string) error {
-	r, err := release.Decode(input)
+	got, err := d.confirmed.named(input)
 	if err != nil {
 		return refuseRequest(req, "its input is not a release: %v", err)
 	}
-	r.ApplyDefaults()
-	got, err := release.Hash(r)
-	if err != nil {
-		return refuseRequest(req, "its input is not a release: %v", err)
-	}
-	if r.ProjectName != project || r.ConfigName != config || r.ReleaseID != releaseID || got != sum {
+	if got != (releaseName{project: project, config: config, releaseID: releaseID, sum: sum}) {
 		return refuseRequest(req, "runs release %s/%s/%s (sha256 %s), not %s/%s/%s (sha256 %s)",
-			r.ProjectName, r.ConfigName, r.ReleaseID, got, project, config, releaseID, sum)
+			got.project, got.config, got.releaseID, got.sum, project, config, releaseID, sum)
 	}
 	return nil
+}
+
+// releaseName is what names a release: its project, config, id and
+// canonical hash.
+type releaseName struct{ project, config, releaseID, sum string }
+
+// maxConfirmedInputs bounds the execution inputs confirmedInputs
+// remembers; past it, it forgets them all.
+const maxConfirmedInputs = 16
+
+// confirmedInputs remembers, by their SHA-256, the execution inputs
+// confirmRelease read and the release each names: an execution's input
+// never changes, and every task of an execution confirms it, so a Lambda
+// container decodes and hashes each release once, not at every task.
+// It is safe for concurrent use.
+type confirmedInputs struct {
+	mu   sync.Mutex
+	seen map[[sha256.Size]byte]releaseName
+}
+
+// named is the release input names (decoded, with defaults applied).
+func (c *confirmedInputs) named(input []byte) (releaseName, error) {
+	key := sha256.Sum256(input)
+	c.mu.Lock()
+	n, ok := c.seen[key]
+	c.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	r, err := release.Decode(input)
+	if err != nil {
+		return releaseName{}, err
+	}
+	r.ApplyDefaults()
+	sum, err := release.Hash(r)
+	if err != nil {
+		return releaseName{}, err
+	}
+	n = releaseName{project: r.ProjectName, config: r.ConfigName, releaseID: r.ReleaseID, sum: sum}
+	c.mu.Lock()
+	if c.seen == nil || len(c.seen) >= maxConfirmedInputs {
+		c.seen = map[[sha256.Size]byte]releaseName{}
+	}
+	c.seen[key] = n
+	c.mu.Unlock()
+	return n, nil
 }
 
 // refuseRequest is the *failure.InternalError of a request its execution
