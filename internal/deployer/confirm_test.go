@@ -1,46 +1,303 @@
 package deployer
 
 import (
-	"strings"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// TestConfirmedInputDecodedOnce: every task confirms its execution's
-// input (confirmExecution); a Lambda container that confirmed an input
-// once does not decode and hash its release again (an execution's input
-// never changes), yet still compares what it names with each request's
-// State, and remembers a bounded number of inputs.
-func TestConfirmedInputDecodedOnce(t *testing.T) {
-	h := newHarness(t)
-	x := h.start(h.baseRelease())
-	require.NoError(t, x.step(execution.TaskValidate))
-	st := x.state
-	input := []byte(aws.ToString(h.executions.byARN[x.ctx.ID].Input))
-	req := execution.Request{Task: execution.TaskLock, Execution: x.ctx}
-	confirm := func(releaseID string) error {
-		return h.d.confirmRelease(req, input, st.ProjectName, st.ConfigName, releaseID, st.ReleaseSHA256)
+// checkScene is a release of n services whose new groups each have
+// inService instances in service, and their previous reports.
+func checkScene(n int, inService func(i int) int, prev func(i int) execution.ServiceHealth) (*execution.State, []string, []string, map[string]asgtypes.AutoScalingGroup, map[string]execution.ServiceHealth) {
+	spent := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC) // the checks before spent the Describe bucket: the least budget
+	st := &execution.State{ProjectName: "p", ConfigName: "c", ReleaseID: "r1", Health: &execution.Health{Checks: 3, ReadsRefill: &spent}}
+	tags := []asgtypes.TagDescription{
+		{Key: aws.String(naming.TagProjectName), Value: aws.String("p")}, {Key: aws.String(naming.TagConfigName), Value: aws.String("c")},
+		{Key: aws.String(naming.TagDeployWith), Value: aws.String(naming.DeployWithValue)}, {Key: aws.String(naming.TagReleaseID), Value: aws.String("r1")},
 	}
-	require.NoError(t, confirm(st.ReleaseID))
-
-	allocs := testing.AllocsPerRun(20, func() {
-		if err := confirm(st.ReleaseID); err != nil {
-			t.Fatal(err)
+	var services, names []string
+	groups, caps := map[string]asgtypes.AutoScalingGroup{}, map[string]execution.ServiceHealth{}
+	for i := range n {
+		svc := fmt.Sprintf("svc%02d", i)
+		name := naming.GroupName("p", "c", svc, "r1")
+		services, names = append(services, svc), append(names, name)
+		g := asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(name), Tags: tags}
+		var ids []string
+		for k := range inService(i) {
+			id := fmt.Sprintf("i-%03d%03d", i, k)
+			ids = append(ids, id)
+			g.Instances = append(g.Instances, asgtypes.Instance{InstanceId: aws.String(id), LifecycleState: asgtypes.LifecycleStateInService})
 		}
-	})
-	assert.Less(t, allocs, 5.0, "a confirmed input is not decoded again")
-	assert.ErrorContains(t, confirm("20260101T000000Z-000000"), "runs release "+st.ProjectName+"/"+st.ConfigName+"/"+st.ReleaseID,
-		"what a remembered input names is still compared with the request's")
-
-	for i := range 2 * maxConfirmedInputs {
-		spaced := append([]byte(strings.Repeat(" ", i+1)), input...)
-		_, err := h.d.confirmed.named(spaced)
-		require.NoError(t, err)
-		assert.LessOrEqual(t, len(h.d.confirmed.seen), maxConfirmedInputs)
+		groups[name] = g
+		p := prev(i)
+		if p.HealthySince != nil {
+			p.Instances = health.Digest(ids)
+		}
+		caps[svc] = p
 	}
+	return st, services, names, groups, caps
+}
+
+// servedByTGs names k target groups for each of services.
+func servedByTGs(services []string, k func(i int) int) namedSet {
+	named := namedSet{}
+	for i, svc := range services {
+		var sb servedBy
+		for j := range k(i) {
+			name := fmt.Sprintf("%s-tg%d", svc, j)
+			sb.tgs = append(sb.tgs, balancerRef{name: name, arn: "arn:" + name})
+		}
+		named[svc] = sb
+	}
+	return named
+}
+
+// TestToAskBudget: with more load balancer reads to make than
+// tuning.BalancerReadsPerCheck, a check makes that many: those at their
+// target first (to confirm them), then those nearest it; the others'
+// counts are carried on (held). A check of every balancer (the bake, the
+// swap's gate) asks them all.
+func TestToAskBudget(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	long := now.Add(-2 * time.Minute)
+	n := tuning.BalancerReadsPerCheck + 10
+	st, services, names, groups, caps := checkScene(n, func(i int) int { return 2 + i%3 }, func(i int) execution.ServiceHealth {
+		if i == n-1 { // at its target, window over: to confirm
+			return execution.ServiceHealth{Healthy: 4, Target: 4, StableSeconds: 60, HealthySince: &long}
+		}
+		return execution.ServiceHealth{Target: 4, StableSeconds: 60}
+	})
+	named := servedByTGs(services, func(int) int { return 1 })
+	ask, held := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	for _, svc := range services {
+		assert.NotEqual(t, ask[svc], held[svc], svc)
+	}
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask))
+	assert.True(t, ask[services[n-1]], "the service to confirm first")
+	for i, svc := range services[:n-1] {
+		if 2+i%3 == 4 {
+			assert.True(t, ask[svc], "%s: all its target in service", svc)
+		}
+	}
+	ask, _ = toAsk(st, services, names, groups, caps, named, now, balancersAll)
+	for _, svc := range services {
+		assert.True(t, ask[svc], svc)
+	}
+}
+
+// TestReadBudget: a check reads more load balancers than
+// tuning.BalancerReadsPerCheck, up to tuning.BalancerReadBurst, only once
+// a target was reached (before, a read seldom finds one) and as far as
+// the checks' own reads before left the account's Describe bucket
+// (Elastic Load Balancing User Guide, "Request throttling": 40 tokens,
+// refilled at 10 a second) that full by now; what it reads sets when the
+// bucket is full again.
+func TestReadBudget(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	reached := map[string]execution.ServiceHealth{"api": {Healthy: 3, Target: 3}, "web": {Healthy: 1, Target: 3}}
+	short := map[string]execution.ServiceHealth{"api": {Healthy: 2, Target: 3}, "web": {Healthy: 1, Target: 3}}
+	tests := []struct {
+		name   string
+		health *execution.Health
+		want   int
+	}{
+		{"first check", nil, tuning.BalancerReadsPerCheck},
+		{"no target reached yet: the steady budget", &execution.Health{Checks: 2, Services: short}, tuning.BalancerReadsPerCheck},
+		{"a target reached, no reads yet", &execution.Health{Checks: 2, Services: reached}, tuning.BalancerReadBurst},
+		{"refilled already", &execution.Health{ReadsRefill: at(-time.Second), Services: reached}, tuning.BalancerReadBurst},
+		{"a second's refill owed", &execution.Health{ReadsRefill: at(time.Second), Services: reached}, tuning.BalancerReadBurst - tuning.BalancerReadRate},
+		{"the burst spent a moment ago: the steady budget", &execution.Health{ReadsRefill: at(3 * time.Second), Services: reached}, tuning.BalancerReadsPerCheck},
+		{"far behind: the steady budget still", &execution.Health{ReadsRefill: at(time.Minute), Services: reached}, tuning.BalancerReadsPerCheck},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, readBudget(&execution.State{Health: tt.health}, now))
+		})
+	}
+	// 30 reads take 3 s to refill, from now or from when the bucket
+	// would have been full.
+	assert.Equal(t, now.Add(3*time.Second), *readsRefill(&execution.State{}, now, 30))
+	assert.Equal(t, now.Add(5*time.Second), *readsRefill(&execution.State{Health: &execution.Health{ReadsRefill: at(2 * time.Second)}}, now, 30))
+	assert.Equal(t, now.Add(2*time.Second), *readsRefill(&execution.State{Health: &execution.Health{ReadsRefill: at(-time.Hour)}}, now, 20))
+}
+
+// TestToAskBurst: when many services wait on their load balancers at
+// once, a target was reached and the checks before left the Describe
+// bucket full, a check reads tuning.BalancerReadBurst of them, not only
+// tuning.BalancerReadsPerCheck: services reaching their targets together
+// are seen sooner.
+func TestToAskBurst(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	n := 2 * tuning.BalancerReadBurst
+	st, services, names, groups, caps := checkScene(n, func(int) int { return 3 }, func(int) execution.ServiceHealth {
+		return execution.ServiceHealth{Healthy: 1, Target: 3, StableSeconds: 60}
+	})
+	st.Health.Services = map[string]execution.ServiceHealth{services[0]: {Healthy: 3, Target: 3}, services[1]: {Healthy: 1, Target: 3}}
+	named := servedByTGs(services, func(int) int { return 1 })
+	ask, _ := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "the bucket spent")
+	refilled := now.Add(-time.Second)
+	st.Health.ReadsRefill = &refilled
+	ask, _ = toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.Equal(t, tuning.BalancerReadBurst, readsOf(named, ask), "the bucket full, a target reached")
+}
+
+// TestToAskBudgetInCalls: the budget is load balancer reads, not
+// services: when more services end their windows at once than it holds
+// (as happens when many services of many instances reach their targets
+// together), a check confirms as many as their reads fit, and the next
+// confirms the others; services naming two target groups cost two. A
+// service at its target whose instances changed is judged on a fresh
+// read whatever the budget.
+func TestToAskBudgetInCalls(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	long := now.Add(-2 * time.Minute)
+	n := 2 * tuning.BalancerReadsPerCheck
+	st, services, names, groups, caps := checkScene(n, func(int) int { return 3 }, func(int) execution.ServiceHealth {
+		return execution.ServiceHealth{Healthy: 3, Target: 3, StableSeconds: 60, HealthySince: &long}
+	})
+	for _, tc := range []struct {
+		name string
+		tgs  func(i int) int
+	}{
+		{"one target group each", func(int) int { return 1 }},
+		{"two target groups each", func(int) int { return 2 }},
+		{"one or two", func(i int) int { return 1 + i%2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			named := servedByTGs(services, tc.tgs)
+			ask, held := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+			assert.LessOrEqual(t, readsOf(named, ask), tuning.BalancerReadsPerCheck)
+			assert.Greater(t, readsOf(named, ask), tuning.BalancerReadsPerCheck-2, "the budget is used")
+			for _, svc := range services {
+				assert.NotEqual(t, ask[svc], held[svc], svc)
+			}
+		})
+	}
+
+	named := servedByTGs(services, func(int) int { return 1 })
+	changed := names[n-1]
+	g := groups[changed]
+	g.Instances = append(g.Instances[:0:0], g.Instances...)
+	g.Instances[0].InstanceId = aws.String("i-replacement")
+	groups[changed] = g
+	ask, _ := toAsk(st, services, names, groups, caps, named, now, balancersUnsettled)
+	assert.True(t, ask[services[n-1]], "an instance replaced at its target: asked")
+	assert.Equal(t, tuning.BalancerReadsPerCheck, readsOf(named, ask), "its reads count within the budget")
+
+	none := servedByTGs(services, func(i int) int { return (1 - i) * (tuning.BalancerReadsPerCheck + 5) })
+	ask, _ = toAsk(st, services[:2], names[:2], groups, caps, none, now, balancersUnsettled)
+	assert.True(t, ask[services[1]], "a service naming no load balancer costs no read: judged on its group, never carried")
+
+	many := servedByTGs(services, func(int) int { return tuning.BalancerReadsPerCheck + 5 })
+	ask, _ = toAsk(st, services[:2], names[:2], groups, caps, many, now, balancersUnsettled)
+	assert.Equal(t, []bool{true, false}, []bool{ask[services[0]], ask[services[1]]},
+		"a service naming more load balancers than the budget is still asked, one a check")
+}
+
+// TestHoldingConfirmed: a service confirmed stable (its load balancers
+// asked once its window was over) is held afterwards, with the same
+// instances; one whose window is over unconfirmed, or whose instances
+// changed, is not.
+func TestHoldingConfirmed(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	long := now.Add(-2 * time.Minute)
+	for _, tc := range []struct {
+		name      string
+		confirmed bool
+		changed   bool
+		want      bool
+	}{
+		{"confirmed", true, false, true},
+		{"window over, not confirmed", false, false, false},
+		{"confirmed, an instance replaced", true, true, false},
+	} {
+		_, _, names, groups, caps := checkScene(1, func(int) int { return 2 }, func(int) execution.ServiceHealth {
+			return execution.ServiceHealth{Healthy: 2, Target: 2, StableSeconds: 60, HealthySince: &long, Confirmed: tc.confirmed}
+		})
+		g := groups[names[0]]
+		if tc.changed {
+			g.Instances[0].InstanceId = aws.String("i-new")
+		}
+		assert.Equal(t, tc.want, holding(caps["svc00"], g, now), tc.name)
+	}
+}
+
+// TestWindowConfirmsInTurns: with more windows to confirm than
+// tuning.ConfirmPerCheck, the next check is at the end of the
+// ConfirmPerCheck-th earliest, not the last; confirmed services count no
+// more; with fewer, at the last window's end.
+func TestWindowConfirmsInTurns(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
+	report := func(n int, confirmed int) map[string]execution.ServiceHealth {
+		out := map[string]execution.ServiceHealth{}
+		for i := range n {
+			since := now.Add(-time.Duration(59-i) * time.Second) // window ends in i+1 s
+			out[fmt.Sprintf("s%02d", i)] = execution.ServiceHealth{Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: &since, Confirmed: i < confirmed}
+		}
+		return out
+	}
+	assert.Equal(t, 5*time.Second, window(report(5, 0), now))
+	n := tuning.ConfirmPerCheck + 15
+	assert.Equal(t, time.Duration(tuning.ConfirmPerCheck)*time.Second, window(report(n, 0), now))
+
+	// Windows over: confirmed ones are done, unconfirmed ones due now.
+	over := report(n, 0)
+	for i := range tuning.ConfirmPerCheck {
+		s := over[fmt.Sprintf("s%02d", i)]
+		past := now.Add(-2 * time.Minute)
+		s.HealthySince, s.Confirmed = &past, true
+		over[fmt.Sprintf("s%02d", i)] = s
+	}
+	assert.Equal(t, time.Duration(n)*time.Second, window(over, now), "15 left: the last window's end")
+	for i := range 6 {
+		s := over[fmt.Sprintf("s%02d", i)]
+		s.Confirmed = false
+		over[fmt.Sprintf("s%02d", i)] = s
+	}
+	assert.Equal(t, time.Duration(2*tuning.ConfirmPerCheck-6)*time.Second, window(over, now), "those due now count")
+
+	// More due than a check confirms (its load balancer reads left some
+	// out): the next check as soon as the Describe refill allows, not the
+	// schedule's pace.
+	due := report(n, 0)
+	for svc, s := range due {
+		past := now.Add(-2 * time.Minute)
+		s.HealthySince = &past
+		due[svc] = s
+	}
+	assert.Equal(t, tuning.ImminentCheckInterval, window(due, now))
+}
+
+// TestCheckHealthyCountsItsReads: a health check carries on when the
+// account's Describe bucket is full again after its own load balancer
+// reads (Health.ReadsRefill), which the next check's budget reads.
+func TestCheckHealthyCountsItsReads(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	h.clk.Advance(5 * time.Minute)
+	before := len(h.world.CallLog())
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	reads := 0
+	for _, c := range h.world.CallLog()[before:] {
+		if c.Op == "DescribeInstanceHealth" || c.Op == "DescribeTargetHealth" {
+			reads++
+		}
+	}
+	require.Positive(t, reads)
+	require.NotNil(t, x.state.Health.ReadsRefill)
+	assert.Equal(t, h.clk.Now().Add(time.Duration(reads)*time.Second/tuning.BalancerReadRate), *x.state.Health.ReadsRefill)
 }
