@@ -72,13 +72,35 @@ func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.Aut
 }
 
 // Describe describes Auto Scaling groups by name, in batches of
-// limits.DescribeGroupsBatch, and returns those AWS shows, by name. A
-// name missing from the result does not exist, or is not visible yet. A
+// limits.DescribeGroupsBatch (each with MaxRecords as large: "By default,
+// you can only specify up to 50 names. You can optionally increase this
+// limit using the MaxRecords property", DescribeAutoScalingGroups, Auto
+// Scaling API Reference), and returns those AWS shows, by name. A name
+// missing from the result does not exist, or is not visible yet. A
 // failure is classified (cloud.Classify).
 func Describe(ctx context.Context, api cloud.AutoScaling, names []string) (map[string]asgtypes.AutoScalingGroup, error) {
+	return DescribeKnown(ctx, api, names, nil)
+}
+
+// DescribeKnown is Describe of names, those known already describes (as
+// a describe or a listing moments before showed them, for a caller that
+// needed them too) taken from it: only the others are asked for, none
+// when known has every name. On an account's one shared Auto Scaling
+// request bucket (Amazon EC2 Auto Scaling API Reference, API request
+// rate), a describe less is a token more for everyone's deploys. A name
+// known does not show is asked for: it may be visible by name.
+func DescribeKnown(ctx context.Context, api cloud.AutoScaling, names []string, known map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
 	out := map[string]asgtypes.AutoScalingGroup{}
-	for batch := range slices.Chunk(names, limits.DescribeGroupsBatch) {
-		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(100)}
+	var ask []string
+	for _, name := range names {
+		if g, ok := known[name]; ok {
+			out[name] = g
+		} else if !slices.Contains(ask, name) {
+			ask = append(ask, name)
+		}
+	}
+	for batch := range slices.Chunk(ask, limits.DescribeGroupsBatch) {
+		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(limits.DescribeGroupsBatch)}
 		for {
 			page, err := api.DescribeAutoScalingGroups(ctx, in)
 			if err != nil {
@@ -94,6 +116,15 @@ func Describe(ctx context.Context, api cloud.AutoScaling, names []string) (map[s
 		}
 	}
 	return out, nil
+}
+
+// ByName is groups (a listing: Groups) by name.
+func ByName(groups []asgtypes.AutoScalingGroup) map[string]asgtypes.AutoScalingGroup {
+	out := make(map[string]asgtypes.AutoScalingGroup, len(groups))
+	for _, g := range groups {
+		out[aws.ToString(g.AutoScalingGroupName)] = g
+	}
+	return out
 }
 
 // Templates returns the launch templates of the project-config ferry

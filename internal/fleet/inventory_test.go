@@ -1,6 +1,9 @@
 package fleet_test
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,4 +58,60 @@ func TestOthersLeavesGroupsBeingDeleted(t *testing.T) {
 	}
 	groups := []astypes.AutoScalingGroup{g("old", "r1", ""), g("going", "r0", "Delete in progress"), g("new", "r2", "")}
 	assert.Equal(t, []string{"old"}, fleet.Others("r2", groups, nil))
+}
+
+// TestDescribeKnownAsksOnlyForTheRest: DescribeKnown takes the groups
+// its caller knows from it and asks AWS only for the others, 100 names a
+// call (DescribeAutoScalingGroups accepts as many names as its
+// MaxRecords, at most 100: Auto Scaling API Reference): none when every
+// name is known. A name the caller's
+// listing did not show is asked for by name.
+func TestDescribeKnownAsksOnlyForTheRest(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.make(t, "r1", nil), e.make(t, "r2", nil)
+	all, err := fleet.Describe(e.ctx, e.c.AutoScaling, []string{a, b})
+	require.NoError(t, err)
+	many := []string{a}
+	for i := range 98 {
+		many = append(many, fmt.Sprintf("absent-%03d", i))
+	}
+	tests := []struct {
+		name  string
+		names []string
+		known map[string]astypes.AutoScalingGroup
+		calls int
+	}{
+		{"every name known", []string{a, b}, all, 0},
+		{"one known", []string{a, b}, map[string]astypes.AutoScalingGroup{a: all[a]}, 1},
+		{"none known", []string{a, b}, nil, 1},
+		{"a batch of names in one call", append(many, b), nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.world.ResetCalls()
+			got, err := fleet.DescribeKnown(e.ctx, e.c.AutoScaling, tt.names, tt.known)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, []string{a, b}, slices.Collect(maps.Keys(got)))
+			assert.Equal(t, tt.calls, e.world.Calls()["DescribeAutoScalingGroups"])
+		})
+	}
+}
+
+// TestRemoveJudgesWhatItWasGiven: a Remover given the groups as a
+// describe moments before showed them (Described) asks AWS for no other
+// describe, and refuses a group that description shows in service as it
+// would on its own describe: nothing of it is deleted.
+func TestRemoveJudgesWhatItWasGiven(t *testing.T) {
+	e := newEnv(t)
+	name := e.make(t, "r1", nil)
+	e.clk.Advance(5 * 60e9)
+	seen, err := fleet.Describe(e.ctx, e.c.AutoScaling, []string{name})
+	require.NoError(t, err)
+	require.NotEmpty(t, seen[name].Instances)
+	e.world.ResetCalls()
+	_, err = (&fleet.Remover{Clients: e.c, Owner: owner, Described: seen}).Remove(e.ctx, []string{name})
+	require.Error(t, err, "in service: not deleted")
+	assert.Zero(t, e.world.Calls()["DescribeAutoScalingGroups"])
+	assert.Zero(t, e.world.Calls()["DeleteAutoScalingGroup"])
+	assert.Contains(t, e.left(name), "group")
 }

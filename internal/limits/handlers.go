@@ -46,8 +46,10 @@ const (
 )
 
 // DescribeGroupsBatch is how many ASG names ferry passes to one
-// DescribeAutoScalingGroups call (AWS accepts up to 100 records a page).
-const DescribeGroupsBatch = 50
+// DescribeAutoScalingGroups call, with MaxRecords as large: AWS accepts
+// up to 50 names by default and as many as MaxRecords, at most 100
+// (DescribeAutoScalingGroups, Auto Scaling API Reference).
+const DescribeGroupsBatch = 100
 
 // DescribeTemplatesBatch is how many launch template names ferry passes
 // in one launch-template-name filter of DescribeLaunchTemplates (a

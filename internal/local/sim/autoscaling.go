@@ -452,6 +452,12 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 	if limit < 1 || limit > 100 {
 		return nil, apiErr(cloud.CodeValidation, "MaxRecords must be between 1 and 100")
 	}
+	if len(in.AutoScalingGroupNames) > limit {
+		// "By default, you can only specify up to 50 names. You can
+		// optionally increase this limit using the MaxRecords property"
+		// (DescribeAutoScalingGroups, Auto Scaling API Reference).
+		return nil, apiErr(cloud.CodeValidation, fmt.Sprintf("%d AutoScalingGroupNames: at most %d (MaxRecords)", len(in.AutoScalingGroupNames), limit))
+	}
 	var names []string
 	if len(in.AutoScalingGroupNames) > 0 {
 		names = append(names, in.AutoScalingGroupNames...)

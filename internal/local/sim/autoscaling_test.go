@@ -256,6 +256,47 @@ func TestDescribeAutoScalingGroups(t *testing.T) {
 	assert.Equal(t, "InvalidNextToken", cloud.ErrorCode(err))
 }
 
+// https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DescribeAutoScalingGroups.html
+// AutoScalingGroupNames: "By default, you can only specify up to 50
+// names. You can optionally increase this limit using the MaxRecords
+// property" (at most 100): 51 names are refused without MaxRecords, 100
+// are described in one call with MaxRecords 100, 101 never.
+func TestDescribeAutoScalingGroupsNameLimit(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "g0", amiOK, 1)
+	names := func(n int) []string {
+		out := []string{"g0"}
+		for i := 1; i < n; i++ {
+			out = append(out, fmt.Sprintf("absent%03d", i))
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		names int
+		max   *int32
+		ok    bool
+	}{
+		{"50 by default", 50, nil, true},
+		{"51 by default", 51, nil, false},
+		{"100 with MaxRecords 100", 100, aws.Int32(100), true},
+		{"60 with MaxRecords 50", 60, aws.Int32(50), false},
+		{"101 with MaxRecords 100", 101, aws.Int32(100), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := f.c.AutoScaling.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: names(tt.names), MaxRecords: tt.max})
+			if !tt.ok {
+				assert.Equal(t, cloud.CodeValidation, cloud.ErrorCode(err))
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, out.AutoScalingGroups, 1)
+			assert.Equal(t, "g0", *out.AutoScalingGroups[0].AutoScalingGroupName)
+		})
+	}
+}
+
 // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DeleteAutoScalingGroup.html
 // Without ForceDelete a group with instances is refused; with it the
 // instances terminate and leave their load balancers, the group shows
