@@ -111,7 +111,7 @@ func (d *Deployer) bake(ctx context.Context, req execution.Request) (any, error)
 // new group AWS does not show is retryable until the last attempt (AWS
 // is eventually consistent). It carries the report on in st.Health.
 func (d *Deployer) judgeBake(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, now time.Time) error {
-	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersAll)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersAll, nil)
 	if err != nil {
 		return err
 	}

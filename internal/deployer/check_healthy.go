@@ -73,7 +73,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		return nil, err
 	}
 	now := d.now()
-	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesOnChange, balancersUnsettled, nil)
 	if err != nil {
 		return d.throttled(st, req, err)
 	}

@@ -121,7 +121,7 @@ func TestHealthReportReadsSideBySide(t *testing.T) {
 		fanout.Spend(ctx, time.Second)
 	})
 	ctx, tl := fanout.WithTimeline(t.Context())
-	_, err = d.healthReport(ctx, c, st, r, h.clk.Now(), activitiesOnChange, balancersUnsettled)
+	_, err = d.healthReport(ctx, c, st, r, h.clk.Now(), activitiesOnChange, balancersUnsettled, nil)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"DescribeAutoScalingGroups", "DescribeTargetGroups"}, ops, "no instance in service yet: no load balancer read")
 	assert.Equal(t, time.Second, tl.Elapsed())

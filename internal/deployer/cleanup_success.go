@@ -103,8 +103,9 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	if err != nil {
 		return nil, d.pastNoReturn(ctx, st, req, nil, err)
 	}
+	var listed map[string]asgtypes.AutoScalingGroup
 	if !found {
-		if plan, err = d.gate(ctx, st, req); err != nil {
+		if plan, listed, err = d.gate(ctx, st, req); err != nil {
 			if w, ok := d.throttledStep(st, req, err); ok {
 				st.Retire = w // the gate again after the wait
 				return st, nil
@@ -112,7 +113,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 			return nil, err
 		}
 	}
-	retire, err := d.retire(ctx, st, req, plan)
+	retire, err := d.retire(ctx, st, req, plan, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -150,59 +151,79 @@ func (d *Deployer) succeeded(ctx context.Context, st *execution.State, req execu
 }
 
 // gate decides, before the point of no return, whether the swap may go
-// ahead, and records what it retires. See cleanUpSuccess.
-func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.Request) (ledger.Intent, error) {
+// ahead, and records what it retires. See cleanUpSuccess. It lists the
+// project-config's groups once (fleet.Groups: the new ones it judges,
+// the previous ones it records), and returns that listing by name for
+// the retirement's first step, which follows at once.
+func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.Request) (ledger.Intent, map[string]asgtypes.AutoScalingGroup, error) {
+	fail := func(err error) (ledger.Intent, map[string]asgtypes.AutoScalingGroup, error) {
+		return ledger.Intent{}, nil, beforeNoReturn(req, opGate, err)
+	}
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
 	}
 	if err := d.holdsLock(ctx, st); err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
 	}
 	now := d.now()
-	j, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll)
+	listing, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
 	}
-	report := j.report
-	if err := checkTerminations(r, report); err != nil {
-		return ledger.Intent{}, err
-	}
-	if err := checkOutOf(r, j); err != nil {
-		return ledger.Intent{}, err
-	}
-	if err := checkGates(ctx, c, r, now); err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
-	}
-	if bad := health.Unstable(report, now); len(bad) > 0 {
-		for _, svc := range bad {
-			if report[svc].Missing && !lastAttempt(req) {
-				return ledger.Intent{}, &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
-			}
-		}
-		return ledger.Intent{}, &failure.HaltError{Reason: "no longer stable before retiring the previous groups: " + joinNames(bad)}
-	}
-	if err := checkDark(j); err != nil {
-		return ledger.Intent{}, err
-	}
-	previous, elsewhere, err := d.previousEverywhere(ctx, c, st)
+	listed := fleet.ByName(listing)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll, listed)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
 	}
-	attached, err := d.servedBefore(ctx, c, st, previous)
+	if err := judgeSwap(ctx, c, r, req, j, now); err != nil {
+		return ledger.Intent{}, nil, err
+	}
+	previous, elsewhere, err := d.previousEverywhere(ctx, c, st, listing)
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
+	}
+	attached, err := d.servedBefore(ctx, c, st, previous, listed)
+	if err != nil {
+		return fail(err)
 	}
 	plan, wrote, err := d.ledger.CreateDeleting(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now, Groups: previous, Attached: attached, Elsewhere: elsewhere,
 	})
 	if err != nil {
-		return ledger.Intent{}, beforeNoReturn(req, opGate, err)
+		return fail(err)
 	}
 	if wrote {
 		d.log.Info("retiring the previous groups", "release_id", st.ReleaseID, "groups", plan.Groups)
 	}
-	return plan, nil
+	return plan, listed, nil
+}
+
+// judgeSwap is the gate's judgement of the new groups (j, at now): a
+// failed release when one had a termination its release does not allow,
+// is out of a load balancer its release names, is no longer stable, an
+// alarm the release names is in ALARM or an error rate above its bound,
+// or a load balancer or target group it names has no healthy instance.
+func judgeSwap(ctx context.Context, c *cloud.Clients, r *release.Release, req execution.Request, j judgement, now time.Time) error {
+	report := j.report
+	if err := checkTerminations(r, report); err != nil {
+		return err
+	}
+	if err := checkOutOf(r, j); err != nil {
+		return err
+	}
+	if err := checkGates(ctx, c, r, now); err != nil {
+		return beforeNoReturn(req, opGate, err)
+	}
+	if bad := health.Unstable(report, now); len(bad) > 0 {
+		for _, svc := range bad {
+			if report[svc].Missing && !lastAttempt(req) {
+				return &failure.RetryableError{Op: "re-check " + svc, Err: errors.New("its new group is not visible (eventual consistency)")}
+			}
+		}
+		return &failure.HaltError{Reason: "no longer stable before retiring the previous groups: " + joinNames(bad)}
+	}
+	return checkDark(j)
 }
 
 // previousNames are the names of what the swap retires: every group of the
@@ -214,6 +235,12 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 	if err != nil {
 		return nil, err
 	}
+	return d.previousOf(ctx, c, st, groups)
+}
+
+// previousOf is previousNames of groups, the project-config's as
+// fleet.Groups listed them.
+func (d *Deployer) previousOf(ctx context.Context, c *cloud.Clients, st *execution.State, groups []asgtypes.AutoScalingGroup) ([]string, error) {
 	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
 		return nil, err
@@ -227,13 +254,14 @@ func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *exec
 // detached it), else as AWS shows them now; and the processes to resume
 // when it is put back: those the bake suspended, and those of
 // fleet.RetireProcesses it has not suspended (the retirement suspends
-// them).
-func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string) ([]ledger.StandbyGroup, error) {
+// them). The groups known (a listing moments before) are not described
+// again (fleet.DescribeKnown).
+func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string, known map[string]asgtypes.AutoScalingGroup) ([]ledger.StandbyGroup, error) {
 	sb, _, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	groups, err := fleet.DescribeKnown(ctx, c.AutoScaling, names, known)
 	if err != nil {
 		return nil, err
 	}
@@ -272,35 +300,37 @@ func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execu
 // never scaled in while a new one is below its target. A new group AWS
 // does not show is retryable until the last attempt.
 //
-// It returns the previous groups of the release's environment as it
-// described them, for the step that follows (fleet.Retirer.StepDescribed:
-// one describe a step less on the account's shared Auto Scaling bucket).
-func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer) (map[string]asgtypes.AutoScalingGroup, error) {
-	live, described, err := d.notScaledIn(ctx, c, st, req, plan, retirer)
-	if err != nil || len(live) == 0 {
-		return described, err
+// It judges the groups of the release's environment as the step's one
+// describe showed them (seen: describeSwap), and does not judge the new
+// groups again when the gate judged them stable in this invocation,
+// moments before (judged: a stricter judgement than this one).
+func (d *Deployer) recheck(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer, seen map[string]asgtypes.AutoScalingGroup, judged bool) error {
+	live, err := d.notScaledIn(ctx, c, st, req, plan, retirer, seen)
+	if err != nil || len(live) == 0 || judged {
+		return err
 	}
-	below, err := d.belowTarget(ctx, c, st, req, r)
+	below, err := d.belowTarget(ctx, c, st, req, r, seen)
 	if err != nil || len(below) == 0 {
-		return described, err
+		return err
 	}
 	left := []string{"the new release's groups, below their target (" + strings.Join(below, "; ") + ")"}
 	for _, l := range live {
 		if err := l.retirer.Restore(ctx, l.group, restoreAs(l.served)); err != nil {
-			return nil, err
+			return err
 		}
 		left = append(left, "previous group "+l.served.Name+l.where+": attached again to its load balancers and target groups, serving beside the new release's groups")
 	}
 	d.log.Warn("the new groups fell below their target while the previous ones drained: put the previous groups back", "release_id", st.ReleaseID, "below", below)
-	return nil, &failure.CleanUpError{Leftovers: left,
+	return &failure.CleanUpError{Leftovers: left,
 		Err: errors.New("re-check while retiring the previous groups: the new groups fell below their target; the previous groups serve again beside them")}
 }
 
 // belowTarget names each service of r whose new group has fewer healthy
-// instances than its target, as CheckHealthy judges them (or is gone). A
-// group AWS does not show is retryable until the last attempt.
-func (d *Deployer) belowTarget(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release) ([]string, error) {
-	j, err := d.healthReport(ctx, c, st, r, d.now(), activitiesOnChange, balancersAll)
+// instances than its target, as CheckHealthy judges them (or is gone),
+// the groups as seen shows them. A group AWS does not show is retryable
+// until the last attempt.
+func (d *Deployer) belowTarget(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, seen map[string]asgtypes.AutoScalingGroup) ([]string, error) {
+	j, err := d.healthReport(ctx, c, st, r, d.now(), activitiesOnChange, balancersAll, seen)
 	if err != nil {
 		return nil, err
 	}
@@ -341,8 +371,11 @@ func beforeNoReturn(req execution.Request, op string, err error) error {
 }
 
 // retire does the swap past its point of no return, a step at a time
-// (see cleanUpSuccess): every failure goes through pastNoReturn.
-func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent) (*execution.Retire, error) {
+// (see cleanUpSuccess): every failure goes through pastNoReturn. listed
+// is the gate's listing when the gate ran in this invocation (nil
+// otherwise): its judgement of the new groups stands for the step's
+// re-check, and its descriptions for the step's.
+func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup) (*execution.Retire, error) {
 	p := &retireProgress{plan: plan}
 	fail := func(err error) (*execution.Retire, error) {
 		if w, ok := d.throttledStep(st, req, err); ok {
@@ -371,11 +404,14 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
 	resumeRetirer(retirer, st)
-	described, err := d.recheck(ctx, c, st, req, r, plan, retirer)
+	seen, err := fleet.DescribeKnown(ctx, c.AutoScaling, swapGroups(st, plan), listed)
 	if err != nil {
 		return fail(err)
 	}
-	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, described, log)
+	if err := d.recheck(ctx, c, st, req, r, plan, retirer, seen, listed != nil); err != nil {
+		return fail(err)
+	}
+	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, seen, log)
 	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(plan.Since)); ok {
 		return w, nil
 	}
@@ -392,8 +428,9 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	remover := &fleet.Remover{
 		Clients: c, Owner: ownerOf(st),
-		Owns: notRelease(st.ReleaseID),
-		Log:  log,
+		Owns:      notRelease(st.ReleaseID),
+		Described: seen,
+		Log:       log,
 	}
 	removal, err := d.removeEverywhere(ctx, st, plan, remover, log)
 	if err != nil {
@@ -404,7 +441,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	st.Retired = plan.AllGroups()
 	d.announce(ctx, c, st, events.Event{Kind: events.Swapped, Body: events.SwappedDetail{
 		Head: d.head(st, req, events.Swapped), Retired: strs(st.Retired)}})
-	if err := d.settle(ctx, c, st, req); err != nil {
+	if err := d.settle(ctx, c, st, req, seen); err != nil {
 		return fail(err)
 	}
 	p.settled = true
@@ -462,6 +499,15 @@ func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret
 		}
 	}
 	return w, ok
+}
+
+// swapGroups are the names of the groups a step of the swap judges and
+// retires, described together in one call (fleet.Describe takes up to
+// limits.DescribeGroupsBatch names a call): the previous groups the
+// deleting record names in the release's environment, and the new
+// release's.
+func swapGroups(st *execution.State, plan ledger.Intent) []string {
+	return append(slices.Clone(plan.Groups), groupNames(st)...)
 }
 
 // resumeRetirer sets retirer to go on from the State's last report of
@@ -532,10 +578,12 @@ func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req e
 // capacity, the scaling processes Deploy suspended resumed). A refusal is
 // a *failure.CleanUpError naming the group and what it kept; a group AWS
 // does not show (not in a describe, or "not found" from a call) is
-// retryable until the last attempt: AWS is eventually consistent.
-func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request) error {
+// retryable until the last attempt: AWS is eventually consistent. The
+// groups seen (the step's describe, moments before) are not described
+// again.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup) error {
 	names := groupNames(st)
-	groups, err := fleet.Describe(ctx, c.AutoScaling, names)
+	groups, err := fleet.DescribeKnown(ctx, c.AutoScaling, names, seen)
 	if err != nil {
 		return err
 	}

@@ -118,3 +118,33 @@ func TestSwapStepsReadLittle(t *testing.T) {
 	assert.Positive(t, scalingIn, "%+v", got)
 	assert.Zero(t, h.world.CutConnections())
 }
+
+// TestSwapDescribesOnceAStep: every step of a swap describes its groups
+// in one DescribeAutoScalingGroups call on the account's one shared Auto
+// Scaling request bucket (Amazon EC2 Auto Scaling API Reference,
+// Welcome, API request rate): the first lists the project-config's
+// groups by its tags (the new ones the gate judges, the previous ones it
+// records and the step retires); every later one describes the previous
+// and the new groups by name together, which the re-check, the step,
+// the removal and the settling share. The first step does not judge the
+// new groups twice: the gate's judgement, moments before, stands for its
+// re-check, so it reads each load balancer's health once.
+func TestSwapDescribesOnceAStep(t *testing.T) {
+	h := newHarness(t)
+	x := h.atSwap(h.baseRelease(), h.baseRelease())
+	for steps := 0; ; steps++ {
+		h.world.ResetCalls()
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+		calls := h.world.Calls()
+		assert.Equal(t, 1, calls["DescribeAutoScalingGroups"], "step %d: %v", steps, calls)
+		if steps == 0 {
+			assert.Equal(t, 1, calls["DescribeTargetHealth"], "the gate's read only: %v", calls)
+			assert.Equal(t, 1, calls["DescribeInstanceHealth"], "the gate's read only: %v", calls)
+		}
+		if x.state.Retire.Done {
+			break
+		}
+		require.Less(t, steps, 100)
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+}

@@ -76,7 +76,10 @@ const (
 // and its load balancers as lbs says. It also says which of the named
 // load balancers a new group's instances in service are not registered
 // with (judgement.outOf).
-func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads) (judgement, error) {
+//
+// The groups known (as a describe or listing moments before showed them;
+// nil for none) are not described again (fleet.DescribeKnown).
+func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execution.State, r *release.Release, now time.Time, reads activityReads, lbs balancerReads, known map[string]asgtypes.AutoScalingGroup) (judgement, error) {
 	services, names := r.ServiceNames(), releaseGroups(r)
 	var (
 		groups map[string]asgtypes.AutoScalingGroup
@@ -87,7 +90,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
 		var err error
 		if i == 0 {
-			groups, err = fleet.Describe(ctx, c.AutoScaling, names)
+			groups, err = fleet.DescribeKnown(ctx, c.AutoScaling, names, known)
 		} else {
 			named, err = namedBalancers(ctx, c, r)
 		}

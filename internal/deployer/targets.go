@@ -153,7 +153,7 @@ func (d *Deployer) previousElsewhere(ctx context.Context, st *execution.State, s
 		if err != nil || len(names) == 0 {
 			return err
 		}
-		attached, err := d.servedBefore(ctx, c, st, names)
+		attached, err := d.servedBefore(ctx, c, st, names, nil)
 		out = append(out, ledger.ElsewhereGroups{Target: targets[i], Groups: names, Attached: attached})
 		return err
 	})
@@ -276,10 +276,11 @@ func leftElsewhere(plan ledger.Intent, left []string) []string {
 }
 
 // previousEverywhere is what the swap of st's release retires: the
-// previous groups in its environment (previousNames, with c, its
-// clients) and in the config's others (gateElsewhere).
-func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, []ledger.ElsewhereGroups, error) {
-	previous, err := d.previousNames(ctx, c, st)
+// previous groups in its environment (previousOf the project-config's
+// listing there, with c, its clients) and in the config's others
+// (gateElsewhere).
+func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State, listing []asgtypes.AutoScalingGroup) ([]string, []ledger.ElsewhereGroups, error) {
+	previous, err := d.previousOf(ctx, c, st, listing)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,30 +350,28 @@ type liveGroup struct {
 }
 
 // notScaledIn are the previous groups of plan, in the release's
-// environment (c, retirer) and in every other (each with its own
-// clients), that are not being deleted and not scaled in yet; and
-// those of the release's environment as described.
-func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer) ([]liveGroup, map[string]asgtypes.AutoScalingGroup, error) {
+// environment (c, retirer: as seen shows them, the step's describe) and
+// in every other (each with its own clients), that are not being deleted
+// and not scaled in yet.
+func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, plan ledger.Intent, retirer *fleet.Retirer, seen map[string]asgtypes.AutoScalingGroup) ([]liveGroup, error) {
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	var out []liveGroup
-	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer) (map[string]asgtypes.AutoScalingGroup, error) {
-		groups, err := fleet.Describe(ctx, api, names)
+	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer, known map[string]asgtypes.AutoScalingGroup) error {
+		groups, err := fleet.DescribeKnown(ctx, api, names, known)
 		for _, sg := range attached {
 			if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
 				out = append(out, liveGroup{group: g, served: sg, where: where, retirer: rt})
 			}
 		}
-		return groups, err
-	}
-	here, err := add(c.AutoScaling, plan.Groups, plan.Attached, "", retirer)
-	if err != nil {
-		return nil, nil, err
-	}
-	err = d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, ec *cloud.Clients) error {
-		_, err := add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log))
 		return err
+	}
+	if err := add(c.AutoScaling, plan.Groups, plan.Attached, "", retirer, seen); err != nil {
+		return nil, err
+	}
+	err := d.eachElsewhere(ctx, st, plan, func(tg ledger.ElsewhereGroups, ec *cloud.Clients) error {
+		return add(ec.AutoScaling, tg.Groups, tg.Attached, " in "+tg.Target.Describe(), retirerIn(ec, st, req, tg, log), nil)
 	})
-	return out, here, err
+	return out, err
 }
 
 // previousAnywhere completes previous (each service's previous group in

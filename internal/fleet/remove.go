@@ -39,6 +39,11 @@ type Remover struct {
 	// LastAttempt says no retry follows: "not found" means gone for every
 	// name.
 	LastAttempt bool
+	// Described are groups as a describe showed them moments before, by
+	// name (a caller's that needed them too): Remove asks AWS only for
+	// the names not in it (DescribeKnown), and judges each group it
+	// deletes on what it shows, as on a describe of its own.
+	Described map[string]asgtypes.AutoScalingGroup
 	// Log receives what is removed and what is left alone.
 	Log *slog.Logger
 }
@@ -64,7 +69,7 @@ func (r *Remover) Remove(ctx context.Context, names []string) (Removal, error) {
 		return res, nil
 	}
 	c := r.Clients
-	groups, err := Describe(ctx, c.AutoScaling, names)
+	groups, err := DescribeKnown(ctx, c.AutoScaling, names, r.Described)
 	if err != nil {
 		return res, r.failed("describe groups", names, err)
 	}
