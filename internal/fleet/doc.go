@@ -40,7 +40,10 @@
 // is detached from those without asking; a group a previous step left
 // draining is asked only for the kind of attachment draining it
 // (Retirer.Draining); a group it saw detached (Retirer.Detached) is not
-// asked again while its description names none. StepDescribed takes the
+// asked again while its description names none; and once a group asked
+// still drains, the groups after it are not asked in that step (groups
+// detached together drain together: they are reported draining, as the
+// previous step left them). StepDescribed takes the
 // groups as its caller described them moments before. A step that bucket throttles
 // part-way keeps what it did (Retirement.Stopped, Stepped) and the next
 // starts at the group it stopped at (Retirer.From), so a retirement of

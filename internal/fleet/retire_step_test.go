@@ -533,3 +533,61 @@ func TestRetirerDetachesATrafficSource(t *testing.T) {
 	assert.Equal(t, 1, detaches, "detached from the target group")
 	assert.Equal(t, int32(2), aws.ToInt32(describe(t, e, name).DesiredCapacity), "not scaled in while attached")
 }
+
+// TestRetirerAsksOneDrainingGroupAStep: groups taken out of their load
+// balancers in one step drain together (a target group's deregistration
+// delay, a classic load balancer's connection draining: "Removing" while
+// the instances deregister, DescribeLoadBalancerTargetGroups and
+// DescribeLoadBalancers, Auto Scaling API Reference). While the first
+// group asked still drains, a step asks for no other group's
+// attachments and reports every one draining; none is scaled in while
+// it drains, nothing is cut, and once the first is out, the step asks
+// for the others and scales in each that is out too.
+func TestRetirerAsksOneDrainingGroupAStep(t *testing.T) {
+	e := newEnv(t)
+	var names []string
+	for _, id := range []string{"r1", "r2", "r3"} {
+		names = append(names, e.serving(t, id, nil))
+	}
+	r := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: func(map[string]string) bool { return true }}
+	asked := func() int {
+		n := 0
+		for _, c := range e.world.CallLog() {
+			if c.Service == "Auto Scaling" && (c.Op == "DescribeLoadBalancers" || c.Op == "DescribeLoadBalancerTargetGroups") {
+				n++
+			}
+		}
+		return n
+	}
+	var ret fleet.Retirement
+	var perStep []int
+	for steps := 0; ; steps++ {
+		require.Less(t, steps, 40)
+		r.Detached, r.Draining = fleet.DetachedIn(ret.State()), fleet.DrainingIn(ret.State())
+		e.world.ResetCalls()
+		var err error
+		ret, err = r.Step(e.ctx, names)
+		require.NoError(t, err)
+		require.Len(t, ret.Groups, 3)
+		perStep = append(perStep, asked())
+		phases := map[string]int{}
+		for _, g := range ret.Groups {
+			phases[g.Phase]++
+		}
+		if phases[execution.PhaseDraining] < 3 {
+			assert.Equal(t, map[string]int{execution.PhaseScalingIn: 3}, phases, "the others drained with the first: scaled in in the same step")
+			assert.Equal(t, 6, perStep[len(perStep)-1], "every group asked for both kinds once the first is out")
+			break
+		}
+		for _, name := range names {
+			assert.Equal(t, int32(2), aws.ToInt32(describe(t, e, name).DesiredCapacity), "not scaled in while draining")
+		}
+		e.clk.Advance(15e9)
+	}
+	require.GreaterOrEqual(t, len(perStep), 3, "%v", perStep)
+	assert.Zero(t, perStep[0], "the first step detaches from the groups' descriptions")
+	for _, n := range perStep[1 : len(perStep)-1] {
+		assert.Equal(t, 2, n, "one group asked (both kinds) while it drains: %v", perStep)
+	}
+	assert.Zero(t, e.world.CutConnections())
+}
