@@ -108,7 +108,10 @@
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its
-//     instances changed, and by the swap's gate).
+//     instances changed, and by the swap's gate). A step of the swap
+//     describes its groups once (the gate's listing by tags, then the
+//     previous and new groups by name in one call), shared by its
+//     re-check, its step, its removal and the settling (fleet.DescribeKnown).
 //   - Judged where it serves: a release's health, its bake and its swap's
 //     gate are judged on the classic load balancers and target groups the
 //     release names, by their own view (DescribeInstanceHealth,
