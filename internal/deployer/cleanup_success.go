@@ -404,11 +404,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
 	resumeRetirer(retirer, st)
-	seen, err := fleet.DescribeKnown(ctx, c.AutoScaling, swapGroups(st, plan), listed)
+	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)
 	if err != nil {
-		return fail(err)
-	}
-	if err := d.recheck(ctx, c, st, req, r, plan, retirer, seen, listed != nil); err != nil {
 		return fail(err)
 	}
 	ret, err := d.stepEverywhere(ctx, st, req, plan, retirer, seen, log)
@@ -426,12 +423,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		}
 		return w, nil
 	}
-	remover := &fleet.Remover{
-		Clients: c, Owner: ownerOf(st),
-		Owns:      notRelease(st.ReleaseID),
-		Described: seen,
-		Log:       log,
-	}
+	remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), Described: seen, Log: log}
 	removal, err := d.removeEverywhere(ctx, st, plan, remover, log)
 	if err != nil {
 		return fail(err)
@@ -499,6 +491,19 @@ func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret
 		}
 	}
 	return w, ok
+}
+
+// stepSeen is how a step of the swap sees its groups: described once,
+// the previous and the new together (swapGroups; none described again
+// that the gate's listing, listed, showed moments before in this
+// invocation), then re-checked (recheck, the gate's judgement standing
+// for its own when the gate ran).
+func (d *Deployer) stepSeen(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer, listed map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
+	seen, err := fleet.DescribeKnown(ctx, c.AutoScaling, swapGroups(st, plan), listed)
+	if err != nil {
+		return nil, err
+	}
+	return seen, d.recheck(ctx, c, st, req, r, plan, retirer, seen, listed != nil)
 }
 
 // swapGroups are the names of the groups a step of the swap judges and
