@@ -234,7 +234,7 @@ func (d *Deployer) putIntent(ctx context.Context, st *execution.State, req execu
 func notReady(ret fleet.Retirement, elapsed time.Duration, wait int) (*execution.Retire, error) {
 	stuck := ret.Stuck()
 	if len(stuck) == 0 && elapsed < tuning.RetireTimeout {
-		return &execution.Retire{WaitSeconds: wait, Groups: ret.State()}, nil
+		return &execution.Retire{WaitSeconds: wait, Groups: ret.State(), From: ret.Next}, nil
 	}
 	why := fmt.Sprintf("still standing %s after their retirement began", elapsed.Round(time.Second))
 	if len(stuck) == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/naming"
 )
 
@@ -147,4 +148,22 @@ func TestSwapDescribesOnceAStep(t *testing.T) {
 		require.Less(t, steps, 100)
 		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
 	}
+}
+
+// TestNotReadyCarriesTheNextGroup: a step that left draining groups
+// unasked (fleet.Retirement.Next) reports where the next starts
+// (Retire.From, which resumeRetirer hands the next step's Retirer), so
+// the draining groups are asked in turn, not the same one every step.
+func TestNotReadyCarriesTheNextGroup(t *testing.T) {
+	ret := fleet.Retirement{Next: "g2", Groups: []fleet.GroupState{
+		{RetiringGroup: execution.RetiringGroup{Name: "g1", Phase: execution.PhaseDraining}},
+		{RetiringGroup: execution.RetiringGroup{Name: "g2", Phase: execution.PhaseDraining}},
+	}}
+	w, err := notReady(ret, time.Minute, 15)
+	require.NoError(t, err)
+	assert.Equal(t, "g2", w.From)
+	st := &execution.State{Retire: w}
+	r := &fleet.Retirer{}
+	resumeRetirer(r, st)
+	assert.Equal(t, "g2", r.From)
 }

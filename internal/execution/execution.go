@@ -224,9 +224,11 @@ type Retire struct {
 	// Throttled counts the steps AWS throttled so far, each taken again
 	// after a wait (at most limits.MaxThrottledSteps).
 	Throttled int `json:"throttled,omitempty"`
-	// From is the group a step AWS throttled part-way stopped at: the
-	// next step starts there (fleet.Retirer.From), so every group is
-	// reached however few calls a step gets through.
+	// From is the group a step AWS throttled part-way stopped at, or the
+	// first whose attachments a step did not ask for while one before it
+	// drained (fleet.Retirement.Next): the next step starts there
+	// (fleet.Retirer.From), so every group is reached however few calls
+	// a step gets through, and draining groups are asked in turn.
 	From string `json:"from,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure), the previous
 	// groups back in (or still in) their load balancers and not all

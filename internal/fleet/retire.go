@@ -150,6 +150,12 @@ type Retirement struct {
 	Stopped string
 	// Stepped counts the groups that took their step.
 	Stepped int
+	// Next is the first group the step did not ask for its attachments
+	// because one before it still drains ("" when it asked every group
+	// it would): the next step starts there (Retirer.From), so the
+	// draining groups are asked in turn, and none waits on another's
+	// longer drain for more than a step per group.
+	Next string
 }
 
 // GroupState is where one group stands in its retirement: what the State
@@ -216,7 +222,8 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 // a group's attachments, asked for, show it still draining, the groups
 // after it that would be asked too are not asked in this step. Each is
 // reported draining, as the previous step left it (only ever a later
-// scale-in), and the next step asks again from the first. While they
+// scale-in), and the next step starts at the first of them
+// (Retirement.Next), wrapping around. While they
 // all drain a step then asks for one group's attachments, not every
 // group's: on an account's shared Auto Scaling bucket, a retirement of
 // 50 groups draining for AWS's default deregistration delay of 300 s
@@ -235,6 +242,9 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 		case throttled != nil:
 		case waiting && r.asks(g):
 			rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[name]
+			if ret.Next == "" {
+				ret.Next = name
+			}
 		default:
 			stepped, err := r.step(ctx, g)
 			switch {

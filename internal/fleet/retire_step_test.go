@@ -542,7 +542,10 @@ func TestRetirerDetachesATrafficSource(t *testing.T) {
 // group asked still drains, a step asks for no other group's
 // attachments and reports every one draining; none is scaled in while
 // it drains, nothing is cut, and once the first is out, the step asks
-// for the others and scales in each that is out too.
+// for the others and scales in each that is out too. The step after one
+// that left groups unasked starts at the first of them (Next), so the
+// draining groups are asked in turn: none waits on another's longer
+// drain for more than a step per group.
 func TestRetirerAsksOneDrainingGroupAStep(t *testing.T) {
 	e := newEnv(t)
 	var names []string
@@ -561,15 +564,19 @@ func TestRetirerAsksOneDrainingGroupAStep(t *testing.T) {
 	}
 	var ret fleet.Retirement
 	var perStep []int
+	var nexts []string // the group each step asks first next: the draining groups in turn
 	for steps := 0; ; steps++ {
 		require.Less(t, steps, 40)
-		r.Detached, r.Draining = fleet.DetachedIn(ret.State()), fleet.DrainingIn(ret.State())
+		r.Detached, r.Draining, r.From = fleet.DetachedIn(ret.State()), fleet.DrainingIn(ret.State()), ret.Next
 		e.world.ResetCalls()
 		var err error
 		ret, err = r.Step(e.ctx, names)
 		require.NoError(t, err)
 		require.Len(t, ret.Groups, 3)
 		perStep = append(perStep, asked())
+		if steps > 0 && ret.Next != "" {
+			nexts = append(nexts, ret.Next)
+		}
 		phases := map[string]int{}
 		for _, g := range ret.Groups {
 			phases[g.Phase]++
@@ -582,10 +589,14 @@ func TestRetirerAsksOneDrainingGroupAStep(t *testing.T) {
 		for _, name := range names {
 			assert.Equal(t, int32(2), aws.ToInt32(describe(t, e, name).DesiredCapacity), "not scaled in while draining")
 		}
-		e.clk.Advance(15e9)
+		e.clk.Advance(5e9) // steps closer than the drain: several while it lasts
 	}
-	require.GreaterOrEqual(t, len(perStep), 3, "%v", perStep)
+	require.GreaterOrEqual(t, len(perStep), 4, "%v", perStep)
 	assert.Zero(t, perStep[0], "the first step detaches from the groups' descriptions")
+	require.GreaterOrEqual(t, len(nexts), 2, "%v", nexts)
+	for i, next := range nexts {
+		assert.Equal(t, names[(i+1)%len(names)], next, "the draining groups asked in turn: %v", nexts)
+	}
 	for _, n := range perStep[1 : len(perStep)-1] {
 		assert.Equal(t, 2, n, "one group asked (both kinds) while it drains: %v", perStep)
 	}
