@@ -71,9 +71,10 @@ type Retirer struct {
 	// it is asked for every kind.
 	Draining map[string]string
 	// From is the group a throttled step stopped at (the previous
-	// Retirement's Stopped): Step takes the groups in name order from it,
-	// wrapping around, so the groups a throttled step did not reach come
-	// first in the next.
+	// Retirement's Stopped), or the first it left unasked while another
+	// drained (its Next): Step takes the groups in name order from it,
+	// wrapping around, so the groups a step did not reach come first in
+	// the next.
 	From string
 	Log  *slog.Logger
 }
@@ -223,11 +224,11 @@ func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) 
 // after it that would be asked too are not asked in this step. Each is
 // reported draining, as the previous step left it (only ever a later
 // scale-in), and the next step starts at the first of them
-// (Retirement.Next), wrapping around. While they
-// all drain a step then asks for one group's attachments, not every
-// group's: on an account's shared Auto Scaling bucket, a retirement of
-// 50 groups draining for AWS's default deregistration delay of 300 s
-// otherwise asks 50 times a step, for nothing.
+// (Retirement.Next), wrapping around. While they all drain a step then
+// asks for one group's attachments, not every group's: on an account's
+// shared Auto Scaling bucket, a retirement of 50 groups draining for
+// AWS's default deregistration delay of 300 s otherwise asks 50 times a
+// step, for nothing.
 func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[string]asgtypes.AutoScalingGroup) (Retirement, error) {
 	ret := Retirement{Ready: true}
 	var throttled error
