@@ -88,7 +88,7 @@ func TestDeployEvents(t *testing.T) {
 		assert.False(t, seen[d["id"]], "ids are distinct: %v", d["id"])
 		seen[d["id"]] = true
 	}
-	assert.Equal(t, []any{"Validate", "CheckHealthy", "Bake", "CleanUpSuccess", "CleanUpSuccess"},
+	assert.Equal(t, []any{"ValidateResources", "CheckHealthy", "Bake", "CleanUpSuccess", "CleanUpSuccess"},
 		[]any{details[0]["task"], details[1]["task"], details[2]["task"], details[3]["task"], details[4]["task"]})
 
 	broken := tr.ferry(t, "deploy", "--local", demoBroken)
@@ -152,7 +152,7 @@ func TestDeployEvents(t *testing.T) {
 	assert.Empty(t, kinds)
 	text := tr.ferry(t, "local", "events", "--endpoint", tr.url)
 	require.Equal(t, exitOK, text.code, text.stderr)
-	assert.Regexp(t, `\n2025-03-04T10:00:00Z +`+events.Started.DetailType+` +coinbase/deploy-test/development +`+id+` +Validate\n`, text.stdout)
+	assert.Regexp(t, `\n2025-03-04T10:00:00Z +`+events.Started.DetailType+` +coinbase/deploy-test/development +`+id+` +ValidateResources\n`, text.stdout)
 }
 
 // TestLocalEventsFollow: ferry local events -f prints what is on the bus,

@@ -46,9 +46,14 @@ func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution
 // later put is the same event), and reports whether it reached the
 // target (see State.StartUnannounced).
 func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request) bool {
+	return d.announce(ctx, nil, st, d.started(ctx, st, req))
+}
+
+// started is Release Started for st's release, as task req puts it.
+func (d *Deployer) started(ctx context.Context, st *execution.State, req execution.Request) events.Event {
 	by, _, _ := d.createdBy(ctx, st)
-	return d.announce(ctx, nil, st, events.Event{Kind: events.Started, Body: events.StartedDetail{
-		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}})
+	return events.Event{Kind: events.Started, Body: events.StartedDetail{
+		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}}
 }
 
 // announceHealthy puts Release Healthy when h is the last check: every
@@ -61,15 +66,20 @@ func (d *Deployer) announceHealthy(ctx context.Context, c *cloud.Clients, st *ex
 }
 
 // announceOutcome puts the events of an outcome just recorded: Release
-// Succeeded, or Release Failed after Release Halted for a halt; with c,
-// the target's clients (nil: connected here, see announce).
+// Succeeded, or Release Failed after Release Halted for a halt; after
+// Release Started, in the same request, while st's start is unannounced
+// (an end before ValidateResources put it: State.StartUnannounced);
+// with c, the target's clients (nil: connected here, see announce).
 func (d *Deployer) announceOutcome(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, o ledger.Outcome) {
+	var evs []events.Event
+	if st.StartUnannounced {
+		evs = append(evs, d.started(ctx, st, req))
+	}
 	if o.End == execution.EndSuccess {
-		d.announce(ctx, c, st, events.Event{Kind: events.Succeeded, Body: events.SucceededDetail{
-			Head: d.head(st, req, events.Succeeded), Images: nonNil(st.Images)}})
+		d.announce(ctx, c, st, append(evs, events.Event{Kind: events.Succeeded, Body: events.SucceededDetail{
+			Head: d.head(st, req, events.Succeeded), Images: nonNil(st.Images)}})...)
 		return
 	}
-	var evs []events.Event
 	if o.Error == failure.NameHalt {
 		evs = append(evs, events.Event{Kind: events.Halted, Body: events.HaltedDetail{Head: d.head(st, req, events.Halted), Cause: o.Cause}})
 	}

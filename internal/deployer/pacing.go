@@ -56,8 +56,9 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 }
 
 // few is pacing.Situation.Few of report: at most tuning.FewImminent of
-// its services are below their targets, and no more than have reached
-// theirs: the last of many, near theirs as the others were (one
+// its services are below their targets and at most a
+// tuning.FewImminentShare-th of them, or just one, and no more than have
+// reached theirs: the last of many, near theirs as the others were (one
 // service's whole ramp is not paced so).
 func few(report map[string]execution.ServiceHealth) bool {
 	below := 0
@@ -66,7 +67,8 @@ func few(report map[string]execution.ServiceHealth) bool {
 			below++
 		}
 	}
-	return below <= tuning.FewImminent && 2*below <= len(report)
+	most := min(tuning.FewImminent, max(1, len(report)/tuning.FewImminentShare))
+	return below <= most && 2*below <= len(report)
 }
 
 // booting is pacing.Situation.Booting of report for r: a service below

@@ -41,10 +41,10 @@ import (
 // what every later reader of release.json checks it against. It returns
 // the State that every later task gets. The marker and that record are
 // its only writes, and a retry of the same execution accepts them. A
-// release of a confirmed execution it accepts is announced Release
-// Started (or, when it cannot reach the target, leaves that to
-// ValidateResources: State.StartUnannounced), one it refuses (a
-// *failure.BadReleaseError) Release Refused.
+// release of a confirmed execution it refuses (a
+// *failure.BadReleaseError) is announced Release Refused; one it accepts
+// is left to ValidateResources to announce Release Started, in the
+// deploy's turn to start in its target (State.StartUnannounced).
 func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, error) {
 	r, sum, err := checkedRelease(req.Input)
 	if err != nil {
@@ -63,7 +63,7 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 		}
 		return nil, err
 	}
-	st.StartUnannounced = !d.announceStarted(ctx, st, req)
+	st.StartUnannounced = true
 	return st, nil
 }
 

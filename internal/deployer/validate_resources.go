@@ -33,7 +33,9 @@ import (
 // reports a wait and runs again after it (progress), as Deploy does.
 // Its first round, before any call to AWS, takes the deploy's turn
 // among those starting at once in its target (turn): it reports the wait
-// for it, if any, and checks when it runs again.
+// for it, if any, and checks when it runs again. The round that checks
+// puts Release Started (State.StartUnannounced), once: a burst of
+// deploys announces its starts in turn, as it makes its first calls.
 func (d *Deployer) validateResources(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {

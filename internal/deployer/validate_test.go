@@ -133,7 +133,7 @@ func TestValidateOutput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, &execution.State{
 		ProjectName: project, ConfigName: config, ReleaseID: r.ReleaseID, ReleaseSHA256: sum,
-		Target: x.state.Target, Timeout: 600, Services: []string{"web", "worker"},
+		Target: x.state.Target, Timeout: 600, Services: []string{"web", "worker"}, StartUnannounced: true,
 	}, x.state)
 	assert.Equal(t, account, x.state.Target.AccountID)
 	assert.Equal(t, region, x.state.Target.Region)

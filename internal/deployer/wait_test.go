@@ -52,6 +52,10 @@ func TestNextCheck(t *testing.T) {
 			"api": {Healthy: 1, Target: 1, StableSeconds: 60, HealthySince: since(2 * time.Minute)},
 		}, 1, 1},
 		{"many services' targets imminent: every two seconds", 600, 3 * time.Minute, 30, 0, imminent(tuning.FewImminent + 1), 2, 2},
+		{"two of ten services' targets imminent: every two seconds", 600, 3 * time.Minute, 30, 0, reached(imminent(2), 8, start), 2, 2},
+		{"the last of ten services' target imminent: a check a second", 600, 3 * time.Minute, 30, 0, reached(imminent(1), 9, start), 1, 1},
+		{"the last five of fifty services' targets imminent: a check a second", 600, 3 * time.Minute, 30, 0, reached(imminent(tuning.FewImminent), 45, start), 1, 1},
+		{"the last six of sixty services' targets imminent: every two seconds", 600, 3 * time.Minute, 30, 0, reached(imminent(tuning.FewImminent+1), 54, start), 2, 2},
 		{"the one service's target imminent: every two seconds, its whole ramp", 600, 3 * time.Minute, 30, 0, map[string]execution.ServiceHealth{
 			"web": {Healthy: 90, Target: 100, InService: 100, StableSeconds: 60},
 		}, 2, 2},
@@ -82,6 +86,16 @@ func imminent(n int) map[string]execution.ServiceHealth {
 	report := map[string]execution.ServiceHealth{}
 	for i := range n {
 		report[fmt.Sprintf("svc%02d", i)] = execution.ServiceHealth{Healthy: 1, Target: 2, InService: 2, StableSeconds: 60}
+	}
+	return report
+}
+
+// reached adds n services to report, each at its target since two
+// minutes after start.
+func reached(report map[string]execution.ServiceHealth, n int, start time.Time) map[string]execution.ServiceHealth {
+	since := start.Add(2 * time.Minute)
+	for i := range n {
+		report[fmt.Sprintf("done%02d", i)] = execution.ServiceHealth{Healthy: 1, Target: 1, InService: 1, StableSeconds: 60, HealthySince: &since}
 	}
 	return report
 }

@@ -151,10 +151,13 @@ type State struct {
 	// Version is the release's version (release.Release.Version), which
 	// its deploy events carry.
 	Version string `json:"version,omitempty"`
-	// StartUnannounced is set by Validate when it could not reach the
-	// target to put Release Started: ValidateResources, the next task in
-	// the target, puts it then, so a deploy's first event is its start
-	// whatever the fault that kept Validate out.
+	// StartUnannounced says Release Started is still to be put. Validate
+	// sets it on every release it accepts: ValidateResources puts it once
+	// the deploy's turn to start in its target has come (a burst of
+	// deploys announces its starts spread as their first calls are),
+	// before anything in the target changes, and clears it; an outcome
+	// announced while it is set (a lock held by another, resources
+	// refused) puts it first, so a deploy's first event is its start.
 	StartUnannounced bool `json:"start_unannounced,omitempty"`
 	// Timeout in seconds, measured from Context.StartTime.
 	Timeout int `json:"timeout"`

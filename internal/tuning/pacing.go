@@ -139,9 +139,18 @@ const (
 	// refill. Within the schedule's budget likewise.
 	FewImminentCheckInterval = time.Second
 	// FewImminent is how many services below their targets are few
-	// (FewImminentCheckInterval), when no more than have reached theirs:
-	// the last of many, not one service's whole ramp.
+	// (FewImminentCheckInterval) at the most, when no more than have
+	// reached theirs: the last of many, not one service's whole ramp; and
+	// no more than a FewImminentShare-th of the release's services, but
+	// always the last one. Only the check that sees every service at its
+	// target ends the wait: a check a second pays once the next to turn
+	// healthy may well be the last (a release's last tenth of many arrive
+	// together; of ten, the last one), not while they still arrive one by
+	// one.
 	FewImminent = 5
+	// FewImminentShare: a FewImminentShare-th of a release's services
+	// (a tenth) are few at most, but for the last one (FewImminent).
+	FewImminentShare = 10
 	// BootCheckInterval is the shortest wait between two health checks
 	// while a service below its target still lacks instances in service
 	// and every such service is judged on load balancers: its target
