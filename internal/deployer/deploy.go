@@ -69,10 +69,33 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err := d.checkTimeout(st, req); err != nil {
 		return nil, err
 	}
-	if st.Deploy, err = d.progress(st, req, execution.TaskDeploy, d.make(ctx, st, req)); err != nil {
+	round, err := d.make(ctx, st, req)
+	if err == nil && round.wait > 0 {
+		st.Deploy, err = d.pace(st, round)
+	} else {
+		st.Deploy, err = d.progress(st, req, execution.TaskDeploy, err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// pace is the report of a round of Deploy that left Auto Scaling calls
+// for the next (makeGroups): a wait of the bucket's refill, not a
+// throttled round's (tuning.ThrottledSteps), even when AWS throttled
+// some of its calls; such a round counts as throttled all the same
+// (limits.MaxThrottledSteps at most, then its throttling error).
+func (d *Deployer) pace(st *execution.State, round paced) (*execution.Progress, error) {
+	n := throttledRounds(st)
+	if round.throttled != nil {
+		if n >= limits.MaxThrottledSteps {
+			return nil, round.throttled
+		}
+		n++
+	}
+	d.log.Info("deploy paced: it makes the rest after the wait", "release_id", st.ReleaseID, "wait_seconds", round.wait, "throttled", n)
+	return &execution.Progress{WaitSeconds: round.wait, Throttled: n}, nil
 }
 
 // progress is the report of task, which runs once unless AWS throttles
@@ -82,12 +105,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 // together were, a wait (tuning.ThrottledSteps, jittered) before the task
 // runs again to do the rest; otherwise err.
 func (d *Deployer) progress(st *execution.State, req execution.Request, task string, err error) (*execution.Progress, error) {
-	n := 0
-	for _, p := range []*execution.Progress{st.Resources, st.Deploy} {
-		if p != nil {
-			n = max(n, p.Throttled)
-		}
-	}
+	n := throttledRounds(st)
 	switch {
 	case err == nil:
 		return &execution.Progress{Done: true, Throttled: n}, nil
@@ -99,58 +117,79 @@ func (d *Deployer) progress(st *execution.State, req execution.Request, task str
 	return p, nil
 }
 
+// throttledRounds are the rounds of ValidateResources and Deploy AWS
+// throttled so far.
+func throttledRounds(st *execution.State) int {
+	n := 0
+	for _, p := range []*execution.Progress{st.Resources, st.Deploy} {
+		if p != nil {
+			n = max(n, p.Throttled)
+		}
+	}
+	return n
+}
+
 // make makes what the release deploys (see deploy) and sets st's
-// Deployed, Previous, Images and first Health.
-func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request) error {
+// Deployed, Previous, Images and first Health. It returns, when this
+// round left groups to create or suspend for the next (makeGroups: Auto
+// Scaling's one bucket paces them), the round paced, with no scaling
+// policy put yet.
+func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request) (paced, error) {
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
-		return err
+		return paced{}, err
 	}
 	res, err := resources.Resolve(ctx, c, r)
 	if err != nil {
-		return err
+		return paced{}, err
 	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
-		return err
+		return paced{}, err
 	}
 	if err := d.recordTarget(ctx, st); err != nil {
-		return err
+		return paced{}, err
 	}
 	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
 	}); err != nil {
-		return err
+		return paced{}, err
 	}
 	st.Deployed = true
 	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
-		return deployErr("ec2:DescribeLaunchTemplates", err)
+		return paced{}, deployErr("ec2:DescribeLaunchTemplates", err)
 	}
 	groups := res.Groups // listed by Resolve moments ago: nothing made since
 	rel := d.fleetRelease(c, st, req)
-	made := d.alarmsMade(ctx, c, r)
 	report := map[string]execution.ServiceHealth{}
 	st.Images = map[string]string{}
+	var work []making
 	for _, svc := range r.ServiceNames() {
 		st.Images[svc] = res.Images[r.ServiceAMI(svc)]
-		if report[svc], err = d.deployService(ctx, rel, r, st, svc, res, templates, groups); err != nil {
-			return err
+		m, h, err := d.planService(r, st, svc, res, templates, groups)
+		if err != nil {
+			return paced{}, err
 		}
+		report[svc], work = h, append(work, m)
+	}
+	if round, err := makeGroups(ctx, rel, work, roundBudget(st), d.log.With("release_id", st.ReleaseID)); err != nil || round.wait > 0 {
+		return round, err
 	}
 	// The scaling policies and their alarms come once every group is
 	// made (each with its AlarmNotification suspended): CloudWatch's
 	// PutMetricAlarm quota (3 a second per account: CloudWatch service
 	// quotas) is the first an account's deploys exhaust, and a round it
 	// throttles then delays no launch.
+	made := d.alarmsMade(ctx, c, r)
 	for _, svc := range r.ServiceNames() {
 		if err := putPolicies(ctx, rel, r, svc, made); err != nil {
-			return err
+			return paced{}, err
 		}
 	}
 	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
 	d.recordedReady(ctx, st, report)
 	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report}
-	return nil
+	return paced{}, nil
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist
@@ -183,42 +222,35 @@ func (d *Deployer) alarmsMade(ctx context.Context, c *cloud.Clients, r *release.
 	return made
 }
 
-// deployService makes what the release deploys for service svc (see
-// deploy), skipping what AWS shows this release made already (templates,
-// groups: the project-config's), and returns the service's first report.
-func (d *Deployer) deployService(ctx context.Context, rel *fleet.Release, r *release.Release, st *execution.State, svc string, res *resources.Resolved,
-	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (execution.ServiceHealth, error) {
+// planService is what a round makes for service svc (see deploy): its
+// launch template unless AWS shows this release made it (templates), its
+// group unless listed as this release's (groups: the project-config's),
+// and the service's first report.
+func (d *Deployer) planService(r *release.Release, st *execution.State, svc string, res *resources.Resolved,
+	templates map[string]map[string]string, groups []asgtypes.AutoScalingGroup) (making, execution.ServiceHealth, error) {
 	plan, err := servicePlan(r, svc, res.Previous)
 	if err != nil {
-		return execution.ServiceHealth{}, err
+		return making{}, execution.ServiceHealth{}, err
 	}
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
-	log := d.log.With("release_id", r.ReleaseID, "asg", name)
-	if !rel.Owner.Made(templates[name], r.ReleaseID) {
+	m := making{name: name, listed: madeGroup(groups, name, r.ReleaseID)}
+	if !ownerOf(st).Made(templates[name], r.ReleaseID) {
 		t, err := templateOf(r, st, svc, res)
 		if err != nil {
-			return execution.ServiceHealth{}, err
+			return making{}, execution.ServiceHealth{}, err
 		}
-		if err := rel.CreateTemplate(ctx, t); err != nil {
-			return execution.ServiceHealth{}, err
-		}
-		log.Info("launch template created")
+		m.template = &t
 	}
 	report, first, err := firstStage(r, svc, plan)
 	if err != nil {
-		return execution.ServiceHealth{}, err
+		return making{}, execution.ServiceHealth{}, err
 	}
-	g := madeGroup(groups, name, r.ReleaseID)
-	if g == nil {
-		if err := rel.CreateGroup(ctx, d.groupOf(r, svc, res, first)); err != nil {
-			return execution.ServiceHealth{}, err
-		}
-		log.Info("auto scaling group created", "desired", plan.Desired, "launch", first.Launch, "healthy_target", first.Healthy, "steps", max(1, report.Steps))
+	if m.listed == nil {
+		g := d.groupOf(r, svc, res, first)
+		m.group = &g
+		m.logArgs = []any{"desired", plan.Desired, "launch", first.Launch, "healthy_target", first.Healthy, "steps", max(1, report.Steps)}
 	}
-	if err := rel.Suspend(ctx, name, g); err != nil {
-		return execution.ServiceHealth{}, err
-	}
-	return report, nil
+	return m, report, nil
 }
 
 // putPolicies puts the scaling policies of service svc's new group and

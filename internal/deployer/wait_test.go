@@ -143,7 +143,8 @@ func TestHistoryBudget(t *testing.T) {
 	// ValidateResources and Deploy take limits.MaxThrottledSteps rounds
 	// at most together when AWS throttles them, and so does a clean-up
 	// (the retirement's are within limits.MaxRetireSteps).
-	deploy := limits.MaxThrottledSteps
+	// Deploy's rounds paced by Auto Scaling's bucket add to those.
+	deploy := limits.MaxThrottledSteps + limits.MaxPacedDeploySteps
 	success := deploy + checks + limits.MaxBakeChecks + limits.MaxRetireSteps
 	failure := deploy + checks + limits.MaxBakeChecks + limits.MaxRollbackChecks + rounds(tuning.RetireTimeout, tuning.RetireCheckInterval) + limits.MaxThrottledSteps
 	for name, n := range map[string]int{"success": success, "failure": failure} {

@@ -303,10 +303,16 @@ func (r *Release) CreateGroup(ctx context.Context, g Group) error {
 	return nil
 }
 
+// DeploySuspended reports whether g, as described, has every one of
+// DeployProcesses suspended.
+func DeploySuspended(g asgtypes.AutoScalingGroup) bool {
+	return !slices.ContainsFunc(DeployProcesses, func(p string) bool { return !suspended(g, p) })
+}
+
 // Suspend suspends DeployProcesses of the group name, unless g (the group
 // as last described, nil when it was not) shows them suspended already.
 func (r *Release) Suspend(ctx context.Context, name string, g *asgtypes.AutoScalingGroup) error {
-	if g != nil && !slices.ContainsFunc(DeployProcesses, func(p string) bool { return !suspended(*g, p) }) {
+	if g != nil && DeploySuspended(*g) {
 		return nil
 	}
 	_, err := r.Clients.AutoScaling.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{

@@ -41,8 +41,28 @@ const (
 	// minutes of throttling, within StepFunctionsHistoryEvents
 	// (TestHistoryBudget).
 	MaxThrottledSteps = 60
+	// MaxPacedDeploySteps bounds the rounds of Deploy that its pacing of
+	// Auto Scaling calls (tuning.AutoScalingCallsPerRound) runs again
+	// after a wait, AWS throttling none of its calls: each makes at least
+	// AutoScalingRefill creates or suspends (a second's refill, the
+	// shortest wait), and a release has MaxServices groups to create and
+	// suspend. A round AWS throttled counts within MaxThrottledSteps.
+	MaxPacedDeploySteps = 2 * MaxServices / AutoScalingRefill
 	// LaunchTemplateNameLen is EC2's limit on a launch template's name.
 	LaunchTemplateNameLen = 128
+)
+
+// AutoScalingBurst and AutoScalingRefill are the request bucket every
+// Amazon EC2 Auto Scaling call of an account and region takes a token
+// from, Describe calls included: "Amazon EC2 Auto Scaling throttles API
+// requests based on a shared API bucket" (Amazon EC2 Auto Scaling API
+// Reference, Welcome, API request rate). AWS publishes no figures for
+// it; these are Elastic Load Balancing's documented Describe bucket's
+// (40 tokens, refilled at 10 a second), the figures the simulation
+// enforces (sim.AutoScalingShared) and Deploy paces its creates by.
+const (
+	AutoScalingBurst  = 40
+	AutoScalingRefill = 10
 )
 
 // DescribeGroupsBatch is how many ASG names ferry passes to one

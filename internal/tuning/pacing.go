@@ -54,6 +54,23 @@ var RetireChecks = pacing.Schedule{
 // waits nothing.
 const StartEvery = 400 * time.Millisecond
 
+// AutoScalingCallsPerRound is how many groups one round of Deploy
+// creates, and how many of its groups' processes it suspends, at most
+// (creates first, then suspends, within the one budget): the account's
+// one Auto Scaling bucket (limits.AutoScalingBurst, 40 tokens) less the
+// round's own listing of the project-config's groups and one to spare.
+// A release of more groups than that creates the rest in the next round,
+// after the wait the bucket takes to refill what that round makes
+// (limits.AutoScalingRefill a second), rather than have AWS throttle the
+// creates and the SDK's backoff scatter their launches.
+const AutoScalingCallsPerRound = 38
+
+// MakeParallel is how many services' launch templates and groups a round
+// of Deploy makes at a time, and how many groups' processes it suspends
+// at a time: 50 services' groups are made in five calls' time, not
+// a hundred, their instances launching together.
+const MakeParallel = 10
+
 // StartHorizon is how far back a start looks for the deploys to its
 // target that started before it: longer than the queue of any burst
 // whose wait fits a release's timeout is not needed, and 256 deploys'

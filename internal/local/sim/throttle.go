@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -62,7 +63,7 @@ var (
 	// requests based on a shared API bucket"). AWS publishes no figures
 	// for it: Elastic Load Balancing's documented Describe bucket is
 	// assumed.
-	AutoScalingShared = Rate{Burst: 40, PerSecond: 10, Source: AutoScalingThrottlingDoc + ": one shared bucket (figures not published: ELB's Describe bucket, 40 refilled at 10 a second, assumed)"}
+	AutoScalingShared = Rate{Burst: limits.AutoScalingBurst, PerSecond: limits.AutoScalingRefill, Source: AutoScalingThrottlingDoc + ": one shared bucket (figures not published: ELB's Describe bucket, 40 refilled at 10 a second, assumed)"}
 	// CloudWatch's documented quotas, transactions per second per
 	// action (a second's worth of burst).
 	CloudWatchRates = map[string]Rate{

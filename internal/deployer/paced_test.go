@@ -1,0 +1,149 @@
+package deployer
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// TestDeployPacedByAutoScalingBucket: every Auto Scaling call of an
+// account and region takes a token from one shared bucket (Amazon EC2
+// Auto Scaling API Reference, Welcome, API request rate; the simulation's
+// figures, limits.AutoScalingBurst refilled at limits.AutoScalingRefill a
+// second). A release of more services than a round's budget
+// (tuning.AutoScalingCallsPerRound) creates that many groups in its first
+// round, every one of them before any other mutating Auto Scaling call,
+// and asks for the wait the bucket takes to refill before the next round
+// creates the rest: no call of the deploy is throttled, and a throttled
+// create's backoff delays no launch. The processes are suspended once
+// every group is made, and the scaling policies put once every group's
+// processes are suspended.
+func TestDeployPacedByAutoScalingBucket(t *testing.T) {
+	services := tuning.AutoScalingCallsPerRound + 9
+	names := make([]string, 0, services)
+	for i := 1; i < services; i++ {
+		names = append(names, fmt.Sprintf("svc%02d", i))
+	}
+	h := newHarness(t, func(s *sim.WorldSpec) {
+		s.Throttle = true
+		rs := &s.Accounts[0].Regions[0]
+		for i, svc := range names {
+			sg := "ec2::coinbase/deploy-test::development-" + svc
+			rs.SecurityGroups = append(rs.SecurityGroups, sim.SecurityGroupSpec{ID: fmt.Sprintf("sg-00000000000ff%04d", i), Name: sg, VPCID: "vpc-0000000000000c001",
+				Tags: map[string]string{"Name": sg, "ProjectName": project, "ConfigName": config, "ServiceName": svc}})
+		}
+	})
+	r := h.baseRelease()
+	for _, svc := range names {
+		r.Services[svc] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-" + svc}}
+	}
+	require.LessOrEqual(t, services, limits.MaxServices)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	h.clk.Advance(time.Minute) // the bucket refilled after ValidateResources
+	from := len(h.world.CallLog())
+
+	require.NoError(t, x.once(execution.TaskDeploy))
+	p := x.state.Deploy
+	require.NotNil(t, p)
+	assert.False(t, p.Done, "the rest is for the next round")
+	assert.Zero(t, p.Throttled, "paced, not throttled")
+	assert.Equal(t, 1, p.WaitSeconds, "9 creates take a second of refill")
+	assert.Equal(t, tuning.AutoScalingCallsPerRound, len(h.groups()))
+	assert.Equal(t, services, len(h.account().LaunchTemplates), "every launch template in the first round: EC2's bucket is not Auto Scaling's")
+
+	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second) // the state machine's WaitForDeploy
+	require.NoError(t, x.step(execution.TaskDeploy))
+	require.True(t, x.state.Deploy.Done)
+	assert.Equal(t, services, len(h.groups()))
+	throttled := h.world.Throttles()
+	assert.Empty(t, throttled.Retried, "no call throttled")
+	assert.Empty(t, throttled.Failed)
+
+	ops := map[string][]int{}
+	for i, c := range h.world.CallLog()[from:] {
+		ops[c.Op] = append(ops[c.Op], i)
+	}
+	require.Len(t, ops["CreateAutoScalingGroup"], services)
+	require.NotEmpty(t, ops["SuspendProcesses"])
+	require.NotEmpty(t, ops["PutScalingPolicy"])
+	assert.Less(t, slices.Max(ops["CreateAutoScalingGroup"]), slices.Min(ops["SuspendProcesses"]), "every group is created before any is suspended")
+	assert.Less(t, slices.Max(ops["SuspendProcesses"]), slices.Min(ops["PutScalingPolicy"]), "the policies come once every group's processes are suspended")
+	for _, op := range []string{"PutLifecycleHook", "CreateOrUpdateTags", "AttachLoadBalancerTargetGroups", "AttachLoadBalancers", "AttachTrafficSources"} {
+		assert.Empty(t, ops[op], "%s: given in CreateAutoScalingGroup", op)
+	}
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+}
+
+// TestPacedWait: the wait before a paced round is the time the bucket
+// takes to refill what that round makes (a round's budget at most), a
+// second at least; a round after a paced wait makes no more than the
+// wait refilled.
+func TestPacedWait(t *testing.T) {
+	for _, tc := range []struct{ left, want int }{
+		{1, 1}, {10, 1}, {11, 2}, {tuning.AutoScalingCallsPerRound, (tuning.AutoScalingCallsPerRound + 9) / 10}, {1000, (tuning.AutoScalingCallsPerRound + 9) / 10},
+	} {
+		assert.Equal(t, tc.want, pacedWait(tc.left), "%d left", tc.left)
+	}
+	assert.Equal(t, tuning.AutoScalingCallsPerRound, roundBudget(&execution.State{}))
+	assert.Equal(t, 2*limits.AutoScalingRefill, roundBudget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 2}}))
+	assert.Equal(t, tuning.AutoScalingCallsPerRound, roundBudget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 20, Throttled: 1}}), "after a throttled round's wait, the whole budget")
+}
+
+// TestThrottledPartRoundPaced: a call AWS throttled through the SDK's
+// retries in a round of Deploy that made groups all the same (the other
+// creates, or the creates before its suspends) is left for the next
+// round, after the paced wait (the bucket's refill: pacedWait), not the
+// throttled one (tuning.ThrottledSteps, 20 s): a launch waits no longer
+// than the bucket needs. Nothing is made twice, and the deploy goes on.
+func TestThrottledPartRoundPaced(t *testing.T) {
+	for _, op := range []string{"CreateAutoScalingGroup", "SuspendProcesses"} {
+		t.Run(op, func(t *testing.T) {
+			h := newHarness(t)
+			r := h.baseRelease()
+			r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy[:4]...))
+			id, err := h.world.Faults().Add(sim.Rule{Op: op, Nth: 1, Err: sim.Throttling()})
+			require.NoError(t, err)
+			require.NoError(t, x.once(execution.TaskDeploy))
+			assert.Equal(t, 1, h.world.Faults().Applied(id))
+			p := x.state.Deploy
+			require.NotNil(t, p)
+			assert.False(t, p.Done)
+			assert.Equal(t, 1, p.Throttled, "counted among the throttled rounds (limits.MaxThrottledSteps)")
+			assert.Equal(t, 1, p.WaitSeconds, "the round made something: the bucket's refill, not a throttled round's wait")
+			h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
+			require.NoError(t, x.step(execution.TaskDeploy))
+			assert.True(t, x.state.Deploy.Done)
+			assert.Equal(t, 2, len(h.groups()))
+			creates := 0
+			for _, c := range h.world.CallLog() {
+				if c.Op == "CreateAutoScalingGroup" {
+					creates++
+				}
+			}
+			assert.Equal(t, 2+btoi(op == "CreateAutoScalingGroup"), creates, "the throttled create again, nothing else")
+			_, err = x.untilHealthy(100)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
