@@ -534,7 +534,8 @@ func (r *historyReader) noteState(task, state string) {
 // bakeReport reads Bake's report at $.bake of its output and returns an
 // update for the first, and then each time the minutes left change.
 // progressReport reads the report of ValidateResources or Deploy: an
-// update when AWS throttled it and it does the rest after a wait.
+// update when AWS throttled it and it does the rest after a wait (none
+// for a round Deploy only paced: execution.Progress.Paced).
 func (r *historyReader) progressReport(u progress, task, output string) (progress, bool) {
 	var st struct {
 		Resources *execution.Progress `json:"resources"`
@@ -547,7 +548,7 @@ func (r *historyReader) progressReport(u progress, task, output string) (progres
 	if task == execution.TaskValidateResources {
 		p = st.Resources
 	}
-	if p == nil || p.Done {
+	if p == nil || p.Done || p.Paced {
 		return u, false
 	}
 	u.Event, u.State, u.WaitSeconds = updateThrottled, task, p.WaitSeconds

@@ -721,7 +721,9 @@ func TestBakeAndRollbackReports(t *testing.T) {
 }
 
 // TestThrottledReports: a round of ValidateResources or Deploy that AWS
-// throttled is shown with its wait; a done report shows nothing more.
+// throttled is shown with its wait; a round Deploy only paced (its Auto
+// Scaling calls within the account's bucket) is no throttle and shows
+// nothing; a done report shows nothing more.
 func TestThrottledReports(t *testing.T) {
 	var r historyReader
 	got := r.read([]sfntypes.HistoryEvent{
@@ -729,8 +731,9 @@ func TestThrottledReports(t *testing.T) {
 		exited(2, execution.TaskValidateResources, `{"resources":{"done":false,"wait_seconds":18,"throttled":1}}`),
 		exited(3, execution.TaskValidateResources, `{"resources":{"done":true,"wait_seconds":0,"throttled":1}}`),
 		entered(4, execution.TaskDeploy, `{}`),
-		exited(5, execution.TaskDeploy, `{"deploy":{"done":false,"wait_seconds":23,"throttled":2}}`),
-		exited(6, execution.TaskDeploy, `{"deploy":{"done":true,"wait_seconds":0,"throttled":2},"health":{"healthy":false,"next_step":false,"wait_seconds":30,"services":{}}}`),
+		exited(5, execution.TaskDeploy, `{"deploy":{"done":false,"wait_seconds":2,"throttled":1,"paced":true}}`),
+		exited(6, execution.TaskDeploy, `{"deploy":{"done":false,"wait_seconds":23,"throttled":2}}`),
+		exited(7, execution.TaskDeploy, `{"deploy":{"done":true,"wait_seconds":0,"throttled":2},"health":{"healthy":false,"next_step":false,"wait_seconds":30,"services":{}}}`),
 	})
 	var buf bytes.Buffer
 	d := &display{w: &buf, mode: modePlain}
@@ -740,7 +743,7 @@ func TestThrottledReports(t *testing.T) {
 	assert.Equal(t, "  0:00  ValidateResources\n"+
 		"  0:05  ValidateResources: AWS throttled its calls; it goes on in 18s\n"+
 		"  0:15  Deploy\n"+
-		"  0:20  Deploy: AWS throttled its calls; it goes on in 23s\n", buf.String())
+		"  0:25  Deploy: AWS throttled its calls; it goes on in 23s\n", buf.String())
 	assert.Equal(t, 30*time.Second, r.loopWait, "after Deploy, the health checks' wait")
 }
 

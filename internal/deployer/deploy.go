@@ -32,27 +32,35 @@ const (
 // problem is a *failure.BadReleaseError, before anything is created),
 // records its target among its config's (recordTarget) and the groups it
 // may create (ledger.PutDeploying: CleanUpFailure deletes them by name
-// even when AWS does not show them yet), then for
-// each service creates a launch template and an ASG, both named
-// naming.GroupName, tagged with the service's tags and the reserved ones,
-// sized by package capacity from the previous ASG, with the release's load
-// balancers, target groups and lifecycle hooks; suspends the group's
-// AlarmNotification and AZRebalance processes, so that neither its scaling
-// policies nor a rebalance terminates a new instance during the deploy
-// (CleanUpSuccess resumes them after the swap); once every group is
-// made, puts each one's scaling policies and their CloudWatch alarms.
+// even when AWS does not show them yet), then makes, in the order that
+// launches instances first (makeGroups), ten services at a time: each
+// service's launch template and ASG, both named naming.GroupName, the
+// group tagged with the service's tags and the reserved ones, sized by
+// package capacity from the previous ASG, with the release's load
+// balancers, target groups and lifecycle hooks, all given in its one
+// CreateAutoScalingGroup call (the hooks are in place before its first
+// instance launches); once every group is created, suspends each one's
+// AlarmNotification and AZRebalance processes, so that neither its
+// scaling policies nor a rebalance terminates a new instance during the
+// deploy (CleanUpSuccess resumes them after the swap); once every group's
+// are suspended, puts each one's scaling policies and their CloudWatch
+// alarms. The creates and suspends of a round stay within
+// tuning.AutoScalingCallsPerRound (Auto Scaling's one shared bucket): the
+// rest is made by the next round, after the bucket's refill (pace).
 //
 // Idempotent: what this release already made is found by its name and
 // tags and left as it is (a name taken by anything else is a
-// *failure.DeployError); the launch template is created with a
+// *failure.DeployError; a create AWS made but whose answer was lost is
+// found so when retried); the launch template is created with a
 // deterministic client token, so a retry gets the template it made;
-// policies and alarms are upserts. Something this release made moments ago
-// that AWS does not show yet is a *failure.RetryableError.
+// policies and alarms are upserts. Something this release made moments
+// ago that AWS does not show yet is a *failure.RetryableError.
 //
 // A deploy AWS throttles (every failure throttling: cloud.Throttled) is
 // no failure: it returns the State with Deploy's report asking for a
-// wait (progress), and the state machine runs it again to make the rest;
-// the release's timeout bounds it too (a *failure.TimeoutError).
+// wait (progress; pace when the round made something), and the state
+// machine runs it again to make the rest; the release's timeout bounds it
+// too (a *failure.TimeoutError).
 //
 // It returns the State with Deployed set, Deploy's report done, and Health holding each service's
 // healthy target, desired capacity, launch count and stability window, and
@@ -95,7 +103,7 @@ func (d *Deployer) pace(st *execution.State, round paced) (*execution.Progress, 
 		n++
 	}
 	d.log.Info("deploy paced: it makes the rest after the wait", "release_id", st.ReleaseID, "wait_seconds", round.wait, "throttled", n)
-	return &execution.Progress{WaitSeconds: round.wait, Throttled: n}, nil
+	return &execution.Progress{WaitSeconds: round.wait, Throttled: n, Paced: round.throttled == nil}, nil
 }
 
 // progress is the report of task, which runs once unless AWS throttles

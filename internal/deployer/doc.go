@@ -5,7 +5,8 @@
 // Promote, Gate, RequestApproval, StartTarget and EndStage) and the
 // dispatch that runs the one a task invocation names (Deployer.Invoke).
 // Each task has its file, named after it (validate.go, lock.go,
-// validate_resources.go, publish.go, deploy.go, check_healthy.go,
+// validate_resources.go, publish.go, deploy.go with making.go (a round's
+// templates, groups and suspends, paced), check_healthy.go,
 // canary.go for NextStep and a canary's stages, bake.go,
 // cleanup_success.go, cleanup_failure.go with rollback.go,
 // release_lock.go, plan.go, drift.go with inflight.go (what a deploy under
@@ -100,6 +101,11 @@
 //     backs off (throttled), the swap's gate and the steps of a retirement
 //     or clean-up are taken again (throttledStep); each is bounded by
 //     limits.MaxThrottledSteps or the release's timeout.
+//   - Deploy paces its Auto Scaling calls to the account's one bucket: a
+//     round creates groups, then suspends their processes, within
+//     tuning.AutoScalingCallsPerRound, and reports a wait of the bucket's
+//     refill for the rest (making.go: pace, Progress.Paced), at most
+//     limits.MaxPacedDeploySteps such rounds.
 //   - Deploys starting together take turns: ValidateResources' first
 //     round, before any call to AWS, takes the deploy's turn among the
 //     deploys to its target account and region that started with it

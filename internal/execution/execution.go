@@ -212,6 +212,10 @@ type Progress struct {
 	// Throttled counts the rounds AWS throttled so far, ValidateResources'
 	// and Deploy's together (at most limits.MaxThrottledSteps).
 	Throttled int `json:"throttled,omitempty"`
+	// Paced says the round left calls for the next only to pace them to
+	// an account's request bucket (Deploy's Auto Scaling calls:
+	// tuning.AutoScalingCallsPerRound), AWS throttling none.
+	Paced bool `json:"paced,omitempty"`
 }
 
 // Retire is CleanUpSuccess's result: whether the previous groups are

@@ -19,8 +19,11 @@
 // made) and its group, pinned to version 1 of that template, directly or
 // through its mixed instances policy (Mixed: instance types with weights
 // or instance requirements, On-Demand and Spot, Capacity Rebalancing;
-// Weight is what an instance counts toward the group's capacity); suspends
-// the group's DeployProcesses until the swap; puts its scaling policies
+// Weight is what an instance counts toward the group's capacity), its
+// lifecycle hooks, tags, load balancers and target groups given in the
+// one CreateAutoScalingGroup call; suspends the group's DeployProcesses
+// until the swap (DeploySuspended: a group described with them suspended
+// costs no call); puts its scaling policies
 // and their alarms; and, at the swap, settles it (scaled from ferry's
 // launch count to desired, its processes resumed). What the release made
 // already is found by name and tags and left as it is; a name taken by

@@ -84,9 +84,11 @@ func reconcileLoop() Loop {
 		"Answer once every project-config is checked, else check the next page.")
 }
 
-// deployLoop is Deploy's: when AWS throttled it, Deploy reports how long
-// to wait, and runs again after the wait to make what is left (it skips
-// what it made); once everything is made, the health checks. A state
+// deployLoop is Deploy's: when AWS throttled it, or when it paced its
+// Auto Scaling calls (more groups than a round's budget:
+// tuning.AutoScalingCallsPerRound), Deploy reports how long to wait, and
+// runs again after the wait to make what is left (it skips what it
+// made); once everything is made, the health checks. A state
 // without a usable report fails through clean up.
 func deployLoop() Loop {
 	return throttledLoop(execution.TaskDeploy, StateDeployed, StateWaitForDeploy, StateBadDeployReport,
@@ -108,7 +110,7 @@ func throttledLoop(task, choice, wait, badName, path, donePath, waitPath, next, 
 		},
 		Wait: Wait{
 			Name:        wait,
-			Comment:     "Wait as long as " + task + " asks: AWS throttled it.",
+			Comment:     "Wait as long as " + task + " asks: AWS throttled it, or it paces its calls.",
 			SecondsPath: waitPath,
 			Next:        task,
 		},
