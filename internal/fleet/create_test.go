@@ -214,3 +214,43 @@ func TestSettleAtDesiredMakesNoUpdate(t *testing.T) {
 	require.NoError(t, rel.Settle(e.ctx, describe(t, e, grp.Name), 3, 3))
 	assert.Equal(t, before, updates())
 }
+
+// TestCreateGroupAgain: a CreateAutoScalingGroup retried after its answer
+// was lost (a timeout: the SDK's retry, or the task's) meets the group the
+// first attempt made: AWS answers AlreadyExists (CreateAutoScalingGroup,
+// Auto Scaling API Reference), and the group, found by name and this
+// release's tags, is accepted as made, its instances not launched again.
+// One AWS does not show yet (eventual consistency) is retryable; one of
+// the name another release made is refused.
+func TestCreateGroupAgain(t *testing.T) {
+	t.Run("this release's", func(t *testing.T) {
+		e := newEnv(t)
+		rel := e.release("r1")
+		tmpl, grp := specs("r1")
+		require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+		require.NoError(t, rel.CreateGroup(e.ctx, grp))
+		require.NoError(t, rel.CreateGroup(e.ctx, grp), "the retry finds what the first attempt made")
+		assert.Len(t, describe(t, e, grp.Name).Instances, grp.Desired, "launched once")
+	})
+	t.Run("not visible yet", func(t *testing.T) {
+		e := newEnv(t)
+		rel := e.release("r1")
+		tmpl, grp := specs("r1")
+		require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+		require.NoError(t, e.world.Faults().Hide(sim.Hiding{Kind: sim.HideGroups, Calls: 1}))
+		require.NoError(t, rel.CreateGroup(e.ctx, grp))
+		err := rel.CreateGroup(e.ctx, grp)
+		assert.True(t, failure.IsRetryable(err), "%v", err)
+		require.NoError(t, rel.CreateGroup(e.ctx, grp), "visible at the next attempt")
+	})
+	t.Run("another release's", func(t *testing.T) {
+		e := newEnv(t)
+		tmpl, grp := specs("r1")
+		require.NoError(t, e.release("r1").CreateTemplate(e.ctx, tmpl))
+		theirs := grp
+		theirs.Tags = releaseTags("r2")
+		require.NoError(t, e.release("r2").CreateGroup(e.ctx, theirs))
+		var de *failure.DeployError
+		assert.ErrorAs(t, e.release("r1").CreateGroup(e.ctx, grp), &de)
+	})
+}

@@ -104,6 +104,9 @@ func TestCreateAutoScalingGroupValidation(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Equal(t, tt.errCode, cloud.ErrorCode(err), err.Error())
+			if name := aws.ToString(in.AutoScalingGroupName); name != "grp" {
+				assert.Nil(t, f.describe(t, name), "a refused create makes nothing: no group, no instance")
+			}
 		})
 	}
 	g := f.describe(t, "grp")
@@ -516,5 +519,36 @@ func TestLaunchTemplateVersionResolvedAtLaunch(t *testing.T) {
 			got[*i.LaunchTemplate.Version] = *i.ImageId
 		}
 		assert.Equal(t, want[name], got, "%s: each instance shows the version it was launched from", name)
+	}
+}
+
+// TestHooksBeforeFirstLaunch: lifecycle hooks given to
+// CreateAutoScalingGroup are added "to the Auto Scaling group before
+// instances are launched" (CreateAutoScalingGroup,
+// LifecycleHookSpecificationList, Amazon EC2 Auto Scaling API
+// Reference): the very instances the create launches are held by its
+// termination hook when scaled in, with no PutLifecycleHook call.
+func TestHooksBeforeFirstLaunch(t *testing.T) {
+	f := newFixture(t)
+	f.template(t, "lt-g", amiOK, "")
+	in := f.groupInput(t, "g", 2)
+	in.LoadBalancerNames, in.TargetGroupARNs = nil, nil
+	in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+		LifecycleHookName: aws.String("drain"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), HeartbeatTimeout: aws.Int32(300),
+	}}
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	first := f.describe(t, "g").Instances
+	require.Len(t, first, 2, "launched by the create")
+	f.clk.Advance(5 * time.Minute)
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)})
+	require.NoError(t, err)
+	g := f.describe(t, "g")
+	assert.Equal(t, map[string]int{"Terminating:Wait": 2}, lifecycles(g), "the create's own instances wait on its hook")
+	for i, inst := range g.Instances {
+		assert.Equal(t, aws.ToString(first[i].InstanceId), aws.ToString(inst.InstanceId))
+	}
+	for _, c := range f.world.CallLog() {
+		assert.NotEqual(t, "PutLifecycleHook", c.Op)
 	}
 }
