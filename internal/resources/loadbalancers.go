@@ -9,6 +9,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
@@ -205,12 +206,21 @@ func targetGroupTags(ctx context.Context, api cloud.ELBv2, names []string, arns 
 			byARN[arn] = n
 		}
 	}
-	found := map[string]map[string]string{}
-	for batch := range slices.Chunk(present, tuning.DescribeBatch) {
-		out, err := api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: batch})
+	batches := slices.Collect(slices.Chunk(present, tuning.DescribeBatch))
+	outs := make([]*elbv2.DescribeTagsOutput, len(batches))
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(batches), func(ctx context.Context, i int) error {
+		out, err := api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: batches[i]})
 		if err != nil {
-			return nil, cloud.Classify("elbv2:DescribeTags", err)
+			return cloud.Classify("elbv2:DescribeTags", err)
 		}
+		outs[i] = out
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]map[string]string{}
+	for _, out := range outs {
 		for _, td := range out.TagDescriptions {
 			found[byARN[aws.ToString(td.ResourceArn)]] = tags.FromELBv2(td.Tags)
 		}
@@ -228,12 +238,21 @@ func targetGroupZones(ctx context.Context, api cloud.ELBv2, lbsOf map[string][]s
 	}
 	slices.Sort(all)
 	all = slices.Compact(all)
-	zones := map[string][]string{}
-	for batch := range slices.Chunk(all, limits.DescribeLoadBalancersBatch) {
-		out, err := api.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: batch})
+	batches := slices.Collect(slices.Chunk(all, limits.DescribeLoadBalancersBatch))
+	outs := make([]*elbv2.DescribeLoadBalancersOutput, len(batches))
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(batches), func(ctx context.Context, i int) error {
+		out, err := api.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: batches[i]})
 		if err != nil {
 			return cloud.Classify("elbv2:DescribeLoadBalancers", err)
 		}
+		outs[i] = out
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	zones := map[string][]string{}
+	for _, out := range outs {
 		for _, lb := range out.LoadBalancers {
 			for _, az := range lb.AvailabilityZones {
 				zones[aws.ToString(lb.LoadBalancerArn)] = append(zones[aws.ToString(lb.LoadBalancerArn)], aws.ToString(az.ZoneName))

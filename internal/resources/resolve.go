@@ -86,25 +86,47 @@ func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolv
 }
 
 // resolveNetwork resolves r's images, subnets, security groups, load
-// balancers and target groups into res, then checks their placement.
+// balancers and target groups into res, then checks their placement. The
+// EC2 resources and the load balancers read nothing of each other's (nor
+// write the same fields of res): the two run side by side, their problems
+// reported in this order.
 func resolveNetwork(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
-	var err error
-	if res.Images, res.RootDevices, err = resolveImages(ctx, c.EC2, r, u.amis, res, p); err != nil {
+	q := &problems{}
+	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 0 {
+			return resolveEC2(ctx, c.EC2, r, u, res, p)
+		}
+		return resolveBalancers(ctx, c, r, u, res, q)
+	})
+	if err != nil {
 		return err
 	}
-	if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
-		return err
-	}
-	if res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res.Subnets, res, p); err != nil {
-		return err
-	}
-	if err = checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
-		return err
-	}
-	if res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p); err != nil {
-		return err
-	}
+	p.merge(q)
 	return checkPlacement(ctx, c.EC2, r, u, res, p)
+}
+
+// resolveEC2 resolves r's images, subnets and security groups into res.
+func resolveEC2(ctx context.Context, api cloud.EC2, r *release.Release, u uses, res *Resolved, p *problems) error {
+	var err error
+	if res.Images, res.RootDevices, err = resolveImages(ctx, api, r, u.amis, res, p); err != nil {
+		return err
+	}
+	if res.Subnets, err = resolveSubnets(ctx, api, r, u.subnets, res, p); err != nil {
+		return err
+	}
+	res.SecurityGroups, err = resolveSecurityGroups(ctx, api, r, u.groups, res.Subnets, res, p)
+	return err
+}
+
+// resolveBalancers checks r's classic load balancers and resolves its
+// target groups into res.
+func resolveBalancers(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
+	if err := checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
+		return err
+	}
+	var err error
+	res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p)
+	return err
 }
 
 // resolveRest checks r's instance profiles, lifecycle hooks and alarms
