@@ -237,10 +237,11 @@ func followCostOf(t *testing.T, tr *testRegion) bench.Follow {
 	require.NotEmpty(t, events)
 
 	// A poll is within a loop when the events it read entered no task
-	// but the loop's own and did not end the execution: the deploy waits
-	// between its checks (or its bake's, or its retirement's steps). The
-	// poll that reads the execution's end is across the end of its last
-	// phase.
+	// but the loop's own, nor the wait of another loop, and did not end
+	// the execution: the deploy waits between its checks (or its bake's,
+	// or its retirement's steps, or Deploy's rounds). A poll that reads
+	// Deploy's last round and the health checks' first wait is across the
+	// end of a phase, as is the one that reads the execution's end.
 	h := &timedHistory{events: events, now: aws.ToTime(events[0].Timestamp)}
 	var polls, inLoop []int
 	last, seen := 0, 0
@@ -251,6 +252,9 @@ func followCostOf(t *testing.T, tr *testRegion) bench.Follow {
 		for _, ev := range h.visible()[seen:] {
 			if ev.Type == sfntypes.HistoryEventTypeTaskStateEntered {
 				tasks[enteredName(ev)] = true
+			}
+			if task, ok := waitReports[enteredName(ev)]; ok && ev.Type == sfntypes.HistoryEventTypeWaitStateEntered {
+				tasks[task] = true
 			}
 			_, _, _, failed := executionFailure(ev)
 			ended = ended || failed || ev.Type == sfntypes.HistoryEventTypeExecutionSucceeded
