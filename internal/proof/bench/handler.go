@@ -86,7 +86,10 @@ func serveRegion(r *region.Region) (string, func(), error) {
 	}
 	info := r.Info()
 	mux := http.NewServeMux()
-	mux.Handle(AWSPath, serveAWS(r.World(), naming.RoleARN(info.Account, naming.DeployerRoleName(info.Region))))
+	sim := serveSim(r.World(), naming.RoleARN(info.Account, naming.DeployerRoleName(info.Region)))
+	mux.Handle(AWSPath, sim)
+	mux.Handle(QueryPath, sim)
+	mux.Handle(QueryPath+"/", sim)
 	mux.Handle("/", r.Handler())
 	srv := &http.Server{Handler: timeServed(mux), ReadHeaderTimeout: time.Minute}
 	done := make(chan struct{})

@@ -105,40 +105,73 @@ func serveAWS(world *sim.World, caller string) http.Handler {
 
 // answer makes the call c on world.
 func answer(ctx context.Context, world *sim.World, caller string, c awsCall) (*awsAnswer, error) {
+	var creds aws.CredentialsProvider
+	if c.Client != "STS" {
+		creds = credentials.NewStaticCredentialsProvider(c.Key, c.Secret, c.Token)
+	}
+	sc := simCall{client: c.Client, op: c.Op, account: c.Account, region: c.Region, creds: creds, offset: c.Offset}
+	out, opErr, spent, err := invoke(ctx, world, caller, sc, func(in any) error { return json.Unmarshal(c.Input, in) })
+	if err != nil {
+		return nil, err
+	}
+	ans := &awsAnswer{Spent: spent}
+	if opErr != nil {
+		ans.Err = toWire(opErr)
+		return ans, nil
+	}
+	if ans.Output, err = json.Marshal(out); err != nil {
+		return nil, fmt.Errorf("%s %s: the output: %w", c.Client, c.Op, err)
+	}
+	return ans, nil
+}
+
+// errNoOperation is invoke's error for an operation its client lacks.
+var errNoOperation = errors.New("no operation")
+
+// simCall is one call of the simulated AWS made from another process:
+// the client (a field of cloud.Clients, or "STS": the deployer's Lambda
+// role's STS, creds then unused) and its operation, the account-region
+// it acts in, the credentials it signed with, and its offset on its
+// task's Timeline.
+type simCall struct {
+	client, op, account, region string
+	creds                       aws.CredentialsProvider
+	offset                      time.Duration
+}
+
+// invoke makes the call c on world, its input filled by decode, on a
+// Timeline at c's offset: the operation's output or its error (opErr),
+// and the time it spent there (its modelled cost, and the backoff of its
+// throttled attempts). err is a call the world cannot make: no such
+// client or operation, or an input decode refused.
+func invoke(ctx context.Context, world *sim.World, caller string, c simCall, decode func(in any) error) (out any, opErr error, spent time.Duration, err error) {
 	var client reflect.Value
-	if c.Client == "STS" {
+	if c.client == "STS" {
 		client = reflect.ValueOf(world.STSAs(caller))
 	} else {
-		creds := credentials.NewStaticCredentialsProvider(c.Key, c.Secret, c.Token)
-		clients := world.Build(nil)(target.Target{AccountID: c.Account, Region: c.Region}, creds, nil)
-		field := reflect.ValueOf(clients).Elem().FieldByName(c.Client)
+		clients := world.Build(nil)(target.Target{AccountID: c.account, Region: c.region}, c.creds, nil)
+		field := reflect.ValueOf(clients).Elem().FieldByName(c.client)
 		if !field.IsValid() || field.Kind() != reflect.Interface || field.IsNil() {
-			return nil, fmt.Errorf("no client %q", c.Client)
+			return nil, nil, 0, fmt.Errorf("no client %q", c.client)
 		}
 		client = field.Elem()
 	}
-	method := client.MethodByName(c.Op)
-	if !method.IsValid() {
-		return nil, fmt.Errorf("client %s has no operation %q", c.Client, c.Op)
+	method := client.MethodByName(c.op)
+	if !method.IsValid() || method.Type().NumIn() < 2 {
+		return nil, nil, 0, fmt.Errorf("client %s: %w %q", c.client, errNoOperation, c.op)
 	}
 	in := reflect.New(method.Type().In(1).Elem())
-	if err := json.Unmarshal(c.Input, in.Interface()); err != nil {
-		return nil, fmt.Errorf("%s %s: the input: %w", c.Client, c.Op, err)
+	if err := decode(in.Interface()); err != nil {
+		return nil, nil, 0, fmt.Errorf("%s %s: the input: %w", c.client, c.op, err)
 	}
 	ctx, tl := fanout.WithTimeline(ctx)
-	fanout.Spend(ctx, c.Offset)
+	fanout.Spend(ctx, c.offset)
 	res := method.Call([]reflect.Value{reflect.ValueOf(ctx), in})
-	ans := &awsAnswer{Spent: tl.Elapsed() - c.Offset}
-	if err, _ := res[1].Interface().(error); err != nil {
-		ans.Err = toWire(err)
-		return ans, nil
+	spent = tl.Elapsed() - c.offset
+	if opErr, _ := res[1].Interface().(error); opErr != nil {
+		return nil, opErr, spent, nil
 	}
-	out, err := json.Marshal(res[0].Interface())
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: the output: %w", c.Client, c.Op, err)
-	}
-	ans.Output = out
-	return ans, nil
+	return res[0].Interface(), nil, spent, nil
 }
 
 // toWire is err as it crosses a process.
@@ -248,19 +281,26 @@ func (r remote) post(ctx context.Context, c awsCall, out any) (spent time.Durati
 
 // remoteBuild is a build function for cloud.NewConnector whose clients
 // call the simulated AWS served at url, each signing with the deploy
-// credentials it is given; assets makes the asset store of a target, an
+// credentials it is given: the SDK's own clients of queryServices in
+// AWS's wire format (QueryPath), the others with their input and output
+// as JSON (AWSPath); assets makes the asset store of a target, an
 // S3 client signing with the publish credentials.
 func remoteBuild(hc *http.Client, url string, assets func(publish aws.CredentialsProvider) cloud.AssetStore) func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 	return func(t target.Target, deploy, publish aws.CredentialsProvider) *cloud.Clients {
 		r := func(client, service string) remote {
 			return remote{http: hc, url: url, client: client, service: service, account: t.AccountID, region: t.Region, creds: deploy}
 		}
+		// The SDK's clients, as the Lambda builds them, but that they try
+		// once: the simulated AWS models the retries of a throttled call
+		// (sim.ThrottleModel).
+		wire := cloud.AWSBuilder(aws.Config{Region: t.Region, BaseEndpoint: aws.String(url + QueryPath), HTTPClient: queryClient{account: t.AccountID, next: hc}},
+			func(o *cloud.BuilderOptions) { o.MaxAttempts = 1 })(t, deploy, publish)
 		return &cloud.Clients{
 			Target:      t,
 			EC2:         remoteEC2{r("EC2", "EC2")},
-			AutoScaling: remoteAutoScaling{r("AutoScaling", "Auto Scaling")},
-			ELB:         remoteELB{r("ELB", "Elastic Load Balancing")},
-			ELBv2:       remoteELBv2{r("ELBv2", "Elastic Load Balancing v2")},
+			AutoScaling: wire.AutoScaling,
+			ELB:         wire.ELB,
+			ELBv2:       wire.ELBv2,
 			IAM:         remoteIAM{r("IAM", "IAM")},
 			SNS:         remoteSNS{r("SNS", "SNS")},
 			CloudWatch:  remoteCloudWatch{r("CloudWatch", "CloudWatch")},
