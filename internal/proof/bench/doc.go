@@ -32,7 +32,11 @@
 //     machine allows one: CPUQuota, RunUnderQuota, the measured release's
 //     tasks run by the deployer alone in a child process (ServeHandler),
 //     the region, its simulated AWS and S3 answering it over loopback
-//     HTTP from outside the quota, as AWS answers a Lambda, the time it
+//     HTTP from outside the quota, as AWS answers a Lambda (S3, Step
+//     Functions, Auto Scaling and Elastic Load Balancing in AWS's wire
+//     format to the SDK's own clients, the query protocol's by reflection
+//     over the SDK's types: query.go, wire.go; the other services' input
+//     and output as JSON: QuotaMeasures says which), the time it
 //     waits for their answers left out (their latency is the modelled
 //     call cost); elsewhere the target is skipped), its billed time and
 //     the bytes it allocated (the bound of its peak heap);

@@ -178,10 +178,15 @@ type Quota struct {
 	MaxTask string  `json:"max_task"`
 }
 
-// QuotaMeasures says what a Quota's time is, for its Method.
-const QuotaMeasures = "real time per invocation of the handler alone in its process, but for the time it waited for " +
+// QuotaMeasures says what a Quota's time is, for its Method: which
+// services the handler reaches in AWS's wire format, with the SDK's own
+// clients, and which with their input and output as JSON.
+var QuotaMeasures = "real time per invocation of the handler alone in its process, but for the time it waited for " +
 	"the simulated AWS, S3 and Step Functions to answer it over loopback HTTP from outside the quota " +
-	"(AWS's side on a Lambda, whose latency the model counts as each call's cost)"
+	"(AWS's side on a Lambda, whose latency the model counts as each call's cost); " +
+	"it calls " + andList(append([]string{"S3", "Step Functions"}, wireNames()...)) + " with the SDK's own clients in AWS's wire format " +
+	"(requests built and signed, AWS's answers parsed), and " + andList(jsonServices) +
+	" with the SDK's input and output types as JSON"
 
 // quotaReady is the line a handler process writes once it is built:
 // what runs after it runs under the quota.

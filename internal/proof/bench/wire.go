@@ -40,6 +40,8 @@ const (
 // Version its requests carry, and the cloud.Clients field that answers.
 type queryService struct {
 	signing, version, client string
+	// name is the SDK's service id.
+	name string
 }
 
 // xmlns is the namespace of the service's answers.
@@ -51,9 +53,30 @@ func (s queryService) xmlns() string {
 // format; the others it calls with their input and output as JSON
 // (AWSPath).
 var queryServices = []queryService{
-	{signing: "autoscaling", version: "2011-01-01", client: "AutoScaling"},
-	{signing: "elasticloadbalancing", version: "2012-06-01", client: "ELB"},
-	{signing: "elasticloadbalancing", version: "2015-12-01", client: "ELBv2"},
+	{signing: "autoscaling", version: "2011-01-01", client: "AutoScaling", name: "Auto Scaling"},
+	{signing: "elasticloadbalancing", version: "2012-06-01", client: "ELB", name: "Elastic Load Balancing"},
+	{signing: "elasticloadbalancing", version: "2015-12-01", client: "ELBv2", name: "Elastic Load Balancing v2"},
+}
+
+// jsonServices are the services a handler process calls with their input
+// and output as JSON (AWSPath): the clients of remote_clients.go.
+var jsonServices = []string{"EC2", "IAM", "SNS", "CloudWatch", "EventBridge", "STS"}
+
+// wireNames are the names of queryServices, for the report.
+func wireNames() []string {
+	names := make([]string, len(queryServices))
+	for i, s := range queryServices {
+		names[i] = s.name
+	}
+	return names
+}
+
+// andList is "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // serveSim serves world's simulated AWS to a handler process: at
