@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -126,6 +127,7 @@ func serveQuery(world *sim.World) http.Handler {
 			w.Header().Set(spentHeader, strconv.FormatInt(int64(ans.spent), 10))
 		}
 		w.Header().Set("Content-Type", "text/xml")
+		w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 		w.Header().Set("X-Amzn-Requestid", id)
 		w.WriteHeader(status)
 		_, _ = w.Write(b.Bytes())
@@ -231,6 +233,20 @@ type queryClient struct {
 }
 
 func (c queryClient) Do(req *http.Request) (*http.Response, error) {
+	// The SDK closes a request's body once the answer's header is in; a
+	// region that answers within microseconds can beat the transport's
+	// last read of the body, which then drops the connection under the
+	// answer being read (AWS answers too late for that). The transport
+	// gets a copy of its own.
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	req.Header.Set(accountHeader, c.account)
 	req.Header.Set(offsetHeader, strconv.FormatInt(int64(fanout.Offset(req.Context())), 10))
 	resp, err := c.next.Do(req)
