@@ -77,7 +77,7 @@ type Handler interface {
 }
 
 // serveRegion serves r (region.Handler: S3, Step Functions, STS) and its
-// simulated AWS (AWSPath, as the deployer's Lambda role) on a loopback
+// simulated AWS (serveSim, as the deployer's Lambda role) on a loopback
 // listener of its own, and returns its URL and how to stop it.
 func serveRegion(r *region.Region) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -86,10 +86,7 @@ func serveRegion(r *region.Region) (string, func(), error) {
 	}
 	info := r.Info()
 	mux := http.NewServeMux()
-	sim := serveSim(r.World(), naming.RoleARN(info.Account, naming.DeployerRoleName(info.Region)))
-	mux.Handle(AWSPath, sim)
-	mux.Handle(QueryPath, sim)
-	mux.Handle(QueryPath+"/", sim)
+	serveSim(mux, r.World(), naming.RoleARN(info.Account, naming.DeployerRoleName(info.Region)))
 	mux.Handle("/", r.Handler())
 	srv := &http.Server{Handler: timeServed(mux), ReadHeaderTimeout: time.Minute}
 	done := make(chan struct{})

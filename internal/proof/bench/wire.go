@@ -80,11 +80,10 @@ func andList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// serveSim serves world's simulated AWS to a handler process: at
+// serveSim serves world's simulated AWS to a handler process on mux: at
 // QueryPath the services of queryServices, at AWSPath the others (STS as
 // the principal caller).
-func serveSim(world *sim.World, caller string) http.Handler {
-	mux := http.NewServeMux()
+func serveSim(mux *http.ServeMux, world *sim.World, caller string) *http.ServeMux {
 	mux.Handle(AWSPath, serveAWS(world, caller))
 	query := serveQuery(world)
 	mux.Handle(QueryPath, query)

@@ -170,7 +170,7 @@ func fill(v reflect.Value, items int, n *int, depth int) {
 func TestQueryErrors(t *testing.T) {
 	world, err := sim.New(clock.NewVirtual(Start), World(Cell{Services: 1, Instances: 1}))
 	require.NoError(t, err)
-	srv := httptest.NewServer(serveSim(world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
+	srv := httptest.NewServer(serveSim(http.NewServeMux(), world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
 	defer srv.Close()
 	tgt := target.Target{AccountID: Account, Region: Region}
 	creds := credentials.NewStaticCredentialsProvider("AKIANOTISSUED", "secret", "")
@@ -268,7 +268,7 @@ func TestQueryErrors(t *testing.T) {
 func TestQueryRefusals(t *testing.T) {
 	world, err := sim.New(clock.NewVirtual(Start), World(Cell{Services: 1, Instances: 1}))
 	require.NoError(t, err)
-	srv := httptest.NewServer(serveSim(world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
+	srv := httptest.NewServer(serveSim(http.NewServeMux(), world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
 	defer srv.Close()
 	const auth = "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20260105/us-east-1/autoscaling/aws4_request, SignedHeaders=host, Signature=00"
 	tests := []struct {
@@ -320,7 +320,7 @@ func TestQueryRefusals(t *testing.T) {
 func TestQueryTimeline(t *testing.T) {
 	world, err := sim.New(clock.NewVirtual(Start), World(Cell{Services: 1, Instances: 1}))
 	require.NoError(t, err)
-	srv := httptest.NewServer(serveSim(world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
+	srv := httptest.NewServer(serveSim(http.NewServeMux(), world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
 	defer srv.Close()
 	var at []time.Duration
 	world.OnCall(func(ctx context.Context, c sim.Call) {
