@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,27 +145,92 @@ func BucketOf(service, op string) string {
 	return key
 }
 
-// bucket is one token bucket at a moment.
+// bucket is one token bucket's recent history: its level at base and
+// the moments of the tokens taken since, in order, with the level left
+// after the last of them. Calls reach the simulation out of their
+// moments' order (a retry after its backoff is taken before a call side
+// by side with the throttled one), so a token taken at t must leave every
+// later take its token: AWS's bucket refills at its rate as time passes
+// (EC2ThrottlingDoc, "How throttling is applied": "the bucket
+// automatically refills at a set rate"), and a refill that has not
+// happened by t is not there at t.
 type bucket struct {
-	tokens float64
-	at     time.Time
+	base   time.Time
+	tokens float64 // at base
+	taken  []time.Time
+	last   float64 // after taken's last
 }
 
-// take takes a token at t, refilling first; it reports false when there
-// is none.
+// bucketMemory is how far back of its latest take a bucket remembers
+// the takes; a call older than that is taken at the bucket's base.
+const bucketMemory = time.Minute
+
+// take takes a token at t when the bucket holds one at t and every take
+// after t still finds its own; it reports false otherwise.
 func (b *bucket) take(r Rate, t time.Time) bool {
-	if b.at.IsZero() {
-		b.tokens, b.at = r.Burst, t
+	if b.base.IsZero() {
+		b.base, b.tokens, b.last = t, r.Burst, r.Burst
 	}
-	if t.After(b.at) {
-		b.tokens = min(r.Burst, b.tokens+t.Sub(b.at).Seconds()*r.PerSecond)
-		b.at = t
+	if t.Before(b.base) {
+		t = b.base
 	}
-	if b.tokens < 1 {
+	n := len(b.taken)
+	if n == 0 || !t.Before(b.taken[n-1]) {
+		from, level := b.base, b.tokens
+		if n > 0 {
+			from, level = b.taken[n-1], b.last
+		}
+		level = refill(r, level, t.Sub(from))
+		if level < 1 {
+			return false
+		}
+		b.taken, b.last = append(b.taken, t), level-1
+		b.forget(r)
+		return true
+	}
+	i, _ := slices.BinarySearchFunc(b.taken, t, func(a, t time.Time) int { return a.Compare(t) })
+	for i < n && b.taken[i].Equal(t) {
+		i++
+	}
+	taken := slices.Insert(slices.Clone(b.taken), i, t)
+	last, ok := b.replay(r, taken)
+	if !ok {
 		return false
 	}
-	b.tokens--
+	b.taken, b.last = taken, last
 	return true
+}
+
+// replay is the level after taken's last take from the bucket's base,
+// and false when one of them finds the bucket empty.
+func (b *bucket) replay(r Rate, taken []time.Time) (float64, bool) {
+	from, level := b.base, b.tokens
+	for _, at := range taken {
+		level = refill(r, level, at.Sub(from))
+		if level < 1 {
+			return 0, false
+		}
+		from, level = at, level-1
+	}
+	return level, true
+}
+
+// forget folds the takes older than bucketMemory before the latest into
+// the bucket's base.
+func (b *bucket) forget(r Rate) {
+	cut := b.taken[len(b.taken)-1].Add(-bucketMemory)
+	k := 0
+	for k < len(b.taken) && b.taken[k].Before(cut) {
+		b.tokens = refill(r, b.tokens, b.taken[k].Sub(b.base)) - 1
+		b.base = b.taken[k]
+		k++
+	}
+	b.taken = b.taken[k:]
+}
+
+// refill is a bucket's level d after it held level.
+func refill(r Rate, level float64, d time.Duration) float64 {
+	return min(r.Burst, level+d.Seconds()*r.PerSecond)
 }
 
 // throttleCode is the error code a service answers a throttled call

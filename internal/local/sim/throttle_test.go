@@ -213,3 +213,36 @@ func TestThrottlingCountsEveryAttempt(t *testing.T) {
 		"the burst's first attempts in its second")
 	assert.Positive(t, later, "retries after their backoff, in later seconds")
 }
+
+// TestThrottlingRefillNotAhead: a bucket holds at a moment only what has
+// refilled by then (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html,
+// "How throttling is applied": the bucket "automatically refills at a set
+// rate"; ELB's Describe bucket, 40 refilled at 10 a second,
+// https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html).
+// A call throttled after the bucket's 40 is retried after its backoff and
+// takes a token refilled by then; a call at the burst's own instant,
+// simulated after that retry, finds the bucket empty at its instant: the
+// retry's refill is not yet there for it.
+func TestThrottlingRefillNotAhead(t *testing.T) {
+	spec, err := sim.Load(filepath.Join("..", "..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	spec.Throttle = true
+	w, err := sim.New(clock.NewVirtual(start), spec)
+	require.NoError(t, err)
+	c := w.Clients(deployer, region)
+	const op = "Elastic Load Balancing v2:DescribeTargetGroups"
+	for range 40 {
+		_, err := c.ELBv2.DescribeTargetGroups(context.Background(), &elbv2.DescribeTargetGroupsInput{})
+		require.NoError(t, err)
+	}
+	require.Zero(t, w.Throttles().Retried[op], "the burst's 40 tokens")
+
+	ctx, tl := fanout.WithTimeline(context.Background())
+	_, err = c.ELBv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{})
+	require.NoError(t, err)
+	require.Equal(t, 1, w.Throttles().Retried[op], "the 41st is throttled once, then gets a refilled token")
+	require.Greater(t, tl.Elapsed(), 200*time.Millisecond, "its backoff outlasts two tokens' refill")
+
+	_, _ = c.ELBv2.DescribeTargetGroups(context.Background(), &elbv2.DescribeTargetGroupsInput{})
+	assert.Greater(t, w.Throttles().Retried[op], 1, "a call at the burst's instant finds no token there")
+}
