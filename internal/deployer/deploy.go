@@ -33,8 +33,9 @@ const (
 // records its target among its config's (recordTarget) and the groups it
 // may create (ledger.PutDeploying: CleanUpFailure deletes them by name
 // even when AWS does not show them yet), then makes, in the order that
-// launches instances first (makeGroups), ten services at a time: each
-// service's launch template and ASG, both named naming.GroupName, the
+// launches instances first (makeGroups), a round's creates side by side
+// (tuning.MakeParallel): each service's launch template and ASG, both
+// named naming.GroupName, the
 // group tagged with the service's tags and the reserved ones, sized by
 // package capacity from the previous ASG, with the release's load
 // balancers, target groups and lifecycle hooks, all given in its one

@@ -32,10 +32,10 @@ type making struct {
 }
 
 // makeGroups makes what work lacks, in the order that launches instances
-// first: tuning.MakeParallel services at a time, each service's launch
-// template, then its group (CreateAutoScalingGroup launches its
-// instances, with its lifecycle hooks, tags, load balancers and target
-// groups given in the same call); then, once every group is created,
+// first: tuning.MakeParallel services at a time (a round's budget side by
+// side), each service's launch template, then its group
+// (CreateAutoScalingGroup launches its instances, with its lifecycle
+// hooks, tags, load balancers and target groups given in the same call); then, once every group is created,
 // suspends the fleet.DeployProcesses of those not listed with them
 // suspended, as many at a time. It makes at most budget Auto Scaling
 // calls, creates first; a create or a suspend AWS throttled through the

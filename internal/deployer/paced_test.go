@@ -1,15 +1,19 @@
 package deployer
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
@@ -30,23 +34,7 @@ import (
 // processes are suspended.
 func TestDeployPacedByAutoScalingBucket(t *testing.T) {
 	services := tuning.AutoScalingCallsPerRound + 9
-	names := make([]string, 0, services)
-	for i := 1; i < services; i++ {
-		names = append(names, fmt.Sprintf("svc%02d", i))
-	}
-	h := newHarness(t, func(s *sim.WorldSpec) {
-		s.Throttle = true
-		rs := &s.Accounts[0].Regions[0]
-		for i, svc := range names {
-			sg := "ec2::coinbase/deploy-test::development-" + svc
-			rs.SecurityGroups = append(rs.SecurityGroups, sim.SecurityGroupSpec{ID: fmt.Sprintf("sg-00000000000ff%04d", i), Name: sg, VPCID: "vpc-0000000000000c001",
-				Tags: map[string]string{"Name": sg, "ProjectName": project, "ConfigName": config, "ServiceName": svc}})
-		}
-	})
-	r := h.baseRelease()
-	for _, svc := range names {
-		r.Services[svc] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-" + svc}}
-	}
+	h, r := manyServices(t, services)
 	require.LessOrEqual(t, services, limits.MaxServices)
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
@@ -85,6 +73,63 @@ func TestDeployPacedByAutoScalingBucket(t *testing.T) {
 	}
 	_, err := x.untilHealthy(200)
 	require.NoError(t, err)
+}
+
+// manyServices is a harness whose world throttles (limits.AutoScalingBurst
+// refilled at limits.AutoScalingRefill a second, Auto Scaling's one
+// shared bucket) and a release of n services.
+func manyServices(t *testing.T, n int) (*harness, *release.Release) {
+	names := make([]string, 0, n)
+	for i := 1; i < n; i++ {
+		names = append(names, fmt.Sprintf("svc%02d", i))
+	}
+	h := newHarness(t, func(s *sim.WorldSpec) {
+		s.Throttle = true
+		rs := &s.Accounts[0].Regions[0]
+		for i, svc := range names {
+			sg := "ec2::coinbase/deploy-test::development-" + svc
+			rs.SecurityGroups = append(rs.SecurityGroups, sim.SecurityGroupSpec{ID: fmt.Sprintf("sg-00000000000ff%04d", i), Name: sg, VPCID: "vpc-0000000000000c001",
+				Tags: map[string]string{"Name": sg, "ProjectName": project, "ConfigName": config, "ServiceName": svc}})
+		}
+	})
+	r := h.baseRelease()
+	for _, svc := range names {
+		r.Services[svc] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-" + svc}}
+	}
+	return h, r
+}
+
+// TestCreatesSideBySide: a round of Deploy that finds Auto Scaling's
+// shared bucket empty (Amazon EC2 Auto Scaling API Reference, Welcome,
+// API request rate; a previous deploy's last calls spent it) has its
+// creates throttled, each retried by the SDK after its backoff (up to
+// tuning.AWSMaxAttempts attempts). Its creates go side by side
+// (tuning.MakeParallel, the round's budget), so the round lasts about
+// the longest one create's backoffs take, not the sum of those of the
+// services queued behind a throttled one in fewer lanes: the bucket's
+// refill is not left unused while launches wait.
+func TestCreatesSideBySide(t *testing.T) {
+	h, r := manyServices(t, tuning.AutoScalingCallsPerRound)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	h.clk.Advance(time.Minute)
+	c := h.world.Clients(account, region)
+	for range limits.AutoScalingBurst {
+		_, err := c.AutoScaling.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{})
+		require.NoError(t, err)
+	}
+	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, 30*time.Millisecond) })
+	ctx, tl := fanout.WithTimeline(t.Context())
+	raw, err := json.Marshal(x.state)
+	require.NoError(t, err)
+	_, err = h.d.Invoke(ctx, execution.Request{Task: execution.TaskDeploy, Input: raw, Execution: x.ctx})
+	require.NoError(t, err)
+	require.Positive(t, h.world.Throttles().Retried["Auto Scaling:CreateAutoScalingGroup"], "the creates found the bucket empty")
+	longest := time.Duration(0)
+	for a := 1; a < tuning.AWSMaxAttempts; a++ {
+		longest += time.Duration(1<<a) * time.Second
+	}
+	assert.Less(t, tl.Elapsed(), longest+time.Second, "a round lasts one create's backoffs at most, and its other calls")
 }
 
 // TestPacedWait: the wait before a paced round is the time the bucket

@@ -67,9 +67,12 @@ const AutoScalingCallsPerRound = 38
 
 // MakeParallel is how many services' launch templates and groups a round
 // of Deploy makes at a time, and how many groups' processes it suspends
-// at a time: 50 services' groups are made in five calls' time, not
-// a hundred, their instances launching together.
-const MakeParallel = 10
+// at a time: a round's whole budget of Auto Scaling calls side by side.
+// A create AWS throttles waits its SDK backoff in its own lane and holds
+// back no other service's create: with fewer lanes, the services queued
+// behind a throttled one waited its backoff too, and the bucket refilled
+// meanwhile unused.
+const MakeParallel = AutoScalingCallsPerRound
 
 // StartHorizon is how far back a start looks for the deploys to its
 // target that started before it: longer than the queue of any burst
