@@ -168,7 +168,12 @@
 // (figures unpublished: ELB's assumed), CloudWatch's per-action TPS,
 // EventBridge's PutEvents quota (us-east-1's, for every region). A
 // throttled call is retried as the SDK's standard retryer does, its
-// backoffs spent on the caller's Timeline; Throttles counts them. A
+// backoffs spent on the caller's Timeline; Throttles counts them. Calls
+// reach a bucket out of their moments' order (a retry after its backoff
+// before a call side by side with the throttled one): a bucket remembers
+// its recent takes, and a call gets a token only when the bucket holds
+// one at its moment and every later take still finds its own, so no call
+// spends a refill that has not happened by its moment. A
 // throttled attempt has no effect: the instances a CreateAutoScalingGroup,
 // UpdateAutoScalingGroup, DeleteAutoScalingGroup or ResumeProcesses
 // launches or terminates start from the moment its attempt that got
