@@ -417,7 +417,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
-		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
+		w, err := notReady(ret, elapsed, d.retireStepWait(ctx, st, req, elapsed))
 		if err != nil {
 			return fail(err)
 		}
