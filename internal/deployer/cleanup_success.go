@@ -64,8 +64,8 @@ import (
 //     machine waits and runs it again: longer while deploys to its
 //     account and region are on their way to healthy (retireStepWait:
 //     the retirement gives way to them, its steps and checks unchanged).
-//     Once every group is empty it
-//     deletes them with their alarms and launch templates (a group still
+//     Once every group is empty it deletes them with their alarms and
+//     launch templates (a group still
 //     standing tuning.RetireTimeout after the point of no return is never
 //     deleted: FailureDirty names what stands and why), and leaves the
 //     release's environment alone in the config's targets record
