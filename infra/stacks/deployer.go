@@ -108,7 +108,9 @@ func deployerBucket(stack awscdk.Stack) awss3.Bucket {
 			},
 			{
 				// Start markers matter for a few minutes (the deploys
-				// starting beside them take turns by them).
+				// starting beside them take turns by them), and until
+				// tuning.UnderwayHorizon at most (retirements give way
+				// to the deploys on their way); their deploys clear them.
 				Id:                          jsii.String("expire-start-markers"),
 				Prefix:                      jsii.String(naming.StartsRoot),
 				Expiration:                  days(1),

@@ -63,6 +63,9 @@ func (d *Deployer) cleanUpFailure(ctx context.Context, req execution.Request) (a
 		}
 		return nil, d.cleanUpFailed(ctx, st, req, what)
 	}
+	if st.Retire == nil {
+		d.arrive(ctx, st, req) // the deploy failed: on its way no longer
+	}
 	intent, found, err := d.ledger.GetDeploying(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	switch {
 	case err != nil:

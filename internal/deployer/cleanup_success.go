@@ -61,8 +61,11 @@ import (
 //     with its own clients (fleet.Retirer: out of their load balancers,
 //     drained, scaled to zero so their termination hooks run); while one
 //     is under way it reports Done false at $.retire, and the state
-//     machine waits and runs it again. Once every group is empty it
-//     deletes them with their alarms and launch templates (a group still
+//     machine waits and runs it again: longer while deploys to its
+//     account and region are on their way to healthy (retireStepWait:
+//     the retirement gives way to them, its steps and checks unchanged).
+//     Once every group is empty it deletes them with their alarms and
+//     launch templates (a group still
 //     standing tuning.RetireTimeout after the point of no return is never
 //     deleted: FailureDirty names what stands and why), and leaves the
 //     release's environment alone in the config's targets record
@@ -417,7 +420,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
-		w, err := notReady(ret, elapsed, retireWait(elapsed, req))
+		w, err := notReady(ret, elapsed, d.retireStepWait(ctx, st, req, elapsed))
 		if err != nil {
 			return fail(err)
 		}

@@ -111,6 +111,13 @@
 //     deploys to its target account and region that started with it
 //     (lock.Starts, one every tuning.StartEvery) and reports the wait
 //     for it at $.resources; a lone deploy waits nothing.
+//   - Retirements give way: a deploy's start marker says it is on its
+//     way to healthy until CheckHealthy's last check (or its failure)
+//     clears it (arrive); while markers of its account and region are
+//     left, a retirement past its point of no return spaces its steps
+//     (retireStepWait, tuning.RetireYieldPer each, at most
+//     tuning.RetireYieldMax, for tuning.RetireYieldFor), so it does not
+//     spend the Auto Scaling bucket the deploys still need.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its

@@ -22,6 +22,7 @@ func (d *Deployer) releaseLock(ctx context.Context, req execution.Request) (any,
 	if err != nil {
 		return nil, err
 	}
+	d.arrive(ctx, st, req)
 	o := ledger.Outcome{
 		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, End: execution.EndFailureClean,
 		StartedAt: req.Execution.StartTime, EndedAt: d.now(),

@@ -80,6 +80,33 @@ const MakeParallel = AutoScalingCallsPerRound
 // turns fit in it.
 const StartHorizon = 2 * time.Minute
 
+// RetireYield is how a retirement past its point of no return
+// (CleanUpSuccess) gives way to the deploys to its account and region
+// still on their way to a healthy fleet (their start markers,
+// lock.Starts.Underway): while K are, the wait between two of its steps
+// is at least K times RetireYieldPer, at most RetireYieldMax, jittered
+// by a fifth. A retirement has no release timeout to race; the deploys
+// on their way each race theirs, and the account's one Auto Scaling
+// bucket (40 tokens refilled at 10 a second) is what both spend: a
+// hundred retirements stepping every 30 s take most of it. Steps keep
+// their work and their checks; only the polls between them thin out.
+const (
+	RetireYieldPer = 5 * time.Second
+	RetireYieldMax = 3 * time.Minute
+	// RetireYieldFor is how long from its point of no return a
+	// retirement gives way at all: well within RetireTimeout, its
+	// give-up bound, which a retirement that yielded still meets: a
+	// yielding step still does its work, so the yield delays each phase
+	// (detach, drain, scale-in, delete) by at most RetireYieldMax, and
+	// the steps from RetireYieldFor on are at the retirement's own pace.
+	RetireYieldFor = 45 * time.Minute
+	// UnderwayHorizon is how long after its start a deploy's marker
+	// counts as on its way: a marker older is a deploy that has ended
+	// without clearing it (its execution aborted, its clear lost), which
+	// then slows no retirement for longer than this.
+	UnderwayHorizon = 45 * time.Minute
+)
+
 // ThrottledSteps is the wait before a loop's task runs again after AWS
 // throttled its calls (limits.MaxThrottledSteps such rounds at most): 20
 // s, jittered by a fifth, so the account's callers that were throttled

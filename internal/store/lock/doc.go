@@ -45,6 +45,14 @@
 // starting together at least one sees the other: they never both go
 // first. A lone deploy waits nothing. The markers are empty and expire.
 //
+// A marker also says its deploy is on its way to a healthy fleet: the
+// deploy clears it (Starts.Arrive) once healthy or failed, and
+// Starts.Underway counts the markers of a target within a horizon, so the
+// retirements there give way to the deploys still racing their timeouts.
+// A marker never cleared counts only until the horizon. A deploy that
+// arrived is no longer ahead of the starts after it either: it made its
+// first calls long before.
+//
 // Reads fail closed: only "not found" means absent. A lock or marker whose
 // body is not JSON, is empty, has no release id or is larger than 64 KiB
 // (at most that much is read) is a LockError, never a free lock; throttling

@@ -14,7 +14,7 @@ import (
 
 // StartsS3 is the S3 API Starts calls.
 type StartsS3 interface {
-	object.API
+	object.DeleteAPI
 	ListObjectsV2(ctx context.Context, params *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 }
 
@@ -27,13 +27,13 @@ var _ StartsS3 = (*s3.Client)(nil)
 // concurrent use.
 type Starts struct {
 	client StartsS3
-	store  *object.Store
+	store  *object.Deletable
 	bucket string
 }
 
 // NewStarts returns the start markers of bucket.
 func NewStarts(client StartsS3, bucket string) *Starts {
-	return &Starts{client: client, store: object.New(client, bucket, object.Errors{Refuse: failure.AsLock}), bucket: bucket}
+	return &Starts{client: client, store: object.NewDeletable(client, bucket, object.Errors{Refuse: failure.AsLock}), bucket: bucket}
 }
 
 // Turn is when a deploy may start.
@@ -116,6 +116,45 @@ func (s *Starts) ahead(ctx context.Context, prefix, mine string, at time.Time, h
 		}
 	}
 	return out, nil
+}
+
+// Arrive clears the start marker Take wrote for deploy (its execution
+// started at) to account/region: the deploy is no longer on its way
+// (Underway), its new fleet healthy or its deploy failed. Idempotent: a
+// marker already gone is cleared. A marker Arrive could not clear counts
+// as on its way only until its stamp is older than Underway's horizon,
+// and expires with the bucket's lifecycle rule. Throttling, a 5xx or a
+// broken connection is a *failure.RetryableError.
+func (s *Starts) Arrive(ctx context.Context, account, region, deploy string, at time.Time) error {
+	_, err := s.store.Delete(ctx, "clear start marker", naming.StartKey(account, region, naming.StartStamp(at), deploy), "")
+	return err
+}
+
+// Underway counts the deploys to account/region on their way to a
+// healthy fleet at now: the start markers stamped from horizon before now
+// (an older one is a deploy that can no longer be, or whose marker was
+// lost), other than deploy's own, that Arrive has not cleared. One LIST
+// for up to a thousand markers. A failed listing is an error, never a
+// count: the caller decides what not knowing means.
+func (s *Starts) Underway(ctx context.Context, account, region, deploy string, now time.Time, horizon time.Duration) (int, error) {
+	prefix := naming.StartsPrefix(account, region)
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.bucket), Prefix: aws.String(prefix),
+		StartAfter: aws.String(prefix + naming.StartStamp(now.Add(-horizon))),
+	})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, s.store.Classify("list start markers", err)
+		}
+		for _, o := range page.Contents {
+			if _, id, ok := naming.StartOf(prefix, aws.ToString(o.Key)); ok && id != deploy {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // later is the later of a and b.

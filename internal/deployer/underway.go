@@ -1,0 +1,72 @@
+package deployer
+
+import (
+	"context"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
+)
+
+// arrive clears the deploy's start marker (lock.Starts.Arrive): it is no
+// longer on its way to a healthy fleet, and the retirements in its
+// account and region stop giving way to it (retireStepWait). CheckHealthy
+// calls it at its last check (healthy, no canary step left), CleanUpFailure
+// and ReleaseLock when the deploy failed. Best effort: a marker left
+// counts as on its way only until tuning.UnderwayHorizon after its start,
+// so a failure costs pacing, never the deploy. A deploy whose execution
+// has no start time stamped its marker with when its turn was taken,
+// which is not known here: that marker is left to the horizon.
+func (d *Deployer) arrive(ctx context.Context, st *execution.State, req execution.Request) {
+	at := req.Execution.StartTime
+	if at.IsZero() || st.Target.AccountID == "" || st.Target.Region == "" {
+		return
+	}
+	if err := d.starts.Arrive(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), at); err != nil {
+		d.log.Warn("the deploy's start marker could not be cleared: it counts as on its way until its horizon", "release_id", st.ReleaseID, "error", err.Error())
+	}
+}
+
+// retireStepWait is the wait in seconds before the next step of a
+// retirement past its point of no return (elapsed since it): its own
+// pace (retireWait), or, while deploys to its account and region are on
+// their way to a healthy fleet and for tuning.RetireYieldFor at most,
+// the longer wait that gives way to them (retireYield). The markers are
+// listed once a step, after the step's checks and work: the yield only
+// spaces steps and never skips one. A listing that fails means no yield,
+// with a warning: the retirement then goes at the pace it would without
+// deploys beside it, which is safe, and an S3 outage does not slow every
+// retirement to its longest wait.
+func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration) int {
+	wait := retireWait(elapsed, req)
+	if elapsed >= tuning.RetireYieldFor {
+		return wait
+	}
+	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
+	if err != nil {
+		d.log.Warn("cannot list the deploys on their way: retiring at its own pace", "release_id", st.ReleaseID, "error", err.Error())
+		return wait
+	}
+	if k == 0 {
+		return wait
+	}
+	yield := retireYield(req, elapsed, k)
+	if yield > wait {
+		d.log.Info("giving way to the deploys on their way", "release_id", st.ReleaseID, "underway", k, "wait_seconds", yield)
+		return yield
+	}
+	return wait
+}
+
+// retireYield is the wait in seconds of a retirement's step (elapsed
+// since its point of no return) giving way to k deploys on their way:
+// k times tuning.RetireYieldPer, at most tuning.RetireYieldMax,
+// jittered by a fifth by the execution and the step, so retirements
+// that began together do not step together.
+func retireYield(req execution.Request, elapsed time.Duration, k int) int {
+	pace := min(time.Duration(k)*tuning.RetireYieldPer, tuning.RetireYieldMax)
+	s := pacing.Schedule{Paces: []pacing.Pace{{Every: pace}}, Jitter: 0.2}
+	return s.Next(pacing.Situation{Checks: int(elapsed / time.Second), Seed: req.Execution.ID + "/yield"})
+}

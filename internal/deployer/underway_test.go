@@ -1,0 +1,153 @@
+package deployer
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/local/s3server/s3test"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// startMarkers are the start markers of the deploys to account's region.
+func (h *harness) startMarkers(acct string) []string {
+	h.t.Helper()
+	out, err := h.s3.ListObjectsV2(h.t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(naming.StartsPrefix(acct, region))})
+	require.NoError(h.t, err)
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
+}
+
+// onTheirWay writes the start markers of n other deploys to acct's region,
+// started at at, and returns their keys.
+func (h *harness) onTheirWay(acct string, n int, at time.Time) []string {
+	h.t.Helper()
+	var keys []string
+	for i := range n {
+		key := naming.StartKey(acct, region, naming.StartStamp(at), naming.ExecutionName(fmt.Sprintf("other/p%02d", i), config, fmt.Sprintf("other-%02d", i)))
+		s3test.Put(h.t, h.s3, bucket, key, "")
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+// TestStartMarkerLifecycle: a deploy's start marker (ValidateResources,
+// lock.Starts.Take) says it is on its way to a healthy fleet: it is
+// written when the deploy takes its turn, and cleared at its last health
+// check (healthy, no canary step left), when its deploy fails
+// (CleanUpFailure's first step) or ends before Deploy (ReleaseLock).
+func TestStartMarkerLifecycle(t *testing.T) {
+	tests := []struct {
+		name string
+		// end runs the deploy from ValidateResources on, to where its
+		// marker must be gone.
+		end func(t *testing.T, x *run)
+	}{
+		{"healthy", func(t *testing.T, x *run) {
+			require.NoError(t, x.steps(execution.TaskPublish, execution.TaskDeploy))
+			x.h.clk.Advance(time.Minute)
+			require.NoError(t, x.once(execution.TaskCheckHealthy))
+			require.False(t, x.state.Health.Healthy)
+			assert.Len(t, x.h.startMarkers(account), 1, "on its way while not healthy")
+			_, err := x.untilHealthy(200)
+			require.NoError(t, err)
+		}},
+		{"timed out in its health loop", func(t *testing.T, x *run) {
+			require.NoError(t, x.steps(execution.TaskPublish, execution.TaskDeploy))
+			x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: failure.Cause(&failure.TimeoutError{Timeout: time.Hour, Elapsed: time.Hour})}
+			require.NoError(t, x.once(execution.TaskCleanUpFailure))
+		}},
+		{"ended before Deploy", func(t *testing.T, x *run) {
+			x.state.Error = &execution.Error{Error: failure.NameHalt, Cause: failure.Cause(&failure.HaltError{Reason: "halted"})}
+			require.NoError(t, x.stepRetrying(execution.TaskReleaseLock))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			x := h.start(h.baseRelease())
+			require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources))
+			require.Equal(t, []string{naming.StartKey(account, region, naming.StartStamp(x.ctx.StartTime), naming.ExecutionName(project, config, x.state.ReleaseID))},
+				h.startMarkers(account), "written when it takes its turn")
+			tt.end(t, x)
+			assert.Empty(t, h.startMarkers(account), "cleared: no longer on its way")
+		})
+	}
+}
+
+// TestRetirementGivesWayToDeploysOnTheirWay: a retirement past its point
+// of no return spends the account's one Auto Scaling bucket (Amazon EC2
+// Auto Scaling API Reference, Welcome, API request rate) that deploys to
+// its account and region still need to reach healthy before their
+// timeouts. While their start markers say they are on their way, its
+// steps space out by tuning.RetireYieldPer each (at most
+// tuning.RetireYieldMax); another account's deploys, markers older than
+// tuning.UnderwayHorizon, and deploys that have arrived do not slow it;
+// from tuning.RetireYieldFor on it goes at its own pace, and it still
+// ends in Success once its hooks let the previous instances go.
+func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
+	h := newHarness(t)
+	r1 := h.baseRelease()
+	r1.Lifecycle = map[string]*release.LifecycleHook{
+		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 3600},
+	}
+	r2 := h.baseRelease()
+	x := h.atSwap(r1, r2)
+	require.Empty(t, h.startMarkers(account), "both deploys arrived: healthy")
+
+	ownPace := int((30 * time.Second * 6 / 5).Seconds()) // RetireChecks' longest, jittered
+	const k = 20
+	yieldLow := int((k * tuning.RetireYieldPer * 4 / 5).Seconds())
+	yieldHigh := int((k * tuning.RetireYieldPer * 6 / 5).Seconds())
+	step := func(what string) int {
+		t.Helper()
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess), what)
+		require.False(t, x.state.Retire.Done, what)
+		w := x.state.Retire.WaitSeconds
+		h.clk.Advance(time.Duration(w) * time.Second)
+		return w
+	}
+
+	h.onTheirWay("222222222222", k, h.clk.Now())
+	h.onTheirWay(account, k, h.clk.Now().Add(-tuning.UnderwayHorizon-time.Minute))
+	assert.LessOrEqual(t, step("another account's, and stale"), ownPace, "not slowed by another account's deploys or stale markers")
+
+	underway := h.onTheirWay(account, k, h.clk.Now())
+	for i := range 4 {
+		w := step("yielding")
+		assert.GreaterOrEqual(t, w, yieldLow, "step %d gives way to %d deploys on their way", i, k)
+		assert.LessOrEqual(t, w, yieldHigh, "step %d", i)
+	}
+	for _, key := range underway {
+		_, err := h.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		require.NoError(t, err)
+	}
+	assert.LessOrEqual(t, step("arrived"), ownPace, "back at its own pace once they are healthy")
+
+	h.onTheirWay(account, k, h.clk.Now())
+	plan, found, err := h.ledger.GetDeleting(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	for h.clk.Now().Sub(plan.Since) < tuning.RetireYieldFor {
+		step("yielding until its bound")
+	}
+	assert.LessOrEqual(t, step("past RetireYieldFor"), ownPace, "a retirement gives way for RetireYieldFor at most")
+	require.NoError(t, x.step(execution.TaskCleanUpSuccess), "it still ends")
+	assert.Less(t, h.clk.Now().Sub(plan.Since), tuning.RetireTimeout)
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndSuccess, o.End)
+}
