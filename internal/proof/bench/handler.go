@@ -47,6 +47,9 @@ type Invocation struct {
 	// Waited is the part of Took it waited for the region's answers (a
 	// handler process's: waits), not its own time.
 	Waited time.Duration
+	// Alone says CPU is the task's alone: it ran in a handler process
+	// that runs nothing else (not in-process beside the region).
+	Alone bool
 	// Spent is its calls' time on its Timeline (package fanout): the
 	// modelled cost of each, side by side counted once, and the backoff
 	// of throttled attempts.
@@ -309,7 +312,7 @@ func (h *handlerProcess) Invoke(_ context.Context, req execution.Request, now ti
 	if err := h.out.Decode(&res); err != nil {
 		return Invocation{}, fmt.Errorf("bench: the handler process's answer: %w", err)
 	}
-	inv := Invocation{Output: res.Output, Took: res.Took, CPU: res.CPU, Alloc: res.Alloc, Waited: res.Waited, Spent: res.Spent, S3: res.S3}
+	inv := Invocation{Output: res.Output, Took: res.Took, CPU: res.CPU, Alloc: res.Alloc, Waited: res.Waited, Spent: res.Spent, S3: res.S3, Alone: true}
 	if res.ErrName != "" {
 		inv.Err = &taskError{name: res.ErrName, msg: res.ErrCause}
 	}

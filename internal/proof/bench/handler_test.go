@@ -203,3 +203,27 @@ func TestCovered(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnTime: an invocation's own time is its real time less its waits;
+// one run alone in a handler process takes no less than its CPU time at
+// the Lambda's share, since work done while a call was out still took
+// the share's time. In-process, the CPU is the region's too, and does
+// not count.
+func TestOwnTime(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	cpu := ms(290) // OnLambda: about 1,000 ms at 0.29 vCPU
+	tests := []struct {
+		name string
+		inv  Invocation
+		want time.Duration
+	}{
+		{"in-process: real time less waits", Invocation{Took: ms(900), Waited: ms(100), CPU: cpu}, ms(800)},
+		{"alone, waits hid CPU work: CPU at the share", Invocation{Took: ms(1000), Waited: ms(200), CPU: cpu, Alone: true}, OnLambda(cpu)},
+		{"alone, real time above CPU at the share", Invocation{Took: ms(1500), Waited: ms(100), CPU: cpu, Alone: true}, ms(1400)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.inv.ownTime())
+		})
+	}
+}

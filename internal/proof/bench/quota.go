@@ -183,7 +183,8 @@ type Quota struct {
 // clients, and which with their input and output as JSON.
 var QuotaMeasures = "real time per invocation of the handler alone in its process, but for the time it waited for " +
 	"the simulated AWS, S3 and Step Functions to answer it over loopback HTTP from outside the quota " +
-	"(AWS's side on a Lambda, whose latency the model counts as each call's cost); " +
+	"(AWS's side on a Lambda, whose latency the model counts as each call's cost), " +
+	"and never less than its process's CPU time at the share (work done while a call was out still takes the share's time); " +
 	"it calls " + andList(append([]string{"S3", "Step Functions"}, wireNames()...)) + " with the SDK's own clients in AWS's wire format " +
 	"(requests built and signed, AWS's answers parsed), and " + andList(jsonServices) +
 	" with the SDK's input and output types as JSON"

@@ -113,7 +113,8 @@ type Measurement struct {
 	// HandlerMaxCPU the CPU time of the process that ran it during it. A
 	// task run by a remote Handler counts its real time but for what it
 	// waited for the region's answers (Invocation.Waited: AWS's side),
-	// HandlerMaxWaited for the longest.
+	// HandlerMaxWaited for the longest, and never less than its CPU time
+	// at the Lambda's share (ownTime).
 	HandlerTime       time.Duration
 	HandlerTimeByTask map[string]time.Duration
 	HandlerMax        time.Duration
@@ -474,7 +475,7 @@ func (rec *recorder) intercept(ctx context.Context, req execution.Request, next 
 
 // count adds one invocation of task to the measurement.
 func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Invocation, bill time.Duration) {
-	took, cpu, alloc := inv.Took-inv.Waited, inv.CPU, inv.Alloc
+	took, cpu, alloc := inv.ownTime(), inv.CPU, inv.Alloc
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	m := rec.m
@@ -721,6 +722,20 @@ const LambdaCPUShare = float64(tuning.DeployerLambdaMemoryMB) / 1769
 // OnLambda is how long cpu of CPU time takes at LambdaCPUShare.
 func OnLambda(cpu time.Duration) time.Duration {
 	return time.Duration(float64(cpu) / LambdaCPUShare)
+}
+
+// ownTime is the invocation's time of its own: its real time but for
+// what it waited for the region's answers. A task run alone in a handler
+// process takes no less than its CPU time at the Lambda's share: work it
+// did while a call was out still took the share's time, which the real
+// time less the waits would not count (a Lambda's duration is at least
+// its CPU time over its share, however its calls overlap).
+func (inv Invocation) ownTime() time.Duration {
+	own := inv.Took - inv.Waited
+	if inv.Alone {
+		own = max(own, OnLambda(inv.CPU))
+	}
+	return own
 }
 
 // processCPU is the process's CPU time so far, user and system.
