@@ -134,3 +134,55 @@ func TestRollbackGivesUpOnAPreviousGroupNotVisibleAtTheLastAttempt(t *testing.T)
 	require.ErrorAs(t, err, &ce, "%v", err)
 	assert.Contains(t, ce.Leftovers, "previous group "+old+": gone, nothing to roll back to (the release's groups are left serving)")
 }
+
+// TestRecheckWaitsForANewGroupNotVisible: a retirement step after the
+// gate's judges the new groups again while a previous group still has
+// instances (recheck). AWS may answer that step's describe from a replica
+// that has not seen the new group ("Eventual consistency", Amazon EC2 API
+// Reference; sim.Hiding): the step is retried, never taken as the new
+// group gone, which would put the previous group back and end
+// FailureDirty with the release serving.
+func TestRecheckWaitsForANewGroupNotVisible(t *testing.T) {
+	// toSecondStep runs a release to its retirement's second step, hiding
+	// hide (when set), and returns the new group's name and its lookups.
+	toSecondStep := func(hide *sim.Hiding) (*harness, *run, string, int) {
+		h := newHarness(t)
+		h.start(h.baseRelease()).succeed()
+		h.clk.Advance(time.Hour)
+		r := h.baseRelease()
+		name := naming.GroupName(project, config, "web", r.ReleaseID)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		if hide != nil {
+			hide.Prefix = name
+			require.NoError(t, h.world.Faults().Hide(*hide))
+		}
+		require.NoError(t, x.step(execution.TaskDeploy))
+		_, err := x.untilHealthy(100)
+		require.NoError(t, err)
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+		require.False(t, x.state.Retire.Done, "the previous group drains: a second step")
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+		return h, x, name, h.world.Lookups(sim.HideGroups)[name]
+	}
+	_, _, _, before := toSecondStep(nil)
+
+	// Hidden from the step's describe and from the health report's own
+	// look for a group the describe did not show.
+	h, x, name, _ := toSecondStep(&sim.Hiding{Kind: sim.HideGroups, From: before + 1, Calls: 2})
+	err := x.once(execution.TaskCleanUpSuccess)
+	require.Error(t, err, "the step's describe did not show the new group")
+	require.Equal(t, failure.NameRetryable, failure.NameOf(err), "not visible yet is not gone: %v", err)
+	assert.Contains(t, err.Error(), "not visible")
+	require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
+	for steps := 0; !x.state.Retire.Done; steps++ {
+		require.Less(t, steps, 100)
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+		require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
+	}
+	assert.Contains(t, h.groups(), name, "the new group serves")
+	o, found, err := h.ledger.GetOutcome(t.Context(), project, config, x.state.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, execution.EndSuccess, o.End)
+}
