@@ -434,6 +434,28 @@ func (h *harness) atSwap(prev, next *release.Release) *run {
 	return x
 }
 
+// toSwapHiding runs a release that replaces a previous one up to its
+// swap (healthy, CleanUpSuccess next), its new web group made under hide
+// when set (sim.Hiding, whose Prefix it sets to the group's name), and
+// returns the run, the new group's name and its lookups so far.
+func (h *harness) toSwapHiding(hide *sim.Hiding) (*run, string, int) {
+	h.t.Helper()
+	h.start(h.baseRelease()).succeed()
+	h.clk.Advance(time.Hour)
+	r := h.baseRelease()
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	x := h.start(r)
+	require.NoError(h.t, x.steps(upToDeploy[:4]...))
+	if hide != nil {
+		hide.Prefix = name
+		require.NoError(h.t, h.world.Faults().Hide(*hide))
+	}
+	require.NoError(h.t, x.step(execution.TaskDeploy))
+	_, err := x.untilHealthy(100)
+	require.NoError(h.t, err)
+	return x, name, h.world.Lookups(sim.HideGroups)[name]
+}
+
 // succeed runs a whole successful execution, with the state machine's
 // retries.
 func (x *run) succeed() {

@@ -147,19 +147,7 @@ func TestRecheckWaitsForANewGroupNotVisible(t *testing.T) {
 	// hide (when set), and returns the new group's name and its lookups.
 	toSecondStep := func(hide *sim.Hiding) (*harness, *run, string, int) {
 		h := newHarness(t)
-		h.start(h.baseRelease()).succeed()
-		h.clk.Advance(time.Hour)
-		r := h.baseRelease()
-		name := naming.GroupName(project, config, "web", r.ReleaseID)
-		x := h.start(r)
-		require.NoError(t, x.steps(upToDeploy[:4]...))
-		if hide != nil {
-			hide.Prefix = name
-			require.NoError(t, h.world.Faults().Hide(*hide))
-		}
-		require.NoError(t, x.step(execution.TaskDeploy))
-		_, err := x.untilHealthy(100)
-		require.NoError(t, err)
+		x, name, _ := h.toSwapHiding(hide)
 		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
 		require.False(t, x.state.Retire.Done, "the previous group drains: a second step")
 		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)

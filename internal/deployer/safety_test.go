@@ -371,24 +371,10 @@ func TestFailureDirtyNamesWhatIsLeft(t *testing.T) {
 // swap is retried and succeeds, never given up as FailureDirty; among
 // them are settling the group (UpdateAutoScalingGroup, ResumeProcesses).
 func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
-	// toSwap runs a release to CleanUpSuccess, hiding hide (when set), and
-	// returns the new group's name and lookups so far.
 	toSwap := func(hide *sim.Hiding) (*harness, *run, string, int) {
 		h := newHarness(t)
-		h.start(h.baseRelease()).succeed()
-		h.clk.Advance(time.Hour)
-		r := h.baseRelease()
-		name := naming.GroupName(project, config, "web", r.ReleaseID)
-		x := h.start(r)
-		require.NoError(t, x.steps(upToDeploy[:4]...))
-		if hide != nil {
-			hide.Prefix = name
-			require.NoError(t, h.world.Faults().Hide(*hide))
-		}
-		require.NoError(t, x.step(execution.TaskDeploy))
-		_, err := x.untilHealthy(100)
-		require.NoError(t, err)
-		return h, x, name, h.world.Lookups(sim.HideGroups)[name]
+		x, name, lookups := h.toSwapHiding(hide)
+		return h, x, name, lookups
 	}
 	h, x, name, before := toSwap(nil)
 	require.NoError(t, x.step(execution.TaskCleanUpSuccess))
