@@ -32,13 +32,33 @@ type Moto struct {
 	http *http.Client
 }
 
+// motoPortAttempts bounds how many free ports StartMoto tries: a port
+// found free can be taken by another process (another package's tests
+// start their own moto) before moto_server binds it.
+const motoPortAttempts = 3
+
+// errPortTaken is startMoto's error when moto_server could not bind the
+// port it was given.
+var errPortTaken = errors.New("port taken")
+
 // StartMoto starts moto_server on a free loopback port and waits until it
-// answers. ErrNoMoto when moto_server is not on PATH.
+// answers, on another port when the one it found free was taken before
+// moto_server bound it. ErrNoMoto when moto_server is not on PATH.
 func StartMoto(ctx context.Context) (*Moto, error) {
 	path, err := exec.LookPath(MotoCommand)
 	if err != nil {
 		return nil, ErrNoMoto
 	}
+	for attempt := 1; ; attempt++ {
+		m, err := startMoto(ctx, path)
+		if !errors.Is(err, errPortTaken) || attempt == motoPortAttempts {
+			return m, err
+		}
+	}
+}
+
+// startMoto starts moto_server at path on a free loopback port.
+func startMoto(ctx context.Context, path string) (*Moto, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("conformance: finding a free port for moto: %w", err)
@@ -64,7 +84,10 @@ func StartMoto(ctx context.Context) (*Moto, error) {
 		select {
 		case err := <-m.done:
 			m.done <- err
-			return nil, fmt.Errorf("conformance: %s exited before it answered (%v): %s", MotoCommand, err, out.String())
+			if strings.Contains(out.String(), "Address already in use") {
+				err = fmt.Errorf("%w: %v", errPortTaken, err)
+			}
+			return nil, fmt.Errorf("conformance: %s exited before it answered (%w): %s", MotoCommand, err, out.String())
 		case <-ctx.Done():
 			_ = m.Close()
 			return nil, ctx.Err()
