@@ -200,6 +200,35 @@ func ClassifyAs(op string, err error, refuse func(op string, err error) error) e
 	return refuse(op, err)
 }
 
+// IsAutoScalingNotFound reports whether err is Auto Scaling's answer that
+// name (a group, or the launch template a call names: ferry names both
+// alike) does not exist, as opposed to a request it refuses. Auto Scaling
+// has no "not found" code: both are a ValidationError ("The input fails
+// to satisfy the constraints specified by an AWS service", Common Errors,
+// Auto Scaling API Reference), told apart only by the message. Its "not
+// found" says so of the name: "AutoScalingGroup name not found -
+// AutoScalingGroup 'NAME' not found" (the name quoted or not, or "null"),
+// and, for a launch template, EC2's "The specified launch template, with
+// template name NAME, does not exist." (or its version "does not exist").
+// Any other ValidationError is a refusal: a request that breaks the
+// service model ("N validation errors detected: Value ... at ... failed
+// to satisfy constraint: ...") or a rule of the API (a mixed instances
+// policy no instance type meets, a size out of bounds), which the same
+// request meets again, as it does "does not exist" said of another thing
+// (an image, a subnet, a key pair of the launch template).
+func IsAutoScalingNotFound(err error, name string) bool {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != CodeValidation {
+		return false
+	}
+	msg := apiErr.ErrorMessage()
+	if strings.HasPrefix(msg, "AutoScalingGroup name not found") {
+		return true
+	}
+	return name != "" && strings.Contains(msg, name) &&
+		(strings.Contains(msg, "not found") || strings.Contains(msg, "does not exist"))
+}
+
 // IsCapacityShortage reports whether the StatusMessage of a failed Auto
 // Scaling launch says a zone was short of capacity (EC2's
 // InsufficientInstanceCapacity: "We currently do not have sufficient

@@ -127,6 +127,46 @@ func TestIsNotFoundCode(t *testing.T) {
 	}
 }
 
+// TestIsAutoScalingNotFound: Auto Scaling says "not found" and "refused"
+// alike with a ValidationError (Common Errors, Auto Scaling API
+// Reference); only a message saying the name itself is not found or does
+// not exist is "not found". The not-found messages are AWS's as callers
+// meet them ("AutoScalingGroup name not found - AutoScalingGroup NAME not
+// found"; EC2's "The specified launch template, with template name NAME,
+// does not exist."); a refusal that quotes another thing as missing (the
+// image or key pair of a launch template) is not.
+func TestIsAutoScalingNotFound(t *testing.T) {
+	const name = "coinbase-deploy-test-web-r1"
+	validation := func(msg string) error {
+		return &smithy.OperationError{ServiceID: "Auto Scaling", OperationName: "CreateAutoScalingGroup",
+			Err: &smithy.GenericAPIError{Code: cloud.CodeValidation, Message: msg, Fault: smithy.FaultClient}}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"group, quoted", validation("AutoScalingGroup name not found - AutoScalingGroup '" + name + "' not found"), true},
+		{"group, unquoted", validation("AutoScalingGroup name not found - AutoScalingGroup " + name + " not found"), true},
+		{"group, null", validation("AutoScalingGroup name not found - null"), true},
+		{"launch template", validation("You must use a valid fully-formed launch template. The specified launch template, with template name " + name + ", does not exist."), true},
+		{"launch template version", validation("The specified launch template version 1 of " + name + " does not exist."), true},
+		{"model constraints", validation("1 validation error detected: Value '-1' at 'mixedInstancesPolicy.launchTemplate.overrides.1.member.instanceRequirements.vCpuCount.min' failed to satisfy constraint: Member must have value greater than or equal to 0"), false},
+		{"a rule of the API", validation("You can specify either AllowedInstanceTypes or ExcludedInstanceTypes, but not both."), false},
+		{"sizes", validation("Desired capacity:9 must be between the specified min size:1 and max size:4"), false},
+		{"the image of the template", validation("You must use a valid fully-formed launch template. The image id '[ami-0000000000000ab01]' does not exist"), false},
+		{"a key pair of the template", validation("You must use a valid fully-formed launch template. The key pair 'ops' does not exist"), false},
+		{"another group", validation("AutoScalingGroup not found - AutoScaling Group other not found"), false},
+		{"another code", api(cloud.CodeAlreadyExists, smithy.FaultClient), false},
+		{"no code", errors.New(name + " not found"), false},
+		{"nil", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, cloud.IsAutoScalingNotFound(tc.err, name))
+		})
+	}
+}
+
 // TestIsCapacityShortage: the messages of the user guide's "Troubleshoot
 // Amazon EC2 Auto Scaling: EC2 instance launch failures": capacity
 // shortages are waited out, everything else is the release's fault.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -253,4 +254,73 @@ func TestCreateGroupAgain(t *testing.T) {
 		var de *failure.DeployError
 		assert.ErrorAs(t, e.release("r1").CreateGroup(e.ctx, grp), &de)
 	})
+}
+
+// TestReleaseRefusedNotRetried: Auto Scaling answers both a request it
+// refuses and a name it does not show yet with a ValidationError (Common
+// Errors, Auto Scaling API Reference; CreateAutoScalingGroup); only the
+// second is retried. A group whose mixed instances policy no instance
+// type meets (InstanceRequirements, Auto Scaling API Reference), or a
+// canary step past the group's maximum size (UpdateAutoScalingGroup:
+// desired capacity within min and max), is refused the same way on every
+// attempt: it fails now, a *failure.DeployError naming the group and
+// AWS's message, not after the task's retries. A launch template or group
+// AWS does not show yet ("Eventual consistency", EC2 API Reference;
+// sim.Hiding) is still retryable until the last attempt.
+func TestReleaseRefusedNotRetried(t *testing.T) {
+	impossible := &fleet.Mixed{
+		Overrides: []astypes.LaunchTemplateOverrides{{InstanceRequirements: &astypes.InstanceRequirements{
+			VCpuCount: &astypes.VCpuCountRequest{Min: aws.Int32(4096)}, MemoryMiB: &astypes.MemoryMiBRequest{Min: aws.Int32(1024)},
+		}}},
+		SpotAllocationStrategy: "price-capacity-optimized", OnDemandAllocationStrategy: "lowest-price",
+	}
+	for _, tc := range []struct {
+		name      string
+		hide      sim.HiddenKind // hidden from the next lookup
+		run       func(e *env, rel *fleet.Release, grp fleet.Group) error
+		created   bool // the group is made first
+		retryable bool
+		message   string // of AWS's, in the error
+	}{
+		{name: "no instance type meets the requirements", run: func(e *env, rel *fleet.Release, grp fleet.Group) error {
+			grp.Mixed = impossible
+			return rel.CreateGroup(e.ctx, grp)
+		}, message: "No instance type matches the InstanceRequirements"},
+		{name: "the launch template not visible yet", hide: sim.HideLaunchTemplates, run: func(e *env, rel *fleet.Release, grp fleet.Group) error {
+			return rel.CreateGroup(e.ctx, grp)
+		}, retryable: true},
+		{name: "a step past the maximum size", created: true, run: func(e *env, rel *fleet.Release, grp fleet.Group) error {
+			return rel.Step(e.ctx, grp.Name, 1, grp.MaxSize+1)
+		}, message: "must be between the specified min size"},
+		{name: "a step on a group not visible yet", hide: sim.HideGroups, created: true, run: func(e *env, rel *fleet.Release, grp fleet.Group) error {
+			return rel.Step(e.ctx, grp.Name, 1, 2)
+		}, retryable: true},
+		{name: "suspending a group not visible yet", hide: sim.HideGroups, created: true, run: func(e *env, rel *fleet.Release, grp fleet.Group) error {
+			return rel.Suspend(e.ctx, grp.Name, nil)
+		}, retryable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			rel := e.release("r1")
+			tmpl, grp := specs("r1")
+			if tc.hide != "" {
+				require.NoError(t, e.world.Faults().Hide(sim.Hiding{Kind: tc.hide, Calls: 1}))
+			}
+			require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+			if tc.created {
+				require.NoError(t, rel.CreateGroup(e.ctx, grp))
+			}
+			err := tc.run(e, rel, grp)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), grp.Name, "names the group")
+			if tc.retryable {
+				assert.True(t, failure.IsRetryable(err), "not visible yet: retried: %v", err)
+				return
+			}
+			assert.False(t, failure.IsRetryable(err), "refused: not retried: %v", err)
+			var de *failure.DeployError
+			require.ErrorAs(t, err, &de)
+			assert.Contains(t, err.Error(), tc.message, "says what AWS said")
+		})
+	}
 }

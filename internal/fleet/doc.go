@@ -28,8 +28,11 @@
 // launch count to desired, its processes resumed). What the release made
 // already is found by name and tags and left as it is; a name taken by
 // anyone else is a *failure.DeployError. A call naming what the release
-// made moments ago that AWS answers with ValidationError (Auto Scaling's
-// "does not exist") is retryable until the last attempt.
+// made moments ago that Auto Scaling answers "not found" of that name
+// (cloud.IsAutoScalingNotFound) is retryable until the last attempt; any
+// other ValidationError is AWS refusing the request (a mixed instances
+// policy no instance type meets, a size out of bounds), which fails at
+// once, naming the group and AWS's message.
 //
 // Retiring: a Retirer takes a group out of service gracefully, a step per
 // call, never waiting: it detaches the group from its classic load

@@ -33,11 +33,12 @@ import (
 // and their alarms. Every method is idempotent: what the release made
 // already is found by its name and tags and left as it is.
 //
-// Errors: a transient failure, or until the last attempt a failure that
-// says what the release made moments ago does not exist (AWS is
-// eventually consistent after a create), is a *failure.RetryableError;
-// any other is a *failure.DeployError (a *failure.CleanUpError from
-// Settle, which runs past the swap's point of no return).
+// Errors: a transient failure, or until the last attempt Auto Scaling's
+// "not found" of what the release made moments ago (AWS is eventually
+// consistent after a create), is a *failure.RetryableError; any other, a
+// request AWS refuses among them, is a *failure.DeployError (a
+// *failure.CleanUpError from Settle, which runs past the swap's point of
+// no return).
 type Release struct {
 	// Clients are the target's.
 	Clients *cloud.Clients
@@ -285,7 +286,7 @@ func (r *Release) CreateGroup(ctx context.Context, g Group) error {
 	_, err := api.CreateAutoScalingGroup(ctx, in)
 	op := "autoscaling:CreateAutoScalingGroup " + g.Name
 	if err == nil || !cloud.IsCode(err, cloud.CodeAlreadyExists) {
-		return r.justMade(op, err, failure.AsDeploy)
+		return r.justMade(op, g.Name, err, failure.AsDeploy)
 	}
 	found, err := Describe(ctx, api, []string{g.Name})
 	if err != nil {
@@ -318,7 +319,7 @@ func (r *Release) Suspend(ctx context.Context, name string, g *asgtypes.AutoScal
 	_, err := r.Clients.AutoScaling.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{
 		AutoScalingGroupName: aws.String(name), ScalingProcesses: DeployProcesses,
 	})
-	return r.justMade("autoscaling:SuspendProcesses "+name, err, failure.AsDeploy)
+	return r.justMade("autoscaling:SuspendProcesses "+name, name, err, failure.AsDeploy)
 }
 
 // Step sets the group name to one step of a canary: its minimum size and
@@ -330,7 +331,7 @@ func (r *Release) Step(ctx context.Context, name string, minSize, desired int) e
 		AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(int32(minSize)), DesiredCapacity: aws.Int32(int32(desired)),
 	})
 	if err != nil {
-		return r.justMade("autoscaling:UpdateAutoScalingGroup "+name, err, failure.AsDeploy)
+		return r.justMade("autoscaling:UpdateAutoScalingGroup "+name, name, err, failure.AsDeploy)
 	}
 	r.log().Info("canary step taken", "asg", name, "min_size", minSize, "desired", desired)
 	return nil
@@ -355,7 +356,7 @@ func (r *Release) PutPolicies(ctx context.Context, name string, alarmTags map[st
 			Cooldown:             aws.Int32(int32(p.Cooldown)),
 		})
 		if err != nil {
-			return r.justMade("autoscaling:PutScalingPolicy "+name, err, failure.AsDeploy)
+			return r.justMade("autoscaling:PutScalingPolicy "+name, name, err, failure.AsDeploy)
 		}
 		cmp := cwtypes.ComparisonOperatorLessThanThreshold
 		if p.Above {
@@ -397,7 +398,7 @@ func (r *Release) Settle(ctx context.Context, g asgtypes.AutoScalingGroup, desir
 			AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(desired)),
 		})
 		if err != nil {
-			return r.justMade("autoscaling:UpdateAutoScalingGroup "+name, err, left(fmt.Sprintf("%s: %d instances, desired %d", name, launch, desired)))
+			return r.justMade("autoscaling:UpdateAutoScalingGroup "+name, name, err, left(fmt.Sprintf("%s: %d instances, desired %d", name, launch, desired)))
 		}
 		r.log().Info("scaled to desired capacity", "asg", name, "desired", desired)
 	}
@@ -406,7 +407,7 @@ func (r *Release) Settle(ctx context.Context, g asgtypes.AutoScalingGroup, desir
 			AutoScalingGroupName: aws.String(name), ScalingProcesses: DeployProcesses,
 		})
 		if err != nil {
-			return r.justMade("autoscaling:ResumeProcesses "+name, err, left(fmt.Sprintf("%s: scaling processes %s still suspended", name, strings.Join(DeployProcesses, ", "))))
+			return r.justMade("autoscaling:ResumeProcesses "+name, name, err, left(fmt.Sprintf("%s: scaling processes %s still suspended", name, strings.Join(DeployProcesses, ", "))))
 		}
 	}
 	return nil
@@ -424,20 +425,20 @@ func suspended(g asgtypes.AutoScalingGroup, process string) bool {
 }
 
 // justMade classifies the error of a call that names what this release
-// made moments ago (a group, the launch template of a group): a
-// ValidationError is how Auto Scaling says "not found" (the group, or the
-// launch template, "does not exist"), which is what AWS answers while it
-// does not show a new resource yet (eventual consistency: "if you run a
-// command to modify or describe the resource that you just created ... you
-// will get an error responding that the resource does not exist"). It is
-// a *failure.RetryableError until the last attempt (ferry checked every
-// parameter it sends before, so a ValidationError is almost always that);
-// then, and for any other failure, refuse's error unless transient.
-func (r *Release) justMade(op string, err error, refuse func(op string, err error) error) error {
+// made moments ago (the group name, or the launch template of its name):
+// Auto Scaling's "not found" of that name (cloud.IsAutoScalingNotFound) is
+// what AWS answers while it does not show a new resource yet (eventual
+// consistency: "if you run a command to modify or describe the resource
+// that you just created ... you will get an error responding that the
+// resource does not exist"), a *failure.RetryableError until the last
+// attempt. Any other ValidationError is AWS refusing the request, which
+// it refuses again however often it is made: like any other failure, it
+// is refuse's error (unless transient), now.
+func (r *Release) justMade(op, name string, err error, refuse func(op string, err error) error) error {
 	if err == nil {
 		return nil
 	}
-	if cloud.IsCode(err, cloud.CodeValidation) && !r.LastAttempt {
+	if cloud.IsAutoScalingNotFound(err, name) && !r.LastAttempt {
 		return &failure.RetryableError{Op: op, Err: fmt.Errorf("what it names was created moments ago and may not be visible yet: %w", err)}
 	}
 	return cloud.ClassifyAs(op, err, refuse)
