@@ -3,6 +3,8 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -79,9 +81,13 @@ func stepWindow(r *release.Release, svc string, s execution.ServiceHealth) int {
 
 // judge is what a health report at now means for the state machine:
 // healthy when every service is stable at its whole capacity; next when
-// every service is stable at its step and a canary has a step left.
+// every service is stable at its step and a canary has a step left. A
+// service is stable here only once Confirmed: on a healthy count this
+// check read after its window ended (or carried on from one so read),
+// never on one carried from before (a check whose load balancer reads
+// left it out, see toAsk), which a later check reads.
 func judge(report map[string]execution.ServiceHealth, now time.Time) (healthy, next bool) {
-	if !health.AllStable(report, now) {
+	if !health.AllStable(report, now) || slices.ContainsFunc(slices.Collect(maps.Values(report)), unconfirmed) {
 		return false, false
 	}
 	for _, s := range report {
@@ -91,6 +97,9 @@ func judge(report map[string]execution.ServiceHealth, now time.Time) (healthy, n
 	}
 	return true, false
 }
+
+// unconfirmed says a service's report s is not Confirmed.
+func unconfirmed(s execution.ServiceHealth) bool { return !s.Confirmed }
 
 // nextStep is the NextStep task, taken when every service is stable at
 // its step (CheckHealthy's report says next_step). It fails with a

@@ -38,7 +38,8 @@ import (
 //
 // Otherwise it returns the Health: whether every service is stable (it has
 // held its healthy target for its stability window, with no instance
-// terminated or replaced, see package health) at its whole capacity and
+// terminated or replaced, see package health, on a healthy count read
+// once the window was over: Confirmed) at its whole capacity and
 // the canary analysis, if any, passes (marginal, or no data at all,
 // waits for the next check: the timeout bounds it), or
 // stable at a step of its canary with a step left (judge), the

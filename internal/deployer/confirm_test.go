@@ -12,7 +12,9 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/health"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -300,4 +302,65 @@ func TestCheckHealthyCountsItsReads(t *testing.T) {
 	require.Positive(t, reads)
 	require.NotNil(t, x.state.Health.ReadsRefill)
 	assert.Equal(t, h.clk.Now().Add(time.Duration(reads)*time.Second/tuning.BalancerReadRate), *x.state.Health.ReadsRefill)
+}
+
+// TestJudgedStableOnlyOnAFreshCount: a release of two services, each in
+// 16 target groups, whose windows end together: the check at their end
+// has 32 target groups to read, more than its budget (tuning.BalancerReadBurst,
+// within Elastic Load Balancing's Describe bucket: Elastic Load Balancing
+// User Guide, "Request throttling"), so it asks one service's and carries
+// the other's healthy count on from before its window ended. A service is
+// stable only on a count read once its window was over (Confirmed), never
+// on one carried from earlier in the window: CheckHealthy says healthy
+// only when every service is confirmed, a check later, and never with a
+// count carried on.
+func TestJudgedStableOnlyOnAFreshCount(t *testing.T) {
+	const perService = 16
+	services := []string{"web", "worker"}
+	tgName := func(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
+	h := newHarness(t, func(spec *sim.WorldSpec) {
+		// Every instance boots and passes its health checks in the same
+		// time: both services reach their targets at one check.
+		spec.Defaults.Boot, spec.Defaults.Health = &sim.Range{Min: 90, Max: 90}, &sim.Range{Min: 30, Max: 30}
+		rs := &spec.Accounts[0].Regions[0]
+		for _, svc := range services {
+			for i := range perService {
+				rs.TargetGroups = append(rs.TargetGroups, sim.TargetGroupSpec{Name: tgName(svc, i), Port: 8000,
+					LoadBalancers: []string{"coinbase-deploy-test-web-alb"},
+					Tags:          map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: svc}})
+			}
+		}
+	})
+	r := h.baseRelease()
+	web := r.Services["web"]
+	web.ELBs, web.TargetGroups = nil, nil
+	r.Services["worker"] = &release.Service{InstanceType: "t2.nano", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"},
+		Autoscaling: &release.Autoscaling{MinSize: 2, MaxSize: 4}}
+	for _, svc := range services {
+		for i := range perService {
+			r.Services[svc].TargetGroups = append(r.Services[svc].TargetGroups, tgName(svc, i))
+		}
+	}
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	carried := false
+	for checks := 1; ; checks++ {
+		require.LessOrEqual(t, checks, 200, "not healthy: %+v", x.state.Health)
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		now := h.clk.Now()
+		for _, svc := range services {
+			s := x.state.Health.Services[svc]
+			if health.Stable(s, now) && !s.Confirmed {
+				carried = true
+			}
+		}
+		if x.state.Health.Healthy {
+			for _, svc := range services {
+				assert.True(t, x.state.Health.Services[svc].Confirmed, "%s judged stable: only on a count read once its window ended", svc)
+			}
+			break
+		}
+	}
+	assert.True(t, carried, "a check at the windows' end carried one service's count on (the scene this test is for)")
 }

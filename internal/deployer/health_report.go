@@ -127,7 +127,9 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 			return judgement{}, err
 		}
 		rep := health.Track(prev, cur, now)
-		rep.Confirmed = health.Stable(rep, now) && (ask[svc] || held[svc] && prev.Confirmed)
+		// Its healthy count is this check's unless held; a held one is
+		// confirmed only when carried on from a confirmed one.
+		rep.Confirmed = health.Stable(rep, now) && (!held[svc] || prev.Confirmed)
 		j.report[svc] = rep
 		j.groups[svc] = names[i]
 		if ask[svc] {

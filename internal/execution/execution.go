@@ -404,7 +404,8 @@ type ServiceHealth struct {
 	// Confirmed says the service is stable on a check that asked its load
 	// balancers once its stability window was over (not on a healthy
 	// count carried on): later checks carry its count on while its
-	// instances stay the same, none terminating.
+	// instances stay the same, none terminating. CheckHealthy judges a
+	// service stable only once it is.
 	Confirmed bool `json:"confirmed,omitempty"`
 	// Step is, for a service rolled out in steps (release.Rollout), the
 	// step its new group is at, from 1 to Steps (package capacity's
