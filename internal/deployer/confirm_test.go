@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -363,4 +364,53 @@ func TestJudgedStableOnlyOnAFreshCount(t *testing.T) {
 		}
 	}
 	assert.True(t, carried, "a check at the windows' end carried one service's count on (the scene this test is for)")
+}
+
+// TestHeldWindowClosesOnWhatTheGroupShows: a check mid-window carries a
+// service's healthy count on without asking its load balancers while its
+// group has the same instances, none terminating (holding). Its group,
+// described at every check, still shows each instance's lifecycle: one
+// someone moves to Standby (EnterStandby with
+// ShouldDecrementDesiredCapacity: no replacement, the same instance ids;
+// it leaves its load balancers and is not InService: "Temporarily remove
+// instances from your Auto Scaling group", Auto Scaling User Guide) takes
+// the service below its target, so that check closes the window, and the
+// release is healthy only a whole window after the instance is back.
+func TestHeldWindowClosesOnWhatTheGroupShows(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	for s := x.state.Health.Services["web"]; s.HealthySince == nil || s.Healthy < s.Launched; s = x.state.Health.Services["web"] {
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+	}
+	s := x.state.Health.Services["web"]
+	require.Positive(t, s.Target)
+	c := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err := c.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(0)})
+	require.NoError(t, err)
+	var ids []string
+	for _, i := range h.groups()[name].Instances {
+		if i.Lifecycle == "InService" && len(ids) < s.Healthy-s.Target+1 {
+			ids = append(ids, i.ID)
+		}
+	}
+	_, err = c.EnterStandby(t.Context(), &autoscaling.EnterStandbyInput{AutoScalingGroupName: aws.String(name), InstanceIds: ids,
+		ShouldDecrementDesiredCapacity: aws.Bool(true)})
+	require.NoError(t, err)
+
+	h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	s = x.state.Health.Services["web"]
+	assert.Less(t, s.Healthy, s.Target, "below its target: the group shows %d in Standby", len(ids))
+	assert.Nil(t, s.HealthySince, "the window closed")
+
+	_, err = c.ExitStandby(t.Context(), &autoscaling.ExitStandbyInput{AutoScalingGroupName: aws.String(name), InstanceIds: ids})
+	require.NoError(t, err)
+	back := h.clk.Now()
+	_, err = x.untilHealthy(200)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, h.clk.Now().Sub(back), time.Duration(s.StableSeconds)*time.Second, "a whole window after the instances are back")
 }

@@ -256,7 +256,8 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 // groups the release names for its service (named, as views read them)
 // say of its service now, given the service's previous report
 // and the group's launch count at its step; for a group held (its load
-// balancers not asked, see holding), the previous healthy count.
+// balancers not asked, see holding), the previous healthy count, or
+// fewer when the group shows fewer InService and Healthy.
 // It fails with a *failure.DeployError when the group can never become
 // healthy: a launch that will fail again, or a load balancer that never
 // sends one of its instances traffic.
@@ -281,7 +282,10 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	}
 	cur := health.Assess(view, prev.Target)
 	if held {
-		cur.Healthy = prev.Healthy
+		// Carried on, but never above what the group shows healthy now:
+		// an instance it no longer has InService and Healthy (moved to
+		// Standby, found unhealthy) is healthy in no load balancer.
+		cur.Healthy = min(prev.Healthy, health.Assess(health.View{Found: true, Instances: view.Instances}, prev.Target).Healthy)
 	}
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
