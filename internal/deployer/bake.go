@@ -9,9 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
@@ -208,16 +205,16 @@ func (d *Deployer) standBy(ctx context.Context, c *cloud.Clients, st *execution.
 // createStandby writes the bake's standby record once (see standBy) and
 // returns it, or the one an earlier attempt wrote.
 func (d *Deployer) createStandby(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, now time.Time) (ledger.Standby, error) {
-	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	groups, err := fleet.List(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return ledger.Standby{}, err
 	}
 	sb := ledger.Standby{ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: now}
 	for _, g := range groups {
-		if fleet.ReleaseOf(g) == st.ReleaseID || fleet.Deleting(g) {
+		if g.Release() == st.ReleaseID || g.Deleting() {
 			continue
 		}
-		sb.Groups = append(sb.Groups, servingOf(g, fleet.ToSuspend(g)))
+		sb.Groups = append(sb.Groups, servingOf(g, g.Unsuspended(fleet.StandbyProcesses)))
 	}
 	slices.SortFunc(sb.Groups, func(a, b ledger.StandbyGroup) int { return cmp.Compare(a.Name, b.Name) })
 	if err := d.fillNamed(ctx, c, st, sb.Groups); err != nil {
@@ -230,10 +227,10 @@ func (d *Deployer) createStandby(ctx context.Context, c *cloud.Clients, st *exec
 // servingOf is how g serves now, as a standby or deleting record keeps
 // it: its load balancers, target groups, desired capacity and minimum
 // size, with the processes to resume when it is put back.
-func servingOf(g asgtypes.AutoScalingGroup, resume []string) ledger.StandbyGroup {
+func servingOf(g fleet.Summary, resume []string) ledger.StandbyGroup {
 	return ledger.StandbyGroup{
-		Name: aws.ToString(g.AutoScalingGroupName), LoadBalancers: g.LoadBalancerNames, TargetGroups: g.TargetGroupARNs,
-		Desired: int(aws.ToInt32(g.DesiredCapacity)), Min: int(aws.ToInt32(g.MinSize)), Suspended: resume,
+		Name: g.Name, LoadBalancers: g.LoadBalancers, TargetGroups: g.TargetGroups,
+		Desired: g.Desired, Min: g.Min, Suspended: resume,
 	}
 }
 

@@ -182,11 +182,12 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	if err := judgeSwap(ctx, c, r, req, j, now); err != nil {
 		return ledger.Intent{}, nil, err
 	}
-	previous, elsewhere, err := d.previousEverywhere(ctx, c, st, listing)
+	summaries := fleet.Summaries(listing)
+	previous, elsewhere, err := d.previousEverywhere(ctx, c, st, summaries)
 	if err != nil {
 		return fail(err)
 	}
-	attached, err := d.servedBefore(ctx, c, st, previous, listed)
+	attached, err := d.servedBefore(ctx, c, st, previous, summaries)
 	if err != nil {
 		return fail(err)
 	}
@@ -234,16 +235,16 @@ func judgeSwap(ctx context.Context, c *cloud.Clients, r *release.Release, req ex
 // and every launch template of another release (one whose group is gone
 // is an orphan to remove too).
 func (d *Deployer) previousNames(ctx context.Context, c *cloud.Clients, st *execution.State) ([]string, error) {
-	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	groups, err := fleet.List(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return nil, err
 	}
 	return d.previousOf(ctx, c, st, groups)
 }
 
-// previousOf is previousNames of groups, the project-config's as
-// fleet.Groups listed them.
-func (d *Deployer) previousOf(ctx context.Context, c *cloud.Clients, st *execution.State, groups []asgtypes.AutoScalingGroup) ([]string, error) {
+// previousOf is previousNames of groups, the project-config's as a
+// listing showed them.
+func (d *Deployer) previousOf(ctx context.Context, c *cloud.Clients, st *execution.State, groups []fleet.Summary) ([]string, error) {
 	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
 	if err != nil {
 		return nil, err
@@ -257,28 +258,29 @@ func (d *Deployer) previousOf(ctx context.Context, c *cloud.Clients, st *executi
 // detached it), else as AWS shows them now; and the processes to resume
 // when it is put back: those the bake suspended, and those of
 // fleet.RetireProcesses it has not suspended (the retirement suspends
-// them). The groups known (a listing moments before) are not described
-// again (fleet.DescribeKnown).
-func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string, known map[string]asgtypes.AutoScalingGroup) ([]ledger.StandbyGroup, error) {
+// them). It reads no group's instances (fleet.Summary); the groups
+// known (a listing moments before) are not described again
+// (fleet.DescribeSummaries).
+func (d *Deployer) servedBefore(ctx context.Context, c *cloud.Clients, st *execution.State, names []string, known []fleet.Summary) ([]ledger.StandbyGroup, error) {
 	sb, _, err := d.ledger.GetStandby(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := fleet.DescribeKnown(ctx, c.AutoScaling, names, known)
+	groups, err := fleet.DescribeSummaries(ctx, c.AutoScaling, names, known)
 	if err != nil {
 		return nil, err
 	}
 	var out []ledger.StandbyGroup
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[name]
-		if fleet.Deleting(g) {
+		if g.Deleting() {
 			continue
 		}
 		sg := servingOf(g, nil)
 		if i := slices.IndexFunc(sb.Groups, func(s ledger.StandbyGroup) bool { return s.Name == name }); i >= 0 {
 			sg = sb.Groups[i]
 		}
-		for _, p := range fleet.Unsuspended(g, fleet.RetireProcesses) {
+		for _, p := range g.Unsuspended(fleet.RetireProcesses) {
 			if !slices.Contains(sg.Suspended, p) {
 				sg.Suspended = append(sg.Suspended, p)
 			}

@@ -195,7 +195,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 			return paced{}, err
 		}
 	}
-	st.Previous = fleet.Others(st.ReleaseID, groups, templates)
+	st.Previous = fleet.Others(st.ReleaseID, fleet.Summaries(groups), templates)
 	d.recordedReady(ctx, st, report)
 	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report}
 	return paced{}, nil

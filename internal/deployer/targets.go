@@ -279,7 +279,7 @@ func leftElsewhere(plan ledger.Intent, left []string) []string {
 // previous groups in its environment (previousOf the project-config's
 // listing there, with c, its clients) and in the config's others
 // (gateElsewhere).
-func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State, listing []asgtypes.AutoScalingGroup) ([]string, []ledger.ElsewhereGroups, error) {
+func (d *Deployer) previousEverywhere(ctx context.Context, c *cloud.Clients, st *execution.State, listing []fleet.Summary) ([]string, []ledger.ElsewhereGroups, error) {
 	previous, err := d.previousOf(ctx, c, st, listing)
 	if err != nil {
 		return nil, nil, err

@@ -5,7 +5,10 @@
 //
 // Finding: Groups and Templates list what the project-config's tags mark
 // as ferry's (every listing re-checks the tags, whatever filter AWS
-// applied); Describe finds groups by name; Alarms finds the alarms ferry
+// applied); Describe finds groups by name; List and DescribeSummaries do
+// the same without the groups' instances (IncludeInstances false), each
+// group a Summary, a type with no instances to count, for callers that
+// only name, record or retire groups; Alarms finds the alarms ferry
 // named after groups (naming.AlarmName). Of, Others and Previous tell a
 // release's own groups and templates from those of the releases before
 // it; ReadActivities reads what a group's scaling activities say (its

@@ -35,9 +35,11 @@ func (o Owner) Marks(tags map[string]string) bool {
 // Status, which AWS sets only while DeleteAutoScalingGroup is in progress
 // ("Delete in progress"; AutoScalingGroup, Auto Scaling API Reference),
 // the one field that says so.
-func Deleting(g asgtypes.AutoScalingGroup) bool {
-	return strings.HasPrefix(aws.ToString(g.Status), "Delete")
-}
+func Deleting(g asgtypes.AutoScalingGroup) bool { return deleting(aws.ToString(g.Status)) }
+
+// deleting says whether a group's Status is that of a group being
+// deleted.
+func deleting(status string) bool { return strings.HasPrefix(status, "Delete") }
 
 // ReleaseOf is the release a group of ferry's belongs to (its ReleaseID
 // tag).
@@ -45,10 +47,25 @@ func ReleaseOf(g asgtypes.AutoScalingGroup) string { return tags.FromASG(g.Tags)
 
 // Groups returns every Auto Scaling group of the project-config ferry
 // manages, found by its tags (filters, re-checked on every group here),
-// every page. Groups being deleted are included (see Deleting). A failure
-// is classified (cloud.Classify).
+// every page, each with its instances. Groups being deleted are included
+// (see Deleting). A failure is classified (cloud.Classify).
 func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.AutoScalingGroup, error) {
-	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: []asgtypes.Filter{
+	return list(ctx, api, o, true)
+}
+
+// List is Groups without their instances (IncludeInstances false): each
+// group summarized, for a caller that names, records or retires groups
+// and counts none of their instances. At 50 groups of 100 instances,
+// their instances are nearly all of a listing's bytes.
+func List(ctx context.Context, api cloud.AutoScaling, o Owner) ([]Summary, error) {
+	groups, err := list(ctx, api, o, false)
+	return Summaries(groups), err
+}
+
+// list pages through the project-config's groups, with their instances
+// or without (IncludeInstances).
+func list(ctx context.Context, api cloud.AutoScaling, o Owner, instances bool) ([]asgtypes.AutoScalingGroup, error) {
+	in := &autoscaling.DescribeAutoScalingGroupsInput{IncludeInstances: aws.Bool(instances), Filters: []asgtypes.Filter{
 		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{o.Project}},
 		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{o.Config}},
 		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},
@@ -90,6 +107,35 @@ func Describe(ctx context.Context, api cloud.AutoScaling, names []string) (map[s
 // rate), a describe less is a token more for everyone's deploys. A name
 // known does not show is asked for: it may be visible by name.
 func DescribeKnown(ctx context.Context, api cloud.AutoScaling, names []string, known map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
+	return describe(ctx, api, names, known, true)
+}
+
+// DescribeSummaries is DescribeKnown without the groups' instances
+// (IncludeInstances false), each group summarized: those known
+// (summaries moments before) are not asked for again.
+func DescribeSummaries(ctx context.Context, api cloud.AutoScaling, names []string, known []Summary) (map[string]Summary, error) {
+	var ask []string
+	out := map[string]Summary{}
+	for _, name := range names {
+		if i := slices.IndexFunc(known, func(s Summary) bool { return s.Name == name }); i >= 0 {
+			out[name] = known[i]
+		} else {
+			ask = append(ask, name)
+		}
+	}
+	groups, err := describe(ctx, api, ask, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	for name, g := range groups {
+		out[name] = Summarize(g)
+	}
+	return out, nil
+}
+
+// describe is DescribeKnown, with the groups' instances or without
+// (IncludeInstances).
+func describe(ctx context.Context, api cloud.AutoScaling, names []string, known map[string]asgtypes.AutoScalingGroup, instances bool) (map[string]asgtypes.AutoScalingGroup, error) {
 	out := map[string]asgtypes.AutoScalingGroup{}
 	var ask []string
 	for _, name := range names {
@@ -100,7 +146,7 @@ func DescribeKnown(ctx context.Context, api cloud.AutoScaling, names []string, k
 		}
 	}
 	for batch := range slices.Chunk(ask, limits.DescribeGroupsBatch) {
-		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(limits.DescribeGroupsBatch)}
+		in := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: batch, MaxRecords: aws.Int32(limits.DescribeGroupsBatch), IncludeInstances: aws.Bool(instances)}
 		for {
 			page, err := api.DescribeAutoScalingGroups(ctx, in)
 			if err != nil {
@@ -240,27 +286,33 @@ func PreviousIn(groups []asgtypes.AutoScalingGroup, releaseID string) map[string
 // Of are the names of the groups and launch templates (Groups, Templates)
 // release releaseID made, sorted.
 func Of(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
-	return names(groups, templates, func(g asgtypes.AutoScalingGroup) bool { return ReleaseOf(g) == releaseID },
-		func(t map[string]string) bool { return t[naming.TagReleaseID] == releaseID })
+	var mine []string
+	for _, g := range groups {
+		if ReleaseOf(g) == releaseID {
+			mine = append(mine, aws.ToString(g.AutoScalingGroupName))
+		}
+	}
+	return names(mine, templates, func(t map[string]string) bool { return t[naming.TagReleaseID] == releaseID })
 }
 
 // Others are the names of the groups not being deleted, and of the launch
 // templates (Groups, Templates), that releases other than releaseID made,
 // sorted: what a swap to releaseID retires (a template whose group is
 // gone is an orphan to remove too).
-func Others(releaseID string, groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string) []string {
-	return names(groups, templates, func(g asgtypes.AutoScalingGroup) bool { return ReleaseOf(g) != releaseID && !Deleting(g) },
-		func(t map[string]string) bool { return t[naming.TagReleaseID] != releaseID })
-}
-
-func names(groups []asgtypes.AutoScalingGroup, templates map[string]map[string]string,
-	group func(asgtypes.AutoScalingGroup) bool, template func(map[string]string) bool) []string {
+func Others(releaseID string, groups []Summary, templates map[string]map[string]string) []string {
 	var out []string
 	for _, g := range groups {
-		if group(g) {
-			out = append(out, aws.ToString(g.AutoScalingGroupName))
+		if g.Release() != releaseID && !g.Deleting() {
+			out = append(out, g.Name)
 		}
 	}
+	return names(out, templates, func(t map[string]string) bool { return t[naming.TagReleaseID] != releaseID })
+}
+
+// names are groups, with the names of the templates template takes,
+// sorted, once each.
+func names(groups []string, templates map[string]map[string]string, template func(map[string]string) bool) []string {
+	out := slices.Clone(groups)
 	for name, t := range templates {
 		if template(t) {
 			out = append(out, name)

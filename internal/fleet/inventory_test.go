@@ -57,7 +57,7 @@ func TestOthersLeavesGroupsBeingDeleted(t *testing.T) {
 		return out
 	}
 	groups := []astypes.AutoScalingGroup{g("old", "r1", ""), g("going", "r0", "Delete in progress"), g("new", "r2", "")}
-	assert.Equal(t, []string{"old"}, fleet.Others("r2", groups, nil))
+	assert.Equal(t, []string{"old"}, fleet.Others("r2", fleet.Summaries(groups), nil))
 }
 
 // TestDescribeKnownAsksOnlyForTheRest: DescribeKnown takes the groups

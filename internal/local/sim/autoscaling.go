@@ -488,7 +488,7 @@ func (r *region) describeGroups(in *autoscaling.DescribeAutoScalingGroupsInput) 
 			out.NextToken = pageToken(*out.AutoScalingGroups[limit-1].AutoScalingGroupName)
 			break
 		}
-		out.AutoScalingGroups = append(out.AutoScalingGroups, r.describeGroup(g))
+		out.AutoScalingGroups = append(out.AutoScalingGroups, r.describeGroup(g, in.IncludeInstances == nil || *in.IncludeInstances))
 	}
 	return out, nil
 }
@@ -562,7 +562,13 @@ func matchGroup(g *group, filters []tagFilter) bool {
 	return true
 }
 
-func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
+// describeGroup is g as DescribeAutoScalingGroups shows it, its
+// instances included or not: IncludeInstances "Specifies whether to
+// include information about Amazon EC2 instances in the response. When
+// set to true (default), the response includes instance details"
+// (DescribeAutoScalingGroups, Auto Scaling API Reference); without them
+// the group has no Instances element at all.
+func (r *region) describeGroup(g *group, instances bool) astypes.AutoScalingGroup {
 	now := r.w.now
 	lt := g.ltSpec
 	lt.LaunchTemplateId, lt.LaunchTemplateName = aws.String(g.lt.id), aws.String(g.lt.name)
@@ -578,7 +584,6 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 		LoadBalancerNames: []string{}, TargetGroupARNs: []string{},
 		SuspendedProcesses:               g.suspendedProcesses(),
 		NewInstancesProtectedFromScaleIn: aws.Bool(g.newProtected), ServiceLinkedRoleARN: aws.String(fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling", r.account.id)),
-		Instances: make([]astypes.Instance, 0, len(g.instances)),
 	}
 	g.describeMixed(&out)
 	var subnetIDs []string
@@ -600,6 +605,10 @@ func (r *region) describeGroup(g *group) astypes.AutoScalingGroup {
 	if g.deleting {
 		out.Status = aws.String("Delete in progress")
 	}
+	if !instances {
+		return out
+	}
+	out.Instances = make([]astypes.Instance, 0, len(g.instances))
 	for _, i := range g.instances {
 		// An instance shows the version it was launched from.
 		ltRef := &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(g.lt.id), LaunchTemplateName: aws.String(g.lt.name), Version: aws.String(strconv.FormatInt(i.ltVersion, 10))}

@@ -260,6 +260,30 @@ func TestDescribeAutoScalingGroups(t *testing.T) {
 }
 
 // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DescribeAutoScalingGroups.html
+// IncludeInstances: "Specifies whether to include information about Amazon
+// EC2 instances in the response. When set to true (default), the response
+// includes instance details": false leaves the instances out, and nothing
+// else of the group.
+func TestDescribeAutoScalingGroupsIncludeInstances(t *testing.T) {
+	f := newFixture(t)
+	f.group(t, "g0", amiOK, 2)
+	f.clk.Advance(time.Minute)
+	describe := func(include *bool) astypes.AutoScalingGroup {
+		out, err := f.c.AutoScaling.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{"g0"}, IncludeInstances: include})
+		require.NoError(t, err)
+		require.Len(t, out.AutoScalingGroups, 1)
+		return out.AutoScalingGroups[0]
+	}
+	full := describe(nil)
+	require.Len(t, full.Instances, 2, "by default the instances are included")
+	assert.Equal(t, full, describe(aws.Bool(true)))
+	without := describe(aws.Bool(false))
+	assert.Nil(t, without.Instances, "no instances with IncludeInstances false")
+	full.Instances = nil
+	assert.Equal(t, full, without, "everything else as with them")
+}
+
+// https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DescribeAutoScalingGroups.html
 // AutoScalingGroupNames: "By default, you can only specify up to 50
 // names. You can optionally increase this limit using the MaxRecords
 // property" (at most 100): 51 names are refused without MaxRecords, 100
