@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/naming"
 )
@@ -114,4 +116,43 @@ func TestRemoveJudgesWhatItWasGiven(t *testing.T) {
 	assert.Zero(t, e.world.Calls()["DescribeAutoScalingGroups"])
 	assert.Zero(t, e.world.Calls()["DeleteAutoScalingGroup"])
 	assert.Contains(t, e.left(name), "group")
+}
+
+// includeRecorder records the IncludeInstances of each
+// DescribeAutoScalingGroups it passes on.
+type includeRecorder struct {
+	cloud.AutoScaling
+	include []*bool
+}
+
+func (r *includeRecorder) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	r.include = append(r.include, in.IncludeInstances)
+	return r.AutoScaling.DescribeAutoScalingGroups(ctx, in, optFns...)
+}
+
+// TestSummariesAskWithoutInstances: List and DescribeSummaries ask
+// DescribeAutoScalingGroups for no instances (IncludeInstances false:
+// "When set to true (default), the response includes instance details",
+// Auto Scaling API Reference), Groups and Describe for them; a Summary
+// is what the full description says of the group (name, tags, load
+// balancers, capacity, suspended processes), and DescribeSummaries asks
+// only for the names its caller did not know.
+func TestSummariesAskWithoutInstances(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.make(t, "r1", nil), e.make(t, "r2", nil)
+	rec := &includeRecorder{AutoScaling: e.c.AutoScaling}
+	full, err := fleet.Groups(e.ctx, rec, owner)
+	require.NoError(t, err)
+	_, err = fleet.Describe(e.ctx, rec, []string{a})
+	require.NoError(t, err)
+	assert.Equal(t, []*bool{aws.Bool(true), aws.Bool(true)}, rec.include, "Groups and Describe ask for the instances")
+
+	rec.include = nil
+	listed, err := fleet.List(e.ctx, rec, owner)
+	require.NoError(t, err)
+	assert.Equal(t, fleet.Summaries(full), listed, "everything a summary holds, as with the instances")
+	byName, err := fleet.DescribeSummaries(e.ctx, rec, []string{a, b}, listed[:1])
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{a, b}, slices.Collect(maps.Keys(byName)))
+	assert.Equal(t, []*bool{aws.Bool(false), aws.Bool(false)}, rec.include, "List and DescribeSummaries ask for none, and only for the name not known")
 }
