@@ -59,7 +59,10 @@ func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.Aut
 // their instances are nearly all of a listing's bytes.
 func List(ctx context.Context, api cloud.AutoScaling, o Owner) ([]Summary, error) {
 	groups, err := list(ctx, api, o, false)
-	return Summaries(groups), err
+	if err != nil {
+		return nil, err
+	}
+	return Summaries(groups), nil
 }
 
 // list pages through the project-config's groups, with their instances
