@@ -338,7 +338,7 @@ func (r *region) hookGroup(g *group, in *autoscaling.CreateAutoScalingGroupInput
 		if err := r.checkHook(h); err != nil {
 			return err
 		}
-		if deref(h.LifecycleTransition) == "autoscaling:EC2_INSTANCE_TERMINATING" {
+		if deref(h.LifecycleTransition) == transitionTerminating {
 			g.termHook = true
 		}
 		g.hooks = append(g.hooks, h)

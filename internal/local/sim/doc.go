@@ -54,6 +54,21 @@
 //     completes its own lifecycle action finish_seconds into
 //     Terminating:Wait (a job finished before it goes).
 //
+// A group with an autoscaling:EC2_INSTANCE_LAUNCHING lifecycle hook holds
+// each new instance in Pending:Wait, registered with no load balancer or
+// target group, until every such hook's action is completed
+// (CompleteLifecycleAction, by instance id or LifecycleActionToken;
+// World.LaunchActionToken is the token the hook's notification would
+// carry) or times out: its heartbeat timeout, restarted by
+// RecordLifecycleActionHeartbeat, never past the global timeout (48 hours
+// or 100 heartbeats, whichever is smaller). Its DefaultResult then applies
+// (ABANDON if it names none): CONTINUE is Pending:Proceed until its boot is
+// over, then InService, registered; ABANDON terminates it and the group
+// launches a replacement. Nobody completes the action unless a line
+// "#ferry-sim-launch-hook: complete" (or "abandon") in the user data makes
+// the instance's boot complete it when over, as a user data script calling
+// complete-lifecycle-action does (launchhook.go).
+//
 // Each duration is a range; the value of one instance is picked from it
 // deterministically from the instance id. A terminating instance leaves
 // its classic load balancers at once and drains from its target groups for

@@ -134,18 +134,23 @@ func (r *region) describeInstanceHealth(in *elb.DescribeInstanceHealthInput) (*e
 	if err != nil {
 		return nil, err
 	}
-	insts := sortedInstances(lb.instances)
+	now := r.w.now
+	var insts []*instance
+	for _, i := range sortedInstances(lb.instances) {
+		if !i.unregistered(now) {
+			insts = append(insts, i)
+		}
+	}
 	if len(in.Instances) > 0 {
 		insts = insts[:0]
 		for _, want := range in.Instances {
 			i := lb.instances[deref(want.InstanceId)]
-			if i == nil {
+			if i == nil || i.unregistered(now) {
 				return nil, apiErrf("InvalidInstance", "Could not find EC2 instance %s registered with load balancer %s", deref(want.InstanceId), lb.name)
 			}
 			insts = append(insts, i)
 		}
 	}
-	now := r.w.now
 	out := &elb.DescribeInstanceHealthOutput{InstanceStates: make([]elbtypes.InstanceState, 0, len(insts))}
 	for _, i := range insts {
 		s := elbtypes.InstanceState{InstanceId: aws.String(i.id)}
@@ -364,8 +369,10 @@ func (r *region) describeTargetHealth(in *elbv2.DescribeTargetHealthInput) (*elb
 		}
 	} else {
 		ids = make([]string, 0, len(tg.targets))
-		for id := range tg.targets {
-			ids = append(ids, id)
+		for id, t := range tg.targets {
+			if !t.inst.unregistered(now) {
+				ids = append(ids, id)
+			}
 		}
 		sort.Strings(ids)
 	}
@@ -374,7 +381,7 @@ func (r *region) describeTargetHealth(in *elbv2.DescribeTargetHealthInput) (*elb
 		h := &elbv2types.TargetHealth{}
 		t := tg.targets[id]
 		switch {
-		case t == nil:
+		case t == nil || t.inst.unregistered(now):
 			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumUnused, elbv2types.TargetHealthReasonEnumNotRegistered, aws.String("Target is not registered to the target group")
 		case !t.drainingAt.IsZero():
 			h.State, h.Reason, h.Description = elbv2types.TargetHealthStateEnumDraining, elbv2types.TargetHealthReasonEnumDeregistrationInProgress, aws.String("Target deregistration is in progress")

@@ -557,11 +557,17 @@ func (c *AutoScaling) DescribeLoadBalancerTargetGroups(ctx context.Context, in *
 	return out, c.end(op, nil)
 }
 
-// CompleteLifecycleAction completes the termination lifecycle action of
-// an instance in Terminating:Wait (by instance id): it proceeds to
-// terminate at once (CONTINUE and ABANDON alike, for a termination). An
-// instance not waiting on a hook is a ValidationError, as Auto Scaling
-// answers "No active Lifecycle Action found".
+// CompleteLifecycleAction completes a lifecycle action
+// (CompleteLifecycleAction, Auto Scaling API Reference): a launching
+// action of LifecycleHookName pending on an instance in Pending:Wait, by
+// instance id or LifecycleActionToken, with LifecycleActionResult
+// CONTINUE (it proceeds into service once its other launching actions
+// have) or ABANDON (it is terminated and replaced); or the termination
+// action of an instance in Terminating:Wait, by instance id: it proceeds
+// to terminate at once (CONTINUE and ABANDON alike, for a termination).
+// A result other than CONTINUE or ABANDON, or an instance not waiting on
+// a hook, is a ValidationError, the latter as Auto Scaling answers "No
+// active Lifecycle Action found".
 func (c *AutoScaling) CompleteLifecycleAction(ctx context.Context, in *autoscaling.CompleteLifecycleActionInput, _ ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error) {
 	const op = "CompleteLifecycleAction"
 	r, err := c.begin(ctx, op)
@@ -579,14 +585,22 @@ func (r *region) completeLifecycleAction(in *autoscaling.CompleteLifecycleAction
 	if err := r.w.authorize(groupAuth("CompleteLifecycleAction", g)); err != nil {
 		return err
 	}
+	result := deref(in.LifecycleActionResult)
+	if result != resultContinue && result != resultAbandon {
+		return apiErrf(cloud.CodeValidation, "Invalid LifecycleActionResult: %s (CONTINUE or ABANDON)", result)
+	}
 	now := r.w.now
+	if inst, a := g.pendingLaunchAction(deref(in.LifecycleHookName), deref(in.InstanceId), deref(in.LifecycleActionToken)); a != nil {
+		r.endLaunchAction(inst, a, result, now)
+		return nil
+	}
 	for _, i := range g.instances {
 		if i.id == deref(in.InstanceId) && i.lifecycle(now) == astypes.LifecycleStateTerminatingWait && !i.hookFrom.IsZero() {
 			r.proceed(i, now)
 			return nil
 		}
 	}
-	return apiErrf(cloud.CodeValidation, "No active Lifecycle Action found with instance ID %s", deref(in.InstanceId))
+	return noActiveAction(in.InstanceId, in.LifecycleActionToken)
 }
 
 // DescribeAccountLimits answers the region's Auto Scaling group quota and
@@ -652,7 +666,7 @@ func heartbeatOf(h astypes.LifecycleHookSpecification) int32 {
 func (g *group) termHeartbeat() time.Duration {
 	var longest int32
 	for _, h := range g.hooks {
-		if deref(h.LifecycleTransition) == "autoscaling:EC2_INSTANCE_TERMINATING" {
+		if deref(h.LifecycleTransition) == transitionTerminating {
 			longest = max(longest, heartbeatOf(h))
 		}
 	}

@@ -393,8 +393,15 @@ type instance struct {
 	// (zero: no termination hook wait).
 	goneDue             time.Time
 	hookFrom, hookUntil time.Time
-	lbs                 []*classicLB
-	tgs                 []*targetGroup
+	// launch are its launching lifecycle actions (nil: its group has no
+	// launching hook), booted when its own boot is over, proceedAt when
+	// its last action continued (Pending:Proceed until bootAt).
+	launch         []*launchAction
+	booted         time.Time
+	proceedAt      time.Time
+	launchActivity *activity
+	lbs            []*classicLB
+	tgs            []*targetGroup
 	// protected is its scale-in protection (ProtectedFromScaleIn);
 	// standby says it is in Standby (EnterStandby).
 	protected, standby bool
@@ -427,6 +434,11 @@ func (i *instance) lifecycle(now time.Time) astypes.LifecycleState {
 			return astypes.LifecycleStateTerminatingWait
 		}
 		return astypes.LifecycleStateTerminating
+	case now.Before(i.bootAt) && i.launch != nil:
+		if i.proceedAt.IsZero() {
+			return astypes.LifecycleStatePendingWait
+		}
+		return astypes.LifecycleStatePendingProceed
 	case now.Before(i.bootAt):
 		return astypes.LifecycleStatePending
 	case i.standby:
@@ -473,11 +485,7 @@ func (i *instance) registeredHealth(passesFrom, now time.Time) string {
 // behaves: the user data marker wins over the AMI's behavior.
 func behaviorOf(a *ami, userData string) Behavior {
 	b := a.behavior
-	raw, err := base64.StdEncoding.DecodeString(userData)
-	if err != nil {
-		return b
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
+	for _, line := range strings.Split(decodeUserData(userData), "\n") {
 		line = strings.TrimSpace(line)
 		if rest, ok := strings.CutPrefix(line, UserDataMarker); ok {
 			if m := Behavior(strings.TrimSpace(rest)); m.valid() {
@@ -486,6 +494,16 @@ func behaviorOf(a *ami, userData string) Behavior {
 		}
 	}
 	return b
+}
+
+// decodeUserData is a launch template's base64 user data decoded ("" when
+// it is not base64).
+func decodeUserData(userData string) string {
+	raw, err := base64.StdEncoding.DecodeString(userData)
+	if err != nil {
+		return ""
+	}
+	return string(raw)
 }
 
 // InsufficientCapacityMessage is the StatusMessage of a launch that failed
@@ -605,8 +623,10 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	if inst.behavior == SlowBoot {
 		boot = tm.SlowBoot
 	}
-	inst.bootAt = t.Add(w.draw(*boot, id, "boot"))
-	inst.healthyAt = inst.bootAt.Add(w.draw(*tm.Health, id, "health"))
+	booted := t.Add(w.draw(*boot, id, "boot"))
+	if hooks := g.launchHooks(); len(hooks) > 0 {
+		r.holdLaunch(inst, hooks, t, booted, deref(data.UserData))
+	}
 	g.instances = append(g.instances, inst)
 	r.history = append(r.history, inst)
 	for _, lb := range g.lbs {
@@ -617,23 +637,37 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 		tg.targets[id] = &target{inst: inst}
 		inst.tgs = append(inst.tgs, tg)
 	}
-	g.record(&activity{
+	inst.launchActivity = &activity{
 		id: w.newActivityID(), description: "Launching a new EC2 instance: " + id, cause: cause,
-		details: activityDetails(sn), start: t, end: inst.bootAt,
-	})
+		details: activityDetails(sn), start: t, end: booted,
+	}
+	g.record(inst.launchActivity)
+	if inst.launch == nil {
+		r.inService(inst, booted)
+	}
+	return true
+}
+
+// inService puts inst in service at t (its launch activity ends then):
+// it passes its health checks after its health time, and a crash-loop or
+// crash-after-healthy instance dies after its time.
+func (r *region) inService(inst *instance, t time.Time) {
+	tm := r.timingsOf(inst)
+	inst.bootAt = t
+	inst.healthyAt = t.Add(r.w.draw(*tm.Health, inst.id, "health"))
+	inst.launchActivity.end = t
 	var dieAt time.Time
 	switch inst.behavior {
 	case CrashLoop:
-		dieAt = inst.bootAt.Add(tm.CrashAfter.pick(seed(id, "crash")))
+		dieAt = inst.bootAt.Add(tm.CrashAfter.pick(seed(inst.id, "crash")))
 	case CrashAfterHealthy:
-		dieAt = inst.healthyAt.Add(tm.HealthyFor.pick(seed(id, "crash")))
+		dieAt = inst.healthyAt.Add(tm.HealthyFor.pick(seed(inst.id, "crash")))
 	}
 	if !dieAt.IsZero() {
-		w.at(dieAt, func(at time.Time) {
+		r.w.at(dieAt, func(at time.Time) {
 			r.terminate(inst, at, true, fmt.Sprintf("At %s an instance was taken out of service in response to an EC2 instance status checks failure.", stamp(at)))
 		})
 	}
-	return true
 }
 
 // zoneFor is the subnet a launch of instanceType in g at t goes to: a

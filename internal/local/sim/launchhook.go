@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/ferryhq/ferry/internal/cloud"
+)
+
+// Launching lifecycle hooks ("How lifecycle hooks work", Auto Scaling User
+// Guide): an instance of a group with an autoscaling:EC2_INSTANCE_LAUNCHING
+// hook waits in Pending:Wait from its launch until every such hook's
+// action is completed (CompleteLifecycleAction) or times out (its
+// heartbeat timeout, restarted by RecordLifecycleActionHeartbeat, never
+// past its global timeout: 48 hours or 100 heartbeats, whichever is
+// smaller; LifecycleHook, API Reference). The hook's DefaultResult then
+// applies (ABANDON when it names none): CONTINUE moves it to
+// Pending:Proceed and, once its own boot is over, InService, registered
+// with the group's load balancers and target groups only then; ABANDON
+// terminates it and the group launches a replacement.
+
+const (
+	transitionLaunching   = "autoscaling:EC2_INSTANCE_LAUNCHING"
+	transitionTerminating = "autoscaling:EC2_INSTANCE_TERMINATING"
+	resultContinue        = "CONTINUE"
+	resultAbandon         = "ABANDON"
+	// maxGlobalTimeout is the longest an instance waits on a lifecycle
+	// action: 172800 seconds (48 hours), unless 100 heartbeats are less
+	// (GlobalTimeout, LifecycleHook, Auto Scaling API Reference).
+	maxGlobalTimeout = 48 * time.Hour
+)
+
+// LaunchHookMarker, on a line of its own in an instance's user data
+// followed by "complete" or "abandon", makes the instance's boot complete
+// each of its launching lifecycle actions with CONTINUE or ABANDON once it
+// is over, as a user data script calling complete-lifecycle-action does.
+// Without it nobody completes them: each waits out its timeout.
+const LaunchHookMarker = "#ferry-sim-launch-hook:"
+
+// launchAction is one launching lifecycle action of an instance.
+type launchAction struct {
+	hook, token string
+	heartbeat   time.Duration
+	// deadline is when it times out; limit is its global timeout.
+	deadline, limit time.Time
+	// result is what applies when it times out (the hook's DefaultResult).
+	result string
+	done   bool
+}
+
+// launchHooks are g's autoscaling:EC2_INSTANCE_LAUNCHING hooks.
+func (g *group) launchHooks() []astypes.LifecycleHookSpecification {
+	var out []astypes.LifecycleHookSpecification
+	for _, h := range g.hooks {
+		if deref(h.LifecycleTransition) == transitionLaunching {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// launchResultOf is what an instance launched with userData does with its
+// launching lifecycle actions once booted: CONTINUE, ABANDON or nothing
+// ("").
+func launchResultOf(userData string) string {
+	var out string
+	for _, line := range strings.Split(decodeUserData(userData), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), LaunchHookMarker); ok {
+			switch strings.TrimSpace(rest) {
+			case "complete":
+				out = resultContinue
+			case "abandon":
+				out = resultAbandon
+			}
+		}
+	}
+	return out
+}
+
+// holdLaunch puts inst, launched at t and booted at booted, in
+// Pending:Wait on each of hooks. Until the actions end, its bootAt is the
+// latest it can come into service (the last global timeout).
+func (r *region) holdLaunch(inst *instance, hooks []astypes.LifecycleHookSpecification, t, booted time.Time, userData string) {
+	inst.booted = booted
+	inst.bootAt = t
+	for _, h := range hooks {
+		hb := time.Duration(heartbeatOf(h)) * time.Second
+		a := &launchAction{
+			hook: deref(h.LifecycleHookName), token: uuidFrom(seed(inst.id, "launch-action "+deref(h.LifecycleHookName))),
+			heartbeat: hb, deadline: t.Add(hb), limit: t.Add(min(maxGlobalTimeout, 100*hb)),
+			result: cmp.Or(deref(h.DefaultResult), resultAbandon),
+		}
+		inst.launch = append(inst.launch, a)
+		inst.bootAt = later(inst.bootAt, a.limit)
+		r.armLaunchTimeout(inst, a)
+	}
+	inst.healthyAt = inst.bootAt.Add(r.w.draw(*r.timingsOf(inst).Health, inst.id, "health"))
+	if result := launchResultOf(userData); result != "" {
+		r.w.at(booted, func(at time.Time) {
+			for _, a := range inst.launch {
+				r.endLaunchAction(inst, a, result, at)
+			}
+		})
+	}
+}
+
+// armLaunchTimeout ends a with its default result at its deadline, unless
+// it ended or its deadline moved (a heartbeat) before.
+func (r *region) armLaunchTimeout(inst *instance, a *launchAction) {
+	deadline := a.deadline
+	r.w.at(deadline, func(at time.Time) {
+		if a.deadline.Equal(deadline) {
+			r.endLaunchAction(inst, a, a.result, at)
+		}
+	})
+}
+
+// endLaunchAction ends inst's launching action a with result at t: ABANDON
+// terminates inst (the group replaces it); the last action to CONTINUE
+// lets it proceed, into service once its boot is over.
+func (r *region) endLaunchAction(inst *instance, a *launchAction, result string, t time.Time) {
+	if a.done || !inst.terminating.IsZero() || !inst.gone.IsZero() {
+		return
+	}
+	a.done = true
+	if result == resultAbandon {
+		r.terminate(inst, t, true, fmt.Sprintf("At %s an instance was taken out of service in response to a lifecycle action %s of hook %s (ABANDON).", stamp(t), a.token, a.hook))
+		return
+	}
+	for _, other := range inst.launch {
+		if !other.done {
+			return
+		}
+	}
+	inst.proceedAt = t
+	r.inService(inst, later(t, inst.booted))
+}
+
+// unregistered reports whether inst is not registered with its group's
+// load balancers and target groups at now: it waits on a launching hook,
+// or was abandoned there (Auto Scaling registers it once its actions
+// continue, just before InService).
+func (i *instance) unregistered(now time.Time) bool {
+	return i.launch != nil && (i.proceedAt.IsZero() || now.Before(i.bootAt))
+}
+
+// waitingLaunch is inst's launching action of hook that is pending at
+// now, if any.
+func (i *instance) waitingLaunch(hook string) *launchAction {
+	for _, a := range i.launch {
+		if a.hook == hook && !a.done && i.terminating.IsZero() {
+			return a
+		}
+	}
+	return nil
+}
+
+// pendingLaunchAction finds the pending launching action of hook in g by
+// instance id or token.
+func (g *group) pendingLaunchAction(hook, instanceID, token string) (*instance, *launchAction) {
+	for _, i := range g.instances {
+		a := i.waitingLaunch(hook)
+		if a != nil && ((instanceID != "" && i.id == instanceID) || (token != "" && a.token == token)) {
+			return i, a
+		}
+	}
+	return nil, nil
+}
+
+// RecordLifecycleActionHeartbeat restarts the timeout of a pending
+// launching lifecycle action, by instance id or token, for another
+// heartbeat (never past its global timeout; RecordLifecycleActionHeartbeat,
+// Auto Scaling API Reference). An action not pending is a ValidationError
+// ("No active Lifecycle Action found"). Heartbeats of termination actions
+// are not modelled (ferry sends none): they are refused the same way.
+func (c *AutoScaling) RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, _ ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error) {
+	const op = "RecordLifecycleActionHeartbeat"
+	r, err := c.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.lookupGroup(deref(in.AutoScalingGroupName))
+	if err != nil {
+		return nil, c.end(op, err)
+	}
+	if err := r.w.authorize(groupAuth(op, g)); err != nil {
+		return nil, c.end(op, err)
+	}
+	inst, a := g.pendingLaunchAction(deref(in.LifecycleHookName), deref(in.InstanceId), deref(in.LifecycleActionToken))
+	if a == nil {
+		return nil, c.end(op, noActiveAction(in.InstanceId, in.LifecycleActionToken))
+	}
+	a.deadline = earlier(r.w.now.Add(a.heartbeat), a.limit)
+	r.armLaunchTimeout(inst, a)
+	return &autoscaling.RecordLifecycleActionHeartbeatOutput{}, c.end(op, nil)
+}
+
+// noActiveAction is Auto Scaling's answer to an action that is not
+// pending.
+func noActiveAction(instanceID, token *string) error {
+	if instanceID == nil {
+		return apiErrf(cloud.CodeValidation, "No active Lifecycle Action found with token %s", deref(token))
+	}
+	return apiErrf(cloud.CodeValidation, "No active Lifecycle Action found with instance ID %s", deref(instanceID))
+}
+
+// LaunchActionToken is the token of instanceID's pending launching
+// lifecycle action of hook, as Auto Scaling sends it to the hook's
+// notification target; false when none is pending.
+func (w *World) LaunchActionToken(account, region, instanceID, hook string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.advance(w.clk.Now())
+	r := w.region(account, region)
+	if r == nil {
+		return "", false
+	}
+	for _, g := range r.groups {
+		if i, a := g.pendingLaunchAction(hook, instanceID, ""); a != nil && i != nil {
+			return a.token, true
+		}
+	}
+	return "", false
+}
