@@ -296,8 +296,11 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 		for _, d := range serviceDrift(g, svc) {
 			item(d.Kind, d.What)
 		}
-		for _, what := range unhealthy(g, views) {
-			item(execution.DriftUnhealthy, what)
+		for _, u := range unhealthy(g, views) {
+			item(execution.DriftUnhealthy, u.what)
+			if u.launching && r != nil {
+				items[len(items)-1].Settle = r.LaunchHold()
+			}
 		}
 	}
 	for _, g := range groups {
@@ -376,9 +379,16 @@ func targetGroupName(arn string) string {
 	return name
 }
 
-// unhealthy says which live instances of group g are not healthy, and
-// why, one line each.
-func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views) []string {
+// unwell is a live instance that is not healthy: why, one line, and
+// whether Auto Scaling holds it on a launching lifecycle hook
+// (Pending:Wait, or Pending:Proceed after it).
+type unwell struct {
+	what      string
+	launching bool
+}
+
+// unhealthy says which live instances of group g are not healthy.
+func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views) []unwell {
 	v := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	for _, lb := range g.LoadBalancerNames {
 		v.LoadBalancers[lb] = views.ELB[lb]
@@ -386,13 +396,16 @@ func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views) []string {
 	for _, tg := range g.TargetGroupARNs {
 		v.TargetGroups[tg] = views.TargetGroups[tg]
 	}
-	var out []string
+	var out []unwell
 	for _, inst := range g.Instances {
 		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus)}
 		if hi.Terminating() || v.Healthy(hi) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("instance %s is not healthy (%s, %s)", hi.ID, hi.LifecycleState, hi.HealthStatus))
+		out = append(out, unwell{
+			what:      fmt.Sprintf("instance %s is not healthy (%s, %s)", hi.ID, hi.LifecycleState, hi.HealthStatus),
+			launching: inst.LifecycleState == asgtypes.LifecycleStatePendingWait || inst.LifecycleState == asgtypes.LifecycleStatePendingProceed,
+		})
 	}
 	return out
 }
@@ -417,7 +430,7 @@ func (d *Deployer) dateDrift(ctx context.Context, q execution.DriftQuery, releas
 		if at, ok := seen[items[i].Key()]; ok && at.Before(now) {
 			items[i].Since = at
 		}
-		if items[i].Kind == execution.DriftUnhealthy && now.Sub(items[i].Since) < tuning.DriftUnhealthyAfter {
+		if items[i].Kind == execution.DriftUnhealthy && now.Sub(items[i].Since) < tuning.DriftUnhealthyAfter+items[i].Settle {
 			out.Settling = append(out.Settling, items[i])
 			continue
 		}

@@ -637,6 +637,11 @@ type DriftItem struct {
 	// Target is the environment of Group when it is not the current
 	// release's: a group left where the config no longer deploys.
 	Target *target.Target `json:"target,omitempty"`
+	// Settle is how much longer than tuning.DriftUnhealthyAfter an
+	// unhealthy instance settles before it is drift: the time a launching
+	// lifecycle hook may hold it in Pending:Wait. Each query works it out
+	// again; it is not recorded.
+	Settle time.Duration `json:"-"`
 }
 
 // Key identifies a drift across checks: the same kind of the same group

@@ -132,6 +132,26 @@ type LifecycleHook struct {
 	HeartbeatTimeout int    `json:"heartbeat_timeout,omitempty"`
 }
 
+// The lifecycle hook transitions (LifecycleHook.Transition).
+const (
+	TransitionLaunching   = "autoscaling:EC2_INSTANCE_LAUNCHING"
+	TransitionTerminating = "autoscaling:EC2_INSTANCE_TERMINATING"
+)
+
+// LaunchHold is the longest r's launching hooks hold a new instance in
+// Pending:Wait when nobody completes their action: the longest heartbeat
+// timeout among them (ferry's hooks CONTINUE when it passes); 0 without a
+// launching hook. Someone recording heartbeats can hold it longer.
+func (r *Release) LaunchHold() time.Duration {
+	var longest int
+	for _, h := range r.Lifecycle {
+		if h != nil && h.Transition == TransitionLaunching {
+			longest = max(longest, h.HeartbeatTimeout)
+		}
+	}
+	return time.Duration(longest) * time.Second
+}
+
 // Asset is a named file the instances need. The client reads Path, hashes
 // it and uploads it; SHA256 and Size are set by the client.
 type Asset struct {

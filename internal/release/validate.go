@@ -18,7 +18,7 @@ var (
 	// PolicyTypes are the scaling policy types.
 	PolicyTypes = []string{"cpu_scale_up", "cpu_scale_down"}
 	// Transitions are the lifecycle hook transitions.
-	Transitions = []string{"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING"}
+	Transitions = []string{TransitionLaunching, TransitionTerminating}
 	// EBSVolumeTypes are the EBS volume types.
 	EBSVolumeTypes = []string{"gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"}
 )

@@ -202,12 +202,12 @@ func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
 			Behavior: i.behavior, Zone: i.subnet.az, LB: map[string]string{},
 		}
 		for _, lb := range i.lbs {
-			if _, ok := lb.instances[i.id]; ok {
+			if _, ok := lb.instances[i.id]; ok && !i.unregistered(now) {
 				is.LB[lb.name] = lb.state(i, now)
 			}
 		}
 		for _, tg := range i.tgs {
-			if t := tg.targets[i.id]; t != nil {
+			if t := tg.targets[i.id]; t != nil && !i.unregistered(now) {
 				is.LB[tg.name] = tg.state(t, now)
 			}
 		}
