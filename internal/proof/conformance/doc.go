@@ -46,6 +46,13 @@
 //     (Elastic Load Balancing User Guide, "Health checks for your target
 //     groups", Target health status). The suite therefore shows the calls
 //     and the happy path, not health timing (the simulation models that).
+//   - moto does not model launching lifecycle hooks: its
+//     CreateAutoScalingGroup ignores LifecycleHookSpecificationList, its
+//     instances are InService at once (AWS holds them in Pending:Wait until
+//     the action completes or times out), and CompleteLifecycleAction
+//     answers HTTP 500. The suite's releases declare no hook; the
+//     simulation models them from AWS's documentation
+//     (TestLaunchHookAgainstMoto records moto's answers).
 //   - moto's PutScalingPolicy answer has no PolicyARN (moto names the
 //     field PolicyArn and its query serializer drops it), where AWS returns
 //     it (Amazon EC2 Auto Scaling API Reference, PutScalingPolicy, Response
