@@ -144,7 +144,8 @@
 // scale-in (a lower desired capacity) deregisters each chosen instance and
 // waits for the draining, then, with an autoscaling:EC2_INSTANCE_TERMINATING
 // hook, holds it in Terminating:Wait until CompleteLifecycleAction or the
-// hook's heartbeat timeout, then Terminating:Proceed for its terminate
+// hook's heartbeat timeout (restarted by RecordLifecycleActionHeartbeat,
+// never past the global timeout), then Terminating:Proceed for its terminate
 // time. A protected instance (ProtectedFromScaleIn: SetInstanceProtection,
 // or NewInstancesProtectedFromScaleIn at launch) is never chosen by a
 // scale-in, though the desired capacity drops; removing the protection

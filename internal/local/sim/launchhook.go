@@ -174,11 +174,11 @@ func (g *group) pendingLaunchAction(hook, instanceID, token string) (*instance, 
 }
 
 // RecordLifecycleActionHeartbeat restarts the timeout of a pending
-// launching lifecycle action, by instance id or token, for another
-// heartbeat (never past its global timeout; RecordLifecycleActionHeartbeat,
-// Auto Scaling API Reference). An action not pending is a ValidationError
-// ("No active Lifecycle Action found"). Heartbeats of termination actions
-// are not modelled (ferry sends none): they are refused the same way.
+// lifecycle action for another heartbeat, never past its global timeout
+// (RecordLifecycleActionHeartbeat, Auto Scaling API Reference): a
+// launching action by instance id or token, or the Terminating:Wait of an
+// instance by id. An action not pending is a ValidationError ("No active
+// Lifecycle Action found").
 func (c *AutoScaling) RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, _ ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error) {
 	const op = "RecordLifecycleActionHeartbeat"
 	r, err := c.begin(ctx, op)
@@ -192,13 +192,52 @@ func (c *AutoScaling) RecordLifecycleActionHeartbeat(ctx context.Context, in *au
 	if err := r.w.authorize(groupAuth(op, g)); err != nil {
 		return nil, c.end(op, err)
 	}
-	inst, a := g.pendingLaunchAction(deref(in.LifecycleHookName), deref(in.InstanceId), deref(in.LifecycleActionToken))
-	if a == nil {
-		return nil, c.end(op, noActiveAction(in.InstanceId, in.LifecycleActionToken))
+	if inst, a := g.pendingLaunchAction(deref(in.LifecycleHookName), deref(in.InstanceId), deref(in.LifecycleActionToken)); a != nil {
+		a.deadline = earlier(r.w.now.Add(a.heartbeat), a.limit)
+		r.armLaunchTimeout(inst, a)
+		return &autoscaling.RecordLifecycleActionHeartbeatOutput{}, c.end(op, nil)
 	}
-	a.deadline = earlier(r.w.now.Add(a.heartbeat), a.limit)
-	r.armLaunchTimeout(inst, a)
-	return &autoscaling.RecordLifecycleActionHeartbeatOutput{}, c.end(op, nil)
+	if inst := g.terminationWaiting(deref(in.InstanceId), r.w.now); inst != nil {
+		r.extendTermination(inst, r.w.now)
+		return &autoscaling.RecordLifecycleActionHeartbeatOutput{}, c.end(op, nil)
+	}
+	return nil, c.end(op, noActiveAction(in.InstanceId, in.LifecycleActionToken))
+}
+
+// terminationWaiting is g's instance id in Terminating:Wait at now, if
+// any.
+func (g *group) terminationWaiting(id string, now time.Time) *instance {
+	for _, i := range g.instances {
+		if i.id == id && !i.hookFrom.IsZero() && i.lifecycle(now) == astypes.LifecycleStateTerminatingWait {
+			return i
+		}
+	}
+	return nil
+}
+
+// extendTermination restarts inst's Terminating:Wait timeout at now for
+// another heartbeat of its group's termination hooks, never past their
+// global timeout from the start of the wait, nor past the moment a worker
+// completes its own action; it is gone its terminate time after.
+func (r *region) extendTermination(inst *instance, now time.Time) {
+	hb := inst.g.termHeartbeat()
+	until := earlier(now.Add(hb), inst.hookFrom.Add(min(maxGlobalTimeout, 100*hb)))
+	if !inst.workerDone.IsZero() {
+		until = earlier(until, inst.workerDone)
+	}
+	if !until.After(inst.hookUntil) {
+		return
+	}
+	inst.hookUntil = until
+	inst.goneDue = time.Time{}
+	gone := until.Add(r.timingsOf(inst).Terminate.pick(seed(inst.id, "terminate")))
+	r.goneAt(inst, gone)
+	for k := len(inst.g.activities) - 1; k >= 0; k-- {
+		if a := inst.g.activities[k]; a.description == "Terminating EC2 instance: "+inst.id {
+			a.end = gone
+			break
+		}
+	}
 }
 
 // noActiveAction is Auto Scaling's answer to an action that is not

@@ -192,3 +192,43 @@ func TestLaunchHookCompleteAndHeartbeat(t *testing.T) {
 	assert.Equal(t, map[string]int{"InService": 1, "Terminating": 1, "Pending:Wait": 1}, lifecycles(f.describe(t, "g")),
 		"the global timeout ended its wait: ABANDON, replaced")
 }
+
+// TestTerminationHookHeartbeat: a heartbeat restarts an instance's
+// Terminating:Wait timeout ("If you need more time, you can restart the
+// timeout period by recording a heartbeat", How lifecycle hooks work),
+// never past the global timeout of 100 heartbeats from the start of the
+// wait; an instance not waiting is refused.
+func TestTerminationHookHeartbeat(t *testing.T) {
+	f := newFixture(t)
+	f.template(t, "lt-g", amiOK, "")
+	in := f.groupInput(t, "g", 1)
+	in.LoadBalancerNames, in.TargetGroupARNs = nil, nil
+	in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+		LifecycleHookName: aws.String("drain"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_TERMINATING"), HeartbeatTimeout: aws.Int32(30),
+	}}
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	f.clk.Advance(5 * time.Minute)
+	id := aws.ToString(f.describe(t, "g").Instances[0].InstanceId)
+	heartbeat := func() error {
+		_, err := f.c.AutoScaling.(*sim.AutoScaling).RecordLifecycleActionHeartbeat(f.ctx, &autoscaling.RecordLifecycleActionHeartbeatInput{
+			AutoScalingGroupName: aws.String("g"), LifecycleHookName: aws.String("drain"), InstanceId: aws.String(id)})
+		return err
+	}
+	assertCode(t, heartbeat(), cloud.CodeValidation)
+
+	_, err = f.c.AutoScaling.UpdateAutoScalingGroup(f.ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String("g"), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)})
+	require.NoError(t, err)
+	waited := time.Duration(0)
+	for waited < 3000*time.Second-29*time.Second {
+		f.clk.Advance(29 * time.Second)
+		waited += 29 * time.Second
+		require.NoError(t, heartbeat())
+		require.Equal(t, map[string]int{"Terminating:Wait": 1}, lifecycles(f.describe(t, "g")), "kept waiting at %s", waited)
+	}
+	f.clk.Advance(3000*time.Second - waited)
+	assert.Equal(t, map[string]int{"Terminating:Proceed": 1}, lifecycles(f.describe(t, "g")), "the global timeout ends the wait")
+	assertCode(t, heartbeat(), cloud.CodeValidation)
+	f.clk.Advance(41 * time.Second)
+	assert.Empty(t, f.describe(t, "g").Instances)
+}

@@ -697,8 +697,8 @@ func (r *region) retire(inst *instance, t time.Time, cause string) {
 	if g.termHook {
 		inst.hookUntil = drained.Add(g.termHeartbeat())
 		if inst.behavior == Worker {
-			done := drained.Add(r.timingsOf(inst).Finish.pick(seed(inst.id, "finish")))
-			inst.hookUntil = earlier(inst.hookUntil, done)
+			inst.workerDone = drained.Add(r.timingsOf(inst).Finish.pick(seed(inst.id, "finish")))
+			inst.hookUntil = earlier(inst.hookUntil, inst.workerDone)
 		}
 	}
 	goneAt := inst.hookUntil.Add(r.timingsOf(inst).Terminate.pick(seed(inst.id, "terminate")))

@@ -393,6 +393,9 @@ type instance struct {
 	// (zero: no termination hook wait).
 	goneDue             time.Time
 	hookFrom, hookUntil time.Time
+	// workerDone is when a worker completes its own termination action
+	// (zero: it is no worker, or not terminating).
+	workerDone time.Time
 	// launch are its launching lifecycle actions (nil: its group has no
 	// launching hook), booted when its own boot is over, proceedAt when
 	// its last action continued (Pending:Proceed until bootAt).
