@@ -131,6 +131,7 @@ func (r *region) endLaunchAction(inst *instance, a *launchAction, result string,
 	a.done = true
 	if result == resultAbandon {
 		r.terminate(inst, t, true, fmt.Sprintf("At %s an instance was taken out of service in response to a lifecycle action %s of hook %s (ABANDON).", stamp(t), a.token, a.hook))
+		r.serviceDecided(inst, func(bool) time.Time { return t })
 		return
 	}
 	for _, other := range inst.launch {
@@ -140,6 +141,51 @@ func (r *region) endLaunchAction(inst *instance, a *launchAction, result string,
 	}
 	inst.proceedAt = t
 	r.inService(inst, later(t, inst.booted))
+	r.serviceDecided(inst, inst.readyAt)
+}
+
+// readyAt is when inst is in service or, with health, also passes its
+// load balancers' health checks.
+func (i *instance) readyAt(health bool) time.Time {
+	if health {
+		return i.healthyAt
+	}
+	return i.bootAt
+}
+
+// atReady runs fn once inst is in service (with health, once it also
+// passes its health checks): at that moment, known at once for an
+// instance without launching hooks; for one waiting on them, at the
+// latest it can be (the last global timeout), or as soon as its actions
+// decide it (into service, or abandoned: then at once), whichever comes
+// first.
+func (r *region) atReady(inst *instance, health bool, fn func(time.Time)) {
+	done := false
+	once := func(at time.Time) {
+		if !done {
+			done = true
+			fn(at)
+		}
+	}
+	r.w.at(inst.readyAt(health), once)
+	if inst.launch != nil && inst.proceedAt.IsZero() {
+		inst.onReady = append(inst.onReady, readyWait{health: health, fn: once})
+	}
+}
+
+// readyWait is an atReady waiting on an instance's launching actions.
+type readyWait struct {
+	health bool
+	fn     func(time.Time)
+}
+
+// serviceDecided runs inst's atReady waits at the moments its launching
+// actions decided (when says, by each wait's health).
+func (r *region) serviceDecided(inst *instance, when func(health bool) time.Time) {
+	for _, w := range inst.onReady {
+		r.w.at(when(w.health), w.fn)
+	}
+	inst.onReady = nil
 }
 
 // unregistered reports whether inst is not registered with its group's

@@ -232,3 +232,24 @@ func TestTerminationHookHeartbeat(t *testing.T) {
 	f.clk.Advance(41 * time.Second)
 	assert.Empty(t, f.describe(t, "g").Instances)
 }
+
+// TestLaunchHookRebalanceStep: an AZ rebalance step launches first and
+// terminates an instance of the crowded zone once the new one is in
+// service ("Rebalancing activities", Auto Scaling User Guide); with a
+// launching hook completed at boot, that is when the boot completes it,
+// not the latest the hook could hold it (its global timeout).
+func TestLaunchHookRebalanceStep(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, f.world.Faults().ImpairZone(deployer, region, "us-east-1b", start.Add(3*time.Minute)))
+	f.template(t, "lt-grp", amiOK, sim.LaunchHookMarker+" complete")
+	in := f.groupInput(t, "grp", 2)
+	in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{{
+		LifecycleHookName: aws.String("warm"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_LAUNCHING"), HeartbeatTimeout: aws.Int32(3600),
+	}}
+	_, err := f.c.AutoScaling.CreateAutoScalingGroup(f.ctx, in)
+	require.NoError(t, err)
+	f.clk.Advance(150 * time.Second)
+	require.Equal(t, map[string]int{"us-east-1a": 2}, zones(f.describe(t, "grp")))
+	f.clk.Advance(15 * time.Minute)
+	assert.Equal(t, map[string]int{"us-east-1a": 1, "us-east-1b": 1}, zones(f.describe(t, "grp")), "balanced within minutes, not hours")
+}

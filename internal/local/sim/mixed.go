@@ -468,11 +468,7 @@ func (r *region) rebalanceSpot(inst *instance, t time.Time) {
 		return
 	}
 	fresh := g.instances[len(g.instances)-1]
-	ready := fresh.bootAt
-	if g.healthCheck == "ELB" {
-		ready = fresh.healthyAt
-	}
-	r.w.at(ready, func(at time.Time) {
+	r.atReady(fresh, g.healthCheck == "ELB", func(at time.Time) {
 		if inst.terminating.IsZero() && !g.deleting && !g.suspended[ProcessTerminate] {
 			r.retire(inst, at, fmt.Sprintf("At %s an instance was taken out of service in response to an EC2 instance rebalance recommendation.", stamp(at)))
 		}

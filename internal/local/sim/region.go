@@ -403,8 +403,11 @@ type instance struct {
 	booted         time.Time
 	proceedAt      time.Time
 	launchActivity *activity
-	lbs            []*classicLB
-	tgs            []*targetGroup
+	// onReady are what waits on it coming into service (atReady) while
+	// its launching actions are pending.
+	onReady []readyWait
+	lbs     []*classicLB
+	tgs     []*targetGroup
 	// protected is its scale-in protection (ProtectedFromScaleIn);
 	// standby says it is in Standby (EnterStandby).
 	protected, standby bool

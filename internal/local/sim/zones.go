@@ -63,7 +63,7 @@ func (r *region) rebalance(g *group, t time.Time) {
 	}
 	fresh := g.instances[len(g.instances)-1]
 	g.rebalancing = true
-	r.w.at(fresh.bootAt, func(at time.Time) { r.endRebalanceStep(g, fresh, high, at) })
+	r.atReady(fresh, false, func(at time.Time) { r.endRebalanceStep(g, fresh, high, at) })
 }
 
 // endRebalanceStep ends the rebalance step of g that launched fresh, at
