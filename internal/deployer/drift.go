@@ -296,11 +296,8 @@ func driftOf(cur ledger.Current, r *release.Release, groups []asgtypes.AutoScali
 		for _, d := range serviceDrift(g, svc) {
 			item(d.Kind, d.What)
 		}
-		for _, u := range unhealthy(g, views) {
-			item(execution.DriftUnhealthy, u.what)
-			if u.launching && r != nil {
-				items[len(items)-1].Settle = r.LaunchHold()
-			}
+		for _, u := range unhealthy(g, views, r.LaunchHold()) {
+			items = append(items, execution.DriftItem{Kind: execution.DriftUnhealthy, Service: cg.Service, Group: cg.Group, What: u.what, Settle: u.settle})
 		}
 	}
 	for _, g := range groups {
@@ -379,16 +376,17 @@ func targetGroupName(arn string) string {
 	return name
 }
 
-// unwell is a live instance that is not healthy: why, one line, and
-// whether Auto Scaling holds it on a launching lifecycle hook
-// (Pending:Wait, or Pending:Proceed after it).
+// unwell is a live instance that is not healthy: why, one line, and how
+// much longer than usual it settles (DriftItem.Settle).
 type unwell struct {
-	what      string
-	launching bool
+	what   string
+	settle time.Duration
 }
 
-// unhealthy says which live instances of group g are not healthy.
-func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views) []unwell {
+// unhealthy says which live instances of group g are not healthy; one
+// that Auto Scaling holds on a launching lifecycle hook (Pending:Wait, or
+// Pending:Proceed after it) settles for hold more.
+func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views, hold time.Duration) []unwell {
 	v := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	for _, lb := range g.LoadBalancerNames {
 		v.LoadBalancers[lb] = views.ELB[lb]
@@ -402,10 +400,11 @@ func unhealthy(g asgtypes.AutoScalingGroup, views balancers.Views) []unwell {
 		if hi.Terminating() || v.Healthy(hi) {
 			continue
 		}
-		out = append(out, unwell{
-			what:      fmt.Sprintf("instance %s is not healthy (%s, %s)", hi.ID, hi.LifecycleState, hi.HealthStatus),
-			launching: inst.LifecycleState == asgtypes.LifecycleStatePendingWait || inst.LifecycleState == asgtypes.LifecycleStatePendingProceed,
-		})
+		u := unwell{what: fmt.Sprintf("instance %s is not healthy (%s, %s)", hi.ID, hi.LifecycleState, hi.HealthStatus)}
+		if inst.LifecycleState == asgtypes.LifecycleStatePendingWait || inst.LifecycleState == asgtypes.LifecycleStatePendingProceed {
+			u.settle = hold
+		}
+		out = append(out, u)
 	}
 	return out
 }

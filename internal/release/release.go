@@ -141,8 +141,12 @@ const (
 // LaunchHold is the longest r's launching hooks hold a new instance in
 // Pending:Wait when nobody completes their action: the longest heartbeat
 // timeout among them (ferry's hooks CONTINUE when it passes); 0 without a
-// launching hook. Someone recording heartbeats can hold it longer.
+// launching hook, or for a nil release. Someone recording heartbeats can
+// hold it longer.
 func (r *Release) LaunchHold() time.Duration {
+	if r == nil {
+		return 0
+	}
 	var longest int
 	for _, h := range r.Lifecycle {
 		if h != nil && h.Transition == TransitionLaunching {

@@ -197,21 +197,30 @@ func (r *region) snapGroup(g *group, now time.Time) GroupSnapshot {
 		gs.Suspended = append(gs.Suspended, deref(p.ProcessName))
 	}
 	for _, i := range g.instances {
-		is := InstanceSnapshot{
+		gs.Instances = append(gs.Instances, InstanceSnapshot{
 			ID: i.id, Lifecycle: string(i.lifecycle(now)), Health: i.healthStatus(now),
-			Behavior: i.behavior, Zone: i.subnet.az, LB: map[string]string{},
-		}
-		for _, lb := range i.lbs {
-			if _, ok := lb.instances[i.id]; ok && !i.unregistered(now) {
-				is.LB[lb.name] = lb.state(i, now)
-			}
-		}
-		for _, tg := range i.tgs {
-			if t := tg.targets[i.id]; t != nil && !i.unregistered(now) {
-				is.LB[tg.name] = tg.state(t, now)
-			}
-		}
-		gs.Instances = append(gs.Instances, is)
+			Behavior: i.behavior, Zone: i.subnet.az, LB: i.lbStates(now),
+		})
 	}
 	return gs
+}
+
+// lbStates is i's state at now in each load balancer and target group it
+// is registered with (none while a launching hook holds it).
+func (i *instance) lbStates(now time.Time) map[string]string {
+	out := map[string]string{}
+	if i.unregistered(now) {
+		return out
+	}
+	for _, lb := range i.lbs {
+		if _, ok := lb.instances[i.id]; ok {
+			out[lb.name] = lb.state(i, now)
+		}
+	}
+	for _, tg := range i.tgs {
+		if t := tg.targets[i.id]; t != nil {
+			out[tg.name] = tg.state(t, now)
+		}
+	}
+	return out
 }
