@@ -130,6 +130,7 @@ func (r *region) endLaunchAction(inst *instance, a *launchAction, result string,
 	}
 	a.done = true
 	if result == resultAbandon {
+		inst.launchActivity.end = t
 		r.terminate(inst, t, true, fmt.Sprintf("At %s an instance was taken out of service in response to a lifecycle action %s of hook %s (ABANDON).", stamp(t), a.token, a.hook))
 		r.serviceDecided(inst, func(bool) time.Time { return t })
 		return

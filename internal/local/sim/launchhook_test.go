@@ -89,6 +89,7 @@ func TestLaunchHookCompletedByBoot(t *testing.T) {
 	assert.Zero(t, elb+tg, "not registered while waiting")
 	f.clk.Advance(62 * time.Second) // ... and at most 120
 	assert.Equal(t, map[string]int{"InService": 2}, lifecycles(f.describe(t, "g")))
+	assert.Equal(t, 2, count(f.activities(t, "g"), "Launching a new EC2 instance: i-", astypes.ScalingActivityStatusCodeSuccessful))
 	elb, tg = registered(t, f)
 	assert.Equal(t, [2]int{2, 2}, [2]int{elb, tg}, "registered once in service")
 	f.clk.Advance(41 * time.Second)
@@ -118,6 +119,7 @@ func TestLaunchHookTimeout(t *testing.T) {
 			first := ids(f.describe(t, "g"))
 			f.clk.Advance(299 * time.Second)
 			assert.Equal(t, map[string]int{"Pending:Wait": 2}, lifecycles(f.describe(t, "g")), "booted, still waiting")
+			assert.Equal(t, 2, count(f.activities(t, "g"), "Launching a new EC2 instance: i-", astypes.ScalingActivityStatusCodeInProgress))
 			f.clk.Advance(time.Second)
 			g := f.describe(t, "g")
 			if tc.inService {

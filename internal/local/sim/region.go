@@ -645,7 +645,7 @@ func (r *region) launch(g *group, t time.Time, cause string) bool {
 	}
 	inst.launchActivity = &activity{
 		id: w.newActivityID(), description: "Launching a new EC2 instance: " + id, cause: cause,
-		details: activityDetails(sn), start: t, end: booted,
+		details: activityDetails(sn), start: t, end: later(booted, inst.bootAt), // in progress while a hook holds it
 	}
 	g.record(inst.launchActivity)
 	if inst.launch == nil {
