@@ -194,12 +194,13 @@ func TestLaunchHookContinuesAfterTimeout(t *testing.T) {
 // for as long as the hook can hold it (its heartbeat timeout) and the
 // usual threshold after: a reconciler that heals never redeploys a fleet
 // whose instance Auto Scaling is still bringing up. Kept waiting past that
-// by heartbeats, it is drift.
+// by heartbeats, it is drift, and healed.
 func TestLaunchHookWaitSettlesInDrift(t *testing.T) {
 	h := newHarness(t)
 	r := h.baseRelease()
 	withLaunchHook(r, 1800, "")
 	r.Timeout = 2400
+	r.Reconcile = release.ReconcileHeal
 	h.start(r).succeed()
 	h.clk.Advance(10 * time.Minute)
 	web := naming.GroupName(project, config, "web", r.ReleaseID)
@@ -228,6 +229,7 @@ func TestLaunchHookWaitSettlesInDrift(t *testing.T) {
 	assert.Empty(t, d.Drifts, "waiting on its launching hook, within its heartbeat timeout")
 	require.Len(t, d.Settling, 1)
 	assert.Contains(t, d.Settling[0].What, fresh)
+	assert.Empty(t, h.pass().Healed, "nothing to heal")
 
 	// Heartbeats keep it waiting past the heartbeat timeout and the
 	// threshold (40 minutes): drift.
@@ -238,4 +240,5 @@ func TestLaunchHookWaitSettlesInDrift(t *testing.T) {
 	require.Len(t, d.Drifts, 1, "waiting longer than its hook holds it on its own")
 	assert.Equal(t, execution.DriftUnhealthy, d.Drifts[0].Kind)
 	assert.Contains(t, d.Drifts[0].What, fresh+" is not healthy (Pending:Wait")
+	assert.Len(t, h.pass().Healed, 1, "healed")
 }
