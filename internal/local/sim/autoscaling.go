@@ -352,14 +352,14 @@ func (r *region) checkHook(h astypes.LifecycleHookSpecification) error {
 		return apiErr(cloud.CodeValidation, "LifecycleHookName must have length between 1 and 255")
 	}
 	switch deref(h.LifecycleTransition) {
-	case "autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING":
+	case transitionLaunching, transitionTerminating:
 	default:
 		return apiErrf(cloud.CodeValidation, "Invalid Lifecycle Transition: %s", deref(h.LifecycleTransition))
 	}
 	if t := h.HeartbeatTimeout; t != nil && (*t < 30 || *t > 7200) {
 		return apiErrf(cloud.CodeValidation, "HeartbeatTimeout %d must be between 30 and 7200", *t)
 	}
-	if d := deref(h.DefaultResult); d != "" && d != "CONTINUE" && d != "ABANDON" {
+	if d := deref(h.DefaultResult); d != "" && d != resultContinue && d != resultAbandon {
 		return apiErrf(cloud.CodeValidation, "DefaultResult %s must be CONTINUE or ABANDON", d)
 	}
 	if arn := deref(h.NotificationTargetARN); arn != "" {
