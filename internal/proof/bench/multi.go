@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +70,14 @@ type Multi struct {
 	BusiestBucket             string         `json:"busiest_bucket,omitempty"`
 	MaxCallsInASecondByBucket map[string]int `json:"max_calls_in_a_second_by_bucket,omitempty"`
 	Seconds                   float64        `json:"seconds"`
+	// BusySeconds are the seconds in which a request bucket took more
+	// than its burst's worth of attempts (busyOver), busiest first (at
+	// most busyShown of them), each with the first attempts of the calls
+	// made in it by "Task op" (the rest of its attempts are the SDK's
+	// retries of calls throttled before); SecondsOverByBucket how many
+	// such seconds each bucket had.
+	BusySeconds         []BusySecond   `json:"busy_seconds,omitempty"`
+	SecondsOverByBucket map[string]int `json:"seconds_over_by_bucket,omitempty"`
 	// Failure is the first deploy's failure, when one did not succeed.
 	Failure string `json:"failure,omitempty"`
 }
@@ -112,8 +123,33 @@ func RunMulti(ctx context.Context, k, s int, opts GridOptions) (*Multi, error) {
 	r.mu.Unlock()
 	m.rates(r.World().CallLog()[logged:], ended.Sub(began))
 	m.busiest(r.World().Attempts(), began)
+	r.mu.Lock()
+	m.busySeconds(r.World().Attempts(), r.firsts, began)
+	r.mu.Unlock()
 	return m, nil
 }
+
+// BusySecond is one request bucket's attempts in one second.
+type BusySecond struct {
+	Bucket string `json:"bucket"`
+	// At is the second's start, in seconds since the measured deploys
+	// started.
+	At       int64 `json:"at"`
+	Attempts int   `json:"attempts"`
+	// Retries are the attempts that were the SDK's retries (Attempts
+	// less the calls first made in the second).
+	Retries int `json:"retries"`
+	// FirstByTask are the calls first made in the second, by "Task op".
+	FirstByTask map[string]int `json:"first_by_task"`
+}
+
+// busyOver is the attempts in a second above which BusySeconds shows it:
+// Auto Scaling's and Elastic Load Balancing's Describe burst (see
+// package sim), the most multi_project allows.
+const busyOver = MaxBucketCallsInOneSecond
+
+// busyShown is how many of the busiest seconds BusySeconds shows.
+const busyShown = 8
 
 // busyRegion is a region whose account many deploys share, counting
 // the task invocations that failed because AWS throttled them.
@@ -121,9 +157,12 @@ type busyRegion struct {
 	*region.Region
 	throttledTasks atomic.Int64
 
-	mu      sync.Mutex
-	byTask  map[string]int
-	asgBy   map[string]int
+	mu     sync.Mutex
+	byTask map[string]int
+	asgBy  map[string]int
+	// firsts are the measured round's calls by bucket and second (of
+	// their first attempt) and "Task op".
+	firsts  map[sim.BucketSecond]map[string]int
 	first   string
 	measure bool
 }
@@ -154,7 +193,7 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 	world := Worlds(Cell{Services: s, Instances: 1}, projects...)
 	world.Throttle = true
 	world.Limits = sim.Quotas{AutoScalingGroups: 3*k*s + 10, LaunchTemplates: 3*k*s + 10, Alarms: 6*k*s + 10}
-	b := &busyRegion{byTask: map[string]int{}, asgBy: map[string]int{}}
+	b := &busyRegion{byTask: map[string]int{}, asgBy: map[string]int{}, firsts: map[sim.BucketSecond]map[string]int{}}
 	r, err := region.New(ctx, region.Options{
 		World: world,
 		Clock: clock.NewVirtual(Start),
@@ -178,13 +217,21 @@ func multiRegion(ctx context.Context, k, s int, opts GridOptions) (*busyRegion, 
 	shared := sim.BucketOf(autoScaling, "DescribeAutoScalingGroups")
 	r.World().OnCall(func(ctx context.Context, c sim.Call) {
 		fanout.Spend(ctx, cost)
-		if task, ok := ctx.Value(taskKey{}).(string); ok && sim.BucketOf(c.Service, c.Op) == shared {
-			b.mu.Lock()
-			if b.measure {
-				b.asgBy[task+" "+c.Op]++
-			}
-			b.mu.Unlock()
+		task, _ := ctx.Value(taskKey{}).(string)
+		bucket := sim.BucketOf(c.Service, c.Op)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if !b.measure || bucket == "" {
+			return
 		}
+		if task != "" && bucket == shared {
+			b.asgBy[task+" "+c.Op]++
+		}
+		k := sim.BucketSecond{Account: c.Account, Region: c.Region, Bucket: bucket, Second: c.At.Unix()}
+		if b.firsts[k] == nil {
+			b.firsts[k] = map[string]int{}
+		}
+		b.firsts[k][task+" "+c.Op]++
 	})
 	return b, nil
 }
@@ -249,6 +296,30 @@ func (m *Multi) busiest(attempts map[sim.BucketSecond]int, since time.Time) {
 		if n > m.MaxCallsInASecond || (n == m.MaxCallsInASecond && k.Bucket < m.BusiestBucket) {
 			m.MaxCallsInASecond, m.BusiestBucket = n, k.Bucket
 		}
+	}
+}
+
+// busySeconds fills BusySeconds and SecondsOverByBucket from attempts
+// and the calls first made in each second (firsts), from since on.
+func (m *Multi) busySeconds(attempts map[sim.BucketSecond]int, firsts map[sim.BucketSecond]map[string]int, since time.Time) {
+	m.SecondsOverByBucket = map[string]int{}
+	var busy []sim.BucketSecond
+	for k, n := range attempts {
+		if k.Second >= since.Unix() && n > busyOver {
+			m.SecondsOverByBucket[k.Bucket]++
+			busy = append(busy, k)
+		}
+	}
+	slices.SortFunc(busy, func(a, b sim.BucketSecond) int {
+		return cmp.Or(cmp.Compare(attempts[b], attempts[a]), cmp.Compare(a.Second, b.Second), cmp.Compare(a.Bucket, b.Bucket))
+	})
+	for _, k := range busy[:min(len(busy), busyShown)] {
+		first := 0
+		for _, n := range firsts[k] {
+			first += n
+		}
+		m.BusySeconds = append(m.BusySeconds, BusySecond{Bucket: k.Bucket, At: k.Second - since.Unix(), Attempts: attempts[k],
+			Retries: attempts[k] - first, FirstByTask: maps.Clone(firsts[k])})
 	}
 }
 
