@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
@@ -13,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
@@ -148,7 +150,20 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return paced{}, err
 	}
-	res, err := resources.Resolve(ctx, c, r)
+	// The deploys beside it are listed while its resources resolve: a
+	// lone deploy waits for no listing.
+	var (
+		res *resources.Resolved
+		k   int
+	)
+	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 1 {
+			k = d.underway(ctx, st)
+			return nil
+		}
+		res, err = resources.Resolve(ctx, c, r)
+		return err
+	})
 	if err != nil {
 		return paced{}, err
 	}
@@ -181,7 +196,8 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		}
 		report[svc], work = h, append(work, m)
 	}
-	if round, err := makeGroups(ctx, rel, work, roundBudget(st), d.log.With("release_id", st.ReleaseID)); err != nil || round.wait > 0 {
+	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
+	if round, err := makeGroups(ctx, rel, work, share.budget(st), share, d.log.With("release_id", st.ReleaseID)); err != nil || round.wait > 0 {
 		return round, err
 	}
 	// The scaling policies and their alarms come once every group is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/tuning"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
 // making is what a round of Deploy makes for one service.
@@ -46,12 +48,15 @@ type making struct {
 // as throttled); a zero round once everything is made. A round that made
 // nothing because AWS throttled it returns the throttling error as its
 // error (a throttled round, deploy's progress).
-func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget int, log *slog.Logger) (paced, error) {
+func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget int, s share, log *slog.Logger) (paced, error) {
 	creates := 0
 	for i := range work {
 		if work[i].group != nil {
 			creates++
 			work[i].create = creates <= budget
+			if !work[i].create && s.k > 0 {
+				work[i].template = nil // made with its group: EC2's bucket is shared too
+			}
 		}
 	}
 	var throttled throttles
@@ -63,7 +68,7 @@ func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget i
 	}
 	left := max(0, creates-budget) + throttled.n()
 	if left > 0 {
-		return throttled.wait(left, min(creates, budget))
+		return throttled.wait(left, min(creates, budget), s.creating())
 	}
 	var suspend []making
 	for _, m := range work {
@@ -79,7 +84,7 @@ func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget i
 		return paced{}, err
 	}
 	if left = len(suspend) - n + throttled.n(); left > 0 {
-		return throttled.wait(left, creates+n)
+		return throttled.wait(left, creates+n, s)
 	}
 	return paced{}, nil
 }
@@ -119,8 +124,8 @@ func (t *throttles) n() int {
 // wait is the round that leaves left calls for the next after trying
 // tried (those AWS throttled included): the throttling error when every
 // one it tried was throttled (nothing made), else paced after
-// pacedWait.
-func (t *throttles) wait(left, tried int) (paced, error) {
+// s.wait.
+func (t *throttles) wait(left, tried int, s share) (paced, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var err error
@@ -130,7 +135,7 @@ func (t *throttles) wait(left, tried int) (paced, error) {
 	if len(t.errs) > 0 && len(t.errs) >= tried {
 		return paced{}, err
 	}
-	return paced{wait: pacedWait(left), throttled: err}, nil
+	return paced{wait: s.wait(left), throttled: err}, nil
 }
 
 // make creates m's launch template and, when this round creates it, its
@@ -152,23 +157,72 @@ func (m making) make(ctx context.Context, rel *fleet.Release, log *slog.Logger) 
 	return nil
 }
 
-// pacedWait is the wait, in seconds, before a round of Deploy that makes
-// left Auto Scaling calls (up to tuning.AutoScalingCallsPerRound): the
-// time the account's bucket takes to refill that many
-// (limits.AutoScalingRefill a second), at least a second.
-func pacedWait(left int) int {
-	next := min(left, tuning.AutoScalingCallsPerRound)
-	return max(1, (next+limits.AutoScalingRefill-1)/limits.AutoScalingRefill)
+// share is a round of Deploy's part of its account's one Auto Scaling
+// bucket (limits.AutoScalingBurst refilled at limits.AutoScalingRefill a
+// second), which every deploy to the account and region spends: k other
+// deploys are on their way beside it (Deployer.underway), and each takes
+// a (k+1)-th of the refill.
+type share struct {
+	k int
+	// seed and checks jitter the wait: deploys that started together do
+	// not make their rounds together.
+	seed   string
+	checks int
+	// refill is the slowest refill of the buckets the next round spends
+	// beside Auto Scaling's (0: none slower).
+	refill int
 }
 
-// roundBudget is how many Auto Scaling calls this round of Deploy makes
-// to create groups and suspend their processes: tuning.AutoScalingCallsPerRound,
-// or after a round that paced them (st.Deploy, not done) what the bucket
-// refilled during its wait, if less.
-func roundBudget(st *execution.State) int {
-	budget := tuning.AutoScalingCallsPerRound
-	if p := st.Deploy; p != nil && !p.Done && p.WaitSeconds > 0 {
+// shareOf is the share of a deploy's round with k others on their way,
+// its wait jittered by seed and checks.
+func shareOf(k int, seed string, checks int) share {
+	return share{k: k, seed: seed, checks: checks}
+}
+
+// perRound is how many Auto Scaling calls a round makes to create groups
+// and suspend their processes: tuning.AutoScalingCallsPerRound alone,
+// its (k+1)-th beside k others, never less than a second's refill (a
+// round's own listing costs calls too: fewer a round would spend more of
+// the bucket on listings than on groups).
+func (s share) perRound() int {
+	return max(limits.AutoScalingRefill, tuning.AutoScalingCallsPerRound/(s.k+1))
+}
+
+// budget is how many Auto Scaling calls this round makes to create
+// groups and suspend their processes: perRound, or, alone, after a round
+// that paced them (st.Deploy, not done), what the bucket refilled during
+// its wait, if less.
+func (s share) budget(st *execution.State) int {
+	budget := s.perRound()
+	if p := st.Deploy; s.k == 0 && p != nil && !p.Done && p.WaitSeconds > 0 {
 		budget = min(budget, p.WaitSeconds*limits.AutoScalingRefill)
 	}
 	return budget
+}
+
+// creating is s for a next round that creates groups: beside others,
+// each with its launch template, whose bucket (EC2's CreateLaunchTemplate,
+// limits.EC2MutateRefill a second) refills slower than Auto Scaling's.
+func (s share) creating() share {
+	s.refill = limits.EC2MutateRefill
+	return s
+}
+
+// wait is the wait, in seconds, before a round of Deploy that makes
+// left Auto Scaling calls (up to perRound): the time the account's
+// bucket takes to refill that many (limits.AutoScalingRefill a second),
+// at least a second; beside k others, the time its (k+1)-th of the
+// slowest refill the round spends takes (creating), jittered by half
+// either way.
+func (s share) wait(left int) int {
+	next := min(left, s.perRound())
+	if s.k == 0 {
+		return max(1, (next+limits.AutoScalingRefill-1)/limits.AutoScalingRefill)
+	}
+	refill := limits.AutoScalingRefill
+	if s.refill > 0 {
+		refill = min(refill, s.refill)
+	}
+	every := time.Duration(next*(s.k+1)) * time.Second / time.Duration(refill)
+	return pacing.Schedule{Paces: []pacing.Pace{{Every: every}}, Jitter: tuning.ShareJitter}.Next(pacing.Situation{Checks: s.checks, Seed: s.seed})
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -135,16 +137,41 @@ func TestCreatesSideBySide(t *testing.T) {
 // TestPacedWait: the wait before a paced round is the time the bucket
 // takes to refill what that round makes (a round's budget at most), a
 // second at least; a round after a paced wait makes no more than the
-// wait refilled.
+// wait refilled. Beside K other deploys to its account and region, a
+// round makes a (K+1)-th of the budget (a second's refill at least) and
+// waits for a (K+1)-th of the refill to bring that many back, jittered
+// by half either way.
 func TestPacedWait(t *testing.T) {
+	alone := shareOf(0, "x", 0)
 	for _, tc := range []struct{ left, want int }{
 		{1, 1}, {10, 1}, {11, 2}, {tuning.AutoScalingCallsPerRound, (tuning.AutoScalingCallsPerRound + 9) / 10}, {1000, (tuning.AutoScalingCallsPerRound + 9) / 10},
 	} {
-		assert.Equal(t, tc.want, pacedWait(tc.left), "%d left", tc.left)
+		assert.Equal(t, tc.want, alone.wait(tc.left), "%d left", tc.left)
 	}
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, roundBudget(&execution.State{}))
-	assert.Equal(t, 2*limits.AutoScalingRefill, roundBudget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 2}}))
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, roundBudget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 20, Throttled: 1}}), "after a throttled round's wait, the whole budget")
+	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{}))
+	assert.Equal(t, 2*limits.AutoScalingRefill, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 2}}))
+	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 20, Throttled: 1}}), "after a throttled round's wait, the whole budget")
+
+	for _, tc := range []struct {
+		k, budget, left int
+		every           float64
+	}{
+		{1, tuning.AutoScalingCallsPerRound / 2, 1000, float64(tuning.AutoScalingCallsPerRound/2*2) / limits.AutoScalingRefill},
+		{9, limits.AutoScalingRefill, 1000, 10},
+		{99, limits.AutoScalingRefill, 1000, 100},
+		{99, limits.AutoScalingRefill, 3, 30},
+	} {
+		budget, wait := 0, map[int]bool{}
+		for checks := range 200 {
+			s := shareOf(tc.k, fmt.Sprint("exec-", checks%7), checks)
+			budget = s.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 1}})
+			w := s.wait(tc.left)
+			assert.InDelta(t, tc.every, w, tc.every*tuning.ShareJitter+1, "K=%d, %d left", tc.k, tc.left)
+			wait[w] = true
+		}
+		assert.Equal(t, tc.budget, budget, "K=%d: the round's share", tc.k)
+		assert.Greater(t, len(wait), 2, "K=%d: the waits are spread", tc.k)
+	}
 }
 
 // TestThrottledPartRoundPaced: a call AWS throttled through the SDK's
@@ -193,4 +220,50 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestDeploySharesBucketWithDeploysOnTheirWay: Auto Scaling's one bucket
+// is the account's and region's (Amazon EC2 Auto Scaling API Reference,
+// Welcome, API request rate: "throttles API requests based on a shared
+// API bucket"), spent by every deploy to them, and so is EC2's bucket of
+// CreateLaunchTemplate (Amazon EC2 Developer Guide, "Request throttling
+// for the Amazon EC2 API": a mutating action's, refilled at 5 a second).
+// Beside K other deploys on their way (their start markers,
+// lock.Starts.Underway), a round of Deploy creates no more than its
+// (K+1)-th of the round's budget (a second's refill at least), each
+// group's launch template with it, and waits about K+1 times the refill
+// of what the next round makes, so that together they ask the buckets
+// for about what they refill; another account's deploys do not slow it,
+// and alone it creates every group in one round.
+func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
+	const services, k = 2 * limits.AutoScalingRefill, 9
+	h, r := manyServices(t, services)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	h.clk.Advance(time.Minute)
+	h.onTheirWay("222222222222", 50, h.clk.Now())
+	underway := h.onTheirWay(account, k, h.clk.Now())
+
+	require.NoError(t, x.once(execution.TaskDeploy))
+	p := x.state.Deploy
+	require.False(t, p.Done)
+	assert.True(t, p.Paced)
+	assert.Len(t, h.groups(), limits.AutoScalingRefill, "a round's share beside %d others", k)
+	assert.Len(t, h.account().LaunchTemplates, limits.AutoScalingRefill, "each launch template with its group: EC2's bucket is shared too")
+	every := float64(limits.AutoScalingRefill * (k + 1) / limits.EC2MutateRefill)
+	assert.InDelta(t, every, p.WaitSeconds, every*tuning.ShareJitter+1, "the refill of its share at a %d-th of the rate of EC2's CreateLaunchTemplate bucket, the slower", k+1)
+
+	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	assert.Len(t, h.groups(), services, "the rest in the next round")
+	assert.False(t, x.state.Deploy.Done, "the suspends are left for the next")
+
+	for _, key := range underway {
+		_, err := h.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		require.NoError(t, err)
+	}
+	h.clk.Advance(time.Duration(x.state.Deploy.WaitSeconds) * time.Second)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	assert.True(t, x.state.Deploy.Done, "alone again: every suspend in one round")
+	assert.Empty(t, h.world.Throttles().Retried, "no call throttled")
 }

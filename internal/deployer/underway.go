@@ -44,11 +44,7 @@ func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req 
 	if elapsed >= tuning.RetireYieldFor {
 		return wait
 	}
-	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
-	if err != nil {
-		d.log.Warn("cannot list the deploys on their way: retiring at its own pace", "release_id", st.ReleaseID, "error", err.Error())
-		return wait
-	}
+	k := d.underway(ctx, st)
 	if k == 0 {
 		return wait
 	}
@@ -58,6 +54,20 @@ func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req 
 		return yield
 	}
 	return wait
+}
+
+// underway is how many other deploys to st's account and region are on
+// their way to a healthy fleet (lock.Starts.Underway). A listing that
+// fails counts none, with a warning: the caller then goes at the pace it
+// would alone, which is safe (a pace, never a check), and an S3 outage
+// does not slow every deploy and retirement to its longest wait.
+func (d *Deployer) underway(ctx context.Context, st *execution.State) int {
+	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
+	if err != nil {
+		d.log.Warn("cannot list the deploys on their way: going at its own pace", "release_id", st.ReleaseID, "error", err.Error())
+		return 0
+	}
+	return k
 }
 
 // retireYield is the wait in seconds of a retirement's step (elapsed

@@ -65,6 +65,14 @@ const (
 	AutoScalingRefill = 10
 )
 
+// EC2MutateRefill is the refill, a second, of the request bucket each
+// mutating EC2 action of an account and region has, CreateLaunchTemplate
+// among them: 50 tokens refilled at 5 a second (Amazon EC2 Developer
+// Guide, "Request throttling for the Amazon EC2 API", mutating actions;
+// the figure the simulation enforces, sim.EC2Mutate). Deploy's rounds
+// beside other deploys create their launch templates within it.
+const EC2MutateRefill = 5
+
 // DescribeGroupsBatch is how many ASG names ferry passes to one
 // DescribeAutoScalingGroups call, with MaxRecords as large: AWS accepts
 // up to 50 names by default and as many as MaxRecords, at most 100

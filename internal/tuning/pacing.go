@@ -65,6 +65,13 @@ const StartEvery = 400 * time.Millisecond
 // creates and the SDK's backoff scatter their launches.
 const AutoScalingCallsPerRound = 38
 
+// ShareJitter is the share by which the wait of a round of Deploy beside
+// other deploys to its account and region (a (K+1)-th of Auto Scaling's
+// refill each) is shortened or lengthened: deploys that started together
+// spread their rounds over the whole wait instead of making them in
+// step.
+const ShareJitter = 0.5
+
 // MakeParallel is how many services' launch templates and groups a round
 // of Deploy makes at a time, and how many groups' processes it suspends
 // at a time: a round's whole budget of Auto Scaling calls side by side.
