@@ -11,14 +11,17 @@ import (
 )
 
 // arrive clears the deploy's start marker (lock.Starts.Arrive): it is no
-// longer on its way to a healthy fleet, and the retirements in its
-// account and region stop giving way to it (retireStepWait). CheckHealthy
-// calls it at its last check (healthy, no canary step left), CleanUpFailure
-// and ReleaseLock when the deploy failed. Best effort: a marker left
-// counts as on its way only until tuning.UnderwayHorizon after its start,
-// so a failure costs pacing, never the deploy. A deploy whose execution
-// has no start time stamped its marker with when its turn was taken,
-// which is not known here: that marker is left to the horizon.
+// longer under way, and the deploys and retirements in its account and
+// region stop sharing the account's buckets with it (share,
+// retireStepWait). A deploy is under way until it ends: its retirement
+// spends Auto Scaling's one bucket as much as its Deploy (more: every
+// previous group is detached, scaled in and deleted). CleanUpSuccess
+// calls it when the release succeeded or ended FailureDirty,
+// CleanUpFailure and ReleaseLock when the deploy failed. Best effort: a
+// marker left counts as under way only until tuning.UnderwayHorizon after
+// its start, so a failure costs pacing, never the deploy. A deploy whose
+// execution has no start time stamped its marker with when its turn was
+// taken, which is not known here: that marker is left to the horizon.
 func (d *Deployer) arrive(ctx context.Context, st *execution.State, req execution.Request) {
 	at := req.Execution.StartTime
 	if at.IsZero() || st.Target.AccountID == "" || st.Target.Region == "" {
