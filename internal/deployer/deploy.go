@@ -167,6 +167,12 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return paced{}, err
 	}
+	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
+	if k > 0 && st.Deploy == nil {
+		wait := share.first()
+		d.log.Info("deploys under way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
+		return paced{wait: wait}, nil
+	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
@@ -196,7 +202,6 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		}
 		report[svc], work = h, append(work, m)
 	}
-	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
 	if round, err := makeGroups(ctx, rel, work, share.budget(st), share, d.log.With("release_id", st.ReleaseID)); err != nil || round.wait > 0 {
 		return round, err
 	}

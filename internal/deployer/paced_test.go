@@ -229,7 +229,10 @@ func btoi(b bool) int {
 // CreateLaunchTemplate (Amazon EC2 Developer Guide, "Request throttling
 // for the Amazon EC2 API": a mutating action's, refilled at 5 a second).
 // Beside K other deploys on their way (their start markers,
-// lock.Starts.Underway), a round of Deploy creates no more than its
+// lock.Starts.Underway), its first round makes nothing and waits for its
+// place in the share (anywhere within one period of it: deploys that
+// started together do not make their first rounds together), then a
+// round of Deploy creates no more than its
 // (K+1)-th of the round's budget (a second's refill at least), each
 // group's launch template with it, and waits about K+1 times the refill
 // of what the next round makes, so that together they ask the buckets
@@ -246,6 +249,16 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 
 	require.NoError(t, x.once(execution.TaskDeploy))
 	p := x.state.Deploy
+	require.False(t, p.Done)
+	assert.True(t, p.Paced)
+	assert.Empty(t, h.groups(), "the first round waits its place in the share")
+	assert.Empty(t, h.account().LaunchTemplates)
+	period := limits.AutoScalingRefill * (k + 1) / limits.EC2MutateRefill
+	assert.LessOrEqual(t, p.WaitSeconds, period, "within one period of its share")
+
+	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	p = x.state.Deploy
 	require.False(t, p.Done)
 	assert.True(t, p.Paced)
 	assert.Len(t, h.groups(), limits.AutoScalingRefill, "a round's share beside %d others", k)
