@@ -37,7 +37,10 @@ import (
 //
 // Its groups leave gracefully (removeRelease), however late the failure
 // came (a rollback hours into a bake): a group that serves, drains or runs
-// a termination hook is never deleted. Anything it could not remove is a
+// a termination hook is never deleted. Its steps are
+// tuning.RetireCheckInterval apart, longer while other deploys to its
+// account and region are under way (givingWay: a failed release's
+// clean-up gives way to them as a retirement does). Anything it could not remove is a
 // *failure.CleanUpError listing the leftovers, recorded in the outcome as
 // FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
 // instead. A step AWS throttled (finding what the release made, the
@@ -194,7 +197,8 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, nothingRemoved(names, err)
 	}
 	if !ret.Ready {
-		draining, err := notReady(ret, d.now().Sub(since), int(tuning.RetireCheckInterval/time.Second))
+		elapsed := d.now().Sub(since)
+		draining, err := notReady(ret, elapsed, d.givingWay(ctx, st, req, elapsed, int(tuning.RetireCheckInterval/time.Second)))
 		return nil, draining, nothingRemoved(names, err)
 	}
 	remover := &fleet.Remover{

@@ -34,16 +34,25 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 
 // retireStepWait is the wait in seconds before the next step of a
 // retirement past its point of no return (elapsed since it): its own
-// pace (retireWait), or, while deploys to its account and region are on
-// their way to a healthy fleet and for tuning.RetireYieldFor at most,
-// the longer wait that gives way to them (retireYield). The markers are
+// pace (retireWait), or, while other deploys to its account and region
+// are under way (racing to a healthy fleet, or retiring) and for
+// tuning.RetireYieldFor at most, the longer wait that gives way to them
+// (retireYield). The markers are
 // listed once a step, after the step's checks and work: the yield only
 // spaces steps and never skips one. A listing that fails means no yield,
 // with a warning: the retirement then goes at the pace it would without
 // deploys beside it, which is safe, and an S3 outage does not slow every
 // retirement to its longest wait.
 func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration) int {
-	wait := retireWait(elapsed, req)
+	return d.givingWay(ctx, st, req, elapsed, retireWait(elapsed, req))
+}
+
+// givingWay is wait, the seconds before the next step of a retirement
+// (CleanUpSuccess's, or CleanUpFailure's of a failed release's groups;
+// elapsed since it began), or the longer wait that gives way to the
+// other deploys under way to its account and region (retireYield), for
+// tuning.RetireYieldFor at most.
+func (d *Deployer) givingWay(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration, wait int) int {
 	if elapsed >= tuning.RetireYieldFor {
 		return wait
 	}

@@ -156,3 +156,35 @@ func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
 	require.True(t, found)
 	assert.Equal(t, execution.EndSuccess, o.End)
 }
+
+// TestCleanUpFailureGivesWay: the clean-up of a failed release retires
+// its new groups as CleanUpSuccess retires the previous ones, spending
+// the account's one Auto Scaling bucket (Amazon EC2 Auto Scaling API
+// Reference, Welcome, API request rate) the deploys under way beside it
+// need. While their start markers are there, a step that leaves a group
+// draining waits K times tuning.RetireYieldPer (jittered by a fifth)
+// rather than tuning.RetireCheckInterval; alone it waits that.
+func TestCleanUpFailureGivesWay(t *testing.T) {
+	const k = 20
+	for _, tc := range []struct {
+		name      string
+		underway  int
+		low, high int
+	}{
+		{"alone", 0, int(tuning.RetireCheckInterval / time.Second), int(tuning.RetireCheckInterval / time.Second)},
+		{"beside others", k, int((k * tuning.RetireYieldPer * 4 / 5).Seconds()), int((k * tuning.RetireYieldPer * 6 / 5).Seconds())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			x := h.start(h.baseRelease())
+			require.NoError(t, x.steps(upToDeploy...))
+			h.onTheirWay(account, tc.underway, h.clk.Now())
+			x.state.Error = &execution.Error{Error: failure.NameTimeout, Cause: failure.Cause(&failure.TimeoutError{Timeout: time.Hour, Elapsed: time.Hour})}
+			require.NoError(t, x.once(execution.TaskCleanUpFailure))
+			require.NotNil(t, x.state.Retire, "a group drains: the clean-up steps again")
+			require.False(t, x.state.Retire.Done)
+			assert.GreaterOrEqual(t, x.state.Retire.WaitSeconds, tc.low)
+			assert.LessOrEqual(t, x.state.Retire.WaitSeconds, tc.high)
+		})
+	}
+}
