@@ -72,7 +72,7 @@ type Multi struct {
 	Seconds                   float64        `json:"seconds"`
 	// BusySeconds are the seconds in which a request bucket took more
 	// than its burst's worth of attempts (busyOver), busiest first (at
-	// most busyShown of them), each with the first attempts of the calls
+	// most busyShown of each bucket's), each with the first attempts of the calls
 	// made in it by "Task op" (the rest of its attempts are the SDK's
 	// retries of calls throttled before); SecondsOverByBucket how many
 	// such seconds each bucket had.
@@ -148,8 +148,9 @@ type BusySecond struct {
 // package sim), the most multi_project allows.
 const busyOver = MaxBucketCallsInOneSecond
 
-// busyShown is how many of the busiest seconds BusySeconds shows.
-const busyShown = 8
+// busyShown is how many of each bucket's busiest seconds BusySeconds
+// shows.
+const busyShown = 4
 
 // busyRegion is a region whose account many deploys share, counting
 // the task invocations that failed because AWS throttled them.
@@ -313,7 +314,12 @@ func (m *Multi) busySeconds(attempts map[sim.BucketSecond]int, firsts map[sim.Bu
 	slices.SortFunc(busy, func(a, b sim.BucketSecond) int {
 		return cmp.Or(cmp.Compare(attempts[b], attempts[a]), cmp.Compare(a.Second, b.Second), cmp.Compare(a.Bucket, b.Bucket))
 	})
-	for _, k := range busy[:min(len(busy), busyShown)] {
+	shown := map[string]int{}
+	for _, k := range busy {
+		if shown[k.Bucket] == busyShown {
+			continue
+		}
+		shown[k.Bucket]++
 		first := 0
 		for _, n := range firsts[k] {
 			first += n
