@@ -20,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/local/asl"
 	"github.com/ferryhq/ferry/internal/local/region"
+	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/statemachine/shape"
 )
@@ -556,4 +557,27 @@ func TestLaunchedWhenCreated(t *testing.T) {
 	assert.GreaterOrEqual(t, m.CleanUpSuccess-m.Floor, m.FirstLaunch, "the time before the launches is over the floor")
 	assert.GreaterOrEqual(t, m.CleanUpSuccess, m.LastHealthy+StableWindow)
 	t.Logf("Deploy %v to %v, launches %v to %v, floor %v, CleanUpSuccess %v, retried %v", deploy, m.Deployed, m.FirstLaunch, m.LastLaunch, m.Floor, m.CleanUpSuccess, m.ThrottledRetried)
+}
+
+// TestBusySeconds: the seconds a bucket took more than 40 attempts are
+// counted per bucket and shown busiest first, at most busyShown of each
+// bucket's, with the calls first made in them by task; the rest of their
+// attempts are the SDK's retries. Seconds before the measured round are
+// left out.
+func TestBusySeconds(t *testing.T) {
+	since := Start
+	at := func(bucket string, s int64) sim.BucketSecond {
+		return sim.BucketSecond{Account: "1", Region: "r", Bucket: bucket, Second: since.Unix() + s}
+	}
+	attempts := map[sim.BucketSecond]int{at("A", -5): 99, at("A", 3): 41, at("A", 7): 52, at("B", 1): 40}
+	for s := range busyShown + 1 {
+		attempts[at("C", int64(10+s))] = 45
+	}
+	firsts := map[sim.BucketSecond]map[string]int{at("A", 7): {"Deploy CreateAutoScalingGroup": 30, "CheckHealthy DescribeAutoScalingGroups": 2}}
+	var m Multi
+	m.busySeconds(attempts, firsts, since)
+	assert.Equal(t, map[string]int{"A": 2, "C": busyShown + 1}, m.SecondsOverByBucket)
+	require.Len(t, m.BusySeconds, 2+busyShown)
+	assert.Equal(t, BusySecond{Bucket: "A", At: 7, Attempts: 52, Retries: 20, FirstByTask: firsts[at("A", 7)]}, m.BusySeconds[0])
+	assert.Equal(t, BusySecond{Bucket: "A", At: 3, Attempts: 41, Retries: 41}, m.BusySeconds[busyShown+1])
 }
