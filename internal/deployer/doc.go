@@ -109,10 +109,10 @@
 //     under way to its account and region (their start markers, listed
 //     while its resources resolve), it takes a (K+1)-th share (making.go:
 //     share): its first round waits for its place within one period of
-//     the share, each round makes a (K+1)-th of the budget (a second's
-//     refill at least), each launch template with its group (EC2's
-//     CreateLaunchTemplate bucket, limits.EC2MutateRefill, is shared
-//     too), and waits, jittered, for a (K+1)-th of the refill.
+//     the share, each round makes a (K+1)-th of the budget (at least a
+//     second's refill of EC2's CreateLaunchTemplate bucket,
+//     limits.EC2MutateRefill, shared too), each launch template with its
+//     group, and waits, jittered, for a (K+1)-th of the refill.
 //   - Deploys starting together take turns: ValidateResources' first
 //     round, before any call to AWS, takes the deploy's turn among the
 //     deploys to its target account and region that started with it

@@ -181,11 +181,13 @@ func shareOf(k int, seed string, checks int) share {
 
 // perRound is how many Auto Scaling calls a round makes to create groups
 // and suspend their processes: tuning.AutoScalingCallsPerRound alone,
-// its (k+1)-th beside k others, never less than a second's refill (a
-// round's own listing costs calls too: fewer a round would spend more of
-// the bucket on listings than on groups).
+// its (k+1)-th beside k others, never less than a second's refill of
+// the slower bucket a round spends (EC2's CreateLaunchTemplate,
+// limits.EC2MutateRefill): a round's own listing costs calls too, and
+// fewer a round would spend more of the buckets on listings than on
+// groups.
 func (s share) perRound() int {
-	return max(limits.AutoScalingRefill, tuning.AutoScalingCallsPerRound/(s.k+1))
+	return max(limits.EC2MutateRefill, tuning.AutoScalingCallsPerRound/(s.k+1))
 }
 
 // budget is how many Auto Scaling calls this round makes to create

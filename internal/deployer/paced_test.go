@@ -138,7 +138,8 @@ func TestCreatesSideBySide(t *testing.T) {
 // takes to refill what that round makes (a round's budget at most), a
 // second at least; a round after a paced wait makes no more than the
 // wait refilled. Beside K other deploys to its account and region, a
-// round makes a (K+1)-th of the budget (a second's refill at least) and
+// round makes a (K+1)-th of the budget (a second's refill of EC2's
+// CreateLaunchTemplate bucket at least) and
 // waits for a (K+1)-th of the refill to bring that many back, jittered
 // by half either way.
 func TestPacedWait(t *testing.T) {
@@ -157,9 +158,9 @@ func TestPacedWait(t *testing.T) {
 		every           float64
 	}{
 		{1, tuning.AutoScalingCallsPerRound / 2, 1000, float64(tuning.AutoScalingCallsPerRound/2*2) / limits.AutoScalingRefill},
-		{9, limits.AutoScalingRefill, 1000, 10},
-		{99, limits.AutoScalingRefill, 1000, 100},
-		{99, limits.AutoScalingRefill, 3, 30},
+		{9, limits.EC2MutateRefill, 1000, 5},
+		{99, limits.EC2MutateRefill, 1000, 50},
+		{99, limits.EC2MutateRefill, 3, 30},
 	} {
 		budget, wait := 0, map[int]bool{}
 		for checks := range 200 {
@@ -233,13 +234,13 @@ func btoi(b bool) int {
 // place in the share (anywhere within one period of it: deploys that
 // started together do not make their first rounds together), then a
 // round of Deploy creates no more than its
-// (K+1)-th of the round's budget (a second's refill at least), each
+// (K+1)-th of the round's budget (a second's refill of EC2's at least), each
 // group's launch template with it, and waits about K+1 times the refill
 // of what the next round makes, so that together they ask the buckets
 // for about what they refill; another account's deploys do not slow it,
 // and alone it creates every group in one round.
 func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
-	const services, k = 2 * limits.AutoScalingRefill, 9
+	const services, k = 2 * limits.EC2MutateRefill, 9
 	h, r := manyServices(t, services)
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
@@ -253,7 +254,7 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 	assert.True(t, p.Paced)
 	assert.Empty(t, h.groups(), "the first round waits its place in the share")
 	assert.Empty(t, h.account().LaunchTemplates)
-	period := limits.AutoScalingRefill * (k + 1) / limits.EC2MutateRefill
+	period := limits.EC2MutateRefill * (k + 1) / limits.EC2MutateRefill
 	assert.LessOrEqual(t, p.WaitSeconds, period, "within one period of its share")
 
 	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
@@ -261,9 +262,9 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 	p = x.state.Deploy
 	require.False(t, p.Done)
 	assert.True(t, p.Paced)
-	assert.Len(t, h.groups(), limits.AutoScalingRefill, "a round's share beside %d others", k)
-	assert.Len(t, h.account().LaunchTemplates, limits.AutoScalingRefill, "each launch template with its group: EC2's bucket is shared too")
-	every := float64(limits.AutoScalingRefill * (k + 1) / limits.EC2MutateRefill)
+	assert.Len(t, h.groups(), limits.EC2MutateRefill, "a round's share beside %d others", k)
+	assert.Len(t, h.account().LaunchTemplates, limits.EC2MutateRefill, "each launch template with its group: EC2's bucket is shared too")
+	every := float64(limits.EC2MutateRefill * (k + 1) / limits.EC2MutateRefill)
 	assert.InDelta(t, every, p.WaitSeconds, every*tuning.ShareJitter+1, "the refill of its share at a %d-th of the rate of EC2's CreateLaunchTemplate bucket, the slower", k+1)
 
 	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
