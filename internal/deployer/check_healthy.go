@@ -104,6 +104,9 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		d.log.Info("healthy, waiting for the canary analysis to pass", "release_id", st.ReleaseID, "service", a.Service, "class", string(a.Report.Class), "score", a.Report.Score)
 	}
 	d.announceHealthy(ctx, c, st, req, h)
+	if h.Healthy {
+		d.arrive(ctx, st, req)
+	}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil

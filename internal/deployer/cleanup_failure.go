@@ -38,9 +38,9 @@ import (
 // Its groups leave gracefully (removeRelease), however late the failure
 // came (a rollback hours into a bake): a group that serves, drains or runs
 // a termination hook is never deleted. Its steps are
-// tuning.RetireCheckInterval apart, longer while other deploys to its
-// account and region are under way (givingWay: a failed release's
-// clean-up gives way to them as a retirement does). Anything it could not remove is a
+// tuning.RetireCheckInterval apart, longer while deploys to its account
+// and region are on their way to a healthy fleet (givingWay: a failed
+// release's clean-up gives way to them as a retirement does). Anything it could not remove is a
 // *failure.CleanUpError listing the leftovers, recorded in the outcome as
 // FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
 // instead. A step AWS throttled (finding what the release made, the

@@ -61,10 +61,9 @@ import (
 //     with its own clients (fleet.Retirer: out of their load balancers,
 //     drained, scaled to zero so their termination hooks run); while one
 //     is under way it reports Done false at $.retire, and the state
-//     machine waits and runs it again: longer while other deploys to its
-//     account and region are under way, racing to healthy or retiring
-//     (retireStepWait: the retirement gives way to them and they to it,
-//     its steps and checks unchanged).
+//     machine waits and runs it again: longer while deploys to its
+//     account and region are on their way to healthy (retireStepWait:
+//     the retirement gives way to them, its steps and checks unchanged).
 //     Once every group is empty it deletes them with their alarms and
 //     launch templates (a group still
 //     standing tuning.RetireTimeout after the point of no return is never
@@ -76,8 +75,7 @@ import (
 //     no rebalancing churns the new fleet while the old one drains);
 //     collects the project-config's published assets no recent release
 //     names, best effort (collectPublished); records the outcome, clears
-//     the halt marker and releases the lock, last, clears its start
-//     marker (arrive: under way no longer), and reports Done.
+//     the halt marker and releases the lock, last, and reports Done.
 //
 // Once the record exists it ends only in Success or FailureDirty: every
 // failure is a *failure.CleanUpError naming what is left (recorded in a
@@ -99,7 +97,6 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		if err := d.finish(ctx, st); err != nil {
 			return nil, d.pastNoReturn(ctx, st, req, &retireProgress{current: true, retired: true, settled: true}, err)
 		}
-		d.arrive(ctx, st, req)
 		d.announceOutcome(ctx, nil, st, req, ledger.Outcome{End: execution.EndSuccess})
 		d.retired(ctx, st)
 		st.Retire = &execution.Retire{Done: true}
@@ -452,7 +449,6 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	if err := d.finish(ctx, st); err != nil {
 		return fail(err)
 	}
-	d.arrive(ctx, st, req)
 	d.announceOutcome(ctx, c, st, req, ledger.Outcome{End: execution.EndSuccess})
 	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
 	return &execution.Retire{Done: true}, nil
@@ -675,7 +671,6 @@ func (d *Deployer) pastNoReturn(ctx context.Context, st *execution.State, req ex
 	}
 	ce = &failure.CleanUpError{Leftovers: append(left, lock), Err: ce.Err}
 	d.recordDirty(ctx, st, req, ce)
-	d.arrive(ctx, st, req)
 	return ce
 }
 

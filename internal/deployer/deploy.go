@@ -170,7 +170,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
 	if k > 0 && st.Deploy == nil {
 		wait := share.first()
-		d.log.Info("deploys under way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
+		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
 		return paced{wait: wait}, nil
 	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {

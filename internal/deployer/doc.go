@@ -106,7 +106,7 @@
 //     tuning.AutoScalingCallsPerRound, and reports a wait of the bucket's
 //     refill for the rest (making.go: pace, Progress.Paced), at most
 //     limits.MaxPacedDeploySteps such rounds. Beside K other deploys
-//     under way to its account and region (their start markers, listed
+//     on their way to its account and region (their start markers, listed
 //     while its resources resolve), it takes a (K+1)-th share (making.go:
 //     share): its first round waits for its place within one period of
 //     the share, each round makes a (K+1)-th of the budget (at least a
@@ -118,10 +118,11 @@
 //     deploys to its target account and region that started with it
 //     (lock.Starts, one every tuning.StartEvery) and reports the wait
 //     for it at $.resources; a lone deploy waits nothing.
-//   - Retirements give way: a deploy's start marker says it is under
-//     way until it ends (arrive: CleanUpSuccess's end, or its failure);
-//     while other markers of its account and region are left, a
-//     retirement past its point of no return spaces its steps
+//   - Retirements give way: a deploy's start marker says it is on its
+//     way to healthy until CheckHealthy's last check (or its failure)
+//     clears it (arrive); while markers of its account and region are
+//     left, a retirement past its point of no return, or the clean-up of
+//     a failed release (givingWay), spaces its steps
 //     (retireStepWait, tuning.RetireYieldPer each, at most
 //     tuning.RetireYieldMax, for tuning.RetireYieldFor), so it does not
 //     spend the Auto Scaling bucket the deploys still need.

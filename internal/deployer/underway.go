@@ -11,17 +11,14 @@ import (
 )
 
 // arrive clears the deploy's start marker (lock.Starts.Arrive): it is no
-// longer under way, and the deploys and retirements in its account and
-// region stop sharing the account's buckets with it (share,
-// retireStepWait). A deploy is under way until it ends: its retirement
-// spends Auto Scaling's one bucket as much as its Deploy (more: every
-// previous group is detached, scaled in and deleted). CleanUpSuccess
-// calls it when the release succeeded or ended FailureDirty,
-// CleanUpFailure and ReleaseLock when the deploy failed. Best effort: a
-// marker left counts as under way only until tuning.UnderwayHorizon after
-// its start, so a failure costs pacing, never the deploy. A deploy whose
-// execution has no start time stamped its marker with when its turn was
-// taken, which is not known here: that marker is left to the horizon.
+// longer on its way to a healthy fleet, and the retirements in its
+// account and region stop giving way to it (retireStepWait). CheckHealthy
+// calls it at its last check (healthy, no canary step left), CleanUpFailure
+// and ReleaseLock when the deploy failed. Best effort: a marker left
+// counts as on its way only until tuning.UnderwayHorizon after its start,
+// so a failure costs pacing, never the deploy. A deploy whose execution
+// has no start time stamped its marker with when its turn was taken,
+// which is not known here: that marker is left to the horizon.
 func (d *Deployer) arrive(ctx context.Context, st *execution.State, req execution.Request) {
 	at := req.Execution.StartTime
 	if at.IsZero() || st.Target.AccountID == "" || st.Target.Region == "" {
@@ -34,10 +31,9 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 
 // retireStepWait is the wait in seconds before the next step of a
 // retirement past its point of no return (elapsed since it): its own
-// pace (retireWait), or, while other deploys to its account and region
-// are under way (racing to a healthy fleet, or retiring) and for
-// tuning.RetireYieldFor at most, the longer wait that gives way to them
-// (retireYield). The markers are
+// pace (retireWait), or, while deploys to its account and region are on
+// their way to a healthy fleet and for tuning.RetireYieldFor at most,
+// the longer wait that gives way to them (retireYield). The markers are
 // listed once a step, after the step's checks and work: the yield only
 // spaces steps and never skips one. A listing that fails means no yield,
 // with a warning: the retirement then goes at the pace it would without
@@ -50,8 +46,8 @@ func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req 
 // givingWay is wait, the seconds before the next step of a retirement
 // (CleanUpSuccess's, or CleanUpFailure's of a failed release's groups;
 // elapsed since it began), or the longer wait that gives way to the
-// other deploys under way to its account and region (retireYield), for
-// tuning.RetireYieldFor at most.
+// deploys to its account and region on their way to a healthy fleet
+// (retireYield), for tuning.RetireYieldFor at most.
 func (d *Deployer) givingWay(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration, wait int) int {
 	if elapsed >= tuning.RetireYieldFor {
 		return wait

@@ -44,10 +44,9 @@ func (h *harness) onTheirWay(acct string, n int, at time.Time) []string {
 }
 
 // TestStartMarkerLifecycle: a deploy's start marker (ValidateResources,
-// lock.Starts.Take) says it is under way, spending its account's request
-// buckets: it is written when the deploy takes its turn, kept through its
-// health checks and its retirement, and cleared when the release
-// succeeds (CleanUpSuccess's last step), when its deploy fails
+// lock.Starts.Take) says it is on its way to a healthy fleet: it is
+// written when the deploy takes its turn, and cleared at its last health
+// check (healthy, no canary step left), when its deploy fails
 // (CleanUpFailure's first step) or ends before Deploy (ReleaseLock).
 func TestStartMarkerLifecycle(t *testing.T) {
 	tests := []struct {
@@ -56,18 +55,14 @@ func TestStartMarkerLifecycle(t *testing.T) {
 		// marker must be gone.
 		end func(t *testing.T, x *run)
 	}{
-		{"succeeded", func(t *testing.T, x *run) {
+		{"healthy", func(t *testing.T, x *run) {
 			require.NoError(t, x.steps(execution.TaskPublish, execution.TaskDeploy))
 			x.h.clk.Advance(time.Minute)
 			require.NoError(t, x.once(execution.TaskCheckHealthy))
 			require.False(t, x.state.Health.Healthy)
-			assert.Len(t, x.h.startMarkers(account), 1, "under way while not healthy")
+			assert.Len(t, x.h.startMarkers(account), 1, "on its way while not healthy")
 			_, err := x.untilHealthy(200)
 			require.NoError(t, err)
-			assert.Len(t, x.h.startMarkers(account), 1, "under way while it retires: its retirement spends the account's buckets too")
-			require.NoError(t, x.stepRetrying(execution.TaskBake))
-			require.NoError(t, x.stepRetrying(execution.TaskCleanUpSuccess))
-			require.True(t, x.state.Retire.Done)
 		}},
 		{"timed out in its health loop", func(t *testing.T, x *run) {
 			require.NoError(t, x.steps(execution.TaskPublish, execution.TaskDeploy))
@@ -110,7 +105,7 @@ func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
 	}
 	r2 := h.baseRelease()
 	x := h.atSwap(r1, r2)
-	require.Len(t, h.startMarkers(account), 1, "the first ended, the second retires: its own marker, which it does not count")
+	require.Empty(t, h.startMarkers(account), "both deploys arrived: healthy")
 
 	ownPace := int((30 * time.Second * 6 / 5).Seconds()) // RetireChecks' longest, jittered
 	const k = 20
@@ -160,7 +155,7 @@ func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
 // TestCleanUpFailureGivesWay: the clean-up of a failed release retires
 // its new groups as CleanUpSuccess retires the previous ones, spending
 // the account's one Auto Scaling bucket (Amazon EC2 Auto Scaling API
-// Reference, Welcome, API request rate) the deploys under way beside it
+// Reference, Welcome, API request rate) the deploys on their way beside it
 // need. While their start markers are there, a step that leaves a group
 // draining waits K times tuning.RetireYieldPer (jittered by a fifth)
 // rather than tuning.RetireCheckInterval; alone it waits that.

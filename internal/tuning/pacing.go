@@ -88,9 +88,9 @@ const MakeParallel = AutoScalingCallsPerRound
 const StartHorizon = 2 * time.Minute
 
 // RetireYield is how a retirement past its point of no return
-// (CleanUpSuccess) gives way to the other deploys to its account and
-// region under way, racing to a healthy fleet or retiring (their start
-// markers, lock.Starts.Underway): while K are, the wait between two of its steps
+// (CleanUpSuccess), or the clean-up of a failed release's groups, gives
+// way to the deploys to its account and region still on their way to a
+// healthy fleet (their start markers, lock.Starts.Underway): while K are, the wait between two of its steps
 // is at least K times RetireYieldPer, at most RetireYieldMax, jittered
 // by a fifth. A retirement has no release timeout to race; the deploys
 // on their way each race theirs, and the account's one Auto Scaling

@@ -45,10 +45,11 @@
 // starting together at least one sees the other: they never both go
 // first. A lone deploy waits nothing. The markers are empty and expire.
 //
-// A marker also says its deploy is under way: the deploy clears it
-// (Starts.Arrive) once it ended or failed, and Starts.Underway counts the
-// markers of a target within a horizon, so the deploys and retirements
-// there share the account's request buckets.
+// A marker also says its deploy is on its way to a healthy fleet: the
+// deploy clears it (Starts.Arrive) once healthy or failed, and
+// Starts.Underway counts the markers of a target within a horizon, so the
+// deploys and retirements there share the account's request buckets with
+// the deploys still racing their timeouts.
 // A marker never cleared counts only until the horizon. A deploy that
 // arrived is no longer ahead of the starts after it either: it made its
 // first calls long before.

@@ -119,10 +119,10 @@ func (s *Starts) ahead(ctx context.Context, prefix, mine string, at time.Time, h
 }
 
 // Arrive clears the start marker Take wrote for deploy (its execution
-// started at) to account/region: the deploy is no longer under way
-// (Underway), ended or failed. Idempotent: a
+// started at) to account/region: the deploy is no longer on its way
+// (Underway), its new fleet healthy or its deploy failed. Idempotent: a
 // marker already gone is cleared. A marker Arrive could not clear counts
-// as under way only until its stamp is older than Underway's horizon,
+// as on its way only until its stamp is older than Underway's horizon,
 // and expires with the bucket's lifecycle rule. Throttling, a 5xx or a
 // broken connection is a *failure.RetryableError.
 func (s *Starts) Arrive(ctx context.Context, account, region, deploy string, at time.Time) error {
@@ -130,7 +130,8 @@ func (s *Starts) Arrive(ctx context.Context, account, region, deploy string, at 
 	return err
 }
 
-// Underway counts the deploys to account/region under way at now: the start markers stamped from horizon before now
+// Underway counts the deploys to account/region on their way to a
+// healthy fleet at now: the start markers stamped from horizon before now
 // (an older one is a deploy that can no longer be, or whose marker was
 // lost), other than deploy's own, that Arrive has not cleared. One LIST
 // for up to a thousand markers. A failed listing is an error, never a
