@@ -161,6 +161,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 			k = d.underway(ctx, st)
 			return nil
 		}
+		var err error
 		res, err = resources.Resolve(ctx, c, r)
 		return err
 	})
