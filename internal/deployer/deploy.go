@@ -150,21 +150,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return paced{}, err
 	}
-	// The deploys beside it are listed while its resources resolve: a
-	// lone deploy waits for no listing.
-	var (
-		res *resources.Resolved
-		k   int
-	)
-	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		if i == 1 {
-			k = d.underway(ctx, st)
-			return nil
-		}
-		var err error
-		res, err = resources.Resolve(ctx, c, r)
-		return err
-	})
+	res, k, err := d.resolveBeside(ctx, st, c, r)
 	if err != nil {
 		return paced{}, err
 	}
@@ -221,6 +207,26 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	d.recordedReady(ctx, st, report)
 	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report}
 	return paced{}, nil
+}
+
+// resolveBeside resolves the release's resources and, side by side (a
+// lone deploy waits for no listing), counts the deploys on their way
+// beside it (underway).
+func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, error) {
+	var (
+		res *resources.Resolved
+		k   int
+	)
+	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 1 {
+			k = d.underway(ctx, st)
+			return nil
+		}
+		var err error
+		res, err = resources.Resolve(ctx, c, r)
+		return err
+	})
+	return res, k, err
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist
