@@ -108,8 +108,8 @@
 //     limits.MaxPacedDeploySteps such rounds. Beside K other deploys
 //     on their way to its account and region (their start markers, listed
 //     while its resources resolve), it takes a (K+1)-th share (making.go:
-//     share): its first round waits for its place within one period of
-//     the share, each round makes a (K+1)-th of the budget (at least a
+//     share): its first round waits for its place within two periods
+//     of the share, each round makes a (K+1)-th of the budget (at least a
 //     second's refill of EC2's CreateLaunchTemplate bucket,
 //     limits.EC2MutateRefill, shared too), each launch template with its
 //     group, and waits, jittered, for a (K+1)-th of the refill.

@@ -211,15 +211,17 @@ func (s share) creating() share {
 }
 
 // first is the wait, in seconds, before the first round of a deploy
-// beside k others (k > 0) makes anything: anywhere from a second to the
-// time its (k+1)-th of the refill takes to bring back a round's creates
-// (creating), drawn by the seed, so that deploys that started together
+// beside k others (k > 0) makes anything: anywhere from a second to
+// twice the time its (k+1)-th of the refill takes to bring back a round's
+// creates (creating; twice: the deploys that start after it are not
+// counted yet, and the first rounds of all of them spend what the ones
+// before them leave), drawn by the seed, so that deploys that started together
 // (one every tuning.StartEvery, about a start's Auto Scaling calls apart)
 // do not all make their first round, each a round's creates and launch
 // templates, within moments of each other.
 func (s share) first() int {
 	every := time.Duration(s.perRound()*(s.k+1)) * time.Second / limits.EC2MutateRefill
-	return pacing.Schedule{Paces: []pacing.Pace{{Every: every / 2}}, Jitter: 1}.Next(pacing.Situation{Checks: s.checks, Seed: s.seed})
+	return pacing.Schedule{Paces: []pacing.Pace{{Every: every}}, Jitter: 1}.Next(pacing.Situation{Checks: s.checks, Seed: s.seed})
 }
 
 // wait is the wait, in seconds, before a round of Deploy that makes
