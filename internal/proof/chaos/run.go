@@ -526,23 +526,7 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 	}
 	withLaunchHook(r, v)
 	if web := r.Services["web"]; web != nil {
-		if !v.Canary {
-			web.Rollout = nil
-		}
-		if v.Drop {
-			web.Detach = &release.Detach{ELBs: web.ELBs}
-			web.ELBs = nil
-		}
-		if v.Spot {
-			web.InstanceType = ""
-			web.MixedInstances = &release.MixedInstances{
-				Overrides:                   []release.Override{{InstanceType: "m5.large"}, {InstanceType: "c5.large"}},
-				OnDemandPercentageAboveBase: new(int), CapacityRebalance: !v.NoRebalance,
-			}
-		}
-		if v.Min > 0 && web.Autoscaling != nil {
-			web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
-		}
+		changeWeb(web, v)
 	}
 	if v.Without != "" && len(r.Services) > 1 {
 		delete(r.Services, v.Without)
@@ -565,6 +549,28 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 		}
 	}
 	return r
+}
+
+// changeWeb changes the web service as v says: no canary, its classic
+// load balancer dropped, a mixed Spot fleet, its autoscaling bounds.
+func changeWeb(web *release.Service, v *Variant) {
+	if !v.Canary {
+		web.Rollout = nil
+	}
+	if v.Drop {
+		web.Detach = &release.Detach{ELBs: web.ELBs}
+		web.ELBs = nil
+	}
+	if v.Spot {
+		web.InstanceType = ""
+		web.MixedInstances = &release.MixedInstances{
+			Overrides:                   []release.Override{{InstanceType: "m5.large"}, {InstanceType: "c5.large"}},
+			OnDemandPercentageAboveBase: new(int), CapacityRebalance: !v.NoRebalance,
+		}
+	}
+	if v.Min > 0 && web.Autoscaling != nil {
+		web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
+	}
 }
 
 // launchHook is the name of the launching hook a Variant.Hook adds.
