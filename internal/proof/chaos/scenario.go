@@ -111,6 +111,9 @@ const (
 	HookWait     = "wait"
 )
 
+// hookKinds are the values of Variant.Hook, none first.
+var hookKinds = []string{"", HookComplete, HookAbandon, HookWait}
+
 // What an operator does with a pending launching action (KindLaunchAction's
 // P).
 const (
@@ -389,6 +392,8 @@ func Decode(s string) (Scenario, error) {
 			return sc, fmt.Errorf("chaos: the scenario's step %d has kind %q (there are %s)", i, s.Kind, strings.Join(kinds, ", "))
 		case s.At < 0 || i > 0 && s.At < sc.Steps[i-1].At:
 			return sc, fmt.Errorf("chaos: the scenario's step %d is at %d s, before the step ahead of it or the start", i, s.At)
+		case s.R != nil && !slices.Contains(hookKinds, s.R.Hook):
+			return sc, fmt.Errorf("chaos: the scenario's step %d has hook %q (there are %s)", i, s.R.Hook, strings.Join(hookKinds[1:], ", "))
 		}
 	}
 	return sc, nil

@@ -86,7 +86,8 @@ func TestEncodeDecode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Scenario{Seed: 7, World: World{Drain: 20}, Steps: []Step{{At: 3, Kind: KindHalt}}}, got)
 	for _, bad := range []string{"not base64!", "AAAA", `{"seed": 1, "nope": true}`,
-		`{"steps": [{"at": 1, "k": "meteor"}]}`, `{"steps": [{"at": 5, "k": "halt"}, {"at": 1, "k": "halt"}]}`} {
+		`{"steps": [{"at": 1, "k": "meteor"}]}`, `{"steps": [{"at": 5, "k": "halt"}, {"at": 1, "k": "halt"}]}`,
+		`{"steps": [{"at": 1, "k": "deploy", "r": {"hook": "forget", "hb": 60}}]}`} {
 		_, err := Decode(bad)
 		assert.ErrorContains(t, err, "chaos: the scenario", bad)
 	}
