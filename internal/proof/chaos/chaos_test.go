@@ -48,7 +48,7 @@ const sampleSeeds = 60
 
 // TestSample runs a fixed sample of seeds, each of which must break no
 // predicate (the even ones generated with moves, the odd ones with
-// promotions; make chaos generates both); a
+// promotions, all with launching hooks; make chaos generates all); a
 // failure prints the shrunk scenario's replay command. A seed
 // of the sample whose scenario is a regression of a known defect or bug is
 // skipped with it (TestRegressions holds it to account).
@@ -65,7 +65,7 @@ func TestSample(t *testing.T) {
 			if d := known[seed]; d != "" {
 				t.Skip(d)
 			}
-			res, err := Run(context.Background(), "../../..", Generate(seed, Options{Moves: seed%2 == 0, Promotions: seed%2 == 1}))
+			res, err := Run(context.Background(), "../../..", Generate(seed, Options{Moves: seed%2 == 0, Promotions: seed%2 == 1, LaunchHooks: true}))
 			require.NoError(t, err)
 			assertPasses(t, res)
 		})

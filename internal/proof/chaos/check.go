@@ -36,6 +36,12 @@ const (
 	// before serves its release healthy, no gate alarm is in ALARM and a
 	// required approval was given (judged when the stage's deploy starts).
 	PredPromotion = "promotion"
+	// PredPending: no instance waiting on a launching hook (Pending:Wait)
+	// or proceeding from it (Pending:Proceed) is ever healthy in a load
+	// balancer or target group, by the world's own registrations, whoever
+	// changed the world (Auto Scaling registers it only as it goes into
+	// service).
+	PredPending = "pending"
 )
 
 // Violation is one predicate broken.
@@ -82,6 +88,9 @@ type Checker struct {
 	running    map[string]running
 	violations []Violation
 	changes    int
+	// pending are the instances PredPending found serving, by load
+	// balancer and instance (each is reported once).
+	pending map[string]bool
 }
 
 // model is what serves one config: the release (its id) and its needs.
@@ -98,7 +107,7 @@ type running struct {
 // NewChecker returns a Checker whose serving release of the scenario's
 // config is id, needing served.
 func NewChecker(id string, served Served) *Checker {
-	return &Checker{models: map[string]*model{config: {serving: served, servID: id}}, running: map[string]running{}}
+	return &Checker{models: map[string]*model{config: {serving: served, servID: id}}, running: map[string]running{}, pending: map[string]bool{}}
 }
 
 // Started records that the execution name runs release id of the
@@ -306,6 +315,7 @@ func (c *Checker) Observe(ch sim.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.changes++
+	c.checkPending(ch)
 	if !ferrys(ch.Call) {
 		return
 	}
@@ -389,6 +399,31 @@ func (c *Checker) checkHooks(ch sim.Change, what string) {
 }
 
 const lifecycleWait = "Terminating:Wait"
+
+// checkPending is PredPending for the world after ch, a change of ferry's
+// or of the world's own. The caller holds c.mu.
+func (c *Checker) checkPending(ch sim.Change) {
+	lifecycle := map[string]string{} // instance id -> its lifecycle state
+	for _, g := range ch.After.Groups {
+		for id, state := range g.Instances {
+			if state == "Pending:Wait" || state == "Pending:Proceed" {
+				lifecycle[id] = state
+			}
+		}
+	}
+	if len(lifecycle) == 0 {
+		return
+	}
+	for _, b := range ch.After.Balancers {
+		for _, id := range slices.Sorted(maps.Keys(b.Targets)) {
+			k := key(b.Account, b.Region, b.Name) + "/" + id
+			if state, waits := lifecycle[id]; waits && b.Targets[id] == "healthy" && !c.pending[k] {
+				c.pending[k] = true
+				c.violate(PredPending, ch.At, "instance %s in %s is healthy in %s %s", id, state, b.Kind, b.Name)
+			}
+		}
+	}
+}
 
 func key(account, region, name string) string { return account + "/" + region + "/" + name }
 

@@ -95,6 +95,43 @@ func TestObserveEachPredicateCanFail(t *testing.T) {
 	}
 }
 
+// TestPendingNeverServes: an instance waiting on a launching hook, or
+// proceeding from it, healthy in a load balancer breaks PredPending
+// whoever changed the world (Auto Scaling registers it only as it goes
+// into service: "How lifecycle hooks work", Auto Scaling User Guide),
+// once per instance and load balancer; registered but not yet healthy,
+// or healthy once in service, it does not.
+func TestPendingNeverServes(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		call             *sim.Call
+		lifecycle, state string
+		want             int
+	}{
+		{"Pending:Wait healthy, by the world's own event", nil, "Pending:Wait", "healthy", 1},
+		{"Pending:Proceed healthy, by ferry's call", ferryCall, "Pending:Proceed", "healthy", 1},
+		{"Pending:Wait healthy, by the owner's call", ownerCall, "Pending:Wait", "healthy", 1},
+		{"Pending:Wait registered, not healthy", nil, "Pending:Wait", "initial", 0},
+		{"InService healthy", ferryCall, "InService", "healthy", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewChecker("r1", Served{"r/web": 1})
+			after := sim.Instant{Groups: []sim.GroupState{grp("new", false, map[string]string{"i-1": tc.lifecycle})},
+				Balancers: []sim.BalancerState{lb("web", false, []string{"new"}, map[string]string{"i-1": tc.state})}}
+			for range 2 {
+				c.Observe(sim.Change{At: at, Call: tc.call, Before: after, After: after})
+			}
+			v := c.Violations()
+			require.Len(t, v, tc.want)
+			for _, v := range v {
+				assert.Equal(t, PredPending, v.Pred)
+				assert.Contains(t, v.What, "i-1 in "+tc.lifecycle)
+				assert.False(t, v.Cut())
+			}
+		})
+	}
+}
+
 // TestNeedFollowsExecutions: a release being deployed may lower what a
 // load balancer needs (the least of the two), a destroy needs nothing,
 // and a release serves once its execution succeeds, not when it fails.

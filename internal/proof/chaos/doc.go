@@ -31,7 +31,15 @@
 // halt) and the gate alarm flipping into ALARM for a while (the world's
 // owner's PutMetricAlarm), while the other steps go on (world events hit
 // qa's fleet too). A promotion still running giveUp after the last step
-// is halted, as an operator would. Not generated yet: account moves.
+// is halted, as an operator would. Options.LaunchHooks gives the
+// releases of about one seed in three an autoscaling:EC2_INSTANCE_LAUNCHING
+// hook of a drawn heartbeat timeout (drawn on a stream of its own: the
+// seed's other steps stay what they are without it), whose instances
+// complete its action at the end of their boot, abandon it, or leave it
+// to time out (ferry's hooks then CONTINUE); with operators completing
+// (CONTINUE, ABANDON) a waiting instance's action, by its id or its
+// token, or recording a heartbeat for it. Not generated yet: account
+// moves.
 //
 // Run plays a scenario on a local region (package region, discrete-event
 // virtual time) and judges it with a Checker that never reads ferry's
@@ -72,6 +80,10 @@
 //     worse than every build its config's groups run as it starts (by
 //     the world's images: a judged metric past the previous build's by
 //     more than three tolerances) never ends Success (clearlyWorse);
+//   - pending: at every change of the world (ferry's or its own), no
+//     instance waiting on a launching hook or proceeding from it
+//     (Pending:Wait, Pending:Proceed) is healthy in a load balancer or
+//     target group, by the load balancers' own registrations;
 //   - events: at the end of the run, the deploy events of every deploy
 //     it started keep reliability.CheckEvents' rules, judged from the
 //     bus and the ends Step Functions reports (Release Started first,

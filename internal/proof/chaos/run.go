@@ -404,6 +404,9 @@ func (p *player) do(ctx context.Context, s Step) error {
 	case KindHide:
 		p.reg.World().Faults().HideNewGroups(s.D)
 		return nil
+	case KindLaunchAction:
+		p.launchAction(ctx, s)
+		return nil
 	}
 	return p.worldEvent(ctx, s)
 }
@@ -521,24 +524,9 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 	if v.Behavior != "" {
 		r.UserData += sim.UserDataMarker + " " + v.Behavior + "\n"
 	}
+	withLaunchHook(r, v)
 	if web := r.Services["web"]; web != nil {
-		if !v.Canary {
-			web.Rollout = nil
-		}
-		if v.Drop {
-			web.Detach = &release.Detach{ELBs: web.ELBs}
-			web.ELBs = nil
-		}
-		if v.Spot {
-			web.InstanceType = ""
-			web.MixedInstances = &release.MixedInstances{
-				Overrides:                   []release.Override{{InstanceType: "m5.large"}, {InstanceType: "c5.large"}},
-				OnDemandPercentageAboveBase: new(int), CapacityRebalance: !v.NoRebalance,
-			}
-		}
-		if v.Min > 0 && web.Autoscaling != nil {
-			web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
-		}
+		changeWeb(web, v)
 	}
 	if v.Without != "" && len(r.Services) > 1 {
 		delete(r.Services, v.Without)
@@ -561,6 +549,48 @@ func (p *player) variant(v *Variant, cur *release.Release) *release.Release {
 		}
 	}
 	return r
+}
+
+// changeWeb changes the web service as v says: no canary, its classic
+// load balancer dropped, a mixed Spot fleet, its autoscaling bounds.
+func changeWeb(web *release.Service, v *Variant) {
+	if !v.Canary {
+		web.Rollout = nil
+	}
+	if v.Drop {
+		web.Detach = &release.Detach{ELBs: web.ELBs}
+		web.ELBs = nil
+	}
+	if v.Spot {
+		web.InstanceType = ""
+		web.MixedInstances = &release.MixedInstances{
+			Overrides:                   []release.Override{{InstanceType: "m5.large"}, {InstanceType: "c5.large"}},
+			OnDemandPercentageAboveBase: new(int), CapacityRebalance: !v.NoRebalance,
+		}
+	}
+	if v.Min > 0 && web.Autoscaling != nil {
+		web.Autoscaling.MinSize, web.Autoscaling.MaxSize = v.Min, max(v.Min, v.Max)
+	}
+}
+
+// launchHook is the name of the launching hook a Variant.Hook adds.
+const launchHook = "warmup"
+
+// withLaunchHook gives r the launching hook v draws (none when v.Hook is
+// ""), and user data whose boot completes or abandons its action as
+// v.Hook says.
+func withLaunchHook(r *release.Release, v *Variant) {
+	if v.Hook == "" {
+		return
+	}
+	if r.Lifecycle == nil {
+		r.Lifecycle = map[string]*release.LifecycleHook{}
+	}
+	r.Lifecycle[launchHook] = &release.LifecycleHook{Transition: release.TransitionLaunching,
+		Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: v.Heartbeat}
+	if v.Hook == HookComplete || v.Hook == HookAbandon {
+		r.UserData += sim.LaunchHookMarker + " " + v.Hook + "\n"
+	}
 }
 
 // prepare readies a release read from file as ferry deploy does.

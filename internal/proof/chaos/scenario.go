@@ -41,6 +41,12 @@ const (
 	KindStandby  = "standby"  // move the N-th in-service instance of ferry's groups to Standby (D 1: decrementing the desired capacity)
 	KindSpot     = "spot"     // EC2 interrupts D Spot instances of the N-th of ferry's groups that has any (notice and recommendation at once)
 	KindAlarm    = "alarm"    // the qa gate alarm in ALARM for D seconds (Options.Promotions)
+	// KindLaunchAction: an operator acts on the N-th instance of ferry's
+	// groups waiting in Pending:Wait on a launching hook: completes its
+	// action with P (CONTINUE, ABANDON) or records a heartbeat (P
+	// "heartbeat"); by the action's token when D is 1, else by instance
+	// id (Options.LaunchHooks).
+	KindLaunchAction = "launch-action"
 
 	// Call faults, on ferry's calls only.
 	KindFault = "fault" // the N-th call of operation P by ferry's roles fails with E
@@ -89,7 +95,32 @@ type Variant struct {
 	// Analysis judges the release by a canary analysis of its build's
 	// latency and errors (analysed).
 	Analysis bool `json:"an,omitempty"`
+	// Hook gives the release an autoscaling:EC2_INSTANCE_LAUNCHING hook
+	// of Heartbeat seconds (ferry's hooks CONTINUE when it passes): its
+	// instances complete the action at the end of their boot (HookComplete),
+	// abandon it (HookAbandon), or nobody does (HookWait); "": no hook.
+	Hook      string `json:"hook,omitempty"`
+	Heartbeat int    `json:"hb,omitempty"`
 }
+
+// What a release's instances do with their launching hook's action
+// (Variant.Hook).
+const (
+	HookComplete = "complete"
+	HookAbandon  = "abandon"
+	HookWait     = "wait"
+)
+
+// hookKinds are the values of Variant.Hook, none first.
+var hookKinds = []string{"", HookComplete, HookAbandon, HookWait}
+
+// What an operator does with a pending launching action (KindLaunchAction's
+// P).
+const (
+	ActionContinue  = "CONTINUE"
+	ActionAbandon   = "ABANDON"
+	ActionHeartbeat = "heartbeat"
+)
 
 // Step is one thing that happens at a moment of the scenario.
 type Step struct {
@@ -132,6 +163,10 @@ type Options struct {
 	// production (qa a copy of production's resources), operator
 	// approvals and halts of them, and the qa gate alarm flipping.
 	Promotions bool
+	// LaunchHooks gives the releases of some seeds a launching lifecycle
+	// hook, and adds operators completing or heartbeating its pending
+	// actions.
+	LaunchHooks bool
 }
 
 // Fault kinds of KindFault.
@@ -167,7 +202,44 @@ func Generate(seed uint64, opts Options) Scenario {
 	if !slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.Kind == KindDeploy }) {
 		sc.Steps = append([]Step{{At: 0, Kind: KindDeploy, R: variant(rng, opts)}}, sc.Steps...)
 	}
+	if opts.LaunchHooks {
+		launchHooks(&sc)
+	}
 	return sc
+}
+
+// hookStream is the stream of a seed's launching hooks (launchHooks): its
+// own, so the rest of a seed's scenario is the one it draws without them.
+const hookStream = 0x686f6f6b
+
+// launchHooks draws, for about one seed in three, a launching hook into
+// most of its releases (deploys and promotions), and for about half of
+// those an operator acting on a pending action some time after the
+// release starts.
+func launchHooks(sc *Scenario) {
+	rng := rand.New(rand.NewPCG(sc.Seed, hookStream))
+	if rng.IntN(3) != 0 {
+		return
+	}
+	var actions []Step
+	for _, s := range sc.Steps {
+		if s.R == nil || rng.IntN(4) == 0 {
+			continue
+		}
+		s.R.Hook = []string{HookComplete, HookComplete, HookWait, HookAbandon}[rng.IntN(4)]
+		s.R.Heartbeat = []int{30, 60, 120, 240}[rng.IntN(4)]
+		if rng.IntN(2) == 0 {
+			actions = append(actions, Step{At: s.At + 10 + rng.IntN(240), Kind: KindLaunchAction, N: rng.IntN(8), D: rng.IntN(2),
+				P: []string{ActionContinue, ActionContinue, ActionAbandon, ActionHeartbeat}[rng.IntN(4)]})
+		}
+	}
+	sc.Steps = append(sc.Steps, actions...)
+	slices.SortStableFunc(sc.Steps, func(a, b Step) int { return a.At - b.At })
+}
+
+// hooks says whether a release of sc declares a launching hook.
+func (sc Scenario) hooks() bool {
+	return slices.ContainsFunc(sc.Steps, func(s Step) bool { return s.R != nil && s.R.Hook != "" })
 }
 
 // step draws one step at at: a release or an operator action about half
@@ -320,6 +392,8 @@ func Decode(s string) (Scenario, error) {
 			return sc, fmt.Errorf("chaos: the scenario's step %d has kind %q (there are %s)", i, s.Kind, strings.Join(kinds, ", "))
 		case s.At < 0 || i > 0 && s.At < sc.Steps[i-1].At:
 			return sc, fmt.Errorf("chaos: the scenario's step %d is at %d s, before the step ahead of it or the start", i, s.At)
+		case s.R != nil && !slices.Contains(hookKinds, s.R.Hook):
+			return sc, fmt.Errorf("chaos: the scenario's step %d has hook %q (there are %s)", i, s.R.Hook, strings.Join(hookKinds[1:], ", "))
 		}
 	}
 	return sc, nil
@@ -328,4 +402,4 @@ func Decode(s string) (Scenario, error) {
 // kinds are every step kind.
 var kinds = []string{KindDeploy, KindRollback, KindHeal, KindDestroy, KindHalt, KindUnlock, KindReconcile,
 	KindPromote, KindApprove, KindHaltPromote,
-	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindSpot, KindAlarm, KindFault, KindHide}
+	KindKill, KindCapacity, KindDetach, KindSuspend, KindZone, KindFail, KindProtect, KindStandby, KindSpot, KindAlarm, KindLaunchAction, KindFault, KindHide}

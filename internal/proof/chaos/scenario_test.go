@@ -9,13 +9,30 @@ import (
 )
 
 // TestGenerateIsDeterministic: the same seed makes the same scenario,
-// another seed another one; every scenario deploys.
+// another seed another one; every scenario deploys. Launching hooks are
+// drawn on a stream of their own: a seed's other steps are the ones it
+// draws without them.
 func TestGenerateIsDeterministic(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		a, b := Generate(seed, Options{}), Generate(seed, Options{})
 		require.Equal(t, a, b)
 		assert.Contains(t, kindsOf(a), KindDeploy, "seed %d", seed)
 		assert.True(t, isSortedByAt(a.Steps), "seed %d", seed)
+		h := Generate(seed, Options{LaunchHooks: true})
+		require.Equal(t, h, Generate(seed, Options{LaunchHooks: true}))
+		assert.True(t, isSortedByAt(h.Steps), "seed %d", seed)
+		var without []Step
+		for _, s := range h.Steps {
+			if s.Kind != KindLaunchAction {
+				if s.R != nil {
+					r := *s.R
+					r.Hook, r.Heartbeat = "", 0
+					s.R = &r
+				}
+				without = append(without, s)
+			}
+		}
+		assert.Equal(t, a.Steps, without, "seed %d", seed)
 	}
 	assert.NotEqual(t, Generate(1, Options{}), Generate(2, Options{}))
 }
@@ -23,15 +40,23 @@ func TestGenerateIsDeterministic(t *testing.T) {
 // TestGenerateCoversEveryKind: over a few hundred seeds, every kind of
 // step is drawn, drops of load balancers only with Options.Moves and
 // promotions (and their approvals, halts and gate alarm) only with
-// Options.Promotions.
+// Options.Promotions, launching hooks (and operators acting on them) only
+// with Options.LaunchHooks, each way its instances treat it.
 func TestGenerateCoversEveryKind(t *testing.T) {
-	seen, drops, promotions := map[string]bool{}, map[bool]int{}, map[bool]int{}
+	seen, drops, promotions, hooks := map[string]bool{}, map[bool]int{}, map[bool]int{}, map[bool]int{}
 	for seed := uint64(1); seed <= 400; seed++ {
-		for _, opts := range []Options{{}, {Moves: true}, {Promotions: true}} {
+		for _, opts := range []Options{{}, {Moves: true}, {Promotions: true}, {LaunchHooks: true}} {
 			for _, s := range Generate(seed, opts).Steps {
 				seen[s.Kind] = true
 				if s.R != nil && s.R.Drop {
 					drops[opts.Moves]++
+				}
+				if s.Kind == KindLaunchAction {
+					hooks[opts.LaunchHooks]++
+				}
+				if s.R != nil && s.R.Hook != "" {
+					seen["hook "+s.R.Hook] = true
+					hooks[opts.LaunchHooks]++
 				}
 				if slices.Contains([]string{KindPromote, KindApprove, KindHaltPromote, KindAlarm}, s.Kind) {
 					promotions[opts.Promotions]++
@@ -39,9 +64,11 @@ func TestGenerateCoversEveryKind(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range kinds {
+	for _, k := range append(slices.Clone(kinds), "hook "+HookComplete, "hook "+HookAbandon, "hook "+HookWait) {
 		assert.True(t, seen[k], k)
 	}
+	assert.Zero(t, hooks[false])
+	assert.Positive(t, hooks[true])
 	assert.Zero(t, drops[false])
 	assert.Positive(t, drops[true])
 	assert.Zero(t, promotions[false])
@@ -59,7 +86,8 @@ func TestEncodeDecode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Scenario{Seed: 7, World: World{Drain: 20}, Steps: []Step{{At: 3, Kind: KindHalt}}}, got)
 	for _, bad := range []string{"not base64!", "AAAA", `{"seed": 1, "nope": true}`,
-		`{"steps": [{"at": 1, "k": "meteor"}]}`, `{"steps": [{"at": 5, "k": "halt"}, {"at": 1, "k": "halt"}]}`} {
+		`{"steps": [{"at": 1, "k": "meteor"}]}`, `{"steps": [{"at": 5, "k": "halt"}, {"at": 1, "k": "halt"}]}`,
+		`{"steps": [{"at": 1, "k": "deploy", "r": {"hook": "forget", "hb": 60}}]}`} {
 		_, err := Decode(bad)
 		assert.ErrorContains(t, err, "chaos: the scenario", bad)
 	}

@@ -25,6 +25,9 @@ type Summary struct {
 	WorldEvents int
 	// Promotions is how many of the seeds run drew a promotion.
 	Promotions int
+	// LaunchHooks is how many of them drew a release with a launching
+	// hook.
+	LaunchHooks int
 	// Worse and Events sum the seeds' Result.Worse and Result.Events.
 	Worse, Events int
 	// Failed are the failing seeds' results (each with its Shrunk run
@@ -87,6 +90,9 @@ func RunSeeds(ctx context.Context, root string, opts SeedsOptions) *Summary {
 			sum.Events += r.Events
 			if r.Scenario.promotes() {
 				sum.Promotions++
+			}
+			if r.Scenario.hooks() {
+				sum.LaunchHooks++
 			}
 			if r.Failed() {
 				sum.Failed = append(sum.Failed, r)

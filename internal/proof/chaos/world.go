@@ -216,3 +216,52 @@ func (p *player) markMeddled(group string) {
 	defer p.mu.Unlock()
 	p.meddled[group] = true
 }
+
+// launchActions are the calls an operator makes on a pending launching
+// lifecycle action (Auto Scaling API Reference, CompleteLifecycleAction
+// and RecordLifecycleActionHeartbeat).
+type launchActions interface {
+	CompleteLifecycleAction(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+	RecordLifecycleActionHeartbeat(context.Context, *autoscaling.RecordLifecycleActionHeartbeatInput, ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
+}
+
+var _ launchActions = (*sim.AutoScaling)(nil)
+
+// launchAction makes a KindLaunchAction step: an operator (the world's
+// owner) completes the launching action of the N-th instance of ferry's
+// groups waiting in Pending:Wait, with CONTINUE or ABANDON, or records a
+// heartbeat for it; by its token (as the hook's notification carries it)
+// when D is 1. With none waiting, or AWS refusing, it does nothing; an
+// action taken counts as a world event.
+func (p *player) launchAction(ctx context.Context, s Step) {
+	waiting := instancesOf(ferryGroups(p.reg.World().Snapshot()), func(i sim.InstanceSnapshot) bool { return i.Lifecycle == "Pending:Wait" })
+	if len(waiting) == 0 {
+		return
+	}
+	gi := waiting[s.N%len(waiting)]
+	api, ok := p.reg.World().Clients(account, gi.group.Region).AutoScaling.(launchActions)
+	if !ok {
+		return
+	}
+	group, hook, id := aws.String(gi.group.Name), aws.String(launchHook), aws.String(gi.ID)
+	var token *string
+	if s.D == 1 {
+		t, pending := p.reg.World().LaunchActionToken(account, gi.group.Region, gi.ID, launchHook)
+		if !pending {
+			return
+		}
+		id, token = nil, aws.String(t)
+	}
+	var err error
+	if s.P == ActionHeartbeat {
+		_, err = api.RecordLifecycleActionHeartbeat(ctx, &autoscaling.RecordLifecycleActionHeartbeatInput{AutoScalingGroupName: group, LifecycleHookName: hook, InstanceId: id, LifecycleActionToken: token})
+	} else {
+		_, err = api.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: group, LifecycleHookName: hook, InstanceId: id, LifecycleActionToken: token, LifecycleActionResult: aws.String(s.P)})
+	}
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.events++
+	p.mu.Unlock()
+}

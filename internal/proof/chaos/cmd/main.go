@@ -32,6 +32,7 @@ func main() {
 	workers := flag.Int("workers", 2, "seeds run in parallel")
 	moves := flag.Bool("moves", true, "also generate releases that drop load balancers and that move the config to another region")
 	promotions := flag.Bool("promotions", true, "also generate promotions through qa then production, with approvals, halts and the gate alarm flipping")
+	hooks := flag.Bool("launch-hooks", true, "also give some seeds' releases a launching lifecycle hook, with operators completing or heartbeating its actions")
 	shrink := flag.Bool("shrink", true, "shrink each failing seed to a minimal scenario")
 	verbose := flag.Bool("v", false, "with a replay, print the states each execution entered and when")
 	timeout := flag.Duration("timeout", 60*time.Minute, "bound on the whole run")
@@ -46,7 +47,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	gen := chaos.Options{Moves: *moves, Promotions: *promotions}
+	gen := chaos.Options{Moves: *moves, Promotions: *promotions, LaunchHooks: *hooks}
 	if *n == 0 {
 		os.Exit(replay(ctx, os.Stdout, dir, *seed, *scenario, gen, *verbose))
 	}
@@ -65,7 +66,7 @@ func main() {
 // exit code.
 func report(w io.Writer, sum *chaos.Summary) int {
 	fmt.Fprintf(w, "chaos: %d seeds, %d world events, %d violations\n", sum.Seeds, sum.WorldEvents, sum.Violations())
-	fmt.Fprintf(w, "chaos: %d seeds drew a promotion\n", sum.Promotions)
+	fmt.Fprintf(w, "chaos: %d seeds drew a promotion, %d a launching hook\n", sum.Promotions, sum.LaunchHooks)
 	fmt.Fprintf(w, "chaos: %d releases clearly worse under a canary analysis, %d deploy events judged\n", sum.Worse, sum.Events)
 	for _, r := range sum.Failed {
 		m, how := r.Minimal(), "not shrunk"
