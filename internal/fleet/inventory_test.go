@@ -118,15 +118,17 @@ func TestRemoveJudgesWhatItWasGiven(t *testing.T) {
 	assert.Contains(t, e.left(name), "group")
 }
 
-// includeRecorder records the IncludeInstances of each
-// DescribeAutoScalingGroups it passes on.
+// includeRecorder records the IncludeInstances and the names asked for
+// of each DescribeAutoScalingGroups it passes on.
 type includeRecorder struct {
 	cloud.AutoScaling
 	include []*bool
+	asked   [][]string
 }
 
 func (r *includeRecorder) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
 	r.include = append(r.include, in.IncludeInstances)
+	r.asked = append(r.asked, in.AutoScalingGroupNames)
 	return r.AutoScaling.DescribeAutoScalingGroups(ctx, in, optFns...)
 }
 
@@ -151,8 +153,27 @@ func TestSummariesAskWithoutInstances(t *testing.T) {
 	listed, err := fleet.List(e.ctx, rec, owner)
 	require.NoError(t, err)
 	assert.Equal(t, fleet.Summaries(full), listed, "everything a summary holds, as with the instances")
-	byName, err := fleet.DescribeSummaries(e.ctx, rec, []string{a, b}, listed[:1])
+	known := listed[slices.IndexFunc(listed, func(s fleet.Summary) bool { return s.Name == a }):][:1]
+	rec.asked = nil
+	byName, err := fleet.DescribeSummaries(e.ctx, rec, []string{a, b}, known)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{a, b}, slices.Collect(maps.Keys(byName)))
-	assert.Equal(t, []*bool{aws.Bool(false), aws.Bool(false)}, rec.include, "List and DescribeSummaries ask for none, and only for the name not known")
+	assert.Equal(t, known[0], byName[a], "the summary known, as it was")
+	assert.Equal(t, b, byName[b].Name, "each name's own summary, never another known one")
+	assert.Equal(t, []*bool{aws.Bool(false), aws.Bool(false)}, rec.include, "List and DescribeSummaries ask for none")
+	assert.Equal(t, [][]string{{b}}, rec.asked, "only the name not known is asked for")
+}
+
+// TestSummaryUnsuspended: the processes of a list a group has not
+// suspended, in the list's order, from its summary as from its full
+// description (fleet.Unsuspended): what the bake's standby record and a
+// retirement suspend or resume.
+func TestSummaryUnsuspended(t *testing.T) {
+	g := astypes.AutoScalingGroup{AutoScalingGroupName: aws.String("g"), SuspendedProcesses: []astypes.SuspendedProcess{
+		{ProcessName: aws.String("Launch")}, {ProcessName: aws.String("AZRebalance")},
+	}}
+	procs := []string{"Launch", "Terminate", "AZRebalance", "AlarmNotification"}
+	assert.Equal(t, []string{"Terminate", "AlarmNotification"}, fleet.Summarize(g).Unsuspended(procs))
+	assert.Equal(t, fleet.Unsuspended(g, procs), fleet.Summarize(g).Unsuspended(procs))
+	assert.Equal(t, procs, fleet.Summary{}.Unsuspended(procs), "none suspended: every one")
 }
