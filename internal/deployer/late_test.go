@@ -15,7 +15,6 @@ import (
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/halt"
 )
 
@@ -176,9 +175,7 @@ func TestNewFleetRecheckedUntilScaleIn(t *testing.T) {
 func TestSwapPastItsBoundEndsDirty(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	r1.Lifecycle = map[string]*release.LifecycleHook{
-		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 7200},
-	}
+	withTerminationHook(r1, 7200)
 	r2 := h.baseRelease()
 	x := h.atSwap(r1, r2)
 	old := naming.GroupName(project, config, "web", r1.ReleaseID)

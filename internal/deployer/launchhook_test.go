@@ -32,10 +32,19 @@ import (
 // ("complete", "abandon", or "" for nothing).
 func withLaunchHook(r *release.Release, heartbeat int, marker string) {
 	r.Lifecycle = map[string]*release.LifecycleHook{
-		"warmup": {Transition: "autoscaling:EC2_INSTANCE_LAUNCHING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: heartbeat},
+		"warmup": {Transition: release.TransitionLaunching, Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: heartbeat},
 	}
 	if marker != "" {
 		r.UserData += sim.LaunchHookMarker + " " + marker + "\n"
+	}
+}
+
+// withTerminationHook gives r a termination hook ("termhook") of
+// heartbeat seconds that nobody completes: the previous instances of a
+// retirement wait on it, in Terminating:Wait, until its timeout.
+func withTerminationHook(r *release.Release, heartbeat int) {
+	r.Lifecycle = map[string]*release.LifecycleHook{
+		"termhook": {Transition: release.TransitionTerminating, Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: heartbeat},
 	}
 }
 

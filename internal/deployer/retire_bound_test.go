@@ -12,7 +12,6 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -24,9 +23,7 @@ import (
 func TestSwapGivesUpAtItsBound(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	r1.Lifecycle = map[string]*release.LifecycleHook{
-		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 7200},
-	}
+	withTerminationHook(r1, 7200)
 	r2 := h.baseRelease()
 	x := h.atSwap(r1, r2)
 	var since time.Time
@@ -72,9 +69,7 @@ func TestSwapGivesUpAtItsBound(t *testing.T) {
 func TestSwapWaitsForATerminationHook(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	r1.Lifecycle = map[string]*release.LifecycleHook{
-		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 3600},
-	}
+	withTerminationHook(r1, 3600)
 	r2 := h.baseRelease()
 	x := h.atSwap(r1, r2)
 	old := naming.GroupName(project, config, "web", r1.ReleaseID)

@@ -14,7 +14,6 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/local/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/naming"
-	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -100,9 +99,7 @@ func TestStartMarkerLifecycle(t *testing.T) {
 func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
 	h := newHarness(t)
 	r1 := h.baseRelease()
-	r1.Lifecycle = map[string]*release.LifecycleHook{
-		"termhook": {Transition: "autoscaling:EC2_INSTANCE_TERMINATING", Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 3600},
-	}
+	withTerminationHook(r1, 3600)
 	r2 := h.baseRelease()
 	x := h.atSwap(r1, r2)
 	require.Empty(t, h.startMarkers(account), "both deploys arrived: healthy")
