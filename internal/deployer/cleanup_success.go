@@ -36,8 +36,10 @@ import (
 //     (ledger.GetDeleting) before anything that can fail for good. Without
 //     one it gates the swap (gate): the lock must be held by this release
 //     and every service must still be stable by CheckHealthy's rule, its
-//     new group's terminations counted from all of its scaling
-//     activities (activitiesAlways), and no alarm the release names may
+//     new group's terminations counted exactly from its scaling
+//     activities (activitiesExact: read again on a change a check would
+//     see, or when its newest activity is not the one of their last
+//     read), and no alarm the release names may
 //     be in ALARM, no service's error rate above its max_error_rate
 //     (checkGates); no new group may be out of a load balancer its
 //     release names (checkOutOf), and no load balancer or target group the
@@ -175,7 +177,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		return fail(err)
 	}
 	listed := fleet.ByName(listing)
-	j, err := d.healthReport(ctx, c, st, r, now, activitiesAlways, balancersAll, listed)
+	j, err := d.healthReport(ctx, c, st, r, now, activitiesExact, balancersAll, listed)
 	if err != nil {
 		return fail(err)
 	}

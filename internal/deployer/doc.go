@@ -128,8 +128,10 @@
 //     spend the Auto Scaling bucket the deploys still need.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
-//     with instances (a group's scaling activities are read only when its
-//     instances changed, and by the swap's gate). A step of the swap
+//     with instances (a group's scaling activities are read at its first
+//     check and when its instances changed; the swap's gate reads them
+//     too when the group's newest activity is not the one of their last
+//     read, a one-record call per group). A step of the swap
 //     describes its groups once (the gate's listing by tags, then the
 //     previous and new groups by name in one call), shared by its
 //     re-check, its step, its removal and the settling (fleet.DescribeKnown).

@@ -33,16 +33,21 @@ type activityReads bool
 
 // The activity reads.
 const (
-	// activitiesOnChange reads them when something suggests an instance
+	// activitiesOnChange reads them when no check has seen the group's
+	// instances yet (an instance replaced before the first check changed
+	// nothing a later check sees), or something suggests an instance
 	// terminated or failed to launch since the previous check: the
 	// group's instances changed, one is terminating, or it is short of
 	// its launch count. A health check's cost then does not grow with a
 	// group's history.
 	activitiesOnChange activityReads = false
-	// activitiesAlways reads every group's: the exact count of its
-	// terminations, for the swap's gate (an instance replaced before the
-	// first check changed nothing a check saw).
-	activitiesAlways activityReads = true
+	// activitiesExact reads them on change too, and when the group's
+	// newest activity is not the one of their last read
+	// (fleet.NewestActivity: one record): the exact count of its
+	// terminations, for the swap's gate. An instance launched and
+	// terminated between two checks (the group scaled out, then in)
+	// changes nothing a check sees, but is an activity.
+	activitiesExact activityReads = true
 )
 
 // balancerReads says whose load balancers healthReport asks.
@@ -289,9 +294,12 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	}
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
-	cur.Instances, cur.Terminated = health.Digest(live), prev.Terminated
-	changed := prev.Instances != "" && cur.Instances != prev.Instances
-	if reads == activitiesAlways || changed || cur.Terminating > 0 || cur.Launched < launch {
+	cur.Instances, cur.Terminated, cur.Activity = health.Digest(live), prev.Terminated, prev.Activity
+	due, err := activitiesDue(ctx, api, name, prev, cur, launch, reads)
+	if err != nil {
+		return execution.ServiceHealth{}, err
+	}
+	if due {
 		acts, err := fleet.ReadActivities(ctx, api, name)
 		if err != nil {
 			return execution.ServiceHealth{}, err
@@ -300,13 +308,27 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
 		}
-		cur.Terminated = max(prev.Terminated, acts.Terminated)
+		cur.Terminated, cur.Activity = max(prev.Terminated, acts.Terminated), acts.Newest
 		cur.Rebalancing = rebalancing(view, acts)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
 	}
 	return cur, nil
+}
+
+// activitiesDue says whether assess reads the scaling activities of
+// group name, its service's previous report prev and this check's cur
+// (its counts and live instances), as reads says (see activityReads).
+func activitiesDue(ctx context.Context, api cloud.AutoScaling, name string, prev, cur execution.ServiceHealth, launch int, reads activityReads) (bool, error) {
+	if prev.Instances == "" || cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch {
+		return true, nil
+	}
+	if reads != activitiesExact {
+		return false, nil
+	}
+	newest, err := fleet.NewestActivity(ctx, api, name)
+	return newest == "" || newest != prev.Activity, err
 }
 
 // holding says whether a service, its previous report prev and its group

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -399,13 +400,14 @@ func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
 	assert.True(t, retried["UpdateAutoScalingGroup"] && retried["ResumeProcesses"], "settling was hidden from: %v", retried)
 }
 
-// TestSwapCountsEveryTermination: an instance of the new group is
-// terminated and replaced before the first health check (a person ran
-// TerminateInstanceInAutoScalingGroup), so no check sees anything change.
-// The swap's gate counts the group's terminations from all of its scaling
-// activities, and with max_terms 0 the release fails before the point of
-// no return: the previous release keeps serving.
-func TestSwapCountsEveryTermination(t *testing.T) {
+// TestTerminationBeforeTheFirstCheckCounts: an instance of the new group
+// is terminated and replaced before the first health check (a person ran
+// TerminateInstanceInAutoScalingGroup, "Terminates the specified instance
+// and optionally adjusts the desired group size", Auto Scaling API
+// Reference), so no check sees its instances change. The first check to
+// see the group reads its scaling activities, and with max_terms 0 the
+// release halts there: the previous release keeps serving.
+func TestTerminationBeforeTheFirstCheckCounts(t *testing.T) {
 	h := newHarness(t)
 	prev := h.baseRelease()
 	h.start(prev).succeed()
@@ -419,10 +421,59 @@ func TestSwapCountsEveryTermination(t *testing.T) {
 		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
 	require.NoError(t, err)
 	h.clk.Advance(2 * time.Minute) // gone and replaced before the first check
+	require.Len(t, h.groups()[name].Instances, 3)
 
-	_, err = x.untilHealthy(100)
-	require.NoError(t, err, "no check saw the termination")
+	checks, err := x.untilHealthy(100)
+	var halt *failure.HaltError
+	require.ErrorAs(t, err, &halt, "%v", err)
+	assert.Equal(t, 1, checks, "the first check counts it")
+	assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
+	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+}
+
+// TestSwapCountsATerminationNoCheckSaw: once the new group is healthy, a
+// person scales it out by one and terminates the instance it launched,
+// decrementing the desired capacity, between two checks: the group has
+// the instances of the last check again, none terminating, at its launch
+// count, so nothing a check sees changed. The swap's gate sees the
+// group's newest scaling activity is not the one of its last read
+// (activities are described in progress first, then newest first:
+// DescribeScalingActivities, Auto Scaling API Reference), reads them,
+// and with max_terms 0 the release fails before the point of no return:
+// the previous release keeps serving.
+func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
+	h := newHarness(t)
+	prev, r := h.baseRelease(), h.baseRelease()
+	x := h.atSwap(prev, r)
+	name := naming.GroupName(project, config, "web", r.ReleaseID)
+	before := h.groups()[name]
+	asg := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
+	_, err := asg.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(before.Desired + 1)})
+	require.NoError(t, err)
+	h.clk.Advance(time.Minute)
+	var added string
+	for _, i := range h.groups()[name].Instances {
+		if !slices.ContainsFunc(before.Instances, func(b sim.InstanceSnapshot) bool { return b.ID == i.ID }) {
+			added = i.ID
+		}
+	}
+	require.NotEmpty(t, added, "the scale-out launched an instance")
+	_, err = asg.TerminateInstanceInAutoScalingGroup(t.Context(),
+		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(added), ShouldDecrementDesiredCapacity: aws.Bool(true)})
+	require.NoError(t, err)
+	h.clk.Advance(5 * time.Minute)
+	after := h.groups()[name]
+	require.Equal(t, before.Desired, after.Desired)
+	ids := func(g sim.GroupSnapshot) (out []string) {
+		for _, i := range g.Instances {
+			out = append(out, i.ID)
+		}
+		return out
+	}
+	require.ElementsMatch(t, ids(before), ids(after), "the instances of the last check again")
 	assert.Zero(t, x.state.Health.Services["web"].Terminated)
+
 	err = x.step(execution.TaskCleanUpSuccess)
 	var halt *failure.HaltError
 	require.ErrorAs(t, err, &halt, "%v", err)

@@ -385,6 +385,11 @@ type ServiceHealth struct {
 	// it was created, from its scaling activities: max_terms applies to
 	// it.
 	Terminated int `json:"terminated,omitempty"`
+	// Activity is the group's newest scaling activity, over, when its
+	// activities were last read (fleet.Activities.Newest): the swap's gate
+	// reads them again only when the newest is another (an instance
+	// launched or terminated since), so Terminated is exact there.
+	Activity string `json:"activity,omitempty"`
 	// Rebalancing counts the instances of Terminating that Capacity
 	// Rebalancing is terminating after it launched their replacement (a
 	// Spot instance at risk of interruption): the service lost no

@@ -90,3 +90,38 @@ func TestReadActivitiesRebalanced(t *testing.T) {
 	assert.Equal(t, map[string]bool{"i-0aaa": true}, got.Rebalanced)
 	assert.Equal(t, 1, got.Terminated)
 }
+
+// TestNewestActivity: Auto Scaling describes a group's activities in
+// progress first, then newest first ("Activities are sorted by start
+// time. Activities still in progress are described first",
+// DescribeScalingActivities, Auto Scaling API Reference). The newest is
+// the first one's ActivityId when it is over (Successful, Failed or
+// Cancelled: Activity.StatusCode); one in progress, or none, is "" (no
+// marker: the caller reads them all), and ReadActivities says the same.
+func TestNewestActivity(t *testing.T) {
+	act := func(id string, code astypes.ScalingActivityStatusCode) astypes.Activity {
+		return astypes.Activity{ActivityId: aws.String(id), StatusCode: code, Description: aws.String("Launching a new EC2 instance")}
+	}
+	for _, tc := range []struct {
+		name string
+		acts []astypes.Activity
+		want string
+	}{
+		{"none", nil, ""},
+		{"over", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeSuccessful), act("a1", astypes.ScalingActivityStatusCodeSuccessful)}, "a2"},
+		{"failed", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeFailed)}, "a2"},
+		{"cancelled", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeCancelled)}, "a2"},
+		{"in progress", []astypes.Activity{act("a3", astypes.ScalingActivityStatusCodeInProgress), act("a2", astypes.ScalingActivityStatusCodeSuccessful)}, ""},
+		{"waiting for a hook", []astypes.Activity{act("a3", astypes.ScalingActivityStatusCodeMidLifecycleAction)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &activities{acts: tc.acts}
+			got, err := fleet.NewestActivity(t.Context(), api, "g")
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			read, err := fleet.ReadActivities(t.Context(), api, "g")
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, read.Newest)
+		})
+	}
+}

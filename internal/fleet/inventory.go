@@ -335,6 +335,11 @@ type Activities struct {
 	// Failed is the StatusMessage of a failed launch that will fail again
 	// ("" when none).
 	Failed string
+	// Newest is the ActivityId of the group's newest activity when it is
+	// over ("" when the group has none, or one is in progress): while
+	// NewestActivity says the same, the group has had no activity since
+	// (see NewestActivity).
+	Newest string
 }
 
 // terminatingPrefix begins the Description of the scaling activity that
@@ -361,10 +366,13 @@ const rebalanceCause = "EC2 instance rebalance recommendation"
 func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Activities, error) {
 	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(100)}
 	var out Activities
-	for {
+	for first := true; ; first = false {
 		page, err := api.DescribeScalingActivities(ctx, in)
 		if err != nil {
 			return Activities{}, deployErr("autoscaling:DescribeScalingActivities "+name, err)
+		}
+		if first {
+			out.Newest = newestOver(page.Activities)
 		}
 		for _, a := range page.Activities {
 			switch {
@@ -385,4 +393,35 @@ func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Ac
 		}
 		in.NextToken = page.NextToken
 	}
+}
+
+// NewestActivity is the ActivityId of the group name's newest scaling
+// activity when it is over, "" when the group has none or one is in
+// progress: one call of one record. Auto Scaling describes a group's
+// activities in progress first, then by start time, newest first ("Activities
+// are sorted by start time. Activities still in progress are described
+// first", DescribeScalingActivities, Auto Scaling API Reference), so while
+// it is the Newest of an earlier ReadActivities, no activity has started
+// since: the group launched and terminated nothing, and that read's counts
+// stand. A failure is classified as ReadActivities's.
+func NewestActivity(ctx context.Context, api cloud.AutoScaling, name string) (string, error) {
+	page, err := api.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(1)})
+	if err != nil {
+		return "", deployErr("autoscaling:DescribeScalingActivities "+name, err)
+	}
+	return newestOver(page.Activities), nil
+}
+
+// newestOver is the ActivityId of the first of acts (a group's, as
+// Auto Scaling orders them) when it is over (Successful, Failed or
+// Cancelled), else "".
+func newestOver(acts []asgtypes.Activity) string {
+	if len(acts) == 0 {
+		return ""
+	}
+	switch acts[0].StatusCode {
+	case asgtypes.ScalingActivityStatusCodeSuccessful, asgtypes.ScalingActivityStatusCodeFailed, asgtypes.ScalingActivityStatusCodeCancelled:
+		return aws.ToString(acts[0].ActivityId)
+	}
+	return ""
 }
