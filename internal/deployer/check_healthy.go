@@ -54,9 +54,10 @@ import (
 // Health carries when its reads are refilled, ReadsRefill):
 // they never grow with instances, and stay within an account's Elastic
 // Load Balancing Describe bucket. A group's scaling activities (a
-// DescribeScalingActivities page per 100) are read only when no check saw
-// its instances yet, they changed since the previous check, one is
-// terminating, or it is short of its launch count (activitiesOnChange). A check AWS throttles
+// DescribeScalingActivities page per 100) are read only when its
+// instances changed since the previous check, one is terminating, or it
+// is short of its launch count, and once, with the calls its load
+// balancer reads leave, if they never were (activitiesOnChange). A check AWS throttles
 // is no check (throttled): it waits for the next. A service is judged on
 // the load balancers its release names (one DescribeTargetGroups resolves
 // their target groups), never on those its group is attached to now; the

@@ -37,9 +37,9 @@ import (
 //     one it gates the swap (gate): the lock must be held by this release
 //     and every service must still be stable by CheckHealthy's rule, its
 //     new group's terminations counted exactly from its scaling
-//     activities (activitiesExact: read again on a change a check would
-//     see, or when its newest activity is not the one of their last
-//     read), and no alarm the release names may
+//     activities (activitiesExact: read when never read, on a change a
+//     check would see, or when one is in progress or began since their
+//     last read), and no alarm the release names may
 //     be in ALARM, no service's error rate above its max_error_rate
 //     (checkGates); no new group may be out of a load balancer its
 //     release names (checkOutOf), and no load balancer or target group the

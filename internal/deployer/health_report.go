@@ -33,22 +33,39 @@ type activityReads bool
 
 // The activity reads.
 const (
-	// activitiesOnChange reads them when no check has seen the group's
-	// instances yet (an instance replaced before the first check changed
-	// nothing a later check sees), or something suggests an instance
+	// activitiesOnChange reads them when something suggests an instance
 	// terminated or failed to launch since the previous check: the
 	// group's instances changed, one is terminating, or it is short of
-	// its launch count. A health check's cost then does not grow with a
-	// group's history.
+	// its launch count; and once for a group whose activities were never
+	// read (an instance replaced before the first check changed nothing a
+	// later check sees), as many of those as the report's load balancer
+	// reads leave calls of tuning.BalancerReadBurst (firstReads), the
+	// others at later checks. A health check's cost then grows neither
+	// with a group's history nor with instances.
 	activitiesOnChange activityReads = false
-	// activitiesExact reads them on change too, and when the group's
-	// newest activity is not the one of their last read
-	// (fleet.NewestActivity: one record): the exact count of its
-	// terminations, for the swap's gate. An instance launched and
-	// terminated between two checks (the group scaled out, then in)
-	// changes nothing a check sees, but is an activity.
+	// activitiesExact reads them on change too, for every group whose
+	// activities were never read, and for a group with an activity in
+	// progress or started since their last read (fleet.ActivitySince:
+	// one record): the exact count of its terminations, for the swap's
+	// gate. An instance launched and terminated between two checks (the
+	// group scaled out, then in) changes nothing a check sees, but is an
+	// activity.
 	activitiesExact activityReads = true
 )
+
+// activityBudget is how one report reads scaling activities: as reads
+// says, with first calls left for the first reads of groups whose
+// activities were never read (activitiesOnChange).
+type activityBudget struct {
+	reads activityReads
+	first int
+}
+
+// firstReads is the calls a report that makes lbReads load balancer reads
+// has left for the first reads of groups' activities: what they leave of
+// tuning.BalancerReadBurst, the most a check reads, so a check's calls
+// stay what they were.
+func firstReads(lbReads int) int { return max(0, tuning.BalancerReadBurst-lbReads) }
 
 // balancerReads says whose load balancers healthReport asks.
 type balancerReads bool
@@ -114,6 +131,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		return judgement{}, err
 	}
 	j := judgement{report: map[string]execution.ServiceHealth{}, outOf: map[string][]balancerRef{}, groups: map[string]string{}, reads: readsOf(named, ask)}
+	acts := &activityBudget{reads: reads, first: firstReads(j.reads)}
 	for i, svc := range services {
 		prev := capacities[svc]
 		g, found := groups[names[i]]
@@ -127,7 +145,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		if err != nil {
 			return judgement{}, err
 		}
-		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, named[svc], views, reads, held[svc])
+		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, named[svc], views, acts, held[svc])
 		if err != nil {
 			return judgement{}, err
 		}
@@ -266,7 +284,7 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 // It fails with a *failure.DeployError when the group can never become
 // healthy: a launch that will fail again, or a load balancer that never
 // sends one of its instances traffic.
-func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, named servedBy, views balancers.Views, reads activityReads, held bool) (execution.ServiceHealth, error) {
+func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, named servedBy, views balancers.Views, acts *activityBudget, held bool) (execution.ServiceHealth, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
 	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
 	var ids, live []string
@@ -294,22 +312,22 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	}
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
-	cur.Instances, cur.Terminated, cur.Activity = health.Digest(live), prev.Terminated, prev.Activity
-	due, err := activitiesDue(ctx, api, name, prev, cur, launch, reads)
+	cur.Instances, cur.Terminated, cur.ActivitiesAt = health.Digest(live), prev.Terminated, prev.ActivitiesAt
+	due, err := acts.due(ctx, api, name, prev, cur, launch, len(g.Instances))
 	if err != nil {
 		return execution.ServiceHealth{}, err
 	}
 	if due {
-		acts, err := fleet.ReadActivities(ctx, api, name)
+		read, err := fleet.ReadActivities(ctx, api, name)
 		if err != nil {
 			return execution.ServiceHealth{}, err
 		}
-		if acts.Failed != "" {
+		if read.Failed != "" {
 			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
-				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", acts.Failed)}
+				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
 		}
-		cur.Terminated, cur.Activity = max(prev.Terminated, acts.Terminated), acts.Newest
-		cur.Rebalancing = rebalancing(view, acts)
+		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
+		cur.Rebalancing = rebalancing(view, read)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
@@ -317,19 +335,34 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	return cur, nil
 }
 
-// activitiesDue says whether assess reads the scaling activities of
-// group name, its service's previous report prev and this check's cur
-// (its counts and live instances), as reads says (see activityReads).
-func activitiesDue(ctx context.Context, api cloud.AutoScaling, name string, prev, cur execution.ServiceHealth, launch int, reads activityReads) (bool, error) {
-	if prev.Instances == "" || cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch {
+// due says whether assess reads the scaling activities of group name,
+// with instances instances, its service's previous report prev and this
+// check's cur (its counts and live instances), as b says (see
+// activityReads). A first read (prev.ActivitiesAt nil) in a check is
+// taken only while b has calls left for the pages it will take (one per
+// 100 activities: each instance was one, at least); it spends them.
+func (b *activityBudget) due(ctx context.Context, api cloud.AutoScaling, name string, prev, cur execution.ServiceHealth, launch, instances int) (bool, error) {
+	switch {
+	case prev.Instances != "" && cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch:
 		return true, nil
+	case prev.ActivitiesAt == nil && b.reads == activitiesExact:
+		return true, nil
+	case prev.ActivitiesAt == nil:
+		pages := instances/activityPage + 1
+		if pages > b.first {
+			return false, nil
+		}
+		b.first -= pages
+		return true, nil
+	case b.reads == activitiesExact:
+		return fleet.ActivitySince(ctx, api, name, *prev.ActivitiesAt)
 	}
-	if reads != activitiesExact {
-		return false, nil
-	}
-	newest, err := fleet.NewestActivity(ctx, api, name)
-	return newest == "" || newest != prev.Activity, err
+	return false, nil
 }
+
+// activityPage is how many scaling activities fleet.ReadActivities reads
+// a call.
+const activityPage = 100
 
 // holding says whether a service, its previous report prev and its group
 // g now, holds its target mid-window or confirmed stable: at its target

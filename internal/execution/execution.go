@@ -385,11 +385,13 @@ type ServiceHealth struct {
 	// it was created, from its scaling activities: max_terms applies to
 	// it.
 	Terminated int `json:"terminated,omitempty"`
-	// Activity is the group's newest scaling activity, over, when its
-	// activities were last read (fleet.Activities.Newest): the swap's gate
-	// reads them again only when the newest is another (an instance
-	// launched or terminated since), so Terminated is exact there.
-	Activity string `json:"activity,omitempty"`
+	// ActivitiesAt is when the newest of the new group's scaling
+	// activities started at their last read (fleet.Activities.Latest;
+	// the zero time when it had none), nil while they were never read:
+	// the swap's gate reads them again only when one is in progress or
+	// started since (an instance launched or terminated), so Terminated
+	// is exact there.
+	ActivitiesAt *time.Time `json:"activities_at,omitempty"`
 	// Rebalancing counts the instances of Terminating that Capacity
 	// Rebalancing is terminating after it launched their replacement (a
 	// Spot instance at risk of interruption): the service lost no

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -91,37 +92,40 @@ func TestReadActivitiesRebalanced(t *testing.T) {
 	assert.Equal(t, 1, got.Terminated)
 }
 
-// TestNewestActivity: Auto Scaling describes a group's activities in
-// progress first, then newest first ("Activities are sorted by start
-// time. Activities still in progress are described first",
-// DescribeScalingActivities, Auto Scaling API Reference). The newest is
-// the first one's ActivityId when it is over (Successful, Failed or
-// Cancelled: Activity.StatusCode); one in progress, or none, is "" (no
-// marker: the caller reads them all), and ReadActivities says the same.
-func TestNewestActivity(t *testing.T) {
-	act := func(id string, code astypes.ScalingActivityStatusCode) astypes.Activity {
-		return astypes.Activity{ActivityId: aws.String(id), StatusCode: code, Description: aws.String("Launching a new EC2 instance")}
+// TestActivitySince: Auto Scaling describes a group's activities in
+// progress first, then by start time, newest first ("Activities are
+// sorted by start time. Activities still in progress are described
+// first", DescribeScalingActivities, Auto Scaling API Reference). One
+// record then says whether an activity began after a time: the first is
+// in progress (Activity.StatusCode neither Successful, Failed nor
+// Cancelled), or over and started after it. ReadActivities's Latest is
+// when the newest of all started.
+func TestActivitySince(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	act := func(start time.Time, code astypes.ScalingActivityStatusCode) astypes.Activity {
+		return astypes.Activity{StartTime: aws.Time(start), StatusCode: code, Description: aws.String("Launching a new EC2 instance")}
 	}
 	for _, tc := range []struct {
-		name string
-		acts []astypes.Activity
-		want string
+		name   string
+		acts   []astypes.Activity
+		since  bool
+		latest time.Time
 	}{
-		{"none", nil, ""},
-		{"over", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeSuccessful), act("a1", astypes.ScalingActivityStatusCodeSuccessful)}, "a2"},
-		{"failed", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeFailed)}, "a2"},
-		{"cancelled", []astypes.Activity{act("a2", astypes.ScalingActivityStatusCodeCancelled)}, "a2"},
-		{"in progress", []astypes.Activity{act("a3", astypes.ScalingActivityStatusCodeInProgress), act("a2", astypes.ScalingActivityStatusCodeSuccessful)}, ""},
-		{"waiting for a hook", []astypes.Activity{act("a3", astypes.ScalingActivityStatusCodeMidLifecycleAction)}, ""},
+		{"none", nil, false, time.Time{}},
+		{"the one read, over", []astypes.Activity{act(at, astypes.ScalingActivityStatusCodeSuccessful), act(at.Add(-time.Minute), astypes.ScalingActivityStatusCodeSuccessful)}, false, at},
+		{"a later one, over", []astypes.Activity{act(at.Add(time.Second), astypes.ScalingActivityStatusCodeSuccessful), act(at, astypes.ScalingActivityStatusCodeSuccessful)}, true, at.Add(time.Second)},
+		{"a later one failed", []astypes.Activity{act(at.Add(time.Second), astypes.ScalingActivityStatusCodeCancelled)}, true, at.Add(time.Second)},
+		{"one in progress", []astypes.Activity{act(at.Add(-time.Hour), astypes.ScalingActivityStatusCodeInProgress), act(at, astypes.ScalingActivityStatusCodeSuccessful)}, true, at},
+		{"one waiting for a hook", []astypes.Activity{act(at.Add(-time.Hour), astypes.ScalingActivityStatusCodeMidLifecycleAction)}, true, at.Add(-time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &activities{acts: tc.acts}
-			got, err := fleet.NewestActivity(t.Context(), api, "g")
+			since, err := fleet.ActivitySince(t.Context(), api, "g", at)
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.since, since)
 			read, err := fleet.ReadActivities(t.Context(), api, "g")
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, read.Newest)
+			assert.Equal(t, tc.latest, read.Latest)
 		})
 	}
 }

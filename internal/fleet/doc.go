@@ -13,8 +13,8 @@
 // release's own groups and templates from those of the releases before
 // it; ReadActivities reads what a group's scaling activities say (its
 // terminations, those Capacity Rebalancing made after launching their
-// replacement, a launch that will fail again, its newest activity);
-// NewestActivity, in one record, whether any began since. A group or template
+// replacement, a launch that will fail again, when the newest began);
+// ActivitySince, in one record, whether any began since. A group or template
 // created moments ago may be missing from every one of them: AWS is
 // eventually consistent after a create.
 //

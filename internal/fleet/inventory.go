@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -335,11 +336,9 @@ type Activities struct {
 	// Failed is the StatusMessage of a failed launch that will fail again
 	// ("" when none).
 	Failed string
-	// Newest is the ActivityId of the group's newest activity when it is
-	// over ("" when the group has none, or one is in progress): while
-	// NewestActivity says the same, the group has had no activity since
-	// (see NewestActivity).
-	Newest string
+	// Latest is when the group's newest activity started (zero when it
+	// has none): ActivitySince it tells whether any began since.
+	Latest time.Time
 }
 
 // terminatingPrefix begins the Description of the scaling activity that
@@ -366,15 +365,15 @@ const rebalanceCause = "EC2 instance rebalance recommendation"
 func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Activities, error) {
 	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(100)}
 	var out Activities
-	for first := true; ; first = false {
+	for {
 		page, err := api.DescribeScalingActivities(ctx, in)
 		if err != nil {
 			return Activities{}, deployErr("autoscaling:DescribeScalingActivities "+name, err)
 		}
-		if first {
-			out.Newest = newestOver(page.Activities)
-		}
 		for _, a := range page.Activities {
+			if start := aws.ToTime(a.StartTime); start.After(out.Latest) {
+				out.Latest = start
+			}
 			switch {
 			case strings.HasPrefix(aws.ToString(a.Description), terminatingPrefix) && strings.Contains(aws.ToString(a.Cause), rebalanceCause):
 				if out.Rebalanced == nil {
@@ -395,33 +394,27 @@ func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Ac
 	}
 }
 
-// NewestActivity is the ActivityId of the group name's newest scaling
-// activity when it is over, "" when the group has none or one is in
-// progress: one call of one record. Auto Scaling describes a group's
-// activities in progress first, then by start time, newest first ("Activities
-// are sorted by start time. Activities still in progress are described
-// first", DescribeScalingActivities, Auto Scaling API Reference), so while
-// it is the Newest of an earlier ReadActivities, no activity has started
-// since: the group launched and terminated nothing, and that read's counts
-// stand. A failure is classified as ReadActivities's.
-func NewestActivity(ctx context.Context, api cloud.AutoScaling, name string) (string, error) {
+// ActivitySince reports whether the group name has a scaling activity in
+// progress, or one that started after at (the Latest of an earlier
+// ReadActivities): one call of one record. Auto Scaling describes a
+// group's activities in progress first, then by start time, newest first
+// ("Activities are sorted by start time. Activities still in progress are
+// described first", DescribeScalingActivities, Auto Scaling API
+// Reference). When it is false the group launched and terminated nothing
+// since that read, whose counts stand. A failure is classified as
+// ReadActivities's.
+func ActivitySince(ctx context.Context, api cloud.AutoScaling, name string, at time.Time) (bool, error) {
 	page, err := api.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(1)})
 	if err != nil {
-		return "", deployErr("autoscaling:DescribeScalingActivities "+name, err)
+		return false, deployErr("autoscaling:DescribeScalingActivities "+name, err)
 	}
-	return newestOver(page.Activities), nil
-}
-
-// newestOver is the ActivityId of the first of acts (a group's, as
-// Auto Scaling orders them) when it is over (Successful, Failed or
-// Cancelled), else "".
-func newestOver(acts []asgtypes.Activity) string {
-	if len(acts) == 0 {
-		return ""
+	if len(page.Activities) == 0 {
+		return false, nil
 	}
-	switch acts[0].StatusCode {
+	a := page.Activities[0]
+	switch a.StatusCode {
 	case asgtypes.ScalingActivityStatusCodeSuccessful, asgtypes.ScalingActivityStatusCodeFailed, asgtypes.ScalingActivityStatusCodeCancelled:
-		return aws.ToString(acts[0].ActivityId)
+		return aws.ToTime(a.StartTime).After(at), nil
 	}
-	return ""
+	return true, nil
 }

@@ -160,8 +160,8 @@ func TestReadActivities(t *testing.T) {
 	e.clk.Advance(5 * time.Minute)
 	acts, err := fleet.ReadActivities(e.ctx, e.c.AutoScaling, grp.Name)
 	require.NoError(t, err)
-	assert.NotEmpty(t, acts.Newest, "the newest launch, over")
-	assert.Equal(t, fleet.Activities{Newest: acts.Newest}, acts, "launches only")
+	assert.False(t, acts.Latest.IsZero(), "when the newest launch started")
+	assert.Equal(t, fleet.Activities{Latest: acts.Latest}, acts, "launches only")
 
 	require.NoError(t, rel.Settle(e.ctx, describe(t, e, grp.Name), 1, 3))
 	e.clk.Advance(5 * time.Minute)
