@@ -340,7 +340,8 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 // check's cur (its counts and live instances), as b says (see
 // activityReads). A first read (prev.ActivitiesAt nil) in a check is
 // taken only while b has calls left for the pages it will take (one per
-// 100 activities: each instance was one, at least); it spends them.
+// fleet.ActivitiesPerCall activities: each instance was one, at least);
+// it spends them.
 func (b *activityBudget) due(ctx context.Context, api cloud.AutoScaling, name string, prev, cur execution.ServiceHealth, launch, instances int) (bool, error) {
 	switch {
 	case prev.Instances != "" && cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch:
@@ -348,7 +349,7 @@ func (b *activityBudget) due(ctx context.Context, api cloud.AutoScaling, name st
 	case prev.ActivitiesAt == nil && b.reads == activitiesExact:
 		return true, nil
 	case prev.ActivitiesAt == nil:
-		pages := instances/activityPage + 1
+		pages := instances/fleet.ActivitiesPerCall + 1
 		if pages > b.first {
 			return false, nil
 		}
@@ -359,10 +360,6 @@ func (b *activityBudget) due(ctx context.Context, api cloud.AutoScaling, name st
 	}
 	return false, nil
 }
-
-// activityPage is how many scaling activities fleet.ReadActivities reads
-// a call.
-const activityPage = 100
 
 // holding says whether a service, its previous report prev and its group
 // g now, holds its target mid-window or confirmed stable: at its target

@@ -357,13 +357,18 @@ const terminatingPrefix = "Terminating EC2 instance"
 // termination like any other.
 const rebalanceCause = "EC2 instance rebalance recommendation"
 
+// ActivitiesPerCall is how many scaling activities ReadActivities reads a
+// call: DescribeScalingActivities's largest MaxRecords (Auto Scaling API
+// Reference).
+const ActivitiesPerCall = 100
+
 // ReadActivities reads the scaling activities of the group name, every
 // page (at most a few per instance the group ever had). A failed launch
 // that is a capacity shortage (cloud.IsCapacityShortage) is Auto
 // Scaling's to retry and is not reported. A failure is a
 // *failure.RetryableError when transient, else a *failure.DeployError.
 func ReadActivities(ctx context.Context, api cloud.AutoScaling, name string) (Activities, error) {
-	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(100)}
+	in := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(name), MaxRecords: aws.Int32(ActivitiesPerCall)}
 	var out Activities
 	for {
 		page, err := api.DescribeScalingActivities(ctx, in)
