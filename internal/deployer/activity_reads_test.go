@@ -13,71 +13,115 @@ import (
 
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
+	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// newestActivity answers DescribeScalingActivities with one activity,
-// started at start, as Auto Scaling describes a group's newest first
-// (in progress first: DescribeScalingActivities, Auto Scaling API
-// Reference), and counts the calls.
-type newestActivity struct {
+// activityLog answers DescribeScalingActivities for one group, as Auto
+// Scaling describes a group's activities: newest first, in progress
+// first (DescribeScalingActivities, Auto Scaling API Reference), each
+// call at most MaxRecords of them; it counts the calls by MaxRecords.
+type activityLog struct {
 	cloud.AutoScaling
-	start time.Time
-	code  astypes.ScalingActivityStatusCode
-	calls int
+	acts  []astypes.Activity
+	calls map[int32]int
 }
 
-func (n *newestActivity) DescribeScalingActivities(context.Context, *autoscaling.DescribeScalingActivitiesInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeScalingActivitiesOutput, error) {
-	n.calls++
-	return &autoscaling.DescribeScalingActivitiesOutput{Activities: []astypes.Activity{{StartTime: aws.Time(n.start), StatusCode: n.code}}}, nil
+func (a *activityLog) DescribeScalingActivities(_ context.Context, in *autoscaling.DescribeScalingActivitiesInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeScalingActivitiesOutput, error) {
+	if a.calls == nil {
+		a.calls = map[int32]int{}
+	}
+	n := aws.ToInt32(in.MaxRecords)
+	a.calls[n]++
+	return &autoscaling.DescribeScalingActivitiesOutput{Activities: a.acts[:min(int(n), len(a.acts))]}, nil
 }
 
-// TestActivitiesDue: a report reads a group's scaling activities on a
+// TestActivitiesNeed: a report reads a group's scaling activities on a
 // change a check sees (its instances, one terminating, short of its
 // launch count). A check reads those of a group never read once, while
 // the calls its load balancer reads leave of tuning.BalancerReadBurst
 // cover the pages (one per 100 instances and one more): a check's calls
 // grow neither with instances nor with the first reads. The gate reads
-// every group never read, and, asking for the newest activity alone, a
-// group with one in progress or begun since the last read.
-func TestActivitiesDue(t *testing.T) {
+// every group never read, and asks of the others whether an activity
+// began since their last read.
+func TestActivitiesNeed(t *testing.T) {
 	read := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	seen := execution.ServiceHealth{Instances: "d1", ActivitiesAt: &read}
 	never := execution.ServiceHealth{Instances: "d1"}
 	same := execution.ServiceHealth{Instances: "d1", Launched: 3}
-	over := astypes.ScalingActivityStatusCodeSuccessful
 	for _, tc := range []struct {
-		name        string
-		reads       activityReads
-		first       int
-		prev, cur   execution.ServiceHealth
-		instances   int
-		newest      time.Time
-		code        astypes.ScalingActivityStatusCode
-		due         bool
-		left, calls int
+		name      string
+		reads     activityReads
+		first     int
+		prev, cur execution.ServiceHealth
+		instances int
+		want      activityNeed
+		left      int
 	}{
-		{name: "instances changed", prev: seen, cur: execution.ServiceHealth{Instances: "d2", Launched: 3}, due: true},
-		{name: "one terminating", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 3, Terminating: 1}, due: true},
-		{name: "short of the launch count", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 2}, due: true},
-		{name: "unchanged, read before", prev: seen, cur: same},
-		{name: "never read, calls to spare", first: 2, prev: never, cur: same, instances: 150, due: true},
-		{name: "never read, too few calls left", first: 1, prev: never, cur: same, instances: 150, left: 1},
-		{name: "never read, at the gate", reads: activitiesExact, prev: never, cur: same, instances: 150, due: true},
-		{name: "the gate, nothing since", reads: activitiesExact, prev: seen, cur: same, newest: read, code: over, calls: 1},
-		{name: "the gate, one begun since", reads: activitiesExact, prev: seen, cur: same, newest: read.Add(time.Millisecond), code: over, due: true, calls: 1},
-		{name: "the gate, one in progress", reads: activitiesExact, prev: seen, cur: same, newest: read.Add(-time.Hour), code: astypes.ScalingActivityStatusCodeInProgress, due: true, calls: 1},
+		{name: "instances changed", prev: seen, cur: execution.ServiceHealth{Instances: "d2", Launched: 3}, want: needRead},
+		{name: "one terminating", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 3, Terminating: 1}, want: needRead},
+		{name: "short of the launch count", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 2}, want: needRead},
+		{name: "unchanged, read before", prev: seen, cur: same, want: needNone},
+		{name: "never read, calls to spare", first: 2, prev: never, cur: same, instances: 150, want: needRead},
+		{name: "never read, too few calls left", first: 1, prev: never, cur: same, instances: 150, want: needNone, left: 1},
+		{name: "never read, at the gate", reads: activitiesExact, prev: never, cur: same, instances: 150, want: needRead},
+		{name: "read before, at the gate", reads: activitiesExact, prev: seen, cur: same, want: needProbe},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &newestActivity{start: tc.newest, code: tc.code}
 			b := &activityBudget{reads: tc.reads, first: tc.first}
-			due, err := b.due(t.Context(), api, "g", tc.prev, tc.cur, 3, tc.instances)
-			require.NoError(t, err)
-			assert.Equal(t, tc.due, due)
+			assert.Equal(t, tc.want, b.need(tc.prev, tc.cur, 3, tc.instances))
 			assert.Equal(t, tc.left, b.first, "calls left for first reads")
-			assert.Equal(t, tc.calls, api.calls)
 		})
 	}
 	assert.Equal(t, tuning.BalancerReadBurst-12, firstReads(12))
 	assert.Zero(t, firstReads(tuning.BalancerReadBurst+5))
+}
+
+// TestGateReadsActivitiesOnlyWhenOneBegan: at the gate, a group whose
+// activities were read before is asked for its newest activity alone
+// (one record); its whole history is read only when that one is in
+// progress or began after the last read.
+func TestGateReadsActivitiesOnlyWhenOneBegan(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	last := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	g := astypes.AutoScalingGroup{AutoScalingGroupName: aws.String("g")}
+	var live []string
+	for _, id := range []string{"i-1", "i-2", "i-3"} {
+		g.Instances = append(g.Instances, astypes.Instance{InstanceId: aws.String(id), LifecycleState: astypes.LifecycleStateInService, HealthStatus: aws.String("Healthy")})
+		live = append(live, id)
+	}
+	prev := execution.ServiceHealth{Desired: 2, Launch: 3, Instances: health.Digest(live), ActivitiesAt: &last}
+	act := func(start time.Time, code astypes.ScalingActivityStatusCode, what string) astypes.Activity {
+		return astypes.Activity{StartTime: aws.Time(start), StatusCode: code, Description: aws.String(what)}
+	}
+	for _, tc := range []struct {
+		name   string
+		acts   []astypes.Activity
+		read   bool
+		latest time.Time
+	}{
+		{name: "nothing since", acts: []astypes.Activity{act(last, astypes.ScalingActivityStatusCodeSuccessful, "Launching a new EC2 instance: i-3")}},
+		{name: "a termination since", acts: []astypes.Activity{
+			act(last.Add(time.Minute), astypes.ScalingActivityStatusCodeSuccessful, "Terminating EC2 instance: i-4"),
+			act(last, astypes.ScalingActivityStatusCodeSuccessful, "Launching a new EC2 instance: i-3")}, read: true, latest: last.Add(time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &activityLog{acts: tc.acts}
+			got, err := readActivities(t.Context(), api, r, []string{"web"}, map[string]astypes.AutoScalingGroup{"web": g},
+				map[string]execution.ServiceHealth{"web": prev}, &activityBudget{reads: activitiesExact})
+			require.NoError(t, err)
+			assert.Equal(t, 1, api.calls[1], "one record asked")
+			if !tc.read {
+				assert.Zero(t, api.calls[fleet.ActivitiesPerCall])
+				assert.Nil(t, got["web"])
+				return
+			}
+			assert.Equal(t, 1, api.calls[fleet.ActivitiesPerCall])
+			require.NotNil(t, got["web"])
+			assert.Equal(t, 1, got["web"].Terminated)
+			assert.Equal(t, tc.latest, got["web"].Latest)
+		})
+	}
 }

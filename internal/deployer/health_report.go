@@ -95,7 +95,8 @@ const (
 // report (see health.Track). A new group AWS does not show is reported
 // Missing. It reads a group's scaling activities (how many of its
 // instances terminated, whether a launch failed for good) as reads says,
-// and its load balancers as lbs says. It also says which of the named
+// the groups' side by side (readActivities), and its load balancers as
+// lbs says. It also says which of the named
 // load balancers a new group's instances in service are not registered
 // with (judgement.outOf).
 //
@@ -131,21 +132,26 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 		return judgement{}, err
 	}
 	j := judgement{report: map[string]execution.ServiceHealth{}, outOf: map[string][]balancerRef{}, groups: map[string]string{}, reads: readsOf(named, ask)}
-	acts := &activityBudget{reads: reads, first: firstReads(j.reads)}
+	mine := map[string]asgtypes.AutoScalingGroup{}
+	for i, svc := range services {
+		if g, found := groups[names[i]]; found && ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) {
+			mine[svc] = g
+		}
+	}
+	acts, err := readActivities(ctx, c.AutoScaling, r, services, mine, capacities, &activityBudget{reads: reads, first: firstReads(j.reads)})
+	if err != nil {
+		return judgement{}, err
+	}
 	for i, svc := range services {
 		prev := capacities[svc]
-		g, found := groups[names[i]]
-		if !found || !ownerOf(st).Made(tags.FromASG(g.Tags), st.ReleaseID) {
+		g, found := mine[svc]
+		if !found {
 			cur := prev
 			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
 			j.report[svc] = health.Track(prev, cur, now)
 			continue
 		}
-		stage, err := stageOf(r, svc, prev)
-		if err != nil {
-			return judgement{}, err
-		}
-		cur, err := assess(ctx, c.AutoScaling, g, prev, stage.Launch, named[svc], views, acts, held[svc])
+		cur, err := assess(g, prev, named[svc], views, acts[svc], held[svc])
 		if err != nil {
 			return judgement{}, err
 		}
@@ -277,26 +283,18 @@ func overBudget(st *execution.State, asked []string, group map[string]asgtypes.A
 
 // assess is what the new group g and the load balancers and target
 // groups the release names for its service (named, as views read them)
-// say of its service now, given the service's previous report
-// and the group's launch count at its step; for a group held (its load
-// balancers not asked, see holding), the previous healthy count, or
-// fewer when the group shows fewer InService and Healthy.
-// It fails with a *failure.DeployError when the group can never become
-// healthy: a launch that will fail again, or a load balancer that never
-// sends one of its instances traffic.
-func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, launch int, named servedBy, views balancers.Views, acts *activityBudget, held bool) (execution.ServiceHealth, error) {
+// say of its service now, given the service's previous report prev and
+// its scaling activities when this report read them (read; nil when it
+// did not: its count of terminations is the previous report's); for a
+// group held (its load balancers not asked, see holding), the previous
+// healthy count, or fewer when the group shows fewer InService and
+// Healthy. It fails with a *failure.DeployError when the group can never
+// become healthy: a launch that will fail again, or a load balancer that
+// never sends one of its instances traffic.
+func assess(g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, named servedBy, views balancers.Views, read *fleet.Activities, held bool) (execution.ServiceHealth, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
-	view := health.View{Found: true, LoadBalancers: map[string]map[string]string{}, TargetGroups: map[string]map[string]string{}}
-	var ids, live []string
-	for _, inst := range g.Instances {
-		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus),
-			Weight: fleet.Weight(inst)}
-		view.Instances = append(view.Instances, hi)
-		ids = append(ids, hi.ID)
-		if !hi.Terminating() {
-			live = append(live, hi.ID)
-		}
-	}
+	view, ids, live := groupView(g)
+	view.LoadBalancers, view.TargetGroups = map[string]map[string]string{}, map[string]map[string]string{}
 	for _, lb := range named.elbs {
 		view.LoadBalancers[lb] = views.ELB[lb]
 	}
@@ -313,21 +311,13 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	cur.Desired, cur.Launch, cur.StableSeconds = prev.Desired, prev.Launch, prev.StableSeconds
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
 	cur.Instances, cur.Terminated, cur.ActivitiesAt = health.Digest(live), prev.Terminated, prev.ActivitiesAt
-	due, err := acts.due(ctx, api, name, prev, cur, launch, len(g.Instances))
-	if err != nil {
-		return execution.ServiceHealth{}, err
-	}
-	if due {
-		read, err := fleet.ReadActivities(ctx, api, name)
-		if err != nil {
-			return execution.ServiceHealth{}, err
-		}
+	if read != nil {
 		if read.Failed != "" {
 			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
 		}
 		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
-		cur.Rebalancing = rebalancing(view, read)
+		cur.Rebalancing = rebalancing(view, *read)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
 		return execution.ServiceHealth{}, &failure.DeployError{Op: "route to " + name, Err: errors.New(reason)}
@@ -335,30 +325,116 @@ func assess(ctx context.Context, api cloud.AutoScaling, g asgtypes.AutoScalingGr
 	return cur, nil
 }
 
-// due says whether assess reads the scaling activities of group name,
-// with instances instances, its service's previous report prev and this
-// check's cur (its counts and live instances), as b says (see
-// activityReads). A first read (prev.ActivitiesAt nil) in a check is
-// taken only while b has calls left for the pages it will take (one per
-// fleet.ActivitiesPerCall activities: each instance was one, at least);
-// it spends them.
-func (b *activityBudget) due(ctx context.Context, api cloud.AutoScaling, name string, prev, cur execution.ServiceHealth, launch, instances int) (bool, error) {
+// groupView is group g's instances as package health sees them (a View
+// found, with no load balancer), with the ids of all of them and of those
+// not terminating (live).
+func groupView(g asgtypes.AutoScalingGroup) (view health.View, ids, live []string) {
+	view.Found = true
+	for _, inst := range g.Instances {
+		hi := health.Instance{ID: aws.ToString(inst.InstanceId), LifecycleState: string(inst.LifecycleState), HealthStatus: aws.ToString(inst.HealthStatus),
+			Weight: fleet.Weight(inst)}
+		view.Instances = append(view.Instances, hi)
+		ids = append(ids, hi.ID)
+		if !hi.Terminating() {
+			live = append(live, hi.ID)
+		}
+	}
+	return view, ids, live
+}
+
+// readActivities reads the scaling activities of the groups of r's
+// services this report needs (mine: the new groups AWS shows, by
+// service; prevs their services' previous reports), as b says (see
+// activityBudget.need), side by side, tuning.DescribeParallel at a time:
+// a report's reads of 50 groups take a few calls' time, not fifty. It
+// returns them by service (none for a group not read).
+func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Release, services []string, mine map[string]asgtypes.AutoScalingGroup, prevs map[string]execution.ServiceHealth, b *activityBudget) (map[string]*fleet.Activities, error) {
+	type ask struct {
+		svc, name string
+		need      activityNeed
+		since     time.Time
+	}
+	var asks []ask
+	for _, svc := range services {
+		g, ok := mine[svc]
+		if !ok {
+			continue
+		}
+		prev := prevs[svc]
+		stage, err := stageOf(r, svc, prev)
+		if err != nil {
+			return nil, err
+		}
+		view, _, live := groupView(g)
+		cur := health.Assess(view, prev.Target)
+		cur.Instances = health.Digest(live)
+		if need := b.need(prev, cur, stage.Launch, len(g.Instances)); need != needNone {
+			a := ask{svc: svc, name: aws.ToString(g.AutoScalingGroupName), need: need}
+			if prev.ActivitiesAt != nil {
+				a.since = *prev.ActivitiesAt
+			}
+			asks = append(asks, a)
+		}
+	}
+	read := make([]*fleet.Activities, len(asks))
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(asks), func(ctx context.Context, i int) error {
+		if asks[i].need == needProbe {
+			since, err := fleet.ActivitySince(ctx, api, asks[i].name, asks[i].since)
+			if err != nil || !since {
+				return err
+			}
+		}
+		acts, err := fleet.ReadActivities(ctx, api, asks[i].name)
+		read[i] = &acts
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*fleet.Activities{}
+	for i, a := range asks {
+		out[a.svc] = read[i]
+	}
+	return out, nil
+}
+
+// activityNeed is what a report needs of a group's scaling activities.
+type activityNeed int
+
+// The activity needs.
+const (
+	needNone activityNeed = iota
+	// needRead reads them all.
+	needRead
+	// needProbe asks whether one is in progress or began since their
+	// last read (fleet.ActivitySince), and reads them all if so.
+	needProbe
+)
+
+// need is what a report needs of the scaling activities of a group with
+// instances instances, given its service's previous report prev, this
+// check's cur (its counts and live instances) and its launch count, as b
+// says (see activityReads). A first read (prev.ActivitiesAt nil) in a
+// check is taken only while b has calls left for the pages it will take
+// (one per fleet.ActivitiesPerCall activities: each instance was one, at
+// least); it spends them.
+func (b *activityBudget) need(prev, cur execution.ServiceHealth, launch, instances int) activityNeed {
 	switch {
 	case prev.Instances != "" && cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch:
-		return true, nil
+		return needRead
 	case prev.ActivitiesAt == nil && b.reads == activitiesExact:
-		return true, nil
+		return needRead
 	case prev.ActivitiesAt == nil:
 		pages := instances/fleet.ActivitiesPerCall + 1
 		if pages > b.first {
-			return false, nil
+			return needNone
 		}
 		b.first -= pages
-		return true, nil
+		return needRead
 	case b.reads == activitiesExact:
-		return fleet.ActivitySince(ctx, api, name, *prev.ActivitiesAt)
+		return needProbe
 	}
-	return false, nil
+	return needNone
 }
 
 // holding says whether a service, its previous report prev and its group
