@@ -15,7 +15,6 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
-	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // activityLog answers DescribeScalingActivities for one group, as Auto
@@ -39,12 +38,9 @@ func (a *activityLog) DescribeScalingActivities(_ context.Context, in *autoscali
 
 // TestActivitiesNeed: a report reads a group's scaling activities on a
 // change a check sees (its instances, one terminating, short of its
-// launch count). A check reads those of a group never read once, while
-// the calls its load balancer reads leave of tuning.BalancerReadBurst
-// cover the pages (one per 100 instances and one more): a check's calls
-// grow neither with instances nor with the first reads. The gate reads
-// every group never read, and asks of the others whether an activity
-// began since their last read.
+// launch count); a check reads nothing else, whatever a group's history.
+// The gate reads every group never read, and asks of the others whether
+// an activity began since their last read.
 func TestActivitiesNeed(t *testing.T) {
 	read := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	seen := execution.ServiceHealth{Instances: "d1", ActivitiesAt: &read}
@@ -53,29 +49,23 @@ func TestActivitiesNeed(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		reads     activityReads
-		first     int
 		prev, cur execution.ServiceHealth
-		instances int
 		want      activityNeed
-		left      int
 	}{
 		{name: "instances changed", prev: seen, cur: execution.ServiceHealth{Instances: "d2", Launched: 3}, want: needRead},
 		{name: "one terminating", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 3, Terminating: 1}, want: needRead},
 		{name: "short of the launch count", prev: seen, cur: execution.ServiceHealth{Instances: "d1", Launched: 2}, want: needRead},
+		{name: "the first check", prev: execution.ServiceHealth{}, cur: same, want: needNone},
 		{name: "unchanged, read before", prev: seen, cur: same, want: needNone},
-		{name: "never read, calls to spare", first: 2, prev: never, cur: same, instances: 150, want: needRead},
-		{name: "never read, too few calls left", first: 1, prev: never, cur: same, instances: 150, want: needNone, left: 1},
-		{name: "never read, at the gate", reads: activitiesExact, prev: never, cur: same, instances: 150, want: needRead},
-		{name: "read before, at the gate", reads: activitiesExact, prev: seen, cur: same, want: needProbe},
+		{name: "unchanged, never read", prev: never, cur: same, want: needNone},
+		{name: "the gate, changed", reads: activitiesExact, prev: seen, cur: execution.ServiceHealth{Instances: "d2", Launched: 3}, want: needRead},
+		{name: "the gate, never read", reads: activitiesExact, prev: never, cur: same, want: needRead},
+		{name: "the gate, read before", reads: activitiesExact, prev: seen, cur: same, want: needProbe},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &activityBudget{reads: tc.reads, first: tc.first}
-			assert.Equal(t, tc.want, b.need(tc.prev, tc.cur, 3, tc.instances))
-			assert.Equal(t, tc.left, b.first, "calls left for first reads")
+			assert.Equal(t, tc.want, needOf(tc.reads, tc.prev, tc.cur, 3))
 		})
 	}
-	assert.Equal(t, tuning.BalancerReadBurst-12, firstReads(12))
-	assert.Zero(t, firstReads(tuning.BalancerReadBurst+5))
 }
 
 // TestGateReadsActivitiesOnlyWhenOneBegan: at the gate, a group whose
@@ -110,7 +100,7 @@ func TestGateReadsActivitiesOnlyWhenOneBegan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &activityLog{acts: tc.acts}
 			got, err := readActivities(t.Context(), api, r, []string{"web"}, map[string]astypes.AutoScalingGroup{"web": g},
-				map[string]execution.ServiceHealth{"web": prev}, &activityBudget{reads: activitiesExact})
+				map[string]execution.ServiceHealth{"web": prev}, activitiesExact)
 			require.NoError(t, err)
 			assert.Equal(t, 1, api.calls[1], "one record asked")
 			if !tc.read {

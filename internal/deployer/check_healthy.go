@@ -56,8 +56,7 @@ import (
 // Load Balancing Describe bucket. A group's scaling activities (a
 // DescribeScalingActivities page per 100) are read only when its
 // instances changed since the previous check, one is terminating, or it
-// is short of its launch count, and once, with the calls its load
-// balancer reads leave, if they never were (activitiesOnChange). A check AWS throttles
+// is short of its launch count (activitiesOnChange). A check AWS throttles
 // is no check (throttled): it waits for the next. A service is judged on
 // the load balancers its release names (one DescribeTargetGroups resolves
 // their target groups), never on those its group is attached to now; the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -39,7 +40,8 @@ import (
 //     new group's terminations counted exactly from its scaling
 //     activities (activitiesExact: read when never read, on a change a
 //     check would see, or when one is in progress or began since their
-//     last read), and no alarm the release names may
+//     last read; those no check read, when many, are read first, in an
+//     invocation of their own: gateReads), and no alarm the release names may
 //     be in ALARM, no service's error rate above its max_error_rate
 //     (checkGates); no new group may be out of a load balancer its
 //     release names (checkOutOf), and no load balancer or target group the
@@ -110,12 +112,13 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 	}
 	var listed map[string]asgtypes.AutoScalingGroup
 	if !found {
-		if plan, listed, err = d.gate(ctx, st, req); err != nil {
-			if w, ok := d.throttledStep(st, req, err); ok {
-				st.Retire = w // the gate again after the wait
-				return st, nil
-			}
+		var next *execution.Retire
+		if plan, listed, next, err = d.gateStep(ctx, st, req); err != nil {
 			return nil, err
+		}
+		if next != nil {
+			st.Retire = next
+			return st, nil
 		}
 	}
 	retire, err := d.retire(ctx, st, req, plan, listed)
@@ -203,6 +206,83 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		d.log.Info("retiring the previous groups", "release_id", st.ReleaseID, "groups", plan.Groups)
 	}
 	return plan, listed, nil
+}
+
+// gateStep is the swap before its point of no return: the scaling
+// activities no check read, in an invocation of their own when they are
+// many (gateReads), else the gate. next is what the step reports while the gate is still to
+// come (at once after those reads, or after a throttled step's wait); nil
+// once the gate passed, with its plan and listing.
+func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execution.Request) (plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup, next *execution.Retire, err error) {
+	read, err := d.gateReads(ctx, st, req)
+	if err == nil && read {
+		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{}), nil // the gate at once
+	}
+	if err == nil {
+		plan, listed, err = d.gate(ctx, st, req)
+	}
+	if w, ok := d.throttledStep(st, req, err); ok {
+		return ledger.Intent{}, nil, w, nil // the gate again after the wait
+	}
+	return plan, listed, nil, err
+}
+
+// gateReads reads, before the gate, the scaling activities of each new
+// group whose activities no check read (Health's ActivitiesAt nil), when
+// they take more than tuning.GateReadsInline pages (two a group of 100
+// instances): those pages then take an invocation of their own, and the
+// gate follows at once, its own calls (the listing, every load balancer
+// the release names) in the next. It records what they say in st.Health
+// as a check would: the terminations (a new one restarts the service's
+// stability window), a failed launch that will fail again (a
+// *failure.DeployError); more terminations than a service's max_terms
+// fail here already (a *failure.HaltError). The gate asks of each group
+// read here whether an activity began since (activitiesExact), so its
+// count stays exact. It reports whether it read any. A failure is the
+// gate's (beforeNoReturn); throttling is the caller's.
+func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execution.Request) (bool, error) {
+	unread, pages := unreadActivities(st)
+	if pages <= tuning.GateReadsInline {
+		return false, nil
+	}
+	r, c, err := d.loadAndConnect(ctx, st, false)
+	if err != nil {
+		return false, beforeNoReturn(req, opGate, err)
+	}
+	now := d.now()
+	for _, svc := range unread {
+		name := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+		read, err := fleet.ReadActivities(ctx, c.AutoScaling, name)
+		if err != nil {
+			return false, beforeNoReturn(req, opGate, err)
+		}
+		if read.Failed != "" {
+			return false, &failure.DeployError{Op: "launch instances of " + name,
+				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
+		}
+		prev := st.Health.Services[svc]
+		cur := prev
+		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
+		st.Health.Services[svc] = health.Track(prev, cur, now)
+	}
+	return true, checkTerminations(r, st.Health.Services)
+}
+
+// unreadActivities are the services of st whose new group's scaling
+// activities no check read, and how many pages reading them takes: one
+// per fleet.ActivitiesPerCall instances of its launch count (each was an
+// activity) and one more.
+func unreadActivities(st *execution.State) (unread []string, pages int) {
+	if st.Health == nil {
+		return nil, 0
+	}
+	for _, svc := range st.Services {
+		if s, ok := st.Health.Services[svc]; ok && s.ActivitiesAt == nil {
+			unread = append(unread, svc)
+			pages += s.Launch/fleet.ActivitiesPerCall + 1
+		}
+	}
+	return unread, pages
 }
 
 // judgeSwap is the gate's judgement of the new groups (j, at now): a

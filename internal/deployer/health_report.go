@@ -36,36 +36,19 @@ const (
 	// activitiesOnChange reads them when something suggests an instance
 	// terminated or failed to launch since the previous check: the
 	// group's instances changed, one is terminating, or it is short of
-	// its launch count; and once for a group whose activities were never
-	// read (an instance replaced before the first check changed nothing a
-	// later check sees), as many of those as the report's load balancer
-	// reads leave calls of tuning.BalancerReadBurst (firstReads), the
-	// others at later checks. A health check's cost then grows neither
-	// with a group's history nor with instances.
+	// its launch count. A health check's cost then does not grow with a
+	// group's history.
 	activitiesOnChange activityReads = false
 	// activitiesExact reads them on change too, for every group whose
-	// activities were never read, and for a group with an activity in
-	// progress or started since their last read (fleet.ActivitySince:
-	// one record): the exact count of its terminations, for the swap's
-	// gate. An instance launched and terminated between two checks (the
-	// group scaled out, then in) changes nothing a check sees, but is an
-	// activity.
+	// activities were never read (an instance replaced before the first
+	// check changed nothing a check saw), and for a group with an
+	// activity in progress or begun since their last read
+	// (fleet.ActivitySince: one record; an instance launched and
+	// terminated between two checks, the group scaled out then in,
+	// changes nothing a check sees either): the exact count of its
+	// terminations, for the swap's gate.
 	activitiesExact activityReads = true
 )
-
-// activityBudget is how one report reads scaling activities: as reads
-// says, with first calls left for the first reads of groups whose
-// activities were never read (activitiesOnChange).
-type activityBudget struct {
-	reads activityReads
-	first int
-}
-
-// firstReads is the calls a report that makes lbReads load balancer reads
-// has left for the first reads of groups' activities: what they leave of
-// tuning.BalancerReadBurst, the most a check reads, so a check's calls
-// stay what they were.
-func firstReads(lbReads int) int { return max(0, tuning.BalancerReadBurst-lbReads) }
 
 // balancerReads says whose load balancers healthReport asks.
 type balancerReads bool
@@ -138,7 +121,7 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 			mine[svc] = g
 		}
 	}
-	acts, err := readActivities(ctx, c.AutoScaling, r, services, mine, capacities, &activityBudget{reads: reads, first: firstReads(j.reads)})
+	acts, err := readActivities(ctx, c.AutoScaling, r, services, mine, capacities, reads)
 	if err != nil {
 		return judgement{}, err
 	}
@@ -343,12 +326,13 @@ func groupView(g asgtypes.AutoScalingGroup) (view health.View, ids, live []strin
 }
 
 // readActivities reads the scaling activities of the groups of r's
-// services this report needs (mine: the new groups AWS shows, by
-// service; prevs their services' previous reports), as b says (see
-// activityBudget.need), side by side, tuning.DescribeParallel at a time:
-// a report's reads of 50 groups take a few calls' time, not fifty. It
-// returns them by service (none for a group not read).
-func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Release, services []string, mine map[string]asgtypes.AutoScalingGroup, prevs map[string]execution.ServiceHealth, b *activityBudget) (map[string]*fleet.Activities, error) {
+// services a report needs (mine: the new groups AWS shows, by service;
+// prevs their services' previous reports), as reads says (see
+// activityNeed), one at a time: an account's Auto Scaling requests share
+// one bucket of 40 (Amazon EC2 Auto Scaling API Reference, API request
+// rate), which reads side by side would drain at once. It returns them
+// by service (none for a group not read).
+func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Release, services []string, mine map[string]asgtypes.AutoScalingGroup, prevs map[string]execution.ServiceHealth, reads activityReads) (map[string]*fleet.Activities, error) {
 	type ask struct {
 		svc, name string
 		need      activityNeed
@@ -368,7 +352,7 @@ func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Relea
 		view, _, live := groupView(g)
 		cur := health.Assess(view, prev.Target)
 		cur.Instances = health.Digest(live)
-		if need := b.need(prev, cur, stage.Launch, len(g.Instances)); need != needNone {
+		if need := needOf(reads, prev, cur, stage.Launch); need != needNone {
 			a := ask{svc: svc, name: aws.ToString(g.AutoScalingGroupName), need: need}
 			if prev.ActivitiesAt != nil {
 				a.since = *prev.ActivitiesAt
@@ -376,24 +360,22 @@ func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Relea
 			asks = append(asks, a)
 		}
 	}
-	read := make([]*fleet.Activities, len(asks))
-	err := fanout.Each(ctx, tuning.DescribeParallel, len(asks), func(ctx context.Context, i int) error {
-		if asks[i].need == needProbe {
-			since, err := fleet.ActivitySince(ctx, api, asks[i].name, asks[i].since)
-			if err != nil || !since {
-				return err
+	out := map[string]*fleet.Activities{}
+	for _, a := range asks {
+		if a.need == needProbe {
+			since, err := fleet.ActivitySince(ctx, api, a.name, a.since)
+			if err != nil {
+				return nil, err
+			}
+			if !since {
+				continue
 			}
 		}
-		acts, err := fleet.ReadActivities(ctx, api, asks[i].name)
-		read[i] = &acts
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*fleet.Activities{}
-	for i, a := range asks {
-		out[a.svc] = read[i]
+		acts, err := fleet.ReadActivities(ctx, api, a.name)
+		if err != nil {
+			return nil, err
+		}
+		out[a.svc] = &acts
 	}
 	return out, nil
 }
@@ -411,30 +393,19 @@ const (
 	needProbe
 )
 
-// need is what a report needs of the scaling activities of a group with
-// instances instances, given its service's previous report prev, this
-// check's cur (its counts and live instances) and its launch count, as b
-// says (see activityReads). A first read (prev.ActivitiesAt nil) in a
-// check is taken only while b has calls left for the pages it will take
-// (one per fleet.ActivitiesPerCall activities: each instance was one, at
-// least); it spends them.
-func (b *activityBudget) need(prev, cur execution.ServiceHealth, launch, instances int) activityNeed {
+// needOf is what a report reading as reads says needs of the scaling
+// activities of a group, given its service's previous report prev, this
+// check's cur (its counts and live instances) and its launch count.
+func needOf(reads activityReads, prev, cur execution.ServiceHealth, launch int) activityNeed {
 	switch {
 	case prev.Instances != "" && cur.Instances != prev.Instances || cur.Terminating > 0 || cur.Launched < launch:
 		return needRead
-	case prev.ActivitiesAt == nil && b.reads == activitiesExact:
-		return needRead
+	case reads != activitiesExact:
+		return needNone
 	case prev.ActivitiesAt == nil:
-		pages := instances/fleet.ActivitiesPerCall + 1
-		if pages > b.first {
-			return needNone
-		}
-		b.first -= pages
 		return needRead
-	case b.reads == activitiesExact:
-		return needProbe
 	}
-	return needNone
+	return needProbe
 }
 
 // holding says whether a service, its previous report prev and its group

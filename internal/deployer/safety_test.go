@@ -1,7 +1,9 @@
 package deployer
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -404,51 +406,86 @@ func TestCleanUpSuccessSettleWaitsForTheNewGroup(t *testing.T) {
 // is terminated and replaced before the first health check (a person ran
 // TerminateInstanceInAutoScalingGroup, "Terminates the specified instance
 // and optionally adjusts the desired group size", Auto Scaling API
-// Reference), so no check sees its instances change. The first check to
-// see the group reads its scaling activities, and with max_terms 0 the
-// release halts there: the previous release keeps serving.
+// Reference), so no check sees its instances change, and no check reads
+// its scaling activities. The swap's gate reads those no check read, and
+// the release fails before the point of no return, the previous release
+// still serving: with max_terms 0 on the termination; with max_terms 1
+// because it restarted the service's stability window, as a check that
+// saw it would have.
 func TestTerminationBeforeTheFirstCheckCounts(t *testing.T) {
+	for _, tc := range []struct {
+		maxTerms int
+		reason   string
+	}{
+		{0, "service web: 1 instance of its new group terminated during the deploy"},
+		{1, "no longer stable before retiring the previous groups: web"},
+	} {
+		t.Run(fmt.Sprintf("max_terms %d", tc.maxTerms), func(t *testing.T) {
+			h := newHarness(t)
+			prev := h.baseRelease()
+			h.start(prev).succeed()
+			h.clk.Advance(time.Hour)
+			r := h.baseRelease()
+			r.Services["web"].Autoscaling.MaxTerms = tc.maxTerms
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy...))
+			name := naming.GroupName(project, config, "web", r.ReleaseID)
+			victim := h.groups()[name].Instances[0].ID
+			_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(t.Context(),
+				&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+			require.NoError(t, err)
+			h.clk.Advance(2 * time.Minute) // gone and replaced before the first check
+			require.Len(t, h.groups()[name].Instances, 3)
+
+			_, err = x.untilHealthy(100)
+			require.NoError(t, err, "no check saw the termination")
+			assert.Zero(t, x.state.Health.Services["web"].Terminated)
+			err = x.step(execution.TaskCleanUpSuccess)
+			var halt *failure.HaltError
+			require.ErrorAs(t, err, &halt, "%v", err)
+			assert.Contains(t, halt.Reason, tc.reason)
+			assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+			_, found, err := h.ledger.GetDeleting(t.Context(), project, config, r.ReleaseID)
+			require.NoError(t, err)
+			assert.False(t, found, "before the point of no return")
+		})
+	}
+}
+
+// TestSwapCountsATerminationNoCheckSaw: a check sees an instance of the
+// new group replaced and reads its scaling activities (max_terms 1
+// tolerates it). After the last check, a person scales the group out by
+// one and terminates the instance it launched, decrementing the desired
+// capacity: the group has the instances the last check saw, none
+// terminating, at its launch count, so nothing a check sees changed. The
+// gate sees the group's newest scaling activity began after that read
+// (activities are described in progress first, then newest first:
+// DescribeScalingActivities, Auto Scaling API Reference), reads them
+// again, and the release fails on its second termination before the
+// point of no return: the previous release keeps serving.
+func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
 	h := newHarness(t)
 	prev := h.baseRelease()
 	h.start(prev).succeed()
 	h.clk.Advance(time.Hour)
 	r := h.baseRelease()
+	r.Services["web"].Autoscaling.MaxTerms = 1
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy...))
 	name := naming.GroupName(project, config, "web", r.ReleaseID)
-	victim := h.groups()[name].Instances[0].ID
-	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(t.Context(),
-		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(victim), ShouldDecrementDesiredCapacity: aws.Bool(false)})
-	require.NoError(t, err)
-	h.clk.Advance(2 * time.Minute) // gone and replaced before the first check
-	require.Len(t, h.groups()[name].Instances, 3)
-
-	checks, err := x.untilHealthy(100)
-	var halt *failure.HaltError
-	require.ErrorAs(t, err, &halt, "%v", err)
-	assert.Equal(t, 1, checks, "the first check counts it")
-	assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
-	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
-}
-
-// TestSwapCountsATerminationNoCheckSaw: once the new group is healthy, a
-// person scales it out by one and terminates the instance it launched,
-// decrementing the desired capacity, between two checks: the group has
-// the instances of the last check again, none terminating, at its launch
-// count, so nothing a check sees changed. The swap's gate sees the
-// group's newest scaling activity is not the one of its last read
-// (activities are described in progress first, then newest first:
-// DescribeScalingActivities, Auto Scaling API Reference), reads them,
-// and with max_terms 0 the release fails before the point of no return:
-// the previous release keeps serving.
-func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
-	h := newHarness(t)
-	prev, r := h.baseRelease(), h.baseRelease()
-	x := h.atSwap(prev, r)
-	name := naming.GroupName(project, config, "web", r.ReleaseID)
-	before := h.groups()[name]
 	asg := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling)
-	_, err := asg.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{
+	h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+	require.NoError(t, x.step(execution.TaskCheckHealthy))
+	_, err := asg.TerminateInstanceInAutoScalingGroup(t.Context(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(h.groups()[name].Instances[0].ID), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+	_, err = x.untilHealthy(100)
+	require.NoError(t, err)
+	require.Equal(t, 1, x.state.Health.Services["web"].Terminated, "a check saw the replacement")
+	require.NotNil(t, x.state.Health.Services["web"].ActivitiesAt)
+
+	before := h.groups()[name]
+	_, err = asg.UpdateAutoScalingGroup(t.Context(), &autoscaling.UpdateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(before.Desired + 1)})
 	require.NoError(t, err)
 	h.clk.Advance(time.Minute)
@@ -464,21 +501,93 @@ func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
 	require.NoError(t, err)
 	h.clk.Advance(5 * time.Minute)
 	after := h.groups()[name]
-	require.Equal(t, before.Desired, after.Desired)
 	ids := func(g sim.GroupSnapshot) (out []string) {
 		for _, i := range g.Instances {
 			out = append(out, i.ID)
 		}
 		return out
 	}
-	require.ElementsMatch(t, ids(before), ids(after), "the instances of the last check again")
-	assert.Zero(t, x.state.Health.Services["web"].Terminated)
+	require.Equal(t, before.Desired, after.Desired)
+	require.ElementsMatch(t, ids(before), ids(after), "the instances the last check saw")
 
 	err = x.step(execution.TaskCleanUpSuccess)
 	var halt *failure.HaltError
 	require.ErrorAs(t, err, &halt, "%v", err)
-	assert.Contains(t, halt.Reason, "service web: 1 instance of its new group terminated during the deploy")
+	assert.Contains(t, halt.Reason, "service web: 2 instances of its new group terminated during the deploy, more than its max_terms of 1")
 	assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+}
+
+// TestSwapReadsManyActivitiesApart: when the scaling activities no check
+// read take more than tuning.GateReadsInline pages (a page per 100
+// instances of a group's launch count, and one more: here the worker's
+// report says 1,000), the swap reads them in an invocation of their own,
+// and the gate follows at once in the next. A termination they show (an
+// instance replaced before the first check, max_terms 0) fails the
+// release there already, before the point of no return.
+func TestSwapReadsManyActivitiesApart(t *testing.T) {
+	for _, terminate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("terminated %v", terminate), func(t *testing.T) {
+			h := newHarness(t)
+			withWorker := func(r *release.Release) *release.Release {
+				r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
+				return r
+			}
+			prev := withWorker(h.baseRelease())
+			h.start(prev).succeed()
+			h.clk.Advance(time.Hour)
+			r := withWorker(h.baseRelease())
+			x := h.start(r)
+			require.NoError(t, x.steps(upToDeploy...))
+			if terminate {
+				name := naming.GroupName(project, config, "worker", r.ReleaseID)
+				_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(t.Context(),
+					&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(h.groups()[name].Instances[0].ID), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+				require.NoError(t, err)
+				h.clk.Advance(2 * time.Minute)
+			}
+			_, err := x.untilHealthy(100)
+			require.NoError(t, err, "no check saw a termination")
+			worker := x.state.Health.Services["worker"]
+			worker.Launch = 1000
+			x.state.Health.Services["worker"] = worker
+			var ops []string
+			h.world.OnCall(func(_ context.Context, c sim.Call) { ops = append(ops, c.Op) })
+
+			err = x.once(execution.TaskCleanUpSuccess)
+			assert.Equal(t, 2, countOf(ops, "DescribeScalingActivities"), "each group's activities, a page each")
+			assert.Zero(t, countOf(ops, "DescribeAutoScalingGroups"), "and nothing of the gate's")
+			if terminate {
+				var halt *failure.HaltError
+				require.ErrorAs(t, err, &halt, "%v", err)
+				assert.Contains(t, halt.Reason, "service worker: 1 instance of its new group terminated during the deploy")
+				assert.Contains(t, h.groups(), naming.GroupName(project, config, "web", prev.ReleaseID))
+				return
+			}
+			require.NoError(t, err)
+			require.False(t, x.state.Retire.Done)
+			assert.Zero(t, x.state.Retire.WaitSeconds, "the gate at once")
+			for svc, s := range x.state.Health.Services {
+				assert.NotNil(t, s.ActivitiesAt, svc)
+			}
+			ops = nil
+			require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+			assert.Equal(t, 2, countOf(ops, "DescribeScalingActivities"), "the gate asks each group for its newest activity")
+			_, found, err := h.ledger.GetDeleting(t.Context(), project, config, r.ReleaseID)
+			require.NoError(t, err)
+			assert.True(t, found, "the gate passed")
+		})
+	}
+}
+
+// countOf is how many of ops are op.
+func countOf(ops []string, op string) int {
+	n := 0
+	for _, o := range ops {
+		if o == op {
+			n++
+		}
+	}
+	return n
 }
 
 // TestGroupsLaunchOnlyWhatFerryCreated: after a deploy, someone allowed

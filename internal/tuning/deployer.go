@@ -81,3 +81,13 @@ const (
 	AssetKeepReleases = 10
 	AssetGrace        = 24 * time.Hour
 )
+
+// GateReadsInline is how many pages of scaling activities (one
+// DescribeScalingActivities call each, 100 activities a page) the swap's
+// gate reads itself, for the new groups whose activities no health check
+// read; more take an invocation of their own before it (package deployer:
+// gateReads). Each page's parsing is a millisecond or more of a 512 MB
+// Lambda's CPU share: the 100 pages of 50 groups of 100 instances, added
+// to the gate's listing and load balancer reads, would take its
+// invocation past a second.
+const GateReadsInline = 10
