@@ -180,7 +180,11 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 		return fail(err)
 	}
 	listed := fleet.ByName(listing)
-	j, err := d.healthReport(ctx, c, st, r, now, activitiesExact, balancersAll, listed)
+	reads := activitiesExact
+	if st.Retire != nil && st.Retire.Activities {
+		reads = activitiesOnChange // read moments before (gateReads)
+	}
+	j, err := d.healthReport(ctx, c, st, r, now, reads, balancersAll, listed)
 	if err != nil {
 		return fail(err)
 	}
@@ -216,7 +220,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execution.Request) (plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup, next *execution.Retire, err error) {
 	read, err := d.gateReads(ctx, st, req)
 	if err == nil && read {
-		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{}), nil // the gate at once
+		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{Activities: true}), nil // the gate at once
 	}
 	if err == nil {
 		plan, listed, err = d.gate(ctx, st, req)
@@ -227,22 +231,23 @@ func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execut
 	return plan, listed, nil, err
 }
 
-// gateReads reads, before the gate, the scaling activities of each new
-// group whose activities no check read (Health's ActivitiesAt nil), when
-// they take more than tuning.GateReadsInline pages (two a group of 100
-// instances): those pages then take an invocation of their own, and the
-// gate follows at once, its own calls (the listing, every load balancer
-// the release names) in the next. It records what they say in st.Health
-// as a check would: the terminations (a new one restarts the service's
+// gateReads reads, before the gate, the new groups' scaling activities
+// when those no check read (Health's ActivitiesAt nil) take more than
+// tuning.GateReadsInline pages (two a group of 100 instances): those
+// pages then take an invocation of their own, the gate following at once
+// in the next with its own calls (the listing, every load balancer the
+// release names). It reads them, and asks of every other group whether
+// an activity began since its last read (fleet.ActivitySince, one
+// record), reading it again if so: the gate right after it then reads
+// nothing more but where its check sees a change (Retire.Activities), as
+// if it had read them itself. It records what they say in st.Health as
+// a check would: the terminations (a new one restarts the service's
 // stability window), a failed launch that will fail again (a
 // *failure.DeployError); more terminations than a service's max_terms
-// fail here already (a *failure.HaltError). The gate asks of each group
-// read here whether an activity began since (activitiesExact), so its
-// count stays exact. It reports whether it read any. A failure is the
-// gate's (beforeNoReturn); throttling is the caller's.
+// fail here already (a *failure.HaltError). It reports whether it read.
+// A failure is the gate's (beforeNoReturn); throttling is the caller's.
 func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execution.Request) (bool, error) {
-	unread, pages := unreadActivities(st)
-	if pages <= tuning.GateReadsInline {
+	if pages := unreadPages(st); pages <= tuning.GateReadsInline {
 		return false, nil
 	}
 	r, c, err := d.loadAndConnect(ctx, st, false)
@@ -250,8 +255,21 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 		return false, beforeNoReturn(req, opGate, err)
 	}
 	now := d.now()
-	for _, svc := range unread {
+	for _, svc := range st.Services {
+		prev, ok := st.Health.Services[svc]
+		if !ok {
+			continue
+		}
 		name := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
+		if prev.ActivitiesAt != nil {
+			since, err := fleet.ActivitySince(ctx, c.AutoScaling, name, *prev.ActivitiesAt)
+			if err != nil {
+				return false, beforeNoReturn(req, opGate, err)
+			}
+			if !since {
+				continue
+			}
+		}
 		read, err := fleet.ReadActivities(ctx, c.AutoScaling, name)
 		if err != nil {
 			return false, beforeNoReturn(req, opGate, err)
@@ -260,7 +278,6 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 			return false, &failure.DeployError{Op: "launch instances of " + name,
 				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
 		}
-		prev := st.Health.Services[svc]
 		cur := prev
 		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
 		st.Health.Services[svc] = health.Track(prev, cur, now)
@@ -268,21 +285,21 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 	return true, checkTerminations(r, st.Health.Services)
 }
 
-// unreadActivities are the services of st whose new group's scaling
-// activities no check read, and how many pages reading them takes: one
-// per fleet.ActivitiesPerCall instances of its launch count (each was an
-// activity) and one more.
-func unreadActivities(st *execution.State) (unread []string, pages int) {
+// unreadPages is how many pages reading the scaling activities no check
+// read takes, of st's new groups: one per fleet.ActivitiesPerCall
+// instances of a group's launch count (each was an activity), and one
+// more.
+func unreadPages(st *execution.State) int {
 	if st.Health == nil {
-		return nil, 0
+		return 0
 	}
+	pages := 0
 	for _, svc := range st.Services {
 		if s, ok := st.Health.Services[svc]; ok && s.ActivitiesAt == nil {
-			unread = append(unread, svc)
 			pages += s.Launch/fleet.ActivitiesPerCall + 1
 		}
 	}
-	return unread, pages
+	return pages
 }
 
 // judgeSwap is the gate's judgement of the new groups (j, at now): a
