@@ -40,8 +40,9 @@ import (
 //     new group's terminations counted exactly from its scaling
 //     activities (activitiesExact: read when never read, on a change a
 //     check would see, or when one is in progress or began since their
-//     last read; those no check read, when many, are read first, in an
-//     invocation of their own: gateReads), and no alarm the release names may
+//     last read; when those no check read are many, every group's are
+//     read first, in an invocation of their own, the gate then reading
+//     them only on a change: gateReads), and no alarm the release names may
 //     be in ALARM, no service's error rate above its max_error_rate
 //     (checkGates); no new group may be out of a load balancer its
 //     release names (checkOutOf), and no load balancer or target group the

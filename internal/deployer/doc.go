@@ -129,10 +129,10 @@
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its
-//     instances changed; by the swap's gate, those no check read, when
-//     many in an invocation of their own before it, and those of a group with
-//     an activity in progress or begun since, asked in a one-record call
-//     per group). A step of the swap
+//     instances changed; for the swap's gate, those no check read, and
+//     those of a group with an activity in progress or begun since their
+//     last read, asked in a one-record call per group; when many, in an
+//     invocation of their own just before it). A step of the swap
 //     describes its groups once (the gate's listing by tags, then the
 //     previous and new groups by name in one call), shared by its
 //     re-check, its step, its removal and the settling (fleet.DescribeKnown).
