@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -262,25 +261,17 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 			continue
 		}
 		name := naming.GroupName(st.ProjectName, st.ConfigName, svc, st.ReleaseID)
-		if prev.ActivitiesAt != nil {
-			since, err := fleet.ActivitySince(ctx, c.AutoScaling, name, *prev.ActivitiesAt)
-			if err != nil {
-				return false, beforeNoReturn(req, opGate, err)
-			}
-			if !since {
-				continue
-			}
-		}
-		read, err := fleet.ReadActivities(ctx, c.AutoScaling, name)
+		read, err := readSince(ctx, c.AutoScaling, name, prev.ActivitiesAt)
 		if err != nil {
 			return false, beforeNoReturn(req, opGate, err)
 		}
-		if read.Failed != "" {
-			return false, &failure.DeployError{Op: "launch instances of " + name,
-				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
+		if read == nil {
+			continue // nothing began since its last read
 		}
-		cur := prev
-		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
+		cur, err := counted(name, prev, prev, *read)
+		if err != nil {
+			return false, err
+		}
 		st.Health.Services[svc] = health.Track(prev, cur, now)
 	}
 	return true, checkTerminations(r, st.Health.Services)

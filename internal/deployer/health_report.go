@@ -78,8 +78,8 @@ const (
 // report (see health.Track). A new group AWS does not show is reported
 // Missing. It reads a group's scaling activities (how many of its
 // instances terminated, whether a launch failed for good) as reads says,
-// the groups' side by side (readActivities), and its load balancers as
-// lbs says. It also says which of the named
+// a group at a time (readActivities), and its load balancers as lbs
+// says. It also says which of the named
 // load balancers a new group's instances in service are not registered
 // with (judgement.outOf).
 //
@@ -295,11 +295,10 @@ func assess(g asgtypes.AutoScalingGroup, prev execution.ServiceHealth, named ser
 	cur.Step, cur.Steps, cur.StepDesired, cur.ReadySeconds = prev.Step, prev.Steps, prev.StepDesired, prev.ReadySeconds
 	cur.Instances, cur.Terminated, cur.ActivitiesAt = health.Digest(live), prev.Terminated, prev.ActivitiesAt
 	if read != nil {
-		if read.Failed != "" {
-			return execution.ServiceHealth{}, &failure.DeployError{Op: "launch instances of " + name,
-				Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
+		var err error
+		if cur, err = counted(name, prev, cur, *read); err != nil {
+			return execution.ServiceHealth{}, err
 		}
-		cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
 		cur.Rebalancing = rebalancing(view, *read)
 	}
 	if reason := views.NotServed(ids...); reason != "" {
@@ -335,8 +334,7 @@ func groupView(g asgtypes.AutoScalingGroup) (view health.View, ids, live []strin
 func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Release, services []string, mine map[string]asgtypes.AutoScalingGroup, prevs map[string]execution.ServiceHealth, reads activityReads) (map[string]*fleet.Activities, error) {
 	type ask struct {
 		svc, name string
-		need      activityNeed
-		since     time.Time
+		since     *time.Time // nil: read them all
 	}
 	var asks []ask
 	for _, svc := range services {
@@ -352,32 +350,54 @@ func readActivities(ctx context.Context, api cloud.AutoScaling, r *release.Relea
 		view, _, live := groupView(g)
 		cur := health.Assess(view, prev.Target)
 		cur.Instances = health.Digest(live)
-		if need := needOf(reads, prev, cur, stage.Launch); need != needNone {
-			a := ask{svc: svc, name: aws.ToString(g.AutoScalingGroupName), need: need}
-			if prev.ActivitiesAt != nil {
-				a.since = *prev.ActivitiesAt
-			}
-			asks = append(asks, a)
+		switch needOf(reads, prev, cur, stage.Launch) {
+		case needRead:
+			asks = append(asks, ask{svc: svc, name: aws.ToString(g.AutoScalingGroupName)})
+		case needProbe:
+			asks = append(asks, ask{svc: svc, name: aws.ToString(g.AutoScalingGroupName), since: prev.ActivitiesAt})
 		}
 	}
 	out := map[string]*fleet.Activities{}
 	for _, a := range asks {
-		if a.need == needProbe {
-			since, err := fleet.ActivitySince(ctx, api, a.name, a.since)
-			if err != nil {
-				return nil, err
-			}
-			if !since {
-				continue
-			}
-		}
-		acts, err := fleet.ReadActivities(ctx, api, a.name)
+		read, err := readSince(ctx, api, a.name, a.since)
 		if err != nil {
 			return nil, err
 		}
-		out[a.svc] = &acts
+		if read != nil {
+			out[a.svc] = read
+		}
 	}
 	return out, nil
+}
+
+// readSince reads the scaling activities of group name: all of them when
+// since is nil, else only when one is in progress or began after since
+// (fleet.ActivitySince, one record first); nil when it did not read them.
+func readSince(ctx context.Context, api cloud.AutoScaling, name string, since *time.Time) (*fleet.Activities, error) {
+	if since != nil {
+		began, err := fleet.ActivitySince(ctx, api, name, *since)
+		if err != nil || !began {
+			return nil, err
+		}
+	}
+	read, err := fleet.ReadActivities(ctx, api, name)
+	if err != nil {
+		return nil, err
+	}
+	return &read, nil
+}
+
+// counted is cur, a report of group name's service (its previous prev),
+// with what the group's scaling activities say (read): its terminations,
+// and when the newest began; a failed launch that will fail again is a
+// *failure.DeployError.
+func counted(name string, prev, cur execution.ServiceHealth, read fleet.Activities) (execution.ServiceHealth, error) {
+	if read.Failed != "" {
+		return cur, &failure.DeployError{Op: "launch instances of " + name,
+			Err: fmt.Errorf("Auto Scaling reports a failed launch that will fail again: %s", read.Failed)}
+	}
+	cur.Terminated, cur.ActivitiesAt = max(prev.Terminated, read.Terminated), aws.Time(read.Latest.UTC())
+	return cur, nil
 }
 
 // activityNeed is what a report needs of a group's scaling activities.
