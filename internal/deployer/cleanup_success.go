@@ -181,7 +181,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	listed := fleet.ByName(listing)
 	reads := activitiesExact
-	if st.Retire != nil && st.Retire.Activities {
+	if st.Retire != nil && st.Retire.ActivitiesRead != nil && now.Sub(*st.Retire.ActivitiesRead) <= tuning.GateReadsFresh {
 		reads = activitiesOnChange // read moments before (gateReads)
 	}
 	j, err := d.healthReport(ctx, c, st, r, now, reads, balancersAll, listed)
@@ -220,7 +220,8 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execution.Request) (plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup, next *execution.Retire, err error) {
 	read, err := d.gateReads(ctx, st, req)
 	if err == nil && read {
-		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{Activities: true}), nil // the gate at once
+		at := d.now().UTC()
+		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{ActivitiesRead: &at}), nil // the gate at once
 	}
 	if err == nil {
 		plan, listed, err = d.gate(ctx, st, req)
@@ -239,8 +240,9 @@ func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execut
 // release names). It reads them, and asks of every other group whether
 // an activity began since its last read (fleet.ActivitySince, one
 // record), reading it again if so: the gate right after it then reads
-// nothing more but where its check sees a change (Retire.Activities), as
-// if it had read them itself. It records what they say in st.Health as
+// nothing more but where its check sees a change (Retire.ActivitiesRead;
+// a gate later than tuning.GateReadsFresh after, one the state machine
+// retried, asks again), as if it had read them itself. It records what they say in st.Health as
 // a check would: the terminations (a new one restarts the service's
 // stability window), a failed launch that will fail again (a
 // *failure.DeployError); more terminations than a service's max_terms

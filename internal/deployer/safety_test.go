@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // The tests of this file are the deploy-safety defects of issue #13, each
@@ -521,13 +522,16 @@ func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
 // read take more than tuning.GateReadsInline pages (a page per 100
 // instances of a group's launch count, and one more: here the worker's
 // report says 1,000), the swap reads them in an invocation of their own,
-// and the gate follows at once in the next, reading none again. A
-// termination they show (an
+// and the gate follows at once in the next, reading none again (a gate
+// later than tuning.GateReadsFresh, as one the state machine retried,
+// asks each group whether an activity began since). A termination they
+// show (an
 // instance replaced before the first check, max_terms 0) fails the
 // release there already, before the point of no return.
 func TestSwapReadsManyActivitiesApart(t *testing.T) {
-	for _, terminate := range []bool{false, true} {
-		t.Run(fmt.Sprintf("terminated %v", terminate), func(t *testing.T) {
+	for _, tc := range []struct{ terminate, late bool }{{}, {late: true}, {terminate: true}} {
+		terminate := tc.terminate
+		t.Run(fmt.Sprintf("terminated %v, late %v", tc.terminate, tc.late), func(t *testing.T) {
 			h := newHarness(t)
 			withWorker := func(r *release.Release) *release.Release {
 				r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
@@ -571,8 +575,15 @@ func TestSwapReadsManyActivitiesApart(t *testing.T) {
 				assert.NotNil(t, s.ActivitiesAt, svc)
 			}
 			ops = nil
+			if tc.late {
+				h.clk.Advance(tuning.GateReadsFresh + time.Second)
+			}
 			require.NoError(t, x.once(execution.TaskCleanUpSuccess))
-			assert.Zero(t, countOf(ops, "DescribeScalingActivities"), "the gate reads none: they were read moments before")
+			if tc.late {
+				assert.Equal(t, 2, countOf(ops, "DescribeScalingActivities"), "the gate asks each group for its newest activity")
+			} else {
+				assert.Zero(t, countOf(ops, "DescribeScalingActivities"), "the gate reads none: they were read moments before")
+			}
 			_, found, err := h.ledger.GetDeleting(t.Context(), project, config, r.ReleaseID)
 			require.NoError(t, err)
 			assert.True(t, found, "the gate passed")
