@@ -181,7 +181,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 	}
 	listed := fleet.ByName(listing)
 	reads := activitiesExact
-	if st.Retire != nil && st.Retire.ActivitiesRead != nil && now.Sub(*st.Retire.ActivitiesRead) <= tuning.GateReadsFresh {
+	if st.Retire != nil && st.Retire.ActivitiesRead && req.Execution.RetryCount == 0 {
 		reads = activitiesOnChange // read moments before (gateReads)
 	}
 	j, err := d.healthReport(ctx, c, st, r, now, reads, balancersAll, listed)
@@ -220,8 +220,7 @@ func (d *Deployer) gate(ctx context.Context, st *execution.State, req execution.
 func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execution.Request) (plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup, next *execution.Retire, err error) {
 	read, err := d.gateReads(ctx, st, req)
 	if err == nil && read {
-		at := d.now().UTC()
-		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{ActivitiesRead: &at}), nil // the gate at once
+		return ledger.Intent{}, nil, keepThrottled(st, &execution.Retire{ActivitiesRead: true}), nil // the gate at once
 	}
 	if err == nil {
 		plan, listed, err = d.gate(ctx, st, req)
@@ -241,8 +240,8 @@ func (d *Deployer) gateStep(ctx context.Context, st *execution.State, req execut
 // an activity began since its last read (fleet.ActivitySince, one
 // record), reading it again if so: the gate right after it then reads
 // nothing more but where its check sees a change (Retire.ActivitiesRead;
-// a gate later than tuning.GateReadsFresh after, one the state machine
-// retried, asks again), as if it had read them itself. It records what they say in st.Health as
+// a gate the state machine retried, or one after a throttled step's
+// wait, asks again), as if it had read them itself. It records what they say in st.Health as
 // a check would: the terminations (a new one restarts the service's
 // stability window), a failed launch that will fail again (a
 // *failure.DeployError); more terminations than a service's max_terms

@@ -22,7 +22,6 @@ import (
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
-	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // The tests of this file are the deploy-safety defects of issue #13, each
@@ -523,15 +522,15 @@ func TestSwapCountsATerminationNoCheckSaw(t *testing.T) {
 // instances of a group's launch count, and one more: here the worker's
 // report says 1,000), the swap reads them in an invocation of their own,
 // and the gate follows at once in the next, reading none again (a gate
-// later than tuning.GateReadsFresh, as one the state machine retried,
-// asks each group whether an activity began since). A termination they
+// the state machine retried asks each group whether an activity began
+// since). A termination they
 // show (an
 // instance replaced before the first check, max_terms 0) fails the
 // release there already, before the point of no return.
 func TestSwapReadsManyActivitiesApart(t *testing.T) {
-	for _, tc := range []struct{ terminate, late bool }{{}, {late: true}, {terminate: true}} {
+	for _, tc := range []struct{ terminate, retried bool }{{}, {retried: true}, {terminate: true}} {
 		terminate := tc.terminate
-		t.Run(fmt.Sprintf("terminated %v, late %v", tc.terminate, tc.late), func(t *testing.T) {
+		t.Run(fmt.Sprintf("terminated %v, retried %v", tc.terminate, tc.retried), func(t *testing.T) {
 			h := newHarness(t)
 			withWorker := func(r *release.Release) *release.Release {
 				r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"}}
@@ -575,11 +574,11 @@ func TestSwapReadsManyActivitiesApart(t *testing.T) {
 				assert.NotNil(t, s.ActivitiesAt, svc)
 			}
 			ops = nil
-			if tc.late {
-				h.clk.Advance(tuning.GateReadsFresh + time.Second)
+			if tc.retried {
+				x.ctx.RetryCount = 1 // as the state machine's Retry runs it again
 			}
 			require.NoError(t, x.once(execution.TaskCleanUpSuccess))
-			if tc.late {
+			if tc.retried {
 				assert.Equal(t, 2, countOf(ops, "DescribeScalingActivities"), "the gate asks each group for its newest activity")
 			} else {
 				assert.Zero(t, countOf(ops, "DescribeScalingActivities"), "the gate reads none: they were read moments before")

@@ -228,11 +228,11 @@ type Retire struct {
 	WaitSeconds int `json:"wait_seconds"`
 	// Groups are the previous groups still standing, in name order.
 	Groups []RetiringGroup `json:"groups,omitempty"`
-	// ActivitiesRead is when the step read the new groups' scaling
+	// ActivitiesRead says the step read the new groups' scaling
 	// activities for the gate that follows it at once (package deployer:
-	// gateReads): that gate, within tuning.GateReadsFresh of it, reads
-	// them again only where its check sees a change.
-	ActivitiesRead *time.Time `json:"activities_read,omitempty"`
+	// gateReads): that gate, unless it is a retry, reads them again only
+	// where its check sees a change.
+	ActivitiesRead bool `json:"activities_read,omitempty"`
 	// Throttled counts the steps AWS throttled so far, each taken again
 	// after a wait (at most limits.MaxThrottledSteps).
 	Throttled int `json:"throttled,omitempty"`

@@ -91,10 +91,3 @@ const (
 // to the gate's listing and load balancer reads, would take its
 // invocation past a second.
 const GateReadsInline = 10
-
-// GateReadsFresh is how long after the swap read its groups' scaling
-// activities apart (package deployer: gateReads) its gate takes them as
-// its own reads: less than the state machine's first task retry
-// (TaskRetryIntervalSeconds), so only the gate that follows them at once
-// does; a retried or throttled gate asks each group again.
-const GateReadsFresh = 2 * time.Second
