@@ -281,3 +281,59 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 	assert.True(t, x.state.Deploy.Done, "alone again: every suspend in one round")
 	assert.Empty(t, h.world.Throttles().Retried, "no call throttled")
 }
+
+// TestSettlePacedByAutoScalingBucket: the swap's last calls, settling
+// each new group (scaled down to its desired capacity, its processes
+// resumed: Auto Scaling calls that each take a token from the account's
+// one bucket, Amazon EC2 Auto Scaling API Reference, Welcome, API
+// request rate), are spent tuning.SettleCallsPerStep a step at most,
+// the step that ran the gate (a read of each new group's activities)
+// counted in, each next step after the bucket refilled: none of them is
+// throttled, and the release ends with the bucket half full at least,
+// for whatever deploys next, rather than drained by its own burst.
+func TestSettlePacedByAutoScalingBucket(t *testing.T) {
+	services := tuning.SettleCallsPerStep + 5
+	h, r := manyServices(t, services)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	require.NoError(t, x.step(execution.TaskBake))
+
+	settles := func(calls []sim.Call) int {
+		n := 0
+		for _, c := range calls {
+			if c.Op == "UpdateAutoScalingGroup" || c.Op == "ResumeProcesses" {
+				n++
+			}
+		}
+		return n
+	}
+	var steps []int
+	for x.state.Retire == nil || !x.state.Retire.Done {
+		from := len(h.world.CallLog())
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+		steps = append(steps, settles(h.world.CallLog()[from:]))
+		require.LessOrEqual(t, len(steps), limits.MaxRetireSteps)
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+	require.Greater(t, len(steps), 2, "settled over several steps: %v", steps)
+	assert.Zero(t, steps[0], "the gate's step spent its share on the gate")
+	for i, n := range steps {
+		assert.LessOrEqual(t, n, tuning.SettleCallsPerStep, "step %d", i)
+	}
+	throttled := h.world.Throttles()
+	for _, op := range []string{"UpdateAutoScalingGroup", "ResumeProcesses"} {
+		assert.Zero(t, throttled.Retried["Auto Scaling:"+op], "%s throttled", op)
+	}
+	for name, g := range h.groups() {
+		assert.Empty(t, g.Suspended, "%s settled", name)
+	}
+	c := h.world.Clients(account, region)
+	before := throttled.Retried["Auto Scaling:DescribeAutoScalingGroups"]
+	for range limits.AutoScalingBurst / 2 {
+		_, err := c.AutoScaling.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, before, h.world.Throttles().Retried["Auto Scaling:DescribeAutoScalingGroups"], "the release left half the bucket")
+}
