@@ -150,7 +150,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return paced{}, err
 	}
-	res, k, err := d.resolveBeside(ctx, st, c, r)
+	res, k, templates, err := d.resolveBeside(ctx, st, c, r)
 	if err != nil {
 		return paced{}, err
 	}
@@ -172,10 +172,6 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		return paced{}, err
 	}
 	st.Deployed = true
-	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
-	if err != nil {
-		return paced{}, deployErr("ec2:DescribeLaunchTemplates", err)
-	}
 	groups := res.Groups // listed by Resolve moments ago: nothing made since
 	rel := d.fleetRelease(c, st, req)
 	report := map[string]execution.ServiceHealth{}
@@ -211,22 +207,29 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway).
-func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, error) {
+// beside it (underway) and lists the project-config's launch templates
+// (fleet.Templates: what this release made already is not made again).
+func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, map[string]map[string]string, error) {
 	var (
-		res *resources.Resolved
-		k   int
+		res       *resources.Resolved
+		k         int
+		templates map[string]map[string]string
 	)
-	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		if i == 1 {
-			k = d.underway(ctx, st)
-			return nil
-		}
+	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
 		var err error
-		res, err = resources.Resolve(ctx, c, r)
+		switch i {
+		case 0:
+			res, err = resources.Resolve(ctx, c, r)
+		case 1:
+			k = d.underway(ctx, st)
+		default:
+			if templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
+				err = deployErr("ec2:DescribeLaunchTemplates", err)
+			}
+		}
 		return err
 	})
-	return res, k, err
+	return res, k, templates, err
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist

@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -336,4 +337,36 @@ func TestSettlePacedByAutoScalingBucket(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, before, h.world.Throttles().Retried["Auto Scaling:DescribeAutoScalingGroups"], "the release left half the bucket")
+}
+
+// TestDeployCreatesOnceResolved: the first round of Deploy lists the
+// project-config's launch templates beside its resolution of the
+// release's resources, so its first create (a launch template, then its
+// group) follows the resolution's calls at once: a round's launches wait
+// for no read that could have run beside them. Each call costs the same
+// modelled time (package fanout's Timeline).
+func TestDeployCreatesOnceResolved(t *testing.T) {
+	const call = 30 * time.Millisecond
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+
+	first := time.Duration(-1)
+	h.world.OnCall(func(ctx context.Context, c sim.Call) {
+		if c.Op == "CreateLaunchTemplate" && first < 0 {
+			first = fanout.Offset(ctx)
+		}
+		fanout.Spend(ctx, call)
+	})
+	rctx, alone := fanout.WithTimeline(t.Context())
+	_, err := resources.Resolve(rctx, h.world.Clients(account, region), r)
+	require.NoError(t, err)
+
+	ctx, _ := fanout.WithTimeline(t.Context())
+	raw, err := json.Marshal(x.state)
+	require.NoError(t, err)
+	_, err = h.d.Invoke(ctx, execution.Request{Task: execution.TaskDeploy, Input: raw, Execution: x.ctx})
+	require.NoError(t, err)
+	assert.Equal(t, alone.Elapsed(), first, "the first create right after the resolution")
 }
