@@ -48,8 +48,9 @@ const (
 // deploy (CleanUpSuccess resumes them after the swap); once every group's
 // are suspended, puts each one's scaling policies and their CloudWatch
 // alarms. The creates and suspends of a round stay within
-// tuning.AutoScalingCallsPerRound (Auto Scaling's one shared bucket): the
-// rest is made by the next round, after the bucket's refill (pace).
+// tuning.AutoScalingCallsPerRound (Auto Scaling's one shared bucket; a
+// first round alone, the whole bucket: share.budget): the rest is made
+// by the next round, after the bucket's refill (pace).
 //
 // Idempotent: what this release already made is found by its name and
 // tags and left as it is (a name taken by anything else is a

@@ -27,18 +27,21 @@ import (
 // account and region takes a token from one shared bucket (Amazon EC2
 // Auto Scaling API Reference, Welcome, API request rate; the simulation's
 // figures, limits.AutoScalingBurst refilled at limits.AutoScalingRefill a
-// second). A release of more services than a round's budget
-// (tuning.AutoScalingCallsPerRound) creates that many groups in its first
-// round, every one of them before any other mutating Auto Scaling call,
-// and asks for the wait the bucket takes to refill before the next round
-// creates the rest: no call of the deploy is throttled, and a throttled
-// create's backoff delays no launch. The processes are suspended once
-// every group is made, and the scaling policies put once every group's
-// processes are suspended.
+// second). A release of more services than the bucket holds creates the
+// bucket's worth of groups in its first round (alone: its listing's
+// token is back before its creates go, each call taking the modelled
+// time of one, package fanout's Timeline), every one of them before any
+// other mutating Auto Scaling call, and asks for the wait the bucket
+// takes to refill before the next round creates the rest: no call of the
+// deploy is throttled, and a throttled create's backoff delays no
+// launch. The processes are suspended once every group is made, and the
+// scaling policies put once every group's processes are suspended.
 func TestDeployPacedByAutoScalingBucket(t *testing.T) {
-	services := tuning.AutoScalingCallsPerRound + 9
+	services := limits.AutoScalingBurst + 9
 	h, r := manyServices(t, services)
 	require.LessOrEqual(t, services, limits.MaxServices)
+	h.timed = true
+	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, 30*time.Millisecond) })
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
 	h.clk.Advance(time.Minute) // the bucket refilled after ValidateResources
@@ -51,7 +54,7 @@ func TestDeployPacedByAutoScalingBucket(t *testing.T) {
 	assert.Zero(t, p.Throttled, "paced, not throttled")
 	assert.True(t, p.Paced)
 	assert.Equal(t, 1, p.WaitSeconds, "9 creates take a second of refill")
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, len(h.groups()))
+	assert.Equal(t, limits.AutoScalingBurst, len(h.groups()))
 	assert.Equal(t, services, len(h.account().LaunchTemplates), "every launch template in the first round: EC2's bucket is not Auto Scaling's")
 
 	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second) // the state machine's WaitForDeploy
@@ -150,7 +153,8 @@ func TestPacedWait(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, alone.wait(tc.left), "%d left", tc.left)
 	}
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{}))
+	assert.Equal(t, limits.AutoScalingBurst, alone.budget(&execution.State{}), "a first round alone: the whole bucket")
+	assert.Equal(t, tuning.AutoScalingCallsPerRound/2, shareOf(1, "x", 0).budget(&execution.State{}), "a first round beside another: its share")
 	assert.Equal(t, 2*limits.AutoScalingRefill, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 2}}))
 	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 20, Throttled: 1}}), "after a throttled round's wait, the whole budget")
 

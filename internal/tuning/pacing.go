@@ -57,7 +57,9 @@ const StartEvery = 400 * time.Millisecond
 
 // AutoScalingCallsPerRound is how many groups one round of Deploy
 // creates, and how many of its groups' processes it suspends, at most
-// (creates first, then suspends, within the one budget): the account's
+// (creates first, then suspends, within the one budget; a deploy's first
+// round alone makes the whole bucket's, limits.AutoScalingBurst, the
+// bucket refilled during the release's checks): the account's
 // one Auto Scaling bucket (limits.AutoScalingBurst, 40 tokens) less the
 // round's own listing of the project-config's groups and one to spare.
 // A release of more groups than that creates the rest in the next round,
@@ -87,12 +89,13 @@ const ShareJitter = 0.5
 
 // MakeParallel is how many services' launch templates and groups a round
 // of Deploy makes at a time, and how many groups' processes it suspends
-// at a time: a round's whole budget of Auto Scaling calls side by side.
+// at a time: a round's whole budget of Auto Scaling calls side by side
+// (a first round's, alone, is the whole bucket: limits.AutoScalingBurst).
 // A create AWS throttles waits its SDK backoff in its own lane and holds
 // back no other service's create: with fewer lanes, the services queued
 // behind a throttled one waited its backoff too, and the bucket refilled
 // meanwhile unused.
-const MakeParallel = AutoScalingCallsPerRound
+const MakeParallel = limits.AutoScalingBurst
 
 // StartHorizon is how far back a start looks for the deploys to its
 // target that started before it: longer than the queue of any burst
