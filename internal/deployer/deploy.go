@@ -32,9 +32,10 @@ const (
 // deploy is the Deploy task. It refuses to start when a fresh halt marker
 // exists (*failure.HaltError). It re-resolves the release's resources (a
 // problem is a *failure.BadReleaseError, before anything is created),
-// records its target among its config's (recordTarget) and the groups it
-// may create (ledger.PutDeploying: CleanUpFailure deletes them by name
-// even when AWS does not show them yet), then makes, in the order that
+// records, in its first round, its target among its config's
+// (recordTarget) and the groups it may create (ledger.PutDeploying:
+// CleanUpFailure deletes them by name even when AWS does not show them
+// yet; recordIntent), then makes, in the order that
 // launches instances first (makeGroups), a round's creates side by side
 // (tuning.MakeParallel): each service's launch template and ASG, both
 // named naming.GroupName, the
@@ -164,12 +165,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
-	if err := d.recordTarget(ctx, st); err != nil {
-		return paced{}, err
-	}
-	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
-		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
-	}); err != nil {
+	if err := d.recordIntent(ctx, st, req); err != nil {
 		return paced{}, err
 	}
 	st.Deployed = true
@@ -204,6 +200,22 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	d.recordedReady(ctx, st, report)
 	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report}
 	return paced{}, nil
+}
+
+// recordIntent records, before Deploy creates anything, the release's
+// target among its config's (recordTarget) and the groups it may create
+// (ledger.PutDeploying). A later round (st.Deployed: a round before it
+// recorded both) writes neither again: its creates wait for no write.
+func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req execution.Request) error {
+	if st.Deployed {
+		return nil
+	}
+	if err := d.recordTarget(ctx, st); err != nil {
+		return err
+	}
+	return d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
+	})
 }
 
 // resolveBeside resolves the release's resources and, side by side (a

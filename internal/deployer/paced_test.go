@@ -374,3 +374,28 @@ func TestDeployCreatesOnceResolved(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, alone.Elapsed(), first, "the first create right after the resolution")
 }
+
+// TestDeployRecordsIntentOnce: the first round of Deploy records the
+// groups the release may create (the deploying record CleanUpFailure
+// deletes them by) before it creates anything; a round after a paced
+// wait finds it recorded and writes it no more: its creates wait for no
+// write.
+func TestDeployRecordsIntentOnce(t *testing.T) {
+	h, r := manyServices(t, limits.AutoScalingBurst+5)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	h.clk.Advance(time.Minute)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	require.False(t, x.state.Deploy.Done)
+	first, found, err := h.ledger.GetDeploying(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Len(t, first.Groups, len(r.Services))
+
+	h.clk.Advance(time.Duration(x.state.Deploy.WaitSeconds) * time.Second)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	again, _, err := h.ledger.GetDeploying(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, first.Since, again.Since, "the first round's record stands")
+	assert.Equal(t, first.Groups, again.Groups)
+}
