@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -669,13 +670,14 @@ func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req e
 
 // settle readies each new group for life after the swap (fleet.Settle:
 // scaled from ferry's launch count down to the service's desired
-// capacity, the scaling processes Deploy suspended resumed), in the
-// services' order, making at most budget Auto Scaling calls
-// (fleet.SettleCalls: none for a group settled already): made is how
-// many it made, left whether a group is left unsettled for the next
-// step. A refusal is a *failure.CleanUpError naming the group and what
-// it kept; a group AWS does not show (not in a describe, or "not found"
-// from a call) is retryable until the last attempt: AWS is eventually
+// capacity, the scaling processes Deploy suspended resumed), the groups
+// in the services' order until the next would take it over budget Auto
+// Scaling calls (fleet.SettleCalls: none for a group settled already),
+// side by side (tuning.MakeParallel at a time): made is how many calls
+// it made, left whether a group is left unsettled for the next step. A
+// refusal is a *failure.CleanUpError naming the group and what it kept;
+// a group AWS does not show (not in a describe, or "not found" from a
+// call) is retryable until the last attempt: AWS is eventually
 // consistent. The groups seen (the step's describe, moments before) are
 // not described again.
 func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup, budget int) (made int, left bool, err error) {
@@ -684,11 +686,15 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 	if err != nil {
 		return 0, false, err
 	}
-	rel := d.fleetRelease(c, st, req)
+	type settling struct {
+		group           asgtypes.AutoScalingGroup
+		desired, launch int
+	}
+	var now []settling
 	for i, svc := range st.Services {
 		g, ok := groups[names[i]]
 		if !ok {
-			return made, false, &failure.RetryableError{Op: "settle " + names[i], Err: errors.New("the new group is not visible (eventual consistency)")}
+			return 0, false, &failure.RetryableError{Op: "settle " + names[i], Err: errors.New("the new group is not visible (eventual consistency)")}
 		}
 		var s execution.ServiceHealth
 		if st.Health != nil {
@@ -698,12 +704,13 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 		if left = left || made+n > budget; left || n == 0 {
 			continue
 		}
-		if err := rel.Settle(ctx, g, s.Desired, s.Launch); err != nil {
-			return made, false, err
-		}
-		made += n
+		now, made = append(now, settling{g, s.Desired, s.Launch}), made+n
 	}
-	return made, left, nil
+	rel := d.fleetRelease(c, st, req)
+	err = fanout.Each(ctx, tuning.MakeParallel, len(now), func(ctx context.Context, i int) error {
+		return rel.Settle(ctx, now[i].group, now[i].desired, now[i].launch)
+	})
+	return made, left, err
 }
 
 // retireProgress is how far retire got, to name what a failure leaves.

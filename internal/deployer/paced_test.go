@@ -293,9 +293,10 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 // one bucket, Amazon EC2 Auto Scaling API Reference, Welcome, API
 // request rate), are spent tuning.SettleCallsPerStep a step at most,
 // the step that ran the gate (a read of each new group's activities)
-// counted in, each next step after the bucket refilled: none of them is
-// throttled, and the release ends with the bucket half full at least,
-// for whatever deploys next, rather than drained by its own burst.
+// counted in, each next step after the bucket refilled, the groups of a
+// step side by side: none of them is throttled, and the release ends
+// with the bucket half full at least, for whatever deploys next, rather
+// than drained by its own burst.
 func TestSettlePacedByAutoScalingBucket(t *testing.T) {
 	services := tuning.SettleCallsPerStep + 5
 	h, r := manyServices(t, services)
@@ -314,11 +315,26 @@ func TestSettlePacedByAutoScalingBucket(t *testing.T) {
 		}
 		return n
 	}
+	// Each call takes the modelled time of one (package fanout's
+	// Timeline): a step's settles go side by side, a group's two in turn.
+	const call = 30 * time.Millisecond
+	var offsets []time.Duration
+	h.timed = true
+	h.world.OnCall(func(ctx context.Context, c sim.Call) {
+		if c.Op == "UpdateAutoScalingGroup" || c.Op == "ResumeProcesses" {
+			offsets = append(offsets, fanout.Offset(ctx))
+		}
+		fanout.Spend(ctx, call)
+	})
 	var steps []int
 	for x.state.Retire == nil || !x.state.Retire.Done {
 		from := len(h.world.CallLog())
+		offsets = nil
 		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
 		steps = append(steps, settles(h.world.CallLog()[from:]))
+		if len(offsets) > 0 {
+			assert.LessOrEqual(t, slices.Max(offsets)-slices.Min(offsets), call, "step %d: the groups settled side by side", len(steps))
+		}
 		require.LessOrEqual(t, len(steps), limits.MaxRetireSteps)
 		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
 	}
