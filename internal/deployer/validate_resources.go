@@ -51,11 +51,12 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 			return st, nil
 		}
 	}
-	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, d.checkResources(ctx, st)); err != nil {
+	r, c, err := d.checkResources(ctx, st)
+	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, err); err != nil {
 		return nil, err
 	}
 	if st.StartUnannounced {
-		st.StartUnannounced = !d.announceStarted(ctx, st, req)
+		st.StartUnannounced = !d.announceStarted(ctx, st, req, r, c)
 	}
 	return st, nil
 }
@@ -86,16 +87,18 @@ func (d *Deployer) turn(ctx context.Context, st *execution.State, req execution.
 }
 
 // checkResources resolves and checks the release's resources, its
-// removals and the region's headroom (see validateResources). The move
+// removals and the region's headroom (see validateResources), and
+// returns the release and the target's clients it read them with (nil
+// when it could not). The move
 // check, the resolution, the listing of the config's other environments
 // and the headroom read nothing of each other's: they run side by side,
 // and a release with problems in several is refused for the first of
 // them in that order, the removals (which read the resolution's listing
 // of the groups and the other environments') before the headroom.
-func (d *Deployer) checkResources(ctx context.Context, st *execution.State) error {
+func (d *Deployer) checkResources(ctx context.Context, st *execution.State) (*release.Release, *cloud.Clients, error) {
 	r, clients, err := d.loadAndConnect(ctx, st, true)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var (
 		res      *resources.Resolved
@@ -119,13 +122,13 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) erro
 		}
 		return err
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		err = removalsIn(st, r, res.Groups, others)
 	}
-	if err := removalsIn(st, r, res.Groups, others); err != nil {
-		return err
+	if err == nil {
+		err = headroom
 	}
-	return headroom
+	return r, clients, err
 }
 
 // othersOf lists the groups of st's project-config in its other

@@ -510,9 +510,10 @@ func TestValidateResourcesChecksGroupHeadroom(t *testing.T) {
 	}
 }
 
-// TestValidateResourcesReadsSideBySide: ValidateResources lists the
-// project-config's groups once (the resolution's listing serves the
-// check of its removals) and reads the region's headroom
+// TestValidateResourcesReadsSideBySide: ValidateResources reads the
+// release once (its announcement reuses it, and the target's clients),
+// lists the project-config's groups once (the resolution's listing
+// serves the check of its removals) and reads the region's headroom
 // (DescribeAccountLimits) and the config's other environments beside the
 // resolution: its round takes the time of the resolution's calls, and of
 // its announcement's (PutEvents) after them, nothing more. Each call
@@ -530,15 +531,24 @@ func TestValidateResourcesReadsSideBySide(t *testing.T) {
 	require.NoError(t, err)
 
 	from := len(h.world.CallLog())
+	releaseReads := 0
+	h.store.Deny = func(op, key string) bool {
+		if op == "GetObject" && key == naming.ReleaseKey(project, config, r.ReleaseID) {
+			releaseReads++
+		}
+		return false
+	}
 	ctx, tl := fanout.WithTimeline(t.Context())
 	raw, err := json.Marshal(x.state)
 	require.NoError(t, err)
 	_, err = h.d.Invoke(ctx, execution.Request{Task: execution.TaskValidateResources, Input: raw, Execution: x.ctx})
 	require.NoError(t, err)
+	h.store.Deny = nil
 	ops := map[string]int{}
 	for _, c := range h.world.CallLog()[from:] {
 		ops[c.Op]++
 	}
+	assert.Equal(t, 1, releaseReads, "the release read once: its announcement reuses it")
 	assert.Equal(t, 1, ops["DescribeAutoScalingGroups"], "the groups listed once")
 	assert.Equal(t, 1, ops["DescribeAccountLimits"])
 	assert.Equal(t, 1, ops["PutEvents"])
