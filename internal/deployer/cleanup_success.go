@@ -76,7 +76,7 @@ import (
 //     no rebalancing churns the new fleet while the old one drains),
 //     tuning.SettleCallsPerStep Auto Scaling calls a step at most, the
 //     next steps after the account's bucket refilled (settleRest,
-//     Retire.Settling: a release leaves the bucket half full at least);
+//     Retire.Settling: a release leaves most of the bucket);
 //     collects the project-config's published assets no recent release
 //     names, best effort (collectPublished); records the outcome, clears
 //     the halt marker and releases the lock, last, and reports Done.

@@ -71,14 +71,15 @@ const AutoScalingCallsPerRound = 38
 // SettleCallsPerStep is how many Auto Scaling calls a step of
 // CleanUpSuccess spends at most settling the new groups (scaling each
 // down to its desired capacity, resuming its processes: two calls a
-// group), the step's other work estimated in: half the
+// group), the step's other work estimated in: a quarter of the
 // account's one bucket (limits.AutoScalingBurst), the next step after
 // the wait the bucket takes to refill them. A swap of more groups
 // settles them over several steps rather than in one burst that AWS
-// throttles; a release ends with half the bucket at least, for the
-// deploy that comes next (a user's next release, another project's, the
-// user's own tools), instead of drained.
-const SettleCallsPerStep = limits.AutoScalingBurst / 2
+// throttles; a release ends with three quarters of the bucket at least,
+// refilled within the second a next deploy takes to reach its creates,
+// for the deploy that comes next (a user's next release, another
+// project's, the user's own tools), instead of drained.
+const SettleCallsPerStep = limits.AutoScalingBurst / 4
 
 // ShareJitter is the share by which the wait of a round of Deploy beside
 // other deploys to its account and region (a (K+1)-th of Auto Scaling's
