@@ -415,3 +415,26 @@ func TestDeployRecordsIntentOnce(t *testing.T) {
 	assert.Equal(t, first.Since, again.Since, "the first round's record stands")
 	assert.Equal(t, first.Groups, again.Groups)
 }
+
+// TestSettleWaitSharesBucket: the wait after a settling step is the time
+// Auto Scaling's bucket takes to refill the calls it spent (a second at
+// least, its whole burst's at most); beside K deploys on their way to
+// their account and region, K+1 times as long: the settle takes a
+// (K+1)-th of the refill, theirs is the rest.
+func TestSettleWaitSharesBucket(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate))
+	st := x.state
+	alone := []struct{ spent, want int }{
+		{0, 1}, {tuning.SettleCallsPerStep, tuning.SettleCallsPerStep / limits.AutoScalingRefill},
+		{1000, limits.AutoScalingBurst / limits.AutoScalingRefill},
+	}
+	for _, tc := range alone {
+		assert.Equal(t, tc.want, h.d.settleWait(t.Context(), st, tc.spent), "%d spent", tc.spent)
+	}
+	const k = 3
+	h.onTheirWay(account, k, h.clk.Now())
+	assert.Equal(t, (k+1)*tuning.SettleCallsPerStep/limits.AutoScalingRefill, h.d.settleWait(t.Context(), st, tuning.SettleCallsPerStep))
+}
