@@ -74,8 +74,9 @@ import (
 //     launch count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
 //     no rebalancing churns the new fleet while the old one drains),
-//     tuning.SettleCallsPerStep Auto Scaling calls a step at most, the
-//     next steps after the account's bucket refilled (settleRest,
+//     tuning.SettleCallsPerStep Auto Scaling calls a step at most,
+//     tuning.SettleLastCalls the last, the next steps after the
+//     account's bucket refilled (settleRest,
 //     Retire.Settling: a release leaves most of the bucket);
 //     collects the project-config's published assets no recent release
 //     names, best effort (collectPublished); records the outcome, clears
@@ -497,14 +498,15 @@ func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req exec
 
 // settleRest settles the new groups (settle) within a step's share of
 // Auto Scaling's one bucket: tuning.SettleCallsPerStep, less what the
-// step spent on its other work (spent). While some are left, it reports
+// step spent on its other work (spent), and tuning.SettleLastCalls in
+// all when it settles the last of them. While some are left, it reports
 // a step Settling, the next after the bucket refilled what this one
 // spent (settleWait); once every one is settled, it ends the release:
 // the published assets collected, Success recorded, the lock released,
 // Release Succeeded announced. A release so never ends with the bucket
 // drained by its own last calls.
 func (d *Deployer) settleRest(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, p *retireProgress, seen map[string]asgtypes.AutoScalingGroup, spent int) (*execution.Retire, error) {
-	made, left, err := d.settle(ctx, c, st, req, seen, tuning.SettleCallsPerStep-spent)
+	made, left, err := d.settle(ctx, c, st, req, seen, tuning.SettleCallsPerStep-spent, tuning.SettleLastCalls-spent)
 	if err != nil {
 		return nil, err
 	}
@@ -529,14 +531,14 @@ func (d *Deployer) settleRest(ctx context.Context, c *cloud.Clients, st *executi
 // settleWait is the wait in seconds after a step that spent calls of
 // Auto Scaling's one bucket settling: the time the bucket takes to
 // refill them (limits.AutoScalingRefill a second; its whole burst at
-// most), at least a second; beside k deploys on their way to a healthy
-// fleet (underway), k+1 times as long (theirs is the rest of the refill),
-// tuning.RetireYieldMax at most.
+// most), tuning.SettleStepWait at least; beside k deploys on their way
+// to a healthy fleet (underway), k+1 times as long (theirs is the rest
+// of the refill), tuning.RetireYieldMax at most.
 func (d *Deployer) settleWait(ctx context.Context, st *execution.State, spent int) int {
 	spent = min(max(spent, 1), limits.AutoScalingBurst)
 	k := d.underway(ctx, st)
 	wait := (spent*(k+1) + limits.AutoScalingRefill - 1) / limits.AutoScalingRefill
-	return min(wait, int(tuning.RetireYieldMax/time.Second))
+	return min(max(wait, int(tuning.SettleStepWait/time.Second)), int(tuning.RetireYieldMax/time.Second))
 }
 
 // throttledStep is how a step of a retirement that AWS throttled (err,
@@ -673,14 +675,16 @@ func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req e
 // capacity, the scaling processes Deploy suspended resumed), the groups
 // in the services' order until the next would take it over budget Auto
 // Scaling calls (fleet.SettleCalls: none for a group settled already),
-// side by side (tuning.MakeParallel at a time): made is how many calls
-// it made, left whether a group is left unsettled for the next step. A
+// or over last when it would settle them all (the last group is then
+// left for a step of its own), side by side (tuning.MakeParallel at a
+// time): made is how many calls it made, left whether a group is left
+// unsettled for the next step. A
 // refusal is a *failure.CleanUpError naming the group and what it kept;
 // a group AWS does not show (not in a describe, or "not found" from a
 // call) is retryable until the last attempt: AWS is eventually
 // consistent. The groups seen (the step's describe, moments before) are
 // not described again.
-func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup, budget int) (made int, left bool, err error) {
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup, budget, last int) (made int, left bool, err error) {
 	names := groupNames(st)
 	groups, err := fleet.DescribeKnown(ctx, c.AutoScaling, names, seen)
 	if err != nil {
@@ -705,6 +709,9 @@ func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.S
 			continue
 		}
 		now, made = append(now, settling{g, s.Desired, s.Launch}), made+n
+	}
+	if k := len(now) - 1; !left && made > last && k >= 0 {
+		left, made, now = true, made-fleet.SettleCalls(now[k].group, now[k].desired, now[k].launch), now[:k]
 	}
 	rel := d.fleetRelease(c, st, req)
 	err = fanout.Each(ctx, tuning.MakeParallel, len(now), func(ctx context.Context, i int) error {

@@ -293,12 +293,13 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 // one bucket, Amazon EC2 Auto Scaling API Reference, Welcome, API
 // request rate), are spent tuning.SettleCallsPerStep a step at most,
 // the step that ran the gate (a read of each new group's activities)
-// counted in, each next step after the bucket refilled, the groups of a
+// counted in, and tuning.SettleLastCalls by the step that ends the
+// release, each next step after the bucket refilled, the groups of a
 // step side by side: none of them is throttled, and the release ends
 // with three quarters of the bucket at least, for whatever deploys next,
 // rather than drained by its own burst.
 func TestSettlePacedByAutoScalingBucket(t *testing.T) {
-	services := tuning.SettleCallsPerStep + 5
+	services := tuning.SettleCallsPerStep + 5 // more settles than the bucket holds
 	h, r := manyServices(t, services)
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy...))
@@ -343,6 +344,7 @@ func TestSettlePacedByAutoScalingBucket(t *testing.T) {
 	for i, n := range steps {
 		assert.LessOrEqual(t, n, tuning.SettleCallsPerStep, "step %d", i)
 	}
+	assert.LessOrEqual(t, steps[len(steps)-1], tuning.SettleLastCalls, "the last step")
 	throttled := h.world.Throttles()
 	for _, op := range []string{"UpdateAutoScalingGroup", "ResumeProcesses"} {
 		assert.Zero(t, throttled.Retried["Auto Scaling:"+op], "%s throttled", op)
@@ -352,7 +354,7 @@ func TestSettlePacedByAutoScalingBucket(t *testing.T) {
 	}
 	c := h.world.Clients(account, region)
 	before := throttled.Retried["Auto Scaling:DescribeAutoScalingGroups"]
-	for range limits.AutoScalingBurst - tuning.SettleCallsPerStep {
+	for range limits.AutoScalingBurst - tuning.SettleLastCalls {
 		_, err := c.AutoScaling.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{})
 		require.NoError(t, err)
 	}
@@ -417,8 +419,9 @@ func TestDeployRecordsIntentOnce(t *testing.T) {
 }
 
 // TestSettleWaitSharesBucket: the wait after a settling step is the time
-// Auto Scaling's bucket takes to refill the calls it spent (a second at
-// least, its whole burst's at most); beside K deploys on their way to
+// Auto Scaling's bucket takes to refill the calls it spent
+// (tuning.SettleStepWait at least, its whole burst's at most); beside K
+// deploys on their way to
 // their account and region, K+1 times as long: the settle takes a
 // (K+1)-th of the refill, theirs is the rest.
 func TestSettleWaitSharesBucket(t *testing.T) {
@@ -427,14 +430,15 @@ func TestSettleWaitSharesBucket(t *testing.T) {
 	x := h.start(r)
 	require.NoError(t, x.steps(execution.TaskValidate))
 	st := x.state
+	least := int(tuning.SettleStepWait / time.Second)
 	alone := []struct{ spent, want int }{
-		{0, 1}, {tuning.SettleCallsPerStep, tuning.SettleCallsPerStep / limits.AutoScalingRefill},
-		{1000, limits.AutoScalingBurst / limits.AutoScalingRefill},
+		{0, least}, {tuning.SettleLastCalls, least},
+		{1000, max(least, limits.AutoScalingBurst/limits.AutoScalingRefill)},
 	}
 	for _, tc := range alone {
 		assert.Equal(t, tc.want, h.d.settleWait(t.Context(), st, tc.spent), "%d spent", tc.spent)
 	}
 	const k = 3
 	h.onTheirWay(account, k, h.clk.Now())
-	assert.Equal(t, (k+1)*tuning.SettleCallsPerStep/limits.AutoScalingRefill, h.d.settleWait(t.Context(), st, tuning.SettleCallsPerStep))
+	assert.Equal(t, (k+1)*limits.AutoScalingBurst/limits.AutoScalingRefill, h.d.settleWait(t.Context(), st, limits.AutoScalingBurst))
 }

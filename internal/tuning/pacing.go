@@ -71,15 +71,22 @@ const AutoScalingCallsPerRound = 38
 // SettleCallsPerStep is how many Auto Scaling calls a step of
 // CleanUpSuccess spends at most settling the new groups (scaling each
 // down to its desired capacity, resuming its processes: two calls a
-// group), the step's other work estimated in: a quarter of the
-// account's one bucket (limits.AutoScalingBurst), the next step after
-// the wait the bucket takes to refill them. A swap of more groups
-// settles them over several steps rather than in one burst that AWS
-// throttles; a release ends with three quarters of the bucket at least,
-// refilled within the second a next deploy takes to reach its creates,
-// for the deploy that comes next (a user's next release, another
-// project's, the user's own tools), instead of drained.
-const SettleCallsPerStep = limits.AutoScalingBurst / 4
+// group), the step's other work estimated in: the account's one bucket
+// (limits.AutoScalingBurst), the next step after the wait the bucket
+// takes to refill them; SettleLastCalls, the most the step that settles
+// the last groups and ends the release makes, a quarter of it. A swap
+// of more groups settles them over several steps rather than in one
+// burst that AWS throttles, and a release ends with three quarters of
+// the bucket at least, refilled within the second a next deploy takes to
+// reach its creates, for the deploy that comes next (a user's next
+// release, another project's, the user's own tools), instead of drained.
+// The steps are SettleStepWait apart at least: a follower polling every
+// 10 s reads the rounds of two steps at most.
+const (
+	SettleCallsPerStep = limits.AutoScalingBurst
+	SettleLastCalls    = limits.AutoScalingBurst / 4
+	SettleStepWait     = 5 * time.Second
+)
 
 // ShareJitter is the share by which the wait of a round of Deploy beside
 // other deploys to its account and region (a (K+1)-th of Auto Scaling's
