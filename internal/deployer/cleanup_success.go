@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/health"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -76,7 +77,11 @@ import (
 //     (pruneTargets); settles each new group (scaled back from ferry's
 //     launch count to its desired capacity, the scaling processes Deploy
 //     suspended resumed: until then the spread's extra capacity serves and
-//     no rebalancing churns the new fleet while the old one drains);
+//     no rebalancing churns the new fleet while the old one drains),
+//     tuning.SettleCallsPerStep Auto Scaling calls a step at most,
+//     tuning.SettleLastCalls the last, the next steps after the
+//     account's bucket refilled (settleRest,
+//     Retire.Settling: a release leaves most of the bucket);
 //     collects the project-config's published assets no recent release
 //     names, best effort (collectPublished); records the outcome, clears
 //     the halt marker and releases the lock, last, and reports Done.
@@ -104,6 +109,14 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		d.announceOutcome(ctx, nil, st, req, ledger.Outcome{End: execution.EndSuccess})
 		d.retired(ctx, st)
 		st.Retire = &execution.Retire{Done: true}
+		return st, nil
+	}
+	if st.Retire != nil && st.Retire.Settling {
+		settling, err := d.settleStep(ctx, st, req)
+		if err != nil {
+			return nil, err
+		}
+		st.Retire = keepThrottled(st, settling)
 		return st, nil
 	}
 	plan, found, err := d.ledger.GetDeleting(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
@@ -480,7 +493,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 				// The previous groups are gone: what is left (settle,
 				// record, unlock) is a few calls the release's success
 				// waits on, taken again at a deploy's pace.
-				w.WaitSeconds = throttledWait(req, w.Throttled)
+				w.Settling, w.WaitSeconds = true, throttledWait(req, w.Throttled)
 			}
 			return w, nil
 		}
@@ -530,20 +543,94 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	st.Retired = plan.AllGroups()
 	d.announce(ctx, c, st, events.Event{Kind: events.Swapped, Body: events.SwappedDetail{
 		Head: d.head(st, req, events.Swapped), Retired: strs(st.Retired)}})
-	if err := d.settle(ctx, c, st, req, seen); err != nil {
+	d.log.Info("previous groups removed", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
+	// What this step spent of Auto Scaling's bucket already: a delete a
+	// group removed, and, when the gate ran in it, its listing and a
+	// read of each new group's activities.
+	spent := len(removal.Removed)
+	if listed != nil {
+		spent += 1 + len(st.Services)
+	}
+	settling, err := d.settleRest(ctx, c, st, req, r, p, seen, spent)
+	if err != nil {
 		return fail(err)
+	}
+	return settling, nil
+}
+
+// settleStep is a step of the swap once the previous groups are gone
+// (Retire.Settling): only while the lock is this release's, it settles
+// the next of the new groups and, once every one is, ends the release
+// (settleRest). Its failures are those of the retirement past its point
+// of no return, the previous groups gone (pastNoReturn); a step AWS
+// throttled is taken again after a deploy's wait, still settling.
+func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req execution.Request) (*execution.Retire, error) {
+	p := &retireProgress{current: true, retired: true}
+	fail := func(err error) (*execution.Retire, error) {
+		if w, ok := d.throttledStep(st, req, err); ok {
+			w.Settling, w.WaitSeconds = true, throttledWait(req, w.Throttled)
+			return w, nil
+		}
+		return nil, d.pastNoReturn(ctx, st, req, p, err)
+	}
+	r, c, err := d.loadAndConnect(ctx, st, false)
+	if err != nil {
+		return fail(err)
+	}
+	p.clients = c
+	if err := d.holdsLock(ctx, st); err != nil {
+		return fail(err)
+	}
+	settling, err := d.settleRest(ctx, c, st, req, r, p, nil, 1) // its describe of the new groups
+	if err != nil {
+		return fail(err)
+	}
+	return settling, nil
+}
+
+// settleRest settles the new groups (settle) within a step's share of
+// Auto Scaling's one bucket: tuning.SettleCallsPerStep, less what the
+// step spent on its other work (spent), and tuning.SettleLastCalls in
+// all when it settles the last of them. While some are left, it reports
+// a step Settling, the next after the bucket refilled what this one
+// spent (settleWait); once every one is settled, it ends the release:
+// the published assets collected, Success recorded, the lock released,
+// Release Succeeded announced. A release so never ends with the bucket
+// drained by its own last calls.
+func (d *Deployer) settleRest(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, p *retireProgress, seen map[string]asgtypes.AutoScalingGroup, spent int) (*execution.Retire, error) {
+	made, left, err := d.settle(ctx, c, st, req, seen, tuning.SettleCallsPerStep-spent, tuning.SettleLastCalls-spent)
+	if err != nil {
+		return nil, err
+	}
+	if left {
+		wait := d.settleWait(ctx, st, spent+made)
+		d.log.Info("settling the new groups: the rest after the wait", "release_id", st.ReleaseID, "calls", made, "wait_seconds", wait)
+		return &execution.Retire{Settling: true, WaitSeconds: wait}, nil
 	}
 	p.settled = true
 	d.collectPublished(ctx, c, st)
 	if err := d.recordSuccess(ctx, st, req, r); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	if err := d.finish(ctx, st); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	d.announceOutcome(ctx, c, st, req, ledger.Outcome{End: execution.EndSuccess})
-	d.log.Info("release succeeded", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
+	d.log.Info("release succeeded", "release_id", st.ReleaseID, "retired", st.Retired)
 	return &execution.Retire{Done: true}, nil
+}
+
+// settleWait is the wait in seconds after a step that spent calls of
+// Auto Scaling's one bucket settling: the time the bucket takes to
+// refill them (limits.AutoScalingRefill a second; its whole burst at
+// most), tuning.SettleStepWait at least; beside k deploys on their way
+// to a healthy fleet (underway), k+1 times as long (theirs is the rest
+// of the refill), tuning.RetireYieldMax at most.
+func (d *Deployer) settleWait(ctx context.Context, st *execution.State, spent int) int {
+	spent = min(max(spent, 1), limits.AutoScalingBurst)
+	k := d.underway(ctx, st)
+	wait := (spent*(k+1) + limits.AutoScalingRefill - 1) / limits.AutoScalingRefill
+	return min(max(wait, int(tuning.SettleStepWait/time.Second)), int(tuning.RetireYieldMax/time.Second))
 }
 
 // throttledStep is how a step of a retirement that AWS throttled (err,
@@ -677,33 +764,52 @@ func (d *Deployer) recordSuccess(ctx context.Context, st *execution.State, req e
 
 // settle readies each new group for life after the swap (fleet.Settle:
 // scaled from ferry's launch count down to the service's desired
-// capacity, the scaling processes Deploy suspended resumed). A refusal is
-// a *failure.CleanUpError naming the group and what it kept; a group AWS
-// does not show (not in a describe, or "not found" from a call) is
-// retryable until the last attempt: AWS is eventually consistent. The
-// groups seen (the step's describe, moments before) are not described
-// again.
-func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup) error {
+// capacity, the scaling processes Deploy suspended resumed), the groups
+// in the services' order until the next would take it over budget Auto
+// Scaling calls (fleet.SettleCalls: none for a group settled already),
+// or over last when it would settle them all (the last group is then
+// left for a step of its own), side by side (tuning.MakeParallel at a
+// time): made is how many calls it made, left whether a group is left
+// unsettled for the next step. A
+// refusal is a *failure.CleanUpError naming the group and what it kept;
+// a group AWS does not show (not in a describe, or "not found" from a
+// call) is retryable until the last attempt: AWS is eventually
+// consistent. The groups seen (the step's describe, moments before) are
+// not described again.
+func (d *Deployer) settle(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, seen map[string]asgtypes.AutoScalingGroup, budget, last int) (made int, left bool, err error) {
 	names := groupNames(st)
 	groups, err := fleet.DescribeKnown(ctx, c.AutoScaling, names, seen)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	rel := d.fleetRelease(c, st, req)
+	type settling struct {
+		group           asgtypes.AutoScalingGroup
+		desired, launch int
+	}
+	var now []settling
 	for i, svc := range st.Services {
 		g, ok := groups[names[i]]
 		if !ok {
-			return &failure.RetryableError{Op: "settle " + names[i], Err: errors.New("the new group is not visible (eventual consistency)")}
+			return 0, false, &failure.RetryableError{Op: "settle " + names[i], Err: errors.New("the new group is not visible (eventual consistency)")}
 		}
 		var s execution.ServiceHealth
 		if st.Health != nil {
 			s = st.Health.Services[svc]
 		}
-		if err := rel.Settle(ctx, g, s.Desired, s.Launch); err != nil {
-			return err
+		n := fleet.SettleCalls(g, s.Desired, s.Launch)
+		if left = left || made+n > budget; left || n == 0 {
+			continue
 		}
+		now, made = append(now, settling{g, s.Desired, s.Launch}), made+n
 	}
-	return nil
+	if k := len(now) - 1; !left && made > last && k >= 0 {
+		left, made, now = true, made-fleet.SettleCalls(now[k].group, now[k].desired, now[k].launch), now[:k]
+	}
+	rel := d.fleetRelease(c, st, req)
+	err = fanout.Each(ctx, tuning.MakeParallel, len(now), func(ctx context.Context, i int) error {
+		return rel.Settle(ctx, now[i].group, now[i].desired, now[i].launch)
+	})
+	return made, left, err
 }
 
 // retireProgress is how far retire got, to name what a failure leaves.

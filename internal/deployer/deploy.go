@@ -32,9 +32,10 @@ const (
 // deploy is the Deploy task. It refuses to start when a fresh halt marker
 // exists (*failure.HaltError). It re-resolves the release's resources (a
 // problem is a *failure.BadReleaseError, before anything is created),
-// records its target among its config's (recordTarget) and the groups it
-// may create (ledger.PutDeploying: CleanUpFailure deletes them by name
-// even when AWS does not show them yet), then makes, in the order that
+// records, in its first round, its target among its config's
+// (recordTarget) and the groups it may create (ledger.PutDeploying:
+// CleanUpFailure deletes them by name even when AWS does not show them
+// yet; recordIntent), then makes, in the order that
 // launches instances first (makeGroups), a round's creates side by side
 // (tuning.MakeParallel): each service's launch template and ASG, both
 // named naming.GroupName, the
@@ -48,8 +49,9 @@ const (
 // deploy (CleanUpSuccess resumes them after the swap); once every group's
 // are suspended, puts each one's scaling policies and their CloudWatch
 // alarms. The creates and suspends of a round stay within
-// tuning.AutoScalingCallsPerRound (Auto Scaling's one shared bucket): the
-// rest is made by the next round, after the bucket's refill (pace).
+// tuning.AutoScalingCallsPerRound (Auto Scaling's one shared bucket; a
+// first round alone, the whole bucket: share.budget): the rest is made
+// by the next round, after the bucket's refill (pace).
 //
 // Idempotent: what this release already made is found by its name and
 // tags and left as it is (a name taken by anything else is a
@@ -150,7 +152,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if err != nil {
 		return paced{}, err
 	}
-	res, k, err := d.resolveBeside(ctx, st, c, r)
+	res, k, templates, err := d.resolveBeside(ctx, st, c, r)
 	if err != nil {
 		return paced{}, err
 	}
@@ -163,19 +165,10 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
-	if err := d.recordTarget(ctx, st); err != nil {
-		return paced{}, err
-	}
-	if err := d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
-		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
-	}); err != nil {
+	if err := d.recordIntent(ctx, st, req); err != nil {
 		return paced{}, err
 	}
 	st.Deployed = true
-	templates, err := fleet.Templates(ctx, c.EC2, ownerOf(st))
-	if err != nil {
-		return paced{}, deployErr("ec2:DescribeLaunchTemplates", err)
-	}
 	groups := res.Groups // listed by Resolve moments ago: nothing made since
 	rel := d.fleetRelease(c, st, req)
 	report := map[string]execution.ServiceHealth{}
@@ -209,24 +202,47 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	return paced{}, nil
 }
 
+// recordIntent records, before Deploy creates anything, the release's
+// target among its config's (recordTarget) and the groups it may create
+// (ledger.PutDeploying). A later round (st.Deployed: a round before it
+// recorded both) writes neither again: its creates wait for no write.
+func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req execution.Request) error {
+	if st.Deployed {
+		return nil
+	}
+	if err := d.recordTarget(ctx, st); err != nil {
+		return err
+	}
+	return d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
+		ReleaseID: st.ReleaseID, Execution: req.Execution.ID, Since: d.now(), Groups: groupNames(st),
+	})
+}
+
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway).
-func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, error) {
+// beside it (underway) and lists the project-config's launch templates
+// (fleet.Templates: what this release made already is not made again).
+func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, map[string]map[string]string, error) {
 	var (
-		res *resources.Resolved
-		k   int
+		res       *resources.Resolved
+		k         int
+		templates map[string]map[string]string
 	)
-	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		if i == 1 {
-			k = d.underway(ctx, st)
-			return nil
-		}
+	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
 		var err error
-		res, err = resources.Resolve(ctx, c, r)
+		switch i {
+		case 0:
+			res, err = resources.Resolve(ctx, c, r)
+		case 1:
+			k = d.underway(ctx, st)
+		default:
+			if templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
+				err = deployErr("ec2:DescribeLaunchTemplates", err)
+			}
+		}
 		return err
 	})
-	return res, k, err
+	return res, k, templates, err
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist

@@ -103,7 +103,8 @@
 //     limits.MaxThrottledSteps or the release's timeout.
 //   - Deploy paces its Auto Scaling calls to the account's one bucket: a
 //     round creates groups, then suspends their processes, within
-//     tuning.AutoScalingCallsPerRound, and reports a wait of the bucket's
+//     tuning.AutoScalingCallsPerRound (a first round alone, the whole
+//     bucket: limits.AutoScalingBurst), and reports a wait of the bucket's
 //     refill for the rest (making.go: pace, Progress.Paced), at most
 //     limits.MaxPacedDeploySteps such rounds. Beside K other deploys
 //     on their way to its account and region (their start markers, listed

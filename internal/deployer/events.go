@@ -7,6 +7,7 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
@@ -44,14 +45,28 @@ func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution
 // announceStarted puts Release Started for st's release, accepted by
 // Validate in the execution req names (its id is the execution's, so a
 // later put is the same event), and reports whether it reached the
-// target (see State.StartUnannounced).
-func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request) bool {
-	return d.announce(ctx, nil, st, d.started(ctx, st, req))
+// target (see State.StartUnannounced). r and c are the release and the
+// target's clients when the caller has them (read moments before: not
+// read again), else nil.
+func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request, r *release.Release, c *cloud.Clients) bool {
+	var ev events.Event
+	if r != nil {
+		by, _, _ := d.author(ctx, st, r.CreatedBy)
+		ev = d.startedBy(st, req, by)
+	} else {
+		ev = d.started(ctx, st, req)
+	}
+	return d.announce(ctx, c, st, ev)
 }
 
 // started is Release Started for st's release, as task req puts it.
 func (d *Deployer) started(ctx context.Context, st *execution.State, req execution.Request) events.Event {
 	by, _, _ := d.createdBy(ctx, st)
+	return d.startedBy(st, req, by)
+}
+
+// startedBy is Release Started for st's release, created by by.
+func (d *Deployer) startedBy(st *execution.State, req execution.Request, by string) events.Event {
 	return events.Event{Kind: events.Started, Body: events.StartedDetail{
 		Head: d.head(st, req, events.Started), Services: strs(st.Services), CreatedBy: by}}
 }

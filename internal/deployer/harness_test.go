@@ -73,6 +73,11 @@ type harness struct {
 	// confirms each task against; start registers each one RUNNING.
 	executions *fakeExecutions
 	n          int
+	// timed gives each task's invocation a Timeline (package fanout): its
+	// calls take the time a test's OnCall spends, at their offsets, and
+	// the clock passes it before the invocation returns, as a region's
+	// does.
+	timed bool
 }
 
 // fakeExecutions is Step Functions' DescribeExecution over executions a
@@ -272,7 +277,15 @@ func (x *run) invoke(task string, input any) (json.RawMessage, error) {
 		raw, err = json.Marshal(input)
 		require.NoError(x.h.t, err)
 	}
-	out, err := x.h.d.Invoke(fanout.InOrder(x.h.t.Context()), execution.Request{Task: task, Input: raw, Execution: x.ctx})
+	ctx := fanout.InOrder(x.h.t.Context())
+	var tl *fanout.Timeline
+	if x.h.timed {
+		ctx, tl = fanout.WithTimeline(ctx)
+	}
+	out, err := x.h.d.Invoke(ctx, execution.Request{Task: task, Input: raw, Execution: x.ctx})
+	if tl != nil {
+		x.h.clk.Advance(tl.Elapsed()) // the invocation took its calls' time
+	}
 	if err != nil {
 		var n failure.Named
 		require.ErrorAs(x.h.t, err, &n, "every error is named")

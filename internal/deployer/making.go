@@ -193,8 +193,18 @@ func (s share) perRound() int {
 // budget is how many Auto Scaling calls this round makes to create
 // groups and suspend their processes: perRound, or, alone, after a round
 // that paced them (st.Deploy, not done), what the bucket refilled during
-// its wait, if less.
+// its wait, if less. A deploy's first round alone (none before it, no
+// other deploy on its way) makes the whole bucket's
+// (limits.AutoScalingBurst): the bucket had the release's checks' time to
+// refill, and the token of the round's own listing of the groups is back
+// before its creates go (a tenth of a second: the resolution's reads
+// after the listing take longer). A release of 50 services so leaves 10
+// creates for the next round, a second's refill, not 12 (two seconds'):
+// its last launches come a second sooner.
 func (s share) budget(st *execution.State) int {
+	if s.k == 0 && st.Deploy == nil {
+		return limits.AutoScalingBurst
+	}
 	budget := s.perRound()
 	if p := st.Deploy; s.k == 0 && p != nil && !p.Done && p.WaitSeconds > 0 {
 		budget = min(budget, p.WaitSeconds*limits.AutoScalingRefill)

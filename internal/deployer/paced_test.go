@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -26,18 +27,21 @@ import (
 // account and region takes a token from one shared bucket (Amazon EC2
 // Auto Scaling API Reference, Welcome, API request rate; the simulation's
 // figures, limits.AutoScalingBurst refilled at limits.AutoScalingRefill a
-// second). A release of more services than a round's budget
-// (tuning.AutoScalingCallsPerRound) creates that many groups in its first
-// round, every one of them before any other mutating Auto Scaling call,
-// and asks for the wait the bucket takes to refill before the next round
-// creates the rest: no call of the deploy is throttled, and a throttled
-// create's backoff delays no launch. The processes are suspended once
-// every group is made, and the scaling policies put once every group's
-// processes are suspended.
+// second). A release of more services than the bucket holds creates the
+// bucket's worth of groups in its first round (alone: its listing's
+// token is back before its creates go, each call taking the modelled
+// time of one, package fanout's Timeline), every one of them before any
+// other mutating Auto Scaling call, and asks for the wait the bucket
+// takes to refill before the next round creates the rest: no call of the
+// deploy is throttled, and a throttled create's backoff delays no
+// launch. The processes are suspended once every group is made, and the
+// scaling policies put once every group's processes are suspended.
 func TestDeployPacedByAutoScalingBucket(t *testing.T) {
-	services := tuning.AutoScalingCallsPerRound + 9
+	services := limits.AutoScalingBurst + 9
 	h, r := manyServices(t, services)
 	require.LessOrEqual(t, services, limits.MaxServices)
+	h.timed = true
+	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, 30*time.Millisecond) })
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
 	h.clk.Advance(time.Minute) // the bucket refilled after ValidateResources
@@ -50,7 +54,7 @@ func TestDeployPacedByAutoScalingBucket(t *testing.T) {
 	assert.Zero(t, p.Throttled, "paced, not throttled")
 	assert.True(t, p.Paced)
 	assert.Equal(t, 1, p.WaitSeconds, "9 creates take a second of refill")
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, len(h.groups()))
+	assert.Equal(t, limits.AutoScalingBurst, len(h.groups()))
 	assert.Equal(t, services, len(h.account().LaunchTemplates), "every launch template in the first round: EC2's bucket is not Auto Scaling's")
 
 	h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second) // the state machine's WaitForDeploy
@@ -149,7 +153,8 @@ func TestPacedWait(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, alone.wait(tc.left), "%d left", tc.left)
 	}
-	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{}))
+	assert.Equal(t, limits.AutoScalingBurst, alone.budget(&execution.State{}), "a first round alone: the whole bucket")
+	assert.Equal(t, tuning.AutoScalingCallsPerRound/2, shareOf(1, "x", 0).budget(&execution.State{}), "a first round beside another: its share")
 	assert.Equal(t, 2*limits.AutoScalingRefill, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 2}}))
 	assert.Equal(t, tuning.AutoScalingCallsPerRound, alone.budget(&execution.State{Deploy: &execution.Progress{WaitSeconds: 20, Throttled: 1}}), "after a throttled round's wait, the whole budget")
 
@@ -280,4 +285,160 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 	require.NoError(t, x.once(execution.TaskDeploy))
 	assert.True(t, x.state.Deploy.Done, "alone again: every suspend in one round")
 	assert.Empty(t, h.world.Throttles().Retried, "no call throttled")
+}
+
+// TestSettlePacedByAutoScalingBucket: the swap's last calls, settling
+// each new group (scaled down to its desired capacity, its processes
+// resumed: Auto Scaling calls that each take a token from the account's
+// one bucket, Amazon EC2 Auto Scaling API Reference, Welcome, API
+// request rate), are spent tuning.SettleCallsPerStep a step at most,
+// the step that ran the gate (a read of each new group's activities)
+// counted in, and tuning.SettleLastCalls by the step that ends the
+// release, each next step after the bucket refilled, the groups of a
+// step side by side: none of them is throttled, and the release ends
+// with three quarters of the bucket at least, for whatever deploys next,
+// rather than drained by its own burst.
+func TestSettlePacedByAutoScalingBucket(t *testing.T) {
+	services := tuning.SettleCallsPerStep + 5 // more settles than the bucket holds
+	h, r := manyServices(t, services)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	_, err := x.untilHealthy(200)
+	require.NoError(t, err)
+	require.NoError(t, x.step(execution.TaskBake))
+
+	settles := func(calls []sim.Call) int {
+		n := 0
+		for _, c := range calls {
+			if c.Op == "UpdateAutoScalingGroup" || c.Op == "ResumeProcesses" {
+				n++
+			}
+		}
+		return n
+	}
+	// Each call takes the modelled time of one (package fanout's
+	// Timeline): a step's settles go side by side, a group's two in turn.
+	const call = 30 * time.Millisecond
+	var offsets []time.Duration
+	h.timed = true
+	h.world.OnCall(func(ctx context.Context, c sim.Call) {
+		if c.Op == "UpdateAutoScalingGroup" || c.Op == "ResumeProcesses" {
+			offsets = append(offsets, fanout.Offset(ctx))
+		}
+		fanout.Spend(ctx, call)
+	})
+	var steps []int
+	for x.state.Retire == nil || !x.state.Retire.Done {
+		from := len(h.world.CallLog())
+		offsets = nil
+		require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+		steps = append(steps, settles(h.world.CallLog()[from:]))
+		if len(offsets) > 0 {
+			assert.LessOrEqual(t, slices.Max(offsets)-slices.Min(offsets), call, "step %d: the groups settled side by side", len(steps))
+		}
+		require.LessOrEqual(t, len(steps), limits.MaxRetireSteps)
+		h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+	}
+	require.Greater(t, len(steps), 2, "settled over several steps: %v", steps)
+	assert.Zero(t, steps[0], "the gate's step spent its share on the gate")
+	for i, n := range steps {
+		assert.LessOrEqual(t, n, tuning.SettleCallsPerStep, "step %d", i)
+	}
+	assert.LessOrEqual(t, steps[len(steps)-1], tuning.SettleLastCalls, "the last step")
+	throttled := h.world.Throttles()
+	for _, op := range []string{"UpdateAutoScalingGroup", "ResumeProcesses"} {
+		assert.Zero(t, throttled.Retried["Auto Scaling:"+op], "%s throttled", op)
+	}
+	for name, g := range h.groups() {
+		assert.Empty(t, g.Suspended, "%s settled", name)
+	}
+	c := h.world.Clients(account, region)
+	before := throttled.Retried["Auto Scaling:DescribeAutoScalingGroups"]
+	for range limits.AutoScalingBurst - tuning.SettleLastCalls {
+		_, err := c.AutoScaling.DescribeAutoScalingGroups(t.Context(), &autoscaling.DescribeAutoScalingGroupsInput{})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, before, h.world.Throttles().Retried["Auto Scaling:DescribeAutoScalingGroups"], "the release left three quarters of the bucket")
+}
+
+// TestDeployCreatesOnceResolved: the first round of Deploy lists the
+// project-config's launch templates beside its resolution of the
+// release's resources, so its first create (a launch template, then its
+// group) follows the resolution's calls at once: a round's launches wait
+// for no read that could have run beside them. Each call costs the same
+// modelled time (package fanout's Timeline).
+func TestDeployCreatesOnceResolved(t *testing.T) {
+	const call = 30 * time.Millisecond
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+
+	first := time.Duration(-1)
+	h.world.OnCall(func(ctx context.Context, c sim.Call) {
+		if c.Op == "CreateLaunchTemplate" && first < 0 {
+			first = fanout.Offset(ctx)
+		}
+		fanout.Spend(ctx, call)
+	})
+	rctx, alone := fanout.WithTimeline(t.Context())
+	_, err := resources.Resolve(rctx, h.world.Clients(account, region), r)
+	require.NoError(t, err)
+
+	ctx, _ := fanout.WithTimeline(t.Context())
+	raw, err := json.Marshal(x.state)
+	require.NoError(t, err)
+	_, err = h.d.Invoke(ctx, execution.Request{Task: execution.TaskDeploy, Input: raw, Execution: x.ctx})
+	require.NoError(t, err)
+	assert.Equal(t, alone.Elapsed(), first, "the first create right after the resolution")
+}
+
+// TestDeployRecordsIntentOnce: the first round of Deploy records the
+// groups the release may create (the deploying record CleanUpFailure
+// deletes them by) before it creates anything; a round after a paced
+// wait finds it recorded and writes it no more: its creates wait for no
+// write.
+func TestDeployRecordsIntentOnce(t *testing.T) {
+	h, r := manyServices(t, limits.AutoScalingBurst+5)
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy[:4]...))
+	h.clk.Advance(time.Minute)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	require.False(t, x.state.Deploy.Done)
+	first, found, err := h.ledger.GetDeploying(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Len(t, first.Groups, len(r.Services))
+
+	h.clk.Advance(time.Duration(x.state.Deploy.WaitSeconds) * time.Second)
+	require.NoError(t, x.once(execution.TaskDeploy))
+	again, _, err := h.ledger.GetDeploying(t.Context(), project, config, r.ReleaseID)
+	require.NoError(t, err)
+	assert.Equal(t, first.Since, again.Since, "the first round's record stands")
+	assert.Equal(t, first.Groups, again.Groups)
+}
+
+// TestSettleWaitSharesBucket: the wait after a settling step is the time
+// Auto Scaling's bucket takes to refill the calls it spent
+// (tuning.SettleStepWait at least, its whole burst's at most); beside K
+// deploys on their way to
+// their account and region, K+1 times as long: the settle takes a
+// (K+1)-th of the refill, theirs is the rest.
+func TestSettleWaitSharesBucket(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate))
+	st := x.state
+	least := int(tuning.SettleStepWait / time.Second)
+	alone := []struct{ spent, want int }{
+		{0, least}, {tuning.SettleLastCalls, least},
+		{1000, max(least, limits.AutoScalingBurst/limits.AutoScalingRefill)},
+	}
+	for _, tc := range alone {
+		assert.Equal(t, tc.want, h.d.settleWait(t.Context(), st, tc.spent), "%d spent", tc.spent)
+	}
+	const k = 3
+	h.onTheirWay(account, k, h.clk.Now())
+	assert.Equal(t, (k+1)*limits.AutoScalingBurst/limits.AutoScalingRefill, h.d.settleWait(t.Context(), st, limits.AutoScalingBurst))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/naming/tags"
@@ -50,11 +51,12 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 			return st, nil
 		}
 	}
-	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, d.checkResources(ctx, st)); err != nil {
+	r, c, err := d.checkResources(ctx, st)
+	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, err); err != nil {
 		return nil, err
 	}
 	if st.StartUnannounced {
-		st.StartUnannounced = !d.announceStarted(ctx, st, req)
+		st.StartUnannounced = !d.announceStarted(ctx, st, req, r, c)
 	}
 	return st, nil
 }
@@ -85,32 +87,59 @@ func (d *Deployer) turn(ctx context.Context, st *execution.State, req execution.
 }
 
 // checkResources resolves and checks the release's resources, its
-// removals and the region's headroom (see validateResources).
-func (d *Deployer) checkResources(ctx context.Context, st *execution.State) error {
+// removals and the region's headroom (see validateResources), and
+// returns the release and the target's clients it read them with (nil
+// when it could not). The move
+// check, the resolution, the listing of the config's other environments
+// and the headroom read nothing of each other's: they run side by side,
+// and a release with problems in several is refused for the first of
+// them in that order, the removals (which read the resolution's listing
+// of the groups and the other environments') before the headroom.
+func (d *Deployer) checkResources(ctx context.Context, st *execution.State) (*release.Release, *cloud.Clients, error) {
 	r, clients, err := d.loadAndConnect(ctx, st, true)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if p, err := d.checkMove(ctx, r, st.Target); err != nil {
+	var (
+		res      *resources.Resolved
+		others   []targetFleet
+		headroom error
+	)
+	err = fanout.Each(ctx, 4, 4, func(ctx context.Context, i int) error {
+		var err error
+		switch i {
+		case 0:
+			var move string
+			if move, err = d.checkMove(ctx, r, st.Target); err == nil && move != "" {
+				err = failure.BadRelease(move)
+			}
+		case 1:
+			res, err = resources.Resolve(ctx, clients, r)
+		case 2:
+			others, err = d.othersOf(ctx, st)
+		default:
+			headroom = resources.CheckHeadroom(ctx, clients.AutoScaling, r)
+		}
 		return err
-	} else if p != "" {
-		return failure.BadRelease(p)
+	})
+	if err == nil {
+		err = removalsIn(st, r, res.Groups, others)
 	}
-	if _, err := resources.Resolve(ctx, clients, r); err != nil {
-		return err
+	if err == nil {
+		err = headroom
 	}
+	return r, clients, err
+}
+
+// othersOf lists the groups of st's project-config in its other
+// environments (fleetElsewhere), a problem reaching one a
+// *failure.BadReleaseError.
+func (d *Deployer) othersOf(ctx context.Context, st *execution.State) ([]targetFleet, error) {
 	session, err := d.session(ctx, st)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	others, err := d.fleetElsewhere(ctx, st, session, true)
-	if err != nil {
-		return err
-	}
-	if err := checkRemovals(ctx, clients, st, r, others); err != nil {
-		return err
-	}
-	return resources.CheckHeadroom(ctx, clients.AutoScaling, r)
+	return d.fleetElsewhere(ctx, st, session, true)
 }
 
 // checkRemovals refuses, as a *failure.BadReleaseError naming them, a
@@ -133,6 +162,15 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return err
+	}
+	return removalsIn(st, r, groups, others)
+}
+
+// removalsIn is checkRemovals of groups, the project-config's in the
+// release's environment as a listing showed them.
+func removalsIn(st *execution.State, r *release.Release, groups []asgtypes.AutoScalingGroup, others []targetFleet) error {
+	if r.Destroy {
+		return nil
 	}
 	everywhere := slices.Clone(groups)
 	for _, o := range others {

@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -19,9 +20,11 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/release"
+	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/store/lock"
 )
 
@@ -505,4 +508,49 @@ func TestValidateResourcesChecksGroupHeadroom(t *testing.T) {
 			assert.Equal(t, before, h.snapshot(), "nothing created")
 		})
 	}
+}
+
+// TestValidateResourcesReadsSideBySide: ValidateResources reads the
+// release once (its announcement reuses it, and the target's clients),
+// lists the project-config's groups once (the resolution's listing
+// serves the check of its removals) and reads the region's headroom
+// (DescribeAccountLimits) and the config's other environments beside the
+// resolution: its round takes the time of the resolution's calls, and of
+// its announcement's (PutEvents) after them, nothing more. Each call
+// costs the same modelled time (package fanout's Timeline).
+func TestValidateResourcesReadsSideBySide(t *testing.T) {
+	const call = 30 * time.Millisecond
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock))
+	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+
+	rctx, alone := fanout.WithTimeline(t.Context())
+	_, err := resources.Resolve(rctx, h.world.Clients(account, region), r)
+	require.NoError(t, err)
+
+	from := len(h.world.CallLog())
+	releaseReads := 0
+	h.store.Deny = func(op, key string) bool {
+		if op == "GetObject" && key == naming.ReleaseKey(project, config, r.ReleaseID) {
+			releaseReads++
+		}
+		return false
+	}
+	ctx, tl := fanout.WithTimeline(t.Context())
+	raw, err := json.Marshal(x.state)
+	require.NoError(t, err)
+	_, err = h.d.Invoke(ctx, execution.Request{Task: execution.TaskValidateResources, Input: raw, Execution: x.ctx})
+	require.NoError(t, err)
+	h.store.Deny = nil
+	ops := map[string]int{}
+	for _, c := range h.world.CallLog()[from:] {
+		ops[c.Op]++
+	}
+	assert.Equal(t, 1, releaseReads, "the release read once: its announcement reuses it")
+	assert.Equal(t, 1, ops["DescribeAutoScalingGroups"], "the groups listed once")
+	assert.Equal(t, 1, ops["DescribeAccountLimits"])
+	assert.Equal(t, 1, ops["PutEvents"])
+	assert.Equal(t, alone.Elapsed()+call, tl.Elapsed(), "the resolution's time, then the announcement's")
 }

@@ -242,6 +242,11 @@ type Retire struct {
 	// (fleet.Retirer.From), so every group is reached however few calls
 	// a step gets through, and draining groups are asked in turn.
 	From string `json:"from,omitempty"`
+	// Settling says the previous groups are gone and the swap announced:
+	// the steps left settle the new groups, a step's share of Auto
+	// Scaling's bucket at a time, then end the release
+	// (CleanUpSuccess).
+	Settling bool `json:"settling,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure), the previous
 	// groups back in (or still in) their load balancers and not all
 	// healthy yet: the release's own groups leave only once they are.

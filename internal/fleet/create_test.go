@@ -324,3 +324,43 @@ func TestReleaseRefusedNotRetried(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleCallsAreSettles: SettleCalls counts the Auto Scaling calls
+// Settle makes for a group as described (each draws on the account's one
+// request bucket: Amazon EC2 Auto Scaling API Reference, Welcome, API
+// request rate), so a caller can settle its groups a bucket's share at a
+// time: two for a group at its launch count with its processes
+// suspended, one when only one of the two is needed, none once settled.
+func TestSettleCallsAreSettles(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		current, desired int
+		suspend          bool
+		want             int
+	}{
+		{"scaled down and resumed", 3, 1, true, 2},
+		{"resumed only: at desired", 3, 3, true, 1},
+		{"scaled down only: nothing suspended", 3, 1, false, 1},
+		{"settled", 1, 1, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			rel := e.release("r1")
+			tmpl, grp := specs("r1")
+			require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+			require.NoError(t, rel.CreateGroup(e.ctx, grp))
+			require.NoError(t, rel.Step(e.ctx, grp.Name, 1, tc.current))
+			if tc.suspend {
+				g := describe(t, e, grp.Name)
+				require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
+			}
+			e.clk.Advance(5 * time.Minute)
+			g := describe(t, e, grp.Name)
+			before := len(e.world.CallLog())
+			require.NoError(t, rel.Settle(e.ctx, g, tc.desired, 3))
+			assert.Equal(t, tc.want, len(e.world.CallLog())-before)
+			assert.Equal(t, tc.want, fleet.SettleCalls(g, tc.desired, 3))
+			assert.Zero(t, fleet.SettleCalls(describe(t, e, grp.Name), tc.desired, 3), "settled: nothing left")
+		})
+	}
+}

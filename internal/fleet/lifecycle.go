@@ -389,11 +389,12 @@ func (r *Release) PutPolicies(ctx context.Context, name string, alarmTags map[st
 // desired capacity) and resumes DeployProcesses. A group whose desired
 // capacity is no longer launch (a person changed it, or an earlier attempt
 // settled it) keeps its capacity. A refusal is a *failure.CleanUpError
-// naming the group and what it kept.
+// naming the group and what it kept. It makes SettleCalls(g, desired,
+// launch) Auto Scaling calls: none for a group settled already.
 func (r *Release) Settle(ctx context.Context, g asgtypes.AutoScalingGroup, desired, launch int) error {
 	api := r.Clients.AutoScaling
 	name := aws.ToString(g.AutoScalingGroupName)
-	if desired > 0 && launch > desired && int(aws.ToInt32(g.DesiredCapacity)) == launch {
+	if scalesDown(g, desired, launch) {
 		_, err := api.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{
 			AutoScalingGroupName: aws.String(name), DesiredCapacity: aws.Int32(int32(desired)),
 		})
@@ -402,7 +403,7 @@ func (r *Release) Settle(ctx context.Context, g asgtypes.AutoScalingGroup, desir
 		}
 		r.log().Info("scaled to desired capacity", "asg", name, "desired", desired)
 	}
-	if slices.ContainsFunc(DeployProcesses, func(p string) bool { return suspended(g, p) }) {
+	if resumes(g) {
 		_, err := api.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{
 			AutoScalingGroupName: aws.String(name), ScalingProcesses: DeployProcesses,
 		})
@@ -411,6 +412,30 @@ func (r *Release) Settle(ctx context.Context, g asgtypes.AutoScalingGroup, desir
 		}
 	}
 	return nil
+}
+
+// SettleCalls is how many Auto Scaling calls Settle makes for g, as
+// described, sized for launch instances of which desired stay: one to
+// scale it down, one to resume its processes, each only when needed.
+func SettleCalls(g asgtypes.AutoScalingGroup, desired, launch int) int {
+	n := 0
+	for _, needed := range []bool{scalesDown(g, desired, launch), resumes(g)} {
+		if needed {
+			n++
+		}
+	}
+	return n
+}
+
+// scalesDown says Settle scales g down from launch to desired: g is still
+// at ferry's launch count, above desired.
+func scalesDown(g asgtypes.AutoScalingGroup, desired, launch int) bool {
+	return desired > 0 && launch > desired && int(aws.ToInt32(g.DesiredCapacity)) == launch
+}
+
+// resumes says Settle resumes g's DeployProcesses: one is suspended.
+func resumes(g asgtypes.AutoScalingGroup) bool {
+	return slices.ContainsFunc(DeployProcesses, func(p string) bool { return suspended(g, p) })
 }
 
 // left refuses with a *failure.CleanUpError naming what was left as it

@@ -132,22 +132,38 @@ func resolveBalancers(ctx context.Context, c *cloud.Clients, r *release.Release,
 // resolveRest checks r's instance profiles, lifecycle hooks and alarms
 // and lists the project-config's groups and its services' previous
 // ones, into res's HookRoles, HookTopics, Groups and Previous (nothing
-// resolveNetwork reads or writes).
+// resolveNetwork reads or writes). The four read nothing of each
+// other's: they run side by side (a release's fifty profiles, its
+// hooks' role and topic, its alarms and its groups in the time of the
+// slowest), their problems reported in this order.
 func resolveRest(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
-	var err error
-	if err = checkProfiles(ctx, c.IAM, r, u.profiles, p); err != nil {
+	parts := []func(ctx context.Context, p *problems) error{
+		func(ctx context.Context, p *problems) error { return checkProfiles(ctx, c.IAM, r, u.profiles, p) },
+		func(ctx context.Context, p *problems) error {
+			var err error
+			res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p)
+			return err
+		},
+		func(ctx context.Context, p *problems) error { return checkAlarms(ctx, c.CloudWatch, r, p) },
+		func(ctx context.Context, p *problems) error {
+			var err error
+			if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
+				return err
+			}
+			res.Previous = previousIn(res.Groups, r, p)
+			return nil
+		},
+	}
+	found := make([]problems, len(parts))
+	err := fanout.Each(ctx, len(parts), len(parts), func(ctx context.Context, i int) error {
+		return parts[i](ctx, &found[i])
+	})
+	if err != nil {
 		return err
 	}
-	if res.HookRoles, res.HookTopics, err = checkHooks(ctx, c, r, p); err != nil {
-		return err
+	for i := range found {
+		p.merge(&found[i])
 	}
-	if err = checkAlarms(ctx, c.CloudWatch, r, p); err != nil {
-		return err
-	}
-	if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
-		return err
-	}
-	res.Previous = previousIn(res.Groups, r, p)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
@@ -129,4 +131,42 @@ func TestResolveSecurityGroupsInOneCall(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.problem)
 		})
 	}
+}
+
+// TestResolveReadsSideBySide: the checks of what a release's instances
+// and hooks act as and the listing of its groups read nothing of each
+// other's, so lifecycle hooks (each role, each topic and its tags, in
+// turn: five calls for these two) add no time to Resolve beside the
+// instance profile and the group listing: the network's chain (images,
+// subnets, security groups, placement: five calls for a service without
+// load balancers) takes as long. Each call costs the same modelled time
+// (package fanout's Timeline).
+func TestResolveReadsSideBySide(t *testing.T) {
+	const call = 30 * time.Millisecond
+	elapsed := func(t *testing.T, hooks bool) (time.Duration, error) {
+		spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+		require.NoError(t, err)
+		w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+		require.NoError(t, err)
+		w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+		r := newRelease()
+		web := r.Services["web"]
+		web.ELBs, web.TargetGroups, web.SecurityGroups = nil, nil, []string{"sg-000000000000d0001"}
+		if hooks {
+			r.Lifecycle = map[string]*release.LifecycleHook{
+				"a": {Transition: release.TransitionLaunching, Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 60},
+				"b": {Transition: release.TransitionTerminating, Role: "no-such-role", SNS: "no-such-topic", HeartbeatTimeout: 60},
+			}
+		}
+		ctx, tl := fanout.WithTimeline(t.Context())
+		_, err = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+		return tl.Elapsed(), err
+	}
+	without, err := elapsed(t, false)
+	require.NoError(t, err)
+	with, err := elapsed(t, true)
+	var bad *failure.BadReleaseError
+	require.ErrorAs(t, err, &bad)
+	assert.Equal(t, []string{`lifecycle.b.role: role "no-such-role" not found`, `lifecycle.b.sns: topic "no-such-topic" not found`}, bad.Problems)
+	assert.Equal(t, without, with, "the hooks' checks are read beside the profiles and the groups")
 }

@@ -3,6 +3,7 @@ package tuning
 import (
 	"time"
 
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
@@ -56,7 +57,9 @@ const StartEvery = 400 * time.Millisecond
 
 // AutoScalingCallsPerRound is how many groups one round of Deploy
 // creates, and how many of its groups' processes it suspends, at most
-// (creates first, then suspends, within the one budget): the account's
+// (creates first, then suspends, within the one budget; a deploy's first
+// round alone makes the whole bucket's, limits.AutoScalingBurst, the
+// bucket refilled during the release's checks): the account's
 // one Auto Scaling bucket (limits.AutoScalingBurst, 40 tokens) less the
 // round's own listing of the project-config's groups and one to spare.
 // A release of more groups than that creates the rest in the next round,
@@ -64,6 +67,26 @@ const StartEvery = 400 * time.Millisecond
 // (limits.AutoScalingRefill a second), rather than have AWS throttle the
 // creates and the SDK's backoff scatter their launches.
 const AutoScalingCallsPerRound = 38
+
+// SettleCallsPerStep is how many Auto Scaling calls a step of
+// CleanUpSuccess spends at most settling the new groups (scaling each
+// down to its desired capacity, resuming its processes: two calls a
+// group), the step's other work estimated in: the account's one bucket
+// (limits.AutoScalingBurst), the next step after the wait the bucket
+// takes to refill them; SettleLastCalls, the most the step that settles
+// the last groups and ends the release makes, a quarter of it. A swap
+// of more groups settles them over several steps rather than in one
+// burst that AWS throttles, and a release ends with three quarters of
+// the bucket at least, refilled within the second a next deploy takes to
+// reach its creates, for the deploy that comes next (a user's next
+// release, another project's, the user's own tools), instead of drained.
+// The steps are SettleStepWait apart at least: a follower polling every
+// 10 s reads the rounds of two steps at most.
+const (
+	SettleCallsPerStep = limits.AutoScalingBurst
+	SettleLastCalls    = limits.AutoScalingBurst / 4
+	SettleStepWait     = 5 * time.Second
+)
 
 // ShareJitter is the share by which the wait of a round of Deploy beside
 // other deploys to its account and region (a (K+1)-th of Auto Scaling's
@@ -74,12 +97,13 @@ const ShareJitter = 0.5
 
 // MakeParallel is how many services' launch templates and groups a round
 // of Deploy makes at a time, and how many groups' processes it suspends
-// at a time: a round's whole budget of Auto Scaling calls side by side.
+// at a time: a round's whole budget of Auto Scaling calls side by side
+// (a first round's, alone, is the whole bucket: limits.AutoScalingBurst).
 // A create AWS throttles waits its SDK backoff in its own lane and holds
 // back no other service's create: with fewer lanes, the services queued
 // behind a throttled one waited its backoff too, and the bucket refilled
 // meanwhile unused.
-const MakeParallel = AutoScalingCallsPerRound
+const MakeParallel = limits.AutoScalingBurst
 
 // StartHorizon is how far back a start looks for the deploys to its
 // target that started before it: longer than the queue of any burst
