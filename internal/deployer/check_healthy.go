@@ -94,6 +94,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	}
 	h := &execution.Health{Checks: 1, Services: report, Analysis: a, ReadsRefill: readsRefill(st, now, j.reads)}
 	if st.Health != nil {
+		h.Underway = st.Health.Underway
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
 		h.Throttled = max(0, st.Health.Throttled-1)
@@ -117,15 +118,22 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 // loading the verified release or connecting to its target failed with;
 // the halt marker, the release and the lock's run (the session's
 // identity) are read side by side, a check's three S3 reads taking one
-// read's time.
+// read's time, with, while the previous check (or Deploy) counted other
+// deploys on their way, their count again (stillUnderway), which it sets
+// in st.Health.
 func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req execution.Request) (*release.Release, *cloud.Clients, error) {
 	timedOut := d.checkTimeout(st, req) // the State's timeout, before loadRelease derives it again
 	var (
-		halted  error
-		r       *release.Release
-		session cloud.Session
+		halted   error
+		r        *release.Release
+		session  cloud.Session
+		underway int
 	)
-	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
+	lanes := 3
+	if st.Health != nil && st.Health.Underway > 0 {
+		lanes = 4
+	}
+	err := fanout.Each(ctx, lanes, lanes, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -133,11 +141,16 @@ func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req exec
 			err = halted
 		case 1:
 			r, err = d.loadRelease(ctx, st)
-		default:
+		case 2:
 			session, err = d.session(ctx, st)
+		default:
+			underway = d.stillUnderway(ctx, st)
 		}
 		return err
 	})
+	if lanes == 4 {
+		st.Health.Underway = underway
+	}
 	switch {
 	case halted != nil:
 		return nil, nil, halted
@@ -184,7 +197,8 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 	if !cloud.Throttled(err) || st.Health == nil {
 		return nil, err
 	}
-	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill}
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill,
+		Underway: st.Health.Underway}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil

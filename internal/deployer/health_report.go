@@ -410,18 +410,29 @@ func readsOf(named namedSet, ask map[string]bool) int {
 // reached) and while the checks' own reads left that much of the
 // account's Describe bucket (refilled at tuning.BalancerReadRate) by now:
 // st.Health's ReadsRefill, a generic cell rate algorithm's theoretical
-// arrival time.
+// arrival time. Beside k other deploys on their way (st.Health's
+// Underway), whose checks read the same bucket, no more than its
+// (k+1)-th of BalancerReadBurst, never fewer than
+// tuning.BalancerReadsShared: the checks of deploys that meet in a
+// second then stay within the bucket together.
 func readBudget(st *execution.State, now time.Time) int {
-	if st.Health == nil || !slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+	if st.Health == nil {
 		return tuning.BalancerReadsPerCheck
 	}
-	tokens := tuning.BalancerReadBurst
-	if st.Health.ReadsRefill != nil {
-		if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
-			tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
+	budget := tuning.BalancerReadsPerCheck
+	if slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+		tokens := tuning.BalancerReadBurst
+		if st.Health.ReadsRefill != nil {
+			if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
+				tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
+			}
 		}
+		budget = max(budget, tokens)
 	}
-	return max(tuning.BalancerReadsPerCheck, tokens)
+	if k := st.Health.Underway; k > 0 {
+		budget = min(budget, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/(k+1)))
+	}
+	return budget
 }
 
 // readsRefill is Health.ReadsRefill after a check at now made reads

@@ -78,6 +78,19 @@ func (d *Deployer) underway(ctx context.Context, st *execution.State) int {
 	return k
 }
 
+// stillUnderway is how many other deploys to st's account and region
+// are on their way, for a health check whose previous check (or Deploy)
+// counted st.Health.Underway: counted again (underway), or that count
+// when the listing fails (a pace never gets quicker for not knowing).
+func (d *Deployer) stillUnderway(ctx context.Context, st *execution.State) int {
+	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
+	if err != nil {
+		d.log.Warn("cannot list the deploys on their way: the health check keeps its last count", "release_id", st.ReleaseID, "underway", st.Health.Underway, "error", err.Error())
+		return st.Health.Underway
+	}
+	return k
+}
+
 // retireYield is the wait in seconds of a retirement's step (elapsed
 // since its point of no return) giving way to k deploys on their way:
 // k times tuning.RetireYieldPer, at most tuning.RetireYieldMax,

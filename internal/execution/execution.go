@@ -336,6 +336,13 @@ type Health struct {
 	// would be full again after the checks' own reads so far (package
 	// deployer, readBudget); nil before the first check.
 	ReadsRefill *time.Time `json:"reads_refill,omitempty"`
+	// Underway is how many other deploys to the account and region were
+	// on their way to a healthy fleet at the last check (Deploy's count
+	// before the first): the checks' load balancer reads take their share
+	// of the account's Describe bucket beside them (package deployer,
+	// readBudget). 0 once a check counted none, or when Deploy did: the
+	// checks of a deploy that went alone never count again.
+	Underway int `json:"underway,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`
