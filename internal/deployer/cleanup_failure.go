@@ -187,7 +187,8 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	if err != nil {
 		return nil, nil, err
 	}
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+	k := d.yieldingTo(ctx, st, d.now().Sub(since))
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Calls: retireCalls(k), Log: log}
 	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)
 	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(since)); ok {
@@ -198,7 +199,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(since)
-		draining, err := notReady(ret, elapsed, d.givingWay(ctx, st, req, elapsed, int(tuning.RetireCheckInterval/time.Second)))
+		draining, err := notReady(ret, elapsed, d.yielding(st, k, givingWay(req, elapsed, int(tuning.RetireCheckInterval/time.Second), k)))
 		return nil, draining, nothingRemoved(names, err)
 	}
 	remover := &fleet.Remover{

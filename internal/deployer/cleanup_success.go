@@ -63,7 +63,9 @@ import (
 //     is under way it reports Done false at $.retire, and the state
 //     machine waits and runs it again: longer while deploys to its
 //     account and region are on their way to healthy (retireStepWait:
-//     the retirement gives way to them, its steps and checks unchanged).
+//     the retirement gives way to them, its checks unchanged, each step
+//     making its share of Auto Scaling calls, retireCalls, and the next
+//     going on where it stopped).
 //     Once every group is empty it deletes them with their alarms and
 //     launch templates (a group still
 //     standing tuning.RetireTimeout after the point of no return is never
@@ -407,7 +409,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
+	k := d.yieldingTo(ctx, st, d.now().Sub(plan.Since))
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: retireCalls(k), Log: log}
 	resumeRetirer(retirer, st)
 	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)
 	if err != nil {
@@ -422,7 +425,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
-		w, err := notReady(ret, elapsed, d.retireStepWait(ctx, st, req, elapsed))
+		w, err := notReady(ret, elapsed, d.yielding(st, k, retireStepWait(req, elapsed, k)))
 		if err != nil {
 			return fail(err)
 		}

@@ -122,10 +122,17 @@
 //     way to healthy until CheckHealthy's last check (or its failure)
 //     clears it (arrive); while markers of its account and region are
 //     left, a retirement past its point of no return, or the clean-up of
-//     a failed release (givingWay), spaces its steps
-//     (retireStepWait, tuning.RetireYieldPer each, at most
-//     tuning.RetireYieldMax, for tuning.RetireYieldFor), so it does not
+//     a failed release (yieldingTo), spaces its steps
+//     (givingWay, tuning.RetireYieldPer each, at most
+//     tuning.RetireYieldMax, for tuning.RetireYieldFor) and makes a
+//     (K+1)-th of a round's Auto Scaling calls a step (retireCalls, at
+//     least a second's refill; fleet.Retirer.Calls), so it does not
 //     spend the Auto Scaling bucket the deploys still need.
+//   - Health checks share the Describe bucket: a deploy Deploy saw
+//     beside K others counts them again at each check
+//     (Health.Underway, stillUnderway) and reads at most a (K+1)-th of
+//     tuning.BalancerReadBurst of load balancers a check (readBudget, at
+//     least tuning.BalancerReadsShared); one that went alone never lists.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/tuning"
 	"github.com/ferryhq/ferry/internal/tuning/pacing"
@@ -30,38 +31,55 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 }
 
 // retireStepWait is the wait in seconds before the next step of a
-// retirement past its point of no return (elapsed since it): its own
-// pace (retireWait), or, while deploys to its account and region are on
-// their way to a healthy fleet and for tuning.RetireYieldFor at most,
-// the longer wait that gives way to them (retireYield). The markers are
-// listed once a step, after the step's checks and work: the yield only
-// spaces steps and never skips one. A listing that fails means no yield,
-// with a warning: the retirement then goes at the pace it would without
-// deploys beside it, which is safe, and an S3 outage does not slow every
-// retirement to its longest wait.
-func (d *Deployer) retireStepWait(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration) int {
-	return d.givingWay(ctx, st, req, elapsed, retireWait(elapsed, req))
+// retirement past its point of no return (elapsed since it), beside k
+// deploys to its account and region on their way to a healthy fleet
+// (givingWay: yielding to them): its own pace (retireWait), or the
+// longer wait that gives way to them.
+func retireStepWait(req execution.Request, elapsed time.Duration, k int) int {
+	return givingWay(req, elapsed, retireWait(elapsed, req), k)
+}
+
+// yieldingTo is how many deploys to st's account and region on their way
+// to a healthy fleet a step of a retirement (CleanUpSuccess's, or
+// CleanUpFailure's of a failed release's groups; elapsed since it began)
+// gives way to (underway): none from tuning.RetireYieldFor on. They are
+// listed once a step, before its work: the yield caps the step's Auto
+// Scaling calls (retireCalls) and spaces the steps (givingWay), and
+// never skips one. A listing that fails means no yield, with a warning:
+// the retirement then goes at the pace it would without deploys beside
+// it, which is safe, and an S3 outage does not slow every retirement to
+// its longest wait.
+func (d *Deployer) yieldingTo(ctx context.Context, st *execution.State, elapsed time.Duration) int {
+	if elapsed >= tuning.RetireYieldFor {
+		return 0
+	}
+	return d.underway(ctx, st)
+}
+
+// retireCalls is the most Auto Scaling calls a step of a retirement
+// makes beside k deploys on their way (fleet.Retirer.Calls): no bound
+// alone (0); else its (k+1)-th of tuning.AutoScalingCallsPerRound, as a
+// round of Deploy's, never less than a second's refill of the account's
+// bucket (limits.AutoScalingRefill): the steps of retirements that meet
+// a deploy's round in a second stay within the bucket with it, and a
+// step of many groups' scale-ins goes on at the next step, where it
+// stopped.
+func retireCalls(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return max(limits.AutoScalingRefill, tuning.AutoScalingCallsPerRound/(k+1))
 }
 
 // givingWay is wait, the seconds before the next step of a retirement
-// (CleanUpSuccess's, or CleanUpFailure's of a failed release's groups;
-// elapsed since it began), or the longer wait that gives way to the
-// deploys to its account and region on their way to a healthy fleet
-// (retireYield), for tuning.RetireYieldFor at most.
-func (d *Deployer) givingWay(ctx context.Context, st *execution.State, req execution.Request, elapsed time.Duration, wait int) int {
-	if elapsed >= tuning.RetireYieldFor {
-		return wait
-	}
-	k := d.underway(ctx, st)
+// (elapsed since it began), or, beside k deploys on their way to a
+// healthy fleet (yieldingTo), the longer wait that gives way to them
+// (retireYield).
+func givingWay(req execution.Request, elapsed time.Duration, wait, k int) int {
 	if k == 0 {
 		return wait
 	}
-	yield := retireYield(req, elapsed, k)
-	if yield > wait {
-		d.log.Info("giving way to the deploys on their way", "release_id", st.ReleaseID, "underway", k, "wait_seconds", yield)
-		return yield
-	}
-	return wait
+	return max(wait, retireYield(req, elapsed, k))
 }
 
 // underway is how many other deploys to st's account and region are on
@@ -100,4 +118,13 @@ func retireYield(req execution.Request, elapsed time.Duration, k int) int {
 	pace := min(time.Duration(k)*tuning.RetireYieldPer, tuning.RetireYieldMax)
 	s := pacing.Schedule{Paces: []pacing.Pace{{Every: pace}}, Jitter: 0.2}
 	return s.Next(pacing.Situation{Checks: int(elapsed / time.Second), Seed: req.Execution.ID + "/yield"})
+}
+
+// yielding is wait, logged when the step gave way to k deploys on their
+// way.
+func (d *Deployer) yielding(st *execution.State, k, wait int) int {
+	if k > 0 {
+		d.log.Info("giving way to the deploys on their way", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
+	}
+	return wait
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/tuning"
@@ -179,4 +180,50 @@ func TestCleanUpFailureGivesWay(t *testing.T) {
 			assert.LessOrEqual(t, x.state.Retire.WaitSeconds, tc.high)
 		})
 	}
+}
+
+// TestRetirementStepsWithinTheirShare: a step of a retirement spends the
+// account's one Auto Scaling bucket (Amazon EC2 Auto Scaling API
+// Reference, Welcome, API request rate: 40 calls, refilled at 10 a
+// second) that deploys on their way beside it spend too. Beside nine, a
+// step of retiring eight previous groups makes at most retireCalls(9)
+// (a second's refill) of the calls that step the groups (detach, ask
+// their attachments, scale in), and the next step goes on where it
+// stopped; alone, a step takes every group's step at once. Either way
+// the release succeeds.
+func TestRetirementStepsWithinTheirShare(t *testing.T) {
+	stepOps := map[string]bool{"DetachLoadBalancers": true, "DetachLoadBalancerTargetGroups": true, "DescribeLoadBalancers": true,
+		"DescribeLoadBalancerTargetGroups": true, "SetInstanceProtection": true, "SuspendProcesses": true, "ResumeProcesses": true, "UpdateAutoScalingGroup": true}
+	retire := func(t *testing.T, k int) (most int) {
+		h, r1 := manyServices(t, 8)
+		r2 := h.baseRelease()
+		r2.Services = r1.Services
+		x := h.atSwap(r1, r2)
+		h.onTheirWay(account, k, h.clk.Now())
+		for steps := 1; ; steps++ {
+			require.LessOrEqual(t, steps, limits.MaxRetireSteps)
+			before := len(h.world.CallLog())
+			require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+			if x.state.Retire.Done {
+				break
+			}
+			n := 0
+			for _, c := range h.world.CallLog()[before:] {
+				if c.Service == "Auto Scaling" && stepOps[c.Op] {
+					n++
+				}
+			}
+			most = max(most, n)
+			h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+		}
+		o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, execution.EndSuccess, o.End)
+		return most
+	}
+	assert.Greater(t, retire(t, 0), retireCalls(9), "alone: every group's step at once")
+	most := retire(t, 9)
+	assert.Positive(t, most)
+	assert.LessOrEqual(t, most, retireCalls(9), "beside nine: its share of the bucket")
 }
