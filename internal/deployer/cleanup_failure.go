@@ -188,7 +188,8 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 		return nil, nil, err
 	}
 	k := d.yieldingTo(ctx, st, d.now().Sub(since))
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Calls: retireCalls(k), Log: log}
+	crowd := crowdOf(st, k)
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Calls: retireCalls(crowd), Log: log}
 	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)
 	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(since)); ok {
@@ -200,6 +201,9 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	if !ret.Ready {
 		elapsed := d.now().Sub(since)
 		draining, err := notReady(ret, elapsed, d.yielding(st, k, givingWay(req, elapsed, int(tuning.RetireCheckInterval/time.Second), k)))
+		if draining != nil {
+			draining.Underway = crowd
+		}
 		return nil, draining, nothingRemoved(names, err)
 	}
 	remover := &fleet.Remover{

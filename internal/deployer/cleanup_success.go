@@ -410,7 +410,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	k := d.yieldingTo(ctx, st, d.now().Sub(plan.Since))
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: retireCalls(k), Log: log}
+	crowd := crowdOf(st, k)
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: retireCalls(crowd), Log: log}
 	resumeRetirer(retirer, st)
 	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)
 	if err != nil {
@@ -429,6 +430,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 		if err != nil {
 			return fail(err)
 		}
+		w.Underway = crowd
 		return w, nil
 	}
 	remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), Described: seen, Log: log}
@@ -468,7 +470,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err error) (*execution.Retire, bool) {
 	w := &execution.Retire{}
 	if st.Retire != nil {
-		w.Groups, w.Throttled = st.Retire.Groups, st.Retire.Throttled
+		w.Groups, w.Throttled, w.Underway = st.Retire.Groups, st.Retire.Throttled, st.Retire.Underway
 	}
 	if !cloud.Throttled(err) || w.Throttled >= limits.MaxThrottledSteps {
 		return nil, false

@@ -127,7 +127,9 @@
 //     tuning.RetireYieldMax, for tuning.RetireYieldFor) and makes a
 //     (K+1)-th of a round's Auto Scaling calls a step (retireCalls, at
 //     least a second's refill; fleet.Retirer.Calls), so it does not
-//     spend the Auto Scaling bucket the deploys still need.
+//     spend the Auto Scaling bucket the deploys still need; it keeps
+//     the share of the most K it counted (crowdOf, Retire.Underway)
+//     once they arrived, for their retirements step beside it.
 //   - Health checks share the Describe bucket: a deploy Deploy saw
 //     beside K others counts them again at each check
 //     (Health.Underway, stillUnderway) and reads at most a (K+1)-th of

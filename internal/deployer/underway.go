@@ -56,14 +56,27 @@ func (d *Deployer) yieldingTo(ctx context.Context, st *execution.State, elapsed 
 	return d.underway(ctx, st)
 }
 
+// crowdOf is how many others a step of a retirement shares the
+// account's Auto Scaling bucket with: the k deploys on their way beside
+// it now, or the most a step of it counted before (Retire.Underway),
+// if more: those have arrived since, or will, and each then retires its
+// previous groups beside it. Retirements that gave way together do not
+// all step at their whole budget at once when the last deploy arrives.
+func crowdOf(st *execution.State, k int) int {
+	if st.Retire != nil {
+		return max(k, st.Retire.Underway)
+	}
+	return k
+}
+
 // retireCalls is the most Auto Scaling calls a step of a retirement
-// makes beside k deploys on their way (fleet.Retirer.Calls): no bound
-// alone (0); else its (k+1)-th of tuning.AutoScalingCallsPerRound, as a
-// round of Deploy's, never less than a second's refill of the account's
+// makes beside k others (crowdOf; fleet.Retirer.Calls): no bound alone
+// (0); else its (k+1)-th of tuning.AutoScalingCallsPerRound, as a round
+// of Deploy's, never less than a second's refill of the account's
 // bucket (limits.AutoScalingRefill): the steps of retirements that meet
-// a deploy's round in a second stay within the bucket with it, and a
-// step of many groups' scale-ins goes on at the next step, where it
-// stopped.
+// a deploy's round, or each other, in a second stay within the bucket,
+// and a step of many groups' scale-ins goes on at the next step, where
+// it stopped.
 func retireCalls(k int) int {
 	if k == 0 {
 		return 0

@@ -185,21 +185,24 @@ func TestCleanUpFailureGivesWay(t *testing.T) {
 // TestRetirementStepsWithinTheirShare: a step of a retirement spends the
 // account's one Auto Scaling bucket (Amazon EC2 Auto Scaling API
 // Reference, Welcome, API request rate: 40 calls, refilled at 10 a
-// second) that deploys on their way beside it spend too. Beside nine, a
-// step of retiring eight previous groups makes at most retireCalls(9)
-// (a second's refill) of the calls that step the groups (detach, ask
-// their attachments, scale in), and the next step goes on where it
-// stopped; alone, a step takes every group's step at once. Either way
-// the release succeeds.
+// second) that deploys on their way beside it spend too, and, once
+// healthy, their retirements. Beside nine, a step of retiring eight
+// previous groups makes at most retireCalls(9) (a second's refill) of
+// the calls that step the groups (detach, ask their attachments, scale
+// in), and the next step goes on where it stopped; it keeps that share
+// after the nine arrived (their retirements step beside it), though its
+// steps no longer wait longer for them. Alone, a step takes every
+// group's step at once. Either way the release succeeds.
 func TestRetirementStepsWithinTheirShare(t *testing.T) {
 	stepOps := map[string]bool{"DetachLoadBalancers": true, "DetachLoadBalancerTargetGroups": true, "DescribeLoadBalancers": true,
 		"DescribeLoadBalancerTargetGroups": true, "SetInstanceProtection": true, "SuspendProcesses": true, "ResumeProcesses": true, "UpdateAutoScalingGroup": true}
+	ownPace := int((30 * time.Second * 6 / 5).Seconds()) // RetireChecks' longest, jittered
 	retire := func(t *testing.T, k int) (most int) {
 		h, r1 := manyServices(t, 8)
 		r2 := h.baseRelease()
 		r2.Services = r1.Services
 		x := h.atSwap(r1, r2)
-		h.onTheirWay(account, k, h.clk.Now())
+		underway := h.onTheirWay(account, k, h.clk.Now())
 		for steps := 1; ; steps++ {
 			require.LessOrEqual(t, steps, limits.MaxRetireSteps)
 			before := len(h.world.CallLog())
@@ -214,6 +217,15 @@ func TestRetirementStepsWithinTheirShare(t *testing.T) {
 				}
 			}
 			most = max(most, n)
+			if steps == 2 {
+				for _, key := range underway {
+					_, err := h.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+					require.NoError(t, err)
+				}
+			}
+			if steps > 2 {
+				assert.LessOrEqual(t, x.state.Retire.WaitSeconds, ownPace, "step %d: no longer giving way", steps)
+			}
 			h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
 		}
 		o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
@@ -225,5 +237,5 @@ func TestRetirementStepsWithinTheirShare(t *testing.T) {
 	assert.Greater(t, retire(t, 0), retireCalls(9), "alone: every group's step at once")
 	most := retire(t, 9)
 	assert.Positive(t, most)
-	assert.LessOrEqual(t, most, retireCalls(9), "beside nine: its share of the bucket")
+	assert.LessOrEqual(t, most, retireCalls(9), "beside nine, and once they arrived: its share of the bucket")
 }

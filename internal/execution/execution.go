@@ -237,6 +237,12 @@ type Retire struct {
 	// (fleet.Retirer.From), so every group is reached however few calls
 	// a step gets through, and draining groups are asked in turn.
 	From string `json:"from,omitempty"`
+	// Underway is the most deploys to the account and region on their
+	// way to a healthy fleet a step of the retirement counted beside it:
+	// those deploys, once healthy, retire their previous groups beside
+	// it, so its steps keep the share of Auto Scaling calls they took
+	// beside them (package deployer, retireCalls) to the end.
+	Underway int `json:"underway,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure), the previous
 	// groups back in (or still in) their load balancers and not all
 	// healthy yet: the release's own groups leave only once they are.
