@@ -261,10 +261,8 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 		rg := r.carried(g)
 		switch {
 		case throttled != nil:
-		case r.Calls > 0 && ret.Stepped > 0 && calls.n+StepCalls > r.Calls, waiting && r.asks(g):
-			if r.asks(g) {
-				rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[name]
-			}
+		case r.leaves(g, ret, calls.n, waiting):
+			rg = r.left(g, rg)
 			if ret.Next == "" {
 				ret.Next = name
 			}
@@ -289,6 +287,24 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 	slices.SortFunc(ret.Groups, func(a, b GroupState) int { return strings.Compare(a.Name, b.Name) })
 	ret.Ready = ret.Ready && throttled == nil
 	return ret, throttled
+}
+
+// leaves says whether a step that made calls Auto Scaling calls and
+// stepped ret's groups so far leaves g for the next step: it has no room
+// left for another group's step (Retirer.Calls), or a group it asked
+// still drains (waiting) and g's step would ask too.
+func (r *Retirer) leaves(g asgtypes.AutoScalingGroup, ret Retirement, calls int, waiting bool) bool {
+	spent := r.Calls > 0 && ret.Stepped > 0 && calls+StepCalls > r.Calls
+	return spent || waiting && r.asks(g)
+}
+
+// left is where g, which a step leaves for the next (carried as rg),
+// stands: draining when its step would have asked for its attachments.
+func (r *Retirer) left(g asgtypes.AutoScalingGroup, rg GroupState) GroupState {
+	if r.asks(g) {
+		rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[rg.Name]
+	}
+	return rg
 }
 
 // order is names in name order, once each, from r.From (the first name
