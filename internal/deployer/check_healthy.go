@@ -119,7 +119,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 // the halt marker, the release and the lock's run (the session's
 // identity) are read side by side, a check's three S3 reads taking one
 // read's time, with, while the previous check (or Deploy) counted other
-// deploys on their way, their count again (stillUnderway), which it sets
+// deploys on their way, their count again (underwayOr), which it sets
 // in st.Health.
 func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req execution.Request) (*release.Release, *cloud.Clients, error) {
 	timedOut := d.checkTimeout(st, req) // the State's timeout, before loadRelease derives it again
@@ -144,7 +144,7 @@ func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req exec
 		case 2:
 			session, err = d.session(ctx, st)
 		default:
-			underway = d.stillUnderway(ctx, st)
+			underway = d.underwayOr(ctx, st, st.Health.Underway)
 		}
 		return err
 	})

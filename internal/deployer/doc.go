@@ -132,7 +132,7 @@
 //     once they arrived, for their retirements step beside it.
 //   - Health checks share the Describe bucket: a deploy Deploy saw
 //     beside K others counts them again at each check
-//     (Health.Underway, stillUnderway) and reads at most a (K+1)-th of
+//     (Health.Underway, underwayOr) and reads at most a (K+1)-th of
 //     tuning.BalancerReadBurst of load balancers a check (readBudget, at
 //     least tuning.BalancerReadsShared); one that went alone never lists.
 //   - Batched AWS calls: describes are batched per resource kind, and the

@@ -101,23 +101,17 @@ func givingWay(req execution.Request, elapsed time.Duration, wait, k int) int {
 // would alone, which is safe (a pace, never a check), and an S3 outage
 // does not slow every deploy and retirement to its longest wait.
 func (d *Deployer) underway(ctx context.Context, st *execution.State) int {
-	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
-	if err != nil {
-		d.log.Warn("cannot list the deploys on their way: going at its own pace", "release_id", st.ReleaseID, "error", err.Error())
-		return 0
-	}
-	return k
+	return d.underwayOr(ctx, st, 0)
 }
 
-// stillUnderway is how many other deploys to st's account and region
-// are on their way, for a health check whose previous check (or Deploy)
-// counted st.Health.Underway: counted again (underway), or that count
-// when the listing fails (a pace never gets quicker for not knowing).
-func (d *Deployer) stillUnderway(ctx context.Context, st *execution.State) int {
+// underwayOr is underway, or known when the listing fails (a health
+// check keeps the count of the one before: its pace never gets quicker
+// for not knowing).
+func (d *Deployer) underwayOr(ctx context.Context, st *execution.State, known int) int {
 	k, err := d.starts.Underway(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), d.now(), tuning.UnderwayHorizon)
 	if err != nil {
-		d.log.Warn("cannot list the deploys on their way: the health check keeps its last count", "release_id", st.ReleaseID, "underway", st.Health.Underway, "error", err.Error())
-		return st.Health.Underway
+		d.log.Warn("cannot list the deploys on their way: going by the count known", "release_id", st.ReleaseID, "underway", known, "error", err.Error())
+		return known
 	}
 	return k
 }
