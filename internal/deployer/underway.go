@@ -13,7 +13,7 @@ import (
 
 // arrive clears the deploy's start marker (lock.Starts.Arrive): it is no
 // longer on its way to a healthy fleet, and the retirements in its
-// account and region stop giving way to it (retireStepWait). CheckHealthy
+// account and region stop giving way to it (beside). CheckHealthy
 // calls it at its last check (healthy, no canary step left), CleanUpFailure
 // and ReleaseLock when the deploy failed. Best effort: a marker left
 // counts as on its way only until tuning.UnderwayHorizon after its start,
@@ -30,21 +30,24 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 	}
 }
 
-// retireStepWait is the wait in seconds before the next step of a
-// retirement past its point of no return (elapsed since it), beside k
-// deploys to its account and region on their way to a healthy fleet
-// (givingWay: yielding to them): its own pace (retireWait), or the
-// longer wait that gives way to them.
-func retireStepWait(req execution.Request, elapsed time.Duration, k int) int {
-	return givingWay(req, elapsed, retireWait(elapsed, req), k)
+// beside is who a step of a retirement (CleanUpSuccess's, or
+// CleanUpFailure's of a failed release's groups) shares the account's
+// one Auto Scaling bucket with: k deploys on their way to a healthy
+// fleet now (yieldingTo), and crowd others in all (crowdOf).
+type beside struct{ k, crowd int }
+
+// besideOf is who a step of a retirement elapsed since it began shares
+// the account's Auto Scaling bucket with (beside).
+func (d *Deployer) besideOf(ctx context.Context, st *execution.State, elapsed time.Duration) beside {
+	k := d.yieldingTo(ctx, st, elapsed)
+	return beside{k: k, crowd: crowdOf(st, k)}
 }
 
 // yieldingTo is how many deploys to st's account and region on their way
-// to a healthy fleet a step of a retirement (CleanUpSuccess's, or
-// CleanUpFailure's of a failed release's groups; elapsed since it began)
+// to a healthy fleet a step of a retirement (elapsed since it began)
 // gives way to (underway): none from tuning.RetireYieldFor on. They are
 // listed once a step, before its work: the yield caps the step's Auto
-// Scaling calls (retireCalls) and spaces the steps (givingWay), and
+// Scaling calls (retireCalls) and spaces the steps (beside.wait), and
 // never skips one. A listing that fails means no yield, with a warning:
 // the retirement then goes at the pace it would without deploys beside
 // it, which is safe, and an S3 outage does not slow every retirement to
@@ -61,7 +64,8 @@ func (d *Deployer) yieldingTo(ctx context.Context, st *execution.State, elapsed 
 // it now, or the most a step of it counted before (Retire.Underway),
 // if more: those have arrived since, or will, and each then retires its
 // previous groups beside it. Retirements that gave way together do not
-// all step at their whole budget at once when the last deploy arrives.
+// all step at their whole budget, and at their own pace, at once when
+// the last deploy arrives.
 func crowdOf(st *execution.State, k int) int {
 	if st.Retire != nil {
 		return max(k, st.Retire.Underway)
@@ -84,15 +88,27 @@ func retireCalls(k int) int {
 	return max(limits.AutoScalingRefill, tuning.AutoScalingCallsPerRound/(k+1))
 }
 
-// givingWay is wait, the seconds before the next step of a retirement
-// (elapsed since it began), or, beside k deploys on their way to a
-// healthy fleet (yieldingTo), the longer wait that gives way to them
-// (retireYield).
-func givingWay(req execution.Request, elapsed time.Duration, wait, k int) int {
-	if k == 0 {
-		return wait
+// calls is the most Auto Scaling calls the step makes (retireCalls).
+func (b beside) calls() int { return retireCalls(b.crowd) }
+
+// wait is the seconds before the next step of a retirement elapsed since
+// it began whose own pace is own: the longest of it, the wait that
+// gives way to the b.k deploys on their way (retireYield), and the time
+// its (crowd+1)-th of the account's refill (limits.AutoScalingRefill a
+// second) takes to bring back a step's calls, jittered by
+// tuning.ShareJitter and at most tuning.RetireYieldMax, so that the
+// steps of the retirements beside it spread rather than meet.
+func (b beside) wait(req execution.Request, elapsed time.Duration, own int) int {
+	wait := own
+	if b.k > 0 {
+		wait = max(wait, retireYield(req, elapsed, b.k))
 	}
-	return max(wait, retireYield(req, elapsed, k))
+	if b.crowd > 0 {
+		every := min(time.Duration(b.calls()*(b.crowd+1))*time.Second/limits.AutoScalingRefill, tuning.RetireYieldMax)
+		s := pacing.Schedule{Paces: []pacing.Pace{{Every: every}}, Jitter: tuning.ShareJitter}
+		wait = max(wait, s.Next(pacing.Situation{Checks: int(elapsed / time.Second), Seed: req.Execution.ID + "/share"}))
+	}
+	return wait
 }
 
 // underway is how many other deploys to st's account and region are on
@@ -127,11 +143,11 @@ func retireYield(req execution.Request, elapsed time.Duration, k int) int {
 	return s.Next(pacing.Situation{Checks: int(elapsed / time.Second), Seed: req.Execution.ID + "/yield"})
 }
 
-// yielding is wait, logged when the step gave way to k deploys on their
-// way.
-func (d *Deployer) yielding(st *execution.State, k, wait int) int {
-	if k > 0 {
-		d.log.Info("giving way to the deploys on their way", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
+// yielding is wait, logged when the step gave way to the deploys on
+// their way, or shared the bucket with retirements, b.
+func (d *Deployer) yielding(st *execution.State, b beside, wait int) int {
+	if b.crowd > 0 {
+		d.log.Info("giving way to the deploys on their way", "release_id", st.ReleaseID, "underway", b.k, "beside", b.crowd, "wait_seconds", wait)
 	}
 	return wait
 }

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -191,7 +192,8 @@ func TestCleanUpFailureGivesWay(t *testing.T) {
 // the calls that step the groups (detach, ask their attachments, scale
 // in), and the next step goes on where it stopped; it keeps that share
 // after the nine arrived (their retirements step beside it), though its
-// steps no longer wait longer for them. Alone, a step takes every
+// steps no longer give way to them (their share of the refill is less
+// than its own pace: TestRetirementStepsSpreadBesideOthers). Alone, a step takes every
 // group's step at once. Either way the release succeeds.
 func TestRetirementStepsWithinTheirShare(t *testing.T) {
 	stepOps := map[string]bool{"DetachLoadBalancers": true, "DetachLoadBalancerTargetGroups": true, "DescribeLoadBalancers": true,
@@ -238,4 +240,50 @@ func TestRetirementStepsWithinTheirShare(t *testing.T) {
 	most := retire(t, 9)
 	assert.Positive(t, most)
 	assert.LessOrEqual(t, most, retireCalls(9), "beside nine, and once they arrived: its share of the bucket")
+}
+
+// TestRetirementStepsSpreadBesideOthers: the wait before a retirement's
+// next step is the longest of its own pace, the wait that gives way to
+// the deploys on their way (k times tuning.RetireYieldPer, jittered by a
+// fifth) and the time its (crowd+1)-th of the account's Auto Scaling
+// refill (Amazon EC2 Auto Scaling API Reference, Welcome, API request
+// rate: 10 a second) takes to bring back a step's calls (retireCalls),
+// jittered by tuning.ShareJitter and at most tuning.RetireYieldMax: the
+// retirements that gave way together, once the deploys arrived, spread
+// their steps rather than all step at their own pace at once.
+func TestRetirementStepsSpreadBesideOthers(t *testing.T) {
+	const own = 30
+	share := func(crowd int) time.Duration {
+		return min(time.Duration(retireCalls(crowd)*(crowd+1))*time.Second/limits.AutoScalingRefill, tuning.RetireYieldMax)
+	}
+	// jittered is d's range jittered by a share by either way, seconds.
+	jittered := func(d time.Duration, by float64) [2]int {
+		return [2]int{int(d.Seconds() * (1 - by)), int(math.Ceil(d.Seconds() * (1 + by)))}
+	}
+	tests := []struct {
+		name string
+		b    beside
+		span [2]int
+	}{
+		{"alone: its own pace", beside{}, [2]int{own, own}},
+		{"a few beside it: its own pace still", beside{crowd: 2}, [2]int{own, own}},
+		{"twenty on their way: giving way to them", beside{k: 20, crowd: 20}, jittered(20*tuning.RetireYieldPer, 0.2)},
+		{"99 arrived, retiring beside it: its share of the refill", beside{crowd: 99}, jittered(share(99), tuning.ShareJitter)},
+		{"a thousand: at most RetireYieldMax", beside{crowd: 1000}, jittered(tuning.RetireYieldMax, tuning.ShareJitter)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := map[int]bool{}
+			for i := range 50 {
+				req := execution.Request{Execution: execution.Context{ID: fmt.Sprintf("exec-%d", i)}}
+				w := tt.b.wait(req, time.Duration(i)*time.Minute, own)
+				assert.GreaterOrEqual(t, w, max(own, tt.span[0]))
+				assert.LessOrEqual(t, w, max(own, tt.span[1]))
+				seen[w] = true
+			}
+			if tt.span[0] > own {
+				assert.Greater(t, len(seen), 5, "spread, not in step")
+			}
+		})
+	}
 }
