@@ -187,7 +187,7 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	if err != nil {
 		return nil, nil, err
 	}
-	b := d.besideOf(ctx, st, d.now().Sub(since))
+	b := d.besideOf(ctx, st, len(names), d.now().Sub(since))
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Calls: b.calls(), Log: log}
 	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)

@@ -410,7 +410,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
-	b := d.besideOf(ctx, st, d.now().Sub(plan.Since))
+	b := d.besideOf(ctx, st, len(plan.AllGroups()), d.now().Sub(plan.Since))
 	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: b.calls(), Log: log}
 	resumeRetirer(retirer, st)
 	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)

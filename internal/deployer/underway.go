@@ -36,9 +36,13 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 // fleet now (yieldingTo), and crowd others in all (crowdOf).
 type beside struct{ k, crowd int }
 
-// besideOf is who a step of a retirement elapsed since it began shares
-// the account's Auto Scaling bucket with (beside).
-func (d *Deployer) besideOf(ctx context.Context, st *execution.State, elapsed time.Duration) beside {
+// besideOf is who a step of a retirement of groups (how many it has)
+// elapsed since it began shares the account's Auto Scaling bucket with
+// (beside); with none to retire, nobody: it is not listed.
+func (d *Deployer) besideOf(ctx context.Context, st *execution.State, groups int, elapsed time.Duration) beside {
+	if groups == 0 {
+		return beside{}
+	}
 	k := d.yieldingTo(ctx, st, elapsed)
 	return beside{k: k, crowd: crowdOf(st, k)}
 }

@@ -287,3 +287,45 @@ func TestRetirementStepsSpreadBesideOthers(t *testing.T) {
 		})
 	}
 }
+
+// TestDeploysOnTheirWayListedOnlyWhenTheyMatter: the start markers of
+// the deploys on their way (one S3 LIST) are listed by a health check
+// only while Deploy, or the check before, counted some: a deploy that
+// went alone, whose retirement has nothing to retire, never lists them
+// after Deploy. A check whose listing fails keeps the count it had: its
+// reads never grow for not knowing.
+func TestDeploysOnTheirWayListedOnlyWhenTheyMatter(t *testing.T) {
+	starts := naming.StartsPrefix(account, region)
+	t.Run("alone", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		require.NoError(t, x.steps(upToDeploy...))
+		listed := 0
+		h.store.Deny = func(op, key string) bool {
+			if op == "ListObjectsV2" && key == starts {
+				listed++
+			}
+			return false
+		}
+		_, err := x.untilHealthy(200)
+		require.NoError(t, err)
+		require.NoError(t, x.step(execution.TaskCleanUpSuccess))
+		require.True(t, x.state.Retire.Done)
+		assert.Zero(t, listed)
+	})
+	t.Run("a failed listing", func(t *testing.T) {
+		h := newHarness(t)
+		x := h.start(h.baseRelease())
+		h.onTheirWay(account, 3, h.clk.Now())
+		require.NoError(t, x.steps(upToDeploy...))
+		require.Equal(t, 3, x.state.Health.Underway, "counted by Deploy")
+		h.onTheirWay(account, 2, h.clk.Now())
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		require.Equal(t, 5, x.state.Health.Underway, "counted again")
+		h.store.Deny = func(op, key string) bool { return op == "ListObjectsV2" && key == starts }
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		assert.Equal(t, 5, x.state.Health.Underway, "kept")
+	})
+}
