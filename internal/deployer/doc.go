@@ -125,12 +125,13 @@
 //     a failed release (beside), spaces its steps
 //     (tuning.RetireYieldPer each, at most tuning.RetireYieldMax, for
 //     tuning.RetireYieldFor) and makes a (K+1)-th of a round's Auto
-//     Scaling calls a step (retireCalls, at least a second's refill;
+//     Scaling calls a step (retireCalls, at least half the burst;
 //     fleet.Retirer.Calls), so it does not spend the Auto Scaling bucket
 //     the deploys still need; it keeps the share of the most K it
 //     counted (crowdOf, Retire.Underway) once they arrived, for their
 //     retirements step beside it, its steps spaced by the time that
-//     share of the refill takes to bring back a step's calls.
+//     share of the refill takes to bring back a step's calls (for
+//     tuning.RetireYieldFor too).
 //   - Health checks share the Describe bucket: a deploy Deploy saw
 //     beside K others counts them again at each check
 //     (Health.Underway, underwayOr) and reads at most a (K+1)-th of

@@ -33,34 +33,25 @@ func (d *Deployer) arrive(ctx context.Context, st *execution.State, req executio
 // beside is who a step of a retirement (CleanUpSuccess's, or
 // CleanUpFailure's of a failed release's groups) shares the account's
 // one Auto Scaling bucket with: k deploys on their way to a healthy
-// fleet now (yieldingTo), and crowd others in all (crowdOf).
+// fleet now (underway), and crowd others in all (crowdOf).
 type beside struct{ k, crowd int }
 
 // besideOf is who a step of a retirement of groups (how many it has)
 // elapsed since it began shares the account's Auto Scaling bucket with
-// (beside); with none to retire, nobody: it is not listed.
+// (beside); with none to retire, or from tuning.RetireYieldFor on,
+// nobody: nothing is listed, and the retirement goes at its own pace.
+// The deploys on their way (underway) are listed once a step, before its
+// work: they cap the step's Auto Scaling calls (retireCalls) and space
+// the steps (beside.wait), and never skip one. A listing that fails
+// counts none: the retirement then goes at the pace its crowd alone
+// sets, which is safe, and an S3 outage does not slow every retirement
+// to its longest wait.
 func (d *Deployer) besideOf(ctx context.Context, st *execution.State, groups int, elapsed time.Duration) beside {
-	if groups == 0 {
+	if groups == 0 || elapsed >= tuning.RetireYieldFor {
 		return beside{}
 	}
-	k := d.yieldingTo(ctx, st, elapsed)
+	k := d.underway(ctx, st)
 	return beside{k: k, crowd: crowdOf(st, k)}
-}
-
-// yieldingTo is how many deploys to st's account and region on their way
-// to a healthy fleet a step of a retirement (elapsed since it began)
-// gives way to (underway): none from tuning.RetireYieldFor on. They are
-// listed once a step, before its work: the yield caps the step's Auto
-// Scaling calls (retireCalls) and spaces the steps (beside.wait), and
-// never skips one. A listing that fails means no yield, with a warning:
-// the retirement then goes at the pace it would without deploys beside
-// it, which is safe, and an S3 outage does not slow every retirement to
-// its longest wait.
-func (d *Deployer) yieldingTo(ctx context.Context, st *execution.State, elapsed time.Duration) int {
-	if elapsed >= tuning.RetireYieldFor {
-		return 0
-	}
-	return d.underway(ctx, st)
 }
 
 // crowdOf is how many others a step of a retirement shares the
@@ -80,16 +71,18 @@ func crowdOf(st *execution.State, k int) int {
 // retireCalls is the most Auto Scaling calls a step of a retirement
 // makes beside k others (crowdOf; fleet.Retirer.Calls): no bound alone
 // (0); else its (k+1)-th of tuning.AutoScalingCallsPerRound, as a round
-// of Deploy's, never less than a second's refill of the account's
-// bucket (limits.AutoScalingRefill): the steps of retirements that meet
-// a deploy's round, or each other, in a second stay within the bucket,
-// and a step of many groups' scale-ins goes on at the next step, where
-// it stopped.
+// of Deploy's, never less than half the account's bucket
+// (limits.AutoScalingBurst): two steps of retirements that meet in a
+// second stay within it, and a step of many groups' scale-ins goes on at
+// the next step, where it stopped. Fewer a step would take more steps,
+// each judging the new groups again on their load balancers (recheck),
+// while a previous group is not scaled in: more reads of Elastic Load
+// Balancing's Describe bucket, whose retirements' bursts then meet.
 func retireCalls(k int) int {
 	if k == 0 {
 		return 0
 	}
-	return max(limits.AutoScalingRefill, tuning.AutoScalingCallsPerRound/(k+1))
+	return max(limits.AutoScalingBurst/2, tuning.AutoScalingCallsPerRound/(k+1))
 }
 
 // calls is the most Auto Scaling calls the step makes (retireCalls).

@@ -133,7 +133,11 @@ func TestRetirementGivesWayToDeploysOnTheirWay(t *testing.T) {
 		_, err := h.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 		require.NoError(t, err)
 	}
-	assert.LessOrEqual(t, step("arrived"), ownPace, "back at its own pace once they are healthy")
+	// Once they are healthy it no longer gives way to them, but steps at
+	// its share of the refill beside their retirements.
+	beside := int(math.Ceil((time.Duration(retireCalls(k)*(k+1)) * time.Second / limits.AutoScalingRefill).Seconds() * (1 + tuning.ShareJitter)))
+	require.Less(t, beside, yieldLow)
+	assert.LessOrEqual(t, step("arrived"), max(ownPace, beside), "no longer giving way once they are healthy")
 
 	h.onTheirWay(account, k, h.clk.Now())
 	plan, found, err := h.ledger.GetDeleting(t.Context(), project, config, r2.ReleaseID)
@@ -188,7 +192,7 @@ func TestCleanUpFailureGivesWay(t *testing.T) {
 // Reference, Welcome, API request rate: 40 calls, refilled at 10 a
 // second) that deploys on their way beside it spend too, and, once
 // healthy, their retirements. Beside nine, a step of retiring eight
-// previous groups makes at most retireCalls(9) (a second's refill) of
+// previous groups makes at most retireCalls(9) (half the bucket) of
 // the calls that step the groups (detach, ask their attachments, scale
 // in), and the next step goes on where it stopped; it keeps that share
 // after the nine arrived (their retirements step beside it), though its
