@@ -233,7 +233,8 @@ type Retire struct {
 	Throttled int `json:"throttled,omitempty"`
 	// From is the group a step AWS throttled part-way stopped at, or the
 	// first whose attachments a step did not ask for while one before it
-	// drained (fleet.Retirement.Next): the next step starts there
+	// drained, or that it did not reach within its share of Auto Scaling
+	// calls (fleet.Retirement.Next): the next step starts there
 	// (fleet.Retirer.From), so every group is reached however few calls
 	// a step gets through, and draining groups are asked in turn.
 	From string `json:"from,omitempty"`

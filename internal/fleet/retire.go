@@ -652,6 +652,8 @@ type counted struct {
 	n int
 }
 
+var _ cloud.AutoScaling = (*counted)(nil)
+
 func (c *counted) DescribeLoadBalancers(ctx context.Context, in *autoscaling.DescribeLoadBalancersInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancersOutput, error) {
 	c.n++
 	return c.AutoScaling.DescribeLoadBalancers(ctx, in, optFns...)
