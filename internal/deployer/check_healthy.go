@@ -45,7 +45,9 @@ import (
 // stable at a step of its canary with a step left (judge), the
 // per-service report (each service's ReadySeconds noted once an
 // instance is healthy), the checks made so far and the wait before the
-// next one (nextCheck). The AWS calls of one check are one
+// next one (nextCheck; beside other deploys on their way, at least
+// readsShareWait after a check that read load balancers). The AWS calls
+// of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use, but for the services holding their target mid-window or
@@ -109,6 +111,9 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		d.arrive(ctx, st, req)
 	}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
+	if h.Underway > 0 && j.reads > 0 {
+		h.WaitSeconds = max(h.WaitSeconds, readsShareWait(req, h.Checks, j.reads, h.Underway))
+	}
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
 }

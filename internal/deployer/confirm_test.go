@@ -428,20 +428,22 @@ func TestHeldWindowClosesOnWhatTheGroupShows(t *testing.T) {
 // Describe bucket (Elastic Load Balancing User Guide, "Request
 // throttling": 40 tokens, refilled at 10 a second). A deploy that went
 // alone reads every service's target groups at a check (its budget,
-// tuning.BalancerReadsPerCheck and up); one that Deploy saw beside nine
-// others on their way (their start markers) reads at most its tenth of
-// tuning.BalancerReadBurst, never fewer than tuning.BalancerReadsShared,
-// counts them again at each check, and, once they have arrived, reads
-// at its whole budget again. Either way it becomes healthy with every
+// tuning.BalancerReadsPerCheck and up); one that Deploy saw beside 29
+// others on their way (their start markers) reads at most its thirtieth
+// of tuning.BalancerReadBurst, never fewer than
+// tuning.BalancerReadsShared, waits after a check that read for its
+// thirtieth of the refill to bring them back (readsShareWait), counts
+// them again at each check, and, once they have arrived, reads at its
+// whole budget again. Either way it becomes healthy with every
 // service confirmed stable on a fresh count.
 func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
 	const (
 		perService = 3
-		arrive     = 20 // the check before which the others arrive
+		arrive     = 12 // the check before which the others arrive
 	)
 	services := []string{"api", "jobs", "web", "worker"}
 	tgName := func(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
-	run := func(t *testing.T, others int) (most int, underway []int) {
+	run := func(t *testing.T, others int) (most, quickest int, underway []int) {
 		h := newHarness(t, func(spec *sim.WorldSpec) {
 			spec.Defaults.Boot, spec.Defaults.Health = &sim.Range{Min: 90, Max: 90}, &sim.Range{Min: 30, Max: 30}
 			rs := &spec.Accounts[0].Regions[0]
@@ -492,21 +494,29 @@ func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
 			}
 			if checks < arrive {
 				most = max(most, reads)
+				if reads > 0 && (quickest == 0 || x.state.Health.WaitSeconds < quickest) {
+					quickest = x.state.Health.WaitSeconds
+				}
 			}
 			underway = append(underway, x.state.Health.Underway)
 		}
 		for _, svc := range services {
 			assert.True(t, x.state.Health.Services[svc].Confirmed, "%s judged stable: only on a fresh count", svc)
 		}
-		return most, underway
+		return most, quickest, underway
 	}
-	alone, counted := run(t, 0)
+	alone, quickAlone, counted := run(t, 0)
 	assert.Equal(t, len(services)*perService, alone, "alone: every service's target groups at a check")
 	assert.Equal(t, make([]int, len(counted)), counted, "alone: none counted, nor listed")
-	beside, counted := run(t, 9)
+	beside, quickBeside, counted := run(t, 29)
 	assert.Positive(t, beside)
-	assert.LessOrEqual(t, beside, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/10), "beside nine others: its share")
-	assert.Equal(t, 9, counted[0], "counted at each check")
+	assert.LessOrEqual(t, beside, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/30), "beside 29 others: its share")
+	assert.Equal(t, 29, counted[0], "counted at each check")
+	// After a check that read, the next waits for its thirtieth of the
+	// refill to bring its reads back (a service's three: 9 s, jittered by
+	// a fifth); alone, as soon as the pace allows.
+	assert.Less(t, quickAlone, 7)
+	assert.GreaterOrEqual(t, quickBeside, perService*30/tuning.BalancerReadRate*4/5)
 	require.Greater(t, len(counted), arrive)
 	assert.Equal(t, 0, counted[arrive-1], "counted none once they arrived")
 }

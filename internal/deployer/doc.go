@@ -136,7 +136,9 @@
 //     beside K others counts them again at each check
 //     (Health.Underway, underwayOr) and reads at most a (K+1)-th of
 //     tuning.BalancerReadBurst of load balancers a check (readBudget, at
-//     least tuning.BalancerReadsShared); one that went alone never lists.
+//     least tuning.BalancerReadsShared), the next check waiting for its
+//     (K+1)-th of the refill to bring them back (readsShareWait, at most
+//     tuning.BootCheckInterval); one that went alone never lists.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its

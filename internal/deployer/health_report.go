@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tuning"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
 // activityReads says when healthReport reads a group's scaling
@@ -433,6 +434,19 @@ func readBudget(st *execution.State, now time.Time) int {
 		budget = min(budget, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/(k+1)))
 	}
 	return budget
+}
+
+// readsShareWait is the least wait, in seconds, after the checks-th
+// check made reads load balancer reads beside k other deploys on their
+// way (Health.Underway), whose checks read the account's Describe bucket
+// too: the time its (k+1)-th of the refill (tuning.BalancerReadRate a
+// second) takes to bring them back, at most tuning.BootCheckInterval (no
+// longer than a check waits while instances boot), jittered by a fifth
+// so that the checks of deploys beside each other do not meet.
+func readsShareWait(req execution.Request, checks, reads, k int) int {
+	every := min(time.Duration(reads*(k+1))*time.Second/tuning.BalancerReadRate, tuning.BootCheckInterval)
+	s := pacing.Schedule{Paces: []pacing.Pace{{Every: every}}, Jitter: 0.2}
+	return s.Next(pacing.Situation{Checks: checks, Seed: req.Execution.ID + "/reads"})
 }
 
 // readsRefill is Health.ReadsRefill after a check at now made reads
