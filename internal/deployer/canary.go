@@ -129,7 +129,7 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 		return nil, err
 	}
 	rel := d.fleetRelease(c, st, req)
-	h := &execution.Health{Checks: st.Health.Checks, Services: map[string]execution.ServiceHealth{}}
+	h := &execution.Health{Checks: st.Health.Checks, Services: map[string]execution.ServiceHealth{}, Underway: st.Health.Underway}
 	var steps []events.Event
 	for _, svc := range r.ServiceNames() {
 		s, ok := st.Health.Services[svc]

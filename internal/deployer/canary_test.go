@@ -172,3 +172,17 @@ func TestNextStepIsIdempotent(t *testing.T) {
 	assert.Equal(t, g, h.groups()[naming.GroupName(project, config, "web", r.ReleaseID)])
 	assert.Equal(t, int32(2), g.Desired)
 }
+
+// TestNextStepKeepsTheDeploysOnTheirWay: a canary step carries on the
+// count of deploys on their way beside the release (Health.Underway),
+// so the checks of its next step still read their share of the account's
+// Describe bucket and count them again.
+func TestNextStepKeepsTheDeploysOnTheirWay(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(h.canaryRelease(0))
+	require.NoError(t, x.steps(upToDeploy...))
+	x.untilNextStep()
+	x.state.Health.Underway = 3
+	require.NoError(t, x.step(execution.TaskNextStep))
+	assert.Equal(t, 3, x.state.Health.Underway)
+}

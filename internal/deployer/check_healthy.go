@@ -45,7 +45,9 @@ import (
 // stable at a step of its canary with a step left (judge), the
 // per-service report (each service's ReadySeconds noted once an
 // instance is healthy), the checks made so far and the wait before the
-// next one (nextCheck). The AWS calls of one check are one
+// next one (nextCheck; beside other deploys on their way, at least
+// readsShareWait after a check that read load balancers). The AWS calls
+// of one check are one
 // DescribeAutoScalingGroups per 50 services, one DescribeInstanceHealth
 // per classic load balancer and one DescribeTargetHealth per target group
 // in use, but for the services holding their target mid-window or
@@ -94,6 +96,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	}
 	h := &execution.Health{Checks: 1, Services: report, Analysis: a, ReadsRefill: readsRefill(st, now, j.reads)}
 	if st.Health != nil {
+		h.Underway = st.Health.Underway
 		noteReady(report, st.Health.Services, req, now)
 		h.Checks = st.Health.Checks + 1
 		h.Throttled = max(0, st.Health.Throttled-1)
@@ -108,6 +111,9 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		d.arrive(ctx, st, req)
 	}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
+	if h.Underway > 0 && j.reads > 0 {
+		h.WaitSeconds = max(h.WaitSeconds, readsShareWait(req, h.Checks, j.reads, h.Underway))
+	}
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
 }
@@ -117,15 +123,22 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 // loading the verified release or connecting to its target failed with;
 // the halt marker, the release and the lock's run (the session's
 // identity) are read side by side, a check's three S3 reads taking one
-// read's time.
+// read's time, with, while the previous check (or Deploy) counted other
+// deploys on their way, their count again (underwayOr), which it sets
+// in st.Health.
 func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req execution.Request) (*release.Release, *cloud.Clients, error) {
 	timedOut := d.checkTimeout(st, req) // the State's timeout, before loadRelease derives it again
 	var (
-		halted  error
-		r       *release.Release
-		session cloud.Session
+		halted   error
+		r        *release.Release
+		session  cloud.Session
+		underway int
 	)
-	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
+	lanes := 3
+	if st.Health != nil && st.Health.Underway > 0 {
+		lanes = 4
+	}
+	err := fanout.Each(ctx, lanes, lanes, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -133,11 +146,16 @@ func (d *Deployer) beginCheck(ctx context.Context, st *execution.State, req exec
 			err = halted
 		case 1:
 			r, err = d.loadRelease(ctx, st)
-		default:
+		case 2:
 			session, err = d.session(ctx, st)
+		default:
+			underway = d.underwayOr(ctx, st, st.Health.Underway)
 		}
 		return err
 	})
+	if lanes == 4 {
+		st.Health.Underway = underway
+	}
 	switch {
 	case halted != nil:
 		return nil, nil, halted
@@ -184,7 +202,8 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 	if !cloud.Throttled(err) || st.Health == nil {
 		return nil, err
 	}
-	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill}
+	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill,
+		Underway: st.Health.Underway}
 	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil

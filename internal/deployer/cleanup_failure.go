@@ -39,7 +39,7 @@ import (
 // came (a rollback hours into a bake): a group that serves, drains or runs
 // a termination hook is never deleted. Its steps are
 // tuning.RetireCheckInterval apart, longer while deploys to its account
-// and region are on their way to a healthy fleet (givingWay: a failed
+// and region are on their way to a healthy fleet (beside: a failed
 // release's clean-up gives way to them as a retirement does). Anything it could not remove is a
 // *failure.CleanUpError listing the leftovers, recorded in the outcome as
 // FailureDirty (the lock is kept); when every failure was transient it is a *failure.RetryableError
@@ -187,7 +187,8 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	if err != nil {
 		return nil, nil, err
 	}
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Log: log}
+	b := d.besideOf(ctx, st, len(names), d.now().Sub(since))
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: owns, LastAttempt: lastAttempt(req), Calls: b.calls(), Log: log}
 	resumeRetirer(retirer, st)
 	ret, err := retirer.Step(ctx, names)
 	if w, ok := d.throttledPart(st, req, ret, err, d.now().Sub(since)); ok {
@@ -198,7 +199,10 @@ func (d *Deployer) removeRelease(ctx context.Context, st *execution.State, req e
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(since)
-		draining, err := notReady(ret, elapsed, d.givingWay(ctx, st, req, elapsed, int(tuning.RetireCheckInterval/time.Second)))
+		draining, err := notReady(ret, elapsed, d.yielding(st, b, b.wait(req, elapsed, int(tuning.RetireCheckInterval/time.Second))))
+		if draining != nil {
+			draining.Underway = b.crowd
+		}
 		return nil, draining, nothingRemoved(names, err)
 	}
 	remover := &fleet.Remover{

@@ -67,8 +67,11 @@ import (
 //     drained, scaled to zero so their termination hooks run); while one
 //     is under way it reports Done false at $.retire, and the state
 //     machine waits and runs it again: longer while deploys to its
-//     account and region are on their way to healthy (retireStepWait:
-//     the retirement gives way to them, its steps and checks unchanged).
+//     account and region are on their way to healthy, and beside the
+//     retirements they go on to (beside: the retirement gives way to
+//     them, its checks unchanged, each step making its share of Auto
+//     Scaling calls, retireCalls, and the next going on where it
+//     stopped).
 //     Once every group is empty it deletes them with their alarms and
 //     launch templates (a group still
 //     standing tuning.RetireTimeout after the point of no return is never
@@ -512,7 +515,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Log: log}
+	b := d.besideOf(ctx, st, len(plan.AllGroups()), d.now().Sub(plan.Since))
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: b.calls(), Log: log}
 	resumeRetirer(retirer, st)
 	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)
 	if err != nil {
@@ -527,10 +531,11 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	}
 	if !ret.Ready {
 		elapsed := d.now().Sub(plan.Since)
-		w, err := notReady(ret, elapsed, d.retireStepWait(ctx, st, req, elapsed))
+		w, err := notReady(ret, elapsed, d.yielding(st, b, b.wait(req, elapsed, retireWait(elapsed, req))))
 		if err != nil {
 			return fail(err)
 		}
+		w.Underway = b.crowd
 		return w, nil
 	}
 	remover := &fleet.Remover{Clients: c, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), Described: seen, Log: log}
@@ -644,7 +649,7 @@ func (d *Deployer) settleWait(ctx context.Context, st *execution.State, spent in
 func (d *Deployer) throttledStep(st *execution.State, req execution.Request, err error) (*execution.Retire, bool) {
 	w := &execution.Retire{}
 	if st.Retire != nil {
-		w.Groups, w.Throttled = st.Retire.Groups, st.Retire.Throttled
+		w.Groups, w.Throttled, w.Underway = st.Retire.Groups, st.Retire.Throttled, st.Retire.Underway
 	}
 	if !cloud.Throttled(err) || w.Throttled >= limits.MaxThrottledSteps {
 		return nil, false

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,8 +104,11 @@ func TestToAskBudget(t *testing.T) {
 // a target was reached (before, a read seldom finds one) and as far as
 // the checks' own reads before left the account's Describe bucket
 // (Elastic Load Balancing User Guide, "Request throttling": 40 tokens,
-// refilled at 10 a second) that full by now; what it reads sets when the
-// bucket is full again.
+// refilled at 10 a second) that full by now; beside k other deploys on
+// their way (Health.Underway), whose checks read the same bucket, its
+// (k+1)-th of the burst at most, never fewer than
+// tuning.BalancerReadsShared; what it reads sets when the bucket is full
+// again.
 func TestReadBudget(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 10, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
@@ -122,6 +126,10 @@ func TestReadBudget(t *testing.T) {
 		{"a second's refill owed", &execution.Health{ReadsRefill: at(time.Second), Services: reached}, tuning.BalancerReadBurst - tuning.BalancerReadRate},
 		{"the burst spent a moment ago: the steady budget", &execution.Health{ReadsRefill: at(3 * time.Second), Services: reached}, tuning.BalancerReadsPerCheck},
 		{"far behind: the steady budget still", &execution.Health{ReadsRefill: at(time.Minute), Services: reached}, tuning.BalancerReadsPerCheck},
+		{"beside one other deploy: its half of the burst", &execution.Health{Checks: 2, Services: reached, Underway: 1}, tuning.BalancerReadBurst / 2},
+		{"beside two: its third, below the steady budget", &execution.Health{Checks: 2, Services: short, Underway: 2}, tuning.BalancerReadBurst / 3},
+		{"beside 99: never fewer than the floor", &execution.Health{Checks: 2, Services: reached, Underway: 99}, tuning.BalancerReadsShared},
+		{"beside one, the burst spent: the steady budget is less", &execution.Health{ReadsRefill: at(time.Minute), Services: reached, Underway: 1}, min(tuning.BalancerReadsPerCheck, tuning.BalancerReadBurst/2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -413,4 +421,102 @@ func TestHeldWindowClosesOnWhatTheGroupShows(t *testing.T) {
 	_, err = x.untilHealthy(200)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, h.clk.Now().Sub(back), time.Duration(s.StableSeconds)*time.Second, "a whole window after the instances are back")
+}
+
+// TestChecksShareTheDescribeBucketBesideOthers: the health checks of
+// deploys to one account and region read one Elastic Load Balancing
+// Describe bucket (Elastic Load Balancing User Guide, "Request
+// throttling": 40 tokens, refilled at 10 a second). A deploy that went
+// alone reads every service's target groups at a check (its budget,
+// tuning.BalancerReadsPerCheck and up); one that Deploy saw beside 29
+// others on their way (their start markers) reads at most its thirtieth
+// of tuning.BalancerReadBurst, never fewer than
+// tuning.BalancerReadsShared, waits after a check that read for its
+// thirtieth of the refill to bring them back (readsShareWait), counts
+// them again at each check, and, once they have arrived, reads at its
+// whole budget again. Either way it becomes healthy with every
+// service confirmed stable on a fresh count.
+func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
+	const (
+		perService = 3
+		arrive     = 12 // the check before which the others arrive
+	)
+	services := []string{"api", "jobs", "web", "worker"}
+	tgName := func(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
+	run := func(t *testing.T, others int) (most, quickest int, underway []int) {
+		h := newHarness(t, func(spec *sim.WorldSpec) {
+			spec.Defaults.Boot, spec.Defaults.Health = &sim.Range{Min: 90, Max: 90}, &sim.Range{Min: 30, Max: 30}
+			rs := &spec.Accounts[0].Regions[0]
+			for i, svc := range services[:2] { // web's and worker's are the harness's
+				sg := "ec2::coinbase/deploy-test::development-" + svc
+				rs.SecurityGroups = append(rs.SecurityGroups, sim.SecurityGroupSpec{ID: fmt.Sprintf("sg-00000000000ff%04d", i), Name: sg, VPCID: "vpc-0000000000000c001",
+					Tags: map[string]string{"Name": sg, "ProjectName": project, "ConfigName": config, "ServiceName": svc}})
+			}
+			for _, svc := range services {
+				for i := range perService {
+					rs.TargetGroups = append(rs.TargetGroups, sim.TargetGroupSpec{Name: tgName(svc, i), Port: 8000,
+						LoadBalancers: []string{"coinbase-deploy-test-web-alb"},
+						Tags:          map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: svc}})
+				}
+			}
+		})
+		r := h.baseRelease()
+		web := r.Services["web"]
+		web.ELBs, web.TargetGroups = nil, nil
+		for _, svc := range services {
+			if svc != "web" {
+				r.Services[svc] = &release.Service{InstanceType: "t2.nano", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-" + svc},
+					Autoscaling: &release.Autoscaling{MinSize: 2, MaxSize: 4}}
+			}
+			for i := range perService {
+				r.Services[svc].TargetGroups = append(r.Services[svc].TargetGroups, tgName(svc, i))
+			}
+		}
+		x := h.start(r)
+		markers := h.onTheirWay(account, others, h.clk.Now())
+		require.NoError(t, x.steps(upToDeploy...))
+		for checks := 1; !x.state.Health.Healthy; checks++ {
+			require.LessOrEqual(t, checks, 200, "not healthy: %+v", x.state.Health)
+			if checks == arrive {
+				for _, key := range markers {
+					_, err := h.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+					require.NoError(t, err)
+				}
+			}
+			h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+			before := len(h.world.CallLog())
+			require.NoError(t, x.step(execution.TaskCheckHealthy))
+			reads := 0
+			for _, c := range h.world.CallLog()[before:] {
+				if c.Op == "DescribeTargetHealth" {
+					reads++
+				}
+			}
+			if checks < arrive {
+				most = max(most, reads)
+				if reads > 0 && (quickest == 0 || x.state.Health.WaitSeconds < quickest) {
+					quickest = x.state.Health.WaitSeconds
+				}
+			}
+			underway = append(underway, x.state.Health.Underway)
+		}
+		for _, svc := range services {
+			assert.True(t, x.state.Health.Services[svc].Confirmed, "%s judged stable: only on a fresh count", svc)
+		}
+		return most, quickest, underway
+	}
+	alone, quickAlone, counted := run(t, 0)
+	assert.Equal(t, len(services)*perService, alone, "alone: every service's target groups at a check")
+	assert.Equal(t, make([]int, len(counted)), counted, "alone: none counted, nor listed")
+	beside, quickBeside, counted := run(t, 29)
+	assert.Positive(t, beside)
+	assert.LessOrEqual(t, beside, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/30), "beside 29 others: its share")
+	assert.Equal(t, 29, counted[0], "counted at each check")
+	// After a check that read, the next waits for its thirtieth of the
+	// refill to bring its reads back (a service's three: 9 s, jittered by
+	// a fifth); alone, as soon as the pace allows.
+	assert.Less(t, quickAlone, 7)
+	assert.GreaterOrEqual(t, quickBeside, perService*30/tuning.BalancerReadRate*4/5)
+	require.Greater(t, len(counted), arrive)
+	assert.Equal(t, 0, counted[arrive-1], "counted none once they arrived")
 }

@@ -123,10 +123,23 @@
 //     way to healthy until CheckHealthy's last check (or its failure)
 //     clears it (arrive); while markers of its account and region are
 //     left, a retirement past its point of no return, or the clean-up of
-//     a failed release (givingWay), spaces its steps
-//     (retireStepWait, tuning.RetireYieldPer each, at most
-//     tuning.RetireYieldMax, for tuning.RetireYieldFor), so it does not
-//     spend the Auto Scaling bucket the deploys still need.
+//     a failed release (beside), spaces its steps
+//     (tuning.RetireYieldPer each, at most tuning.RetireYieldMax, for
+//     tuning.RetireYieldFor) and makes a (K+1)-th of a round's Auto
+//     Scaling calls a step (retireCalls, at least half the burst;
+//     fleet.Retirer.Calls), so it does not spend the Auto Scaling bucket
+//     the deploys still need; it keeps the share of the most K it
+//     counted (crowdOf, Retire.Underway) once they arrived, for their
+//     retirements step beside it, its steps spaced by the time that
+//     share of the refill takes to bring back a step's calls (for
+//     tuning.RetireYieldFor too).
+//   - Health checks share the Describe bucket: a deploy Deploy saw
+//     beside K others counts them again at each check
+//     (Health.Underway, underwayOr) and reads at most a (K+1)-th of
+//     tuning.BalancerReadBurst of load balancers a check (readBudget, at
+//     least tuning.BalancerReadsShared), the next check waiting for its
+//     (K+1)-th of the refill to bring them back (readsShareWait, at most
+//     tuning.BootCheckInterval); one that went alone never lists.
 //   - Batched AWS calls: describes are batched per resource kind, and the
 //     calls of a health check grow with services and load balancers, never
 //     with instances (a group's scaling activities are read only when its

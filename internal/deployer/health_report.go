@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/tuning"
+	"github.com/ferryhq/ferry/internal/tuning/pacing"
 )
 
 // activityReads says when healthReport reads a group's scaling
@@ -529,18 +530,42 @@ func readsOf(named namedSet, ask map[string]bool) int {
 // reached) and while the checks' own reads left that much of the
 // account's Describe bucket (refilled at tuning.BalancerReadRate) by now:
 // st.Health's ReadsRefill, a generic cell rate algorithm's theoretical
-// arrival time.
+// arrival time. Beside k other deploys on their way (st.Health's
+// Underway), whose checks read the same bucket, no more than its
+// (k+1)-th of BalancerReadBurst, never fewer than
+// tuning.BalancerReadsShared: the checks of deploys that meet in a
+// second then stay within the bucket together.
 func readBudget(st *execution.State, now time.Time) int {
-	if st.Health == nil || !slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+	if st.Health == nil {
 		return tuning.BalancerReadsPerCheck
 	}
-	tokens := tuning.BalancerReadBurst
-	if st.Health.ReadsRefill != nil {
-		if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
-			tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
+	budget := tuning.BalancerReadsPerCheck
+	if slices.ContainsFunc(slices.Collect(maps.Values(st.Health.Services)), health.Healthy) {
+		tokens := tuning.BalancerReadBurst
+		if st.Health.ReadsRefill != nil {
+			if owed := st.Health.ReadsRefill.Sub(now); owed > 0 {
+				tokens -= int(math.Ceil(owed.Seconds() * tuning.BalancerReadRate))
+			}
 		}
+		budget = max(budget, tokens)
 	}
-	return max(tuning.BalancerReadsPerCheck, tokens)
+	if k := st.Health.Underway; k > 0 {
+		budget = min(budget, max(tuning.BalancerReadsShared, tuning.BalancerReadBurst/(k+1)))
+	}
+	return budget
+}
+
+// readsShareWait is the least wait, in seconds, after the checks-th
+// check made reads load balancer reads beside k other deploys on their
+// way (Health.Underway), whose checks read the account's Describe bucket
+// too: the time its (k+1)-th of the refill (tuning.BalancerReadRate a
+// second) takes to bring them back, at most tuning.BootCheckInterval (no
+// longer than a check waits while instances boot), jittered by a fifth
+// so that the checks of deploys beside each other do not meet.
+func readsShareWait(req execution.Request, checks, reads, k int) int {
+	every := min(time.Duration(reads*(k+1))*time.Second/tuning.BalancerReadRate, tuning.BootCheckInterval)
+	s := pacing.Schedule{Paces: []pacing.Pace{{Every: every}}, Jitter: 0.2}
+	return s.Next(pacing.Situation{Checks: checks, Seed: req.Execution.ID + "/reads"})
 }
 
 // readsRefill is Health.ReadsRefill after a check at now made reads

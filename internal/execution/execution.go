@@ -238,7 +238,8 @@ type Retire struct {
 	Throttled int `json:"throttled,omitempty"`
 	// From is the group a step AWS throttled part-way stopped at, or the
 	// first whose attachments a step did not ask for while one before it
-	// drained (fleet.Retirement.Next): the next step starts there
+	// drained, or that it did not reach within its share of Auto Scaling
+	// calls (fleet.Retirement.Next): the next step starts there
 	// (fleet.Retirer.From), so every group is reached however few calls
 	// a step gets through, and draining groups are asked in turn.
 	From string `json:"from,omitempty"`
@@ -247,6 +248,12 @@ type Retire struct {
 	// Scaling's bucket at a time, then end the release
 	// (CleanUpSuccess).
 	Settling bool `json:"settling,omitempty"`
+	// Underway is the most deploys to the account and region on their
+	// way to a healthy fleet a step of the retirement counted beside it:
+	// those deploys, once healthy, retire their previous groups beside
+	// it, so its steps keep the share of Auto Scaling calls they took
+	// beside them (package deployer, retireCalls) to the end.
+	Underway int `json:"underway,omitempty"`
 	// Restoring are, during a rollback (CleanUpFailure), the previous
 	// groups back in (or still in) their load balancers and not all
 	// healthy yet: the release's own groups leave only once they are.
@@ -346,6 +353,13 @@ type Health struct {
 	// would be full again after the checks' own reads so far (package
 	// deployer, readBudget); nil before the first check.
 	ReadsRefill *time.Time `json:"reads_refill,omitempty"`
+	// Underway is how many other deploys to the account and region were
+	// on their way to a healthy fleet at the last check (Deploy's count
+	// before the first): the checks' load balancer reads take their share
+	// of the account's Describe bucket beside them (package deployer,
+	// readBudget). 0 once a check counted none, or when Deploy did: the
+	// checks of a deploy that went alone never count again.
+	Underway int `json:"underway,omitempty"`
 	// Services is the per-service report the client shows, keyed by
 	// service name.
 	Services map[string]ServiceHealth `json:"services"`

@@ -57,7 +57,10 @@
 // groups as its caller described them moments before. A step that bucket throttles
 // part-way keeps what it did (Retirement.Stopped, Stepped) and the next
 // starts at the group it stopped at (Retirer.From), so a retirement of
-// more groups than one step's calls get through still reaches them all.
+// more groups than one step's calls get through still reaches them all;
+// a step bound to a number of calls (Retirer.Calls, its caller's share of
+// the bucket) stops before a group's step could take it over, and the
+// next starts there (Retirement.Next) likewise.
 // The caller (the state machine, through the deployer) waits between steps;
 // Standing says what keeps a group standing (draining, in service, hooks
 // pending, Standby, protected), for a caller whose time bound ran out: a

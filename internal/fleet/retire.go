@@ -76,8 +76,24 @@ type Retirer struct {
 	// wrapping around, so the groups a step did not reach come first in
 	// the next.
 	From string
-	Log  *slog.Logger
+	// Calls is the most Auto Scaling calls a Step makes (0: no bound):
+	// a step takes no group's step that could take it over (StepCalls,
+	// the most one makes), but always the first one's. The groups it
+	// does not reach are reported as the previous step left them, and
+	// the next step starts at the first of them (Retirement.Next): on an
+	// account's shared Auto Scaling bucket (Amazon EC2 Auto Scaling API
+	// Reference, API request rate: 40 calls, refilled at 10 a second) a
+	// step of ten groups' scale-ins is forty calls in about a second.
+	Calls int
+	Log   *slog.Logger
 }
+
+// StepCalls is the most Auto Scaling calls one group's step makes
+// (Retirer.Calls): its attachments asked, of both kinds, and its detach;
+// or its protection removed, its processes suspended and Terminate
+// resumed, and its capacity set (a group of more than 50 protected
+// instances, or of more than ten attachments of a kind, makes more).
+const StepCalls = 4
 
 // DetachedIn are the groups of a retirement's last report (the State's
 // Retire.Groups) that were out of every load balancer, none draining:
@@ -152,10 +168,11 @@ type Retirement struct {
 	// Stepped counts the groups that took their step.
 	Stepped int
 	// Next is the first group the step did not ask for its attachments
-	// because one before it still drains ("" when it asked every group
-	// it would): the next step starts there (Retirer.From), so the
-	// draining groups are asked in turn, and none waits on another's
-	// longer drain for more than a step per group.
+	// because one before it still drains, or did not reach within its
+	// calls (Retirer.Calls) ("" when it stepped every group it would):
+	// the next step starts there (Retirer.From), so the draining groups
+	// are asked in turn, and none waits on another's longer drain for
+	// more than a step per group.
 	Next string
 }
 
@@ -233,6 +250,9 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 	ret := Retirement{Ready: true}
 	var throttled error
 	waiting := false // a group asked for this step still drains
+	calls := &counted{AutoScaling: r.API}
+	stepper := *r
+	stepper.API = calls
 	for _, name := range r.order(names) {
 		g, ok := groups[name]
 		if !ok || Deleting(g) || !r.owns(g) {
@@ -241,13 +261,13 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 		rg := r.carried(g)
 		switch {
 		case throttled != nil:
-		case waiting && r.asks(g):
-			rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[name]
+		case r.leaves(g, ret, calls.n, waiting):
+			rg = r.left(g, rg)
 			if ret.Next == "" {
 				ret.Next = name
 			}
 		default:
-			stepped, err := r.step(ctx, g)
+			stepped, err := stepper.step(ctx, g)
 			switch {
 			case err == nil:
 				waiting = waiting || r.asks(g) && stepped.Phase == execution.PhaseDraining
@@ -267,6 +287,24 @@ func (r *Retirer) StepDescribed(ctx context.Context, names []string, groups map[
 	slices.SortFunc(ret.Groups, func(a, b GroupState) int { return strings.Compare(a.Name, b.Name) })
 	ret.Ready = ret.Ready && throttled == nil
 	return ret, throttled
+}
+
+// leaves says whether a step that made calls Auto Scaling calls and
+// stepped ret's groups so far leaves g for the next step: it has no room
+// left for another group's step (Retirer.Calls), or a group it asked
+// still drains (waiting) and g's step would ask too.
+func (r *Retirer) leaves(g asgtypes.AutoScalingGroup, ret Retirement, calls int, waiting bool) bool {
+	spent := r.Calls > 0 && ret.Stepped > 0 && calls+StepCalls > r.Calls
+	return spent || waiting && r.asks(g)
+}
+
+// left is where g, which a step leaves for the next (carried as rg),
+// stands: draining when its step would have asked for its attachments.
+func (r *Retirer) left(g asgtypes.AutoScalingGroup, rg GroupState) GroupState {
+	if r.asks(g) {
+		rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[rg.Name]
+	}
+	return rg
 }
 
 // order is names in name order, once each, from r.From (the first name
@@ -605,4 +643,53 @@ func (r *Retirer) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Log
+}
+
+// counted is an Auto Scaling API that counts the calls a retirement's
+// step makes (Retirer.Calls): those of Retirer.step.
+type counted struct {
+	cloud.AutoScaling
+	n int
+}
+
+var _ cloud.AutoScaling = (*counted)(nil)
+
+func (c *counted) DescribeLoadBalancers(ctx context.Context, in *autoscaling.DescribeLoadBalancersInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancersOutput, error) {
+	c.n++
+	return c.AutoScaling.DescribeLoadBalancers(ctx, in, optFns...)
+}
+
+func (c *counted) DescribeLoadBalancerTargetGroups(ctx context.Context, in *autoscaling.DescribeLoadBalancerTargetGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeLoadBalancerTargetGroupsOutput, error) {
+	c.n++
+	return c.AutoScaling.DescribeLoadBalancerTargetGroups(ctx, in, optFns...)
+}
+
+func (c *counted) DetachLoadBalancers(ctx context.Context, in *autoscaling.DetachLoadBalancersInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DetachLoadBalancersOutput, error) {
+	c.n++
+	return c.AutoScaling.DetachLoadBalancers(ctx, in, optFns...)
+}
+
+func (c *counted) DetachLoadBalancerTargetGroups(ctx context.Context, in *autoscaling.DetachLoadBalancerTargetGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DetachLoadBalancerTargetGroupsOutput, error) {
+	c.n++
+	return c.AutoScaling.DetachLoadBalancerTargetGroups(ctx, in, optFns...)
+}
+
+func (c *counted) SetInstanceProtection(ctx context.Context, in *autoscaling.SetInstanceProtectionInput, optFns ...func(*autoscaling.Options)) (*autoscaling.SetInstanceProtectionOutput, error) {
+	c.n++
+	return c.AutoScaling.SetInstanceProtection(ctx, in, optFns...)
+}
+
+func (c *counted) SuspendProcesses(ctx context.Context, in *autoscaling.SuspendProcessesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.SuspendProcessesOutput, error) {
+	c.n++
+	return c.AutoScaling.SuspendProcesses(ctx, in, optFns...)
+}
+
+func (c *counted) ResumeProcesses(ctx context.Context, in *autoscaling.ResumeProcessesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.ResumeProcessesOutput, error) {
+	c.n++
+	return c.AutoScaling.ResumeProcesses(ctx, in, optFns...)
+}
+
+func (c *counted) UpdateAutoScalingGroup(ctx context.Context, in *autoscaling.UpdateAutoScalingGroupInput, optFns ...func(*autoscaling.Options)) (*autoscaling.UpdateAutoScalingGroupOutput, error) {
+	c.n++
+	return c.AutoScaling.UpdateAutoScalingGroup(ctx, in, optFns...)
 }

@@ -287,3 +287,53 @@ func TestRetirerCarriesWhereAGroupStood(t *testing.T) {
 	assert.Positive(t, ret.Groups[1].Instances)
 	assert.False(t, ret.Ready)
 }
+
+// TestRetirerStepWithinItsCalls: a step bound to a number of Auto
+// Scaling calls (Retirer.Calls: its share of the account's one bucket,
+// Amazon EC2 Auto Scaling API Reference, API request rate) takes no
+// group's step that could take it over (fleet.StepCalls each), always
+// the first's; the groups it does not reach are reported as the previous
+// step left them, and the next step, From its Next, takes them first.
+// Unbound, one step takes every group's.
+func TestRetirerStepWithinItsCalls(t *testing.T) {
+	scaleIns := func(e *env) int { return e.world.Calls()["UpdateAutoScalingGroup"] }
+	setUp := func(t *testing.T) (*env, []string, *fleet.Retirer) {
+		e := newEnv(t)
+		var names []string
+		detached := map[string]bool{}
+		for _, rel := range []string{"r0", "r1", "r2", "r3"} {
+			name := e.serving(t, rel, unattached)
+			names, detached[name] = append(names, name), true
+		}
+		return e, names, &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Detached: detached}
+	}
+
+	e, names, r := setUp(t)
+	r.Calls = 6
+	before, calls := scaleIns(e), len(e.world.CallLog())
+	ret, err := r.Step(e.ctx, names)
+	require.NoError(t, err)
+	assert.Equal(t, 2, ret.Stepped, "two scale-ins fit six calls, a third might not")
+	assert.Equal(t, names[2], ret.Next, "the next step starts at the first not reached")
+	assert.LessOrEqual(t, len(e.world.CallLog())-calls-1, r.Calls, "within its calls, its describe aside")
+	assert.Equal(t, 2, scaleIns(e)-before)
+	assert.False(t, ret.Ready)
+	for i, g := range ret.Groups {
+		assert.Equal(t, execution.PhaseScalingIn, g.Phase, "group %d", i)
+	}
+	assert.Equal(t, int32(2), aws.ToInt32(describe(t, e, names[2]).DesiredCapacity), "not reached: as it was")
+
+	r.From = ret.Next
+	ret, err = r.Step(e.ctx, names)
+	require.NoError(t, err)
+	assert.Equal(t, 4, scaleIns(e)-before, "the rest taken first by the next step")
+	assert.Zero(t, aws.ToInt32(describe(t, e, names[3]).DesiredCapacity))
+
+	e, names, r = setUp(t)
+	before = scaleIns(e)
+	ret, err = r.Step(e.ctx, names)
+	require.NoError(t, err)
+	assert.Equal(t, 4, ret.Stepped, "unbound: every group's step")
+	assert.Empty(t, ret.Next)
+	assert.Equal(t, 4, scaleIns(e)-before)
+}

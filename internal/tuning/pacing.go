@@ -196,6 +196,13 @@ const (
 	// BalancerReadRate is the account's Elastic Load Balancing Describe
 	// refill: tokens a second.
 	BalancerReadRate = 10
+	// BalancerReadsShared is the fewest load balancer reads a health
+	// check makes beside other deploys on their way to the account and
+	// region (each check then reads its share of BalancerReadBurst, no
+	// fewer than this): half a second's refill of the account's Describe
+	// bucket, so a check still confirms services a few at a time, and
+	// eight checks must meet in one second to empty the bucket.
+	BalancerReadsShared = 5
 	// StableCheckInterval is the shortest wait between two health checks
 	// while every service holds its target and its stability window runs:
 	// a termination or a replacement during the window is still seen (in
