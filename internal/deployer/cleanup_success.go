@@ -490,18 +490,7 @@ func beforeNoReturn(req execution.Request, op string, err error) error {
 // re-check, and its descriptions for the step's.
 func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup) (*execution.Retire, error) {
 	p := &retireProgress{plan: plan}
-	fail := func(err error) (*execution.Retire, error) {
-		if w, ok := d.throttledStep(st, req, err); ok {
-			if p.retired {
-				// The previous groups are gone: what is left (settle,
-				// record, unlock) is a few calls the release's success
-				// waits on, taken again at a deploy's pace.
-				w.Settling, w.WaitSeconds = true, throttledWait(req, w.Throttled)
-			}
-			return w, nil
-		}
-		return nil, d.pastNoReturn(ctx, st, req, p, err)
-	}
+	fail := d.failedStep(ctx, st, req, p)
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return fail(err)
@@ -563,6 +552,24 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	return settling, nil
 }
 
+// failedStep is what a step of the retirement past its point of no
+// return makes of its error: a step AWS throttled is taken again after a
+// wait (throttledStep), once the previous groups are gone (p.retired)
+// still settling, at a deploy's pace: what is left (settle, record,
+// unlock) is a few calls the release's success waits on. Any other
+// failure is the retirement's (pastNoReturn).
+func (d *Deployer) failedStep(ctx context.Context, st *execution.State, req execution.Request, p *retireProgress) func(error) (*execution.Retire, error) {
+	return func(err error) (*execution.Retire, error) {
+		if w, ok := d.throttledStep(st, req, err); ok {
+			if p.retired {
+				w.Settling, w.WaitSeconds = true, throttledWait(req, w.Throttled)
+			}
+			return w, nil
+		}
+		return nil, d.pastNoReturn(ctx, st, req, p, err)
+	}
+}
+
 // settleStep is a step of the swap once the previous groups are gone
 // (Retire.Settling): only while the lock is this release's, it settles
 // the next of the new groups and, once every one is, ends the release
@@ -571,13 +578,7 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 // throttled is taken again after a deploy's wait, still settling.
 func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req execution.Request) (*execution.Retire, error) {
 	p := &retireProgress{current: true, retired: true}
-	fail := func(err error) (*execution.Retire, error) {
-		if w, ok := d.throttledStep(st, req, err); ok {
-			w.Settling, w.WaitSeconds = true, throttledWait(req, w.Throttled)
-			return w, nil
-		}
-		return nil, d.pastNoReturn(ctx, st, req, p, err)
-	}
+	fail := d.failedStep(ctx, st, req, p)
 	r, c, err := d.loadAndConnect(ctx, st, false)
 	if err != nil {
 		return fail(err)
