@@ -581,3 +581,12 @@ func TestBusySeconds(t *testing.T) {
 	assert.Equal(t, BusySecond{Bucket: "A", At: 7, Attempts: 52, Retries: 20, FirstByTask: firsts[at("A", 7)]}, m.BusySeconds[0])
 	assert.Equal(t, BusySecond{Bucket: "A", At: 3, Attempts: 41, Retries: 41}, m.BusySeconds[busyShown+1])
 }
+
+// TestCheckReadsLeaveOnceADeploy: the check that finds a release healthy
+// announces it and clears its start marker, once a deploy; a check's
+// cost (calls_per_check_flat) counts neither, and every other call.
+func TestCheckReadsLeaveOnceADeploy(t *testing.T) {
+	ops := map[string]int{"elbv2:DescribeTargetHealth": 30, "s3:GetObject": 3, "s3:DeleteObject": 1, "eventbridge:PutEvents": 1, "autoscaling:DescribeAutoScalingGroups": 1}
+	assert.Equal(t, map[string]int{"elbv2:DescribeTargetHealth": 30, "s3:GetObject": 3, "autoscaling:DescribeAutoScalingGroups": 1}, checkReads(ops))
+	assert.Len(t, ops, 5, "the calls counted are left as they were")
+}

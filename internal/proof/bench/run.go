@@ -95,7 +95,7 @@ type Measurement struct {
 	AWSCalls, S3Calls int
 	ByOp              map[string]int
 	// CheckCalls are the calls of each CheckHealthy invocation, in order,
-	// but for its announcements (checkReads); CheckByOp sums them by
+	// but for those it makes once a deploy (checkReads); CheckByOp sums them by
 	// operation; FullCheckByOp is the costliest check (the first of them)
 	// by operation.
 	CheckCalls    []int
@@ -505,17 +505,18 @@ func (rec *recorder) count(task string, ops map[string]int, aws, s3 int, inv Inv
 	}
 }
 
-// announcements are the calls that announce a release's outcome (its
-// Release Healthy event): the health check that finds it healthy makes
-// them, once a deploy, so they count in the deploy's calls and not in a
-// check's.
-var announcements = []string{"eventbridge:PutEvents"}
+// onceADeploy are the calls the health check that finds a release
+// healthy makes once a deploy, whatever its size: the announcement of its
+// Release Healthy event, and the clearing of its start marker (it is on
+// its way no longer; lock.Starts.Arrive). They count in the deploy's
+// calls and not in a check's.
+var onceADeploy = []string{"eventbridge:PutEvents", "s3:DeleteObject"}
 
-// checkReads are a health check's calls by operation, ops, without its
-// announcements.
+// checkReads are a health check's calls by operation, ops, without those
+// it makes once a deploy (onceADeploy).
 func checkReads(ops map[string]int) map[string]int {
 	out := maps.Clone(ops)
-	for _, op := range announcements {
+	for _, op := range onceADeploy {
 		delete(out, op)
 	}
 	return out
