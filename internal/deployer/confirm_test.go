@@ -326,19 +326,11 @@ func TestCheckHealthyCountsItsReads(t *testing.T) {
 func TestJudgedStableOnlyOnAFreshCount(t *testing.T) {
 	const perService = 16
 	services := []string{"web", "worker"}
-	tgName := func(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
 	h := newHarness(t, func(spec *sim.WorldSpec) {
 		// Every instance boots and passes its health checks in the same
 		// time: both services reach their targets at one check.
 		spec.Defaults.Boot, spec.Defaults.Health = &sim.Range{Min: 90, Max: 90}, &sim.Range{Min: 30, Max: 30}
-		rs := &spec.Accounts[0].Regions[0]
-		for _, svc := range services {
-			for i := range perService {
-				rs.TargetGroups = append(rs.TargetGroups, sim.TargetGroupSpec{Name: tgName(svc, i), Port: 8000,
-					LoadBalancers: []string{"coinbase-deploy-test-web-alb"},
-					Tags:          map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: svc}})
-			}
-		}
+		addTargetGroups(&spec.Accounts[0].Regions[0], services, perService)
 	})
 	r := h.baseRelease()
 	web := r.Services["web"]
@@ -442,7 +434,6 @@ func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
 		arrive     = 12 // the check before which the others arrive
 	)
 	services := []string{"api", "jobs", "web", "worker"}
-	tgName := func(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
 	run := func(t *testing.T, others int) (most, quickest int, underway []int) {
 		h := newHarness(t, func(spec *sim.WorldSpec) {
 			spec.Defaults.Boot, spec.Defaults.Health = &sim.Range{Min: 90, Max: 90}, &sim.Range{Min: 30, Max: 30}
@@ -452,13 +443,7 @@ func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
 				rs.SecurityGroups = append(rs.SecurityGroups, sim.SecurityGroupSpec{ID: fmt.Sprintf("sg-00000000000ff%04d", i), Name: sg, VPCID: "vpc-0000000000000c001",
 					Tags: map[string]string{"Name": sg, "ProjectName": project, "ConfigName": config, "ServiceName": svc}})
 			}
-			for _, svc := range services {
-				for i := range perService {
-					rs.TargetGroups = append(rs.TargetGroups, sim.TargetGroupSpec{Name: tgName(svc, i), Port: 8000,
-						LoadBalancers: []string{"coinbase-deploy-test-web-alb"},
-						Tags:          map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: svc}})
-				}
-			}
+			addTargetGroups(rs, services, perService)
 		})
 		r := h.baseRelease()
 		web := r.Services["web"]
@@ -520,3 +505,18 @@ func TestChecksShareTheDescribeBucketBesideOthers(t *testing.T) {
 	require.Greater(t, len(counted), arrive)
 	assert.Equal(t, 0, counted[arrive-1], "counted none once they arrived")
 }
+
+// addTargetGroups gives each of services perService target groups of its
+// own (tgName), routed by the harness's load balancer.
+func addTargetGroups(rs *sim.RegionSpec, services []string, perService int) {
+	for _, svc := range services {
+		for i := range perService {
+			rs.TargetGroups = append(rs.TargetGroups, sim.TargetGroupSpec{Name: tgName(svc, i), Port: 8000,
+				LoadBalancers: []string{"coinbase-deploy-test-web-alb"},
+				Tags:          map[string]string{naming.TagProjectName: project, naming.TagConfigName: config, naming.TagServiceName: svc}})
+		}
+	}
+}
+
+// tgName is the name of target group i of service svc (addTargetGroups).
+func tgName(svc string, i int) string { return fmt.Sprintf("cdt-%s-tg%02d", svc, i) }
