@@ -330,6 +330,15 @@ func TestRetirerStepWithinItsCalls(t *testing.T) {
 	assert.Zero(t, aws.ToInt32(describe(t, e, names[3]).DesiredCapacity))
 
 	e, names, r = setUp(t)
+	r.Calls = 1 // fewer than one group's step takes
+	before = scaleIns(e)
+	ret, err = r.Step(e.ctx, names)
+	require.NoError(t, err)
+	assert.Equal(t, 1, ret.Stepped, "a step takes one group however few its calls: a retirement always moves on")
+	assert.Equal(t, names[1], ret.Next)
+	assert.Equal(t, 1, scaleIns(e)-before)
+
+	e, names, r = setUp(t)
 	before = scaleIns(e)
 	ret, err = r.Step(e.ctx, names)
 	require.NoError(t, err)
