@@ -141,11 +141,7 @@ func TestSettleKeepsACapacityChanged(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			rel := e.release("r1")
-			tmpl, grp := specs("r1")
-			require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
-			require.NoError(t, rel.CreateGroup(e.ctx, grp))
-			require.NoError(t, rel.Step(e.ctx, grp.Name, 1, tc.current))
+			rel, grp := steppedGroup(t, e, tc.current)
 			e.clk.Advance(5 * time.Minute)
 			require.NoError(t, rel.Settle(e.ctx, describe(t, e, grp.Name), tc.desired, 3))
 			assert.Equal(t, int32(tc.want), aws.ToInt32(describe(t, e, grp.Name).DesiredCapacity))
@@ -345,11 +341,7 @@ func TestSettleCallsAreSettles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			rel := e.release("r1")
-			tmpl, grp := specs("r1")
-			require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
-			require.NoError(t, rel.CreateGroup(e.ctx, grp))
-			require.NoError(t, rel.Step(e.ctx, grp.Name, 1, tc.current))
+			rel, grp := steppedGroup(t, e, tc.current)
 			if tc.suspend {
 				g := describe(t, e, grp.Name)
 				require.NoError(t, rel.Suspend(e.ctx, grp.Name, &g))
@@ -363,4 +355,16 @@ func TestSettleCallsAreSettles(t *testing.T) {
 			assert.Zero(t, fleet.SettleCalls(describe(t, e, grp.Name), tc.desired, 3), "settled: nothing left")
 		})
 	}
+}
+
+// steppedGroup creates release r1's template and group and steps the
+// group to current instances (its launch count).
+func steppedGroup(t *testing.T, e *env, current int) (*fleet.Release, fleet.Group) {
+	t.Helper()
+	rel := e.release("r1")
+	tmpl, grp := specs("r1")
+	require.NoError(t, rel.CreateTemplate(e.ctx, tmpl))
+	require.NoError(t, rel.CreateGroup(e.ctx, grp))
+	require.NoError(t, rel.Step(e.ctx, grp.Name, 1, current))
+	return rel, grp
 }
