@@ -159,6 +159,6 @@ func (d *Deployer) nextStep(ctx context.Context, req execution.Request) (any, er
 		h.Services[svc] = s
 	}
 	d.announce(ctx, c, st, steps...)
-	h.WaitSeconds = d.nextCheck(st, req, h.Checks, 0, h.Services, false)
+	h.WaitSeconds = d.nextCheck(st, req, r, h.Checks, 0, h.Services, false)
 	return h, nil
 }

@@ -110,7 +110,7 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 	if h.Healthy {
 		d.arrive(ctx, st, req)
 	}
-	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, report, booting(r, report)), h.Throttled)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, r, h.Checks, 0, report, booting(r, report)), h.Throttled)
 	if h.Underway > 0 && j.reads > 0 {
 		h.WaitSeconds = max(h.WaitSeconds, readsShareWait(req, h.Checks, j.reads, h.Underway))
 	}
@@ -204,7 +204,7 @@ func (d *Deployer) throttled(st *execution.State, req execution.Request, err err
 	}
 	h := &execution.Health{Checks: st.Health.Checks + 1, Throttled: st.Health.Throttled + 1, Services: st.Health.Services, ReadsRefill: st.Health.ReadsRefill,
 		Underway: st.Health.Underway}
-	h.WaitSeconds = backOff(d.nextCheck(st, req, h.Checks, 0, nil, false), h.Throttled)
+	h.WaitSeconds = backOff(d.nextCheck(st, req, nil, h.Checks, 0, nil, false), h.Throttled)
 	d.log.Warn("health check throttled: checking again after the wait", "release_id", st.ReleaseID, "wait_seconds", h.WaitSeconds, "throttled", h.Throttled, "error", err.Error())
 	return h, nil
 }

@@ -198,7 +198,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	}
 	st.Previous = fleet.Others(st.ReleaseID, fleet.Summaries(groups), templates)
 	d.recordedReady(ctx, st, report)
-	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, 0, d.readyAfter(report, req), report, false), Services: report, Underway: k}
+	st.Health = &execution.Health{WaitSeconds: d.nextCheck(st, req, r, 0, d.readyAfter(report, req), report, false), Services: report, Underway: k}
 	return paced{}, nil
 }
 

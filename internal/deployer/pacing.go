@@ -23,10 +23,10 @@ import (
 // about to be reached (health.Imminent; by few services, few), or not yet within reach
 // (booting, see pacing.Situation.Booting). Never past the
 // release's timeout (one second once it has passed), at least a second.
-func (d *Deployer) nextCheck(st *execution.State, req execution.Request, checks int, ready time.Duration, report map[string]execution.ServiceHealth, booting bool) int {
+func (d *Deployer) nextCheck(st *execution.State, req execution.Request, r *release.Release, checks int, ready time.Duration, report map[string]execution.ServiceHealth, booting bool) int {
 	now := d.now()
 	timeout := time.Duration(st.Timeout) * time.Second
-	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Few: few(report), Booting: booting, Seed: req.Execution.ID}
+	x := pacing.Situation{Checks: checks, Ready: ready, Window: window(report, now), Imminent: health.Imminent(report), Few: few(r, report, prevReport(st)), Booting: booting, Seed: req.Execution.ID}
 	if !req.Execution.StartTime.IsZero() {
 		x.Elapsed = now.Sub(req.Execution.StartTime)
 		if st.Timeout > 0 {
@@ -55,20 +55,44 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 	return s.Fit(timeout, limits.MaxHealthChecks)
 }
 
-// few is pacing.Situation.Few of report: at most tuning.FewImminent of
-// its services are below their targets and at most a
-// tuning.FewImminentShare-th of them, or just one, and no more than have
-// reached theirs: the last of many, near theirs as the others were (one
-// service's whole ramp is not paced so).
-func few(report map[string]execution.ServiceHealth) bool {
-	below := 0
-	for _, s := range report {
-		if !health.Healthy(s) {
+// few is pacing.Situation.Few of report for r, prev the report of the
+// check before (none: Deploy's): the services below their targets are
+// few, and a check a second reads them all. Either at most
+// tuning.FewImminent of them and at most a tuning.FewImminentShare-th
+// of the release's services, or just one; or the tail of services that
+// arrive together: this check saw at least as many reach their targets
+// as are still below theirs (the next to arrive may well be the last),
+// and the load balancer reads of those below (a DescribeInstanceHealth
+// or DescribeTargetHealth per load balancer or target group r names for
+// them) fit one second of an account's Describe refill
+// (tuning.BalancerReadRate). Both ways, no more are below than have
+// reached theirs: one service's whole ramp is not paced so.
+func few(r *release.Release, report, prev map[string]execution.ServiceHealth) bool {
+	below, reached, reads := 0, 0, 0
+	for svc, s := range report {
+		p, seen := prev[svc]
+		switch {
+		case !health.Healthy(s):
 			below++
+			if named := r.Services[svc]; named != nil {
+				reads += len(named.ELBs) + len(named.TargetGroups)
+			}
+		case seen && !health.Healthy(p):
+			reached++
 		}
 	}
 	most := min(tuning.FewImminent, max(1, len(report)/tuning.FewImminentShare))
-	return below <= most && 2*below <= len(report)
+	arriving := reached >= below && reads <= tuning.BalancerReadRate*int(tuning.FewImminentCheckInterval/time.Second)
+	return (below <= most || arriving) && 2*below <= len(report)
+}
+
+// prevReport is the previous check's report in st: none before the
+// first (Deploy's own).
+func prevReport(st *execution.State) map[string]execution.ServiceHealth {
+	if st.Health == nil {
+		return nil
+	}
+	return st.Health.Services
 }
 
 // booting is pacing.Situation.Booting of report for r: a service below

@@ -67,7 +67,7 @@ func TestNextCheck(t *testing.T) {
 			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(tt.elapsed))}
 			st := &execution.State{Timeout: tt.timeout}
 			req := execution.Request{Execution: execution.Context{ID: "exec", StartTime: start}}
-			got := d.nextCheck(st, req, tt.checks, tt.ready, tt.report, false)
+			got := d.nextCheck(st, req, servingBehind(tt.report, 1), tt.checks, tt.ready, tt.report, false)
 			assert.GreaterOrEqual(t, got, tt.min)
 			assert.LessOrEqual(t, got, tt.max)
 		})
@@ -78,6 +78,69 @@ func TestNextCheck(t *testing.T) {
 			assert.LessOrEqual(t, d.schedule(timeout).MaxChecks(timeout), limits.MaxHealthChecks, "interval %v, timeout %v", every, timeout)
 		}
 	}
+}
+
+// The checks come a second apart at the tail of services that reach
+// their targets together: once a check saw at least as many reach theirs
+// as are still below, and those below name few enough load balancers
+// that a check a second reads them all within an account's Describe
+// refill (Elastic Load Balancing's 10 a second); never for a whole ramp
+// (more below than have reached theirs).
+func TestFewAtTheTailOfServicesArrivingTogether(t *testing.T) {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		report   map[string]execution.ServiceHealth
+		reachNow int // of the services at their targets, how many were below at the previous check
+		lbs      int // load balancers each service names
+		want     bool
+	}{
+		{"the last ten of fifty, forty reached theirs at this check", reached(imminent(10), 40, start), 40, 1, true},
+		{"the last ten of fifty, ten reached theirs at this check", reached(imminent(10), 40, start), 10, 1, true},
+		{"the last ten of fifty, nine reached theirs at this check", reached(imminent(10), 40, start), 9, 1, false},
+		{"the last eleven of fifty: more reads than a second's refill", reached(imminent(11), 39, start), 39, 1, false},
+		{"the last six of fifty naming two target groups each: twelve reads", reached(imminent(6), 44, start), 44, 2, false},
+		{"the last five of fifty naming two target groups each", reached(imminent(5), 45, start), 45, 2, true},
+		{"the last six of fifty, none reached theirs at this check", reached(imminent(6), 44, start), 0, 1, false},
+		{"the last five of fifty, none reached theirs at this check: few anyway", reached(imminent(5), 45, start), 0, 1, true},
+		{"six of ten below, four reached theirs at this check: a whole ramp", reached(imminent(6), 4, start), 4, 1, false},
+		{"five of ten below, five reached theirs at this check", reached(imminent(5), 5, start), 5, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := map[string]execution.ServiceHealth{}
+			for svc, s := range tt.report {
+				prev[svc] = s
+			}
+			for i := range tt.reachNow {
+				prev[fmt.Sprintf("done%02d", i)] = execution.ServiceHealth{Healthy: 0, Target: 1, InService: 1, StableSeconds: 60}
+			}
+			assert.Equal(t, tt.want, few(servingBehind(tt.report, tt.lbs), tt.report, prev))
+
+			d := &Deployer{cfg: Config{HealthCheckInterval: tuning.HealthCheckInterval}, clock: clock.NewVirtual(start.Add(3 * time.Minute))}
+			st := &execution.State{Timeout: 600, Health: &execution.Health{Checks: 30, Services: prev}}
+			req := execution.Request{Execution: execution.Context{ID: "exec", StartTime: start}}
+			want := 2
+			if tt.want {
+				want = 1
+			}
+			assert.Equal(t, want, d.nextCheck(st, req, servingBehind(tt.report, tt.lbs), 30, 0, tt.report, false), "the wait before the next check")
+		})
+	}
+}
+
+// servingBehind is a release of report's services, each naming lbs
+// target groups.
+func servingBehind(report map[string]execution.ServiceHealth, lbs int) *release.Release {
+	r := &release.Release{Services: map[string]*release.Service{}}
+	for svc := range report {
+		s := &release.Service{}
+		for i := range lbs {
+			s.TargetGroups = append(s.TargetGroups, fmt.Sprintf("%s-tg%d", svc, i))
+		}
+		r.Services[svc] = s
+	}
+	return r
 }
 
 // imminent is a report of n services, each with its target in service

@@ -218,7 +218,10 @@ const (
 	// deploy adds. Within the schedule's budget (package pacing).
 	ImminentCheckInterval = 2 * time.Second
 	// FewImminentCheckInterval is ImminentCheckInterval while at most
-	// FewImminent services are below their targets: the last ones, each
+	// FewImminent services are below their targets, or the tail of
+	// services reaching theirs together is (a check saw at least as many
+	// reach theirs as are still below, and their load balancers' reads
+	// fit this long's BalancerReadRate refill): the last ones, each
 	// second until a check sees them is latency, and a check reads few
 	// load balancers, so one a second stays within an account's Describe
 	// refill. Within the schedule's budget likewise.

@@ -14,7 +14,7 @@
 //     Stable, and one when the last stability window ends (Window);
 //   - while every service below its target waits only for its load
 //     balancers' health checks (Imminent), a check every Soon, every
-//     Sooner while those services are few (Few);
+//     Sooner while those services are few (Few: the deployer's judgement);
 //   - a wait shorter than the schedule's only while the checks made so far
 //     leave room for it (as many as the schedule makes by then with every
 //     wait at its shortest);
