@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -29,6 +30,7 @@ import (
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 func main() {
@@ -39,13 +41,23 @@ func main() {
 	}
 }
 
+// httpClient is the SDK's default client, keeping as many idle
+// connections to a host as a task makes calls to it at once
+// (tuning.BalancerReadsAtOnce: a health check's load balancer reads), so
+// a warm Lambda's next check reuses them instead of opening new ones.
+func httpClient() *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, tuning.BalancerReadsAtOnce)
+	})
+}
+
 func run(ctx context.Context, log *slog.Logger) error {
 	cfg, err := parseConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
 	cfg.Version = buildinfo.Get().String()
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(httpClient()))
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}

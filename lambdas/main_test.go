@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -108,4 +109,13 @@ func TestDeployerConfigCarriesTheVersion(t *testing.T) {
 	assert.Equal(t, c.Version, dc.Version)
 	assert.Equal(t, "b", dc.Bucket)
 	assert.Equal(t, naming.StateMachineARN(c.AccountID, c.Region), dc.StateMachineARN)
+}
+
+// The deployer's HTTP client keeps as many idle connections to a host as
+// a health check reads its load balancers at once: the SDK's default
+// keeps 10, and the next check would open the rest anew.
+func TestHTTPClientKeepsAChecksConnections(t *testing.T) {
+	tr := httpClient().GetTransport()
+	assert.GreaterOrEqual(t, tr.MaxIdleConnsPerHost, tuning.BalancerReadsAtOnce)
+	assert.GreaterOrEqual(t, tr.MaxIdleConns, tr.MaxIdleConnsPerHost, "the pool as a whole holds them too")
 }

@@ -69,7 +69,7 @@ type Views struct {
 
 // Read asks each classic load balancer of elbs and each target group of
 // targetGroups (by ARN) for the states of its instances, up to
-// tuning.DescribeParallel at a time. A load balancer that does not route
+// tuning.BalancerReadsAtOnce at a time. A load balancer that does not route
 // to an instance's zone (ZoneNotRouted), or a target group that reports a
 // target unused because no load balancer sends it traffic
 // (Target.NotInUse), marks the instance never served; where two say so
@@ -96,7 +96,7 @@ func Read(ctx context.Context, classic ClassicAPI, v2 TargetGroupAPI, elbs, targ
 			return Views{}, err
 		}
 	}
-	err := fanout.Each(ctx, tuning.DescribeParallel, len(reads)-1, func(ctx context.Context, i int) error { return one(ctx, i+1) })
+	err := fanout.Each(ctx, tuning.BalancerReadsAtOnce, len(reads)-1, func(ctx context.Context, i int) error { return one(ctx, i+1) })
 	if err != nil {
 		return Views{}, err
 	}

@@ -3,7 +3,9 @@ package balancers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/balancers"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // fake answers DescribeInstanceHealth and DescribeTargetHealth from maps,
@@ -139,6 +143,48 @@ func TestReadFailures(t *testing.T) {
 			assert.Equal(t, tt.want, failure.NameOf(err))
 			assert.True(t, errors.Is(err, tt.err))
 			assert.Equal(t, []string{"lb-a"}, f.asked, "the first read, alone, fails the whole: the others are not made")
+		})
+	}
+}
+
+// slow answers every read with no instance, each taking a second.
+type slow struct{}
+
+func (slow) DescribeInstanceHealth(ctx context.Context, _ *elb.DescribeInstanceHealthInput, _ ...func(*elb.Options)) (*elb.DescribeInstanceHealthOutput, error) {
+	fanout.Spend(ctx, time.Second)
+	return &elb.DescribeInstanceHealthOutput{}, nil
+}
+
+func (slow) DescribeTargetHealth(ctx context.Context, _ *elbv2.DescribeTargetHealthInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error) {
+	fanout.Spend(ctx, time.Second)
+	return &elbv2.DescribeTargetHealthOutput{}, nil
+}
+
+// TestReadAtOnce: the first read alone, then a health check's whole
+// budget of reads at once: a check that reads its most takes two calls'
+// time, not one and three.
+func TestReadAtOnce(t *testing.T) {
+	var tgs []string
+	for i := range tuning.BalancerReadBurst {
+		tgs = append(tgs, fmt.Sprintf("arn:aws:elasticloadbalancing:us-east-1:111111111111:targetgroup/tg%02d/0123456789abcdef", i))
+	}
+	tests := []struct {
+		name      string
+		elbs, tgs []string
+		want      time.Duration
+	}{
+		{"none", nil, nil, 0},
+		{"one", nil, tgs[:1], time.Second},
+		{"a check's most", nil, tgs, 2 * time.Second},
+		{"a classic load balancer and the rest", []string{"web"}, tgs[1:], 2 * time.Second},
+		{"more than a check reads: in turns", []string{"web", "api"}, tgs, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, tl := fanout.WithTimeline(t.Context())
+			_, err := balancers.Read(ctx, slow{}, slow{}, tt.elbs, tt.tgs)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, tl.Elapsed())
 		})
 	}
 }

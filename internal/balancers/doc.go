@@ -8,7 +8,8 @@
 // nothing.
 //
 // One call per load balancer and per target group (DescribeInstanceHealth,
-// DescribeTargetHealth), up to tuning.DescribeParallel at a time, never
+// DescribeTargetHealth), the first alone, then up to
+// tuning.BalancerReadsAtOnce at a time, never
 // one per instance.
 // A failure is a *failure.RetryableError when transient, else a
 // *failure.DeployError.

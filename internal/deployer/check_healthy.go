@@ -106,16 +106,32 @@ func (d *Deployer) checkHealthy(ctx context.Context, req execution.Request) (any
 		h.Healthy = false // the last judgement must pass: see release.Analysis
 		d.log.Info("healthy, waiting for the canary analysis to pass", "release_id", st.ReleaseID, "service", a.Service, "class", string(a.Report.Class), "score", a.Report.Score)
 	}
-	d.announceHealthy(ctx, c, st, req, h)
-	if h.Healthy {
-		d.arrive(ctx, st, req)
-	}
+	d.healthyReached(ctx, c, st, req, h)
 	h.WaitSeconds = backOff(d.nextCheck(st, req, r, h.Checks, 0, report, booting(r, report)), h.Throttled)
 	if h.Underway > 0 && j.reads > 0 {
 		h.WaitSeconds = max(h.WaitSeconds, readsShareWait(req, h.Checks, j.reads, h.Underway))
 	}
 	d.log.Info("health checked", "release_id", st.ReleaseID, "stable", h.Healthy, "next_step", h.NextStep, "unstable_services", health.Unstable(report, now))
 	return h, nil
+}
+
+// healthyReached, after a check found the release healthy (h), puts
+// Release Healthy (announceHealthy) and clears the deploy's start marker
+// (arrive) side by side: both best effort, neither needs the other, and
+// the check that ends the wait takes one call's time for them, not two.
+// Nothing, when h is not healthy.
+func (d *Deployer) healthyReached(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, h *execution.Health) {
+	if !h.Healthy {
+		return
+	}
+	_ = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
+		if i == 0 {
+			d.announceHealthy(ctx, c, st, req, h)
+		} else {
+			d.arrive(ctx, st, req)
+		}
+		return nil
+	})
 }
 
 // beginCheck is what a health check starts from: it fails with a halt

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/local/sim"
+	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/store/halt"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/store/lock"
@@ -31,6 +33,11 @@ func (s slowStore) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns 
 func (s slowStore) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	fanout.Spend(ctx, time.Second)
 	return s.Store.PutObject(ctx, in, optFns...)
+}
+
+func (s slowStore) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	fanout.Spend(ctx, time.Second)
+	return s.Store.DeleteObject(ctx, in, optFns...)
 }
 
 // checkStart is a run after Deploy, its deployer's calls to the
@@ -90,6 +97,35 @@ func TestBeginCheckReadsSideBySide(t *testing.T) {
 	assert.NotNil(t, r)
 	assert.NotNil(t, c)
 	assert.Equal(t, time.Second, tl.Elapsed())
+}
+
+// TestHealthyReachedSideBySide: the check that finds the release healthy
+// puts Release Healthy and clears the deploy's start marker side by side,
+// in one call's time; a check that does not, neither.
+func TestHealthyReachedSideBySide(t *testing.T) {
+	h, d, st, req := checkStart(t)
+	d.starts = lock.NewStarts(slowStore{h.store}, bucket)
+	_, c, err := d.loadAndConnect(t.Context(), st, false)
+	require.NoError(t, err)
+	var ops []string
+	h.world.OnCall(func(ctx context.Context, call sim.Call) {
+		ops = append(ops, call.Op)
+		fanout.Spend(ctx, time.Second)
+	})
+	marker := naming.StartKey(account, region, naming.StartStamp(req.Execution.StartTime), req.Execution.Name)
+	_, err = h.store.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(marker)})
+	require.NoError(t, err, "Deploy's start marker")
+
+	ctx, tl := fanout.WithTimeline(t.Context())
+	d.healthyReached(ctx, c, st, req, &execution.Health{Checks: 3})
+	assert.Empty(t, ops, "not healthy: nothing put")
+	assert.Zero(t, tl.Elapsed())
+
+	d.healthyReached(ctx, c, st, req, &execution.Health{Checks: 4, Healthy: true})
+	assert.Equal(t, []string{"PutEvents"}, ops, "Release Healthy")
+	_, err = h.store.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(marker)})
+	require.Error(t, err, "the start marker cleared")
+	assert.Equal(t, time.Second, tl.Elapsed(), "one call's time for both")
 }
 
 // TestBeginCheckFailsInOrder: read side by side, a check still fails

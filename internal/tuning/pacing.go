@@ -290,10 +290,18 @@ const (
 	// load balancers' requests and 5xx in the whole minutes CloudWatch
 	// published over the last two.
 	ErrorRateWindow = 2 * time.Minute
-	// DescribeParallel is how many load balancers and target groups one
-	// health check asks at a time (package balancers): a check of 50
-	// target groups takes five calls' time, not fifty.
+	// DescribeParallel is how many reads of one kind a task makes at a
+	// time (instance profiles, batches of load balancers): fifty take
+	// five calls' time, not fifty.
 	DescribeParallel = 10
+	// BalancerReadsAtOnce is how many load balancers and target groups a
+	// task asks for their instances' states at a time (package
+	// balancers, after a first read alone): a health check's reads, at
+	// most BalancerReadBurst, all at once, in one call's time rather
+	// than three. The deployer's HTTP client keeps as many connections
+	// to a host (lambdas: its transport's MaxIdleConnsPerHost), so one
+	// check's connections serve the next.
+	BalancerReadsAtOnce = BalancerReadBurst
 	// StoreParallel is how many objects a task writes to the deployer
 	// bucket at a time (Publish's user data, one per service): far below
 	// S3's 3,500 writes a second per prefix, and 50 services' writes take
