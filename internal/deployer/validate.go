@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
@@ -68,16 +70,32 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 }
 
 // accept is Validate's checks of a decoded release of a confirmed
-// execution, and its writes (see validate).
+// execution, and its writes (see validate). The consume and the reads of
+// the stored copy and of the config's current record need nothing of
+// each other's: they go side by side, the consume whatever the reads
+// find (its failure returned first), and the checks read what they
+// found once the release is consumed. The
+// release's hash is recorded after, once the copy matches.
 func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release.Release, sum string) (*execution.State, error) {
-	if err := d.consume(ctx, req, r); err != nil {
+	var (
+		copySum, move string
+		errs          [3]error // each part's: none is skipped for another's failure
+	)
+	_ = fanout.Each(ctx, len(errs), len(errs), func(ctx context.Context, i int) error {
+		switch i {
+		case 0:
+			errs[i] = d.consume(ctx, req, r)
+		case 1:
+			copySum, errs[i] = d.storedHash(ctx, r)
+		default:
+			move, errs[i] = d.checkMove(ctx, r, d.target(r))
+		}
+		return nil
+	})
+	if err := cmp.Or(errs[:]...); err != nil {
 		return nil, err
 	}
 	var problems []string
-	copySum, err := d.storedHash(ctx, r)
-	if err != nil {
-		return nil, err
-	}
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
 	} else if err := d.ledger.RecordReleaseHash(ctx, r.ProjectName, r.ConfigName, ledger.ReleaseHash{ReleaseID: r.ReleaseID, ReleaseSHA256: sum, Execution: req.Execution.ID}); err != nil {
@@ -86,10 +104,8 @@ func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release
 	if p := d.checkCreatedAt(r, req); p != "" {
 		problems = append(problems, p)
 	}
-	if p, err := d.checkMove(ctx, r, d.target(r)); err != nil {
-		return nil, err
-	} else if p != "" {
-		problems = append(problems, p)
+	if move != "" {
+		problems = append(problems, move)
 	}
 	if len(problems) > 0 {
 		return nil, failure.BadRelease(problems...)
