@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
@@ -99,4 +100,27 @@ func TestDeployReadsBesideItsHaltCheck(t *testing.T) {
 	})
 	require.NoError(t, x.once(execution.TaskDeploy))
 	assert.Equal(t, prelaunchCall+alone+prelaunchCall, first)
+}
+
+// TestPublishWritesEveryUserDataAtOnce: Publish reads the release, its
+// run-once marker and the config's environments (a first deploy's: the
+// targets record, then, without one, the current record) side by side,
+// then writes the user data of a release's most services all at once
+// (tuning.StoreParallel): three calls' time, whatever the number of
+// services.
+func TestPublishWritesEveryUserDataAtOnce(t *testing.T) {
+	h, r := manyServices(t, limits.MaxServices)
+	h.timed = true
+	h.spendEach(prelaunchCall)
+	x := h.start(r)
+	require.NoError(t, x.steps(execution.TaskValidate, execution.TaskLock, execution.TaskValidateResources))
+	writes := 0
+	h.store.Observe = func(ctx context.Context, op, _ string) {
+		if op == "PutObject" {
+			writes++
+		}
+		fanout.Spend(ctx, prelaunchCall)
+	}
+	assert.Equal(t, 3*prelaunchCall, taskTime(t, x, execution.TaskPublish))
+	assert.Equal(t, limits.MaxServices, writes, "one user data a service")
 }

@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
@@ -202,4 +204,29 @@ func TestResolveTakesItsLongestChain(t *testing.T) {
 		assert.Positive(t, calls[op], "%s is read", op)
 	}
 	assert.Equal(t, 2*call, tl.Elapsed(), "calls %v", calls)
+}
+
+// TestResolveReadsProfilesWithinItsLongestChain: the instance profiles
+// of a release's most services, each its own (IAM's GetInstanceProfile,
+// one per profile), are read tuning.ProfileParallel at a time, within
+// the two calls' time of the resolution's longest chain.
+func TestResolveReadsProfilesWithinItsLongestChain(t *testing.T) {
+	const call = 30 * time.Millisecond
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	r := newRelease()
+	web := r.Services["web"]
+	for i := range limits.MaxServices {
+		s := *web
+		s.Profile = fmt.Sprintf("profile-%02d", i)
+		r.Services[fmt.Sprintf("svc%02d", i)] = &s
+	}
+	delete(r.Services, "web")
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, _ = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+	assert.Equal(t, limits.MaxServices, w.Calls()["GetInstanceProfile"])
+	assert.Equal(t, 2*call, tl.Elapsed())
 }

@@ -29,10 +29,10 @@ func checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profi
 	names := slices.Sorted(maps.Keys(profiles))
 	outs := make([]*iam.GetInstanceProfileOutput, len(names))
 	errs := make([]error, len(names))
-	// The reads side by side (tuning.DescribeParallel at a time), their
+	// The reads side by side (tuning.ProfileParallel at a time), their
 	// findings in the profiles' order: a release of fifty services waits
-	// five reads' time, not fifty, before its groups are created.
-	_ = fanout.Each(ctx, tuning.DescribeParallel, len(names), func(ctx context.Context, i int) error {
+	// two reads' time, not fifty, before its groups are created.
+	_ = fanout.Each(ctx, tuning.ProfileParallel, len(names), func(ctx context.Context, i int) error {
 		outs[i], errs[i] = api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(names[i])})
 		return nil
 	})
