@@ -36,17 +36,16 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 			present = append(present, n)
 		}
 	}
-	// Their tags and their attributes read nothing of each other's: side
-	// by side.
-	var found map[string]map[string]string
-	var undrained map[string]bool
-	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		var err error
-		if i == 0 {
-			found, err = elbTags(ctx, api, present)
-		} else {
-			undrained, err = withoutDraining(ctx, api, present)
-		}
+	// Their tags and their attributes read nothing of each other's.
+	var (
+		found     map[string]map[string]string
+		undrained map[string]bool
+	)
+	err = beside(ctx, func(ctx context.Context) (err error) {
+		found, err = elbTags(ctx, api, present)
+		return err
+	}, func(ctx context.Context) (err error) {
+		undrained, err = withoutDraining(ctx, api, present)
 		return err
 	})
 	if err != nil {
@@ -159,17 +158,12 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 		return nil, err
 	}
 	// Their tags and their load balancers' zones read nothing of each
-	// other's: side by side.
+	// other's.
 	var found map[string]map[string]string
-	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		var err error
-		if i == 0 {
-			found, err = targetGroupTags(ctx, api, names, arns)
-		} else {
-			err = targetGroupZones(ctx, api, lbsOf, res)
-		}
+	err = beside(ctx, func(ctx context.Context) (err error) {
+		found, err = targetGroupTags(ctx, api, names, arns)
 		return err
-	})
+	}, func(ctx context.Context) error { return targetGroupZones(ctx, api, lbsOf, res) })
 	if err != nil {
 		return nil, err
 	}

@@ -130,6 +130,12 @@ func resolveNetwork(ctx context.Context, c *cloud.Clients, r *release.Release, u
 	return nil
 }
 
+// beside runs a and b side by side (fanout.Each): a's error, else b's.
+func beside(ctx context.Context, a, b func(ctx context.Context) error) error {
+	fns := [2]func(ctx context.Context) error{a, b}
+	return fanout.Each(ctx, len(fns), len(fns), func(ctx context.Context, i int) error { return fns[i](ctx) })
+}
+
 // sideBySide runs parts side by side, each with problems of its own, and
 // adds their problems to p in the parts' order: the first error of the
 // lowest part that failed (fanout.Each), else nil.

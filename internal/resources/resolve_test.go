@@ -230,3 +230,22 @@ func TestResolveReadsProfilesWithinItsLongestChain(t *testing.T) {
 	assert.Equal(t, limits.MaxServices, w.Calls()["GetInstanceProfile"])
 	assert.Equal(t, 2*call, tl.Elapsed())
 }
+
+// TestResolveReadsClassicLoadBalancersSideBySide: a release's classic
+// load balancers are described in one call, then their tags and each
+// one's attributes (connection draining: one DescribeLoadBalancerAttributes
+// each) are read side by side: two calls' time, however many it names.
+func TestResolveReadsClassicLoadBalancersSideBySide(t *testing.T) {
+	const call = 30 * time.Millisecond
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	r := newRelease()
+	r.Services["web"].ELBs = []string{"coinbase-deploy-test-web-elb", "other-project-web-elb", "cdt-staging-web"}
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, _ = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+	assert.Equal(t, 3, w.Calls()["DescribeLoadBalancerAttributes"])
+	assert.Equal(t, 2*call, tl.Elapsed())
+}
