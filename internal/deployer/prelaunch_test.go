@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -123,4 +124,19 @@ func TestPublishWritesEveryUserDataAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, 3*prelaunchCall, taskTime(t, x, execution.TaskPublish))
 	assert.Equal(t, limits.MaxServices, writes, "one user data a service")
+}
+
+// TestAllOfRunsEveryPart: allOf runs every part whatever the others'
+// failures (Validate's consume goes on when a read beside it fails; a
+// task's reads beside its halt check run all the same), and returns the
+// failure of the first part, in order, that failed.
+func TestAllOfRunsEveryPart(t *testing.T) {
+	first, second := errors.New("first"), errors.New("second")
+	ran := 0
+	err := allOf(fanout.InOrder(t.Context()),
+		func(context.Context) error { return first },
+		func(context.Context) error { ran++; return second },
+		func(context.Context) error { ran++; return nil })
+	assert.Equal(t, first, err)
+	assert.Equal(t, 2, ran, "the parts after a failure ran")
 }

@@ -51,26 +51,34 @@ func (l *loaded) session(st *execution.State) cloud.Session {
 // done it sets the State's fields from the verified release (adopt). Its
 // error is also's first, then the release's, then the marker's.
 func (d *Deployer) loadBeside(ctx context.Context, st *execution.State, also func(ctx context.Context) error) (*loaded, error) {
-	var (
-		l    loaded
-		errs [3]error // each part's: none is skipped for another's failure
-	)
-	_ = fanout.Each(ctx, len(errs), len(errs), func(ctx context.Context, i int) error {
-		switch {
-		case i == 0 && also != nil:
-			errs[i] = also(ctx)
-		case i == 1:
-			l.r, errs[i] = d.fetchRelease(ctx, st)
-		case i == 2:
-			l.run, l.found, errs[i] = d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
-		}
-		return nil
+	if also == nil {
+		also = func(context.Context) error { return nil }
+	}
+	var l loaded
+	err := allOf(ctx, also, func(ctx context.Context) (err error) {
+		l.r, err = d.fetchRelease(ctx, st)
+		return err
+	}, func(ctx context.Context) (err error) {
+		l.run, l.found, err = d.locks.RunOf(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
+		return err
 	})
-	if err := cmp.Or(errs[:]...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	d.adopt(st, l.r)
 	return &l, nil
+}
+
+// allOf runs parts side by side (fanout.Each), every one of them to its
+// end whatever the others' failures, and returns the error of the first
+// part, in order, that failed (nil when none did).
+func allOf(ctx context.Context, parts ...func(ctx context.Context) error) error {
+	errs := make([]error, len(parts))
+	_ = fanout.Each(ctx, len(parts), len(parts), func(ctx context.Context, i int) error {
+		errs[i] = parts[i](ctx)
+		return nil
+	})
+	return cmp.Or(errs...)
 }
 
 // connect returns the clients of the State's target. A target that cannot

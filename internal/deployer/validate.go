@@ -1,7 +1,6 @@
 package deployer
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/identity"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
@@ -72,27 +70,21 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 // accept is Validate's checks of a decoded release of a confirmed
 // execution, and its writes (see validate). The consume and the reads of
 // the stored copy and of the config's current record need nothing of
-// each other's: they go side by side, the consume whatever the reads
-// find (its failure returned first), and the checks read what they
-// found once the release is consumed. The
-// release's hash is recorded after, once the copy matches.
+// each other's: they go side by side (allOf), the consume whatever the
+// reads find (its failure returned first), and the checks read what
+// they found once the release is consumed. The release's hash is
+// recorded after, once the copy matches.
 func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release.Release, sum string) (*execution.State, error) {
-	var (
-		copySum, move string
-		errs          [3]error // each part's: none is skipped for another's failure
-	)
-	_ = fanout.Each(ctx, len(errs), len(errs), func(ctx context.Context, i int) error {
-		switch i {
-		case 0:
-			errs[i] = d.consume(ctx, req, r)
-		case 1:
-			copySum, errs[i] = d.storedHash(ctx, r)
-		default:
-			move, errs[i] = d.checkMove(ctx, r, d.target(r))
-		}
-		return nil
-	})
-	if err := cmp.Or(errs[:]...); err != nil {
+	var copySum, move string
+	err := allOf(ctx, func(ctx context.Context) error { return d.consume(ctx, req, r) },
+		func(ctx context.Context) (err error) {
+			copySum, err = d.storedHash(ctx, r)
+			return err
+		}, func(ctx context.Context) (err error) {
+			move, err = d.checkMove(ctx, r, d.target(r))
+			return err
+		})
+	if err != nil {
 		return nil, err
 	}
 	var problems []string
