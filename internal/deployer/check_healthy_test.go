@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/store/halt"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/store/lock"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // slowStore is a Store whose every read and write takes a second on the
@@ -77,11 +78,16 @@ func TestPublishSideBySide(t *testing.T) {
 	ctx, one := fanout.WithTimeline(t.Context())
 	_, err = d.verify(ctx, req)
 	require.NoError(t, err)
-	r, err := d.loadRelease(ctx, st)
+	var known []target.Target
+	l, err := d.loadBeside(ctx, st, func(ctx context.Context) error {
+		var err error
+		known, err = d.knownTargets(ctx, project, config)
+		return err
+	})
 	require.NoError(t, err)
-	require.NoError(t, d.publishAssets(ctx, st, r))
+	require.NoError(t, d.publishAssets(ctx, st, l, known))
 	assets := one.Elapsed()
-	require.NoError(t, d.putUserData(ctx, r, st.Target))
+	require.NoError(t, d.putUserData(ctx, l.r, st.Target))
 	require.Greater(t, one.Elapsed(), assets, "the user data's writes take time")
 	assert.Equal(t, assets, tl.Elapsed(), "Publish takes its assets' time (one after the other: %v)", one.Elapsed())
 }

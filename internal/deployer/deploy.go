@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/target"
 )
 
 // Scaling policy types a release may use.
@@ -76,13 +77,23 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkHalt(ctx, st, req); err != nil {
-		return nil, err
+	// The halt check needs nothing of the release and its run-once
+	// marker: they are read beside it (loadBeside), its refusal first.
+	var halted error
+	l, loadErr := d.loadBeside(ctx, st, func(ctx context.Context) error {
+		halted = d.checkHalt(ctx, st, req)
+		return halted
+	})
+	if halted != nil {
+		return nil, halted
 	}
 	if err := d.checkTimeout(st, req); err != nil {
 		return nil, err
 	}
-	round, err := d.make(ctx, st, req)
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	round, err := d.make(ctx, st, req, l)
 	if err == nil && round.wait > 0 {
 		st.Deploy, err = d.pace(st, round)
 	} else {
@@ -142,20 +153,22 @@ func throttledRounds(st *execution.State) int {
 	return n
 }
 
-// make makes what the release deploys (see deploy) and sets st's
-// Deployed, Previous, Images and first Health. It returns, when this
-// round left groups to create or suspend for the next (makeGroups: Auto
-// Scaling's one bucket paces them), the round paced, with no scaling
-// policy put yet.
-func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request) (paced, error) {
-	r, c, err := d.loadAndConnect(ctx, st, false)
+// make makes what the release deploys (see deploy), the release and its
+// run-once marker l read, and sets st's Deployed, Previous, Images and
+// first Health. It returns, when this round left groups to create or
+// suspend for the next (makeGroups: Auto Scaling's one bucket paces
+// them), the round paced, with no scaling policy put yet.
+func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request, l *loaded) (paced, error) {
+	r := l.r
+	c, err := d.connectAs(ctx, st, l.session(st), false)
 	if err != nil {
 		return paced{}, err
 	}
-	res, k, templates, err := d.resolveBeside(ctx, st, c, r)
+	b, err := d.resolveBeside(ctx, st, c, r)
 	if err != nil {
 		return paced{}, err
 	}
+	res, k, templates := b.res, b.underway, b.templates
 	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
 	if k > 0 && st.Deploy == nil {
 		wait := share.first()
@@ -165,7 +178,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
-	if err := d.recordIntent(ctx, st, req); err != nil {
+	if err := d.recordIntent(ctx, st, req, b.known); err != nil {
 		return paced{}, err
 	}
 	st.Deployed = true
@@ -203,14 +216,15 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 }
 
 // recordIntent records, before Deploy creates anything, the release's
-// target among its config's (recordTarget) and the groups it may create
+// target among its config's (recordTargetIn, known: the config's
+// environments as the round read them) and the groups it may create
 // (ledger.PutDeploying). A later round (st.Deployed: a round before it
 // recorded both) writes neither again: its creates wait for no write.
-func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req execution.Request) error {
+func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req execution.Request, known []target.Target) error {
 	if st.Deployed {
 		return nil
 	}
-	if err := d.recordTarget(ctx, st); err != nil {
+	if err := d.recordTargetIn(ctx, st, known); err != nil {
 		return err
 	}
 	return d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{
@@ -218,31 +232,48 @@ func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req ex
 	})
 }
 
+// resolvedBeside is what a round of Deploy reads beside its resolution of the
+// release's resources (resolveBeside).
+type resolvedBeside struct {
+	res *resources.Resolved
+	// underway counts the deploys on their way beside it.
+	underway int
+	// templates are the project-config's launch templates
+	// (fleet.Templates).
+	templates map[string]map[string]string
+	// known are the config's environments (knownTargets), read by the
+	// round that records the release's intent (recordIntent) only.
+	known []target.Target
+}
+
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway) and lists the project-config's launch templates
-// (fleet.Templates: what this release made already is not made again).
-func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (*resources.Resolved, int, map[string]map[string]string, error) {
-	var (
-		res       *resources.Resolved
-		k         int
-		templates map[string]map[string]string
-	)
-	err := fanout.Each(ctx, 3, 3, func(ctx context.Context, i int) error {
+// beside it (underway), lists the project-config's launch templates
+// (fleet.Templates: what this release made already is not made again)
+// and, in the round that records the release's intent, reads the
+// config's environments (knownTargets): its creates wait for no read
+// that could have run beside the resolution.
+func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (resolvedBeside, error) {
+	var b resolvedBeside
+	err := fanout.Each(ctx, 4, 4, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
-			res, err = resources.Resolve(ctx, c, r)
+			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
-			k = d.underway(ctx, st)
-		default:
-			if templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
+			b.underway = d.underway(ctx, st)
+		case 2:
+			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
+			}
+		default:
+			if !st.Deployed {
+				b.known, err = d.knownTargets(ctx, st.ProjectName, st.ConfigName)
 			}
 		}
 		return err
 	})
-	return res, k, templates, err
+	return b, err
 }
 
 // alarmsMade are the alarms of the release's scaling policies that exist

@@ -94,6 +94,13 @@
 //     records; the first execution that validates a release consumes it.
 //   - No sleeping: time comes from the injected clock; waiting is the state
 //     machine's (CheckHealthy says how long).
+//   - No call waits for another it does not need: a task's reads that
+//     need nothing of each other's go side by side (package fanout), the
+//     tasks before the launches first: Validate's reads beside its
+//     consume, the release and its run-once marker (read once a task)
+//     beside ValidateResources' turn, Publish's other reads and Deploy's
+//     halt check (loadBeside), a resolution in its longest chain's time
+//     (package resources), every user data written at once.
 //   - Throttling waits: a call AWS still throttles after the SDK's retries
 //     (cloud.Throttled) is no failure of the release in a task the state
 //     machine runs again. ValidateResources and Deploy report a wait at

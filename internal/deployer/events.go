@@ -7,7 +7,6 @@ import (
 	"github.com/ferryhq/ferry/internal/events"
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
-	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 )
 
@@ -45,13 +44,13 @@ func (d *Deployer) announce(ctx context.Context, c *cloud.Clients, st *execution
 // announceStarted puts Release Started for st's release, accepted by
 // Validate in the execution req names (its id is the execution's, so a
 // later put is the same event), and reports whether it reached the
-// target (see State.StartUnannounced). r and c are the release and the
-// target's clients when the caller has them (read moments before: not
-// read again), else nil.
-func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request, r *release.Release, c *cloud.Clients) bool {
+// target (see State.StartUnannounced). l and c are the release with its
+// run-once marker and the target's clients when the caller has them
+// (read moments before: not read again), else nil.
+func (d *Deployer) announceStarted(ctx context.Context, st *execution.State, req execution.Request, l *loaded, c *cloud.Clients) bool {
 	var ev events.Event
-	if r != nil {
-		by, _, _ := d.author(ctx, st, r.CreatedBy)
+	if l != nil {
+		by, _, _ := authorOf(l.run, l.found, l.r.CreatedBy)
 		ev = d.startedBy(st, req, by)
 	} else {
 		ev = d.started(ctx, st, req)

@@ -257,6 +257,14 @@ type run struct {
 	state *execution.State
 }
 
+// spendEach makes every call of the deployer, to AWS and to the
+// deployer bucket, spend call on its Timeline (package fanout), the
+// modelled time of one call.
+func (h *harness) spendEach(call time.Duration) {
+	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	h.store.Observe = func(ctx context.Context, _, _ string) { fanout.Spend(ctx, call) }
+}
+
 func (h *harness) start(r *release.Release) *run {
 	return h.startAs(r, naming.ExecutionName(r.ProjectName, r.ConfigName, r.ReleaseID))
 }

@@ -198,7 +198,8 @@ func (s share) perRound() int {
 // (limits.AutoScalingBurst): the bucket had the release's checks' time to
 // refill, and the token of the round's own listing of the groups is back
 // before its creates go (a tenth of a second: the resolution's reads
-// after the listing take longer). A release of 50 services so leaves 10
+// after the listing, the write of the release's intent and each group's
+// launch template take longer). A release of 50 services so leaves 10
 // creates for the next round, a second's refill, not 12 (two seconds'):
 // its last launches come a second sooner.
 func (s share) budget(st *execution.State) int {

@@ -30,8 +30,9 @@ import (
 // second). A release of more services than the bucket holds creates the
 // bucket's worth of groups in its first round (alone: its listing's
 // token is back before its creates go, each call taking the modelled
-// time of one, package fanout's Timeline), every one of them before any
-// other mutating Auto Scaling call, and asks for the wait the bucket
+// time of one, to AWS and to S3 alike, package fanout's Timeline), every
+// one of them before any other mutating Auto Scaling call, and asks for
+// the wait the bucket
 // takes to refill before the next round creates the rest: no call of the
 // deploy is throttled, and a throttled create's backoff delays no
 // launch. The processes are suspended once every group is made, and the
@@ -41,7 +42,7 @@ func TestDeployPacedByAutoScalingBucket(t *testing.T) {
 	h, r := manyServices(t, services)
 	require.LessOrEqual(t, services, limits.MaxServices)
 	h.timed = true
-	h.world.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, 30*time.Millisecond) })
+	h.spendEach(30 * time.Millisecond)
 	x := h.start(r)
 	require.NoError(t, x.steps(upToDeploy[:4]...))
 	h.clk.Advance(time.Minute) // the bucket refilled after ValidateResources

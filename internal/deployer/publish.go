@@ -27,7 +27,7 @@ import (
 )
 
 // publish is the Publish task. A release with assets first records its
-// target among its config's (recordTarget). For each asset of the
+// target among its config's (recordTargetIn). For each asset of the
 // release it copies the content the client uploaded to the deployer bucket
 // (naming.AssetKey) into the target's asset bucket
 // (naming.AssetBucketName, naming.TargetAssetKey) as the target's publish
@@ -38,14 +38,21 @@ import (
 // (side by side: the URLs are known before anything is published) it
 // renders each service's user data with the assets' URLs and stores it
 // with the release (ledger.PutUserData). A failure of an asset is
-// returned before one of the user data. Idempotent: a retry skips what is
+// returned before one of the user data. The config's environments, the
+// release and its run-once marker (the session it publishes as) are read
+// side by side first (loadBeside). Idempotent: a retry skips what is
 // published and rewrites the same user data.
 func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, error) {
 	st, err := d.verify(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.loadRelease(ctx, st)
+	var known []target.Target
+	l, err := d.loadBeside(ctx, st, func(ctx context.Context) error {
+		var err error
+		known, err = d.knownTargets(ctx, st.ProjectName, st.ConfigName)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +60,9 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 	// published: both go side by side, an asset's failure first.
 	err = fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
 		if i == 0 {
-			return d.publishAssets(ctx, st, r)
+			return d.publishAssets(ctx, st, l, known)
 		}
-		return d.putUserData(ctx, r, st.Target)
+		return d.putUserData(ctx, l.r, st.Target)
 	})
 	if err != nil {
 		return nil, err
@@ -63,16 +70,18 @@ func (d *Deployer) publish(ctx context.Context, req execution.Request) (any, err
 	return st, nil
 }
 
-// publishAssets records the target among its config's and publishes
-// each asset of r there (publishAsset), for a release with assets.
-func (d *Deployer) publishAssets(ctx context.Context, st *execution.State, r *release.Release) error {
+// publishAssets records the target among its config's (known, as read)
+// and publishes each asset of the release l there (publishAsset), as
+// the session its run-once marker names, for a release with assets.
+func (d *Deployer) publishAssets(ctx context.Context, st *execution.State, l *loaded, known []target.Target) error {
+	r := l.r
 	if len(r.Assets) == 0 {
 		return nil
 	}
-	if err := d.recordTarget(ctx, st); err != nil {
+	if err := d.recordTargetIn(ctx, st, known); err != nil {
 		return err
 	}
-	clients, err := d.connect(ctx, st, false)
+	clients, err := d.connectAs(ctx, st, l.session(st), false)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/store/ledger"
+	"github.com/ferryhq/ferry/internal/store/lock"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -78,6 +79,12 @@ func (d *Deployer) author(ctx context.Context, st *execution.State, claimed stri
 	if err != nil {
 		d.log.Warn("cannot read the run-once marker for the record", "release_id", st.ReleaseID, "error", err.Error())
 	}
+	return authorOf(run, found, claimed)
+}
+
+// authorOf is author as the run-once marker run (found: there is one)
+// names the caller.
+func authorOf(run lock.Run, found bool, claimed string) (createdBy, id, name string) {
 	if !found || run.CreatedBy == "" {
 		return claimed, "", ""
 	}

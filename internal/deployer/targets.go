@@ -69,8 +69,18 @@ func (d *Deployer) elsewhere(ctx context.Context, st *execution.State) ([]target
 // makes anything in it. Idempotent; only the lock holder calls it.
 func (d *Deployer) recordTarget(ctx context.Context, st *execution.State) error {
 	known, err := d.knownTargets(ctx, st.ProjectName, st.ConfigName)
-	if err != nil || slices.Contains(known, st.Target) {
+	if err != nil {
 		return err
+	}
+	return d.recordTargetIn(ctx, st, known)
+}
+
+// recordTargetIn is recordTarget with the config's environments known
+// (knownTargets) read already, by the lock holder's task that writes
+// it: only that holder writes the record.
+func (d *Deployer) recordTargetIn(ctx context.Context, st *execution.State, known []target.Target) error {
+	if slices.Contains(known, st.Target) {
+		return nil
 	}
 	d.log.Info("recording a new environment of the config", "release_id", st.ReleaseID, "account_id", st.Target.AccountID, "region", st.Target.Region)
 	return d.ledger.PutTargets(ctx, st.ProjectName, st.ConfigName, ledger.Targets{

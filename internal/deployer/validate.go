@@ -68,16 +68,26 @@ func (d *Deployer) validate(ctx context.Context, req execution.Request) (any, er
 }
 
 // accept is Validate's checks of a decoded release of a confirmed
-// execution, and its writes (see validate).
+// execution, and its writes (see validate). The consume and the reads of
+// the stored copy and of the config's current record need nothing of
+// each other's: they go side by side (allOf), the consume whatever the
+// reads find (its failure returned first), and the checks read what
+// they found once the release is consumed. The release's hash is
+// recorded after, once the copy matches.
 func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release.Release, sum string) (*execution.State, error) {
-	if err := d.consume(ctx, req, r); err != nil {
-		return nil, err
-	}
-	var problems []string
-	copySum, err := d.storedHash(ctx, r)
+	var copySum, move string
+	err := allOf(ctx, func(ctx context.Context) error { return d.consume(ctx, req, r) },
+		func(ctx context.Context) (err error) {
+			copySum, err = d.storedHash(ctx, r)
+			return err
+		}, func(ctx context.Context) (err error) {
+			move, err = d.checkMove(ctx, r, d.target(r))
+			return err
+		})
 	if err != nil {
 		return nil, err
 	}
+	var problems []string
 	if copySum != sum {
 		problems = append(problems, "release differs from the copy in the deployer bucket")
 	} else if err := d.ledger.RecordReleaseHash(ctx, r.ProjectName, r.ConfigName, ledger.ReleaseHash{ReleaseID: r.ReleaseID, ReleaseSHA256: sum, Execution: req.Execution.ID}); err != nil {
@@ -86,10 +96,8 @@ func (d *Deployer) accept(ctx context.Context, req execution.Request, r *release
 	if p := d.checkCreatedAt(r, req); p != "" {
 		problems = append(problems, p)
 	}
-	if p, err := d.checkMove(ctx, r, d.target(r)); err != nil {
-		return nil, err
-	} else if p != "" {
-		problems = append(problems, p)
+	if move != "" {
+		problems = append(problems, move)
 	}
 	if len(problems) > 0 {
 		return nil, failure.BadRelease(problems...)

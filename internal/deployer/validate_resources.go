@@ -45,18 +45,27 @@ func (d *Deployer) validateResources(ctx context.Context, req execution.Request)
 	if err := d.checkTimeout(st, req); err != nil {
 		return nil, err
 	}
-	if st.Resources == nil {
-		if wait := d.turn(ctx, st, req); wait > 0 {
-			st.Resources = &execution.Progress{WaitSeconds: wait}
-			return st, nil
+	// The turn needs nothing of the release and its run-once marker:
+	// they are read beside it (loadBeside), and serve the round that
+	// checks at once.
+	wait := 0
+	turn := func(ctx context.Context) error {
+		if st.Resources == nil {
+			wait = d.turn(ctx, st, req)
 		}
+		return nil
 	}
-	r, c, err := d.checkResources(ctx, st)
+	l, err := d.loadBeside(ctx, st, turn)
+	if wait > 0 {
+		st.Resources = &execution.Progress{WaitSeconds: wait}
+		return st, nil
+	}
+	c, err := d.checkResources(ctx, st, l, err)
 	if st.Resources, err = d.progress(st, req, execution.TaskValidateResources, err); err != nil {
 		return nil, err
 	}
 	if st.StartUnannounced {
-		st.StartUnannounced = !d.announceStarted(ctx, st, req, r, c)
+		st.StartUnannounced = !d.announceStarted(ctx, st, req, l, c)
 	}
 	return st, nil
 }
@@ -87,18 +96,23 @@ func (d *Deployer) turn(ctx context.Context, st *execution.State, req execution.
 }
 
 // checkResources resolves and checks the release's resources, its
-// removals and the region's headroom (see validateResources), and
-// returns the release and the target's clients it read them with (nil
-// when it could not). The move
-// check, the resolution, the listing of the config's other environments
-// and the headroom read nothing of each other's: they run side by side,
-// and a release with problems in several is refused for the first of
-// them in that order, the removals (which read the resolution's listing
-// of the groups and the other environments') before the headroom.
-func (d *Deployer) checkResources(ctx context.Context, st *execution.State) (*release.Release, *cloud.Clients, error) {
-	r, clients, err := d.loadAndConnect(ctx, st, true)
+// removals and the region's headroom (see validateResources), with the
+// release and its run-once marker l (loadBeside; loadErr its error), and
+// returns the target's clients it read them with (nil when it could
+// not). The move check, the resolution, the listing of the config's
+// other environments and the headroom read nothing of each other's: they
+// run side by side, and a release with problems in several is refused
+// for the first of them in that order, the removals (which read the
+// resolution's listing of the groups and the other environments') before
+// the headroom.
+func (d *Deployer) checkResources(ctx context.Context, st *execution.State, l *loaded, loadErr error) (*cloud.Clients, error) {
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	r, session := l.r, l.session(st)
+	clients, err := d.connectAs(ctx, st, session, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var (
 		res      *resources.Resolved
@@ -116,7 +130,7 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) (*re
 		case 1:
 			res, err = resources.Resolve(ctx, clients, r)
 		case 2:
-			others, err = d.othersOf(ctx, st)
+			others, err = d.fleetElsewhere(ctx, st, session, true)
 		default:
 			headroom = resources.CheckHeadroom(ctx, clients.AutoScaling, r)
 		}
@@ -128,18 +142,7 @@ func (d *Deployer) checkResources(ctx context.Context, st *execution.State) (*re
 	if err == nil {
 		err = headroom
 	}
-	return r, clients, err
-}
-
-// othersOf lists the groups of st's project-config in its other
-// environments (fleetElsewhere), a problem reaching one a
-// *failure.BadReleaseError.
-func (d *Deployer) othersOf(ctx context.Context, st *execution.State) ([]targetFleet, error) {
-	session, err := d.session(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	return d.fleetElsewhere(ctx, st, session, true)
+	return clients, err
 }
 
 // checkRemovals refuses, as a *failure.BadReleaseError naming them, a

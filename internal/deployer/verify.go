@@ -216,9 +216,22 @@ func (d *Deployer) target(r *release.Release) target.Target {
 }
 
 // loadRelease reads the release a State names from the deployer bucket,
-// applies defaults, checks that it is the release Validate accepted and
-// sets the State's target, services, timeout and bake from it.
+// applies defaults, checks that it is the release Validate accepted
+// (fetchRelease) and sets the State's target, services, timeout and bake
+// from it (adopt).
 func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
+	r, err := d.fetchRelease(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	d.adopt(st, r)
+	return r, nil
+}
+
+// fetchRelease reads the release a State names from the deployer bucket,
+// applies defaults and checks that it is the release Validate accepted.
+// It does not write the State.
+func (d *Deployer) fetchRelease(ctx context.Context, st *execution.State) (*release.Release, error) {
 	r, err := d.ledger.GetRelease(ctx, st.ProjectName, st.ConfigName, st.ReleaseID)
 	if err != nil {
 		return nil, err
@@ -231,8 +244,13 @@ func (d *Deployer) loadRelease(ctx context.Context, st *execution.State) (*relea
 	if sum != st.ReleaseSHA256 {
 		return nil, failure.BadRelease("release in the deployer bucket changed after Validate accepted it")
 	}
-	// What the State says of the release is re-derived from it, never
-	// trusted: a task reaches only the verified release's target.
-	st.Target, st.Services, st.Timeout, st.BakeSeconds = d.target(r), r.ServiceNames(), r.Timeout, r.BakeSeconds
 	return r, nil
+}
+
+// adopt sets the State's target, services, timeout and bake from r, the
+// verified release it names: what the State says of the release is
+// re-derived from it, never trusted, and a task reaches only the
+// verified release's target.
+func (d *Deployer) adopt(st *execution.State, r *release.Release) {
+	st.Target, st.Services, st.Timeout, st.BakeSeconds = d.target(r), r.ServiceNames(), r.Timeout, r.BakeSeconds
 }

@@ -67,9 +67,13 @@ func List(ctx context.Context, api cloud.AutoScaling, o Owner) ([]Summary, error
 }
 
 // list pages through the project-config's groups, with their instances
-// or without (IncludeInstances).
+// or without (IncludeInstances), limits.DescribeGroupsBatch a page (the
+// largest MaxRecords; AWS's default is 50, DescribeAutoScalingGroups,
+// Auto Scaling API Reference): a deploy's previous and new groups of 50
+// services are one call, one token of the account's Auto Scaling bucket,
+// not two.
 func list(ctx context.Context, api cloud.AutoScaling, o Owner, instances bool) ([]asgtypes.AutoScalingGroup, error) {
-	in := &autoscaling.DescribeAutoScalingGroupsInput{IncludeInstances: aws.Bool(instances), Filters: []asgtypes.Filter{
+	in := &autoscaling.DescribeAutoScalingGroupsInput{IncludeInstances: aws.Bool(instances), MaxRecords: aws.Int32(limits.DescribeGroupsBatch), Filters: []asgtypes.Filter{
 		{Name: aws.String("tag:" + naming.TagProjectName), Values: []string{o.Project}},
 		{Name: aws.String("tag:" + naming.TagConfigName), Values: []string{o.Config}},
 		{Name: aws.String("tag:" + naming.TagDeployWith), Values: []string{naming.DeployWithValue}},

@@ -177,3 +177,24 @@ func TestSummaryUnsuspended(t *testing.T) {
 	assert.Equal(t, fleet.Unsuspended(g, procs), fleet.Summarize(g).Unsuspended(procs))
 	assert.Equal(t, procs, fleet.Summary{}.Unsuspended(procs), "none suspended: every one")
 }
+
+// TestGroupsListsAPageOfTheMost: a project-config's groups are listed
+// limits.DescribeGroupsBatch a call (DescribeAutoScalingGroups'
+// MaxRecords, at most 100, 50 by default: Auto Scaling API Reference):
+// the previous and the new groups of a release of 50 services are one
+// call, with their instances or without.
+func TestGroupsListsAPageOfTheMost(t *testing.T) {
+	e := newEnv(t)
+	const n = 60
+	for i := range n {
+		e.make(t, fmt.Sprintf("r%02d", i), nil)
+	}
+	e.world.ResetCalls()
+	groups, err := fleet.Groups(e.ctx, e.c.AutoScaling, owner)
+	require.NoError(t, err)
+	assert.Len(t, groups, n)
+	summaries, err := fleet.List(e.ctx, e.c.AutoScaling, owner)
+	require.NoError(t, err)
+	assert.Len(t, summaries, n)
+	assert.Equal(t, 2, e.world.Calls()["DescribeAutoScalingGroups"], "one call each")
+}

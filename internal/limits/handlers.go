@@ -76,7 +76,9 @@ const EC2MutateRefill = 5
 // DescribeGroupsBatch is how many ASG names ferry passes to one
 // DescribeAutoScalingGroups call, with MaxRecords as large: AWS accepts
 // up to 50 names by default and as many as MaxRecords, at most 100
-// (DescribeAutoScalingGroups, Auto Scaling API Reference).
+// (DescribeAutoScalingGroups, Auto Scaling API Reference); and the
+// MaxRecords of a listing of a project-config's groups by their tags
+// (50 by default): as many groups a page.
 const DescribeGroupsBatch = 100
 
 // DescribeTemplatesBatch is how many launch template names ferry passes

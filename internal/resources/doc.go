@@ -27,5 +27,9 @@
 // naming each ("path: message"). A failed AWS call is an error of its
 // own: a *failure.RetryableError when transient (cloud.Classify). Describe
 // calls are batched per resource kind: their number grows with the
-// distinct references of a release, never with instances.
+// distinct references of a release, never with instances. Reads that
+// need nothing of each other's run side by side: a release resolves in
+// the time of its longest chain of reads (two: a subnet before the
+// security groups of its VPC, a target group before its tags and its
+// load balancers' zones, a topic before its tags), whatever it names.
 package resources

@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
+	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/naming/tags"
 	"github.com/ferryhq/ferry/internal/release"
@@ -21,6 +22,10 @@ type tagged struct {
 	id   string
 	name string // the name a reference may use besides the id
 	tags map[string]string
+	// What the call showed of where it is, for the placement checks: an
+	// image's root device and architecture, a subnet's zone, a subnet's
+	// or a security group's VPC.
+	rootDevice, arch, zone, vpc string
 }
 
 // match returns the resources a reference names: by ID when isID, else by
@@ -131,9 +136,8 @@ func filter(name string, values ...string) ec2types.Filter {
 // problem to report, not an error for the whole call.
 func resolveImages(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *Resolved, p *problems) (images, rootDevices map[string]string, err error) {
 	ids, names := split(uses, "ami-")
-	rootDevices = map[string]string{}
-	found, err := describeEach("ec2:DescribeImages", []ec2types.Filter{filter("image-id", ids...), filter("tag:Name", names...)},
-		func(f ec2types.Filter, token *string) ([]tagged, *string, error) {
+	found, err := describeEach(ctx, "ec2:DescribeImages", []ec2types.Filter{filter("image-id", ids...), filter("tag:Name", names...)},
+		func(ctx context.Context, f ec2types.Filter, token *string) ([]tagged, *string, error) {
 			out, err := api.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{f}, NextToken: token})
 			if err != nil {
 				return nil, nil, err
@@ -141,14 +145,17 @@ func resolveImages(ctx context.Context, api cloud.EC2, r *release.Release, uses 
 			var found []tagged
 			for _, img := range out.Images {
 				t := tags.FromEC2(img.Tags)
-				found = append(found, tagged{id: aws.ToString(img.ImageId), name: t[naming.TagName], tags: t})
-				rootDevices[aws.ToString(img.ImageId)] = aws.ToString(img.RootDeviceName)
-				res.archOf[aws.ToString(img.ImageId)] = string(img.Architecture)
+				found = append(found, tagged{id: aws.ToString(img.ImageId), name: t[naming.TagName], tags: t,
+					rootDevice: aws.ToString(img.RootDeviceName), arch: string(img.Architecture)})
 			}
 			return found, out.NextToken, nil
 		})
 	if err != nil {
 		return nil, nil, err
+	}
+	rootDevices = map[string]string{}
+	for _, f := range found {
+		rootDevices[f.id], res.archOf[f.id] = f.rootDevice, f.arch
 	}
 	return pick(p, r, uses, "ami-", "image", found, checkDeployWith), rootDevices, nil
 }
@@ -157,8 +164,8 @@ func resolveImages(ctx context.Context, api cloud.EC2, r *release.Release, uses 
 // tagged DeployWith=ferry. At most two DescribeSubnets calls.
 func resolveSubnets(ctx context.Context, api cloud.EC2, r *release.Release, uses []use, res *Resolved, p *problems) (map[string]string, error) {
 	ids, names := split(uses, "subnet-")
-	found, err := describeEach("ec2:DescribeSubnets", []ec2types.Filter{filter("subnet-id", ids...), filter("tag:Name", names...)},
-		func(f ec2types.Filter, token *string) ([]tagged, *string, error) {
+	found, err := describeEach(ctx, "ec2:DescribeSubnets", []ec2types.Filter{filter("subnet-id", ids...), filter("tag:Name", names...)},
+		func(ctx context.Context, f ec2types.Filter, token *string) ([]tagged, *string, error) {
 			out, err := api.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{f}, NextToken: token})
 			if err != nil {
 				return nil, nil, err
@@ -166,14 +173,16 @@ func resolveSubnets(ctx context.Context, api cloud.EC2, r *release.Release, uses
 			var found []tagged
 			for _, s := range out.Subnets {
 				t := tags.FromEC2(s.Tags)
-				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: t[naming.TagName], tags: t})
-				res.zoneOf[aws.ToString(s.SubnetId)] = aws.ToString(s.AvailabilityZone)
-				res.vpcOf[aws.ToString(s.SubnetId)] = aws.ToString(s.VpcId)
+				found = append(found, tagged{id: aws.ToString(s.SubnetId), name: t[naming.TagName], tags: t,
+					zone: aws.ToString(s.AvailabilityZone), vpc: aws.ToString(s.VpcId)})
 			}
 			return found, out.NextToken, nil
 		})
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range found {
+		res.zoneOf[f.id], res.vpcOf[f.id] = f.zone, f.vpc
 	}
 	return pick(p, r, uses, "subnet-", "subnet", found, checkDeployWith), nil
 }
@@ -193,15 +202,14 @@ func resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Releas
 	if len(uses) == 0 {
 		return map[string]string{}, nil
 	}
-	describe := func(f ec2types.Filter, token *string) ([]tagged, *string, error) {
+	describe := func(ctx context.Context, f ec2types.Filter, token *string) ([]tagged, *string, error) {
 		out, err := api.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{f}, NextToken: token})
 		if err != nil {
 			return nil, nil, err
 		}
 		var found []tagged
 		for _, g := range out.SecurityGroups {
-			found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: tags.FromEC2(g.Tags)})
-			res.vpcOf[aws.ToString(g.GroupId)] = aws.ToString(g.VpcId)
+			found = append(found, tagged{id: aws.ToString(g.GroupId), name: aws.ToString(g.GroupName), tags: tags.FromEC2(g.Tags), vpc: aws.ToString(g.VpcId)})
 		}
 		return found, out.NextToken, nil
 	}
@@ -210,7 +218,7 @@ func resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Releas
 	if len(names) > 0 {
 		first = filter("vpc-id", vpcsOf(subnets, res.vpcOf)...)
 	}
-	found, err := describeEach("ec2:DescribeSecurityGroups", []ec2types.Filter{first}, describe)
+	found, err := describeEach(ctx, "ec2:DescribeSecurityGroups", []ec2types.Filter{first}, describe)
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +230,15 @@ func resolveSecurityGroups(ctx context.Context, api cloud.EC2, r *release.Releas
 	}
 	if len(missing) > 0 {
 		ids, names := split(missing, "sg-")
-		more, err := describeEach("ec2:DescribeSecurityGroups",
+		more, err := describeEach(ctx, "ec2:DescribeSecurityGroups",
 			[]ec2types.Filter{filter("group-id", ids...), filter("group-name", names...), filter("tag:Name", names...)}, describe)
 		if err != nil {
 			return nil, err
 		}
 		found = append(found, more...)
+	}
+	for _, f := range found {
+		res.vpcOf[f.id] = f.vpc
 	}
 	return pick(p, r, uses, "sg-", "security group", found, checkOwner), nil
 }
@@ -244,30 +255,32 @@ func vpcsOf(subnets, vpcOf map[string]string) []string {
 	return out
 }
 
-// describeEach calls describe with each filter that has values, one at a
-// time, following every page (describe returns the next page's token,
-// empty after the last), and returns what it found. A failure is
-// classified as op (cloud.Classify).
-func describeEach(op string, filters []ec2types.Filter, describe func(f ec2types.Filter, token *string) ([]tagged, *string, error)) ([]tagged, error) {
-	var all []tagged
-	for _, f := range filters {
-		if len(f.Values) == 0 {
-			continue
-		}
+// describeEach calls describe with each filter that has values, the
+// filters side by side (each following every page: describe returns the
+// next page's token, empty after the last), and returns what they found,
+// in the filters' order. A failure is classified as op (cloud.Classify).
+func describeEach(ctx context.Context, op string, filters []ec2types.Filter,
+	describe func(ctx context.Context, f ec2types.Filter, token *string) ([]tagged, *string, error)) ([]tagged, error) {
+	filters = slices.DeleteFunc(slices.Clone(filters), func(f ec2types.Filter) bool { return len(f.Values) == 0 })
+	found := make([][]tagged, len(filters))
+	err := fanout.Each(ctx, len(filters), len(filters), func(ctx context.Context, i int) error {
 		var token *string
 		for {
-			found, next, err := describe(f, token)
+			page, next, err := describe(ctx, filters[i], token)
 			if err != nil {
-				return nil, cloud.Classify(op, err)
+				return cloud.Classify(op, err)
 			}
-			all = append(all, found...)
+			found[i] = append(found[i], page...)
 			if aws.ToString(next) == "" {
-				break
+				return nil
 			}
 			token = next
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return all, nil
+	return slices.Concat(found...), nil
 }
 
 // pick resolves each use to the one resource of found it names (by ID

@@ -19,7 +19,8 @@ import (
 // checkLoadBalancers checks classic load balancers by name: each exists
 // and is tagged with the release's project, config and the using service.
 // One DescribeLoadBalancers call for all (per name only to find which are
-// missing when some are), and DescribeTags in batches.
+// missing when some are), then, side by side, DescribeTags in batches and
+// their attributes (withoutDraining).
 func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, uses []use, res *Resolved, p *problems) error {
 	if len(uses) == 0 {
 		return nil
@@ -35,11 +36,18 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 			present = append(present, n)
 		}
 	}
-	found, err := elbTags(ctx, api, present)
-	if err != nil {
+	// Their tags and their attributes read nothing of each other's.
+	var (
+		found     map[string]map[string]string
+		undrained map[string]bool
+	)
+	err = beside(ctx, func(ctx context.Context) (err error) {
+		found, err = elbTags(ctx, api, present)
 		return err
-	}
-	undrained, err := withoutDraining(ctx, api, present)
+	}, func(ctx context.Context) (err error) {
+		undrained, err = withoutDraining(ctx, api, present)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -61,16 +69,26 @@ func checkLoadBalancers(ctx context.Context, api cloud.ELB, r *release.Release, 
 
 // withoutDraining reports which of the classic load balancers names have
 // connection draining disabled (DescribeLoadBalancerAttributes, one call
-// each): deregistering an instance from one cuts its in-flight requests,
-// so ferry refuses a release that names one.
+// each, tuning.DescribeParallel at a time): deregistering an instance
+// from one cuts its in-flight requests, so ferry refuses a release that
+// names one.
 func withoutDraining(ctx context.Context, api cloud.ELB, names []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, name := range names {
-		attrs, err := api.DescribeLoadBalancerAttributes(ctx, &elb.DescribeLoadBalancerAttributesInput{LoadBalancerName: aws.String(name)})
+	undrained := make([]bool, len(names))
+	err := fanout.Each(ctx, tuning.DescribeParallel, len(names), func(ctx context.Context, i int) error {
+		attrs, err := api.DescribeLoadBalancerAttributes(ctx, &elb.DescribeLoadBalancerAttributesInput{LoadBalancerName: aws.String(names[i])})
 		if err != nil {
-			return nil, cloud.Classify("elb:DescribeLoadBalancerAttributes", err)
+			return cloud.Classify("elb:DescribeLoadBalancerAttributes", err)
 		}
-		if a := attrs.LoadBalancerAttributes; a == nil || a.ConnectionDraining == nil || !a.ConnectionDraining.Enabled {
+		a := attrs.LoadBalancerAttributes
+		undrained[i] = a == nil || a.ConnectionDraining == nil || !a.ConnectionDraining.Enabled
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for i, name := range names {
+		if undrained[i] {
 			out[name] = true
 		}
 	}
@@ -128,7 +146,8 @@ func elbTags(ctx context.Context, api cloud.ELB, names []string) (map[string]map
 // resolveTargetGroups resolves target groups by name to their ARNs: each
 // exists and is tagged with the release's project, config and the using
 // service. One DescribeTargetGroups call for all (per name only to find
-// which are missing when some are), and DescribeTags in batches.
+// which are missing when some are), then, side by side, DescribeTags in
+// batches and their load balancers' zones (targetGroupZones).
 func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Release, uses []use, res *Resolved, p *problems) (map[string]string, error) {
 	if len(uses) == 0 {
 		return map[string]string{}, nil
@@ -138,7 +157,13 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 	if err != nil {
 		return nil, err
 	}
-	found, err := targetGroupTags(ctx, api, names, arns)
+	// Their tags and their load balancers' zones read nothing of each
+	// other's.
+	var found map[string]map[string]string
+	err = beside(ctx, func(ctx context.Context) (err error) {
+		found, err = targetGroupTags(ctx, api, names, arns)
+		return err
+	}, func(ctx context.Context) error { return targetGroupZones(ctx, api, lbsOf, res) })
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +175,7 @@ func resolveTargetGroups(ctx context.Context, api cloud.ELBv2, r *release.Releas
 		}
 		checkOwner(p, r, u, "target group", tagged{id: arn, tags: found[u.ref]})
 	}
-	return arns, targetGroupZones(ctx, api, lbsOf, res)
+	return arns, nil
 }
 
 // TargetGroups returns the ARN of each of the target groups names that

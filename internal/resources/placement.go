@@ -25,12 +25,12 @@ import (
 //     routes to, and one the load balancers of each of its target groups
 //     enable; a target group no load balancer uses is refused (its targets
 //     would stay unused, Target.NotInUse);
-//   - its image's architecture is one its instance type runs (one
-//     DescribeInstanceTypes call for every distinct type).
+//   - its image's architecture is one its instance type runs (archs,
+//     instanceArchitectures).
 //
 // Resources that did not resolve are not checked again (they are problems
-// already).
-func checkPlacement(ctx context.Context, api cloud.EC2, r *release.Release, u uses, res *Resolved, p *problems) error {
+// already). It reads nothing: what it checks was read before.
+func checkPlacement(r *release.Release, u uses, res *Resolved, archs map[string][]string, p *problems) {
 	for _, svc := range r.ServiceNames() {
 		var subnets []use
 		for _, s := range u.subnets {
@@ -46,7 +46,7 @@ func checkPlacement(ctx context.Context, api cloud.EC2, r *release.Release, u us
 		checkELBZones(svc, subnets, u.elbs, res, p)
 		checkTargetGroupZones(svc, subnets, u.targetGroups, res, p)
 	}
-	return checkArchitectures(ctx, api, r, res, p)
+	checkArchitectures(r, res, archs, p)
 }
 
 // oneVPC is the VPC of the resolved subnets of service svc ("" when none
@@ -119,12 +119,12 @@ func checkTargetGroupZones(svc string, subnets, targetGroups []use, res *Resolve
 	}
 }
 
-// checkArchitectures checks that each service's image has an architecture
-// its instance types run (instance_type, or each type its mixed
-// instances policy names; types chosen by instance requirements are
-// Auto Scaling's to match). An instance type EC2 does not know is a
-// problem too.
-func checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, res *Resolved, p *problems) error {
+// instanceArchitectures reads the architectures each instance type r
+// names runs (instance_type, or each type its mixed instances policy
+// names; types chosen by instance requirements are Auto Scaling's to
+// match), by type: a type EC2 does not know is missing (architectures).
+// It needs nothing resolved: it is read beside the images.
+func instanceArchitectures(ctx context.Context, api cloud.EC2, r *release.Release) (map[string][]string, error) {
 	types := map[string]bool{}
 	for _, svc := range r.ServiceNames() {
 		for _, t := range typesOf(r.Services[svc]) {
@@ -132,12 +132,15 @@ func checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, 
 		}
 	}
 	if len(types) == 0 {
-		return nil
+		return nil, nil
 	}
-	archs, err := architectures(ctx, api, slices.Sorted(maps.Keys(types)))
-	if err != nil {
-		return err
-	}
+	return architectures(ctx, api, slices.Sorted(maps.Keys(types)))
+}
+
+// checkArchitectures checks that each service's image has an architecture
+// its instance types run (archs, instanceArchitectures). An instance type
+// EC2 does not know is a problem too.
+func checkArchitectures(r *release.Release, res *Resolved, archs map[string][]string, p *problems) {
 	for _, svc := range r.ServiceNames() {
 		for _, t := range typesOf(r.Services[svc]) {
 			path := "services." + svc + "." + t.path
@@ -153,7 +156,6 @@ func checkArchitectures(ctx context.Context, api cloud.EC2, r *release.Release, 
 			}
 		}
 	}
-	return nil
 }
 
 // namedType is an instance type a service names, and the path of the

@@ -86,47 +86,71 @@ func Resolve(ctx context.Context, c *cloud.Clients, r *release.Release) (*Resolv
 }
 
 // resolveNetwork resolves r's images, subnets, security groups, load
-// balancers and target groups into res, then checks their placement. The
-// EC2 resources and the load balancers read nothing of each other's (nor
-// write the same fields of res): the two run side by side, their problems
-// reported in this order.
+// balancers and target groups into res, and reads the architectures of
+// its instance types, then checks their placement. Its chains read
+// nothing of each other's (nor write the same fields of res): the
+// images; the subnets, then the security groups (by the subnets' VPCs);
+// the classic load balancers; the target groups; the instance types
+// (named by the release alone). They run side by side, their problems
+// reported in this order, then the placement's, which reads nothing
+// more: a release's network resolves in its longest chain's time (two
+// calls), not in the sum of theirs.
 func resolveNetwork(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
-	q := &problems{}
-	err := fanout.Each(ctx, 2, 2, func(ctx context.Context, i int) error {
-		if i == 0 {
-			return resolveEC2(ctx, c.EC2, r, u, res, p)
-		}
-		return resolveBalancers(ctx, c, r, u, res, q)
+	var archs map[string][]string
+	err := sideBySide(ctx, p,
+		func(ctx context.Context, p *problems) error {
+			var err error
+			res.Images, res.RootDevices, err = resolveImages(ctx, c.EC2, r, u.amis, res, p)
+			return err
+		},
+		func(ctx context.Context, p *problems) error {
+			var err error
+			if res.Subnets, err = resolveSubnets(ctx, c.EC2, r, u.subnets, res, p); err != nil {
+				return err
+			}
+			res.SecurityGroups, err = resolveSecurityGroups(ctx, c.EC2, r, u.groups, res.Subnets, res, p)
+			return err
+		},
+		func(ctx context.Context, p *problems) error { return checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p) },
+		func(ctx context.Context, p *problems) error {
+			var err error
+			res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p)
+			return err
+		},
+		func(ctx context.Context, _ *problems) error {
+			var err error
+			archs, err = instanceArchitectures(ctx, c.EC2, r)
+			return err
+		},
+	)
+	if err != nil {
+		return err
+	}
+	checkPlacement(r, u, res, archs, p)
+	return nil
+}
+
+// beside runs a and b side by side (fanout.Each): a's error, else b's.
+func beside(ctx context.Context, a, b func(ctx context.Context) error) error {
+	fns := [2]func(ctx context.Context) error{a, b}
+	return fanout.Each(ctx, len(fns), len(fns), func(ctx context.Context, i int) error { return fns[i](ctx) })
+}
+
+// sideBySide runs parts side by side, each with problems of its own, and
+// adds their problems to p in the parts' order: the first error of the
+// lowest part that failed (fanout.Each), else nil.
+func sideBySide(ctx context.Context, p *problems, parts ...func(ctx context.Context, p *problems) error) error {
+	found := make([]problems, len(parts))
+	err := fanout.Each(ctx, len(parts), len(parts), func(ctx context.Context, i int) error {
+		return parts[i](ctx, &found[i])
 	})
 	if err != nil {
 		return err
 	}
-	p.merge(q)
-	return checkPlacement(ctx, c.EC2, r, u, res, p)
-}
-
-// resolveEC2 resolves r's images, subnets and security groups into res.
-func resolveEC2(ctx context.Context, api cloud.EC2, r *release.Release, u uses, res *Resolved, p *problems) error {
-	var err error
-	if res.Images, res.RootDevices, err = resolveImages(ctx, api, r, u.amis, res, p); err != nil {
-		return err
+	for i := range found {
+		p.merge(&found[i])
 	}
-	if res.Subnets, err = resolveSubnets(ctx, api, r, u.subnets, res, p); err != nil {
-		return err
-	}
-	res.SecurityGroups, err = resolveSecurityGroups(ctx, api, r, u.groups, res.Subnets, res, p)
-	return err
-}
-
-// resolveBalancers checks r's classic load balancers and resolves its
-// target groups into res.
-func resolveBalancers(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
-	if err := checkLoadBalancers(ctx, c.ELB, r, u.elbs, res, p); err != nil {
-		return err
-	}
-	var err error
-	res.TargetGroups, err = resolveTargetGroups(ctx, c.ELBv2, r, u.targetGroups, res, p)
-	return err
+	return nil
 }
 
 // resolveRest checks r's instance profiles, lifecycle hooks and alarms
@@ -137,7 +161,7 @@ func resolveBalancers(ctx context.Context, c *cloud.Clients, r *release.Release,
 // hooks' role and topic, its alarms and its groups in the time of the
 // slowest), their problems reported in this order.
 func resolveRest(ctx context.Context, c *cloud.Clients, r *release.Release, u uses, res *Resolved, p *problems) error {
-	parts := []func(ctx context.Context, p *problems) error{
+	return sideBySide(ctx, p,
 		func(ctx context.Context, p *problems) error { return checkProfiles(ctx, c.IAM, r, u.profiles, p) },
 		func(ctx context.Context, p *problems) error {
 			var err error
@@ -153,18 +177,7 @@ func resolveRest(ctx context.Context, c *cloud.Clients, r *release.Release, u us
 			res.Previous = previousIn(res.Groups, r, p)
 			return nil
 		},
-	}
-	found := make([]problems, len(parts))
-	err := fanout.Each(ctx, len(parts), len(parts), func(ctx context.Context, i int) error {
-		return parts[i](ctx, &found[i])
-	})
-	if err != nil {
-		return err
-	}
-	for i := range found {
-		p.merge(&found[i])
-	}
-	return nil
+	)
 }
 
 // use is one place a release names a resource.

@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clock"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
+	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/sim"
 	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/resources"
@@ -135,12 +137,11 @@ func TestResolveSecurityGroupsInOneCall(t *testing.T) {
 
 // TestResolveReadsSideBySide: the checks of what a release's instances
 // and hooks act as and the listing of its groups read nothing of each
-// other's, so lifecycle hooks (each role, each topic and its tags, in
-// turn: five calls for these two) add no time to Resolve beside the
-// instance profile and the group listing: the network's chain (images,
-// subnets, security groups, placement: five calls for a service without
-// load balancers) takes as long. Each call costs the same modelled time
-// (package fanout's Timeline).
+// other's, so lifecycle hooks (each role beside each topic, a topic's
+// tags after it: two calls' time for these two) add no time to Resolve
+// beside the instance profile and the group listing: the network's
+// chain (subnets, then security groups) takes as long. Each call costs
+// the same modelled time (package fanout's Timeline).
 func TestResolveReadsSideBySide(t *testing.T) {
 	const call = 30 * time.Millisecond
 	elapsed := func(t *testing.T, hooks bool) (time.Duration, error) {
@@ -169,4 +170,82 @@ func TestResolveReadsSideBySide(t *testing.T) {
 	require.ErrorAs(t, err, &bad)
 	assert.Equal(t, []string{`lifecycle.b.role: role "no-such-role" not found`, `lifecycle.b.sns: topic "no-such-topic" not found`}, bad.Problems)
 	assert.Equal(t, without, with, "the hooks' checks are read beside the profiles and the groups")
+}
+
+// TestResolveTakesItsLongestChain: a release that names every kind of
+// resource resolves in its longest chain's time, two calls: the subnets
+// then the security groups of their VPC (by name); the target groups
+// then, side by side, their tags and their load balancers' zones; the
+// classic load balancer then, side by side, its tags and its attributes;
+// the images, the instance types (named by the release alone), the
+// instance profile, the group listing and the hooks' role and topic (its
+// attributes then its tags) beside them. Each call costs the same
+// modelled time (package fanout's Timeline); the placement checks read
+// nothing more.
+func TestResolveTakesItsLongestChain(t *testing.T) {
+	const call = 30 * time.Millisecond
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	r := newRelease()
+	r.Lifecycle = map[string]*release.LifecycleHook{
+		"a": {Transition: release.TransitionLaunching, Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 60},
+	}
+	ctx, tl := fanout.WithTimeline(t.Context())
+	res, err := resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+	require.NoError(t, err)
+	assert.Contains(t, res.HookRoles["asg_lifecycle_hooks"], "arn:")
+	assert.Contains(t, res.HookTopics["asg_lifecycle_hooks"], "arn:")
+	calls := w.Calls()
+	for _, op := range []string{"DescribeImages", "DescribeSubnets", "DescribeSecurityGroups", "DescribeInstanceTypes",
+		"DescribeTargetGroups", "DescribeLoadBalancerAttributes", "GetRole", "GetTopicAttributes", "ListTagsForResource"} {
+		assert.Positive(t, calls[op], "%s is read", op)
+	}
+	assert.Equal(t, 2*call, tl.Elapsed(), "calls %v", calls)
+}
+
+// TestResolveReadsProfilesWithinItsLongestChain: the instance profiles
+// of a release's most services, each its own (IAM's GetInstanceProfile,
+// one per profile), are read tuning.ProfileParallel at a time, within
+// the two calls' time of the resolution's longest chain.
+func TestResolveReadsProfilesWithinItsLongestChain(t *testing.T) {
+	const call = 30 * time.Millisecond
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	r := newRelease()
+	web := r.Services["web"]
+	for i := range limits.MaxServices {
+		s := *web
+		s.Profile = fmt.Sprintf("profile-%02d", i)
+		r.Services[fmt.Sprintf("svc%02d", i)] = &s
+	}
+	delete(r.Services, "web")
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, _ = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+	assert.Equal(t, limits.MaxServices, w.Calls()["GetInstanceProfile"])
+	assert.Equal(t, 2*call, tl.Elapsed())
+}
+
+// TestResolveReadsClassicLoadBalancersSideBySide: a release's classic
+// load balancers are described in one call, then their tags and each
+// one's attributes (connection draining: one DescribeLoadBalancerAttributes
+// each) are read side by side: two calls' time, however many it names.
+func TestResolveReadsClassicLoadBalancersSideBySide(t *testing.T) {
+	const call = 30 * time.Millisecond
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	r := newRelease()
+	r.Services["web"].ELBs = []string{"coinbase-deploy-test-web-elb", "other-project-web-elb", "cdt-staging-web"}
+	ctx, tl := fanout.WithTimeline(t.Context())
+	_, _ = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+	assert.Equal(t, 3, w.Calls()["DescribeLoadBalancerAttributes"])
+	assert.Equal(t, 2*call, tl.Elapsed())
 }

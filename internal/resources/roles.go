@@ -29,10 +29,10 @@ func checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profi
 	names := slices.Sorted(maps.Keys(profiles))
 	outs := make([]*iam.GetInstanceProfileOutput, len(names))
 	errs := make([]error, len(names))
-	// The reads side by side (tuning.DescribeParallel at a time), their
+	// The reads side by side (tuning.ProfileParallel at a time), their
 	// findings in the profiles' order: a release of fifty services waits
-	// five reads' time, not fifty, before its groups are created.
-	_ = fanout.Each(ctx, tuning.DescribeParallel, len(names), func(ctx context.Context, i int) error {
+	// two reads' time, not fifty, before its groups are created.
+	_ = fanout.Each(ctx, tuning.ProfileParallel, len(names), func(ctx context.Context, i int) error {
 		outs[i], errs[i] = api.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(names[i])})
 		return nil
 	})
@@ -78,9 +78,16 @@ func checkProfiles(ctx context.Context, api cloud.IAM, r *release.Release, profi
 // assumes it to publish the hook's notifications; the topic must exist
 // and carry the project-config's ProjectName and ConfigName tags. One
 // GetRole per distinct role, one GetTopicAttributes and
-// ListTagsForResource per distinct topic.
+// ListTagsForResource per distinct topic, the roles' and the topics'
+// side by side.
 func checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *problems) (roles, topics map[string]string, err error) {
-	roles, topics = map[string]string{}, map[string]string{}
+	// Each distinct role and topic once, in the hooks' order, their
+	// reads side by side: they read nothing of each other's.
+	type check struct {
+		path, ref string
+		topic     bool
+	}
+	var checks []check
 	checked := map[string]bool{}
 	for _, n := range slices.Sorted(maps.Keys(r.Lifecycle)) {
 		h := r.Lifecycle[n]
@@ -90,23 +97,37 @@ func checkHooks(ctx context.Context, c *cloud.Clients, r *release.Release, p *pr
 		path := "lifecycle." + n
 		if !checked["role "+h.Role] {
 			checked["role "+h.Role] = true
-			arn, err := checkHookRole(ctx, c.IAM, r, path+".role", h.Role, p)
-			if err != nil {
-				return nil, nil, err
-			}
-			if arn != "" {
-				roles[h.Role] = arn
-			}
+			checks = append(checks, check{path: path + ".role", ref: h.Role})
 		}
 		if !checked["topic "+h.SNS] {
 			checked["topic "+h.SNS] = true
-			arn, err := checkHookTopic(ctx, c, r, path+".sns", h.SNS, p)
-			if err != nil {
-				return nil, nil, err
+			checks = append(checks, check{path: path + ".sns", ref: h.SNS, topic: true})
+		}
+	}
+	arns := make([]string, len(checks))
+	parts := make([]func(ctx context.Context, p *problems) error, len(checks))
+	for i, ch := range checks {
+		parts[i] = func(ctx context.Context, p *problems) error {
+			var err error
+			if ch.topic {
+				arns[i], err = checkHookTopic(ctx, c, r, ch.path, ch.ref, p)
+			} else {
+				arns[i], err = checkHookRole(ctx, c.IAM, r, ch.path, ch.ref, p)
 			}
-			if arn != "" {
-				topics[h.SNS] = arn
-			}
+			return err
+		}
+	}
+	if err := sideBySide(ctx, p, parts...); err != nil {
+		return nil, nil, err
+	}
+	roles, topics = map[string]string{}, map[string]string{}
+	for i, ch := range checks {
+		switch {
+		case arns[i] == "":
+		case ch.topic:
+			topics[ch.ref] = arns[i]
+		default:
+			roles[ch.ref] = arns[i]
 		}
 	}
 	return roles, topics, nil

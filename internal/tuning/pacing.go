@@ -302,11 +302,18 @@ const (
 	// to a host (lambdas: its transport's MaxIdleConnsPerHost), so one
 	// check's connections serve the next.
 	BalancerReadsAtOnce = BalancerReadBurst
+	// ProfileParallel is how many instance profiles a resolution reads at
+	// a time (IAM's GetInstanceProfile, one per distinct profile; IAM
+	// publishes no figures for its request bucket): a release's most
+	// services' profiles in two reads' time, the resolution's longest
+	// chain (package resources), so no launch waits for them.
+	ProfileParallel = (limits.MaxServices + 1) / 2
 	// StoreParallel is how many objects a task writes to the deployer
-	// bucket at a time (Publish's user data, one per service): far below
-	// S3's 3,500 writes a second per prefix, and 50 services' writes take
-	// five writes' time, not fifty.
-	StoreParallel = 10
+	// bucket at a time (Publish's user data, one per service): a
+	// release's most services, far below S3's 3,500 writes a second per
+	// prefix, so 50 services' writes take one write's time, not fifty:
+	// no launch waits for them.
+	StoreParallel = limits.MaxServices
 	// DescribeBatch is how many names ferry passes to one describe call
 	// that takes a list of names (Auto Scaling groups, load balancer tags).
 	DescribeBatch = 20

@@ -89,13 +89,16 @@ func (r *TaggingRecorder) PutObject(ctx context.Context, in *s3.PutObjectInput, 
 // Denying passes every call to the S3 client it wraps, except the ones
 // Deny selects: those are answered 403 AccessDenied with S3's error
 // document, as an IAM or bucket policy refusal is. It is not safe for
-// concurrent use while Deny changes.
+// concurrent use while Deny or Observe changes.
 type Denying struct {
 	*s3.Client
 	// Deny selects the calls to refuse by operation ("GetObject") and key
 	// (a listing's prefix); nil refuses none.
-	Deny   func(op, key string) bool
-	denied *s3.Client
+	Deny func(op, key string) bool
+	// Observe, when set, sees every call, denied or not, with its
+	// context (a test spends its modelled time there: package fanout).
+	Observe func(ctx context.Context, op, key string)
+	denied  *s3.Client
 }
 
 // NewDenying wraps c; its refusals come from a server closed when t ends.
@@ -105,7 +108,10 @@ func NewDenying(t testing.TB, c *s3.Client) *Denying {
 }
 
 // to is the client that answers op on key.
-func (d *Denying) to(op string, key *string) *s3.Client {
+func (d *Denying) to(ctx context.Context, op string, key *string) *s3.Client {
+	if d.Observe != nil {
+		d.Observe(ctx, op, aws.ToString(key))
+	}
 	if d.Deny != nil && d.Deny(op, aws.ToString(key)) {
 		return d.denied
 	}
@@ -114,25 +120,25 @@ func (d *Denying) to(op string, key *string) *s3.Client {
 
 // PutObject writes through the wrapped client unless denied.
 func (d *Denying) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	return d.to("PutObject", in.Key).PutObject(ctx, in, optFns...)
+	return d.to(ctx, "PutObject", in.Key).PutObject(ctx, in, optFns...)
 }
 
 // GetObject reads through the wrapped client unless denied.
 func (d *Denying) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	return d.to("GetObject", in.Key).GetObject(ctx, in, optFns...)
+	return d.to(ctx, "GetObject", in.Key).GetObject(ctx, in, optFns...)
 }
 
 // HeadObject reads through the wrapped client unless denied.
 func (d *Denying) HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
-	return d.to("HeadObject", in.Key).HeadObject(ctx, in, optFns...)
+	return d.to(ctx, "HeadObject", in.Key).HeadObject(ctx, in, optFns...)
 }
 
 // DeleteObject deletes through the wrapped client unless denied.
 func (d *Denying) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
-	return d.to("DeleteObject", in.Key).DeleteObject(ctx, in, optFns...)
+	return d.to(ctx, "DeleteObject", in.Key).DeleteObject(ctx, in, optFns...)
 }
 
 // ListObjectsV2 lists through the wrapped client unless denied.
 func (d *Denying) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
-	return d.to("ListObjectsV2", in.Prefix).ListObjectsV2(ctx, in, optFns...)
+	return d.to(ctx, "ListObjectsV2", in.Prefix).ListObjectsV2(ctx, in, optFns...)
 }
