@@ -216,7 +216,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 }
 
 // recordIntent records, before Deploy creates anything, the release's
-// target among its config's (recordTargetIn, known: the config's
+// target among its config's (recordTarget, known: the config's
 // environments as the round read them) and the groups it may create
 // (ledger.PutDeploying). A later round (st.Deployed: a round before it
 // recorded both) writes neither again: its creates wait for no write.
@@ -224,7 +224,7 @@ func (d *Deployer) recordIntent(ctx context.Context, st *execution.State, req ex
 	if st.Deployed {
 		return nil
 	}
-	if err := d.recordTargetIn(ctx, st, known); err != nil {
+	if err := d.recordTarget(ctx, st, known); err != nil {
 		return err
 	}
 	return d.ledger.PutDeploying(ctx, st.ProjectName, st.ConfigName, ledger.Intent{

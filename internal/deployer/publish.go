@@ -27,7 +27,7 @@ import (
 )
 
 // publish is the Publish task. A release with assets first records its
-// target among its config's (recordTargetIn). For each asset of the
+// target among its config's (recordTarget). For each asset of the
 // release it copies the content the client uploaded to the deployer bucket
 // (naming.AssetKey) into the target's asset bucket
 // (naming.AssetBucketName, naming.TargetAssetKey) as the target's publish
@@ -78,7 +78,7 @@ func (d *Deployer) publishAssets(ctx context.Context, st *execution.State, l *lo
 	if len(r.Assets) == 0 {
 		return nil
 	}
-	if err := d.recordTargetIn(ctx, st, known); err != nil {
+	if err := d.recordTarget(ctx, st, known); err != nil {
 		return err
 	}
 	clients, err := d.connectAs(ctx, st, l.session(st), false)

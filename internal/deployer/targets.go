@@ -65,20 +65,11 @@ func (d *Deployer) elsewhere(ctx context.Context, st *execution.State) ([]target
 }
 
 // recordTarget adds st's target to the project-config's targets record
-// unless it is known already (knownTargets): before Publish or Deploy
-// makes anything in it. Idempotent; only the lock holder calls it.
-func (d *Deployer) recordTarget(ctx context.Context, st *execution.State) error {
-	known, err := d.knownTargets(ctx, st.ProjectName, st.ConfigName)
-	if err != nil {
-		return err
-	}
-	return d.recordTargetIn(ctx, st, known)
-}
-
-// recordTargetIn is recordTarget with the config's environments known
-// (knownTargets) read already, by the lock holder's task that writes
-// it: only that holder writes the record.
-func (d *Deployer) recordTargetIn(ctx context.Context, st *execution.State, known []target.Target) error {
+// unless it is among the environments known already (knownTargets, read
+// by the caller beside its other reads): before Publish or Deploy makes
+// anything in it. Idempotent; only the lock holder's task calls it, so
+// only that holder writes the record.
+func (d *Deployer) recordTarget(ctx context.Context, st *execution.State, known []target.Target) error {
 	if slices.Contains(known, st.Target) {
 		return nil
 	}
