@@ -61,10 +61,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-			require.NoError(t, err)
-			w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-			require.NoError(t, err)
+			w := testWorld(t, 0)
 			r := newRelease()
 			tt.mutate(r)
 
@@ -113,10 +110,7 @@ func TestResolveSecurityGroupsInOneCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-			require.NoError(t, err)
-			w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-			require.NoError(t, err)
+			w := testWorld(t, 0)
 			r := newRelease()
 			r.Services["web"].SecurityGroups = tt.groups
 
@@ -145,11 +139,7 @@ func TestResolveSecurityGroupsInOneCall(t *testing.T) {
 func TestResolveReadsSideBySide(t *testing.T) {
 	const call = 30 * time.Millisecond
 	elapsed := func(t *testing.T, hooks bool) (time.Duration, error) {
-		spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-		require.NoError(t, err)
-		w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-		require.NoError(t, err)
-		w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+		w := testWorld(t, call)
 		r := newRelease()
 		web := r.Services["web"]
 		web.ELBs, web.TargetGroups, web.SecurityGroups = nil, nil, []string{"sg-000000000000d0001"}
@@ -160,7 +150,7 @@ func TestResolveReadsSideBySide(t *testing.T) {
 			}
 		}
 		ctx, tl := fanout.WithTimeline(t.Context())
-		_, err = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
+		_, err := resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
 		return tl.Elapsed(), err
 	}
 	without, err := elapsed(t, false)
@@ -184,11 +174,7 @@ func TestResolveReadsSideBySide(t *testing.T) {
 // nothing more.
 func TestResolveTakesItsLongestChain(t *testing.T) {
 	const call = 30 * time.Millisecond
-	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-	require.NoError(t, err)
-	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-	require.NoError(t, err)
-	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	w := testWorld(t, call)
 	r := newRelease()
 	r.Lifecycle = map[string]*release.LifecycleHook{
 		"a": {Transition: release.TransitionLaunching, Role: "asg_lifecycle_hooks", SNS: "asg_lifecycle_hooks", HeartbeatTimeout: 60},
@@ -212,11 +198,7 @@ func TestResolveTakesItsLongestChain(t *testing.T) {
 // the two calls' time of the resolution's longest chain.
 func TestResolveReadsProfilesWithinItsLongestChain(t *testing.T) {
 	const call = 30 * time.Millisecond
-	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-	require.NoError(t, err)
-	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-	require.NoError(t, err)
-	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	w := testWorld(t, call)
 	r := newRelease()
 	web := r.Services["web"]
 	for i := range limits.MaxServices {
@@ -237,15 +219,25 @@ func TestResolveReadsProfilesWithinItsLongestChain(t *testing.T) {
 // each) are read side by side: two calls' time, however many it names.
 func TestResolveReadsClassicLoadBalancersSideBySide(t *testing.T) {
 	const call = 30 * time.Millisecond
-	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
-	require.NoError(t, err)
-	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
-	require.NoError(t, err)
-	w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	w := testWorld(t, call)
 	r := newRelease()
 	r.Services["web"].ELBs = []string{"coinbase-deploy-test-web-elb", "other-project-web-elb", "cdt-staging-web"}
 	ctx, tl := fanout.WithTimeline(t.Context())
 	_, _ = resources.Resolve(ctx, w.Clients("111111111111", "us-east-1"), r)
 	assert.Equal(t, 3, w.Calls()["DescribeLoadBalancerAttributes"])
 	assert.Equal(t, 2*call, tl.Elapsed())
+}
+
+// testWorld is the deploy test world, each call taking call of modelled
+// time (package fanout's Timeline; none when 0).
+func testWorld(t *testing.T, call time.Duration) *sim.World {
+	t.Helper()
+	spec, err := sim.Load(filepath.Join("..", "..", "testdata", "worlds", "deploy-test.json"))
+	require.NoError(t, err)
+	w, err := sim.New(clock.NewVirtual(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), spec)
+	require.NoError(t, err)
+	if call > 0 {
+		w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
+	}
+	return w
 }
