@@ -23,6 +23,7 @@ import (
 // about to be reached (health.Imminent; by few services, few), or not yet within reach
 // (booting, see pacing.Situation.Booting). Never past the
 // release's timeout (one second once it has passed), at least a second.
+// r is the release the report is of (nil only with no report).
 func (d *Deployer) nextCheck(st *execution.State, req execution.Request, r *release.Release, checks int, ready time.Duration, report map[string]execution.ServiceHealth, booting bool) int {
 	now := d.now()
 	timeout := time.Duration(st.Timeout) * time.Second
