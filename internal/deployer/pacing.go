@@ -66,7 +66,7 @@ func (d *Deployer) schedule(timeout time.Duration) pacing.Schedule {
 // and the load balancer reads of those below (a DescribeInstanceHealth
 // or DescribeTargetHealth per load balancer or target group r names for
 // them) fit one second of an account's Describe refill
-// (tuning.BalancerReadRate). Both ways, no more are below than have
+// (tuning.FewArrivingReads). Both ways, no more are below than have
 // reached theirs: one service's whole ramp is not paced so.
 func few(r *release.Release, report, prev map[string]execution.ServiceHealth) bool {
 	below, reached, reads := 0, 0, 0
@@ -83,7 +83,7 @@ func few(r *release.Release, report, prev map[string]execution.ServiceHealth) bo
 		}
 	}
 	most := min(tuning.FewImminent, max(1, len(report)/tuning.FewImminentShare))
-	arriving := reached >= below && reads <= tuning.BalancerReadRate*int(tuning.FewImminentCheckInterval/time.Second)
+	arriving := reached >= below && reads <= tuning.FewArrivingReads
 	return (below <= most || arriving) && 2*below <= len(report)
 }
 

@@ -226,6 +226,12 @@ const (
 	// load balancers, so one a second stays within an account's Describe
 	// refill. Within the schedule's budget likewise.
 	FewImminentCheckInterval = time.Second
+	// FewArrivingReads is the most load balancer reads the services
+	// still below their targets may make for the tail of services
+	// reaching theirs together to be few (FewImminentCheckInterval): one
+	// such interval's BalancerReadRate refill, so a check each interval
+	// reads them all within it.
+	FewArrivingReads = BalancerReadRate * int(FewImminentCheckInterval/time.Second)
 	// FewImminent is how many services below their targets are few
 	// (FewImminentCheckInterval) at the most, when no more than have
 	// reached theirs: the last of many, not one service's whole ramp; and
