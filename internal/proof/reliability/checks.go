@@ -327,16 +327,23 @@ func releaseResources(s sim.Snapshot, project, config, releaseID string, service
 // pastNoReturn says whether a fault of the run hit a clean-up that was
 // past its point of no return (or could not tell whether it was):
 // CleanUpFailure and ReleaseLock always are; CleanUpSuccess once its
-// deleting record exists, or when the fault was the read of that record.
+// deleting record exists, or when the fault failed the read of that
+// record: the S3 call the fault hit (Result.S3Hits), which a fault before
+// it may have moved from the base run's call at its place.
 func (r *run) pastNoReturn(res *Result) bool {
 	p, c, id := r.next.rel.ProjectName, r.next.rel.ConfigName, r.next.rel.ReleaseID
-	_, deleting := res.Objects[naming.DeletingKey(p, c, id)]
+	key := naming.DeletingKey(p, c, id)
+	_, deleting := res.Objects[key]
 	for i, task := range res.FiredTasks {
 		f := res.Schedule.Faults[i]
+		readDeleting := f.Call.S3 && f.Call.Key == key
+		if i < len(res.S3Hits) && res.S3Hits[i] != "" {
+			readDeleting = strings.HasSuffix(res.S3Hits[i], " "+key)
+		}
 		switch {
 		case task == execution.TaskCleanUpFailure || task == execution.TaskReleaseLock:
 			return true
-		case task == execution.TaskCleanUpSuccess && (deleting || f.Call.S3 && f.Call.Key == naming.DeletingKey(p, c, id)):
+		case task == execution.TaskCleanUpSuccess && (deleting || readDeleting):
 			return true
 		}
 	}
