@@ -117,6 +117,14 @@ func deployerBucket(stack awscdk.Stack) awss3.Bucket {
 				NoncurrentVersionExpiration: days(1),
 			},
 			{
+				// Turns matter for the seconds they name; a step that
+				// takes its turn deletes the ones it gave up.
+				Id:                          jsii.String("expire-turns"),
+				Prefix:                      jsii.String(naming.TurnsRoot),
+				Expiration:                  days(1),
+				NoncurrentVersionExpiration: days(1),
+			},
+			{
 				Id:                                  jsii.String("expire-noncurrent-versions"),
 				NoncurrentVersionExpiration:         days(tuning.NoncurrentVersionRetention.Hours() / 24),
 				ExpiredObjectDeleteMarker:           jsii.Bool(true),

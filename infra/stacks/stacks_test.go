@@ -118,6 +118,10 @@ func TestDeployerBucket(t *testing.T) {
 				"ExpirationInDays": 1, "NoncurrentVersionExpiration": obj{"NoncurrentDays": 1},
 			}),
 			assertions.Match_ObjectLike(&obj{
+				"Status": "Enabled", "Prefix": naming.TurnsRoot,
+				"ExpirationInDays": 1, "NoncurrentVersionExpiration": obj{"NoncurrentDays": 1},
+			}),
+			assertions.Match_ObjectLike(&obj{
 				"Status":                      "Enabled",
 				"NoncurrentVersionExpiration": obj{"NoncurrentDays": 30},
 			}),

@@ -114,8 +114,13 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 		st.Retire = &execution.Retire{Done: true}
 		return st, nil
 	}
+	calls, later := d.awaitTurn(ctx, st)
+	if later != nil {
+		st.Retire = later
+		return st, nil
+	}
 	if st.Retire != nil && st.Retire.Settling {
-		settling, err := d.settleStep(ctx, st, req)
+		settling, err := d.settleStep(ctx, st, req, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +142,7 @@ func (d *Deployer) cleanUpSuccess(ctx context.Context, req execution.Request) (a
 			return st, nil
 		}
 	}
-	retire, err := d.retire(ctx, st, req, plan, listed)
+	retire, err := d.retire(ctx, st, req, plan, listed, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -487,8 +492,10 @@ func beforeNoReturn(req execution.Request, op string, err error) error {
 // (see cleanUpSuccess): every failure goes through pastNoReturn. listed
 // is the gate's listing when the gate ran in this invocation (nil
 // otherwise): its judgement of the new groups stands for the step's
-// re-check, and its descriptions for the step's.
-func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup) (*execution.Retire, error) {
+// re-check, and its descriptions for the step's. turn is the most Auto
+// Scaling calls the step's turn allows (0: no bound; awaitTurn), those of
+// the gate before it in the invocation counted in.
+func (d *Deployer) retire(ctx context.Context, st *execution.State, req execution.Request, plan ledger.Intent, listed map[string]asgtypes.AutoScalingGroup, turn int) (*execution.Retire, error) {
 	p := &retireProgress{plan: plan}
 	fail := d.failedStep(ctx, st, req, p)
 	r, c, err := d.loadAndConnect(ctx, st, false)
@@ -505,7 +512,14 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	p.current = true
 	log := d.log.With("release_id", st.ReleaseID, "task", execution.TaskCleanUpSuccess)
 	b := d.besideOf(ctx, st, len(plan.AllGroups()), d.now().Sub(plan.Since))
-	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: b.calls(), Log: log}
+	// What the step spends of Auto Scaling's bucket before its retirer:
+	// its describe of the groups, or, when the gate ran in it instead,
+	// the gate's listing and a read of each new group's activities.
+	spent := 1
+	if listed != nil {
+		spent = 1 + len(st.Services)
+	}
+	retirer := &fleet.Retirer{API: c.AutoScaling, Owner: ownerOf(st), Owns: notRelease(st.ReleaseID), LastAttempt: lastAttempt(req), Calls: within(b.calls(), turn, spent), Log: log}
 	resumeRetirer(retirer, st)
 	seen, err := d.stepSeen(ctx, c, st, req, r, plan, retirer, listed)
 	if err != nil {
@@ -538,14 +552,8 @@ func (d *Deployer) retire(ctx context.Context, st *execution.State, req executio
 	d.announce(ctx, c, st, events.Event{Kind: events.Swapped, Body: events.SwappedDetail{
 		Head: d.head(st, req, events.Swapped), Retired: strs(st.Retired)}})
 	d.log.Info("previous groups removed", "release_id", st.ReleaseID, "removed_groups", removal.Removed)
-	// What this step spent of Auto Scaling's bucket already: a delete a
-	// group removed, and, when the gate ran in it, its listing and a
-	// read of each new group's activities.
-	spent := len(removal.Removed)
-	if listed != nil {
-		spent += 1 + len(st.Services)
-	}
-	settling, err := d.settleRest(ctx, c, st, req, r, p, seen, spent)
+	// A delete a group removed is spent too.
+	settling, err := d.settleRest(ctx, c, st, req, r, p, seen, spent+len(removal.Removed), turn)
 	if err != nil {
 		return fail(err)
 	}
@@ -575,8 +583,9 @@ func (d *Deployer) failedStep(ctx context.Context, st *execution.State, req exec
 // the next of the new groups and, once every one is, ends the release
 // (settleRest). Its failures are those of the retirement past its point
 // of no return, the previous groups gone (pastNoReturn); a step AWS
-// throttled is taken again after a deploy's wait, still settling.
-func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req execution.Request) (*execution.Retire, error) {
+// throttled is taken again after a deploy's wait, still settling. turn
+// is the most Auto Scaling calls the step's turn allows (0: no bound).
+func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req execution.Request, turn int) (*execution.Retire, error) {
 	p := &retireProgress{current: true, retired: true}
 	fail := d.failedStep(ctx, st, req, p)
 	r, c, err := d.loadAndConnect(ctx, st, false)
@@ -587,7 +596,7 @@ func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req exec
 	if err := d.holdsLock(ctx, st); err != nil {
 		return fail(err)
 	}
-	settling, err := d.settleRest(ctx, c, st, req, r, p, nil, 1) // its describe of the new groups
+	settling, err := d.settleRest(ctx, c, st, req, r, p, nil, 1, turn) // its describe of the new groups
 	if err != nil {
 		return fail(err)
 	}
@@ -595,16 +604,21 @@ func (d *Deployer) settleStep(ctx context.Context, st *execution.State, req exec
 }
 
 // settleRest settles the new groups (settle) within a step's share of
-// Auto Scaling's one bucket: tuning.SettleCallsPerStep, less what the
-// step spent on its other work (spent), and tuning.SettleLastCalls in
-// all when it settles the last of them. While some are left, it reports
+// Auto Scaling's one bucket: tuning.SettleCallsPerStep, or the step's
+// turn's calls when fewer (turn, 0: no bound), less what the step spent
+// on its other work (spent), and tuning.SettleLastCalls in all when it
+// settles the last of them. While some are left, it reports
 // a step Settling, the next after the bucket refilled what this one
 // spent (settleWait); once every one is settled, it ends the release:
 // the published assets collected, Success recorded, the lock released,
 // Release Succeeded announced. A release so never ends with the bucket
 // drained by its own last calls.
-func (d *Deployer) settleRest(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, p *retireProgress, seen map[string]asgtypes.AutoScalingGroup, spent int) (*execution.Retire, error) {
-	made, left, err := d.settle(ctx, c, st, req, seen, tuning.SettleCallsPerStep-spent, tuning.SettleLastCalls-spent)
+func (d *Deployer) settleRest(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, p *retireProgress, seen map[string]asgtypes.AutoScalingGroup, spent, turn int) (*execution.Retire, error) {
+	budget := tuning.SettleCallsPerStep
+	if turn > 0 {
+		budget = min(budget, turn)
+	}
+	made, left, err := d.settle(ctx, c, st, req, seen, budget-spent, tuning.SettleLastCalls-spent)
 	if err != nil {
 		return nil, err
 	}

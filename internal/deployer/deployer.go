@@ -138,6 +138,7 @@ type Deployer struct {
 	halts     *halt.Halts
 	ledger    *ledger.Ledger
 	starts    *lock.Starts
+	turns     *lock.Turns
 	clock     clock.Clock
 	log       *slog.Logger
 	// confirmed are the execution inputs confirmRelease has read.
@@ -166,6 +167,7 @@ func New(cfg Config, store Store, connector Connector) (*Deployer, error) {
 		connector: connector,
 		locks:     lock.New(store, cfg.Bucket, cfg.Clock),
 		starts:    lock.NewStarts(store, cfg.Bucket),
+		turns:     lock.NewTurns(store, cfg.Bucket),
 		halts:     halt.New(store, cfg.Bucket),
 		ledger:    ledger.New(store, cfg.Bucket),
 		clock:     cfg.Clock,

@@ -22,13 +22,7 @@ import (
 // startMarkers are the start markers of the deploys to account's region.
 func (h *harness) startMarkers(acct string) []string {
 	h.t.Helper()
-	out, err := h.s3.ListObjectsV2(h.t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(naming.StartsPrefix(acct, region))})
-	require.NoError(h.t, err)
-	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, aws.ToString(o.Key))
-	}
-	return keys
+	return h.keys(naming.StartsPrefix(acct, region))
 }
 
 // onTheirWay writes the start markers of n other deploys to acct's region,

@@ -258,6 +258,18 @@ type Retire struct {
 	// groups back in (or still in) their load balancers and not all
 	// healthy yet: the release's own groups leave only once they are.
 	Restoring []RestoringGroup `json:"restoring,omitempty"`
+	// Turn is the turn at the account's Auto Scaling calls the next step
+	// holds (package deployer: a step waits for its turn): it makes its
+	// calls then, without taking one again.
+	Turn *Turn `json:"turn,omitempty"`
+}
+
+// Turn is a step's turn at its account and region's Auto Scaling calls:
+// when it begins, and the most calls the step makes in it (0: as many as
+// it needs, no other turn beside it).
+type Turn struct {
+	At    time.Time `json:"at"`
+	Calls int       `json:"calls,omitempty"`
 }
 
 // Bake is Bake's result: whether the bake is over (the previous groups

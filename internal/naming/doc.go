@@ -36,6 +36,12 @@
 //	                     The deploys to one account and region starting
 //	                     at once list them to take turns; a lifecycle rule
 //	                     expires them
+//	_state/_turns/<account>/<region>/<stamp>-20-<execution> (a turn)
+//	                     the CleanUpSuccess state, before a step that
+//	                     calls Auto Scaling; once a key (empty), deleted
+//	                     when its second is taken. The retirements in one
+//	                     account and region list them to take turns; a
+//	                     lifecycle rule expires them
 //	started              the Validate state, when an execution first sees
 //	                     the release; once
 //	release.sha256       the Validate state, once the copy in the bucket

@@ -211,7 +211,7 @@ func WildcardMatch(pattern, s string) bool {
 // `ferry unlock` delete the locks alone.
 func StateKeyPatterns() (lock string, others []string) {
 	return LockKey("*", "*"), []string{
-		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), TargetsKey("*", "*"), StartKey("*", "*", "*", "*"), StartedKey("*", "*", "*"), ReleaseHashKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
+		CurrentKey("*", "*"), DriftKey("*", "*"), HealKey("*", "*"), TargetsKey("*", "*"), StartKey("*", "*", "*", "*"), TurnsPrefix("*", "*") + "*", StartedKey("*", "*", "*"), ReleaseHashKey("*", "*", "*"), UserDataKey("*", "*", "*", "*"),
 		OutcomeKey("*", "*", "*"), DeployingKey("*", "*", "*"), DeletingKey("*", "*", "*"), StandbyKey("*", "*", "*"),
 		AnalysisKey("*", "*", "*"), PromotionRecordKey("*", "*", "*"), VerifiedApprovalKey("*", "*", "*", "*", "*"),
 	}

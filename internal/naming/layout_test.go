@@ -30,6 +30,7 @@ var keyFuncs = map[string]func() string{
 	"TargetsKey":     func() string { return naming.TargetsKey("<project>", "<config>") },
 	"ReleaseKey":     func() string { return naming.ReleaseKey("<project>", "<config>", "<release_id>") },
 	"StartKey":       func() string { return naming.StartKey("<account>", "<region>", "<stamp>", "<execution>") },
+	"TurnKey":        func() string { return naming.TurnKey("<account>", "<region>", "<stamp>", 20, "<execution>") },
 	"StartedKey":     func() string { return naming.StartedKey("<project>", "<config>", "<release_id>") },
 	"ReleaseHashKey": func() string { return naming.ReleaseHashKey("<project>", "<config>", "<release_id>") },
 	"UserDataKey":    func() string { return naming.UserDataKey("<project>", "<config>", "<release_id>", "<service>") },
@@ -292,6 +293,26 @@ func TestStartKey(t *testing.T) {
 	assert.Less(t, key, naming.StartKey("111111111111", "us-east-1", naming.StartStamp(at.Add(time.Millisecond)), "a"))
 	for _, k := range []string{prefix + "x", prefix + naming.StartStamp(at) + "-", prefix + naming.StartStamp(at) + "_r", "other/" + key} {
 		_, _, ok := naming.StartOf(prefix, k)
+		assert.False(t, ok, k)
+	}
+}
+
+// Turns sort by when they begin, and TurnOf reads back what TurnKey
+// wrote; any other key under the prefix is not a turn.
+func TestTurnKey(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+	prefix := naming.TurnsPrefix("111111111111", "us-east-1")
+	key := naming.TurnKey("111111111111", "us-east-1", naming.StartStamp(at), 20, "20300102T030405Z-abc")
+	assert.Equal(t, "_state/_turns/111111111111/us-east-1/20300102T030405.678Z-20-20300102T030405Z-abc", key)
+	got, calls, id, ok := naming.TurnOf(prefix, key)
+	require.True(t, ok)
+	assert.True(t, at.Equal(got))
+	assert.Equal(t, 20, calls)
+	assert.Equal(t, "20300102T030405Z-abc", id)
+	assert.Less(t, key, naming.TurnKey("111111111111", "us-east-1", naming.StartStamp(at.Add(time.Millisecond)), 1, "a"))
+	stamp := naming.StartStamp(at)
+	for _, k := range []string{prefix + "x", prefix + stamp + "-20", prefix + stamp + "-20-", prefix + stamp + "-x-a", prefix + stamp + "--1-a", prefix + stamp + "-020-a", "other/" + key} {
+		_, _, _, ok := naming.TurnOf(prefix, k)
 		assert.False(t, ok, k)
 	}
 }

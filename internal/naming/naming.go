@@ -2,6 +2,7 @@ package naming
 
 import (
 	"cmp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -63,6 +64,7 @@ func ReservedTags() []string {
 //	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/_starts/<account>/<region>/<stamp>-<execution>   a deploy's start in a target environment, read by the deploys starting beside it (empty; expires in a day)
+//	_state/_turns/<account>/<region>/<stamp>-20-<execution>   a retirement step's turn at a target environment's Auto Scaling calls, read by the steps taking theirs beside it (empty; expires in a day)
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
@@ -143,6 +145,38 @@ func StartOf(prefix, key string) (at time.Time, execution string, ok bool) {
 }
 
 const startStampLayout = "20060102T150405.000Z"
+
+// TurnsRoot is the prefix of every turn of a retirement's step
+// (TurnKey). "_turns" is no project name (StatePrefix), so no
+// project-config's records are under it.
+const TurnsRoot = StatePrefix + "_turns/"
+
+// TurnsPrefix is the prefix of the turns taken in one target account
+// and region (TurnKey).
+func TurnsPrefix(account, region string) string { return TurnsRoot + account + "/" + region + "/" }
+
+// TurnKey is the turn a step of execution (ExecutionName: unique, of
+// [A-Za-z0-9_-]) takes in a target account and region: when it begins,
+// stamped as StartStamp stamps, and the most Auto Scaling calls it makes
+// (calls). The keys of one target sort by when their turns begin.
+func TurnKey(account, region, stamp string, calls int, execution string) string {
+	return TurnsPrefix(account, region) + stamp + "-" + strconv.Itoa(calls) + "-" + execution
+}
+
+// TurnOf returns when the turn a key TurnKey made under prefix begins,
+// its calls and its execution; ok is false for any other key.
+func TurnOf(prefix, key string) (at time.Time, calls int, execution string, ok bool) {
+	at, rest, ok := StartOf(prefix, key)
+	if !ok {
+		return time.Time{}, 0, "", false
+	}
+	n, execution, found := strings.Cut(rest, "-")
+	calls, err := strconv.Atoi(n)
+	if !found || err != nil || calls < 0 || execution == "" || n != strconv.Itoa(calls) {
+		return time.Time{}, 0, "", false
+	}
+	return at, calls, execution, true
+}
 
 // LockKey is the key of a project-config's lock.
 func LockKey(project, config string) string { return StateConfigPrefix(project, config) + "lock" }

@@ -1,6 +1,7 @@
 // Package lock owns the project-config lock, the run-once marker of a
-// release and the start markers of the deploys to a target, all objects
-// in the deployer bucket.
+// release, the start markers of the deploys to a target and the turns
+// the retirements' steps take at its Auto Scaling calls, all objects in
+// the deployer bucket.
 //
 // # The lock
 //
@@ -53,6 +54,27 @@
 // A marker never cleared counts only until the horizon. A deploy that
 // arrived is no longer ahead of the starts after it either: it made its
 // first calls long before.
+//
+// # Retirements take turns at the account's Auto Scaling calls
+//
+// Each retirement (CleanUpSuccess, a step at a time, each step its own
+// invocation after its own wait) is an execution of its own, none aware
+// of the others' waits: a hundred of them beside each other meet in a
+// second by chance, each within its own share, together past the
+// account's one Auto Scaling bucket. Turns.Take is a calendar of the
+// seconds in which they call: a step writes its turn (naming.TurnKey:
+// when it begins, the most calls it makes), then lists the turns around
+// it; a turn's calls fall in the second after it begins, so every whole
+// second it overlaps must hold no more than StepQueue.Calls of the turns
+// overlapping it. A step alone takes all of them and goes now. Beside
+// others it gives that up and writes a turn of StepQueue.Share at the
+// first whole number of seconds from now with room (a state machine's
+// Wait is whole seconds), lists again and keeps it only if the seconds
+// still have room; else gives it up and looks further, spreading over as
+// many seconds as it saw turns beside it. By the same write-then-list
+// argument as the starts', the turns kept never overfill a second. A
+// step that could keep none in a few writes holds none (StepTurn.Held)
+// and takes a turn again after its wait. The turns are empty and expire.
 //
 // Reads fail closed: only "not found" means absent. A lock or marker whose
 // body is not JSON, is empty, has no release id or is larger than 64 KiB

@@ -1,0 +1,93 @@
+package deployer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/limits"
+	"github.com/ferryhq/ferry/internal/local/s3server/s3test"
+	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/tuning"
+)
+
+// TestRetirementTakesTurns: every step of CleanUpSuccess takes its turn
+// at the account's Auto Scaling calls (lock.Turns) before it calls.
+// Beside another retirement's step at the same moment (its turn written
+// now), a step makes no Auto Scaling call and waits for its turn, the
+// report of the step before carried on; at its turn it goes without
+// taking another, and makes tuning.TurnShare calls at most. Alone, no
+// step waits for a turn and a step makes as many calls as it needs.
+// Either way the release succeeds.
+func TestRetirementTakesTurns(t *testing.T) {
+	retire := func(t *testing.T, beside bool) (most, waited int) {
+		h, r1 := manyServices(t, 12)
+		r2 := h.baseRelease()
+		r2.Services = r1.Services
+		x := h.atSwap(r1, r2)
+		turns := naming.TurnsPrefix(account, region)
+		for steps := 1; ; steps++ {
+			require.LessOrEqual(t, steps, 2*limits.MaxRetireSteps)
+			held := x.state.Retire != nil && x.state.Retire.Turn != nil
+			if beside && !held {
+				s3test.Put(t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(h.clk.Now()), tuning.TurnShare, "other"), "")
+			}
+			before, keys := len(h.world.CallLog()), len(h.keys(turns))
+			prev := x.state.Retire
+			require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+			n := 0
+			for _, c := range h.world.CallLog()[before:] {
+				if c.Service == "Auto Scaling" {
+					n++
+				}
+			}
+			if held {
+				assert.Equal(t, keys, len(h.keys(turns)), "step %d: at its turn, it takes no other", steps)
+			}
+			if r := x.state.Retire; r.Turn != nil {
+				waited++
+				assert.Zero(t, n, "step %d: waiting for its turn, no call", steps)
+				assert.Equal(t, h.clk.Now().Add(time.Duration(r.WaitSeconds)*time.Second), r.Turn.At, "step %d: its turn comes after its wait", steps)
+				assert.GreaterOrEqual(t, r.WaitSeconds, 1)
+				if prev != nil {
+					assert.Equal(t, prev.Groups, r.Groups, "step %d: the report before carried on", steps)
+					assert.Equal(t, prev.Settling, r.Settling)
+				}
+			}
+			most = max(most, n)
+			if x.state.Retire.Done {
+				break
+			}
+			h.clk.Advance(time.Duration(x.state.Retire.WaitSeconds) * time.Second)
+		}
+		o, found, err := h.ledger.GetOutcome(t.Context(), project, config, r2.ReleaseID)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, execution.EndSuccess, o.End)
+		return most, waited
+	}
+	most, waited := retire(t, false)
+	assert.Zero(t, waited, "alone: no step waits for a turn")
+	assert.Greater(t, most, tuning.TurnShare, "alone: a step makes the calls it needs")
+	most, waited = retire(t, true)
+	assert.Positive(t, waited)
+	assert.LessOrEqual(t, most, tuning.TurnShare, "beside another's turn: a share of the calls")
+}
+
+// keys are the keys under prefix in the deployer bucket.
+func (h *harness) keys(prefix string) []string {
+	h.t.Helper()
+	out, err := h.s3.ListObjectsV2(h.t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	require.NoError(h.t, err)
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
+}
