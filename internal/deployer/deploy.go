@@ -119,7 +119,7 @@ func (d *Deployer) pace(st *execution.State, round paced) (*execution.Progress, 
 		n++
 	}
 	d.log.Info("deploy paced: it makes the rest after the wait", "release_id", st.ReleaseID, "wait_seconds", round.wait, "throttled", n)
-	return &execution.Progress{WaitSeconds: round.wait, Throttled: n, Paced: round.throttled == nil}, nil
+	return &execution.Progress{WaitSeconds: round.wait, Throttled: n, Paced: round.throttled == nil, Turn: round.turn}, nil
 }
 
 // progress is the report of task, which runs once unless AWS throttles
@@ -173,7 +173,11 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if k > 0 && st.Deploy == nil {
 		wait := share.first()
 		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
+		d.dropTurn(ctx, st, b.turn)
 		return paced{wait: wait}, nil
+	}
+	if !b.turn.now {
+		return paced{wait: b.turn.wait, turn: b.turn.held}, nil
 	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
@@ -195,7 +199,8 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		}
 		report[svc], work = h, append(work, m)
 	}
-	if round, err := makeGroups(ctx, rel, work, share.budget(st), share, d.log.With("release_id", st.ReleaseID)); err != nil || round.wait > 0 {
+	round, err := makeGroups(ctx, rel, work, within(share.budget(st), b.turn.calls, 1), share, d.log.With("release_id", st.ReleaseID))
+	if err != nil || round.wait > 0 {
 		return round, err
 	}
 	// The scaling policies and their alarms come once every group is
@@ -204,10 +209,8 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	// quotas) is the first an account's deploys exhaust, and a round it
 	// throttles then delays no launch.
 	made := d.alarmsMade(ctx, c, r)
-	for _, svc := range r.ServiceNames() {
-		if err := putPolicies(ctx, rel, r, svc, made); err != nil {
-			return paced{}, err
-		}
+	if rest, err := d.putPoliciesWithin(ctx, rel, r, made, within(0, b.turn.calls, 1+round.calls)); err != nil || rest.wait > 0 {
+		return rest, err
 	}
 	st.Previous = fleet.Others(st.ReleaseID, fleet.Summaries(groups), templates)
 	d.recordedReady(ctx, st, report)
@@ -238,6 +241,8 @@ type resolvedBeside struct {
 	res *resources.Resolved
 	// underway counts the deploys on their way beside it.
 	underway int
+	// turn is the round's turn at the account's Auto Scaling calls.
+	turn stepTurn
 	// templates are the project-config's launch templates
 	// (fleet.Templates).
 	templates map[string]map[string]string
@@ -248,20 +253,23 @@ type resolvedBeside struct {
 
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway), lists the project-config's launch templates
+// beside it (underway), takes the round's turn at the account's Auto
+// Scaling calls (turnAt), lists the project-config's launch templates
 // (fleet.Templates: what this release made already is not made again)
 // and, in the round that records the release's intent, reads the
 // config's environments (knownTargets): its creates wait for no read
 // that could have run beside the resolution.
 func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (resolvedBeside, error) {
 	var b resolvedBeside
-	err := fanout.Each(ctx, 4, 4, func(ctx context.Context, i int) error {
+	err := fanout.Each(ctx, 5, 5, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
 			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
 			b.underway = d.underway(ctx, st)
+		case 4:
+			b.turn = d.turnAt(ctx, st, heldTurn(st.Deploy))
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
@@ -346,6 +354,47 @@ func putPolicies(ctx context.Context, rel *fleet.Release, r *release.Release, sv
 	}
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	return rel.PutPolicies(ctx, name, groupTags(r, svc), policies, made)
+}
+
+// putPoliciesWithin puts the scaling policies of r's services (putPolicies)
+// that made does not show put already, a service's at a time, in the
+// services' order, until the next service's would take the round over
+// budget Auto Scaling calls (0: no bound; one service's at least): the
+// rest are put by the next round, after the bucket refilled what these
+// took (a wait of their calls over limits.AutoScalingRefill, a second at
+// least), at its own turn.
+func (d *Deployer) putPoliciesWithin(ctx context.Context, rel *fleet.Release, r *release.Release, made map[string]bool, budget int) (paced, error) {
+	spent := 0
+	for _, svc := range r.ServiceNames() {
+		n := policyCalls(r, svc, made)
+		if budget > 0 && spent > 0 && spent+n > budget {
+			d.log.Info("scaling policies paced: the rest at the next round's turn", "release_id", r.ReleaseID, "calls", spent)
+			return paced{wait: max(1, (spent+limits.AutoScalingRefill-1)/limits.AutoScalingRefill)}, nil
+		}
+		if err := putPolicies(ctx, rel, r, svc, made); err != nil {
+			return paced{}, err
+		}
+		spent += n
+	}
+	return paced{}, nil
+}
+
+// policyCalls is how many Auto Scaling calls putting svc's scaling
+// policies makes: one PutScalingPolicy a policy whose alarm made does
+// not show.
+func policyCalls(r *release.Release, svc string, made map[string]bool) int {
+	policies, err := policiesOf(r, svc)
+	if err != nil {
+		return 0
+	}
+	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
+	n := 0
+	for _, p := range policies {
+		if !made[naming.AlarmName(name, p.Type)] {
+			n++
+		}
+	}
+	return n
 }
 
 // madeGroup is the group name among groups if release releaseID made

@@ -86,7 +86,7 @@ func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget i
 	if left = len(suspend) - n + throttled.n(); left > 0 {
 		return throttled.wait(left, creates+n, s)
 	}
-	return paced{}, nil
+	return paced{calls: min(creates, budget) + n}, nil
 }
 
 // paced is a round of Deploy that left Auto Scaling calls for the next:
@@ -95,6 +95,12 @@ func makeGroups(ctx context.Context, rel *fleet.Release, work []making, budget i
 type paced struct {
 	wait      int
 	throttled error
+	// turn is the turn at the account's Auto Scaling calls the next
+	// round holds (the round waited for it, making nothing).
+	turn *execution.Turn
+	// calls are the Auto Scaling calls a round that made everything
+	// made: creates and suspends.
+	calls int
 }
 
 // throttles are the calls of a round's fan-out AWS throttled through the

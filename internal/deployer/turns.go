@@ -10,46 +10,85 @@ import (
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
-// retireTurns is how the steps of retirements share an account and
-// region's Auto Scaling calls (lock.Turns).
-var retireTurns = lock.StepQueue{Calls: tuning.TurnCalls, Share: tuning.TurnShare, Horizon: tuning.TurnHorizon}
+// turnQueue is how the rounds of deploys and the steps of retirements
+// share an account and region's Auto Scaling calls (lock.Turns).
+var turnQueue = lock.StepQueue{Calls: tuning.TurnCalls, Share: tuning.TurnShare, Horizon: tuning.TurnHorizon}
 
-// awaitTurn is how a step of CleanUpSuccess that calls Auto Scaling
-// begins: it takes its turn at its account and region's calls
-// (lock.Turns.Take), or holds one already (Retire.Turn: the step before
-// waited for it, and it is now). Its turn now, it goes: calls is the most
-// Auto Scaling calls it makes (0: as many as it needs, no turn beside its
-// own). Its turn later, it makes no call: later is what it reports, the
-// step before's report with the wait for its turn (and the turn, when it
-// holds one). A turn that cannot be taken (S3 failing) lets the step go,
-// its calls bounded to tuning.TurnShare: a pace, never a check, and an
-// S3 outage does not stop every retirement.
-func (d *Deployer) awaitTurn(ctx context.Context, st *execution.State) (calls int, later *execution.Retire) {
+// stepTurn is a step's turn at its account and region's Auto Scaling
+// calls (turn): now, or after wait seconds.
+type stepTurn struct {
+	now bool
+	// calls is the most Auto Scaling calls the step makes now (0: as
+	// many as it needs, no turn beside its own).
+	calls int
+	// wait is the seconds to the step's turn when it is not now, held
+	// the turn it then holds (nil: it takes one again).
+	wait int
+	held *execution.Turn
+	// taken is the turn this step took (Take wrote it, now or at wait):
+	// what it gives up when it makes no call in it (dropTurn); nil when
+	// it took none.
+	taken *execution.Turn
+}
+
+// turnAt is how a step that calls Auto Scaling in bulk begins (a round of
+// Deploy, a step of CleanUpSuccess): it takes its turn at its account
+// and region's calls (lock.Turns.Take), or holds one already (held: the
+// step before waited for it, and it is now). Its turn now, it goes,
+// within the turn's calls. Its turn later, it makes no call and waits for
+// it. A turn that cannot be taken (S3 failing) lets the step go, its
+// calls bounded to tuning.TurnShare: a pace, never a check, and an S3
+// outage stops no deploy or retirement.
+func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execution.Turn) stepTurn {
 	if st.Target.AccountID == "" || st.Target.Region == "" {
-		return 0, nil
+		return stepTurn{now: true}
 	}
 	now := d.now()
-	if st.Retire != nil && st.Retire.Turn != nil && !now.Before(st.Retire.Turn.At) && now.Before(st.Retire.Turn.At.Add(time.Second)) {
-		return st.Retire.Turn.Calls, nil
+	if held != nil && !now.Before(held.At) && now.Before(held.At.Add(time.Second)) {
+		return stepTurn{now: true, calls: held.Calls}
 	}
-	turn, err := d.turns.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), now, retireTurns)
+	t, err := d.turns.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), now, turnQueue)
 	if err != nil {
 		d.log.Warn("cannot take a turn at the account's Auto Scaling calls: going, within a share of them", "release_id", st.ReleaseID, "calls", tuning.TurnShare, "error", err.Error())
-		return tuning.TurnShare, nil
+		return stepTurn{now: true, calls: tuning.TurnShare}
 	}
-	if turn.Held && turn.Wait == 0 {
-		return turn.Calls, nil
+	var taken *execution.Turn
+	if t.Held {
+		taken = &execution.Turn{At: now.Add(t.Wait), Calls: t.Calls}
+		if t.Calls == 0 {
+			taken.Calls = turnQueue.Calls // a turn alone is of all of them
+		}
+	}
+	if t.Held && t.Wait == 0 {
+		return stepTurn{now: true, calls: t.Calls, taken: taken}
+	}
+	out := stepTurn{wait: int(t.Wait / time.Second), taken: taken}
+	if t.Held {
+		out.held = &execution.Turn{At: now.Add(t.Wait), Calls: t.Calls}
+	}
+	d.log.Info("waiting for a turn at the account's Auto Scaling calls", "release_id", st.ReleaseID, "beside", t.Beside, "held", t.Held, "wait_seconds", out.wait)
+	return out
+}
+
+// awaitTurn is how a step of CleanUpSuccess begins (turnAt): its turn now,
+// calls is the most Auto Scaling calls it makes (0: no bound); its turn
+// later, later is what it reports: the step before's report, with the
+// wait for its turn and the turn it holds.
+func (d *Deployer) awaitTurn(ctx context.Context, st *execution.State) (calls int, later *execution.Retire) {
+	var held *execution.Turn
+	if st.Retire != nil {
+		held = st.Retire.Turn
+	}
+	t := d.turnAt(ctx, st, held)
+	if t.now {
+		return t.calls, nil
 	}
 	later = &execution.Retire{}
 	if st.Retire != nil {
 		r := *st.Retire
 		later = &r
 	}
-	later.WaitSeconds, later.Turn = int(turn.Wait/time.Second), nil
-	if turn.Held {
-		later.Turn = &execution.Turn{At: now.Add(turn.Wait), Calls: turn.Calls}
-	}
-	d.log.Info("waiting for a turn at the account's Auto Scaling calls", "release_id", st.ReleaseID, "beside", turn.Beside, "held", turn.Held, "wait_seconds", later.WaitSeconds)
+	later.WaitSeconds, later.Turn = t.wait, t.held
 	return 0, later
 }
 
@@ -65,4 +104,24 @@ func within(bound, turn, spent int) int {
 		return left
 	}
 	return min(bound, left)
+}
+
+// heldTurn is the turn a round of Deploy holds after p (none: nil).
+func heldTurn(p *execution.Progress) *execution.Turn {
+	if p == nil {
+		return nil
+	}
+	return p.Turn
+}
+
+// dropTurn gives up the turn t took (lock.Turns.Drop), for a step that
+// makes no call in it, so that the steps beside it may take its seconds.
+// Best effort: a turn left only holds its seconds.
+func (d *Deployer) dropTurn(ctx context.Context, st *execution.State, t stepTurn) {
+	if t.taken == nil {
+		return
+	}
+	if err := d.turns.Drop(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), t.taken.At, t.taken.Calls); err != nil {
+		d.log.Warn("cannot give up a turn at the account's Auto Scaling calls: it holds its seconds", "release_id", st.ReleaseID, "error", err.Error())
+	}
 }

@@ -91,3 +91,73 @@ func (h *harness) keys(prefix string) []string {
 	}
 	return keys
 }
+
+// TestDeployTakesTurns: every round of Deploy takes its turn at the
+// account's Auto Scaling calls beside its resolution (lock.Turns).
+// Beside another's turn at the same moment, a round creates nothing and
+// waits for its turn; at its turn it goes without taking another, and
+// makes tuning.TurnShare Auto Scaling calls at most, its resolution's
+// listing counted in; the rest go in the next rounds, each at its own
+// turn. Alone, a round makes as many as the bucket holds. A first round
+// that waits its place among deploys on their way gives its turn up.
+func TestDeployTakesTurns(t *testing.T) {
+	deploy := func(t *testing.T, beside bool) (most, waited int) {
+		h, r := manyServices(t, 30)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		turns := naming.TurnsPrefix(account, region)
+		for rounds := 1; ; rounds++ {
+			require.LessOrEqual(t, rounds, 40)
+			held := x.state.Deploy != nil && x.state.Deploy.Turn != nil
+			if beside && !held {
+				s3test.Put(t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(h.clk.Now()), tuning.TurnShare, "other"), "")
+			}
+			before, keys := len(h.world.CallLog()), len(h.keys(turns))
+			require.NoError(t, x.once(execution.TaskDeploy))
+			n, made := 0, 0
+			for _, c := range h.world.CallLog()[before:] {
+				if c.Service == "Auto Scaling" {
+					n++
+					if c.Op != "DescribeAutoScalingGroups" {
+						made++
+					}
+				}
+			}
+			if held {
+				assert.Equal(t, keys, len(h.keys(turns)), "round %d: at its turn, it takes no other", rounds)
+			}
+			p := x.state.Deploy
+			if p.Turn != nil {
+				waited++
+				assert.Zero(t, made, "round %d: waiting for its turn, it makes nothing", rounds)
+				assert.Equal(t, h.clk.Now().Add(time.Duration(p.WaitSeconds)*time.Second), p.Turn.At)
+				assert.True(t, p.Paced, "a wait for a turn is pace, not throttling")
+			}
+			most = max(most, n)
+			if p.Done {
+				break
+			}
+			h.clk.Advance(time.Duration(p.WaitSeconds) * time.Second)
+		}
+		_, err := x.untilHealthy(200)
+		require.NoError(t, err)
+		return most, waited
+	}
+	most, waited := deploy(t, false)
+	assert.Zero(t, waited, "alone: no round waits for a turn")
+	assert.Greater(t, most, tuning.TurnShare, "alone: a round makes what the bucket holds")
+	most, waited = deploy(t, true)
+	assert.Positive(t, waited)
+	assert.LessOrEqual(t, most, tuning.TurnShare, "beside another's turn: a share of the calls")
+
+	t.Run("a first round waiting its place gives its turn up", func(t *testing.T) {
+		h, r := manyServices(t, 3)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		h.onTheirWay(account, 3, h.clk.Now())
+		require.NoError(t, x.once(execution.TaskDeploy))
+		require.False(t, x.state.Deploy.Done)
+		assert.Nil(t, x.state.Deploy.Turn)
+		assert.Empty(t, h.keys(naming.TurnsPrefix(account, region)))
+	})
+}

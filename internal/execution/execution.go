@@ -216,6 +216,10 @@ type Progress struct {
 	// an account's request bucket (Deploy's Auto Scaling calls:
 	// tuning.AutoScalingCallsPerRound), AWS throttling none.
 	Paced bool `json:"paced,omitempty"`
+	// Turn is the turn at the account's Auto Scaling calls Deploy's next
+	// round holds (package deployer: a round waits for its turn): it
+	// makes its calls then, without taking one again.
+	Turn *Turn `json:"turn,omitempty"`
 }
 
 // Retire is CleanUpSuccess's result: whether the previous groups are

@@ -57,11 +57,21 @@ func TestTurnsTake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "the turns before have passed")
 
+	require.NoError(t, s.Drop(ctx, acct, reg, "e", late, steps.Calls), "a turn never taken: nothing to give up")
+	turn, err = s.Take(ctx, acct, reg, "e", late.Add(100*time.Millisecond), steps)
+	require.NoError(t, err)
+	assert.True(t, turn.Held)
+	require.NoError(t, s.Drop(ctx, acct, reg, "e", late.Add(100*time.Millisecond+turn.Wait), turn.Calls))
+	turn, err = s.Take(ctx, acct, reg, "f", late.Add(200*time.Millisecond), steps)
+	require.NoError(t, err)
+	assert.Equal(t, lock.StepTurn{Wait: 2 * time.Second, Calls: 20, Beside: 1, Held: true}, turn, "e gave its turn up: f's first second with room is the one e took")
+
 	assert.ElementsMatch(t, []string{
 		naming.TurnKey(acct, reg, naming.StartStamp(now), 36, "a"),
 		naming.TurnKey(acct, reg, naming.StartStamp(now.Add(2100*time.Millisecond)), 20, "b"),
 		naming.TurnKey(acct, reg, naming.StartStamp(now.Add(200*time.Millisecond+c)), 20, "c"),
 		naming.TurnKey(acct, reg, naming.StartStamp(late), 36, "d"),
+		naming.TurnKey(acct, reg, naming.StartStamp(late.Add(2200*time.Millisecond)), 20, "f"),
 	}, e.keys(t, naming.TurnsPrefix(acct, reg)), "the turns kept; those given up are deleted")
 }
 
