@@ -26,6 +26,7 @@ import (
 // step waits for a turn and a step makes as many calls as it needs.
 // Either way the release succeeds.
 func TestRetirementTakesTurns(t *testing.T) {
+	require.Greater(t, 2*tuning.TurnShare, tuning.TurnCalls, "no two shares overlap one second")
 	retire := func(t *testing.T, beside bool) (most, waited int) {
 		h, r1 := manyServices(t, 12)
 		r2 := h.baseRelease()

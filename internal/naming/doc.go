@@ -37,11 +37,11 @@
 //	                     at once list them to take turns; a lifecycle rule
 //	                     expires them
 //	_state/_turns/<account>/<region>/<stamp>-20-<execution> (a turn)
-//	                     the CleanUpSuccess state, before a step that
-//	                     calls Auto Scaling; once a key (empty), deleted
-//	                     when its second is taken. The retirements in one
-//	                     account and region list them to take turns; a
-//	                     lifecycle rule expires them
+//	                     the Deploy and CleanUpSuccess states, before a
+//	                     round or step that calls Auto Scaling; once a key
+//	                     (empty), deleted when given up. The deploys and
+//	                     retirements in one account and region list them
+//	                     to take turns; a lifecycle rule expires them
 //	started              the Validate state, when an execution first sees
 //	                     the release; once
 //	release.sha256       the Validate state, once the copy in the bucket

@@ -64,7 +64,7 @@ func ReservedTags() []string {
 //	<project>/<config>/_promotions/<id>/halt                a promotion's halt marker
 //	_state/<project>/<config>/lock                          the project-config lock
 //	_state/_starts/<account>/<region>/<stamp>-<execution>   a deploy's start in a target environment, read by the deploys starting beside it (empty; expires in a day)
-//	_state/_turns/<account>/<region>/<stamp>-20-<execution>   a retirement step's turn at a target environment's Auto Scaling calls, read by the steps taking theirs beside it (empty; expires in a day)
+//	_state/_turns/<account>/<region>/<stamp>-20-<execution>   a Deploy round's or retirement step's turn at a target environment's Auto Scaling calls, read by those taking theirs beside it (empty; expires in a day)
 //	_state/<project>/<config>/current                       what is deployed now
 //	_state/<project>/<config>/drift                         what the last drift query saw, each difference with since when
 //	_state/<project>/<config>/heal                          the reconciler's heals: of which release, how many in a row, when last
@@ -146,7 +146,8 @@ func StartOf(prefix, key string) (at time.Time, execution string, ok bool) {
 
 const startStampLayout = "20060102T150405.000Z"
 
-// TurnsRoot is the prefix of every turn of a retirement's step
+// TurnsRoot is the prefix of every turn of a round of Deploy or a step
+// of a retirement
 // (TurnKey). "_turns" is no project name (StatePrefix), so no
 // project-config's records are under it.
 const TurnsRoot = StatePrefix + "_turns/"
@@ -155,7 +156,7 @@ const TurnsRoot = StatePrefix + "_turns/"
 // and region (TurnKey).
 func TurnsPrefix(account, region string) string { return TurnsRoot + account + "/" + region + "/" }
 
-// TurnKey is the turn a step of execution (ExecutionName: unique, of
+// TurnKey is the turn a round or step of execution (ExecutionName: unique, of
 // [A-Za-z0-9_-]) takes in a target account and region: when it begins,
 // stamped as StartStamp stamps, and the most Auto Scaling calls it makes
 // (calls). The keys of one target sort by when their turns begin.

@@ -138,25 +138,25 @@ const (
 	UnderwayHorizon = 45 * time.Minute
 )
 
-// The turns the steps of retirements take at their account and
-// region's one Auto Scaling bucket (package lock, Turns): each step of
-// CleanUpSuccess writes its turn into a calendar in the deployer bucket
-// before it calls, so that the retirements of many releases, each its
+// The turns Deploy's rounds and the retirements' steps take at their
+// account and region's one Auto Scaling bucket (package lock, Turns):
+// each writes its turn into a calendar in the deployer bucket before it
+// calls, so that the deploys and retirements of many releases, each its
 // own execution and none aware of the others' waits, never ask the
 // bucket together for more in a second than it holds.
 const (
 	// TurnCalls is the most Auto Scaling calls the turns overlapping a
 	// second may make: the account's burst (limits.AutoScalingBurst),
 	// less a tenth for the callers that take no turn (health checks'
-	// describes, Deploy's rounds, the user's own tools). A step alone
-	// takes all of it.
+	// describes, resolutions' listings, the user's own tools). A round or
+	// step alone takes all of it.
 	TurnCalls = limits.AutoScalingBurst - limits.AutoScalingBurst/10
-	// TurnShare is the most Auto Scaling calls a step makes when
-	// another's turn overlaps its own: half the bucket, so two such
-	// steps' calls fall in one second only when they fit TurnCalls.
+	// TurnShare is the most Auto Scaling calls a round or step makes
+	// when another's turn overlaps its own: half the bucket, so no two
+	// such turns overlap one second (2 x TurnShare > TurnCalls).
 	TurnShare = limits.AutoScalingBurst / 2
-	// TurnHorizon is how far ahead a step looks for its turn: a hundred
-	// retirements' steps of TurnShare calls each, at the bucket's refill
+	// TurnHorizon is how far ahead a round or step looks for its turn:
+	// a hundred turns of TurnShare calls each, at the bucket's refill
 	// (limits.AutoScalingRefill a second), fit in it.
 	TurnHorizon = 5 * time.Minute
 )

@@ -55,13 +55,13 @@
 // arrived is no longer ahead of the starts after it either: it made its
 // first calls long before.
 //
-// # Retirements take turns at the account's Auto Scaling calls
+// # Deploys and retirements take turns at the account's Auto Scaling calls
 //
-// Each retirement (CleanUpSuccess, a step at a time, each step its own
-// invocation after its own wait) is an execution of its own, none aware
-// of the others' waits: a hundred of them beside each other meet in a
-// second by chance, each within its own share, together past the
-// account's one Auto Scaling bucket. Turns.Take is a calendar of the
+// Each deploy and each retirement (Deploy's rounds, CleanUpSuccess's
+// steps, each its own invocation after its own wait) is an execution of
+// its own, none aware of the others' waits: a hundred of them beside
+// each other meet in a second by chance, each within its own share,
+// together past the account's one Auto Scaling bucket. Turns.Take is a calendar of the
 // seconds in which they call: a step writes its turn (naming.TurnKey:
 // when it begins, the most calls it makes), then lists the turns around
 // it; a turn's calls fall in the second after it begins, so every whole
