@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/target"
+	"github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Scaling policy types a release may use.
@@ -267,9 +268,18 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 		case 0:
 			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
+			// A later round's turn is for the calls its share makes,
+			// known once the deploys on their way are counted; a first
+			// round's goes beside the count, its creates waiting for no
+			// more than the resolution.
 			b.underway = d.underway(ctx, st)
+			if st.Deploy != nil {
+				b.turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+shareOf(b.underway, "", 0).budget(st))
+			}
 		case 4:
-			b.turn = d.turnAt(ctx, st, heldTurn(st.Deploy))
+			if st.Deploy == nil {
+				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
+			}
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)

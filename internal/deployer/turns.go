@@ -33,13 +33,14 @@ type stepTurn struct {
 
 // turnAt is how a step that calls Auto Scaling in bulk begins (a round of
 // Deploy, a step of CleanUpSuccess): it takes its turn at its account
-// and region's calls (lock.Turns.Take), or holds one already (held: the
-// step before waited for it, and it is now). Its turn now, it goes,
-// within the turn's calls. Its turn later, it makes no call and waits for
+// and region's calls (lock.Turns.Take) for the calls it makes at most
+// beside others (want: tuning.TurnShare at most), or holds one already
+// (held: the step before waited for it, and it is now). Its turn now, it
+// goes, within the turn's calls. Its turn later, it makes no call and waits for
 // it. A turn that cannot be taken (S3 failing) lets the step go, its
 // calls bounded to tuning.TurnShare: a pace, never a check, and an S3
 // outage stops no deploy or retirement.
-func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execution.Turn) stepTurn {
+func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execution.Turn, want int) stepTurn {
 	if st.Target.AccountID == "" || st.Target.Region == "" {
 		return stepTurn{now: true}
 	}
@@ -47,7 +48,7 @@ func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execut
 	if held != nil && !now.Before(held.At) && now.Before(held.At.Add(time.Second)) {
 		return stepTurn{now: true, calls: held.Calls}
 	}
-	t, err := d.turns.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), now, turnQueue)
+	t, err := d.turns.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), want, now, turnQueue)
 	if err != nil {
 		d.log.Warn("cannot take a turn at the account's Auto Scaling calls: going, within a share of them", "release_id", st.ReleaseID, "calls", tuning.TurnShare, "error", err.Error())
 		return stepTurn{now: true, calls: tuning.TurnShare}
@@ -79,7 +80,11 @@ func (d *Deployer) awaitTurn(ctx context.Context, st *execution.State) (calls in
 	if st.Retire != nil {
 		held = st.Retire.Turn
 	}
-	t := d.turnAt(ctx, st, held)
+	want := tuning.TurnShare
+	if held == nil && st.Retire != nil && st.Retire.Settling {
+		want = 1 + 2*len(st.Services) // its describe, each group's scale and resume
+	}
+	t := d.turnAt(ctx, st, held, want)
 	if t.now {
 		return t.calls, nil
 	}
@@ -104,14 +109,6 @@ func within(bound, turn, spent int) int {
 		return left
 	}
 	return min(bound, left)
-}
-
-// heldTurn is the turn a round of Deploy holds after p (none: nil).
-func heldTurn(p *execution.Progress) *execution.Turn {
-	if p == nil {
-		return nil
-	}
-	return p.Turn
 }
 
 // dropTurn gives up the turn t took (lock.Turns.Drop), for a step that

@@ -55,8 +55,8 @@ type StepTurn struct {
 	// seconds (a state machine's Wait): 0 to go now.
 	Wait time.Duration
 	// Calls is the most Auto Scaling calls the step may make in its turn
-	// (StepQueue.Share), or 0 for as many as it needs: no other turn
-	// overlaps its own.
+	// (StepQueue.Share, or the fewer it asked for), or 0 for as many as
+	// it needs: no other turn overlaps its own.
 	Calls int
 	// Beside are the other turns it found overlapping now's.
 	Beside int
@@ -77,8 +77,9 @@ const maxTurnWrites = 6
 // calls, now or a whole number of seconds later, within q.Horizon. It
 // first writes a turn of all of q.Calls at now and lists the turns
 // around it: with none overlapping, the step goes now and makes the
-// calls it needs. Else it gives that turn up and writes one of q.Share
-// at the first second the listing leaves room for, lists again, and
+// calls it needs. Else it gives that turn up and writes one of the calls
+// the step makes at most beside others (q.Share, or calls when fewer: 0
+// for q.Share) at the first second the listing leaves room for, lists again, and
 // keeps it only if the turns it then sees overlapping leave room still;
 // else gives it up and goes on looking. Writing before listing, of any
 // two steps taking turns into the same seconds at once at least one sees
@@ -88,7 +89,11 @@ const maxTurnWrites = 6
 // A turn taken is kept: its calls are made in it. A turn given up is
 // deleted. Throttling, a 5xx or a broken connection is a
 // *failure.RetryableError; the caller decides what not knowing means.
-func (t *Turns) Take(ctx context.Context, account, region, who string, now time.Time, q StepQueue) (StepTurn, error) {
+func (t *Turns) Take(ctx context.Context, account, region, who string, calls int, now time.Time, q StepQueue) (StepTurn, error) {
+	share := q.Share
+	if calls > 0 {
+		share = min(calls, q.Share)
+	}
 	prefix := naming.TurnsPrefix(account, region)
 	key := func(at time.Time, calls int) string {
 		return naming.TurnKey(account, region, naming.StartStamp(at), calls, who)
@@ -111,11 +116,11 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, now time.
 	}
 	k := 0
 	for try := range maxTurnWrites - 1 {
-		if k = others.first(now, k, q, skip(who, try, beside)); time.Duration(k)*time.Second > q.Horizon {
+		if k = others.first(now, k, share, q, skip(who, try, beside)); time.Duration(k)*time.Second > q.Horizon {
 			break
 		}
 		at := now.Add(time.Duration(k) * time.Second)
-		mine := key(at, q.Share)
+		mine := key(at, share)
 		if _, err := t.store.Put(ctx, mine, nil, object.Write{Op: "write turn"}); err != nil {
 			return StepTurn{}, err
 		}
@@ -125,14 +130,14 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, now time.
 			return StepTurn{}, err
 		}
 		if around.fits(at, 0, q.Calls) {
-			return StepTurn{Wait: time.Duration(k) * time.Second, Calls: q.Share, Beside: beside, Held: true}, nil
+			return StepTurn{Wait: time.Duration(k) * time.Second, Calls: share, Beside: beside, Held: true}, nil
 		}
 		if err := t.giveUp(ctx, mine); err != nil {
 			return StepTurn{}, err
 		}
 		others = others.refresh(around.without(mine), from, to)
 	}
-	return StepTurn{Wait: max(min(time.Duration(k)*time.Second, q.Horizon.Truncate(time.Second)), time.Second), Calls: q.Share, Beside: beside}, nil
+	return StepTurn{Wait: max(min(time.Duration(k)*time.Second, q.Horizon.Truncate(time.Second)), time.Second), Calls: share, Beside: beside}, nil
 }
 
 // skip is how many seconds with room a step's try-th turn passes over,
@@ -248,11 +253,11 @@ func (l turnList) fits(at time.Time, calls, limit int) bool {
 }
 
 // first is the fewest whole seconds from now, k at least, at which a
-// turn of q.Share fits among l's, passing over the first skip such
-// (past q.Horizon when none does).
-func (l turnList) first(now time.Time, k int, q StepQueue, skip int) int {
+// turn of calls fits among l's, passing over the first skip such (past
+// q.Horizon when none does).
+func (l turnList) first(now time.Time, k, calls int, q StepQueue, skip int) int {
 	for ; time.Duration(k)*time.Second <= q.Horizon; k++ {
-		if !l.fits(now.Add(time.Duration(k)*time.Second), q.Share, q.Calls) {
+		if !l.fits(now.Add(time.Duration(k)*time.Second), calls, q.Calls) {
 			continue
 		}
 		if skip == 0 {

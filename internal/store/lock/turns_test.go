@@ -34,37 +34,43 @@ func TestTurnsTake(t *testing.T) {
 	ctx := t.Context()
 	now := t0.Add(300 * time.Millisecond)
 
-	turn, err := s.Take(ctx, acct, reg, "a", now, steps)
+	turn, err := s.Take(ctx, acct, reg, "a", 0, now, steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "alone: now, as many calls as it needs")
 
-	turn, err = s.Take(ctx, acct, reg, "b", now.Add(100*time.Millisecond), steps)
+	turn, err = s.Take(ctx, acct, reg, "b", 0, now.Add(100*time.Millisecond), steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Wait: 2 * time.Second, Calls: 20, Beside: 1, Held: true}, turn, "a's turn takes the seconds its calls may fall in, t0 and t0+1")
 
-	turn, err = s.Take(ctx, acct, reg, "c", now.Add(200*time.Millisecond), steps)
+	turn, err = s.Take(ctx, acct, reg, "c", 0, now.Add(200*time.Millisecond), steps)
 	require.NoError(t, err)
 	c := turn.Wait
 	assert.Contains(t, []time.Duration{4 * time.Second, 5 * time.Second}, c, "b's 20 and c's would be 40 in t0+2 or t0+3: after b's, passing over as many seconds with room as its name chooses, fewer than the one turn beside it and one")
 	assert.Equal(t, lock.StepTurn{Wait: c, Calls: 20, Beside: 1, Held: true}, turn)
 
-	turn, err = s.Take(ctx, "222222222222", reg, "x", now, steps)
+	turn, err = s.Take(ctx, "222222222222", reg, "x", 0, now, steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "another account's bucket")
 
 	late := now.Add(10 * time.Second)
-	turn, err = s.Take(ctx, acct, reg, "d", late, steps)
+	turn, err = s.Take(ctx, acct, reg, "d", 0, late, steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "the turns before have passed")
 
 	require.NoError(t, s.Drop(ctx, acct, reg, "e", late, steps.Calls), "a turn never taken: nothing to give up")
-	turn, err = s.Take(ctx, acct, reg, "e", late.Add(100*time.Millisecond), steps)
+	turn, err = s.Take(ctx, acct, reg, "e", 0, late.Add(100*time.Millisecond), steps)
 	require.NoError(t, err)
 	assert.True(t, turn.Held)
 	require.NoError(t, s.Drop(ctx, acct, reg, "e", late.Add(100*time.Millisecond+turn.Wait), turn.Calls))
-	turn, err = s.Take(ctx, acct, reg, "f", late.Add(200*time.Millisecond), steps)
+	turn, err = s.Take(ctx, acct, reg, "f", 0, late.Add(200*time.Millisecond), steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Wait: 2 * time.Second, Calls: 20, Beside: 1, Held: true}, turn, "e gave its turn up: f's first second with room is the one e took")
+
+	turn, err = s.Take(ctx, acct, reg, "g", 10, late.Add(300*time.Millisecond), steps)
+	require.NoError(t, err)
+	assert.Contains(t, []time.Duration{2 * time.Second, 3 * time.Second}, turn.Wait, "a turn of the 10 calls it asks for fits beside f's 20")
+	assert.Equal(t, 10, turn.Calls)
+	require.NoError(t, s.Drop(ctx, acct, reg, "g", late.Add(300*time.Millisecond+turn.Wait), 10))
 
 	assert.ElementsMatch(t, []string{
 		naming.TurnKey(acct, reg, naming.StartStamp(now), 36, "a"),
@@ -76,7 +82,7 @@ func TestTurnsTake(t *testing.T) {
 }
 
 // Steps taking turns all at once, at moments scattered over a few
-// seconds: whatever the order of their writes and listings, the turns
+// seconds, each for as many calls as it asks: whatever the order of their writes and listings, the turns
 // kept never put more than StepQueue.Calls in any second, the calls of a
 // turn falling in the second after it begins (a lone step's turn counts
 // the whole of them).
@@ -87,15 +93,16 @@ func TestTurnsConcurrentNeverOverfill(t *testing.T) {
 			s := lock.NewTurns(e.client, bucket)
 			rng := rand.New(rand.NewPCG(seed, 7))
 			const n = 24
-			nows := make([]time.Time, n)
+			nows, wants := make([]time.Time, n), make([]int, n)
 			for i := range nows {
 				nows[i] = t0.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+				wants[i] = rng.IntN(steps.Share + 1) // 0: a share
 			}
 			turns := make([]lock.StepTurn, n)
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					turn, err := s.Take(t.Context(), acct, reg, fmt.Sprintf("r%02d", i), nows[i], steps)
+					turn, err := s.Take(t.Context(), acct, reg, fmt.Sprintf("r%02d", i), wants[i], nows[i], steps)
 					assert.NoError(t, err)
 					turns[i] = turn
 				})
@@ -133,7 +140,7 @@ func TestTurnsConcurrentNeverOverfill(t *testing.T) {
 // throttling is retryable (Amazon S3 API Reference: 503 SlowDown).
 func TestTurnsFailClosed(t *testing.T) {
 	s := lock.NewTurns(s3test.Failing(t, http.StatusServiceUnavailable, "SlowDown"), bucket)
-	_, err := s.Take(t.Context(), acct, reg, "me", t0, steps)
+	_, err := s.Take(t.Context(), acct, reg, "me", 0, t0, steps)
 	require.Error(t, err)
 	assert.True(t, failure.IsRetryable(err), "%v", err)
 }
