@@ -177,7 +177,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		d.dropTurn(ctx, st, b.turn)
 		return paced{wait: wait}, nil
 	}
-	if !b.turn.now {
+	if b.turn = b.turn.by(d.now()); !b.turn.now {
 		return paced{wait: b.turn.wait, turn: b.turn.held}, nil
 	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
@@ -268,18 +268,13 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 		case 0:
 			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
-			// A later round's turn is for the calls its share makes,
-			// known once the deploys on their way are counted; a first
-			// round's goes beside the count, its creates waiting for no
-			// more than the resolution.
 			b.underway = d.underway(ctx, st)
-			if st.Deploy != nil {
-				b.turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+shareOf(b.underway, "", 0).budget(st))
-			}
 		case 4:
-			if st.Deploy == nil {
-				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
+			var held *execution.Turn
+			if st.Deploy != nil {
+				held = st.Deploy.Turn
 			}
+			b.turn = d.turnAt(ctx, st, held, tuning.TurnShare)
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)

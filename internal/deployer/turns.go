@@ -67,8 +67,32 @@ func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execut
 	if t.Held {
 		out.held = &execution.Turn{At: now.Add(t.Wait), Calls: t.Calls}
 	}
-	d.log.Info("waiting for a turn at the account's Auto Scaling calls", "release_id", st.ReleaseID, "beside", t.Beside, "held", t.Held, "wait_seconds", out.wait)
+	out = out.by(d.now())
+	if !out.now {
+		d.log.Info("waiting for a turn at the account's Auto Scaling calls", "release_id", st.ReleaseID, "beside", t.Beside, "held", out.held != nil, "wait_seconds", out.wait)
+	}
 	return out
+}
+
+// by is t as it stands at now, later than when it was taken (the step's
+// other work took time): a turn held that has come goes now, within its
+// second; one that has passed is lost, and the step takes one again a
+// second later (never a wait of 0: a round that waits made nothing); one
+// still to come is waited for from now, so that the next step
+// begins within its turn's second.
+func (t stepTurn) by(now time.Time) stepTurn {
+	if t.now || t.held == nil {
+		return t
+	}
+	switch at := t.held.At; {
+	case now.Before(at):
+		t.wait = int((at.Sub(now) + time.Second - 1) / time.Second)
+	case now.Before(at.Add(time.Second)):
+		return stepTurn{now: true, calls: t.held.Calls, taken: t.taken}
+	default:
+		t.held, t.wait = nil, 1
+	}
+	return t
 }
 
 // awaitTurn is how a step of CleanUpSuccess begins (turnAt): its turn now,

@@ -162,3 +162,30 @@ func TestDeployTakesTurns(t *testing.T) {
 		assert.Empty(t, h.keys(naming.TurnsPrefix(account, region)))
 	})
 }
+
+// A turn held is gone for at its moment, within its second: a step whose
+// other work took it past its turn's moment goes at once; one past its
+// second has lost it and takes one again a second later, never with a
+// wait of 0 (a round of Deploy that waits made nothing, and a wait of 0
+// would read as done); one still to come is waited for from now.
+func TestStepTurnBy(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 10, 300_000_000, time.UTC)
+	held := stepTurn{wait: 3, held: &execution.Turn{At: at, Calls: 20}}
+	tests := []struct {
+		name string
+		now  time.Time
+		want stepTurn
+	}{
+		{"still to come", at.Add(-2100 * time.Millisecond), stepTurn{wait: 3, held: held.held}},
+		{"a moment to come", at.Add(-time.Millisecond), stepTurn{wait: 1, held: held.held}},
+		{"come", at, stepTurn{now: true, calls: 20}},
+		{"within its second", at.Add(999 * time.Millisecond), stepTurn{now: true, calls: 20}},
+		{"passed", at.Add(time.Second), stepTurn{wait: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, held.by(tt.now))
+		})
+	}
+	assert.Equal(t, stepTurn{now: true, calls: 5}, stepTurn{now: true, calls: 5}.by(at), "a turn now stays now")
+}

@@ -62,15 +62,16 @@ type StepTurn struct {
 	Beside int
 	// Held says a turn is the step's at Wait: it makes its calls then,
 	// without taking one again. A step that found none it could keep
-	// (others took the seconds it chose at once, maxTurnWrites times)
+	// (others took the seconds it chose at once, maxShareWrites times)
 	// holds none: it makes no call, and takes a turn again after Wait.
 	Held bool
 }
 
-// maxTurnWrites bounds the turns a Take writes: each one after the
-// first follows a turn another step wrote into the same seconds at the
-// same moment. Past it the step holds none (StepTurn.Held).
-const maxTurnWrites = 6
+// maxShareWrites bounds the turns of a share a Take writes after it gave
+// up its turn alone: each one after the first follows a turn another
+// step wrote into the same seconds at the same moment. Past it the step
+// holds none (StepTurn.Held).
+const maxShareWrites = 5
 
 // Take takes a turn for a step of who (a name unique among the
 // executions, naming.ExecutionName's) at account/region's Auto Scaling
@@ -115,7 +116,7 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, calls int
 		return StepTurn{}, err
 	}
 	k := 0
-	for try := range maxTurnWrites - 1 {
+	for try := range maxShareWrites {
 		if k = others.first(now, k, share, q, skip(who, try, beside)); time.Duration(k)*time.Second > q.Horizon {
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,4 +156,54 @@ func (e env) keys(t *testing.T, prefix string) []string {
 		keys = append(keys, aws.ToString(o.Key))
 	}
 	return keys
+}
+
+// countingS3 counts the writes and deletes a Take makes.
+type countingS3 struct {
+	lock.StartsS3
+	puts, deletes atomic.Int32
+}
+
+func (c *countingS3) PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	c.puts.Add(1)
+	return c.StartsS3.PutObject(ctx, in, optFns...)
+}
+
+func (c *countingS3) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	c.deletes.Add(1)
+	return c.StartsS3.DeleteObject(ctx, in, optFns...)
+}
+
+// A turn is looked for up to the horizon, the turns that begin up to two
+// seconds past it listed at once: with room at the horizon itself, the
+// step takes it there; with none, it holds none and takes one again
+// after the horizon. Either way it writes no turn it finds no room for
+// in its first listing.
+func TestTurnsWithinTheHorizon(t *testing.T) {
+	q := lock.StepQueue{Calls: 36, Share: 20, Horizon: 3 * time.Second}
+	base := t0.Truncate(time.Second)
+	now := base.Add(500 * time.Millisecond)
+	for _, tt := range []struct {
+		name    string
+		others  []time.Duration
+		want    lock.StepTurn
+		puts    int32
+		deletes int32
+	}{
+		{"room at the horizon", []time.Duration{200 * time.Millisecond, 1700 * time.Millisecond}, lock.StepTurn{Wait: 3 * time.Second, Calls: 20, Beside: 2, Held: true}, 2, 1},
+		{"none within it", []time.Duration{200 * time.Millisecond, 1700 * time.Millisecond, 4200 * time.Millisecond}, lock.StepTurn{Wait: 3 * time.Second, Calls: 20, Beside: 2}, 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			for i, d := range tt.others {
+				e.put(t, naming.TurnKey(acct, reg, naming.StartStamp(base.Add(d)), 36, fmt.Sprintf("x%d", i)), "")
+			}
+			c := &countingS3{StartsS3: e.client}
+			turn, err := lock.NewTurns(c, bucket).Take(t.Context(), acct, reg, "me", 0, now, q)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, turn)
+			assert.Equal(t, tt.puts, c.puts.Load(), "writes")
+			assert.Equal(t, tt.deletes, c.deletes.Load(), "deletes")
+		})
+	}
 }

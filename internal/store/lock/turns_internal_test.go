@@ -1,0 +1,66 @@
+package lock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A turn's calls fall in the second after it begins: a turn beginning
+// at a whole second overlaps that one only; counted in each whole second
+// it overlaps, a second's turns may hold limit calls, not more.
+func TestTurnListFits(t *testing.T) {
+	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
+	tests := []struct {
+		name  string
+		l     turnList
+		at    time.Time
+		calls int
+		want  bool
+	}{
+		{"empty", nil, at(0.5), 36, true},
+		{"a turn ending where the second begins", turnList{{at: at(0), calls: 20}}, at(1), 20, true},
+		{"a turn ending a moment into it", turnList{{at: at(0.001), calls: 20}}, at(1), 20, false},
+		{"a turn beginning where the next second ends", turnList{{at: at(2), calls: 20}}, at(0.5), 20, true},
+		{"a turn beginning a moment before", turnList{{at: at(1.999), calls: 20}}, at(0.5), 20, false},
+		{"exactly the limit", turnList{{at: at(0.2), calls: 16}}, at(0.5), 20, true},
+		{"one over", turnList{{at: at(0.2), calls: 17}}, at(0.5), 20, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, 36))
+		})
+	}
+}
+
+// The turns touching a turn's seconds are those whose calls may fall in
+// the whole second it begins in or the next.
+func TestTurnListTouching(t *testing.T) {
+	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
+	l := turnList{{at: at(-1)}, {at: at(-0.999)}, {at: at(1.999)}, {at: at(2)}}
+	assert.Equal(t, 2, l.touching(at(0.5)), "those beginning after the second before began, before the one after the next")
+}
+
+// first passes over the seconds without room, and over skip with room,
+// up to the horizon, then past it.
+func TestTurnListFirst(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 10, 500_000_000, time.UTC)
+	q := StepQueue{Calls: 36, Share: 20, Horizon: 3 * time.Second}
+	room := turnList{{at: now.Add(-300 * time.Millisecond), calls: 36}, {at: now.Add(1200 * time.Millisecond), calls: 36}}
+	full := append(room, turn{at: now.Add(3200 * time.Millisecond), calls: 36})
+	assert.Equal(t, 0, turnList(nil).first(now, 0, 20, q, 0))
+	assert.Equal(t, 2, turnList(nil).first(now, 0, 20, q, 2), "passing over two with room")
+	assert.Equal(t, 4, full.first(now, 0, 20, q, 0), "none within the horizon: past it")
+	assert.Equal(t, 3, room.first(now, 0, 20, q, 0), "room at the horizon itself")
+}
+
+// refresh replaces the turns of its window by a fresh listing's.
+func TestTurnListRefresh(t *testing.T) {
+	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	a, b, c, b2 := turn{at: base, key: "a"}, turn{at: base.Add(5 * time.Second), key: "b"}, turn{at: base.Add(10 * time.Second), key: "c"}, turn{at: base.Add(5 * time.Second), key: "b2"}
+	got := turnList{a, b, c}.refresh(turnList{b2}, base.Add(3*time.Second), base.Add(7*time.Second))
+	assert.ElementsMatch(t, turnList{a, c, b2}, got)
+}
