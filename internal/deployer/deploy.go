@@ -177,9 +177,6 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		d.dropTurn(ctx, st, b.turn)
 		return paced{wait: wait}, nil
 	}
-	if b.turn = b.turn.by(d.now()); !b.turn.now {
-		return paced{wait: b.turn.wait, turn: b.turn.held}, nil
-	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
@@ -200,7 +197,16 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		}
 		report[svc], work = h, append(work, m)
 	}
-	round, err := makeGroups(ctx, rel, work, within(share.budget(st), b.turn.calls, 1), share, d.log.With("release_id", st.ReleaseID))
+	budget := share.budget(st)
+	if st.Deploy != nil {
+		// A later round's turn, for the calls it makes: known once its
+		// work is (its creates wait for no launch of their own).
+		b.turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+roundCalls(work, budget, r))
+	}
+	if b.turn = b.turn.by(d.now()); !b.turn.now {
+		return paced{wait: b.turn.wait, turn: b.turn.held}, nil
+	}
+	round, err := makeGroups(ctx, rel, work, within(budget, b.turn.calls, 1), share, d.log.With("release_id", st.ReleaseID))
 	if err != nil || round.wait > 0 {
 		return round, err
 	}
@@ -270,11 +276,9 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 		case 1:
 			b.underway = d.underway(ctx, st)
 		case 4:
-			var held *execution.Turn
-			if st.Deploy != nil {
-				held = st.Deploy.Turn
+			if st.Deploy == nil {
+				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
 			}
-			b.turn = d.turnAt(ctx, st, held, tuning.TurnShare)
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
@@ -359,6 +363,30 @@ func putPolicies(ctx context.Context, rel *fleet.Release, r *release.Release, sv
 	}
 	name := naming.GroupName(r.ProjectName, r.ConfigName, svc, r.ReleaseID)
 	return rel.PutPolicies(ctx, name, groupTags(r, svc), policies, made)
+}
+
+// roundCalls is how many Auto Scaling calls a round of work makes at
+// most within budget (makeGroups): its creates, then its suspends, then,
+// when it makes every group and suspends every one, the release's
+// scaling policies (putPoliciesWithin; those put already counted too).
+func roundCalls(work []making, budget int, r *release.Release) int {
+	creates, suspends := 0, 0
+	for _, m := range work {
+		if m.group != nil {
+			creates++
+		}
+		if m.listed == nil || !fleet.DeploySuspended(*m.listed) {
+			suspends++
+		}
+	}
+	if creates+suspends > budget {
+		return budget
+	}
+	n := creates + suspends
+	for _, svc := range r.ServiceNames() {
+		n += policyCalls(r, svc, nil)
+	}
+	return n
 }
 
 // putPoliciesWithin puts the scaling policies of r's services (putPolicies)

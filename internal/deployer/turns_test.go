@@ -5,15 +5,18 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
+	"github.com/ferryhq/ferry/internal/fleet"
 	"github.com/ferryhq/ferry/internal/limits"
 	"github.com/ferryhq/ferry/internal/local/s3server/s3test"
 	"github.com/ferryhq/ferry/internal/naming"
+	"github.com/ferryhq/ferry/internal/release"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
 
@@ -188,4 +191,37 @@ func TestStepTurnBy(t *testing.T) {
 		})
 	}
 	assert.Equal(t, stepTurn{now: true, calls: 5}, stepTurn{now: true, calls: 5}.by(at), "a turn now stays now")
+}
+
+// A round's turn is for the calls it makes: its creates and suspends
+// within its budget, and the release's scaling policies only when it
+// makes and suspends every group.
+func TestRoundCalls(t *testing.T) {
+	r := &release.Release{ProjectName: project, ConfigName: config, ReleaseID: "r1", Services: map[string]*release.Service{
+		"web": {Autoscaling: &release.Autoscaling{Policies: []release.Policy{{Type: policyCPUScaleUp}, {Type: policyCPUScaleDown}}}},
+		"api": {},
+	}}
+	var suspended asgtypes.AutoScalingGroup
+	for _, p := range fleet.DeployProcesses {
+		suspended.SuspendedProcesses = append(suspended.SuspendedProcesses, asgtypes.SuspendedProcess{ProcessName: aws.String(p)})
+	}
+	create := making{group: &fleet.Group{}}
+	suspend := making{listed: &asgtypes.AutoScalingGroup{}}
+	done := making{listed: &suspended}
+	tests := []struct {
+		name   string
+		work   []making
+		budget int
+		want   int
+	}{
+		{"creates past the budget", []making{create, create, create}, 2, 2},
+		{"creates and suspends past it", []making{create, suspend}, 2, 2},
+		{"the last round: its policies too", []making{create, done}, 2, 1 + 1 + 2},
+		{"nothing left but the policies", []making{done, done}, 5, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, roundCalls(tt.work, tt.budget, r))
+		})
+	}
 }
