@@ -40,7 +40,7 @@ func TestRetirementTakesTurns(t *testing.T) {
 			require.LessOrEqual(t, steps, 2*limits.MaxRetireSteps)
 			held := x.state.Retire != nil && x.state.Retire.Turn != nil
 			if beside && !held {
-				s3test.Put(t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(h.clk.Now()), tuning.TurnShare, "other"), "")
+				h.besideTurn()
 			}
 			before, keys := len(h.world.CallLog()), len(h.keys(turns))
 			prev := x.state.Retire
@@ -76,12 +76,27 @@ func TestRetirementTakesTurns(t *testing.T) {
 		assert.Equal(t, execution.EndSuccess, o.End)
 		return most, waited
 	}
-	most, waited := retire(t, false)
-	assert.Zero(t, waited, "alone: no step waits for a turn")
-	assert.Greater(t, most, tuning.TurnShare, "alone: a step makes the calls it needs")
-	most, waited = retire(t, true)
+	takesTurns(t, retire)
+}
+
+// takesTurns checks what run reports of the most Auto Scaling calls a
+// round or step of its task made and of how many waited for their turn,
+// alone and beside another's turn at each: alone, none waits and one
+// makes more than a share; beside, some wait and none makes more.
+func takesTurns(t *testing.T, run func(t *testing.T, beside bool) (most, waited int)) {
+	t.Helper()
+	most, waited := run(t, false)
+	assert.Zero(t, waited, "alone: nothing waits for a turn")
+	assert.Greater(t, most, tuning.TurnShare, "alone: the calls it needs")
+	most, waited = run(t, true)
 	assert.Positive(t, waited)
 	assert.LessOrEqual(t, most, tuning.TurnShare, "beside another's turn: a share of the calls")
+}
+
+// besideTurn writes another execution's turn of a share at now.
+func (h *harness) besideTurn() {
+	h.t.Helper()
+	s3test.Put(h.t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(h.clk.Now()), tuning.TurnShare, "other"), "")
 }
 
 // keys are the keys under prefix in the deployer bucket.
@@ -114,7 +129,7 @@ func TestDeployTakesTurns(t *testing.T) {
 			require.LessOrEqual(t, rounds, 40)
 			held := x.state.Deploy != nil && x.state.Deploy.Turn != nil
 			if beside && !held {
-				s3test.Put(t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(h.clk.Now()), tuning.TurnShare, "other"), "")
+				h.besideTurn()
 			}
 			before, keys := len(h.world.CallLog()), len(h.keys(turns))
 			require.NoError(t, x.once(execution.TaskDeploy))
@@ -147,12 +162,7 @@ func TestDeployTakesTurns(t *testing.T) {
 		require.NoError(t, err)
 		return most, waited
 	}
-	most, waited := deploy(t, false)
-	assert.Zero(t, waited, "alone: no round waits for a turn")
-	assert.Greater(t, most, tuning.TurnShare, "alone: a round makes what the bucket holds")
-	most, waited = deploy(t, true)
-	assert.Positive(t, waited)
-	assert.LessOrEqual(t, most, tuning.TurnShare, "beside another's turn: a share of the calls")
+	takesTurns(t, deploy)
 
 	t.Run("a first round waiting its place gives its turn up", func(t *testing.T) {
 		h, r := manyServices(t, 3)

@@ -25,15 +25,43 @@ var _ StartsS3 = (*s3.Client)(nil)
 // starting at once take turns by, so that together they do not ask the
 // account's request buckets for more than they hold. It is safe for
 // concurrent use.
-type Starts struct {
+type Starts struct{ markers }
+
+// NewStarts returns the start markers of bucket.
+func NewStarts(client StartsS3, bucket string) *Starts {
+	return &Starts{newMarkers(client, bucket)}
+}
+
+// markers are empty objects of a target under one prefix of the deployer
+// bucket, whose keys say all there is to know (start markers, turns).
+type markers struct {
 	client StartsS3
 	store  *object.Deletable
 	bucket string
 }
 
-// NewStarts returns the start markers of bucket.
-func NewStarts(client StartsS3, bucket string) *Starts {
-	return &Starts{client: client, store: object.NewDeletable(client, bucket, object.Errors{Refuse: failure.AsLock}), bucket: bucket}
+func newMarkers(client StartsS3, bucket string) markers {
+	return markers{client: client, store: object.NewDeletable(client, bucket, object.Errors{Refuse: failure.AsLock}), bucket: bucket}
+}
+
+// each calls fn with every key under prefix after after, in order, until
+// fn returns false. A listing that fails is an error named op.
+func (m markers) each(ctx context.Context, op, prefix, after string, fn func(key string) bool) error {
+	p := s3.NewListObjectsV2Paginator(m.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(m.bucket), Prefix: aws.String(prefix), StartAfter: aws.String(after),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return m.store.Classify(op, err)
+		}
+		for _, o := range page.Contents {
+			if !fn(aws.ToString(o.Key)) {
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // Turn is when a deploy may start.
@@ -94,28 +122,18 @@ func (s *Starts) Take(ctx context.Context, account, region, deploy string, at, n
 // other than mine, in order (keys sort by start).
 func (s *Starts) ahead(ctx context.Context, prefix, mine string, at time.Time, horizon time.Duration) ([]time.Time, error) {
 	var out []time.Time
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(s.bucket), Prefix: aws.String(prefix),
-		StartAfter: aws.String(prefix + naming.StartStamp(at.Add(-horizon))),
+	err := s.each(ctx, "list start markers", prefix, prefix+naming.StartStamp(at.Add(-horizon)), func(key string) bool {
+		t, _, ok := naming.StartOf(prefix, key)
+		if !ok || key == mine {
+			return true
+		}
+		if t.After(at) {
+			return false
+		}
+		out = append(out, t)
+		return true
 	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, s.store.Classify("list start markers", err)
-		}
-		for _, o := range page.Contents {
-			key := aws.ToString(o.Key)
-			t, _, ok := naming.StartOf(prefix, key)
-			if !ok || key == mine {
-				continue
-			}
-			if t.After(at) {
-				return out, nil
-			}
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // Arrive clears the start marker Take wrote for deploy (its execution
@@ -138,21 +156,15 @@ func (s *Starts) Arrive(ctx context.Context, account, region, deploy string, at 
 // count: the caller decides what not knowing means.
 func (s *Starts) Underway(ctx context.Context, account, region, deploy string, now time.Time, horizon time.Duration) (int, error) {
 	prefix := naming.StartsPrefix(account, region)
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(s.bucket), Prefix: aws.String(prefix),
-		StartAfter: aws.String(prefix + naming.StartStamp(now.Add(-horizon))),
-	})
 	n := 0
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, s.store.Classify("list start markers", err)
+	err := s.each(ctx, "list start markers", prefix, prefix+naming.StartStamp(now.Add(-horizon)), func(key string) bool {
+		if _, id, ok := naming.StartOf(prefix, key); ok && id != deploy {
+			n++
 		}
-		for _, o := range page.Contents {
-			if _, id, ok := naming.StartOf(prefix, aws.ToString(o.Key)); ok && id != deploy {
-				n++
-			}
-		}
+		return true
+	})
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

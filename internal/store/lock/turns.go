@@ -7,10 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/naming"
 	"github.com/ferryhq/ferry/internal/store/object"
 )
@@ -22,15 +18,11 @@ import (
 // the others' waits) never together ask the account's one Auto Scaling
 // bucket for more in a second than StepQueue.Calls. It is safe for
 // concurrent use.
-type Turns struct {
-	client StartsS3
-	store  *object.Deletable
-	bucket string
-}
+type Turns struct{ markers }
 
 // NewTurns returns the turns of bucket.
 func NewTurns(client StartsS3, bucket string) *Turns {
-	return &Turns{client: client, store: object.NewDeletable(client, bucket, object.Errors{Refuse: failure.AsLock}), bucket: bucket}
+	return &Turns{newMarkers(client, bucket)}
 }
 
 // StepQueue is how a target's steps share its Auto Scaling calls.
@@ -179,28 +171,18 @@ type turnList []turn
 // list lists the turns under prefix beginning after from, to to.
 func (t *Turns) list(ctx context.Context, prefix string, from, to time.Time) (turnList, error) {
 	var out turnList
-	p := s3.NewListObjectsV2Paginator(t.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(t.bucket), Prefix: aws.String(prefix),
-		StartAfter: aws.String(prefix + naming.StartStamp(from) + "~"),
+	err := t.each(ctx, "list turns", prefix, prefix+naming.StartStamp(from)+"~", func(key string) bool {
+		at, calls, _, ok := naming.TurnOf(prefix, key)
+		if !ok {
+			return true
+		}
+		if at.After(to) {
+			return false
+		}
+		out = append(out, turn{at: at, calls: calls, key: key})
+		return true
 	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, t.store.Classify("list turns", err)
-		}
-		for _, o := range page.Contents {
-			key := aws.ToString(o.Key)
-			at, calls, _, ok := naming.TurnOf(prefix, key)
-			if !ok {
-				continue
-			}
-			if at.After(to) {
-				return out, nil
-			}
-			out = append(out, turn{at: at, calls: calls, key: key})
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // without is l but for the turn at key.
