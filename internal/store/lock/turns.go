@@ -78,6 +78,8 @@ const maxShareWrites = 5
 // two steps taking turns into the same seconds at once at least one sees
 // the other (S3 lists what was written before strongly consistently),
 // so the turns kept never overlap any second with more than q.Calls.
+// Who's own turns are not counted: a step taken again (a retry, a
+// duplicate invocation) is not beside the turn it took before.
 //
 // A turn taken is kept: its calls are made in it. A turn given up is
 // deleted. Throttling, a 5xx or a broken connection is a
@@ -99,7 +101,7 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, calls int
 	if err != nil {
 		return StepTurn{}, err
 	}
-	others := seen.without(whole)
+	others := seen.others(who)
 	beside := others.touching(now)
 	if beside == 0 {
 		return StepTurn{Held: true}, nil
@@ -122,13 +124,13 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, calls int
 		if err != nil {
 			return StepTurn{}, err
 		}
-		if around.fits(at, 0, q.Calls) {
+		if around.others(who).fits(at, share, q.Calls) {
 			return StepTurn{Wait: time.Duration(k) * time.Second, Calls: share, Beside: beside, Held: true}, nil
 		}
 		if err := t.giveUp(ctx, mine); err != nil {
 			return StepTurn{}, err
 		}
-		others = others.refresh(around.without(mine), from, to)
+		others = others.refresh(around.others(who), from, to)
 	}
 	return StepTurn{Wait: max(min(time.Duration(k)*time.Second, q.Horizon.Truncate(time.Second)), time.Second), Calls: share, Beside: beside}, nil
 }
@@ -159,10 +161,12 @@ func (t *Turns) giveUp(ctx context.Context, key string) error {
 	return err
 }
 
-// turn is a turn listed: when it begins, its calls, its key.
+// turn is a turn listed: when it begins, its calls, its execution, its
+// key.
 type turn struct {
 	at    time.Time
 	calls int
+	who   string
 	key   string
 }
 
@@ -172,24 +176,26 @@ type turnList []turn
 func (t *Turns) list(ctx context.Context, prefix string, from, to time.Time) (turnList, error) {
 	var out turnList
 	err := t.each(ctx, "list turns", prefix, prefix+naming.StartStamp(from)+"~", func(key string) bool {
-		at, calls, _, ok := naming.TurnOf(prefix, key)
+		at, calls, who, ok := naming.TurnOf(prefix, key)
 		if !ok {
 			return true
 		}
 		if at.After(to) {
 			return false
 		}
-		out = append(out, turn{at: at, calls: calls, key: key})
+		out = append(out, turn{at: at, calls: calls, who: who, key: key})
 		return true
 	})
 	return out, err
 }
 
-// without is l but for the turn at key.
-func (l turnList) without(key string) turnList {
+// others is l but for who's own turns: a step taken again (a retry, a
+// duplicate invocation) is not beside the turns it took before, and no
+// execution takes two steps at once.
+func (l turnList) others(who string) turnList {
 	var out turnList
 	for _, t := range l {
-		if t.key != key {
+		if t.who != who {
 			out = append(out, t)
 		}
 	}

@@ -52,6 +52,9 @@ func TestTurnsTake(t *testing.T) {
 	turn, err = s.Take(ctx, "222222222222", reg, "x", 0, now, steps)
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "another account's bucket")
+	turn, err = s.Take(ctx, "222222222222", reg, "x", 0, now.Add(50*time.Millisecond), steps)
+	require.NoError(t, err)
+	assert.Equal(t, lock.StepTurn{Held: true}, turn, "x's step taken again (a retry) is not beside its own turn")
 
 	late := now.Add(10 * time.Second)
 	turn, err = s.Take(ctx, acct, reg, "d", 0, late, steps)
