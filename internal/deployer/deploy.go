@@ -275,13 +275,15 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
 			b.underway = d.underway(ctx, st)
-		case 4:
-			if st.Deploy == nil {
-				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
-			}
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
+			}
+		case 3:
+			// A first round's turn (a later round's comes once its
+			// work is known: make).
+			if st.Deploy == nil {
+				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
 			}
 		default:
 			if !st.Deployed {

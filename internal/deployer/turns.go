@@ -45,8 +45,10 @@ func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execut
 		return stepTurn{now: true}
 	}
 	now := d.now()
-	if held != nil && !now.Before(held.At) && now.Before(held.At.Add(time.Second)) {
-		return stepTurn{now: true, calls: held.Calls}
+	if held != nil {
+		if t := (stepTurn{held: held}).by(now); t.now || t.held != nil {
+			return t // its turn, now or still to come
+		}
 	}
 	t, err := d.turns.Take(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), want, now, turnQueue)
 	if err != nil {
