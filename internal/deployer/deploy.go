@@ -22,7 +22,7 @@ import (
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/target"
-	"github.com/ferryhq/ferry/internal/tuning"
+	_ "github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Scaling policy types a release may use.
@@ -198,7 +198,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		report[svc], work = h, append(work, m)
 	}
 	budget := share.budget(st)
-	if st.Deploy != nil {
+	if st.Deploy != nil && k > 0 {
 		// A later round's turn, for the calls it makes: known once its
 		// work is (its creates wait for no launch of their own).
 		b.turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+roundCalls(work, budget, r))
@@ -280,11 +280,7 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
 			}
 		case 3:
-			// A first round's turn (a later round's comes once its
-			// work is known: make).
-			if st.Deploy == nil {
-				b.turn = d.turnAt(ctx, st, nil, tuning.TurnShare)
-			}
+			b.turn = stepTurn{now: true}
 		default:
 			if !st.Deployed {
 				b.known, err = d.knownTargets(ctx, st.ProjectName, st.ConfigName)
