@@ -22,7 +22,6 @@ import (
 	"github.com/ferryhq/ferry/internal/resources"
 	"github.com/ferryhq/ferry/internal/store/ledger"
 	"github.com/ferryhq/ferry/internal/target"
-	_ "github.com/ferryhq/ferry/internal/tuning"
 )
 
 // Scaling policy types a release may use.
@@ -174,7 +173,6 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	if k > 0 && st.Deploy == nil {
 		wait := share.first()
 		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
-		d.dropTurn(ctx, st, b.turn)
 		return paced{wait: wait}, nil
 	}
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
@@ -198,15 +196,17 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 		report[svc], work = h, append(work, m)
 	}
 	budget := share.budget(st)
-	if st.Deploy != nil && k > 0 {
-		// A later round's turn, for the calls it makes: known once its
-		// work is (its creates wait for no launch of their own).
-		b.turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+roundCalls(work, budget, r))
+	turn := stepTurn{now: true}
+	if k > 0 {
+		// A later round beside deploys on their way takes its turn, for
+		// the calls it makes: known once its work is. A lone deploy's
+		// rounds wait behind no turn.
+		turn = d.turnAt(ctx, st, st.Deploy.Turn, 1+roundCalls(work, budget, r))
 	}
-	if b.turn = b.turn.by(d.now()); !b.turn.now {
-		return paced{wait: b.turn.wait, turn: b.turn.held}, nil
+	if !turn.now {
+		return paced{wait: turn.wait, turn: turn.held}, nil
 	}
-	round, err := makeGroups(ctx, rel, work, within(budget, b.turn.calls, 1), share, d.log.With("release_id", st.ReleaseID))
+	round, err := makeGroups(ctx, rel, work, within(budget, turn.calls, 1), share, d.log.With("release_id", st.ReleaseID))
 	if err != nil || round.wait > 0 {
 		return round, err
 	}
@@ -216,7 +216,7 @@ func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.
 	// quotas) is the first an account's deploys exhaust, and a round it
 	// throttles then delays no launch.
 	made := d.alarmsMade(ctx, c, r)
-	if rest, err := d.putPoliciesWithin(ctx, rel, r, made, within(0, b.turn.calls, 1+round.calls)); err != nil || rest.wait > 0 {
+	if rest, err := d.putPoliciesWithin(ctx, rel, r, made, within(0, turn.calls, 1+round.calls)); err != nil || rest.wait > 0 {
 		return rest, err
 	}
 	st.Previous = fleet.Others(st.ReleaseID, fleet.Summaries(groups), templates)
@@ -248,8 +248,6 @@ type resolvedBeside struct {
 	res *resources.Resolved
 	// underway counts the deploys on their way beside it.
 	underway int
-	// turn is the round's turn at the account's Auto Scaling calls.
-	turn stepTurn
 	// templates are the project-config's launch templates
 	// (fleet.Templates).
 	templates map[string]map[string]string
@@ -260,15 +258,14 @@ type resolvedBeside struct {
 
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway), takes the round's turn at the account's Auto
-// Scaling calls (turnAt), lists the project-config's launch templates
+// beside it (underway), lists the project-config's launch templates
 // (fleet.Templates: what this release made already is not made again)
 // and, in the round that records the release's intent, reads the
 // config's environments (knownTargets): its creates wait for no read
 // that could have run beside the resolution.
 func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (resolvedBeside, error) {
 	var b resolvedBeside
-	err := fanout.Each(ctx, 5, 5, func(ctx context.Context, i int) error {
+	err := fanout.Each(ctx, 4, 4, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -279,8 +276,6 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)
 			}
-		case 3:
-			b.turn = stepTurn{now: true}
 		default:
 			if !st.Deployed {
 				b.known, err = d.knownTargets(ctx, st.ProjectName, st.ConfigName)

@@ -140,22 +140,24 @@
 //     retirements step beside it, its steps spaced by the time that
 //     share of the refill takes to bring back a step's calls (for
 //     tuning.RetireYieldFor too).
-//   - Rounds and steps take turns (turns.go): every round of Deploy
-//     (beside its resolution) and every step of CleanUpSuccess writes
-//     its turn at its account and region's Auto Scaling calls into a
-//     calendar in the deployer bucket (lock.Turns, turnAt) before it
-//     calls: no whole second overlapped by turns of more than
-//     tuning.TurnCalls. Alone, it takes them all and goes. Beside
-//     another's turn it makes no call, reports a wait to its own turn
-//     (Progress.Turn, Retire.Turn: the next round or step holds it and
-//     takes no other), and makes tuning.TurnShare calls at most in it
-//     (within: a round's creates, suspends and scaling policies,
+//   - Rounds and steps take turns (turns.go): every step of
+//     CleanUpSuccess, and every later round of Deploy beside deploys on
+//     their way (once its work is known, for the calls it makes:
+//     roundCalls), writes its turn at its account and region's Auto
+//     Scaling calls into a calendar in the deployer bucket (lock.Turns,
+//     turnAt) before it calls: no whole second overlapped by turns of
+//     more than tuning.TurnCalls. Alone, it takes them all and goes.
+//     Beside another's turn it makes no call, reports a wait to its own
+//     turn (Progress.Turn, Retire.Turn: the next round or step holds it
+//     and takes no other), and makes tuning.TurnShare calls at most in
+//     it (within: a round's creates, suspends and scaling policies,
 //     putPoliciesWithin; a step's retirer and settles), the rest at the
-//     next turns. A first round that waits its place among the deploys
-//     on their way gives its turn up (dropTurn). A turn that cannot be
-//     taken bounds the calls to a share and waits for nothing. A failed
-//     release's clean-up takes no turn: its rollback restores the
-//     serving fleet and waits for nobody.
+//     next turns. A lone deploy's rounds take no turn, so it never waits
+//     behind the last turn of the release before it; a first round
+//     beside deploys on their way waits its place in their share
+//     instead. A turn that cannot be taken bounds the calls to a share
+//     and waits for nothing. A failed release's clean-up takes no turn:
+//     its rollback restores the serving fleet and waits for nobody.
 //   - Health checks share the Describe bucket: a deploy Deploy saw
 //     beside K others counts them again at each check
 //     (Health.Underway, underwayOr) and reads at most a (K+1)-th of

@@ -25,19 +25,15 @@ type stepTurn struct {
 	// the turn it then holds (nil: it takes one again).
 	wait int
 	held *execution.Turn
-	// taken is the turn this step took (Take wrote it, now or at wait):
-	// what it gives up when it makes no call in it (dropTurn); nil when
-	// it took none.
-	taken *execution.Turn
 }
 
-// turnAt is how a step that calls Auto Scaling in bulk begins (a round of
-// Deploy, a step of CleanUpSuccess): it takes its turn at its account
-// and region's calls (lock.Turns.Take) for the calls it makes at most
-// beside others (want: tuning.TurnShare at most), or holds one already
-// (held: the step before waited for it, and it is now). Its turn now, it
-// goes, within the turn's calls. Its turn later, it makes no call and waits for
-// it. A turn that cannot be taken (S3 failing) lets the step go, its
+// turnAt is how a step that calls Auto Scaling in bulk begins (a later
+// round of Deploy beside deploys on their way, a step of CleanUpSuccess):
+// it takes its turn at its account and region's calls (lock.Turns.Take)
+// for the calls it makes at most beside others (want: tuning.TurnShare
+// at most), or holds one already (held: the step before waited for it,
+// and it is now). Its turn now, it goes, within the turn's calls. Its
+// turn later, it makes no call and waits for it. A turn that cannot be taken (S3 failing) lets the step go, its
 // calls bounded to tuning.TurnShare: a pace, never a check, and an S3
 // outage stops no deploy or retirement.
 func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execution.Turn, want int) stepTurn {
@@ -55,17 +51,10 @@ func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execut
 		d.log.Warn("cannot take a turn at the account's Auto Scaling calls: going, within a share of them", "release_id", st.ReleaseID, "calls", tuning.TurnShare, "error", err.Error())
 		return stepTurn{now: true, calls: tuning.TurnShare}
 	}
-	var taken *execution.Turn
-	if t.Held {
-		taken = &execution.Turn{At: now.Add(t.Wait), Calls: t.Calls}
-		if t.Calls == 0 {
-			taken.Calls = turnQueue.Calls // a turn alone is of all of them
-		}
-	}
 	if t.Held && t.Wait == 0 {
-		return stepTurn{now: true, calls: t.Calls, taken: taken}
+		return stepTurn{now: true, calls: t.Calls}
 	}
-	out := stepTurn{wait: int(t.Wait / time.Second), taken: taken}
+	out := stepTurn{wait: int(t.Wait / time.Second)}
 	if t.Held {
 		out.held = &execution.Turn{At: now.Add(t.Wait), Calls: t.Calls}
 	}
@@ -90,7 +79,7 @@ func (t stepTurn) by(now time.Time) stepTurn {
 	case now.Before(at):
 		t.wait = int((at.Sub(now) + time.Second - 1) / time.Second)
 	case now.Before(at.Add(time.Second)):
-		return stepTurn{now: true, calls: t.held.Calls, taken: t.taken}
+		return stepTurn{now: true, calls: t.held.Calls}
 	default:
 		t.held, t.wait = nil, 1
 	}
@@ -135,16 +124,4 @@ func within(bound, turn, spent int) int {
 		return left
 	}
 	return min(bound, left)
-}
-
-// dropTurn gives up the turn t took (lock.Turns.Drop), for a step that
-// makes no call in it, so that the steps beside it may take its seconds.
-// Best effort: a turn left only holds its seconds.
-func (d *Deployer) dropTurn(ctx context.Context, st *execution.State, t stepTurn) {
-	if t.taken == nil {
-		return
-	}
-	if err := d.turns.Drop(ctx, st.Target.AccountID, st.Target.Region, naming.ExecutionName(st.ProjectName, st.ConfigName, st.ReleaseID), t.taken.At, t.taken.Calls); err != nil {
-		d.log.Warn("cannot give up a turn at the account's Auto Scaling calls: it holds its seconds", "release_id", st.ReleaseID, "error", err.Error())
-	}
 }

@@ -111,22 +111,27 @@ func (h *harness) keys(prefix string) []string {
 	return keys
 }
 
-// TestDeployTakesTurns: every round of Deploy takes its turn at the
-// account's Auto Scaling calls beside its resolution (lock.Turns).
-// Beside another's turn at the same moment, a round creates nothing and
-// waits for its turn; at its turn it goes without taking another, and
-// makes tuning.TurnShare Auto Scaling calls at most, its resolution's
-// listing counted in; the rest go in the next rounds, each at its own
-// turn. Alone, a round makes as many as the bucket holds. A first round
-// that waits its place among deploys on their way gives its turn up.
+// TestDeployTakesTurns: a later round of Deploy beside deploys on their
+// way takes its turn at the account's Auto Scaling calls (lock.Turns).
+// Beside another's turn at the same moment, it creates nothing and waits
+// for its turn; at its turn it goes without taking another, and makes
+// tuning.TurnShare Auto Scaling calls at most, its resolution's listing
+// counted in; the rest go in the next rounds, each at its own turn. A
+// lone deploy takes no turn: it makes as many calls as the bucket holds
+// and waits behind no other's turn (the previous release's last step).
+// A first round beside deploys on their way waits its place in their
+// share, holding no turn.
 func TestDeployTakesTurns(t *testing.T) {
+	turns := naming.TurnsPrefix(account, region)
 	deploy := func(t *testing.T, beside bool) (most, waited int) {
 		h, r := manyServices(t, 30)
 		x := h.start(r)
 		require.NoError(t, x.steps(upToDeploy[:4]...))
-		turns := naming.TurnsPrefix(account, region)
+		if beside {
+			h.onTheirWay(account, 1, h.clk.Now())
+		}
 		for rounds := 1; ; rounds++ {
-			require.LessOrEqual(t, rounds, 40)
+			require.LessOrEqual(t, rounds, 60)
 			held := x.state.Deploy != nil && x.state.Deploy.Turn != nil
 			if beside && !held {
 				h.besideTurn()
@@ -142,8 +147,8 @@ func TestDeployTakesTurns(t *testing.T) {
 					}
 				}
 			}
-			if held {
-				assert.Equal(t, keys, len(h.keys(turns)), "round %d: at its turn, it takes no other", rounds)
+			if held || !beside {
+				assert.Equal(t, keys, len(h.keys(turns)), "round %d: alone or at its turn, it takes no other", rounds)
 			}
 			p := x.state.Deploy
 			if p.Turn != nil {
@@ -164,7 +169,16 @@ func TestDeployTakesTurns(t *testing.T) {
 	}
 	takesTurns(t, deploy)
 
-	t.Run("a first round waiting its place gives its turn up", func(t *testing.T) {
+	t.Run("a lone deploy goes beside another's turn", func(t *testing.T) {
+		h, r := manyServices(t, 3)
+		x := h.start(r)
+		require.NoError(t, x.steps(upToDeploy[:4]...))
+		h.besideTurn()
+		require.NoError(t, x.once(execution.TaskDeploy))
+		assert.True(t, x.state.Deploy.Done, "its one round made everything")
+		assert.Len(t, h.keys(turns), 1, "it took no turn")
+	})
+	t.Run("a first round waiting its place holds no turn", func(t *testing.T) {
 		h, r := manyServices(t, 3)
 		x := h.start(r)
 		require.NoError(t, x.steps(upToDeploy[:4]...))
@@ -172,7 +186,7 @@ func TestDeployTakesTurns(t *testing.T) {
 		require.NoError(t, x.once(execution.TaskDeploy))
 		require.False(t, x.state.Deploy.Done)
 		assert.Nil(t, x.state.Deploy.Turn)
-		assert.Empty(t, h.keys(naming.TurnsPrefix(account, region)))
+		assert.Empty(t, h.keys(turns))
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,10 +59,6 @@ func TestDeployRefusedCreateFailsAtOnce(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, prev.Wait(ctx))
 			require.Equal(t, execution.EndSuccess, last(prev.Path()))
-			// The previous release's last step took the account's Auto
-			// Scaling calls for the seconds its calls fall in (its
-			// turn, package lock): a user's next deploy comes after.
-			clk.Advance(2 * time.Second)
 
 			group := naming.GroupName(testProject, testConfig, "web", "r-new")
 			if tc.hide {

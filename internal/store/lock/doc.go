@@ -1,7 +1,7 @@
 // Package lock owns the project-config lock, the run-once marker of a
 // release, the start markers of the deploys to a target and the turns
-// the retirements' steps take at its Auto Scaling calls, all objects in
-// the deployer bucket.
+// the deploys' rounds and the retirements' steps take at its Auto
+// Scaling calls, all objects in the deployer bucket.
 //
 // # The lock
 //

@@ -146,15 +146,6 @@ func skip(who string, try, beside int) int {
 	return int(h.Sum32() % uint32(beside+1))
 }
 
-// Drop gives up the turn of who at account/region that Take gave it,
-// beginning at at, of calls (StepQueue.Calls for a turn alone): a step
-// that will not make its calls in it. Idempotent: a turn gone is given
-// up. Throttling, a 5xx or a broken connection is a
-// *failure.RetryableError.
-func (t *Turns) Drop(ctx context.Context, account, region, who string, at time.Time, calls int) error {
-	return t.giveUp(ctx, naming.TurnKey(account, region, naming.StartStamp(at), calls, who))
-}
-
 // giveUp deletes a turn written and not kept.
 func (t *Turns) giveUp(ctx context.Context, key string) error {
 	_, err := t.store.Delete(ctx, "give up turn", key, "")

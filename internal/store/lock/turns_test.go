@@ -61,20 +61,15 @@ func TestTurnsTake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, lock.StepTurn{Held: true}, turn, "the turns before have passed")
 
-	require.NoError(t, s.Drop(ctx, acct, reg, "e", late, steps.Calls), "a turn never taken: nothing to give up")
-	turn, err = s.Take(ctx, acct, reg, "e", 0, late.Add(100*time.Millisecond), steps)
-	require.NoError(t, err)
-	assert.True(t, turn.Held)
-	require.NoError(t, s.Drop(ctx, acct, reg, "e", late.Add(100*time.Millisecond+turn.Wait), turn.Calls))
 	turn, err = s.Take(ctx, acct, reg, "f", 0, late.Add(200*time.Millisecond), steps)
 	require.NoError(t, err)
-	assert.Equal(t, lock.StepTurn{Wait: 2 * time.Second, Calls: 20, Beside: 1, Held: true}, turn, "e gave its turn up: f's first second with room is the one e took")
+	assert.Equal(t, lock.StepTurn{Wait: 2 * time.Second, Calls: 20, Beside: 1, Held: true}, turn, "beside d's whole turn: f's first second with room after it")
 
 	turn, err = s.Take(ctx, acct, reg, "g", 10, late.Add(300*time.Millisecond), steps)
 	require.NoError(t, err)
 	assert.Contains(t, []time.Duration{2 * time.Second, 3 * time.Second}, turn.Wait, "a turn of the 10 calls it asks for fits beside f's 20")
 	assert.Equal(t, 10, turn.Calls)
-	require.NoError(t, s.Drop(ctx, acct, reg, "g", late.Add(300*time.Millisecond+turn.Wait), 10))
+	gAt := late.Add(300*time.Millisecond + turn.Wait)
 
 	assert.ElementsMatch(t, []string{
 		naming.TurnKey(acct, reg, naming.StartStamp(now), 36, "a"),
@@ -82,6 +77,7 @@ func TestTurnsTake(t *testing.T) {
 		naming.TurnKey(acct, reg, naming.StartStamp(now.Add(200*time.Millisecond+c)), 20, "c"),
 		naming.TurnKey(acct, reg, naming.StartStamp(late), 36, "d"),
 		naming.TurnKey(acct, reg, naming.StartStamp(late.Add(2200*time.Millisecond)), 20, "f"),
+		naming.TurnKey(acct, reg, naming.StartStamp(gAt), 10, "g"),
 	}, e.keys(t, naming.TurnsPrefix(acct, reg)), "the turns kept; those given up are deleted")
 }
 
