@@ -41,6 +41,10 @@ type testRegion struct {
 	// region.Options.Observer).
 	observer atomic.Pointer[func(arn string, ev asl.Event)]
 
+	// handed is a hold of the region's time the next command run takes
+	// over (handOver).
+	handed atomic.Pointer[func()]
+
 	// random is every command's Env.Random: release ids, and so the
 	// jitter of health checks seeded by the execution's id, are the same
 	// at every run, and differ between the deploys of one run.
@@ -163,6 +167,12 @@ func (tr *testRegion) env(stdout, stderr *bytes.Buffer, vars ...string) Env {
 	}
 }
 
+// handOver gives release, a hold of the region's time (Hold), to the
+// next command run (ferryAt), which lets it go once it holds the time
+// itself: nothing runs between the test's look at the region and that
+// command, however loaded the machine.
+func (tr *testRegion) handOver(release func()) { tr.handed.Store(&release) }
+
 // result is what one command run printed and returned.
 type result struct {
 	code           int
@@ -191,6 +201,9 @@ func (tr *testRegion) ferryAt(ctx context.Context, edit func(*Env), args ...stri
 	var out, errOut bytes.Buffer
 	release := tr.Hold()
 	defer release()
+	if handed := tr.handed.Swap(nil); handed != nil {
+		(*handed)()
+	}
 	env := tr.env(&out, &errOut)
 	if edit != nil {
 		edit(&env)

@@ -120,11 +120,15 @@ func TestEventsSchemaEveryCommand(t *testing.T) {
 		jsonField(t, refused, "error", "holder"))
 	require.NoError(t, locks.Release(t.Context(), "coinbase/deploy-test", "development", "r-left"))
 
-	// A deploy under way: halt halts it and follows it to its end.
+	// A deploy under way: halt halts it and follows it to its end. The
+	// region's time stays still from the deploy's start to the halt's:
+	// the deploy is still under way when the halt comes.
 	tr.clk.Advance(time.Minute)
+	hold := tr.Hold()
 	started := tr.ferry(t, "deploy", "--local", "--no-wait", deployTestRelease)
 	require.Equal(t, exitOK, started.code, started.stderr)
 	tr.untilLocked(t, "coinbase/deploy-test", "development")
+	tr.handOver(hold)
 	halted := run(exitOK, "halt", "--local", "coinbase/deploy-test", "development")
 	assert.Equal(t, releaseIDOf(t, started.stdout), jsonField(t, halted, "halted", "release_id"))
 	run(exitOK, "destroy", "--local", "--yes", "coinbase/deploy-test", "development")
