@@ -11,13 +11,13 @@ import (
 	"github.com/ferryhq/ferry/internal/store/object"
 )
 
-// Turns are the turns the steps of retirements take at a target account
-// and region's Auto Scaling calls (naming.TurnKey) in one deployer
-// bucket: a calendar each step writes its turn into before it calls, so
-// that steps of many retirements (each its own execution, none aware of
-// the others' waits) never together ask the account's one Auto Scaling
-// bucket for more in a second than StepQueue.Calls. It is safe for
-// concurrent use.
+// Turns are the turns the steps of retirements and the later rounds of
+// deploys take at a target account and region's Auto Scaling calls
+// (naming.TurnKey) in one deployer bucket: a calendar each step writes
+// its turn into before it calls, so that the steps of many releases
+// (each its own execution, none aware of the others' waits) never
+// together ask the account's one Auto Scaling bucket for more in a
+// second than StepQueue.Calls. It is safe for concurrent use.
 type Turns struct{ markers }
 
 // NewTurns returns the turns of bucket.
