@@ -138,8 +138,9 @@ const (
 	UnderwayHorizon = 45 * time.Minute
 )
 
-// The turns Deploy's rounds and the retirements' steps take at their
-// account and region's one Auto Scaling bucket (package lock, Turns):
+// The turns the retirements' steps, and Deploy's later rounds beside
+// deploys on their way, take at their account and region's one Auto
+// Scaling bucket (package lock, Turns):
 // each writes its turn into a calendar in the deployer bucket before it
 // calls, so that the deploys and retirements of many releases, each its
 // own execution and none aware of the others' waits, never ask the
