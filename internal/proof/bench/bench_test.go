@@ -309,6 +309,12 @@ func TestTargets(t *testing.T) {
 		{name: "41 describes in a second", cells: grid(nil), bin: bin, up: up, long: long, follow: follow,
 			multi: &Multi{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 41},
 			want:  map[string]Status{"multi_project": Fail}},
+		{name: "one run of two over 40 in a second", cells: grid(nil), bin: bin, up: up, long: long, follow: follow,
+			multi: WorstMulti([]*Multi{
+				{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 35},
+				{Deploys: 100, Services: 10, Succeeded: 100, DescribeTargetHealthPerS: 6, DescribeASGPerS: 7, MaxCallsInASecond: 45},
+			}),
+			want: map[string]Status{"multi_project": Fail}},
 		{name: "a poll of 11 KB while waiting", cells: grid(nil), bin: bin, up: up, long: long, multi: multi,
 			follow: &Follow{Polls: 40, MeanBytes: 3000, MaxBytesInLoop: 11 << 10, MaxBytes: 24000, CallsPerSecondWaiting: 0.17},
 			want:   map[string]Status{"follow_bytes_per_poll": Fail, "follow_bytes_per_poll_s50": Skip}},
@@ -409,6 +415,43 @@ func TestMulti(t *testing.T) {
 	assert.Equal(t, 3*2, m.CallsByOp["Auto Scaling:CreateAutoScalingGroup"], "one group a service")
 	assert.Equal(t, 3*2, m.AutoScalingCallsByTask["Deploy CreateAutoScalingGroup"])
 	assert.Equal(t, m.CallsByBucket[autoScaling], total(m.AutoScalingCallsByTask), "every call to the shared bucket, by task")
+}
+
+// TestWorstMulti: of several runs of multi_project, the report is of
+// the worst, judged by what the target judges in its order, and names
+// every run's busiest second.
+func TestWorstMulti(t *testing.T) {
+	run := func(succeeded, toRetry int, describes float64, busiest int) *Multi {
+		return &Multi{Deploys: 100, Services: 10, Succeeded: succeeded, ThrottledToRetry: toRetry, DescribeTargetHealthPerS: describes, DescribeASGPerS: 1, MaxCallsInASecond: busiest, BusiestBucket: "b"}
+	}
+	tests := []struct {
+		name string
+		runs []*Multi
+		want int // the index of the worst
+	}{
+		{"one run", []*Multi{run(100, 0, 2, 35)}, 0},
+		{"the busiest second", []*Multi{run(100, 0, 2, 35), run(100, 0, 2, 45), run(100, 0, 2, 38)}, 1},
+		{"a failed deploy before a busier second", []*Multi{run(100, 0, 2, 45), run(99, 0, 2, 30)}, 1},
+		{"a task throttled to its retry before a busier second", []*Multi{run(100, 0, 2, 45), run(100, 1, 2, 30)}, 1},
+		{"more describes a second before a busier second", []*Multi{run(100, 0, 2, 45), run(100, 0, 9, 30)}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := WorstMulti(tc.runs)
+			want := *tc.runs[tc.want]
+			want.Runs = got.Runs
+			assert.Equal(t, &want, got)
+			require.Len(t, got.Runs, len(tc.runs))
+			for i, m := range tc.runs {
+				assert.Equal(t, MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: "b"}, got.Runs[i])
+			}
+			assert.Nil(t, tc.runs[tc.want].Runs, "the runs themselves are left as they were")
+		})
+	}
+	target := multiTarget(WorstMulti([]*Multi{run(100, 0, 2, 35), run(100, 0, 2, 45)}))
+	assert.Equal(t, Fail, target.Status)
+	assert.Contains(t, target.Measured, "at most 45 calls in a second (b)")
+	assert.Contains(t, target.Measured, "the worst of 2 runs (busiest seconds 35, 45)")
 }
 
 // TestThrottledS50Untimed: a project of 50 services deploys twice and

@@ -56,7 +56,9 @@
 // RunLong runs a release with the longest timeout (its history when never
 // healthy, its latency when healthy within the hour); RunMulti runs K
 // deploys of S services at once in one account (the busiest second of
-// each request bucket). Report gathers them with the Lambda binary's size
+// each request bucket), and RunMultiTimes runs it several times and
+// keeps the worst run (its figures vary with the order the deploys reach
+// the region in; a target holds on the worst). Report gathers them with the Lambda binary's size
 // (LambdaBinary) and the bytes a second ferry deploy of unchanged assets
 // uploads (AssetUploads), checks the targets (Targets) and renders
 // the table (WriteTable), build/bench.json (JSON) and the performance

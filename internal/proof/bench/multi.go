@@ -80,6 +80,53 @@ type Multi struct {
 	SecondsOverByBucket map[string]int `json:"seconds_over_by_bucket,omitempty"`
 	// Failure is the first deploy's failure, when one did not succeed.
 	Failure string `json:"failure,omitempty"`
+	// Runs are every run's figures when the Multi is the worst of several
+	// (WorstMulti), this one's among them.
+	Runs []MultiRun `json:"runs,omitempty"`
+}
+
+// MultiRun is one run of RunMulti in brief: what multi_project judges.
+type MultiRun struct {
+	Succeeded         int    `json:"succeeded"`
+	ThrottledToRetry  int    `json:"throttled_to_retry"`
+	MaxCallsInASecond int    `json:"max_calls_in_a_second"`
+	BusiestBucket     string `json:"busiest_bucket,omitempty"`
+}
+
+// RunMultiTimes runs RunMulti n times and returns the worst run
+// (WorstMulti). Its figures vary from run to run with the order in which
+// the deploys' goroutines reach the region at one virtual moment, and a
+// target holds on the worst run, never on a lucky one.
+func RunMultiTimes(ctx context.Context, n, k, s int, opts GridOptions) (*Multi, error) {
+	runs := make([]*Multi, 0, n)
+	for range n {
+		m, err := RunMulti(ctx, k, s, opts)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, m)
+	}
+	return WorstMulti(runs), nil
+}
+
+// WorstMulti is the worst of runs (at least one), with every run's
+// figures in its Runs: the one with the fewest deploys succeeded, then
+// the most tasks throttled to their retry, then the most describes a
+// second, then the most calls to one bucket in a second.
+func WorstMulti(runs []*Multi) *Multi {
+	worst := slices.MaxFunc(runs, func(a, b *Multi) int {
+		return cmp.Or(
+			cmp.Compare(b.Succeeded, a.Succeeded),
+			cmp.Compare(a.ThrottledToRetry, b.ThrottledToRetry),
+			cmp.Compare(max(a.DescribeTargetHealthPerS, a.DescribeASGPerS), max(b.DescribeTargetHealthPerS, b.DescribeASGPerS)),
+			cmp.Compare(a.MaxCallsInASecond, b.MaxCallsInASecond))
+	})
+	out := *worst
+	out.Runs = nil
+	for _, m := range runs {
+		out.Runs = append(out.Runs, MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: m.BusiestBucket})
+	}
+	return &out
 }
 
 func errString(err error) string {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -467,6 +468,13 @@ func multiTarget(m *Multi) Target {
 	if m != nil {
 		t.Measured = fmt.Sprintf("K=%d S=%d: %d succeeded (%d of the releases they replace), %d tasks throttled to their retry (%d calls throttled past the SDK's retries waited out by the loops, %d attempts retried by the SDK), %.2f DescribeTargetHealth/s, %.2f DescribeAutoScalingGroups/s, at most %d calls in a second (%s), over %.0f s",
 			m.Deploys, m.Services, m.Succeeded, m.PreviousSucceeded, m.ThrottledToRetry, m.ThrottledCalls, m.ThrottledRetried, m.DescribeTargetHealthPerS, m.DescribeASGPerS, m.MaxCallsInASecond, m.BusiestBucket, m.Seconds)
+		if len(m.Runs) > 1 {
+			var busiest []string
+			for _, r := range m.Runs {
+				busiest = append(busiest, strconv.Itoa(r.MaxCallsInASecond))
+			}
+			t.Measured += fmt.Sprintf("; the worst of %d runs (busiest seconds %s)", len(m.Runs), strings.Join(busiest, ", "))
+		}
 		t.Status = status(m.Succeeded == m.Deploys && m.ThrottledToRetry == 0 && m.DescribeTargetHealthPerS <= MaxDescribesPerSecond &&
 			m.DescribeASGPerS <= MaxDescribesPerSecond && m.MaxCallsInASecond <= MaxBucketCallsInOneSecond)
 	}

@@ -5,7 +5,7 @@
 //
 //	go run ./internal/proof/bench/cmd -out build/bench.json \
 //	    [-lambda build/lambda/bootstrap] [-ferry bin/ferry] [-cells 1x1,50x100] \
-//	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10] [-quota=true]
+//	    [-page] [-check] [-cpuprofile FILE] [-seeds 20] [-call-cost 30ms] [-long=true] [-multi 100x10] [-multi-runs 2] [-quota=true]
 //
 // -cells none -long=false runs only -multi.
 //
@@ -57,7 +57,7 @@ type config struct {
 	cells                                  []bench.Cell
 	check, long, page, quota               bool
 	quotaChild                             string
-	multiK, multiS                         int
+	multiK, multiS, multiRuns              int
 	opts                                   bench.GridOptions
 }
 
@@ -77,6 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	fs.DurationVar(&cfg.opts.CallCost, "call-cost", bench.DefaultCallCost, "the modelled time of one AWS or S3 call")
 	fs.BoolVar(&cfg.long, "long", true, "also run a release with the longest timeout (history over 48 h, latency within its first hour)")
 	multi := fs.String("multi", "100x10", "also run K deploys of S services at once in one account, KxS (empty: not)")
+	fs.IntVar(&cfg.multiRuns, "multi-runs", 2, "how many times to run -multi: its figures vary from run to run, and the report is of the worst")
 	fs.BoolVar(&cfg.quota, "quota", true, "measure the handlers at S=50,N=100 under a CPU quota at the Lambda's share, where this machine allows")
 	fs.StringVar(&cfg.quotaChild, "quota-child", "", "serve the deployer's tasks on stdin for the region at this URL (what -quota runs under the quota)")
 	if err := fs.Parse(args); err != nil {
@@ -86,8 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, ok bool) {
 	switch {
 	case fs.NArg() != 0:
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
-	case cfg.opts.Seeds < 1 || cfg.opts.CallCost <= 0:
-		err = errors.New("-seeds must be at least 1 and -call-cost positive")
+	case cfg.opts.Seeds < 1 || cfg.opts.CallCost <= 0 || cfg.multiRuns < 1:
+		err = errors.New("-seeds and -multi-runs must be at least 1 and -call-cost positive")
 	}
 	if err == nil {
 		if cfg.cells, err = parseCells(*cellsFlag); err != nil {
@@ -167,10 +168,10 @@ func measure(ctx context.Context, cfg config, stderr io.Writer) (*bench.Report, 
 	}
 	var multi *bench.Multi
 	if cfg.multiK > 0 {
-		if multi, err = bench.RunMulti(ctx, cfg.multiK, cfg.multiS, cfg.opts); err != nil {
+		if multi, err = bench.RunMultiTimes(ctx, cfg.multiRuns, cfg.multiK, cfg.multiS, cfg.opts); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done\n", cfg.multiK, cfg.multiS)
+		fmt.Fprintf(stderr, "bench: %d deploys of %d services at once done, %d times\n", cfg.multiK, cfg.multiS, cfg.multiRuns)
 	}
 	var follow *bench.Follow
 	if cfg.follow != "" {
