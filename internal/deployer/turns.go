@@ -33,9 +33,10 @@ type stepTurn struct {
 // for the calls it makes at most beside others (want: tuning.TurnShare
 // at most), or holds one already (held: the step before waited for it,
 // and it is now). Its turn now, it goes, within the turn's calls. Its
-// turn later, it makes no call and waits for it. A turn that cannot be taken (S3 failing) lets the step go, its
-// calls bounded to tuning.TurnShare: a pace, never a check, and an S3
-// outage stops no deploy or retirement.
+// turn later, it makes no call and waits for it. A turn that cannot be
+// taken (S3 failing) lets the step go, its calls bounded to
+// tuning.TurnShare: a pace, never a check, and an S3 outage stops no
+// deploy or retirement.
 func (d *Deployer) turnAt(ctx context.Context, st *execution.State, held *execution.Turn, want int) stepTurn {
 	if st.Target.AccountID == "" || st.Target.Region == "" {
 		return stepTurn{now: true}

@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,12 +31,15 @@ import (
 // Either way the release succeeds.
 func TestRetirementTakesTurns(t *testing.T) {
 	require.Greater(t, 2*tuning.TurnShare, tuning.TurnCalls, "no two shares overlap one second")
-	retire := func(t *testing.T, beside bool) (most, waited int) {
+	retire := func(t *testing.T, beside, outage bool) (most, waited int) {
 		h, r1 := manyServices(t, 12)
 		r2 := h.baseRelease()
 		r2.Services = r1.Services
 		x := h.atSwap(r1, r2)
 		turns := naming.TurnsPrefix(account, region)
+		if outage {
+			h.store.Deny = func(_, key string) bool { return strings.HasPrefix(key, naming.TurnsRoot) }
+		}
 		for steps := 1; ; steps++ {
 			require.LessOrEqual(t, steps, 2*limits.MaxRetireSteps)
 			held := x.state.Retire != nil && x.state.Retire.Turn != nil
@@ -76,7 +80,13 @@ func TestRetirementTakesTurns(t *testing.T) {
 		assert.Equal(t, execution.EndSuccess, o.End)
 		return most, waited
 	}
-	takesTurns(t, retire)
+	takesTurns(t, func(t *testing.T, beside bool) (int, int) { return retire(t, beside, false) })
+
+	t.Run("a calendar S3 refuses", func(t *testing.T) {
+		most, waited := retire(t, false, true)
+		assert.Zero(t, waited, "no turn to wait for: every step goes")
+		assert.LessOrEqual(t, most, tuning.TurnShare, "not knowing who else calls, a step makes a share of the calls")
+	})
 }
 
 // takesTurns checks what run reports of the most Auto Scaling calls a
