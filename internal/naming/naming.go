@@ -147,17 +147,16 @@ func StartOf(prefix, key string) (at time.Time, execution string, ok bool) {
 const startStampLayout = "20060102T150405.000Z"
 
 // TurnsRoot is the prefix of every turn of a round of Deploy or a step
-// of a retirement
-// (TurnKey). "_turns" is no project name (StatePrefix), so no
-// project-config's records are under it.
+// of a retirement (TurnKey). "_turns" is no project name (StatePrefix),
+// so no project-config's records are under it.
 const TurnsRoot = StatePrefix + "_turns/"
 
 // TurnsPrefix is the prefix of the turns taken in one target account
 // and region (TurnKey).
 func TurnsPrefix(account, region string) string { return TurnsRoot + account + "/" + region + "/" }
 
-// TurnKey is the turn a round or step of execution (ExecutionName: unique, of
-// [A-Za-z0-9_-]) takes in a target account and region: when it begins,
+// TurnKey is the turn a round or step of execution (ExecutionName:
+// unique, of [A-Za-z0-9_-]) takes in a target account and region: when it begins,
 // stamped as StartStamp stamps, and the most Auto Scaling calls it makes
 // (calls). The keys of one target sort by when their turns begin.
 func TurnKey(account, region, stamp string, calls int, execution string) string {
