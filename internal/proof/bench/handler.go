@@ -140,7 +140,7 @@ var _ failure.Named = (*taskError)(nil)
 // taskResult line on out, until in ends.
 func ServeHandler(ctx context.Context, endpoint string, callCost time.Duration, in io.Reader, out io.Writer) error {
 	waited := &waits{}
-	hc := &http.Client{Transport: waitingTransport{w: waited, next: http.DefaultTransport.(*http.Transport).Clone()}}
+	hc := &http.Client{Transport: waitingTransport{w: waited, next: bodyTransport{http.DefaultTransport.(*http.Transport).Clone()}}}
 	info, err := regionInfo(ctx, hc, endpoint)
 	if err != nil {
 		return err

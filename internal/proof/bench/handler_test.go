@@ -158,7 +158,7 @@ func TestRemoteErrors(t *testing.T) {
 	srv := httptest.NewServer(serveAWS(world, naming.RoleARN(Account, naming.DeployerRoleName(Region))))
 	defer srv.Close()
 	creds := credentials.NewStaticCredentialsProvider("AKIANOTISSUED", "secret", "")
-	clients := remoteBuild(srv.Client(), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(
+	clients := remoteBuild(sdkClient(srv), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(
 		target.Target{AccountID: Account, Region: Region}, creds, nil)
 
 	_, err = clients.EC2.DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{})

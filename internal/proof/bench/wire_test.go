@@ -45,6 +45,12 @@ func wireConfig(hc aws.HTTPClient, url string) aws.Config {
 	}
 }
 
+// sdkClient is srv's client, its bodies sent as ServeHandler sends
+// them (bodyTransport).
+func sdkClient(srv *httptest.Server) *http.Client {
+	return &http.Client{Transport: bodyTransport{srv.Client().Transport}}
+}
+
 // wireOps are the operations of package cloud's interfaces served in the
 // query protocol: each interface and the SDK's client that implements
 // it.
@@ -87,7 +93,7 @@ func TestQueryRoundTrip(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, items := range []int{2, 0} {
-		for _, svc := range wireOps(wireConfig(srv.Client(), srv.URL)) {
+		for _, svc := range wireOps(wireConfig(sdkClient(srv), srv.URL)) {
 			for i := range svc.api.NumMethod() {
 				op := svc.api.Method(i)
 				t.Run(fmt.Sprintf("%s/%s/items=%d", svc.api.Name(), op.Name, items), func(t *testing.T) {
@@ -174,7 +180,7 @@ func TestQueryErrors(t *testing.T) {
 	defer srv.Close()
 	tgt := target.Target{AccountID: Account, Region: Region}
 	creds := credentials.NewStaticCredentialsProvider("AKIANOTISSUED", "secret", "")
-	there := remoteBuild(srv.Client(), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(tgt, creds, nil)
+	there := remoteBuild(sdkClient(srv), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(tgt, creds, nil)
 	here := world.Build(nil)(tgt, creds, nil)
 	validation := &smithy.GenericAPIError{Code: cloud.CodeValidation, Message: `The group "<web & api>" is not valid`, Fault: smithy.FaultClient}
 	api := func(code string) error {
@@ -327,7 +333,7 @@ func TestQueryTimeline(t *testing.T) {
 		at = append(at, c.At.Sub(Start))
 		fanout.Spend(ctx, time.Second)
 	})
-	clients := remoteBuild(srv.Client(), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(
+	clients := remoteBuild(sdkClient(srv), srv.URL, func(aws.CredentialsProvider) cloud.AssetStore { return nil })(
 		target.Target{AccountID: Account, Region: Region}, credentials.NewStaticCredentialsProvider("AKIANOTISSUED", "secret", ""), nil)
 	ctx, tl := fanout.WithTimeline(context.Background())
 	fanout.Spend(ctx, 7*time.Second)
@@ -417,4 +423,37 @@ func TestQueryClientOwnsItsBody(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Action=DescribeAutoScalingGroups&Version=2011-01-01", string(body))
 	assert.Equal(t, Account, req.Header.Get(accountHeader))
+}
+
+// TestBodyTransport: the next transport gets the request's body as a
+// reader that is not an io.WriterTo (the SDK's closed body answers
+// io.EOF to WriteTo, which net/http takes for an error), reading the
+// same bytes, and the caller's request is left as it was.
+func TestBodyTransport(t *testing.T) {
+	var seen *http.Request
+	var read string
+	next := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		seen = req
+		if req.Body != nil {
+			b, err := io.ReadAll(req.Body)
+			require.NoError(t, err)
+			read = string(b)
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	body := io.NopCloser(strings.NewReader("Action=DescribeAutoScalingGroups"))
+	require.Implements(t, (*io.WriterTo)(nil), body, "the body the SDK gives")
+	req, err := http.NewRequest(http.MethodPost, "http://example/", body)
+	require.NoError(t, err)
+	_, err = bodyTransport{next}.RoundTrip(req)
+	require.NoError(t, err)
+	assert.NotImplements(t, (*io.WriterTo)(nil), seen.Body, "the body sent")
+	assert.Equal(t, "Action=DescribeAutoScalingGroups", read)
+	assert.Equal(t, body, req.Body, "the caller's request")
+
+	get, err := http.NewRequest(http.MethodGet, "http://example/", nil)
+	require.NoError(t, err)
+	_, err = bodyTransport{next}.RoundTrip(get)
+	require.NoError(t, err)
+	assert.Same(t, get, seen, "a request without a body goes as it is")
 }
