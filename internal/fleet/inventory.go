@@ -59,11 +59,20 @@ func Groups(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.Aut
 // and counts none of their instances. At 50 groups of 100 instances,
 // their instances are nearly all of a listing's bytes.
 func List(ctx context.Context, api cloud.AutoScaling, o Owner) ([]Summary, error) {
-	groups, err := list(ctx, api, o, false)
+	groups, err := Heads(ctx, api, o)
 	if err != nil {
 		return nil, err
 	}
 	return Summaries(groups), nil
+}
+
+// Heads is Groups without their instances (IncludeInstances false), each
+// group as AWS describes it: for a caller that reads groups' names,
+// tags, capacities and attachments, and counts none of their instances
+// (a Retirer's Headless step). A group so described shows no instance
+// whether it has any or not.
+func Heads(ctx context.Context, api cloud.AutoScaling, o Owner) ([]asgtypes.AutoScalingGroup, error) {
+	return list(ctx, api, o, false)
 }
 
 // list pages through the project-config's groups, with their instances
@@ -116,6 +125,13 @@ func Describe(ctx context.Context, api cloud.AutoScaling, names []string) (map[s
 // known does not show is asked for: it may be visible by name.
 func DescribeKnown(ctx context.Context, api cloud.AutoScaling, names []string, known map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
 	return describe(ctx, api, names, known, true)
+}
+
+// DescribeHeads is DescribeKnown without the groups' instances
+// (IncludeInstances false; see Heads): those known (described so
+// moments before) are not asked for again.
+func DescribeHeads(ctx context.Context, api cloud.AutoScaling, names []string, known map[string]asgtypes.AutoScalingGroup) (map[string]asgtypes.AutoScalingGroup, error) {
+	return describe(ctx, api, names, known, false)
 }
 
 // DescribeSummaries is DescribeKnown without the groups' instances

@@ -85,7 +85,22 @@ type Retirer struct {
 	// Reference, API request rate: 40 calls, refilled at 10 a second) a
 	// step of ten groups' scale-ins is forty calls in about a second.
 	Calls int
-	Log   *slog.Logger
+	// Headless says the groups Step describes, or StepDescribed is given,
+	// are described without their instances (IncludeInstances false: a
+	// step draining 50 groups of 100 instances need not read 5,000
+	// instances it does not count). A group described so never looks
+	// empty: Step takes it as far as its scale-in (its capacity set to
+	// zero; its instances' scale-in protection, which takes their names,
+	// is removed by a step that sees them) and never reports it
+	// PhaseDeleting, so a retirement is Ready only on a step that saw
+	// every group's instances. Its instances are reported as Reported
+	// last had them, else as its desired capacity.
+	Headless bool
+	// Reported is the retirement's last report (the State's
+	// Retire.Groups): the instances a group described without them
+	// (Headless) is reported with.
+	Reported []execution.RetiringGroup
+	Log      *slog.Logger
 }
 
 // StepCalls is the most Auto Scaling calls one group's step makes
@@ -224,7 +239,7 @@ func (r Retirement) Stuck() []GroupState {
 // Stopped naming the group it stopped at, each group it did not reach
 // as the previous step left it (Detached), and makes no further call.
 func (r *Retirer) Step(ctx context.Context, names []string) (Retirement, error) {
-	groups, err := Describe(ctx, r.API, names)
+	groups, err := describe(ctx, r.API, names, nil, !r.Headless)
 	if err != nil {
 		return Retirement{}, err
 	}
@@ -319,11 +334,11 @@ func (r *Retirer) order(names []string) []string {
 // census, in the phase the previous step left it in (out of its load
 // balancers when Detached says so, else draining).
 func (r *Retirer) carried(g asgtypes.AutoScalingGroup) GroupState {
-	rg := census(g)
+	rg := r.census(g)
 	switch {
 	case !r.Detached[rg.Name]:
 		rg.Phase, rg.Draining = execution.PhaseDraining, r.Draining[rg.Name]
-	case len(g.Instances) == 0:
+	case r.empty(g):
 		rg.Phase = execution.PhaseDeleting
 	default:
 		rg.Phase = execution.PhaseScalingIn
@@ -343,7 +358,7 @@ func (r *Retirer) owns(g asgtypes.AutoScalingGroup) bool {
 // its instances terminate; empty, it is ready for deletion.
 func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupState, error) {
 	name := aws.ToString(g.AutoScalingGroupName)
-	rg := census(g)
+	rg := r.census(g)
 	var draining string
 	var err error
 	switch {
@@ -358,7 +373,7 @@ func (r *Retirer) step(ctx context.Context, g asgtypes.AutoScalingGroup) (GroupS
 	switch {
 	case draining != "":
 		rg.Phase, rg.Draining = execution.PhaseDraining, draining
-	case len(g.Instances) == 0:
+	case r.empty(g):
 		rg.Phase = execution.PhaseDeleting
 	default:
 		rg.Phase = execution.PhaseScalingIn
@@ -379,6 +394,28 @@ func (r *Retirer) asks(g asgtypes.AutoScalingGroup) bool {
 // group or traffic source.
 func attached(g asgtypes.AutoScalingGroup) bool {
 	return len(g.LoadBalancerNames) > 0 || len(g.TargetGroupARNs) > 0 || len(g.TrafficSources) > 0
+}
+
+// empty says whether g, as described, has no instance left: never when
+// described without them (Headless).
+func (r *Retirer) empty(g asgtypes.AutoScalingGroup) bool {
+	return !r.Headless && len(g.Instances) == 0
+}
+
+// census is where g stands, before this step (census); described
+// without its instances (Headless), its instances and pending hooks as
+// the last report had them (Reported), else its desired capacity.
+func (r *Retirer) census(g asgtypes.AutoScalingGroup) GroupState {
+	if !r.Headless {
+		return census(g)
+	}
+	name := aws.ToString(g.AutoScalingGroupName)
+	for _, rg := range r.Reported {
+		if rg.Name == name {
+			return GroupState{RetiringGroup: execution.RetiringGroup{Name: name, Instances: rg.Instances, HooksPending: rg.HooksPending}}
+		}
+	}
+	return GroupState{RetiringGroup: execution.RetiringGroup{Name: name, Instances: int(aws.ToInt32(g.DesiredCapacity))}}
 }
 
 // census is where g stands, before this step: its instances, those
