@@ -602,3 +602,51 @@ func TestRetirerAsksOneDrainingGroupAStep(t *testing.T) {
 	}
 	assert.Zero(t, e.world.CutConnections())
 }
+
+// TestRetirerHeadless: a group described without its instances
+// (IncludeInstances false, DescribeAutoScalingGroups, Auto Scaling API
+// Reference) shows none whether it has any or not. A Headless step takes
+// it as far as its scale-in and never reports it empty: a retirement is
+// Ready only once a step saw its instances. Its instances are reported
+// as the last report had them (else its desired capacity), and a
+// protected instance, which takes its name to unprotect, is unprotected
+// by the step that sees it.
+func TestRetirerHeadless(t *testing.T) {
+	e := newEnv(t)
+	name := e.serving(t, "r1", func(in *autoscaling.CreateAutoScalingGroupInput) {
+		unattached(in)
+		in.NewInstancesProtectedFromScaleIn = aws.Bool(true)
+	})
+	headless := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1"), Headless: true}
+	ret, err := headless.Step(e.ctx, []string{name})
+	require.NoError(t, err)
+	require.Len(t, ret.Groups, 1)
+	assert.Equal(t, execution.PhaseScalingIn, ret.Groups[0].Phase, "out of its load balancers: scaled in")
+	assert.Equal(t, 2, ret.Groups[0].Instances, "its desired capacity, no report before")
+	assert.False(t, ret.Ready)
+	g := describe(t, e, name)
+	assert.Zero(t, aws.ToInt32(g.DesiredCapacity), "scaled in")
+	require.Len(t, g.Instances, 2)
+	assert.True(t, aws.ToBool(g.Instances[0].ProtectedFromScaleIn), "not unprotected: its instances unseen")
+
+	headless.Detached, headless.Reported = map[string]bool{name: true}, ret.State()
+	headless.Reported[0].Instances = 7
+	for range 10 {
+		ret, err = headless.Step(e.ctx, []string{name})
+		require.NoError(t, err)
+		assert.Equal(t, execution.PhaseScalingIn, ret.Groups[0].Phase, "never empty, unseen")
+		assert.Equal(t, 7, ret.Groups[0].Instances, "as the last report had them")
+		assert.False(t, ret.Ready)
+		e.clk.Advance(15e9)
+	}
+
+	whole := &fleet.Retirer{API: e.c.AutoScaling, Owner: owner, Owns: ofRelease("r1"), Detached: map[string]bool{name: true}}
+	for range 40 {
+		if ret, err = whole.Step(e.ctx, []string{name}); err != nil || ret.Ready {
+			break
+		}
+		e.clk.Advance(15e9)
+	}
+	require.NoError(t, err)
+	assert.True(t, ret.Ready, "seen empty once its instances, unprotected, terminated: %+v", ret.Groups)
+}
