@@ -162,7 +162,7 @@ func checkRemovals(ctx context.Context, c *cloud.Clients, st *execution.State, r
 	if r.Destroy {
 		return nil
 	}
-	groups, err := fleet.Groups(ctx, c.AutoScaling, ownerOf(st))
+	groups, err := fleet.Heads(ctx, c.AutoScaling, ownerOf(st))
 	if err != nil {
 		return err
 	}

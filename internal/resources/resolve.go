@@ -35,12 +35,15 @@ type Resolved struct {
 	// HookTopics a hook's topic reference to the topic's ARN.
 	HookRoles  map[string]string
 	HookTopics map[string]string
-	// Previous maps a service to its previous group (absent: a new
-	// service).
+	// Previous maps a service to its previous group, as Groups shows it
+	// (absent: a new service).
 	Previous map[string]asgtypes.AutoScalingGroup
-	// Groups are every group of the release's project-config AWS showed
-	// (fleet.Groups), Previous's source: the release's own too, so its
-	// caller need not list them again.
+	// Groups are every group of the release's project-config AWS showed,
+	// without their instances (fleet.Heads: a group's name, tags,
+	// capacities, processes and attachments; at 50 services of 100
+	// instances, its instances would be most of a deploy round's CPU),
+	// Previous's source: the release's own too, so its caller need not
+	// list them again.
 	Groups []asgtypes.AutoScalingGroup
 
 	// Where things are, for the placement checks (placement.go): the
@@ -171,7 +174,7 @@ func resolveRest(ctx context.Context, c *cloud.Clients, r *release.Release, u us
 		func(ctx context.Context, p *problems) error { return checkAlarms(ctx, c.CloudWatch, r, p) },
 		func(ctx context.Context, p *problems) error {
 			var err error
-			if res.Groups, err = fleet.Groups(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
+			if res.Groups, err = fleet.Heads(ctx, c.AutoScaling, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName}); err != nil {
 				return err
 			}
 			res.Previous = previousIn(res.Groups, r, p)
@@ -238,8 +241,9 @@ func appendUses(to []use, path string, refs []string, service string) []use {
 
 // Previous finds the previous group of each service of r: the groups of
 // its project-config another release made, not being deleted
-// (fleet.Previous). More than one for a service of r is a problem naming
-// them, in the problems it returns.
+// (fleet.Previous), each described without its instances (fleet.Heads).
+// More than one for a service of r is a problem naming them, in the
+// problems it returns.
 func Previous(ctx context.Context, api cloud.AutoScaling, r *release.Release) (map[string]asgtypes.AutoScalingGroup, []string, error) {
 	p := &problems{}
 	groups, err := previous(ctx, api, r, p)
@@ -247,14 +251,14 @@ func Previous(ctx context.Context, api cloud.AutoScaling, r *release.Release) (m
 }
 
 func previous(ctx context.Context, api cloud.AutoScaling, r *release.Release, p *problems) (map[string]asgtypes.AutoScalingGroup, error) {
-	groups, err := fleet.Groups(ctx, api, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName})
+	groups, err := fleet.Heads(ctx, api, fleet.Owner{Project: r.ProjectName, Config: r.ConfigName})
 	if err != nil {
 		return nil, err
 	}
 	return previousIn(groups, r, p), nil
 }
 
-// previousIn is previous of groups, the project-config's as fleet.Groups
+// previousIn is previous of groups, the project-config's as fleet.Heads
 // listed them.
 func previousIn(groups []asgtypes.AutoScalingGroup, r *release.Release, p *problems) map[string]asgtypes.AutoScalingGroup {
 	byService := fleet.PreviousIn(groups, r.ReleaseID)

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/clock"
+	"github.com/ferryhq/ferry/internal/cloud"
 	"github.com/ferryhq/ferry/internal/failure"
 	"github.com/ferryhq/ferry/internal/fanout"
 	"github.com/ferryhq/ferry/internal/limits"
@@ -240,4 +242,35 @@ func testWorld(t *testing.T, call time.Duration) *sim.World {
 		w.OnCall(func(ctx context.Context, _ sim.Call) { fanout.Spend(ctx, call) })
 	}
 	return w
+}
+
+// TestResolveListsGroupsWithoutInstances: Resolve (every Deploy round,
+// ValidateResources, plan) and Previous list the project-config's groups
+// without their instances (IncludeInstances false,
+// DescribeAutoScalingGroups, Auto Scaling API Reference): what they read
+// of a group is its name, tags, capacities and attachments, and at 50
+// services of 100 instances the instances would be most of a round's
+// CPU at a 512 MB Lambda's share.
+func TestResolveListsGroupsWithoutInstances(t *testing.T) {
+	w := testWorld(t, 0)
+	c := w.Clients("111111111111", "us-east-1")
+	asked := &includes{AutoScaling: c.AutoScaling}
+	c.AutoScaling = asked
+	_, err := resources.Resolve(t.Context(), c, newRelease())
+	require.NoError(t, err)
+	_, _, err = resources.Previous(t.Context(), c.AutoScaling, newRelease())
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false, false}, asked.instances, "IncludeInstances of each describe")
+}
+
+// includes records the IncludeInstances of each DescribeAutoScalingGroups
+// (true when unset: AWS's default).
+type includes struct {
+	cloud.AutoScaling
+	instances []bool
+}
+
+func (a *includes) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	a.instances = append(a.instances, in.IncludeInstances == nil || *in.IncludeInstances)
+	return a.AutoScaling.DescribeAutoScalingGroups(ctx, in, optFns...)
 }
