@@ -729,7 +729,8 @@ type swapView struct {
 	// seen are the groups described with their instances, the only ones
 	// a judgement, a removal or a settle may read: the new groups while a
 	// previous one may serve (the re-check judges them), else the
-	// previous ones.
+	// previous ones (and the new ones when the gate described them in
+	// this invocation).
 	seen map[string]asgtypes.AutoScalingGroup
 }
 
@@ -765,7 +766,8 @@ func (d *Deployer) stepSeen(ctx context.Context, c *cloud.Clients, st *execution
 		view.seen, err = fleet.DescribeKnown(ctx, c.AutoScaling, groupNames(st), known.whole)
 	} else {
 		view.previous, err = fleet.Describe(ctx, c.AutoScaling, plan.Groups)
-		view.seen = view.previous
+		view.seen = maps.Clone(view.previous)
+		maps.Copy(view.seen, known.whole) // the gate's, moments before
 	}
 	if err != nil {
 		return swapView{}, err
