@@ -782,13 +782,18 @@ func detached(names []string, seen map[string]bool) bool {
 }
 
 // mayServe says whether one of names, as groups shows them, may still
-// serve: not being deleted, its desired capacity above zero (not scaled
-// in).
+// serve (notScaled).
 func mayServe(names []string, groups map[string]asgtypes.AutoScalingGroup) bool {
 	return slices.ContainsFunc(names, func(name string) bool {
 		g, ok := groups[name]
-		return ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0
+		return ok && notScaled(g)
 	})
+}
+
+// notScaled says whether g may still serve: not being deleted, its
+// desired capacity above zero (not scaled in).
+func notScaled(g asgtypes.AutoScalingGroup) bool {
+	return !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0
 }
 
 // resumeRetirer sets retirer to go on from the State's last report of

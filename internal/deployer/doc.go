@@ -172,9 +172,16 @@
 //     those of a group with an activity in progress or begun since their
 //     last read, asked in a one-record call per group; when many, in an
 //     invocation of their own just before it). A step of the swap
-//     describes its groups once (the gate's listing by tags, then the
-//     previous and new groups by name in one call), shared by its
-//     re-check, its step, its removal and the settling (fleet.DescribeKnown).
+//     describes its groups twice at most, never decoding the instances
+//     of both fleets (stepSeen): the previous groups without their
+//     instances (fleet.DescribeHeads; the gate's listing by tags, without
+//     them too), then, while one may serve, the new groups with theirs
+//     (the re-check judges them), else the previous groups with theirs
+//     (the retirer sees them empty); a Headless retirer never reports a
+//     group it did not see empty. Each description is shared by the
+//     re-check, the step, the removal and the settling
+//     (fleet.DescribeKnown). Resolve lists groups without their instances
+//     too: a Deploy round reads none.
 //   - Judged where it serves: a release's health, its bake and its swap's
 //     gate are judged on the classic load balancers and target groups the
 //     release names, by their own view (DescribeInstanceHealth,

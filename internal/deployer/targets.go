@@ -360,7 +360,7 @@ func (d *Deployer) notScaledIn(ctx context.Context, c *cloud.Clients, st *execut
 	add := func(api cloud.AutoScaling, names []string, attached []ledger.StandbyGroup, where string, rt *fleet.Retirer, known map[string]asgtypes.AutoScalingGroup) error {
 		groups, err := fleet.DescribeKnown(ctx, api, names, known)
 		for _, sg := range attached {
-			if g, ok := groups[sg.Name]; ok && !fleet.Deleting(g) && aws.ToInt32(g.DesiredCapacity) > 0 {
+			if g, ok := groups[sg.Name]; ok && notScaled(g) {
 				out = append(out, liveGroup{group: g, served: sg, where: where, retirer: rt})
 			}
 		}

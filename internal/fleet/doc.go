@@ -8,7 +8,10 @@
 // applied); Describe finds groups by name; List and DescribeSummaries do
 // the same without the groups' instances (IncludeInstances false), each
 // group a Summary, a type with no instances to count, for callers that
-// only name, record or retire groups; Alarms finds the alarms ferry
+// only name or record groups; Heads and DescribeHeads do too, each group
+// as AWS describes it (for a Retirer's Headless step, and a deploy's
+// resolution: capacities, processes and attachments; a group so
+// described shows no instance, whether it has any or not); Alarms finds the alarms ferry
 // named after groups (naming.AlarmName). Of, Others and Previous tell a
 // release's own groups and templates from those of the releases before
 // it; ReadActivities reads what a group's scaling activities say (its

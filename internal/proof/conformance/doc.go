@@ -101,6 +101,8 @@
 //     every group's instances, where AWS leaves them out when it is false
 //     (DescribeAutoScalingGroups, Auto Scaling API Reference). ferry's
 //     listings without instances summarize each group without them either
-//     way (fleet.Summary), so nothing differs but the bytes;
+//     way (fleet.Summary), and a step that describes groups without them
+//     (fleet.Heads, fleet.DescribeHeads: a Retirer's Headless step) reads
+//     no instance of theirs as a count, so nothing differs but the bytes;
 //     TestIncludeInstancesAgainstMoto records it.
 package conformance
