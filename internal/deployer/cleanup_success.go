@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ferryhq/ferry/internal/cloud"
@@ -723,7 +723,7 @@ func (d *Deployer) throttledPart(st *execution.State, req execution.Request, ret
 type swapView struct {
 	// previous are the previous groups the deleting record names in the
 	// release's environment, described without their instances while one
-	// of them may still serve (serving; the Retirer then steps them
+	// of them may still serve (mayServe; the Retirer then steps them
 	// Headless), else with them.
 	previous map[string]asgtypes.AutoScalingGroup
 	// seen are the groups described with their instances, the only ones
