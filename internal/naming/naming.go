@@ -156,9 +156,10 @@ const TurnsRoot = StatePrefix + "_turns/"
 func TurnsPrefix(account, region string) string { return TurnsRoot + account + "/" + region + "/" }
 
 // TurnKey is the turn a round or step of execution (ExecutionName:
-// unique, of [A-Za-z0-9_-]) takes in a target account and region: when it begins,
-// stamped as StartStamp stamps, and the most Auto Scaling calls it makes
-// (calls). The keys of one target sort by when their turns begin.
+// unique, of [A-Za-z0-9_-]) takes in a target account and region: when
+// it begins, stamped as StartStamp stamps, and the most Auto Scaling
+// calls it makes (calls). The keys of one target sort by when their
+// turns begin.
 func TurnKey(account, region, stamp string, calls int, execution string) string {
 	return TurnsPrefix(account, region) + stamp + "-" + strconv.Itoa(calls) + "-" + execution
 }
