@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/ferryhq/ferry/internal/cloud/querylist"
 	"github.com/ferryhq/ferry/internal/target"
 	"github.com/ferryhq/ferry/internal/tuning"
 )
@@ -75,9 +76,9 @@ func AWSBuilder(cfg aws.Config, opts ...func(*BuilderOptions)) func(t target.Tar
 		return &Clients{
 			Target:      t,
 			EC2:         ec2.NewFromConfig(dc),
-			AutoScaling: autoscaling.NewFromConfig(dc),
+			AutoScaling: autoscaling.NewFromConfig(dc, querylist.AutoScaling),
 			ELB:         elb.NewFromConfig(dc),
-			ELBv2:       elbv2.NewFromConfig(dc),
+			ELBv2:       elbv2.NewFromConfig(dc, querylist.ELBv2),
 			IAM:         iam.NewFromConfig(dc),
 			SNS:         sns.NewFromConfig(dc),
 			CloudWatch:  cloudwatch.NewFromConfig(dc),
