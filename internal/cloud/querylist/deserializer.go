@@ -58,6 +58,7 @@ func (d *deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 				for _, l := range lists {
 					l.graft(rest.Result)
 				}
+				restMD.Set(decodedKey{}, true)
 				return rest, restMD, nil
 			}
 		}
@@ -66,6 +67,18 @@ func (d *deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failing{readErr}))
 	out.Result = nil
 	return d.sdk.HandleDeserialize(ctx, in, answered{out, md, nil})
+}
+
+// decodedKey marks, in an answer's metadata, lists decoded here.
+type decodedKey struct{}
+
+// Decoded says whether the lists of the answer whose metadata
+// (ResultMetadata) md is were decoded here; false when the SDK decoded
+// it whole (an answer the fast path stood aside from, another
+// operation, a client without the option).
+func Decoded(md middleware.Metadata) bool {
+	v, _ := md.Get(decodedKey{}).(bool)
+	return v
 }
 
 // answered is the rest of the stack for the SDK's deserializer: the

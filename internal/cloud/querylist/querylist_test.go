@@ -344,6 +344,9 @@ func TestAnswersDecodeAsTheSDKDecodes(t *testing.T) {
 			_, _, _, ok := groups.cut([]byte(tt.body))
 			assert.Equal(t, tt.fast, ok, "whether the fast path takes it")
 			sameGroups(t, []byte(tt.body), 200)
+			if _, fast, _, err := groupsBoth(t, 200, []byte(tt.body)); err == nil {
+				assert.Equal(t, tt.fast, Decoded(fast.ResultMetadata), "whether the answer says the fast path decoded it")
+			}
 		})
 	}
 	t.Run("error status", func(t *testing.T) {
