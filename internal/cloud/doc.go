@@ -9,6 +9,13 @@
 // the credentials until shortly before they expire. The deployer's own
 // account goes through the same path.
 //
+// AWSBuilder's Auto Scaling and Elastic Load Balancing v2 clients decode
+// the long lists of the answers ferry reads at fleet scale (a group's
+// instances and tags, scaling activities, a target group's targets) with
+// package querylist, exactly as the SDK decodes them, at a fraction of
+// its CPU; every other answer, and any it stands aside from, the SDK
+// decodes.
+//
 // Errors from AWS are classified here (Classify, IsNotFound): throttling,
 // 5xx and timeouts are transient; validation and access errors are not.
 // ClassifyAs is the one place a failed call becomes ferry's typed error:

@@ -746,8 +746,9 @@ type swapView struct {
 // re-check judges; once none does, the previous ones with theirs, which
 // the retirer needs to see emptied, and the new ones not at all: no step
 // decodes both fleets' instances (at 50 services of 100 instances,
-// 10,500 of them, about 1.4 s at a 512 MB Lambda's share of a CPU), at
-// the cost of a describe more a step while the previous groups drain.
+// 10,500 of them, which decoding made most of a step's time at a 512 MB
+// Lambda's share of a CPU), at the cost of a describe more a step while
+// the previous groups drain.
 func (d *Deployer) stepSeen(ctx context.Context, c *cloud.Clients, st *execution.State, req execution.Request, r *release.Release, plan ledger.Intent, retirer *fleet.Retirer, listed *listing) (swapView, error) {
 	known := listing{}
 	if listed != nil {
