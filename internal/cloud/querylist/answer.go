@@ -101,7 +101,7 @@ func (w *walk) children(parent []byte, level int) bool {
 		}
 		switch {
 		case level == len(w.owner):
-			if !w.list(t) {
+			if !w.cutList(t) {
 				return false
 			}
 		case !strings.EqualFold(string(t.name), w.owner[level]):
@@ -119,9 +119,9 @@ func (w *walk) children(parent []byte, level int) bool {
 	}
 }
 
-// list decodes the child t of an owner when it is one of the lists,
+// cutList decodes the child t of an owner when it is one of the lists,
 // strictly, and marks its bytes to be cut; it skips any other child.
-func (w *walk) list(t token) bool {
+func (w *walk) cutList(t token) bool {
 	for i, l := range w.lists {
 		if strings.EqualFold(string(t.name), l.name()) {
 			w.r.strict = true

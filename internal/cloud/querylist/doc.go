@@ -23,5 +23,7 @@
 // alone. So does an error status, and a rest whose decoding fails or
 // counts other groups than the cut. The tests hold it to the SDK's
 // decoder on every field of the types, and fuzz it against the same.
+// The strings it decodes without an entity reference share one copy of
+// the answer's text, which lives as long as any of them does.
 // It reads; it owns no state.
 package querylist

@@ -188,10 +188,7 @@ func (r *reader) byte(c byte) bool {
 // prolog reads what may come before the root element: white space, and
 // at the very start an XML declaration of version 1.0 in UTF-8.
 func (r *reader) prolog() bool {
-	for _, decl := range [][]byte{
-		[]byte(`<?xml version="1.0" encoding="UTF-8"?>`),
-		[]byte(`<?xml version="1.0"?>`),
-	} {
+	for _, decl := range declarations {
 		if bytes.HasPrefix(r.b, decl) {
 			r.i = len(decl)
 			break
@@ -199,6 +196,12 @@ func (r *reader) prolog() bool {
 	}
 	r.space()
 	return r.i < len(r.b) && r.b[r.i] == '<' && !bytes.HasPrefix(r.b[r.i:], []byte("<?")) && !bytes.HasPrefix(r.b[r.i:], []byte("<!"))
+}
+
+// declarations are the XML declarations prolog reads.
+var declarations = [][]byte{
+	[]byte(`<?xml version="1.0" encoding="UTF-8"?>`),
+	[]byte(`<?xml version="1.0"?>`),
 }
 
 // skip reads on to the end of the element t starts (nothing for one
