@@ -32,75 +32,79 @@ func (c canned) Do(r *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: r}, nil
 }
 
-// groupsBoth decodes body as a DescribeAutoScalingGroups answer with the
-// SDK alone (sdk) and with AutoScaling's option (fast).
-func groupsBoth(t testing.TB, status int, body []byte) (sdk, fast *autoscaling.DescribeAutoScalingGroupsOutput, sdkErr, fastErr error) {
-	t.Helper()
-	call := func(opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
-		c := autoscaling.New(autoscaling.Options{Region: "us-east-1", HTTPClient: canned{status, body},
-			Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}, opts...)
-		return c.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{})
-	}
-	sdk, sdkErr = call()
-	fast, fastErr = call(AutoScaling)
+// both decodes body as an answer to call with the SDK alone (sdk) and
+// with the package's option (fast).
+func both[O any](status int, body []byte, call func(hc canned, fast bool) (*O, error)) (sdk, fast *O, sdkErr, fastErr error) {
+	sdk, sdkErr = call(canned{status, body}, false)
+	fast, fastErr = call(canned{status, body}, true)
 	return sdk, fast, sdkErr, fastErr
 }
 
-// targetsBoth is groupsBoth for DescribeTargetHealth.
-func targetsBoth(t testing.TB, status int, body []byte) (sdk, fast *elbv2.DescribeTargetHealthOutput, sdkErr, fastErr error) {
-	t.Helper()
-	call := func(opts ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error) {
-		c := elbv2.New(elbv2.Options{Region: "us-east-1", HTTPClient: canned{status, body},
-			Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}, opts...)
-		return c.DescribeTargetHealth(context.Background(), &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String("arn:tg")})
+// autoScaling and elbV2 are clients answered by hc, with the package's
+// option when fast.
+func autoScaling(hc canned, fast bool) *autoscaling.Client {
+	o := autoscaling.Options{Region: "us-east-1", HTTPClient: hc, Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}
+	if fast {
+		return autoscaling.New(o, AutoScaling)
 	}
-	sdk, sdkErr = call()
-	fast, fastErr = call(ELBv2)
-	return sdk, fast, sdkErr, fastErr
+	return autoscaling.New(o)
 }
 
-// sameGroups fails unless the two decodings agree: both fail, or
-// neither and their groups and tokens are equal.
-func sameGroups(t testing.TB, body []byte, status int) {
+func elbV2(hc canned, fast bool) *elbv2.Client {
+	o := elbv2.Options{Region: "us-east-1", HTTPClient: hc, Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}
+	if fast {
+		return elbv2.New(o, ELBv2)
+	}
+	return elbv2.New(o)
+}
+
+func groupsBoth(status int, body []byte) (sdk, fast *autoscaling.DescribeAutoScalingGroupsOutput, sdkErr, fastErr error) {
+	return both(status, body, func(hc canned, fast bool) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+		return autoScaling(hc, fast).DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{})
+	})
+}
+
+func activitiesBoth(status int, body []byte) (sdk, fast *autoscaling.DescribeScalingActivitiesOutput, sdkErr, fastErr error) {
+	return both(status, body, func(hc canned, fast bool) (*autoscaling.DescribeScalingActivitiesOutput, error) {
+		return autoScaling(hc, fast).DescribeScalingActivities(context.Background(), &autoscaling.DescribeScalingActivitiesInput{})
+	})
+}
+
+func targetsBoth(status int, body []byte) (sdk, fast *elbv2.DescribeTargetHealthOutput, sdkErr, fastErr error) {
+	return both(status, body, func(hc canned, fast bool) (*elbv2.DescribeTargetHealthOutput, error) {
+		return elbV2(hc, fast).DescribeTargetHealth(context.Background(), &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String("arn:tg")})
+	})
+}
+
+// same fails unless two decodings agree: both failed, or neither and
+// what decoded says of each (the answer's fields, its metadata aside)
+// is equal.
+func same[O any](t testing.TB, sdk, fast *O, sdkErr, fastErr error, decoded func(*O) []any) {
 	t.Helper()
-	sdk, fast, sdkErr, fastErr := groupsBoth(t, status, body)
 	require.Equal(t, sdkErr != nil, fastErr != nil, "errors differ: SDK %v, fast %v", sdkErr, fastErr)
 	if sdkErr == nil {
-		require.Equal(t, sdk.AutoScalingGroups, fast.AutoScalingGroups)
-		require.Equal(t, sdk.NextToken, fast.NextToken)
+		require.Equal(t, decoded(sdk), decoded(fast))
 	}
 }
 
-// activitiesBoth is groupsBoth for DescribeScalingActivities.
-func activitiesBoth(t testing.TB, status int, body []byte) (sdk, fast *autoscaling.DescribeScalingActivitiesOutput, sdkErr, fastErr error) {
+func sameGroups(t testing.TB, body []byte, status int) {
 	t.Helper()
-	call := func(opts ...func(*autoscaling.Options)) (*autoscaling.DescribeScalingActivitiesOutput, error) {
-		c := autoscaling.New(autoscaling.Options{Region: "us-east-1", HTTPClient: canned{status, body},
-			Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}, opts...)
-		return c.DescribeScalingActivities(context.Background(), &autoscaling.DescribeScalingActivitiesInput{})
-	}
-	sdk, sdkErr = call()
-	fast, fastErr = call(AutoScaling)
-	return sdk, fast, sdkErr, fastErr
+	sdk, fast, sdkErr, fastErr := groupsBoth(status, body)
+	same(t, sdk, fast, sdkErr, fastErr, func(o *autoscaling.DescribeAutoScalingGroupsOutput) []any {
+		return []any{o.AutoScalingGroups, o.NextToken}
+	})
 }
 
 func sameActivities(t testing.TB, body []byte, status int) {
 	t.Helper()
-	sdk, fast, sdkErr, fastErr := activitiesBoth(t, status, body)
-	require.Equal(t, sdkErr != nil, fastErr != nil, "errors differ: SDK %v, fast %v", sdkErr, fastErr)
-	if sdkErr == nil {
-		require.Equal(t, sdk.Activities, fast.Activities)
-		require.Equal(t, sdk.NextToken, fast.NextToken)
-	}
+	sdk, fast, sdkErr, fastErr := activitiesBoth(status, body)
+	same(t, sdk, fast, sdkErr, fastErr, func(o *autoscaling.DescribeScalingActivitiesOutput) []any { return []any{o.Activities, o.NextToken} })
 }
 
 func sameTargets(t testing.TB, body []byte, status int) {
 	t.Helper()
-	sdk, fast, sdkErr, fastErr := targetsBoth(t, status, body)
-	require.Equal(t, sdkErr != nil, fastErr != nil, "errors differ: SDK %v, fast %v", sdkErr, fastErr)
-	if sdkErr == nil {
-		require.Equal(t, sdk.TargetHealthDescriptions, fast.TargetHealthDescriptions)
-	}
+	sdk, fast, sdkErr, fastErr := targetsBoth(status, body)
+	same(t, sdk, fast, sdkErr, fastErr, func(o *elbv2.DescribeTargetHealthOutput) []any { return []any{o.TargetHealthDescriptions} })
 }
 
 // encode writes v (a struct, or a pointer to one) as the query protocol
@@ -240,7 +244,7 @@ func TestEveryFieldDecodes(t *testing.T) {
 		_, _, owners, ok := groups.cut(body)
 		require.True(t, ok, "the fast path stood aside from a canonical answer:\n%s", body)
 		require.Equal(t, 1+seed%4, owners)
-		sdk, fast, sdkErr, fastErr := groupsBoth(t, 200, body)
+		sdk, fast, sdkErr, fastErr := groupsBoth(200, body)
 		require.NoError(t, sdkErr)
 		require.NoError(t, fastErr)
 		require.Equal(t, sdk.AutoScalingGroups, fast.AutoScalingGroups)
@@ -257,7 +261,7 @@ func TestEveryFieldDecodes(t *testing.T) {
 		sameActivities(t, body, 200)
 	}
 	// Every field is set in what the SDK decoded, so none was left out.
-	sdk, _, err, _ := groupsBoth(t, 200, groupsAnswer(rand.New(rand.NewPCG(3, 4)), 1, 3))
+	sdk, _, err, _ := groupsBoth(200, groupsAnswer(rand.New(rand.NewPCG(3, 4)), 1, 3))
 	require.NoError(t, err)
 	require.NotEmpty(t, sdk.AutoScalingGroups[0].Instances)
 	for _, i := range sdk.AutoScalingGroups[0].Instances {
@@ -266,12 +270,12 @@ func TestEveryFieldDecodes(t *testing.T) {
 	for _, tag := range sdk.AutoScalingGroups[0].Tags {
 		assertAllSet(t, reflect.ValueOf(tag), "TagDescription")
 	}
-	_, fast, _, err := targetsBoth(t, 200, targetsAnswer(rand.New(rand.NewPCG(3, 4)), 2))
+	_, fast, _, err := targetsBoth(200, targetsAnswer(rand.New(rand.NewPCG(3, 4)), 2))
 	require.NoError(t, err)
 	for _, d := range fast.TargetHealthDescriptions {
 		assertAllSet(t, reflect.ValueOf(d), "TargetHealthDescription")
 	}
-	_, acts, _, err := activitiesBoth(t, 200, activitiesAnswer(rand.New(rand.NewPCG(3, 4)), 2))
+	_, acts, _, err := activitiesBoth(200, activitiesAnswer(rand.New(rand.NewPCG(3, 4)), 2))
 	require.NoError(t, err)
 	for _, a := range acts.Activities {
 		assertAllSet(t, reflect.ValueOf(a), "Activity")
@@ -344,14 +348,14 @@ func TestAnswersDecodeAsTheSDKDecodes(t *testing.T) {
 			_, _, _, ok := groups.cut([]byte(tt.body))
 			assert.Equal(t, tt.fast, ok, "whether the fast path takes it")
 			sameGroups(t, []byte(tt.body), 200)
-			if _, fast, _, err := groupsBoth(t, 200, []byte(tt.body)); err == nil {
+			if _, fast, _, err := groupsBoth(200, []byte(tt.body)); err == nil {
 				assert.Equal(t, tt.fast, Decoded(fast.ResultMetadata), "whether the answer says the fast path decoded it")
 			}
 		})
 	}
 	t.Run("error status", func(t *testing.T) {
 		body := `<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message></Error><RequestId>r</RequestId></ErrorResponse>`
-		sdk, fast, sdkErr, fastErr := groupsBoth(t, 400, []byte(body))
+		sdk, fast, sdkErr, fastErr := groupsBoth(400, []byte(body))
 		require.Error(t, sdkErr)
 		require.Error(t, fastErr)
 		assert.Nil(t, sdk)
@@ -360,55 +364,45 @@ func TestAnswersDecodeAsTheSDKDecodes(t *testing.T) {
 	})
 }
 
-// TestTargetAnswersDecodeAsTheSDKDecodes is the same for
-// DescribeTargetHealth.
-func TestTargetAnswersDecodeAsTheSDKDecodes(t *testing.T) {
-	const head = `<DescribeTargetHealthResponse><DescribeTargetHealthResult>`
-	const tail = `</DescribeTargetHealthResult></DescribeTargetHealthResponse>`
+// TestListAnswersDecodeAsTheSDKDecodes is the same for
+// DescribeTargetHealth and DescribeScalingActivities, whose ports,
+// timestamps and progress the SDK parses.
+func TestListAnswersDecodeAsTheSDKDecodes(t *testing.T) {
+	targets := func(list string) string {
+		return `<DescribeTargetHealthResponse><DescribeTargetHealthResult>` + list + `</DescribeTargetHealthResult></DescribeTargetHealthResponse>`
+	}
+	port := func(p string) string {
+		return targets(`<TargetHealthDescriptions><member><Target>` + p + `</Target></member></TargetHealthDescriptions>`)
+	}
+	acts := func(member string) string {
+		return `<DescribeScalingActivitiesResponse><DescribeScalingActivitiesResult><Activities><member>` + member +
+			`</member></Activities></DescribeScalingActivitiesResult></DescribeScalingActivitiesResponse>`
+	}
 	target := `<member><Target><Id>i-1</Id><Port>80</Port></Target><TargetHealth><State>healthy</State></TargetHealth></member>`
 	tests := []struct {
-		name string
-		body string
-		fast bool
+		name   string
+		answer answer
+		same   func(testing.TB, []byte, int)
+		body   string
+		fast   bool
 	}{
-		{"canonical", head + `<TargetHealthDescriptions>` + target + target + `</TargetHealthDescriptions>` + tail, true},
-		{"no list", head + tail, true},
-		{"empty list", head + `<TargetHealthDescriptions/>` + tail, true},
-		{"two lists", head + `<TargetHealthDescriptions>` + target + `</TargetHealthDescriptions><TargetHealthDescriptions>` + target + `</TargetHealthDescriptions>` + tail, true},
-		{"port with a sign", head + `<TargetHealthDescriptions><member><Target><Port>+80</Port></Target></member></TargetHealthDescriptions>` + tail, false},
-		{"port too large", head + `<TargetHealthDescriptions><member><Target><Port>99999999999</Port></Target></member></TargetHealthDescriptions>` + tail, false},
-		{"port not a number", head + `<TargetHealthDescriptions><member><Target><Port>x</Port></Target></member></TargetHealthDescriptions>` + tail, false},
-		{"empty port", head + `<TargetHealthDescriptions><member><Target><Port/></Target></member></TargetHealthDescriptions>` + tail, false},
+		{"targets", targetHealth, sameTargets, targets(`<TargetHealthDescriptions>` + target + target + `</TargetHealthDescriptions>`), true},
+		{"no targets list", targetHealth, sameTargets, targets(``), true},
+		{"empty targets list", targetHealth, sameTargets, targets(`<TargetHealthDescriptions/>`), true},
+		{"two targets lists", targetHealth, sameTargets, targets(`<TargetHealthDescriptions>` + target + `</TargetHealthDescriptions><TargetHealthDescriptions>` + target + `</TargetHealthDescriptions>`), true},
+		{"port with a sign", targetHealth, sameTargets, port(`<Port>+80</Port>`), false},
+		{"port too large", targetHealth, sameTargets, port(`<Port>99999999999</Port>`), false},
+		{"port not a number", targetHealth, sameTargets, port(`<Port>x</Port>`), false},
+		{"empty port", targetHealth, sameTargets, port(`<Port/>`), false},
+		{"activity", activities, sameActivities, acts(`<ActivityId>a</ActivityId><StartTime>2026-11-27T10:00:00.123Z</StartTime><EndTime>2026-11-27T10:01:00Z</EndTime><Progress>100</Progress><StatusCode>Successful</StatusCode>`), true},
+		{"time not a time", activities, sameActivities, acts(`<StartTime>yesterday</StartTime>`), false},
+		{"progress negative", activities, sameActivities, acts(`<Progress>-1</Progress>`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, _, ok := targetHealth.cut([]byte(tt.body))
+			_, _, _, ok := tt.answer.cut([]byte(tt.body))
 			assert.Equal(t, tt.fast, ok, "whether the fast path takes it")
-			sameTargets(t, []byte(tt.body), 200)
-		})
-	}
-}
-
-// TestActivityAnswersDecodeAsTheSDKDecodes is the same for
-// DescribeScalingActivities, whose timestamps and progress the SDK
-// parses.
-func TestActivityAnswersDecodeAsTheSDKDecodes(t *testing.T) {
-	const head = `<DescribeScalingActivitiesResponse><DescribeScalingActivitiesResult><Activities>`
-	const tail = `</Activities></DescribeScalingActivitiesResult></DescribeScalingActivitiesResponse>`
-	tests := []struct {
-		name string
-		body string
-		fast bool
-	}{
-		{"canonical", head + `<member><ActivityId>a</ActivityId><StartTime>2026-11-27T10:00:00.123Z</StartTime><EndTime>2026-11-27T10:01:00Z</EndTime><Progress>100</Progress><StatusCode>Successful</StatusCode></member>` + tail, true},
-		{"time not a time", head + `<member><StartTime>yesterday</StartTime></member>` + tail, false},
-		{"progress negative", head + `<member><Progress>-1</Progress></member>` + tail, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, _, ok := activities.cut([]byte(tt.body))
-			assert.Equal(t, tt.fast, ok, "whether the fast path takes it")
-			sameActivities(t, []byte(tt.body), 200)
+			tt.same(t, []byte(tt.body), 200)
 		})
 	}
 }
@@ -417,8 +411,7 @@ func TestActivityAnswersDecodeAsTheSDKDecodes(t *testing.T) {
 // stack.
 func TestOtherOperationsUntouched(t *testing.T) {
 	body := `<DescribeTagsResponse><DescribeTagsResult><Tags><member><Key>k</Key><PropagateAtLaunch>true</PropagateAtLaunch></member></Tags></DescribeTagsResult></DescribeTagsResponse>`
-	c := autoscaling.New(autoscaling.Options{Region: "us-east-1", HTTPClient: canned{200, []byte(body)}, Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}, AutoScaling)
-	out, err := c.DescribeTags(context.Background(), &autoscaling.DescribeTagsInput{})
+	out, err := autoScaling(canned{200, []byte(body)}, true).DescribeTags(context.Background(), &autoscaling.DescribeTagsInput{})
 	require.NoError(t, err)
 	require.Len(t, out.Tags, 1)
 	assert.Equal(t, "k", aws.ToString(out.Tags[0].Key))
@@ -494,10 +487,10 @@ func BenchmarkDescribeAutoScalingGroups(b *testing.B) {
 	body := groupsAnswer(rand.New(rand.NewPCG(9, 10)), 50, 100)
 	for _, tt := range []struct {
 		name string
-		opts []func(*autoscaling.Options)
-	}{{"sdk", nil}, {"fast", []func(*autoscaling.Options){AutoScaling}}} {
+		fast bool
+	}{{"sdk", false}, {"fast", true}} {
 		b.Run(tt.name, func(b *testing.B) {
-			c := autoscaling.New(autoscaling.Options{Region: "us-east-1", HTTPClient: canned{200, body}, Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}, tt.opts...)
+			c := autoScaling(canned{200, body}, tt.fast)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,24 +46,22 @@ func TestQueryListAgainstMoto(t *testing.T) {
 	require.NoError(t, err)
 
 	describe := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{"querylist"}}
-	plainGroups, err := plainAS.DescribeAutoScalingGroups(ctx, describe)
-	require.NoError(t, err)
-	fastGroups, err := fastAS.DescribeAutoScalingGroups(ctx, describe)
-	require.NoError(t, err)
-	assert.True(t, querylist.Decoded(fastGroups.ResultMetadata), "moto's DescribeAutoScalingGroups answer was left to the SDK")
-	require.Equal(t, plainGroups.AutoScalingGroups, fastGroups.AutoScalingGroups)
-	require.Len(t, fastGroups.AutoScalingGroups, 1)
-	g := fastGroups.AutoScalingGroups[0]
+	groups := decodedAlike(t, "DescribeAutoScalingGroups", func(fast bool) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+		return pick(fast, plainAS, fastAS).DescribeAutoScalingGroups(ctx, describe)
+	}, func(o *autoscaling.DescribeAutoScalingGroupsOutput) (any, middleware.Metadata) {
+		return o.AutoScalingGroups, o.ResultMetadata
+	})
+	require.Len(t, groups.AutoScalingGroups, 1)
+	g := groups.AutoScalingGroups[0]
 	require.Len(t, g.Instances, 3)
 	require.Len(t, g.Tags, 2)
 
 	activities := &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String("querylist")}
-	plainActs, err := plainAS.DescribeScalingActivities(ctx, activities)
-	require.NoError(t, err)
-	fastActs, err := fastAS.DescribeScalingActivities(ctx, activities)
-	require.NoError(t, err)
-	assert.True(t, querylist.Decoded(fastActs.ResultMetadata), "moto's DescribeScalingActivities answer was left to the SDK")
-	require.Equal(t, plainActs.Activities, fastActs.Activities)
+	decodedAlike(t, "DescribeScalingActivities", func(fast bool) (*autoscaling.DescribeScalingActivitiesOutput, error) {
+		return pick(fast, plainAS, fastAS).DescribeScalingActivities(ctx, activities)
+	}, func(o *autoscaling.DescribeScalingActivitiesOutput) (any, middleware.Metadata) {
+		return o.Activities, o.ResultMetadata
+	})
 
 	vpcs, err := ec2.NewFromConfig(cfg).DescribeVpcs(ctx, &ec2.DescribeVpcsInput{})
 	require.NoError(t, err)
@@ -79,11 +78,35 @@ func TestQueryListAgainstMoto(t *testing.T) {
 	_, err = fastLB.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: arn, Targets: targets})
 	require.NoError(t, err)
 	health := &elbv2.DescribeTargetHealthInput{TargetGroupArn: arn}
-	plainHealth, err := plainLB.DescribeTargetHealth(ctx, health)
+	targetHealth := decodedAlike(t, "DescribeTargetHealth", func(fast bool) (*elbv2.DescribeTargetHealthOutput, error) {
+		return pick(fast, plainLB, fastLB).DescribeTargetHealth(ctx, health)
+	}, func(o *elbv2.DescribeTargetHealthOutput) (any, middleware.Metadata) {
+		return o.TargetHealthDescriptions, o.ResultMetadata
+	})
+	require.Len(t, targetHealth.TargetHealthDescriptions, 3)
+}
+
+// decodedAlike calls op with the SDK's decoder alone and with
+// querylist's, and fails unless the latter decoded the answer's lists
+// itself (querylist.Decoded) to what the SDK alone decoded (lists). It
+// returns querylist's decoding.
+func decodedAlike[O any](t *testing.T, op string, call func(fast bool) (*O, error), lists func(*O) (any, middleware.Metadata)) *O {
+	t.Helper()
+	plain, err := call(false)
 	require.NoError(t, err)
-	fastHealth, err := fastLB.DescribeTargetHealth(ctx, health)
+	fast, err := call(true)
 	require.NoError(t, err)
-	assert.True(t, querylist.Decoded(fastHealth.ResultMetadata), "moto's DescribeTargetHealth answer was left to the SDK")
-	require.Equal(t, plainHealth.TargetHealthDescriptions, fastHealth.TargetHealthDescriptions)
-	require.Len(t, fastHealth.TargetHealthDescriptions, 3)
+	want, _ := lists(plain)
+	got, md := lists(fast)
+	assert.True(t, querylist.Decoded(md), "moto's %s answer was left to the SDK", op)
+	require.Equal(t, want, got, op)
+	return fast
+}
+
+// pick is fast when fast, else plain.
+func pick[C any](fast bool, plain, quick C) C {
+	if fast {
+		return quick
+	}
+	return plain
 }
