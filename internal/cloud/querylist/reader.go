@@ -345,18 +345,18 @@ var plainChars = func() (t [256]bool) {
 // entity is the character the reference &ref; stands for: one of XML's
 // five named entities, or a character reference to a plain character.
 func entity(ref []byte) (byte, bool) {
-	switch string(ref) {
-	case "lt":
-		return '<', true
-	case "gt":
-		return '>', true
-	case "amp":
-		return '&', true
-	case "quot":
-		return '"', true
-	case "apos":
-		return '\'', true
+	if c, ok := namedEntities[string(ref)]; ok {
+		return c, true
 	}
+	return charRef(ref)
+}
+
+// namedEntities are XML's predefined entities.
+var namedEntities = map[string]byte{"lt": '<', "gt": '>', "amp": '&', "quot": '"', "apos": '\''}
+
+// charRef is the character a character reference (#65, #x41) stands
+// for, when it is a plain character.
+func charRef(ref []byte) (byte, bool) {
 	if len(ref) < 2 || ref[0] != '#' {
 		return 0, false
 	}
