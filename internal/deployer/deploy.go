@@ -78,11 +78,23 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 		return nil, err
 	}
 	// The halt check needs nothing of the release and its run-once
-	// marker: they are read beside it (loadBeside), its refusal first.
-	var halted error
+	// marker: they are read beside it (loadBeside), its refusal first;
+	// so is, in the first round, the count of the deploys on their way
+	// beside it (see make).
+	var (
+		halted   error
+		underway int
+	)
 	l, loadErr := d.loadBeside(ctx, st, func(ctx context.Context) error {
-		halted = d.checkHalt(ctx, st, req)
-		return halted
+		return allOf(ctx, func(ctx context.Context) error {
+			halted = d.checkHalt(ctx, st, req)
+			return halted
+		}, func(ctx context.Context) error {
+			if st.Deploy == nil {
+				underway = d.underway(ctx, st)
+			}
+			return nil
+		})
 	})
 	if halted != nil {
 		return nil, halted
@@ -93,7 +105,7 @@ func (d *Deployer) deploy(ctx context.Context, req execution.Request) (any, erro
 	if loadErr != nil {
 		return nil, loadErr
 	}
-	round, err := d.make(ctx, st, req, l)
+	round, err := d.make(ctx, st, req, l, underway)
 	if err == nil && round.wait > 0 {
 		st.Deploy, err = d.pace(st, round)
 	} else {
@@ -154,27 +166,35 @@ func throttledRounds(st *execution.State) int {
 }
 
 // make makes what the release deploys (see deploy), the release and its
-// run-once marker l read, and sets st's Deployed, Previous, Images and
+// run-once marker l read (and, in the first round, the deploys on their
+// way beside it counted: underway), and sets st's Deployed, Previous, Images and
 // first Health. It returns, when this round left groups to create or
 // suspend for the next (makeGroups: Auto Scaling's one bucket paces
 // them), the round paced, with no scaling policy put yet.
-func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request, l *loaded) (paced, error) {
+func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request, l *loaded, underway int) (paced, error) {
 	r := l.r
 	c, err := d.connectAs(ctx, st, l.session(st), false)
 	if err != nil {
 		return paced{}, err
 	}
-	b, err := d.resolveBeside(ctx, st, c, r)
+	elapsed := int(d.now().Sub(req.Execution.StartTime) / time.Second)
+	first := st.Deploy == nil
+	if first && underway > 0 {
+		// The first round beside deploys on their way only waits its
+		// place in their share: counted beside its halt check, they
+		// cost it no resolution, and its wait asks the account's request
+		// buckets for nothing (100 deploys starting together would
+		// otherwise each resolve every resource once for no use).
+		wait := shareOf(underway, req.Execution.ID+"/share", elapsed).first()
+		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", underway, "wait_seconds", wait)
+		return paced{wait: wait}, nil
+	}
+	b, err := d.resolveBeside(ctx, st, c, r, !first)
 	if err != nil {
 		return paced{}, err
 	}
 	res, k, templates := b.res, b.underway, b.templates
-	share := shareOf(k, req.Execution.ID+"/share", int(d.now().Sub(req.Execution.StartTime)/time.Second))
-	if k > 0 && st.Deploy == nil {
-		wait := share.first()
-		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", k, "wait_seconds", wait)
-		return paced{wait: wait}, nil
-	}
+	share := shareOf(k, req.Execution.ID+"/share", elapsed)
 	if res.Previous, err = d.previousAnywhere(ctx, st, r, res.Previous); err != nil {
 		return paced{}, err
 	}
@@ -258,12 +278,13 @@ type resolvedBeside struct {
 
 // resolveBeside resolves the release's resources and, side by side (a
 // lone deploy waits for no listing), counts the deploys on their way
-// beside it (underway), lists the project-config's launch templates
+// beside it (underway; when count says so: the first round counted them
+// beside its halt check), lists the project-config's launch templates
 // (fleet.Templates: what this release made already is not made again)
 // and, in the round that records the release's intent, reads the
 // config's environments (knownTargets): its creates wait for no read
 // that could have run beside the resolution.
-func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release) (resolvedBeside, error) {
+func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cloud.Clients, r *release.Release, count bool) (resolvedBeside, error) {
 	var b resolvedBeside
 	err := fanout.Each(ctx, 4, 4, func(ctx context.Context, i int) error {
 		var err error
@@ -271,7 +292,9 @@ func (d *Deployer) resolveBeside(ctx context.Context, st *execution.State, c *cl
 		case 0:
 			b.res, err = resources.Resolve(ctx, c, r)
 		case 1:
-			b.underway = d.underway(ctx, st)
+			if count {
+				b.underway = d.underway(ctx, st)
+			}
 		case 2:
 			if b.templates, err = fleet.Templates(ctx, c.EC2, ownerOf(st)); err != nil {
 				err = deployErr("ec2:DescribeLaunchTemplates", err)

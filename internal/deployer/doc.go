@@ -114,10 +114,11 @@
 //     bucket: limits.AutoScalingBurst), and reports a wait of the bucket's
 //     refill for the rest (making.go: pace, Progress.Paced), at most
 //     limits.MaxPacedDeploySteps such rounds. Beside K other deploys
-//     on their way to its account and region (their start markers, listed
-//     while its resources resolve), it takes a (K+1)-th share (making.go:
-//     share): its first round waits for its place within two periods
-//     of the share, each round makes a (K+1)-th of the budget (at least a
+//     on their way to its account and region (their start markers,
+//     listed beside its halt check in the first round, while its
+//     resources resolve in the others), it takes a (K+1)-th share
+//     (making.go: share): its first round, resolving nothing, waits for
+//     its place within two periods of the share, each round makes a (K+1)-th of the budget (at least a
 //     second's refill of EC2's CreateLaunchTemplate bucket,
 //     limits.EC2MutateRefill, shared too), each launch template with its
 //     group, and waits, jittered, for a (K+1)-th of the refill.

@@ -236,7 +236,8 @@ func btoi(b bool) int {
 // CreateLaunchTemplate (Amazon EC2 Developer Guide, "Request throttling
 // for the Amazon EC2 API": a mutating action's, refilled at 5 a second).
 // Beside K other deploys on their way (their start markers,
-// lock.Starts.Underway), its first round makes nothing and waits for its
+// lock.Starts.Underway), its first round makes nothing, reads nothing of
+// AWS (they are counted beside its halt check) and waits for its
 // place in the share (anywhere within two periods of it: deploys that
 // started together do not make their first rounds together), then a
 // round of Deploy creates no more than its
@@ -254,7 +255,11 @@ func TestDeploySharesBucketWithDeploysOnTheirWay(t *testing.T) {
 	h.onTheirWay("222222222222", 50, h.clk.Now())
 	underway := h.onTheirWay(account, k, h.clk.Now())
 
+	var first []string
+	h.world.OnCall(func(_ context.Context, c sim.Call) { first = append(first, c.Op) })
 	require.NoError(t, x.once(execution.TaskDeploy))
+	h.world.OnCall(nil)
+	assert.Empty(t, first, "the first round beside deploys on their way resolves nothing: it only waits its place")
 	p := x.state.Deploy
 	require.False(t, p.Done)
 	assert.True(t, p.Paced)
