@@ -44,12 +44,7 @@ func TestLaunchHookAgainstMoto(t *testing.T) {
 	require.NoError(t, complete(ctx, simAS.(launchHookCompleter), simAS, "hooked"))
 	assert.Equal(t, []string{"Pending:Proceed"}, states(t, simAS, "hooked"), "continued; InService once booted")
 
-	m, err := StartMoto(ctx)
-	if errors.Is(err, ErrNoMoto) {
-		t.Skipf("checking the simulation alone: %v", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
+	m := motoOrSkip(ctx, t)
 	motoAS, motoInput := motoGroups(ctx, t, m)
 	_, err = motoAS.CreateAutoScalingGroup(ctx, withLaunchHook(motoInput("hooked")))
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,12 +26,7 @@ import (
 // handed to the SDK whole, and to exactly what the SDK alone decodes.
 func TestQueryListAgainstMoto(t *testing.T) {
 	ctx := context.Background()
-	m, err := StartMoto(ctx)
-	if errors.Is(err, ErrNoMoto) {
-		t.Skipf("no moto: %v", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
+	m := motoOrSkip(ctx, t)
 	cfg := motoConfig(m.URL, "")
 	plainAS, fastAS := autoscaling.NewFromConfig(cfg), autoscaling.NewFromConfig(cfg, querylist.AutoScaling)
 	_, input := motoGroups(ctx, t, m)
@@ -42,7 +36,7 @@ func TestQueryListAgainstMoto(t *testing.T) {
 		{Key: aws.String("ferry:project"), Value: aws.String("web"), PropagateAtLaunch: aws.Bool(true)},
 		{Key: aws.String("note"), Value: aws.String(`a & b < c > "d" 'e'`), PropagateAtLaunch: aws.Bool(false)},
 	}
-	_, err = fastAS.CreateAutoScalingGroup(ctx, in)
+	_, err := fastAS.CreateAutoScalingGroup(ctx, in)
 	require.NoError(t, err)
 
 	describe := &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{"querylist"}}

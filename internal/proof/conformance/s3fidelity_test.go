@@ -206,17 +206,12 @@ func fidelitySteps() []fidelityStep {
 // is not on PATH.
 func TestS3FidelityAgainstMoto(t *testing.T) {
 	ctx := context.Background()
-	moto, err := StartMoto(ctx)
-	if errors.Is(err, ErrNoMoto) {
-		t.Skip(err.Error())
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = moto.Close() })
+	moto := motoOrSkip(ctx, t)
 	const bucket = "ferry-deployer-123456789012-us-east-1"
 	noRetry := func(o *s3.Options) { o.RetryMaxAttempts = 1 }
 
 	mc := s3server.NewClient(moto.URL, noRetry)
-	_, err = mc.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	_, err := mc.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	require.NoError(t, err)
 	_, err = mc.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
 		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled}})
