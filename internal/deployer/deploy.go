@@ -167,27 +167,28 @@ func throttledRounds(st *execution.State) int {
 
 // make makes what the release deploys (see deploy), the release and its
 // run-once marker l read (and, in the first round, the deploys on their
-// way beside it counted: underway), and sets st's Deployed, Previous, Images and
-// first Health. It returns, when this round left groups to create or
+// way beside it counted: underway), and sets st's Deployed, Previous,
+// Images and first Health. It returns, when this round left groups to create or
 // suspend for the next (makeGroups: Auto Scaling's one bucket paces
 // them), the round paced, with no scaling policy put yet.
 func (d *Deployer) make(ctx context.Context, st *execution.State, req execution.Request, l *loaded, underway int) (paced, error) {
-	r := l.r
-	c, err := d.connectAs(ctx, st, l.session(st), false)
-	if err != nil {
-		return paced{}, err
-	}
 	elapsed := int(d.now().Sub(req.Execution.StartTime) / time.Second)
 	first := st.Deploy == nil
 	if first && underway > 0 {
 		// The first round beside deploys on their way only waits its
 		// place in their share: counted beside its halt check, they
-		// cost it no resolution, and its wait asks the account's request
-		// buckets for nothing (100 deploys starting together would
-		// otherwise each resolve every resource once for no use).
+		// cost it no session and no resolution, and its wait asks the
+		// account's request buckets for nothing (100 deploys starting
+		// together would otherwise each resolve every resource once for
+		// no use).
 		wait := shareOf(underway, req.Execution.ID+"/share", elapsed).first()
 		d.log.Info("deploys on their way beside it: its first round waits its place in their share", "release_id", st.ReleaseID, "underway", underway, "wait_seconds", wait)
 		return paced{wait: wait}, nil
+	}
+	r := l.r
+	c, err := d.connectAs(ctx, st, l.session(st), false)
+	if err != nil {
+		return paced{}, err
 	}
 	b, err := d.resolveBeside(ctx, st, c, r, !first)
 	if err != nil {
