@@ -22,9 +22,17 @@ import (
 	"github.com/ferryhq/ferry/internal/execution"
 )
 
+// screenEnd is written to the terminal side after everything under test:
+// the screen is whatever the other side read before it. Waiting for it,
+// rather than for the read error that follows the terminal side's close,
+// keeps the screen whole however the kernel schedules the pty's buffer
+// flush: a close racing a flush not yet run drops what was written.
+const screenEnd = "\x1b]ferry-end-of-screen\x07"
+
 // openPTY opens a pseudo-terminal of cols columns: the terminal side a
 // command writes to, and everything written to it as read on the other
-// side (returned once the terminal side is closed).
+// side, returned once screenEnd has come through (the terminal side is
+// closed then).
 func openPTY(t *testing.T, cols int) (tty *os.File, screen func() string) {
 	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
@@ -38,20 +46,42 @@ func openPTY(t *testing.T, cols int) (tty *os.File, screen func() string) {
 	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(t, err)
 	require.NoError(t, unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: uint16(cols)}))
-	var out bytes.Buffer
-	done := make(chan struct{})
+	type screenRead struct {
+		out string
+		err error // the read error that came before screenEnd, if one did
+	}
+	read := make(chan screenRead, 1)
 	go func() {
-		defer close(done)
-		_, _ = io.Copy(&out, ptm) // ends with EIO once the terminal side is closed
+		// The reader runs beside the writer from the start, so a long
+		// page never fills the pty's buffer and blocks the command.
+		var out bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptm.Read(buf)
+			out.Write(buf[:n])
+			if before, _, found := bytes.Cut(out.Bytes(), []byte(screenEnd)); found {
+				read <- screenRead{out: string(before)}
+				return
+			}
+			if err != nil {
+				read <- screenRead{out: out.String(), err: err}
+				return
+			}
+		}
 	}()
 	return tty, func() string {
-		_ = tty.Close()
+		t.Helper()
+		_, err := io.WriteString(tty, screenEnd)
+		require.NoError(t, err)
+		var r screenRead
 		select {
-		case <-done:
+		case r = <-read:
 		case <-time.After(10 * time.Second):
 			t.Fatal("the pseudo-terminal did not drain")
 		}
-		return strings.ReplaceAll(out.String(), "\r\n", "\n") // the line discipline's ONLCR
+		_ = tty.Close()
+		require.NoError(t, r.err, "the screen ended before screenEnd came through: %q", r.out)
+		return strings.ReplaceAll(r.out, "\r\n", "\n") // the line discipline's ONLCR
 	}
 }
 
