@@ -3,6 +3,7 @@ package querylist
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,7 +43,7 @@ func both[O any](status int, body []byte, call func(hc canned, fast bool) (*O, e
 
 // autoScaling and elbV2 are clients answered by hc, with the package's
 // option when fast.
-func autoScaling(hc canned, fast bool) *autoscaling.Client {
+func autoScaling(hc autoscaling.HTTPClient, fast bool) *autoscaling.Client {
 	o := autoscaling.Options{Region: "us-east-1", HTTPClient: hc, Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1}
 	if fast {
 		return autoscaling.New(o, AutoScaling)
@@ -415,6 +416,59 @@ func TestOtherOperationsUntouched(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, out.Tags, 1)
 	assert.Equal(t, "k", aws.ToString(out.Tags[0].Key))
+}
+
+// failingBody answers with the first half of body, then fails its read
+// with err: a connection cut mid-answer.
+type failingBody struct {
+	body []byte
+	err  error
+}
+
+func (f failingBody) Do(r *http.Request) (*http.Response, error) {
+	half := io.MultiReader(bytes.NewReader(f.body[:len(f.body)/2]), failing{f.err})
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/xml"}},
+		Body: io.NopCloser(half), ContentLength: int64(len(f.body)), Request: r}, nil
+}
+
+// TestReadErrorDecodesAsTheSDKDecodes: an answer whose body fails to
+// read part-way fails with the read's own error, as with the SDK alone,
+// not with the XML error of the part read.
+func TestReadErrorDecodesAsTheSDKDecodes(t *testing.T) {
+	cut := errors.New("connection reset by peer")
+	hc := failingBody{groupsAnswer(rand.New(rand.NewPCG(3, 4)), 2, 3), cut}
+	in := &autoscaling.DescribeAutoScalingGroupsInput{}
+	_, sdkErr := autoScaling(hc, false).DescribeAutoScalingGroups(context.Background(), in)
+	_, fastErr := autoScaling(hc, true).DescribeAutoScalingGroups(context.Background(), in)
+	require.ErrorIs(t, sdkErr, cut)
+	require.ErrorIs(t, fastErr, cut, "the read's failure reaches the caller")
+	assert.Equal(t, sdkErr.Error(), fastErr.Error())
+}
+
+// TestOwnersMiscountedDecodeAsTheSDKDecodes: when the SDK decodes the
+// rest of an answer with another number of owners than the cut counted
+// (a walk that lost its place), the lists are grafted onto none of them:
+// the SDK decodes the answer whole. A cut that miscounts by one stands in
+// for the mistake.
+func TestOwnersMiscountedDecodeAsTheSDKDecodes(t *testing.T) {
+	miscounted := groups
+	miscounted.count = func(result any) (int, bool) {
+		n, ok := groups.count(result)
+		return n + 1, ok
+	}
+	body := groupsAnswer(rand.New(rand.NewPCG(5, 6)), 3, 4)
+	in := &autoscaling.DescribeAutoScalingGroupsInput{}
+	sdk, err := autoScaling(canned{200, body}, false).DescribeAutoScalingGroups(context.Background(), in)
+	require.NoError(t, err)
+	exact, err := autoScaling(canned{200, body}, true).DescribeAutoScalingGroups(context.Background(), in)
+	require.NoError(t, err)
+	require.True(t, Decoded(exact.ResultMetadata), "counted alike, the fast path takes the answer")
+	out, err := autoScaling(canned{200, body}, false).DescribeAutoScalingGroups(context.Background(), in, func(o *autoscaling.Options) {
+		o.APIOptions = append(o.APIOptions, swap("DescribeAutoScalingGroups", miscounted))
+	})
+	require.NoError(t, err)
+	assert.False(t, Decoded(out.ResultMetadata), "miscounted, the SDK decodes it whole")
+	assert.Equal(t, sdk.AutoScalingGroups, out.AutoScalingGroups)
 }
 
 // TestMutatedAnswersDecodeAsTheSDKDecodes runs what the fuzz tests run
