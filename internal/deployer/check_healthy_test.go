@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,4 +168,52 @@ func TestHealthReportReadsSideBySide(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"DescribeAutoScalingGroups", "DescribeTargetGroups"}, ops, "no instance in service yet: no load balancer read")
 	assert.Equal(t, time.Second, tl.Elapsed())
+}
+
+// TestWindowOpensOnceTheReadsAreDone: in a Lambda the clock runs while
+// a check's reads wait for AWS (here each AWS call takes two seconds of
+// the clock, throttled as it may be), so the stability window a check
+// opens starts once its reads are done, never at the check's start: a
+// window stamped before them would count their time as held. And the
+// check that finds the release stable comes a whole window after the
+// reads that first saw each service at its target.
+func TestWindowOpensOnceTheReadsAreDone(t *testing.T) {
+	h := newHarness(t)
+	r := h.baseRelease()
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	var lastRead time.Time
+	h.world.OnCall(func(_ context.Context, call sim.Call) {
+		h.clk.Advance(2 * time.Second)
+		if strings.HasPrefix(call.Op, "Describe") {
+			lastRead = h.clk.Now()
+		}
+	})
+	opened := map[string]time.Time{} // the reads' end of the check that opened each window
+	for checks := 1; ; checks++ {
+		require.LessOrEqual(t, checks, 40, "not healthy: %+v", x.state.Health)
+		h.clk.Advance(time.Duration(x.state.Health.WaitSeconds) * time.Second)
+		prev := x.state.Health.Services
+		start := h.clk.Now()
+		require.NoError(t, x.step(execution.TaskCheckHealthy))
+		for svc, s := range x.state.Health.Services {
+			if s.HealthySince == nil || (prev[svc].HealthySince != nil && prev[svc].HealthySince.Equal(*s.HealthySince)) {
+				continue
+			}
+			require.Greater(t, lastRead, start, "the check's reads took time")
+			assert.False(t, s.HealthySince.Before(lastRead), "%s: the window opens once the reads that saw it are done (%s), not at the check's start (%s): %s",
+				svc, lastRead.Format(time.TimeOnly), start.Format(time.TimeOnly), s.HealthySince.Format(time.TimeOnly))
+			opened[svc] = lastRead
+		}
+		if x.state.Health.Healthy {
+			for svc, s := range x.state.Health.Services {
+				window := time.Duration(s.StableSeconds) * time.Second
+				assert.GreaterOrEqual(t, start.Sub(opened[svc]), window, "%s: stable a whole window after the reads that saw it at its target", svc)
+			}
+			return
+		}
+		if x.state.Health.NextStep {
+			require.NoError(t, x.step(execution.TaskNextStep))
+		}
+	}
 }

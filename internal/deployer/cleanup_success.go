@@ -291,7 +291,6 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 	if err != nil {
 		return false, beforeNoReturn(req, opGate, err)
 	}
-	now := d.now()
 	for _, svc := range st.Services {
 		prev, ok := st.Health.Services[svc]
 		if !ok {
@@ -309,7 +308,7 @@ func (d *Deployer) gateReads(ctx context.Context, st *execution.State, req execu
 		if err != nil {
 			return false, err
 		}
-		st.Health.Services[svc] = health.Track(prev, cur, now)
+		st.Health.Services[svc] = health.Track(prev, cur, d.now()) // once read: see healthReport
 	}
 	return true, checkTerminations(r, st.Health.Services)
 }

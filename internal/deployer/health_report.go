@@ -126,20 +126,26 @@ func (d *Deployer) healthReport(ctx context.Context, c *cloud.Clients, st *execu
 	if err != nil {
 		return judgement{}, err
 	}
+	// A window this report opens starts once its reads are done, not at
+	// now, before them: AWS answered them in the meantime, and a window
+	// stamped at now would count the reads' time (seconds, throttled)
+	// as held. Stability is judged at now all the same: a window is never
+	// shorter than its reads said.
+	seen := d.now()
 	for i, svc := range services {
 		prev := capacities[svc]
 		g, found := mine[svc]
 		if !found {
 			cur := prev
 			cur.Launched, cur.Healthy, cur.Terminating, cur.Missing = 0, 0, 0, true
-			j.report[svc] = health.Track(prev, cur, now)
+			j.report[svc] = health.Track(prev, cur, seen)
 			continue
 		}
 		cur, err := assess(g, prev, named[svc], views, acts[svc], held[svc])
 		if err != nil {
 			return judgement{}, err
 		}
-		rep := health.Track(prev, cur, now)
+		rep := health.Track(prev, cur, seen)
 		// Its healthy count is this check's unless held; a held one is
 		// confirmed only when carried on from a confirmed one.
 		rep.Confirmed = health.Stable(rep, now) && (!held[svc] || prev.Confirmed)

@@ -443,7 +443,8 @@ type ServiceHealth struct {
 	// the previous release is retired.
 	StableSeconds int `json:"stable_seconds,omitempty"`
 	// HealthySince is when the service last reached its target with
-	// nothing terminated or replaced since; nil while below it.
+	// nothing terminated or replaced since, as of the end of the reads
+	// of the check that saw it (health.Track); nil while below it.
 	HealthySince *time.Time `json:"healthy_since,omitempty"`
 	// Instances is a digest of the ids of the new group's instances that
 	// are not terminating, to notice a change between two checks.

@@ -130,14 +130,20 @@ func Healthy(s execution.ServiceHealth) bool {
 
 // Stable reports whether a service is healthy at now and has been for its
 // stability window without a break: at its target since HealthySince,
-// at least StableSeconds ago.
+// at least StableSeconds ago. A window of 0 is held once the service is
+// at its target, whenever the check that saw it stamped HealthySince
+// (which may be after now: see Track).
 func Stable(s execution.ServiceHealth, now time.Time) bool {
-	return Healthy(s) && s.HealthySince != nil && !now.Before(s.HealthySince.Add(time.Duration(s.StableSeconds)*time.Second))
+	if !Healthy(s) || s.HealthySince == nil {
+		return false
+	}
+	return s.StableSeconds <= 0 || !now.Before(s.HealthySince.Add(time.Duration(s.StableSeconds)*time.Second))
 }
 
 // Track carries a service's stability window from its previous check
 // (prev) to this one (cur, whose counts, Terminated and Instances are
-// this check's), at now:
+// this check's), whose reads were done at now (a window opened at the
+// check's start would count its reads' time as held):
 //
 //   - below its target, the window is closed (HealthySince nil);
 //   - an instance terminating, or one more terminated since the previous

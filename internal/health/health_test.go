@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ferryhq/ferry/internal/execution"
 )
@@ -167,6 +168,39 @@ func TestTrack(t *testing.T) {
 	delete(report, "api")
 	assert.True(t, AllStable(report, at(160)))
 	assert.True(t, AllStable(nil, at(0)))
+}
+
+// TestStableFromTheReads: a window opened by a check whose reads ended
+// after its start (now) is held from the reads' end: the check that
+// opened it is not stable at its start, and a later one is once the
+// window has passed since the reads, not since the start. A window of 0
+// is held at once.
+func TestStableFromTheReads(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		window      int
+		start, read int
+		stableAt    []int
+		notStableAt []int
+		leftAtStart time.Duration
+	}{
+		{window: 60, start: 10, read: 14, stableAt: []int{74, 90}, notStableAt: []int{10, 70, 73}, leftAtStart: 64 * time.Second},
+		{window: 0, start: 10, read: 14, stableAt: []int{10, 14}, leftAtStart: 0},
+	} {
+		prev := execution.ServiceHealth{Target: 2, StableSeconds: tc.window}
+		cur := execution.ServiceHealth{Launched: 2, Healthy: 2, Target: 2, StableSeconds: tc.window}
+		got := Track(prev, cur, at(tc.read))
+		require.NotNil(t, got.HealthySince)
+		assert.Equal(t, at(tc.read), *got.HealthySince, "window %d: opened once read", tc.window)
+		for _, s := range tc.stableAt {
+			assert.True(t, Stable(got, at(s)), "window %d: stable at %d", tc.window, s)
+		}
+		for _, s := range tc.notStableAt {
+			assert.False(t, Stable(got, at(s)), "window %d: not stable at %d", tc.window, s)
+		}
+		assert.Equal(t, tc.leftAtStart, StableIn(got, at(tc.start)), "window %d: what is left, from the check's start", tc.window)
+	}
 }
 
 func TestDigest(t *testing.T) {
