@@ -76,7 +76,8 @@ const (
 // outside detach changes; both described side by side) into one report
 // per service at now, and
 // carries each service's stability window on from the State's last
-// report (see health.Track). A new group AWS does not show is reported
+// report (see health.Track; a window it opens starts once its reads are
+// done, after now). A new group AWS does not show is reported
 // Missing. It reads a group's scaling activities (how many of its
 // instances terminated, whether a launch failed for good) as reads says,
 // a group at a time (readActivities), and its load balancers as lbs
