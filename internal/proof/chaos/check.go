@@ -91,6 +91,10 @@ type Checker struct {
 	// pending are the instances PredPending found serving, by load
 	// balancer and instance (each is reported once).
 	pending map[string]bool
+	// lastAt is when the world last changed, last how it was then
+	// (PredStable).
+	lastAt time.Time
+	last   sim.Instant
 }
 
 // model is what serves one config: the release (its id) and its needs.
@@ -102,6 +106,7 @@ type model struct {
 type running struct {
 	config, id string
 	served     Served
+	stable     stability
 }
 
 // NewChecker returns a Checker whose serving release of the scenario's
@@ -316,6 +321,7 @@ func (c *Checker) Observe(ch sim.Change) {
 	defer c.mu.Unlock()
 	c.changes++
 	c.checkPending(ch)
+	c.observeStability(ch)
 	if !ferrys(ch.Call) {
 		return
 	}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -370,6 +371,92 @@ func TestCheckStageCanFail(t *testing.T) {
 			require.NotEmpty(t, vs)
 			assert.Equal(t, PredPromotion, vs[0].Pred)
 			assert.Contains(t, vs[0].What, tc.want)
+		})
+	}
+}
+
+// TestSwapWaitsForTheWindow: a release's own role session takes the
+// serving release's instances out of service only once its fleet has
+// stood ready for its window, counted from the world's change before the
+// one that first showed it ready, and from the change before one that
+// took an instance of its groups away (the earliest each can have
+// happened); a call of another session, or one that leaves the serving
+// instances in service, is no swap.
+func TestSwapWaitsForTheWindow(t *testing.T) {
+	tags := func(id string) map[string]string {
+		return map[string]string{naming.TagDeployWith: "ferry", naming.TagProjectName: project, naming.TagConfigName: config, naming.TagReleaseID: id}
+	}
+	instant := func(newIDs map[string]string, old, web map[string]string) sim.Instant {
+		return sim.Instant{
+			Groups: []sim.GroupState{
+				{Account: "1", Region: "r", Name: "old", Tags: tags("r1"), Instances: old},
+				{Account: "1", Region: "r", Name: "new", Tags: tags("r2"), Instances: newIDs},
+			},
+			Balancers: []sim.BalancerState{lb("web", true, []string{"old", "new"}, web)},
+		}
+	}
+	inService := map[string]string{"i-1": "InService", "i-2": "InService"}
+	booting := instant(map[string]string{"i-3": "Pending", "i-4": "Pending"}, inService,
+		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "initial", "i-4": "initial"})
+	ready := instant(map[string]string{"i-3": "InService", "i-4": "InService"}, inService,
+		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-4": "healthy"})
+	lost := instant(map[string]string{"i-3": "InService", "i-4": "Terminating", "i-5": "Pending"}, inService,
+		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-5": "initial"})
+	swapped := instant(ready.Groups[1].Instances, inService,
+		map[string]string{"i-1": "draining", "i-2": "draining", "i-3": "healthy", "i-4": "healthy"})
+	qaLost := lost
+	qaLost.Groups = []sim.GroupState{ready.Groups[0], ready.Groups[1], {Account: "1", Region: "r", Name: "qa-new", Tags: tags("r2"), Instances: map[string]string{}}}
+	qaLost.Groups[2].Tags[naming.TagConfigName] = "qa"
+	qaReady := qaLost
+	qaReady.Groups = append(slices.Clone(qaLost.Groups[:2]), sim.GroupState{Account: "1", Region: "r", Name: "qa-new", Tags: qaLost.Groups[2].Tags, Instances: map[string]string{"i-9": "InService"}})
+	qaReady.Balancers = ready.Balancers
+	qaLost.Balancers = ready.Balancers
+	mine := &sim.Call{Service: "Auto Scaling", Op: "DetachLoadBalancers",
+		Principal: "arn:aws:sts::111111111111:assumed-role/ferry-deploy/" + naming.RoleSessionName(project, config, "r2")}
+	other := &sim.Call{Service: "Auto Scaling", Op: "DetachLoadBalancers",
+		Principal: "arn:aws:sts::111111111111:assumed-role/ferry-deploy/" + naming.RoleSessionName(project, config, "r1")}
+	type change struct {
+		at       int
+		call     *sim.Call
+		from, to sim.Instant
+	}
+	world := func(at int, in sim.Instant) change { return change{at: at, to: in} } // an event reports no Before
+	for _, tc := range []struct {
+		name    string
+		changes []change
+		want    string // the violation's start; "" none
+	}{
+		{"a whole window after the change before ready", []change{world(0, booting), world(10, ready), {60, mine, ready, swapped}}, ""},
+		{"within the window", []change{world(0, booting), world(10, ready), {59, mine, ready, swapped}},
+			"stable at 09:00:59.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service 59s after its fleet was first ready"},
+		{"before ever ready", []change{world(0, booting), {5, mine, booting, swapped}},
+			"stable at 09:00:05.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service before its own fleet was ever ready"},
+		{"within the window after an instance went", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), {90, mine, ready, swapped}},
+			"stable at 09:01:30.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service 50s after an instance of its own fleet went"},
+		{"a whole window after an instance went", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), {100, mine, ready, swapped}}, ""},
+		{"a promotion's other stage (same release, config qa) losing an instance", []change{world(0, booting), world(10, ready), world(40, qaReady), world(45, qaLost), {90, mine, ready, swapped}}, ""},
+		{"another release's session", []change{world(0, booting), {5, other, booting, swapped}}, ""},
+		{"the serving instances stay", []change{world(0, booting), {5, mine, booting, ready}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewChecker("r1", Served{"r/web": 2})
+			c.Started("x2", "r2", Served{"r/web": 2})
+			c.Window("x2", time.Minute)
+			for _, ch := range tc.changes {
+				c.Observe(sim.Change{At: at.Add(time.Duration(ch.at) * time.Second), Call: ch.call, Before: ch.from, After: ch.to})
+			}
+			var got []string
+			for _, v := range c.Violations() {
+				if v.Pred == PredStable {
+					got = append(got, v.String())
+				}
+			}
+			if tc.want == "" {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Contains(t, got[0], tc.want)
 		})
 	}
 }

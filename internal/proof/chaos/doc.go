@@ -84,6 +84,14 @@
 //     instance waiting on a launching hook or proceeding from it
 //     (Pending:Wait, Pending:Proceed) is healthy in a load balancer or
 //     target group, by the load balancers' own registrations;
+//   - stable: the first call of a release's own role session that takes
+//     an instance of the release serving its config out of service (a
+//     swap, a bake's detach) comes a whole stability window (its
+//     services' shortest) after the world first showed the release's
+//     own fleet ready, and after an instance of its groups last went;
+//     each moment taken as the change before the one that showed it (the
+//     earliest it can have been so: health is a function of time between
+//     changes);
 //   - events: at the end of the run, the deploy events of every deploy
 //     it started keep reliability.CheckEvents' rules, judged from the
 //     bus and the ends Step Functions reports (Release Started first,

@@ -437,6 +437,7 @@ func (p *player) stageStarted(name, arn string, at time.Time) {
 		return
 	}
 	p.chk.StartedIn(rel.ConfigName, name, rel.ReleaseID, served)
+	p.chk.Window(name, windowOf(rel))
 	p.mu.Lock()
 	p.subs[name] = rel
 	p.arns = append(p.arns, arn)

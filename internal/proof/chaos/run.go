@@ -612,6 +612,7 @@ func (p *player) submit(ctx context.Context, prep *submit.Prepared) (string, err
 			return "", err
 		}
 		p.chk.Started(name, prep.Release.ReleaseID, served)
+		p.chk.Window(name, windowOf(prep.Release))
 		why := clearlyWorse(prep.Release, snap, p.images)
 		p.mu.Lock()
 		p.worse[name] = why
