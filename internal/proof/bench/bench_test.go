@@ -443,7 +443,8 @@ func TestWorstMulti(t *testing.T) {
 			assert.Equal(t, &want, got)
 			require.Len(t, got.Runs, len(tc.runs))
 			for i, m := range tc.runs {
-				assert.Equal(t, MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: "b"}, got.Runs[i])
+				assert.Equal(t, MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, DescribesPerS: m.DescribeTargetHealthPerS,
+					MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: "b"}, got.Runs[i])
 			}
 			assert.Nil(t, tc.runs[tc.want].Runs, "the runs themselves are left as they were")
 		})
@@ -452,6 +453,10 @@ func TestWorstMulti(t *testing.T) {
 	assert.Equal(t, Fail, target.Status)
 	assert.Contains(t, target.Measured, "at most 45 calls in a second (b)")
 	assert.Contains(t, target.Measured, "the worst of 2 runs (busiest seconds 35, 45)")
+
+	hidden := multiTarget(WorstMulti([]*Multi{run(100, 0, 3, 45), run(100, 0, 4, 30)}))
+	assert.Equal(t, Fail, hidden.Status, "the run reported (more describes a second) passes, the busier one does not: the target fails")
+	assert.Equal(t, Pass, multiTarget(WorstMulti([]*Multi{run(100, 0, 3, 40), run(100, 0, 4, 30)})).Status)
 }
 
 // TestThrottledS50Untimed: a project of 50 services deploys twice and

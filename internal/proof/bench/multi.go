@@ -87,10 +87,28 @@ type Multi struct {
 
 // MultiRun is one run of RunMulti in brief: what multi_project judges.
 type MultiRun struct {
-	Succeeded         int    `json:"succeeded"`
-	ThrottledToRetry  int    `json:"throttled_to_retry"`
-	MaxCallsInASecond int    `json:"max_calls_in_a_second"`
-	BusiestBucket     string `json:"busiest_bucket,omitempty"`
+	Succeeded        int `json:"succeeded"`
+	ThrottledToRetry int `json:"throttled_to_retry"`
+	// DescribesPerS is the greater of DescribeTargetHealthPerS and
+	// DescribeASGPerS.
+	DescribesPerS     float64 `json:"describes_per_s"`
+	MaxCallsInASecond int     `json:"max_calls_in_a_second"`
+	BusiestBucket     string  `json:"busiest_bucket,omitempty"`
+}
+
+// run is m in brief.
+func (m *Multi) run() MultiRun {
+	return MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, DescribesPerS: max(m.DescribeTargetHealthPerS, m.DescribeASGPerS),
+		MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: m.BusiestBucket}
+}
+
+// every is each run m is the worst of (Runs), or m itself when it is one
+// run: the target holds only when it holds on every one.
+func (m *Multi) every() []MultiRun {
+	if len(m.Runs) == 0 {
+		return []MultiRun{m.run()}
+	}
+	return m.Runs
 }
 
 // RunMultiTimes runs RunMulti n times and returns the worst run
@@ -124,7 +142,7 @@ func WorstMulti(runs []*Multi) *Multi {
 	out := *worst
 	out.Runs = nil
 	for _, m := range runs {
-		out.Runs = append(out.Runs, MultiRun{Succeeded: m.Succeeded, ThrottledToRetry: m.ThrottledToRetry, MaxCallsInASecond: m.MaxCallsInASecond, BusiestBucket: m.BusiestBucket})
+		out.Runs = append(out.Runs, m.run())
 	}
 	return &out
 }
