@@ -402,6 +402,8 @@ func TestSwapWaitsForTheWindow(t *testing.T) {
 		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-4": "healthy"})
 	lost := instant(map[string]string{"i-3": "InService", "i-4": "Terminating", "i-5": "Pending"}, inService,
 		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-5": "initial"})
+	gone := instant(map[string]string{"i-3": "InService", "i-5": "Pending"}, inService,
+		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-5": "initial"})
 	swapped := instant(ready.Groups[1].Instances, inService,
 		map[string]string{"i-1": "draining", "i-2": "draining", "i-3": "healthy", "i-4": "healthy"})
 	qaLost := lost
@@ -433,6 +435,11 @@ func TestSwapWaitsForTheWindow(t *testing.T) {
 			"stable at 09:00:05.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service before its own fleet was ever ready"},
 		{"within the window after an instance went", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), {90, mine, ready, swapped}},
 			"stable at 09:01:30.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service 50s after an instance of its own fleet went"},
+		{"an instance going at the swap's own instant, after its reads", []change{world(0, booting), world(10, ready), world(40, ready), world(100, lost), {100, mine, ready, swapped}}, ""},
+		{"an earlier loss still counts beside one at the swap's instant", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), world(50, ready), world(90, lost), {90, mine, ready, swapped}},
+			// i-5 went between 45 and 50 (the change at 50 shows the group without it): 45s
+			"stable at 09:01:30.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service 45s after an instance of its own fleet went"},
+		{"a termination's end is no new loss", []change{world(0, booting), world(10, ready), world(20, lost), world(80, lost), world(85, gone), {100, mine, ready, swapped}}, ""},
 		{"a whole window after an instance went", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), {100, mine, ready, swapped}}, ""},
 		{"a promotion's other stage (same release, config qa) losing an instance", []change{world(0, booting), world(10, ready), world(40, qaReady), world(45, qaLost), {90, mine, ready, swapped}}, ""},
 		{"another release's session", []change{world(0, booting), {5, other, booting, swapped}}, ""},

@@ -21,8 +21,9 @@ import (
 // groups terminated or went. The world alone decides: when the release
 // was ready and when its instances went are what the world showed, and
 // whose call it was is its role session (naming.RoleSessionName, as
-// CloudTrail shows it). A termination at the very instant of the swap is
-// one no read could have seen, and is not held against it.
+// CloudTrail shows it). A termination seen at the very instant of the
+// swap may have come after the reads that judged it (a Lambda's calls
+// share that instant here), and is not held against it.
 const PredStable = "stable"
 
 // stability is what the checker follows of a running release for
@@ -33,10 +34,29 @@ type stability struct {
 	window time.Duration
 	// readyAt is the first moment the world showed the release's fleet
 	// ready (zero: not yet); lostAt the last moment an instance of its
-	// groups terminated or went.
-	readyAt, lostAt time.Time
+	// groups terminated or went, seen at the change of lostSeen, and
+	// lostBefore the last seen at an earlier instant than that.
+	readyAt, lostAt, lostSeen, lostBefore time.Time
 	// swapped says its swap was judged.
 	swapped bool
+}
+
+// lose records a loss at (the earliest it can have been) seen at the
+// change of instant seen.
+func (s *stability) lose(at, seen time.Time) {
+	if !s.lostSeen.Equal(seen) {
+		s.lostBefore = s.lostAt
+	}
+	s.lostAt, s.lostSeen = at, seen
+}
+
+// lostBy is the last loss seen at an instant before t (zero: none): a
+// loss seen at t itself may have come after a read at t.
+func (s stability) lostBy(t time.Time) time.Time {
+	if s.lostSeen.Equal(t) {
+		return s.lostBefore
+	}
+	return s.lostAt
 }
 
 // Window records the stability window of the release the execution name
@@ -96,7 +116,7 @@ func (c *Checker) observeStability(ch sim.Change) {
 		}
 		after.see(&r, since)
 		if lostFrom(last, ch.After, r) {
-			r.stable.lostAt = since
+			r.stable.lose(since, ch.At)
 		}
 		c.running[name] = r
 	}
@@ -134,9 +154,9 @@ func (c *Checker) judgeSwap(ch sim.Change, r running) {
 	case ch.At.Sub(s.readyAt) < s.window:
 		c.violate(PredStable, ch.At, "%s, for release %s, took the serving release's instances out of service %s after its fleet was first ready, within its %s stability window",
 			what, r.id, ch.At.Sub(s.readyAt), s.window)
-	case !s.lostAt.IsZero() && s.lostAt.Before(ch.At) && ch.At.Sub(s.lostAt) < s.window:
+	case !s.lostBy(ch.At).IsZero() && ch.At.Sub(s.lostBy(ch.At)) < s.window:
 		c.violate(PredStable, ch.At, "%s, for release %s, took the serving release's instances out of service %s after an instance of its own fleet went, within its %s stability window",
-			what, r.id, ch.At.Sub(s.lostAt), s.window)
+			what, r.id, ch.At.Sub(s.lostBy(ch.At)), s.window)
 	}
 }
 
@@ -189,9 +209,9 @@ func inService(after map[string]sim.GroupState, g sim.GroupState, id string) boo
 	return ok && !strings.HasPrefix(state, "Terminating")
 }
 
-// lostFrom says whether an instance of a group of release r at last (the
-// world's previous change) is gone, or terminating where it was not, at
-// now. The group is r's config's: a promotion deploys one release id to
+// lostFrom says whether an instance of a group of release r not
+// terminating at last (the world's previous change) is gone, or
+// terminating, at now: a termination counts from its start. The group is r's config's: a promotion deploys one release id to
 // each of its stages' configs.
 func lostFrom(last, now sim.Instant, r running) bool {
 	after := groups(now)
@@ -201,8 +221,10 @@ func lostFrom(last, now sim.Instant, r running) bool {
 		}
 		a := after[key(g.Account, g.Region, g.Name)]
 		for _, inst := range slices.Sorted(maps.Keys(g.Instances)) {
-			state, still := a.Instances[inst]
-			if !still || (strings.HasPrefix(state, "Terminating") && !strings.HasPrefix(g.Instances[inst], "Terminating")) {
+			if strings.HasPrefix(g.Instances[inst], "Terminating") {
+				continue // went already: its termination's end is no new loss
+			}
+			if state, still := a.Instances[inst]; !still || strings.HasPrefix(state, "Terminating") {
 				return true
 			}
 		}
