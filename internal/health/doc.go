@@ -10,7 +10,8 @@
 // stability window from one check to the next (Track): a service is
 // stable once it has held its healthy target without a break, with no
 // instance of its new group terminated or replaced, for its
-// stable_seconds (Stable). It is pure: callers fetch the views (one call
+// stable_seconds (Stable), the window opening once the reads that saw it
+// at its target are done. It is pure: callers fetch the views (one call
 // per group batch, load balancer and target group, never per instance)
 // and the clock's time, and pass them in. Its sub-packages judge what the
 // users of a service see: errorrate its load balancers' 5xx share,
