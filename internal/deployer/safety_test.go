@@ -652,3 +652,47 @@ func TestGroupsLaunchOnlyWhatFerryCreated(t *testing.T) {
 		assert.NotEqual(t, sim.NeverHealthy, i.Behavior, "instance %s runs the forged user data", i.ID)
 	}
 }
+
+// TestSwapReadsOpenTheWindowOnceRead: a termination only the swap's own
+// reading of the activities shows (an instance replaced before the first
+// check, within max_terms) restarts the service's stability window once
+// those reads are done, not at the invocation's start: in a Lambda the
+// clock runs while AWS answers (here each call takes two seconds).
+func TestSwapReadsOpenTheWindowOnceRead(t *testing.T) {
+	h := newHarness(t)
+	withWorker := func(r *release.Release) *release.Release {
+		r.Services["worker"] = &release.Service{InstanceType: "t3.small", SecurityGroups: []string{"ec2::coinbase/deploy-test::development-worker"},
+			Autoscaling: &release.Autoscaling{MinSize: 1, MaxSize: 2, MaxTerms: 1}}
+		return r
+	}
+	h.start(withWorker(h.baseRelease())).succeed()
+	h.clk.Advance(time.Hour)
+	r := withWorker(h.baseRelease())
+	x := h.start(r)
+	require.NoError(t, x.steps(upToDeploy...))
+	name := naming.GroupName(project, config, "worker", r.ReleaseID)
+	_, err := h.world.Clients(account, region).AutoScaling.(*sim.AutoScaling).TerminateInstanceInAutoScalingGroup(t.Context(),
+		&autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(h.groups()[name].Instances[0].ID), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	require.NoError(t, err)
+	h.clk.Advance(2 * time.Minute)
+	_, err = x.untilHealthy(100)
+	require.NoError(t, err, "no check saw the termination")
+	worker := x.state.Health.Services["worker"]
+	worker.Launch = 1000 // its activities take more pages than the gate reads inline
+	x.state.Health.Services["worker"] = worker
+
+	start := h.clk.Now()
+	var lastRead time.Time
+	h.world.OnCall(func(_ context.Context, c sim.Call) {
+		h.clk.Advance(2 * time.Second)
+		if c.Op == "DescribeScalingActivities" {
+			lastRead = h.clk.Now()
+		}
+	})
+	require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+	require.Greater(t, lastRead, start, "the swap read the activities apart")
+	since := x.state.Health.Services["worker"].HealthySince
+	require.NotNil(t, since)
+	assert.False(t, since.Before(lastRead), "the window restarts once the reads that showed the termination are done (%s), not at the invocation's start (%s): %s",
+		lastRead.Format(time.TimeOnly), start.Format(time.TimeOnly), since.Format(time.TimeOnly))
+}
