@@ -150,13 +150,16 @@ func TestShrinkFindsTheMinimalScenario(t *testing.T) {
 
 // TestOperationEndsAreChecked: (c) and (d) are checked at the end of
 // each operation the scenario makes when nothing else runs (each of two
-// releases apart, and the reconcile pass), not only once the run is over.
+// releases apart, and the reconcile pass), not only once the run is over;
+// and PredStable judges each release's swap (a harness that told the
+// checker no window would judge none).
 func TestOperationEndsAreChecked(t *testing.T) {
 	sc := Scenario{Seed: 1, Steps: []Step{{At: 0, Kind: KindDeploy, R: &Variant{}}, {At: 900, Kind: KindDeploy, R: &Variant{Version: 1}}, {At: 1800, Kind: KindReconcile}}}
 	res, err := Run(context.Background(), "../../..", sc)
 	require.NoError(t, err)
 	assertPasses(t, res)
 	assert.Equal(t, 3, res.EndChecks)
+	assert.Equal(t, 2, res.Swaps, "each release's swap judged against its stability window")
 }
 
 // TestPromotionIsFollowed: a promotion through qa then production, its
@@ -173,9 +176,12 @@ func TestPromotionIsFollowed(t *testing.T) {
 		steps      []Step
 		end        string
 		production bool
+		// swaps are the stage deploys' swaps PredStable judged:
+		// production's (qa serves nothing before its first release).
+		swaps int
 	}{
-		{"approved", []Step{promote, {At: 400, Kind: KindApprove}}, "Success", true},
-		{"never approved", []Step{promote}, "FailureClean", false},
+		{"approved", []Step{promote, {At: 400, Kind: KindApprove}}, "Success", true, 1},
+		{"never approved", []Step{promote}, "FailureClean", false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Run(context.Background(), "../../..", Scenario{Seed: 1, Steps: tc.steps})
@@ -194,6 +200,7 @@ func TestPromotionIsFollowed(t *testing.T) {
 			}
 			assert.Equal(t, tc.end, promotion)
 			assert.Equal(t, "Success", qa)
+			assert.Equal(t, tc.swaps, res.Swaps, "each stage's swap judged against its stability window")
 			if tc.production {
 				assert.Equal(t, "Success", production)
 			} else {

@@ -92,9 +92,10 @@ type Checker struct {
 	// balancer and instance (each is reported once).
 	pending map[string]bool
 	// lastAt is when the world last changed, last how it was then
-	// (PredStable).
+	// (PredStable); swaps how many swaps PredStable judged.
 	lastAt time.Time
 	last   sim.Instant
+	swaps  int
 }
 
 // model is what serves one config: the release (its id) and its needs.

@@ -375,6 +375,21 @@ func TestCheckStageCanFail(t *testing.T) {
 	}
 }
 
+// TestWindowOf: a release's window is its services' shortest (a
+// service's own, else the release's, else the default); a destroy's is 0:
+// it judges nothing.
+func TestWindowOf(t *testing.T) {
+	seconds := func(n int) *int { return &n }
+	r := &release.Release{StableSeconds: seconds(90), Services: map[string]*release.Service{"web": {StableSeconds: seconds(45)}, "worker": {}}}
+	assert.Equal(t, 45*time.Second, windowOf(r))
+	r.Services["web"].StableSeconds = nil
+	assert.Equal(t, 90*time.Second, windowOf(r))
+	r.StableSeconds = nil
+	assert.Equal(t, time.Duration(release.DefaultStableSeconds)*time.Second, windowOf(r), "the default, the timeout's default applied")
+	r.Destroy = true
+	assert.Zero(t, windowOf(r))
+}
+
 // TestSwapWaitsForTheWindow: a release's own role session takes the
 // serving release's instances out of service only once its fleet has
 // stood ready for its window, counted from the world's change before the
@@ -402,6 +417,7 @@ func TestSwapWaitsForTheWindow(t *testing.T) {
 		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-4": "healthy"})
 	lost := instant(map[string]string{"i-3": "InService", "i-4": "Terminating", "i-5": "Pending"}, inService,
 		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-5": "initial"})
+	scaledIn := instant(ready.Groups[1].Instances, map[string]string{"i-1": "Terminating", "i-2": "InService"}, ready.Balancers[0].Targets)
 	gone := instant(map[string]string{"i-3": "InService", "i-5": "Pending"}, inService,
 		map[string]string{"i-1": "healthy", "i-2": "healthy", "i-3": "healthy", "i-5": "initial"})
 	swapped := instant(ready.Groups[1].Instances, inService,
@@ -442,6 +458,8 @@ func TestSwapWaitsForTheWindow(t *testing.T) {
 		{"a termination's end is no new loss", []change{world(0, booting), world(10, ready), world(20, lost), world(80, lost), world(85, gone), {100, mine, ready, swapped}}, ""},
 		{"a whole window after an instance went", []change{world(0, booting), world(10, ready), world(40, ready), world(45, lost), {100, mine, ready, swapped}}, ""},
 		{"a promotion's other stage (same release, config qa) losing an instance", []change{world(0, booting), world(10, ready), world(40, qaReady), world(45, qaLost), {90, mine, ready, swapped}}, ""},
+		{"the serving group scaled in (a service in no load balancer)", []change{world(0, booting), {5, mine, booting, scaledIn}},
+			"stable at 09:00:05.000: Auto Scaling DetachLoadBalancers, for release r2, took the serving release's instances out of service before its own fleet was ever ready"},
 		{"another release's session", []change{world(0, booting), {5, other, booting, swapped}}, ""},
 		{"the serving instances stay", []change{world(0, booting), {5, mine, booting, ready}}, ""},
 	} {

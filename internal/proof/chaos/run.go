@@ -78,8 +78,9 @@ type Result struct {
 	Shrunk *Result
 	// Worse is how many releases started clearly worse than what served
 	// under a canary analysis (PredAnalysis judged them); Events how many
-	// deploy events PredEvents judged.
-	Worse, Events int
+	// deploy events PredEvents judged; Swaps how many swaps PredStable
+	// judged.
+	Worse, Events, Swaps int
 }
 
 // Minimal is the shrunk run when there is one, else r.
@@ -712,7 +713,7 @@ func ferryGroups(snap sim.Snapshot) []placed {
 // judge checks the end predicates: every execution ended (e), every
 // ferry resource named (c), every record's claim true (d).
 func (p *player) judge(ctx context.Context) (*Result, error) {
-	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Trace: map[string][]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Start: p.t0}
+	res := &Result{Scenario: p.sc, Ends: map[string]string{}, Trace: map[string][]string{}, Violations: p.chk.Violations(), Changes: p.chk.Changes(), Swaps: p.chk.Swaps(), Start: p.t0}
 	now := p.clk.Now()
 	p.mu.Lock()
 	arns, events := slices.Clone(p.arns), p.events

@@ -28,8 +28,9 @@ type Summary struct {
 	// LaunchHooks is how many of them drew a release with a launching
 	// hook.
 	LaunchHooks int
-	// Worse and Events sum the seeds' Result.Worse and Result.Events.
-	Worse, Events int
+	// Worse, Events and Swaps sum the seeds' Result.Worse, Result.Events
+	// and Result.Swaps.
+	Worse, Events, Swaps int
 	// Failed are the failing seeds' results (each with its Shrunk run
 	// when asked), in seed order.
 	Failed []*Result
@@ -88,6 +89,7 @@ func RunSeeds(ctx context.Context, root string, opts SeedsOptions) *Summary {
 			sum.WorldEvents += r.WorldEvents
 			sum.Worse += r.Worse
 			sum.Events += r.Events
+			sum.Swaps += r.Swaps
 			if r.Scenario.promotes() {
 				sum.Promotions++
 			}

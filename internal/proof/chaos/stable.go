@@ -71,12 +71,23 @@ func (c *Checker) Window(name string, w time.Duration) {
 	}
 }
 
-// windowOf is rel's shortest stability window over its services (0
-// for a destroy, or a release of no service).
+// Swaps is how many swaps PredStable judged: releases whose own role
+// session took the serving release's instances out of service.
+func (c *Checker) Swaps() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.swaps
+}
+
+// windowOf is rel's shortest stability window over its services, its
+// defaults applied as the deployer applies them (0 for a destroy, or a
+// release of no service).
 func windowOf(rel *release.Release) time.Duration {
 	if rel.Destroy {
 		return 0
 	}
+	rel = rel.Clone()
+	rel.ApplyDefaults()
 	var w time.Duration
 	for i, svc := range rel.ServiceNames() {
 		s := time.Duration(rel.ServiceStableSeconds(svc)) * time.Second
@@ -112,6 +123,7 @@ func (c *Checker) observeStability(ch sim.Change) {
 		}
 		if !r.stable.swapped && ferrys(ch.Call) && actsFor(ch.Call, r) && c.takesServing(ch, r) {
 			r.stable.swapped = true
+			c.swaps++
 			c.judgeSwap(ch, r)
 		}
 		after.see(&r, since)

@@ -67,7 +67,7 @@ func main() {
 func report(w io.Writer, sum *chaos.Summary) int {
 	fmt.Fprintf(w, "chaos: %d seeds, %d world events, %d violations\n", sum.Seeds, sum.WorldEvents, sum.Violations())
 	fmt.Fprintf(w, "chaos: %d seeds drew a promotion, %d a launching hook\n", sum.Promotions, sum.LaunchHooks)
-	fmt.Fprintf(w, "chaos: %d releases clearly worse under a canary analysis, %d deploy events judged\n", sum.Worse, sum.Events)
+	fmt.Fprintf(w, "chaos: %d releases clearly worse under a canary analysis, %d deploy events judged, %d swaps judged against their stability window\n", sum.Worse, sum.Events, sum.Swaps)
 	for _, r := range sum.Failed {
 		m, how := r.Minimal(), "not shrunk"
 		if r.Shrunk != nil {
