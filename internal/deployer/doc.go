@@ -147,8 +147,12 @@
 //     roundCalls), writes its turn at its account and region's Auto
 //     Scaling calls into a calendar in the deployer bucket (lock.Turns,
 //     turnAt) before it calls: no whole second overlapped by turns of
-//     more than tuning.TurnCalls. Alone, it takes them all and goes.
-//     Beside another's turn it makes no call, reports a wait to its own
+//     more than tuning.TurnCalls, and tuning.TurnRefill more for each
+//     second in a row after it (up to tuning.TurnSpan), so that turns
+//     second after second spend the bucket no faster than it refills.
+//     Alone, with room in the calendar, it takes the calls it needs and
+//     goes. Beside another's turn, or with the calendar's room spent by
+//     the turns before, it makes no call, reports a wait to its own
 //     turn (Progress.Turn, Retire.Turn: the next round or step holds it
 //     and takes no other), and makes tuning.TurnShare calls at most in
 //     it (within: a round's creates, suspends and scaling policies,

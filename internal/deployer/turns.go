@@ -12,7 +12,7 @@ import (
 
 // turnQueue is how the rounds of deploys and the steps of retirements
 // share an account and region's Auto Scaling calls (lock.Turns).
-var turnQueue = lock.StepQueue{Calls: tuning.TurnCalls, Share: tuning.TurnShare, Horizon: tuning.TurnHorizon}
+var turnQueue = lock.StepQueue{Calls: tuning.TurnCalls, Refill: tuning.TurnRefill, Span: tuning.TurnSpan, Share: tuning.TurnShare, Horizon: tuning.TurnHorizon}
 
 // stepTurn is a step's turn at its account and region's Auto Scaling
 // calls (turn): now, or after wait seconds.
@@ -30,9 +30,9 @@ type stepTurn struct {
 // turnAt is how a step that calls Auto Scaling in bulk begins (a later
 // round of Deploy beside deploys on their way, a step of CleanUpSuccess):
 // it takes its turn at its account and region's calls (lock.Turns.Take)
-// for the calls it makes at most beside others (want: tuning.TurnShare
-// at most), or holds one already (held: the step before waited for it,
-// and it is now). Its turn now, it goes, within the turn's calls. Its
+// for the calls it makes (want; 0: alone, as many as it needs, beside
+// others tuning.TurnShare), or holds one already (held: the step before
+// waited for it, and it is now). Its turn now, it goes, within the turn's calls. Its
 // turn later, it makes no call and waits for it. A turn that cannot be
 // taken (S3 failing) lets the step go, its calls bounded to
 // tuning.TurnShare: a pace, never a check, and an S3 outage stops no
@@ -96,7 +96,7 @@ func (d *Deployer) awaitTurn(ctx context.Context, st *execution.State) (calls in
 	if st.Retire != nil {
 		held = st.Retire.Turn
 	}
-	want := tuning.TurnShare
+	want := 0 // alone, the whole of the turns' calls; beside others, a share
 	if held == nil && st.Retire != nil && st.Retire.Settling {
 		want = 1 + 2*len(st.Services) // its describe, each group's scale and resume
 	}

@@ -144,21 +144,33 @@ const (
 // each writes its turn into a calendar in the deployer bucket before it
 // calls, so that the deploys and retirements of many releases, each its
 // own execution and none aware of the others' waits, never ask the
-// bucket together for more in a second than it holds.
+// bucket together for more than it holds and refills.
 const (
 	// TurnCalls is the most Auto Scaling calls the turns overlapping a
-	// second may make: the account's burst (limits.AutoScalingBurst),
+	// second may make (TurnRefill more for each second in a row after
+	// it): the account's burst (limits.AutoScalingBurst),
 	// less a tenth for the callers that take no turn (health checks'
 	// describes, resolutions' listings, the user's own tools). A round or
 	// step alone takes all of it.
 	TurnCalls = limits.AutoScalingBurst - limits.AutoScalingBurst/10
+	// TurnRefill is what the turns add for each whole second in a row
+	// they overlap past the first: the bucket's refill
+	// (limits.AutoScalingRefill a second) less a tenth, as TurnCalls is
+	// its burst's, so that turns second after second spend it no faster
+	// than it refills.
+	TurnRefill = limits.AutoScalingRefill - limits.AutoScalingRefill/10
+	// TurnSpan is the most seconds in a row the turns' calls are counted
+	// over: over any longer time they make TurnRefill + (TurnCalls -
+	// TurnRefill) / TurnSpan calls a second at most, 9.45, the rest of
+	// the refill left to the callers that take no turn.
+	TurnSpan = 60
 	// TurnShare is the most Auto Scaling calls a round or step makes
 	// when another's turn overlaps its own: half the bucket, so no two
 	// such turns overlap one second (2 x TurnShare > TurnCalls).
 	TurnShare = limits.AutoScalingBurst / 2
 	// TurnHorizon is how far ahead a round or step looks for its turn:
-	// a hundred turns of TurnShare calls each, at the bucket's refill
-	// (limits.AutoScalingRefill a second), fit in it.
+	// a hundred turns of TurnShare calls each, at TurnRefill a second,
+	// fit in it.
 	TurnHorizon = 5 * time.Minute
 )
 

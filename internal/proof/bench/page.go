@@ -164,11 +164,11 @@ func pacingText(b *strings.Builder) {
 	fmt.Fprintf(b, "ferry checks where it matters and not elsewhere ([statemachine](statemachine.md#pacing)): no check "+
 		"before the fastest boot the previous deploy saw allows, at least %v apart while instances behind load balancers "+
 		"boot, every %v while a target is imminent (every %v for the last service below its target, the last tenth of many, at most %d, or the tail of services reaching theirs together that a second's Describe refill reads), %v apart during the stability window and one the second it ends, the "+
-		"retirement paced likewise; Deploy's later rounds beside other deploys and the retirement's steps take turns at the account's Auto Scaling calls (at most %d calls in the turns overlapping a second, %d a round or step beside another's turn). A check makes at most %d load balancer reads, %d once a target is reached while its own reads before left the "+
+		"retirement paced likewise; Deploy's later rounds beside other deploys and the retirement's steps take turns at the account's Auto Scaling calls (at most %d calls in the turns overlapping a second and %d more for each second in a row after it, over up to %d seconds; %d a round or step beside another's turn). A check makes at most %d load balancer reads, %d once a target is reached while its own reads before left the "+
 		"account's Describe bucket that full (services at their target first, then the "+
 		"nearest, in turns; the others keep their count, so none is judged healthy or stable on it): a full check's calls "+
 		"do not grow with instances. Services are confirmed stable about %d at a time.\n\n",
-		tuning.BootCheckInterval, tuning.ImminentCheckInterval, tuning.FewImminentCheckInterval, tuning.FewImminent, tuning.StableCheckInterval, tuning.TurnCalls, tuning.TurnShare, tuning.BalancerReadsPerCheck, tuning.BalancerReadBurst, tuning.ConfirmPerCheck)
+		tuning.BootCheckInterval, tuning.ImminentCheckInterval, tuning.FewImminentCheckInterval, tuning.FewImminent, tuning.StableCheckInterval, tuning.TurnCalls, tuning.TurnRefill, tuning.TurnSpan, tuning.TurnShare, tuning.BalancerReadsPerCheck, tuning.BalancerReadBurst, tuning.ConfirmPerCheck)
 }
 
 // The instance refresh defaults AWS documents ("Understand the default

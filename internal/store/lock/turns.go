@@ -25,20 +25,40 @@ func NewTurns(client StartsS3, bucket string) *Turns {
 	return &Turns{newMarkers(client, bucket)}
 }
 
-// StepQueue is how a target's steps share its Auto Scaling calls.
+// StepQueue is how a target's steps share its Auto Scaling calls: the
+// turns' calls, each anywhere within the second after its turn begins,
+// are bounded over every run of whole seconds as a token bucket of
+// Calls refilled at Refill a second bounds them, so that they never
+// together ask the account's bucket for more than it holds and
+// refills.
 type StepQueue struct {
 	// Calls is the most calls the turns overlapping any one second may
-	// make: a turn's calls fall within the second after it begins, so
-	// every turn beginning less than a second before the second, or
-	// within it, is counted.
+	// make (the bucket's burst): a turn's calls fall within the second
+	// after it begins, so every turn beginning less than a second before
+	// the second, or within it, is counted.
 	Calls int
+	// Refill is what the turns may add for each whole second more: the
+	// turns overlapping any w whole seconds in a row (w up to Span) make
+	// at most Calls + Refill x (w-1) calls, so that turns in one second
+	// after another spend the bucket no faster than it refills.
+	Refill int
+	// Span is the most whole seconds in a row the turns are counted
+	// over (1 at least): their calls over a long time come to Refill +
+	// (Calls - Refill) / Span a second at most.
+	Span int
 	// Share is the most calls a step makes beside another's turn: a
-	// step alone around now takes the whole of Calls and makes as many
-	// calls as it needs.
+	// step alone around now takes the calls it asks for (the whole of
+	// Calls when it asks for none) and makes as many as it needs.
 	Share int
 	// Horizon is how far ahead a turn is looked for: past it, a step
 	// goes without one.
 	Horizon time.Duration
+}
+
+// around is how far from a turn the turns that share a window of Span
+// seconds with it begin, and the margin its listings take.
+func (q StepQueue) around() time.Duration {
+	return time.Duration(max(q.Span, 1)+2) * time.Second
 }
 
 // StepTurn is when a step may make its Auto Scaling calls, and how many.
@@ -46,9 +66,10 @@ type StepTurn struct {
 	// Wait is how long from now the step waits for its turn, in whole
 	// seconds (a state machine's Wait): 0 to go now.
 	Wait time.Duration
-	// Calls is the most Auto Scaling calls the step may make in its turn
-	// (StepQueue.Share, or the fewer it asked for), or 0 for as many as
-	// it needs: no other turn overlaps its own.
+	// Calls is the most Auto Scaling calls the step may make in its turn:
+	// beside others, StepQueue.Share or the fewer it asked for; alone, the
+	// calls it asked for (StepQueue.Calls at most), or 0 for as many as
+	// it needs when it asked for none.
 	Calls int
 	// Beside are the other turns it found overlapping now's.
 	Beside int
@@ -68,45 +89,49 @@ const maxShareWrites = 5
 // Take takes a turn for a step of who (a name unique among the
 // executions, naming.ExecutionName's) at account/region's Auto Scaling
 // calls, now or a whole number of seconds later, within q.Horizon. It
-// first writes a turn of all of q.Calls at now and lists the turns
-// around it: with none overlapping, the step goes now and makes the
-// calls it needs. Else it gives that turn up and writes one of the calls
-// the step makes at most beside others (q.Share, or calls when fewer: 0
-// for q.Share) at the first second the listing leaves room for, lists again, and
-// keeps it only if the turns it then sees overlapping leave room still;
-// else gives it up and goes on looking. Writing before listing, of any
-// two steps taking turns into the same seconds at once at least one sees
-// the other (S3 lists what was written before strongly consistently),
-// so the turns kept never overlap any second with more than q.Calls.
-// Who's own turns are not counted: a step taken again (a retry, a
-// duplicate invocation) is not beside the turn it took before.
+// first writes a turn at now of the calls the step asks for (calls;
+// the whole of q.Calls for 0, or more) and lists the turns around it:
+// with none overlapping now's seconds and room in every window of
+// seconds around it (fits), the step goes now. Else it gives that turn
+// up and writes one of the calls the step makes at most beside others
+// (q.Share, or calls when fewer: 0 for q.Share) at the first second the
+// listing leaves room at, lists again, and keeps it only if the turns
+// it then sees leave room still; else gives it up and goes on looking.
+// Writing before listing, the step that listed last among the turns
+// kept in any window saw all the others (S3 lists what was written
+// before strongly consistently), so the turns kept never hold more than
+// the window's calls (StepQueue). Who's own turns beginning less than
+// a second before now or later are not counted: a step taken again (a
+// retry, a duplicate invocation) is not beside the turn it took before;
+// its turns before that are counted, their calls spent from the same
+// bucket.
 //
 // A turn taken is kept: its calls are made in it. A turn given up is
 // deleted. Throttling, a 5xx or a broken connection is a
 // *failure.RetryableError; the caller decides what not knowing means.
 func (t *Turns) Take(ctx context.Context, account, region, who string, calls int, now time.Time, q StepQueue) (StepTurn, error) {
-	share := q.Share
+	share, whole, bound := q.Share, q.Calls, 0
 	if calls > 0 {
-		share = min(calls, q.Share)
+		share, whole, bound = min(calls, q.Share), min(calls, q.Calls), min(calls, q.Calls)
 	}
 	prefix := naming.TurnsPrefix(account, region)
 	key := func(at time.Time, calls int) string {
 		return naming.TurnKey(account, region, naming.StartStamp(at), calls, who)
 	}
-	whole := key(now, q.Calls)
-	if _, err := t.store.Put(ctx, whole, nil, object.Write{Op: "write turn"}); err != nil {
+	alone := key(now, whole)
+	if _, err := t.store.Put(ctx, alone, nil, object.Write{Op: "write turn"}); err != nil {
 		return StepTurn{}, err
 	}
-	seen, err := t.list(ctx, prefix, now.Truncate(time.Second).Add(-time.Second), now.Add(q.Horizon+2*time.Second))
+	seen, err := t.list(ctx, prefix, now.Add(-q.around()), now.Add(q.Horizon+q.around()))
 	if err != nil {
 		return StepTurn{}, err
 	}
-	others := seen.others(who)
+	others := seen.others(who, now)
 	beside := others.touching(now)
-	if beside == 0 {
-		return StepTurn{Held: true}, nil
+	if beside == 0 && others.fits(now, whole, q) {
+		return StepTurn{Calls: bound, Held: true}, nil
 	}
-	if err := t.giveUp(ctx, whole); err != nil {
+	if err := t.giveUp(ctx, alone); err != nil {
 		return StepTurn{}, err
 	}
 	k := 0
@@ -119,18 +144,18 @@ func (t *Turns) Take(ctx context.Context, account, region, who string, calls int
 		if _, err := t.store.Put(ctx, mine, nil, object.Write{Op: "write turn"}); err != nil {
 			return StepTurn{}, err
 		}
-		from, to := at.Truncate(time.Second).Add(-time.Second), at.Truncate(time.Second).Add(2*time.Second)
+		from, to := at.Truncate(time.Second).Add(-q.around()), at.Truncate(time.Second).Add(q.around())
 		around, err := t.list(ctx, prefix, from, to)
 		if err != nil {
 			return StepTurn{}, err
 		}
-		if around.others(who).fits(at, share, q.Calls) {
+		if around.others(who, now).fits(at, share, q) {
 			return StepTurn{Wait: time.Duration(k) * time.Second, Calls: share, Beside: beside, Held: true}, nil
 		}
 		if err := t.giveUp(ctx, mine); err != nil {
 			return StepTurn{}, err
 		}
-		others = others.refresh(around.others(who), from, to)
+		others = others.refresh(around.others(who, now), from, to)
 	}
 	return StepTurn{Wait: max(min(time.Duration(k)*time.Second, q.Horizon.Truncate(time.Second)), time.Second), Calls: share, Beside: beside}, nil
 }
@@ -180,13 +205,16 @@ func (t *Turns) list(ctx context.Context, prefix string, from, to time.Time) (tu
 	return out, err
 }
 
-// others is l but for who's own turns: a step taken again (a retry, a
-// duplicate invocation) is not beside the turns it took before, and no
-// execution takes two steps at once.
-func (l turnList) others(who string) turnList {
+// others is l but for who's own turns beginning less than a second
+// before now or later: a step taken again (a retry, a duplicate
+// invocation) is not beside the turn it took before, and no execution
+// takes two steps at once. Its turns before those were its steps
+// before, their calls spent from the same bucket.
+func (l turnList) others(who string, now time.Time) turnList {
+	since := now.Truncate(time.Second).Add(-time.Second)
 	var out turnList
 	for _, t := range l {
-		if t.who != who {
+		if t.who != who || !t.at.After(since) {
 			out = append(out, t)
 		}
 	}
@@ -213,31 +241,22 @@ func (l turnList) touching(at time.Time) int {
 	return n
 }
 
-// fits says whether a turn of calls beginning at at leaves every
-// whole second it overlaps (the one at is in, and the next) with at most
-// limit calls of the turns of l and its own.
-func (l turnList) fits(at time.Time, calls, limit int) bool {
-	first := at.Truncate(time.Second)
-	for _, second := range []time.Time{first, first.Add(time.Second)} {
-		n := calls
-		for _, t := range l {
-			if d := t.at.Sub(second); d > -time.Second && d < time.Second {
-				n += t.calls
-			}
-		}
-		if n > limit {
-			return false
-		}
-	}
-	return true
+// fits says whether a turn of calls beginning at at leaves every run of
+// w whole seconds it overlaps (w from 1 to q.Span) with at most q.Calls
+// + q.Refill x (w-1) calls of the turns of l overlapping it and its
+// own. A turn beginning at a whole second overlaps that one; one
+// beginning within a second overlaps it and the next.
+func (l turnList) fits(at time.Time, calls int, q StepQueue) bool {
+	return l.calendar(at, at, q).fits(at, calls, q)
 }
 
 // first is the fewest whole seconds from now, k at least, at which a
 // turn of calls fits among l's, passing over the first skip such (past
 // q.Horizon when none does).
 func (l turnList) first(now time.Time, k, calls int, q StepQueue, skip int) int {
+	c := l.calendar(now, now.Add(q.Horizon), q)
 	for ; time.Duration(k)*time.Second <= q.Horizon; k++ {
-		if !l.fits(now.Add(time.Duration(k)*time.Second), calls, q.Calls) {
+		if !c.fits(now.Add(time.Duration(k)*time.Second), calls, q) {
 			continue
 		}
 		if skip == 0 {
@@ -246,4 +265,63 @@ func (l turnList) first(now time.Time, k, calls int, q StepQueue, skip int) int 
 		skip--
 	}
 	return k
+}
+
+// calendar is the calls of turns by whole second, kept as running sums
+// so that any run of seconds' calls is two subtractions: a turn
+// beginning at a whole second x counts in the runs holding x; one
+// beginning within x counts in those holding x or x+1.
+type calendar struct {
+	base int64 // the Unix second of index 0
+	// whole[i] and within[i] are the calls of the turns beginning before
+	// base+i, at a whole second and within one.
+	whole, within []int
+}
+
+// calendar is l's turns that share a run of q.Span seconds with a turn
+// beginning between from and to.
+func (l turnList) calendar(from, to time.Time, q StepQueue) calendar {
+	base := from.Unix() - int64(q.Span) - 1
+	n := int(to.Unix()-base) + q.Span + 3
+	c := calendar{base: base, whole: make([]int, n+1), within: make([]int, n+1)}
+	for _, t := range l {
+		i := t.at.Unix() - base
+		if i < 0 || i >= int64(n) {
+			continue
+		}
+		if t.at.Equal(t.at.Truncate(time.Second)) {
+			c.whole[i+1] += t.calls
+		} else {
+			c.within[i+1] += t.calls
+		}
+	}
+	for i := 1; i <= n; i++ {
+		c.whole[i] += c.whole[i-1]
+		c.within[i] += c.within[i-1]
+	}
+	return c
+}
+
+// run is the calls of the turns overlapping the w whole seconds from the
+// s-th on.
+func (c calendar) run(s, w int) int {
+	return c.whole[s+w] - c.whole[s] + c.within[s+w] - c.within[max(s-1, 0)]
+}
+
+// fits is turnList.fits for a turn at at, within the calendar's seconds.
+func (c calendar) fits(at time.Time, calls int, q StepQueue) bool {
+	f := int(at.Unix() - c.base)
+	last := f // the last second the turn overlaps
+	if !at.Equal(at.Truncate(time.Second)) {
+		last++
+	}
+	for w := 1; w <= max(q.Span, 1); w++ {
+		limit := q.Calls + q.Refill*(w-1)
+		for s := max(f-w+1, 0); s <= last && s+w < len(c.whole); s++ {
+			if c.run(s, w)+calls > limit {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -7,6 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// perSecond counts the turns' calls one second at a time: 36 a second.
+var perSecond = StepQueue{Calls: 36, Refill: 36, Span: 1}
+
 // A turn's calls fall in the second after it begins: a turn beginning
 // at a whole second overlaps that one only; counted in each whole second
 // it overlaps, a second's turns may hold limit calls, not more.
@@ -30,7 +33,44 @@ func TestTurnListFits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, 36))
+			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, perSecond))
+		})
+	}
+}
+
+// Counted over runs of seconds, the turns add a second's refill for
+// each second of a run after its first: a turn beginning within a
+// second counts in it and the next.
+func TestTurnListFitsTheRefill(t *testing.T) {
+	q := StepQueue{Calls: 36, Refill: 9, Span: 60}
+	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
+	inARow := turnList{{at: at(0), calls: 18}, {at: at(1), calls: 18}, {at: at(2), calls: 18}}
+	var everyFour turnList // 15 x 36 from -57 to -1: 540, and 36 more at 2 is over 36 + 59 x 9
+	for s := -57; s < 0; s += 4 {
+		everyFour = append(everyFour, turn{at: at(float64(s)), calls: 36})
+	}
+	tests := []struct {
+		name  string
+		l     turnList
+		at    time.Time
+		calls int
+		want  bool
+	}{
+		{"a second's refill after a whole turn", turnList{{at: at(0), calls: 36}}, at(1), 9, true},
+		{"one more", turnList{{at: at(0), calls: 36}}, at(1), 10, false},
+		{"a turn within a second takes the next as well", turnList{{at: at(0.5), calls: 36}}, at(1), 9, false},
+		{"a second's refill after those two", turnList{{at: at(0.5), calls: 36}}, at(2), 9, true},
+		{"one more after those", turnList{{at: at(0.5), calls: 36}}, at(2), 10, false},
+		{"a fourth second in a row", inARow, at(3), 18, false},
+		{"a second later", inARow, at(4), 18, true},
+		{"within the fourth second", inARow, at(3.5), 9, true},
+		{"a turn of 36 every four seconds for a minute", everyFour, at(2), 36, false},
+		{"the first of them out of the span", everyFour, at(3), 36, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, q))
 		})
 	}
 }
@@ -48,7 +88,7 @@ func TestTurnListTouching(t *testing.T) {
 // up to the horizon, then past it.
 func TestTurnListFirst(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 10, 500_000_000, time.UTC)
-	q := StepQueue{Calls: 36, Share: 20, Horizon: 3 * time.Second}
+	q := StepQueue{Calls: 36, Refill: 36, Span: 1, Share: 20, Horizon: 3 * time.Second}
 	room := turnList{{at: now.Add(-300 * time.Millisecond), calls: 36}, {at: now.Add(1200 * time.Millisecond), calls: 36}}
 	full := append(room, turn{at: now.Add(3200 * time.Millisecond), calls: 36})
 	assert.Equal(t, 0, turnList(nil).first(now, 0, 20, q, 0))
