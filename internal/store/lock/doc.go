@@ -61,20 +61,28 @@
 // steps, each its own invocation after its own wait) is an execution of
 // its own, none aware of the others' waits: a hundred of them beside
 // each other meet in a second by chance, each within its own share,
-// together past the account's one Auto Scaling bucket. Turns.Take is a calendar of the
-// seconds in which they call: a step writes its turn (naming.TurnKey:
-// when it begins, the most calls it makes), then lists the turns around
-// it; a turn's calls fall in the second after it begins, so every whole
-// second it overlaps must hold no more than StepQueue.Calls of the turns
-// overlapping it. A step alone takes all of them and goes now. Beside
-// others it gives that up and writes a turn of StepQueue.Share at the
-// first whole number of seconds from now with room (a state machine's
-// Wait is whole seconds), lists again and keeps it only if the seconds
-// still have room; else gives it up and looks further, spreading over as
-// many seconds as it saw turns beside it. By the same write-then-list
-// argument as the starts', the turns kept never overfill a second. A
-// step that could keep none in a few writes holds none (StepTurn.Held)
-// and takes a turn again after its wait. The turns are empty and expire.
+// together past the account's one Auto Scaling bucket. Turns.Take is a
+// calendar of the seconds in which they call: a step writes its turn
+// (naming.TurnKey: when it begins, the most calls it makes), then lists
+// the turns around it. A turn's calls fall anywhere in the second after
+// it begins, so it counts in every whole second it overlaps, and the
+// turns are counted as the bucket counts them: those overlapping one
+// second make StepQueue.Calls at most (its burst, less a share for the
+// callers that take no turn), those overlapping any w seconds in a row
+// StepQueue.Refill more for each second after the first (its refill,
+// less that share), over runs of up to StepQueue.Span seconds. Turns
+// second after second so spend the bucket no faster than it refills. A
+// step alone around now, with that room, goes now with the calls it
+// asked for. Else it gives that up and writes a turn of StepQueue.Share
+// at the first whole number of seconds from now with room (a state
+// machine's Wait is whole seconds), lists again and keeps it only if
+// the seconds still have room; else gives it up and looks further,
+// spreading over as many seconds as it saw turns beside it. By the same
+// write-then-list argument as the starts' (the turn listed last among
+// those of any run saw all the others), the turns kept never overfill
+// a run. A step that could keep none in a few writes holds none
+// (StepTurn.Held) and takes a turn again after its wait. The turns are
+// empty and expire.
 //
 // Reads fail closed: only "not found" means absent. A lock or marker whose
 // body is not JSON, is empty, has no release id or is larger than 64 KiB
