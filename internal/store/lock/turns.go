@@ -279,15 +279,18 @@ type calendar struct {
 }
 
 // calendar is l's turns that share a run of q.Span seconds with a turn
-// beginning between from and to.
+// beginning between from and to: from the second a span before from's
+// (a turn within it counts in the span's first second) to the last a
+// turn at to reaches with a span's run.
 func (l turnList) calendar(from, to time.Time, q StepQueue) calendar {
-	base := from.Unix() - int64(q.Span) - 1
-	n := int(to.Unix()-base) + q.Span + 3
+	span := max(q.Span, 1)
+	base := from.Unix() - int64(span)
+	n := int(to.Unix()-base) + span + 1 // seconds: a run from to's next second holds its last
 	c := calendar{base: base, whole: make([]int, n+1), within: make([]int, n+1)}
 	for _, t := range l {
 		i := t.at.Unix() - base
 		if i < 0 || i >= int64(n) {
-			continue
+			continue // it shares no run with a turn from from to to
 		}
 		if t.at.Equal(t.at.Truncate(time.Second)) {
 			c.whole[i+1] += t.calls
@@ -303,12 +306,14 @@ func (l turnList) calendar(from, to time.Time, q StepQueue) calendar {
 }
 
 // run is the calls of the turns overlapping the w whole seconds from the
-// s-th on.
+// s-th on (s at least 1: the second before it holds the turns within
+// it that reach the s-th).
 func (c calendar) run(s, w int) int {
-	return c.whole[s+w] - c.whole[s] + c.within[s+w] - c.within[max(s-1, 0)]
+	return c.whole[s+w] - c.whole[s] + c.within[s+w] - c.within[s-1]
 }
 
-// fits is turnList.fits for a turn at at, within the calendar's seconds.
+// fits is turnList.fits for a turn at at, between the calendar's from
+// and to.
 func (c calendar) fits(at time.Time, calls int, q StepQueue) bool {
 	f := int(at.Unix() - c.base)
 	last := f // the last second the turn overlaps
@@ -317,7 +322,7 @@ func (c calendar) fits(at time.Time, calls int, q StepQueue) bool {
 	}
 	for w := 1; w <= max(q.Span, 1); w++ {
 		limit := q.Calls + q.Refill*(w-1)
-		for s := max(f-w+1, 0); s <= last && s+w < len(c.whole); s++ {
+		for s := f - w + 1; s <= last; s++ {
 			if c.run(s, w)+calls > limit {
 				return false
 			}

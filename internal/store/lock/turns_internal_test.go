@@ -104,3 +104,30 @@ func TestTurnListRefresh(t *testing.T) {
 	got := turnList{a, b, c}.refresh(turnList{b2}, base.Add(3*time.Second), base.Add(7*time.Second))
 	assert.ElementsMatch(t, turnList{a, c, b2}, got)
 }
+
+// The calendar of a turn holds every turn that shares a run of Span
+// seconds with it, up to the edges: a turn within the second a span
+// before counts in the run that begins a second later; a turn at the
+// last second a run from the turn's next second reaches counts; turns
+// past either edge are left out.
+func TestCalendarEdges(t *testing.T) {
+	q := StepQueue{Calls: 36, Refill: 9, Span: 2}
+	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
+	tests := []struct {
+		name  string
+		l     turnList
+		at    time.Time
+		calls int
+		want  bool
+	}{
+		{"within the second a span before", turnList{{at: at(-1.5), calls: 36}}, at(0), 20, false},
+		{"at the last second a run reaches", turnList{{at: at(1), calls: 10}, {at: at(2), calls: 20}}, at(0.5), 20, false},
+		{"past the edges", turnList{{at: at(-100), calls: 36}, {at: at(-2), calls: 36}, {at: at(3), calls: 36}, {at: at(100), calls: 36}}, at(0.5), 36, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, q))
+		})
+	}
+}
