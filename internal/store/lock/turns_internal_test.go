@@ -7,6 +7,30 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// at is s seconds after a whole second.
+func at(s float64) time.Time {
+	return time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
+}
+
+// fitsCase is a turn of calls at at among l's, and whether it fits.
+type fitsCase struct {
+	name  string
+	l     turnList
+	at    time.Time
+	calls int
+	want  bool
+}
+
+// checkFits checks each case's turnList.fits under q.
+func checkFits(t *testing.T, q StepQueue, cases []fitsCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, q))
+		})
+	}
+}
+
 // perSecond counts the turns' calls one second at a time: 36 a second.
 var perSecond = StepQueue{Calls: 36, Refill: 36, Span: 1}
 
@@ -14,15 +38,7 @@ var perSecond = StepQueue{Calls: 36, Refill: 36, Span: 1}
 // at a whole second overlaps that one only; counted in each whole second
 // it overlaps, a second's turns may hold limit calls, not more.
 func TestTurnListFits(t *testing.T) {
-	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
-	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
-	tests := []struct {
-		name  string
-		l     turnList
-		at    time.Time
-		calls int
-		want  bool
-	}{
+	tests := []fitsCase{
 		{"empty", nil, at(0.5), 36, true},
 		{"a turn ending where the second begins", turnList{{at: at(0), calls: 20}}, at(1), 20, true},
 		{"a turn ending a moment into it", turnList{{at: at(0.001), calls: 20}}, at(1), 20, false},
@@ -31,11 +47,7 @@ func TestTurnListFits(t *testing.T) {
 		{"exactly the limit", turnList{{at: at(0.2), calls: 16}}, at(0.5), 20, true},
 		{"one over", turnList{{at: at(0.2), calls: 17}}, at(0.5), 20, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, perSecond))
-		})
-	}
+	checkFits(t, perSecond, tests)
 }
 
 // Counted over runs of seconds, the turns add a second's refill for
@@ -43,20 +55,12 @@ func TestTurnListFits(t *testing.T) {
 // second counts in it and the next.
 func TestTurnListFitsTheRefill(t *testing.T) {
 	q := StepQueue{Calls: 36, Refill: 9, Span: 60}
-	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
-	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
 	inARow := turnList{{at: at(0), calls: 18}, {at: at(1), calls: 18}, {at: at(2), calls: 18}}
 	var everyFour turnList // 15 x 36 from -57 to -1: 540, and 36 more at 2 is over 36 + 59 x 9
 	for s := -57; s < 0; s += 4 {
 		everyFour = append(everyFour, turn{at: at(float64(s)), calls: 36})
 	}
-	tests := []struct {
-		name  string
-		l     turnList
-		at    time.Time
-		calls int
-		want  bool
-	}{
+	tests := []fitsCase{
 		{"a second's refill after a whole turn", turnList{{at: at(0), calls: 36}}, at(1), 9, true},
 		{"one more", turnList{{at: at(0), calls: 36}}, at(1), 10, false},
 		{"a turn within a second takes the next as well", turnList{{at: at(0.5), calls: 36}}, at(1), 9, false},
@@ -68,18 +72,12 @@ func TestTurnListFitsTheRefill(t *testing.T) {
 		{"a turn of 36 every four seconds for a minute", everyFour, at(2), 36, false},
 		{"the first of them out of the span", everyFour, at(3), 36, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, q))
-		})
-	}
+	checkFits(t, q, tests)
 }
 
 // The turns touching a turn's seconds are those whose calls may fall in
 // the whole second it begins in or the next.
 func TestTurnListTouching(t *testing.T) {
-	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
-	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
 	l := turnList{{at: at(-1)}, {at: at(-0.999)}, {at: at(1.999)}, {at: at(2)}}
 	assert.Equal(t, 2, l.touching(at(0.5)), "those beginning after the second before began, before the one after the next")
 }
@@ -112,22 +110,10 @@ func TestTurnListRefresh(t *testing.T) {
 // past either edge are left out.
 func TestCalendarEdges(t *testing.T) {
 	q := StepQueue{Calls: 36, Refill: 9, Span: 2}
-	base := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
-	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
-	tests := []struct {
-		name  string
-		l     turnList
-		at    time.Time
-		calls int
-		want  bool
-	}{
+	tests := []fitsCase{
 		{"within the second a span before", turnList{{at: at(-1.5), calls: 36}}, at(0), 20, false},
 		{"at the last second a run reaches", turnList{{at: at(1), calls: 10}, {at: at(2), calls: 20}}, at(0.5), 20, false},
 		{"past the edges", turnList{{at: at(-100), calls: 36}, {at: at(-2), calls: 36}, {at: at(3), calls: 36}, {at: at(100), calls: 36}}, at(0.5), 36, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.l.fits(tt.at, tt.calls, q))
-		})
-	}
+	checkFits(t, q, tests)
 }
