@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,34 @@ func TestRetirementTakesTurns(t *testing.T) {
 		assert.Zero(t, waited, "no turn to wait for: every step goes")
 		assert.LessOrEqual(t, most, tuning.TurnShare, "not knowing who else calls, a step makes a share of the calls")
 	})
+}
+
+// TestRetirementWaitsForTheRefill: a step of CleanUpSuccess with no turn
+// overlapping its own seconds still waits when the turns of the seconds
+// before spent the account's bucket faster than it refills (turnQueue
+// counts runs of seconds, tuning.TurnRefill and tuning.TurnSpan): two
+// other turns of tuning.TurnCalls, 6 s and 2 s before, leave no room for
+// a third now (108 calls over seven seconds or more, more than 36 + 6 x
+// 9). It
+// makes no Auto Scaling call and waits for its turn.
+func TestRetirementWaitsForTheRefill(t *testing.T) {
+	h, r1 := manyServices(t, 12)
+	r2 := h.baseRelease()
+	r2.Services = r1.Services
+	x := h.atSwap(r1, r2)
+	now := h.clk.Now().Truncate(time.Second)
+	for i, ago := range []time.Duration{6 * time.Second, 2 * time.Second} {
+		s3test.Put(t, h.s3, bucket, naming.TurnKey(account, region, naming.StartStamp(now.Add(-ago)), tuning.TurnCalls, fmt.Sprintf("other%d", i)), "")
+	}
+	before := len(h.world.CallLog())
+	require.NoError(t, x.once(execution.TaskCleanUpSuccess))
+	for _, c := range h.world.CallLog()[before:] {
+		assert.NotEqual(t, "Auto Scaling", c.Service, "waiting for its turn, no call: %s", c.Op)
+	}
+	r := x.state.Retire
+	require.NotNil(t, r)
+	require.NotNil(t, r.Turn, "a turn held after the refill")
+	assert.Positive(t, r.WaitSeconds)
 }
 
 // takesTurns checks what run reports of the most Auto Scaling calls a

@@ -151,7 +151,7 @@ const (
 	// it): the account's burst (limits.AutoScalingBurst),
 	// less a tenth for the callers that take no turn (health checks'
 	// describes, resolutions' listings, the user's own tools). A round or
-	// step alone takes all of it.
+	// step alone, the turns before it refilled, takes what it needs of it.
 	TurnCalls = limits.AutoScalingBurst - limits.AutoScalingBurst/10
 	// TurnRefill is what the turns add for each whole second in a row
 	// they overlap past the first: the bucket's refill

@@ -55,8 +55,9 @@ type StepQueue struct {
 	Horizon time.Duration
 }
 
-// around is how far from a turn the turns that share a window of Span
-// seconds with it begin, and the margin its listings take.
+// around is how far from a turn the turns that share a run of Span
+// seconds with it begin, with two seconds' margin: what its
+// listings cover.
 func (q StepQueue) around() time.Duration {
 	return time.Duration(max(q.Span, 1)+2) * time.Second
 }
@@ -89,18 +90,18 @@ const maxShareWrites = 5
 // Take takes a turn for a step of who (a name unique among the
 // executions, naming.ExecutionName's) at account/region's Auto Scaling
 // calls, now or a whole number of seconds later, within q.Horizon. It
-// first writes a turn at now of the calls the step asks for (calls;
-// the whole of q.Calls for 0, or more) and lists the turns around it:
-// with none overlapping now's seconds and room in every window of
-// seconds around it (fits), the step goes now. Else it gives that turn
+// first writes a turn at now of the calls the step asks for (q.Calls
+// when it asks for none or more) and lists the turns around it:
+// with none overlapping now's seconds and room in every run of seconds
+// around it (fits), the step goes now. Else it gives that turn
 // up and writes one of the calls the step makes at most beside others
 // (q.Share, or calls when fewer: 0 for q.Share) at the first second the
 // listing leaves room at, lists again, and keeps it only if the turns
 // it then sees leave room still; else gives it up and goes on looking.
 // Writing before listing, the step that listed last among the turns
-// kept in any window saw all the others (S3 lists what was written
-// before strongly consistently), so the turns kept never hold more than
-// the window's calls (StepQueue). Who's own turns beginning less than
+// kept in any run saw all the others (S3 lists what was written before
+// strongly consistently), so the turns kept never hold more than the
+// run's calls (StepQueue). Who's own turns beginning less than
 // a second before now or later are not counted: a step taken again (a
 // retry, a duplicate invocation) is not beside the turn it took before;
 // its turns before that are counted, their calls spent from the same
